@@ -1,0 +1,34 @@
+"""The seed-style fake model: instant, torch-free, and deterministic per request.
+
+A sequence that has reached `max_model_len` gets EOS; otherwise its next token is drawn from
+[low, high] by a hash of (seed, request id, position), so a request writes the same tokens however
+it is batched, preempted or chunked, exactly as a real greedy model would.
+"""
+
+import xxhash
+
+
+class FakeRunner:
+    def __init__(self, max_model_len: int, eos: int = -1, seed: int = 0, low: int = -1, high: int = 999):
+        if low > high:
+            raise ValueError(f"token range [{low}, {high}] is empty: low must not exceed high")
+        self.max_model_len, self.eos, self.seed = max_model_len, eos, seed
+        self.low, self.span = low, high - low + 1
+        self.eos_token_id = eos
+        self.tokenizer = None
+
+    def next_token(self, seq_id: int, position: int) -> int:
+        digest = xxhash.xxh64_intdigest(f"{self.seed}:{seq_id}:{position}".encode())
+        return self.low + digest % self.span
+
+    def run(self, seqs) -> list[int | None]:
+        """One token per scheduled sequence; None for a prefill chunk that leaves prompt tokens uncomputed."""
+        tokens = []
+        for seq in seqs:
+            if seq.num_computed_tokens + seq.num_scheduled_tokens < len(seq):
+                tokens.append(None)
+            elif len(seq) >= self.max_model_len:
+                tokens.append(self.eos)
+            else:
+                tokens.append(self.next_token(seq.seq_id, len(seq)))
+        return tokens

@@ -1,0 +1,10 @@
+"""A pure-Python continuous-batching scheduler in the style of nano-vllm (no torch, no UI)."""
+
+from scheduler.block_manager import Block, BlockManager
+from scheduler.config import Config, ConfigError
+from scheduler.events import Event
+from scheduler.scheduler import Batch, RequestRejected, Scheduler
+from scheduler.sequence import SamplingParams, Sequence, SequenceStatus
+
+__all__ = ["Batch", "Block", "BlockManager", "Config", "ConfigError", "Event", "RequestRejected",
+           "SamplingParams", "Scheduler", "Sequence", "SequenceStatus"]

@@ -1,0 +1,149 @@
+"""The KV-cache block pool: a free list, reference counts, and the prefix cache of full-block hashes."""
+
+from collections import OrderedDict
+
+import xxhash
+
+from scheduler.sequence import Sequence
+
+NO_HASH = -1
+
+
+def chain_hash(token_ids: list[int], prefix_hash: int) -> int:
+    """Hash of a full block, chained over the hash of the block before it (NO_HASH for the first)."""
+    h = xxhash.xxh64()
+    h.update(prefix_hash.to_bytes(8, "little", signed=True))
+    h.update(",".join(map(str, token_ids)).encode())
+    return h.intdigest() - (1 << 63)  # a signed 64-bit int never equal to NO_HASH in practice
+
+
+class Block:
+    def __init__(self, block_id: int):
+        self.block_id = block_id
+        self.ref_count = 0
+        self.hash = NO_HASH
+        self.token_ids: list[int] = []
+
+    def reset(self):
+        self.ref_count = 1
+        self.hash = NO_HASH
+        self.token_ids = []
+
+
+class BlockManager:
+    """Blocks are taken from the head of the free list and returned to its tail, a sequence's last block
+    first. A freed block keeps its hash and tokens, so a later request can revive it until it is reused:
+    the free list is therefore also the prefix cache's LRU order."""
+
+    def __init__(self, num_blocks: int, block_size: int, enable_prefix_caching: bool = True):
+        self.block_size = block_size
+        self.enable_prefix_caching = enable_prefix_caching
+        self.blocks = [Block(i) for i in range(num_blocks)]
+        self.free_block_ids: OrderedDict[int, None] = OrderedDict.fromkeys(range(num_blocks))
+        self.hash_to_block_id: dict[int, int] = {}
+        self.num_prefix_queries = 0  # full prompt blocks looked up
+        self.num_prefix_hits = 0
+
+    @property
+    def num_blocks(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def num_free_blocks(self) -> int:
+        return len(self.free_block_ids)
+
+    def blocks_for(self, num_tokens: int) -> int:
+        return -(-num_tokens // self.block_size)
+
+    # -- prefix cache ----------------------------------------------------------------------------------
+
+    def find_cached_prefix(self, seq: Sequence) -> list[int]:
+        """Block ids holding this sequence's leading full blocks. Never covers its last token, which must
+        be computed for the model to produce logits."""
+        if not self.enable_prefix_caching:
+            return []
+        hits, prefix_hash = [], NO_HASH
+        for i in range((len(seq) - 1) // self.block_size):
+            tokens = seq.block_tokens(i, self.block_size)
+            prefix_hash = chain_hash(tokens, prefix_hash)
+            block_id = self.hash_to_block_id.get(prefix_hash)
+            if block_id is None or self.blocks[block_id].token_ids != tokens:
+                break
+            hits.append(block_id)
+        return hits
+
+    def _forget_hash(self, block: Block):
+        if block.hash != NO_HASH and self.hash_to_block_id.get(block.hash) == block.block_id:
+            del self.hash_to_block_id[block.hash]
+
+    def commit_full_blocks(self, seq: Sequence, computed_before: int):
+        """Register in the prefix cache the blocks that became full of computed tokens this step."""
+        if not self.enable_prefix_caching:
+            return
+        bs = self.block_size
+        for i in range(computed_before // bs, seq.num_computed_tokens // bs):
+            block = self.blocks[seq.block_table[i]]
+            if block.hash == NO_HASH:
+                prefix_hash = self.blocks[seq.block_table[i - 1]].hash if i else NO_HASH
+                block.token_ids = seq.block_tokens(i, bs)
+                block.hash = chain_hash(block.token_ids, prefix_hash)
+                self.hash_to_block_id[block.hash] = block.block_id
+
+    # -- allocation ------------------------------------------------------------------------------------
+
+    def _take_free_block(self) -> int:
+        block_id, _ = self.free_block_ids.popitem(last=False)
+        block = self.blocks[block_id]
+        self._forget_hash(block)
+        block.reset()
+        return block_id
+
+    def _share(self, block_id: int):
+        block = self.blocks[block_id]
+        if block.ref_count == 0:
+            del self.free_block_ids[block_id]  # revived from the cache
+        block.ref_count += 1
+
+    def blocks_to_admit(self, hits: list[int], num_tokens: int) -> int:
+        """Free-list entries an admission consumes: fresh blocks for `num_tokens` tokens after the cached
+        prefix `hits`, plus the hits that must be revived from the free list."""
+        new_blocks = self.blocks_for(len(hits) * self.block_size + num_tokens) - len(hits)
+        return new_blocks + sum(1 for b in hits if self.blocks[b].ref_count == 0)
+
+    def allocate(self, seq: Sequence, hits: list[int], num_tokens: int):
+        """Give a sequence its cached prefix blocks plus fresh blocks for `num_tokens` more tokens."""
+        assert not seq.block_table, f"{seq} already holds blocks"
+        for block_id in hits:
+            self._share(block_id)
+        seq.block_table = list(hits)
+        seq.num_computed_tokens = seq.num_cached_tokens = len(hits) * self.block_size
+        self.num_prefix_queries += (len(seq) - 1) // self.block_size if self.enable_prefix_caching else 0
+        self.num_prefix_hits += len(hits)
+        self.grow(seq, num_tokens)
+
+    def blocks_to_grow(self, seq: Sequence, num_tokens: int) -> int:
+        """Free blocks needed for a running sequence to compute `num_tokens` more tokens."""
+        return max(0, self.blocks_for(seq.num_computed_tokens + num_tokens) - len(seq.block_table))
+
+    def grow(self, seq: Sequence, num_tokens: int):
+        for _ in range(self.blocks_to_grow(seq, num_tokens)):
+            seq.block_table.append(self._take_free_block())
+
+    def deallocate(self, seq: Sequence) -> tuple[int, ...]:
+        """Drop a sequence's references, last block first; blocks nobody holds go to the free list's tail."""
+        for block_id in reversed(seq.block_table):
+            block = self.blocks[block_id]
+            block.ref_count -= 1
+            if block.ref_count == 0:
+                if block.hash == NO_HASH:
+                    block.token_ids = []
+                self.free_block_ids[block_id] = None
+        held = tuple(seq.block_table)
+        seq.block_table = []
+        seq.num_computed_tokens = 0
+        return held
+
+    @property
+    def cached_free_block_ids(self) -> list[int]:
+        """Free blocks that still hold reusable content."""
+        return [b for b in self.free_block_ids if self.blocks[b].hash != NO_HASH]

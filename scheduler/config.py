@@ -1,0 +1,60 @@
+"""Validated scheduler configuration: every field has a default, every bad value is refused with a fix."""
+
+from dataclasses import dataclass, fields
+
+PREEMPTION_POLICIES = ("tail", "smart", "priority")
+QUEUE_POLICIES = ("fcfs", "priority")
+
+
+class ConfigError(ValueError):
+    """A configuration that can never work. The message names the field, the value and what would work."""
+
+    def __init__(self, field: str, value, fix: str):
+        self.field, self.value, self.fix = field, value, fix
+        super().__init__(f"{field}={value!r}: {fix}")
+
+
+@dataclass(frozen=True)
+class Config:
+    max_num_seqs: int = 4
+    max_num_batched_tokens: int = 512
+    max_model_len: int = 256
+    num_kvcache_blocks: int = 64
+    kvcache_block_size: int = 16
+    eos: int = -1
+    prefill_first: bool = True
+    enable_prefix_caching: bool = True
+    chunked_prefill: bool = False
+    mixed_batches: bool = False
+    preemption_policy: str = "tail"
+    queue_policy: str = "fcfs"
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type in ("int", int) and (type(value) is not int):
+                raise ConfigError(f.name, value, "must be an integer")
+            if f.type in ("bool", bool) and type(value) is not bool:
+                raise ConfigError(f.name, value, "must be true or false")
+        for name in ("max_num_seqs", "max_num_batched_tokens", "max_model_len",
+                     "num_kvcache_blocks", "kvcache_block_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError(name, getattr(self, name), "must be at least 1")
+        if self.preemption_policy not in PREEMPTION_POLICIES:
+            raise ConfigError("preemption_policy", self.preemption_policy, f"use one of {PREEMPTION_POLICIES}")
+        if self.queue_policy not in QUEUE_POLICIES:
+            raise ConfigError("queue_policy", self.queue_policy, f"use one of {QUEUE_POLICIES}")
+        if self.max_num_batched_tokens < self.max_num_seqs:
+            raise ConfigError("max_num_batched_tokens", self.max_num_batched_tokens,
+                              f"must be at least max_num_seqs={self.max_num_seqs}, or a full decode batch "
+                              "would not fit the token budget")
+        if not self.chunked_prefill and self.max_num_batched_tokens < self.max_model_len:
+            raise ConfigError(
+                "max_num_batched_tokens", self.max_num_batched_tokens,
+                f"without chunked prefill it must be at least max_model_len={self.max_model_len}, or a "
+                "preempted sequence that grew to max_model_len could never be prefilled again; "
+                "raise it or enable chunked_prefill")
+
+    @property
+    def kv_capacity_tokens(self) -> int:
+        return self.num_kvcache_blocks * self.kvcache_block_size

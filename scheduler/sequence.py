@@ -1,0 +1,75 @@
+"""A request as the scheduler sees it: its tokens, how many have KV in the cache, and its block table."""
+
+from dataclasses import dataclass
+from enum import Enum, auto
+from itertools import count
+
+
+class SequenceStatus(Enum):
+    WAITING = auto()
+    RUNNING = auto()
+    FINISHED = auto()
+    ABORTED = auto()
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    temperature: float = 1.0
+    max_tokens: int = 64
+    ignore_eos: bool = False
+    seed: int | None = None
+
+    def __post_init__(self):
+        if self.temperature < 0:
+            raise ValueError(f"temperature={self.temperature!r}: must be 0 (greedy) or more")
+        if type(self.max_tokens) is not int or self.max_tokens < 1:
+            raise ValueError(f"max_tokens={self.max_tokens!r}: must be an integer of at least 1")
+
+
+class Sequence:
+    """One request. `num_computed_tokens` counts tokens whose K/V is already in the cache (prefix hits
+    included); `num_scheduled_tokens` is how many more tokens the current step computes."""
+
+    _ids = count()
+
+    def __init__(self, token_ids: list[int], sampling_params: SamplingParams | None = None,
+                 priority: int = 0, arrival: int = 0, seq_id: int | None = None):
+        self.seq_id = next(Sequence._ids) if seq_id is None else seq_id
+        self.status = SequenceStatus.WAITING
+        self.token_ids = list(token_ids)
+        self.num_prompt_tokens = len(self.token_ids)
+        self.sampling_params = sampling_params or SamplingParams()
+        self.priority = priority  # lower value runs first, as in vLLM's priority scheduling
+        self.arrival = arrival
+        self.block_table: list[int] = []
+        self.num_computed_tokens = 0
+        self.num_scheduled_tokens = 0
+        self.num_cached_tokens = 0  # prefix-cache hit tokens at the latest admission
+        self.num_preemptions = 0
+        self.finish_reason: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.token_ids)
+
+    def __repr__(self) -> str:
+        return f"Sequence(id={self.seq_id}, len={len(self)}, {self.status.name})"
+
+    @property
+    def num_completion_tokens(self) -> int:
+        return len(self.token_ids) - self.num_prompt_tokens
+
+    @property
+    def completion_token_ids(self) -> list[int]:
+        return self.token_ids[self.num_prompt_tokens:]
+
+    @property
+    def is_prefilling(self) -> bool:
+        """True while some token other than the newest sampled one still lacks K/V (prompt or recompute)."""
+        return len(self) - self.num_computed_tokens > 1 or self.num_completion_tokens == 0
+
+    @property
+    def is_done(self) -> bool:
+        return self.status in (SequenceStatus.FINISHED, SequenceStatus.ABORTED)
+
+    def block_tokens(self, i: int, block_size: int) -> list[int]:
+        return self.token_ids[i * block_size:(i + 1) * block_size]
