@@ -1,0 +1,30 @@
+"""A minimal loop that drives a scheduler with a fake model, shared by the scheduler tests."""
+
+from runner.fake import FakeRunner
+from scheduler import RequestRejected, Scheduler, Sequence
+
+
+def run_to_end(scheduler: Scheduler, arrivals: dict[int, list[Sequence]], seed: int = 0,
+               max_steps: int = 10_000, on_step=None, rejected: list | None = None) -> list:
+    """Add `arrivals[step]` before each step, then schedule, run the fake model, postprocess.
+    Requests that add() refuses go to `rejected` when it is given (else the error propagates).
+    Returns the batches; fails if the run does not end within `max_steps`."""
+    cfg = scheduler.config
+    runner = FakeRunner(cfg.max_model_len, eos=cfg.eos, seed=seed)
+    batches, last_arrival = [], max(arrivals, default=0)
+    for step in range(1, max_steps + 1):
+        for seq in arrivals.get(step, []):
+            try:
+                scheduler.add(seq)
+            except RequestRejected:
+                if rejected is None:
+                    raise
+                rejected.append(seq)
+        batch = scheduler.schedule()
+        scheduler.postprocess(batch.seqs, runner.run(batch.seqs))
+        batches.append(batch)
+        if on_step:
+            on_step(step, batch)
+        if step >= last_arrival and scheduler.is_finished():
+            return batches
+    raise AssertionError(f"the run did not end within {max_steps} steps")

@@ -1,0 +1,97 @@
+"""Property-based tests: for random configs, workloads and every policy combination, the block pool stays
+consistent after every step, no request is lost, and every run ends."""
+
+from collections import Counter
+
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from scheduler import Config, ConfigError, SamplingParams, Scheduler, Sequence, SequenceStatus
+from tests.drive import run_to_end
+
+SHARED_PREFIX = list(range(100, 140))
+
+
+@st.composite
+def configs(draw):
+    chunked = draw(st.booleans())
+    max_model_len = draw(st.integers(4, 48))
+    max_num_seqs = draw(st.integers(1, 5))
+    low_budget = max_num_seqs if chunked else max(max_model_len, max_num_seqs)
+    try:
+        return Config(
+            max_num_seqs=max_num_seqs,
+            max_num_batched_tokens=low_budget + draw(st.integers(0, 12 if chunked else 64)),
+            max_model_len=max_model_len,
+            num_kvcache_blocks=draw(st.integers(1, 24)),
+            kvcache_block_size=draw(st.sampled_from([1, 2, 3, 4, 8, 16])),
+            eos=-1,
+            prefill_first=draw(st.booleans()),
+            enable_prefix_caching=draw(st.booleans()),
+            chunked_prefill=chunked,
+            mixed_batches=draw(st.booleans()),
+            preemption_policy=draw(st.sampled_from(["tail", "smart", "priority"])),
+            queue_policy=draw(st.sampled_from(["fcfs", "priority"])),
+        )
+    except ConfigError as err:  # the strategy only draws valid configs; say so loudly if it does not
+        raise AssertionError(f"strategy drew an invalid config: {err}") from err
+
+
+@st.composite
+def workloads(draw):
+    requests = []
+    for i in range(draw(st.integers(1, 12))):
+        length = draw(st.integers(0, 50))
+        shared = draw(st.integers(0, min(length, len(SHARED_PREFIX))))
+        tokens = SHARED_PREFIX[:shared] + draw(st.lists(st.integers(1, 60), min_size=length - shared,
+                                                        max_size=length - shared))
+        params = SamplingParams(temperature=0.0, max_tokens=draw(st.integers(1, 30)), ignore_eos=draw(st.booleans()))
+        arrival = draw(st.integers(1, 12))
+        requests.append((arrival, Sequence(tokens, params, priority=draw(st.integers(0, 3)), arrival=arrival,
+                                           seq_id=i)))
+    return requests
+
+
+def check_invariants(scheduler: Scheduler, step: int, every_seq: list[Sequence], rejected: list[Sequence]):
+    bm = scheduler.block_manager
+    holders = Counter(b for s in scheduler.running for b in s.block_table)
+    for block in bm.blocks:
+        assert block.ref_count == holders[block.block_id], f"block {block.block_id} ref count"
+    assert all(bm.blocks[b].ref_count == 0 for b in bm.free_block_ids)
+    used = sum(1 for b in bm.blocks if b.ref_count > 0)
+    assert used + bm.num_free_blocks == bm.num_blocks
+    waiting_ids = [s.seq_id for s in scheduler.waiting]
+    running_ids = [s.seq_id for s in scheduler.running]
+    assert len(set(waiting_ids + running_ids)) == len(waiting_ids) + len(running_ids), "a request is in two queues"
+    assert all(s.block_table == [] and s.status is SequenceStatus.WAITING for s in scheduler.waiting)
+    for s in scheduler.running:
+        assert s.status is SequenceStatus.RUNNING
+        assert len(s.block_table) * bm.block_size >= s.num_computed_tokens
+        assert len(s) <= scheduler.config.max_model_len
+    for block_hash, block_id in bm.hash_to_block_id.items():
+        assert bm.blocks[block_id].hash == block_hash
+    live = set(waiting_ids + running_ids)
+    added = [s for s in every_seq if s.arrival <= step and s not in rejected]
+    assert all(s.seq_id in live or s.is_done for s in added), "a request was lost"
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(config=configs(), workload=workloads())
+def test_pool_stays_consistent_and_every_request_ends(config, workload):
+    scheduler, arrivals, rejected = Scheduler(config), {}, []
+    for arrival, seq in workload:
+        arrivals.setdefault(arrival, []).append(seq)
+    every_seq = [seq for _, seq in workload]
+
+    def after_step(step, batch):
+        check_invariants(scheduler, step, every_seq, rejected)
+        for e in scheduler.decision_log:
+            event(e.kind)
+
+    run_to_end(scheduler, arrivals, max_steps=20_000, on_step=after_step, rejected=rejected)
+    for seq in rejected:
+        n = len(seq)
+        assert n == 0 or n >= config.max_model_len or -(-n // config.kvcache_block_size) > config.num_kvcache_blocks
+    for seq in every_seq:
+        if seq not in rejected:
+            assert seq.is_done and seq.finish_reason, f"{seq} ended without a reason"
