@@ -1,0 +1,1 @@
+"""The engine: drives one scheduler and one runner step by step and records every step as a Frame."""

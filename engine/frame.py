@@ -1,0 +1,275 @@
+"""Frames: the recorded truth of one engine step, immutable and serialisable.
+
+A `Frame` is what the UI draws: the state *after* step `step` ran (frame 0 is the empty state before the
+first step). Step s first adds the requests that arrived before it (arrival < s; an `arrived` event each),
+then schedules, runs the model and postprocesses. A request with `arrival = a` can therefore be scheduled
+from step a + 1 at the earliest, and TTFT in steps is always at least 1.
+
+Schema (field names are stable; the UI builds its figures from them):
+
+    Frame
+      step: int                      0, 1, 2, ...
+      sim_time_s: float              simulated clock at the end of the step (cost model, see engine.CostModel)
+      wall_schedule_s, wall_model_s  wall time of schedule() and of the model (runner.run) in this step
+      config: scheduler.Config       the config this step ran under (it can change mid-run, see Engine)
+      batch: BatchView               kind ("prefill" | "decode" | "mixed" | "idle"), seq_ids, num_tokens
+      waiting, running: tuple[int]   request ids in queue order (head first)
+      requests: {id: RequestView}    every request that has arrived by this step, finished ones included
+      blocks: tuple[BlockView]       the whole KV pool, indexed by block id
+      free_block_ids: tuple[int]     free list in order: head = next block to be allocated, also the
+                                     prefix cache's LRU order (cached-but-free blocks are evicted head first)
+      events: tuple[Event]           this step's story: `arrived` (engine) then the scheduler's decision log
+                                     (admitted, chunk, blocked, preempted, prefix_hit, finished, aborted);
+                                     each has .kind, .seq_id and .to_dict(), see scheduler/events.py
+      metrics: StepMetrics           KV usage, tokens in the batch, queue lengths, cumulative counters
+
+    RequestView (a NamedTuple)
+      id, status ("waiting" | "running" | "finished" | "aborted"), num_tokens (prompt + output so far),
+      num_prompt_tokens, num_computed_tokens (tokens whose K/V is cached), block_table, priority, arrival,
+      num_preemptions, finish_reason, max_tokens; properties token_ids, prompt_token_ids,
+      output_token_ids and pieces (text of each token, or None without a tokenizer).
+
+    BlockView (a NamedTuple)
+      id, ref_count, hash (None unless the block is a full block registered in the prefix cache),
+      token_ids (the cached tokens of a hashed block, else ()), free_rank (order key in the free list);
+      properties is_free and is_cached_free. Owners: Frame.block_owners(block_id).
+
+Token ids are append-only, so a request's tokens live once in a shared `TokenHistory` and each view keeps
+only how many of them existed at its step: frames stay cheap to store and to rebuild.
+
+`Frame.to_dict()` gives plain JSON data (with every request's token ids and pieces); `to_dict(tokens=False)`
+leaves tokens out for traces, which store them once per request. `Frame.from_dict(data, histories)` reads
+either form back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import NamedTuple
+
+from scheduler import Config
+from scheduler.events import EVENT_TYPES, Event, event_from_dict
+
+
+@dataclass(frozen=True)
+class Arrived(Event):
+    """The request joined the waiting queue at the start of this step."""
+    kind = "arrived"
+    prompt_len: int
+    priority: int
+
+
+def event_from_any_dict(data: dict) -> Event:
+    """Decode a scheduler event or an engine `arrived` event."""
+    if data["kind"] == Arrived.kind:
+        return Arrived(data["seq_id"], data["prompt_len"], data["priority"])
+    return event_from_dict(data)
+
+
+EVENT_KINDS = (Arrived.kind, *EVENT_TYPES)
+
+
+class TokenHistory:
+    """A request's tokens (append-only) and, when a tokenizer exists, their text pieces, computed lazily."""
+
+    __slots__ = ("token_ids", "_pieces", "_to_pieces")
+
+    def __init__(self, token_ids: list[int], to_pieces: Callable[[list[int]], list[str]] | None = None,
+                 pieces: list[str] | None = None):
+        self.token_ids = token_ids  # the live Sequence's list while the run goes on: only ever appended to
+        self._to_pieces = to_pieces
+        self._pieces = list(pieces) if pieces is not None else []
+
+    @property
+    def has_text(self) -> bool:
+        return self._to_pieces is not None or bool(self._pieces)
+
+    def pieces(self, n: int) -> tuple[str, ...] | None:
+        if not self.has_text:
+            return None
+        if len(self._pieces) < n and self._to_pieces is not None:
+            self._pieces.extend(self._to_pieces(self.token_ids[len(self._pieces):n]))
+        return tuple(self._pieces[:n])
+
+
+class RequestView(NamedTuple):
+    id: int
+    status: str
+    num_tokens: int
+    num_prompt_tokens: int
+    num_computed_tokens: int
+    block_table: tuple[int, ...]
+    priority: int
+    arrival: int
+    num_preemptions: int
+    finish_reason: str | None
+    max_tokens: int
+    history: TokenHistory
+
+    @property
+    def token_ids(self) -> tuple[int, ...]:
+        return tuple(self.history.token_ids[:self.num_tokens])
+
+    @property
+    def prompt_token_ids(self) -> tuple[int, ...]:
+        return tuple(self.history.token_ids[:self.num_prompt_tokens])
+
+    @property
+    def output_token_ids(self) -> tuple[int, ...]:
+        return tuple(self.history.token_ids[self.num_prompt_tokens:self.num_tokens])
+
+    @property
+    def num_output_tokens(self) -> int:
+        return self.num_tokens - self.num_prompt_tokens
+
+    @property
+    def pieces(self) -> tuple[str, ...] | None:
+        return self.history.pieces(self.num_tokens)
+
+    def to_dict(self, tokens: bool = True) -> dict:
+        data = self._asdict()
+        del data["history"]
+        data["block_table"] = list(self.block_table)
+        if tokens:
+            data["token_ids"] = list(self.token_ids)
+            data["pieces"] = None if self.pieces is None else list(self.pieces)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict, history: TokenHistory) -> RequestView:
+        values = {f: data[f] for f in cls._fields if f != "history"}
+        values["block_table"] = tuple(values["block_table"])
+        return cls(**values, history=history)
+
+
+class BlockView(NamedTuple):
+    id: int
+    ref_count: int
+    hash: int | None
+    token_ids: tuple[int, ...]
+    free_rank: int  # blocks in the free list are ordered by this rank (a freed block goes to the tail)
+
+    @property
+    def is_free(self) -> bool:
+        return self.ref_count == 0
+
+    @property
+    def is_cached_free(self) -> bool:
+        """Free, but its content can still be revived by a prefix hit until the block is reused."""
+        return self.ref_count == 0 and self.hash is not None
+
+    def to_dict(self) -> dict:
+        data = self._asdict()
+        data["token_ids"] = list(self.token_ids)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> BlockView:
+        return cls(data["id"], data["ref_count"], data["hash"], tuple(data["token_ids"]), data["free_rank"])
+
+
+class BatchView(NamedTuple):
+    kind: str  # "prefill", "decode", "mixed" or "idle"
+    seq_ids: tuple[int, ...]
+    num_tokens: tuple[int, ...]  # tokens computed this step, per request in seq_ids
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(self.num_tokens)
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "seq_ids": list(self.seq_ids), "num_tokens": list(self.num_tokens)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> BatchView:
+        return cls(data["kind"], tuple(data["seq_ids"]), tuple(data["num_tokens"]))
+
+
+class StepMetrics(NamedTuple):
+    kv_usage: float             # blocks held by requests / pool size, after the step
+    num_batched_tokens: int
+    num_waiting: int
+    num_running: int
+    num_free_blocks: int
+    num_cached_free_blocks: int
+    num_prefix_queries: int     # cumulative: full prompt blocks looked up in the prefix cache
+    num_prefix_hits: int        # cumulative
+    num_preemptions: int        # cumulative
+
+    def to_dict(self) -> dict:
+        return self._asdict()
+
+    @classmethod
+    def from_dict(cls, data: dict) -> StepMetrics:
+        return cls(**{f: data[f] for f in cls._fields})
+
+
+@dataclass(frozen=True)
+class Frame:
+    step: int
+    sim_time_s: float
+    wall_schedule_s: float
+    wall_model_s: float
+    config: Config
+    batch: BatchView
+    waiting: tuple[int, ...]
+    running: tuple[int, ...]
+    requests: Mapping[int, RequestView]
+    blocks: tuple[BlockView, ...]
+    events: tuple[Event, ...]
+    metrics: StepMetrics
+    _owners: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def free_block_ids(self) -> tuple[int, ...]:
+        return tuple(b.id for b in sorted((b for b in self.blocks if b.is_free), key=lambda b: b.free_rank))
+
+    def block_owners(self, block_id: int) -> tuple[int, ...]:
+        """Ids of the requests whose block table holds this block, in request-id order."""
+        if not self._owners:
+            owners: dict[int, list[int]] = {}
+            for req in sorted(self.requests.values(), key=lambda r: r.id):
+                for b in req.block_table:
+                    owners.setdefault(b, []).append(req.id)
+            self._owners.update({b: tuple(ids) for b, ids in owners.items()})
+        return self._owners.get(block_id, ())
+
+    def events_of(self, kind: str) -> list[Event]:
+        return [e for e in self.events if e.kind == kind]
+
+    def to_dict(self, tokens: bool = True) -> dict:
+        return {
+            "step": self.step, "sim_time_s": self.sim_time_s, "wall_schedule_s": self.wall_schedule_s,
+            "wall_model_s": self.wall_model_s, "config": config_to_dict(self.config),
+            "batch": self.batch.to_dict(), "waiting": list(self.waiting), "running": list(self.running),
+            "requests": [self.requests[i].to_dict(tokens) for i in sorted(self.requests)],
+            "blocks": [{**b.to_dict(), "owners": list(self.block_owners(b.id))} for b in self.blocks],
+            "free_block_ids": list(self.free_block_ids),
+            "events": [e.to_dict() for e in self.events],
+            "metrics": self.metrics.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict, histories: Mapping[int, TokenHistory] | None = None) -> Frame:
+        """`histories` maps request id to its tokens (a trace's `requests` list); without it the frame's own
+        per-request `token_ids` / `pieces` are used."""
+        requests = {}
+        for r in data["requests"]:
+            history = histories[r["id"]] if histories is not None else TokenHistory(r["token_ids"],
+                                                                                    pieces=r.get("pieces"))
+            requests[r["id"]] = RequestView.from_dict(r, history)
+        return cls(
+            step=data["step"], sim_time_s=data["sim_time_s"], wall_schedule_s=data["wall_schedule_s"],
+            wall_model_s=data["wall_model_s"], config=Config(**data["config"]),
+            batch=BatchView.from_dict(data["batch"]), waiting=tuple(data["waiting"]),
+            running=tuple(data["running"]), requests=MappingProxyType(requests),
+            blocks=tuple(BlockView.from_dict(b) for b in data["blocks"]),
+            events=tuple(event_from_any_dict(e) for e in data["events"]),
+            metrics=StepMetrics.from_dict(data["metrics"]),
+        )
+
+
+def config_to_dict(config: Config) -> dict:
+    return {f.name: getattr(config, f.name) for f in fields(config)}
