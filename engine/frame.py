@@ -10,11 +10,12 @@ Schema (field names are stable; the UI builds its figures from them):
     Frame
       step: int                      0, 1, 2, ...
       sim_time_s: float              simulated clock at the end of the step (cost model, see engine.CostModel)
-      wall_schedule_s, wall_model_s  wall time of schedule() and of the model (runner.run) in this step
+      wall_schedule_s, wall_model_s  wall time of schedule() + postprocess(), and of the model (runner.run)
       config: scheduler.Config       the config this step ran under (it can change mid-run, see Engine)
       batch: BatchView               kind ("prefill" | "decode" | "mixed" | "idle"), seq_ids, num_tokens
       waiting, running: tuple[int]   request ids in queue order (head first)
-      requests: {id: RequestView}    every request that has arrived by this step, finished ones included
+      requests: tuple[RequestView]   every request that has arrived by this step, finished ones included,
+                                     indexed by id: ids are given in arrival order, so requests[i].id == i
       blocks: tuple[BlockView]       the whole KV pool, indexed by block id
       free_block_ids: tuple[int]     free list in order: head = next block to be allocated, also the
                                      prefix cache's LRU order (cached-but-free blocks are evicted head first)
@@ -46,7 +47,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from types import MappingProxyType
 from typing import NamedTuple
 
 from scheduler import Config
@@ -216,7 +216,7 @@ class Frame:
     batch: BatchView
     waiting: tuple[int, ...]
     running: tuple[int, ...]
-    requests: Mapping[int, RequestView]
+    requests: tuple[RequestView, ...]
     blocks: tuple[BlockView, ...]
     events: tuple[Event, ...]
     metrics: StepMetrics
@@ -230,7 +230,7 @@ class Frame:
         """Ids of the requests whose block table holds this block, in request-id order."""
         if not self._owners:
             owners: dict[int, list[int]] = {}
-            for req in sorted(self.requests.values(), key=lambda r: r.id):
+            for req in self.requests:
                 for b in req.block_table:
                     owners.setdefault(b, []).append(req.id)
             self._owners.update({b: tuple(ids) for b, ids in owners.items()})
@@ -244,7 +244,7 @@ class Frame:
             "step": self.step, "sim_time_s": self.sim_time_s, "wall_schedule_s": self.wall_schedule_s,
             "wall_model_s": self.wall_model_s, "config": config_to_dict(self.config),
             "batch": self.batch.to_dict(), "waiting": list(self.waiting), "running": list(self.running),
-            "requests": [self.requests[i].to_dict(tokens) for i in sorted(self.requests)],
+            "requests": [r.to_dict(tokens) for r in self.requests],
             "blocks": [{**b.to_dict(), "owners": list(self.block_owners(b.id))} for b in self.blocks],
             "free_block_ids": list(self.free_block_ids),
             "events": [e.to_dict() for e in self.events],
@@ -255,16 +255,16 @@ class Frame:
     def from_dict(cls, data: dict, histories: Mapping[int, TokenHistory] | None = None) -> Frame:
         """`histories` maps request id to its tokens (a trace's `requests` list); without it the frame's own
         per-request `token_ids` / `pieces` are used."""
-        requests = {}
-        for r in data["requests"]:
+        requests = []
+        for r in sorted(data["requests"], key=lambda r: r["id"]):
             history = histories[r["id"]] if histories is not None else TokenHistory(r["token_ids"],
                                                                                     pieces=r.get("pieces"))
-            requests[r["id"]] = RequestView.from_dict(r, history)
+            requests.append(RequestView.from_dict(r, history))
         return cls(
             step=data["step"], sim_time_s=data["sim_time_s"], wall_schedule_s=data["wall_schedule_s"],
             wall_model_s=data["wall_model_s"], config=Config(**data["config"]),
             batch=BatchView.from_dict(data["batch"]), waiting=tuple(data["waiting"]),
-            running=tuple(data["running"]), requests=MappingProxyType(requests),
+            running=tuple(data["running"]), requests=tuple(requests),
             blocks=tuple(BlockView.from_dict(b) for b in data["blocks"]),
             events=tuple(event_from_any_dict(e) for e in data["events"]),
             metrics=StepMetrics.from_dict(data["metrics"]),

@@ -1,0 +1,248 @@
+"""The engine: one scheduler, one runner, a workload, and a frame recorded for every step.
+
+Step s (s >= 1): add the requests whose arrival step is before s, schedule, run the model, postprocess,
+record frame s. Frame 0 is the empty start. A run always ends: when every request is done and none is still
+to arrive, when a step could change nothing any more ("stalled"), or at `max_steps`.
+
+Replay and branches. A run is a pure function of its inputs: config, workload, runner kind and seed, cost
+model, plus the requests added by hand and the config changes made mid-run, each stamped with the step it
+happened after. `replay(k)` builds a new engine from the same inputs and re-runs it to frame k, so stepping
+on gives the same frames again; `branch(k, **changes)` does the same and then applies `set_config(**changes)`
+at frame k: frames 0..k are the old run's, what follows runs under the new config.
+
+What `set_config` can change mid-run:
+- scheduling fields (`SWAPPABLE_FIELDS`) take effect at the next step, the queues and KV cache untouched
+  (switching to the priority queue policy re-sorts the waiting queue);
+- pool fields (`POOL_FIELDS`: block count or size, max_model_len, eos) rebuild the scheduler, its pool and
+  the runner: every running request loses its KV cache and is queued again, ahead of the waiting ones, to
+  be recomputed (like a server restarted with a new pool); a request that no longer fits is aborted.
+"""
+
+from __future__ import annotations
+
+import time
+from bisect import insort
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+
+from engine.frame import Arrived, TokenHistory
+from engine.frame_store import FrameStore
+from engine.recorder import Recorder
+from engine.runners import make_runner
+from engine.workload import Request
+from scheduler import Batch, Config, RequestRejected, SamplingParams, Scheduler, Sequence, SequenceStatus
+from scheduler.events import Aborted, Finished
+from scheduler.policies import priority_key
+
+SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "enable_prefix_caching",
+                    "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy")
+POOL_FIELDS = ("num_kvcache_blocks", "kvcache_block_size", "max_model_len", "eos")
+DEFAULT_MAX_STEPS = 100_000
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Simulated duration of a step: `step_s` plus `token_s` per batched token (an idle step costs step_s)."""
+    step_s: float = 0.010
+    token_s: float = 0.0002
+
+    def step_time(self, num_tokens: int) -> float:
+        return self.step_s + self.token_s * num_tokens
+
+
+@dataclass
+class RequestRecord:
+    """What the engine knows of a request besides the scheduler's Sequence: where it came from and when its
+    first token and its end happened."""
+    request: Request
+    seq: Sequence
+    history: TokenHistory
+    first_token_step: int | None = None
+    finish_step: int | None = None
+
+
+class Engine:
+    def __init__(self, config: Config, workload: list[Request] = (), runner: str = "fake", seed: int = 0,
+                 cost: CostModel = CostModel(), record: bool = True, max_steps: int = DEFAULT_MAX_STEPS):
+        self.runner_kind, self.seed, self.cost, self.record, self.max_steps = runner, seed, cost, record, max_steps
+        self.workload = list(workload)
+        self.runner = make_runner(runner, config, seed)
+        if runner != "fake" and config.eos != self.runner.eos_token_id:
+            config = replace(config, eos=self.runner.eos_token_id)  # the model's own end-of-sequence token
+        self.config = self._initial_config = config
+        self.scheduler = Scheduler(config)
+        self.step_count = 0
+        self.sim_time_s = 0.0
+        self.requests: list[RequestRecord] = []
+        self.histories: list[TokenHistory] = []
+        self.manual: list[Request] = []  # added by hand, arrival = the step they were added after
+        self.config_changes: list[tuple[int, dict]] = []
+        self._pending = sorted(self.workload, key=lambda r: r.arrival)  # stable: workload order within a step
+        self._last_batch_idle = False
+        self._events: list = []  # events that happened between steps, reported in the next frame
+        self.frames = FrameStore()
+        self._recorder = Recorder(self.frames, self.histories)
+        self._recorder.reset_pool(self.scheduler.block_manager)
+        if record:
+            self._record_frame(Batch([], (), "idle"), [], 0.0, 0.0)
+
+    # -- inputs ----------------------------------------------------------------------------------------
+
+    def add_request(self, request: Request):
+        """Add a request now, between steps: it joins the waiting queue at the next step."""
+        request = replace(request, arrival=self.step_count)
+        self.manual.append(request)
+        insort(self._pending, request, key=lambda r: r.arrival)
+
+    def set_config(self, **changes):
+        """Change config fields from the next step on (see the module docstring for what a change does).
+        Raises ConfigError for an invalid config, leaving the engine as it was."""
+        unknown = set(changes) - set(SWAPPABLE_FIELDS) - set(POOL_FIELDS)
+        if unknown:
+            raise ValueError(f"unknown config field(s) {sorted(unknown)}; fields: {[f.name for f in fields(Config)]}")
+        new = replace(self.config, **changes)
+        self.config_changes.append((self.step_count, dict(changes)))
+        if any(getattr(new, f) != getattr(self.config, f) for f in POOL_FIELDS):
+            self._rebuild(new)
+        else:
+            if new.queue_policy == "priority" and self.config.queue_policy != "priority":
+                self.scheduler.waiting = type(self.scheduler.waiting)(sorted(self.scheduler.waiting, key=priority_key))
+            self.scheduler.config = new
+            self.scheduler.block_manager.enable_prefix_caching = new.enable_prefix_caching
+        self.config = new
+
+    def _rebuild(self, config: Config):
+        old = self.scheduler
+        self.runner = make_runner(self.runner_kind, config, self.seed)
+        self.scheduler = Scheduler(config)
+        self._recorder.reset_pool(self.scheduler.block_manager)
+        requeued = [*old.running, *old.waiting]
+        for seq in requeued:
+            seq.block_table, seq.num_computed_tokens, seq.num_scheduled_tokens = [], 0, 0
+            self._add_to_scheduler(seq)
+        self._recorder.touch(s.seq_id for s in requeued)
+
+    # -- stepping --------------------------------------------------------------------------------------
+
+    @property
+    def is_finished(self) -> bool:
+        return not self._pending and self.scheduler.is_finished()
+
+    def step(self):
+        """Run one step. Its frame is then `frames[-1]`."""
+        self.step_count += 1
+        events = self._events + self._admit_arrivals()
+        self._events = []
+        sched = self.scheduler
+        t0 = time.perf_counter()
+        batch = sched.schedule()
+        t1 = time.perf_counter()
+        tables = [s.block_table for s in batch.seqs]
+        tokens = self.runner.run(batch.seqs)
+        t2 = time.perf_counter()
+        sched.postprocess(batch.seqs, tokens)
+        t3 = time.perf_counter()
+        self.sim_time_s += self.cost.step_time(batch.num_tokens)
+        events += sched.decision_log
+        self._note_progress(batch, events)
+        self._last_batch_idle = not batch.seqs
+        if self.record:
+            self._record_frame(batch, events, (t1 - t0) + (t3 - t2), t2 - t1, tables)
+
+    def run(self, steps: int | None = None, on_step: Callable[[int], None] | None = None) -> str:
+        """Step until the run ends, or `steps` more steps. Calls `on_step(step)` after each step.
+        Returns why it stopped: "finished", "steps", "stalled" or "max_steps"."""
+        target = None if steps is None else self.step_count + steps
+        while True:
+            if self.is_finished:
+                return "finished"
+            if target is not None and self.step_count >= target:
+                return "steps"
+            if self.step_count >= self.max_steps:
+                return "max_steps"
+            self.step()
+            if on_step:
+                on_step(self.step_count)
+            if self._stalled():
+                return "stalled"
+
+    def _stalled(self) -> bool:
+        """Nothing ran and nothing will arrive, yet requests remain: every later step would be the same."""
+        return self._last_batch_idle and not self._pending and not self.scheduler.is_finished()
+
+    # -- replay ----------------------------------------------------------------------------------------
+
+    def replay(self, k: int) -> Engine:
+        """A new engine re-run from the same inputs up to frame k (deterministic: same frames again)."""
+        if not 0 <= k <= self.step_count:
+            raise IndexError(f"frame {k} does not exist; the run is at frame {self.step_count}")
+        engine = Engine(self._initial_config, self.workload, self.runner_kind, self.seed, self.cost,
+                        self.record, self.max_steps)
+        manual = [r for r in self.manual if r.arrival < k]
+        changes = [(s, c) for s, c in self.config_changes if s < k]
+        while engine.step_count < k:
+            for request in manual:
+                if request.arrival == engine.step_count:
+                    engine.add_request(request)
+            for at, change in changes:
+                if at == engine.step_count:
+                    engine.set_config(**change)
+            engine.step()
+        return engine
+
+    def branch(self, k: int, **changes) -> Engine:
+        """Frames 0..k of this run, then the rest under config `changes` (see set_config)."""
+        engine = self.replay(k)
+        if changes:
+            engine.set_config(**changes)
+        return engine
+
+    # -- internals -------------------------------------------------------------------------------------
+
+    def _admit_arrivals(self) -> list:
+        events = []
+        while self._pending and self._pending[0].arrival < self.step_count:
+            seq = self._new_sequence(self._pending.pop(0))
+            events.append(Arrived(seq.seq_id, seq.num_prompt_tokens, seq.priority))
+            rejection = self._add_to_scheduler(seq)
+            if rejection:
+                events.append(rejection)
+        return events
+
+    def _new_sequence(self, request: Request) -> Sequence:
+        rid = len(self.requests)
+        if request.prompt is not None:
+            token_ids = self.runner.encode_prompt(request.prompt, chat=request.chat)
+        else:
+            token_ids = list(request.prompt_token_ids)
+        params = SamplingParams(temperature=request.temperature, max_tokens=request.max_tokens,
+                                ignore_eos=request.ignore_eos)
+        seq = Sequence(token_ids, params, priority=request.priority, arrival=request.arrival, seq_id=rid)
+        with_text = request.prompt is not None or self.runner_kind != "fake"
+        history = TokenHistory(seq.token_ids, self.runner.token_pieces if with_text else None)
+        self.requests.append(RequestRecord(request, seq, history))
+        self.histories.append(history)
+        return seq
+
+    def _add_to_scheduler(self, seq: Sequence) -> Aborted | None:
+        """Queue `seq`; a request that can never run is recorded as aborted with the reason, never lost."""
+        try:
+            self.scheduler.add(seq)
+        except RequestRejected as rejected:
+            seq.status, seq.finish_reason = SequenceStatus.ABORTED, str(rejected)
+            self.requests[seq.seq_id].finish_step = self.step_count
+            return Aborted(seq.seq_id, str(rejected))
+        return None
+
+    def _note_progress(self, batch, events):
+        for seq in batch.seqs:
+            record = self.requests[seq.seq_id]
+            if record.first_token_step is None and seq.num_completion_tokens:
+                record.first_token_step = self.step_count
+        for e in events:
+            if isinstance(e, Finished | Aborted):
+                self.requests[e.seq_id].finish_step = self.step_count
+
+    def _record_frame(self, batch, events, wall_schedule_s, wall_model_s, tables=()):
+        self._recorder.record(self.scheduler, [r.seq for r in self.requests], batch, list(tables), tuple(events),
+                              self.step_count, self.sim_time_s, wall_schedule_s, wall_model_s, self.config)

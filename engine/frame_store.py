@@ -1,0 +1,192 @@
+"""Where frames live: one small record of changes per step, a keyframe every K steps, frames rebuilt on demand.
+
+A record holds the step's scalars, batch and events, the request views and block views that changed, and
+the queues as diffs against the previous step. A request that only advanced as its batch entry says (its
+computed tokens grew by the scheduled count, and it gained one token when its prompt was complete) is not
+stored at all: `_advance` replays that rule. Memory therefore grows with what changes per step, and reading
+frame k costs one keyframe copy plus at most K - 1 records.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import NamedTuple
+
+from engine.frame import BatchView, BlockView, Frame, RequestView, StepMetrics
+from scheduler import Config
+
+KEYFRAME_EVERY = 16
+
+
+class QueueDiff(NamedTuple):
+    """new == old[start:start + keep] + middle + old[len(old) - tail:]"""
+    start: int
+    keep: int
+    middle: tuple[int, ...]
+    tail: int
+
+    def apply(self, old: tuple[int, ...]) -> tuple[int, ...]:
+        return old[self.start:self.start + self.keep] + self.middle + (old[len(old) - self.tail:] if self.tail else ())
+
+
+def _common_prefix(a: tuple, b: tuple) -> int:
+    lo, hi = 0, min(len(a), len(b))
+    if a[:hi] == b[:hi]:
+        return hi
+    while lo < hi:  # largest n with a[:n] == b[:n], by slice comparisons (fast for long equal runs)
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def diff_queue(old: tuple[int, ...], new: tuple[int, ...]) -> QueueDiff | None:
+    """None when unchanged. Cheap for the usual edits: pops at the head, appends at the tail, one insertion
+    or one run of removals in between."""
+    if old == new:
+        return None
+    start = 0
+    if new and old and new[0] != old[0]:
+        try:
+            start = old.index(new[0])
+        except ValueError:
+            start = 0
+    keep = _common_prefix(old[start:], new)
+    rest_old, rest_new = old[start + keep:], new[keep:]
+    tail = _common_prefix(rest_old[::-1], rest_new[::-1])
+    return QueueDiff(start, keep, rest_new[:len(rest_new) - tail], tail)
+
+
+class StepRecord(NamedTuple):
+    step: int
+    sim_time_s: float
+    wall_schedule_s: float
+    wall_model_s: float
+    config: Config
+    batch: BatchView
+    events: tuple
+    metrics: StepMetrics
+    requests: dict[int, RequestView]  # changed views the batch rule does not explain (new requests included)
+    blocks: dict[int, BlockView] | tuple[BlockView, ...]  # changed blocks, or the whole pool after a resize
+    waiting: QueueDiff | None
+    running: QueueDiff | None
+
+
+class _Keyframe(NamedTuple):
+    requests: tuple[RequestView, ...]
+    blocks: tuple[BlockView, ...]
+    waiting: tuple[int, ...]
+    running: tuple[int, ...]
+
+
+class FrameStore:
+    """Append-only sequence of frames: `store[k]` rebuilds frame k, `len(store)` counts them."""
+
+    def __init__(self, keyframe_every: int = KEYFRAME_EVERY):
+        self.keyframe_every = keyframe_every
+        self._records: list[StepRecord] = []
+        self._keyframes: dict[int, _Keyframe] = {}
+        self._keyframe_steps: list[int] = []
+        self._waiting: tuple[int, ...] = ()
+        self._running: tuple[int, ...] = ()
+        self._last_frame: Frame | None = None  # only for append_frame
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __getitem__(self, k: int) -> Frame:
+        if k < 0:
+            k += len(self._records)
+        if not 0 <= k < len(self._records):
+            raise IndexError(f"frame {k} does not exist; the run has frames 0 to {len(self._records) - 1}")
+        return self._build(k)
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self)))
+
+    # -- writing -----------------------------------------------------------------------------------------
+
+    def append(self, step: int, sim_time_s: float, wall_schedule_s: float, wall_model_s: float, config: Config,
+               batch: BatchView, events: tuple, metrics: StepMetrics, requests: dict[int, RequestView],
+               blocks: dict[int, BlockView] | tuple[BlockView, ...], waiting: tuple[int, ...],
+               running: tuple[int, ...]):
+        """Record step `step` (== len(self)). `blocks` is a dict of changed blocks, or a tuple holding the
+        whole pool (the first step, or after the pool was rebuilt)."""
+        assert step == len(self._records), f"step {step} recorded after {len(self._records)} steps"
+        self._records.append(StepRecord(step, sim_time_s, wall_schedule_s, wall_model_s, config, batch, events,
+                                        metrics, requests, blocks, diff_queue(self._waiting, waiting),
+                                        diff_queue(self._running, running)))
+        self._waiting, self._running = waiting, running
+        if step % self.keyframe_every == 0 or isinstance(blocks, tuple):
+            frame = self._build(step)
+            self._keyframes[step] = _Keyframe(frame.requests, frame.blocks, frame.waiting, frame.running)
+            self._keyframe_steps.append(step)
+
+    def append_frame(self, frame: Frame):
+        """Record a complete frame (e.g. read from a trace), storing only what differs from the previous one."""
+        last = self._last_frame
+        if last is None or len(last.blocks) != len(frame.blocks):
+            blocks = frame.blocks
+        else:
+            blocks = {b.id: b for b, old in zip(frame.blocks, last.blocks, strict=True) if b != old}
+        old_requests = last.requests if last else ()
+        requests = {r.id: r for r in frame.requests if r.id >= len(old_requests) or r != old_requests[r.id]}
+        self.append(frame.step, frame.sim_time_s, frame.wall_schedule_s, frame.wall_model_s, frame.config,
+                    frame.batch, frame.events, frame.metrics, requests, blocks, frame.waiting, frame.running)
+        self._last_frame = frame
+
+    # -- reading -----------------------------------------------------------------------------------------
+
+    def _build(self, k: int) -> Frame:
+        i = bisect_right(self._keyframe_steps, k) - 1
+        if i >= 0:
+            first = self._keyframe_steps[i]
+            key = self._keyframes[first]
+            requests, blocks = list(key.requests), list(key.blocks)
+            waiting, running = key.waiting, key.running
+            first += 1
+        else:
+            first, requests, blocks, waiting, running = 0, [], [], (), ()
+        progress: dict[int, list[int]] = {}
+        for rec in self._records[first:k + 1]:
+            _advance(rec, requests, progress)
+            if rec.requests:
+                requests.extend([None] * (max(rec.requests) + 1 - len(requests)))  # arrivals of this step
+            for rid, view in rec.requests.items():
+                requests[rid] = view
+                progress.pop(rid, None)
+            if isinstance(rec.blocks, tuple):
+                blocks = list(rec.blocks)
+            else:
+                for bid, view in rec.blocks.items():
+                    blocks[bid] = view
+            if rec.waiting is not None:
+                waiting = rec.waiting.apply(waiting)
+            if rec.running is not None:
+                running = rec.running.apply(running)
+        for rid, (num_tokens, num_computed) in progress.items():
+            requests[rid] = requests[rid]._replace(num_tokens=num_tokens, num_computed_tokens=num_computed)
+        rec = self._records[k]
+        return Frame(rec.step, rec.sim_time_s, rec.wall_schedule_s, rec.wall_model_s, rec.config, rec.batch,
+                     waiting, running, tuple(requests), tuple(blocks), rec.events, rec.metrics)
+
+
+def _advance(rec: StepRecord, requests: list[RequestView], progress: dict[int, list[int]]):
+    """Apply the batch rule to the requests of `rec.batch` whose views were not recorded."""
+    recorded = rec.requests
+    for rid, n in zip(rec.batch.seq_ids, rec.batch.num_tokens, strict=True):
+        if rid in recorded:
+            continue
+        state = progress.get(rid)
+        if state is None:
+            view = requests[rid]
+            state = progress[rid] = [view.num_tokens, view.num_computed_tokens]
+        state[0], state[1] = advanced_by_batch(state[0], state[1], n)
+
+
+def advanced_by_batch(num_tokens: int, num_computed: int, scheduled: int) -> tuple[int, int]:
+    """(num_tokens, num_computed_tokens) after a step that computed `scheduled` tokens, per the batch rule."""
+    num_computed += scheduled
+    return (num_tokens + 1 if num_computed >= num_tokens else num_tokens), num_computed

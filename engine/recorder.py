@@ -1,0 +1,135 @@
+"""Turns the live scheduler into FrameStore records while looking only at what a step touched.
+
+Cheap because of three facts about the scheduler:
+- a request's state changes only if it was in the batch or has an event this step (arrived, admitted,
+  preempted, finished, aborted), so only those are examined;
+- a block's state (ref count, hash, tokens) changes only if it entered or left a touched request's block
+  table or became full this step, so only those blocks are rebuilt;
+- the free list only loses blocks and gains them at its tail, so the blocks freed this step and still free
+  are exactly its last n entries: each gets the next `free_rank`, and sorting free blocks by rank gives the
+  free list again.
+"""
+
+from itertools import islice
+
+from engine.frame import BatchView, BlockView, RequestView, StepMetrics, TokenHistory
+from engine.frame_store import FrameStore, advanced_by_batch
+from scheduler import Batch, Config, Scheduler, Sequence, SequenceStatus
+from scheduler.block_manager import NO_HASH, BlockManager
+
+STATUS_NAMES = {status: status.name.lower() for status in SequenceStatus}
+
+
+def request_view(seq: Sequence, history: TokenHistory) -> RequestView:
+    return RequestView(seq.seq_id, STATUS_NAMES[seq.status], len(seq.token_ids), seq.num_prompt_tokens,
+                       seq.num_computed_tokens, tuple(seq.block_table), seq.priority, seq.arrival,
+                       seq.num_preemptions, seq.finish_reason, seq.sampling_params.max_tokens, history)
+
+
+class Recorder:
+    def __init__(self, store: FrameStore, histories: list[TokenHistory]):
+        self.store = store
+        self.histories = histories  # the engine's, indexed by request id
+        self._views: list[RequestView | None] = []  # latest recorded view of each request
+        self._progress: list[list[int] | None] = []  # [num_tokens, num_computed_tokens] of each request, kept current
+        self._blocks: list[BlockView] = []
+        self._next_rank = 0
+        self._num_cached_free = 0
+        self._pool_rebuilt = True
+        self._touched_ids: set[int] = set()
+
+    def reset_pool(self, block_manager: BlockManager):
+        """A fresh, empty pool: every block free, in id order."""
+        self._blocks = [BlockView(b.block_id, 0, None, (), b.block_id) for b in block_manager.blocks]
+        self._next_rank = len(self._blocks)
+        self._num_cached_free = 0
+        self._pool_rebuilt = True
+
+    def touch(self, seq_ids):
+        """Requests changed outside a step (e.g. requeued by a pool rebuild): examine them at the next record."""
+        self._touched_ids.update(seq_ids)
+
+    def record(self, sched: Scheduler, seqs: list[Sequence], batch: Batch, batch_tables: list[list[int]],
+               events: tuple, step: int, sim_time_s: float, wall_schedule_s: float, wall_model_s: float,
+               config: Config):
+        """`seqs` are all requests by id; `batch_tables` the batch's block tables right after schedule()
+        (the list objects: deallocation replaces a table, it never empties it in place)."""
+        bm = sched.block_manager
+        bs = bm.block_size
+        event_ids = {e.seq_id for e in events} | self._touched_ids
+        self._touched_ids = set()
+        changed: dict[int, RequestView] = {}
+        dirty: set[int] = set()
+        self._views.extend([None] * (len(seqs) - len(self._views)))  # new requests, all with an arrived event
+        self._progress.extend([None] * (len(seqs) - len(self._progress)))
+        for seq, n, table in zip(batch.seqs, batch.num_scheduled_tokens, batch_tables, strict=True):
+            if seq.seq_id in event_ids:
+                dirty.update(table)
+                changed[seq.seq_id] = self._update(seq)  # recorded, so readers do not apply the batch rule
+                continue
+            progress = self._progress[seq.seq_id]
+            old_computed = progress[1]
+            progress[0], progress[1] = advanced_by_batch(progress[0], old_computed, n)
+            assert progress == [len(seq), seq.num_computed_tokens], f"{seq} did not advance as its batch says"
+            dirty.update(table[old_computed // bs:seq.num_computed_tokens // bs])  # blocks that became full
+            old_table_len = len(self._views[seq.seq_id].block_table)
+            if len(table) != old_table_len:
+                dirty.update(table[old_table_len:])
+                changed[seq.seq_id] = self._update(seq)
+        for rid in event_ids - changed.keys():
+            seq = seqs[rid]
+            old = self._views[rid]
+            if old is not None:
+                dirty.update(old.block_table)
+            dirty.update(seq.block_table)
+            view = self._update(seq)
+            if view != old:
+                changed[rid] = view
+        for e in events:
+            dirty.update(getattr(e, "freed_blocks", ()))
+        blocks = self._record_blocks(bm, dirty)
+        waiting = tuple(s.seq_id for s in sched.waiting)
+        running = tuple(s.seq_id for s in sched.running)
+        num_free = bm.num_free_blocks
+        metrics = StepMetrics((bm.num_blocks - num_free) / bm.num_blocks, batch.num_tokens, len(waiting),
+                              len(running), num_free, self._num_cached_free, bm.num_prefix_queries,
+                              bm.num_prefix_hits, sched.num_preemptions)
+        self.store.append(step, sim_time_s, wall_schedule_s, wall_model_s, config,
+                          BatchView(batch.kind, tuple(s.seq_id for s in batch.seqs), batch.num_scheduled_tokens),
+                          events, metrics, changed, blocks, waiting, running)
+
+    def _update(self, seq: Sequence) -> RequestView:
+        rid = seq.seq_id
+        view = request_view(seq, self.histories[rid])
+        self._views[rid] = view
+        self._progress[rid] = [view.num_tokens, view.num_computed_tokens]
+        return view
+
+    def _record_blocks(self, bm: BlockManager, dirty: set[int]) -> dict[int, BlockView] | tuple[BlockView, ...]:
+        changed, newly_free = {}, set()
+        for bid in dirty:
+            view = self._block_view(bm, bid, self._blocks[bid].free_rank)
+            if view.is_free:
+                newly_free.add(bid)  # a touched block that ends free was freed this step
+            elif view != self._blocks[bid]:
+                changed[bid] = view
+        if newly_free:
+            tail = list(islice(reversed(bm.free_block_ids), len(newly_free)))[::-1]
+            assert set(tail) == newly_free, "blocks freed this step are not at the tail of the free list"
+            for bid in tail:
+                changed[bid] = self._block_view(bm, bid, self._next_rank)
+                self._next_rank += 1
+        for bid, view in changed.items():
+            self._num_cached_free += view.is_cached_free - self._blocks[bid].is_cached_free
+            self._blocks[bid] = view
+        if self._pool_rebuilt:
+            self._pool_rebuilt = False
+            return tuple(self._blocks)
+        return changed
+
+    def _block_view(self, bm: BlockManager, bid: int, free_rank: int) -> BlockView:
+        block, old = bm.blocks[bid], self._blocks[bid]
+        if block.hash == NO_HASH:
+            return BlockView(bid, block.ref_count, None, (), free_rank)
+        tokens = old.token_ids if old.hash == block.hash else tuple(block.token_ids)
+        return BlockView(bid, block.ref_count, block.hash, tokens, free_rank)

@@ -1,0 +1,67 @@
+"""The one place that builds runners, so that the engine and the fast paths never import torch.
+
+"fake" is the torch-free FakeRunner, given a word-level `FakeTokenizer` so text prompts work (and share
+prefixes) without a model; "model" is the real ModelRunner, its weights loaded once per process.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from functools import cache
+
+from runner.fake import FakeRunner
+from scheduler import Config
+
+RUNNER_KINDS = ("fake", "model")
+
+
+class FakeTokenizer:
+    """Splits text into words and punctuation; each piece's id is a hash in [1, 999], the fake model's token
+    range, so equal texts give equal ids. Ids the fake model generates print as `⟨id⟩`."""
+
+    _PIECE = re.compile(r"\s*[\w']+|\s*[^\w\s]|\s+")
+
+    def __init__(self):
+        self._texts: dict[int, str] = {}
+
+    def encode(self, text: str) -> list[int]:
+        ids = []
+        for piece in self._PIECE.findall(text):
+            token = 1 + zlib.crc32(piece.encode()) % 999
+            self._texts.setdefault(token, piece)
+            ids.append(token)
+        return ids
+
+    def pieces(self, token_ids: list[int]) -> list[str]:
+        return [self._texts.get(t, f" ⟨{t}⟩") for t in token_ids]
+
+
+class TextFakeRunner(FakeRunner):
+    """FakeRunner plus the text methods of ModelRunner."""
+
+    def __init__(self, config: Config, seed: int = 0):
+        super().__init__(config.max_model_len, eos=config.eos, seed=seed)
+        self.tokenizer = FakeTokenizer()
+
+    def encode_prompt(self, prompt: str, chat: bool = True) -> list[int]:
+        return self.tokenizer.encode(prompt)
+
+    def token_pieces(self, token_ids: list[int]) -> list[str]:
+        return self.tokenizer.pieces(token_ids)
+
+
+@cache
+def _loaded_model():
+    from runner import load_model
+    return load_model()
+
+
+def make_runner(kind: str, config: Config, seed: int = 0):
+    """A runner for `config`; "model" loads the default model on first use (slow, needs torch)."""
+    if kind == "fake":
+        return TextFakeRunner(config, seed)
+    if kind == "model":
+        from runner import ModelRunner
+        return ModelRunner(_loaded_model(), config, seed=seed)
+    raise ValueError(f"runner={kind!r}: use one of {RUNNER_KINDS}")

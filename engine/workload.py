@@ -1,0 +1,120 @@
+"""Workloads: the requests of a run and when they arrive, plus generators for the usual shapes.
+
+Every generator takes a seed and is deterministic, so a scenario replays identically. Arrival steps follow
+the engine's convention (engine/frame.py): a request with arrival a can be scheduled from step a + 1.
+"""
+
+from __future__ import annotations
+
+import random
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+CHAT_PROMPTS_FILE = Path(__file__).with_name("chat_prompts.toml")
+
+# Mean prompt and output lengths of the ShareGPT conversations used by vLLM's benchmarks.
+SHAREGPT_MEAN_INPUT, SHAREGPT_MEAN_OUTPUT = 161, 338
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request of a workload: a text `prompt` (tokenized by the runner, as a chat turn when `chat`) or
+    `prompt_token_ids`, exactly one of them."""
+    arrival: int = 0
+    prompt: str | None = None
+    prompt_token_ids: tuple[int, ...] | None = None
+    max_tokens: int = 16
+    ignore_eos: bool = False
+    priority: int = 0
+    temperature: float = 0.0
+    chat: bool = True
+
+    def __post_init__(self):
+        if (self.prompt is None) == (self.prompt_token_ids is None):
+            raise ValueError("a request needs exactly one of `prompt` (text) or `prompt_token_ids`")
+        if self.prompt_token_ids is not None:
+            object.__setattr__(self, "prompt_token_ids", tuple(self.prompt_token_ids))
+        if type(self.arrival) is not int or self.arrival < 0:
+            raise ValueError(f"arrival={self.arrival!r}: must be a step number, 0 or more")
+        if type(self.max_tokens) is not int or self.max_tokens < 1:
+            raise ValueError(f"max_tokens={self.max_tokens!r}: must be an integer of at least 1")
+        if self.temperature < 0:
+            raise ValueError(f"temperature={self.temperature!r}: must be 0 (greedy) or more")
+
+
+def random_token_prompts(n: int, seed: int = 0, min_len: int = 1, max_len: int = 10, low: int = 1,
+                         high: int = 999) -> list[list[int]]:
+    """The article's prompts: `n` lists of min_len..max_len random token ids in [low, high]."""
+    rng = random.Random(seed)
+    return [[rng.randint(low, high) for _ in range(rng.randint(min_len, max_len))] for _ in range(n)]
+
+
+def chat_prompts() -> list[dict]:
+    """The built-in chat prompts: dicts with `name`, `text` and `system` (whether `text` starts with the
+    shared system prompt)."""
+    data = tomllib.loads(CHAT_PROMPTS_FILE.read_text())
+    system = data["system_prompt"].strip()
+    return [{"name": p["name"], "system": p.get("system", False),
+             "text": f"{system}\n\n{p['text'].strip()}" if p.get("system", False) else p["text"].strip()}
+            for p in data["prompt"]]
+
+
+def poisson_arrivals(n: int, rate: float, seed: int = 0, start: int = 0) -> list[int]:
+    """Arrival steps of `n` requests arriving as a Poisson process of `rate` requests per step."""
+    if rate <= 0:
+        raise ValueError(f"rate={rate!r}: must be positive (requests per step)")
+    rng, t, steps = random.Random(seed), float(start), []
+    for _ in range(n):
+        t += rng.expovariate(rate)
+        steps.append(int(t))
+    return steps
+
+
+def bursty_arrivals(n: int, burst_size: int, every: int, start: int = 0) -> list[int]:
+    """`burst_size` requests at once every `every` steps."""
+    if burst_size < 1 or every < 1:
+        raise ValueError("burst_size and every must be at least 1")
+    return [start + (i // burst_size) * every for i in range(n)]
+
+
+def lengths(n: int, distribution: str, seed: int = 0, low: int = 1, high: int = 16, mean: float = 0.0,
+            scale: float = 1.0) -> list[int]:
+    """`n` lengths: "uniform" in [low, high], "sharegpt_input" / "sharegpt_output" exponential around the
+    ShareGPT means times `scale` (at least 1, at most `high` when given), or "exponential" around `mean`."""
+    rng = random.Random(seed)
+    if distribution == "uniform":
+        if low < 1 or high < low:
+            raise ValueError(f"uniform lengths need 1 <= low <= high, got low={low}, high={high}")
+        return [rng.randint(low, high) for _ in range(n)]
+    means = {"sharegpt_input": SHAREGPT_MEAN_INPUT * scale, "sharegpt_output": SHAREGPT_MEAN_OUTPUT * scale,
+             "exponential": mean}
+    if distribution not in means:
+        raise ValueError(f"distribution={distribution!r}: use uniform, sharegpt_input, sharegpt_output or "
+                         "exponential")
+    if means[distribution] <= 0:
+        raise ValueError(f"the mean length must be positive, got {means[distribution]}")
+    return [max(1, min(high, round(rng.expovariate(1 / means[distribution])))) for _ in range(n)]
+
+
+def random_workload(n: int, seed: int = 0, arrivals: list[int] | None = None, max_tokens: int | list[int] = 16,
+                    prompt_lengths: list[int] | None = None, shared_prefix_len: int = 0,
+                    shared_fraction: float = 0.0, ignore_eos: bool = False) -> list[Request]:
+    """Requests with random-integer prompts: the article's 1..10 tokens unless `prompt_lengths` is given;
+    a `shared_fraction` of them start with the same `shared_prefix_len` random tokens."""
+    rng = random.Random(seed)
+    arrivals = arrivals or [0] * n
+    if prompt_lengths is None:
+        prompts = random_token_prompts(n, seed)
+    else:
+        prompts = [[rng.randint(1, 999) for _ in range(length)] for length in prompt_lengths]
+    prefix = [rng.randint(1, 999) for _ in range(shared_prefix_len)]
+    outputs = max_tokens if isinstance(max_tokens, list) else [max_tokens] * n
+    requests = []
+    for i in range(n):
+        tokens = prompts[i]
+        if prefix and rng.random() < shared_fraction:
+            tokens = prefix + tokens[:max(1, len(tokens) - len(prefix))]
+        requests.append(Request(arrival=arrivals[i], prompt_token_ids=tuple(tokens), max_tokens=outputs[i],
+                                ignore_eos=ignore_eos))
+    return requests
