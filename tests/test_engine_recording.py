@@ -74,8 +74,8 @@ def test_every_frame_equals_the_live_state(mode):
 
 
 def test_recording_keeps_memory_to_what_changes():
-    config = Config(max_num_seqs=8, max_num_batched_tokens=64, max_model_len=64, num_kvcache_blocks=400,
-                    kvcache_block_size=4)
+    config = Config(max_num_seqs=8, max_num_batched_tokens=64, max_model_len=64, num_kvcache_blocks=100,
+                    kvcache_block_size=16)
     engine = Engine(config, random_workload(40, seed=3, max_tokens=30, ignore_eos=True))
     engine.run()
     records = engine.frames._records
