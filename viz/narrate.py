@@ -1,0 +1,100 @@
+"""What happened in a step and why, in plain sentences built from the step's events."""
+
+from __future__ import annotations
+
+from engine.frame import Frame
+from scheduler.events import Event
+
+FINISH_WHY = {
+    "eos": "it produced the end-of-sequence token",
+    "max_tokens": "it reached its max_tokens ({max_tokens})",
+    "max_model_len": "it reached max_model_len ({max_model_len} tokens)",
+}
+
+
+def _ids(ids) -> str:
+    return ", ".join(map(str, ids))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def step_summary(frame: Frame) -> str:
+    batch = frame.batch
+    if frame.step == 0:
+        return "Nothing has run yet: step to start."
+    if batch.kind == "idle":
+        return f"Step {frame.step} was idle: no request could run."
+    return (f"Step {frame.step} ran a {batch.kind} batch of {_plural(len(batch.seq_ids), 'request')} "
+            f"({_plural(batch.total_tokens, 'token')}): {_ids(batch.seq_ids)}.")
+
+
+def _blocked(event, frame: Frame) -> str:
+    who = f"Request {event.seq_id} waits"
+    if event.reason == "blocks":
+        return f"{who}: needs {_plural(event.needed, 'block')}, {event.available} free."
+    if event.reason == "token_budget":
+        return (f"{who}: its prefill needs {_plural(event.needed, 'token')} but only {event.available} are left "
+                f"in this step's token budget (max_num_batched_tokens={frame.config.max_num_batched_tokens}).")
+    if event.reason == "max_num_seqs":
+        return f"{who}: the batch is full (max_num_seqs={frame.config.max_num_seqs})."
+    return f"{who}: decode-first ran the running requests' decodes this step; prefills wait for a step without them."
+
+
+def _admitted(event, frame: Frame) -> str:
+    text = f"Request {event.seq_id} was admitted: {_plural(event.num_tokens, 'token')} prefilled this step"
+    if event.num_cached_tokens:
+        text += f", {event.num_cached_tokens} more reused from the prefix cache"
+    if event.recompute:
+        text += " (it had been preempted, so its K/V is computed again)"
+    return text + "."
+
+
+def _preempted(event, frame: Frame) -> str:
+    freed = f"blocks {_ids(event.freed_blocks)} freed" if event.freed_blocks else "no blocks freed"
+    if event.for_seq_id == event.seq_id:
+        return (f"Request {event.seq_id} was preempted: it needed another block and no other request could give "
+                f"one up ({freed}); it goes back to waiting and will recompute.")
+    return (f"Request {event.seq_id} was preempted ({event.policy} policy) to make room for request "
+            f"{event.for_seq_id}: {freed}; it goes back to the waiting queue and will recompute.")
+
+
+def _arrived(event, frame: Frame) -> str:
+    return (f"Request {event.seq_id} arrived ({_plural(event.prompt_len, 'prompt token')}, priority "
+            f"{event.priority}) and joined the waiting queue.")
+
+
+def _chunk(event, frame: Frame) -> str:
+    end = event.start + event.num_tokens
+    return (f"Request {event.seq_id} prefilled a chunk: tokens {event.start}–{end - 1} of {event.total}; "
+            f"the rest continues next step.")
+
+
+def _prefix_hit(event, frame: Frame) -> str:
+    return (f"Request {event.seq_id} found {_plural(len(event.block_ids), 'block')} ({event.num_tokens} tokens) "
+            f"in the prefix cache and reuses them: blocks {_ids(event.block_ids)}.")
+
+
+def _finished(event, frame: Frame) -> str:
+    request = frame.requests[event.seq_id]
+    why = FINISH_WHY[event.reason].format(max_tokens=request.max_tokens, max_model_len=frame.config.max_model_len)
+    return f"Request {event.seq_id} finished: {why}; its blocks were freed."
+
+
+def _aborted(event, frame: Frame) -> str:
+    return f"Request {event.seq_id} was aborted: {event.reason}."
+
+
+DESCRIBE = {"arrived": _arrived, "admitted": _admitted, "chunk": _chunk, "blocked": _blocked,
+            "preempted": _preempted, "prefix_hit": _prefix_hit, "finished": _finished, "aborted": _aborted}
+
+
+def describe(event: Event, frame: Frame) -> str:
+    """One sentence for one event of `frame`'s step."""
+    return DESCRIBE[event.kind](event, frame)
+
+
+def narrate(frame: Frame) -> list[str]:
+    """The step summary, then one sentence per event, in the order things happened."""
+    return [step_summary(frame), *(describe(event, frame) for event in frame.events)]

@@ -1,0 +1,82 @@
+"""A per-request timeline from frames: what each request was doing at every step, as Gantt-like segments."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import plotly.graph_objects as go
+
+from engine.frame import Frame, RequestView
+from viz.colors import request_color
+
+PHASE_COLORS = {"waiting": "#CBD2D9", "prefill": "#3E7CB1", "decode": "#3EBD93", "preempted": "#E12D39",
+                "stalled": "#F0B429"}
+PHASE_WORDS = {"waiting": "waiting, never run yet", "prefill": "prefill (prompt or recompute)",
+               "decode": "decode", "preempted": "waiting after a preemption",
+               "stalled": "running but not in this step's batch"}
+
+
+class Segment(NamedTuple):
+    request_id: int
+    phase: str
+    start: int  # first step of the run of equal phases
+    stop: int   # last step, inclusive
+
+
+def phase_of(request: RequestView, frame: Frame, scheduled: dict[int, int]) -> str | None:
+    """What `request` did in `frame`'s step, or None once it is finished or aborted."""
+    if request.id in scheduled:
+        n = scheduled[request.id]
+        # A decode computes the K/V of the previous output token, so the request had output before this step.
+        is_decode = n == 1 and request.num_output_tokens >= 2
+        return "decode" if is_decode else "prefill"
+    if request.status == "waiting":
+        return "preempted" if request.num_preemptions else "waiting"
+    if request.status == "running":
+        return "stalled"
+    return None
+
+
+def segments(frames: Sequence[Frame]) -> list[Segment]:
+    """Runs of equal phases per request, over the steps of `frames` (frame 0 has none)."""
+    open_runs: dict[int, Segment] = {}
+    done: list[Segment] = []
+    for frame in frames:
+        scheduled = dict(zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True))
+        for request in frame.requests:
+            phase = phase_of(request, frame, scheduled)
+            current = open_runs.get(request.id)
+            if current is not None and (phase != current.phase or current.stop != frame.step - 1):
+                done.append(open_runs.pop(request.id))
+                current = None
+            if phase is None:
+                continue
+            open_runs[request.id] = (current._replace(stop=frame.step) if current
+                                     else Segment(request.id, phase, frame.step, frame.step))
+    return sorted(done + list(open_runs.values()), key=lambda s: (s.request_id, s.start))
+
+
+def timeline_figure(frames: Sequence[Frame], current_step: int | None = None, row_px: int = 22) -> go.Figure:
+    runs = segments(frames)
+    ids = sorted({s.request_id for s in runs})
+    fig = go.Figure()
+    for phase, color in PHASE_COLORS.items():
+        of_phase = [s for s in runs if s.phase == phase]
+        if not of_phase:
+            continue
+        fig.add_trace(go.Bar(
+            base=[s.start - 0.5 for s in of_phase], x=[s.stop - s.start + 1 for s in of_phase],
+            y=[s.request_id for s in of_phase], orientation="h", name=PHASE_WORDS[phase], marker_color=color,
+            customdata=[[s.start, s.stop] for s in of_phase],
+            hovertemplate=f"request %{{y}}: {PHASE_WORDS[phase]}, steps %{{customdata[0]}}–%{{customdata[1]}}"
+                          "<extra></extra>"))
+    if current_step is not None:
+        fig.add_vline(x=current_step, line={"color": "#1F2933", "width": 1.5, "dash": "dot"})
+    fig.update_layout(title={"text": "Request timeline", "x": 0, "xanchor": "left"}, barmode="overlay",
+                      height=max(200, row_px * len(ids) + 120), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                      plot_bgcolor="white", bargap=0.3, legend={"orientation": "h", "x": 0, "y": -0.15})
+    fig.update_xaxes(title_text="step", showgrid=True, gridcolor="#EEF0F3")
+    fig.update_yaxes(autorange="reversed", tickvals=ids,
+                     ticktext=[f"<span style='color:{request_color(i)}'><b>ID:{i}</b></span>" for i in ids])
+    return fig
