@@ -1,0 +1,88 @@
+"""`python -m engine run scenarios/x.toml [--runner fake|model] [--steps N] [--json trace.json]` and
+`python -m engine list`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from engine.frame import Frame
+from engine.runners import RUNNER_KINDS
+from engine.scenario import ScenarioError, load_scenario, preset_paths
+from engine.trace import write_trace
+
+
+def describe_event(e) -> str:
+    """A few characters per event, e.g. `+3` arrived, `A3` admitted, `P2>5` preempted for 5, `F3:eos`."""
+    match e.kind:
+        case "arrived":
+            return f"+{e.seq_id}"
+        case "admitted":
+            return f"A{e.seq_id}" + (f"(hit {e.num_cached_tokens})" if e.num_cached_tokens else "")
+        case "chunk":
+            return f"C{e.seq_id}[{e.start}:{e.start + e.num_tokens}/{e.total}]"
+        case "blocked":
+            return f"B{e.seq_id}:{e.reason}"
+        case "preempted":
+            return f"P{e.seq_id}>{e.for_seq_id}"
+        case "prefix_hit":
+            return ""  # shown with the admission
+        case "finished":
+            return f"F{e.seq_id}:{e.reason}"
+        case _:
+            return f"X{e.seq_id}"
+
+
+def ids(values) -> str:
+    return ",".join(map(str, values)) or "-"
+
+
+def frame_row(frame: Frame) -> str:
+    events = " ".join(filter(None, map(describe_event, frame.events)))
+    batch = f"{frame.batch.kind} {ids(frame.batch.seq_ids)}" if frame.batch.seq_ids else "idle"
+    return (f"{frame.step:>5} {batch:<22} {ids(frame.running):<18} {ids(frame.waiting):<18} "
+            f"{frame.metrics.num_free_blocks:>5}  {events}")
+
+
+HEADER = f"{'step':>5} {'batch':<22} {'running':<18} {'waiting':<18} {'free':>5}  events"
+
+
+def run(args) -> int:
+    scenario = load_scenario(args.scenario, args.runner)
+    engine = scenario.engine()
+    print(f"{scenario.title} ({engine.runner_kind} runner)\n{HEADER}")
+    print(frame_row(engine.frames[0]))
+    reason = engine.run(args.steps, on_step=lambda _: print(frame_row(engine.frames[-1])))
+    print(f"stopped: {reason} after {engine.step_count} steps")
+    for record in engine.requests:
+        if record.seq.status.name == "ABORTED":
+            print(f"request {record.seq.seq_id} aborted: {record.seq.finish_reason}")
+    if args.json:
+        write_trace(engine, args.json, scenario.title)
+        print(f"trace written to {args.json}")
+    return 0 if reason in ("finished", "steps") else 1
+
+
+def list_presets(_args) -> int:
+    for path in preset_paths():
+        scenario = load_scenario(path)
+        print(f"{path.name:<32} {scenario.runner:<6} {scenario.title}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m engine", description="Run scheduling scenarios.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run_parser = commands.add_parser("run", help="run a scenario and print one line per step")
+    run_parser.add_argument("scenario", help="a scenario TOML file, e.g. scenarios/01_prefill_first.toml")
+    run_parser.add_argument("--runner", choices=RUNNER_KINDS, help="override the scenario's runner")
+    run_parser.add_argument("--steps", type=int, help="stop after this many steps")
+    run_parser.add_argument("--json", metavar="TRACE", help="write the whole run as JSON to this file")
+    run_parser.set_defaults(handler=run)
+    commands.add_parser("list", help="list the scenario presets").set_defaults(handler=list_presets)
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except (ScenarioError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2

@@ -1,0 +1,282 @@
+"""Scenario presets: one TOML file each (format in scenarios/README.md), loaded all or nothing.
+
+Every problem in a file (unknown key, wrong type, impossible config, a request that can never fit) raises
+`ScenarioError` naming the file, the key and the fix; loading builds new objects only, so a failed load
+changes nothing.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from engine.engine import CostModel, Engine
+from engine.frame import Frame
+from engine.runners import RUNNER_KINDS
+from engine.workload import (
+    Request,
+    bursty_arrivals,
+    chat_prompts,
+    lengths,
+    poisson_arrivals,
+    random_token_prompts,
+)
+from scheduler import Config, ConfigError
+
+SCENARIOS_DIR = Path(__file__).resolve().parents[1] / "scenarios"
+
+
+class ScenarioError(ValueError):
+    def __init__(self, path, key: str, problem: str):
+        self.path, self.key = str(path), key
+        super().__init__(f"{path}: {key}: {problem}")
+
+
+# -- key frames ------------------------------------------------------------------------------------------
+
+def _ids(frame: Frame, kind: str) -> list[int]:
+    return sorted({e.seq_id for e in frame.events_of(kind)})
+
+
+# What a key frame can expect, and how to read it off a frame. Id lists compare as sorted sets, except the
+# queues and the batch, which compare in order.
+EXPECTATIONS = {
+    "batch_kind": (str, lambda f: f.batch.kind),
+    "batch": (list, lambda f: list(f.batch.seq_ids)),
+    "num_batched_tokens": (int, lambda f: f.batch.total_tokens),
+    "running": (list, lambda f: list(f.running)),
+    "waiting": (list, lambda f: list(f.waiting)),
+    "free_blocks": (int, lambda f: f.metrics.num_free_blocks),
+    "arrived": (list, lambda f: _ids(f, "arrived")),
+    "admitted": (list, lambda f: _ids(f, "admitted")),
+    "chunk": (list, lambda f: _ids(f, "chunk")),
+    "preempted": (list, lambda f: _ids(f, "preempted")),
+    "finished": (list, lambda f: _ids(f, "finished")),
+    "aborted": (list, lambda f: _ids(f, "aborted")),
+    "prefix_hit": (list, lambda f: _ids(f, "prefix_hit")),
+    "blocked": (str, lambda f: ",".join(sorted({e.reason for e in f.events_of("blocked")}))),
+}
+
+
+@dataclass(frozen=True)
+class KeyFrame:
+    step: int
+    note: str
+    expect: dict
+    needs_model: bool = False  # the expectation depends on what the real model writes
+    variant: bool = False  # observed in the scenario's variant run
+
+    def mismatches(self, frame: Frame) -> list[str]:
+        """What the frame shows differently from `expect`; empty when the observation holds."""
+        problems = []
+        for key, wanted in self.expect.items():
+            actual = EXPECTATIONS[key][1](frame)
+            if isinstance(wanted, list) and key not in ("batch", "running", "waiting"):
+                wanted = sorted(wanted)
+            if actual != wanted:
+                problems.append(f"step {self.step}: {key} is {actual!r}, expected {wanted!r} ({self.note})")
+        return problems
+
+
+# -- the scenario --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Scenario:
+    path: Path
+    title: str
+    narrative: str
+    config: Config
+    runner: str
+    seed: int
+    cost: CostModel
+    workload: tuple[Request, ...]
+    key_frames: tuple[KeyFrame, ...]
+    max_steps: int
+    variant: dict  # config changes of the comparison run the scenario offers ({} when none)
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    def engine(self, runner: str | None = None, record: bool = True, variant: bool = False) -> Engine:
+        """An engine for this scenario, or for its variant (the same run with the `variant` config)."""
+        config = replace(self.config, **self.variant) if variant else self.config
+        return Engine(config, self.workload, runner or self.runner, self.seed, self.cost, record, self.max_steps)
+
+
+def preset_paths() -> list[Path]:
+    return sorted(SCENARIOS_DIR.glob("*.toml"))
+
+
+def load_scenario(path: str | Path, runner: str | None = None) -> Scenario:
+    """Read and check a scenario file; `runner` overrides the file's runner ("fake" keeps tests fast)."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ScenarioError(path, "file", "no such file; `python -m engine list` shows the presets") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(path, "syntax", f"not valid TOML ({e})") from None
+    return _Loader(path).scenario(data, runner)
+
+
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
+               dict: "a table"}
+
+
+class _Loader:
+    def __init__(self, path: Path):
+        self.path = path
+
+    def fail(self, key: str, problem: str):
+        raise ScenarioError(self.path, key, problem)
+
+    def table(self, data, where: str, spec: dict[str, type], required: tuple[str, ...] = ()) -> dict:
+        """Check a table's keys and value types against `spec` ({key: type})."""
+        if not isinstance(data, dict):
+            self.fail(where, "must be a table")
+        for key, value in data.items():
+            name = f"{where}.{key}" if where else key
+            if key not in spec:
+                self.fail(name, f"unknown key; allowed here: {', '.join(sorted(spec))}")
+            wanted = spec[key]
+            ok = isinstance(value, wanted) and not (wanted in (int, float) and isinstance(value, bool))
+            if wanted is float and isinstance(value, int) and not isinstance(value, bool):
+                ok = True
+            if not ok:
+                self.fail(name, f"{value!r} must be {_TYPE_NAMES[wanted]}")
+        for key in required:
+            if key not in data:
+                self.fail(f"{where}.{key}" if where else key, "missing; add it")
+        return data
+
+    def scenario(self, data: dict, runner: str | None) -> Scenario:
+        self.table(data, "", {"title": str, "narrative": str, "runner": str, "seed": int, "max_steps": int,
+                              "config": dict, "variant": dict, "cost": dict, "workload": dict,
+                              "key_frames": list},
+                   required=("title", "narrative", "config", "workload"))
+        runner = runner or data.get("runner", "fake")
+        if runner not in RUNNER_KINDS:
+            self.fail("runner", f"{runner!r} is not a runner; use one of {RUNNER_KINDS}")
+        config = self.config(data["config"])
+        variant = data.get("variant", {})
+        self.config({**data["config"], **variant}, where="variant")
+        cost = CostModel(**self.table(data.get("cost", {}), "cost", {"step_s": float, "token_s": float}))
+        seed = data.get("seed", 0)
+        workload = self.workload(data["workload"], seed)
+        self.check_fits(workload, config)
+        key_frames = tuple(self.key_frame(kf, i) for i, kf in enumerate(data.get("key_frames", [])))
+        return Scenario(self.path, data["title"], data["narrative"].strip(), config, runner, seed, cost,
+                        tuple(workload), key_frames, data.get("max_steps", 10_000), dict(variant))
+
+    def config(self, table: dict, where: str = "config") -> Config:
+        spec = {f.name: {"int": int, "bool": bool, "str": str}[getattr(f.type, "__name__", f.type)]
+                for f in fields(Config)}
+        self.table(table, where, spec)
+        try:
+            return Config(**table)
+        except ConfigError as e:
+            self.fail(f"{where}.{e.field}", f"{e.value!r}: {e.fix}")
+
+    def workload(self, table: dict, seed: int) -> list[Request]:
+        self.table(table, "workload", {"requests": list, "generate": list})
+        requests = [self.request(r, f"workload.requests[{i}]") for i, r in enumerate(table.get("requests", []))]
+        for i, gen in enumerate(table.get("generate", [])):
+            requests += self.generate(gen, f"workload.generate[{i}]", seed)
+        if not requests:
+            self.fail("workload", "no requests; add [[workload.requests]] or [[workload.generate]] tables")
+        return requests
+
+    REQUEST_KEYS = {"arrival": int, "prompt": str, "prompt_token_ids": list, "max_tokens": int, "ignore_eos": bool,
+                    "priority": int, "temperature": float, "chat": bool}
+
+    def request(self, table: dict, where: str) -> Request:
+        self.table(table, where, self.REQUEST_KEYS)
+        try:
+            return Request(**table)
+        except (ValueError, TypeError) as e:
+            self.fail(where, str(e))
+
+    GENERATORS = {
+        "random_tokens": {"min_len": int, "max_len": int},
+        "chat": {"system_only": bool, "names": list},
+        "lengths": {"input": str, "output": str, "low": int, "high": int, "output_low": int, "output_high": int,
+                    "scale": float},
+    }
+    COMMON = {"kind": str, "count": int, "seed": int, "arrival": int, "arrivals": str, "rate": float,
+              "burst_size": int, "every": int, "max_tokens": int, "ignore_eos": bool, "priority": int,
+              "temperature": float}
+
+    def generate(self, table: dict, where: str, seed: int) -> list[Request]:
+        kind = table.get("kind")
+        if kind not in self.GENERATORS:
+            self.fail(f"{where}.kind", f"{kind!r}: use one of {', '.join(self.GENERATORS)}")
+        self.table(table, where, {**self.COMMON, **self.GENERATORS[kind]}, required=("count",))
+        n, seed = table["count"], table.get("seed", seed)
+        if n < 1:
+            self.fail(f"{where}.count", "must be at least 1")
+        try:
+            arrivals = self.arrivals(table, n, seed)
+            common = {k: table[k] for k in ("ignore_eos", "priority", "temperature") if k in table}
+            max_tokens = [table.get("max_tokens", 16)] * n
+            if kind == "random_tokens":
+                prompts = random_token_prompts(n, seed, table.get("min_len", 1), table.get("max_len", 10))
+                return [Request(arrival=a, prompt_token_ids=tuple(p), max_tokens=m, **common)
+                        for a, p, m in zip(arrivals, prompts, max_tokens, strict=True)]
+            if kind == "chat":
+                texts = self.chat_texts(table, where)
+                return [Request(arrival=a, prompt=texts[i % len(texts)], max_tokens=m, **common)
+                        for i, (a, m) in enumerate(zip(arrivals, max_tokens, strict=True))]
+            scale = table.get("scale", 1.0)
+            inputs = lengths(n, table.get("input", "uniform"), seed, table.get("low", 1), table.get("high", 16),
+                             scale=scale)
+            outputs = lengths(n, table.get("output", "uniform"), seed + 1, table.get("output_low", 1),
+                              table.get("output_high", 16), scale=scale)
+            prompts = [p * (length // len(p) + 1) for p, length in
+                       zip(random_token_prompts(n, seed, 10, 10), inputs, strict=True)]
+            return [Request(arrival=a, prompt_token_ids=tuple(p[:length]), max_tokens=m, **common)
+                    for a, p, length, m in zip(arrivals, prompts, inputs, outputs, strict=True)]
+        except ValueError as e:
+            self.fail(where, str(e))
+
+    def arrivals(self, table: dict, n: int, seed: int) -> list[int]:
+        start, how = table.get("arrival", 0), table.get("arrivals", "at_once")
+        if how == "at_once":
+            return [start] * n
+        if how == "poisson":
+            return poisson_arrivals(n, table.get("rate", 1.0), seed, start)
+        if how == "bursty":
+            return bursty_arrivals(n, table.get("burst_size", 4), table.get("every", 10), start)
+        raise ValueError(f"arrivals={how!r}: use at_once, poisson or bursty")
+
+    def chat_texts(self, table: dict, where: str) -> list[str]:
+        prompts = chat_prompts()
+        if table.get("system_only"):
+            prompts = [p for p in prompts if p["system"]]
+        if "names" in table:
+            by_name = {p["name"]: p for p in prompts}
+            unknown = [n for n in table["names"] if n not in by_name]
+            if unknown:
+                self.fail(f"{where}.names", f"unknown prompt(s) {unknown}; built-in: {', '.join(by_name)}")
+            prompts = [by_name[n] for n in table["names"]]
+        return [p["text"] for p in prompts]
+
+    def check_fits(self, workload: list[Request], config: Config):
+        """Token prompts that could never run under `config` (text prompts are measured by the runner)."""
+        capacity = config.num_kvcache_blocks * config.kvcache_block_size
+        for i, r in enumerate(workload):
+            if r.prompt_token_ids is None:
+                continue
+            n = len(r.prompt_token_ids)
+            if n >= config.max_model_len or n > capacity:
+                self.fail(f"workload request {i}", f"its prompt of {n} tokens can never run (max_model_len="
+                          f"{config.max_model_len}, KV pool of {capacity} tokens); shorten it or raise those")
+
+    def key_frame(self, table: dict, i: int) -> KeyFrame:
+        where = f"key_frames[{i}]"
+        self.table(table, where, {"step": int, "note": str, "expect": dict, "needs_model": bool, "variant": bool},
+                   required=("step", "note", "expect"))
+        self.table(table["expect"], f"{where}.expect", {k: t for k, (t, _) in EXPECTATIONS.items()})
+        return KeyFrame(table["step"], table["note"], dict(table["expect"]), table.get("needs_model", False),
+                        table.get("variant", False))
