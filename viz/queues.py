@@ -18,6 +18,7 @@ from viz.sizing import LAPTOP, Sizing
 from viz.tokens import token_hover, token_label
 
 SHADES = {"cached": 0.45, "now": 0.0, "pending": 0.82}  # how far each state is blended toward white
+MIN_COLUMNS = 20
 STATE_WORDS = {"cached": "K/V cached before this step", "now": "computed this step", "pending": "no K/V yet"}
 
 
@@ -39,6 +40,7 @@ def token_state(request: RequestView, index: int, num_scheduled: int) -> str:
 def queue_figure(frame: Frame, which: str, sizing: Sizing = LAPTOP) -> go.Figure:
     """`which` is "running" or "waiting". layout.meta lists the drawn ids, so tests and the browser can read them."""
     ids = frame.running if which == "running" else frame.waiting
+    width = min(sizing.max_boxes, frame.config.max_model_len)  # rows never outgrow max_model_len
     rows = condense_queue(ids, sizing.max_rows)
     scheduled = scheduled_tokens(frame)
     categories = Categories()
@@ -47,7 +49,7 @@ def queue_figure(frame: Frame, which: str, sizing: Sizing = LAPTOP) -> go.Figure
         request = frame.requests[rid]
         n_now = scheduled.get(rid, 0)
         focus = range(request.num_computed_tokens - n_now, request.num_computed_tokens)
-        cells = condense_row(request.num_tokens, sizing.max_boxes, focus)
+        cells = condense_row(request.num_tokens, width, focus)
         z_row, text_row, hover_row, now_columns = [], [], [], []
         for col, index in enumerate(cells.shown):
             if index is GAP:
@@ -61,7 +63,7 @@ def queue_figure(frame: Frame, which: str, sizing: Sizing = LAPTOP) -> go.Figure
             z_row.append(categories.z(blend(request_color(rid), amount=SHADES[state])))
             text_row.append(token_label(request, index, sizing.piece_chars))
             hover_row.append(f"request {rid} · {token_hover(request, index)} · {STATE_WORDS[state]}")
-        pad = sizing.max_boxes - len(z_row)
+        pad = width - len(z_row)
         z.append(z_row + [None] * pad)
         text.append(text_row + [""] * pad)
         hover.append(hover_row + [""] * pad)
@@ -78,7 +80,7 @@ def queue_figure(frame: Frame, which: str, sizing: Sizing = LAPTOP) -> go.Figure
     for row, first, last in outlines:
         fig.add_shape(type="rect", x0=first - 0.5, x1=last + 0.5, y0=row - 0.5, y1=row + 0.5,
                       line={"color": TEXT_DARK, "width": 2.5}, row=1, col=1)
-    _layout(fig, frame, which, rows, sizing)
+    _layout(fig, frame, which, rows, sizing, width)
     return fig
 
 
@@ -95,7 +97,7 @@ def _add_progress(fig: go.Figure, requests: list[RequestView], sizing: Sizing):
         showlegend=False, hovertemplate="%{text} tokens generated of max_tokens<extra></extra>"), row=1, col=2)
 
 
-def _layout(fig: go.Figure, frame: Frame, which: str, rows, sizing: Sizing):
+def _layout(fig: go.Figure, frame: Frame, which: str, rows, sizing: Sizing, width: int):
     n = max(1, len(rows.shown))
     title = f"{which.capitalize()} queue · {len(rows.shown) + rows.hidden} request(s)"
     fig.update_layout(
@@ -104,7 +106,8 @@ def _layout(fig: go.Figure, frame: Frame, which: str, rows, sizing: Sizing):
         plot_bgcolor="white", paper_bgcolor="white", barmode="overlay", bargap=0.25,
         font={"size": sizing.font_size}, dragmode=False,
         meta={"queue": which, "ids": list(rows.shown), "hidden_requests": rows.hidden, "step": frame.step})
-    fig.update_xaxes(visible=False, range=[-0.5, sizing.max_boxes - 0.5], fixedrange=True, row=1, col=1)
+    # at least MIN_COLUMNS wide, so that short rows keep box-shaped boxes
+    fig.update_xaxes(visible=False, range=[-0.5, max(width, MIN_COLUMNS) - 0.5], fixedrange=True, row=1, col=1)
     fig.update_xaxes(visible=False, range=[0, 1], fixedrange=True, row=1, col=2)
     fig.update_yaxes(autorange=False, range=[n - 0.5, -0.5], fixedrange=True, showgrid=False, zeroline=False,
                      tickvals=list(range(len(rows.shown))),

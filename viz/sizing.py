@@ -12,7 +12,7 @@ class Sizing(NamedTuple):
     piece_chars: int     # characters of a token's text shown inside its box
 
 
-LAPTOP = Sizing(row_px=30, font_size=12, max_boxes=32, max_rows=8, grid_columns=16, piece_chars=5)
+LAPTOP = Sizing(row_px=30, font_size=12, max_boxes=28, max_rows=8, grid_columns=16, piece_chars=5)
 PROJECTOR = Sizing(row_px=46, font_size=18, max_boxes=24, max_rows=6, grid_columns=12, piece_chars=6)
 
 

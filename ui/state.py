@@ -1,0 +1,101 @@
+"""Per-session state: this browser session's Lab (its own engine, KV cache and frames), the URL, and the one
+model shared read-only by every session of the process."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.scenario import Scenario, ScenarioError, load_scenario, preset_paths
+from viz.lab import Lab, LabError, RunInputs, default_runner
+
+CUSTOM = "custom"
+
+
+@st.cache_resource(show_spinner=False)
+def presets() -> tuple[dict[str, Scenario], dict[str, str]]:
+    """(scenarios by name, load errors by file name): one broken file does not hide the others."""
+    scenarios, errors = {}, {}
+    for path in preset_paths():
+        try:
+            scenarios[path.stem] = load_scenario(path)
+        except ScenarioError as e:
+            errors[path.name] = str(e)
+    return scenarios, errors
+
+
+@st.cache_resource(show_spinner=False)
+def shared_model_device(_progress) -> str:
+    """Convert (first time only) and load the real model once per process; returns its device."""
+    from engine.runners import make_runner
+    from runner.default_model import default_model_dir
+    from scheduler import Config
+
+    default_model_dir(_progress)
+    return str(make_runner("model", Config(num_kvcache_blocks=1)).device)
+
+
+def ensure_model(runner: str) -> str | None:
+    """For the real model, load it (with a progress bar the first time) and return its device."""
+    if runner != "model":
+        return None
+    bar = st.progress(0.0, "Preparing the model")
+    try:
+        device = shared_model_device(lambda fraction, message: bar.progress(min(1.0, fraction), message))
+    finally:
+        bar.empty()
+    return device
+
+
+def first_scenario_name() -> str:
+    scenarios, _ = presets()
+    return next(iter(scenarios), CUSTOM)
+
+
+def inputs_for(name: str, runner: str, temperature: float = 0.0, seed: int | None = None) -> RunInputs:
+    scenarios, _ = presets()
+    if name not in scenarios:
+        raise LabError(f"There is no scenario called {name!r}; pick one from the list.")
+    return RunInputs.from_scenario(scenarios[name], runner, temperature, seed)
+
+
+def lab() -> Lab:
+    return st.session_state.lab
+
+
+def init_session():
+    """Create this session's lab once, opening the scenario and frame named in the URL when there are some."""
+    state = st.session_state
+    if "lab" in state:
+        return
+    state.errors, state.notice, state.playing = {}, None, False
+    state.runner = default_runner()
+    state.presentation = st.query_params.get("present") == "1"
+    name = st.query_params.get("scenario", first_scenario_name())
+    try:
+        inputs = inputs_for(name, state.runner)
+    except LabError as e:
+        state.notice = f"{e} Opened the first preset instead."
+        inputs = inputs_for(first_scenario_name(), state.runner)
+    state.model_device = ensure_model(state.runner)
+    state.lab = Lab(inputs)
+    state.scenario_choice = inputs.scenario_name
+    try:
+        frame = int(st.query_params.get("frame", 0))
+    except ValueError:
+        frame = 0
+    if frame > 0:
+        with st.spinner(f"Running to frame {frame}"):
+            state.lab.run(frame)
+
+
+def sync_url():
+    params = {"scenario": lab().inputs.scenario_name if lab().inputs else "trace", "frame": str(lab().cursor)}
+    if st.session_state.presentation:
+        params["present"] = "1"
+    if dict(st.query_params) != params:
+        st.query_params.from_dict(params)
+
+
+def report(error: Exception):
+    """Keep a refused action's message for the stage to show; the state is left as it was."""
+    st.session_state.notice = str(error)

@@ -1,0 +1,228 @@
+"""One learner's run, without Streamlit: the engine (or a loaded trace), the frame being looked at, and the
+moves the page offers. Every refusal is a `LabError` with a sentence the page can show as it is.
+
+Moving the cursor never re-runs anything that is recorded. Acting at an earlier frame (changing the config,
+adding a request) branches: the engine is replayed to that frame and the new run continues from there.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from engine.engine import Engine
+from engine.frame import Frame
+from engine.scenario import KeyFrame, Scenario
+from engine.trace import load_trace
+from engine.workload import Request
+from scheduler import Config, ConfigError
+
+RUNNER_ENV = "SCHEDLAB_RUNNER"  # "fake" or "model": the default model choice (tests set "fake")
+
+
+class LabError(ValueError):
+    """A move the lab refuses, with the reason in plain words."""
+
+
+def real_model_installed() -> bool:
+    if importlib.util.find_spec("torch") is None:
+        return False
+    from runner.default_model import find_default_gguf
+    try:
+        find_default_gguf()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def default_runner() -> str:
+    """$SCHEDLAB_RUNNER when set, else the real model when it is installed, else the fake one."""
+    chosen = os.environ.get(RUNNER_ENV)
+    if chosen in ("fake", "model"):
+        return chosen
+    return "model" if real_model_installed() else "fake"
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """What a fresh run is built from; `reset` rebuilds exactly this."""
+    title: str
+    narrative: str
+    config: Config
+    workload: tuple[Request, ...]
+    runner: str = "fake"
+    seed: int = 0
+    temperature: float = 0.0
+    key_frames: tuple[KeyFrame, ...] = ()
+    scenario_name: str = "custom"
+
+    @classmethod
+    def from_scenario(cls, scenario: Scenario, runner: str, temperature: float | None = None,
+                      seed: int | None = None) -> RunInputs:
+        inputs = cls(scenario.title, scenario.narrative, scenario.config, tuple(scenario.workload), runner,
+                     scenario.seed if seed is None else seed, 0.0, scenario.key_frames, scenario.name)
+        return inputs if temperature is None else inputs.with_temperature(temperature)
+
+    def with_temperature(self, temperature: float) -> RunInputs:
+        """Every request of the workload sampled at `temperature` (0 is greedy)."""
+        return replace(self, temperature=temperature,
+                       workload=tuple(replace(r, temperature=temperature) for r in self.workload))
+
+
+class Lab:
+    def __init__(self, inputs: RunInputs | None = None, trace_frames=None, trace_title: str = ""):
+        self.inputs = inputs
+        self.engine: Engine | None = None
+        self._trace_frames = trace_frames
+        self._trace_title = trace_title
+        self.cursor = 0
+        self._built: list[Frame] = []  # frames 0..n already rebuilt, for the charts over time
+        if inputs is not None:
+            self.reset()
+
+    # -- what is shown ---------------------------------------------------------------------------------
+
+    @property
+    def frames(self):
+        return self.engine.frames if self.engine is not None else self._trace_frames
+
+    @property
+    def is_trace(self) -> bool:
+        return self.engine is None
+
+    @property
+    def title(self) -> str:
+        return self._trace_title if self.is_trace else self.inputs.title
+
+    @property
+    def last(self) -> int:
+        return len(self.frames) - 1
+
+    @property
+    def frame(self) -> Frame:
+        return self.frames[self.cursor]
+
+    @property
+    def key_frames(self) -> tuple[KeyFrame, ...]:
+        return () if self.inputs is None else self.inputs.key_frames
+
+    def key_frame_at(self, step: int) -> KeyFrame | None:
+        return next((k for k in self.key_frames if k.step == step), None)
+
+    def history(self) -> list[Frame]:
+        """Frames 0..cursor, rebuilt once each and kept until the run branches."""
+        while len(self._built) <= self.cursor:
+            self._built.append(self.frames[len(self._built)])
+        return self._built[:self.cursor + 1]
+
+    def config_in_effect(self) -> Config:
+        """The config the next step from the cursor runs under."""
+        if self.cursor < self.last:
+            return self.frames[self.cursor + 1].config
+        return self.engine.config if self.engine is not None else self.frame.config
+
+    @property
+    def is_over(self) -> bool:
+        """At the last frame and nothing more can happen: everything is done, stalled, or it is a trace."""
+        if self.cursor < self.last:
+            return False
+        if self.engine is None or self.engine.is_finished:
+            return True
+        return self.frame.batch.kind == "idle" and self.frame.step > 0 and self._nothing_pending()
+
+    def _nothing_pending(self) -> bool:
+        return all(r.arrival < self.engine.step_count for r in (*self.engine.workload, *self.engine.manual))
+
+    # -- moving ----------------------------------------------------------------------------------------
+
+    def step(self):
+        if self.cursor < self.last:
+            self.cursor += 1
+            return
+        if self.is_trace:
+            raise LabError("This is a recorded trace: it ends here and cannot run further.")
+        if self.is_over:
+            raise LabError("The run is over: every request is done or can never run. Add a request or reset.")
+        self.engine.step()
+        self.cursor = self.last
+
+    def back(self):
+        if self.cursor == 0:
+            raise LabError("Already at frame 0, the empty start.")
+        self.cursor -= 1
+
+    def run(self, steps: int, on_step: Callable[[int], None] = lambda done: None) -> int:
+        """Up to `steps` steps; stops early when the run is over. Returns how many were taken."""
+        done = 0
+        while done < steps and not self.is_over:
+            self.step()
+            done += 1
+            on_step(done)
+        return done
+
+    def goto(self, k: int):
+        if not 0 <= k <= self.last:
+            raise LabError(f"Frame {k} is not recorded yet: this run has frames 0 to {self.last}.")
+        self.cursor = k
+
+    def reset(self, inputs: RunInputs | None = None):
+        """A fresh run from `inputs` (by default the current ones), at frame 0."""
+        if inputs is None and self.inputs is None:
+            raise LabError("A trace cannot be reset; pick a scenario to start a run.")
+        self.inputs = inputs or self.inputs
+        i = self.inputs
+        self.engine = Engine(i.config, i.workload, i.runner, i.seed)
+        self.cursor = 0
+        self._built = []
+
+    # -- acting (branches when the cursor is not at the end) -------------------------------------------
+
+    def _engine_at_cursor(self, changes: dict | None = None) -> Engine:
+        if self.is_trace:
+            raise LabError("This is a recorded trace: pick a scenario to change a run.")
+        if self.cursor == self.engine.step_count:
+            if changes:
+                self.engine.set_config(**changes)
+            return self.engine
+        branched = self.engine.branch(self.cursor, **(changes or {}))
+        self.engine, self._built = branched, self._built[:self.cursor + 1]
+        return branched
+
+    def set_config(self, **changes):
+        """Raises ConfigError (field, value, fix) for a config that can never work; the run is then unchanged."""
+        unknown = set(changes) - {f.name for f in fields(Config)}
+        if unknown:
+            raise LabError(f"Unknown setting(s): {', '.join(sorted(unknown))}.")
+        replace(self.config_in_effect(), **changes)  # validates before anything is replayed
+        self._engine_at_cursor(changes)
+
+    def add_request(self, prompt: str, max_tokens: int, priority: int = 0):
+        prompt = prompt.strip()
+        if not prompt:
+            raise LabError("Type a prompt first: the request needs at least one token.")
+        try:
+            request = Request(prompt=prompt, max_tokens=int(max_tokens), priority=int(priority),
+                              temperature=self.inputs.temperature if self.inputs else 0.0)
+        except ValueError as e:
+            raise LabError(str(e)) from None
+        self._engine_at_cursor().add_request(request)
+
+
+def open_trace(data: bytes, name: str = "trace") -> Lab:
+    """A read-only lab over a JSON trace written by `python -m engine run ... --json`."""
+    try:
+        title = json.loads(data).get("title") or name
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "trace.json"
+            path.write_bytes(data)
+            store, _requests = load_trace(path)
+    except (ValueError, KeyError, TypeError, AttributeError, ConfigError) as e:
+        raise LabError(f"{name} is not a trace written by `python -m engine run ... --json` ({e}).") from None
+    if len(store) == 0:
+        raise LabError(f"{name} holds no frames.")
+    return Lab(trace_frames=store, trace_title=f"Trace: {title}")
