@@ -75,6 +75,7 @@ class Engine:
         self.sim_time_s = 0.0
         self.requests: list[RequestRecord] = []
         self.histories: list[TokenHistory] = []
+        self._seqs: list[Sequence] = []  # by request id, for the recorder
         self.manual: list[Request] = []  # added by hand, arrival = the step they were added after
         self.config_changes: list[tuple[int, dict]] = []
         self._pending = sorted(self.workload, key=lambda r: r.arrival)  # stable: workload order within a step
@@ -221,6 +222,7 @@ class Engine:
         with_text = request.prompt is not None or self.runner_kind != "fake"
         history = TokenHistory(seq.token_ids, self.runner.token_pieces if with_text else None)
         self.requests.append(RequestRecord(request, seq, history))
+        self._seqs.append(seq)
         self.histories.append(history)
         return seq
 
@@ -244,5 +246,5 @@ class Engine:
                 self.requests[e.seq_id].finish_step = self.step_count
 
     def _record_frame(self, batch, events, wall_schedule_s, wall_model_s, tables=()):
-        self._recorder.record(self.scheduler, [r.seq for r in self.requests], batch, list(tables), tuple(events),
+        self._recorder.record(self.scheduler, self._seqs, batch, list(tables), tuple(events),
                               self.step_count, self.sim_time_s, wall_schedule_s, wall_model_s, self.config)

@@ -128,6 +128,10 @@ class RequestView(NamedTuple):
     def pieces(self) -> tuple[str, ...] | None:
         return self.history.pieces(self.num_tokens)
 
+    def progressed(self, num_tokens: int, num_computed_tokens: int) -> RequestView:
+        """This view with new token counts: a fast `_replace` (frames are rebuilt with many of these)."""
+        return tuple.__new__(RequestView, (*self[:2], num_tokens, self[3], num_computed_tokens, *self[5:]))
+
     def to_dict(self, tokens: bool = True) -> dict:
         data = self._asdict()
         del data["history"]

@@ -10,6 +10,7 @@ frame k costs one keyframe copy plus at most K - 1 records.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable
 from typing import NamedTuple
 
 from engine.frame import BatchView, BlockView, Frame, RequestView, StepMetrics
@@ -111,17 +112,22 @@ class FrameStore:
     def append(self, step: int, sim_time_s: float, wall_schedule_s: float, wall_model_s: float, config: Config,
                batch: BatchView, events: tuple, metrics: StepMetrics, requests: dict[int, RequestView],
                blocks: dict[int, BlockView] | tuple[BlockView, ...], waiting: tuple[int, ...],
-               running: tuple[int, ...]):
+               running: tuple[int, ...], snapshot: Callable[[], tuple[tuple, tuple]] | None = None):
         """Record step `step` (== len(self)). `blocks` is a dict of changed blocks, or a tuple holding the
-        whole pool (the first step, or after the pool was rebuilt)."""
+        whole pool (the first step, or after the pool was rebuilt). `snapshot()`, when given, returns the
+        step's complete (requests, blocks), sparing a replay when a keyframe is due."""
         assert step == len(self._records), f"step {step} recorded after {len(self._records)} steps"
         self._records.append(StepRecord(step, sim_time_s, wall_schedule_s, wall_model_s, config, batch, events,
                                         metrics, requests, blocks, diff_queue(self._waiting, waiting),
                                         diff_queue(self._running, running)))
         self._waiting, self._running = waiting, running
         if step % self.keyframe_every == 0 or isinstance(blocks, tuple):
-            frame = self._build(step)
-            self._keyframes[step] = _Keyframe(frame.requests, frame.blocks, frame.waiting, frame.running)
+            if snapshot is None:
+                frame = self._build(step)
+                requests, all_blocks = frame.requests, frame.blocks
+            else:
+                requests, all_blocks = snapshot()
+            self._keyframes[step] = _Keyframe(requests, all_blocks, waiting, running)
             self._keyframe_steps.append(step)
 
     def append_frame(self, frame: Frame):
@@ -167,7 +173,7 @@ class FrameStore:
             if rec.running is not None:
                 running = rec.running.apply(running)
         for rid, (num_tokens, num_computed) in progress.items():
-            requests[rid] = requests[rid]._replace(num_tokens=num_tokens, num_computed_tokens=num_computed)
+            requests[rid] = requests[rid].progressed(num_tokens, num_computed)
         rec = self._records[k]
         return Frame(rec.step, rec.sim_time_s, rec.wall_schedule_s, rec.wall_model_s, rec.config, rec.batch,
                      waiting, running, tuple(requests), tuple(blocks), rec.events, rec.metrics)

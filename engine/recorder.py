@@ -11,6 +11,7 @@ Cheap because of three facts about the scheduler:
 """
 
 from itertools import islice
+from operator import attrgetter
 
 from engine.frame import BatchView, BlockView, RequestView, StepMetrics, TokenHistory
 from engine.frame_store import FrameStore, advanced_by_batch
@@ -18,6 +19,7 @@ from scheduler import Batch, Config, Scheduler, Sequence, SequenceStatus
 from scheduler.block_manager import NO_HASH, BlockManager
 
 STATUS_NAMES = {status: status.name.lower() for status in SequenceStatus}
+SEQ_ID = attrgetter("seq_id")
 
 
 def request_view(seq: Sequence, history: TokenHistory) -> RequestView:
@@ -31,12 +33,13 @@ class Recorder:
         self.store = store
         self.histories = histories  # the engine's, indexed by request id
         self._views: list[RequestView | None] = []  # latest recorded view of each request
-        self._progress: list[list[int] | None] = []  # [num_tokens, num_computed_tokens] of each request, kept current
+        self._progress: list[list[int] | None] = []  # [num_tokens, num_computed_tokens, len(block_table)], current
         self._blocks: list[BlockView] = []
         self._next_rank = 0
         self._num_cached_free = 0
         self._pool_rebuilt = True
         self._touched_ids: set[int] = set()
+        self._advanced: set[int] = set()  # requests whose view is behind their progress
 
     def reset_pool(self, block_manager: BlockManager):
         """A fresh, empty pool: every block free, in id order."""
@@ -67,14 +70,14 @@ class Recorder:
                 dirty.update(table)
                 changed[seq.seq_id] = self._update(seq)  # recorded, so readers do not apply the batch rule
                 continue
-            progress = self._progress[seq.seq_id]
-            old_computed = progress[1]
-            progress[0], progress[1] = advanced_by_batch(progress[0], old_computed, n)
-            assert progress == [len(seq), seq.num_computed_tokens], f"{seq} did not advance as its batch says"
-            dirty.update(table[old_computed // bs:seq.num_computed_tokens // bs])  # blocks that became full
-            old_table_len = len(self._views[seq.seq_id].block_table)
-            if len(table) != old_table_len:
-                dirty.update(table[old_table_len:])
+            progress = self._progress[seq.seq_id]  # the hot path: no view is built
+            self._advanced.add(seq.seq_id)
+            num_tokens, old_computed, table_len = progress
+            progress[0], progress[1] = advanced_by_batch(num_tokens, old_computed, n)
+            if progress[1] // bs != old_computed // bs:
+                dirty.update(table[old_computed // bs:progress[1] // bs])  # blocks that became full
+            if len(table) != table_len:
+                dirty.update(table[table_len:])
                 changed[seq.seq_id] = self._update(seq)
         for rid in event_ids - changed.keys():
             seq = seqs[rid]
@@ -88,21 +91,29 @@ class Recorder:
         for e in events:
             dirty.update(getattr(e, "freed_blocks", ()))
         blocks = self._record_blocks(bm, dirty)
-        waiting = tuple(s.seq_id for s in sched.waiting)
-        running = tuple(s.seq_id for s in sched.running)
+        waiting = tuple(map(SEQ_ID, sched.waiting))
+        running = tuple(map(SEQ_ID, sched.running))
         num_free = bm.num_free_blocks
         metrics = StepMetrics((bm.num_blocks - num_free) / bm.num_blocks, batch.num_tokens, len(waiting),
                               len(running), num_free, self._num_cached_free, bm.num_prefix_queries,
                               bm.num_prefix_hits, sched.num_preemptions)
         self.store.append(step, sim_time_s, wall_schedule_s, wall_model_s, config,
-                          BatchView(batch.kind, tuple(s.seq_id for s in batch.seqs), batch.num_scheduled_tokens),
-                          events, metrics, changed, blocks, waiting, running)
+                          BatchView(batch.kind, tuple(map(SEQ_ID, batch.seqs)), batch.num_scheduled_tokens),
+                          events, metrics, changed, blocks, waiting, running, self.snapshot)
+
+    def snapshot(self) -> tuple[tuple[RequestView, ...], tuple[BlockView, ...]]:
+        """Every request's and block's view now: the store's keyframes, without replaying records."""
+        for rid in self._advanced:
+            num_tokens, num_computed, _ = self._progress[rid]
+            self._views[rid] = self._views[rid].progressed(num_tokens, num_computed)
+        self._advanced.clear()
+        return tuple(self._views), tuple(self._blocks)
 
     def _update(self, seq: Sequence) -> RequestView:
         rid = seq.seq_id
         view = request_view(seq, self.histories[rid])
         self._views[rid] = view
-        self._progress[rid] = [view.num_tokens, view.num_computed_tokens]
+        self._progress[rid] = [view.num_tokens, view.num_computed_tokens, len(view.block_table)]
         return view
 
     def _record_blocks(self, bm: BlockManager, dirty: set[int]) -> dict[int, BlockView] | tuple[BlockView, ...]:
