@@ -68,6 +68,12 @@ def is_complete(folder: Path) -> bool:
         return False
 
 
+def write_marker(folder: Path, source: str):
+    """Record every file's hash; written last, so its presence means the folder is complete."""
+    files = {p.name: _file_hash(p) for p in sorted(folder.iterdir()) if p.is_file()}
+    (folder / MARKER).write_text(json.dumps({"source": source, "files": files}, indent=1))
+
+
 def _convert(gguf: Path, destination: Path, progress: Progress):
     """Dequantize the GGUF into `destination` (model, config, tokenizer, chat template) and write the marker."""
     import torch
@@ -84,8 +90,7 @@ def _convert(gguf: Path, destination: Path, progress: Progress):
     del model.config.quantization_config
     model.save_pretrained(destination)
     tokenizer.save_pretrained(destination)
-    files = {p.name: _file_hash(p) for p in sorted(destination.iterdir()) if p.is_file()}
-    (destination / MARKER).write_text(json.dumps({"source": gguf.name, "files": files}, indent=1))
+    write_marker(destination, gguf.name)
 
 
 def default_model_dir(progress: Progress = no_progress) -> Path:

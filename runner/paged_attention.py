@@ -55,8 +55,8 @@ class Span:
 
 @dataclass
 class Decodes:
-    """Sequences computing one token each: their query positions in the packed step and padded tables."""
-    query_index: torch.Tensor  # [batch]
+    """Sequences computing one token each; they come first in the packed step, one query each."""
+    count: int
     block_tables: torch.Tensor  # [batch, max_blocks], padded with block 0
     key_mask: torch.Tensor  # [batch, 1, 1, max_blocks * block_size], False past each context
 
@@ -78,21 +78,20 @@ def paged_attention_forward(module, query, key, value, attention_mask, scaling=N
                            "ModelRunner, or use runner.model_loading.stock_attention for generate()")
     cache, layer = paged_step.kv_cache, module.layer_idx
     cache.write(layer, paged_step.slot_mapping, key[0], value[0])
-    query = query[0]  # [heads, tokens, dim]
-    out = query.new_empty(query.shape[1], query.shape[0], query.shape[2])  # [tokens, heads, dim]
+    parts = []  # attention outputs in packed order, each [tokens, heads, dim]
     if (decodes := paged_step.decodes) is not None:
         k, v = cache.gather(layer, decodes.block_tables)
-        q = query[:, decodes.query_index].transpose(0, 1).unsqueeze(2)  # [batch, heads, 1, dim]
+        q = query[0, :, :decodes.count].transpose(0, 1).unsqueeze(2)  # [batch, heads, 1, dim]
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=decodes.key_mask, scale=scaling, enable_gqa=True)
-        out[decodes.query_index] = o.squeeze(2)
+        parts.append(o.squeeze(2))
     for span in paged_step.spans:
         k, v = cache.gather(layer, span.block_table)
         k, v = k[:, :, :span.context_len], v[:, :, :span.context_len]
-        q = query[:, span.start:span.end].unsqueeze(0)
+        q = query[:, :, span.start:span.end]
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=span.mask, is_causal=span.mask is None,
                                            scale=scaling, enable_gqa=True)
-        out[span.start:span.end] = o[0].transpose(0, 1)
-    return out.unsqueeze(0), None
+        parts.append(o[0].transpose(0, 1))
+    return (parts[0] if len(parts) == 1 else torch.cat(parts)).unsqueeze(0), None
 
 
 AttentionInterface.register(PAGED_ATTENTION, paged_attention_forward)

@@ -4,7 +4,7 @@ one-request-at-a-time `generate()` reference."""
 from dataclasses import dataclass, field
 
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
+from transformers import AutoModelForCausalLM, LlamaConfig
 
 from runner.model_loading import LoadedModel, prepare_model, stock_attention
 from scheduler import Scheduler, Sequence
@@ -19,13 +19,16 @@ class TinyTokenizer:
     chat_template = None
 
 
-def tiny_llama(seed: int = 0) -> LoadedModel:
-    """A 2-layer fp32 Llama with grouped KV heads; large init so greedy choices are far from ties."""
+def tiny_model(config_class=LlamaConfig, seed: int = 0, **extra) -> LoadedModel:
+    """A 2-layer fp32 model with grouped KV heads (Llama unless told); large init keeps greedy choices far
+    from ties, so float rounding cannot flip them."""
     torch.manual_seed(seed)
-    config = LlamaConfig(vocab_size=TINY_VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                         initializer_range=0.5, bos_token_id=0, eos_token_id=TINY_EOS, pad_token_id=TINY_EOS)
-    return prepare_model(LlamaForCausalLM(config).float(), TinyTokenizer(), "tiny-llama")
+    config = config_class(vocab_size=TINY_VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                          num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=512,
+                          initializer_range=0.5, bos_token_id=0, eos_token_id=TINY_EOS, pad_token_id=TINY_EOS,
+                          **extra)
+    model = AutoModelForCausalLM.from_config(config).float()
+    return prepare_model(model, TinyTokenizer(), f"tiny-{config.model_type}")
 
 
 def random_prompts(lengths: list[int], seed: int = 1, prefix: list[int] = ()) -> list[list[int]]:

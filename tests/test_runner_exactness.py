@@ -3,7 +3,8 @@ alone: batching, arrivals, preemption, chunking and prefix hits change nothing."
 
 import pytest
 import torch
-from conftest_runner import TINY_EOS, drive, random_prompts, reference_completion, tiny_llama
+from conftest_runner import TINY_EOS, drive, random_prompts, reference_completion, tiny_model
+from transformers import MistralConfig, Qwen2Config, Qwen3Config
 
 from runner.model_runner import EMPTY_SLOT, ModelRunner
 from scheduler import Config, SamplingParams, Scheduler, Sequence
@@ -12,7 +13,7 @@ from scheduler.events import ChunkScheduled, Preempted, PrefixHit
 
 @pytest.fixture(scope="module")
 def tiny():
-    return tiny_llama()
+    return tiny_model()
 
 
 def make_requests(prompts, max_tokens=12):
@@ -133,3 +134,15 @@ def test_two_runners_do_not_share_kv(tiny):
     assert seq_b.completion_token_ids == reference_completion(tiny, prompt_b, 12)
     assert runner_a.block_token_ids(0) != runner_b.block_token_ids(0)
     assert not torch.equal(runner_a.kv_cache.keys[0][0], runner_b.kv_cache.keys[0][0])
+
+
+@pytest.mark.parametrize("config_class", [Qwen2Config, Qwen3Config, MistralConfig])
+def test_other_supported_families_are_exact(config_class):
+    """Qwen2 (q/k/v biases), Qwen3 (q/k norms) and Mistral run through the same attention path."""
+    extra = {"sliding_window": None} if config_class is MistralConfig else {}
+    family = tiny_model(config_class, seed=3, **extra)
+    system = random_prompts([12], seed=8)[0]
+    log = run_and_compare(family, config(kvcache_block_size=5, num_kvcache_blocks=60, max_num_batched_tokens=16,
+                                         chunked_prefill=True, mixed_batches=True),
+                          random_prompts([9, 20, 14], seed=6, prefix=system), arrival_steps=[0, 1, 2])
+    assert any(isinstance(e, PrefixHit) for e in log.events) and "mixed" in log.kinds
