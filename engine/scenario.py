@@ -229,10 +229,10 @@ class _Loader:
                 return [Request(arrival=a, prompt=texts[i % len(texts)], max_tokens=m, **common)
                         for i, (a, m) in enumerate(zip(arrivals, max_tokens, strict=True))]
             scale = table.get("scale", 1.0)
-            inputs = lengths(n, table.get("input", "uniform"), seed, table.get("low", 1), table.get("high", 16),
+            inputs = lengths(n, table.get("input", "uniform"), seed, table.get("low", 1), table.get("high"),
                              scale=scale)
             outputs = lengths(n, table.get("output", "uniform"), seed + 1, table.get("output_low", 1),
-                              table.get("output_high", 16), scale=scale)
+                              table.get("output_high"), scale=scale)
             prompts = [p * (length // len(p) + 1) for p, length in
                        zip(random_token_prompts(n, seed, 10, 10), inputs, strict=True)]
             return [Request(arrival=a, prompt_token_ids=tuple(p[:length]), max_tokens=m, **common)

@@ -7,6 +7,7 @@ the engine's convention (engine/frame.py): a request with arrival a can be sched
 from __future__ import annotations
 
 import random
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,13 +79,13 @@ def bursty_arrivals(n: int, burst_size: int, every: int, start: int = 0) -> list
     return [start + (i // burst_size) * every for i in range(n)]
 
 
-def lengths(n: int, distribution: str, seed: int = 0, low: int = 1, high: int = 16, mean: float = 0.0,
+def lengths(n: int, distribution: str, seed: int = 0, low: int = 1, high: int | None = None, mean: float = 0.0,
             scale: float = 1.0) -> list[int]:
     """`n` lengths: "uniform" in [low, high], "sharegpt_input" / "sharegpt_output" exponential around the
-    ShareGPT means times `scale` (at least 1, at most `high` when given), or "exponential" around `mean`."""
+    ShareGPT means times `scale`, or "exponential" around `mean`; at least 1, and at most `high` if given."""
     rng = random.Random(seed)
     if distribution == "uniform":
-        if low < 1 or high < low:
+        if high is None or low < 1 or high < low:
             raise ValueError(f"uniform lengths need 1 <= low <= high, got low={low}, high={high}")
         return [rng.randint(low, high) for _ in range(n)]
     means = {"sharegpt_input": SHAREGPT_MEAN_INPUT * scale, "sharegpt_output": SHAREGPT_MEAN_OUTPUT * scale,
@@ -94,7 +95,8 @@ def lengths(n: int, distribution: str, seed: int = 0, low: int = 1, high: int = 
                          "exponential")
     if means[distribution] <= 0:
         raise ValueError(f"the mean length must be positive, got {means[distribution]}")
-    return [max(1, min(high, round(rng.expovariate(1 / means[distribution])))) for _ in range(n)]
+    cap = high if high is not None else sys.maxsize
+    return [max(1, min(cap, round(rng.expovariate(1 / means[distribution])))) for _ in range(n)]
 
 
 def random_workload(n: int, seed: int = 0, arrivals: list[int] | None = None, max_tokens: int | list[int] = 16,
