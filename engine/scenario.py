@@ -237,6 +237,8 @@ class _Loader:
                        zip(random_token_prompts(n, seed, 10, 10), inputs, strict=True)]
             return [Request(arrival=a, prompt_token_ids=tuple(p[:length]), max_tokens=m, **common)
                     for a, p, length, m in zip(arrivals, prompts, inputs, outputs, strict=True)]
+        except ScenarioError:
+            raise
         except ValueError as e:
             self.fail(where, str(e))
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.scenario import load_scenario, preset_paths
+from engine.scenario import SCENARIOS_DIR, ScenarioError, load_scenario, preset_paths
 
 PRESETS = preset_paths()
 
@@ -26,3 +26,55 @@ def test_preset_key_frames_happen(path):
             continue
         problems += key_frame.mismatches(runs[key_frame.variant].frames[key_frame.step])
     assert not problems, "\n".join(problems)
+
+
+GOOD = """
+title = "t"
+narrative = "n"
+[config]
+max_num_seqs = 2
+max_num_batched_tokens = 32
+max_model_len = 16
+[[workload.requests]]
+prompt_token_ids = [1, 2, 3]
+"""
+
+
+@pytest.mark.parametrize("edit, key, fix", [
+    ("colour = 1\n" + GOOD, "colour", "unknown key"),
+    (GOOD.replace("max_num_seqs = 2", "max_num_seqs = 'two'"), "config.max_num_seqs", "must be an integer"),
+    (GOOD.replace("max_num_seqs = 2", "max_num_seqs = 64"), "config.max_num_batched_tokens", "at least max_num_seqs"),
+    (GOOD.replace("max_num_seqs = 2", "max_num_seqs = 2\nspeed = 3"), "config.speed", "allowed here"),
+    (GOOD.replace("[1, 2, 3]", "[" + ", ".join(["1"] * 20) + "]"), "workload request 0", "can never run"),
+    (GOOD.replace('title = "t"\n', ""), "title", "missing"),
+    (GOOD + '[[key_frames]]\nstep = 1\nnote = "x"\nexpect = { batch_knd = "prefill" }\n',
+     "key_frames[0].expect.batch_knd", "unknown key"),
+    (GOOD + '[[workload.generate]]\nkind = "chat"\ncount = 2\nnames = ["nope"]\n', "workload.generate[0].names",
+     "unknown prompt"),
+    (GOOD + '[[workload.generate]]\nkind = "poem"\ncount = 2\n', "workload.generate[0].kind", "use one of"),
+    ('runner = "gpu"\n' + GOOD, "runner", "use one of"),
+    (GOOD.replace("title", "title = ", 1), "syntax", "not valid TOML"),
+])
+def test_a_malformed_scenario_names_the_file_the_key_and_the_fix(tmp_path, edit, key, fix):
+    path = tmp_path / "bad.toml"
+    path.write_text(edit)
+    with pytest.raises(ScenarioError) as error:
+        load_scenario(path)
+    assert error.value.key == key
+    assert str(path) in str(error.value) and fix in str(error.value)
+
+
+def test_a_good_scenario_loads(tmp_path):
+    path = tmp_path / "good.toml"
+    path.write_text(GOOD)
+    scenario = load_scenario(path)
+    assert scenario.config.max_num_seqs == 2 and scenario.runner == "fake"
+    assert scenario.workload[0].prompt_token_ids == (1, 2, 3)
+
+
+def test_a_real_model_scenario_runs_on_the_fake_runner_by_override():
+    scenario = load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml", runner="fake")
+    assert scenario.runner == "fake" and load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml").runner == "model"
+    engine = scenario.engine()
+    engine.run()
+    assert all(r.pieces is not None for r in engine.frames[-1].requests)  # text prompts get text pieces
