@@ -64,7 +64,8 @@ class RequestRecord:
 class Engine:
     def __init__(self, config: Config, workload: list[Request] = (), runner: str = "fake", seed: int = 0,
                  cost: CostModel = CostModel(), record: bool = True, max_steps: int = DEFAULT_MAX_STEPS):
-        self.runner_kind, self.seed, self.cost, self.record, self.max_steps = runner, seed, cost, record, max_steps
+        self.runner_kind, self.seed, self.record, self.max_steps = runner, seed, record, max_steps
+        self.cost = self._initial_cost = cost
         self.workload = list(workload)
         self.runner = make_runner(runner, config, seed)
         if runner != "fake" and config.eos != self.runner.eos_token_id:
@@ -95,14 +96,15 @@ class Engine:
         self.manual.append(request)
         insort(self._pending, request, key=lambda r: r.arrival)
 
-    def set_config(self, **changes):
-        """Change config fields from the next step on (see the module docstring for what a change does).
-        Raises ConfigError for an invalid config, leaving the engine as it was."""
+    def set_config(self, cost: CostModel | None = None, **changes):
+        """Change config fields (and the simulated clock's cost model) from the next step on; see the module
+        docstring for what a change does. Raises ConfigError for an invalid config, changing nothing."""
         unknown = set(changes) - set(SWAPPABLE_FIELDS) - set(POOL_FIELDS)
         if unknown:
             raise ValueError(f"unknown config field(s) {sorted(unknown)}; fields: {[f.name for f in fields(Config)]}")
         new = replace(self.config, **changes)
-        self.config_changes.append((self.step_count, dict(changes)))
+        self.config_changes.append((self.step_count, {**changes, **({"cost": cost} if cost else {})}))
+        self.cost = cost or self.cost
         if any(getattr(new, f) != getattr(self.config, f) for f in POOL_FIELDS):
             self._rebuild(new)
         else:
@@ -177,7 +179,7 @@ class Engine:
         """A new engine re-run from the same inputs up to frame k (deterministic: same frames again)."""
         if not 0 <= k <= self.step_count:
             raise IndexError(f"frame {k} does not exist; the run is at frame {self.step_count}")
-        engine = Engine(self._initial_config, self.workload, self.runner_kind, self.seed, self.cost,
+        engine = Engine(self._initial_config, self.workload, self.runner_kind, self.seed, self._initial_cost,
                         self.record, self.max_steps)
         manual = [r for r in self.manual if r.arrival < k]
         changes = [(s, c) for s, c in self.config_changes if s < k]
@@ -192,7 +194,7 @@ class Engine:
         return engine
 
     def branch(self, k: int, **changes) -> Engine:
-        """Frames 0..k of this run, then the rest under config `changes` (see set_config)."""
+        """Frames 0..k of this run, then the rest under `changes` (config fields and/or `cost`, see set_config)."""
         engine = self.replay(k)
         if changes:
             engine.set_config(**changes)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.engine import Engine
+from engine.engine import CostModel, Engine
 from engine.frame import Frame
 from engine.workload import Request, random_workload
 from scheduler import Batch, Config, ConfigError
@@ -92,6 +92,16 @@ def test_a_branch_keeps_the_past_and_changes_the_future():
     assert branch.frames[6].config.prefill_first is False and engine.frames[6].config.prefill_first is True
     assert [comparable(f) for f in branch.frames] != [comparable(f) for f in engine.frames]
     assert all(r.seq.is_done for r in branch.requests)
+
+
+def test_a_branch_can_change_the_cost_model():
+    engine = Engine(SMALL, random_workload(4, max_tokens=6))
+    engine.run()
+    branch = engine.branch(2, cost=CostModel(step_s=1.0, token_s=0.0))
+    branch.run()
+    assert branch.frames[2].sim_time_s == engine.frames[2].sim_time_s
+    assert branch.frames[3].sim_time_s == pytest.approx(engine.frames[2].sim_time_s + 1.0)
+    assert branch.replay(4).frames[3].sim_time_s == branch.frames[3].sim_time_s
 
 
 def test_a_pool_change_requeues_running_requests_for_recompute():
