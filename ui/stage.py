@@ -55,7 +55,7 @@ def controls():
     cols = st.columns([1, 1, 1, 1.3, 0.9, 1.2, 1.6])
     cols[0].button("⟲ Reset", on_click=_on_reset, width="stretch", disabled=lab().is_trace)
     cols[1].button("◀ Back", on_click=_attempt, args=(lab().back,), width="stretch")
-    cols[2].button("Step ▶", on_click=_attempt, args=(lab().step,), width="stretch", type="primary")
+    step_clicked = cols[2].button("Step ▶", width="stretch", type="primary")
     run_clicked = cols[3].button("Run N steps ▶▶", width="stretch")
     cols[4].number_input("N", 1, 10_000, 10, key="run_n", label_visibility="collapsed")
     playing = st.session_state.playing
@@ -65,6 +65,9 @@ def controls():
         st.session_state.playing = playing != play_clicked
         st.session_state.notice = None
         st.rerun()  # the whole page: the stage's timer starts, stops or changes speed
+    if step_clicked:
+        with st.spinner(f"Running step {lab().cursor + 1}"):
+            _attempt(lab().step)
     if run_clicked:
         steps = int(st.session_state.run_n)
         bar = st.progress(0.0, f"Running {steps} steps")
@@ -83,17 +86,16 @@ def slider():
 
 
 def key_frames():
-    frames = lab().key_frames
-    if not frames:
+    steps = lab().key_steps
+    if not steps:
         return
-    cols = st.columns([1.2] + [1] * len(frames) + [max(1, 8 - len(frames))])
+    cols = st.columns([1.2] + [1] * len(steps) + [max(1, 8 - len(steps))])
     cols[0].markdown("**Key frames**")
-    for col, key_frame in zip(cols[1:], frames, strict=False):
-        marker = "★ " if key_frame.step == lab().cursor else ""
-        col.button(f"{marker}step {key_frame.step}", key=f"key_{key_frame.step}", on_click=_jump_to,
-                   args=(key_frame.step,), help=key_frame.note, width="stretch")
-    here = lab().key_frame_at(lab().cursor)
-    if here is not None:
+    for col, step in zip(cols[1:], steps, strict=False):
+        marker = "★ " if step == lab().cursor else ""
+        col.button(f"{marker}step {step}", key=f"key_{step}", on_click=_jump_to, args=(step,), width="stretch",
+                   help=" ".join(k.note for k in lab().key_frames_at(step)))
+    for here in lab().key_frames_at(lab().cursor):
         st.info(f"**Key frame, step {here.step}.** {_escape(here.note)}", icon=":material/star:")
 
 

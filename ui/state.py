@@ -3,6 +3,8 @@ model shared read-only by every session of the process."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from engine.scenario import Scenario, ScenarioError, load_scenario, preset_paths
@@ -24,26 +26,31 @@ def presets() -> tuple[dict[str, Scenario], dict[str, str]]:
 
 
 @st.cache_resource(show_spinner=False)
-def shared_model_device(_progress) -> str:
-    """Convert (first time only) and load the real model once per process; returns its device."""
+def shared_model_device() -> str:
+    """Load the real model's weights once per process (every session's runner shares them); its device."""
     from engine.runners import make_runner
-    from runner.default_model import default_model_dir
     from scheduler import Config
 
-    default_model_dir(_progress)
     return str(make_runner("model", Config(num_kvcache_blocks=1)).device)
 
 
-def ensure_model(runner: str) -> str | None:
-    """For the real model, load it (with a progress bar the first time) and return its device."""
+def ensure_model(runner: str) -> tuple[str, str | None]:
+    """(runner to use, device). For the real model: convert it the first time (with a progress bar), load it
+    once per process; if that fails, say why and fall back to the fake model."""
     if runner != "model":
-        return None
+        return runner, None
+    from runner.default_model import default_model_dir
+
     bar = st.progress(0.0, "Preparing the model")
     try:
-        device = shared_model_device(lambda fraction, message: bar.progress(min(1.0, fraction), message))
+        default_model_dir(lambda fraction, message: bar.progress(min(1.0, fraction), message))
+        bar.progress(1.0, "Loading SmolLM2-135M into memory")
+        return runner, shared_model_device()
+    except Exception as e:  # any load failure must become a message, not a traceback
+        st.error(f"The real model could not be loaded ({e}); using the fake model instead.")
+        return "fake", None
     finally:
         bar.empty()
-    return device
 
 
 def first_scenario_name() -> str:
@@ -76,8 +83,8 @@ def init_session():
     except LabError as e:
         state.notice = f"{e} Opened the first preset instead."
         inputs = inputs_for(first_scenario_name(), state.runner)
-    state.model_device = ensure_model(state.runner)
-    state.lab = Lab(inputs)
+    state.runner, state.model_device = ensure_model(state.runner)
+    state.lab = Lab(replace(inputs, runner=state.runner))
     state.scenario_choice = inputs.scenario_name
     try:
         frame = int(st.query_params.get("frame", 0))

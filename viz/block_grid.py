@@ -17,6 +17,7 @@ from viz.sizing import LAPTOP, Sizing
 from viz.tokens import blocks_text
 
 MAX_GRID_PX = 560
+MIN_TABLE_COLUMNS = 12
 
 
 def block_color(frame: Frame, block: BlockView) -> str:
@@ -112,7 +113,8 @@ def block_tables_figure(frame: Frame, sizing: Sizing = LAPTOP) -> go.Figure:
     """One row per request holding blocks: its block table, block ids in order, shared blocks marked."""
     holders = [r for r in frame.requests if r.block_table]
     categories = Categories()
-    width = sizing.max_boxes
+    longest = max((len(r.block_table) for r in holders), default=0)
+    width = min(sizing.max_boxes, max(longest, MIN_TABLE_COLUMNS))  # cells wide enough for "12 ×3"
     z, text, hover = [], [], []
     for request in holders:
         cells = condense_row(len(request.block_table), width)

@@ -111,8 +111,12 @@ class Lab:
     def key_frames(self) -> tuple[KeyFrame, ...]:
         return () if self.inputs is None else self.inputs.key_frames
 
-    def key_frame_at(self, step: int) -> KeyFrame | None:
-        return next((k for k in self.key_frames if k.step == step), None)
+    @property
+    def key_steps(self) -> list[int]:
+        return sorted({k.step for k in self.key_frames})
+
+    def key_frames_at(self, step: int) -> list[KeyFrame]:
+        return [k for k in self.key_frames if k.step == step]
 
     def history(self) -> list[Frame]:
         """Frames 0..cursor, rebuilt once each and kept until the run branches."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from engine.frame import Frame, RequestView
 
 PROMPT_TAIL_CHARS = 80
+CHAT_MARKUP = re.compile(r"<\|[^|]*\|>(?:assistant|user|system)?")  # chat-template markers and role names
 
 
 class RequestText(NamedTuple):
@@ -28,7 +30,7 @@ def _text(request: RequestView, start: int, stop: int) -> str:
 def request_texts(frame: Frame) -> list[RequestText]:
     texts = []
     for r in frame.requests:
-        prompt = _text(r, 0, r.num_prompt_tokens).strip()
+        prompt = " ".join(CHAT_MARKUP.sub(" ", _text(r, 0, r.num_prompt_tokens)).split())
         if len(prompt) > PROMPT_TAIL_CHARS:
             prompt = "…" + prompt[-PROMPT_TAIL_CHARS:]
         status = r.status + (f" ({r.finish_reason})" if r.finish_reason else "")
