@@ -122,7 +122,8 @@ class Engine:
         requeued = [*old.running, *old.waiting]
         for seq in requeued:
             seq.block_table, seq.num_computed_tokens, seq.num_scheduled_tokens = [], 0, 0
-            self._add_to_scheduler(seq)
+            if rejection := self._add_to_scheduler(seq):  # no longer fits: aborted, reported next frame
+                self._events.append(rejection)
         self._recorder.touch(s.seq_id for s in requeued)
 
     # -- stepping --------------------------------------------------------------------------------------

@@ -42,7 +42,11 @@ class Recorder:
         self._advanced: set[int] = set()  # requests whose view is behind their progress
 
     def reset_pool(self, block_manager: BlockManager):
-        """A fresh, empty pool: every block free, in id order."""
+        """A fresh, empty pool: every block free, in id order. Block tables of the old pool are forgotten."""
+        for rid, view in enumerate(self._views):
+            if view is not None and view.block_table:
+                self._views[rid] = view._replace(block_table=())
+                self._progress[rid][2] = 0
         self._blocks = [BlockView(b.block_id, 0, None, (), b.block_id) for b in block_manager.blocks]
         self._next_rank = len(self._blocks)
         self._num_cached_free = 0

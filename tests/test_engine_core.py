@@ -119,6 +119,16 @@ def test_a_pool_change_requeues_running_requests_for_recompute():
     assert len(engine.frames[2].blocks) == 6  # the past keeps its pool
 
 
+def test_a_request_that_no_longer_fits_a_smaller_pool_is_aborted():
+    engine = Engine(SMALL, [Request(prompt_token_ids=tuple(range(1, 10)), max_tokens=4)])
+    engine.step()
+    engine.set_config(num_kvcache_blocks=2)
+    engine.step()
+    (aborted,) = engine.frames[2].events_of("aborted")
+    assert aborted.seq_id == 0 and "KV blocks" in aborted.reason
+    assert engine.frames[2].requests[0].status == "aborted" and engine.is_finished
+
+
 def test_a_bad_config_change_leaves_the_engine_unchanged():
     engine = Engine(SMALL, random_workload(3))
     with pytest.raises(ConfigError):

@@ -86,3 +86,20 @@ def test_recording_keeps_memory_to_what_changes():
     views_per_request = 4 + config.max_model_len // config.kvcache_block_size
     assert sum(len(r.requests) for r in records) <= views_per_request * len(engine.requests)
     assert sum(len(r.batch.seq_ids) for r in records) > 2 * views_per_request * len(engine.requests)
+
+
+@pytest.mark.parametrize("change", [dict(num_kvcache_blocks=30), dict(num_kvcache_blocks=5, kvcache_block_size=8),
+                                    dict(max_num_seqs=2, preemption_policy="smart")])
+def test_frames_stay_true_across_a_config_change(change):
+    config = Config(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=40, num_kvcache_blocks=14,
+                    kvcache_block_size=4)
+    engine = Engine(config, shared_prefix_workload(2))
+    engine.run(steps=6)
+    engine.set_config(**change)
+    snapshots = {}
+    while not engine.is_finished:
+        engine.step()
+        snapshots[engine.step_count] = live_snapshot(engine)
+        assert frame_snapshot(engine.frames[-1]) == snapshots[engine.step_count], f"step {engine.step_count}"
+    for k, snapshot in snapshots.items():
+        assert frame_snapshot(engine.frames[k]) == snapshot

@@ -1,0 +1,21 @@
+"""The engine on the real model (slow: loads SmolLM2 on the CPU)."""
+
+import pytest
+
+from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.trace import request_summaries
+
+
+@pytest.mark.slow
+def test_the_prefix_caching_preset_on_the_real_model():
+    scenario = load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml")
+    engine = scenario.engine()
+    assert engine.runner_kind == "model" and engine.config.eos == engine.runner.eos_token_id
+    assert engine.run() == "finished"
+    problems = [p for kf in scenario.key_frames for p in kf.mismatches(engine.frames[kf.step])]
+    assert not problems, "\n".join(problems)
+    for summary in request_summaries(engine):
+        assert summary["finish_reason"] in ("eos", "max_tokens")
+        assert summary["output_text"].strip(), f"request {summary['id']} wrote nothing readable"
+    last = engine.frames[-1].requests[0]
+    assert "".join(last.pieces[:last.num_prompt_tokens]).count("Ada") == 1  # pieces rebuild the prompt text
