@@ -21,14 +21,24 @@ class FakeRunner:
         digest = xxhash.xxh64_intdigest(f"{self.seed}:{seq_id}:{position}".encode())
         return self.low + digest % self.span
 
-    def run(self, seqs) -> list[int | None]:
-        """One token per scheduled sequence; None for a prefill chunk that leaves prompt tokens uncomputed."""
-        tokens = []
+    def token_at(self, seq_id: int, length: int) -> int:
+        """The token the fake model writes after `length` tokens of this request."""
+        return self.eos if length >= self.max_model_len else self.next_token(seq_id, length)
+
+    def run(self, seqs) -> list:
+        """One token per scheduled sequence; None for a prefill chunk that leaves prompt tokens uncomputed;
+        for a sequence with draft tokens, the drafts the model agrees with followed by its own next token."""
+        outputs = []
         for seq in seqs:
-            if seq.num_computed_tokens + seq.num_scheduled_tokens < len(seq):
-                tokens.append(None)
-            elif len(seq) >= self.max_model_len:
-                tokens.append(self.eos)
+            if seq.num_computed_tokens + seq.num_scheduled_tokens < len(seq) + len(seq.draft_token_ids):
+                outputs.append(None)
+            elif seq.draft_token_ids:
+                accepted = []
+                for draft in seq.draft_token_ids:
+                    if draft != self.token_at(seq.seq_id, len(seq) + len(accepted)):
+                        break
+                    accepted.append(draft)
+                outputs.append(accepted + [self.token_at(seq.seq_id, len(seq) + len(accepted))])
             else:
-                tokens.append(self.next_token(seq.seq_id, len(seq)))
-        return tokens
+                outputs.append(self.token_at(seq.seq_id, len(seq)))
+        return outputs

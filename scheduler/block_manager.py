@@ -129,6 +129,13 @@ class BlockManager:
         for _ in range(self.blocks_to_grow(seq, num_tokens)):
             seq.block_table.append(self._take_free_block())
 
+    def release_unused_tail(self, seq: Sequence):
+        """Return the blocks past the computed tokens (taken only for rejected draft tokens) to the free list."""
+        while len(seq.block_table) > self.blocks_for(seq.num_computed_tokens):
+            block_id = seq.block_table.pop()
+            self.blocks[block_id].ref_count -= 1
+            self.free_block_ids[block_id] = None
+
     def deallocate(self, seq: Sequence) -> tuple[int, ...]:
         """Drop a sequence's references, last block first; blocks nobody holds go to the free list's tail."""
         for block_id in reversed(seq.block_table):

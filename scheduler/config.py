@@ -4,6 +4,7 @@ from dataclasses import dataclass, fields
 
 PREEMPTION_POLICIES = ("tail", "smart", "priority")
 QUEUE_POLICIES = ("fcfs", "priority")
+MAX_SPECULATIVE_TOKENS = 8
 
 
 class ConfigError(ValueError):
@@ -28,6 +29,9 @@ class Config:
     mixed_batches: bool = False
     preemption_policy: str = "tail"
     queue_policy: str = "fcfs"
+    num_speculative_tokens: int = 0  # draft tokens per decode by n-gram prompt lookup; 0 turns speculation off
+    prompt_lookup_min: int = 1
+    prompt_lookup_max: int = 3
 
     def __post_init__(self):
         for f in fields(self):
@@ -37,9 +41,15 @@ class Config:
             if f.type in ("bool", bool) and type(value) is not bool:
                 raise ConfigError(f.name, value, "must be true or false")
         for name in ("max_num_seqs", "max_num_batched_tokens", "max_model_len",
-                     "num_kvcache_blocks", "kvcache_block_size"):
+                     "num_kvcache_blocks", "kvcache_block_size", "prompt_lookup_min", "prompt_lookup_max"):
             if getattr(self, name) < 1:
                 raise ConfigError(name, getattr(self, name), "must be at least 1")
+        if not 0 <= self.num_speculative_tokens <= MAX_SPECULATIVE_TOKENS:
+            raise ConfigError("num_speculative_tokens", self.num_speculative_tokens,
+                              f"use 0 (off) to {MAX_SPECULATIVE_TOKENS} draft tokens per step")
+        if self.prompt_lookup_min > self.prompt_lookup_max:
+            raise ConfigError("prompt_lookup_min", self.prompt_lookup_min,
+                              f"must not exceed prompt_lookup_max={self.prompt_lookup_max}")
         if self.preemption_policy not in PREEMPTION_POLICIES:
             raise ConfigError("preemption_policy", self.preemption_policy, f"use one of {PREEMPTION_POLICIES}")
         if self.queue_policy not in QUEUE_POLICIES:

@@ -74,13 +74,23 @@ class Aborted(Event):
     reason: str
 
 
-EVENT_TYPES = {cls.kind: cls for cls in (Admitted, ChunkScheduled, Blocked, Preempted, PrefixHit, Finished, Aborted)}
+@dataclass(frozen=True)
+class Speculated(Event):
+    """Draft tokens checked in this step's forward pass: the first `num_accepted` of `draft_token_ids` agreed
+    with the model, which then added one token of its own."""
+    kind: ClassVar[str] = "speculated"
+    draft_token_ids: tuple[int, ...]
+    num_accepted: int
+
+
+EVENT_TYPES = {cls.kind: cls for cls in
+               (Admitted, ChunkScheduled, Blocked, Preempted, PrefixHit, Finished, Aborted, Speculated)}
 
 
 def event_from_dict(data: dict) -> Event:
     fields = dict(data)
     cls = EVENT_TYPES[fields.pop("kind")]
-    for name in ("freed_blocks", "block_ids"):
+    for name in ("freed_blocks", "block_ids", "draft_token_ids"):
         if name in fields:
             fields[name] = tuple(fields[name])
     return cls(**fields)

@@ -10,9 +10,20 @@ from dataclasses import dataclass
 
 from scheduler.block_manager import BlockManager
 from scheduler.config import Config
-from scheduler.events import Aborted, Admitted, Blocked, ChunkScheduled, Event, Finished, Preempted, PrefixHit
+from scheduler.events import (
+    Aborted,
+    Admitted,
+    Blocked,
+    ChunkScheduled,
+    Event,
+    Finished,
+    Preempted,
+    PrefixHit,
+    Speculated,
+)
 from scheduler.policies import insert_waiting, pick_victim
 from scheduler.sequence import Sequence, SequenceStatus
+from scheduler.speculative import propose_ngram
 
 
 class RequestRejected(ValueError):
@@ -133,6 +144,9 @@ class Scheduler:
                 continue
             num = min(len(seq) - seq.num_computed_tokens, budget.tokens)
             if self._make_room(seq, num):
+                if not seq.is_prefilling:
+                    seq.draft_token_ids = self._draft(seq, budget.tokens - num)
+                    num += len(seq.draft_token_ids)
                 self._schedule(seq, num, budget, scheduled, prefill_flags)
                 kept.append(seq)
         self.running.extendleft(reversed(kept))
@@ -151,6 +165,17 @@ class Scheduler:
             self.running.remove(victim)
             self._preempt(victim, for_seq=seq)
         return True
+
+    def _draft(self, seq: Sequence, spare_tokens: int) -> list[int]:
+        """Speculative tokens to verify after a decode's real one, within the token budget, the request's
+        limits and the KV slots free now (speculation never preempts anyone)."""
+        cfg, bm = self.config, self.block_manager
+        if not cfg.num_speculative_tokens:
+            return []
+        free_slots = (len(seq.block_table) + bm.num_free_blocks) * bm.block_size - len(seq)
+        k = min(cfg.num_speculative_tokens, spare_tokens, free_slots,
+                seq.sampling_params.max_tokens - seq.num_completion_tokens - 1, cfg.max_model_len - len(seq) - 1)
+        return propose_ngram(seq.token_ids, k, cfg.prompt_lookup_min, cfg.prompt_lookup_max)
 
     def _admit_waiting(self, budget: _StepBudget, scheduled: list[Sequence], prefill_flags: list[bool]):
         bm, cfg = self.block_manager, self.config
@@ -235,28 +260,52 @@ class Scheduler:
 
     # -- after the model ran ---------------------------------------------------------------------------
 
-    def postprocess(self, seqs: list[Sequence], token_ids: list[int | None]):
-        """Record the computed tokens, append each new token (none for a partial prefill chunk) and
-        finish sequences that hit EOS, max_tokens or max_model_len."""
-        cfg = self.config
-        for seq, token in zip(seqs, token_ids, strict=True):
+    def postprocess(self, seqs: list[Sequence], token_ids: list):
+        """Record the computed tokens and append each sequence's new tokens, then finish sequences that hit
+        EOS, max_tokens or max_model_len.
+
+        `token_ids` has one entry per sequence: None for a prefill chunk that leaves prompt tokens uncomputed,
+        else the new token, or, for a sequence with draft tokens, the list of its accepted drafts followed by
+        the model's own next token."""
+        for seq, output in zip(seqs, token_ids, strict=True):
             computed_before = seq.num_computed_tokens
-            seq.num_computed_tokens += seq.num_scheduled_tokens
+            new_tokens = output if isinstance(output, list) else [output]
+            if seq.draft_token_ids:
+                self._record_speculation(seq, new_tokens)
+            else:
+                seq.num_computed_tokens += seq.num_scheduled_tokens
             seq.num_scheduled_tokens = 0
             self.block_manager.commit_full_blocks(seq, computed_before)
             if seq.num_computed_tokens < len(seq):
                 continue
-            seq.token_ids.append(token)
-            params = seq.sampling_params
-            if token == cfg.eos and not params.ignore_eos:
-                reason = "eos"
-            elif seq.num_completion_tokens >= params.max_tokens:
-                reason = "max_tokens"
-            elif len(seq) >= cfg.max_model_len:
-                reason = "max_model_len"
-            else:
-                continue
-            seq.status, seq.finish_reason = SequenceStatus.FINISHED, reason
-            self.block_manager.deallocate(seq)
-            self.running.remove(seq)
-            self.decision_log.append(Finished(seq.seq_id, reason))
+            for token in new_tokens:
+                seq.token_ids.append(token)
+                if self._finish_if_done(seq, token):
+                    break
+
+    def _record_speculation(self, seq: Sequence, new_tokens: list[int]):
+        """K/V stays valid for the last real token and the accepted drafts; the rest is discarded."""
+        drafts, num_accepted = seq.draft_token_ids, len(new_tokens) - 1
+        if not 0 <= num_accepted <= len(drafts) or new_tokens[:num_accepted] != drafts[:num_accepted]:
+            raise ValueError(f"request {seq.seq_id}: the runner returned {new_tokens} for drafts {drafts}; "
+                             "expected the accepted draft prefix followed by one token of the model")
+        seq.num_computed_tokens += 1 + num_accepted
+        seq.draft_token_ids = []
+        self.block_manager.release_unused_tail(seq)
+        self.decision_log.append(Speculated(seq.seq_id, tuple(drafts), num_accepted))
+
+    def _finish_if_done(self, seq: Sequence, token: int) -> bool:
+        cfg, params = self.config, seq.sampling_params
+        if token == cfg.eos and not params.ignore_eos:
+            reason = "eos"
+        elif seq.num_completion_tokens >= params.max_tokens:
+            reason = "max_tokens"
+        elif len(seq) >= cfg.max_model_len:
+            reason = "max_model_len"
+        else:
+            return False
+        seq.status, seq.finish_reason = SequenceStatus.FINISHED, reason
+        self.block_manager.deallocate(seq)
+        self.running.remove(seq)
+        self.decision_log.append(Finished(seq.seq_id, reason))
+        return True

@@ -44,6 +44,7 @@ class Sequence:
         self.block_table: list[int] = []
         self.num_computed_tokens = 0
         self.num_scheduled_tokens = 0
+        self.draft_token_ids: list[int] = []  # speculative tokens computed this step after the last real one
         self.num_cached_tokens = 0  # prefix-cache hit tokens at the latest admission
         self.num_preemptions = 0
         self.finish_reason: str | None = None

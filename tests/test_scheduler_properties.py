@@ -32,6 +32,7 @@ def configs(draw):
             mixed_batches=draw(st.booleans()),
             preemption_policy=draw(st.sampled_from(["tail", "smart", "priority"])),
             queue_policy=draw(st.sampled_from(["fcfs", "priority"])),
+            num_speculative_tokens=draw(st.sampled_from([0, 0, 1, 4])),
         )
     except ConfigError as err:  # the strategy only draws valid configs; say so loudly if it does not
         raise AssertionError(f"strategy drew an invalid config: {err}") from err
@@ -66,7 +67,7 @@ def check_invariants(scheduler: Scheduler, step: int, every_seq: list[Sequence],
     assert all(s.block_table == [] and s.status is SequenceStatus.WAITING for s in scheduler.waiting)
     for s in scheduler.running:
         assert s.status is SequenceStatus.RUNNING
-        assert len(s.block_table) * bm.block_size >= s.num_computed_tokens
+        assert len(s.block_table) == bm.blocks_for(s.num_computed_tokens), "blocks cover exactly the computed tokens"
         assert len(s) <= scheduler.config.max_model_len
     for block_hash, block_id in bm.hash_to_block_id.items():
         assert bm.blocks[block_id].hash == block_hash

@@ -1,0 +1,16 @@
+"""N-gram prompt lookup: draft tokens for speculative decoding without a second model (vLLM's `ngram`)."""
+
+
+def propose_ngram(token_ids: list[int], k: int, min_n: int, max_n: int) -> list[int]:
+    """Match the last n tokens (longest n first) against the sequence's earlier text and propose the up to
+    `k` tokens that followed their earliest occurrence (the one with the longest continuation). Empty when
+    nothing matches."""
+    if k <= 0:
+        return []
+    length = len(token_ids)
+    for n in range(min(max_n, length - 1), min_n - 1, -1):
+        tail = token_ids[length - n:]
+        for start in range(length - n):
+            if token_ids[start:start + n] == tail:
+                return token_ids[start + n:start + n + k]
+    return []
