@@ -16,6 +16,7 @@ from runner.default_model import Progress, default_model_dir, no_progress
 from runner.paged_attention import PAGED_ATTENTION
 
 SUPPORTED_FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
+DEVICE_ENV = "SCHEDLAB_DEVICE"
 
 
 class UnsupportedModelError(ValueError):
@@ -44,8 +45,10 @@ def check_supported(config):
 
 
 def choose_device(device: str | None = None) -> torch.device:
-    """`None`/"auto": CUDA when available, else CPU; "cuda" or "cpu" force one."""
-    if device in (None, "auto"):
+    """"cuda" or "cpu" force one; `None` takes $SCHEDLAB_DEVICE, and "auto" or nothing means CUDA when
+    available, else CPU."""
+    device = device or os.environ.get(DEVICE_ENV)
+    if device in (None, "", "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("device='cuda' was requested but torch sees no CUDA device")

@@ -51,11 +51,7 @@ class ModelRunner:
                                 position_ids=packed.positions[None].to(self.device), use_cache=False,
                                 logits_to_keep=packed.last_token_index, paged_step=packed.step).logits[0]
         self.slot_token_ids[packed.slot_mapping] = packed.input_ids
-        chosen = [seqs[row] for row in packed.sampled_rows]
-        tokens = sampling.sample(
-            logits, [seq.sampling_params for seq in chosen],
-            [sampling.request_seed(seq.sampling_params, self.seed, seq.seq_id) for seq in chosen],
-            [len(seq) for seq in chosen])
+        tokens = sampling.sample(logits, [seqs[row] for row in packed.sampled_rows], self.seed)
         result: list[int | None] = [None] * len(seqs)
         for row, token in zip(packed.sampled_rows, tokens, strict=True):
             result[row] = token

@@ -20,11 +20,13 @@ def _position_generator(seed: int, position: int) -> torch.Generator:
     return torch.Generator().manual_seed(xxhash.xxh64_intdigest(f"{seed}:{position}".encode()) >> 1)
 
 
-def sample(logits: torch.Tensor, params: list[SamplingParams], seeds: list[int], positions: list[int]) -> list[int]:
-    """One token per row of `logits` [rows, vocab]; `positions` is the index the token will take in its sequence."""
+def sample(logits: torch.Tensor, seqs, runner_seed: int) -> list[int]:
+    """The next token of each sequence from its row of `logits` [len(seqs), vocab]."""
     tokens = logits.argmax(dim=-1).tolist()
-    for row, (p, seed, position) in enumerate(zip(params, seeds, positions, strict=True)):
-        if p.temperature > 0:
-            probs = torch.softmax(logits[row].float().cpu() / p.temperature, dim=-1)
-            tokens[row] = torch.multinomial(probs, 1, generator=_position_generator(seed, position)).item()
+    for row, seq in enumerate(seqs):
+        params = seq.sampling_params
+        if params.temperature > 0:
+            probs = torch.softmax(logits[row].float().cpu() / params.temperature, dim=-1)
+            generator = _position_generator(request_seed(params, runner_seed, seq.seq_id), len(seq))
+            tokens[row] = torch.multinomial(probs, 1, generator=generator).item()
     return tokens
