@@ -12,6 +12,7 @@ import random
 import sys
 import time
 import tracemalloc
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -28,26 +29,34 @@ def workload(n: int, seed: int = 0):
                            shared_fraction=0.5, ignore_eos=True)
 
 
-def timed_run(config: Config, requests, record: bool) -> tuple[Engine, float, float]:
-    """(engine, seconds in the whole run, seconds in schedule() + postprocess())."""
+@dataclass
+class Timing:
+    cpu_s: float  # CPU time of the whole run: other processes on the machine do not skew it
+    schedule_s: float  # wall time in schedule() + postprocess()
+    steps: int
+    preemptions: int
+    prefix_hit_rate: float
+
+
+def timed_run(config: Config, requests, record: bool) -> Timing:
     engine = Engine(config, requests, record=record)
-    scheduler_s = 0.0
-    start = time.perf_counter()
+    start = time.process_time()
     while not engine.is_finished:
         engine.step()
-        if record:
-            scheduler_s += engine.frames._records[-1].wall_schedule_s
-    return engine, time.perf_counter() - start, scheduler_s
+    cpu_s = time.process_time() - start
+    bm = engine.scheduler.block_manager
+    return Timing(cpu_s, engine.wall_schedule_s, engine.step_count, engine.scheduler.num_preemptions,
+                  bm.num_prefix_hits / max(1, bm.num_prefix_queries))
 
 
-def traced_bytes(config: Config, requests, record: bool) -> int:
-    """Memory held at the end of a run by its engine (scheduler, requests and, if recording, frames)."""
+def held_after_run(config: Config, requests, record: bool) -> tuple[Engine, int]:
+    """A finished run and the memory it holds (scheduler, requests and, when recording, frames)."""
     tracemalloc.start()
-    engine = timed_run(config, requests, record)[0]
+    engine = Engine(config, requests, record=record)
+    engine.run()
     held = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
-    del engine
-    return held
+    return engine, held
 
 
 def main():
@@ -59,27 +68,28 @@ def main():
     for num_blocks in args.blocks:
         config = Config(max_num_seqs=512, max_num_batched_tokens=16384, max_model_len=4096,
                         num_kvcache_blocks=num_blocks, kvcache_block_size=256)
-        bare, bare_s, _ = min((timed_run(config, requests, record=False) for _ in range(2)), key=lambda r: r[1])
-        bm = bare.scheduler.block_manager
-        steps = bare.step_count
-        print(f"\n== {num_blocks} blocks: {steps} steps, {bare.scheduler.num_preemptions} preemptions, prefix hit "
-              f"rate {bm.num_prefix_hits / max(1, bm.num_prefix_queries):.1%}")
-        print(f"without frames: {bare_s / steps * 1e3:.2f} ms per step (schedule + fake model + postprocess)")
-        recorded, rec_s, sched_s = min((timed_run(config, requests, record=True) for _ in range(2)),
-                                       key=lambda r: r[1])
-        print(f"with frames:    {rec_s / steps * 1e3:.2f} ms per step, of which schedule() + postprocess() "
-              f"{sched_s / steps * 1e3:.2f} ms")
-        print(f"overhead ratio: {rec_s / bare_s:.2f}x (target <= 1.5x)")
-        bare_bytes, recorded_bytes = (traced_bytes(config, requests, record) for record in (False, True))
+        runs = [timed_run(config, requests, record) for _ in range(2) for record in (False, True)]  # interleaved
+        bare = min(runs[0::2], key=lambda t: t.cpu_s)
+        recorded = min(runs[1::2], key=lambda t: t.cpu_s)
+        print(f"\n== {num_blocks} blocks: {bare.steps} steps, {bare.preemptions} preemptions, prefix hit rate "
+              f"{bare.prefix_hit_rate:.1%}")
+        print(f"schedule() + postprocess(): {bare.schedule_s / bare.steps * 1e3:.2f} ms wall per step")
+        print(f"without frames: {bare.cpu_s / bare.steps * 1e3:.2f} ms CPU per step (schedule, fake model, "
+              "postprocess)")
+        print(f"with frames:    {recorded.cpu_s / bare.steps * 1e3:.2f} ms CPU per step")
+        print(f"overhead ratio: {recorded.cpu_s / bare.cpu_s:.2f}x (target <= 1.5x)")
+        engine, recorded_bytes = held_after_run(config, requests, record=True)
+        store_bytes = recorded_bytes - held_after_run(config, requests, record=False)[1]
         rng = random.Random(0)
-        picks = [rng.randrange(len(recorded.frames)) for _ in range(50)]
+        picks = [rng.randrange(len(engine.frames)) for _ in range(50)]
         start = time.perf_counter()
         for k in picks:
-            recorded.frames[k]
+            engine.frames[k]
         read_ms = (time.perf_counter() - start) / len(picks) * 1e3
         print(f"read a random frame: {read_ms:.2f} ms (target < 10 ms)")
-        print(f"frame store memory: {(recorded_bytes - bare_bytes) / 2**20:.1f} MiB for {len(recorded.frames)} "
-              f"frames ({(recorded_bytes - bare_bytes) / len(recorded.frames) / 1024:.1f} KiB per frame)")
+        print(f"frame store memory: {store_bytes / 2**20:.1f} MiB for {len(engine.frames)} frames "
+              f"({store_bytes / len(engine.frames) / 1024:.1f} KiB per frame)")
+
 
 if __name__ == "__main__":
     main()

@@ -74,6 +74,7 @@ class Engine:
         self.scheduler = Scheduler(config)
         self.step_count = 0
         self.sim_time_s = 0.0
+        self.wall_schedule_s = self.wall_model_s = 0.0  # totals over the run, as in the frames
         self.requests: list[RequestRecord] = []
         self.histories: list[TokenHistory] = []
         self._seqs: list[Sequence] = []  # by request id, for the recorder
@@ -147,6 +148,8 @@ class Engine:
         sched.postprocess(batch.seqs, tokens)
         t3 = time.perf_counter()
         self.sim_time_s += self.cost.step_time(batch.num_tokens)
+        self.wall_schedule_s += (t1 - t0) + (t3 - t2)
+        self.wall_model_s += t2 - t1
         events += sched.decision_log
         self._note_progress(batch, events)
         self._last_batch_idle = not batch.seqs

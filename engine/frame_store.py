@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable
+from itertools import chain
 from typing import NamedTuple
 
 from engine.frame import BatchView, BlockView, Frame, RequestView, StepMetrics
@@ -75,9 +76,32 @@ class StepRecord(NamedTuple):
     running: QueueDiff | None
 
 
+PAGE_SIZE = 256
+
+
+def paged(items: list, previous: tuple[tuple, ...] = (), dirty: set[int] = frozenset()) -> tuple[tuple, ...]:
+    """`items` cut into pages of PAGE_SIZE, reusing each page of `previous` that holds no `dirty` index: a
+    keyframe then costs only the pages that changed since the last one, not the whole pool."""
+    dirty_pages = {i // PAGE_SIZE for i in dirty}
+    pages = []
+    for p, start in enumerate(range(0, len(items), PAGE_SIZE)):
+        size = min(PAGE_SIZE, len(items) - start)
+        if p < len(previous) and p not in dirty_pages and len(previous[p]) == size:
+            pages.append(previous[p])
+        else:
+            pages.append(tuple(items[start:start + size]))
+    return tuple(pages)
+
+
+class Paged(NamedTuple):
+    """A keyframe's requests and blocks, as pages (see `paged`)."""
+    requests: tuple[tuple[RequestView, ...], ...]
+    blocks: tuple[tuple[BlockView, ...], ...]
+
+
 class _Keyframe(NamedTuple):
-    requests: tuple[RequestView, ...]
-    blocks: tuple[BlockView, ...]
+    requests: tuple[tuple[RequestView, ...], ...]
+    blocks: tuple[tuple[BlockView, ...], ...]
     waiting: tuple[int, ...]
     running: tuple[int, ...]
 
@@ -112,10 +136,10 @@ class FrameStore:
     def append(self, step: int, sim_time_s: float, wall_schedule_s: float, wall_model_s: float, config: Config,
                batch: BatchView, events: tuple, metrics: StepMetrics, requests: dict[int, RequestView],
                blocks: dict[int, BlockView] | tuple[BlockView, ...], waiting: tuple[int, ...],
-               running: tuple[int, ...], snapshot: Callable[[], tuple[tuple, tuple]] | None = None):
+               running: tuple[int, ...], snapshot: Callable[[], Paged] | None = None):
         """Record step `step` (== len(self)). `blocks` is a dict of changed blocks, or a tuple holding the
         whole pool (the first step, or after the pool was rebuilt). `snapshot()`, when given, returns the
-        step's complete (requests, blocks), sparing a replay when a keyframe is due."""
+        step's complete requests and blocks, sparing a replay when a keyframe is due."""
         assert step == len(self._records), f"step {step} recorded after {len(self._records)} steps"
         self._records.append(StepRecord(step, sim_time_s, wall_schedule_s, wall_model_s, config, batch, events,
                                         metrics, requests, blocks, diff_queue(self._waiting, waiting),
@@ -124,10 +148,10 @@ class FrameStore:
         if step % self.keyframe_every == 0 or isinstance(blocks, tuple):
             if snapshot is None:
                 frame = self._build(step)
-                requests, all_blocks = frame.requests, frame.blocks
+                pages = Paged(paged(frame.requests), paged(frame.blocks))
             else:
-                requests, all_blocks = snapshot()
-            self._keyframes[step] = _Keyframe(requests, all_blocks, waiting, running)
+                pages = snapshot()
+            self._keyframes[step] = _Keyframe(*pages, waiting, running)
             self._keyframe_steps.append(step)
 
     def append_frame(self, frame: Frame):
@@ -150,7 +174,7 @@ class FrameStore:
         if i >= 0:
             first = self._keyframe_steps[i]
             key = self._keyframes[first]
-            requests, blocks = list(key.requests), list(key.blocks)
+            requests, blocks = list(chain.from_iterable(key.requests)), list(chain.from_iterable(key.blocks))
             waiting, running = key.waiting, key.running
             first += 1
         else:

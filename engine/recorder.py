@@ -14,7 +14,7 @@ from itertools import islice
 from operator import attrgetter
 
 from engine.frame import BatchView, BlockView, RequestView, StepMetrics, TokenHistory
-from engine.frame_store import FrameStore, advanced_by_batch
+from engine.frame_store import FrameStore, Paged, advanced_by_batch, paged
 from scheduler import Batch, Config, Scheduler, Sequence, SequenceStatus
 from scheduler.block_manager import NO_HASH, BlockManager
 
@@ -40,6 +40,9 @@ class Recorder:
         self._pool_rebuilt = True
         self._touched_ids: set[int] = set()
         self._advanced: set[int] = set()  # requests whose view is behind their progress
+        self._pages = Paged((), ())  # the last snapshot, and what changed since
+        self._changed_requests: set[int] = set()
+        self._changed_blocks: set[int] = set()
 
     def reset_pool(self, block_manager: BlockManager):
         """A fresh, empty pool: every block free, in id order. Block tables of the old pool are forgotten."""
@@ -47,7 +50,9 @@ class Recorder:
             if view is not None and view.block_table:
                 self._views[rid] = view._replace(block_table=())
                 self._progress[rid][2] = 0
+                self._changed_requests.add(rid)
         self._blocks = [BlockView(b.block_id, 0, None, (), b.block_id) for b in block_manager.blocks]
+        self._pages = self._pages._replace(blocks=())
         self._next_rank = len(self._blocks)
         self._num_cached_free = 0
         self._pool_rebuilt = True
@@ -69,20 +74,22 @@ class Recorder:
         dirty: set[int] = set()
         self._views.extend([None] * (len(seqs) - len(self._views)))  # new requests, all with an arrived event
         self._progress.extend([None] * (len(seqs) - len(self._progress)))
+        progress_of, advanced = self._progress, self._advanced
         for seq, n, table in zip(batch.seqs, batch.num_scheduled_tokens, batch_tables, strict=True):
-            if seq.seq_id in event_ids:
+            rid = seq.seq_id
+            if rid in event_ids:
                 dirty.update(table)
-                changed[seq.seq_id] = self._update(seq)  # recorded, so readers do not apply the batch rule
+                changed[rid] = self._update(seq)  # recorded, so readers do not apply the batch rule
                 continue
-            progress = self._progress[seq.seq_id]  # the hot path: no view is built
-            self._advanced.add(seq.seq_id)
+            progress = progress_of[rid]  # the hot path: no view is built
             num_tokens, old_computed, table_len = progress
-            progress[0], progress[1] = advanced_by_batch(num_tokens, old_computed, n)
-            if progress[1] // bs != old_computed // bs:
-                dirty.update(table[old_computed // bs:progress[1] // bs])  # blocks that became full
+            progress[0], progress[1] = num_tokens, computed = advanced_by_batch(num_tokens, old_computed, n)
+            advanced.add(rid)
+            if computed // bs != old_computed // bs:
+                dirty.update(table[old_computed // bs:computed // bs])  # blocks that became full
             if len(table) != table_len:
                 dirty.update(table[table_len:])
-                changed[seq.seq_id] = self._update(seq)
+                changed[rid] = self._update(seq)
         for rid in event_ids - changed.keys():
             seq = seqs[rid]
             old = self._views[rid]
@@ -105,18 +112,23 @@ class Recorder:
                           BatchView(batch.kind, tuple(map(SEQ_ID, batch.seqs)), batch.num_scheduled_tokens),
                           events, metrics, changed, blocks, waiting, running, self.snapshot)
 
-    def snapshot(self) -> tuple[tuple[RequestView, ...], tuple[BlockView, ...]]:
-        """Every request's and block's view now: the store's keyframes, without replaying records."""
+    def snapshot(self) -> Paged:
+        """Every request's and block's view now, for the store's keyframes, without replaying records."""
         for rid in self._advanced:
             num_tokens, num_computed, _ = self._progress[rid]
             self._views[rid] = self._views[rid].progressed(num_tokens, num_computed)
+        self._pages = Paged(paged(self._views, self._pages.requests, self._advanced | self._changed_requests),
+                            paged(self._blocks, self._pages.blocks, self._changed_blocks))
         self._advanced.clear()
-        return tuple(self._views), tuple(self._blocks)
+        self._changed_requests.clear()
+        self._changed_blocks.clear()
+        return self._pages
 
     def _update(self, seq: Sequence) -> RequestView:
         rid = seq.seq_id
         view = request_view(seq, self.histories[rid])
         self._views[rid] = view
+        self._changed_requests.add(rid)
         self._progress[rid] = [view.num_tokens, view.num_computed_tokens, len(view.block_table)]
         return view
 
@@ -137,6 +149,7 @@ class Recorder:
         for bid, view in changed.items():
             self._num_cached_free += view.is_cached_free - self._blocks[bid].is_cached_free
             self._blocks[bid] = view
+        self._changed_blocks.update(changed)
         if self._pool_rebuilt:
             self._pool_rebuilt = False
             return tuple(self._blocks)
