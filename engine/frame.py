@@ -19,7 +19,8 @@ Schema (field names are stable; the UI builds its figures from them):
       blocks: tuple[BlockView]       the whole KV pool, indexed by block id
       free_block_ids: tuple[int]     free list in order: head = next block to be allocated, also the
                                      prefix cache's LRU order (cached-but-free blocks are evicted head first)
-      events: tuple[Event]           this step's story: `arrived` (engine) then the scheduler's decision log
+      events: tuple[Event]           this step's story: `arrived` (engine; plus `aborted` for a request
+                                     refused at arrival, with the reason) then the scheduler's decision log
                                      (admitted, chunk, blocked, preempted, prefix_hit, finished, aborted);
                                      each has .kind, .seq_id and .to_dict(), see scheduler/events.py
       metrics: StepMetrics           KV usage, tokens in the batch, queue lengths, cumulative counters
@@ -27,8 +28,10 @@ Schema (field names are stable; the UI builds its figures from them):
     RequestView (a NamedTuple)
       id, status ("waiting" | "running" | "finished" | "aborted"), num_tokens (prompt + output so far),
       num_prompt_tokens, num_computed_tokens (tokens whose K/V is cached), block_table, priority, arrival,
-      num_preemptions, finish_reason, max_tokens; properties token_ids, prompt_token_ids,
-      output_token_ids and pieces (text of each token, or None without a tokenizer).
+      num_preemptions, finish_reason, max_tokens, history (the request's TokenHistory, shared by all its
+      views: history.token_ids holds every token the request will ever have, so slice it by num_tokens);
+      properties token_ids, prompt_token_ids, output_token_ids, num_output_tokens and pieces (text of each
+      token, or None without a tokenizer: integer prompts on the fake runner).
 
     BlockView (a NamedTuple)
       id, ref_count, hash (None unless the block is a full block registered in the prefix cache),
