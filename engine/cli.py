@@ -33,8 +33,10 @@ def describe_event(e) -> str:
             return f"X{e.seq_id}"
 
 
-def ids(values) -> str:
-    return ",".join(map(str, values)) or "-"
+def ids(values, most: int = 8) -> str:
+    """Comma-joined ids, the first `most` of a long list followed by how many more there are."""
+    shown = ",".join(map(str, values[:most])) or "-"
+    return shown + (f"+{len(values) - most}" if len(values) > most else "")
 
 
 def frame_row(frame: Frame) -> str:
