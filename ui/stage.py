@@ -58,11 +58,10 @@ def controls():
     step_clicked = cols[2].button("Step ▶", width="stretch", type="primary")
     run_clicked = cols[3].button("Run N steps ▶▶", width="stretch")
     cols[4].number_input("N", 1, 10_000, 10, key="run_n", label_visibility="collapsed")
-    playing = st.session_state.playing
-    play_clicked = cols[5].button("⏸ Pause" if playing else "▶ Play", width="stretch", key="play")
+    # A toggle, not a button: its state survives the timer's reruns, where a button's click could be lost.
+    cols[5].toggle("Play ▶", key="playing", help="Step automatically at the chosen speed; switch off to pause.")
     cols[6].selectbox("speed", list(SPEEDS), index=1, key="speed", label_visibility="collapsed")
-    if play_clicked or (playing and play_interval() != st.session_state.play_interval):
-        st.session_state.playing = playing != play_clicked
+    if play_interval() != st.session_state.play_interval:
         st.session_state.notice = None
         st.rerun()  # the whole page: the stage's timer starts, stops or changes speed
     if step_clicked:
@@ -146,10 +145,12 @@ def frame_views():
     left.plotly_chart(block_tables_figure(frame, sizing), config=PLOT_CONFIG, key="block_tables")
     with right:
         narration(frame)
-    text_tab, chart_tab = st.tabs(["Generated text", "Charts over time"])
-    with text_tab:
+    # Only the chosen view is drawn: charts over time cost the browser more than the whole frame.
+    shown = st.segmented_control("Below", ["Generated text", "Charts over time", "Neither"], key="lower_view",
+                                 default="Generated text", label_visibility="collapsed")
+    if shown == "Generated text":
         texts(frame)
-    with chart_tab:
+    elif shown == "Charts over time":
         charts()
 
 

@@ -1,0 +1,173 @@
+"""The real page in headless Chromium: `streamlit run app.py` on a free port (fake model), driven with
+Playwright. The figures' data is read from the page's Plotly elements and checked against the same scenario
+run by the engine alone. Screenshots go to artifacts/ for a person to look at."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from engine.scenario import SCENARIOS_DIR, load_scenario
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "artifacts"
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run"]
+FIGURES_JS = ("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+              ".map(el => [el.layout.title.text.replace(/<[^>]*>/g, ''), el.layout.meta || {}])")
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is not installed (Debian chromium)")]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = free_port()
+    env = dict(os.environ, SCHEDLAB_RUNNER="fake")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                if process.poll() is not None or time.time() > deadline:
+                    raise RuntimeError(f"streamlit did not start: {process.stdout.read().decode()[-2000:]}") from None
+                time.sleep(0.3)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def figures(page) -> dict:
+    """Title start ("Running queue", "KV cache", ...) -> the figure's layout.meta."""
+    return {title.split(" ·")[0]: meta for title, meta in page.evaluate(FIGURES_JS)}
+
+
+def wait_for_step(page, step: int):
+    """Until the queues and the block grid all draw frame `step`."""
+    page.wait_for_function(
+        "step => { const steps = Array.from(document.querySelectorAll('.js-plotly-plot'))"
+        ".map(el => el.layout.meta && el.layout.meta.step).filter(s => s !== undefined);"
+        " return steps.length === 3 && steps.every(s => s === step); }", arg=step, timeout=30_000)
+
+
+def shown_step(page) -> int:
+    return figures(page)["KV cache"]["step"]
+
+
+def assert_page_shows(page, frame):
+    shown = figures(page)
+    assert shown["Running queue"]["ids"] == list(frame.running)
+    assert shown["Waiting queue"]["ids"] == list(frame.waiting)
+    assert shown["KV cache"]["owners"] == [list(frame.block_owners(b.id)) for b in frame.blocks]
+    assert shown["KV cache"]["ref_counts"] == [b.ref_count for b in frame.blocks]
+
+
+def open_page(browser, url: str, width: int = 1440, height: int = 900):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(url)
+    query = dict(part.split("=") for part in url.split("?")[1].split("&"))
+    wait_for_step(page, int(query.get("frame", 0)))
+    return page
+
+
+def step_button(page):
+    return page.get_by_role("button", name="Step ▶")
+
+
+def test_step_play_pause_and_scrub_follow_the_scheduler(server, browser):
+    ARTIFACTS.mkdir(exist_ok=True)
+    expected = load_scenario(SCENARIOS_DIR / "02_preemption.toml", "fake").engine()
+    expected.run()
+    page = open_page(browser, f"{server}/?scenario=02_preemption")
+    assert expected.step_count > 9, "the play/pause check needs a run longer than 9 steps"
+    assert_page_shows(page, expected.frames[0])
+    for step in (1, 2, 3):
+        step_button(page).click()
+        wait_for_step(page, step)
+        assert_page_shows(page, expected.frames[step])
+    assert figures(page)["KV cache"]["owners"] != [[], [], []]
+    page.screenshot(path=ARTIFACTS / "laptop_1440x900_step3.png")
+
+    play = page.locator(".st-key-playing label")  # the Play switch
+    play.click()
+    page.wait_for_function("() => document.body.innerText.includes('Frame 6 of')", timeout=30_000)
+    play.click()
+    page.wait_for_function("() => !document.querySelector('.st-key-playing input').checked", timeout=10_000)
+    page.wait_for_timeout(1500)  # a step already under way still lands
+    paused_at = shown_step(page)
+    page.wait_for_timeout(2000)
+    assert shown_step(page) == paused_at >= 6, "the page kept stepping after Pause"
+    assert_page_shows(page, expected.frames[paused_at])
+
+    thumb = page.get_by_role("slider")
+    thumb.focus()
+    thumb.press("Home")
+    wait_for_step(page, 0)
+    for _ in range(2):
+        thumb.press("ArrowRight")
+    wait_for_step(page, 2)
+    assert_page_shows(page, expected.frames[2])
+    assert "frame=2" in page.url
+    page.close()
+
+
+def test_two_sessions_step_independently(server, browser):
+    solo = {name: load_scenario(SCENARIOS_DIR / f"{name}.toml", "fake").engine() for name in
+            ("01_prefill_first", "02_preemption")}
+    for engine in solo.values():
+        engine.run(4)
+    pages = {name: open_page(browser, f"{server}/?scenario={name}") for name in solo}
+    for step in range(1, 5):
+        for page in pages.values():  # interleaved: one click each, in turn
+            step_button(page).click()
+        for name, page in pages.items():
+            wait_for_step(page, step)
+            assert_page_shows(page, solo[name].frames[step])
+    for page in pages.values():
+        page.close()
+
+
+def test_presentation_mode_screenshots(server, browser):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = open_page(browser, f"{server}/?scenario=02_preemption&frame=2&present=1", 1920, 1080)
+    assert figures(page)["Running queue"]["ids"] == [0, 1]
+    page.screenshot(path=ARTIFACTS / "projector_1920x1080_frame2.png")
+    page.close()
+    page = open_page(browser, f"{server}/?scenario=01_prefill_first&frame=15", 1440, 900)
+    page.screenshot(path=ARTIFACTS / "laptop_1440x900_prefill_first_frame15.png")
+    page.close()
