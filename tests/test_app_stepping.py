@@ -107,3 +107,18 @@ def test_a_bad_url_falls_back_to_the_first_preset_with_a_message(app):
     app.run()
     assert not app.exception and lab(app).cursor == 0
     assert any("no scenario called 'nope'" in w.value for w in app.warning)
+
+
+def test_charts_and_metrics_views_draw_the_run_so_far(app):
+    app.run()
+    app.number_input(key="run_n").set_value(4).run()
+    button(app, "Run N steps ▶▶").click().run()
+    app.segmented_control(key="lower_view").set_value("Charts over time").run()
+    assert no_errors(app)
+    queues = figure(app, "Queue lengths and KV usage")
+    assert queues["data"][1]["x"] == [0, 1, 2, 3, 4]
+    assert figure(app, "Request timeline")["data"]
+    app.segmented_control(key="lower_view").set_value("Metrics").run()
+    assert no_errors(app)
+    assert [m.label for m in app.metric][:2] == ["throughput", "mean TTFT"]
+    assert len(app.dataframe[0].value) == len(lab(app).frame.requests)

@@ -7,11 +7,13 @@ import html
 
 import streamlit as st
 
+from engine.metrics import run_metrics
 from ui.state import lab, report, sync_url
 from viz.block_grid import block_grid_figure, block_tables_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
 from viz.lab import LabError
+from viz.metrics_table import request_rows, run_summary
 from viz.narrate import narrate
 from viz.queues import queue_figure
 from viz.sizing import sizing_for
@@ -135,6 +137,16 @@ def charts():
     st.plotly_chart(timeline_figure(history, step), config=PLOT_CONFIG, key="chart_timeline")
 
 
+def metrics():
+    run, requests = run_metrics(lab().history())
+    st.caption(f"Up to frame {lab().cursor}. Seconds are simulated by the engine's cost model.")
+    summary = run_summary(run)
+    for row in range(0, len(summary), 4):
+        for col, (label, value) in zip(st.columns(4), summary[row:row + 4], strict=False):
+            col.metric(label, value)
+    st.dataframe(request_rows(requests), hide_index=True)
+
+
 def frame_views():
     frame = lab().frame
     sizing = sizing_for(st.session_state.presentation)
@@ -146,12 +158,14 @@ def frame_views():
     with right:
         narration(frame)
     # Only the chosen view is drawn: charts over time cost the browser more than the whole frame.
-    shown = st.segmented_control("Below", ["Generated text", "Charts over time", "Neither"], key="lower_view",
-                                 default="Generated text", label_visibility="collapsed")
+    shown = st.segmented_control("Below", ["Generated text", "Charts over time", "Metrics", "Nothing"],
+                                 key="lower_view", default="Generated text", label_visibility="collapsed")
     if shown == "Generated text":
         texts(frame)
     elif shown == "Charts over time":
         charts()
+    elif shown == "Metrics":
+        metrics()
 
 
 def _advance_if_playing():

@@ -151,6 +151,6 @@ def block_tables_figure(frame: Frame, sizing: Sizing = LAPTOP) -> go.Figure:
         meta={"tables": {str(r.id): list(r.block_table) for r in holders}})
     fig.update_xaxes(visible=False, range=[-0.5, width - 0.5], fixedrange=True)
     fig.update_yaxes(range=[n - 0.5, -0.5], fixedrange=True, showgrid=False, zeroline=False,
-                     tickvals=list(range(len(holders))),
+                     tickfont={"size": sizing.font_size}, tickvals=list(range(len(holders))),
                      ticktext=[f"<span style='color:{request_color(r.id)}'><b>ID:{r.id}</b></span>" for r in holders])
     return fig

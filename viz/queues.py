@@ -110,7 +110,7 @@ def _layout(fig: go.Figure, frame: Frame, which: str, rows, sizing: Sizing, widt
     fig.update_xaxes(visible=False, range=[-0.5, max(width, MIN_COLUMNS) - 0.5], fixedrange=True, row=1, col=1)
     fig.update_xaxes(visible=False, range=[0, 1], fixedrange=True, row=1, col=2)
     fig.update_yaxes(autorange=False, range=[n - 0.5, -0.5], fixedrange=True, showgrid=False, zeroline=False,
-                     tickvals=list(range(len(rows.shown))),
+                     tickfont={"size": sizing.font_size}, tickvals=list(range(len(rows.shown))),
                      ticktext=[f"<span style='color:{request_color(rid)}'><b>{request_label(frame.requests[rid])}"
                                f"</b></span>" for rid in rows.shown], row=1, col=1)
     if rows.hidden:

@@ -1,0 +1,21 @@
+from engine.metrics import run_metrics
+from tests.test_viz_scenes import preemption_engine
+from viz.metrics_table import request_rows, run_summary
+
+
+def test_rows_and_summary_come_from_the_engine_metrics():
+    run, requests = run_metrics(preemption_engine().frames)
+    rows = request_rows(requests)
+    assert [r["request"] for r in rows] == ["ID:0", "ID:1", "ID:2"]
+    assert rows[1]["preemptions"] == 1 and rows[0]["TTFT (steps)"] == 1.0
+    assert rows[0]["latency (steps)"] == requests[0].e2e.steps
+    summary = dict(run_summary(run))
+    assert summary["preemptions"] == "1" and summary["finished / aborted"] == "3 / 0"
+    assert summary["mean TTFT"].endswith("ms")
+
+
+def test_unknown_latencies_stay_empty():
+    engine = preemption_engine()
+    _, requests = run_metrics(list(engine.frames)[:2])  # request 2 has waited, with no first token yet
+    row = request_rows(requests)[2]
+    assert row["TTFT (steps)"] is None and row["latency (ms)"] is None
