@@ -40,19 +40,23 @@ class ModelRunner:
         start = block_id * self.block_size
         return self.slot_token_ids[start:start + self.block_size].tolist()
 
-    def run(self, seqs) -> list[int | None]:
-        """Compute every scheduled token of `seqs` in one forward pass; the next token of each sequence whose
-        scheduled tokens reach its end, None for a prefill chunk that leaves tokens uncomputed."""
+    def run(self, seqs) -> list:
+        """Compute every scheduled token of `seqs` in one forward pass. Per sequence: None for a prefill
+        chunk that leaves tokens uncomputed, else its next token, or for a sequence with speculative drafts
+        the list of drafts the model agrees with followed by the model's own next token."""
         if not seqs:
             return []
         packed = pack_batch(seqs, self.kv_cache, self.device)
         with torch.inference_mode():
             logits = self.model(input_ids=packed.input_ids[None].to(self.device),
                                 position_ids=packed.positions[None].to(self.device), use_cache=False,
-                                logits_to_keep=packed.last_token_index, paged_step=packed.step).logits[0]
+                                logits_to_keep=packed.logits_index, paged_step=packed.step).logits[0]
         self.slot_token_ids[packed.slot_mapping] = packed.input_ids
-        tokens = sampling.sample(logits, [seqs[row] for row in packed.sampled_rows], self.seed)
-        result: list[int | None] = [None] * len(seqs)
-        for row, token in zip(packed.sampled_rows, tokens, strict=True):
-            result[row] = token
+        requests = [(seqs[row], len(seqs[row]) + j) for row, count in packed.sampled for j in range(count)]
+        tokens = iter(sampling.sample(logits, requests, self.seed))
+        result: list = [None] * len(seqs)
+        for row, count in packed.sampled:
+            model_tokens = [next(tokens) for _ in range(count)]
+            drafts = seqs[row].draft_token_ids
+            result[row] = sampling.accept_drafts(drafts, model_tokens) if drafts else model_tokens[0]
         return result

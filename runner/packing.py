@@ -17,8 +17,8 @@ class PackedBatch:
     input_ids: torch.Tensor  # [tokens], on the CPU (also recorded per slot)
     positions: torch.Tensor  # [tokens], absolute positions within each sequence
     slot_mapping: torch.Tensor  # [tokens], on the CPU
-    sampled_rows: list[int]  # the sequences (indices into the batch) that get a next token this step
-    last_token_index: torch.Tensor  # [len(sampled_rows)], their last token's index in the packed dimension
+    sampled: list[tuple[int, int]]  # (batch row, logits rows) of each sequence that gets new tokens this step
+    logits_index: torch.Tensor  # packed-dimension index of every token whose logits are kept
     step: PagedStep
 
 
@@ -36,26 +36,29 @@ def _decodes(tables: list[list[int]], context_lens: list[int], block_size: int, 
 
 
 def pack_batch(seqs, kv_cache: KVCache, device: torch.device) -> PackedBatch:
-    """Sequence `seq` computes tokens [c, c + n) with c = num_computed_tokens, n = num_scheduled_tokens."""
+    """Sequence `seq` computes tokens [c, c + n) of `token_ids + draft_token_ids`, with c = num_computed_tokens
+    and n = num_scheduled_tokens. When that reaches the end, logits are kept for its last token and, to verify
+    speculative drafts, for the token before each draft."""
     size = kv_cache.block_size
-    input_ids, positions, slots, spans, sampled_rows, last_tokens = [], [], [], [], [], []
+    input_ids, positions, slots, spans, sampled, logits_index = [], [], [], [], [], []
     decode_tables, decode_lens = [], []
     decodes_first = sorted(range(len(seqs)), key=lambda row: seqs[row].num_scheduled_tokens > 1)
     for row in decodes_first:
         seq = seqs[row]
+        tokens, num_logits = seq.token_ids + seq.draft_token_ids, 1 + len(seq.draft_token_ids)
         start, count = seq.num_computed_tokens, seq.num_scheduled_tokens
         end = start + count
         table = seq.block_table[:-(-end // size)]
-        if count < 1 or end > len(seq) or len(table) * size < end:
-            raise ValueError(f"{seq!r}: cannot compute tokens [{start}, {end}) with "
-                             f"{len(seq.block_table)} blocks of {size}")
+        if count < 1 or end > len(tokens) or len(table) * size < end or (end == len(tokens) and count < num_logits):
+            raise ValueError(f"{seq!r}: cannot compute tokens [{start}, {end}) of {len(tokens)} with "
+                             f"{len(seq.draft_token_ids)} drafts in {len(seq.block_table)} blocks of {size}")
         query_start = len(input_ids)
-        input_ids += seq.token_ids[start:end]
+        input_ids += tokens[start:end]
         positions += range(start, end)
         slots += [table[p // size] * size + p % size for p in range(start, end)]
-        if end == len(seq):
-            sampled_rows.append(row)
-            last_tokens.append(len(input_ids) - 1)
+        if end == len(tokens):
+            sampled.append((row, num_logits))
+            logits_index += range(len(input_ids) - num_logits, len(input_ids))
         if count == 1:
             decode_tables.append(table)
             decode_lens.append(end)
@@ -64,6 +67,6 @@ def pack_batch(seqs, kv_cache: KVCache, device: torch.device) -> PackedBatch:
             spans.append(Span(query_start, len(input_ids), torch.tensor([table], device=device), end, mask))
     decodes = _decodes(decode_tables, decode_lens, size, device) if decode_tables else None
     slot_mapping = torch.tensor(slots)
-    return PackedBatch(torch.tensor(input_ids), torch.tensor(positions), slot_mapping, sampled_rows,
-                       torch.tensor(last_tokens, dtype=torch.long, device=device),
+    return PackedBatch(torch.tensor(input_ids), torch.tensor(positions), slot_mapping, sampled,
+                       torch.tensor(logits_index, dtype=torch.long, device=device),
                        PagedStep(kv_cache, slot_mapping.to(device), decodes, spans))

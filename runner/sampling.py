@@ -1,8 +1,9 @@
 """Next-token choice: greedy at temperature 0, else seeded temperature sampling.
 
 A request's random stream is keyed by its seed and the position being sampled, not by how many times it
-was sampled before, so the same request draws the same tokens however it is batched, chunked or preempted
-(a preempted request recomputes its prefix and samples the next position, exactly once).
+was sampled before, so the same request draws the same tokens however it is batched, chunked, preempted
+(a preempted request recomputes its prefix and samples the next position, exactly once) or speculated
+(a draft is accepted only where it equals the token sampled at its position).
 """
 
 import torch
@@ -20,13 +21,22 @@ def _position_generator(seed: int, position: int) -> torch.Generator:
     return torch.Generator().manual_seed(xxhash.xxh64_intdigest(f"{seed}:{position}".encode()) >> 1)
 
 
-def sample(logits: torch.Tensor, seqs, runner_seed: int) -> list[int]:
-    """The next token of each sequence from its row of `logits` [len(seqs), vocab]."""
+def sample(logits: torch.Tensor, requests: list[tuple], runner_seed: int) -> list[int]:
+    """A token per row of `logits`; `requests[row]` is (sequence, index the token will take in it)."""
     tokens = logits.argmax(dim=-1).tolist()
-    for row, seq in enumerate(seqs):
+    for row, (seq, position) in enumerate(requests):
         params = seq.sampling_params
         if params.temperature > 0:
             probs = torch.softmax(logits[row].float().cpu() / params.temperature, dim=-1)
-            generator = _position_generator(request_seed(params, runner_seed, seq.seq_id), len(seq))
+            generator = _position_generator(request_seed(params, runner_seed, seq.seq_id), position)
             tokens[row] = torch.multinomial(probs, 1, generator=generator).item()
     return tokens
+
+
+def accept_drafts(drafts: list[int], model_tokens: list[int]) -> list[int]:
+    """The drafts the model agrees with, then its own next token. `model_tokens[j]` is the model's token
+    where `drafts[j]` stands, so the result is exactly what decoding without drafts would write."""
+    accepted = 0
+    while accepted < len(drafts) and drafts[accepted] == model_tokens[accepted]:
+        accepted += 1
+    return model_tokens[:accepted + 1]

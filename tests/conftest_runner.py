@@ -50,8 +50,8 @@ def drive(runner, scheduler: Scheduler, arrivals: dict[int, list[Sequence]], max
             scheduler.add(seq)
         batch = scheduler.schedule()
         log.kinds.append(batch.kind)
-        log.events += scheduler.decision_log
         scheduler.postprocess(batch.seqs, runner.run(batch.seqs))
+        log.events += scheduler.decision_log  # this step's decisions, postprocess()'s included
         step += 1
         assert step < max_steps, "the run did not finish"
     return log

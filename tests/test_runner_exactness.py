@@ -8,7 +8,7 @@ from transformers import MistralConfig, Qwen2Config, Qwen3Config
 
 from runner.model_runner import EMPTY_SLOT, ModelRunner
 from scheduler import Config, SamplingParams, Scheduler, Sequence
-from scheduler.events import ChunkScheduled, Preempted, PrefixHit
+from scheduler.events import ChunkScheduled, Preempted, PrefixHit, Speculated
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +74,20 @@ def test_chunked_prefill_and_mixed_batches(tiny, block_size):
     assert any(isinstance(e, PrefixHit) for e in log.events)
 
 
+@pytest.mark.parametrize("block_size", [1, 10, 16])
+def test_speculative_drafts_change_nothing(tiny, block_size):
+    """Prompt-lookup drafts are verified in the same forward pass; accepted or not, the text is greedy's."""
+    pattern = random_prompts([6], seed=13)[0]
+    loops = random_prompts([8], seed=2)[0]  # the tiny model answers this with "... 62 69 62 69 62 ...": drafts hit
+    prompts = [loops, random_prompts([15], seed=14)[0] + pattern * 2, pattern * 3]
+    log = run_and_compare(tiny, config(kvcache_block_size=block_size, num_kvcache_blocks=600 // block_size,
+                                       num_speculative_tokens=4, mixed_batches=block_size == 10),
+                          prompts, arrival_steps=[0, 1, 3], max_tokens=24)
+    speculated = [e for e in log.events if isinstance(e, Speculated)]
+    assert any(e.num_accepted > 0 for e in speculated)
+    assert any(e.num_accepted < len(e.draft_token_ids) for e in speculated)
+
+
 def test_block_token_ids_show_what_each_slot_holds(tiny):
     """After every step, each block of a running request holds exactly its computed tokens, in order."""
     cfg = config(kvcache_block_size=10, num_kvcache_blocks=30, chunked_prefill=True, max_num_batched_tokens=16)
@@ -112,6 +126,8 @@ def test_seeded_sampling_is_reproducible_however_scheduled(tiny):
                                       [0, 2, 5])
     assert any(preemptions)
     assert cramped == roomy
+    speculating, _ = sample_run(config(num_speculative_tokens=3), [0, 1, 1])
+    assert speculating == roomy
     other_seed, _ = sample_run(config(), [0, 0, 0], runner_seed=99)
     assert other_seed[0] == roomy[0]  # its own seed wins over the runner's
     assert other_seed[1:] != roomy[1:]
