@@ -35,8 +35,9 @@ Schema (field names are stable; the UI builds its figures from them):
 
     BlockView (a NamedTuple)
       id, ref_count, hash (None unless the block is a full block registered in the prefix cache),
-      token_ids (the cached tokens of a hashed block, else ()), free_rank (order key in the free list);
-      properties is_free and is_cached_free. Owners: Frame.block_owners(block_id).
+      free_rank (order key in the free list); properties token_ids (the cached tokens of a hashed block,
+      else (); a slice of the filling request's history, so they cost no memory), is_free and
+      is_cached_free. Owners: Frame.block_owners(block_id).
 
 Token ids are append-only, so a request's tokens live once in a shared `TokenHistory` and each view keeps
 only how many of them existed at its step: frames stay cheap to store and to rebuild.
@@ -155,8 +156,18 @@ class BlockView(NamedTuple):
     id: int
     ref_count: int
     hash: int | None
-    token_ids: tuple[int, ...]
     free_rank: int  # blocks in the free list are ordered by this rank (a freed block goes to the tail)
+    # A hashed block's tokens are a slice of the history of the request that filled it: shared, not copied.
+    tokens_from: TokenHistory | None = None
+    tokens_start: int = 0
+    tokens_len: int = 0
+
+    @property
+    def token_ids(self) -> tuple[int, ...]:
+        """The cached tokens of a hashed block, else ()."""
+        if self.tokens_from is None:
+            return ()
+        return tuple(self.tokens_from.token_ids[self.tokens_start:self.tokens_start + self.tokens_len])
 
     @property
     def is_free(self) -> bool:
@@ -168,13 +179,14 @@ class BlockView(NamedTuple):
         return self.ref_count == 0 and self.hash is not None
 
     def to_dict(self) -> dict:
-        data = self._asdict()
-        data["token_ids"] = list(self.token_ids)
-        return data
+        return {"id": self.id, "ref_count": self.ref_count, "hash": self.hash, "token_ids": list(self.token_ids),
+                "free_rank": self.free_rank}
 
     @classmethod
     def from_dict(cls, data: dict) -> BlockView:
-        return cls(data["id"], data["ref_count"], data["hash"], tuple(data["token_ids"]), data["free_rank"])
+        tokens = data["token_ids"]
+        return cls(data["id"], data["ref_count"], data["hash"], data["free_rank"],
+                   TokenHistory(tokens) if tokens else None, 0, len(tokens))
 
 
 class BatchView(NamedTuple):

@@ -51,7 +51,7 @@ class Recorder:
                 self._views[rid] = view._replace(block_table=())
                 self._progress[rid][2] = 0
                 self._changed_requests.add(rid)
-        self._blocks = [BlockView(b.block_id, 0, None, (), b.block_id) for b in block_manager.blocks]
+        self._blocks = [BlockView(b.block_id, 0, None, b.block_id) for b in block_manager.blocks]
         self._pages = self._pages._replace(blocks=())
         self._next_rank = len(self._blocks)
         self._num_cached_free = 0
@@ -75,10 +75,12 @@ class Recorder:
         self._views.extend([None] * (len(seqs) - len(self._views)))  # new requests, all with an arrived event
         self._progress.extend([None] * (len(seqs) - len(self._progress)))
         progress_of, advanced = self._progress, self._advanced
+        filled_by: dict[int, tuple[int, int]] = {}  # block -> (request, index in its table) for blocks it may fill
         for seq, n, table in zip(batch.seqs, batch.num_scheduled_tokens, batch_tables, strict=True):
             rid = seq.seq_id
             if rid in event_ids:
                 dirty.update(table)
+                filled_by.update((b, (rid, i)) for i, b in enumerate(table))
                 changed[rid] = self._update(seq)  # recorded, so readers do not apply the batch rule
                 continue
             progress = progress_of[rid]  # the hot path: no view is built
@@ -86,7 +88,9 @@ class Recorder:
             progress[0], progress[1] = num_tokens, computed = advanced_by_batch(num_tokens, old_computed, n)
             advanced.add(rid)
             if computed // bs != old_computed // bs:
-                dirty.update(table[old_computed // bs:computed // bs])  # blocks that became full
+                for i in range(old_computed // bs, computed // bs):  # blocks that became full
+                    dirty.add(table[i])
+                    filled_by[table[i]] = (rid, i)
             if len(table) != table_len:
                 dirty.update(table[table_len:])
                 changed[rid] = self._update(seq)
@@ -101,7 +105,7 @@ class Recorder:
                 changed[rid] = view
         for e in events:
             dirty.update(getattr(e, "freed_blocks", ()))
-        blocks = self._record_blocks(bm, dirty)
+        blocks = self._record_blocks(bm, dirty, filled_by)
         waiting = tuple(map(SEQ_ID, sched.waiting))
         running = tuple(map(SEQ_ID, sched.running))
         num_free = bm.num_free_blocks
@@ -132,10 +136,11 @@ class Recorder:
         self._progress[rid] = [view.num_tokens, view.num_computed_tokens, len(view.block_table)]
         return view
 
-    def _record_blocks(self, bm: BlockManager, dirty: set[int]) -> dict[int, BlockView] | tuple[BlockView, ...]:
+    def _record_blocks(self, bm: BlockManager, dirty: set[int], filled_by: dict[int, tuple[int, int]]
+                       ) -> dict[int, BlockView] | tuple[BlockView, ...]:
         changed, newly_free = {}, set()
         for bid in dirty:
-            view = self._block_view(bm, bid, self._blocks[bid].free_rank)
+            view = self._block_view(bm, bid, self._blocks[bid].free_rank, filled_by)
             if view.is_free:
                 newly_free.add(bid)  # a touched block that ends free was freed this step
             elif view != self._blocks[bid]:
@@ -144,7 +149,7 @@ class Recorder:
             tail = list(islice(reversed(bm.free_block_ids), len(newly_free)))[::-1]
             assert set(tail) == newly_free, "blocks freed this step are not at the tail of the free list"
             for bid in tail:
-                changed[bid] = self._block_view(bm, bid, self._next_rank)
+                changed[bid] = self._block_view(bm, bid, self._next_rank, filled_by)
                 self._next_rank += 1
         for bid, view in changed.items():
             self._num_cached_free += view.is_cached_free - self._blocks[bid].is_cached_free
@@ -155,9 +160,13 @@ class Recorder:
             return tuple(self._blocks)
         return changed
 
-    def _block_view(self, bm: BlockManager, bid: int, free_rank: int) -> BlockView:
+    def _block_view(self, bm: BlockManager, bid: int, free_rank: int, filled_by: dict[int, tuple[int, int]]
+                    ) -> BlockView:
         block, old = bm.blocks[bid], self._blocks[bid]
         if block.hash == NO_HASH:
-            return BlockView(bid, block.ref_count, None, (), free_rank)
-        tokens = old.token_ids if old.hash == block.hash else tuple(block.token_ids)
-        return BlockView(bid, block.ref_count, block.hash, tokens, free_rank)
+            return BlockView(bid, block.ref_count, None, free_rank)
+        if old.hash == block.hash:  # same hash, same tokens
+            return BlockView(bid, block.ref_count, block.hash, free_rank, *old[4:])
+        rid, index = filled_by[bid]  # a hash appears only when a batched request fills the block
+        return BlockView(bid, block.ref_count, block.hash, free_rank, self.histories[rid], index * bm.block_size,
+                         bm.block_size)

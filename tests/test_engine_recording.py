@@ -5,7 +5,6 @@ import random
 import pytest
 
 from engine.engine import Engine
-from engine.frame import BlockView
 from engine.recorder import request_view
 from engine.workload import Request, random_workload
 from scheduler import Config
@@ -27,7 +26,7 @@ def live_snapshot(engine: Engine) -> dict:
 def frame_snapshot(frame) -> dict:
     return {
         "requests": frame.requests,
-        "blocks": tuple(BlockView._make(b)[:4] for b in frame.blocks),
+        "blocks": tuple((b.id, b.ref_count, b.hash, b.token_ids) for b in frame.blocks),
         "free_block_ids": frame.free_block_ids,
         "waiting": frame.waiting,
         "running": frame.running,
