@@ -11,5 +11,8 @@ st.set_page_config(page_title="schedlab: LLM inference scheduling, step by step"
 st.markdown("<style>.block-container{padding-top:2.6rem;padding-bottom:1rem}</style>", unsafe_allow_html=True)
 
 init_session()
+if st.session_state.presentation:  # projector: larger text everywhere, not only in the figures
+    st.markdown("<style>[data-testid=stMain] [data-testid=stMarkdownContainer] :is(p, li){font-size:1.3rem}"
+                "</style>", unsafe_allow_html=True)
 sidebar()
 stage()

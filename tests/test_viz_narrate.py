@@ -51,3 +51,10 @@ def test_a_step_is_summarised_then_told_event_by_event():
 def test_prefix_hits_are_narrated_from_a_real_run():
     lines = narrate(prefix_engine().frames[2])
     assert "Request 1 found 2 blocks (8 tokens) in the prefix cache and reuses them: blocks 0, 1." in lines
+
+
+def test_requests_arriving_together_share_one_sentence():
+    lines = narrate(preemption_engine().frames[1])
+    assert lines[1] == ("Requests 0, 1 and 2 arrived (10, 10 and 10 prompt tokens, priority 0) and joined the "
+                        "waiting queue.")
+    assert lines[2] == "Request 0 was admitted: 10 tokens prefilled this step."

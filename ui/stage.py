@@ -106,7 +106,15 @@ def header():
     st.markdown(f"### {lab().title}")
     st.caption(f"Frame **{frame.step}** of {lab().last} · {frame.batch.kind} batch · "
                f"{m.num_running} running, {m.num_waiting} waiting · KV {m.kv_usage:.0%} used · "
-               f"simulated time {frame.sim_time_s:.3f} s")
+               f"simulated time {frame.sim_time_s:.3f} s · {model_name()}")
+
+
+def model_name() -> str:
+    if lab().is_trace:
+        return "recorded trace"
+    if lab().inputs.runner == "model":
+        return f"SmolLM2-135M on {st.session_state.get('model_device') or 'its device'}"
+    return "fake model"
 
 
 def narration(frame):

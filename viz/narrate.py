@@ -95,6 +95,30 @@ def describe(event: Event, frame: Frame) -> str:
     return DESCRIBE[event.kind](event, frame)
 
 
+def _and(items) -> str:
+    items = [str(i) for i in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _arrivals(events) -> str:
+    """Several requests arriving together, in one sentence."""
+    priorities = {e.priority for e in events}
+    priority = f", priority {priorities.pop()}" if len(priorities) == 1 else ""
+    return (f"Requests {_and(e.seq_id for e in events)} arrived ({_and(e.prompt_len for e in events)} prompt tokens"
+            f"{priority}) and joined the waiting queue.")
+
+
 def narrate(frame: Frame) -> list[str]:
-    """The step summary, then one sentence per event, in the order things happened."""
-    return [step_summary(frame), *(describe(event, frame) for event in frame.events)]
+    """The step summary, then one sentence per event in the order things happened; requests that arrived
+    together share one sentence."""
+    lines, events = [step_summary(frame)], list(frame.events)
+    while events:
+        arrived = 0
+        while arrived < len(events) and events[arrived].kind == "arrived":
+            arrived += 1
+        if arrived > 1:
+            lines.append(_arrivals(events[:arrived]))
+            events = events[arrived:]
+        else:
+            lines.append(describe(events.pop(0), frame))
+    return lines
