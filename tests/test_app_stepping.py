@@ -83,13 +83,23 @@ def test_key_frame_buttons_jump_and_show_the_note(app):
     assert not key_frame.mismatches(lab(app).frame)
 
 
-def test_play_and_pause_toggle(app):
+def test_play_and_pause_switch(app):
     app.run()
-    button(app, "▶ Play").click().run()
-    assert app.session_state["playing"] is True
+    app.toggle(key="playing").set_value(True).run()
+    assert app.session_state["playing"] is True and not app.exception
     assert lab(app).cursor >= 1  # the first tick steps at once
-    button(app, "⏸ Pause").click().run()
+    app.toggle(key="playing").set_value(False).run()
+    paused_at = lab(app).cursor
+    app.run()
+    assert app.session_state["playing"] is False and lab(app).cursor == paused_at
+
+
+def test_play_stops_by_itself_at_the_end_of_the_run(app):
+    app.run()
+    lab(app).run(500)
+    app.toggle(key="playing").set_value(True).run()
     assert app.session_state["playing"] is False
+    assert any("Paused: the run is over" in w.value for w in app.warning)
 
 
 def test_the_url_opens_a_scenario_at_a_frame(app):
