@@ -143,20 +143,18 @@ def main():
     print(f"{len(prompts)} chat prompts of {min(map(len, prompts))}-{max(map(len, prompts))} tokens, "
           f"{NEW_TOKENS} new tokens each, EOS ignored, greedy")
 
-    runs = {}
+    rates, reference = [], None
     for name, fn in [("(a) generate(), one prompt at a time", generate_one_at_a_time),
                      ("(b) transformers generate_batch()", generate_batch),
                      ("(c) runner + scheduler, max_num_seqs=4", lambda m, p: scheduled_runner(m, p, 4)),
                      ("(c) runner + scheduler, max_num_seqs=16", lambda m, p: scheduled_runner(m, p, 16))]:
-        runs[name] = timed(lambda fn=fn: fn(loaded, prompts))
-    baseline = total / next(iter(runs.values()))[1]
-    batch_rate = total / list(runs.values())[1][1]
-    reference = next(iter(runs.values()))[0]
-    for name, (outputs, seconds) in runs.items():
-        rate = total / seconds
+        outputs, seconds = timed(lambda fn=fn: fn(loaded, prompts))
+        reference = reference or outputs
+        rates.append(total / seconds)
         agree = sum(o == r for o, r in zip(outputs, reference, strict=True))
-        print(f"{name:42s} {rate:7.1f} tok/s  {rate / baseline:5.2f}x (a)  {rate / batch_rate:5.2f}x (b)  "
-              f"outputs equal to (a): {agree}/{len(prompts)}")
+        versus_b = f"{rates[-1] / rates[1]:5.2f}x (b)" if len(rates) > 1 else " " * 10
+        print(f"{name:42s} {rates[-1]:7.1f} tok/s  {rates[-1] / rates[0]:5.2f}x (a)  {versus_b}  "
+              f"outputs equal to (a): {agree}/{len(prompts)}", flush=True)
 
     runner = ModelRunner(loaded, runner_config(loaded, 16))
     prefill = step_time(runner, staged_step(runner, prompts[:1], context=128, computed=0))
