@@ -13,7 +13,8 @@ from engine.trace import write_trace
 
 
 def describe_event(e) -> str:
-    """A few characters per event, e.g. `+3` arrived, `A3` admitted, `P2>5` preempted for 5, `F3:eos`."""
+    """A few characters per event, e.g. `+3` arrived, `A3` admitted, `P2>5` preempted for 5, `F3:eos`,
+    `S3:1/2` one of two draft tokens accepted."""
     match e.kind:
         case "arrived":
             return f"+{e.seq_id}"
@@ -29,6 +30,8 @@ def describe_event(e) -> str:
             return ""  # shown with the admission
         case "finished":
             return f"F{e.seq_id}:{e.reason}"
+        case "speculated":
+            return f"S{e.seq_id}:{e.num_accepted}/{len(e.draft_token_ids)}"
         case _:
             return f"X{e.seq_id}"
 

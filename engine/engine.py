@@ -35,7 +35,8 @@ from scheduler.events import Aborted, Finished
 from scheduler.policies import priority_key
 
 SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "enable_prefix_caching",
-                    "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy")
+                    "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy",
+                    "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max")
 POOL_FIELDS = ("num_kvcache_blocks", "kvcache_block_size", "max_model_len", "eos")
 DEFAULT_MAX_STEPS = 100_000
 
@@ -142,7 +143,9 @@ class Engine:
         t0 = time.perf_counter()
         batch = sched.schedule()
         t1 = time.perf_counter()
-        tables = [s.block_table for s in batch.seqs]
+        # Block tables as schedule() left them: deallocation replaces a table, so the list object is enough,
+        # but verifying draft tokens pops the rejected drafts' blocks in place, so those tables are copied.
+        tables = [s.block_table[:] if s.draft_token_ids else s.block_table for s in batch.seqs]
         tokens = self.runner.run(batch.seqs)
         t2 = time.perf_counter()
         sched.postprocess(batch.seqs, tokens)

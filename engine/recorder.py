@@ -64,8 +64,7 @@ class Recorder:
     def record(self, sched: Scheduler, seqs: list[Sequence], batch: Batch, batch_tables: list[list[int]],
                events: tuple, step: int, sim_time_s: float, wall_schedule_s: float, wall_model_s: float,
                config: Config):
-        """`seqs` are all requests by id; `batch_tables` the batch's block tables right after schedule()
-        (the list objects: deallocation replaces a table, it never empties it in place)."""
+        """`seqs` are all requests by id; `batch_tables` the batch's block tables right after schedule()."""
         bm = sched.block_manager
         bs = bm.block_size
         event_ids = {e.seq_id for e in events} | self._touched_ids

@@ -55,6 +55,7 @@ EXPECTATIONS = {
     "finished": (list, lambda f: _ids(f, "finished")),
     "aborted": (list, lambda f: _ids(f, "aborted")),
     "prefix_hit": (list, lambda f: _ids(f, "prefix_hit")),
+    "speculated": (list, lambda f: _ids(f, "speculated")),
     "blocked": (str, lambda f: ",".join(sorted({e.reason for e in f.events_of("blocked")}))),
 }
 

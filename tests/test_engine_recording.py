@@ -40,6 +40,7 @@ MODES = [
     dict(chunked_prefill=True, mixed_batches=True, max_num_batched_tokens=24, preemption_policy="smart"),
     dict(queue_policy="priority", preemption_policy="priority"),
     dict(enable_prefix_caching=False),
+    dict(num_speculative_tokens=3, prompt_lookup_min=1),
 ]
 
 
