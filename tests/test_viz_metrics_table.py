@@ -9,9 +9,10 @@ def test_rows_and_summary_come_from_the_engine_metrics():
     assert [r["request"] for r in rows] == ["ID:0", "ID:1", "ID:2"]
     assert rows[1]["preemptions"] == 1 and rows[0]["TTFT (steps)"] == 1.0
     assert rows[0]["latency (steps)"] == requests[0].e2e.steps
-    summary = dict(run_summary(run))
-    assert summary["preemptions"] == "1" and summary["finished / aborted"] == "3 / 0"
-    assert summary["mean TTFT"].endswith("ms")
+    summary = {row[""]: row for row in run_summary(run)}
+    assert summary["preemptions"]["in steps"] == "1" and summary["finished / aborted"]["in steps"] == "3 / 0"
+    assert summary["mean TTFT"]["in steps"] == f"{run.mean_ttft.steps:.1f} steps"
+    assert summary["mean TTFT"]["in seconds"] == f"{run.mean_ttft.s * 1000:.0f} ms"
 
 
 def test_unknown_latencies_stay_empty():

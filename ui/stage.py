@@ -148,11 +148,9 @@ def charts():
 def metrics():
     run, requests = run_metrics(lab().history())
     st.caption(f"Up to frame {lab().cursor}. Seconds are simulated by the engine's cost model.")
-    summary = run_summary(run)
-    for row in range(0, len(summary), 4):
-        for col, (label, value) in zip(st.columns(4), summary[row:row + 4], strict=False):
-            col.metric(label, value)
-    st.dataframe(request_rows(requests), hide_index=True)
+    left, right = st.columns([1, 2.2])
+    left.dataframe(run_summary(run), hide_index=True)
+    right.dataframe(request_rows(requests), hide_index=True)
 
 
 def frame_views():

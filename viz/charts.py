@@ -9,13 +9,13 @@ from plotly.subplots import make_subplots
 
 from engine.frame import Frame
 
+LEGEND_BELOW = {"orientation": "h", "x": 0, "y": -0.28, "yanchor": "top"}
 BATCH_KIND_COLORS = {"prefill": "#3E7CB1", "decode": "#81A4CD", "mixed": "#8E6CCF", "idle": "#CBD2D9"}
 
 
 def _style(fig: go.Figure, title: str, current_step: int | None, height: int):
     fig.update_layout(title={"text": title, "x": 0, "xanchor": "left"}, height=height, hovermode="x unified",
-                      margin={"l": 10, "r": 10, "t": 40, "b": 10}, plot_bgcolor="white",
-                      legend={"orientation": "h", "x": 0, "y": -0.2})
+                      margin={"l": 10, "r": 10, "t": 40, "b": 10}, plot_bgcolor="white", legend=LEGEND_BELOW)
     fig.update_xaxes(title_text="step", showgrid=True, gridcolor="#EEF0F3")
     if current_step is not None:
         fig.add_vline(x=current_step, line={"color": "#1F2933", "width": 1.5, "dash": "dot"})
@@ -33,7 +33,8 @@ def queues_and_kv_figure(frames: Sequence[Frame], current_step: int | None = Non
         fig.add_trace(go.Scatter(x=steps, y=values, name=name, line={"color": color, "shape": "hv", "width": 2.5}))
     _style(fig, "Queue lengths and KV usage", current_step, height)
     fig.update_yaxes(title_text="requests", rangemode="tozero", secondary_y=False)
-    fig.update_yaxes(title_text="KV used (%)", range=[0, 105], showgrid=False, secondary_y=True)
+    fig.update_yaxes(title_text="KV used (%)", range=[0, 105], tickmode="array", tickvals=[0, 25, 50, 75, 100],
+                     showgrid=False, secondary_y=True)
     return fig
 
 
@@ -46,10 +47,11 @@ def batch_figure(frames: Sequence[Frame], current_step: int | None = None, heigh
             fig.add_trace(go.Bar(x=[f.step for f in of_kind], y=[len(f.batch.seq_ids) for f in of_kind],
                                  name=f"{kind} batch (requests)", marker_color=color))
     fig.add_trace(go.Scatter(x=[f.step for f in frames], y=[f.batch.total_tokens for f in frames],
-                             name="tokens in batch", line={"color": "#1F2933", "width": 2, "shape": "hv"}),
+                             name="tokens in batch", line={"color": "#1F2933", "width": 2}),
                   secondary_y=True)
     _style(fig, "Batch size and batch tokens", current_step, height)
     fig.update_layout(barmode="stack", bargap=0.1)
     fig.update_yaxes(title_text="requests", rangemode="tozero", secondary_y=False)
-    fig.update_yaxes(title_text="tokens", rangemode="tozero", showgrid=False, secondary_y=True)
+    fig.update_yaxes(title_text="tokens", rangemode="tozero", tickmode="auto", nticks=5, tickformat="d",
+                     showgrid=False, secondary_y=True)
     return fig

@@ -23,19 +23,17 @@ def request_rows(requests: list[RequestMetrics]) -> list[dict]:
     } for r in requests]
 
 
-def _both(span: Span | None) -> str:
-    return "–" if span is None else f"{span.steps:.1f} steps · {span.s * 1000:.0f} ms"
+def _pair(span: Span | None) -> tuple[str, str]:
+    return ("–", "–") if span is None else (f"{span.steps:.1f} steps", f"{span.s * 1000:.0f} ms")
 
 
-def run_summary(run: RunMetrics) -> list[tuple[str, str]]:
-    """(label, value) pairs for the run so far; seconds are simulated (the engine's cost model)."""
-    return [
-        ("throughput", f"{run.throughput_tokens_per_step:.2f} tok/step · {run.throughput_tokens_per_s:.0f} tok/s"),
-        ("mean TTFT", _both(run.mean_ttft)),
-        ("mean TPOT", _both(run.mean_tpot)),
-        ("mean latency", _both(run.mean_e2e)),
-        ("finished / aborted", f"{run.num_finished} / {run.num_aborted}"),
-        ("preemptions", str(run.num_preemptions)),
-        ("prefix hit rate", f"{run.prefix_hit_rate:.0%}"),
-        ("mean KV usage", f"{run.mean_kv_usage:.0%}"),
-    ]
+def run_summary(run: RunMetrics) -> list[dict]:
+    """Rows of the run-so-far summary, in steps and in (simulated, cost-model) seconds where both exist."""
+    rows = [("throughput", f"{run.throughput_tokens_per_step:.2f} tokens/step",
+             f"{run.throughput_tokens_per_s:.0f} tokens/s"),
+            ("mean TTFT", *_pair(run.mean_ttft)), ("mean TPOT", *_pair(run.mean_tpot)),
+            ("mean latency", *_pair(run.mean_e2e)),
+            ("finished / aborted", f"{run.num_finished} / {run.num_aborted}", ""),
+            ("preemptions", str(run.num_preemptions), ""), ("prefix hit rate", f"{run.prefix_hit_rate:.0%}", ""),
+            ("mean KV usage", f"{run.mean_kv_usage:.0%}", "")]
+    return [{"": label, "in steps": steps, "in seconds": seconds} for label, steps, seconds in rows]

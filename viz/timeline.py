@@ -8,6 +8,7 @@ from typing import NamedTuple
 import plotly.graph_objects as go
 
 from engine.frame import Frame, RequestView
+from viz.charts import LEGEND_BELOW
 from viz.colors import request_color
 
 PHASE_COLORS = {"waiting": "#CBD2D9", "prefill": "#3E7CB1", "decode": "#3EBD93", "preempted": "#E12D39",
@@ -74,8 +75,8 @@ def timeline_figure(frames: Sequence[Frame], current_step: int | None = None, ro
     if current_step is not None:
         fig.add_vline(x=current_step, line={"color": "#1F2933", "width": 1.5, "dash": "dot"})
     fig.update_layout(title={"text": "Request timeline", "x": 0, "xanchor": "left"}, barmode="overlay",
-                      height=max(200, row_px * len(ids) + 120), margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      plot_bgcolor="white", bargap=0.3, legend={"orientation": "h", "x": 0, "y": -0.15})
+                      height=max(220, row_px * len(ids) + 150), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                      plot_bgcolor="white", bargap=0.3, legend=LEGEND_BELOW)
     fig.update_xaxes(title_text="step", showgrid=True, gridcolor="#EEF0F3")
     fig.update_yaxes(autorange="reversed", tickvals=ids,
                      ticktext=[f"<span style='color:{request_color(i)}'><b>ID:{i}</b></span>" for i in ids])
