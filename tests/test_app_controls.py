@@ -18,6 +18,7 @@ VALID_CHANGES = [
     ("max_num_seqs", 2), ("num_kvcache_blocks", 50), ("kvcache_block_size", 8), ("max_num_batched_tokens", 128),
     ("max_model_len", 20), ("prefill_first", False), ("enable_prefix_caching", True), ("chunked_prefill", True),
     ("mixed_batches", True), ("preemption_policy", "smart"), ("queue_policy", "priority"),
+    ("num_speculative_tokens", 3), ("prompt_lookup_min", 2), ("prompt_lookup_max", 4),
 ]
 
 

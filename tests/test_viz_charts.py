@@ -1,6 +1,6 @@
 from tests.test_viz_scenes import preemption_engine
 from viz.charts import batch_figure, queues_and_kv_figure
-from viz.timeline import Segment, segments, timeline_figure
+from viz.timeline import Segment, phase_of, segments, timeline_figure
 
 
 def test_queue_and_kv_lines_follow_the_metrics():
@@ -29,3 +29,11 @@ def test_timeline_segments_show_waiting_prefill_decode_and_preemption():
     assert [s.phase for s in segments(frames) if s.request_id == 2][0] == "waiting"
     fig = timeline_figure(frames, current_step=5)
     assert {t.name for t in fig.data} >= {"decode", "waiting after a preemption", "prefill (prompt or recompute)"}
+
+
+def test_a_speculative_decode_of_several_tokens_is_still_a_decode():
+    frame = preemption_engine().frames[3]
+    request = frame.requests[0]
+    assert phase_of(request, frame, {0: 4}, prefilled=set(), speculated={0}) == "decode"
+    assert phase_of(request, frame, {0: 4}, prefilled={0}, speculated=set()) == "prefill"
+    assert phase_of(request, frame, {0: 1}, prefilled=set(), speculated=set()) == "decode"

@@ -1,5 +1,15 @@
 from engine.frame import Arrived
-from scheduler.events import Aborted, Admitted, Blocked, ChunkScheduled, Finished, Preempted, PrefixHit
+from scheduler.events import (
+    Aborted,
+    Admitted,
+    Blocked,
+    ChunkScheduled,
+    Event,
+    Finished,
+    Preempted,
+    PrefixHit,
+    Speculated,
+)
 from tests.test_viz_scenes import preemption_engine, prefix_engine
 from viz.narrate import describe, narrate, step_summary
 
@@ -33,6 +43,8 @@ def test_every_event_kind_has_a_plain_sentence():
                                       "freed.",
         Finished(0, "eos"): "Request 0 finished: it produced the end-of-sequence token; its blocks were freed.",
         Aborted(3, "too long"): "Request 3 was aborted: too long.",
+        Speculated(2, (7, 8, 9), 2): "Request 2 checked 3 draft tokens found by prompt lookup: 2 accepted, and the "
+                                     "model added one of its own (3 new tokens in one step).",
     }
     for event, sentence in cases.items():
         assert describe(event, f) == sentence
@@ -58,3 +70,10 @@ def test_requests_arriving_together_share_one_sentence():
     assert lines[1] == ("Requests 0, 1 and 2 arrived (10, 10 and 10 prompt tokens, priority 0) and joined the "
                         "waiting queue.")
     assert lines[2] == "Request 0 was admitted: 10 tokens prefilled this step."
+
+
+def test_an_unknown_event_kind_still_reads_as_a_sentence():
+    class Swapped(Event):
+        kind = "swapped_out"
+
+    assert describe(Swapped(4), frame()) == "Request 4: swapped out."

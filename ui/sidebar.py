@@ -27,6 +27,9 @@ CONFIG_CONTROLS = (
     ("mixed_batches", "mixed batches (decodes + prefill chunks)", "bool", {}),
     ("preemption_policy", "preemption policy", "choice", {"options": ["tail", "smart", "priority"]}),
     ("queue_policy", "queue policy", "choice", {"options": ["fcfs", "priority"]}),
+    ("num_speculative_tokens", "speculative draft tokens (0 = off)", "int", {"min_value": 0, "max_value": 16}),
+    ("prompt_lookup_min", "prompt lookup: shortest n-gram", "int", {"min_value": 1, "max_value": 16}),
+    ("prompt_lookup_max", "prompt lookup: longest n-gram", "int", {"min_value": 1, "max_value": 16}),
 )
 
 

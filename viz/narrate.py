@@ -86,13 +86,26 @@ def _aborted(event, frame: Frame) -> str:
     return f"Request {event.seq_id} was aborted: {event.reason}."
 
 
+def _speculated(event, frame: Frame) -> str:
+    drafted, accepted = len(event.draft_token_ids), event.num_accepted
+    return (f"Request {event.seq_id} checked {_plural(drafted, 'draft token')} found by prompt lookup: {accepted} "
+            f"accepted, and the model added one of its own ({_plural(accepted + 1, 'new token')} in one step).")
+
+
+def _other(event, frame: Frame) -> str:
+    """An event kind this module does not know yet: still a sentence, never an error."""
+    details = ", ".join(f"{k}={v}" for k, v in event.to_dict().items() if k not in ("kind", "seq_id"))
+    return f"Request {event.seq_id}: {event.kind.replace('_', ' ')}" + (f" ({details})." if details else ".")
+
+
 DESCRIBE = {"arrived": _arrived, "admitted": _admitted, "chunk": _chunk, "blocked": _blocked,
-            "preempted": _preempted, "prefix_hit": _prefix_hit, "finished": _finished, "aborted": _aborted}
+            "preempted": _preempted, "prefix_hit": _prefix_hit, "finished": _finished, "aborted": _aborted,
+            "speculated": _speculated}
 
 
 def describe(event: Event, frame: Frame) -> str:
     """One sentence for one event of `frame`'s step."""
-    return DESCRIBE[event.kind](event, frame)
+    return DESCRIBE.get(event.kind, _other)(event, frame)
 
 
 def _and(items) -> str:

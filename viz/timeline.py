@@ -25,12 +25,16 @@ class Segment(NamedTuple):
     stop: int   # last step, inclusive
 
 
-def phase_of(request: RequestView, frame: Frame, scheduled: dict[int, int]) -> str | None:
-    """What `request` did in `frame`'s step, or None once it is finished or aborted."""
+def phase_of(request: RequestView, frame: Frame, scheduled: dict[int, int], prefilled: set[int],
+             speculated: set[int]) -> str | None:
+    """What `request` did in `frame`'s step, or None once it is finished or aborted. `prefilled`: ids admitted
+    or chunked this step; `speculated`: ids whose decode checked draft tokens."""
     if request.id in scheduled:
-        n = scheduled[request.id]
-        # A decode computes the K/V of the previous output token, so the request had output before this step.
-        is_decode = n == 1 and request.num_output_tokens >= 2
+        if request.id in prefilled:
+            return "prefill"
+        # A decode computes one token (plus drafts when speculating), after some output already existed;
+        # anything else is the last chunk of a prefill.
+        is_decode = request.id in speculated or (scheduled[request.id] == 1 and request.num_output_tokens >= 2)
         return "decode" if is_decode else "prefill"
     if request.status == "waiting":
         return "preempted" if request.num_preemptions else "waiting"
@@ -45,8 +49,10 @@ def segments(frames: Sequence[Frame]) -> list[Segment]:
     done: list[Segment] = []
     for frame in frames:
         scheduled = dict(zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True))
+        prefilled = {e.seq_id for e in frame.events if e.kind in ("admitted", "chunk")}
+        speculated = {e.seq_id for e in frame.events_of("speculated")}
         for request in frame.requests:
-            phase = phase_of(request, frame, scheduled)
+            phase = phase_of(request, frame, scheduled, prefilled, speculated)
             current = open_runs.get(request.id)
             if current is not None and (phase != current.phase or current.stop != frame.step - 1):
                 done.append(open_runs.pop(request.id))
