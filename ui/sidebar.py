@@ -7,8 +7,7 @@ from dataclasses import replace
 import streamlit as st
 
 from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
-from scheduler import ConfigError
-from ui.state import CUSTOM, ensure_model, inputs_for, lab, presets, report
+from ui.state import CUSTOM, USER_ERRORS, ensure_model, inputs_for, lab, presets, report
 from viz.lab import LabError, RunInputs, open_trace, real_model_installed
 
 RUNNER_LABELS = {"model": "SmolLM2-135M (real model)", "fake": "Fake model (instant)"}
@@ -45,7 +44,7 @@ def _on_scenario():
         return  # the custom form starts the run
     try:
         _restart(inputs_for(name, st.session_state.runner, st.session_state.temperature, None))
-    except LabError as e:
+    except USER_ERRORS as e:
         report(e)
 
 
@@ -56,7 +55,10 @@ def _on_run_inputs():
     current = lab().inputs
     if current is None:
         return
-    _restart(replace(current, runner=state.runner, seed=int(state.seed)).with_temperature(state.temperature))
+    try:
+        _restart(replace(current, runner=state.runner, seed=int(state.seed)).with_temperature(state.temperature))
+    except USER_ERRORS as e:
+        report(e)
 
 
 def _on_config(field: str):
@@ -64,7 +66,7 @@ def _on_config(field: str):
     try:
         lab().set_config(**{field: state[f"cfg_{field}"]})
         state.errors.pop(field, None)
-    except (ConfigError, LabError) as e:
+    except USER_ERRORS as e:
         state.errors[field] = f"Not applied: {e}"
 
 
@@ -147,7 +149,7 @@ def add_request_form():
             try:
                 lab().add_request(prompt, max_tokens, priority)
                 st.success("Added: it joins the waiting queue at the next step.")
-            except LabError as e:
+            except USER_ERRORS as e:
                 st.error(str(e))
     if st.session_state.runner == "model":
         st.caption("The prompt is wrapped in the model's chat template.")

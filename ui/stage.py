@@ -8,7 +8,7 @@ import html
 import streamlit as st
 
 from engine.metrics import run_metrics
-from ui.state import lab, report, sync_url
+from ui.state import USER_ERRORS, lab, report, sync_url
 from viz.block_grid import block_grid_figure, block_tables_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
@@ -28,7 +28,7 @@ def _attempt(action, *args):
     try:
         action(*args)
         st.session_state.notice = None
-    except LabError as e:
+    except USER_ERRORS as e:
         report(e)
 
 

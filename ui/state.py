@@ -11,6 +11,9 @@ from engine.scenario import Scenario, ScenarioError, load_scenario, preset_paths
 from viz.lab import Lab, LabError, RunInputs, default_runner
 
 CUSTOM = "custom"
+# What a user action can raise and the page shows as a message: the lab's refusals, invalid settings or requests
+# (ConfigError and RequestRejected are ValueErrors) and a failing model step (torch raises RuntimeError).
+USER_ERRORS = (LabError, ValueError, RuntimeError)
 
 
 @st.cache_resource(show_spinner=False)

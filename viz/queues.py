@@ -19,6 +19,7 @@ from viz.tokens import token_hover, token_label
 
 SHADES = {"cached": 0.45, "now": 0.0, "pending": 0.82}  # how far each state is blended toward white
 MIN_COLUMNS = 20
+EMPTY_HEIGHT = 80  # px of a queue with nobody in it
 STATE_WORDS = {"cached": "K/V cached before this step", "now": "computed this step", "pending": "no K/V yet"}
 
 
@@ -102,7 +103,8 @@ def _layout(fig: go.Figure, frame: Frame, which: str, rows, sizing: Sizing, widt
     title = f"{which.capitalize()} queue · {len(rows.shown) + rows.hidden} request(s)"
     fig.update_layout(
         title={"text": title, "font": {"size": sizing.font_size + 3}, "x": 0, "xanchor": "left"},
-        height=sizing.row_px * n + 70 + (24 if rows.hidden else 0), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        height=(sizing.row_px * n + 70 if rows.shown else EMPTY_HEIGHT) + (24 if rows.hidden else 0),
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
         plot_bgcolor="white", paper_bgcolor="white", barmode="overlay", bargap=0.25,
         font={"size": sizing.font_size}, dragmode=False,
         meta={"queue": which, "ids": list(rows.shown), "hidden_requests": rows.hidden, "step": frame.step})
