@@ -82,8 +82,13 @@ def generate_batch(loaded, prompts):
 
 
 def runner_config(loaded, max_num_seqs: int) -> Config:
-    return Config(max_num_seqs=max_num_seqs, max_num_batched_tokens=MAX_BATCHED_TOKENS, max_model_len=512,
-                  num_kvcache_blocks=16 * 512 // 16, kvcache_block_size=16, eos=loaded.eos_token_id)
+    """KV room for 16 requests of up to 256 tokens, whatever max_num_seqs."""
+    return Config(max_num_seqs=max_num_seqs, max_num_batched_tokens=MAX_BATCHED_TOKENS, max_model_len=256,
+                  num_kvcache_blocks=16 * 256 // 16, kvcache_block_size=16, eos=loaded.eos_token_id)
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def scheduled_runner(loaded, prompts, max_num_seqs: int):
@@ -136,7 +141,8 @@ def main():
 
     loaded, cold, cached = load_times(device)
     print(f"device {loaded.device}, dtype {loaded.dtype}, torch threads {torch.get_num_threads()}")
-    print(f"model load: cold (GGUF -> safetensors cache) {cold:.1f} s, cached {cached:.2f} s")
+    print(f"model load: cold (GGUF -> safetensors cache) {cold:.1f} s, cached {cached:.2f} s; "
+          f"peak RSS so far {peak_rss_mib():.0f} MiB (the GGUF conversion's)")
     prompts = [loaded.tokenizer.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True,
                                                     tokenize=True, return_dict=False) for q in QUESTIONS]
     total = len(prompts) * NEW_TOKENS
@@ -154,7 +160,7 @@ def main():
         agree = sum(o == r for o, r in zip(outputs, reference, strict=True))
         versus_b = f"{rates[-1] / rates[1]:5.2f}x (b)" if len(rates) > 1 else " " * 10
         print(f"{name:42s} {rates[-1]:7.1f} tok/s  {rates[-1] / rates[0]:5.2f}x (a)  {versus_b}  "
-              f"outputs equal to (a): {agree}/{len(prompts)}", flush=True)
+              f"outputs equal to (a): {agree}/{len(prompts)}  (peak RSS {peak_rss_mib():.0f} MiB)")
 
     runner = ModelRunner(loaded, runner_config(loaded, 16))
     prefill = step_time(runner, staged_step(runner, prompts[:1], context=128, computed=0))
@@ -163,8 +169,7 @@ def main():
         gather_ms, step_ms = gather_share(runner, staged_step(runner, prompts[:batch], context=160, computed=159))
         print(f"step: decode batch {batch:2d} at context 160: {step_ms:6.1f} ms, "
               f"K/V gather {gather_ms:5.2f} ms ({gather_ms / step_ms:.0%} of the step)")
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(f"peak RSS {peak_kib / 1024:.0f} MiB")
+    print(f"peak RSS {peak_rss_mib():.0f} MiB")
 
 
 if __name__ == "__main__":
