@@ -1,8 +1,8 @@
 """Pack one scheduled batch into the flat inputs of a single forward pass.
 
 All sequences' scheduled tokens are laid end to end in one sequence dimension, single-token decodes first
-so that attention takes them as one slice; the slot mapping says where
-each token's K/V goes, and the decode tables and prefill spans say what each sequence attends over.
+so that attention takes them as one slice; the slot mapping says where each token's K/V goes, and the
+decode tables and prefill spans say what each sequence attends over.
 """
 
 from dataclasses import dataclass

@@ -28,8 +28,7 @@ def token_pieces(tokenizer, token_ids: list[int]) -> list[str]:
             continue
         pieces.append(text[len(before):])
         emitted_upto = end
-    full = decode(token_ids)
-    joined = "".join(pieces)
-    if pieces and joined != full:  # an unfinished character at the end, or a decoder that rewrites context
-        pieces[-1] += full[len(joined):] if full.startswith(joined) else ""
+    full, joined = decode(token_ids), "".join(pieces)
+    if pieces and full.startswith(joined):
+        pieces[-1] += full[len(joined):]  # what is still pending, e.g. an unfinished character at the end
     return pieces
