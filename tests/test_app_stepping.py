@@ -132,3 +132,10 @@ def test_charts_and_metrics_views_draw_the_run_so_far(app):
     assert no_errors(app)
     assert list(app.dataframe[0].value[""])[:2] == ["throughput", "mean TTFT"]
     assert len(app.dataframe[1].value) == len(lab(app).frame.requests)
+
+
+def test_the_header_names_the_frame_just_stepped_to(app):
+    app.run()
+    button(app, "Step ▶").click().run()
+    button(app, "Step ▶").click().run()
+    assert any(c.value.startswith("Frame **2** of 2") for c in app.caption)

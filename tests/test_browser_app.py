@@ -97,6 +97,7 @@ def assert_page_shows(page, frame):
     assert shown["Waiting queue"]["ids"] == list(frame.waiting)
     assert shown["KV cache"]["owners"] == [list(frame.block_owners(b.id)) for b in frame.blocks]
     assert shown["KV cache"]["ref_counts"] == [b.ref_count for b in frame.blocks]
+    assert f"Frame {frame.step} of" in page.inner_text("[data-testid=stMain]")
 
 
 def open_page(browser, url: str, width: int = 1440, height: int = 900):

@@ -195,8 +195,10 @@ def stage():
     @st.fragment(run_every=st.session_state.play_interval)
     def live():
         _advance_if_playing()
-        header()
-        controls()
+        header_slot = st.container()
+        controls()  # Step and Run act here, so the header above is written after them
+        with header_slot:
+            header()
         if st.session_state.notice:
             st.warning(st.session_state.notice)
         slider()
