@@ -43,10 +43,23 @@ def _on_reset():
 
 def _jump_to(step: int):
     """Jump to a key frame, running the engine up to it when it is not recorded yet."""
-    if step > lab().last:
-        lab().goto(lab().last)
-        lab().run(step - lab().last)
-    _attempt(lab().goto, step)
+    def jump():
+        if step > lab().last:
+            lab().goto(lab().last)
+            lab().run(step - lab().last)
+        lab().goto(step)
+    _attempt(jump)
+
+
+def _run_steps(steps: int):
+    """Run N steps with a progress bar; stopping early (the run is over) is reported."""
+    bar = st.progress(0.0, f"Running {steps} steps")
+    try:
+        done = lab().run(steps, lambda n: bar.progress(n / steps, f"Step {lab().cursor} ({n} of {steps})"))
+    finally:
+        bar.empty()
+    if done < steps:
+        raise LabError(f"Stopped after {done} of {steps} steps: the run is over.")
 
 
 def _escape(text: str) -> str:
@@ -70,12 +83,7 @@ def controls():
         with st.spinner(f"Running step {lab().cursor + 1}"):
             _attempt(lab().step)
     if run_clicked:
-        steps = int(st.session_state.run_n)
-        bar = st.progress(0.0, f"Running {steps} steps")
-        done = lab().run(steps, lambda n: bar.progress(n / steps, f"Step {lab().cursor} ({n} of {steps})"))
-        bar.empty()
-        if done < steps:
-            report(LabError(f"Stopped after {done} of {steps} steps: the run is over."))
+        _attempt(_run_steps, int(st.session_state.run_n))
 
 
 def slider():
@@ -131,7 +139,7 @@ def texts(frame):
         return
     lines = [f"<div style='margin:0.2rem 0'><b style='color:{request_color(r.request_id)}'>ID:{r.request_id}</b> "
              f"<span style='color:#7B8794'>{r.status} · {r.num_output_tokens}/{r.max_tokens} tokens · prompt "
-             f"…{html.escape(r.prompt[-40:])}</span><br><code style='white-space:pre-wrap'>"
+             f"{html.escape(r.prompt)}</span><br><code style='white-space:pre-wrap'>"
              f"{html.escape(r.output) or '(nothing yet)'}</code></div>" for r in rows]
     st.markdown("".join(lines), unsafe_allow_html=True)
 
