@@ -80,7 +80,7 @@ def scenario_picker():
     if st.session_state.scenario_choice == CUSTOM:
         custom_setup()
     elif lab().inputs is not None:
-        with st.expander("What this scenario shows", expanded=False):
+        with st.expander("What this scenario shows", expanded=True):
             st.markdown(lab().inputs.narrative)
 
 
