@@ -91,6 +91,17 @@ def shown_step(page) -> int:
     return figures(page)["KV cache"]["step"]
 
 
+def settled_step(page, quiet_ms: int = 1500, tries: int = 10) -> int:
+    """The shown step once it has stayed the same for `quiet_ms`."""
+    step = shown_step(page)
+    for _ in range(tries):
+        page.wait_for_timeout(quiet_ms)
+        step, previous = shown_step(page), step
+        if step == previous:
+            return step
+    raise AssertionError("the shown step never settled")
+
+
 def assert_page_shows(page, frame):
     shown = figures(page)
     assert shown["Running queue"]["ids"] == list(frame.running)
@@ -132,8 +143,7 @@ def test_step_play_pause_and_scrub_follow_the_scheduler(server, browser):
     page.wait_for_function("() => document.body.innerText.includes('Frame 6 of')", timeout=30_000)
     play.click()
     page.wait_for_function("() => !document.querySelector('.st-key-playing input').checked", timeout=10_000)
-    page.wait_for_timeout(1500)  # a step already under way still lands
-    paused_at = shown_step(page)
+    paused_at = settled_step(page)  # a step already under way when Pause was clicked still lands
     page.wait_for_timeout(2000)
     assert shown_step(page) == paused_at >= 6, "the page kept stepping after Pause"
     assert_page_shows(page, expected.frames[paused_at])
