@@ -156,3 +156,18 @@ def test_presentation_mode_enlarges_the_queues_and_the_grid(app):
     big = figure(app, "Running queue")["layout"]["height"], figure(app, "KV cache")["layout"]["font"]["size"]
     assert big[0] > small[0] and big[1] > small[1]
     assert app.query_params["present"] == "1"
+
+
+def test_a_scenario_variant_runs_its_comparison_config_with_its_key_frames(app):
+    app.run()
+    app.selectbox(key="scenario_choice").set_value("04_chunked_prefill").run()
+    assert [k.variant for k in lab(app).key_frames] == [False]
+    app.toggle(key="variant_choice").set_value(True).run()
+    assert no_errors(app) and lab(app).inputs.variant and lab(app).config_in_effect().chunked_prefill
+    assert app.query_params["variant"] == "1"
+    assert lab(app).key_frames and all(k.variant for k in lab(app).key_frames)
+    for step in lab(app).key_steps:
+        button(app, f"step {step}").click().run()
+        assert all(not k.mismatches(lab(app).frame) for k in lab(app).key_frames_at(step))
+    app.selectbox(key="scenario_choice").set_value("01_prefill_first").run()
+    assert no_errors(app) and not lab(app).inputs.variant

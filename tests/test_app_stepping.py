@@ -139,3 +139,12 @@ def test_the_header_names_the_frame_just_stepped_to(app):
     button(app, "Step ▶").click().run()
     button(app, "Step ▶").click().run()
     assert any(c.value.startswith("Frame **2** of 2") for c in app.caption)
+
+
+def test_the_url_opens_a_variant(app):
+    app.query_params["scenario"] = "04_chunked_prefill"
+    app.query_params["variant"] = "1"
+    app.query_params["frame"] = "5"
+    app.run()
+    assert no_errors(app) and lab(app).inputs.variant and lab(app).cursor == 5
+    assert not lab(app).key_frames_at(5)[0].mismatches(lab(app).frame)

@@ -73,3 +73,12 @@ def test_traces_are_read_only():
 def test_the_runner_default_follows_the_environment(monkeypatch):
     monkeypatch.setenv("SCHEDLAB_RUNNER", "fake")
     assert default_runner() == "fake"
+
+
+def test_a_variant_changes_the_config_and_keeps_its_own_key_frames():
+    scenario = load_scenario(SCENARIOS_DIR / "04_chunked_prefill.toml")
+    variant = RunInputs.from_scenario(scenario, "fake", variant=True)
+    assert variant.config.chunked_prefill and all(k.variant for k in variant.key_frames)
+    assert "variant: " in variant.title
+    with pytest.raises(LabError, match="no variant"):
+        RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "02_preemption.toml"), "fake", variant=True)

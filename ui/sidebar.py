@@ -8,7 +8,7 @@ import streamlit as st
 
 from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
 from ui.state import CUSTOM, USER_ERRORS, ensure_model, inputs_for, lab, presets, report
-from viz.lab import LabError, RunInputs, open_trace, real_model_installed
+from viz.lab import LabError, RunInputs, open_trace, real_model_installed, variant_summary
 
 RUNNER_LABELS = {"model": "SmolLM2-135M (real model)", "fake": "Fake model (instant)"}
 
@@ -38,14 +38,19 @@ def _restart(inputs: RunInputs):
     state.errors, state.notice, state.playing = {}, None, False
 
 
-def _on_scenario():
-    name = st.session_state.scenario_choice
-    if name == CUSTOM:
+def _on_scenario(variant: bool = False):
+    """A scenario picked (its base run), or its variant switched on or off."""
+    state = st.session_state
+    if state.scenario_choice == CUSTOM:
         return  # the custom form starts the run
     try:
-        _restart(inputs_for(name, st.session_state.runner, st.session_state.temperature, None))
+        _restart(inputs_for(state.scenario_choice, state.runner, state.temperature, None, variant))
     except USER_ERRORS as e:
         report(e)
+
+
+def _on_variant():
+    _on_scenario(variant=st.session_state.variant_choice)
 
 
 def _on_run_inputs():
@@ -77,9 +82,15 @@ def scenario_picker():
                  format_func=lambda n: "Custom setup" if n == CUSTOM else scenarios[n].title)
     for file, error in broken.items():
         st.warning(f"Preset {file} could not be loaded: {error}")
-    if st.session_state.scenario_choice == CUSTOM:
+    choice = st.session_state.scenario_choice
+    if choice == CUSTOM:
         custom_setup()
-    elif lab().inputs is not None:
+        return
+    if scenarios[choice].variant:
+        st.session_state.variant_choice = bool(lab().inputs and lab().inputs.variant)
+        st.toggle(f"Variant: {variant_summary(scenarios[choice])}", key="variant_choice", on_change=_on_variant,
+                  help="The same workload under the scenario's comparison config, with its own key frames.")
+    if lab().inputs is not None:
         with st.expander("What this scenario shows", expanded=True):
             st.markdown(lab().inputs.narrative)
 

@@ -61,11 +61,12 @@ def first_scenario_name() -> str:
     return next(iter(scenarios), CUSTOM)
 
 
-def inputs_for(name: str, runner: str, temperature: float = 0.0, seed: int | None = None) -> RunInputs:
+def inputs_for(name: str, runner: str, temperature: float = 0.0, seed: int | None = None,
+               variant: bool = False) -> RunInputs:
     scenarios, _ = presets()
     if name not in scenarios:
         raise LabError(f"There is no scenario called {name!r}; pick one from the list.")
-    return RunInputs.from_scenario(scenarios[name], runner, temperature, seed)
+    return RunInputs.from_scenario(scenarios[name], runner, temperature, seed, variant)
 
 
 def lab() -> Lab:
@@ -82,7 +83,7 @@ def init_session():
     state.presentation = st.query_params.get("present") == "1"
     name = st.query_params.get("scenario", first_scenario_name())
     try:
-        inputs = inputs_for(name, state.runner)
+        inputs = inputs_for(name, state.runner, variant=st.query_params.get("variant") == "1")
     except LabError as e:
         state.notice = f"{e} Opened the first preset instead."
         inputs = inputs_for(first_scenario_name(), state.runner)
@@ -99,7 +100,10 @@ def init_session():
 
 
 def sync_url():
-    params = {"scenario": lab().inputs.scenario_name if lab().inputs else "trace", "frame": str(lab().cursor)}
+    inputs = lab().inputs
+    params = {"scenario": inputs.scenario_name if inputs else "trace", "frame": str(lab().cursor)}
+    if inputs is not None and inputs.variant:
+        params["variant"] = "1"
     if st.session_state.presentation:
         params["present"] = "1"
     if dict(st.query_params) != params:

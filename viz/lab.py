@@ -60,18 +60,30 @@ class RunInputs:
     temperature: float = 0.0
     key_frames: tuple[KeyFrame, ...] = ()
     scenario_name: str = "custom"
+    variant: bool = False  # the scenario's comparison run (its `variant` config changes) rather than the base run
 
     @classmethod
     def from_scenario(cls, scenario: Scenario, runner: str, temperature: float | None = None,
-                      seed: int | None = None) -> RunInputs:
-        inputs = cls(scenario.title, scenario.narrative, scenario.config, tuple(scenario.workload), runner,
-                     scenario.seed if seed is None else seed, 0.0, scenario.key_frames, scenario.name)
+                      seed: int | None = None, variant: bool = False) -> RunInputs:
+        """The scenario's base run, or with `variant` its comparison run and the key frames observed in it."""
+        if variant and not scenario.variant:
+            raise LabError(f"The scenario {scenario.title!r} has no variant to compare with.")
+        config = replace(scenario.config, **scenario.variant) if variant else scenario.config
+        title = f"{scenario.title} · variant: {variant_summary(scenario)}" if variant else scenario.title
+        inputs = cls(title, scenario.narrative, config, tuple(scenario.workload), runner,
+                     scenario.seed if seed is None else seed, 0.0,
+                     tuple(k for k in scenario.key_frames if k.variant == variant), scenario.name, variant)
         return inputs if temperature is None else inputs.with_temperature(temperature)
 
     def with_temperature(self, temperature: float) -> RunInputs:
         """Every request of the workload sampled at `temperature` (0 is greedy)."""
         return replace(self, temperature=temperature,
                        workload=tuple(replace(r, temperature=temperature) for r in self.workload))
+
+
+def variant_summary(scenario: Scenario) -> str:
+    """The variant's config changes, e.g. "chunked_prefill=True, max_num_batched_tokens=64"."""
+    return ", ".join(f"{field}={value}" for field, value in scenario.variant.items())
 
 
 class Lab:
