@@ -10,6 +10,7 @@ Seconds come from the simulated clock (`*_s`) and from the measured wall time of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from statistics import fmean
@@ -148,3 +149,44 @@ def run_metrics(frames: Iterable[Frame]) -> tuple[RunMetrics, list[RequestMetric
         mean_tpot=_mean([r.tpot for r in requests]),
         mean_e2e=_mean([r.e2e for r in requests]),
     ), requests
+
+
+# -- distributions and KV waste ----------------------------------------------------------------------------
+
+def percentile(values: Iterable[float], q: float) -> float | None:
+    """The q-th percentile (0..100) with linear interpolation between ranks (numpy's default); None if empty."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    rank = (len(ordered) - 1) * q / 100
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def recomputed_tokens(frames: Iterable[Frame]) -> int:
+    """Tokens whose KV cache a waiting request lost (preemption, pool rebuild) after computing them: each drop
+    of its computed-token count between frames counts the tokens dropped, which must be computed again. (A
+    finished request frees its blocks too, but has nothing left to compute.)"""
+    computed: dict[int, int] = {}
+    lost = 0
+    for frame in frames:
+        for req in frame.requests:
+            before = computed.get(req.id, 0)
+            if req.status == "waiting" and req.num_computed_tokens < before:
+                lost += before - req.num_computed_tokens
+            computed[req.id] = req.num_computed_tokens
+    return lost
+
+
+def internal_fragmentation(frame: Frame) -> float:
+    """Share of the slots of held blocks that hold no token (a request's last block is partly empty). A block
+    shared by prefix caching holds the most tokens any of its owners put there."""
+    size = frame.config.kvcache_block_size
+    filled: dict[int, int] = {}
+    for req in frame.requests:
+        for i, block_id in enumerate(req.block_table):
+            tokens = min(size, max(0, req.num_computed_tokens - i * size))
+            filled[block_id] = max(filled.get(block_id, 0), tokens)
+    if not filled:
+        return 0.0
+    return 1 - sum(filled.values()) / (len(filled) * size)
