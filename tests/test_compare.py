@@ -1,0 +1,119 @@
+"""Comparisons: independent runs of one workload, the side-by-side numbers and the generated summary."""
+
+import pytest
+
+from engine.compare import (
+    COMPARISONS,
+    GENERATED_CONFIG,
+    Variant,
+    compare,
+    generated_workload,
+    metric_rows,
+    metric_values,
+    same_capacity,
+    span_stats,
+    summary,
+    variants_for,
+)
+from engine.engine import Engine
+from engine.metrics import Span, run_metrics
+from scheduler import ConfigError
+
+WORKLOAD = generated_workload(n=40, rate=0.5, seed=1)
+
+
+@pytest.fixture(scope="module")
+def prefill_vs_decode():
+    progress = []
+    runs = compare(variants_for("prefill-first vs decode-first", GENERATED_CONFIG), WORKLOAD,
+                   on_progress=lambda i, label: progress.append((i, label)))
+    assert progress == [(0, "prefill-first"), (1, "decode-first")]
+    return runs
+
+
+def test_each_run_is_the_same_as_a_lone_engine(prefill_vs_decode):
+    for run in prefill_vs_decode:
+        alone = Engine(run.config, WORKLOAD)
+        assert alone.run() == run.stop_reason == "finished"
+        alone_run = run_metrics(alone.frames)[0]
+        assert (alone_run.num_steps, alone_run.sim_time_s, alone_run.mean_ttft.steps) == \
+            (run.run.num_steps, run.run.sim_time_s, run.run.mean_ttft.steps)
+        assert len(run.fragmentation) == run.run.num_steps
+
+
+def test_the_variants_differ_only_where_named():
+    base = GENERATED_CONFIG
+    prefill, decode = variants_for("prefill-first vs decode-first", base)
+    assert prefill.config.prefill_first and not decode.config.prefill_first
+    assert prefill.config.max_num_seqs == decode.config.max_num_seqs == base.max_num_seqs
+    sizes = variants_for("block size 4 vs 16 vs 64", base)
+    assert [v.config.kvcache_block_size for v in sizes] == [4, 16, 64]
+    assert {v.config.kv_capacity_tokens for v in sizes} == {base.kv_capacity_tokens}
+    assert all(len(COMPARISONS[name](base)) >= 2 for name in COMPARISONS)
+
+
+def test_same_capacity_keeps_at_least_one_block():
+    assert same_capacity(GENERATED_CONFIG.__class__(num_kvcache_blocks=2, kvcache_block_size=4), 64) \
+        .num_kvcache_blocks == 1
+
+
+def test_an_impossible_variant_is_a_config_error():
+    tight = GENERATED_CONFIG.__class__(max_num_batched_tokens=16, max_model_len=32, chunked_prefill=True)
+    with pytest.raises(ConfigError, match="max_num_batched_tokens"):
+        variants_for("whole vs chunked prefill", tight)
+
+
+def test_compare_wants_two_to_four_distinct_configs():
+    one = Variant("a", GENERATED_CONFIG)
+    with pytest.raises(ValueError, match="two to 4"):
+        compare([one], WORKLOAD)
+    with pytest.raises(ValueError, match="two to 4"):
+        compare([one] * 5, WORKLOAD)
+    with pytest.raises(ValueError, match="its own name"):
+        compare([one, one], WORKLOAD)
+
+
+def test_span_stats_by_hand():
+    spans = [Span(1, 0.01, 0), Span(3, 0.03, 0), None, Span(2, 0.02, 0)]
+    stats = span_stats(spans)
+    assert stats["mean steps"] == 2 and stats["p50 steps"] == 2 and stats["p99 steps"] == pytest.approx(2.98)
+    assert stats["mean ms"] == pytest.approx(20) and stats["p99 ms"] == pytest.approx(29.8)
+    assert span_stats([None])["mean steps"] is None
+
+
+def test_metric_rows_line_the_runs_up(prefill_vs_decode):
+    rows = metric_rows(prefill_vs_decode)
+    by_name = {row["metric"]: row for row in rows}
+    prefill, decode = prefill_vs_decode
+    assert by_name["steps to finish"] == {"metric": "steps to finish", "prefill-first": prefill.run.num_steps,
+                                          "decode-first": decode.run.num_steps}
+    assert by_name["preemptions"]["decode-first"] == decode.run.num_preemptions
+    for name in ("TTFT p99 ms", "TPOT p50 steps", "queueing delay mean steps", "recomputed tokens",
+                 "prefix-cache hit rate (%)", "mean internal fragmentation (%)", "throughput (tokens/s)"):
+        assert name in by_name
+    ttft = sorted(q.ttft.steps for q in prefill.requests)
+    assert metric_values(prefill)["TTFT p50 steps"] == pytest.approx((ttft[19] + ttft[20]) / 2)
+
+
+def test_summary_states_the_measured_differences(prefill_vs_decode):
+    prefill, decode = prefill_vs_decode
+    text = summary(prefill_vs_decode)
+    assert text.startswith("Against prefill-first, decode-first ")
+    ratio = metric_values(decode)["TTFT mean steps"] / metric_values(prefill)["TTFT mean steps"]
+    assert ratio >= 1.5  # decode-first lets newcomers wait
+    assert f"made the first token wait {ratio:.1f}x longer on average" in text
+    finish = decode.run.sim_time_s / prefill.run.sim_time_s
+    words = f"{finish:.1f}x later" if finish >= 1.5 else f"{finish - 1:.0%} later"
+    assert decode.run.sim_time_s > prefill.run.sim_time_s and f"finished all requests {words}" in text
+    assert f"had {decode.run.num_preemptions} preemptions against {prefill.run.num_preemptions}" in text
+
+
+def test_identical_configs_are_reported_alike():
+    runs = compare([Variant("a", GENERATED_CONFIG), Variant("b", GENERATED_CONFIG)], WORKLOAD[:10])
+    assert summary(runs) == "b and a performed alike on this workload (within 5%)."
+
+
+def test_a_run_that_stops_early_is_called_out():
+    runs = compare([Variant("a", GENERATED_CONFIG), Variant("b", GENERATED_CONFIG)], WORKLOAD, max_steps=5)
+    assert runs[0].stop_reason == "max_steps"
+    assert "Not every run finished: a, b stopped early" in summary(runs)
