@@ -1,0 +1,116 @@
+"""The policy lab: one workload under two to four configs, side by side. A thin page: engine.compare runs and
+measures, viz.compare draws; this file only wires widgets to them."""
+
+from dataclasses import replace
+
+import streamlit as st
+
+from engine.compare import (
+    COMPARISONS,
+    GENERATED_CONFIG,
+    MAX_VARIANTS,
+    Variant,
+    compare,
+    generated_workload,
+    metric_rows,
+    summary,
+    variants_for,
+)
+from engine.engine import CostModel
+from scheduler.config import PREEMPTION_POLICIES
+from ui.state import USER_ERRORS, presets
+from viz.compare import aligned_timelines, fragmentation_figure, key_metrics_figure, kv_usage_figure
+
+GENERATED = "generated"
+CUSTOM = "custom"
+PLOT_CONFIG = {"displayModeBar": False}
+BLOCK_SIZE_CHOICES = (4, 8, 16, 32, 64)
+
+st.set_page_config(page_title="schedlab: policy lab", page_icon="🧮", layout="wide")
+st.markdown("<style>.block-container{padding-top:2.6rem;padding-bottom:1rem}</style>", unsafe_allow_html=True)
+
+
+def workload_inputs(choice: str):
+    """(workload, base config, seed, cost model) of the chosen workload."""
+    if choice == GENERATED:
+        return generated_workload(), GENERATED_CONFIG, 0, CostModel()
+    scenario = presets()[0][choice]
+    return scenario.workload, scenario.config, scenario.seed, scenario.cost
+
+
+def custom_variant(i: int, base) -> Variant:
+    """Config i of a custom comparison, from its own column of widgets (defaults: the workload's config)."""
+    st.markdown(f"**Config {i + 1}**")
+    label = st.text_input("name", f"config {i + 1}", key=f"c{i}_label")
+    size = st.selectbox("block size (same KV capacity)", BLOCK_SIZE_CHOICES, key=f"c{i}_size",
+                        index=BLOCK_SIZE_CHOICES.index(base.kvcache_block_size)
+                        if base.kvcache_block_size in BLOCK_SIZE_CHOICES else 2)
+    changes = {
+        "prefill_first": st.toggle("prefill first", base.prefill_first, key=f"c{i}_prefill"),
+        "chunked_prefill": st.toggle("chunked prefill", base.chunked_prefill, key=f"c{i}_chunked"),
+        "enable_prefix_caching": st.toggle("prefix caching", base.enable_prefix_caching, key=f"c{i}_prefix"),
+        "preemption_policy": st.selectbox("preemption", PREEMPTION_POLICIES, key=f"c{i}_preempt",
+                                          index=PREEMPTION_POLICIES.index(base.preemption_policy)),
+        "max_num_seqs": int(st.number_input("max_num_seqs", 1, 1024, base.max_num_seqs, key=f"c{i}_seqs")),
+        "max_num_batched_tokens": int(st.number_input("max_num_batched_tokens", 1, 65536,
+                                                      base.max_num_batched_tokens, key=f"c{i}_tokens")),
+        "kvcache_block_size": size,
+        "num_kvcache_blocks": max(1, base.kv_capacity_tokens // size),
+    }
+    return Variant(label, replace(base, **changes))
+
+
+def choose_variants(base) -> list[Variant]:
+    comparison = st.selectbox("Compare", [*COMPARISONS, CUSTOM], key="comparison",
+                              format_func=lambda c: "custom: set each config yourself" if c == CUSTOM else c)
+    if comparison != CUSTOM:
+        return variants_for(comparison, base)
+    count = int(st.number_input("how many configs", 2, MAX_VARIANTS, 2, key="num_configs"))
+    return [custom_variant(i, base) for i, _ in enumerate(st.columns(count))]
+
+
+def run_comparison(variants, workload, seed, cost, title: str):
+    bar = st.progress(0.0, "Starting")
+    try:
+        runs = compare(variants, workload, seed=seed, cost=cost,
+                       on_progress=lambda i, label: bar.progress(i / len(variants), f"Running {label} "
+                                                                                    f"({i + 1} of {len(variants)})"))
+    finally:
+        bar.empty()
+    st.session_state.compare_runs, st.session_state.compare_title = runs, title
+
+
+def results(runs, title: str):
+    st.subheader(f"What the numbers say: {title}")
+    st.info(summary(runs))
+    st.dataframe(metric_rows(runs), hide_index=True, width="stretch", height=420)
+    st.plotly_chart(key_metrics_figure(runs), config=PLOT_CONFIG, key="key_metrics")
+    left, right = st.columns(2)
+    left.plotly_chart(kv_usage_figure(runs), config=PLOT_CONFIG, key="kv_usage")
+    right.plotly_chart(fragmentation_figure(runs), config=PLOT_CONFIG, key="fragmentation")
+    st.caption("Every timeline shares one step axis, so the same step lines up across configs.")
+    timelines = aligned_timelines(runs)
+    for start in range(0, len(timelines), 2):
+        for col, fig in zip(st.columns(2), timelines[start:start + 2], strict=False):
+            col.plotly_chart(fig, config=PLOT_CONFIG, key=f"timeline_{start}_{fig.layout.title.text}")
+
+
+st.title("Policy lab: which policy is better, and when?")
+st.caption("One workload, two to four configs, each run in its own engine on the fake model (instant, "
+           "deterministic), measured the same way.")
+scenarios, _ = presets()
+titles = {GENERATED: "generated: 200 requests, Poisson arrivals"} | {n: s.title for n, s in scenarios.items()}
+choice = st.selectbox("Workload", list(titles), key="workload_choice", format_func=titles.get)
+workload, base, seed, cost = workload_inputs(choice)
+try:
+    variants = choose_variants(base)
+except USER_ERRORS as e:
+    st.error(f"This config is impossible: {e}")
+    variants = None
+if variants is not None and st.button("Run the comparison", type="primary", key="run"):
+    try:
+        run_comparison(variants, workload, seed, cost, titles[choice])
+    except USER_ERRORS as e:
+        st.error(str(e))
+if st.session_state.get("compare_runs"):
+    results(st.session_state.compare_runs, st.session_state.compare_title)

@@ -1,0 +1,62 @@
+"""The policy-lab page under Streamlit's AppTest: pick a comparison, run it, read the table and the summary;
+an impossible config is a plain message, never a traceback."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "2_Policy_lab.py")
+
+
+def page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_a_named_comparison_runs_and_shows_the_table_and_summary():
+    at = page()
+    at.selectbox(key="workload_choice").select("02_preemption").run()
+    at.selectbox(key="comparison").select("tail vs smart preemption").run()
+    assert not at.dataframe and not at.info  # nothing before the run
+    at.button(key="run").click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["metric", "tail preemption", "smart preemption"]
+    assert "TTFT p99 steps" in set(table["metric"])
+    assert at.info[0].value.startswith(("Against tail preemption, smart preemption",
+                                        "smart preemption and tail preemption performed alike"))
+
+
+def test_a_custom_comparison_of_three_configs():
+    at = page()
+    at.selectbox(key="workload_choice").select("01_prefill_first").run()
+    at.selectbox(key="comparison").select("custom").run()
+    at.number_input(key="num_configs").set_value(3).run()
+    at.text_input(key="c0_label").input("prefill-first").run()
+    at.text_input(key="c1_label").input("decode-first").run()
+    at.toggle(key="c1_prefill").set_value(False).run()
+    at.text_input(key="c2_label").input("big blocks").run()
+    at.button(key="run").click().run()
+    assert not at.exception and not at.error
+    assert list(at.dataframe[0].value.columns) == ["metric", "prefill-first", "decode-first", "big blocks"]
+    assert "decode-first" in at.info[0].value
+
+
+def test_an_impossible_config_is_a_plain_error():
+    at = page()
+    at.selectbox(key="comparison").select("custom").run()
+    at.number_input(key="c0_tokens").set_value(8).run()  # below max_num_seqs and max_model_len, no chunking
+    assert not at.exception
+    assert at.error and "max_num_batched_tokens=8" in at.error[0].value
+    assert "Traceback" not in at.error[0].value
+    assert not at.button  # nothing to run
+
+
+def test_two_configs_with_one_name_are_refused_in_words():
+    at = page()
+    at.selectbox(key="comparison").select("custom").run()
+    at.text_input(key="c1_label").input("config 1").run()
+    at.button(key="run").click().run()
+    assert not at.exception and "its own name" in at.error[0].value

@@ -1,0 +1,91 @@
+"""Figures of a comparison (engine.compare): one colour per config, every chart over the same step axis."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.compare import ConfigRun, metric_values
+from viz.charts import LEGEND_BELOW
+from viz.timeline import timeline_figure
+
+CONFIG_COLORS = ("#2E91E5", "#E15F99", "#1CA71C", "#B68100")  # one per config, in the comparison's order
+# The bars of the key-metrics figure: (panel title, metric names from engine.compare.metric_values).
+KEY_METRICS = (("throughput (tokens/step)", ("throughput (tokens/step)",)),
+               ("TTFT (steps)", ("TTFT mean steps", "TTFT p50 steps", "TTFT p99 steps")),
+               ("TPOT (steps)", ("TPOT mean steps", "TPOT p50 steps", "TPOT p99 steps")),
+               ("end-to-end latency (steps)", ("end-to-end latency mean steps", "end-to-end latency p99 steps")),
+               ("preemptions", ("preemptions",)))
+
+
+def config_color(index: int) -> str:
+    return CONFIG_COLORS[index % len(CONFIG_COLORS)]
+
+
+def step_range(runs: Sequence[ConfigRun]) -> list[float]:
+    """The one step axis every chart of the comparison shares: from step 0 to the longest run's last step."""
+    return [-0.5, max(run.run.num_steps for run in runs) + 0.5]
+
+
+def _style(fig: go.Figure, title: str, runs: Sequence[ConfigRun], y_title: str, height: int) -> go.Figure:
+    fig.update_layout(title={"text": title, "x": 0, "xanchor": "left"}, height=height, hovermode="x unified",
+                      margin={"l": 10, "r": 10, "t": 40, "b": 10}, plot_bgcolor="white", legend=LEGEND_BELOW)
+    fig.update_xaxes(title_text="step", range=step_range(runs), showgrid=True, gridcolor="#EEF0F3")
+    fig.update_yaxes(title_text=y_title, rangemode="tozero", showgrid=True, gridcolor="#EEF0F3")
+    return fig
+
+
+def kv_usage_figure(runs: Sequence[ConfigRun], height: int = 300) -> go.Figure:
+    fig = go.Figure()
+    for i, run in enumerate(runs):
+        fig.add_trace(go.Scatter(x=[f.step for f in run.frames], y=[f.metrics.kv_usage * 100 for f in run.frames],
+                                 name=run.label, line={"color": config_color(i), "shape": "hv", "width": 2}))
+    _style(fig, "KV blocks in use over time", runs, "KV used (%)", height)
+    fig.update_yaxes(range=[0, 105])
+    return fig
+
+
+def fragmentation_figure(runs: Sequence[ConfigRun], height: int = 300) -> go.Figure:
+    """Reserved KV slots holding no token, after each step: what larger blocks waste."""
+    fig = go.Figure()
+    for i, run in enumerate(runs):
+        fig.add_trace(go.Scatter(x=list(range(1, len(run.fragmentation) + 1)),
+                                 y=[share * 100 for share in run.fragmentation], name=run.label,
+                                 line={"color": config_color(i), "shape": "hv", "width": 2}))
+    _style(fig, "Internal fragmentation: empty slots in held blocks", runs, "empty slots (%)", height)
+    return fig
+
+
+def key_metrics_figure(runs: Sequence[ConfigRun], height: int = 320) -> go.Figure:
+    """Small multiples: one panel per key metric, one bar per config (per statistic where there are several)."""
+    fig = make_subplots(rows=1, cols=len(KEY_METRICS), subplot_titles=[title for title, _ in KEY_METRICS])
+    values = [metric_values(run) for run in runs]
+    for col, (_, names) in enumerate(KEY_METRICS, start=1):
+        for i, run in enumerate(runs):
+            fig.add_trace(go.Bar(x=[name.split()[-2] if len(names) > 1 else run.label for name in names],
+                                 y=[values[i][name] for name in names], name=run.label, legendgroup=run.label,
+                                 showlegend=col == 1, marker_color=config_color(i),
+                                 hovertemplate=f"{run.label}: %{{y:.2f}}<extra></extra>"),
+                          row=1, col=col)
+    fig.update_layout(height=height, barmode="group", margin={"l": 10, "r": 10, "t": 50, "b": 10},
+                      plot_bgcolor="white", legend=LEGEND_BELOW)
+    fig.update_xaxes(showticklabels=True)
+    fig.update_yaxes(rangemode="tozero", showgrid=True, gridcolor="#EEF0F3")
+    return fig
+
+
+def aligned_timelines(runs: Sequence[ConfigRun], height: int = 420) -> list[go.Figure]:
+    """Each config's per-request timeline, titled with its label, on the shared step axis; rows shrink so that
+    a long workload still fits `height`."""
+    figures = []
+    for run in runs:
+        num_requests = len(run.requests)
+        fig = timeline_figure(run.frames, row_px=max(1, min(22, (height - 150) // max(1, num_requests))))
+        fig.update_layout(title={"text": f"Request timeline: {run.label}"})
+        fig.update_xaxes(range=step_range(runs))
+        if num_requests > 40:  # a label per request would be unreadable
+            fig.update_yaxes(tickmode="auto", nticks=10, tickvals=None, ticktext=None, title_text="request id")
+        figures.append(fig)
+    return figures
