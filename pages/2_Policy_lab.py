@@ -19,7 +19,7 @@ from engine.compare import (
 from engine.engine import CostModel
 from scheduler.config import PREEMPTION_POLICIES
 from ui.state import USER_ERRORS, presets
-from viz.compare import aligned_timelines, fragmentation_figure, key_metrics_figure, kv_usage_figure
+from viz.compare import fragmentation_figure, key_metrics_figure, kv_usage_figure, timelines_figure
 
 GENERATED = "generated"
 CUSTOM = "custom"
@@ -88,11 +88,8 @@ def results(runs, title: str):
     left, right = st.columns(2)
     left.plotly_chart(kv_usage_figure(runs), config=PLOT_CONFIG, key="kv_usage")
     right.plotly_chart(fragmentation_figure(runs), config=PLOT_CONFIG, key="fragmentation")
-    st.caption("Every timeline shares one step axis, so the same step lines up across configs.")
-    timelines = aligned_timelines(runs)
-    for start in range(0, len(timelines), 2):
-        for col, fig in zip(st.columns(2), timelines[start:start + 2], strict=False):
-            col.plotly_chart(fig, config=PLOT_CONFIG, key=f"timeline_{start}_{fig.layout.title.text}")
+    st.caption("The timelines share one step axis: the same step lines up across configs.")
+    st.plotly_chart(timelines_figure(runs), config=PLOT_CONFIG, key="timelines")
 
 
 st.title("Policy lab: which policy is better, and when?")

@@ -76,16 +76,21 @@ def key_metrics_figure(runs: Sequence[ConfigRun], height: int = 320) -> go.Figur
     return fig
 
 
-def aligned_timelines(runs: Sequence[ConfigRun], height: int = 420) -> list[go.Figure]:
-    """Each config's per-request timeline, titled with its label, on the shared step axis; rows shrink so that
-    a long workload still fits `height`."""
-    figures = []
-    for run in runs:
-        num_requests = len(run.requests)
-        fig = timeline_figure(run.frames, row_px=max(1, min(22, (height - 150) // max(1, num_requests))))
-        fig.update_layout(title={"text": f"Request timeline: {run.label}"})
-        fig.update_xaxes(range=step_range(runs))
-        if num_requests > 40:  # a label per request would be unreadable
-            fig.update_yaxes(tickmode="auto", nticks=10, tickvals=None, ticktext=None, title_text="request id")
-        figures.append(fig)
-    return figures
+def timelines_figure(runs: Sequence[ConfigRun], row_height: int = 300) -> go.Figure:
+    """Each config's per-request timeline (viz.timeline) stacked on one shared step axis, one legend for all."""
+    fig = make_subplots(rows=len(runs), cols=1, shared_xaxes=True, vertical_spacing=0.06,
+                        subplot_titles=[f"Request timeline: {run.label}" for run in runs])
+    shown = set()
+    for row, run in enumerate(runs, start=1):
+        for trace in timeline_figure(run.frames).data:
+            trace.update(legendgroup=trace.name, showlegend=trace.name not in shown)
+            shown.add(trace.name)
+            fig.add_trace(trace, row=row, col=1)
+        fig.update_yaxes(autorange="reversed", title_text="request id", row=row, col=1)
+    height = row_height * len(runs) + 150
+    fig.update_layout(barmode="overlay", bargap=0.3, height=height, plot_bgcolor="white",
+                      margin={"l": 10, "r": 10, "t": 40, "b": 70},
+                      legend=LEGEND_BELOW | {"y": -55 / (height - 110)})  # below the step title, in pixels
+    fig.update_xaxes(range=step_range(runs), showgrid=True, gridcolor="#EEF0F3")
+    fig.update_xaxes(title_text="step", row=len(runs), col=1)
+    return fig
