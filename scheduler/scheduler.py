@@ -21,7 +21,7 @@ from scheduler.events import (
     PrefixHit,
     Speculated,
 )
-from scheduler.policies import insert_waiting, pick_victim
+from scheduler.policies import insert_waiting, pick_victim, priority_key
 from scheduler.sequence import Sequence, SequenceStatus
 from scheduler.speculative import propose_ngram
 
@@ -135,7 +135,11 @@ class Scheduler:
     def _schedule_running(self, budget: _StepBudget, scheduled: list[Sequence], prefill_flags: list[bool],
                           decodes_only: bool):
         """Batch running sequences from the head of `running`, preempting to make room for them; the batched
-        (and skipped) ones go back to the head of `running` in their original order."""
+        (and skipped) ones go back to the head of `running` in their original order. Under the priority
+        preemption policy `running` is served in priority order, so a victim is never more important than
+        a request already batched this step."""
+        if self.config.preemption_policy == "priority":
+            self.running = deque(sorted(self.running, key=priority_key))
         kept = []
         while self.running and budget.seqs > 0 and budget.tokens > 0:
             seq = self.running.popleft()

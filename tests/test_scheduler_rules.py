@@ -325,6 +325,19 @@ def test_priority_preemption_picks_lowest_priority_and_spares_more_important_one
     assert (pre.seq_id, pre.for_seq_id) == (1, 0)
 
 
+def test_priority_preemption_serves_running_in_priority_order():
+    """An important request at the tail of running must not preempt itself while less important ones decode."""
+    s = Scheduler(config(num_kvcache_blocks=3, max_num_seqs=3, preemption_policy="priority"))
+    low_a, low_b, vip = seq(5, 0, priority=5), seq(5, 1, priority=5), seq(10, 2, priority=0)
+    for x in (low_a, low_b, vip):
+        s.add(x)
+    step(s)  # all three prefilled, pool full; the VIP needs a second block at its first decode
+    batch = s.schedule()
+    (pre,) = kinds(s, "preempted")
+    assert (pre.seq_id, pre.for_seq_id) == (1, 2)
+    assert [x.seq_id for x in batch.seqs] == [2, 0] and vip.status is SequenceStatus.RUNNING
+
+
 def test_priority_queue_orders_waiting_and_lets_a_vip_preempt():
     s = Scheduler(config(num_kvcache_blocks=2, max_num_seqs=1, queue_policy="priority"))
     s.add(seq(15, 0, priority=5, arrival=0))
