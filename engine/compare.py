@@ -86,6 +86,7 @@ class ConfigRun:
     label: str
     config: Config
     stop_reason: str
+    engine: Engine  # for exports (engine.trace); its frames are `frames`
     frames: list[Frame]
     run: RunMetrics
     requests: list[RequestMetrics]
@@ -105,7 +106,7 @@ def run_variant(variant: Variant, workload: Sequence[Request], runner: str = "fa
     reason = engine.run()
     frames = list(engine.frames)
     run, requests = run_metrics(frames)
-    return ConfigRun(variant.label, variant.config, reason, frames, run, requests, recomputed_tokens(frames),
+    return ConfigRun(variant.label, variant.config, reason, engine, frames, run, requests, recomputed_tokens(frames),
                      [internal_fragmentation(f) for f in frames[1:]], time.perf_counter() - start)
 
 
