@@ -190,3 +190,32 @@ def internal_fragmentation(frame: Frame) -> float:
     if not filled:
         return 0.0
     return 1 - sum(filled.values()) / (len(filled) * size)
+
+
+# -- speculative decoding ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SpeculationMetrics:
+    num_drafted: int  # draft tokens checked by the model
+    num_accepted: int  # of those, the ones the model agreed with
+    acceptance_rate: float  # accepted / drafted; 0 when nothing was drafted
+    tokens_per_pass: float  # output tokens a request gains in a step that gives it any (1 without speculation)
+
+
+def speculation_metrics(frames: Iterable[Frame]) -> SpeculationMetrics:
+    """Draft acceptance and output tokens per request per forward pass, read off the `speculated` events and
+    the requests' token counts (a request emits in a step when its output grows)."""
+    drafted = accepted = emitted = passes = 0
+    num_output: dict[int, int] = {}
+    for frame in frames:
+        for e in frame.events_of("speculated"):
+            drafted += len(e.draft_token_ids)
+            accepted += e.num_accepted
+        for req in frame.requests:
+            gained = req.num_output_tokens - num_output.get(req.id, 0)
+            if gained > 0:
+                emitted += gained
+                passes += 1
+            num_output[req.id] = req.num_output_tokens
+    return SpeculationMetrics(drafted, accepted, accepted / drafted if drafted else 0.0,
+                              emitted / passes if passes else 0.0)
