@@ -16,6 +16,11 @@ What `set_config` can change mid-run:
 - pool fields (`POOL_FIELDS`: block count or size, max_model_len, eos) rebuild the scheduler, its pool and
   the runner: every running request loses its KV cache and is queued again, ahead of the waiting ones, to
   be recomputed (like a server restarted with a new pool); a request that no longer fits is aborted.
+
+Adaptive batch size (`adaptive=AdaptiveBatch(...)`, engine/adaptive.py): after every step that ran a batch,
+the controller sets `max_num_seqs` for the next step from that step's latency (simulated on the fake runner,
+wall time on the model). Its choices are kept in `adaptive_sizes`, one per step, and a replay follows them
+instead of deciding again, so replaying a real-model run gives the same frames although wall times differ.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from bisect import insort
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
+from engine.adaptive import AdaptiveBatch
 from engine.frame import Arrived, TokenHistory
 from engine.frame_store import FrameStore
 from engine.recorder import Recorder
@@ -64,8 +70,12 @@ class RequestRecord:
 
 class Engine:
     def __init__(self, config: Config, workload: list[Request] = (), runner: str = "fake", seed: int = 0,
-                 cost: CostModel = CostModel(), record: bool = True, max_steps: int = DEFAULT_MAX_STEPS):
+                 cost: CostModel = CostModel(), record: bool = True, max_steps: int = DEFAULT_MAX_STEPS,
+                 adaptive: AdaptiveBatch | None = None):
         self.runner_kind, self.seed, self.record, self.max_steps = runner, seed, record, max_steps
+        self.adaptive = adaptive
+        self.adaptive_sizes: list[int] = []  # max_num_seqs the controller chose after each step
+        self._adaptive_script: list[int] = []  # choices a replay repeats instead of deciding
         self.cost = self._initial_cost = cost
         self.workload = list(workload)
         self.runner = make_runner(runner, config, seed)
@@ -110,10 +120,14 @@ class Engine:
         if any(getattr(new, f) != getattr(self.config, f) for f in POOL_FIELDS):
             self._rebuild(new)
         else:
-            if new.queue_policy == "priority" and self.config.queue_policy != "priority":
-                self.scheduler.waiting = type(self.scheduler.waiting)(sorted(self.scheduler.waiting, key=priority_key))
-            self.scheduler.config = new
-            self.scheduler.block_manager.enable_prefix_caching = new.enable_prefix_caching
+            self._swap(new)
+
+    def _swap(self, new: Config):
+        """Change scheduling fields only: the queues and the KV cache stay as they are."""
+        if new.queue_policy == "priority" and self.config.queue_policy != "priority":
+            self.scheduler.waiting = type(self.scheduler.waiting)(sorted(self.scheduler.waiting, key=priority_key))
+        self.scheduler.config = new
+        self.scheduler.block_manager.enable_prefix_caching = new.enable_prefix_caching
         self.config = new
 
     def _rebuild(self, config: Config):
@@ -150,7 +164,8 @@ class Engine:
         t2 = time.perf_counter()
         sched.postprocess(batch.seqs, tokens)
         t3 = time.perf_counter()
-        self.sim_time_s += self.cost.step_time(batch.num_tokens)
+        sim_step_s = self.cost.step_time(batch.num_tokens)
+        self.sim_time_s += sim_step_s
         self.wall_schedule_s += (t1 - t0) + (t3 - t2)
         self.wall_model_s += t2 - t1
         events += sched.decision_log
@@ -158,6 +173,8 @@ class Engine:
         self._last_batch_idle = not batch.seqs
         if self.record:
             self._record_frame(batch, events, (t1 - t0) + (t3 - t2), t2 - t1, tables)
+        if self.adaptive is not None:
+            self._adapt(batch, sim_step_s if self.runner_kind == "fake" else t3 - t0)
 
     def run(self, steps: int | None = None, on_step: Callable[[int], None] | None = None) -> str:
         """Step until the run ends, or `steps` more steps. Calls `on_step(step)` after each step.
@@ -187,7 +204,8 @@ class Engine:
         if not 0 <= k <= self.step_count:
             raise IndexError(f"frame {k} does not exist; the run is at frame {self.step_count}")
         engine = Engine(self._initial_config, self.workload, self.runner_kind, self.seed, self._initial_cost,
-                        self.record, self.max_steps)
+                        self.record, self.max_steps, self.adaptive)
+        engine._adaptive_script = self.adaptive_sizes[:k]
         manual = [r for r in self.manual if r.arrival < k]
         changes = [(s, c) for s, c in self.config_changes if s < k]
         while engine.step_count < k:
@@ -244,6 +262,18 @@ class Engine:
             self.requests[seq.seq_id].finish_step = self.step_count
             return Aborted(seq.seq_id, str(rejected))
         return None
+
+    def _adapt(self, batch: Batch, latency_s: float):
+        """Set max_num_seqs for the next step (an idle step measures nothing and changes nothing)."""
+        size = self.config.max_num_seqs
+        if len(self.adaptive_sizes) < len(self._adaptive_script):
+            size = self._adaptive_script[len(self.adaptive_sizes)]
+        elif batch.seqs:
+            size = min(self.adaptive.next_max_num_seqs(size, latency_s, len(batch.seqs)),
+                       self.config.max_num_batched_tokens)
+        self.adaptive_sizes.append(size)
+        if size != self.config.max_num_seqs:
+            self._swap(replace(self.config, max_num_seqs=size))
 
     def _note_progress(self, batch, events):
         for seq in batch.seqs:

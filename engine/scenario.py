@@ -11,6 +11,7 @@ import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from engine.adaptive import AdaptiveBatch
 from engine.engine import CostModel, Engine
 from engine.frame import Frame
 from engine.runners import RUNNER_KINDS
@@ -45,6 +46,7 @@ EXPECTATIONS = {
     "batch_kind": (str, lambda f: f.batch.kind),
     "batch": (list, lambda f: list(f.batch.seq_ids)),
     "num_batched_tokens": (int, lambda f: f.batch.total_tokens),
+    "max_num_seqs": (int, lambda f: f.config.max_num_seqs),
     "running": (list, lambda f: list(f.running)),
     "waiting": (list, lambda f: list(f.waiting)),
     "free_blocks": (int, lambda f: f.metrics.num_free_blocks),
@@ -95,6 +97,7 @@ class Scenario:
     key_frames: tuple[KeyFrame, ...]
     max_steps: int
     variant: dict  # config changes of the comparison run the scenario offers ({} when none)
+    adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller, when the scenario has one
 
     @property
     def name(self) -> str:
@@ -103,7 +106,8 @@ class Scenario:
     def engine(self, runner: str | None = None, record: bool = True, variant: bool = False) -> Engine:
         """An engine for this scenario, or for its variant (the same run with the `variant` config)."""
         config = replace(self.config, **self.variant) if variant else self.config
-        return Engine(config, self.workload, runner or self.runner, self.seed, self.cost, record, self.max_steps)
+        return Engine(config, self.workload, runner or self.runner, self.seed, self.cost, record, self.max_steps,
+                      self.adaptive)
 
 
 def preset_paths() -> list[Path]:
@@ -154,7 +158,7 @@ class _Loader:
 
     def scenario(self, data: dict, runner: str | None) -> Scenario:
         self.table(data, "", {"title": str, "narrative": str, "runner": str, "seed": int, "max_steps": int,
-                              "config": dict, "variant": dict, "cost": dict, "workload": dict,
+                              "config": dict, "variant": dict, "cost": dict, "adaptive": dict, "workload": dict,
                               "key_frames": list},
                    required=("title", "narrative", "config", "workload"))
         runner = runner or data.get("runner", "fake")
@@ -164,12 +168,21 @@ class _Loader:
         variant = data.get("variant", {})
         self.config({**data["config"], **variant}, where="variant")
         cost = CostModel(**self.table(data.get("cost", {}), "cost", {"step_s": float, "token_s": float}))
+        adaptive = self.adaptive(data["adaptive"]) if "adaptive" in data else None
         seed = data.get("seed", 0)
         workload = self.workload(data["workload"], seed)
         self.check_fits(workload, config)
         key_frames = tuple(self.key_frame(kf, i) for i, kf in enumerate(data.get("key_frames", [])))
         return Scenario(self.path, data["title"], data["narrative"].strip(), config, runner, seed, cost,
-                        tuple(workload), key_frames, data.get("max_steps", 10_000), dict(variant))
+                        tuple(workload), key_frames, data.get("max_steps", 10_000), dict(variant), adaptive)
+
+    def adaptive(self, table: dict) -> AdaptiveBatch:
+        self.table(table, "adaptive", {"low_s": float, "high_s": float, "step": int, "min_seqs": int,
+                                       "max_seqs": int})
+        try:
+            return AdaptiveBatch(**table)
+        except ValueError as e:
+            self.fail("adaptive", str(e))
 
     def config(self, table: dict, where: str = "config") -> Config:
         spec = {f.name: {"int": int, "bool": bool, "str": str}[getattr(f.type, "__name__", f.type)]
