@@ -17,9 +17,12 @@ from engine.compare import (
     variants_for,
 )
 from engine.engine import CostModel
+from engine.export import comparison_json, requests_csv
+from engine.vllm_args import vllm_command, vllm_notes
 from scheduler.config import PREEMPTION_POLICIES
 from ui.state import USER_ERRORS, presets
 from viz.compare import fragmentation_figure, key_metrics_figure, kv_usage_figure, timelines_figure
+from viz.html_export import animation_html
 
 GENERATED = "generated"
 CUSTOM = "custom"
@@ -78,6 +81,7 @@ def run_comparison(variants, workload, seed, cost, title: str):
     finally:
         bar.empty()
     st.session_state.compare_runs, st.session_state.compare_title = runs, title
+    st.session_state.compare_html = None  # built on request: it embeds plotly.js (a few MB)
 
 
 def results(runs, title: str):
@@ -90,6 +94,35 @@ def results(runs, title: str):
     right.plotly_chart(fragmentation_figure(runs), config=PLOT_CONFIG, key="fragmentation")
     st.caption("The timelines share one step axis: the same step lines up across configs.")
     st.plotly_chart(timelines_figure(runs), config=PLOT_CONFIG, key="timelines")
+    vllm_equivalents(runs)
+    exports(runs, title)
+
+
+def vllm_equivalents(runs):
+    st.subheader("The same configs in vLLM")
+    for tab, run in zip(st.tabs([run.label for run in runs]), runs, strict=True):
+        tab.code(vllm_command(run.config), language="bash", wrap_lines=True)
+        for note in vllm_notes(run.config):
+            tab.markdown(f"- {note}")
+
+
+def exports(runs, title: str):
+    st.subheader("Take it with you")
+    json_col, csv_col, html_col = st.columns(3)
+    json_col.download_button("Comparison (JSON, each run a trace)", comparison_json(runs, title),
+                             "comparison.json", "application/json", key="download_json")
+    csv_col.download_button("Per-request metrics (CSV)", requests_csv(runs), "requests.csv", "text/csv",
+                            key="download_csv")
+    if st.session_state.get("compare_html") is None:
+        if html_col.button("Build the offline animation (HTML)", key="build_html"):
+            with st.spinner("Building the animation"):
+                st.session_state.compare_html = animation_html([(r.label, r.frames) for r in runs], title)
+            st.rerun()
+    else:
+        html_col.download_button("Offline animation (HTML, opens without the app)", st.session_state.compare_html,
+                                 "comparison.html", "text/html", key="download_html")
+    st.caption("The JSON holds every run as an engine trace: `engine.export.split_comparison` writes them out "
+               "as files the main page's trace uploader opens.")
 
 
 st.title("Policy lab: which policy is better, and when?")

@@ -27,6 +27,11 @@ def test_a_named_comparison_runs_and_shows_the_table_and_summary():
     assert "TTFT p99 steps" in set(table["metric"])
     assert at.info[0].value.startswith(("Against tail preemption, smart preemption",
                                         "smart preemption and tail preemption performed alike"))
+    codes = [c.value for c in at.code]
+    assert len(codes) == 2 and all(c.startswith("vllm serve ") and "--max-num-seqs" in c for c in codes)
+    assert any("Smart preemption" in m.value for m in at.markdown)  # the note on what vLLM lacks
+    at.button(key="build_html").click().run()
+    assert not at.exception and at.session_state.compare_html.startswith("<!DOCTYPE html>")
 
 
 def test_a_custom_comparison_of_three_configs():
