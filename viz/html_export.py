@@ -91,3 +91,65 @@ def animation_html(runs: Sequence[tuple[str, Sequence[Frame]]], title: str = "sc
              for i, (label, frames) in enumerate(runs)]
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
             f"<body style='font-family:sans-serif'><h2>{html.escape(title)}</h2>{''.join(parts)}</body></html>")
+
+
+# -- images for slides: rendered by Plotly itself in headless Chromium (no Kaleido) --------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+GIF_FRAMES = 80  # each costs a render in the browser (~0.3 s)
+_IMAGES_JS = """async ([width, height, animate]) => {
+  const gd = document.querySelector('.js-plotly-plot');
+  const shot = () => Plotly.toImage(gd, {format: 'png', width: width, height: height});
+  if (!animate) return [await shot()];
+  const images = [];
+  for (const frame of gd._transitionData._frames) {
+    await Plotly.animate(gd, [frame.name], {mode: 'immediate', frame: {duration: 0, redraw: true},
+                                            transition: {duration: 0}});
+    images.push(await shot());
+  }
+  return images;
+}"""
+
+
+def _render_pngs(fig: go.Figure, width: int, height: int, animate: bool) -> list[bytes]:
+    """PNG bytes of `fig` (or of each of its animation frames), drawn by plotly.js in headless Chromium."""
+    import base64
+    import tempfile
+    from pathlib import Path
+
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as folder:
+        page_path = Path(folder) / "figure.html"
+        page_path.write_text(fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False))
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page()
+                page.goto(page_path.as_uri())
+                page.wait_for_selector(".js-plotly-plot .main-svg")
+                urls = page.evaluate(_IMAGES_JS, [width, height, animate])
+            finally:
+                browser.close()
+    return [base64.b64decode(url.split(",", 1)[1]) for url in urls]
+
+
+def figure_png(fig: go.Figure, width: int = 1200, height: int = 600) -> bytes:
+    return _render_pngs(fig, width, height, animate=False)[0]
+
+
+def run_gif(frames: Sequence[Frame], label: str = "run", width: int = 960, height: int = 540,
+            max_frames: int = GIF_FRAMES, frame_ms: int = FRAME_MS) -> bytes:
+    """An animated GIF of a run's queues and KV pool (the HTML animation's frames), looping."""
+    import io
+
+    from PIL import Image
+
+    fig = animation_figure(frames, label, max_frames)
+    fig.layout.updatemenus, fig.layout.sliders = (), ()  # a GIF plays by itself
+    images = [Image.open(io.BytesIO(png)).convert("RGB") for png in _render_pngs(fig, width, height, animate=True)]
+    out = io.BytesIO()
+    images[0].save(out, format="GIF", save_all=True, append_images=images[1:], duration=frame_ms, loop=0)
+    return out.getvalue()
