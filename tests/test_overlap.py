@@ -9,6 +9,7 @@ import pytest
 from engine.overlap import drive
 from runner.fake import FakeRunner
 from scheduler import Config, SamplingParams, Scheduler, Sequence
+from viz.overlap import overlap_timeline_figure
 
 CONFIG = Config(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=48, num_kvcache_blocks=14,
                 kvcache_block_size=4, eos=3, chunked_prefill=True, enable_prefix_caching=True)
@@ -62,3 +63,14 @@ def test_speculation_is_refused():
     config = replace(CONFIG, num_speculative_tokens=2)
     with pytest.raises(ValueError, match="num_speculative_tokens"):
         drive(Scheduler(config), FakeRunner(48), [], overlap=True)
+
+
+def test_the_timeline_chart_draws_every_interval():
+    _, (over, _, _) = both(CONFIG, ignore_eos=True)
+    fig = overlap_timeline_figure(over.timings)
+    schedule, postprocess, model = fig.data
+    assert len(model.base) == len(over.timings) and set(schedule.y) == {"scheduler"}
+    first = over.timings[0]
+    assert model.base[0] == pytest.approx(first.model[0] * 1000)
+    assert model.x[0] == pytest.approx((first.model[1] - first.model[0]) * 1000)
+    assert list(postprocess.customdata) == [t.step for t in over.timings]
