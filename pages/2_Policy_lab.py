@@ -22,11 +22,13 @@ from engine.vllm_args import vllm_command, vllm_notes
 from scheduler.config import PREEMPTION_POLICIES
 from ui.state import USER_ERRORS, presets
 from viz.compare import fragmentation_figure, key_metrics_figure, kv_usage_figure, timelines_figure
-from viz.html_export import animation_html
+from viz.html_export import animation_html, run_gif
 
 GENERATED = "generated"
 CUSTOM = "custom"
-PLOT_CONFIG = {"displayModeBar": False}
+# Every chart keeps one toolbar button: the camera, which saves it as a PNG (drawn by plotly.js in the browser).
+PLOT_CONFIG = {"displayModeBar": True, "displaylogo": False, "modeBarButtons": [["toImage"]],
+               "toImageButtonOptions": {"format": "png", "scale": 2}}
 BLOCK_SIZE_CHOICES = (4, 8, 16, 32, 64)
 
 st.set_page_config(page_title="schedlab: policy lab", page_icon="🧮", layout="wide")
@@ -63,8 +65,8 @@ def custom_variant(i: int, base) -> Variant:
     return Variant(label, replace(base, **changes))
 
 
-def choose_variants(base) -> list[Variant]:
-    comparison = st.selectbox("Compare", [*COMPARISONS, CUSTOM], key="comparison",
+def choose_variants(base, column) -> list[Variant]:
+    comparison = column.selectbox("Compare", [*COMPARISONS, CUSTOM], key="comparison",
                               format_func=lambda c: "custom: set each config yourself" if c == CUSTOM else c)
     if comparison != CUSTOM:
         return variants_for(comparison, base)
@@ -81,7 +83,7 @@ def run_comparison(variants, workload, seed, cost, title: str):
     finally:
         bar.empty()
     st.session_state.compare_runs, st.session_state.compare_title = runs, title
-    st.session_state.compare_html = None  # built on request: it embeds plotly.js (a few MB)
+    st.session_state.exports = {}  # heavy exports, built on request (see built_on_request)
 
 
 def results(runs, title: str):
@@ -106,23 +108,37 @@ def vllm_equivalents(runs):
             tab.markdown(f"- {note}")
 
 
+def built_on_request(col, name: str, make, build_label: str, download_label: str, file_name: str, mime: str):
+    """A button that builds a heavy export once (kept until the next comparison), then its download button."""
+    made = st.session_state.exports.get(name)
+    if made is not None:
+        col.download_button(download_label, made, file_name, mime, key=f"download_{name}")
+    elif col.button(build_label, key=f"build_{name}"):
+        try:
+            with st.spinner(f"Building {file_name}"):
+                st.session_state.exports[name] = make()
+            st.rerun()
+        except (OSError, ImportError, RuntimeError) as e:  # no browser or no Pillow here: say so
+            st.error(f"{file_name} could not be built here: {e}")
+
+
 def exports(runs, title: str):
     st.subheader("Take it with you")
     json_col, csv_col, html_col = st.columns(3)
-    json_col.download_button("Comparison (JSON, each run a trace)", comparison_json(runs, title),
-                             "comparison.json", "application/json", key="download_json")
+    built_on_request(json_col, "json", lambda: comparison_json(runs, title), "Build the comparison (JSON)",
+                     "Download the comparison (JSON, each run a trace)", "comparison.json", "application/json")
     csv_col.download_button("Per-request metrics (CSV)", requests_csv(runs), "requests.csv", "text/csv",
                             key="download_csv")
-    if st.session_state.get("compare_html") is None:
-        if html_col.button("Build the offline animation (HTML)", key="build_html"):
-            with st.spinner("Building the animation"):
-                st.session_state.compare_html = animation_html([(r.label, r.frames) for r in runs], title)
-            st.rerun()
-    else:
-        html_col.download_button("Offline animation (HTML, opens without the app)", st.session_state.compare_html,
-                                 "comparison.html", "text/html", key="download_html")
-    st.caption("The JSON holds every run as an engine trace: `engine.export.split_comparison` writes them out "
-               "as files the main page's trace uploader opens.")
+    built_on_request(html_col, "html", lambda: animation_html([(r.label, r.frames) for r in runs], title),
+                     "Build the offline animation (HTML)", "Download the animation (HTML, opens without the app)",
+                     "comparison.html", "text/html")
+    pick, build = st.columns([2, 1], vertical_alignment="bottom")
+    labels = [run.label for run in runs]
+    label = pick.selectbox("Animated GIF of one run's queues and KV pool, for slides", labels, key="gif_choice")
+    built_on_request(build, f"gif_{labels.index(label)}", lambda: run_gif(runs[labels.index(label)].frames, label),
+                     "Build the GIF (a browser renders each frame)", "Download the GIF", f"{label}.gif", "image/gif")
+    st.caption("Each chart's camera button saves it as a PNG. The JSON holds every run as an engine trace: "
+               "`engine.export.split_comparison` writes them out as files the main page's trace uploader opens.")
 
 
 st.title("Policy lab: which policy is better, and when?")
@@ -130,10 +146,11 @@ st.caption("One workload, two to four configs, each run in its own engine on the
            "deterministic), measured the same way.")
 scenarios, _ = presets()
 titles = {GENERATED: "generated: 200 requests, Poisson arrivals"} | {n: s.title for n, s in scenarios.items()}
-choice = st.selectbox("Workload", list(titles), key="workload_choice", format_func=titles.get)
+workload_col, compare_col = st.columns(2)
+choice = workload_col.selectbox("Workload", list(titles), key="workload_choice", format_func=titles.get)
 workload, base, seed, cost = workload_inputs(choice)
 try:
-    variants = choose_variants(base)
+    variants = choose_variants(base, compare_col)
 except USER_ERRORS as e:
     st.error(f"This config is impossible: {e}")
     variants = None

@@ -1,6 +1,7 @@
 """The policy-lab page under Streamlit's AppTest: pick a comparison, run it, read the table and the summary;
 an impossible config is a plain message, never a traceback."""
 
+import json
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -31,7 +32,10 @@ def test_a_named_comparison_runs_and_shows_the_table_and_summary():
     assert len(codes) == 2 and all(c.startswith("vllm serve ") and "--max-num-seqs" in c for c in codes)
     assert any("Smart preemption" in m.value for m in at.markdown)  # the note on what vLLM lacks
     at.button(key="build_html").click().run()
-    assert not at.exception and at.session_state.compare_html.startswith("<!DOCTYPE html>")
+    assert not at.exception and at.session_state.exports["html"].startswith("<!DOCTYPE html>")
+    at.button(key="build_json").click().run()
+    data = json.loads(at.session_state.exports["json"])
+    assert [r["label"] for r in data["runs"]] == ["tail preemption", "smart preemption"]
 
 
 def test_a_custom_comparison_of_three_configs():
