@@ -9,11 +9,7 @@ from engine.engine import Engine
 from engine.scenario import SCENARIOS_DIR, load_scenario
 from viz.block_grid import block_color
 from viz.colors import CACHED_FREE_COLOR, FREE_COLOR
-from viz.html_export import animation_figure, animation_html, sampled
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_figure, animation_html, sampled
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +52,7 @@ def test_play_advances_the_frames_in_chromium(engine, tmp_path):
     path = tmp_path / "run.html"
     path.write_text(animation_html([("tail", list(engine.frames))]))
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 800})
             page.route("http*://**", lambda route: route.abort())  # offline: nothing may be fetched

@@ -1,0 +1,51 @@
+"""The comparison's figures: one colour per config, every chart on the same step axis, one timeline legend."""
+
+import pytest
+
+from engine.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
+from viz.compare import (
+    config_color,
+    fragmentation_figure,
+    key_metrics_figure,
+    kv_usage_figure,
+    step_range,
+    timelines_figure,
+)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return compare(variants_for("block size 4 vs 16 vs 64", GENERATED_CONFIG), generated_workload(30, seed=4))
+
+
+def test_the_shared_step_axis_covers_the_longest_run(runs):
+    longest = max(run.run.num_steps for run in runs)
+    assert step_range(runs) == [-0.5, longest + 0.5]
+    assert len({run.run.num_steps for run in runs}) > 1  # so the alignment matters
+
+
+def test_kv_and_fragmentation_have_a_line_per_config(runs):
+    for fig in (kv_usage_figure(runs), fragmentation_figure(runs)):
+        assert [t.name for t in fig.data] == [run.label for run in runs]
+        assert [t.line.color for t in fig.data] == [config_color(i) for i in range(len(runs))]
+        assert list(fig.layout.xaxis.range) == step_range(runs)
+    kv = kv_usage_figure(runs).data[1]
+    assert list(kv.y) == [f.metrics.kv_usage * 100 for f in runs[1].frames]
+    assert list(fragmentation_figure(runs).data[2].y) == [share * 100 for share in runs[2].fragmentation]
+
+
+def test_timelines_share_the_axis_and_a_single_legend(runs):
+    fig = timelines_figure(runs)
+    axes = [fig.layout[f"xaxis{i if i > 1 else ''}"] for i in range(1, len(runs) + 1)]
+    assert all(list(axis.range) == step_range(runs) for axis in axes)
+    legend_names = [t.name for t in fig.data if t.showlegend]
+    assert len(legend_names) == len(set(legend_names)) > 0
+    assert [a.text for a in fig.layout.annotations] == [f"Request timeline: {run.label}" for run in runs]
+
+
+def test_key_metrics_bars_carry_the_numbers(runs):
+    fig = key_metrics_figure(runs)
+    throughput = [t for t in fig.data if t.xaxis == "x"]
+    assert [t.y[0] for t in throughput] == [run.run.throughput_tokens_per_step for run in runs]
+    preemptions = [t for t in fig.data if t.xaxis == "x5"]
+    assert [t.y[0] for t in preemptions] == [run.run.num_preemptions for run in runs]
