@@ -141,6 +141,7 @@ class Engine:
             if rejection := self._add_to_scheduler(seq):  # no longer fits: aborted, reported next frame
                 self._events.append(rejection)
         self._recorder.touch(s.seq_id for s in requeued)
+        self.config = config
 
     # -- stepping --------------------------------------------------------------------------------------
 

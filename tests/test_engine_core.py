@@ -113,6 +113,7 @@ def test_a_pool_change_requeues_running_requests_for_recompute():
     engine.step()
     frame = engine.frames[4]
     assert len(frame.blocks) == 20
+    assert engine.config.num_kvcache_blocks == frame.config.num_kvcache_blocks == 20
     assert frame.batch.kind == "prefill"
     assert {e.seq_id for e in frame.events_of("admitted") if e.recompute} >= set(running[:1])
     assert engine.run() == "finished"
