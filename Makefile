@@ -1,7 +1,7 @@
 # One place for the project's commands; the README and .ci/run call these.
 PYTHON ?= python3
 
-.PHONY: install test run lint bench
+.PHONY: install test run bench
 
 install:
 	$(PYTHON) -m pip install -q -r requirements.txt
@@ -17,4 +17,4 @@ run: install
 	$(PYTHON) -m streamlit run app.py
 
 bench:
-	$(PYTHON) bench/bench_scheduler.py
+	for script in bench/bench_*.py; do echo "== $$script"; $(PYTHON) $$script || exit 1; done
