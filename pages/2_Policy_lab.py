@@ -19,7 +19,7 @@ from engine.compare import (
 from engine.engine import CostModel
 from engine.export import comparison_json, requests_csv
 from engine.vllm_args import vllm_command, vllm_notes
-from scheduler.config import PREEMPTION_POLICIES
+from scheduler.config import PREEMPTION_POLICIES, ConfigError
 from ui.state import USER_ERRORS, presets
 from viz.compare import fragmentation_figure, key_metrics_figure, kv_usage_figure, timelines_figure
 from viz.html_export import animation_html, run_gif
@@ -65,13 +65,22 @@ def custom_variant(i: int, base) -> Variant:
     return Variant(label, replace(base, **changes))
 
 
-def choose_variants(base, column) -> list[Variant]:
+def choose_variants(base, column) -> list[Variant] | None:
+    """The configs to compare, or None when one of them is impossible (the reason is shown)."""
     comparison = column.selectbox("Compare", [*COMPARISONS, CUSTOM], key="comparison",
                               format_func=lambda c: "custom: set each config yourself" if c == CUSTOM else c)
     if comparison != CUSTOM:
         return variants_for(comparison, base)
-    count = int(st.number_input("how many configs", 2, MAX_VARIANTS, 2, key="num_configs"))
-    return [custom_variant(i, base) for i, _ in enumerate(st.columns(count))]
+    count = int(st.columns(4)[0].number_input("how many configs", 2, MAX_VARIANTS, 2, key="num_configs"))
+    variants = []
+    for i, column in enumerate(st.columns(count)):
+        with column:
+            try:
+                variants.append(custom_variant(i, base))
+            except ConfigError as e:  # said under that config; the other columns still show
+                st.error(f"This config is impossible: {e}")
+                variants.append(None)
+    return None if None in variants else variants
 
 
 def run_comparison(variants, workload, seed, cost, title: str):

@@ -59,7 +59,8 @@ def test_an_impossible_config_is_a_plain_error():
     at.number_input(key="c0_tokens").set_value(8).run()  # below max_num_seqs and max_model_len, no chunking
     assert not at.exception
     assert at.error and "max_num_batched_tokens=8" in at.error[0].value
-    assert "Traceback" not in at.error[0].value
+    assert "Traceback" not in at.error[0].value and len(at.error) == 1  # only under config 1
+    assert at.text_input(key="c1_label").value == "config 2"  # the other config still shows
     assert not at.button  # nothing to run
 
 
