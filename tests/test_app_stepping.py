@@ -148,3 +148,17 @@ def test_the_url_opens_a_variant(app):
     app.run()
     assert no_errors(app) and lab(app).inputs.variant and lab(app).cursor == 5
     assert not lab(app).key_frames_at(5)[0].mismatches(lab(app).frame)
+
+
+def test_an_adaptive_scenario_runs_its_controller_and_charts_it(app):
+    app.query_params["scenario"] = "09_adaptive_batch"
+    app.run()
+    app.number_input(key="run_n").set_value(12).run()
+    button(app, "Run N steps ▶▶").click().run()
+    app.segmented_control(key="lower_view").set_value("Charts over time").run()
+    assert no_errors(app)
+    engine = lab(app).engine
+    assert engine.adaptive is not None and len(set(engine.adaptive_sizes)) > 1, "the limit must move"
+    limits = [f.config.max_num_seqs for f in list(lab(app).history())[1:]]
+    assert figure(app, "Adaptive batch size")["data"][1]["y"] == limits
+

@@ -1,6 +1,6 @@
-from engine.metrics import run_metrics
+from engine.metrics import SpeculationMetrics, run_metrics
 from tests.test_viz_scenes import preemption_engine
-from viz.metrics_table import request_rows, run_summary
+from viz.metrics_table import request_rows, run_summary, speculation_sentence
 
 
 def test_rows_and_summary_come_from_the_engine_metrics():
@@ -20,3 +20,9 @@ def test_unknown_latencies_stay_empty():
     _, requests = run_metrics(list(engine.frames)[:2])  # request 2 has waited, with no first token yet
     row = request_rows(requests)[2]
     assert row["TTFT (steps)"] is None and row["latency (ms)"] is None
+
+
+def test_speculation_sentence_only_when_drafts_were_checked():
+    assert speculation_sentence(SpeculationMetrics(0, 0, 0.0, 1.0)) is None
+    sentence = speculation_sentence(SpeculationMetrics(8, 6, 0.75, 2.5))
+    assert "6 of 8 draft tokens accepted (75%)" in sentence and "2.50 output tokens" in sentence

@@ -7,13 +7,14 @@ import html
 
 import streamlit as st
 
-from engine.metrics import run_metrics
+from engine.metrics import run_metrics, speculation_metrics
 from ui.state import USER_ERRORS, lab, report, sync_url
+from viz.adaptive import adaptive_batch_figure
 from viz.block_grid import block_grid_figure, block_tables_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
 from viz.lab import LabError
-from viz.metrics_table import request_rows, run_summary
+from viz.metrics_table import request_rows, run_summary, speculation_sentence
 from viz.narrate import narrate
 from viz.queues import queue_figure
 from viz.sizing import sizing_for
@@ -151,6 +152,10 @@ def charts():
     cols[0].plotly_chart(queues_and_kv_figure(history, step), config=PLOT_CONFIG, key="chart_queues")
     cols[1].plotly_chart(batch_figure(history, step), config=PLOT_CONFIG, key="chart_batch")
     st.plotly_chart(timeline_figure(history, step), config=PLOT_CONFIG, key="chart_timeline")
+    engine = lab().engine
+    if engine is not None and engine.adaptive is not None:
+        st.plotly_chart(adaptive_batch_figure(history, engine.adaptive, wall=engine.runner_kind != "fake",
+                                              current_step=step), config=PLOT_CONFIG, key="chart_adaptive")
 
 
 def metrics():
@@ -159,6 +164,8 @@ def metrics():
     left, right = st.columns([1, 2.2])
     left.dataframe(run_summary(run), hide_index=True)
     right.dataframe(request_rows(requests), hide_index=True)
+    if sentence := speculation_sentence(speculation_metrics(lab().history())):
+        st.caption(sentence)
 
 
 def frame_views():

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from engine.engine import Engine
+from engine.adaptive import AdaptiveBatch
+from engine.engine import CostModel, Engine
 from engine.frame import Frame
 from engine.scenario import KeyFrame, Scenario
 from engine.trace import load_trace
@@ -61,6 +62,8 @@ class RunInputs:
     key_frames: tuple[KeyFrame, ...] = ()
     scenario_name: str = "custom"
     variant: bool = False  # the scenario's comparison run (its `variant` config changes) rather than the base run
+    cost: CostModel = CostModel()  # the simulated clock's cost model
+    adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller, when the scenario has one
 
     @classmethod
     def from_scenario(cls, scenario: Scenario, runner: str, temperature: float | None = None,
@@ -72,7 +75,8 @@ class RunInputs:
         title = f"{scenario.title} · variant: {variant_summary(scenario)}" if variant else scenario.title
         inputs = cls(title, scenario.narrative, config, tuple(scenario.workload), runner,
                      scenario.seed if seed is None else seed, 0.0,
-                     tuple(k for k in scenario.key_frames if k.variant == variant), scenario.name, variant)
+                     tuple(k for k in scenario.key_frames if k.variant == variant), scenario.name, variant,
+                     scenario.cost, scenario.adaptive)
         return inputs if temperature is None else inputs.with_temperature(temperature)
 
     def with_temperature(self, temperature: float) -> RunInputs:
@@ -192,7 +196,7 @@ class Lab:
             raise LabError("A trace cannot be reset; pick a scenario to start a run.")
         self.inputs = inputs or self.inputs
         i = self.inputs
-        self.engine = Engine(i.config, i.workload, i.runner, i.seed)
+        self.engine = Engine(i.config, i.workload, i.runner, i.seed, i.cost, adaptive=i.adaptive)
         self.cursor = 0
         self._built = []
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.metrics import RequestMetrics, RunMetrics, Span
+from engine.metrics import RequestMetrics, RunMetrics, Span, SpeculationMetrics
 
 
 def _steps(span: Span | None) -> float | None:
@@ -37,3 +37,12 @@ def run_summary(run: RunMetrics) -> list[dict]:
             ("preemptions", str(run.num_preemptions), ""), ("prefix hit rate", f"{run.prefix_hit_rate:.0%}", ""),
             ("mean KV usage", f"{run.mean_kv_usage:.0%}", "")]
     return [{"": label, "in steps": steps, "in seconds": seconds} for label, steps, seconds in rows]
+
+
+def speculation_sentence(speculation: SpeculationMetrics) -> str | None:
+    """How speculative decoding did, or None when no draft token was checked."""
+    if not speculation.num_drafted:
+        return None
+    return (f"Speculative decoding: {speculation.num_accepted} of {speculation.num_drafted} draft tokens accepted "
+            f"({speculation.acceptance_rate:.0%}), {speculation.tokens_per_pass:.2f} output tokens per request per "
+            "forward pass.")
