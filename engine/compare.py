@@ -72,6 +72,8 @@ COMPARISONS: dict[str, Callable[[Config], list[Variant]]] = {
                                            for size in BLOCK_SIZES],
     "prefix caching on vs off": lambda c: [Variant("prefix caching on", replace(c, enable_prefix_caching=True)),
                                            Variant("prefix caching off", replace(c, enable_prefix_caching=False))],
+    "speculation off vs on": lambda c: [Variant("no speculation", replace(c, num_speculative_tokens=0)),
+                                        Variant("n-gram speculation, k=4", replace(c, num_speculative_tokens=4))],
 }
 
 

@@ -1,5 +1,7 @@
 """Comparisons: independent runs of one workload, the side-by-side numbers and the generated summary."""
 
+from dataclasses import replace
+
 import pytest
 
 from engine.compare import (
@@ -50,6 +52,9 @@ def test_the_variants_differ_only_where_named():
     assert [v.config.kvcache_block_size for v in sizes] == [4, 16, 64]
     assert {v.config.kv_capacity_tokens for v in sizes} == {base.kv_capacity_tokens}
     assert all(len(COMPARISONS[name](base)) >= 2 for name in COMPARISONS)
+    plain, speculative = variants_for("speculation off vs on", base)
+    assert (plain.config.num_speculative_tokens, speculative.config.num_speculative_tokens) == (0, 4)
+    assert replace(speculative.config, num_speculative_tokens=0) == plain.config
 
 
 def test_same_capacity_keeps_at_least_one_block():
