@@ -176,6 +176,28 @@ def test_two_sessions_step_independently(server, browser):
         page.close()
 
 
+def test_the_sidebar_follows_the_frame_across_a_settings_change(server, browser):
+    """Stepping back past a mid-run change reruns the whole page, not just the stage, so the sidebar shows the
+    settings of the frame moved to."""
+    page = open_page(browser, f"{server}/?scenario=01_prefill_first&frame=3")
+    page.get_by_text("Scheduler settings").click()
+    box = page.get_by_label("max_num_seqs (requests per batch)")
+    assert box.input_value() == "3"
+    box.fill("2")
+    box.press("Enter")
+    page.wait_for_function("() => document.body.innerText.includes('Frame 3 of 3')", timeout=30_000)
+    step_button(page).click()
+    wait_for_step(page, 4)
+    assert box.input_value() == "2"
+    page.get_by_role("button", name="◀ Back").click()
+    wait_for_step(page, 3)
+    page.get_by_role("button", name="◀ Back").click()
+    wait_for_step(page, 2)
+    page.wait_for_function("() => document.querySelector('.st-key-cfg_max_num_seqs input').value === '3'",
+                           timeout=30_000)
+    page.close()
+
+
 def test_presentation_mode_screenshots(server, browser):
     ARTIFACTS.mkdir(exist_ok=True)
     page = open_page(browser, f"{server}/?scenario=02_preemption&frame=2&present=1", 1920, 1080)

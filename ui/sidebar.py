@@ -134,6 +134,7 @@ def model_controls():
 
 def config_controls():
     state, config = st.session_state, lab().config_in_effect()
+    state.sidebar_config = config  # the stage reruns the page when the frame it moves to runs under another
     if lab().is_trace:
         st.caption("A trace is read-only: pick a scenario to change settings.")
     for field, label, kind, options in CONFIG_CONTROLS:

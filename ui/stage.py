@@ -212,6 +212,8 @@ def stage():
         _advance_if_playing()
         header_slot = st.container()
         controls()  # Step and Run act here, so the header above is written after them
+        if not st.session_state.playing and lab().config_in_effect() != st.session_state.get("sidebar_config"):
+            st.rerun()  # the whole page, so the sidebar shows the settings of the frame moved to
         with header_slot:
             header()
         if st.session_state.notice:
