@@ -31,7 +31,7 @@ def _smart_key(seq: Sequence) -> tuple:
             -seq.priority, -seq.arrival, -seq.seq_id)
 
 
-def _priority_victim_key(seq: Sequence) -> tuple:
+def priority_victim_key(seq: Sequence) -> tuple:
     """Lowest priority (largest value) first, then latest arrival."""
     return (-seq.priority, -seq.arrival, -seq.seq_id)
 
@@ -45,5 +45,5 @@ def pick_victim(policy: str, candidates: deque, requester: Sequence) -> Sequence
         return candidates[-1] if candidates else None
     if policy == "smart":
         return min(candidates, key=_smart_key, default=None)
-    victim = min([*candidates, requester], key=_priority_victim_key)
+    victim = min([*candidates, requester], key=priority_victim_key)
     return None if victim is requester else victim

@@ -21,7 +21,7 @@ from scheduler.events import (
     PrefixHit,
     Speculated,
 )
-from scheduler.policies import insert_waiting, pick_victim, priority_key
+from scheduler.policies import insert_waiting, pick_victim, priority_key, priority_victim_key
 from scheduler.sequence import Sequence, SequenceStatus
 from scheduler.speculative import propose_ngram
 
@@ -47,9 +47,6 @@ class Batch:
 
     def __iter__(self):
         return iter((self.seqs, self.is_prefill))
-
-    def __len__(self) -> int:
-        return len(self.seqs)
 
 
 def _batch_kind(prefill_flags: list[bool]) -> str:
@@ -189,11 +186,11 @@ class Scheduler:
                 self.waiting.popleft()
                 self._abort(seq, f"grew to {len(seq)} tokens, more than the whole KV pool can hold")
                 continue
-            hits = bm.find_cached_prefix(seq)
-            num = len(seq) - len(hits) * bm.block_size
             if budget.seqs == 0:
                 self.decision_log.append(Blocked(seq.seq_id, "max_num_seqs", 1, 0))
                 return
+            hits = bm.find_cached_prefix(seq)
+            num = len(seq) - len(hits) * bm.block_size
             if num > budget.tokens:
                 if not cfg.chunked_prefill or budget.tokens == 0:
                     self.decision_log.append(Blocked(seq.seq_id, "token_budget", num, budget.tokens))
@@ -222,7 +219,7 @@ class Scheduler:
             return False
         bm = self.block_manager
         victims = sorted((s for s in self.running if s.priority > seq.priority and not s.num_scheduled_tokens),
-                         key=lambda s: (-s.priority, -s.arrival, -s.seq_id))
+                         key=priority_victim_key)
         freed, chosen = bm.num_free_blocks, []
         for victim in victims:
             if freed >= need:
