@@ -1,20 +1,22 @@
-"""`python -m engine run scenarios/x.toml [--runner fake|model] [--steps N] [--json trace.json]` and
+"""`python -m engine run scenarios/x.toml [--runner fake|model] [--steps N] [--overlap] [--json trace.json]` and
 `python -m engine list`."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
 from engine.frame import Frame
 from engine.runners import RUNNER_KINDS
 from engine.scenario import ScenarioError, load_scenario, preset_paths
 from engine.trace import write_trace
+from scheduler import ConfigError
 
 
 def describe_event(e) -> str:
     """A few characters per event, e.g. `+3` arrived, `A3` admitted, `P2>5` preempted for 5, `F3:eos`,
-    `S3:1/2` one of two draft tokens accepted."""
+    `S3:1/2` one of two draft tokens accepted, `L3` finished one step late (overlapped EOS)."""
     match e.kind:
         case "arrived":
             return f"+{e.seq_id}"
@@ -30,6 +32,8 @@ def describe_event(e) -> str:
             return ""  # shown with the admission
         case "finished":
             return f"F{e.seq_id}:{e.reason}"
+        case "finished_late":
+            return f"L{e.seq_id}"
         case "speculated":
             return f"S{e.seq_id}:{e.num_accepted}/{len(e.draft_token_ids)}"
         case _:
@@ -54,8 +58,11 @@ HEADER = f"{'step':>5} {'batch':<22} {'running':<18} {'waiting':<18} {'free':>5}
 
 def run(args) -> int:
     scenario = load_scenario(args.scenario, args.runner)
+    if args.overlap:
+        scenario = replace(scenario, overlap=True)
     engine = scenario.engine()
-    print(f"{scenario.title} ({engine.runner_kind} runner)\n{HEADER}")
+    mode = ", overlapped scheduling" if engine.overlap else ""
+    print(f"{scenario.title} ({engine.runner_kind} runner{mode})\n{HEADER}")
     print(frame_row(engine.frames[0]))
     reason = engine.run(args.steps, on_step=lambda _: print(frame_row(engine.frames[-1])))
     print(f"stopped: {reason} after {engine.step_count} steps")
@@ -82,12 +89,14 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("scenario", help="a scenario TOML file, e.g. scenarios/01_prefill_first.toml")
     run_parser.add_argument("--runner", choices=RUNNER_KINDS, help="override the scenario's runner")
     run_parser.add_argument("--steps", type=int, help="stop after this many steps")
+    run_parser.add_argument("--overlap", action="store_true",
+                            help="schedule each step while the model computes the one before (engine/overlap.py)")
     run_parser.add_argument("--json", metavar="TRACE", help="write the whole run as JSON to this file")
     run_parser.set_defaults(handler=run)
     commands.add_parser("list", help="list the scenario presets").set_defaults(handler=list_presets)
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except (ScenarioError, OSError) as e:
+    except (ScenarioError, ConfigError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -19,8 +19,19 @@ What `set_config` can change mid-run:
 
 Adaptive batch size (`adaptive=AdaptiveBatch(...)`, engine/adaptive.py): after every step that ran a batch,
 the controller sets `max_num_seqs` for the next step from that step's latency (simulated on the fake runner,
-wall time on the model). Its choices are kept in `adaptive_sizes`, one per step, and a replay follows them
-instead of deciding again, so replaying a real-model run gives the same frames although wall times differ.
+wall time on the model). Its choices are kept in `adaptive_sizes`, one per step (None while it is off), and a
+replay follows them instead of deciding again, so replaying a real-model run gives the same frames although
+wall times differ.
+
+Overlapped scheduling (`overlap=True`, engine/overlap.py): step s is scheduled while the model still computes
+step s - 1, whose tokens land right after; step s is then handed to the model's worker and postprocessed ahead
+with placeholders, so its frame is recorded while its tokens are still being computed (they show as pending
+until the next step lands them; a run that ends lands its last step before its last frame). A request whose
+EOS lands after the next step was scheduled finishes one step late (a `finished_late` event) and is dropped
+from that step's batch. Every request writes the tokens of a synchronous run. Each frame's `timing` lays the
+step's work out in time: the cost model's on the fake runner (deterministic), the measured wall time of the
+engine's own work on the model (time between steps excluded). `set_config(overlap=..., adaptive=...)` switches
+either mid-run, like a config field.
 """
 
 from __future__ import annotations
@@ -31,8 +42,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
 from engine.adaptive import AdaptiveBatch
-from engine.frame import Arrived, TokenHistory
+from engine.frame import Arrived, FinishedLate, TokenHistory
 from engine.frame_store import FrameStore
+from engine.overlap import Landed, Pipeline, StepClock, check_overlap
 from engine.recorder import Recorder
 from engine.runners import make_runner
 from engine.workload import Request
@@ -45,16 +57,28 @@ SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "
                     "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max")
 POOL_FIELDS = ("num_kvcache_blocks", "kvcache_block_size", "max_model_len", "eos")
 DEFAULT_MAX_STEPS = 100_000
+KEEP = object()  # set_config's "leave the adaptive controller as it is"
 
 
 @dataclass(frozen=True)
 class CostModel:
-    """Simulated duration of a step: `step_s` plus `token_s` per batched token (an idle step costs step_s)."""
+    """Simulated durations of a step: the model takes `step_s` plus `token_s` per batched token (an idle step
+    step_s), the scheduler `schedule_s` to decide the batch and `postprocess_s` to take its tokens in; handing
+    a batch to the model's worker thread (overlapped scheduling) costs `handoff_s`."""
     step_s: float = 0.010
     token_s: float = 0.0002
+    schedule_s: float = 0.0015
+    postprocess_s: float = 0.0005
+    handoff_s: float = 0.0005
 
-    def step_time(self, num_tokens: int) -> float:
+    def model_time(self, num_tokens: int) -> float:
         return self.step_s + self.token_s * num_tokens
+
+    def step_time(self, num_tokens: int, overlapped: bool = False) -> float:
+        """A step's duration: schedule + model + postprocess, or overlapped (in the steady state)
+        max(schedule + postprocess, model) + handoff."""
+        cpu, model = self.schedule_s + self.postprocess_s, self.model_time(num_tokens)
+        return max(cpu, model) + self.handoff_s if overlapped else cpu + model
 
 
 @dataclass
@@ -71,11 +95,16 @@ class RequestRecord:
 class Engine:
     def __init__(self, config: Config, workload: list[Request] = (), runner: str = "fake", seed: int = 0,
                  cost: CostModel = CostModel(), record: bool = True, max_steps: int = DEFAULT_MAX_STEPS,
-                 adaptive: AdaptiveBatch | None = None):
+                 adaptive: AdaptiveBatch | None = None, overlap: bool = False):
+        check_overlap(config, overlap)
         self.runner_kind, self.seed, self.record, self.max_steps = runner, seed, record, max_steps
-        self.adaptive = adaptive
-        self.adaptive_sizes: list[int] = []  # max_num_seqs the controller chose after each step
-        self._adaptive_script: list[int] = []  # choices a replay repeats instead of deciding
+        self.adaptive, self._initial_adaptive = adaptive, adaptive
+        self.adaptive_sizes: list[int | None] = []  # max_num_seqs the controller chose after each step
+        self._adaptive_script: list[int | None] = []  # choices a replay repeats instead of deciding
+        self.overlap = self._initial_overlap = overlap
+        self._pipeline: Pipeline | None = None  # the model's worker thread, made at the first overlapped step
+        self._sim_clock, self._wall_clock = StepClock(), StepClock()
+        self._clock_origin = self._left_at = time.perf_counter()  # the wall clock skips the time between steps
         self.cost = self._initial_cost = cost
         self.workload = list(workload)
         self.runner = make_runner(runner, config, seed)
@@ -84,7 +113,7 @@ class Engine:
         self.config = self._initial_config = config
         self.scheduler = Scheduler(config)
         self.step_count = 0
-        self.sim_time_s = 0.0
+        self.sim_time_s = self._wall_time_s = 0.0  # the simulated clock, and the wall clock of engine work
         self.wall_schedule_s = self.wall_model_s = 0.0  # totals over the run, as in the frames
         self.requests: list[RequestRecord] = []
         self.histories: list[TokenHistory] = []
@@ -108,15 +137,23 @@ class Engine:
         self.manual.append(request)
         insort(self._pending, request, key=lambda r: r.arrival)
 
-    def set_config(self, cost: CostModel | None = None, **changes):
-        """Change config fields (and the simulated clock's cost model) from the next step on; see the module
-        docstring for what a change does. Raises ConfigError for an invalid config, changing nothing."""
+    def set_config(self, cost: CostModel | None = None, overlap: bool | None = None, adaptive=KEEP, **changes):
+        """Change config fields, the simulated clock's cost model, overlapped scheduling or the adaptive
+        controller (None: off) from the next step on; see the module docstring for what a change does.
+        Raises ConfigError for an invalid config, changing nothing."""
         unknown = set(changes) - set(SWAPPABLE_FIELDS) - set(POOL_FIELDS)
         if unknown:
             raise ValueError(f"unknown config field(s) {sorted(unknown)}; fields: {[f.name for f in fields(Config)]}")
         new = replace(self.config, **changes)
-        self.config_changes.append((self.step_count, {**changes, **({"cost": cost} if cost else {})}))
+        check_overlap(new, self.overlap if overlap is None else overlap)
+        options = {"cost": cost, "overlap": overlap} | ({} if adaptive is KEEP else {"adaptive": adaptive})
+        self.config_changes.append((self.step_count, {**changes, **{k: v for k, v in options.items()
+                                                                    if v is not None or k == "adaptive"}}))
         self.cost = cost or self.cost
+        self.overlap = self.overlap if overlap is None else overlap
+        if adaptive is not KEEP:
+            self.adaptive = adaptive
+        self._land_in_flight()  # a change applies to a run with nothing in flight
         if any(getattr(new, f) != getattr(self.config, f) for f in POOL_FIELDS):
             self._rebuild(new)
         else:
@@ -152,30 +189,69 @@ class Engine:
     def step(self):
         """Run one step. Its frame is then `frames[-1]`."""
         self.step_count += 1
+        self._clock_origin += time.perf_counter() - self._left_at
         events = self._events + self._admit_arrivals()
         self._events = []
         sched = self.scheduler
-        t0 = time.perf_counter()
-        batch = sched.schedule()
-        t1 = time.perf_counter()
+        overlapped = self._pipeline is not None and self._pipeline.busy
+        t0 = self._now()
+        batch = sched.schedule()  # overlapped: while the model still computes the step before
+        t1 = self._now()
+        events += sched.decision_log
+        landed_model = None
+        if overlapped:
+            landed = self._land(batch)
+            batch, landed_model = landed.batch, landed.model[1] - landed.model[0]
+            events += [FinishedLate(seq.seq_id, freed) for seq, freed in landed.late]
+        num_decisions = len(sched.decision_log)
         # Block tables as schedule() left them: deallocation replaces a table, so the list object is enough,
         # but verifying draft tokens pops the rejected drafts' blocks in place, so those tables are copied.
         tables = [s.block_table[:] if s.draft_token_ids else s.block_table for s in batch.seqs]
-        tokens = self.runner.run(batch.seqs)
-        t2 = time.perf_counter()
-        sched.postprocess(batch.seqs, tokens)
-        t3 = time.perf_counter()
-        sim_step_s = self.cost.step_time(batch.num_tokens)
-        self.sim_time_s += sim_step_s
-        self.wall_schedule_s += (t1 - t0) + (t3 - t2)
-        self.wall_model_s += t2 - t1
-        events += sched.decision_log
+        t2 = self._now()
+        if self.overlap:
+            self._pipeline = self._pipeline or Pipeline(self._now)
+            self._pipeline.launch(sched, self.runner, batch)  # hands it over, then postprocesses ahead
+            t3 = self._now()
+            post_s, model_s = t3 - t2, landed_model or 0.0  # this step's model time is known when it lands
+        else:
+            tokens = self.runner.run(batch.seqs)
+            t3 = self._now()
+            sched.postprocess(batch.seqs, tokens)
+            post_s, model_s = self._now() - t3, t3 - t2
+        events += sched.decision_log[num_decisions:]
+        if self.overlap and self.is_finished:
+            self._land_in_flight()  # the run ends here: its last tokens land before its last frame
+        sim = self._sim_clock.step(self.step_count, self.cost.schedule_s, self.cost.model_time(batch.num_tokens),
+                                   self.cost.postprocess_s, self.cost.handoff_s, self.overlap)
+        wall = self._wall_clock.step(self.step_count, t1 - t0, model_s, post_s, 0.0, self.overlap)
+        sim_step_s, wall_step_s = sim.end - self.sim_time_s, wall.end - self._wall_time_s
+        self.sim_time_s, self._wall_time_s = sim.end, wall.end
+        self.wall_schedule_s += t1 - t0 + post_s
+        self.wall_model_s += model_s
         self._note_progress(batch, events)
-        self._last_batch_idle = not batch.seqs
+        self._last_batch_idle = not batch.seqs and not any(e.kind == FinishedLate.kind for e in events)
         if self.record:
-            self._record_frame(batch, events, (t1 - t0) + (t3 - t2), t2 - t1, tables)
-        if self.adaptive is not None:
-            self._adapt(batch, sim_step_s if self.runner_kind == "fake" else t3 - t0)
+            self._record_frame(batch, events, t1 - t0 + post_s, model_s, tables,
+                               sim if self.runner_kind == "fake" else wall)
+        if self.adaptive is None:
+            self.adaptive_sizes.append(None)
+        else:
+            self._adapt(batch, sim_step_s if self.runner_kind == "fake" else wall_step_s)
+        self._left_at = time.perf_counter()
+
+    def _now(self) -> float:
+        """Seconds the engine has spent stepping: the time between steps (a learner reading a frame) skipped."""
+        return time.perf_counter() - self._clock_origin
+
+    def _land(self, next_batch: Batch | None) -> Landed:
+        landed = self._pipeline.land(self.scheduler, next_batch)
+        self._recorder.touch(seq.seq_id for seq in landed.eos_at_limit)  # finish reason now "eos"
+        return landed
+
+    def _land_in_flight(self):
+        """Land the step in flight now; requests it finishes late are reported in the next frame."""
+        if self._pipeline is not None and self._pipeline.busy:
+            self._events += [FinishedLate(seq.seq_id, freed) for seq, freed in self._land(None).late]
 
     def run(self, steps: int | None = None, on_step: Callable[[int], None] | None = None) -> str:
         """Step until the run ends, or `steps` more steps. Calls `on_step(step)` after each step.
@@ -205,7 +281,7 @@ class Engine:
         if not 0 <= k <= self.step_count:
             raise IndexError(f"frame {k} does not exist; the run is at frame {self.step_count}")
         engine = Engine(self._initial_config, self.workload, self.runner_kind, self.seed, self._initial_cost,
-                        self.record, self.max_steps, self.adaptive)
+                        self.record, self.max_steps, self._initial_adaptive, self._initial_overlap)
         engine._adaptive_script = self.adaptive_sizes[:k]
         manual = [r for r in self.manual if r.arrival < k]
         changes = [(s, c) for s, c in self.config_changes if s < k]
@@ -282,9 +358,9 @@ class Engine:
             if record.first_token_step is None and seq.num_completion_tokens:
                 record.first_token_step = self.step_count
         for e in events:
-            if isinstance(e, Finished | Aborted):
+            if isinstance(e, Finished | Aborted | FinishedLate):
                 self.requests[e.seq_id].finish_step = self.step_count
 
-    def _record_frame(self, batch, events, wall_schedule_s, wall_model_s, tables=()):
+    def _record_frame(self, batch, events, wall_schedule_s, wall_model_s, tables=(), timing=None):
         self._recorder.record(self.scheduler, self._seqs, batch, list(tables), tuple(events),
-                              self.step_count, self.sim_time_s, wall_schedule_s, wall_model_s, self.config)
+                              self.step_count, self.sim_time_s, wall_schedule_s, wall_model_s, self.config, timing)

@@ -21,9 +21,15 @@ Schema (field names are stable; the UI builds its figures from them):
                                      prefix cache's LRU order (cached-but-free blocks are evicted head first)
       events: tuple[Event]           this step's story: `arrived` (engine; plus `aborted` for a request
                                      refused at arrival, with the reason) then the scheduler's decision log
-                                     (admitted, chunk, blocked, preempted, prefix_hit, finished, aborted);
+                                     (admitted, chunk, blocked, preempted, prefix_hit, finished, aborted),
+                                     then, overlapped, `finished_late` (an EOS known only after this
+                                     step was scheduled) and the finishes of postprocess;
                                      each has .kind, .seq_id and .to_dict(), see scheduler/events.py
       metrics: StepMetrics           KV usage, tokens in the batch, queue lengths, cumulative counters
+      timing: StepTiming | None      when the step was scheduled, computed by the model and postprocessed
+                                     (engine/overlap.py): simulated on the fake runner, measured on the
+                                     model; `timing.overlapped` when it was scheduled while the model was
+                                     still computing the step before. None for frame 0 and old traces.
 
     RequestView (a NamedTuple)
       id, status ("waiting" | "running" | "finished" | "aborted"), num_tokens (prompt + output so far),
@@ -53,6 +59,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
+from engine.overlap import PLACEHOLDER, StepTiming
 from scheduler import Config
 from scheduler.events import EVENT_TYPES, Event, event_from_dict
 
@@ -65,14 +72,32 @@ class Arrived(Event):
     priority: int
 
 
+@dataclass(frozen=True)
+class FinishedLate(Event):
+    """Overlapped scheduling: the request's EOS came back from the previous step only after this step was
+    scheduled, so it finished one step late and was dropped from this batch before it ran."""
+    kind = "finished_late"
+    freed_blocks: tuple[int, ...]
+
+
 def event_from_any_dict(data: dict) -> Event:
-    """Decode a scheduler event or an engine `arrived` event."""
+    """Decode a scheduler event or an engine `arrived` / `finished_late` event."""
     if data["kind"] == Arrived.kind:
         return Arrived(data["seq_id"], data["prompt_len"], data["priority"])
+    if data["kind"] == FinishedLate.kind:
+        return FinishedLate(data["seq_id"], tuple(data["freed_blocks"]))
     return event_from_dict(data)
 
 
-EVENT_KINDS = (Arrived.kind, *EVENT_TYPES)
+EVENT_KINDS = (Arrived.kind, FinishedLate.kind, *EVENT_TYPES)
+
+
+PENDING_TEXT = "…"
+
+
+def token_id_text(token_id: int) -> str:
+    """A token id as the page writes it without a tokenizer: "…" while the model is still computing it."""
+    return PENDING_TEXT if token_id == PLACEHOLDER else str(token_id)
 
 
 class TokenHistory:
@@ -91,11 +116,15 @@ class TokenHistory:
         return self._to_pieces is not None or bool(self._pieces)
 
     def pieces(self, n: int) -> tuple[str, ...] | None:
+        """Text of the first n tokens; a token the model is still computing (overlapped scheduling) reads
+        "…" and is converted once it has landed."""
         if not self.has_text:
             return None
         if len(self._pieces) < n and self._to_pieces is not None:
-            self._pieces.extend(self._to_pieces(self.token_ids[len(self._pieces):n]))
-        return tuple(self._pieces[:n])
+            ids = self.token_ids[len(self._pieces):n]
+            known = ids.index(PLACEHOLDER) if PLACEHOLDER in ids else len(ids)
+            self._pieces.extend(self._to_pieces(ids[:known]))
+        return tuple(self._pieces[:n]) + (PENDING_TEXT,) * (n - len(self._pieces))
 
 
 class RequestView(NamedTuple):
@@ -239,6 +268,7 @@ class Frame:
     blocks: tuple[BlockView, ...]
     events: tuple[Event, ...]
     metrics: StepMetrics
+    timing: StepTiming | None = None
     _owners: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -268,6 +298,7 @@ class Frame:
             "free_block_ids": list(self.free_block_ids),
             "events": [e.to_dict() for e in self.events],
             "metrics": self.metrics.to_dict(),
+            "timing": self.timing and self.timing.to_dict(),
         }
 
     @classmethod
@@ -287,6 +318,7 @@ class Frame:
             blocks=tuple(BlockView.from_dict(b) for b in data["blocks"]),
             events=tuple(event_from_any_dict(e) for e in data["events"]),
             metrics=StepMetrics.from_dict(data["metrics"]),
+            timing=StepTiming.from_dict(data["timing"]) if data.get("timing") else None,
         )
 
 

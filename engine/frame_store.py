@@ -15,6 +15,7 @@ from itertools import chain
 from typing import NamedTuple
 
 from engine.frame import BatchView, BlockView, Frame, RequestView, StepMetrics
+from engine.overlap import StepTiming
 from scheduler import Config
 
 KEYFRAME_EVERY = 16
@@ -74,6 +75,7 @@ class StepRecord(NamedTuple):
     blocks: dict[int, BlockView] | tuple[BlockView, ...]  # changed blocks, or the whole pool after a resize
     waiting: QueueDiff | None
     running: QueueDiff | None
+    timing: StepTiming | None = None
 
 
 PAGE_SIZE = 256
@@ -136,14 +138,15 @@ class FrameStore:
     def append(self, step: int, sim_time_s: float, wall_schedule_s: float, wall_model_s: float, config: Config,
                batch: BatchView, events: tuple, metrics: StepMetrics, requests: dict[int, RequestView],
                blocks: dict[int, BlockView] | tuple[BlockView, ...], waiting: tuple[int, ...],
-               running: tuple[int, ...], snapshot: Callable[[], Paged] | None = None):
+               running: tuple[int, ...], snapshot: Callable[[], Paged] | None = None,
+               timing: StepTiming | None = None):
         """Record step `step` (== len(self)). `blocks` is a dict of changed blocks, or a tuple holding the
         whole pool (the first step, or after the pool was rebuilt). `snapshot()`, when given, returns the
         step's complete requests and blocks, sparing a replay when a keyframe is due."""
         assert step == len(self._records), f"step {step} recorded after {len(self._records)} steps"
         self._records.append(StepRecord(step, sim_time_s, wall_schedule_s, wall_model_s, config, batch, events,
                                         metrics, requests, blocks, diff_queue(self._waiting, waiting),
-                                        diff_queue(self._running, running)))
+                                        diff_queue(self._running, running), timing))
         self._waiting, self._running = waiting, running
         if step % self.keyframe_every == 0 or isinstance(blocks, tuple):
             if snapshot is None:
@@ -164,7 +167,8 @@ class FrameStore:
         old_requests = last.requests if last else ()
         requests = {r.id: r for r in frame.requests if r.id >= len(old_requests) or r != old_requests[r.id]}
         self.append(frame.step, frame.sim_time_s, frame.wall_schedule_s, frame.wall_model_s, frame.config,
-                    frame.batch, frame.events, frame.metrics, requests, blocks, frame.waiting, frame.running)
+                    frame.batch, frame.events, frame.metrics, requests, blocks, frame.waiting, frame.running,
+                    timing=frame.timing)
         self._last_frame = frame
 
     # -- reading -----------------------------------------------------------------------------------------
@@ -200,7 +204,7 @@ class FrameStore:
             requests[rid] = requests[rid].progressed(num_tokens, num_computed)
         rec = self._records[k]
         return Frame(rec.step, rec.sim_time_s, rec.wall_schedule_s, rec.wall_model_s, rec.config, rec.batch,
-                     waiting, running, tuple(requests), tuple(blocks), rec.events, rec.metrics)
+                     waiting, running, tuple(requests), tuple(blocks), rec.events, rec.metrics, rec.timing)
 
 
 def _advance(rec: StepRecord, requests: list[RequestView], progress: dict[int, list[int]]):

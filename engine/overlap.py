@@ -13,7 +13,9 @@ finishes on time. So every request writes exactly the tokens of a synchronous ru
 unless an EOS lands early. Speculative decoding is refused: its drafts are read off the very tokens still
 being computed.
 
-This is a standalone driver over a Scheduler and a runner (no frames), for the benchmark and the timeline.
+`Pipeline` is the one implementation: the Engine (`Engine(..., overlap=True)`, frames and all) and the
+standalone `drive()` loop (no frames, for the benchmark and tests) both launch and land batches through it.
+`StepClock` lays a step's schedule, model and postprocess work out in time, synchronously or overlapped.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ import copy
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from scheduler import Batch, Scheduler, Sequence, SequenceStatus
+from scheduler import Batch, Config, ConfigError, Scheduler, Sequence, SequenceStatus
 
 PLACEHOLDER = -(2**31)  # a token no runner writes and no config uses as EOS
 
@@ -33,12 +35,136 @@ Interval = tuple[float, float]  # (start, end) in seconds since the run began
 
 @dataclass(frozen=True)
 class StepTiming:
-    """Where one step's work happened in time: scheduling it, the model computing it, postprocessing it."""
+    """Where one step's work happened in time: scheduling it, the model computing it, postprocessing it.
+    `overlapped`: the step was scheduled while the model was still computing the step before."""
     step: int
     schedule: Interval
     model: Interval
     postprocess: Interval
+    overlapped: bool = False
 
+    @property
+    def end(self) -> float:
+        return max(self.model[1], self.postprocess[1])
+
+    def to_dict(self) -> dict:
+        return {"step": self.step, "schedule": list(self.schedule), "model": list(self.model),
+                "postprocess": list(self.postprocess), "overlapped": self.overlapped}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> StepTiming:
+        return cls(data["step"], tuple(data["schedule"]), tuple(data["model"]), tuple(data["postprocess"]),
+                   data["overlapped"])
+
+
+def check_overlap(config: Config, overlap: bool):
+    """Overlap and speculative decoding exclude each other: raise ConfigError naming the fix."""
+    if overlap and config.num_speculative_tokens:
+        raise ConfigError("num_speculative_tokens", config.num_speculative_tokens,
+                          "overlapped scheduling needs num_speculative_tokens=0: drafts come from the tokens "
+                          "still being computed; turn one of them off")
+
+
+@dataclass
+class StepClock:
+    """Lays steps out on two timelines, the scheduler's thread and the model's. Synchronously a step is
+    schedule + model + postprocess; overlapped, the step is scheduled while the model still computes the
+    previous one, handed over (`handoff_s`) once that one returns, and postprocessed ahead while its own model
+    work runs, so in the steady state a step takes max(schedule + postprocess, model) + handoff."""
+    cpu: float = 0.0  # when the scheduler's thread is free
+    model_free: float = 0.0  # when the model has finished its last step
+
+    def step(self, step: int, schedule_s: float, model_s: float, postprocess_s: float, handoff_s: float,
+             overlapped: bool) -> StepTiming:
+        schedule = (self.cpu, self.cpu + schedule_s)
+        start = max(schedule[1], self.model_free) + handoff_s if overlapped else schedule[1]
+        model = (start, start + model_s)
+        post_start = start if overlapped else model[1]
+        postprocess = (post_start, post_start + postprocess_s)
+        during_model = self.model_free > schedule[0]  # scheduled while the model computed the step before
+        self.cpu, self.model_free = postprocess[1], model[1]
+        return StepTiming(step, schedule, model, postprocess, during_model)
+
+
+@dataclass
+class Landed:
+    """What landing a step gave: the next batch without the requests that finished late, those requests
+    with the blocks freed for them, the requests whose length limit coincided with EOS (reason now "eos"),
+    and when the model ran."""
+    batch: Batch | None
+    late: list[tuple[Sequence, tuple[int, ...]]] = field(default_factory=list)
+    eos_at_limit: list[Sequence] = field(default_factory=list)
+    model: Interval = (0.0, 0.0)
+
+
+class Pipeline:
+    """At most one step in flight on a worker thread; the caller schedules the next one meanwhile."""
+
+    def __init__(self, clock: Callable[[], float]):
+        self.clock = clock
+        self._worker = ThreadPoolExecutor(max_workers=1)
+        self._in_flight = None  # (future, placeholders) of the step the model is computing
+
+    @property
+    def busy(self) -> bool:
+        return self._in_flight is not None
+
+    def launch(self, scheduler: Scheduler, runner, batch: Batch):
+        """Hand `batch` to the worker and postprocess it ahead, a placeholder for each token it will write."""
+        future = self._worker.submit(self._timed_run, runner, [_snapshot(s) for s in batch.seqs])
+        outputs = [None if s.num_computed_tokens + s.num_scheduled_tokens < len(s) else PLACEHOLDER
+                   for s in batch.seqs]
+        placeholders = [(s, len(s)) for s, out in zip(batch.seqs, outputs, strict=True) if out is not None]
+        scheduler.postprocess(batch.seqs, outputs)
+        self._in_flight = (future, placeholders)
+
+    def _timed_run(self, runner, seqs: list[Sequence]) -> tuple[list, Interval]:
+        start = self.clock()
+        tokens = runner.run(seqs)
+        return tokens, (start, self.clock())
+
+    def land(self, scheduler: Scheduler, next_batch: Batch | None) -> Landed:
+        """Wait for the step in flight and put its real tokens in place; finish (one step late) the requests
+        that wrote EOS, and take them out of `next_batch` before it runs."""
+        (future, placeholders), self._in_flight = self._in_flight, None
+        tokens, model = future.result()
+        landed = Landed(next_batch, model=model)
+        for (seq, index), token in zip(placeholders, [t for t in tokens if t is not None], strict=True):
+            seq.token_ids[index] = token
+            if token != scheduler.config.eos or seq.sampling_params.ignore_eos:
+                continue
+            if seq.is_done:  # it also hit max_tokens or max_model_len with this token: EOS is the reason
+                seq.finish_reason = "eos"
+                landed.eos_at_limit.append(seq)
+            else:
+                landed.late.append((seq, _finish_late(scheduler, seq, index)))
+        late = {seq.seq_id for seq, _ in landed.late}
+        if late and next_batch is not None:
+            kept = [(s, n) for s, n in zip(next_batch.seqs, next_batch.num_scheduled_tokens, strict=True)
+                    if s.seq_id not in late]
+            landed.batch = Batch([s for s, _ in kept], tuple(n for _, n in kept), next_batch.kind if kept else "idle")
+        return landed
+
+
+def _finish_late(scheduler: Scheduler, seq: Sequence, eos_index: int) -> tuple[int, ...]:
+    del seq.token_ids[eos_index + 1:]
+    for queue in (scheduler.running, scheduler.waiting):
+        if seq in queue:
+            queue.remove(seq)
+    freed = scheduler.block_manager.deallocate(seq)
+    seq.num_scheduled_tokens = 0
+    seq.status, seq.finish_reason = SequenceStatus.FINISHED, "eos"
+    return tuple(freed)
+
+
+def _snapshot(seq: Sequence) -> Sequence:
+    """A copy the worker can read while the main thread moves the live sequence on."""
+    snapshot = copy.copy(seq)
+    snapshot.token_ids, snapshot.block_table = seq.token_ids[:], seq.block_table[:]
+    return snapshot
+
+
+# -- the standalone loop ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class DriveResult:
@@ -49,112 +175,36 @@ class DriveResult:
 
 
 def drive(scheduler: Scheduler, runner, seqs: list[Sequence], overlap: bool) -> DriveResult:
-    """Run `seqs` to the end, synchronously or with the next step scheduled while the model runs."""
-    if overlap and scheduler.config.num_speculative_tokens:
-        raise ValueError("overlapped scheduling needs num_speculative_tokens=0: drafts come from the tokens "
-                         "still being computed")
+    """Run `seqs` to the end, synchronously or with the next step scheduled while the model runs (wall time)."""
+    check_overlap(scheduler.config, overlap)
     for seq in seqs:
         scheduler.add(seq)
     start = time.perf_counter()
     clock = lambda: time.perf_counter() - start  # noqa: E731
-    loop = _OverlappedLoop(scheduler, runner, clock) if overlap else _SynchronousLoop(scheduler, runner, clock)
-    loop.run()
-    return DriveResult([s.completion_token_ids for s in seqs], loop.batches, loop.timings, clock())
-
-
-class _SynchronousLoop:
-    def __init__(self, scheduler: Scheduler, runner, clock: Callable[[], float]):
-        self.scheduler, self.runner, self.clock = scheduler, runner, clock
-        self.batches: list[tuple[int, ...]] = []
-        self.timings: list[StepTiming] = []
-
-    def run(self):
-        while not self.scheduler.is_finished():
-            t0 = self.clock()
-            batch = self.scheduler.schedule()
-            t1 = self.clock()
-            _check_progress(batch)
-            tokens = self.runner.run(batch.seqs)
-            t2 = self.clock()
-            self.scheduler.postprocess(batch.seqs, tokens)
-            self.batches.append(tuple(s.seq_id for s in batch.seqs))
-            self.timings.append(StepTiming(len(self.timings) + 1, (t0, t1), (t1, t2), (t2, self.clock())))
-
-
-class _OverlappedLoop(_SynchronousLoop):
-    def run(self):
-        sched = self.scheduler
-        with ThreadPoolExecutor(max_workers=1) as worker:
-            in_flight = None  # (future, placeholders, schedule interval, postprocess interval) of the step running
-            while not sched.is_finished() or in_flight:
-                t0 = self.clock()
-                batch = sched.schedule()  # overlaps the model computing the step in flight
-                t1 = self.clock()
-                if in_flight is None:
-                    _check_progress(batch)
-                else:
-                    batch = self._land(*in_flight, batch)
-                    in_flight = None
-                if not batch.seqs:  # all it had finished late, or the last step landed
-                    continue
-                future = worker.submit(self._timed_run, [_snapshot(s) for s in batch.seqs])
-                t2 = self.clock()
-                placeholders = self._postprocess_ahead(batch)
-                in_flight = (future, placeholders, (t0, t1), (t2, self.clock()))
-                self.batches.append(tuple(s.seq_id for s in batch.seqs))
-
-    def _timed_run(self, seqs: list[Sequence]) -> tuple[list, Interval]:
-        t = self.clock()
-        tokens = self.runner.run(seqs)
-        return tokens, (t, self.clock())
-
-    def _postprocess_ahead(self, batch: Batch) -> list[tuple[Sequence, int]]:
-        """Postprocess with a placeholder for each token the model will write; where they went."""
-        outputs = [None if s.num_computed_tokens + s.num_scheduled_tokens < len(s) else PLACEHOLDER
-                   for s in batch.seqs]
-        slots = [(s, len(s)) for s, out in zip(batch.seqs, outputs, strict=True) if out is not None]
-        self.scheduler.postprocess(batch.seqs, outputs)
-        return slots
-
-    def _land(self, future, placeholders, schedule: Interval, postprocess: Interval, next_batch: Batch) -> Batch:
-        """Put the step's real tokens in place; finish (one step late) the requests that wrote EOS, and take
-        them out of the next batch before it runs."""
-        tokens, model = future.result()
-        late = set()
-        for (seq, index), token in zip(placeholders, [t for t in tokens if t is not None], strict=True):
-            seq.token_ids[index] = token
-            if token != self.scheduler.config.eos or seq.sampling_params.ignore_eos:
-                continue
-            if seq.is_done:  # it also hit max_tokens or max_model_len with this token: EOS is the reason
-                seq.finish_reason = "eos"
-            else:
-                self._finish_late(seq, index)
-                late.add(seq.seq_id)
-        self.timings.append(StepTiming(len(self.timings) + 1, schedule, model, postprocess))
-        if not late:
-            return next_batch
-        kept = [(s, n) for s, n in zip(next_batch.seqs, next_batch.num_scheduled_tokens, strict=True)
-                if s.seq_id not in late]
-        return Batch([s for s, _ in kept], tuple(n for _, n in kept), next_batch.kind if kept else "idle")
-
-    def _finish_late(self, seq: Sequence, eos_index: int):
-        sched = self.scheduler
-        del seq.token_ids[eos_index + 1:]
-        for queue in (sched.running, sched.waiting):
-            if seq in queue:
-                queue.remove(seq)
-        sched.block_manager.deallocate(seq)
-        seq.num_scheduled_tokens = 0
-        seq.status, seq.finish_reason = SequenceStatus.FINISHED, "eos"
-
-
-def _snapshot(seq: Sequence) -> Sequence:
-    """A copy the worker can read while the main thread moves the live sequence on."""
-    snapshot = copy.copy(seq)
-    snapshot.token_ids, snapshot.block_table = seq.token_ids[:], seq.block_table[:]
-    return snapshot
-
-
-def _check_progress(batch: Batch):
-    if not batch.seqs:
-        raise RuntimeError("nothing can be scheduled although requests remain: the run is stalled")
+    batches, timings = [], []
+    pipeline = Pipeline(clock) if overlap else None
+    in_flight = None  # (step, schedule interval, postprocess interval) of the step the model is computing
+    while not scheduler.is_finished() or in_flight:
+        t0 = clock()
+        batch = scheduler.schedule()  # overlapped: while the model computes the step in flight
+        t1 = clock()
+        if in_flight:
+            landed = pipeline.land(scheduler, batch)
+            batch = landed.batch
+            timings.append(StepTiming(in_flight[0], in_flight[1], landed.model, in_flight[2], True))
+            in_flight = None
+        elif not batch.seqs:
+            raise RuntimeError("nothing can be scheduled although requests remain: the run is stalled")
+        if not batch.seqs:  # all it had finished late, or the last step landed
+            continue
+        batches.append(tuple(s.seq_id for s in batch.seqs))
+        if pipeline:
+            t2 = clock()
+            pipeline.launch(scheduler, runner, batch)
+            in_flight = (len(batches), (t0, t1), (t2, clock()))
+        else:
+            tokens = runner.run(batch.seqs)
+            t2 = clock()
+            scheduler.postprocess(batch.seqs, tokens)
+            timings.append(StepTiming(len(batches), (t0, t1), (t1, t2), (t2, clock())))
+    return DriveResult([s.completion_token_ids for s in seqs], batches, timings, clock())

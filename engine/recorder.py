@@ -15,6 +15,7 @@ from operator import attrgetter
 
 from engine.frame import BatchView, BlockView, RequestView, StepMetrics, TokenHistory
 from engine.frame_store import FrameStore, Paged, advanced_by_batch, paged
+from engine.overlap import StepTiming
 from scheduler import Batch, Config, Scheduler, Sequence, SequenceStatus
 from scheduler.block_manager import NO_HASH, BlockManager
 
@@ -63,7 +64,7 @@ class Recorder:
 
     def record(self, sched: Scheduler, seqs: list[Sequence], batch: Batch, batch_tables: list[list[int]],
                events: tuple, step: int, sim_time_s: float, wall_schedule_s: float, wall_model_s: float,
-               config: Config):
+               config: Config, timing: StepTiming | None = None):
         """`seqs` are all requests by id; `batch_tables` the batch's block tables right after schedule()."""
         bm = sched.block_manager
         bs = bm.block_size
@@ -113,7 +114,7 @@ class Recorder:
                               bm.num_prefix_hits, sched.num_preemptions)
         self.store.append(step, sim_time_s, wall_schedule_s, wall_model_s, config,
                           BatchView(batch.kind, tuple(map(SEQ_ID, batch.seqs)), batch.num_scheduled_tokens),
-                          events, metrics, changed, blocks, waiting, running, self.snapshot)
+                          events, metrics, changed, blocks, waiting, running, self.snapshot, timing)
 
     def snapshot(self) -> Paged:
         """Every request's and block's view now, for the store's keyframes, without replaying records."""

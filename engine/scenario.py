@@ -14,6 +14,7 @@ from pathlib import Path
 from engine.adaptive import AdaptiveBatch
 from engine.engine import CostModel, Engine
 from engine.frame import Frame
+from engine.overlap import check_overlap
 from engine.runners import RUNNER_KINDS
 from engine.workload import (
     Request,
@@ -55,6 +56,8 @@ EXPECTATIONS = {
     "chunk": (list, lambda f: _ids(f, "chunk")),
     "preempted": (list, lambda f: _ids(f, "preempted")),
     "finished": (list, lambda f: _ids(f, "finished")),
+    "finished_late": (list, lambda f: _ids(f, "finished_late")),
+    "overlapped": (bool, lambda f: bool(f.timing and f.timing.overlapped)),
     "aborted": (list, lambda f: _ids(f, "aborted")),
     "prefix_hit": (list, lambda f: _ids(f, "prefix_hit")),
     "speculated": (list, lambda f: _ids(f, "speculated")),
@@ -98,6 +101,7 @@ class Scenario:
     max_steps: int
     variant: dict  # config changes of the comparison run the scenario offers ({} when none)
     adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller, when the scenario has one
+    overlap: bool = False  # overlapped scheduling (engine/overlap.py)
 
     @property
     def name(self) -> str:
@@ -107,7 +111,7 @@ class Scenario:
         """An engine for this scenario, or for its variant (the same run with the `variant` config)."""
         config = replace(self.config, **self.variant) if variant else self.config
         return Engine(config, self.workload, runner or self.runner, self.seed, self.cost, record, self.max_steps,
-                      self.adaptive)
+                      self.adaptive, self.overlap)
 
 
 def preset_paths() -> list[Path]:
@@ -158,23 +162,29 @@ class _Loader:
 
     def scenario(self, data: dict, runner: str | None) -> Scenario:
         self.table(data, "", {"title": str, "narrative": str, "runner": str, "seed": int, "max_steps": int,
-                              "config": dict, "variant": dict, "cost": dict, "adaptive": dict, "workload": dict,
-                              "key_frames": list},
+                              "config": dict, "variant": dict, "cost": dict, "adaptive": dict, "overlap": bool,
+                              "workload": dict, "key_frames": list},
                    required=("title", "narrative", "config", "workload"))
         runner = runner or data.get("runner", "fake")
         if runner not in RUNNER_KINDS:
             self.fail("runner", f"{runner!r} is not a runner; use one of {RUNNER_KINDS}")
         config = self.config(data["config"])
         variant = data.get("variant", {})
-        self.config({**data["config"], **variant}, where="variant")
-        cost = CostModel(**self.table(data.get("cost", {}), "cost", {"step_s": float, "token_s": float}))
+        variant_config = self.config({**data["config"], **variant}, where="variant")
+        overlap = data.get("overlap", False)
+        for checked, where in ((config, "config"), (variant_config, "variant")):
+            try:
+                check_overlap(checked, overlap)
+            except ConfigError as e:
+                self.fail(f"{where}.{e.field}", f"{e.value!r}: {e.fix}")
+        cost = CostModel(**self.table(data.get("cost", {}), "cost", {f.name: float for f in fields(CostModel)}))
         adaptive = self.adaptive(data["adaptive"]) if "adaptive" in data else None
         seed = data.get("seed", 0)
         workload = self.workload(data["workload"], seed)
         self.check_fits(workload, config)
         key_frames = tuple(self.key_frame(kf, i) for i, kf in enumerate(data.get("key_frames", [])))
         return Scenario(self.path, data["title"], data["narrative"].strip(), config, runner, seed, cost,
-                        tuple(workload), key_frames, data.get("max_steps", 10_000), dict(variant), adaptive)
+                        tuple(workload), key_frames, data.get("max_steps", 10_000), dict(variant), adaptive, overlap)
 
     def adaptive(self, table: dict) -> AdaptiveBatch:
         self.table(table, "adaptive", {"low_s": float, "high_s": float, "step": int, "min_seqs": int,

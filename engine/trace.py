@@ -39,6 +39,7 @@ def trace_dict(engine: Engine, title: str | None = None) -> dict:
         "title": title,
         "runner": engine.runner_kind,
         "seed": engine.seed,
+        "overlap": engine.overlap,
         "config": config_to_dict(engine.config),
         "requests": request_summaries(engine),
         "frames": [frame.to_dict(tokens=False) for frame in engine.frames],

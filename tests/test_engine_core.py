@@ -97,7 +97,7 @@ def test_a_branch_keeps_the_past_and_changes_the_future():
 def test_a_branch_can_change_the_cost_model():
     engine = Engine(SMALL, random_workload(4, max_tokens=6))
     engine.run()
-    branch = engine.branch(2, cost=CostModel(step_s=1.0, token_s=0.0))
+    branch = engine.branch(2, cost=CostModel(step_s=1.0, token_s=0.0, schedule_s=0.0, postprocess_s=0.0))
     branch.run()
     assert branch.frames[2].sim_time_s == engine.frames[2].sim_time_s
     assert branch.frames[3].sim_time_s == pytest.approx(engine.frames[2].sim_time_s + 1.0)

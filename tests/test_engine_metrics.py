@@ -14,7 +14,7 @@ def engine():
     config = Config(max_num_seqs=1, max_num_batched_tokens=16, max_model_len=16, num_kvcache_blocks=10,
                     kvcache_block_size=4)
     workload = [Request(prompt_token_ids=(1, 2, 3), max_tokens=3, ignore_eos=True) for _ in range(2)]
-    engine = Engine(config, workload, cost=CostModel(step_s=0.01, token_s=0.001))
+    engine = Engine(config, workload, cost=CostModel(step_s=0.01, token_s=0.001, schedule_s=0.0, postprocess_s=0.0))
     assert engine.run() == "finished"
     return engine
 

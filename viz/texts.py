@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from engine.frame import Frame, RequestView
+from engine.frame import Frame, RequestView, token_id_text
 
 PROMPT_TAIL_CHARS = 80
 CHAT_MARKUP = re.compile(r"<\|[^|]*\|>(?:assistant|user|system)?")  # chat-template markers and role names
@@ -23,7 +23,7 @@ class RequestText(NamedTuple):
 def _text(request: RequestView, start: int, stop: int) -> str:
     pieces = request.pieces
     if pieces is None:
-        return " ".join(map(str, request.history.token_ids[start:stop]))
+        return " ".join(map(token_id_text, request.history.token_ids[start:stop]))
     return "".join(pieces[start:stop])
 
 
