@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+from engine.adaptive import AdaptiveBatch
 from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
 from ui.state import CUSTOM, USER_ERRORS, ensure_model, inputs_for, lab, presets, report
 from viz.lab import LabError, RunInputs, open_trace, real_model_installed, variant_summary
@@ -75,6 +76,27 @@ def _on_config(field: str):
         state.errors[field] = f"Not applied: {e}"
 
 
+def _on_overlap():
+    state = st.session_state
+    try:
+        lab().set_options(overlap=state.opt_overlap)
+        state.errors.pop("overlap", None)
+    except USER_ERRORS as e:
+        state.errors["overlap"] = f"Not applied: {e}"
+
+
+def _on_adaptive():
+    """The toggle or one of the controller's numbers changed: the controller from the cursor on."""
+    state = st.session_state
+    try:
+        controller = AdaptiveBatch(state.opt_low_ms / 1000, state.opt_high_ms / 1000, 1, int(state.opt_min_seqs),
+                                   int(state.opt_max_seqs)) if state.opt_adaptive else None
+        lab().set_options(adaptive=controller)
+        state.errors.pop("adaptive", None)
+    except USER_ERRORS as e:
+        state.errors["adaptive"] = f"Not applied: {e}"
+
+
 def scenario_picker():
     scenarios, broken = presets()
     names = [*scenarios, CUSTOM]
@@ -110,9 +132,12 @@ def custom_setup():
                 texts = [p["text"] for p in chat_prompts()]
                 workload = [Request(arrival=a, prompt=texts[i % len(texts)], max_tokens=int(max_tokens))
                             for i, a in enumerate(steps)]
-            config = lab().config_in_effect()
-            _restart(RunInputs("Custom setup", f"{count} requests, {kind}, {arrivals}.", config, tuple(workload),
-                               st.session_state.runner, seed).with_temperature(st.session_state.temperature))
+            config, engine = lab().config_in_effect(), lab().engine
+            inputs = RunInputs("Custom setup", f"{count} requests, {kind}, {arrivals}.", config, tuple(workload),
+                               st.session_state.runner, seed)
+            if engine is not None:  # the optimisations switched on so far stay on
+                inputs = replace(inputs, adaptive=engine.adaptive, overlap=engine.overlap)
+            _restart(inputs.with_temperature(st.session_state.temperature))
 
 
 def model_controls():
@@ -150,6 +175,37 @@ def config_controls():
             st.selectbox(label, **options, **common)
         if field in state.errors:
             st.error(state.errors[field])
+
+
+def optimisation_controls():
+    """Overlapped scheduling and adaptive batch size: switched like the scheduler settings, from the frame shown."""
+    state, engine = st.session_state, lab().engine
+    if engine is None:
+        st.caption("A trace is read-only: pick a scenario to change settings.")
+        return
+    controller = engine.adaptive or AdaptiveBatch()
+    shown = {"opt_overlap": engine.overlap, "opt_adaptive": engine.adaptive is not None,
+             "opt_low_ms": controller.low_s * 1000, "opt_high_ms": controller.high_s * 1000,
+             "opt_min_seqs": controller.min_seqs, "opt_max_seqs": controller.max_seqs}
+    for key, value in shown.items():
+        if ("overlap" if key == "opt_overlap" else "adaptive") not in state.errors:
+            state[key] = value  # show what the next step will run under
+    st.toggle("Overlapped scheduling", key="opt_overlap", on_change=_on_overlap,
+              help="Schedule step N+1 while the model computes step N (engine/overlap.py): the scheduler's time "
+                   "hides behind the model's; a request that writes EOS finishes one step late.")
+    if "overlap" in state.errors:
+        st.error(state.errors["overlap"])
+    st.toggle("Adaptive batch size", key="opt_adaptive", on_change=_on_adaptive,
+              help="After each step, grow max_num_seqs by one when the step was fast (and the batch full), shrink "
+                   "it when the step was slow (engine/adaptive.py).")
+    if state.opt_adaptive:
+        cols = st.columns(2)
+        cols[0].number_input("grow below (ms)", 0.0, 10_000.0, step=5.0, key="opt_low_ms", on_change=_on_adaptive)
+        cols[1].number_input("shrink above (ms)", 0.0, 10_000.0, step=5.0, key="opt_high_ms", on_change=_on_adaptive)
+        cols[0].number_input("at least (requests)", 1, 256, step=1, key="opt_min_seqs", on_change=_on_adaptive)
+        cols[1].number_input("at most (requests)", 1, 256, step=1, key="opt_max_seqs", on_change=_on_adaptive)
+    if "adaptive" in state.errors:
+        st.error(state.errors["adaptive"])
 
 
 def add_request_form():
@@ -191,6 +247,9 @@ def sidebar():
         with st.expander("Scheduler settings", expanded=False):
             st.caption("Changes apply from the frame shown; at an earlier frame the run branches from there.")
             config_controls()
+        with st.expander("Beyond the scheduler: overlap, adaptive batch", expanded=False):
+            st.caption("Also applied from the frame shown; compare them on the Policy lab page.")
+            optimisation_controls()
         with st.expander("Add a request", expanded=False):
             add_request_form()
         with st.expander("Open a trace", expanded=False):

@@ -16,6 +16,7 @@ from viz.colors import request_color
 from viz.lab import LabError
 from viz.metrics_table import request_rows, run_summary, speculation_sentence
 from viz.narrate import narrate
+from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
 from viz.queues import queue_figure
 from viz.sizing import sizing_for
 from viz.texts import request_texts
@@ -115,7 +116,15 @@ def header():
     st.markdown(f"### {lab().title}")
     st.caption(f"Frame **{frame.step}** of {lab().last} · {frame.batch.kind} batch · "
                f"{m.num_running} running, {m.num_waiting} waiting · KV {m.kv_usage:.0%} used · "
-               f"simulated time {frame.sim_time_s:.3f} s · {model_name()}")
+               f"simulated time {frame.sim_time_s:.3f} s · {model_name()}{modes()}")
+
+
+def modes() -> str:
+    engine = lab().engine
+    if engine is None:
+        return ""
+    return (" · overlapped scheduling" if engine.overlap else "") + (" · adaptive batch size" if engine.adaptive
+                                                                     else "")
 
 
 def model_name() -> str:
@@ -153,6 +162,12 @@ def charts():
     cols[1].plotly_chart(batch_figure(history, step), config=PLOT_CONFIG, key="chart_batch")
     st.plotly_chart(timeline_figure(history, step), config=PLOT_CONFIG, key="chart_timeline")
     engine = lab().engine
+    timings = frame_timings(history, step, WINDOW)
+    if timings:
+        clock = "simulated by the cost model" if engine is None or engine.runner_kind == "fake" else "measured"
+        st.plotly_chart(overlap_timeline_figure(timings, f"Scheduling and model work, last {len(timings)} steps "
+                                                         f"({clock})", current_step=step),
+                        config=PLOT_CONFIG, key="chart_overlap")
     if engine is not None and engine.adaptive is not None:
         st.plotly_chart(adaptive_batch_figure(history, engine.adaptive, wall=engine.runner_kind != "fake",
                                               current_step=step), config=PLOT_CONFIG, key="chart_adaptive")

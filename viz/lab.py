@@ -16,8 +16,9 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from engine.adaptive import AdaptiveBatch
-from engine.engine import CostModel, Engine
+from engine.engine import KEEP, CostModel, Engine
 from engine.frame import Frame
+from engine.overlap import check_overlap
 from engine.scenario import KeyFrame, Scenario
 from engine.trace import load_trace
 from engine.workload import Request
@@ -64,6 +65,7 @@ class RunInputs:
     variant: bool = False  # the scenario's comparison run (its `variant` config changes) rather than the base run
     cost: CostModel = CostModel()  # the simulated clock's cost model
     adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller, when the scenario has one
+    overlap: bool = False  # overlapped scheduling (engine/overlap.py)
 
     @classmethod
     def from_scenario(cls, scenario: Scenario, runner: str, temperature: float | None = None,
@@ -76,7 +78,7 @@ class RunInputs:
         inputs = cls(title, scenario.narrative, config, tuple(scenario.workload), runner,
                      scenario.seed if seed is None else seed, 0.0,
                      tuple(k for k in scenario.key_frames if k.variant == variant), scenario.name, variant,
-                     scenario.cost, scenario.adaptive)
+                     scenario.cost, scenario.adaptive, scenario.overlap)
         return inputs if temperature is None else inputs.with_temperature(temperature)
 
     def with_temperature(self, temperature: float) -> RunInputs:
@@ -196,7 +198,7 @@ class Lab:
             raise LabError("A trace cannot be reset; pick a scenario to start a run.")
         self.inputs = inputs or self.inputs
         i = self.inputs
-        self.engine = Engine(i.config, i.workload, i.runner, i.seed, i.cost, adaptive=i.adaptive)
+        self.engine = Engine(i.config, i.workload, i.runner, i.seed, i.cost, adaptive=i.adaptive, overlap=i.overlap)
         self.cursor = 0
         self._built = []
 
@@ -220,6 +222,14 @@ class Lab:
             raise LabError(f"Unknown setting(s): {', '.join(sorted(unknown))}.")
         replace(self.config_in_effect(), **changes)  # validates before anything is replayed
         self._engine_at_cursor(changes)
+
+    def set_options(self, overlap: bool | None = None, adaptive=KEEP):
+        """Switch overlapped scheduling, or the adaptive controller (None: off), from the cursor on; raises
+        ConfigError when overlap meets speculative decoding, the run then unchanged."""
+        if self.is_trace:
+            raise LabError("This is a recorded trace: pick a scenario to change a run.")
+        check_overlap(self.config_in_effect(), self.engine.overlap if overlap is None else overlap)
+        self._engine_at_cursor({"overlap": overlap} if overlap is not None else {"adaptive": adaptive})
 
     def add_request(self, prompt: str, max_tokens: int, priority: int = 0):
         prompt = prompt.strip()

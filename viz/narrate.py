@@ -92,6 +92,21 @@ def _speculated(event, frame: Frame) -> str:
             f"accepted, and the model added one of its own ({_plural(accepted + 1, 'new token')} in one step).")
 
 
+def _finished_late(event, frame: Frame) -> str:
+    return (f"Request {event.seq_id} finished one step late: the end-of-sequence token it wrote in step "
+            f"{frame.step - 1} came back only after this step was scheduled, so it was dropped from this batch "
+            "and its blocks were freed (its tokens are the same as without overlap).")
+
+
+def overlap_summary(frame: Frame) -> str | None:
+    """How overlapped scheduling shaped this step, or None for a synchronous one."""
+    timing = frame.timing
+    if timing is None or not timing.overlapped:
+        return None
+    return (f"Overlapped scheduling: this batch was decided while the model was still computing step "
+            f"{frame.step - 1}, from lengths alone (its new tokens were placeholders until they came back).")
+
+
 def _other(event, frame: Frame) -> str:
     """An event kind this module does not know yet: still a sentence, never an error."""
     details = ", ".join(f"{k}={v}" for k, v in event.to_dict().items() if k not in ("kind", "seq_id"))
@@ -100,7 +115,7 @@ def _other(event, frame: Frame) -> str:
 
 DESCRIBE = {"arrived": _arrived, "admitted": _admitted, "chunk": _chunk, "blocked": _blocked,
             "preempted": _preempted, "prefix_hit": _prefix_hit, "finished": _finished, "aborted": _aborted,
-            "speculated": _speculated}
+            "speculated": _speculated, "finished_late": _finished_late}
 
 
 def describe(event: Event, frame: Frame) -> str:
@@ -122,9 +137,11 @@ def _arrivals(events) -> str:
 
 
 def narrate(frame: Frame) -> list[str]:
-    """The step summary, then one sentence per event in the order things happened; requests that arrived
-    together share one sentence."""
+    """The step summary, how overlapped scheduling shaped the step (when it did), then one sentence per event
+    in the order things happened; requests that arrived together share one sentence."""
     lines, events = [step_summary(frame)], list(frame.events)
+    if overlapped := overlap_summary(frame):
+        lines.append(overlapped)
     while events:
         arrived = 0
         while arrived < len(events) and events[arrived].kind == "arrived":

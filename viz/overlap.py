@@ -1,4 +1,5 @@
-"""Timeline of scheduling work against model work, step by step (engine.overlap's StepTiming records)."""
+"""Timeline of scheduling work against model work, step by step (engine.overlap's StepTiming records, from
+frames or from the standalone `drive()` loop)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
+from engine.frame import Frame
 from engine.overlap import StepTiming
 from viz.charts import LEGEND_BELOW
 
@@ -14,18 +16,29 @@ ROWS = (  # (legend name, row, StepTiming field, colour)
     ("postprocess", "scheduler", "postprocess", "#81A4CD"),
     ("model", "model", "model", "#F0B429"),
 )
+WINDOW = 12  # steps the app shows around the current one: a whole run's bars would be slivers
+
+
+def frame_timings(frames: Sequence[Frame], current_step: int | None = None, window: int | None = None
+                  ) -> list[StepTiming]:
+    """The timings of the frames up to `current_step` (all by default), the last `window` of them."""
+    timings = [f.timing for f in frames if f.timing is not None and (current_step is None or f.step <= current_step)]
+    return timings[-window:] if window else timings
 
 
 def overlap_timeline_figure(timings: Sequence[StepTiming], title: str = "Scheduling and model work per step",
-                            height: int = 220) -> go.Figure:
+                            height: int = 220, current_step: int | None = None) -> go.Figure:
     """One bar per step and kind of work on a shared time axis (ms): synchronous runs alternate between the
-    rows, overlapped runs show the next step's schedule bar under the current step's model bar."""
+    rows, overlapped runs show the next step's schedule bar under the current step's model bar. The bars of
+    `current_step` are outlined."""
     fig = go.Figure()
     for name, row, attr, color in ROWS:
         intervals = [getattr(t, attr) for t in timings]
         fig.add_trace(go.Bar(
             name=name, orientation="h", y=[row] * len(timings), base=[start * 1000 for start, _ in intervals],
             x=[(end - start) * 1000 for start, end in intervals], marker_color=color,
+            marker_line={"color": ["#1F2933" if t.step == current_step else color for t in timings], "width": 2},
+            text=[str(t.step) for t in timings], textposition="inside", insidetextanchor="middle",
             customdata=[t.step for t in timings], hovertemplate="step %{customdata}: %{x:.2f} ms<extra></extra>"))
     fig.update_layout(title={"text": title, "x": 0, "xanchor": "left"}, height=height, barmode="overlay",
                       margin={"l": 10, "r": 10, "t": 40, "b": 10}, plot_bgcolor="white", legend=LEGEND_BELOW)
