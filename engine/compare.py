@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from statistics import fmean
 
+from engine.adaptive import AdaptiveBatch, step_latencies
 from engine.engine import CostModel, Engine
 from engine.frame import Frame
 from engine.metrics import (
@@ -30,6 +31,7 @@ from engine.workload import Request, lengths, poisson_arrivals, random_workload
 from scheduler import Config
 
 MAX_VARIANTS = 4
+ADAPTIVE = AdaptiveBatch()  # the controller of the "adaptive batch size off vs on" comparison
 DEFAULT_COST = CostModel()
 BLOCK_SIZES = (4, 16, 64)
 
@@ -52,6 +54,8 @@ def generated_workload(n: int = 200, rate: float = 0.5, seed: int = 0, shared_fr
 class Variant:
     label: str
     config: Config
+    overlap: bool = False  # overlapped scheduling (engine/overlap.py)
+    adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller (engine/adaptive.py)
 
 
 def same_capacity(base: Config, block_size: int) -> Config:
@@ -74,6 +78,12 @@ COMPARISONS: dict[str, Callable[[Config], list[Variant]]] = {
                                            Variant("prefix caching off", replace(c, enable_prefix_caching=False))],
     "speculation off vs on": lambda c: [Variant("no speculation", replace(c, num_speculative_tokens=0)),
                                         Variant("n-gram speculation, k=4", replace(c, num_speculative_tokens=4))],
+    "overlap off vs on": lambda c: [Variant("synchronous", replace(c, num_speculative_tokens=0)),
+                                    Variant("overlapped scheduling", replace(c, num_speculative_tokens=0),
+                                            overlap=True)],
+    "adaptive batch size off vs on": lambda c: [
+        Variant(f"fixed max_num_seqs={c.max_num_seqs}", c),
+        Variant(f"adaptive, {ADAPTIVE.low_s * 1000:.0f}-{ADAPTIVE.high_s * 1000:.0f} ms", c, adaptive=ADAPTIVE)],
 }
 
 
@@ -86,7 +96,7 @@ def variants_for(comparison: str, base: Config) -> list[Variant]:
 class ConfigRun:
     """One config's run of the workload, with everything the comparison shows."""
     label: str
-    config: Config
+    config: Config  # the config it started with (an adaptive controller changes max_num_seqs as it goes)
     stop_reason: str
     engine: Engine  # for exports (engine.trace); its frames are `frames`
     frames: list[Frame]
@@ -104,12 +114,24 @@ class ConfigRun:
 def run_variant(variant: Variant, workload: Sequence[Request], runner: str = "fake", seed: int = 0,
                 cost: CostModel = DEFAULT_COST, max_steps: int = 10_000) -> ConfigRun:
     start = time.perf_counter()
-    engine = Engine(variant.config, workload, runner, seed, cost, record=True, max_steps=max_steps)
+    engine = Engine(variant.config, workload, runner, seed, cost, record=True, max_steps=max_steps,
+                    adaptive=variant.adaptive, overlap=variant.overlap)
     reason = engine.run()
     frames = list(engine.frames)
     run, requests = run_metrics(frames)
     return ConfigRun(variant.label, variant.config, reason, engine, frames, run, requests, recomputed_tokens(frames),
                      [internal_fragmentation(f) for f in frames[1:]], time.perf_counter() - start)
+
+
+def mean_step_ms(run: ConfigRun, wall: bool = False) -> float:
+    """Mean simulated (or measured) time per step, in ms."""
+    latencies = step_latencies(run.frames, wall)
+    return fmean(latencies) * 1000 if latencies else 0.0
+
+
+def batch_limits(run: ConfigRun) -> list[int]:
+    """max_num_seqs each step 1..n ran under."""
+    return [f.config.max_num_seqs for f in run.frames[1:]]
 
 
 def compare(variants: Sequence[Variant], workload: Sequence[Request], runner: str = "fake", seed: int = 0,
@@ -149,7 +171,10 @@ def metric_values(run: ConfigRun) -> dict[str, float | int | None]:
     values = {"steps to finish": r.num_steps, "simulated time (s)": r.sim_time_s,
               "finished / aborted": f"{r.num_finished} / {r.num_aborted}",
               "throughput (tokens/step)": r.throughput_tokens_per_step,
-              "throughput (tokens/s)": r.throughput_tokens_per_s}
+              "throughput (tokens/s)": r.throughput_tokens_per_s, "mean step time (ms)": mean_step_ms(run),
+              "mean wall step time (ms)": mean_step_ms(run, wall=True),
+              "max_num_seqs (mean)": fmean(batch_limits(run)) if batch_limits(run) else None,
+              "max_num_seqs (range)": "{} - {}".format(*_span_of(batch_limits(run)))}
     for name, attr in LATENCIES.items():
         for stat, value in span_stats([getattr(q, attr) for q in run.requests]).items():
             values[f"{name} {stat}"] = value
@@ -157,6 +182,10 @@ def metric_values(run: ConfigRun) -> dict[str, float | int | None]:
                "prefix-cache hit rate (%)": r.prefix_hit_rate * 100, "mean KV usage (%)": r.mean_kv_usage * 100,
                "mean internal fragmentation (%)": run.mean_fragmentation * 100}
     return values
+
+
+def _span_of(values: list[int]) -> tuple:
+    return (min(values), max(values)) if values else ("-", "-")
 
 
 def metric_rows(runs: Sequence[ConfigRun], digits: int = 2) -> list[dict]:
@@ -193,6 +222,13 @@ def _differences(run: ConfigRun, base: ConfigRun) -> list[str]:
     phrases = []
     if words := _change(run.run.sim_time_s, base.run.sim_time_s, "later", "sooner"):
         phrases.append(f"finished all requests {words}")
+    if words := _change(mean_step_ms(run), mean_step_ms(base), "longer", "less time"):
+        phrases.append(f"made each step take {words} on average ({mean_step_ms(run):.1f} ms against "
+                       f"{mean_step_ms(base):.1f} ms)")
+    if (limits := batch_limits(run)) and set(limits) != set(batch_limits(base)):
+        low, high = _span_of(limits)
+        phrases.append(f"ran under max_num_seqs from {low} to {high} (mean {fmean(limits):.1f}) against "
+                       "{} to {}".format(*_span_of(batch_limits(base))))
     for name, attr, more, less in (("the first token wait", "ttft", "longer", "less"),
                                    ("each later token take", "tpot", "longer", "less time")):
         new, old = _mean_steps(run, attr), _mean_steps(base, attr)
@@ -215,6 +251,18 @@ def _join(phrases: list[str]) -> str:
     return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
 
 
+def _how_it_ran(run: ConfigRun) -> str | None:
+    """What an optimisation did in a run, for the summary: how many steps overlapped, how many requests
+    finished one step late."""
+    if not run.engine.overlap:
+        return None
+    overlapped = sum(1 for f in run.frames if f.timing and f.timing.overlapped)
+    late = sum(len(f.events_of("finished_late")) for f in run.frames)
+    return (f"With overlapped scheduling, {overlapped} of {run.run.num_steps} steps were scheduled while the model "
+            f"computed the step before" + (f", and {late} request(s) finished one step late on EOS." if late else
+                                           "; no request finished late."))
+
+
 def summary(runs: Sequence[ConfigRun]) -> str:
     """One paragraph comparing every run with the first, saying only what the numbers show."""
     base, sentences = runs[0], []
@@ -224,6 +272,7 @@ def summary(runs: Sequence[ConfigRun]) -> str:
             sentences.append(f"Against {base.label}, {run.label} {_join(phrases)}.")
         else:
             sentences.append(f"{run.label} and {base.label} performed alike on this workload (within 5%).")
+    sentences += filter(None, map(_how_it_ran, runs))
     unfinished = [r.label for r in runs if r.stop_reason != "finished"]
     if unfinished:
         sentences.append(f"Not every run finished: {', '.join(unfinished)} stopped early (stalled or out of "

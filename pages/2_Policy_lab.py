@@ -6,6 +6,7 @@ from dataclasses import replace
 import streamlit as st
 
 from engine.compare import (
+    ADAPTIVE,
     COMPARISONS,
     GENERATED_CONFIG,
     MAX_VARIANTS,
@@ -18,10 +19,18 @@ from engine.compare import (
 )
 from engine.engine import CostModel
 from engine.export import comparison_json, requests_csv
+from engine.overlap import check_overlap
 from engine.vllm_args import vllm_command, vllm_notes
 from scheduler.config import PREEMPTION_POLICIES, ConfigError
 from ui.state import USER_ERRORS, presets
-from viz.compare import fragmentation_figure, key_metrics_figure, kv_usage_figure, timelines_figure
+from viz.compare import (
+    batch_limits_figure,
+    fragmentation_figure,
+    key_metrics_figure,
+    kv_usage_figure,
+    step_time_figure,
+    timelines_figure,
+)
 from viz.html_export import animation_html, run_gif
 
 GENERATED = "generated"
@@ -62,7 +71,12 @@ def custom_variant(i: int, base) -> Variant:
         "kvcache_block_size": size,
         "num_kvcache_blocks": max(1, base.kv_capacity_tokens // size),
     }
-    return Variant(label, replace(base, **changes))
+    overlap = st.toggle("overlapped scheduling", False, key=f"c{i}_overlap")
+    adaptive = ADAPTIVE if st.toggle(f"adaptive batch size ({ADAPTIVE.low_s * 1000:.0f}-"
+                                     f"{ADAPTIVE.high_s * 1000:.0f} ms)", False, key=f"c{i}_adaptive") else None
+    config = replace(base, **changes)
+    check_overlap(config, overlap)
+    return Variant(label, config, overlap, adaptive)
 
 
 def choose_variants(base, column) -> list[Variant] | None:
@@ -103,6 +117,9 @@ def results(runs, title: str):
     left, right = st.columns(2)
     left.plotly_chart(kv_usage_figure(runs), config=PLOT_CONFIG, key="kv_usage")
     right.plotly_chart(fragmentation_figure(runs), config=PLOT_CONFIG, key="fragmentation")
+    left, right = st.columns(2)
+    left.plotly_chart(step_time_figure(runs), config=PLOT_CONFIG, key="step_time")
+    right.plotly_chart(batch_limits_figure(runs), config=PLOT_CONFIG, key="batch_limits")
     st.caption("The timelines share one step axis: the same step lines up across configs.")
     st.plotly_chart(timelines_figure(runs), config=PLOT_CONFIG, key="timelines")
     vllm_equivalents(runs)
@@ -115,6 +132,10 @@ def vllm_equivalents(runs):
         tab.code(vllm_command(run.config), language="bash", wrap_lines=True)
         for note in vllm_notes(run.config):
             tab.markdown(f"- {note}")
+        if run.engine.overlap:
+            tab.markdown("- Overlapped scheduling is vLLM's `--async-scheduling`.")
+        if run.engine.adaptive is not None:
+            tab.markdown("- vLLM keeps `--max-num-seqs` fixed; the adaptive batch size has no flag there.")
 
 
 def built_on_request(col, name: str, make, build_label: str, download_label: str, file_name: str, mime: str):

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.compare import ConfigRun, metric_values
+from engine.adaptive import step_latencies
+from engine.compare import ConfigRun, batch_limits, metric_values
 from viz.charts import LEGEND_BELOW
 from viz.timeline import timeline_figure
 
@@ -56,6 +57,24 @@ def fragmentation_figure(runs: Sequence[ConfigRun], height: int = 300) -> go.Fig
                                  line={"color": config_color(i), "shape": "hv", "width": 2}))
     _style(fig, "Internal fragmentation: empty slots in held blocks", runs, "empty slots (%)", height)
     return fig
+
+
+def step_time_figure(runs: Sequence[ConfigRun], height: int = 300) -> go.Figure:
+    """Simulated time of each step: what overlapped scheduling shortens and an adaptive batch size steers."""
+    fig = go.Figure()
+    for i, run in enumerate(runs):
+        fig.add_trace(go.Scatter(x=[f.step for f in run.frames[1:]], y=[s * 1000 for s in step_latencies(run.frames)],
+                                 name=run.label, line={"color": config_color(i), "width": 1.5}))
+    return _style(fig, "Step time (simulated)", runs, "ms per step", height)
+
+
+def batch_limits_figure(runs: Sequence[ConfigRun], height: int = 300) -> go.Figure:
+    """max_num_seqs each step ran under: flat for a fixed limit, moving with an adaptive controller."""
+    fig = go.Figure()
+    for i, run in enumerate(runs):
+        fig.add_trace(go.Scatter(x=[f.step for f in run.frames[1:]], y=batch_limits(run), name=run.label,
+                                 line={"color": config_color(i), "shape": "hv", "width": 2}))
+    return _style(fig, "max_num_seqs over time", runs, "max_num_seqs", height)
 
 
 def key_metrics_figure(runs: Sequence[ConfigRun], height: int = 320) -> go.Figure:
