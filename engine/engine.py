@@ -30,7 +30,8 @@ until the next step lands them; a run that ends lands its last step before its l
 EOS lands after the next step was scheduled finishes one step late (a `finished_late` event) and is dropped
 from that step's batch. Every request writes the tokens of a synchronous run. Each frame's `timing` lays the
 step's work out in time: the cost model's on the fake runner (deterministic), the measured wall time of the
-engine's own work on the model (time between steps excluded). `set_config(overlap=..., adaptive=...)` switches
+engine's own work on the model (time between steps excluded; overlapped, the model bar has the length of the
+step that landed, the only one measured by then). `set_config(overlap=..., adaptive=...)` switches
 either mid-run, like a config field.
 """
 
