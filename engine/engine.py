@@ -19,9 +19,9 @@ What `set_config` can change mid-run:
 
 Adaptive batch size (`adaptive=AdaptiveBatch(...)`, engine/adaptive.py): after every step that ran a batch,
 the controller sets `max_num_seqs` for the next step from that step's latency (simulated on the fake runner,
-wall time on the model). Its choices are kept in `adaptive_sizes`, one per step (None while it is off), and a
-replay follows them instead of deciding again, so replaying a real-model run gives the same frames although
-wall times differ.
+wall time on the model); switched on mid-run, it first brings the limit within its bounds. Its choices are
+kept in `adaptive_sizes`, one per step (None while it is off), and a replay follows them instead of deciding
+again, so replaying a real-model run gives the same frames although wall times differ.
 
 Overlapped scheduling (`overlap=True`, engine/overlap.py): step s is scheduled while the model still computes
 step s - 1, whose tokens land right after; step s is then handed to the model's worker and postprocessed ahead
@@ -159,6 +159,9 @@ class Engine:
             self._rebuild(new)
         else:
             self._swap(new)
+        if self.adaptive is not None and not self.adaptive.min_seqs <= new.max_num_seqs <= self.adaptive.max_seqs:
+            self._swap(replace(self.config, max_num_seqs=max(self.adaptive.min_seqs,
+                                                             min(self.adaptive.max_seqs, new.max_num_seqs))))
 
     def _swap(self, new: Config):
         """Change scheduling fields only: the queues and the KV cache stay as they are."""

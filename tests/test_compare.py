@@ -122,3 +122,16 @@ def test_a_run_that_stops_early_is_called_out():
     runs = compare([Variant("a", GENERATED_CONFIG), Variant("b", GENERATED_CONFIG)], WORKLOAD, max_steps=5)
     assert runs[0].stop_reason == "max_steps"
     assert "Not every run finished: a, b stopped early" in summary(runs)
+
+
+def test_overlap_and_adaptive_comparisons_change_only_their_option():
+    sync, over = variants_for("overlap off vs on", GENERATED_CONFIG)
+    assert (sync.overlap, over.overlap) == (False, True) and sync.config == over.config
+    fixed, adaptive = variants_for("adaptive batch size off vs on", GENERATED_CONFIG)
+    assert fixed.adaptive is None and adaptive.adaptive is not None and fixed.config == adaptive.config
+    runs = compare([sync, over], WORKLOAD)
+    assert [r.engine.requests[i].seq.token_ids for r in runs for i in (0, 7)][:2] == \
+        [r.engine.requests[i].seq.token_ids for r in runs for i in (0, 7)][2:]
+    assert metric_values(runs[1])["mean step time (ms)"] < metric_values(runs[0])["mean step time (ms)"]
+    speculative = replace(GENERATED_CONFIG, num_speculative_tokens=2)
+    assert [v.config.num_speculative_tokens for v in variants_for("overlap off vs on", speculative)] == [0, 0]

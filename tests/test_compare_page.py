@@ -70,3 +70,34 @@ def test_two_configs_with_one_name_are_refused_in_words():
     at.text_input(key="c1_label").input("config 1").run()
     at.button(key="run").click().run()
     assert not at.exception and "its own name" in at.error[0].value
+
+
+def test_the_optimisation_comparisons_show_their_effect():
+    at = page()
+    at.selectbox(key="comparison").select("overlap off vs on").run()
+    at.button(key="run").click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value.set_index("metric")
+    step_ms = table.loc["mean step time (ms)"]
+    assert step_ms["overlapped scheduling"] < step_ms["synchronous"]
+    assert "made each step take" in at.info[0].value and "scheduled while the model computed" in at.info[0].value
+    assert any("--async-scheduling" in m.value for m in at.markdown)
+    at.selectbox(key="comparison").select("adaptive batch size off vs on").run()
+    at.button(key="run").click().run()
+    table = at.dataframe[0].value.set_index("metric")
+    fixed, adaptive = table.columns
+    assert table.loc["max_num_seqs (range)", fixed] == "16 - 16"
+    assert table.loc["max_num_seqs (range)", adaptive] != "16 - 16"
+    assert "ran under max_num_seqs from" in at.info[0].value
+
+
+def test_a_custom_comparison_sets_overlap_and_adaptive_per_config():
+    at = page()
+    at.selectbox(key="comparison").select("custom").run()
+    at.toggle(key="c1_overlap").set_value(True).run()
+    at.toggle(key="c1_adaptive").set_value(True).run()
+    at.button(key="run").click().run()
+    assert not at.exception and not at.error
+    runs = at.session_state.compare_runs
+    assert (runs[0].engine.overlap, runs[1].engine.overlap) == (False, True) and runs[1].engine.adaptive
+    assert runs[1].run.sim_time_s < runs[0].run.sim_time_s
