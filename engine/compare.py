@@ -83,7 +83,8 @@ COMPARISONS: dict[str, Callable[[Config], list[Variant]]] = {
                                             overlap=True)],
     "adaptive batch size off vs on": lambda c: [
         Variant(f"fixed max_num_seqs={c.max_num_seqs}", c),
-        Variant(f"adaptive, {ADAPTIVE.low_s * 1000:.0f}-{ADAPTIVE.high_s * 1000:.0f} ms", c, adaptive=ADAPTIVE)],
+        Variant(f"adaptive batch size ({ADAPTIVE.low_s * 1000:.0f}-{ADAPTIVE.high_s * 1000:.0f} ms)", c,
+                adaptive=ADAPTIVE)],
 }
 
 

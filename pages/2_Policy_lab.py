@@ -25,10 +25,10 @@ from scheduler.config import PREEMPTION_POLICIES, ConfigError
 from ui.state import USER_ERRORS, presets
 from viz.compare import (
     batch_limits_figure,
+    clock_figure,
     fragmentation_figure,
     key_metrics_figure,
     kv_usage_figure,
-    step_time_figure,
     timelines_figure,
 )
 from viz.html_export import animation_html, run_gif
@@ -118,7 +118,7 @@ def results(runs, title: str):
     left.plotly_chart(kv_usage_figure(runs), config=PLOT_CONFIG, key="kv_usage")
     right.plotly_chart(fragmentation_figure(runs), config=PLOT_CONFIG, key="fragmentation")
     left, right = st.columns(2)
-    left.plotly_chart(step_time_figure(runs), config=PLOT_CONFIG, key="step_time")
+    left.plotly_chart(clock_figure(runs), config=PLOT_CONFIG, key="clock")
     right.plotly_chart(batch_limits_figure(runs), config=PLOT_CONFIG, key="batch_limits")
     st.caption("The timelines share one step axis: the same step lines up across configs.")
     st.plotly_chart(timelines_figure(runs), config=PLOT_CONFIG, key="timelines")

@@ -49,3 +49,16 @@ def test_key_metrics_bars_carry_the_numbers(runs):
     assert [t.y[0] for t in throughput] == [run.run.throughput_tokens_per_step for run in runs]
     preemptions = [t for t in fig.data if t.xaxis == "x5"]
     assert [t.y[0] for t in preemptions] == [run.run.num_preemptions for run in runs]
+
+
+def test_the_clock_and_limit_charts_show_what_the_optimisations_change():
+    from engine.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
+    from viz.compare import batch_limits_figure, clock_figure
+
+    workload = generated_workload(n=30, seed=2)
+    sync, over = compare(variants_for("overlap off vs on", GENERATED_CONFIG), workload)
+    clock = clock_figure([sync, over])
+    assert clock.data[1].y[-1] < clock.data[0].y[-1] and "ms/step" in clock.data[0].name
+    fixed, adaptive = compare(variants_for("adaptive batch size off vs on", GENERATED_CONFIG), workload)
+    limits = batch_limits_figure([fixed, adaptive])
+    assert set(limits.data[0].y) == {16} and len(limits.data[1].y) == adaptive.run.num_steps

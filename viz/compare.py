@@ -7,8 +7,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.adaptive import step_latencies
-from engine.compare import ConfigRun, batch_limits, metric_values
+from engine.compare import ConfigRun, batch_limits, mean_step_ms, metric_values
 from viz.charts import LEGEND_BELOW
 from viz.timeline import timeline_figure
 
@@ -59,13 +58,15 @@ def fragmentation_figure(runs: Sequence[ConfigRun], height: int = 300) -> go.Fig
     return fig
 
 
-def step_time_figure(runs: Sequence[ConfigRun], height: int = 300) -> go.Figure:
-    """Simulated time of each step: what overlapped scheduling shortens and an adaptive batch size steers."""
+def clock_figure(runs: Sequence[ConfigRun], height: int = 300) -> go.Figure:
+    """The simulated clock at each step: the steeper line took longer per step (what overlapped scheduling
+    shortens and an adaptive batch size steers), with the mean step time in the hover."""
     fig = go.Figure()
     for i, run in enumerate(runs):
-        fig.add_trace(go.Scatter(x=[f.step for f in run.frames[1:]], y=[s * 1000 for s in step_latencies(run.frames)],
-                                 name=run.label, line={"color": config_color(i), "width": 1.5}))
-    return _style(fig, "Step time (simulated)", runs, "ms per step", height)
+        fig.add_trace(go.Scatter(x=[f.step for f in run.frames], y=[f.sim_time_s for f in run.frames],
+                                 name=f"{run.label} ({mean_step_ms(run):.1f} ms/step)",
+                                 line={"color": config_color(i), "width": 2}))
+    return _style(fig, "Simulated time elapsed: steeper is slower per step", runs, "seconds", height)
 
 
 def batch_limits_figure(runs: Sequence[ConfigRun], height: int = 300) -> go.Figure:
