@@ -41,6 +41,7 @@ def overlap_timeline_figure(timings: Sequence[StepTiming], title: str = "Schedul
             text=[str(t.step) for t in timings], textposition="inside", insidetextanchor="middle",
             customdata=[t.step for t in timings], hovertemplate="step %{customdata}: %{x:.2f} ms<extra></extra>"))
     fig.update_layout(title={"text": title, "x": 0, "xanchor": "left"}, height=height, barmode="overlay",
+                      uniformtext={"minsize": 9, "mode": "hide"},  # no step number squeezed into a sliver
                       margin={"l": 10, "r": 10, "t": 40, "b": 10}, plot_bgcolor="white", legend=LEGEND_BELOW)
     fig.update_xaxes(title_text="time since the run began (ms)", showgrid=True, gridcolor="#EEF0F3")
     fig.update_yaxes(categoryorder="array", categoryarray=["model", "scheduler"])
