@@ -214,7 +214,8 @@ class Engine:
         t2 = self._now()
         if self.overlap:
             self._pipeline = self._pipeline or Pipeline(self._now)
-            self._pipeline.launch(sched, self.runner, batch)  # hands it over, then postprocesses ahead
+            if batch.seqs:
+                self._pipeline.launch(sched, self.runner, batch)  # hands it over, then postprocesses ahead
             t3 = self._now()
             post_s, model_s = t3 - t2, landed_model or 0.0  # this step's model time is known when it lands
         else:
@@ -226,8 +227,8 @@ class Engine:
         if self.overlap and self.is_finished:
             self._land_in_flight()  # the run ends here: its last tokens land before its last frame
         sim = self._sim_clock.step(self.step_count, self.cost.schedule_s, self.cost.model_time(batch.num_tokens),
-                                   self.cost.postprocess_s, self.cost.handoff_s, self.overlap)
-        wall = self._wall_clock.step(self.step_count, t1 - t0, model_s, post_s, 0.0, self.overlap)
+                                   self.cost.postprocess_s, self.cost.handoff_s, self.overlap, overlapped)
+        wall = self._wall_clock.step(self.step_count, t1 - t0, model_s, post_s, 0.0, self.overlap, overlapped)
         sim_step_s, wall_step_s = sim.end - self.sim_time_s, wall.end - self._wall_time_s
         self.sim_time_s, self._wall_time_s = sim.end, wall.end
         self.wall_schedule_s += t1 - t0 + post_s

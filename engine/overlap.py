@@ -75,15 +75,16 @@ class StepClock:
     model_free: float = 0.0  # when the model has finished its last step
 
     def step(self, step: int, schedule_s: float, model_s: float, postprocess_s: float, handoff_s: float,
-             overlapped: bool) -> StepTiming:
+             overlap: bool, in_flight: bool) -> StepTiming:
+        """The next step's intervals; `overlap`: the pipelined layout, `in_flight`: the model was computing
+        the step before when this one was scheduled."""
         schedule = (self.cpu, self.cpu + schedule_s)
-        start = max(schedule[1], self.model_free) + handoff_s if overlapped else schedule[1]
+        start = max(schedule[1], self.model_free) + handoff_s if overlap else schedule[1]
         model = (start, start + model_s)
-        post_start = start if overlapped else model[1]
+        post_start = start if overlap else model[1]
         postprocess = (post_start, post_start + postprocess_s)
-        during_model = self.model_free > schedule[0]  # scheduled while the model computed the step before
         self.cpu, self.model_free = postprocess[1], model[1]
-        return StepTiming(step, schedule, model, postprocess, during_model)
+        return StepTiming(step, schedule, model, postprocess, in_flight)
 
 
 @dataclass
