@@ -3,7 +3,9 @@
 A request's random stream is keyed by its seed and the position being sampled, not by how many times it
 was sampled before, so the same request draws the same tokens however it is batched, chunked, preempted
 (a preempted request recomputes its prefix and samples the next position, exactly once) or speculated
-(a draft is accepted only where it equals the token sampled at its position).
+(a draft is accepted only where it equals the token sampled at its position). For a prompt-lookup draft,
+a single proposed token, that is the standard speculative rejection rule: draft x is kept with probability
+p(x), and otherwise the token comes from p without x, renormalised; here the outputs are even identical.
 """
 
 import torch

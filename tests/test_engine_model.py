@@ -1,5 +1,7 @@
 """The engine on the real model (slow: loads SmolLM2 on the CPU)."""
 
+from dataclasses import replace
+
 import pytest
 
 from engine.scenario import SCENARIOS_DIR, load_scenario
@@ -19,3 +21,15 @@ def test_the_prefix_caching_preset_on_the_real_model():
         assert summary["output_text"].strip(), f"request {summary['id']} wrote nothing readable"
     last = engine.frames[-1].requests[0]
     assert "".join(last.pieces[:last.num_prompt_tokens]).count("Ada") == 1  # pieces rebuild the prompt text
+
+
+@pytest.mark.slow
+def test_overlapped_scheduling_writes_the_synchronous_tokens_on_the_real_model():
+    scenario = load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml")
+    runs = {}
+    for overlap in (False, True):
+        engine = replace(scenario, overlap=overlap).engine()
+        assert engine.run() == "finished"
+        runs[overlap] = [(r.seq.completion_token_ids, r.seq.finish_reason) for r in engine.requests]
+        assert any(f.timing.overlapped for f in list(engine.frames)[1:]) == overlap
+    assert runs[True] == runs[False]
