@@ -198,6 +198,20 @@ def test_the_sidebar_follows_the_frame_across_a_settings_change(server, browser)
     page.close()
 
 
+def test_a_visit_to_the_policy_lab_keeps_the_stepper_where_it_was(server, browser):
+    expected = load_scenario(SCENARIOS_DIR / "02_preemption.toml", "fake").engine()
+    expected.run(5)
+    page = open_page(browser, f"{server}/?scenario=02_preemption&frame=5&present=1")
+    page.get_by_role("link", name="Policy lab").click()
+    page.get_by_role("button", name="Run the comparison").wait_for(timeout=30_000)
+    page.get_by_role("link", name="Scheduler stepper").click()
+    wait_for_step(page, 5)
+    assert_page_shows(page, expected.frames[5])
+    assert page.locator(".st-key-presentation input").is_checked()
+    assert page.locator("[data-testid=stException]").count() == 0
+    page.close()
+
+
 def test_presentation_mode_screenshots(server, browser):
     ARTIFACTS.mkdir(exist_ok=True)
     page = open_page(browser, f"{server}/?scenario=02_preemption&frame=2&present=1", 1920, 1080)

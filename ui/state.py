@@ -99,6 +99,17 @@ def init_session():
             state.lab.run(frame)
 
 
+# Stepper widgets whose value nothing else restores. Streamlit forgets a widget's value after a run that does not
+# draw it (a visit to the policy lab); writing them back on every run keeps them for the learner's return.
+KEPT_WIDGET_KEYS = ("scenario_choice", "presentation", "playing", "run_n", "speed", "lower_view")
+
+
+def keep_widget_state():
+    for key in KEPT_WIDGET_KEYS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
 def sync_url():
     inputs = lab().inputs
     params = {"scenario": inputs.scenario_name if inputs else "trace", "frame": str(lab().cursor)}
