@@ -32,7 +32,7 @@ from that step's batch. Every request writes the tokens of a synchronous run. Ea
 step's work out in time: the cost model's on the fake runner (deterministic), the measured wall time of the
 engine's own work on the model (time between steps excluded; overlapped, the model bar has the length of the
 step that landed, the only one measured by then). `set_config(overlap=..., adaptive=...)` switches
-either mid-run, like a config field.
+either mid-run, like a config field; `options_at(k)` tells which were in effect after frame k.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ import time
 from bisect import insort
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
+from typing import NamedTuple
 
 from engine.adaptive import AdaptiveBatch
 from engine.frame import Arrived, FinishedLate, TokenHistory
@@ -80,6 +81,12 @@ class CostModel:
         max(schedule + postprocess, model) + handoff."""
         cpu, model = self.schedule_s + self.postprocess_s, self.model_time(num_tokens)
         return max(cpu, model) + self.handoff_s if overlapped else cpu + model
+
+
+class Options(NamedTuple):
+    """The engine options beside the config: overlapped scheduling and the adaptive controller (None: off)."""
+    overlap: bool = False
+    adaptive: AdaptiveBatch | None = None
 
 
 @dataclass
@@ -162,6 +169,14 @@ class Engine:
         if self.adaptive is not None and not self.adaptive.min_seqs <= new.max_num_seqs <= self.adaptive.max_seqs:
             self._swap(replace(self.config, max_num_seqs=max(self.adaptive.min_seqs,
                                                              min(self.adaptive.max_seqs, new.max_num_seqs))))
+
+    def options_at(self, step: int) -> Options:
+        """The options the step after frame `step` runs under: the initial ones, with the changes made up to then."""
+        options = Options(self._initial_overlap, self._initial_adaptive)
+        for at, change in self.config_changes:
+            if at <= step:
+                options = options._replace(**{k: v for k, v in change.items() if k in Options._fields})
+        return options
 
     def _swap(self, new: Config):
         """Change scheduling fields only: the queues and the KV cache stay as they are."""

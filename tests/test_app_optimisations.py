@@ -93,3 +93,28 @@ def test_the_overlap_preset_opens_overlapped_and_its_key_frames_hold(app):
         assert all(not k.mismatches(lab(app).frame) for k in lab(app).key_frames_at(step))
     button(app, "step 5").click().run()
     assert any("Request 1 finished one step late" in m.value for m in app.markdown)
+
+
+def header(at) -> str:
+    return next(c.value for c in at.caption if c.value.startswith("Frame **"))
+
+
+def test_the_toggles_show_the_options_of_the_frame_shown(app):
+    app.run()
+    steps(app, 3)
+    app.toggle(key="opt_overlap").set_value(True).run()
+    steps(app, 3)
+    app.toggle(key="opt_adaptive").set_value(True).run()
+    app.number_input(key="opt_max_seqs").set_value(5).run()
+    steps(app, 2)
+    assert no_errors(app) and app.toggle(key="opt_overlap").value and app.toggle(key="opt_adaptive").value
+    app.slider(key="frame_slider").set_value(4).run()  # after overlap was switched on, before adaptive
+    assert app.toggle(key="opt_overlap").value and not app.toggle(key="opt_adaptive").value
+    assert "overlapped scheduling" in header(app) and "adaptive" not in header(app)
+    button(app, "◀ Back").click().run()
+    button(app, "◀ Back").click().run()  # frame 2: before either
+    assert not app.toggle(key="opt_overlap").value and not app.toggle(key="opt_adaptive").value
+    assert "overlapped" not in header(app)
+    app.slider(key="frame_slider").set_value(7).run()
+    assert app.toggle(key="opt_adaptive").value and app.number_input(key="opt_max_seqs").value == 5
+    assert no_errors(app) and lab(app).last == 8  # moving never branched the run

@@ -198,6 +198,24 @@ def test_the_sidebar_follows_the_frame_across_a_settings_change(server, browser)
     page.close()
 
 
+def test_the_optimisation_toggles_follow_the_frame(server, browser):
+    """The same for overlapped scheduling: switched on at frame 3, it is off again two frames back."""
+    page = open_page(browser, f"{server}/?scenario=01_prefill_first&frame=3")
+    page.get_by_text("Beyond the scheduler").click()
+    toggle = page.locator(".st-key-opt_overlap input")
+    assert not toggle.is_checked()
+    page.locator(".st-key-opt_overlap label").click()
+    page.wait_for_function("() => document.body.innerText.includes('overlapped scheduling')", timeout=30_000)
+    step_button(page).click()
+    wait_for_step(page, 4)
+    assert toggle.is_checked()
+    for frame in (3, 2):
+        page.get_by_role("button", name="◀ Back").click()
+        wait_for_step(page, frame)
+    page.wait_for_function("() => !document.querySelector('.st-key-opt_overlap input').checked", timeout=30_000)
+    page.close()
+
+
 def test_a_visit_to_the_policy_lab_keeps_the_stepper_where_it_was(server, browser):
     expected = load_scenario(SCENARIOS_DIR / "02_preemption.toml", "fake").engine()
     expected.run(5)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from engine.adaptive import AdaptiveBatch
 from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
-from ui.state import CUSTOM, USER_ERRORS, ensure_model, inputs_for, lab, presets, report
+from ui.state import CUSTOM, USER_ERRORS, ensure_model, inputs_for, lab, presets, report, settings_in_effect
 from viz.lab import LabError, RunInputs, open_trace, real_model_installed, variant_summary
 
 RUNNER_LABELS = {"model": "SmolLM2-135M (real model)", "fake": "Fake model (instant)"}
@@ -132,11 +132,10 @@ def custom_setup():
                 texts = [p["text"] for p in chat_prompts()]
                 workload = [Request(arrival=a, prompt=texts[i % len(texts)], max_tokens=int(max_tokens))
                             for i, a in enumerate(steps)]
-            config, engine = lab().config_in_effect(), lab().engine
+            config, options = lab().config_in_effect(), lab().options_in_effect()
             inputs = RunInputs("Custom setup", f"{count} requests, {kind}, {arrivals}.", config, tuple(workload),
                                st.session_state.runner, seed)
-            if engine is not None:  # the optimisations switched on so far stay on
-                inputs = replace(inputs, adaptive=engine.adaptive, overlap=engine.overlap)
+            inputs = replace(inputs, adaptive=options.adaptive, overlap=options.overlap)  # as shown in the sidebar
             _restart(inputs.with_temperature(st.session_state.temperature))
 
 
@@ -159,7 +158,6 @@ def model_controls():
 
 def config_controls():
     state, config = st.session_state, lab().config_in_effect()
-    state.sidebar_config = config  # the stage reruns the page when the frame it moves to runs under another
     if lab().is_trace:
         st.caption("A trace is read-only: pick a scenario to change settings.")
     for field, label, kind, options in CONFIG_CONTROLS:
@@ -179,12 +177,12 @@ def config_controls():
 
 def optimisation_controls():
     """Overlapped scheduling and adaptive batch size: switched like the scheduler settings, from the frame shown."""
-    state, engine = st.session_state, lab().engine
-    if engine is None:
+    state, options = st.session_state, lab().options_in_effect()
+    if lab().is_trace:
         st.caption("A trace is read-only: pick a scenario to change settings.")
         return
-    controller = engine.adaptive or AdaptiveBatch()
-    shown = {"opt_overlap": engine.overlap, "opt_adaptive": engine.adaptive is not None,
+    controller = options.adaptive or AdaptiveBatch()
+    shown = {"opt_overlap": options.overlap, "opt_adaptive": options.adaptive is not None,
              "opt_low_ms": controller.low_s * 1000, "opt_high_ms": controller.high_s * 1000,
              "opt_min_seqs": controller.min_seqs, "opt_max_seqs": controller.max_seqs}
     for key, value in shown.items():
@@ -237,6 +235,7 @@ def trace_uploader():
 
 
 def sidebar():
+    st.session_state.sidebar_settings = settings_in_effect()  # the stage reruns the page when they change
     with st.sidebar:
         st.title("schedlab")
         st.caption("Step a continuous-batching scheduler and watch its queues and KV cache.")

@@ -8,7 +8,7 @@ import html
 import streamlit as st
 
 from engine.metrics import run_metrics, speculation_metrics
-from ui.state import USER_ERRORS, lab, report, sync_url
+from ui.state import USER_ERRORS, lab, report, settings_in_effect, sync_url
 from viz.adaptive import adaptive_batch_figure
 from viz.block_grid import block_grid_figure, block_tables_figure
 from viz.charts import batch_figure, queues_and_kv_figure
@@ -120,11 +120,9 @@ def header():
 
 
 def modes() -> str:
-    engine = lab().engine
-    if engine is None:
-        return ""
-    return (" · overlapped scheduling" if engine.overlap else "") + (" · adaptive batch size" if engine.adaptive
-                                                                     else "")
+    options = lab().options_in_effect()
+    return (" · overlapped scheduling" if options.overlap else "") + (" · adaptive batch size" if options.adaptive
+                                                                      else "")
 
 
 def model_name() -> str:
@@ -227,7 +225,7 @@ def stage():
         _advance_if_playing()
         header_slot = st.container()
         controls()  # Step and Run act here, so the header above is written after them
-        if not st.session_state.playing and lab().config_in_effect() != st.session_state.get("sidebar_config"):
+        if not st.session_state.playing and settings_in_effect() != st.session_state.get("sidebar_settings"):
             st.rerun()  # the whole page, so the sidebar shows the settings of the frame moved to
         with header_slot:
             header()

@@ -73,6 +73,12 @@ def lab() -> Lab:
     return st.session_state.lab
 
 
+def settings_in_effect() -> tuple:
+    """The scheduler settings and engine options of the step after the frame shown: what the sidebar shows. The
+    stage reruns the whole page when the frame it moved to runs under others."""
+    return lab().config_in_effect(), lab().options_in_effect()
+
+
 def init_session():
     """Create this session's lab once, opening the scenario and frame named in the URL when there are some."""
     state = st.session_state

@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from engine.adaptive import AdaptiveBatch
-from engine.engine import KEEP, CostModel, Engine
+from engine.engine import KEEP, CostModel, Engine, Options
 from engine.frame import Frame
 from engine.overlap import check_overlap
 from engine.scenario import KeyFrame, Scenario
@@ -142,11 +142,17 @@ class Lab:
             self._built.append(self.frames[len(self._built)])
         return self._built[:self.cursor + 1]
 
-    def config_in_effect(self) -> Config:
-        """The config the next step from the cursor runs under."""
-        if self.cursor < self.last:
-            return self.frames[self.cursor + 1].config
-        return self.engine.config if self.engine is not None else self.frame.config
+    def config_in_effect(self, frame: int | None = None) -> Config:
+        """The config the step after `frame` (by default the cursor) runs under."""
+        frame = self.cursor if frame is None else frame
+        if frame < self.last:
+            return self.frames[frame + 1].config
+        return self.engine.config if self.engine is not None else self.frames[self.last].config
+
+    def options_in_effect(self, frame: int | None = None) -> Options:
+        """Overlapped scheduling and the adaptive controller the step after `frame` (by default the cursor) runs
+        under; a trace's are the defaults (it cannot be changed)."""
+        return Options() if self.engine is None else self.engine.options_at(self.cursor if frame is None else frame)
 
     @property
     def is_over(self) -> bool:
