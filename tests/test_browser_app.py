@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from engine.scenario import SCENARIOS_DIR, load_scenario
+from scheduler import Config
+from viz.lab import CustomSetup, Lab, RunInputs
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[1]
@@ -213,6 +215,16 @@ def test_the_optimisation_toggles_follow_the_frame(server, browser):
         page.get_by_role("button", name="◀ Back").click()
         wait_for_step(page, frame)
     page.wait_for_function("() => !document.querySelector('.st-key-opt_overlap input').checked", timeout=30_000)
+    page.close()
+
+
+def test_a_custom_setup_link_opens_the_same_run(server, browser):
+    link = "scenario=custom&requests=6&prompts=random&max_tokens=5&arrivals=poisson&seed=3&max_num_seqs=2&frame=7"
+    expected = Lab(RunInputs.from_custom(CustomSetup(6, "random", 5, "poisson"), Config(max_num_seqs=2), "fake", 3))
+    expected.run(7)
+    page = open_page(browser, f"{server}/?{link}")
+    assert_page_shows(page, expected.frame)
+    assert page.url.endswith(link) and page.locator("[data-testid=stAlert]").count() == 0
     page.close()
 
 

@@ -7,19 +7,28 @@ from dataclasses import replace
 import streamlit as st
 
 from engine.adaptive import AdaptiveBatch
-from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
 from ui.state import CUSTOM, USER_ERRORS, ensure_model, inputs_for, lab, presets, report, settings_in_effect
-from viz.lab import LabError, RunInputs, open_trace, real_model_installed, variant_summary
+from viz.lab import (
+    ARRIVALS,
+    BOUNDS,
+    PROMPTS,
+    CustomSetup,
+    LabError,
+    RunInputs,
+    open_trace,
+    real_model_installed,
+    variant_summary,
+)
 
 RUNNER_LABELS = {"model": "SmolLM2-135M (real model)", "fake": "Fake model (instant)"}
 
-# (field, label, kind, options) of the scheduler settings, in the order shown.
+# (field, label, kind, options) of the scheduler settings, in the order shown; a number's range is in BOUNDS.
 CONFIG_CONTROLS = (
-    ("max_num_seqs", "max_num_seqs (requests per batch)", "int", {"min_value": 1, "max_value": 256}),
-    ("num_kvcache_blocks", "KV blocks in the pool", "int", {"min_value": 1, "max_value": 4096}),
-    ("kvcache_block_size", "block size (tokens)", "int", {"min_value": 1, "max_value": 256}),
-    ("max_num_batched_tokens", "token budget per step", "int", {"min_value": 1, "max_value": 65536}),
-    ("max_model_len", "max_model_len", "int", {"min_value": 2, "max_value": 8192}),
+    ("max_num_seqs", "max_num_seqs (requests per batch)", "int", {}),
+    ("num_kvcache_blocks", "KV blocks in the pool", "int", {}),
+    ("kvcache_block_size", "block size (tokens)", "int", {}),
+    ("max_num_batched_tokens", "token budget per step", "int", {}),
+    ("max_model_len", "max_model_len", "int", {}),
     ("prefill_first", "step order", "choice", {"options": [True, False],
                                                "format_func": lambda v: "prefill first" if v else "decode first"}),
     ("enable_prefix_caching", "prefix caching", "bool", {}),
@@ -27,9 +36,9 @@ CONFIG_CONTROLS = (
     ("mixed_batches", "mixed batches (decodes + prefill chunks)", "bool", {}),
     ("preemption_policy", "preemption policy", "choice", {"options": ["tail", "smart", "priority"]}),
     ("queue_policy", "queue policy", "choice", {"options": ["fcfs", "priority"]}),
-    ("num_speculative_tokens", "speculative draft tokens (0 = off)", "int", {"min_value": 0, "max_value": 16}),
-    ("prompt_lookup_min", "prompt lookup: shortest n-gram", "int", {"min_value": 1, "max_value": 16}),
-    ("prompt_lookup_max", "prompt lookup: longest n-gram", "int", {"min_value": 1, "max_value": 16}),
+    ("num_speculative_tokens", "speculative draft tokens (0 = off)", "int", {}),
+    ("prompt_lookup_min", "prompt lookup: shortest n-gram", "int", {}),
+    ("prompt_lookup_max", "prompt lookup: longest n-gram", "int", {}),
 )
 
 
@@ -62,7 +71,7 @@ def _on_run_inputs():
     if current is None:
         return
     try:
-        _restart(replace(current, runner=state.runner, seed=int(state.seed)).with_temperature(state.temperature))
+        _restart(replace(current, runner=state.runner).with_seed(int(state.seed)).with_temperature(state.temperature))
     except USER_ERRORS as e:
         report(e)
 
@@ -118,25 +127,19 @@ def scenario_picker():
 
 
 def custom_setup():
+    shown = lab().inputs.custom if lab().inputs and lab().inputs.custom else CustomSetup()
     with st.form("custom_setup"):
-        count = st.number_input("requests", 1, 200, 8)
-        kind = st.radio("prompts", ["random tokens (1-10)", "built-in chat prompts"], horizontal=True)
-        max_tokens = st.number_input("max tokens per request", 1, 2048, 16)
-        arrivals = st.radio("arrivals", ["all at step 0", "Poisson, 0.5 per step"], horizontal=True)
-        if st.form_submit_button("Start custom run"):
-            seed = int(st.session_state.seed)
-            steps = [0] * count if arrivals.startswith("all") else poisson_arrivals(count, 0.5, seed)
-            if kind.startswith("random"):
-                workload = random_workload(count, seed, steps, int(max_tokens))
-            else:
-                texts = [p["text"] for p in chat_prompts()]
-                workload = [Request(arrival=a, prompt=texts[i % len(texts)], max_tokens=int(max_tokens))
-                            for i, a in enumerate(steps)]
-            config, options = lab().config_in_effect(), lab().options_in_effect()
-            inputs = RunInputs("Custom setup", f"{count} requests, {kind}, {arrivals}.", config, tuple(workload),
-                               st.session_state.runner, seed)
-            inputs = replace(inputs, adaptive=options.adaptive, overlap=options.overlap)  # as shown in the sidebar
-            _restart(inputs.with_temperature(st.session_state.temperature))
+        setup = CustomSetup(
+            int(st.number_input("requests", *BOUNDS["requests"], shown.requests)),
+            st.radio("prompts", list(PROMPTS), list(PROMPTS).index(shown.prompts), format_func=PROMPTS.get,
+                     horizontal=True),
+            int(st.number_input("max tokens per request", *BOUNDS["max_tokens"], shown.max_tokens)),
+            st.radio("arrivals", list(ARRIVALS), list(ARRIVALS).index(shown.arrivals), format_func=ARRIVALS.get,
+                     horizontal=True))
+        if st.form_submit_button("Start custom run"):  # under the settings and options shown in the sidebar
+            state = st.session_state
+            _restart(RunInputs.from_custom(setup, lab().config_in_effect(), state.runner, int(state.seed),
+                                           state.temperature, lab().options_in_effect()))
 
 
 def model_controls():
@@ -152,8 +155,8 @@ def model_controls():
     elif st.session_state.runner == "model":
         st.caption(f"SmolLM2-135M-Instruct on **{st.session_state.model_device}**, shared by every session.")
     cols = st.columns(2)
-    cols[0].number_input("temperature", 0.0, 2.0, step=0.1, key="temperature", on_change=_on_run_inputs)
-    cols[1].number_input("seed", 0, 2**31 - 1, step=1, key="seed", on_change=_on_run_inputs)
+    cols[0].number_input("temperature", *BOUNDS["temperature"], step=0.1, key="temperature", on_change=_on_run_inputs)
+    cols[1].number_input("seed", *BOUNDS["seed"], step=1, key="seed", on_change=_on_run_inputs)
 
 
 def config_controls():
@@ -166,7 +169,7 @@ def config_controls():
             state[key] = getattr(config, field)  # show what the next step will run under
         common = {"key": key, "on_change": _on_config, "args": (field,), "disabled": lab().is_trace}
         if kind == "int":
-            st.number_input(label, step=1, **options, **common)
+            st.number_input(label, *BOUNDS[field], step=1, **common)
         elif kind == "bool":
             st.toggle(label, **common)
         else:
@@ -198,10 +201,11 @@ def optimisation_controls():
                    "it when the step was slow (engine/adaptive.py).")
     if state.opt_adaptive:
         cols = st.columns(2)
-        cols[0].number_input("grow below (ms)", 0.0, 10_000.0, step=5.0, key="opt_low_ms", on_change=_on_adaptive)
-        cols[1].number_input("shrink above (ms)", 0.0, 10_000.0, step=5.0, key="opt_high_ms", on_change=_on_adaptive)
-        cols[0].number_input("at least (requests)", 1, 256, step=1, key="opt_min_seqs", on_change=_on_adaptive)
-        cols[1].number_input("at most (requests)", 1, 256, step=1, key="opt_max_seqs", on_change=_on_adaptive)
+        ms, seqs = BOUNDS["adaptive_ms"], BOUNDS["adaptive_seqs"]
+        cols[0].number_input("grow below (ms)", *ms, step=5.0, key="opt_low_ms", on_change=_on_adaptive)
+        cols[1].number_input("shrink above (ms)", *ms, step=5.0, key="opt_high_ms", on_change=_on_adaptive)
+        cols[0].number_input("at least (requests)", *seqs, step=1, key="opt_min_seqs", on_change=_on_adaptive)
+        cols[1].number_input("at most (requests)", *seqs, step=1, key="opt_max_seqs", on_change=_on_adaptive)
     if "adaptive" in state.errors:
         st.error(state.errors["adaptive"])
 

@@ -3,14 +3,12 @@ model shared read-only by every session of the process."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import streamlit as st
 
 from engine.scenario import Scenario, ScenarioError, load_scenario, preset_paths
-from viz.lab import Lab, LabError, RunInputs, default_runner
+from viz.lab import CUSTOM, Lab, LabError, RunInputs, default_runner
+from viz.links import Link, LinkError, link_of, open_link, parse_link
 
-CUSTOM = "custom"
 # What a user action can raise and the page shows as a message: the lab's refusals, invalid settings or requests
 # (ConfigError and RequestRejected are ValueErrors) and a failing model step (torch raises RuntimeError).
 USER_ERRORS = (LabError, ValueError, RuntimeError)
@@ -80,29 +78,25 @@ def settings_in_effect() -> tuple:
 
 
 def init_session():
-    """Create this session's lab once, opening the scenario and frame named in the URL when there are some."""
+    """Create this session's lab once, opening the run and frame the URL names (viz/links.py) when it names one;
+    a link that cannot be opened opens the first preset, with a notice saying what to fix."""
     state = st.session_state
     if "lab" in state:
         return
     state.errors, state.notice, state.playing = {}, None, False
-    state.runner = default_runner()
-    state.presentation = st.query_params.get("present") == "1"
-    name = st.query_params.get("scenario", first_scenario_name())
+    scenarios, _ = presets()
     try:
-        inputs = inputs_for(name, state.runner, variant=st.query_params.get("variant") == "1")
-    except LabError as e:
+        link = parse_link(st.query_params.to_dict(), scenarios)
+    except LinkError as e:
         state.notice = f"{e} Opened the first preset instead."
-        inputs = inputs_for(first_scenario_name(), state.runner)
-    state.runner, state.model_device = ensure_model(state.runner)
-    state.lab = Lab(replace(inputs, runner=state.runner))
-    state.scenario_choice = inputs.scenario_name
-    try:
-        frame = int(st.query_params.get("frame", 0))
-    except ValueError:
-        frame = 0
-    if frame > 0:
-        with st.spinner(f"Running to frame {frame}"):
-            state.lab.run(frame)
+        link = Link(first_scenario_name(), present=st.query_params.get("present") == "1")
+    state.presentation = link.present
+    state.runner, state.model_device = ensure_model(default_runner())
+    state.lab = open_link(link, scenarios, state.runner)
+    state.scenario_choice = link.scenario
+    if link.frame > 0:
+        with st.spinner(f"Running to frame {link.frame}"):
+            state.lab.run(link.frame)
 
 
 # Stepper widgets whose value nothing else restores. Streamlit forgets a widget's value after a run that does not
@@ -117,13 +111,9 @@ def keep_widget_state():
 
 
 def sync_url():
-    inputs = lab().inputs
-    params = {"scenario": inputs.scenario_name if inputs else "trace", "frame": str(lab().cursor)}
-    if inputs is not None and inputs.variant:
-        params["variant"] = "1"
-    if st.session_state.presentation:
-        params["present"] = "1"
-    if dict(st.query_params) != params:
+    """The URL names the run and the frame shown, so a link reopens them."""
+    params = link_of(lab(), presets()[0], st.session_state.presentation).params()
+    if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
 
 

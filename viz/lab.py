@@ -21,10 +21,19 @@ from engine.frame import Frame
 from engine.overlap import check_overlap
 from engine.scenario import KeyFrame, Scenario
 from engine.trace import load_trace
-from engine.workload import Request
+from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
 from scheduler import Config, ConfigError
 
 RUNNER_ENV = "SCHEDLAB_RUNNER"  # "fake" or "model": the default model choice (tests set "fake")
+CUSTOM = "custom"  # the scenario name of a custom setup
+PROMPTS = {"random": "random tokens (1-10)", "chat": "built-in chat prompts"}
+ARRIVALS = {"all": "all at step 0", "poisson": "Poisson, 0.5 per step"}
+# The ranges the sidebar's number inputs and a link's values accept.
+BOUNDS = {"max_num_seqs": (1, 256), "num_kvcache_blocks": (1, 4096), "kvcache_block_size": (1, 256),
+          "max_num_batched_tokens": (1, 65536), "max_model_len": (2, 8192), "num_speculative_tokens": (0, 16),
+          "prompt_lookup_min": (1, 16), "prompt_lookup_max": (1, 16), "requests": (1, 200), "max_tokens": (1, 2048),
+          "seed": (0, 2**31 - 1), "temperature": (0.0, 2.0), "frame": (0, 10_000), "adaptive_ms": (0.0, 10_000.0),
+          "adaptive_seqs": (1, 256)}
 
 
 class LabError(ValueError):
@@ -51,6 +60,27 @@ def default_runner() -> str:
 
 
 @dataclass(frozen=True)
+class CustomSetup:
+    """The sidebar's custom workload: `requests` requests with random-token or built-in chat prompts (`PROMPTS`),
+    each writing up to `max_tokens`, arriving all at step 0 or as a seeded Poisson process (`ARRIVALS`)."""
+    requests: int = 8
+    prompts: str = "random"
+    max_tokens: int = 16
+    arrivals: str = "all"
+
+    def workload(self, seed: int) -> tuple[Request, ...]:
+        steps = [0] * self.requests if self.arrivals == "all" else poisson_arrivals(self.requests, 0.5, seed)
+        if self.prompts == "random":
+            return tuple(random_workload(self.requests, seed, steps, self.max_tokens))
+        texts = [p["text"] for p in chat_prompts()]
+        return tuple(Request(arrival=a, prompt=texts[i % len(texts)], max_tokens=self.max_tokens)
+                     for i, a in enumerate(steps))
+
+    def summary(self) -> str:
+        return f"{self.requests} requests, {PROMPTS[self.prompts]}, {ARRIVALS[self.arrivals]}."
+
+
+@dataclass(frozen=True)
 class RunInputs:
     """What a fresh run is built from; `reset` rebuilds exactly this."""
     title: str
@@ -61,11 +91,12 @@ class RunInputs:
     seed: int = 0
     temperature: float = 0.0
     key_frames: tuple[KeyFrame, ...] = ()
-    scenario_name: str = "custom"
+    scenario_name: str = CUSTOM
     variant: bool = False  # the scenario's comparison run (its `variant` config changes) rather than the base run
     cost: CostModel = CostModel()  # the simulated clock's cost model
     adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller, when the scenario has one
     overlap: bool = False  # overlapped scheduling (engine/overlap.py)
+    custom: CustomSetup | None = None  # what a custom setup's workload was drawn from (with `seed`)
 
     @classmethod
     def from_scenario(cls, scenario: Scenario, runner: str, temperature: float | None = None,
@@ -80,6 +111,19 @@ class RunInputs:
                      tuple(k for k in scenario.key_frames if k.variant == variant), scenario.name, variant,
                      scenario.cost, scenario.adaptive, scenario.overlap)
         return inputs if temperature is None else inputs.with_temperature(temperature)
+
+    @classmethod
+    def from_custom(cls, setup: CustomSetup, config: Config, runner: str, seed: int = 0, temperature: float = 0.0,
+                    options: Options | None = None) -> RunInputs:
+        options = options or Options()
+        return cls("Custom setup", setup.summary(), config, setup.workload(seed), runner, seed,
+                   adaptive=options.adaptive, overlap=options.overlap, custom=setup).with_temperature(temperature)
+
+    def with_seed(self, seed: int) -> RunInputs:
+        """The same run from another seed; a custom setup's workload is drawn again."""
+        if self.custom is None:
+            return replace(self, seed=seed)
+        return replace(self, seed=seed, workload=self.custom.workload(seed)).with_temperature(self.temperature)
 
     def with_temperature(self, temperature: float) -> RunInputs:
         """Every request of the workload sampled at `temperature` (0 is greedy)."""

@@ -1,0 +1,68 @@
+"""Shareable links through the app (AppTest): the URL follows a custom setup, and opening that URL in a new
+session gives the same run at the same frame; a link that cannot be opened says what to fix."""
+
+import pytest
+
+from tests.test_app_support import button, fake_model_app, lab, no_errors
+from viz.lab import CustomSetup
+
+CUSTOM_LINK = {"scenario": "custom", "requests": "6", "prompts": "random", "max_tokens": "5", "arrivals": "poisson",
+               "seed": "3", "max_num_seqs": "2", "num_kvcache_blocks": "12", "frame": "7"}
+
+
+@pytest.fixture
+def app(monkeypatch):
+    return fake_model_app(monkeypatch)
+
+
+def opened(at, params: dict):
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def widget(at, kind: str, label: str):
+    return next(w for w in getattr(at, kind) if w.label == label)
+
+
+def test_a_custom_setup_link_opens_that_run_at_its_frame(app):
+    opened(app, CUSTOM_LINK)
+    assert no_errors(app) and not app.warning
+    assert lab(app).inputs.custom == CustomSetup(6, "random", 5, "poisson") and lab(app).inputs.seed == 3
+    assert lab(app).cursor == 7 and any(c.value.startswith("Frame **7**") for c in app.caption)
+    assert app.selectbox(key="scenario_choice").value == "custom"
+    assert app.number_input(key="cfg_max_num_seqs").value == 2 and app.number_input(key="seed").value == 3
+    assert widget(app, "number_input", "requests").value == 6 and widget(app, "radio", "arrivals").value == "poisson"
+    assert app.query_params == CUSTOM_LINK  # the URL read back unchanged
+
+
+def test_a_custom_setup_started_in_the_sidebar_reopens_from_its_url(app, monkeypatch):
+    app.run()
+    app.selectbox(key="scenario_choice").set_value("custom").run()
+    app.number_input(key="cfg_num_kvcache_blocks").set_value(10).run()
+    widget(app, "number_input", "requests").set_value(5)
+    widget(app, "radio", "arrivals").set_value("poisson")
+    button(app, "Start custom run").click().run()
+    app.number_input(key="run_n").set_value(4).run()
+    button(app, "Run N steps ▶▶").click().run()
+    assert no_errors(app) and lab(app).cursor == 4
+    link = dict(app.query_params)
+    assert link["scenario"] == "custom" and link["arrivals"] == "poisson" and link["frame"] == "4"
+    assert link["num_kvcache_blocks"] == "10" and link["requests"] == "5"
+    again = opened(fake_model_app(monkeypatch), link)
+    assert no_errors(again) and lab(again).inputs == lab(app).inputs and lab(again).cursor == 4
+    assert [f.batch for f in lab(again).history()] == [f.batch for f in lab(app).history()]
+
+
+def test_a_link_that_cannot_be_opened_says_what_to_fix(app):
+    opened(app, {"scenario": "custom", "requests": "lots", "frame": "3"})
+    assert not app.exception and lab(app).inputs.scenario_name == "01_prefill_first" and lab(app).cursor == 0
+    assert any("requests='lots'" in w.value and "whole number from 1 to 200" in w.value
+               and "Opened the first preset instead" in w.value for w in app.warning)
+
+
+def test_a_preset_link_carries_a_setting_changed_at_frame_0(app):
+    opened(app, {"scenario": "02_preemption", "max_num_seqs": "1", "frame": "3"})
+    assert no_errors(app) and lab(app).cursor == 3
+    assert all(len(lab(app).frames[k].batch.seq_ids) <= 1 for k in range(4))
+    assert app.number_input(key="cfg_max_num_seqs").value == 1 and app.query_params["max_num_seqs"] == "1"

@@ -1,0 +1,116 @@
+"""Shareable links (viz/links.py): a run becomes a query string that reopens the same run at the same frame;
+every value a link cannot use is refused with a message that names it."""
+
+import pytest
+
+from engine.adaptive import AdaptiveBatch
+from engine.scenario import load_scenario, preset_paths
+from viz.lab import CustomSetup, Lab, RunInputs
+from viz.links import Link, LinkError, link_of, open_link, parse_link
+
+SCENARIOS = {path.stem: load_scenario(path) for path in preset_paths()}
+
+
+def reopened(params: dict) -> Lab:
+    link = parse_link(params, SCENARIOS)
+    lab = open_link(link, SCENARIOS, "fake")
+    lab.run(link.frame)
+    return lab
+
+
+def shown(lab: Lab, last: int | None = None) -> list[tuple]:
+    """What frames 0..last show (wall times left out: they are measured)."""
+    frames = (lab.frames[k] for k in range(lab.last + 1 if last is None else last + 1))
+    return [(f.config, f.batch, f.waiting, f.running, f.blocks, f.sim_time_s,
+             [(r.id, r.status, r.num_tokens, r.block_table) for r in f.requests]) for f in frames]
+
+
+def test_a_custom_setup_round_trips_through_its_link():
+    params = {"scenario": "custom", "requests": "5", "prompts": "chat", "max_tokens": "6", "arrivals": "poisson",
+              "seed": "3", "temperature": "0.5", "max_num_seqs": "2", "num_kvcache_blocks": "12",
+              "prefill_first": "0", "overlap": "1", "adaptive": "40-150-1-3", "frame": "7", "present": "1"}
+    lab = reopened(params)
+    assert lab.inputs.custom == CustomSetup(5, "chat", 6, "poisson") and lab.inputs.seed == 3
+    assert {r.temperature for r in lab.inputs.workload} == {0.5} and len(lab.inputs.workload) == 5
+    config, options = lab.config_in_effect(0), lab.options_in_effect(0)
+    assert (config.max_num_seqs, config.num_kvcache_blocks, config.prefill_first) == (2, 12, False)
+    assert options.overlap and options.adaptive == AdaptiveBatch(0.04, 0.15, 1, 1, 3)
+    assert lab.cursor == 7
+    assert link_of(lab, SCENARIOS, present=True).params() == params
+
+
+def test_the_custom_form_and_its_link_make_the_same_run():
+    """A custom run started from a preset keeps the preset's settings: the link carries them."""
+    preset = SCENARIOS["02_preemption"]
+    setup = CustomSetup(requests=4, max_tokens=5)
+    lab = Lab(RunInputs.from_custom(setup, preset.config, "fake", seed=9))
+    lab.run(6)
+    params = link_of(lab, SCENARIOS).params()
+    assert params["num_kvcache_blocks"] == str(preset.config.num_kvcache_blocks) and params["seed"] == "9"
+    again = reopened(params)
+    assert "eos" not in params and again.inputs == lab.inputs and shown(again) == shown(lab)
+
+
+def test_a_preset_link_carries_the_settings_changed_at_frame_0_only():
+    lab = Lab(RunInputs.from_scenario(SCENARIOS["01_prefill_first"], "fake", seed=4))
+    lab.set_config(max_num_seqs=2)
+    lab.run(3)
+    lab.set_config(max_num_seqs=1)  # at frame 3: a later change is not part of the link
+    lab.run(2)
+    lab.goto(4)
+    params = link_of(lab, SCENARIOS).params()
+    assert params == {"scenario": "01_prefill_first", "seed": "4", "max_num_seqs": "2", "frame": "4"}
+    again = reopened(params)
+    assert again.config_in_effect(0).max_num_seqs == 2 and again.cursor == 4
+    assert shown(again, 3) == shown(lab, 3)  # the frames before the later change
+
+
+def test_old_links_still_open_and_read_back_the_same():
+    for params in ({"scenario": "02_preemption", "frame": "19", "present": "1"},
+                   {"scenario": "04_chunked_prefill", "variant": "1", "frame": "3"}):
+        lab = reopened(params)
+        assert lab.inputs.scenario_name == params["scenario"] and lab.cursor == int(params["frame"])
+        assert link_of(lab, SCENARIOS, present="present" in params).params() == params
+    assert parse_link({}, SCENARIOS) == Link(next(iter(SCENARIOS)))
+
+
+def test_a_preset_with_its_options_switched_at_frame_0():
+    lab = reopened({"scenario": "09_adaptive_batch", "adaptive": "off", "overlap": "1", "frame": "2"})
+    assert lab.options_in_effect(0) == (True, None) and lab.inputs.adaptive is not None
+
+
+MALFORMED = [
+    ({"scenario": "nope"}, "scenario='nope'"),
+    ({"scenario": "custom", "requests": "many"}, "requests='many'"),
+    ({"scenario": "custom", "requests": "0"}, "whole number from 1 to 200"),
+    ({"scenario": "custom", "max_tokens": "99999"}, "max_tokens="),
+    ({"scenario": "custom", "prompts": "poems"}, "use one of random, chat"),
+    ({"scenario": "custom", "arrivals": "bursty"}, "arrivals='bursty'"),
+    ({"scenario": "custom", "seed": "-1"}, "seed='-1'"),
+    ({"scenario": "02_preemption", "requests": "3"}, "add scenario=custom"),
+    ({"scenario": "02_preemption", "variant": "1"}, "has no variant"),
+    ({"scenario": "custom", "variant": "1"}, "variant="),
+    ({"scenario": "02_preemption", "frame": "x"}, "frame='x'"),
+    ({"scenario": "02_preemption", "frame": "1000000"}, "frame="),
+    ({"scenario": "02_preemption", "present": "yes"}, "present='yes'"),
+    ({"scenario": "02_preemption", "temperature": "3"}, "temperature='3'"),
+    ({"scenario": "02_preemption", "max_num_seqs": "0"}, "max_num_seqs='0'"),
+    ({"scenario": "02_preemption", "num_kvcache_blocks": "1e9"}, "num_kvcache_blocks="),
+    ({"scenario": "02_preemption", "prefill_first": "maybe"}, "prefill_first='maybe'"),
+    ({"scenario": "02_preemption", "preemption_policy": "random"}, "preemption_policy='random'"),
+    ({"scenario": "custom", "max_model_len": "1024"}, "max_num_batched_tokens=512"),
+    ({"scenario": "custom", "num_speculative_tokens": "2", "overlap": "1"}, "overlapped scheduling needs"),
+    ({"scenario": "custom", "adaptive": "fast"}, "adaptive='fast'"),
+    ({"scenario": "custom", "adaptive": "200-50-1-4"}, "adaptive='200-50-1-4'"),
+    ({"scenario": "custom", "adaptive": "50-200-4-1"}, "adaptive='50-200-4-1'"),
+    ({"scenario": "custom", "adaptive": "50-200-1-9999"}, "adaptive="),
+    ({"scenario": "custom", "eos": "2"}, "'eos' is not one schedlab knows"),
+    ({"scenario": "custom", "utm_source": "mail"}, "'utm_source'"),
+]
+
+
+@pytest.mark.parametrize(("params", "named"), MALFORMED, ids=[str(p) for p, _ in MALFORMED])
+def test_every_malformed_link_is_refused_with_a_message_naming_it(params, named):
+    with pytest.raises(LinkError, match="This link's") as refused:
+        parse_link(params, SCENARIOS)
+    assert named in str(refused.value)

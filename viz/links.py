@@ -1,0 +1,176 @@
+"""Shareable links: a run as a short, readable query string, and back. No Streamlit.
+
+`?scenario=02_preemption&frame=19` opens a preset at frame 19 (`&variant=1` its variant, `&present=1` in
+presentation mode); `?scenario=custom&requests=8&prompts=chat&max_tokens=16&arrivals=poisson&seed=3&frame=7`
+a custom setup. Either carries what the first step runs under where it differs from the preset (a custom
+setup: from the defaults): scheduler settings by their Config name (`max_num_seqs=2`, `prefill_first=0`),
+`overlap=1`, `adaptive=<grow below ms>-<shrink above ms>-<at least>-<at most>` or `adaptive=off`,
+`temperature`, and a preset's `seed` when it is not the preset's own.
+
+`parse_link` checks every value: a `LinkError` names the first parameter it cannot use and how to fix it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import NoReturn
+
+from engine.adaptive import AdaptiveBatch
+from engine.engine import Options
+from engine.overlap import check_overlap
+from engine.scenario import Scenario
+from scheduler import Config, ConfigError
+from viz.lab import ARRIVALS, BOUNDS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
+
+SETTINGS = tuple(f.name for f in fields(Config) if f.name != "eos")  # eos is the model's, never the learner's
+RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "frame", "present")
+KEYS = (*RUN_KEYS, *SETTINGS, *Options._fields)
+KINDS = {**{f.name: getattr(f.type, "__name__", f.type) for f in (*fields(Config), *fields(CustomSetup))},
+         "seed": "int", "frame": "int", "temperature": "float", "variant": "bool", "present": "bool",
+         "overlap": "bool", "adaptive": "adaptive"}
+CHOICES = {"prompts": PROMPTS, "arrivals": ARRIVALS}
+
+
+class LinkError(ValueError):
+    """A link that cannot be opened; the message names the parameter and the fix."""
+
+
+@dataclass(frozen=True)
+class Link:
+    scenario: str
+    frame: int = 0
+    variant: bool = False
+    present: bool = False
+    custom: CustomSetup | None = None  # the workload of a custom setup (scenario "custom")
+    seed: int | None = None  # None: the preset's own
+    temperature: float = 0.0
+    settings: dict = field(default_factory=dict)  # config fields and options changed for the first step
+
+    def params(self) -> dict[str, str]:
+        """The query string's parameters, in a readable order."""
+        params = {"scenario": self.scenario}
+        if self.custom is not None:
+            params |= {f.name: str(getattr(self.custom, f.name)) for f in fields(CustomSetup)}
+        if self.seed is not None:
+            params["seed"] = str(self.seed)
+        if self.variant:
+            params["variant"] = "1"
+        if self.temperature:
+            params["temperature"] = f"{self.temperature:g}"
+        params |= {key: _text(value) for key, value in self.settings.items()}
+        params["frame"] = str(self.frame)
+        if self.present:
+            params["present"] = "1"
+        return params
+
+
+def _text(value) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, AdaptiveBatch):
+        text = f"{value.low_s * 1000:g}-{value.high_s * 1000:g}-{value.min_seqs}-{value.max_seqs}"
+        return text if value.step == 1 else f"{text}-{value.step}"
+    return "off" if value is None else str(value)
+
+
+def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False) -> Link:
+    """The link that reopens `lab`'s run at the frame shown."""
+    inputs = lab.inputs
+    if inputs is None:
+        return Link("trace", lab.cursor, present=present)
+    custom = inputs.custom is not None
+    base, base_options = (Config(), Options()) if custom else (inputs.config, Options(inputs.overlap, inputs.adaptive))
+    config, options = lab.config_in_effect(0), lab.options_in_effect(0)
+    settings = {f: getattr(config, f) for f in SETTINGS if getattr(config, f) != getattr(base, f)}
+    settings |= {f: v for f, v in options._asdict().items() if v != getattr(base_options, f)}
+    scenario = scenarios.get(inputs.scenario_name)
+    seed = inputs.seed if custom or scenario is None or inputs.seed != scenario.seed else None
+    return Link(inputs.scenario_name, lab.cursor, inputs.variant, present, inputs.custom, seed, inputs.temperature,
+                settings)
+
+
+def open_link(link: Link, scenarios: Mapping[str, Scenario], runner: str) -> Lab:
+    """A lab at frame 0 of the run `link` names (a link from `parse_link`); the caller runs it to `link.frame`."""
+    config = {k: v for k, v in link.settings.items() if k in SETTINGS}
+    options = Options()._replace(**{k: v for k, v in link.settings.items() if k in Options._fields})
+    if link.custom is not None:
+        return Lab(RunInputs.from_custom(link.custom, replace(Config(), **config), runner, link.seed,
+                                         link.temperature, options))
+    lab = Lab(RunInputs.from_scenario(scenarios[link.scenario], runner, link.temperature, link.seed, link.variant))
+    if link.settings:
+        lab.engine.set_config(**link.settings)  # changed at frame 0, like the sidebar does
+    return lab
+
+
+def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> Link:
+    """The run a URL's query names; without a scenario, the first preset at frame 0."""
+    if unknown := [key for key in params if key not in KEYS]:
+        raise LinkError(f"This link's parameter {unknown[0]!r} is not one schedlab knows: remove it (a link can "
+                        f"hold {', '.join(RUN_KEYS)} and the scheduler settings by name).")
+    name = params.get("scenario", next(iter(scenarios), CUSTOM))
+    if name != CUSTOM and name not in scenarios:
+        raise LinkError(f"This link's scenario={name!r} is not a preset here: use one of "
+                        f"{', '.join([*scenarios, CUSTOM])}.")
+    custom = CustomSetup(**{f.name: _value(params, f.name, f.default) for f in fields(CustomSetup)}) \
+        if name == CUSTOM else None
+    if custom is None and (extra := [f.name for f in fields(CustomSetup) if f.name in params]):
+        _fail(extra[0], params[extra[0]], "it describes a custom setup: add scenario=custom or remove it")
+    variant = _value(params, "variant", False)
+    if variant and (custom is not None or not scenarios[name].variant):
+        _fail("variant", params["variant"], f"the scenario {name!r} has no variant; remove it")
+    seed = _value(params, "seed", 0 if custom else None)
+    settings = {key: _value(params, key, None) for key in (*SETTINGS, *Options._fields) if key in params}
+    base = Config() if custom else (replace(scenarios[name].config, **scenarios[name].variant) if variant
+                                    else scenarios[name].config)
+    try:
+        config = replace(base, **{k: v for k, v in settings.items() if k in SETTINGS})
+        check_overlap(config, settings.get("overlap", False if custom else scenarios[name].overlap))
+    except ConfigError as e:
+        raise LinkError(f"This link's settings cannot be used together: {e}.") from None
+    return Link(name, _value(params, "frame", 0), variant, _value(params, "present", False), custom, seed,
+                _value(params, "temperature", 0.0), settings)
+
+
+def _fail(key: str, text, fix: str) -> NoReturn:
+    raise LinkError(f"This link's {key}={text!r} cannot be used: {fix}.")
+
+
+def _value(params: Mapping[str, str], key: str, default):
+    """The parameter `key` read as its kind, or `default` when the link does not have it."""
+    if key not in params:
+        return default
+    text, kind = params[key], KINDS[key]
+    if kind == "adaptive":
+        return _adaptive(text)
+    if kind == "bool":
+        if text not in ("0", "1", "true", "false"):
+            _fail(key, text, "use 1 (on) or 0 (off)")
+        return text in ("1", "true")
+    if kind == "str":
+        if key in CHOICES and text not in CHOICES[key]:
+            _fail(key, text, f"use one of {', '.join(CHOICES[key])}")
+        return text  # a Config field: Config checks it against its choices
+    low, high = BOUNDS[key]
+    if not re.fullmatch(r"\d+(\.\d+)?" if kind == "float" else r"\d+", text) or not low <= float(text) <= high:
+        _fail(key, text, f"use a {'number' if kind == 'float' else 'whole number'} from {low} to {high}")
+    return float(text) if kind == "float" else int(text)
+
+
+def _adaptive(text: str) -> AdaptiveBatch | None:
+    if text == "off":
+        return None
+    fix = ("use off, or <grow below ms>-<shrink above ms>-<at least>-<at most> requests such as 50-200-1-16, the "
+           f"first below the second, at most {BOUNDS['adaptive_ms'][1]:g} ms and {BOUNDS['adaptive_seqs'][1]} requests")
+    parts = text.split("-")
+    if len(parts) not in (4, 5) or not all(re.fullmatch(r"\d+(\.\d+)?", p) for p in parts[:2]) \
+            or not all(p.isdigit() for p in parts[2:]):
+        _fail("adaptive", text, fix)
+    (low, high), (least, most, step) = map(float, parts[:2]), [*map(int, parts[2:]), 1][:3]
+    if high > BOUNDS["adaptive_ms"][1] or most > BOUNDS["adaptive_seqs"][1]:
+        _fail("adaptive", text, fix)
+    try:
+        return AdaptiveBatch(low / 1000, high / 1000, step, least, most)
+    except ValueError:
+        _fail("adaptive", text, fix)
