@@ -5,6 +5,7 @@ import pytest
 
 from engine.adaptive import AdaptiveBatch
 from engine.scenario import load_scenario, preset_paths
+from scheduler import Config
 from viz.lab import CustomSetup, Lab, RunInputs
 from viz.links import Link, LinkError, link_of, open_link, parse_link
 
@@ -114,3 +115,10 @@ def test_every_malformed_link_is_refused_with_a_message_naming_it(params, named)
     with pytest.raises(LinkError, match="This link's") as refused:
         parse_link(params, SCENARIOS)
     assert named in str(refused.value)
+
+
+def test_a_new_seed_redraws_a_custom_workload_as_its_link_would():
+    setup = CustomSetup(requests=6, arrivals="poisson")
+    inputs = RunInputs.from_custom(setup, Config(), "fake", seed=1, temperature=0.5)
+    assert inputs.with_seed(2) == RunInputs.from_custom(setup, Config(), "fake", seed=2, temperature=0.5)
+    assert inputs.with_seed(2).workload != inputs.workload
