@@ -228,6 +228,29 @@ def test_a_custom_setup_link_opens_the_same_run(server, browser):
     page.close()
 
 
+STRIP_JS = ("() => { const x = e => { const b = e.getBoundingClientRect(); return (b.left + b.right) / 2; };"
+            " return [x(document.querySelector('.st-key-frame_slider [data-testid=stSliderThumbValue]').parentElement),"
+            " Array.from(document.querySelectorAll('.key-frame-strip span[data-step]'))"
+            ".map(m => [m.className, Number(m.dataset.step), x(m)])]; }")
+
+
+@pytest.mark.parametrize("width", [1000, 1440, 1920])
+def test_the_key_frame_strip_lines_up_with_the_slider(server, browser, width):
+    """Each key frame's mark is where the slider's thumb stands at that frame, at every window width."""
+    page = open_page(browser, f"{server}/?scenario=01_prefill_first&frame=20", width)
+    for step in (1, 15):
+        page.get_by_role("button", name=f"step {step}", exact=True).click()
+        wait_for_step(page, step)
+        page.wait_for_timeout(500)  # the thumb's move is animated
+        thumb, marks = page.evaluate(STRIP_JS)
+        assert [(kind, s) for kind, s, _ in marks] == [("strip-key", s) for s in (1, 2, 3, 15)] + [
+            ("strip-current", step)]
+        at = {s: x for kind, s, x in marks if kind == "strip-key"}
+        assert abs(at[step] - thumb) < 1.0 and abs(marks[-1][2] - thumb) < 1.0
+        assert at[2] - at[1] == pytest.approx(at[3] - at[2], abs=0.5)
+    page.close()
+
+
 def test_a_visit_to_the_policy_lab_keeps_the_stepper_where_it_was(server, browser):
     expected = load_scenario(SCENARIOS_DIR / "02_preemption.toml", "fake").engine()
     expected.run(5)

@@ -13,6 +13,7 @@ from viz.adaptive import adaptive_batch_figure
 from viz.block_grid import block_grid_figure, block_tables_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
+from viz.key_strip import key_frame_strip
 from viz.lab import LabError
 from viz.metrics_table import request_rows, run_summary, speculation_sentence
 from viz.narrate import narrate
@@ -94,6 +95,8 @@ def slider():
         return
     st.session_state.frame_slider = lab().cursor
     st.slider("Frame", 0, lab().last, key="frame_slider", on_change=_on_slider)
+    if strip := key_frame_strip(lab().key_steps, lab().last, lab().cursor):
+        st.markdown(strip, unsafe_allow_html=True)
 
 
 def key_frames():
