@@ -92,7 +92,7 @@ MALFORMED = [
     ({"scenario": "02_preemption", "variant": "1"}, "has no variant"),
     ({"scenario": "custom", "variant": "1"}, "variant="),
     ({"scenario": "02_preemption", "frame": "x"}, "frame='x'"),
-    ({"scenario": "02_preemption", "frame": "1000000"}, "frame="),
+    ({"scenario": "02_preemption", "frame": "1000000"}, "whole number from 0 to 100000"),
     ({"scenario": "02_preemption", "present": "yes"}, "present='yes'"),
     ({"scenario": "02_preemption", "temperature": "3"}, "temperature='3'"),
     ({"scenario": "02_preemption", "max_num_seqs": "0"}, "max_num_seqs='0'"),

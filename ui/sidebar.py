@@ -7,10 +7,11 @@ from dataclasses import replace
 import streamlit as st
 
 from engine.adaptive import AdaptiveBatch
-from ui.state import CUSTOM, USER_ERRORS, ensure_model, inputs_for, lab, presets, report, settings_in_effect
+from ui.state import USER_ERRORS, ensure_model, inputs_for, lab, presets, report, settings_in_effect
 from viz.lab import (
     ARRIVALS,
     BOUNDS,
+    CUSTOM,
     PROMPTS,
     CustomSetup,
     LabError,

@@ -3,11 +3,13 @@ model shared read-only by every session of the process."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from engine.scenario import Scenario, ScenarioError, load_scenario, preset_paths
-from viz.lab import CUSTOM, Lab, LabError, RunInputs, default_runner
-from viz.links import Link, LinkError, link_of, open_link, parse_link
+from viz.lab import Lab, LabError, RunInputs, default_runner
+from viz.links import LinkError, link_of, open_link, parse_link
 
 # What a user action can raise and the page shows as a message: the lab's refusals, invalid settings or requests
 # (ConfigError and RequestRejected are ValueErrors) and a failing model step (torch raises RuntimeError).
@@ -54,11 +56,6 @@ def ensure_model(runner: str) -> tuple[str, str | None]:
         bar.empty()
 
 
-def first_scenario_name() -> str:
-    scenarios, _ = presets()
-    return next(iter(scenarios), CUSTOM)
-
-
 def inputs_for(name: str, runner: str, temperature: float = 0.0, seed: int | None = None,
                variant: bool = False) -> RunInputs:
     scenarios, _ = presets()
@@ -89,7 +86,7 @@ def init_session():
         link = parse_link(st.query_params.to_dict(), scenarios)
     except LinkError as e:
         state.notice = f"{e} Opened the first preset instead."
-        link = Link(first_scenario_name(), present=st.query_params.get("present") == "1")
+        link = replace(parse_link({}, scenarios), present=st.query_params.get("present") == "1")
     state.presentation = link.present
     state.runner, state.model_device = ensure_model(default_runner())
     state.lab = open_link(link, scenarios, state.runner)

@@ -108,7 +108,7 @@ def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> 
     """The run a URL's query names; without a scenario, the first preset at frame 0."""
     if unknown := [key for key in params if key not in KEYS]:
         raise LinkError(f"This link's parameter {unknown[0]!r} is not one schedlab knows: remove it (a link can "
-                        f"hold {', '.join(RUN_KEYS)} and the scheduler settings by name).")
+                        f"hold {', '.join((*RUN_KEYS, *Options._fields))} and the scheduler settings by name).")
     name = params.get("scenario", next(iter(scenarios), CUSTOM))
     if name != CUSTOM and name not in scenarios:
         raise LinkError(f"This link's scenario={name!r} is not a preset here: use one of "
