@@ -3,7 +3,7 @@ frame shown, is refused in words under its control when impossible, and shows in
 
 import pytest
 
-from tests.test_app_support import button, fake_model_app, figure, lab, no_errors
+from tests.test_app_support import button, fake_model_app, figure, figures, lab, no_errors
 
 
 @pytest.fixture
@@ -115,6 +115,9 @@ def test_the_toggles_show_the_options_of_the_frame_shown(app):
     button(app, "◀ Back").click().run()  # frame 2: before either
     assert not app.toggle(key="opt_overlap").value and not app.toggle(key="opt_adaptive").value
     assert "overlapped" not in header(app)
+    app.segmented_control(key="lower_view").set_value("Charts over time").run()
+    assert not any(f["layout"]["title"]["text"].startswith("Adaptive") for f in figures(app))
     app.slider(key="frame_slider").set_value(7).run()
     assert app.toggle(key="opt_adaptive").value and app.number_input(key="opt_max_seqs").value == 5
+    assert figure(app, "Adaptive batch size")  # the chart's band is the controller of the frame shown
     assert no_errors(app) and lab(app).last == 8  # moving never branched the run

@@ -169,8 +169,8 @@ def charts():
         st.plotly_chart(overlap_timeline_figure(timings, f"Scheduling and model work, last {len(timings)} steps "
                                                          f"({clock})", current_step=step),
                         config=PLOT_CONFIG, key="chart_overlap")
-    if engine is not None and engine.adaptive is not None:
-        st.plotly_chart(adaptive_batch_figure(history, engine.adaptive, wall=engine.runner_kind != "fake",
+    if (controller := lab().options_in_effect().adaptive) is not None:  # the sidebar's, at the frame shown
+        st.plotly_chart(adaptive_batch_figure(history, controller, wall=engine.runner_kind != "fake",
                                               current_step=step), config=PLOT_CONFIG, key="chart_adaptive")
 
 
