@@ -23,6 +23,8 @@ def test_the_real_model_is_the_default_and_shows_text(monkeypatch):
     assert "SmolLM2-135M on cpu" in app.caption[0].value or "SmolLM2-135M on cuda" in app.caption[0].value
     button(app, "Step ▶").click().run()
     assert not app.exception and lab(app).cursor == 1
+    frame = lab(app).frame
+    assert f"this step took {1000 * (frame.wall_schedule_s + frame.wall_model_s):.0f} ms" in app.caption[0].value
     running = figure(app, "Running queue")
     request = lab(app).frame.requests[0]
     assert request.pieces is not None

@@ -119,7 +119,14 @@ def header():
     st.markdown(f"### {lab().title}")
     st.caption(f"Frame **{frame.step}** of {lab().last} · {frame.batch.kind} batch · "
                f"{m.num_running} running, {m.num_waiting} waiting · KV {m.kv_usage:.0%} used · "
-               f"simulated time {frame.sim_time_s:.3f} s · {model_name()}{modes()}")
+               f"simulated time {frame.sim_time_s:.3f} s{measured(frame)} · {model_name()}{modes()}")
+
+
+def measured(frame) -> str:
+    """On the real model, what the step really took here (the simulated clock is the cost model's)."""
+    if lab().is_trace or lab().inputs.runner != "model" or frame.step == 0:
+        return ""
+    return f" · this step took {1000 * (frame.wall_schedule_s + frame.wall_model_s):.0f} ms"
 
 
 def modes() -> str:
