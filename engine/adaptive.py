@@ -37,7 +37,11 @@ class AdaptiveBatch:
             current += self.step
         elif latency_s > self.high_s:
             current -= self.step
-        return max(self.min_seqs, min(self.max_seqs, current))
+        return self.clamp(current)
+
+    def clamp(self, max_num_seqs: int) -> int:
+        """`max_num_seqs` brought within [min_seqs, max_seqs]."""
+        return max(self.min_seqs, min(self.max_seqs, max_num_seqs))
 
 
 def step_latencies(frames: Iterable[Frame], wall: bool = False) -> list[float]:

@@ -152,23 +152,22 @@ class Engine:
         unknown = set(changes) - set(SWAPPABLE_FIELDS) - set(POOL_FIELDS)
         if unknown:
             raise ValueError(f"unknown config field(s) {sorted(unknown)}; fields: {[f.name for f in fields(Config)]}")
+        controller = self.adaptive if adaptive is KEEP else adaptive
         new = replace(self.config, **changes)
+        if controller is not None:  # switched on mid-run, it first brings the limit within its bounds
+            new = replace(new, max_num_seqs=controller.clamp(new.max_num_seqs))
         check_overlap(new, self.overlap if overlap is None else overlap)
         options = {"cost": cost, "overlap": overlap} | ({} if adaptive is KEEP else {"adaptive": adaptive})
         self.config_changes.append((self.step_count, {**changes, **{k: v for k, v in options.items()
                                                                     if v is not None or k == "adaptive"}}))
         self.cost = cost or self.cost
         self.overlap = self.overlap if overlap is None else overlap
-        if adaptive is not KEEP:
-            self.adaptive = adaptive
+        self.adaptive = controller
         self._land_in_flight()  # a change applies to a run with nothing in flight
         if any(getattr(new, f) != getattr(self.config, f) for f in POOL_FIELDS):
             self._rebuild(new)
         else:
             self._swap(new)
-        if self.adaptive is not None and not self.adaptive.min_seqs <= new.max_num_seqs <= self.adaptive.max_seqs:
-            self._swap(replace(self.config, max_num_seqs=max(self.adaptive.min_seqs,
-                                                             min(self.adaptive.max_seqs, new.max_num_seqs))))
 
     def options_at(self, step: int) -> Options:
         """The options the step after frame `step` runs under: the initial ones, with the changes made up to then."""
