@@ -278,7 +278,7 @@ class Lab:
         ConfigError when overlap meets speculative decoding, the run then unchanged."""
         if self.is_trace:
             raise LabError("This is a recorded trace: pick a scenario to change a run.")
-        check_overlap(self.config_in_effect(), self.engine.overlap if overlap is None else overlap)
+        check_overlap(self.config_in_effect(), self.options_in_effect().overlap if overlap is None else overlap)
         self._engine_at_cursor({"overlap": overlap} if overlap is not None else {"adaptive": adaptive})
 
     def add_request(self, prompt: str, max_tokens: int, priority: int = 0):
