@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import streamlit as st
@@ -77,34 +78,33 @@ def _on_run_inputs():
         report(e)
 
 
-def _on_config(field: str):
+def _apply(error_key: str, change: Callable[[], None]):
+    """Make a settings change to the run; a refused one leaves the run as it was and its reason under the control."""
     state = st.session_state
     try:
-        lab().set_config(**{field: state[f"cfg_{field}"]})
-        state.errors.pop(field, None)
+        change()
+        state.errors.pop(error_key, None)
     except USER_ERRORS as e:
-        state.errors[field] = f"Not applied: {e}"
+        state.errors[error_key] = f"Not applied: {e}"
+
+
+def _on_config(field: str):
+    _apply(field, lambda: lab().set_config(**{field: st.session_state[f"cfg_{field}"]}))
 
 
 def _on_overlap():
-    state = st.session_state
-    try:
-        lab().set_options(overlap=state.opt_overlap)
-        state.errors.pop("overlap", None)
-    except USER_ERRORS as e:
-        state.errors["overlap"] = f"Not applied: {e}"
+    _apply("overlap", lambda: lab().set_options(overlap=st.session_state.opt_overlap))
 
 
 def _on_adaptive():
     """The toggle or one of the controller's numbers changed: the controller from the cursor on."""
     state = st.session_state
-    try:
+
+    def switch():
         controller = AdaptiveBatch(state.opt_low_ms / 1000, state.opt_high_ms / 1000, 1, int(state.opt_min_seqs),
                                    int(state.opt_max_seqs)) if state.opt_adaptive else None
         lab().set_options(adaptive=controller)
-        state.errors.pop("adaptive", None)
-    except USER_ERRORS as e:
-        state.errors["adaptive"] = f"Not applied: {e}"
+    _apply("adaptive", switch)
 
 
 def scenario_picker():
