@@ -34,13 +34,12 @@ def measure(engine: Engine, wall: bool) -> dict:
     seconds = time.perf_counter() - start
     frames = list(engine.frames)
     latencies = step_latencies(frames, wall)
-    band_high = engine.adaptive.high_s if engine.adaptive else None
     tokens = sum(r.seq.num_completion_tokens for r in engine.requests)
     limits = [f.config.max_num_seqs for f in frames[1:]]
     return {"tok/s": tokens / (seconds if wall else frames[-1].sim_time_s),
             "mean ms": 1000 * sum(latencies) / len(latencies), "p99 ms": 1000 * percentile(latencies, 99),
             "latencies": latencies, "limits": f"{min(limits)}-{max(limits)}, mean {sum(limits) / len(limits):.1f}",
-            "band_high": band_high, "steps": len(latencies)}
+            "steps": len(latencies)}
 
 
 def report(title: str, runs: dict[str, dict], high_s: float):
