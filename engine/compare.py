@@ -168,14 +168,14 @@ LATENCIES = {"TTFT": "ttft", "TPOT": "tpot", "end-to-end latency": "e2e", "queue
 
 def metric_values(run: ConfigRun) -> dict[str, float | int | None]:
     """Every compared number of one run, by display name (units in the name)."""
-    r = run.run
+    r, limits = run.run, batch_limits(run)
     values = {"steps to finish": r.num_steps, "simulated time (s)": r.sim_time_s,
               "finished / aborted": f"{r.num_finished} / {r.num_aborted}",
               "throughput (tokens/step)": r.throughput_tokens_per_step,
               "throughput (tokens/s)": r.throughput_tokens_per_s, "mean step time (ms)": mean_step_ms(run),
               "mean wall step time (ms)": mean_step_ms(run, wall=True),
-              "max_num_seqs (mean)": fmean(batch_limits(run)) if batch_limits(run) else None,
-              "max_num_seqs (range)": "{} - {}".format(*_span_of(batch_limits(run)))}
+              "max_num_seqs (mean)": fmean(limits) if limits else None,
+              "max_num_seqs (range)": "{} - {}".format(*_span_of(limits))}
     for name, attr in LATENCIES.items():
         for stat, value in span_stats([getattr(q, attr) for q in run.requests]).items():
             values[f"{name} {stat}"] = value
@@ -223,9 +223,9 @@ def _differences(run: ConfigRun, base: ConfigRun) -> list[str]:
     phrases = []
     if words := _change(run.run.sim_time_s, base.run.sim_time_s, "later", "sooner"):
         phrases.append(f"finished all requests {words}")
-    if words := _change(mean_step_ms(run), mean_step_ms(base), "longer", "less time"):
-        phrases.append(f"made each step take {words} on average ({mean_step_ms(run):.1f} ms against "
-                       f"{mean_step_ms(base):.1f} ms)")
+    step_ms, base_step_ms = mean_step_ms(run), mean_step_ms(base)
+    if words := _change(step_ms, base_step_ms, "longer", "less time"):
+        phrases.append(f"made each step take {words} on average ({step_ms:.1f} ms against {base_step_ms:.1f} ms)")
     if (limits := batch_limits(run)) and set(limits) != set(batch_limits(base)):
         low, high = _span_of(limits)
         phrases.append(f"ran under max_num_seqs from {low} to {high} (mean {fmean(limits):.1f}) against "
