@@ -7,6 +7,8 @@ it is batched, preempted or chunked, exactly as a real greedy model would.
 
 import xxhash
 
+from scheduler.speculative import accept_drafts
+
 
 class FakeRunner:
     def __init__(self, max_model_len: int, eos: int = -1, seed: int = 0, low: int = -1, high: int = 999):
@@ -32,13 +34,9 @@ class FakeRunner:
         for seq in seqs:
             if seq.num_computed_tokens + seq.num_scheduled_tokens < len(seq) + len(seq.draft_token_ids):
                 outputs.append(None)
-            elif seq.draft_token_ids:
-                accepted = []
-                for draft in seq.draft_token_ids:
-                    if draft != self.token_at(seq.seq_id, len(seq) + len(accepted)):
-                        break
-                    accepted.append(draft)
-                outputs.append(accepted + [self.token_at(seq.seq_id, len(seq) + len(accepted))])
+            elif seq.draft_token_ids:  # the fake model's token at a position does not depend on those before
+                model_tokens = [self.token_at(seq.seq_id, len(seq) + j) for j in range(len(seq.draft_token_ids) + 1)]
+                outputs.append(accept_drafts(seq.draft_token_ids, model_tokens))
             else:
                 outputs.append(self.token_at(seq.seq_id, len(seq)))
         return outputs

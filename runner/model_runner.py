@@ -11,6 +11,7 @@ from runner.packing import pack_batch
 from runner.paged_attention import KVCache
 from runner.weight_first import WeightFirstLinear
 from scheduler import Config
+from scheduler.speculative import accept_drafts
 
 EMPTY_SLOT = -1  # block_token_ids() entry of a slot nothing was ever written to
 
@@ -62,5 +63,5 @@ class ModelRunner:
         for row, count in packed.sampled:
             model_tokens = [next(tokens) for _ in range(count)]
             drafts = seqs[row].draft_token_ids
-            result[row] = sampling.accept_drafts(drafts, model_tokens) if drafts else model_tokens[0]
+            result[row] = accept_drafts(drafts, model_tokens) if drafts else model_tokens[0]
         return result

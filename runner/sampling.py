@@ -34,11 +34,3 @@ def sample(logits: torch.Tensor, requests: list[tuple], runner_seed: int) -> lis
             tokens[row] = torch.multinomial(probs, 1, generator=generator).item()
     return tokens
 
-
-def accept_drafts(drafts: list[int], model_tokens: list[int]) -> list[int]:
-    """The drafts the model agrees with, then its own next token. `model_tokens[j]` is the model's token
-    where `drafts[j]` stands, so the result is exactly what decoding without drafts would write."""
-    accepted = 0
-    while accepted < len(drafts) and drafts[accepted] == model_tokens[accepted]:
-        accepted += 1
-    return model_tokens[:accepted + 1]
