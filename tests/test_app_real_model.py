@@ -5,7 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.test_app_support import APP, button, figure, lab
-from viz.lab import RUNNER_ENV, real_model_installed
+from session.lab import RUNNER_ENV, real_model_installed
 from viz.sizing import LAPTOP
 from viz.tokens import token_label
 

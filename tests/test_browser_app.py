@@ -14,7 +14,7 @@ import pytest
 
 from engine.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config
-from viz.lab import CustomSetup, Lab, RunInputs
+from session.lab import CustomSetup, Lab, RunInputs
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ import streamlit as st
 
 from engine.adaptive import AdaptiveBatch
 from ui.state import USER_ERRORS, ensure_model, inputs_for, lab, presets, report, settings_in_effect
-from viz.lab import (
+from session.lab import (
     ARRIVALS,
     BOUNDS,
     CUSTOM,

@@ -8,8 +8,8 @@ from dataclasses import replace
 import streamlit as st
 
 from engine.scenario import Scenario, ScenarioError, load_scenario, preset_paths
-from viz.lab import Lab, LabError, RunInputs, default_runner
-from viz.links import LinkError, link_of, open_link, parse_link
+from session.lab import Lab, LabError, RunInputs, default_runner
+from session.links import LinkError, link_of, open_link, parse_link
 
 # What a user action can raise and the page shows as a message: the lab's refusals, invalid settings or requests
 # (ConfigError and RequestRejected are ValueErrors) and a failing model step (torch raises RuntimeError).
@@ -75,7 +75,7 @@ def settings_in_effect() -> tuple:
 
 
 def init_session():
-    """Create this session's lab once, opening the run and frame the URL names (viz/links.py) when it names one;
+    """Create this session's lab once, opening the run and frame the URL names (session/links.py) when it names one;
     a link that cannot be opened opens the first preset, with a notice saying what to fix."""
     state = st.session_state
     if "lab" in state:

