@@ -165,24 +165,24 @@ class Scheduler:
         while running and seqs_left and tokens_left:
             seq = running.popleft()
             n, computed = len(seq.token_ids), seq.num_computed_tokens
-            prefilling = n - computed > 1 or n == seq.num_prompt_tokens
-            if prefilling and not chunks_too:
+            if n - computed == 1 and n != seq.num_prompt_tokens:  # a decode: the K/V of its newest token
+                num = 1
+                if computed >= len(seq.block_table) * bs and not self._grow(seq, 1):  # its last block is full
+                    continue
+                if speculate:
+                    num += self._draft(seq, tokens_left - 1)
+            elif chunks_too:  # mixed batches: the next chunk of a chunked prefill
+                num = min(n - computed, tokens_left)
+                if computed + num > len(seq.block_table) * bs and not self._grow(seq, num):
+                    continue
+                step.num_prefills += 1
+                if computed + num < n:
+                    self._events.append(ChunkScheduled(seq.seq_id, computed, num, n))
+            else:  # a chunked prefill keeps its place for a prefill step
                 if kept is None:
                     kept = batch[:]
                 kept.append(seq)
                 continue
-            num = min(n - computed, tokens_left) if prefilling else 1
-            if computed + num > len(seq.block_table) * bs and not self._make_room(seq, num):
-                continue
-            if prefilling:
-                step.num_prefills += 1
-                if computed + num < n:
-                    self._events.append(ChunkScheduled(seq.seq_id, computed, num, n))
-            elif speculate:
-                seq.draft_token_ids = self._draft(seq, tokens_left - num)
-                num += len(seq.draft_token_ids)
-            if computed + num > len(seq.block_table) * bs:
-                bm.grow(seq, num)
             seq.num_scheduled_tokens = num
             batch.append(seq)
             counts.append(num)
@@ -193,8 +193,9 @@ class Scheduler:
         step.seqs_left, step.tokens_left = seqs_left, tokens_left
         running.extendleft(reversed(batch if kept is None else kept))
 
-    def _make_room(self, seq: Sequence, num_tokens: int) -> bool:
-        """Preempt others until `seq` can grow by `num_tokens`. False if `seq` itself had to leave."""
+    def _grow(self, seq: Sequence, num_tokens: int) -> bool:
+        """Give `seq` the blocks to compute `num_tokens` more tokens, preempting others while none are free.
+        False if `seq` itself had to leave (preempted, or aborted for outgrowing the whole pool)."""
         bm = self.block_manager
         if bm.blocks_for(seq.num_computed_tokens + num_tokens) > len(bm.blocks):
             self._abort(seq, f"needs more than the whole KV pool ({bm.num_blocks} blocks of {bm.block_size})")
@@ -210,6 +211,7 @@ class Scheduler:
                 self._preempt(seq, for_seq=seq)
                 return False
             self._preempt(victim, for_seq=seq)
+        bm.grow(seq, num_tokens)
         return True
 
     def _preempt(self, seq: Sequence, for_seq: Sequence, policy: str | None = None):
@@ -252,20 +254,25 @@ class Scheduler:
             computed_before = seq.num_computed_tokens
             if seq.draft_token_ids:
                 self._record_speculation(seq, output if type(output) is list else [output])
+                computed = seq.num_computed_tokens
             else:
-                seq.num_computed_tokens = computed_before + seq.num_scheduled_tokens
+                seq.num_computed_tokens = computed = computed_before + seq.num_scheduled_tokens
             seq.num_scheduled_tokens = 0
-            if seq.num_computed_tokens // bs != computed_before // bs:
+            if computed // bs != computed_before // bs:
                 bm.commit_full_blocks(seq, computed_before)
             tokens = seq.token_ids
-            if seq.num_computed_tokens < len(tokens):
+            if computed < len(tokens):
                 continue  # a prefill chunk
-            for token in output if type(output) is list else (output,):
-                tokens.append(token)
-                could_end = (token == eos or len(tokens) >= max_model_len
-                             or len(tokens) - seq.num_prompt_tokens >= seq.sampling_params.max_tokens)
-                if could_end and self._finish_if_done(seq, token):
-                    break
+            if type(output) is list:  # accepted drafts, then the model's token
+                for token in output:
+                    tokens.append(token)
+                    if self._finish_if_done(seq, token):
+                        break
+                continue
+            tokens.append(output)
+            n = len(tokens)
+            if (output == eos or n >= max_model_len or n - seq.num_prompt_tokens >= seq.sampling_params.max_tokens):
+                self._finish_if_done(seq, output)  # it may go on: EOS under ignore_eos
         return events
 
     def _record_speculation(self, seq: Sequence, new_tokens: list[int]):
@@ -425,9 +432,10 @@ class Scheduler:
             self._preempt(victim, for_seq=seq, policy="priority")
         return True
 
-    def _draft(self, seq: Sequence, spare_tokens: int) -> list[int]:
+    def _draft(self, seq: Sequence, spare_tokens: int) -> int:
         """num_speculative_tokens: draft tokens to verify after a decode's real one, within the token budget,
-        the request's limits and the KV slots free now (speculation never preempts anyone)."""
+        the request's limits and the KV slots free now (speculation never preempts anyone); they take
+        their blocks. Returns how many."""
         cfg, bm = self.config, self.block_manager
         free_slots = (len(seq.block_table) + bm.num_free_blocks) * bm.block_size - len(seq)
         k = min(cfg.num_speculative_tokens, spare_tokens, free_slots,
@@ -435,4 +443,6 @@ class Scheduler:
         index = seq.ngram_index
         if index is None or (index.min_n, index.max_n) != (cfg.prompt_lookup_min, cfg.prompt_lookup_max):
             index = seq.ngram_index = NgramIndex(cfg.prompt_lookup_min, cfg.prompt_lookup_max)
-        return index.propose(seq.token_ids, k)
+        seq.draft_token_ids = index.propose(seq.token_ids, k)
+        bm.grow(seq, 1 + len(seq.draft_token_ids))
+        return len(seq.draft_token_ids)
