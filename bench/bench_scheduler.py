@@ -1,23 +1,41 @@
-"""Scheduler-only benchmark: schedule() + postprocess() on a large trace, driven by the fake model.
+"""Scheduler-only benchmark: schedule() + postprocess() against nano-vllm's scheduler, side by side in one run.
 
-Prints the mean time per step and per scheduled sequence, preemptions and the prefix-hit rate for a
-small and a large KV pool, and for a short and a long waiting queue. The ratios against the smaller
-case, measured in the same run, show whether the cost per step grows with the pool or the queue
-(it should not) rather than with the batch.
+The trace: 1000 requests, prompt and output lengths uniform in 100..1024, half the prompts starting with one
+512-token prefix, all queued at once; max_num_seqs=512, budget 16384, 1024 KV blocks of 256, prefix caching
+on, ignore_eos. Only schedule() + postprocess() are timed (the fake model's tokens are drawn outside the
+clock); our scheduler's events are collected as the engine collects them. Printed: time per step and per
+scheduled sequence for nano-vllm (the pre-chunked version our basic mode follows), this scheduler in basic
+mode and with chunked prefill + mixed batches, and the ratios per scheduled sequence (targets: basic at
+most 1.2x nano-vllm, chunked + mixed at most 1.5x). `--scaling` adds the cost per step for a pool of 8192
+blocks and for a queue a tenth as long, against the 1024-block run (it should not grow with either).
 
-    python bench/bench_scheduler.py [--requests 2000]
+nano-vllm is not part of this project: point NANOVLLM_SRC (or --nanovllm) at a directory holding its
+`nanovllm` package, e.g.
+
+    git clone https://github.com/GeeeekExplorer/nano-vllm && git -C nano-vllm archive 9e8507e nanovllm \\
+        | tar -x -C /tmp/nanovllm-9e8507e
+    NANOVLLM_SRC=/tmp/nanovllm-9e8507e python bench/bench_scheduler.py [--requests 1000] [--repeats 2]
+
+Its scheduler, block manager and sequence are loaded from there at run time with its torch-importing
+config module stubbed; without it only this scheduler's figures are printed.
 """
 
 import argparse
+import importlib.util
+import os
 import random
 import sys
 import time
+import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runner.fake import FakeRunner  # noqa: E402
 from scheduler import Config, SamplingParams, Scheduler, Sequence  # noqa: E402
+
+MAX_NUM_SEQS, BUDGET, BLOCK_SIZE, MAX_MODEL_LEN = 512, 16384, 256, 4096
+MODES = {"basic": {}, "chunked + mixed": {"chunked_prefill": True, "mixed_batches": True}}
 
 
 def trace(num_requests: int, seed: int = 0) -> list[tuple[list[int], int]]:
@@ -34,48 +52,149 @@ def trace(num_requests: int, seed: int = 0) -> list[tuple[list[int], int]]:
     return requests
 
 
-def run(requests, num_blocks: int) -> dict:
-    cfg = Config(max_num_seqs=512, max_num_batched_tokens=16384, max_model_len=2048, num_kvcache_blocks=num_blocks,
-                 kvcache_block_size=256, eos=-1, enable_prefix_caching=True)
+def _figures(elapsed: float, steps: int, scheduled: int, **extra) -> dict:
+    return {"steps": steps, "ms_per_step": 1e3 * elapsed / steps, "us_per_seq": 1e6 * elapsed / scheduled,
+            "batch": scheduled / steps, **extra}
+
+
+def run_ours(requests, num_blocks: int = 1024, **policy) -> dict:
+    cfg = Config(max_num_seqs=MAX_NUM_SEQS, max_num_batched_tokens=BUDGET, max_model_len=MAX_MODEL_LEN,
+                 num_kvcache_blocks=num_blocks, kvcache_block_size=BLOCK_SIZE, eos=-1, enable_prefix_caching=True,
+                 **policy)
     scheduler, runner = Scheduler(cfg), FakeRunner(cfg.max_model_len, eos=-1, seed=0, low=1, high=30000)
     for i, (prompt, max_tokens) in enumerate(requests):
-        params = SamplingParams(temperature=0.0, max_tokens=max_tokens, ignore_eos=True)
-        scheduler.add(Sequence(prompt, params, seq_id=i))
-    elapsed, steps, scheduled = 0.0, 0, 0
+        scheduler.add(Sequence(prompt, SamplingParams(temperature=0.0, max_tokens=max_tokens, ignore_eos=True),
+                               seq_id=i))
+    elapsed, steps, scheduled, events = 0.0, 0, 0, 0
+    clock = time.perf_counter
     while not scheduler.is_finished():
-        t0 = time.perf_counter()
+        t0 = clock()
         batch = scheduler.schedule()
-        t1 = time.perf_counter()
+        t1 = clock()
         tokens = runner.run(batch.seqs)
-        t2 = time.perf_counter()
-        scheduler.postprocess(batch.seqs, tokens)
-        elapsed += (t1 - t0) + (time.perf_counter() - t2)
+        t2 = clock()
+        finished = scheduler.postprocess(batch.seqs, tokens)
+        elapsed += (t1 - t0) + (clock() - t2)
         steps += 1
         scheduled += len(batch.seqs)
+        events += len(batch.events) + len(finished)
     bm = scheduler.block_manager
-    return {"steps": steps, "ms_per_step": 1e3 * elapsed / steps, "us_per_seq": 1e6 * elapsed / scheduled,
-            "batch": scheduled / steps, "preemptions": scheduler.num_preemptions,
-            "hit_rate": bm.num_prefix_hits / max(1, bm.num_prefix_queries)}
+    return _figures(elapsed, steps, scheduled, preemptions=scheduler.num_preemptions, events=events,
+                    hit_rate=bm.num_prefix_hits / max(1, bm.num_prefix_queries))
 
 
-def report(label: str, r: dict, baseline: dict | None = None):
-    ratio = f"  x{r['us_per_seq'] / baseline['us_per_seq']:.2f} per seq vs baseline" if baseline else "  (baseline)"
+def load_nanovllm(src: Path) -> types.SimpleNamespace:
+    """nano-vllm's Scheduler, Sequence and SamplingParams from a checkout, its config module stubbed (the real
+    one imports transformers); nothing of it is imported unless the benchmark is given its path."""
+    package = src / "nanovllm"
+    if not (package / "engine" / "scheduler.py").is_file():
+        raise FileNotFoundError(f"{package}/engine/scheduler.py not found")
+    for name, path in (("nanovllm", package), ("nanovllm.engine", package / "engine")):
+        module = types.ModuleType(name)
+        module.__path__ = [str(path)]
+        sys.modules[name] = module
+    config = types.ModuleType("nanovllm.config")
+    config.Config = types.SimpleNamespace
+    sys.modules["nanovllm.config"] = config
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, package / (name.split(".", 1)[1].replace(".", "/") + ".py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    params, sequence = load("nanovllm.sampling_params"), load("nanovllm.engine.sequence")
+    load("nanovllm.engine.block_manager")
+    return types.SimpleNamespace(Scheduler=load("nanovllm.engine.scheduler").Scheduler, Sequence=sequence.Sequence,
+                                 SamplingParams=params.SamplingParams)
+
+
+def run_nanovllm(nano: types.SimpleNamespace, requests, num_blocks: int = 1024) -> dict:
+    cfg = types.SimpleNamespace(max_num_seqs=MAX_NUM_SEQS, max_num_batched_tokens=BUDGET, eos=-1,
+                                num_kvcache_blocks=num_blocks, kvcache_block_size=BLOCK_SIZE,
+                                max_model_len=MAX_MODEL_LEN)
+    if hasattr(nano.Sequence, "set_block_size"):
+        nano.Sequence.set_block_size(BLOCK_SIZE)
+    else:
+        nano.Sequence.block_size = BLOCK_SIZE
+    scheduler, runner = nano.Scheduler(cfg), FakeRunner(MAX_MODEL_LEN, eos=-1, seed=0, low=1, high=30000)
+    for prompt, max_tokens in requests:
+        scheduler.add(nano.Sequence(prompt, nano.SamplingParams(temperature=1.0, max_tokens=max_tokens,
+                                                                ignore_eos=True)))
+    elapsed, steps, scheduled = 0.0, 0, 0
+    clock = time.perf_counter
+    while not scheduler.is_finished():
+        t0 = clock()
+        seqs, _ = scheduler.schedule()
+        t1 = clock()
+        tokens = [runner.next_token(seq.seq_id, len(seq)) for seq in seqs]
+        t2 = clock()
+        scheduler.postprocess(seqs, tokens)
+        elapsed += (t1 - t0) + (clock() - t2)
+        steps += 1
+        scheduled += len(seqs)
+    return _figures(elapsed, steps, scheduled)
+
+
+def report(label: str, r: dict, baseline: dict | None = None, baseline_name: str = "baseline"):
+    ratio = (f"  x{r['us_per_seq'] / baseline['us_per_seq']:.2f} per seq vs {baseline_name}" if baseline
+             else "  (baseline)")
+    extra = (f"  preemptions {r['preemptions']:>5}  prefix hits {r['hit_rate']:6.1%}  events {r['events']:>6}"
+             if "events" in r else "")
     print(f"{label:<34} {r['steps']:>6} steps  {r['ms_per_step']:7.3f} ms/step  {r['us_per_seq']:6.2f} us/seq"
-          f"  batch {r['batch']:6.1f}  preemptions {r['preemptions']:>5}  prefix hits {r['hit_rate']:6.1%}{ratio}")
+          f"  batch {r['batch']:6.1f}{extra}{ratio}")
+
+
+def best(runs: list[dict]) -> dict:
+    return min(runs, key=lambda r: r["us_per_seq"])
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=2, help="interleaved runs of each; the best is shown")
+    parser.add_argument("--nanovllm", default=os.environ.get("NANOVLLM_SRC"),
+                        help="directory holding nano-vllm's `nanovllm` package (default: $NANOVLLM_SRC)")
+    parser.add_argument("--scaling", action="store_true", help="also a larger pool and a shorter queue")
     args = parser.parse_args()
     requests = trace(args.requests)
-    small_pool = run(requests, 1024)
-    report(f"{args.requests} requests, 1024 blocks", small_pool)
-    report(f"{args.requests} requests, 8192 blocks", run(requests, 8192), small_pool)
-    short_queue = run(requests[: args.requests // 10], 1024)
-    report(f"{args.requests // 10} requests, 1024 blocks", short_queue)
-    print("The long queue above (same pool) against this short one:")
-    report(f"{args.requests} requests, 1024 blocks", small_pool, short_queue)
+    nano = None
+    if args.nanovllm:
+        try:
+            nano = load_nanovllm(Path(args.nanovllm))
+        except (OSError, ImportError, AttributeError) as error:
+            print(f"could not load nano-vllm from {args.nanovllm}: {error}")
+    runs: dict[str, list[dict]] = {"nano-vllm": [], **{mode: [] for mode in MODES}}
+    for _ in range(args.repeats):  # interleaved, so that a busy moment of the machine hits all of them
+        if nano is not None:
+            runs["nano-vllm"].append(run_nanovllm(nano, requests))
+        for mode, policy in MODES.items():
+            runs[mode].append(run_ours(requests, **policy))
+    print(f"{args.requests} requests, {MAX_NUM_SEQS} seqs, budget {BUDGET}, 1024 blocks of {BLOCK_SIZE}; "
+          f"best of {args.repeats} interleaved runs")
+    if nano is None:
+        print("nano-vllm side-by-side baseline SKIPPED: set NANOVLLM_SRC (or --nanovllm) to a directory holding "
+              "its `nanovllm` package (see this script's docstring); our figures only:")
+        for mode in MODES:
+            report(f"schedlab {mode}", best(runs[mode]))
+    else:
+        baseline = best(runs["nano-vllm"])
+        report("nano-vllm 9e8507e (pre-chunked)", baseline)
+        targets = {"basic": 1.2, "chunked + mixed": 1.5}
+        for mode in MODES:
+            ours = best(runs[mode])
+            report(f"schedlab {mode}", ours, baseline, "nano-vllm")
+            ratio = ours["us_per_seq"] / baseline["us_per_seq"]
+            print(f"  ratio {mode} / nano-vllm per scheduled sequence: {ratio:.2f}x (target <= {targets[mode]}x)"
+                  f" {'met' if ratio <= targets[mode] else 'NOT MET'}")
+    if args.scaling:
+        small = best(runs["basic"])
+        print("Cost per scheduled sequence against the 1024-block run above (basic mode):")
+        report(f"{args.requests} requests, 8192 blocks", run_ours(requests, 8192), small, "1024 blocks")
+        short = run_ours(requests[: args.requests // 10])
+        report(f"{args.requests // 10} requests, 1024 blocks", short)
+        report(f"{args.requests} requests, 1024 blocks", small, short, "the short queue")
 
 
 if __name__ == "__main__":

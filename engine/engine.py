@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import time
 from bisect import insort
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import NamedTuple
@@ -46,13 +47,12 @@ from typing import NamedTuple
 from engine.adaptive import AdaptiveBatch
 from engine.frame import Arrived, FinishedLate, TokenHistory
 from engine.frame_store import FrameStore
-from engine.overlap import Landed, Pipeline, StepClock, check_overlap
+from engine.overlap import Landed, Pipeline, StepClock, StepTiming, check_overlap
 from engine.recorder import Recorder
 from engine.runners import make_runner
 from engine.workload import Request
-from scheduler import Batch, Config, RequestRejected, SamplingParams, Scheduler, Sequence, SequenceStatus
+from scheduler import Batch, Config, RequestRejected, SamplingParams, Scheduler, Sequence
 from scheduler.events import Aborted, Finished
-from scheduler.policies import priority_key
 
 SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "enable_prefix_caching",
                     "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy",
@@ -128,7 +128,7 @@ class Engine:
         self._seqs: list[Sequence] = []  # by request id, for the recorder
         self.manual: list[Request] = []  # added by hand, arrival = the step they were added after
         self.config_changes: list[tuple[int, dict]] = []
-        self._pending = sorted(self.workload, key=lambda r: r.arrival)  # stable: workload order within a step
+        self._pending = deque(sorted(self.workload, key=lambda r: r.arrival))  # stable: workload order in a step
         self._last_batch_idle = False
         self._events: list = []  # events that happened between steps, reported in the next frame
         self.frames = FrameStore()
@@ -179,22 +179,20 @@ class Engine:
 
     def _swap(self, new: Config):
         """Change scheduling fields only: the queues and the KV cache stay as they are."""
-        if new.queue_policy == "priority" and self.config.queue_policy != "priority":
-            self.scheduler.waiting = type(self.scheduler.waiting)(sorted(self.scheduler.waiting, key=priority_key))
-        self.scheduler.config = new
-        self.scheduler.block_manager.enable_prefix_caching = new.enable_prefix_caching
+        self.scheduler.reconfigure(new)
         self.config = new
 
     def _rebuild(self, config: Config):
+        """A new pool: a new scheduler and runner; running requests, then waiting ones, are queued again."""
         old = self.scheduler
         self.runner = make_runner(self.runner_kind, config, self.seed)
         self.scheduler = Scheduler(config)
         self._recorder.reset_pool(self.scheduler.block_manager)
         requeued = [*old.running, *old.waiting]
-        for seq in requeued:
-            seq.block_table, seq.num_computed_tokens, seq.num_scheduled_tokens = [], 0, 0
-            if rejection := self._add_to_scheduler(seq):  # no longer fits: aborted, reported next frame
-                self._events.append(rejection)
+        aborted = self.scheduler.requeue(requeued)  # those that no longer fit, reported in the next frame
+        for event in aborted:
+            self.requests[event.seq_id].finish_step = self.step_count
+        self._events += aborted
         self._recorder.touch(s.seq_id for s in requeued)
         self.config = config
 
@@ -205,58 +203,63 @@ class Engine:
         return not self._pending and self.scheduler.is_finished()
 
     def step(self):
-        """Run one step. Its frame is then `frames[-1]`."""
+        """Run one step: arrivals, schedule, run (or hand over, overlapped), clocks, record, adapt. Its frame is
+        then `frames[-1]`."""
         self.step_count += 1
         self._clock_origin += time.perf_counter() - self._left_at
-        events = self._events + self._admit_arrivals()
-        self._events = []
-        sched = self.scheduler
+        events, self._events = self._events + self._admit_arrivals(), []
         overlapped = self._pipeline is not None and self._pipeline.busy
         t0 = self._now()
-        batch = sched.schedule()  # overlapped: while the model still computes the step before
-        t1 = self._now()
-        events += sched.decision_log
-        landed_model = None
+        batch = self.scheduler.schedule()  # overlapped: while the model still computes the step before
+        schedule_s = self._now() - t0
+        events += batch.events
+        landed_model_s = None
         if overlapped:
             landed = self._land(batch)
-            batch, landed_model = landed.batch, landed.model[1] - landed.model[0]
+            batch, landed_model_s = landed.batch, landed.model[1] - landed.model[0]
             events += [FinishedLate(seq.seq_id, freed) for seq, freed in landed.late]
-        num_decisions = len(sched.decision_log)
         # Block tables as schedule() left them: deallocation replaces a table, so the list object is enough,
         # but verifying draft tokens pops the rejected drafts' blocks in place, so those tables are copied.
         tables = [s.block_table[:] if s.draft_token_ids else s.block_table for s in batch.seqs]
-        t2 = self._now()
-        if self.overlap:
-            self._pipeline = self._pipeline or Pipeline(self._now)
-            if batch.seqs:
-                self._pipeline.launch(sched, self.runner, batch)  # hands it over, then postprocesses ahead
-            t3 = self._now()
-            post_s, model_s = t3 - t2, landed_model or 0.0  # this step's model time is known when it lands
-        else:
-            tokens = self.runner.run(batch.seqs)
-            t3 = self._now()
-            sched.postprocess(batch.seqs, tokens)
-            post_s, model_s = self._now() - t3, t3 - t2
-        events += sched.decision_log[num_decisions:]
+        post_events, post_s, model_s = self._run(batch, landed_model_s)
+        events += post_events
         if self.overlap and self.is_finished:
             self._land_in_flight()  # the run ends here: its last tokens land before its last frame
-        sim = self._sim_clock.step(self.step_count, self.cost.schedule_s, self.cost.model_time(batch.num_tokens),
-                                   self.cost.postprocess_s, self.cost.handoff_s, self.overlap, overlapped)
-        wall = self._wall_clock.step(self.step_count, t1 - t0, model_s, post_s, 0.0, self.overlap, overlapped)
-        sim_step_s, wall_step_s = sim.end - self.sim_time_s, wall.end - self._wall_time_s
-        self.sim_time_s, self._wall_time_s = sim.end, wall.end
-        self.wall_schedule_s += t1 - t0 + post_s
-        self.wall_model_s += model_s
+        timing, latency_s = self._advance_clocks(batch, schedule_s, model_s, post_s, overlapped)
         self._note_progress(batch, events)
         self._last_batch_idle = not batch.seqs and not any(e.kind == FinishedLate.kind for e in events)
         if self.record:
-            self._record_frame(batch, events, t1 - t0 + post_s, model_s, tables,
-                               sim if self.runner_kind == "fake" else wall)
-        if self.adaptive is None:
-            self.adaptive_sizes.append(None)
-        else:
-            self._adapt(batch, sim_step_s if self.runner_kind == "fake" else wall_step_s)
+            self._record_frame(batch, events, schedule_s + post_s, model_s, tables, timing)
+        self._adapt(batch, latency_s)
         self._left_at = time.perf_counter()
+
+    def _run(self, batch: Batch, landed_model_s: float | None) -> tuple[list, float, float]:
+        """Run the batch: the model, then postprocess; overlapped, hand it to the model's worker and postprocess
+        it ahead. Returns postprocess's events and the seconds of postprocess and of the model (overlapped:
+        of the step that landed, as this one's is known only when it lands)."""
+        start = self._now()
+        if self.overlap:
+            self._pipeline = self._pipeline or Pipeline(self._now)
+            events = self._pipeline.launch(self.scheduler, self.runner, batch) if batch.seqs else []
+            return events, self._now() - start, landed_model_s or 0.0
+        tokens = self.runner.run(batch.seqs)
+        ran = self._now()
+        events = self.scheduler.postprocess(batch.seqs, tokens)
+        return events, self._now() - ran, ran - start
+
+    def _advance_clocks(self, batch: Batch, schedule_s: float, model_s: float, post_s: float,
+                        overlapped: bool) -> tuple[StepTiming, float]:
+        """Lay the step out on the simulated and the wall clock. Returns the timing the frame shows and the
+        step's latency the adaptive controller reads: the simulated ones on the fake runner, else the wall's."""
+        cost = self.cost
+        sim = self._sim_clock.step(self.step_count, cost.schedule_s, cost.model_time(batch.num_tokens),
+                                   cost.postprocess_s, cost.handoff_s, self.overlap, overlapped)
+        wall = self._wall_clock.step(self.step_count, schedule_s, model_s, post_s, 0.0, self.overlap, overlapped)
+        sim_step_s, wall_step_s = sim.end - self.sim_time_s, wall.end - self._wall_time_s
+        self.sim_time_s, self._wall_time_s = sim.end, wall.end
+        self.wall_schedule_s += schedule_s + post_s
+        self.wall_model_s += model_s
+        return (sim, sim_step_s) if self.runner_kind == "fake" else (wall, wall_step_s)
 
     def _now(self) -> float:
         """Seconds the engine has spent stepping: the time between steps (a learner reading a frame) skipped."""
@@ -324,13 +327,16 @@ class Engine:
     # -- internals -------------------------------------------------------------------------------------
 
     def _admit_arrivals(self) -> list:
+        """Queue the requests that arrived before this step; one that can never run is aborted with the
+        reason (by the scheduler), never lost."""
         events = []
         while self._pending and self._pending[0].arrival < self.step_count:
-            seq = self._new_sequence(self._pending.pop(0))
+            seq = self._new_sequence(self._pending.popleft())
             events.append(Arrived(seq.seq_id, seq.num_prompt_tokens, seq.priority))
-            rejection = self._add_to_scheduler(seq)
-            if rejection:
-                events.append(rejection)
+            try:
+                self.scheduler.add(seq)
+            except RequestRejected as rejected:
+                events.append(Aborted(seq.seq_id, str(rejected)))
         return events
 
     def _new_sequence(self, request: Request) -> Sequence:
@@ -349,18 +355,11 @@ class Engine:
         self.histories.append(history)
         return seq
 
-    def _add_to_scheduler(self, seq: Sequence) -> Aborted | None:
-        """Queue `seq`; a request that can never run is recorded as aborted with the reason, never lost."""
-        try:
-            self.scheduler.add(seq)
-        except RequestRejected as rejected:
-            seq.status, seq.finish_reason = SequenceStatus.ABORTED, str(rejected)
-            self.requests[seq.seq_id].finish_step = self.step_count
-            return Aborted(seq.seq_id, str(rejected))
-        return None
-
     def _adapt(self, batch: Batch, latency_s: float):
         """Set max_num_seqs for the next step (an idle step measures nothing and changes nothing)."""
+        if self.adaptive is None:
+            self.adaptive_sizes.append(None)
+            return
         size = self.config.max_num_seqs
         if len(self.adaptive_sizes) < len(self._adaptive_script):
             size = self._adaptive_script[len(self.adaptive_sizes)]

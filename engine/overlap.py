@@ -26,7 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from scheduler import Batch, Config, ConfigError, Scheduler, Sequence, SequenceStatus
+from scheduler import Batch, Config, ConfigError, Event, Scheduler, Sequence
 
 PLACEHOLDER = -(2**31)  # a token no runner writes and no config uses as EOS
 
@@ -110,14 +110,16 @@ class Pipeline:
     def busy(self) -> bool:
         return self._in_flight is not None
 
-    def launch(self, scheduler: Scheduler, runner, batch: Batch):
-        """Hand `batch` to the worker and postprocess it ahead, a placeholder for each token it will write."""
+    def launch(self, scheduler: Scheduler, runner, batch: Batch) -> list[Event]:
+        """Hand `batch` to the worker and postprocess it ahead, a placeholder for each token it will write;
+        returns postprocess's events."""
         future = self._worker.submit(self._timed_run, runner, [_snapshot(s) for s in batch.seqs])
         outputs = [None if s.num_computed_tokens + s.num_scheduled_tokens < len(s) else PLACEHOLDER
                    for s in batch.seqs]
         placeholders = [(s, len(s)) for s, out in zip(batch.seqs, outputs, strict=True) if out is not None]
-        scheduler.postprocess(batch.seqs, outputs)
+        events = scheduler.postprocess(batch.seqs, outputs)
         self._in_flight = (future, placeholders)
+        return events
 
     def _timed_run(self, runner, seqs: list[Sequence]) -> tuple[list, Interval]:
         start = self.clock()
@@ -134,28 +136,17 @@ class Pipeline:
             seq.token_ids[index] = token
             if token != scheduler.config.eos or seq.sampling_params.ignore_eos:
                 continue
-            if seq.is_done:  # it also hit max_tokens or max_model_len with this token: EOS is the reason
-                seq.finish_reason = "eos"
+            freed = scheduler.land_eos(seq, index)
+            if freed is None:  # it also hit max_tokens or max_model_len with this token: EOS is the reason
                 landed.eos_at_limit.append(seq)
             else:
-                landed.late.append((seq, _finish_late(scheduler, seq, index)))
+                landed.late.append((seq, freed))
         late = {seq.seq_id for seq, _ in landed.late}
         if late and next_batch is not None:
             kept = [(s, n) for s, n in zip(next_batch.seqs, next_batch.num_scheduled_tokens, strict=True)
                     if s.seq_id not in late]
             landed.batch = Batch([s for s, _ in kept], tuple(n for _, n in kept), next_batch.kind if kept else "idle")
         return landed
-
-
-def _finish_late(scheduler: Scheduler, seq: Sequence, eos_index: int) -> tuple[int, ...]:
-    del seq.token_ids[eos_index + 1:]
-    for queue in (scheduler.running, scheduler.waiting):
-        if seq in queue:
-            queue.remove(seq)
-    freed = scheduler.block_manager.deallocate(seq)
-    seq.num_scheduled_tokens = 0
-    seq.status, seq.finish_reason = SequenceStatus.FINISHED, "eos"
-    return tuple(freed)
 
 
 def _snapshot(seq: Sequence) -> Sequence:

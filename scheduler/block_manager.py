@@ -4,6 +4,7 @@ from collections import OrderedDict
 
 import xxhash
 
+from scheduler.config import Config
 from scheduler.sequence import Sequence
 
 NO_HASH = -1
@@ -33,13 +34,14 @@ class Block:
 class BlockManager:
     """Blocks are taken from the head of the free list and returned to its tail, a sequence's last block
     first. A freed block keeps its hash and tokens, so a later request can revive it until it is reused:
-    the free list is therefore also the prefix cache's LRU order."""
+    the free list is therefore also the prefix cache's LRU order. Prefix caching follows
+    `config.enable_prefix_caching`; the Scheduler that owns this pool swaps `config` when it is reconfigured."""
 
-    def __init__(self, num_blocks: int, block_size: int, enable_prefix_caching: bool = True):
-        self.block_size = block_size
-        self.enable_prefix_caching = enable_prefix_caching
-        self.blocks = [Block(i) for i in range(num_blocks)]
-        self.free_block_ids: OrderedDict[int, None] = OrderedDict.fromkeys(range(num_blocks))
+    def __init__(self, config: Config):
+        self.config = config
+        self.block_size = config.kvcache_block_size
+        self.blocks = [Block(i) for i in range(config.num_kvcache_blocks)]
+        self.free_block_ids: OrderedDict[int, None] = OrderedDict.fromkeys(range(config.num_kvcache_blocks))
         self.hash_to_block_id: dict[int, int] = {}
         self.num_prefix_queries = 0  # full prompt blocks looked up
         self.num_prefix_hits = 0
@@ -57,17 +59,23 @@ class BlockManager:
 
     # -- prefix cache ----------------------------------------------------------------------------------
 
+    def block_hash(self, seq: Sequence, i: int) -> int:
+        """The chained hash of `seq`'s full block i, computed once per sequence (its tokens never change)."""
+        hashes, bs = seq.block_hashes, self.block_size
+        while len(hashes) <= i:
+            j = len(hashes)
+            hashes.append(chain_hash(seq.token_ids[j * bs:(j + 1) * bs], hashes[-1] if j else NO_HASH))
+        return hashes[i]
+
     def find_cached_prefix(self, seq: Sequence) -> list[int]:
         """Block ids holding this sequence's leading full blocks. Never covers its last token, which must
         be computed for the model to produce logits."""
-        if not self.enable_prefix_caching:
+        if not self.config.enable_prefix_caching:
             return []
-        hits, prefix_hash = [], NO_HASH
-        for i in range((len(seq) - 1) // self.block_size):
-            tokens = seq.block_tokens(i, self.block_size)
-            prefix_hash = chain_hash(tokens, prefix_hash)
-            block_id = self.hash_to_block_id.get(prefix_hash)
-            if block_id is None or self.blocks[block_id].token_ids != tokens:
+        hits = []
+        for i in range((len(seq.token_ids) - 1) // self.block_size):
+            block_id = self.hash_to_block_id.get(self.block_hash(seq, i))
+            if block_id is None or self.blocks[block_id].token_ids != seq.block_tokens(i, self.block_size):
                 break
             hits.append(block_id)
         return hits
@@ -78,15 +86,14 @@ class BlockManager:
 
     def commit_full_blocks(self, seq: Sequence, computed_before: int):
         """Register in the prefix cache the blocks that became full of computed tokens this step."""
-        if not self.enable_prefix_caching:
+        if not self.config.enable_prefix_caching:
             return
         bs = self.block_size
         for i in range(computed_before // bs, seq.num_computed_tokens // bs):
             block = self.blocks[seq.block_table[i]]
             if block.hash == NO_HASH:
-                prefix_hash = self.blocks[seq.block_table[i - 1]].hash if i else NO_HASH
                 block.token_ids = seq.block_tokens(i, bs)
-                block.hash = chain_hash(block.token_ids, prefix_hash)
+                block.hash = self.block_hash(seq, i)
                 self.hash_to_block_id[block.hash] = block.block_id
 
     # -- allocation ------------------------------------------------------------------------------------
@@ -112,12 +119,12 @@ class BlockManager:
 
     def allocate(self, seq: Sequence, hits: list[int], num_tokens: int):
         """Give a sequence its cached prefix blocks plus fresh blocks for `num_tokens` more tokens."""
-        assert not seq.block_table, f"{seq} already holds blocks"
         for block_id in hits:
             self._share(block_id)
         seq.block_table = list(hits)
         seq.num_computed_tokens = seq.num_cached_tokens = len(hits) * self.block_size
-        self.num_prefix_queries += (len(seq) - 1) // self.block_size if self.enable_prefix_caching else 0
+        if self.config.enable_prefix_caching:
+            self.num_prefix_queries += (len(seq.token_ids) - 1) // self.block_size
         self.num_prefix_hits += len(hits)
         self.grow(seq, num_tokens)
 

@@ -1,8 +1,19 @@
 """Continuous batching: decide each step which sequences run and how many tokens each computes.
 
-Basic mode (no chunking, no mixed batches, tail preemption, FCFS) is nano-vllm's algorithm step for step:
-a step is either a prefill of waiting requests or a decode of running ones, whichever `prefill_first`
-tries first and finds non-empty.
+`schedule()` is nano-vllm's algorithm first: prefill waiting requests in queue order while the token
+budget, `max_num_seqs` and the free blocks allow; if any were admitted, that is the step; else decode every
+running request by one token, preempting from the tail of `running` when a request needs a block and none
+is free. With the policy fields at their defaults and prefix caching off it makes nano-vllm's decisions.
+Each policy is a branch off that path:
+- `prefill_first=False` decodes first and prefills only when nothing is running (`_schedule_decode_first`);
+- `mixed_batches` serves running requests first and admits waiting ones under the same budget (`_schedule_mixed`);
+- `chunked_prefill` admits a prompt longer than the budget left in chunks, continued in later steps;
+- `preemption_policy` and `queue_policy` choose the victim and the queue order (scheduler/policies.py);
+- `num_speculative_tokens` adds n-gram drafts to each decode (`_draft`).
+
+The Scheduler is the only owner of request state: it alone changes a sequence's status, its place in the
+queues and its blocks (`add`, `schedule`, `postprocess`, `reconfigure`, `requeue`, `land_eos`). What it
+decided and why comes back as events with each batch (`Batch.events`) and from `postprocess()`.
 """
 
 from collections import deque
@@ -23,19 +34,25 @@ from scheduler.events import (
 )
 from scheduler.policies import insert_waiting, pick_victim, priority_key, priority_victim_key
 from scheduler.sequence import Sequence, SequenceStatus
-from scheduler.speculative import propose_ngram
+from scheduler.speculative import NgramIndex
+
+WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
+                                       SequenceStatus.ABORTED)
+POOL_FIELDS = ("num_kvcache_blocks", "kvcache_block_size")  # a different pool needs a new Scheduler
 
 
 class RequestRejected(ValueError):
     """A request that could never run under this configuration."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Batch:
-    """What runs this step. Unpacks as `seqs, is_prefill` like nano-vllm's schedule() result."""
+    """What runs this step, and the events of deciding it. Unpacks as `seqs, is_prefill` like nano-vllm's
+    schedule() result."""
     seqs: list[Sequence]
     num_scheduled_tokens: tuple[int, ...]
     kind: str  # "prefill", "decode", "mixed" or "idle"
+    events: tuple[Event, ...] = ()
 
     @property
     def is_prefill(self) -> bool:
@@ -49,174 +66,356 @@ class Batch:
         return iter((self.seqs, self.is_prefill))
 
 
-def _batch_kind(prefill_flags: list[bool]) -> str:
-    if not prefill_flags:
-        return "idle"
-    if all(prefill_flags):
-        return "prefill"
-    return "mixed" if any(prefill_flags) else "decode"
+class _Step:
+    """The batch schedule() is building: its sequences, their token counts, the budget left."""
 
+    __slots__ = ("seqs", "num_tokens", "num_prefills", "tokens_left", "seqs_left")
 
-class _StepBudget:
     def __init__(self, config: Config):
-        self.tokens = config.max_num_batched_tokens
-        self.seqs = config.max_num_seqs
+        self.seqs: list[Sequence] = []
+        self.num_tokens: list[int] = []
+        self.num_prefills = 0
+        self.tokens_left, self.seqs_left = config.max_num_batched_tokens, config.max_num_seqs
+
+    def batch(self, events: list[Event]) -> Batch:
+        n = len(self.seqs)
+        kind = ("idle" if not n else "prefill" if self.num_prefills == n else "decode" if not self.num_prefills
+                else "mixed")
+        return Batch(self.seqs, tuple(self.num_tokens), kind, tuple(events))
 
 
 class Scheduler:
     def __init__(self, config: Config):
         self.config = config
-        self.block_manager = BlockManager(config.num_kvcache_blocks, config.kvcache_block_size,
-                                          config.enable_prefix_caching)
+        self.block_manager = BlockManager(config)
         self.waiting: deque[Sequence] = deque()
         self.running: deque[Sequence] = deque()
-        self.decision_log: list[Event] = []  # this step's decisions, cleared by schedule()
         self.num_preemptions = 0
+        self._events: list[Event] = []  # the events of the schedule() or postprocess() call under way
+        self._held: set[Sequence] = set()  # every request in `waiting` or `running`
+        self._chunked_before = config.chunked_prefill  # running requests may hold a partial prefill
+
+    # -- one step: the basic path ----------------------------------------------------------------------
+
+    def schedule(self) -> Batch:
+        """This step's batch, with the events of deciding it."""
+        self._events, step = [], _Step(self.config)
+        if self.config.mixed_batches:
+            return self._schedule_mixed(step)
+        if not self.config.prefill_first:
+            return self._schedule_decode_first(step)
+        self._prefill(step)
+        if step.seqs:
+            return step.batch(self._events)
+        self._decode(step)
+        return step.batch(self._events)
+
+    def _prefill(self, step: _Step, chunks_first: bool = True):
+        """Admit waiting requests from the head while the budget, max_num_seqs and the free blocks allow;
+        the one that does not fit stays at the head and says why (a `blocked` event). Running requests
+        part-way through a chunked prefill go first (`chunks_first`)."""
+        if chunks_first and self._chunked_before and not self._continue_chunked_prefills(step):
+            return
+        bm, cfg, waiting = self.block_manager, self.config, self.waiting
+        while waiting:
+            seq = waiting[0]
+            if bm.blocks_for(len(seq.token_ids)) > len(bm.blocks):
+                waiting.popleft()
+                self._abort(seq, f"grew to {len(seq)} tokens, more than the whole KV pool can hold")
+                continue
+            if not step.seqs_left:
+                self._events.append(Blocked(seq.seq_id, "max_num_seqs", 1, 0))
+                return
+            hits = bm.find_cached_prefix(seq)
+            num = len(seq.token_ids) - len(hits) * bm.block_size
+            if num > step.tokens_left:
+                if not cfg.chunked_prefill or not step.tokens_left:
+                    self._events.append(Blocked(seq.seq_id, "token_budget", num, step.tokens_left))
+                    return
+                num = step.tokens_left
+            need = bm.blocks_to_admit(hits, num)
+            if need > bm.num_free_blocks:
+                if cfg.queue_policy == "priority" and self._preempt_for_priority(seq, need):
+                    continue  # blocks were freed: look at the head again (its cached prefix may have changed)
+                self._events.append(Blocked(seq.seq_id, "blocks", need, bm.num_free_blocks))
+                return
+            waiting.popleft()
+            recompute = seq.num_completion_tokens > 0
+            bm.allocate(seq, hits, num)
+            seq.status = RUNNING
+            self.running.append(seq)
+            if hits:
+                self._events.append(PrefixHit(seq.seq_id, tuple(hits), seq.num_cached_tokens))
+            self._events.append(Admitted(seq.seq_id, num, seq.num_cached_tokens, recompute))
+            self._add_prefill(step, seq, num)
+
+    def _decode(self, step: _Step, chunks_too: bool = False):
+        """Batch running requests from the head of `running`, one token each (plus speculative drafts); a
+        request that needs a block when none is free preempts others (the tail, or the policy's victim)
+        until it fits, or itself. The batched ones go back to the head of `running` in their order. A request
+        still prefilling in chunks keeps its place for a prefill step, or, `chunks_too` (mixed batches),
+        takes its next chunk here. Runs first in a step, on an empty batch."""
+        cfg, bm = self.config, self.block_manager
+        if cfg.preemption_policy == "priority":  # served in priority order: a victim never outranks a batched one
+            self.running = deque(sorted(self.running, key=priority_key))
+        running, bs, speculate = self.running, bm.block_size, cfg.num_speculative_tokens
+        batch, counts = step.seqs, step.num_tokens
+        seqs_left, tokens_left = step.seqs_left, step.tokens_left
+        kept = None  # the batched and the skipped requests in their order, once one was skipped
+        while running and seqs_left and tokens_left:
+            seq = running.popleft()
+            n, computed = len(seq.token_ids), seq.num_computed_tokens
+            if n - computed == 1 and n != seq.num_prompt_tokens:  # a decode: the K/V of its newest token
+                num = 1
+                if computed >= len(seq.block_table) * bs and not self._grow(seq, 1):  # its last block is full
+                    continue
+                if speculate:
+                    num += self._draft(seq, tokens_left - 1)
+            elif chunks_too:  # mixed batches: the next chunk of a chunked prefill
+                num = min(n - computed, tokens_left)
+                if computed + num > len(seq.block_table) * bs and not self._grow(seq, num):
+                    continue
+                step.num_prefills += 1
+                if computed + num < n:
+                    self._events.append(ChunkScheduled(seq.seq_id, computed, num, n))
+            else:  # a chunked prefill keeps its place for a prefill step
+                if kept is None:
+                    kept = batch[:]
+                kept.append(seq)
+                continue
+            seq.num_scheduled_tokens = num
+            batch.append(seq)
+            counts.append(num)
+            seqs_left -= 1
+            tokens_left -= num
+            if kept is not None:
+                kept.append(seq)
+        step.seqs_left, step.tokens_left = seqs_left, tokens_left
+        running.extendleft(reversed(batch if kept is None else kept))
+
+    def _grow(self, seq: Sequence, num_tokens: int) -> bool:
+        """Give `seq` the blocks to compute `num_tokens` more tokens, preempting others while none are free.
+        False if `seq` itself had to leave (preempted, or aborted for outgrowing the whole pool)."""
+        bm = self.block_manager
+        if bm.blocks_for(seq.num_computed_tokens + num_tokens) > len(bm.blocks):
+            self._abort(seq, f"needs more than the whole KV pool ({bm.num_blocks} blocks of {bm.block_size})")
+            return False
+        while bm.blocks_to_grow(seq, num_tokens) > bm.num_free_blocks:
+            if self.config.preemption_policy == "tail":
+                victim = self.running.pop() if self.running else None
+            else:
+                victim = pick_victim(self.config.preemption_policy, self.running, seq)
+                if victim is not None:
+                    self.running.remove(victim)
+            if victim is None:
+                self._preempt(seq, for_seq=seq)
+                return False
+            self._preempt(victim, for_seq=seq)
+        bm.grow(seq, num_tokens)
+        return True
+
+    def _preempt(self, seq: Sequence, for_seq: Sequence, policy: str | None = None):
+        """Recompute-style preemption: free its blocks and queue it again for a fresh prefill."""
+        freed = self.block_manager.deallocate(seq)
+        seq.status = WAITING
+        seq.num_preemptions += 1
+        self.num_preemptions += 1
+        insert_waiting(self.waiting, seq, self.config.queue_policy, preempted=True)
+        self._events.append(Preempted(seq.seq_id, for_seq.seq_id, policy or self.config.preemption_policy, freed))
+
+    def _add_prefill(self, step: _Step, seq: Sequence, num: int):
+        """Batch `num` prompt (or recomputed) tokens of an admitted request."""
+        self.block_manager.grow(seq, num)
+        seq.num_scheduled_tokens = num
+        if seq.num_computed_tokens + num < len(seq.token_ids):
+            self._events.append(ChunkScheduled(seq.seq_id, seq.num_computed_tokens, num, len(seq.token_ids)))
+        step.seqs.append(seq)
+        step.num_tokens.append(num)
+        step.num_prefills += 1
+        step.tokens_left -= num
+        step.seqs_left -= 1
+
+    # -- after the model ran ---------------------------------------------------------------------------
+
+    def postprocess(self, seqs: list[Sequence], token_ids: list) -> list[Event]:
+        """Record the computed tokens and append each sequence's new tokens, then finish sequences that hit
+        EOS, max_tokens or max_model_len. Returns the events (finished, speculated).
+
+        `token_ids` has one entry per sequence: None for a prefill chunk that leaves prompt tokens uncomputed,
+        else the new token, or, for a sequence with draft tokens, the list of its accepted drafts followed by
+        the model's own next token."""
+        if len(token_ids) != len(seqs):
+            raise ValueError(f"postprocess got {len(token_ids)} outputs for a batch of {len(seqs)} sequences; "
+                             "give one per scheduled sequence (nothing was applied)")
+        self._events = events = []
+        cfg, bm = self.config, self.block_manager
+        eos, max_model_len, bs = cfg.eos, cfg.max_model_len, bm.block_size
+        for seq, output in zip(seqs, token_ids, strict=True):
+            computed_before = seq.num_computed_tokens
+            if seq.draft_token_ids:
+                self._record_speculation(seq, output if type(output) is list else [output])
+                computed = seq.num_computed_tokens
+            else:
+                seq.num_computed_tokens = computed = computed_before + seq.num_scheduled_tokens
+            seq.num_scheduled_tokens = 0
+            if computed // bs != computed_before // bs:
+                bm.commit_full_blocks(seq, computed_before)
+            tokens = seq.token_ids
+            if computed < len(tokens):
+                continue  # a prefill chunk
+            if type(output) is list:  # accepted drafts, then the model's token
+                for token in output:
+                    tokens.append(token)
+                    if self._finish_if_done(seq, token):
+                        break
+                continue
+            tokens.append(output)
+            n = len(tokens)
+            if (output == eos or n >= max_model_len or n - seq.num_prompt_tokens >= seq.sampling_params.max_tokens):
+                self._finish_if_done(seq, output)  # it may go on: EOS under ignore_eos
+        return events
+
+    def _record_speculation(self, seq: Sequence, new_tokens: list[int]):
+        """K/V stays valid for the last real token and the accepted drafts; the rest is discarded."""
+        drafts, num_accepted = seq.draft_token_ids, len(new_tokens) - 1
+        if not 0 <= num_accepted <= len(drafts) or new_tokens[:num_accepted] != drafts[:num_accepted]:
+            raise ValueError(f"request {seq.seq_id}: the runner returned {new_tokens} for drafts {drafts}; "
+                             "expected the accepted draft prefix followed by one token of the model")
+        seq.num_computed_tokens += 1 + num_accepted
+        seq.draft_token_ids = []
+        self.block_manager.release_unused_tail(seq)
+        self._events.append(Speculated(seq.seq_id, tuple(drafts), num_accepted))
+
+    def _finish_if_done(self, seq: Sequence, token: int) -> bool:
+        cfg, params = self.config, seq.sampling_params
+        if token == cfg.eos and not params.ignore_eos:
+            reason = "eos"
+        elif seq.num_completion_tokens >= params.max_tokens:
+            reason = "max_tokens"
+        elif len(seq) >= cfg.max_model_len:
+            reason = "max_model_len"
+        else:
+            return False
+        self.running.remove(seq)
+        self._end(seq, FINISHED, reason)
+        self._events.append(Finished(seq.seq_id, reason))
+        return True
 
     # -- requests --------------------------------------------------------------------------------------
 
     def add(self, seq: Sequence):
-        """Queue a request, or refuse it with the reason if it could never run."""
-        cfg, n = self.config, len(seq)
+        """Queue a new request. One that could never run is refused (RequestRejected) and ends ABORTED with
+        the reason; a sequence this scheduler already holds is refused (ValueError), changing nothing."""
+        if seq in self._held:
+            raise ValueError(f"request {seq.seq_id} is already {seq.status.name.lower()} in this scheduler; "
+                             "add a request once (a new Sequence to run the prompt again)")
+        cfg, n = self.config, len(seq.token_ids)
         if n == 0:
-            raise RequestRejected(f"request {seq.seq_id}: the prompt is empty; give it at least one token")
+            self._refuse(seq, "the prompt is empty; give it at least one token")
         if n >= cfg.max_model_len:
-            raise RequestRejected(
-                f"request {seq.seq_id}: prompt of {n} tokens leaves no room to generate under "
-                f"max_model_len={cfg.max_model_len}; shorten the prompt or raise max_model_len above {n}")
+            self._refuse(seq, f"prompt of {n} tokens leaves no room to generate under max_model_len="
+                              f"{cfg.max_model_len}; shorten the prompt or raise max_model_len above {n}")
         if self.block_manager.blocks_for(n) > cfg.num_kvcache_blocks:
-            raise RequestRejected(
-                f"request {seq.seq_id}: prompt of {n} tokens needs {self.block_manager.blocks_for(n)} KV "
-                f"blocks of {cfg.kvcache_block_size} but the pool has {cfg.num_kvcache_blocks}; "
-                "add blocks, enlarge them, or shorten the prompt")
-        seq.status = SequenceStatus.WAITING
+            self._refuse(seq, f"prompt of {n} tokens needs {self.block_manager.blocks_for(n)} KV blocks of "
+                              f"{cfg.kvcache_block_size} but the pool has {cfg.num_kvcache_blocks}; "
+                              "add blocks, enlarge them, or shorten the prompt")
+        seq.status = WAITING
+        self._held.add(seq)
         insert_waiting(self.waiting, seq, cfg.queue_policy, preempted=False)
+
+    def _refuse(self, seq: Sequence, reason: str):
+        message = f"request {seq.seq_id}: {reason}"
+        seq.status, seq.finish_reason = ABORTED, message
+        raise RequestRejected(message)
+
+    def requeue(self, seqs: list[Sequence]) -> list[Aborted]:
+        """Queue requests that lost their KV cache with another scheduler's pool (the engine rebuilt it under a
+        new config), in the order given, each to be prefilled again from its first token. Returns the
+        `aborted` events of those that no longer fit."""
+        aborted = []
+        for seq in seqs:
+            seq.block_table, seq.block_hashes = [], []
+            seq.num_computed_tokens = seq.num_scheduled_tokens = 0
+            try:
+                self.add(seq)
+            except RequestRejected as rejected:
+                aborted.append(Aborted(seq.seq_id, str(rejected)))
+        return aborted
+
+    def reconfigure(self, config: Config):
+        """Switch to `config` from the next step on, the queues and the KV cache kept: switching to the priority
+        queue policy sorts the waiting queue; prefix caching follows the new config."""
+        changed = [f for f in POOL_FIELDS if getattr(config, f) != getattr(self.config, f)]
+        if changed:
+            raise ValueError(f"{changed} change the KV pool: build a new Scheduler and requeue() its requests")
+        if config.queue_policy == "priority" and self.config.queue_policy != "priority":
+            self.waiting = deque(sorted(self.waiting, key=priority_key))
+        self.config = self.block_manager.config = config
+        self._chunked_before = self._chunked_before or config.chunked_prefill
+
+    def land_eos(self, seq: Sequence, index: int) -> tuple[int, ...] | None:
+        """Overlapped scheduling: the token at `index`, known only after the next step was scheduled, is EOS.
+        A request still going finishes now, one step late: the tokens after the EOS are dropped, it leaves its
+        queue and its blocks are freed (returned, last first). One already ended by the same token (a length
+        limit) only takes "eos" as its reason (returns None)."""
+        if seq.is_done:
+            seq.finish_reason = "eos"
+            return None
+        del seq.token_ids[index + 1:]
+        (self.running if seq.status is RUNNING else self.waiting).remove(seq)
+        seq.num_scheduled_tokens = 0
+        return self._end(seq, FINISHED, "eos")
 
     def is_finished(self) -> bool:
         return not self.waiting and not self.running
 
-    # -- one step --------------------------------------------------------------------------------------
+    def _abort(self, seq: Sequence, reason: str):
+        self._end(seq, ABORTED, reason)
+        self._events.append(Aborted(seq.seq_id, reason))
 
-    def schedule(self) -> Batch:
-        self.decision_log = []
-        budget, scheduled, prefill_flags = _StepBudget(self.config), [], []
-        if self.config.mixed_batches:
-            preemptions_before = self.num_preemptions
-            self._schedule_running(budget, scheduled, prefill_flags, decodes_only=False)
-            if self.num_preemptions == preemptions_before:  # as in vLLM: no admissions in a step that preempts
-                self._admit_waiting(budget, scheduled, prefill_flags)
-        elif self.config.prefill_first:
-            self._prefill(budget, scheduled, prefill_flags)
-            if not scheduled:
-                self._schedule_running(budget, scheduled, prefill_flags, decodes_only=True)
-        else:
-            self._schedule_running(budget, scheduled, prefill_flags, decodes_only=True)
-            if not scheduled:
-                self._prefill(budget, scheduled, prefill_flags)
-            elif self.waiting:
-                head = self.waiting[0]
-                self.decision_log.append(Blocked(head.seq_id, "decode_first", len(head), 0))
-        return Batch(scheduled, tuple(s.num_scheduled_tokens for s in scheduled), _batch_kind(prefill_flags))
+    def _end(self, seq: Sequence, status: SequenceStatus, reason: str) -> tuple[int, ...]:
+        """End `seq` (already out of the queues) and free its blocks (returned, last first)."""
+        seq.status, seq.finish_reason = status, reason
+        self._held.discard(seq)
+        return self.block_manager.deallocate(seq)
 
-    def _prefill(self, budget: _StepBudget, scheduled: list[Sequence], prefill_flags: list[bool]):
-        """Continue chunked prefills already running (they keep their place), then admit waiting requests."""
-        for seq in self.running:
-            if not seq.is_prefilling or budget.seqs == 0 or budget.tokens == 0:
-                continue
-            num = min(len(seq) - seq.num_computed_tokens, budget.tokens)
-            if self.block_manager.blocks_to_grow(seq, num) > self.block_manager.num_free_blocks:
-                return  # it waits for blocks; nobody overtakes it
-            self._schedule(seq, num, budget, scheduled, prefill_flags)
-        self._admit_waiting(budget, scheduled, prefill_flags)
+    # -- policies --------------------------------------------------------------------------------------
 
-    def _schedule_running(self, budget: _StepBudget, scheduled: list[Sequence], prefill_flags: list[bool],
-                          decodes_only: bool):
-        """Batch running sequences from the head of `running`, preempting to make room for them; the batched
-        (and skipped) ones go back to the head of `running` in their original order. Under the priority
-        preemption policy `running` is served in priority order, so a victim is never more important than
-        a request already batched this step."""
-        if self.config.preemption_policy == "priority":
-            self.running = deque(sorted(self.running, key=priority_key))
-        kept = []
-        while self.running and budget.seqs > 0 and budget.tokens > 0:
-            seq = self.running.popleft()
-            if decodes_only and seq.is_prefilling:
-                kept.append(seq)  # a partly prefilled prompt continues in a prefill step
-                continue
-            num = min(len(seq) - seq.num_computed_tokens, budget.tokens)
-            if self._make_room(seq, num):
-                if not seq.is_prefilling:
-                    seq.draft_token_ids = self._draft(seq, budget.tokens - num)
-                    num += len(seq.draft_token_ids)
-                self._schedule(seq, num, budget, scheduled, prefill_flags)
-                kept.append(seq)
-        self.running.extendleft(reversed(kept))
+    def _schedule_decode_first(self, step: _Step) -> Batch:
+        """prefill_first=False: decode the running requests; prefill only when none could run."""
+        self._decode(step)
+        if not step.seqs:
+            self._prefill(step)
+        elif self.waiting:
+            head = self.waiting[0]
+            self._events.append(Blocked(head.seq_id, "decode_first", len(head), 0))
+        return step.batch(self._events)
 
-    def _make_room(self, seq: Sequence, num_tokens: int) -> bool:
-        """Preempt others until `seq` can grow by `num_tokens`. False if `seq` itself had to leave."""
+    def _schedule_mixed(self, step: _Step) -> Batch:
+        """mixed_batches (vLLM V1): running requests first, decodes and prefill chunks alike, then waiting ones
+        under the same budget, but no admissions in a step that preempts."""
+        preemptions_before = self.num_preemptions
+        self._decode(step, chunks_too=True)
+        if self.num_preemptions == preemptions_before:
+            self._prefill(step, chunks_first=False)  # the loop over running gave them their chunks
+        return step.batch(self._events)
+
+    def _continue_chunked_prefills(self, step: _Step) -> bool:
+        """chunked_prefill: running requests part-way through their prompt take their next chunk first, in
+        their order. False when one lacks blocks: it waits, and nobody is admitted ahead of it."""
         bm = self.block_manager
-        if bm.blocks_for(seq.num_computed_tokens + num_tokens) > bm.num_blocks:
-            self._abort(seq, f"needs more than the whole KV pool ({bm.num_blocks} blocks of {bm.block_size})")
-            return False
-        while bm.blocks_to_grow(seq, num_tokens) > bm.num_free_blocks:
-            victim = pick_victim(self.config.preemption_policy, self.running, seq)
-            if victim is None:
-                self._preempt(seq, for_seq=seq)
+        for seq in self.running:
+            if not seq.is_prefilling or not step.seqs_left or not step.tokens_left:
+                continue
+            num = min(len(seq) - seq.num_computed_tokens, step.tokens_left)
+            if bm.blocks_to_grow(seq, num) > bm.num_free_blocks:
                 return False
-            self.running.remove(victim)
-            self._preempt(victim, for_seq=seq)
+            self._add_prefill(step, seq, num)
         return True
 
-    def _draft(self, seq: Sequence, spare_tokens: int) -> list[int]:
-        """Speculative tokens to verify after a decode's real one, within the token budget, the request's
-        limits and the KV slots free now (speculation never preempts anyone)."""
-        cfg, bm = self.config, self.block_manager
-        if not cfg.num_speculative_tokens:
-            return []
-        free_slots = (len(seq.block_table) + bm.num_free_blocks) * bm.block_size - len(seq)
-        k = min(cfg.num_speculative_tokens, spare_tokens, free_slots,
-                seq.sampling_params.max_tokens - seq.num_completion_tokens - 1, cfg.max_model_len - len(seq) - 1)
-        return propose_ngram(seq.token_ids, k, cfg.prompt_lookup_min, cfg.prompt_lookup_max)
-
-    def _admit_waiting(self, budget: _StepBudget, scheduled: list[Sequence], prefill_flags: list[bool]):
-        bm, cfg = self.block_manager, self.config
-        while self.waiting:
-            seq = self.waiting[0]
-            if bm.blocks_for(len(seq)) > bm.num_blocks:
-                self.waiting.popleft()
-                self._abort(seq, f"grew to {len(seq)} tokens, more than the whole KV pool can hold")
-                continue
-            if budget.seqs == 0:
-                self.decision_log.append(Blocked(seq.seq_id, "max_num_seqs", 1, 0))
-                return
-            hits = bm.find_cached_prefix(seq)
-            num = len(seq) - len(hits) * bm.block_size
-            if num > budget.tokens:
-                if not cfg.chunked_prefill or budget.tokens == 0:
-                    self.decision_log.append(Blocked(seq.seq_id, "token_budget", num, budget.tokens))
-                    return
-                num = budget.tokens
-            need = bm.blocks_to_admit(hits, num)
-            if need > bm.num_free_blocks:
-                if not self._preempt_for_priority(seq, need):
-                    self.decision_log.append(Blocked(seq.seq_id, "blocks", need, bm.num_free_blocks))
-                    return
-                continue  # blocks were freed: look at the head again (its cached prefix may have changed)
-            self.waiting.popleft()
-            recompute = seq.num_completion_tokens > 0
-            bm.allocate(seq, hits, num)
-            seq.status = SequenceStatus.RUNNING
-            self.running.append(seq)
-            if hits:
-                self.decision_log.append(PrefixHit(seq.seq_id, tuple(hits), seq.num_cached_tokens))
-            self.decision_log.append(Admitted(seq.seq_id, num, seq.num_cached_tokens, recompute))
-            self._schedule(seq, num, budget, scheduled, prefill_flags, is_prefill=True)
-
     def _preempt_for_priority(self, seq: Sequence, need: int) -> bool:
-        """Under the priority queue policy, push out lower-priority running requests for a more important
-        arrival, but only if that frees enough blocks."""
-        if self.config.queue_policy != "priority":
-            return False
+        """queue_policy="priority": push out lower-priority running requests for a more important arrival, but
+        only if that frees enough blocks."""
         bm = self.block_manager
         victims = sorted((s for s in self.running if s.priority > seq.priority and not s.num_scheduled_tokens),
                          key=priority_victim_key)
@@ -233,80 +432,17 @@ class Scheduler:
             self._preempt(victim, for_seq=seq, policy="priority")
         return True
 
-    def _schedule(self, seq: Sequence, num: int, budget: _StepBudget, scheduled: list[Sequence],
-                  prefill_flags: list[bool], is_prefill: bool | None = None):
-        prefill_flags.append(seq.is_prefilling if is_prefill is None else is_prefill)
-        self.block_manager.grow(seq, num)
-        seq.num_scheduled_tokens = num
-        if seq.num_computed_tokens + num < len(seq):
-            self.decision_log.append(ChunkScheduled(seq.seq_id, seq.num_computed_tokens, num, len(seq)))
-        budget.tokens -= num
-        budget.seqs -= 1
-        scheduled.append(seq)
-
-    def _preempt(self, seq: Sequence, for_seq: Sequence, policy: str | None = None):
-        """Recompute-style preemption: free its blocks and queue it again for a fresh prefill."""
-        freed = self.block_manager.deallocate(seq)
-        seq.status = SequenceStatus.WAITING
-        seq.num_preemptions += 1
-        self.num_preemptions += 1
-        insert_waiting(self.waiting, seq, self.config.queue_policy, preempted=True)
-        self.decision_log.append(Preempted(seq.seq_id, for_seq.seq_id, policy or self.config.preemption_policy, freed))
-
-    def _abort(self, seq: Sequence, reason: str):
-        self.block_manager.deallocate(seq)
-        seq.status = SequenceStatus.ABORTED
-        seq.finish_reason = reason
-        self.decision_log.append(Aborted(seq.seq_id, reason))
-
-    # -- after the model ran ---------------------------------------------------------------------------
-
-    def postprocess(self, seqs: list[Sequence], token_ids: list):
-        """Record the computed tokens and append each sequence's new tokens, then finish sequences that hit
-        EOS, max_tokens or max_model_len.
-
-        `token_ids` has one entry per sequence: None for a prefill chunk that leaves prompt tokens uncomputed,
-        else the new token, or, for a sequence with draft tokens, the list of its accepted drafts followed by
-        the model's own next token."""
-        for seq, output in zip(seqs, token_ids, strict=True):
-            computed_before = seq.num_computed_tokens
-            new_tokens = output if isinstance(output, list) else [output]
-            if seq.draft_token_ids:
-                self._record_speculation(seq, new_tokens)
-            else:
-                seq.num_computed_tokens += seq.num_scheduled_tokens
-            seq.num_scheduled_tokens = 0
-            self.block_manager.commit_full_blocks(seq, computed_before)
-            if seq.num_computed_tokens < len(seq):
-                continue
-            for token in new_tokens:
-                seq.token_ids.append(token)
-                if self._finish_if_done(seq, token):
-                    break
-
-    def _record_speculation(self, seq: Sequence, new_tokens: list[int]):
-        """K/V stays valid for the last real token and the accepted drafts; the rest is discarded."""
-        drafts, num_accepted = seq.draft_token_ids, len(new_tokens) - 1
-        if not 0 <= num_accepted <= len(drafts) or new_tokens[:num_accepted] != drafts[:num_accepted]:
-            raise ValueError(f"request {seq.seq_id}: the runner returned {new_tokens} for drafts {drafts}; "
-                             "expected the accepted draft prefix followed by one token of the model")
-        seq.num_computed_tokens += 1 + num_accepted
-        seq.draft_token_ids = []
-        self.block_manager.release_unused_tail(seq)
-        self.decision_log.append(Speculated(seq.seq_id, tuple(drafts), num_accepted))
-
-    def _finish_if_done(self, seq: Sequence, token: int) -> bool:
-        cfg, params = self.config, seq.sampling_params
-        if token == cfg.eos and not params.ignore_eos:
-            reason = "eos"
-        elif seq.num_completion_tokens >= params.max_tokens:
-            reason = "max_tokens"
-        elif len(seq) >= cfg.max_model_len:
-            reason = "max_model_len"
-        else:
-            return False
-        seq.status, seq.finish_reason = SequenceStatus.FINISHED, reason
-        self.block_manager.deallocate(seq)
-        self.running.remove(seq)
-        self.decision_log.append(Finished(seq.seq_id, reason))
-        return True
+    def _draft(self, seq: Sequence, spare_tokens: int) -> int:
+        """num_speculative_tokens: draft tokens to verify after a decode's real one, within the token budget,
+        the request's limits and the KV slots free now (speculation never preempts anyone); they take
+        their blocks. Returns how many."""
+        cfg, bm = self.config, self.block_manager
+        free_slots = (len(seq.block_table) + bm.num_free_blocks) * bm.block_size - len(seq)
+        k = min(cfg.num_speculative_tokens, spare_tokens, free_slots,
+                seq.sampling_params.max_tokens - seq.num_completion_tokens - 1, cfg.max_model_len - len(seq) - 1)
+        index = seq.ngram_index
+        if index is None or (index.min_n, index.max_n) != (cfg.prompt_lookup_min, cfg.prompt_lookup_max):
+            index = seq.ngram_index = NgramIndex(cfg.prompt_lookup_min, cfg.prompt_lookup_max)
+        seq.draft_token_ids = index.propose(seq.token_ids, k)
+        bm.grow(seq, 1 + len(seq.draft_token_ids))
+        return len(seq.draft_token_ids)

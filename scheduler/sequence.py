@@ -28,8 +28,12 @@ class SamplingParams:
 
 class Sequence:
     """One request. `num_computed_tokens` counts tokens whose K/V is already in the cache (prefix hits
-    included); `num_scheduled_tokens` is how many more tokens the current step computes."""
+    included); `num_scheduled_tokens` is how many more tokens the current step computes. Only the Scheduler
+    changes a sequence once it is added."""
 
+    __slots__ = ("seq_id", "status", "token_ids", "num_prompt_tokens", "sampling_params", "priority", "arrival",
+                 "block_table", "num_computed_tokens", "num_scheduled_tokens", "draft_token_ids",
+                 "num_cached_tokens", "num_preemptions", "finish_reason", "block_hashes", "ngram_index")
     _ids = count()
 
     def __init__(self, token_ids: list[int], sampling_params: SamplingParams | None = None,
@@ -48,6 +52,8 @@ class Sequence:
         self.num_cached_tokens = 0  # prefix-cache hit tokens at the latest admission
         self.num_preemptions = 0
         self.finish_reason: str | None = None
+        self.block_hashes: list[int] = []  # chained hashes of its full blocks, for the prefix cache (computed once)
+        self.ngram_index = None  # the n-gram index for speculative drafts, made at the first draft
 
     def __len__(self) -> int:
         return len(self.token_ids)

@@ -50,8 +50,7 @@ def drive(runner, scheduler: Scheduler, arrivals: dict[int, list[Sequence]], max
             scheduler.add(seq)
         batch = scheduler.schedule()
         log.kinds.append(batch.kind)
-        scheduler.postprocess(batch.seqs, runner.run(batch.seqs))
-        log.events += scheduler.decision_log  # this step's decisions, postprocess()'s included
+        log.events += [*batch.events, *scheduler.postprocess(batch.seqs, runner.run(batch.seqs))]
         step += 1
         assert step < max_steps, "the run did not finish"
     return log

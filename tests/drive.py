@@ -7,7 +7,8 @@ from scheduler import RequestRejected, Scheduler, Sequence
 def run_to_end(scheduler: Scheduler, arrivals: dict[int, list[Sequence]], seed: int = 0,
                max_steps: int = 10_000, on_step=None, rejected: list | None = None) -> list:
     """Add `arrivals[step]` before each step, then schedule, run the fake model, postprocess.
-    Requests that add() refuses go to `rejected` when it is given (else the error propagates).
+    Requests that add() refuses go to `rejected` when it is given (else the error propagates). Calls
+    `on_step(step, batch, events)` after each step, `events` those of schedule() and postprocess().
     Returns the batches; fails if the run does not end within `max_steps`."""
     cfg = scheduler.config
     runner = FakeRunner(cfg.max_model_len, eos=cfg.eos, seed=seed)
@@ -21,10 +22,10 @@ def run_to_end(scheduler: Scheduler, arrivals: dict[int, list[Sequence]], seed: 
                     raise
                 rejected.append(seq)
         batch = scheduler.schedule()
-        scheduler.postprocess(batch.seqs, runner.run(batch.seqs))
+        finished = scheduler.postprocess(batch.seqs, runner.run(batch.seqs))
         batches.append(batch)
         if on_step:
-            on_step(step, batch)
+            on_step(step, batch, [*batch.events, *finished])
         if step >= last_arrival and scheduler.is_finished():
             return batches
     raise AssertionError(f"the run did not end within {max_steps} steps")

@@ -70,6 +70,19 @@ def test_a_request_added_by_hand_joins_at_the_next_step():
     assert engine.requests[2].seq.completion_token_ids and engine.requests[2].finish_step is not None
 
 
+def test_arrivals_leave_the_pending_queue_from_its_head_in_constant_time():
+    """A list's pop(0) made admitting n arrivals cost n^2 / 2 moves; a deque pops its head in O(1). Hand-added
+    requests still join behind the workload's arrivals of their step."""
+    engine = Engine(SMALL, random_workload(3, max_tokens=2) + [Request(prompt_token_ids=(1, 2), max_tokens=2,
+                                                                       arrival=1)])
+    assert hasattr(engine._pending, "popleft")
+    engine.add_request(Request(prompt_token_ids=(3, 4), max_tokens=2))
+    engine.step()
+    engine.step()
+    assert [e.seq_id for f in engine.frames for e in f.events_of("arrived")] == [0, 1, 2, 3, 4]
+    assert [r.request.arrival for r in engine.requests] == [0, 0, 0, 0, 1]
+
+
 def test_replay_gives_the_same_frames_again():
     engine = Engine(SMALL, random_workload(8, max_tokens=10, arrivals=[0, 0, 0, 1, 3, 3, 6, 9]))
     engine.run(steps=4)

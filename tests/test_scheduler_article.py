@@ -18,8 +18,8 @@ def article_run(num_blocks: int, prefill_first: bool, total: int):
     scheduler, seqs = Scheduler(cfg), article_requests(total)
     steps = []
 
-    def record(step, batch):
-        steps.append((step, batch, list(scheduler.decision_log), [s.seq_id for s in scheduler.running]))
+    def record(step, batch, events):
+        steps.append((step, batch, events, [s.seq_id for s in scheduler.running]))
 
     run_to_end(scheduler, {1: seqs[:5], 15: seqs[5:]}, on_step=record)
     assert all(s.status is SequenceStatus.FINISHED for s in seqs)

@@ -84,9 +84,9 @@ def test_pool_stays_consistent_and_every_request_ends(config, workload):
         arrivals.setdefault(arrival, []).append(seq)
     every_seq = [seq for _, seq in workload]
 
-    def after_step(step, batch):
+    def after_step(step, batch, events):
         check_invariants(scheduler, step, every_seq, rejected)
-        for e in scheduler.decision_log:
+        for e in events:
             event(e.kind)
 
     run_to_end(scheduler, arrivals, max_steps=20_000, on_step=after_step, rejected=rejected)

@@ -25,8 +25,9 @@ def step(scheduler: Scheduler, token: int = 7):
     return batch
 
 
-def kinds(scheduler: Scheduler, kind: str) -> list:
-    return [e for e in scheduler.decision_log if e.kind == kind]
+def kinds(batch, kind: str) -> list:
+    """The events of one kind among those schedule() returned with `batch`."""
+    return [e for e in batch.events if e.kind == kind]
 
 
 # -- add() -------------------------------------------------------------------------------------------
@@ -50,7 +51,7 @@ def test_prefill_counts_tokens_against_the_budget():
         s.add(seq(20, i))
     batch = s.schedule()
     assert [x.seq_id for x in batch.seqs] == [0, 1] and batch.num_tokens == 40 and batch.kind == "prefill"
-    (blocked,) = kinds(s, "blocked")
+    (blocked,) = kinds(batch, "blocked")
     assert (blocked.seq_id, blocked.reason, blocked.needed, blocked.available) == (2, "token_budget", 20, 10)
 
 
@@ -58,14 +59,16 @@ def test_prefill_stops_at_max_num_seqs_and_when_blocks_are_short():
     s = Scheduler(config(max_num_seqs=2))
     for i in range(3):
         s.add(seq(5, i))
-    assert [x.seq_id for x in s.schedule().seqs] == [0, 1]
-    assert kinds(s, "blocked")[0].reason == "max_num_seqs"
+    batch = s.schedule()
+    assert [x.seq_id for x in batch.seqs] == [0, 1]
+    assert kinds(batch, "blocked")[0].reason == "max_num_seqs"
 
     s = Scheduler(config(num_kvcache_blocks=3))
     s.add(seq(15, 0))
     s.add(seq(15, 1))
-    assert [x.seq_id for x in s.schedule().seqs] == [0]
-    blocked = kinds(s, "blocked")[0]
+    batch = s.schedule()
+    assert [x.seq_id for x in batch.seqs] == [0]
+    blocked = kinds(batch, "blocked")[0]
     assert (blocked.reason, blocked.needed, blocked.available) == ("blocks", 2, 1)
 
 
@@ -120,7 +123,7 @@ def test_decode_preempts_the_tail_when_no_block_is_free():
     s.add(seq(5, 2))
     step(s)
     batch = s.schedule()
-    (pre,) = kinds(s, "preempted")
+    (pre,) = kinds(batch, "preempted")
     assert (pre.seq_id, pre.for_seq_id, pre.policy) == (2, 0, "tail")
     assert [x.seq_id for x in batch.seqs] == [0, 1]
     victim = s.waiting[0]
@@ -135,7 +138,7 @@ def test_the_last_running_sequence_preempts_itself_when_others_are_batched():
     s.add(b)
     step(s)
     batch = s.schedule()  # a fits in its block; b needs a second one and nothing is left to preempt
-    (pre,) = kinds(s, "preempted")
+    (pre,) = kinds(batch, "preempted")
     assert (pre.seq_id, pre.for_seq_id) == (1, 1) and batch.seqs == [a]
     assert list(s.waiting) == [b] and list(s.running) == [a]
 
@@ -148,8 +151,8 @@ def test_preempted_sequence_is_recomputed_with_its_output():
     step(s)  # 0 needs a block: preempts 1 (the tail), which holds 21 tokens
     while s.running:
         step(s)
-    s.schedule()
-    (adm,) = kinds(s, "admitted")
+    batch = s.schedule()
+    (adm,) = kinds(batch, "admitted")
     assert adm.seq_id == 1 and adm.recompute and adm.num_tokens == 21
 
 
@@ -214,7 +217,7 @@ def test_prefix_hit_shares_blocks_and_counts_only_uncached_tokens():
     step(s)
     s.add(b)
     batch = s.schedule()
-    (hit,) = kinds(s, "prefix_hit")
+    (hit,) = kinds(batch, "prefix_hit")
     assert hit.block_ids == tuple(a.block_table[:2]) and hit.num_tokens == 20
     assert batch.num_scheduled_tokens == (5,) and b.block_table[:2] == a.block_table[:2]
     assert all(s.block_manager.blocks[i].ref_count == 2 for i in a.block_table[:2])
@@ -264,8 +267,8 @@ def test_hash_hit_is_confirmed_by_comparing_tokens(monkeypatch):
     step(s)
     other = seq(25, 1, start=100)
     s.add(other)
-    s.schedule()
-    assert other.num_cached_tokens == 0 and not kinds(s, "prefix_hit")
+    batch = s.schedule()
+    assert other.num_cached_tokens == 0 and not kinds(batch, "prefix_hit")
 
 
 # -- chunked prefill and mixed batches ---------------------------------------------------------------
@@ -288,7 +291,7 @@ def test_partial_prefill_keeps_its_place_ahead_of_later_arrivals():
     step(s)
     s.add(seq(4, 1))
     batch = s.schedule()
-    assert [x.seq_id for x in batch.seqs] == [0] and kinds(s, "chunk")[0].start == 16
+    assert [x.seq_id for x in batch.seqs] == [0] and kinds(batch, "chunk")[0].start == 16
 
 
 def test_mixed_batch_carries_decodes_and_a_prefill_chunk():
@@ -309,8 +312,8 @@ def test_smart_preemption_picks_least_progress():
     for x in (a, b, c):
         s.add(x)
     step(s)  # every request has one token: b is at 1/2 of max_tokens, c at 1/20
-    s.schedule()
-    (pre,) = kinds(s, "preempted")
+    batch = s.schedule()
+    (pre,) = kinds(batch, "preempted")
     assert (pre.seq_id, pre.for_seq_id, pre.policy) == (2, 0, "smart")
 
 
@@ -320,8 +323,8 @@ def test_priority_preemption_picks_lowest_priority_and_spares_more_important_one
     for x in (a, b, c):
         s.add(x)
     step(s)
-    s.schedule()
-    (pre,) = kinds(s, "preempted")
+    batch = s.schedule()
+    (pre,) = kinds(batch, "preempted")
     assert (pre.seq_id, pre.for_seq_id) == (1, 0)
 
 
@@ -333,7 +336,7 @@ def test_priority_preemption_serves_running_in_priority_order():
         s.add(x)
     step(s)  # all three prefilled, pool full; the VIP needs a second block at its first decode
     batch = s.schedule()
-    (pre,) = kinds(s, "preempted")
+    (pre,) = kinds(batch, "preempted")
     assert (pre.seq_id, pre.for_seq_id) == (1, 2)
     assert [x.seq_id for x in batch.seqs] == [2, 0] and vip.status is SequenceStatus.RUNNING
 
@@ -346,6 +349,44 @@ def test_priority_queue_orders_waiting_and_lets_a_vip_preempt():
     s.add(seq(5, 2, priority=3, arrival=2))
     assert [x.seq_id for x in s.waiting] == [2, 1]
     batch = s.schedule()
-    (pre,) = kinds(s, "preempted")
+    (pre,) = kinds(batch, "preempted")
     assert (pre.seq_id, pre.for_seq_id, pre.policy) == (0, 2, "priority")
     assert [x.seq_id for x in batch.seqs] == [2] and [x.seq_id for x in s.waiting] == [0, 1]
+
+
+# -- misuse is refused before anything changes -------------------------------------------------------
+
+def test_add_refuses_a_sequence_already_waiting_or_running():
+    s = Scheduler(config(num_kvcache_blocks=4))
+    a = seq(15, 0)
+    s.add(a)
+    with pytest.raises(ValueError, match="already waiting"):
+        s.add(a)
+    assert list(s.waiting) == [a]
+    step(s)
+    with pytest.raises(ValueError, match="already running"):
+        s.add(a)
+    assert list(s.running) == [a] and not s.waiting
+    assert [b.ref_count for b in s.block_manager.blocks] == [1, 1, 0, 0]
+    run_to_end(s, {})
+    assert a.is_done and s.block_manager.num_free_blocks == 4
+
+
+def test_postprocess_with_the_wrong_number_of_tokens_changes_nothing():
+    s = Scheduler(config())
+    a, b = seq(5, 0), seq(5, 1)
+    s.add(a)
+    s.add(b)
+    batch = s.schedule()
+    with pytest.raises(ValueError, match="1 outputs for a batch of 2"):
+        s.postprocess(batch.seqs, [7])
+    assert (len(a), a.num_computed_tokens, a.num_scheduled_tokens) == (5, 0, 5)
+    s.postprocess(batch.seqs, [7, 8])
+    assert (a.token_ids[-1], b.token_ids[-1]) == (7, 8)
+
+
+def test_a_sequence_refused_by_add_ends_aborted_with_the_reason():
+    a = seq(0, 0)
+    with pytest.raises(RequestRejected) as refused:
+        Scheduler(config()).add(a)
+    assert a.status is SequenceStatus.ABORTED and a.finish_reason == str(refused.value)
