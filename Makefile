@@ -1,7 +1,7 @@
 # One place for the project's commands; the README and .ci/run call these.
 PYTHON ?= python3
 
-.PHONY: install test run bench
+.PHONY: install test run bench gpu-check
 
 install:
 	$(PYTHON) -m pip install -q -r requirements.txt
@@ -18,3 +18,10 @@ run: install
 
 bench:
 	for script in bench/bench_*.py; do echo "== $$script"; $(PYTHON) $$script || exit 1; done
+
+# The CUDA path in one go (under 5 minutes on a GPU machine, after `make install`): the CUDA exactness tests, then
+# the runner benchmark in bf16. Fails at once, saying why, where torch sees no CUDA device; `make test` never needs one.
+gpu-check:
+	@$(PYTHON) -c "import sys, torch; torch.cuda.is_available() or sys.exit('make gpu-check: torch ' + torch.__version__ + ' sees no CUDA device (a GPU and a CUDA build of torch are needed); nothing was checked')"
+	$(PYTHON) -m pytest -q -s -rs -m gpu -p no:cacheprovider tests/
+	$(PYTHON) bench/bench_runner.py --device cuda --skip-cold-load --batches 16 64

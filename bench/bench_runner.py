@@ -1,10 +1,11 @@
 """Throughput of the paged ModelRunner behind the scheduler against transformers' own generation paths.
 
 Same 16 chat prompts, 64 new tokens each, EOS ignored, greedy, in one process:
-  (a) generate() one prompt at a time   (b) transformers' continuous batching, generate_batch()
-  (c) this runner behind the scheduler at max_num_seqs 4 and 16
-plus model load times, per-step times, the share of decode steps spent gathering K/V from the paged cache,
-and peak RSS. Every path must write the same tokens. Run: python bench/bench_runner.py [--device cpu|cuda]
+  (a) generate() one prompt at a time   (b) transformers' continuous batching, generate_batch(), 16 at a time
+  (c) this runner behind the scheduler at max_num_seqs 4 and 16 (--batches; above 16 the prompts repeat)
+plus model load times, per-step times, the share of decode steps spent gathering K/V from the paged cache
+(CPU), and peak RSS. Every path must write the same tokens. --runs 2 measures (a), (b), (c) twice in a row.
+Run: python bench/bench_runner.py [--device cpu|cuda] [--runs N] [--batches 4 16 64] [--skip-cold-load]
 """
 
 import argparse
@@ -40,8 +41,11 @@ QUESTIONS = [
 
 
 def timed(fn):
+    """(result, seconds), with every CUDA kernel the call launched finished."""
     start = time.perf_counter()
     result = fn()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
     return result, time.perf_counter() - start
 
 
@@ -81,10 +85,10 @@ def generate_batch(loaded, prompts):
     return [results[f"req_{i}"].generated_tokens for i in range(len(prompts))]
 
 
-def runner_config(loaded, max_num_seqs: int) -> Config:
-    """KV room for 16 requests of up to 256 tokens, whatever max_num_seqs."""
+def runner_config(loaded, max_num_seqs: int, num_requests: int = 16) -> Config:
+    """KV room for every request at up to 256 tokens, whatever max_num_seqs."""
     return Config(max_num_seqs=max_num_seqs, max_num_batched_tokens=MAX_BATCHED_TOKENS, max_model_len=256,
-                  num_kvcache_blocks=16 * 256 // 16, kvcache_block_size=16, eos=loaded.eos_token_id)
+                  num_kvcache_blocks=num_requests * 256 // 16, kvcache_block_size=16, eos=loaded.eos_token_id)
 
 
 def peak_rss_mib() -> float:
@@ -92,7 +96,7 @@ def peak_rss_mib() -> float:
 
 
 def scheduled_runner(loaded, prompts, max_num_seqs: int):
-    config = runner_config(loaded, max_num_seqs)
+    config = runner_config(loaded, max_num_seqs, len(prompts))
     scheduler, runner = Scheduler(config), ModelRunner(loaded, config)
     seqs = [Sequence(p, SamplingParams(temperature=0.0, max_tokens=NEW_TOKENS, ignore_eos=True)) for p in prompts]
     for seq in seqs:
@@ -132,43 +136,76 @@ def gather_share(runner, seqs, repeats: int = 5) -> tuple[float, float]:
     return gather_us / 1000 / (repeats + 1), step * 1000
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: CUDA when available")
-    device = parser.parse_args().device
-    logging.set_verbosity_error()  # e.g. the warning that eos_token_id=-1 never stops generation: intended
-    logging.disable_progress_bar()
-
-    loaded, cold, cached = load_times(device)
-    print(f"device {loaded.device}, dtype {loaded.dtype}, torch threads {torch.get_num_threads()}")
-    print(f"model load: cold (GGUF -> safetensors cache) {cold:.1f} s, cached {cached:.2f} s; "
-          f"peak RSS so far {peak_rss_mib():.0f} MiB (the GGUF conversion's)")
-    prompts = [loaded.tokenizer.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True,
-                                                    tokenize=True, return_dict=False) for q in QUESTIONS]
-    total = len(prompts) * NEW_TOKENS
-    print(f"{len(prompts)} chat prompts of {min(map(len, prompts))}-{max(map(len, prompts))} tokens, "
-          f"{NEW_TOKENS} new tokens each, EOS ignored, greedy")
-
-    rates, reference = [], None
-    for name, fn in [("(a) generate(), one prompt at a time", generate_one_at_a_time),
-                     ("(b) transformers generate_batch()", generate_batch),
-                     ("(c) runner + scheduler, max_num_seqs=4", lambda m, p: scheduled_runner(m, p, 4)),
-                     ("(c) runner + scheduler, max_num_seqs=16", lambda m, p: scheduled_runner(m, p, 16))]:
-        outputs, seconds = timed(lambda fn=fn: fn(loaded, prompts))
+def measure(loaded, prompts, batches: list[int]) -> dict:
+    """One run of (a), (b) and (c) at each max_num_seqs, printed as it goes: the rates and the number of outputs
+    equal to (a)'s, by label."""
+    rates, equal, reference = {}, {}, None
+    paths = [("(a)", "generate(), one prompt at a time", generate_one_at_a_time, prompts),
+             ("(b)", "transformers generate_batch(), 16 at a time", generate_batch, prompts)]
+    for batch in batches:
+        repeated = [prompts[i % len(prompts)] for i in range(max(batch, len(prompts)))]
+        paths.append((f"(c){batch}", f"runner + scheduler, max_num_seqs={batch}",
+                      lambda m, p, batch=batch: scheduled_runner(m, p, batch), repeated))
+    for label, name, fn, inputs in paths:
+        outputs, seconds = timed(lambda fn=fn, inputs=inputs: fn(loaded, inputs))
         reference = reference or outputs
-        rates.append(total / seconds)
-        agree = sum(o == r for o, r in zip(outputs, reference, strict=True))
-        versus_b = f"{rates[-1] / rates[1]:5.2f}x (b)" if len(rates) > 1 else " " * 10
-        print(f"{name:42s} {rates[-1]:7.1f} tok/s  {rates[-1] / rates[0]:5.2f}x (a)  {versus_b}  "
-              f"outputs equal to (a): {agree}/{len(prompts)}  (peak RSS {peak_rss_mib():.0f} MiB)")
+        rates[label] = len(inputs) * NEW_TOKENS / seconds
+        agree = equal[label] = sum(o == reference[i % len(reference)] for i, o in enumerate(outputs))
+        versus = "".join(f"  {rates[label] / rates[base]:5.2f}x {base}" for base in ("(a)", "(b)")
+                         if base in rates and base != label)
+        print(f"{label[:3]} {name:45s} {rates[label]:7.1f} tok/s{versus:22s}  outputs equal to (a): "
+              f"{agree}/{len(outputs)}  (peak RSS {peak_rss_mib():.0f} MiB)", flush=True)
+    return rates, equal
 
+
+def step_times(loaded, prompts):
     runner = ModelRunner(loaded, runner_config(loaded, 16))
     prefill = step_time(runner, staged_step(runner, prompts[:1], context=128, computed=0))
     print(f"step: prefill of 128 tokens {prefill * 1000:.1f} ms")
     for batch in (1, 4, 16):
-        gather_ms, step_ms = gather_share(runner, staged_step(runner, prompts[:batch], context=160, computed=159))
-        print(f"step: decode batch {batch:2d} at context 160: {step_ms:6.1f} ms, "
-              f"K/V gather {gather_ms:5.2f} ms ({gather_ms / step_ms:.0%} of the step)")
+        seqs = staged_step(runner, prompts[:batch], context=160, computed=159)
+        if loaded.device.type == "cpu":
+            gather_ms, step_ms = gather_share(runner, seqs)
+            print(f"step: decode batch {batch:2d} at context 160: {step_ms:6.1f} ms, "
+                  f"K/V gather {gather_ms:5.2f} ms ({gather_ms / step_ms:.0%} of the step)")
+        else:  # the profiler's CPU clock would time kernel launches, not the gathers
+            print(f"step: decode batch {batch:2d} at context 160: {step_time(runner, seqs) * 1000:6.1f} ms")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: CUDA when available")
+    parser.add_argument("--runs", type=int, default=1, help="measure (a), (b), (c) this many times in a row")
+    parser.add_argument("--batches", type=int, nargs="+", default=[4, 16], help="max_num_seqs values for (c)")
+    parser.add_argument("--skip-cold-load", action="store_true", help="do not time a GGUF conversion")
+    args = parser.parse_args()
+    logging.set_verbosity_error()  # e.g. the warning that eos_token_id=-1 never stops generation: intended
+    logging.disable_progress_bar()
+
+    if args.skip_cold_load:
+        loaded, seconds = timed(lambda: load_model(device=args.device))
+        load_line = f"model load (cached) {seconds:.2f} s"
+    else:
+        loaded, cold, cached = load_times(args.device)
+        load_line = f"model load: cold (GGUF -> safetensors cache) {cold:.1f} s, cached {cached:.2f} s"
+    print(f"device {loaded.device}, dtype {loaded.dtype}, torch threads {torch.get_num_threads()}")
+    print(f"{load_line}; peak RSS so far {peak_rss_mib():.0f} MiB")
+    if loaded.dtype != torch.float32:
+        print(f"{loaded.dtype}: greedy choices between near-tied tokens may legitimately flip between paths, so "
+              "'outputs equal' is a count here, not a check (exactness is tested in fp32: tests/test_gpu_runner.py)")
+    prompts = [loaded.tokenizer.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True,
+                                                    tokenize=True, return_dict=False) for q in QUESTIONS]
+    print(f"{len(prompts)} chat prompts of {min(map(len, prompts))}-{max(map(len, prompts))} tokens, "
+          f"{NEW_TOKENS} new tokens each, EOS ignored, greedy")
+
+    for run in range(1, args.runs + 1):
+        print(f"-- run {run}/{args.runs}")
+        rates, equal = measure(loaded, prompts, args.batches)
+        for batch in args.batches:
+            label = f"(c){batch}"
+            print(f"run {run}, max_num_seqs={batch}: (c)/(a) {rates[label] / rates['(a)']:.2f}x, (c)/(b) "
+                  f"{rates[label] / rates['(b)']:.2f}x, outputs equal {equal[label]}/{max(batch, len(prompts))}")
+    step_times(loaded, prompts)
     print(f"peak RSS {peak_rss_mib():.0f} MiB")
 
 

@@ -14,6 +14,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTra
 
 from runner.default_model import Progress, default_model_dir, no_progress
 from runner.paged_attention import PAGED_ATTENTION
+from runner.weight_first import use_weight_first
 
 SUPPORTED_FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
 DEVICE_ENV = "SCHEDLAB_DEVICE"
@@ -95,24 +96,26 @@ class LoadedModel:
 
 
 def prepare_model(model: PreTrainedModel, tokenizer, name: str) -> LoadedModel:
-    """Check the architecture, freeze the weights and switch the model to paged attention."""
+    """Check the architecture, freeze the weights, switch the model to paged attention and let its linear layers
+    compute weight-first inside the runner (runner/weight_first.py)."""
     check_supported(model.config)
     model.eval().requires_grad_(False)
     model.set_attn_implementation(PAGED_ATTENTION)
+    use_weight_first(model)
     return LoadedModel(model, tokenizer, model.device, model.dtype, name)
 
 
 def load_model(path: str | Path | None = None, device: str | None = None,
-               progress: Progress = no_progress) -> LoadedModel:
+               progress: Progress = no_progress, dtype: torch.dtype | None = None) -> LoadedModel:
     """Load a local Hugging Face causal-LM folder, or the default SmolLM2 when `path` is None.
-    bf16 on CUDA, fp32 on CPU (where torch gets one thread per physical core)."""
+    `dtype` defaults to bf16 on CUDA and fp32 on CPU (where torch gets one thread per physical core)."""
     target = choose_device(device)
     folder = Path(path) if path is not None else default_model_dir(progress)
     check_supported(AutoConfig.from_pretrained(folder, local_files_only=True))
     if target.type == "cpu":
         torch.set_num_threads(physical_core_count())
     progress(1.0, f"Loading {folder.name}")
-    dtype = torch.bfloat16 if target.type == "cuda" else torch.float32
+    dtype = dtype or (torch.bfloat16 if target.type == "cuda" else torch.float32)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, local_files_only=True).to(target)
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     return prepare_model(model, tokenizer, folder.name)

@@ -1,15 +1,13 @@
 """Runs the scheduler's batches through the model: one packed forward pass per step over a paged KV cache
 that this runner owns and that the scheduler's block ids index directly."""
 
-from contextlib import nullcontext
-
 import torch
 
 from runner import sampling, text
 from runner.model_loading import LoadedModel
 from runner.packing import pack_batch
 from runner.paged_attention import KVCache
-from runner.weight_first import WeightFirstLinear
+from runner.weight_first import weight_first
 from scheduler import Config
 from scheduler.speculative import accept_drafts
 
@@ -51,8 +49,7 @@ class ModelRunner:
         if not seqs:
             return []
         packed = pack_batch(seqs, self.kv_cache, self.device)
-        several_rows = len(packed.input_ids) > 1 and self.device.type == "cpu"
-        with torch.inference_mode(), WeightFirstLinear() if several_rows else nullcontext():
+        with torch.inference_mode(), weight_first():
             logits = self.model(input_ids=packed.input_ids[None].to(self.device),
                                 position_ids=packed.positions[None].to(self.device), use_cache=False,
                                 logits_to_keep=packed.logits_index, paged_step=packed.step).logits[0]

@@ -2,7 +2,8 @@
 
 Every layer first writes the step's new K/V into the slots the scheduler's block tables name, then each
 sequence attends over its own blocks read back from the cache, so a prefix-cache hit really reads K/V that
-another request wrote. Decodes (one query each) share one batched call; each multi-token span (a prefill,
+another request wrote (a prefill from position 0 attends over the K/V it has just written, without the
+read-back). Decodes (one query each) share one batched call; each multi-token span (a prefill,
 a chunk, a recompute) gets its own call with a bottom-right-aligned causal mask.
 """
 
@@ -85,8 +86,11 @@ def paged_attention_forward(module, query, key, value, attention_mask, scaling=N
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=decodes.key_mask, scale=scaling, enable_gqa=True)
         parts.append(o.squeeze(2))
     for span in paged_step.spans:
-        k, v = cache.gather(layer, span.block_table)
-        k, v = k[:, :, :span.context_len], v[:, :, :span.context_len]
+        if span.mask is None:  # nothing cached before: its keys are exactly the ones just written
+            k, v = key[:, :, span.start:span.end], value[:, :, span.start:span.end]
+        else:
+            k, v = cache.gather(layer, span.block_table)
+            k, v = k[:, :, :span.context_len], v[:, :, :span.context_len]
         q = query[:, :, span.start:span.end]
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=span.mask, is_causal=span.mask is None,
                                            scale=scaling, enable_gqa=True)

@@ -3,14 +3,20 @@ one-request-at-a-time `generate()` reference."""
 
 from dataclasses import dataclass, field
 
+import pytest
 import torch
 from transformers import AutoModelForCausalLM, LlamaConfig
 
 from runner.model_loading import LoadedModel, prepare_model, stock_attention
-from scheduler import Scheduler, Sequence
+from runner.model_runner import ModelRunner
+from scheduler import Config, SamplingParams, Scheduler, Sequence
 
 TINY_VOCAB = 97
 TINY_EOS = TINY_VOCAB - 1
+
+needs_cuda = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: torch "
+                                                  "sees none (make gpu-check runs these on a GPU machine)")]
+DEVICES = ["cpu", pytest.param("cuda", marks=needs_cuda)]  # for parametrizing over devices
 
 
 class TinyTokenizer:
@@ -19,7 +25,8 @@ class TinyTokenizer:
     chat_template = None
 
 
-def tiny_model(config_class=LlamaConfig, seed: int = 0, eos: int = TINY_EOS, **extra) -> LoadedModel:
+def tiny_model(config_class=LlamaConfig, seed: int = 0, eos: int = TINY_EOS, device: str = "cpu",
+               **extra) -> LoadedModel:
     """A 2-layer fp32 model with grouped KV heads (Llama unless told); large init keeps greedy choices far
     from ties, so float rounding cannot flip them."""
     torch.manual_seed(seed)
@@ -27,7 +34,7 @@ def tiny_model(config_class=LlamaConfig, seed: int = 0, eos: int = TINY_EOS, **e
                           num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=512,
                           initializer_range=0.5, bos_token_id=0, eos_token_id=eos, pad_token_id=eos,
                           **extra)
-    model = AutoModelForCausalLM.from_config(config).float()
+    model = AutoModelForCausalLM.from_config(config).float().to(device)
     return prepare_model(model, TinyTokenizer(), f"tiny-{config.model_type}")
 
 
@@ -64,3 +71,19 @@ def reference_completion(loaded: LoadedModel, prompt: list[int], max_new_tokens:
         out = model.generate(input_ids, attention_mask=torch.ones_like(input_ids), do_sample=False,
                              max_new_tokens=max_new_tokens, pad_token_id=loaded.eos_token_id)
     return out[0, len(prompt):].tolist()
+
+
+CHAT_QUESTIONS = ["What is the capital of France?", "Write a haiku about the sea.",
+                  "Name three primary colors.", "How many legs does a spider have?"]
+
+
+def chat_run(loaded: LoadedModel, max_tokens: int = 16) -> tuple[ModelRunner, list[Sequence], RunLog]:
+    """The CHAT_QUESTIONS through the runner: chat prompts sharing the template's system prompt (prefix hits),
+    arriving mid-run, chunked and mixed, block size 16. Returns the runner, the finished requests, the log."""
+    cfg = Config(max_num_seqs=4, max_num_batched_tokens=48, max_model_len=256, num_kvcache_blocks=48,
+                 kvcache_block_size=16, eos=loaded.eos_token_id, chunked_prefill=True, mixed_batches=True)
+    runner = ModelRunner(loaded, cfg)
+    seqs = [Sequence(runner.encode_prompt(q), SamplingParams(temperature=0.0, max_tokens=max_tokens))
+            for q in CHAT_QUESTIONS]
+    log = drive(runner, Scheduler(cfg), {0: seqs[:2], 2: seqs[2:3], 5: seqs[3:]})
+    return runner, seqs, log

@@ -1,9 +1,10 @@
 """The runner behind the real scheduler writes, token for token, what `generate()` writes for each request
-alone: batching, arrivals, preemption, chunking and prefix hits change nothing."""
+alone: batching, arrivals, preemption, chunking and prefix hits change nothing. Every test runs on the CPU
+and, marked `gpu` (skipped without CUDA), on CUDA, in fp32 on both: see tests/test_gpu_runner.py for why."""
 
 import pytest
 import torch
-from conftest_runner import TINY_EOS, drive, random_prompts, reference_completion, tiny_model
+from conftest_runner import DEVICES, TINY_EOS, drive, random_prompts, reference_completion, tiny_model
 from transformers import MistralConfig, Qwen2Config, Qwen3Config
 
 from runner.model_runner import EMPTY_SLOT, ModelRunner
@@ -11,9 +12,9 @@ from scheduler import Config, SamplingParams, Scheduler, Sequence
 from scheduler.events import ChunkScheduled, Preempted, PrefixHit, Speculated
 
 
-@pytest.fixture(scope="module")
-def tiny():
-    return tiny_model()
+@pytest.fixture(scope="module", params=DEVICES)
+def tiny(request):
+    return tiny_model(device=request.param)
 
 
 def make_requests(prompts, max_tokens=12):
@@ -152,11 +153,12 @@ def test_two_runners_do_not_share_kv(tiny):
     assert not torch.equal(runner_a.kv_cache.keys[0][0], runner_b.kv_cache.keys[0][0])
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("config_class", [Qwen2Config, Qwen3Config, MistralConfig])
-def test_other_supported_families_are_exact(config_class):
+def test_other_supported_families_are_exact(config_class, device):
     """Qwen2 (q/k/v biases), Qwen3 (q/k norms) and Mistral run through the same attention path."""
     extra = {"sliding_window": None} if config_class is MistralConfig else {}
-    family = tiny_model(config_class, seed=3, **extra)
+    family = tiny_model(config_class, seed=3, device=device, **extra)
     system = random_prompts([12], seed=8)[0]
     log = run_and_compare(family, config(kvcache_block_size=5, num_kvcache_blocks=60, max_num_batched_tokens=16,
                                          chunked_prefill=True, mixed_batches=True),

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 import torch
-from conftest_runner import drive, random_prompts, reference_completion, tiny_model
+from conftest_runner import chat_run, drive, random_prompts, reference_completion, tiny_model
 from transformers import Gemma2Config, LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
 
 from runner import default_model
@@ -114,18 +114,11 @@ def smollm2():
 @pytest.mark.slow
 def test_smollm2_end_to_end_matches_generate(smollm2):
     """Chat prompts sharing the template's system prompt, arriving mid-run, chunked and mixed, block size 16."""
-    cfg = Config(max_num_seqs=4, max_num_batched_tokens=48, max_model_len=256, num_kvcache_blocks=48,
-                 kvcache_block_size=16, eos=smollm2.eos_token_id, chunked_prefill=True, mixed_batches=True)
-    runner = ModelRunner(smollm2, cfg)
-    questions = ["What is the capital of France?", "Write a haiku about the sea.",
-                 "Name three primary colors.", "How many legs does a spider have?"]
-    prompts = [runner.encode_prompt(q) for q in questions]
-    seqs = [Sequence(p, SamplingParams(temperature=0.0, max_tokens=16)) for p in prompts]
-    log = drive(runner, Scheduler(cfg), {0: seqs[:2], 2: seqs[2:3], 5: seqs[3:]})
+    runner, seqs, log = chat_run(smollm2)
     assert any(isinstance(e, PrefixHit) for e in log.events)
     assert any(isinstance(e, ChunkScheduled) for e in log.events) and "mixed" in log.kinds
-    for seq, prompt in zip(seqs, prompts, strict=True):
-        assert seq.completion_token_ids == reference_completion(smollm2, prompt, 16)
+    for seq in seqs:
+        assert seq.completion_token_ids == reference_completion(smollm2, seq.token_ids[:seq.num_prompt_tokens], 16)
     answer = runner.decode(seqs[0].completion_token_ids)
     assert "Paris" in answer
     assert "".join(runner.token_pieces(seqs[0].completion_token_ids)) == answer
