@@ -4,9 +4,9 @@ changes; the byte budget evicts the least recently used run."""
 import pytest
 
 from engine.scenario import SCENARIOS_DIR, load_scenario
+from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
 from session.run_cache import Action, RunCache, address_of
-from scheduler import Config
 
 PRESET = RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml"), "fake")
 
