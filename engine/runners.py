@@ -60,6 +60,11 @@ def model_worker():
     return ModelWorker(load_model())
 
 
+def started_model_worker():
+    """The model worker if this process has loaded the model, else None (asking never loads it)."""
+    return model_worker() if model_worker.cache_info().currsize else None
+
+
 def make_runner(kind: str, config: Config, seed: int = 0):
     """A runner for `config`; "model" loads the default model on first use (slow, needs torch)."""
     if kind == "fake":
