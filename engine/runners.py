@@ -1,7 +1,8 @@
 """The one place that builds runners, so that the engine and the fast paths never import torch.
 
 "fake" is the torch-free FakeRunner, given a word-level `FakeTokenizer` so text prompts work (and share
-prefixes) without a model; "model" is the real ModelRunner, its weights loaded once per process.
+prefixes) without a model; "model" is the real ModelRunner, its weights loaded once per process and its
+forward passes batched with every other session's by the process's one model worker (runner/worker.py).
 """
 
 from __future__ import annotations
@@ -52,9 +53,16 @@ class TextFakeRunner(FakeRunner):
 
 
 @cache
-def _loaded_model():
+def model_worker():
+    """The process's model worker, loading the default model on first use."""
     from runner import load_model
-    return load_model()
+    from runner.worker import ModelWorker
+    return ModelWorker(load_model())
+
+
+def started_model_worker():
+    """The model worker if this process has loaded the model, else None (asking never loads it)."""
+    return model_worker() if model_worker.cache_info().currsize else None
 
 
 def make_runner(kind: str, config: Config, seed: int = 0):
@@ -63,5 +71,5 @@ def make_runner(kind: str, config: Config, seed: int = 0):
         return TextFakeRunner(config, seed)
     if kind == "model":
         from runner import ModelRunner
-        return ModelRunner(_loaded_model(), config, seed=seed)
+        return ModelRunner(model_worker().loaded, config, seed=seed)
     raise ValueError(f"runner={kind!r}: use one of {RUNNER_KINDS}")

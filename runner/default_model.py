@@ -2,15 +2,20 @@
 dequantized once (about 30 s) into a safetensors folder in the user cache, and loaded from there afterwards.
 
 The folder is written under a temporary name and renamed into place only when complete, and a marker
-holding every file's hash is checked on each load, so a half-written or corrupt cache is rebuilt.
+holding every file's hash is checked, so a half-written or corrupt cache is rebuilt. The hashes are checked
+once per process (hashing the ~0.5 GB of weights takes seconds); later calls only compare the files' sizes
+and modification times with those seen then. Checking and converting hold a lock file, so two sessions or
+processes starting at once convert the model once: the second waits, then finds it complete.
 """
 
+import fcntl
 import importlib.metadata
 import importlib.util
 import json
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -93,25 +98,41 @@ def _convert(gguf: Path, destination: Path, progress: Progress):
     write_marker(destination, gguf.name)
 
 
+_verified: dict[Path, tuple] = {}  # folder -> its files' fingerprint when this process found it complete
+_verified_lock = threading.Lock()
+
+
+def _fingerprint(folder: Path) -> tuple:
+    """(name, size, modification time) of every file: changes when a file is rewritten, cut or removed."""
+    try:
+        return tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.iterdir()))
+    except OSError:
+        return ()
+
+
 def default_model_dir(progress: Progress = no_progress) -> Path:
     """The converted default model's folder, converting it first when the cache lacks a complete copy."""
     gguf = find_default_gguf()
     folder = cache_root() / "models" / f"{gguf.stem}-{gguf.stat().st_size}"
-    progress(0.0, "Checking the model cache")
-    if is_complete(folder):
-        progress(1.0, "Model cache ready")
+    if _verified.get(folder) == _fingerprint(folder):
         return folder
-    shutil.rmtree(folder, ignore_errors=True)
+    progress(0.0, "Checking the model cache")
     folder.parent.mkdir(parents=True, exist_ok=True)
+    with _verified_lock, open(cache_root() / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # across processes; released when the file closes
+        if _verified.get(folder) != _fingerprint(folder) and not is_complete(folder):
+            _convert_into(gguf, folder, progress)
+        _verified[folder] = _fingerprint(folder)
+    progress(1.0, "Model cache ready")
+    return folder
+
+
+def _convert_into(gguf: Path, folder: Path, progress: Progress):
+    """Convert into a staging folder and rename it into place, replacing an incomplete copy."""
+    shutil.rmtree(folder, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=folder.parent))
     try:
         _convert(gguf, staging, progress)
-        try:
-            staging.rename(folder)
-        except OSError:  # another process finished first; keep its copy if it is whole
-            if not is_complete(folder):
-                raise
+        staging.rename(folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    progress(1.0, "Model cache ready")
-    return folder

@@ -3,6 +3,8 @@ moves the page offers. Every refusal is a `LabError` with a sentence the page ca
 
 Moving the cursor never re-runs anything that is recorded. Acting at an earlier frame (changing the config,
 adding a request) branches: the engine is replayed to that frame and the new run continues from there.
+Runs live in the process's run cache (session/run_cache.py), shared by every session on the same inputs; a
+lab keeps its own cursor and how far it has stepped, so what it shows is what it would show alone.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from engine.scenario import KeyFrame, Scenario
 from engine.trace import load_trace
 from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
 from scheduler import Config, ConfigError
+from session.run_cache import Action, RunCache, SharedRun, shared_run_cache
 
 RUNNER_ENV = "SCHEDLAB_RUNNER"  # "fake" or "model": the default model choice (tests set "fake")
 CUSTOM = "custom"  # the scenario name of a custom setup
@@ -112,6 +115,11 @@ class RunInputs:
                      scenario.cost, scenario.adaptive, scenario.overlap)
         return inputs if temperature is None else inputs.with_temperature(temperature)
 
+    def engine(self) -> Engine:
+        """A fresh engine at frame 0 of this run."""
+        return Engine(self.config, self.workload, self.runner, self.seed, self.cost, adaptive=self.adaptive,
+                      overlap=self.overlap)
+
     @classmethod
     def from_custom(cls, setup: CustomSetup, config: Config, runner: str, seed: int = 0, temperature: float = 0.0,
                     options: Options | None = None) -> RunInputs:
@@ -137,9 +145,12 @@ def variant_summary(scenario: Scenario) -> str:
 
 
 class Lab:
-    def __init__(self, inputs: RunInputs | None = None, trace_frames=None, trace_title: str = ""):
+    def __init__(self, inputs: RunInputs | None = None, trace_frames=None, trace_title: str = "",
+                 cache: RunCache | None = None):
         self.inputs = inputs
-        self.engine: Engine | None = None
+        self.cache = cache or shared_run_cache()
+        self._run: SharedRun | None = None
+        self._last = 0  # the last frame this lab has stepped to (the shared run may be further on)
         self._trace_frames = trace_frames
         self._trace_title = trace_title
         self.cursor = 0
@@ -148,6 +159,10 @@ class Lab:
             self.reset()
 
     # -- what is shown ---------------------------------------------------------------------------------
+
+    @property
+    def engine(self) -> Engine | None:
+        return self._run.engine if self._run is not None else None
 
     @property
     def frames(self):
@@ -163,7 +178,7 @@ class Lab:
 
     @property
     def last(self) -> int:
-        return len(self.frames) - 1
+        return self._last if self._run is not None else len(self.frames) - 1
 
     @property
     def frame(self) -> Frame:
@@ -189,7 +204,7 @@ class Lab:
     def config_in_effect(self, frame: int | None = None) -> Config:
         """The config the step after `frame` (by default the cursor) runs under."""
         frame = self.cursor if frame is None else frame
-        if frame < self.last:
+        if frame < len(self.frames) - 1:
             return self.frames[frame + 1].config
         return self.engine.config if self.engine is not None else self.frames[self.last].config
 
@@ -203,9 +218,14 @@ class Lab:
         """At the last frame and nothing more can happen: everything is done, stalled, or it is a trace."""
         if self.cursor < self.last:
             return False
-        if self.engine is None or self.engine.is_finished:
+        if self.engine is None:
             return True
-        return self.frame.batch.kind == "idle" and self.frame.step > 0 and self._nothing_pending()
+        with self._run.lock:  # another session may be stepping the shared run
+            if self.cursor < len(self.frames) - 1:
+                return False
+            if self.engine.is_finished:
+                return True
+            return self.frame.batch.kind == "idle" and self.frame.step > 0 and self._nothing_pending()
 
     def _nothing_pending(self) -> bool:
         return all(r.arrival < self.engine.step_count for r in (*self.engine.workload, *self.engine.manual))
@@ -220,8 +240,8 @@ class Lab:
             raise LabError("This is a recorded trace: it ends here and cannot run further.")
         if self.is_over:
             raise LabError("The run is over: every request is done or can never run. Add a request or reset.")
-        self.engine.step()
-        self.cursor = self.last
+        self.cache.advance(self._run, self.cursor + 1)
+        self.cursor = self._last = self.cursor + 1
 
     def back(self):
         if self.cursor == 0:
@@ -247,23 +267,23 @@ class Lab:
         if inputs is None and self.inputs is None:
             raise LabError("A trace cannot be reset; pick a scenario to start a run.")
         self.inputs = inputs or self.inputs
-        i = self.inputs
-        self.engine = Engine(i.config, i.workload, i.runner, i.seed, i.cost, adaptive=i.adaptive, overlap=i.overlap)
-        self.cursor = 0
+        self._hold(self.cache.open(self.inputs, self))
+        self.cursor = self._last = 0
         self._built = []
+
+    def _hold(self, run: SharedRun):
+        if self._run is not None and self._run is not run:
+            self.cache.release(self._run, self)
+        self._run = run
 
     # -- acting (branches when the cursor is not at the end) -------------------------------------------
 
-    def _engine_at_cursor(self, changes: dict | None = None) -> Engine:
+    def act(self, action: Action):
+        """The run with `action` taken at the cursor: frames after the cursor are dropped from this lab."""
         if self.is_trace:
             raise LabError("This is a recorded trace: pick a scenario to change a run.")
-        if self.cursor == self.engine.step_count:
-            if changes:
-                self.engine.set_config(**changes)
-            return self.engine
-        branched = self.engine.branch(self.cursor, **(changes or {}))
-        self.engine, self._built = branched, self._built[:self.cursor + 1]
-        return branched
+        self._hold(self.cache.act(self._run, self.cursor, action, self))
+        self._last, self._built = self.cursor, self._built[:self.cursor + 1]
 
     def set_config(self, **changes):
         """Raises ConfigError (field, value, fix) for a config that can never work; the run is then unchanged."""
@@ -271,7 +291,7 @@ class Lab:
         if unknown:
             raise LabError(f"Unknown setting(s): {', '.join(sorted(unknown))}.")
         replace(self.config_in_effect(), **changes)  # validates before anything is replayed
-        self._engine_at_cursor(changes)
+        self.act(Action.config(self.cursor, changes))
 
     def set_options(self, overlap: bool | None = None, adaptive=KEEP):
         """Switch overlapped scheduling, or the adaptive controller (None: off), from the cursor on; raises
@@ -279,7 +299,7 @@ class Lab:
         if self.is_trace:
             raise LabError("This is a recorded trace: pick a scenario to change a run.")
         check_overlap(self.config_in_effect(), self.options_in_effect().overlap if overlap is None else overlap)
-        self._engine_at_cursor({"overlap": overlap} if overlap is not None else {"adaptive": adaptive})
+        self.act(Action.config(self.cursor, {"overlap": overlap} if overlap is not None else {"adaptive": adaptive}))
 
     def add_request(self, prompt: str, max_tokens: int, priority: int = 0):
         prompt = prompt.strip()
@@ -290,7 +310,7 @@ class Lab:
                               temperature=self.inputs.temperature if self.inputs else 0.0)
         except ValueError as e:
             raise LabError(str(e)) from None
-        self._engine_at_cursor().add_request(request)
+        self.act(Action.request(self.cursor, request))
 
 
 def open_trace(data: bytes, name: str = "trace") -> Lab:

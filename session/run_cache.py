@@ -1,0 +1,216 @@
+"""Runs computed once per process and shared by every session: the run cache.
+
+A run is a pure function of its inputs (engine/engine.py): the `RunInputs` (scenario or custom setup, config,
+seed, temperature, runner; the model is the process's one default model) and the changes made mid-run, each
+with the frame it was made at. The cache files each run under a hash of exactly those, its address, so thirty
+students opening the same preset share one run, and two who make the same change at the same frame share
+the branch.
+
+Sharing without spoiling: a `SharedRun`'s engine only ever moves forward along its own inputs, under its lock,
+stepped by whichever session first asks for a frame not recorded yet; each session keeps its own cursor and
+how far it has stepped. A change never touches an engine someone else holds: it forks a new run (the engine
+replayed to that frame, then changed), or finds that fork in the cache when someone made it before. Only a
+session that is a run's sole holder, acting at the run's last frame, changes the engine in place (no replay)
+and re-files the run under its new address.
+
+The cache keeps runs up to a byte budget (an estimate of frames and KV cache), evicting the least recently
+used; a run evicted while sessions hold it lives on for them, only later sessions no longer find it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from engine.engine import Engine
+
+BUDGET_ENV = "SCHEDLAB_RUN_CACHE_MB"
+DEFAULT_BUDGET_MB = 1024
+# Frame-store bytes per frame, measured with tracemalloc on presets 02, 05 and 08: about 2 KiB plus a little
+# per request (requests that changed are stored again).
+FRAME_BYTES, FRAME_BYTES_PER_REQUEST = 2048, 128
+
+
+@dataclass(frozen=True)
+class Action:
+    """A change made between steps, after frame `step`: config fields and engine options (keywords of
+    `Engine.set_config`, as sorted pairs) or a request added by hand."""
+    step: int
+    kind: str  # "config" or "request"
+    payload: Any
+
+    @classmethod
+    def config(cls, step: int, changes: dict) -> Action:
+        return cls(step, "config", tuple(sorted(changes.items(), key=lambda item: item[0])))
+
+    @classmethod
+    def request(cls, step: int, request) -> Action:
+        return cls(step, "request", request)
+
+    def apply(self, engine: Engine):
+        if self.kind == "request":
+            engine.add_request(self.payload)
+        else:
+            engine.set_config(**dict(self.payload))
+
+
+def address_of(inputs, actions: tuple[Action, ...]) -> str:
+    """The content address of a run: its inputs (without the words shown about them) and its changes."""
+    run_inputs = replace(inputs, title="", narrative="", key_frames=())
+    return hashlib.sha256(repr((run_inputs, actions)).encode()).hexdigest()
+
+
+class SharedRun:
+    """One run's engine and how it was made; held by the sessions looking at it."""
+
+    def __init__(self, inputs, actions: tuple[Action, ...], engine: Engine):
+        self.inputs, self.actions, self.engine = inputs, actions, engine
+        self.address = address_of(inputs, actions)
+        self.lock = threading.RLock()  # held while the engine steps or is changed
+        self.holders: weakref.WeakSet = weakref.WeakSet()
+
+    @property
+    def nbytes(self) -> int:
+        """An estimate of what the run holds: its frames and its runner's KV cache."""
+        engine = self.engine
+        kv = getattr(engine.runner, "kv_cache", None)
+        kv_bytes = sum(t.nbytes for t in (*kv.keys, *kv.values)) if kv is not None else 0
+        return len(engine.frames) * (FRAME_BYTES + FRAME_BYTES_PER_REQUEST * len(engine.requests)) + kv_bytes
+
+    def fork(self, frame: int, action: Action) -> Engine:
+        """A new engine: this run to `frame`, with the changes made at that frame, then `action`."""
+        engine = self.engine.replay(frame)
+        for earlier in self.actions:
+            if earlier.step == frame:
+                earlier.apply(engine)
+        action.apply(engine)
+        return engine
+
+
+class RunCache:
+    def __init__(self, budget_bytes: int):
+        self.budget_bytes = budget_bytes
+        self._runs: OrderedDict[str, SharedRun] = OrderedDict()  # least recently used first
+        self._lock = threading.Lock()
+        self._building: dict[str, threading.Lock] = {}  # one builder per address; the others wait for it
+        self._sessions: weakref.WeakSet = weakref.WeakSet()
+        self.hits = self.misses = 0
+
+    # -- what sessions call ---------------------------------------------------------------------------
+
+    def open(self, inputs, holder) -> SharedRun:
+        """The run of `inputs` from frame 0, computed by whoever opened it first."""
+        return self._find_or_build(address_of(inputs, ()), holder, lambda: SharedRun(inputs, (), inputs.engine()))
+
+    def act(self, run: SharedRun, frame: int, action: Action, holder) -> SharedRun:
+        """The run `run` would be with `action` taken at `frame` (frames 0..frame are `run`'s)."""
+        actions = (*(a for a in run.actions if a.step <= frame), action)
+        address = address_of(run.inputs, actions)
+        with self._lock:
+            in_place = (address not in self._runs and set(run.holders) == {holder}
+                        and frame == run.engine.step_count)
+            if in_place:
+                self._runs.pop(run.address, None)
+        if not in_place:
+            return self._find_or_build(address, holder, lambda: SharedRun(run.inputs, actions, run.fork(frame, action)))
+        try:
+            with run.lock:
+                action.apply(run.engine)
+            run.actions, run.address = actions, address
+        finally:
+            with self._lock:
+                self._file(run)
+        return run
+
+    def advance(self, run: SharedRun, frame: int):
+        """Step `run` until `frame` is recorded, unless another session already did. A step that fails drops
+        the run from the cache, so no later session inherits a half-made step."""
+        with run.lock:
+            try:
+                while len(run.engine.frames) <= frame:
+                    run.engine.step()
+            except BaseException:
+                with self._lock:
+                    if self._runs.get(run.address) is run:
+                        del self._runs[run.address]
+                raise
+        with self._lock:
+            if self._runs.get(run.address) is run:
+                self._file(run)  # most recently used again, and grown
+
+    def release(self, run: SharedRun, holder):
+        with self._lock:
+            run.holders.discard(holder)
+
+    # -- what the server panel shows ------------------------------------------------------------------
+
+    def stats(self) -> dict:
+        with self._lock:
+            return {"sessions": len(self._sessions), "runs": len(self._runs), "hits": self.hits,
+                    "misses": self.misses, "bytes": sum(r.nbytes for r in self._runs.values()),
+                    "budget_bytes": self.budget_bytes}
+
+    def __contains__(self, address: str) -> bool:
+        return address in self._runs
+
+    # -- internals ------------------------------------------------------------------------------------
+
+    def _find_or_build(self, address: str, holder, build: Callable[[], SharedRun]) -> SharedRun:
+        with self._lock:
+            if (run := self._hold(address, holder)) is not None:
+                return run
+            building = self._building.setdefault(address, threading.Lock())
+        with building:  # a second session asking for the same run waits for the first to build it
+            with self._lock:
+                if (run := self._hold(address, holder)) is not None:
+                    return run
+            try:
+                run = build()
+                with self._lock:
+                    self.misses += 1
+                    self._hold_run(run, holder)
+                    self._file(run)
+            finally:
+                with self._lock:
+                    self._building.pop(address, None)
+        return run
+
+    def _hold(self, address: str, holder) -> SharedRun | None:
+        run = self._runs.get(address)
+        if run is not None:
+            self.hits += 1
+            self._hold_run(run, holder)
+            self._runs.move_to_end(address)
+        return run
+
+    def _hold_run(self, run: SharedRun, holder):
+        run.holders.add(holder)
+        self._sessions.add(holder)
+
+    def _file(self, run: SharedRun):
+        """Keep `run` as the most recently used, then evict the least recently used beyond the budget."""
+        self._runs[run.address] = run
+        self._runs.move_to_end(run.address)
+        total = sum(r.nbytes for r in self._runs.values())
+        while total > self.budget_bytes and self._runs:
+            _, evicted = self._runs.popitem(last=False)
+            total -= evicted.nbytes
+
+
+_shared: RunCache | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_run_cache() -> RunCache:
+    """The process's one run cache, $SCHEDLAB_RUN_CACHE_MB (default 1024) megabytes."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = RunCache(int(float(os.environ.get(BUDGET_ENV, DEFAULT_BUDGET_MB)) * 2**20))
+        return _shared

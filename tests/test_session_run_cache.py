@@ -1,0 +1,95 @@
+"""The run cache: sessions on the same inputs share one run and one branch per change, never each other's
+changes; the byte budget evicts the least recently used run."""
+
+import pytest
+
+from engine.scenario import SCENARIOS_DIR, load_scenario
+from scheduler import Config
+from session.lab import CustomSetup, Lab, RunInputs
+from session.run_cache import Action, RunCache, address_of
+
+PRESET = RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml"), "fake")
+
+
+@pytest.fixture
+def cache():
+    return RunCache(budget_bytes=2**30)
+
+
+def frame_summaries(lab: Lab) -> list:
+    return [(f.step, f.batch, f.waiting, f.running, f.config) for f in lab.history()]
+
+
+def test_two_labs_on_the_same_inputs_share_the_run_and_its_frames(cache):
+    first, second = Lab(PRESET, cache=cache), Lab(PRESET, cache=cache)
+    assert first.engine is second.engine and (cache.misses, cache.hits) == (1, 1)
+    first.run(8)
+    assert second.last == 0  # what another session computed is not shown until this one steps there
+    second.run(8)
+    assert second.engine.step_count == 8 and frame_summaries(second) == frame_summaries(first)
+    alone = Lab(PRESET, cache=RunCache(budget_bytes=2**30))
+    alone.run(8)
+    assert frame_summaries(alone) == frame_summaries(first)
+
+
+def test_a_change_in_one_lab_never_shows_in_the_other(cache):
+    changed, other = Lab(PRESET, cache=cache), Lab(PRESET, cache=cache)
+    changed.run(6)
+    other.run(6)
+    shared = other.engine
+    changed.set_config(max_num_seqs=1)  # at its last frame, but the run is shared: it forks
+    changed.add_request("one more please", max_tokens=3)
+    assert changed.engine is not shared and other.engine is shared and shared.config_changes == []
+    changed.run(4)
+    other.run(4)
+    assert other.config_in_effect().max_num_seqs == PRESET.config.max_num_seqs
+    assert len(other.frame.requests) == len(PRESET.workload) < len(changed.frame.requests)
+    assert [f.config.max_num_seqs for f in changed.history()[7:]] == [1] * 4
+    alone = Lab(PRESET, cache=RunCache(budget_bytes=2**30))
+    alone.run(10)
+    assert frame_summaries(other) == frame_summaries(alone)
+
+
+def test_the_same_change_at_the_same_frame_shares_the_branch(cache):
+    labs = [Lab(PRESET, cache=cache) for _ in range(3)]
+    for lab in labs:
+        lab.run(5)
+        lab.goto(3)
+        lab.set_config(max_num_seqs=2)
+    assert labs[0].engine is labs[1].engine is labs[2].engine and labs[0].engine.step_count == 3
+    labs[0].run(4)
+    steps_before = labs[0].engine.step_count
+    labs[1].run(4)
+    assert labs[1].engine.step_count == steps_before and labs[1].cursor == 7
+
+
+def test_a_sole_holder_changes_its_run_in_place_and_refiles_it(cache):
+    lab = Lab(PRESET, cache=cache)
+    lab.run(5)
+    engine, old_address = lab.engine, address_of(PRESET, ())
+    lab.set_config(max_num_seqs=2)
+    assert lab.engine is engine and engine.step_count == 5  # no replay
+    assert old_address not in cache and address_of(PRESET, (Action.config(5, {"max_num_seqs": 2}),)) in cache
+    again = Lab(PRESET, cache=cache)  # the preset from frame 0 is built again, unchanged
+    assert again.engine is not engine and again.config_in_effect().max_num_seqs == PRESET.config.max_num_seqs
+
+
+def test_the_byte_budget_evicts_the_least_recently_used_run():
+    setups = [RunInputs.from_custom(CustomSetup(requests=n), Config(), "fake") for n in (4, 5, 6)]
+    probe = RunCache(budget_bytes=2**30)
+    Lab(setups[0], cache=probe).run(10)
+    one_run = probe.stats()["bytes"]
+    cache = RunCache(budget_bytes=int(2.5 * one_run))
+    labs = [Lab(inputs, cache=cache) for inputs in setups[:2]]
+    for lab in labs:
+        lab.run(10)
+    assert cache.stats()["runs"] == 2
+    labs[0].step()  # the first run is now the most recently used
+    labs.append(Lab(setups[2], cache=cache))
+    labs[2].run(10)
+    stats = cache.stats()
+    assert stats["runs"] == 2 and stats["bytes"] <= cache.budget_bytes
+    assert address_of(setups[1], ()) not in cache and address_of(setups[0], ()) in cache
+    labs[1].run(3)  # an evicted run lives on for the lab holding it
+    assert labs[1].cursor == 13
+
