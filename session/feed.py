@@ -74,6 +74,8 @@ class Feed:
     @staticmethod
     def _compute(lab: Lab, want: int, budget_s: float) -> str | None:
         cursor, deadline = lab.cursor, time.perf_counter() + budget_s
+        if lab.is_trace:
+            return f"This is a recorded trace: it ends at frame {lab.last}."
         lab.goto(lab.last)
         try:
             while lab.last < want and time.perf_counter() < deadline:

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from engine.frame import Frame
-from engine.scenario import preset_paths, load_scenario
+from engine.scenario import load_scenario, preset_paths
 from session.feed import Feed, Request
 from session.lab import Lab, RunInputs
 from viz.frame_payload import EMPTY_VIEW, decode, encode, stage_view
@@ -43,10 +43,10 @@ def test_running_requests_left_out_of_a_full_batch_say_why():
     engine = _engine(next(p for p in preset_paths() if p.stem == "01_prefill_first"))
     reasons = [reason for f in engine.frames for _, reason in stage_view(f)["sat_out"]]
     assert reasons and all(reason for reason in reasons)
-    full = [f for f in engine.frames if len(f.batch.seq_ids) == f.config.max_num_seqs and len(f.running) > len(
-        f.batch.seq_ids)]
+    full = [f for f in engine.frames if len(f.running) > len(f.batch.seq_ids) == f.config.max_num_seqs]
     for frame in full:
-        assert all(r == f"batch full, max_num_seqs={frame.config.max_num_seqs}" for _, r in stage_view(frame)["sat_out"])
+        expected = f"batch full, max_num_seqs={frame.config.max_num_seqs}"
+        assert all(reason == expected for _, reason in stage_view(frame)["sat_out"])
 
 
 def test_a_malformed_delta_is_a_value_error():
