@@ -104,9 +104,8 @@
   <input type="range" class="sp-slider" min="0" max="0" value="0" aria-label="Frame">
   <span class="sp-position"></span>
 </div>
-<div class="sp-keys"></div>
+<div class="sp-keyrow"><div class="sp-keys"></div><div class="sp-message" role="status"></div></div>
 <div class="sp-banner" aria-live="polite"></div>
-<div class="sp-message" role="status"></div>
 <div class="sp-main">
   <div class="sp-queues">
     <div class="sp-queue sp-running"><div class="sp-qtitle"></div><div class="sp-rows"></div><div class="sp-more"></div></div>
@@ -148,7 +147,6 @@
       this.colors = [];  // the block colours drawn now (animated toward the frame's)
       this.rows = new Map();  // request id -> its row element, kept across frames so moves can animate
       root.classList.add('sp');
-      root.dataset.testid = 'stage-player';
       root.setAttribute('data-testid', 'stage-player');
       root.innerHTML = HTML;
       this.$ = sel => root.querySelector(sel);
@@ -204,9 +202,10 @@
         this.desired = Math.min(this.desired, this.views.length - 1);
         this.pause();
       }
-      if (m.cursor_moves !== this.cursorMoves) {  // the server moved the cursor (Run N, reset, a link)
-        this.cursorMoves = m.cursor_moves;
-        this.desired = Math.max(0, Math.min(m.cursor, this.views.length - 1));
+      if (m.cursor_moves !== this.cursorMoves && m.cursor < this.views.length) {  // the server moved the cursor
+        this.cursorMoves = m.cursor_moves;  // (Run N, a reset, a link): follow it once its frame is here
+        this.desired = m.cursor;
+        this.reported = this.desired;  // the server's own cursor: nothing to report back
         this.show(this.desired);
       }
       this.renderKeys();
@@ -311,7 +310,7 @@
       if (!this.report) return;
       clearTimeout(this.reportTimer);
       this.reportTimer = setTimeout(() => {
-        if (!this.playing && this.shown !== this.reported && this.shown >= 0) {
+        if (this.root.isConnected && !this.playing && this.shown !== this.reported && this.shown >= 0) {
           this.reported = this.shown;
           this.report(this.shown);
         }
@@ -370,6 +369,7 @@
         box.querySelector('.sp-qtitle').innerHTML = `<b>${name === 'running' ? 'Running' : 'Waiting'} queue</b> · ` +
           `${name === 'running' ? v.running.length : v.waiting.length} request(s)${limit}`;
         box.querySelector('.sp-more').textContent = hidden ? `+${hidden} more requests` : '';
+        rowsBox.querySelectorAll('.sp-empty').forEach(e => e.remove());
         entries.forEach(([rid, finished], index) => {
           let row = this.rows.get(rid);
           if (!row) {
@@ -379,12 +379,11 @@
             this.rows.set(rid, row);
           }
           used.add(rid);
-          this.fillRow(row, v, rid, scheduled.get(rid) || 0, finished, satOut.get(rid), before, sizes);
           if (rowsBox.children[index] !== row) rowsBox.insertBefore(row, rowsBox.children[index] || null);
+          this.fillRow(row, v, rid, scheduled.get(rid) || 0, finished, satOut.get(rid), before, sizes);  // in place, to measure
         });
         while (rowsBox.children.length > entries.length) rowsBox.lastChild.remove();
         if (!entries.length) rowsBox.innerHTML = '<div class="sp-empty">empty</div>';
-        else rowsBox.querySelectorAll('.sp-empty').forEach(e => e.remove());
       }
       for (const [rid, row] of this.rows) if (!used.has(rid)) { row.remove(); this.rows.delete(rid); }
       if (!before) return;
@@ -400,36 +399,39 @@
       }
     }
 
+    /* A request's row: its token cells (as many as fit, condensed around this step's tokens), progress and flags. */
     fillRow(row, v, rid, nNow, finished, satOut, before, sizes) {
       const r = v.requests[rid];
       const n = r[F.num_tokens], computed = r[F.num_computed];
       const oldN = before && before.requests[rid] ? before.requests[rid][F.num_tokens] : n;
-      const cells = condense(n, sizes.boxes, computed - nNow, computed);
-      const parts = [];
-      for (const i of cells) {
-        if (i === null) {
-          parts.push(`<span class="sp-tok sp-gap" title="tokens elided to fit">⋯</span>`);
-          continue;
-        }
+      const out = n - r[F.num_prompt], max = r[F.max_tokens];
+      const badge = r[F.priority] ? `<span class="sp-badge" title="priority ${r[F.priority]} (lower runs first)">P${r[F.priority]}</span>` : '';
+      const flag = finished ? `<span class="sp-flag sp-done">${finished}</span>` :
+        satOut ? `<span class="sp-flag" title="in the running queue but not in this step's batch: ${esc(satOut)}">⏸ ${esc(satOut)}</span>` : '';
+      row.classList.toggle('sp-sat', Boolean(satOut));
+      row.classList.toggle('sp-finished', Boolean(finished));
+      row.dataset.tokens = n;
+      for (let boxes = sizes.boxes; ; boxes -= 2) {  // fewer cells until the row fits its width
+        const cells = this.tokenCells(v, rid, condense(n, Math.max(boxes, 5), computed - nNow, computed), computed, nNow, oldN);
+        row.innerHTML = `<span class="sp-label" style="color:${color(rid)}">ID:${rid} <small>(L:${n})</small>${badge}</span>` +
+          `<span class="sp-cells">${cells}</span><span class="sp-progress" title="tokens generated of max_tokens">` +
+          `<i style="width:${Math.min(100, 100 * out / max)}%;background:${color(rid)}"></i><em>${out}/${max}</em></span>${flag}`;
+        const box = row.querySelector('.sp-cells');
+        if (boxes <= 5 || box.scrollWidth <= box.clientWidth + 1) break;
+      }
+    }
+
+    tokenCells(v, rid, indices, computed, nNow, oldN) {
+      return indices.map(i => {
+        if (i === null) return '<span class="sp-tok sp-gap" title="tokens elided to fit">⋯</span>';
         const state = i >= computed ? 'pending' : i >= computed - nNow ? 'now' : 'cached';
         const label = tokenLabel(v, rid, i, this.header.placeholder);
-        const bg = blend(color(rid), SHADES[state]);
         const pieces = v.pieces[rid];
         const what = label.pending ? 'still being computed' : pieces ? JSON.stringify(pieces[i]) : '';
         const tip = `request ${rid} · token ${i} (id ${label.pending ? '…' : v.tokens[rid][i]}) ${what} · ${STATE_WORDS[state]}`;
         const cls = `sp-tok sp-${state}${label.pending ? ' sp-computing' : ''}${label.id ? ' sp-id' : ''}${i >= oldN ? ' sp-new' : ''}`;
-        parts.push(`<span class="${cls}" style="background:${bg}" title="${esc(tip)}">${esc(label.text)}</span>`);
-      }
-      const out = n - r[F.num_prompt], max = r[F.max_tokens];
-      const badge = r[F.priority] ? `<span class="sp-badge" title="priority ${r[F.priority]} (lower runs first)">P${r[F.priority]}</span>` : '';
-      const state = finished ? `<span class="sp-flag sp-done">${finished}</span>` :
-        satOut ? `<span class="sp-flag" title="in the running queue but not in this step's batch">not in this batch: ${esc(satOut)}</span>` : '';
-      row.classList.toggle('sp-sat', Boolean(satOut));
-      row.classList.toggle('sp-finished', Boolean(finished));
-      row.dataset.tokens = n;
-      row.innerHTML = `<span class="sp-label" style="color:${color(rid)}">ID:${rid} <small>(L:${n})</small>${badge}</span>` +
-        `<span class="sp-cells">${parts.join('')}</span>` +
-        `<span class="sp-progress" title="tokens generated of max_tokens"><i style="width:${Math.min(100, 100 * out / max)}%;background:${color(rid)}"></i><em>${out}/${max}</em></span>${state}`;
+        return `<span class="${cls}" style="background:${blend(color(rid), SHADES[state])}" title="${esc(tip)}">${esc(label.text)}</span>`;
+      }).join('');
     }
 
     renderNarration(v) {

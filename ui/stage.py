@@ -64,10 +64,10 @@ def _run_steps(steps: int):
 
 def controls():
     """What stays on the server: a fresh start and running many steps at once."""
-    cols = st.columns([1, 1.3, 0.9, 5.8])
-    cols[0].button("⟲ Reset", on_click=_on_reset, width="stretch", disabled=lab().is_trace)
-    run_clicked = cols[1].button("Run N steps ▶▶", width="stretch")
-    cols[2].number_input("N", 1, 10_000, 10, key="run_n", label_visibility="collapsed")
+    cols = st.columns([1.9, 1.1, 1.5, 4], vertical_alignment="center")
+    run_clicked = cols[0].button("Run N steps ▶▶", width="stretch")
+    cols[1].number_input("N", 1, 10_000, 10, key="run_n", label_visibility="collapsed")
+    cols[2].button("⟲ Reset", on_click=_on_reset, width="stretch", disabled=lab().is_trace)
     if run_clicked:
         _attempt(_run_steps, int(st.session_state.run_n))
 
@@ -185,10 +185,12 @@ def stage():
     @st.fragment
     def live():
         error = serve_player()
-        controls()
         if st.session_state.notice:
             st.warning(st.session_state.notice)
-        player(error)
+        slot = st.container()  # the player goes first on the page, but after Run N and Reset have acted
+        controls()
+        with slot:
+            player(error)
         lower_views()
         sync_url()
 
