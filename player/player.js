@@ -10,10 +10,7 @@
   'use strict';
   if (window.SchedlabPlayer) return;
 
-  const PALETTE = ['#2E91E5', '#E15F99', '#1CA71C', '#FB0D0D', '#DA16FF', '#B68100', '#750D86', '#EB663B',
-    '#511CFB', '#00A08B', '#FB00D1', '#B2828D', '#6C7C32', '#778AAE', '#862A16', '#A777F1',
-    '#620042', '#1616A7', '#DA60CA', '#6C4516', '#0D2A63', '#AF0038'];
-  const FREE = '#EEF0F3', CACHED_FREE = '#FFE9A8';
+  let COLORS = {palette: ['#7B8794'], free: '#EEF0F3', cached_free: '#FFE9A8'};  // the server's (viz/colors.py) replace these
   const SHADES = {cached: 0.45, now: 0, pending: 0.82};
   const STATE_WORDS = {cached: 'K/V cached before this step', now: 'computed this step', pending: 'no K/V yet'};
   const SPEEDS = [1, 2, 5, 10, 20];
@@ -25,7 +22,7 @@
     finish_reason: 7, max_tokens: 8, block_table: 9};
   const SIZES = {laptop: {boxes: 28, rows: 8, grid: 16, table: 16}, present: {boxes: 18, rows: 5, grid: 12, table: 10}};
 
-  const color = id => PALETTE[id % PALETTE.length];
+  const color = id => COLORS.palette[id % COLORS.palette.length];
   function blend(hex, amount) {
     const c = [1, 3, 5].map(i => parseInt(hex.slice(i, i + 2), 16));
     return '#' + c.map(x => Math.round(x + (255 - x) * amount).toString(16).padStart(2, '0')).join('');
@@ -122,7 +119,7 @@
 <div class="sp-lower">
   <div class="sp-pool"><div class="sp-ptitle"></div><div class="sp-canvas-box"><canvas class="sp-grid"></canvas></div>
     <div class="sp-plegend"><span><i class="sp-sw" style="background:#7B8794"></i>in use: its request's colour</span>
-      <span><i class="sp-sw" style="background:${FREE}"></i>free</span><span><i class="sp-sw" style="background:${CACHED_FREE}"></i>free, cached prefix (reusable)</span></div></div>
+      <span><i class="sp-sw sp-sw-free"></i>free</span><span><i class="sp-sw sp-sw-cachedfree"></i>free, cached prefix (reusable)</span></div></div>
   <div class="sp-tables"><div class="sp-ttitle">Block tables (logical → physical block ids)</div><div class="sp-trows"></div></div>
 </div>
 <div class="sp-tip" hidden></div>`;
@@ -147,6 +144,7 @@
       this.colors = [];  // the block colours drawn now (animated toward the frame's)
       this.rows = new Map();  // request id -> its row element, kept across frames so moves can animate
       root.classList.add('sp');
+      root.player = this;  // tests and the GIF export reach the player through its element
       root.setAttribute('data-testid', 'stage-player');
       root.innerHTML = HTML;
       this.$ = sel => root.querySelector(sel);
@@ -174,6 +172,11 @@
       if (!m || typeof m !== 'object' || !Array.isArray(m.frames)) throw new Error('the message holds no frames');
       this.header = {title: m.title || '', model: m.model || '', key_frames: m.key_frames || [],
         placeholder: m.placeholder};
+      if (m.colors) {
+        COLORS = m.colors;
+        this.$('.sp-sw-free').style.background = COLORS.free;
+        this.$('.sp-sw-cachedfree').style.background = COLORS.cached_free;
+      }
       if (m.run !== this.run) {
         this.run = m.run;
         this.views = [];
@@ -454,7 +457,7 @@
     renderPool(v, animate) {
       const owners = this.owners(v);
       this.poolOwners = owners;
-      const target = v.blocks.map((b, id) => b[0] === 0 ? (b[1] !== null ? CACHED_FREE : FREE) : color(owners[id][0] ?? 0));
+      const target = v.blocks.map((b, id) => b[0] === 0 ? (b[1] !== null ? COLORS.cached_free : COLORS.free) : color(owners[id][0] ?? 0));
       const m = v.metrics, n = v.blocks.length;
       this.$('.sp-ptitle').innerHTML = `<b>KV cache</b> · ${n} blocks of ${v.cfg.block_size} tokens · ${n - m[3]} in use, ` +
         `${m[4]} cached-free, ${m[3] - m[4]} empty`;
@@ -591,8 +594,12 @@
         tip.style.top = (e.clientY - host.top + 14) + 'px';
       });
       canvas.addEventListener('mouseleave', () => { tip.hidden = true; });
+      if (!Player.active) Player.active = this;  // with several players on a page, keys drive the last one used
+      this.root.addEventListener('pointerdown', () => { Player.active = this; });
       this.onKey = e => {
         if (!this.root.isConnected) { document.removeEventListener('keydown', this.onKey); return; }
+        if (Player.active !== this && Player.active && Player.active.root.isConnected) return;
+        Player.active = this;
         const t = e.target;
         if (e.altKey || e.ctrlKey || e.metaKey || (t && t.closest && t.closest('input, textarea, select, [contenteditable]'))) return;
         const act = {ArrowRight: () => this.step(), ArrowLeft: () => this.back(), ' ': () => (this.playing ? this.pause() : this.play()),
@@ -619,10 +626,7 @@
       host.className = 'sp-host';
       parentElement.appendChild(host);
     }
-    if (!host.player) {
-      host.player = new Player(host, {});
-    }
-    const player = host.player;
+    const player = host.player || new Player(host, {});
     player.send = request => setTriggerValue('request', request);
     player.report = frame => setStateValue('frame', frame);
     host.classList.toggle('sp-present', Boolean(data && data.present));

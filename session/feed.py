@@ -12,9 +12,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from engine.overlap import PLACEHOLDER
 from session.lab import Lab
-from viz.frame_payload import EMPTY_VIEW, encode, stage_view
+from viz.frame_payload import EMPTY_VIEW, encode, player_constants, stage_view
 
 MAX_FRAMES_PER_MESSAGE = 400  # a player that holds nothing yet gets a long run in several messages
 SERVE_BUDGET_S = 0.5  # engine time per request: the real model keeps sending chunks while it computes
@@ -93,7 +92,7 @@ class Feed:
         frames = self._deltas[self.send_from:stop]
         message = {**header, "run": self.run, "from": self.send_from, "frames": frames,
                    "last": len(self._deltas) - 1, "over": _over_at_end(lab), "cursor": lab.cursor,
-                   "cursor_moves": self.cursor_moves, "answered": self.answered, "placeholder": PLACEHOLDER}
+                   "cursor_moves": self.cursor_moves, "answered": self.answered, **player_constants()}
         self.send_from = stop
         return message
 

@@ -15,6 +15,8 @@ the first token that differs.
 from __future__ import annotations
 
 from engine.frame import Frame, RequestView
+from engine.overlap import PLACEHOLDER
+from viz.colors import CACHED_FREE_COLOR, FREE_COLOR, REQUEST_PALETTE
 from viz.narrate import narrate
 
 REQUEST_FIELDS = ("status", "num_tokens", "num_prompt_tokens", "num_computed_tokens", "priority", "arrival",
@@ -22,6 +24,17 @@ REQUEST_FIELDS = ("status", "num_tokens", "num_prompt_tokens", "num_computed_tok
 SCALARS = ("step", "time", "kind", "batch", "metrics", "narration", "sat_out", "done", "wall_ms", "overlapped")
 DONE_KINDS = {"finished": "finished", "finished_late": "finished late", "aborted": "aborted"}
 EMPTY_VIEW = {"running": [], "waiting": [], "cfg": {}, "requests": [], "tokens": [], "pieces": [], "blocks": []}
+
+
+def player_colors() -> dict:
+    """The colours the player draws with, so the browser and the server's charts agree."""
+    return {"palette": list(REQUEST_PALETTE), "free": FREE_COLOR, "cached_free": CACHED_FREE_COLOR}
+
+
+def player_constants() -> dict:
+    """What every message to the player carries besides frames: its colours and the id of a token the model is
+    still computing (overlapped scheduling), which it marks apart from the others."""
+    return {"colors": player_colors(), "placeholder": PLACEHOLDER}
 
 
 def sat_out_reason(frame: Frame, request_id: int) -> str:
