@@ -185,11 +185,11 @@ def stage():
     @st.fragment
     def live():
         error = serve_player()
-        if st.session_state.notice:
-            st.warning(st.session_state.notice)
-        slot = st.container()  # the player goes first on the page, but after Run N and Reset have acted
+        notice, stage_slot = st.container(), st.container()  # drawn first, filled once Run N and Reset have acted
         controls()
-        with slot:
+        if st.session_state.notice:
+            notice.warning(st.session_state.notice)
+        with stage_slot:
             player(error)
         lower_views()
         sync_url()
