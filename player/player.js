@@ -20,7 +20,7 @@
   const SCALARS = ['step', 'time', 'kind', 'batch', 'metrics', 'narration', 'sat_out', 'done', 'wall_ms', 'overlapped'];
   const F = {status: 0, num_tokens: 1, num_prompt: 2, num_computed: 3, priority: 4, arrival: 5, preemptions: 6,
     finish_reason: 7, max_tokens: 8, block_table: 9};
-  const SIZES = {laptop: {boxes: 28, rows: 8, grid: 16, table: 16}, present: {boxes: 18, rows: 5, grid: 12, table: 10}};
+  const SIZES = {laptop: {boxes: 28, rows: 8, grid: 16}, present: {boxes: 18, rows: 5, grid: 12}};
 
   const color = id => COLORS.palette[id % COLORS.palette.length];
   function blend(hex, amount) {
@@ -171,7 +171,7 @@
     apply(m) {
       if (!m || typeof m !== 'object' || !Array.isArray(m.frames)) throw new Error('the message holds no frames');
       this.header = {title: m.title || '', model: m.model || '', key_frames: m.key_frames || [],
-        placeholder: m.placeholder};
+        placeholder: m.placeholder, end_note: m.end_note};
       if (m.colors) {
         COLORS = m.colors;
         this.$('.sp-sw-free').style.background = COLORS.free;
@@ -223,7 +223,7 @@
       if (this.desired > last) {
         if (this.over) {
           this.desired = last;
-          this.setMessage('The run is over: every request is done or can never run.');
+          this.setMessage(this.header.end_note || 'The run ends here.');
           this.pause();
         } else {
           this.ask(this.desired + (this.playing ? this.lookahead() : 0));
@@ -290,7 +290,7 @@
         this.desired = this.shown;
         if (this.$('.sp-pause-key').checked && this.keySteps().has(this.shown)) this.pause();
       } else if (this.over) {
-        this.setMessage('End of the run.');
+        this.setMessage(this.header.end_note || 'The run ends here.');
         this.pause();
       }
       if (this.playing && !this.over && last - this.shown < this.lookahead()) this.ask(last + this.lookahead());
@@ -353,7 +353,7 @@
     }
 
     renderQueues(v, before) {
-      const sizes = this.sizes();
+      const sizes = this.sizes(), room = this.rowRoom();
       const rects = new Map();
       if (before) this.rows.forEach((row, rid) => rects.set(rid, row.getBoundingClientRect()));
       const used = new Set();
@@ -383,7 +383,7 @@
           }
           used.add(rid);
           if (rowsBox.children[index] !== row) rowsBox.insertBefore(row, rowsBox.children[index] || null);
-          this.fillRow(row, v, rid, scheduled.get(rid) || 0, finished, satOut.get(rid), before, sizes);  // in place, to measure
+          this.fillRow(row, v, rid, scheduled.get(rid) || 0, finished, satOut.get(rid), before, room);
         });
         while (rowsBox.children.length > entries.length) rowsBox.lastChild.remove();
         if (!entries.length) rowsBox.innerHTML = '<div class="sp-empty">empty</div>';
@@ -402,26 +402,49 @@
       }
     }
 
-    /* A request's row: its token cells (as many as fit, condensed around this step's tokens), progress and flags. */
-    fillRow(row, v, rid, nNow, finished, satOut, before, sizes) {
+    /* A request's row: its token cells (as many as fit, condensed around this step's tokens), progress and flags.
+     * How many fit is estimated from the text, not measured: measuring every row would lay the page out each time. */
+    fillRow(row, v, rid, nNow, finished, satOut, before, room) {
       const r = v.requests[rid];
       const n = r[F.num_tokens], computed = r[F.num_computed];
       const oldN = before && before.requests[rid] ? before.requests[rid][F.num_tokens] : n;
       const out = n - r[F.num_prompt], max = r[F.max_tokens];
       const badge = r[F.priority] ? `<span class="sp-badge" title="priority ${r[F.priority]} (lower runs first)">P${r[F.priority]}</span>` : '';
+      const flagText = finished || (satOut ? '⏸ ' + satOut : '');
       const flag = finished ? `<span class="sp-flag sp-done">${finished}</span>` :
-        satOut ? `<span class="sp-flag" title="in the running queue but not in this step's batch: ${esc(satOut)}">⏸ ${esc(satOut)}</span>` : '';
+        satOut ? `<span class="sp-flag" title="in the running queue but not in this step's batch: ${esc(satOut)}">${esc(flagText)}</span>` : '';
+      let indices, width = room.cells - (flagText ? Math.min(room.flag, flagText.length * room.char * 0.95) : 0);
+      for (let boxes = room.boxes; ; boxes -= 1) {
+        indices = condense(n, boxes, computed - nNow, computed);
+        if (boxes <= 5 || this.cellsWidth(v, rid, indices, room) <= width) break;
+      }
       row.classList.toggle('sp-sat', Boolean(satOut));
       row.classList.toggle('sp-finished', Boolean(finished));
       row.dataset.tokens = n;
-      for (let boxes = sizes.boxes; ; boxes -= 2) {  // fewer cells until the row fits its width
-        const cells = this.tokenCells(v, rid, condense(n, Math.max(boxes, 5), computed - nNow, computed), computed, nNow, oldN);
-        row.innerHTML = `<span class="sp-label" style="color:${color(rid)}">ID:${rid} <small>(L:${n})</small>${badge}</span>` +
-          `<span class="sp-cells">${cells}</span><span class="sp-progress" title="tokens generated of max_tokens">` +
-          `<i style="width:${Math.min(100, 100 * out / max)}%;background:${color(rid)}"></i><em>${out}/${max}</em></span>${flag}`;
-        const box = row.querySelector('.sp-cells');
-        if (boxes <= 5 || box.scrollWidth <= box.clientWidth + 1) break;
+      row.innerHTML = `<span class="sp-label" style="color:${color(rid)}">ID:${rid} <small>(L:${n})</small>${badge}</span>` +
+        `<span class="sp-cells">${this.tokenCells(v, rid, indices, computed, nNow, oldN)}</span>` +
+        `<span class="sp-progress" title="tokens generated of max_tokens"><i style="width:${Math.min(100, 100 * out / max)}%;` +
+        `background:${color(rid)}"></i><em>${out}/${max}</em></span>${flag}`;
+    }
+
+    /* The estimated width in px of these token cells (a cell is at least a square, at most 6.5em). */
+    cellsWidth(v, rid, indices, room) {
+      let total = 0;
+      for (const i of indices) {
+        const chars = i === null ? 1 : tokenLabel(v, rid, i, this.header.placeholder).text.length;
+        total += Math.min(room.widest, Math.max(room.cell, chars * room.char + room.pad)) + 2;
       }
+      return total;
+    }
+
+    /* The room a row's cells have, measured once per frame. */
+    rowRoom() {
+      const style = getComputedStyle(this.root);
+      const font = parseFloat(style.fontSize), cellFont = 0.9 * font;
+      const width = this.$('.sp-running .sp-rows').clientWidth;
+      return {cells: width - 7.4 * font - 5.2 * font - 3 * 0.5 * font, flag: 16 * font, char: 0.6 * cellFont,
+        pad: 0.5 * cellFont, cell: parseFloat(style.getPropertyValue('--sp-cell')) || 26, widest: 6.5 * cellFont,
+        boxes: this.sizes().boxes};
     }
 
     tokenCells(v, rid, indices, computed, nNow, oldN) {
@@ -524,15 +547,19 @@
     }
 
     renderTables(v) {
-      const width = this.sizes().table;
+      const font = parseFloat(getComputedStyle(this.root).fontSize);  // a cell is 2.6em of 0.85em text wide
+      const width = Math.max(5, Math.floor((this.$('.sp-trows').clientWidth - 7.9 * font) / (2.6 * 0.85 * font + 2)));
+      const limit = 2 * this.sizes().rows;
       const rows = [];
+      let holders = 0;
       v.requests.forEach((r, rid) => {
         const table = r[F.block_table];
-        if (!table.length) return;
+        if (!table.length || ++holders > limit) return;
         const cells = condense(table.length, width, 0, 0).map(i => i === null ? '<span class="sp-tok sp-gap" title="blocks elided to fit">⋯</span>' :
           `<span class="sp-tok sp-bt" style="background:${color(rid)}" title="logical block ${i} → physical block ${table[i]} (ref count ${v.blocks[table[i]][0]})">${table[i]}${v.blocks[table[i]][0] > 1 ? '×' + v.blocks[table[i]][0] : ''}</span>`);
         rows.push(`<div class="sp-trow"><span class="sp-label" style="color:${color(rid)}">ID:${rid}</span><span class="sp-cells">${cells.join('')}</span></div>`);
       });
+      if (holders > limit) rows.push(`<div class="sp-more">+${holders - limit} more requests hold blocks</div>`);
       this.$('.sp-trows').innerHTML = rows.join('') || '<div class="sp-empty">no request holds blocks</div>';
     }
 

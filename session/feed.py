@@ -55,35 +55,28 @@ class Feed:
             self._deltas.append(encode(self._view, view))
             self._view = view
 
-    def serve(self, lab: Lab, request: Request, budget_s: float = SERVE_BUDGET_S) -> str | None:
-        """Compute toward `request.want` (the cursor stays where the player left it) and send from what the
-        player holds; returns why it stopped short, or None."""
+    def serve(self, lab: Lab, request: Request, budget_s: float = SERVE_BUDGET_S):
+        """Compute toward `request.want` (the cursor stays where the player left it, and the run's end stops
+        it: the message says when the run is over) and send from what the player holds."""
         self._follow(lab)
         self.answered = max(self.answered, request.seq)
         if request.run != self.run:
             self.send_from = 0  # the player holds another run's frames: it gets this run from the start
-            return None
+            return
         self.send_from = min(self.send_from, max(0, request.have + 1))
-        why = None
-        if request.want > lab.last:
-            why = self._compute(lab, request.want, budget_s)
+        if request.want > lab.last and not lab.is_trace:
+            self._compute(lab, request.want, budget_s)
         self._follow(lab)
-        return why
 
     @staticmethod
-    def _compute(lab: Lab, want: int, budget_s: float) -> str | None:
+    def _compute(lab: Lab, want: int, budget_s: float):
         cursor, deadline = lab.cursor, time.perf_counter() + budget_s
-        if lab.is_trace:
-            return f"This is a recorded trace: it ends at frame {lab.last}."
         lab.goto(lab.last)
         try:
-            while lab.last < want and time.perf_counter() < deadline:
-                if lab.is_over:
-                    return "The run is over: every request is done or can never run."
+            while lab.last < want and time.perf_counter() < deadline and not lab.is_over:
                 lab.step()
         finally:
             lab.goto(min(cursor, lab.last))
-        return None
 
     def message(self, lab: Lab, header: dict) -> dict:
         """The player's data for this page run: the header and the frames from `send_from` on."""
@@ -91,8 +84,9 @@ class Feed:
         stop = min(len(self._deltas), self.send_from + MAX_FRAMES_PER_MESSAGE)
         frames = self._deltas[self.send_from:stop]
         message = {**header, "run": self.run, "from": self.send_from, "frames": frames,
-                   "last": len(self._deltas) - 1, "over": _over_at_end(lab), "cursor": lab.cursor,
-                   "cursor_moves": self.cursor_moves, "answered": self.answered, **player_constants()}
+                   "last": len(self._deltas) - 1, "over": _over_at_end(lab), "end_note": end_note(lab),
+                   "cursor": lab.cursor, "cursor_moves": self.cursor_moves, "answered": self.answered,
+                   **player_constants()}
         self.send_from = stop
         return message
 
@@ -109,6 +103,13 @@ def _over_at_end(lab: Lab) -> bool:
         return lab.is_over
     finally:
         lab.goto(cursor)
+
+
+def end_note(lab: Lab) -> str:
+    """What the player says when asked to go past the last frame of a run that cannot go on."""
+    if lab.is_trace:
+        return "This is a recorded trace: it ends here."
+    return "The run is over: every request is done or can never run. Add a request or reset to go on."
 
 
 def run_header(lab: Lab, model: str) -> dict:

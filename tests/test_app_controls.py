@@ -137,7 +137,8 @@ def test_a_trace_opens_read_only(app):
     assert shown_view(app)["step"] == 3 and lab(app).cursor == 3
     show(app, 4)
     step(app)
-    assert "recorded trace" in player_message(app)["error"] and lab(app).cursor == 4
+    message = player_message(app)
+    assert message["over"] and "recorded trace" in message["end_note"] and lab(app).cursor == lab(app).last == 4
 
 
 def test_a_broken_trace_is_refused_with_a_message(app):

@@ -76,7 +76,7 @@ def test_running_past_the_end_stops_with_a_message(app):
     assert lab(app).is_over and not app.exception
     assert any("the run is over" in w.value for w in app.warning)
     step(app)
-    assert "The run is over" in player_message(app)["error"] and player_message(app)["over"]
+    assert player_message(app)["over"] and "The run is over" in player_message(app)["end_note"]
 
 
 def test_the_slider_scrubs_recorded_frames(app):

@@ -3,11 +3,6 @@ Playwright. What the stage player draws (its DOM and the data it drew from) is c
 run by the engine alone. Screenshots go to artifacts/ for a person to look at."""
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -15,50 +10,21 @@ import pytest
 from engine.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
+from tools.app_server import app_server
+from viz.html_export import CHROMIUM, CHROMIUM_ARGS
 
-CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"
-BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run"]
 PLAYER = "[data-testid=stage-player]"
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is not installed (Debian chromium)")]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
-    port = free_port()
-    env = dict(os.environ, SCHEDLAB_RUNNER="fake")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                if process.poll() is not None or time.time() > deadline:
-                    raise RuntimeError(f"streamlit did not start: {process.stdout.read().decode()[-2000:]}") from None
-                time.sleep(0.3)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with app_server("fake") as (url, _process):
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +34,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             yield chromium.new_context()
         finally:

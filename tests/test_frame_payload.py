@@ -76,7 +76,7 @@ def test_requests_for_a_target_step_compute_exactly_that_far_and_leave_the_curso
     lab, feed = _lab(), Feed()
     messages = [feed.message(lab, {})]
     for want in range(1, 6):  # five Step clicks, each answered
-        assert feed.serve(lab, Request(messages[-1]["run"], want - 1, want, want)) is None
+        feed.serve(lab, Request(messages[-1]["run"], want - 1, want, want))
         messages.append(feed.message(lab, {}))
     assert lab.last == 5 and lab.cursor == 0
     assert messages[-1]["answered"] == 5
@@ -107,6 +107,6 @@ def test_a_player_missing_frames_gets_them_again_and_a_new_run_starts_from_zero(
 def test_a_request_past_the_end_of_the_run_says_so():
     lab, feed = _lab("01_prefill_first"), Feed()
     run = feed.message(lab, {})["run"]
-    why = feed.serve(lab, Request(run, 0, 10_000, 1), budget_s=30)
-    assert "over" in why
-    assert feed.message(lab, {})["over"] is True
+    feed.serve(lab, Request(run, 0, 10_000, 1), budget_s=30)
+    message = feed.message(lab, {})
+    assert message["over"] is True and "The run is over" in message["end_note"] and lab.last < 10_000

@@ -95,9 +95,9 @@ def serve_player() -> str | None:
             error = f"A request for frames could not be read ({value!r}); the frames shown stay as they are."
         else:
             try:
-                error = _feed().serve(lab(), request)
-            except USER_ERRORS as e:
-                error = str(e)
+                _feed().serve(lab(), request)
+            except USER_ERRORS as e:  # a model step that failed: the frames already sent stay usable
+                error = f"Computing more frames failed: {e}"
     frame = st.session_state.pop("player_frame", None)
     if isinstance(frame, int) and 0 <= frame <= lab().last and frame != lab().cursor:
         lab().goto(frame)

@@ -35,7 +35,8 @@ def encoded_frames(frames: Sequence[Frame]) -> list[dict]:
 def run_message(label: str, frames: Sequence[Frame], key_frames: Sequence[tuple[int, str]] = ()) -> dict:
     """All of a run in one player message: nothing more can be asked for offline."""
     return {"title": label, "model": "recorded run", "key_frames": [list(k) for k in key_frames], "run": 0,
-            "from": 0, "frames": encoded_frames(frames), "last": len(frames) - 1, "over": True, "cursor": 0,
+            "from": 0, "frames": encoded_frames(frames), "last": len(frames) - 1, "over": True,
+            "end_note": "The recorded run ends here.", "cursor": 0,
             "cursor_moves": 0, "answered": 0, **player_constants()}
 
 
