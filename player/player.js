@@ -14,7 +14,7 @@
   const SHADES = {cached: 0.45, now: 0, pending: 0.82};
   const STATE_WORDS = {cached: 'K/V cached before this step', now: 'computed this step', pending: 'no K/V yet'};
   const SPEEDS = [1, 2, 5, 10, 20];
-  const MOVE_MS = 200;
+  const MOVE_MS = 200;  // transitions; while playing fast, at most 80% of a frame's time
   const ANSWER_TIMEOUT_MS = 15000;
   const EMPTY = {running: [], waiting: [], cfg: {}, requests: [], tokens: [], pieces: [], blocks: []};
   const SCALARS = ['step', 'time', 'kind', 'batch', 'metrics', 'narration', 'sat_out', 'done', 'wall_ms', 'overlapped'];
@@ -268,6 +268,7 @@
     play() {
       if (this.playing) return;
       this.playing = true;
+      this.due = 0;
       if (this.over && this.shown === this.views.length - 1) this.show(0);
       this.setMessage('');
       this.tick();
@@ -295,7 +296,9 @@
       }
       if (this.playing && !this.over && last - this.shown < this.lookahead()) this.ask(last + this.lookahead());
       this.checkAnswer();
-      this.timer = setTimeout(() => this.tick(), 1000 / Number(this.$('.sp-speed').value));
+      const now = performance.now(), interval = 1000 / Number(this.$('.sp-speed').value);
+      this.due = Math.max(now, (this.due || now) + interval);  // on the beat, however long drawing took
+      this.timer = setTimeout(() => this.tick(), this.due - now);
     }
 
     checkAnswer() {
@@ -321,6 +324,10 @@
     }
 
     /* -- drawing -------------------------------------------------------------------------------------- */
+
+    moveMs() {
+      return this.playing ? Math.min(MOVE_MS, 800 / Number(this.$('.sp-speed').value)) : MOVE_MS;
+    }
 
     show(k) {
       const view = this.views[k];
@@ -392,12 +399,12 @@
       if (!before) return;
       for (const [rid, row] of this.rows) {  // FLIP: a row that moved slides from where it was
         const old = rects.get(rid);
-        if (!old) { row.animate([{opacity: 0}, {opacity: 1}], {duration: MOVE_MS}); continue; }
+        if (!old) { row.animate([{opacity: 0}, {opacity: 1}], {duration: this.moveMs()}); continue; }
         const now = row.getBoundingClientRect();
         const dx = old.left - now.left, dy = old.top - now.top;
         if (Math.abs(dx) + Math.abs(dy) > 1) {
           row.animate([{transform: `translate(${dx}px, ${dy}px)`}, {transform: 'none'}],
-            {duration: MOVE_MS, easing: 'ease-out'});
+            {duration: this.moveMs(), easing: 'ease-out'});
         }
       }
     }
@@ -488,9 +495,9 @@
       const from = this.colors.length === n ? this.colors : target;
       cancelAnimationFrame(this.poolFrame);
       if (!animate || from === target) { this.paintPool(v, target); return; }
-      const start = performance.now();
+      const start = performance.now(), duration = this.moveMs();
       const step = now => {
-        const t = Math.min(1, (now - start) / MOVE_MS);
+        const t = Math.min(1, (now - start) / duration);
         this.paintPool(v, from.map((c, i) => c === target[i] ? c : mix(c, target[i], t)));
         if (t < 1) this.poolFrame = requestAnimationFrame(step);
       };
