@@ -20,7 +20,8 @@ def stepper():
     stage()
 
 
-st.set_page_config(page_title="schedlab: LLM inference scheduling, step by step", page_icon="🧮", layout="wide")
+st.set_page_config(page_title="schedlab: LLM inference scheduling, step by step", page_icon="🧮", layout="wide",
+                   initial_sidebar_state="collapsed" if st.query_params.get("present") == "1" else "auto")
 keep_widget_state()
 pages = [st.Page(stepper, title="Scheduler stepper", icon=":material/skip_next:", default=True),
          st.Page("pages/2_Policy_lab.py", title="Policy lab", icon=":material/balance:", url_path="Policy_lab")]

@@ -7,7 +7,7 @@ import pytest
 
 from engine.scenario import load_scenario, preset_paths
 from engine.trace import trace_dict
-from tests.test_app_support import block_grid_z, button, fake_model_app, figure, lab, no_errors
+from tests.test_app_support import button, fake_model_app, lab, no_errors, player_message, show, shown_view, step
 
 
 @pytest.fixture
@@ -34,17 +34,17 @@ def control(at, field):
 @pytest.mark.parametrize(("field", "value"), VALID_CHANGES, ids=[f for f, _ in VALID_CHANGES])
 def test_each_setting_applies_to_the_next_step(app, field, value):
     app.run()
-    button(app, "Step ▶").click().run()
+    step(app)
     control(app, field).set_value(value).run()
     assert no_errors(app)
     assert getattr(lab(app).config_in_effect(), field) == value
-    button(app, "Step ▶").click().run()
+    step(app)
     assert no_errors(app) and getattr(lab(app).frame.config, field) == value
 
 
 def test_an_impossible_setting_is_explained_by_the_control_and_changes_nothing(app):
     app.run()
-    button(app, "Step ▶").click().run()
+    step(app)
     before = lab(app).config_in_effect()
     control(app, "max_num_batched_tokens").set_value(2).run()
     assert not app.exception
@@ -58,30 +58,30 @@ def test_a_change_at_an_earlier_frame_branches_the_run(app):
     app.run()
     app.number_input(key="run_n").set_value(6).run()
     button(app, "Run N steps ▶▶").click().run()
-    app.slider(key="frame_slider").set_value(2).run()
+    show(app, 2)
     control(app, "max_num_seqs").set_value(1).run()
     assert no_errors(app) and lab(app).last == 2 and lab(app).cursor == 2
-    button(app, "Step ▶").click().run()
+    step(app)
     assert lab(app).frame.config.max_num_seqs == 1 and len(lab(app).frame.batch.seq_ids) <= 1
 
 
 def test_switching_scenario_starts_its_run(app):
     app.run()
-    button(app, "Step ▶").click().run()
+    step(app)
     app.selectbox(key="scenario_choice").set_value("02_preemption").run()
     assert no_errors(app)
     assert lab(app).inputs.scenario_name == "02_preemption" and lab(app).cursor == 0
     assert lab(app).config_in_effect().num_kvcache_blocks == 3
     assert control(app, "num_kvcache_blocks").value == 3
     assert app.query_params["scenario"] == "02_preemption"
-    assert len(block_grid_z(app)[0]) == 3
+    assert len(shown_view(app)["blocks"]) == 3
 
 
 def test_every_preset_opens_and_steps(app):
     app.run()
     for path in preset_paths():
         app.selectbox(key="scenario_choice").set_value(path.stem).run()
-        button(app, "Step ▶").click().run()
+        step(app)
         assert no_errors(app) and lab(app).cursor == 1, path.stem
 
 
@@ -90,13 +90,13 @@ def test_a_custom_setup_runs_its_own_workload(app):
     app.selectbox(key="scenario_choice").set_value("custom").run()
     next(b for b in app.button if b.label == "Start custom run").click().run()
     assert no_errors(app) and lab(app).title == "Custom setup" and len(lab(app).inputs.workload) == 8
-    button(app, "Step ▶").click().run()
+    step(app)
     assert lab(app).frame.batch.seq_ids
 
 
 def test_seed_and_temperature_restart_the_run(app):
     app.run()
-    button(app, "Step ▶").click().run()
+    step(app)
     app.number_input(key="seed").set_value(7).run()
     assert lab(app).cursor == 0 and lab(app).inputs.seed == 7
     app.number_input(key="temperature").set_value(0.8).run()
@@ -106,13 +106,13 @@ def test_seed_and_temperature_restart_the_run(app):
 
 def test_adding_a_request_joins_the_next_step(app):
     app.run()
-    button(app, "Step ▶").click().run()
+    step(app)
     app.text_area[0].input("why do blocks help?")
     app.number_input[-2].set_value(3)  # max tokens
     next(b for b in app.button if b.label == "Add request").click().run()
     assert no_errors(app)
     new_id = len(lab(app).frame.requests)
-    button(app, "Step ▶").click().run()
+    step(app)
     arrived = [e for e in lab(app).frame.events_of("arrived") if e.seq_id == new_id]
     assert arrived and arrived[0].prompt_len == 5
     assert lab(app).frame.requests[new_id].max_tokens == 3
@@ -133,11 +133,12 @@ def test_a_trace_opens_read_only(app):
     app.file_uploader[0].set_value(("t.json", json.dumps(trace_dict(engine, "demo")).encode(), "application/json"))
     app.run()
     assert no_errors(app) and lab(app).is_trace and lab(app).last == 4
-    app.slider(key="frame_slider").set_value(3).run()
-    assert figure(app, "KV cache")["layout"]["meta"]["step"] == 3
-    app.slider(key="frame_slider").set_value(4).run()
-    button(app, "Step ▶").click().run()
-    assert any("recorded trace" in w.value for w in app.warning)
+    show(app, 3)
+    assert shown_view(app)["step"] == 3 and lab(app).cursor == 3
+    show(app, 4)
+    step(app)
+    message = player_message(app)
+    assert message["over"] and "recorded trace" in message["end_note"] and lab(app).cursor == lab(app).last == 4
 
 
 def test_a_broken_trace_is_refused_with_a_message(app):
@@ -148,13 +149,12 @@ def test_a_broken_trace_is_refused_with_a_message(app):
     assert not lab(app).is_trace
 
 
-def test_presentation_mode_enlarges_the_queues_and_the_grid(app):
+def test_presentation_mode_tells_the_player(app):
     app.run()
-    button(app, "Step ▶").click().run()
-    small = figure(app, "Running queue")["layout"]["height"], figure(app, "KV cache")["layout"]["font"]["size"]
+    step(app)
+    assert player_message(app)["present"] is False
     app.toggle(key="presentation").set_value(True).run()
-    big = figure(app, "Running queue")["layout"]["height"], figure(app, "KV cache")["layout"]["font"]["size"]
-    assert big[0] > small[0] and big[1] > small[1]
+    assert player_message(app)["present"] is True
     assert app.query_params["present"] == "1"
 
 
@@ -166,8 +166,8 @@ def test_a_scenario_variant_runs_its_comparison_config_with_its_key_frames(app):
     assert no_errors(app) and lab(app).inputs.variant and lab(app).config_in_effect().chunked_prefill
     assert app.query_params["variant"] == "1"
     assert lab(app).key_frames and all(k.variant for k in lab(app).key_frames)
-    for step in lab(app).key_steps:
-        button(app, f"step {step}").click().run()
-        assert all(not k.mismatches(lab(app).frame) for k in lab(app).key_frames_at(step))
+    for key_step in lab(app).key_steps:
+        show(app, key_step)
+        assert all(not k.mismatches(lab(app).frame) for k in lab(app).key_frames_at(key_step))
     app.selectbox(key="scenario_choice").set_value("01_prefill_first").run()
     assert no_errors(app) and not lab(app).inputs.variant

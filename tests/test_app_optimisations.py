@@ -3,7 +3,19 @@ frame shown, is refused in words under its control when impossible, and shows in
 
 import pytest
 
-from tests.test_app_support import button, fake_model_app, figure, figures, lab, no_errors
+from tests.test_app_support import (
+    back,
+    button,
+    fake_model_app,
+    figure,
+    figures,
+    lab,
+    no_errors,
+    player_message,
+    show,
+    shown_view,
+    step,
+)
 
 
 @pytest.fixture
@@ -18,16 +30,16 @@ def steps(at, n: int):
 
 def test_overlap_applies_from_the_next_step_and_shows_in_the_stage(app):
     app.run()
-    button(app, "Step ▶").click().run()
+    step(app)
     app.toggle(key="opt_overlap").set_value(True).run()
     assert no_errors(app) and lab(app).engine.overlap
     steps(app, 3)
     frames = lab(app).history()
     assert not frames[2].timing.overlapped and frames[3].timing.overlapped and frames[4].timing.overlapped
-    assert any("Overlapped scheduling: this batch was decided while the model" in m.value for m in app.markdown)
-    assert "overlapped scheduling" in app.caption[0].value or any("overlapped scheduling" in c.value
-                                                                  for c in app.caption)
-    assert "this step took" not in app.caption[0].value  # the fake model has only the simulated clock
+    view = shown_view(app)
+    assert any(line.startswith("Overlapped scheduling: this batch was decided while the model") for line in
+               view["narration"]) and view["overlapped"]
+    assert player_message(app)["model"] == "fake model · overlapped scheduling"
     app.segmented_control(key="lower_view").set_value("Charts over time").run()
     timeline = figure(app, "Scheduling and model work")
     schedule, _, model = timeline["data"]
@@ -77,10 +89,10 @@ def test_the_adaptive_controller_stays_within_the_bounds_set_in_the_sidebar(app)
 def test_switching_at_an_earlier_frame_branches_the_run(app):
     app.run()
     steps(app, 6)
-    app.slider(key="frame_slider").set_value(2).run()
+    show(app, 2)
     app.toggle(key="opt_overlap").set_value(True).run()
     assert no_errors(app) and lab(app).last == 2 and lab(app).engine.config_changes == [(2, {"overlap": True})]
-    button(app, "Step ▶").click().run()
+    step(app)
     assert lab(app).frame.timing is not None and lab(app).engine.overlap
 
 
@@ -88,16 +100,18 @@ def test_the_overlap_preset_opens_overlapped_and_its_key_frames_hold(app):
     app.run()
     app.selectbox(key="scenario_choice").set_value("10_overlap").run()
     assert no_errors(app) and app.toggle(key="opt_overlap").value
-    for step in lab(app).key_steps:
-        button(app, f"step {step}").click().run()
+    for key_step in lab(app).key_steps:
+        show(app, key_step)
         assert no_errors(app)
-        assert all(not k.mismatches(lab(app).frame) for k in lab(app).key_frames_at(step))
-    button(app, "step 5").click().run()
-    assert any("Request 1 finished one step late" in m.value for m in app.markdown)
+        assert all(not k.mismatches(lab(app).frame) for k in lab(app).key_frames_at(key_step))
+    show(app, 5)
+    view = shown_view(app)
+    assert any(line.startswith("Request 1 finished one step late") for line in view["narration"])
+    assert [1, "finished late"] in view["done"]
 
 
 def header(at) -> str:
-    return next(c.value for c in at.caption if c.value.startswith("Frame **"))
+    return player_message(at)["model"]
 
 
 def test_the_toggles_show_the_options_of_the_frame_shown(app):
@@ -109,16 +123,16 @@ def test_the_toggles_show_the_options_of_the_frame_shown(app):
     app.number_input(key="opt_max_seqs").set_value(5).run()
     steps(app, 2)
     assert no_errors(app) and app.toggle(key="opt_overlap").value and app.toggle(key="opt_adaptive").value
-    app.slider(key="frame_slider").set_value(4).run()  # after overlap was switched on, before adaptive
+    show(app, 4)  # after overlap was switched on, before adaptive
     assert app.toggle(key="opt_overlap").value and not app.toggle(key="opt_adaptive").value
     assert "overlapped scheduling" in header(app) and "adaptive" not in header(app)
-    button(app, "◀ Back").click().run()
-    button(app, "◀ Back").click().run()  # frame 2: before either
+    back(app)
+    back(app)  # frame 2: before either
     assert not app.toggle(key="opt_overlap").value and not app.toggle(key="opt_adaptive").value
     assert "overlapped" not in header(app)
     app.segmented_control(key="lower_view").set_value("Charts over time").run()
     assert not any(f["layout"]["title"]["text"].startswith("Adaptive") for f in figures(app))
-    app.slider(key="frame_slider").set_value(7).run()
+    show(app, 7)
     assert app.toggle(key="opt_adaptive").value and app.number_input(key="opt_max_seqs").value == 5
     assert figure(app, "Adaptive batch size")  # the chart's band is the controller of the frame shown
     assert no_errors(app) and lab(app).last == 8  # moving never branched the run

@@ -2,7 +2,19 @@
 
 import pytest
 
-from tests.test_app_support import block_grid_z, button, fake_model_app, figure, lab, no_errors
+from tests.test_app_support import (
+    back,
+    button,
+    fake_model_app,
+    figure,
+    lab,
+    no_errors,
+    player_message,
+    show,
+    shown_view,
+    step,
+)
+from viz.frame_payload import stage_view
 
 
 @pytest.fixture
@@ -17,31 +29,35 @@ def test_opens_at_frame_zero_of_the_first_preset(app):
     assert app.query_params["scenario"] == "01_prefill_first" and app.query_params["frame"] == "0"
 
 
-def test_step_fills_the_queues_and_the_block_grid(app):
+def test_step_sends_the_player_the_frame_it_asked_for(app):
     app.run()
-    empty_grid = block_grid_z(app)
-    button(app, "Step ▶").click().run()
+    assert player_message(app)["frames"][0]["step"] == 0
+    step(app)
     assert no_errors(app) and lab(app).cursor == 1
-    frame = lab(app).frame
-    assert figure(app, "Running queue")["layout"]["meta"]["ids"] == list(frame.running)
-    assert figure(app, "Waiting queue")["layout"]["meta"]["ids"] == list(frame.waiting)
-    assert block_grid_z(app) != empty_grid
-    owners = figure(app, "KV cache")["layout"]["meta"]["owners"]
-    assert owners == [list(frame.block_owners(b.id)) for b in frame.blocks] and any(owners)
-    assert any("Step 1 ran a prefill batch" in m.value for m in app.markdown)
+    view, frame = shown_view(app), lab(app).frame
+    assert view == stage_view(frame)
+    assert (view["running"], view["waiting"]) == (list(frame.running), list(frame.waiting))
+    assert [b[0] for b in view["blocks"]] == [b.ref_count for b in frame.blocks] and any(b[0] for b in view["blocks"])
+    assert view["narration"][0].startswith("Step 1 ran a prefill batch")
     assert app.query_params["frame"] == "1"
+
+
+def test_three_steps_asked_at_once_are_three_frames(app):
+    app.run()
+    step(app, 3)
+    assert lab(app).last == 3 and lab(app).cursor == 3
+    assert [f["step"] for f in player_message(app)["frames"]] == [1, 2, 3]
 
 
 def test_back_moves_the_cursor_and_refuses_at_frame_zero(app):
     app.run()
-    button(app, "Step ▶").click().run()
-    button(app, "Step ▶").click().run()
-    button(app, "◀ Back").click().run()
+    step(app)
+    step(app)
+    back(app)
     assert lab(app).cursor == 1 and lab(app).last == 2
-    button(app, "◀ Back").click().run()
-    button(app, "◀ Back").click().run()
+    back(app)
+    back(app)  # the player's Back is disabled at frame 0; a report of frame -1 changes nothing
     assert lab(app).cursor == 0 and not app.exception
-    assert any("Already at frame 0" in w.value for w in app.warning)
 
 
 def test_run_n_steps_and_reset(app):
@@ -59,47 +75,49 @@ def test_running_past_the_end_stops_with_a_message(app):
     button(app, "Run N steps ▶▶").click().run()
     assert lab(app).is_over and not app.exception
     assert any("the run is over" in w.value for w in app.warning)
-    button(app, "Step ▶").click().run()
-    assert any("The run is over" in w.value for w in app.warning)
+    step(app)
+    assert player_message(app)["over"] and "The run is over" in player_message(app)["end_note"]
 
 
 def test_the_slider_scrubs_recorded_frames(app):
     app.run()
     app.number_input(key="run_n").set_value(5).run()
     button(app, "Run N steps ▶▶").click().run()
-    late_grid = block_grid_z(app)
-    app.slider(key="frame_slider").set_value(1).run()
-    assert lab(app).cursor == 1 and lab(app).last == 5
-    assert figure(app, "KV cache")["layout"]["meta"]["step"] == 1
-    assert block_grid_z(app) != late_grid or lab(app).frames[1].blocks == lab(app).frames[5].blocks
+    show(app, 1)
+    assert lab(app).cursor == 1 and lab(app).last == 5 and app.query_params["frame"] == "1"
+    assert shown_view(app) == stage_view(lab(app).frames[1])
 
 
-def test_key_frame_buttons_jump_and_show_the_note(app):
+def test_a_key_frame_jump_computes_up_to_it_and_the_player_has_the_note(app):
     app.run()
     key_frame = lab(app).key_frames[1]
-    button(app, f"step {key_frame.step}").click().run()
-    assert lab(app).cursor == key_frame.step
-    assert any(key_frame.note[:30] in i.value for i in app.info)
+    assert [key_frame.step, key_frame.note] in player_message(app)["key_frames"]
+    show(app, key_frame.step)
+    assert lab(app).cursor == key_frame.step == lab(app).last
     assert not key_frame.mismatches(lab(app).frame)
 
 
-def test_play_and_pause_switch(app):
+def test_playing_asks_ahead_in_chunks_and_keeps_the_cursor(app):
     app.run()
-    app.toggle(key="playing").set_value(True).run()
-    assert app.session_state["playing"] is True and not app.exception
-    assert lab(app).cursor >= 1  # the first tick steps at once
-    app.toggle(key="playing").set_value(False).run()
-    paused_at = lab(app).cursor
+    message = player_message(app)
+    app.session_state["player_request"] = {"run": message["run"], "have": 0, "want": 20, "seq": 1}
     app.run()
-    assert app.session_state["playing"] is False and lab(app).cursor == paused_at
+    assert lab(app).last == 20 and lab(app).cursor == 0
+    assert len(player_message(app)["frames"]) == 20 and player_message(app)["answered"] == 1
 
 
-def test_play_stops_by_itself_at_the_end_of_the_run(app):
+def test_a_request_for_another_run_gets_this_run_from_frame_zero(app):
     app.run()
-    lab(app).run(500)
-    app.toggle(key="playing").set_value(True).run()
-    assert app.session_state["playing"] is False
-    assert any("Paused: the run is over" in w.value for w in app.warning)
+    app.session_state["player_request"] = {"run": 999, "have": 7, "want": 9, "seq": 1}
+    app.run()
+    assert no_errors(app) and lab(app).last == 0 and player_message(app)["from"] == 0
+
+
+def test_a_request_that_cannot_be_read_is_explained(app):
+    app.run()
+    app.session_state["player_request"] = {"run": "x"}
+    app.run()
+    assert not app.exception and "could not be read" in player_message(app)["error"]
 
 
 def test_the_url_opens_a_scenario_at_a_frame(app):
@@ -135,11 +153,12 @@ def test_charts_and_metrics_views_draw_the_run_so_far(app):
     assert len(app.dataframe[1].value) == len(lab(app).frame.requests)
 
 
-def test_the_header_names_the_frame_just_stepped_to(app):
+def test_the_player_is_told_the_run_and_the_model(app):
     app.run()
-    button(app, "Step ▶").click().run()
-    button(app, "Step ▶").click().run()
-    assert any(c.value.startswith("Frame **2** of 2") for c in app.caption)
+    step(app)
+    step(app)
+    message = player_message(app)
+    assert message["title"] == lab(app).title and message["model"] == "fake model" and message["last"] == 2
 
 
 def test_the_url_opens_a_variant(app):

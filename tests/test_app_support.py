@@ -1,9 +1,13 @@
-"""Shared helpers of the AppTest tests: the app on the fake model, and its Plotly figures as data. No tests."""
+"""Shared helpers of the AppTest tests: the app on the fake model, its Plotly figures as data, and the stage
+player's side of the conversation (AppTest runs no JavaScript, so these do what player/player.js does). No tests."""
 
+import itertools
 import json
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+
+from viz.frame_payload import EMPTY_VIEW, decode
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -22,10 +26,6 @@ def figure(at: AppTest, title_start: str) -> dict:
     return next(f for f in figures(at) if f["layout"]["title"]["text"].startswith(title_start))
 
 
-def block_grid_z(at: AppTest) -> list:
-    return figure(at, "KV cache")["data"][0]["z"]
-
-
 def button(at: AppTest, label: str):
     return next(b for b in at.button if b.label == label)
 
@@ -36,3 +36,46 @@ def lab(at: AppTest):
 
 def no_errors(at: AppTest) -> bool:
     return not at.exception and not at.error
+
+
+_requests = itertools.count(1)
+
+
+def player_message(at: AppTest) -> dict:
+    """The data the stage player was sent in the last run."""
+    return json.loads(at.get("bidi_component")[0].proto.json)
+
+
+def show(at: AppTest, k: int) -> AppTest:
+    """The player moves to frame k (slider, Back, a key frame); beyond what it holds it first asks for frames."""
+    if k > lab(at).last:
+        message = player_message(at)
+        at.session_state["player_request"] = {"run": message["run"], "have": message["last"], "want": k,
+                                              "seq": next(_requests)}
+    at.session_state["player_frame"] = k
+    return at.run()
+
+
+def step(at: AppTest, times: int = 1) -> AppTest:
+    return show(at, lab(at).cursor + times)
+
+
+def back(at: AppTest) -> AppTest:
+    return show(at, lab(at).cursor - 1)
+
+
+def player_views(at: AppTest) -> list[dict]:
+    """Every frame the player would hold after asking for the whole run again."""
+    at.session_state["player_request"] = {"run": player_message(at)["run"], "have": -1, "want": 0,
+                                          "seq": next(_requests)}
+    at.run()
+    views, previous = [], EMPTY_VIEW
+    for delta in player_message(at)["frames"]:
+        previous = decode(previous, delta)
+        views.append(previous)
+    return views
+
+
+def shown_view(at: AppTest) -> dict:
+    """The frame the player shows, as it was sent."""
+    return player_views(at)[lab(at).cursor]

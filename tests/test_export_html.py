@@ -1,5 +1,8 @@
-"""The offline HTML animation: self-contained, and its play button moves the frames in headless Chromium."""
+"""The offline HTML animation: the app's stage player with every frame embedded, self-contained; it plays with the
+network blocked. PNG and GIF images for slides."""
 
+import io
+import json
 import re
 import shutil
 
@@ -7,9 +10,8 @@ import pytest
 
 from engine.engine import Engine
 from engine.scenario import SCENARIOS_DIR, load_scenario
-from viz.block_grid import block_color
-from viz.colors import CACHED_FREE_COLOR, FREE_COLOR
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_figure, animation_html, sampled
+from viz.frame_payload import EMPTY_VIEW, decode, stage_view
+from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_html, gif_steps
 
 
 @pytest.fixture(scope="module")
@@ -19,35 +21,32 @@ def engine() -> Engine:
     return engine
 
 
-def test_sampling_keeps_the_ends_and_the_budget():
-    frames = list(range(1001))
-    picked = sampled(frames, 300)
-    assert picked[0] == 0 and picked[-1] == 1000 and len(picked) <= 301
-    assert sampled(frames[:5], 300) == frames[:5]
+def embedded_runs(page: str) -> list[dict]:
+    return json.loads(re.search(r"const RUNS = (.*);\n", page).group(1).replace("<\\/", "</"))
 
 
-def test_each_frame_shows_that_step(engine):
-    fig = animation_figure(list(engine.frames), "tail")
-    assert [f.name for f in fig.frames] == [str(f.step) for f in engine.frames]
-    third = engine.frames[3]
-    running, waiting, pool = fig.frames[3].data
-    assert list(running.text) == [str(i) for i in third.running]
-    assert list(waiting.text) == [str(i) for i in third.waiting]
-    assert list(pool.marker.color) == [block_color(third, b) for b in third.blocks]
-    assert sum(c not in (FREE_COLOR, CACHED_FREE_COLOR) for c in pool.marker.color) == \
-        len(third.blocks) - third.metrics.num_free_blocks
-    assert "step 3" in fig.frames[3].layout.title.text
-
-
-def test_the_page_is_self_contained(engine):
+def test_the_page_embeds_the_player_once_and_every_frame(engine):
     page = animation_html([("tail", list(engine.frames)), ("again", list(engine.frames))], "two runs")
-    assert page.count("Plotly.newPlot") == 2 and not re.search(r"<script[^>]+src=", page)
-    assert len(re.findall(r"plotly\.js v\d", page)) == 1  # the library is embedded once
+    assert not re.search(r"<(script|link)[^>]+(src|href)=", page)  # nothing to fetch
+    assert page.count("window.SchedlabPlayer = {") == 1
+    runs = embedded_runs(page)
+    assert [r["title"] for r in runs] == ["tail", "again"]
+    views, previous = [], EMPTY_VIEW
+    for delta in runs[0]["frames"]:
+        previous = decode(previous, delta)
+        views.append(previous)
+    assert views == [stage_view(f) for f in engine.frames]
+
+
+def test_gif_steps_keep_the_ends_within_the_budget():
+    assert gif_steps(5, 80) == [0, 1, 2, 3, 4]
+    steps = gif_steps(1001, 80)
+    assert steps[0] == 0 and steps[-1] == 1000 and len(steps) <= 81
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
-def test_play_advances_the_frames_in_chromium(engine, tmp_path):
+def test_the_page_plays_offline_in_chromium(engine, tmp_path):
     sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
     path = tmp_path / "run.html"
     path.write_text(animation_html([("tail", list(engine.frames))]))
@@ -55,17 +54,22 @@ def test_play_advances_the_frames_in_chromium(engine, tmp_path):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 800})
-            page.route("http*://**", lambda route: route.abort())  # offline: nothing may be fetched
+            fetched = []
+            page.route("**/*", lambda route: (fetched.append(route.request.url), route.abort())
+                       if not route.request.url.startswith("file:") else route.continue_())
             page.goto(path.as_uri())
-            current = page.locator(".slider-container .slider-label").first  # "step N" above the slider
-            current.wait_for(timeout=20_000)
-            assert current.text_content().strip() == "step 0"
-            title = page.locator(".gtitle").first.text_content()
-            page.get_by_text("▶ play").click()
-            page.wait_for_timeout(1500)  # six frames of 250 ms
-            step = int(current.text_content().split()[1])
-            assert step > 0
-            assert page.locator(".gtitle").first.text_content() != title
+            player = page.locator("[data-testid=stage-player]")
+            assert player.get_attribute("data-frame") == "0"
+            assert player.get_attribute("data-last") == str(engine.step_count)
+            for _ in range(3):
+                player.get_by_role("button", name="Step", exact=True).click()
+            assert player.get_attribute("data-frame") == "3"
+            owners = player.evaluate("root => root.player.drawn.owners")
+            assert owners == [list(engine.frames[3].block_owners(b.id)) for b in engine.frames[3].blocks]
+            player.get_by_role("button", name="Play", exact=True).click()
+            page.wait_for_function("() => Number(document.querySelector('[data-testid=stage-player]')"
+                                   ".dataset.frame) >= 5", timeout=10_000)
+            assert fetched == []
         finally:
             browser.close()
 
@@ -75,7 +79,6 @@ def test_play_advances_the_frames_in_chromium(engine, tmp_path):
 def test_png_and_gif_for_slides(engine):
     pytest.importorskip("playwright.sync_api")
     image = pytest.importorskip("PIL.Image")
-    import io
 
     from viz.charts import queues_and_kv_figure
     from viz.html_export import figure_png, run_gif
@@ -84,8 +87,7 @@ def test_png_and_gif_for_slides(engine):
     assert png.startswith(b"\x89PNG") and image.open(io.BytesIO(png)).size == (800, 400)
     gif = image.open(io.BytesIO(run_gif(list(engine.frames), "tail", width=480, height=270, max_frames=6)))
     assert gif.format == "GIF" and gif.size == (480, 270)
-    shown = sampled(list(engine.frames), 6)
-    assert gif.n_frames == len(shown)
+    assert gif.n_frames == len(gif_steps(len(engine.frames), 6))
     pictures = []
     for i in range(gif.n_frames):
         gif.seek(i)

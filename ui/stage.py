@@ -1,30 +1,41 @@
-"""The stage: stepping controls, the frame slider, and what the frame shows. It is one fragment, so stepping
-and playing redraw only the stage, never the whole page."""
+"""The stage: the browser-side player (player/, fed by session/feed.py) and, below it, the views drawn on the
+server. Step, Back, Play, the slider and key frames act in the browser on frames already sent; the player asks
+for more with a target step. It is one fragment, so the player's requests rerun only the stage."""
 
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 import streamlit as st
 
 from engine.metrics import run_metrics, speculation_metrics
+from session.feed import Feed, Request, run_header
 from session.lab import LabError
 from ui.state import USER_ERRORS, lab, report, settings_in_effect, sync_url
 from viz.adaptive import adaptive_batch_figure
-from viz.block_grid import block_grid_figure, block_tables_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
-from viz.key_strip import key_frame_strip
 from viz.metrics_table import request_rows, run_summary, speculation_sentence
-from viz.narrate import narrate
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
-from viz.queues import queue_figure
-from viz.sizing import sizing_for
 from viz.texts import request_texts
 from viz.timeline import timeline_figure
 
-SPEEDS = {"slow (1 step/s)": 1.0, "normal (2 steps/s)": 0.5, "fast (5 steps/s)": 0.2}
 PLOT_CONFIG = {"displayModeBar": False}
+PLAYER_DIR = Path(__file__).resolve().parents[1] / "player"
+PLAYER_KEY = "stage_player"
+
+
+@st.cache_resource(show_spinner=False)
+def _player_sources() -> tuple[str, str]:
+    js = (PLAYER_DIR / "player.js").read_text()
+    return js + "\nexport default function (component) { return window.SchedlabPlayer.mount(component); }\n", \
+        (PLAYER_DIR / "player.css").read_text()
+
+
+def _player():
+    js, css = _player_sources()
+    return st.components.v2.component("schedlab_stage_player", js=js, css=css, isolate_styles=False)
 
 
 def _attempt(action, *args):
@@ -35,23 +46,8 @@ def _attempt(action, *args):
         report(e)
 
 
-def _on_slider():
-    _attempt(lab().goto, st.session_state.frame_slider)
-
-
 def _on_reset():
-    st.session_state.playing = False
     _attempt(lab().reset)
-
-
-def _jump_to(step: int):
-    """Jump to a key frame, running the engine up to it when it is not recorded yet."""
-    def jump():
-        if step > lab().last:
-            lab().goto(lab().last)
-            lab().run(step - lab().last)
-        lab().goto(step)
-    _attempt(jump)
 
 
 def _run_steps(steps: int):
@@ -61,72 +57,60 @@ def _run_steps(steps: int):
         done = lab().run(steps, lambda n: bar.progress(n / steps, f"Step {lab().cursor} ({n} of {steps})"))
     finally:
         bar.empty()
+        _feed().moved_cursor()
     if done < steps:
         raise LabError(f"Stopped after {done} of {steps} steps: the run is over.")
 
 
-def _escape(text: str) -> str:
-    return text.replace("_", "\\_").replace("*", "\\*")
-
-
 def controls():
-    cols = st.columns([1, 1, 1, 1.3, 0.9, 1.2, 1.6])
-    cols[0].button("⟲ Reset", on_click=_on_reset, width="stretch", disabled=lab().is_trace)
-    cols[1].button("◀ Back", on_click=_attempt, args=(lab().back,), width="stretch")
-    step_clicked = cols[2].button("Step ▶", width="stretch", type="primary")
-    run_clicked = cols[3].button("Run N steps ▶▶", width="stretch")
-    cols[4].number_input("N", 1, 10_000, 10, key="run_n", label_visibility="collapsed")
-    # A toggle, not a button: its state survives the timer's reruns, where a button's click could be lost.
-    cols[5].toggle("Play ▶", key="playing", help="Step automatically at the chosen speed; switch off to pause.")
-    cols[6].selectbox("speed", list(SPEEDS), index=1, key="speed", label_visibility="collapsed")
-    if play_interval() != st.session_state.play_interval:
-        st.session_state.notice = None
-        st.rerun()  # the whole page: the stage's timer starts, stops or changes speed
-    if step_clicked:
-        with st.spinner(f"Running step {lab().cursor + 1}"):
-            _attempt(lab().step)
+    """What stays on the server: a fresh start and running many steps at once."""
+    cols = st.columns([1.9, 1.1, 1.5, 4], vertical_alignment="center")
+    run_clicked = cols[0].button("Run N steps ▶▶", width="stretch")
+    cols[1].number_input("N", 1, 10_000, 10, key="run_n", label_visibility="collapsed")
+    cols[2].button("⟲ Reset", on_click=_on_reset, width="stretch", disabled=lab().is_trace)
     if run_clicked:
         _attempt(_run_steps, int(st.session_state.run_n))
 
 
-def slider():
-    if lab().last == 0:
-        st.caption("Frame 0 of 0: the empty start. Step to run the scheduler.")
-        return
-    st.session_state.frame_slider = lab().cursor
-    st.slider("Frame", 0, lab().last, key="frame_slider", on_change=_on_slider)
-    if strip := key_frame_strip(lab().key_steps, lab().last, lab().cursor):
-        st.markdown(strip, unsafe_allow_html=True)
+def _feed() -> Feed:
+    if "feed" not in st.session_state:
+        st.session_state.feed = Feed()
+    return st.session_state.feed
 
 
-def key_frames():
-    steps = lab().key_steps
-    if not steps:
-        return
-    cols = st.columns([1.2] + [1] * len(steps) + [max(1, 8 - len(steps))])
-    cols[0].markdown("**Key frames**")
-    for col, step in zip(cols[1:], steps, strict=False):
-        marker = "★ " if step == lab().cursor else ""
-        col.button(f"{marker}step {step}", key=f"key_{step}", on_click=_jump_to, args=(step,), width="stretch",
-                   help=" ".join(k.note for k in lab().key_frames_at(step)))
-    for here in lab().key_frames_at(lab().cursor):
-        st.info(f"**Key frame, step {here.step}.** {_escape(here.note)}", icon=":material/star:")
+def _on_player_request():
+    st.session_state.player_request = st.session_state[PLAYER_KEY].get("request")
 
 
-def header():
-    frame = lab().frame
-    m = frame.metrics
-    st.markdown(f"### {lab().title}")
-    st.caption(f"Frame **{frame.step}** of {lab().last} · {frame.batch.kind} batch · "
-               f"{m.num_running} running, {m.num_waiting} waiting · KV {m.kv_usage:.0%} used · "
-               f"simulated time {frame.sim_time_s:.3f} s{measured(frame)} · {model_name()}{modes()}")
+def _on_player_frame():
+    st.session_state.player_frame = st.session_state[PLAYER_KEY].get("frame")
 
 
-def measured(frame) -> str:
-    """On the real model, what the step really took here (the simulated clock is the cost model's)."""
-    if lab().is_trace or lab().inputs.runner != "model" or frame.step == 0:
-        return ""
-    return f" · this step took {1000 * (frame.wall_schedule_s + frame.wall_model_s):.0f} ms"
+def serve_player() -> str | None:
+    """Answer the player's request for frames and follow the frame it shows; the message for the page, if any."""
+    error = None
+    if (value := st.session_state.pop("player_request", None)) is not None:
+        request = Request.parse(value)
+        if request is None:
+            error = f"A request for frames could not be read ({value!r}); the frames shown stay as they are."
+        else:
+            try:
+                _feed().serve(lab(), request)
+            except USER_ERRORS as e:  # a model step that failed: the frames already sent stay usable
+                error = f"Computing more frames failed: {e}"
+    frame = st.session_state.pop("player_frame", None)
+    if isinstance(frame, int) and 0 <= frame <= lab().last and frame != lab().cursor:
+        lab().goto(frame)
+        if settings_in_effect() != st.session_state.get("sidebar_settings"):
+            st.rerun()  # the whole page, so the sidebar shows the settings of the frame moved to
+    return error
+
+
+def player(error: str | None):
+    message = _feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}"))
+    message.update(present=bool(st.session_state.presentation), error=error)
+    _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
+              on_frame_change=_on_player_frame)
 
 
 def modes() -> str:
@@ -141,13 +125,6 @@ def model_name() -> str:
     if lab().inputs.runner == "model":
         return f"SmolLM2-135M on {st.session_state.get('model_device') or 'its device'}"
     return "fake model"
-
-
-def narration(frame):
-    st.markdown("#### What happened and why")
-    lines = narrate(frame)
-    st.markdown(f"**{_escape(lines[0])}**")
-    st.markdown("\n".join(f"- {_escape(line)}" for line in lines[1:]) or "_No scheduling decisions this step._")
 
 
 def texts(frame):
@@ -191,59 +168,30 @@ def metrics():
         st.caption(sentence)
 
 
-def frame_views():
-    frame = lab().frame
-    sizing = sizing_for(st.session_state.presentation)
-    st.plotly_chart(queue_figure(frame, "running", sizing), config=PLOT_CONFIG, key="running_queue")
-    st.plotly_chart(queue_figure(frame, "waiting", sizing), config=PLOT_CONFIG, key="waiting_queue")
-    left, right = st.columns([3, 2], gap="large")
-    left.plotly_chart(block_grid_figure(frame, sizing), config=PLOT_CONFIG, key="block_grid")
-    left.plotly_chart(block_tables_figure(frame, sizing), config=PLOT_CONFIG, key="block_tables")
-    with right:
-        narration(frame)
+def lower_views():
+    """The views drawn on the server, at the frame the player last stopped at."""
     # Only the chosen view is drawn: charts over time cost the browser more than the whole frame.
     shown = st.segmented_control("Below", ["Generated text", "Charts over time", "Metrics", "Nothing"],
                                  key="lower_view", default="Generated text", label_visibility="collapsed")
     if shown == "Generated text":
-        texts(frame)
+        texts(lab().frame)
     elif shown == "Charts over time":
         charts()
     elif shown == "Metrics":
         metrics()
 
 
-def _advance_if_playing():
-    if not st.session_state.playing:
-        return
-    if lab().is_over:
-        st.session_state.playing = False
-        report(LabError("Paused: the run is over."))
-        st.rerun()  # the whole page, so the timer stops
-    _attempt(lab().step)
-
-
-def play_interval() -> float | None:
-    """Seconds between two steps while playing, None when paused."""
-    return SPEEDS.get(st.session_state.get("speed"), 0.5) if st.session_state.playing else None
-
-
 def stage():
-    st.session_state.play_interval = play_interval()
-
-    @st.fragment(run_every=st.session_state.play_interval)
+    @st.fragment
     def live():
-        _advance_if_playing()
-        header_slot = st.container()
-        controls()  # Step and Run act here, so the header above is written after them
-        if not st.session_state.playing and settings_in_effect() != st.session_state.get("sidebar_settings"):
-            st.rerun()  # the whole page, so the sidebar shows the settings of the frame moved to
-        with header_slot:
-            header()
+        error = serve_player()
+        notice, stage_slot = st.container(), st.container()  # drawn first, filled once Run N and Reset have acted
+        controls()
         if st.session_state.notice:
-            st.warning(st.session_state.notice)
-        slider()
-        key_frames()
-        frame_views()
+            notice.warning(st.session_state.notice)
+        with stage_slot:
+            player(error)
+        lower_views()
         sync_url()
 
     live()

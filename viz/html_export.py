@@ -1,155 +1,127 @@
-"""A self-contained HTML animation of runs: the KV block pool and the two queues, step by step, with a play
-button and a slider (Plotly frames, plotly.js embedded), that opens offline without the app.
-
-Every animation frame has the same three traces (one marker row per queue, one marker grid for the pool,
-coloured as in the app: viz.colors, viz.block_grid), so Plotly can animate between them.
+"""A self-contained HTML page that plays runs offline with the app's own stage player (player/): its JS and CSS
+inlined, every frame embedded as the deltas the app sends (viz/frame_payload.py), nothing fetched. An animated GIF
+is the same page photographed frame by frame in headless Chromium.
 """
 
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Sequence
-
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+from pathlib import Path
 
 from engine.frame import Frame
-from viz.block_grid import block_color, grid_shape
-from viz.colors import request_color
-from viz.sizing import LAPTOP
+from viz.frame_payload import EMPTY_VIEW, encode, player_constants, stage_view
 
-MAX_FRAMES = 300  # longer runs are sampled evenly (the last step always included)
-MAX_QUEUE = 40  # queue entries drawn per queue; the rest are counted in the title
-QUEUES = ("running", "waiting")
+PLAYER_DIR = Path(__file__).resolve().parents[1] / "player"
 FRAME_MS = 250
 
 
-def sampled(frames: Sequence[Frame], max_frames: int = MAX_FRAMES) -> list[Frame]:
-    every = max(1, -(-len(frames) // max_frames))
-    picked = list(frames[::every])
-    return picked if picked[-1] is frames[-1] else [*picked, frames[-1]]
+def player_sources() -> tuple[str, str]:
+    """The stage player's JavaScript and CSS."""
+    return (PLAYER_DIR / "player.js").read_text(), (PLAYER_DIR / "player.css").read_text()
 
 
-def _pool_trace(frame: Frame) -> go.Scatter:
-    """The pool as square markers on a grid (SVG, so it animates; a heatmap image flickers away mid-play)."""
-    rows, columns = grid_shape(len(frame.blocks), LAPTOP)
-    return go.Scatter(x=[b.id % columns for b in frame.blocks], y=[b.id // columns for b in frame.blocks],
-                      mode="markers", showlegend=False, hoverinfo="skip", xaxis="x2", yaxis="y2",
-                      marker={"symbol": "square", "size": max(4, min(26, 900 // columns - 4, 380 // rows - 3)),
-                              "color": [block_color(frame, b) for b in frame.blocks]})
+def encoded_frames(frames: Sequence[Frame]) -> list[dict]:
+    """Every frame as a delta against the one before (frame 0 against the empty view)."""
+    deltas, previous = [], EMPTY_VIEW
+    for frame in frames:
+        view = stage_view(frame)
+        deltas.append(encode(previous, view))
+        previous = view
+    return deltas
 
 
-def _queue_trace(frame: Frame, queue: str) -> go.Scatter:
-    ids = getattr(frame, queue)[:MAX_QUEUE]
-    return go.Scatter(x=list(range(len(ids))), y=[queue] * len(ids), mode="markers+text", name=queue,
-                      text=[str(i) for i in ids], textfont={"color": "white", "size": 10}, showlegend=False,
-                      marker={"symbol": "square", "size": 22, "color": [request_color(i) for i in ids]},
-                      hoverinfo="skip", xaxis="x", yaxis="y")
+def run_message(label: str, frames: Sequence[Frame], key_frames: Sequence[tuple[int, str]] = ()) -> dict:
+    """All of a run in one player message: nothing more can be asked for offline."""
+    return {"title": label, "model": "recorded run", "key_frames": [list(k) for k in key_frames], "run": 0,
+            "from": 0, "frames": encoded_frames(frames), "last": len(frames) - 1, "over": True,
+            "end_note": "The recorded run ends here.", "cursor": 0,
+            "cursor_moves": 0, "answered": 0, **player_constants()}
 
 
-def _title(label: str, frame: Frame) -> str:
-    counts = ", ".join(f"{len(getattr(frame, q))} {q}" for q in QUEUES)
-    return (f"{html.escape(label)} · step {frame.step} · {frame.batch.kind} batch of {len(frame.batch.seq_ids)}"
-            f" · {counts} · KV {frame.metrics.kv_usage:.0%}")
-
-
-def animation_figure(frames: Sequence[Frame], label: str = "run", max_frames: int = MAX_FRAMES) -> go.Figure:
-    shown = sampled(frames, max_frames)
-    fig = make_subplots(rows=2, cols=1, row_heights=[0.3, 0.7], vertical_spacing=0.08,
-                        subplot_titles=["queues (request ids, head first)", "KV block pool (colour = owner)"])
-
-    def traces(frame):
-        return [*(_queue_trace(frame, q) for q in QUEUES), _pool_trace(frame)]
-
-    fig.add_traces(traces(shown[0]))  # each trace names its own axes, in the frames too
-    fig.frames = [go.Frame(name=str(f.step), data=traces(f), traces=[0, 1, 2],
-                           layout={"title": {"text": _title(label, f)}}) for f in shown]
-    play = {"frame": {"duration": FRAME_MS, "redraw": True}, "fromcurrent": True, "transition": {"duration": 0}}
-    pause = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate", "transition": {"duration": 0}}
-    fig.update_layout(
-        title={"text": _title(label, shown[0]), "x": 0, "xanchor": "left"}, height=620, plot_bgcolor="white",
-        margin={"l": 70, "r": 20, "t": 70, "b": 20},
-        updatemenus=[{"type": "buttons", "direction": "left", "x": 0, "y": -0.02, "xanchor": "left",
-                      "yanchor": "top", "showactive": False,
-                      "buttons": [{"label": "▶ play", "method": "animate", "args": [None, play]},
-                                  {"label": "❚❚ pause", "method": "animate", "args": [[None], pause]}]}],
-        sliders=[{"x": 0.18, "len": 0.82, "y": -0.02, "yanchor": "top", "currentvalue": {"prefix": "step "},
-                  "steps": [{"label": str(f.step), "method": "animate",
-                             "args": [[str(f.step)], {**pause, "frame": {"duration": 0, "redraw": True}}]}
-                            for f in shown]}])
-    fig.update_xaxes(visible=False)
-    fig.update_xaxes(range=[-0.6, MAX_QUEUE - 0.4], row=1, col=1)
-    fig.update_yaxes(type="category", categoryorder="array", categoryarray=list(QUEUES), range=[-0.6, 1.6],
-                     row=1, col=1)
-    fig.update_yaxes(visible=False, autorange="reversed", row=2, col=1)
-    return fig
+def _script_json(data) -> str:
+    return json.dumps(data).replace("</", "<\\/")  # nothing in the data can close the script element
 
 
 def animation_html(runs: Sequence[tuple[str, Sequence[Frame]]], title: str = "schedlab run") -> str:
-    """One offline HTML page with an animation per (label, frames): plotly.js is embedded once, in the first."""
-    parts = [animation_figure(frames, label).to_html(full_html=False, include_plotlyjs=i == 0, auto_play=False)
-             for i, (label, frames) in enumerate(runs)]
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
-            f"<body style='font-family:sans-serif'><h2>{html.escape(title)}</h2>{''.join(parts)}</body></html>")
+    """One offline HTML page with a player per (label, frames)."""
+    js, css = player_sources()
+    messages = [run_message(label, frames) for label, frames in runs]
+    players = "".join(f"<section class='sp-export' id='run-{i}'></section>" for i in range(len(messages)))
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{css}\nbody{{font-family:sans-serif;margin:1.5rem 2rem}}.sp-export{{margin-bottom:3rem}}</style>"
+            f"</head><body><h2>{html.escape(title)}</h2>{players}<script>{js}</script><script>\n"
+            f"const RUNS = {_script_json(messages)};\n"
+            "RUNS.forEach((message, i) => SchedlabPlayer.mountStatic(document.getElementById('run-' + i), message));\n"
+            "</script></body></html>")
 
 
-# -- images for slides: rendered by Plotly itself in headless Chromium (no Kaleido) --------------------------
+# -- images for slides: drawn in headless Chromium (plotly.js for a figure, the player for a run) -------------
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
-GIF_FRAMES = 80  # each costs a render in the browser (~0.3 s)
-_IMAGES_JS = """async ([width, height, animate]) => {
-  const gd = document.querySelector('.js-plotly-plot');
-  const shot = () => Plotly.toImage(gd, {format: 'png', width: width, height: height});
-  if (!animate) return [await shot()];
-  const images = [];
-  for (const frame of gd._transitionData._frames) {
-    await Plotly.animate(gd, [frame.name], {mode: 'immediate', frame: {duration: 0, redraw: true},
-                                            transition: {duration: 0}});
-    images.push(await shot());
-  }
-  return images;
-}"""
+GIF_FRAMES = 80  # each costs a screenshot in the browser
 
 
-def _render_pngs(fig: go.Figure, width: int, height: int, animate: bool) -> list[bytes]:
-    """PNG bytes of `fig` (or of each of its animation frames), drawn by plotly.js in headless Chromium."""
-    import base64
+def _in_chromium(page_html: str, width: int, height: int, photograph) -> list[bytes]:
+    """Open `page_html` offline in headless Chromium at width x height (no motion) and return
+    `photograph(page)`'s PNG bytes."""
     import tempfile
-    from pathlib import Path
 
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as folder:
-        page_path = Path(folder) / "figure.html"
-        page_path.write_text(fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False))
+        page_path = Path(folder) / "page.html"
+        page_path.write_text(page_html)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
-                page = browser.new_page()
+                page = browser.new_page(viewport={"width": width, "height": height}, reduced_motion="reduce")
                 page.goto(page_path.as_uri())
-                page.wait_for_selector(".js-plotly-plot .main-svg")
-                urls = page.evaluate(_IMAGES_JS, [width, height, animate])
+                return photograph(page)
             finally:
                 browser.close()
-    return [base64.b64decode(url.split(",", 1)[1]) for url in urls]
 
 
-def figure_png(fig: go.Figure, width: int = 1200, height: int = 600) -> bytes:
-    return _render_pngs(fig, width, height, animate=False)[0]
+def figure_png(fig, width: int = 1200, height: int = 600) -> bytes:
+    """A Plotly figure as PNG, rendered by plotly.js itself (no Kaleido)."""
+    import base64
+
+    def photograph(page):
+        page.wait_for_selector(".js-plotly-plot .main-svg")
+        url = page.evaluate("([w, h]) => Plotly.toImage(document.querySelector('.js-plotly-plot'), "
+                            "{format: 'png', width: w, height: h})", [width, height])
+        return [base64.b64decode(url.split(",", 1)[1])]
+
+    return _in_chromium(fig.to_html(include_plotlyjs=True, full_html=True), width, height, photograph)[0]
+
+
+def gif_steps(num_frames: int, max_frames: int) -> list[int]:
+    """At most about `max_frames` evenly spaced frame indices, the first and the last included."""
+    every = max(1, -(-num_frames // max_frames))
+    return sorted({*range(0, num_frames, every), num_frames - 1})
 
 
 def run_gif(frames: Sequence[Frame], label: str = "run", width: int = 960, height: int = 540,
             max_frames: int = GIF_FRAMES, frame_ms: int = FRAME_MS) -> bytes:
-    """An animated GIF of a run's queues and KV pool (the HTML animation's frames), looping."""
+    """An animated GIF of a run as the stage player draws it, looping."""
     import io
 
     from PIL import Image
 
-    fig = animation_figure(frames, label, max_frames)
-    fig.layout.updatemenus, fig.layout.sliders = (), ()  # a GIF plays by itself
-    images = [Image.open(io.BytesIO(png)).convert("RGB") for png in _render_pngs(fig, width, height, animate=True)]
+    def photograph(page):
+        player = page.locator("[data-testid=stage-player]")
+        player.wait_for()
+        shots = []
+        for k in gif_steps(len(frames), max_frames):
+            player.evaluate("(root, k) => root.player.show(k)", k)
+            shots.append(page.screenshot())
+        return shots
+
+    pngs = _in_chromium(animation_html([(label, frames)], label), width, height, photograph)
+    images = [Image.open(io.BytesIO(png)).convert("RGB") for png in pngs]
     out = io.BytesIO()
     images[0].save(out, format="GIF", save_all=True, append_images=images[1:], duration=frame_ms, loop=0)
     return out.getvalue()

@@ -1,0 +1,214 @@
+"""The stage player in headless Chromium against the app on 127.0.0.1 (started and stopped here).
+
+Figures, each with the baseline measured in the same run:
+- scrub: moving the slider to a random computed frame until it is drawn (p50/p95, synchronous and to the next
+  paint), at 256 and 4096 blocks; baseline: a Step past the computed frames, which waits for the server;
+- Play on every preset on the fake model at the fastest speed (frames drawn per second over at most 10 s);
+- Play on the real model against the model's own step rate (the engine's wall time per step in those frames);
+- 20 fast Step clicks: how many new frames they gave (fake and real model);
+- server CPU per frame (its /proc utime + stime) over a 200-step Play, against frames asked for one by one;
+- payload: bytes per frame delta and per message at 256 blocks (in process, the same encoder the app uses).
+Run: python bench/bench_stage.py [--no-model]
+"""
+
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engine.scenario import load_scenario, preset_paths  # noqa: E402
+from session.feed import Feed, Request  # noqa: E402
+from session.lab import Lab, RunInputs, real_model_installed  # noqa: E402
+from tools.app_server import app_server  # noqa: E402
+from viz.html_export import CHROMIUM, CHROMIUM_ARGS, player_sources  # noqa: E402
+
+PLAYER = "[data-testid=stage-player]"
+PLAY_WINDOW_S = 10
+LARGE_POOL = ("scenario=custom&requests=200&prompts=chat&max_tokens=64&arrivals=poisson&num_kvcache_blocks=4096"
+              "&max_num_seqs=32&max_num_batched_tokens=2048&max_model_len=512")
+SCRUB_JS = """async (n) => {
+  const root = document.querySelector('[data-testid=stage-player]'), slider = root.querySelector('.sp-slider');
+  const last = Number(root.dataset.last), sync = [], painted = [];
+  for (let i = 0; i < n; i++) {
+    const k = Math.floor(Math.random() * (last + 1)), t = performance.now();
+    slider.value = String(k);
+    slider.dispatchEvent(new Event('input'));
+    root.getBoundingClientRect();  // layout done
+    sync.push(performance.now() - t);
+    await new Promise(resolve => requestAnimationFrame(() => setTimeout(resolve, 0)));  // painted
+    painted.push(performance.now() - t);
+  }
+  return [sync, painted];
+}"""
+WATCH_JS = """() => {  // every frame the player shows, with when
+  const root = document.querySelector('[data-testid=stage-player]');
+  window.shownAt = [[Number(root.dataset.frame), performance.now()]];
+  new MutationObserver(() => window.shownAt.push([Number(root.dataset.frame), performance.now()]))
+    .observe(root, {attributes: true, attributeFilter: ['data-frame']});
+}"""
+
+
+def p95(values) -> float:
+    return sorted(values)[max(0, round(0.95 * len(values)) - 1)]
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def open_stage(browser, url: str, timeout_ms: int = 60_000):
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    page.goto(url)
+    page.wait_for_selector(f"{PLAYER}[data-frame]", timeout=timeout_ms)
+    page.wait_for_function(f"() => document.querySelector('{PLAYER}').dataset.frame === "
+                           f"document.querySelector('{PLAYER}').dataset.last", timeout=timeout_ms)
+    return page
+
+
+def attr(page, name: str) -> int:
+    return int(page.get_attribute(PLAYER, f"data-{name}"))
+
+
+def step_round_trip_ms(page, times: int = 10) -> list[float]:
+    """A Step at the end of the computed frames: the player must wait for the server."""
+    spent = []
+    for _ in range(times):
+        target = attr(page, "frame") + 1
+        start = time.perf_counter()
+        page.get_by_role("button", name="Step", exact=True).click()
+        page.wait_for_function(f"() => document.querySelector('{PLAYER}').dataset.frame === '{target}'")
+        spent.append(1000 * (time.perf_counter() - start))
+    return spent
+
+
+def scrub(browser, url: str, label: str):
+    page = open_stage(browser, url, 180_000)
+    sync, painted = page.evaluate(SCRUB_JS, 120)
+    page.keyboard.press("End")
+    trip = step_round_trip_ms(page)
+    blocks = page.evaluate(f"() => document.querySelector('{PLAYER}').player.views[0].blocks.length")
+    frames = attr(page, "last") + 1
+    print(f"scrub, {blocks} blocks ({label}), over {frames} frames: p50 {statistics.median(sync):.1f} ms"
+          f" / p95 {p95(sync):.1f} ms drawn (synchronous), p50 {statistics.median(painted):.1f} / p95 "
+          f"{p95(painted):.1f} ms to the next paint; baseline, a Step waiting for the server: p50 "
+          f"{statistics.median(trip):.0f} ms, p95 {p95(trip):.0f} ms")
+    page.close()
+
+
+def play(page, speed: str = "20", window_s: float = PLAY_WINDOW_S) -> tuple[float, int]:
+    """(frames drawn per second, frames drawn) from frame 0 until the run ends or `window_s` passes."""
+    page.keyboard.press("Home")
+    page.select_option(".sp-speed", speed)
+    page.evaluate(WATCH_JS)
+    page.get_by_role("button", name="Play", exact=True).click()
+    deadline = time.time() + window_s
+    while time.time() < deadline and page.get_by_role("button", name="Pause", exact=True).count():
+        time.sleep(0.2)
+    shown = page.evaluate("() => window.shownAt")
+    if page.get_by_role("button", name="Pause", exact=True).count():
+        page.get_by_role("button", name="Pause", exact=True).click()
+    moves = [(f, t) for f, t in shown if f > 0]
+    if len(moves) < 2:
+        return 0.0, 0
+    (f0, t0), (f1, t1) = moves[0], moves[-1]
+    return (f1 - f0) / ((t1 - t0) / 1000), f1 - f0
+
+
+def fast_clicks(browser, url: str, clicks: int = 20, settle_s: float = 120) -> tuple[int, int]:
+    """(new frames shown, new frames computed) after `clicks` fast Step clicks from a fresh run."""
+    page = open_stage(browser, url, 180_000)
+    first = attr(page, "frame")
+    for _ in range(clicks):
+        page.get_by_role("button", name="Step", exact=True).click()
+    deadline = time.time() + settle_s
+    while time.time() < deadline and attr(page, "frame") < first + clicks:
+        time.sleep(0.2)
+    time.sleep(1.5)  # anything more would show up now
+    result = attr(page, "frame") - first, attr(page, "last") - first
+    page.close()
+    return result
+
+
+def fake_model_figures(browser):
+    with app_server("fake") as (url, server):
+        scrub(browser, f"{url}/?scenario=08_chat_poisson&frame=150", "preset 08")
+        scrub(browser, f"{url}/?{LARGE_POOL}&frame=150", "200 chat requests")
+        rates = {}
+        for path in preset_paths():
+            page = open_stage(browser, f"{url}/?scenario={path.stem}")
+            rates[path.stem] = play(page)
+            page.close()
+        print("Play at 20 steps/s on the fake model, frames drawn per second (frames): " +
+              ", ".join(f"{name} {rate:.1f} ({n})" for name, (rate, n) in rates.items()) +
+              f"; slowest {min(r for r, _ in rates.values()):.1f}")
+        shown, computed = fast_clicks(browser, f"{url}/?scenario=08_chat_poisson")
+        print(f"20 fast Step clicks, fake model: {shown} new frames shown, {computed} computed")
+
+        page = open_stage(browser, f"{url}/?scenario=08_chat_poisson")
+        before = cpu_s(server.pid)
+        trip = step_round_trip_ms(page, 20)
+        one_by_one = 1000 * (cpu_s(server.pid) - before) / 20
+        page.close()
+        page = open_stage(browser, f"{url}/?scenario=08_chat_poisson")
+        before = cpu_s(server.pid)
+        _, frames = play(page, window_s=60)
+        played = 1000 * (cpu_s(server.pid) - before) / max(1, frames)
+        page.close()
+        print(f"server CPU per frame, fake model: {played:.1f} ms over a {frames}-step Play; baseline, frames asked "
+              f"one by one (20 Steps, {statistics.median(trip):.0f} ms each): {one_by_one:.1f} ms")
+
+
+def real_model_figures(browser):
+    with app_server("model", start_timeout_s=180) as (url, _server):
+        page = open_stage(browser, f"{url}/?scenario=08_chat_poisson", 300_000)
+        page.get_by_role("button", name="Step", exact=True).click()  # warm up
+        page.wait_for_function(f"() => document.querySelector('{PLAYER}').dataset.frame === '1'", timeout=120_000)
+        rate, frames = play(page, window_s=15)
+        walls = page.evaluate(f"() => document.querySelector('{PLAYER}').player.views.slice(2)"
+                              ".map(v => v.wall_ms).filter(x => x !== null)")
+        own = 1000 / statistics.mean(walls) if walls else float("nan")
+        page.close()
+        print(f"Play on the real model (preset 08): {rate:.2f} frames/s over {frames} frames; the model's own rate "
+              f"in those steps {own:.2f} steps/s; ratio {rate / own:.2f}")
+        shown, computed = fast_clicks(browser, f"{url}/?scenario=08_chat_poisson")
+        print(f"20 fast Step clicks, real model: {shown} new frames shown, {computed} computed")
+
+
+def payload_figures():
+    path = next(p for p in preset_paths() if p.stem == "08_chat_poisson")
+    lab, feed = Lab(RunInputs.from_scenario(load_scenario(path, "fake"), "fake")), Feed()
+    first = feed.message(lab, {})
+    feed.serve(lab, Request(first["run"], 0, 200, 1), budget_s=60)
+    message = feed.message(lab, {})
+    sizes = [len(json.dumps(delta, separators=(",", ":"))) for delta in message["frames"]]
+    blocks = len(lab.frame.blocks)
+    js, css = player_sources()
+    print(f"payload at {blocks} blocks (preset 08, {len(sizes)} frames): mean {statistics.mean(sizes):.0f} B, p95 "
+          f"{p95(sizes)} B, max {max(sizes)} B per frame delta; the whole message {len(json.dumps(message))} B; "
+          f"baseline, a full frame: {len(json.dumps(lab.frames[100].to_dict()))} B; the player's code, sent with "
+          f"each rerun: {len(js) + len(css)} B")
+
+
+def main():
+    from playwright.sync_api import sync_playwright
+
+    payload_figures()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            fake_model_figures(browser)
+            if "--no-model" in sys.argv or not real_model_installed():
+                print("real model: skipped")
+            else:
+                real_model_figures(browser)
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()

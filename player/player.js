@@ -1,0 +1,679 @@
+/* schedlab's stage player: draws recorded frames and moves among them in the browser.
+ *
+ * The server sends messages: {run, from, frames: [delta...], last, over, cursor, cursor_moves, answered,
+ * title, model, key_frames, placeholder, error}. Frames are deltas (viz/frame_payload.py has the reference
+ * decoder); the player keeps every decoded frame, so Step, Back, the slider and Play need no server. At the
+ * end of what it holds it asks for more with a target step: {run, have, want, seq}.
+ * Offline (the HTML export) the frames are embedded and nothing is asked.
+ */
+(function () {
+  'use strict';
+  if (window.SchedlabPlayer) return;
+
+  let COLORS = {palette: ['#7B8794'], free: '#EEF0F3', cached_free: '#FFE9A8'};  // the server's (viz/colors.py) replace these
+  const SHADES = {cached: 0.45, now: 0, pending: 0.82};
+  const STATE_WORDS = {cached: 'K/V cached before this step', now: 'computed this step', pending: 'no K/V yet'};
+  const SPEEDS = [1, 2, 5, 10, 20];
+  const MOVE_MS = 200;  // transitions; while playing fast, at most 80% of a frame's time
+  const ANSWER_TIMEOUT_MS = 15000;
+  const EMPTY = {running: [], waiting: [], cfg: {}, requests: [], tokens: [], pieces: [], blocks: []};
+  const SCALARS = ['step', 'time', 'kind', 'batch', 'metrics', 'narration', 'sat_out', 'done', 'wall_ms', 'overlapped'];
+  const F = {status: 0, num_tokens: 1, num_prompt: 2, num_computed: 3, priority: 4, arrival: 5, preemptions: 6,
+    finish_reason: 7, max_tokens: 8, block_table: 9};
+  const SIZES = {laptop: {boxes: 28, rows: 8, grid: 16}, present: {boxes: 18, rows: 5, grid: 12}};
+
+  const color = id => COLORS.palette[id % COLORS.palette.length];
+  function blend(hex, amount) {
+    const c = [1, 3, 5].map(i => parseInt(hex.slice(i, i + 2), 16));
+    return '#' + c.map(x => Math.round(x + (255 - x) * amount).toString(16).padStart(2, '0')).join('');
+  }
+  const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
+  const reducedMotion = () => window.matchMedia && window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+
+  /* The view a delta describes, given the view before it (the same rules as viz/frame_payload.decode). */
+  function decode(prev, d) {
+    if (!d || typeof d !== 'object') throw new Error('a frame is not an object');
+    const view = {};
+    for (const key of SCALARS) {
+      if (!(key in d)) throw new Error('a frame lacks ' + key);
+      view[key] = d[key];
+    }
+    for (const key of ['running', 'waiting', 'cfg']) view[key] = key in d ? d[key] : prev[key];
+    const blocks = 'nb' in d ? Array.from({length: d.nb}, () => [0, null, null]) : prev.blocks.slice();
+    for (const [id, ...block] of d.blk || []) {
+      if (!(id >= 0 && id < blocks.length)) throw new Error('block ' + id + ' is outside the pool');
+      blocks[id] = block;
+    }
+    const requests = prev.requests.slice(), tokens = prev.tokens.slice(), pieces = prev.pieces.slice();
+    for (const [key, fields] of Object.entries(d.req || {})) {
+      const rid = Number(key);
+      if (rid === requests.length) { tokens.push([]); pieces.push(null); }
+      else if (!(rid < requests.length)) throw new Error('request ' + rid + ' skips an id');
+      requests[rid] = fields;
+    }
+    for (const [key, [start, ids, newPieces]] of Object.entries(d.tok || {})) {
+      const rid = Number(key);
+      if (!(rid < tokens.length)) throw new Error('tokens of unknown request ' + rid);
+      tokens[rid] = tokens[rid].slice(0, start).concat(ids);
+      pieces[rid] = newPieces === null ? null : (pieces[rid] || []).slice(0, start).concat(newPieces);
+    }
+    return Object.assign(view, {blocks, requests, tokens, pieces});
+  }
+
+  /* Indices 0..n-1 to draw in at most max cells: both ends and the focus (this step's tokens), null for gaps. */
+  function condense(n, max, focusStart, focusStop) {
+    if (n <= max) return Array.from({length: n}, (_, i) => i);
+    const keep = new Set(), budget = Math.max(2, max - 2);
+    const share = Math.min(Math.max(0, focusStop - focusStart), Math.floor(budget / 3));
+    for (let i = focusStop - share; i < focusStop; i++) if (i >= 0 && i < n) keep.add(i);
+    const rest = budget - keep.size, head = Math.floor(rest / 2);
+    for (let i = 0; i < head; i++) keep.add(i);
+    for (let i = n - (rest - head); i < n; i++) keep.add(i);
+    const shown = [];
+    let previous = -1;
+    for (const i of [...keep].sort((a, b) => a - b)) {
+      if (i > previous + 1) shown.push(null);
+      shown.push(i);
+      previous = i;
+    }
+    if (previous < n - 1) shown.push(null);
+    return shown;
+  }
+
+  const VISIBLE = {' ': '·', '\n': '⏎', '\t': '⇥'};
+  function tokenLabel(view, rid, i, placeholder) {
+    const id = view.tokens[rid][i];
+    if (id === placeholder) return {text: '◌', pending: true};
+    const pieces = view.pieces[rid];
+    if (!pieces) return {text: '#' + id, id: true};
+    const text = pieces[i].replace(/[ \n\t]/g, ch => VISIBLE[ch]);
+    return {text: text || '∅'};
+  }
+
+  const HTML = `
+<div class="sp-head"><div class="sp-title"></div><div class="sp-caption"></div></div>
+<div class="sp-controls">
+  <button type="button" class="sp-back" aria-label="Back" title="Back one frame (←)">◀ Back</button>
+  <button type="button" class="sp-step sp-primary" aria-label="Step" title="Step one frame (→)">Step ▶</button>
+  <button type="button" class="sp-play" aria-label="Play" title="Play / pause (space)">▶ Play</button>
+  <select class="sp-speed" aria-label="Speed">${SPEEDS.map(s => `<option value="${s}"${s === 2 ? ' selected' : ''}>${s} step${s > 1 ? 's' : ''}/s</option>`).join('')}</select>
+  <label class="sp-keystop"><input type="checkbox" class="sp-pause-key"> pause at key frames</label>
+  <input type="range" class="sp-slider" min="0" max="0" value="0" aria-label="Frame">
+  <span class="sp-position"></span>
+</div>
+<div class="sp-keyrow"><div class="sp-keys"></div><div class="sp-message" role="status"></div></div>
+<div class="sp-banner" aria-live="polite"></div>
+<div class="sp-main">
+  <div class="sp-queues">
+    <div class="sp-queue sp-running"><div class="sp-qtitle"></div><div class="sp-rows"></div><div class="sp-more"></div></div>
+    <div class="sp-queue sp-waiting"><div class="sp-qtitle"></div><div class="sp-rows"></div><div class="sp-more"></div></div>
+    <div class="sp-legend">
+      <span><i class="sp-sw sp-sw-cached"></i>K/V cached</span><span><i class="sp-sw sp-sw-now"></i>computed this step</span>
+      <span><i class="sp-sw sp-sw-pending"></i>no K/V yet</span><span><b>·</b> space</span><span><b>⏎</b> newline</span>
+      <span><b>#42</b> token id (fake model)</span><span><b class="sp-gapmark">⋯</b> tokens elided to fit</span>
+      <span><b>◌</b> token still being computed</span><span class="sp-hint">Hover a token or a block for details.</span>
+    </div>
+  </div>
+  <div class="sp-story"><div class="sp-stitle">What happened and why</div><div class="sp-narration"></div></div>
+</div>
+<div class="sp-lower">
+  <div class="sp-pool"><div class="sp-ptitle"></div><div class="sp-canvas-box"><canvas class="sp-grid"></canvas></div>
+    <div class="sp-plegend"><span><i class="sp-sw" style="background:#7B8794"></i>in use: its request's colour</span>
+      <span><i class="sp-sw sp-sw-free"></i>free</span><span><i class="sp-sw sp-sw-cachedfree"></i>free, cached prefix (reusable)</span></div></div>
+  <div class="sp-tables"><div class="sp-ttitle">Block tables (logical → physical block ids)</div><div class="sp-trows"></div></div>
+</div>
+<div class="sp-tip" hidden></div>`;
+
+  class Player {
+    constructor(root, options) {
+      this.root = root;
+      this.send = options.send || null;  // (request) => void; null offline
+      this.report = options.report || null;  // (frame) => void: the frame shown, when paused
+      this.views = [];
+      this.prev = EMPTY;
+      this.run = null;
+      this.shown = -1;
+      this.desired = 0;
+      this.playing = false;
+      this.pending = null;
+      this.seq = 0;
+      this.over = false;
+      this.cursorMoves = null;
+      this.failures = 0;
+      this.header = {title: '', model: '', key_frames: [], placeholder: null};
+      this.colors = [];  // the block colours drawn now (animated toward the frame's)
+      this.rows = new Map();  // request id -> its row element, kept across frames so moves can animate
+      root.classList.add('sp');
+      root.player = this;  // tests and the GIF export reach the player through its element
+      root.setAttribute('data-testid', 'stage-player');
+      root.innerHTML = HTML;
+      this.$ = sel => root.querySelector(sel);
+      this.bind();
+      this.setMessage('');
+    }
+
+    /* -- receiving ----------------------------------------------------------------------------------- */
+
+    receive(message) {
+      try {
+        this.apply(message);
+      } catch (e) {
+        this.failures += 1;
+        this.setMessage(`Frames from the server could not be read (${e.message}). The frames already here stay ` +
+          'usable' + (this.failures < 3 ? '; asking for them again.' : '.'));
+        this.pending = null;
+        if (this.failures < 3) this.ask(this.desired);
+        return;
+      }
+      this.advance();
+    }
+
+    apply(m) {
+      if (!m || typeof m !== 'object' || !Array.isArray(m.frames)) throw new Error('the message holds no frames');
+      this.header = {title: m.title || '', model: m.model || '', key_frames: m.key_frames || [],
+        placeholder: m.placeholder, end_note: m.end_note};
+      if (m.colors) {
+        COLORS = m.colors;
+        this.$('.sp-sw-free').style.background = COLORS.free;
+        this.$('.sp-sw-cachedfree').style.background = COLORS.cached_free;
+      }
+      if (m.run !== this.run) {
+        this.run = m.run;
+        this.views = [];
+        this.prev = EMPTY;
+        this.shown = -1;
+        this.desired = 0;
+        this.over = false;
+        this.rows.forEach(row => row.remove());
+        this.rows.clear();
+      }
+      if (this.pending && m.answered >= this.pending.seq) this.pending = null;
+      if (m.from > this.views.length) {
+        this.ask(Math.max(this.desired, this.views.length));  // frames were missed: ask again from what is here
+      } else {
+        for (let k = this.views.length - m.from; k < m.frames.length; k++) {
+          const view = decode(this.prev, m.frames[k]);
+          if (view.step !== this.views.length) throw new Error(`frame ${view.step} came where ${this.views.length} belongs`);
+          this.views.push(view);
+          this.prev = view;
+        }
+      }
+      this.failures = 0;
+      this.over = Boolean(m.over) && m.last === this.views.length - 1;
+      if (m.error) {
+        this.setMessage(m.error);
+        this.desired = Math.min(this.desired, this.views.length - 1);
+        this.pause();
+      }
+      if (m.cursor_moves !== this.cursorMoves && m.cursor < this.views.length) {  // the server moved the cursor
+        this.cursorMoves = m.cursor_moves;  // (Run N, a reset, a link): follow it once its frame is here
+        this.desired = m.cursor;
+        this.reported = this.desired;  // the server's own cursor: nothing to report back
+        this.show(this.desired);
+      }
+      this.renderKeys();
+    }
+
+    /* Show what `desired` asks for, as far as it is held; ask for the rest. */
+    advance() {
+      const last = this.views.length - 1;
+      if (last < 0) return;
+      if (this.shown < 0) this.show(Math.min(this.desired, last));
+      else if (this.desired > this.shown && !this.playing) this.show(Math.min(this.desired, last));
+      if (this.desired > last) {
+        if (this.over) {
+          this.desired = last;
+          this.setMessage(this.header.end_note || 'The run ends here.');
+          this.pause();
+        } else {
+          this.ask(this.desired + (this.playing ? this.lookahead() : 0));
+        }
+      }
+      this.updateControls();
+    }
+
+    lookahead() { return Math.max(10, 3 * Number(this.$('.sp-speed').value)); }
+
+    ask(want) {
+      if (!this.send || this.pending || this.run === null) {
+        if (!this.send && want > this.views.length - 1) this.desired = this.views.length - 1;
+        return;
+      }
+      this.seq += 1;
+      this.pending = {seq: this.seq, want, at: Date.now()};
+      this.send({run: this.run, have: this.views.length - 1, want, seq: this.seq});
+      this.updateControls();
+    }
+
+    /* -- moving --------------------------------------------------------------------------------------- */
+
+    step() {
+      this.desired = Math.max(this.desired, this.shown) + 1;
+      if (this.desired <= this.views.length - 1) this.show(this.desired);
+      this.advance();
+    }
+
+    back() {
+      this.pause();
+      this.desired = Math.max(0, this.shown - 1);
+      this.show(this.desired);
+    }
+
+    goto(k) {
+      this.desired = k;
+      if (k <= this.views.length - 1) this.show(k);
+      this.advance();
+    }
+
+    play() {
+      if (this.playing) return;
+      this.playing = true;
+      this.due = 0;
+      if (this.over && this.shown === this.views.length - 1) this.show(0);
+      this.setMessage('');
+      this.tick();
+    }
+
+    pause() {
+      if (!this.playing) return;
+      this.playing = false;
+      clearTimeout(this.timer);
+      this.desired = this.shown;
+      this.updateControls();
+      this.reportSoon();
+    }
+
+    tick() {
+      if (!this.playing || !this.root.isConnected) return;
+      const last = this.views.length - 1;
+      if (this.shown < last) {
+        this.show(this.shown + 1);
+        this.desired = this.shown;
+        if (this.$('.sp-pause-key').checked && this.keySteps().has(this.shown)) this.pause();
+      } else if (this.over) {
+        this.setMessage(this.header.end_note || 'The run ends here.');
+        this.pause();
+      }
+      if (this.playing && !this.over && last - this.shown < this.lookahead()) this.ask(last + this.lookahead());
+      this.checkAnswer();
+      const now = performance.now(), interval = 1000 / Number(this.$('.sp-speed').value);
+      this.due = Math.max(now, (this.due || now) + interval);  // on the beat, however long drawing took
+      this.timer = setTimeout(() => this.tick(), this.due - now);
+    }
+
+    checkAnswer() {
+      if (this.pending && Date.now() - this.pending.at > ANSWER_TIMEOUT_MS) {
+        this.pending = null;
+        this.pause();
+        this.setMessage('The server has not answered for 15 s (is the connection lost?). The frames already here ' +
+          'stay usable; Step or Play asks again.');
+      }
+    }
+
+    keySteps() { return new Set(this.header.key_frames.map(k => k[0])); }
+
+    reportSoon() {
+      if (!this.report) return;
+      clearTimeout(this.reportTimer);
+      this.reportTimer = setTimeout(() => {
+        if (this.root.isConnected && !this.playing && this.shown !== this.reported && this.shown >= 0) {
+          this.reported = this.shown;
+          this.report(this.shown);
+        }
+      }, 300);
+    }
+
+    /* -- drawing -------------------------------------------------------------------------------------- */
+
+    moveMs() {
+      return this.playing ? Math.min(MOVE_MS, 800 / Number(this.$('.sp-speed').value)) : MOVE_MS;
+    }
+
+    show(k) {
+      const view = this.views[k];
+      if (!view) return;
+      const before = this.shown;
+      this.shown = k;
+      const animate = Math.abs(k - before) === 1 && !reducedMotion();
+      this.renderHead(view);
+      this.renderQueues(view, animate ? this.views[before] : null);
+      this.renderNarration(view);
+      this.renderPool(view, animate);
+      this.renderTables(view);
+      this.renderKeys();
+      this.updateControls();
+      this.root.setAttribute('data-frame', String(k));
+      if (!this.playing) this.reportSoon();
+    }
+
+    renderHead(v) {
+      const m = v.metrics, last = this.views.length - 1;
+      this.$('.sp-title').textContent = this.header.title;
+      const took = v.wall_ms !== null && this.header.model.startsWith('SmolLM2') ? ` · this step took ${Math.round(v.wall_ms)} ms` : '';
+      this.$('.sp-caption').innerHTML = `Frame <b>${v.step}</b> of ${last} · ${v.kind} batch · ${m[0]} running, ` +
+        `${m[1]} waiting · KV ${Math.round(100 * m[2])}% used · simulated time ${v.time.toFixed(3)} s${took}` +
+        `${v.overlapped ? ' · overlapped scheduling' : ''} · ${esc(this.header.model)}`;
+      const notes = this.header.key_frames.filter(kf => kf[0] === v.step).map(kf => kf[1]);
+      const banner = this.$('.sp-banner');
+      banner.classList.toggle('sp-on', notes.length > 0);
+      banner.innerHTML = notes.length ? `<b>★ Key frame, step ${v.step}.</b> ${esc(notes.join(' '))}` : '';
+    }
+
+    renderQueues(v, before) {
+      const sizes = this.sizes(), room = this.rowRoom();
+      const rects = new Map();
+      if (before) this.rows.forEach((row, rid) => rects.set(rid, row.getBoundingClientRect()));
+      const used = new Set();
+      const satOut = new Map(v.sat_out);
+      const scheduled = new Map(v.batch);
+      const done = v.done.filter(([rid]) => !v.running.includes(rid) && !v.waiting.includes(rid));
+      const queues = [['running', v.running.slice(0, sizes.rows), v.running.length - Math.min(v.running.length, sizes.rows)],
+        ['waiting', v.waiting.slice(0, sizes.rows), v.waiting.length - Math.min(v.waiting.length, sizes.rows)]];
+      this.drawn = {running: queues[0][1].slice(), waiting: queues[1][1].slice(), finished: done.map(d => d[0])};
+      for (const [name, ids, hidden] of queues) {
+        const box = this.$('.sp-' + name);
+        const rowsBox = box.querySelector('.sp-rows');
+        const entries = ids.map(rid => [rid, null]);
+        if (name === 'running') for (const [rid, how] of done) entries.push([rid, how]);
+        const limit = name === 'running' ? ` · at most ${v.cfg.max_num_seqs} run at once (max_num_seqs)` : '';
+        box.querySelector('.sp-qtitle').innerHTML = `<b>${name === 'running' ? 'Running' : 'Waiting'} queue</b> · ` +
+          `${name === 'running' ? v.running.length : v.waiting.length} request(s)${limit}`;
+        box.querySelector('.sp-more').textContent = hidden ? `+${hidden} more requests` : '';
+        rowsBox.querySelectorAll('.sp-empty').forEach(e => e.remove());
+        entries.forEach(([rid, finished], index) => {
+          let row = this.rows.get(rid);
+          if (!row) {
+            row = document.createElement('div');
+            row.className = 'sp-row';
+            row.dataset.rid = rid;
+            this.rows.set(rid, row);
+          }
+          used.add(rid);
+          if (rowsBox.children[index] !== row) rowsBox.insertBefore(row, rowsBox.children[index] || null);
+          this.fillRow(row, v, rid, scheduled.get(rid) || 0, finished, satOut.get(rid), before, room);
+        });
+        while (rowsBox.children.length > entries.length) rowsBox.lastChild.remove();
+        if (!entries.length) rowsBox.innerHTML = '<div class="sp-empty">empty</div>';
+      }
+      for (const [rid, row] of this.rows) if (!used.has(rid)) { row.remove(); this.rows.delete(rid); }
+      if (!before) return;
+      for (const [rid, row] of this.rows) {  // FLIP: a row that moved slides from where it was
+        const old = rects.get(rid);
+        if (!old) { row.animate([{opacity: 0}, {opacity: 1}], {duration: this.moveMs()}); continue; }
+        const now = row.getBoundingClientRect();
+        const dx = old.left - now.left, dy = old.top - now.top;
+        if (Math.abs(dx) + Math.abs(dy) > 1) {
+          row.animate([{transform: `translate(${dx}px, ${dy}px)`}, {transform: 'none'}],
+            {duration: this.moveMs(), easing: 'ease-out'});
+        }
+      }
+    }
+
+    /* A request's row: its token cells (as many as fit, condensed around this step's tokens), progress and flags.
+     * How many fit is estimated from the text, not measured: measuring every row would lay the page out each time. */
+    fillRow(row, v, rid, nNow, finished, satOut, before, room) {
+      const r = v.requests[rid];
+      const n = r[F.num_tokens], computed = r[F.num_computed];
+      const oldN = before && before.requests[rid] ? before.requests[rid][F.num_tokens] : n;
+      const out = n - r[F.num_prompt], max = r[F.max_tokens];
+      const badge = r[F.priority] ? `<span class="sp-badge" title="priority ${r[F.priority]} (lower runs first)">P${r[F.priority]}</span>` : '';
+      const flagText = finished || (satOut ? '⏸ ' + satOut : '');
+      const flag = finished ? `<span class="sp-flag sp-done">${finished}</span>` :
+        satOut ? `<span class="sp-flag" title="in the running queue but not in this step's batch: ${esc(satOut)}">${esc(flagText)}</span>` : '';
+      let indices, width = room.cells - (flagText ? Math.min(room.flag, flagText.length * room.char * 0.95) : 0);
+      for (let boxes = room.boxes; ; boxes -= 1) {
+        indices = condense(n, boxes, computed - nNow, computed);
+        if (boxes <= 5 || this.cellsWidth(v, rid, indices, room) <= width) break;
+      }
+      row.classList.toggle('sp-sat', Boolean(satOut));
+      row.classList.toggle('sp-finished', Boolean(finished));
+      row.dataset.tokens = n;
+      row.innerHTML = `<span class="sp-label" style="color:${color(rid)}">ID:${rid} <small>(L:${n})</small>${badge}</span>` +
+        `<span class="sp-cells">${this.tokenCells(v, rid, indices, computed, nNow, oldN)}</span>` +
+        `<span class="sp-progress" title="tokens generated of max_tokens"><i style="width:${Math.min(100, 100 * out / max)}%;` +
+        `background:${color(rid)}"></i><em>${out}/${max}</em></span>${flag}`;
+    }
+
+    /* The estimated width in px of these token cells (a cell is at least a square, at most 6.5em). */
+    cellsWidth(v, rid, indices, room) {
+      let total = 0;
+      for (const i of indices) {
+        const chars = i === null ? 1 : tokenLabel(v, rid, i, this.header.placeholder).text.length;
+        total += Math.min(room.widest, Math.max(room.cell, chars * room.char + room.pad)) + 2;
+      }
+      return total;
+    }
+
+    /* The room a row's cells have, measured once per frame. */
+    rowRoom() {
+      const style = getComputedStyle(this.root);
+      const font = parseFloat(style.fontSize), cellFont = 0.9 * font;
+      const width = this.$('.sp-running .sp-rows').clientWidth;
+      return {cells: width - 7.4 * font - 5.2 * font - 3 * 0.5 * font, flag: 16 * font, char: 0.6 * cellFont,
+        pad: 0.5 * cellFont, cell: parseFloat(style.getPropertyValue('--sp-cell')) || 26, widest: 6.5 * cellFont,
+        boxes: this.sizes().boxes};
+    }
+
+    tokenCells(v, rid, indices, computed, nNow, oldN) {
+      return indices.map(i => {
+        if (i === null) return '<span class="sp-tok sp-gap" title="tokens elided to fit">⋯</span>';
+        const state = i >= computed ? 'pending' : i >= computed - nNow ? 'now' : 'cached';
+        const label = tokenLabel(v, rid, i, this.header.placeholder);
+        const pieces = v.pieces[rid];
+        const what = label.pending ? 'still being computed' : pieces ? JSON.stringify(pieces[i]) : '';
+        const tip = `request ${rid} · token ${i} (id ${label.pending ? '…' : v.tokens[rid][i]}) ${what} · ${STATE_WORDS[state]}`;
+        const cls = `sp-tok sp-${state}${label.pending ? ' sp-computing' : ''}${label.id ? ' sp-id' : ''}${i >= oldN ? ' sp-new' : ''}`;
+        return `<span class="${cls}" style="background:${blend(color(rid), SHADES[state])}" title="${esc(tip)}">${esc(label.text)}</span>`;
+      }).join('');
+    }
+
+    renderNarration(v) {
+      const [first, ...rest] = v.narration;
+      this.$('.sp-narration').innerHTML = `<p><b>${esc(first)}</b></p>` +
+        (rest.length ? `<ul>${rest.map(line => `<li>${esc(line)}</li>`).join('')}</ul>` : '<p><i>No scheduling decisions this step.</i></p>');
+    }
+
+    owners(v) {
+      const owners = v.blocks.map(() => []);
+      v.requests.forEach((r, rid) => r[F.block_table].forEach(b => { if (owners[b]) owners[b].push(rid); }));
+      return owners;
+    }
+
+    gridShape(n) {
+      const columns = Math.max(1, Math.min(n, Math.max(this.sizes().grid, Math.ceil(Math.sqrt(n)))));
+      return [Math.ceil(n / columns), columns];
+    }
+
+    renderPool(v, animate) {
+      const owners = this.owners(v);
+      this.poolOwners = owners;
+      const target = v.blocks.map((b, id) => b[0] === 0 ? (b[1] !== null ? COLORS.cached_free : COLORS.free) : color(owners[id][0] ?? 0));
+      const m = v.metrics, n = v.blocks.length;
+      this.$('.sp-ptitle').innerHTML = `<b>KV cache</b> · ${n} blocks of ${v.cfg.block_size} tokens · ${n - m[3]} in use, ` +
+        `${m[4]} cached-free, ${m[3] - m[4]} empty`;
+      Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[0]), cached_free: v.blocks.flatMap((b, i) => b[0] === 0 && b[1] !== null ? [i] : [])});
+      const from = this.colors.length === n ? this.colors : target;
+      cancelAnimationFrame(this.poolFrame);
+      if (!animate || from === target) { this.paintPool(v, target); return; }
+      const start = performance.now(), duration = this.moveMs();
+      const step = now => {
+        const t = Math.min(1, (now - start) / duration);
+        this.paintPool(v, from.map((c, i) => c === target[i] ? c : mix(c, target[i], t)));
+        if (t < 1) this.poolFrame = requestAnimationFrame(step);
+      };
+      this.colors = from;
+      this.poolFrame = requestAnimationFrame(step);
+    }
+
+    paintPool(v, colors) {
+      this.colors = colors;
+      const canvas = this.$('.sp-grid'), n = v.blocks.length;
+      const [rows, columns] = this.gridShape(n);
+      const width = Math.max(120, this.$('.sp-canvas-box').clientWidth || 480);
+      const cell = Math.max(4, Math.min(this.root.classList.contains('sp-present') ? 44 : 34, Math.floor(width / columns)));
+      const ratio = window.devicePixelRatio || 1;
+      if (canvas.width !== columns * cell * ratio || canvas.height !== rows * cell * ratio) {
+        canvas.width = columns * cell * ratio;
+        canvas.height = rows * cell * ratio;
+        canvas.style.width = columns * cell + 'px';
+        canvas.style.height = rows * cell + 'px';
+      }
+      this.cell = cell;
+      const ctx = canvas.getContext('2d');
+      ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+      ctx.clearRect(0, 0, columns * cell, rows * cell);
+      const gap = cell >= 12 ? 2 : 1;
+      const labels = cell >= 24;
+      ctx.font = `${Math.floor(cell * 0.36)}px sans-serif`;
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'middle';
+      for (let id = 0; id < n; id++) {
+        const x = (id % columns) * cell, y = Math.floor(id / columns) * cell;
+        ctx.fillStyle = colors[id];
+        ctx.fillRect(x + gap / 2, y + gap / 2, cell - gap, cell - gap);
+        if (labels) {
+          const ref = v.blocks[id][0];
+          ctx.fillStyle = ref > 0 ? '#FFFFFF' : '#7B8794';
+          ctx.fillText(ref > 1 ? `${id}×${ref}` : String(id), x + cell / 2, y + cell / 2);
+        }
+      }
+    }
+
+    blockTip(v, id) {
+      const b = v.blocks[id], owners = this.poolOwners[id] || [];
+      const state = b[0] === 0 ? (b[1] !== null ? 'free, still in the prefix cache' : 'free') : b[0] > 1 ? 'shared' : 'in use';
+      let text = b[2] || 'empty';
+      if (owners.length) {
+        const rid = owners[0], table = v.requests[rid][F.block_table], size = v.cfg.block_size;
+        const start = table.indexOf(id) * size, stop = Math.min(start + size, v.requests[rid][F.num_tokens]);
+        const pieces = v.pieces[rid];
+        text = pieces ? JSON.stringify(pieces.slice(start, stop).join('')) : v.tokens[rid].slice(start, stop).join(' ');
+      }
+      return `<b>block ${id}</b> · ${state}<br>owners: ${owners.length ? owners.map(o => 'request ' + o).join(', ') : 'none'}` +
+        `<br>ref count: ${b[0]}<br>hash: ${b[1] ? '0x' + b[1] : 'none (not a full cached block)'}<br>tokens: ${esc(text.slice(0, 80))}`;
+    }
+
+    renderTables(v) {
+      const font = parseFloat(getComputedStyle(this.root).fontSize);  // a cell is 2.6em of 0.85em text wide
+      const width = Math.max(5, Math.floor((this.$('.sp-trows').clientWidth - 7.9 * font) / (2.6 * 0.85 * font + 2)));
+      const limit = 2 * this.sizes().rows;
+      const rows = [];
+      let holders = 0;
+      v.requests.forEach((r, rid) => {
+        const table = r[F.block_table];
+        if (!table.length || ++holders > limit) return;
+        const cells = condense(table.length, width, 0, 0).map(i => i === null ? '<span class="sp-tok sp-gap" title="blocks elided to fit">⋯</span>' :
+          `<span class="sp-tok sp-bt" style="background:${color(rid)}" title="logical block ${i} → physical block ${table[i]} (ref count ${v.blocks[table[i]][0]})">${table[i]}${v.blocks[table[i]][0] > 1 ? '×' + v.blocks[table[i]][0] : ''}</span>`);
+        rows.push(`<div class="sp-trow"><span class="sp-label" style="color:${color(rid)}">ID:${rid}</span><span class="sp-cells">${cells.join('')}</span></div>`);
+      });
+      if (holders > limit) rows.push(`<div class="sp-more">+${holders - limit} more requests hold blocks</div>`);
+      this.$('.sp-trows').innerHTML = rows.join('') || '<div class="sp-empty">no request holds blocks</div>';
+    }
+
+    renderKeys() {
+      const keys = [...this.keySteps()].sort((a, b) => a - b);
+      const html = keys.length ? '<b>Key frames</b> ' + keys.map(s => `<button type="button" class="sp-key${s === this.shown ? ' sp-here' : ''}" data-step="${s}" title="${esc(this.header.key_frames.filter(k => k[0] === s).map(k => k[1]).join(' '))}">${s === this.shown ? '★ ' : ''}step ${s}</button>`).join('') : '';
+      const box = this.$('.sp-keys');
+      if (box.innerHTML !== html) box.innerHTML = html;
+    }
+
+    updateControls() {
+      const last = this.views.length - 1;
+      const slider = this.$('.sp-slider');
+      slider.max = String(Math.max(0, last));
+      if (document.activeElement !== slider || !this.dragging) slider.value = String(Math.max(0, this.shown));
+      this.root.setAttribute('data-last', String(last));
+      this.$('.sp-position').textContent = `${Math.max(0, this.shown)} / ${Math.max(0, last)}` +
+        (this.pending ? ' · computing…' : '');
+      const play = this.$('.sp-play');
+      play.textContent = this.playing ? '❚❚ Pause' : '▶ Play';
+      play.setAttribute('aria-label', this.playing ? 'Pause' : 'Play');
+      this.$('.sp-back').disabled = this.shown <= 0;
+    }
+
+    setMessage(text) {
+      const box = this.$('.sp-message');
+      box.textContent = text;
+      box.classList.toggle('sp-on', Boolean(text));
+    }
+
+    sizes() { return this.root.classList.contains('sp-present') ? SIZES.present : SIZES.laptop; }
+
+    /* -- input ---------------------------------------------------------------------------------------- */
+
+    bind() {
+      this.$('.sp-step').addEventListener('click', () => this.step());
+      this.$('.sp-back').addEventListener('click', () => this.back());
+      this.$('.sp-play').addEventListener('click', () => (this.playing ? this.pause() : this.play()));
+      const slider = this.$('.sp-slider');
+      slider.addEventListener('input', () => { this.dragging = true; this.pause(); this.desired = Number(slider.value); this.show(this.desired); });
+      slider.addEventListener('change', () => { this.dragging = false; });
+      this.$('.sp-keys').addEventListener('click', e => {
+        const button = e.target.closest('button[data-step]');
+        if (button) { this.pause(); this.goto(Number(button.dataset.step)); }
+      });
+      const canvas = this.$('.sp-grid'), tip = this.$('.sp-tip');
+      canvas.addEventListener('mousemove', e => {
+        const v = this.views[this.shown];
+        if (!v || !this.cell) return;
+        const box = canvas.getBoundingClientRect();
+        const [, columns] = this.gridShape(v.blocks.length);
+        const col = Math.floor((e.clientX - box.left) / this.cell), row = Math.floor((e.clientY - box.top) / this.cell);
+        const id = row * columns + col;
+        if (col >= columns || id >= v.blocks.length || id < 0) { tip.hidden = true; return; }
+        tip.innerHTML = this.blockTip(v, id);
+        tip.hidden = false;
+        const host = this.root.getBoundingClientRect();
+        tip.style.left = (e.clientX - host.left + 14) + 'px';
+        tip.style.top = (e.clientY - host.top + 14) + 'px';
+      });
+      canvas.addEventListener('mouseleave', () => { tip.hidden = true; });
+      if (!Player.active) Player.active = this;  // with several players on a page, keys drive the last one used
+      this.root.addEventListener('pointerdown', () => { Player.active = this; });
+      this.onKey = e => {
+        if (!this.root.isConnected) { document.removeEventListener('keydown', this.onKey); return; }
+        if (Player.active !== this && Player.active && Player.active.root.isConnected) return;
+        Player.active = this;
+        const t = e.target;
+        if (e.altKey || e.ctrlKey || e.metaKey || (t && t.closest && t.closest('input, textarea, select, [contenteditable]'))) return;
+        const act = {ArrowRight: () => this.step(), ArrowLeft: () => this.back(), ' ': () => (this.playing ? this.pause() : this.play()),
+          Home: () => { this.pause(); this.goto(0); }, End: () => { this.pause(); this.goto(this.views.length - 1); }}[e.key];
+        if (act) { e.preventDefault(); act(); }
+      };
+      document.addEventListener('keydown', this.onKey);
+      this.resize = new ResizeObserver(() => { const v = this.views[this.shown]; if (v) this.paintPool(v, this.colors.length === v.blocks.length ? this.colors : this.colors); });
+      this.resize.observe(this.$('.sp-canvas-box'));
+    }
+  }
+
+  function mix(a, b, t) {
+    const x = [1, 3, 5].map(i => parseInt(a.slice(i, i + 2), 16)), y = [1, 3, 5].map(i => parseInt(b.slice(i, i + 2), 16));
+    return '#' + x.map((v, i) => Math.round(v + (y[i] - v) * t).toString(16).padStart(2, '0')).join('');
+  }
+
+  /* The Streamlit component (st.components.v2): one player per mounted element, fed each rerun's message. */
+  function mount(component) {
+    const {data, parentElement, setTriggerValue, setStateValue} = component;
+    let host = parentElement.querySelector('.sp-host');
+    if (!host) {
+      host = document.createElement('div');
+      host.className = 'sp-host';
+      parentElement.appendChild(host);
+    }
+    const player = host.player || new Player(host, {});
+    player.send = request => setTriggerValue('request', request);
+    player.report = frame => setStateValue('frame', frame);
+    host.classList.toggle('sp-present', Boolean(data && data.present));
+    player.receive(data);
+  }
+
+  /* The offline page: every frame embedded, nothing to ask. */
+  function mountStatic(element, message, present) {
+    const player = new Player(element, {});
+    element.classList.toggle('sp-present', Boolean(present));
+    player.receive(message);
+    return player;
+  }
+
+  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic};
+})();

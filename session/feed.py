@@ -1,0 +1,117 @@
+"""What one session's stage player has been sent, and its requests for more frames.
+
+The player holds the frames it was sent and moves among them by itself; it asks for more with a target step
+("compute up to step N"), never a click, so N clicks ask for N frames however the requests are merged on the
+way. `Feed.serve` runs the engine toward the target within a time budget (the player asks again for the
+rest); `Feed.message` carries the run's header and the frames the player does not hold yet, as deltas
+(viz/frame_payload.py), each frame encoded once per run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from session.lab import Lab
+from viz.frame_payload import EMPTY_VIEW, encode, player_constants, stage_view
+
+MAX_FRAMES_PER_MESSAGE = 400  # a player that holds nothing yet gets a long run in several messages
+SERVE_BUDGET_S = 0.5  # engine time per request: the real model keeps sending chunks while it computes
+
+
+@dataclass
+class Request:
+    """What the player asks: frames of `run` after `have`, computed up to `want`; `seq` numbers its requests."""
+    run: int
+    have: int
+    want: int
+    seq: int = 0
+
+    @classmethod
+    def parse(cls, value) -> Request | None:
+        try:
+            return cls(int(value["run"]), int(value["have"]), int(value["want"]), int(value.get("seq", 0)))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+class Feed:
+    def __init__(self):
+        self.run = 0
+        self._frames = None  # the frame store the deltas were encoded from: a new one is a new run
+        self._deltas: list[dict] = []
+        self._view = EMPTY_VIEW
+        self.send_from = 0  # the first frame the next message carries
+        self.cursor_moves = 0  # counts server-side cursor moves (Run N, reset, a link): the player follows them
+        self.answered = 0  # the last request served, so the player knows its answer came
+
+    def _follow(self, lab: Lab):
+        if lab.frames is not self._frames or len(self._deltas) > len(lab.frames):
+            self.run += 1
+            self._frames, self._deltas, self._view, self.send_from = lab.frames, [], EMPTY_VIEW, 0
+            self.cursor_moves += 1
+        while len(self._deltas) < len(lab.frames):
+            view = stage_view(lab.frames[len(self._deltas)])
+            self._deltas.append(encode(self._view, view))
+            self._view = view
+
+    def serve(self, lab: Lab, request: Request, budget_s: float = SERVE_BUDGET_S):
+        """Compute toward `request.want` (the cursor stays where the player left it, and the run's end stops
+        it: the message says when the run is over) and send from what the player holds."""
+        self._follow(lab)
+        self.answered = max(self.answered, request.seq)
+        if request.run != self.run:
+            self.send_from = 0  # the player holds another run's frames: it gets this run from the start
+            return
+        self.send_from = min(self.send_from, max(0, request.have + 1))
+        if request.want > lab.last and not lab.is_trace:
+            self._compute(lab, request.want, budget_s)
+        self._follow(lab)
+
+    @staticmethod
+    def _compute(lab: Lab, want: int, budget_s: float):
+        cursor, deadline = lab.cursor, time.perf_counter() + budget_s
+        lab.goto(lab.last)
+        try:
+            while lab.last < want and time.perf_counter() < deadline and not lab.is_over:
+                lab.step()
+        finally:
+            lab.goto(min(cursor, lab.last))
+
+    def message(self, lab: Lab, header: dict) -> dict:
+        """The player's data for this page run: the header and the frames from `send_from` on."""
+        self._follow(lab)
+        stop = min(len(self._deltas), self.send_from + MAX_FRAMES_PER_MESSAGE)
+        frames = self._deltas[self.send_from:stop]
+        message = {**header, "run": self.run, "from": self.send_from, "frames": frames,
+                   "last": len(self._deltas) - 1, "over": _over_at_end(lab), "end_note": end_note(lab),
+                   "cursor": lab.cursor, "cursor_moves": self.cursor_moves, "answered": self.answered,
+                   **player_constants()}
+        self.send_from = stop
+        return message
+
+    def moved_cursor(self):
+        """The server moved the cursor (Run N, a key frame run to, a reset): the player jumps there."""
+        self.cursor_moves += 1
+
+
+def _over_at_end(lab: Lab) -> bool:
+    """Nothing can follow the last recorded frame (wherever the cursor is)."""
+    cursor = lab.cursor
+    lab.goto(lab.last)
+    try:
+        return lab.is_over
+    finally:
+        lab.goto(cursor)
+
+
+def end_note(lab: Lab) -> str:
+    """What the player says when asked to go past the last frame of a run that cannot go on."""
+    if lab.is_trace:
+        return "This is a recorded trace: it ends here."
+    return "The run is over: every request is done or can never run. Add a request or reset to go on."
+
+
+def run_header(lab: Lab, model: str) -> dict:
+    return {"title": lab.title, "model": model,
+            "key_frames": [[k.step, k.note] for k in lab.key_frames]}

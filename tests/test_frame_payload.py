@@ -1,0 +1,112 @@
+"""The player's frame payload: deltas that rebuild every frame of every preset, and the feed that sends them."""
+
+import json
+
+import pytest
+
+from engine.frame import Frame
+from engine.scenario import load_scenario, preset_paths
+from session.feed import Feed, Request
+from session.lab import Lab, RunInputs
+from viz.frame_payload import EMPTY_VIEW, decode, encode, stage_view
+
+
+def _engine(path):
+    engine = load_scenario(path, "fake").engine()
+    engine.run()
+    return engine
+
+
+@pytest.mark.parametrize("path", preset_paths(), ids=lambda p: p.stem)
+def test_deltas_rebuild_every_frame_of_every_preset(path):
+    previous = EMPTY_VIEW
+    for frame in _engine(path).frames:
+        view = stage_view(frame)
+        delta = json.loads(json.dumps(encode(previous, view)))  # what reaches the browser
+        assert decode(previous, delta) == view
+        previous = view
+
+
+def test_a_view_holds_what_the_stage_draws():
+    engine = _engine(next(p for p in preset_paths() if p.stem == "02_preemption"))
+    frame: Frame = next(f for f in engine.frames if f.events_of("preempted"))
+    view = stage_view(frame)
+    assert (view["running"], view["waiting"]) == (list(frame.running), list(frame.waiting))
+    assert [b[0] for b in view["blocks"]] == [b.ref_count for b in frame.blocks]
+    assert any("preempted" in line for line in view["narration"])
+    for request in frame.requests:
+        assert view["tokens"][request.id] == list(request.token_ids)
+        assert view["requests"][request.id][-1] == list(request.block_table)
+
+
+def test_running_requests_left_out_of_a_full_batch_say_why():
+    engine = _engine(next(p for p in preset_paths() if p.stem == "01_prefill_first"))
+    reasons = [reason for f in engine.frames for _, reason in stage_view(f)["sat_out"]]
+    assert reasons and all(reason for reason in reasons)
+    full = [f for f in engine.frames if len(f.running) > len(f.batch.seq_ids) == f.config.max_num_seqs]
+    for frame in full:
+        expected = f"batch full, max_num_seqs={frame.config.max_num_seqs}"
+        assert all(reason == expected for _, reason in stage_view(frame)["sat_out"])
+
+
+def test_a_malformed_delta_is_a_value_error():
+    view = stage_view(_engine(preset_paths()[0]).frames[1])
+    with pytest.raises(ValueError, match="does not fit"):
+        decode(EMPTY_VIEW, {**encode(EMPTY_VIEW, view), "blk": [[10**6, 1, None, None]]})
+    with pytest.raises(ValueError):
+        decode(EMPTY_VIEW, {"step": 1})
+
+
+def _lab(name="02_preemption") -> Lab:
+    path = next(p for p in preset_paths() if p.stem == name)
+    return Lab(RunInputs.from_scenario(load_scenario(path, "fake"), "fake"))
+
+
+def _replay(messages) -> list[dict]:
+    """What a player holding these messages' frames would hold."""
+    views, previous = [], EMPTY_VIEW
+    for message in messages:
+        for delta in message["frames"][len(views) - message["from"]:]:
+            previous = decode(previous, delta)
+            views.append(previous)
+    return views
+
+
+def test_requests_for_a_target_step_compute_exactly_that_far_and_leave_the_cursor():
+    lab, feed = _lab(), Feed()
+    messages = [feed.message(lab, {})]
+    for want in range(1, 6):  # five Step clicks, each answered
+        feed.serve(lab, Request(messages[-1]["run"], want - 1, want, want))
+        messages.append(feed.message(lab, {}))
+    assert lab.last == 5 and lab.cursor == 0
+    assert messages[-1]["answered"] == 5
+    assert [v["step"] for v in _replay(messages)] == list(range(6))
+    assert _replay(messages)[5] == stage_view(lab.frames[5])
+
+
+def test_merged_requests_still_reach_the_last_target():
+    lab, feed = _lab(), Feed()
+    run = feed.message(lab, {})["run"]
+    feed.serve(lab, Request(run, 0, 20, 1))
+    assert lab.last == 20
+
+
+def test_a_player_missing_frames_gets_them_again_and_a_new_run_starts_from_zero():
+    lab, feed = _lab(), Feed()
+    first = feed.message(lab, {})
+    feed.serve(lab, Request(first["run"], 0, 4, 1))
+    feed.message(lab, {})  # lost on the way
+    feed.serve(lab, Request(first["run"], 0, 4, 2))
+    again = feed.message(lab, {})
+    assert again["from"] == 1 and len(again["frames"]) == 4
+    lab.reset()
+    fresh = feed.message(lab, {})
+    assert fresh["run"] == first["run"] + 1 and fresh["from"] == 0 and fresh["cursor_moves"] > first["cursor_moves"]
+
+
+def test_a_request_past_the_end_of_the_run_says_so():
+    lab, feed = _lab("01_prefill_first"), Feed()
+    run = feed.message(lab, {})["run"]
+    feed.serve(lab, Request(run, 0, 10_000, 1), budget_s=30)
+    message = feed.message(lab, {})
+    assert message["over"] is True and "The run is over" in message["end_note"] and lab.last < 10_000

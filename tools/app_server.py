@@ -1,0 +1,51 @@
+"""`streamlit run app.py` on a free port of 127.0.0.1, for the browser tests and bench/bench_stage.py: started,
+waited for, and stopped (it never outlives the `with`)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def app_server(runner: str = "fake", start_timeout_s: float = 60):
+    """Yields (base URL, the server's Popen)."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"], cwd=ROOT,
+        env=dict(os.environ, SCHEDLAB_RUNNER=runner), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + start_timeout_s
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                if process.poll() is not None or time.time() > deadline:
+                    process.kill()
+                    raise RuntimeError(f"streamlit did not start: {process.stdout.read().decode()[-2000:]}") from None
+                time.sleep(0.3)
+        yield f"http://127.0.0.1:{port}", process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
