@@ -18,6 +18,7 @@ from pathlib import Path
 from engine.adaptive import AdaptiveBatch
 from engine.engine import DEFAULT_MAX_STEPS, KEEP, CostModel, Engine, Options
 from engine.frame import Frame
+from engine.limits import CONFIG_BOUNDS
 from engine.overlap import check_overlap
 from engine.scenario import KeyFrame, Scenario
 from engine.trace import load_trace
@@ -29,9 +30,7 @@ CUSTOM = "custom"  # the scenario name of a custom setup
 PROMPTS = {"random": "random tokens (1-10)", "chat": "built-in chat prompts"}
 ARRIVALS = {"all": "all at step 0", "poisson": "Poisson, 0.5 per step"}
 # The ranges the sidebar's number inputs and a link's values accept.
-BOUNDS = {"max_num_seqs": (1, 256), "num_kvcache_blocks": (1, 4096), "kvcache_block_size": (1, 256),
-          "max_num_batched_tokens": (1, 65536), "max_model_len": (2, 8192), "num_speculative_tokens": (0, 16),
-          "prompt_lookup_min": (1, 16), "prompt_lookup_max": (1, 16), "requests": (1, 200), "max_tokens": (1, 2048),
+BOUNDS = {**CONFIG_BOUNDS, "requests": (1, 200), "max_tokens": (1, 2048),
           "seed": (0, 2**31 - 1), "temperature": (0.0, 2.0), "frame": (0, DEFAULT_MAX_STEPS),
           "adaptive_ms": (0.0, 10_000.0), "adaptive_seqs": (1, 256)}
 
