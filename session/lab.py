@@ -8,12 +8,9 @@ adding a request) branches: the engine is replayed to that frame and the new run
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
-from pathlib import Path
 
 from engine.adaptive import AdaptiveBatch
 from engine.engine import DEFAULT_MAX_STEPS, KEEP, CostModel, Engine, Options
@@ -21,9 +18,9 @@ from engine.frame import Frame
 from engine.limits import CONFIG_BOUNDS
 from engine.overlap import check_overlap
 from engine.scenario import KeyFrame, Scenario
-from engine.trace import load_trace
+from engine.trace import read_trace
 from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
-from scheduler import Config, ConfigError
+from scheduler import Config
 
 RUNNER_ENV = "SCHEDLAB_RUNNER"  # "fake" or "model": the default model choice (tests set "fake")
 CUSTOM = "custom"  # the scenario name of a custom setup
@@ -293,15 +290,9 @@ class Lab:
 
 
 def open_trace(data: bytes, name: str = "trace") -> Lab:
-    """A read-only lab over a JSON trace written by `python -m engine run ... --json`."""
+    """A read-only lab over a JSON trace written by `python -m engine run ... --json` (or the policy lab)."""
     try:
-        title = json.loads(data).get("title") or name
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "trace.json"
-            path.write_bytes(data)
-            store, _requests = load_trace(path)
-    except (ValueError, KeyError, TypeError, AttributeError, ConfigError) as e:
-        raise LabError(f"{name} is not a trace written by `python -m engine run ... --json` ({e}).") from None
-    if len(store) == 0:
-        raise LabError(f"{name} holds no frames.")
-    return Lab(trace_frames=store, trace_title=f"Trace: {title}")
+        store, trace = read_trace(data)
+    except ValueError as e:  # TraceError: the schema's sentence, naming where the file does not fit
+        raise LabError(f"{name} is not a trace written by `python -m engine run ... --json`: {e}.") from None
+    return Lab(trace_frames=store, trace_title=f"Trace: {trace.get('title') or name}")
