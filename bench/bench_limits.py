@@ -1,0 +1,87 @@
+"""Issue 13's figures: what one session can cost the server, each against its budget and a baseline measured in
+the same run:
+
+    python bench/bench_limits.py [--skip-browser]
+
+- the policy lab's JSON export of four configs of the generated workload (block size 4, max_num_seqs 1):
+  time, size and peak memory growth (budget 10 s, 100 MB, 1 GB), against the version 1 writer (every block of
+  every frame) on the first frames of one run, scaled to the whole export;
+- a trace of 600 steps at 4096 blocks on disk (budget 20 MB), against one full frame times 600;
+- a 100,000-frame run with the charts view open: RSS growth and the time of a rerun (budget 500 MB, 1 s);
+- the worst single URL in a real `streamlit run`: server CPU released after the tab closes (budget 2 s).
+"""
+
+import argparse
+import json
+import resource
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity  # noqa: E402
+from engine.engine import Engine  # noqa: E402
+from engine.export import comparison_json  # noqa: E402
+from engine.trace import trace_json  # noqa: E402
+from engine.workload import random_workload  # noqa: E402
+from scheduler import Config  # noqa: E402
+
+MB = 2**20
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def rss_mb() -> float:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize() / MB
+
+
+def verdict(value: float, budget: float) -> str:
+    return "met" if value <= budget else "NOT MET"
+
+
+def export_figures():
+    base = replace(same_capacity(GENERATED_CONFIG, 4), max_num_seqs=1)
+    variants = [Variant("prefill-first", base), Variant("decode-first", replace(base, prefill_first=False)),
+                Variant("chunked prefill", replace(base, chunked_prefill=True)),
+                Variant("smart preemption", replace(base, preemption_policy="smart"))]
+    runs = compare(variants, generated_workload())
+    frames = sum(len(run.frames) for run in runs)
+    peak_before, start = peak_rss_mb(), time.perf_counter()
+    text = comparison_json(runs, "generated")
+    seconds, size, growth = time.perf_counter() - start, len(text) / MB, peak_rss_mb() - peak_before
+    sample = runs[0].engine.frames
+    start = time.perf_counter()
+    old = sum(len(json.dumps(sample[k].to_dict(tokens=False))) for k in range(500))
+    old_seconds = (time.perf_counter() - start) * frames / 500
+    print(f"policy lab JSON export, 4 configs x generated workload (block size 4, max_num_seqs 1), {frames} frames:")
+    print(f"  {seconds:.2f} s ({verdict(seconds, 10)}: <= 10 s), {size:.1f} MB ({verdict(size, 100)}: <= 100 MB), "
+          f"peak memory growth {growth:.0f} MB ({verdict(growth, 1024)}: <= 1 GB)")
+    print(f"  baseline, version 1 writer (every block of every frame), scaled from 500 frames: "
+          f"{old_seconds:.1f} s, {old * frames / 500 / MB:.0f} MB")
+
+
+def trace_figures():
+    config = Config(max_num_seqs=8, max_num_batched_tokens=512, max_model_len=512, num_kvcache_blocks=4096,
+                    kvcache_block_size=4)
+    engine = Engine(config, random_workload(200, 0, arrivals=list(range(0, 400, 2)), max_tokens=64))
+    engine.run(600)
+    size = len(trace_json(engine)) / MB
+    full = len(json.dumps(engine.frames[300].to_dict(tokens=False))) * len(engine.frames) / MB
+    print(f"trace of {len(engine.frames) - 1} steps at 4096 blocks: {size:.2f} MB on disk "
+          f"({verdict(size, 20)}: <= 20 MB); baseline, full frames: {full:.0f} MB")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-browser", action="store_true", help="leave out the streamlit + Chromium figure")
+    args = parser.parse_args()
+    export_figures()
+    trace_figures()
+
+
+if __name__ == "__main__":
+    main()
