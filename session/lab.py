@@ -15,12 +15,21 @@ from dataclasses import dataclass, fields, replace
 from engine.adaptive import AdaptiveBatch
 from engine.engine import DEFAULT_MAX_STEPS, KEEP, CostModel, Engine, Options
 from engine.frame import Frame
-from engine.limits import CONFIG_BOUNDS
+from engine.limits import CONFIG_BOUNDS, MAX_APP_STEPS
+from engine.metrics import (
+    RequestMetrics,
+    RunMetrics,
+    SpeculationMetrics,
+    run_metrics,
+    speculation_metrics,
+)
 from engine.overlap import check_overlap
 from engine.scenario import KeyFrame, Scenario
 from engine.trace import read_trace
 from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
 from scheduler import Config
+from session.history import FrameSummary, RunHistory
+from viz.timeline import Segment
 
 RUNNER_ENV = "SCHEDLAB_RUNNER"  # "fake" or "model": the default model choice (tests set "fake")
 CUSTOM = "custom"  # the scenario name of a custom setup
@@ -139,7 +148,8 @@ class Lab:
         self._trace_frames = trace_frames
         self._trace_title = trace_title
         self.cursor = 0
-        self._built: list[Frame] = []  # frames 0..n already rebuilt, for the charts over time
+        self._history = RunHistory()  # summaries of frames 0..n taken in so far, for the charts over time
+        self._metrics = None  # ((history, cursor, last), metrics) of the last `metrics()`
         if inputs is not None:
             self.reset()
 
@@ -176,11 +186,26 @@ class Lab:
     def key_frames_at(self, step: int) -> list[KeyFrame]:
         return [k for k in self.key_frames if k.step == step]
 
-    def history(self) -> list[Frame]:
-        """Frames 0..cursor, rebuilt once each and kept until the run branches."""
-        while len(self._built) <= self.cursor:
-            self._built.append(self.frames[len(self._built)])
-        return self._built[:self.cursor + 1]
+    def history(self) -> list[FrameSummary]:
+        """Summaries of frames 0..cursor (what the charts over time read), each built once and kept until the run
+        branches; the frames themselves are not kept."""
+        self._history.extend(self.frames, self.cursor)
+        return self._history.summaries[:self.cursor + 1]
+
+    def timeline(self) -> list[Segment]:
+        """The request timeline up to the cursor: each request's runs of equal phases."""
+        self._history.extend(self.frames, self.cursor)
+        return self._history.segments(self.cursor)
+
+    def metrics(self) -> tuple[RunMetrics, list[RequestMetrics], SpeculationMetrics]:
+        """The run's and each request's metrics up to the cursor, and speculation's: one pass over frames
+        0..cursor rebuilt one at a time (none kept), remembered until the cursor moves or the run branches."""
+        key = (self._history, self.cursor, self.last)
+        if self._metrics is None or self._metrics[0] != key:
+            run, requests = run_metrics(self.frames[k] for k in range(self.cursor + 1))
+            speculation = speculation_metrics(self.frames[k] for k in range(self.cursor + 1))
+            self._metrics = (key, (run, requests, speculation))
+        return self._metrics[1]
 
     def config_in_effect(self, frame: int | None = None) -> Config:
         """The config the step after `frame` (by default the cursor) runs under."""
@@ -216,6 +241,9 @@ class Lab:
             raise LabError("This is a recorded trace: it ends here and cannot run further.")
         if self.is_over:
             raise LabError("The run is over: every request is done or can never run. Add a request or reset.")
+        if self.last >= MAX_APP_STEPS:
+            raise LabError(f"This run has reached {MAX_APP_STEPS:,} steps, the most one session records: reset it, "
+                           "or run it from the command line (`python -m engine run`).")
         self.engine.step()
         self.cursor = self.last
 
@@ -246,7 +274,7 @@ class Lab:
         i = self.inputs
         self.engine = Engine(i.config, i.workload, i.runner, i.seed, i.cost, adaptive=i.adaptive, overlap=i.overlap)
         self.cursor = 0
-        self._built = []
+        self._history = RunHistory()
 
     # -- acting (branches when the cursor is not at the end) -------------------------------------------
 
@@ -258,7 +286,7 @@ class Lab:
                 self.engine.set_config(**changes)
             return self.engine
         branched = self.engine.branch(self.cursor, **(changes or {}))
-        self.engine, self._built = branched, self._built[:self.cursor + 1]
+        self.engine, self._history = branched, RunHistory()
         return branched
 
     def set_config(self, **changes):
