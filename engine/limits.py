@@ -19,7 +19,7 @@ RUN_BOUNDS = {"workload_requests": (1, 2000), "max_tokens": (1, 2048), "arrival"
               "cost_s": (0.0, 3600.0), "rate": (0.0, 1000.0), "scale": (0.0, 1000.0)}
 BOUNDS = {**CONFIG_BOUNDS, **RUN_BOUNDS}
 # A trace file the app opens: its bytes (also the server's upload limit, .streamlit/config.toml) and frames.
-MAX_TRACE_BYTES = 50 * 2**20
+MAX_TRACE_BYTES = 20 * 2**20
 MAX_TRACE_FRAMES = 100_000
 # Steps one app session may record: past this, Run N and Play stop with a message (memory stays bounded).
 MAX_APP_STEPS = 100_000

@@ -64,7 +64,7 @@ def test_a_trace_that_does_not_fit_the_schema_is_refused_saying_where(engine, ed
 @pytest.mark.parametrize("data, problem", [
     (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
     (b"\xff\xfe not json", "not JSON"),
-    (b"{" + b" " * (60 * 2**20) + b"}", "MB"),
+    (b"{" + b" " * (21 * 2**20) + b"}", "MB"),
 ])
 def test_files_that_are_not_traces_are_refused_with_a_sentence(data, problem):
     with pytest.raises(LabError, match=problem):

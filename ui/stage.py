@@ -9,6 +9,7 @@ import streamlit as st
 
 from session.lab import LabError
 from ui.state import USER_ERRORS, lab, report, settings_in_effect, sync_url
+from ui.text import plain
 from viz.adaptive import adaptive_batch_figure
 from viz.block_grid import block_grid_figure, block_tables_figure
 from viz.charts import batch_figure, queues_and_kv_figure
@@ -116,7 +117,7 @@ def key_frames():
 def header():
     frame = lab().frame
     m = frame.metrics
-    st.markdown(f"### {lab().title}")
+    st.markdown(f"### {plain(lab().title)}")
     st.caption(f"Frame **{frame.step}** of {lab().last} · {frame.batch.kind} batch · "
                f"{m.num_running} running, {m.num_waiting} waiting · KV {m.kv_usage:.0%} used · "
                f"simulated time {frame.sim_time_s:.3f} s{measured(frame)} · {model_name()}{modes()}")

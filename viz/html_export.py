@@ -119,20 +119,26 @@ def _render_pngs(fig: go.Figure, width: int, height: int, animate: bool) -> list
     import tempfile
     from pathlib import Path
 
+    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
 
+    if not Path(CHROMIUM).is_file():  # said as the page shows it (OSError), not a traceback
+        raise OSError(f"no browser to draw it: Chromium is not installed at {CHROMIUM} (apt install chromium)")
     with tempfile.TemporaryDirectory() as folder:
         page_path = Path(folder) / "figure.html"
         page_path.write_text(fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False))
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page()
-                page.goto(page_path.as_uri())
-                page.wait_for_selector(".js-plotly-plot .main-svg")
-                urls = page.evaluate(_IMAGES_JS, [width, height, animate])
-            finally:
-                browser.close()
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                try:
+                    page = browser.new_page()
+                    page.goto(page_path.as_uri())
+                    page.wait_for_selector(".js-plotly-plot .main-svg")
+                    urls = page.evaluate(_IMAGES_JS, [width, height, animate])
+                finally:
+                    browser.close()
+        except PlaywrightError as e:
+            raise RuntimeError(f"the browser at {CHROMIUM} could not draw it ({str(e).splitlines()[0]})") from None
     return [base64.b64decode(url.split(",", 1)[1]) for url in urls]
 
 
