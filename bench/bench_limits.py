@@ -75,12 +75,56 @@ def trace_figures():
           f"({verdict(size, 20)}: <= 20 MB); baseline, full frames: {full:.0f} MB")
 
 
+LONG_LINK = {"scenario": "custom", "requests": "200", "prompts": "random", "max_tokens": "2048", "arrivals": "all",
+             "seed": "0", "max_num_seqs": "1", "max_model_len": "4096", "max_num_batched_tokens": "4096",
+             "num_kvcache_blocks": "4096"}
+
+
+def charts_figures(frames: int):
+    """The app in-process (Streamlit's AppTest runs the page as the server does): a link to frame `frames`, then
+    the charts view, then a rerun; RSS growth against the process before the session, rerun time against a rerun
+    of the same session at frame 10 (the baseline)."""
+    import os
+
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["SCHEDLAB_RUNNER"] = "fake"
+    app_path = str(Path(__file__).resolve().parents[1] / "app.py")
+
+    def session(frame: int) -> AppTest:
+        app = AppTest.from_file(app_path, default_timeout=900)
+        app.query_params.update({**LONG_LINK, "frame": str(frame)})
+        app.run()
+        app.session_state["lower_view"] = "Charts over time"
+        app.run()
+        return app
+
+    def rerun_s(app: AppTest) -> float:
+        start = time.perf_counter()
+        app.run()
+        return time.perf_counter() - start
+
+    small = session(10)
+    rerun_s(small)
+    small_rerun = min(rerun_s(small) for _ in range(3))
+    before, start = rss_mb(), time.perf_counter()
+    app = session(frames)
+    opened, growth = time.perf_counter() - start, rss_mb() - before
+    assert not app.exception and app.session_state["lab"].cursor == frames, "the long link did not open"
+    rerun = min(rerun_s(app) for _ in range(3))
+    print(f"{frames:,}-frame run, charts view open: RSS growth {growth:.0f} MB ({verdict(growth, 500)}: <= 500 MB), "
+          f"rerun {rerun:.2f} s ({verdict(rerun, 1)}: <= 1 s); opening the link took {opened:.0f} s; baseline "
+          f"rerun at frame 10: {small_rerun:.2f} s")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-browser", action="store_true", help="leave out the streamlit + Chromium figure")
+    parser.add_argument("--frames", type=int, default=100_000, help="frames of the long run (charts figure)")
     args = parser.parse_args()
     export_figures()
     trace_figures()
+    charts_figures(args.frames)
 
 
 if __name__ == "__main__":

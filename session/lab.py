@@ -150,6 +150,7 @@ class Lab:
         self.cursor = 0
         self._history = RunHistory()  # summaries of frames 0..n taken in so far, for the charts over time
         self._metrics = None  # ((history, cursor, last), metrics) of the last `metrics()`
+        self._shown: tuple | None = None  # (frames, cursor, frame) of the last `frame`
         if inputs is not None:
             self.reset()
 
@@ -173,7 +174,12 @@ class Lab:
 
     @property
     def frame(self) -> Frame:
-        return self.frames[self.cursor]
+        """The frame at the cursor, rebuilt once per position (a recorded frame never changes; a branch or a reset
+        brings new frames)."""
+        frames = self.frames
+        if self._shown is None or self._shown[0] is not frames or self._shown[1] != self.cursor:
+            self._shown = (frames, self.cursor, frames[self.cursor])
+        return self._shown[2]
 
     @property
     def key_frames(self) -> tuple[KeyFrame, ...]:
