@@ -3,6 +3,7 @@ wired to this session's engine) and the policy lab. Everything drawn is a pure f
 
 import streamlit as st
 
+from ui.errors import logged
 from ui.server_panel import server_panel
 from ui.sidebar import sidebar
 from ui.stage import stage
@@ -25,4 +26,5 @@ st.set_page_config(page_title="schedlab: LLM inference scheduling, step by step"
 keep_widget_state()
 pages = [st.Page(stepper, title="Scheduler stepper", icon=":material/skip_next:", default=True),
          st.Page("pages/2_Policy_lab.py", title="Policy lab", icon=":material/balance:", url_path="Policy_lab")]
-st.navigation(pages).run()
+with logged("drawing the page"):
+    st.navigation(pages).run()

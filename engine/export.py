@@ -31,7 +31,7 @@ def comparison_dict(runs: Sequence[ConfigRun], title: str | None = None) -> dict
 
 
 def comparison_json(runs: Sequence[ConfigRun], title: str | None = None) -> str:
-    return json.dumps(comparison_dict(runs, title))
+    return json.dumps(comparison_dict(runs, title), separators=(",", ":"))
 
 
 def split_comparison(path: str | Path, out_dir: str | Path) -> list[Path]:

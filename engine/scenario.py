@@ -14,6 +14,7 @@ from pathlib import Path
 from engine.adaptive import AdaptiveBatch
 from engine.engine import CostModel, Engine
 from engine.frame import Frame
+from engine.limits import BOUNDS, CONFIG_BOUNDS, within
 from engine.overlap import check_overlap
 from engine.runners import RUNNER_KINDS
 from engine.workload import (
@@ -125,10 +126,23 @@ def load_scenario(path: str | Path, runner: str | None = None) -> Scenario:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise ScenarioError(path, "file", "no such file; `python -m engine list` shows the presets") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError(path, "file", f"not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8") from None
+    except OSError as e:
+        raise ScenarioError(path, "file", f"cannot be read ({e.strerror or e})") from None
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(path, "syntax", f"not valid TOML ({e})") from None
     return _Loader(path).scenario(data, runner)
 
+
+# The range (a key of engine.limits.BOUNDS) each numeric key of a scenario file must lie in, wherever it appears.
+FIELD_BOUNDS = {**{name: name for name in CONFIG_BOUNDS}, "seed": "scenario_seed", "max_steps": "max_steps",
+                "arrival": "arrival", "max_tokens": "max_tokens", "priority": "priority",
+                "temperature": "temperature", "count": "workload_requests", "burst_size": "workload_requests",
+                "every": "arrival", "rate": "rate", "scale": "scale", "step": "arrival",
+                **{k: "prompt_tokens" for k in ("min_len", "max_len", "low", "high", "output_low", "output_high")},
+                **{k: "max_num_seqs" for k in ("min_seqs", "max_seqs")},
+                **{k: "cost_s" for k in ("low_s", "high_s", *(f.name for f in fields(CostModel)))}}
 
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
                dict: "a table"}
@@ -155,6 +169,9 @@ class _Loader:
                 ok = True
             if not ok:
                 self.fail(name, f"{value!r} must be {_TYPE_NAMES[wanted]}")
+            if wanted in (int, float) and key in FIELD_BOUNDS and not within(FIELD_BOUNDS[key], value):
+                low, high = BOUNDS[FIELD_BOUNDS[key]]
+                self.fail(name, f"{value!r} is out of range: use a number from {low} to {high}")
         for key in required:
             if key not in data:
                 self.fail(f"{where}.{key}" if where else key, "missing; add it")
@@ -182,9 +199,13 @@ class _Loader:
         seed = data.get("seed", 0)
         workload = self.workload(data["workload"], seed)
         self.check_fits(workload, config)
+        max_steps = data.get("max_steps", 10_000)
+        if late := [i for i, r in enumerate(workload) if r.arrival >= max_steps]:
+            self.fail(f"workload request {late[0]}", f"arrives at step {workload[late[0]].arrival}, after the "
+                      f"run's last step (max_steps={max_steps}); make it arrive earlier or raise max_steps")
         key_frames = tuple(self.key_frame(kf, i) for i, kf in enumerate(data.get("key_frames", [])))
         return Scenario(self.path, data["title"], data["narrative"].strip(), config, runner, seed, cost,
-                        tuple(workload), key_frames, data.get("max_steps", 10_000), dict(variant), adaptive, overlap)
+                        tuple(workload), key_frames, max_steps, dict(variant), adaptive, overlap)
 
     def adaptive(self, table: dict) -> AdaptiveBatch:
         self.table(table, "adaptive", {"low_s": float, "high_s": float, "step": int, "min_seqs": int,
@@ -210,6 +231,8 @@ class _Loader:
             requests += self.generate(gen, f"workload.generate[{i}]", seed)
         if not requests:
             self.fail("workload", "no requests; add [[workload.requests]] or [[workload.generate]] tables")
+        if len(requests) > (most := BOUNDS["workload_requests"][1]):
+            self.fail("workload", f"{len(requests)} requests; a scenario holds at most {most}")
         return requests
 
     REQUEST_KEYS = {"arrival": int, "prompt": str, "prompt_token_ids": list, "max_tokens": int, "ignore_eos": bool,
@@ -217,6 +240,12 @@ class _Loader:
 
     def request(self, table: dict, where: str) -> Request:
         self.table(table, where, self.REQUEST_KEYS)
+        tokens = table.get("prompt_token_ids")
+        if tokens is not None and (not within("prompt_tokens", len(tokens))
+                                   or not all(type(t) is int and within("token_id", t) for t in tokens)):
+            low, high = BOUNDS["token_id"]
+            self.fail(f"{where}.prompt_token_ids", f"use 1 to {BOUNDS['prompt_tokens'][1]} whole numbers from "
+                      f"{low} to {high}")
         try:
             return Request(**table)
         except (ValueError, TypeError) as e:

@@ -1,5 +1,11 @@
 """A run as JSON: its config, every frame, and a summary of each request. Traces load back into a
-FrameStore, so the UI can open a recorded run without re-running it."""
+FrameStore, so the UI can open a recorded run without re-running it.
+
+Version 2 writes each frame as a delta against the one before (engine/trace_delta.py): the blocks and requests
+that changed, the config only when it changed. A trace then grows with what happens per step, not with the
+pool. Version 1 traces (every block and request of every frame) still load. Either is checked against the
+schema (engine/trace_schema.py) before anything is built: a file that does not fit raises `TraceError`.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,15 @@ import json
 from pathlib import Path
 
 from engine.engine import Engine
-from engine.frame import Frame, TokenHistory, config_to_dict
+from engine.frame import TokenHistory, config_to_dict
 from engine.frame_store import FrameStore
+from engine.trace_delta import frame_deltas, frames_from_deltas
+from engine.trace_schema import TraceError, checked_trace
 
-TRACE_VERSION = 1
+TRACE_VERSION = 2
+
+__all__ = ["TRACE_VERSION", "TraceError", "load_trace", "read_trace", "request_summaries", "trace_dict",
+           "trace_json", "write_trace"]
 
 
 def request_summaries(engine: Engine) -> list[dict]:
@@ -42,20 +53,34 @@ def trace_dict(engine: Engine, title: str | None = None) -> dict:
         "overlap": engine.overlap,
         "config": config_to_dict(engine.config),
         "requests": request_summaries(engine),
-        "frames": [frame.to_dict(tokens=False) for frame in engine.frames],
+        "frames": frame_deltas(engine.frames),
     }
 
 
+def trace_json(engine: Engine, title: str | None = None) -> str:
+    return json.dumps(trace_dict(engine, title), separators=(",", ":"))
+
+
 def write_trace(engine: Engine, path: str | Path, title: str | None = None):
-    Path(path).write_text(json.dumps(trace_dict(engine, title)))
+    Path(path).write_text(trace_json(engine, title))
+
+
+def read_trace(data: bytes | str) -> tuple[FrameStore, dict]:
+    """The frames of a trace's JSON text, and the trace's other fields (title, requests...); raises TraceError
+    (a ValueError) naming what does not fit the schema."""
+    trace = checked_trace(data)
+    histories = [TokenHistory(r["prompt_token_ids"] + r["output_token_ids"], pieces=r["pieces"])
+                 for r in trace["requests"]]
+    store = FrameStore()
+    try:
+        for frame in frames_from_deltas(trace["frames"], histories, full=trace["version"] == 1):
+            store.append_frame(frame)
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
+        raise TraceError(f"frame {len(store)} cannot be read ({e})") from None
+    return store, trace
 
 
 def load_trace(path: str | Path) -> tuple[FrameStore, list[dict]]:
     """The frames of a trace file, and its request summaries."""
-    data = json.loads(Path(path).read_text())
-    histories = [TokenHistory(r["prompt_token_ids"] + r["output_token_ids"], pieces=r["pieces"])
-                 for r in data["requests"]]
-    store = FrameStore()
-    for frame in data["frames"]:
-        store.append_frame(Frame.from_dict(frame, histories))
-    return store, data["requests"]
+    store, trace = read_trace(Path(path).read_bytes())
+    return store, trace["requests"]

@@ -19,6 +19,7 @@ from engine.compare import (
 )
 from engine.engine import CostModel
 from engine.export import comparison_json, requests_csv
+from engine.limits import CONFIG_BOUNDS
 from engine.overlap import check_overlap
 from engine.vllm_args import vllm_command, vllm_notes
 from scheduler.config import PREEMPTION_POLICIES, ConfigError
@@ -65,7 +66,8 @@ def custom_variant(i: int, base) -> Variant:
         "enable_prefix_caching": st.toggle("prefix caching", base.enable_prefix_caching, key=f"c{i}_prefix"),
         "preemption_policy": st.selectbox("preemption", PREEMPTION_POLICIES, key=f"c{i}_preempt",
                                           index=PREEMPTION_POLICIES.index(base.preemption_policy)),
-        "max_num_seqs": int(st.number_input("max_num_seqs", 1, 1024, base.max_num_seqs, key=f"c{i}_seqs")),
+        "max_num_seqs": int(st.number_input("max_num_seqs", *CONFIG_BOUNDS["max_num_seqs"], base.max_num_seqs,
+                                            key=f"c{i}_seqs")),
         "max_num_batched_tokens": int(st.number_input("max_num_batched_tokens", 1, 65536,
                                                       base.max_num_batched_tokens, key=f"c{i}_tokens")),
         "kvcache_block_size": size,

@@ -10,31 +10,36 @@ lab keeps its own cursor and how far it has stepped, so what it shows is what it
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
-from pathlib import Path
 
 from engine.adaptive import AdaptiveBatch
 from engine.engine import DEFAULT_MAX_STEPS, KEEP, CostModel, Engine, Options
 from engine.frame import Frame
+from engine.limits import CONFIG_BOUNDS, MAX_APP_STEPS
+from engine.metrics import (
+    RequestMetrics,
+    RunMetrics,
+    SpeculationMetrics,
+    run_metrics,
+    speculation_metrics,
+)
 from engine.overlap import check_overlap
 from engine.scenario import KeyFrame, Scenario
-from engine.trace import load_trace
+from engine.trace import read_trace
 from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
-from scheduler import Config, ConfigError
+from scheduler import Config
+from session.history import FrameSummary, RunHistory
 from session.run_cache import Action, RunCache, SharedRun, shared_run_cache
+from viz.timeline import Segment
 
 RUNNER_ENV = "SCHEDLAB_RUNNER"  # "fake" or "model": the default model choice (tests set "fake")
 CUSTOM = "custom"  # the scenario name of a custom setup
 PROMPTS = {"random": "random tokens (1-10)", "chat": "built-in chat prompts"}
 ARRIVALS = {"all": "all at step 0", "poisson": "Poisson, 0.5 per step"}
 # The ranges the sidebar's number inputs and a link's values accept.
-BOUNDS = {"max_num_seqs": (1, 256), "num_kvcache_blocks": (1, 4096), "kvcache_block_size": (1, 256),
-          "max_num_batched_tokens": (1, 65536), "max_model_len": (2, 8192), "num_speculative_tokens": (0, 16),
-          "prompt_lookup_min": (1, 16), "prompt_lookup_max": (1, 16), "requests": (1, 200), "max_tokens": (1, 2048),
+BOUNDS = {**CONFIG_BOUNDS, "requests": (1, 200), "max_tokens": (1, 2048),
           "seed": (0, 2**31 - 1), "temperature": (0.0, 2.0), "frame": (0, DEFAULT_MAX_STEPS),
           "adaptive_ms": (0.0, 10_000.0), "adaptive_seqs": (1, 256)}
 
@@ -154,7 +159,9 @@ class Lab:
         self._trace_frames = trace_frames
         self._trace_title = trace_title
         self.cursor = 0
-        self._built: list[Frame] = []  # frames 0..n already rebuilt, for the charts over time
+        self._history = RunHistory()  # summaries of frames 0..n taken in so far, for the charts over time
+        self._metrics = None  # ((history, cursor, last), metrics) of the last `metrics()`
+        self._shown: tuple | None = None  # (frames, cursor, frame) of the last `frame`
         if inputs is not None:
             self.reset()
 
@@ -182,7 +189,12 @@ class Lab:
 
     @property
     def frame(self) -> Frame:
-        return self.frames[self.cursor]
+        """The frame at the cursor, rebuilt once per position (a recorded frame never changes; a branch or a reset
+        brings new frames)."""
+        frames = self.frames
+        if self._shown is None or self._shown[0] is not frames or self._shown[1] != self.cursor:
+            self._shown = (frames, self.cursor, frames[self.cursor])
+        return self._shown[2]
 
     @property
     def key_frames(self) -> tuple[KeyFrame, ...]:
@@ -195,11 +207,26 @@ class Lab:
     def key_frames_at(self, step: int) -> list[KeyFrame]:
         return [k for k in self.key_frames if k.step == step]
 
-    def history(self) -> list[Frame]:
-        """Frames 0..cursor, rebuilt once each and kept until the run branches."""
-        while len(self._built) <= self.cursor:
-            self._built.append(self.frames[len(self._built)])
-        return self._built[:self.cursor + 1]
+    def history(self) -> list[FrameSummary]:
+        """Summaries of frames 0..cursor (what the charts over time read), each built once and kept until the run
+        branches; the frames themselves are not kept."""
+        self._history.extend(self.frames, self.cursor)
+        return self._history.summaries[:self.cursor + 1]
+
+    def timeline(self) -> list[Segment]:
+        """The request timeline up to the cursor: each request's runs of equal phases."""
+        self._history.extend(self.frames, self.cursor)
+        return self._history.segments(self.cursor)
+
+    def metrics(self) -> tuple[RunMetrics, list[RequestMetrics], SpeculationMetrics]:
+        """The run's and each request's metrics up to the cursor, and speculation's: one pass over frames
+        0..cursor rebuilt one at a time (none kept), remembered until the cursor moves or the run branches."""
+        key = (self._history, self.cursor, self.last)
+        if self._metrics is None or self._metrics[0] != key:
+            run, requests = run_metrics(self.frames[k] for k in range(self.cursor + 1))
+            speculation = speculation_metrics(self.frames[k] for k in range(self.cursor + 1))
+            self._metrics = (key, (run, requests, speculation))
+        return self._metrics[1]
 
     def config_in_effect(self, frame: int | None = None) -> Config:
         """The config the step after `frame` (by default the cursor) runs under."""
@@ -240,6 +267,9 @@ class Lab:
             raise LabError("This is a recorded trace: it ends here and cannot run further.")
         if self.is_over:
             raise LabError("The run is over: every request is done or can never run. Add a request or reset.")
+        if self.last >= MAX_APP_STEPS:
+            raise LabError(f"This run has reached {MAX_APP_STEPS:,} steps, the most one session records: reset it, "
+                           "or run it from the command line (`python -m engine run`).")
         self.cache.advance(self._run, self.cursor + 1)
         self.cursor = self._last = self.cursor + 1
 
@@ -269,7 +299,7 @@ class Lab:
         self.inputs = inputs or self.inputs
         self._hold(self.cache.open(self.inputs, self))
         self.cursor = self._last = 0
-        self._built = []
+        self._history = RunHistory()
 
     def _hold(self, run: SharedRun):
         if self._run is not None and self._run is not run:
@@ -283,7 +313,7 @@ class Lab:
         if self.is_trace:
             raise LabError("This is a recorded trace: pick a scenario to change a run.")
         self._hold(self.cache.act(self._run, self.cursor, action, self))
-        self._last, self._built = self.cursor, self._built[:self.cursor + 1]
+        self._last, self._history = self.cursor, RunHistory()
 
     def set_config(self, **changes):
         """Raises ConfigError (field, value, fix) for a config that can never work; the run is then unchanged."""
@@ -314,15 +344,9 @@ class Lab:
 
 
 def open_trace(data: bytes, name: str = "trace") -> Lab:
-    """A read-only lab over a JSON trace written by `python -m engine run ... --json`."""
+    """A read-only lab over a JSON trace written by `python -m engine run ... --json` (or the policy lab)."""
     try:
-        title = json.loads(data).get("title") or name
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "trace.json"
-            path.write_bytes(data)
-            store, _requests = load_trace(path)
-    except (ValueError, KeyError, TypeError, AttributeError, ConfigError) as e:
-        raise LabError(f"{name} is not a trace written by `python -m engine run ... --json` ({e}).") from None
-    if len(store) == 0:
-        raise LabError(f"{name} holds no frames.")
-    return Lab(trace_frames=store, trace_title=f"Trace: {title}")
+        store, trace = read_trace(data)
+    except ValueError as e:  # TraceError: the schema's sentence, naming where the file does not fit
+        raise LabError(f"{name} is not a trace written by `python -m engine run ... --json`: {e}.") from None
+    return Lab(trace_frames=store, trace_title=f"Trace: {trace.get('title') or name}")

@@ -127,6 +127,9 @@ def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> 
                                     else scenarios[name].config)
     try:
         config = replace(base, **{k: v for k, v in settings.items() if k in SETTINGS})
+        adaptive = settings.get("adaptive", None if custom else scenarios[name].adaptive)
+        if adaptive is not None:  # the engine brings max_num_seqs within the controller's bounds first
+            config = replace(config, max_num_seqs=adaptive.clamp(config.max_num_seqs))
         check_overlap(config, settings.get("overlap", False if custom else scenarios[name].overlap))
     except ConfigError as e:
         raise LinkError(f"This link's settings cannot be used together: {e}.") from None

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import streamlit as st
 
-from engine.metrics import run_metrics, speculation_metrics
 from session.feed import Feed, Request, run_header
 from session.lab import LabError
 from ui.state import USER_ERRORS, lab, report, settings_in_effect, sync_url
@@ -19,9 +18,10 @@ from viz.colors import request_color
 from viz.metrics_table import request_rows, run_summary, speculation_sentence
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
 from viz.texts import request_texts
-from viz.timeline import timeline_figure
+from viz.timeline import segments_figure
 
 PLOT_CONFIG = {"displayModeBar": False}
+CHART_STEPS = 2000  # steps the charts over time draw, the last ones up to the frame shown
 PLAYER_DIR = Path(__file__).resolve().parents[1] / "player"
 PLAYER_KEY = "stage_player"
 
@@ -140,12 +140,14 @@ def texts(frame):
 
 
 def charts():
-    history = lab().history()
+    history = lab().history()[-CHART_STEPS:]  # the last CHART_STEPS frames: a long run's charts stay light
     step = lab().cursor
+    if len(history) < step + 1:
+        st.caption(f"The last {CHART_STEPS:,} steps; the request timeline shows the whole run.")
     cols = st.columns(2)
     cols[0].plotly_chart(queues_and_kv_figure(history, step), config=PLOT_CONFIG, key="chart_queues")
     cols[1].plotly_chart(batch_figure(history, step), config=PLOT_CONFIG, key="chart_batch")
-    st.plotly_chart(timeline_figure(history, step), config=PLOT_CONFIG, key="chart_timeline")
+    st.plotly_chart(segments_figure(lab().timeline(), step), config=PLOT_CONFIG, key="chart_timeline")
     engine = lab().engine
     timings = frame_timings(history, step, WINDOW)
     if timings:
@@ -159,12 +161,12 @@ def charts():
 
 
 def metrics():
-    run, requests = run_metrics(lab().history())
+    run, requests, speculation = lab().metrics()
     st.caption(f"Up to frame {lab().cursor}. Seconds are simulated by the engine's cost model.")
     left, right = st.columns([1, 2.2])
     left.dataframe(run_summary(run), hide_index=True)
     right.dataframe(request_rows(requests), hide_index=True)
-    if sentence := speculation_sentence(speculation_metrics(lab().history())):
+    if sentence := speculation_sentence(speculation):
         st.caption(sentence)
 
 

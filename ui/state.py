@@ -3,6 +3,7 @@ model shared read-only by every session of the process."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import streamlit as st
@@ -89,11 +90,34 @@ def init_session():
         link = replace(parse_link({}, scenarios), present=st.query_params.get("present") == "1")
     state.presentation = link.present
     state.runner, state.model_device = ensure_model(default_runner())
-    state.lab = open_link(link, scenarios, state.runner)
+    try:
+        state.lab = open_link(link, scenarios, state.runner)
+        run_to_frame(state.lab, link.frame)
+    except USER_ERRORS as e:  # a link parse_link passed that the engine still refuses: never a broken session
+        state.notice = f"This link could not be opened ({e}). Opened the first preset instead."
+        link = parse_link({}, scenarios)
+        state.lab = open_link(link, scenarios, state.runner)
     state.scenario_choice = link.scenario
-    if link.frame > 0:
-        with st.spinner(f"Running to frame {link.frame}"):
-            state.lab.run(link.frame)
+
+
+PROGRESS_EVERY_S = 0.2
+
+
+def run_to_frame(lab: Lab, frame: int):
+    """Run `lab` to `frame` (a link's), with a progress bar redrawn every PROGRESS_EVERY_S: each redraw is where
+    Streamlit stops the script when the session has gone (the tab closed), so a long run ends with it."""
+    if frame <= 0:
+        return
+    bar, shown = st.progress(0.0, f"Running to frame {frame}"), [time.monotonic()]
+
+    def on_step(done: int):
+        if time.monotonic() - shown[0] >= PROGRESS_EVERY_S:
+            bar.progress(done / frame, f"Running to frame {frame}: {done} steps done")
+            shown[0] = time.monotonic()
+    try:
+        lab.run(frame, on_step)
+    finally:
+        bar.empty()
 
 
 # Stepper widgets whose value nothing else restores. Streamlit forgets a widget's value after a run that does not

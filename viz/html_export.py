@@ -70,19 +70,25 @@ def _in_chromium(page_html: str, width: int, height: int, photograph) -> list[by
     `photograph(page)`'s PNG bytes."""
     import tempfile
 
+    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
 
+    if not Path(CHROMIUM).is_file():  # said as the page shows it (OSError), not a traceback
+        raise OSError(f"no browser to draw it: Chromium is not installed at {CHROMIUM} (apt install chromium)")
     with tempfile.TemporaryDirectory() as folder:
         page_path = Path(folder) / "page.html"
         page_path.write_text(page_html)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": width, "height": height}, reduced_motion="reduce")
-                page.goto(page_path.as_uri())
-                return photograph(page)
-            finally:
-                browser.close()
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                try:
+                    page = browser.new_page(viewport={"width": width, "height": height}, reduced_motion="reduce")
+                    page.goto(page_path.as_uri())
+                    return photograph(page)
+                finally:
+                    browser.close()
+        except PlaywrightError as e:
+            raise RuntimeError(f"the browser at {CHROMIUM} could not draw it ({str(e).splitlines()[0]})") from None
 
 
 def figure_png(fig, width: int = 1200, height: int = 600) -> bytes:

@@ -43,29 +43,54 @@ def phase_of(request: RequestView, frame: Frame, scheduled: dict[int, int], pref
     return None
 
 
-def segments(frames: Sequence[Frame]) -> list[Segment]:
-    """Runs of equal phases per request, over the steps of `frames` (frame 0 has none)."""
-    open_runs: dict[int, Segment] = {}
-    done: list[Segment] = []
-    for frame in frames:
+class Segments:
+    """Runs of equal phases per request, built one frame at a time (frame 0 has none), so a long run's
+    timeline costs each frame once; `upto(step)` gives the runs of frames 0..step."""
+
+    def __init__(self):
+        self._open: dict[int, Segment] = {}
+        self._done: list[Segment] = []
+        self._over: set[int] = set()  # finished or aborted: they never run again
+
+    def add(self, frame: Frame):
         scheduled = dict(zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True))
         prefilled = {e.seq_id for e in frame.events if e.kind in ("admitted", "chunk")}
         speculated = {e.seq_id for e in frame.events_of("speculated")}
         for request in frame.requests:
+            if request.id in self._over:
+                continue
             phase = phase_of(request, frame, scheduled, prefilled, speculated)
-            current = open_runs.get(request.id)
+            current = self._open.get(request.id)
             if current is not None and (phase != current.phase or current.stop != frame.step - 1):
-                done.append(open_runs.pop(request.id))
+                self._done.append(self._open.pop(request.id))
                 current = None
             if phase is None:
+                self._over.add(request.id)
                 continue
-            open_runs[request.id] = (current._replace(stop=frame.step) if current
-                                     else Segment(request.id, phase, frame.step, frame.step))
-    return sorted(done + list(open_runs.values()), key=lambda s: (s.request_id, s.start))
+            self._open[request.id] = (current._replace(stop=frame.step) if current
+                                      else Segment(request.id, phase, frame.step, frame.step))
+
+    def upto(self, step: int | None = None) -> list[Segment]:
+        runs = self._done + list(self._open.values())
+        if step is not None:
+            runs = [s._replace(stop=min(s.stop, step)) for s in runs if s.start <= step]
+        return sorted(runs, key=lambda s: (s.request_id, s.start))
+
+
+def segments(frames: Sequence[Frame]) -> list[Segment]:
+    """Runs of equal phases per request, over the steps of `frames` (frame 0 has none)."""
+    built = Segments()
+    for frame in frames:
+        built.add(frame)
+    return built.upto()
 
 
 def timeline_figure(frames: Sequence[Frame], current_step: int | None = None, row_px: int = 22) -> go.Figure:
-    runs = segments(frames)
+    return segments_figure(segments(frames), current_step, row_px)
+
+
+def segments_figure(runs: Sequence[Segment], current_step: int | None = None, row_px: int = 22) -> go.Figure:
+    """The request timeline drawn from its runs of phases (`Segments`)."""
     ids = sorted({s.request_id for s in runs})
     fig = go.Figure()
     for phase, color in PHASE_COLORS.items():

@@ -1,0 +1,240 @@
+"""The schema a trace file must fit before any frame is built from it: sizes, types, ids in range, steps in
+order. Every problem raises `TraceError` naming where it is (`frames[12].batch.seq_ids`) and what fits, so an
+uploaded file either opens and steps through without error or is refused with that sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from engine.frame import EVENT_KINDS, StepMetrics
+from engine.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
+from engine.overlap import PLACEHOLDER
+from scheduler import Config, ConfigError
+
+BATCH_KINDS = ("prefill", "decode", "mixed", "idle")
+STATUSES = ("waiting", "running", "finished", "aborted")
+MAX_REQUESTS = 2000
+MAX_TOKENS = 16_384  # prompt + output of one request
+MAX_COUNT = 2**31 - 1  # any other count or step number
+
+
+class TraceError(ValueError):
+    """A trace file that does not fit the schema; the message says where and what would fit."""
+
+
+def _fail(where: str, problem: str):
+    raise TraceError(f"{where}: {problem}")
+
+
+def _is_int(value, low: int = 0, high: int = MAX_COUNT) -> bool:
+    return type(value) is int and low <= value <= high
+
+
+def _int(where: str, value, low: int = 0, high: int = MAX_COUNT) -> int:
+    if not _is_int(value, low, high):
+        _fail(where, f"{_shown(value)} must be a whole number from {low} to {high}")
+    return value
+
+
+def _number(where: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        _fail(where, f"{_shown(value)} must be a number, 0 or more")
+    return value
+
+
+def _of(where: str, value, kind: type, optional: bool = False):
+    if value is None and optional:
+        return value
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        _fail(where, f"{_shown(value)} must be {kind.__name__}{' or null' if optional else ''}")
+    return value
+
+
+def _ints(where: str, value, low: int, high: int, most: int) -> list:
+    _of(where, value, list)
+    if len(value) > most:
+        _fail(where, f"{len(value)} entries; at most {most}")
+    if not all(_is_int(v, low, high) for v in value):
+        _fail(where, f"must hold whole numbers from {low} to {high}")
+    return value
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _keys(where: str, value, required: tuple[str, ...]) -> dict:
+    _of(where, value, dict)
+    if missing := [k for k in required if k not in value]:
+        _fail(where, f"misses {', '.join(missing)}")
+    return value
+
+
+def checked_trace(data: bytes | str) -> dict:
+    """The trace's JSON, parsed and checked; raises TraceError."""
+    if len(data) > MAX_TRACE_BYTES:
+        _fail("file", f"{len(data) / 2**20:.1f} MB; a trace the app opens is at most {MAX_TRACE_BYTES // 2**20} MB "
+                      "(record fewer steps)")
+    try:
+        trace = json.loads(data)
+    except RecursionError:
+        raise TraceError("file: nested too deeply to be a trace") from None
+    except ValueError as e:
+        raise TraceError(f"file: not JSON ({e})") from None
+    _keys("trace", trace, ("requests", "frames"))
+    version = trace.get("version", 1)
+    if version not in (1, 2):
+        _fail("version", f"{_shown(version)}: this schedlab reads trace versions 1 and 2")
+    trace["version"] = version
+    _of("title", trace.get("title"), str, optional=True)
+    histories = _check_requests(_of("requests", trace["requests"], list))
+    frames = _of("frames", trace["frames"], list)
+    if not 1 <= len(frames) <= MAX_TRACE_FRAMES:
+        _fail("frames", f"{len(frames)} frames; a trace holds 1 to {MAX_TRACE_FRAMES}")
+    _FrameChecker(histories, full=version == 1).check_all(frames)
+    return trace
+
+
+def _check_requests(requests: list) -> list[int]:
+    """Each request summary's token count (its history's length)."""
+    if len(requests) > MAX_REQUESTS:
+        _fail("requests", f"{len(requests)} requests; a trace holds at most {MAX_REQUESTS}")
+    lengths = []
+    for i, r in enumerate(requests):
+        where = f"requests[{i}]"
+        _keys(where, r, ("id", "prompt_token_ids", "output_token_ids", "pieces"))
+        if r["id"] != i:
+            _fail(f"{where}.id", f"{_shown(r['id'])}: request ids go 0, 1, 2... in order")
+        tokens = [*_ints(f"{where}.prompt_token_ids", r["prompt_token_ids"], PLACEHOLDER, MAX_COUNT, MAX_TOKENS),
+                  *_ints(f"{where}.output_token_ids", r["output_token_ids"], PLACEHOLDER, MAX_COUNT, MAX_TOKENS)]
+        pieces = _of(f"{where}.pieces", r["pieces"], list, optional=True)
+        if pieces is not None and (len(pieces) > len(tokens) or not all(isinstance(p, str) for p in pieces)):
+            _fail(f"{where}.pieces", "must hold one string per token")
+        for key in ("prompt", "output_text", "finish_reason"):
+            _of(f"{where}.{key}", r.get(key), str, optional=True)
+        lengths.append(len(tokens))
+    return lengths
+
+
+class _FrameChecker:
+    """Checks frames in order, tracking what is known so far: requests arrived, pool size, config."""
+
+    def __init__(self, histories: list[int], full: bool):
+        self.histories, self.full = histories, full
+        self.num_requests = self.num_blocks = 0
+        self.config: Config | None = None
+
+    def check_all(self, frames: list):
+        for k, frame in enumerate(frames):
+            self.check(f"frames[{k}]", k, frame)
+
+    def check(self, where: str, k: int, frame):
+        required = ("step", "sim_time_s", "wall_schedule_s", "wall_model_s", "batch", "waiting", "running",
+                    "events", "metrics", "requests", "blocks")
+        _keys(where, frame, (*required, "config") if self.full or k == 0 else required)
+        if frame["step"] != k:
+            _fail(f"{where}.step", f"{_shown(frame['step'])}: steps go 0, 1, 2... in order; this is frame {k}")
+        for key in ("sim_time_s", "wall_schedule_s", "wall_model_s"):
+            _number(f"{where}.{key}", frame[key])
+        if "config" in frame:
+            self.config = self.check_config(f"{where}.config", frame["config"])
+        self.check_blocks(where, frame)
+        self.check_requests(where, frame["requests"])
+        self.check_batch(f"{where}.batch", frame["batch"])
+        for queue in ("waiting", "running"):
+            _ints(f"{where}.{queue}", frame[queue], 0, self.num_requests - 1, self.num_requests)
+        self.check_events(f"{where}.events", frame["events"])
+        metrics = _keys(f"{where}.metrics", frame["metrics"], StepMetrics._fields)
+        for key in StepMetrics._fields:
+            _number(f"{where}.metrics.{key}", metrics[key])
+        if frame.get("timing") is not None:
+            self.check_timing(f"{where}.timing", frame["timing"])
+
+    def check_config(self, where: str, config) -> Config:
+        _of(where, config, dict)
+        for key, (low, high) in CONFIG_BOUNDS.items():
+            if key in config and not within(key, config[key]):
+                _fail(f"{where}.{key}", f"{_shown(config[key])} must be a whole number from {low} to {high}")
+        try:
+            return Config(**config)
+        except ConfigError as e:
+            _fail(f"{where}.{e.field}", f"{_shown(e.value)}: {e.fix}")
+        except TypeError as e:
+            _fail(where, str(e))
+
+    def check_blocks(self, where: str, frame: dict):
+        blocks = _of(f"{where}.blocks", frame["blocks"], list)
+        if self.full or "num_blocks" in frame:
+            size = len(blocks) if self.full else frame["num_blocks"]
+            self.num_blocks = _int(f"{where}.num_blocks", size, 1, CONFIG_BOUNDS["num_kvcache_blocks"][1])
+            if [b.get("id") if isinstance(b, dict) else None for b in blocks] != list(range(size)):
+                _fail(f"{where}.blocks", f"must list blocks 0 to {size - 1} in order")
+        elif self.num_blocks == 0:
+            _fail(f"{where}.num_blocks", "missing; the first frame gives the pool's size")
+        for i, b in enumerate(blocks):
+            at = f"{where}.blocks[{i}]"
+            _keys(at, b, ("id", "ref_count", "hash", "token_ids", "free_rank"))
+            _int(f"{at}.id", b["id"], 0, self.num_blocks - 1)
+            _int(f"{at}.ref_count", b["ref_count"], 0, MAX_REQUESTS)
+            _int(f"{at}.free_rank", b["free_rank"], -MAX_COUNT)
+            if b["hash"] is not None:
+                _int(f"{at}.hash", b["hash"], -(2**63), 2**64)
+            _ints(f"{at}.token_ids", b["token_ids"], PLACEHOLDER, MAX_COUNT, CONFIG_BOUNDS["kvcache_block_size"][1])
+
+    def check_requests(self, where: str, requests):
+        _of(f"{where}.requests", requests, list)
+        if self.full:
+            self.num_requests = 0
+        for i, r in enumerate(requests):
+            at = f"{where}.requests[{i}]"
+            _keys(at, r, ("id", "status", "num_tokens", "num_prompt_tokens", "num_computed_tokens", "block_table",
+                          "priority", "arrival", "num_preemptions", "finish_reason", "max_tokens"))
+            rid = _int(f"{at}.id", r["id"], 0, min(self.num_requests, len(self.histories) - 1))
+            self.num_requests = max(self.num_requests, rid + 1)
+            if self.full and rid != i:
+                _fail(f"{at}.id", f"{rid}: a frame lists its requests by id, 0, 1, 2... in order")
+            if r["status"] not in STATUSES:
+                _fail(f"{at}.status", f"{_shown(r['status'])}: use one of {', '.join(STATUSES)}")
+            total = _int(f"{at}.num_tokens", r["num_tokens"], 0, self.histories[rid])
+            _int(f"{at}.num_prompt_tokens", r["num_prompt_tokens"], 0, total)
+            _int(f"{at}.num_computed_tokens", r["num_computed_tokens"], 0, total)
+            _ints(f"{at}.block_table", r["block_table"], 0, self.num_blocks - 1, self.num_blocks)
+            _int(f"{at}.priority", r["priority"], -MAX_COUNT)
+            for key in ("arrival", "num_preemptions", "max_tokens"):
+                _int(f"{at}.{key}", r[key])
+            _of(f"{at}.finish_reason", r["finish_reason"], str, optional=True)
+
+    def check_batch(self, where: str, batch):
+        _keys(where, batch, ("kind", "seq_ids", "num_tokens"))
+        if batch["kind"] not in BATCH_KINDS:
+            _fail(f"{where}.kind", f"{_shown(batch['kind'])}: use one of {', '.join(BATCH_KINDS)}")
+        ids = _ints(f"{where}.seq_ids", batch["seq_ids"], 0, self.num_requests - 1, self.num_requests)
+        counts = _ints(f"{where}.num_tokens", batch["num_tokens"], 0, MAX_TOKENS, self.num_requests)
+        if len(ids) != len(counts):
+            _fail(where, "seq_ids and num_tokens must be as long as each other")
+
+    def check_events(self, where: str, events):
+        for i, e in enumerate(_of(where, events, list)):
+            at = f"{where}[{i}]"
+            _keys(at, e, ("kind", "seq_id"))
+            if e["kind"] not in EVENT_KINDS:
+                _fail(f"{at}.kind", f"{_shown(e['kind'])}: use one of {', '.join(EVENT_KINDS)}")
+            _int(f"{at}.seq_id", e["seq_id"], 0, self.num_requests - 1)
+            for key, value in e.items():
+                if not (value is None or isinstance(value, str | int | float) and len(str(value)) <= 1000
+                        or isinstance(value, list) and all(_is_int(v, PLACEHOLDER) for v in value)):
+                    _fail(f"{at}.{key}", f"{_shown(value)} must be a number, a short text or a list of whole numbers")
+
+    def check_timing(self, where: str, timing):
+        _keys(where, timing, ("step", "schedule", "model", "postprocess", "overlapped"))
+        _int(f"{where}.step", timing["step"])
+        for key in ("schedule", "model", "postprocess"):
+            interval = _of(f"{where}.{key}", timing[key], list)
+            if len(interval) != 2:
+                _fail(f"{where}.{key}", "must be [start, end]")
+            for value in interval:
+                _number(f"{where}.{key}", value)
+        _of(f"{where}.overlapped", timing["overlapped"], bool)

@@ -1,0 +1,73 @@
+"""Issue 13 in the app: production defaults, hostile titles, a link the engine refuses, an export without a
+browser, an unexpected error: each a sentence (and a log line), never a traceback."""
+
+import json
+import logging
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from engine.limits import MAX_TRACE_BYTES
+from engine.scenario import load_scenario, preset_paths
+from engine.trace import trace_dict
+from tests.test_app_support import fake_model_app, lab
+from ui.text import plain
+
+CONFIG = Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml"
+
+
+@pytest.fixture
+def app(monkeypatch):
+    return fake_model_app(monkeypatch)
+
+
+def test_the_server_hides_tracebacks_and_accepts_uploads_as_large_as_the_app_opens():
+    config = tomllib.loads(CONFIG.read_text())
+    assert config["client"]["showErrorDetails"] in ("none", False)
+    assert config["server"]["maxUploadSize"] * 2**20 == MAX_TRACE_BYTES
+
+
+def test_a_trace_title_cannot_inject_markdown_into_the_header(app):
+    engine = load_scenario(preset_paths()[1]).engine("fake")
+    engine.run(2)
+    title = "x\n# Owned [click](https://evil.example) ![](https://evil.example/p.png) :red[alarm] <b>bold</b>"
+    app.run()
+    app.file_uploader[0].set_value(("t.json", json.dumps(trace_dict(engine, title)).encode(), "application/json"))
+    app.run()
+    header = next(m.value for m in app.markdown if m.value.startswith("### "))
+    assert "\n" not in header and "](" not in header and ":red[" not in header and "<b>" not in header
+    assert plain("a_b [c](d)") == r"a\_b \[c\]\(d\)"
+
+
+def test_a_link_the_engine_refuses_opens_the_first_preset_with_a_notice(app, monkeypatch):
+    def refuse(*_):
+        raise ValueError("refused by the engine")
+    monkeypatch.setattr("ui.state.run_to_frame", refuse)
+    app.query_params.update({"scenario": "02_preemption", "frame": "5"})
+    app.run()
+    assert not app.exception and lab(app).cursor == 0
+    assert any("could not be opened" in w.value for w in app.warning)
+    app.run()  # the session is not broken on rerun
+    assert not app.exception
+
+
+def test_an_unexpected_error_is_logged_with_the_session_and_shown_as_a_sentence(app, monkeypatch, caplog):
+    def broken():
+        raise KeyError("boom")
+    monkeypatch.setattr("ui.stage.stage", broken)
+    with caplog.at_level(logging.ERROR, logger="schedlab"):
+        app.run()
+    assert not app.exception
+    assert any("it has been logged" in e.value for e in app.error)
+    logged = [r for r in caplog.records if r.name == "schedlab"]
+    assert logged and "drawing the page" in logged[0].getMessage() and "at frame 0" in logged[0].getMessage()
+
+
+def test_a_gif_without_a_browser_says_why(monkeypatch):
+    from viz import html_export
+    engine = load_scenario(preset_paths()[1]).engine("fake")
+    engine.run(3)
+    monkeypatch.setattr(html_export, "CHROMIUM", "/nonexistent/chromium")
+    with pytest.raises(OSError, match="Chromium is not installed"):
+        html_export.run_gif(list(engine.frames), "run", max_frames=2)

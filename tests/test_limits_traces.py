@@ -1,0 +1,97 @@
+"""Issue 13 #4, #7: trace files are checked against a schema before anything is built, and written compactly."""
+
+import json
+
+import pytest
+
+from engine.engine import Engine
+from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.trace import TRACE_VERSION, read_trace, trace_dict, trace_json
+from engine.workload import random_workload
+from scheduler import Config
+from session.lab import LabError, open_trace
+
+
+@pytest.fixture(scope="module")
+def engine():
+    engine = load_scenario(SCENARIOS_DIR / "02_preemption.toml", runner="fake").engine()
+    engine.run()
+    return engine
+
+
+def _upload(trace: dict | str | bytes):
+    data = trace if isinstance(trace, bytes) else (trace if isinstance(trace, str) else json.dumps(trace)).encode()
+    return open_trace(data, "t.json")
+
+
+def _edited(engine, edit) -> dict:
+    trace = trace_dict(engine, "demo")
+    edit(trace)
+    return trace
+
+
+def _set(path: str, value):
+    """An edit setting trace[path] (dotted, with list indices)."""
+    def edit(trace):
+        *parents, last = path.split(".")
+        node = trace
+        for key in parents:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        node[int(last) if isinstance(node, list) else last] = value
+    return edit
+
+
+@pytest.mark.parametrize("edit, where", [
+    (_set("frames.3.step", 7), "frames[3].step"),  # steps out of order
+    (_set("frames.4.batch.seq_ids", [99]), "frames[4].batch.seq_ids"),  # unknown batch id
+    (_set("frames.2.requests.0.id", 40), "frames[2].requests[0].id"),  # request id out of range
+    (_set("frames.0.blocks.0.id", 5000), "frames[0].blocks"),  # bad block id
+    (_set("frames.2.requests.0.block_table", [4000]), "frames[2].requests[0].block_table"),
+    (_set("frames.2.waiting", "0,1"), "frames[2].waiting"),  # a string where a list belongs
+    (_set("frames.2.requests.0.num_tokens", 10**9), "frames[2].requests[0].num_tokens"),  # huge token count
+    (_set("requests.0.output_token_ids", list(range(20_000))), "requests[0].output_token_ids"),
+    (_set("frames.0.config.num_kvcache_blocks", 5000), "frames[0].config.num_kvcache_blocks"),  # #10
+    (_set("frames.1.metrics.kv_usage", "full"), "frames[1].metrics.kv_usage"),
+    (_set("frames.1.events", [{"kind": "exploded", "seq_id": 0}]), "frames[1].events[0].kind"),
+    (_set("frames", []), "frames"),
+    (_set("version", 9), "version"),
+])
+def test_a_trace_that_does_not_fit_the_schema_is_refused_saying_where(engine, edit, where):
+    with pytest.raises(LabError, match=where.replace("[", r"\[").replace(".", r"\.")):
+        _upload(_edited(engine, edit))
+
+
+@pytest.mark.parametrize("data, problem", [
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    (b"\xff\xfe not json", "not JSON"),
+    (b"{" + b" " * (21 * 2**20) + b"}", "MB"),
+])
+def test_files_that_are_not_traces_are_refused_with_a_sentence(data, problem):
+    with pytest.raises(LabError, match=problem):
+        _upload(data)
+
+
+def test_every_frame_of_an_accepted_trace_reads_back_as_recorded(engine):
+    lab = _upload(trace_dict(engine, "demo"))
+    assert lab.last == len(engine.frames) - 1 and lab.title == "Trace: demo"
+    for k in range(len(engine.frames)):
+        assert lab.frames[k].to_dict() == engine.frames[k].to_dict()
+
+
+def test_a_version_1_trace_with_full_frames_still_opens(engine):
+    trace = trace_dict(engine, "old")
+    trace["version"] = 1
+    trace["frames"] = [frame.to_dict(tokens=False) for frame in engine.frames]
+    store, _ = read_trace(json.dumps(trace))
+    assert store[len(store) - 1].to_dict() == engine.frames[-1].to_dict()
+
+
+def test_a_trace_grows_with_what_changes_per_step_not_with_the_pool():
+    config = Config(max_num_seqs=4, max_num_batched_tokens=256, max_model_len=128, num_kvcache_blocks=4096,
+                    kvcache_block_size=4)
+    engine = Engine(config, random_workload(8, 0, max_tokens=40))
+    engine.run(40)
+    assert TRACE_VERSION == 2
+    per_frame = len(trace_json(engine)) / len(engine.frames)
+    full_frame = len(json.dumps(engine.frames[20].to_dict(tokens=False)))
+    assert full_frame > 300_000 and per_frame < full_frame / 20  # the first frame holds the pool once
