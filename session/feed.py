@@ -46,11 +46,12 @@ class Feed:
         self.answered = 0  # the last request served, so the player knows its answer came
 
     def _follow(self, lab: Lab):
-        if lab.frames is not self._frames or len(self._deltas) > len(lab.frames):
+        held = lab.last + 1  # a shared run may be further on than this session has stepped (session/run_cache.py)
+        if lab.frames is not self._frames or len(self._deltas) > held:
             self.run += 1
             self._frames, self._deltas, self._view, self.send_from = lab.frames, [], EMPTY_VIEW, 0
             self.cursor_moves += 1
-        while len(self._deltas) < len(lab.frames):
+        while len(self._deltas) < held:
             view = stage_view(lab.frames[len(self._deltas)])
             self._deltas.append(encode(self._view, view))
             self._view = view

@@ -11,8 +11,7 @@ import pytest
 from engine.limits import MAX_TRACE_BYTES
 from engine.scenario import load_scenario, preset_paths
 from engine.trace import trace_dict
-from tests.test_app_support import fake_model_app, lab
-from ui.text import plain
+from tests.test_app_support import fake_model_app, lab, player_message
 
 CONFIG = Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml"
 
@@ -28,16 +27,16 @@ def test_the_server_hides_tracebacks_and_accepts_uploads_as_large_as_the_app_ope
     assert config["server"]["maxUploadSize"] * 2**20 == MAX_TRACE_BYTES
 
 
-def test_a_trace_title_cannot_inject_markdown_into_the_header(app):
+def test_a_trace_title_cannot_inject_markdown_into_the_page(app):
+    """The title reaches the stage player as data (drawn as text there), never as Markdown in the page."""
     engine = load_scenario(preset_paths()[1]).engine("fake")
     engine.run(2)
     title = "x\n# Owned [click](https://evil.example) ![](https://evil.example/p.png) :red[alarm] <b>bold</b>"
     app.run()
     app.file_uploader[0].set_value(("t.json", json.dumps(trace_dict(engine, title)).encode(), "application/json"))
     app.run()
-    header = next(m.value for m in app.markdown if m.value.startswith("### "))
-    assert "\n" not in header and "](" not in header and ":red[" not in header and "<b>" not in header
-    assert plain("a_b [c](d)") == r"a\_b \[c\]\(d\)"
+    assert player_message(app)["title"] == f"Trace: {title}"
+    assert not any("evil.example" in m.value for m in app.markdown)
 
 
 def test_a_link_the_engine_refuses_opens_the_first_preset_with_a_notice(app, monkeypatch):
