@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from engine.adaptive import AdaptiveBatch
+from engine.article import notebook_requests
 from engine.engine import CostModel, Engine
 from engine.frame import Frame
 from engine.overlap import check_overlap
@@ -227,6 +228,7 @@ class _Loader:
         "chat": {"system_only": bool, "names": list},
         "lengths": {"input": str, "output": str, "low": int, "high": int, "output_low": int, "output_high": int,
                     "scale": float},
+        "article": {"demo": int},
     }
     COMMON = {"kind": str, "count": int, "seed": int, "arrival": int, "arrivals": str, "rate": float,
               "burst_size": int, "every": int, "max_tokens": int, "ignore_eos": bool, "priority": int,
@@ -236,6 +238,8 @@ class _Loader:
         kind = table.get("kind")
         if kind not in self.GENERATORS:
             self.fail(f"{where}.kind", f"{kind!r}: use one of {', '.join(self.GENERATORS)}")
+        if kind == "article":
+            return self.article_demo(table, where)
         self.table(table, where, {**self.COMMON, **self.GENERATORS[kind]}, required=("count",))
         n, seed = table["count"], table.get("seed", seed)
         if n < 1:
@@ -265,6 +269,15 @@ class _Loader:
             raise
         except ValueError as e:
             self.fail(where, str(e))
+
+    def article_demo(self, table: dict, where: str) -> list[Request]:
+        """The InfraTech notebook's own requests for one of its demos (engine/article.py): it fixes their
+        count, prompts, arrivals and lengths, so nothing else may be set."""
+        self.table(table, where, {"kind": str, **self.GENERATORS["article"]}, required=("demo",))
+        try:
+            return notebook_requests(table["demo"])
+        except ValueError as e:
+            self.fail(f"{where}.demo", str(e))
 
     def arrivals(self, table: dict, n: int, seed: int) -> list[int]:
         start, how = table.get("arrival", 0), table.get("arrivals", "at_once")

@@ -35,9 +35,11 @@ class BlockManager:
     first. A freed block keeps its hash and tokens, so a later request can revive it until it is reused:
     the free list is therefore also the prefix cache's LRU order."""
 
-    def __init__(self, num_blocks: int, block_size: int, enable_prefix_caching: bool = True):
+    def __init__(self, num_blocks: int, block_size: int, enable_prefix_caching: bool = True,
+                 notebook_block_bug: bool = False):
         self.block_size = block_size
         self.enable_prefix_caching = enable_prefix_caching
+        self.notebook_block_bug = notebook_block_bug  # see notebook_blocks_to_grow
         self.blocks = [Block(i) for i in range(num_blocks)]
         self.free_block_ids: OrderedDict[int, None] = OrderedDict.fromkeys(range(num_blocks))
         self.hash_to_block_id: dict[int, int] = {}
@@ -107,6 +109,8 @@ class BlockManager:
     def blocks_to_admit(self, hits: list[int], num_tokens: int) -> int:
         """Free-list entries an admission consumes: fresh blocks for `num_tokens` tokens after the cached
         prefix `hits`, plus the hits that must be revived from the free list."""
+        if self.notebook_block_bug:
+            return 1
         new_blocks = self.blocks_for(len(hits) * self.block_size + num_tokens) - len(hits)
         return new_blocks + sum(1 for b in hits if self.blocks[b].ref_count == 0)
 
@@ -123,7 +127,18 @@ class BlockManager:
 
     def blocks_to_grow(self, seq: Sequence, num_tokens: int) -> int:
         """Free blocks needed for a running sequence to compute `num_tokens` more tokens."""
+        if self.notebook_block_bug:
+            return self.notebook_blocks_to_grow(seq, num_tokens)
         return max(0, self.blocks_for(seq.num_computed_tokens + num_tokens) - len(seq.block_table))
+
+    def notebook_blocks_to_grow(self, seq: Sequence, num_tokens: int) -> int:
+        """The InfraTech notebook's rule: a prefill, recompute included, takes one block whatever its length
+        (its Sequence counts blocks of 256 tokens); a decode takes a new block when its token is the first
+        of a block. A recomputed 11-token request thus holds one block of 10 that keeps filling past 10."""
+        if seq.num_computed_tokens == 0:
+            return max(0, 1 - len(seq.block_table))
+        start = seq.num_computed_tokens
+        return sum(1 for position in range(start, start + num_tokens) if position % self.block_size == 0)
 
     def grow(self, seq: Sequence, num_tokens: int):
         for _ in range(self.blocks_to_grow(seq, num_tokens)):
