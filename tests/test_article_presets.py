@@ -146,3 +146,23 @@ def test_a_bad_article_workload_names_the_key(tmp_path, extra, key, fix):
     with pytest.raises(ScenarioError) as error:
         load_scenario(path)
     assert error.value.key == key and fix in str(error.value)
+
+
+def test_the_grid_rings_the_overfull_block_only_with_the_bug():
+    from viz.block_grid import block_grid_figure, overfull_blocks
+
+    scenario = load_scenario(SCENARIOS_DIR / "article_2_preemption.toml")
+    buggy, correct = scenario.engine(), scenario.engine(variant=True)
+    buggy.run(steps=5)
+    correct.run(steps=5)
+    assert overfull_blocks(buggy.frames[3]) == {}  # before the recompute
+    frame = buggy.frames[4]  # request 2 recomputed: 11 tokens in its one block
+    block = frame.requests[2].block_table[0]
+    assert overfull_blocks(frame) == {block: 11}
+    fig = block_grid_figure(frame)
+    assert fig.layout.meta["overfull"] == {str(block): 11}
+    ring = [t for t in fig.data if t.name and t.name.startswith("overfull")]
+    assert len(ring) == 1 and list(ring[0].x) == [block % len(fig.data[0].z[0])]
+    assert overfull_blocks(buggy.frames[5]) == {block: 12}
+    assert all(not overfull_blocks(correct.frames[k]) for k in range(6))
+    assert not any(t.name and t.name.startswith("overfull") for t in block_grid_figure(correct.frames[4]).data)

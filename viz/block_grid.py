@@ -1,7 +1,8 @@
 """The KV-cache pool as one heatmap (a cell per block, coloured by its owner) and each request's block table.
 
 Free blocks are pale grey; free blocks whose content is still in the prefix cache (a later request with the
-same prefix revives them) are amber; a block shared by several requests shows its ref count.
+same prefix revives them) are amber; a block shared by several requests shows its ref count. A block holding
+more tokens than a block has room for (only the notebook's block-size bug makes one) is ringed in red.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from viz.condense import GAP, condense_row
 from viz.sizing import LAPTOP, Sizing
 from viz.tokens import blocks_text
 
+OVERFULL_COLOR = "#D62728"
 MAX_GRID_PX = 560
 MIN_TABLE_COLUMNS = 12
 
@@ -55,6 +57,27 @@ def block_contents(frame: Frame, block: BlockView, cached_texts: dict) -> str:
     return "empty"
 
 
+def overfull_blocks(frame: Frame) -> dict[int, int]:
+    """{block id: tokens whose K/V it holds} for blocks holding more than a block's size: a request's last
+    block when its table has fewer blocks than its computed tokens need (`notebook_block_bug`)."""
+    size, overfull = frame.config.kvcache_block_size, {}
+    for request in frame.requests:
+        if request.block_table:
+            last = len(request.block_table) - 1
+            held = request.num_computed_tokens - last * size
+            if held > size:
+                overfull[request.block_table[last]] = held
+    return overfull
+
+
+def _overfull_trace(overfull: dict[int, int], columns: int, cell_px: int) -> go.Scatter:
+    cells = [divmod(block_id, columns) for block_id in overfull]
+    return go.Scatter(x=[c for _, c in cells], y=[r for r, _ in cells], mode="markers", hoverinfo="skip",
+                      name="overfull block (the notebook's block-size bug)",
+                      marker={"symbol": "square-open", "size": max(10, cell_px - 6), "color": OVERFULL_COLOR,
+                              "line": {"width": 3}})
+
+
 def block_hover(frame: Frame, block: BlockView, cached_texts: dict) -> str:
     owners = frame.block_owners(block.id)
     lines = [f"<b>block {block.id}</b> · {block_state(frame, block)}",
@@ -74,7 +97,7 @@ def grid_shape(num_blocks: int, sizing: Sizing) -> tuple[int, int]:
 def block_grid_figure(frame: Frame, sizing: Sizing = LAPTOP) -> go.Figure:
     blocks = frame.blocks
     rows, columns = grid_shape(len(blocks), sizing)
-    categories, cached_texts = Categories(), _cached_texts(frame)
+    categories, cached_texts, overfull = Categories(), _cached_texts(frame), overfull_blocks(frame)
     z = [[None] * columns for _ in range(rows)]
     text = [[""] * columns for _ in range(rows)]
     hover = [[""] * columns for _ in range(rows)]
@@ -83,6 +106,10 @@ def block_grid_figure(frame: Frame, sizing: Sizing = LAPTOP) -> go.Figure:
         z[r][c] = categories.z(block_color(frame, block))
         text[r][c] = f"{block.id}" + (f" ×{block.ref_count}" if block.ref_count > 1 else "")
         hover[r][c] = block_hover(frame, block, cached_texts)
+        if block.id in overfull:
+            text[r][c] += "!"
+            hover[r][c] += (f"<br><b>overfull</b>: {overfull[block.id]} tokens in a block of "
+                            f"{frame.config.kvcache_block_size} (the notebook's one-block-per-prefill bug)")
     cell_px = max(14, min(sizing.row_px + 6, MAX_GRID_PX // rows))
     show_text = cell_px >= 18
     fig = go.Figure(go.Heatmap(z=z, text=text, hovertext=hover, texttemplate="%{text}" if show_text else None,
@@ -93,17 +120,20 @@ def block_grid_figure(frame: Frame, sizing: Sizing = LAPTOP) -> go.Figure:
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
                                  marker={"symbol": "square", "size": 14, "color": color,
                                          "line": {"color": "#9AA5B1", "width": 1}}))
+    if overfull:
+        fig.add_trace(_overfull_trace(overfull, columns, cell_px))
     m = frame.metrics
     fig.update_layout(
         title={"text": f"KV cache · {len(blocks)} blocks of {frame.config.kvcache_block_size} tokens · "
                        f"{len(blocks) - m.num_free_blocks} in use, {m.num_cached_free_blocks} cached-free, "
                        f"{m.num_free_blocks - m.num_cached_free_blocks} empty",
                "font": {"size": sizing.font_size + 3}, "x": 0, "xanchor": "left"},
-        height=cell_px * rows + 110, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        height=cell_px * rows + 110 + (24 if overfull else 0), margin={"l": 10, "r": 10, "t": 40, "b": 10},
         plot_bgcolor=GAP_COLOR, paper_bgcolor="white", font={"size": sizing.font_size}, dragmode=False,
         legend={"orientation": "h", "x": 0, "y": -0.02, "yanchor": "top", "font": {"size": sizing.font_size}},
         meta={"step": frame.step, "owners": [list(frame.block_owners(b.id)) for b in blocks],
-              "ref_counts": [b.ref_count for b in blocks], "cached_free": [b.id for b in blocks if b.is_cached_free]})
+              "ref_counts": [b.ref_count for b in blocks], "cached_free": [b.id for b in blocks if b.is_cached_free],
+              "overfull": {str(b): n for b, n in overfull.items()}})
     fig.update_xaxes(visible=False, range=[-0.5, columns - 0.5], fixedrange=True)
     fig.update_yaxes(visible=False, range=[rows - 0.5, -0.5], fixedrange=True, scaleanchor="x")
     return fig
