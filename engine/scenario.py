@@ -42,6 +42,16 @@ def _ids(frame: Frame, kind: str) -> list[int]:
     return sorted({e.seq_id for e in frame.events_of(kind)})
 
 
+def _block_tables(frame: Frame) -> dict[str, list[int]]:
+    """{request id: its block ids} for the requests holding blocks (TOML table keys are strings)."""
+    return {str(r.id): list(r.block_table) for r in frame.requests if r.block_table}
+
+
+def _free_queue(frame: Frame) -> list[int]:
+    """Free block ids in free-list order: the next allocation takes the first (the LRU cached block)."""
+    return [b.id for b in sorted((b for b in frame.blocks if b.is_free), key=lambda b: b.free_rank)]
+
+
 # What a key frame can expect, and how to read it off a frame. Id lists compare as sorted sets, except the
 # queues and the batch, which compare in order.
 EXPECTATIONS = {
@@ -63,7 +73,11 @@ EXPECTATIONS = {
     "prefix_hit": (list, lambda f: _ids(f, "prefix_hit")),
     "speculated": (list, lambda f: _ids(f, "speculated")),
     "blocked": (str, lambda f: ",".join(sorted({e.reason for e in f.events_of("blocked")}))),
+    "block_tables": (dict, _block_tables),
+    "free_queue": (list, _free_queue),
+    "cached_blocks": (list, lambda f: sorted(b.id for b in f.blocks if b.hash is not None)),
 }
+ORDERED_EXPECTATIONS = ("batch", "running", "waiting", "free_queue")
 
 
 @dataclass(frozen=True)
@@ -79,7 +93,7 @@ class KeyFrame:
         problems = []
         for key, wanted in self.expect.items():
             actual = EXPECTATIONS[key][1](frame)
-            if isinstance(wanted, list) and key not in ("batch", "running", "waiting"):
+            if isinstance(wanted, list) and key not in ORDERED_EXPECTATIONS:
                 wanted = sorted(wanted)
             if actual != wanted:
                 problems.append(f"step {self.step}: {key} is {actual!r}, expected {wanted!r} ({self.note})")

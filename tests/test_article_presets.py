@@ -166,3 +166,14 @@ def test_the_grid_rings_the_overfull_block_only_with_the_bug():
     assert overfull_blocks(buggy.frames[5]) == {block: 12}
     assert all(not overfull_blocks(correct.frames[k]) for k in range(6))
     assert not any(t.name and t.name.startswith("overfull") for t in block_grid_figure(correct.frames[4]).data)
+
+
+def test_free_queue_expectations_compare_in_order_and_block_tables_by_request():
+    from engine.scenario import KeyFrame
+
+    engine = load_scenario(SCENARIOS_DIR / "prefix_caching_vllm_doc.toml").engine()
+    engine.run(steps=6)
+    frame = engine.frames[6]
+    assert KeyFrame(6, "", {"free_queue": [7, 8, 9, 4, 3, 2, 6, 5, 1, 0]}).mismatches(frame) == []
+    assert KeyFrame(6, "", {"free_queue": sorted(range(10))}).mismatches(frame)  # same blocks, other order
+    assert KeyFrame(4, "", {"block_tables": {"1": [0, 1, 5, 6]}}).mismatches(engine.frames[4])  # request 0 too
