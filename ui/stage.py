@@ -8,6 +8,7 @@ import html
 import streamlit as st
 
 from engine.metrics import run_metrics, speculation_metrics
+from ui.predict import predict
 from ui.state import USER_ERRORS, lab, report, settings_in_effect, sync_url
 from viz.adaptive import adaptive_batch_figure
 from viz.block_grid import block_grid_figure, block_tables_figure
@@ -243,6 +244,7 @@ def stage():
             st.warning(st.session_state.notice)
         slider()
         key_frames()
+        predict()
         frame_views()
         sync_url()
 
