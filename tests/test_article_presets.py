@@ -177,3 +177,17 @@ def test_free_queue_expectations_compare_in_order_and_block_tables_by_request():
     assert KeyFrame(6, "", {"free_queue": [7, 8, 9, 4, 3, 2, 6, 5, 1, 0]}).mismatches(frame) == []
     assert KeyFrame(6, "", {"free_queue": sorted(range(10))}).mismatches(frame)  # same blocks, other order
     assert KeyFrame(4, "", {"block_tables": {"1": [0, 1, 5, 6]}}).mismatches(engine.frames[4])  # request 0 too
+
+
+def test_the_articles_frame_opens_by_link_in_the_app(monkeypatch):
+    from tests.test_app_support import fake_model_app, figure, lab, no_errors
+
+    app = fake_model_app(monkeypatch)
+    app.query_params["scenario"] = "article_2_preemption"
+    app.query_params["frame"] = "9"
+    app.run()
+    assert no_errors(app) and lab(app).cursor == 9
+    frame = lab(app).frame
+    assert list(frame.batch.seq_ids) == [3] and list(frame.running) == [0, 1, 3]
+    assert figure(app, "Running queue")["layout"]["meta"]["ids"] == [0, 1, 3]
+    assert any("frame 9" in i.value for i in app.info)  # the key frame's note about the article's frame 9
