@@ -191,3 +191,15 @@ def test_the_articles_frame_opens_by_link_in_the_app(monkeypatch):
     assert list(frame.batch.seq_ids) == [3] and list(frame.running) == [0, 1, 3]
     assert figure(app, "Running queue")["layout"]["meta"]["ids"] == [0, 1, 3]
     assert any("frame 9" in i.value for i in app.info)  # the key frame's note about the article's frame 9
+
+
+def test_the_bug_opens_on_the_fake_model_even_when_the_session_runs_the_real_one():
+    from session.lab import Lab, RunInputs
+
+    scenario = load_scenario(SCENARIOS_DIR / "article_2_preemption.toml")
+    inputs = RunInputs.from_scenario(scenario, "model")
+    assert inputs.runner == "fake"
+    assert RunInputs.from_scenario(scenario, "model", variant=True).runner == "model"  # no bug: the real model
+    lab = Lab(inputs)
+    lab.run(4)
+    assert lab.frame.step == 4 and list(lab.frame.batch.seq_ids) == [2]
