@@ -53,11 +53,11 @@ class NotebookDemo:
 DEMOS = {1: NotebookDemo(8, 100, True), 2: NotebookDemo(8, 3, True), 3: NotebookDemo(10, 100, False)}
 
 
-def notebook_config(demo: NotebookDemo, block_bug: bool = True) -> Config:
+def notebook_config(demo: NotebookDemo) -> Config:
     """The notebook's engine settings; `max_model_len` = 16 ends a request where its EOS rule does."""
     return Config(max_num_seqs=3, max_num_batched_tokens=64, max_model_len=ENDS_AT_LENGTH,
                   num_kvcache_blocks=demo.num_kvcache_blocks, kvcache_block_size=10, eos=EOS,
-                  prefill_first=demo.prefill_first, enable_prefix_caching=False, notebook_block_bug=block_bug)
+                  prefill_first=demo.prefill_first, enable_prefix_caching=False, notebook_block_bug=True)
 
 
 class NotebookDraws:
