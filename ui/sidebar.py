@@ -8,7 +8,6 @@ from dataclasses import replace
 import streamlit as st
 
 from engine.adaptive import AdaptiveBatch
-from ui.state import USER_ERRORS, ensure_model, inputs_for, lab, presets, report, settings_in_effect
 from session.lab import (
     ARRIVALS,
     BOUNDS,
@@ -21,6 +20,7 @@ from session.lab import (
     real_model_installed,
     variant_summary,
 )
+from ui.state import USER_ERRORS, ensure_model, inputs_for, lab, presets, report, settings_in_effect
 
 RUNNER_LABELS = {"model": "SmolLM2-135M (real model)", "fake": "Fake model (instant)"}
 

@@ -8,6 +8,7 @@ import html
 import streamlit as st
 
 from engine.metrics import run_metrics, speculation_metrics
+from session.lab import LabError
 from ui.predict import predict
 from ui.state import USER_ERRORS, lab, report, settings_in_effect, sync_url
 from viz.adaptive import adaptive_batch_figure
@@ -15,7 +16,6 @@ from viz.block_grid import block_grid_figure, block_tables_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
 from viz.key_strip import key_frame_strip
-from session.lab import LabError
 from viz.metrics_table import request_rows, run_summary, speculation_sentence
 from viz.narrate import narrate
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
