@@ -100,3 +100,14 @@ def test_predict_mode_asks_before_the_key_frame_then_reveals_and_scores(app):
     assert lab(app).cursor == first_key
     second_key = lab(app).key_steps[1]
     assert any(f"Step {second_key}:" in m.value for m in app.markdown)
+
+
+def test_a_custom_setup_without_key_frames_asks_about_the_next_step(app):
+    for key, value in {"scenario": "custom", "requests": "4", "prompts": "random", "max_tokens": "3",
+                       "max_num_seqs": "2", "frame": "2"}.items():
+        app.query_params[key] = value
+    app.run()
+    app.toggle(key="predict_mode").set_value(True).run()
+    assert no_errors(app) and lab(app).cursor == 2 and not lab(app).key_steps
+    assert any("Step 3:" in m.value for m in app.markdown)
+    assert lab(app).last >= 3  # the step asked about was run ahead, the cursor stayed
