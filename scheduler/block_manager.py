@@ -36,10 +36,11 @@ class BlockManager:
     the free list is therefore also the prefix cache's LRU order."""
 
     def __init__(self, num_blocks: int, block_size: int, enable_prefix_caching: bool = True,
-                 notebook_block_bug: bool = False):
+                 notebook_block_bug: bool = False, cache_blocks_at_allocation: bool = False):
         self.block_size = block_size
         self.enable_prefix_caching = enable_prefix_caching
         self.notebook_block_bug = notebook_block_bug  # see notebook_blocks_to_grow
+        self.cache_blocks_at_allocation = cache_blocks_at_allocation  # see grow
         self.blocks = [Block(i) for i in range(num_blocks)]
         self.free_block_ids: OrderedDict[int, None] = OrderedDict.fromkeys(range(num_blocks))
         self.hash_to_block_id: dict[int, int] = {}
@@ -80,10 +81,14 @@ class BlockManager:
 
     def commit_full_blocks(self, seq: Sequence, computed_before: int):
         """Register in the prefix cache the blocks that became full of computed tokens this step."""
+        self._register_full_blocks(seq, computed_before, seq.num_computed_tokens)
+
+    def _register_full_blocks(self, seq: Sequence, start: int, end: int):
+        """Register the blocks that tokens [start, end) of `seq` fill (those not registered yet)."""
         if not self.enable_prefix_caching:
             return
         bs = self.block_size
-        for i in range(computed_before // bs, seq.num_computed_tokens // bs):
+        for i in range(start // bs, end // bs):
             block = self.blocks[seq.block_table[i]]
             if block.hash == NO_HASH:
                 prefix_hash = self.blocks[seq.block_table[i - 1]].hash if i else NO_HASH
@@ -143,6 +148,10 @@ class BlockManager:
     def grow(self, seq: Sequence, num_tokens: int):
         for _ in range(self.blocks_to_grow(seq, num_tokens)):
             seq.block_table.append(self._take_free_block())
+        if self.cache_blocks_at_allocation:  # vLLM's rule: a block this step fills with known tokens (never
+            # drafts) is reusable at once, by a request scheduled after it: its K/V is written before it is read
+            start = seq.num_computed_tokens
+            self._register_full_blocks(seq, start, min(len(seq), start + num_tokens))
 
     def release_unused_tail(self, seq: Sequence):
         """Return the blocks past the computed tokens (taken only for rejected draft tokens) to the free list."""

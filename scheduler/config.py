@@ -35,6 +35,9 @@ class Config:
     # The InfraTech notebook's bug, as a lesson: its Sequence.block_size stays 256 while its pool uses
     # kvcache_block_size, so every prefill (recomputes included) gets exactly one block (block_manager.py).
     notebook_block_bug: bool = False
+    # vLLM's rule: a block full of known (prompt) tokens enters the prefix cache when it is allocated, so a
+    # request admitted later in the same step already shares it; off, a block enters once computed.
+    cache_blocks_at_allocation: bool = False
 
     def __post_init__(self):
         for f in fields(self):
@@ -68,6 +71,9 @@ class Config:
                 "preempted sequence that grew to max_model_len could never be prefilled again; "
                 "raise it or enable chunked_prefill")
         self._check_notebook_block_bug()
+        if self.cache_blocks_at_allocation and not self.enable_prefix_caching:
+            raise ConfigError("cache_blocks_at_allocation", True, "it is a prefix-caching rule: enable "
+                              "enable_prefix_caching or turn cache_blocks_at_allocation off")
 
     def _check_notebook_block_bug(self):
         """The notebook's one-block-per-prefill rule exists only in its basic scheduler."""

@@ -67,7 +67,8 @@ class Scheduler:
     def __init__(self, config: Config):
         self.config = config
         self.block_manager = BlockManager(config.num_kvcache_blocks, config.kvcache_block_size,
-                                          config.enable_prefix_caching, config.notebook_block_bug)
+                                          config.enable_prefix_caching, config.notebook_block_bug,
+                                          config.cache_blocks_at_allocation)
         self.waiting: deque[Sequence] = deque()
         self.running: deque[Sequence] = deque()
         self.decision_log: list[Event] = []  # this step's decisions, cleared by schedule()
