@@ -2,6 +2,8 @@
 prefix cache from the step it is allocated, so requests admitted together share their common prefix, and the
 runner still writes, token for token, what `generate()` writes for each request alone."""
 
+from dataclasses import replace
+
 import pytest
 from conftest_runner import random_prompts, tiny_model
 from test_runner_exactness import config, run_and_compare
@@ -64,3 +66,13 @@ def test_the_sharing_preset_shows_the_difference():
     without, with_option = (engine.frames[1] for engine in runs)
     assert not without.events_of("prefix_hit") and with_option.events_of("prefix_hit")
     assert with_option.metrics.num_free_blocks > without.metrics.num_free_blocks
+
+
+@pytest.mark.parametrize("at_allocation", [True, False])
+def test_the_vllm_doc_example_matches_under_either_rule(at_allocation):
+    scenario = load_scenario(SCENARIOS_DIR / "prefix_caching_vllm_doc.toml")
+    scenario = replace(scenario, config=replace(scenario.config, cache_blocks_at_allocation=at_allocation))
+    engine = scenario.engine()
+    assert engine.run() == "finished"
+    problems = [p for k in scenario.key_frames for p in k.mismatches(engine.frames[k.step])]
+    assert not problems, "\n".join(problems)
