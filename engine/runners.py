@@ -12,7 +12,7 @@ import zlib
 from functools import cache
 
 from runner.fake import FakeRunner
-from scheduler import Config
+from scheduler import Config, ConfigError
 
 RUNNER_KINDS = ("fake", "model")
 
@@ -70,6 +70,9 @@ def make_runner(kind: str, config: Config, seed: int = 0):
     if kind == "fake":
         return TextFakeRunner(config, seed)
     if kind == "model":
+        if config.notebook_block_bug:
+            raise ConfigError("notebook_block_bug", True, "the real model needs a KV slot for every token; "
+                              "run the notebook's block-size bug on the fake model")
         from runner import ModelRunner
         return ModelRunner(model_worker().loaded, config, seed=seed)
     raise ValueError(f"runner={kind!r}: use one of {RUNNER_KINDS}")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from engine.adaptive import AdaptiveBatch
+from engine.article import notebook_requests
 from engine.engine import CostModel, Engine
 from engine.frame import Frame
 from engine.limits import BOUNDS, CONFIG_BOUNDS, within
@@ -42,6 +43,16 @@ def _ids(frame: Frame, kind: str) -> list[int]:
     return sorted({e.seq_id for e in frame.events_of(kind)})
 
 
+def _block_tables(frame: Frame) -> dict[str, list[int]]:
+    """{request id: its block ids} for the requests holding blocks (TOML table keys are strings)."""
+    return {str(r.id): list(r.block_table) for r in frame.requests if r.block_table}
+
+
+def _free_queue(frame: Frame) -> list[int]:
+    """Free block ids in free-list order: the next allocation takes the first (the LRU cached block)."""
+    return [b.id for b in sorted((b for b in frame.blocks if b.is_free), key=lambda b: b.free_rank)]
+
+
 # What a key frame can expect, and how to read it off a frame. Id lists compare as sorted sets, except the
 # queues and the batch, which compare in order.
 EXPECTATIONS = {
@@ -63,7 +74,11 @@ EXPECTATIONS = {
     "prefix_hit": (list, lambda f: _ids(f, "prefix_hit")),
     "speculated": (list, lambda f: _ids(f, "speculated")),
     "blocked": (str, lambda f: ",".join(sorted({e.reason for e in f.events_of("blocked")}))),
+    "block_tables": (dict, _block_tables),
+    "free_queue": (list, _free_queue),
+    "cached_blocks": (list, lambda f: sorted(b.id for b in f.blocks if b.hash is not None)),
 }
+ORDERED_EXPECTATIONS = ("batch", "running", "waiting", "free_queue")
 
 
 @dataclass(frozen=True)
@@ -79,7 +94,7 @@ class KeyFrame:
         problems = []
         for key, wanted in self.expect.items():
             actual = EXPECTATIONS[key][1](frame)
-            if isinstance(wanted, list) and key not in ("batch", "running", "waiting"):
+            if isinstance(wanted, list) and key not in ORDERED_EXPECTATIONS:
                 wanted = sorted(wanted)
             if actual != wanted:
                 problems.append(f"step {self.step}: {key} is {actual!r}, expected {wanted!r} ({self.note})")
@@ -256,6 +271,7 @@ class _Loader:
         "chat": {"system_only": bool, "names": list},
         "lengths": {"input": str, "output": str, "low": int, "high": int, "output_low": int, "output_high": int,
                     "scale": float},
+        "article": {"demo": int},
     }
     COMMON = {"kind": str, "count": int, "seed": int, "arrival": int, "arrivals": str, "rate": float,
               "burst_size": int, "every": int, "max_tokens": int, "ignore_eos": bool, "priority": int,
@@ -265,6 +281,8 @@ class _Loader:
         kind = table.get("kind")
         if kind not in self.GENERATORS:
             self.fail(f"{where}.kind", f"{kind!r}: use one of {', '.join(self.GENERATORS)}")
+        if kind == "article":
+            return self.article_demo(table, where)
         self.table(table, where, {**self.COMMON, **self.GENERATORS[kind]}, required=("count",))
         n, seed = table["count"], table.get("seed", seed)
         if n < 1:
@@ -294,6 +312,15 @@ class _Loader:
             raise
         except ValueError as e:
             self.fail(where, str(e))
+
+    def article_demo(self, table: dict, where: str) -> list[Request]:
+        """The InfraTech notebook's own requests for one of its demos (engine/article.py): it fixes their
+        count, prompts, arrivals and lengths, so nothing else may be set."""
+        self.table(table, where, {"kind": str, **self.GENERATORS["article"]}, required=("demo",))
+        try:
+            return notebook_requests(table["demo"])
+        except ValueError as e:
+            self.fail(f"{where}.demo", str(e))
 
     def arrivals(self, table: dict, n: int, seed: int) -> list[int]:
         start, how = table.get("arrival", 0), table.get("arrivals", "at_once")

@@ -28,6 +28,10 @@
     return '#' + c.map(x => Math.round(x + (255 - x) * amount).toString(16).padStart(2, '0')).join('');
   }
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
+  const overfullTip = (v, id) => {  // the notebook's block-size bug: a prefill's tokens all in one block
+    const hit = (v.overfull || []).find(([block]) => block === id);
+    return hit ? `<br><b>overfull</b>: ${hit[1]} tokens in a block of ${v.cfg.block_size} (the notebook's one-block-per-prefill bug)` : '';
+  };
   const reducedMotion = () => window.matchMedia && window.matchMedia('(prefers-reduced-motion: reduce)').matches;
 
   /* The view a delta describes, given the view before it (the same rules as viz/frame_payload.decode). */
@@ -527,10 +531,16 @@
       ctx.font = `${Math.floor(cell * 0.36)}px sans-serif`;
       ctx.textAlign = 'center';
       ctx.textBaseline = 'middle';
+      const overfull = new Set((v.overfull || []).map(([id]) => id));
       for (let id = 0; id < n; id++) {
         const x = (id % columns) * cell, y = Math.floor(id / columns) * cell;
         ctx.fillStyle = colors[id];
         ctx.fillRect(x + gap / 2, y + gap / 2, cell - gap, cell - gap);
+        if (overfull.has(id)) {  // more tokens than a block holds: the notebook's block-size bug
+          ctx.strokeStyle = '#D62728';
+          ctx.lineWidth = Math.max(2, cell / 10);
+          ctx.strokeRect(x + gap / 2 + 1, y + gap / 2 + 1, cell - gap - 2, cell - gap - 2);
+        }
         if (labels) {
           const ref = v.blocks[id][0];
           ctx.fillStyle = ref > 0 ? '#FFFFFF' : '#7B8794';
@@ -550,7 +560,8 @@
         text = pieces ? JSON.stringify(pieces.slice(start, stop).join('')) : v.tokens[rid].slice(start, stop).join(' ');
       }
       return `<b>block ${id}</b> · ${state}<br>owners: ${owners.length ? owners.map(o => 'request ' + o).join(', ') : 'none'}` +
-        `<br>ref count: ${b[0]}<br>hash: ${b[1] ? '0x' + b[1] : 'none (not a full cached block)'}<br>tokens: ${esc(text.slice(0, 80))}`;
+        `<br>ref count: ${b[0]}<br>hash: ${b[1] ? '0x' + b[1] : 'none (not a full cached block)'}<br>tokens: ${esc(text.slice(0, 80))}` +
+        overfullTip(v, id);
     }
 
     renderTables(v) {

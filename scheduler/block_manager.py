@@ -86,10 +86,14 @@ class BlockManager:
 
     def commit_full_blocks(self, seq: Sequence, computed_before: int):
         """Register in the prefix cache the blocks that became full of computed tokens this step."""
+        self._register_full_blocks(seq, computed_before, seq.num_computed_tokens)
+
+    def _register_full_blocks(self, seq: Sequence, start: int, end: int):
+        """Register the blocks that tokens [start, end) of `seq` fill (those not registered yet)."""
         if not self.config.enable_prefix_caching:
             return
         bs = self.block_size
-        for i in range(computed_before // bs, seq.num_computed_tokens // bs):
+        for i in range(start // bs, end // bs):
             block = self.blocks[seq.block_table[i]]
             if block.hash == NO_HASH:
                 block.token_ids = seq.block_tokens(i, bs)
@@ -114,6 +118,8 @@ class BlockManager:
     def blocks_to_admit(self, hits: list[int], num_tokens: int) -> int:
         """Free-list entries an admission consumes: fresh blocks for `num_tokens` tokens after the cached
         prefix `hits`, plus the hits that must be revived from the free list."""
+        if self.config.notebook_block_bug:
+            return 1
         new_blocks = self.blocks_for(len(hits) * self.block_size + num_tokens) - len(hits)
         return new_blocks + sum(1 for b in hits if self.blocks[b].ref_count == 0)
 
@@ -130,11 +136,26 @@ class BlockManager:
 
     def blocks_to_grow(self, seq: Sequence, num_tokens: int) -> int:
         """Free blocks needed for a running sequence to compute `num_tokens` more tokens."""
+        if self.config.notebook_block_bug:
+            return self.notebook_blocks_to_grow(seq, num_tokens)
         return max(0, self.blocks_for(seq.num_computed_tokens + num_tokens) - len(seq.block_table))
+
+    def notebook_blocks_to_grow(self, seq: Sequence, num_tokens: int) -> int:
+        """The InfraTech notebook's rule: a prefill, recompute included, takes one block whatever its length
+        (its Sequence counts blocks of 256 tokens); a decode takes a new block when its token is the first
+        of a block. A recomputed 11-token request thus holds one block of 10 that keeps filling past 10."""
+        if seq.num_computed_tokens == 0:
+            return max(0, 1 - len(seq.block_table))
+        start = seq.num_computed_tokens
+        return sum(1 for position in range(start, start + num_tokens) if position % self.block_size == 0)
 
     def grow(self, seq: Sequence, num_tokens: int):
         for _ in range(self.blocks_to_grow(seq, num_tokens)):
             seq.block_table.append(self._take_free_block())
+        if self.config.cache_blocks_at_allocation:  # vLLM's rule: a block this step fills with known tokens (never
+            # drafts) is reusable at once, by a request scheduled after it: its K/V is written before it is read
+            start = seq.num_computed_tokens
+            self._register_full_blocks(seq, start, min(len(seq), start + num_tokens))
 
     def release_unused_tail(self, seq: Sequence):
         """Return the blocks past the computed tokens (taken only for rejected draft tokens) to the free list."""

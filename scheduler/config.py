@@ -32,6 +32,12 @@ class Config:
     num_speculative_tokens: int = 0  # draft tokens per decode by n-gram prompt lookup; 0 turns speculation off
     prompt_lookup_min: int = 1
     prompt_lookup_max: int = 3
+    # The InfraTech notebook's bug, as a lesson: its Sequence.block_size stays 256 while its pool uses
+    # kvcache_block_size, so every prefill (recomputes included) gets exactly one block (block_manager.py).
+    notebook_block_bug: bool = False
+    # vLLM's rule: a block full of known (prompt) tokens enters the prefix cache when it is allocated, so a
+    # request admitted later in the same step already shares it; off, a block enters once computed.
+    cache_blocks_at_allocation: bool = False
 
     def __post_init__(self):
         for f in fields(self):
@@ -64,6 +70,20 @@ class Config:
                 f"without chunked prefill it must be at least max_model_len={self.max_model_len}, or a "
                 "preempted sequence that grew to max_model_len could never be prefilled again; "
                 "raise it or enable chunked_prefill")
+        self._check_notebook_block_bug()
+        if self.cache_blocks_at_allocation and not self.enable_prefix_caching:
+            raise ConfigError("cache_blocks_at_allocation", True, "it is a prefix-caching rule: enable "
+                              "enable_prefix_caching or turn cache_blocks_at_allocation off")
+
+    def _check_notebook_block_bug(self):
+        """The notebook's one-block-per-prefill rule exists only in its basic scheduler."""
+        if not self.notebook_block_bug:
+            return
+        for name in ("enable_prefix_caching", "chunked_prefill", "mixed_batches", "num_speculative_tokens"):
+            if getattr(self, name):
+                raise ConfigError("notebook_block_bug", True,
+                                  f"the notebook's scheduler has no {name}; set {name} to its off value "
+                                  "or turn notebook_block_bug off")
 
     @property
     def kv_capacity_tokens(self) -> int:

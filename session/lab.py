@@ -114,7 +114,7 @@ class RunInputs:
             raise LabError(f"The scenario {scenario.title!r} has no variant to compare with.")
         config = replace(scenario.config, **scenario.variant) if variant else scenario.config
         title = f"{scenario.title} · variant: {variant_summary(scenario)}" if variant else scenario.title
-        inputs = cls(title, scenario.narrative, config, tuple(scenario.workload), runner,
+        inputs = cls(title, scenario.narrative, config, tuple(scenario.workload), runner_for(config, runner),
                      scenario.seed if seed is None else seed, 0.0,
                      tuple(k for k in scenario.key_frames if k.variant == variant), scenario.name, variant,
                      scenario.cost, scenario.adaptive, scenario.overlap)
@@ -129,7 +129,7 @@ class RunInputs:
     def from_custom(cls, setup: CustomSetup, config: Config, runner: str, seed: int = 0, temperature: float = 0.0,
                     options: Options | None = None) -> RunInputs:
         options = options or Options()
-        return cls("Custom setup", setup.summary(), config, setup.workload(seed), runner, seed,
+        return cls("Custom setup", setup.summary(), config, setup.workload(seed), runner_for(config, runner), seed,
                    adaptive=options.adaptive, overlap=options.overlap, custom=setup).with_temperature(temperature)
 
     def with_seed(self, seed: int) -> RunInputs:
@@ -142,6 +142,12 @@ class RunInputs:
         """Every request of the workload sampled at `temperature` (0 is greedy)."""
         return replace(self, temperature=temperature,
                        workload=tuple(replace(r, temperature=temperature) for r in self.workload))
+
+
+def runner_for(config: Config, runner: str) -> str:
+    """The runner a run opens on: the notebook's block-size bug only on the fake model (the real one needs a KV
+    slot for every token); asking for the real model later is refused with that reason."""
+    return "fake" if config.notebook_block_bug else runner
 
 
 def variant_summary(scenario: Scenario) -> str:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from session.feed import Feed, Request, run_header
+from session.feed import Request, run_header
 from session.lab import LabError
-from ui.state import USER_ERRORS, lab, report, settings_in_effect, sync_url
+from ui.predict import predict
+from ui.state import USER_ERRORS, feed, lab, report, settings_in_effect, sync_url
 from viz.adaptive import adaptive_batch_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
@@ -57,7 +58,7 @@ def _run_steps(steps: int):
         done = lab().run(steps, lambda n: bar.progress(n / steps, f"Step {lab().cursor} ({n} of {steps})"))
     finally:
         bar.empty()
-        _feed().moved_cursor()
+        feed().moved_cursor()
     if done < steps:
         raise LabError(f"Stopped after {done} of {steps} steps: the run is over.")
 
@@ -70,12 +71,6 @@ def controls():
     cols[2].button("⟲ Reset", on_click=_on_reset, width="stretch", disabled=lab().is_trace)
     if run_clicked:
         _attempt(_run_steps, int(st.session_state.run_n))
-
-
-def _feed() -> Feed:
-    if "feed" not in st.session_state:
-        st.session_state.feed = Feed()
-    return st.session_state.feed
 
 
 def _on_player_request():
@@ -95,7 +90,7 @@ def serve_player() -> str | None:
             error = f"A request for frames could not be read ({value!r}); the frames shown stay as they are."
         else:
             try:
-                _feed().serve(lab(), request)
+                feed().serve(lab(), request)
             except USER_ERRORS as e:  # a model step that failed: the frames already sent stay usable
                 error = f"Computing more frames failed: {e}"
     frame = st.session_state.pop("player_frame", None)
@@ -107,7 +102,7 @@ def serve_player() -> str | None:
 
 
 def player(error: str | None):
-    message = _feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}"))
+    message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}"))
     message.update(present=bool(st.session_state.presentation), error=error)
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
               on_frame_change=_on_player_frame)
@@ -193,6 +188,7 @@ def stage():
             notice.warning(st.session_state.notice)
         with stage_slot:
             player(error)
+        predict()
         lower_views()
         sync_url()
 

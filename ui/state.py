@@ -9,6 +9,7 @@ from dataclasses import replace
 import streamlit as st
 
 from engine.scenario import Scenario, ScenarioError, load_scenario, preset_paths
+from session.feed import Feed
 from session.lab import Lab, LabError, RunInputs, default_runner
 from session.links import LinkError, link_of, open_link, parse_link
 
@@ -141,3 +142,10 @@ def sync_url():
 def report(error: Exception):
     """Keep a refused action's message for the stage to show; the state is left as it was."""
     st.session_state.notice = str(error)
+
+
+def feed() -> Feed:
+    """What this session's stage player has been sent (session/feed.py)."""
+    if "feed" not in st.session_state:
+        st.session_state.feed = Feed()
+    return st.session_state.feed

@@ -21,7 +21,8 @@ from viz.narrate import narrate
 
 REQUEST_FIELDS = ("status", "num_tokens", "num_prompt_tokens", "num_computed_tokens", "priority", "arrival",
                   "num_preemptions", "finish_reason", "max_tokens", "block_table")
-SCALARS = ("step", "time", "kind", "batch", "metrics", "narration", "sat_out", "done", "wall_ms", "overlapped")
+SCALARS = ("step", "time", "kind", "batch", "metrics", "narration", "sat_out", "done", "wall_ms", "overlapped",
+           "overfull")
 DONE_KINDS = {"finished": "finished", "finished_late": "finished late", "aborted": "aborted"}
 EMPTY_VIEW = {"running": [], "waiting": [], "cfg": {}, "requests": [], "tokens": [], "pieces": [], "blocks": []}
 
@@ -65,6 +66,19 @@ def _block(block) -> list:
     return [block.ref_count, None if block.hash is None else f"{block.hash & (2**64 - 1):016x}", text]
 
 
+def overfull_blocks(frame: Frame) -> dict[int, int]:
+    """{block id: tokens whose K/V it holds} for blocks holding more than a block's size: a request's last
+    block when its table has fewer blocks than its computed tokens need (only `notebook_block_bug` makes one)."""
+    size, overfull = frame.config.kvcache_block_size, {}
+    for request in frame.requests:
+        if request.block_table:
+            last = len(request.block_table) - 1
+            held = request.num_computed_tokens - last * size
+            if held > size:
+                overfull[request.block_table[last]] = held
+    return overfull
+
+
 def stage_view(frame: Frame) -> dict:
     batched = set(frame.batch.seq_ids)
     m = frame.metrics
@@ -79,6 +93,7 @@ def stage_view(frame: Frame) -> dict:
         "done": [[e.seq_id, DONE_KINDS[e.kind]] for e in frame.events if e.kind in DONE_KINDS],
         "wall_ms": round(1000 * wall, 1) if frame.step else None,
         "overlapped": bool(frame.timing and frame.timing.overlapped),
+        "overfull": [[block, held] for block, held in sorted(overfull_blocks(frame).items())],
         "running": list(frame.running), "waiting": list(frame.waiting),
         "cfg": {"max_num_seqs": frame.config.max_num_seqs, "block_size": frame.config.kvcache_block_size,
                 "max_model_len": frame.config.max_model_len,
