@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
@@ -25,7 +24,7 @@ from transformers import AttentionInterface
 
 from runner.model_loading import LoadedModel
 from runner.paged_attention import PagedStep, paged_attention_forward
-from runner.weight_first import WeightFirstLinear
+from runner.weight_first import weight_first
 
 SESSIONS_ATTENTION = "schedlab_paged_sessions"
 MAX_BATCH_TOKENS = 2048  # a forward pass takes waiting steps, oldest first, up to this many tokens (at least one)
@@ -127,8 +126,7 @@ class ModelWorker:
             parts.append((start, start + step.num_tokens, step.paged_step))
             kept.append(step.logits_index.to(self.device) + start)
             start += step.num_tokens
-        several_rows = start > 1 and self.device.type == "cpu"  # as ModelRunner.run decides for its own pass
-        with torch.inference_mode(), WeightFirstLinear() if several_rows else nullcontext():
+        with torch.inference_mode(), weight_first():  # as ModelRunner.run's own pass
             logits = self.model(input_ids=torch.cat([s.input_ids for s in batch], dim=1),
                                 position_ids=torch.cat([s.position_ids for s in batch], dim=1), use_cache=False,
                                 logits_to_keep=torch.cat(kept), paged_step=_Sessions(parts)).logits
