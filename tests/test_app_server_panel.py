@@ -3,7 +3,7 @@
 import re
 
 from session.run_cache import shared_run_cache
-from tests.test_app_support import button, fake_model_app, lab, no_errors
+from tests.test_app_support import fake_model_app, lab, no_errors, step
 
 
 def panel_text(at) -> str:
@@ -13,7 +13,7 @@ def panel_text(at) -> str:
 def test_a_second_session_on_the_same_preset_opens_the_first_ones_run(monkeypatch):
     first = fake_model_app(monkeypatch)
     first.run()
-    button(first, "Step ▶").click().run()
+    step(first)
     hits = shared_run_cache().stats()["hits"]
     second = fake_model_app(monkeypatch)
     second.run()

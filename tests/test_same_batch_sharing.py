@@ -13,26 +13,25 @@ from scheduler import Config, ConfigError, SamplingParams, Scheduler, Sequence
 from scheduler.events import PrefixHit
 
 
-def _admit_together(cache_blocks_at_allocation: bool) -> tuple[Scheduler, list[Sequence]]:
+def _admit_together(cache_blocks_at_allocation: bool) -> tuple[Scheduler, list[Sequence], tuple]:
     scheduler = Scheduler(Config(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=32, num_kvcache_blocks=16,
                                  kvcache_block_size=4, cache_blocks_at_allocation=cache_blocks_at_allocation))
     prefix = list(range(1, 10))
     seqs = [Sequence(prefix + [50 + i, 60 + i], SamplingParams(max_tokens=2), seq_id=i) for i in range(3)]
     for seq in seqs:
         scheduler.add(seq)
-    scheduler.schedule()
-    return scheduler, seqs
+    return scheduler, seqs, scheduler.schedule().events
 
 
 def test_requests_admitted_together_share_their_prefix_only_with_the_option():
-    scheduler, seqs = _admit_together(True)
-    hits = [e for e in scheduler.decision_log if isinstance(e, PrefixHit)]
+    scheduler, seqs, events = _admit_together(True)
+    hits = [e for e in events if isinstance(e, PrefixHit)]
     assert [(e.seq_id, e.block_ids) for e in hits] == [(1, tuple(seqs[0].block_table[:2])),
                                                        (2, tuple(seqs[0].block_table[:2]))]
     assert seqs[1].num_computed_tokens == 8 and seqs[1].num_scheduled_tokens == 3
     assert scheduler.block_manager.blocks[seqs[0].block_table[0]].ref_count == 3
-    scheduler, seqs = _admit_together(False)
-    assert not any(isinstance(e, PrefixHit) for e in scheduler.decision_log)
+    scheduler, seqs, events = _admit_together(False)
+    assert not any(isinstance(e, PrefixHit) for e in events)
     assert not set(seqs[0].block_table) & set(seqs[1].block_table)
 
 

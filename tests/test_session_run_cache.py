@@ -17,7 +17,8 @@ def cache():
 
 
 def frame_summaries(lab: Lab) -> list:
-    return [(f.step, f.batch, f.waiting, f.running, f.config) for f in lab.history()]
+    frames = [lab.frames[k] for k in range(lab.cursor + 1)]
+    return [(f.step, f.batch, f.waiting, f.running, f.config) for f in frames]
 
 
 def test_two_labs_on_the_same_inputs_share_the_run_and_its_frames(cache):
