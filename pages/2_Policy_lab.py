@@ -129,11 +129,9 @@ def results(runs, title: str):
 def vllm_equivalents(runs):
     st.subheader("The same configs in vLLM")
     for tab, run in zip(st.tabs([run.label for run in runs]), runs, strict=True):
-        tab.code(vllm_command(run.config), language="bash", wrap_lines=True)
+        tab.code(vllm_command(run.config, overlap=run.engine.overlap), language="bash", wrap_lines=True)
         for note in vllm_notes(run.config):
             tab.markdown(f"- {note}")
-        if run.engine.overlap:
-            tab.markdown("- Overlapped scheduling is vLLM's `--async-scheduling`.")
         if run.engine.adaptive is not None:
             tab.markdown("- vLLM keeps `--max-num-seqs` fixed; the adaptive batch size has no flag there.")
 
