@@ -168,6 +168,6 @@ def test_a_scenario_variant_runs_its_comparison_config_with_its_key_frames(app):
     assert lab(app).key_frames and all(k.variant for k in lab(app).key_frames)
     for step in lab(app).key_steps:
         button(app, f"step {step}").click().run()
-        assert all(not k.mismatches(lab(app).frame) for k in lab(app).key_frames_at(step))
+        assert all(k.holds(lab(app).frames) for k in lab(app).key_frames_at(step))
     app.selectbox(key="scenario_choice").set_value("01_prefill_first").run()
     assert no_errors(app) and not lab(app).inputs.variant

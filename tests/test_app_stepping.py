@@ -80,7 +80,7 @@ def test_key_frame_buttons_jump_and_show_the_note(app):
     button(app, f"step {key_frame.step}").click().run()
     assert lab(app).cursor == key_frame.step
     assert any(key_frame.note[:30] in i.value for i in app.info)
-    assert not key_frame.mismatches(lab(app).frame)
+    assert key_frame.holds(lab(app).frames)
 
 
 def test_play_and_pause_switch(app):
@@ -148,7 +148,7 @@ def test_the_url_opens_a_variant(app):
     app.query_params["frame"] = "5"
     app.run()
     assert no_errors(app) and lab(app).inputs.variant and lab(app).cursor == 5
-    assert not lab(app).key_frames_at(5)[0].mismatches(lab(app).frame)
+    assert lab(app).key_frames_at(5)[0].holds(lab(app).frames)
 
 
 def test_an_adaptive_scenario_runs_its_controller_and_charts_it(app):

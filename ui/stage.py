@@ -16,7 +16,7 @@ from viz.colors import request_color
 from viz.key_strip import key_frame_strip
 from session.lab import LabError
 from viz.metrics_table import request_rows, run_summary, speculation_sentence
-from viz.narrate import narrate
+from viz.narrate import key_frame_note, narrate
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
 from viz.queues import queue_figure
 from viz.sizing import sizing_for
@@ -110,7 +110,11 @@ def key_frames():
         col.button(f"{marker}step {step}", key=f"key_{step}", on_click=_jump_to, args=(step,), width="stretch",
                    help=" ".join(k.note for k in lab().key_frames_at(step)))
     for here in lab().key_frames_at(lab().cursor):
-        st.info(f"**Key frame, step {here.step}.** {_escape(here.note)}", icon=":material/star:")
+        text, holds = key_frame_note(here, lab().frames)
+        if holds:
+            st.info(_escape(text), icon=":material/star:")
+        else:  # greyed: a branched run no longer shows what the note says
+            st.markdown(f"<div style='color:#9AA5B1'>☆ {html.escape(text)}</div>", unsafe_allow_html=True)
 
 
 def header():

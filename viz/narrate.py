@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from engine.frame import Frame
+from engine.scenario import KeyFrame
 from scheduler.events import Event
+
+DOES_NOT_HOLD = "does not hold on this run"
 
 FINISH_WHY = {
     "eos": "it produced the end-of-sequence token",
@@ -152,3 +155,11 @@ def narrate(frame: Frame) -> list[str]:
         else:
             lines.append(describe(events.pop(0), frame))
     return lines
+
+
+def key_frame_note(key_frame: KeyFrame, frames) -> tuple[str, bool]:
+    """A key frame's note as the stage shows it, and whether it holds on this run: a run branched with other
+    settings may no longer show what the note says, and the stage then greys it out with that warning."""
+    if key_frame.holds(frames):
+        return f"Key frame, step {key_frame.step}. {key_frame.note}", True
+    return f"Key frame, step {key_frame.step} ({DOES_NOT_HOLD}): {key_frame.note}", False
