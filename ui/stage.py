@@ -149,7 +149,7 @@ def model_name() -> str:
 
 def narration(frame):
     st.markdown("#### What happened and why")
-    lines = narrate(frame)
+    lines = narrate(frame, lab().frames[frame.step - 1] if frame.step else None)
     st.markdown(f"**{_escape(lines[0])}**")
     st.markdown("\n".join(f"- {_escape(line)}" for line in lines[1:]) or "_No scheduling decisions this step._")
 
