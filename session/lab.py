@@ -23,6 +23,7 @@ from engine.scenario import KeyFrame, Scenario
 from engine.trace import load_trace
 from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
 from scheduler import Config, ConfigError
+from viz.glossary import variant_label
 
 RUNNER_ENV = "SCHEDLAB_RUNNER"  # "fake" or "model": the default model choice (tests set "fake")
 CUSTOM = "custom"  # the scenario name of a custom setup
@@ -132,8 +133,8 @@ class RunInputs:
 
 
 def variant_summary(scenario: Scenario) -> str:
-    """The variant's config changes, e.g. "chunked_prefill=True, max_num_batched_tokens=64"."""
-    return ", ".join(f"{field}={value}" for field, value in scenario.variant.items())
+    """The variant's config changes in words, e.g. "chunked prefill on, token budget per step ... 64"."""
+    return variant_label(scenario.variant)
 
 
 class Lab:

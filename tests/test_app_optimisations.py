@@ -27,7 +27,7 @@ def test_overlap_applies_from_the_next_step_and_shows_in_the_stage(app):
     assert any("Overlapped scheduling: this batch was decided while the model" in m.value for m in app.markdown)
     assert "overlapped scheduling" in app.caption[0].value or any("overlapped scheduling" in c.value
                                                                   for c in app.caption)
-    assert "this step took" not in app.caption[0].value  # the fake model has only the simulated clock
+    assert "real time of this step" not in app.caption[0].value  # the fake model has only the simulated clock
     app.segmented_control(key="lower_view").set_value("Charts over time").run()
     timeline = figure(app, "Scheduling and model work")
     schedule, _, model = timeline["data"]

@@ -59,7 +59,8 @@ def test_a_step_is_summarised_then_told_event_by_event():
     assert step_summary(frames[0]) == "Nothing has run yet: step to start."
     lines = narrate(frames[1])
     assert lines[0] == "Step 1 ran a prefill batch of 2 requests (20 tokens): 0, 1."
-    assert lines[-1] == "Request 2 waits: it needs 3 blocks; 2 blocks free when its turn came in this step; after it: 2."
+    assert lines[-1] == ("Request 2 waits: it needs 3 blocks; 2 blocks free when its turn came in this step; after "
+                         "it: 2.")
     preempting = next(f for f in frames if f.events_of("preempted"))
     assert any("to make room for request 0" in line for line in narrate(preempting))
 
@@ -103,7 +104,8 @@ def number_problems(frame, before) -> list[str]:
             if int(match.group(1)) != wanted:
                 problems.append(f"step {frame.step}: {match.group(0)!r} but the frame says {wanted}")
 
-    check(r"at the start of this step:? (\d+)", before.metrics.num_free_blocks)
+    rebuilt = frame.events_of("pool_rebuilt")  # the step then starts with the whole new pool free
+    check(r"at the start of this step:? (\d+)", rebuilt[0].num_blocks if rebuilt else before.metrics.num_free_blocks)
     check(r"after it:? (\d+)", frame.metrics.num_free_blocks)
     check(r"\(of (\d+)\)", len(frame.blocks))
     check(r"max_num_seqs=(\d+)", frame.config.max_num_seqs)
@@ -115,9 +117,18 @@ def number_problems(frame, before) -> list[str]:
     return problems
 
 
+def rebuilt_run():
+    """Preset 02 with its pool raised from 3 to 6 blocks after frame 5."""
+    engine = load_scenario(SCENARIOS_DIR / "02_preemption.toml", runner="fake").engine()
+    engine.run(5)
+    engine.set_config(num_kvcache_blocks=6)
+    engine.run()
+    return engine.frames
+
+
 def test_every_narration_number_matches_the_frame_it_belongs_to():
     problems, checked = [], 0
-    for name, frames in preset_runs():
+    for name, frames in [*preset_runs(), ("02 rebuilt at frame 5", rebuilt_run())]:
         for step in range(1, len(frames)):
             problems += [f"{name} {p}" for p in number_problems(frames[step], frames[step - 1])]
             checked += 1
@@ -157,3 +168,15 @@ def test_the_last_chunk_of_a_prompt_is_told():
     frames = frames_of("04_chunked_prefill", variant=True)
     assert ("Request 4 prefilled the last chunk of its prompt (tokens 180–239 of 240) and got its first token."
             in narrate(frames[8], frames[7]))
+
+
+def test_a_pool_rebuilt_mid_run_is_told_as_an_event_not_a_preemption():
+    """Raising the KV blocks from 3 to 6 at frame 5: request 0 was never preempted."""
+    frames = rebuilt_run()
+    lines = narrate(frames[6], frames[5])
+    assert ("KV pool rebuilt at step 6 with 6 blocks of 10 tokens (a setting changed after frame 5): the running "
+            "request 0 recomputes its tokens, queued ahead of the waiting ones; nobody was preempted.") in lines
+    admitted_0 = next(line for line in lines if line.startswith("Request 0 was admitted"))
+    assert "the KV pool was rebuilt" in admitted_0 and "preempted" not in admitted_0
+    assert "KV blocks free: at the start of this step 6, after it 0 (of 6)." in lines
+    assert len(frames[6].blocks) == 6 and len(frames[5].blocks) == 3

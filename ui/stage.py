@@ -8,19 +8,20 @@ import html
 import streamlit as st
 
 from engine.metrics import run_metrics, speculation_metrics
+from session.lab import LabError
 from ui.state import USER_ERRORS, lab, report, settings_in_effect, sync_url
 from viz.adaptive import adaptive_batch_figure
 from viz.block_grid import block_grid_figure, block_tables_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
+from viz.glossary import CLOCKS, MODEL_CAVEAT, legend_lines, metric_definitions
 from viz.key_strip import key_frame_strip
-from session.lab import LabError
 from viz.metrics_table import request_rows, run_summary, speculation_sentence
 from viz.narrate import key_frame_note, narrate
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
 from viz.queues import queue_figure
 from viz.sizing import sizing_for
-from viz.texts import request_texts
+from viz.texts import pending_change, progress_text, request_texts, title_in_effect
 from viz.timeline import timeline_figure
 
 SPEEDS = {"slow (1 step/s)": 1.0, "normal (2 steps/s)": 0.5, "fast (5 steps/s)": 0.2}
@@ -120,17 +121,27 @@ def key_frames():
 def header():
     frame = lab().frame
     m = frame.metrics
-    st.markdown(f"### {lab().title}")
+    st.markdown(f"### {title(frame)}")
     st.caption(f"Frame **{frame.step}** of {lab().last} · {frame.batch.kind} batch · "
                f"{m.num_running} running, {m.num_waiting} waiting · KV {m.kv_usage:.0%} used · "
-               f"simulated time {frame.sim_time_s:.3f} s{measured(frame)} · {model_name()}{modes()}")
+               f"simulated clock: {frame.sim_time_s:.3f} s{measured(frame)} · {model_name()}{modes()}")
+    if not lab().is_trace and (change := pending_change(frame.config, lab().config_in_effect(), frame.step)):
+        st.info(change, icon=":material/tune:")
+
+
+def title(frame) -> str:
+    """The run's title, naming the settings of the frame shown where they differ from the scenario's."""
+    if lab().is_trace:
+        return lab().title
+    moving = ("max_num_seqs",) if lab().options_in_effect().adaptive else ()  # the controller moves it
+    return title_in_effect(lab().title, lab().inputs.config, frame.config, ignore=moving)
 
 
 def measured(frame) -> str:
     """On the real model, what the step really took here (the simulated clock is the cost model's)."""
     if lab().is_trace or lab().inputs.runner != "model" or frame.step == 0:
         return ""
-    return f" · this step took {1000 * (frame.wall_schedule_s + frame.wall_model_s):.0f} ms"
+    return f" · real time of this step: {1000 * (frame.wall_schedule_s + frame.wall_model_s):.0f} ms"
 
 
 def modes() -> str:
@@ -159,8 +170,11 @@ def texts(frame):
     if not rows:
         st.caption("No request has arrived yet.")
         return
+    if not lab().is_trace and lab().inputs.runner == "model":
+        st.caption(MODEL_CAVEAT)
+    max_model_len = frame.config.max_model_len
     lines = [f"<div style='margin:0.2rem 0'><b style='color:{request_color(r.request_id)}'>ID:{r.request_id}</b> "
-             f"<span style='color:#7B8794'>{r.status} · {r.num_output_tokens}/{r.max_tokens} tokens · prompt "
+             f"<span style='color:#7B8794'>{r.status} · {progress_text(r, max_model_len)} · prompt "
              f"{html.escape(r.prompt)}</span><br><code style='white-space:pre-wrap'>"
              f"{html.escape(r.output) or '(nothing yet)'}</code></div>" for r in rows]
     st.markdown("".join(lines), unsafe_allow_html=True)
@@ -187,10 +201,10 @@ def charts():
 
 def metrics():
     run, requests = run_metrics(lab().history())
-    st.caption(f"Up to frame {lab().cursor}. Seconds are simulated by the engine's cost model.")
-    left, right = st.columns([1, 2.2])
-    left.dataframe(run_summary(run), hide_index=True)
-    right.dataframe(request_rows(requests), hide_index=True)
+    st.caption(f"Up to frame {lab().cursor}. Seconds are read off the {CLOCKS['simulated']}. {metric_definitions()} "
+               "A dash: not known yet.")
+    st.dataframe(run_summary(run), hide_index=True)
+    st.dataframe(request_rows(requests), hide_index=True, width="stretch")
     if sentence := speculation_sentence(speculation_metrics(lab().history())):
         st.caption(sentence)
 
@@ -206,14 +220,23 @@ def frame_views():
     with right:
         narration(frame)
     # Only the chosen view is drawn: charts over time cost the browser more than the whole frame.
-    shown = st.segmented_control("Below", ["Generated text", "Charts over time", "Metrics", "Nothing"],
-                                 key="lower_view", default="Generated text", label_visibility="collapsed")
+    shown = st.segmented_control("Below", ["Generated text", "Charts over time", "Metrics", "Legend"],
+                                 key="lower_view", default="Generated text", label_visibility="collapsed",
+                                 help="Click the chosen view again to hide it.")
     if shown == "Generated text":
         texts(frame)
     elif shown == "Charts over time":
         charts()
     elif shown == "Metrics":
         metrics()
+    elif shown == "Legend":
+        legend()
+
+
+def legend():
+    """What every mark of the stage means (viz.glossary: the browser-side player shows the same legend)."""
+    st.markdown("\n".join(f"- {line}" for line in legend_lines()))
+    st.caption(f"The two clocks: {CLOCKS['simulated']}; {CLOCKS['real']}. {metric_definitions()}")
 
 
 def _advance_if_playing():

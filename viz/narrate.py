@@ -39,12 +39,18 @@ def step_summary(frame: Frame) -> str:
             f"({_plural(batch.total_tokens, 'token')}): {_ids(batch.seq_ids)}.")
 
 
+def free_at_start(frame: Frame, before: Frame) -> int:
+    """Free blocks when the step started: the frame before's, or the whole new pool after a rebuild."""
+    rebuilt = frame.events_of("pool_rebuilt")
+    return rebuilt[-1].num_blocks if rebuilt else before.metrics.num_free_blocks
+
+
 def _free_blocks(available: int, frame: Frame, before: Frame | None) -> str:
     """Free blocks when a request's turn came, labelled with the moments they belong to."""
     after = frame.metrics.num_free_blocks
     if before is None:
         return f"{_plural(available, 'block')} free when its turn came in this step; after it: {after}"
-    at_start = before.metrics.num_free_blocks
+    at_start = free_at_start(frame, before)
     if available == at_start:
         return f"at the start of this step: {_plural(available, 'block')} free; after it: {after}"
     return (f"{available} free when its turn came in this step (at the start of this step: {at_start}; "
@@ -67,7 +73,9 @@ def _admitted(event, frame: Frame, before: Frame | None = None) -> str:
     text = f"Request {event.seq_id} was admitted: {_plural(event.num_tokens, 'token')} prefilled this step"
     if event.num_cached_tokens:
         text += f", {event.num_cached_tokens} more reused from the prefix cache"
-    if event.recompute:
+    if getattr(event, "after_rebuild", False):
+        text += " (the KV pool was rebuilt, so its K/V is computed again in the new pool)"
+    elif event.recompute:
         text += " (it had been preempted, so its K/V is computed again)"
     return text + "."
 
@@ -119,6 +127,18 @@ def _finished_late(event, frame: Frame, before: Frame | None = None) -> str:
             "and its blocks were freed (its tokens are the same as without overlap).")
 
 
+def _pool_rebuilt(event, frame: Frame, before: Frame | None = None) -> str:
+    text = (f"KV pool rebuilt at step {frame.step} with {_plural(event.num_blocks, 'block')} of {event.block_size} "
+            f"tokens (a setting changed after frame {frame.step - 1})")
+    running, waiting = event.requeued[:event.num_running], event.requeued[event.num_running:]
+    if running:
+        who = f"the running request {running[0]}" if len(running) == 1 else f"every running request ({_and(running)})"
+        return text + f": {who} recomputes its tokens, queued ahead of the waiting ones; nobody was preempted."
+    if waiting:
+        return text + ": nothing was running; the waiting requests keep their places."
+    return text + "."
+
+
 def overlap_summary(frame: Frame) -> str | None:
     """How overlapped scheduling shaped this step, or None for a synchronous one."""
     timing = frame.timing
@@ -136,7 +156,8 @@ def _other(event, frame: Frame, before: Frame | None = None) -> str:
 
 DESCRIBE = {"arrived": _arrived, "admitted": _admitted, "chunk": _chunk, "blocked": _blocked,
             "preempted": _preempted, "prefix_hit": _prefix_hit, "finished": _finished, "aborted": _aborted,
-            "speculated": _speculated, "finished_late": _finished_late}
+            "speculated": _speculated, "finished_late": _finished_late,
+            "pool_rebuilt": _pool_rebuilt}
 
 
 def describe(event: Event, frame: Frame, before: Frame | None = None) -> str:
@@ -205,7 +226,7 @@ def prompts_completed(frame: Frame, before: Frame) -> list[str]:
 
 def kv_moments(frame: Frame, before: Frame) -> str:
     """The pool's free blocks at the two moments a step has: its start (the frame before) and its end."""
-    return (f"KV blocks free: at the start of this step {before.metrics.num_free_blocks}, after it "
+    return (f"KV blocks free: at the start of this step {free_at_start(frame, before)}, after it "
             f"{frame.metrics.num_free_blocks} (of {len(frame.blocks)}).")
 
 
