@@ -309,9 +309,11 @@ def _memory(runs: Sequence[ConfigRun]) -> str:
     if all(r.run.num_preemptions == 0 for r in runs):
         text = "no config ran out of KV blocks (no preemption)"
     else:
-        counts = ", ".join(f"{r.label} {r.run.num_preemptions} preemptions ({r.recomputed_tokens} tokens recomputed)"
-                           for r in sorted(runs, key=lambda r: r.run.num_preemptions))
-        text = f"fewest preemptions first: {counts}"
+        best, *rest = sorted(runs, key=lambda r: r.run.num_preemptions)
+        others = ", ".join(f"{r.run.num_preemptions} ({r.recomputed_tokens} tokens recomputed) for {r.label}"
+                           for r in rest)
+        text = (f"{best.label} ran out of KV blocks least: {best.run.num_preemptions} preemptions "
+                f"({best.recomputed_tokens} tokens recomputed), against {others}")
     kv = ", ".join(f"{r.label} {r.run.mean_kv_usage:.0%}" for r in runs)
     text += f"; mean KV use: {kv}"
     if max(r.mean_fragmentation for r in runs) - min(r.mean_fragmentation for r in runs) >= 0.02:
