@@ -39,6 +39,7 @@ def test_a_pool_change_mid_run_is_told_as_what_it_does(app):
     assert no_errors(app)
     assert any(i.value.startswith("From step 6: KV blocks in the pool 6 (was 3). The KV pool is rebuilt then")
                for i in app.info)
+    assert any("the run now has KV blocks in the pool 6 (the scenario's: 3)" in c.value for c in app.sidebar.caption)
     button(app, "Step ▶").click().run()
     assert no_errors(app) and lab(app).cursor == 6 and len(lab(app).frame.blocks) == 6
     assert any("now with KV blocks in the pool 6 (the scenario's: 3)" in m.value for m in app.markdown)

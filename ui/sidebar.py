@@ -21,7 +21,7 @@ from session.lab import (
     variant_summary,
 )
 from ui.state import USER_ERRORS, ensure_model, inputs_for, lab, presets, report, settings_in_effect
-from viz.glossary import INPUT_HELP, MODEL_CAVEAT, SETTINGS, setting_value
+from viz.glossary import INPUT_HELP, MODEL_CAVEAT, SETTINGS, changed_settings, setting_value
 from viz.texts import branch_notice
 
 RUNNER_LABELS = {"model": "SmolLM2-135M (real model)", "fake": "Fake model (instant)"}
@@ -136,6 +136,9 @@ def scenario_picker():
     if lab().inputs is not None:
         with st.expander("What this scenario shows", expanded=True):
             st.markdown(lab().inputs.narrative)
+            if changes := changed_settings(lab().inputs.config, lab().config_in_effect(), was="the scenario's:",
+                                           ignore=("max_num_seqs",) if lab().options_in_effect().adaptive else ()):
+                st.caption(f"This story is told for the scenario's settings; the run now has {', '.join(changes)}.")
 
 
 def custom_setup():
