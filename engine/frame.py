@@ -19,9 +19,11 @@ Schema (field names are stable; the UI builds its figures from them):
       blocks: tuple[BlockView]       the whole KV pool, indexed by block id
       free_block_ids: tuple[int]     free list in order: head = next block to be allocated, also the
                                      prefix cache's LRU order (cached-but-free blocks are evicted head first)
-      events: tuple[Event]           this step's story: `arrived` (engine; plus `aborted` for a request
+      events: tuple[Event]           this step's story: `pool_rebuilt` (engine, seq_id -1: a pool setting
+                                     changed after the frame before), `arrived` (engine; plus `aborted` for a request
                                      refused at arrival, with the reason) then the scheduler's decision log
-                                     (admitted, chunk, blocked, preempted, prefix_hit, finished, aborted),
+                                     (admitted, chunk, blocked, preempted, prefix_hit, finished, aborted;
+                                     an admission the rebuild caused is an AdmittedAfterRebuild),
                                      then, overlapped, `finished_late` (an EOS known only after this
                                      step was scheduled) and the finishes of postprocess;
                                      each has .kind, .seq_id and .to_dict(), see scheduler/events.py
