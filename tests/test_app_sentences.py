@@ -30,6 +30,8 @@ def test_a_key_frame_note_a_branch_no_longer_shows_is_greyed(app):
     assert not any("now the tail of running, is preempted for it" in i.value for i in app.info)
     greyed = [m.value for m in app.markdown if "does not hold on this run" in m.value]
     assert greyed and "now the tail of running, is preempted for it" in greyed[0]
+    buttons = {b.key: b for b in app.button}
+    assert buttons["key_5"].proto.type == "tertiary" and buttons["key_2"].proto.type == "secondary"
 
 
 def test_a_pool_change_mid_run_is_told_as_what_it_does(app):

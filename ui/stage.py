@@ -108,8 +108,10 @@ def key_frames():
     cols[0].markdown("**Key frames**")
     for col, step in zip(cols[1:], steps, strict=False):
         marker = "★ " if step == lab().cursor else ""
+        notes = [key_frame_note(k, lab().frames) for k in lab().key_frames_at(step)] if step <= lab().last else []
         col.button(f"{marker}step {step}", key=f"key_{step}", on_click=_jump_to, args=(step,), width="stretch",
-                   help=" ".join(k.note for k in lab().key_frames_at(step)))
+                   help=" ".join(text for text, _ in notes) or " ".join(k.note for k in lab().key_frames_at(step)),
+                   type="tertiary" if any(not holds for _, holds in notes) else "secondary")
     for here in lab().key_frames_at(lab().cursor):
         text, holds = key_frame_note(here, lab().frames)
         if holds:
