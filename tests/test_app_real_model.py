@@ -6,6 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from session.lab import RUNNER_ENV, real_model_installed
 from tests.test_app_support import APP, button, figure, lab
+from viz.glossary import MODEL_CAVEAT
 from viz.sizing import LAPTOP
 from viz.tokens import token_label
 
@@ -26,6 +27,7 @@ def test_the_real_model_is_the_default_and_shows_text(monkeypatch):
     frame = lab(app).frame
     took_ms = 1000 * (frame.wall_schedule_s + frame.wall_model_s)
     assert f"real time of this step: {took_ms:.0f} ms" in app.caption[0].value
+    assert any(c.value == MODEL_CAVEAT for c in app.caption)  # its answers are not to be trusted, its scheduling is
     running = figure(app, "Running queue")
     request = lab(app).frame.requests[0]
     assert request.pieces is not None
