@@ -106,6 +106,7 @@ EXPECTATIONS = {
                                                       if e.reason == "blocks"})),
 }
 IN_ORDER = ("batch", "running", "waiting")
+NEEDS_BEFORE = ("free_blocks_before", "needs_block", "freed", "first_token", "paused")
 
 
 @dataclass(frozen=True)
@@ -116,10 +117,14 @@ class KeyFrame:
     needs_model: bool = False  # the expectation depends on what the real model writes
     variant: bool = False  # observed in the scenario's variant run
 
-    def mismatches(self, frame: Frame, before: Frame) -> list[str]:
-        """What the step (from `before` to `frame`) shows differently from `expect`; empty when the note holds."""
+    def mismatches(self, frame: Frame, before: Frame | None = None) -> list[str]:
+        """What the step (from `before` to `frame`) shows differently from `expect`; empty when the note holds.
+        Claims about the step's start (NEEDS_BEFORE) cannot hold without the frame before."""
         problems = []
         for key, wanted in self.expect.items():
+            if before is None and key in NEEDS_BEFORE:
+                problems.append(f"step {self.step}: {key} is read off the frame before the step; pass it")
+                continue
             actual = EXPECTATIONS[key][1](frame, before)
             if isinstance(wanted, list) and key not in IN_ORDER:
                 wanted = sorted(wanted)

@@ -69,3 +69,11 @@ def test_a_note_that_a_branched_run_no_longer_shows_does_not_hold():
     branched.run()
     assert not step5.holds(branched.frames)
     assert not step5.holds([engine.frames[i] for i in range(3)])  # not recorded yet
+
+
+def test_a_claim_about_the_start_of_the_step_needs_the_frame_before():
+    scenario, engine = preset("02_preemption")
+    step2 = next(k for k in scenario.key_frames if k.step == 2)
+    problems = step2.mismatches(engine.frames[2])
+    assert problems and all("frame before" in p for p in problems)
+    assert not KeyFrame(2, "n", {"preempted_for": [[2, 2]]}).mismatches(engine.frames[2])
