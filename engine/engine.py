@@ -45,7 +45,7 @@ from dataclasses import dataclass, fields, replace
 from typing import NamedTuple
 
 from engine.adaptive import AdaptiveBatch
-from engine.frame import Arrived, FinishedLate, TokenHistory
+from engine.frame import AdmittedAfterRebuild, Arrived, FinishedLate, PoolRebuilt, TokenHistory
 from engine.frame_store import FrameStore
 from engine.overlap import Landed, Pipeline, StepClock, StepTiming, check_overlap
 from engine.recorder import Recorder
@@ -131,6 +131,7 @@ class Engine:
         self._pending = deque(sorted(self.workload, key=lambda r: r.arrival))  # stable: workload order in a step
         self._last_batch_idle = False
         self._events: list = []  # events that happened between steps, reported in the next frame
+        self._requeued_by_rebuild: set[int] = set()  # their next admission is an AdmittedAfterRebuild
         self.frames = FrameStore()
         self._recorder = Recorder(self.frames, self.histories)
         self._recorder.reset_pool(self.scheduler.block_manager)
@@ -189,6 +190,9 @@ class Engine:
         self.scheduler = Scheduler(config)
         self._recorder.reset_pool(self.scheduler.block_manager)
         requeued = [*old.running, *old.waiting]
+        self._events.append(PoolRebuilt(-1, config.num_kvcache_blocks, config.kvcache_block_size,
+                                        tuple(s.seq_id for s in requeued), len(old.running)))
+        self._requeued_by_rebuild.update(s.seq_id for s in old.running)
         aborted = self.scheduler.requeue(requeued)  # those that no longer fit, reported in the next frame
         for event in aborted:
             self.requests[event.seq_id].finish_step = self.step_count
@@ -371,6 +375,10 @@ class Engine:
             self._swap(replace(self.config, max_num_seqs=size))
 
     def _note_progress(self, batch, events):
+        for i, e in enumerate(events):  # a recompute caused by the pool's rebuild, not by a preemption
+            if e.kind == "admitted" and e.seq_id in self._requeued_by_rebuild:
+                self._requeued_by_rebuild.discard(e.seq_id)
+                events[i] = AdmittedAfterRebuild(e.seq_id, e.num_tokens, e.num_cached_tokens, e.recompute)
         for seq in batch.seqs:
             record = self.requests[seq.seq_id]
             if record.first_token_step is None and seq.num_completion_tokens:

@@ -19,9 +19,11 @@ Schema (field names are stable; the UI builds its figures from them):
       blocks: tuple[BlockView]       the whole KV pool, indexed by block id
       free_block_ids: tuple[int]     free list in order: head = next block to be allocated, also the
                                      prefix cache's LRU order (cached-but-free blocks are evicted head first)
-      events: tuple[Event]           this step's story: `arrived` (engine; plus `aborted` for a request
+      events: tuple[Event]           this step's story: `pool_rebuilt` (engine, seq_id -1: a pool setting
+                                     changed after the frame before), `arrived` (engine; plus `aborted` for a request
                                      refused at arrival, with the reason) then the scheduler's decision log
-                                     (admitted, chunk, blocked, preempted, prefix_hit, finished, aborted),
+                                     (admitted, chunk, blocked, preempted, prefix_hit, finished, aborted;
+                                     an admission the rebuild caused is an AdmittedAfterRebuild),
                                      then, overlapped, `finished_late` (an EOS known only after this
                                      step was scheduled) and the finishes of postprocess;
                                      each has .kind, .seq_id and .to_dict(), see scheduler/events.py
@@ -61,7 +63,7 @@ from typing import NamedTuple
 
 from engine.overlap import PLACEHOLDER, StepTiming
 from scheduler import Config
-from scheduler.events import EVENT_TYPES, Event, event_from_dict
+from scheduler.events import EVENT_TYPES, Admitted, Event, event_from_dict
 
 
 @dataclass(frozen=True)
@@ -80,16 +82,40 @@ class FinishedLate(Event):
     freed_blocks: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class PoolRebuilt(Event):
+    """A mid-run change of a pool field (block count or size, max_model_len, eos) rebuilt the KV pool before
+    this step: the requests in `requeued` (the `num_running` running ones first, then the waiting ones) lost
+    their K/V and compute it again; nobody was preempted. It concerns the whole pool: `seq_id` is -1."""
+    kind = "pool_rebuilt"
+    num_blocks: int
+    block_size: int
+    requeued: tuple[int, ...]
+    num_running: int
+
+
+@dataclass(frozen=True)
+class AdmittedAfterRebuild(Admitted):
+    """An admission that recomputes a request the KV pool's rebuild requeued (see PoolRebuilt), not one that
+    had been preempted; its kind stays "admitted"."""
+    after_rebuild: bool = True
+
+
 def event_from_any_dict(data: dict) -> Event:
-    """Decode a scheduler event or an engine `arrived` / `finished_late` event."""
+    """Decode a scheduler event or an engine `arrived` / `finished_late` / `pool_rebuilt` event."""
     if data["kind"] == Arrived.kind:
         return Arrived(data["seq_id"], data["prompt_len"], data["priority"])
     if data["kind"] == FinishedLate.kind:
         return FinishedLate(data["seq_id"], tuple(data["freed_blocks"]))
+    if data.get("after_rebuild"):
+        return AdmittedAfterRebuild(data["seq_id"], data["num_tokens"], data["num_cached_tokens"], data["recompute"])
+    if data["kind"] == PoolRebuilt.kind:
+        return PoolRebuilt(data["seq_id"], data["num_blocks"], data["block_size"], tuple(data["requeued"]),
+                           data["num_running"])
     return event_from_dict(data)
 
 
-EVENT_KINDS = (Arrived.kind, FinishedLate.kind, *EVENT_TYPES)
+EVENT_KINDS = (Arrived.kind, FinishedLate.kind, PoolRebuilt.kind, *EVENT_TYPES)
 
 
 PENDING_TEXT = "…"

@@ -1,5 +1,9 @@
-"""A run as JSON: its config, every frame, and a summary of each request. Traces load back into a
-FrameStore, so the UI can open a recorded run without re-running it.
+"""A run as JSON: the config it started with and the changes made mid-run, every frame, and a summary of each
+request. Traces load back into a FrameStore, so the UI can open a recorded run without re-running it.
+
+`config` is the first step's config (frame 0's); `config_changes` lists each mid-run change as
+{"after_step": k, "changes": {field: value}} (a cost model or adaptive controller as its fields, or null):
+it applies from step k + 1, as each frame's own `config` shows.
 
 Version 2 writes each frame as a delta against the one before (engine/trace_delta.py): the blocks and requests
 that changed, the config only when it changed. A trace then grows with what happens per step, not with the
@@ -10,6 +14,7 @@ schema (engine/trace_schema.py) before anything is built: a file that does not f
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
 from engine.engine import Engine
@@ -44,6 +49,16 @@ def request_summaries(engine: Engine) -> list[dict]:
     return summaries
 
 
+def _plain(value):
+    return asdict(value) if is_dataclass(value) else value
+
+
+def config_changes(engine: Engine) -> list[dict]:
+    """The run's mid-run changes as JSON data, in the order they were made."""
+    return [{"after_step": step, "changes": {k: _plain(v) for k, v in changes.items()}}
+            for step, changes in engine.config_changes]
+
+
 def trace_dict(engine: Engine, title: str | None = None) -> dict:
     return {
         "version": TRACE_VERSION,
@@ -51,7 +66,8 @@ def trace_dict(engine: Engine, title: str | None = None) -> dict:
         "runner": engine.runner_kind,
         "seed": engine.seed,
         "overlap": engine.overlap,
-        "config": config_to_dict(engine.config),
+        "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
+        "config_changes": config_changes(engine),
         "requests": request_summaries(engine),
         "frames": frame_deltas(engine.frames),
     }

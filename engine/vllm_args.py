@@ -5,7 +5,9 @@
 
 vLLM (V1) always runs decodes first and fills the rest of the token budget with prefills (our
 `mixed_batches`), preempts the most recently scheduled request when blocks run out (our `tail`, or lowest
-priority under `--scheduling-policy priority`), and takes the EOS token from the model.
+priority under `--scheduling-policy priority`), and takes the EOS token from the model. Its KV pool keeps
+block 0 as a "null block" that no request ever gets, so N usable blocks take `--num-gpu-blocks-override N+1`.
+Current vLLM turns async scheduling (our overlapped scheduling) on by default, so both choices are spelled out.
 """
 
 from __future__ import annotations
@@ -15,22 +17,23 @@ import shlex
 
 from scheduler import Config
 
-VLLM_BLOCK_SIZES = (1, 8, 16, 32, 64, 128)  # what vLLM's --block-size accepts
+NULL_BLOCKS = 1  # vLLM V1 reserves block 0 of the pool as the null block
 
 
 def _flag(name: str, on: bool) -> str:
     return f"--{name}" if on else f"--no-{name}"
 
 
-def vllm_args(config: Config) -> list[str]:
-    """`vllm serve` arguments for `config`, one list item per shell word."""
+def vllm_args(config: Config, overlap: bool = False) -> list[str]:
+    """`vllm serve` arguments for `config` (and overlapped scheduling or not), one list item per shell word."""
     args = ["--max-num-seqs", str(config.max_num_seqs),
             "--max-num-batched-tokens", str(config.max_num_batched_tokens),
             "--max-model-len", str(config.max_model_len),
             "--block-size", str(config.kvcache_block_size),
-            "--num-gpu-blocks-override", str(config.num_kvcache_blocks),
+            "--num-gpu-blocks-override", str(config.num_kvcache_blocks + NULL_BLOCKS),
             _flag("enable-chunked-prefill", config.chunked_prefill),
             _flag("enable-prefix-caching", config.enable_prefix_caching),
+            _flag("async-scheduling", overlap),
             "--scheduling-policy", config.queue_policy]
     if config.num_speculative_tokens > 0:
         args += ["--speculative-config", json.dumps({
@@ -39,13 +42,15 @@ def vllm_args(config: Config) -> list[str]:
     return args
 
 
-def vllm_command(config: Config, model: str = "HuggingFaceTB/SmolLM2-135M-Instruct") -> str:
-    return shlex.join(["vllm", "serve", model, *vllm_args(config)])
+def vllm_command(config: Config, model: str = "HuggingFaceTB/SmolLM2-135M-Instruct", overlap: bool = False) -> str:
+    return shlex.join(["vllm", "serve", model, *vllm_args(config, overlap)])
 
 
 def vllm_notes(config: Config) -> list[str]:
-    """Where `config` asks for something vLLM does not do (or does differently), in one sentence each."""
-    notes = []
+    """Why the arguments read as they do, and where `config` asks for something vLLM does not do (or does
+    differently), in one sentence each."""
+    notes = [f"--num-gpu-blocks-override {config.num_kvcache_blocks + NULL_BLOCKS}: vLLM keeps block 0 as a null "
+             f"block no request uses, so {config.num_kvcache_blocks} usable blocks need one more."]
     if not config.mixed_batches:
         order = "prefills before decodes" if config.prefill_first else "decodes, then prefills in a separate step"
         notes.append(f"Batches: ours run {order}; vLLM mixes decodes and prefill chunks in one step, running "
@@ -57,9 +62,17 @@ def vllm_notes(config: Config) -> list[str]:
                      "recently scheduled request (our `tail`).")
     elif config.preemption_policy == "priority" and config.queue_policy != "priority":
         notes.append("Priority preemption only exists in vLLM with --scheduling-policy priority.")
-    if config.kvcache_block_size not in VLLM_BLOCK_SIZES:
-        notes.append(f"vLLM accepts --block-size {', '.join(map(str, VLLM_BLOCK_SIZES))} only, not "
-                     f"{config.kvcache_block_size}.")
+    elif config.preemption_policy == "tail" and config.queue_policy == "priority":
+        notes.append("With --scheduling-policy priority vLLM preempts the least important running request (the "
+                     "latest arrival among equals), not the tail of the running queue: our `priority` preemption "
+                     "policy is the closest.")
+    if config.queue_policy == "priority":
+        notes.append("Our priority queue lets an important waiting request preempt less important running ones to "
+                     "get in; vLLM has no equivalent: it preempts only to make room for running requests, and a "
+                     "waiting request that does not fit waits.")
+    if config.kvcache_block_size % 16:
+        notes.append(f"--block-size {config.kvcache_block_size}: current vLLM takes any block size its attention "
+                     "backend supports (most GPU backends want a multiple of 16), so this one may be refused there.")
     if config.eos != -1:
         notes.append("eos: vLLM takes the end-of-sequence token from the model (or per request, stop_token_ids).")
     return notes

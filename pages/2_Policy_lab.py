@@ -16,6 +16,7 @@ from engine.compare import (
     metric_rows,
     summary,
     variants_for,
+    verdicts,
 )
 from engine.engine import CostModel
 from engine.export import comparison_json, requests_csv
@@ -27,11 +28,14 @@ from ui.state import USER_ERRORS, presets
 from viz.compare import (
     batch_limits_figure,
     clock_figure,
+    flat_charts,
     fragmentation_figure,
     key_metrics_figure,
     kv_usage_figure,
     timelines_figure,
+    zero_metrics,
 )
+from viz.glossary import CLOCKS, metric_definitions
 from viz.html_export import animation_html, run_gif
 
 GENERATED = "generated"
@@ -113,29 +117,41 @@ def run_comparison(variants, workload, seed, cost, title: str):
 
 def results(runs, title: str):
     st.subheader(f"What the numbers say: {title}")
-    st.info(summary(runs))
+    st.markdown("\n".join(f"- **{question}**: {answer}." for question, answer in verdicts(runs)))
+    st.caption(f"{metric_definitions()} Steps count scheduler steps; seconds are the {CLOCKS['simulated']}.")
     st.dataframe(metric_rows(runs), hide_index=True, width="stretch", height=420)
+    st.caption("In detail, against the first config:")
+    st.info(summary(runs))
     st.plotly_chart(key_metrics_figure(runs), config=PLOT_CONFIG, key="key_metrics")
+    if zero := zero_metrics(runs):
+        st.caption(f"Zero in every config, so not drawn: {', '.join(zero)}.")
+    flat = flat_charts(runs)
     left, right = st.columns(2)
-    left.plotly_chart(kv_usage_figure(runs), config=PLOT_CONFIG, key="kv_usage")
-    right.plotly_chart(fragmentation_figure(runs), config=PLOT_CONFIG, key="fragmentation")
+    chart_or_sentence(left, flat["kv_usage"], lambda: kv_usage_figure(runs), "kv_usage")
+    chart_or_sentence(right, flat["fragmentation"], lambda: fragmentation_figure(runs), "fragmentation")
     left, right = st.columns(2)
     left.plotly_chart(clock_figure(runs), config=PLOT_CONFIG, key="clock")
-    right.plotly_chart(batch_limits_figure(runs), config=PLOT_CONFIG, key="batch_limits")
+    chart_or_sentence(right, flat["batch_limits"], lambda: batch_limits_figure(runs), "batch_limits")
     st.caption("The timelines share one step axis: the same step lines up across configs.")
     st.plotly_chart(timelines_figure(runs), config=PLOT_CONFIG, key="timelines")
     vllm_equivalents(runs)
     exports(runs, title)
 
 
+def chart_or_sentence(column, flat: str | None, figure, key: str):
+    """The chart, or the one line that says it would draw only flat lines."""
+    if flat:
+        column.caption(flat)
+    else:
+        column.plotly_chart(figure(), config=PLOT_CONFIG, key=key)
+
+
 def vllm_equivalents(runs):
     st.subheader("The same configs in vLLM")
     for tab, run in zip(st.tabs([run.label for run in runs]), runs, strict=True):
-        tab.code(vllm_command(run.config), language="bash", wrap_lines=True)
+        tab.code(vllm_command(run.config, overlap=run.engine.overlap), language="bash", wrap_lines=True)
         for note in vllm_notes(run.config):
             tab.markdown(f"- {note}")
-        if run.engine.overlap:
-            tab.markdown("- Overlapped scheduling is vLLM's `--async-scheduling`.")
         if run.engine.adaptive is not None:
             tab.markdown("- vLLM keeps `--max-num-seqs` fixed; the adaptive batch size has no flag there.")
 

@@ -353,14 +353,17 @@
     renderHead(v) {
       const m = v.metrics, last = this.views.length - 1;
       this.$('.sp-title').textContent = this.header.title;
-      const took = v.wall_ms !== null && this.header.model.startsWith('SmolLM2') ? ` · this step took ${Math.round(v.wall_ms)} ms` : '';
+      const took = v.wall_ms !== null && this.header.model.startsWith('SmolLM2') ? ` · real time of this step: ${Math.round(v.wall_ms)} ms` : '';
       this.$('.sp-caption').innerHTML = `Frame <b>${v.step}</b> of ${last} · ${v.kind} batch · ${m[0]} running, ` +
-        `${m[1]} waiting · KV ${Math.round(100 * m[2])}% used · simulated time ${v.time.toFixed(3)} s${took}` +
+        `${m[1]} waiting · KV ${Math.round(100 * m[2])}% used · simulated clock: ${v.time.toFixed(3)} s${took}` +
         `${v.overlapped ? ' · overlapped scheduling' : ''} · ${esc(this.header.model)}`;
-      const notes = this.header.key_frames.filter(kf => kf[0] === v.step).map(kf => kf[1]);
+      const here = this.header.key_frames.filter(kf => kf[0] === v.step), notes = here.map(kf => kf[1]);
+      const holds = here.every(kf => kf[2] !== false);  // a branched run may no longer show what a note says
+      banner.classList.toggle('sp-nothold', !holds);
       const banner = this.$('.sp-banner');
       banner.classList.toggle('sp-on', notes.length > 0);
-      banner.innerHTML = notes.length ? `<b>★ Key frame, step ${v.step}.</b> ${esc(notes.join(' '))}` : '';
+      banner.innerHTML = !notes.length ? '' : holds ? `<b>★ Key frame, step ${v.step}.</b> ${esc(notes.join(' '))}` :
+        `<b>☆ Key frame, step ${v.step} (does not hold on this run):</b> ${esc(notes.join(' '))}`;
     }
 
     renderQueues(v, before) {

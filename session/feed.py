@@ -52,7 +52,8 @@ class Feed:
             self._frames, self._deltas, self._view, self.send_from = lab.frames, [], EMPTY_VIEW, 0
             self.cursor_moves += 1
         while len(self._deltas) < held:
-            view = stage_view(lab.frames[len(self._deltas)])
+            k = len(self._deltas)
+            view = stage_view(lab.frames[k], lab.frames[k - 1] if k else None)
             self._deltas.append(encode(self._view, view))
             self._view = view
 
@@ -113,6 +114,9 @@ def end_note(lab: Lab) -> str:
     return "The run is over: every request is done or can never run. Add a request or reset to go on."
 
 
-def run_header(lab: Lab, model: str) -> dict:
-    return {"title": lab.title, "model": model,
-            "key_frames": [[k.step, k.note] for k in lab.key_frames]}
+def run_header(lab: Lab, model: str, title: str) -> dict:
+    """The run's title (naming the settings in effect where they differ), model and key frames: [step, note,
+    whether it holds on this run] (a branched run may no longer show what a note says; one not reached yet
+    is taken to hold)."""
+    return {"title": title, "model": model,
+            "key_frames": [[k.step, k.note, k.step > lab.last or k.holds(lab.frames)] for k in lab.key_frames]}

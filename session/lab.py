@@ -32,6 +32,7 @@ from engine.workload import Request, chat_prompts, poisson_arrivals, random_work
 from scheduler import Config
 from session.history import FrameSummary, RunHistory
 from session.run_cache import Action, RunCache, SharedRun, shared_run_cache
+from viz.glossary import variant_label
 from viz.timeline import Segment
 
 RUNNER_ENV = "SCHEDLAB_RUNNER"  # "fake" or "model": the default model choice (tests set "fake")
@@ -151,8 +152,8 @@ def runner_for(config: Config, runner: str) -> str:
 
 
 def variant_summary(scenario: Scenario) -> str:
-    """The variant's config changes, e.g. "chunked_prefill=True, max_num_batched_tokens=64"."""
-    return ", ".join(f"{field}={value}" for field, value in scenario.variant.items())
+    """The variant's config changes in words, e.g. "chunked prefill on, token budget per step ... 64"."""
+    return variant_label(scenario.variant)
 
 
 class Lab:

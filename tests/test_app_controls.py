@@ -168,6 +168,6 @@ def test_a_scenario_variant_runs_its_comparison_config_with_its_key_frames(app):
     assert lab(app).key_frames and all(k.variant for k in lab(app).key_frames)
     for key_step in lab(app).key_steps:
         show(app, key_step)
-        assert all(not k.mismatches(lab(app).frame) for k in lab(app).key_frames_at(key_step))
+        assert all(k.holds(lab(app).frames) for k in lab(app).key_frames_at(key_step))
     app.selectbox(key="scenario_choice").set_value("01_prefill_first").run()
     assert no_errors(app) and not lab(app).inputs.variant

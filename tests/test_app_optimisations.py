@@ -103,7 +103,7 @@ def test_the_overlap_preset_opens_overlapped_and_its_key_frames_hold(app):
     for key_step in lab(app).key_steps:
         show(app, key_step)
         assert no_errors(app)
-        assert all(not k.mismatches(lab(app).frame) for k in lab(app).key_frames_at(key_step))
+        assert all(k.holds(lab(app).frames) for k in lab(app).key_frames_at(key_step))
     show(app, 5)
     view = shown_view(app)
     assert any(line.startswith("Request 1 finished one step late") for line in view["narration"])

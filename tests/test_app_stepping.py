@@ -35,7 +35,7 @@ def test_step_sends_the_player_the_frame_it_asked_for(app):
     step(app)
     assert no_errors(app) and lab(app).cursor == 1
     view, frame = shown_view(app), lab(app).frame
-    assert view == stage_view(frame)
+    assert view == stage_view(frame, lab(app).frames[frame.step - 1])
     assert (view["running"], view["waiting"]) == (list(frame.running), list(frame.waiting))
     assert [b[0] for b in view["blocks"]] == [b.ref_count for b in frame.blocks] and any(b[0] for b in view["blocks"])
     assert view["narration"][0].startswith("Step 1 ran a prefill batch")
@@ -91,10 +91,10 @@ def test_the_slider_scrubs_recorded_frames(app):
 def test_a_key_frame_jump_computes_up_to_it_and_the_player_has_the_note(app):
     app.run()
     key_frame = lab(app).key_frames[1]
-    assert [key_frame.step, key_frame.note] in player_message(app)["key_frames"]
+    assert [key_frame.step, key_frame.note, True] in player_message(app)["key_frames"]
     show(app, key_frame.step)
     assert lab(app).cursor == key_frame.step == lab(app).last
-    assert not key_frame.mismatches(lab(app).frame)
+    assert key_frame.holds(lab(app).frames)
 
 
 def test_playing_asks_ahead_in_chunks_and_keeps_the_cursor(app):
@@ -167,7 +167,7 @@ def test_the_url_opens_a_variant(app):
     app.query_params["frame"] = "5"
     app.run()
     assert no_errors(app) and lab(app).inputs.variant and lab(app).cursor == 5
-    assert not lab(app).key_frames_at(5)[0].mismatches(lab(app).frame)
+    assert lab(app).key_frames_at(5)[0].holds(lab(app).frames)
 
 
 def test_an_adaptive_scenario_runs_its_controller_and_charts_it(app):

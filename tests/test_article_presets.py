@@ -196,7 +196,7 @@ def test_the_articles_frame_opens_by_link_in_the_app(monkeypatch):
     frame = lab(app).frame
     assert list(frame.batch.seq_ids) == [3] and list(frame.running) == [0, 1, 3]
     assert shown_view(app)["running"] == [0, 1, 3] and player_message(app)["cursor"] == 9
-    notes = dict(player_message(app)["key_frames"])
+    notes = {step: note for step, note, _holds in player_message(app)["key_frames"]}
     assert "frame 9" in notes[9]  # the key frame's note about the article's frame 9
 
 

@@ -143,7 +143,7 @@ def test_the_sidebar_follows_the_frame_across_a_settings_change(server, browser)
     settings of the frame moved to."""
     page = open_page(browser, f"{server}/?scenario=01_prefill_first&frame=3")
     page.get_by_text("Scheduler settings").click()
-    box = page.get_by_label("max_num_seqs (requests per batch)")
+    box = page.get_by_role("spinbutton", name="max_num_seqs (requests per batch)")
     assert box.input_value() == "3"
     box.fill("2")
     box.press("Enter")

@@ -1,6 +1,7 @@
 """Comparisons: independent runs of one workload, the side-by-side numbers and the generated summary."""
 
 from dataclasses import replace
+from statistics import fmean
 
 import pytest
 
@@ -16,6 +17,7 @@ from engine.compare import (
     span_stats,
     summary,
     variants_for,
+    verdicts,
 )
 from engine.engine import Engine
 from engine.metrics import Span, run_metrics
@@ -135,3 +137,22 @@ def test_overlap_and_adaptive_comparisons_change_only_their_option():
     assert metric_values(runs[1])["mean step time (ms)"] < metric_values(runs[0])["mean step time (ms)"]
     speculative = replace(GENERATED_CONFIG, num_speculative_tokens=2)
     assert [v.config.num_speculative_tokens for v in variants_for("overlap off vs on", speculative)] == [0, 0]
+
+
+def test_the_verdict_answers_each_question_with_a_winner(prefill_vs_decode):
+    """The policy lab's title asks which policy is better, and when: one answer per question."""
+    answers = dict(verdicts(prefill_vs_decode))
+    assert list(answers) == ["first token", "later tokens", "whole workload", "memory"]
+    ttft = {run.label: fmean(q.ttft.steps for q in run.requests if q.ttft) for run in prefill_vs_decode}
+    winner = min(ttft, key=ttft.get)
+    assert answers["first token"].startswith(f"{winner} ") and " sooner than " in answers["first token"]
+    assert f"{ttft[winner]:.1f} steps" in answers["first token"]
+    assert "faster than" in answers["later tokens"] or "alike" in answers["later tokens"]
+    assert "ran out of KV blocks least: " in answers["memory"] and "mean KV use" in answers["memory"]
+
+
+def test_a_verdict_between_equal_runs_says_alike():
+    runs = compare([Variant("a", GENERATED_CONFIG), Variant("b", GENERATED_CONFIG)], WORKLOAD[:10])
+    answers = dict(verdicts(runs))
+    assert all(answers[q].startswith("alike in every config") for q in ("first token", "later tokens",
+                                                                         "whole workload"))

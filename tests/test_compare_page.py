@@ -81,7 +81,7 @@ def test_the_optimisation_comparisons_show_their_effect():
     step_ms = table.loc["mean step time (ms)"]
     assert step_ms["overlapped scheduling"] < step_ms["synchronous"]
     assert "made each step take" in at.info[0].value and "scheduled while the model computed" in at.info[0].value
-    assert any("--async-scheduling" in m.value for m in at.markdown)
+    assert any("--async-scheduling" in c.value.split() for c in at.code)
     at.selectbox(key="comparison").select("adaptive batch size off vs on").run()
     at.button(key="run").click().run()
     table = at.dataframe[0].value.set_index("metric")
@@ -101,3 +101,23 @@ def test_a_custom_comparison_sets_overlap_and_adaptive_per_config():
     runs = at.session_state.compare_runs
     assert (runs[0].engine.overlap, runs[1].engine.overlap) == (False, True) and runs[1].engine.adaptive
     assert runs[1].run.sim_time_s < runs[0].run.sim_time_s
+
+
+def test_the_summary_is_a_verdict_per_question_then_the_table():
+    at = page()
+    at.selectbox(key="comparison").select("prefill-first vs decode-first").run()
+    at.button(key="run").click().run()
+    assert not at.exception and not at.error
+    verdict = next(m.value for m in at.markdown if m.value.startswith("- **first token**"))
+    assert "- **later tokens**" in verdict and "- **memory**" in verdict and " sooner than " in verdict
+    assert any("TTFT: time to first token" in c.value for c in at.caption)
+
+
+def test_a_chart_that_would_draw_only_flat_lines_says_so_in_one_line():
+    at = page()
+    at.selectbox(key="comparison").select("prefill-first vs decode-first").run()
+    at.button(key="run").click().run()
+    assert any(c.value == "max_num_seqs stayed at 16 in every step of every config." for c in at.caption)
+    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")
+              if "title" in json.loads(chart.proto.spec)["layout"]]
+    assert "max_num_seqs over time" not in titles

@@ -5,11 +5,14 @@ import pytest
 from engine.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
 from viz.compare import (
     config_color,
+    flat_charts,
+    flat_sentence,
     fragmentation_figure,
     key_metrics_figure,
     kv_usage_figure,
     step_range,
     timelines_figure,
+    zero_metrics,
 )
 
 
@@ -62,3 +65,20 @@ def test_the_clock_and_limit_charts_show_what_the_optimisations_change():
     fixed, adaptive = compare(variants_for("adaptive batch size off vs on", GENERATED_CONFIG), workload)
     limits = batch_limits_figure([fixed, adaptive])
     assert set(limits.data[0].y) == {16} and len(limits.data[1].y) == adaptive.run.num_steps
+
+
+def test_flat_lines_become_one_sentence_and_moving_ones_stay_charts(runs):
+    flat = flat_charts(runs)
+    limit = GENERATED_CONFIG.max_num_seqs
+    assert flat["batch_limits"] == f"max_num_seqs stayed at {limit} in every step of every config."
+    assert flat["kv_usage"] is None and flat["fragmentation"] is None  # these lines move
+    assert flat_sentence("x", {"a": [2, 2], "b": [3]}, str) == "x did not change during the runs: 2 for a, 3 for b."
+    assert flat_sentence("x", {"a": [2, 3]}, str) is None
+
+
+def test_a_key_metric_zero_everywhere_gets_no_panel():
+    quiet = compare(variants_for("prefill-first vs decode-first", GENERATED_CONFIG.__class__(num_kvcache_blocks=500)),
+                    generated_workload(10, seed=2))
+    assert "preemptions" in zero_metrics(quiet)
+    titles = [a.text for a in key_metrics_figure(quiet).layout.annotations]
+    assert "preemptions" not in titles and "TTFT (steps)" in titles

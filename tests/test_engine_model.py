@@ -14,7 +14,8 @@ def test_the_prefix_caching_preset_on_the_real_model():
     engine = scenario.engine()
     assert engine.runner_kind == "model" and engine.config.eos == engine.runner.eos_token_id
     assert engine.run() == "finished"
-    problems = [p for kf in scenario.key_frames for p in kf.mismatches(engine.frames[kf.step])]
+    frames = engine.frames
+    problems = [p for kf in scenario.key_frames for p in kf.mismatches(frames[kf.step], frames[kf.step - 1])]
     assert not problems, "\n".join(problems)
     for summary in request_summaries(engine):
         assert summary["finish_reason"] in ("eos", "max_tokens")

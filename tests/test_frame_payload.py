@@ -81,7 +81,7 @@ def test_requests_for_a_target_step_compute_exactly_that_far_and_leave_the_curso
     assert lab.last == 5 and lab.cursor == 0
     assert messages[-1]["answered"] == 5
     assert [v["step"] for v in _replay(messages)] == list(range(6))
-    assert _replay(messages)[5] == stage_view(lab.frames[5])
+    assert _replay(messages)[5] == stage_view(lab.frames[5], lab.frames[4])
 
 
 def test_merged_requests_still_reach_the_last_target():

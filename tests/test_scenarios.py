@@ -24,7 +24,8 @@ def test_preset_key_frames_happen(path):
     for key_frame in scenario.key_frames:
         if key_frame.needs_model:  # depends on what the real model writes; checked only on the model
             continue
-        problems += key_frame.mismatches(runs[key_frame.variant].frames[key_frame.step])
+        frames = runs[key_frame.variant].frames
+        problems += key_frame.mismatches(frames[key_frame.step], frames[key_frame.step - 1])
     assert not problems, "\n".join(problems)
 
 

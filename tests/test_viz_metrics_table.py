@@ -15,11 +15,12 @@ def test_rows_and_summary_come_from_the_engine_metrics():
     assert summary["mean TTFT"]["in seconds"] == f"{run.mean_ttft.s * 1000:.0f} ms"
 
 
-def test_unknown_latencies_stay_empty():
+def test_unknown_latencies_are_a_dash_never_none():
     engine = preemption_engine()
     _, requests = run_metrics(list(engine.frames)[:2])  # request 2 has waited, with no first token yet
     row = request_rows(requests)[2]
-    assert row["TTFT (steps)"] is None and row["latency (ms)"] is None
+    assert row["TTFT (steps)"] == "–" and row["latency (ms)"] == "–"
+    assert None not in [value for r in request_rows(requests) for value in r.values()]
 
 
 def test_speculation_sentence_only_when_drafts_were_checked():

@@ -1,4 +1,7 @@
+import re
+
 from engine.frame import Arrived
+from engine.scenario import SCENARIOS_DIR, load_scenario, preset_paths
 from scheduler.events import (
     Aborted,
     Admitted,
@@ -26,7 +29,8 @@ def test_every_event_kind_has_a_plain_sentence():
         Admitted(1, 2, 8, True): "Request 1 was admitted: 2 tokens prefilled this step, 8 more reused from the "
                                  "prefix cache (it had been preempted, so its K/V is computed again).",
         ChunkScheduled(4, 16, 16, 40): "Request 4 prefilled a chunk: tokens 16–31 of 40; the rest continues next step.",
-        Blocked(5, "blocks", 2, 1): "Request 5 waits: needs 2 blocks, 1 free.",
+        Blocked(5, "blocks", 2, 1): "Request 5 waits: it needs 2 blocks; 1 block free when its turn came in this "
+                                    "step; after it: 2.",
         Blocked(5, "token_budget", 40, 12): "Request 5 waits: its prefill needs 40 tokens but only 12 are left in "
                                             "this step's token budget (max_num_batched_tokens=64).",
         Blocked(5, "max_num_seqs", 1, 0): "Request 5 waits: the batch is full (max_num_seqs=3).",
@@ -55,7 +59,8 @@ def test_a_step_is_summarised_then_told_event_by_event():
     assert step_summary(frames[0]) == "Nothing has run yet: step to start."
     lines = narrate(frames[1])
     assert lines[0] == "Step 1 ran a prefill batch of 2 requests (20 tokens): 0, 1."
-    assert lines[-1] == "Request 2 waits: needs 3 blocks, 2 free."
+    assert lines[-1] == ("Request 2 waits: it needs 3 blocks; 2 blocks free when its turn came in this step; after "
+                         "it: 2.")
     preempting = next(f for f in frames if f.events_of("preempted"))
     assert any("to make room for request 0" in line for line in narrate(preempting))
 
@@ -77,3 +82,101 @@ def test_an_unknown_event_kind_still_reads_as_a_sentence():
         kind = "swapped_out"
 
     assert describe(Swapped(4), frame()) == "Request 4: swapped out."
+
+
+# -- every number belongs to a moment: the start of the step (the frame before) or its end (this frame) ------
+
+def preset_runs():
+    for path in preset_paths():
+        scenario = load_scenario(path, runner="fake")
+        for variant in ([False, True] if scenario.variant else [False]):
+            engine = scenario.engine(variant=variant)
+            engine.run()
+            yield f"{path.stem}{' variant' if variant else ''}", engine.frames
+
+
+def number_problems(frame, before) -> list[str]:
+    """Every number of the narration that names its moment, checked against that moment's frame."""
+    text, problems = " ".join(narrate(frame, before)), []
+
+    def check(pattern: str, wanted):
+        for match in re.finditer(pattern, text):
+            if int(match.group(1)) != wanted:
+                problems.append(f"step {frame.step}: {match.group(0)!r} but the frame says {wanted}")
+
+    rebuilt = frame.events_of("pool_rebuilt")  # the step then starts with the whole new pool free
+    check(r"at the start of this step:? (\d+)", rebuilt[0].num_blocks if rebuilt else before.metrics.num_free_blocks)
+    check(r"after it:? (\d+)", frame.metrics.num_free_blocks)
+    check(r"\(of (\d+)\)", len(frame.blocks))
+    check(r"max_num_seqs=(\d+)", frame.config.max_num_seqs)
+    check(r"max_num_batched_tokens=(\d+)", frame.config.max_num_batched_tokens)
+    check(r"(\d+) requests are running after it", len(frame.running))
+    check(r"^Step (\d+)", frame.step)
+    check(r"batch of (\d+) requests?", len(frame.batch.seq_ids))
+    check(r"requests? \((\d+) tokens?\):", frame.batch.total_tokens)
+    return problems
+
+
+def rebuilt_run():
+    """Preset 02 with its pool raised from 3 to 6 blocks after frame 5."""
+    engine = load_scenario(SCENARIOS_DIR / "02_preemption.toml", runner="fake").engine()
+    engine.run(5)
+    engine.set_config(num_kvcache_blocks=6)
+    engine.run()
+    return engine.frames
+
+
+def test_every_narration_number_matches_the_frame_it_belongs_to():
+    problems, checked = [], 0
+    for name, frames in [*preset_runs(), ("02 rebuilt at frame 5", rebuilt_run())]:
+        for step in range(1, len(frames)):
+            problems += [f"{name} {p}" for p in number_problems(frames[step], frames[step - 1])]
+            checked += 1
+    assert checked > 300 and not problems, "\n".join(problems[:20])
+
+
+def frames_of(name: str, variant: bool = False):
+    engine = load_scenario(SCENARIOS_DIR / f"{name}.toml", runner="fake").engine(variant=variant)
+    engine.run()
+    return engine.frames
+
+
+def test_a_waiting_request_is_told_with_the_free_blocks_of_both_moments():
+    """Preset 02, frame 11: 0 running, 3 empty blocks: the old log said only "needs 2 blocks, 1 free"."""
+    frames = frames_of("02_preemption")
+    lines = narrate(frames[11], frames[10])
+    assert "Request 2 waits: it needs 2 blocks; at the start of this step: 1 block free; after it: 3." in lines
+    assert "KV blocks free: at the start of this step 1, after it 3 (of 3)." in lines
+    assert "Request 3 waits: it needs 1 block; at the start of this step: 0 blocks free; after it: 1." in narrate(
+        frames[2], frames[1])
+
+
+def test_a_prefill_step_says_who_sat_it_out_and_why():
+    """Preset 01, step 2: 0, 1 and 2 are running but not in the prefill batch, and 5 run under max_num_seqs=3."""
+    frames = frames_of("01_prefill_first")
+    lines = narrate(frames[2], frames[1])
+    assert lines[-1] == ("Requests 0, 1 and 2 were running but sat this step out: a step that admits new requests "
+                         "carries only prefills (as in nano-vllm), so their decodes pause for it. max_num_seqs=3 "
+                         "counts only this prefill batch, so 5 requests are running after it; decode steps take 3 at "
+                         "a time.")
+    assert narrate(frames[3], frames[2])[-1] == ("Requests 3 and 4 were running but not in this batch: a batch holds "
+                                                 "at most max_num_seqs=3 requests, so the running ones take turns.")
+
+
+def test_the_last_chunk_of_a_prompt_is_told():
+    """Preset 04 variant, step 8: the old page said "No scheduling decisions this step"."""
+    frames = frames_of("04_chunked_prefill", variant=True)
+    assert ("Request 4 prefilled the last chunk of its prompt (tokens 180–239 of 240) and got its first token."
+            in narrate(frames[8], frames[7]))
+
+
+def test_a_pool_rebuilt_mid_run_is_told_as_an_event_not_a_preemption():
+    """Raising the KV blocks from 3 to 6 at frame 5: request 0 was never preempted."""
+    frames = rebuilt_run()
+    lines = narrate(frames[6], frames[5])
+    assert ("KV pool rebuilt at step 6 with 6 blocks of 10 tokens (a setting changed after frame 5): the running "
+            "request 0 recomputes its tokens, queued ahead of the waiting ones; nobody was preempted.") in lines
+    admitted_0 = next(line for line in lines if line.startswith("Request 0 was admitted"))
+    assert "the KV pool was rebuilt" in admitted_0 and "preempted" not in admitted_0
+    assert "KV blocks free: at the start of this step 6, after it 0 (of 6)." in lines
+    assert len(frames[6].blocks) == 6 and len(frames[5].blocks) == 3

@@ -24,8 +24,8 @@ def test_every_field_maps_to_its_flag():
                     queue_policy="priority")
     assert as_dict(vllm_args(config)) == {
         "--max-num-seqs": "8", "--max-num-batched-tokens": "1024", "--max-model-len": "512",
-        "--block-size": "32", "--num-gpu-blocks-override": "300", "--enable-chunked-prefill": True,
-        "--no-enable-prefix-caching": True, "--scheduling-policy": "priority"}
+        "--block-size": "32", "--num-gpu-blocks-override": "301", "--enable-chunked-prefill": True,
+        "--no-enable-prefix-caching": True, "--no-async-scheduling": True, "--scheduling-policy": "priority"}
 
 
 def test_the_opposite_switches():
@@ -49,6 +49,35 @@ def test_the_command_line_quotes_the_json():
 def test_notes_name_what_vllm_does_not_have():
     assert any("Smart preemption" in n for n in vllm_notes(Config(preemption_policy="smart")))
     assert any("prefills before decodes" in n for n in vllm_notes(Config(prefill_first=True)))
-    assert any("--block-size" in n for n in vllm_notes(Config(kvcache_block_size=4)))
     closest = Config(mixed_batches=True, prefill_first=False, preemption_policy="tail", kvcache_block_size=16)
-    assert vllm_notes(closest) == []
+    assert len(vllm_notes(closest)) == 1 and "null block" in vllm_notes(closest)[0]
+
+
+def test_the_pool_override_counts_vllms_null_block():
+    """vLLM V1 keeps block 0 as a null block: N usable blocks need --num-gpu-blocks-override N+1, said why."""
+    args = as_dict(vllm_args(Config(num_kvcache_blocks=3, max_model_len=15, kvcache_block_size=10)))
+    assert args["--num-gpu-blocks-override"] == "4"
+    assert any("block 0 as a null block" in n and "3 usable blocks" in n
+               for n in vllm_notes(Config(num_kvcache_blocks=3, max_model_len=15, kvcache_block_size=10)))
+
+
+def test_async_scheduling_is_always_spelled_out():
+    """Current vLLM schedules asynchronously by default: a synchronous run must say --no-async-scheduling."""
+    assert "--no-async-scheduling" in vllm_args(Config())
+    overlapped = vllm_args(Config(), overlap=True)
+    assert "--async-scheduling" in overlapped and "--no-async-scheduling" not in overlapped
+    assert "--async-scheduling" in shlex.split(vllm_command(Config(), "m", overlap=True))
+
+
+def test_the_block_size_note_describes_current_vllm():
+    note = next(n for n in vllm_notes(Config(kvcache_block_size=10)) if "--block-size" in n)
+    assert "any block size its attention backend supports" in note and "1, 8, 16" not in note
+    assert not any("--block-size" in n for n in vllm_notes(Config(kvcache_block_size=32)))
+
+
+def test_priority_queue_notes_how_vllm_preempts_and_what_it_lacks():
+    notes = vllm_notes(Config(queue_policy="priority", preemption_policy="tail"))
+    assert any("least important running request" in n and "not the tail" in n for n in notes)
+    assert any("waiting request preempt less important running ones" in n and "no equivalent" in n for n in notes)
+    fcfs = vllm_notes(Config(queue_policy="fcfs", preemption_policy="tail"))
+    assert not any("least important" in n or "no equivalent" in n for n in fcfs)

@@ -16,9 +16,10 @@ from ui.state import USER_ERRORS, feed, lab, report, settings_in_effect, sync_ur
 from viz.adaptive import adaptive_batch_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
+from viz.glossary import CLOCKS, MODEL_CAVEAT, legend_lines, metric_definitions
 from viz.metrics_table import request_rows, run_summary, speculation_sentence
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
-from viz.texts import request_texts
+from viz.texts import pending_change, progress_text, request_texts, title_in_effect
 from viz.timeline import segments_figure
 
 PLOT_CONFIG = {"displayModeBar": False}
@@ -102,7 +103,7 @@ def serve_player() -> str | None:
 
 
 def player(error: str | None):
-    message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}"))
+    message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame)))
     message.update(present=bool(st.session_state.presentation), error=error)
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
               on_frame_change=_on_player_frame)
@@ -122,13 +123,31 @@ def model_name() -> str:
     return "fake model"
 
 
+def title(frame) -> str:
+    """The run's title, naming the settings of the frame shown where they differ from the scenario's."""
+    if lab().is_trace:
+        return lab().title
+    moving = ("max_num_seqs",) if lab().options_in_effect().adaptive else ()  # the controller moves it
+    return title_in_effect(lab().title, lab().inputs.config, frame.config, ignore=moving)
+
+
+def settings_notice():
+    """A settings change made at the frame shown, told before its step runs."""
+    frame = lab().frame
+    if not lab().is_trace and (change := pending_change(frame.config, lab().config_in_effect(), frame.step)):
+        st.info(change, icon=":material/tune:")
+
+
 def texts(frame):
     rows = request_texts(frame)
     if not rows:
         st.caption("No request has arrived yet.")
         return
+    if not lab().is_trace and lab().inputs.runner == "model":
+        st.caption(MODEL_CAVEAT)
+    max_model_len = frame.config.max_model_len
     lines = [f"<div style='margin:0.2rem 0'><b style='color:{request_color(r.request_id)}'>ID:{r.request_id}</b> "
-             f"<span style='color:#7B8794'>{r.status} · {r.num_output_tokens}/{r.max_tokens} tokens · prompt "
+             f"<span style='color:#7B8794'>{r.status} · {progress_text(r, max_model_len)} · prompt "
              f"{html.escape(r.prompt)}</span><br><code style='white-space:pre-wrap'>"
              f"{html.escape(r.output) or '(nothing yet)'}</code></div>" for r in rows]
     st.markdown("".join(lines), unsafe_allow_html=True)
@@ -157,10 +176,10 @@ def charts():
 
 def metrics():
     run, requests, speculation = lab().metrics()
-    st.caption(f"Up to frame {lab().cursor}. Seconds are simulated by the engine's cost model.")
-    left, right = st.columns([1, 2.2])
-    left.dataframe(run_summary(run), hide_index=True)
-    right.dataframe(request_rows(requests), hide_index=True)
+    st.caption(f"Up to frame {lab().cursor}. Seconds are read off the {CLOCKS['simulated']}. {metric_definitions()} "
+               "A dash: not known yet.")
+    st.dataframe(run_summary(run), hide_index=True)
+    st.dataframe(request_rows(requests), hide_index=True, width="stretch")
     if sentence := speculation_sentence(speculation):
         st.caption(sentence)
 
@@ -168,14 +187,23 @@ def metrics():
 def lower_views():
     """The views drawn on the server, at the frame the player last stopped at."""
     # Only the chosen view is drawn: charts over time cost the browser more than the whole frame.
-    shown = st.segmented_control("Below", ["Generated text", "Charts over time", "Metrics", "Nothing"],
-                                 key="lower_view", default="Generated text", label_visibility="collapsed")
+    shown = st.segmented_control("Below", ["Generated text", "Charts over time", "Metrics", "Legend"],
+                                 key="lower_view", default="Generated text", label_visibility="collapsed",
+                                 help="Click the chosen view again to hide it.")
     if shown == "Generated text":
         texts(lab().frame)
     elif shown == "Charts over time":
         charts()
     elif shown == "Metrics":
         metrics()
+    elif shown == "Legend":
+        legend()
+
+
+def legend():
+    """What every mark of the stage means (viz.glossary: the browser-side player shows the same legend)."""
+    st.markdown("\n".join(f"- {line}" for line in legend_lines()))
+    st.caption(f"The two clocks: {CLOCKS['simulated']}; {CLOCKS['real']}. {metric_definitions()}")
 
 
 def stage():
@@ -187,6 +215,7 @@ def stage():
         if st.session_state.notice:
             notice.warning(st.session_state.notice)
         with stage_slot:
+            settings_notice()
             player(error)
         predict()
         lower_views()

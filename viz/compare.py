@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -79,10 +79,13 @@ def batch_limits_figure(runs: Sequence[ConfigRun], height: int = 300) -> go.Figu
 
 
 def key_metrics_figure(runs: Sequence[ConfigRun], height: int = 320) -> go.Figure:
-    """Small multiples: one panel per key metric, one bar per config (per statistic where there are several)."""
-    fig = make_subplots(rows=1, cols=len(KEY_METRICS), subplot_titles=[title for title, _ in KEY_METRICS])
+    """Small multiples: one panel per key metric, one bar per config (per statistic where there are several);
+    a metric that is zero in every config gets no panel (`zero_metrics` names them)."""
+    zero = zero_metrics(runs)
+    panels = [(title, names) for title, names in KEY_METRICS if title not in zero]
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[title for title, _ in panels])
     values = [metric_values(run) for run in runs]
-    for col, (_, names) in enumerate(KEY_METRICS, start=1):
+    for col, (_, names) in enumerate(panels, start=1):
         for i, run in enumerate(runs):
             fig.add_trace(go.Bar(x=[name.split()[-2] if len(names) > 1 else run.label for name in names],
                                  y=[values[i][name] for name in names], name=run.label, legendgroup=run.label,
@@ -114,3 +117,43 @@ def timelines_figure(runs: Sequence[ConfigRun], row_height: int = 300) -> go.Fig
     fig.update_xaxes(range=step_range(runs), showgrid=True, gridcolor="#EEF0F3")
     fig.update_xaxes(title_text="step", row=len(runs), col=1)
     return fig
+
+
+def _flat(series: dict[str, list[float]]) -> dict[str, float] | None:
+    """Each config's one value when no line moves, else None."""
+    levels = {}
+    for label, values in series.items():
+        if len(set(values)) > 1:
+            return None
+        levels[label] = values[0] if values else 0.0
+    return levels
+
+
+def flat_sentence(what: str, series: dict[str, list[float]], fmt: Callable[[float], str]) -> str | None:
+    """One line that replaces a chart whose every line is flat (a flat or all-zero chart looks broken), or None
+    when some line moves and the chart is worth drawing."""
+    levels = _flat(series)
+    if levels is None:
+        return None
+    if len(set(levels.values())) == 1:
+        return f"{what} stayed at {fmt(next(iter(levels.values())))} in every step of every config."
+    return f"{what} did not change during the runs: " + ", ".join(f"{fmt(v)} for {label}" for label, v in
+                                                                   levels.items()) + "."
+
+
+def flat_charts(runs: Sequence[ConfigRun]) -> dict[str, str | None]:
+    """Chart name -> the sentence that replaces it when it would draw only flat lines (else None)."""
+    return {
+        "kv_usage": flat_sentence("KV use", {r.label: [f.metrics.kv_usage for f in r.frames[1:]] for r in runs},
+                                  lambda v: f"{v:.0%}"),
+        "fragmentation": flat_sentence("The share of empty slots in held blocks", {r.label: r.fragmentation
+                                                                                   for r in runs},
+                                       lambda v: f"{v:.0%}"),
+        "batch_limits": flat_sentence("max_num_seqs", {r.label: batch_limits(r) for r in runs}, lambda v: f"{v:g}"),
+    }
+
+
+def zero_metrics(runs: Sequence[ConfigRun]) -> list[str]:
+    """Key-metric panels that would hold only zero bars (not drawn; the page names them)."""
+    values = [metric_values(run) for run in runs]
+    return [title for title, names in KEY_METRICS if all(not v[name] for v in values for name in names)]

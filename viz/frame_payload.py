@@ -79,7 +79,9 @@ def overfull_blocks(frame: Frame) -> dict[int, int]:
     return overfull
 
 
-def stage_view(frame: Frame) -> dict:
+def stage_view(frame: Frame, before: Frame | None = None) -> dict:
+    """What the player draws of `frame`; `before` (the frame before the step) lets the narration say what a
+    number was at the start of the step."""
     batched = set(frame.batch.seq_ids)
     m = frame.metrics
     wall = frame.wall_schedule_s + frame.wall_model_s
@@ -88,7 +90,7 @@ def stage_view(frame: Frame) -> dict:
         "batch": [[rid, n] for rid, n in zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True)],
         "metrics": [m.num_running, m.num_waiting, round(m.kv_usage, 4), m.num_free_blocks, m.num_cached_free_blocks,
                     m.num_preemptions],
-        "narration": narrate(frame),
+        "narration": narrate(frame, before),
         "sat_out": [[rid, sat_out_reason(frame, rid)] for rid in frame.running if rid not in batched],
         "done": [[e.seq_id, DONE_KINDS[e.kind]] for e in frame.events if e.kind in DONE_KINDS],
         "wall_ms": round(1000 * wall, 1) if frame.step else None,

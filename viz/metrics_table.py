@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from engine.metrics import RequestMetrics, RunMetrics, Span, SpeculationMetrics
 
-
-def _steps(span: Span | None) -> float | None:
-    return None if span is None else round(span.steps, 2)
+UNKNOWN = "–"  # a latency not known yet (no first token, not finished): never a "None" cell
 
 
-def _ms(span: Span | None) -> float | None:
-    return None if span is None else round(span.s * 1000, 1)
+def _steps(span: Span | None) -> float | str:
+    return UNKNOWN if span is None else round(span.steps, 2)
+
+
+def _ms(span: Span | None) -> float | str:
+    return UNKNOWN if span is None else round(span.s * 1000, 1)
 
 
 def request_rows(requests: list[RequestMetrics]) -> list[dict]:
-    """One row per request; None where a latency is not known yet (e.g. no first token)."""
+    """One row per request; UNKNOWN where a latency is not known yet (e.g. no first token)."""
     return [{
         "request": f"ID:{r.id}", "status": r.status, "arrival step": r.arrival, "output tokens": r.num_output_tokens,
         "preemptions": r.num_preemptions, "TTFT (steps)": _steps(r.ttft), "TTFT (ms)": _ms(r.ttft),
@@ -24,7 +26,7 @@ def request_rows(requests: list[RequestMetrics]) -> list[dict]:
 
 
 def _pair(span: Span | None) -> tuple[str, str]:
-    return ("–", "–") if span is None else (f"{span.steps:.1f} steps", f"{span.s * 1000:.0f} ms")
+    return (UNKNOWN, UNKNOWN) if span is None else (f"{span.steps:.1f} steps", f"{span.s * 1000:.0f} ms")
 
 
 def run_summary(run: RunMetrics) -> list[dict]:

@@ -1,0 +1,38 @@
+"""A saved trace keeps the config the run started with, and the changes made mid-run."""
+
+import json
+
+from engine.engine import CostModel
+from engine.frame import AdmittedAfterRebuild, Frame, PoolRebuilt
+from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.trace import trace_dict
+
+
+def test_the_trace_keeps_the_first_config_and_every_change():
+    engine = load_scenario(SCENARIOS_DIR / "02_preemption.toml").engine()
+    engine.run(5)
+    engine.set_config(num_kvcache_blocks=6, cost=CostModel(step_s=0.02))
+    engine.run(2)
+    engine.set_config(max_num_seqs=2)
+    engine.run(2)
+    data = json.loads(json.dumps(trace_dict(engine)))
+    assert data["config"]["num_kvcache_blocks"] == 3 and data["config"]["max_num_seqs"] == 3  # not the last
+    assert data["config_changes"] == [
+        {"after_step": 5, "changes": {"num_kvcache_blocks": 6, "cost": {**CostModel(step_s=0.02).__dict__}}},
+        {"after_step": 7, "changes": {"max_num_seqs": 2}}]
+    assert data["frames"][6]["config"]["num_kvcache_blocks"] == 6 and data["frames"][5]["config"][
+        "num_kvcache_blocks"] == 3
+
+
+def test_a_pool_rebuild_and_the_admissions_it_causes_survive_a_trace():
+    engine = load_scenario(SCENARIOS_DIR / "02_preemption.toml").engine()
+    engine.run(5)
+    engine.set_config(num_kvcache_blocks=6)
+    engine.run(1)
+    events = engine.frames[6].events
+    assert events[0] == PoolRebuilt(-1, 6, 10, (0, 1, 2, 3, 4), 1)
+    admitted = {e.seq_id: e for e in events if e.kind == "admitted"}
+    assert isinstance(admitted[0], AdmittedAfterRebuild)  # 0 was running: the rebuild, not a preemption
+    assert not isinstance(admitted[1], AdmittedAfterRebuild) and admitted[1].recompute  # 1 had been preempted
+    data = json.loads(json.dumps(trace_dict(engine)))
+    assert Frame.from_dict(data["frames"][6], engine.histories).events == events
