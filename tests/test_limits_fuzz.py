@@ -131,7 +131,7 @@ def _sidebar_value(field: str, kind: str, options: dict):
 
 
 sidebar_changes = st.one_of(*(st.tuples(st.just(field), _sidebar_value(field, kind, options))
-                              for field, _, kind, options in CONFIG_CONTROLS))
+                              for field, kind, options in CONFIG_CONTROLS))
 
 
 @FUZZ
