@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 
-from engine.frame import EVENT_KINDS, StepMetrics
+from engine.frame import EVENT_KINDS, PoolRebuilt, StepMetrics
 from engine.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
 from engine.overlap import PLACEHOLDER
 from scheduler import Config, ConfigError
@@ -222,7 +222,8 @@ class _FrameChecker:
             _keys(at, e, ("kind", "seq_id"))
             if e["kind"] not in EVENT_KINDS:
                 _fail(f"{at}.kind", f"{_shown(e['kind'])}: use one of {', '.join(EVENT_KINDS)}")
-            _int(f"{at}.seq_id", e["seq_id"], 0, self.num_requests - 1)
+            whole_pool = e["kind"] == PoolRebuilt.kind  # concerns no one request: seq_id -1
+            _int(f"{at}.seq_id", e["seq_id"], -1 if whole_pool else 0, -1 if whole_pool else self.num_requests - 1)
             for key, value in e.items():
                 if not (value is None or isinstance(value, str | int | float) and len(str(value)) <= 1000
                         or isinstance(value, list) and all(_is_int(v, PLACEHOLDER) for v in value)):

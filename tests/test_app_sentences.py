@@ -4,7 +4,7 @@ mid-run changes, help and glossary."""
 import pytest
 
 from tests.test_app_controls import control
-from tests.test_app_support import button, fake_model_app, lab, no_errors
+from tests.test_app_support import back, fake_model_app, lab, no_errors, player_message, show, shown_view, step
 
 
 @pytest.fixture
@@ -20,18 +20,21 @@ def at_frame(app, scenario: str, frame: int):
     return app
 
 
+def notes_sent(app) -> dict[int, tuple[str, bool]]:
+    """The key-frame notes the stage player was sent: {step: (note, holds on this run)}."""
+    return {step: (note, holds) for step, note, holds in player_message(app)["key_frames"]}
+
+
 def test_a_key_frame_note_a_branch_no_longer_shows_is_greyed(app):
     at_frame(app, "02_preemption", 5)
-    assert any("now the tail of running, is preempted for it" in i.value for i in app.info)
-    button(app, "◀ Back").click().run()
+    assert "now the tail of running, is preempted for it" in notes_sent(app)[5][0] and notes_sent(app)[5][1]
+    back(app)
     control(app, "num_kvcache_blocks").set_value(6).run()
-    button(app, "Step ▶").click().run()
+    step(app)
     assert no_errors(app) and lab(app).cursor == 5
-    assert not any("now the tail of running, is preempted for it" in i.value for i in app.info)
-    greyed = [m.value for m in app.markdown if "does not hold on this run" in m.value]
-    assert greyed and "now the tail of running, is preempted for it" in greyed[0]
-    buttons = {b.key: b for b in app.button}
-    assert buttons["key_5"].proto.type == "tertiary" and buttons["key_2"].proto.type == "secondary"
+    note, holds = notes_sent(app)[5]
+    assert "now the tail of running, is preempted for it" in note and not holds  # the player greys it
+    assert notes_sent(app)[2][1]  # before the branch: still true
 
 
 def test_a_pool_change_mid_run_is_told_as_what_it_does(app):
@@ -42,18 +45,20 @@ def test_a_pool_change_mid_run_is_told_as_what_it_does(app):
     assert any(i.value.startswith("From step 6: KV blocks in the pool 6 (was 3). The KV pool is rebuilt then")
                for i in app.info)
     assert any("the run now has KV blocks in the pool 6 (the scenario's: 3)" in c.value for c in app.sidebar.caption)
-    button(app, "Step ▶").click().run()
+    step(app)
     assert no_errors(app) and lab(app).cursor == 6 and len(lab(app).frame.blocks) == 6
-    assert any("now with KV blocks in the pool 6 (the scenario's: 3)" in m.value for m in app.markdown)
-    told = " ".join(m.value for m in app.markdown)
+    assert "now with KV blocks in the pool 6 (the scenario's: 3)" in player_message(app)["title"]
+    view = shown_view(app)
+    assert len(view["blocks"]) == 6
+    told = "\n".join(view["narration"])
     assert "KV pool rebuilt at step 6 with 6 blocks of 10 tokens" in told
-    admitted_0 = next(line for line in told.split("\n") if "Request 0 was admitted" in line)
+    admitted_0 = next(line for line in view["narration"] if "Request 0 was admitted" in line)
     assert "had been preempted" not in admitted_0 and "the KV pool was rebuilt" in admitted_0
 
 
 def test_a_branch_says_which_frames_it_discarded(app):
     at_frame(app, "02_preemption", 8)
-    app.slider(key="frame_slider").set_value(2).run()
+    show(app, 2)
     control(app, "max_num_seqs").set_value(2).run()
     assert no_errors(app) and lab(app).last == 2
     assert any("Branched at frame 2: frames 3-8 of the old run discarded" in w.value for w in app.warning)

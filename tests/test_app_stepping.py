@@ -85,7 +85,7 @@ def test_the_slider_scrubs_recorded_frames(app):
     button(app, "Run N steps ▶▶").click().run()
     show(app, 1)
     assert lab(app).cursor == 1 and lab(app).last == 5 and app.query_params["frame"] == "1"
-    assert shown_view(app) == stage_view(lab(app).frames[1])
+    assert shown_view(app) == stage_view(lab(app).frames[1], lab(app).frames[0])
 
 
 def test_a_key_frame_jump_computes_up_to_it_and_the_player_has_the_note(app):

@@ -5,7 +5,7 @@ import json
 from engine.engine import CostModel
 from engine.frame import AdmittedAfterRebuild, Frame, PoolRebuilt
 from engine.scenario import SCENARIOS_DIR, load_scenario
-from engine.trace import trace_dict
+from engine.trace import read_trace, trace_dict
 
 
 def test_the_trace_keeps_the_first_config_and_every_change():
@@ -20,8 +20,8 @@ def test_the_trace_keeps_the_first_config_and_every_change():
     assert data["config_changes"] == [
         {"after_step": 5, "changes": {"num_kvcache_blocks": 6, "cost": {**CostModel(step_s=0.02).__dict__}}},
         {"after_step": 7, "changes": {"max_num_seqs": 2}}]
-    assert data["frames"][6]["config"]["num_kvcache_blocks"] == 6 and data["frames"][5]["config"][
-        "num_kvcache_blocks"] == 3
+    frames, _ = read_trace(json.dumps(data).encode())  # frames are deltas: read back, each has its config
+    assert frames[6].config.num_kvcache_blocks == 6 and frames[5].config.num_kvcache_blocks == 3
 
 
 def test_a_pool_rebuild_and_the_admissions_it_causes_survive_a_trace():

@@ -61,6 +61,14 @@ SETTINGS = {
                                  "this is the smallest n it tries."),
     "prompt_lookup_max": Setting("prompt lookup: longest match (tokens)",
                                  "The largest n it tries first: a longer match is a safer guess of what comes next."),
+    "notebook_block_bug": Setting("the article notebook's block-size bug",
+                                  "Runs the InfraTech notebook's rule: every prefill, recomputes included, gets "
+                                  "exactly one block whatever its length (its Sequence keeps block size 256 while the "
+                                  "pool uses 10). The grid rings a block holding more tokens than it has room for."),
+    "cache_blocks_at_allocation": Setting("cache full blocks when allocated (vLLM)",
+                                          "vLLM's rule: a block that this step fills with known tokens is cached when "
+                                          "it is allocated, so requests admitted in the same step share a prefix. "
+                                          "Off: a block is cached once its tokens are computed."),
 }
 
 # Help of the sidebar's other inputs.
