@@ -22,6 +22,6 @@ def stepper():
 st.set_page_config(page_title="schedlab: LLM inference scheduling, step by step", page_icon="🧮", layout="wide")
 keep_widget_state()
 pages = [st.Page(stepper, title="Scheduler stepper", icon=":material/skip_next:", default=True),
-         st.Page("pages/2_Policy_lab.py", title="Policy lab", icon=":material/balance:", url_path="Policy_lab")]
+         st.Page("app_pages/policy_lab.py", title="Policy lab", icon=":material/balance:", url_path="Policy_lab")]
 with logged("drawing the page"):
     st.navigation(pages).run()

@@ -71,3 +71,11 @@ def test_a_gif_without_a_browser_says_why(monkeypatch):
     monkeypatch.setattr(html_export, "CHROMIUM", "/nonexistent/chromium")
     with pytest.raises(OSError, match="Chromium is not installed"):
         html_export.run_gif(list(engine.frames), "run", max_frames=2)
+
+
+def test_no_pages_folder_for_streamlit_to_list_before_the_app_names_its_pages():
+    """A `pages/` folder beside app.py is listed by Streamlit itself (the stepper as "app") when a link opens the
+    policy lab first; the lab lives in app_pages/, named only by app.py's st.navigation."""
+    root = CONFIG.parents[1]
+    assert not (root / "pages").exists() and (root / "app_pages" / "policy_lab.py").is_file()
+    assert '"app_pages/policy_lab.py"' in (root / "app.py").read_text()
