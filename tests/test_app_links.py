@@ -3,8 +3,8 @@ session gives the same run at the same frame; a link that cannot be opened says 
 
 import pytest
 
-from tests.test_app_support import button, fake_model_app, lab, no_errors
 from session.lab import CustomSetup
+from tests.test_app_support import button, fake_model_app, lab, no_errors
 
 CUSTOM_LINK = {"scenario": "custom", "requests": "6", "prompts": "random", "max_tokens": "5", "arrivals": "poisson",
                "seed": "3", "max_num_seqs": "2", "num_kvcache_blocks": "12", "frame": "7"}

@@ -4,8 +4,8 @@ and token boxes carry text pieces."""
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.test_app_support import APP, button, figure, lab
 from session.lab import RUNNER_ENV, real_model_installed
+from tests.test_app_support import APP, button, figure, lab
 from viz.sizing import LAPTOP
 from viz.tokens import token_label
 
