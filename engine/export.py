@@ -27,7 +27,7 @@ SPAN_UNITS = tuple(f.name for f in fields(Span))  # steps, s, wall_s
 def comparison_dict(runs: Sequence[ConfigRun], title: str | None = None) -> dict:
     return {"version": COMPARISON_VERSION, "title": title,
             "runs": [{"label": run.label, "stop_reason": run.stop_reason, "metrics": metric_values(run),
-                      "trace": trace_dict(run.engine, f"{title}: {run.label}" if title else run.label)}
+                      "trace": trace_dict(run.engine, f"{title}: {run.label}" if title else run.label, run.frames)}
                      for run in runs]}
 
 
