@@ -113,22 +113,20 @@ def session_gone() -> bool:
 
 
 def run_to_frame(lab: Lab, frame: int):
-    """Run `lab` to `frame` (a link's) in chunks of PROGRESS_EVERY_S, each ending with a progress bar redrawn and
-    a look at the session: when its tab has gone, the run stops there (the server's CPU is released)."""
+    """Run `lab` to `frame` (a link's) in chunks of PROGRESS_EVERY_S, each ending with a look at the session: when
+    its tab has gone, the run stops there and the server's CPU is released. (A spinner, not a progress bar: a
+    spinner takes no place in the page, so the page's later reruns keep the same shape.)"""
     if frame <= 0:
         return
-    bar, shown = st.progress(0.0, f"Running to frame {frame}"), [time.monotonic()]
+    checked = [time.monotonic()]
 
-    def on_step(done: int):
-        if time.monotonic() - shown[0] >= PROGRESS_EVERY_S:
+    def on_step(_done: int):
+        if time.monotonic() - checked[0] >= PROGRESS_EVERY_S:
             if session_gone():
                 st.stop()  # ends this script run; the lab keeps the frames run so far
-            bar.progress(done / frame, f"Running to frame {frame}: {done} steps done")
-            shown[0] = time.monotonic()
-    try:
+            checked[0] = time.monotonic()
+    with st.spinner(f"Running to frame {frame}"):
         lab.run(frame, on_step)
-    finally:
-        bar.empty()
 
 
 # Stepper widgets whose value nothing else restores. Streamlit forgets a widget's value after a run that does not
