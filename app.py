@@ -25,6 +25,6 @@ st.set_page_config(page_title="schedlab: LLM inference scheduling, step by step"
                    initial_sidebar_state="collapsed" if st.query_params.get("present") == "1" else "auto")
 keep_widget_state()
 pages = [st.Page(stepper, title="Scheduler stepper", icon=":material/skip_next:", default=True),
-         st.Page("pages/2_Policy_lab.py", title="Policy lab", icon=":material/balance:", url_path="Policy_lab")]
+         st.Page("app_pages/policy_lab.py", title="Policy lab", icon=":material/balance:", url_path="Policy_lab")]
 with logged("drawing the page"):
     st.navigation(pages).run()

@@ -13,9 +13,14 @@ the same run:
 
 import argparse
 import json
+import os
 import resource
+import socket
+import subprocess
 import sys
 import time
+import urllib.parse
+import urllib.request
 from dataclasses import replace
 from pathlib import Path
 
@@ -84,8 +89,6 @@ def charts_figures(frames: int):
     """The app in-process (Streamlit's AppTest runs the page as the server does): a link to frame `frames`, then
     the charts view, then a rerun; RSS growth against the process before the session, rerun time against a rerun
     of the same session at frame 10 (the baseline)."""
-    import os
-
     from streamlit.testing.v1 import AppTest
 
     os.environ["SCHEDLAB_RUNNER"] = "fake"
@@ -117,6 +120,61 @@ def charts_figures(frames: int):
           f"rerun at frame 10: {small_rerun:.2f} s")
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def url_cpu_figure():
+    """A real `streamlit run` on 127.0.0.1, the worst single link (speculation, 100,000 frames) opened in headless
+    Chromium, the tab closed after 5 s: how long the server keeps burning CPU, against its rate while running."""
+    from playwright.sync_api import sync_playwright
+
+    port, root = free_port(), Path(__file__).resolve().parents[1]
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                               "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=root,
+                              env={**os.environ, "SCHEDLAB_RUNNER": "fake"}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(150):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        query = urllib.parse.urlencode({**LONG_LINK, "num_speculative_tokens": "4", "frame": "100000"})
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(f"http://127.0.0.1:{port}/?{query}")
+            time.sleep(5)
+            busy_from = cpu_seconds(server.pid)
+            time.sleep(1)
+            busy_rate = cpu_seconds(server.pid) - busy_from
+            page.close()
+            browser.close()
+        closed, samples = time.monotonic(), []
+        while time.monotonic() - closed < 15:
+            samples.append((time.monotonic() - closed, cpu_seconds(server.pid)))
+            time.sleep(0.1)
+    finally:
+        server.terminate()
+        server.wait(10)
+    # released: the first moment after which the server used under 10% of a core for a whole second
+    released = next((t for i, (t, cpu) in enumerate(samples) for later, cpu_later in samples[i:]
+                     if later - t >= 1 and cpu_later - cpu < 0.1), None)
+    shown = "never within 15 s" if released is None else f"{released:.1f} s"
+    print(f"worst single link (speculation, frame=100000) in a real server: CPU released {shown} after the tab "
+          f"closed ({verdict(released if released is not None else 99, 2)}: <= 2 s); while running it used "
+          f"{busy_rate:.2f} s of CPU per second")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-browser", action="store_true", help="leave out the streamlit + Chromium figure")
@@ -125,6 +183,8 @@ def main():
     export_figures()
     trace_figures()
     charts_figures(args.frames)
+    if not args.skip_browser:
+        url_cpu_figure()
 
 
 if __name__ == "__main__":

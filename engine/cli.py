@@ -76,10 +76,17 @@ def run(args) -> int:
 
 
 def list_presets(_args) -> int:
+    """One line per preset; a file that cannot be loaded says why on stderr, and the others are still listed."""
+    broken = 0
     for path in preset_paths():
-        scenario = load_scenario(path)
+        try:
+            scenario = load_scenario(path)
+        except ScenarioError as e:
+            print(f"error: {e}", file=sys.stderr)
+            broken += 1
+            continue
         print(f"{path.name:<32} {scenario.runner:<6} {scenario.title}")
-    return 0
+    return 2 if broken else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,18 +20,24 @@ from engine.metrics import RequestMetrics, Span
 from engine.trace import trace_dict
 
 COMPARISON_VERSION = 1
+MAX_EXPORT_BYTES = 100 * 2**20
 SPAN_UNITS = tuple(f.name for f in fields(Span))  # steps, s, wall_s
 
 
 def comparison_dict(runs: Sequence[ConfigRun], title: str | None = None) -> dict:
     return {"version": COMPARISON_VERSION, "title": title,
             "runs": [{"label": run.label, "stop_reason": run.stop_reason, "metrics": metric_values(run),
-                      "trace": trace_dict(run.engine, f"{title}: {run.label}" if title else run.label)}
+                      "trace": trace_dict(run.engine, f"{title}: {run.label}" if title else run.label, run.frames)}
                      for run in runs]}
 
 
 def comparison_json(runs: Sequence[ConfigRun], title: str | None = None) -> str:
-    return json.dumps(comparison_dict(runs, title), separators=(",", ":"))
+    """The comparison as compact JSON; ValueError when it would exceed MAX_EXPORT_BYTES (a session's share)."""
+    text = json.dumps(comparison_dict(runs, title), separators=(",", ":"))
+    if len(text) > MAX_EXPORT_BYTES:
+        raise ValueError(f"the comparison is {len(text) / 2**20:.0f} MB as JSON, over the {MAX_EXPORT_BYTES // 2**20} "
+                         "MB an export may take; compare fewer steps (a shorter workload)")
+    return text
 
 
 def split_comparison(path: str | Path, out_dir: str | Path) -> list[Path]:

@@ -78,7 +78,7 @@ class StepRecord(NamedTuple):
     timing: StepTiming | None = None
 
 
-PAGE_SIZE = 256
+PAGE_SIZE = 64  # small pages: a keyframe copies only the pages a step dirtied, so large pools stay cheap
 
 
 def paged(items: list, previous: tuple[tuple, ...] = (), dirty: set[int] = frozenset()) -> tuple[tuple, ...]:

@@ -14,11 +14,12 @@ schema (engine/trace_schema.py) before anything is built: a file that does not f
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
 from engine.engine import Engine
-from engine.frame import TokenHistory, config_to_dict
+from engine.frame import Frame, TokenHistory, config_to_dict
 from engine.frame_store import FrameStore
 from engine.trace_delta import frame_deltas, frames_from_deltas
 from engine.trace_schema import TraceError, checked_trace
@@ -59,7 +60,8 @@ def config_changes(engine: Engine) -> list[dict]:
             for step, changes in engine.config_changes]
 
 
-def trace_dict(engine: Engine, title: str | None = None) -> dict:
+def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame] | None = None) -> dict:
+    """The run as a trace; `frames`: the engine's frames already rebuilt (a comparison keeps them), to reuse."""
     return {
         "version": TRACE_VERSION,
         "title": title,
@@ -69,7 +71,7 @@ def trace_dict(engine: Engine, title: str | None = None) -> dict:
         "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
         "config_changes": config_changes(engine),
         "requests": request_summaries(engine),
-        "frames": frame_deltas(engine.frames),
+        "frames": frame_deltas(engine.frames if frames is None else frames),
     }
 
 

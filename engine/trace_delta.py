@@ -29,10 +29,15 @@ def _changed(new: Sequence, old: Sequence) -> list:
     return [*compress(new, map(ne, new, old)), *new[len(old):]]
 
 
+def _event_data(event) -> dict:
+    """`event.to_dict()` for JSON, without dataclasses.asdict's deep copy (a quarter of an export's time)."""
+    return {"kind": event.kind, **vars(event)}
+
+
 def frame_delta(frame: Frame, previous: Frame | None) -> dict:
     delta = {"step": frame.step, "sim_time_s": frame.sim_time_s, "wall_schedule_s": frame.wall_schedule_s,
              "wall_model_s": frame.wall_model_s, "batch": frame.batch.to_dict(), "waiting": list(frame.waiting),
-             "running": list(frame.running), "events": [e.to_dict() for e in frame.events],
+             "running": list(frame.running), "events": [_event_data(e) for e in frame.events],
              "metrics": frame.metrics.to_dict(), "timing": frame.timing and frame.timing.to_dict()}
     if previous is None or frame.config != previous.config:
         delta["config"] = config_to_dict(frame.config)

@@ -7,34 +7,24 @@ A 100,000-frame run then holds 100,000 tuples, not 100,000 materialised frames w
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Sequence
-from typing import NamedTuple
 
-from engine.frame import BatchView, Frame, StepMetrics
-from engine.overlap import StepTiming
-from scheduler import Config
+from engine.frame import Frame
 from viz.timeline import Segment, Segments
 
 
-class FrameSummary(NamedTuple):
-    """What the charts over time read of a frame; it has a Frame's attributes of the same names."""
-    step: int
-    sim_time_s: float
-    wall_schedule_s: float
-    wall_model_s: float
-    config: Config
-    batch: BatchView
-    events: tuple
-    metrics: StepMetrics
-    timing: StepTiming | None
+class FrameSummary(namedtuple("FrameSummary", ("step", "sim_time_s", "wall_schedule_s", "wall_model_s", "config",
+                                                "batch", "events", "metrics", "timing"))):
+    """What the charts over time read of a frame: its attributes of the same names (no queues, requests, pool)."""
+    __slots__ = ()
 
     def events_of(self, kind: str) -> list:
         return [e for e in self.events if e.kind == kind]
 
     @classmethod
     def of(cls, frame: Frame) -> FrameSummary:
-        return cls(frame.step, frame.sim_time_s, frame.wall_schedule_s, frame.wall_model_s, frame.config,
-                   frame.batch, frame.events, frame.metrics, frame.timing)
+        return cls._make(getattr(frame, name) for name in cls._fields)
 
 
 class RunHistory:

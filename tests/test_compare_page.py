@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "2_Policy_lab.py")
+PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "policy_lab.py")
 
 
 def page() -> AppTest:

@@ -70,3 +70,19 @@ def test_a_gif_without_a_browser_says_why(monkeypatch):
     monkeypatch.setattr(html_export, "CHROMIUM", "/nonexistent/chromium")
     with pytest.raises(OSError, match="Chromium is not installed"):
         html_export.run_gif(list(engine.frames), "run", max_frames=2)
+
+
+def test_no_pages_folder_for_streamlit_to_list_before_the_app_names_its_pages():
+    """A `pages/` folder beside app.py is listed by Streamlit itself (the stepper as "app") when a link opens the
+    policy lab first; the lab lives in app_pages/, named only by app.py's st.navigation."""
+    root = CONFIG.parents[1]
+    assert not (root / "pages").exists() and (root / "app_pages" / "policy_lab.py").is_file()
+    assert '"app_pages/policy_lab.py"' in (root / "app.py").read_text()
+
+
+def test_a_long_link_run_stops_when_its_tab_has_gone(app, monkeypatch):
+    monkeypatch.setattr("ui.state.session_gone", lambda: True)
+    monkeypatch.setattr("ui.state.PROGRESS_EVERY_S", 0.0)
+    app.query_params.update({"scenario": "02_preemption", "frame": "25"})
+    app.run()
+    assert 0 < lab(app).cursor < 25  # stopped at the first look, with the frames run so far kept

@@ -9,6 +9,7 @@ from datetime import timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.adaptive import AdaptiveBatch
 from engine.scenario import ScenarioError, load_scenario, preset_paths
 from engine.trace import trace_dict
 from scheduler import ConfigError
@@ -130,8 +131,23 @@ def _sidebar_value(field: str, kind: str, options: dict):
     return st.sampled_from(options["options"])
 
 
+ms, seqs = BOUNDS["adaptive_ms"], BOUNDS["adaptive_seqs"]
+adaptive_values = st.none() | st.tuples(st.floats(*ms), st.floats(*ms), st.integers(*seqs), st.integers(*seqs))
 sidebar_changes = st.one_of(*(st.tuples(st.just(field), _sidebar_value(field, kind, options))
-                              for field, kind, options in CONFIG_CONTROLS))
+                              for field, kind, options in CONFIG_CONTROLS),
+                            st.tuples(st.just("overlap"), st.booleans()),
+                            st.tuples(st.just("adaptive"), adaptive_values))
+
+
+def _apply(lab: Lab, field: str, value):
+    """What the sidebar's callbacks do with a control's value."""
+    if field == "overlap":
+        lab.set_options(overlap=value)
+    elif field == "adaptive":
+        lab.set_options(adaptive=None if value is None else AdaptiveBatch(value[0] / 1000, value[1] / 1000, 1,
+                                                                           value[2], value[3]))
+    else:
+        lab.set_config(**{field: value})
 
 
 @FUZZ
@@ -142,7 +158,7 @@ def test_any_sidebar_values_apply_or_are_refused_with_the_reason(changes):
     for (field, value), frame in changes:
         lab.goto(min(frame, lab.last))
         try:
-            lab.set_config(**{field: value})
-        except (ConfigError, LabError) as e:
+            _apply(lab, field, value)
+        except (ConfigError, LabError, ValueError) as e:  # the sidebar's USER_ERRORS: shown under the control
             assert str(e)
         _runs(lab)

@@ -58,3 +58,13 @@ def test_an_adaptive_link_the_engine_would_clamp_into_an_impossible_config_is_re
         parse_link(params, scenarios)
     fine = parse_link({"scenario": "02_preemption", "adaptive": "1-2-1-3"}, scenarios)
     assert open_link(fine, scenarios, "fake").run(3) == 3
+
+
+def test_the_cli_lists_the_other_presets_when_one_is_not_utf8(tmp_path, monkeypatch, capsys):
+    good, bad = tmp_path / "01_good.toml", tmp_path / "02_latin.toml"
+    good.write_text(GOOD)
+    bad.write_bytes(GOOD.replace('"t"', '"caf\xe9"').encode("latin-1"))
+    monkeypatch.setattr("engine.cli.preset_paths", lambda: [good, bad])
+    assert main(["list"]) == 2
+    out, err = capsys.readouterr()
+    assert "01_good.toml" in out and "02_latin.toml" in err and "not UTF-8" in err and "Traceback" not in err

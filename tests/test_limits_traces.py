@@ -95,3 +95,13 @@ def test_a_trace_grows_with_what_changes_per_step_not_with_the_pool():
     per_frame = len(trace_json(engine)) / len(engine.frames)
     full_frame = len(json.dumps(engine.frames[20].to_dict(tokens=False)))
     assert full_frame > 300_000 and per_frame < full_frame / 20  # the first frame holds the pool once
+
+
+def test_a_comparison_export_over_its_size_budget_is_refused_with_the_reason(monkeypatch):
+    from engine.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
+    from engine.export import comparison_json
+    runs = compare(variants_for("prefill-first vs decode-first", GENERATED_CONFIG), generated_workload(4))
+    assert json.loads(comparison_json(runs))["runs"][0]["trace"]["version"] == TRACE_VERSION
+    monkeypatch.setattr("engine.export.MAX_EXPORT_BYTES", 1000)
+    with pytest.raises(ValueError, match="an export may take"):
+        comparison_json(runs)

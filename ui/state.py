@@ -7,6 +7,8 @@ import time
 from dataclasses import replace
 
 import streamlit as st
+from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from engine.scenario import Scenario, ScenarioError, load_scenario, preset_paths
 from session.feed import Feed
@@ -93,32 +95,39 @@ def init_session():
     state.runner, state.model_device = ensure_model(default_runner())
     try:
         state.lab = open_link(link, scenarios, state.runner)
+        state.scenario_choice = link.scenario
         run_to_frame(state.lab, link.frame)
     except USER_ERRORS as e:  # a link parse_link passed that the engine still refuses: never a broken session
         state.notice = f"This link could not be opened ({e}). Opened the first preset instead."
         link = parse_link({}, scenarios)
         state.lab = open_link(link, scenarios, state.runner)
-    state.scenario_choice = link.scenario
+        state.scenario_choice = link.scenario
 
 
 PROGRESS_EVERY_S = 0.2
 
 
+def session_gone() -> bool:
+    """Whether this session's browser tab has gone (closed or disconnected): Streamlit keeps running its script."""
+    ctx = get_script_run_ctx()
+    return ctx is not None and runtime.exists() and not runtime.get_instance().is_active_session(ctx.session_id)
+
+
 def run_to_frame(lab: Lab, frame: int):
-    """Run `lab` to `frame` (a link's), with a progress bar redrawn every PROGRESS_EVERY_S: each redraw is where
-    Streamlit stops the script when the session has gone (the tab closed), so a long run ends with it."""
+    """Run `lab` to `frame` (a link's) in chunks of PROGRESS_EVERY_S, each ending with a look at the session: when
+    its tab has gone, the run stops there and the server's CPU is released. (A spinner, not a progress bar: a
+    spinner takes no place in the page, so the page's later reruns keep the same shape.)"""
     if frame <= 0:
         return
-    bar, shown = st.progress(0.0, f"Running to frame {frame}"), [time.monotonic()]
+    checked = [time.monotonic()]
 
-    def on_step(done: int):
-        if time.monotonic() - shown[0] >= PROGRESS_EVERY_S:
-            bar.progress(done / frame, f"Running to frame {frame}: {done} steps done")
-            shown[0] = time.monotonic()
-    try:
+    def on_step(_done: int):
+        if time.monotonic() - checked[0] >= PROGRESS_EVERY_S:
+            if session_gone():
+                st.stop()  # ends this script run; the lab keeps the frames run so far
+            checked[0] = time.monotonic()
+    with st.spinner(f"Running to frame {frame}"):
         lab.run(frame, on_step)
-    finally:
-        bar.empty()
 
 
 # Stepper widgets whose value nothing else restores. Streamlit forgets a widget's value after a run that does not

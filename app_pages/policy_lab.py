@@ -166,7 +166,7 @@ def built_on_request(col, name: str, make, build_label: str, download_label: str
             with st.spinner(f"Building {file_name}"):
                 st.session_state.exports[name] = make()
             st.rerun()
-        except (OSError, ImportError, RuntimeError) as e:  # no browser or no Pillow here: say so
+        except (OSError, ImportError, *USER_ERRORS) as e:  # no browser, no Pillow, over the size budget: say so
             st.error(f"{file_name} could not be built here: {e}")
 
 
