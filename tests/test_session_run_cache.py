@@ -93,3 +93,14 @@ def test_the_byte_budget_evicts_the_least_recently_used_run():
     labs[1].run(3)  # an evicted run lives on for the lab holding it
     assert labs[1].cursor == 13
 
+
+
+def test_a_lab_behind_the_shared_run_sees_its_own_frame_and_settings(cache):
+    ahead, behind = Lab(PRESET, cache=cache), Lab(PRESET, cache=cache)
+    ahead.run(10_000)
+    assert ahead.is_over
+    behind.run(3)
+    assert behind.last == 3 and not behind.is_over
+    assert behind.config_in_effect() == ahead.frames[4].config
+    behind.run(10_000)
+    assert behind.is_over and behind.last == ahead.last and behind.engine is ahead.engine
