@@ -107,7 +107,7 @@ class SharedRun:
             shared = [getattr(runner, name) for name in ("loaded", "model", "tokenizer") if hasattr(runner, name)]
             try:
                 return copy.deepcopy(self.engine, {id(obj): obj for obj in shared if obj is not None})
-            except TypeError:
+            except (TypeError, RuntimeError, copy.Error):  # e.g. a thread or lock inside: replay instead
                 return None
 
 
