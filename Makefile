@@ -9,8 +9,9 @@ endif
 
 .PHONY: install test run bench gpu-check
 
-.venv/bin/python:
-	python3 -m venv .venv
+.venv/bin/python:  # Debian and Ubuntu ship venv's pip bootstrap apart, in python3-venv
+	python3 -m venv .venv || { rm -rf .venv && apt-get update -qq && apt-get install -y -qq python3-venv \
+		&& python3 -m venv .venv; }
 
 install: $(filter .venv/bin/python,$(PYTHON))
 	$(PYTHON) -m pip install -q -r requirements.txt
@@ -23,7 +24,7 @@ test: install
 	$(PYTHON) -m pytest -q
 
 run: install
-	$(PYTHON) -m streamlit run app.py
+	$(PYTHON) -m streamlit run app.py $(ARGS)
 
 bench:
 	for script in bench/bench_*.py; do echo "== $$script"; $(PYTHON) $$script || exit 1; done

@@ -15,6 +15,7 @@ sessions no longer fight over the cores.
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
@@ -27,7 +28,8 @@ from runner.paged_attention import PagedStep, paged_attention_forward
 from runner.weight_first import weight_first
 
 SESSIONS_ATTENTION = "schedlab_paged_sessions"
-MAX_BATCH_TOKENS = 2048  # a forward pass takes waiting steps, oldest first, up to this many tokens (at least one)
+MAX_BATCH_TOKENS = 512  # a pass takes waiting steps, oldest first, up to this many tokens (at least one): a
+# long prefill does not hold every waiting decode back for long
 RECENT = 60  # forward passes remembered for the server panel
 
 
@@ -83,7 +85,7 @@ class ModelWorker:
         self.loaded = replace(loaded, model=_SessionModel(self))
         self._waiting: deque[_Step] = deque()
         self._wake = threading.Condition()
-        self.recent: deque[tuple[int, int]] = deque(maxlen=RECENT)  # (sessions, tokens) per forward pass
+        self.recent: deque[tuple[int, int, float]] = deque(maxlen=RECENT)  # (sessions, tokens, seconds) per pass
         self.forward_passes = 0
         threading.Thread(target=self._serve, name="schedlab-model-worker", daemon=True).start()
 
@@ -121,6 +123,7 @@ class ModelWorker:
                 step.done.set()
 
     def _run(self, batch: list[_Step]):
+        began = time.perf_counter()
         parts, kept, start = [], [], 0
         for step in batch:
             parts.append((start, start + step.num_tokens, step.paged_step))
@@ -132,10 +135,10 @@ class ModelWorker:
                                 logits_to_keep=torch.cat(kept), paged_step=_Sessions(parts)).logits
         for step, rows in zip(batch, torch.split(logits, [len(k) for k in kept], dim=1), strict=True):
             step.logits = rows
-        self.recent.append((len(batch), start))
+        self.recent.append((len(batch), start, time.perf_counter() - began))
         self.forward_passes += 1
 
     def stats(self) -> dict:
         recent = list(self.recent)
-        return {"forward_passes": self.forward_passes, "recent_sessions": [s for s, _ in recent],
-                "recent_tokens": [t for _, t in recent]}
+        return {"forward_passes": self.forward_passes, "recent_sessions": [s for s, _, _ in recent],
+                "recent_tokens": [t for _, t, _ in recent], "recent_seconds": [d for _, _, d in recent]}

@@ -9,7 +9,8 @@ the branch.
 Sharing without spoiling: a `SharedRun`'s engine only ever moves forward along its own inputs, under its lock,
 stepped by whichever session first asks for a frame not recorded yet; each session keeps its own cursor and
 how far it has stepped. A change never touches an engine someone else holds: it forks a new run (the engine
-replayed to that frame, then changed), or finds that fork in the cache when someone made it before. Only a
+copied when it stands at that frame, else replayed to it, then changed), or finds that fork in the cache when
+someone made it before. Only a
 session that is a run's sole holder, acting at the run's last frame, changes the engine in place (no replay)
 and re-files the run under its new address.
 
@@ -19,6 +20,7 @@ used; a run evicted while sessions hold it lives on for them, only later session
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import threading
@@ -85,12 +87,28 @@ class SharedRun:
 
     def fork(self, frame: int, action: Action) -> Engine:
         """A new engine: this run to `frame`, with the changes made at that frame, then `action`."""
-        engine = self.engine.replay(frame)
-        for earlier in self.actions:
-            if earlier.step == frame:
-                earlier.apply(engine)
+        engine = self._copy_at(frame)
+        if engine is None:
+            engine = self.engine.replay(frame)
+            for earlier in self.actions:
+                if earlier.step == frame:
+                    earlier.apply(engine)
         action.apply(engine)
         return engine
+
+    def _copy_at(self, frame: int) -> Engine | None:
+        """A copy of the engine when it stands at `frame` (no replay: on the real model a replay costs a
+        forward pass per frame), sharing the loaded model; None when it is elsewhere or cannot be copied (an
+        overlapped run's worker thread)."""
+        with self.lock:
+            if self.engine.step_count != frame:
+                return None
+            runner = self.engine.runner
+            shared = [getattr(runner, name) for name in ("loaded", "model", "tokenizer") if hasattr(runner, name)]
+            try:
+                return copy.deepcopy(self.engine, {id(obj): obj for obj in shared if obj is not None})
+            except (TypeError, RuntimeError, copy.Error):  # e.g. a thread or lock inside: replay instead
+                return None
 
 
 class RunCache:

@@ -3,6 +3,7 @@ changes; the byte budget evicts the least recently used run."""
 
 import pytest
 
+from engine.engine import Engine
 from engine.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
@@ -94,3 +95,31 @@ def test_the_byte_budget_evicts_the_least_recently_used_run():
     labs[1].run(3)  # an evicted run lives on for the lab holding it
     assert labs[1].cursor == 13
 
+
+
+def test_a_lab_behind_the_shared_run_sees_its_own_frame_and_settings(cache):
+    ahead, behind = Lab(PRESET, cache=cache), Lab(PRESET, cache=cache)
+    ahead.run(10_000)
+    assert ahead.is_over
+    behind.run(3)
+    assert behind.last == 3 and not behind.is_over
+    assert behind.config_in_effect() == ahead.frames[4].config
+    behind.run(10_000)
+    assert behind.is_over and behind.last == ahead.last and behind.engine is ahead.engine
+
+
+def test_a_change_at_a_shared_runs_last_frame_copies_the_engine_instead_of_replaying(cache, monkeypatch):
+    changed, other = Lab(PRESET, cache=cache), Lab(PRESET, cache=cache)
+    changed.run(6)
+    other.run(6)
+    monkeypatch.setattr(Engine, "replay", lambda *args: pytest.fail("replayed"))
+    changed.set_config(max_num_seqs=1)
+    assert changed.engine is not other.engine and other.engine.config_changes == []
+    changed.run(5)
+    monkeypatch.undo()
+    alone = Lab(PRESET, cache=RunCache(budget_bytes=2**30))
+    alone.run(6)
+    alone.set_config(max_num_seqs=1)  # its sole holder: changed in place
+    alone.run(5)
+    assert frame_summaries(changed) == frame_summaries(alone)
+    assert [r.output_token_ids for r in changed.frame.requests] == [r.output_token_ids for r in alone.frame.requests]

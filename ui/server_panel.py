@@ -21,8 +21,10 @@ def server_panel():
             return
         stats = worker.stats()
         sessions, tokens = stats["recent_sessions"][-SHOWN_PASSES:], stats["recent_tokens"][-SHOWN_PASSES:]
+        seconds = stats["recent_seconds"][-SHOWN_PASSES:]
         st.markdown(f"Model worker: **{stats['forward_passes']}** forward passes. Sessions per pass, latest "
                     f"last: {' '.join(map(str, sessions)) or 'none yet'}")
         if tokens:
-            st.caption(f"Tokens per pass: mean {sum(tokens) / len(tokens):.0f}, largest {max(tokens)}. Every session "
+            st.caption(f"Tokens per pass: mean {sum(tokens) / len(tokens):.0f}, largest {max(tokens)}; "
+                       f"{1000 * sum(seconds) / len(seconds):.0f} ms per pass. Every session "
                        "waiting for the model joins the next pass, so more students cost fewer passes each.")
