@@ -33,5 +33,5 @@ bench:
 # the runner benchmark in bf16. Fails at once, saying why, where torch sees no CUDA device; `make test` never needs one.
 gpu-check:
 	@$(PYTHON) -c "import sys, torch; torch.cuda.is_available() or sys.exit('make gpu-check: torch ' + torch.__version__ + ' sees no CUDA device (a GPU and a CUDA build of torch are needed); nothing was checked')"
-	$(PYTHON) -m pytest -q -s -rs -m gpu -p no:cacheprovider tests/
+	$(PYTHON) -m pytest -q -s -rs -m gpu tests/
 	$(PYTHON) bench/bench_runner.py --device cuda --skip-cold-load --batches 16 64
