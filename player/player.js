@@ -143,6 +143,7 @@
       this.header = {title: '', model: '', key_frames: [], placeholder: null};
       this.colors = [];  // the block colours drawn now (animated toward the frame's)
       this.rows = new Map();  // request id -> its row element, kept across frames so moves can animate
+      this.tallest = {running: 0, waiting: 0};  // the longest queues held: their room is kept, so nothing jumps
       root.classList.add('sp');
       root.player = this;  // tests and the GIF export reach the player through its element
       root.setAttribute('data-testid', 'stage-player');
@@ -186,6 +187,7 @@
         this.over = false;
         this.rows.forEach(row => row.remove());
         this.rows.clear();
+        this.tallest = {running: 0, waiting: 0};
       }
       if (this.pending && m.answered >= this.pending.seq) this.pending = null;
       if (m.from > this.views.length) {
@@ -196,6 +198,8 @@
           if (view.step !== this.views.length) throw new Error(`frame ${view.step} came where ${this.views.length} belongs`);
           this.views.push(view);
           this.prev = view;
+          this.tallest.running = Math.max(this.tallest.running, view.running.length + view.done.length);
+          this.tallest.waiting = Math.max(this.tallest.waiting, view.waiting.length);
         }
       }
       this.failures = 0;
@@ -380,6 +384,7 @@
           `${name === 'running' ? v.running.length : v.waiting.length} request(s)${limit}`;
         box.querySelector('.sp-more').textContent = hidden ? `+${hidden} more requests` : '';
         rowsBox.querySelectorAll('.sp-empty').forEach(e => e.remove());
+        rowsBox.style.minHeight = `calc(${Math.max(1, Math.min(sizes.rows + (name === 'running' ? 2 : 0), this.tallest[name]))} * (var(--sp-cell) + 4px))`;
         entries.forEach(([rid, finished], index) => {
           let row = this.rows.get(rid);
           if (!row) {
