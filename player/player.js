@@ -379,7 +379,7 @@
         const rowsBox = box.querySelector('.sp-rows');
         const entries = ids.map(rid => [rid, null]);
         if (name === 'running') for (const [rid, how] of done) entries.push([rid, how]);
-        const limit = name === 'running' ? ` · at most ${v.cfg.max_num_seqs} run at once (max_num_seqs)` : '';
+        const limit = name === 'running' ? ` <span class="sp-aside">· at most ${v.cfg.max_num_seqs} run at once (max_num_seqs)</span>` : '';
         box.querySelector('.sp-qtitle').innerHTML = `<b>${name === 'running' ? 'Running' : 'Waiting'} queue</b> · ` +
           `${name === 'running' ? v.running.length : v.waiting.length} request(s)${limit}`;
         box.querySelector('.sp-more').textContent = hidden ? `+${hidden} more requests` : '';
