@@ -20,7 +20,7 @@
   const SCALARS = ['step', 'time', 'kind', 'batch', 'metrics', 'narration', 'sat_out', 'done', 'wall_ms', 'overlapped'];
   const F = {status: 0, num_tokens: 1, num_prompt: 2, num_computed: 3, priority: 4, arrival: 5, preemptions: 6,
     finish_reason: 7, max_tokens: 8, block_table: 9};
-  const SIZES = {laptop: {boxes: 28, rows: 8, grid: 16}, present: {boxes: 18, rows: 5, grid: 12}};
+  const SIZES = {laptop: {boxes: 28, rows: 8, grid: 16}, present: {boxes: 18, rows: 4, grid: 12}};
 
   const color = id => COLORS.palette[id % COLORS.palette.length];
   function blend(hex, amount) {
@@ -384,7 +384,7 @@
           `${name === 'running' ? v.running.length : v.waiting.length} request(s)${limit}`;
         box.querySelector('.sp-more').textContent = hidden ? `+${hidden} more requests` : '';
         rowsBox.querySelectorAll('.sp-empty').forEach(e => e.remove());
-        rowsBox.style.minHeight = `calc(${Math.max(1, Math.min(sizes.rows + (name === 'running' ? 2 : 0), this.tallest[name]))} * (var(--sp-cell) + 4px))`;
+        rowsBox.style.minHeight = `calc(${Math.max(1, Math.min(sizes.rows, this.tallest[name]))} * (var(--sp-cell) + 4px))`;
         entries.forEach(([rid, finished], index) => {
           let row = this.rows.get(rid);
           if (!row) {
@@ -422,7 +422,7 @@
       const oldN = before && before.requests[rid] ? before.requests[rid][F.num_tokens] : n;
       const out = n - r[F.num_prompt], max = r[F.max_tokens];
       const badge = r[F.priority] ? `<span class="sp-badge" title="priority ${r[F.priority]} (lower runs first)">P${r[F.priority]}</span>` : '';
-      const flagText = finished || (satOut ? '⏸ ' + satOut : '');
+      const flagText = finished || (satOut ? 'sits out: ' + satOut : '');
       const flag = finished ? `<span class="sp-flag sp-done">${finished}</span>` :
         satOut ? `<span class="sp-flag" title="in the running queue but not in this step's batch: ${esc(satOut)}">${esc(flagText)}</span>` : '';
       let indices, width = room.cells - (flagText ? Math.min(room.flag, flagText.length * room.char * 0.95) : 0);
