@@ -15,7 +15,7 @@
   const STATE_WORDS = {cached: 'K/V cached before this step', now: 'computed this step', pending: 'no K/V yet'};
   const SPEEDS = [1, 2, 5, 10, 20];
   const MOVE_MS = 200;  // transitions; while playing fast, at most 80% of a frame's time
-  const ANSWER_TIMEOUT_MS = 15000;
+  const ANSWER_TIMEOUT_MS = 30000;  // a real-model step on a busy CPU can take seconds
   const EMPTY = {running: [], waiting: [], cfg: {}, requests: [], tokens: [], pieces: [], blocks: []};
   const SCALARS = ['step', 'time', 'kind', 'batch', 'metrics', 'narration', 'sat_out', 'done', 'wall_ms', 'overlapped'];
   const F = {status: 0, num_tokens: 1, num_prompt: 2, num_computed: 3, priority: 4, arrival: 5, preemptions: 6,
@@ -246,24 +246,29 @@
       this.seq += 1;
       this.pending = {seq: this.seq, want, at: Date.now()};
       this.send({run: this.run, have: this.views.length - 1, want, seq: this.seq});
+      clearTimeout(this.answerTimer);
+      this.answerTimer = setTimeout(() => this.checkAnswer(), ANSWER_TIMEOUT_MS + 100);
       this.updateControls();
     }
 
     /* -- moving --------------------------------------------------------------------------------------- */
 
     step() {
+      this.setMessage('');
       this.desired = Math.max(this.desired, this.shown) + 1;
       if (this.desired <= this.views.length - 1) this.show(this.desired);
       this.advance();
     }
 
     back() {
+      this.setMessage('');
       this.pause();
       this.desired = Math.max(0, this.shown - 1);
       this.show(this.desired);
     }
 
     goto(k) {
+      this.setMessage('');
       this.desired = k;
       if (k <= this.views.length - 1) this.show(k);
       this.advance();
@@ -299,7 +304,6 @@
         this.pause();
       }
       if (this.playing && !this.over && last - this.shown < this.lookahead()) this.ask(last + this.lookahead());
-      this.checkAnswer();
       const now = performance.now(), interval = 1000 / Number(this.$('.sp-speed').value);
       this.due = Math.max(now, (this.due || now) + interval);  // on the beat, however long drawing took
       this.timer = setTimeout(() => this.tick(), this.due - now);
@@ -309,7 +313,7 @@
       if (this.pending && Date.now() - this.pending.at > ANSWER_TIMEOUT_MS) {
         this.pending = null;
         this.pause();
-        this.setMessage('The server has not answered for 15 s (is the connection lost?). The frames already here ' +
+        this.setMessage('The server has not answered for 30 s (is the connection lost?). The frames already here ' +
           'stay usable; Step or Play asks again.');
       }
     }
