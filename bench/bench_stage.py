@@ -168,7 +168,7 @@ def real_model_figures(browser, preset: str = "02_preemption"):
         page = open_stage(browser, f"{url}/?scenario={preset}", 300_000)
         page.get_by_role("button", name="Step", exact=True).click()  # warm up
         page.wait_for_function(f"() => document.querySelector('{PLAYER}').dataset.frame === '1'", timeout=120_000)
-        rate, frames = play(page, window_s=20)
+        rate, frames = play(page, window_s=40)
         walls = page.evaluate(f"() => document.querySelector('{PLAYER}').player.views.slice(2)"
                               ".map(v => v.wall_ms).filter(x => x !== null)")
         own = 1000 / statistics.mean(walls) if walls else float("nan")
