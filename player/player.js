@@ -209,11 +209,13 @@
         this.desired = Math.min(this.desired, this.views.length - 1);
         this.pause();
       }
-      if (m.cursor_moves !== this.cursorMoves && m.cursor < this.views.length) {  // the server moved the cursor
-        this.cursorMoves = m.cursor_moves;  // (Run N, a reset, a link): follow it once its frame is here
-        this.desired = m.cursor;
-        this.reported = this.desired;  // the server's own cursor: nothing to report back
-        this.show(this.desired);
+      if (m.cursor_moves !== this.cursorMoves) {  // the server moved the cursor (Run N, a reset, a link):
+        this.desired = m.cursor;  // follow it once its frame is here (a long run comes in several messages)
+        if (m.cursor < this.views.length) {
+          this.cursorMoves = m.cursor_moves;
+          this.reported = m.cursor;  // the server's own cursor: nothing to report back
+          this.show(m.cursor);
+        }
       }
       this.renderKeys();
     }
