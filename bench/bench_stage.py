@@ -8,7 +8,7 @@ Figures, each with the baseline measured in the same run:
 - 20 fast Step clicks: how many new frames they gave (fake and real model);
 - server CPU per frame (its /proc utime + stime) over a 200-step Play, against frames asked for one by one;
 - payload: bytes per frame delta and per message at 256 blocks (in process, the same encoder the app uses).
-Run: python bench/bench_stage.py [--no-model]
+Run: python bench/bench_stage.py [--no-model | --model-only]
 """
 
 import json
@@ -163,20 +163,20 @@ def fake_model_figures(browser):
               f"one by one (20 Steps, {statistics.median(trip):.0f} ms each): {one_by_one:.1f} ms")
 
 
-def real_model_figures(browser):
+def real_model_figures(browser, preset: str = "02_preemption"):
     with app_server("model", start_timeout_s=180) as (url, _server):
-        page = open_stage(browser, f"{url}/?scenario=08_chat_poisson", 300_000)
+        page = open_stage(browser, f"{url}/?scenario={preset}", 300_000)
         page.get_by_role("button", name="Step", exact=True).click()  # warm up
         page.wait_for_function(f"() => document.querySelector('{PLAYER}').dataset.frame === '1'", timeout=120_000)
-        rate, frames = play(page, window_s=15)
+        rate, frames = play(page, window_s=40)
         walls = page.evaluate(f"() => document.querySelector('{PLAYER}').player.views.slice(2)"
                               ".map(v => v.wall_ms).filter(x => x !== null)")
         own = 1000 / statistics.mean(walls) if walls else float("nan")
         page.close()
-        print(f"Play on the real model (preset 08): {rate:.2f} frames/s over {frames} frames; the model's own rate "
-              f"in those steps {own:.2f} steps/s; ratio {rate / own:.2f}")
-        shown, computed = fast_clicks(browser, f"{url}/?scenario=08_chat_poisson")
-        print(f"20 fast Step clicks, real model: {shown} new frames shown, {computed} computed")
+        print(f"Play on the real model (preset {preset}): {rate:.2f} frames/s over {frames} frames; the model's own "
+              f"rate in those steps {own:.2f} steps/s; ratio {rate / own:.2f}")
+        shown, computed = fast_clicks(browser, f"{url}/?scenario={preset}", settle_s=300)
+        print(f"20 fast Step clicks, real model (preset {preset}): {shown} new frames shown, {computed} computed")
 
 
 def payload_figures():
@@ -197,11 +197,13 @@ def payload_figures():
 def main():
     from playwright.sync_api import sync_playwright
 
-    payload_figures()
+    print("load average (1, 5, 15 min) at the start: " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            fake_model_figures(browser)
+            if "--model-only" not in sys.argv:
+                payload_figures()
+                fake_model_figures(browser)
             if "--no-model" in sys.argv or not real_model_installed():
                 print("real model: skipped")
             else:

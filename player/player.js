@@ -15,12 +15,12 @@
   const STATE_WORDS = {cached: 'K/V cached before this step', now: 'computed this step', pending: 'no K/V yet'};
   const SPEEDS = [1, 2, 5, 10, 20];
   const MOVE_MS = 200;  // transitions; while playing fast, at most 80% of a frame's time
-  const ANSWER_TIMEOUT_MS = 15000;
+  const ANSWER_TIMEOUT_MS = 30000;  // a real-model step on a busy CPU can take seconds
   const EMPTY = {running: [], waiting: [], cfg: {}, requests: [], tokens: [], pieces: [], blocks: []};
   const SCALARS = ['step', 'time', 'kind', 'batch', 'metrics', 'narration', 'sat_out', 'done', 'wall_ms', 'overlapped'];
   const F = {status: 0, num_tokens: 1, num_prompt: 2, num_computed: 3, priority: 4, arrival: 5, preemptions: 6,
     finish_reason: 7, max_tokens: 8, block_table: 9};
-  const SIZES = {laptop: {boxes: 28, rows: 8, grid: 16}, present: {boxes: 18, rows: 5, grid: 12}};
+  const SIZES = {laptop: {boxes: 28, rows: 8, grid: 16}, present: {boxes: 18, rows: 4, grid: 12}};
 
   const color = id => COLORS.palette[id % COLORS.palette.length];
   function blend(hex, amount) {
@@ -147,6 +147,7 @@
       this.header = {title: '', model: '', key_frames: [], placeholder: null};
       this.colors = [];  // the block colours drawn now (animated toward the frame's)
       this.rows = new Map();  // request id -> its row element, kept across frames so moves can animate
+      this.tallest = {running: 0, waiting: 0};  // the longest queues held: their room is kept, so nothing jumps
       root.classList.add('sp');
       root.player = this;  // tests and the GIF export reach the player through its element
       root.setAttribute('data-testid', 'stage-player');
@@ -190,6 +191,7 @@
         this.over = false;
         this.rows.forEach(row => row.remove());
         this.rows.clear();
+        this.tallest = {running: 0, waiting: 0};
       }
       if (this.pending && m.answered >= this.pending.seq) this.pending = null;
       if (m.from > this.views.length) {
@@ -200,6 +202,8 @@
           if (view.step !== this.views.length) throw new Error(`frame ${view.step} came where ${this.views.length} belongs`);
           this.views.push(view);
           this.prev = view;
+          this.tallest.running = Math.max(this.tallest.running, view.running.length + view.done.length);
+          this.tallest.waiting = Math.max(this.tallest.waiting, view.waiting.length);
         }
       }
       this.failures = 0;
@@ -209,11 +213,13 @@
         this.desired = Math.min(this.desired, this.views.length - 1);
         this.pause();
       }
-      if (m.cursor_moves !== this.cursorMoves && m.cursor < this.views.length) {  // the server moved the cursor
-        this.cursorMoves = m.cursor_moves;  // (Run N, a reset, a link): follow it once its frame is here
-        this.desired = m.cursor;
-        this.reported = this.desired;  // the server's own cursor: nothing to report back
-        this.show(this.desired);
+      if (m.cursor_moves !== this.cursorMoves) {  // the server moved the cursor (Run N, a reset, a link):
+        this.desired = m.cursor;  // follow it once its frame is here (a long run comes in several messages)
+        if (m.cursor < this.views.length) {
+          this.cursorMoves = m.cursor_moves;
+          this.reported = m.cursor;  // the server's own cursor: nothing to report back
+          this.show(m.cursor);
+        }
       }
       this.renderKeys();
     }
@@ -246,24 +252,29 @@
       this.seq += 1;
       this.pending = {seq: this.seq, want, at: Date.now()};
       this.send({run: this.run, have: this.views.length - 1, want, seq: this.seq});
+      clearTimeout(this.answerTimer);
+      this.answerTimer = setTimeout(() => this.checkAnswer(), ANSWER_TIMEOUT_MS + 100);
       this.updateControls();
     }
 
     /* -- moving --------------------------------------------------------------------------------------- */
 
     step() {
+      this.setMessage('');
       this.desired = Math.max(this.desired, this.shown) + 1;
       if (this.desired <= this.views.length - 1) this.show(this.desired);
       this.advance();
     }
 
     back() {
+      this.setMessage('');
       this.pause();
       this.desired = Math.max(0, this.shown - 1);
       this.show(this.desired);
     }
 
     goto(k) {
+      this.setMessage('');
       this.desired = k;
       if (k <= this.views.length - 1) this.show(k);
       this.advance();
@@ -299,7 +310,6 @@
         this.pause();
       }
       if (this.playing && !this.over && last - this.shown < this.lookahead()) this.ask(last + this.lookahead());
-      this.checkAnswer();
       const now = performance.now(), interval = 1000 / Number(this.$('.sp-speed').value);
       this.due = Math.max(now, (this.due || now) + interval);  // on the beat, however long drawing took
       this.timer = setTimeout(() => this.tick(), this.due - now);
@@ -309,7 +319,7 @@
       if (this.pending && Date.now() - this.pending.at > ANSWER_TIMEOUT_MS) {
         this.pending = null;
         this.pause();
-        this.setMessage('The server has not answered for 15 s (is the connection lost?). The frames already here ' +
+        this.setMessage('The server has not answered for 30 s (is the connection lost?). The frames already here ' +
           'stay usable; Step or Play asks again.');
       }
     }
@@ -382,11 +392,12 @@
         const rowsBox = box.querySelector('.sp-rows');
         const entries = ids.map(rid => [rid, null]);
         if (name === 'running') for (const [rid, how] of done) entries.push([rid, how]);
-        const limit = name === 'running' ? ` · at most ${v.cfg.max_num_seqs} run at once (max_num_seqs)` : '';
+        const limit = name === 'running' ? ` <span class="sp-aside">· at most ${v.cfg.max_num_seqs} run at once (max_num_seqs)</span>` : '';
         box.querySelector('.sp-qtitle').innerHTML = `<b>${name === 'running' ? 'Running' : 'Waiting'} queue</b> · ` +
           `${name === 'running' ? v.running.length : v.waiting.length} request(s)${limit}`;
         box.querySelector('.sp-more').textContent = hidden ? `+${hidden} more requests` : '';
         rowsBox.querySelectorAll('.sp-empty').forEach(e => e.remove());
+        rowsBox.style.minHeight = `calc(${Math.max(1, Math.min(sizes.rows, this.tallest[name]))} * (var(--sp-cell) + 4px))`;
         entries.forEach(([rid, finished], index) => {
           let row = this.rows.get(rid);
           if (!row) {
@@ -424,7 +435,7 @@
       const oldN = before && before.requests[rid] ? before.requests[rid][F.num_tokens] : n;
       const out = n - r[F.num_prompt], max = r[F.max_tokens];
       const badge = r[F.priority] ? `<span class="sp-badge" title="priority ${r[F.priority]} (lower runs first)">P${r[F.priority]}</span>` : '';
-      const flagText = finished || (satOut ? '⏸ ' + satOut : '');
+      const flagText = finished || (satOut ? 'sits out: ' + satOut : '');
       const flag = finished ? `<span class="sp-flag sp-done">${finished}</span>` :
         satOut ? `<span class="sp-flag" title="in the running queue but not in this step's batch: ${esc(satOut)}">${esc(flagText)}</span>` : '';
       let indices, width = room.cells - (flagText ? Math.min(room.flag, flagText.length * room.char * 0.95) : 0);

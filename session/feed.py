@@ -16,7 +16,7 @@ from session.lab import Lab
 from viz.frame_payload import EMPTY_VIEW, encode, player_constants, stage_view
 
 MAX_FRAMES_PER_MESSAGE = 400  # a player that holds nothing yet gets a long run in several messages
-SERVE_BUDGET_S = 0.5  # engine time per request: the real model keeps sending chunks while it computes
+SERVE_BUDGET_S = 2.0  # engine time per request: the real model sends a chunk every 2 s while it computes
 
 
 @dataclass

@@ -173,6 +173,7 @@ def test_a_visit_to_the_policy_lab_keeps_the_stepper_where_it_was(server, browse
     expected = load_scenario(SCENARIOS_DIR / "02_preemption.toml", "fake").engine()
     expected.run(5)
     page = open_page(browser, f"{server}/?scenario=02_preemption&frame=5&present=1")
+    page.locator("[data-testid=stExpandSidebarButton]").click()  # a presentation link opens it collapsed
     page.get_by_role("link", name="Policy lab").click()
     page.get_by_role("button", name="Run the comparison").wait_for(timeout=30_000)
     page.get_by_role("link", name="Scheduler stepper").click()
@@ -187,9 +188,11 @@ def test_screenshots_mid_transition_and_on_a_projector(server, browser):
     """For a person to look at: a step mid-transition at 1600x1000, and presentation mode at 1280x720, where the
     queues and the narration stay above the fold and no button label is cut."""
     ARTIFACTS.mkdir(exist_ok=True)
-    page = open_page(browser, f"{server}/?scenario=02_preemption&frame=4", 1600, 1000)
-    step_button(page).click()
-    page.wait_for_timeout(90)
+    page = open_page(browser, f"{server}/?scenario=02_preemption&frame=5", 1600, 1000)
+    page.get_by_role("button", name="Back", exact=True).click()
+    page.wait_for_timeout(600)
+    step_button(page).click()  # frame 5 is held: it is drawn at once, the request sliding to the waiting row
+    page.wait_for_timeout(80)
     page.screenshot(path=ARTIFACTS / "laptop_1600x1000_mid_transition.png")
     page.close()
     page = open_page(browser, f"{server}/?scenario=02_preemption&frame=5&present=1", 1280, 720)

@@ -66,6 +66,11 @@ def test_the_page_plays_offline_in_chromium(engine, tmp_path):
             assert player.get_attribute("data-frame") == "3"
             owners = player.evaluate("root => root.player.drawn.owners")
             assert owners == [list(engine.frames[3].block_owners(b.id)) for b in engine.frames[3].blocks]
+            player.evaluate("root => root.player.receive({run: 0, from: root.player.views.length, last: 99,"
+                            " frames: [{not: 'a frame'}]})")  # a chunk that cannot be decoded
+            assert "could not be read" in player.locator(".sp-message").inner_text()
+            player.get_by_role("button", name="Back", exact=True).click()
+            assert player.get_attribute("data-frame") == "2"  # what was there stays usable
             player.get_by_role("button", name="Play", exact=True).click()
             page.wait_for_function("() => Number(document.querySelector('[data-testid=stage-player]')"
                                    ".dataset.frame) >= 5", timeout=10_000)

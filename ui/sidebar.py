@@ -49,7 +49,7 @@ CONFIG_CONTROLS = (
 def _restart(inputs: RunInputs):
     state = st.session_state
     state.lab.reset(inputs)
-    state.errors, state.notice, state.playing = {}, None, False
+    state.errors, state.notice = {}, None
 
 
 def _on_scenario(variant: bool = False):
@@ -262,7 +262,6 @@ def trace_uploader():
     try:
         st.session_state.lab = open_trace(upload.getvalue(), upload.name)
         st.session_state.trace_loaded = upload.file_id
-        st.session_state.playing = False
     except LabError as e:
         st.error(str(e))
 

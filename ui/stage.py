@@ -5,7 +5,6 @@ for more with a target step. It is one fragment, so the player's requests rerun 
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 import streamlit as st
 
@@ -17,6 +16,7 @@ from viz.adaptive import adaptive_batch_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
 from viz.glossary import CLOCKS, MODEL_CAVEAT, legend_lines, metric_definitions
+from viz.html_export import player_sources
 from viz.metrics_table import request_rows, run_summary, speculation_sentence
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
 from viz.texts import pending_change, progress_text, request_texts, title_in_effect
@@ -24,19 +24,18 @@ from viz.timeline import segments_figure
 
 PLOT_CONFIG = {"displayModeBar": False}
 CHART_STEPS = 2000  # steps the charts over time draw, the last ones up to the frame shown
-PLAYER_DIR = Path(__file__).resolve().parents[1] / "player"
 PLAYER_KEY = "stage_player"
 
 
 @st.cache_resource(show_spinner=False)
-def _player_sources() -> tuple[str, str]:
-    js = (PLAYER_DIR / "player.js").read_text()
-    return js + "\nexport default function (component) { return window.SchedlabPlayer.mount(component); }\n", \
-        (PLAYER_DIR / "player.css").read_text()
+def _component_sources() -> tuple[str, str]:
+    """The player's JS as the module a v2 component runs (its default export mounts the player), and its CSS."""
+    js, css = player_sources()
+    return js + "\nexport default function (component) { return window.SchedlabPlayer.mount(component); }\n", css
 
 
 def _player():
-    js, css = _player_sources()
+    js, css = _component_sources()
     return st.components.v2.component("schedlab_stage_player", js=js, css=css, isolate_styles=False)
 
 

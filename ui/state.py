@@ -84,7 +84,7 @@ def init_session():
     state = st.session_state
     if "lab" in state:
         return
-    state.errors, state.notice, state.playing = {}, None, False
+    state.errors, state.notice = {}, None
     scenarios, _ = presets()
     try:
         link = parse_link(st.query_params.to_dict(), scenarios)
@@ -132,7 +132,7 @@ def run_to_frame(lab: Lab, frame: int):
 
 # Stepper widgets whose value nothing else restores. Streamlit forgets a widget's value after a run that does not
 # draw it (a visit to the policy lab); writing them back on every run keeps them for the learner's return.
-KEPT_WIDGET_KEYS = ("scenario_choice", "presentation", "playing", "run_n", "speed", "lower_view")
+KEPT_WIDGET_KEYS = ("scenario_choice", "presentation", "run_n", "lower_view")
 
 
 def keep_widget_state():
