@@ -92,8 +92,9 @@ class BlockManager:
         for i in range(computed_before // bs, seq.num_computed_tokens // bs):
             block = self.blocks[seq.block_table[i]]
             if block.hash == NO_HASH:
+                prefix_hash = self.blocks[seq.block_table[i - 1]].hash if i else NO_HASH
                 block.token_ids = seq.block_tokens(i, bs)
-                block.hash = self.block_hash(seq, i)
+                block.hash = chain_hash(block.token_ids, prefix_hash)
                 self.hash_to_block_id[block.hash] = block.block_id
 
     # -- allocation ------------------------------------------------------------------------------------
