@@ -6,8 +6,10 @@ on, ignore_eos. Only schedule() + postprocess() are timed (the fake model's toke
 clock); our scheduler's events are collected as the engine collects them. Printed: time per step and per
 scheduled sequence for nano-vllm (the pre-chunked version our basic mode follows), this scheduler in basic
 mode and with chunked prefill + mixed batches, and the ratios per scheduled sequence (targets: basic at
-most 1.2x nano-vllm, chunked + mixed at most 1.5x). `--scaling` adds the cost per step for a pool of 8192
-blocks and for a queue a tenth as long, against the 1024-block run (it should not grow with either).
+most 1.2x nano-vllm, chunked + mixed at most 1.5x). Times are CPU time of this process, so that other
+processes on a busy machine do not count; the runs are interleaved and the best of each is shown.
+`--scaling` adds the cost per scheduled sequence for a pool of 8192 blocks and for a queue a tenth as long,
+against the 1024-block run (it should not grow with either).
 
 nano-vllm is not part of this project: point NANOVLLM_SRC (or --nanovllm) at a directory holding its
 `nanovllm` package, e.g.
@@ -66,7 +68,7 @@ def run_ours(requests, num_blocks: int = 1024, **policy) -> dict:
         scheduler.add(Sequence(prompt, SamplingParams(temperature=0.0, max_tokens=max_tokens, ignore_eos=True),
                                seq_id=i))
     elapsed, steps, scheduled, events = 0.0, 0, 0, 0
-    clock = time.perf_counter
+    clock = time.process_time  # CPU time: other processes on the machine do not count
     while not scheduler.is_finished():
         t0 = clock()
         batch = scheduler.schedule()
@@ -123,7 +125,7 @@ def run_nanovllm(nano: types.SimpleNamespace, requests, num_blocks: int = 1024) 
         scheduler.add(nano.Sequence(prompt, nano.SamplingParams(temperature=1.0, max_tokens=max_tokens,
                                                                 ignore_eos=True)))
     elapsed, steps, scheduled = 0.0, 0, 0
-    clock = time.perf_counter
+    clock = time.process_time  # CPU time: other processes on the machine do not count
     while not scheduler.is_finished():
         t0 = clock()
         seqs, _ = scheduler.schedule()

@@ -45,10 +45,10 @@ from dataclasses import dataclass, fields, replace
 from typing import NamedTuple
 
 from engine.adaptive import AdaptiveBatch
-from engine.frame import AdmittedAfterRebuild, Arrived, FinishedLate, PoolRebuilt, TokenHistory
+from engine.frame import AdmittedAfterRebuild, Arrived, FinishedLate, PoolRebuilt, StepHeader, TokenHistory
 from engine.frame_store import FrameStore
 from engine.overlap import Landed, Pipeline, StepClock, StepTiming, check_overlap
-from engine.recorder import Recorder
+from engine.recorder import Recorder, RequestRecord, batch_view
 from engine.runners import make_runner
 from engine.workload import Request
 from scheduler import Batch, Config, RequestRejected, SamplingParams, Scheduler, Sequence
@@ -89,17 +89,6 @@ class Options(NamedTuple):
     adaptive: AdaptiveBatch | None = None
 
 
-@dataclass
-class RequestRecord:
-    """What the engine knows of a request besides the scheduler's Sequence: where it came from and when its
-    first token and its end happened."""
-    request: Request
-    seq: Sequence
-    history: TokenHistory
-    first_token_step: int | None = None
-    finish_step: int | None = None
-
-
 class Engine:
     def __init__(self, config: Config, workload: list[Request] = (), runner: str = "fake", seed: int = 0,
                  cost: CostModel = CostModel(), record: bool = True, max_steps: int = DEFAULT_MAX_STEPS,
@@ -123,9 +112,7 @@ class Engine:
         self.step_count = 0
         self.sim_time_s = self._wall_time_s = 0.0  # the simulated clock, and the wall clock of engine work
         self.wall_schedule_s = self.wall_model_s = 0.0  # totals over the run, as in the frames
-        self.requests: list[RequestRecord] = []
-        self.histories: list[TokenHistory] = []
-        self._seqs: list[Sequence] = []  # by request id, for the recorder
+        self.requests: list[RequestRecord] = []  # by request id
         self.manual: list[Request] = []  # added by hand, arrival = the step they were added after
         self.config_changes: list[tuple[int, dict]] = []
         self._pending = deque(sorted(self.workload, key=lambda r: r.arrival))  # stable: workload order in a step
@@ -133,7 +120,7 @@ class Engine:
         self._events: list = []  # events that happened between steps, reported in the next frame
         self._requeued_by_rebuild: set[int] = set()  # their next admission is an AdmittedAfterRebuild
         self.frames = FrameStore()
-        self._recorder = Recorder(self.frames, self.histories)
+        self._recorder = Recorder(self.frames, self.requests)
         self._recorder.reset_pool(self.scheduler.block_manager)
         if record:
             self._record_frame(Batch([], (), "idle"), [], 0.0, 0.0)
@@ -355,8 +342,6 @@ class Engine:
         with_text = request.prompt is not None or self.runner_kind != "fake"
         history = TokenHistory(seq.token_ids, self.runner.token_pieces if with_text else None)
         self.requests.append(RequestRecord(request, seq, history))
-        self._seqs.append(seq)
-        self.histories.append(history)
         return seq
 
     def _adapt(self, batch: Batch, latency_s: float):
@@ -388,5 +373,6 @@ class Engine:
                 self.requests[e.seq_id].finish_step = self.step_count
 
     def _record_frame(self, batch, events, wall_schedule_s, wall_model_s, tables=(), timing=None):
-        self._recorder.record(self.scheduler, self._seqs, batch, list(tables), tuple(events),
-                              self.step_count, self.sim_time_s, wall_schedule_s, wall_model_s, self.config, timing)
+        header = StepHeader(self.step_count, self.sim_time_s, wall_schedule_s, wall_model_s, self.config,
+                            batch_view(batch), tuple(events), timing)
+        self._recorder.record(self.scheduler, batch, list(tables), header)

@@ -7,7 +7,8 @@ from step a + 1 at the earliest, and TTFT in steps is always at least 1.
 
 Schema (field names are stable; the UI builds its figures from them):
 
-    Frame
+    Frame (the step's StepHeader, read through the frame: step, sim_time_s, wall_*, config, batch, events,
+    timing; then the state after the step)
       step: int                      0, 1, 2, ...
       sim_time_s: float              simulated clock at the end of the step (cost model, see engine.CostModel)
       wall_schedule_s, wall_model_s  wall time of schedule() + postprocess(), and of the model (runner.run)
@@ -21,9 +22,9 @@ Schema (field names are stable; the UI builds its figures from them):
                                      prefix cache's LRU order (cached-but-free blocks are evicted head first)
       events: tuple[Event]           this step's story: `pool_rebuilt` (engine, seq_id -1: a pool setting
                                      changed after the frame before), `arrived` (engine; plus `aborted` for a request
-                                     refused at arrival, with the reason) then the scheduler's decision log
-                                     (admitted, chunk, blocked, preempted, prefix_hit, finished, aborted;
-                                     an admission the rebuild caused is an AdmittedAfterRebuild),
+                                     refused at arrival, with the reason) then the events schedule() returned
+                                     (admitted, chunk, blocked, preempted, prefix_hit, aborted; an admission the
+                                     rebuild caused is an AdmittedAfterRebuild),
                                      then, overlapped, `finished_late` (an EOS known only after this
                                      step was scheduled) and the finishes of postprocess;
                                      each has .kind, .seq_id and .to_dict(), see scheduler/events.py
@@ -280,22 +281,43 @@ class StepMetrics(NamedTuple):
         return cls(**{f: data[f] for f in cls._fields})
 
 
-@dataclass(frozen=True)
-class Frame:
+@dataclass(frozen=True, slots=True)
+class StepHeader:
+    """What the engine tells about a step, as opposed to the scheduler's state after it: its number, clocks,
+    config, batch, events and timing. The engine makes one per step; the recorder, the store and the frame
+    pass it on as it is."""
     step: int
     sim_time_s: float
     wall_schedule_s: float
     wall_model_s: float
     config: Config
     batch: BatchView
+    events: tuple[Event, ...]
+    timing: StepTiming | None = None
+
+
+def _from_header(name: str) -> property:
+    return property(lambda frame: getattr(frame.header, name), doc=f"The step's {name} (see StepHeader).")
+
+
+@dataclass(frozen=True)
+class Frame:
+    header: StepHeader
     waiting: tuple[int, ...]
     running: tuple[int, ...]
     requests: tuple[RequestView, ...]
     blocks: tuple[BlockView, ...]
-    events: tuple[Event, ...]
     metrics: StepMetrics
-    timing: StepTiming | None = None
     _owners: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    step = _from_header("step")
+    sim_time_s = _from_header("sim_time_s")
+    wall_schedule_s = _from_header("wall_schedule_s")
+    wall_model_s = _from_header("wall_model_s")
+    config = _from_header("config")
+    batch = _from_header("batch")
+    events = _from_header("events")
+    timing = _from_header("timing")
 
     @property
     def free_block_ids(self) -> tuple[int, ...]:
@@ -336,16 +358,15 @@ class Frame:
             history = histories[r["id"]] if histories is not None else TokenHistory(r["token_ids"],
                                                                                     pieces=r.get("pieces"))
             requests.append(RequestView.from_dict(r, history))
-        return cls(
+        header = StepHeader(
             step=data["step"], sim_time_s=data["sim_time_s"], wall_schedule_s=data["wall_schedule_s"],
             wall_model_s=data["wall_model_s"], config=Config(**data["config"]),
-            batch=BatchView.from_dict(data["batch"]), waiting=tuple(data["waiting"]),
-            running=tuple(data["running"]), requests=tuple(requests),
-            blocks=tuple(BlockView.from_dict(b) for b in data["blocks"]),
-            events=tuple(event_from_any_dict(e) for e in data["events"]),
-            metrics=StepMetrics.from_dict(data["metrics"]),
+            batch=BatchView.from_dict(data["batch"]), events=tuple(event_from_any_dict(e) for e in data["events"]),
             timing=StepTiming.from_dict(data["timing"]) if data.get("timing") else None,
         )
+        return cls(header, waiting=tuple(data["waiting"]), running=tuple(data["running"]), requests=tuple(requests),
+                   blocks=tuple(BlockView.from_dict(b) for b in data["blocks"]),
+                   metrics=StepMetrics.from_dict(data["metrics"]))
 
 
 def config_to_dict(config: Config) -> dict:

@@ -14,9 +14,7 @@ from collections.abc import Callable
 from itertools import chain
 from typing import NamedTuple
 
-from engine.frame import BatchView, BlockView, Frame, RequestView, StepMetrics
-from engine.overlap import StepTiming
-from scheduler import Config
+from engine.frame import BlockView, Frame, RequestView, StepHeader, StepMetrics
 
 KEYFRAME_EVERY = 16
 
@@ -63,19 +61,12 @@ def diff_queue(old: tuple[int, ...], new: tuple[int, ...]) -> QueueDiff | None:
 
 
 class StepRecord(NamedTuple):
-    step: int
-    sim_time_s: float
-    wall_schedule_s: float
-    wall_model_s: float
-    config: Config
-    batch: BatchView
-    events: tuple
+    header: StepHeader
     metrics: StepMetrics
     requests: dict[int, RequestView]  # changed views the batch rule does not explain (new requests included)
     blocks: dict[int, BlockView] | tuple[BlockView, ...]  # changed blocks, or the whole pool after a resize
     waiting: QueueDiff | None
     running: QueueDiff | None
-    timing: StepTiming | None = None
 
 
 PAGE_SIZE = 64  # small pages: a keyframe copies only the pages a step dirtied, so large pools stay cheap
@@ -135,18 +126,18 @@ class FrameStore:
 
     # -- writing -----------------------------------------------------------------------------------------
 
-    def append(self, step: int, sim_time_s: float, wall_schedule_s: float, wall_model_s: float, config: Config,
-               batch: BatchView, events: tuple, metrics: StepMetrics, requests: dict[int, RequestView],
+    def append(self, header: StepHeader, metrics: StepMetrics, requests: dict[int, RequestView],
                blocks: dict[int, BlockView] | tuple[BlockView, ...], waiting: tuple[int, ...],
-               running: tuple[int, ...], snapshot: Callable[[], Paged] | None = None,
-               timing: StepTiming | None = None):
-        """Record step `step` (== len(self)). `blocks` is a dict of changed blocks, or a tuple holding the
-        whole pool (the first step, or after the pool was rebuilt). `snapshot()`, when given, returns the
-        step's complete requests and blocks, sparing a replay when a keyframe is due."""
-        assert step == len(self._records), f"step {step} recorded after {len(self._records)} steps"
-        self._records.append(StepRecord(step, sim_time_s, wall_schedule_s, wall_model_s, config, batch, events,
-                                        metrics, requests, blocks, diff_queue(self._waiting, waiting),
-                                        diff_queue(self._running, running), timing))
+               running: tuple[int, ...], snapshot: Callable[[], Paged] | None = None):
+        """Record step `header.step` (== len(self)). `requests` are the views the batch rule does not explain;
+        `blocks` is a dict of changed blocks, or a tuple holding the whole pool (the first step, or after the
+        pool was rebuilt). `snapshot()`, when given, returns the step's complete requests and blocks, sparing
+        a replay when a keyframe is due."""
+        step = header.step
+        if step != len(self._records):
+            raise ValueError(f"step {step} recorded after {len(self._records)} steps; frames go in step order")
+        self._records.append(StepRecord(header, metrics, requests, blocks, diff_queue(self._waiting, waiting),
+                                        diff_queue(self._running, running)))
         self._waiting, self._running = waiting, running
         if step % self.keyframe_every == 0 or isinstance(blocks, tuple):
             if snapshot is None:
@@ -166,9 +157,7 @@ class FrameStore:
             blocks = {b.id: b for b, old in zip(frame.blocks, last.blocks, strict=True) if b != old}
         old_requests = last.requests if last else ()
         requests = {r.id: r for r in frame.requests if r.id >= len(old_requests) or r != old_requests[r.id]}
-        self.append(frame.step, frame.sim_time_s, frame.wall_schedule_s, frame.wall_model_s, frame.config,
-                    frame.batch, frame.events, frame.metrics, requests, blocks, frame.waiting, frame.running,
-                    timing=frame.timing)
+        self.append(frame.header, frame.metrics, requests, blocks, frame.waiting, frame.running)
         self._last_frame = frame
 
     # -- reading -----------------------------------------------------------------------------------------
@@ -203,14 +192,13 @@ class FrameStore:
         for rid, (num_tokens, num_computed) in progress.items():
             requests[rid] = requests[rid].progressed(num_tokens, num_computed)
         rec = self._records[k]
-        return Frame(rec.step, rec.sim_time_s, rec.wall_schedule_s, rec.wall_model_s, rec.config, rec.batch,
-                     waiting, running, tuple(requests), tuple(blocks), rec.events, rec.metrics, rec.timing)
+        return Frame(rec.header, waiting, running, tuple(requests), tuple(blocks), rec.metrics)
 
 
 def _advance(rec: StepRecord, requests: list[RequestView], progress: dict[int, list[int]]):
     """Apply the batch rule to the requests of `rec.batch` whose views were not recorded."""
-    recorded = rec.requests
-    for rid, n in zip(rec.batch.seq_ids, rec.batch.num_tokens, strict=True):
+    recorded, batch = rec.requests, rec.header.batch
+    for rid, n in zip(batch.seq_ids, batch.num_tokens, strict=True):
         if rid in recorded:
             continue
         state = progress.get(rid)

@@ -10,17 +10,33 @@ Cheap because of three facts about the scheduler:
   free list again.
 """
 
+from dataclasses import dataclass
 from itertools import islice
 from operator import attrgetter
 
-from engine.frame import BatchView, BlockView, RequestView, StepMetrics, TokenHistory
+from engine.frame import BatchView, BlockView, RequestView, StepHeader, StepMetrics, TokenHistory
 from engine.frame_store import FrameStore, Paged, advanced_by_batch, paged
-from engine.overlap import StepTiming
-from scheduler import Batch, Config, Scheduler, Sequence, SequenceStatus
+from engine.workload import Request
+from scheduler import Batch, Scheduler, Sequence, SequenceStatus
 from scheduler.block_manager import NO_HASH, BlockManager
 
 STATUS_NAMES = {status: status.name.lower() for status in SequenceStatus}
 SEQ_ID = attrgetter("seq_id")
+
+
+@dataclass
+class RequestRecord:
+    """Everything the engine keeps of one request, indexed by its id: where it came from, the scheduler's
+    Sequence, its token history (shared with its frame views) and the steps of its first token and its end."""
+    request: Request
+    seq: Sequence
+    history: TokenHistory
+    first_token_step: int | None = None
+    finish_step: int | None = None
+
+
+def batch_view(batch: Batch) -> BatchView:
+    return BatchView(batch.kind, tuple(map(SEQ_ID, batch.seqs)), batch.num_scheduled_tokens)
 
 
 def request_view(seq: Sequence, history: TokenHistory) -> RequestView:
@@ -30,9 +46,9 @@ def request_view(seq: Sequence, history: TokenHistory) -> RequestView:
 
 
 class Recorder:
-    def __init__(self, store: FrameStore, histories: list[TokenHistory]):
+    def __init__(self, store: FrameStore, requests: list[RequestRecord]):
         self.store = store
-        self.histories = histories  # the engine's, indexed by request id
+        self.requests = requests  # the engine's, indexed by request id
         self._views: list[RequestView | None] = []  # latest recorded view of each request
         self._progress: list[list[int] | None] = []  # [num_tokens, num_computed_tokens, len(block_table)], current
         self._blocks: list[BlockView] = []
@@ -62,18 +78,17 @@ class Recorder:
         """Requests changed outside a step (e.g. requeued by a pool rebuild): examine them at the next record."""
         self._touched_ids.update(seq_ids)
 
-    def record(self, sched: Scheduler, seqs: list[Sequence], batch: Batch, batch_tables: list[list[int]],
-               events: tuple, step: int, sim_time_s: float, wall_schedule_s: float, wall_model_s: float,
-               config: Config, timing: StepTiming | None = None):
-        """`seqs` are all requests by id; `batch_tables` the batch's block tables right after schedule()."""
-        bm = sched.block_manager
+    def record(self, sched: Scheduler, batch: Batch, batch_tables: list[list[int]], header: StepHeader):
+        """Record the step of `header` (whose batch view is `batch`'s); `batch_tables` are the batch's block
+        tables right after schedule()."""
+        bm, events, records = sched.block_manager, header.events, self.requests
         bs = bm.block_size
         event_ids = {e.seq_id for e in events} | self._touched_ids
         self._touched_ids = set()
         changed: dict[int, RequestView] = {}
         dirty: set[int] = set()
-        self._views.extend([None] * (len(seqs) - len(self._views)))  # new requests, all with an arrived event
-        self._progress.extend([None] * (len(seqs) - len(self._progress)))
+        self._views.extend([None] * (len(records) - len(self._views)))  # new requests, all with an arrived event
+        self._progress.extend([None] * (len(records) - len(self._progress)))
         progress_of, advanced = self._progress, self._advanced
         filled_by: dict[int, tuple[int, int]] = {}  # block -> (request, index in its table) for blocks it may fill
         for seq, n, table in zip(batch.seqs, batch.num_scheduled_tokens, batch_tables, strict=True):
@@ -95,7 +110,7 @@ class Recorder:
                 dirty.update(table[table_len:])
                 changed[rid] = self._update(seq)
         for rid in event_ids - changed.keys():
-            seq = seqs[rid]
+            seq = records[rid].seq
             old = self._views[rid]
             if old is not None:
                 dirty.update(old.block_table)
@@ -112,9 +127,7 @@ class Recorder:
         metrics = StepMetrics((bm.num_blocks - num_free) / bm.num_blocks, batch.num_tokens, len(waiting),
                               len(running), num_free, self._num_cached_free, bm.num_prefix_queries,
                               bm.num_prefix_hits, sched.num_preemptions)
-        self.store.append(step, sim_time_s, wall_schedule_s, wall_model_s, config,
-                          BatchView(batch.kind, tuple(map(SEQ_ID, batch.seqs)), batch.num_scheduled_tokens),
-                          events, metrics, changed, blocks, waiting, running, self.snapshot, timing)
+        self.store.append(header, metrics, changed, blocks, waiting, running, self.snapshot)
 
     def snapshot(self) -> Paged:
         """Every request's and block's view now, for the store's keyframes, without replaying records."""
@@ -130,7 +143,7 @@ class Recorder:
 
     def _update(self, seq: Sequence) -> RequestView:
         rid = seq.seq_id
-        view = request_view(seq, self.histories[rid])
+        view = request_view(seq, self.requests[rid].history)
         self._views[rid] = view
         self._changed_requests.add(rid)
         self._progress[rid] = [view.num_tokens, view.num_computed_tokens, len(view.block_table)]
@@ -168,5 +181,5 @@ class Recorder:
         if old.hash == block.hash:  # same hash, same tokens
             return BlockView(bid, block.ref_count, block.hash, free_rank, *old[4:])
         rid, index = filled_by[bid]  # a hash appears only when a batched request fills the block
-        return BlockView(bid, block.ref_count, block.hash, free_rank, self.histories[rid], index * bm.block_size,
+        return BlockView(bid, block.ref_count, block.hash, free_rank, self.requests[rid].history, index * bm.block_size,
                          bm.block_size)

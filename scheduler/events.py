@@ -1,4 +1,5 @@
-"""The scheduler's decision log: what it decided in one step and why, as data the UI narrates from."""
+"""The scheduler's events: what it decided in one step and why (returned by schedule() with each batch and by
+postprocess()), as data the UI narrates from."""
 
 from dataclasses import asdict, dataclass
 from typing import ClassVar

@@ -201,15 +201,11 @@ class Scheduler:
             self._abort(seq, f"needs more than the whole KV pool ({bm.num_blocks} blocks of {bm.block_size})")
             return False
         while bm.blocks_to_grow(seq, num_tokens) > bm.num_free_blocks:
-            if self.config.preemption_policy == "tail":
-                victim = self.running.pop() if self.running else None
-            else:
-                victim = pick_victim(self.config.preemption_policy, self.running, seq)
-                if victim is not None:
-                    self.running.remove(victim)
+            victim = pick_victim(self.config.preemption_policy, self.running, seq)  # "tail": running[-1]
             if victim is None:
                 self._preempt(seq, for_seq=seq)
                 return False
+            self.running.remove(victim)
             self._preempt(victim, for_seq=seq)
         bm.grow(seq, num_tokens)
         return True

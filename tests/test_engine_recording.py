@@ -85,7 +85,7 @@ def test_recording_keeps_memory_to_what_changes():
     # A request's view is stored when it arrives, is admitted, finishes, or takes a new block, not every step.
     views_per_request = 4 + config.max_model_len // config.kvcache_block_size
     assert sum(len(r.requests) for r in records) <= views_per_request * len(engine.requests)
-    assert sum(len(r.batch.seq_ids) for r in records) > 2 * views_per_request * len(engine.requests)
+    assert sum(len(r.header.batch.seq_ids) for r in records) > 2 * views_per_request * len(engine.requests)
 
 
 @pytest.mark.parametrize("change", [dict(num_kvcache_blocks=30), dict(num_kvcache_blocks=5, kvcache_block_size=8),
