@@ -295,6 +295,14 @@ class StepHeader:
     events: tuple[Event, ...]
     timing: StepTiming | None = None
 
+    @classmethod
+    def from_dict(cls, data: dict, config: Config) -> StepHeader:
+        """The header of a frame's JSON data (`to_dict`), under `config` (a trace may carry it only when it
+        changed)."""
+        return cls(data["step"], data["sim_time_s"], data["wall_schedule_s"], data["wall_model_s"], config,
+                   BatchView.from_dict(data["batch"]), tuple(event_from_any_dict(e) for e in data["events"]),
+                   StepTiming.from_dict(data["timing"]) if data.get("timing") else None)
+
 
 def _from_header(name: str) -> property:
     return property(lambda frame: getattr(frame.header, name), doc=f"The step's {name} (see StepHeader).")
@@ -358,13 +366,8 @@ class Frame:
             history = histories[r["id"]] if histories is not None else TokenHistory(r["token_ids"],
                                                                                     pieces=r.get("pieces"))
             requests.append(RequestView.from_dict(r, history))
-        header = StepHeader(
-            step=data["step"], sim_time_s=data["sim_time_s"], wall_schedule_s=data["wall_schedule_s"],
-            wall_model_s=data["wall_model_s"], config=Config(**data["config"]),
-            batch=BatchView.from_dict(data["batch"]), events=tuple(event_from_any_dict(e) for e in data["events"]),
-            timing=StepTiming.from_dict(data["timing"]) if data.get("timing") else None,
-        )
-        return cls(header, waiting=tuple(data["waiting"]), running=tuple(data["running"]), requests=tuple(requests),
+        return cls(StepHeader.from_dict(data, Config(**data["config"])), waiting=tuple(data["waiting"]),
+                   running=tuple(data["running"]), requests=tuple(requests),
                    blocks=tuple(BlockView.from_dict(b) for b in data["blocks"]),
                    metrics=StepMetrics.from_dict(data["metrics"]))
 

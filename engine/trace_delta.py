@@ -10,16 +10,14 @@ from itertools import compress
 from operator import ne
 
 from engine.frame import (
-    BatchView,
     BlockView,
     Frame,
     RequestView,
+    StepHeader,
     StepMetrics,
     TokenHistory,
     config_to_dict,
-    event_from_any_dict,
 )
-from engine.overlap import StepTiming
 from scheduler import Config
 
 
@@ -69,11 +67,8 @@ def frame_deltas(frames: Iterable[Frame]) -> list[dict]:
 
 
 def _frame(data: dict, config: Config, requests: tuple[RequestView, ...], blocks: tuple[BlockView, ...]) -> Frame:
-    return Frame(data["step"], data["sim_time_s"], data["wall_schedule_s"], data["wall_model_s"], config,
-                 BatchView.from_dict(data["batch"]), tuple(data["waiting"]), tuple(data["running"]), requests,
-                 blocks, tuple(event_from_any_dict(e) for e in data["events"]),
-                 StepMetrics.from_dict(data["metrics"]),
-                 StepTiming.from_dict(data["timing"]) if data.get("timing") else None)
+    return Frame(StepHeader.from_dict(data, config), tuple(data["waiting"]), tuple(data["running"]), requests,
+                 blocks, StepMetrics.from_dict(data["metrics"]))
 
 
 def frames_from_deltas(frames: Iterable[dict], histories: Sequence[TokenHistory], full: bool = False

@@ -3,7 +3,7 @@
 import json
 
 from engine.engine import CostModel
-from engine.frame import AdmittedAfterRebuild, Frame, PoolRebuilt
+from engine.frame import AdmittedAfterRebuild, PoolRebuilt
 from engine.scenario import SCENARIOS_DIR, load_scenario
 from engine.trace import read_trace, trace_dict
 
@@ -35,4 +35,5 @@ def test_a_pool_rebuild_and_the_admissions_it_causes_survive_a_trace():
     assert isinstance(admitted[0], AdmittedAfterRebuild)  # 0 was running: the rebuild, not a preemption
     assert not isinstance(admitted[1], AdmittedAfterRebuild) and admitted[1].recompute  # 1 had been preempted
     data = json.loads(json.dumps(trace_dict(engine)))
-    assert Frame.from_dict(data["frames"][6], engine.histories).events == events
+    frames, _ = read_trace(json.dumps(data).encode())
+    assert frames[6].events == events
