@@ -38,7 +38,7 @@ from scheduler.speculative import NgramIndex
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
-POOL_FIELDS = ("num_kvcache_blocks", "kvcache_block_size")  # a different pool needs a new Scheduler
+POOL_SHAPE = ("num_kvcache_blocks", "kvcache_block_size")  # a different pool needs a new Scheduler
 
 
 class RequestRejected(ValueError):
@@ -341,7 +341,7 @@ class Scheduler:
     def reconfigure(self, config: Config):
         """Switch to `config` from the next step on, the queues and the KV cache kept: switching to the priority
         queue policy sorts the waiting queue; prefix caching follows the new config."""
-        changed = [f for f in POOL_FIELDS if getattr(config, f) != getattr(self.config, f)]
+        changed = [f for f in POOL_SHAPE if getattr(config, f) != getattr(self.config, f)]
         if changed:
             raise ValueError(f"{changed} change the KV pool: build a new Scheduler and requeue() its requests")
         if config.queue_policy == "priority" and self.config.queue_policy != "priority":

@@ -36,11 +36,6 @@ class NgramIndex:
         return []
 
 
-def propose_ngram(token_ids: list[int], k: int, min_n: int, max_n: int) -> list[int]:
-    """`NgramIndex.propose` for a sequence seen once."""
-    return NgramIndex(min_n, max_n).propose(token_ids, k)
-
-
 def accept_drafts(drafts: list[int], model_tokens: list[int]) -> list[int]:
     """The drafts the model agrees with, then its own next token. `model_tokens[j]` is the model's token
     where `drafts[j]` stands, so the result is exactly what decoding without drafts would write."""

@@ -390,3 +390,29 @@ def test_a_sequence_refused_by_add_ends_aborted_with_the_reason():
     with pytest.raises(RequestRejected) as refused:
         Scheduler(config()).add(a)
     assert a.status is SequenceStatus.ABORTED and a.finish_reason == str(refused.value)
+
+
+# -- what the engine asks of the scheduler -----------------------------------------------------------
+
+def test_reconfigure_keeps_the_queues_and_refuses_a_new_pool():
+    s = Scheduler(config(enable_prefix_caching=False))
+    for i, priority in enumerate((5, 1, 3)):
+        s.add(seq(5, i, priority=priority, arrival=i))
+    s.reconfigure(config(enable_prefix_caching=True, queue_policy="priority"))
+    assert [x.seq_id for x in s.waiting] == [1, 2, 0]
+    assert s.block_manager.config is s.config and s.config.enable_prefix_caching
+    with pytest.raises(ValueError, match="num_kvcache_blocks"):
+        s.reconfigure(config(num_kvcache_blocks=30))
+    assert s.config.num_kvcache_blocks == 20
+
+
+def test_requeue_gives_requests_a_fresh_prefill_and_aborts_those_that_no_longer_fit():
+    old = Scheduler(config())
+    a, b = seq(15, 0), seq(5, 1)
+    old.add(a)
+    old.add(b)
+    step(old)
+    new = Scheduler(config(num_kvcache_blocks=1))
+    (aborted,) = new.requeue([a, b])
+    assert aborted.seq_id == 0 and a.status is SequenceStatus.ABORTED and "pool has 1" in a.finish_reason
+    assert list(new.waiting) == [b] and b.block_table == [] and b.num_computed_tokens == 0 and len(b) == 6

@@ -6,7 +6,7 @@ import pytest
 
 from runner.fake import FakeRunner
 from scheduler import Config, SamplingParams, Scheduler, Sequence
-from scheduler.speculative import NgramIndex, propose_ngram
+from scheduler.speculative import NgramIndex
 
 
 class CyclicRunner(FakeRunner):
@@ -28,7 +28,7 @@ class CyclicRunner(FakeRunner):
     ([1, 2, 1, 2], 0, []),
 ])
 def test_propose_ngram(tokens, k, expected):
-    assert propose_ngram(tokens, k, min_n=1, max_n=3) == expected
+    assert NgramIndex(min_n=1, max_n=3).propose(tokens, k) == expected
 
 
 def scan_for_ngram(token_ids: list[int], k: int, min_n: int, max_n: int) -> list[int]:
