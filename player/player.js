@@ -369,8 +369,8 @@
         `${v.overlapped ? ' · overlapped scheduling' : ''} · ${esc(this.header.model)}`;
       const here = this.header.key_frames.filter(kf => kf[0] === v.step), notes = here.map(kf => kf[1]);
       const holds = here.every(kf => kf[2] !== false);  // a branched run may no longer show what a note says
-      banner.classList.toggle('sp-nothold', !holds);
       const banner = this.$('.sp-banner');
+      banner.classList.toggle('sp-nothold', !holds);
       banner.classList.toggle('sp-on', notes.length > 0);
       banner.innerHTML = !notes.length ? '' : holds ? `<b>★ Key frame, step ${v.step}.</b> ${esc(notes.join(' '))}` :
         `<b>☆ Key frame, step ${v.step} (does not hold on this run):</b> ${esc(notes.join(' '))}`;
