@@ -140,6 +140,7 @@
       this.over = false;
       this.cursorMoves = null;
       this.failures = 0;
+      this.answerTimeoutMs = ANSWER_TIMEOUT_MS;
       this.header = {title: '', model: '', key_frames: [], placeholder: null};
       this.colors = [];  // the block colours drawn now (animated toward the frame's)
       this.rows = new Map();  // request id -> its row element, kept across frames so moves can animate
@@ -249,7 +250,7 @@
       this.pending = {seq: this.seq, want, at: Date.now()};
       this.send({run: this.run, have: this.views.length - 1, want, seq: this.seq});
       clearTimeout(this.answerTimer);
-      this.answerTimer = setTimeout(() => this.checkAnswer(), ANSWER_TIMEOUT_MS + 100);
+      this.answerTimer = setTimeout(() => this.checkAnswer(), this.answerTimeoutMs + 100);
       this.updateControls();
     }
 
@@ -312,11 +313,11 @@
     }
 
     checkAnswer() {
-      if (this.pending && Date.now() - this.pending.at > ANSWER_TIMEOUT_MS) {
+      if (this.pending && Date.now() - this.pending.at > this.answerTimeoutMs) {
         this.pending = null;
         this.pause();
-        this.setMessage('The server has not answered for 30 s (is the connection lost?). The frames already here ' +
-          'stay usable; Step or Play asks again.');
+        this.setMessage(`The server has not answered for ${Math.round(this.answerTimeoutMs / 1000)} s (is the connection ` +
+          'lost?). The frames already here stay usable; Step or Play asks again.');
       }
     }
 
