@@ -554,13 +554,16 @@
     blockTip(v, id) {
       const b = v.blocks[id], owners = this.poolOwners[id] || [];
       const state = b[0] === 0 ? (b[1] !== null ? 'free, still in the prefix cache' : 'free') : b[0] > 1 ? 'shared' : 'in use';
-      let text = b[2] || 'empty';
+      let [rid, start, count] = b[2] || [null, 0, 0];  // a cached-free block: the request that filled it
       if (owners.length) {
-        const rid = owners[0], table = v.requests[rid][F.block_table], size = v.cfg.block_size;
-        const start = table.indexOf(id) * size, stop = Math.min(start + size, v.requests[rid][F.num_tokens]);
-        const pieces = v.pieces[rid];
-        text = pieces ? JSON.stringify(pieces.slice(start, stop).join('')) : v.tokens[rid].slice(start, stop).join(' ');
+        const size = v.cfg.block_size;
+        rid = owners[0];
+        start = v.requests[rid][F.block_table].indexOf(id) * size;
+        count = Math.min(size, v.requests[rid][F.num_tokens] - start);
       }
+      const pieces = rid === null ? null : v.pieces[rid];
+      const text = rid === null ? 'empty' : pieces ? JSON.stringify(pieces.slice(start, start + count).join(''))
+        : v.tokens[rid].slice(start, start + count).join(' ');
       return `<b>block ${id}</b> · ${state}<br>owners: ${owners.length ? owners.map(o => 'request ' + o).join(', ') : 'none'}` +
         `<br>ref count: ${b[0]}<br>hash: ${b[1] ? '0x' + b[1] : 'none (not a full cached block)'}<br>tokens: ${esc(text.slice(0, 80))}`;
     }
