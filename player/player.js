@@ -144,6 +144,7 @@
       this.over = false;
       this.cursorMoves = null;
       this.failures = 0;
+      this.answerTimeoutMs = ANSWER_TIMEOUT_MS;
       this.header = {title: '', model: '', key_frames: [], placeholder: null};
       this.colors = [];  // the block colours drawn now (animated toward the frame's)
       this.rows = new Map();  // request id -> its row element, kept across frames so moves can animate
@@ -253,7 +254,7 @@
       this.pending = {seq: this.seq, want, at: Date.now()};
       this.send({run: this.run, have: this.views.length - 1, want, seq: this.seq});
       clearTimeout(this.answerTimer);
-      this.answerTimer = setTimeout(() => this.checkAnswer(), ANSWER_TIMEOUT_MS + 100);
+      this.answerTimer = setTimeout(() => this.checkAnswer(), this.answerTimeoutMs + 100);
       this.updateControls();
     }
 
@@ -316,11 +317,11 @@
     }
 
     checkAnswer() {
-      if (this.pending && Date.now() - this.pending.at > ANSWER_TIMEOUT_MS) {
+      if (this.pending && Date.now() - this.pending.at > this.answerTimeoutMs) {
         this.pending = null;
         this.pause();
-        this.setMessage('The server has not answered for 30 s (is the connection lost?). The frames already here ' +
-          'stay usable; Step or Play asks again.');
+        this.setMessage(`The server has not answered for ${Math.round(this.answerTimeoutMs / 1000)} s (is the connection ` +
+          'lost?). The frames already here stay usable; Step or Play asks again.');
       }
     }
 
@@ -566,13 +567,16 @@
     blockTip(v, id) {
       const b = v.blocks[id], owners = this.poolOwners[id] || [];
       const state = b[0] === 0 ? (b[1] !== null ? 'free, still in the prefix cache' : 'free') : b[0] > 1 ? 'shared' : 'in use';
-      let text = b[2] || 'empty';
+      let [rid, start, count] = b[2] || [null, 0, 0];  // a cached-free block: the request that filled it
       if (owners.length) {
-        const rid = owners[0], table = v.requests[rid][F.block_table], size = v.cfg.block_size;
-        const start = table.indexOf(id) * size, stop = Math.min(start + size, v.requests[rid][F.num_tokens]);
-        const pieces = v.pieces[rid];
-        text = pieces ? JSON.stringify(pieces.slice(start, stop).join('')) : v.tokens[rid].slice(start, stop).join(' ');
+        const size = v.cfg.block_size;
+        rid = owners[0];
+        start = v.requests[rid][F.block_table].indexOf(id) * size;
+        count = Math.min(size, v.requests[rid][F.num_tokens] - start);
       }
+      const pieces = rid === null ? null : v.pieces[rid];
+      const text = rid === null ? 'empty' : pieces ? JSON.stringify(pieces.slice(start, start + count).join(''))
+        : v.tokens[rid].slice(start, start + count).join(' ');
       return `<b>block ${id}</b> · ${state}<br>owners: ${owners.length ? owners.map(o => 'request ' + o).join(', ') : 'none'}` +
         `<br>ref count: ${b[0]}<br>hash: ${b[1] ? '0x' + b[1] : 'none (not a full cached block)'}<br>tokens: ${esc(text.slice(0, 80))}` +
         overfullTip(v, id);

@@ -100,6 +100,12 @@ def test_the_player_draws_every_frame_of_a_preset(server, browser):
     assert_page_shows(page, expected.frames[3])
     page.wait_for_function("() => location.search.includes('frame=3')", timeout=10_000)  # reported when paused
     page.screenshot(path=ARTIFACTS / "laptop_1440x900_frame3.png")
+    page.keyboard.press("Home")
+    page.get_by_label("pause at key frames").check()  # (keys typed into a control are the control's)
+    page.get_by_role("button", name="Play", exact=True).click()
+    wait_for_frame(page, 1)  # the scenario's first key frame
+    page.wait_for_timeout(1500)
+    assert drawn(page)["frame"] == 1 and page.get_by_role("button", name="Play", exact=True).count() == 1
     page.close()
 
 
@@ -119,6 +125,14 @@ def test_fast_step_clicks_each_give_a_frame_and_play_pauses(server, browser):
     paused_at = drawn(page)["frame"]
     page.wait_for_timeout(1500)
     assert drawn(page)["frame"] == paused_at, "the player kept stepping after Pause"
+    page.evaluate(f"() => {{ const p = document.querySelector('{PLAYER}').player;"
+                  " p.send = () => {}; p.answerTimeoutMs = 300; }")  # requests now get lost on the way
+    page.keyboard.press("End")
+    step_button(page).click()
+    page.wait_for_function(f"() => document.querySelector('{PLAYER} .sp-message').innerText.includes("
+                           "'has not answered')", timeout=10_000)
+    page.get_by_role("button", name="Back", exact=True).click()  # what was computed stays usable
+    wait_for_frame(page, drawn(page)["last"] - 1)
     page.close()
 
 

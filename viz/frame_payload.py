@@ -8,8 +8,8 @@ against `EMPTY_VIEW`, every later frame one against the frame before.
 
 Delta keys: scalars and the narration always; `running` / `waiting` / `cfg` when they changed; `nb` (pool
 size) when the pool was resized, its blocks then start free; `blk` the changed blocks as [id, ref_count,
-hash, text]; `req` the changed requests' fields by id; `tok` by id, [start, token ids, pieces or None] from
-the first token that differs.
+hash, source of a cached-free block's tokens]; `req` the changed requests' fields by id; `tok` by id,
+[start, token ids, pieces or None] from the first token that differs.
 """
 
 from __future__ import annotations
@@ -56,14 +56,13 @@ def _request_fields(request: RequestView) -> list:
             list(request.block_table)]
 
 
-def _block(block) -> list:
-    """[ref_count, hash as hex (JSON numbers lose 64-bit ints) or None, text of a cached-free block or None]."""
-    text = None
-    if block.is_cached_free and block.tokens_from is not None:
-        stop = block.tokens_start + block.tokens_len
-        pieces = block.tokens_from.pieces(stop)
-        text = repr("".join(pieces[block.tokens_start:])) if pieces else " ".join(map(str, block.token_ids))
-    return [block.ref_count, None if block.hash is None else f"{block.hash & (2**64 - 1):016x}", text]
+def _block(block, request_of: dict[int, int]) -> list:
+    """[ref_count, hash as hex (JSON numbers lose 64-bit ints) or None, where a cached-free block's tokens are:
+    [request id, first token, count] of the request that filled it (the player holds its tokens), or None]."""
+    source = None
+    if block.is_cached_free and block.tokens_from is not None and id(block.tokens_from) in request_of:
+        source = [request_of[id(block.tokens_from)], block.tokens_start, block.tokens_len]
+    return [block.ref_count, None if block.hash is None else f"{block.hash & (2**64 - 1):016x}", source]
 
 
 def overfull_blocks(frame: Frame) -> dict[int, int]:
@@ -83,6 +82,7 @@ def stage_view(frame: Frame, before: Frame | None = None) -> dict:
     """What the player draws of `frame`; `before` (the frame before the step) lets the narration say what a
     number was at the start of the step."""
     batched = set(frame.batch.seq_ids)
+    request_of = {id(r.history): r.id for r in frame.requests}
     m = frame.metrics
     wall = frame.wall_schedule_s + frame.wall_model_s
     return {
@@ -103,7 +103,7 @@ def stage_view(frame: Frame, before: Frame | None = None) -> dict:
         "requests": [_request_fields(r) for r in frame.requests],
         "tokens": [list(r.token_ids) for r in frame.requests],
         "pieces": [None if r.pieces is None else list(r.pieces) for r in frame.requests],
-        "blocks": [_block(b) for b in frame.blocks],
+        "blocks": [_block(b, request_of) for b in frame.blocks],
     }
 
 
