@@ -16,7 +16,8 @@ from scheduler import ConfigError
 
 def describe_event(e) -> str:
     """A few characters per event, e.g. `+3` arrived, `A3` admitted, `P2>5` preempted for 5, `F3:eos`,
-    `S3:1/2` one of two draft tokens accepted, `L3` finished one step late (overlapped EOS)."""
+    `S3:1/2` one of two draft tokens accepted, `L3` finished one step late (overlapped EOS), `R6x10` the KV
+    pool rebuilt with 6 blocks of 10 tokens (a mid-run change)."""
     match e.kind:
         case "arrived":
             return f"+{e.seq_id}"
@@ -36,6 +37,8 @@ def describe_event(e) -> str:
             return f"L{e.seq_id}"
         case "speculated":
             return f"S{e.seq_id}:{e.num_accepted}/{len(e.draft_token_ids)}"
+        case "pool_rebuilt":
+            return f"R{e.num_blocks}x{e.block_size}"
         case _:
             return f"X{e.seq_id}"
 

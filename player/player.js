@@ -578,7 +578,7 @@
       const text = rid === null ? 'empty' : pieces ? JSON.stringify(pieces.slice(start, start + count).join(''))
         : v.tokens[rid].slice(start, start + count).join(' ');
       return `<b>block ${id}</b> · ${state}<br>owners: ${owners.length ? owners.map(o => 'request ' + o).join(', ') : 'none'}` +
-        `<br>ref count: ${b[0]}<br>hash: ${b[1] ? '0x' + b[1] : 'none (not a full cached block)'}<br>tokens: ${esc(text.slice(0, 80))}` +
+        `<br>ref count: ${b[0]}<br>hash: ${b[1] ? '0x' + b[1] + '…' : 'none (not a full cached block)'}<br>tokens: ${esc(text.slice(0, 80))}` +
         overfullTip(v, id);
     }
 

@@ -57,3 +57,10 @@ def test_a_trace_loads_back_into_the_same_frames(tmp_path):
         assert store[k].to_dict() == engine.frames[k].to_dict()
     assert requests[1]["output_text"] == "".join(engine.frames[-1].requests[1].pieces[
         engine.frames[-1].requests[1].num_prompt_tokens:])
+
+
+def test_a_pool_rebuild_is_a_short_mark_in_the_table():
+    from engine.cli import describe_event
+    from engine.frame import PoolRebuilt
+
+    assert describe_event(PoolRebuilt(-1, 6, 10, (0, 1), 1)) == "R6x10"

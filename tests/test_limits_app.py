@@ -63,6 +63,19 @@ def test_an_unexpected_error_is_logged_with_the_session_and_shown_as_a_sentence(
     assert logged and "drawing the page" in logged[0].getMessage() and "at frame 0" in logged[0].getMessage()
 
 
+def test_an_error_inside_the_stage_is_logged_as_the_stage_and_shown_as_a_sentence(app, monkeypatch, caplog):
+    def broken(_lab, _request):
+        raise KeyError("boom")
+    app.run()
+    monkeypatch.setattr("session.feed.Feed.serve", broken)
+    app.session_state["player_request"] = {"run": 1, "have": 0, "want": 3, "seq": 1}
+    with caplog.at_level(logging.ERROR, logger="schedlab"):
+        app.run()
+    assert not app.exception and any("it has been logged" in e.value for e in app.error)
+    logged = [r for r in caplog.records if r.name == "schedlab"]
+    assert logged and "stepping the stage" in logged[0].getMessage()
+
+
 def test_a_gif_without_a_browser_says_why(monkeypatch):
     from viz import html_export
     engine = load_scenario(preset_paths()[1]).engine("fake")

@@ -10,6 +10,7 @@ import streamlit as st
 
 from session.feed import Request, run_header
 from session.lab import LabError
+from ui.errors import logged
 from ui.predict import predict
 from ui.state import USER_ERRORS, feed, lab, report, settings_in_effect, sync_url
 from viz.adaptive import adaptive_batch_figure
@@ -208,16 +209,17 @@ def legend():
 def stage():
     @st.fragment
     def live():
-        error = serve_player()
-        notice, stage_slot = st.container(), st.container()  # drawn first, filled once Run N and Reset have acted
-        controls()
-        if st.session_state.notice:
-            notice.warning(st.session_state.notice)
-        with stage_slot:
-            settings_notice()
-            player(error)
-        predict()
-        lower_views()
-        sync_url()
+        with logged("stepping the stage"):  # a fragment's rerun runs only this, not the page's own guard
+            error = serve_player()
+            notice, stage_slot = st.container(), st.container()  # drawn first, filled once Run N and Reset acted
+            controls()
+            if st.session_state.notice:
+                notice.warning(st.session_state.notice)
+            with stage_slot:
+                settings_notice()
+                player(error)
+            predict()
+            lower_views()
+            sync_url()
 
     live()

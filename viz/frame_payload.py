@@ -23,6 +23,7 @@ REQUEST_FIELDS = ("status", "num_tokens", "num_prompt_tokens", "num_computed_tok
                   "num_preemptions", "finish_reason", "max_tokens", "block_table")
 SCALARS = ("step", "time", "kind", "batch", "metrics", "narration", "sat_out", "done", "wall_ms", "overlapped",
            "overfull")
+HASH_DIGITS = 6  # of a block's 16 hex digits, shown in the player's hover
 DONE_KINDS = {"finished": "finished", "finished_late": "finished late", "aborted": "aborted"}
 EMPTY_VIEW = {"running": [], "waiting": [], "cfg": {}, "requests": [], "tokens": [], "pieces": [], "blocks": []}
 
@@ -57,12 +58,13 @@ def _request_fields(request: RequestView) -> list:
 
 
 def _block(block, request_of: dict[int, int]) -> list:
-    """[ref_count, hash as hex (JSON numbers lose 64-bit ints) or None, where a cached-free block's tokens are:
+    """[ref_count, the hash's first HASH_DIGITS hex digits (enough to tell blocks apart on screen, and a block
+    changing costs fewer bytes; JSON numbers would lose 64-bit ints) or None, where a cached-free block's tokens are:
     [request id, first token, count] of the request that filled it (the player holds its tokens), or None]."""
     source = None
     if block.is_cached_free and block.tokens_from is not None and id(block.tokens_from) in request_of:
         source = [request_of[id(block.tokens_from)], block.tokens_start, block.tokens_len]
-    return [block.ref_count, None if block.hash is None else f"{block.hash & (2**64 - 1):016x}", source]
+    return [block.ref_count, None if block.hash is None else f"{block.hash & (2**64 - 1):016x}"[:HASH_DIGITS], source]
 
 
 def overfull_blocks(frame: Frame) -> dict[int, int]:
