@@ -17,7 +17,8 @@
   const MOVE_MS = 200;  // transitions; while playing fast, at most 80% of a frame's time
   const ANSWER_TIMEOUT_MS = 30000;  // a real-model step on a busy CPU can take seconds
   const EMPTY = {running: [], waiting: [], cfg: {}, requests: [], tokens: [], pieces: [], blocks: []};
-  const SCALARS = ['step', 'time', 'kind', 'batch', 'metrics', 'narration', 'sat_out', 'done', 'wall_ms', 'overlapped'];
+  const SCALARS = ['step', 'time', 'kind', 'batch', 'metrics', 'narration', 'sat_out', 'done', 'wall_ms', 'overlapped',
+    'overfull'];  // as viz/frame_payload.SCALARS (a test compares them)
   const F = {status: 0, num_tokens: 1, num_prompt: 2, num_computed: 3, priority: 4, arrival: 5, preemptions: 6,
     finish_reason: 7, max_tokens: 8, block_table: 9};
   const SIZES = {laptop: {boxes: 28, rows: 8, grid: 16}, present: {boxes: 18, rows: 4, grid: 12}};
