@@ -124,7 +124,8 @@
 <div class="sp-lower">
   <div class="sp-pool"><div class="sp-ptitle"></div><div class="sp-canvas-box"><canvas class="sp-grid"></canvas></div>
     <div class="sp-plegend"><span><i class="sp-sw" style="background:#7B8794"></i>in use: its request's colour</span>
-      <span><i class="sp-sw sp-sw-free"></i>free</span><span><i class="sp-sw sp-sw-cachedfree"></i>free, cached prefix (reusable)</span></div></div>
+      <span><i class="sp-sw sp-sw-free"></i>free</span><span><i class="sp-sw sp-sw-cachedfree"></i>free, cached prefix (reusable)</span>
+      <span class="sp-overfull-key" hidden><i class="sp-sw sp-sw-overfull"></i>more tokens than a block holds (the notebook's bug)</span></div></div>
   <div class="sp-tables"><div class="sp-ttitle">Block tables (logical → physical block ids)</div><div class="sp-trows"></div></div>
 </div>
 <div class="sp-tip" hidden></div>`;
@@ -548,6 +549,7 @@
       ctx.textAlign = 'center';
       ctx.textBaseline = 'middle';
       const overfull = new Set((v.overfull || []).map(([id]) => id));
+      this.$('.sp-overfull-key').hidden = overfull.size === 0;
       for (let id = 0; id < n; id++) {
         const x = (id % columns) * cell, y = Math.floor(id / columns) * cell;
         ctx.fillStyle = colors[id];
