@@ -52,7 +52,7 @@ from engine.recorder import Recorder, RequestRecord, batch_view
 from engine.runners import make_runner
 from engine.workload import Request
 from scheduler import Batch, Config, RequestRejected, SamplingParams, Scheduler, Sequence
-from scheduler.events import Aborted, Finished
+from scheduler.events import Aborted
 
 SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "enable_prefix_caching",
                     "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy",
@@ -180,10 +180,7 @@ class Engine:
         self._events.append(PoolRebuilt(-1, config.num_kvcache_blocks, config.kvcache_block_size,
                                         tuple(s.seq_id for s in requeued), len(old.running)))
         self._requeued_by_rebuild.update(s.seq_id for s in old.running)
-        aborted = self.scheduler.requeue(requeued)  # those that no longer fit, reported in the next frame
-        for event in aborted:
-            self.requests[event.seq_id].finish_step = self.step_count
-        self._events += aborted
+        self._events += self.scheduler.requeue(requeued)  # aborts of those that no longer fit, in the next frame
         self._recorder.touch(s.seq_id for s in requeued)
         self.config = config
 
@@ -217,7 +214,7 @@ class Engine:
         if self.overlap and self.is_finished:
             self._land_in_flight()  # the run ends here: its last tokens land before its last frame
         timing, latency_s = self._advance_clocks(batch, schedule_s, model_s, post_s, overlapped)
-        self._note_progress(batch, events)
+        self._tell_rebuild_admissions(events)
         self._last_batch_idle = not batch.seqs and not any(e.kind == FinishedLate.kind for e in events)
         if self.record:
             self._record_frame(batch, events, schedule_s + post_s, model_s, tables, timing)
@@ -359,18 +356,12 @@ class Engine:
         if size != self.config.max_num_seqs:
             self._swap(replace(self.config, max_num_seqs=size))
 
-    def _note_progress(self, batch, events):
-        for i, e in enumerate(events):  # a recompute caused by the pool's rebuild, not by a preemption
+    def _tell_rebuild_admissions(self, events):
+        """An admission the pool's rebuild caused is an AdmittedAfterRebuild: a recompute, not a preemption's."""
+        for i, e in enumerate(events):
             if e.kind == "admitted" and e.seq_id in self._requeued_by_rebuild:
                 self._requeued_by_rebuild.discard(e.seq_id)
                 events[i] = AdmittedAfterRebuild(e.seq_id, e.num_tokens, e.num_cached_tokens, e.recompute)
-        for seq in batch.seqs:
-            record = self.requests[seq.seq_id]
-            if record.first_token_step is None and seq.num_completion_tokens:
-                record.first_token_step = self.step_count
-        for e in events:
-            if isinstance(e, Finished | Aborted | FinishedLate):
-                self.requests[e.seq_id].finish_step = self.step_count
 
     def _record_frame(self, batch, events, wall_schedule_s, wall_model_s, tables=(), timing=None):
         header = StepHeader(self.step_count, self.sim_time_s, wall_schedule_s, wall_model_s, self.config,

@@ -27,12 +27,11 @@ SEQ_ID = attrgetter("seq_id")
 @dataclass
 class RequestRecord:
     """Everything the engine keeps of one request, indexed by its id: where it came from, the scheduler's
-    Sequence, its token history (shared with its frame views) and the steps of its first token and its end."""
+    Sequence and its token history (shared with its frame views). When its first token and its end happened is
+    read off the frames, in one place: engine/metrics.py."""
     request: Request
     seq: Sequence
     history: TokenHistory
-    first_token_step: int | None = None
-    finish_step: int | None = None
 
 
 def batch_view(batch: Batch) -> BatchView:

@@ -21,6 +21,7 @@ from pathlib import Path
 from engine.engine import Engine
 from engine.frame import Frame, TokenHistory, config_to_dict
 from engine.frame_store import FrameStore
+from engine.metrics import request_metrics
 from engine.trace_delta import frame_deltas, frames_from_deltas
 from engine.trace_schema import TraceError, checked_trace
 
@@ -30,7 +31,10 @@ __all__ = ["TRACE_VERSION", "TraceError", "load_trace", "read_trace", "request_s
            "trace_json", "write_trace"]
 
 
-def request_summaries(engine: Engine) -> list[dict]:
+def request_summaries(engine: Engine, frames: Sequence[Frame] | None = None) -> list[dict]:
+    """Each request's prompt, output and ending; its first-token and finish steps as the metrics read them off
+    the frames (`frames`: the engine's, already rebuilt, to reuse)."""
+    steps = {m.id: m for m in request_metrics(engine.frames if frames is None else frames)}
     summaries = []
     for rid, record in enumerate(engine.requests):
         seq, history = record.seq, record.history
@@ -44,8 +48,8 @@ def request_summaries(engine: Engine) -> list[dict]:
             "pieces": None if pieces is None else list(pieces),
             "finish_reason": seq.finish_reason,
             "arrival": seq.arrival,
-            "first_token_step": record.first_token_step,
-            "finish_step": record.finish_step,
+            "first_token_step": steps[rid].first_token_step if rid in steps else None,
+            "finish_step": steps[rid].finish_step if rid in steps else None,
         })
     return summaries
 
@@ -70,7 +74,7 @@ def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame]
         "overlap": engine.overlap,
         "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
         "config_changes": config_changes(engine),
-        "requests": request_summaries(engine),
+        "requests": request_summaries(engine, frames),
         "frames": frame_deltas(engine.frames if frames is None else frames),
     }
 

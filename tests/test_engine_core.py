@@ -4,6 +4,7 @@ import pytest
 
 from engine.engine import CostModel, Engine
 from engine.frame import Frame
+from engine.metrics import request_metrics
 from engine.workload import Request, random_workload
 from scheduler import Batch, Config, ConfigError
 
@@ -67,7 +68,7 @@ def test_a_request_added_by_hand_joins_at_the_next_step():
     assert [e.seq_id for e in frame.events_of("arrived")] == [2]
     assert frame.requests[2].arrival == 2
     engine.run()
-    assert engine.requests[2].seq.completion_token_ids and engine.requests[2].finish_step is not None
+    assert engine.requests[2].seq.completion_token_ids and request_metrics(engine.frames)[2].finish_step is not None
 
 
 def test_arrivals_leave_the_pending_queue_from_its_head_in_constant_time():
