@@ -1,17 +1,29 @@
-"""The classroom against a real server: simulated students speaking Streamlit's own websocket protocol.
+"""The classroom against a real server: simulated students speaking Streamlit's own websocket protocol to the
+stage player's component.
 
 Starts `streamlit run app.py` on 127.0.0.1, then connects N students as protocol-level clients (no browser:
 each sends the BackMsg protobufs a browser sends, from the installed streamlit package, and reads the
-ForwardMsgs back). Each student opens preset 05, clicks Step a few times (a pause between clicks), plays
-(Step clicks every 0.2 s, as the Play timer's reruns would), clicks Back three times, changes max_num_seqs in
-the sidebar (a branch), and clicks Step again. Per click, the time until the server finished the rerun it
-caused; a click is lost when the rerun fails or times out, or a Step does not show the next frame. Prints
-p50/p95/max per Step click, lost clicks, the server's peak RSS, and the model's batch sizes as the
-"This server" panel shows them. Bounded in students, clicks and time; stops the server at the end.
-Run: python bench/bench_classroom_server.py [students] [fake|model]
+ForwardMsgs back). The stage is the browser-side player (player/player.js, an `st.components.v2` component
+keyed "stage_player"): Step, Back and Play act in the browser on frames already sent, and the player asks the
+server for more by setting its trigger "request" = {run, have, want, seq}. Here a student sends exactly that:
+a fragment rerun whose widget states carry the component's trigger aggregator (`json_trigger_value`, a JSON
+list of {"event": "request", "value": ...}) and its state (`json_value`, {"frame": k} once reported).
+
+Each student opens preset 05, steps a few times (a pause between; a step beyond the frames held asks for one
+more frame), plays (a request for a chunk of frames ahead every ~0.5 s), goes back three times (local in the
+player: it only reports the frame shown, debounced, so one "frame" state change per Back here), changes
+max_num_seqs in the sidebar (a branch), and steps again. Per request, the time until the server's
+ForwardMsgs carry the frames asked for (the component's data: "last" >= want, or the run is over); a
+request whose answer falls short (the server computes at most 2 s per request) is asked again as the player
+does. A request is lost when no answer carries its frames within 30 s or its rerun fails. Prints p50/p95/max
+per request, lost requests, the server's peak RSS, and the model's batch sizes as the "This server" panel
+shows them. Bounded in students, requests and time; stops the server at the end.
+With `custom`, every student opens a different custom setup instead of preset 05.
+Run: python bench/bench_classroom_server.py [students] [fake|model] [custom]
 """
 
 import asyncio
+import json
 import os
 import random
 import re
@@ -23,25 +35,28 @@ from pathlib import Path
 from statistics import quantiles
 
 import websockets
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 ROOT = Path(__file__).resolve().parent.parent
-QUERY = "scenario=05_prefix_caching"
-CLICKS, PLAYED, BACK, AFTER_BRANCH = 4, 10, 3, 2
-CLICK_PAUSE_S, PLAY_INTERVAL_S, ARRIVAL_SPREAD_S = (0.5, 1.5), 0.2, 3.0
-RERUN_TIMEOUT_S, OPEN_TIMEOUT_S, TIME_LIMIT_S = 30, 180, 300  # opening the page may load the model first
-FRAME = re.compile(r"^Frame \*\*(\d+)\*\* of")
+PRESET = "scenario=05_prefix_caching"
+PLAYER = "schedlab_stage_player"
+STEPS, PLAYED, BACK, AFTER_BRANCH, LOOKAHEAD = 4, 8, 3, 2, 10  # LOOKAHEAD: the player's chunk at 2 steps/s
+STEP_PAUSE_S, PLAY_INTERVAL_S, ARRIVAL_SPREAD_S = (0.5, 1.5), 0.5, 3.0
+REQUEST_TIMEOUT_S, OPEN_TIMEOUT_S, TIME_LIMIT_S = 30, 180, 300  # opening the page may load the model first
 BATCHES = re.compile(r"Sessions per pass, latest last: ([\d ]+)")
 
 
 class Page:
-    """What the server last sent: widget ids by label, the frame shown, the server panel's text."""
+    """What the server last sent: widget ids by label, the player's data, the server panel's text."""
 
     def __init__(self):
         self.widgets: dict[str, tuple[str, str]] = {}  # label -> (widget id, fragment id)
-        self.frame, self.panel = -1, ""
+        self.player_id, self.player_fragment = "", ""
+        self.run, self.last, self.cursor, self.over, self.cursor_moves = -1, -1, 0, False, -1
+        self.panel = ""
 
     def read(self, msg: ForwardMsg):
         if msg.WhichOneof("type") != "delta" or not msg.delta.HasField("new_element"):
@@ -50,70 +65,138 @@ class Page:
         if kind in ("button", "number_input"):
             widget = getattr(element, kind)
             self.widgets[widget.label] = (widget.id, msg.delta.fragment_id)
-        elif kind == "markdown":
-            if found := FRAME.match(element.markdown.body):
-                self.frame = int(found.group(1))
-            if BATCHES.search(element.markdown.body):
-                self.panel = element.markdown.body
+        elif kind == "bidi_component" and element.bidi_component.component_name.endswith(PLAYER):
+            data = json.loads(element.bidi_component.json)
+            self.player_id, self.player_fragment = element.bidi_component.id, msg.delta.fragment_id
+            if data["run"] != self.run:  # a new run: the player drops what it held
+                self.run, self.last = data["run"], -1
+            if data["frames"]:  # frames from data["from"] on; the player holds a prefix
+                self.last = max(self.last, data["from"] + len(data["frames"]) - 1)
+            self.over = bool(data["over"]) and self.last >= data["last"]
+            if data["cursor_moves"] != self.cursor_moves:  # the server moved the cursor: the player jumps there
+                self.cursor_moves, self.cursor = data["cursor_moves"], data["cursor"]
+        elif kind == "markdown" and BATCHES.search(element.markdown.body):
+            self.panel = element.markdown.body
+
+
+def custom_query(student: int) -> str:
+    """A different custom setup per student (as bench/bench_classroom.py): 4-7 chat requests, Poisson arrivals,
+    its own seed; the default settings."""
+    return (f"scenario=custom&requests={4 + student % 4}&prompts=chat&max_tokens=24&arrivals=poisson"
+            f"&seed={student}")
 
 
 class Student:
-    def __init__(self, number: int):
+    def __init__(self, number: int, query: str = PRESET):
         self.rng = random.Random(number)
+        self.query = query
         self.page = Page()
-        self.step_latencies: list[float] = []
-        self.lost = 0
+        self.shown = 0  # the frame the player shows
+        self.state: dict = {}  # the component's state as last reported ({"frame": k})
+        self.seq = 0
+        self.latencies: list[float] = []
+        self.lost = self.local = 0
 
-    async def rerun(self, ws, widget: WidgetState | None = None, fragment_id: str = "",
-                    timeout_s: float = RERUN_TIMEOUT_S) -> float | None:
-        """Send what a browser sends for a click or a change; seconds until the rerun finished, None if it failed."""
+    async def rerun(self, ws, widgets: list[WidgetState] = (), fragment_id: str = "",
+                    timeout_s: float = REQUEST_TIMEOUT_S, until=None) -> float | None:
+        """Send what a browser sends; seconds until `until()` holds (or the rerun finished), None if it failed."""
         back = BackMsg()
-        back.rerun_script.query_string = QUERY
-        if widget is not None:
-            back.rerun_script.widget_states.widgets.append(widget)
+        back.rerun_script.query_string = self.query
+        back.rerun_script.widget_states.widgets.extend(widgets)
         back.rerun_script.fragment_id = fragment_id
         start = time.perf_counter()
         await ws.send(back.SerializeToString())
+        seconds = None
         async with asyncio.timeout(timeout_s):
             while True:
                 msg = ForwardMsg()
                 msg.ParseFromString(await ws.recv())
                 self.page.read(msg)
+                if seconds is None and until is not None and until():
+                    seconds = time.perf_counter() - start  # the frames are here; the rerun may still draw more
                 if msg.WhichOneof("type") == "script_finished":
                     ok = msg.script_finished in (ForwardMsg.FINISHED_SUCCESSFULLY,
                                                  ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
-                    return time.perf_counter() - start if ok else None
+                    if not ok:
+                        return None
+                    return seconds if until is not None else time.perf_counter() - start
 
-    async def click(self, ws, label: str, **value) -> float | None:
-        widget_id, fragment_id = self.page.widgets[label]
-        state = WidgetState(id=widget_id, **(value or {"trigger_value": True}))
-        try:
-            return await self.rerun(ws, state, fragment_id)
-        except TimeoutError:
-            return None
+    def _component_state(self) -> list[WidgetState]:
+        """The component's state widget, sent with every rerun as the browser does ({} before any report)."""
+        return [WidgetState(id=self.page.player_id, json_value=json.dumps(self.state))]
+
+    async def request(self, ws, want: int):
+        """The player asks for frames up to `want`; asked again while an answer falls short, as the player does."""
+        start, deadline = time.perf_counter(), time.perf_counter() + REQUEST_TIMEOUT_S
+        got = lambda: self.page.last >= want or self.page.over  # noqa: E731
+        while True:
+            self.seq += 1
+            value = {"run": self.page.run, "have": self.page.last, "want": want, "seq": self.seq}
+            trigger = WidgetState(id=_make_trigger_id(self.page.player_id, "events"),
+                                  json_trigger_value=json.dumps([{"event": "request", "value": value}]))
+            asked = time.perf_counter()
+            try:
+                answered = await self.rerun(ws, [trigger, *self._component_state()], self.page.player_fragment,
+                                            max(0.1, deadline - time.perf_counter()), until=got)
+            except TimeoutError:
+                answered = None
+            if answered is not None:  # the frames asked for came (latency from the first ask to their arrival)
+                self.latencies.append(asked + answered - start)
+                return
+            if time.perf_counter() >= deadline:
+                self.lost += 1
+                return
+            if not got():  # the rerun finished short of `want` (the server's 2 s budget) or failed: ask again
+                await asyncio.sleep(0.05)
 
     async def step(self, ws, pause_s: float):
-        before = self.page.frame
-        seconds = await self.click(ws, "Step ▶")
-        if seconds is None or self.page.frame != before + 1:
-            self.lost += 1
-        else:
-            self.step_latencies.append(seconds)
+        want = self.shown + 1
+        if want <= self.page.last:
+            self.local += 1  # answered in the browser
+        elif not self.page.over:
+            await self.request(ws, want)
+        self.shown = min(want, self.page.last)
         await asyncio.sleep(pause_s)
+
+    async def report_frame(self, ws):
+        """The player reports the frame it stopped on: a change of the component's state "frame"."""
+        self.state = {**self.state, "frame": self.shown}
+        try:
+            if await self.rerun(ws, self._component_state(), self.page.player_fragment) is None:
+                self.lost += 1
+        except TimeoutError:
+            self.lost += 1
 
     async def attend(self, url: str):
         await asyncio.sleep(self.rng.uniform(0, ARRIVAL_SPREAD_S))
-        async with websockets.connect(url, subprotocols=["streamlit"], max_size=2**26) as ws:
+        async with websockets.connect(url, subprotocols=["streamlit"], max_size=2**27) as ws:
             await self.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
-            for _ in range(CLICKS):
-                await self.step(ws, self.rng.uniform(*CLICK_PAUSE_S))
-            for _ in range(PLAYED):
-                await self.step(ws, PLAY_INTERVAL_S)
-            for _ in range(BACK):
-                await self.click(ws, "◀ Back")
-            await self.click(ws, "max_num_seqs (requests per batch)", int_value=1 + self.rng.randrange(3))
+            self.shown = self.page.cursor
+            for _ in range(STEPS):
+                await self.step(ws, self.rng.uniform(*STEP_PAUSE_S))
+            for _ in range(PLAYED):  # playing: a chunk ahead every ~0.5 s, the frames shown as they come
+                started = time.perf_counter()
+                if not self.page.over:
+                    await self.request(ws, self.page.last + LOOKAHEAD)
+                self.shown = self.page.last
+                await asyncio.sleep(max(0.0, PLAY_INTERVAL_S - (time.perf_counter() - started)))
+            await self.report_frame(ws)  # Pause: the player reports where it stopped
+            for _ in range(BACK):  # each Back shown in the browser; the report follows after 300 ms
+                self.shown = max(0, self.shown - 1)
+                await asyncio.sleep(0.4)
+                await self.report_frame(ws)
+            label = next(k for k in self.page.widgets if k.startswith("max_num_seqs"))
+            widget_id, fragment_id = self.page.widgets[label]
+            try:
+                branched = await self.rerun(ws, [WidgetState(id=widget_id, int_value=1 + self.rng.randrange(3)),
+                                                 *self._component_state()], fragment_id)
+            except TimeoutError:
+                branched = None
+            if branched is None:
+                self.lost += 1
+            self.shown = self.page.cursor
             for _ in range(AFTER_BRANCH):
-                await self.step(ws, self.rng.uniform(*CLICK_PAUSE_S))
+                await self.step(ws, self.rng.uniform(*STEP_PAUSE_S))
 
 
 def free_port() -> int:
@@ -142,14 +225,17 @@ async def main():
     count = int(next((a for a in sys.argv[1:] if a.isdigit()), 30))
     runner = "model" if "model" in sys.argv[1:] else "fake"
     model_name = "real" if runner == "model" else "fake"
+    custom = "custom" in sys.argv[1:]
+    what = f"{count} different custom setups" if custom else "preset 05"
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                               "--server.address", "127.0.0.1", "--server.port", str(port)], cwd=ROOT,
+                               "--server.address", "127.0.0.1", "--server.port", str(port),
+                               "--browser.gatherUsageStats", "false"], cwd=ROOT,
                               env=dict(os.environ, SCHEDLAB_RUNNER=runner), stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
         await wait_for_server(port)
-        students = [Student(i) for i in range(count)]
+        students = [Student(i, custom_query(i) if custom else PRESET) for i in range(count)]
         url = f"ws://127.0.0.1:{port}/_stcore/stream"
         start = time.perf_counter()
         tasks = [asyncio.create_task(s.attend(url)) for s in students]
@@ -162,19 +248,21 @@ async def main():
         server.wait(30)
     failed = [task.exception() for task in done if task.exception() is not None]
     failed += [TimeoutError(f"unfinished after {TIME_LIMIT_S} s")] * len(unfinished)
-    latencies = sorted(x for s in students for x in s.step_latencies)
+    latencies = sorted(x for s in students for x in s.latencies)
     lost = sum(s.lost for s in students) + len(failed)
+    local = sum(s.local for s in students)
     if len(latencies) < 2:
-        print(f"{count} websocket students, {model_name} model: fewer than two Step clicks answered; lost {lost}; "
+        print(f"{count} websocket students, {model_name} model: fewer than two requests answered; lost {lost}; "
               f"failures: {sorted({repr(r) for r in failed})[:3]}")
         return
     cuts = quantiles(latencies, n=100, method="inclusive")
-    print(f"{count} websocket students, preset 05, {model_name} model, `streamlit run app.py` on 127.0.0.1: "
-          f"{len(latencies)} Step clicks, click to rerun finished p50 {cuts[49] * 1e3:.0f} ms, "
-          f"p95 {cuts[94] * 1e3:.0f} ms, max {latencies[-1] * 1e3:.0f} ms; lost {lost}; server peak RSS "
-          f"{rss:.0f} MB; {wall:.0f} s")
-    for error in {repr(r) for r in failed}:
-        print(f"    a student failed: {error}")
+    print(f"{count} websocket students, {what}, {model_name} model, stage player, `streamlit run app.py` on "
+          f"127.0.0.1: {len(latencies)} player requests for frames (step: 1 frame, play: {LOOKAHEAD} ahead), "
+          f"request to frames received p50 {cuts[49] * 1e3:.0f} ms, p95 {cuts[94] * 1e3:.0f} ms, "
+          f"max {latencies[-1] * 1e3:.0f} ms; lost {lost} (requests, frame reports, branches); {local} steps "
+          f"answered in the player; server peak RSS {rss:.0f} MB; {wall:.0f} s")
+    for error in sorted({repr(r) for r in failed}):
+        print(f"    {sum(repr(r) == error for r in failed)} of {count} students failed: {error}")
     panels = [s.page.panel for s in students if s.page.panel]
     if panels and (found := BATCHES.search(max(panels, key=len))):
         print(f"    model batch sizes (sessions per forward pass, as the server panel showed): {found.group(1)}")
