@@ -1,30 +1,34 @@
 """A run's history for the charts over time, without keeping frames: one small summary per frame (what the charts
-read: step, clocks, config, batch, events, metrics, timing; the objects are the frame store's own, so a summary
-costs a tuple) and the request timeline's runs of phases, both built once per frame in order.
+read: the step's header and metrics, the frame store's own objects, so a summary costs a pair) and the request
+timeline's runs of phases, both built once per frame in order.
 
 A 100,000-frame run then holds 100,000 tuples, not 100,000 materialised frames with their pools and requests.
 """
 
 from __future__ import annotations
 
-from collections import namedtuple
 from collections.abc import Sequence
+from typing import NamedTuple
 
-from engine.frame import Frame
+from engine.frame import Frame, StepHeader, StepMetrics
 from viz.timeline import Segment, Segments
 
 
-class FrameSummary(namedtuple("FrameSummary", ("step", "sim_time_s", "wall_schedule_s", "wall_model_s", "config",
-                                                "batch", "events", "metrics", "timing"))):
-    """What the charts over time read of a frame: its attributes of the same names (no queues, requests, pool)."""
-    __slots__ = ()
+class FrameSummary(NamedTuple):
+    """What the charts over time read of a frame: its header (step, clocks, config, batch, events, timing, each
+    readable as an attribute of the summary, as of a Frame) and its metrics; no queues, requests or pool."""
+    header: StepHeader
+    metrics: StepMetrics
+
+    def __getattr__(self, name: str):
+        return getattr(self.header, name)
 
     def events_of(self, kind: str) -> list:
-        return [e for e in self.events if e.kind == kind]
+        return [e for e in self.header.events if e.kind == kind]
 
     @classmethod
     def of(cls, frame: Frame) -> FrameSummary:
-        return cls._make(getattr(frame, name) for name in cls._fields)
+        return cls(frame.header, frame.metrics)
 
 
 class RunHistory:
