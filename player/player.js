@@ -145,6 +145,7 @@
       this.seq = 0;
       this.over = false;
       this.cursorMoves = null;
+      this.stepsCarried = 0;
       this.failures = 0;
       this.answerTimeoutMs = ANSWER_TIMEOUT_MS;
       this.header = {title: '', model: '', key_frames: [], placeholder: null};
@@ -186,6 +187,8 @@
         this.$('.sp-sw-cachedfree').style.background = COLORS.cached_free;
       }
       if (m.run !== this.run) {
+        // Step clicks not yet answered when the page switched runs (a settings change) carry over to the new run
+        this.stepsCarried = this.shown >= 0 ? Math.max(0, this.desired - this.shown) : 0;
         this.run = m.run;
         this.views = [];
         this.prev = EMPTY;
@@ -217,9 +220,11 @@
         this.pause();
       }
       if (m.cursor_moves !== this.cursorMoves) {  // the server moved the cursor (Run N, a reset, a link):
-        this.desired = m.cursor;  // follow it once its frame is here (a long run comes in several messages)
+        // follow it once its frame is here (a long run comes in several messages), with the carried Step clicks
+        this.desired = m.cursor + this.stepsCarried;
         if (m.cursor < this.views.length) {
           this.cursorMoves = m.cursor_moves;
+          this.stepsCarried = 0;
           this.reported = m.cursor;  // the server's own cursor: nothing to report back
           this.show(m.cursor);
         }
@@ -316,6 +321,14 @@
       const now = performance.now(), interval = 1000 / Number(this.$('.sp-speed').value);
       this.due = Math.max(now, (this.due || now) + interval);  // on the beat, however long drawing took
       this.timer = setTimeout(() => this.tick(), this.due - now);
+    }
+
+    /* Moved into a new element by a page rerun: a Play that stopped while it was off the page goes on. */
+    reattached() {
+      if (this.playing) {
+        clearTimeout(this.timer);
+        this.tick();
+      }
     }
 
     checkAnswer() {
@@ -663,7 +676,7 @@
       if (!Player.active) Player.active = this;  // with several players on a page, keys drive the last one used
       this.root.addEventListener('pointerdown', () => { Player.active = this; });
       this.onKey = e => {
-        if (!this.root.isConnected) { document.removeEventListener('keydown', this.onKey); return; }
+        if (!this.root.isConnected) return;  // (off the page for now: mount() may put it back)
         if (Player.active !== this && Player.active && Player.active.root.isConnected) return;
         Player.active = this;
         const t = e.target;
@@ -673,7 +686,7 @@
         if (act) { e.preventDefault(); act(); }
       };
       document.addEventListener('keydown', this.onKey);
-      this.resize = new ResizeObserver(() => { const v = this.views[this.shown]; if (v) this.paintPool(v, this.colors.length === v.blocks.length ? this.colors : this.colors); });
+      this.resize = new ResizeObserver(() => { const v = this.views[this.shown]; if (v) this.paintPool(v, this.colors); });
       this.resize.observe(this.$('.sp-canvas-box'));
     }
   }
@@ -683,16 +696,26 @@
     return '#' + x.map((v, i) => Math.round(v + (y[i] - v) * t).toString(16).padStart(2, '0')).join('');
   }
 
-  /* The Streamlit component (st.components.v2): one player per mounted element, fed each rerun's message. */
+  /* The Streamlit component (st.components.v2): one player per component key, fed each rerun's message. A full
+     page rerun may mount the component in a new element (when something above it appears): the player moves
+     there with its frames, options and pending clicks. (The map lives on the window: a remount may evaluate this
+     module anew.) */
+  const players = window.schedlabPlayers || (window.schedlabPlayers = new Map());
+
   function mount(component) {
-    const {data, parentElement, setTriggerValue, setStateValue} = component;
-    let host = parentElement.querySelector('.sp-host');
-    if (!host) {
-      host = document.createElement('div');
+    const {data, key, parentElement, setTriggerValue, setStateValue} = component;
+    let player = players.get(key);
+    if (!player) {
+      const host = document.createElement('div');
       host.className = 'sp-host';
-      parentElement.appendChild(host);
+      player = new Player(host, {});
+      players.set(key, player);
     }
-    const player = host.player || new Player(host, {});
+    const host = player.root;
+    if (host.parentElement !== parentElement) {
+      parentElement.appendChild(host);
+      player.reattached();
+    }
     player.send = request => setTriggerValue('request', request);
     player.report = frame => setStateValue('frame', frame);
     host.classList.toggle('sp-present', Boolean(data && data.present));
