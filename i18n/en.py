@@ -401,6 +401,8 @@ MESSAGES = {
     "sidebar.added": "Added: it joins the waiting queue at the next step.",
     "sidebar.chat_template": "The prompt is wrapped in the model's chat template.",
     "sidebar.trace_upload": "Open a JSON trace (`python -m engine run ... --json t.json`)",
+    "sidebar.add": "Add a request",
+    "sidebar.open_trace": "Open a trace",
     "sidebar.presentation": "Presentation mode (projector)",
     "sidebar.settings": "Scheduler settings",
     "sidebar.settings_caption": "Changes apply from the frame shown; at an earlier frame the run branches from there.",

@@ -372,6 +372,8 @@ MESSAGES = {
     "sidebar.added": "已添加：它在下一步进入等待队列。",
     "sidebar.chat_template": "提示词会被套上模型的聊天模板。",
     "sidebar.trace_upload": "打开 JSON 轨迹（`python -m engine run ... --json t.json`）",
+    "sidebar.add": "添加请求",
+    "sidebar.open_trace": "打开轨迹",
     "sidebar.presentation": "演示模式（投影仪）",
     "sidebar.settings": "调度器设置",
     "sidebar.settings_caption": "修改从当前显示的帧起生效；在较早的帧修改时，运行从那里分支。",

@@ -12,7 +12,7 @@ def test_every_setting_has_a_label_and_help_and_the_legend_explains_the_shorthan
     from dataclasses import fields
     assert {f.name for f in fields(Config)} - set(SETTING_FIELDS) == {"eos"}
     for lang in ("en", "zh"):
-        assert all(setting(f, lang).label and len(setting(f, lang).help) > 40 for f in SETTING_FIELDS)
+        assert all(setting(f, lang).label and len(setting(f, lang).help) > 20 for f in SETTING_FIELDS)
     assert "n-gram" not in setting("prompt_lookup_min").label
     shown = {entry.shown for entry in legend()}
     assert {"ID:3 (L:12)", "8/16", "block 5 ×3"} <= shown
