@@ -310,8 +310,8 @@ class _Loader:
             if missing and (self.is_preset or len(missing) < len(has)):
                 why = ("every shipped preset has each text in every language" if self.is_preset else
                        f"the file has {LANGUAGES[lang]} text for some texts, so it needs it for all")
-                self.fail(f"{missing[0]}_{lang}", f"missing: {missing[0]} has no {lang} ({LANGUAGES[lang]}) text ({why}; "
-                          "see scenarios/README.md)")
+                self.fail(f"{missing[0]}_{lang}", f"missing: {missing[0]} has no {lang} ({LANGUAGES[lang]}) text "
+                          f"({why}; see scenarios/README.md)")
             if not missing:
                 languages.append(lang)
         return languages

@@ -9,6 +9,8 @@ every value, and add it to LANGUAGES.
 
 from __future__ import annotations
 
+import string
+
 from i18n import en, zh
 
 DEFAULT = "en"
@@ -42,3 +44,20 @@ def join_and(lang: str, items) -> str:
     if len(items) == 1:
         return items[0]
     return text(lang, "list.and", head=text(lang, "list.sep").join(items[:-1]), last=items[-1])
+
+
+def problems() -> list[str]:
+    """What keeps the catalogues from matching: an id in one language only, or a message whose placeholders
+    differ from the English one's (tests/test_i18n.py asserts there are none)."""
+    english, found = CATALOGUES[DEFAULT], []
+    for lang, catalogue in CATALOGUES.items():
+        found += [f"{lang}: {key} is missing" for key in english if key not in catalogue]
+        found += [f"{lang}: {key} is not in {DEFAULT}" for key in catalogue if key not in english]
+        found += [f"{lang}: {key} has the placeholders {sorted(_fields(message))}, {DEFAULT} "
+                  f"{sorted(_fields(english[key]))}" for key, message in catalogue.items()
+                  if key in english and _fields(message) != _fields(english[key])]
+    return found
+
+
+def _fields(message: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(message) if name}
