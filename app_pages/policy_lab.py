@@ -90,8 +90,9 @@ def custom_variant(i: int, base) -> Variant:
 
 def choose_variants(base, column) -> list[Variant] | None:
     """The configs to compare, or None when one of them is impossible (the reason is shown)."""
+    custom = t("lab.custom")
     comparison = column.selectbox(t("lab.compare"), [*COMPARISONS, CUSTOM], key="comparison",
-                                  format_func=lambda c: t("lab.custom") if c == CUSTOM else c)
+                                  format_func=lambda c: custom if c == CUSTOM else c)
     if comparison != CUSTOM:
         return variants_for(comparison, base)
     count = int(st.columns(4)[0].number_input(t("lab.how_many"), 2, MAX_VARIANTS, 2, key="num_configs"))

@@ -8,6 +8,7 @@ from dataclasses import replace
 import streamlit as st
 
 from engine.adaptive import AdaptiveBatch
+from i18n import text
 from session.lab import (
     ARRIVALS,
     BOUNDS,
@@ -130,7 +131,7 @@ def scenario_picker():
     names, lang = [*scenarios, CUSTOM], current_lang()
     st.selectbox(t("sidebar.scenario"), names, key="scenario_choice", on_change=_on_scenario,
                  help=input_help("scenario", lang),
-                 format_func=lambda n: t("run.custom") if n == CUSTOM else scenarios[n].title_in(lang))
+                 format_func=lambda n: text(lang, "run.custom") if n == CUSTOM else scenarios[n].title_in(lang))
     for file, error in broken.items():
         st.warning(t("sidebar.preset_broken", file=file, error=error))
     choice = st.session_state.scenario_choice
@@ -160,11 +161,12 @@ def custom_setup():
             int(st.number_input(t("sidebar.requests"), *BOUNDS["requests"], shown.requests,
                                 help=input_help("requests", lang))),
             st.radio(t("sidebar.prompts"), list(PROMPTS), list(PROMPTS).index(shown.prompts),
-                     format_func=lambda p: t(f"custom.prompts.{p}"), horizontal=True, help=input_help("prompts", lang)),
+                     format_func=lambda p: text(lang, f"custom.prompts.{p}"), horizontal=True,
+                     help=input_help("prompts", lang)),
             int(st.number_input(t("sidebar.max_tokens"), *BOUNDS["max_tokens"], shown.max_tokens,
                                 help=input_help("max_tokens", lang))),
             st.radio(t("sidebar.arrivals"), list(ARRIVALS), list(ARRIVALS).index(shown.arrivals),
-                     format_func=lambda a: t(f"custom.arrivals.{a}"), horizontal=True,
+                     format_func=lambda a: text(lang, f"custom.arrivals.{a}"), horizontal=True,
                      help=input_help("arrivals", lang)))
         if st.form_submit_button(t("sidebar.start_custom")):  # under the settings and options shown in the sidebar
             state = st.session_state
@@ -180,8 +182,9 @@ def model_controls():
     state.temperature = inputs.temperature if inputs else state.get("temperature", 0.0)
     state.seed = inputs.seed if inputs else state.get("seed", 0)
     lang = current_lang()
-    st.radio(t("sidebar.model"), options, key="runner_choice", format_func=lambda r: t(f"sidebar.runner.{r}"),
-             on_change=_on_run_inputs, help=input_help("model", lang))
+    st.radio(t("sidebar.model"), options, key="runner_choice",
+             format_func=lambda r: text(lang, f"sidebar.runner.{r}"), on_change=_on_run_inputs,
+             help=input_help("model", lang))
     if not installed:
         st.caption(t("sidebar.model_missing"))
     elif st.session_state.runner == "model":

@@ -8,6 +8,7 @@ import html
 
 import streamlit as st
 
+from i18n import text
 from session.feed import Request, run_header
 from session.lab import LabError
 from ui.errors import logged
@@ -194,9 +195,9 @@ def metrics():
 def lower_views():
     """The views drawn on the server, at the frame the player last stopped at."""
     # Only the chosen view is drawn: charts over time cost the browser more than the whole frame.
-    views = {"text": texts, "charts": charts, "metrics": metrics, "legend": legend}
+    views, lang = {"text": texts, "charts": charts, "metrics": metrics, "legend": legend}, current_lang()
     shown = st.segmented_control(t("stage.below"), list(views), key="lower_view", default="text",
-                                 format_func=lambda v: t(f"stage.view.{v}"), label_visibility="collapsed",
+                                 format_func=lambda v: text(lang, f"stage.view.{v}"), label_visibility="collapsed",
                                  help=t("stage.below_help"))
     if shown is not None:
         views[shown]()
