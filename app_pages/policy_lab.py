@@ -23,6 +23,7 @@ from engine.export import comparison_json, requests_csv
 from engine.limits import CONFIG_BOUNDS
 from engine.overlap import check_overlap
 from engine.vllm_args import vllm_command, vllm_notes
+from i18n import text
 from scheduler.config import PREEMPTION_POLICIES, ConfigError
 from ui.language import current_lang, t
 from ui.state import USER_ERRORS, presets
@@ -90,11 +91,12 @@ def custom_variant(i: int, base) -> Variant:
 
 def choose_variants(base, column) -> list[Variant] | None:
     """The configs to compare, or None when one of them is impossible (the reason is shown)."""
-    custom = t("lab.custom")
+    lang = current_lang()
     comparison = column.selectbox(t("lab.compare"), [*COMPARISONS, CUSTOM], key="comparison",
-                                  format_func=lambda c: custom if c == CUSTOM else c)
+                                  format_func=lambda c: text(lang, "lab.custom" if c == CUSTOM
+                                                             else f"compare.name.{c}"))
     if comparison != CUSTOM:
-        return variants_for(comparison, base)
+        return variants_for(comparison, base, current_lang())
     count = int(st.columns(4)[0].number_input(t("lab.how_many"), 2, MAX_VARIANTS, 2, key="num_configs"))
     variants = []
     for i, column in enumerate(st.columns(count)):
@@ -121,23 +123,24 @@ def run_comparison(variants, workload, seed, cost, title: str):
 def results(runs, title: str):
     lang = current_lang()
     st.subheader(t("lab.results", title=title))
-    st.markdown("\n".join(f"- **{question}**: {answer}." for question, answer in verdicts(runs)))
+    st.markdown("\n".join(t("lab.verdict", question=question, answer=answer)
+                           for question, answer in verdicts(runs, lang)))
     st.caption(t("lab.metrics_caption", metrics=metric_definitions(lang), clock=clock("simulated", lang)))
-    st.dataframe(metric_rows(runs), hide_index=True, width="stretch", height=420)
+    st.dataframe(metric_rows(runs, lang=lang), hide_index=True, width="stretch", height=420)
     st.caption(t("lab.in_detail"))
-    st.info(summary(runs))
-    st.plotly_chart(key_metrics_figure(runs), config=PLOT_CONFIG, key="key_metrics")
-    if zero := zero_metrics(runs):
-        st.caption(t("lab.zero", metrics=", ".join(zero)))
-    flat = flat_charts(runs)
+    st.info(summary(runs, lang))
+    st.plotly_chart(key_metrics_figure(runs, lang=lang), config=PLOT_CONFIG, key="key_metrics")
+    if zero := zero_metrics(runs, lang):
+        st.caption(t("lab.zero", metrics=t("list.sep").join(zero)))
+    flat = flat_charts(runs, lang)
     left, right = st.columns(2)
-    chart_or_sentence(left, flat["kv_usage"], lambda: kv_usage_figure(runs), "kv_usage")
-    chart_or_sentence(right, flat["fragmentation"], lambda: fragmentation_figure(runs), "fragmentation")
+    chart_or_sentence(left, flat["kv_usage"], lambda: kv_usage_figure(runs, lang=lang), "kv_usage")
+    chart_or_sentence(right, flat["fragmentation"], lambda: fragmentation_figure(runs, lang=lang), "fragmentation")
     left, right = st.columns(2)
-    left.plotly_chart(clock_figure(runs), config=PLOT_CONFIG, key="clock")
-    chart_or_sentence(right, flat["batch_limits"], lambda: batch_limits_figure(runs), "batch_limits")
+    left.plotly_chart(clock_figure(runs, lang=lang), config=PLOT_CONFIG, key="clock")
+    chart_or_sentence(right, flat["batch_limits"], lambda: batch_limits_figure(runs, lang=lang), "batch_limits")
     st.caption(t("lab.timelines"))
-    st.plotly_chart(timelines_figure(runs), config=PLOT_CONFIG, key="timelines")
+    st.plotly_chart(timelines_figure(runs, lang=lang), config=PLOT_CONFIG, key="timelines")
     vllm_equivalents(runs)
     exports(runs, title)
 

@@ -68,9 +68,10 @@ def test_a_link_in_a_language_the_app_does_not_speak_says_what_to_fix(app):
     assert any("lang='fr'" in w.value and "en, zh" in w.value for w in app.warning)
 
 
-@pytest.mark.parametrize(("lang", "title", "heading"), [("en", "Policy lab: which", "What the numbers say"),
-                                                        ("zh", "策略实验室：", "数字说明了什么")])
-def test_the_policy_lab_speaks_the_language_chosen(lang, title, heading):
+@pytest.mark.parametrize(("lang", "title", "heading", "metric", "verdict"),
+                         [("en", "Policy lab: which", "What the numbers say", "metric", "- **first token**: "),
+                          ("zh", "策略实验室：", "数字说明了什么", "指标", "- **首 token**：")])
+def test_the_policy_lab_speaks_the_language_chosen(lang, title, heading, metric, verdict):
     at = AppTest.from_file(LAB_PAGE, default_timeout=60)
     at.query_params["lang"] = lang
     at.run()
@@ -80,3 +81,9 @@ def test_the_policy_lab_speaks_the_language_chosen(lang, title, heading):
     at.button(key="run").click().run()
     assert not at.exception and not at.error
     assert at.subheader[0].value.startswith(heading)
+    assert any(m.value.startswith(verdict) for m in at.markdown)
+    table = at.dataframe[0].value
+    assert list(table.columns)[0] == metric and len(table.columns) == 3
+    if lang == "zh":
+        assert "平均 TTFT" in at.markdown[0].value or any("平均 TTFT" in m.value for m in at.markdown)
+        assert at.info[0].value.startswith(("与 tail 抢占 相比", "smart 抢占 与 tail 抢占"))

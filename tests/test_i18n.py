@@ -25,7 +25,8 @@ KEPT_ENGLISH = re.compile(r"\b(?:[a-z]+_[a-z_]+|K/V|KV|token|id|EOS|E2E|TTFT|TPO
 
 def test_every_message_exists_in_every_language_with_the_same_placeholders():
     assert problems() == []
-    assert all(message.strip() for catalogue in CATALOGUES.values() for message in catalogue.values())
+    assert all(message.strip() for catalogue in CATALOGUES.values() for key, message in catalogue.items()
+               if not key.endswith("sep"))  # a separator may be a space, or nothing between Chinese sentences
 
 
 def test_a_message_in_one_language_only_or_with_other_placeholders_is_reported(monkeypatch):
