@@ -178,17 +178,19 @@ def built_on_request(col, name: str, make, build_label: str, download_label: str
 
 
 def exports(runs, title: str):
+    lang = current_lang()
     st.subheader(t("lab.take_it"))
     json_col, csv_col, html_col = st.columns(3)
     built_on_request(json_col, "json", lambda: comparison_json(runs, title), t("lab.build_json"),
                      t("lab.download_json"), "comparison.json", "application/json")
     csv_col.download_button(t("lab.csv"), requests_csv(runs), "requests.csv", "text/csv", key="download_csv")
-    built_on_request(html_col, "html", lambda: animation_html([(r.label, r.frames) for r in runs], title),
+    built_on_request(html_col, "html", lambda: animation_html([(r.label, r.frames) for r in runs], title, lang),
                      t("lab.build_html"), t("lab.download_html"), "comparison.html", "text/html")
     pick, build = st.columns([2, 1], vertical_alignment="bottom")
     labels = [run.label for run in runs]
     label = pick.selectbox(t("lab.gif_choice"), labels, key="gif_choice")
-    built_on_request(build, f"gif_{labels.index(label)}", lambda: run_gif(runs[labels.index(label)].frames, label),
+    built_on_request(build, f"gif_{labels.index(label)}",
+                     lambda: run_gif(runs[labels.index(label)].frames, label, lang=lang),
                      t("lab.build_gif"), t("lab.download_gif"), f"{label}.gif", "image/gif")
     st.caption(t("lab.exports_caption"))
 

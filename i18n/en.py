@@ -448,6 +448,8 @@ MESSAGES = {
     "lab.page_title": "schedlab: policy lab",
     "lab.title": "Policy lab: which policy is better, and when?",
     "lab.verdict": "- **{question}**: {answer}.",
+    "export.model": "recorded run",
+    "export.end_note": "The recorded run ends here.",
     "lab.caption": "One workload, two to four configs, each run in its own engine on the fake model (instant, "
                    "deterministic), measured the same way.",
     "lab.generated": "generated: 200 requests, Poisson arrivals",

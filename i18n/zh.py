@@ -418,6 +418,8 @@ MESSAGES = {
     "lab.page_title": "schedlab：策略实验室",
     "lab.title": "策略实验室：哪种策略更好，在什么时候？",
     "lab.verdict": "- **{question}**：{answer}。",
+    "export.model": "录制的运行",
+    "export.end_note": "录制的运行在这里结束。",
     "lab.caption": "同一个工作负载，两到四种配置，每种都在自己的引擎中用假模型运行（即时、确定），以同样的方式度量。",
     "lab.generated": "生成的：200 个请求，泊松到达",
     "lab.workload": "工作负载",

@@ -1,6 +1,7 @@
 """The message catalogues: every id in every language with the same placeholders, every id the code names
 exists, the Chinese narration of whole presets is Chinese, and scenario files are translated all or nothing."""
 
+import json
 import re
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from session.lab import Lab, RunInputs
 from session.links import LinkError, parse_link
 from viz.frame_payload import player_strings
 from viz.glossary import SETTING_FIELDS, legend_lines, setting
+from viz.html_export import animation_html
 from viz.narrate import narrate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,3 +141,13 @@ def test_switching_language_sends_the_frames_again_in_it():
     assert chinese["run"] == english["run"] + 1 and chinese["from"] == 0 and chinese["lang"] == "zh"
     assert chinese["frames"][1]["narration"][0].startswith("第 1 步运行了一个预填充批次")
     assert chinese["strings"]["step_name"] == "单步"
+
+
+def test_the_offline_animation_speaks_the_language_asked_for():
+    engine = SCENARIOS["02_preemption"].engine()
+    engine.run(3)
+    page = animation_html([("run", engine.frames)], "标题", "zh")
+    assert page.startswith("<!DOCTYPE html><html lang='zh'>")
+    runs = json.loads(page.split("const RUNS = ")[1].split(";\n")[0])
+    assert runs[0]["strings"]["step_name"] == "单步" and runs[0]["model"] == "录制的运行"
+    assert runs[0]["frames"][1]["narration"][0].startswith("第 1 步运行了一个预填充批次")
