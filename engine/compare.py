@@ -203,8 +203,8 @@ def metric_label(name: str, lang: str = DEFAULT) -> str:
     for latency, attr in LATENCIES.items():
         if name.startswith(latency + " "):
             stat, unit = name[len(latency) + 1:].split()
-            return text(lang, "compare.latency_stat", latency=text(lang, f"compare.latency.{attr}"), stat=stat,
-                        unit=text(lang, f"compare.unit.{unit}"))
+            return text(lang, "compare.latency_stat", latency=text(lang, f"compare.latency.{attr}"),
+                        stat=text(lang, f"compare.stat.{stat}"), unit=text(lang, f"compare.unit.{unit}"))
     return text(lang, f"compare.metric.{name}")
 
 

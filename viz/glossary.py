@@ -73,8 +73,8 @@ def model_caveat(lang: str = DEFAULT) -> str:
 
 
 def metric_definitions(lang: str = DEFAULT) -> str:
-    return " ".join(text(lang, "metric.definition", name=name, meaning=text(lang, f"metric.{name}"))
-                    for name in METRICS)
+    return " ".join(text(lang, "metric.definition", name=text(lang, f"metric.{name}.name"),
+                         meaning=text(lang, f"metric.{name}")) for name in METRICS)
 
 
 def setting_value(field: str, value, lang: str = DEFAULT) -> str:
