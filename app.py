@@ -4,6 +4,7 @@ wired to this session's engine) and the policy lab. Everything drawn is a pure f
 import streamlit as st
 
 from ui.errors import logged
+from ui.language import language_switch, t
 from ui.server_panel import server_panel
 from ui.sidebar import sidebar
 from ui.stage import stage
@@ -21,10 +22,12 @@ def stepper():
     stage()
 
 
-st.set_page_config(page_title="schedlab: LLM inference scheduling, step by step", page_icon="🧮", layout="wide",
+st.set_page_config(page_title=t("app.page_title"), page_icon="🧮", layout="wide",
                    initial_sidebar_state="collapsed" if st.query_params.get("present") == "1" else "auto")
 keep_widget_state()
-pages = [st.Page(stepper, title="Scheduler stepper", icon=":material/skip_next:", default=True),
-         st.Page("app_pages/policy_lab.py", title="Policy lab", icon=":material/balance:", url_path="Policy_lab")]
+pages = [st.Page(stepper, title=t("app.stepper"), icon=":material/skip_next:", default=True),
+         st.Page("app_pages/policy_lab.py", title=t("app.policy_lab"), icon=":material/balance:",
+                 url_path="Policy_lab")]
+language_switch()  # both pages speak the language chosen
 with logged("drawing the page"):
     st.navigation(pages).run()

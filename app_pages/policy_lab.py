@@ -23,7 +23,9 @@ from engine.export import comparison_json, requests_csv
 from engine.limits import CONFIG_BOUNDS
 from engine.overlap import check_overlap
 from engine.vllm_args import vllm_command, vllm_notes
+from i18n import text
 from scheduler.config import PREEMPTION_POLICIES, ConfigError
+from ui.language import current_lang, t
 from ui.state import USER_ERRORS, presets
 from viz.compare import (
     batch_limits_figure,
@@ -35,7 +37,7 @@ from viz.compare import (
     timelines_figure,
     zero_metrics,
 )
-from viz.glossary import CLOCKS, metric_definitions
+from viz.glossary import clock, metric_definitions
 from viz.html_export import animation_html, run_gif
 
 GENERATED = "generated"
@@ -45,7 +47,7 @@ PLOT_CONFIG = {"displayModeBar": True, "displaylogo": False, "modeBarButtons": [
                "toImageButtonOptions": {"format": "png", "scale": 2}}
 BLOCK_SIZE_CHOICES = (4, 8, 16, 32, 64)
 
-st.set_page_config(page_title="schedlab: policy lab", page_icon="🧮", layout="wide")
+st.set_page_config(page_title=t("lab.page_title"), page_icon="🧮", layout="wide")
 st.markdown("<style>.block-container{padding-top:2.6rem;padding-bottom:1rem}</style>", unsafe_allow_html=True)
 
 
@@ -59,16 +61,18 @@ def workload_inputs(choice: str):
 
 def custom_variant(i: int, base) -> Variant:
     """Config i of a custom comparison, from its own column of widgets (defaults: the workload's config)."""
-    st.markdown(f"**Config {i + 1}**")
-    label = st.text_input("name", f"config {i + 1}", key=f"c{i}_label")
-    size = st.selectbox("block size (same KV capacity)", BLOCK_SIZE_CHOICES, key=f"c{i}_size",
+    st.markdown(t("lab.config_heading", n=i + 1))
+    label = st.text_input(t("lab.name"), t("lab.config_name", n=i + 1), key=f"c{i}_label")
+    size = st.selectbox(t("lab.block_size"), BLOCK_SIZE_CHOICES, key=f"c{i}_size",
                         index=BLOCK_SIZE_CHOICES.index(base.kvcache_block_size)
                         if base.kvcache_block_size in BLOCK_SIZE_CHOICES else 2)
     changes = {
-        "prefill_first": st.toggle("prefill first", base.prefill_first, key=f"c{i}_prefill"),
-        "chunked_prefill": st.toggle("chunked prefill", base.chunked_prefill, key=f"c{i}_chunked"),
-        "enable_prefix_caching": st.toggle("prefix caching", base.enable_prefix_caching, key=f"c{i}_prefix"),
-        "preemption_policy": st.selectbox("preemption", PREEMPTION_POLICIES, key=f"c{i}_preempt",
+        "prefill_first": st.toggle(t("value.prefill_first"), base.prefill_first, key=f"c{i}_prefill"),
+        "chunked_prefill": st.toggle(t("setting.chunked_prefill.label"), base.chunked_prefill, key=f"c{i}_chunked"),
+        "enable_prefix_caching": st.toggle(t("setting.enable_prefix_caching.label"), base.enable_prefix_caching,
+                                           key=f"c{i}_prefix"),
+        "preemption_policy": st.selectbox(t("setting.preemption_policy.label"), PREEMPTION_POLICIES,
+                                          key=f"c{i}_preempt",
                                           index=PREEMPTION_POLICIES.index(base.preemption_policy)),
         "max_num_seqs": int(st.number_input("max_num_seqs", *CONFIG_BOUNDS["max_num_seqs"], base.max_num_seqs,
                                             key=f"c{i}_seqs")),
@@ -77,9 +81,9 @@ def custom_variant(i: int, base) -> Variant:
         "kvcache_block_size": size,
         "num_kvcache_blocks": max(1, base.kv_capacity_tokens // size),
     }
-    overlap = st.toggle("overlapped scheduling", False, key=f"c{i}_overlap")
-    adaptive = ADAPTIVE if st.toggle(f"adaptive batch size ({ADAPTIVE.low_s * 1000:.0f}-"
-                                     f"{ADAPTIVE.high_s * 1000:.0f} ms)", False, key=f"c{i}_adaptive") else None
+    overlap = st.toggle(t("sidebar.overlap"), False, key=f"c{i}_overlap")
+    adaptive = ADAPTIVE if st.toggle(t("lab.adaptive", low=f"{ADAPTIVE.low_s * 1000:.0f}",
+                                       high=f"{ADAPTIVE.high_s * 1000:.0f}"), False, key=f"c{i}_adaptive") else None
     config = replace(base, **changes)
     check_overlap(config, overlap)
     return Variant(label, config, overlap, adaptive)
@@ -87,28 +91,29 @@ def custom_variant(i: int, base) -> Variant:
 
 def choose_variants(base, column) -> list[Variant] | None:
     """The configs to compare, or None when one of them is impossible (the reason is shown)."""
-    comparison = column.selectbox("Compare", [*COMPARISONS, CUSTOM], key="comparison",
-                              format_func=lambda c: "custom: set each config yourself" if c == CUSTOM else c)
+    lang = current_lang()
+    comparison = column.selectbox(t("lab.compare"), [*COMPARISONS, CUSTOM], key="comparison",
+                                  format_func=lambda c: text(lang, "lab.custom" if c == CUSTOM
+                                                             else f"compare.name.{c}"))
     if comparison != CUSTOM:
-        return variants_for(comparison, base)
-    count = int(st.columns(4)[0].number_input("how many configs", 2, MAX_VARIANTS, 2, key="num_configs"))
+        return variants_for(comparison, base, current_lang())
+    count = int(st.columns(4)[0].number_input(t("lab.how_many"), 2, MAX_VARIANTS, 2, key="num_configs"))
     variants = []
     for i, column in enumerate(st.columns(count)):
         with column:
             try:
                 variants.append(custom_variant(i, base))
             except ConfigError as e:  # said under that config; the other columns still show
-                st.error(f"This config is impossible: {e}")
+                st.error(t("lab.impossible", error=e))
                 variants.append(None)
     return None if None in variants else variants
 
 
 def run_comparison(variants, workload, seed, cost, title: str):
-    bar = st.progress(0.0, "Starting")
+    bar, n = st.progress(0.0, t("lab.starting")), len(variants)
     try:
         runs = compare(variants, workload, seed=seed, cost=cost,
-                       on_progress=lambda i, label: bar.progress(i / len(variants), f"Running {label} "
-                                                                                    f"({i + 1} of {len(variants)})"))
+                       on_progress=lambda i, label: bar.progress(i / n, t("lab.running", label=label, i=i + 1, n=n)))
     finally:
         bar.empty()
     st.session_state.compare_runs, st.session_state.compare_title = runs, title
@@ -116,24 +121,26 @@ def run_comparison(variants, workload, seed, cost, title: str):
 
 
 def results(runs, title: str):
-    st.subheader(f"What the numbers say: {title}")
-    st.markdown("\n".join(f"- **{question}**: {answer}." for question, answer in verdicts(runs)))
-    st.caption(f"{metric_definitions()} Steps count scheduler steps; seconds are the {CLOCKS['simulated']}.")
-    st.dataframe(metric_rows(runs), hide_index=True, width="stretch", height=420)
-    st.caption("In detail, against the first config:")
-    st.info(summary(runs))
-    st.plotly_chart(key_metrics_figure(runs), config=PLOT_CONFIG, key="key_metrics")
-    if zero := zero_metrics(runs):
-        st.caption(f"Zero in every config, so not drawn: {', '.join(zero)}.")
-    flat = flat_charts(runs)
+    lang = current_lang()
+    st.subheader(t("lab.results", title=title))
+    st.markdown("\n".join(t("lab.verdict", question=question, answer=answer)
+                           for question, answer in verdicts(runs, lang)))
+    st.caption(t("lab.metrics_caption", metrics=metric_definitions(lang), clock=clock("simulated", lang)))
+    st.dataframe(metric_rows(runs, lang=lang), hide_index=True, width="stretch", height=420)
+    st.caption(t("lab.in_detail"))
+    st.info(summary(runs, lang))
+    st.plotly_chart(key_metrics_figure(runs, lang=lang), config=PLOT_CONFIG, key="key_metrics")
+    if zero := zero_metrics(runs, lang):
+        st.caption(t("lab.zero", metrics=t("list.sep").join(zero)))
+    flat = flat_charts(runs, lang)
     left, right = st.columns(2)
-    chart_or_sentence(left, flat["kv_usage"], lambda: kv_usage_figure(runs), "kv_usage")
-    chart_or_sentence(right, flat["fragmentation"], lambda: fragmentation_figure(runs), "fragmentation")
+    chart_or_sentence(left, flat["kv_usage"], lambda: kv_usage_figure(runs, lang=lang), "kv_usage")
+    chart_or_sentence(right, flat["fragmentation"], lambda: fragmentation_figure(runs, lang=lang), "fragmentation")
     left, right = st.columns(2)
-    left.plotly_chart(clock_figure(runs), config=PLOT_CONFIG, key="clock")
-    chart_or_sentence(right, flat["batch_limits"], lambda: batch_limits_figure(runs), "batch_limits")
-    st.caption("The timelines share one step axis: the same step lines up across configs.")
-    st.plotly_chart(timelines_figure(runs), config=PLOT_CONFIG, key="timelines")
+    left.plotly_chart(clock_figure(runs, lang=lang), config=PLOT_CONFIG, key="clock")
+    chart_or_sentence(right, flat["batch_limits"], lambda: batch_limits_figure(runs, lang=lang), "batch_limits")
+    st.caption(t("lab.timelines"))
+    st.plotly_chart(timelines_figure(runs, lang=lang), config=PLOT_CONFIG, key="timelines")
     vllm_equivalents(runs)
     exports(runs, title)
 
@@ -147,13 +154,13 @@ def chart_or_sentence(column, flat: str | None, figure, key: str):
 
 
 def vllm_equivalents(runs):
-    st.subheader("The same configs in vLLM")
+    st.subheader(t("lab.vllm"))
     for tab, run in zip(st.tabs([run.label for run in runs]), runs, strict=True):
         tab.code(vllm_command(run.config, overlap=run.engine.overlap), language="bash", wrap_lines=True)
         for note in vllm_notes(run.config):
             tab.markdown(f"- {note}")
         if run.engine.adaptive is not None:
-            tab.markdown("- vLLM keeps `--max-num-seqs` fixed; the adaptive batch size has no flag there.")
+            tab.markdown(t("lab.vllm_adaptive"))
 
 
 def built_on_request(col, name: str, make, build_label: str, download_label: str, file_name: str, mime: str):
@@ -163,46 +170,44 @@ def built_on_request(col, name: str, make, build_label: str, download_label: str
         col.download_button(download_label, made, file_name, mime, key=f"download_{name}")
     elif col.button(build_label, key=f"build_{name}"):
         try:
-            with st.spinner(f"Building {file_name}"):
+            with st.spinner(t("lab.building", file=file_name)):
                 st.session_state.exports[name] = make()
             st.rerun()
         except (OSError, ImportError, *USER_ERRORS) as e:  # no browser, no Pillow, over the size budget: say so
-            st.error(f"{file_name} could not be built here: {e}")
+            st.error(t("lab.build_failed", file=file_name, error=e))
 
 
 def exports(runs, title: str):
-    st.subheader("Take it with you")
+    lang = current_lang()
+    st.subheader(t("lab.take_it"))
     json_col, csv_col, html_col = st.columns(3)
-    built_on_request(json_col, "json", lambda: comparison_json(runs, title), "Build the comparison (JSON)",
-                     "Download the comparison (JSON, each run a trace)", "comparison.json", "application/json")
-    csv_col.download_button("Per-request metrics (CSV)", requests_csv(runs), "requests.csv", "text/csv",
-                            key="download_csv")
-    built_on_request(html_col, "html", lambda: animation_html([(r.label, r.frames) for r in runs], title),
-                     "Build the offline animation (HTML)", "Download the animation (HTML, opens without the app)",
-                     "comparison.html", "text/html")
+    built_on_request(json_col, "json", lambda: comparison_json(runs, title), t("lab.build_json"),
+                     t("lab.download_json"), "comparison.json", "application/json")
+    csv_col.download_button(t("lab.csv"), requests_csv(runs), "requests.csv", "text/csv", key="download_csv")
+    built_on_request(html_col, "html", lambda: animation_html([(r.label, r.frames) for r in runs], title, lang),
+                     t("lab.build_html"), t("lab.download_html"), "comparison.html", "text/html")
     pick, build = st.columns([2, 1], vertical_alignment="bottom")
     labels = [run.label for run in runs]
-    label = pick.selectbox("Animated GIF of one run's queues and KV pool, for slides", labels, key="gif_choice")
-    built_on_request(build, f"gif_{labels.index(label)}", lambda: run_gif(runs[labels.index(label)].frames, label),
-                     "Build the GIF (a browser renders each frame)", "Download the GIF", f"{label}.gif", "image/gif")
-    st.caption("Each chart's camera button saves it as a PNG. The JSON holds every run as an engine trace: "
-               "`engine.export.split_comparison` writes them out as files the main page's trace uploader opens.")
+    label = pick.selectbox(t("lab.gif_choice"), labels, key="gif_choice")
+    built_on_request(build, f"gif_{labels.index(label)}",
+                     lambda: run_gif(runs[labels.index(label)].frames, label, lang=lang),
+                     t("lab.build_gif"), t("lab.download_gif"), f"{label}.gif", "image/gif")
+    st.caption(t("lab.exports_caption"))
 
 
-st.title("Policy lab: which policy is better, and when?")
-st.caption("One workload, two to four configs, each run in its own engine on the fake model (instant, "
-           "deterministic), measured the same way.")
+st.title(t("lab.title"))
+st.caption(t("lab.caption"))
 scenarios, _ = presets()
-titles = {GENERATED: "generated: 200 requests, Poisson arrivals"} | {n: s.title for n, s in scenarios.items()}
+titles = {GENERATED: t("lab.generated")} | {n: s.title_in(current_lang()) for n, s in scenarios.items()}
 workload_col, compare_col = st.columns(2)
-choice = workload_col.selectbox("Workload", list(titles), key="workload_choice", format_func=titles.get)
+choice = workload_col.selectbox(t("lab.workload"), list(titles), key="workload_choice", format_func=titles.get)
 workload, base, seed, cost = workload_inputs(choice)
 try:
     variants = choose_variants(base, compare_col)
 except USER_ERRORS as e:
-    st.error(f"This config is impossible: {e}")
+    st.error(t("lab.impossible", error=e))
     variants = None
-if variants is not None and st.button("Run the comparison", type="primary", key="run"):
+if variants is not None and st.button(t("lab.run"), type="primary", key="run"):
     try:
         run_comparison(variants, workload, seed, cost, titles[choice])
     except USER_ERRORS as e:

@@ -98,7 +98,7 @@ def charts_figures(frames: int):
         app = AppTest.from_file(app_path, default_timeout=900)
         app.query_params.update({**LONG_LINK, "frame": str(frame)})
         app.run()
-        app.session_state["lower_view"] = "Charts over time"
+        app.session_state["lower_view"] = "charts"
         app.run()
         return app
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from statistics import fmean
 
 from engine.adaptive import AdaptiveBatch, step_latencies
@@ -29,6 +30,7 @@ from engine.metrics import (
     run_metrics,
 )
 from engine.workload import Request, lengths, poisson_arrivals, random_workload
+from i18n import DEFAULT, join_and, text
 from scheduler import Config
 
 MAX_VARIANTS = 4
@@ -65,33 +67,39 @@ def same_capacity(base: Config, block_size: int) -> Config:
                    num_kvcache_blocks=max(1, base.kv_capacity_tokens // block_size))
 
 
-# Named comparisons: each turns a base config into its variants.
-COMPARISONS: dict[str, Callable[[Config], list[Variant]]] = {
-    "prefill-first vs decode-first": lambda c: [Variant("prefill-first", replace(c, prefill_first=True)),
-                                                Variant("decode-first", replace(c, prefill_first=False))],
-    "whole vs chunked prefill": lambda c: [Variant("whole prefill", replace(c, chunked_prefill=False)),
-                                           Variant("chunked prefill", replace(c, chunked_prefill=True))],
-    "tail vs smart preemption": lambda c: [Variant("tail preemption", replace(c, preemption_policy="tail")),
-                                           Variant("smart preemption", replace(c, preemption_policy="smart"))],
-    "block size 4 vs 16 vs 64": lambda c: [Variant(f"block size {size}", same_capacity(c, size))
-                                           for size in BLOCK_SIZES],
-    "prefix caching on vs off": lambda c: [Variant("prefix caching on", replace(c, enable_prefix_caching=True)),
-                                           Variant("prefix caching off", replace(c, enable_prefix_caching=False))],
-    "speculation off vs on": lambda c: [Variant("no speculation", replace(c, num_speculative_tokens=0)),
-                                        Variant("n-gram speculation, k=4", replace(c, num_speculative_tokens=4))],
-    "overlap off vs on": lambda c: [Variant("synchronous", replace(c, num_speculative_tokens=0)),
-                                    Variant("overlapped scheduling", replace(c, num_speculative_tokens=0),
-                                            overlap=True)],
-    "adaptive batch size off vs on": lambda c: [
-        Variant(f"fixed max_num_seqs={c.max_num_seqs}", c),
-        Variant(f"adaptive batch size ({ADAPTIVE.low_s * 1000:.0f}-{ADAPTIVE.high_s * 1000:.0f} ms)", c,
-                adaptive=ADAPTIVE)],
+# Named comparisons: each turns a base config into its variants, labelled in a language (`compare.variant.*`).
+COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
+    "prefill-first vs decode-first": lambda c, say: [
+        Variant(say("compare.variant.prefill_first"), replace(c, prefill_first=True)),
+        Variant(say("compare.variant.decode_first"), replace(c, prefill_first=False))],
+    "whole vs chunked prefill": lambda c, say: [
+        Variant(say("compare.variant.whole"), replace(c, chunked_prefill=False)),
+        Variant(say("compare.variant.chunked"), replace(c, chunked_prefill=True))],
+    "tail vs smart preemption": lambda c, say: [
+        Variant(say("compare.variant.tail"), replace(c, preemption_policy="tail")),
+        Variant(say("compare.variant.smart"), replace(c, preemption_policy="smart"))],
+    "block size 4 vs 16 vs 64": lambda c, say: [Variant(say("compare.variant.block_size", size=size),
+                                                        same_capacity(c, size)) for size in BLOCK_SIZES],
+    "prefix caching on vs off": lambda c, say: [
+        Variant(say("compare.variant.prefix_on"), replace(c, enable_prefix_caching=True)),
+        Variant(say("compare.variant.prefix_off"), replace(c, enable_prefix_caching=False))],
+    "speculation off vs on": lambda c, say: [
+        Variant(say("compare.variant.no_speculation"), replace(c, num_speculative_tokens=0)),
+        Variant(say("compare.variant.speculation"), replace(c, num_speculative_tokens=4))],
+    "overlap off vs on": lambda c, say: [
+        Variant(say("compare.variant.synchronous"), replace(c, num_speculative_tokens=0)),
+        Variant(say("compare.variant.overlapped"), replace(c, num_speculative_tokens=0), overlap=True)],
+    "adaptive batch size off vs on": lambda c, say: [
+        Variant(say("compare.variant.fixed", max_num_seqs=c.max_num_seqs), c),
+        Variant(say("compare.variant.adaptive", low=f"{ADAPTIVE.low_s * 1000:.0f}",
+                    high=f"{ADAPTIVE.high_s * 1000:.0f}"), c, adaptive=ADAPTIVE)],
 }
 
 
-def variants_for(comparison: str, base: Config) -> list[Variant]:
-    """The variants of a named comparison (see COMPARISONS); raises ConfigError if one is impossible."""
-    return COMPARISONS[comparison](base)
+def variants_for(comparison: str, base: Config, lang: str = DEFAULT) -> list[Variant]:
+    """The variants of a named comparison (see COMPARISONS), labelled in `lang`; raises ConfigError if one is
+    impossible."""
+    return COMPARISONS[comparison](base, partial(text, lang))
 
 
 @dataclass(frozen=True)
@@ -190,11 +198,22 @@ def _span_of(values: list[int]) -> tuple:
     return (min(values), max(values)) if values else ("-", "-")
 
 
-def metric_rows(runs: Sequence[ConfigRun], digits: int = 2) -> list[dict]:
-    """One row per metric: {"metric": name, <label>: value, ...}, floats rounded to `digits`."""
+def metric_label(name: str, lang: str = DEFAULT) -> str:
+    """A metric of `metric_values` named in `lang`: "TTFT p99 steps", "TTFT p99（步）"."""
+    for latency, attr in LATENCIES.items():
+        if name.startswith(latency + " "):
+            stat, unit = name[len(latency) + 1:].split()
+            return text(lang, "compare.latency_stat", latency=text(lang, f"compare.latency.{attr}"),
+                        stat=text(lang, f"compare.stat.{stat}"), unit=text(lang, f"compare.unit.{unit}"))
+    return text(lang, f"compare.metric.{name}")
+
+
+def metric_rows(runs: Sequence[ConfigRun], digits: int = 2, lang: str = DEFAULT) -> list[dict]:
+    """One row per metric: {"metric": name, <label>: value, ...}, floats rounded to `digits`, names in `lang`."""
     columns = [metric_values(run) for run in runs]
-    return [{"metric": name, **{run.label: _rounded(col[name], digits) for run, col in zip(runs, columns,
-                                                                                          strict=True)}}
+    header = text(lang, "compare.metric")
+    return [{header: metric_label(name, lang), **{run.label: _rounded(col[name], digits)
+                                                  for run, col in zip(runs, columns, strict=True)}}
             for name in columns[0]]
 
 
@@ -204,15 +223,18 @@ def _rounded(value, digits: int):
 
 # -- the summary ----------------------------------------------------------------------------------------
 
-def _change(new: float, old: float, more: str, less: str) -> str | None:
-    """"12% more" / "3.1x less" style words for new against old; None when they differ by under 5%."""
+def _change(lang: str, new: float, old: float, more: str, less: str) -> str | None:
+    """"12% more" / "3.1x less" style words for new against old (`more`, `less`: ids of compare.word.*); None when
+    they differ by under 5%."""
     if old == new or (old and abs(new - old) / abs(old) < 0.05):
         return None
+    word = text(lang, f"compare.word.{more if new > old else less}")
     if old <= 0 or new <= 0:
-        return f"{more if new > old else less} ({new:.3g} against {old:.3g})"
+        return text(lang, "compare.against_values", word=word, new=f"{new:.3g}", old=f"{old:.3g}")
     ratio = new / old if new > old else old / new
-    word = more if new > old else less
-    return f"{ratio:.1f}x {word}" if ratio >= 1.5 else f"{abs(new - old) / old:.0%} {word}"
+    if ratio >= 1.5:
+        return text(lang, "compare.times", ratio=f"{ratio:.1f}", word=word)
+    return text(lang, "compare.percent", percent=f"{abs(new - old) / old:.0%}", word=word)
 
 
 def _mean_steps(run: ConfigRun, attr: str) -> float | None:
@@ -220,66 +242,60 @@ def _mean_steps(run: ConfigRun, attr: str) -> float | None:
     return fmean(s.steps for s in spans) if spans else None
 
 
-def _differences(run: ConfigRun, base: ConfigRun) -> list[str]:
+def _differences(run: ConfigRun, base: ConfigRun, lang: str) -> list[str]:
     phrases = []
-    if words := _change(run.run.sim_time_s, base.run.sim_time_s, "later", "sooner"):
-        phrases.append(f"finished all requests {words}")
+    if words := _change(lang, run.run.sim_time_s, base.run.sim_time_s, "later", "sooner"):
+        phrases.append(text(lang, "compare.diff.finished", words=words))
     step_ms, base_step_ms = mean_step_ms(run), mean_step_ms(base)
-    if words := _change(step_ms, base_step_ms, "longer", "less time"):
-        phrases.append(f"made each step take {words} on average ({step_ms:.1f} ms against {base_step_ms:.1f} ms)")
+    if words := _change(lang, step_ms, base_step_ms, "longer", "less_time"):
+        phrases.append(text(lang, "compare.diff.step", words=words, ms=f"{step_ms:.1f}", base=f"{base_step_ms:.1f}"))
     if (limits := batch_limits(run)) and set(limits) != set(batch_limits(base)):
-        low, high = _span_of(limits)
-        phrases.append(f"ran under max_num_seqs from {low} to {high} (mean {fmean(limits):.1f}) against "
-                       "{} to {}".format(*_span_of(batch_limits(base))))
-    for name, attr, more, less in (("the first token wait", "ttft", "longer", "less"),
-                                   ("each later token take", "tpot", "longer", "less time")):
+        (low, high), (base_low, base_high) = _span_of(limits), _span_of(batch_limits(base))
+        phrases.append(text(lang, "compare.diff.limits", low=low, high=high, mean=f"{fmean(limits):.1f}",
+                            base_low=base_low, base_high=base_high))
+    for what, attr, more, less in (("ttft", "ttft", "longer", "less"), ("tpot", "tpot", "longer", "less_time")):
         new, old = _mean_steps(run, attr), _mean_steps(base, attr)
-        if new is not None and old is not None and (words := _change(new, old, more, less)):
-            phrases.append(f"made {name} {words} on average")
-    for name, new, old in (("preemptions", run.run.num_preemptions, base.run.num_preemptions),
-                           ("recomputed tokens", run.recomputed_tokens, base.recomputed_tokens)):
+        if new is not None and old is not None and (words := _change(lang, new, old, more, less)):
+            phrases.append(text(lang, f"compare.diff.{what}", words=words))
+    for what, new, old in (("preemptions", run.run.num_preemptions, base.run.num_preemptions),
+                           ("recomputed", run.recomputed_tokens, base.recomputed_tokens)):
         if new != old:
-            phrases.append(f"had {new} {name} against {old}")
+            phrases.append(text(lang, f"compare.diff.{what}", new=new, old=old))
     if abs(run.run.prefix_hit_rate - base.run.prefix_hit_rate) >= 0.05:
-        phrases.append(f"found {run.run.prefix_hit_rate:.0%} of prompt blocks in the prefix cache against "
-                       f"{base.run.prefix_hit_rate:.0%}")
+        phrases.append(text(lang, "compare.diff.prefix", new=f"{run.run.prefix_hit_rate:.0%}",
+                            old=f"{base.run.prefix_hit_rate:.0%}"))
     if abs(run.mean_fragmentation - base.mean_fragmentation) >= 0.02:
-        phrases.append(f"left {run.mean_fragmentation:.0%} of its reserved KV slots empty against "
-                       f"{base.mean_fragmentation:.0%}")
+        phrases.append(text(lang, "compare.diff.fragmentation", new=f"{run.mean_fragmentation:.0%}",
+                            old=f"{base.mean_fragmentation:.0%}"))
     return phrases
 
 
-def _join(phrases: list[str]) -> str:
-    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
-
-
-def _how_it_ran(run: ConfigRun) -> str | None:
+def _how_it_ran(run: ConfigRun, lang: str) -> str | None:
     """What an optimisation did in a run, for the summary: how many steps overlapped, how many requests
     finished one step late."""
     if not run.engine.overlap:
         return None
     overlapped = sum(1 for f in run.frames if f.timing and f.timing.overlapped)
     late = sum(len(f.events_of("finished_late")) for f in run.frames)
-    return (f"With overlapped scheduling, {overlapped} of {run.run.num_steps} steps were scheduled while the model "
-            f"computed the step before" + (f", and {late} request(s) finished one step late on EOS." if late else
-                                           "; no request finished late."))
+    return text(lang, "compare.overlap_late" if late else "compare.overlap_none_late", overlapped=overlapped,
+                steps=run.run.num_steps, late=late)
 
 
-def summary(runs: Sequence[ConfigRun]) -> str:
+def summary(runs: Sequence[ConfigRun], lang: str = DEFAULT) -> str:
     """One paragraph comparing every run with the first, saying only what the numbers show."""
     base, sentences = runs[0], []
     for run in runs[1:]:
-        phrases = _differences(run, base)
+        phrases = _differences(run, base, lang)
         if phrases:
-            sentences.append(f"Against {base.label}, {run.label} {_join(phrases)}.")
+            sentences.append(text(lang, "compare.against", base=base.label, run=run.label,
+                                  phrases=join_and(lang, phrases)))
         else:
-            sentences.append(f"{run.label} and {base.label} performed alike on this workload (within 5%).")
-    sentences += filter(None, map(_how_it_ran, runs))
+            sentences.append(text(lang, "compare.alike", base=base.label, run=run.label))
+    sentences += filter(None, (_how_it_ran(run, lang) for run in runs))
     unfinished = [r.label for r in runs if r.stop_reason != "finished"]
     if unfinished:
-        sentences.append(f"Not every run finished: {', '.join(unfinished)} stopped early (stalled or out of "
-                         "steps), so its numbers cover only part of the workload.")
-    return " ".join(sentences)
+        sentences.append(text(lang, "compare.unfinished", labels=text(lang, "list.sep").join(unfinished)))
+    return text(lang, "compare.sentence_sep").join(sentences)
 
 
 # -- the verdict: one answer per question ------------------------------------------------------------------
@@ -289,45 +305,51 @@ def _ranked(runs: Sequence[ConfigRun], value: Callable[[ConfigRun], float | None
     return sorted((v, run.label) for run in runs if (v := value(run)) is not None)
 
 
-def _lower_is_better(runs: Sequence[ConfigRun], value: Callable[[ConfigRun], float | None], better: str,
+def _lower_is_better(lang: str, runs: Sequence[ConfigRun], value: Callable[[ConfigRun], float | None], better: str,
                      measure: str, unit: str) -> str:
-    """"prefill-first 3.1x sooner (mean TTFT 2.0 against 6.2 steps)", or "alike" within 5%."""
+    """"prefill-first 3.1x sooner (mean TTFT 2.0 against 6.2 steps)", or "alike" within 5% (`better`, `measure`,
+    `unit`: ids of compare.word.*, compare.measure.* and compare.unit.*)."""
     ranked = _ranked(runs, value)
     if len(ranked) < 2:
-        return "not measured: too few requests got that far"
+        return text(lang, "compare.not_measured")
     (best, winner), (worst, loser) = ranked[0], ranked[-1]
+    measure, unit, better = (text(lang, f"compare.measure.{measure}"), text(lang, f"compare.unit.{unit}"),
+                             text(lang, f"compare.word.{better}"))
     if worst == best or (best and (worst - best) / worst < 0.05) or (not best and worst < 0.05):
-        return f"alike in every config ({measure} {best:.1f} {unit}, within 5%)"
+        return text(lang, "compare.all_alike", measure=measure, value=f"{best:.1f}", unit=unit)
     ratio = worst / best if best else None
-    how = f"{ratio:.1f}x {better}" if ratio and ratio >= 1.5 else f"{(worst - best) / worst:.0%} {better}"
-    others = ", ".join(f"{v:.1f} for {label}" for v, label in ranked[1:])
-    return f"{winner} {how} than {loser} ({measure} {best:.1f} {unit}, against {others})"
+    how = (text(lang, "compare.times", ratio=f"{ratio:.1f}", word=better) if ratio and ratio >= 1.5 else
+           text(lang, "compare.percent", percent=f"{(worst - best) / worst:.0%}", word=better))
+    others = text(lang, "list.sep").join(text(lang, "compare.value_for", value=f"{v:.1f}", label=label)
+                                         for v, label in ranked[1:])
+    return text(lang, "compare.winner", winner=winner, how=how, loser=loser, measure=measure, value=f"{best:.1f}",
+                unit=unit, others=others)
 
 
-def _memory(runs: Sequence[ConfigRun]) -> str:
+def _memory(runs: Sequence[ConfigRun], lang: str) -> str:
     """Preemptions, recomputed tokens and empty reserved slots: where memory ran short or was wasted."""
+    sep = text(lang, "list.sep")
     if all(r.run.num_preemptions == 0 for r in runs):
-        text = "no config ran out of KV blocks (no preemption)"
+        answer = text(lang, "compare.memory.none")
     else:
         best, *rest = sorted(runs, key=lambda r: r.run.num_preemptions)
-        others = ", ".join(f"{r.run.num_preemptions} ({r.recomputed_tokens} tokens recomputed) for {r.label}"
-                           for r in rest)
-        text = (f"{best.label} ran out of KV blocks least: {best.run.num_preemptions} preemptions "
-                f"({best.recomputed_tokens} tokens recomputed), against {others}")
-    kv = ", ".join(f"{r.label} {r.run.mean_kv_usage:.0%}" for r in runs)
-    text += f"; mean KV use: {kv}"
+        others = sep.join(text(lang, "compare.memory.other", n=r.run.num_preemptions, tokens=r.recomputed_tokens,
+                               label=r.label) for r in rest)
+        answer = text(lang, "compare.memory.least", label=best.label, n=best.run.num_preemptions,
+                      tokens=best.recomputed_tokens, others=others)
+    answer += text(lang, "compare.memory.kv", kv=sep.join(f"{r.label} {r.run.mean_kv_usage:.0%}" for r in runs))
     if max(r.mean_fragmentation for r in runs) - min(r.mean_fragmentation for r in runs) >= 0.02:
-        wasted = ", ".join(f"{r.label} {r.mean_fragmentation:.0%}" for r in runs)
-        text += f"; reserved slots left empty: {wasted}"
-    return text
+        answer += text(lang, "compare.memory.empty",
+                       wasted=sep.join(f"{r.label} {r.mean_fragmentation:.0%}" for r in runs))
+    return answer
 
 
-def verdicts(runs: Sequence[ConfigRun]) -> list[tuple[str, str]]:
+def verdicts(runs: Sequence[ConfigRun], lang: str = DEFAULT) -> list[tuple[str, str]]:
     """The comparison's answers, one per question a learner asks: (question, answer), from the numbers."""
-    return [
-        ("first token", _lower_is_better(runs, lambda r: _mean_steps(r, "ttft"), "sooner", "mean TTFT", "steps")),
-        ("later tokens", _lower_is_better(runs, lambda r: _mean_steps(r, "tpot"), "faster", "mean TPOT", "steps")),
-        ("whole workload", _lower_is_better(runs, lambda r: r.run.sim_time_s, "sooner", "simulated time",
-                                            "s")),
-        ("memory", _memory(runs)),
-    ]
+    answers = (
+        ("first_token", _lower_is_better(lang, runs, lambda r: _mean_steps(r, "ttft"), "sooner", "ttft", "steps")),
+        ("later_tokens", _lower_is_better(lang, runs, lambda r: _mean_steps(r, "tpot"), "faster", "tpot", "steps")),
+        ("whole_workload", _lower_is_better(lang, runs, lambda r: r.run.sim_time_s, "sooner", "time", "s")),
+        ("memory", _memory(runs, lang)),
+    )
+    return [(text(lang, f"compare.question.{question}"), answer) for question, answer in answers]

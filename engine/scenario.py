@@ -8,7 +8,7 @@ changes nothing.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from engine.adaptive import AdaptiveBatch
@@ -26,8 +26,10 @@ from engine.workload import (
     poisson_arrivals,
     random_token_prompts,
 )
+from i18n import DEFAULT, LANGUAGES
 from scheduler import Config, ConfigError
 
+TRANSLATED = tuple(lang for lang in LANGUAGES if lang != DEFAULT)  # a text field `x` has `x_zh` beside it
 SCENARIOS_DIR = Path(__file__).resolve().parents[1] / "scenarios"
 
 
@@ -131,6 +133,11 @@ class KeyFrame:
     expect: dict
     needs_model: bool = False  # the expectation depends on what the real model writes
     variant: bool = False  # observed in the scenario's variant run
+    translations: dict = field(default_factory=dict)  # {language: the note in it} (`note_zh` in the file)
+
+    def note_in(self, lang: str) -> str:
+        """The note in `lang`; in English where the file has none in that language."""
+        return self.translations.get(lang, self.note)
 
     def mismatches(self, frame: Frame, before: Frame | None = None) -> list[str]:
         """What the step (from `before` to `frame`) shows differently from `expect`; empty when the note holds.
@@ -170,10 +177,21 @@ class Scenario:
     variant: dict  # config changes of the comparison run the scenario offers ({} when none)
     adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller, when the scenario has one
     overlap: bool = False  # overlapped scheduling (engine/overlap.py)
+    translations: dict = field(default_factory=dict)  # {language: {"title": ..., "narrative": ...}}
 
     @property
     def name(self) -> str:
         return self.path.stem
+
+    def title_in(self, lang: str) -> str:
+        """The title in `lang`; in English where the file has none in that language (`is_translated` says)."""
+        return self.translations.get(lang, {}).get("title", self.title)
+
+    def narrative_in(self, lang: str) -> str:
+        return self.translations.get(lang, {}).get("narrative", self.narrative)
+
+    def is_translated(self, lang: str) -> bool:
+        return lang == DEFAULT or lang in self.translations
 
     def engine(self, runner: str | None = None, record: bool = True, variant: bool = False) -> Engine:
         """An engine for this scenario, or for its variant (the same run with the `variant` config)."""
@@ -199,7 +217,7 @@ def load_scenario(path: str | Path, runner: str | None = None) -> Scenario:
         raise ScenarioError(path, "file", f"cannot be read ({e.strerror or e})") from None
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(path, "syntax", f"not valid TOML ({e})") from None
-    return _Loader(path).scenario(data, runner)
+    return _Loader(path, is_preset=path.resolve().parent == SCENARIOS_DIR).scenario(data, runner)
 
 
 # The range (a key of engine.limits.BOUNDS) each numeric key of a scenario file must lie in, wherever it appears.
@@ -216,8 +234,9 @@ _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "tru
 
 
 class _Loader:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, is_preset: bool = False):
         self.path = path
+        self.is_preset = is_preset  # a shipped preset: its texts must be in every language
 
     def fail(self, key: str, problem: str):
         raise ScenarioError(self.path, key, problem)
@@ -247,7 +266,8 @@ class _Loader:
     def scenario(self, data: dict, runner: str | None) -> Scenario:
         self.table(data, "", {"title": str, "narrative": str, "runner": str, "seed": int, "max_steps": int,
                               "config": dict, "variant": dict, "cost": dict, "adaptive": dict, "overlap": bool,
-                              "workload": dict, "key_frames": list},
+                              "workload": dict, "key_frames": list,
+                              **{f"{key}_{lang}": str for key in ("title", "narrative") for lang in TRANSLATED}},
                    required=("title", "narrative", "config", "workload"))
         runner = runner or data.get("runner", "fake")
         if runner not in RUNNER_KINDS:
@@ -271,8 +291,30 @@ class _Loader:
             self.fail(f"workload request {late[0]}", f"arrives at step {workload[late[0]].arrival}, after the "
                       f"run's last step (max_steps={max_steps}); make it arrive earlier or raise max_steps")
         key_frames = tuple(self.key_frame(kf, i) for i, kf in enumerate(data.get("key_frames", [])))
+        texts = [("title", data), ("narrative", data), *((f"key_frames[{i}].note", kf)
+                                                         for i, kf in enumerate(data.get("key_frames", [])))]
+        translated = self.translated(texts)
+        translations = {lang: {"title": data[f"title_{lang}"], "narrative": data[f"narrative_{lang}"].strip()}
+                        for lang in translated}
         return Scenario(self.path, data["title"], data["narrative"].strip(), config, runner, seed, cost,
-                        tuple(workload), key_frames, max_steps, dict(variant), adaptive, overlap)
+                        tuple(workload), key_frames, max_steps, dict(variant), adaptive, overlap, translations)
+
+    def translated(self, texts: list[tuple[str, dict]]) -> list[str]:
+        """The languages besides English the file's texts (each `(name, table holding it)`) are in: each text
+        in it or none (a message in one language only is refused). A shipped preset must have them all; a
+        user's file may have none (the app then shows its English text)."""
+        languages = []
+        for lang in TRANSLATED:
+            has = {name: f"{name.rsplit('.', 1)[-1]}_{lang}" in table for name, table in texts}
+            missing = [name for name, present in has.items() if not present]
+            if missing and (self.is_preset or len(missing) < len(has)):
+                why = ("every shipped preset has each text in every language" if self.is_preset else
+                       f"the file has {LANGUAGES[lang]} text for some texts, so it needs it for all")
+                self.fail(f"{missing[0]}_{lang}", f"missing: {missing[0]} has no {lang} ({LANGUAGES[lang]}) text "
+                          f"({why}; see scenarios/README.md)")
+            if not missing:
+                languages.append(lang)
+        return languages
 
     def adaptive(self, table: dict) -> AdaptiveBatch:
         self.table(table, "adaptive", {"low_s": float, "high_s": float, "step": int, "min_seqs": int,
@@ -409,8 +451,10 @@ class _Loader:
 
     def key_frame(self, table: dict, i: int) -> KeyFrame:
         where = f"key_frames[{i}]"
-        self.table(table, where, {"step": int, "note": str, "expect": dict, "needs_model": bool, "variant": bool},
+        self.table(table, where, {"step": int, "note": str, "expect": dict, "needs_model": bool, "variant": bool,
+                                  **{f"note_{lang}": str for lang in TRANSLATED}},
                    required=("step", "note", "expect"))
         self.table(table["expect"], f"{where}.expect", {k: t for k, (t, _) in EXPECTATIONS.items()})
         return KeyFrame(table["step"], table["note"], dict(table["expect"]), table.get("needs_model", False),
-                        table.get("variant", False))
+                        table.get("variant", False),
+                        {lang: table[f"note_{lang}"] for lang in TRANSLATED if f"note_{lang}" in table})

@@ -1,7 +1,8 @@
 /* schedlab's stage player: draws recorded frames and moves among them in the browser.
  *
  * The server sends messages: {run, from, frames: [delta...], last, over, cursor, cursor_moves, answered,
- * title, model, key_frames, placeholder, error}. Frames are deltas (viz/frame_payload.py has the reference
+ * title, model, key_frames, placeholder, error, lang, strings}. Every word the player shows comes in `strings`
+ * (i18n/ on the server: the player holds no text of its own). Frames are deltas (viz/frame_payload.py has the reference
  * decoder); the player keeps every decoded frame, so Step, Back, the slider and Play need no server. At the
  * end of what it holds it asks for more with a target step: {run, have, want, seq}.
  * Offline (the HTML export) the frames are embedded and nothing is asked.
@@ -12,7 +13,6 @@
 
   let COLORS = {palette: ['#7B8794'], free: '#EEF0F3', cached_free: '#FFE9A8'};  // the server's (viz/colors.py) replace these
   const SHADES = {cached: 0.45, now: 0, pending: 0.82};
-  const STATE_WORDS = {cached: 'K/V cached before this step', now: 'computed this step', pending: 'no K/V yet'};
   const SPEEDS = [1, 2, 5, 10, 20];
   const MOVE_MS = 200;  // transitions; while playing fast, at most 80% of a frame's time
   const ANSWER_TIMEOUT_MS = 30000;  // a real-model step on a busy CPU can take seconds
@@ -29,10 +29,11 @@
     return '#' + c.map(x => Math.round(x + (255 - x) * amount).toString(16).padStart(2, '0')).join('');
   }
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
-  const overfullTip = (v, id) => {  // the notebook's block-size bug: a prefill's tokens all in one block
-    const hit = (v.overfull || []).find(([block]) => block === id);
-    return hit ? `<br><b>overfull</b>: ${hit[1]} tokens in a block of ${v.cfg.block_size} (the notebook's one-block-per-prefill bug)` : '';
-  };
+  /* A message template's {name} placeholders filled from `params` (the values are the caller's to escape). */
+  const fill = (template, params) => String(template).replace(/\{(\w+)\}/g, (all, name) => (name in params ? params[name] : all));
+  /* A legend's mark: a swatch ("sw:<kind>", coloured by player.css) or a glyph. */
+  const markHtml = mark => (mark.startsWith('sw:') ? `<i class="sp-sw sp-sw-${esc(mark.slice(3))}"></i>` :
+    `<b${mark === '⋯' ? ' class="sp-gapmark"' : ''}>${esc(mark)}</b> `);
   const reducedMotion = () => window.matchMedia && window.matchMedia('(prefers-reduced-motion: reduce)').matches;
 
   /* The view a delta describes, given the view before it (the same rules as viz/frame_payload.decode). */
@@ -98,12 +99,12 @@
   const HTML = `
 <div class="sp-head"><div class="sp-title"></div><div class="sp-caption"></div></div>
 <div class="sp-controls">
-  <button type="button" class="sp-back" aria-label="Back" title="Back one frame (←)">◀ Back</button>
-  <button type="button" class="sp-step sp-primary" aria-label="Step" title="Step one frame (→)">Step ▶</button>
-  <button type="button" class="sp-play" aria-label="Play" title="Play / pause (space)">▶ Play</button>
-  <select class="sp-speed" aria-label="Speed">${SPEEDS.map(s => `<option value="${s}"${s === 2 ? ' selected' : ''}>${s} step${s > 1 ? 's' : ''}/s</option>`).join('')}</select>
-  <label class="sp-keystop"><input type="checkbox" class="sp-pause-key"> pause at key frames</label>
-  <input type="range" class="sp-slider" min="0" max="0" value="0" aria-label="Frame">
+  <button type="button" class="sp-back" data-action="back"></button>
+  <button type="button" class="sp-step sp-primary" data-action="step"></button>
+  <button type="button" class="sp-play" data-action="play"></button>
+  <select class="sp-speed">${SPEEDS.map(s => `<option value="${s}"${s === 2 ? ' selected' : ''}></option>`).join('')}</select>
+  <label class="sp-keystop"><input type="checkbox" class="sp-pause-key"> <span></span></label>
+  <input type="range" class="sp-slider" min="0" max="0" value="0">
   <span class="sp-position"></span>
 </div>
 <div class="sp-keyrow"><div class="sp-keys"></div><div class="sp-message" role="status"></div></div>
@@ -112,21 +113,14 @@
   <div class="sp-queues">
     <div class="sp-queue sp-running"><div class="sp-qtitle"></div><div class="sp-rows"></div><div class="sp-more"></div></div>
     <div class="sp-queue sp-waiting"><div class="sp-qtitle"></div><div class="sp-rows"></div><div class="sp-more"></div></div>
-    <div class="sp-legend">
-      <span><i class="sp-sw sp-sw-cached"></i>K/V cached</span><span><i class="sp-sw sp-sw-now"></i>computed this step</span>
-      <span><i class="sp-sw sp-sw-pending"></i>no K/V yet</span><span><b>·</b> space</span><span><b>⏎</b> newline</span>
-      <span><b>#42</b> token id (fake model)</span><span><b class="sp-gapmark">⋯</b> tokens elided to fit</span>
-      <span><b>◌</b> token still being computed</span><span class="sp-hint">Hover a token or a block for details.</span>
-    </div>
+    <div class="sp-legend"></div>
   </div>
-  <div class="sp-story"><div class="sp-stitle">What happened and why</div><div class="sp-narration"></div></div>
+  <div class="sp-story"><div class="sp-stitle"></div><div class="sp-narration"></div></div>
 </div>
 <div class="sp-lower">
   <div class="sp-pool"><div class="sp-ptitle"></div><div class="sp-canvas-box"><canvas class="sp-grid"></canvas></div>
-    <div class="sp-plegend"><span><i class="sp-sw" style="background:#7B8794"></i>in use: its request's colour</span>
-      <span><i class="sp-sw sp-sw-free"></i>free</span><span><i class="sp-sw sp-sw-cachedfree"></i>free, cached prefix (reusable)</span>
-      <span class="sp-overfull-key" hidden><i class="sp-sw sp-sw-overfull"></i>more tokens than a block holds (the notebook's bug)</span></div></div>
-  <div class="sp-tables"><div class="sp-ttitle">Block tables (logical → physical block ids)</div><div class="sp-trows"></div></div>
+    <div class="sp-plegend"></div></div>
+  <div class="sp-tables"><div class="sp-ttitle"></div><div class="sp-trows"></div></div>
 </div>
 <div class="sp-tip" hidden></div>`;
 
@@ -149,6 +143,8 @@
       this.failures = 0;
       this.answerTimeoutMs = ANSWER_TIMEOUT_MS;
       this.header = {title: '', model: '', key_frames: [], placeholder: null};
+      this.strings = {};  // the server's words (player_strings in viz/frame_payload.py), set by the first message
+      this.lang = null;
       this.colors = [];  // the block colours drawn now (animated toward the frame's)
       this.rows = new Map();  // request id -> its row element, kept across frames so moves can animate
       this.tallest = {running: 0, waiting: 0};  // the longest queues held: their room is kept, so nothing jumps
@@ -168,8 +164,7 @@
         this.apply(message);
       } catch (e) {
         this.failures += 1;
-        this.setMessage(`Frames from the server could not be read (${e.message}). The frames already here stay ` +
-          'usable' + (this.failures < 3 ? '; asking for them again.' : '.'));
+        this.setMessage(this.t('unreadable', {error: e.message, then: this.t(this.failures < 3 ? 'unreadable_retry' : 'unreadable_final')}));
         this.pending = null;
         if (this.failures < 3) this.ask(this.desired);
         return;
@@ -181,10 +176,10 @@
       if (!m || typeof m !== 'object' || !Array.isArray(m.frames)) throw new Error('the message holds no frames');
       this.header = {title: m.title || '', model: m.model || '', key_frames: m.key_frames || [],
         placeholder: m.placeholder, end_note: m.end_note};
+      if (m.strings && m.lang !== this.lang) this.useStrings(m.lang, m.strings);
       if (m.colors) {
         COLORS = m.colors;
-        this.$('.sp-sw-free').style.background = COLORS.free;
-        this.$('.sp-sw-cachedfree').style.background = COLORS.cached_free;
+        this.paintSwatches();
       }
       if (m.run !== this.run) {
         // Step clicks not yet answered when the page switched runs (a settings change) carry over to the new run
@@ -241,7 +236,7 @@
       if (this.desired > last) {
         if (this.over) {
           this.desired = last;
-          this.setMessage(this.header.end_note || 'The run ends here.');
+          this.setMessage(this.header.end_note || this.t('run_ends'));
           this.pause();
         } else {
           this.ask(this.desired + (this.playing ? this.lookahead() : 0));
@@ -314,7 +309,7 @@
         this.desired = this.shown;
         if (this.$('.sp-pause-key').checked && this.keySteps().has(this.shown)) this.pause();
       } else if (this.over) {
-        this.setMessage(this.header.end_note || 'The run ends here.');
+        this.setMessage(this.header.end_note || this.t('run_ends'));
         this.pause();
       }
       if (this.playing && !this.over && last - this.shown < this.lookahead()) this.ask(last + this.lookahead());
@@ -335,8 +330,7 @@
       if (this.pending && Date.now() - this.pending.at > this.answerTimeoutMs) {
         this.pending = null;
         this.pause();
-        this.setMessage(`The server has not answered for ${Math.round(this.answerTimeoutMs / 1000)} s (is the connection ` +
-          'lost?). The frames already here stay usable; Step or Play asks again.');
+        this.setMessage(this.t('no_answer', {s: Math.round(this.answerTimeoutMs / 1000)}));
       }
     }
 
@@ -379,17 +373,16 @@
     renderHead(v) {
       const m = v.metrics, last = this.views.length - 1;
       this.$('.sp-title').textContent = this.header.title;
-      const took = v.wall_ms !== null && this.header.model.startsWith('SmolLM2') ? ` · real time of this step: ${Math.round(v.wall_ms)} ms` : '';
-      this.$('.sp-caption').innerHTML = `Frame <b>${v.step}</b> of ${last} · ${v.kind} batch · ${m[0]} running, ` +
-        `${m[1]} waiting · KV ${Math.round(100 * m[2])}% used · simulated clock: ${v.time.toFixed(3)} s${took}` +
-        `${v.overlapped ? ' · overlapped scheduling' : ''} · ${esc(this.header.model)}`;
+      const took = v.wall_ms !== null && this.header.model.startsWith('SmolLM2') ? this.t('took', {clock: esc(this.t('clock_real')), ms: Math.round(v.wall_ms)}) : '';
+      this.$('.sp-caption').innerHTML = this.t('caption', {step: v.step, last, kind: esc(this.t('batch.' + v.kind)), running: m[0],
+        waiting: m[1], kv: Math.round(100 * m[2]), clock: esc(this.t('clock_simulated')), time: v.time.toFixed(3), took,
+        overlapped: v.overlapped ? this.t('overlapped') : '', model: esc(this.header.model)});
       const here = this.header.key_frames.filter(kf => kf[0] === v.step), notes = here.map(kf => kf[1]);
       const holds = here.every(kf => kf[2] !== false);  // a branched run may no longer show what a note says
       const banner = this.$('.sp-banner');
       banner.classList.toggle('sp-nothold', !holds);
       banner.classList.toggle('sp-on', notes.length > 0);
-      banner.innerHTML = !notes.length ? '' : holds ? `<b>★ Key frame, step ${v.step}.</b> ${esc(notes.join(' '))}` :
-        `<b>☆ Key frame, step ${v.step} (does not hold on this run):</b> ${esc(notes.join(' '))}`;
+      banner.innerHTML = !notes.length ? '' : `<b>${esc(this.t(holds ? 'key_holds' : 'key_not_held', {step: v.step}))}</b> ${esc(notes.join(' '))}`;
     }
 
     renderQueues(v, before) {
@@ -408,10 +401,10 @@
         const rowsBox = box.querySelector('.sp-rows');
         const entries = ids.map(rid => [rid, null]);
         if (name === 'running') for (const [rid, how] of done) entries.push([rid, how]);
-        const limit = name === 'running' ? ` <span class="sp-aside">· at most ${v.cfg.max_num_seqs} run at once (max_num_seqs)</span>` : '';
-        box.querySelector('.sp-qtitle').innerHTML = `<b>${name === 'running' ? 'Running' : 'Waiting'} queue</b> · ` +
-          `${name === 'running' ? v.running.length : v.waiting.length} request(s)${limit}`;
-        box.querySelector('.sp-more').textContent = hidden ? `+${hidden} more requests` : '';
+        const limit = name === 'running' ? ` <span class="sp-aside">· ${esc(this.t('queue_limit', {n: v.cfg.max_num_seqs}))}</span>` : '';
+        box.querySelector('.sp-qtitle').innerHTML = `<b>${esc(this.t(name + '_queue'))}</b> · ` +
+          `${esc(this.t('queue_count', {n: name === 'running' ? v.running.length : v.waiting.length}))}${limit}`;
+        box.querySelector('.sp-more').textContent = hidden ? this.t('more_requests', {n: hidden}) : '';
         rowsBox.querySelectorAll('.sp-empty').forEach(e => e.remove());
         rowsBox.style.minHeight = `calc(${Math.max(1, Math.min(sizes.rows, this.tallest[name]))} * (var(--sp-cell) + 4px))`;
         entries.forEach(([rid, finished], index) => {
@@ -427,7 +420,7 @@
           this.fillRow(row, v, rid, scheduled.get(rid) || 0, finished, satOut.get(rid), before, room);
         });
         while (rowsBox.children.length > entries.length) rowsBox.lastChild.remove();
-        if (!entries.length) rowsBox.innerHTML = '<div class="sp-empty">empty</div>';
+        if (!entries.length) rowsBox.innerHTML = `<div class="sp-empty">${esc(this.t('empty'))}</div>`;
       }
       for (const [rid, row] of this.rows) if (!used.has(rid)) { row.remove(); this.rows.delete(rid); }
       if (!before) return;
@@ -450,10 +443,10 @@
       const n = r[F.num_tokens], computed = r[F.num_computed];
       const oldN = before && before.requests[rid] ? before.requests[rid][F.num_tokens] : n;
       const out = n - r[F.num_prompt], max = r[F.max_tokens];
-      const badge = r[F.priority] ? `<span class="sp-badge" title="priority ${r[F.priority]} (lower runs first)">P${r[F.priority]}</span>` : '';
-      const flagText = finished || (satOut ? 'sits out: ' + satOut : '');
-      const flag = finished ? `<span class="sp-flag sp-done">${finished}</span>` :
-        satOut ? `<span class="sp-flag" title="in the running queue but not in this step's batch: ${esc(satOut)}">${esc(flagText)}</span>` : '';
+      const badge = r[F.priority] ? `<span class="sp-badge" title="${esc(this.t('priority', {p: r[F.priority]}))}">P${r[F.priority]}</span>` : '';
+      const flagText = finished || (satOut ? this.t('sits_out', {why: satOut}) : '');
+      const flag = finished ? `<span class="sp-flag sp-done">${esc(finished)}</span>` :
+        satOut ? `<span class="sp-flag" title="${esc(this.t('sits_out_title', {why: satOut}))}">${esc(flagText)}</span>` : '';
       let indices, width = room.cells - (flagText ? Math.min(room.flag, flagText.length * room.char * 0.95) : 0);
       for (let boxes = room.boxes; ; boxes -= 1) {
         indices = condense(n, boxes, computed - nNow, computed);
@@ -464,7 +457,7 @@
       row.dataset.tokens = n;
       row.innerHTML = `<span class="sp-label" style="color:${color(rid)}">ID:${rid} <small>(L:${n})</small>${badge}</span>` +
         `<span class="sp-cells">${this.tokenCells(v, rid, indices, computed, nNow, oldN)}</span>` +
-        `<span class="sp-progress" title="tokens generated of max_tokens"><i style="width:${Math.min(100, 100 * out / max)}%;` +
+        `<span class="sp-progress" title="${esc(this.t('progress_title'))}"><i style="width:${Math.min(100, 100 * out / max)}%;` +
         `background:${color(rid)}"></i><em>${out}/${max}</em></span>${flag}`;
     }
 
@@ -490,12 +483,12 @@
 
     tokenCells(v, rid, indices, computed, nNow, oldN) {
       return indices.map(i => {
-        if (i === null) return '<span class="sp-tok sp-gap" title="tokens elided to fit">⋯</span>';
+        if (i === null) return `<span class="sp-tok sp-gap" title="${esc(this.t('tokens_elided'))}">⋯</span>`;
         const state = i >= computed ? 'pending' : i >= computed - nNow ? 'now' : 'cached';
         const label = tokenLabel(v, rid, i, this.header.placeholder);
         const pieces = v.pieces[rid];
-        const what = label.pending ? 'still being computed' : pieces ? JSON.stringify(pieces[i]) : '';
-        const tip = `request ${rid} · token ${i} (id ${label.pending ? '…' : v.tokens[rid][i]}) ${what} · ${STATE_WORDS[state]}`;
+        const what = label.pending ? this.t('still_computing') : pieces ? JSON.stringify(pieces[i]) : '';
+        const tip = this.t('token_tip', {rid, i, id: label.pending ? '…' : v.tokens[rid][i], what, state: this.t('state_' + state)});
         const cls = `sp-tok sp-${state}${label.pending ? ' sp-computing' : ''}${label.id ? ' sp-id' : ''}${i >= oldN ? ' sp-new' : ''}`;
         return `<span class="${cls}" style="background:${blend(color(rid), SHADES[state])}" title="${esc(tip)}">${esc(label.text)}</span>`;
       }).join('');
@@ -504,7 +497,7 @@
     renderNarration(v) {
       const [first, ...rest] = v.narration;
       this.$('.sp-narration').innerHTML = `<p><b>${esc(first)}</b></p>` +
-        (rest.length ? `<ul>${rest.map(line => `<li>${esc(line)}</li>`).join('')}</ul>` : '<p><i>No scheduling decisions this step.</i></p>');
+        (rest.length ? `<ul>${rest.map(line => `<li>${esc(line)}</li>`).join('')}</ul>` : `<p><i>${esc(this.t('no_decisions'))}</i></p>`);
     }
 
     owners(v) {
@@ -523,8 +516,7 @@
       this.poolOwners = owners;
       const target = v.blocks.map((b, id) => b[0] === 0 ? (b[1] !== null ? COLORS.cached_free : COLORS.free) : color(owners[id][0] ?? 0));
       const m = v.metrics, n = v.blocks.length;
-      this.$('.sp-ptitle').innerHTML = `<b>KV cache</b> · ${n} blocks of ${v.cfg.block_size} tokens · ${n - m[3]} in use, ` +
-        `${m[4]} cached-free, ${m[3] - m[4]} empty`;
+      this.$('.sp-ptitle').innerHTML = this.t('pool_title', {n, size: v.cfg.block_size, used: n - m[3], cached: m[4], empty: m[3] - m[4]});
       Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[0]), cached_free: v.blocks.flatMap((b, i) => b[0] === 0 && b[1] !== null ? [i] : [])});
       const from = this.colors.length === n ? this.colors : target;
       cancelAnimationFrame(this.poolFrame);
@@ -582,7 +574,7 @@
 
     blockTip(v, id) {
       const b = v.blocks[id], owners = this.poolOwners[id] || [];
-      const state = b[0] === 0 ? (b[1] !== null ? 'free, still in the prefix cache' : 'free') : b[0] > 1 ? 'shared' : 'in use';
+      const state = this.t(b[0] === 0 ? (b[1] !== null ? 'block_cached_free' : 'block_free') : b[0] > 1 ? 'block_shared' : 'block_in_use');
       let [rid, start, count] = b[2] || [null, 0, 0];  // a cached-free block: the request that filled it
       if (owners.length) {
         const size = v.cfg.block_size;
@@ -591,11 +583,15 @@
         count = Math.min(size, v.requests[rid][F.num_tokens] - start);
       }
       const pieces = rid === null ? null : v.pieces[rid];
-      const text = rid === null ? 'empty' : pieces ? JSON.stringify(pieces.slice(start, start + count).join(''))
+      const text = rid === null ? this.t('no_tokens') : pieces ? JSON.stringify(pieces.slice(start, start + count).join(''))
         : v.tokens[rid].slice(start, start + count).join(' ');
-      return `<b>block ${id}</b> · ${state}<br>owners: ${owners.length ? owners.map(o => 'request ' + o).join(', ') : 'none'}` +
-        `<br>ref count: ${b[0]}<br>hash: ${b[1] ? '0x' + b[1] + '…' : 'none (not a full cached block)'}<br>tokens: ${esc(text.slice(0, 80))}` +
-        overfullTip(v, id);
+      const hit = (v.overfull || []).find(([block]) => block === id);  // the notebook's bug: a prefill in one block
+      const lines = [`<b>${esc(this.t('block', {id}))}</b> · ${esc(state)}`,
+        esc(this.t('owners', {owners: owners.length ? owners.map(o => this.t('owner', {id: o})).join(', ') : this.t('none')})),
+        esc(this.t('ref_count', {n: b[0]})), esc(this.t('hash', {hash: b[1] ? '0x' + b[1] + '…' : this.t('no_hash')})),
+        esc(this.t('block_tokens', {tokens: text.slice(0, 80)}))];
+      if (hit) lines.push(this.t('overfull', {n: hit[1], size: v.cfg.block_size}));
+      return lines.join('<br>');
     }
 
     renderTables(v) {
@@ -607,17 +603,17 @@
       v.requests.forEach((r, rid) => {
         const table = r[F.block_table];
         if (!table.length || ++holders > limit) return;
-        const cells = condense(table.length, width, 0, 0).map(i => i === null ? '<span class="sp-tok sp-gap" title="blocks elided to fit">⋯</span>' :
-          `<span class="sp-tok sp-bt" style="background:${color(rid)}" title="logical block ${i} → physical block ${table[i]} (ref count ${v.blocks[table[i]][0]})">${table[i]}${v.blocks[table[i]][0] > 1 ? '×' + v.blocks[table[i]][0] : ''}</span>`);
+        const cells = condense(table.length, width, 0, 0).map(i => i === null ? `<span class="sp-tok sp-gap" title="${esc(this.t('blocks_elided'))}">⋯</span>` :
+          `<span class="sp-tok sp-bt" style="background:${color(rid)}" title="${esc(this.t('table_cell', {i, p: table[i], n: v.blocks[table[i]][0]}))}">${table[i]}${v.blocks[table[i]][0] > 1 ? '×' + v.blocks[table[i]][0] : ''}</span>`);
         rows.push(`<div class="sp-trow"><span class="sp-label" style="color:${color(rid)}">ID:${rid}</span><span class="sp-cells">${cells.join('')}</span></div>`);
       });
-      if (holders > limit) rows.push(`<div class="sp-more">+${holders - limit} more requests hold blocks</div>`);
-      this.$('.sp-trows').innerHTML = rows.join('') || '<div class="sp-empty">no request holds blocks</div>';
+      if (holders > limit) rows.push(`<div class="sp-more">${esc(this.t('more_holders', {n: holders - limit}))}</div>`);
+      this.$('.sp-trows').innerHTML = rows.join('') || `<div class="sp-empty">${esc(this.t('no_holders'))}</div>`;
     }
 
     renderKeys() {
       const keys = [...this.keySteps()].sort((a, b) => a - b);
-      const html = keys.length ? '<b>Key frames</b> ' + keys.map(s => `<button type="button" class="sp-key${s === this.shown ? ' sp-here' : ''}" data-step="${s}" title="${esc(this.header.key_frames.filter(k => k[0] === s).map(k => k[1]).join(' '))}">${s === this.shown ? '★ ' : ''}step ${s}</button>`).join('') : '';
+      const html = keys.length ? `<b>${esc(this.t('key_frames'))}</b> ` + keys.map(s => `<button type="button" class="sp-key${s === this.shown ? ' sp-here' : ''}" data-step="${s}" title="${esc(this.header.key_frames.filter(k => k[0] === s).map(k => k[1]).join(' '))}">${s === this.shown ? '★ ' : ''}${esc(this.t('key_step', {step: s}))}</button>`).join('') : '';
       const box = this.$('.sp-keys');
       if (box.innerHTML !== html) box.innerHTML = html;
     }
@@ -629,10 +625,10 @@
       if (document.activeElement !== slider || !this.dragging) slider.value = String(Math.max(0, this.shown));
       this.root.setAttribute('data-last', String(last));
       this.$('.sp-position').textContent = `${Math.max(0, this.shown)} / ${Math.max(0, last)}` +
-        (this.pending ? ' · computing…' : '');
+        (this.pending ? this.t('computing') : '');
       const play = this.$('.sp-play');
-      play.textContent = this.playing ? '❚❚ Pause' : '▶ Play';
-      play.setAttribute('aria-label', this.playing ? 'Pause' : 'Play');
+      play.textContent = this.t(this.playing ? 'pause' : 'play');
+      play.setAttribute('aria-label', this.t(this.playing ? 'pause_name' : 'play_name'));
       this.$('.sp-back').disabled = this.shown <= 0;
     }
 
@@ -643,6 +639,42 @@
     }
 
     sizes() { return this.root.classList.contains('sp-present') ? SIZES.present : SIZES.laptop; }
+
+    /* -- words ---------------------------------------------------------------------------------------- */
+
+    paintSwatches() {  // the pool legend's free colours are the server's (viz/colors.py)
+      this.root.querySelectorAll('.sp-sw-free').forEach(e => { e.style.background = COLORS.free; });
+      this.root.querySelectorAll('.sp-sw-cachedfree').forEach(e => { e.style.background = COLORS.cached_free; });
+    }
+
+    t(key, params = {}) { return fill(key in this.strings ? this.strings[key] : key, params); }
+
+    /* Take the server's words for `lang` and relabel what does not change from frame to frame. */
+    useStrings(lang, strings) {
+      this.lang = lang;
+      this.strings = strings;
+      this.root.setAttribute('lang', lang);
+      for (const action of ['back', 'step', 'play']) {
+        const button = this.$(`[data-action=${action}]`);
+        button.textContent = this.t(action);
+        button.setAttribute('aria-label', this.t(action + '_name'));
+        button.title = this.t(action + '_title');
+      }
+      this.$('.sp-speed').setAttribute('aria-label', this.t('speed_name'));
+      this.$('.sp-speed').querySelectorAll('option').forEach(o => { o.textContent = this.t(o.value === '1' ? 'speed.one' : 'speed.other', {n: o.value}); });
+      this.$('.sp-keystop span').textContent = this.t('pause_at_keys');
+      this.$('.sp-slider').setAttribute('aria-label', this.t('slider_name'));
+      this.$('.sp-stitle').textContent = this.t('story_title');
+      this.$('.sp-ttitle').textContent = this.t('tables_title');
+      const legend = strings.legend || {tokens: [], pool: [], hint: ''};
+      this.$('.sp-legend').innerHTML = legend.tokens.map(([mark, words]) => `<span>${markHtml(mark)}${esc(words)}</span>`).join('') +
+        `<span class="sp-hint">${esc(legend.hint)}</span>`;
+      this.$('.sp-plegend').innerHTML = legend.pool.map(([mark, words]) =>
+        `<span${mark === 'sw:overfull' ? ' class="sp-overfull-key" hidden' : ''}>${markHtml(mark)}${esc(words)}</span>`).join('');
+      this.paintSwatches();
+      this.updateControls();
+      if (this.views[this.shown]) this.show(this.shown);
+    }
 
     /* -- input ---------------------------------------------------------------------------------------- */
 

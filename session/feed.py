@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from i18n import DEFAULT, text
 from session.lab import Lab
 from viz.frame_payload import EMPTY_VIEW, encode, player_constants, stage_view
 
@@ -36,7 +37,8 @@ class Request:
 
 
 class Feed:
-    def __init__(self):
+    def __init__(self, lang: str = DEFAULT):
+        self.lang = lang  # the language of the narration and of every word the player shows
         self.run = 0
         self._frames = None  # the frame store the deltas were encoded from: a new one is a new run
         self._deltas: list[dict] = []
@@ -53,9 +55,14 @@ class Feed:
             self.cursor_moves += 1
         while len(self._deltas) < held:
             k = len(self._deltas)
-            view = stage_view(lab.frames[k], lab.frames[k - 1] if k else None)
+            view = stage_view(lab.frames[k], lab.frames[k - 1] if k else None, self.lang)
             self._deltas.append(encode(self._view, view))
             self._view = view
+
+    def use_language(self, lang: str):
+        """Speak `lang` from the next message on: the frames, whose narration is in words, are sent again."""
+        if lang != self.lang:
+            self.lang, self._frames = lang, None  # a new run for the player: it drops the frames it holds
 
     def serve(self, lab: Lab, request: Request, budget_s: float = SERVE_BUDGET_S):
         """Compute toward `request.want` (the cursor stays where the player left it, and the run's end stops
@@ -86,9 +93,9 @@ class Feed:
         stop = min(len(self._deltas), self.send_from + MAX_FRAMES_PER_MESSAGE)
         frames = self._deltas[self.send_from:stop]
         message = {**header, "run": self.run, "from": self.send_from, "frames": frames,
-                   "last": len(self._deltas) - 1, "over": _over_at_end(lab), "end_note": end_note(lab),
+                   "last": len(self._deltas) - 1, "over": _over_at_end(lab), "end_note": end_note(lab, self.lang),
                    "cursor": lab.cursor, "cursor_moves": self.cursor_moves, "answered": self.answered,
-                   **player_constants()}
+                   **player_constants(self.lang)}
         self.send_from = stop
         return message
 
@@ -107,16 +114,15 @@ def _over_at_end(lab: Lab) -> bool:
         lab.goto(cursor)
 
 
-def end_note(lab: Lab) -> str:
+def end_note(lab: Lab, lang: str = DEFAULT) -> str:
     """What the player says when asked to go past the last frame of a run that cannot go on."""
-    if lab.is_trace:
-        return "This is a recorded trace: it ends here."
-    return "The run is over: every request is done or can never run. Add a request or reset to go on."
+    return text(lang, "feed.trace_ends" if lab.is_trace else "feed.run_over")
 
 
-def run_header(lab: Lab, model: str, title: str) -> dict:
-    """The run's title (naming the settings in effect where they differ), model and key frames: [step, note,
-    whether it holds on this run] (a branched run may no longer show what a note says; one not reached yet
-    is taken to hold)."""
+def run_header(lab: Lab, model: str, title: str, lang: str = DEFAULT) -> dict:
+    """The run's title (naming the settings in effect where they differ), model and key frames: [step, note in
+    `lang`, whether it holds on this run] (a branched run may no longer show what a note says; one not reached
+    yet is taken to hold)."""
     return {"title": title, "model": model,
-            "key_frames": [[k.step, k.note, k.step > lab.last or k.holds(lab.frames)] for k in lab.key_frames]}
+            "key_frames": [[k.step, k.note_in(lang), k.step > lab.last or k.holds(lab.frames)]
+                           for k in lab.key_frames]}

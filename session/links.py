@@ -1,7 +1,8 @@
 """Shareable links: a run as a short, readable query string, and back. No Streamlit.
 
 `?scenario=02_preemption&frame=19` opens a preset at frame 19 (`&variant=1` its variant, `&present=1` in
-presentation mode); `?scenario=custom&requests=8&prompts=chat&max_tokens=16&arrivals=poisson&seed=3&frame=7`
+presentation mode, `&lang=zh` in Chinese);
+`?scenario=custom&requests=8&prompts=chat&max_tokens=16&arrivals=poisson&seed=3&frame=7`
 a custom setup. Either carries what the first step runs under where it differs from the preset (a custom
 setup: from the defaults): scheduler settings by their Config name (`max_num_seqs=2`, `prefill_first=0`),
 `overlap=1`, `adaptive=<grow below ms>-<shrink above ms>-<at least>-<at most>` or `adaptive=off`,
@@ -21,17 +22,19 @@ from engine.adaptive import AdaptiveBatch
 from engine.engine import Options
 from engine.overlap import check_overlap
 from engine.scenario import Scenario
+from i18n import DEFAULT, LANGUAGES
 from scheduler import Config, ConfigError
 from session.lab import ARRIVALS, BOUNDS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
 from session.run_cache import Action
 
 SETTINGS = tuple(f.name for f in fields(Config) if f.name != "eos")  # eos is the model's, never the learner's
-RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "frame", "present")
+RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "frame", "present",
+            "lang")
 KEYS = (*RUN_KEYS, *SETTINGS, *Options._fields)
 KINDS = {**{f.name: getattr(f.type, "__name__", f.type) for f in (*fields(Config), *fields(CustomSetup))},
          "seed": "int", "frame": "int", "temperature": "float", "variant": "bool", "present": "bool",
-         "overlap": "bool", "adaptive": "adaptive"}
-CHOICES = {"prompts": PROMPTS, "arrivals": ARRIVALS}
+         "overlap": "bool", "adaptive": "adaptive", "lang": "str"}
+CHOICES = {"prompts": PROMPTS, "arrivals": ARRIVALS, "lang": LANGUAGES}
 
 
 class LinkError(ValueError):
@@ -48,6 +51,7 @@ class Link:
     seed: int | None = None  # None: the preset's own
     temperature: float = 0.0
     settings: dict = field(default_factory=dict)  # config fields and options changed for the first step
+    lang: str = DEFAULT  # the interface's language (i18n.LANGUAGES)
 
     def params(self) -> dict[str, str]:
         """The query string's parameters, in a readable order."""
@@ -64,6 +68,8 @@ class Link:
         params["frame"] = str(self.frame)
         if self.present:
             params["present"] = "1"
+        if self.lang != DEFAULT:
+            params["lang"] = self.lang
         return params
 
 
@@ -76,11 +82,11 @@ def _text(value) -> str:
     return "off" if value is None else str(value)
 
 
-def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False) -> Link:
+def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, lang: str = DEFAULT) -> Link:
     """The link that reopens `lab`'s run at the frame shown."""
     inputs = lab.inputs
     if inputs is None:
-        return Link("trace", lab.cursor, present=present)
+        return Link("trace", lab.cursor, present=present, lang=lang)
     custom = inputs.custom is not None
     base, base_options = (Config(), Options()) if custom else (inputs.config, Options(inputs.overlap, inputs.adaptive))
     config, options = lab.config_in_effect(0), lab.options_in_effect(0)
@@ -89,7 +95,7 @@ def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False) 
     scenario = scenarios.get(inputs.scenario_name)
     seed = inputs.seed if custom or scenario is None or inputs.seed != scenario.seed else None
     return Link(inputs.scenario_name, lab.cursor, inputs.variant, present, inputs.custom, seed, inputs.temperature,
-                settings)
+                settings, lang)
 
 
 def open_link(link: Link, scenarios: Mapping[str, Scenario], runner: str) -> Lab:
@@ -134,7 +140,7 @@ def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> 
     except ConfigError as e:
         raise LinkError(f"This link's settings cannot be used together: {e}.") from None
     return Link(name, _value(params, "frame", 0), variant, _value(params, "present", False), custom, seed,
-                _value(params, "temperature", 0.0), settings)
+                _value(params, "temperature", 0.0), settings, _value(params, "lang", DEFAULT))
 
 
 def _fail(key: str, text, fix: str) -> NoReturn:

@@ -40,7 +40,7 @@ def test_overlap_applies_from_the_next_step_and_shows_in_the_stage(app):
     assert any(line.startswith("Overlapped scheduling: this batch was decided while the model") for line in
                view["narration"]) and view["overlapped"]
     assert player_message(app)["model"] == "fake model · overlapped scheduling"
-    app.segmented_control(key="lower_view").set_value("Charts over time").run()
+    app.segmented_control(key="lower_view").set_value("charts").run()
     timeline = figure(app, "Scheduling and model work")
     schedule, _, model = timeline["data"]
     assert list(model["customdata"]) == [1, 2, 3, 4]
@@ -76,7 +76,7 @@ def test_the_adaptive_controller_stays_within_the_bounds_set_in_the_sidebar(app)
     steps(app, 30)
     limits = [f.config.max_num_seqs for f in lab(app).history()[3:]]
     assert set(limits) <= {2, 3} and 3 in limits
-    app.segmented_control(key="lower_view").set_value("Charts over time").run()
+    app.segmented_control(key="lower_view").set_value("charts").run()
     assert figure(app, "Adaptive batch size")
     app.number_input(key="opt_high_ms").set_value(50.0).run()  # below the low end: impossible
     assert not app.exception and any("Not applied: latency band" in e.value for e in app.error)
@@ -130,7 +130,7 @@ def test_the_toggles_show_the_options_of_the_frame_shown(app):
     back(app)  # frame 2: before either
     assert not app.toggle(key="opt_overlap").value and not app.toggle(key="opt_adaptive").value
     assert "overlapped" not in header(app)
-    app.segmented_control(key="lower_view").set_value("Charts over time").run()
+    app.segmented_control(key="lower_view").set_value("charts").run()
     assert not any(f["layout"]["title"]["text"].startswith("Adaptive") for f in figures(app))
     show(app, 7)
     assert app.toggle(key="opt_adaptive").value and app.number_input(key="opt_max_seqs").value == 5

@@ -78,7 +78,7 @@ def test_every_setting_explains_itself_and_the_stage_has_a_legend(app):
     for field, _, _ in CONFIG_CONTROLS:
         assert control(app, field).help, f"{field} has no help"
     assert "Nothing" not in app.segmented_control(key="lower_view").options
-    app.segmented_control(key="lower_view").set_value("Legend").run()
+    app.segmented_control(key="lower_view").set_value("legend").run()
     legend = " ".join(m.value for m in app.markdown)
     assert "**ID:3 (L:12)**" in legend and "reference count" in legend and "max_model_len" in legend
     assert any("simulated clock" in c.value and "real time of this step" in c.value for c in app.caption)
@@ -86,7 +86,7 @@ def test_every_setting_explains_itself_and_the_stage_has_a_legend(app):
 
 def test_the_metrics_define_their_terms_and_show_no_none(app):
     at_frame(app, "02_preemption", 3)
-    app.segmented_control(key="lower_view").set_value("Metrics").run()
+    app.segmented_control(key="lower_view").set_value("metrics").run()
     assert no_errors(app)
     assert any("TTFT: time to first token" in c.value and "TPOT" in c.value for c in app.caption)
     for table in app.dataframe:

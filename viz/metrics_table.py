@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engine.metrics import RequestMetrics, RunMetrics, Span, SpeculationMetrics
+from i18n import DEFAULT, text
 
 UNKNOWN = "–"  # a latency not known yet (no first token, not finished): never a "None" cell
 
@@ -15,36 +16,39 @@ def _ms(span: Span | None) -> float | str:
     return UNKNOWN if span is None else round(span.s * 1000, 1)
 
 
-def request_rows(requests: list[RequestMetrics]) -> list[dict]:
+def request_rows(requests: list[RequestMetrics], lang: str = DEFAULT) -> list[dict]:
     """One row per request; UNKNOWN where a latency is not known yet (e.g. no first token)."""
-    return [{
-        "request": f"ID:{r.id}", "status": r.status, "arrival step": r.arrival, "output tokens": r.num_output_tokens,
-        "preemptions": r.num_preemptions, "TTFT (steps)": _steps(r.ttft), "TTFT (ms)": _ms(r.ttft),
-        "TPOT (steps)": _steps(r.tpot), "TPOT (ms)": _ms(r.tpot), "latency (steps)": _steps(r.e2e),
-        "latency (ms)": _ms(r.e2e),
-    } for r in requests]
+    columns = [text(lang, f"table.{key}") for key in ("request", "status", "arrival", "output", "preemptions",
+                                                      "ttft_steps", "ttft_ms", "tpot_steps", "tpot_ms",
+                                                      "latency_steps", "latency_ms")]
+    return [dict(zip(columns, (f"ID:{r.id}", text(lang, f"status.{r.status}"), r.arrival, r.num_output_tokens,
+                               r.num_preemptions, _steps(r.ttft), _ms(r.ttft), _steps(r.tpot), _ms(r.tpot),
+                               _steps(r.e2e), _ms(r.e2e)), strict=True)) for r in requests]
 
 
-def _pair(span: Span | None) -> tuple[str, str]:
-    return (UNKNOWN, UNKNOWN) if span is None else (f"{span.steps:.1f} steps", f"{span.s * 1000:.0f} ms")
+def _pair(span: Span | None, lang: str) -> tuple[str, str]:
+    if span is None:
+        return UNKNOWN, UNKNOWN
+    return text(lang, "table.n_steps", n=f"{span.steps:.1f}"), f"{span.s * 1000:.0f} ms"
 
 
-def run_summary(run: RunMetrics) -> list[dict]:
+def run_summary(run: RunMetrics, lang: str = DEFAULT) -> list[dict]:
     """Rows of the run-so-far summary, in steps and in (simulated, cost-model) seconds where both exist."""
-    rows = [("throughput", f"{run.throughput_tokens_per_step:.2f} tokens/step",
-             f"{run.throughput_tokens_per_s:.0f} tokens/s"),
-            ("mean TTFT", *_pair(run.mean_ttft)), ("mean TPOT", *_pair(run.mean_tpot)),
-            ("mean latency", *_pair(run.mean_e2e)),
-            ("finished / aborted", f"{run.num_finished} / {run.num_aborted}", ""),
-            ("preemptions", str(run.num_preemptions), ""), ("prefix hit rate", f"{run.prefix_hit_rate:.0%}", ""),
-            ("mean KV usage", f"{run.mean_kv_usage:.0%}", "")]
-    return [{"": label, "in steps": steps, "in seconds": seconds} for label, steps, seconds in rows]
+    rows = [("throughput", text(lang, "table.tokens_per_step", n=f"{run.throughput_tokens_per_step:.2f}"),
+             text(lang, "table.tokens_per_s", n=f"{run.throughput_tokens_per_s:.0f}")),
+            ("mean_ttft", *_pair(run.mean_ttft, lang)), ("mean_tpot", *_pair(run.mean_tpot, lang)),
+            ("mean_latency", *_pair(run.mean_e2e, lang)),
+            ("finished_aborted", f"{run.num_finished} / {run.num_aborted}", ""),
+            ("preemptions", str(run.num_preemptions), ""), ("prefix_hit_rate", f"{run.prefix_hit_rate:.0%}", ""),
+            ("mean_kv_usage", f"{run.mean_kv_usage:.0%}", "")]
+    steps_column, seconds_column = text(lang, "table.in_steps"), text(lang, "table.in_seconds")
+    return [{"": text(lang, f"table.{label}"), steps_column: steps, seconds_column: seconds}
+            for label, steps, seconds in rows]
 
 
-def speculation_sentence(speculation: SpeculationMetrics) -> str | None:
+def speculation_sentence(speculation: SpeculationMetrics, lang: str = DEFAULT) -> str | None:
     """How speculative decoding did, or None when no draft token was checked."""
     if not speculation.num_drafted:
         return None
-    return (f"Speculative decoding: {speculation.num_accepted} of {speculation.num_drafted} draft tokens accepted "
-            f"({speculation.acceptance_rate:.0%}), {speculation.tokens_per_pass:.2f} output tokens per request per "
-            "forward pass.")
+    return text(lang, "table.speculation", accepted=speculation.num_accepted, drafted=speculation.num_drafted,
+                rate=f"{speculation.acceptance_rate:.0%}", per_pass=f"{speculation.tokens_per_pass:.2f}")

@@ -9,12 +9,13 @@ import plotly.graph_objects as go
 
 from engine.frame import Frame
 from engine.overlap import StepTiming
+from i18n import DEFAULT, text
 from viz.charts import LEGEND_BELOW
 
-ROWS = (  # (legend name, row, StepTiming field, colour)
-    ("schedule", "scheduler", "schedule", "#3E7CB1"),
-    ("postprocess", "scheduler", "postprocess", "#81A4CD"),
-    ("model", "model", "model", "#F0B429"),
+ROWS = (  # (StepTiming field, the row it is drawn in, colour); their words: chart.overlap_<field>, _row_<row>
+    ("schedule", "scheduler", "#3E7CB1"),
+    ("postprocess", "scheduler", "#81A4CD"),
+    ("model", "model", "#F0B429"),
 )
 WINDOW = 12  # steps the app shows around the current one: a whole run's bars would be slivers
 
@@ -27,22 +28,24 @@ def frame_timings(frames: Sequence[Frame], current_step: int | None = None, wind
 
 
 def overlap_timeline_figure(timings: Sequence[StepTiming], title: str = "Scheduling and model work per step",
-                            height: int = 220, current_step: int | None = None) -> go.Figure:
+                            height: int = 220, current_step: int | None = None, lang: str = DEFAULT) -> go.Figure:
     """One bar per step and kind of work on a shared time axis (ms): synchronous runs alternate between the
     rows, overlapped runs show the next step's schedule bar under the current step's model bar. The bars of
     `current_step` are outlined."""
     fig = go.Figure()
-    for name, row, attr, color in ROWS:
+    rows = {row: text(lang, f"chart.overlap_row_{row}") for row in ("scheduler", "model")}
+    for attr, row, color in ROWS:
         intervals = [getattr(t, attr) for t in timings]
         fig.add_trace(go.Bar(
-            name=name, orientation="h", y=[row] * len(timings), base=[start * 1000 for start, _ in intervals],
+            name=text(lang, f"chart.overlap_{attr}"), orientation="h", y=[rows[row]] * len(timings),
+            base=[start * 1000 for start, _ in intervals],
             x=[(end - start) * 1000 for start, end in intervals], marker_color=color,
             marker_line={"color": ["#1F2933" if t.step == current_step else color for t in timings], "width": 2},
             text=[str(t.step) for t in timings], textposition="inside", insidetextanchor="middle",
-            customdata=[t.step for t in timings], hovertemplate="step %{customdata}: %{x:.2f} ms<extra></extra>"))
+            customdata=[t.step for t in timings], hovertemplate=text(lang, "chart.overlap_hover") + "<extra></extra>"))
     fig.update_layout(title={"text": title, "x": 0, "xanchor": "left"}, height=height, barmode="overlay",
                       uniformtext={"minsize": 9, "mode": "hide"},  # no step number squeezed into a sliver
                       margin={"l": 10, "r": 10, "t": 40, "b": 10}, plot_bgcolor="white", legend=LEGEND_BELOW)
-    fig.update_xaxes(title_text="time since the run began (ms)", showgrid=True, gridcolor="#EEF0F3")
-    fig.update_yaxes(categoryorder="array", categoryarray=["model", "scheduler"])
+    fig.update_xaxes(title_text=text(lang, "chart.overlap_time"), showgrid=True, gridcolor="#EEF0F3")
+    fig.update_yaxes(categoryorder="array", categoryarray=[rows["model"], rows["scheduler"]])
     return fig

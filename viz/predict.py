@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.frame import Frame
+from i18n import DEFAULT, count, join_and, text
 
 MAX_CHOICES = 4
 
@@ -28,21 +29,19 @@ class Question:
         return self.choices[self.answer]
 
 
-def who(ids) -> str:
+def who(ids, lang: str = DEFAULT) -> str:
     """"nobody", "request 3", "requests 2 and 3", "requests 1, 2 and 3"."""
     ids = sorted(ids)
     if not ids:
-        return "nobody"
-    if len(ids) == 1:
-        return f"request {ids[0]}"
-    return "requests " + ", ".join(map(str, ids[:-1])) + f" and {ids[-1]}"
+        return text(lang, "predict.nobody")
+    return count(lang, "predict.who", len(ids), ids=join_and(lang, ids))
 
 
 def _ids(frame: Frame, kind: str) -> tuple[int, ...]:
     return tuple(sorted({e.seq_id for e in frame.events_of(kind)}))
 
 
-def _question(step: int, text: str, truth, candidates, label) -> Question | None:
+def _question(step: int, asked: str, truth, candidates, label) -> Question | None:
     """`truth` and up to three distinct wrong candidates, in a stable order (not the answer's)."""
     options = [truth]
     for candidate in candidates:
@@ -51,37 +50,37 @@ def _question(step: int, text: str, truth, candidates, label) -> Question | None
     if len(options) < 2:
         return None
     options.sort(key=lambda o: (len(o), o) if isinstance(o, tuple) else o)
-    return Question(step, text, tuple(label(o) for o in options), options.index(truth))
+    return Question(step, asked, tuple(label(o) for o in options), options.index(truth))
 
 
-def _request_question(step: int, text: str, truth: tuple[int, ...], candidates) -> Question | None:
-    return _question(step, text, truth, [tuple(sorted(c)) for c in candidates], who)
+def _request_question(step: int, asked: str, truth: tuple[int, ...], candidates, lang: str) -> Question | None:
+    return _question(step, asked, truth, [tuple(sorted(c)) for c in candidates], lambda ids: who(ids, lang))
 
 
-def question_for(before: Frame, after: Frame) -> Question:
+def question_for(before: Frame, after: Frame, lang: str = DEFAULT) -> Question:
     """The question about step `after.step`, asked while frame `before` (the one before it) is shown."""
     step = after.step
     if preempted := _ids(after, "preempted"):
         singles = [(r,) for r in reversed(before.running)]  # the tail first: the reference victim
-        question = _request_question(step, f"Step {step}: which running request is preempted?", preempted,
-                                     [(), *singles])
+        question = _request_question(step, text(lang, "predict.preempted", step=step), preempted, [(), *singles],
+                                     lang)
     elif finished := _ids(after, "finished"):
-        question = _request_question(step, f"Step {step}: which request finishes?", finished,
-                                     [(), *[(r,) for r in before.running]])
+        question = _request_question(step, text(lang, "predict.finished", step=step), finished,
+                                     [(), *[(r,) for r in before.running]], lang)
     elif admitted := _ids(after, "admitted"):
         queue = [*before.waiting, *(i for i in _ids(after, "arrived") if i not in before.waiting)]
         prefixes = [tuple(queue[:n]) for n in range(len(queue) + 1)]
-        question = _request_question(step, f"Step {step}: which waiting requests are admitted?", admitted,
-                                     sorted(prefixes, key=lambda p: abs(len(p) - len(admitted))))
+        question = _request_question(step, text(lang, "predict.admitted", step=step), admitted,
+                                     sorted(prefixes, key=lambda p: abs(len(p) - len(admitted))), lang)
     else:
         question = None
-    return question or free_blocks_question(before, after)
+    return question or free_blocks_question(before, after, lang)
 
 
-def free_blocks_question(before: Frame, after: Frame) -> Question:
+def free_blocks_question(before: Frame, after: Frame, lang: str = DEFAULT) -> Question:
     free, total = after.metrics.num_free_blocks, len(after.blocks)
     nearby = [before.metrics.num_free_blocks, free - 1, free + 1, free - 2, free + 2, free + 3]
-    return _question(after.step, f"Step {after.step}: how many KV blocks are free after it?", free,
+    return _question(after.step, text(lang, "predict.free_blocks", step=after.step), free,
                      [n for n in nearby if 0 <= n <= total], str)
 
 

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from engine.engine import POOL_FIELDS
 from engine.frame import Frame, RequestView, token_id_text
+from i18n import DEFAULT, text
 from scheduler import Config
 from viz.glossary import changed_settings
 
@@ -31,48 +32,50 @@ def _text(request: RequestView, start: int, stop: int) -> str:
     return "".join(pieces[start:stop])
 
 
-def request_texts(frame: Frame) -> list[RequestText]:
+def request_texts(frame: Frame, lang: str = DEFAULT) -> list[RequestText]:
     texts = []
     for r in frame.requests:
         prompt = " ".join(CHAT_MARKUP.sub(" ", _text(r, 0, r.num_prompt_tokens)).split())
         if len(prompt) > PROMPT_TAIL_CHARS:
             prompt = "…" + prompt[-PROMPT_TAIL_CHARS:]
-        status = r.status + (f" ({r.finish_reason})" if r.finish_reason else "")
+        status = text(lang, f"status.{r.status}") + (f" ({r.finish_reason})" if r.finish_reason else "")
         texts.append(RequestText(r.id, status, prompt, _text(r, r.num_prompt_tokens, r.num_tokens),
                                  r.num_output_tokens, r.max_tokens))
     return texts
 
 
-def progress_text(text: RequestText, max_model_len: int) -> str:
+def progress_text(request: RequestText, max_model_len: int, lang: str = DEFAULT) -> str:
     """Output so far against max_tokens, and why a request stopped short of it."""
-    shown = f"{text.num_output_tokens}/{text.max_tokens} tokens"
-    if text.status.endswith("(max_model_len)"):
-        return f"{shown}: stopped at max_model_len={max_model_len} (prompt plus output) before its max_tokens"
-    if text.status.endswith("(eos)"):
-        return f"{shown}: stopped at its end-of-sequence token"
+    shown = text(lang, "texts.progress", n=request.num_output_tokens, max_tokens=request.max_tokens)
+    if request.status.endswith("(max_model_len)"):
+        return text(lang, "texts.stopped_max_model_len", shown=shown, max_model_len=max_model_len)
+    if request.status.endswith("(eos)"):
+        return text(lang, "texts.stopped_eos", shown=shown)
     return shown
 
 
-def branch_notice(frame: int, old_last: int) -> str:
+def branch_notice(frame: int, old_last: int, lang: str = DEFAULT) -> str:
     """What a change at an earlier frame did to the run."""
-    discarded = f"frame {old_last}" if old_last == frame + 1 else f"frames {frame + 1}-{old_last}"
-    return (f"Branched at frame {frame}: {discarded} of the old run discarded; the run goes on from frame {frame} "
-            "under the new settings.")
+    discarded = (text(lang, "texts.discarded_one", frame=old_last) if old_last == frame + 1
+                 else text(lang, "texts.discarded_many", first=frame + 1, last=old_last))
+    return text(lang, "texts.branched", frame=frame, discarded=discarded)
 
 
-def pending_change(shown: Config, next_config: Config, step: int) -> str | None:
+def pending_change(shown: Config, next_config: Config, step: int, lang: str = DEFAULT) -> str | None:
     """Settings changed at the frame shown take effect in the next step: say so, and what a pool change does."""
-    changes = changed_settings(shown, next_config)
+    changes = changed_settings(shown, next_config, lang=lang)
     if not changes:
         return None
-    text = f"From step {step + 1}: {', '.join(changes)}."
+    notice = text(lang, "texts.from_step", step=step + 1, changes=text(lang, "list.sep").join(changes))
     if any(getattr(shown, f) != getattr(next_config, f) for f in POOL_FIELDS):
-        text += (f" The KV pool is rebuilt then ({next_config.num_kvcache_blocks} blocks of "
-                 f"{next_config.kvcache_block_size} tokens): every running request recomputes its tokens in it.")
-    return text
+        notice += text(lang, "texts.pool_rebuilt", blocks=next_config.num_kvcache_blocks,
+                       size=next_config.kvcache_block_size)
+    return notice
 
 
-def title_in_effect(title: str, start: Config, now: Config, ignore: tuple[str, ...] = ()) -> str:
+def title_in_effect(title: str, start: Config, now: Config, ignore: tuple[str, ...] = (),
+                    lang: str = DEFAULT) -> str:
     """The run's title, naming the settings in effect where they differ from the ones the title describes."""
-    changes = changed_settings(start, now, was="the scenario's:", ignore=ignore)
-    return f"{title} · now with {', '.join(changes)}" if changes else title
+    changes = changed_settings(start, now, was="was_scenario", ignore=ignore, lang=lang)
+    return text(lang, "texts.title_now", title=title, changes=text(lang, "list.sep").join(changes)) if changes \
+        else title

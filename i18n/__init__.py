@@ -1,0 +1,63 @@
+"""The words of the interface in every language, under one set of message ids (no Streamlit).
+
+Each language is one catalogue module (`i18n/en.py`, `i18n/zh.py`): a dict from message id to text, with
+`str.format` placeholders (`{step}`) for the values. `text(lang, id, **values)` looks a message up and fills
+it in; a message that counts something has `.one` and `.other` forms (`count(lang, id, n)`). Every id exists
+in every language with the same placeholders (tests/test_i18n.py). To add a language, copy `en.py`, translate
+every value, and add it to LANGUAGES.
+"""
+
+from __future__ import annotations
+
+import string
+
+from i18n import en, zh
+
+DEFAULT = "en"
+LANGUAGES = {"en": "English", "zh": "中文"}  # link value -> the name the language switch shows
+CATALOGUES = {"en": en.MESSAGES, "zh": zh.MESSAGES}
+
+
+def language(value) -> str:
+    """`value` if it names a language this app speaks, else the default."""
+    return value if value in CATALOGUES else DEFAULT
+
+
+def text(lang: str, key: str, **values) -> str:
+    """The message `key` in `lang`, its placeholders filled from `values`."""
+    return CATALOGUES[lang][key].format(**values)
+
+
+def count(lang: str, key: str, n: int, **values) -> str:
+    """A message about `n` things: its `.one` form for exactly one, else its `.other` form (`{n}` is `n`)."""
+    return text(lang, f"{key}.{'one' if n == 1 else 'other'}", n=n, **values)
+
+
+def messages(lang: str, prefix: str) -> dict[str, str]:
+    """Every message whose id starts with `prefix`, keyed by the rest of its id (the stage player's strings)."""
+    return {key[len(prefix):]: message for key, message in CATALOGUES[lang].items() if key.startswith(prefix)}
+
+
+def join_and(lang: str, items) -> str:
+    """"1", "1 and 2", "1, 2 and 3" (in Chinese "1、2 和 3")."""
+    items = [str(i) for i in items]
+    if len(items) == 1:
+        return items[0]
+    return text(lang, "list.and", head=text(lang, "list.sep").join(items[:-1]), last=items[-1])
+
+
+def problems() -> list[str]:
+    """What keeps the catalogues from matching: an id in one language only, or a message whose placeholders
+    differ from the English one's (tests/test_i18n.py asserts there are none)."""
+    english, found = CATALOGUES[DEFAULT], []
+    for lang, catalogue in CATALOGUES.items():
+        found += [f"{lang}: {key} is missing" for key in english if key not in catalogue]
+        found += [f"{lang}: {key} is not in {DEFAULT}" for key in catalogue if key not in english]
+        found += [f"{lang}: {key} has the placeholders {sorted(_fields(message))}, {DEFAULT} "
+                  f"{sorted(_fields(english[key]))}" for key, message in catalogue.items()
+                  if key in english and _fields(message) != _fields(english[key])]
+    return found
+
+
+def _fields(message: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(message) if name}
