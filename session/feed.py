@@ -96,6 +96,8 @@ class Feed:
                    "last": len(self._deltas) - 1, "over": _over_at_end(lab), "end_note": end_note(lab, self.lang),
                    "cursor": lab.cursor, "cursor_moves": self.cursor_moves, "answered": self.answered,
                    **player_constants(self.lang)}
+        if self.send_from:  # the player keeps the words sent with a run's first frames (a few KB: not every time)
+            del message["strings"]
         self.send_from = stop
         return message
 

@@ -102,6 +102,7 @@ def test_a_player_missing_frames_gets_them_again_and_a_new_run_starts_from_zero(
     lab.reset()
     fresh = feed.message(lab, {})
     assert fresh["run"] == first["run"] + 1 and fresh["from"] == 0 and fresh["cursor_moves"] > first["cursor_moves"]
+    assert "strings" in first and "strings" in fresh and "strings" not in again  # the words go with frame 0 only
 
 
 def test_a_request_past_the_end_of_the_run_says_so():
