@@ -302,7 +302,7 @@ MESSAGES = {
     "player.state_cached": "K/V 在本步之前已缓存", "player.state_now": "本步计算",
     "player.state_pending": "尚无 K/V",
     "player.pool_title": "<b>KV 缓存</b> · {n} 个块，每块 {size} 个 token · {used} 个使用中，{cached} 个空闲但已缓存，"
-                         "{empty} 个空",
+                         "{empty} 个空块",
     "player.block": "块 {id}",
     "player.block_cached_free": "空闲，仍在前缀缓存中", "player.block_free": "空闲",
     "player.block_shared": "共享", "player.block_in_use": "使用中",
