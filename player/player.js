@@ -56,14 +56,24 @@
       else if (!(rid < requests.length)) throw new Error('request ' + rid + ' skips an id');
       requests[rid] = fields;
     }
-    for (const [key, [start, ids, newPieces]] of Object.entries(d.tok || {})) {
+    for (const [key, [length, runs]] of Object.entries(d.tok || {})) {  // a token not held is null
       const rid = Number(key);
       if (!(rid < tokens.length)) throw new Error('tokens of unknown request ' + rid);
-      tokens[rid] = tokens[rid].slice(0, start).concat(ids);
-      pieces[rid] = newPieces === null ? null : (pieces[rid] || []).slice(0, start).concat(newPieces);
+      const ids = fit(tokens[rid], length);
+      let texts = pieces[rid] === null ? null : fit(pieces[rid], length);
+      for (const [start, runIds, runPieces] of runs) {
+        if (!(start >= 0 && start + runIds.length <= length)) throw new Error(`tokens ${start}.. of request ${rid} are outside its ${length}`);
+        ids.splice(start, runIds.length, ...runIds);
+        if (runPieces === null) texts = null;
+        else (texts = texts || fit([], length)).splice(start, runPieces.length, ...runPieces);
+      }
+      tokens[rid] = ids;
+      pieces[rid] = texts;
     }
     return Object.assign(view, {blocks, requests, tokens, pieces});
   }
+
+  const fit = (list, length) => Array.from({length}, (_, i) => (i < list.length ? list[i] : null));
 
   /* Indices 0..n-1 to draw in at most max cells: both ends and the focus (this step's tokens), null for gaps. */
   function condense(n, max, focusStart, focusStop) {
@@ -85,9 +95,14 @@
     return shown;
   }
 
+  /* Tokens or pieces joined; a run of those not held (the server sends what the rows can show) reads ⋯. */
+  const joinHeld = (items, sep) => items.filter((x, i) => x !== null || items[i - 1] !== null)
+    .map(x => (x === null ? '⋯' : x)).join(sep);
+
   const VISIBLE = {' ': '·', '\n': '⏎', '\t': '⇥'};
   function tokenLabel(view, rid, i, placeholder) {
     const id = view.tokens[rid][i];
+    if (id === null) return {text: '⋯'};  // not held: never drawn while rows draw what the server sends
     if (id === placeholder) return {text: '◌', pending: true};
     const pieces = view.pieces[rid];
     if (!pieces) return {text: '#' + id, id: true};
@@ -578,8 +593,8 @@
         count = Math.min(size, v.requests[rid][F.num_tokens] - start);
       }
       const pieces = rid === null ? null : v.pieces[rid];
-      const text = rid === null ? 'empty' : pieces ? JSON.stringify(pieces.slice(start, start + count).join(''))
-        : v.tokens[rid].slice(start, start + count).join(' ');
+      const text = rid === null ? 'empty' : pieces ? JSON.stringify(joinHeld(pieces.slice(start, start + count), ''))
+        : joinHeld(v.tokens[rid].slice(start, start + count), ' ');
       return `<b>block ${id}</b> · ${state}<br>owners: ${owners.length ? owners.map(o => 'request ' + o).join(', ') : 'none'}` +
         `<br>ref count: ${b[0]}<br>hash: ${b[1] ? '0x' + b[1] + '…' : 'none (not a full cached block)'}<br>tokens: ${esc(text.slice(0, 80))}` +
         overfullTip(v, id);

@@ -53,7 +53,7 @@ class Feed:
             self.cursor_moves += 1
         while len(self._deltas) < held:
             k = len(self._deltas)
-            view = stage_view(lab.frames[k], lab.frames[k - 1] if k else None)
+            view = stage_view(lab.frames[k], lab.frames[k - 1] if k else None, held=self._view)
             self._deltas.append(encode(self._view, view))
             self._view = view
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.frame import Frame
-from viz.frame_payload import EMPTY_VIEW, encode, player_constants, stage_view
+from viz.frame_payload import EMPTY_VIEW, encode, player_constants, player_views
 
 PLAYER_DIR = Path(__file__).resolve().parents[1] / "player"
 FRAME_MS = 250
@@ -25,8 +25,7 @@ def player_sources() -> tuple[str, str]:
 def encoded_frames(frames: Sequence[Frame]) -> list[dict]:
     """Every frame as a delta against the one before (frame 0 against the empty view)."""
     deltas, previous = [], EMPTY_VIEW
-    for frame in frames:
-        view = stage_view(frame)
+    for view in player_views(frames):
         deltas.append(encode(previous, view))
         previous = view
     return deltas
