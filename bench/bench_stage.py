@@ -4,7 +4,8 @@ Figures, each with the baseline measured in the same run:
 - scrub: moving the slider to a random computed frame until it is drawn (p50/p95, synchronous and to the next
   paint), at 256 and 4096 blocks; baseline: a Step past the computed frames, which waits for the server;
 - Play on every preset on the fake model at the fastest speed (frames drawn per second over at most 10 s);
-- Play on the real model against the model's own step rate (the engine's wall time per step in those frames);
+- Play on the real model (presets 02 and 08) against the model's own step rate (the engine's wall time per step in
+  those frames);
 - 20 fast Step clicks: how many new frames they gave (fake and real model);
 - server CPU per frame (its /proc utime + stime) over a 200-step Play, against frames asked for one by one;
 - payload: bytes per frame delta (mean, p95, max) on every preset with a 256-block pool, and per message (in
@@ -166,18 +167,22 @@ def fake_model_figures(browser):
               f"one by one (20 Steps, {statistics.median(trip):.0f} ms each): {one_by_one:.1f} ms")
 
 
-def real_model_figures(browser, preset: str = "02_preemption"):
+def real_model_figures(browser, presets=("02_preemption", "08_chat_poisson")):
     with app_server("model", start_timeout_s=180) as (url, _server):
-        page = open_stage(browser, f"{url}/?scenario={preset}", 300_000)
-        page.get_by_role("button", name="Step", exact=True).click()  # warm up
-        page.wait_for_function(f"() => document.querySelector('{PLAYER}').dataset.frame === '1'", timeout=120_000)
-        rate, frames = play(page, window_s=40)
-        walls = page.evaluate(f"() => document.querySelector('{PLAYER}').player.views.slice(2)"
-                              ".map(v => v.wall_ms).filter(x => x !== null)")
-        own = 1000 / statistics.mean(walls) if walls else float("nan")
-        page.close()
-        print(f"Play on the real model (preset {preset}): {rate:.2f} frames/s over {frames} frames; the model's own "
-              f"rate in those steps {own:.2f} steps/s; ratio {rate / own:.2f}")
+        for preset in presets:
+            page = open_stage(browser, f"{url}/?scenario={preset}", 300_000)
+            page.get_by_role("button", name="Step", exact=True).click()  # warm up
+            page.wait_for_function(f"() => document.querySelector('{PLAYER}').dataset.frame === '1'",
+                                   timeout=120_000)
+            rate, frames = play(page, window_s=40)
+            walls = page.evaluate(f"() => document.querySelector('{PLAYER}').player.views.slice(2)"
+                                  ".map(v => v.wall_ms).filter(x => x !== null)")
+            own = 1000 / statistics.mean(walls) if walls else float("nan")
+            page.close()
+            print(f"Play on the real model (preset {preset}): {rate:.2f} frames/s over {frames} frames; the model's "
+                  f"own rate in those steps {own:.2f} steps/s; ratio {rate / own:.2f} (load average "
+                  f"{os.getloadavg()[0]:.1f})")
+        preset = presets[0]
         shown, computed = fast_clicks(browser, f"{url}/?scenario={preset}", settle_s=300)
         print(f"20 fast Step clicks, real model (preset {preset}): {shown} new frames shown, {computed} computed")
 

@@ -116,6 +116,21 @@ def test_requests_for_a_target_step_compute_exactly_that_far_and_leave_the_curso
     assert _replay(messages)[5] == list(player_views(lab.frames))[5]
 
 
+def test_the_engine_computes_ahead_after_an_answer_and_the_next_request_gets_it_at_once():
+    lab, feed = _lab(), Feed()
+    run = feed.message(lab, {})["run"]
+    feed.serve(lab, Request(run, 0, 12, 1), budget_s=0)  # no time to compute: nothing to send yet
+    assert lab.last == 0 and len(feed.message(lab, {})["frames"]) == 0
+    feed.compute_ahead(lab, budget_s=30)
+    assert lab.last == 12 and lab.cursor == 0
+    feed.compute_ahead(lab, budget_s=30)  # asked for nothing more: nothing more computed
+    assert lab.last == 12
+    feed.serve(lab, Request(run, 0, 40, 2), budget_s=30)  # frames are waiting: answered with them, no compute
+    assert lab.last == 12 and [f["step"] for f in feed.message(lab, {})["frames"]] == list(range(1, 13))
+    feed.compute_ahead(lab, budget_s=30)
+    assert lab.last == 40
+
+
 def test_merged_requests_still_reach_the_last_target():
     lab, feed = _lab(), Feed()
     run = feed.message(lab, {})["run"]
