@@ -710,8 +710,19 @@
     const player = host.player || new Player(host, {});
     player.send = request => setTriggerValue('request', request);
     player.report = frame => setStateValue('frame', frame);
-    host.classList.toggle('sp-present', Boolean(data && data.present));
+    const present = Boolean(data && data.present);
+    if (host.classList.contains('sp-present') !== present && player.views.length) fitSidebar(present);
+    host.classList.toggle('sp-present', present);
     player.receive(data);
+  }
+
+  /* Presentation mode turned on collapses Streamlit's sidebar (the projector needs the width), turned off
+   * opens it again; a `present=1` link opens the page with it collapsed (app.py). */
+  function fitSidebar(present) {
+    const sidebar = document.querySelector('[data-testid=stSidebar]');
+    if (!sidebar || (sidebar.dataset.collapsed === 'true') === present) return;
+    const button = document.querySelector(present ? '[data-testid=stSidebarCollapseButton] button' : '[data-testid=stExpandSidebarButton]');
+    if (button) button.click();
   }
 
   /* The offline page: every frame embedded, nothing to ask. */

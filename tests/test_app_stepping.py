@@ -120,6 +120,17 @@ def test_a_request_that_cannot_be_read_is_explained(app):
     assert not app.exception and "could not be read" in player_message(app)["error"]
 
 
+def test_a_request_past_the_step_limit_says_so_and_keeps_the_frames(app, monkeypatch):
+    monkeypatch.setattr("session.lab.MAX_APP_STEPS", 12)
+    app.run()
+    app.session_state["player_request"] = {"run": player_message(app)["run"], "have": 0, "want": 30, "seq": 1}
+    app.run()
+    message = player_message(app)
+    assert not app.exception and "reached 12 steps" in message["error"]
+    assert message["last"] == 12 and [f["step"] for f in message["frames"]] == list(range(1, 13))
+    assert lab(app).cursor == 0  # the player stays on the frame it showed
+
+
 def test_the_url_opens_a_scenario_at_a_frame(app):
     app.query_params["scenario"] = "02_preemption"
     app.query_params["frame"] = "5"

@@ -71,6 +71,14 @@ def test_the_page_plays_offline_in_chromium(engine, tmp_path):
             assert "could not be read" in player.locator(".sp-message").inner_text()
             player.get_by_role("button", name="Back", exact=True).click()
             assert player.get_attribute("data-frame") == "2"  # what was there stays usable
+            player.evaluate("root => root.player.receive({run: 0, from: root.player.views.length, frames: [],"
+                            " last: root.player.views.length - 1, cursor_moves: 0, error: 'This run has reached"
+                            " 12 steps, the most one session records.'})")  # a request past the step limit
+            assert "reached 12 steps" in player.locator(".sp-message").inner_text()
+            player.get_by_role("button", name="Back", exact=True).click()
+            assert player.get_attribute("data-frame") == "1"
+            player.get_by_role("button", name="Step", exact=True).click()
+            assert player.get_attribute("data-frame") == "2"
             player.get_by_role("button", name="Play", exact=True).click()
             page.wait_for_function("() => Number(document.querySelector('[data-testid=stage-player]')"
                                    ".dataset.frame) >= 5", timeout=10_000)
