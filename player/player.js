@@ -459,8 +459,9 @@
       let indices, width = room.cells - (flagText ? Math.min(room.flag, flagText.length * room.char * 0.95) : 0);
       for (let boxes = room.boxes; ; boxes -= 1) {
         indices = condense(n, boxes, computed - nNow, computed);
-        if (boxes <= 5 || this.cellsWidth(v, rid, indices, room) <= width) break;
+        if (boxes <= 3 || this.cellsWidth(v, rid, indices, room) <= width) break;
       }
+      row.classList.toggle('sp-bare', this.cellsWidth(v, rid, indices, room) > width);  // too narrow: no labels
       row.classList.toggle('sp-sat', Boolean(satOut));
       row.classList.toggle('sp-finished', Boolean(finished));
       row.dataset.tokens = n;
@@ -699,6 +700,7 @@
   }
 
   /* The Streamlit component (st.components.v2): one player per mounted element, fed each rerun's message. */
+  let presentSeen = null;  // presentation mode in the last message, to act when it is turned on
   function mount(component) {
     const {data, parentElement, setTriggerValue, setStateValue} = component;
     let host = parentElement.querySelector('.sp-host');
@@ -711,17 +713,16 @@
     player.send = request => setTriggerValue('request', request);
     player.report = frame => setStateValue('frame', frame);
     const present = Boolean(data && data.present);
-    if (host.classList.contains('sp-present') !== present && player.views.length) fitSidebar(present);
+    if (presentSeen === false && present) collapseSidebar();  // (seen across mounts: a page rerun may remount the host)
+    presentSeen = present;
     host.classList.toggle('sp-present', present);
     player.receive(data);
   }
 
-  /* Presentation mode turned on collapses Streamlit's sidebar (the projector needs the width), turned off
-   * opens it again; a `present=1` link opens the page with it collapsed (app.py). */
-  function fitSidebar(present) {
-    const sidebar = document.querySelector('[data-testid=stSidebar]');
-    if (!sidebar || (sidebar.dataset.collapsed === 'true') === present) return;
-    const button = document.querySelector(present ? '[data-testid=stSidebarCollapseButton] button' : '[data-testid=stExpandSidebarButton]');
+  /* Presentation mode turned on collapses Streamlit's sidebar: the projector needs the width (a `present=1` link
+   * opens the page with it collapsed, app.py). Turned off, the sidebar is open already: its toggle is in it. */
+  function collapseSidebar() {
+    const button = document.querySelector('[data-testid=stSidebar][data-collapsed=false] [data-testid=stSidebarCollapseButton] button');
     if (button) button.click();
   }
 
