@@ -19,7 +19,7 @@ from session.lab import Lab, LabError
 from viz.frame_payload import EMPTY_VIEW, encode, player_constants, stage_view
 
 MAX_FRAMES_PER_MESSAGE = 400  # a player that holds nothing yet gets a long run in several messages
-SERVE_BUDGET_S = 2.0  # engine time per request: the real model sends a chunk every 2 s while it computes
+SERVE_BUDGET_S = 0.5  # engine time before answering a request with nothing new (at least one step): Play starts moving
 AHEAD_BUDGET_S = 1.5  # engine time after an answer: a click made meanwhile waits at most this long
 
 
