@@ -4,11 +4,13 @@ Figures, each with the baseline measured in the same run:
 - scrub: moving the slider to a random computed frame until it is drawn (p50/p95, synchronous and to the next
   paint), at 256 and 4096 blocks; baseline: a Step past the computed frames, which waits for the server;
 - Play on every preset on the fake model at the fastest speed (frames drawn per second over at most 10 s);
-- Play on the real model against the model's own step rate (the engine's wall time per step in those frames);
+- Play on the real model (presets 02 and 08) against the model's own step rate (the engine's wall time per step in
+  those frames);
 - 20 fast Step clicks: how many new frames they gave (fake and real model);
 - server CPU per frame (its /proc utime + stime) over a 200-step Play, against frames asked for one by one;
-- payload: bytes per frame delta and per message at 256 blocks (in process, the same encoder the app uses).
-Run: python bench/bench_stage.py [--no-model | --model-only]
+- payload: bytes per frame delta (mean, p95, max) on every preset with a 256-block pool, and per message (in
+  process, the same encoder the app uses).
+Run: python bench/bench_stage.py [--no-model | --model-only | --payload-only]
 """
 
 import json
@@ -16,6 +18,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -24,6 +27,7 @@ from engine.scenario import load_scenario, preset_paths  # noqa: E402
 from session.feed import Feed, Request  # noqa: E402
 from session.lab import Lab, RunInputs, real_model_installed  # noqa: E402
 from tools.app_server import app_server  # noqa: E402
+from viz.frame_payload import EMPTY_VIEW, encode, player_views  # noqa: E402
 from viz.html_export import CHROMIUM, CHROMIUM_ARGS, player_sources  # noqa: E402
 
 PLAYER = "[data-testid=stage-player]"
@@ -163,35 +167,50 @@ def fake_model_figures(browser):
               f"one by one (20 Steps, {statistics.median(trip):.0f} ms each): {one_by_one:.1f} ms")
 
 
-def real_model_figures(browser, preset: str = "02_preemption"):
+def real_model_figures(browser, presets=("02_preemption", "08_chat_poisson")):
     with app_server("model", start_timeout_s=180) as (url, _server):
-        page = open_stage(browser, f"{url}/?scenario={preset}", 300_000)
-        page.get_by_role("button", name="Step", exact=True).click()  # warm up
-        page.wait_for_function(f"() => document.querySelector('{PLAYER}').dataset.frame === '1'", timeout=120_000)
-        rate, frames = play(page, window_s=40)
-        walls = page.evaluate(f"() => document.querySelector('{PLAYER}').player.views.slice(2)"
-                              ".map(v => v.wall_ms).filter(x => x !== null)")
-        own = 1000 / statistics.mean(walls) if walls else float("nan")
-        page.close()
-        print(f"Play on the real model (preset {preset}): {rate:.2f} frames/s over {frames} frames; the model's own "
-              f"rate in those steps {own:.2f} steps/s; ratio {rate / own:.2f}")
+        for preset in presets:
+            page = open_stage(browser, f"{url}/?scenario={preset}", 300_000)
+            page.get_by_role("button", name="Step", exact=True).click()  # warm up
+            page.wait_for_function(f"() => document.querySelector('{PLAYER}').dataset.frame === '1'",
+                                   timeout=120_000)
+            rate, frames = play(page, window_s=40)
+            walls = page.evaluate(f"() => document.querySelector('{PLAYER}').player.views.slice(2)"
+                                  ".map(v => v.wall_ms).filter(x => x !== null)")
+            own = 1000 / statistics.mean(walls) if walls else float("nan")
+            page.close()
+            print(f"Play on the real model (preset {preset}): {rate:.2f} frames/s over {frames} frames; the model's "
+                  f"own rate in those steps {own:.2f} steps/s; ratio {rate / own:.2f} (load average "
+                  f"{os.getloadavg()[0]:.1f})")
+        preset = presets[0]
         shown, computed = fast_clicks(browser, f"{url}/?scenario={preset}", settle_s=300)
         print(f"20 fast Step clicks, real model (preset {preset}): {shown} new frames shown, {computed} computed")
 
 
-def payload_figures():
+def payload_figures(blocks: int = 256, max_steps: int = 400):
+    """Bytes per frame delta on every preset with its KV pool set to `blocks` blocks (the encoder the app uses)."""
+    worst = 0
+    for path in preset_paths():
+        scenario = load_scenario(path, "fake")
+        engine = replace(scenario, config=replace(scenario.config, num_kvcache_blocks=blocks)).engine()
+        engine.run(max_steps)
+        previous, sizes = EMPTY_VIEW, []
+        for view in player_views(list(engine.frames)):
+            sizes.append(len(json.dumps(encode(previous, view), separators=(",", ":"))))
+            previous = view
+        worst = max(worst, max(sizes))
+        print(f"payload at {blocks} blocks, {path.stem} ({len(sizes)} frames): mean {statistics.mean(sizes):.0f} B, "
+              f"p95 {p95(sizes)} B, max {max(sizes)} B per frame delta")
     path = next(p for p in preset_paths() if p.stem == "08_chat_poisson")
     lab, feed = Lab(RunInputs.from_scenario(load_scenario(path, "fake"), "fake")), Feed()
     first = feed.message(lab, {})
     feed.serve(lab, Request(first["run"], 0, 200, 1), budget_s=60)
     message = feed.message(lab, {})
-    sizes = [len(json.dumps(delta, separators=(",", ":"))) for delta in message["frames"]]
-    blocks = len(lab.frame.blocks)
     js, css = player_sources()
-    print(f"payload at {blocks} blocks (preset 08, {len(sizes)} frames): mean {statistics.mean(sizes):.0f} B, p95 "
-          f"{p95(sizes)} B, max {max(sizes)} B per frame delta; the whole message {len(json.dumps(message))} B; "
-          f"baseline, a full frame: {len(json.dumps(lab.frames[100].to_dict()))} B; the player's code, sent with "
-          f"each rerun: {len(js) + len(css)} B")
+    print(f"payload: the largest frame delta of every preset at {blocks} blocks {worst} B (at most 5,000 B); "
+          f"preset 08's 200-frame message {len(json.dumps(message))} B; baseline, a full frame: "
+          f"{len(json.dumps(lab.frames[100].to_dict()))} B; the player's code, sent with each rerun: "
+          f"{len(js) + len(css)} B")
 
 
 def main():
@@ -203,6 +222,8 @@ def main():
         try:
             if "--model-only" not in sys.argv:
                 payload_figures()
+                if "--payload-only" in sys.argv:
+                    return
                 fake_model_figures(browser)
             if "--no-model" in sys.argv or not real_model_installed():
                 print("real model: skipped")

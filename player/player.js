@@ -57,14 +57,24 @@
       else if (!(rid < requests.length)) throw new Error('request ' + rid + ' skips an id');
       requests[rid] = fields;
     }
-    for (const [key, [start, ids, newPieces]] of Object.entries(d.tok || {})) {
+    for (const [key, [length, runs]] of Object.entries(d.tok || {})) {  // a token not held is null
       const rid = Number(key);
       if (!(rid < tokens.length)) throw new Error('tokens of unknown request ' + rid);
-      tokens[rid] = tokens[rid].slice(0, start).concat(ids);
-      pieces[rid] = newPieces === null ? null : (pieces[rid] || []).slice(0, start).concat(newPieces);
+      const ids = fit(tokens[rid], length);
+      let texts = pieces[rid] === null ? null : fit(pieces[rid], length);
+      for (const [start, runIds, runPieces] of runs) {
+        if (!(start >= 0 && start + runIds.length <= length)) throw new Error(`tokens ${start}.. of request ${rid} are outside its ${length}`);
+        ids.splice(start, runIds.length, ...runIds);
+        if (runPieces === null) texts = null;
+        else (texts = texts || fit([], length)).splice(start, runPieces.length, ...runPieces);
+      }
+      tokens[rid] = ids;
+      pieces[rid] = texts;
     }
     return Object.assign(view, {blocks, requests, tokens, pieces});
   }
+
+  const fit = (list, length) => Array.from({length}, (_, i) => (i < list.length ? list[i] : null));
 
   /* Indices 0..n-1 to draw in at most max cells: both ends and the focus (this step's tokens), null for gaps. */
   function condense(n, max, focusStart, focusStop) {
@@ -86,9 +96,14 @@
     return shown;
   }
 
+  /* Tokens or pieces joined; a run of those not held (the server sends what the rows can show) reads ⋯. */
+  const joinHeld = (items, sep) => items.filter((x, i) => x !== null || items[i - 1] !== null)
+    .map(x => (x === null ? '⋯' : x)).join(sep);
+
   const VISIBLE = {' ': '·', '\n': '⏎', '\t': '⇥'};
   function tokenLabel(view, rid, i, placeholder) {
     const id = view.tokens[rid][i];
+    if (id === null) return {text: '⋯'};  // not held: never drawn while rows draw what the server sends
     if (id === placeholder) return {text: '◌', pending: true};
     const pieces = view.pieces[rid];
     if (!pieces) return {text: '#' + id, id: true};
@@ -140,6 +155,7 @@
       this.over = false;
       this.cursorMoves = null;
       this.stepsCarried = 0;
+      this.presentSeen = null;  // presentation mode in the last message: turned on, it collapses the sidebar
       this.failures = 0;
       this.answerTimeoutMs = ANSWER_TIMEOUT_MS;
       this.header = {title: '', model: '', key_frames: [], placeholder: null};
@@ -318,6 +334,13 @@
       this.timer = setTimeout(() => this.tick(), this.due - now);
     }
 
+    /* Presentation mode (larger type, fewer and larger cells): the frame shown is drawn again at its sizes. */
+    setPresent(present) {
+      if (present === this.root.classList.contains('sp-present')) return;
+      this.root.classList.toggle('sp-present', present);
+      if (this.shown >= 0) this.show(this.shown);
+    }
+
     /* Moved into a new element by a page rerun: a Play that stopped while it was off the page goes on. */
     reattached() {
       if (this.playing) {
@@ -450,8 +473,9 @@
       let indices, width = room.cells - (flagText ? Math.min(room.flag, flagText.length * room.char * 0.95) : 0);
       for (let boxes = room.boxes; ; boxes -= 1) {
         indices = condense(n, boxes, computed - nNow, computed);
-        if (boxes <= 5 || this.cellsWidth(v, rid, indices, room) <= width) break;
+        if (boxes <= 3 || this.cellsWidth(v, rid, indices, room) <= width) break;
       }
+      row.classList.toggle('sp-bare', this.cellsWidth(v, rid, indices, room) > width);  // too narrow: no labels
       row.classList.toggle('sp-sat', Boolean(satOut));
       row.classList.toggle('sp-finished', Boolean(finished));
       row.dataset.tokens = n;
@@ -583,8 +607,8 @@
         count = Math.min(size, v.requests[rid][F.num_tokens] - start);
       }
       const pieces = rid === null ? null : v.pieces[rid];
-      const text = rid === null ? this.t('no_tokens') : pieces ? JSON.stringify(pieces.slice(start, start + count).join(''))
-        : v.tokens[rid].slice(start, start + count).join(' ');
+      const text = rid === null ? this.t('no_tokens') : pieces ? JSON.stringify(joinHeld(pieces.slice(start, start + count), ''))
+        : joinHeld(v.tokens[rid].slice(start, start + count), ' ');
       const hit = (v.overfull || []).find(([block]) => block === id);  // the notebook's bug: a prefill in one block
       const lines = [`<b>${esc(this.t('block', {id}))}</b> · ${esc(state)}`,
         esc(this.t('owners', {owners: owners.length ? owners.map(o => this.t('owner', {id: o})).join(', ') : this.t('none')})),
@@ -728,20 +752,17 @@
     return '#' + x.map((v, i) => Math.round(v + (y[i] - v) * t).toString(16).padStart(2, '0')).join('');
   }
 
-  /* The Streamlit component (st.components.v2): one player per component key, fed each rerun's message. A full
-     page rerun may mount the component in a new element (when something above it appears): the player moves
-     there with its frames, options and pending clicks. (The map lives on the window: a remount may evaluate this
-     module anew.) */
-  const players = window.schedlabPlayers || (window.schedlabPlayers = new Map());
-
+  /* The Streamlit component (st.components.v2): one stage player per page, fed each rerun's message. A full page
+     rerun may mount the component in a new element under a new key (when something above it appears, or
+     presentation mode is switched): the player moves there with its frames, options and pending clicks. (It is
+     kept on the window: a remount may evaluate this module anew.) */
   function mount(component) {
-    const {data, key, parentElement, setTriggerValue, setStateValue} = component;
-    let player = players.get(key);
+    const {data, parentElement, setTriggerValue, setStateValue} = component;
+    let player = window.schedlabStagePlayer;
     if (!player) {
       const host = document.createElement('div');
       host.className = 'sp-host';
-      player = new Player(host, {});
-      players.set(key, player);
+      player = window.schedlabStagePlayer = new Player(host, {});
     }
     const host = player.root;
     if (host.parentElement !== parentElement) {
@@ -750,14 +771,24 @@
     }
     player.send = request => setTriggerValue('request', request);
     player.report = frame => setStateValue('frame', frame);
-    host.classList.toggle('sp-present', Boolean(data && data.present));
+    const present = Boolean(data && data.present);
+    if (player.presentSeen === false && present) collapseSidebar();  // turned on: make room
+    player.presentSeen = present;
+    player.setPresent(present);
     player.receive(data);
+  }
+
+  /* Presentation mode turned on collapses Streamlit's sidebar: the projector needs the width (a `present=1` link
+   * opens the page with it collapsed, app.py). Turned off, the sidebar is open already: its toggle is in it. */
+  function collapseSidebar() {
+    const button = document.querySelector('[data-testid=stSidebar][data-collapsed=false] [data-testid=stSidebarCollapseButton] button');
+    if (button) button.click();
   }
 
   /* The offline page: every frame embedded, nothing to ask. */
   function mountStatic(element, message, present) {
     const player = new Player(element, {});
-    element.classList.toggle('sp-present', Boolean(present));
+    player.setPresent(Boolean(present));
     player.receive(message);
     return player;
   }

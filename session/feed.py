@@ -4,20 +4,24 @@ The player holds the frames it was sent and moves among them by itself; it asks 
 ("compute up to step N"), never a click, so N clicks ask for N frames however the requests are merged on the
 way. `Feed.serve` runs the engine toward the target within a time budget (the player asks again for the
 rest); `Feed.message` carries the run's header and the frames the player does not hold yet, as deltas
-(viz/frame_payload.py), each frame encoded once per run.
+(viz/frame_payload.py), each frame encoded once per run. `Feed.compute_ahead`, once the page has sent the
+answer, goes on toward the target while the answer travels and the player plays it: the next request is
+answered at once with what was computed meanwhile, so a slow model never idles for a round trip.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 
 from i18n import DEFAULT, text
-from session.lab import Lab
+from session.lab import Lab, LabError
 from viz.frame_payload import EMPTY_VIEW, encode, player_constants, stage_view
 
 MAX_FRAMES_PER_MESSAGE = 400  # a player that holds nothing yet gets a long run in several messages
-SERVE_BUDGET_S = 2.0  # engine time per request: the real model sends a chunk every 2 s while it computes
+SERVE_BUDGET_S = 0.5  # engine time before answering a request with nothing new (at least one step): Play starts moving
+AHEAD_BUDGET_S = 1.5  # engine time after an answer: a click made meanwhile waits at most this long
 
 
 @dataclass
@@ -46,6 +50,7 @@ class Feed:
         self.send_from = 0  # the first frame the next message carries
         self.cursor_moves = 0  # counts server-side cursor moves (Run N, reset, a link): the player follows them
         self.answered = 0  # the last request served, so the player knows its answer came
+        self.ahead_to = 0  # the step the last request asked for, while not computed yet
 
     def _follow(self, lab: Lab):
         held = lab.last + 1  # a shared run may be further on than this session has stepped (session/run_cache.py)
@@ -55,7 +60,7 @@ class Feed:
             self.cursor_moves += 1
         while len(self._deltas) < held:
             k = len(self._deltas)
-            view = stage_view(lab.frames[k], lab.frames[k - 1] if k else None, self.lang)
+            view = stage_view(lab.frames[k], lab.frames[k - 1] if k else None, self.lang, held=self._view)
             self._deltas.append(encode(self._view, view))
             self._view = view
 
@@ -74,8 +79,18 @@ class Feed:
             return
         self.send_from = min(self.send_from, max(0, request.have + 1))
         if request.want > lab.last and not lab.is_trace:
-            self._compute(lab, request.want, budget_s)
+            if lab.last <= request.have:  # nothing computed ahead to send now
+                self._compute(lab, request.want, budget_s)
+            self.ahead_to = request.want
         self._follow(lab)
+
+    def compute_ahead(self, lab: Lab, budget_s: float = AHEAD_BUDGET_S):
+        """After the answer went out: compute on toward the last request's target, for the next answer."""
+        target, self.ahead_to = self.ahead_to, 0
+        if target > lab.last and lab.frames is self._frames and not lab.is_trace:
+            # A step that fails here fails again when the next request computes it, and that answer says why.
+            with contextlib.suppress(LabError, ValueError, RuntimeError):
+                self._compute(lab, target, budget_s)
 
     @staticmethod
     def _compute(lab: Lab, want: int, budget_s: float):

@@ -14,7 +14,7 @@ from tests.test_app_support import (
     shown_view,
     step,
 )
-from viz.frame_payload import stage_view
+from viz.frame_payload import player_views
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def test_step_sends_the_player_the_frame_it_asked_for(app):
     step(app)
     assert no_errors(app) and lab(app).cursor == 1
     view, frame = shown_view(app), lab(app).frame
-    assert view == stage_view(frame, lab(app).frames[frame.step - 1])
+    assert view == list(player_views(lab(app).frames))[frame.step]
     assert (view["running"], view["waiting"]) == (list(frame.running), list(frame.waiting))
     assert [b[0] for b in view["blocks"]] == [b.ref_count for b in frame.blocks] and any(b[0] for b in view["blocks"])
     assert view["narration"][0].startswith("Step 1 ran a prefill batch")
@@ -85,7 +85,7 @@ def test_the_slider_scrubs_recorded_frames(app):
     button(app, "Run N steps ▶▶").click().run()
     show(app, 1)
     assert lab(app).cursor == 1 and lab(app).last == 5 and app.query_params["frame"] == "1"
-    assert shown_view(app) == stage_view(lab(app).frames[1], lab(app).frames[0])
+    assert shown_view(app) == list(player_views(lab(app).frames))[1]
 
 
 def test_a_key_frame_jump_computes_up_to_it_and_the_player_has_the_note(app):
@@ -118,6 +118,17 @@ def test_a_request_that_cannot_be_read_is_explained(app):
     app.session_state["player_request"] = {"run": "x"}
     app.run()
     assert not app.exception and "could not be read" in player_message(app)["error"]
+
+
+def test_a_request_past_the_step_limit_says_so_and_keeps_the_frames(app, monkeypatch):
+    monkeypatch.setattr("session.lab.MAX_APP_STEPS", 12)
+    app.run()
+    app.session_state["player_request"] = {"run": player_message(app)["run"], "have": 0, "want": 30, "seq": 1}
+    app.run()
+    message = player_message(app)
+    assert not app.exception and "reached 12 steps" in message["error"]
+    assert message["last"] == 12 and [f["step"] for f in message["frames"]] == list(range(1, 13))
+    assert lab(app).cursor == 0  # the player stays on the frame it showed
 
 
 def test_the_url_opens_a_scenario_at_a_frame(app):

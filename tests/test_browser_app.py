@@ -199,8 +199,9 @@ def test_a_visit_to_the_policy_lab_keeps_the_stepper_where_it_was(server, browse
 
 
 def test_screenshots_mid_transition_and_on_a_projector(server, browser):
-    """For a person to look at: a step mid-transition at 1600x1000, and presentation mode at 1280x720, where the
-    queues and the narration stay above the fold and no button label is cut."""
+    """For a person to look at: a step mid-transition at 1600x1000, and presentation mode at 1280x720 (turned on
+    in the sidebar, which then collapses), where the queues and the narration stay above the fold and no button,
+    key frame, title or token label is cut."""
     ARTIFACTS.mkdir(exist_ok=True)
     page = open_page(browser, f"{server}/?scenario=02_preemption&frame=5", 1600, 1000)
     page.get_by_role("button", name="Back", exact=True).click()
@@ -209,13 +210,33 @@ def test_screenshots_mid_transition_and_on_a_projector(server, browser):
     page.wait_for_timeout(80)
     page.screenshot(path=ARTIFACTS / "laptop_1600x1000_mid_transition.png")
     page.close()
-    page = open_page(browser, f"{server}/?scenario=02_preemption&frame=5&present=1", 1280, 720)
-    page.wait_for_timeout(500)
-    for selector in (".sp-running .sp-row", ".sp-narration li"):
+    page = open_page(browser, f"{server}/?scenario=08_chat_poisson&frame=11", 1280, 720)
+    sidebar = "[data-testid=stSidebar]"
+    assert page.get_attribute(sidebar, "data-collapsed") == "false"
+    page.locator(".st-key-presentation label").click()
+    page.wait_for_function(f"() => document.querySelector('{sidebar}').dataset.collapsed === 'true'", timeout=30_000)
+    page.wait_for_function(f"() => document.querySelector('{PLAYER}').classList.contains('sp-present')")
+    page.wait_for_timeout(800)
+    for selector in (".sp-running .sp-row", ".sp-waiting .sp-qtitle", ".sp-narration li"):
         assert page.locator(selector).first.bounding_box()["y"] < 720, f"{selector} is below the fold"
-    for button in page.locator(".sp-controls button, .sp-keys button").all():
-        assert button.evaluate("b => b.scrollWidth <= b.clientWidth"), f"{button.inner_text()} is cut"
-    page.screenshot(path=ARTIFACTS / "projector_1280x720_frame5.png")
+    cut = page.evaluate("""() => { const root = document.querySelector('[data-testid=stage-player]'), cut = [];
+      for (const e of root.querySelectorAll('.sp-controls button, .sp-keys button, .sp-ptitle, .sp-qtitle'))
+        if (e.scrollWidth > e.clientWidth) cut.push(e.innerText);
+      for (const row of root.querySelectorAll('.sp-queues .sp-row:not(.sp-bare)')) {
+        const box = row.querySelector('.sp-cells').getBoundingClientRect();
+        for (const cell of row.querySelectorAll('.sp-tok'))
+          if (cell.getBoundingClientRect().right > box.right + 0.5 || cell.scrollWidth > cell.clientWidth)
+            cut.push(cell.innerText);
+      }
+      return cut; }""")
+    assert cut == [], f"cut: {cut}"
+    page.screenshot(path=ARTIFACTS / "projector_1280x720_frame11.png")
+    page.locator("[data-testid=stExpandSidebarButton]").click()
+    page.locator(".st-key-presentation label").click()  # turned off: the sidebar is back
+    page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.classList.contains('sp-present') === false",
+                           timeout=30_000)
+    page.wait_for_timeout(1500)  # the page's next reruns (its link no longer says present=1) leave it open
+    assert page.get_attribute(sidebar, "data-collapsed") == "false"
     page.close()
 
 

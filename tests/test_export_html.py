@@ -10,7 +10,7 @@ import pytest
 
 from engine.engine import Engine
 from engine.scenario import SCENARIOS_DIR, load_scenario
-from viz.frame_payload import EMPTY_VIEW, decode, stage_view
+from viz.frame_payload import EMPTY_VIEW, decode, player_views
 from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_html, gif_steps
 
 
@@ -35,7 +35,7 @@ def test_the_page_embeds_the_player_once_and_every_frame(engine):
     for delta in runs[0]["frames"]:
         previous = decode(previous, delta)
         views.append(previous)
-    assert views == [stage_view(f) for f in engine.frames]
+    assert views == list(player_views(engine.frames))
 
 
 def test_gif_steps_keep_the_ends_within_the_budget():
@@ -71,6 +71,14 @@ def test_the_page_plays_offline_in_chromium(engine, tmp_path):
             assert "could not be read" in player.locator(".sp-message").inner_text()
             player.get_by_role("button", name="Back", exact=True).click()
             assert player.get_attribute("data-frame") == "2"  # what was there stays usable
+            player.evaluate("root => root.player.receive({run: 0, from: root.player.views.length, frames: [],"
+                            " last: root.player.views.length - 1, cursor_moves: 0, error: 'This run has reached"
+                            " 12 steps, the most one session records.'})")  # a request past the step limit
+            assert "reached 12 steps" in player.locator(".sp-message").inner_text()
+            player.get_by_role("button", name="Back", exact=True).click()
+            assert player.get_attribute("data-frame") == "1"
+            player.get_by_role("button", name="Step", exact=True).click()
+            assert player.get_attribute("data-frame") == "2"
             player.get_by_role("button", name="Play", exact=True).click()
             page.wait_for_function("() => Number(document.querySelector('[data-testid=stage-player]')"
                                    ".dataset.frame) >= 5", timeout=10_000)
@@ -98,3 +106,38 @@ def test_png_and_gif_for_slides(engine):
         gif.seek(i)
         pictures.append(gif.convert("RGB").tobytes())
     assert len(set(pictures)) > 1  # the run moves
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
+def test_every_token_cell_drawn_is_the_frames_token(tmp_path):
+    """Long chat prompts are sent elided to what rows show: every cell drawn in every frame still reads the
+    engine's token at its position."""
+    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    engine = load_scenario(SCENARIOS_DIR / "08_chat_poisson.toml", "fake").engine()
+    engine.run(120)
+    frames = list(engine.frames)
+    path = tmp_path / "run.html"
+    path.write_text(animation_html([("chat", frames)]))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 3000, "height": 1000})  # rows as long as they get
+            page.goto(path.as_uri())
+            cells = page.evaluate("""() => { const player = document.querySelector('[data-testid=stage-player]').player;
+              const cells = [];
+              for (let k = 0; k < player.views.length; k++) {
+                player.show(k);
+                for (const cell of player.root.querySelectorAll('.sp-queues .sp-tok:not(.sp-gap)')) {
+                  const [, rid, i, id] = cell.title.match(/^request (\\d+) · token (\\d+) \\(id (\\S+)\\)/);
+                  cells.push([k, Number(rid), Number(i), id]);
+                }
+              }
+              return cells; }""")
+        finally:
+            browser.close()
+    assert len(cells) > 1000 and len({k for k, *_ in cells}) > 100
+    wrong = [(k, rid, i, id) for k, rid, i, id in cells if id != str(frames[k].requests[rid].token_ids[i])]
+    assert not wrong, wrong[:5]
+    prompts = {(rid, i) for k, rid, i, _ in cells if i < frames[k].requests[rid].num_prompt_tokens}
+    assert max(frames[-1].requests[rid].num_prompt_tokens for rid, _ in prompts) > 100  # long prompts were drawn

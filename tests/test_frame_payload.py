@@ -8,7 +8,16 @@ from engine.frame import Frame
 from engine.scenario import load_scenario, preset_paths
 from session.feed import Feed, Request
 from session.lab import Lab, RunInputs
-from viz.frame_payload import EMPTY_VIEW, decode, encode, stage_view
+from viz.frame_payload import (
+    EMPTY_VIEW,
+    QUEUE_ROWS,
+    ROW_CELLS,
+    decode,
+    encode,
+    player_views,
+    stage_view,
+    token_window,
+)
 
 
 def _engine(path):
@@ -19,12 +28,35 @@ def _engine(path):
 
 @pytest.mark.parametrize("path", preset_paths(), ids=lambda p: p.stem)
 def test_deltas_rebuild_every_frame_of_every_preset(path):
+    frames = list(_engine(path).frames)
     previous = EMPTY_VIEW
-    for frame in _engine(path).frames:
-        view = stage_view(frame)
+    for view in player_views(frames):
         delta = json.loads(json.dumps(encode(previous, view)))  # what reaches the browser
         assert decode(previous, delta) == view
         previous = view
+    for before, frame in zip(frames, frames[1:], strict=False):  # views that drop tokens held before still round-trip
+        previous, view = stage_view(before), stage_view(frame)
+        assert decode(previous, json.loads(json.dumps(encode(previous, view)))) == view
+
+
+@pytest.mark.parametrize("name", ["05_prefix_caching", "08_chat_poisson"])
+def test_the_player_holds_the_tokens_its_rows_can_show_and_a_frame_stays_under_5_kb(name):
+    """Long chat prompts arriving together: each frame's delta carries only the tokens a row can draw."""
+    frames = list(_engine(next(p for p in preset_paths() if p.stem == name)).frames)
+    previous = EMPTY_VIEW
+    for frame, view in zip(frames, player_views(frames), strict=True):
+        assert len(json.dumps(encode(previous, view), separators=(",", ":"))) <= 5000
+        previous = view
+        drawn = {*frame.running[:QUEUE_ROWS], *frame.waiting[:QUEUE_ROWS]}
+        this_step = dict(zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True))
+        for request in frame.requests:
+            ids, held = list(request.token_ids), view["tokens"][request.id]
+            assert all(h in (None, i) for h, i in zip(held, ids, strict=True))  # never a stale token
+            if request.id in drawn:
+                shown = token_window(len(ids), request.num_computed_tokens, this_step.get(request.id, 0))
+                assert all(held[i] == ids[i] for positions in shown for i in positions)
+    longest = max(len(r.token_ids) for r in frames[-1].requests)
+    assert longest > 3 * ROW_CELLS, "the preset no longer has a prompt long enough to elide"
 
 
 def test_a_view_holds_what_the_stage_draws():
@@ -34,7 +66,7 @@ def test_a_view_holds_what_the_stage_draws():
     assert (view["running"], view["waiting"]) == (list(frame.running), list(frame.waiting))
     assert [b[0] for b in view["blocks"]] == [b.ref_count for b in frame.blocks]
     assert any("preempted" in line for line in view["narration"])
-    for request in frame.requests:
+    for request in frame.requests:  # short requests: every token is held
         assert view["tokens"][request.id] == list(request.token_ids)
         assert view["requests"][request.id][-1] == list(request.block_table)
 
@@ -81,7 +113,22 @@ def test_requests_for_a_target_step_compute_exactly_that_far_and_leave_the_curso
     assert lab.last == 5 and lab.cursor == 0
     assert messages[-1]["answered"] == 5
     assert [v["step"] for v in _replay(messages)] == list(range(6))
-    assert _replay(messages)[5] == stage_view(lab.frames[5], lab.frames[4])
+    assert _replay(messages)[5] == list(player_views(lab.frames))[5]
+
+
+def test_the_engine_computes_ahead_after_an_answer_and_the_next_request_gets_it_at_once():
+    lab, feed = _lab(), Feed()
+    run = feed.message(lab, {})["run"]
+    feed.serve(lab, Request(run, 0, 12, 1), budget_s=0)  # no time to compute: nothing to send yet
+    assert lab.last == 0 and len(feed.message(lab, {})["frames"]) == 0
+    feed.compute_ahead(lab, budget_s=30)
+    assert lab.last == 12 and lab.cursor == 0
+    feed.compute_ahead(lab, budget_s=30)  # asked for nothing more: nothing more computed
+    assert lab.last == 12
+    feed.serve(lab, Request(run, 0, 40, 2), budget_s=30)  # frames are waiting: answered with them, no compute
+    assert lab.last == 12 and [f["step"] for f in feed.message(lab, {})["frames"]] == list(range(1, 13))
+    feed.compute_ahead(lab, budget_s=30)
+    assert lab.last == 40
 
 
 def test_merged_requests_still_reach_the_last_target():
@@ -121,3 +168,14 @@ def test_the_player_decodes_the_same_scalars_as_the_server_sends():
     js = (Path(__file__).resolve().parents[1] / "player" / "player.js").read_text()
     listed = re.search(r"const SCALARS = \[(.*?)\];", js, re.S).group(1)
     assert tuple(re.findall(r"'(\w+)'", listed)) == SCALARS
+
+
+def test_the_player_draws_no_more_rows_and_cells_than_the_server_sends_tokens_for():
+    import re
+    from pathlib import Path
+
+    js = (Path(__file__).resolve().parents[1] / "player" / "player.js").read_text()
+    sizes = {name: (int(boxes), int(rows)) for name, boxes, rows in
+             re.findall(r"(\w+): \{boxes: (\d+), rows: (\d+)", re.search(r"const SIZES = (.*);", js).group(1))}
+    assert sizes["laptop"] == (ROW_CELLS, QUEUE_ROWS)
+    assert all(boxes <= ROW_CELLS and rows <= QUEUE_ROWS for boxes, rows in sizes.values())

@@ -15,10 +15,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+PORTS_ENV = "SCHEDLAB_PORTS"  # e.g. "8620-8629": the ports this machine's user may take; else any free one
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    first, _, last = os.environ.get(PORTS_ENV, "0").partition("-")
+    for port in range(int(first), int(last or first) + 1):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise OSError(f"no free port in ${PORTS_ENV}={os.environ[PORTS_ENV]}")
 
 
 @contextmanager

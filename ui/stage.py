@@ -226,5 +226,6 @@ def stage():
             predict()
             lower_views()
             sync_url()
+            feed().compute_ahead(lab())  # the answer is on its way: the engine goes on meanwhile
 
     live()

@@ -6,13 +6,21 @@ view)` keeps only what changed since the previous view; `decode(previous, delta)
 player (player/player.js) applies the same rules, so `decode` is their reference: frame 0 is a delta
 against `EMPTY_VIEW`, every later frame one against the frame before.
 
+Tokens are elided as the player draws them: a request's row shows at most ROW_CELLS cells (both ends and this
+step's tokens, the rest elided), and a queue at most QUEUE_ROWS rows, so a view holds only the tokens those
+cells can show, plus those the player was sent before (`stage_view(frame, held=previous view)`); the others
+are None. A long prompt arriving then costs a few dozen tokens, not its whole text (a frame's delta stays
+under 5 KB); the full text is in the Generated text view.
+
 Delta keys: scalars and the narration always; `running` / `waiting` / `cfg` when they changed; `nb` (pool
 size) when the pool was resized, its blocks then start free; `blk` the changed blocks as [id, ref_count,
 hash, source of a cached-free block's tokens]; `req` the changed requests' fields by id; `tok` by id,
-[start, token ids, pieces or None] from the first token that differs.
+[length, [[start, token ids, pieces or None], ...]]: the runs of tokens that changed (an id of None: not held).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 from engine.frame import Frame, RequestView
 from engine.overlap import PLACEHOLDER
@@ -27,6 +35,8 @@ SCALARS = ("step", "time", "kind", "batch", "metrics", "narration", "sat_out", "
            "overfull")
 HASH_DIGITS = 6  # of a block's 16 hex digits, shown in the player's hover
 DONE_KINDS = ("finished", "finished_late", "aborted")  # their words: done.<kind> in i18n/
+ROW_CELLS = 28  # the most token cells a request's row draws (player.js SIZES.laptop.boxes)
+QUEUE_ROWS = 8  # the most requests a queue draws (player.js SIZES.laptop.rows)
 EMPTY_VIEW = {"running": [], "waiting": [], "cfg": {}, "requests": [], "tokens": [], "pieces": [], "blocks": []}
 
 
@@ -91,13 +101,58 @@ def overfull_blocks(frame: Frame) -> dict[int, int]:
     return overfull
 
 
-def stage_view(frame: Frame, before: Frame | None = None, lang: str = DEFAULT) -> dict:
+def token_window(num_tokens: int, computed: int, this_step: int) -> list[range]:
+    """The token positions a row of ROW_CELLS cells can show (player.js `condense`): every token of a short
+    request; else half the cells but one at each end and a third at the end of this step's tokens (the
+    tokens computed up to `computed`)."""
+    if num_tokens <= ROW_CELLS:
+        return [range(num_tokens)]
+    budget = ROW_CELLS - 2  # two cells for the elision marks
+    ends, focus = (budget + 1) // 2, budget // 3
+    return [range(ends), range(max(0, computed - min(this_step, focus)), min(computed, num_tokens)),
+            range(num_tokens - ends, num_tokens)]
+
+
+def _rows_drawn(frame: Frame) -> set[int]:
+    """The requests the player draws a row for: the first QUEUE_ROWS of each queue and those that just ended."""
+    ended = {e.seq_id for e in frame.events if e.kind in DONE_KINDS}
+    return {*frame.running[:QUEUE_ROWS], *frame.waiting[:QUEUE_ROWS], *ended}
+
+
+def _elide(values: list, window: list[range], held: list | None) -> list:
+    """`values` at the positions in `window` or held before (not None in `held`); None elsewhere."""
+    if held is None:
+        kept = [None] * len(values)
+    else:  # a request's tokens may have grown or shrunk since (speculative tokens rejected)
+        kept = [v if h is not None else None for v, h in zip(values, held, strict=False)]
+    kept.extend([None] * (len(values) - len(kept)))
+    for positions in window:
+        kept[positions.start:positions.stop] = values[positions.start:positions.stop]
+    return kept
+
+
+def _tokens(frame: Frame, held: dict | None) -> tuple[list, list]:
+    """Every request's token ids and pieces as the player holds them (see the module's docstring)."""
+    drawn, this_step = _rows_drawn(frame), dict(zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True))
+    tokens, pieces = [], []
+    for r in frame.requests:
+        ids, texts = list(r.token_ids), r.pieces
+        window = token_window(len(ids), r.num_computed_tokens, this_step.get(r.id, 0)) if r.id in drawn else []
+        before = held["tokens"][r.id] if held is not None and r.id < len(held["tokens"]) else None
+        tokens.append(_elide(ids, window, before))
+        pieces.append(None if texts is None else _elide(list(texts), window, before))
+    return tokens, pieces
+
+
+def stage_view(frame: Frame, before: Frame | None = None, lang: str = DEFAULT, held: dict | None = None) -> dict:
     """What the player draws of `frame`, its words in `lang`; `before` (the frame before the step) lets the
-    narration say what a number was at the start of the step."""
+    narration say what a number was at the start of the step; `held` (the view the player holds before this one)
+    keeps the tokens it was sent."""
     batched = set(frame.batch.seq_ids)
     request_of = {id(r.history): r.id for r in frame.requests}
     m = frame.metrics
     wall = frame.wall_schedule_s + frame.wall_model_s
+    tokens, pieces = _tokens(frame, held)
     return {
         "step": frame.step, "time": round(frame.sim_time_s, 6), "kind": frame.batch.kind,
         "batch": [[rid, n] for rid, n in zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True)],
@@ -108,23 +163,41 @@ def stage_view(frame: Frame, before: Frame | None = None, lang: str = DEFAULT) -
         "done": [[e.seq_id, text(lang, f"done.{e.kind}")] for e in frame.events if e.kind in DONE_KINDS],
         "wall_ms": round(1000 * wall, 1) if frame.step else None,
         "overlapped": bool(frame.timing and frame.timing.overlapped),
-        "overfull": [[block, held] for block, held in sorted(overfull_blocks(frame).items())],
+        "overfull": [[block, count] for block, count in sorted(overfull_blocks(frame).items())],
         "running": list(frame.running), "waiting": list(frame.waiting),
         "cfg": {"max_num_seqs": frame.config.max_num_seqs, "block_size": frame.config.kvcache_block_size,
                 "max_model_len": frame.config.max_model_len,
                 "max_num_batched_tokens": frame.config.max_num_batched_tokens},
         "requests": [_request_fields(r) for r in frame.requests],
-        "tokens": [list(r.token_ids) for r in frame.requests],
-        "pieces": [None if r.pieces is None else list(r.pieces) for r in frame.requests],
+        "tokens": tokens,
+        "pieces": pieces,
         "blocks": [_block(b, request_of) for b in frame.blocks],
     }
 
 
-def _first_difference(old: list, new: list) -> int:
-    n = min(len(old), len(new))
-    if old[:n] == new[:n]:
-        return n
-    return next(i for i in range(n) if old[i] != new[i])
+def player_views(frames, lang: str = DEFAULT) -> Iterator[dict]:
+    """The views of consecutive frames from frame 0, as the player holds them (each keeps the tokens sent)."""
+    view, before = EMPTY_VIEW, None
+    for frame in frames:
+        view = stage_view(frame, before, lang, held=view)
+        before = frame
+        yield view
+
+
+def _changed_runs(old_ids: list, old_pieces: list | None, ids: list, pieces: list | None) -> list:
+    """[start, ids, pieces or None] for each run of positions whose token or piece differs from the old ones."""
+    n = len(ids)
+    old_ids = (old_ids + [None] * n)[:n]  # a position not held before reads None, as the decoder pads it
+    old_pieces = (old_pieces or []) + [None] * n
+    runs, start = [], None
+    for i in range(n + 1):
+        differs = i < n and (ids[i] != old_ids[i] or (pieces is not None and pieces[i] != old_pieces[i]))
+        if differs and start is None:
+            start = i
+        elif not differs and start is not None:
+            runs.append([start, ids[start:i], None if pieces is None else pieces[start:i]])
+            start = None
+    return runs
 
 
 def encode(previous: dict, view: dict) -> dict:
@@ -145,14 +218,13 @@ def encode(previous: dict, view: dict) -> dict:
         is_new = rid >= len(previous["requests"])
         if is_new or fields != previous["requests"][rid]:
             requests[str(rid)] = fields
-        old_ids = [] if is_new else previous["tokens"][rid]
-        old_pieces = [] if is_new else previous["pieces"][rid] or []
-        new_ids, new_pieces = view["tokens"][rid], view["pieces"][rid]
-        start = _first_difference(old_ids, new_ids)
-        if new_pieces is not None:
-            start = min(start, _first_difference(old_pieces, new_pieces))
-        if start < len(new_ids) or len(new_ids) < len(old_ids):
-            tokens[str(rid)] = [start, new_ids[start:], None if new_pieces is None else new_pieces[start:]]
+        old_ids, old_pieces = ([], None) if is_new else (previous["tokens"][rid], previous["pieces"][rid])
+        ids, pieces = view["tokens"][rid], view["pieces"][rid]
+        if is_new or ids != old_ids or pieces != old_pieces:
+            runs = _changed_runs(old_ids, old_pieces, ids, pieces)
+            if not runs and (pieces is None) != (old_pieces is None):  # an empty run says whether it has text
+                runs = [[0, [], None if pieces is None else []]]
+            tokens[str(rid)] = [len(ids), runs]
     if requests:
         delta["req"] = requests
     if tokens:
@@ -177,10 +249,20 @@ def decode(previous: dict, delta: dict) -> dict:
                 tokens.append([])
                 pieces.append(None)
             requests[rid] = fields
-        for key, (start, ids, new_pieces) in delta.get("tok", {}).items():
+        for key, (length, runs) in delta.get("tok", {}).items():
             rid = int(key)
-            tokens[rid] = tokens[rid][:start] + ids
-            pieces[rid] = None if new_pieces is None else (pieces[rid] or [])[:start] + new_pieces
+            ids = (tokens[rid] + [None] * length)[:length]
+            texts = None if pieces[rid] is None else (pieces[rid] + [None] * length)[:length]
+            for start, run_ids, run_pieces in runs:
+                if not 0 <= start <= length - len(run_ids):
+                    raise ValueError(f"tokens {start}.. of request {rid} are outside its {length} tokens")
+                ids[start:start + len(run_ids)] = run_ids
+                if run_pieces is None:
+                    texts = None
+                else:
+                    texts = texts if texts is not None else [None] * length
+                    texts[start:start + len(run_pieces)] = run_pieces
+            tokens[rid], pieces[rid] = ids, texts
     except (KeyError, IndexError, TypeError, ValueError) as e:
         raise ValueError(f"a frame delta that does not fit the frame before it ({e!r})") from None
     return {**view, "blocks": blocks, "requests": requests, "tokens": tokens, "pieces": pieces}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from engine.frame import Frame
 from i18n import DEFAULT, text
-from viz.frame_payload import EMPTY_VIEW, encode, player_constants, stage_view
+from viz.frame_payload import EMPTY_VIEW, encode, player_constants, player_views
 
 PLAYER_DIR = Path(__file__).resolve().parents[1] / "player"
 FRAME_MS = 250
@@ -26,8 +26,7 @@ def player_sources() -> tuple[str, str]:
 def encoded_frames(frames: Sequence[Frame], lang: str = DEFAULT) -> list[dict]:
     """Every frame as a delta against the one before (frame 0 against the empty view), its words in `lang`."""
     deltas, previous = [], EMPTY_VIEW
-    for frame in frames:
-        view = stage_view(frame, lang=lang)
+    for view in player_views(frames, lang):
         deltas.append(encode(previous, view))
         previous = view
     return deltas
