@@ -88,7 +88,7 @@ def checked_trace(data: bytes | str) -> dict:
     except RecursionError:
         raise TraceError("file", Message("trace.too_deep")) from None
     except UnicodeDecodeError as e:
-        raise TraceError("file", Message("scenario.not_utf8", byte=e.start)) from None
+        raise TraceError("file", Message("trace.not_utf8", byte=e.start)) from None
     except json.JSONDecodeError as e:
         raise TraceError("file", Message("trace.not_json", line=e.lineno, column=e.colno)) from None
     _keys("trace", trace, ("requests", "frames"))

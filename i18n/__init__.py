@@ -27,17 +27,18 @@ def language(value) -> str:
     return value if value in CATALOGUES else DEFAULT
 
 
-def text(lang: str, key: str, **values) -> str:
-    """The message `key` in `lang`, its placeholders filled from `values` (a `Message` value in `lang` too)."""
-    return CATALOGUES[lang][key].format(**{name: in_lang(lang, value) if isinstance(value, Message) else value
-                                           for name, value in values.items()})
+def text(lang: str, key: str, /, **values) -> str:
+    """The message `key` in `lang`, its placeholders filled from `values` (a `Message`, or an error carrying one,
+    in `lang` too)."""
+    return CATALOGUES[lang][key].format(**{name: in_lang(lang, value) if isinstance(value, Message | MessageError)
+                                           else value for name, value in values.items()})
 
 
 class Message(str):
     """The message `key` filled from `values`: its English text, which remembers how to say itself in another
     language (`in_lang`). Values may be Messages themselves (a reason inside a sentence)."""
 
-    def __new__(cls, key: str, **values):
+    def __new__(cls, key: str, /, **values):
         message = super().__new__(cls, text(DEFAULT, key, **values))
         message.key, message.values = key, values
         return message
@@ -50,7 +51,7 @@ class MessageError(ValueError):
     """An error whose text is a `Message`: str() is English (logs, the command line), `.message` says it in any
     language. `MessageError(id, **values)`."""
 
-    def __init__(self, key: str, **values):
+    def __init__(self, key: str, /, **values):
         super().__init__(Message(key, **values))
 
     @property

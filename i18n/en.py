@@ -734,4 +734,20 @@ MESSAGES = {
     "link.fix.whole": "use a whole number from {low} to {high}",
     "link.fix.adaptive": "use off, or <grow below ms>-<shrink above ms>-<at least>-<at most> requests such as "
                          "50-200-1-16, the first below the second, at most {ms} ms and {seqs} requests",
+
+    # -- more errors ---------------------------------------------------------------------------------------------------
+    "trace.not_utf8": "not JSON: byte {byte} is not UTF-8 text",
+
+    # -- more errors and progress --------------------------------------------------------------------------------------
+    "compare.count": "compare two to {most} configs, not {n}",
+    "compare.names": "give each config its own name; got {labels}",
+    "export.too_big": "the comparison is {mb} MB as JSON, over the {most} MB an export may take; compare fewer "
+                      "steps (a shorter workload)",
+    "export.no_browser": "no browser to draw it: Chromium is not installed at {path} (apt install chromium)",
+    "export.browser_failed": "the browser at {path} could not draw it ({detail})",
+    "model.tokenizer": "Reading the tokenizer from the GGUF file",
+    "model.dequantizing": "Dequantizing the GGUF weights (about 30 s, once)",
+    "model.saving": "Saving the weights as safetensors",
+    "model.checking": "Checking the model cache",
+    "model.ready": "Model cache ready",
 }

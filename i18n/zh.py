@@ -683,4 +683,19 @@ MESSAGES = {
     "link.fix.number": "请使用 {low} 到 {high} 之间的数",
     "link.fix.whole": "请使用 {low} 到 {high} 之间的整数",
     "link.fix.adaptive": "请使用 off，或 <低于多少毫秒时增大>-<高于多少毫秒时减小>-<最少>-<最多> 个请求，例如 50-200-1-16，第一个数小于第二个，最多 {ms} 毫秒和 {seqs} 个请求",
+
+    # -- more errors ---------------------------------------------------------------------------------------------------
+    "trace.not_utf8": "不是 JSON：第 {byte} 字节不是 UTF-8 文本",
+
+    # -- more errors and progress --------------------------------------------------------------------------------------
+    "compare.count": "请比较 2 到 {most} 个配置，而不是 {n} 个",
+    "compare.names": "请给每个配置起不同的名字；现在是：{labels}",
+    "export.too_big": "这次比较的 JSON 有 {mb} MB，超过了一次导出允许的 {most} MB；请比较更少的步（更短的工作负载）",
+    "export.no_browser": "没有浏览器来绘制：{path} 处没有安装 Chromium（apt install chromium）",
+    "export.browser_failed": "{path} 处的浏览器无法绘制它（{detail}）",
+    "model.tokenizer": "正在从 GGUF 文件读取分词器",
+    "model.dequantizing": "正在反量化 GGUF 权重（约 30 秒，只需一次）",
+    "model.saving": "正在把权重保存为 safetensors",
+    "model.checking": "正在检查模型缓存",
+    "model.ready": "模型缓存已就绪",
 }
