@@ -130,7 +130,7 @@ def model_name() -> str:
 def title(frame) -> str:
     """The run's title, naming the settings of the frame shown where they differ from the scenario's."""
     if lab().is_trace:
-        return lab().title
+        return run_title()
     moving = ("max_num_seqs",) if lab().options_in_effect().adaptive else ()  # the controller moves it
     return title_in_effect(run_title(), lab().inputs.config, frame.config, ignore=moving, lang=current_lang())
 
