@@ -25,7 +25,7 @@ from engine.overlap import check_overlap
 from engine.vllm_args import vllm_command, vllm_notes
 from i18n import text
 from scheduler.config import PREEMPTION_POLICIES, ConfigError
-from ui.language import current_lang, t
+from ui.language import current_lang, said, t
 from ui.state import USER_ERRORS, presets
 from viz.compare import (
     batch_limits_figure,
@@ -211,6 +211,6 @@ if variants is not None and st.button(t("lab.run"), type="primary", key="run"):
     try:
         run_comparison(variants, workload, seed, cost, titles[choice])
     except USER_ERRORS as e:
-        st.error(str(e))
+        st.error(said(e))
 if st.session_state.get("compare_runs"):
     results(st.session_state.compare_runs, st.session_state.compare_title)

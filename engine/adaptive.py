@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from engine.frame import Frame
+from i18n import MessageError
 
 
 @dataclass(frozen=True)
@@ -25,10 +26,9 @@ class AdaptiveBatch:
 
     def __post_init__(self):
         if not 0 <= self.low_s < self.high_s:
-            raise ValueError(f"latency band [{self.low_s}, {self.high_s}] s: need 0 <= low_s < high_s")
+            raise MessageError("adaptive.band", low=self.low_s, high=self.high_s)
         if self.step < 1 or not 1 <= self.min_seqs <= self.max_seqs:
-            raise ValueError(f"step={self.step}, min_seqs={self.min_seqs}, max_seqs={self.max_seqs}: need "
-                             "step >= 1 and 1 <= min_seqs <= max_seqs")
+            raise MessageError("adaptive.seqs", step=self.step, least=self.min_seqs, most=self.max_seqs)
 
     def next_max_num_seqs(self, current: int, latency_s: float, batch_size: int) -> int:
         """The batch limit for the next step, within [min_seqs, max_seqs], after a step of `batch_size`

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.workload import Request
+from i18n import MessageError
 from scheduler import Config, SamplingParams, Scheduler, Sequence
 
 NOTEBOOK_SEED = 0
@@ -98,7 +99,7 @@ class NotebookDraws:
 def notebook_prompts(demo_number: int) -> list[list[int]]:
     """The prompts of the notebook's demo 1, 2 or 3, from its numpy draws replayed cell by cell."""
     if demo_number not in DEMOS:
-        raise ValueError(f"demo={demo_number!r}: the notebook has demos {', '.join(map(str, DEMOS))}")
+        raise MessageError("scenario.demo", value=repr(demo_number), demos=", ".join(map(str, DEMOS)))
     draws = NotebookDraws()
     draws.prompt()  # the example prompt
     skipped = 2  # the fake model tried on two short sequences

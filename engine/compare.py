@@ -30,7 +30,7 @@ from engine.metrics import (
     run_metrics,
 )
 from engine.workload import Request, lengths, poisson_arrivals, random_workload
-from i18n import DEFAULT, join_and, text
+from i18n import DEFAULT, MessageError, join_and, text
 from scheduler import Config
 
 MAX_VARIANTS = 4
@@ -149,10 +149,10 @@ def compare(variants: Sequence[Variant], workload: Sequence[Request], runner: st
             on_progress: Callable[[int, str], None] | None = None) -> list[ConfigRun]:
     """Run the workload under each variant; `on_progress(i, label)` is called before run i starts."""
     if not 2 <= len(variants) <= MAX_VARIANTS:
-        raise ValueError(f"compare two to {MAX_VARIANTS} configs, not {len(variants)}")
+        raise MessageError("compare.count", most=MAX_VARIANTS, n=len(variants))
     labels = [v.label for v in variants]
     if len(set(labels)) != len(labels):
-        raise ValueError(f"give each config its own name; got {labels}")
+        raise MessageError("compare.names", labels=", ".join(labels))
     runs = []
     for i, variant in enumerate(variants):
         if on_progress:

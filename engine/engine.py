@@ -324,7 +324,7 @@ class Engine:
             try:
                 self.scheduler.add(seq)
             except RequestRejected as rejected:
-                events.append(Aborted(seq.seq_id, str(rejected)))
+                events.append(Aborted(seq.seq_id, rejected.message))
         return events
 
     def _new_sequence(self, request: Request) -> Sequence:

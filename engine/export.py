@@ -18,6 +18,7 @@ from pathlib import Path
 from engine.compare import ConfigRun, metric_values
 from engine.metrics import RequestMetrics, Span
 from engine.trace import trace_dict
+from i18n import MessageError
 
 COMPARISON_VERSION = 1
 MAX_EXPORT_BYTES = 100 * 2**20
@@ -35,8 +36,7 @@ def comparison_json(runs: Sequence[ConfigRun], title: str | None = None) -> str:
     """The comparison as compact JSON; ValueError when it would exceed MAX_EXPORT_BYTES (a session's share)."""
     text = json.dumps(comparison_dict(runs, title), separators=(",", ":"))
     if len(text) > MAX_EXPORT_BYTES:
-        raise ValueError(f"the comparison is {len(text) / 2**20:.0f} MB as JSON, over the {MAX_EXPORT_BYTES // 2**20} "
-                         "MB an export may take; compare fewer steps (a shorter workload)")
+        raise MessageError("export.too_big", mb=f"{len(text) / 2**20:.0f}", most=MAX_EXPORT_BYTES // 2**20)
     return text
 
 

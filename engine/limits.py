@@ -1,7 +1,5 @@
 """What one run may ask of the server: the ranges every input path (sidebar, link, scenario file, trace)
 accepts, so no input costs more than its share of time or memory, and every value the sidebar shows fits it.
-
-`check_number(where, value, key)` refuses a value outside its range with a sentence naming the range.
 """
 
 from __future__ import annotations
@@ -25,10 +23,6 @@ MAX_TRACE_FRAMES = 100_000
 MAX_APP_STEPS = 100_000
 
 
-class LimitError(ValueError):
-    """A value outside what schedlab accepts; the message names it, the range and the fix."""
-
-
 def within(key: str, value) -> bool:
     """Whether `value` is a finite number (not a bool) within BOUNDS[key]."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -36,10 +30,3 @@ def within(key: str, value) -> bool:
     low, high = BOUNDS[key]
     return math.isfinite(value) and low <= value <= high
 
-
-def check_number(where: str, value, key: str | None = None):
-    """Raise LimitError unless `value` lies within BOUNDS[key] (by default the last part of `where`)."""
-    key = key or where.rsplit(".", 1)[-1]
-    if not within(key, value):
-        low, high = BOUNDS[key]
-        raise LimitError(f"{where}={value!r}: use a number from {low} to {high}")

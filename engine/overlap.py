@@ -60,9 +60,7 @@ class StepTiming:
 def check_overlap(config: Config, overlap: bool):
     """Overlap and speculative decoding exclude each other: raise ConfigError naming the fix."""
     if overlap and config.num_speculative_tokens:
-        raise ConfigError("num_speculative_tokens", config.num_speculative_tokens,
-                          "overlapped scheduling needs num_speculative_tokens=0: drafts come from the tokens "
-                          "still being computed; turn one of them off")
+        raise ConfigError("num_speculative_tokens", config.num_speculative_tokens, "config.overlap_speculative")
 
 
 @dataclass

@@ -71,8 +71,7 @@ def make_runner(kind: str, config: Config, seed: int = 0):
         return TextFakeRunner(config, seed)
     if kind == "model":
         if config.notebook_block_bug:
-            raise ConfigError("notebook_block_bug", True, "the real model needs a KV slot for every token; "
-                              "run the notebook's block-size bug on the fake model")
+            raise ConfigError("notebook_block_bug", True, "config.notebook_bug_model")
         from runner import ModelRunner
         return ModelRunner(model_worker().loaded, config, seed=seed)
     raise ValueError(f"runner={kind!r}: use one of {RUNNER_KINDS}")

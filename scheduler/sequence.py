@@ -4,6 +4,8 @@ from dataclasses import dataclass
 from enum import Enum, auto
 from itertools import count
 
+from i18n import MessageError
+
 
 class SequenceStatus(Enum):
     WAITING = auto()
@@ -21,9 +23,9 @@ class SamplingParams:
 
     def __post_init__(self):
         if self.temperature < 0:
-            raise ValueError(f"temperature={self.temperature!r}: must be 0 (greedy) or more")
+            raise MessageError("workload.temperature", value=repr(self.temperature))
         if type(self.max_tokens) is not int or self.max_tokens < 1:
-            raise ValueError(f"max_tokens={self.max_tokens!r}: must be an integer of at least 1")
+            raise MessageError("workload.max_tokens", value=repr(self.max_tokens))
 
 
 class Sequence:

@@ -29,6 +29,7 @@ from engine.overlap import check_overlap
 from engine.scenario import KeyFrame, Scenario
 from engine.trace import read_trace
 from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
+from i18n import Message, MessageError, message_of
 from scheduler import Config
 from session.history import FrameSummary, RunHistory
 from session.run_cache import Action, RunCache, SharedRun, shared_run_cache
@@ -45,8 +46,8 @@ BOUNDS = {**CONFIG_BOUNDS, "requests": (1, 200), "max_tokens": (1, 2048),
           "adaptive_ms": (0.0, 10_000.0), "adaptive_seqs": (1, 256)}
 
 
-class LabError(ValueError):
-    """A move the lab refuses, with the reason in plain words."""
+class LabError(MessageError):
+    """A move the lab refuses, with the reason in plain words: `LabError(message id, **values)`."""
 
 
 def real_model_installed() -> bool:
@@ -112,7 +113,7 @@ class RunInputs:
                       seed: int | None = None, variant: bool = False) -> RunInputs:
         """The scenario's base run, or with `variant` its comparison run and the key frames observed in it."""
         if variant and not scenario.variant:
-            raise LabError(f"The scenario {scenario.title!r} has no variant to compare with.")
+            raise LabError("lab.no_variant", title=repr(scenario.title))
         config = replace(scenario.config, **scenario.variant) if variant else scenario.config
         title = f"{scenario.title} · variant: {variant_summary(scenario)}" if variant else scenario.title
         inputs = cls(title, scenario.narrative, config, tuple(scenario.workload), runner_for(config, runner),
@@ -271,18 +272,17 @@ class Lab:
             self.cursor += 1
             return
         if self.is_trace:
-            raise LabError("This is a recorded trace: it ends here and cannot run further.")
+            raise LabError("lab.trace_ends")
         if self.is_over:
-            raise LabError("The run is over: every request is done or can never run. Add a request or reset.")
+            raise LabError("lab.run_over")
         if self.last >= MAX_APP_STEPS:
-            raise LabError(f"This run has reached {MAX_APP_STEPS:,} steps, the most one session records: reset it, "
-                           "or run it from the command line (`python -m engine run`).")
+            raise LabError("lab.max_steps", steps=f"{MAX_APP_STEPS:,}")
         self.cache.advance(self._run, self.cursor + 1)
         self.cursor = self._last = self.cursor + 1
 
     def back(self):
         if self.cursor == 0:
-            raise LabError("Already at frame 0, the empty start.")
+            raise LabError("lab.at_start")
         self.cursor -= 1
 
     def run(self, steps: int, on_step: Callable[[int], None] = lambda done: None) -> int:
@@ -296,13 +296,13 @@ class Lab:
 
     def goto(self, k: int):
         if not 0 <= k <= self.last:
-            raise LabError(f"Frame {k} is not recorded yet: this run has frames 0 to {self.last}.")
+            raise LabError("lab.not_recorded", k=k, last=self.last)
         self.cursor = k
 
     def reset(self, inputs: RunInputs | None = None):
         """A fresh run from `inputs` (by default the current ones), at frame 0."""
         if inputs is None and self.inputs is None:
-            raise LabError("A trace cannot be reset; pick a scenario to start a run.")
+            raise LabError("lab.trace_no_reset")
         self.inputs = inputs or self.inputs
         self._hold(self.cache.open(self.inputs, self))
         self.cursor = self._last = 0
@@ -318,7 +318,7 @@ class Lab:
     def act(self, action: Action):
         """The run with `action` taken at the cursor: frames after the cursor are dropped from this lab."""
         if self.is_trace:
-            raise LabError("This is a recorded trace: pick a scenario to change a run.")
+            raise LabError("lab.trace_no_change")
         self._hold(self.cache.act(self._run, self.cursor, action, self))
         self._last, self._history = self.cursor, RunHistory()
 
@@ -326,7 +326,7 @@ class Lab:
         """Raises ConfigError (field, value, fix) for a config that can never work; the run is then unchanged."""
         unknown = set(changes) - {f.name for f in fields(Config)}
         if unknown:
-            raise LabError(f"Unknown setting(s): {', '.join(sorted(unknown))}.")
+            raise LabError("lab.unknown_settings", names=", ".join(sorted(unknown)))
         replace(self.config_in_effect(), **changes)  # validates before anything is replayed
         self.act(Action.config(self.cursor, changes))
 
@@ -334,19 +334,19 @@ class Lab:
         """Switch overlapped scheduling, or the adaptive controller (None: off), from the cursor on; raises
         ConfigError when overlap meets speculative decoding, the run then unchanged."""
         if self.is_trace:
-            raise LabError("This is a recorded trace: pick a scenario to change a run.")
+            raise LabError("lab.trace_no_change")
         check_overlap(self.config_in_effect(), self.options_in_effect().overlap if overlap is None else overlap)
         self.act(Action.config(self.cursor, {"overlap": overlap} if overlap is not None else {"adaptive": adaptive}))
 
     def add_request(self, prompt: str, max_tokens: int, priority: int = 0):
         prompt = prompt.strip()
         if not prompt:
-            raise LabError("Type a prompt first: the request needs at least one token.")
+            raise LabError("lab.empty_prompt")
         try:
             request = Request(prompt=prompt, max_tokens=int(max_tokens), priority=int(priority),
                               temperature=self.inputs.temperature if self.inputs else 0.0)
         except ValueError as e:
-            raise LabError(str(e)) from None
+            raise LabError("lab.request_refused", reason=message_of(e)) from None
         self.act(Action.request(self.cursor, request))
 
 
@@ -355,5 +355,5 @@ def open_trace(data: bytes, name: str = "trace") -> Lab:
     try:
         store, trace = read_trace(data)
     except ValueError as e:  # TraceError: the schema's sentence, naming where the file does not fit
-        raise LabError(f"{name} is not a trace written by `python -m engine run ... --json`: {e}.") from None
-    return Lab(trace_frames=store, trace_title=f"Trace: {trace.get('title') or name}")
+        raise LabError("lab.not_a_trace", name=name, error=message_of(e)) from None
+    return Lab(trace_frames=store, trace_title=Message("lab.trace_title", title=trace.get("title") or name))

@@ -22,7 +22,7 @@ from engine.adaptive import AdaptiveBatch
 from engine.engine import Options
 from engine.overlap import check_overlap
 from engine.scenario import Scenario
-from i18n import DEFAULT, LANGUAGES
+from i18n import DEFAULT, LANGUAGES, Message, MessageError
 from scheduler import Config, ConfigError
 from session.lab import ARRIVALS, BOUNDS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
 from session.run_cache import Action
@@ -37,7 +37,7 @@ KINDS = {**{f.name: getattr(f.type, "__name__", f.type) for f in (*fields(Config
 CHOICES = {"prompts": PROMPTS, "arrivals": ARRIVALS, "lang": LANGUAGES}
 
 
-class LinkError(ValueError):
+class LinkError(MessageError):
     """A link that cannot be opened; the message names the parameter and the fix."""
 
 
@@ -114,19 +114,17 @@ def open_link(link: Link, scenarios: Mapping[str, Scenario], runner: str) -> Lab
 def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> Link:
     """The run a URL's query names; without a scenario, the first preset at frame 0."""
     if unknown := [key for key in params if key not in KEYS]:
-        raise LinkError(f"This link's parameter {unknown[0]!r} is not one schedlab knows: remove it (a link can "
-                        f"hold {', '.join((*RUN_KEYS, *Options._fields))} and the scheduler settings by name).")
+        raise LinkError("link.unknown_param", name=repr(unknown[0]), keys=", ".join((*RUN_KEYS, *Options._fields)))
     name = params.get("scenario", next(iter(scenarios), CUSTOM))
     if name != CUSTOM and name not in scenarios:
-        raise LinkError(f"This link's scenario={name!r} is not a preset here: use one of "
-                        f"{', '.join([*scenarios, CUSTOM])}.")
+        raise LinkError("link.unknown_scenario", name=repr(name), names=", ".join([*scenarios, CUSTOM]))
     custom = CustomSetup(**{f.name: _value(params, f.name, f.default) for f in fields(CustomSetup)}) \
         if name == CUSTOM else None
     if custom is None and (extra := [f.name for f in fields(CustomSetup) if f.name in params]):
-        _fail(extra[0], params[extra[0]], "it describes a custom setup: add scenario=custom or remove it")
+        _fail(extra[0], params[extra[0]], Message("link.fix.custom_only"))
     variant = _value(params, "variant", False)
     if variant and (custom is not None or not scenarios[name].variant):
-        _fail("variant", params["variant"], f"the scenario {name!r} has no variant; remove it")
+        _fail("variant", params["variant"], Message("link.fix.no_variant", name=repr(name)))
     seed = _value(params, "seed", 0 if custom else None)
     settings = {key: _value(params, key, None) for key in (*SETTINGS, *Options._fields) if key in params}
     base = Config() if custom else (replace(scenarios[name].config, **scenarios[name].variant) if variant
@@ -138,13 +136,13 @@ def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> 
             config = replace(config, max_num_seqs=adaptive.clamp(config.max_num_seqs))
         check_overlap(config, settings.get("overlap", False if custom else scenarios[name].overlap))
     except ConfigError as e:
-        raise LinkError(f"This link's settings cannot be used together: {e}.") from None
+        raise LinkError("link.incompatible", error=e.message) from None
     return Link(name, _value(params, "frame", 0), variant, _value(params, "present", False), custom, seed,
                 _value(params, "temperature", 0.0), settings, _value(params, "lang", DEFAULT))
 
 
-def _fail(key: str, text, fix: str) -> NoReturn:
-    raise LinkError(f"This link's {key}={text!r} cannot be used: {fix}.")
+def _fail(key: str, text, fix: Message) -> NoReturn:
+    raise LinkError("link.bad_value", key=key, value=repr(text), fix=fix)
 
 
 def _value(params: Mapping[str, str], key: str, default):
@@ -156,23 +154,22 @@ def _value(params: Mapping[str, str], key: str, default):
         return _adaptive(text)
     if kind == "bool":
         if text not in ("0", "1", "true", "false"):
-            _fail(key, text, "use 1 (on) or 0 (off)")
+            _fail(key, text, Message("link.fix.bool"))
         return text in ("1", "true")
     if kind == "str":
         if key in CHOICES and text not in CHOICES[key]:
-            _fail(key, text, f"use one of {', '.join(CHOICES[key])}")
+            _fail(key, text, Message("config.choice", choices=", ".join(CHOICES[key])))
         return text  # a Config field: Config checks it against its choices
     low, high = BOUNDS[key]
     if not re.fullmatch(r"\d+(\.\d+)?" if kind == "float" else r"\d+", text) or not low <= float(text) <= high:
-        _fail(key, text, f"use a {'number' if kind == 'float' else 'whole number'} from {low} to {high}")
+        _fail(key, text, Message("link.fix.number" if kind == "float" else "link.fix.whole", low=low, high=high))
     return float(text) if kind == "float" else int(text)
 
 
 def _adaptive(text: str) -> AdaptiveBatch | None:
     if text == "off":
         return None
-    fix = ("use off, or <grow below ms>-<shrink above ms>-<at least>-<at most> requests such as 50-200-1-16, the "
-           f"first below the second, at most {BOUNDS['adaptive_ms'][1]:g} ms and {BOUNDS['adaptive_seqs'][1]} requests")
+    fix = Message("link.fix.adaptive", ms=f"{BOUNDS['adaptive_ms'][1]:g}", seqs=BOUNDS["adaptive_seqs"][1])
     parts = text.split("-")
     if len(parts) not in (4, 5) or not all(re.fullmatch(r"\d+(\.\d+)?", p) for p in parts[:2]) \
             or not all(p.isdigit() for p in parts[2:]):

@@ -10,7 +10,9 @@ import pytest
 
 from engine.engine import Engine
 from engine.scenario import SCENARIOS_DIR, load_scenario
-from viz.frame_payload import EMPTY_VIEW, decode, player_views
+from session.feed import Feed
+from session.lab import Lab, RunInputs
+from viz.frame_payload import EMPTY_VIEW, decode, player_views, stage_view
 from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_html, gif_steps
 
 
@@ -31,11 +33,32 @@ def test_the_page_embeds_the_player_once_and_every_frame(engine):
     assert page.count("window.SchedlabPlayer = {") == 1
     runs = embedded_runs(page)
     assert [r["title"] for r in runs] == ["tail", "again"]
+    frames = engine.frames
+    assert decoded(runs[0]["frames"]) == list(player_views(frames))
+
+
+def decoded(deltas: list[dict]) -> list[dict]:
     views, previous = [], EMPTY_VIEW
-    for delta in runs[0]["frames"]:
+    for delta in deltas:
         previous = decode(previous, delta)
         views.append(previous)
-    assert views == list(player_views(engine.frames))
+    return views
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_export_shows_what_the_apps_stage_shows(lang):
+    """Frame for frame, the offline page's views (narration included: its numbers at the start of each step) are
+    the ones the app's feed sends for the same run."""
+    lab = Lab(RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "article_2_preemption.toml"), "fake"))
+    lab.run(200)
+    feed, sent = Feed(lang), []
+    while len(sent) <= lab.last:
+        sent += feed.message(lab, {"title": "", "model": "", "key_frames": []})["frames"]
+    (run,) = embedded_runs(animation_html([("run", list(lab.frames))], "run", lang))
+    exported = decoded(run["frames"])
+    assert exported == decoded(sent)
+    without_before = [stage_view(f, lang=lang)["narration"] for f in lab.frames]
+    assert [view["narration"] for view in exported] != without_before  # the frame before adds to the story
 
 
 def test_gif_steps_keep_the_ends_within_the_budget():

@@ -81,7 +81,7 @@ def test_a_gif_without_a_browser_says_why(monkeypatch):
     engine = load_scenario(preset_paths()[1]).engine("fake")
     engine.run(3)
     monkeypatch.setattr(html_export, "CHROMIUM", "/nonexistent/chromium")
-    with pytest.raises(OSError, match="Chromium is not installed"):
+    with pytest.raises(ValueError, match="Chromium is not installed"):
         html_export.run_gif(list(engine.frames), "run", max_frames=2)
 
 

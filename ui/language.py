@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from i18n import LANGUAGES, language, text
+from i18n import LANGUAGES, in_lang, language, text
 
 KEY = "lang"  # the session-state key, which is also the switch's widget key
 
@@ -20,6 +20,12 @@ def current_lang() -> str:
 def t(key: str, **values) -> str:
     """A message in this session's language."""
     return text(current_lang(), key, **values)
+
+
+def said(message) -> str:
+    """A Message (or an error carrying one: a refused setting, a link's fix) in this session's language; kept
+    unrendered in session state, a message follows the language switch."""
+    return in_lang(current_lang(), message)
 
 
 def language_switch():

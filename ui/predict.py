@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from i18n import Message
 from ui.language import current_lang, t
 from ui.state import USER_ERRORS, feed, lab, report
 from viz.narrate import narrate
@@ -45,7 +46,7 @@ def _frames_up_to(step: int):
 def _check(question: Question):
     choice = st.session_state.get(f"predict_choice_{question.step}")
     if choice is None:
-        st.session_state.notice = t("predict.pick_first")
+        st.session_state.notice = Message("predict.pick_first")
         return
     _scores().setdefault(lab().title, {})[question.step] = choice == question.answer_text
 

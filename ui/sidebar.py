@@ -8,7 +8,7 @@ from dataclasses import replace
 import streamlit as st
 
 from engine.adaptive import AdaptiveBatch
-from i18n import text
+from i18n import Message, message_of, text
 from session.lab import (
     ARRIVALS,
     BOUNDS,
@@ -20,7 +20,7 @@ from session.lab import (
     open_trace,
     real_model_installed,
 )
-from ui.language import current_lang, t
+from ui.language import current_lang, said, t
 from ui.state import (
     USER_ERRORS,
     ensure_model,
@@ -104,7 +104,7 @@ def _apply(error_key: str, change: Callable[[], None]):
         if frame < last:  # at an earlier frame the run branched: say what was discarded
             state.notice = branch_notice(frame, last, current_lang())
     except USER_ERRORS as e:
-        state.errors[error_key] = t("sidebar.not_applied", error=e)
+        state.errors[error_key] = Message("sidebar.not_applied", error=message_of(e))
 
 
 def _on_config(field: str):
@@ -214,7 +214,7 @@ def config_controls():
         else:
             st.selectbox(label, **options, format_func=lambda v, f=field: setting_value(f, v, lang), **common)
         if field in state.errors:
-            st.error(state.errors[field])
+            st.error(said(state.errors[field]))
 
 
 def optimisation_controls():
@@ -232,7 +232,7 @@ def optimisation_controls():
             state[key] = value  # show what the next step will run under
     st.toggle(t("sidebar.overlap"), key="opt_overlap", on_change=_on_overlap, help=t("sidebar.overlap_help"))
     if "overlap" in state.errors:
-        st.error(state.errors["overlap"])
+        st.error(said(state.errors["overlap"]))
     st.toggle(t("sidebar.adaptive"), key="opt_adaptive", on_change=_on_adaptive, help=t("sidebar.adaptive_help"))
     if state.opt_adaptive:
         cols = st.columns(2)
@@ -246,7 +246,7 @@ def optimisation_controls():
         cols[1].number_input(t("sidebar.max_seqs"), *seqs, step=1, key="opt_max_seqs", on_change=_on_adaptive,
                              help=input_help("max_seqs", lang))
     if "adaptive" in state.errors:
-        st.error(state.errors["adaptive"])
+        st.error(said(state.errors["adaptive"]))
 
 
 def add_request_form():
@@ -264,7 +264,7 @@ def add_request_form():
                 lab().add_request(prompt, max_tokens, priority)
                 st.success(t("sidebar.added") + (f" {branch_notice(frame, last, lang)}" if frame < last else ""))
             except USER_ERRORS as e:
-                st.error(str(e))
+                st.error(said(e))
     if st.session_state.runner == "model":
         st.caption(t("sidebar.chat_template"))
 
@@ -277,7 +277,7 @@ def trace_uploader():
         st.session_state.lab = open_trace(upload.getvalue(), upload.name)
         st.session_state.trace_loaded = upload.file_id
     except LabError as e:
-        st.error(str(e))
+        st.error(said(e))
 
 
 def sidebar():

@@ -12,7 +12,7 @@ from i18n import text
 from session.feed import Request, run_header
 from session.lab import LabError
 from ui.errors import logged
-from ui.language import current_lang, t
+from ui.language import current_lang, said, t
 from ui.predict import predict
 from ui.state import USER_ERRORS, feed, lab, report, run_title, settings_in_effect, sync_url
 from viz.adaptive import adaptive_batch_figure
@@ -64,7 +64,7 @@ def _run_steps(steps: int):
         bar.empty()
         feed().moved_cursor()
     if done < steps:
-        raise LabError(t("stage.stopped", done=done, steps=steps))
+        raise LabError("stage.stopped", done=done, steps=steps)
 
 
 def controls():
@@ -130,7 +130,7 @@ def model_name() -> str:
 def title(frame) -> str:
     """The run's title, naming the settings of the frame shown where they differ from the scenario's."""
     if lab().is_trace:
-        return lab().title
+        return run_title()
     moving = ("max_num_seqs",) if lab().options_in_effect().adaptive else ()  # the controller moves it
     return title_in_effect(run_title(), lab().inputs.config, frame.config, ignore=moving, lang=current_lang())
 
@@ -219,7 +219,7 @@ def stage():
             notice, stage_slot = st.container(), st.container()  # drawn first, filled once Run N and Reset acted
             controls()
             if st.session_state.notice:
-                notice.warning(st.session_state.notice)
+                notice.warning(said(st.session_state.notice))
             with stage_slot:
                 settings_notice()
                 player(error)

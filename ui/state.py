@@ -11,10 +11,11 @@ from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from engine.scenario import Scenario, ScenarioError, load_scenario, preset_paths
+from i18n import Message, message_of
 from session.feed import Feed
 from session.lab import Lab, LabError, RunInputs, default_runner
 from session.links import LinkError, link_of, open_link, parse_link
-from ui.language import current_lang, t
+from ui.language import current_lang, said, t
 from viz.glossary import variant_label
 
 # What a user action can raise and the page shows as a message: the lab's refusals, invalid settings or requests
@@ -30,7 +31,7 @@ def presets() -> tuple[dict[str, Scenario], dict[str, str]]:
         try:
             scenarios[path.stem] = load_scenario(path)
         except ScenarioError as e:
-            errors[path.name] = str(e)
+            errors[path.name] = e.message
     return scenarios, errors
 
 
@@ -52,7 +53,7 @@ def ensure_model(runner: str) -> tuple[str, str | None]:
 
     bar = st.progress(0.0, t("state.preparing_model"))
     try:
-        default_model_dir(lambda fraction, message: bar.progress(min(1.0, fraction), message))
+        default_model_dir(lambda fraction, message: bar.progress(min(1.0, fraction), said(message)))
         bar.progress(1.0, t("state.loading_model"))
         return runner, shared_model_device()
     except Exception as e:  # any load failure must become a message, not a traceback
@@ -66,7 +67,7 @@ def inputs_for(name: str, runner: str, temperature: float = 0.0, seed: int | Non
                variant: bool = False) -> RunInputs:
     scenarios, _ = presets()
     if name not in scenarios:
-        raise LabError(t("state.no_scenario", name=repr(name)))
+        raise LabError("state.no_scenario", name=repr(name))
     return RunInputs.from_scenario(scenarios[name], runner, temperature, seed, variant)
 
 
@@ -78,7 +79,7 @@ def run_title() -> str:
     """The run's title in this session's language (a trace keeps the title it was saved with)."""
     here, lang = lab(), current_lang()
     if here.is_trace:
-        return here.title
+        return said(here.title)
     if here.inputs.custom is not None:
         return t("run.custom")
     scenario = presets()[0].get(here.inputs.scenario_name)
@@ -117,7 +118,7 @@ def init_session():
     try:
         link = parse_link(st.query_params.to_dict(), scenarios)
     except LinkError as e:
-        state.notice = t("state.bad_link", error=e)
+        state.notice = Message("state.bad_link", error=e.message)
         link = replace(parse_link({}, scenarios), present=st.query_params.get("present") == "1")
     state.presentation = link.present
     state.runner, state.model_device = ensure_model(default_runner())
@@ -126,7 +127,7 @@ def init_session():
         state.scenario_choice = link.scenario
         run_to_frame(state.lab, link.frame)
     except USER_ERRORS as e:  # a link parse_link passed that the engine still refuses: never a broken session
-        state.notice = t("state.link_refused", error=e)
+        state.notice = Message("state.link_refused", error=message_of(e))
         link = parse_link({}, scenarios)
         state.lab = open_link(link, scenarios, state.runner)
         state.scenario_choice = link.scenario
@@ -177,8 +178,9 @@ def sync_url():
 
 
 def report(error: Exception):
-    """Keep a refused action's message for the stage to show; the state is left as it was."""
-    st.session_state.notice = str(error)
+    """Keep a refused action's message for the stage to show (in the language of the page that shows it); the state
+    is left as it was."""
+    st.session_state.notice = message_of(error)
 
 
 def feed() -> Feed:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.frame import Frame
-from i18n import DEFAULT, text
+from i18n import DEFAULT, MessageError, text
 from viz.frame_payload import EMPTY_VIEW, encode, player_constants, player_views
 
 PLAYER_DIR = Path(__file__).resolve().parents[1] / "player"
@@ -24,7 +24,8 @@ def player_sources() -> tuple[str, str]:
 
 
 def encoded_frames(frames: Sequence[Frame], lang: str = DEFAULT) -> list[dict]:
-    """Every frame as a delta against the one before (frame 0 against the empty view), its words in `lang`."""
+    """Every frame as a delta against the one before (frame 0 against the empty view), its words in `lang`: the
+    views the app's stage sends (its narration reads the frame before the step)."""
     deltas, previous = [], EMPTY_VIEW
     for view in player_views(frames, lang):
         deltas.append(encode(previous, view))
@@ -75,8 +76,8 @@ def _in_chromium(page_html: str, width: int, height: int, photograph) -> list[by
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
 
-    if not Path(CHROMIUM).is_file():  # said as the page shows it (OSError), not a traceback
-        raise OSError(f"no browser to draw it: Chromium is not installed at {CHROMIUM} (apt install chromium)")
+    if not Path(CHROMIUM).is_file():  # said as the page shows it, not a traceback
+        raise MessageError("export.no_browser", path=CHROMIUM)
     with tempfile.TemporaryDirectory() as folder:
         page_path = Path(folder) / "page.html"
         page_path.write_text(page_html)
@@ -90,7 +91,7 @@ def _in_chromium(page_html: str, width: int, height: int, photograph) -> list[by
                 finally:
                     browser.close()
         except PlaywrightError as e:
-            raise RuntimeError(f"the browser at {CHROMIUM} could not draw it ({str(e).splitlines()[0]})") from None
+            raise MessageError("export.browser_failed", path=CHROMIUM, detail=str(e).splitlines()[0]) from None
 
 
 def figure_png(fig, width: int = 1200, height: int = 600) -> bytes:

@@ -8,12 +8,13 @@ from typing import NamedTuple
 
 from engine.engine import POOL_FIELDS
 from engine.frame import Frame, RequestView, token_id_text
-from i18n import DEFAULT, text
+from i18n import DEFAULT, in_lang, text
 from scheduler import Config
 from viz.glossary import changed_settings
 
 PROMPT_TAIL_CHARS = 80
 CHAT_MARKUP = re.compile(r"<\|[^|]*\|>(?:assistant|user|system)?")  # chat-template markers and role names
+FINISH_TAGS = ("eos", "max_tokens", "max_model_len")  # a finished request's reason; an aborted one's is a sentence
 
 
 class RequestText(NamedTuple):
@@ -23,6 +24,7 @@ class RequestText(NamedTuple):
     output: str
     num_output_tokens: int
     max_tokens: int
+    finish_reason: str | None  # as recorded: a FINISH_TAGS tag, an abort's reason, or None
 
 
 def _text(request: RequestView, start: int, stop: int) -> str:
@@ -38,18 +40,26 @@ def request_texts(frame: Frame, lang: str = DEFAULT) -> list[RequestText]:
         prompt = " ".join(CHAT_MARKUP.sub(" ", _text(r, 0, r.num_prompt_tokens)).split())
         if len(prompt) > PROMPT_TAIL_CHARS:
             prompt = "…" + prompt[-PROMPT_TAIL_CHARS:]
-        status = text(lang, f"status.{r.status}") + (f" ({r.finish_reason})" if r.finish_reason else "")
+        status = text(lang, f"status.{r.status}")
+        if r.finish_reason:
+            status = text(lang, "texts.status_because", status=status, reason=reason_text(r.finish_reason, lang))
         texts.append(RequestText(r.id, status, prompt, _text(r, r.num_prompt_tokens, r.num_tokens),
-                                 r.num_output_tokens, r.max_tokens))
+                                 r.num_output_tokens, r.max_tokens, r.finish_reason))
     return texts
+
+
+def reason_text(reason: str, lang: str = DEFAULT) -> str:
+    """Why a request ended, in a few words: a finish's tag, or an abort's reason (a Message, said in `lang`; a
+    trace's recorded reason as it was written)."""
+    return text(lang, f"finish_tag.{reason}") if reason in FINISH_TAGS else in_lang(lang, reason)
 
 
 def progress_text(request: RequestText, max_model_len: int, lang: str = DEFAULT) -> str:
     """Output so far against max_tokens, and why a request stopped short of it."""
     shown = text(lang, "texts.progress", n=request.num_output_tokens, max_tokens=request.max_tokens)
-    if request.status.endswith("(max_model_len)"):
+    if request.finish_reason == "max_model_len":
         return text(lang, "texts.stopped_max_model_len", shown=shown, max_model_len=max_model_len)
-    if request.status.endswith("(eos)"):
+    if request.finish_reason == "eos":
         return text(lang, "texts.stopped_eos", shown=shown)
     return shown
 
