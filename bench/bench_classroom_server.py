@@ -22,6 +22,7 @@ With `custom`, every student opens a different custom setup instead of preset 05
 Run: python bench/bench_classroom_server.py [students] [fake|model] [custom]
 """
 
+import argparse
 import asyncio
 import json
 import os
@@ -42,6 +43,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 ROOT = Path(__file__).resolve().parent.parent
 PRESET = "scenario=05_prefix_caching"
+WARM_UP = "scenario=01_prefill_first"
+MAX_STUDENTS = 60
 PLAYER = "schedlab_stage_player"
 STEPS, PLAYED, BACK, AFTER_BRANCH, LOOKAHEAD = 4, 8, 3, 2, 10  # LOOKAHEAD: the player's chunk at 2 steps/s
 STEP_PAUSE_S, PLAY_INTERVAL_S, ARRIVAL_SPREAD_S = (0.5, 1.5), 0.5, 3.0
@@ -94,7 +97,8 @@ class Student:
         self.shown = 0  # the frame the player shows
         self.state: dict = {}  # the component's state as last reported ({"frame": k})
         self.seq = 0
-        self.latencies: list[float] = []
+        self.latencies: list[float] = []  # of requests for frames
+        self.branch_latencies: list[float] = []
         self.lost = self.local = 0
 
     async def rerun(self, ws, widgets: list[WidgetState] = (), fragment_id: str = "",
@@ -194,9 +198,16 @@ class Student:
                 branched = None
             if branched is None:
                 self.lost += 1
+            else:
+                self.branch_latencies.append(branched)
             self.shown = self.page.cursor
             for _ in range(AFTER_BRANCH):
                 await self.step(ws, self.rng.uniform(*STEP_PAUSE_S))
+
+
+# What the README's class command passes: no file watcher (each session would re-scan the imported modules'
+# paths after its reruns).
+CLASS_OPTIONS = ("--server.fileWatcherType", "none")
 
 
 def free_port() -> int:
@@ -212,6 +223,12 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of the server process so far, all its threads (the model's too)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def wait_for_server(port: int):
     for _ in range(600):
         try:
@@ -221,51 +238,75 @@ async def wait_for_server(port: int):
             await asyncio.sleep(0.1)
 
 
+async def warm_up(url: str):
+    """One page opened before the class (another preset, so the class's run is not started): the server has
+    imported what a page needs and, on the real model, loaded the weights, as it has before a lecture starts."""
+    student = Student(-1, WARM_UP)
+    async with websockets.connect(url, subprotocols=["streamlit"], max_size=2**27) as ws:
+        await student.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("students", nargs="?", type=int, default=30)
+    parser.add_argument("runner", nargs="?", choices=("fake", "model"), default="fake")
+    parser.add_argument("custom", nargs="?", choices=("custom",), help="a different custom setup per student")
+    parser.add_argument("--port", type=int, default=0, help="the server's port on 127.0.0.1 (default: a free one)")
+    return parser.parse_args()
+
+
 async def main():
-    count = int(next((a for a in sys.argv[1:] if a.isdigit()), 30))
-    runner = "model" if "model" in sys.argv[1:] else "fake"
+    args = parse_args()
+    count, runner, custom = min(args.students, MAX_STUDENTS), args.runner, args.custom is not None
     model_name = "real" if runner == "model" else "fake"
-    custom = "custom" in sys.argv[1:]
     what = f"{count} different custom setups" if custom else "preset 05"
-    port = free_port()
+    port = args.port or free_port()
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                                "--server.address", "127.0.0.1", "--server.port", str(port),
-                               "--browser.gatherUsageStats", "false"], cwd=ROOT,
+                               "--browser.gatherUsageStats", "false", *CLASS_OPTIONS], cwd=ROOT,
                               env=dict(os.environ, SCHEDLAB_RUNNER=runner), stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
         await wait_for_server(port)
-        students = [Student(i, custom_query(i) if custom else PRESET) for i in range(count)]
         url = f"ws://127.0.0.1:{port}/_stcore/stream"
-        start = time.perf_counter()
+        await warm_up(url)
+        students = [Student(i, custom_query(i) if custom else PRESET) for i in range(count)]
+        start, cpu_start = time.perf_counter(), cpu_seconds(server.pid)
         tasks = [asyncio.create_task(s.attend(url)) for s in students]
         done, unfinished = await asyncio.wait(tasks, timeout=TIME_LIMIT_S)
         for task in unfinished:
             task.cancel()
-        wall, rss = time.perf_counter() - start, peak_rss_mb(server.pid)
+        wall, rss, cpu = time.perf_counter() - start, peak_rss_mb(server.pid), cpu_seconds(server.pid) - cpu_start
     finally:
         server.terminate()
         server.wait(30)
     failed = [task.exception() for task in done if task.exception() is not None]
     failed += [TimeoutError(f"unfinished after {TIME_LIMIT_S} s")] * len(unfinished)
     latencies = sorted(x for s in students for x in s.latencies)
+    branches = sorted(x for s in students for x in s.branch_latencies)
     lost = sum(s.lost for s in students) + len(failed)
     local = sum(s.local for s in students)
     if len(latencies) < 2:
         print(f"{count} websocket students, {model_name} model: fewer than two requests answered; lost {lost}; "
               f"failures: {sorted({repr(r) for r in failed})[:3]}")
         return
-    cuts = quantiles(latencies, n=100, method="inclusive")
     print(f"{count} websocket students, {what}, {model_name} model, stage player, `streamlit run app.py` on "
           f"127.0.0.1: {len(latencies)} player requests for frames (step: 1 frame, play: {LOOKAHEAD} ahead), "
-          f"request to frames received p50 {cuts[49] * 1e3:.0f} ms, p95 {cuts[94] * 1e3:.0f} ms, "
-          f"max {latencies[-1] * 1e3:.0f} ms; lost {lost} (requests, frame reports, branches); {local} steps "
-          f"answered in the player; server peak RSS {rss:.0f} MB; {wall:.0f} s")
+          f"request to frames received {spread(latencies)}; lost {lost} (requests, frame reports, branches); "
+          f"{local} steps answered in the player; server peak RSS {rss:.0f} MB; {wall:.0f} s")
+    print(f"    server CPU {cpu:.1f} s for the class, {1e3 * cpu / len(latencies):.0f} ms per player request "
+          f"(all its work, pages, reports and branches too, over the requests answered); "
+          f"{len(branches)} branches: {spread(branches) if len(branches) > 1 else 'too few to tell'}")
     for error in sorted({repr(r) for r in failed}):
         print(f"    {sum(repr(r) == error for r in failed)} of {count} students failed: {error}")
     panels = [s.page.panel for s in students if s.page.panel]
     if panels and (found := BATCHES.search(max(panels, key=len))):
         print(f"    model batch sizes (sessions per forward pass, as the server panel showed): {found.group(1)}")
+
+
+def spread(seconds: list[float]) -> str:
+    cuts = quantiles(seconds, n=100, method="inclusive")
+    return f"p50 {cuts[49] * 1e3:.0f} ms, p95 {cuts[94] * 1e3:.0f} ms, max {max(seconds) * 1e3:.0f} ms"
 
 
 if __name__ == "__main__":
