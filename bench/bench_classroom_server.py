@@ -50,6 +50,8 @@ STEPS, PLAYED, BACK, AFTER_BRANCH, LOOKAHEAD = 4, 8, 3, 2, 10  # LOOKAHEAD: the 
 STEP_PAUSE_S, PLAY_INTERVAL_S, ARRIVAL_SPREAD_S = (0.5, 1.5), 0.5, 3.0
 REQUEST_TIMEOUT_S, OPEN_TIMEOUT_S, TIME_LIMIT_S = 30, 180, 300  # opening the page may load the model first
 BATCHES = re.compile(r"Sessions per pass, latest last: ([\d ]+)")
+PRECOMPUTED = "Computed at start"  # the server panel's line while $SCHEDLAB_PRECOMPUTE presets are computed
+PRECOMPUTE_LIMIT_S = 300
 
 
 class Page:
@@ -59,7 +61,7 @@ class Page:
         self.widgets: dict[str, tuple[str, str]] = {}  # label -> (widget id, fragment id)
         self.player_id, self.player_fragment = "", ""
         self.run, self.last, self.cursor, self.over, self.cursor_moves = -1, -1, 0, False, -1
-        self.panel = ""
+        self.panel = self.precomputed = ""
 
     def read(self, msg: ForwardMsg):
         if msg.WhichOneof("type") != "delta" or not msg.delta.HasField("new_element"):
@@ -80,6 +82,8 @@ class Page:
                 self.cursor_moves, self.cursor = data["cursor_moves"], data["cursor"]
         elif kind == "markdown" and BATCHES.search(element.markdown.body):
             self.panel = element.markdown.body
+        elif kind == "markdown" and element.markdown.body.startswith(PRECOMPUTED):
+            self.precomputed = element.markdown.body
 
 
 def custom_query(student: int) -> str:
@@ -238,12 +242,23 @@ async def wait_for_server(port: int):
             await asyncio.sleep(0.1)
 
 
-async def warm_up(url: str):
+async def warm_up(url: str, precompute: bool) -> float:
     """One page opened before the class (another preset, so the class's run is not started): the server has
-    imported what a page needs and, on the real model, loaded the weights, as it has before a lecture starts."""
-    student = Student(-1, WARM_UP)
+    imported what a page needs and, on the real model, loaded the weights, as it has before a lecture starts.
+    With `precompute`, also waits (bounded) until the server panel says the presets it computes at start are
+    done. Returns the seconds that took."""
+    lecturer, start = Student(-1, WARM_UP), time.perf_counter()
     async with websockets.connect(url, subprotocols=["streamlit"], max_size=2**27) as ws:
-        await student.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+        await lecturer.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+        while precompute and time.perf_counter() - start < PRECOMPUTE_LIMIT_S and (
+                not lecturer.page.precomputed or "waiting" in lecturer.page.precomputed
+                or "computing" in lecturer.page.precomputed):
+            await asyncio.sleep(1.0)
+            await lecturer.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+    if precompute:
+        print(f"    before the class: {lecturer.page.precomputed or 'no precompute line on the server panel'} "
+              f"({time.perf_counter() - start:.0f} s)")
+    return time.perf_counter() - start
 
 
 def parse_args():
@@ -252,6 +267,8 @@ def parse_args():
     parser.add_argument("runner", nargs="?", choices=("fake", "model"), default="fake")
     parser.add_argument("custom", nargs="?", choices=("custom",), help="a different custom setup per student")
     parser.add_argument("--port", type=int, default=0, help="the server's port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--precompute", action="store_true",
+                        help="the server computes preset 05 at start ($SCHEDLAB_PRECOMPUTE), before the class")
     return parser.parse_args()
 
 
@@ -260,16 +277,18 @@ async def main():
     count, runner, custom = min(args.students, MAX_STUDENTS), args.runner, args.custom is not None
     model_name = "real" if runner == "model" else "fake"
     what = f"{count} different custom setups" if custom else "preset 05"
+    what += ", preset 05 computed at server start" if args.precompute else ""
+    env = dict(os.environ, SCHEDLAB_RUNNER=runner, SCHEDLAB_PRECOMPUTE=PRESET.split("=")[1] if args.precompute else "")
     port = args.port or free_port()
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                                "--server.address", "127.0.0.1", "--server.port", str(port),
                                "--browser.gatherUsageStats", "false", *CLASS_OPTIONS], cwd=ROOT,
-                              env=dict(os.environ, SCHEDLAB_RUNNER=runner), stdout=subprocess.DEVNULL,
+                              env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
         await wait_for_server(port)
         url = f"ws://127.0.0.1:{port}/_stcore/stream"
-        await warm_up(url)
+        await warm_up(url, args.precompute)
         students = [Student(i, custom_query(i) if custom else PRESET) for i in range(count)]
         start, cpu_start = time.perf_counter(), cpu_seconds(server.pid)
         tasks = [asyncio.create_task(s.attend(url)) for s in students]

@@ -5,6 +5,7 @@ import streamlit as st
 
 from engine.runners import started_model_worker
 from session.run_cache import shared_run_cache
+from ui.state import precomputed
 
 SHOWN_PASSES = 20
 
@@ -15,6 +16,9 @@ def server_panel():
         st.markdown(f"**{cache['sessions']}** sessions · **{cache['runs']}** runs cached "
                     f"({cache['bytes'] / 2**20:.1f} of {cache['budget_bytes'] / 2**20:.0f} MB) · "
                     f"{cache['hits']} opened or branched from the cache, {cache['misses']} computed")
+        if status := precomputed(st.session_state.runner).status:
+            st.caption("Computed at start ($SCHEDLAB_PRECOMPUTE): " + "; ".join(f"{name} {state}" for name, state
+                                                                               in status.items()))
         worker = started_model_worker()
         if worker is None:
             st.caption("The real model is not loaded in this process: nothing to batch.")
