@@ -52,6 +52,7 @@ REQUEST_TIMEOUT_S, OPEN_TIMEOUT_S, TIME_LIMIT_S = 30, 180, 300  # opening the pa
 BATCHES = re.compile(r"Sessions per pass, latest last: ([\d ]+)")
 PRECOMPUTED = "Computed at start"  # the server panel's line while $SCHEDLAB_PRECOMPUTE presets are computed
 PRECOMPUTE_LIMIT_S = 300
+PASSES = "Tokens per pass"  # the server panel's caption on the model's recent forward passes
 
 
 class Page:
@@ -61,7 +62,7 @@ class Page:
         self.widgets: dict[str, tuple[str, str]] = {}  # label -> (widget id, fragment id)
         self.player_id, self.player_fragment = "", ""
         self.run, self.last, self.cursor, self.over, self.cursor_moves = -1, -1, 0, False, -1
-        self.panel = self.precomputed = ""
+        self.panel = self.precomputed = self.passes = ""
 
     def read(self, msg: ForwardMsg):
         if msg.WhichOneof("type") != "delta" or not msg.delta.HasField("new_element"):
@@ -84,6 +85,8 @@ class Page:
             self.panel = element.markdown.body
         elif kind == "markdown" and element.markdown.body.startswith(PRECOMPUTED):
             self.precomputed = element.markdown.body
+        elif kind == "markdown" and element.markdown.body.startswith(PASSES):
+            self.passes = element.markdown.body.split(". ")[0]
 
 
 def custom_query(student: int) -> str:
@@ -321,6 +324,7 @@ async def main():
     panels = [s.page.panel for s in students if s.page.panel]
     if panels and (found := BATCHES.search(max(panels, key=len))):
         print(f"    model batch sizes (sessions per forward pass, as the server panel showed): {found.group(1)}")
+        print(f"    {max((s.page.passes for s in students), key=len)}")
 
 
 def spread(seconds: list[float]) -> str:
