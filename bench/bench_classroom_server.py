@@ -105,6 +105,8 @@ class Student:
         self.state: dict = {}  # the component's state as last reported ({"frame": k})
         self.seq = 0
         self.latencies: list[float] = []  # of requests for frames
+        self.phase = "step"  # what the student is doing: step, play, or step after the branch
+        self.by_phase: dict[str, list[float]] = {}
         self.branch_latencies: list[float] = []
         self.lost = self.local = 0
 
@@ -153,6 +155,7 @@ class Student:
                 answered = None
             if answered is not None:  # the frames asked for came (latency from the first ask to their arrival)
                 self.latencies.append(asked + answered - start)
+                self.by_phase.setdefault(self.phase, []).append(self.latencies[-1])
                 return
             if time.perf_counter() >= deadline:
                 self.lost += 1
@@ -185,6 +188,7 @@ class Student:
             self.shown = self.page.cursor
             for _ in range(STEPS):
                 await self.step(ws, self.rng.uniform(*STEP_PAUSE_S))
+            self.phase = "play"
             for _ in range(PLAYED):  # playing: a chunk ahead every ~0.5 s, the frames shown as they come
                 started = time.perf_counter()
                 if not self.page.over:
@@ -207,7 +211,7 @@ class Student:
                 self.lost += 1
             else:
                 self.branch_latencies.append(branched)
-            self.shown = self.page.cursor
+            self.shown, self.phase = self.page.cursor, "step after the branch"
             for _ in range(AFTER_BRANCH):
                 await self.step(ws, self.rng.uniform(*STEP_PAUSE_S))
 
@@ -319,6 +323,10 @@ async def main():
     print(f"    server CPU {cpu:.1f} s for the class, {1e3 * cpu / len(latencies):.0f} ms per player request "
           f"(all its work, pages, reports and branches too, over the requests answered); "
           f"{len(branches)} branches: {spread(branches) if len(branches) > 1 else 'too few to tell'}")
+    phases = {phase: sorted(x for s in students for x in s.by_phase.get(phase, ()))
+              for phase in ("step", "play", "step after the branch")}
+    print("    by phase: " + "; ".join(f"{phase} ({len(xs)}) {spread(xs)}" for phase, xs in phases.items()
+                                      if len(xs) > 1))
     for error in sorted({repr(r) for r in failed}):
         print(f"    {sum(repr(r) == error for r in failed)} of {count} students failed: {error}")
     panels = [s.page.panel for s in students if s.page.panel]

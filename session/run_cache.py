@@ -129,11 +129,12 @@ class SharedRun:
     def _from_checkpoint(self, frame: int) -> Engine | None:
         """The engine at `frame` (with the changes made at it), stepped on from a copy of the latest checkpoint
         at or before it, making this run's changes at the frames they were made at; None without one."""
-        with self.lock:
+        with self.lock:  # a checkpoint never changes once kept: it is copied outside the lock
             at = max((k for k in self.checkpoints if k <= frame), default=None)
-            if at is None or (engine := self._copy(self.checkpoints[at])) is None:
-                return None
-            engine._adaptive_script = self.engine.adaptive_sizes[:frame]  # the controller's choices, as a replay
+            checkpoint, script = self.checkpoints.get(at), self.engine.adaptive_sizes[:frame]
+        if checkpoint is None or (engine := self._copy(checkpoint)) is None:
+            return None
+        engine._adaptive_script = script  # the controller's choices, as a replay follows them
         while True:
             for action in self.actions:
                 if action.step == engine.step_count:
