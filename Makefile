@@ -32,12 +32,14 @@ bench:
 # The classroom figures through a real server (bench/bench_classroom_server.py), each class bounded in time (a
 # few minutes on a quiet machine): the load average is printed with them, since other work on the machine slows
 # the model's passes. The real-model classes are skipped, saying so, where the model is not installed.
+# BENCH_PORT=N puts the server on that port (default: a free one).
+BENCH_PORT ?= 0
 bench-class:
 	uptime
-	$(PYTHON) bench/bench_classroom_server.py 30 fake
-	$(PYTHON) bench/bench_classroom_server.py 30 model
-	$(PYTHON) bench/bench_classroom_server.py 30 model --precompute
-	$(PYTHON) bench/bench_classroom_server.py 16 model custom
+	$(PYTHON) bench/bench_classroom_server.py 30 fake --port $(BENCH_PORT)
+	$(PYTHON) bench/bench_classroom_server.py 30 model --port $(BENCH_PORT)
+	$(PYTHON) bench/bench_classroom_server.py 30 model --precompute --port $(BENCH_PORT)
+	$(PYTHON) bench/bench_classroom_server.py 16 model custom --port $(BENCH_PORT)
 	uptime
 
 # The CUDA path in one go (under 5 minutes on a GPU machine, after `make install`): the CUDA exactness tests, then

@@ -117,6 +117,7 @@ class Student:
         self.by_phase: dict[str, list[float]] = {}
         self.branch_latencies: list[float] = []
         self.lost = self.local = 0
+        self.failures: dict[str, int] = {}  # reruns that did not finish successfully, by the server's status
 
     async def rerun(self, ws, widgets: list[WidgetState] = (), fragment_id: str = "",
                     timeout_s: float = REQUEST_TIMEOUT_S, until=None) -> float | None:
@@ -139,6 +140,8 @@ class Student:
                     ok = msg.script_finished in (ForwardMsg.FINISHED_SUCCESSFULLY,
                                                  ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
                     if not ok:
+                        name = ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished)
+                        self.failures[name] = self.failures.get(name, 0) + 1
                         return None
                     return seconds if until is not None else time.perf_counter() - start
 
@@ -338,6 +341,9 @@ async def main():
               for phase in ("step", "play", "step after the branch")}
     print("    by phase: " + "; ".join(f"{phase} ({len(xs)}) {spread(xs)}" for phase, xs in phases.items()
                                       if len(xs) > 1))
+    statuses = {name: sum(s.failures.get(name, 0) for s in students) for s in students for name in s.failures}
+    if statuses:
+        print(f"    reruns that did not finish successfully, by status: {statuses}")
     for error in sorted({repr(r) for r in failed}):
         print(f"    {sum(repr(r) == error for r in failed)} of {count} students failed: {error}")
     panels = [s.page.panel for s in students if s.page.panel]
