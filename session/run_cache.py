@@ -12,7 +12,8 @@ how far it has stepped. A change never touches an engine someone else holds: it 
 copied when it stands at that frame, else replayed to it, then changed), or finds that fork in the cache when
 someone made it before. Only a
 session that is a run's sole holder, acting at the run's last frame, changes the engine in place (no replay)
-and re-files the run under its new address.
+and re-files the run under its new address. On the real model a replay costs a forward pass per frame, so a
+run keeps copies of its engine every few frames (checkpoints) and a branch steps on from the latest one.
 
 The cache keeps runs up to a byte budget (an estimate of frames and KV cache), evicting the least recently
 used; a run evicted while sessions hold it lives on for them, only later sessions no longer find it.
@@ -87,6 +88,7 @@ class SharedRun:
         self.address = address_of(inputs, actions)
         self.lock = threading.RLock()  # held while the engine steps or is changed
         self.checkpoints: dict[int, Engine] = {}  # frame -> a copy of the engine there, before changes made at it
+        self._copyable = True
         self.holders: weakref.WeakSet = weakref.WeakSet()
 
     @property
@@ -111,7 +113,10 @@ class SharedRun:
         """Keep a copy of the engine when it stands at a multiple of `every` (the `kept` latest), so that a
         branch at a later frame replays from there, not from frame 0. Called under the lock, after a step."""
         frame = self.engine.step_count
-        if frame % every or frame in self.checkpoints or (copied := self._copy(self.engine)) is None:
+        if frame % every or frame in self.checkpoints or not self._copyable:
+            return
+        if (copied := self._copy(self.engine)) is None:
+            self._copyable = False  # e.g. an overlapped run's worker thread: no checkpoints, branches replay
             return
         self.checkpoints[frame] = copied
         while len(self.checkpoints) > kept:

@@ -157,3 +157,16 @@ def test_a_branch_behind_the_last_frame_steps_on_from_the_latest_checkpoint_not_
     assert frame_summaries(other) == frame_summaries(alone)
     assert [r.output_token_ids for r in other.frame.requests] == [r.output_token_ids for r in alone.frame.requests]
     assert run.nbytes > sum(engine_bytes(e) for e in [run.engine])  # the copies count
+
+
+def test_a_run_that_cannot_be_copied_keeps_no_checkpoints_and_its_branches_replay():
+    overlapped = RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "10_overlap.toml"), "fake")
+    cache = RunCache(budget_bytes=2**30, checkpoint_every=4, checkpoint_runners=frozenset({"fake"}))
+    lab = Lab(overlapped, cache=cache)
+    lab.run(9)
+    assert lab._run.checkpoints == {}  # its worker thread cannot be copied: tried once, then not again
+    Lab(overlapped, cache=cache).run(6)  # a second holder: the change below forks
+    lab.goto(6)
+    lab.set_config(max_num_seqs=1)
+    lab.run(2)
+    assert lab.cursor == 8 and lab.frames[8].config.max_num_seqs == 1
