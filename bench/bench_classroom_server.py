@@ -142,6 +142,8 @@ class Student:
                     if not ok:
                         name = ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished)
                         self.failures[name] = self.failures.get(name, 0) + 1
+                        if msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                            continue  # a run still going (an earlier request's) stopped for ours: ours follows
                         return None
                     return seconds if until is not None else time.perf_counter() - start
 
