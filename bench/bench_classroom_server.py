@@ -19,10 +19,11 @@ does. A request is lost when no answer carries its frames within 30 s or its rer
 per request (and by phase), lost requests, the branches' rerun times, the server's peak RSS, its CPU time per
 request (all its threads, the model's too: a figure that other load on the machine hardly moves, unlike the
 latencies), and the model's batch sizes and time per pass as the "This server" panel shows them.
-The server runs as the README's class command does (no file watcher); one page of another preset is opened
-first, so the model is loaded before the class starts. Bounded in students, requests and time; stops the
-server at the end. With `custom`, every student opens a different custom setup instead of preset 05; with
---precompute the server computes preset 05 at start ($SCHEDLAB_PRECOMPUTE) and the class starts once it is done.
+The server runs as the README's class command does (no file watcher, a 2 GB run cache); one page of another
+preset is opened first, so the model is loaded before the class starts. Bounded in students, requests and
+time; stops the server at the end. With `custom`, every student opens a different custom setup instead of
+preset 05; with --precompute the server computes preset 05 at start ($SCHEDLAB_PRECOMPUTE) and the class
+starts once it is done.
 Run: python bench/bench_classroom_server.py [students] [fake|model] [custom] [--precompute] [--port N]
 (`make bench-class` runs the four classes the README quotes.)
 """
@@ -232,6 +233,7 @@ class Student:
 # What the README's class command passes: no file watcher (each session would re-scan the imported modules'
 # paths after its reruns).
 CLASS_OPTIONS = ("--server.fileWatcherType", "none")
+CLASS_CACHE_MB = "2048"  # the run cache's budget in the README's class command
 
 
 def free_port() -> int:
@@ -301,7 +303,8 @@ async def main():
         return
     what = f"{count} different custom setups" if custom else "preset 05"
     what += ", preset 05 computed at server start" if args.precompute else ""
-    env = dict(os.environ, SCHEDLAB_RUNNER=runner, SCHEDLAB_PRECOMPUTE=PRESET.split("=")[1] if args.precompute else "")
+    env = dict(os.environ, SCHEDLAB_RUNNER=runner, SCHEDLAB_RUN_CACHE_MB=CLASS_CACHE_MB,
+               SCHEDLAB_PRECOMPUTE=PRESET.split("=")[1] if args.precompute else "")
     port = args.port or free_port()
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                                "--server.address", "127.0.0.1", "--server.port", str(port),

@@ -39,8 +39,8 @@ DEFAULT_BUDGET_MB = 1024
 # per request (requests that changed are stored again).
 FRAME_BYTES, FRAME_BYTES_PER_REQUEST = 2048, 128
 # A run on the real model keeps a copy of its engine every CHECKPOINT_EVERY frames (the CHECKPOINTS_KEPT latest),
-# so a branch a few frames back costs at most that many forward passes, not one per frame since frame 0. On the
-# fake model a replay is instant: no copies.
+# so a branch a few frames back costs at most that many forward passes, not one per frame since frame 0; copies
+# are made only while they fit in the cache's budget. On the fake model a replay is instant: no copies.
 CHECKPOINT_EVERY, CHECKPOINTS_KEPT, CHECKPOINT_RUNNERS = 8, 2, frozenset({"model"})
 
 
@@ -203,7 +203,7 @@ class RunCache:
             try:
                 while len(run.engine.frames) <= frame:
                     run.engine.step()
-                    if run.engine.runner_kind in self.checkpoint_runners:
+                    if self._checkpoint_due(run):
                         run.checkpoint(self.checkpoint_every)
             except BaseException:
                 with self._lock:
@@ -213,6 +213,18 @@ class RunCache:
         with self._lock:
             if self._runs.get(run.address) is run:
                 self._file(run)  # most recently used again, and grown
+
+    def _checkpoint_due(self, run: SharedRun) -> bool:
+        """A copy is due at every `checkpoint_every` frames of a run on a model that replays slowly, while the
+        cache's runs and the copy fit in the budget (a copy that replaces the run's oldest always fits)."""
+        engine = run.engine
+        if engine.runner_kind not in self.checkpoint_runners or engine.step_count % self.checkpoint_every:
+            return False
+        if len(run.checkpoints) >= CHECKPOINTS_KEPT:
+            return True
+        with self._lock:
+            used = sum(r.nbytes for r in self._runs.values())
+        return used + engine_bytes(engine) <= self.budget_bytes
 
     def release(self, run: SharedRun, holder):
         with self._lock:
