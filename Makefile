@@ -7,7 +7,7 @@ else
 PYTHON ?= .venv/bin/python
 endif
 
-.PHONY: install test run bench gpu-check
+.PHONY: install test run bench bench-class gpu-check
 
 .venv/bin/python:  # Debian and Ubuntu ship venv's pip bootstrap apart, in python3-venv
 	python3 -m venv .venv || { rm -rf .venv && apt-get update -qq && apt-get install -y -qq python3-venv \
@@ -28,6 +28,19 @@ run: install
 
 bench:
 	for script in bench/bench_*.py; do echo "== $$script"; $(PYTHON) $$script || exit 1; done
+
+# The classroom figures through a real server (bench/bench_classroom_server.py), each class bounded in time (a
+# few minutes on a quiet machine): the load average is printed with them, since other work on the machine slows
+# the model's passes. The real-model classes are skipped, saying so, where the model is not installed.
+# BENCH_PORT=N puts the server on that port (default: a free one).
+BENCH_PORT ?= 0
+bench-class:
+	uptime
+	$(PYTHON) bench/bench_classroom_server.py 30 fake --port $(BENCH_PORT)
+	$(PYTHON) bench/bench_classroom_server.py 30 model --port $(BENCH_PORT)
+	$(PYTHON) bench/bench_classroom_server.py 30 model --precompute --port $(BENCH_PORT)
+	$(PYTHON) bench/bench_classroom_server.py 16 model custom --port $(BENCH_PORT)
+	uptime
 
 # The CUDA path in one go (under 5 minutes on a GPU machine, after `make install`): the CUDA exactness tests, then
 # the runner benchmark in bf16. Fails at once, saying why, where torch sees no CUDA device; `make test` never needs one.

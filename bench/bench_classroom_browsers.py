@@ -6,7 +6,7 @@ server for more. Prints p50/p95/max over all clicks and over each kind, and lost
 frame, within 20 s). Chromium is Debian's /usr/bin/chromium; the server listens on 127.0.0.1 only and
 everything stops by itself. Here the browsers share the server's cores, so the figures overstate the
 server's part.
-Run: python bench/bench_classroom_browsers.py [--model]
+Run: python bench/bench_classroom_browsers.py [--model] [--port N]
 """
 
 import asyncio
@@ -80,9 +80,10 @@ def figures(latencies: list[float]) -> str:
 
 async def main():
     runner = "model" if "--model" in sys.argv else "fake"
+    port = int(sys.argv[sys.argv.index("--port") + 1]) if "--port" in sys.argv else 0
     local: list[float] = []
     asked: list[float] = []
-    with app_server(runner, start_timeout_s=120) as (base, _):
+    with app_server(runner, start_timeout_s=120, port=port) as (base, _):
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path="/usr/bin/chromium")
             try:

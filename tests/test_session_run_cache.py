@@ -7,7 +7,7 @@ from engine.engine import Engine
 from engine.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
-from session.run_cache import Action, RunCache, address_of
+from session.run_cache import Action, RunCache, address_of, engine_bytes
 
 PRESET = RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml"), "fake")
 
@@ -123,3 +123,60 @@ def test_a_change_at_a_shared_runs_last_frame_copies_the_engine_instead_of_repla
     alone.run(5)
     assert frame_summaries(changed) == frame_summaries(alone)
     assert [r.output_token_ids for r in changed.frame.requests] == [r.output_token_ids for r in alone.frame.requests]
+
+
+def test_a_branch_behind_the_last_frame_steps_on_from_the_latest_checkpoint_not_from_frame_0(monkeypatch):
+    cache = RunCache(budget_bytes=2**30, checkpoint_every=4, checkpoint_runners=frozenset({"fake"}))
+    lab = Lab(PRESET, cache=cache)
+    lab.run(5)
+    lab.add_request("made at frame 5", max_tokens=3)  # the run's own change, between its checkpoints
+    lab.run(9)
+    run = lab._run
+    assert sorted(run.checkpoints) == [8, 12]  # the two latest multiples of 4 (4 was dropped)
+    steps = []
+    real_step = Engine.step
+    monkeypatch.setattr(Engine, "replay", lambda *args: pytest.fail("replayed from frame 0"))
+    monkeypatch.setattr(Engine, "step", lambda engine: steps.append(engine.step_count) or real_step(engine))
+    other = Lab(PRESET, cache=cache)
+    other.run(5)  # the preset unchanged, built again (the first lab's run was changed in place)
+    other.add_request("made at frame 5", max_tokens=3)  # the same change at the same frame: the first lab's run
+    steps.clear()
+    other.run(6)
+    assert other.engine is lab.engine and not steps
+    other.goto(10)
+    other.set_config(max_num_seqs=1)  # a branch two frames after checkpoint 8: two steps, not ten
+    assert steps == [8, 9]
+    monkeypatch.undo()
+    other.run(4)
+    alone = Lab(PRESET, cache=RunCache(budget_bytes=2**30))  # the same changes, made live
+    alone.run(5)
+    alone.add_request("made at frame 5", max_tokens=3)
+    alone.run(5)
+    alone.set_config(max_num_seqs=1)
+    alone.run(4)
+    assert frame_summaries(other) == frame_summaries(alone)
+    assert [r.output_token_ids for r in other.frame.requests] == [r.output_token_ids for r in alone.frame.requests]
+    assert run.nbytes > sum(engine_bytes(e) for e in [run.engine])  # the copies count
+
+
+def test_a_run_that_cannot_be_copied_keeps_no_checkpoints_and_its_branches_replay():
+    overlapped = RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "10_overlap.toml"), "fake")
+    cache = RunCache(budget_bytes=2**30, checkpoint_every=4, checkpoint_runners=frozenset({"fake"}))
+    lab = Lab(overlapped, cache=cache)
+    lab.run(9)
+    assert lab._run.checkpoints == {}  # its worker thread cannot be copied: tried once, then not again
+    Lab(overlapped, cache=cache).run(6)  # a second holder: the change below forks
+    lab.goto(6)
+    lab.set_config(max_num_seqs=1)
+    lab.run(2)
+    assert lab.cursor == 8 and lab.frames[8].config.max_num_seqs == 1
+
+
+def test_checkpoints_are_kept_only_while_they_fit_in_the_budget():
+    probe = RunCache(budget_bytes=2**30, checkpoint_runners=frozenset())  # the run alone, no copies
+    Lab(PRESET, cache=probe).run(8)
+    tight = RunCache(budget_bytes=probe.stats()["bytes"] * 21 // 20, checkpoint_every=4,
+                     checkpoint_runners=frozenset({"fake"}))  # the run fits, a copy beside it never does
+    lab = Lab(PRESET, cache=tight)
+    lab.run(8)
+    assert lab._run.checkpoints == {} and tight.stats()["runs"] == 1

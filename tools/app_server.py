@@ -31,9 +31,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def app_server(runner: str = "fake", start_timeout_s: float = 60):
-    """Yields (base URL, the server's Popen)."""
-    port = free_port()
+def app_server(runner: str = "fake", start_timeout_s: float = 60, port: int = 0):
+    """Yields (base URL, the server's Popen); on `port`, or a free one."""
+    port = port or free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"], cwd=ROOT,

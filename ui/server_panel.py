@@ -5,7 +5,8 @@ import streamlit as st
 
 from engine.runners import started_model_worker
 from session.run_cache import shared_run_cache
-from ui.language import t
+from ui.language import said, t
+from ui.state import precomputed
 
 SHOWN_PASSES = 20
 
@@ -16,6 +17,9 @@ def server_panel():
         st.markdown(t("server.cache", sessions=cache["sessions"], runs=cache["runs"],
                       mb=f"{cache['bytes'] / 2**20:.1f}", budget=f"{cache['budget_bytes'] / 2**20:.0f}",
                       hits=cache["hits"], misses=cache["misses"]))
+        if status := precomputed(st.session_state.runner).status:
+            st.caption(t("server.precomputed", presets="; ".join(f"{name} {said(state)}" for name, state
+                                                                  in status.items())))
         worker = started_model_worker()
         if worker is None:
             st.caption(t("server.no_model"))

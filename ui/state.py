@@ -15,6 +15,7 @@ from i18n import Message, message_of
 from session.feed import Feed
 from session.lab import Lab, LabError, RunInputs, default_runner
 from session.links import LinkError, link_of, open_link, parse_link
+from session.precompute import Precompute, precompute_names
 from ui.language import current_lang, said, t
 from viz.glossary import variant_label
 
@@ -42,6 +43,13 @@ def shared_model_device() -> str:
     from scheduler import Config
 
     return str(make_runner("model", Config(num_kvcache_blocks=1)).device)
+
+
+@st.cache_resource(show_spinner=False)
+def precomputed(runner: str) -> Precompute:
+    """The presets $SCHEDLAB_PRECOMPUTE names, run to their ends once per process in the background (started by
+    the process's first page, once the model is loaded)."""
+    return Precompute(precompute_names(), presets()[0], runner).start()
 
 
 def ensure_model(runner: str) -> tuple[str, str | None]:
@@ -122,6 +130,7 @@ def init_session():
         link = replace(parse_link({}, scenarios), present=st.query_params.get("present") == "1")
     state.presentation = link.present
     state.runner, state.model_device = ensure_model(default_runner())
+    precomputed(state.runner)
     try:
         state.lab = open_link(link, scenarios, state.runner)
         state.scenario_choice = link.scenario
