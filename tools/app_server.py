@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from contextlib import contextmanager
@@ -32,29 +33,37 @@ def free_port() -> int:
 
 @contextmanager
 def app_server(runner: str = "fake", start_timeout_s: float = 60, port: int = 0):
-    """Yields (base URL, the server's Popen); on `port`, or a free one."""
+    """Yields (base URL, the server's Popen); on `port`, or a free one. The server writes its log to a temporary
+    file (a pipe nobody reads fills up and stalls the server) and watches no files (nothing is edited meanwhile)."""
     port = port or free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"], cwd=ROOT,
-        env=dict(os.environ, SCHEDLAB_RUNNER=runner), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.time() + start_timeout_s
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                if process.poll() is not None or time.time() > deadline:
-                    process.kill()
-                    raise RuntimeError(f"streamlit did not start: {process.stdout.read().decode()[-2000:]}") from None
-                time.sleep(0.3)
-        yield f"http://127.0.0.1:{port}", process
-    finally:
-        process.terminate()
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+             str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"], cwd=ROOT,
+            env=dict(os.environ, SCHEDLAB_RUNNER=runner), stdout=log, stderr=subprocess.STDOUT)
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            _wait_until_healthy(process, port, start_timeout_s, log)
+            yield f"http://127.0.0.1:{port}", process
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _wait_until_healthy(process: subprocess.Popen, port: int, timeout_s: float, log):
+    deadline = time.time() + timeout_s
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            if process.poll() is not None or time.time() > deadline:
+                process.kill()
+                log.seek(0)
+                raise RuntimeError(f"streamlit did not start: {log.read().decode()[-2000:]}") from None
+            time.sleep(0.3)
