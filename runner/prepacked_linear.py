@@ -44,7 +44,7 @@ class PrepackedLinear(nn.Linear):
         if not (getattr(_thread, "active", False) and 1 < len(rows) <= PACKED_ROWS and x.device.type == "cpu"
                 and torch.backends.mkl.is_available()):
             return F.linear(x, self.weight, self.bias)
-        padded = F.pad(rows, (0, 0, 0, PACKED_ROWS - len(rows)))
+        padded = rows if len(rows) == PACKED_ROWS else F.pad(rows, (0, 0, 0, PACKED_ROWS - len(rows)))
         out = torch.ops.mkl._mkl_linear(padded, self.packed_weight(), self.weight, self.bias, PACKED_ROWS)
         return out[:len(rows)].reshape(*x.shape[:-1], self.out_features)
 
