@@ -14,7 +14,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTra
 
 from runner.default_model import Progress, default_model_dir, no_progress
 from runner.paged_attention import PAGED_ATTENTION
-from runner.weight_first import use_weight_first
+from runner.prepacked_linear import use_prepacked_linears
 
 SUPPORTED_FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
 DEVICE_ENV = "SCHEDLAB_DEVICE"
@@ -97,11 +97,11 @@ class LoadedModel:
 
 def prepare_model(model: PreTrainedModel, tokenizer, name: str) -> LoadedModel:
     """Check the architecture, freeze the weights, switch the model to paged attention and let its linear layers
-    compute weight-first inside the runner (runner/weight_first.py)."""
+    take MKL-prepacked weights inside the runner (runner/prepacked_linear.py)."""
     check_supported(model.config)
     model.eval().requires_grad_(False)
     model.set_attn_implementation(PAGED_ATTENTION)
-    use_weight_first(model)
+    use_prepacked_linears(model)
     return LoadedModel(model, tokenizer, model.device, model.dtype, name)
 
 

@@ -7,7 +7,7 @@ from runner import sampling, text
 from runner.model_loading import LoadedModel
 from runner.packing import pack_batch
 from runner.paged_attention import KVCache
-from runner.weight_first import weight_first
+from runner.prepacked_linear import prepacked_linears
 from scheduler import Config
 from scheduler.speculative import accept_drafts
 
@@ -49,7 +49,7 @@ class ModelRunner:
         if not seqs:
             return []
         packed = pack_batch(seqs, self.kv_cache, self.device)
-        with torch.inference_mode(), weight_first():
+        with torch.inference_mode(), prepacked_linears():
             logits = self.model(input_ids=packed.input_ids[None].to(self.device),
                                 position_ids=packed.positions[None].to(self.device), use_cache=False,
                                 logits_to_keep=packed.logits_index, paged_step=packed.step).logits[0]

@@ -27,12 +27,14 @@ def _bottom_right_causal_mask(start: int, end: int, device) -> torch.Tensor:
     return torch.arange(end, device=device)[None, :] <= torch.arange(start, end, device=device)[:, None]
 
 
-def _decodes(tables: list[list[int]], context_lens: list[int], block_size: int, device) -> Decodes:
+def _decodes(tables: list[list[int]], context_lens: list[int], kv_cache: KVCache, device) -> Decodes:
     width = max(map(len, tables))
     padded = torch.tensor([t + [0] * (width - len(t)) for t in tables], device=device)
-    keys = torch.arange(width * block_size, device=device)
-    key_mask = keys[None, :] < torch.tensor(context_lens, device=device)[:, None]
-    return Decodes(len(tables), padded, key_mask[:, None, None, :])
+    keys = torch.arange(width * kv_cache.block_size, device=device)
+    past_end = keys[None, :] >= torch.tensor(context_lens, device=device)[:, None]  # [batch, keys]
+    bias = torch.zeros(past_end.shape, dtype=kv_cache.dtype, device=device).masked_fill_(past_end, float("-inf"))
+    per_kv_head = bias.expand(kv_cache.kv_heads, *bias.shape).reshape(-1, 1, bias.shape[1])
+    return Decodes(len(tables), kv_cache.block_rows(padded), per_kv_head)
 
 
 def pack_batch(seqs, kv_cache: KVCache, device: torch.device) -> PackedBatch:
@@ -64,8 +66,9 @@ def pack_batch(seqs, kv_cache: KVCache, device: torch.device) -> PackedBatch:
             decode_lens.append(end)
         else:
             mask = _bottom_right_causal_mask(start, end, device) if start else None
-            spans.append(Span(query_start, len(input_ids), torch.tensor([table], device=device), end, mask))
-    decodes = _decodes(decode_tables, decode_lens, size, device) if decode_tables else None
+            spans.append(Span(query_start, len(input_ids), kv_cache.block_rows(torch.tensor([table], device=device)),
+                              end, mask))
+    decodes = _decodes(decode_tables, decode_lens, kv_cache, device) if decode_tables else None
     slot_mapping = torch.tensor(slots)
     return PackedBatch(torch.tensor(input_ids), torch.tensor(positions), slot_mapping, sampled,
                        torch.tensor(logits_index, dtype=torch.long, device=device),

@@ -3,8 +3,13 @@
 Every layer first writes the step's new K/V into the slots the scheduler's block tables name, then each
 sequence attends over its own blocks read back from the cache, so a prefix-cache hit really reads K/V that
 another request wrote (a prefill from position 0 attends over the K/V it has just written, without the
-read-back). Decodes (one query each) share one batched call; each multi-token span (a prefill,
+read-back). Decodes (one query each) share one batched matrix product per layer; each multi-token span (a prefill,
 a chunk, a recompute) gets its own call with a bottom-right-aligned causal mask.
+
+The cache is laid out kv head first, so that one gather per layer and tensor puts each (kv head, sequence)
+context in a row of its own: a decode's query heads that share a kv head (grouped-query attention) then take one
+batched matrix product against it, with no copy of the keys repeated per head. A step works out which cache blocks
+to gather once, in `pack_batch`, for every layer.
 """
 
 from dataclasses import dataclass
@@ -18,38 +23,42 @@ GATHER_LABEL = "paged_kv_gather"  # profiler label of the cache reads, so a benc
 
 
 class KVCache:
-    """One K and one V tensor per layer, each [num_blocks, block_size, kv_heads, head_dim]."""
+    """One K and one V tensor per layer, each [kv_heads, num_blocks, block_size, head_dim]."""
 
     def __init__(self, num_layers: int, num_blocks: int, block_size: int, kv_heads: int, head_dim: int,
                  dtype: torch.dtype, device: torch.device):
-        shape = (num_blocks, block_size, kv_heads, head_dim)
-        self.block_size = block_size
+        shape = (kv_heads, num_blocks, block_size, head_dim)
+        self.num_blocks, self.block_size, self.kv_heads, self.dtype = num_blocks, block_size, kv_heads, dtype
         self.keys = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(num_layers)]
         self.values = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(num_layers)]
 
     def write(self, layer: int, slots: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
         """Store K/V given as [kv_heads, tokens, head_dim] at flat slot indices (block * block_size + offset)."""
         for cache, new in ((self.keys[layer], key), (self.values[layer], value)):
-            cache.view(-1, *cache.shape[2:]).index_copy_(0, slots, new.transpose(0, 1))
+            cache.view(self.kv_heads, -1, cache.shape[-1]).index_copy_(1, slots, new)
 
-    def gather(self, layer: int, block_tables: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """K/V of whole blocks, [batch, kv_heads, blocks * block_size, head_dim] for [batch, blocks] tables."""
+    def block_rows(self, block_tables: torch.Tensor) -> torch.Tensor:
+        """Where the tables' blocks lie in each layer's cache seen as [kv_heads * num_blocks] blocks: every kv
+        head's copy of every sequence's blocks, kv head first, for `gather`."""
+        heads = torch.arange(self.kv_heads, device=block_tables.device)[:, None] * self.num_blocks
+        return (heads + block_tables.reshape(1, -1)).reshape(-1)
+
+    def gather(self, layer: int, rows: torch.Tensor, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """K/V of whole blocks, [kv_heads * batch, blocks * block_size, head_dim] for the `block_rows` of [batch,
+        blocks] tables: row (kv head, sequence) holds that sequence's context for that kv head, contiguously."""
         with torch.profiler.record_function(GATHER_LABEL):
-            batch, num_blocks = block_tables.shape
-            flat = block_tables.reshape(-1)
-            return tuple(
-                cache.index_select(0, flat).view(batch, num_blocks * self.block_size, *cache.shape[2:])
-                .transpose(1, 2)
-                for cache in (self.keys[layer], self.values[layer]))
+            return tuple(cache.view(-1, *cache.shape[2:]).index_select(0, rows)
+                         .view(self.kv_heads * batch, -1, cache.shape[-1])
+                         for cache in (self.keys[layer], self.values[layer]))
 
 
 @dataclass
 class Span:
     """A sequence computing several tokens: queries [start, end) of the packed step over `context_len`
-    positions held in `block_table`; `mask` is None when nothing was cached before (plain causal)."""
+    positions held in its blocks; `mask` is None when nothing was cached before (plain causal)."""
     start: int
     end: int
-    block_table: torch.Tensor  # [1, blocks]
+    block_rows: torch.Tensor  # KVCache.block_rows of its block table
     context_len: int
     mask: torch.Tensor | None  # [queries, context_len], True where attention is allowed
 
@@ -58,8 +67,8 @@ class Span:
 class Decodes:
     """Sequences computing one token each; they come first in the packed step, one query each."""
     count: int
-    block_tables: torch.Tensor  # [batch, max_blocks], padded with block 0
-    key_mask: torch.Tensor  # [batch, 1, 1, max_blocks * block_size], False past each context
+    block_rows: torch.Tensor  # KVCache.block_rows of their block tables, padded with block 0 to the longest
+    key_bias: torch.Tensor  # [kv_heads * count, 1, max_blocks * block_size]: 0 within each context, -inf past it
 
 
 @dataclass
@@ -71,6 +80,21 @@ class PagedStep:
     spans: list[Span]
 
 
+def decode_attention(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, key_bias: torch.Tensor,
+                     scale: float) -> torch.Tensor:
+    """One query per sequence, [heads, batch, head_dim], over gathered [kv_heads * batch, context, head_dim] keys
+    and values; returns [batch, heads, head_dim]. Query head h reads kv head h // (heads // kv_heads), as
+    transformers' repeat_kv lays them out."""
+    heads, batch, dim = query.shape
+    kv_heads = keys.shape[0] // batch
+    group = heads // kv_heads
+    q = query.view(kv_heads, group, batch, dim).transpose(1, 2).reshape(kv_heads * batch, group, dim)
+    scores = torch.baddbmm(key_bias, q, keys.transpose(1, 2), alpha=scale)  # [kv_heads * batch, group, context]
+    probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(values.dtype)
+    out = torch.bmm(probs, values)  # [kv_heads * batch, group, head_dim]
+    return out.view(kv_heads, batch, group, dim).transpose(0, 1).reshape(batch, heads, dim)
+
+
 def paged_attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0,
                             paged_step: PagedStep | None = None, **kwargs):
     """Attention function for transformers' AttentionInterface; query/key/value are [1, heads, tokens, dim]."""
@@ -78,22 +102,20 @@ def paged_attention_forward(module, query, key, value, attention_mask, scaling=N
         raise RuntimeError(f"attention '{PAGED_ATTENTION}' needs a paged_step: run this model through "
                            "ModelRunner, or use runner.model_loading.stock_attention for generate()")
     cache, layer = paged_step.kv_cache, module.layer_idx
+    scale = scaling if scaling is not None else query.shape[-1] ** -0.5
     cache.write(layer, paged_step.slot_mapping, key[0], value[0])
     parts = []  # attention outputs in packed order, each [tokens, heads, dim]
     if (decodes := paged_step.decodes) is not None:
-        k, v = cache.gather(layer, decodes.block_tables)
-        q = query[0, :, :decodes.count].transpose(0, 1).unsqueeze(2)  # [batch, heads, 1, dim]
-        o = F.scaled_dot_product_attention(q, k, v, attn_mask=decodes.key_mask, scale=scaling, enable_gqa=True)
-        parts.append(o.squeeze(2))
+        k, v = cache.gather(layer, decodes.block_rows, decodes.count)
+        parts.append(decode_attention(query[0, :, :decodes.count], k, v, decodes.key_bias, scale))
     for span in paged_step.spans:
         if span.mask is None:  # nothing cached before: its keys are exactly the ones just written
             k, v = key[:, :, span.start:span.end], value[:, :, span.start:span.end]
         else:
-            k, v = cache.gather(layer, span.block_table)
-            k, v = k[:, :, :span.context_len], v[:, :, :span.context_len]
+            k, v = (kv[None, :, :span.context_len] for kv in cache.gather(layer, span.block_rows, 1))
         q = query[:, :, span.start:span.end]
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=span.mask, is_causal=span.mask is None,
-                                           scale=scaling, enable_gqa=True)
+                                           scale=scale, enable_gqa=True)
         parts.append(o[0].transpose(0, 1))
     return (parts[0] if len(parts) == 1 else torch.cat(parts)).unsqueeze(0), None
 

@@ -25,7 +25,7 @@ from transformers import AttentionInterface
 
 from runner.model_loading import LoadedModel
 from runner.paged_attention import PagedStep, paged_attention_forward
-from runner.weight_first import weight_first
+from runner.prepacked_linear import prepacked_linears
 
 SESSIONS_ATTENTION = "schedlab_paged_sessions"
 MAX_BATCH_TOKENS = 512  # a pass takes waiting steps, oldest first, up to this many tokens (at least one): a
@@ -140,7 +140,7 @@ class ModelWorker:
             parts.append((start, start + step.num_tokens, step.paged_step))
             kept.append(step.logits_index.to(self.device) + start)
             start += step.num_tokens
-        with torch.inference_mode(), weight_first():  # as ModelRunner.run's own pass
+        with torch.inference_mode(), prepacked_linears():  # as ModelRunner.run's own pass
             logits = self.model(input_ids=torch.cat([s.input_ids for s in batch], dim=1),
                                 position_ids=torch.cat([s.position_ids for s in batch], dim=1), use_cache=False,
                                 logits_to_keep=torch.cat(kept), paged_step=_Sessions(parts)).logits

@@ -1,0 +1,62 @@
+"""The prepacked linear layers the runner switches on for its own forward pass on CPU: the same numbers, in
+row-major layout, and a stock nn.Linear outside `prepacked_linears()`."""
+
+import threading
+
+import pytest
+import torch
+from torch import nn
+
+from runner.prepacked_linear import PACKED_ROWS, PrepackedLinear, prepacked_linears, use_prepacked_linears
+
+needs_mkl = pytest.mark.skipif(not torch.backends.mkl.is_available(), reason="torch built without MKL")
+
+
+def linear_pair(with_bias: bool, seed: int) -> tuple[nn.Linear, nn.Linear]:
+    torch.manual_seed(seed)
+    plain = nn.Linear(64, 96, bias=with_bias)
+    converted = nn.Sequential(nn.Linear(64, 96, bias=with_bias))
+    converted[0].load_state_dict(plain.state_dict())
+    use_prepacked_linears(converted)
+    return plain, converted[0]
+
+
+@pytest.mark.parametrize("rows", [1, 3, PACKED_ROWS, PACKED_ROWS + 8])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_linear_matches_plain_and_stays_row_major(rows, with_bias):
+    plain, layer = linear_pair(with_bias, seed=rows)
+    assert isinstance(layer, PrepackedLinear) and layer.weight is not plain.weight
+    x = torch.randn(1, rows, 64, generator=torch.Generator().manual_seed(rows))
+    with prepacked_linears():
+        out = layer(x)
+    assert out.shape == (1, rows, 96)
+    assert out.is_contiguous()  # a strided view would push SDPA onto its slow math backend
+    torch.testing.assert_close(out, plain(x), rtol=1e-5, atol=1e-5)
+
+
+@needs_mkl
+def test_padding_changes_no_row():
+    """A row's numbers do not depend on how many rows come with it, nor on what they hold."""
+    _, layer = linear_pair(True, seed=5)
+    x = torch.randn(PACKED_ROWS, 64, generator=torch.Generator().manual_seed(5))
+    with prepacked_linears():
+        full, few = layer(x), layer(x[:3])
+        other = layer(torch.cat([x[:3], -x[3:]]))
+    assert torch.equal(few, full[:3]) and torch.equal(other[:3], full[:3])
+    assert "_packed" in layer.__dict__
+
+
+def test_outside_the_block_and_on_other_threads_it_is_plain_linear():
+    """The switch is per thread and per block: elsewhere the layer never packs its weight."""
+    plain, layer = linear_pair(True, seed=3)
+    x = torch.randn(8, 64)
+    torch.testing.assert_close(layer(x), plain(x), rtol=0, atol=0)
+    seen_by_other_thread = []
+    with prepacked_linears():
+        worker = threading.Thread(target=lambda: seen_by_other_thread.append(layer(x)))
+        worker.start()
+        worker.join()
+        assert "_packed" not in layer.__dict__
+        layer(x)
+    assert ("_packed" in layer.__dict__) == torch.backends.mkl.is_available()  # only the call inside the block
+    torch.testing.assert_close(seen_by_other_thread[0], plain(x), rtol=0, atol=0)
