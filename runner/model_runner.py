@@ -4,6 +4,7 @@ that this runner owns and that the scheduler's block ids index directly."""
 import torch
 
 from runner import sampling, text
+from runner.llama_forward import llama_logits, supports_direct_forward
 from runner.model_loading import LoadedModel
 from runner.packing import pack_batch
 from runner.paged_attention import KVCache
@@ -22,6 +23,7 @@ class ModelRunner:
         self.kv_cache = KVCache(loaded.num_layers, config.num_kvcache_blocks, self.block_size,
                                 loaded.num_kv_heads, loaded.head_dim, loaded.dtype, loaded.device)
         self.slot_token_ids = torch.full((config.num_kvcache_blocks * self.block_size,), EMPTY_SLOT)
+        self.direct_forward = supports_direct_forward(self.model, self.device)
 
     @property
     def eos_token_id(self) -> int:
@@ -50,9 +52,7 @@ class ModelRunner:
             return []
         packed = pack_batch(seqs, self.kv_cache, self.device)
         with torch.inference_mode(), prepacked_linears():
-            logits = self.model(input_ids=packed.input_ids[None].to(self.device),
-                                position_ids=packed.positions[None].to(self.device), use_cache=False,
-                                logits_to_keep=packed.logits_index, paged_step=packed.step).logits[0]
+            logits = self._logits(packed)
         self.slot_token_ids[packed.slot_mapping] = packed.input_ids
         requests = [(seqs[row], len(seqs[row]) + j) for row, count in packed.sampled for j in range(count)]
         tokens = iter(sampling.sample(logits, requests, self.seed))
@@ -62,3 +62,10 @@ class ModelRunner:
             drafts = seqs[row].draft_token_ids
             result[row] = accept_drafts(drafts, model_tokens) if drafts else model_tokens[0]
         return result
+
+    def _logits(self, packed) -> torch.Tensor:
+        input_ids, positions = packed.input_ids[None].to(self.device), packed.positions[None].to(self.device)
+        if self.direct_forward:
+            return llama_logits(self.model, input_ids, positions, packed.logits_index, packed.step)
+        return self.model(input_ids=input_ids, position_ids=positions, use_cache=False,
+                          logits_to_keep=packed.logits_index, paged_step=packed.step).logits[0]
