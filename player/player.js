@@ -155,7 +155,6 @@
       this.over = false;
       this.cursorMoves = null;
       this.stepsCarried = 0;
-      this.presentSeen = null;  // presentation mode in the last message: turned on, it collapses the sidebar
       this.failures = 0;
       this.answerTimeoutMs = ANSWER_TIMEOUT_MS;
       this.header = {title: '', model: '', key_frames: [], placeholder: null};
@@ -772,8 +771,7 @@
     player.send = request => setTriggerValue('request', request);
     player.report = frame => setStateValue('frame', frame);
     const present = Boolean(data && data.present);
-    if (player.presentSeen === false && present) collapseSidebar();  // turned on: make room
-    player.presentSeen = present;
+    if (present && !host.classList.contains('sp-present')) collapseSidebar();  // turned on: make room
     player.setPresent(present);
     player.receive(data);
   }
