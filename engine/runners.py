@@ -54,9 +54,15 @@ class TextFakeRunner(FakeRunner):
 
 @cache
 def model_worker():
-    """The process's model worker, loading the default model on first use."""
+    """The process's model worker, loading the default model on first use: on CPU in a process of its own
+    (runner/model_process.py says why), on CUDA a thread of this one."""
     from runner import load_model
+    from runner.default_model import default_model_dir
+    from runner.model_loading import choose_device
+    from runner.model_process import ModelProcess
     from runner.worker import ModelWorker
+    if choose_device().type == "cpu":
+        return ModelProcess(default_model_dir())
     return ModelWorker(load_model())
 
 

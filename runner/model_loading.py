@@ -76,6 +76,7 @@ class LoadedModel:
     device: torch.device
     dtype: torch.dtype
     name: str
+    shares_kv_cache: bool = False  # runners put their KV caches in shared memory: the model runs in another process
 
     @property
     def eos_token_id(self) -> int:

@@ -7,7 +7,7 @@ from runner import sampling, text
 from runner.llama_forward import llama_logits, supports_direct_forward
 from runner.model_loading import LoadedModel
 from runner.packing import pack_batch
-from runner.paged_attention import KVCache
+from runner.paged_attention import KVCache, cache_shape
 from runner.prepacked_linear import prepacked_linears
 from scheduler import Config
 from scheduler.speculative import accept_drafts
@@ -20,8 +20,9 @@ class ModelRunner:
         self.loaded, self.config, self.seed = loaded, config, seed
         self.model, self.tokenizer, self.device = loaded.model, loaded.tokenizer, loaded.device
         self.block_size = config.kvcache_block_size
-        self.kv_cache = KVCache(loaded.num_layers, config.num_kvcache_blocks, self.block_size,
-                                loaded.num_kv_heads, loaded.head_dim, loaded.dtype, loaded.device)
+        shape = cache_shape(loaded.num_layers, config.num_kvcache_blocks, self.block_size, loaded.num_kv_heads,
+                            loaded.head_dim)
+        self.kv_cache = KVCache.zeros(shape, loaded.dtype, loaded.device, shared=loaded.shares_kv_cache)
         self.slot_token_ids = torch.full((config.num_kvcache_blocks * self.block_size,), EMPTY_SLOT)
         self.direct_forward = supports_direct_forward(self.model, self.device)
 

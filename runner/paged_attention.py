@@ -12,6 +12,11 @@ batched matrix product against it, with no copy of the keys repeated per head. A
 to gather once, in `pack_batch`, for every layer.
 """
 
+import itertools
+import math
+import os
+import tempfile
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -22,15 +27,73 @@ PAGED_ATTENTION = "schedlab_paged"
 GATHER_LABEL = "paged_kv_gather"  # profiler label of the cache reads, so a benchmark can time them
 
 
-class KVCache:
-    """One K and one V tensor per layer, each [kv_heads, num_blocks, block_size, head_dim]."""
+def cache_shape(num_layers: int, num_blocks: int, block_size: int, kv_heads: int, head_dim: int) -> tuple:
+    """A KVCache buffer's shape: K then V of each layer, kv head first."""
+    return num_layers, 2, kv_heads, num_blocks, block_size, head_dim
 
-    def __init__(self, num_layers: int, num_blocks: int, block_size: int, kv_heads: int, head_dim: int,
-                 dtype: torch.dtype, device: torch.device):
-        shape = (kv_heads, num_blocks, block_size, head_dim)
-        self.num_blocks, self.block_size, self.kv_heads, self.dtype = num_blocks, block_size, kv_heads, dtype
-        self.keys = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(num_layers)]
-        self.values = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(num_layers)]
+
+@dataclass(frozen=True)
+class SharedMemory:
+    """Where a shared KVCache's buffer is: another process of the same user maps it by path."""
+    key: str  # unique among the caches of the process that made it
+    fd: int
+    path: str  # /proc/<pid>/fd/<fd>
+    shape: tuple
+    dtype: torch.dtype
+
+    _keys = itertools.count()
+
+    @classmethod
+    def create(cls, shape: tuple, dtype: torch.dtype) -> "SharedMemory":
+        """Zeroed memory: a file in /dev/shm, unlinked at once, so it goes when the last process mapping it does."""
+        fd, path = tempfile.mkstemp(prefix="schedlab-kv-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+        os.unlink(path)
+        os.ftruncate(fd, math.prod(shape) * dtype.itemsize)
+        return cls(f"{os.getpid()}-{next(cls._keys)}", fd, f"/proc/{os.getpid()}/fd/{fd}", shape, dtype)
+
+    def map(self) -> torch.Tensor:
+        return torch.from_file(self.path, shared=True, size=math.prod(self.shape), dtype=self.dtype).view(self.shape)
+
+
+class KVCache:
+    """One K and one V tensor per layer, each [kv_heads, num_blocks, block_size, head_dim]: views of one buffer.
+
+    A cache made with `shared=True` lives in shared memory, so that the model process (runner/model_process.py)
+    can write it: pickled, it travels as a reference to that memory, never as its contents, and the receiving
+    process maps it once (`opened`)."""
+
+    _opened: "weakref.WeakValueDictionary[str, KVCache]" = weakref.WeakValueDictionary()
+
+    def __init__(self, buffer: torch.Tensor, shared: SharedMemory | None = None):
+        self.buffer, self.shared, self.dtype = buffer, shared, buffer.dtype
+        _, _, self.kv_heads, self.num_blocks, self.block_size, _ = buffer.shape
+        self.keys, self.values = list(buffer[:, 0]), list(buffer[:, 1])
+
+    @classmethod
+    def zeros(cls, shape: tuple, dtype: torch.dtype, device: torch.device, shared: bool = False) -> "KVCache":
+        if not shared:
+            return cls(torch.zeros(shape, dtype=dtype, device=device))
+        memory = SharedMemory.create(shape, dtype)
+        cache = cls(memory.map(), memory)
+        weakref.finalize(cache, os.close, memory.fd)
+        return cache
+
+    @classmethod
+    def opened(cls, memory: SharedMemory) -> "KVCache":
+        """In a receiving process: the cache in `memory`, mapped on first sight and reused while anyone holds it."""
+        if (cache := cls._opened.get(memory.key)) is None:
+            cache = cls._opened[memory.key] = cls(memory.map(), memory)
+        return cache
+
+    def __deepcopy__(self, memo) -> "KVCache":
+        copied = KVCache.zeros(tuple(self.buffer.shape), self.dtype, self.buffer.device, self.shared is not None)
+        copied.buffer.copy_(self.buffer)
+        return copied
+
+    def __reduce__(self):
+        if self.shared is None:
+            raise TypeError("only a KVCache made with shared=True can be sent to another process")
+        return KVCache.opened, (self.shared,)
 
     def write(self, layer: int, slots: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
         """Store K/V given as [kv_heads, tokens, head_dim] at flat slot indices (block * block_size + offset)."""

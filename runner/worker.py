@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
@@ -40,7 +41,7 @@ GATHER_SHARE, GATHER_MAX_S = 0.25, 0.05
 
 
 @dataclass
-class _Step:
+class Step:
     """One session's forward pass, waiting for the worker."""
     input_ids: torch.Tensor  # [1, tokens]
     position_ids: torch.Tensor  # [1, tokens]
@@ -49,6 +50,7 @@ class _Step:
     done: threading.Event = field(default_factory=threading.Event)
     logits: torch.Tensor | None = None
     error: BaseException | None = None
+    on_done: Callable[[Step], None] | None = None  # called on the worker's thread once logits or error are set
 
     @property
     def num_tokens(self) -> int:
@@ -80,7 +82,7 @@ class _SessionModel:
         self._worker, self.config = worker, worker.model.config
 
     def __call__(self, input_ids, position_ids, logits_to_keep, paged_step, **_):
-        return SimpleNamespace(logits=self._worker.forward(_Step(input_ids, position_ids, logits_to_keep,
+        return SimpleNamespace(logits=self._worker.forward(Step(input_ids, position_ids, logits_to_keep,
                                                                  paged_step)))
 
 
@@ -91,23 +93,27 @@ class ModelWorker:
         self.gather_max_s = gather_max_s
         self.model.set_attn_implementation(SESSIONS_ATTENTION)  # this model now runs through the worker only
         self.loaded = replace(loaded, model=_SessionModel(self))
-        self._waiting: deque[_Step] = deque()
+        self._waiting: deque[Step] = deque()
         self._wake = threading.Condition()
         self.recent: deque[tuple[int, int, float]] = deque(maxlen=RECENT)  # (sessions, tokens, seconds) per pass
         self.forward_passes = 0
         threading.Thread(target=self._serve, name="schedlab-model-worker", daemon=True).start()
 
-    def forward(self, step: _Step) -> torch.Tensor:
+    def forward(self, step: Step) -> torch.Tensor:
         """The logits a session's forward pass gives, [1, kept, vocab], computed with whoever else is waiting."""
-        with self._wake:
-            self._waiting.append(step)
-            self._wake.notify()
+        self.submit(step)
         step.done.wait()
         if step.error is not None:
             raise step.error
         return step.logits
 
-    def _take(self) -> list[_Step]:
+    def submit(self, step: Step):
+        """Queue `step` for the next pass without waiting for it (see `Step.on_done`)."""
+        with self._wake:
+            self._waiting.append(step)
+            self._wake.notify()
+
+    def _take(self) -> list[Step]:
         with self._wake:
             self._wake.wait_for(lambda: self._waiting)
             if self.recent and len(self._waiting) < (last := self.recent[-1])[0]:  # the others are on their way
@@ -132,8 +138,10 @@ class ModelWorker:
                         step.error = e
             for step in batch:
                 step.done.set()
+                if step.on_done is not None:
+                    step.on_done(step)
 
-    def _run(self, batch: list[_Step]):
+    def _run(self, batch: list[Step]):
         began = time.perf_counter()
         parts, kept, start = [], [], 0
         for step in batch:

@@ -1,0 +1,101 @@
+"""The model worker in its own process (runner/model_process.py), on the real model: sessions write, token for
+token, what an in-process runner writes, into KV caches the parent sees; copies of a runner step on as the
+original; caches the parent lets go of are dropped by the child; a bad step fails only itself; a stopped
+process is a clear error, not a hang."""
+
+import copy
+import gc
+import threading
+
+import pytest
+import torch
+
+from runner.default_model import default_model_dir
+from runner.model_loading import load_model
+from runner.model_process import ModelProcess, ModelProcessError
+from runner.model_runner import ModelRunner
+from scheduler import Config, SamplingParams, Scheduler, Sequence
+
+pytestmark = pytest.mark.slow
+CONFIG = Config(max_num_seqs=3, max_num_batched_tokens=64, num_kvcache_blocks=24, kvcache_block_size=16,
+                chunked_prefill=True)
+QUESTIONS = ["What is the capital of France?", "Name three primary colors.", "Why is the sky blue?"]
+
+
+@pytest.fixture(scope="module")
+def process():
+    return ModelProcess(default_model_dir(), threads=1)
+
+
+def start(runner: ModelRunner, temperature: float) -> tuple[Scheduler, list[Sequence]]:
+    scheduler = Scheduler(CONFIG)
+    seqs = [Sequence(runner.encode_prompt(q), SamplingParams(temperature=temperature, max_tokens=6, ignore_eos=True),
+                     seq_id=i) for i, q in enumerate(QUESTIONS)]  # sampling draws by request id: fix it
+    for seq in seqs:
+        scheduler.add(seq)
+    return scheduler, seqs
+
+
+def step_to_end(runner: ModelRunner, scheduler: Scheduler, seqs: list[Sequence]) -> list[list[int]]:
+    while not scheduler.is_finished():
+        batch = scheduler.schedule()
+        scheduler.postprocess(batch.seqs, runner.run(batch.seqs))
+    return [seq.completion_token_ids for seq in seqs]
+
+
+def run(loaded, temperature: float, seed: int) -> tuple[list[list[int]], ModelRunner]:
+    runner = ModelRunner(loaded, CONFIG, seed=seed)
+    return step_to_end(runner, *start(runner, temperature)), runner
+
+
+def test_sessions_in_the_process_write_what_a_runner_in_this_process_writes(process):
+    local = load_model()
+    alone = {(t, seed): run(local, t, seed) for t, seed in ((0.0, 0), (0.9, 3))}
+    together = {}
+    threads = [threading.Thread(target=lambda key=key: together.__setitem__(key, run(process.loaded, *key)))
+               for key in alone]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for key, (tokens, runner) in alone.items():
+        assert together[key][0] == tokens
+        written = together[key][1].kv_cache.buffer  # by the child; a pass shared with another session may round
+        assert written.abs().sum() > 0 and torch.allclose(written, runner.kv_cache.buffer, atol=1e-4)  # differently
+    assert process.stats()["forward_passes"] > 0
+
+
+def test_a_copied_runner_steps_on_as_the_original_and_dropped_caches_leave_the_child(process):
+    runner = ModelRunner(process.loaded, CONFIG)
+    scheduler, seqs = start(runner, 0.0)
+    for _ in range(3):
+        batch = scheduler.schedule()
+        scheduler.postprocess(batch.seqs, runner.run(batch.seqs))
+    copied = copy.deepcopy((runner, scheduler, seqs), {id(x): x for x in (runner.loaded, runner.model)})  # as a
+    # run cache checkpoint does, sharing the model
+    assert copied[0].kv_cache.shared.key != runner.kv_cache.shared.key
+    assert step_to_end(*copied) == step_to_end(runner, scheduler, seqs)
+    held = process.caches_held
+    del runner, scheduler, seqs
+    gc.collect()
+    step_to_end(copied[0], *start(copied[0], 0.0))
+    assert process.caches_held < held
+
+
+def test_a_bad_step_fails_alone_and_the_process_serves_on(process):
+    runner = ModelRunner(process.loaded, CONFIG)
+    seq = Sequence([1, 2, 3], SamplingParams(temperature=0.0, max_tokens=2))
+    seq.block_table, seq.num_scheduled_tokens = [10_000], 3  # a block the KV cache does not have
+    with pytest.raises(ModelProcessError, match="forward pass failed"):
+        runner.run([seq])
+    assert run(process.loaded, 0.0, 0)[0]
+
+
+def test_a_stopped_process_is_a_clear_error():
+    process = ModelProcess(default_model_dir(), threads=1)
+    runner = ModelRunner(process.loaded, CONFIG)
+    process._child.kill()
+    process._child.wait()
+    batch = start(runner, 0.0)[0].schedule()
+    with pytest.raises(ModelProcessError, match="stopped"):
+        runner.run(batch.seqs)
