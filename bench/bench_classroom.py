@@ -6,14 +6,16 @@ the session layer (a `Lab`) driven from its own thread in this process, through 
 worker a `streamlit run app.py` process uses: the server's side of a step without Streamlit (the page's
 script reruns and the browser's drawing are not in these figures; the frame shown is read). Per scenario:
 p50/p95/max latency of a step (and, apart, of the branch), lost actions (an error, or a step that did
-not move the cursor), the process's peak RSS, and the model's forward passes with their sizes (sessions per
-pass). Baselines in the same run: one student alone on the same model, and the fake-model class without the
-shared run cache (every student computing their own run, as before it).
+not move the cursor), the process's peak RSS (plus its model process's: their shared KV caches count twice),
+and the model's forward passes with their sizes (sessions per pass). Baselines in the same run: one student
+alone on the same model, and the fake-model class without the shared run cache (every student computing their
+own run, as before it).
 
 Bounded: at most 30 students, each with a fixed script of actions, every scenario stopped after its time
 limit; nothing leaves this process. Run: python bench/bench_classroom.py [fake] [preset] [custom]
 """
 
+import os
 import random
 import sys
 import threading
@@ -23,6 +25,8 @@ from pathlib import Path
 from statistics import quantiles
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from process_stats import family_peak_rss  # noqa: E402
 
 from engine.runners import started_model_worker  # noqa: E402
 from engine.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
@@ -90,13 +94,6 @@ class Student:
             self.step(lab, self.rng.uniform(*CLICK_PAUSE_S), deadline)
 
 
-def peak_rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def percentiles(values: list[float]) -> tuple[float, float, float]:
     """p50, p95 and max, in milliseconds."""
     values = sorted(values)
@@ -119,7 +116,7 @@ def run_class(title: str, students: list[Student], targets: str = ""):
     p50, p95, worst = percentiles(steps)
     lost = sum(s.lost for s in students)
     print(f"{title:<64} {len(students):>3} {len(steps):>6} {p50:>7.0f} {p95:>7.0f} {worst:>7.0f} {lost:>5} "
-          f"{peak_rss_mb():>7.0f} {wall:>6.1f}  {targets}", flush=True)
+          f"{sum(family_peak_rss(os.getpid())):>7.0f} {wall:>6.1f}  {targets}", flush=True)
     p50, p95, worst = percentiles([x for s in students for x in s.branch_latencies])
     print(f"    branches (back {BACK} frames, change max_num_seqs): p50 {p50:.0f} ms, p95 {p95:.0f} ms, "
           f"max {worst:.0f} ms")

@@ -10,15 +10,19 @@ a fragment rerun whose widget states carry the component's trigger aggregator (`
 list of {"event": "request", "value": ...}) and its state (`json_value`, {"frame": k} once reported).
 
 Each student opens preset 05, steps a few times (a pause between; a step beyond the frames held asks for one
-more frame), plays (a request for a chunk of frames ahead every ~0.5 s), goes back three times (local in the
+more frame), plays at 2 steps/s as the player does (a tick shows the next frame when it is held; while fewer
+than 10 frames are held ahead, one request at a time asks for 10 more), goes back three times (local in the
 player: it only reports the frame shown, debounced, so one "frame" state change per Back here), changes
-max_num_seqs in the sidebar (a branch), and steps again. Per request, the time until the server's
-ForwardMsgs carry the frames asked for (the component's data: "last" >= want, or the run is over); a
-request whose answer falls short (the server computes at most 2 s per request) is asked again as the player
-does. A request is lost when no answer carries its frames within 30 s or its rerun fails. Prints p50/p95/max
-per request (and by phase), lost requests, the branches' rerun times, the server's peak RSS, its CPU time per
-request (all its threads, the model's too: a figure that other load on the machine hardly moves, unlike the
-latencies), and the model's batch sizes and time per pass as the "This server" panel shows them.
+max_num_seqs in the sidebar (a branch), and steps again. A step's latency, for each step the server had to
+answer: a click's, from the click until the server's ForwardMsgs carry its frame (the component's data:
+"last" >= want, or the run is over); Play's, from the tick it was due at until it came (steps held already
+are counted apart, as answered in the player). A request whose answer falls short (the server computes at
+most 0.5 s before answering one with nothing new) is asked again as the player does; a step is lost when its
+frame does not come within 30 s or its rerun fails. Prints p50/p95/max per step (and by phase), the time
+until Play's chunks fully came, lost steps, the branches' rerun times, the server's peak RSS (with its model
+process), its CPU time (all its threads, the model process's too: a figure that other load on the machine
+hardly moves, unlike the latencies), and the model's batch sizes and time per pass as the "This server" panel
+shows them.
 The server runs as the README's class command does (no file watcher, a 2 GB run cache); one page of another
 preset is opened first, so the model is loaded before the class starts. Bounded in students, requests and
 time; stops the server at the end. With `custom`, every student opens a different custom setup instead of
@@ -49,6 +53,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from process_stats import family_cpu_seconds, family_peak_rss  # noqa: E402
+
 from session.lab import real_model_installed  # noqa: E402
 
 PRESET = "scenario=05_prefix_caching"
@@ -117,6 +123,7 @@ class Student:
         self.phase = "step"  # what the student is doing: step, play, or step after the branch
         self.by_phase: dict[str, list[float]] = {}
         self.branch_latencies: list[float] = []
+        self.chunk_latencies: list[float] = []  # Play's requests for LOOKAHEAD frames ahead, until all came
         self.lost = self.local = 0
         self.failures: dict[str, int] = {}  # reruns that did not finish successfully, by the server's status
 
@@ -152,8 +159,9 @@ class Student:
         """The component's state widget, sent with every rerun as the browser does ({} before any report)."""
         return [WidgetState(id=self.page.player_id, json_value=json.dumps(self.state))]
 
-    async def request(self, ws, want: int):
-        """The player asks for frames up to `want`; asked again while an answer falls short, as the player does."""
+    async def request(self, ws, want: int, latencies: list[float] | None = None):
+        """The player asks for frames up to `want`; asked again while an answer falls short, as the player does.
+        The time until they all came goes to `latencies` (by default: a step's, the step waiting for them)."""
         start, deadline = time.perf_counter(), time.perf_counter() + REQUEST_TIMEOUT_S
         got = lambda: self.page.last >= want or self.page.over  # noqa: E731
         while True:
@@ -168,14 +176,20 @@ class Student:
             except TimeoutError:
                 answered = None
             if answered is not None:  # the frames asked for came (latency from the first ask to their arrival)
-                self.latencies.append(asked + answered - start)
-                self.by_phase.setdefault(self.phase, []).append(self.latencies[-1])
+                if latencies is None:
+                    self.record_step(asked + answered - start)
+                else:
+                    latencies.append(asked + answered - start)
                 return
             if time.perf_counter() >= deadline:
                 self.lost += 1
                 return
             if not got():  # the rerun finished short of `want` (the server's 2 s budget) or failed: ask again
                 await asyncio.sleep(0.05)
+
+    def record_step(self, seconds: float):
+        self.latencies.append(seconds)
+        self.by_phase.setdefault(self.phase, []).append(seconds)
 
     async def step(self, ws, pause_s: float):
         want = self.shown + 1
@@ -185,6 +199,37 @@ class Student:
             await self.request(ws, want)
         self.shown = min(want, self.page.last)
         await asyncio.sleep(pause_s)
+
+    async def play(self, ws):
+        """Play, as the player does: a tick every PLAY_INTERVAL_S shows the next frame if it is held (answered in
+        the player), else the player waits for it (the step's latency: from when it was due until it came); while
+        fewer than LOOKAHEAD frames are held ahead, one request at a time asks for LOOKAHEAD more (the time until
+        such a chunk has fully come goes to `chunk_latencies`)."""
+        fetching = None
+
+        def ask_ahead():
+            nonlocal fetching
+            if (fetching is None or fetching.done()) and not self.page.over and \
+                    self.page.last - self.shown < LOOKAHEAD:
+                fetching = asyncio.create_task(self.request(ws, self.page.last + LOOKAHEAD, self.chunk_latencies))
+
+        for _ in range(PLAYED):
+            due, want = time.perf_counter(), self.shown + 1
+            ask_ahead()
+            if self.page.last >= want:
+                self.local += 1
+            else:
+                while self.page.last < want and not self.page.over and time.perf_counter() - due < REQUEST_TIMEOUT_S:
+                    await asyncio.sleep(0.005)
+                    ask_ahead()
+                if self.page.last < want:  # the run is over before it (or the frame never came: lost)
+                    self.lost += not self.page.over
+                    break
+                self.record_step(time.perf_counter() - due)
+            self.shown = want
+            await asyncio.sleep(max(0.0, PLAY_INTERVAL_S - (time.perf_counter() - due)))
+        if fetching is not None:
+            await fetching  # the websocket is free for the next action
 
     async def report_frame(self, ws):
         """The player reports the frame it stopped on: a change of the component's state "frame"."""
@@ -203,12 +248,7 @@ class Student:
             for _ in range(STEPS):
                 await self.step(ws, self.rng.uniform(*STEP_PAUSE_S))
             self.phase = "play"
-            for _ in range(PLAYED):  # playing: a chunk ahead every ~0.5 s, the frames shown as they come
-                started = time.perf_counter()
-                if not self.page.over:
-                    await self.request(ws, self.page.last + LOOKAHEAD)
-                self.shown = self.page.last
-                await asyncio.sleep(max(0.0, PLAY_INTERVAL_S - (time.perf_counter() - started)))
+            await self.play(ws)
             await self.report_frame(ws)  # Pause: the player reports where it stopped
             for _ in range(BACK):  # each Back shown in the browser; the report follows after 300 ms
                 self.shown = max(0, self.shown - 1)
@@ -240,19 +280,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU time of the server process so far, all its threads (the model's too)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def wait_for_server(port: int):
@@ -316,12 +343,13 @@ async def main():
         url = f"ws://127.0.0.1:{port}/_stcore/stream"
         await warm_up(url, args.precompute)
         students = [Student(i, custom_query(i) if custom else PRESET) for i in range(count)]
-        start, cpu_start = time.perf_counter(), cpu_seconds(server.pid)
+        start, cpu_start = time.perf_counter(), family_cpu_seconds(server.pid)
         tasks = [asyncio.create_task(s.attend(url)) for s in students]
         done, unfinished = await asyncio.wait(tasks, timeout=TIME_LIMIT_S)
         for task in unfinished:
             task.cancel()
-        wall, rss, cpu = time.perf_counter() - start, peak_rss_mb(server.pid), cpu_seconds(server.pid) - cpu_start
+        wall, cpu = time.perf_counter() - start, family_cpu_seconds(server.pid) - cpu_start
+        rss, model_rss = family_peak_rss(server.pid)
     finally:
         server.terminate()
         server.wait(30)
@@ -336,16 +364,21 @@ async def main():
               f"failures: {sorted({repr(r) for r in failed})[:3]}")
         return
     print(f"{count} websocket students, {what}, {model_name} model, stage player, `streamlit run app.py` on "
-          f"127.0.0.1: {len(latencies)} player requests for frames (step: 1 frame, play: {LOOKAHEAD} ahead), "
-          f"request to frames received {spread(latencies)}; lost {lost} (requests, frame reports, branches); "
-          f"{local} steps answered in the player; server peak RSS {rss:.0f} MB; {wall:.0f} s")
-    print(f"    server CPU {cpu:.1f} s for the class, {1e3 * cpu / len(latencies):.0f} ms per player request "
-          f"(all its work, pages, reports and branches too, over the requests answered); "
+          f"127.0.0.1: {len(latencies)} steps waiting for the server, until their frame came {spread(latencies)}; "
+          f"lost {lost} (steps, frame reports, branches); "
+          f"{local} steps answered in the player; server peak RSS {rss + model_rss:.0f} MB (the web server "
+          f"{rss:.0f} MB, the model process {model_rss:.0f} MB; KV caches in shared memory count in both); "
+          f"{wall:.0f} s")
+    print(f"    server CPU (the model process's too) {cpu:.1f} s for the class; "
           f"{len(branches)} branches: {spread(branches) if len(branches) > 1 else 'too few to tell'}")
     phases = {phase: sorted(x for s in students for x in s.by_phase.get(phase, ()))
               for phase in ("step", "play", "step after the branch")}
     print("    by phase: " + "; ".join(f"{phase} ({len(xs)}) {spread(xs)}" for phase, xs in phases.items()
                                       if len(xs) > 1))
+    chunks = sorted(x for s in students for x in s.chunk_latencies)
+    if len(chunks) > 1:
+        print(f"    Play's {len(chunks)} requests for {LOOKAHEAD} frames ahead, until all of them came: "
+              f"{spread(chunks)}")
     statuses = {name: sum(s.failures.get(name, 0) for s in students) for s in students for name in s.failures}
     if statuses:
         print(f"    reruns that did not finish successfully, by status: {statuses}")
