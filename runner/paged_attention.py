@@ -45,11 +45,23 @@ class SharedMemory:
 
     @classmethod
     def create(cls, shape: tuple, dtype: torch.dtype) -> "SharedMemory":
-        """Zeroed memory: a file in /dev/shm, unlinked at once, so it goes when the last process mapping it does."""
-        fd, path = tempfile.mkstemp(prefix="schedlab-kv-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-        os.unlink(path)
-        os.ftruncate(fd, math.prod(shape) * dtype.itemsize)
-        return cls(f"{os.getpid()}-{next(cls._keys)}", fd, f"/proc/{os.getpid()}/fd/{fd}", shape, dtype)
+        """Zeroed memory: a file in /dev/shm (else the temporary folder), unlinked at once, so it goes when the
+        last process mapping it does. Its space is reserved now: a full /dev/shm (a container's is 64 MB unless
+        given more) is a clear error here, or the next folder, rather than a crash at the first write."""
+        size, tried = math.prod(shape) * dtype.itemsize, []
+        for folder in ("/dev/shm", tempfile.gettempdir()):
+            if not os.path.isdir(folder):
+                continue
+            fd, path = tempfile.mkstemp(prefix="schedlab-kv-", dir=folder)
+            os.unlink(path)
+            try:
+                os.posix_fallocate(fd, 0, size)
+            except OSError as e:
+                os.close(fd)
+                tried.append(f"{folder}: {e.strerror}")
+                continue
+            return cls(f"{os.getpid()}-{next(cls._keys)}", fd, f"/proc/{os.getpid()}/fd/{fd}", shape, dtype)
+        raise MemoryError(f"no room for a {size / 2**20:.0f} MB shared KV cache ({'; '.join(tried)})")
 
     def map(self) -> torch.Tensor:
         return torch.from_file(self.path, shared=True, size=math.prod(self.shape), dtype=self.dtype).view(self.shape)

@@ -1,10 +1,12 @@
 """The model worker in its own process (runner/model_process.py), on the real model: sessions write, token for
 token, what an in-process runner writes, into KV caches the parent sees; copies of a runner step on as the
 original; caches the parent lets go of are dropped by the child; a bad step fails only itself; a stopped
-process is a clear error, not a hang."""
+process is a clear error, not a hang; a shared cache with no room in /dev/shm is a clear error too."""
 
 import copy
+import errno
 import gc
+import os
 import threading
 
 import pytest
@@ -14,6 +16,7 @@ from runner.default_model import default_model_dir
 from runner.model_loading import load_model
 from runner.model_process import ModelProcess, ModelProcessError
 from runner.model_runner import ModelRunner
+from runner.paged_attention import KVCache, cache_shape
 from scheduler import Config, SamplingParams, Scheduler, Sequence
 
 pytestmark = pytest.mark.slow
@@ -99,3 +102,22 @@ def test_a_stopped_process_is_a_clear_error():
     batch = start(runner, 0.0)[0].schedule()
     with pytest.raises(ModelProcessError, match="stopped"):
         runner.run(batch.seqs)
+
+
+def no_room(*_):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_shared_cache_without_room_in_dev_shm_goes_to_the_next_folder_or_says_so(monkeypatch):
+    shape, real_fallocate, calls = cache_shape(2, 4, 16, 3, 64), os.posix_fallocate, []
+
+    def dev_shm_full(fd, offset, size):  # the first folder tried is /dev/shm
+        calls.append(size)
+        return (no_room if len(calls) == 1 else real_fallocate)(fd, offset, size)
+
+    monkeypatch.setattr(os, "posix_fallocate", dev_shm_full)
+    cache = KVCache.zeros(shape, torch.float32, torch.device("cpu"), shared=True)
+    assert len(calls) == 2 and cache.buffer.abs().sum() == 0
+    monkeypatch.setattr(os, "posix_fallocate", no_room)
+    with pytest.raises(MemoryError, match="no room for a .* shared KV cache"):
+        KVCache.zeros(shape, torch.float32, torch.device("cpu"), shared=True)
