@@ -45,12 +45,6 @@ class ModelProcessError(RuntimeError):
     """The model process could not start, or stopped."""
 
 
-def _send(connection: Connection, lock: threading.Lock, message: tuple):
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    with lock:
-        connection.send_bytes(data)
-
-
 class _RemoteModel:
     """Stands in for the model inside a session's runner: a call is one step sent to the process."""
 
@@ -73,14 +67,17 @@ class ModelProcess:
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env)
         theirs.close()
         self._connection, self._send_lock = Connection(ours.detach()), threading.Lock()
-        kind, answer = pickle.loads(self._connection.recv_bytes())
+        try:
+            kind, answer = pickle.loads(self._connection.recv_bytes())
+        except (EOFError, OSError):
+            kind, answer = "error", f"it exited (exit code {self._child.wait()})"
         if kind != "ready":
             raise ModelProcessError(f"the model process could not load {folder.name}: {answer}")
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
         config, dtype = answer
         self.loaded = LoadedModel(_RemoteModel(self, config), tokenizer, torch.device("cpu"), dtype, folder.name,
                                   shares_kv_cache=True)
-        self.threads, self.forward_passes = threads, 0
+        self.forward_passes = 0
         self.caches_held = 0  # KV caches the child has mapped, as of its last answer
         self.recent: deque[tuple[int, int, float]] = deque(maxlen=RECENT)  # (sessions, tokens, seconds) per pass
         self._waiting: dict[int, tuple[threading.Event, list]] = {}
@@ -95,12 +92,13 @@ class ModelProcess:
         number, done, answer = next(self._numbers), threading.Event(), []
         self._waiting[number] = (done, answer)
         self._track(paged_step.kv_cache)
-        forgotten = [self._forgotten.popleft() for _ in range(len(self._forgotten))]
         try:
             if self._stopped is not None:
                 raise ModelProcessError(self._stopped)
-            _send(self._connection, self._send_lock,
-                  ("step", number, forgotten, input_ids, position_ids, logits_index, paged_step))
+            with self._send_lock:  # only here are forgotten caches taken off the queue
+                forgotten = [self._forgotten.popleft() for _ in range(len(self._forgotten))]
+                self._connection.send_bytes(pickle.dumps(
+                    ("step", number, forgotten, input_ids, position_ids, logits_index, paged_step)))
         except (OSError, ModelProcessError) as e:
             self._waiting.pop(number, None)
             raise ModelProcessError(f"the model process has stopped: {e}") from e
@@ -150,28 +148,30 @@ class ModelProcess:
         return {"forward_passes": self.forward_passes, "recent_sessions": [s for s, _, _ in recent],
                 "recent_tokens": [t for _, t, _ in recent], "recent_seconds": [d for _, _, d in recent]}
 
-    @property
-    def pid(self) -> int:
-        return self._child.pid
-
 
 def serve(connection: Connection, folder: Path, threads: int):
     """The child: load the model, then batch the steps it is sent until the parent goes."""
     send_lock = threading.Lock()
+
+    def send(message: tuple):
+        data = pickle.dumps(message)
+        with send_lock:
+            connection.send_bytes(data)
+
     try:
         loaded = load_model(folder)
     except Exception as e:  # the parent shows why
-        return _send(connection, send_lock, ("error", f"{type(e).__name__}: {e}"))
+        return send(("error", f"{type(e).__name__}: {e}"))
     torch.set_num_threads(threads)
     worker = ModelWorker(loaded)
     held: dict[str, KVCache] = {}  # every cache the parent still has, mapped once
-    _send(connection, send_lock, ("ready", (loaded.model.config, loaded.dtype)))
+    send(("ready", (loaded.model.config, loaded.dtype)))
 
     def reply(number: int, step: Step):
         logits, error = (step.logits.numpy(), None) if step.error is None else (
             None, f"the forward pass failed: {type(step.error).__name__}: {step.error}")
         last_pass = worker.recent[-1] if worker.recent else None
-        _send(connection, send_lock, (number, logits, error, worker.forward_passes, last_pass, len(held)))
+        send((number, logits, error, worker.forward_passes, last_pass, len(held)))
 
     while True:
         try:

@@ -121,3 +121,8 @@ def test_a_shared_cache_without_room_in_dev_shm_goes_to_the_next_folder_or_says_
     monkeypatch.setattr(os, "posix_fallocate", no_room)
     with pytest.raises(MemoryError, match="no room for a .* shared KV cache"):
         KVCache.zeros(shape, torch.float32, torch.device("cpu"), shared=True)
+
+
+def test_a_model_the_process_cannot_load_is_a_clear_error(tmp_path):
+    with pytest.raises(ModelProcessError, match=f"could not load {tmp_path.name}"):
+        ModelProcess(tmp_path, threads=1)
