@@ -38,11 +38,16 @@ def prepacked_linears():
         _thread.active = False
 
 
+def _takes_packed(rows: torch.Tensor) -> bool:
+    """Whether a product over these [rows, features] takes a packed weight on this thread now."""
+    return (getattr(_thread, "active", False) and 1 < len(rows) <= PACKED_ROWS and rows.device.type == "cpu"
+            and torch.backends.mkl.is_available())
+
+
 class PrepackedLinear(nn.Linear):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.reshape(-1, x.shape[-1])
-        if not (getattr(_thread, "active", False) and 1 < len(rows) <= PACKED_ROWS and x.device.type == "cpu"
-                and torch.backends.mkl.is_available()):
+        if not _takes_packed(rows):
             return F.linear(x, self.weight, self.bias)
         padded = rows if len(rows) == PACKED_ROWS else F.pad(rows, (0, 0, 0, PACKED_ROWS - len(rows)))
         out = torch.ops.mkl._mkl_linear(padded, self.packed_weight(), self.weight, self.bias, PACKED_ROWS)
@@ -62,3 +67,35 @@ def use_prepacked_linears(model: nn.Module):
     for module in model.modules():
         if type(module) is nn.Linear:
             module.__class__ = PrepackedLinear
+
+
+class StackedLinears:
+    """Several `PrepackedLinear`s over the same input (e.g. a layer's q, k and v projections) as one packed
+    product over their weights stacked: one MKL call instead of several. Each output column is the same dot
+    product, summed in the same order, as in its own layer's product, so the floats are identical (checked by
+    tests/test_runner_prepacked_linear.py). Where the packed weights do not apply, the layers' own products."""
+
+    def __init__(self, linears: list[PrepackedLinear]):
+        if len({linear.bias is None for linear in linears}) > 1:
+            raise ValueError("stacked linear layers must all have a bias or all have none")
+        self.linears = linears
+        self._packed = None
+
+    def __call__(self, rows: torch.Tensor) -> torch.Tensor:
+        """[rows, in_features] -> [rows, the layers' out_features end to end]."""
+        if not _takes_packed(rows):
+            return torch.cat([linear(rows) for linear in self.linears], dim=-1)
+        if self._packed is None:  # on first use, as PrepackedLinear; two threads packing at once make the same
+            self._packed = self._pack()
+        packed, bias, weight_shape = self._packed
+        padded = rows if len(rows) == PACKED_ROWS else F.pad(rows, (0, 0, 0, PACKED_ROWS - len(rows)))
+        return torch.ops.mkl._mkl_linear(padded, packed, weight_shape, bias, PACKED_ROWS)[:len(rows)]
+
+    def _pack(self):
+        """(packed stacked weight, stacked bias or None, a stand-in of the stacked weight's shape). _mkl_linear
+        reads its plain weight only for a row count other than PACKED_ROWS, which padding rules out, so a
+        zero-stride stand-in keeps the stacked copy out of memory."""
+        stacked = torch.cat([linear.weight for linear in self.linears])
+        bias = None if self.linears[0].bias is None else torch.cat([linear.bias for linear in self.linears])
+        shape_only = stacked.new_zeros(()).expand(stacked.shape)
+        return torch.ops.mkl._mkl_reorder_linear_weight(stacked, PACKED_ROWS), bias, shape_only
