@@ -6,12 +6,14 @@ attention interface lookup) cost about as much per step as the paged attention i
 layers' weights directly. It reads the weights of the loaded model, so there is only one copy of them.
 """
 
+from typing import NamedTuple
+
 import torch
 import torch.nn.functional as F
 from transformers.models.llama.modeling_llama import LlamaForCausalLM
 
 from runner.paged_attention import PagedStep, paged_attention_forward
-from runner.prepacked_linear import StackedLinears
+from runner.prepacked_linear import StackedLinears, packing_on
 
 
 def supports_direct_forward(model, device: torch.device) -> bool:
@@ -28,11 +30,25 @@ def _rms_norm(norm, hidden: torch.Tensor) -> torch.Tensor:
     return norm.weight * hidden.to(dtype)
 
 
-def _stacked(module, name: str, linears) -> StackedLinears:
-    """The module's StackedLinears of `linears`, made on first use and kept on the module."""
-    found = module.__dict__.get(name)
+class _Products(NamedTuple):
+    """A decoder layer's matrix products, q/k/v and gate/up stacked, and the head counts to split them."""
+    qkv: StackedLinears
+    o: StackedLinears
+    gate_up: StackedLinears
+    down: StackedLinears
+    heads: int
+    kv_heads: int
+
+
+def _products(layer) -> _Products:
+    """The layer's _Products, made on first use and kept on the layer."""
+    found = layer.__dict__.get("_schedlab_products")
     if found is None:
-        found = module.__dict__[name] = StackedLinears(linears)
+        attn, mlp = layer.self_attn, layer.mlp
+        found = layer.__dict__["_schedlab_products"] = _Products(
+            StackedLinears([attn.q_proj, attn.k_proj, attn.v_proj]), StackedLinears([attn.o_proj]),
+            StackedLinears([mlp.gate_proj, mlp.up_proj]), StackedLinears([mlp.down_proj]),
+            attn.q_proj.out_features // attn.head_dim, attn.k_proj.out_features // attn.head_dim)
     return found
 
 
@@ -49,36 +65,32 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> tor
     return (x * cos) + (x.roll(x.shape[-1] // 2, dims=-1) * signed_sin)
 
 
-def _attention(attn, hidden: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor, step: PagedStep):
-    """LlamaAttention.forward with the paged attention, hidden [tokens, hidden_size]; q, k and v in one product,
-    and the rotary embedding of q and k in one pass."""
-    dim = attn.head_dim
-    heads, kv_heads = attn.q_proj.out_features // dim, attn.k_proj.out_features // dim
-    qkv = _stacked(attn, "_stacked_qkv", [attn.q_proj, attn.k_proj, attn.v_proj])(hidden).view(len(hidden), -1, dim)
-    rotated = _rotate(qkv[:, :heads + kv_heads], cos, signed_sin)
+def _decoder_layer(layer, hidden: torch.Tensor, rotary: tuple, step: PagedStep, packing: bool) -> torch.Tensor:
+    """LlamaDecoderLayer.forward on hidden [tokens, hidden_size], with LlamaAttention.forward's paged attention:
+    q, k and v in one product, their rotary embedding in one pass, and the MLP's gate and up in one product."""
+    products, attn, tokens = _products(layer), layer.self_attn, len(hidden)
+    heads, kv_heads = products.heads, products.kv_heads
+    qkv = products.qkv(_rms_norm(layer.input_layernorm, hidden), packing).view(tokens, -1, attn.head_dim)
+    rotated = _rotate(qkv[:, :heads + kv_heads], *rotary)
     query, key, value = (part.transpose(0, 1)[None] for part in (rotated[:, :heads], rotated[:, heads:],
                                                                   qkv[:, heads + kv_heads:]))
     out, _ = paged_attention_forward(attn, query, key, value, None, scaling=attn.scaling, paged_step=step)
-    return attn.o_proj.forward(out.reshape(len(hidden), -1).contiguous())
-
-
-def _decoder_layer(layer, hidden: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor, step: PagedStep):
-    """LlamaDecoderLayer.forward; the MLP's gate and up products in one."""
-    hidden = hidden + _attention(layer.self_attn, _rms_norm(layer.input_layernorm, hidden), cos, signed_sin, step)
-    mlp = layer.mlp
-    gate_up = _stacked(mlp, "_stacked_gate_up", [mlp.gate_proj, mlp.up_proj])(
-        _rms_norm(layer.post_attention_layernorm, hidden))
-    size = mlp.gate_proj.out_features
-    return hidden + mlp.down_proj.forward(F.silu(gate_up[:, :size]) * gate_up[:, size:])
+    hidden = hidden + products.o(out.reshape(tokens, -1).contiguous(), packing)
+    gate_up = products.gate_up(_rms_norm(layer.post_attention_layernorm, hidden), packing)
+    size = gate_up.shape[-1] // 2
+    return hidden + products.down(F.silu(gate_up[:, :size]) * gate_up[:, size:], packing)
 
 
 def llama_logits(model: LlamaForCausalLM, input_ids: torch.Tensor, position_ids: torch.Tensor,
                  logits_index: torch.Tensor, step: PagedStep) -> torch.Tensor:
     """Logits [len(logits_index), vocab] of one packed step; input_ids and position_ids are [1, tokens]."""
-    body = model.model
+    body, packing = model.model, packing_on(input_ids.device)
     hidden = body.embed_tokens.forward(input_ids[0])
-    cos, signed_sin = _rotary(*body.rotary_emb(hidden, position_ids=position_ids))
+    rotary = _rotary(*body.rotary_emb(hidden, position_ids=position_ids))
     for layer in body.layers[:model.config.num_hidden_layers]:
-        hidden = _decoder_layer(layer, hidden, cos, signed_sin, step)
+        hidden = _decoder_layer(layer, hidden, rotary, step, packing)
     hidden = _rms_norm(body.norm, hidden)
-    return model.lm_head.forward(hidden[logits_index])
+    lm_head = model.__dict__.get("_schedlab_lm_head")
+    if lm_head is None:
+        lm_head = model.__dict__["_schedlab_lm_head"] = StackedLinears([model.lm_head])
+    return lm_head(hidden[logits_index], packing)

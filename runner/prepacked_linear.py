@@ -38,10 +38,14 @@ def prepacked_linears():
         _thread.active = False
 
 
+def packing_on(device: torch.device) -> bool:
+    """Whether products on `device`, on this thread, now take packed weights for 2 to PACKED_ROWS rows."""
+    return getattr(_thread, "active", False) and device.type == "cpu" and torch.backends.mkl.is_available()
+
+
 def _takes_packed(rows: torch.Tensor) -> bool:
     """Whether a product over these [rows, features] takes a packed weight on this thread now."""
-    return (getattr(_thread, "active", False) and 1 < len(rows) <= PACKED_ROWS and rows.device.type == "cpu"
-            and torch.backends.mkl.is_available())
+    return 1 < len(rows) <= PACKED_ROWS and packing_on(rows.device)
 
 
 class PrepackedLinear(nn.Linear):
@@ -70,9 +74,10 @@ def use_prepacked_linears(model: nn.Module):
 
 
 class StackedLinears:
-    """Several `PrepackedLinear`s over the same input (e.g. a layer's q, k and v projections) as one packed
-    product over their weights stacked: one MKL call instead of several. Each output column is the same dot
-    product, summed in the same order, as in its own layer's product, so the floats are identical (checked by
+    """One or several `PrepackedLinear`s over the same input (e.g. a layer's q, k and v projections) as one
+    packed product over their weights stacked: one MKL call instead of several, without the layers' per-call
+    checks (the caller asks `packing_on` once per forward pass). Each output column is the same dot product,
+    summed in the same order, as in its own layer's product, so the floats are identical (checked by
     tests/test_runner_prepacked_linear.py). Where the packed weights do not apply, the layers' own products."""
 
     def __init__(self, linears: list[PrepackedLinear]):
@@ -81,20 +86,26 @@ class StackedLinears:
         self.linears = linears
         self._packed = None
 
-    def __call__(self, rows: torch.Tensor) -> torch.Tensor:
-        """[rows, in_features] -> [rows, the layers' out_features end to end]."""
-        if not _takes_packed(rows):
-            return torch.cat([linear(rows) for linear in self.linears], dim=-1)
+    def __call__(self, rows: torch.Tensor, packing: bool) -> torch.Tensor:
+        """[rows, in_features] -> [rows, the layers' out_features end to end]; `packing` is `packing_on`."""
+        count = rows.shape[0]
+        if not (packing and 1 < count <= PACKED_ROWS):
+            outputs = [linear(rows) for linear in self.linears]
+            return outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=-1)
         if self._packed is None:  # on first use, as PrepackedLinear; two threads packing at once make the same
             self._packed = self._pack()
         packed, bias, weight_shape = self._packed
-        padded = rows if len(rows) == PACKED_ROWS else F.pad(rows, (0, 0, 0, PACKED_ROWS - len(rows)))
-        return torch.ops.mkl._mkl_linear(padded, packed, weight_shape, bias, PACKED_ROWS)[:len(rows)]
+        padded = rows if count == PACKED_ROWS else F.pad(rows, (0, 0, 0, PACKED_ROWS - count))
+        out = torch.ops.mkl._mkl_linear(padded, packed, weight_shape, bias, PACKED_ROWS)
+        return out if count == PACKED_ROWS else out[:count]
 
     def _pack(self):
-        """(packed stacked weight, stacked bias or None, a stand-in of the stacked weight's shape). _mkl_linear
-        reads its plain weight only for a row count other than PACKED_ROWS, which padding rules out, so a
-        zero-stride stand-in keeps the stacked copy out of memory."""
+        """(packed weight, bias or None, a tensor of the weight's shape). A single layer keeps its own packed
+        copy. _mkl_linear reads the plain weight only for a row count other than PACKED_ROWS, which padding
+        rules out, so for a stack a zero-stride stand-in keeps the stacked plain copy out of memory."""
+        if len(self.linears) == 1:
+            linear = self.linears[0]
+            return linear.packed_weight(), linear.bias, linear.weight
         stacked = torch.cat([linear.weight for linear in self.linears])
         bias = None if self.linears[0].bias is None else torch.cat([linear.bias for linear in self.linears])
         shape_only = stacked.new_zeros(()).expand(stacked.shape)

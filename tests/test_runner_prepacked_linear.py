@@ -11,6 +11,7 @@ from runner.prepacked_linear import (
     PACKED_ROWS,
     PrepackedLinear,
     StackedLinears,
+    packing_on,
     prepacked_linears,
     use_prepacked_linears,
 )
@@ -80,7 +81,19 @@ def test_stacked_linears_give_each_layers_floats(with_bias):
     for rows in range(1, PACKED_ROWS + 9):
         x = torch.randn(rows, 576, generator=torch.Generator().manual_seed(rows))
         with prepacked_linears():
-            assert torch.equal(stacked(x), torch.cat([layer(x) for layer in layers], dim=-1)), f"{rows} rows"
+            assert packing_on(x.device)
+            assert torch.equal(stacked(x, True), torch.cat([layer(x) for layer in layers], dim=-1)), f"{rows} rows"
+    assert stacked._packed is not None
+    assert not packing_on(x.device)  # outside the block
+
+
+@needs_mkl
+def test_a_single_stacked_linear_shares_the_layers_packed_weight():
+    _, layer = linear_pair(True, seed=9)
+    x = torch.randn(5, 64, generator=torch.Generator().manual_seed(9))
+    with prepacked_linears():
+        assert torch.equal(StackedLinears([layer])(x, True), layer(x))
+    assert "_packed" in layer.__dict__
 
 
 def test_stacked_linears_refuse_a_mix_of_biases():
