@@ -3,7 +3,11 @@ LlamaForCausalLM, in the same order, shapes and dtypes (so the tokens are identi
 
 At a decode batch of 16 on CPU, transformers' module calls (hooks, keyword plumbing, output capture, the
 attention interface lookup) cost about as much per step as the paged attention itself; this function calls the
-layers' weights directly. It reads the weights of the loaded model, so there is only one copy of them.
+layers' weights directly. It reads the weights of the loaded model, so there is only one plain copy of them; the
+products over 2-16 rows take MKL-packed copies, q/k/v and gate/up each stacked into one product
+(runner/prepacked_linear.py). Every matrix product ends with the weights streamed through the caches, and the
+small operations right after one run several times slower than they do alone, so fewer products and fewer small
+operations per layer both count.
 """
 
 from typing import NamedTuple
@@ -17,21 +21,28 @@ from runner.prepacked_linear import StackedLinears, packing_on
 
 
 def supports_direct_forward(model, device: torch.device) -> bool:
-    """Plain Llama on CPU (other families and CUDA keep transformers' forward)."""
-    return type(model) is LlamaForCausalLM and device.type == "cpu" and model.config.hidden_act == "silu"
+    """Plain float32 Llama on CPU (other families, dtypes and CUDA keep transformers' forward)."""
+    return (type(model) is LlamaForCausalLM and device.type == "cpu" and model.dtype == torch.float32
+            and model.config.hidden_act == "silu")
 
 
-def _rms_norm(norm, hidden: torch.Tensor) -> torch.Tensor:
-    """LlamaRMSNorm.forward."""
-    dtype = hidden.dtype
-    hidden = hidden.to(torch.float32)
-    variance = hidden.pow(2).mean(-1, keepdim=True)
-    hidden = hidden * torch.rsqrt(variance + norm.variance_epsilon)
-    return norm.weight * hidden.to(dtype)
+def _rms_norm(norm: tuple[torch.Tensor, float], hidden: torch.Tensor) -> torch.Tensor:
+    """LlamaRMSNorm.forward on float32 (where its casts to float32 and back change nothing); norm is
+    (weight, epsilon). The in-place steps compute the very floats of the out-of-place ones."""
+    weight, epsilon = norm
+    return weight * (hidden * hidden.pow(2).mean(-1, keepdim=True).add_(epsilon).rsqrt_())
 
 
-class _Products(NamedTuple):
-    """A decoder layer's matrix products, q/k/v and gate/up stacked, and the head counts to split them."""
+def _norm_of(module) -> tuple[torch.Tensor, float]:
+    return module.weight.detach(), module.variance_epsilon
+
+
+class _Layer(NamedTuple):
+    """What a decoder layer's forward reads, looked up once: its attention module, its norms, its matrix
+    products (q/k/v and gate/up stacked) and the head counts that split q/k/v."""
+    attn: torch.nn.Module
+    input_norm: tuple[torch.Tensor, float]
+    post_attention_norm: tuple[torch.Tensor, float]
     qkv: StackedLinears
     o: StackedLinears
     gate_up: StackedLinears
@@ -40,12 +51,13 @@ class _Products(NamedTuple):
     kv_heads: int
 
 
-def _products(layer) -> _Products:
-    """The layer's _Products, made on first use and kept on the layer."""
-    found = layer.__dict__.get("_schedlab_products")
+def _layer(layer) -> _Layer:
+    """The layer's _Layer, made on first use and kept on the layer."""
+    found = layer.__dict__.get("_schedlab_layer")
     if found is None:
         attn, mlp = layer.self_attn, layer.mlp
-        found = layer.__dict__["_schedlab_products"] = _Products(
+        found = layer.__dict__["_schedlab_layer"] = _Layer(
+            attn, _norm_of(layer.input_layernorm), _norm_of(layer.post_attention_layernorm),
             StackedLinears([attn.q_proj, attn.k_proj, attn.v_proj]), StackedLinears([attn.o_proj]),
             StackedLinears([mlp.gate_proj, mlp.up_proj]), StackedLinears([mlp.down_proj]),
             attn.q_proj.out_features // attn.head_dim, attn.k_proj.out_features // attn.head_dim)
@@ -65,20 +77,21 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> tor
     return (x * cos) + (x.roll(x.shape[-1] // 2, dims=-1) * signed_sin)
 
 
-def _decoder_layer(layer, hidden: torch.Tensor, rotary: tuple, step: PagedStep, packing: bool) -> torch.Tensor:
+def _decoder_layer(layer: _Layer, hidden: torch.Tensor, rotary: tuple, step: PagedStep,
+                   packing: bool) -> torch.Tensor:
     """LlamaDecoderLayer.forward on hidden [tokens, hidden_size], with LlamaAttention.forward's paged attention:
     q, k and v in one product, their rotary embedding in one pass, and the MLP's gate and up in one product."""
-    products, attn, tokens = _products(layer), layer.self_attn, len(hidden)
-    heads, kv_heads = products.heads, products.kv_heads
-    qkv = products.qkv(_rms_norm(layer.input_layernorm, hidden), packing).view(tokens, -1, attn.head_dim)
-    rotated = _rotate(qkv[:, :heads + kv_heads], *rotary)
-    query, key, value = (part.transpose(0, 1)[None] for part in (rotated[:, :heads], rotated[:, heads:],
-                                                                  qkv[:, heads + kv_heads:]))
+    attn, tokens, heads = layer.attn, len(hidden), layer.heads
+    qkv = layer.qkv(_rms_norm(layer.input_norm, hidden), packing).view(tokens, -1, attn.head_dim)
+    rotated = _rotate(qkv[:, :heads + layer.kv_heads], *rotary)
+    query = rotated[:, :heads].transpose(0, 1).unsqueeze(0)
+    key = rotated[:, heads:].transpose(0, 1).unsqueeze(0)
+    value = qkv[:, heads + layer.kv_heads:].transpose(0, 1).unsqueeze(0)
     out, _ = paged_attention_forward(attn, query, key, value, None, scaling=attn.scaling, paged_step=step)
-    hidden = hidden + products.o(out.reshape(tokens, -1).contiguous(), packing)
-    gate_up = products.gate_up(_rms_norm(layer.post_attention_layernorm, hidden), packing)
+    hidden = hidden + layer.o(out.reshape(tokens, -1).contiguous(), packing)
+    gate_up = layer.gate_up(_rms_norm(layer.post_attention_norm, hidden), packing)
     size = gate_up.shape[-1] // 2
-    return hidden + products.down(F.silu(gate_up[:, :size]) * gate_up[:, size:], packing)
+    return hidden + layer.down(F.silu(gate_up[:, :size]) * gate_up[:, size:], packing)
 
 
 def llama_logits(model: LlamaForCausalLM, input_ids: torch.Tensor, position_ids: torch.Tensor,
@@ -88,8 +101,8 @@ def llama_logits(model: LlamaForCausalLM, input_ids: torch.Tensor, position_ids:
     hidden = body.embed_tokens.forward(input_ids[0])
     rotary = _rotary(*body.rotary_emb(hidden, position_ids=position_ids))
     for layer in body.layers[:model.config.num_hidden_layers]:
-        hidden = _decoder_layer(layer, hidden, rotary, step, packing)
-    hidden = _rms_norm(body.norm, hidden)
+        hidden = _decoder_layer(_layer(layer), hidden, rotary, step, packing)
+    hidden = _rms_norm(_norm_of(body.norm), hidden)
     lm_head = model.__dict__.get("_schedlab_lm_head")
     if lm_head is None:
         lm_head = model.__dict__["_schedlab_lm_head"] = StackedLinears([model.lm_head])
