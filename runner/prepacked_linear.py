@@ -92,17 +92,22 @@ class StackedLinears:
         if not (packing and 1 < count <= PACKED_ROWS):
             outputs = [linear(rows) for linear in self.linears]
             return outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=-1)
-        if self._packed is None:  # on first use, as PrepackedLinear; two threads packing at once make the same
-            self._packed = self._pack()
-        packed, bias, weight_shape = self._packed
+        packed, bias, weight_shape = self.pack()
         padded = rows if count == PACKED_ROWS else F.pad(rows, (0, 0, 0, PACKED_ROWS - count))
         out = torch.ops.mkl._mkl_linear(padded, packed, weight_shape, bias, PACKED_ROWS)
         return out if count == PACKED_ROWS else out[:count]
 
+    def pack(self) -> tuple:
+        """(packed weight, bias or None, a tensor of the weight's shape), made on first use (two threads packing
+        at once make the same copy)."""
+        if self._packed is None:
+            self._packed = self._pack()
+        return self._packed
+
     def _pack(self):
-        """(packed weight, bias or None, a tensor of the weight's shape). A single layer keeps its own packed
-        copy. _mkl_linear reads the plain weight only for a row count other than PACKED_ROWS, which padding
-        rules out, so for a stack a zero-stride stand-in keeps the stacked plain copy out of memory."""
+        """A single layer keeps its own packed copy. _mkl_linear reads the plain weight only for a row count
+        other than PACKED_ROWS, which padding rules out, so for a stack a zero-stride stand-in keeps the stacked
+        plain copy out of memory."""
         if len(self.linears) == 1:
             linear = self.linears[0]
             return linear.packed_weight(), linear.bias, linear.weight
