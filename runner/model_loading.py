@@ -13,6 +13,7 @@ import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from runner.default_model import Progress, default_model_dir, no_progress
+from runner.llama_forward import pack_weights
 from runner.paged_attention import PAGED_ATTENTION
 from runner.prepacked_linear import use_prepacked_linears
 
@@ -98,11 +99,13 @@ class LoadedModel:
 
 def prepare_model(model: PreTrainedModel, tokenizer, name: str) -> LoadedModel:
     """Check the architecture, freeze the weights, switch the model to paged attention and let its linear layers
-    take MKL-prepacked weights inside the runner (runner/prepacked_linear.py)."""
+    take MKL-prepacked weights inside the runner (runner/prepacked_linear.py), packed now for the runner's own
+    forward where it has one (runner/llama_forward.py)."""
     check_supported(model.config)
     model.eval().requires_grad_(False)
     model.set_attn_implementation(PAGED_ATTENTION)
     use_prepacked_linears(model)
+    pack_weights(model)
     return LoadedModel(model, tokenizer, model.device, model.dtype, name)
 
 

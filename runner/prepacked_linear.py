@@ -38,11 +38,20 @@ def prepacked_linears():
         _thread.active = False
 
 
+def packing_on(device: torch.device) -> bool:
+    """Whether products on `device`, on this thread, now take packed weights for 2 to PACKED_ROWS rows."""
+    return getattr(_thread, "active", False) and device.type == "cpu" and torch.backends.mkl.is_available()
+
+
+def _takes_packed(rows: torch.Tensor) -> bool:
+    """Whether a product over these [rows, features] takes a packed weight on this thread now."""
+    return 1 < len(rows) <= PACKED_ROWS and packing_on(rows.device)
+
+
 class PrepackedLinear(nn.Linear):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.reshape(-1, x.shape[-1])
-        if not (getattr(_thread, "active", False) and 1 < len(rows) <= PACKED_ROWS and x.device.type == "cpu"
-                and torch.backends.mkl.is_available()):
+        if not _takes_packed(rows):
             return F.linear(x, self.weight, self.bias)
         padded = rows if len(rows) == PACKED_ROWS else F.pad(rows, (0, 0, 0, PACKED_ROWS - len(rows)))
         out = torch.ops.mkl._mkl_linear(padded, self.packed_weight(), self.weight, self.bias, PACKED_ROWS)
@@ -62,3 +71,47 @@ def use_prepacked_linears(model: nn.Module):
     for module in model.modules():
         if type(module) is nn.Linear:
             module.__class__ = PrepackedLinear
+
+
+class StackedLinears:
+    """One or several `PrepackedLinear`s over the same input (e.g. a layer's q, k and v projections) as one
+    packed product over their weights stacked: one MKL call instead of several, without the layers' per-call
+    checks (the caller asks `packing_on` once per forward pass). Each output column is the same dot product,
+    summed in the same order, as in its own layer's product, so the floats are identical (checked by
+    tests/test_runner_prepacked_linear.py). Where the packed weights do not apply, the layers' own products."""
+
+    def __init__(self, linears: list[PrepackedLinear]):
+        if len({linear.bias is None for linear in linears}) > 1:
+            raise ValueError("stacked linear layers must all have a bias or all have none")
+        self.linears = linears
+        self._packed = None
+
+    def __call__(self, rows: torch.Tensor, packing: bool) -> torch.Tensor:
+        """[rows, in_features] -> [rows, the layers' out_features end to end]; `packing` is `packing_on`."""
+        count = rows.shape[0]
+        if not (packing and 1 < count <= PACKED_ROWS):
+            outputs = [linear(rows) for linear in self.linears]
+            return outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=-1)
+        packed, bias, weight_shape = self.pack()
+        padded = rows if count == PACKED_ROWS else F.pad(rows, (0, 0, 0, PACKED_ROWS - count))
+        out = torch.ops.mkl._mkl_linear(padded, packed, weight_shape, bias, PACKED_ROWS)
+        return out if count == PACKED_ROWS else out[:count]
+
+    def pack(self) -> tuple:
+        """(packed weight, bias or None, a tensor of the weight's shape), made on first use (two threads packing
+        at once make the same copy)."""
+        if self._packed is None:
+            self._packed = self._pack()
+        return self._packed
+
+    def _pack(self):
+        """A single layer keeps its own packed copy. _mkl_linear reads the plain weight only for a row count
+        other than PACKED_ROWS, which padding rules out, so for a stack a zero-stride stand-in keeps the stacked
+        plain copy out of memory."""
+        if len(self.linears) == 1:
+            linear = self.linears[0]
+            return linear.packed_weight(), linear.bias, linear.weight
+        stacked = torch.cat([linear.weight for linear in self.linears])
+        bias = None if self.linears[0].bias is None else torch.cat([linear.bias for linear in self.linears])
+        shape_only = stacked.new_zeros(()).expand(stacked.shape)
+        return torch.ops.mkl._mkl_reorder_linear_weight(stacked, PACKED_ROWS), bias, shape_only

