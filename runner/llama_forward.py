@@ -77,8 +77,8 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> tor
     return (x * cos) + (x.roll(x.shape[-1] // 2, dims=-1) * signed_sin)
 
 
-def _decoder_layer(layer: _Layer, hidden: torch.Tensor, rotary: tuple, step: PagedStep,
-                   packing: bool) -> torch.Tensor:
+def _decoder_layer(layer: _Layer, hidden: torch.Tensor, rotary: tuple, step: PagedStep, packing: bool,
+                   attention) -> torch.Tensor:
     """LlamaDecoderLayer.forward on hidden [tokens, hidden_size], with LlamaAttention.forward's paged attention:
     q, k and v in one product, their rotary embedding in one pass, and the MLP's gate and up in one product."""
     attn, tokens, heads = layer.attn, len(hidden), layer.heads
@@ -87,7 +87,7 @@ def _decoder_layer(layer: _Layer, hidden: torch.Tensor, rotary: tuple, step: Pag
     query = rotated[:, :heads].transpose(0, 1).unsqueeze(0)
     key = rotated[:, heads:].transpose(0, 1).unsqueeze(0)
     value = qkv[:, heads + layer.kv_heads:].transpose(0, 1).unsqueeze(0)
-    out, _ = paged_attention_forward(attn, query, key, value, None, scaling=attn.scaling, paged_step=step)
+    out, _ = attention(attn, query, key, value, None, scaling=attn.scaling, paged_step=step)
     hidden = hidden + layer.o(out.reshape(tokens, -1).contiguous(), packing)
     gate_up = layer.gate_up(_rms_norm(layer.post_attention_norm, hidden), packing)
     size = gate_up.shape[-1] // 2
@@ -95,13 +95,14 @@ def _decoder_layer(layer: _Layer, hidden: torch.Tensor, rotary: tuple, step: Pag
 
 
 def llama_logits(model: LlamaForCausalLM, input_ids: torch.Tensor, position_ids: torch.Tensor,
-                 logits_index: torch.Tensor, step: PagedStep) -> torch.Tensor:
-    """Logits [len(logits_index), vocab] of one packed step; input_ids and position_ids are [1, tokens]."""
+                 logits_index: torch.Tensor, step: PagedStep, attention=paged_attention_forward) -> torch.Tensor:
+    """Logits [len(logits_index), vocab] of one packed step; input_ids and position_ids are [1, tokens].
+    `attention` is an attention function of transformers' interface, called with `paged_step=step`."""
     body, packing = model.model, packing_on(input_ids.device)
     hidden = body.embed_tokens.forward(input_ids[0])
     rotary = _rotary(*body.rotary_emb(hidden, position_ids=position_ids))
     for layer in body.layers[:model.config.num_hidden_layers]:
-        hidden = _decoder_layer(_layer(layer), hidden, rotary, step, packing)
+        hidden = _decoder_layer(_layer(layer), hidden, rotary, step, packing, attention)
     hidden = _rms_norm(_norm_of(body.norm), hidden)
     return _lm_head(model)(hidden[logits_index], packing)
 
