@@ -92,7 +92,8 @@ async def main():
                     asyncio.gather(*(student(browser, url, local, asked) for _ in range(PAGES))), timeout=600)
             finally:
                 await browser.close()
-    print(f"{PAGES} Chromium sessions, {"real" if runner == "model" else "fake"} model, preset 05, stage player, {CLICKS} Step clicks each: "
+    model = "real" if runner == "model" else "fake"
+    print(f"{PAGES} Chromium sessions, {model} model, preset 05, stage player, {CLICKS} Step clicks each: "
           f"click to next frame (data-frame) {figures(local + asked)}; lost clicks {sum(lost)} of "
           f"{PAGES * CLICKS} (target: 0 lost, p95 <= 3000 ms)")
     print(f"    answered in the browser (frame already held): {figures(local)}")
