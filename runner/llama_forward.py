@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 from transformers.models.llama.modeling_llama import LlamaForCausalLM
 
 from runner.paged_attention import PagedStep, paged_attention_forward
@@ -94,10 +95,22 @@ def _decoder_layer(layer: _Layer, hidden: torch.Tensor, rotary: tuple, step: Pag
     return hidden + layer.down(F.silu(gate_up[:, :size]) * gate_up[:, size:], packing)
 
 
+def step_logits(model, direct_forward: bool, input_ids: torch.Tensor, position_ids: torch.Tensor,
+                logits_index: torch.Tensor, step) -> torch.Tensor:
+    """Logits [len(logits_index), vocab] of one packed step, input_ids and position_ids [1, tokens]: the runner's
+    own forward where `direct_forward` (`supports_direct_forward`), else transformers'. Both attend with the
+    attention implementation the model is switched to, called with `paged_step=step`."""
+    if direct_forward:
+        return llama_logits(model, input_ids, position_ids, logits_index, step)
+    return model(input_ids=input_ids, position_ids=position_ids, use_cache=False, logits_to_keep=logits_index,
+                 paged_step=step).logits[0]
+
+
 def llama_logits(model: LlamaForCausalLM, input_ids: torch.Tensor, position_ids: torch.Tensor,
-                 logits_index: torch.Tensor, step: PagedStep, attention=paged_attention_forward) -> torch.Tensor:
-    """Logits [len(logits_index), vocab] of one packed step; input_ids and position_ids are [1, tokens].
-    `attention` is an attention function of transformers' interface, called with `paged_step=step`."""
+                 logits_index: torch.Tensor, step: PagedStep) -> torch.Tensor:
+    """Logits [len(logits_index), vocab] of one packed step; input_ids and position_ids are [1, tokens]. Attention
+    is the model's implementation, looked up as LlamaAttention does (the paged one, or the model worker's)."""
+    attention = ALL_ATTENTION_FUNCTIONS.get_interface(model.config._attn_implementation, paged_attention_forward)
     body, packing = model.model, packing_on(input_ids.device)
     hidden = body.embed_tokens.forward(input_ids[0])
     rotary = _rotary(*body.rotary_emb(hidden, position_ids=position_ids))

@@ -4,7 +4,7 @@ that this runner owns and that the scheduler's block ids index directly."""
 import torch
 
 from runner import sampling, text
-from runner.llama_forward import llama_logits, supports_direct_forward
+from runner.llama_forward import step_logits, supports_direct_forward
 from runner.model_loading import LoadedModel
 from runner.packing import pack_batch
 from runner.paged_attention import KVCache, cache_shape
@@ -65,8 +65,5 @@ class ModelRunner:
         return result
 
     def _logits(self, packed) -> torch.Tensor:
-        input_ids, positions = packed.input_ids[None].to(self.device), packed.positions[None].to(self.device)
-        if self.direct_forward:
-            return llama_logits(self.model, input_ids, positions, packed.logits_index, packed.step)
-        return self.model(input_ids=input_ids, position_ids=positions, use_cache=False,
-                          logits_to_keep=packed.logits_index, paged_step=packed.step).logits[0]
+        return step_logits(self.model, self.direct_forward, packed.input_ids[None].to(self.device),
+                           packed.positions[None].to(self.device), packed.logits_index, packed.step)

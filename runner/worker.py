@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import torch
 from transformers import AttentionInterface
 
-from runner.llama_forward import llama_logits, supports_direct_forward
+from runner.llama_forward import step_logits, supports_direct_forward
 from runner.model_loading import LoadedModel
 from runner.paged_attention import PagedStep, paged_attention_forward
 from runner.prepacked_linear import prepacked_linears
@@ -150,15 +150,10 @@ class ModelWorker:
             parts.append((start, start + step.num_tokens, step.paged_step))
             kept.append(step.logits_index.to(self.device) + start)
             start += step.num_tokens
-        input_ids = torch.cat([s.input_ids for s in batch], dim=1)
-        position_ids = torch.cat([s.position_ids for s in batch], dim=1)
         with torch.inference_mode(), prepacked_linears():  # as ModelRunner.run's own pass
-            if self.direct_forward:
-                logits = llama_logits(self.model, input_ids, position_ids, torch.cat(kept), _Sessions(parts),
-                                      attention=sessions_attention_forward)[None]
-            else:
-                logits = self.model(input_ids=input_ids, position_ids=position_ids, use_cache=False,
-                                    logits_to_keep=torch.cat(kept), paged_step=_Sessions(parts)).logits
+            logits = step_logits(self.model, self.direct_forward, torch.cat([s.input_ids for s in batch], dim=1),
+                                 torch.cat([s.position_ids for s in batch], dim=1), torch.cat(kept),
+                                 _Sessions(parts))[None]
         for step, rows in zip(batch, torch.split(logits, [len(k) for k in kept], dim=1), strict=True):
             step.logits = rows
         self.recent.append((len(batch), start, time.perf_counter() - began))
