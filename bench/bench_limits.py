@@ -26,6 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from process_stats import cpu_seconds  # noqa: E402
+
 from engine.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity  # noqa: E402
 from engine.engine import Engine  # noqa: E402
 from engine.export import comparison_json  # noqa: E402
@@ -118,11 +120,6 @@ def charts_figures(frames: int):
     print(f"{frames:,}-frame run, charts view open: RSS growth {growth:.0f} MB ({verdict(growth, 500)}: <= 500 MB), "
           f"rerun {rerun:.2f} s ({verdict(rerun, 1)}: <= 1 s); opening the link took {opened:.0f} s; baseline "
           f"rerun at frame 10: {small_rerun:.2f} s")
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:

@@ -23,6 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from process_stats import cpu_seconds  # noqa: E402
+
 from engine.scenario import load_scenario, preset_paths  # noqa: E402
 from session.feed import Feed, Request  # noqa: E402
 from session.lab import Lab, RunInputs, real_model_installed  # noqa: E402
@@ -58,11 +60,6 @@ WATCH_JS = """() => {  // every frame the player shows, with when
 
 def p95(values) -> float:
     return sorted(values)[max(0, round(0.95 * len(values)) - 1)]
-
-
-def cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def open_stage(browser, url: str, timeout_ms: int = 60_000):
@@ -154,14 +151,14 @@ def fake_model_figures(browser):
         print(f"20 fast Step clicks, fake model: {shown} new frames shown, {computed} computed")
 
         page = open_stage(browser, f"{url}/?scenario=08_chat_poisson")
-        before = cpu_s(server.pid)
+        before = cpu_seconds(server.pid)
         trip = step_round_trip_ms(page, 20)
-        one_by_one = 1000 * (cpu_s(server.pid) - before) / 20
+        one_by_one = 1000 * (cpu_seconds(server.pid) - before) / 20
         page.close()
         page = open_stage(browser, f"{url}/?scenario=08_chat_poisson")
-        before = cpu_s(server.pid)
+        before = cpu_seconds(server.pid)
         _, frames = play(page, window_s=60)
-        played = 1000 * (cpu_s(server.pid) - before) / max(1, frames)
+        played = 1000 * (cpu_seconds(server.pid) - before) / max(1, frames)
         page.close()
         print(f"server CPU per frame, fake model: {played:.1f} ms over a {frames}-step Play; baseline, frames asked "
               f"one by one (20 Steps, {statistics.median(trip):.0f} ms each): {one_by_one:.1f} ms")
