@@ -4,10 +4,9 @@ LlamaForCausalLM, in the same order, shapes and dtypes (so the tokens are identi
 At a decode batch of 16 on CPU, transformers' module calls (hooks, keyword plumbing, output capture, the
 attention interface lookup) cost about as much per step as the paged attention itself; this function calls the
 layers' weights directly. It reads the weights of the loaded model, so there is only one plain copy of them; the
-products over 2-16 rows take MKL-packed copies, q/k/v and gate/up each stacked into one product
-(runner/prepacked_linear.py). Every matrix product ends with the weights streamed through the caches, and the
-small operations right after one run several times slower than they do alone, so fewer products and fewer small
-operations per layer both count.
+products take oneDNN-packed copies, q/k/v and gate/up each stacked into one product (runner/prepacked_linear.py).
+Every matrix product ends with the weights streamed through the caches, and the small operations right after one
+run several times slower than they do alone, so fewer products and fewer small operations per layer both count.
 """
 
 from typing import NamedTuple
@@ -128,9 +127,9 @@ def _lm_head(model: LlamaForCausalLM) -> StackedLinears:
 
 
 def pack_weights(model):
-    """Pack the weights of every product the direct forward makes over 2-16 rows now, at load, rather than in the
-    first decode step (for SmolLM2-135M about 0.2 s, and the packed copies it would make then anyway)."""
-    if not (supports_direct_forward(model, model.device) and torch.backends.mkl.is_available()):
+    """Pack the weights of every product the direct forward makes now, at load, rather than in the first step
+    (for SmolLM2-135M about 0.2 s, and the packed copies it would make then anyway)."""
+    if not (supports_direct_forward(model, model.device) and torch.backends.mkldnn.is_available()):
         return
     for layer in model.model.layers[:model.config.num_hidden_layers]:
         found = _layer(layer)

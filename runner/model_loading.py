@@ -99,7 +99,7 @@ class LoadedModel:
 
 def prepare_model(model: PreTrainedModel, tokenizer, name: str) -> LoadedModel:
     """Check the architecture, freeze the weights, switch the model to paged attention and let its linear layers
-    take MKL-prepacked weights inside the runner (runner/prepacked_linear.py), packed now for the runner's own
+    take oneDNN-prepacked weights inside the runner (runner/prepacked_linear.py), packed now for the runner's own
     forward where it has one (runner/llama_forward.py)."""
     check_supported(model.config)
     model.eval().requires_grad_(False)

@@ -1,19 +1,20 @@
-"""Linear layers over weights prepacked once for MKL, for the few-row inputs of batched decoding on CPU.
+"""Linear layers over weights prepacked once for oneDNN, for the runner's own forward pass on CPU.
 
-A plain x @ W^T with a handful of rows (a decode batch of 4 or 16 tokens) spends much of its time repacking the
-weight into MKL's internal layout, on every call: at 16 rows the product is little more than one pass over the
-weight, and the repacking reads and writes it again. MKL's packed GEMM keeps that layout from one call to the next
-(`torch.ops.mkl._mkl_linear`, as inductor's frozen CPU graphs use it). A packed weight serves the row count it was
-packed for, so inputs of 2 to PACKED_ROWS rows are padded to PACKED_ROWS: rows of a matrix product never mix, so
-the padding changes no result. One row (a single decode) is a matrix-vector product that MKL does not repack, and
-from a few dozen rows on (a prefill) the product is compute-bound: both keep the plain product.
+A plain x @ W^T (MKL's GEMM) over the few rows of a batched decode spends much of its time repacking the weight
+into the kernel's internal layout, on every call. oneDNN's inner product over a weight reordered once into its
+blocked layout (`torch.ops.mkldnn._reorder_linear_weight`, as inductor's frozen CPU graphs use it) skips that:
+on a 2-core AVX2 machine, SmolLM2-135M's products of one decode step took 0.55x the time of plain products at 16
+rows and 0.7x at one row (MKL's own packed GEMM, which this module used before, took 1.0x there). Its floats for
+a row do not depend on how many rows come with it (tests/test_runner_prepacked_linear.py checks this), so a
+sequence computes the same numbers alone or in any batch, with no padding. From a few hundred rows on (a long
+prefill) both kernels are compute-bound and about as fast; one path serves every row count.
 
 `use_prepacked_linears` turns the model's `nn.Linear`s into `PrepackedLinear`s, which compute exactly like
 `nn.Linear` unless the calling thread is inside `prepacked_linears()`: the runner enters it around its own forward
 pass only, so the shared model stays stock for everyone else (e.g. generate()). A flag per layer call costs far
 less than a TorchFunctionMode, which would see every one of the ~2,600 torch calls of a decode step. A layer packs
 its weight on its first prepacked call (the weights are final by then); the copies add about the weights' size to
-the resident memory. Builds of torch without MKL (e.g. on ARM) always take the plain product.
+the resident memory. Builds of torch without oneDNN always take the plain product.
 """
 
 import threading
@@ -23,14 +24,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-PACKED_ROWS = 16  # the row count weights are packed for: a decode batch of up to 16 sequences
+PACKED_FOR_ROWS = 16  # oneDNN's hint for the layout it packs a weight into: a decode batch (any count works)
 
 _thread = threading.local()
 
 
 @contextmanager
 def prepacked_linears():
-    """On this thread, for the block's duration, CPU inputs of 2 to PACKED_ROWS rows take the prepacked weights."""
+    """On this thread, for the block's duration, products on the CPU take the prepacked weights."""
     _thread.active = True
     try:
         yield
@@ -39,29 +40,34 @@ def prepacked_linears():
 
 
 def packing_on(device: torch.device) -> bool:
-    """Whether products on `device`, on this thread, now take packed weights for 2 to PACKED_ROWS rows."""
-    return getattr(_thread, "active", False) and device.type == "cpu" and torch.backends.mkl.is_available()
+    """Whether products on `device`, on this thread, now take packed weights."""
+    return getattr(_thread, "active", False) and device.type == "cpu" and torch.backends.mkldnn.is_available()
 
 
-def _takes_packed(rows: torch.Tensor) -> bool:
-    """Whether a product over these [rows, features] takes a packed weight on this thread now."""
-    return 1 < len(rows) <= PACKED_ROWS and packing_on(rows.device)
+def pack(weight: torch.Tensor, bias: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(oneDNN's packed copy of a float [out_features, in_features] weight, the bias) for `packed_product`. Both
+    are detached: a bias that requires grad takes another path for a single row, with other floats."""
+    packed = torch.ops.mkldnn._reorder_linear_weight(weight.detach(), PACKED_FOR_ROWS)
+    return packed, None if bias is None else bias.detach()
+
+
+def packed_product(rows: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """rows [count, in_features] @ W^T + bias, (W, bias) given as `pack(W, bias)`."""
+    return torch.ops.mkldnn._linear_pointwise(rows, packed, bias, "none", [], "")
 
 
 class PrepackedLinear(nn.Linear):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        rows = x.reshape(-1, x.shape[-1])
-        if not _takes_packed(rows):
+        if not packing_on(x.device):
             return F.linear(x, self.weight, self.bias)
-        padded = rows if len(rows) == PACKED_ROWS else F.pad(rows, (0, 0, 0, PACKED_ROWS - len(rows)))
-        out = torch.ops.mkl._mkl_linear(padded, self.packed_weight(), self.weight, self.bias, PACKED_ROWS)
-        return out[:len(rows)].reshape(*x.shape[:-1], self.out_features)
+        out = packed_product(x.reshape(-1, x.shape[-1]), *self.packed())
+        return out.view(*x.shape[:-1], self.out_features)
 
-    def packed_weight(self) -> torch.Tensor:
-        """MKL's packed copy of the weight, made on first use (two threads packing at once make the same copy)."""
+    def packed(self) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """`pack` of the weight and bias, made on first use (two threads packing at once make the same copy)."""
         packed = self.__dict__.get("_packed")
         if packed is None:
-            packed = self.__dict__["_packed"] = torch.ops.mkl._mkl_reorder_linear_weight(self.weight, PACKED_ROWS)
+            packed = self.__dict__["_packed"] = pack(self.weight, self.bias)
         return packed
 
 
@@ -75,7 +81,7 @@ def use_prepacked_linears(model: nn.Module):
 
 class StackedLinears:
     """One or several `PrepackedLinear`s over the same input (e.g. a layer's q, k and v projections) as one
-    packed product over their weights stacked: one MKL call instead of several, without the layers' per-call
+    packed product over their weights stacked: one call instead of several, without the layers' per-call
     checks (the caller asks `packing_on` once per forward pass). Each output column is the same dot product,
     summed in the same order, as in its own layer's product, so the floats are identical (checked by
     tests/test_runner_prepacked_linear.py). Where the packed weights do not apply, the layers' own products."""
@@ -88,30 +94,18 @@ class StackedLinears:
 
     def __call__(self, rows: torch.Tensor, packing: bool) -> torch.Tensor:
         """[rows, in_features] -> [rows, the layers' out_features end to end]; `packing` is `packing_on`."""
-        count = rows.shape[0]
-        if not (packing and 1 < count <= PACKED_ROWS):
+        if not packing:
             outputs = [linear(rows) for linear in self.linears]
             return outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=-1)
-        packed, bias, weight_shape = self.pack()
-        padded = rows if count == PACKED_ROWS else F.pad(rows, (0, 0, 0, PACKED_ROWS - count))
-        out = torch.ops.mkl._mkl_linear(padded, packed, weight_shape, bias, PACKED_ROWS)
-        return out if count == PACKED_ROWS else out[:count]
+        return packed_product(rows, *self.pack())
 
-    def pack(self) -> tuple:
-        """(packed weight, bias or None, a tensor of the weight's shape), made on first use (two threads packing
-        at once make the same copy)."""
+    def pack(self) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(packed weight, bias or None), made on first use (two threads packing at once make the same copy). A
+        single layer shares its own packed copy; a stack packs its weights end to end, keeping no plain copy."""
         if self._packed is None:
-            self._packed = self._pack()
+            if len(self.linears) == 1:
+                self._packed = self.linears[0].packed()
+            else:
+                bias = None if self.linears[0].bias is None else torch.cat([linear.bias for linear in self.linears])
+                self._packed = pack(torch.cat([linear.weight for linear in self.linears]), bias)
         return self._packed
-
-    def _pack(self):
-        """A single layer keeps its own packed copy. _mkl_linear reads the plain weight only for a row count
-        other than PACKED_ROWS, which padding rules out, so for a stack a zero-stride stand-in keeps the stacked
-        plain copy out of memory."""
-        if len(self.linears) == 1:
-            linear = self.linears[0]
-            return linear.packed_weight(), linear.bias, linear.weight
-        stacked = torch.cat([linear.weight for linear in self.linears])
-        bias = None if self.linears[0].bias is None else torch.cat([linear.bias for linear in self.linears])
-        shape_only = stacked.new_zeros(()).expand(stacked.shape)
-        return torch.ops.mkl._mkl_reorder_linear_weight(stacked, PACKED_ROWS), bias, shape_only

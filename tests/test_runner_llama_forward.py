@@ -45,7 +45,7 @@ def test_other_families_keep_transformers_forward():
     assert not supports_direct_forward(tiny_model().model, torch.device("cuda"))
 
 
-@pytest.mark.skipif(not torch.backends.mkl.is_available(), reason="torch built without MKL")
+@pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="torch built without oneDNN")
 def test_weights_are_packed_at_load_not_in_the_first_step():
     model = tiny_model().model
     layers = [_layer(layer) for layer in model.model.layers]
