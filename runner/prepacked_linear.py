@@ -14,7 +14,8 @@ prefill) both kernels are compute-bound and about as fast; one path serves every
 pass only, so the shared model stays stock for everyone else (e.g. generate()). A flag per layer call costs far
 less than a TorchFunctionMode, which would see every one of the ~2,600 torch calls of a decode step. A layer packs
 its weight on its first prepacked call (the weights are final by then); the copies add about the weights' size to
-the resident memory. Builds of torch without oneDNN always take the plain product.
+the resident memory. Other dtypes than float32 (oneDNN's bf16 needs AVX-512 or AVX-NE-CONVERT) and builds of torch
+without oneDNN always take the plain product.
 """
 
 import threading
@@ -58,7 +59,7 @@ def packed_product(rows: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor 
 
 class PrepackedLinear(nn.Linear):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not packing_on(x.device):
+        if not (packing_on(x.device) and self.weight.dtype == torch.float32):
             return F.linear(x, self.weight, self.bias)
         out = packed_product(x.reshape(-1, x.shape[-1]), *self.packed())
         return out.view(*x.shape[:-1], self.out_features)

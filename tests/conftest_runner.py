@@ -26,15 +26,15 @@ class TinyTokenizer:
 
 
 def tiny_model(config_class=LlamaConfig, seed: int = 0, eos: int = TINY_EOS, device: str = "cpu",
-               **extra) -> LoadedModel:
-    """A 2-layer fp32 model with grouped KV heads (Llama unless told); large init keeps greedy choices far
+               dtype: torch.dtype = torch.float32, **extra) -> LoadedModel:
+    """A 2-layer model with grouped KV heads (Llama and fp32 unless told); large init keeps greedy choices far
     from ties, so float rounding cannot flip them."""
     torch.manual_seed(seed)
     config = config_class(vocab_size=TINY_VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                           num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=512,
                           initializer_range=0.5, bos_token_id=0, eos_token_id=eos, pad_token_id=eos,
                           **extra)
-    model = AutoModelForCausalLM.from_config(config).float().to(device)
+    model = AutoModelForCausalLM.from_config(config).to(device, dtype)
     return prepare_model(model, TinyTokenizer(), f"tiny-{config.model_type}")
 
 

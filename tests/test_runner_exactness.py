@@ -164,3 +164,16 @@ def test_other_supported_families_are_exact(config_class, device):
                                          chunked_prefill=True, mixed_batches=True),
                           random_prompts([9, 20, 14], seed=6, prefix=system), arrival_steps=[0, 1, 2])
     assert any(isinstance(e, PrefixHit) for e in log.events) and "mixed" in log.kinds
+
+
+def test_bf16_takes_the_path_the_app_takes_on_cuda():
+    """bf16, the dtype the app runs in on CUDA, through the code it runs there (transformers' forward, the paged
+    attention over a bf16 cache, plain products), run on the CPU: its dtype handling is tested without a GPU."""
+    tiny = tiny_model(dtype=torch.bfloat16)
+    system = random_prompts([12], seed=8)[0]
+    log = run_and_compare(tiny, config(kvcache_block_size=5, num_kvcache_blocks=60, max_num_batched_tokens=16,
+                                       chunked_prefill=True, mixed_batches=True),
+                          random_prompts([9, 20, 14], seed=6, prefix=system), arrival_steps=[0, 1, 2])
+    assert not log.runner.direct_forward and log.runner.kv_cache.dtype == torch.bfloat16
+    assert any(isinstance(e, PrefixHit) for e in log.events) and "mixed" in log.kinds
+    assert not any("_packed" in module.__dict__ for module in tiny.model.modules())
