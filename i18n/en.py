@@ -448,6 +448,8 @@ MESSAGES = {
     "server.none_yet": "none yet",
     "server.tokens": "Tokens per pass: mean {mean}, largest {largest}; {ms} ms per pass. Every session waiting for "
                      "the model joins the next pass, so more students cost fewer passes each.",
+    "server.restarts": "The model process stopped and was started again {count} time(s); the steps it was computing "
+                       "failed, and every run kept its KV cache.",
     "app.page_title": "schedlab: LLM inference scheduling, step by step",
     "app.stepper": "Scheduler stepper",
     "app.policy_lab": "Policy lab",

@@ -418,6 +418,7 @@ MESSAGES = {
     "server.none_yet": "暂无",
     "server.tokens": "每次计算的 token 数：平均 {mean}，最多 {largest}；每次 {ms} 毫秒。每个等待模型的会话都加入下一次"
                      "计算，所以学生越多，每人分摊的计算次数越少。",
+    "server.restarts": "模型进程曾停止并已重新启动 {count} 次；当时正在计算的步骤失败了，每个运行的 KV 缓存都保留着。",
     "app.page_title": "schedlab：逐步看懂 LLM 推理调度",
     "app.stepper": "调度器单步执行",
     "app.policy_lab": "策略实验室",

@@ -19,12 +19,14 @@ threads wait for each other at every operation, so one of them losing its core t
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import pickle
 import socket
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from collections import deque
 from multiprocessing.connection import Connection
@@ -55,51 +57,65 @@ class _RemoteModel:
         return SimpleNamespace(logits=self._process.forward(input_ids, position_ids, logits_to_keep, paged_step))
 
 
-class ModelProcess:
-    """The parent's side: starts the child, sends steps, hands each session its logits; `stats()` as ModelWorker."""
+RESTART_INTERVAL_S = 10.0  # a stopped child is started again by the next step, at most once in this long
 
-    def __init__(self, folder: Path, threads: int | None = None):
-        threads = threads or max(1, physical_core_count() - 1)
+
+class _Child:
+    """One start of the model process: it has loaded the model once this returns, else ModelProcessError."""
+
+    def __init__(self, folder: Path, threads: int):
         ours, theirs = socket.socketpair()
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-        self._child = subprocess.Popen(
+        self.process = subprocess.Popen(
             [sys.executable, "-m", "runner.model_process", str(theirs.fileno()), str(folder), str(threads)],
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env)
         theirs.close()
-        self._connection, self._send_lock = Connection(ours.detach()), threading.Lock()
+        self.connection = Connection(ours.detach())
+        self.stopped: str | None = None  # why it stopped, once it has
         try:
-            kind, answer = pickle.loads(self._connection.recv_bytes())
+            kind, answer = pickle.loads(self.connection.recv_bytes())
         except (EOFError, OSError):
-            kind, answer = "error", f"it exited (exit code {self._child.wait()})"
+            kind, answer = "error", f"it exited (exit code {self.process.wait()})"
         if kind != "ready":
+            self.connection.close()
             raise ModelProcessError(f"the model process could not load {folder.name}: {answer}")
+        self.config, self.dtype = answer
+
+
+class ModelProcess:
+    """The parent's side: starts the child, sends steps, hands each session its logits; `stats()` as ModelWorker.
+
+    A child that stops (killed, out of memory) fails the steps it was computing, and the next step starts a new
+    one. Sessions lose nothing else: their KV caches are shared memory this process holds, and the new child maps
+    them again as it is sent them."""
+
+    def __init__(self, folder: Path, threads: int | None = None):
+        self._folder, self._threads = folder, threads or max(1, physical_core_count() - 1)
+        self._child = _Child(folder, self._threads)
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-        config, dtype = answer
-        self.loaded = LoadedModel(_RemoteModel(self, config), tokenizer, torch.device("cpu"), dtype, folder.name,
-                                  shares_kv_cache=True)
+        self.loaded = LoadedModel(_RemoteModel(self, self._child.config), tokenizer, torch.device("cpu"),
+                                  self._child.dtype, folder.name, shares_kv_cache=True)
         self.forward_passes = 0
+        self.restarts = 0
         self.caches_held = 0  # KV caches the child has mapped, as of its last answer
         self.recent: deque[tuple[int, int, float]] = deque(maxlen=RECENT)  # (sessions, tokens, seconds) per pass
-        self._waiting: dict[int, tuple[threading.Event, list]] = {}
+        self._waiting: dict[int, tuple[_Child, threading.Event, list]] = {}
         self._numbers = itertools.count()
-        self._known_caches: set[str] = set()
-        self._forgotten: deque[str] = deque()  # caches gone in this process, to be dropped by the child
-        self._stopped: str | None = None
-        threading.Thread(target=self._receive, name="schedlab-model-process-replies", daemon=True).start()
+        self._send_lock, self._restart_lock, self._last_restart = threading.Lock(), threading.Lock(), -math.inf
+        self._listen(self._child)
 
     def forward(self, input_ids, position_ids, logits_index, paged_step) -> torch.Tensor:
         """The logits of one session's step, [1, kept, vocab], computed in the child with whoever else waits."""
         number, done, answer = next(self._numbers), threading.Event(), []
-        self._waiting[number] = (done, answer)
+        child = self._running_child()
+        self._waiting[number] = (child, done, answer)
         self._track(paged_step.kv_cache)
         try:
-            if self._stopped is not None:
-                raise ModelProcessError(self._stopped)
             with self._send_lock:  # only here are forgotten caches taken off the queue
                 forgotten = [self._forgotten.popleft() for _ in range(len(self._forgotten))]
-                self._connection.send_bytes(pickle.dumps(
+                child.connection.send_bytes(pickle.dumps(
                     ("step", number, forgotten, input_ids, position_ids, logits_index, paged_step)))
-        except (OSError, ModelProcessError) as e:
+        except OSError as e:
             self._waiting.pop(number, None)
             raise ModelProcessError(f"the model process has stopped: {e}") from e
         done.wait()
@@ -107,6 +123,28 @@ class ModelProcess:
         if error is not None:
             raise error
         return logits
+
+    def _running_child(self) -> _Child:
+        """The child, started anew if it has stopped; at most once per RESTART_INTERVAL_S, so that a model that no
+        longer loads costs one attempt per interval rather than one per step."""
+        with self._restart_lock:
+            if self._child.stopped is None:
+                return self._child
+            if time.monotonic() - self._last_restart < RESTART_INTERVAL_S:
+                raise ModelProcessError(f"{self._child.stopped}; it starts again with a step after "
+                                        f"{RESTART_INTERVAL_S:.0f} s")
+            self._last_restart = time.monotonic()
+            self._child = _Child(self._folder, self._threads)
+            self.restarts += 1
+            self._listen(self._child)
+            return self._child
+
+    def _listen(self, child: _Child):
+        """Take the child's answers from now on; it has mapped no cache yet."""
+        self._known_caches: set[str] = set()
+        self._forgotten: deque[str] = deque()  # caches gone in this process, to be dropped by the child
+        threading.Thread(target=self._receive, args=(child,), name="schedlab-model-process-replies",
+                         daemon=True).start()
 
     def _track(self, cache: KVCache):
         """The child keeps each cache it is sent mapped until this process lets go of it."""
@@ -119,34 +157,38 @@ class ModelProcess:
         self._known_caches.discard(key)
         self._forgotten.append(key)
 
-    def _receive(self):
+    def _receive(self, child: _Child):
         while True:
             try:
                 number, logits, error, passes, last_pass, self.caches_held = pickle.loads(
-                    self._connection.recv_bytes())
+                    child.connection.recv_bytes())
             except (EOFError, OSError) as e:
-                return self._stop(f"the model process stopped ({type(e).__name__}, exit code {self._child.poll()})")
+                why = f"the model process stopped ({type(e).__name__}, exit code {child.process.poll()})"
+                return self._stop(child, why)
             except Exception as e:  # an answer this side cannot read: fail every waiting step, never hang them
-                return self._stop(f"an answer of the model process could not be read: {type(e).__name__}: {e}")
+                return self._stop(child, f"an answer of the model process could not be read: {type(e).__name__}: {e}")
             if passes > self.forward_passes and last_pass is not None:
                 self.forward_passes = passes
                 self.recent.append(last_pass)
-            done, answer = self._waiting.pop(number)
+            _, done, answer = self._waiting.pop(number)
             answer.extend((torch.from_numpy(logits) if logits is not None else None,
                            ModelProcessError(error) if error is not None else None))
             done.set()
 
-    def _stop(self, why: str):
-        self._stopped = why
-        for number in list(self._waiting):
-            done, answer = self._waiting.pop(number)
-            answer.extend((None, ModelProcessError(why)))
-            done.set()
+    def _stop(self, child: _Child, why: str):
+        """Fail the steps sent to `child`, which has stopped; the next step starts another."""
+        child.stopped = why
+        child.connection.close()
+        for number, (sent_to, done, answer) in list(self._waiting.items()):
+            if sent_to is child and self._waiting.pop(number, None) is not None:
+                answer.extend((None, ModelProcessError(why)))
+                done.set()
 
     def stats(self) -> dict:
         recent = list(self.recent)
         return {"forward_passes": self.forward_passes, "recent_sessions": [s for s, _, _ in recent],
-                "recent_tokens": [t for _, t, _ in recent], "recent_seconds": [d for _, _, d in recent]}
+                "recent_tokens": [t for _, t, _ in recent], "recent_seconds": [d for _, _, d in recent],
+                "restarts": self.restarts}
 
 
 def serve(connection: Connection, folder: Path, threads: int):

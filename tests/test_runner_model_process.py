@@ -1,17 +1,20 @@
 """The model worker in its own process (runner/model_process.py), on the real model: sessions write, token for
 token, what an in-process runner writes, into KV caches the parent sees; copies of a runner step on as the
 original; caches the parent lets go of are dropped by the child; a bad step fails only itself; a stopped
-process is a clear error, not a hang; a shared cache with no room in /dev/shm is a clear error too."""
+process is started again by the next step, with every run's KV intact, and a clear error, not a hang, within its
+restart interval; a shared cache with no room in /dev/shm is a clear error too."""
 
 import copy
 import errno
 import gc
 import os
 import threading
+import time
 
 import pytest
 import torch
 
+from runner import model_process
 from runner.default_model import default_model_dir
 from runner.model_loading import load_model
 from runner.model_process import ModelProcess, ModelProcessError
@@ -94,14 +97,34 @@ def test_a_bad_step_fails_alone_and_the_process_serves_on(process):
     assert run(process.loaded, 0.0, 0)[0]
 
 
-def test_a_stopped_process_is_a_clear_error():
+def kill_and_wait_until_seen(process: ModelProcess):
+    child = process._child
+    child.process.kill()
+    child.process.wait()
+    deadline = time.monotonic() + 10
+    while child.stopped is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert child.stopped is not None and "stopped" in child.stopped
+
+
+def test_a_stopped_process_starts_again_and_runs_keep_their_kv(monkeypatch):
     process = ModelProcess(default_model_dir(), threads=1)
+    reference = run(process.loaded, 0.0, 0)[0]
     runner = ModelRunner(process.loaded, CONFIG)
-    process._child.kill()
-    process._child.wait()
+    scheduler, seqs = start(runner, 0.0)
+    for _ in range(3):  # prefills: the K/V the rest of the run reads
+        batch = scheduler.schedule()
+        scheduler.postprocess(batch.seqs, runner.run(batch.seqs))
+    kill_and_wait_until_seen(process)
+    assert step_to_end(runner, scheduler, seqs) == reference  # the next step started a new child
+    assert process.restarts == 1 and process.stats()["restarts"] == 1
+
+    kill_and_wait_until_seen(process)  # again at once: no second start within the interval, a clear error
     batch = start(runner, 0.0)[0].schedule()
-    with pytest.raises(ModelProcessError, match="stopped"):
+    with pytest.raises(ModelProcessError, match="stopped.*starts again with a step after"):
         runner.run(batch.seqs)
+    monkeypatch.setattr(model_process, "RESTART_INTERVAL_S", 0.0)
+    assert run(process.loaded, 0.0, 0)[0] == reference and process.restarts == 2
 
 
 def no_room(*_):

@@ -32,3 +32,5 @@ def server_panel():
         if tokens:
             st.caption(t("server.tokens", mean=f"{sum(tokens) / len(tokens):.0f}", largest=max(tokens),
                          ms=f"{1000 * sum(seconds) / len(seconds):.0f}"))
+        if restarts := stats.get("restarts"):  # the model process's (runner/model_process.py)
+            st.caption(t("server.restarts", count=restarts))
