@@ -3,11 +3,11 @@
 A plain x @ W^T (MKL's GEMM) over the few rows of a batched decode spends much of its time repacking the weight
 into the kernel's internal layout, on every call. oneDNN's inner product over a weight reordered once into its
 blocked layout (`torch.ops.mkldnn._reorder_linear_weight`, as inductor's frozen CPU graphs use it) skips that:
-on a 2-core AVX2 machine, SmolLM2-135M's products of one decode step took 0.55x the time of plain products at 16
-rows and 0.7x at one row (MKL's own packed GEMM, which this module used before, took 1.0x there). Its floats for
-a row do not depend on how many rows come with it (tests/test_runner_prepacked_linear.py checks this), so a
-sequence computes the same numbers alone or in any batch, with no padding. From a few hundred rows on (a long
-prefill) both kernels are compute-bound and about as fast; one path serves every row count.
+on a 2-core AVX2 machine, SmolLM2-135M's products of one decode step took 0.6x the time of plain products at 16
+rows and 0.7x at one row (MKL's own packed GEMM, which this module used before, took 1.06x at 16 rows there).
+Its floats for a row do not depend on how many rows come with it (tests/test_runner_prepacked_linear.py checks
+this), so a sequence computes the same numbers alone or in any batch, with no padding. From a few hundred rows on
+(a long prefill) both kernels are compute-bound and about as fast; one path serves every row count.
 
 `use_prepacked_linears` turns the model's `nn.Linear`s into `PrepackedLinear`s, which compute exactly like
 `nn.Linear` unless the calling thread is inside `prepacked_linears()`: the runner enters it around its own forward
