@@ -110,7 +110,7 @@ def llama_logits(model: LlamaForCausalLM, input_ids: torch.Tensor, position_ids:
     """Logits [len(logits_index), vocab] of one packed step; input_ids and position_ids are [1, tokens]. Attention
     is the model's implementation, looked up as LlamaAttention does (the paged one, or the model worker's)."""
     attention = ALL_ATTENTION_FUNCTIONS.get_interface(model.config._attn_implementation, paged_attention_forward)
-    body, packing = model.model, packing_on(input_ids.device)
+    body, packing = model.model, packing_on(input_ids.device, model.dtype)
     hidden = body.embed_tokens.forward(input_ids[0])
     rotary = _rotary(*body.rotary_emb(hidden, position_ids=position_ids))
     for layer in body.layers[:model.config.num_hidden_layers]:

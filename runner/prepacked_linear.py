@@ -14,8 +14,7 @@ this), so a sequence computes the same numbers alone or in any batch, with no pa
 pass only, so the shared model stays stock for everyone else (e.g. generate()). A flag per layer call costs far
 less than a TorchFunctionMode, which would see every one of the ~2,600 torch calls of a decode step. A layer packs
 its weight on its first prepacked call (the weights are final by then); the copies add about the weights' size to
-the resident memory. Other dtypes than float32 (oneDNN's bf16 needs AVX-512 or AVX-NE-CONVERT) and builds of torch
-without oneDNN always take the plain product.
+the resident memory. Other dtypes than float32 and builds of torch without oneDNN always take the plain product.
 """
 
 import threading
@@ -40,9 +39,11 @@ def prepacked_linears():
         _thread.active = False
 
 
-def packing_on(device: torch.device) -> bool:
-    """Whether products on `device`, on this thread, now take packed weights."""
-    return getattr(_thread, "active", False) and device.type == "cpu" and torch.backends.mkldnn.is_available()
+def packing_on(device: torch.device, dtype: torch.dtype) -> bool:
+    """Whether products on `device` over `dtype` weights, on this thread, now take packed weights (float32 only:
+    oneDNN's bf16 needs AVX-512 or AVX-NE-CONVERT)."""
+    return (getattr(_thread, "active", False) and device.type == "cpu" and dtype == torch.float32
+            and torch.backends.mkldnn.is_available())
 
 
 def pack(weight: torch.Tensor, bias: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -59,7 +60,7 @@ def packed_product(rows: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor 
 
 class PrepackedLinear(nn.Linear):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not (packing_on(x.device) and self.weight.dtype == torch.float32):
+        if not packing_on(x.device, self.weight.dtype):
             return F.linear(x, self.weight, self.bias)
         out = packed_product(x.reshape(-1, x.shape[-1]), *self.packed())
         return out.view(*x.shape[:-1], self.out_features)
