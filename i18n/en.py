@@ -503,6 +503,8 @@ MESSAGES = {
     "lab.lockstep_caption": "Every config's stage at the same step: one slider, one Step and one Play for all of them. "
                             "The marks under the slider are the steps where their scheduling decisions part; each is "
                             "told in words under it.",
+    "lab.lockstep_first": "The stages hold steps 0 to {last} of runs up to {steps} steps long; the figures cover "
+                          "whole runs.",
     "lab.lockstep_preparing": "Preparing the stages",
     "lockstep.sentence": "Step {step}: {runs}.",
     "lockstep.run_sep": "; ",
@@ -519,6 +521,7 @@ MESSAGES = {
     "lockstep.ui.next": "Next parting ▶",
     "lockstep.ui.next_title": "Go to the next step where the decisions part",
     "lockstep.ui.position": "step {step} / {last}",
+    "lockstep.ui.pause_at": "pause where they part",
     "lockstep.ui.slider_name": "Step of every stage",
     "lockstep.ui.here": "★ The decisions part here.",
     "lockstep.ui.agree": "Step {step}: the decisions agree.",

@@ -469,6 +469,7 @@ MESSAGES = {
     "lab.lockstep": "并排单步查看各次运行",
     "lab.lockstep_caption": "每个配置的舞台都停在同一步：一个滑块、一个单步和一个播放按钮控制全部舞台。滑块下的标记是它们的调度"
                             "决策出现分歧的步，每一处都在下方用文字说明。",
+    "lab.lockstep_first": "舞台只保存第 0 到第 {last} 步，而运行最长有 {steps} 步；图表覆盖完整的运行。",
     "lab.lockstep_preparing": "正在准备各个舞台",
     "lockstep.sentence": "第 {step} 步：{runs}。",
     "lockstep.run_sep": "；",
@@ -485,6 +486,7 @@ MESSAGES = {
     "lockstep.ui.next": "下一个分歧 ▶",
     "lockstep.ui.next_title": "跳到下一个决策出现分歧的步",
     "lockstep.ui.position": "第 {step} 步 / 共 {last} 步",
+    "lockstep.ui.pause_at": "在分歧处暂停",
     "lockstep.ui.slider_name": "所有舞台的步",
     "lockstep.ui.here": "★ 决策在这一步出现分歧。",
     "lockstep.ui.agree": "第 {step} 步：各配置的决策相同。",
