@@ -110,7 +110,7 @@ def test_screenshots_of_the_stages_side_by_side(server, browser, lang):
     for width, height in ((1280, 720), (1600, 1000)):
         page.set_viewport_size({"width": width, "height": height})
         page.wait_for_timeout(600)
-        root.evaluate("e => e.scrollIntoView()")
+        page.get_by_role("heading", name=text(lang, "lab.lockstep")).evaluate("e => e.scrollIntoView()")
         page.wait_for_timeout(300)
         page.screenshot(path=ARTIFACTS / f"lab_lockstep_{lang}_{width}x{height}.png")
     page.close()
