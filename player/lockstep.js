@@ -13,6 +13,10 @@
   if (window.SchedlabLockstep) return;
 
   const SPEEDS = [1, 2, 5, 10, 20];
+  // Stage transitions drawn per second at most: Play faster than this draws each stage's step without the slide
+  // from the one before (four stages at 20 steps/s spent more on transitions than on the frames; they last
+  // under a frame's time there anyway).
+  const TRANSITIONS_PER_S = 40;
   const MIN_COLUMN_PX = 360;  // narrower than this, four stages go two by two (three: two, then one)
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
   const fill = (template, params) => String(template).replace(/\{(\w+)\}/g, (all, name) => (name in params ? params[name] : all));
@@ -77,11 +81,15 @@
     show(k) {
       k = Math.max(0, Math.min(this.last, k));
       const speed = this.$('.sp-ls-speed').value;
+      const animate = !this.playing || speed * this.players.length <= TRANSITIONS_PER_S;
       this.players.forEach((player, i) => {
         const last = player.views.length - 1, frame = Math.min(k, last);
         player.$('.sp-speed').value = speed;  // its transitions as short as this bar's frames
         player.playing = this.playing;
-        if (player.shown !== frame) player.show(frame);
+        if (player.shown !== frame) {
+          if (!animate) player.shown = -1;  // player.js slides only between adjacent frames
+          player.show(frame);
+        }
         this.columns[i].classList.toggle('sp-ls-over', k > last);
         this.columns[i].querySelector('.sp-ls-ended').textContent = k > last ? this.t('ended', {last}) : '';
       });
