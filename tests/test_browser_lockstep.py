@@ -9,34 +9,17 @@ import pytest
 from engine.partings import partings
 from engine.scenario import SCENARIOS_DIR, load_scenario
 from i18n import text
-from tests.test_browser_app import ARTIFACTS
+from tests import test_browser_app
 from tests.test_lockstep import runs_of
-from tools.app_server import app_server
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS
+from viz.html_export import CHROMIUM
 
 LOCKSTEP = "[data-testid=lockstep]"
+ARTIFACTS = test_browser_app.ARTIFACTS
+server, browser = test_browser_app.server, test_browser_app.browser  # its fixtures: the app served, one browser
 PRESET = SCENARIOS_DIR / "07_smart_preemption.toml"
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is not installed (Debian chromium)")]
-
-
-@pytest.fixture(scope="module")
-def server():
-    with app_server("fake") as (url, _process):
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium.new_context()
-        finally:
-            chromium.close()
 
 
 def open_comparison(browser, url: str, lang: str, width: int, height: int):
