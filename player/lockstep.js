@@ -14,9 +14,9 @@
 
   const SPEEDS = [1, 2, 5, 10, 20];
   // Stage transitions drawn per second at most: Play faster than this draws each stage's step without the slide
-  // from the one before (four stages at 20 steps/s spent more on transitions than on the frames; they last
-  // under a frame's time there anyway).
-  const TRANSITIONS_PER_S = 40;
+  // from the one before (bench/bench_lockstep.py: two stages at 20 steps/s sliding played slower than four that
+  // did not; at that speed a slide lasts under a frame's time anyway).
+  const TRANSITIONS_PER_S = 20;
   const MIN_COLUMN_PX = 360;  // narrower than this, four stages go two by two (three: two, then one)
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
   const fill = (template, params) => String(template).replace(/\{(\w+)\}/g, (all, name) => (name in params ? params[name] : all));
@@ -44,7 +44,7 @@
     constructor(root, message) {
       this.root = root;
       this.strings = Object.assign({}, message.runs[0].strings, message.strings);
-      this.partings = new Map(message.partings.map(([step, sentence]) => [step, sentence]));
+      this.partings = new Map(message.partings);  // step -> its sentence
       this.partingSteps = message.partings.map(([step]) => step);
       this.shown = -1;
       this.playing = false;
