@@ -505,6 +505,7 @@ MESSAGES = {
                             "told in words under it.",
     "lab.lockstep_first": "The stages hold steps 0 to {last} of runs up to {steps} steps long; the figures cover "
                           "whole runs.",
+    "lab.lockstep_show": "Show the stages ({frames} frames to prepare, a few seconds)",
     "lab.lockstep_preparing": "Preparing the stages",
     "lockstep.sentence": "Step {step}: {runs}.",
     "lockstep.run_sep": "; ",

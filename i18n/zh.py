@@ -470,6 +470,7 @@ MESSAGES = {
     "lab.lockstep_caption": "每个配置的舞台都停在同一步：一个滑块、一个单步和一个播放按钮控制全部舞台。滑块下的标记是它们的调度"
                             "决策出现分歧的步，每一处都在下方用文字说明。",
     "lab.lockstep_first": "舞台只保存第 0 到第 {last} 步，而运行最长有 {steps} 步；图表覆盖完整的运行。",
+    "lab.lockstep_show": "显示各个舞台（要准备 {frames} 帧，需要几秒钟）",
     "lab.lockstep_preparing": "正在准备各个舞台",
     "lockstep.sentence": "第 {step} 步：{runs}。",
     "lockstep.run_sep": "；",
