@@ -77,6 +77,11 @@ def test_one_bar_steps_every_stage_of_the_lab_together(server, browser):
     page.get_by_role("button", name="Build the offline animation (HTML)").click()  # a rerun keeps the stages
     page.get_by_role("button", name="Download the animation (HTML, opens without the app)").wait_for(timeout=120_000)
     assert shown(page) == (step, [step, step])
+    page.locator("[data-testid=stSidebar]").get_by_text("中文").click()  # the stages again, in Chinese, at that step
+    page.wait_for_function(f"() => document.querySelector('{LOCKSTEP}')?.getAttribute('lang') === 'zh'",
+                           timeout=60_000)
+    assert shown(page) == (step, [step, step])
+    assert root.get_by_role("button", name="单步", exact=True).count() == 1
     assert page.locator("[data-testid=stException]").count() == 0
     page.close()
 

@@ -144,6 +144,13 @@ def test_the_offline_page_steps_every_stage_together(tail_smart, tmp_path):
             last = max(len(f) for _, f in runs) - 1
             assert shown() == (last, [min(last, len(f) - 1) for _, f in runs])
             page.keyboard.press("Home")
+            root.locator(".sp-ls-pause-at").check()  # Play stops where the decisions first part
+            root.get_by_role("button", name="Play", exact=True).click()
+            page.wait_for_function("() => document.querySelector('[data-testid=lockstep] [data-action=play]')"
+                                   ".textContent.includes('Play')", timeout=10_000)
+            assert shown() == (first[0], [first[0]] * 2)
+            root.locator(".sp-ls-pause-at").uncheck()
+            page.keyboard.press("Home")
             root.locator(".sp-ls-speed").select_option("20")
             root.get_by_role("button", name="Play", exact=True).click()
             page.wait_for_function("() => Number(document.querySelector('[data-testid=lockstep]').dataset.step) >= 20",
