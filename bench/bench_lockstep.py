@@ -2,12 +2,15 @@
 08's chat workload under four configs. Figures, each against one stage player alone in the same run:
 - Play at 20 steps/s for a few seconds: steps shown per second, and the page's animation frames per second
   (requestAnimationFrame callbacks: how smoothly it still paints);
+- the browser's CPU time per step shown while playing (every Chromium process, read from /proc): what a step costs
+  however busy the machine is, and so the rate one free core could keep up;
 - drawing one step: every stage's show() for a step, synchronous and to the next paint (p50/p95), over the run.
 Each is measured ROUNDS times, the page sizes in turn, and the best round kept: on a shared machine the others'
 load only ever slows a round down.
 Run: python bench/bench_lockstep.py
 """
 
+import os
 import statistics
 import sys
 import tempfile
@@ -15,6 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from process_stats import child_pids, cpu_seconds  # noqa: E402
 
 from engine.compare import Variant, compare  # noqa: E402
 from engine.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
@@ -66,12 +71,27 @@ def four_runs():
     return [(run.label, run.frames) for run in runs]
 
 
+def browser_cpu_seconds() -> float:
+    """CPU time so far of every process under this one: Playwright's driver and the browser it started."""
+    total, pending = 0.0, child_pids(os.getpid())
+    while pending:
+        pid = pending.pop()
+        try:
+            total += cpu_seconds(pid)
+            pending += child_pids(pid)
+        except (FileNotFoundError, ProcessLookupError):  # a process that ended meanwhile
+            pass
+    return total
+
+
 def measure(page, path: Path, lockstep: bool) -> dict:
     page.goto(path.as_uri())
     if lockstep:  # the page keeps no handle on its lockstep: mount it again where the bench can reach it
         page.evaluate("() => { const element = document.getElementById('stages'); element.innerHTML = '';"
                       " window.lockstep = SchedlabLockstep.mountStatic(element, {runs: RUNS, ...MARKS}); }")
+    cpu = browser_cpu_seconds()
     play = page.evaluate(PLAY_JS, [PLAY_S, SPEED, lockstep])
+    play["cpu_ms_per_step"] = (browser_cpu_seconds() - cpu) * 1000 / (play["steps_per_s"] * PLAY_S)
     draw = page.evaluate(DRAW_JS, lockstep)
     return play | {name: (statistics.median(values), statistics.quantiles(values, n=20)[18])
                    for name, values in draw.items()}
@@ -100,12 +120,16 @@ def main():
                 base = None
                 for n in pages:
                     figures = min(rounds[n], key=lambda r: r["sync"][0]) | {
-                        rate: max(r[rate] for r in rounds[n]) for rate in ("steps_per_s", "paints_per_s")}
+                        rate: max(r[rate] for r in rounds[n]) for rate in ("steps_per_s", "paints_per_s")} | {
+                        "cpu_ms_per_step": min(r["cpu_ms_per_step"] for r in rounds[n])}
                     base = base or figures
                     name = "one player alone (baseline)" if n == 1 else f"{n} stages in lockstep"
                     print(f"  {name:28} {figures['steps_per_s']:5.1f} steps/s, {figures['paints_per_s']:5.1f} "
-                          f"paints/s; a step drawn in {figures['sync'][0]:5.1f} ms p50, {figures['sync'][1]:5.1f} ms "
-                          f"p95 (to the next paint {figures['painted'][0]:5.1f} / {figures['painted'][1]:5.1f} ms); "
+                          f"paints/s, browser CPU {figures['cpu_ms_per_step']:5.1f} ms per step "
+                          f"({figures['cpu_ms_per_step'] / base['cpu_ms_per_step']:.1f}x; one free core keeps "
+                          f"{1000 / figures['cpu_ms_per_step']:.0f} steps/s); a step drawn in "
+                          f"{figures['sync'][0]:5.1f} ms p50, {figures['sync'][1]:5.1f} ms p95 (to the next paint "
+                          f"{figures['painted'][0]:5.1f} / {figures['painted'][1]:5.1f} ms), "
                           f"{figures['sync'][0] / base['sync'][0]:.1f}x the baseline's p50")
                 page.close()
         finally:

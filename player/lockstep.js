@@ -201,12 +201,16 @@
       if (here !== undefined) this.root.querySelectorAll(`[data-step="${k}"]`).forEach(e => e.classList.add('sp-here'));
     }
 
-    /* Stages side by side while each keeps MIN_COLUMN_PX; else two by two, or one under another. */
+    /* Stages side by side while each keeps MIN_COLUMN_PX; else two by two, or one under another. A stage whose
+       width changed draws its frame again: its rows hold as many token cells as fit. */
     layout() {
-      const n = this.players.length, width = this.$('.sp-ls-stages').clientWidth || 1200;
+      const stages = this.$('.sp-ls-stages'), n = this.players.length, width = stages.clientWidth || 1200;
       let columns = n;
       while (columns > 1 && width / columns < MIN_COLUMN_PX) columns = columns === 4 ? 2 : columns - 1;
-      this.$('.sp-ls-stages').style.gridTemplateColumns = `repeat(${columns}, minmax(0, 1fr))`;
+      stages.style.gridTemplateColumns = `repeat(${columns}, minmax(0, 1fr))`;
+      if (width === this.laidOutWidth) return;
+      this.laidOutWidth = width;
+      this.players.forEach(player => { if (player.shown >= 0) player.show(player.shown); });
     }
 
     /* -- input ------------------------------------------------------------------------------------------ */
