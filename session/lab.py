@@ -27,6 +27,7 @@ from engine.metrics import (
 )
 from engine.overlap import check_overlap
 from engine.scenario import KeyFrame, Scenario
+from engine.timeline import Segment
 from engine.trace import read_trace
 from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
 from i18n import Message, MessageError, message_of
@@ -34,7 +35,6 @@ from scheduler import Config
 from session.history import FrameSummary, RunHistory
 from session.run_cache import Action, RunCache, SharedRun, shared_run_cache
 from viz.glossary import variant_label
-from viz.timeline import Segment
 
 RUNNER_ENV = "SCHEDLAB_RUNNER"  # "fake" or "model": the default model choice (tests set "fake")
 CUSTOM = "custom"  # the scenario name of a custom setup

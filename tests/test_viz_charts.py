@@ -1,6 +1,7 @@
+from engine.timeline import Segment, phase_of, segments
 from tests.test_viz_scenes import preemption_engine
 from viz.charts import batch_figure, queues_and_kv_figure
-from viz.timeline import Segment, phase_of, segments, timeline_figure
+from viz.timeline import timeline_figure
 
 
 def test_queue_and_kv_lines_follow_the_metrics():
