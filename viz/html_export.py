@@ -60,7 +60,7 @@ def animation_html(runs: Sequence[tuple[str, Sequence[Frame]]], title: str = "sc
             "</script></body></html>")
 
 
-# -- images for slides: drawn in headless Chromium (plotly.js for a figure, the player for a run) -------------
+# -- a GIF for slides: the player drawn in headless Chromium, photographed frame by frame --------------------
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -92,19 +92,6 @@ def _in_chromium(page_html: str, width: int, height: int, photograph) -> list[by
                     browser.close()
         except PlaywrightError as e:
             raise MessageError("export.browser_failed", path=CHROMIUM, detail=str(e).splitlines()[0]) from None
-
-
-def figure_png(fig, width: int = 1200, height: int = 600) -> bytes:
-    """A Plotly figure as PNG, rendered by plotly.js itself (no Kaleido)."""
-    import base64
-
-    def photograph(page):
-        page.wait_for_selector(".js-plotly-plot .main-svg")
-        url = page.evaluate("([w, h]) => Plotly.toImage(document.querySelector('.js-plotly-plot'), "
-                            "{format: 'png', width: w, height: h})", [width, height])
-        return [base64.b64decode(url.split(",", 1)[1])]
-
-    return _in_chromium(fig.to_html(include_plotlyjs=True, full_html=True), width, height, photograph)[0]
 
 
 def gif_steps(num_frames: int, max_frames: int) -> list[int]:

@@ -10,7 +10,6 @@ out, and why, and which request's prompt completed in a last chunk (a step with 
 from __future__ import annotations
 
 from engine.frame import Frame
-from engine.scenario import KeyFrame
 from i18n import DEFAULT, count, join_and, text
 from scheduler.events import Event
 
@@ -230,11 +229,3 @@ def narrate(frame: Frame, before: Frame | None = None, lang: str = DEFAULT) -> l
         lines += prompts_completed(frame, before, lang)
         lines += filter(None, [left_out(frame, before, lang)])
     return lines
-
-
-def key_frame_note(key_frame: KeyFrame, frames, lang: str = DEFAULT) -> tuple[str, bool]:
-    """A key frame's note as the stage shows it, and whether it holds on this run: a run branched with other
-    settings may no longer show what the note says, and the stage then greys it out with that warning."""
-    holds = key_frame.holds(frames)
-    return text(lang, "key_frame.holds" if holds else "key_frame.not_held", step=key_frame.step,
-                note=key_frame.note_in(lang)), holds
