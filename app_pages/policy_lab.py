@@ -183,7 +183,7 @@ def exports(runs, title: str):
     built_on_request(json_col, "json", lambda: comparison_json(runs, title), t("lab.build_json"),
                      t("lab.download_json"), "comparison.json", "application/json")
     csv_col.download_button(t("lab.csv"), requests_csv(runs), "requests.csv", "text/csv", key="download_csv")
-    built_on_request(html_col, "html", lambda: animation_html([(r.label, r.frames) for r in runs], title, lang),
+    built_on_request(html_col, "html", lambda: animation_html([(r.label, r.frames) for r in runs], title, lang=lang),
                      t("lab.build_html"), t("lab.download_html"), "comparison.html", "text/html")
     pick, build = st.columns([2, 1], vertical_alignment="bottom")
     labels = [run.label for run in runs]

@@ -28,13 +28,13 @@ def embedded_runs(page: str) -> list[dict]:
 
 
 def test_the_page_embeds_the_player_once_and_every_frame(engine):
-    page = animation_html([("tail", list(engine.frames)), ("again", list(engine.frames))], "two runs")
+    page = animation_html([("tail", list(engine.frames)), ("again", list(engine.frames))], "two runs", lang="en")
     assert not re.search(r"<(script|link)[^>]+(src|href)=", page)  # nothing to fetch
     assert page.count("window.SchedlabPlayer = {") == 1
     runs = embedded_runs(page)
     assert [r["title"] for r in runs] == ["tail", "again"]
     frames = engine.frames
-    assert decoded(runs[0]["frames"]) == list(player_views(frames))
+    assert decoded(runs[0]["frames"]) == list(player_views(frames, lang="en"))
 
 
 def decoded(deltas: list[dict]) -> list[dict]:
@@ -54,7 +54,7 @@ def test_the_export_shows_what_the_apps_stage_shows(lang):
     feed, sent = Feed(lang), []
     while len(sent) <= lab.last:
         sent += feed.message(lab, {"title": "", "model": "", "key_frames": []})["frames"]
-    (run,) = embedded_runs(animation_html([("run", list(lab.frames))], "run", lang))
+    (run,) = embedded_runs(animation_html([("run", list(lab.frames))], "run", lang=lang))
     exported = decoded(run["frames"])
     assert exported == decoded(sent)
     without_before = [stage_view(f, lang=lang)["narration"] for f in lab.frames]
@@ -72,7 +72,7 @@ def test_gif_steps_keep_the_ends_within_the_budget():
 def test_the_page_plays_offline_in_chromium(engine, tmp_path):
     sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
     path = tmp_path / "run.html"
-    path.write_text(animation_html([("tail", list(engine.frames))]))
+    path.write_text(animation_html([("tail", list(engine.frames))], lang="en"))
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -118,7 +118,7 @@ def test_gif_for_slides(engine):
 
     from viz.html_export import run_gif
 
-    gif = image.open(io.BytesIO(run_gif(list(engine.frames), "tail", width=480, height=270, max_frames=6)))
+    gif = image.open(io.BytesIO(run_gif(list(engine.frames), "tail", width=480, height=270, max_frames=6, lang="en")))
     assert gif.format == "GIF" and gif.size == (480, 270)
     assert gif.n_frames == len(gif_steps(len(engine.frames), 6))
     pictures = []
@@ -138,7 +138,7 @@ def test_every_token_cell_drawn_is_the_frames_token(tmp_path):
     engine.run(120)
     frames = list(engine.frames)
     path = tmp_path / "run.html"
-    path.write_text(animation_html([("chat", frames)]))
+    path.write_text(animation_html([("chat", frames)], lang="en"))
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:

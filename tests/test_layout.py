@@ -1,5 +1,6 @@
-"""House rules that hold across the tree: which layer may pull in what."""
+"""House rules that hold across the tree: which layer may pull in what, and no word made in a default language."""
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -23,3 +24,42 @@ def test_the_session_layer_draws_nothing():
     assert "session" in pulled_in and "viz" in pulled_in  # the walk did import something
     assert "plotly" not in pulled_in
     assert "streamlit" not in pulled_in
+
+
+# engine/compare.py still defaults its language (engine/ is being rearranged apart); nothing may join them.
+STILL_DEFAULTED = {"engine/compare.py": {"variants_for", "metric_label", "metric_rows", "summary", "verdicts"}}
+
+
+def lang_parameters(source: str):
+    """(function name, whether its `lang` has a default) for each function in `source` that takes a `lang`."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = node.args
+            positional = args.posonlyargs + args.args
+            defaults = [None] * (len(positional) - len(args.defaults)) + args.defaults
+            for arg, default in [*zip(positional, defaults, strict=True),
+                                  *zip(args.kwonlyargs, args.kw_defaults, strict=True)]:
+                if arg.arg == "lang":
+                    yield node.name, default is not None
+
+
+def test_every_function_that_makes_words_is_told_the_language():
+    # A default language would let a caller forget it and show English on a Chinese page without any error.
+    paths = [ROOT / "app.py"] + [p for folder in ("viz", "ui", "session", "app_pages", "engine", "scheduler", "runner",
+                                                  "i18n") for p in sorted((ROOT / folder).rglob("*.py"))]
+    taking, defaulted = 0, []
+    for path in paths:
+        allowed = STILL_DEFAULTED.get(str(path.relative_to(ROOT)), set())
+        for name, has_default in lang_parameters(path.read_text()):
+            taking += 1
+            if has_default and name not in allowed:
+                defaulted.append(f"{path.relative_to(ROOT)}: {name}")
+    assert taking > 80  # the walk saw the viz/ functions
+    assert defaulted == []
+
+
+def test_the_walk_sees_a_default_language():
+    source = ("def narrate(frame, before=None, lang='en'): pass\n"
+              "def figure(runs, height=300, *, lang='en'): pass\n"
+              "def told(frame, before=None, *, lang): pass\n")
+    assert list(lang_parameters(source)) == [("narrate", True), ("figure", True), ("told", False)]

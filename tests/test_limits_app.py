@@ -82,7 +82,7 @@ def test_a_gif_without_a_browser_says_why(monkeypatch):
     engine.run(3)
     monkeypatch.setattr(html_export, "CHROMIUM", "/nonexistent/chromium")
     with pytest.raises(ValueError, match="Chromium is not installed"):
-        html_export.run_gif(list(engine.frames), "run", max_frames=2)
+        html_export.run_gif(list(engine.frames), "run", max_frames=2, lang="en")
 
 
 def test_no_pages_folder_for_streamlit_to_list_before_the_app_names_its_pages():

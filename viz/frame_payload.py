@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 from engine.frame import Frame, RequestView
 from engine.overlap import PLACEHOLDER
-from i18n import DEFAULT, messages, text
+from i18n import messages, text
 from viz.colors import CACHED_FREE_COLOR, FREE_COLOR, REQUEST_PALETTE
 from viz.glossary import player_legend
 from viz.narrate import narrate
@@ -45,7 +45,7 @@ def player_colors() -> dict:
     return {"palette": list(REQUEST_PALETTE), "free": FREE_COLOR, "cached_free": CACHED_FREE_COLOR}
 
 
-def player_strings(lang: str = DEFAULT) -> dict:
+def player_strings(lang: str) -> dict:
     """Every word the player shows, in `lang`: its own (`player.*` in i18n/), the batch kinds, the clocks' names
     and the legends (viz/glossary.py: the page's legend shows the same marks)."""
     return {**messages(lang, "player."), **{f"batch.{kind}": text(lang, f"batch.{kind}") for kind in
@@ -54,13 +54,13 @@ def player_strings(lang: str = DEFAULT) -> dict:
             "legend": player_legend(lang)}
 
 
-def player_constants(lang: str = DEFAULT) -> dict:
+def player_constants(lang: str) -> dict:
     """What every message to the player carries besides frames: its colours, its words and the id of a token the
     model is still computing (overlapped scheduling), which it marks apart from the others."""
     return {"colors": player_colors(), "placeholder": PLACEHOLDER, "lang": lang, "strings": player_strings(lang)}
 
 
-def sat_out_reason(frame: Frame, request_id: int, lang: str = DEFAULT) -> str:
+def sat_out_reason(frame: Frame, request_id: int, lang: str) -> str:
     """Why a running request was not in this step's batch, in a few words."""
     config, batch = frame.config, frame.batch
     if len(batch.seq_ids) >= config.max_num_seqs:
@@ -144,7 +144,7 @@ def _tokens(frame: Frame, held: dict | None) -> tuple[list, list]:
     return tokens, pieces
 
 
-def stage_view(frame: Frame, before: Frame | None = None, lang: str = DEFAULT, held: dict | None = None) -> dict:
+def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: dict | None = None) -> dict:
     """What the player draws of `frame`, its words in `lang`; `before` (the frame before the step) lets the
     narration say what a number was at the start of the step; `held` (the view the player holds before this one)
     keeps the tokens it was sent."""
@@ -158,7 +158,7 @@ def stage_view(frame: Frame, before: Frame | None = None, lang: str = DEFAULT, h
         "batch": [[rid, n] for rid, n in zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True)],
         "metrics": [m.num_running, m.num_waiting, round(m.kv_usage, 4), m.num_free_blocks, m.num_cached_free_blocks,
                     m.num_preemptions],
-        "narration": narrate(frame, before, lang),
+        "narration": narrate(frame, before, lang=lang),
         "sat_out": [[rid, sat_out_reason(frame, rid, lang)] for rid in frame.running if rid not in batched],
         "done": [[e.seq_id, text(lang, f"done.{e.kind}")] for e in frame.events if e.kind in DONE_KINDS],
         "wall_ms": round(1000 * wall, 1) if frame.step else None,
@@ -175,11 +175,11 @@ def stage_view(frame: Frame, before: Frame | None = None, lang: str = DEFAULT, h
     }
 
 
-def player_views(frames, lang: str = DEFAULT) -> Iterator[dict]:
+def player_views(frames, lang: str) -> Iterator[dict]:
     """The views of consecutive frames from frame 0, as the player holds them (each keeps the tokens sent)."""
     view, before = EMPTY_VIEW, None
     for frame in frames:
-        view = stage_view(frame, before, lang, held=view)
+        view = stage_view(frame, before, lang=lang, held=view)
         before = frame
         yield view
 

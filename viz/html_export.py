@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.frame import Frame
-from i18n import DEFAULT, MessageError, text
+from i18n import MessageError, text
 from viz.frame_payload import EMPTY_VIEW, encode, player_constants, player_views
 
 PLAYER_DIR = Path(__file__).resolve().parents[1] / "player"
@@ -23,7 +23,7 @@ def player_sources() -> tuple[str, str]:
     return (PLAYER_DIR / "player.js").read_text(), (PLAYER_DIR / "player.css").read_text()
 
 
-def encoded_frames(frames: Sequence[Frame], lang: str = DEFAULT) -> list[dict]:
+def encoded_frames(frames: Sequence[Frame], lang: str) -> list[dict]:
     """Every frame as a delta against the one before (frame 0 against the empty view), its words in `lang`: the
     views the app's stage sends (its narration reads the frame before the step)."""
     deltas, previous = [], EMPTY_VIEW
@@ -34,7 +34,7 @@ def encoded_frames(frames: Sequence[Frame], lang: str = DEFAULT) -> list[dict]:
 
 
 def run_message(label: str, frames: Sequence[Frame], key_frames: Sequence[tuple[int, str]] = (),
-                lang: str = DEFAULT) -> dict:
+                *, lang: str) -> dict:
     """All of a run in one player message: nothing more can be asked for offline."""
     return {"title": label, "model": text(lang, "export.model"), "key_frames": [list(k) for k in key_frames],
             "run": 0, "from": 0, "frames": encoded_frames(frames, lang), "last": len(frames) - 1, "over": True,
@@ -47,7 +47,7 @@ def _script_json(data) -> str:
 
 
 def animation_html(runs: Sequence[tuple[str, Sequence[Frame]]], title: str = "schedlab run",
-                   lang: str = DEFAULT) -> str:
+                   *, lang: str) -> str:
     """One offline HTML page with a player per (label, frames), its words in `lang`."""
     js, css = player_sources()
     messages = [run_message(label, frames, lang=lang) for label, frames in runs]
@@ -101,7 +101,7 @@ def gif_steps(num_frames: int, max_frames: int) -> list[int]:
 
 
 def run_gif(frames: Sequence[Frame], label: str = "run", width: int = 960, height: int = 540,
-            max_frames: int = GIF_FRAMES, frame_ms: int = FRAME_MS, lang: str = DEFAULT) -> bytes:
+            max_frames: int = GIF_FRAMES, frame_ms: int = FRAME_MS, *, lang: str) -> bytes:
     """An animated GIF of a run as the stage player draws it, looping."""
     import io
 
@@ -116,7 +116,7 @@ def run_gif(frames: Sequence[Frame], label: str = "run", width: int = 960, heigh
             shots.append(page.screenshot())
         return shots
 
-    pngs = _in_chromium(animation_html([(label, frames)], label, lang), width, height, photograph)
+    pngs = _in_chromium(animation_html([(label, frames)], label, lang=lang), width, height, photograph)
     images = [Image.open(io.BytesIO(png)).convert("RGB") for png in pngs]
     out = io.BytesIO()
     images[0].save(out, format="GIF", save_all=True, append_images=images[1:], duration=frame_ms, loop=0)

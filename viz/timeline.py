@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from engine.frame import Frame
 from engine.timeline import Segment, segments
-from i18n import DEFAULT, text
+from i18n import text
 from viz.charts import LEGEND_BELOW
 from viz.colors import request_color
 
@@ -17,12 +17,12 @@ PHASE_COLORS = {"waiting": "#CBD2D9", "prefill": "#3E7CB1", "decode": "#3EBD93",
 
 
 def timeline_figure(frames: Sequence[Frame], current_step: int | None = None, row_px: int = 22,
-                    lang: str = DEFAULT) -> go.Figure:
-    return segments_figure(segments(frames), current_step, row_px, lang)
+                    *, lang: str) -> go.Figure:
+    return segments_figure(segments(frames), current_step, row_px, lang=lang)
 
 
 def segments_figure(runs: Sequence[Segment], current_step: int | None = None, row_px: int = 22,
-                    lang: str = DEFAULT) -> go.Figure:
+                    *, lang: str) -> go.Figure:
     """The request timeline drawn from its runs of phases (`Segments`)."""
     ids = sorted({s.request_id for s in runs})
     fig = go.Figure()
