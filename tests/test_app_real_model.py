@@ -5,7 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from session.lab import RUNNER_ENV, real_model_installed
-from tests.test_app_support import APP, lab, player_message, shown_view, step
+from tests.helpers.app import APP, lab, player_message, shown_view, step
 from viz.glossary import model_caveat
 
 pytestmark = [pytest.mark.slow,

@@ -1,11 +1,9 @@
 """Stepping, scrubbing, playing and the URL, through Streamlit's AppTest on the fake model."""
 
-import pytest
 
-from tests.test_app_support import (
+from tests.helpers.app import (
     back,
     button,
-    fake_model_app,
     figure,
     lab,
     no_errors,
@@ -15,11 +13,6 @@ from tests.test_app_support import (
     step,
 )
 from viz.frame_payload import player_views
-
-
-@pytest.fixture
-def app(monkeypatch):
-    return fake_model_app(monkeypatch)
 
 
 def test_opens_at_frame_zero_of_the_first_preset(app):

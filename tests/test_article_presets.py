@@ -186,7 +186,7 @@ def test_free_queue_expectations_compare_in_order_and_block_tables_by_request():
 
 
 def test_the_articles_frame_opens_by_link_in_the_app(monkeypatch):
-    from tests.test_app_support import fake_model_app, lab, no_errors, player_message, shown_view
+    from tests.helpers.app import fake_model_app, lab, no_errors, player_message, shown_view
 
     app = fake_model_app(monkeypatch)
     app.query_params["scenario"] = "article_2_preemption"

@@ -63,3 +63,16 @@ def test_the_walk_sees_a_default_language():
               "def figure(runs, height=300, *, lang='en'): pass\n"
               "def told(frame, before=None, *, lang): pass\n")
     assert list(lang_parameters(source)) == [("narrate", True), ("figure", True), ("told", False)]
+
+
+def test_no_test_module_imports_another():
+    # Shared fixtures are in tests/conftest.py, shared helpers in tests/helpers/: a test module imported elsewhere
+    # would run its tests twice or hide what it shares.
+    imported = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            imported += [f"{path.name}: {name}" for name in names
+                         if name.split(".")[-1].startswith(("test_", "conftest"))]
+    assert imported == []

@@ -3,7 +3,7 @@
 import pytest
 
 from engine.scenario import SCENARIOS_DIR, load_scenario
-from tests.test_app_support import button, fake_model_app, lab, no_errors
+from tests.helpers.app import button, lab, no_errors
 from viz.predict import question_for, question_steps, who
 
 
@@ -72,10 +72,6 @@ def test_question_steps_are_the_key_frames_or_the_decisions():
 
 
 # -- in the app -----------------------------------------------------------------------------------------
-
-@pytest.fixture
-def app(monkeypatch):
-    return fake_model_app(monkeypatch)
 
 
 def test_predict_mode_asks_before_the_key_frame_then_reveals_and_scores(app):

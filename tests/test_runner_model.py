@@ -6,7 +6,6 @@ import sys
 
 import pytest
 import torch
-from conftest_runner import chat_run, drive, random_prompts, reference_completion, tiny_model
 from transformers import Gemma2Config, LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
 
 from runner import default_model
@@ -14,6 +13,7 @@ from runner.model_loading import DEVICE_ENV, UnsupportedModelError, check_suppor
 from runner.model_runner import ModelRunner
 from scheduler import Config, SamplingParams, Scheduler, Sequence
 from scheduler.events import ChunkScheduled, PrefixHit
+from tests.helpers.tiny_model import chat_run, drive, random_prompts, reference_completion, tiny_model
 
 
 def test_importing_runner_does_not_import_torch():

@@ -1,5 +1,5 @@
 from engine.timeline import Segment, phase_of, segments
-from tests.test_viz_scenes import preemption_engine
+from tests.helpers.engines import preemption_engine
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.timeline import timeline_figure
 

@@ -1,5 +1,5 @@
 from engine.metrics import SpeculationMetrics, run_metrics
-from tests.test_viz_scenes import preemption_engine
+from tests.helpers.engines import preemption_engine
 from viz.metrics_table import request_rows, run_summary, speculation_sentence
 
 

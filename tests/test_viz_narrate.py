@@ -13,7 +13,7 @@ from scheduler.events import (
     PrefixHit,
     Speculated,
 )
-from tests.test_viz_scenes import preemption_engine, prefix_engine
+from tests.helpers.engines import preemption_engine, prefix_engine
 from viz.narrate import describe, narrate, step_summary
 
 

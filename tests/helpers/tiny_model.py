@@ -1,5 +1,5 @@
-"""Shared pieces of the runner tests: a tiny seeded Llama, a scheduler loop with arrivals, and the
-one-request-at-a-time `generate()` reference."""
+"""Shared pieces of the runner tests: a tiny seeded Llama, a scheduler loop with arrivals, the
+one-request-at-a-time `generate()` reference, and a run checked against it request by request."""
 
 from dataclasses import dataclass, field
 
@@ -71,6 +71,33 @@ def reference_completion(loaded: LoadedModel, prompt: list[int], max_new_tokens:
         out = model.generate(input_ids, attention_mask=torch.ones_like(input_ids), do_sample=False,
                              max_new_tokens=max_new_tokens, pad_token_id=loaded.eos_token_id)
     return out[0, len(prompt):].tolist()
+
+
+def make_requests(prompts, max_tokens=12):
+    """Greedy requests of the prompts."""
+    return [Sequence(p, SamplingParams(temperature=0.0, max_tokens=max_tokens)) for p in prompts]
+
+
+def tiny_config(**overrides) -> Config:
+    """A roomy config for the tiny model (its EOS), changed by `overrides`."""
+    settings = dict(max_num_seqs=4, max_num_batched_tokens=128, max_model_len=128, num_kvcache_blocks=64,
+                    kvcache_block_size=16, eos=TINY_EOS)
+    return Config(**settings | overrides)
+
+
+def run_and_compare(tiny, cfg: Config, prompts, arrival_steps, max_tokens=12):
+    """Run the prompts through scheduler and runner; assert each equals its reference. Returns the log."""
+    seqs = make_requests(prompts, max_tokens)
+    arrivals = {}
+    for seq, step in zip(seqs, arrival_steps, strict=True):
+        arrivals.setdefault(step, []).append(seq)
+    scheduler, runner = Scheduler(cfg), ModelRunner(tiny, cfg)
+    log = drive(runner, scheduler, arrivals)
+    for seq, prompt in zip(seqs, prompts, strict=True):
+        assert seq.finish_reason in ("eos", "max_tokens"), seq.finish_reason
+        assert seq.completion_token_ids == reference_completion(tiny, prompt, max_tokens), f"request {seq.seq_id}"
+    log.scheduler, log.runner, log.seqs = scheduler, runner, seqs
+    return log
 
 
 CHAT_QUESTIONS = ["What is the capital of France?", "Write a haiku about the sea.",
