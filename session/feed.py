@@ -138,8 +138,8 @@ def end_note(lab: Lab, lang: str) -> str:
 
 def run_header(lab: Lab, model: str, title: str, lang: str) -> dict:
     """The run's title (naming the settings in effect where they differ), model and key frames: [step, note in
-    `lang`, whether it holds on this run] (a branched run may no longer show what a note says; one not reached
-    yet is taken to hold)."""
+    `lang`, whether it holds on this run] (viz.frame_payload.KEY_FRAME_FIELDS); a branched run may no longer show
+    what a note says, one not reached yet is taken to hold."""
     return {"title": title, "model": model,
             "key_frames": [[k.step, k.note_in(lang), k.step > lab.last or k.holds(lab.frames)]
                            for k in lab.key_frames]}

@@ -158,24 +158,3 @@ def test_a_request_past_the_end_of_the_run_says_so():
     feed.serve(lab, Request(run, 0, 10_000, 1), budget_s=30)
     message = feed.message(lab, {})
     assert message["over"] is True and "The run is over" in message["end_note"] and lab.last < 10_000
-
-
-def test_the_player_decodes_the_same_scalars_as_the_server_sends():
-    import re
-    from pathlib import Path
-
-    from viz.frame_payload import SCALARS
-    js = (Path(__file__).resolve().parents[1] / "player" / "player.js").read_text()
-    listed = re.search(r"const SCALARS = \[(.*?)\];", js, re.S).group(1)
-    assert tuple(re.findall(r"'(\w+)'", listed)) == SCALARS
-
-
-def test_the_player_draws_no_more_rows_and_cells_than_the_server_sends_tokens_for():
-    import re
-    from pathlib import Path
-
-    js = (Path(__file__).resolve().parents[1] / "player" / "player.js").read_text()
-    sizes = {name: (int(boxes), int(rows)) for name, boxes, rows in
-             re.findall(r"(\w+): \{boxes: (\d+), rows: (\d+)", re.search(r"const SIZES = (.*);", js).group(1))}
-    assert sizes["laptop"] == (ROW_CELLS, QUEUE_ROWS)
-    assert all(boxes <= ROW_CELLS and rows <= QUEUE_ROWS for boxes, rows in sizes.values())

@@ -13,9 +13,13 @@ are None. A long prompt arriving then costs a few dozen tokens, not its whole te
 under 5 KB); the full text is in the Generated text view.
 
 Delta keys: scalars and the narration always; `running` / `waiting` / `cfg` when they changed; `nb` (pool
-size) when the pool was resized, its blocks then start free; `blk` the changed blocks as [id, ref_count,
-hash, source of a cached-free block's tokens]; `req` the changed requests' fields by id; `tok` by id,
-[length, [[start, token ids, pieces or None], ...]]: the runs of tokens that changed (an id of None: not held).
+size) when the pool was resized, its blocks then start free; `blk` the changed blocks as [id, *BLOCK_FIELDS];
+`req` the changed requests' REQUEST_FIELDS by id; `tok` by id, [length, [[start, token ids, pieces or None], ...]]:
+the runs of tokens that changed (an id of None: not held).
+
+A request's fields, a block's and the metrics travel as arrays (names in every frame would double its bytes);
+`WIRE` names their positions, and the player reads them through those names: it gets this dict as its own
+`WIRE` (viz/html_export.player_sources puts it before player.js), so the two sides cannot drift apart.
 """
 
 from __future__ import annotations
@@ -30,14 +34,23 @@ from viz.glossary import player_legend
 from viz.narrate import narrate
 
 REQUEST_FIELDS = ("status", "num_tokens", "num_prompt_tokens", "num_computed_tokens", "priority", "arrival",
-                  "num_preemptions", "finish_reason", "max_tokens", "block_table")
+                  "num_preemptions", "finish_reason", "max_tokens", "block_table")  # RequestView's attributes
+# source: where a cached-free block's tokens are, [request id, first token, count] (the player holds them), or None
+BLOCK_FIELDS = ("ref_count", "hash", "source")
+FREE_BLOCK = [0, None, None]  # a block of a new pool
+METRIC_FIELDS = ("num_running", "num_waiting", "kv_usage", "num_free_blocks", "num_cached_free_blocks",
+                 "num_preemptions")  # StepMetrics' attributes
+KEY_FRAME_FIELDS = ("step", "note", "holds")  # a key frame in a message's `key_frames` (holds: absent is true)
 SCALARS = ("step", "time", "kind", "batch", "metrics", "narration", "sat_out", "done", "wall_ms", "overlapped",
            "overfull")
 HASH_DIGITS = 6  # of a block's 16 hex digits, shown in the player's hover
 DONE_KINDS = ("finished", "finished_late", "aborted")  # their words: done.<kind> in i18n/
-ROW_CELLS = 28  # the most token cells a request's row draws (player.js SIZES.laptop.boxes)
-QUEUE_ROWS = 8  # the most requests a queue draws (player.js SIZES.laptop.rows)
+ROW_CELLS = 28  # the most token cells a request's row draws (the player's laptop size)
+QUEUE_ROWS = 8  # the most requests a queue draws (the player's laptop size)
 EMPTY_VIEW = {"running": [], "waiting": [], "cfg": {}, "requests": [], "tokens": [], "pieces": [], "blocks": []}
+WIRE = {"request": REQUEST_FIELDS, "block": BLOCK_FIELDS, "free_block": FREE_BLOCK, "metrics": METRIC_FIELDS,
+        "key_frame": KEY_FRAME_FIELDS, "scalars": SCALARS, "empty_view": EMPTY_VIEW, "row_cells": ROW_CELLS,
+        "queue_rows": QUEUE_ROWS}  # what the player knows of the wire format, as its `WIRE`
 
 
 def player_colors() -> dict:
@@ -73,15 +86,15 @@ def sat_out_reason(frame: Frame, request_id: int, lang: str) -> str:
 
 
 def _request_fields(request: RequestView) -> list:
-    return [request.status, request.num_tokens, request.num_prompt_tokens, request.num_computed_tokens,
-            request.priority, request.arrival, request.num_preemptions, request.finish_reason, request.max_tokens,
-            list(request.block_table)]
+    return [list(value) if isinstance(value, tuple) else value  # the block table, as JSON gives it back
+            for value in (getattr(request, name) for name in REQUEST_FIELDS)]
 
 
 def _block(block, request_of: dict[int, int]) -> list:
-    """[ref_count, the hash's first HASH_DIGITS hex digits (enough to tell blocks apart on screen, and a block
-    changing costs fewer bytes; JSON numbers would lose 64-bit ints) or None, where a cached-free block's tokens are:
-    [request id, first token, count] of the request that filled it (the player holds its tokens), or None]."""
+    """BLOCK_FIELDS: [ref_count, the hash's first HASH_DIGITS hex digits (enough to tell blocks apart on screen,
+    and a block changing costs fewer bytes; JSON numbers would lose 64-bit ints) or None, where a cached-free block's
+    tokens are: [request id, first token, count] of the request that filled it (the player holds its tokens), or
+    None]."""
     source = None
     if block.is_cached_free and block.tokens_from is not None and id(block.tokens_from) in request_of:
         source = [request_of[id(block.tokens_from)], block.tokens_start, block.tokens_len]
@@ -156,8 +169,7 @@ def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: di
     return {
         "step": frame.step, "time": round(frame.sim_time_s, 6), "kind": frame.batch.kind,
         "batch": [[rid, n] for rid, n in zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True)],
-        "metrics": [m.num_running, m.num_waiting, round(m.kv_usage, 4), m.num_free_blocks, m.num_cached_free_blocks,
-                    m.num_preemptions],
+        "metrics": [round(value, 4) for value in (getattr(m, name) for name in METRIC_FIELDS)],
         "narration": narrate(frame, before, lang=lang),
         "sat_out": [[rid, sat_out_reason(frame, rid, lang)] for rid in frame.running if rid not in batched],
         "done": [[e.seq_id, text(lang, f"done.{e.kind}")] for e in frame.events if e.kind in DONE_KINDS],
@@ -209,7 +221,7 @@ def encode(previous: dict, view: dict) -> dict:
     old_blocks = previous["blocks"]
     if len(view["blocks"]) != len(old_blocks):
         delta["nb"] = len(view["blocks"])
-        old_blocks = [[0, None, None]] * len(view["blocks"])
+        old_blocks = [FREE_BLOCK] * len(view["blocks"])
     changed = [[i, *b] for i, (b, old) in enumerate(zip(view["blocks"], old_blocks, strict=True)) if b != old]
     if changed:
         delta["blk"] = changed
@@ -238,7 +250,7 @@ def decode(previous: dict, delta: dict) -> dict:
         view = {key: delta[key] for key in SCALARS}
         for key in ("running", "waiting", "cfg"):
             view[key] = delta.get(key, previous[key])
-        blocks = [[0, None, None] for _ in range(delta["nb"])] if "nb" in delta else list(previous["blocks"])
+        blocks = [FREE_BLOCK] * delta["nb"] if "nb" in delta else list(previous["blocks"])
         for block_id, *block in delta.get("blk", ()):
             blocks[block_id] = block
         requests, tokens, pieces = list(previous["requests"]), list(previous["tokens"]), list(previous["pieces"])

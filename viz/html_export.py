@@ -12,15 +12,19 @@ from pathlib import Path
 
 from engine.frame import Frame
 from i18n import MessageError, text
-from viz.frame_payload import EMPTY_VIEW, encode, player_constants, player_views
+from viz.frame_payload import EMPTY_VIEW, WIRE, encode, player_constants, player_views
 
 PLAYER_DIR = Path(__file__).resolve().parents[1] / "player"
 FRAME_MS = 250
+WIRE_SLOT = "SCHEDLAB_WIRE"  # player.js: `const WIRE = SCHEDLAB_WIRE;`, replaced by viz.frame_payload.WIRE
 
 
 def player_sources() -> tuple[str, str]:
-    """The stage player's JavaScript and CSS."""
-    return (PLAYER_DIR / "player.js").read_text(), (PLAYER_DIR / "player.css").read_text()
+    """The stage player's JavaScript, with the wire format's names written in (player.js reads them as `WIRE`),
+    and its CSS."""
+    js = (PLAYER_DIR / "player.js").read_text()
+    assert js.count(WIRE_SLOT) == 1, f"player.js names {WIRE_SLOT} once, where it reads the wire format's names"
+    return js.replace(WIRE_SLOT, json.dumps(WIRE)), (PLAYER_DIR / "player.css").read_text()
 
 
 def encoded_frames(frames: Sequence[Frame], lang: str) -> list[dict]:
