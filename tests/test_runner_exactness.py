@@ -11,11 +11,11 @@ from scheduler import SamplingParams, Scheduler, Sequence
 from scheduler.events import ChunkScheduled, Preempted, PrefixHit, Speculated
 from tests.helpers.tiny_model import (
     DEVICES,
-    drive,
     make_requests,
     random_prompts,
     reference_completion,
     run_and_compare,
+    run_with_arrivals,
     tiny_config,
     tiny_model,
 )
@@ -102,7 +102,7 @@ def test_seeded_sampling_is_reproducible_however_scheduled(tiny):
         arrivals = {}
         for seq, step in zip(seqs, arrival_steps, strict=True):
             arrivals.setdefault(step, []).append(seq)
-        drive(ModelRunner(tiny, cfg, seed=runner_seed), Scheduler(cfg), arrivals)
+        run_with_arrivals(Scheduler(cfg), ModelRunner(tiny, cfg, seed=runner_seed), arrivals)
         return [s.completion_token_ids for s in seqs], [s.num_preemptions for s in seqs]
 
     roomy, _ = sample_run(tiny_config(), [0, 0, 0])

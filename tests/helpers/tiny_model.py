@@ -49,7 +49,8 @@ class RunLog:
     events: list = field(default_factory=list)
 
 
-def drive(runner, scheduler: Scheduler, arrivals: dict[int, list[Sequence]], max_steps: int = 2000) -> RunLog:
+def run_with_arrivals(scheduler: Scheduler, runner, arrivals: dict[int, list[Sequence]],
+                      max_steps: int = 2000) -> RunLog:
     """Step the scheduler and runner until every request is done; `arrivals[step]` are added before that step."""
     log, step = RunLog(), 0
     while step <= max(arrivals) or not scheduler.is_finished():
@@ -92,7 +93,7 @@ def run_and_compare(tiny, cfg: Config, prompts, arrival_steps, max_tokens=12):
     for seq, step in zip(seqs, arrival_steps, strict=True):
         arrivals.setdefault(step, []).append(seq)
     scheduler, runner = Scheduler(cfg), ModelRunner(tiny, cfg)
-    log = drive(runner, scheduler, arrivals)
+    log = run_with_arrivals(scheduler, runner, arrivals)
     for seq, prompt in zip(seqs, prompts, strict=True):
         assert seq.finish_reason in ("eos", "max_tokens"), seq.finish_reason
         assert seq.completion_token_ids == reference_completion(tiny, prompt, max_tokens), f"request {seq.seq_id}"
@@ -112,5 +113,5 @@ def chat_run(loaded: LoadedModel, max_tokens: int = 16) -> tuple[ModelRunner, li
     runner = ModelRunner(loaded, cfg)
     seqs = [Sequence(runner.encode_prompt(q), SamplingParams(temperature=0.0, max_tokens=max_tokens))
             for q in CHAT_QUESTIONS]
-    log = drive(runner, Scheduler(cfg), {0: seqs[:2], 2: seqs[2:3], 5: seqs[3:]})
+    log = run_with_arrivals(Scheduler(cfg), runner, {0: seqs[:2], 2: seqs[2:3], 5: seqs[3:]})
     return runner, seqs, log
