@@ -7,23 +7,16 @@ import shutil
 
 import pytest
 
-from engine.compare import compare, variants_for
 from engine.partings import Decision, decisions, partings
-from engine.scenario import SCENARIOS_DIR, load_scenario
 from i18n import join_and
+from tests.helpers.engines import preset_comparison
 from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_html, lockstep_message
 from viz.lockstep import lockstep_marks, parting_sentence
 
 
-def runs_of(preset: str, comparison: str, lang: str = "en"):
-    scenario = load_scenario(SCENARIOS_DIR / f"{preset}.toml")
-    return compare(variants_for(comparison, scenario.config, lang), scenario.workload, seed=scenario.seed,
-                   cost=scenario.cost)
-
-
 @pytest.fixture(scope="module")
 def tail_smart():
-    return runs_of("07_smart_preemption", "tail vs smart preemption")
+    return preset_comparison("07_smart_preemption", "tail vs smart preemption", lang="en")
 
 
 def test_decisions_are_read_from_the_steps_events(tail_smart):
@@ -57,9 +50,9 @@ def test_the_preset_parts_where_its_story_says(tail_smart):
     assert tail_victims != smart_victims
     assert first.own == (tuple(Decision("preempt", i, 0) for i in tail_victims),
                          tuple(Decision("preempt", i, 0) for i in smart_victims))
-    assert parting_sentence(first, ["tail", "smart"]) == \
+    assert parting_sentence(first, ["tail", "smart"], lang="en") == \
         f"Step {first.step}: tail preempts {tail_victims[0]}; smart preempts {smart_victims[0]}."
-    assert parting_sentence(first, ["tail", "smart"], "zh") == \
+    assert parting_sentence(first, ["tail", "smart"], lang="zh") == \
         f"第 {first.step} 步：“tail”抢占了请求 {tail_victims[0]}；“smart”抢占了请求 {smart_victims[0]}。"
 
 
@@ -72,11 +65,11 @@ def test_identical_runs_never_part_and_a_shorter_run_ends_the_comparison(tail_sm
 
 def test_a_run_with_no_decision_of_its_own_is_told_by_its_batch():
     """Prefill-first admits the arrivals while decode-first only decodes (and the other way round later)."""
-    runs = runs_of("01_prefill_first", "prefill-first vs decode-first")
+    runs = preset_comparison("01_prefill_first", "prefill-first vs decode-first", lang="en")
     found = partings([run.frames for run in runs])
     quiet = next(p for p in found if not p.own[1])
     batch = runs[1].frames[quiet.step].batch
-    sentence = parting_sentence(quiet, [run.label for run in runs])
+    sentence = parting_sentence(quiet, [run.label for run in runs], lang="en")
     ids = join_and("en", [f"{d.seq_id} ({d.num_tokens} tokens)" for d in quiet.own[0]])
     assert sentence == (f"Step {quiet.step}: prefill-first admits {ids}; decode-first only runs its "
                         f"{batch.kind} batch ({len(batch.seq_ids)} requests).")
@@ -84,8 +77,8 @@ def test_a_run_with_no_decision_of_its_own_is_told_by_its_batch():
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_marks_name_every_parting_in_the_language_asked_for(tail_smart, lang):
-    runs = runs_of("07_smart_preemption", "tail vs smart preemption", lang)
-    marks = lockstep_marks([(run.label, run.frames) for run in runs], lang)
+    runs = preset_comparison("07_smart_preemption", "tail vs smart preemption", lang=lang)
+    marks = lockstep_marks([(run.label, run.frames) for run in runs], lang=lang)
     steps = [p.step for p in partings([run.frames for run in runs])]
     assert [step for step, _ in marks["partings"]] == steps
     assert all(sentence.startswith(f"Step {step}: " if lang == "en" else f"第 {step} 步：")
@@ -95,7 +88,7 @@ def test_the_marks_name_every_parting_in_the_language_asked_for(tail_smart, lang
 
 
 def test_the_lab_message_holds_each_run_up_to_the_last_step_asked(tail_smart):
-    message = lockstep_message([(run.label, run.frames) for run in tail_smart], last_step=8)
+    message = lockstep_message([(run.label, run.frames) for run in tail_smart], lang="en", last_step=8)
     assert [len(run["frames"]) for run in message["runs"]] == [9, 9]
     assert all(step <= 8 for step, _ in message["partings"])
 
@@ -105,7 +98,7 @@ def test_the_lab_message_holds_each_run_up_to_the_last_step_asked(tail_smart):
 def test_the_offline_page_steps_every_stage_together(tail_smart, tmp_path):
     sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
     runs = [(run.label, run.frames) for run in tail_smart]
-    page_html = animation_html(runs, "tail vs smart")
+    page_html = animation_html(runs, "tail vs smart", lang="en")
     marks = json.loads(re.search(r"const MARKS = (.*);\n", page_html).group(1))
     path = tmp_path / "comparison.html"
     path.write_text(page_html)
@@ -162,25 +155,3 @@ def test_the_offline_page_steps_every_stage_together(tail_smart, tmp_path):
         finally:
             browser.close()
 
-
-def test_the_lab_shows_a_short_comparison_at_once_and_a_long_one_when_asked(monkeypatch):
-    """Preset 07's comparison gets its stages with the results; with fewer frames allowed at once, a button
-    builds them, once, and the next rerun keeps them."""
-    import ui.lockstep
-    from tests.test_compare_page import page
-
-    at = page()
-    at.selectbox(key="workload_choice").select("07_smart_preemption").run()
-    at.selectbox(key="comparison").select("tail vs smart preemption").run()
-    at.button(key="run").click().run()
-    message = json.loads(at.session_state.lockstep_messages["en"])
-    assert [run["title"] for run in message["runs"]] == ["tail preemption", "smart preemption"]
-    assert message["partings"] and not any(b.key == "lockstep_show" for b in at.button)
-    monkeypatch.setattr(ui.lockstep, "AT_ONCE_FRAMES", 50)
-    at.button(key="run").click().run()  # a new comparison: its stages not built yet
-    assert "en" not in at.session_state.lockstep_messages
-    at.button(key="lockstep_show").click().run()
-    assert not at.exception and json.loads(at.session_state.lockstep_messages["en"])["partings"] == \
-        message["partings"]
-    at.button(key="build_json").click().run()  # another rerun: the stages stay, built once
-    assert not any(b.key == "lockstep_show" for b in at.button) and not at.exception

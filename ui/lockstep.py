@@ -47,7 +47,8 @@ def lockstep_stages(runs):
         st.caption(t("lab.lockstep_first", last=f"{LAST_STEP:,}", steps=f"{longest:,}"))
     if lang not in built:
         with st.spinner(t("lab.lockstep_preparing")):
-            built[lang] = json.dumps(lockstep_message([(r.label, r.frames) for r in runs], lang, LAST_STEP))
+            built[lang] = json.dumps(lockstep_message([(r.label, r.frames) for r in runs], lang=lang,
+                                                      last_step=LAST_STEP))
     js, css = _component_sources()
     component = st.components.v2.component("schedlab_lockstep", js=js, css=css, isolate_styles=False)
     component(data=built[lang], key="lockstep")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from engine.frame import Frame
 from engine.partings import KINDS, Decision, Parting, partings
-from i18n import DEFAULT, count, join_and, messages, text
+from i18n import count, join_and, messages, text
 from viz.compare import config_color
 
 
@@ -26,7 +26,7 @@ def _decisions(lang: str, own: Sequence[Decision]) -> list[str]:
     return phrases
 
 
-def run_phrase(label: str, own: Sequence[Decision], batch, lang: str = DEFAULT) -> str:
+def run_phrase(label: str, own: Sequence[Decision], batch, *, lang: str) -> str:
     """What one run did at a parting: its own decisions, or, with none, the batch it ran."""
     if own:
         did = join_and(lang, _decisions(lang, own))
@@ -38,17 +38,17 @@ def run_phrase(label: str, own: Sequence[Decision], batch, lang: str = DEFAULT) 
     return text(lang, "lockstep.run", label=label, did=did)
 
 
-def parting_sentence(parting: Parting, labels: Sequence[str], lang: str = DEFAULT) -> str:
+def parting_sentence(parting: Parting, labels: Sequence[str], *, lang: str) -> str:
     """"Step 7: tail preemption preempts 4; smart preemption preempts 2." """
     return text(lang, "lockstep.sentence", step=parting.step, runs=text(lang, "lockstep.run_sep").join(
-        run_phrase(label, own, batch, lang)
+        run_phrase(label, own, batch, lang=lang)
         for label, own, batch in zip(labels, parting.own, parting.batches, strict=True)))
 
 
-def lockstep_marks(runs: Sequence[tuple[str, Sequence[Frame]]], lang: str = DEFAULT) -> dict:
+def lockstep_marks(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str) -> dict:
     """What the lockstep stages show besides each run's frames: the partings ([step, sentence] each), a colour
     per run (the lab's charts' colours) and the words of the shared controls."""
     labels = [label for label, _ in runs]
-    return {"partings": [[p.step, parting_sentence(p, labels, lang)] for p in partings([f for _, f in runs])],
+    return {"partings": [[p.step, parting_sentence(p, labels, lang=lang)] for p in partings([f for _, f in runs])],
             "colors": [config_color(i) for i in range(len(runs))], "lang": lang,
             "strings": messages(lang, "lockstep.ui.")}
