@@ -538,6 +538,12 @@ MESSAGES = {
     "compare.unit.s": "s",
     "compare.unit.ms": "ms",
     "compare.memory.none": "no config ran out of KV blocks (no preemption)",
+    "compare.memory.alike": "alike in every config: {n} preemptions ({tokens} tokens recomputed; within 5%)",
+    "compare.finish.same": "every request finished at the same step with {run} as with {base}",
+    "compare.finish.moved": "with {run}, {sooner} request(s) finished sooner and {later} later than with {base}: "
+                            "{requests}{more}; {same} at the same step",
+    "compare.finish.request": "request {id} ({tokens} tokens) at step {step} against {base_step}",
+    "compare.finish.more": " and {n} more",
     "compare.memory.other": "{n} ({tokens} tokens recomputed) for {label}",
     "compare.memory.least": "{label} ran out of KV blocks least: {n} preemptions ({tokens} tokens recomputed), against "
                             "{others}",
@@ -546,6 +552,7 @@ MESSAGES = {
     "compare.question.first_token": "first token",
     "compare.question.later_tokens": "later tokens",
     "compare.question.whole_workload": "whole workload",
+    "compare.question.each_request": "each request's finish step",
     "compare.question.memory": "memory",
     "compare.metric": "metric",
     "compare.metric.steps to finish": "steps to finish",
