@@ -39,6 +39,7 @@ from viz.compare import (
 )
 from viz.glossary import clock, metric_definitions
 from viz.html_export import animation_html, run_gif
+from viz.metrics_table import as_table
 
 GENERATED = "generated"
 CUSTOM = "custom"
@@ -126,7 +127,7 @@ def results(runs, title: str):
     st.markdown("\n".join(t("lab.verdict", question=question, answer=answer)
                            for question, answer in verdicts(runs, lang)))
     st.caption(t("lab.metrics_caption", metrics=metric_definitions(lang), clock=clock("simulated", lang)))
-    st.dataframe(metric_rows(runs, lang=lang), hide_index=True, width="stretch", height=420)
+    st.dataframe(as_table(metric_rows(runs, lang=lang)), hide_index=True, width="stretch", height=420)
     st.caption(t("lab.in_detail"))
     st.info(summary(runs, lang))
     st.plotly_chart(key_metrics_figure(runs, lang=lang), config=PLOT_CONFIG, key="key_metrics")

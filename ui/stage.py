@@ -20,7 +20,7 @@ from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
 from viz.glossary import clock, legend_lines, metric_definitions, model_caveat
 from viz.html_export import player_sources
-from viz.metrics_table import request_rows, run_summary, speculation_sentence
+from viz.metrics_table import as_table, request_rows, run_summary, speculation_sentence
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
 from viz.texts import pending_change, progress_text, request_texts, title_in_effect
 from viz.timeline import segments_figure
@@ -187,7 +187,7 @@ def metrics():
     st.caption(t("stage.metrics_caption", frame=lab().cursor, clock=clock("simulated", lang),
                  metrics=metric_definitions(lang)))
     st.dataframe(run_summary(run, lang), hide_index=True)
-    st.dataframe(request_rows(requests, lang), hide_index=True, width="stretch")
+    st.dataframe(as_table(request_rows(requests, lang)), hide_index=True, width="stretch")
     if sentence := speculation_sentence(speculation, lang):
         st.caption(sentence)
 
