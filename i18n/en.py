@@ -153,6 +153,7 @@ MESSAGES = {
     "settings.was": "was",
     "settings.was_scenario": "the scenario's:",
     "settings.variant_item": "{label} {value}",
+    "settings.variant_on": "{label} on", "settings.variant_off": "{label} off",
 
     "input.scenario": "A preset workload and settings with a story and key frames to jump to, or a custom setup.",
     "input.presentation": "Bigger boxes and text for a projector.",
@@ -189,11 +190,13 @@ MESSAGES = {
     "legend.colours.shown": "block colours",
     "legend.colours.meaning": "a block takes the colour of the request holding it; grey = free; yellow = free, but "
                               "its tokens are still in the prefix cache and can be reused",
-    "legend.computing.shown": "…",
+    "legend.computing.shown": "◌",
     "legend.computing.meaning": "a token the model is still computing (overlapped scheduling)",
     "mark.cached": "K/V cached", "mark.now": "computed this step", "mark.pending": "no K/V yet",
-    "mark.space": "space", "mark.newline": "newline", "mark.token_id": "token id (fake model)",
-    "mark.gap": "tokens elided to fit", "mark.computing": "token still being computed",
+    "mark.space": "space", "mark.newline": "newline", "mark.token_id": "token id (the simulated model writes ids, not text)",
+    "mark.gap": "tokens elided to fit",
+    "mark.partial": "bytes that make no character (yet): a character cut at the end, or bytes that are not text",
+    "mark.no_text": "a token holding the first bytes of a character; the token that completes it shows it", "mark.computing": "token still being computed",
     "mark.in_use": "in use: its request's colour", "mark.free": "free",
     "mark.cached_free": "free, cached prefix (reusable)",
     "mark.overfull": "more tokens than a block holds (the notebook's bug)",
@@ -234,6 +237,9 @@ MESSAGES = {
     "predict.finished": "Step {step}: which request finishes?",
     "predict.admitted": "Step {step}: which waiting requests are admitted?",
     "predict.free_blocks": "Step {step}: how many KV blocks are free after it?",
+    "predict.arrivals.one": "(Request {ids} arrives at the start of that step.)",
+    "predict.arrivals.other": "(Requests {ids} arrive at the start of that step.)",
+    "predict.ahead": "(That is {n} steps after frame {frame}, the one shown.)",
     "predict.toggle": "Predict, then reveal",
     "predict.toggle_help": "Before each key frame, guess what the scheduler will do; then see the answer.",
     "predict.score": "Your predictions in this scenario: {right} of {total} right.",
@@ -241,10 +247,10 @@ MESSAGES = {
     "predict.ask": "**Predict:** {question}",
     "predict.right": "Right: the answer is **{answer}**.",
     "predict.wrong": "Not quite: the answer is **{answer}**.",
-    "predict.go": "Go to step {step} ▶",
     "predict.choice": "Your prediction",
     "predict.reveal": "Reveal",
     "predict.pick_first": "Pick an answer first.",
+    "predict.why_beside": "The stage shows this step: its narration says why.",
 
     # -- charts (viz/charts.py, viz/timeline.py, viz/adaptive.py, viz/overlap.py) ---------------------------
     "chart.step": "step",
@@ -290,7 +296,7 @@ MESSAGES = {
 
     # -- the stage player (player/player.js; sent by session/feed.py with every message) ---------------------
     "sat_out.batch_full": "batch full, max_num_seqs={max_num_seqs}",
-    "sat_out.prefill": "prefill step: decodes wait",
+    "sat_out.prefill": "a prefill step, decodes wait",
     "sat_out.token_budget": "token budget used, max_num_batched_tokens={budget}",
     "sat_out.other": "not scheduled this step",
     "player.back": "◀ Back", "player.back_name": "Back", "player.back_title": "Back one frame (←)",
@@ -304,7 +310,9 @@ MESSAGES = {
     "player.story_title": "What happened and why",
     "player.no_decisions": "No scheduling decisions this step.",
     "player.tables_title": "Block tables (logical → physical block ids)",
-    "player.caption": "Frame <b>{step}</b> of {last} · {kind} batch · {running} running, {waiting} waiting · KV "
+    "player.of_last": "of {n}", "player.of_so_far": "of {n} computed so far",
+    "player.so_far": " so far",
+    "player.caption": "Frame <b>{step}</b> {of} · {kind} batch · {running} running, {waiting} waiting · KV "
                       "{kv}% used · {clock}: {time} s{took}{overlapped} · {model}",
     "player.took": " · {clock}: {ms} ms",
     "player.overlapped": " · overlapped scheduling",

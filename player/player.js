@@ -384,6 +384,7 @@
       this.renderHead(view);
       this.renderQueues(view, animate ? this.views[before] : null);
       this.renderNarration(view);
+      this.renderLegend(view);
       this.renderPool(view, animate);
       this.renderTables(view);
       this.renderKeys();
@@ -396,7 +397,7 @@
       const m = v.metrics, last = this.views.length - 1;
       this.$('.sp-title').textContent = this.header.title;
       const took = v.wall_ms !== null && this.header.model.startsWith('SmolLM2') ? this.t('took', {clock: esc(this.t('clock_real')), ms: Math.round(v.wall_ms)}) : '';
-      this.$('.sp-caption').innerHTML = this.t('caption', {step: v.step, last, kind: esc(this.t('batch.' + v.kind)), running: m[0],
+      this.$('.sp-caption').innerHTML = this.t('caption', {step: v.step, of: this.t(this.over ? 'of_last' : 'of_so_far', {n: last}), kind: esc(this.t('batch.' + v.kind)), running: m[0],
         waiting: m[1], kv: Math.round(100 * m[2]), clock: esc(this.t('clock_simulated')), time: v.time.toFixed(3), took,
         overlapped: v.overlapped ? this.t('overlapped') : '', model: esc(this.header.model)});
       const here = this.header.key_frames.filter(kf => kf[0] === v.step), notes = here.map(kf => kf[1]);
@@ -405,6 +406,13 @@
       banner.classList.toggle('sp-nothold', !holds);
       banner.classList.toggle('sp-on', notes.length > 0);
       banner.innerHTML = !notes.length ? '' : `<b>${esc(this.t(holds ? 'key_holds' : 'key_not_held', {step: v.step}))}</b> ${esc(notes.join(' '))}`;
+    }
+
+    /* The token legend names the marks this run draws: ids on the simulated model, text pieces on the real one. */
+    renderLegend(v) {
+      const text = v.pieces.some(p => p);
+      this.root.querySelectorAll('.sp-ids-key').forEach(e => { e.hidden = text; });
+      this.root.querySelectorAll('.sp-text-key').forEach(e => { e.hidden = !text; });
     }
 
     renderQueues(v, before) {
@@ -648,7 +656,7 @@
       if (document.activeElement !== slider || !this.dragging) slider.value = String(Math.max(0, this.shown));
       this.root.setAttribute('data-last', String(last));
       this.$('.sp-position').textContent = `${Math.max(0, this.shown)} / ${Math.max(0, last)}` +
-        (this.pending ? this.t('computing') : '');
+        (this.pending ? this.t('computing') : this.over ? '' : this.t('so_far'));
       const play = this.$('.sp-play');
       play.textContent = this.t(this.playing ? 'pause' : 'play');
       play.setAttribute('aria-label', this.t(this.playing ? 'pause_name' : 'play_name'));
@@ -690,7 +698,9 @@
       this.$('.sp-stitle').textContent = this.t('story_title');
       this.$('.sp-ttitle').textContent = this.t('tables_title');
       const legend = strings.legend || {tokens: [], pool: [], hint: ''};
-      this.$('.sp-legend').innerHTML = legend.tokens.map(([mark, words]) => `<span>${markHtml(mark)}${esc(words)}</span>`).join('') +
+      const only = mark => ((legend.id_marks || []).includes(mark) ? ' class="sp-ids-key"'
+        : (legend.text_marks || []).includes(mark) ? ' class="sp-text-key"' : '');  // shown on runs that draw them
+      this.$('.sp-legend').innerHTML = legend.tokens.map(([mark, words]) => `<span${only(mark)}>${markHtml(mark)}${esc(words)}</span>`).join('') +
         `<span class="sp-hint">${esc(legend.hint)}</span>`;
       this.$('.sp-plegend').innerHTML = legend.pool.map(([mark, words]) =>
         `<span${mark === 'sw:overfull' ? ' class="sp-overfull-key" hidden' : ''}>${markHtml(mark)}${esc(words)}</span>`).join('');

@@ -178,7 +178,7 @@ def model_controls():
     installed = real_model_installed()
     options = ["model", "fake"] if installed else ["fake"]
     state, inputs = st.session_state, lab().inputs
-    state.runner_choice = state.runner  # the widgets show what this run was built from
+    state.runner_choice = inputs.runner if inputs else state.runner  # the widgets show what this run was built from
     state.temperature = inputs.temperature if inputs else state.get("temperature", 0.0)
     state.seed = inputs.seed if inputs else state.get("seed", 0)
     lang = current_lang()
@@ -187,7 +187,9 @@ def model_controls():
              help=input_help("model", lang))
     if not installed:
         st.caption(t("sidebar.model_missing"))
-    elif st.session_state.runner == "model":
+    elif inputs and inputs.runner != state.runner:  # the notebook's block-size bug runs on the fake model only
+        st.caption(t("config.notebook_bug_model"))
+    elif inputs and inputs.runner == "model":
         st.caption(t("sidebar.model_on", device=st.session_state.model_device, caveat=model_caveat(lang)))
     cols = st.columns(2)
     cols[0].number_input(t("sidebar.temperature"), *BOUNDS["temperature"], step=0.1, key="temperature",
