@@ -365,6 +365,7 @@ MESSAGES = {
     "state.model_failed": "The real model could not be loaded ({error}); using the fake model instead.",
     "state.no_scenario": "There is no scenario called {name}; pick one from the list.",
     "state.bad_link": "{error} Opened the first preset instead.",
+    "state.bad_link_without": "{error} Opened the link without {key}= instead.",
     "state.link_refused": "This link could not be opened ({error}). Opened the first preset instead.",
     "state.running_to": "Running to frame {frame}",
     "run.custom": "Custom setup",

@@ -337,6 +337,7 @@ MESSAGES = {
     "state.model_failed": "无法加载真实模型（{error}）；改用模拟模型。",
     "state.no_scenario": "没有名为 {name} 的场景；请从列表中选择一个。",
     "state.bad_link": "{error} 已改为打开第一个预设。",
+    "state.bad_link_without": "{error} 已改为打开去掉 {key}= 的链接。",
     "state.link_refused": "无法打开这个链接（{error}）。已改为打开第一个预设。",
     "state.running_to": "正在运行到第 {frame} 帧",
     "run.custom": "自定义设置",
