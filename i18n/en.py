@@ -35,8 +35,12 @@ MESSAGES = {
     "narrate.admitted.recompute": " (it had been preempted, so its K/V is computed again)",
     "narrate.freed": "blocks {ids} freed",
     "narrate.freed.none": "no blocks freed",
-    "narrate.preempted.self": "Request {id} was preempted: it needed another block and no other request could give "
-                              "one up ({freed}); it goes back to waiting and will recompute.",
+    "narrate.preempted.self_tail": "Request {id} was preempted: it needed another block, none was free, and it is "
+                                   "itself the tail of the running queue, so the tail policy preempts it ({freed}); it "
+                                   "goes back to waiting and will recompute.",
+    "narrate.preempted.self": "Request {id} was preempted ({policy} policy): it needed another block, none was free, "
+                              "and the policy picked it to give its blocks up ({freed}); it goes back to waiting and "
+                              "will recompute.",
     "narrate.preempted": "Request {id} was preempted ({policy} policy) to make room for request {for_id}: {freed}; "
                          "it goes back to the waiting queue and will recompute.",
     "narrate.arrived": "Request {id} arrived ({prompt}, priority {priority}) and joined the waiting queue.",
@@ -194,7 +198,7 @@ MESSAGES = {
     "legend.computing.meaning": "a token the model is still computing (overlapped scheduling)",
     "mark.cached": "K/V cached", "mark.now": "computed this step", "mark.pending": "no K/V yet",
     "mark.space": "space", "mark.newline": "newline",
-    "mark.token_id": "token id (the fake model writes ids, not text)",
+    "mark.token_id": "token id (fake model)",
     "mark.gap": "tokens elided to fit",
     "mark.partial": "bytes that make no character (yet): a character cut at the end, or bytes that are not text",
     "mark.no_text": "a token holding the first bytes of a character; the token that completes it shows it",

@@ -33,7 +33,10 @@ MESSAGES = {
     "narrate.admitted.recompute": "（它曾被抢占，所以它的 K/V 要重新计算）",
     "narrate.freed": "释放了块 {ids}",
     "narrate.freed.none": "没有释放任何块",
-    "narrate.preempted.self": "请求 {id} 被抢占：它需要再要一个块，而没有别的请求能让出（{freed}）；它回到等待队列，之后重新计算。",
+    "narrate.preempted.self_tail": "请求 {id} 被抢占：它需要再要一个块，但没有空闲块，而它本身就是运行队列的末尾，所以 tail 策略"
+                                   "抢占它自己（{freed}）；它回到等待队列，之后重新计算。",
+    "narrate.preempted.self": "请求 {id} 被抢占（{policy} 策略）：它需要再要一个块，但没有空闲块，策略选中它自己让出块（{freed}）；"
+                              "它回到等待队列，之后重新计算。",
     "narrate.preempted": "请求 {id} 被抢占（{policy} 策略），为请求 {for_id} 腾出空间：{freed}；它回到等待队列，之后重新计算。",
     "narrate.arrived": "请求 {id} 到达（{prompt}，优先级 {priority}），进入等待队列。",
     "narrate.arrivals": "请求 {ids} 到达（提示词分别为 {lens} 个 token{priority}），进入等待队列。",
@@ -170,7 +173,7 @@ MESSAGES = {
     "legend.computing.shown": "◌",
     "legend.computing.meaning": "模型仍在计算的 token（重叠调度）",
     "mark.cached": "K/V 已缓存", "mark.now": "本步计算", "mark.pending": "尚无 K/V",
-    "mark.space": "空格", "mark.newline": "换行", "mark.token_id": "token id（模拟模型只写出 id，没有文本）",
+    "mark.space": "空格", "mark.newline": "换行", "mark.token_id": "token id（模拟模型）",
     "mark.gap": "为适应宽度省略的 token",
     "mark.partial": "（暂时）拼不成字符的字节：末尾被截断的字符，或不是文本的字节",
     "mark.no_text": "这个 token 只含一个字符的前几个字节，由补全它的 token 显示该字符", "mark.computing": "仍在计算的 token",

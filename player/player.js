@@ -21,7 +21,7 @@
     'overfull'];  // as viz/frame_payload.SCALARS (a test compares them)
   const F = {status: 0, num_tokens: 1, num_prompt: 2, num_computed: 3, priority: 4, arrival: 5, preemptions: 6,
     finish_reason: 7, max_tokens: 8, block_table: 9};
-  const SIZES = {laptop: {boxes: 28, rows: 8, grid: 16}, present: {boxes: 18, rows: 4, grid: 12}};
+  const SIZES = {laptop: {boxes: 28, rows: 8, grid: 16}, present: {boxes: 18, rows: 6, grid: 12}};
 
   const color = id => COLORS.palette[id % COLORS.palette.length];
   function blend(hex, amount) {
@@ -76,13 +76,15 @@
 
   const fit = (list, length) => Array.from({length}, (_, i) => (i < list.length ? list[i] : null));
 
-  /* Indices 0..n-1 to draw in at most max cells: both ends and the focus (this step's tokens), null for gaps. */
-  function condense(n, max, focusStart, focusStop) {
+  /* Indices 0..n-1 to draw in at most max cells: both ends and the focus (this step's tokens), null for gaps.
+   * With `sharedHead` (every row starts with the same tokens: a chat template) the start gets one cell, the end
+   * the rest: that is where the rows differ. */
+  function condense(n, max, focusStart, focusStop, sharedHead = false) {
     if (n <= max) return Array.from({length: n}, (_, i) => i);
     const keep = new Set(), budget = Math.max(2, max - 2);
     const share = Math.min(Math.max(0, focusStop - focusStart), Math.floor(budget / 3));
     for (let i = focusStop - share; i < focusStop; i++) if (i >= 0 && i < n) keep.add(i);
-    const rest = budget - keep.size, head = Math.floor(rest / 2);
+    const rest = budget - keep.size, head = sharedHead ? Math.min(1, rest) : Math.floor(rest / 2);
     for (let i = 0; i < head; i++) keep.add(i);
     for (let i = n - (rest - head); i < n; i++) keep.add(i);
     const shown = [];
@@ -94,6 +96,18 @@
     }
     if (previous < n - 1) shown.push(null);
     return shown;
+  }
+
+  /* Whether the rows `rids` all start with the same SHARED_START tokens (a chat template's system prompt). */
+  const SHARED_START = 4;
+  function sharedStart(view, rids) {
+    if (rids.length < 2) return false;
+    const first = view.tokens[rids[0]];
+    for (let i = 0; i < SHARED_START; i++) {
+      if (first[i] === undefined || first[i] === null) return false;
+      if (rids.some(rid => view.tokens[rid][i] !== first[i])) return false;
+    }
+    return true;
   }
 
   /* Tokens or pieces joined; a run of those not held (the server sends what the rows can show) reads ⋯. */
@@ -162,7 +176,7 @@
       this.lang = null;
       this.colors = [];  // the block colours drawn now (animated toward the frame's)
       this.rows = new Map();  // request id -> its row element, kept across frames so moves can animate
-      this.tallest = {running: 0, waiting: 0};  // the longest queues held: their room is kept, so nothing jumps
+      this.tallest = 0;  // the most requests the queues held at once: their room is kept, so the pool never jumps
       root.classList.add('sp');
       root.player = this;  // tests and the GIF export reach the player through its element
       root.setAttribute('data-testid', 'stage-player');
@@ -207,7 +221,7 @@
         this.over = false;
         this.rows.forEach(row => row.remove());
         this.rows.clear();
-        this.tallest = {running: 0, waiting: 0};
+        this.tallest = 0;
       }
       if (this.pending && m.answered >= this.pending.seq) this.pending = null;
       if (m.from > this.views.length) {
@@ -218,8 +232,7 @@
           if (view.step !== this.views.length) throw new Error(`frame ${view.step} came where ${this.views.length} belongs`);
           this.views.push(view);
           this.prev = view;
-          this.tallest.running = Math.max(this.tallest.running, view.running.length + view.done.length);
-          this.tallest.waiting = Math.max(this.tallest.waiting, view.waiting.length);
+          this.tallest = Math.max(this.tallest, view.running.length + view.done.length + view.waiting.length);
         }
       }
       this.failures = 0;
@@ -426,6 +439,8 @@
       const queues = [['running', v.running.slice(0, sizes.rows), v.running.length - Math.min(v.running.length, sizes.rows)],
         ['waiting', v.waiting.slice(0, sizes.rows), v.waiting.length - Math.min(v.waiting.length, sizes.rows)]];
       this.drawn = {running: queues[0][1].slice(), waiting: queues[1][1].slice(), finished: done.map(d => d[0])};
+      const shownRunning = Math.max(1, queues[0][1].length + done.length);  // an empty queue still takes a row
+      room.sharedHead = sharedStart(v, [...queues[0][1], ...queues[1][1], ...done.map(d => d[0])]);
       for (const [name, ids, hidden] of queues) {
         const box = this.$('.sp-' + name);
         const rowsBox = box.querySelector('.sp-rows');
@@ -436,7 +451,10 @@
           `${esc(this.t('queue_count', {n: name === 'running' ? v.running.length : v.waiting.length}))}${limit}`;
         box.querySelector('.sp-more').textContent = hidden ? this.t('more_requests', {n: hidden}) : '';
         rowsBox.querySelectorAll('.sp-empty').forEach(e => e.remove());
-        rowsBox.style.minHeight = `calc(${Math.max(1, Math.min(sizes.rows, this.tallest[name]))} * (var(--sp-cell) + 4px))`;
+        // The running queue takes the rows it draws; the waiting queue keeps the rest of the room the most requests
+        // held at once need (requests move between the two, so the total seldom changes and the pool stays put).
+        const kept = name === 'running' ? entries.length : Math.min(this.tallest, 2 * sizes.rows) - shownRunning;
+        rowsBox.style.minHeight = `calc(${Math.max(1, Math.min(sizes.rows, kept))} * (var(--sp-cell) + 4px))`;
         entries.forEach(([rid, finished], index) => {
           let row = this.rows.get(rid);
           if (!row) {
@@ -477,9 +495,10 @@
       const flagText = finished || (satOut ? this.t('sits_out', {why: satOut}) : '');
       const flag = finished ? `<span class="sp-flag sp-done">${esc(finished)}</span>` :
         satOut ? `<span class="sp-flag" title="${esc(this.t('sits_out_title', {why: satOut}))}">${esc(flagText)}</span>` : '';
-      let indices, width = room.cells - (flagText ? Math.min(room.flag, flagText.length * room.char * 0.95) : 0);
+      const flagWidth = Math.min(room.flag, Math.ceil(flagText.length / 2 + 1) * room.char);  // on two lines
+      let indices, width = room.cells - (flagText ? flagWidth : 0);
       for (let boxes = room.boxes; ; boxes -= 1) {
-        indices = condense(n, boxes, computed - nNow, computed);
+        indices = condense(n, boxes, computed - nNow, computed, room.sharedHead);
         if (boxes <= 3 || this.cellsWidth(v, rid, indices, room) <= width) break;
       }
       row.classList.toggle('sp-bare', this.cellsWidth(v, rid, indices, room) > width);  // too narrow: no labels
@@ -542,7 +561,16 @@
       return [Math.ceil(n / columns), columns];
     }
 
+    /* A pool of a row or two (a preemption lesson's few blocks) sits above the narration, beside the queues, so a
+     * projector shows it with them; a larger one has the width below. */
+    placePool(n) {
+      const pool = this.$('.sp-pool'), home = this.$(this.gridShape(n)[0] <= 2 ? '.sp-story' : '.sp-lower');
+      if (pool.parentElement !== home) home.prepend(pool);
+      this.root.classList.toggle('sp-pool-beside', home.classList.contains('sp-story'));
+    }
+
     renderPool(v, animate) {
+      this.placePool(v.blocks.length);
       const owners = this.owners(v);
       this.poolOwners = owners;
       const target = v.blocks.map((b, id) => b[0] === 0 ? (b[1] !== null ? COLORS.cached_free : COLORS.free) : color(owners[id][0] ?? 0));

@@ -38,8 +38,12 @@ def test_every_event_kind_has_a_plain_sentence():
                                           "step; prefills wait for a step without them.",
         Preempted(1, 0, "tail", (3, 4)): "Request 1 was preempted (tail policy) to make room for request 0: blocks "
                                          "3, 4 freed; it goes back to the waiting queue and will recompute.",
-        Preempted(1, 1, "tail", (3,)): "Request 1 was preempted: it needed another block and no other request could "
-                                       "give one up (blocks 3 freed); it goes back to waiting and will recompute.",
+        Preempted(1, 1, "tail", (3,)): "Request 1 was preempted: it needed another block, none was free, and it is "
+                                       "itself the tail of the running queue, so the tail policy preempts it (blocks 3 "
+                                       "freed); it goes back to waiting and will recompute.",
+        Preempted(1, 1, "smart", (3,)): "Request 1 was preempted (smart policy): it needed another block, none was "
+                                        "free, and the policy picked it to give its blocks up (blocks 3 freed); it "
+                                        "goes back to waiting and will recompute.",
         PrefixHit(1, (0, 1), 8): "Request 1 found 2 blocks (8 tokens) in the prefix cache and reuses them: "
                                  "blocks 0, 1.",
         Finished(0, "max_tokens"): "Request 0 finished: it reached its max_tokens (10); its blocks were freed.",

@@ -80,8 +80,9 @@ def _admitted(lang, event, frame: Frame, before: Frame | None = None) -> str:
 def _preempted(lang, event, frame: Frame, before: Frame | None = None) -> str:
     freed = (text(lang, "narrate.freed", ids=_ids(lang, event.freed_blocks)) if event.freed_blocks
              else text(lang, "narrate.freed.none"))
-    if event.for_seq_id == event.seq_id:
-        return text(lang, "narrate.preempted.self", id=event.seq_id, freed=freed)
+    if event.for_seq_id == event.seq_id:  # the policy picked the request that needed the block (tail: it is last)
+        return text(lang, "narrate.preempted.self_tail" if event.policy == "tail" else "narrate.preempted.self",
+                    id=event.seq_id, policy=event.policy, freed=freed)
     return text(lang, "narrate.preempted", id=event.seq_id, policy=event.policy, for_id=event.for_seq_id,
                 freed=freed)
 
