@@ -171,7 +171,7 @@
       this.stepsCarried = 0;
       this.failures = 0;
       this.answerTimeoutMs = ANSWER_TIMEOUT_MS;
-      this.header = {title: '', model: '', key_frames: [], placeholder: null};
+      this.header = {title: '', titles: [], model: '', key_frames: [], placeholder: null};
       this.strings = {};  // the server's words (player_strings in viz/frame_payload.py), set by the first message
       this.lang = null;
       this.colors = [];  // the block colours drawn now (animated toward the frame's)
@@ -203,7 +203,7 @@
 
     apply(m) {
       if (!m || typeof m !== 'object' || !Array.isArray(m.frames)) throw new Error('the message holds no frames');
-      this.header = {title: m.title || '', model: m.model || '', key_frames: m.key_frames || [],
+      this.header = {title: m.title || '', titles: m.titles || [], model: m.model || '', key_frames: m.key_frames || [],
         placeholder: m.placeholder, end_note: m.end_note};
       if (m.strings && m.lang !== this.lang) this.useStrings(m.lang, m.strings);
       if (m.colors) {
@@ -408,7 +408,8 @@
 
     renderHead(v) {
       const m = v.metrics, last = this.views.length - 1;
-      this.$('.sp-title').textContent = this.header.title;
+      const titled = this.header.titles.filter(([first]) => first <= v.step).pop();  // as this frame ran
+      this.$('.sp-title').textContent = titled ? titled[1] : this.header.title;
       const took = v.wall_ms !== null && this.header.model.startsWith('SmolLM2') ? this.t('took', {clock: esc(this.t('clock_real')), ms: Math.round(v.wall_ms)}) : '';
       this.$('.sp-caption').innerHTML = this.t('caption', {step: v.step, of: this.t(this.over ? 'of_last' : 'of_so_far', {n: last}), kind: esc(this.t('batch.' + v.kind)), running: m[0],
         waiting: m[1], kv: Math.round(100 * m[2]), clock: esc(this.t('clock_simulated')), time: v.time.toFixed(3), took,
@@ -672,7 +673,8 @@
 
     renderKeys() {
       const keys = [...this.keySteps()].sort((a, b) => a - b);
-      const html = keys.length ? `<b>${esc(this.t('key_frames'))}</b> ` + keys.map(s => `<button type="button" class="sp-key${s === this.shown ? ' sp-here' : ''}" data-step="${s}" title="${esc(this.header.key_frames.filter(k => k[0] === s).map(k => k[1]).join(' '))}">${s === this.shown ? '★ ' : ''}${esc(this.t('key_step', {step: s}))}</button>`).join('') : '';
+      const held = s => this.header.key_frames.every(k => k[0] !== s || k[2] !== false);  // greyed when it no longer does
+      const html = keys.length ? `<b>${esc(this.t('key_frames'))}</b> ` + keys.map(s => `<button type="button" class="sp-key${s === this.shown ? ' sp-here' : ''}${held(s) ? '' : ' sp-nothold'}" data-step="${s}" title="${esc(this.header.key_frames.filter(k => k[0] === s).map(k => k[1]).join(' '))}">${s === this.shown ? '★ ' : ''}${esc(this.t('key_step', {step: s}))}</button>`).join('') : '';
       const box = this.$('.sp-keys');
       if (box.innerHTML !== html) box.innerHTML = html;
     }

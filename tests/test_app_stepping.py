@@ -172,6 +172,20 @@ def test_the_player_is_told_the_run_and_the_model(app):
     assert message["title"] == lab(app).title and message["model"] == "fake model" and message["last"] == 2
 
 
+def test_after_a_branch_each_frame_is_titled_by_the_settings_it_ran_under(app):
+    """A change at frame 5 runs from step 6: the player titles frames 0-5 with the scenario's title and frames 6 on
+    with the change, wherever the cursor was when the title was sent (it moves among held frames on its own)."""
+    app.query_params.update({"scenario": "02_preemption", "frame": "5"})
+    app.run()
+    app.number_input(key="cfg_max_num_seqs").set_value(2).run()
+    step(app, 3)
+    plain = lab(app).title
+    changed = f"{plain} · now with max_num_seqs (requests per batch) 2 (the scenario's: 3)"
+    assert player_message(app)["titles"] == [[0, plain], [6, changed]]
+    back(app)
+    assert player_message(app)["titles"] == [[0, plain], [6, changed]]
+
+
 def test_the_url_opens_a_variant(app):
     app.query_params["scenario"] = "04_chunked_prefill"
     app.query_params["variant"] = "1"

@@ -107,7 +107,7 @@ def serve_player() -> str | None:
 
 def player(error: str | None):
     message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame), current_lang()))
-    message.update(present=bool(st.session_state.presentation), error=error)
+    message.update(present=bool(st.session_state.presentation), error=error, titles=titles())
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
               on_frame_change=_on_player_frame)
 
@@ -133,6 +133,15 @@ def title(frame) -> str:
         return run_title()
     moving = ("max_num_seqs",) if lab().options_in_effect().adaptive else ()  # the controller moves it
     return title_in_effect(run_title(), lab().inputs.config, frame.config, ignore=moving, lang=current_lang())
+
+
+def titles() -> list[list]:
+    """[first frame, title] of each stretch of frames run under the same settings (a change made at frame k runs
+    from step k + 1): the player titles each frame it holds by the settings that frame ran under."""
+    if lab().is_trace:
+        return [[0, run_title()]]
+    starts = sorted({0, *(at + 1 for at, _ in lab().engine.config_changes)})
+    return [[start, title(lab().frames[start])] for start in starts if start <= lab().last]
 
 
 def settings_notice():
