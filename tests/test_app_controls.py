@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from engine.scenario import load_scenario, preset_paths
+from engine.scenario import SCENARIOS_DIR, load_scenario, preset_paths
 from engine.trace import trace_dict
 from tests.test_app_support import button, fake_model_app, lab, no_errors, player_message, show, shown_view, step
 
@@ -139,6 +139,23 @@ def test_a_trace_opens_read_only(app):
     step(app)
     message = player_message(app)
     assert message["over"] and "recorded trace" in message["end_note"] and lab(app).cursor == lab(app).last == 4
+
+
+def test_the_policy_labs_json_export_opens_one_run_at_a_time(app):
+    """The lab's JSON holds each run as a trace: "Open a trace" opens the one chosen by its label."""
+    from engine.compare import compare, variants_for
+    from engine.export import comparison_json
+
+    scenario = load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml")
+    runs = compare(variants_for("tail vs smart preemption", scenario.config), scenario.workload, seed=scenario.seed)
+    app.run()
+    app.file_uploader[0].set_value(("comparison.json", comparison_json(runs, "07").encode(), "application/json"))
+    app.run()
+    assert no_errors(app) and lab(app).is_trace and lab(app).last == runs[0].run.num_steps
+    assert [f.batch for f in lab(app).frames] == [f.batch for f in runs[0].frames]
+    app.selectbox(key="comparison_run").set_value(1).run()
+    assert no_errors(app) and [f.batch for f in lab(app).frames] == [f.batch for f in runs[1].frames]
+    assert "smart preemption" in lab(app).title
 
 
 def test_a_broken_trace_is_refused_with_a_message(app):

@@ -8,6 +8,7 @@ from dataclasses import replace
 import streamlit as st
 
 from engine.adaptive import AdaptiveBatch
+from engine.export import comparison_traces
 from i18n import Message, message_of, text
 from session.lab import (
     ARRIVALS,
@@ -271,13 +272,30 @@ def add_request_form():
         st.caption(t("sidebar.chat_template"))
 
 
+def _comparison_runs(upload) -> list[tuple[str, str]] | None:
+    """The runs of an uploaded policy-lab comparison (read once per file), or None for a trace."""
+    state = st.session_state
+    if state.get("comparison_file", (None,))[0] != upload.file_id:
+        state.comparison_file = (upload.file_id, comparison_traces(upload.getvalue()))
+    return state.comparison_file[1]
+
+
 def trace_uploader():
+    """Open a trace, or one run of a policy-lab comparison (each of its runs is a trace), chosen by its label."""
     upload = st.file_uploader(t("sidebar.trace_upload"), type=["json"])
-    if upload is None or st.session_state.get("trace_loaded") == upload.file_id:
+    if upload is None:
+        return
+    key, data, name = upload.file_id, upload.getvalue(), upload.name
+    if runs := _comparison_runs(upload):
+        labels = [label for label, _ in runs]
+        chosen = st.selectbox(t("sidebar.comparison_run", n=len(runs)), range(len(runs)),
+                              format_func=labels.__getitem__, key="comparison_run")
+        key, data, name = (upload.file_id, chosen), runs[chosen][1], f"{upload.name}: {labels[chosen]}"
+    if st.session_state.get("trace_loaded") == key:
         return
     try:
-        st.session_state.lab = open_trace(upload.getvalue(), upload.name)
-        st.session_state.trace_loaded = upload.file_id
+        st.session_state.lab = open_trace(data, name)
+        st.session_state.trace_loaded = key
     except LabError as e:
         st.error(said(e))
 
