@@ -417,6 +417,7 @@ MESSAGES = {
     "sidebar.added": "Added: it joins the waiting queue at the next step.",
     "sidebar.chat_template": "The prompt is wrapped in the model's chat template.",
     "sidebar.trace_upload": "Open a JSON trace (`python -m engine run ... --json t.json`)",
+    "sidebar.upload_button": "Upload", "sidebar.upload_limit": "{mb} MB per file • JSON",
     "sidebar.comparison_run": "A policy-lab comparison of {n} runs: the run to open",
     "sidebar.add": "Add a request",
     "sidebar.open_trace": "Open a trace",

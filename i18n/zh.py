@@ -385,6 +385,7 @@ MESSAGES = {
     "sidebar.added": "已添加：它在下一步进入等待队列。",
     "sidebar.chat_template": "提示词会被套上模型的聊天模板。",
     "sidebar.trace_upload": "打开 JSON 轨迹（`python -m engine run ... --json t.json`）",
+    "sidebar.upload_button": "上传", "sidebar.upload_limit": "每个文件不超过 {mb} MB • JSON",
     "sidebar.comparison_run": "策略实验室的比较，共 {n} 次运行：要打开的运行",
     "sidebar.add": "添加请求",
     "sidebar.open_trace": "打开轨迹",

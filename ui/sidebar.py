@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -280,8 +281,22 @@ def _comparison_runs(upload) -> list[tuple[str, str]] | None:
     return state.comparison_file[1]
 
 
+def _uploader_words():
+    """Streamlit's file uploader writes "Upload" and "20MB per file • JSON" in English whatever the page's language;
+    its words are replaced by the catalogue's, drawn by CSS over the hidden originals (it has no option for them)."""
+    words = {"button p": t("sidebar.upload_button"),
+             "[data-testid=stFileUploaderDropzoneInstructions] span":
+                 t("sidebar.upload_limit", mb=st.get_option("server.maxUploadSize"))}
+    zone = "[data-testid=stFileUploaderDropzone]"
+    st.markdown("<style>" + "".join(
+        f"{zone} {selector} {{font-size: 0}} {zone} {selector}::after "
+        f"{{content: {json.dumps(label, ensure_ascii=False)}; font-size: 14px}}"
+        for selector, label in words.items()) + "</style>", unsafe_allow_html=True)
+
+
 def trace_uploader():
     """Open a trace, or one run of a policy-lab comparison (each of its runs is a trace), chosen by its label."""
+    _uploader_words()
     upload = st.file_uploader(t("sidebar.trace_upload"), type=["json"])
     if upload is None:
         return
