@@ -539,7 +539,7 @@
         const label = tokenLabel(v, rid, i, this.header.placeholder);
         const pieces = v.pieces[rid];
         const what = label.pending ? this.t('still_computing') : pieces ? JSON.stringify(pieces[i]) : '';
-        const tip = this.t('token_tip', {rid, i, id: label.pending ? '…' : v.tokens[rid][i], what, state: this.t('state_' + state)});
+        const tip = this.t('token_tip', {rid, i, id: label.pending ? '◌' : v.tokens[rid][i], what, state: this.t('state_' + state)});
         const cls = `sp-tok sp-${state}${label.pending ? ' sp-computing' : ''}${label.id ? ' sp-id' : ''}${i >= oldN ? ' sp-new' : ''}`;
         return `<span class="${cls}" style="background:${blend(color(rid), SHADES[state])}" title="${esc(tip)}">${esc(label.text)}</span>`;
       }).join('');
@@ -763,9 +763,12 @@
         if (col >= columns || id >= v.blocks.length || id < 0) { tip.hidden = true; return; }
         tip.innerHTML = this.blockTip(v, id);
         tip.hidden = false;
-        const host = this.root.getBoundingClientRect();
-        tip.style.left = (e.clientX - host.left + 14) + 'px';
-        tip.style.top = (e.clientY - host.top + 14) + 'px';
+        // Beside the pointer, on the side with room in the window (above it near the bottom of the window).
+        const host = this.root.getBoundingClientRect(), size = tip.getBoundingClientRect();
+        const x = e.clientX + 14 + size.width > window.innerWidth ? e.clientX - 14 - size.width : e.clientX + 14;
+        const y = e.clientY + 14 + size.height > window.innerHeight ? e.clientY - 14 - size.height : e.clientY + 14;
+        tip.style.left = (x - host.left) + 'px';
+        tip.style.top = (y - host.top) + 'px';
       });
       canvas.addEventListener('mouseleave', () => { tip.hidden = true; });
       if (!Player.active) Player.active = this;  // with several players on a page, keys drive the last one used
