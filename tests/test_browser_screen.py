@@ -45,8 +45,8 @@ def screen(page) -> dict:
               running: [...root.querySelectorAll('.sp-running .sp-row')].map(r => r.getBoundingClientRect().bottom),
               firsts: [...root.querySelectorAll('.sp-running .sp-row')].map(
                 r => [...r.querySelectorAll('.sp-tok')].slice(0, 3).map(c => c.innerText).join('|')),
-              cut_flags: [...root.querySelectorAll('.sp-flag')].filter(
-                f => f.scrollWidth > f.clientWidth + 1 || f.scrollHeight > f.clientHeight + 1).map(f => f.innerText)}; }""")
+              cut_flags: [...root.querySelectorAll('.sp-flag')].filter(f => f.scrollWidth > f.clientWidth + 1
+                || f.scrollHeight > f.clientHeight + 1).map(f => f.innerText)}; }""")
 
 
 PRESETS = {"02_preemption": 5, "article_2_preemption": 9, "article_1_prefill_first": 16,
@@ -58,8 +58,9 @@ PREEMPTION_LESSONS = ("02_preemption", "article_2_preemption")
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_what_a_projector_shows_above_the_fold(server, browser, name, lang, present):
-    """At 1280x720: the queues and the narration above the fold; a preemption lesson's whole KV pool too (it sits beside the queues, no empty running rows above it); preset 08 more than 4 of its 10 running
-    requests, rows that do not all start alike; a running request's "sits out" reason never cut."""
+    """At 1280x720: the queues and the narration above the fold; a preemption lesson's whole KV pool too (it
+    sits beside the queues, no empty running rows above it); preset 08 more than 4 of its 10 running requests, rows
+    that do not all start alike; a running request's "sits out" reason never cut."""
     frame = PRESETS[name]
     link = f"lang={lang}&scenario={name}&frame={frame}" + ("&present=1" if present else "")
     page = open_page(browser, f"{server}/?{link}", 1280, FOLD)
