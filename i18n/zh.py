@@ -283,7 +283,7 @@ MESSAGES = {
     "player.speed_name": "速度", "player.speed.one": "{n} 步/秒", "player.speed.other": "{n} 步/秒",
     "player.pause_at_keys": "在关键帧暂停",
     "player.slider_name": "帧",
-    "player.computing": " · 计算中…",
+    "player.computing": " · 计算中……",
     "player.story_title": "发生了什么，为什么",
     "player.no_decisions": "本步没有调度决策。",
     "player.tables_title": "块表（逻辑块 → 物理块 id）",
