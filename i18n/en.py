@@ -571,6 +571,25 @@ MESSAGES = {
     "compare.question.whole_workload": "whole workload",
     "compare.question.each_request": "each request's finish step",
     "compare.question.memory": "memory",
+    "vllm.null_block": "--num-gpu-blocks-override {blocks}: vLLM keeps block 0 as a null block no request uses, so "
+                       "{usable} usable blocks need one more.",
+    "vllm.batches": "Batches: ours run {order}; vLLM mixes decodes and prefill chunks in one step, running requests "
+                    "first (mixed_batches=true is the closest).",
+    "vllm.order.prefill_first": "prefills before decodes",
+    "vllm.order.decode_first": "decodes, then prefills in a separate step",
+    "vllm.prefill_first_mixed": "prefill_first has no effect in mixed batches, and vLLM has no such switch.",
+    "vllm.smart": "Smart preemption (least progress first) has no vLLM equivalent: vLLM preempts the most recently "
+                  "scheduled request (our `tail`).",
+    "vllm.priority_preemption": "Priority preemption only exists in vLLM with --scheduling-policy priority.",
+    "vllm.tail_with_priority": "With --scheduling-policy priority vLLM preempts the least important running request "
+                               "(the latest arrival among equals), not the tail of the running queue: our `priority` "
+                               "preemption policy is the closest.",
+    "vllm.priority_queue": "Our priority queue lets an important waiting request preempt less important running ones "
+                           "to get in; vLLM has no equivalent: it preempts only to make room for running requests, "
+                           "and a waiting request that does not fit waits.",
+    "vllm.block_size": "--block-size {size}: current vLLM takes any block size its attention backend supports (most "
+                       "GPU backends want a multiple of 16), so this one may be refused there.",
+    "vllm.eos": "eos: vLLM takes the end-of-sequence token from the model (or per request, stop_token_ids).",
     "compare.metric": "metric",
     "compare.metric.steps to finish": "steps to finish",
     "compare.metric.simulated time (s)": "simulated time (s)",

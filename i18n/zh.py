@@ -515,9 +515,9 @@ MESSAGES = {
     "compare.unit.s": "秒",
     "compare.unit.ms": "毫秒",
     "compare.memory.none": "没有配置用完 KV 缓存块（没有抢占）",
-    "compare.memory.alike": "各配置相当：抢占 {n} 次（重新计算 {tokens} 个 token；相差不到 5%）",
+    "compare.memory.alike": "各配置相当，均抢占 {n} 次（重新计算 {tokens} 个 token；相差不到 5%）",
     "compare.finish.same": "{run} 下每个请求都与 {base} 下在同一步完成",
-    "compare.finish.moved": "{run} 下有 {sooner} 个请求比 {base} 下更早完成、{later} 个更晚：{requests}{more}；"
+    "compare.finish.moved": "{run} 下有 {sooner} 个请求比 {base} 下更早完成、{later} 个更晚（{requests}{more}），"
                             "{same} 个在同一步完成",
     "compare.finish.request": "请求 {id}（{tokens} 个 token）在第 {step} 步完成，对比第 {base_step} 步",
     "compare.finish.more": "，另有 {n} 个",
@@ -530,6 +530,21 @@ MESSAGES = {
     "compare.question.whole_workload": "整个工作负载",
     "compare.question.each_request": "每个请求的完成步",
     "compare.question.memory": "内存",
+    "vllm.null_block": "--num-gpu-blocks-override {blocks}：vLLM 把块 0 留作不分配给任何请求的空块，所以 {usable} 个可用块"
+                       "需要多加一个。",
+    "vllm.batches": "批次：这里{order}；vLLM 在同一步中混合解码和预填充分段，运行中的请求优先（mixed_batches=true 最接近）。",
+    "vllm.order.prefill_first": "先预填充、后解码",
+    "vllm.order.decode_first": "先解码，预填充在单独的一步中进行",
+    "vllm.prefill_first_mixed": "prefill_first 在混合批次中不起作用，vLLM 也没有这个开关。",
+    "vllm.smart": "smart 抢占（进度最少者优先）在 vLLM 中没有对应：vLLM 抢占最近被调度的请求（即这里的 `tail`）。",
+    "vllm.priority_preemption": "优先级抢占在 vLLM 中只在 --scheduling-policy priority 下存在。",
+    "vllm.tail_with_priority": "在 --scheduling-policy priority 下，vLLM 抢占最不重要的运行中请求（同等重要时取最晚到达的），"
+                               "而不是运行队列的末尾：这里的 `priority` 抢占策略最接近。",
+    "vllm.priority_queue": "这里的优先级队列让重要的等待请求可以抢占不那么重要的运行中请求以进入运行队列；vLLM 没有对应："
+                           "它只为运行中的请求腾出空间而抢占，放不下的等待请求继续等待。",
+    "vllm.block_size": "--block-size {size}：当前的 vLLM 接受其注意力后端支持的任何块大小（多数 GPU 后端要求 16 的倍数），"
+                       "所以这个值在那里可能被拒绝。",
+    "vllm.eos": "eos：vLLM 从模型中取得序列结束 token（或按请求用 stop_token_ids 指定）。",
     "compare.metric": "指标",
     "compare.metric.steps to finish": "完成所需步数",
     "compare.metric.simulated time (s)": "模拟时间（秒）",

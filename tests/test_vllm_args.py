@@ -81,3 +81,12 @@ def test_priority_queue_notes_how_vllm_preempts_and_what_it_lacks():
     assert any("waiting request preempt less important running ones" in n and "no equivalent" in n for n in notes)
     fcfs = vllm_notes(Config(queue_policy="fcfs", preemption_policy="tail"))
     assert not any("least important" in n or "no equivalent" in n for n in fcfs)
+
+
+def test_the_notes_speak_chinese():
+    from tests.test_errors_zh import chinese_only
+
+    configs = [Config(preemption_policy="smart", kvcache_block_size=10, eos=2), Config(queue_policy="priority"),
+               Config(preemption_policy="priority"), Config(mixed_batches=True, prefill_first=True)]
+    notes = [note for config in configs for note in vllm_notes(config, "zh")]
+    assert len(notes) >= 8 and all(chinese_only(note) for note in notes), notes
