@@ -21,6 +21,7 @@
     'overfull'];  // as viz/frame_payload.SCALARS (a test compares them)
   const F = {status: 0, num_tokens: 1, num_prompt: 2, num_computed: 3, priority: 4, arrival: 5, preemptions: 6,
     finish_reason: 7, max_tokens: 8, block_table: 9};
+  const ROW_ENDS = 13;  // the tokens the server sends at each end of a long row (viz/frame_payload.token_window)
   const SIZES = {laptop: {boxes: 28, rows: 8, grid: 16}, present: {boxes: 18, rows: 6, grid: 12}};
 
   const color = id => COLORS.palette[id % COLORS.palette.length];
@@ -86,7 +87,7 @@
     for (let i = focusStop - share; i < focusStop; i++) if (i >= 0 && i < n) keep.add(i);
     const rest = budget - keep.size, head = sharedHead ? Math.min(1, rest) : Math.floor(rest / 2);
     for (let i = 0; i < head; i++) keep.add(i);
-    for (let i = n - (rest - head); i < n; i++) keep.add(i);
+    for (let i = n - Math.min(rest - head, ROW_ENDS); i < n; i++) keep.add(i);
     const shown = [];
     let previous = -1;
     for (const i of [...keep].sort((a, b) => a - b)) {

@@ -179,3 +179,5 @@ def test_the_player_draws_no_more_rows_and_cells_than_the_server_sends_tokens_fo
              re.findall(r"(\w+): \{boxes: (\d+), rows: (\d+)", re.search(r"const SIZES = (.*);", js).group(1))}
     assert sizes["laptop"] == (ROW_CELLS, QUEUE_ROWS)
     assert all(boxes <= ROW_CELLS and rows <= QUEUE_ROWS for boxes, rows in sizes.values())
+    ends = int(re.search(r"const ROW_ENDS = (\d+);", js).group(1))  # a row's tail never reaches past what is sent
+    assert token_window(1000, 1000, 0)[-1] == range(1000 - ends, 1000)
