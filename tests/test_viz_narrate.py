@@ -184,3 +184,12 @@ def test_a_pool_rebuilt_mid_run_is_told_as_an_event_not_a_preemption():
     assert "the KV pool was rebuilt" in admitted_0 and "preempted" not in admitted_0
     assert "KV blocks free: at the start of this step 6, after it 0 (of 6)." in lines
     assert len(frames[6].blocks) == 6 and len(frames[5].blocks) == 3
+
+
+def test_first_arrivals_name_the_requests_the_first_step_adds():
+    from viz.narrate import first_arrivals
+
+    assert first_arrivals([]) is None
+    assert first_arrivals([0, 0, 3]) == "Requests 0, 1 arrive at the start of step 1 and join the waiting queue."
+    assert first_arrivals([4, 2, 9]) == "Request 0 arrives at the start of step 3 and joins the waiting queue."
+    assert first_arrivals([0, 0], "zh") == "请求 0、1 在第 1 步开始时到达，进入等待队列。"
