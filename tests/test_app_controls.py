@@ -188,3 +188,17 @@ def test_a_scenario_variant_runs_its_comparison_config_with_its_key_frames(app):
         assert all(k.holds(lab(app).frames) for k in lab(app).key_frames_at(key_step))
     app.selectbox(key="scenario_choice").set_value("01_prefill_first").run()
     assert no_errors(app) and not lab(app).inputs.variant
+
+
+def test_the_sidebar_names_the_model_the_run_is_on(app, monkeypatch):
+    """A session on the real model opening the article's preemption demo (the notebook's bug runs on the fake model
+    only): the sidebar's model choice shows the fake model, says why, and the header names it too."""
+    monkeypatch.setattr("ui.state.default_runner", lambda: "model")
+    monkeypatch.setattr("ui.state.ensure_model", lambda runner: (runner, "cpu"))
+    monkeypatch.setattr("ui.sidebar.real_model_installed", lambda: True)
+    app.query_params.update({"scenario": "article_2_preemption"})
+    app.run()
+    assert no_errors(app) and app.session_state["runner"] == "model" and lab(app).inputs.runner == "fake"
+    assert app.radio(key="runner_choice").value == "fake"
+    assert any("notebook's block-size bug on the fake model" in c.value for c in app.caption)
+    assert player_message(app)["model"] == "fake model"
