@@ -2,46 +2,14 @@
 Playwright. What the stage player draws (its DOM and the data it drew from) is checked against the same scenario
 run by the engine alone. Screenshots go to artifacts/ for a person to look at."""
 
-import os
-from pathlib import Path
 
-import pytest
 
-from engine.partings import partings
 from engine.scenario import SCENARIOS_DIR, load_scenario
-from i18n import text
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
-from tests.helpers.engines import preset_comparison
-from tools.app_server import app_server
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS
+from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, open_page, wait_for_frame
 
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "artifacts"
-PLAYER = "[data-testid=stage-player]"
-
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is not installed (Debian chromium)")]
-
-
-@pytest.fixture(scope="module")
-def server():
-    with app_server("fake") as (url, _process):
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """One browser context for every page, so Streamlit's frontend is downloaded and compiled once; each page
-    is still its own Streamlit session."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium.new_context()
-        finally:
-            chromium.close()
+pytestmark = NEEDS_CHROMIUM
 
 
 def drawn(page) -> dict:
@@ -51,10 +19,6 @@ def drawn(page) -> dict:
       return {frame: Number(root.dataset.frame), last: Number(root.dataset.last), running: rows('running'),
               waiting: rows('waiting'), owners: root.player.drawn.owners, refs: root.player.drawn.refs,
               caption: root.querySelector('.sp-caption').innerText}; }""")
-
-
-def wait_for_frame(page, step: int):
-    page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.dataset.frame === '{step}'", timeout=30_000)
 
 
 def assert_page_shows(page, frame):
@@ -68,26 +32,17 @@ def assert_page_shows(page, frame):
     assert shown["caption"].startswith(f"Frame {frame.step} of")
 
 
-def open_page(browser, url: str, width: int = 1440, height: int = 900):
-    page = browser.new_page()
-    page.set_viewport_size({"width": width, "height": height})
-    page.goto(url)
-    query = dict(part.split("=") for part in url.split("?")[1].split("&"))
-    wait_for_frame(page, int(query.get("frame", 0)))
-    return page
-
-
 def step_button(page):
     return page.get_by_role("button", name="Step", exact=True)
 
 
-def test_the_player_draws_every_frame_of_a_preset(server, browser):
+def test_the_player_draws_every_frame_of_a_preset(fake_server, browser):
     """Keys walk the whole run: what the player draws matches the engine's frames."""
     ARTIFACTS.mkdir(exist_ok=True)
     expected = load_scenario(SCENARIOS_DIR / "02_preemption.toml", "fake").engine()
     expected.run()
     last = expected.step_count
-    page = open_page(browser, f"{server}/?scenario=02_preemption&frame={last}")
+    page = open_page(browser, f"{fake_server}/?scenario=02_preemption&frame={last}")
     assert drawn(page)["last"] == last
     page.keyboard.press("Home")
     wait_for_frame(page, 0)
@@ -112,10 +67,10 @@ def test_the_player_draws_every_frame_of_a_preset(server, browser):
     page.close()
 
 
-def test_fast_step_clicks_each_give_a_frame_and_play_pauses(server, browser):
+def test_fast_step_clicks_each_give_a_frame_and_play_pauses(fake_server, browser):
     expected = load_scenario(SCENARIOS_DIR / "08_chat_poisson.toml", "fake").engine()
     expected.run(20)
-    page = open_page(browser, f"{server}/?scenario=08_chat_poisson")
+    page = open_page(browser, f"{fake_server}/?scenario=08_chat_poisson")
     for _ in range(20):
         step_button(page).click()
     wait_for_frame(page, 20)
@@ -140,12 +95,12 @@ def test_fast_step_clicks_each_give_a_frame_and_play_pauses(server, browser):
     page.close()
 
 
-def test_two_sessions_step_independently(server, browser):
+def test_two_sessions_step_independently(fake_server, browser):
     solo = {name: load_scenario(SCENARIOS_DIR / f"{name}.toml", "fake").engine() for name in
             ("01_prefill_first", "02_preemption")}
     for engine in solo.values():
         engine.run(3)
-    pages = {name: open_page(browser, f"{server}/?scenario={name}") for name in solo}
+    pages = {name: open_page(browser, f"{fake_server}/?scenario={name}") for name in solo}
     for _ in range(3):
         for page in pages.values():  # interleaved: one click each, in turn
             step_button(page).click()
@@ -156,10 +111,10 @@ def test_two_sessions_step_independently(server, browser):
         page.close()
 
 
-def test_the_sidebar_follows_the_frame_across_a_settings_change(server, browser):
+def test_the_sidebar_follows_the_frame_across_a_settings_change(fake_server, browser):
     """Stepping back past a mid-run change reruns the whole page, not just the stage, so the sidebar shows the
     settings of the frame moved to."""
-    page = open_page(browser, f"{server}/?scenario=01_prefill_first&frame=3")
+    page = open_page(browser, f"{fake_server}/?scenario=01_prefill_first&frame=3")
     page.get_by_text("Scheduler settings").click()
     box = page.get_by_role("spinbutton", name="max_num_seqs (requests per batch)")
     assert box.input_value() == "3"
@@ -176,20 +131,20 @@ def test_the_sidebar_follows_the_frame_across_a_settings_change(server, browser)
     page.close()
 
 
-def test_a_custom_setup_link_opens_the_same_run(server, browser):
+def test_a_custom_setup_link_opens_the_same_run(fake_server, browser):
     link = "scenario=custom&requests=6&prompts=random&max_tokens=5&arrivals=poisson&seed=3&max_num_seqs=2&frame=7"
     expected = Lab(RunInputs.from_custom(CustomSetup(6, "random", 5, "poisson"), Config(max_num_seqs=2), "fake", 3))
     expected.run(7)
-    page = open_page(browser, f"{server}/?{link}")
+    page = open_page(browser, f"{fake_server}/?{link}")
     assert_page_shows(page, expected.frame)
     assert page.url.endswith(link) and page.locator("[data-testid=stAlert]").count() == 0
     page.close()
 
 
-def test_a_visit_to_the_policy_lab_keeps_the_stepper_where_it_was(server, browser):
+def test_a_visit_to_the_policy_lab_keeps_the_stepper_where_it_was(fake_server, browser):
     expected = load_scenario(SCENARIOS_DIR / "02_preemption.toml", "fake").engine()
     expected.run(5)
-    page = open_page(browser, f"{server}/?scenario=02_preemption&frame=5&present=1")
+    page = open_page(browser, f"{fake_server}/?scenario=02_preemption&frame=5&present=1")
     page.locator("[data-testid=stExpandSidebarButton]").click()  # a presentation link opens it collapsed
     page.get_by_role("link", name="Policy lab").click()
     page.get_by_role("button", name="Run the comparison").wait_for(timeout=30_000)
@@ -201,19 +156,19 @@ def test_a_visit_to_the_policy_lab_keeps_the_stepper_where_it_was(server, browse
     page.close()
 
 
-def test_screenshots_mid_transition_and_on_a_projector(server, browser):
+def test_screenshots_mid_transition_and_on_a_projector(fake_server, browser):
     """For a person to look at: a step mid-transition at 1600x1000, and presentation mode at 1280x720 (turned on
     in the sidebar, which then collapses), where the queues and the narration stay above the fold and no button,
     key frame, title or token label is cut."""
     ARTIFACTS.mkdir(exist_ok=True)
-    page = open_page(browser, f"{server}/?scenario=02_preemption&frame=5", 1600, 1000)
+    page = open_page(browser, f"{fake_server}/?scenario=02_preemption&frame=5", 1600, 1000)
     page.get_by_role("button", name="Back", exact=True).click()
     page.wait_for_timeout(600)
     step_button(page).click()  # frame 5 is held: it is drawn at once, the request sliding to the waiting row
     page.wait_for_timeout(80)
     page.screenshot(path=ARTIFACTS / "laptop_1600x1000_mid_transition.png")
     page.close()
-    page = open_page(browser, f"{server}/?scenario=08_chat_poisson&frame=11", 1280, 720)
+    page = open_page(browser, f"{fake_server}/?scenario=08_chat_poisson&frame=11", 1280, 720)
     sidebar = "[data-testid=stSidebar]"
     assert page.get_attribute(sidebar, "data-collapsed") == "false"
     page.locator(".st-key-presentation label").click()
@@ -243,10 +198,10 @@ def test_screenshots_mid_transition_and_on_a_projector(server, browser):
     page.close()
 
 
-def test_a_chinese_link_shows_the_player_in_chinese_and_its_buttons_work(server, browser):
+def test_a_chinese_link_shows_the_player_in_chinese_and_its_buttons_work(fake_server, browser):
     """?lang=zh: every word of the player is Chinese (its words come from the server), the article's frame 9 and its
     note open there, and the buttons still work, found by their data-action."""
-    page = open_page(browser, f"{server}/?lang=zh&scenario=article_2_preemption&frame=9", 1600, 1000)
+    page = open_page(browser, f"{fake_server}/?lang=zh&scenario=article_2_preemption&frame=9", 1600, 1000)
     root = page.locator(PLAYER)
     assert root.get_attribute("lang") == "zh"
     assert root.locator(".sp-narration").inner_text().startswith("第 9 步运行了一个预填充批次")
@@ -262,91 +217,4 @@ def test_a_chinese_link_shows_the_player_in_chinese_and_its_buttons_work(server,
     wait_for_frame(page, 10)
     root.locator("[data-action=back]").click()
     wait_for_frame(page, 9)
-    page.close()
-
-
-# -- the policy lab's lockstep stages ----------------------------------------------------------------------------
-
-LOCKSTEP = "[data-testid=lockstep]"
-
-
-def open_comparison(browser, url: str, lang: str, width: int, height: int):
-    """The lab with preset 07 compared under tail and smart preemption, its stages drawn."""
-    page = browser.new_page()
-    page.set_viewport_size({"width": width, "height": height})
-    page.goto(f"{url}/Policy_lab?lang={lang}")
-    boxes = page.locator("[data-testid=stSelectbox]")
-    boxes.first.click()
-    page.get_by_role("option", name=load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml").title_in(lang)).click()
-    page.wait_for_timeout(1000)  # the page reruns with that workload
-    boxes.nth(1).click()
-    page.get_by_role("option", name=text(lang, "compare.name.tail vs smart preemption")).click()
-    page.wait_for_timeout(1000)
-    page.locator("[data-testid=stButton] button[kind=primary]").click()
-    page.locator(LOCKSTEP).wait_for(timeout=120_000)
-    return page
-
-
-def lockstep_shown(page) -> tuple[int, list[int]]:
-    """The step of the bar and the frame each stage shows."""
-    return tuple(page.evaluate("""() => { const root = document.querySelector('[data-testid=lockstep]');
-      return [Number(root.dataset.step), Array.from(root.querySelectorAll('[data-testid=stage-player]'))
-        .map(s => Number(s.dataset.frame))]; }"""))
-
-
-def test_one_bar_steps_every_stage_of_the_lab_together(server, browser):
-    runs = preset_comparison("07_smart_preemption", "tail vs smart preemption", lang="en")
-    steps = [p.step for p in partings([run.frames for run in runs])]
-    page = open_comparison(browser, server, "en", 1600, 1000)
-    root = page.locator(LOCKSTEP)
-    assert lockstep_shown(page) == (0, [0, 0])
-    assert root.locator(".sp-ls-marks button").count() == len(steps)
-    for _ in range(3):
-        root.get_by_role("button", name="Step", exact=True).click()
-    assert lockstep_shown(page) == (3, [3, 3])
-    for stage, run in zip(root.locator("[data-testid=stage-player]").all(), runs, strict=True):
-        frame = run.frames[3]
-        assert stage.evaluate("root => root.player.drawn.owners") == \
-            [list(frame.block_owners(b.id)) for b in frame.blocks]
-    page.keyboard.press("ArrowRight")
-    assert lockstep_shown(page) == (4, [4, 4])
-    root.get_by_role("button", name="Next parting ▶").click()
-    assert lockstep_shown(page) == (steps[0], [steps[0]] * 2)
-    assert root.locator(".sp-ls-said").inner_text().startswith("★ The decisions part here. Step")
-    root.locator(".sp-ls-slider").fill("40")
-    assert lockstep_shown(page) == (40, [40, 40])
-    root.locator(".sp-ls-speed").select_option("20")
-    root.get_by_role("button", name="Play", exact=True).click()
-    page.wait_for_function("() => Number(document.querySelector('[data-testid=lockstep]').dataset.step) >= 60",
-                           timeout=10_000)
-    root.get_by_role("button", name="Pause", exact=True).click()
-    step, frames = lockstep_shown(page)
-    assert frames == [step, step]
-    page.get_by_role("button", name="Build the offline animation (HTML)").click()  # a rerun keeps the stages
-    page.get_by_role("button", name="Download the animation (HTML, opens without the app)").wait_for(timeout=120_000)
-    assert lockstep_shown(page) == (step, [step, step])
-    page.locator("[data-testid=stSidebar]").get_by_text("中文").click()  # the stages again, in Chinese, at that step
-    page.wait_for_function(f"() => document.querySelector('{LOCKSTEP}')?.getAttribute('lang') === 'zh'",
-                           timeout=60_000)
-    assert lockstep_shown(page) == (step, [step, step])
-    assert root.get_by_role("button", name="单步", exact=True).count() == 1
-    assert page.locator("[data-testid=stException]").count() == 0
-    page.close()
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_screenshots_of_the_stages_side_by_side(server, browser, lang):
-    """For a person to look at: both configs at their first parting, at 1280x720 and at 1600x1000."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    page = open_comparison(browser, server, lang, 1280, 720)
-    root = page.locator(LOCKSTEP)
-    root.locator("[data-action=next-parting]").click()
-    step, frames = lockstep_shown(page)
-    assert step > 0 and frames == [step, step]
-    for width, height in ((1280, 720), (1600, 1000)):
-        page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_timeout(600)
-        page.get_by_role("heading", name=text(lang, "lab.lockstep")).evaluate("e => e.scrollIntoView()")
-        page.wait_for_timeout(300)
-        page.screenshot(path=ARTIFACTS / f"lab_lockstep_{lang}_{width}x{height}.png")
     page.close()
