@@ -82,7 +82,7 @@ class Recorder:
         tables right after schedule()."""
         bm, events, records = sched.block_manager, header.events, self.requests
         bs = bm.block_size
-        event_ids = {e.seq_id for e in events} | self._touched_ids
+        event_ids = {e.seq_id for e in events if e.seq_id >= 0} | self._touched_ids  # pool_rebuilt: -1
         self._touched_ids = set()
         changed: dict[int, RequestView] = {}
         dirty: set[int] = set()
