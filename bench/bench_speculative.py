@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.engine import Engine  # noqa: E402
 from engine.metrics import speculation_metrics  # noqa: E402
+from engine.recipe import RunSpec  # noqa: E402
 from engine.workload import Request  # noqa: E402
 from scheduler import Config  # noqa: E402
 
@@ -40,8 +41,8 @@ def config(max_num_seqs: int, k: int) -> Config:
 
 def run(prompts: list[str], max_num_seqs: int, k: int):
     """(outputs, output tokens per wall second, model ms per step, speculation metrics) of one run."""
-    engine = Engine(config(max_num_seqs, k), [Request(prompt=p, max_tokens=NEW_TOKENS) for p in prompts],
-                    runner="model")
+    workload = [Request(prompt=p, max_tokens=NEW_TOKENS) for p in prompts]
+    engine = Engine(RunSpec(config(max_num_seqs, k), workload, runner="model"))
     start = time.perf_counter()
     engine.run()
     seconds = time.perf_counter() - start

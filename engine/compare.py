@@ -18,7 +18,7 @@ from functools import partial
 from statistics import fmean
 
 from engine.adaptive import AdaptiveBatch, step_latencies
-from engine.engine import CostModel, Engine
+from engine.engine import Engine
 from engine.frame import Frame
 from engine.metrics import (
     RequestMetrics,
@@ -29,6 +29,7 @@ from engine.metrics import (
     recomputed_tokens,
     run_metrics,
 )
+from engine.recipe import CostModel, RunSpec
 from engine.workload import Request, lengths, poisson_arrivals, random_workload
 from i18n import DEFAULT, MessageError, join_and, text
 from scheduler import Config
@@ -124,8 +125,8 @@ class ConfigRun:
 def run_variant(variant: Variant, workload: Sequence[Request], runner: str = "fake", seed: int = 0,
                 cost: CostModel = DEFAULT_COST, max_steps: int = 10_000) -> ConfigRun:
     start = time.perf_counter()
-    engine = Engine(variant.config, workload, runner, seed, cost, record=True, max_steps=max_steps,
-                    adaptive=variant.adaptive, overlap=variant.overlap)
+    engine = Engine(RunSpec(variant.config, workload, runner, seed, cost, variant.adaptive, variant.overlap,
+                            max_steps=max_steps))
     reason = engine.run()
     frames = list(engine.frames)
     run, requests = run_metrics(frames)

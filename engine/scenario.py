@@ -14,10 +14,11 @@ from pathlib import Path
 
 from engine.adaptive import AdaptiveBatch
 from engine.article import notebook_requests
-from engine.engine import CostModel, Engine
+from engine.engine import Engine
 from engine.frame import Frame
 from engine.limits import BOUNDS, CONFIG_BOUNDS, within
 from engine.overlap import check_overlap
+from engine.recipe import CostModel, RunSpec
 from engine.runners import RUNNER_KINDS
 from engine.workload import (
     Request,
@@ -197,11 +198,15 @@ class Scenario:
     def is_translated(self, lang: str) -> bool:
         return lang == DEFAULT or lang in self.translations
 
-    def engine(self, runner: str | None = None, record: bool = True, variant: bool = False) -> Engine:
-        """An engine for this scenario, or for its variant (the same run with the `variant` config)."""
+    def spec(self, runner: str | None = None, variant: bool = False) -> RunSpec:
+        """The recipe of this scenario's run, or of its variant (the same run with the `variant` config)."""
         config = replace(self.config, **self.variant) if variant else self.config
-        return Engine(config, self.workload, runner or self.runner, self.seed, self.cost, record, self.max_steps,
-                      self.adaptive, self.overlap)
+        return RunSpec(config, self.workload, runner or self.runner, self.seed, self.cost, self.adaptive,
+                       self.overlap, max_steps=self.max_steps)
+
+    def engine(self, runner: str | None = None, record: bool = True, variant: bool = False) -> Engine:
+        """An engine at frame 0 of this scenario's run, or of its variant's."""
+        return Engine(self.spec(runner, variant), record)
 
 
 def preset_paths() -> list[Path]:

@@ -726,7 +726,7 @@ MESSAGES = {
     "lab.not_recorded": "Frame {k} is not recorded yet: this run has frames 0 to {last}.",
     "lab.trace_no_reset": "A trace cannot be reset; pick a scenario to start a run.",
     "lab.trace_no_change": "This is a recorded trace: pick a scenario to change a run.",
-    "lab.unknown_settings": "Unknown setting(s): {names}.",
+    "change.unknown_settings": "Unknown setting(s): {names}.",
     "lab.empty_prompt": "Type a prompt first: the request needs at least one token.",
     "lab.request_refused": "This request cannot be added: {reason}.",
     "lab.not_a_trace": "{name} is not a trace written by `python -m engine run ... --json`: {error}.",

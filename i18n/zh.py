@@ -676,7 +676,7 @@ MESSAGES = {
     "lab.not_recorded": "第 {k} 帧还没有记录：这次运行只有第 0 到第 {last} 帧。",
     "lab.trace_no_reset": "轨迹无法重置；请选择一个场景来开始运行。",
     "lab.trace_no_change": "这是一份录制的轨迹：请选择一个场景来修改运行。",
-    "lab.unknown_settings": "未知的设置：{names}。",
+    "change.unknown_settings": "未知的设置：{names}。",
     "lab.empty_prompt": "请先输入提示：请求至少需要一个 token。",
     "lab.request_refused": "无法添加这个请求：{reason}。",
     "lab.not_a_trace": "{name} 不是由 `python -m engine run ... --json` 写出的轨迹：{error}。",

@@ -19,13 +19,12 @@ from dataclasses import dataclass, field, fields, replace
 from typing import NoReturn
 
 from engine.adaptive import AdaptiveBatch
-from engine.engine import Options
 from engine.overlap import check_overlap
+from engine.recipe import Change, Options
 from engine.scenario import Scenario
 from i18n import DEFAULT, LANGUAGES, Message, MessageError
 from scheduler import Config, ConfigError
 from session.lab import ARRIVALS, BOUNDS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
-from session.run_cache import Action
 
 SETTINGS = tuple(f.name for f in fields(Config) if f.name != "eos")  # eos is the model's, never the learner's
 RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "frame", "present",
@@ -88,7 +87,7 @@ def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, 
     if inputs is None:
         return Link("trace", lab.cursor, present=present, lang=lang)
     custom = inputs.custom is not None
-    base, base_options = (Config(), Options()) if custom else (inputs.config, Options(inputs.overlap, inputs.adaptive))
+    base, base_options = (Config(), Options()) if custom else (inputs.config, inputs.spec.options_at(0))
     config, options = lab.config_in_effect(0), lab.options_in_effect(0)
     settings = {f: getattr(config, f) for f in SETTINGS if getattr(config, f) != getattr(base, f)}
     settings |= {f: v for f, v in options._asdict().items() if v != getattr(base_options, f)}
@@ -107,7 +106,7 @@ def open_link(link: Link, scenarios: Mapping[str, Scenario], runner: str) -> Lab
                                          link.temperature, options))
     lab = Lab(RunInputs.from_scenario(scenarios[link.scenario], runner, link.temperature, link.seed, link.variant))
     if link.settings:
-        lab.act(Action.config(0, link.settings))  # changed at frame 0, like the sidebar does
+        lab.act(Change.config(0, link.settings))  # changed at frame 0, like the sidebar does
     return lab
 
 

@@ -3,7 +3,8 @@
 import pytest
 
 from engine.adaptive import AdaptiveBatch, step_latencies
-from engine.engine import CostModel, Engine
+from engine.engine import Engine
+from engine.recipe import CostModel, RunSpec
 from engine.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
 from engine.workload import Request
 from scheduler import Config
@@ -40,7 +41,7 @@ def test_an_impossible_controller_is_refused(bad):
 
 def run(cost: CostModel) -> Engine:
     workload = [Request(prompt_token_ids=(i + 1,) * 4, max_tokens=20, ignore_eos=True) for i in range(30)]
-    engine = Engine(CONFIG, workload, cost=cost, adaptive=CONTROLLER)
+    engine = Engine(RunSpec(CONFIG, workload, cost=cost, adaptive=CONTROLLER))
     assert engine.run() == "finished"
     return engine
 

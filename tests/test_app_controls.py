@@ -89,7 +89,7 @@ def test_a_custom_setup_runs_its_own_workload(app):
     app.run()
     app.selectbox(key="scenario_choice").set_value("custom").run()
     next(b for b in app.button if b.label == "Start custom run").click().run()
-    assert no_errors(app) and lab(app).title == "Custom setup" and len(lab(app).inputs.workload) == 8
+    assert no_errors(app) and lab(app).title == "Custom setup" and len(lab(app).inputs.spec.workload) == 8
     step(app)
     assert lab(app).frame.batch.seq_ids
 
@@ -100,7 +100,7 @@ def test_seed_and_temperature_restart_the_run(app):
     app.number_input(key="seed").set_value(7).run()
     assert lab(app).cursor == 0 and lab(app).inputs.seed == 7
     app.number_input(key="temperature").set_value(0.8).run()
-    assert {r.temperature for r in lab(app).inputs.workload} == {0.8}
+    assert {r.temperature for r in lab(app).inputs.spec.workload} == {0.8}
     assert app.radio(key="runner_choice").value in ("fake", "model")
 
 
@@ -122,7 +122,7 @@ def test_an_empty_prompt_is_refused_with_a_message(app):
     app.run()
     next(b for b in app.button if b.label == "Add request").click().run()
     assert not app.exception and any("Type a prompt first" in e.value for e in app.error)
-    assert lab(app).engine.manual == []
+    assert lab(app).engine.spec.changes == ()
 
 
 def test_a_trace_opens_read_only(app):

@@ -21,6 +21,7 @@ from engine.compare import (
 )
 from engine.engine import Engine
 from engine.metrics import Span, run_metrics
+from engine.recipe import RunSpec
 from scheduler import ConfigError
 
 WORKLOAD = generated_workload(n=40, rate=0.5, seed=1)
@@ -37,7 +38,7 @@ def prefill_vs_decode():
 
 def test_each_run_is_the_same_as_a_lone_engine(prefill_vs_decode):
     for run in prefill_vs_decode:
-        alone = Engine(run.config, WORKLOAD)
+        alone = Engine(RunSpec(run.config, WORKLOAD))
         assert alone.run() == run.stop_reason == "finished"
         alone_run = run_metrics(alone.frames)[0]
         assert (alone_run.num_steps, alone_run.sim_time_s, alone_run.mean_ttft.steps) == \

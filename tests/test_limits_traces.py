@@ -5,6 +5,7 @@ import json
 import pytest
 
 from engine.engine import Engine
+from engine.recipe import RunSpec
 from engine.scenario import SCENARIOS_DIR, load_scenario
 from engine.trace import TRACE_VERSION, read_trace, trace_dict, trace_json
 from engine.workload import random_workload
@@ -89,7 +90,7 @@ def test_a_version_1_trace_with_full_frames_still_opens(engine):
 def test_a_trace_grows_with_what_changes_per_step_not_with_the_pool():
     config = Config(max_num_seqs=4, max_num_batched_tokens=256, max_model_len=128, num_kvcache_blocks=4096,
                     kvcache_block_size=4)
-    engine = Engine(config, random_workload(8, 0, max_tokens=40))
+    engine = Engine(RunSpec(config, random_workload(8, 0, max_tokens=40)))
     engine.run(40)
     assert TRACE_VERSION == 2
     per_frame = len(trace_json(engine)) / len(engine.frames)

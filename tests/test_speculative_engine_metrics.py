@@ -4,6 +4,7 @@ from dataclasses import replace
 
 from engine.engine import Engine
 from engine.metrics import speculation_metrics
+from engine.recipe import RunSpec
 from engine.workload import Request
 from runner.fake import FakeRunner
 from scheduler import Config
@@ -13,7 +14,7 @@ CONFIG = Config(max_num_seqs=1, max_num_batched_tokens=32, max_model_len=32, num
 
 
 def run(config: Config, prompt: tuple[int, ...]) -> Engine:
-    engine = Engine(config, [Request(prompt_token_ids=prompt, max_tokens=6, ignore_eos=True)])
+    engine = Engine(RunSpec(config, [Request(prompt_token_ids=prompt, max_tokens=6, ignore_eos=True)]))
     assert engine.run() == "finished"
     return engine
 

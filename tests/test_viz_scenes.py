@@ -1,6 +1,7 @@
 """Small engine runs (fake model) that the viz tests draw from. No tests live here."""
 
 from engine.engine import Engine
+from engine.recipe import RunSpec
 from engine.workload import Request
 from scheduler import Config
 
@@ -13,7 +14,7 @@ def preemption_engine() -> Engine:
                     kvcache_block_size=4, enable_prefix_caching=False)
     workload = [Request(prompt_token_ids=tuple(range(10 * i + 1, 10 * i + 11)), max_tokens=10, ignore_eos=True)
                 for i in range(3)]
-    engine = Engine(config, workload)
+    engine = Engine(RunSpec(config, workload))
     engine.run()
     return engine
 
@@ -24,7 +25,7 @@ def prefix_engine() -> Engine:
                     kvcache_block_size=4, enable_prefix_caching=True)
     workload = [Request(prompt=f"{SHARED} and runs", max_tokens=4, ignore_eos=True),
                 Request(prompt=f"{SHARED} and sleeps", max_tokens=4, arrival=1, ignore_eos=True)]
-    engine = Engine(config, workload)
+    engine = Engine(RunSpec(config, workload))
     engine.run()
     return engine
 
@@ -34,6 +35,6 @@ def crowded_engine(steps: int = 3) -> Engine:
     config = Config(max_num_seqs=2, max_num_batched_tokens=128, max_model_len=128, num_kvcache_blocks=64,
                     kvcache_block_size=8, prefill_first=False)
     workload = [Request(prompt_token_ids=tuple(range(i + 1, i + 51)), max_tokens=40) for i in range(20)]
-    engine = Engine(config, workload)
+    engine = Engine(RunSpec(config, workload))
     engine.run(steps)
     return engine

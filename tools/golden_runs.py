@@ -20,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine import load_scenario, preset_paths  # noqa: E402
 from engine.adaptive import AdaptiveBatch  # noqa: E402
+from engine.engine import Engine  # noqa: E402
+from engine.recipe import RunSpec  # noqa: E402
 from engine.trace import trace_dict  # noqa: E402
 from engine.trace_delta import frame_deltas  # noqa: E402
 from engine.workload import Request, random_workload  # noqa: E402
@@ -108,13 +110,13 @@ def differential_case(seed: int) -> dict[str, str]:
     workload = tuple(random_workload(n, seed, arrivals, [rng.randint(1, 24) for _ in range(n)]))
     overlap = not config.num_speculative_tokens and rng.random() < 0.3
     adaptive = AdaptiveBatch(0.011, 0.013, 1, 1, 6) if rng.random() < 0.2 else None
-    inputs = RunInputs("t", "n", config, workload, "fake", seed, adaptive=adaptive, overlap=overlap)
+    inputs = RunInputs("t", "n", RunSpec(config, workload, "fake", seed, adaptive=adaptive, overlap=overlap))
     changes = {}
     for _ in range(rng.randint(0, 5)):
         changes.setdefault(rng.randint(0, 12), []).append(random_change(rng, 0))
     out, refused = {}, []
 
-    engine = inputs.engine()
+    engine = Engine(inputs.spec)
     while not engine.is_finished and engine.step_count < 400:
         for kind, change in changes.get(engine.step_count, []):
             try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 import streamlit as st
 
@@ -89,7 +88,7 @@ def _on_run_inputs():
     if current is None:
         return
     try:
-        _restart(replace(current, runner=state.runner).with_seed(int(state.seed)).with_temperature(state.temperature))
+        _restart(current.with_runner(state.runner).with_seed(int(state.seed)).with_temperature(state.temperature))
     except USER_ERRORS as e:
         report(e)
 
