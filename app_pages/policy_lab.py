@@ -18,13 +18,12 @@ from engine.compare import (
     variants_for,
     verdicts,
 )
-from engine.engine import CostModel
 from engine.export import comparison_json, requests_csv
-from engine.limits import CONFIG_BOUNDS
 from engine.overlap import check_overlap
+from engine.recipe import CostModel
 from engine.vllm_args import vllm_command, vllm_notes
 from i18n import text
-from scheduler.config import PREEMPTION_POLICIES, ConfigError
+from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, ConfigError
 from ui.language import current_lang, said, t
 from ui.state import USER_ERRORS, presets
 from viz.compare import (
@@ -45,7 +44,6 @@ CUSTOM = "custom"
 # Every chart keeps one toolbar button: the camera, which saves it as a PNG (drawn by plotly.js in the browser).
 PLOT_CONFIG = {"displayModeBar": True, "displaylogo": False, "modeBarButtons": [["toImage"]],
                "toImageButtonOptions": {"format": "png", "scale": 2}}
-BLOCK_SIZE_CHOICES = (4, 8, 16, 32, 64)
 
 st.set_page_config(page_title=t("lab.page_title"), page_icon="🧮", layout="wide")
 st.markdown("<style>.block-container{padding-top:2.6rem;padding-bottom:1rem}</style>", unsafe_allow_html=True)
@@ -63,9 +61,8 @@ def custom_variant(i: int, base) -> Variant:
     """Config i of a custom comparison, from its own column of widgets (defaults: the workload's config)."""
     st.markdown(t("lab.config_heading", n=i + 1))
     label = st.text_input(t("lab.name"), t("lab.config_name", n=i + 1), key=f"c{i}_label")
-    size = st.selectbox(t("lab.block_size"), BLOCK_SIZE_CHOICES, key=f"c{i}_size",
-                        index=BLOCK_SIZE_CHOICES.index(base.kvcache_block_size)
-                        if base.kvcache_block_size in BLOCK_SIZE_CHOICES else 2)
+    size = int(st.number_input(t("lab.block_size"), *CONFIG_BOUNDS["kvcache_block_size"], base.kvcache_block_size,
+                               key=f"c{i}_size"))
     changes = {
         "prefill_first": st.toggle(t("value.prefill_first"), base.prefill_first, key=f"c{i}_prefill"),
         "chunked_prefill": st.toggle(t("setting.chunked_prefill.label"), base.chunked_prefill, key=f"c{i}_chunked"),
@@ -76,7 +73,8 @@ def custom_variant(i: int, base) -> Variant:
                                           index=PREEMPTION_POLICIES.index(base.preemption_policy)),
         "max_num_seqs": int(st.number_input("max_num_seqs", *CONFIG_BOUNDS["max_num_seqs"], base.max_num_seqs,
                                             key=f"c{i}_seqs")),
-        "max_num_batched_tokens": int(st.number_input("max_num_batched_tokens", 1, 65536,
+        "max_num_batched_tokens": int(st.number_input("max_num_batched_tokens",
+                                                      *CONFIG_BOUNDS["max_num_batched_tokens"],
                                                       base.max_num_batched_tokens, key=f"c{i}_tokens")),
         "kvcache_block_size": size,
         "num_kvcache_blocks": max(1, base.kv_capacity_tokens // size),

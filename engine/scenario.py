@@ -237,13 +237,13 @@ def not_toml(error: tomllib.TOMLDecodeError) -> Message:
 
 
 # The range (a key of engine.limits.BOUNDS) each numeric key of a scenario file must lie in, wherever it appears.
-FIELD_BOUNDS = {**{name: name for name in CONFIG_BOUNDS}, "seed": "scenario_seed", "max_steps": "max_steps",
+FIELD_BOUNDS = {**{name: name for name in CONFIG_BOUNDS}, "seed": "seed", "max_steps": "max_steps",
                 "arrival": "arrival", "max_tokens": "max_tokens", "priority": "priority",
                 "temperature": "temperature", "count": "workload_requests", "burst_size": "workload_requests",
                 "every": "arrival", "rate": "rate", "scale": "scale", "step": "arrival",
                 **{k: "prompt_tokens" for k in ("min_len", "max_len", "low", "high", "output_low", "output_high")},
                 **{k: "max_num_seqs" for k in ("min_seqs", "max_seqs")},
-                **{k: "cost_s" for k in ("low_s", "high_s", *(f.name for f in fields(CostModel)))}}
+                "low_s": "adaptive_s", "high_s": "adaptive_s", **{f.name: "cost_s" for f in fields(CostModel)}}
 
 _TYPE_NAMES = {str: "str", int: "int", float: "float", bool: "bool", list: "list", dict: "table"}  # type.<name>
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from engine.engine import KEEP, Engine
 from engine.frame import Frame
-from engine.limits import CONFIG_BOUNDS, MAX_APP_STEPS
+from engine.limits import MAX_APP_STEPS
 from engine.metrics import (
     RequestMetrics,
     RunMetrics,
@@ -39,11 +39,6 @@ RUNNER_ENV = "SCHEDLAB_RUNNER"  # "fake" or "model": the default model choice (t
 CUSTOM = "custom"  # the scenario name of a custom setup
 PROMPTS = {"random": "random tokens (1-10)", "chat": "built-in chat prompts"}
 ARRIVALS = {"all": "all at step 0", "poisson": "Poisson, 0.5 per step"}
-# The ranges the sidebar's number inputs and a link's values accept.
-BOUNDS = {**CONFIG_BOUNDS, "requests": (1, 200), "max_tokens": (1, 2048),
-          "seed": (0, 2**31 - 1), "temperature": (0.0, 2.0), "frame": (0, DEFAULT_MAX_STEPS),
-          "adaptive_ms": (0.0, 10_000.0), "adaptive_seqs": (1, 256)}
-
 
 class LabError(MessageError):
     """A move the lab refuses, with the reason in plain words: `LabError(message id, **values)`."""

@@ -19,12 +19,13 @@ from dataclasses import dataclass, field, fields, replace
 from typing import NoReturn
 
 from engine.adaptive import AdaptiveBatch
+from engine.limits import BOUNDS
 from engine.overlap import check_overlap
 from engine.recipe import Change, Options
 from engine.scenario import Scenario
 from i18n import DEFAULT, LANGUAGES, Message, MessageError
 from scheduler import Config, ConfigError
-from session.lab import ARRIVALS, BOUNDS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
+from session.lab import ARRIVALS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
 
 SETTINGS = tuple(f.name for f in fields(Config) if f.name != "eos")  # eos is the model's, never the learner's
 RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "frame", "present",
@@ -168,13 +169,14 @@ def _value(params: Mapping[str, str], key: str, default):
 def _adaptive(text: str) -> AdaptiveBatch | None:
     if text == "off":
         return None
-    fix = Message("link.fix.adaptive", ms=f"{BOUNDS['adaptive_ms'][1]:g}", seqs=BOUNDS["adaptive_seqs"][1])
+    most_ms, most_seqs = BOUNDS["adaptive_s"][1] * 1000, BOUNDS["max_num_seqs"][1]
+    fix = Message("link.fix.adaptive", ms=f"{most_ms:g}", seqs=most_seqs)
     parts = text.split("-")
     if len(parts) not in (4, 5) or not all(re.fullmatch(r"\d+(\.\d+)?", p) for p in parts[:2]) \
             or not all(p.isdigit() for p in parts[2:]):
         _fail("adaptive", text, fix)
     (low, high), (least, most, step) = map(float, parts[:2]), [*map(int, parts[2:]), 1][:3]
-    if high > BOUNDS["adaptive_ms"][1] or most > BOUNDS["adaptive_seqs"][1]:
+    if high > most_ms or most > most_seqs:
         _fail("adaptive", text, fix)
     try:
         return AdaptiveBatch(low / 1000, high / 1000, step, least, most)
