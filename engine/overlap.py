@@ -129,22 +129,10 @@ class Pipeline:
         that wrote EOS, and take them out of `next_batch` before it runs."""
         (future, placeholders), self._in_flight = self._in_flight, None
         tokens, model = future.result()
-        landed = Landed(next_batch, model=model)
-        for (seq, index), token in zip(placeholders, [t for t in tokens if t is not None], strict=True):
-            seq.token_ids[index] = token
-            if token != scheduler.config.eos or seq.sampling_params.ignore_eos:
-                continue
-            freed = scheduler.land_eos(seq, index)
-            if freed is None:  # it also hit max_tokens or max_model_len with this token: EOS is the reason
-                landed.eos_at_limit.append(seq)
-            else:
-                landed.late.append((seq, freed))
-        late = {seq.seq_id for seq, _ in landed.late}
+        late, eos_at_limit = scheduler.land(placeholders, [t for t in tokens if t is not None])
         if late and next_batch is not None:
-            kept = [(s, n) for s, n in zip(next_batch.seqs, next_batch.num_scheduled_tokens, strict=True)
-                    if s.seq_id not in late]
-            landed.batch = Batch([s for s, _ in kept], tuple(n for _, n in kept), next_batch.kind if kept else "idle")
-        return landed
+            next_batch = next_batch.without({seq.seq_id for seq, _ in late})
+        return Landed(next_batch, late, eos_at_limit, model)
 
 
 def _snapshot(seq: Sequence) -> Sequence:
