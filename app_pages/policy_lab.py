@@ -1,11 +1,11 @@
-"""The policy lab: one workload under two to four configs, side by side. A thin page: engine.compare runs and
-measures, viz.compare draws; this file only wires widgets to them."""
+"""The policy lab: one workload under two to four configs, side by side. A thin page: engine.analysis.compare
+runs and measures, viz.compare draws; this file only wires widgets to them."""
 
 from dataclasses import replace
 
 import streamlit as st
 
-from engine.compare import (
+from engine.analysis.compare import (
     ADAPTIVE,
     COMPARISONS,
     GENERATED_CONFIG,
@@ -18,10 +18,10 @@ from engine.compare import (
     variants_for,
     verdicts,
 )
-from engine.export import comparison_json, requests_csv
-from engine.overlap import check_overlap
-from engine.recipe import CostModel
-from engine.vllm_args import vllm_command, vllm_notes
+from engine.analysis.export import comparison_json, requests_csv
+from engine.analysis.vllm_args import vllm_command, vllm_notes
+from engine.run.overlap import check_overlap
+from engine.run.recipe import CostModel
 from i18n import text
 from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, ConfigError
 from ui.language import current_lang, said, t

@@ -18,12 +18,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.adaptive import AdaptiveBatch, step_latencies  # noqa: E402
-from engine.engine import Engine  # noqa: E402
-from engine.metrics import percentile  # noqa: E402
-from engine.recipe import RunSpec  # noqa: E402
-from engine.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
-from engine.workload import Request, chat_prompts  # noqa: E402
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
+from engine.inputs.workload import chat_prompts  # noqa: E402
+from engine.run.adaptive import AdaptiveBatch, step_latencies  # noqa: E402
+from engine.run.engine import Engine  # noqa: E402
+from engine.run.metrics import percentile  # noqa: E402
+from engine.run.recipe import (
+    Request,  # noqa: E402
+    RunSpec,  # noqa: E402
+)
 from scheduler import Config  # noqa: E402
 
 REAL_NEW_TOKENS = 32

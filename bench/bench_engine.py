@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.engine import Engine  # noqa: E402
-from engine.recipe import RunSpec  # noqa: E402
-from engine.workload import random_workload  # noqa: E402
+from engine.inputs.workload import random_workload  # noqa: E402
+from engine.run.engine import Engine  # noqa: E402
+from engine.run.recipe import RunSpec  # noqa: E402
 from scheduler import Config  # noqa: E402
 
 

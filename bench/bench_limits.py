@@ -28,12 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from process_stats import cpu_seconds  # noqa: E402
 
-from engine.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity  # noqa: E402
-from engine.engine import Engine  # noqa: E402
-from engine.export import comparison_json  # noqa: E402
-from engine.recipe import RunSpec  # noqa: E402
-from engine.trace import trace_json  # noqa: E402
-from engine.workload import random_workload  # noqa: E402
+from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity  # noqa: E402
+from engine.analysis.export import comparison_json  # noqa: E402
+from engine.inputs.workload import random_workload  # noqa: E402
+from engine.run.engine import Engine  # noqa: E402
+from engine.run.recipe import RunSpec  # noqa: E402
+from engine.traces.trace import trace_json  # noqa: E402
 from scheduler import Config  # noqa: E402
 
 MB = 2**20

@@ -15,10 +15,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.engine import Engine  # noqa: E402
-from engine.metrics import speculation_metrics  # noqa: E402
-from engine.recipe import RunSpec  # noqa: E402
-from engine.workload import Request  # noqa: E402
+from engine.run.engine import Engine  # noqa: E402
+from engine.run.metrics import speculation_metrics  # noqa: E402
+from engine.run.recipe import (
+    Request,  # noqa: E402
+    RunSpec,  # noqa: E402
+)
 from scheduler import Config  # noqa: E402
 
 NEW_TOKENS = 48

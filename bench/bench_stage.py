@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from process_stats import cpu_seconds  # noqa: E402
 
-from engine.scenario import load_scenario, preset_paths  # noqa: E402
+from engine.inputs.scenario import load_scenario, preset_paths  # noqa: E402
 from session.feed import Feed, Request  # noqa: E402
 from session.lab import Lab, RunInputs, real_model_installed  # noqa: E402
 from tools.app_server import app_server  # noqa: E402

@@ -7,10 +7,10 @@ import argparse
 import sys
 from dataclasses import replace
 
-from engine.frame import Frame
-from engine.runners import RUNNER_KINDS
-from engine.scenario import ScenarioError, load_scenario, preset_paths
-from engine.trace import write_trace
+from engine.inputs.scenario import ScenarioError, load_scenario, preset_paths
+from engine.run.frame import Frame
+from engine.run.runner_factory import RUNNER_KINDS
+from engine.traces.trace import write_trace
 from scheduler import ConfigError
 
 
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--runner", choices=RUNNER_KINDS, help="override the scenario's runner")
     run_parser.add_argument("--steps", type=int, help="stop after this many steps")
     run_parser.add_argument("--overlap", action="store_true",
-                            help="schedule each step while the model computes the one before (engine/overlap.py)")
+                            help="schedule each step while the model computes the one before (engine/run/overlap.py)")
     run_parser.add_argument("--json", metavar="TRACE", help="write the whole run as JSON to this file")
     run_parser.set_defaults(handler=run)
     commands.add_parser("list", help="list the scenario presets").set_defaults(handler=list_presets)

@@ -1,7 +1,7 @@
 """The scheduler's events: what it decided in one step and why (returned by schedule() with each batch and by
 postprocess()), as data the UI narrates from.
 
-Every Event subclass, here or in the engine (engine/frame.py: arrived, finished_late, pool_rebuilt), enters the
+Every Event subclass, here or in the engine (engine/run/frame.py: arrived, finished_late, pool_rebuilt), enters the
 one registry, `EVENT_TYPES`, under its kind when it is defined; `event_from_dict` reads any of them back.
 """
 

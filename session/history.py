@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from engine.frame import Frame, StepHeader, StepMetrics
+from engine.run.frame import Frame, StepHeader, StepMetrics
 from viz.timeline import Segment, Segments
 
 

@@ -14,20 +14,21 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from engine.engine import KEEP, Engine
-from engine.frame import Frame
-from engine.limits import MAX_APP_STEPS
-from engine.metrics import (
+from engine.inputs.key_frames import KeyFrame
+from engine.inputs.scenario import Scenario
+from engine.inputs.workload import chat_prompts, poisson_arrivals, random_workload
+from engine.run.engine import KEEP, Engine
+from engine.run.frame import Frame
+from engine.run.limits import MAX_APP_STEPS
+from engine.run.metrics import (
     RequestMetrics,
     RunMetrics,
     SpeculationMetrics,
     run_metrics,
     speculation_metrics,
 )
-from engine.recipe import DEFAULT_MAX_STEPS, Change, Options, RunSpec, checked_change
-from engine.scenario import KeyFrame, Scenario
-from engine.trace import read_trace
-from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
+from engine.run.recipe import DEFAULT_MAX_STEPS, Change, Options, Request, RunSpec, checked_change
+from engine.traces.trace import read_trace
 from i18n import Message, MessageError, message_of
 from scheduler import Config
 from session.history import FrameSummary, RunHistory

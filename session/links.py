@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import NoReturn
 
-from engine.adaptive import AdaptiveBatch
-from engine.limits import BOUNDS
-from engine.overlap import check_overlap
-from engine.recipe import Change, Options
-from engine.scenario import Scenario
+from engine.inputs.scenario import Scenario
+from engine.run.adaptive import AdaptiveBatch
+from engine.run.limits import BOUNDS
+from engine.run.overlap import check_overlap
+from engine.run.recipe import Change, Options
 from i18n import DEFAULT, LANGUAGES, Message, MessageError
 from scheduler import Config, ConfigError
 from session.lab import ARRIVALS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs

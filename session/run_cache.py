@@ -1,6 +1,6 @@
 """Runs computed once per process and shared by every session: the run cache.
 
-A run is a pure function of its recipe (engine/recipe.py): the `RunSpec` (config, workload, runner, seed,
+A run is a pure function of its recipe (engine/run/recipe.py): the `RunSpec` (config, workload, runner, seed,
 options; the model is the process's one default model) with the changes made mid-run, each stamped with the
 frame it was made at. The cache files each run under a hash of its recipe, its address, so thirty students
 opening the same preset share one run, and two who make the same change at the same frame share the branch.
@@ -27,8 +27,8 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 
-from engine.engine import Engine
-from engine.recipe import Change
+from engine.run.engine import Engine
+from engine.run.recipe import Change
 
 BUDGET_ENV = "SCHEDLAB_RUN_CACHE_MB"
 DEFAULT_BUDGET_MB = 1024

@@ -2,11 +2,10 @@
 
 import pytest
 
-from engine.adaptive import AdaptiveBatch, step_latencies
-from engine.engine import Engine
-from engine.recipe import CostModel, RunSpec
-from engine.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
-from engine.workload import Request
+from engine.inputs.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
+from engine.run.adaptive import AdaptiveBatch, step_latencies
+from engine.run.engine import Engine
+from engine.run.recipe import CostModel, Request, RunSpec
 from scheduler import Config
 from tests.test_engine_core import comparable
 

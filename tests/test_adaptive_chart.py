@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from viz.adaptive import adaptive_batch_figure
 
 

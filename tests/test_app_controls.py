@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from engine.scenario import load_scenario, preset_paths
-from engine.trace import trace_dict
+from engine.inputs.scenario import load_scenario, preset_paths
+from engine.traces.trace import trace_dict
 from tests.test_app_support import button, fake_model_app, lab, no_errors, player_message, show, shown_view, step
 
 

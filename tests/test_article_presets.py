@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.article import DEMOS, NotebookDraws, notebook_config, notebook_prompts
-from engine.runners import make_runner
-from engine.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
+from engine.inputs.article import DEMOS, NotebookDraws, notebook_config, notebook_prompts
+from engine.inputs.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
+from engine.run.runner_factory import make_runner
 from scheduler import Config, ConfigError, SamplingParams, Scheduler, Sequence
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "notebook_demo_frames.json").read_text())
@@ -175,7 +175,7 @@ def test_the_player_is_told_of_the_overfull_block_only_with_the_bug():
 
 
 def test_free_queue_expectations_compare_in_order_and_block_tables_by_request():
-    from engine.scenario import KeyFrame
+    from engine.inputs.key_frames import KeyFrame
 
     engine = load_scenario(SCENARIOS_DIR / "prefix_caching_vllm_doc.toml").engine()
     engine.run(steps=6)

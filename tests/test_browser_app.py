@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
 from tools.app_server import app_server

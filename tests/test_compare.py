@@ -5,7 +5,7 @@ from statistics import fmean
 
 import pytest
 
-from engine.compare import (
+from engine.analysis.compare import (
     COMPARISONS,
     GENERATED_CONFIG,
     Variant,
@@ -19,9 +19,9 @@ from engine.compare import (
     variants_for,
     verdicts,
 )
-from engine.engine import Engine
-from engine.metrics import Span, run_metrics
-from engine.recipe import RunSpec
+from engine.run.engine import Engine
+from engine.run.metrics import Span, run_metrics
+from engine.run.recipe import RunSpec
 from scheduler import ConfigError
 
 WORKLOAD = generated_workload(n=40, rate=0.5, seed=1)

@@ -2,10 +2,9 @@
 
 import pytest
 
-from engine.engine import Engine
-from engine.metrics import internal_fragmentation, percentile, recomputed_tokens
-from engine.recipe import RunSpec
-from engine.workload import Request
+from engine.run.engine import Engine
+from engine.run.metrics import internal_fragmentation, percentile, recomputed_tokens
+from engine.run.recipe import Request, RunSpec
 from scheduler import Config
 
 

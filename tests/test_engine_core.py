@@ -2,11 +2,11 @@
 
 import pytest
 
-from engine.engine import Engine
-from engine.frame import Frame
-from engine.metrics import request_metrics
-from engine.recipe import CostModel, RunSpec
-from engine.workload import Request, random_workload
+from engine.inputs.workload import random_workload
+from engine.run.engine import Engine
+from engine.run.frame import Frame
+from engine.run.metrics import request_metrics
+from engine.run.recipe import CostModel, Request, RunSpec
 from scheduler import Batch, Config, ConfigError
 
 SMALL = Config(max_num_seqs=3, max_num_batched_tokens=64, max_model_len=15, num_kvcache_blocks=6,

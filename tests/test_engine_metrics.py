@@ -2,10 +2,9 @@
 
 import pytest
 
-from engine.engine import Engine
-from engine.metrics import request_metrics, run_metrics
-from engine.recipe import CostModel, RunSpec
-from engine.workload import Request
+from engine.run.engine import Engine
+from engine.run.metrics import request_metrics, run_metrics
+from engine.run.recipe import CostModel, Request, RunSpec
 from scheduler import Config
 
 

@@ -4,8 +4,8 @@ from dataclasses import replace
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
-from engine.trace import request_summaries
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.traces.trace import request_summaries
 
 
 @pytest.mark.slow

@@ -4,10 +4,10 @@ import random
 
 import pytest
 
-from engine.engine import Engine
-from engine.recipe import RunSpec
-from engine.recorder import request_view
-from engine.workload import Request, random_workload
+from engine.inputs.workload import random_workload
+from engine.run.engine import Engine
+from engine.run.recipe import Request, RunSpec
+from engine.run.recorder import request_view
 from scheduler import Config
 from scheduler.block_manager import NO_HASH
 

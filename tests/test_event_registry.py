@@ -1,7 +1,7 @@
 """One registry of events: the scheduler's and the engine's kinds are all in scheduler.events.EVENT_TYPES, and
 each reads back from its dict as the same event (a variant of a kind, by its extra field)."""
 
-from engine.frame import AdmittedAfterRebuild, Arrived, FinishedLate, PoolRebuilt
+from engine.run.frame import AdmittedAfterRebuild, Arrived, FinishedLate, PoolRebuilt
 from scheduler.events import EVENT_TYPES, Admitted, Preempted, event_from_dict
 
 

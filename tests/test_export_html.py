@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from engine.engine import Engine
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.engine import Engine
 from session.feed import Feed
 from session.lab import Lab, RunInputs
 from viz.frame_payload import EMPTY_VIEW, decode, player_views, stage_view

@@ -9,10 +9,10 @@ from datetime import timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.adaptive import AdaptiveBatch
-from engine.limits import BOUNDS
-from engine.scenario import ScenarioError, load_scenario, preset_paths
-from engine.trace import trace_dict
+from engine.inputs.scenario import ScenarioError, load_scenario, preset_paths
+from engine.run.adaptive import AdaptiveBatch
+from engine.run.limits import BOUNDS
+from engine.traces.trace import trace_dict
 from scheduler import ConfigError
 from session.lab import CUSTOM, Lab, LabError, RunInputs, open_trace
 from session.links import KEYS, LinkError, open_link, parse_link

@@ -4,8 +4,8 @@ import tracemalloc
 
 import pytest
 
-from engine.recipe import RunSpec
-from engine.workload import random_workload
+from engine.inputs.workload import random_workload
+from engine.run.recipe import RunSpec
 from scheduler import Config
 from session.lab import CUSTOM, Lab, LabError, RunInputs
 from viz.timeline import segments

@@ -6,14 +6,13 @@ from dataclasses import replace
 
 import pytest
 
-from engine.adaptive import step_latencies
-from engine.engine import Engine
-from engine.frame import PENDING_TEXT
-from engine.metrics import request_metrics
-from engine.overlap import PLACEHOLDER
-from engine.recipe import CostModel, RunSpec
-from engine.scenario import load_scenario, preset_paths
-from engine.workload import Request
+from engine.inputs.scenario import load_scenario, preset_paths
+from engine.run.adaptive import step_latencies
+from engine.run.engine import Engine
+from engine.run.frame import PENDING_TEXT
+from engine.run.metrics import request_metrics
+from engine.run.overlap import PLACEHOLDER
+from engine.run.recipe import CostModel, Request, RunSpec
 from runner.fake import FakeRunner
 from scheduler import Config, ConfigError
 from tests.test_engine_core import comparable
@@ -32,7 +31,7 @@ def outputs(engine: Engine):
 def test_overlap_never_changes_what_a_preset_writes(path):
     scenario = load_scenario(path, runner="fake")
     if scenario.config.num_speculative_tokens:
-        pytest.skip("overlapped scheduling refuses speculative decoding (engine/overlap.py)")
+        pytest.skip("overlapped scheduling refuses speculative decoding (engine/run/overlap.py)")
     sync, over = (replace(scenario, overlap=overlap).engine() for overlap in (False, True))
     assert sync.run() == over.run() == "finished"
     assert outputs(over) == outputs(sync)

@@ -2,11 +2,11 @@
 
 import json
 
-from engine.adaptive import AdaptiveBatch
-from engine.engine import Engine
-from engine.recipe import Change, CostModel, RunSpec
-from engine.trace_delta import frame_deltas
-from engine.workload import Request, random_workload
+from engine.inputs.workload import random_workload
+from engine.run.adaptive import AdaptiveBatch
+from engine.run.engine import Engine
+from engine.run.recipe import Change, CostModel, Request, RunSpec
+from engine.traces.delta import frame_deltas
 from scheduler import Config
 
 CONFIG = Config(max_num_seqs=2, max_num_batched_tokens=64, max_model_len=32, num_kvcache_blocks=8,

@@ -8,7 +8,7 @@ import pytest
 from conftest_runner import random_prompts, tiny_model
 from test_runner_exactness import config, run_and_compare
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config, ConfigError, SamplingParams, Scheduler, Sequence
 from scheduler.events import PrefixHit
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, ScenarioError, load_scenario, preset_paths
+from engine.inputs.scenario import SCENARIOS_DIR, ScenarioError, load_scenario, preset_paths
 
 PRESETS = preset_paths()
 

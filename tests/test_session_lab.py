@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from engine.recipe import ChangeError
-from engine.scenario import SCENARIOS_DIR, load_scenario
-from engine.trace import trace_dict
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.recipe import ChangeError
+from engine.traces.trace import trace_dict
 from scheduler import ConfigError
 from session.lab import Lab, LabError, RunInputs, default_runner, open_trace
 

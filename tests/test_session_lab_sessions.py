@@ -5,9 +5,8 @@ import threading
 
 import pytest
 
-from engine.engine import Engine
-from engine.recipe import RunSpec
-from engine.workload import Request
+from engine.run.engine import Engine
+from engine.run.recipe import Request, RunSpec
 from scheduler import Config
 from session.lab import Lab, RunInputs, real_model_installed
 from session.run_cache import RunCache

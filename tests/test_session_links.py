@@ -3,8 +3,8 @@ every value a link cannot use is refused with a message that names it."""
 
 import pytest
 
-from engine.adaptive import AdaptiveBatch
-from engine.scenario import load_scenario, preset_paths
+from engine.inputs.scenario import load_scenario, preset_paths
+from engine.run.adaptive import AdaptiveBatch
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
 from session.links import Link, LinkError, link_of, open_link, parse_link

@@ -3,9 +3,9 @@ changes; the byte budget evicts the least recently used run."""
 
 import pytest
 
-from engine.engine import Engine
-from engine.recipe import Change
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.engine import Engine
+from engine.run.recipe import Change
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
 from session.run_cache import RunCache, engine_bytes

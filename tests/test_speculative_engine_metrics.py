@@ -2,10 +2,9 @@
 
 from dataclasses import replace
 
-from engine.engine import Engine
-from engine.metrics import speculation_metrics
-from engine.recipe import RunSpec
-from engine.workload import Request
+from engine.run.engine import Engine
+from engine.run.metrics import speculation_metrics
+from engine.run.recipe import Request, RunSpec
 from runner.fake import FakeRunner
 from scheduler import Config
 

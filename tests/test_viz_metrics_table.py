@@ -1,4 +1,4 @@
-from engine.metrics import SpeculationMetrics, run_metrics
+from engine.run.metrics import SpeculationMetrics, run_metrics
 from tests.test_viz_scenes import preemption_engine
 from viz.metrics_table import request_rows, run_summary, speculation_sentence
 

@@ -1,8 +1,7 @@
 """Small engine runs (fake model) that the viz tests draw from. No tests live here."""
 
-from engine.engine import Engine
-from engine.recipe import RunSpec
-from engine.workload import Request
+from engine.run.engine import Engine
+from engine.run.recipe import Request, RunSpec
 from scheduler import Config
 
 SHARED = "the quick brown fox jumps over the lazy dog"

@@ -1,11 +1,11 @@
-"""Every number a learner types is bounded by the one table (engine/limits.py BOUNDS): each number input of the
+"""Every number a learner types is bounded by the one table (engine/run/limits.py BOUNDS): each number input of the
 sidebar and of the policy lab shows exactly its setting's range there, so a widget can never offer what a link,
 a scenario file or the lab then refuses."""
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.limits import BOUNDS
+from engine.run.limits import BOUNDS
 from tests.test_app_support import fake_model_app
 from tests.test_compare_page import PAGE
 

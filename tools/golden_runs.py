@@ -19,12 +19,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine import load_scenario, preset_paths  # noqa: E402
-from engine.adaptive import AdaptiveBatch  # noqa: E402
-from engine.engine import Engine  # noqa: E402
-from engine.recipe import RunSpec  # noqa: E402
-from engine.trace import trace_dict  # noqa: E402
-from engine.trace_delta import frame_deltas  # noqa: E402
-from engine.workload import Request, random_workload  # noqa: E402
+from engine.inputs.workload import random_workload  # noqa: E402
+from engine.run.adaptive import AdaptiveBatch  # noqa: E402
+from engine.run.engine import Engine  # noqa: E402
+from engine.run.recipe import (
+    Request,  # noqa: E402
+    RunSpec,  # noqa: E402
+)
+from engine.traces.delta import frame_deltas  # noqa: E402
+from engine.traces.trace import trace_dict  # noqa: E402
 from i18n import MessageError  # noqa: E402
 from scheduler import Config  # noqa: E402
 from session.lab import Lab, RunInputs  # noqa: E402

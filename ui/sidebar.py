@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from engine.adaptive import AdaptiveBatch
-from engine.limits import BOUNDS
+from engine.run.adaptive import AdaptiveBatch
+from engine.run.limits import BOUNDS
 from i18n import Message, message_of, text
 from session.lab import (
     ARRIVALS,

@@ -9,8 +9,8 @@ out, and why, and which request's prompt completed in a last chunk (a step with 
 
 from __future__ import annotations
 
-from engine.frame import Frame
-from engine.scenario import KeyFrame
+from engine.inputs.key_frames import KeyFrame
+from engine.run.frame import Frame
 from i18n import DEFAULT, count, join_and, text
 from scheduler.events import Event
 

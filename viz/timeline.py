@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import plotly.graph_objects as go
 
-from engine.frame import Frame, RequestView
+from engine.run.frame import Frame, RequestView
 from i18n import DEFAULT, text
 from viz.charts import LEGEND_BELOW
 from viz.colors import request_color

@@ -4,7 +4,7 @@ Step s (s >= 1): add the requests whose arrival step is before s, schedule, run 
 record frame s. Frame 0 is the empty start. A run always ends: when every request is done and none is still
 to arrive, when a step could change nothing any more ("stalled"), or at `max_steps`.
 
-Replay and branches. A run is a pure function of its recipe (engine/recipe.py): a `RunSpec` (config,
+Replay and branches. A run is a pure function of its recipe (engine/run/recipe.py): a `RunSpec` (config,
 workload, runner kind and seed, cost model, options, scheduler) and the changes made mid-run (`Change`: config
 fields and options, or a request added by hand), each stamped with the frame it was made at. `Engine(spec)`
 makes each of the spec's changes when it reaches its frame, so `replay(k)`, the recipe with the changes made
@@ -19,13 +19,13 @@ What a change can do mid-run (checked by `recipe.checked_change`):
   the runner: every running request loses its KV cache and is queued again, ahead of the waiting ones, to
   be recomputed (like a server restarted with a new pool); a request that no longer fits is aborted.
 
-Adaptive batch size (`adaptive=AdaptiveBatch(...)`, engine/adaptive.py): after every step that ran a batch,
+Adaptive batch size (`adaptive=AdaptiveBatch(...)`, engine/run/adaptive.py): after every step that ran a batch,
 the controller sets `max_num_seqs` for the next step from that step's latency (simulated on the fake runner,
 wall time on the model); switched on mid-run, it first brings the limit within its bounds. Its choices are
 kept in `adaptive_sizes`, one per step (None while it is off), and a replay follows them instead of deciding
 again, so replaying a real-model run gives the same frames although wall times differ.
 
-Overlapped scheduling (`overlap=True`, engine/overlap.py): step s is scheduled while the model still computes
+Overlapped scheduling (`overlap=True`, engine/run/overlap.py): step s is scheduled while the model still computes
 step s - 1, whose tokens land right after; step s is then handed to the model's worker and postprocessed ahead
 with placeholders, so its frame is recorded while its tokens are still being computed (they show as pending
 until the next step lands them; a run that ends lands its last step before its last frame). A request whose
@@ -45,13 +45,12 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from engine.frame import AdmittedAfterRebuild, Arrived, FinishedLate, PoolRebuilt, StepHeader, TokenHistory
-from engine.frame_store import FrameStore
-from engine.overlap import Landed, Pipeline, StepClock, StepTiming, check_overlap
-from engine.recipe import POOL_FIELDS, SCHEDULER_KINDS, Change, CostModel, Options, RunSpec, checked_change
-from engine.recorder import Recorder, RequestRecord, batch_view
-from engine.runners import make_runner
-from engine.workload import Request
+from engine.run.frame import AdmittedAfterRebuild, Arrived, FinishedLate, PoolRebuilt, StepHeader, TokenHistory
+from engine.run.frame_store import FrameStore
+from engine.run.overlap import Landed, Pipeline, StepClock, StepTiming, check_overlap
+from engine.run.recipe import POOL_FIELDS, SCHEDULER_KINDS, Change, CostModel, Options, Request, RunSpec, checked_change
+from engine.run.recorder import Recorder, RequestRecord, batch_view
+from engine.run.runner_factory import make_runner
 from scheduler import Batch, Config, RequestRejected, SamplingParams, Scheduler, Sequence
 from scheduler.events import Aborted
 

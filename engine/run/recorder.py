@@ -15,9 +15,9 @@ Cheap because of three facts about the scheduler:
 from dataclasses import dataclass
 from operator import attrgetter
 
-from engine.frame import BatchView, BlockView, RequestView, StepHeader, StepMetrics, TokenHistory
-from engine.frame_store import FrameStore, Paged, advanced_by_batch, paged
-from engine.workload import Request
+from engine.run.frame import BatchView, BlockView, RequestView, StepHeader, StepMetrics, TokenHistory
+from engine.run.frame_store import FrameStore, Paged, advanced_by_batch, paged
+from engine.run.recipe import Request
 from scheduler import Batch, Scheduler, Sequence, SequenceStatus
 from scheduler.block_manager import BlockManager
 
@@ -29,7 +29,7 @@ SEQ_ID = attrgetter("seq_id")
 class RequestRecord:
     """Everything the engine keeps of one request, indexed by its id: where it came from, the scheduler's
     Sequence and its token history (shared with its frame views). When its first token and its end happened is
-    read off the frames, in one place: engine/metrics.py."""
+    read off the frames, in one place: engine/run/metrics.py."""
     request: Request
     seq: Sequence
     history: TokenHistory

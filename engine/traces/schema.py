@@ -9,9 +9,9 @@ import json
 import math
 from dataclasses import fields
 
-from engine.frame import PoolRebuilt, StepMetrics
-from engine.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
-from engine.overlap import PLACEHOLDER
+from engine.run.frame import PoolRebuilt, StepMetrics
+from engine.run.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
+from engine.run.overlap import PLACEHOLDER
 from i18n import Message, MessageError
 from scheduler import Config, ConfigError
 from scheduler.events import EVENT_TYPES

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from engine.recipe import RUN_BOUNDS
+from engine.run.recipe import RUN_BOUNDS
 from scheduler.config import CONFIG_BOUNDS
 
 # Every range an input is checked against, by name: the config's settings and the run's own numbers.

@@ -30,7 +30,7 @@ Schema (field names are stable; the UI builds its figures from them):
                                      each has .kind, .seq_id and .to_dict(), see scheduler/events.py
       metrics: StepMetrics           KV usage, tokens in the batch, queue lengths, cumulative counters
       timing: StepTiming | None      when the step was scheduled, computed by the model and postprocessed
-                                     (engine/overlap.py): simulated on the fake runner, measured on the
+                                     (engine/run/overlap.py): simulated on the fake runner, measured on the
                                      model; `timing.overlapped` when it was scheduled while the model was
                                      still computing the step before. None for frame 0 and old traces.
 
@@ -62,7 +62,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
-from engine.overlap import PLACEHOLDER, StepTiming
+from engine.run.overlap import PLACEHOLDER, StepTiming
 from scheduler import Config
 from scheduler.events import Admitted, Event, event_from_dict
 

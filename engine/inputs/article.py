@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.workload import Request
+from engine.run.recipe import Request
 from i18n import MessageError
 from scheduler import Config, SamplingParams, Scheduler, Sequence
 

@@ -14,7 +14,7 @@ unless an EOS lands early. Speculative decoding is refused: its drafts are read 
 being computed.
 
 `Pipeline` is the one implementation: the Engine (`Engine(..., overlap=True)`, frames and all) and the
-standalone `drive()` loop (no frames, for the benchmark and tests) both launch and land batches through it.
+standalone `run_loop()` (no frames, for the benchmark and tests) both launch and land batches through it.
 `StepClock` lays a step's schedule, model and postprocess work out in time, synchronously or overlapped.
 """
 
@@ -145,14 +145,14 @@ def _snapshot(seq: Sequence) -> Sequence:
 # -- the standalone loop ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class DriveResult:
+class LoopResult:
     outputs: list[list[int]]  # completion token ids per sequence, in the order given
     batches: list[tuple[int, ...]]  # sequence ids run at each step
     timings: list[StepTiming]
     wall_s: float
 
 
-def drive(scheduler: Scheduler, runner, seqs: list[Sequence], overlap: bool) -> DriveResult:
+def run_loop(scheduler: Scheduler, runner, seqs: list[Sequence], overlap: bool) -> LoopResult:
     """Run `seqs` to the end, synchronously or with the next step scheduled while the model runs (wall time)."""
     check_overlap(scheduler.config, overlap)
     for seq in seqs:
@@ -185,4 +185,4 @@ def drive(scheduler: Scheduler, runner, seqs: list[Sequence], overlap: bool) -> 
             t2 = clock()
             scheduler.postprocess(batch.seqs, tokens)
             timings.append(StepTiming(len(batches), (t0, t1), (t1, t2), (t2, clock())))
-    return DriveResult([s.completion_token_ids for s in seqs], batches, timings, clock())
+    return LoopResult([s.completion_token_ids for s in seqs], batches, timings, clock())

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from itertools import chain
 from typing import NamedTuple
 
-from engine.frame import BlockView, Frame, RequestView, StepHeader, StepMetrics
+from engine.run.frame import BlockView, Frame, RequestView, StepHeader, StepMetrics
 
 KEYFRAME_EVERY = 16
 

@@ -17,9 +17,8 @@ import hashlib
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, NamedTuple
 
-from engine.adaptive import AdaptiveBatch
-from engine.overlap import check_overlap
-from engine.workload import Request
+from engine.run.adaptive import AdaptiveBatch
+from engine.run.overlap import check_overlap
 from i18n import MessageError
 from scheduler import Config
 
@@ -69,6 +68,32 @@ class Options(NamedTuple):
     """The engine options beside the config: overlapped scheduling and the adaptive controller (None: off)."""
     overlap: bool = False
     adaptive: AdaptiveBatch | None = None
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request of a workload: a text `prompt` (tokenized by the runner, as a chat turn when `chat`) or
+    `prompt_token_ids`, exactly one of them."""
+    arrival: int = 0
+    prompt: str | None = None
+    prompt_token_ids: tuple[int, ...] | None = None
+    max_tokens: int = 16
+    ignore_eos: bool = False
+    priority: int = 0
+    temperature: float = 0.0
+    chat: bool = True
+
+    def __post_init__(self):
+        if (self.prompt is None) == (self.prompt_token_ids is None):
+            raise MessageError("workload.prompt_xor")
+        if self.prompt_token_ids is not None:
+            object.__setattr__(self, "prompt_token_ids", tuple(self.prompt_token_ids))
+        if type(self.arrival) is not int or self.arrival < 0:
+            raise MessageError("workload.arrival", value=repr(self.arrival))
+        if type(self.max_tokens) is not int or self.max_tokens < 1:
+            raise MessageError("workload.max_tokens", value=repr(self.max_tokens))
+        if self.temperature < 0:
+            raise MessageError("workload.temperature", value=repr(self.temperature))
 
 
 @dataclass(frozen=True)
