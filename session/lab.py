@@ -128,10 +128,6 @@ class RunInputs:
     def runner(self) -> str:
         return self.spec.runner
 
-    @property
-    def seed(self) -> int:
-        return self.spec.seed
-
     def with_runner(self, runner: str) -> RunInputs:
         return replace(self, spec=replace(self.spec, runner=runner))
 

@@ -93,7 +93,7 @@ def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, 
     settings = {f: getattr(config, f) for f in SETTINGS if getattr(config, f) != getattr(base, f)}
     settings |= {f: v for f, v in options._asdict().items() if v != getattr(base_options, f)}
     scenario = scenarios.get(inputs.scenario_name)
-    seed = inputs.seed if custom or scenario is None or inputs.seed != scenario.seed else None
+    seed = inputs.spec.seed if custom or scenario is None or inputs.spec.seed != scenario.seed else None
     return Link(inputs.scenario_name, lab.cursor, inputs.variant, present, inputs.custom, seed, inputs.temperature,
                 settings, lang)
 

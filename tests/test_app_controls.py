@@ -98,7 +98,7 @@ def test_seed_and_temperature_restart_the_run(app):
     app.run()
     step(app)
     app.number_input(key="seed").set_value(7).run()
-    assert lab(app).cursor == 0 and lab(app).inputs.seed == 7
+    assert lab(app).cursor == 0 and lab(app).inputs.spec.seed == 7
     app.number_input(key="temperature").set_value(0.8).run()
     assert {r.temperature for r in lab(app).inputs.spec.workload} == {0.8}
     assert app.radio(key="runner_choice").value in ("fake", "model")

@@ -31,7 +31,7 @@ def test_a_custom_setup_round_trips_through_its_link():
               "seed": "3", "temperature": "0.5", "max_num_seqs": "2", "num_kvcache_blocks": "12",
               "prefill_first": "0", "overlap": "1", "adaptive": "40-150-1-3", "frame": "7", "present": "1"}
     lab = reopened(params)
-    assert lab.inputs.custom == CustomSetup(5, "chat", 6, "poisson") and lab.inputs.seed == 3
+    assert lab.inputs.custom == CustomSetup(5, "chat", 6, "poisson") and lab.inputs.spec.seed == 3
     assert {r.temperature for r in lab.inputs.spec.workload} == {0.5} and len(lab.inputs.spec.workload) == 5
     config, options = lab.config_in_effect(0), lab.options_in_effect(0)
     assert (config.max_num_seqs, config.num_kvcache_blocks, config.prefill_first) == (2, 12, False)

@@ -179,7 +179,7 @@ def model_controls():
     state, inputs = st.session_state, lab().inputs
     state.runner_choice = state.runner  # the widgets show what this run was built from
     state.temperature = inputs.temperature if inputs else state.get("temperature", 0.0)
-    state.seed = inputs.seed if inputs else state.get("seed", 0)
+    state.seed = inputs.spec.seed if inputs else state.get("seed", 0)
     lang = current_lang()
     st.radio(t("sidebar.model"), options, key="runner_choice",
              format_func=lambda r: text(lang, f"sidebar.runner.{r}"), on_change=_on_run_inputs,

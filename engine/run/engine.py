@@ -106,14 +106,6 @@ class Engine:
         return self.spec.runner
 
     @property
-    def seed(self) -> int:
-        return self.spec.seed
-
-    @property
-    def max_steps(self) -> int:
-        return self.spec.max_steps
-
-    @property
     def arrivals_pending(self) -> bool:
         """Whether a request of the workload, or one added by hand, is still to arrive."""
         return bool(self._pending)
@@ -176,7 +168,7 @@ class Engine:
     def _rebuild(self, config: Config):
         """A new pool: a new scheduler and runner; running requests, then waiting ones, are queued again."""
         old = self.scheduler
-        self.runner = make_runner(self.runner_kind, config, self.seed)
+        self.runner = make_runner(self.runner_kind, config, self.spec.seed)
         self.scheduler = new_scheduler(self.spec.scheduler, config)
         self._recorder.reset_pool(self.scheduler.block_manager)
         requeued = [*old.running, *old.waiting]
@@ -276,7 +268,7 @@ class Engine:
                 return "finished"
             if target is not None and self.step_count >= target:
                 return "steps"
-            if self.step_count >= self.max_steps:
+            if self.step_count >= self.spec.max_steps:
                 return "max_steps"
             self.step()
             if on_step:

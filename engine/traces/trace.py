@@ -71,7 +71,7 @@ def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame]
         "version": TRACE_VERSION,
         "title": title,
         "runner": engine.runner_kind,
-        "seed": engine.seed,
+        "seed": engine.spec.seed,
         "overlap": engine.overlap,
         "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
         "config_changes": config_changes(engine),
