@@ -54,7 +54,8 @@ def workload_inputs(choice: str):
     if choice == GENERATED:
         return generated_workload(), GENERATED_CONFIG, 0, CostModel()
     scenario = presets()[0][choice]
-    return scenario.workload, scenario.config, scenario.seed, scenario.cost
+    spec = scenario.spec
+    return spec.workload, spec.config, spec.seed, spec.cost
 
 
 def custom_variant(i: int, base) -> Variant:

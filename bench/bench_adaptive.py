@@ -60,14 +60,14 @@ def report(title: str, runs: dict[str, dict], high_s: float):
 
 def simulated():
     scenario = load_scenario(SCENARIOS_DIR / "09_adaptive_batch.toml", runner="fake")
-    fixed = replace(scenario.spec(), adaptive=None)
+    fixed = replace(scenario.spec, adaptive=None)
     runs = {f"fixed {n}": measure(Engine(replace(fixed, config=replace(fixed.config, max_num_seqs=n))), wall=False)
             for n in (2, 5, 16)}
     runs["adaptive"] = measure(scenario.engine(), wall=False)
-    report(f"simulated: preset 09 ({len(scenario.workload)} requests in bursts, cost model "
-           f"{scenario.cost.step_s * 1000:.0f} ms + {scenario.cost.token_s * 1000:.0f} ms/token), band "
-           f"{scenario.adaptive.low_s * 1000:.0f}-{scenario.adaptive.high_s * 1000:.0f} ms",
-           runs, scenario.adaptive.high_s)
+    report(f"simulated: preset 09 ({len(scenario.spec.workload)} requests in bursts, cost model "
+           f"{scenario.spec.cost.step_s * 1000:.0f} ms + {scenario.spec.cost.token_s * 1000:.0f} ms/token), band "
+           f"{scenario.spec.adaptive.low_s * 1000:.0f}-{scenario.spec.adaptive.high_s * 1000:.0f} ms",
+           runs, scenario.spec.adaptive.high_s)
 
 
 def real(low_ms: float, high_ms: float):

@@ -62,7 +62,7 @@ HEADER = f"{'step':>5} {'batch':<22} {'running':<18} {'waiting':<18} {'free':>5}
 def run(args) -> int:
     scenario = load_scenario(args.scenario, args.runner)
     if args.overlap:
-        scenario = replace(scenario, overlap=True)
+        scenario = replace(scenario, spec=replace(scenario.spec, overlap=True))
     engine = scenario.engine()
     mode = ", overlapped scheduling" if engine.overlap else ""
     print(f"{scenario.title} ({engine.runner_kind} runner{mode})\n{HEADER}")
@@ -88,7 +88,7 @@ def list_presets(_args) -> int:
             print(f"error: {e}", file=sys.stderr)
             broken += 1
             continue
-        print(f"{path.name:<32} {scenario.runner:<6} {scenario.title}")
+        print(f"{path.name:<32} {scenario.spec.runner:<6} {scenario.title}")
     return 2 if broken else 0
 
 

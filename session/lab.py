@@ -104,8 +104,8 @@ class RunInputs:
         """The scenario's base run, or with `variant` its comparison run and the key frames observed in it."""
         if variant and not scenario.variant:
             raise LabError("lab.no_variant", title=repr(scenario.title))
-        spec = scenario.spec(variant=variant)
-        spec = replace(spec, runner=runner_for(spec.config, runner), seed=scenario.seed if seed is None else seed,
+        spec = scenario.spec_for(variant=variant)
+        spec = replace(spec, runner=runner_for(spec.config, runner), seed=spec.seed if seed is None else seed,
                        max_steps=DEFAULT_MAX_STEPS)
         title = f"{scenario.title} · variant: {variant_summary(scenario)}" if variant else scenario.title
         key_frames = tuple(k for k in scenario.key_frames if k.variant == variant)

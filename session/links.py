@@ -93,7 +93,7 @@ def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, 
     settings = {f: getattr(config, f) for f in SETTINGS if getattr(config, f) != getattr(base, f)}
     settings |= {f: v for f, v in options._asdict().items() if v != getattr(base_options, f)}
     scenario = scenarios.get(inputs.scenario_name)
-    seed = inputs.spec.seed if custom or scenario is None or inputs.spec.seed != scenario.seed else None
+    seed = inputs.spec.seed if custom or scenario is None or inputs.spec.seed != scenario.spec.seed else None
     return Link(inputs.scenario_name, lab.cursor, inputs.variant, present, inputs.custom, seed, inputs.temperature,
                 settings, lang)
 
@@ -127,14 +127,14 @@ def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> 
         _fail("variant", params["variant"], Message("link.fix.no_variant", name=repr(name)))
     seed = _value(params, "seed", 0 if custom else None)
     settings = {key: _value(params, key, None) for key in (*SETTINGS, *Options._fields) if key in params}
-    base = Config() if custom else (replace(scenarios[name].config, **scenarios[name].variant) if variant
-                                    else scenarios[name].config)
+    base = Config() if custom else (replace(scenarios[name].spec.config, **scenarios[name].variant) if variant
+                                    else scenarios[name].spec.config)
     try:
         config = replace(base, **{k: v for k, v in settings.items() if k in SETTINGS})
-        adaptive = settings.get("adaptive", None if custom else scenarios[name].adaptive)
+        adaptive = settings.get("adaptive", None if custom else scenarios[name].spec.adaptive)
         if adaptive is not None:  # the engine brings max_num_seqs within the controller's bounds first
             config = replace(config, max_num_seqs=adaptive.clamp(config.max_num_seqs))
-        check_overlap(config, settings.get("overlap", False if custom else scenarios[name].overlap))
+        check_overlap(config, settings.get("overlap", False if custom else scenarios[name].spec.overlap))
     except ConfigError as e:
         raise LinkError("link.incompatible", error=e.message) from None
     return Link(name, _value(params, "frame", 0), variant, _value(params, "present", False), custom, seed,

@@ -29,7 +29,7 @@ def test_overlapped_scheduling_writes_the_synchronous_tokens_on_the_real_model()
     scenario = load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml")
     runs = {}
     for overlap in (False, True):
-        engine = replace(scenario, overlap=overlap).engine()
+        engine = replace(scenario, spec=replace(scenario.spec, overlap=overlap)).engine()
         assert engine.run() == "finished"
         runs[overlap] = [(r.seq.completion_token_ids, r.seq.finish_reason) for r in engine.requests]
         assert any(f.timing.overlapped for f in list(engine.frames)[1:]) == overlap

@@ -30,9 +30,9 @@ def outputs(engine: Engine):
 @pytest.mark.parametrize("path", preset_paths(), ids=lambda p: p.stem)
 def test_overlap_never_changes_what_a_preset_writes(path):
     scenario = load_scenario(path, runner="fake")
-    if scenario.config.num_speculative_tokens:
+    if scenario.spec.config.num_speculative_tokens:
         pytest.skip("overlapped scheduling refuses speculative decoding (engine/run/overlap.py)")
-    sync, over = (replace(scenario, overlap=overlap).engine() for overlap in (False, True))
+    sync, over = (replace(scenario, spec=replace(scenario.spec, overlap=overlap)).engine() for overlap in (False, True))
     assert sync.run() == over.run() == "finished"
     assert outputs(over) == outputs(sync)
     frames = list(over.frames)

@@ -44,10 +44,10 @@ def test_the_custom_form_and_its_link_make_the_same_run():
     """A custom run started from a preset keeps the preset's settings: the link carries them."""
     preset = SCENARIOS["02_preemption"]
     setup = CustomSetup(requests=4, max_tokens=5)
-    lab = Lab(RunInputs.from_custom(setup, preset.config, "fake", seed=9))
+    lab = Lab(RunInputs.from_custom(setup, preset.spec.config, "fake", seed=9))
     lab.run(6)
     params = link_of(lab, SCENARIOS).params()
-    assert params["num_kvcache_blocks"] == str(preset.config.num_kvcache_blocks) and params["seed"] == "9"
+    assert params["num_kvcache_blocks"] == str(preset.spec.config.num_kvcache_blocks) and params["seed"] == "9"
     again = reopened(params)
     assert "eos" not in params and again.inputs == lab.inputs and shown(again) == shown(lab)
 

@@ -41,19 +41,13 @@ class ScenarioError(MessageError):
 
 @dataclass(frozen=True)
 class Scenario:
+    """A preset: its run's recipe (`spec`), the words shown about it, its key frames and its variant."""
     path: Path
     title: str
     narrative: str
-    config: Config
-    runner: str
-    seed: int
-    cost: CostModel
-    workload: tuple[Request, ...]
+    spec: RunSpec
     key_frames: tuple[KeyFrame, ...]
-    max_steps: int
     variant: dict  # config changes of the comparison run the scenario offers ({} when none)
-    adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller, when the scenario has one
-    overlap: bool = False  # overlapped scheduling (engine/run/overlap.py)
     translations: dict = field(default_factory=dict)  # {language: {"title": ..., "narrative": ...}}
 
     @property
@@ -70,15 +64,17 @@ class Scenario:
     def is_translated(self, lang: str) -> bool:
         return lang == DEFAULT or lang in self.translations
 
-    def spec(self, runner: str | None = None, variant: bool = False) -> RunSpec:
-        """The recipe of this scenario's run, or of its variant (the same run with the `variant` config)."""
-        config = replace(self.config, **self.variant) if variant else self.config
-        return RunSpec(config, self.workload, runner or self.runner, self.seed, self.cost, self.adaptive,
-                       self.overlap, max_steps=self.max_steps)
+    def spec_for(self, runner: str | None = None, variant: bool = False) -> RunSpec:
+        """The recipe of this scenario's run, or of its variant (the same run with the `variant` config), on
+        `runner` (by default the file's)."""
+        spec = self.spec
+        if variant:
+            spec = replace(spec, config=replace(spec.config, **self.variant))
+        return replace(spec, runner=runner) if runner else spec
 
     def engine(self, runner: str | None = None, record: bool = True, variant: bool = False) -> Engine:
         """An engine at frame 0 of this scenario's run, or of its variant's."""
-        return Engine(self.spec(runner, variant), record)
+        return Engine(self.spec_for(runner, variant), record)
 
 
 def preset_paths() -> list[Path]:
@@ -189,8 +185,9 @@ class _Loader:
         translated = self.translated(texts)
         translations = {lang: {"title": data[f"title_{lang}"], "narrative": data[f"narrative_{lang}"].strip()}
                         for lang in translated}
-        return Scenario(self.path, data["title"], data["narrative"].strip(), config, runner, seed, cost,
-                        tuple(workload), key_frames, max_steps, dict(variant), adaptive, overlap, translations)
+        spec = RunSpec(config, workload, runner, seed, cost, adaptive, overlap, max_steps=max_steps)
+        return Scenario(self.path, data["title"], data["narrative"].strip(), spec, key_frames, dict(variant),
+                        translations)
 
     def translated(self, texts: list[tuple[str, dict]]) -> list[str]:
         """The languages besides English the file's texts (each `(name, table holding it)`) are in: each text
