@@ -2,12 +2,14 @@
 sidebar and of the policy lab shows exactly its setting's range there, so a widget can never offer what a link,
 a scenario file or the lab then refuses."""
 
+from pathlib import Path
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.run.limits import BOUNDS
-from tests.test_app_support import fake_model_app
-from tests.test_compare_page import PAGE
+
+ROOT = Path(__file__).resolve().parents[1]
 
 MS = tuple(s * 1000 for s in BOUNDS["adaptive_s"])  # the sidebar shows the controller's band in ms
 # The bound each number input's key reads (the policy lab's `c<i>_` prefix dropped); the counts of the page's
@@ -35,7 +37,8 @@ def check_ranges(at: AppTest) -> set[str]:
 
 
 def test_every_number_in_the_sidebar_has_the_tables_range(monkeypatch):
-    app = fake_model_app(monkeypatch)
+    monkeypatch.setenv("SCHEDLAB_RUNNER", "fake")
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     app.run()
     app.selectbox(key="scenario_choice").set_value("custom").run()
     app.toggle(key="opt_adaptive").set_value(True).run()
@@ -44,7 +47,7 @@ def test_every_number_in_the_sidebar_has_the_tables_range(monkeypatch):
 
 
 def test_every_number_in_the_policy_lab_has_the_tables_range():
-    at = AppTest.from_file(PAGE, default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "policy_lab.py"), default_timeout=60)
     at.run()
     at.selectbox(key="comparison").select("custom").run()
     assert check_ranges(at) == {"seqs", "tokens", "size"}

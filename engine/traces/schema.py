@@ -228,7 +228,7 @@ class _FrameChecker:
         for i, e in enumerate(_of(where, events, list)):
             at = f"{where}[{i}]"
             _keys(at, e, ("kind", "seq_id"))
-            if e["kind"] not in EVENT_TYPES:
+            if type(e["kind"]) is not str or e["kind"] not in EVENT_TYPES:
                 _fail(f"{at}.kind", "trace.one_of", value=_shown(e["kind"]), choices=", ".join(EVENT_TYPES))
             whole_pool = e["kind"] == PoolRebuilt.kind  # concerns no one request: seq_id -1
             _int(f"{at}.seq_id", e["seq_id"], -1 if whole_pool else 0, -1 if whole_pool else self.num_requests - 1)
