@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from engine.analysis.timeline import Segment
 from engine.inputs.key_frames import KeyFrame
 from engine.inputs.scenario import Scenario
 from engine.inputs.workload import chat_prompts, poisson_arrivals, random_workload
@@ -29,12 +30,11 @@ from engine.run.metrics import (
 )
 from engine.run.recipe import DEFAULT_MAX_STEPS, Change, Options, Request, RunSpec, checked_change
 from engine.traces.trace import read_trace
-from i18n import Message, MessageError, message_of
+from i18n import DEFAULT, Message, MessageError, message_of
 from scheduler import Config
 from session.history import FrameSummary, RunHistory
 from session.run_cache import RunCache, SharedRun, shared_run_cache
 from viz.glossary import variant_label
-from viz.timeline import Segment
 
 RUNNER_ENV = "SCHEDLAB_RUNNER"  # "fake" or "model": the default model choice (tests set "fake")
 CUSTOM = "custom"  # the scenario name of a custom setup
@@ -152,7 +152,7 @@ def runner_for(config: Config, runner: str) -> str:
 
 def variant_summary(scenario: Scenario) -> str:
     """The variant's config changes in words, e.g. "chunked prefill on, token budget per step ... 64"."""
-    return variant_label(scenario.variant)
+    return variant_label(scenario.variant, DEFAULT)  # the run's own title is English, as a Message is
 
 
 class Lab:

@@ -4,11 +4,11 @@ import tracemalloc
 
 import pytest
 
+from engine.analysis.timeline import segments
 from engine.inputs.workload import random_workload
 from engine.run.recipe import RunSpec
 from scheduler import Config
 from session.lab import CUSTOM, Lab, LabError, RunInputs
-from viz.timeline import segments
 
 
 def big_pool_lab(requests: int = 40) -> Lab:
