@@ -7,11 +7,11 @@
 
 Four rooms:
 - `run/`: the run itself: its recipe (`RunSpec`, `Change`, the bounds every input is checked against), the
-  `Engine` stepping it (synchronously or overlapped, with adaptive batch size), the frames it records and
-  where they are kept, and the runner it is built with;
+  `Engine` stepping it (synchronously or overlapped, with adaptive batch size), the frames it records,
+  where they are kept and the metrics read off them, and the runner it is built with;
 - `inputs/`: what a run is made of: scenario files and their key frames, workloads, the notebook's demos;
 - `traces/`: a run as JSON and back (deltas, the schema a file is checked against);
-- `analysis/`: metrics, comparisons of configs, exports, vLLM arguments.
+- `analysis/`: each request's timeline of phases, comparisons of configs, exports, vLLM arguments.
 `cli.py` is the command line (`python -m engine`). Nothing here imports torch unless a "model" runner is asked
 for.
 """
