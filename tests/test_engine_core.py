@@ -3,9 +3,9 @@
 import pytest
 
 from engine.inputs.workload import random_workload
-from engine.run.engine import CostModel, Engine
+from engine.run.engine import Engine
 from engine.run.metrics import request_metrics
-from engine.run.recipe import Request, RunSpec
+from engine.run.recipe import CostModel, Request, RunSpec
 from scheduler import Batch, Config, ConfigError
 from tests.helpers.engines import comparable
 
