@@ -262,10 +262,7 @@ class Lab:
                 return False
             if self.engine.is_finished:
                 return True
-            return self.frame.batch.kind == "idle" and self.frame.step > 0 and self._nothing_pending()
-
-    def _nothing_pending(self) -> bool:
-        return all(r.arrival < self.engine.step_count for r in (*self.engine.workload, *self.engine.manual))
+            return self.engine.stalled
 
     # -- moving ----------------------------------------------------------------------------------------
 
