@@ -2,8 +2,8 @@
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
-from engine.workload import Request
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.recipe import Request
 from tests.helpers.app import button, lab, no_errors
 from viz.predict import question_for, question_steps, who
 

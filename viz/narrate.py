@@ -9,7 +9,7 @@ out, and why, and which request's prompt completed in a last chunk (a step with 
 
 from __future__ import annotations
 
-from engine.frame import Frame
+from engine.run.frame import Frame
 from i18n import count, join_and, text
 from scheduler.events import Event
 
