@@ -17,8 +17,6 @@ MESSAGES = {
 
     # -- narration (viz/narrate.py) ------------------------------------------------------------------------
     "narrate.nothing_yet": "Nothing has run yet: step to start.",
-    "narrate.first_arrivals.one": "Request {ids} arrives at the start of step {step} and joins the waiting queue.",
-    "narrate.first_arrivals.other": "Requests {ids} arrive at the start of step {step} and join the waiting queue.",
     "narrate.idle": "Step {step} was idle: no request could run.",
     "narrate.ran": "Step {step} ran a {kind} batch of {requests} ({tokens}): {ids}.",
     "narrate.free.turn_only": "{blocks} free when its turn came in this step; after it: {after}",
@@ -401,11 +399,12 @@ MESSAGES = {
     "sidebar.seed": "seed",
     "sidebar.trace_read_only": "A trace is read-only: pick a scenario to change settings.",
     "sidebar.overlap": "Overlapped scheduling",
-    "sidebar.overlap_help": "Schedule step N+1 while the model computes step N (engine/overlap.py): the scheduler's "
-                            "time hides behind the model's; a request that writes EOS finishes one step late.",
+    "sidebar.overlap_help": "Schedule step N+1 while the model computes step N (engine/run/overlap.py): the "
+                            "scheduler's time hides behind the model's; a request that writes EOS finishes one step "
+                            "late.",
     "sidebar.adaptive": "Adaptive batch size",
     "sidebar.adaptive_help": "After each step, grow max_num_seqs by one when the step was fast (and the batch full), "
-                             "shrink it when the step was slow (engine/adaptive.py).",
+                             "shrink it when the step was slow (engine/run/adaptive.py).",
     "sidebar.low_ms": "grow below (ms)", "sidebar.high_ms": "shrink above (ms)",
     "sidebar.min_seqs": "at least (requests)", "sidebar.max_seqs": "at most (requests)",
     "sidebar.prompt": "prompt",
@@ -511,8 +510,8 @@ MESSAGES = {
     "lab.build_gif": "Build the GIF (a browser renders each frame)",
     "lab.download_gif": "Download the GIF",
     "lab.exports_caption": "Each chart's camera button saves it as a PNG. The JSON holds every run as an engine trace: "
-                           "`engine.export.split_comparison` writes them out as files the main page's trace uploader "
-                           "opens.",
+                           "`engine.analysis.export.split_comparison` writes them out as files the main page's trace "
+                           "uploader opens.",
 
     # -- the lockstep stages (app_pages/policy_lab.py, viz/lockstep.py, player/lockstep.js) --------------------
     "lab.lockstep": "Step through the runs side by side",
@@ -550,7 +549,7 @@ MESSAGES = {
     "lockstep.ui.list.other": "All {n} steps where the decisions part",
     "lockstep.ui.ended": "This run ended at step {last}: shown as it ended.",
 
-    # -- the policy lab's comparison (engine/compare.py, viz/compare.py) ------------------------------------
+    # -- the policy lab's comparison (engine/analysis/compare.py, viz/compare.py) ------------------------------------
     "compare.word.sooner": "sooner",
     "compare.word.faster": "faster",
     "compare.word.later": "later",
@@ -804,7 +803,7 @@ MESSAGES = {
     "lab.not_recorded": "Frame {k} is not recorded yet: this run has frames 0 to {last}.",
     "lab.trace_no_reset": "A trace cannot be reset; pick a scenario to start a run.",
     "lab.trace_no_change": "This is a recorded trace: pick a scenario to change a run.",
-    "lab.unknown_settings": "Unknown setting(s): {names}.",
+    "change.unknown_settings": "Unknown setting(s): {names}.",
     "lab.empty_prompt": "Type a prompt first: the request needs at least one token.",
     "lab.request_refused": "This request cannot be added: {reason}.",
     "lab.not_a_trace": "{name} is not a trace written by `python -m engine run ... --json`: {error}.",

@@ -1,9 +1,9 @@
 """Small engine runs (fake model) the viz tests draw from, a frame made comparable across runs, and the
 smallest scenario file that loads."""
 
-from engine.engine import Engine
-from engine.frame import Frame
-from engine.workload import Request
+from engine.run.engine import Engine
+from engine.run.frame import Frame
+from engine.run.recipe import Request, RunSpec
 from scheduler import Config
 
 SHARED = "the quick brown fox jumps over the lazy dog"
@@ -33,7 +33,7 @@ def preemption_engine() -> Engine:
                     kvcache_block_size=4, enable_prefix_caching=False)
     workload = [Request(prompt_token_ids=tuple(range(10 * i + 1, 10 * i + 11)), max_tokens=10, ignore_eos=True)
                 for i in range(3)]
-    engine = Engine(config, workload)
+    engine = Engine(RunSpec(config, workload))
     engine.run()
     return engine
 
@@ -44,15 +44,16 @@ def prefix_engine() -> Engine:
                     kvcache_block_size=4, enable_prefix_caching=True)
     workload = [Request(prompt=f"{SHARED} and runs", max_tokens=4, ignore_eos=True),
                 Request(prompt=f"{SHARED} and sleeps", max_tokens=4, arrival=1, ignore_eos=True)]
-    engine = Engine(config, workload)
+    engine = Engine(RunSpec(config, workload))
     engine.run()
     return engine
 
 
 def preset_comparison(preset: str, comparison: str, *, lang: str):
-    """A named comparison (engine.compare.COMPARISONS) of a preset's workload on its config, labelled in `lang`."""
-    from engine.compare import compare, variants_for
-    from engine.scenario import SCENARIOS_DIR, load_scenario
+    """A named comparison (engine.analysis.compare.COMPARISONS) of a preset's workload on its config, labelled
+    in `lang`."""
+    from engine.analysis.compare import compare, variants_for
+    from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 
     scenario = load_scenario(SCENARIOS_DIR / f"{preset}.toml")
     return compare(variants_for(comparison, scenario.config, lang), scenario.workload, seed=scenario.seed,
