@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from process_stats import child_pids, cpu_seconds  # noqa: E402
 
-from engine.compare import Variant, compare  # noqa: E402
-from engine.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
+from engine.analysis.compare import Variant, compare  # noqa: E402
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
 from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_html  # noqa: E402
 
 PLAY_S = 6

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.frame import BatchView, Frame
+from engine.run.frame import BatchView, Frame
 
 KINDS = ("preempt", "resume", "admit", "chunk")  # the order a run's decisions are told in
 
