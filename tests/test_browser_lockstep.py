@@ -4,8 +4,8 @@ Screenshots go to artifacts/ for a person to look at."""
 
 import pytest
 
-from engine.partings import partings
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.analysis.partings import partings
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import text
 from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM
 from tests.helpers.engines import preset_comparison

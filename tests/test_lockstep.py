@@ -1,4 +1,4 @@
-"""The lockstep stages: where the decisions of runs on one workload part (engine/partings.py), told in both
+"""The lockstep stages: where the decisions of runs on one workload part (engine/analysis/partings.py), told in both
 languages (viz/lockstep.py), and the offline export that steps every stage together (player/lockstep.js)."""
 
 import json
@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from engine.partings import Decision, decisions, partings
+from engine.analysis.partings import Decision, decisions, partings
 from i18n import join_and
 from tests.helpers.engines import preset_comparison
 from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_html, lockstep_message

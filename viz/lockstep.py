@@ -1,5 +1,5 @@
 """The words and marks of the lockstep stages (player/lockstep.js): two to four runs of one workload stepped on one
-slider, the steps where their decisions part (engine/partings.py) marked on it and told in `lang`:
+slider, the steps where their decisions part (engine/analysis/partings.py) marked on it and told in `lang`:
 "Step 7: tail preemption preempts 4; smart preemption preempts 2."
 """
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.frame import Frame
-from engine.partings import KINDS, Decision, Parting, partings
+from engine.analysis.partings import KINDS, Decision, Parting, partings
+from engine.run.frame import Frame
 from i18n import count, join_and, messages, text
 from viz.compare import config_color
 
