@@ -61,13 +61,13 @@ DRAW_JS = """async (lockstep) => {
 
 
 def four_runs():
-    scenario = load_scenario(SCENARIOS_DIR / "08_chat_poisson.toml")
-    base = scenario.config
+    spec = load_scenario(SCENARIOS_DIR / "08_chat_poisson.toml").spec
+    base = spec.config
     variants = [Variant("tail", replace(base, preemption_policy="tail")),
                 Variant("smart", replace(base, preemption_policy="smart")),
                 Variant("decode-first", replace(base, prefill_first=False)),
                 Variant("chunked", replace(base, chunked_prefill=True))]
-    runs = compare(variants, scenario.workload, seed=scenario.seed, cost=scenario.cost)
+    runs = compare(variants, spec.workload, seed=spec.seed, cost=spec.cost)
     return [(run.label, run.frames) for run in runs]
 
 

@@ -55,6 +55,5 @@ def preset_comparison(preset: str, comparison: str, *, lang: str):
     from engine.analysis.compare import compare, variants_for
     from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 
-    scenario = load_scenario(SCENARIOS_DIR / f"{preset}.toml")
-    return compare(variants_for(comparison, scenario.config, lang), scenario.workload, seed=scenario.seed,
-                   cost=scenario.cost)
+    spec = load_scenario(SCENARIOS_DIR / f"{preset}.toml").spec
+    return compare(variants_for(comparison, spec.config, lang), spec.workload, seed=spec.seed, cost=spec.cost)
