@@ -9,7 +9,8 @@ import math
 # Scheduler settings: the sidebar's number inputs, a link's values, scenario files and traces.
 CONFIG_BOUNDS = {"max_num_seqs": (1, 256), "num_kvcache_blocks": (1, 4096), "kvcache_block_size": (1, 256),
                  "max_num_batched_tokens": (1, 65536), "max_model_len": (2, 8192),
-                 "num_speculative_tokens": (0, 16), "prompt_lookup_min": (1, 16), "prompt_lookup_max": (1, 16)}
+                 "num_speculative_tokens": (0, 16), "prompt_lookup_min": (1, 16), "prompt_lookup_max": (1, 16),
+                 "long_prefill_token_threshold": (0, 8192)}
 # A run's size: requests, their tokens, arrival steps and the steps one run may take (`DEFAULT_MAX_STEPS`).
 RUN_BOUNDS = {"workload_requests": (1, 2000), "max_tokens": (1, 2048), "arrival": (0, 100_000),
               "max_steps": (1, 100_000), "token_id": (0, 2**31 - 1), "prompt_tokens": (1, 8192),

@@ -29,6 +29,8 @@ MESSAGES = {
     "narrate.blocked.max_num_seqs": "Request {id} waits: the batch is full (max_num_seqs={max_num_seqs}).",
     "narrate.blocked.decode_first": "Request {id} waits: decode-first ran the running requests' decodes this step; "
                                     "prefills wait for a step without them.",
+    "narrate.blocked.preempted_this_step": "Request {id} waits: this step preempted a running request, and vLLM "
+                                           "admits no waiting request in such a step.",
     "narrate.admitted": "Request {id} was admitted: {tokens} prefilled this step{cached}{why}.",
     "narrate.admitted.cached": ", {n} more reused from the prefix cache",
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
@@ -618,6 +620,7 @@ MESSAGES = {
     "config.integer": "must be an integer",
     "config.bool": "must be true or false",
     "config.at_least_1": "must be at least 1",
+    "config.long_prefill": "use 0 (no cap) up to max_model_len={max_model_len} tokens",
     "config.speculative": "use 0 (off) to {most} draft tokens per step",
     "config.lookup_min": "must not exceed prompt_lookup_max={most}",
     "config.choice": "use one of {choices}",

@@ -63,6 +63,8 @@ def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
                     budget=frame.config.max_num_batched_tokens)
     if event.reason == "max_num_seqs":
         return text(lang, "narrate.blocked.max_num_seqs", id=event.seq_id, max_num_seqs=frame.config.max_num_seqs)
+    if event.reason == "preempted_this_step":
+        return text(lang, "narrate.blocked.preempted_this_step", id=event.seq_id)
     return text(lang, "narrate.blocked.decode_first", id=event.seq_id)
 
 
