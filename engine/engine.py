@@ -51,12 +51,13 @@ from engine.overlap import Landed, Pipeline, StepClock, StepTiming, check_overla
 from engine.recorder import Recorder, RequestRecord, batch_view
 from engine.runners import make_runner
 from engine.workload import Request
-from scheduler import Batch, Config, RequestRejected, SamplingParams, Scheduler, Sequence
+from scheduler import Batch, Config, RequestRejected, SamplingParams, Sequence, make_scheduler
+from scheduler.factory import runner_config
 from scheduler.events import Aborted
 
 SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "enable_prefix_caching",
                     "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy",
-                    "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max")
+                    "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max", "long_prefill_token_threshold")
 POOL_FIELDS = ("num_kvcache_blocks", "kvcache_block_size", "max_model_len", "eos")
 DEFAULT_MAX_STEPS = 100_000
 KEEP = object()  # set_config's "leave the adaptive controller as it is"
@@ -92,8 +93,9 @@ class Options(NamedTuple):
 class Engine:
     def __init__(self, config: Config, workload: list[Request] = (), runner: str = "fake", seed: int = 0,
                  cost: CostModel = CostModel(), record: bool = True, max_steps: int = DEFAULT_MAX_STEPS,
-                 adaptive: AdaptiveBatch | None = None, overlap: bool = False):
+                 adaptive: AdaptiveBatch | None = None, overlap: bool = False, scheduler: str = "article"):
         check_overlap(config, overlap)
+        self.scheduler_kind = scheduler  # "article" or "vllm" (scheduler.SCHEDULER_KINDS)
         self.runner_kind, self.seed, self.record, self.max_steps = runner, seed, record, max_steps
         self.adaptive, self._initial_adaptive = adaptive, adaptive
         self.adaptive_sizes: list[int | None] = []  # max_num_seqs the controller chose after each step
@@ -104,11 +106,11 @@ class Engine:
         self._clock_origin = self._left_at = time.perf_counter()  # the wall clock skips the time between steps
         self.cost = self._initial_cost = cost
         self.workload = list(workload)
-        self.runner = make_runner(runner, config, seed)
+        self.runner = make_runner(runner, runner_config(scheduler, config), seed)
         if runner != "fake" and config.eos != self.runner.eos_token_id:
             config = replace(config, eos=self.runner.eos_token_id)  # the model's own end-of-sequence token
         self.config = self._initial_config = config
-        self.scheduler = Scheduler(config)
+        self.scheduler = make_scheduler(scheduler, config)
         self.step_count = 0
         self.sim_time_s = self._wall_time_s = 0.0  # the simulated clock, and the wall clock of engine work
         self.wall_schedule_s = self.wall_model_s = 0.0  # totals over the run, as in the frames
@@ -173,8 +175,8 @@ class Engine:
     def _rebuild(self, config: Config):
         """A new pool: a new scheduler and runner; running requests, then waiting ones, are queued again."""
         old = self.scheduler
-        self.runner = make_runner(self.runner_kind, config, self.seed)
-        self.scheduler = Scheduler(config)
+        self.runner = make_runner(self.runner_kind, runner_config(self.scheduler_kind, config), self.seed)
+        self.scheduler = make_scheduler(self.scheduler_kind, config)
         self._recorder.reset_pool(self.scheduler.block_manager)
         requeued = [*old.running, *old.waiting]
         self._events.append(PoolRebuilt(-1, config.num_kvcache_blocks, config.kvcache_block_size,
@@ -291,7 +293,8 @@ class Engine:
         if not 0 <= k <= self.step_count:
             raise IndexError(f"frame {k} does not exist; the run is at frame {self.step_count}")
         engine = Engine(self._initial_config, self.workload, self.runner_kind, self.seed, self._initial_cost,
-                        self.record, self.max_steps, self._initial_adaptive, self._initial_overlap)
+                        self.record, self.max_steps, self._initial_adaptive, self._initial_overlap,
+                        self.scheduler_kind)
         engine._adaptive_script = self.adaptive_sizes[:k]
         manual = [r for r in self.manual if r.arrival < k]
         changes = [(s, c) for s, c in self.config_changes if s < k]

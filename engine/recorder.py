@@ -5,13 +5,13 @@ Cheap because of three facts about the scheduler:
   preempted, finished, aborted), so only those are examined;
 - a block's state (ref count, hash, tokens) changes only if it entered or left a touched request's block
   table or became full this step, so only those blocks are rebuilt;
-- the free list only loses blocks and gains them at its tail, so the blocks freed this step and still free
-  are exactly its last n entries: each gets the next `free_rank`, and sorting free blocks by rank gives the
-  free list again.
+- the free list only loses blocks and gains them at its ends (the article's pool at its tail, the vLLM twin's
+  also at its head), so the blocks freed this step and still free are its first and last entries: each gets
+  the next `free_rank` below or above all others, and sorting free blocks by rank gives the free list again.
 """
 
 from dataclasses import dataclass
-from itertools import islice
+from itertools import islice, takewhile
 from operator import attrgetter
 
 from engine.frame import BatchView, BlockView, RequestView, StepHeader, StepMetrics, TokenHistory
@@ -52,6 +52,7 @@ class Recorder:
         self._progress: list[list[int] | None] = []  # [num_tokens, num_computed_tokens, len(block_table)], current
         self._blocks: list[BlockView] = []
         self._next_rank = 0
+        self._first_rank = 0  # the rank below every free block's, for a block freed to the head of the free list
         self._num_cached_free = 0
         self._pool_rebuilt = True
         self._touched_ids: set[int] = set()
@@ -67,9 +68,9 @@ class Recorder:
                 self._views[rid] = view._replace(block_table=())
                 self._progress[rid][2] = 0
                 self._changed_requests.add(rid)
-        self._blocks = [BlockView(b.block_id, 0, None, b.block_id) for b in block_manager.blocks]
+        self._blocks = [BlockView(b.block_id, b.ref_count, None, b.block_id) for b in block_manager.blocks]
         self._pages = self._pages._replace(blocks=())
-        self._next_rank = len(self._blocks)
+        self._next_rank, self._first_rank = len(self._blocks), 0
         self._num_cached_free = 0
         self._pool_rebuilt = True
 
@@ -158,8 +159,12 @@ class Recorder:
             elif view != self._blocks[bid]:
                 changed[bid] = view
         if newly_free:
-            tail = list(islice(reversed(bm.free_block_ids), len(newly_free)))[::-1]
-            assert set(tail) == newly_free, "blocks freed this step are not at the tail of the free list"
+            head = list(takewhile(newly_free.__contains__, islice(bm.free_block_ids, len(newly_free))))
+            tail = list(islice(reversed(bm.free_block_ids), len(newly_free) - len(head)))[::-1]
+            assert set(head) | set(tail) == newly_free, "blocks freed this step are not at the ends of the free list"
+            for bid in reversed(head):  # the vLLM twin's pool puts blocks without a cached hash at the head
+                self._first_rank -= 1
+                changed[bid] = self._block_view(bm, bid, self._first_rank, filled_by)
             for bid in tail:
                 changed[bid] = self._block_view(bm, bid, self._next_rank, filled_by)
                 self._next_rank += 1

@@ -16,19 +16,9 @@ import time
 
 from tools.vllm_check.twin_run import run_twin
 from tools.vllm_check.vllm_run import VllmFactory, run_vllm
-from tools.vllm_check.workloads import FIELDS, MODES, random_workload
+from tools.vllm_check.workloads import FIELDS, MODES, first_difference, random_workload
 
 SYNC_MODES = tuple(m for m in MODES if m != "async")
-
-
-def first_difference(expected: list, actual: list) -> tuple[int, str] | None:
-    """(step index, field) of the first step where the records differ, else None."""
-    for i, (a, b) in enumerate(zip(expected, actual, strict=False)):
-        if a != b:
-            return i, next(f for f, x, y in zip(FIELDS, a, b, strict=True) if x != y)
-    if len(expected) != len(actual):
-        return min(len(expected), len(actual)), "number of steps"
-    return None
 
 
 def shrink(factory: VllmFactory, workload: dict) -> dict:

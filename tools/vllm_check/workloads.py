@@ -70,3 +70,13 @@ def step_record(scheduled, drafts, new, resumed, preempted, finished, waiting, r
 
 
 FIELDS = ("scheduled", "drafts", "new", "resumed", "preempted", "finished", "waiting", "running", "tables")
+
+
+def first_difference(expected: list, actual: list) -> tuple[int, str] | None:
+    """(step index, field) of the first step where the records differ, else None."""
+    for i, (a, b) in enumerate(zip(expected, actual, strict=False)):
+        if a != b:
+            return i, next(f for f, x, y in zip(FIELDS, a, b, strict=True) if x != y)
+    if len(expected) != len(actual):
+        return min(len(expected), len(actual)), "number of steps"
+    return None
