@@ -52,8 +52,8 @@ from engine.recorder import Recorder, RequestRecord, batch_view
 from engine.runners import make_runner
 from engine.workload import Request
 from scheduler import Batch, Config, RequestRejected, SamplingParams, Sequence, make_scheduler
-from scheduler.factory import runner_config
 from scheduler.events import Aborted
+from scheduler.factory import runner_config
 
 SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "enable_prefix_caching",
                     "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy",

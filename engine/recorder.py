@@ -114,6 +114,8 @@ class Recorder:
             old = self._views[rid]
             if old is not None:
                 dirty.update(old.block_table)
+                for i, b in enumerate(old.block_table):  # a block it filled may be hashed as it leaves (vLLM twin)
+                    filled_by.setdefault(b, (rid, i))
             dirty.update(seq.block_table)
             view = self._update(seq)
             if view != old:
@@ -184,6 +186,9 @@ class Recorder:
             return BlockView(bid, block.ref_count, None, free_rank)
         if old.hash == block.hash:  # same hash, same tokens
             return BlockView(bid, block.ref_count, block.hash, free_rank, *old[4:])
-        rid, index = filled_by[bid]  # a hash appears only when a batched request fills the block
+        filler = filled_by.get(bid)  # a hash appears when a request fills the block (batched, or leaving)
+        if filler is None:  # the vLLM twin overlapped: hashed as its last token landed, after its step's record
+            return BlockView(bid, block.ref_count, block.hash, free_rank)
+        rid, index = filler
         return BlockView(bid, block.ref_count, block.hash, free_rank, self.requests[rid].history, index * bm.block_size,
                          bm.block_size)

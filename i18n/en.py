@@ -57,6 +57,9 @@ MESSAGES = {
     "narrate.finished_late": "Request {id} finished one step late: the end-of-sequence token it wrote in step {step} "
                              "came back only after this step was scheduled, so it was dropped from this batch and its "
                              "blocks were freed (its tokens are the same as without overlap).",
+    "narrate.finished_late.length": "Request {id} finished one step late: {why} with the token it wrote in step "
+                                    "{step}, which vLLM's async scheduler learns only when the token lands, after "
+                                    "this step was scheduled; its blocks were freed now.",
     "narrate.rebuilt": "KV pool rebuilt at step {step} with {blocks} of {size} tokens (a setting changed after frame "
                        "{prev})",
     "narrate.rebuilt.running.one": "{base}: the running request {ids} recomputes its tokens, queued ahead of the "

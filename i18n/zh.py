@@ -50,6 +50,8 @@ MESSAGES = {
                           "（一步得到 {new}）。",
     "narrate.finished_late": "请求 {id} 晚一步完成：它在第 {step} 步写出的序列结束 token 直到本步已调度之后才返回，"
                              "所以它被移出本批次，块也已释放（它的 token 与不重叠时相同）。",
+    "narrate.finished_late.length": "请求 {id} 晚一步完成：它在第 {step} 步写出的 token 使{why}；vLLM 的异步调度器要等这个 token "
+                                    "返回才知道，而那时本步已经调度，它的块现在才释放。",
     "narrate.rebuilt": "KV 缓存池在第 {step} 步重建为 {blocks}，每块 {size} 个 token（第 {prev} 帧之后改了一项设置）",
     "narrate.rebuilt.running.one": "{base}：运行中的请求 {ids} 重新计算它的 token，排在等待中的请求之前；没有请求被抢占。",
     "narrate.rebuilt.running.other": "{base}：每个运行中的请求（{ids}）都重新计算自己的 token，排在等待中的请求之前；"

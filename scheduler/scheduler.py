@@ -348,6 +348,25 @@ class Scheduler:
         self.config = self.block_manager.config = config
         self._chunked_before = self._chunked_before or config.chunked_prefill
 
+    def launch(self, seqs: list[Sequence], outputs: list) -> list[Event]:
+        """Overlapped scheduling: the batch went to the model; postprocess it ahead, `outputs` holding PLACEHOLDER
+        for each token it will write (None for a prefill chunk), replaced when it lands (`land`)."""
+        return self.postprocess(seqs, outputs)
+
+    def land(self, landed: list[tuple[Sequence, int, int]]) -> tuple[list[tuple[Sequence, tuple[int, ...]]],
+                                                                   list[Sequence]]:
+        """Overlapped scheduling: the step in flight returned; put each (sequence, index, token) in place of its
+        placeholder. A request whose token is EOS finishes now (`land_eos`). Returns those, each with the
+        blocks freed for it, and those already ended by a length limit at that token (EOS is now the reason)."""
+        for seq, index, token in landed:
+            seq.token_ids[index] = token
+        late, eos_at_limit = [], []
+        for seq, index, token in landed:
+            if token == self.config.eos and not seq.sampling_params.ignore_eos:
+                freed = self.land_eos(seq, index)
+                eos_at_limit.append(seq) if freed is None else late.append((seq, freed))
+        return late, eos_at_limit
+
     def land_eos(self, seq: Sequence, index: int) -> tuple[int, ...] | None:
         """Overlapped scheduling: the token at `index`, known only after the next step was scheduled, is EOS.
         A request still going finishes now, one step late: the tokens after the EOS are dropped, it leaves its

@@ -10,6 +10,7 @@ from scheduler import Config, SamplingParams, Sequence, make_scheduler
 from scheduler.block_manager import NO_HASH
 from scheduler.factory import runner_config
 from scheduler.vllm_v1 import NULL_BLOCK_ID, KVCache, VllmScheduler
+from viz.narrate import narrate
 
 
 def seq(n: int, seq_id: int, first: int = 1, max_tokens: int = 8) -> Sequence:
@@ -143,3 +144,22 @@ def test_make_scheduler_refuses_an_unknown_kind():
     assert isinstance(make_scheduler("vllm", Config()), VllmScheduler)
     with pytest.raises(ValueError, match="article"):
         make_scheduler("sglang", Config())
+
+
+def test_overlapped_scheduling_runs_the_twin_as_vllms_async_scheduler():
+    config = Config(max_num_seqs=3, max_num_batched_tokens=16, max_model_len=48, num_kvcache_blocks=8,
+                    kvcache_block_size=4, chunked_prefill=True, enable_prefix_caching=True, eos=5)
+    workload = [Request(prompt_token_ids=[1, 2, 3, 4, 6, 7][:2 + i] + [i], max_tokens=3 + 2 * i, arrival=i % 2)
+                for i in range(5)]
+    engine = Engine(config, workload, scheduler="vllm", overlap=True)
+    assert engine.run() == "finished"
+    frames = [engine.frames[i] for i in range(len(engine.frames))]
+    assert frames[-1].free_block_ids == tuple(engine.scheduler.block_manager.free_block_ids)
+    late = [(f, e) for f in frames for e in f.events if e.kind == "finished_late"]
+    assert late and all(r.status == "finished" for r in frames[-1].requests)
+    # a length stop is learnt when its token lands, a step late, like an EOS
+    frame, event = next((f, e) for f, e in late if f.requests[e.seq_id].finish_reason == "max_tokens")
+    before = frames[frame.step - 1]
+    english, chinese = " ".join(narrate(frame, before, "en")), " ".join(narrate(frame, before, "zh"))
+    assert f"Request {event.seq_id} finished one step late" in english and "max_tokens" in english
+    assert f"请求 {event.seq_id} 晚一步完成" in chinese and "max_tokens" in chinese

@@ -25,7 +25,7 @@ def test_the_twin_makes_vllms_decisions_on_every_recorded_workload():
         difference = first_difference(trace["steps"], run_twin(trace["workload"]))
         if difference:
             differing.append((n, trace["workload"]["mode"], *difference))
-    assert not differing, f"{len(differing)} workloads differ from vLLM; first (index, mode, step, field): {differing[0]}"
+    assert not differing, f"{len(differing)} differ from vLLM; first (workload, mode, step, field): {differing[0]}"
 
 
 def test_the_recorded_workloads_preempt_hit_the_prefix_cache_and_speculate():

@@ -28,7 +28,7 @@ from scheduler.config import Config
 from scheduler.events import Event, Finished, Preempted, Speculated
 from scheduler.policies import priority_key
 from scheduler.scheduler import POOL_SHAPE, Batch, RequestRejected
-from scheduler.sequence import Sequence, SequenceStatus
+from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
 from scheduler.vllm_v1.kv_cache import KVCache
 
@@ -38,14 +38,22 @@ PAD_DRAFT = -1  # vLLM's placeholder draft token when it pads a resumed decode t
 
 
 class _Pending:
-    """What vLLM's Request holds beyond our Sequence: the drafts proposed for its next step, and whether its
-    last scheduled chunk left prompt tokens to compute."""
+    """What vLLM's Request holds beyond our Sequence: the drafts proposed for its next step, whether its last
+    scheduled chunk left prompt tokens to compute, and, under async scheduling, its tokens still in flight:
+    `placeholders` (vLLM's num_output_placeholders), `unlanded` (trailing PLACEHOLDER entries of its token_ids;
+    more than `placeholders` once a preemption forgot them), `in_flight` scheduled tokens and `stale` ones (in
+    flight when it was preempted: until they land it is not admitted again)."""
 
-    __slots__ = ("drafts", "prefill_chunk")
+    __slots__ = ("drafts", "prefill_chunk", "placeholders", "unlanded", "in_flight", "stale")
 
     def __init__(self):
         self.drafts: list[int] = []
         self.prefill_chunk = False
+        self.placeholders = self.unlanded = self.in_flight = self.stale = 0
+
+    def num_tokens(self, seq: Sequence) -> int:
+        """vLLM's num_tokens: the tokens known, not those still in flight."""
+        return len(seq.token_ids) - self.unlanded
 
 
 class VllmScheduler:
@@ -60,6 +68,8 @@ class VllmScheduler:
         self.num_preemptions = 0
         self._pending: dict[int, _Pending] = {}  # by request id, for every request in waiting or running
         self._events: list[Event] = []
+        self._in_flight: deque[list[tuple[Sequence, int, int | None]]] = deque()  # async: launched steps,
+        # each (sequence, tokens scheduled, index of its placeholder token or None) in vLLM's order
 
     # -- requests --------------------------------------------------------------------------------------
 
@@ -135,7 +145,8 @@ class VllmScheduler:
         freed = self.block_manager.free(seq)
         seq.num_computed_tokens = seq.num_scheduled_tokens = 0
         seq.draft_token_ids = []
-        self._pending[seq.seq_id].drafts = []
+        pending = self._pending[seq.seq_id]
+        pending.drafts, pending.placeholders, pending.stale = [], 0, pending.in_flight
         seq.status = WAITING
         seq.num_preemptions += 1
         self.num_preemptions += 1
@@ -215,5 +226,60 @@ class VllmScheduler:
             enough = len(seq.token_ids) >= cfg.prompt_lookup_min
             pending.drafts = index.propose(seq.token_ids, min(cfg.num_speculative_tokens, room)) if enough else []
 
-    def land_eos(self, seq: Sequence, index: int):
-        raise NotImplementedError("overlapped scheduling is not part of the vLLM twin yet")
+    # -- async scheduling (the engine's overlapped scheduling, vLLM's AsyncScheduler) ----------------------
+
+    def launch(self, seqs: list[Sequence], outputs: list) -> list[Event]:
+        """The batch went to the model; its tokens land later (`land`). `outputs` holds PLACEHOLDER for each
+        request that will sample, None for a prefill chunk. vLLM's `_update_after_schedule`: computed tokens
+        advance now, and each request that will sample gets a placeholder token."""
+        launched = []
+        for seq, output in zip(seqs, outputs, strict=True):
+            pending, num = self._pending[seq.seq_id], seq.num_scheduled_tokens
+            seq.num_computed_tokens += num
+            seq.num_scheduled_tokens = 0
+            pending.in_flight += num
+            index = None
+            if output is not None:
+                index = len(seq.token_ids)
+                seq.token_ids.append(PLACEHOLDER)
+                pending.unlanded += 1
+                pending.placeholders += 1
+            launched.append((seq, num, index))
+        self._in_flight.append(launched)
+        return []
+
+    def land(self, landed: list[tuple[Sequence, int, int]]) -> tuple[list[tuple[Sequence, tuple[int, ...]]], list]:
+        """The oldest step in flight returned its (sequence, index, token)s: vLLM's `update_from_output` under
+        async scheduling. A request that stops (EOS, max_tokens, max_model_len) finishes now, one step late, its
+        blocks freed: returned with them (the engine drops it from the next batch). A request preempted while
+        its token was in flight still takes the token (vLLM delivers stale output)."""
+        tokens = {seq.seq_id: token for seq, _, token in landed}
+        late = []
+        stopped = set()
+        for seq, num, index in self._in_flight.popleft():
+            pending = self._pending.get(seq.seq_id)
+            if pending is None:
+                continue
+            pending.in_flight -= num
+            stale = pending.stale > 0
+            if stale:
+                pending.stale -= num
+            if index is None:
+                continue
+            seq.token_ids[index] = token = tokens[seq.seq_id]
+            pending.unlanded -= 1
+            was_running = seq.status is RUNNING
+            if not stale:
+                pending.placeholders -= 1
+            reason = self._stop_reason(seq, token)
+            if was_running:
+                self.block_manager.cache_blocks(seq, seq.num_computed_tokens - pending.placeholders)
+            if reason:
+                stopped.add(seq)
+                seq.status, seq.finish_reason = FINISHED, reason
+                del self._pending[seq.seq_id]
+                late.append((seq, self.block_manager.free(seq)))
+        if stopped:
+            self.running = [s for s in self.running if s not in stopped]
+            self.waiting = type(self.waiting)(s for s in self.waiting if s not in stopped)
+        return late, []

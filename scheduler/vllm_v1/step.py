@@ -62,15 +62,20 @@ def _schedule_running(step: _Step):
     i = 0
     while i < len(running) and step.budget > 0:
         seq = running[i]
-        drafts = pending[seq.seq_id].drafts
-        num = len(seq.token_ids) + len(drafts) - seq.num_computed_tokens
+        p = pending[seq.seq_id]
+        if p.placeholders and (seq.num_computed_tokens + 2 - p.placeholders
+                               >= seq.num_prompt_tokens + seq.sampling_params.max_tokens):
+            i += 1  # async: its token in flight is surely its last
+            continue
+        n = p.num_tokens(seq)
+        num = n + len(p.drafts) + p.placeholders - seq.num_computed_tokens
         if 0 < step.threshold < num:
             num = step.threshold
         num = min(num, step.budget, cfg.max_model_len - seq.num_computed_tokens - 1)
         if num <= 0:
             i += 1
             continue
-        while not kv.allocate_slots(seq, num, len(seq.token_ids)):
+        while not kv.allocate_slots(seq, num, n):
             if cfg.queue_policy == "priority":
                 victim = max(running, key=_importance)
                 at = running.index(victim)
@@ -89,12 +94,12 @@ def _schedule_running(step: _Step):
                 return
         step.add(seq, num)
         step.num_running += 1
-        step.prefill_scheduled |= pending[seq.seq_id].prefill_chunk
+        step.prefill_scheduled |= p.prefill_chunk
         i += 1
-        if drafts:
-            num_spec = num + seq.num_computed_tokens - len(seq.token_ids)
-            seq.draft_token_ids = drafts[:num_spec] if num_spec > 0 else []
-            pending[seq.seq_id].drafts = []
+        if p.drafts:
+            num_spec = num + seq.num_computed_tokens - n - p.placeholders
+            seq.draft_token_ids = p.drafts[:num_spec] if num_spec > 0 else []
+            p.drafts = []
 
 
 def _importance(seq: Sequence) -> tuple:
@@ -106,20 +111,26 @@ def _schedule_waiting(step: _Step):
     sched, cfg = step.sched, step.cfg
     kv, waiting, events = sched.block_manager, sched.waiting, sched._events
     speculate = cfg.num_speculative_tokens
+    i = 0  # waiting requests before it were skipped (a stale output still in flight) and stay in place
     while step.budget > 0:
-        if not waiting:
+        if i >= len(waiting):
             return
-        seq = waiting[0]
+        seq = waiting[i]
         if len(sched.running) >= cfg.max_num_seqs:
             events.append(Blocked(seq.seq_id, "max_num_seqs", 1, 0))
             return
-        n = len(seq.token_ids)
+        p = sched._pending[seq.seq_id]
+        if p.stale:
+            i += 1
+            continue
+        n = p.num_tokens(seq)
         hits = kv.find_cached_prefix(seq, n)
         computed = len(hits) * kv.block_size
         num = n - computed
         pad = False
+        # vLLM 0.32 fails an assertion where long_prefill_token_threshold cuts the padding: no padding here then
         if (speculate and num == 1 and not step.prefill_scheduled and (step.num_running or computed)
-                and computed + 1 + speculate + 1 <= cfg.max_model_len):
+                and computed + 1 + speculate + 1 <= cfg.max_model_len and not 0 < step.threshold < 1 + speculate):
             if 1 + speculate > step.budget:  # vLLM pads a lone decode to the drafts' size, or waits
                 events.append(Blocked(seq.seq_id, "token_budget", 1 + speculate, step.budget))
                 return
@@ -134,7 +145,7 @@ def _schedule_waiting(step: _Step):
             need = kv.blocks_for(n) - len(hits) + sum(1 for b in hits if kv.blocks[b].ref_count == 0)
             events.append(Blocked(seq.seq_id, "blocks", need, kv.num_free_blocks))
             return
-        waiting.pop(0) if type(waiting) is list else waiting.popleft()
+        del waiting[i]
         sched.running.append(seq)
         seq.status = RUNNING
         seq.num_computed_tokens = seq.num_cached_tokens = computed
@@ -152,8 +163,9 @@ def _finish_step(step: _Step) -> Batch:
     pending, events = step.sched._pending, step.sched._events
     seqs, counts, prefills = [], [], 0
     for seq, num in step.num_tokens.items():
-        n, computed = len(seq.token_ids), seq.num_computed_tokens
-        pending[seq.seq_id].prefill_chunk = chunk = computed + num < n
+        p = pending[seq.seq_id]
+        n, computed = p.num_tokens(seq) + p.placeholders, seq.num_computed_tokens
+        p.prefill_chunk = chunk = computed + num < n
         if chunk:
             events.append(ChunkScheduled(seq.seq_id, computed, num, n))
         if n - computed > 1:

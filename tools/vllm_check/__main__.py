@@ -18,8 +18,6 @@ from tools.vllm_check.twin_run import run_twin
 from tools.vllm_check.vllm_run import VllmFactory, run_vllm
 from tools.vllm_check.workloads import FIELDS, MODES, first_difference, random_workload
 
-SYNC_MODES = tuple(m for m in MODES if m != "async")
-
 
 def shrink(factory: VllmFactory, workload: dict) -> dict:
     """A smaller workload that still differs: requests dropped, then prompts and max_tokens cut, while it does."""
@@ -72,7 +70,7 @@ def check_mode(factory: VllmFactory, mode: str, count: int, seed: int, golden: l
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", type=int, default=1000)
-    parser.add_argument("--modes", default=",".join(SYNC_MODES))
+    parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--record", help="write golden traces (gzipped JSON) of the identical workloads here")
     args = parser.parse_args()

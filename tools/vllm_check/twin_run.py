@@ -4,6 +4,7 @@ step as the vLLM driver does. Pure Python: the golden-trace test uses it without
 from __future__ import annotations
 
 from scheduler import Config, SamplingParams, Sequence
+from scheduler.sequence import PLACEHOLDER
 from scheduler.vllm_v1 import VllmScheduler
 from tools.vllm_check.workloads import MAX_STEPS, FakeModel, step_record
 
@@ -18,6 +19,8 @@ def _sequences(workload: dict) -> list[Sequence]:
 
 def run_twin(workload: dict, max_steps: int = MAX_STEPS) -> list[list]:
     """Every step's record until all requests are done or nothing ran for three steps (a stalled run)."""
+    if workload["mode"] == "async":
+        return run_twin_async(workload, max_steps)
     sched = VllmScheduler(Config(**workload["config"]))
     model, seqs = FakeModel(workload), _sequences(workload)
     pending, records, idle = list(seqs), [], 0
@@ -44,5 +47,42 @@ def run_twin(workload: dict, max_steps: int = MAX_STEPS) -> list[list]:
                                    [s.seq_id for s in sched.waiting], [s.seq_id for s in sched.running], tables))
         idle = idle + 1 if not scheduled else 0
         if (not pending and sched.is_finished()) or (not pending and idle >= 3):
+            break
+    return records
+
+
+def _reasons(late) -> list:
+    return [[s.seq_id, "length" if s.finish_reason in LENGTH else s.finish_reason] for s, _ in late]
+
+
+def run_twin_async(workload: dict, max_steps: int = MAX_STEPS) -> list[list]:
+    """As the engine's overlapped scheduling steps it (engine/overlap.py): schedule step k, land step k - 1's
+    tokens (requests that stop leave step k's batch), hand step k to the model with placeholders."""
+    sched = VllmScheduler(Config(**workload["config"]))
+    model, seqs = FakeModel(workload), _sequences(workload)
+    pending, records, idle, in_flight = list(seqs), [], 0, None  # (sequence, index) of the step in flight
+    for step in range(1, max_steps + 1):
+        while pending and pending[0].arrival < step:
+            sched.add(pending.pop(0))
+        batch = sched.schedule()
+        scheduled = [[s.seq_id, n] for s, n in zip(batch.seqs, batch.num_scheduled_tokens, strict=True)]
+        landed = [] if in_flight is None else [(s, i, model.sample(s.seq_id, i, [])[0]) for s, i in in_flight]
+        late = [] if in_flight is None else sched.land(landed)[0]
+        gone = {s for s, _ in late}
+        kept = [s for s in batch.seqs if s not in gone]
+        outputs = [None if s.num_computed_tokens + s.num_scheduled_tokens < len(s) else PLACEHOLDER for s in kept]
+        in_flight = [(s, len(s)) for s, out in zip(kept, outputs, strict=True) if out is not None] if kept else None
+        if kept:
+            sched.launch(kept, outputs)
+        events = batch.events
+        new = [e.seq_id for e in events if e.kind == "admitted" and not e.recompute]
+        resumed = [e.seq_id for e in events if e.kind == "admitted" and e.recompute]
+        preempted = [e.seq_id for e in events if e.kind == "preempted"]
+        live = [*sched.waiting, *sched.running]
+        tables = sorted([s.seq_id, *s.block_table] for s in live if s.block_table)
+        records.append(step_record(scheduled, [], new, resumed, preempted, _reasons(late),
+                                   [s.seq_id for s in sched.waiting], [s.seq_id for s in sched.running], tables))
+        idle = idle + 1 if not scheduled else 0
+        if not pending and in_flight is None and (sched.is_finished() or idle >= 3):
             break
     return records

@@ -96,16 +96,15 @@ class _Run:
         self.arrivals = [r["arrival"] for r in workload["requests"]]
 
     def outputs(self, out) -> ModelRunnerOutput:
-        """What the model returns for a step: tokens for the requests whose known tokens are all computed."""
+        """What the model returns for a step, decided when it is scheduled: a token for each request not left
+        part-way through its prompt, at the position after its known tokens and those still in flight."""
         ids = list(out.num_scheduled_tokens)
         sampled = []
         for rid in ids:
-            request = self.sched.requests[rid]
+            request = self.requests[int(rid)]
             drafts = out.scheduled_spec_decode_tokens.get(rid, [])
-            known = request.num_tokens  # the tokens before this step's output lands
-            placeholders = request.num_output_placeholders
-            done = request.num_computed_tokens >= known + placeholders + len(drafts) - (1 if placeholders else 0)
-            sampled.append(self.model.sample(int(rid), known + max(placeholders - 1, 0), drafts) if done else [])
+            position = request.num_tokens + max(request.num_output_placeholders - 1, 0)
+            sampled.append([] if request.is_prefill_chunk else self.model.sample(int(rid), position, drafts))
         return ModelRunnerOutput(req_ids=ids, req_id_to_index={r: i for i, r in enumerate(ids)},
                                  sampled_token_ids=sampled)
 
@@ -145,6 +144,8 @@ def _finished(run: _Run, out) -> list:
 
 def run_vllm(factory: VllmFactory, workload: dict, max_steps: int = MAX_STEPS) -> list[list]:
     """Every step's record, stepping as vLLM's EngineCore.step does: schedule, model, update, drafts."""
+    if workload["mode"] == "async":
+        return run_vllm_async(factory, workload, max_steps)
     run = _Run(factory, workload, asynchronous=False)
     sched, pending, records, idle = run.sched, list(run.requests), [], 0
     for step in range(1, max_steps + 1):
@@ -159,5 +160,30 @@ def run_vllm(factory: VllmFactory, workload: dict, max_steps: int = MAX_STEPS) -
         records.append(run.record(out, before, _finished(run, out)))
         idle = idle + 1 if not out.num_scheduled_tokens else 0
         if not pending and (all(r.is_finished() for r in run.requests) or idle >= 3):
+            break
+    return records
+
+
+def run_vllm_async(factory: VllmFactory, workload: dict, max_steps: int = MAX_STEPS) -> list[list]:
+    """vLLM's AsyncScheduler stepped as EngineCore.step_with_batch_queue does with two batches in flight:
+    schedule step k, then take step k - 1's output (update_from_output)."""
+    run = _Run(factory, workload, asynchronous=True)
+    sched, pending, records, idle, queue = run.sched, list(run.requests), [], 0, []
+    for step in range(1, max_steps + 1):
+        while pending and run.arrivals[int(pending[0].request_id)] < step:
+            sched.add_request(pending.pop(0))
+        before = {r.request_id for r in sched.waiting}
+        out = sched.schedule()
+        queue.append((out, run.outputs(out)))
+        finished = []
+        if len(queue) == 2:
+            done_before = {r.request_id for r in run.requests if r.is_finished()}
+            sched.update_from_output(*queue.pop(0))
+            finished = [[int(r.request_id), REASONS[r.status]] for r in run.requests
+                        if r.is_finished() and r.request_id not in done_before]
+        records.append(run.record(out, before, finished))
+        idle = idle + 1 if not out.num_scheduled_tokens else 0
+        in_flight = any(not run.requests[int(r)].is_finished() for o, _ in queue for r in o.num_scheduled_tokens)
+        if not pending and not in_flight and (all(r.is_finished() for r in run.requests) or idle >= 3):
             break
     return records
