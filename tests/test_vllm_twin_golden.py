@@ -1,6 +1,7 @@
 """The vLLM twin against decisions recorded from vLLM's own V1 Scheduler (vLLM 0.32, `make vllm-check` with
 --record): every step's scheduled tokens, drafts, admissions, preemptions, finishes, queue order and block table,
-for a few hundred random workloads (FCFS with prefix caching off and on, priority, n-gram speculation)."""
+for a few hundred random workloads (FCFS with prefix caching off and on, priority, async scheduling, n-gram
+speculation)."""
 
 import gzip
 import json
@@ -17,7 +18,7 @@ def test_the_twin_makes_vllms_decisions_on_every_recorded_workload():
     with gzip.open(GOLDEN, "rt") as f:
         traces = json.load(f)
     assert len(traces) >= 300 and Counter(t["workload"]["mode"] for t in traces).keys() >= {
-        "fcfs", "fcfs-prefix", "priority", "spec"}
+        "fcfs", "fcfs-prefix", "priority", "async", "spec"}
     steps = sum(len(t["steps"]) for t in traces)
     assert steps > 5000
     differing = []

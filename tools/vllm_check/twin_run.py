@@ -3,6 +3,8 @@ step as the vLLM driver does. Pure Python: the golden-trace test uses it without
 
 from __future__ import annotations
 
+import time
+
 from scheduler import Config, SamplingParams, Sequence
 from scheduler.sequence import PLACEHOLDER
 from scheduler.vllm_v1 import VllmScheduler
@@ -17,8 +19,9 @@ def _sequences(workload: dict) -> list[Sequence]:
             for i, r in enumerate(workload["requests"])]
 
 
-def run_twin(workload: dict, max_steps: int = MAX_STEPS) -> list[list]:
-    """Every step's record until all requests are done or nothing ran for three steps (a stalled run)."""
+def run_twin(workload: dict, max_steps: int = MAX_STEPS, timings: list | None = None) -> list[list]:
+    """Every step's record until all requests are done or nothing ran for three steps (a stalled run).
+    `timings` (synchronous modes) gets each step's seconds in schedule() and in postprocess()."""
     if workload["mode"] == "async":
         return run_twin_async(workload, max_steps)
     sched = VllmScheduler(Config(**workload["config"]))
@@ -27,7 +30,9 @@ def run_twin(workload: dict, max_steps: int = MAX_STEPS) -> list[list]:
     for step in range(1, max_steps + 1):
         while pending and pending[0].arrival < step:
             sched.add(pending.pop(0))
+        start = time.perf_counter()
         batch = sched.schedule()
+        scheduled_s = time.perf_counter() - start
         outputs = []
         for seq in batch.seqs:
             drafts = seq.draft_token_ids
@@ -36,7 +41,10 @@ def run_twin(workload: dict, max_steps: int = MAX_STEPS) -> list[list]:
             outputs.append(sampled if drafts or sampled is None else sampled[0])
         scheduled = [[s.seq_id, n] for s, n in zip(batch.seqs, batch.num_scheduled_tokens, strict=True)]
         drafts = [[s.seq_id, *s.draft_token_ids] for s in batch.seqs if s.draft_token_ids]
+        start = time.perf_counter()
         events = list(batch.events) + sched.postprocess(batch.seqs, outputs)
+        if timings is not None:
+            timings.append((scheduled_s, time.perf_counter() - start))
         new = [e.seq_id for e in events if e.kind == "admitted" and not e.recompute]
         resumed = [e.seq_id for e in events if e.kind == "admitted" and e.recompute]
         preempted = [e.seq_id for e in events if e.kind == "preempted"]

@@ -10,6 +10,7 @@ import hashlib
 import json
 import logging
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -142,8 +143,10 @@ def _finished(run: _Run, out) -> list:
             if run.requests[int(r)].is_finished()]
 
 
-def run_vllm(factory: VllmFactory, workload: dict, max_steps: int = MAX_STEPS) -> list[list]:
-    """Every step's record, stepping as vLLM's EngineCore.step does: schedule, model, update, drafts."""
+def run_vllm(factory: VllmFactory, workload: dict, max_steps: int = MAX_STEPS, timings: list | None = None
+             ) -> list[list]:
+    """Every step's record, stepping as vLLM's EngineCore.step does: schedule, model, update, drafts.
+    `timings` (synchronous modes) gets each step's seconds in schedule() and in update_from_output()."""
     if workload["mode"] == "async":
         return run_vllm_async(factory, workload, max_steps)
     run = _Run(factory, workload, asynchronous=False)
@@ -152,9 +155,14 @@ def run_vllm(factory: VllmFactory, workload: dict, max_steps: int = MAX_STEPS) -
         while pending and run.arrivals[int(pending[0].request_id)] < step:
             sched.add_request(pending.pop(0))
         before = {r.request_id for r in sched.waiting}
+        start = time.perf_counter()
         out = sched.schedule()
+        scheduled_s = time.perf_counter() - start
         model_output = run.outputs(out)
+        start = time.perf_counter()
         sched.update_from_output(out, model_output)
+        if timings is not None:
+            timings.append((scheduled_s, time.perf_counter() - start))
         if run.cfg.get("num_speculative_tokens") and out.num_scheduled_tokens:
             run.propose_drafts(out, model_output.sampled_token_ids)
         records.append(run.record(out, before, _finished(run, out)))
