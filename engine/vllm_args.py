@@ -35,6 +35,8 @@ def vllm_args(config: Config, overlap: bool = False) -> list[str]:
             _flag("enable-prefix-caching", config.enable_prefix_caching),
             _flag("async-scheduling", overlap),
             "--scheduling-policy", config.queue_policy]
+    if config.long_prefill_token_threshold:
+        args += ["--long-prefill-token-threshold", str(config.long_prefill_token_threshold)]
     if config.num_speculative_tokens > 0:
         args += ["--speculative-config", json.dumps({
             "method": "ngram", "num_speculative_tokens": config.num_speculative_tokens,
@@ -46,11 +48,25 @@ def vllm_command(config: Config, model: str = "HuggingFaceTB/SmolLM2-135M-Instru
     return shlex.join(["vllm", "serve", model, *vllm_args(config, overlap)])
 
 
-def vllm_notes(config: Config) -> list[str]:
-    """Why the arguments read as they do, and where `config` asks for something vLLM does not do (or does
-    differently), in one sentence each."""
+TWIN_NOTE = ("The decisions shown are vLLM's own: this run used the vLLM twin (scheduler/vllm_v1/), which makes "
+             "vLLM 0.32's V1 Scheduler decisions step for step, block ids included, as `make vllm-check` checks "
+             "against vLLM's Scheduler; prefill_first, mixed_batches and the preemption policy do not apply to it.")
+
+
+def vllm_notes(config: Config, scheduler: str = "article") -> list[str]:
+    """Why the arguments read as they do, and, for a run of the article's scheduler (`scheduler`, a kind of
+    scheduler.SCHEDULER_KINDS), where `config` asks for something vLLM does not do (or does differently); for a
+    run of the vLLM twin, that its decisions are vLLM's. One sentence each."""
     notes = [f"--num-gpu-blocks-override {config.num_kvcache_blocks + NULL_BLOCKS}: vLLM keeps block 0 as a null "
              f"block no request uses, so {config.num_kvcache_blocks} usable blocks need one more."]
+    if scheduler == "vllm":
+        return [*notes, TWIN_NOTE, *_backend_notes(config)]
+    return [*notes, *_policy_notes(config), *_backend_notes(config)]
+
+
+def _policy_notes(config: Config) -> list[str]:
+    """Where the article's scheduler under `config` decides otherwise than vLLM."""
+    notes = []
     if not config.mixed_batches:
         order = "prefills before decodes" if config.prefill_first else "decodes, then prefills in a separate step"
         notes.append(f"Batches: ours run {order}; vLLM mixes decodes and prefill chunks in one step, running "
@@ -70,6 +86,15 @@ def vllm_notes(config: Config) -> list[str]:
         notes.append("Our priority queue lets an important waiting request preempt less important running ones to "
                      "get in; vLLM has no equivalent: it preempts only to make room for running requests, and a "
                      "waiting request that does not fit waits.")
+    notes.append("Even in its closest setting this scheduler is not vLLM's (vLLM admits a waiting request only if its "
+                 "whole sequence fits in the free blocks, reuses freed uncached blocks first, so its block ids "
+                 "differ): the vLLM twin (scheduler \"vllm\") makes vLLM's own decisions.")
+    return notes
+
+
+def _backend_notes(config: Config) -> list[str]:
+    """What vLLM's server takes otherwise than our config, whichever scheduler ran."""
+    notes = []
     if config.kvcache_block_size % 16:
         notes.append(f"--block-size {config.kvcache_block_size}: current vLLM takes any block size its attention "
                      "backend supports (most GPU backends want a multiple of 16), so this one may be refused there.")

@@ -81,3 +81,14 @@ def test_priority_queue_notes_how_vllm_preempts_and_what_it_lacks():
     assert any("waiting request preempt less important running ones" in n and "no equivalent" in n for n in notes)
     fcfs = vllm_notes(Config(queue_policy="fcfs", preemption_policy="tail"))
     assert not any("least important" in n or "no equivalent" in n for n in fcfs)
+
+
+def test_a_twin_run_says_its_decisions_are_vllms_and_drops_the_policy_notes():
+    config = Config(preemption_policy="smart", mixed_batches=False, kvcache_block_size=8, eos=2,
+                    long_prefill_token_threshold=64)
+    twin, article = vllm_notes(config, scheduler="vllm"), vllm_notes(config)
+    assert any("vLLM's own" in n and "make vllm-check" in n for n in twin)
+    assert not any("Smart preemption" in n or "Batches:" in n for n in twin)
+    assert any("Smart preemption" in n for n in article) and any("vLLM twin" in n for n in article)
+    assert any("--block-size 8" in n for n in twin) and any(n.startswith("eos:") for n in twin)
+    assert as_dict(vllm_args(config))["--long-prefill-token-threshold"] == "64"
