@@ -50,7 +50,8 @@ def test_notes_name_what_vllm_does_not_have():
     assert any("Smart preemption" in n for n in vllm_notes(Config(preemption_policy="smart")))
     assert any("prefills before decodes" in n for n in vllm_notes(Config(prefill_first=True)))
     closest = Config(mixed_batches=True, prefill_first=False, preemption_policy="tail", kvcache_block_size=16)
-    assert len(vllm_notes(closest)) == 1 and "null block" in vllm_notes(closest)[0]
+    notes = vllm_notes(closest)  # even the closest setting is not vLLM's: the twin is named
+    assert len(notes) == 2 and "null block" in notes[0] and "vLLM twin" in notes[1]
 
 
 def test_the_pool_override_counts_vllms_null_block():
