@@ -67,6 +67,21 @@ class Batch:
         return iter((self.seqs, self.is_prefill))
 
 
+def requeue(scheduler, seqs: list[Sequence]) -> list[Aborted]:
+    """Queue requests that lost their KV cache with another scheduler's pool (the engine rebuilt it under a new
+    config) into `scheduler`, in the order given, each to be prefilled again from its first token. Returns the
+    `aborted` events of those that no longer fit."""
+    aborted = []
+    for seq in seqs:
+        seq.block_table, seq.block_hashes, seq.draft_token_ids = [], [], []
+        seq.num_computed_tokens = seq.num_scheduled_tokens = 0
+        try:
+            scheduler.add(seq)
+        except RequestRejected as rejected:
+            aborted.append(Aborted(seq.seq_id, rejected.message))
+    return aborted
+
+
 class _Step:
     """The batch schedule() is building: its sequences, their token counts, the budget left."""
 
@@ -324,18 +339,7 @@ class Scheduler:
         raise rejected
 
     def requeue(self, seqs: list[Sequence]) -> list[Aborted]:
-        """Queue requests that lost their KV cache with another scheduler's pool (the engine rebuilt it under a
-        new config), in the order given, each to be prefilled again from its first token. Returns the
-        `aborted` events of those that no longer fit."""
-        aborted = []
-        for seq in seqs:
-            seq.block_table, seq.block_hashes = [], []
-            seq.num_computed_tokens = seq.num_scheduled_tokens = 0
-            try:
-                self.add(seq)
-            except RequestRejected as rejected:
-                aborted.append(Aborted(seq.seq_id, rejected.message))
-        return aborted
+        return requeue(self, seqs)
 
     def reconfigure(self, config: Config):
         """Switch to `config` from the next step on, the queues and the KV cache kept: switching to the priority

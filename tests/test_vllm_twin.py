@@ -138,6 +138,8 @@ def test_the_engine_runs_the_twin_with_frames_and_vllm_block_ids():
         return frame.batch, frame.events, [r._replace(history=None) for r in frame.requests], frame.free_block_ids
 
     assert state(again) == state(before)
+    rebuilt = engine.branch(middle, num_kvcache_blocks=9)  # a new pool: a new twin, its requests queued again
+    assert rebuilt.scheduler_kind == "vllm" and rebuilt.run() == "finished"
 
 
 def test_make_scheduler_refuses_an_unknown_kind():

@@ -27,7 +27,7 @@ from i18n import Message
 from scheduler.config import Config
 from scheduler.events import Event, Finished, Preempted, Speculated
 from scheduler.policies import priority_key
-from scheduler.scheduler import POOL_SHAPE, Batch, RequestRejected
+from scheduler.scheduler import POOL_SHAPE, Batch, RequestRejected, requeue
 from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
 from scheduler.vllm_v1.kv_cache import KVCache
@@ -105,17 +105,7 @@ class VllmScheduler:
             self.waiting.append(seq)
 
     def requeue(self, seqs: list[Sequence]) -> list:
-        """Queue requests that lost their KV cache with another scheduler's pool, each prefilled again."""
-        from scheduler.events import Aborted
-        aborted = []
-        for seq in seqs:
-            seq.block_table, seq.block_hashes, seq.draft_token_ids = [], [], []
-            seq.num_computed_tokens = seq.num_scheduled_tokens = 0
-            try:
-                self.add(seq)
-            except RequestRejected as rejected:
-                aborted.append(Aborted(seq.seq_id, rejected.message))
-        return aborted
+        return requeue(self, seqs)
 
     def reconfigure(self, config: Config):
         """Switch to `config` from the next step on, the queues and the KV cache kept."""
