@@ -152,6 +152,11 @@ MESSAGES = {
     "setting.cache_blocks_at_allocation.help": "vLLM's rule: a block that this step fills with known tokens is cached "
                                                "when it is allocated, so requests admitted in the same step share a "
                                                "prefix. Off: a block is cached once its tokens are computed.",
+    "setting.long_prefill_token_threshold.label": "long-prefill cap (tokens per step, vLLM)",
+    "setting.long_prefill_token_threshold.help": "vLLM's long_prefill_token_threshold: a request computes at most this "
+                                                 "many tokens in one step while another request is waiting or "
+                                                 "running, so one long prompt cannot take the whole token budget. "
+                                                 "0: no cap. Only the vLLM scheduler applies it.",
     "value.prefill_first": "prefill first", "value.decode_first": "decode first",
     "value.on": "on", "value.off": "off",
     "settings.changed": "{label} {now} ({was} {before})",

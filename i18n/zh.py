@@ -131,6 +131,10 @@ MESSAGES = {
     "setting.cache_blocks_at_allocation.label": "分配时即缓存满块（vLLM）",
     "setting.cache_blocks_at_allocation.help": "vLLM 的规则：本步用已知 token 填满的块在分配时就进入缓存，所以同一步被"
                                                "接纳的请求可以共享前缀。关闭：块在其 token 计算完成后才进入缓存。",
+    "setting.long_prefill_token_threshold.label": "长预填充上限（每步 token 数，vLLM）",
+    "setting.long_prefill_token_threshold.help": "vLLM 的 long_prefill_token_threshold：只要还有别的请求在等待或运行，"
+                                                 "一个请求一步最多计算这么多 token，免得一个长提示词占满整步的 token "
+                                                 "预算。0 表示不设上限。只有 vLLM 调度器使用它。",
     "value.prefill_first": "预填充优先", "value.decode_first": "解码优先",
     "value.on": "开", "value.off": "关",
     "settings.changed": "{label} {now}（{was} {before}）",

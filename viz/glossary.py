@@ -19,7 +19,8 @@ class Setting(NamedTuple):
 SETTING_FIELDS = ("max_num_seqs", "num_kvcache_blocks", "kvcache_block_size", "max_num_batched_tokens",
                   "max_model_len", "prefill_first", "enable_prefix_caching", "chunked_prefill", "mixed_batches",
                   "preemption_policy", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
-                  "prompt_lookup_max", "notebook_block_bug", "cache_blocks_at_allocation")
+                  "prompt_lookup_max", "notebook_block_bug", "cache_blocks_at_allocation",
+                  "long_prefill_token_threshold")
 INPUTS = ("scenario", "presentation", "language", "model", "temperature", "seed", "requests", "prompts",
           "max_tokens", "arrivals", "prompt", "request_max_tokens", "priority", "low_ms", "high_ms", "min_seqs",
           "max_seqs")

@@ -112,8 +112,11 @@ def _schedule_waiting(step: _Step):
     kv, waiting, events = sched.block_manager, sched.waiting, sched._events
     speculate = cfg.num_speculative_tokens
     i = 0  # waiting requests before it were skipped (a stale output still in flight) and stay in place
-    while step.budget > 0:
+    while True:
         if i >= len(waiting):
+            return
+        if step.budget <= 0:
+            events.append(Blocked(waiting[i].seq_id, "token_budget", len(waiting[i].token_ids), 0))
             return
         seq = waiting[i]
         if len(sched.running) >= cfg.max_num_seqs:
