@@ -36,4 +36,6 @@ def test_the_recorded_workloads_preempt_hit_the_prefix_cache_and_speculate():
     assert sum(1 for r in records if r[4]) > 100  # preemptions
     assert sum(1 for r in records if r[3]) > 100  # resumed after preemption
     assert sum(1 for r in records if r[1]) > 100  # scheduled drafts
+    assert any(-1 in drafts[1:] for r in records for drafts in r[1])  # a resumed decode padded with placeholders
+    assert sum(1 for t in traces if t["workload"]["config"]["long_prefill_token_threshold"]) > 30
     assert sum(1 for r in records if any(reason == "eos" for _, reason in r[5])) > 50  # EOS finishes

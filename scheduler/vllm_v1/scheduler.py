@@ -31,10 +31,10 @@ from scheduler.scheduler import POOL_SHAPE, Batch, RequestRejected, requeue
 from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
 from scheduler.vllm_v1.kv_cache import KVCache
+from scheduler.vllm_v1.step import schedule_step
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
-PAD_DRAFT = -1  # vLLM's placeholder draft token when it pads a resumed decode to 1 + num_speculative_tokens
 
 
 class _Pending:
@@ -126,7 +126,6 @@ class VllmScheduler:
 
     def schedule(self) -> Batch:
         """This step's batch, with the events of deciding it."""
-        from scheduler.vllm_v1.step import schedule_step
         self._events = []
         return schedule_step(self)
 

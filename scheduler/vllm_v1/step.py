@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from scheduler.vllm_v1.scheduler import VllmScheduler
 
 RUNNING = SequenceStatus.RUNNING
+PAD_DRAFT = -1  # vLLM's placeholder draft token when it pads a lone decode to 1 + num_speculative_tokens
 
 
 class _Step:
@@ -157,7 +158,7 @@ def _schedule_waiting(step: _Step):
         events.append(Admitted(seq.seq_id, num, computed, seq.num_preemptions > 0))
         step.add(seq, num)
         if pad:
-            seq.draft_token_ids = [-1] * speculate
+            seq.draft_token_ids = [PAD_DRAFT] * speculate
 
 
 def _finish_step(step: _Step) -> Batch:
