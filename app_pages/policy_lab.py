@@ -41,14 +41,13 @@ from viz.glossary import clock, metric_definitions
 from viz.html_export import animation_html, run_gif
 
 GENERATED = "generated"
-CUSTOM = "custom"
+CUSTOM_COMPARISON = "custom"  # a comparison of configs set by hand (not a custom scenario: session.lab.CUSTOM)
 # Every chart keeps one toolbar button: the camera, which saves it as a PNG (drawn by plotly.js in the browser).
 PLOT_CONFIG = {"displayModeBar": True, "displaylogo": False, "modeBarButtons": [["toImage"]],
                "toImageButtonOptions": {"format": "png", "scale": 2}}
 BLOCK_SIZE_CHOICES = (4, 8, 16, 32, 64)
 
 st.set_page_config(page_title=t("lab.page_title"), page_icon="🧮", layout="wide")
-st.markdown("<style>.block-container{padding-top:2.6rem;padding-bottom:1rem}</style>", unsafe_allow_html=True)
 
 
 def workload_inputs(choice: str):
@@ -92,10 +91,10 @@ def custom_variant(i: int, base) -> Variant:
 def choose_variants(base, column) -> list[Variant] | None:
     """The configs to compare, or None when one of them is impossible (the reason is shown)."""
     lang = current_lang()
-    comparison = column.selectbox(t("lab.compare"), [*COMPARISONS, CUSTOM], key="comparison",
-                                  format_func=lambda c: text(lang, "lab.custom" if c == CUSTOM
+    comparison = column.selectbox(t("lab.compare"), [*COMPARISONS, CUSTOM_COMPARISON], key="comparison",
+                                  format_func=lambda c: text(lang, "lab.custom" if c == CUSTOM_COMPARISON
                                                              else f"compare.name.{c}"))
-    if comparison != CUSTOM:
+    if comparison != CUSTOM_COMPARISON:
         return variants_for(comparison, base, current_lang())
     count = int(st.columns(4)[0].number_input(t("lab.how_many"), 2, MAX_VARIANTS, 2, key="num_configs"))
     variants = []
@@ -184,7 +183,7 @@ def exports(runs, title: str):
     built_on_request(json_col, "json", lambda: comparison_json(runs, title), t("lab.build_json"),
                      t("lab.download_json"), "comparison.json", "application/json")
     csv_col.download_button(t("lab.csv"), requests_csv(runs), "requests.csv", "text/csv", key="download_csv")
-    built_on_request(html_col, "html", lambda: animation_html([(r.label, r.frames) for r in runs], title, lang),
+    built_on_request(html_col, "html", lambda: animation_html([(r.label, r.frames) for r in runs], title, lang=lang),
                      t("lab.build_html"), t("lab.download_html"), "comparison.html", "text/html")
     pick, build = st.columns([2, 1], vertical_alignment="bottom")
     labels = [run.label for run in runs]

@@ -90,9 +90,6 @@ MESSAGES = {
     "narrate.last_chunk": "Request {id} prefilled the last chunk of its prompt (tokens {start}–{end} of {total}) and "
                           "got its first token.",
     "narrate.kv_moments": "KV blocks free: at the start of this step {start}, after it {after} (of {total}).",
-    "key_frame.holds": "Key frame, step {step}. {note}",
-    "key_frame.not_held": "Key frame, step {step} (does not hold on this run): {note}",
-    "key_frame.does_not_hold": "does not hold on this run",
 
     # -- settings, inputs, legend, metrics, clocks (viz/glossary.py) ------------------------------------------
     "setting.max_num_seqs.label": "max_num_seqs (requests per batch)",

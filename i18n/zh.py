@@ -79,9 +79,6 @@ MESSAGES = {
     "narrate.last_chunk": "请求 {id} 预填充了提示词的最后一段（第 {start}–{end} 个 token，共 {total} 个），并得到了第一个"
                           "输出 token。",
     "narrate.kv_moments": "空闲的 KV 缓存块：本步开始时 {start} 个，本步之后 {after} 个（共 {total} 个）。",
-    "key_frame.holds": "关键帧，第 {step} 步。{note}",
-    "key_frame.not_held": "关键帧，第 {step} 步（在本次运行中不成立）：{note}",
-    "key_frame.does_not_hold": "在本次运行中不成立",
 
     # -- 设置、输入、图例、指标、时钟（viz/glossary.py）-------------------------------------------------------
     "setting.max_num_seqs.label": "max_num_seqs（每批请求数）",

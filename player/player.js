@@ -16,12 +16,15 @@
   const SPEEDS = [1, 2, 5, 10, 20];
   const MOVE_MS = 200;  // transitions; while playing fast, at most 80% of a frame's time
   const ANSWER_TIMEOUT_MS = 30000;  // a real-model step on a busy CPU can take seconds
-  const EMPTY = {running: [], waiting: [], cfg: {}, requests: [], tokens: [], pieces: [], blocks: []};
-  const SCALARS = ['step', 'time', 'kind', 'batch', 'metrics', 'narration', 'sat_out', 'done', 'wall_ms', 'overlapped',
-    'overfull'];  // as viz/frame_payload.SCALARS (a test compares them)
-  const F = {status: 0, num_tokens: 1, num_prompt: 2, num_computed: 3, priority: 4, arrival: 5, preemptions: 6,
-    finish_reason: 7, max_tokens: 8, block_table: 9};
-  const SIZES = {laptop: {boxes: 28, rows: 8, grid: 16}, present: {boxes: 18, rows: 4, grid: 12}};
+  /* The wire format as the server names it (viz/frame_payload.py WIRE, written in here by
+   * viz/html_export.player_sources): a request's fields, a block's, the metrics and a key frame travel as arrays,
+   * read here only through the names of their positions (r[F.num_tokens], b[B.ref_count], m[M.num_running]). */
+  const WIRE = SCHEDLAB_WIRE;
+  const positions = names => Object.fromEntries(names.map((name, i) => [name, i]));
+  const F = positions(WIRE.request), B = positions(WIRE.block), M = positions(WIRE.metrics), K = positions(WIRE.key_frame);
+  const EMPTY = WIRE.empty_view, SCALARS = WIRE.scalars;
+  // laptop: the rows and cells the server sends tokens for; a presentation draws fewer, larger.
+  const SIZES = {laptop: {boxes: WIRE.row_cells, rows: WIRE.queue_rows, grid: 16}, present: {boxes: 18, rows: 4, grid: 12}};
 
   const color = id => COLORS.palette[id % COLORS.palette.length];
   function blend(hex, amount) {
@@ -45,7 +48,7 @@
       view[key] = d[key];
     }
     for (const key of ['running', 'waiting', 'cfg']) view[key] = key in d ? d[key] : prev[key];
-    const blocks = 'nb' in d ? Array.from({length: d.nb}, () => [0, null, null]) : prev.blocks.slice();
+    const blocks = 'nb' in d ? Array.from({length: d.nb}, () => WIRE.free_block) : prev.blocks.slice();
     for (const [id, ...block] of d.blk || []) {
       if (!(id >= 0 && id < blocks.length)) throw new Error('block ' + id + ' is outside the pool');
       blocks[id] = block;
@@ -356,7 +359,7 @@
       }
     }
 
-    keySteps() { return new Set(this.header.key_frames.map(k => k[0])); }
+    keySteps() { return new Set(this.header.key_frames.map(k => k[K.step])); }
 
     reportSoon() {
       if (!this.report) return;
@@ -396,11 +399,11 @@
       const m = v.metrics, last = this.views.length - 1;
       this.$('.sp-title').textContent = this.header.title;
       const took = v.wall_ms !== null && this.header.model.startsWith('SmolLM2') ? this.t('took', {clock: esc(this.t('clock_real')), ms: Math.round(v.wall_ms)}) : '';
-      this.$('.sp-caption').innerHTML = this.t('caption', {step: v.step, last, kind: esc(this.t('batch.' + v.kind)), running: m[0],
-        waiting: m[1], kv: Math.round(100 * m[2]), clock: esc(this.t('clock_simulated')), time: v.time.toFixed(3), took,
+      this.$('.sp-caption').innerHTML = this.t('caption', {step: v.step, last, kind: esc(this.t('batch.' + v.kind)), running: m[M.num_running],
+        waiting: m[M.num_waiting], kv: Math.round(100 * m[M.kv_usage]), clock: esc(this.t('clock_simulated')), time: v.time.toFixed(3), took,
         overlapped: v.overlapped ? this.t('overlapped') : '', model: esc(this.header.model)});
-      const here = this.header.key_frames.filter(kf => kf[0] === v.step), notes = here.map(kf => kf[1]);
-      const holds = here.every(kf => kf[2] !== false);  // a branched run may no longer show what a note says
+      const here = this.header.key_frames.filter(kf => kf[K.step] === v.step), notes = here.map(kf => kf[K.note]);
+      const holds = here.every(kf => kf[K.holds] !== false);  // a branched run may no longer show what a note says
       const banner = this.$('.sp-banner');
       banner.classList.toggle('sp-nothold', !holds);
       banner.classList.toggle('sp-on', notes.length > 0);
@@ -417,7 +420,7 @@
       const done = v.done.filter(([rid]) => !v.running.includes(rid) && !v.waiting.includes(rid));
       const queues = [['running', v.running.slice(0, sizes.rows), v.running.length - Math.min(v.running.length, sizes.rows)],
         ['waiting', v.waiting.slice(0, sizes.rows), v.waiting.length - Math.min(v.waiting.length, sizes.rows)]];
-      this.drawn = {running: queues[0][1].slice(), waiting: queues[1][1].slice(), finished: done.map(d => d[0])};
+      this.drawn = {running: queues[0][1].slice(), waiting: queues[1][1].slice(), finished: done.map(([rid]) => rid)};
       for (const [name, ids, hidden] of queues) {
         const box = this.$('.sp-' + name);
         const rowsBox = box.querySelector('.sp-rows');
@@ -462,9 +465,9 @@
      * How many fit is estimated from the text, not measured: measuring every row would lay the page out each time. */
     fillRow(row, v, rid, nNow, finished, satOut, before, room) {
       const r = v.requests[rid];
-      const n = r[F.num_tokens], computed = r[F.num_computed];
+      const n = r[F.num_tokens], computed = r[F.num_computed_tokens];
       const oldN = before && before.requests[rid] ? before.requests[rid][F.num_tokens] : n;
-      const out = n - r[F.num_prompt], max = r[F.max_tokens];
+      const out = n - r[F.num_prompt_tokens], max = r[F.max_tokens];
       const badge = r[F.priority] ? `<span class="sp-badge" title="${esc(this.t('priority', {p: r[F.priority]}))}">P${r[F.priority]}</span>` : '';
       const flagText = finished || (satOut ? this.t('sits_out', {why: satOut}) : '');
       const flag = finished ? `<span class="sp-flag sp-done">${esc(finished)}</span>` :
@@ -537,10 +540,12 @@
     renderPool(v, animate) {
       const owners = this.owners(v);
       this.poolOwners = owners;
-      const target = v.blocks.map((b, id) => b[0] === 0 ? (b[1] !== null ? COLORS.cached_free : COLORS.free) : color(owners[id][0] ?? 0));
+      const target = v.blocks.map((b, id) => b[B.ref_count] === 0 ? (b[B.hash] !== null ? COLORS.cached_free : COLORS.free) : color(owners[id][0] ?? 0));
       const m = v.metrics, n = v.blocks.length;
-      this.$('.sp-ptitle').innerHTML = this.t('pool_title', {n, size: v.cfg.block_size, used: n - m[3], cached: m[4], empty: m[3] - m[4]});
-      Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[0]), cached_free: v.blocks.flatMap((b, i) => b[0] === 0 && b[1] !== null ? [i] : [])});
+      this.$('.sp-ptitle').innerHTML = this.t('pool_title', {n, size: v.cfg.block_size, used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks],
+        empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks]});
+      Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[B.ref_count]),
+        cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : [])});
       const from = this.colors.length === n ? this.colors : target;
       cancelAnimationFrame(this.poolFrame);
       if (!animate || from === target) { this.paintPool(v, target); return; }
@@ -588,7 +593,7 @@
           ctx.strokeRect(x + gap / 2 + 1, y + gap / 2 + 1, cell - gap - 2, cell - gap - 2);
         }
         if (labels) {
-          const ref = v.blocks[id][0];
+          const ref = v.blocks[id][B.ref_count];
           ctx.fillStyle = ref > 0 ? '#FFFFFF' : '#7B8794';
           ctx.fillText(ref > 1 ? `${id}×${ref}` : String(id), x + cell / 2, y + cell / 2);
         }
@@ -597,8 +602,9 @@
 
     blockTip(v, id) {
       const b = v.blocks[id], owners = this.poolOwners[id] || [];
-      const state = this.t(b[0] === 0 ? (b[1] !== null ? 'block_cached_free' : 'block_free') : b[0] > 1 ? 'block_shared' : 'block_in_use');
-      let [rid, start, count] = b[2] || [null, 0, 0];  // a cached-free block: the request that filled it
+      const ref = b[B.ref_count];
+      const state = this.t(ref === 0 ? (b[B.hash] !== null ? 'block_cached_free' : 'block_free') : ref > 1 ? 'block_shared' : 'block_in_use');
+      let [rid, start, count] = b[B.source] || [null, 0, 0];  // a cached-free block: the request that filled it
       if (owners.length) {
         const size = v.cfg.block_size;
         rid = owners[0];
@@ -608,12 +614,12 @@
       const pieces = rid === null ? null : v.pieces[rid];
       const text = rid === null ? this.t('no_tokens') : pieces ? JSON.stringify(joinHeld(pieces.slice(start, start + count), ''))
         : joinHeld(v.tokens[rid].slice(start, start + count), ' ');
-      const hit = (v.overfull || []).find(([block]) => block === id);  // the notebook's bug: a prefill in one block
+      const overfull = new Map(v.overfull || []).get(id);  // tokens held: the notebook's bug, a prefill in one block
       const lines = [`<b>${esc(this.t('block', {id}))}</b> · ${esc(state)}`,
         esc(this.t('owners', {owners: owners.length ? owners.map(o => this.t('owner', {id: o})).join(', ') : this.t('none')})),
-        esc(this.t('ref_count', {n: b[0]})), esc(this.t('hash', {hash: b[1] ? '0x' + b[1] + '…' : this.t('no_hash')})),
+        esc(this.t('ref_count', {n: ref})), esc(this.t('hash', {hash: b[B.hash] ? '0x' + b[B.hash] + '…' : this.t('no_hash')})),
         esc(this.t('block_tokens', {tokens: text.slice(0, 80)}))];
-      if (hit) lines.push(this.t('overfull', {n: hit[1], size: v.cfg.block_size}));
+      if (overfull) lines.push(this.t('overfull', {n: overfull, size: v.cfg.block_size}));
       return lines.join('<br>');
     }
 
@@ -627,7 +633,7 @@
         const table = r[F.block_table];
         if (!table.length || ++holders > limit) return;
         const cells = condense(table.length, width, 0, 0).map(i => i === null ? `<span class="sp-tok sp-gap" title="${esc(this.t('blocks_elided'))}">⋯</span>` :
-          `<span class="sp-tok sp-bt" style="background:${color(rid)}" title="${esc(this.t('table_cell', {i, p: table[i], n: v.blocks[table[i]][0]}))}">${table[i]}${v.blocks[table[i]][0] > 1 ? '×' + v.blocks[table[i]][0] : ''}</span>`);
+          `<span class="sp-tok sp-bt" style="background:${color(rid)}" title="${esc(this.t('table_cell', {i, p: table[i], n: v.blocks[table[i]][B.ref_count]}))}">${table[i]}${v.blocks[table[i]][B.ref_count] > 1 ? '×' + v.blocks[table[i]][B.ref_count] : ''}</span>`);
         rows.push(`<div class="sp-trow"><span class="sp-label" style="color:${color(rid)}">ID:${rid}</span><span class="sp-cells">${cells.join('')}</span></div>`);
       });
       if (holders > limit) rows.push(`<div class="sp-more">${esc(this.t('more_holders', {n: holders - limit}))}</div>`);
@@ -636,7 +642,7 @@
 
     renderKeys() {
       const keys = [...this.keySteps()].sort((a, b) => a - b);
-      const html = keys.length ? `<b>${esc(this.t('key_frames'))}</b> ` + keys.map(s => `<button type="button" class="sp-key${s === this.shown ? ' sp-here' : ''}" data-step="${s}" title="${esc(this.header.key_frames.filter(k => k[0] === s).map(k => k[1]).join(' '))}">${s === this.shown ? '★ ' : ''}${esc(this.t('key_step', {step: s}))}</button>`).join('') : '';
+      const html = keys.length ? `<b>${esc(this.t('key_frames'))}</b> ` + keys.map(s => `<button type="button" class="sp-key${s === this.shown ? ' sp-here' : ''}" data-step="${s}" title="${esc(this.header.key_frames.filter(k => k[K.step] === s).map(k => k[K.note]).join(' '))}">${s === this.shown ? '★ ' : ''}${esc(this.t('key_step', {step: s}))}</button>`).join('') : '';
       const box = this.$('.sp-keys');
       if (box.innerHTML !== html) box.innerHTML = html;
     }

@@ -82,7 +82,7 @@ def _text(value) -> str:
     return "off" if value is None else str(value)
 
 
-def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, lang: str = DEFAULT) -> Link:
+def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, *, lang: str) -> Link:
     """The link that reopens `lab`'s run at the frame shown."""
     inputs = lab.inputs
     if inputs is None:

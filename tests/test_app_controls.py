@@ -7,12 +7,7 @@ import pytest
 
 from engine.scenario import load_scenario, preset_paths
 from engine.trace import trace_dict
-from tests.test_app_support import button, fake_model_app, lab, no_errors, player_message, show, shown_view, step
-
-
-@pytest.fixture
-def app(monkeypatch):
-    return fake_model_app(monkeypatch)
+from tests.helpers.app import button, control, lab, no_errors, player_message, show, shown_view, step
 
 VALID_CHANGES = [
     ("max_num_seqs", 2), ("num_kvcache_blocks", 50), ("kvcache_block_size", 8), ("max_num_batched_tokens", 128),
@@ -20,15 +15,6 @@ VALID_CHANGES = [
     ("mixed_batches", True), ("preemption_policy", "smart"), ("queue_policy", "priority"),
     ("num_speculative_tokens", 3), ("prompt_lookup_min", 2), ("prompt_lookup_max", 4),
 ]
-
-
-def control(at, field):
-    key = f"cfg_{field}"
-    for kind in ("number_input", "toggle", "selectbox"):
-        found = [w for w in getattr(at, kind) if w.key == key]
-        if found:
-            return found[0]
-    raise AssertionError(f"no control for {field}")
 
 
 @pytest.mark.parametrize(("field", "value"), VALID_CHANGES, ids=[f for f, _ in VALID_CHANGES])

@@ -1,18 +1,13 @@
 """Shareable links through the app (AppTest): the URL follows a custom setup, and opening that URL in a new
 session gives the same run at the same frame; a link that cannot be opened says what to fix."""
 
-import pytest
 
 from session.lab import CustomSetup
-from tests.test_app_support import button, fake_model_app, lab, no_errors, player_message
+from tests.helpers.app import button, fake_model_app, lab, no_errors, player_message
 
 CUSTOM_LINK = {"scenario": "custom", "requests": "6", "prompts": "random", "max_tokens": "5", "arrivals": "poisson",
                "seed": "3", "max_num_seqs": "2", "num_kvcache_blocks": "12", "frame": "7"}
 
-
-@pytest.fixture
-def app(monkeypatch):
-    return fake_model_app(monkeypatch)
 
 
 def opened(at, params: dict):

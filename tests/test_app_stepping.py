@@ -1,11 +1,9 @@
 """Stepping, scrubbing, playing and the URL, through Streamlit's AppTest on the fake model."""
 
-import pytest
 
-from tests.test_app_support import (
+from tests.helpers.app import (
     back,
     button,
-    fake_model_app,
     figure,
     lab,
     no_errors,
@@ -15,11 +13,6 @@ from tests.test_app_support import (
     step,
 )
 from viz.frame_payload import player_views
-
-
-@pytest.fixture
-def app(monkeypatch):
-    return fake_model_app(monkeypatch)
 
 
 def test_opens_at_frame_zero_of_the_first_preset(app):
@@ -35,7 +28,7 @@ def test_step_sends_the_player_the_frame_it_asked_for(app):
     step(app)
     assert no_errors(app) and lab(app).cursor == 1
     view, frame = shown_view(app), lab(app).frame
-    assert view == list(player_views(lab(app).frames))[frame.step]
+    assert view == list(player_views(lab(app).frames, lang="en"))[frame.step]
     assert (view["running"], view["waiting"]) == (list(frame.running), list(frame.waiting))
     assert [b[0] for b in view["blocks"]] == [b.ref_count for b in frame.blocks] and any(b[0] for b in view["blocks"])
     assert view["narration"][0].startswith("Step 1 ran a prefill batch")
@@ -85,7 +78,7 @@ def test_the_slider_scrubs_recorded_frames(app):
     button(app, "Run N steps ▶▶").click().run()
     show(app, 1)
     assert lab(app).cursor == 1 and lab(app).last == 5 and app.query_params["frame"] == "1"
-    assert shown_view(app) == list(player_views(lab(app).frames))[1]
+    assert shown_view(app) == list(player_views(lab(app).frames, lang="en"))[1]
 
 
 def test_a_key_frame_jump_computes_up_to_it_and_the_player_has_the_note(app):

@@ -6,11 +6,11 @@ import threading
 import time
 
 import pytest
-from conftest_runner import TINY_EOS, random_prompts, tiny_model
 
 from runner.model_runner import ModelRunner
 from runner.worker import ModelWorker
 from scheduler import Config, SamplingParams, Scheduler, Sequence
+from tests.helpers.tiny_model import TINY_EOS, random_prompts, tiny_model
 
 SESSIONS = 4
 STEPS_PER_SESSION = 10

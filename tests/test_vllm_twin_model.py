@@ -5,7 +5,7 @@ from runner.model_runner import ModelRunner
 from scheduler import Config, SamplingParams, Sequence
 from scheduler.factory import runner_config
 from scheduler.vllm_v1 import VllmScheduler
-from tests.conftest_runner import TINY_EOS, drive, reference_completion, tiny_model
+from tests.helpers.tiny_model import TINY_EOS, reference_completion, run_with_arrivals, tiny_model
 
 PROMPTS = [[5, 6, 7, 5, 6, 7, 5, 6], [9, 10, 11, 12, 9, 10, 11], [3], [20, 21, 22, 20, 21, 22, 20, 21, 22, 20]]
 
@@ -18,7 +18,7 @@ def test_the_twin_with_drafts_and_preemptions_writes_generates_tokens():
     seqs = [Sequence(p, SamplingParams(temperature=0.0, max_tokens=14), seq_id=i, arrival=i)
             for i, p in enumerate(PROMPTS)]
     runner = ModelRunner(tiny, runner_config("vllm", cfg))
-    log = drive(runner, VllmScheduler(cfg), {i: [s] for i, s in enumerate(seqs)})
+    log = run_with_arrivals(VllmScheduler(cfg), runner, {i: [s] for i, s in enumerate(seqs)})
     kinds = {e.kind for e in log.events}
     assert {"preempted", "speculated"} <= kinds
     assert any(e.kind == "speculated" and -1 in e.draft_token_ids for e in log.events)  # a padded decode

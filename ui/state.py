@@ -181,7 +181,7 @@ def keep_widget_state():
 
 def sync_url():
     """The URL names the run and the frame shown, so a link reopens them."""
-    params = link_of(lab(), presets()[0], st.session_state.presentation, current_lang()).params()
+    params = link_of(lab(), presets()[0], st.session_state.presentation, lang=current_lang()).params()
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
 
