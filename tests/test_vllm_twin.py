@@ -162,6 +162,6 @@ def test_overlapped_scheduling_runs_the_twin_as_vllms_async_scheduler():
     # a length stop is learnt when its token lands, a step late, like an EOS
     frame, event = next((f, e) for f, e in late if f.requests[e.seq_id].finish_reason == "max_tokens")
     before = frames[frame.step - 1]
-    english, chinese = " ".join(narrate(frame, before, "en")), " ".join(narrate(frame, before, "zh"))
+    english, chinese = " ".join(narrate(frame, before, lang="en")), " ".join(narrate(frame, before, lang="zh"))
     assert f"Request {event.seq_id} finished one step late" in english and "max_tokens" in english
     assert f"请求 {event.seq_id} 晚一步完成" in chinese and "max_tokens" in chinese
