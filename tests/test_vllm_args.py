@@ -47,10 +47,10 @@ def test_the_command_line_quotes_the_json():
 
 
 def test_notes_name_what_vllm_does_not_have():
-    assert any("Smart preemption" in n for n in vllm_notes(Config(preemption_policy="smart")))
-    assert any("prefills before decodes" in n for n in vllm_notes(Config(prefill_first=True)))
+    assert any("Smart preemption" in n for n in vllm_notes(Config(preemption_policy="smart"), "en"))
+    assert any("prefills before decodes" in n for n in vllm_notes(Config(prefill_first=True), "en"))
     closest = Config(mixed_batches=True, prefill_first=False, preemption_policy="tail", kvcache_block_size=16)
-    notes = vllm_notes(closest)  # even the closest setting is not vLLM's: the twin is named
+    notes = vllm_notes(closest, "en")  # even the closest setting is not vLLM's: the twin is named
     assert len(notes) == 2 and "null block" in notes[0] and "vLLM twin" in notes[1]
 
 
@@ -59,7 +59,7 @@ def test_the_pool_override_counts_vllms_null_block():
     args = as_dict(vllm_args(Config(num_kvcache_blocks=3, max_model_len=15, kvcache_block_size=10)))
     assert args["--num-gpu-blocks-override"] == "4"
     assert any("block 0 as a null block" in n and "3 usable blocks" in n
-               for n in vllm_notes(Config(num_kvcache_blocks=3, max_model_len=15, kvcache_block_size=10)))
+               for n in vllm_notes(Config(num_kvcache_blocks=3, max_model_len=15, kvcache_block_size=10), "en"))
 
 
 def test_async_scheduling_is_always_spelled_out():
@@ -71,25 +71,36 @@ def test_async_scheduling_is_always_spelled_out():
 
 
 def test_the_block_size_note_describes_current_vllm():
-    note = next(n for n in vllm_notes(Config(kvcache_block_size=10)) if "--block-size" in n)
+    note = next(n for n in vllm_notes(Config(kvcache_block_size=10), "en") if "--block-size" in n)
     assert "any block size its attention backend supports" in note and "1, 8, 16" not in note
-    assert not any("--block-size" in n for n in vllm_notes(Config(kvcache_block_size=32)))
+    assert not any("--block-size" in n for n in vllm_notes(Config(kvcache_block_size=32), "en"))
 
 
 def test_priority_queue_notes_how_vllm_preempts_and_what_it_lacks():
-    notes = vllm_notes(Config(queue_policy="priority", preemption_policy="tail"))
+    notes = vllm_notes(Config(queue_policy="priority", preemption_policy="tail"), "en")
     assert any("least important running request" in n and "not the tail" in n for n in notes)
     assert any("waiting request preempt less important running ones" in n and "no equivalent" in n for n in notes)
-    fcfs = vllm_notes(Config(queue_policy="fcfs", preemption_policy="tail"))
+    fcfs = vllm_notes(Config(queue_policy="fcfs", preemption_policy="tail"), "en")
     assert not any("least important" in n or "no equivalent" in n for n in fcfs)
+
+
+def test_the_notes_speak_chinese():
+    from tests.helpers.language import chinese_only
+
+    configs = [Config(preemption_policy="smart", kvcache_block_size=10, eos=2), Config(queue_policy="priority"),
+               Config(preemption_policy="priority"), Config(mixed_batches=True, prefill_first=True)]
+    notes = [note for config in configs for note in vllm_notes(config, "zh")]
+    assert len(notes) >= 8 and all(chinese_only(note) for note in notes), notes
 
 
 def test_a_twin_run_says_its_decisions_are_vllms_and_drops_the_policy_notes():
     config = Config(preemption_policy="smart", mixed_batches=False, kvcache_block_size=8, eos=2,
                     long_prefill_token_threshold=64)
-    twin, article = vllm_notes(config, scheduler="vllm"), vllm_notes(config)
+    twin, article = vllm_notes(config, "en", scheduler="vllm"), vllm_notes(config, "en")
     assert any("vLLM's own" in n and "make vllm-check" in n for n in twin)
     assert not any("Smart preemption" in n or "Batches:" in n for n in twin)
     assert any("Smart preemption" in n for n in article) and any("vLLM twin" in n for n in article)
     assert any("--block-size 8" in n for n in twin) and any(n.startswith("eos:") for n in twin)
     assert as_dict(vllm_args(config))["--long-prefill-token-threshold"] == "64"
+    from tests.helpers.language import chinese_only
+    assert all(chinese_only(n) for n in vllm_notes(config, "zh", scheduler="vllm"))
