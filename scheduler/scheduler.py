@@ -72,6 +72,21 @@ class Batch:
         return Batch([s for s, _ in kept], tuple(n for _, n in kept), self.kind if kept else "idle", self.events)
 
 
+def requeue(scheduler, seqs: list[Sequence]) -> list[Aborted]:
+    """Queue requests that lost their KV cache with another scheduler's pool (the engine rebuilt it under a new
+    config) into `scheduler`, in the order given, each to be prefilled again from its first token. Returns the
+    `aborted` events of those that no longer fit."""
+    aborted = []
+    for seq in seqs:
+        seq.block_table, seq.block_hashes, seq.draft_token_ids = [], [], []
+        seq.num_computed_tokens = seq.num_scheduled_tokens = 0
+        try:
+            scheduler.add(seq)
+        except RequestRejected as rejected:
+            aborted.append(Aborted(seq.seq_id, rejected.message))
+    return aborted
+
+
 class _Step:
     """The batch schedule() is building: its sequences, their token counts, the budget left."""
 
@@ -329,18 +344,7 @@ class Scheduler:
         raise rejected
 
     def requeue(self, seqs: list[Sequence]) -> list[Aborted]:
-        """Queue requests that lost their KV cache with another scheduler's pool (the engine rebuilt it under a
-        new config), in the order given, each to be prefilled again from its first token. Returns the
-        `aborted` events of those that no longer fit."""
-        aborted = []
-        for seq in seqs:
-            seq.block_table, seq.block_hashes = [], []
-            seq.num_computed_tokens = seq.num_scheduled_tokens = 0
-            try:
-                self.add(seq)
-            except RequestRejected as rejected:
-                aborted.append(Aborted(seq.seq_id, rejected.message))
-        return aborted
+        return requeue(self, seqs)
 
     def reconfigure(self, config: Config):
         """Switch to `config` from the next step on, the queues and the KV cache kept: switching to the priority
@@ -353,22 +357,23 @@ class Scheduler:
         self.config = self.block_manager.config = config
         self._chunked_before = self._chunked_before or config.chunked_prefill
 
-    def land(self, placeholders: list[tuple[Sequence, int]], tokens: list[int]
-             ) -> tuple[list[tuple[Sequence, tuple[int, ...]]], list[Sequence]]:
-        """Overlapped scheduling: the real tokens of a step postprocessed ahead, each written in place of its
-        placeholder (`(sequence, index)`), known only after the next step was scheduled. A request whose token
-        is EOS ends (`land_eos`). Returns the requests that finished late, with the blocks freed for them, and
-        those whose length limit coincided with EOS (their reason now "eos")."""
-        late, eos_at_limit = [], []
-        for (seq, index), token in zip(placeholders, tokens, strict=True):
+    def launch(self, seqs: list[Sequence], outputs: list) -> list[Event]:
+        """Overlapped scheduling: the batch went to the model; postprocess it ahead, `outputs` holding PLACEHOLDER
+        for each token it will write (None for a prefill chunk), replaced when it lands (`land`)."""
+        return self.postprocess(seqs, outputs)
+
+    def land(self, landed: list[tuple[Sequence, int, int]]) -> tuple[list[tuple[Sequence, tuple[int, ...]]],
+                                                                   list[Sequence]]:
+        """Overlapped scheduling: the step in flight returned; put each (sequence, index, token) in place of its
+        placeholder. A request whose token is EOS finishes now (`land_eos`). Returns those, each with the
+        blocks freed for it, and those already ended by a length limit at that token (EOS is now the reason)."""
+        for seq, index, token in landed:
             seq.token_ids[index] = token
-            if token != self.config.eos or seq.sampling_params.ignore_eos:
-                continue
-            freed = self.land_eos(seq, index)
-            if freed is None:
-                eos_at_limit.append(seq)
-            else:
-                late.append((seq, freed))
+        late, eos_at_limit = [], []
+        for seq, index, token in landed:
+            if token == self.config.eos and not seq.sampling_params.ignore_eos:
+                freed = self.land_eos(seq, index)
+                eos_at_limit.append(seq) if freed is None else late.append((seq, freed))
         return late, eos_at_limit
 
     def land_eos(self, seq: Sequence, index: int) -> tuple[int, ...] | None:
