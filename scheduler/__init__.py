@@ -4,7 +4,8 @@ from scheduler.block_manager import Block, BlockManager
 from scheduler.config import Config, ConfigError
 from scheduler.events import Event
 from scheduler.factory import SCHEDULER_KINDS, make_scheduler
-from scheduler.scheduler import Batch, RequestRejected, Scheduler
+from scheduler.interface import Batch, RequestRejected
+from scheduler.scheduler import Scheduler
 from scheduler.sequence import SamplingParams, Sequence, SequenceStatus
 
 __all__ = ["SCHEDULER_KINDS", "Batch", "Block", "BlockManager", "Config", "ConfigError", "Event", "RequestRejected",

@@ -1,5 +1,5 @@
 """The vLLM twin: vLLM V1's `Scheduler.schedule()` and `update_from_output()` (vLLM 0.32), decision for decision
-and block for block, behind the interface the engine uses on scheduler.scheduler.Scheduler.
+and block for block, behind the interface the engine uses on any scheduler (scheduler/interface.py).
 
 One step, as vLLM decides it (`schedule`):
 1. running requests first, in their order, each taking what it still lacks (the rest of its prompt, or one
@@ -26,8 +26,8 @@ from collections import deque
 from i18n import Message
 from scheduler.config import Config
 from scheduler.events import Event, Finished, Preempted, Speculated
+from scheduler.interface import POOL_SHAPE, Batch, RequestRejected, requeue
 from scheduler.policies import priority_key
-from scheduler.scheduler import POOL_SHAPE, Batch, RequestRejected, requeue
 from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
 from scheduler.vllm_v1.kv_cache import KVCache

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler.events import Admitted, Blocked, ChunkScheduled, PrefixHit
-from scheduler.scheduler import Batch
+from scheduler.interface import Batch
 from scheduler.sequence import Sequence, SequenceStatus
 
 if TYPE_CHECKING:
