@@ -2,11 +2,12 @@
 
 Continuous batching, applied to the sessions of a classroom: each session keeps its own scheduler and its own
 `ModelRunner` with its own paged KV cache, and packs its own step as always; only the forward pass is handed
-to the worker. The worker takes every step that is waiting (oldest first, up to a token budget), lays them end
-to end in one forward pass (the linear layers, where the time goes, run once for all of them) and lets each
-session's attention read and write only its own KV cache. Each session then samples from its own logits, so it
-writes what it would write alone. One thread runs the model, so torch's threads are set once (at load) and
-sessions no longer fight over the cores.
+to the worker. The worker takes the steps that are waiting, shared fairly (runner/share.py: round-robin over
+sessions under a token budget per pass, background work at a lower share), lays them end to end in one forward
+pass (the linear layers, where the time goes, run once for all of them) and lets each session's attention read
+and write only its own KV cache. Each session then samples from its own logits, so it writes what it would write
+alone. One thread runs the model, so torch's threads are set once (at load) and sessions no longer fight over
+the cores.
 
     worker = ModelWorker(load_model())
     runner = ModelRunner(worker.loaded, config)   # a session's runner: forward passes go through the worker
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
@@ -28,11 +29,11 @@ from runner.llama_forward import step_logits, supports_direct_forward
 from runner.model_loading import LoadedModel
 from runner.paged_attention import PagedStep, paged_attention_forward
 from runner.prepacked_linear import prepacked_linears
+from runner.share import PassBudget, Share, current_share
 
 SESSIONS_ATTENTION = "schedlab_paged_sessions"
-MAX_BATCH_TOKENS = 512  # a pass takes waiting steps, oldest first, up to this many tokens (at least one): a
-# long prefill does not hold every waiting decode back for long
 RECENT = 60  # forward passes remembered for the server panel
+REMEMBERED_SESSIONS = 1000  # sessions whose last pass the round-robin remembers
 # When fewer steps wait than the last pass took, the worker waits for the others a little (they are sampling
 # and scheduling their next step, one at a time under the interpreter lock): up to GATHER_SHARE of the last
 # pass's time, at most GATHER_MAX_S. A pass costs about as much for 3 sessions as for 13 on a CPU (the weights
@@ -52,6 +53,7 @@ class Step:
     logits: torch.Tensor | None = None
     error: BaseException | None = None
     on_done: Callable[[Step], None] | None = None  # called on the worker's thread once logits or error are set
+    share: Share = field(default_factory=Share)  # who it is for (runner/share.py)
 
     @property
     def num_tokens(self) -> int:
@@ -84,20 +86,43 @@ class _SessionModel:
 
     def __call__(self, input_ids, position_ids, logits_to_keep, paged_step, **_):
         return SimpleNamespace(logits=self._worker.forward(Step(input_ids, position_ids, logits_to_keep,
-                                                                 paged_step)))
+                                                                 paged_step, share=current_share())))
+
+
+def fair_pass(waiting: list[Step], budget: PassBudget, last_served: dict[str, int]) -> list[Step]:
+    """The steps of the next pass (runner/share.py): students' steps before background work, each in turn the
+    session served least recently first (oldest first among equals), at most `budget.pass_tokens` tokens (and at
+    least one step). While background work waits, `budget.background_tokens` of the pass are kept for it and it
+    takes at most that much beside a student's step (at least one piece, so it never starves); alone, the whole
+    pass."""
+    ranked = sorted(waiting, key=lambda step: (step.share.background, last_served.get(step.share.who, -1)))
+    background_waiting = sum(step.num_tokens for step in waiting if step.share.background)
+    direct_cap = budget.pass_tokens - min(background_waiting, budget.background_tokens)
+    batch, direct_tokens, background_tokens = [], 0, 0
+    for step in ranked:
+        if not step.share.background:
+            if not batch or direct_tokens + step.num_tokens <= direct_cap:
+                batch.append(step)
+                direct_tokens += step.num_tokens
+            continue
+        cap = budget.background_tokens if direct_tokens else budget.pass_tokens
+        if not background_tokens or background_tokens + step.num_tokens <= cap:
+            batch.append(step)
+            background_tokens += step.num_tokens
+    return batch
 
 
 class ModelWorker:
-    def __init__(self, loaded: LoadedModel, max_batch_tokens: int = MAX_BATCH_TOKENS,
-                 gather_max_s: float = GATHER_MAX_S):
-        self.model, self.device, self.max_batch_tokens = loaded.model, loaded.device, max_batch_tokens
-        self.gather_max_s = gather_max_s
+    def __init__(self, loaded: LoadedModel, budget: PassBudget | None = None, gather_max_s: float = GATHER_MAX_S):
+        self.model, self.device, self.gather_max_s = loaded.model, loaded.device, gather_max_s
+        self.budget = budget or PassBudget.for_device(loaded.device.type)
         self.model.set_attn_implementation(SESSIONS_ATTENTION)  # this model now runs through the worker only
         self.direct_forward = supports_direct_forward(self.model, self.device)  # as ModelRunner's
-        self.loaded = replace(loaded, model=_SessionModel(self))
+        self.loaded = replace(loaded, model=_SessionModel(self), pass_budget=self.budget)
         self._waiting: deque[Step] = deque()
         self._wake = threading.Condition()
-        self.recent: deque[tuple[int, int, float]] = deque(maxlen=RECENT)  # (sessions, tokens, seconds) per pass
+        self._last_served: OrderedDict[str, int] = OrderedDict()  # session -> its last pass, for the round-robin
+        self.recent: deque[tuple] = deque(maxlen=RECENT)  # (sessions, tokens, seconds, parts) per pass, see stats
         self.forward_passes = 0
         threading.Thread(target=self._serve, name="schedlab-model-worker", daemon=True).start()
 
@@ -121,10 +146,14 @@ class ModelWorker:
             if self.recent and len(self._waiting) < (last := self.recent[-1])[0]:  # the others are on their way
                 self._wake.wait_for(lambda: len(self._waiting) >= last[0], min(self.gather_max_s,
                                                                                 GATHER_SHARE * last[2]))
-            batch, tokens = [], 0
-            while self._waiting and (not batch or tokens + self._waiting[0].num_tokens <= self.max_batch_tokens):
-                batch.append(self._waiting.popleft())
-                tokens += batch[-1].num_tokens
+            batch = fair_pass(list(self._waiting), self.budget, self._last_served)
+            taken = set(map(id, batch))
+            self._waiting = deque(step for step in self._waiting if id(step) not in taken)
+            for step in batch:
+                self._last_served[step.share.who] = self.forward_passes
+                self._last_served.move_to_end(step.share.who)
+            while len(self._last_served) > REMEMBERED_SESSIONS:
+                self._last_served.popitem(last=False)
             return batch
 
     def _serve(self):
@@ -156,10 +185,18 @@ class ModelWorker:
                                  _Sessions(parts))[None]
         for step, rows in zip(batch, torch.split(logits, [len(k) for k in kept], dim=1), strict=True):
             step.logits = rows
-        self.recent.append((len(batch), start, time.perf_counter() - began))
+        parts = tuple((step.share.who, step.num_tokens, step.share.background) for step in batch)
+        self.recent.append((len(batch), start, time.perf_counter() - began, parts))
         self.forward_passes += 1
 
     def stats(self) -> dict:
-        recent = list(self.recent)
-        return {"forward_passes": self.forward_passes, "recent_sessions": [s for s, _, _ in recent],
-                "recent_tokens": [t for _, t, _ in recent], "recent_seconds": [d for _, _, d in recent]}
+        return pass_stats(self.forward_passes, self.recent)
+
+
+def pass_stats(forward_passes: int, recent) -> dict:
+    """What the server panel shows of the recent passes: per pass its sessions, tokens, seconds and parts, each
+    part (who, tokens, background)."""
+    recent = list(recent)
+    return {"forward_passes": forward_passes, "recent_sessions": [r[0] for r in recent],
+            "recent_tokens": [r[1] for r in recent], "recent_seconds": [r[2] for r in recent],
+            "recent_parts": [r[3] for r in recent]}
