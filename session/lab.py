@@ -196,6 +196,11 @@ class Lab:
         return self._last if self._run is not None else len(self.frames) - 1
 
     @property
+    def nbytes(self) -> int:
+        """An estimate of what the run holds (session/run_cache.py)."""
+        return self._run.nbytes if self._run is not None else 0
+
+    @property
     def kept_out(self) -> bool:
         """The run is larger than one run's share of the run cache: computed for this session alone, not kept."""
         return self._run is not None and self._run.kept_out

@@ -176,8 +176,8 @@ def test_a_run_that_cannot_be_copied_keeps_no_checkpoints_and_its_branches_repla
 def test_checkpoints_are_kept_only_while_they_fit_in_the_budget():
     probe = RunCache(budget_bytes=2**30, checkpoint_runners=frozenset())  # the run alone, no copies
     Lab(PRESET, cache=probe).run(8)
-    tight = RunCache(budget_bytes=probe.stats()["bytes"] * 21 // 20, checkpoint_every=4,
-                     checkpoint_runners=frozenset({"fake"}), share_bytes=2**30)  # the run fits, a copy beside it never does
+    tight = RunCache(budget_bytes=probe.stats()["bytes"] * 21 // 20, checkpoint_every=4,  # the run fits, a copy
+                     checkpoint_runners=frozenset({"fake"}), share_bytes=2**30)  # beside it never does
     lab = Lab(PRESET, cache=tight)
     lab.run(8)
     assert lab._run.checkpoints == {} and tight.stats()["runs"] == 1

@@ -12,10 +12,12 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from engine.scenario import Scenario, ScenarioError, load_scenario, preset_paths
 from i18n import Message, message_of
+from runner.share import asking
 from session.feed import Feed
 from session.lab import Lab, LabError, RunInputs, default_runner
 from session.links import LinkError, link_of, open_link, parse_link
 from session.precompute import Precompute, precompute_names
+from session.roster import Attendee, roster
 from ui.language import current_lang, said, t
 from viz.glossary import variant_label
 
@@ -145,6 +147,23 @@ def init_session():
 PROGRESS_EVERY_S = 0.2
 
 
+def attendee() -> Attendee:
+    """This session on the server panel's roster (session/roster.py)."""
+    ctx = get_script_run_ctx()
+    return roster().attendee(ctx.session_id if ctx is not None else "")
+
+
+def as_this_session():
+    """The model steps taken inside are this session's, in the model worker's turns (runner/share.py)."""
+    return asking(who=attendee().name)
+
+
+def open_sessions() -> list[Attendee]:
+    """The sessions whose tabs are open now, as the Streamlit runtime knows them (every one known, without it)."""
+    instance = runtime.get_instance() if runtime.exists() else None
+    return roster().live(lambda session_id: instance is None or instance.is_active_session(session_id))
+
+
 def session_gone() -> bool:
     """Whether this session's browser tab has gone (closed or disconnected): Streamlit keeps running its script."""
     ctx = get_script_run_ctx()
@@ -164,7 +183,7 @@ def run_to_frame(lab: Lab, frame: int):
             if session_gone():
                 st.stop()  # ends this script run; the lab keeps the frames run so far
             checked[0] = time.monotonic()
-    with st.spinner(t("state.running_to", frame=frame)):
+    with st.spinner(t("state.running_to", frame=frame)), asking(background=True):  # nobody watches it step
         lab.run(frame, on_step)
 
 
