@@ -75,3 +75,16 @@ def test_the_roster_keeps_the_open_sessions_in_order_and_drops_the_closed():
     assert roster.live(lambda session: True) == [first, third]  # a closed session does not come back
     p50, p95 = second.wait_percentiles()
     assert p50 == pytest.approx(0.25) and 1.0 < p95 <= 2.0 and first.wait_percentiles() is None
+
+
+@pytest.mark.parametrize("lang, said", [("en", "more than one student's share of this server's run cache"),
+                                        ("zh", "超过了每个学生在本服务器运行缓存中的份额")])
+def test_a_run_too_large_for_its_share_of_the_cache_is_said_to_its_student(monkeypatch, lang, said):
+    cache = shared_run_cache()
+    monkeypatch.setattr(cache, "share_bytes", 4096)  # a few frames of the fake model's run outgrow it
+    app = fake_model_app(monkeypatch)
+    app.query_params.update({"lang": lang, "scenario": "03_decode_first"})  # no test pins it
+    app.run()
+    step(app, 5)
+    assert no_errors(app) and lab(app).kept_out
+    assert any(said in info.value for info in app.info)
