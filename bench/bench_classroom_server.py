@@ -153,14 +153,14 @@ HOSTILE_CLASS = "scenario=02_preemption"
 HOSTILE_PRECOMPUTE = "02_preemption,article_2_preemption"
 HOSTILE_LINK = ("scenario=custom&requests=200&prompts=chat&max_tokens=2048&arrivals=all&seed=6&max_num_seqs=256"
                 "&num_kvcache_blocks=4096&max_num_batched_tokens=65536&frame=100000")
-HOSTILE_AFTER_S = 2.0  # the link opens this long after the class's first student
+HOSTILE_AHEAD_S = 20.0  # the link opens this long before the class: its run is at its heavy work when they step
+HOSTILE_AFTER_BRANCH = 10  # each student's model steps after the branch (the class steps the model, 0.2-0.3 s a step)
 PANEL_POLL_S, PANEL_LIMIT_S = 1.0, 30.0
 
 
 async def hostile_student(url: str, closing: asyncio.Event):
     """Opens the hostile link (its first page run computes toward frame 100,000) and keeps the tab open until
     `closing` is set, then closes it."""
-    await asyncio.sleep(HOSTILE_AFTER_S)
     async with websockets.connect(url, subprotocols=["streamlit"], max_size=2**27) as ws:
         opening = asyncio.create_task(Student(-2, HOSTILE_LINK).rerun(ws, timeout_s=TIME_LIMIT_S))
         await closing.wait()
@@ -186,7 +186,7 @@ def within(seconds: float | None) -> str:
 async def hostile_class(count: int, port: int, with_hostile: bool) -> list[float]:
     """One class of `count` students on preset 02 (a server of its own, the presets computed at start), with or
     without the hostile student; prints what the server panel says after it. Returns the students' step
-    latencies (a lost step counts as REQUEST_TIMEOUT_S)."""
+    latencies and branch times (a lost step counts as REQUEST_TIMEOUT_S)."""
     env = dict(os.environ, SCHEDLAB_RUNNER="model", SCHEDLAB_RUN_CACHE_MB=CLASS_CACHE_MB,
                SCHEDLAB_PRECOMPUTE=HOSTILE_PRECOMPUTE)
     server = start_server(env, port)
@@ -195,15 +195,21 @@ async def hostile_class(count: int, port: int, with_hostile: bool) -> list[float
         await wait_for_server(port)
         url = f"ws://127.0.0.1:{port}/_stcore/stream"
         await warm_up(url, precompute=True)
-        students, closing = [Student(i, HOSTILE_CLASS) for i in range(count)], asyncio.Event()
-        intruder = asyncio.create_task(hostile_student(url, closing)) if with_hostile else None
+        students = [Student(i, HOSTILE_CLASS, HOSTILE_AFTER_BRANCH) for i in range(count)]
+        closing, intruder = asyncio.Event(), None
+        if with_hostile:  # its page opens (a 2.9 GB KV cache) and starts its first step, a prefill of 200 prompts
+            intruder = asyncio.create_task(hostile_student(url, closing))
+            await asyncio.sleep(HOSTILE_AHEAD_S)
         done, unfinished = await asyncio.wait([asyncio.create_task(s.attend(url)) for s in students],
                                               timeout=TIME_LIMIT_S)
         for task in unfinished:
             task.cancel()
         lost = sum(s.lost for s in students) + len(unfinished) + sum(t.exception() is not None for t in done)
         latencies = sorted([x for s in students for x in s.latencies] + [REQUEST_TIMEOUT_S] * lost)
-        print(f"  {name}: {len(latencies)} steps waiting for the server {spread(latencies)}; lost {lost}")
+        branches = sorted(x for s in students for x in s.branch_latencies)
+        print(f"  {name}: {len(latencies)} steps waiting for the server (a lost one counted as "
+              f"{REQUEST_TIMEOUT_S} s) {spread(latencies)}; lost {lost}; {len(branches)} branches "
+              f"{spread(branches) if len(branches) > 1 else ''}")
         lecturer = Student(-1, WARM_UP)
         async with websockets.connect(url, subprotocols=["streamlit"], max_size=2**27) as ws:
             await lecturer.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
@@ -220,7 +226,7 @@ async def hostile_class(count: int, port: int, with_hostile: bool) -> list[float
                 print(f"    the hostile tab closed: the panel counts 1 session {within(seconds)}")
             found = BATCHES.search(lecturer.page.panel)
             print(f"    model passes (sessions per pass, latest last): {found.group(1) if found else 'none shown'}")
-        return latencies
+        return latencies, branches
     finally:
         server.terminate()
         server.wait(30)
@@ -230,12 +236,14 @@ async def hostile_classes(count: int, port: int):
     """Issue 24's figures: the students' step p95 with the hostile student against without it (one server each,
     one after the other, in this run), their slowest step, and what the panel says after each class."""
     print(f"Issue 24's class, real model, load average at start {os.getloadavg()[0]:.1f}")
-    alone = await hostile_class(count, port, with_hostile=False)
-    hostile = await hostile_class(count, port, with_hostile=True)
+    alone, alone_branches = await hostile_class(count, port, with_hostile=False)
+    hostile, hostile_branches = await hostile_class(count, port, with_hostile=True)
     p95 = lambda xs: quantiles(xs, n=100, method="inclusive")[94]  # noqa: E731
     print(f"  the {count} students' step p95 with the hostile link / without: {p95(hostile) / p95(alone):.2f}x "
           f"({p95(hostile) * 1e3:.0f} ms / {p95(alone) * 1e3:.0f} ms; at most 1.5x wanted); slowest step with it "
-          f"{max(hostile):.1f} s (at most 3 s wanted); load average at the end {os.getloadavg()[0]:.1f}")
+          f"{max(hostile):.1f} s, slowest branch {max(hostile_branches, default=0):.1f} s (without: "
+          f"{max(alone_branches, default=0):.1f} s; at most 3 s wanted); load average at the end "
+          f"{os.getloadavg()[0]:.1f}")
 
 
 def spread(seconds: list[float]) -> str:

@@ -78,9 +78,9 @@ def custom_query(student: int) -> str:
 
 
 class Student:
-    def __init__(self, number: int, query: str = PRESET):
+    def __init__(self, number: int, query: str = PRESET, after_branch: int = AFTER_BRANCH):
         self.rng = random.Random(number)
-        self.query = query
+        self.query, self.after_branch = query, after_branch
         self.page = Page()
         self.shown = 0  # the frame the player shows
         self.state: dict = {}  # the component's state as last reported ({"frame": k})
@@ -232,7 +232,7 @@ class Student:
             else:
                 self.branch_latencies.append(branched)
             self.shown, self.phase = self.page.cursor, "step after the branch"
-            for _ in range(AFTER_BRANCH):
+            for _ in range(self.after_branch):
                 await self.step(ws, self.rng.uniform(*STEP_PAUSE_S))
 
 

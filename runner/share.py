@@ -11,9 +11,10 @@ fair queueing over sessions in the manner of deficit round robin):
 - a pass takes at most `pass_tokens` tokens: the waiting sessions in turn, the one served least recently first
   (round-robin), so a session waits at most about (sessions x session_tokens) / pass_tokens passes;
 - background work (`Share.background`: a link's long run, the stage's compute-ahead, presets computed at start),
-  which no student is watching, enters in smaller pieces (`background_tokens`) and, while any student's own step
-  waits, only into what the students leave of `background_tokens`: it runs at a lower share than any student's
-  direct step, and at the full pass when nobody else waits.
+  which no student is watching, enters in smaller pieces (`background_tokens`), in the passes no student's step
+  waits for, and while students keep the worker busy in every fourth pass, beside them (runner/worker.py's
+  `fair_pass`): it runs at a lower share than any student's direct step, and a student's step waits behind it
+  for at most the one small pass under way.
 
 The session layer says who asks with `asking(who=..., background=...)` around its steps; the runner and the
 worker read `current_share()` on the thread that steps.
@@ -51,8 +52,8 @@ class Share:
 @dataclass(frozen=True)
 class PassBudget:
     """How a shared forward pass is cut: at most `pass_tokens` tokens, one session's step in pieces of at most
-    `session_tokens`, background work in pieces of at most `background_tokens` (and, while a student's step waits,
-    at most that many in all)."""
+    `session_tokens`, background work in pieces of at most `background_tokens` (and, beside students' steps, at
+    most that many in all)."""
     pass_tokens: int
     session_tokens: int
     background_tokens: int

@@ -34,6 +34,7 @@ from runner.share import PassBudget, Share, current_share
 SESSIONS_ATTENTION = "schedlab_paged_sessions"
 RECENT = 60  # forward passes remembered for the server panel
 REMEMBERED_SESSIONS = 1000  # sessions whose last pass the round-robin remembers
+BACKGROUND_EVERY = 4  # while students' steps keep the worker busy, background work joins every 4th pass
 # When fewer steps wait than the last pass took, the worker waits for the others a little (they are sampling
 # and scheduling their next step, one at a time under the interpreter lock): up to GATHER_SHARE of the last
 # pass's time, at most GATHER_MAX_S. A pass costs about as much for 3 sessions as for 13 on a CPU (the weights
@@ -89,27 +90,31 @@ class _SessionModel:
                                                                  paged_step, share=current_share())))
 
 
-def fair_pass(waiting: list[Step], budget: PassBudget, last_served: dict[str, int]) -> list[Step]:
-    """The steps of the next pass (runner/share.py): students' steps before background work, each in turn the
-    session served least recently first (oldest first among equals), at most `budget.pass_tokens` tokens (and at
-    least one step). While background work waits, `budget.background_tokens` of the pass are kept for it and it
-    takes at most that much beside a student's step (at least one piece, so it never starves); alone, the whole
-    pass."""
+def fair_pass(waiting: list[Step], budget: PassBudget, last_served: dict[str, int],
+              background_due: bool = False) -> list[Step]:
+    """The steps of the next pass (runner/share.py). Students' steps, the session served least recently first
+    (oldest first among equals), up to `budget.pass_tokens` tokens (at least one step). Background work only in
+    a pass no student's step waits for (then up to the whole pass), or when it is `background_due` (then up to
+    `budget.background_tokens`, at least one piece, kept for it out of the pass): a student's step never waits
+    behind it for more than the pass under way, and it still gets a share of a busy class's passes."""
     ranked = sorted(waiting, key=lambda step: (step.share.background, last_served.get(step.share.who, -1)))
-    background_waiting = sum(step.num_tokens for step in waiting if step.share.background)
-    direct_cap = budget.pass_tokens - min(background_waiting, budget.background_tokens)
-    batch, direct_tokens, background_tokens = [], 0, 0
-    for step in ranked:
-        if not step.share.background:
-            if not batch or direct_tokens + step.num_tokens <= direct_cap:
-                batch.append(step)
-                direct_tokens += step.num_tokens
-            continue
-        cap = budget.background_tokens if direct_tokens else budget.pass_tokens
-        if not background_tokens or background_tokens + step.num_tokens <= cap:
-            batch.append(step)
-            background_tokens += step.num_tokens
-    return batch
+    direct = [step for step in ranked if not step.share.background]
+    background = [step for step in ranked if step.share.background]
+    if not direct:
+        return _up_to(background, budget.pass_tokens)
+    if not (background and background_due):
+        return _up_to(direct, budget.pass_tokens)
+    return _up_to(direct, budget.pass_tokens - budget.background_tokens) + _up_to(background, budget.background_tokens)
+
+
+def _up_to(steps: list[Step], tokens: int) -> list[Step]:
+    """The first of `steps`, and those after it that fit in `tokens` with it, in order."""
+    taken, total = [], 0
+    for step in steps:
+        if not taken or total + step.num_tokens <= tokens:
+            taken.append(step)
+            total += step.num_tokens
+    return taken
 
 
 class ModelWorker:
@@ -122,6 +127,7 @@ class ModelWorker:
         self._waiting: deque[Step] = deque()
         self._wake = threading.Condition()
         self._last_served: OrderedDict[str, int] = OrderedDict()  # session -> its last pass, for the round-robin
+        self._passes_without_background = 0  # passes in a row that left waiting background work out
         self.recent: deque[tuple] = deque(maxlen=RECENT)  # (sessions, tokens, seconds, parts) per pass, see stats
         self.forward_passes = 0
         threading.Thread(target=self._serve, name="schedlab-model-worker", daemon=True).start()
@@ -146,7 +152,11 @@ class ModelWorker:
             if self.recent and len(self._waiting) < (last := self.recent[-1])[0]:  # the others are on their way
                 self._wake.wait_for(lambda: len(self._waiting) >= last[0], min(self.gather_max_s,
                                                                                 GATHER_SHARE * last[2]))
-            batch = fair_pass(list(self._waiting), self.budget, self._last_served)
+            due = self._passes_without_background + 1 >= BACKGROUND_EVERY
+            batch = fair_pass(list(self._waiting), self.budget, self._last_served, due)
+            left_out = any(step.share.background for step in self._waiting) and \
+                not any(step.share.background for step in batch)
+            self._passes_without_background = self._passes_without_background + 1 if left_out else 0
             taken = set(map(id, batch))
             self._waiting = deque(step for step in self._waiting if id(step) not in taken)
             for step in batch:

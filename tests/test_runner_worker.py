@@ -129,19 +129,20 @@ def test_a_pass_takes_students_in_turn_and_background_at_a_lower_share():
     budget = PassBudget(pass_tokens=16, session_tokens=8, background_tokens=4)
     link, ahead = pending(4, "link", background=True), pending(4, "ahead", background=True)
     a, b, c = pending(8, "a"), pending(8, "b"), pending(2, "c")
-    # Students first; background work gets its share (4 of 16 tokens) kept for it, so only one 8-token step fits
-    # beside it, and the session served least recently goes first: b, then c (a had the last pass); of the
-    # background, "ahead" (never served) before the link.
-    batch = fair_pass([link, a, b, ahead, c], budget, last_served={"a": 5, "b": 3, "c": 4, "link": 1})
-    assert [s.share.who for s in batch] == ["b", "c", "ahead"]
-    assert sum(s.num_tokens for s in batch) <= budget.pass_tokens
+    served = {"a": 5, "b": 3, "c": 4, "link": 1}
+    # Students' steps, the session served least recently first (a had the last pass): b and c; a waits, and the
+    # background work waits for a pass no student's step waits for.
+    assert fair_pass([link, a, b, ahead, c], budget, served) == [b, c]
+    # When background work is due (left out of passes in a row), 4 of the 16 tokens are kept for it: one 8-token
+    # step fits beside it; of the background, "ahead" (never served) before the link.
+    assert fair_pass([link, a, b, ahead, c], budget, served, background_due=True) == [b, c, ahead]
     # Nobody else waiting: background work takes the whole pass.
     assert fair_pass([link, ahead], budget, {}) == [link, ahead]
-    # A step larger than the pass still goes, alone; a background piece larger than its share goes beside a
-    # student's step, one piece a pass, so it never starves.
+    # A step larger than the pass still goes, alone; a background piece larger than its share goes when due, one
+    # piece, so it never starves.
     huge, long_piece = pending(40, "x"), pending(12, "link", background=True)
     assert fair_pass([huge, a], budget, {"x": 0, "a": 1}) == [huge]
-    assert fair_pass([long_piece, c, link], budget, {}) == [c, long_piece]
+    assert fair_pass([long_piece, c, link], budget, {}, background_due=True) == [c, long_piece]
 
 
 def test_a_large_step_goes_in_pieces_of_whole_sequences_in_order():
