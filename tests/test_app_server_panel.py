@@ -88,3 +88,19 @@ def test_a_run_too_large_for_its_share_of_the_cache_is_said_to_its_student(monke
     step(app, 5)
     assert no_errors(app) and lab(app).kept_out
     assert any(said in info.value for info in app.info)
+
+
+def test_a_lecturer_with_the_key_pins_the_run_shown_and_a_wrong_key_pins_nothing(monkeypatch):
+    monkeypatch.setenv("SCHEDLAB_LECTURER_KEY", "s3cret")
+    app = fake_model_app(monkeypatch)
+    app.query_params.update({"scenario": "06_priority"})
+    app.run()
+    cache = shared_run_cache()
+    address = lab(app)._run.address
+    app.sidebar.text_input[0].input("guess")
+    next(b for b in app.sidebar.button if b.label == "Pin the run shown").click().run()
+    assert address not in cache.pinned and "not the lecturer key" in app.sidebar.error[0].value
+    app.sidebar.text_input[0].input("s3cret")
+    next(b for b in app.sidebar.button if b.label == "Pin the run shown").click().run()
+    assert no_errors(app) and address in cache.pinned
+    cache.unpin(lab(app)._run)

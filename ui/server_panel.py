@@ -1,15 +1,21 @@
 """The "this server" panel: the sessions this process serves (those whose tabs are open: their steps and how long
 they waited), the runs they share, what the presets computed at start hold now, and the model worker's recent
-passes, who was in them and how large they were (continuous batching, applied to the students)."""
+passes, who was in them and how large they were (continuous batching, applied to the students). With
+$SCHEDLAB_LECTURER_KEY set, whoever gives that key pins the run shown in the run cache, as the presets computed at
+start are."""
+
+import hmac
+import os
 
 import streamlit as st
 
 from engine.runners import started_model_worker
 from session.run_cache import shared_run_cache
 from ui.language import said, t
-from ui.state import open_sessions, precomputed
+from ui.state import lab, open_sessions, precomputed
 
 SHOWN_PASSES, DETAILED_PASSES = 20, 5
+LECTURER_ENV = "SCHEDLAB_LECTURER_KEY"
 
 
 def server_panel():
@@ -25,11 +31,27 @@ def server_panel():
             st.caption(t("server.precomputed", presets="; ".join(
                 f"{name} {said(state)}" + (f" ({said(holds)})" if (holds := job.holds(name, cache)) else "")
                 for name, state in job.status.items())))
+        pin_control()
         worker = started_model_worker()
         if worker is None:
             st.caption(t("server.no_model"))
             return
         worker_panel(worker)
+
+
+def pin_control():
+    """A lecturer pins the run shown: students' runs never evict it (session/run_cache.py)."""
+    key = os.environ.get(LECTURER_ENV)
+    if not key or lab().is_trace:
+        return
+    with st.form("pin_run", border=False):
+        given = st.text_input(t("server.lecturer_key"), type="password")
+        if st.form_submit_button(t("server.pin")):
+            if hmac.compare_digest(given.encode(), key.encode()):
+                lab().pin()
+                st.success(t("server.pinned"))
+            else:
+                st.error(t("server.wrong_key"))
 
 
 def session_line(session) -> str:
