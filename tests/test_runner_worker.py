@@ -11,7 +11,7 @@ import pytest
 import torch
 from conftest_runner import TINY_EOS, random_prompts, tiny_model
 
-from runner.model_runner import ModelRunner, pieces
+from runner.model_runner import ModelRunner, Part, pieces
 from runner.share import PassBudget, Share, asking
 from runner.worker import ModelWorker, Step, fair_pass
 from scheduler import Config, SamplingParams, Scheduler, Sequence
@@ -145,18 +145,23 @@ def test_a_pass_takes_students_in_turn_and_background_at_a_lower_share():
     assert fair_pass([long_piece, c, link], budget, {}, background_due=True) == [c, long_piece]
 
 
-def test_a_large_step_goes_in_pieces_of_whole_sequences_in_order():
-    seqs = [SimpleNamespace(num_scheduled_tokens=n, num_computed_tokens=0) for n in (3, 3, 3, 10, 1, 1)]
-    assert [[s.num_scheduled_tokens for s in piece] for piece in pieces(seqs, 6)] == [[3, 3], [3], [10], [1, 1]]
+def test_a_large_step_goes_in_pieces_in_order_a_long_span_in_parts():
+    seqs = [SimpleNamespace(num_scheduled_tokens=n, num_computed_tokens=0, draft_token_ids=[])
+            for n in (3, 3, 3, 10, 1, 1)]
+    split = pieces(seqs, 6)  # the 10-token prefill in parts of 6 and 4 tokens
+    assert [[(s.num_computed_tokens, s.num_scheduled_tokens) for s in piece] for piece in split] == [
+        [(0, 3), (0, 3)], [(0, 3)], [(0, 6)], [(6, 4), (0, 1), (0, 1)]]
+    assert isinstance(split[2][0], Part) and split[2][0].seq is seqs[3] and split[3][0].seq is seqs[3]
     assert pieces(seqs, None) == [seqs]
-    long_decodes = [SimpleNamespace(num_scheduled_tokens=1, num_computed_tokens=999) for _ in range(4)]
+    long_decodes = [SimpleNamespace(num_scheduled_tokens=1, num_computed_tokens=999, draft_token_ids=[])
+                    for _ in range(4)]
     assert [len(piece) for piece in pieces(long_decodes, 12)] == [2, 2]  # 6 each: a token and 1000 positions
 
 
 def test_a_session_in_pieces_writes_what_it_writes_alone_and_a_huge_step_does_not_hold_others_back():
     worker = ModelWorker(tiny_model(), PassBudget(pass_tokens=8, session_tokens=4, background_tokens=2))
     alone = [run_session(tiny_model(), s) for s in range(2)]
-    assert [run_session(worker.loaded, s) for s in range(2)] == alone  # prefills of 31 tokens in pieces
+    assert [run_session(worker.loaded, s) for s in range(2)] == alone  # prompts of 5, 17 and 9 tokens in parts
     cfg = Config(max_num_seqs=256, max_num_batched_tokens=65536, max_model_len=64, num_kvcache_blocks=1024,
                  kvcache_block_size=16, eos=TINY_EOS)
     hog, small = ModelRunner(worker.loaded, cfg), ModelRunner(worker.loaded, cfg)
