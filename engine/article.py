@@ -9,14 +9,19 @@ every draw of the cells run before it. In the notebook's order:
 3. its scheduler test: two tokenized prompts of 7 and 8 tokens, one draw per step until each has 15 tokens;
 4. a static figure: the engine of demo 1 built (8 prompts) and stepped once (3 requests: 3 draws);
 5. the three animations, demos 1, 2 and 3: each engine draws its prompts, then its model draws one token per
-   batched request for each of the 32 steps the animation runs (frames 1 and 2 are drawn before its 30
-   saved frames; saving with the inline backend triggers no further step).
+   batched request (none for an EOS) for each of the 32 steps its animation runs. Frame 1 is drawn by the
+   visualizer's constructor; `to_jshtml()` saves the animation, whose `_init_draw` (no init_func: the first
+   frame index again) draws frame 2 and whose 30 saved frames are frames 3 to 32. The figure the inline
+   backend shows after the cell is printed while the canvas is saving, which keeps the animation from
+   starting: no further step.
 
 A prompt is a length in 1..10 and then that many ids in 1..999; a model token is drawn in -1..999, except
 that a request of 15 tokens or more gets EOS (-1), which is appended: a request ends at 16 tokens.
-Arrivals: 5 requests are queued at the start; the rest are added after the step whose animation frame index
-exceeds 15. That index is 0 at frames 1, 2 and 3, so it first exceeds 15 at frame 19: the late requests are
-in the waiting queue of the notebook's frame 19 and are prefilled at frame 20 (arrival 19 here).
+Arrivals: 5 requests are queued at the start; the rest are queued at the end of the step whose animation
+index exceeds 15. The index is 0 at frames 1, 2 and 3, so that is step 19: the notebook's frame 19 lists
+them as waiting, and step 20 is the first that can schedule them. This engine queues a request at the start
+of the step after its arrival, so arrival 19 makes the same decisions; `notebook_panels` maps a frame to
+what the notebook draws, these late requests included.
 
 The draws are replayed with numpy (seeded the same way, in the same order); the steps of each animation are
 stepped by this project's scheduler under the notebook's rules (`notebook_block_bug`, 16-token ending),
@@ -26,9 +31,11 @@ which make the notebook's decisions.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
+from engine.frame import Frame
 from engine.workload import Request
 from i18n import MessageError
 from scheduler import Config, SamplingParams, Scheduler, Sequence
@@ -38,8 +45,9 @@ EOS = -1
 EOS_AT_LENGTH = 15  # the notebook's fake model writes EOS once a request has this many tokens
 ENDS_AT_LENGTH = EOS_AT_LENGTH + 1  # ... and appends it
 INITIAL_REQUESTS = 5
-LATE_ARRIVAL = 19  # added after the notebook's frame 19, prefilled from frame 20
-STEPS_PER_ANIMATION = 32
+LATE_ARRIVAL = 19  # queued at the end of the notebook's step 19, scheduled from step 20
+STATIC_FIGURE_STEPS = 1  # its static figure: demo 1's engine stepped once
+STEPS_PER_ANIMATION = 32  # frames 1 and 2, then its 30 saved frames
 NOTEBOOK_MAX_TOKENS = 256
 SCHEDULER_TEST_PROMPT_LENGTHS = (7, 8)  # the two tokenized prompts of its scheduler test
 
@@ -106,7 +114,7 @@ def notebook_prompts(demo_number: int) -> list[list[int]]:
     skipped += sum(EOS_AT_LENGTH - n for n in SCHEDULER_TEST_PROMPT_LENGTHS)  # the scheduler test: a token a step
     for _ in range(skipped):
         draws.token()
-    draws.run_demo(DEMOS[1], steps=1)  # the static figure
+    draws.run_demo(DEMOS[1], STATIC_FIGURE_STEPS)  # the static figure
     for number in sorted(DEMOS):
         prompts = draws.run_demo(DEMOS[number], STEPS_PER_ANIMATION)
         if number == demo_number:
@@ -119,3 +127,23 @@ def notebook_requests(demo_number: int) -> list[Request]:
     return [Request(arrival=0 if i < INITIAL_REQUESTS else LATE_ARRIVAL, prompt_token_ids=tuple(p),
                     max_tokens=NOTEBOOK_MAX_TOKENS, ignore_eos=True)
             for i, p in enumerate(notebook_prompts(demo_number))]
+
+
+class NotebookPanels(NamedTuple):
+    """The two panels the notebook draws for a frame, each a list of (request id, tokens), top to bottom."""
+    executing: list[tuple[int, int]]
+    waiting: list[tuple[int, int]]
+
+
+def notebook_panels(frame: Frame | None, workload: list[Request]) -> NotebookPanels:
+    """What the notebook draws at the frame of the same number (None: a frame after this run ended, where the
+    notebook draws empty panels). Its executing panel is the step's batch; its waiting panel lists the
+    waiting queue, then the requests that arrived during the step (the notebook queues them at its end,
+    this engine at the start of the next), then the running requests the step left out."""
+    if frame is None:
+        return NotebookPanels([], [])
+    length = {r.id: r.num_tokens for r in frame.requests}
+    arriving = [(i, len(r.prompt_token_ids)) for i, r in enumerate(workload) if r.arrival == frame.step > 0]
+    left_out = [i for i in frame.running if i not in frame.batch.seq_ids]
+    return NotebookPanels([(i, length[i]) for i in frame.batch.seq_ids],
+                          [(i, length[i]) for i in frame.waiting] + arriving + [(i, length[i]) for i in left_out])

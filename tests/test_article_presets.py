@@ -1,11 +1,10 @@
-"""The "as in the article" presets against the InfraTech notebook's runs, frame by frame.
+"""The "as in the article" presets against the InfraTech notebook's own frames, frame 1 to its last.
 
-tests/data/notebook_demo_frames.json was recorded outside this repository by an independent re-implementation
-of the notebook's rules (its numpy draws, its prefill/decode/preempt, its one-block-per-prefill bug, its
-EOS appended at 15 tokens, its arrival after animation index 15): for each demo, the prompts and, per
-notebook frame, the batch, the waiting and running queues, admissions, preemptions, finishes, free blocks,
-block tables and lengths. "corrected_demo2" is demo 2 replayed by the same re-implementation without the bug.
-The draws themselves are checked against what the notebook printed.
+tests/data/notebook_frames.json was recorded by running the notebook's own cells in a Jupyter kernel (its header
+says how): per demo, its prompts, how many times its cell stepped the engine, and per drawn frame the two panels
+(executing, waiting: request ids and lengths), the scheduler's queues, free blocks and block tables.
+tests/data/demo2_without_bug_frames.json is demo 2 with the bug fixed, which the notebook never ran (its header
+says how it was made).
 """
 
 import json
@@ -14,12 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.article import DEMOS, NotebookDraws, notebook_config, notebook_prompts
+from engine import article
+from engine.article import DEMOS, NotebookDraws, notebook_config, notebook_panels, notebook_prompts
 from engine.runners import make_runner
 from engine.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
 from scheduler import Config, ConfigError, SamplingParams, Scheduler, Sequence
 
-RECORDED = json.loads((Path(__file__).parent / "data" / "notebook_demo_frames.json").read_text())
+DATA = Path(__file__).parent / "data"
+NOTEBOOK = json.loads((DATA / "notebook_frames.json").read_text())
+WITHOUT_BUG = json.loads((DATA / "demo2_without_bug_frames.json").read_text())["frames"]
 PRESETS = {1: "article_1_prefill_first", 2: "article_2_preemption", 3: "article_3_decode_first"}
 
 
@@ -31,9 +33,17 @@ def test_the_draws_replay_what_the_notebook_printed():
     assert [draws.token() for _ in range(4)] == [753, 803, 598, 69]
 
 
+def test_the_replay_steps_each_engine_as_often_as_the_notebook():
+    """Each demo's prompts depend on how many tokens the engines before it drew, so on these counts."""
+    assert NOTEBOOK["static_figure_steps"] == article.STATIC_FIGURE_STEPS
+    for demo in NOTEBOOK["demos"].values():
+        assert demo["engine_steps"] == len(demo["frames"]) == article.STEPS_PER_ANIMATION
+        assert [row["frame"] for row in demo["frames"]] == list(range(1, article.STEPS_PER_ANIMATION + 1))
+
+
 @pytest.mark.parametrize("demo", PRESETS)
 def test_the_prompts_are_the_notebooks(demo):
-    assert notebook_prompts(demo) == RECORDED["notebook"][str(demo)]["prompts"]
+    assert notebook_prompts(demo) == NOTEBOOK["demos"][str(demo)]["prompts"]
 
 
 @pytest.mark.parametrize("demo", PRESETS)
@@ -42,6 +52,39 @@ def test_each_preset_runs_the_settings_its_prompts_were_replayed_with(demo):
     config = load_scenario(SCENARIOS_DIR / f"{PRESETS[demo]}.toml").config
     assert config.notebook_block_bug == (demo == 2)
     assert replace(config, notebook_block_bug=True) == notebook_config(DEMOS[demo])
+
+
+def _as_notebook_draws_it(frame, scenario) -> dict:
+    """A frame of this run (None: after its end) in the recorded frames' terms."""
+    panels = notebook_panels(frame, scenario.workload)
+    running = list(frame.running) if frame else []
+    return {"executing": [list(p) for p in panels.executing], "waiting": [list(p) for p in panels.waiting],
+            "running_queue": running, "waiting_queue": [i for i, _ in panels.waiting if i not in running],
+            "free_blocks": frame.metrics.num_free_blocks if frame else scenario.config.num_kvcache_blocks,
+            "block_tables": {str(i): list(frame.requests[i].block_table) for i in running} if frame else {}}
+
+
+@pytest.mark.parametrize("demo", PRESETS)
+def test_each_article_preset_draws_the_notebooks_frames(demo):
+    scenario = load_scenario(SCENARIOS_DIR / f"{PRESETS[demo]}.toml")
+    engine = scenario.engine()
+    assert engine.run() == "finished"
+    problems = []
+    for row in NOTEBOOK["demos"][str(demo)]["frames"]:
+        k = row["frame"]
+        observed = _as_notebook_draws_it(engine.frames[k] if k < len(engine.frames) else None, scenario)
+        problems += [f"frame {k}: {key} is {observed[key]}, the notebook's {row[key]}"
+                     for key in observed if observed[key] != row[key]]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_late_requests_are_waiting_in_the_notebooks_frame_19():
+    """The notebook queues them at the end of step 19; the mapping shows them there, before any step runs them."""
+    scenario = load_scenario(SCENARIOS_DIR / "article_1_prefill_first.toml")
+    engine = scenario.engine()
+    engine.run(steps=20)
+    assert [i for i, _ in notebook_panels(engine.frames[19], scenario.workload).waiting] == [5, 6, 7]
+    assert list(engine.frames[19].batch.seq_ids) == [4] and list(engine.frames[20].batch.seq_ids) == [5, 6, 7]
 
 
 def _ids(frame, kind):
@@ -58,45 +101,27 @@ def _observed(frame) -> dict:
 
 
 def _expected(row: dict) -> dict:
-    """The notebook adds late requests after its step, so its frame already lists them as waiting; they
-    arrive here at the start of the next step."""
+    """Requests queued at the end of a step ("added") arrive here at the start of the next."""
     late = set(row["added"])
     expected = {k: row[k] for k in ("kind", "batch", "running", "admitted", "preempted", "finished", "free_blocks",
                                     "block_tables", "lengths")}
     return {**expected, "waiting": [w for w in row["waiting"] if w not in late]}
 
 
-def _compare(engine, rows) -> list[str]:
-    problems = []
-    for row in rows:
-        if row["frame"] >= len(engine.frames):
-            if row["kind"] != "idle":
-                problems.append(f"frame {row['frame']}: the notebook still runs, this run has ended")
-            continue
-        observed, expected = _observed(engine.frames[row["frame"]]), _expected(row)
-        problems += [f"frame {row['frame']}: {k} is {observed[k]}, the notebook's {expected[k]}"
-                     for k in expected if observed[k] != expected[k]]
-    return problems
-
-
-@pytest.mark.parametrize("demo", PRESETS)
-def test_each_article_preset_makes_the_notebooks_decisions_frame_by_frame(demo):
-    engine = load_scenario(SCENARIOS_DIR / f"{PRESETS[demo]}.toml").engine()
-    assert engine.run() == "finished"
-    rows = RECORDED["notebook"][str(demo)]["frames"]
-    assert len(rows) == 32 and any(r["preempted"] for r in rows) == (demo == 2)
-    problems = _compare(engine, rows)
-    assert not problems, "\n".join(problems)
-
-
 def test_without_the_bug_demo_2_makes_the_corrected_decisions():
     engine = load_scenario(SCENARIOS_DIR / "article_2_preemption.toml").engine(variant=True)
     assert engine.run() == "finished"
-    rows = RECORDED["corrected_demo2"]
-    problems = _compare(engine, rows)
+    problems = []
+    for row in WITHOUT_BUG:
+        if row["frame"] >= len(engine.frames):
+            problems += [f"frame {row['frame']}: this run has ended"] if row["kind"] != "idle" else []
+            continue
+        observed, expected = _observed(engine.frames[row["frame"]]), _expected(row)
+        problems += [f"frame {row['frame']}: {k} is {observed[k]}, the corrected run's {expected[k]}"
+                     for k in expected if observed[k] != expected[k]]
     assert not problems, "\n".join(problems)
-    with_bug = RECORDED["notebook"]["2"]["frames"]
-    assert rows[2]["batch"] == with_bug[2]["batch"] and rows[3]["batch"] != with_bug[3]["batch"]  # frame 4
+    with_bug = NOTEBOOK["demos"]["2"]["frames"]
+    assert WITHOUT_BUG[3]["batch"] != [i for i, _ in with_bug[3]["executing"]]  # frame 4: the recompute waits
 
 
 def test_the_article_frames_open_at_the_same_numbers():
