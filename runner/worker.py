@@ -35,6 +35,10 @@ SESSIONS_ATTENTION = "schedlab_paged_sessions"
 RECENT = 60  # forward passes remembered for the server panel
 REMEMBERED_SESSIONS = 1000  # sessions whose last pass the round-robin remembers
 BACKGROUND_EVERY = 4  # while students' steps keep the worker busy, background work joins every 4th pass
+# After a pass of background work alone, the model rests as long again unless a student's step comes: background
+# work takes at most half the model's time, and the cores it leaves are the web server's, whose Python draws every
+# student's page (on 2 cores, a model kept busy by one student's link slowed every classmate's page runs).
+BACKGROUND_REST = 1.0
 # When fewer steps wait than the last pass took, the worker waits for the others a little (they are sampling
 # and scheduling their next step, one at a time under the interpreter lock): up to GATHER_SHARE of the last
 # pass's time, at most GATHER_MAX_S. A pass costs about as much for 3 sessions as for 13 on a CPU (the weights
@@ -128,6 +132,7 @@ class ModelWorker:
         self._wake = threading.Condition()
         self._last_served: OrderedDict[str, int] = OrderedDict()  # session -> its last pass, for the round-robin
         self._passes_without_background = 0  # passes in a row that left waiting background work out
+        self._rest_until = 0.0  # time.monotonic() until which background work alone waits (BACKGROUND_REST)
         self.recent: deque[tuple] = deque(maxlen=RECENT)  # (sessions, tokens, seconds, parts) per pass, see stats
         self.forward_passes = 0
         threading.Thread(target=self._serve, name="schedlab-model-worker", daemon=True).start()
@@ -149,6 +154,8 @@ class ModelWorker:
     def _take(self) -> list[Step]:
         with self._wake:
             self._wake.wait_for(lambda: self._waiting)
+            if (rest := self._rest_until - time.monotonic()) > 0:  # after background work: only a student wakes it
+                self._wake.wait_for(lambda: any(not step.share.background for step in self._waiting), rest)
             if self.recent and len(self._waiting) < (last := self.recent[-1])[0]:  # the others are on their way
                 self._wake.wait_for(lambda: len(self._waiting) >= last[0], min(self.gather_max_s,
                                                                                 GATHER_SHARE * last[2]))
@@ -168,7 +175,7 @@ class ModelWorker:
 
     def _serve(self):
         while True:
-            batch = self._take()
+            batch, began = self._take(), time.monotonic()
             try:
                 self._run(batch)
             except Exception:  # one session's bad step must not fail the others: each runs alone to find it
@@ -177,6 +184,8 @@ class ModelWorker:
                         self._run([step])
                     except Exception as e:
                         step.error = e
+            if all(step.share.background for step in batch):
+                self._rest_until = time.monotonic() + BACKGROUND_REST * (time.monotonic() - began)
             for step in batch:
                 step.done.set()
                 if step.on_done is not None:

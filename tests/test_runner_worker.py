@@ -191,3 +191,25 @@ def test_a_session_in_pieces_writes_what_it_writes_alone_and_a_huge_step_does_no
     assert hog_running  # the student's steps went while the hog's step was in its pieces
     assert max(waited) <= 2  # the pass under way, then the student's own
     assert ("student", 3, False) in {part for passed in recent for part in passed}  # as the panel shows it
+
+
+def test_after_background_work_the_model_rests_unless_a_student_steps():
+    worker = ModelWorker(tiny_model())
+    cfg = config(block_size=16)
+    link, student = ModelRunner(worker.loaded, cfg), ModelRunner(worker.loaded, cfg)
+    finished = []
+
+    def step(runner, who, background, block):
+        seq = Sequence([1, 2, 3], SamplingParams(temperature=0.0, max_tokens=2))
+        seq.block_table, seq.num_scheduled_tokens = [block], 3
+        with asking(who=who, background=background):
+            runner.run([seq])
+        finished.append(who)
+
+    worker._rest_until = time.monotonic() + 3.0  # as if a background pass alone had just taken 3 s
+    waiting = threading.Thread(target=step, args=(link, "link", True, 0))
+    waiting.start()
+    time.sleep(0.2)
+    step(student, "student", False, 1)  # served at once, though the background step came first
+    waiting.join()
+    assert finished == ["student", "link"]
