@@ -13,9 +13,9 @@ fair queueing over sessions in the manner of deficit round robin):
 - background work (`Share.background`: a link's long run, the stage's compute-ahead, presets computed at start),
   which no student is watching, enters in smaller pieces (`background_tokens`), in the passes no student's step
   waits for, and while students keep the worker busy in every fourth pass, beside them (runner/worker.py's
-  `fair_pass`); after a pass of it alone the model rests as long, unless a student's step comes: it runs at a
-  lower share than any student's direct step, at most half the model's time, and a student's step waits behind it
-  for at most the one small pass under way.
+  `fair_pass`); after every pass it waits as long as that pass took, unless a student's step comes first: it runs
+  at a lower share than any student's direct step, at most half the model's time, never between the steps of a
+  student stepping on, and a student's step waits behind it for at most the one small pass under way.
 
 The session layer says who asks with `asking(who=..., background=...)` around its steps; the runner and the
 worker read `current_share()` on the thread that steps.

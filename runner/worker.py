@@ -35,9 +35,11 @@ SESSIONS_ATTENTION = "schedlab_paged_sessions"
 RECENT = 60  # forward passes remembered for the server panel
 REMEMBERED_SESSIONS = 1000  # sessions whose last pass the round-robin remembers
 BACKGROUND_EVERY = 4  # while students' steps keep the worker busy, background work joins every 4th pass
-# After a pass of background work alone, the model rests as long again unless a student's step comes: background
-# work takes at most half the model's time, and the cores it leaves are the web server's, whose Python draws every
-# student's page (on 2 cores, a model kept busy by one student's link slowed every classmate's page runs).
+# After any pass, background work alone waits as long as that pass took (BACKGROUND_REST times), unless a student's
+# step comes: a student stepping on (a branch replays up to 7 steps, each sent once the last is recorded) is not
+# made to wait for a background pass between two of its steps; background work takes at most half the model's time;
+# and the cores it leaves are the web server's, whose Python draws every student's page (on 2 cores, a model kept
+# busy by one student's link slowed every classmate's page runs).
 BACKGROUND_REST = 1.0
 # When fewer steps wait than the last pass took, the worker waits for the others a little (they are sampling
 # and scheduling their next step, one at a time under the interpreter lock): up to GATHER_SHARE of the last
@@ -154,7 +156,7 @@ class ModelWorker:
     def _take(self) -> list[Step]:
         with self._wake:
             self._wake.wait_for(lambda: self._waiting)
-            if (rest := self._rest_until - time.monotonic()) > 0:  # after background work: only a student wakes it
+            if (rest := self._rest_until - time.monotonic()) > 0:  # resting: only a student's step wakes it
                 self._wake.wait_for(lambda: any(not step.share.background for step in self._waiting), rest)
             if self.recent and len(self._waiting) < (last := self.recent[-1])[0]:  # the others are on their way
                 self._wake.wait_for(lambda: len(self._waiting) >= last[0], min(self.gather_max_s,
@@ -184,8 +186,7 @@ class ModelWorker:
                         self._run([step])
                     except Exception as e:
                         step.error = e
-            if all(step.share.background for step in batch):
-                self._rest_until = time.monotonic() + BACKGROUND_REST * (time.monotonic() - began)
+            self._rest_until = time.monotonic() + BACKGROUND_REST * (time.monotonic() - began)
             for step in batch:
                 step.done.set()
                 if step.on_done is not None:
