@@ -215,6 +215,7 @@ async def hostile_class(count: int, port: int, with_hostile: bool) -> list[float
             await lecturer.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
             print(f"    after the class, the server panel: {lecturer.page.precomputed or 'no precompute line'}")
             print(f"    {lecturer.page.cache_line}")
+            print(f"    sessions: {lecturer.page.roster}")
             tabs = 1 + with_hostile  # the lecturer's, and the hostile link's while it is open
             seconds = await panel_sessions_until(lecturer, ws, tabs)
             print(f"    sessions on the panel = {tabs} open tabs (the students' closed as they finished): "

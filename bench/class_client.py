@@ -41,7 +41,7 @@ class Page:
         self.player_id, self.player_fragment = "", ""
         self.run, self.last, self.cursor, self.over, self.cursor_moves = -1, -1, 0, False, -1
         self.panel = self.precomputed = self.passes = ""
-        self.sessions, self.cache_line = -1, ""  # as the server panel counts them, and its line
+        self.sessions, self.cache_line, self.roster = -1, "", ""  # as the server panel counts and lists them
 
     def read(self, msg: ForwardMsg):
         if msg.WhichOneof("type") != "delta" or not msg.delta.HasField("new_element"):
@@ -64,6 +64,8 @@ class Page:
             self.panel = element.markdown.body
         elif kind == "markdown" and (found := SESSIONS.search(element.markdown.body)):
             self.sessions, self.cache_line = int(found.group(1)), element.markdown.body
+        elif kind == "markdown" and element.markdown.body.startswith("- s"):
+            self.roster = element.markdown.body.replace("\n", "; ")
         elif kind == "markdown" and element.markdown.body.startswith(PRECOMPUTED):
             self.precomputed = element.markdown.body
         elif kind == "markdown" and element.markdown.body.startswith(PASSES):

@@ -21,6 +21,7 @@ from ui.state import (
     attendee,
     feed,
     lab,
+    note_attendance,
     report,
     run_title,
     settings_in_effect,
@@ -249,8 +250,7 @@ def stage():
             predict()
             lower_views()
             sync_url()
-            here = attendee()
-            here.run, here.steps = "trace" if lab().is_trace else lab().inputs.scenario_name, lab().last
+            note_attendance(lab())
             feed().compute_ahead(lab())  # the answer is on its way: the engine goes on meanwhile
 
     live()

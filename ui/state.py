@@ -153,6 +153,12 @@ def attendee() -> Attendee:
     return roster().attendee(ctx.session_id if ctx is not None else "")
 
 
+def note_attendance(here: Lab):
+    """What the server panel says of this session: the run it looks at and the frame it has stepped to."""
+    entry = attendee()
+    entry.run, entry.steps = "trace" if here.is_trace else here.inputs.scenario_name, here.last
+
+
 def as_this_session():
     """The model steps taken inside are this session's, in the model worker's turns (runner/share.py)."""
     return asking(who=attendee().name)
@@ -179,6 +185,7 @@ def run_to_frame(lab: Lab, frame: int):
     checked = [time.monotonic()]
 
     def on_step(_done: int):
+        note_attendance(lab)
         if time.monotonic() - checked[0] >= PROGRESS_EVERY_S:
             if session_gone():
                 st.stop()  # ends this script run; the lab keeps the frames run so far
