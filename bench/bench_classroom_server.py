@@ -28,8 +28,14 @@ preset is opened first, so the model is loaded before the class starts. Bounded 
 time; stops the server at the end. With `custom`, every student opens a different custom setup instead of
 preset 05; with --precompute the server computes preset 05 at start ($SCHEDLAB_PRECOMPUTE) and the class
 starts once it is done.
-Run: python bench/bench_classroom_server.py [students] [fake|model] [custom] [--precompute] [--port N]
-(`make bench-class` runs the four classes the README quotes.)
+With --hostile, issue 24's class: the students on preset 02 (it and the article's second demo computed at start),
+ten model steps each after their branch, on a server of their own, then again on a fresh server beside a student
+who opened a link within every allowed bound 20 s before (200 chat requests of up to 2048 tokens at once, 256 at a
+time, a 4096-block pool, frame 100,000); it prints the students' step p95 with it against without, the slowest step
+and branch, what the server panel says of the presets computed at start after the class, and how soon the panel's
+session count equals the open tabs once tabs close.
+Run: python bench/bench_classroom_server.py [students] [fake|model] [custom] [--precompute] [--hostile] [--port N]
+(`make bench-class` runs the five classes the README quotes.)
 """
 
 
