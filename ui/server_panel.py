@@ -12,13 +12,14 @@ import streamlit as st
 from engine.runners import started_model_worker
 from session.run_cache import shared_run_cache
 from ui.language import said, t
-from ui.state import lab, open_sessions, precomputed
+from ui.state import lab, note_attendance, open_sessions, precomputed
 
 SHOWN_PASSES, DETAILED_PASSES = 20, 5
 LECTURER_ENV = "SCHEDLAB_LECTURER_KEY"
 
 
 def server_panel():
+    note_attendance(lab())  # this session as it is now, on its own first page too
     cache, sessions = shared_run_cache(), open_sessions()
     stats = cache.stats()
     with st.sidebar.expander(t("server.title"), icon=":material/dns:"):
