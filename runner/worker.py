@@ -35,13 +35,15 @@ SESSIONS_ATTENTION = "schedlab_paged_sessions"
 RECENT = 60  # forward passes remembered for the server panel
 REMEMBERED_SESSIONS = 1000  # sessions whose last pass the round-robin remembers
 BACKGROUND_EVERY = 4  # while students' steps keep the worker busy, background work joins every 4th pass
-# While the model is shared (SHARED_WINDOW), after any pass background work alone waits as long as that pass took
-# (BACKGROUND_REST times), unless a student's step comes: a student stepping on (a branch replays up to 7 steps,
-# each sent once the last is recorded) is not made to wait for a background pass between two of its steps;
-# background work takes at most half the model's time; and the cores it leaves are the web server's, whose Python
-# draws every student's page (on 2 cores, a model kept busy by one student's link slowed every classmate's pages).
+# After any pass, background work alone waits as long as that pass took (BACKGROUND_REST times), unless a student's
+# step comes: a student stepping on (a branch replays up to 7 steps, each sent once the last is recorded) is not
+# made to wait for a background pass between two of its steps; background work takes at most half the model's time;
+# and the cores it leaves are the web server's, whose Python draws every student's page, reads of the cache
+# included (on 2 cores, a model kept busy by one student's link slowed every classmate's pages). Resting only while
+# other sessions had passes lately measured worse (the hostile class of bench_classroom_server.py, one run each on a
+# loaded machine: 2.1x the class's p95 against 1.0x): students reading a preset computed at start have no passes,
+# yet need the cores. A student alone computes ahead at half speed.
 BACKGROUND_REST = 1.0
-SHARED_WINDOW = 20  # the model rests only while the latest passes served more than one session
 # When fewer steps wait than the last pass took, the worker waits for the others a little (they are sampling
 # and scheduling their next step, one at a time under the interpreter lock): up to GATHER_SHARE of the last
 # pass's time, at most GATHER_MAX_S. A pass costs about as much for 3 sessions as for 13 on a CPU (the weights
@@ -187,16 +189,11 @@ class ModelWorker:
                         self._run([step])
                     except Exception as e:
                         step.error = e
-            if self._shared_lately():
-                self._rest_until = time.monotonic() + BACKGROUND_REST * (time.monotonic() - began)
+            self._rest_until = time.monotonic() + BACKGROUND_REST * (time.monotonic() - began)
             for step in batch:
                 step.done.set()
                 if step.on_done is not None:
                     step.on_done(step)
-
-    def _shared_lately(self) -> bool:
-        """Whether the recent passes served more than one session: a student alone never waits for itself."""
-        return len({who for *_, parts in list(self.recent)[-SHARED_WINDOW:] for who, _, _ in parts}) > 1
 
     def _run(self, batch: list[Step]):
         began = time.perf_counter()

@@ -193,7 +193,7 @@ def test_a_session_in_pieces_writes_what_it_writes_alone_and_a_huge_step_does_no
     assert ("student", 3, False) in {part for passed in recent for part in passed}  # as the panel shows it
 
 
-def test_a_shared_model_rests_after_a_pass_unless_a_student_steps():
+def test_the_model_rests_after_a_pass_unless_a_student_steps():
     worker = ModelWorker(tiny_model())
     cfg = config(block_size=16)
     link, student = ModelRunner(worker.loaded, cfg), ModelRunner(worker.loaded, cfg)
@@ -206,13 +206,10 @@ def test_a_shared_model_rests_after_a_pass_unless_a_student_steps():
             runner.run([seq])
         finished.append(who)
 
-    worker._rest_until = time.monotonic() + 3.0  # as if a pass of a shared model had just taken 3 s
+    worker._rest_until = time.monotonic() + 3.0  # as if a pass had just taken 3 s
     waiting = threading.Thread(target=step, args=(link, "link", True, 0))
     waiting.start()
     time.sleep(0.2)
     step(student, "student", False, 1)  # served at once, though the background step came first
     waiting.join()
     assert finished == ["student", "link"]
-    assert worker._shared_lately()  # the latest passes served two sessions: the model rests after each
-    worker.recent.extend([(1, 3, 0.1, (("alone", 3, flag),)) for flag in (False, True)] * 10)
-    assert not worker._shared_lately()  # a student alone (its compute-ahead too) never waits for itself

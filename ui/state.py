@@ -190,6 +190,7 @@ def run_to_frame(lab: Lab, frame: int):
             if session_gone():
                 st.stop()  # ends this script run; the lab keeps the frames run so far
             checked[0] = time.monotonic()
+    note_attendance(lab)
     with st.spinner(t("state.running_to", frame=frame)), asking(background=True):  # nobody watches it step
         lab.run(frame, on_step)
 
