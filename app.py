@@ -12,7 +12,6 @@ from ui.state import as_this_session, init_session, keep_widget_state
 
 
 def stepper():
-    st.markdown("<style>.block-container{padding-top:2.6rem;padding-bottom:1rem}</style>", unsafe_allow_html=True)
     with as_this_session():  # the model steps of this page run (a link's, a branch in the sidebar) are this session's
         init_session()
         if st.session_state.presentation:  # projector: larger text everywhere, not only in the figures
@@ -29,6 +28,7 @@ keep_widget_state()
 pages = [st.Page(stepper, title=t("app.stepper"), icon=":material/skip_next:", default=True),
          st.Page("app_pages/policy_lab.py", title=t("app.policy_lab"), icon=":material/balance:",
                  url_path="Policy_lab")]
-language_switch()  # both pages speak the language chosen
+language_switch()  # both pages speak the language chosen, and share the page's CSS
+st.markdown("<style>.block-container{padding-top:2.6rem;padding-bottom:1rem}</style>", unsafe_allow_html=True)
 with logged("drawing the page"):
     st.navigation(pages).run()

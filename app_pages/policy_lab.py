@@ -39,16 +39,16 @@ from viz.compare import (
 )
 from viz.glossary import clock, metric_definitions
 from viz.html_export import animation_html, run_gif
+from viz.metrics_table import as_table
 
 GENERATED = "generated"
-CUSTOM = "custom"
+CUSTOM_COMPARISON = "custom"  # a comparison of configs set by hand (not a custom scenario: session.lab.CUSTOM)
 # Every chart keeps one toolbar button: the camera, which saves it as a PNG (drawn by plotly.js in the browser).
 PLOT_CONFIG = {"displayModeBar": True, "displaylogo": False, "modeBarButtons": [["toImage"]],
                "toImageButtonOptions": {"format": "png", "scale": 2}}
 BLOCK_SIZE_CHOICES = (4, 8, 16, 32, 64)
 
 st.set_page_config(page_title=t("lab.page_title"), page_icon="🧮", layout="wide")
-st.markdown("<style>.block-container{padding-top:2.6rem;padding-bottom:1rem}</style>", unsafe_allow_html=True)
 
 
 def workload_inputs(choice: str):
@@ -92,10 +92,10 @@ def custom_variant(i: int, base) -> Variant:
 def choose_variants(base, column) -> list[Variant] | None:
     """The configs to compare, or None when one of them is impossible (the reason is shown)."""
     lang = current_lang()
-    comparison = column.selectbox(t("lab.compare"), [*COMPARISONS, CUSTOM], key="comparison",
-                                  format_func=lambda c: text(lang, "lab.custom" if c == CUSTOM
+    comparison = column.selectbox(t("lab.compare"), [*COMPARISONS, CUSTOM_COMPARISON], key="comparison",
+                                  format_func=lambda c: text(lang, "lab.custom" if c == CUSTOM_COMPARISON
                                                              else f"compare.name.{c}"))
-    if comparison != CUSTOM:
+    if comparison != CUSTOM_COMPARISON:
         return variants_for(comparison, base, current_lang())
     count = int(st.columns(4)[0].number_input(t("lab.how_many"), 2, MAX_VARIANTS, 2, key="num_configs"))
     variants = []
@@ -126,7 +126,7 @@ def results(runs, title: str):
     st.markdown("\n".join(t("lab.verdict", question=question, answer=answer)
                            for question, answer in verdicts(runs, lang)))
     st.caption(t("lab.metrics_caption", metrics=metric_definitions(lang), clock=clock("simulated", lang)))
-    st.dataframe(metric_rows(runs, lang=lang), hide_index=True, width="stretch", height=420)
+    st.dataframe(as_table(metric_rows(runs, lang=lang)), hide_index=True, width="stretch", height=420)
     st.caption(t("lab.in_detail"))
     st.info(summary(runs, lang))
     st.plotly_chart(key_metrics_figure(runs, lang=lang), config=PLOT_CONFIG, key="key_metrics")
@@ -157,7 +157,7 @@ def vllm_equivalents(runs):
     st.subheader(t("lab.vllm"))
     for tab, run in zip(st.tabs([run.label for run in runs]), runs, strict=True):
         tab.code(vllm_command(run.config, overlap=run.engine.overlap), language="bash", wrap_lines=True)
-        for note in vllm_notes(run.config):
+        for note in vllm_notes(run.config, current_lang()):
             tab.markdown(f"- {note}")
         if run.engine.adaptive is not None:
             tab.markdown(t("lab.vllm_adaptive"))
@@ -184,7 +184,7 @@ def exports(runs, title: str):
     built_on_request(json_col, "json", lambda: comparison_json(runs, title), t("lab.build_json"),
                      t("lab.download_json"), "comparison.json", "application/json")
     csv_col.download_button(t("lab.csv"), requests_csv(runs), "requests.csv", "text/csv", key="download_csv")
-    built_on_request(html_col, "html", lambda: animation_html([(r.label, r.frames) for r in runs], title, lang),
+    built_on_request(html_col, "html", lambda: animation_html([(r.label, r.frames) for r in runs], title, lang=lang),
                      t("lab.build_html"), t("lab.download_html"), "comparison.html", "text/html")
     pick, build = st.columns([2, 1], vertical_alignment="bottom")
     labels = [run.label for run in runs]

@@ -192,14 +192,14 @@ def payload_figures(blocks: int = 256, max_steps: int = 400):
         engine = replace(scenario, config=replace(scenario.config, num_kvcache_blocks=blocks)).engine()
         engine.run(max_steps)
         previous, sizes = EMPTY_VIEW, []
-        for view in player_views(list(engine.frames)):
+        for view in player_views(list(engine.frames), lang="en"):
             sizes.append(len(json.dumps(encode(previous, view), separators=(",", ":"))))
             previous = view
         worst = max(worst, max(sizes))
         print(f"payload at {blocks} blocks, {path.stem} ({len(sizes)} frames): mean {statistics.mean(sizes):.0f} B, "
               f"p95 {p95(sizes)} B, max {max(sizes)} B per frame delta")
     path = next(p for p in preset_paths() if p.stem == "08_chat_poisson")
-    lab, feed = Lab(RunInputs.from_scenario(load_scenario(path, "fake"), "fake")), Feed()
+    lab, feed = Lab(RunInputs.from_scenario(load_scenario(path, "fake"), "fake")), Feed(lang="en")
     first = feed.message(lab, {})
     feed.serve(lab, Request(first["run"], 0, 200, 1), budget_s=60)
     message = feed.message(lab, {})

@@ -15,7 +15,7 @@ import contextlib
 import time
 from dataclasses import dataclass
 
-from i18n import DEFAULT, text
+from i18n import text
 from runner.share import asking
 from session.lab import Lab, LabError
 from viz.frame_payload import EMPTY_VIEW, encode, player_constants, stage_view
@@ -42,7 +42,7 @@ class Request:
 
 
 class Feed:
-    def __init__(self, lang: str = DEFAULT):
+    def __init__(self, lang: str):
         self.lang = lang  # the language of the narration and of every word the player shows
         self.run = 0
         self._frames = None  # the frame store the deltas were encoded from: a new one is a new run
@@ -61,7 +61,7 @@ class Feed:
             self.cursor_moves += 1
         while len(self._deltas) < held:
             k = len(self._deltas)
-            view = stage_view(lab.frames[k], lab.frames[k - 1] if k else None, self.lang, held=self._view)
+            view = stage_view(lab.frames[k], lab.frames[k - 1] if k else None, lang=self.lang, held=self._view)
             self._deltas.append(encode(self._view, view))
             self._view = view
 
@@ -133,15 +133,15 @@ def _over_at_end(lab: Lab) -> bool:
         lab.goto(cursor)
 
 
-def end_note(lab: Lab, lang: str = DEFAULT) -> str:
+def end_note(lab: Lab, lang: str) -> str:
     """What the player says when asked to go past the last frame of a run that cannot go on."""
     return text(lang, "feed.trace_ends" if lab.is_trace else "feed.run_over")
 
 
-def run_header(lab: Lab, model: str, title: str, lang: str = DEFAULT) -> dict:
+def run_header(lab: Lab, model: str, title: str, lang: str) -> dict:
     """The run's title (naming the settings in effect where they differ), model and key frames: [step, note in
-    `lang`, whether it holds on this run] (a branched run may no longer show what a note says; one not reached
-    yet is taken to hold)."""
+    `lang`, whether it holds on this run] (viz.frame_payload.KEY_FRAME_FIELDS); a branched run may no longer show
+    what a note says, one not reached yet is taken to hold."""
     return {"title": title, "model": model,
             "key_frames": [[k.step, k.note_in(lang), k.step > lab.last or k.holds(lab.frames)]
                            for k in lab.key_frames]}

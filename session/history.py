@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from engine.frame import Frame, StepHeader, StepMetrics
-from viz.timeline import Segment, Segments
+from engine.timeline import Segment, Segments
 
 
 class FrameSummary(NamedTuple):

@@ -27,14 +27,14 @@ from engine.metrics import (
 )
 from engine.overlap import check_overlap
 from engine.scenario import KeyFrame, Scenario
+from engine.timeline import Segment
 from engine.trace import read_trace
 from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
-from i18n import Message, MessageError, message_of
+from i18n import DEFAULT, Message, MessageError, message_of
 from scheduler import Config
 from session.history import FrameSummary, RunHistory
 from session.run_cache import Action, RunCache, SharedRun, shared_run_cache
 from viz.glossary import variant_label
-from viz.timeline import Segment
 
 RUNNER_ENV = "SCHEDLAB_RUNNER"  # "fake" or "model": the default model choice (tests set "fake")
 CUSTOM = "custom"  # the scenario name of a custom setup
@@ -154,7 +154,7 @@ def runner_for(config: Config, runner: str) -> str:
 
 def variant_summary(scenario: Scenario) -> str:
     """The variant's config changes in words, e.g. "chunked prefill on, token budget per step ... 64"."""
-    return variant_label(scenario.variant)
+    return variant_label(scenario.variant, DEFAULT)  # the run's own title is English, as a Message is
 
 
 class Lab:

@@ -7,7 +7,7 @@ from engine.engine import CostModel, Engine
 from engine.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
 from engine.workload import Request
 from scheduler import Config
-from tests.test_engine_core import comparable
+from tests.helpers.engines import comparable
 
 CONTROLLER = AdaptiveBatch(low_s=0.050, high_s=0.200, step=2, min_seqs=2, max_seqs=9)
 CONFIG = Config(max_num_seqs=4, max_num_batched_tokens=256, max_model_len=64, num_kvcache_blocks=200,

@@ -8,15 +8,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.test_app_support import fake_model_app, figures, no_errors, player_message, player_views
+from tests.helpers.app import figures, no_errors, player_message, player_views
 
 LAB_PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "policy_lab.py")
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
-
-@pytest.fixture
-def app(monkeypatch):
-    return fake_model_app(monkeypatch)
 
 
 def open_link(at: AppTest, **params) -> AppTest:

@@ -1,12 +1,10 @@
 """Overlapped scheduling and adaptive batch size through the app's sidebar (AppTest): each applies from the
 frame shown, is refused in words under its control when impossible, and shows in the stage."""
 
-import pytest
 
-from tests.test_app_support import (
+from tests.helpers.app import (
     back,
     button,
-    fake_model_app,
     figure,
     figures,
     lab,
@@ -16,11 +14,6 @@ from tests.test_app_support import (
     shown_view,
     step,
 )
-
-
-@pytest.fixture
-def app(monkeypatch):
-    return fake_model_app(monkeypatch)
 
 
 def steps(at, n: int):

@@ -5,7 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from session.lab import RUNNER_ENV, real_model_installed
-from tests.test_app_support import APP, lab, player_message, shown_view, step
+from tests.helpers.app import APP, lab, player_message, shown_view, step
 from viz.glossary import model_caveat
 
 pytestmark = [pytest.mark.slow,
@@ -24,6 +24,7 @@ def test_the_real_model_is_the_default_and_shows_text(monkeypatch):
     assert not app.exception and lab(app).cursor == 1
     frame, view = lab(app).frame, shown_view(app)
     assert view["wall_ms"] == round(1000 * (frame.wall_schedule_s + frame.wall_model_s), 1) > 0
-    assert any(c.value == model_caveat() for c in app.caption)  # its answers are not to be trusted, its scheduling is
+    # its answers are not to be trusted, its scheduling is
+    assert any(c.value == model_caveat(lang="en") for c in app.caption)
     request = frame.requests[0]
     assert request.pieces is not None and view["pieces"][0] == list(request.pieces)

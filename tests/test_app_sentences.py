@@ -1,15 +1,8 @@
 """What the learner reads on the page agrees with what the page shows: key-frame notes on a branched run,
 mid-run changes, help and glossary."""
 
-import pytest
 
-from tests.test_app_controls import control
-from tests.test_app_support import back, fake_model_app, lab, no_errors, player_message, show, shown_view, step
-
-
-@pytest.fixture
-def app(monkeypatch):
-    return fake_model_app(monkeypatch)
+from tests.helpers.app import back, control, lab, no_errors, player_message, show, shown_view, step
 
 
 def at_frame(app, scenario: str, frame: int):

@@ -8,7 +8,7 @@ import pytest
 from engine.runners import started_model_worker
 from session.roster import Roster
 from session.run_cache import shared_run_cache
-from tests.test_app_support import fake_model_app, lab, no_errors, step
+from tests.helpers.app import fake_model_app, lab, no_errors, step
 from ui.state import precomputed
 
 

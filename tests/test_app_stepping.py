@@ -1,11 +1,9 @@
 """Stepping, scrubbing, playing and the URL, through Streamlit's AppTest on the fake model."""
 
-import pytest
 
-from tests.test_app_support import (
+from tests.helpers.app import (
     back,
     button,
-    fake_model_app,
     figure,
     lab,
     no_errors,
@@ -15,11 +13,6 @@ from tests.test_app_support import (
     step,
 )
 from viz.frame_payload import player_views
-
-
-@pytest.fixture
-def app(monkeypatch):
-    return fake_model_app(monkeypatch)
 
 
 def test_opens_at_frame_zero_of_the_first_preset(app):
@@ -35,7 +28,7 @@ def test_step_sends_the_player_the_frame_it_asked_for(app):
     step(app)
     assert no_errors(app) and lab(app).cursor == 1
     view, frame = shown_view(app), lab(app).frame
-    assert view == list(player_views(lab(app).frames))[frame.step]
+    assert view == list(player_views(lab(app).frames, lang="en"))[frame.step]
     assert (view["running"], view["waiting"]) == (list(frame.running), list(frame.waiting))
     assert [b[0] for b in view["blocks"]] == [b.ref_count for b in frame.blocks] and any(b[0] for b in view["blocks"])
     assert view["narration"][0].startswith("Step 1 ran a prefill batch")
@@ -85,7 +78,7 @@ def test_the_slider_scrubs_recorded_frames(app):
     button(app, "Run N steps ▶▶").click().run()
     show(app, 1)
     assert lab(app).cursor == 1 and lab(app).last == 5 and app.query_params["frame"] == "1"
-    assert shown_view(app) == list(player_views(lab(app).frames))[1]
+    assert shown_view(app) == list(player_views(lab(app).frames, lang="en"))[1]
 
 
 def test_a_key_frame_jump_computes_up_to_it_and_the_player_has_the_note(app):
@@ -170,6 +163,33 @@ def test_the_player_is_told_the_run_and_the_model(app):
     step(app)
     message = player_message(app)
     assert message["title"] == lab(app).title and message["model"] == "fake model" and message["last"] == 2
+
+
+def test_after_a_branch_each_frame_is_titled_by_the_settings_it_ran_under(app):
+    """A change at frame 5 runs from step 6: the player titles frames 0-5 with the scenario's title and frames 6 on
+    with the change, wherever the cursor was when the title was sent (it moves among held frames on its own)."""
+    app.query_params.update({"scenario": "02_preemption", "frame": "5"})
+    app.run()
+    app.number_input(key="cfg_max_num_seqs").set_value(2).run()
+    step(app, 3)
+    plain = lab(app).title
+    changed = f"{plain} · now with max_num_seqs (requests per batch) 2 (the scenario's: 3)"
+    assert player_message(app)["titles"] == [[0, plain], [6, changed]]
+    back(app)
+    assert player_message(app)["titles"] == [[0, plain], [6, changed]]
+
+
+def test_frame_0_says_which_requests_step_1_adds(app):
+    """Frame 0's queues are empty; the story says requests arrive at the start: the player is told which, as the
+    step that adds them records them."""
+    app.query_params.update({"scenario": "02_preemption"})
+    app.run()
+    arrived = sorted(e.seq_id for e in lab(app).engine.frames[0].events) or None  # frame 0 records none
+    step(app)
+    first = sorted(e.seq_id for e in lab(app).frames[1].events_of("arrived"))
+    assert arrived is None and first == [0, 1, 2, 3, 4]
+    assert player_message(app)["start_note"] == ("Requests 0, 1, 2, 3, 4 arrive at the start of step 1 and join the "
+                                                 "waiting queue.")
 
 
 def test_the_url_opens_a_variant(app):

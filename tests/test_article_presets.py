@@ -193,10 +193,10 @@ def test_the_player_is_told_of_the_overfull_block_only_with_the_bug():
     frame = buggy.frames[4]  # request 2 recomputed: 11 tokens in its one block
     block = frame.requests[2].block_table[0]
     assert overfull_blocks(frame) == {block: 11}
-    assert stage_view(frame)["overfull"] == [[block, 11]]
+    assert stage_view(frame, lang="en")["overfull"] == [[block, 11]]
     assert overfull_blocks(buggy.frames[5]) == {block: 12}
     assert all(not overfull_blocks(correct.frames[k]) for k in range(6))
-    assert stage_view(correct.frames[4])["overfull"] == []
+    assert stage_view(correct.frames[4], lang="en")["overfull"] == []
 
 
 def test_free_queue_expectations_compare_in_order_and_block_tables_by_request():
@@ -211,7 +211,7 @@ def test_free_queue_expectations_compare_in_order_and_block_tables_by_request():
 
 
 def test_the_articles_frame_opens_by_link_in_the_app(monkeypatch):
-    from tests.test_app_support import fake_model_app, lab, no_errors, player_message, shown_view
+    from tests.helpers.app import fake_model_app, lab, no_errors, player_message, shown_view
 
     app = fake_model_app(monkeypatch)
     app.query_params["scenario"] = "article_2_preemption"

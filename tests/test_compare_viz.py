@@ -28,17 +28,17 @@ def test_the_shared_step_axis_covers_the_longest_run(runs):
 
 
 def test_kv_and_fragmentation_have_a_line_per_config(runs):
-    for fig in (kv_usage_figure(runs), fragmentation_figure(runs)):
+    for fig in (kv_usage_figure(runs, lang="en"), fragmentation_figure(runs, lang="en")):
         assert [t.name for t in fig.data] == [run.label for run in runs]
         assert [t.line.color for t in fig.data] == [config_color(i) for i in range(len(runs))]
         assert list(fig.layout.xaxis.range) == step_range(runs)
-    kv = kv_usage_figure(runs).data[1]
+    kv = kv_usage_figure(runs, lang="en").data[1]
     assert list(kv.y) == [f.metrics.kv_usage * 100 for f in runs[1].frames]
-    assert list(fragmentation_figure(runs).data[2].y) == [share * 100 for share in runs[2].fragmentation]
+    assert list(fragmentation_figure(runs, lang="en").data[2].y) == [share * 100 for share in runs[2].fragmentation]
 
 
 def test_timelines_share_the_axis_and_a_single_legend(runs):
-    fig = timelines_figure(runs)
+    fig = timelines_figure(runs, lang="en")
     axes = [fig.layout[f"xaxis{i if i > 1 else ''}"] for i in range(1, len(runs) + 1)]
     assert all(list(axis.range) == step_range(runs) for axis in axes)
     legend_names = [t.name for t in fig.data if t.showlegend]
@@ -47,7 +47,7 @@ def test_timelines_share_the_axis_and_a_single_legend(runs):
 
 
 def test_key_metrics_bars_carry_the_numbers(runs):
-    fig = key_metrics_figure(runs)
+    fig = key_metrics_figure(runs, lang="en")
     throughput = [t for t in fig.data if t.xaxis == "x"]
     assert [t.y[0] for t in throughput] == [run.run.throughput_tokens_per_step for run in runs]
     preemptions = [t for t in fig.data if t.xaxis == "x5"]
@@ -60,25 +60,26 @@ def test_the_clock_and_limit_charts_show_what_the_optimisations_change():
 
     workload = generated_workload(n=30, seed=2)
     sync, over = compare(variants_for("overlap off vs on", GENERATED_CONFIG), workload)
-    clock = clock_figure([sync, over])
+    clock = clock_figure([sync, over], lang="en")
     assert clock.data[1].y[-1] < clock.data[0].y[-1] and "ms/step" in clock.data[0].name
     fixed, adaptive = compare(variants_for("adaptive batch size off vs on", GENERATED_CONFIG), workload)
-    limits = batch_limits_figure([fixed, adaptive])
+    limits = batch_limits_figure([fixed, adaptive], lang="en")
     assert set(limits.data[0].y) == {16} and len(limits.data[1].y) == adaptive.run.num_steps
 
 
 def test_flat_lines_become_one_sentence_and_moving_ones_stay_charts(runs):
-    flat = flat_charts(runs)
+    flat = flat_charts(runs, lang="en")
     limit = GENERATED_CONFIG.max_num_seqs
     assert flat["batch_limits"] == f"max_num_seqs stayed at {limit} in every step of every config."
     assert flat["kv_usage"] is None and flat["fragmentation"] is None  # these lines move
-    assert flat_sentence("x", {"a": [2, 2], "b": [3]}, str) == "x did not change during the runs: 2 for a, 3 for b."
-    assert flat_sentence("x", {"a": [2, 3]}, str) is None
+    assert flat_sentence("x", {"a": [2, 2], "b": [3]}, str, lang="en") == (
+        "x did not change during the runs: 2 for a, 3 for b.")
+    assert flat_sentence("x", {"a": [2, 3]}, str, lang="en") is None
 
 
 def test_a_key_metric_zero_everywhere_gets_no_panel():
     quiet = compare(variants_for("prefill-first vs decode-first", GENERATED_CONFIG.__class__(num_kvcache_blocks=500)),
                     generated_workload(10, seed=2))
-    assert "preemptions" in zero_metrics(quiet)
-    titles = [a.text for a in key_metrics_figure(quiet).layout.annotations]
+    assert "preemptions" in zero_metrics(quiet, lang="en")
+    titles = [a.text for a in key_metrics_figure(quiet, lang="en").layout.annotations]
     assert "preemptions" not in titles and "TTFT (steps)" in titles

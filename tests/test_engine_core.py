@@ -3,20 +3,13 @@
 import pytest
 
 from engine.engine import CostModel, Engine
-from engine.frame import Frame
 from engine.metrics import request_metrics
 from engine.workload import Request, random_workload
 from scheduler import Batch, Config, ConfigError
+from tests.helpers.engines import comparable
 
 SMALL = Config(max_num_seqs=3, max_num_batched_tokens=64, max_model_len=15, num_kvcache_blocks=6,
                kvcache_block_size=4, enable_prefix_caching=False)
-
-
-def comparable(frame: Frame) -> dict:
-    """A frame without its wall-clock times, which differ from run to run."""
-    data = frame.to_dict()
-    del data["wall_schedule_s"], data["wall_model_s"]
-    return data
 
 
 def test_a_rejected_request_is_recorded_as_aborted_with_the_reason():

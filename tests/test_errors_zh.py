@@ -16,14 +16,8 @@ from engine.trace_schema import TraceError
 from i18n import CATALOGUES, DEFAULT, Message, MessageError, in_lang
 from scheduler import Config, ConfigError, Scheduler
 from scheduler.sequence import SamplingParams, Sequence
-from tests.test_app_support import fake_model_app, lab, player_message
-
-ENGLISH_SENTENCE = re.compile(r"[A-Za-z]{2,}(?: [A-Za-z]{2,}){2,}")
-CHINESE = re.compile(r"[\u4e00-\u9fff]")
-
-
-def chinese_only(shown: str) -> bool:
-    return bool(CHINESE.search(shown)) and not ENGLISH_SENTENCE.search(shown)
+from tests.helpers.app import lab, player_message
+from tests.helpers.language import chinese_only
 
 
 def test_the_check_finds_an_english_sentence():
@@ -113,10 +107,6 @@ def test_a_refused_request_and_an_abort_reason_say_themselves_in_chinese():
 
 
 # -- on the page (AppTest): each error path in a Chinese session --------------------------------------------
-
-@pytest.fixture
-def app(monkeypatch):
-    return fake_model_app(monkeypatch)
 
 
 def shown_messages(at) -> list[str]:

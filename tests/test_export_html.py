@@ -8,7 +8,6 @@ import shutil
 
 import pytest
 
-from engine.engine import Engine
 from engine.scenario import SCENARIOS_DIR, load_scenario
 from session.feed import Feed
 from session.lab import Lab, RunInputs
@@ -16,25 +15,18 @@ from viz.frame_payload import EMPTY_VIEW, decode, player_views, stage_view
 from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_html, gif_steps
 
 
-@pytest.fixture(scope="module")
-def engine() -> Engine:
-    engine = load_scenario(SCENARIOS_DIR / "02_preemption.toml").engine()
-    engine.run()
-    return engine
-
-
 def embedded_runs(page: str) -> list[dict]:
     return json.loads(re.search(r"const RUNS = (.*);\n", page).group(1).replace("<\\/", "</"))
 
 
-def test_the_page_embeds_the_player_once_and_every_frame(engine):
-    page = animation_html([("tail", list(engine.frames)), ("again", list(engine.frames))], "two runs")
+def test_the_page_embeds_the_player_once_and_every_frame(preemption_preset):
+    frames = list(preemption_preset.frames)
+    page = animation_html([("tail", frames), ("again", frames)], "two runs", lang="en")
     assert not re.search(r"<(script|link)[^>]+(src|href)=", page)  # nothing to fetch
     assert page.count("window.SchedlabPlayer = {") == 1
     runs = embedded_runs(page)
     assert [r["title"] for r in runs] == ["tail", "again"]
-    frames = engine.frames
-    assert decoded(runs[0]["frames"]) == list(player_views(frames))
+    assert decoded(runs[0]["frames"]) == list(player_views(frames, lang="en"))
 
 
 def decoded(deltas: list[dict]) -> list[dict]:
@@ -54,7 +46,7 @@ def test_the_export_shows_what_the_apps_stage_shows(lang):
     feed, sent = Feed(lang), []
     while len(sent) <= lab.last:
         sent += feed.message(lab, {"title": "", "model": "", "key_frames": []})["frames"]
-    (run,) = embedded_runs(animation_html([("run", list(lab.frames))], "run", lang))
+    (run,) = embedded_runs(animation_html([("run", list(lab.frames))], "run", lang=lang))
     exported = decoded(run["frames"])
     assert exported == decoded(sent)
     without_before = [stage_view(f, lang=lang)["narration"] for f in lab.frames]
@@ -69,10 +61,10 @@ def test_gif_steps_keep_the_ends_within_the_budget():
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
-def test_the_page_plays_offline_in_chromium(engine, tmp_path):
+def test_the_page_plays_offline_in_chromium(preemption_preset, tmp_path):
     sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
     path = tmp_path / "run.html"
-    path.write_text(animation_html([("tail", list(engine.frames))]))
+    path.write_text(animation_html([("tail", list(preemption_preset.frames))], lang="en"))
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -83,12 +75,13 @@ def test_the_page_plays_offline_in_chromium(engine, tmp_path):
             page.goto(path.as_uri())
             player = page.locator("[data-testid=stage-player]")
             assert player.get_attribute("data-frame") == "0"
-            assert player.get_attribute("data-last") == str(engine.step_count)
+            assert player.get_attribute("data-last") == str(preemption_preset.step_count)
             for _ in range(3):
                 player.get_by_role("button", name="Step", exact=True).click()
             assert player.get_attribute("data-frame") == "3"
             owners = player.evaluate("root => root.player.drawn.owners")
-            assert owners == [list(engine.frames[3].block_owners(b.id)) for b in engine.frames[3].blocks]
+            third = preemption_preset.frames[3]
+            assert owners == [list(third.block_owners(b.id)) for b in third.blocks]
             player.evaluate("root => root.player.receive({run: 0, from: root.player.views.length, last: 99,"
                             " frames: [{not: 'a frame'}]})")  # a chunk that cannot be decoded
             assert "could not be read" in player.locator(".sp-message").inner_text()
@@ -112,18 +105,16 @@ def test_the_page_plays_offline_in_chromium(engine, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
-def test_png_and_gif_for_slides(engine):
+def test_gif_for_slides(preemption_preset):
     pytest.importorskip("playwright.sync_api")
     image = pytest.importorskip("PIL.Image")
 
-    from viz.charts import queues_and_kv_figure
-    from viz.html_export import figure_png, run_gif
+    from viz.html_export import run_gif
 
-    png = figure_png(queues_and_kv_figure(list(engine.frames)), width=800, height=400)
-    assert png.startswith(b"\x89PNG") and image.open(io.BytesIO(png)).size == (800, 400)
-    gif = image.open(io.BytesIO(run_gif(list(engine.frames), "tail", width=480, height=270, max_frames=6)))
+    frames = list(preemption_preset.frames)
+    gif = image.open(io.BytesIO(run_gif(frames, "tail", width=480, height=270, max_frames=6, lang="en")))
     assert gif.format == "GIF" and gif.size == (480, 270)
-    assert gif.n_frames == len(gif_steps(len(engine.frames), 6))
+    assert gif.n_frames == len(gif_steps(len(preemption_preset.frames), 6))
     pictures = []
     for i in range(gif.n_frames):
         gif.seek(i)
@@ -141,7 +132,7 @@ def test_every_token_cell_drawn_is_the_frames_token(tmp_path):
     engine.run(120)
     frames = list(engine.frames)
     path = tmp_path / "run.html"
-    path.write_text(animation_html([("chat", frames)]))
+    path.write_text(animation_html([("chat", frames)], lang="en"))
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:

@@ -12,9 +12,9 @@ is measured by `bench/bench_runner.py --device cuda`.
 
 import pytest
 import torch
-from conftest_runner import chat_run, needs_cuda, reference_completion
 
 from runner.model_loading import load_model
+from tests.helpers.tiny_model import chat_run, needs_cuda, reference_completion
 
 pytestmark = [pytest.mark.slow, *needs_cuda]
 

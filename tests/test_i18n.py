@@ -74,7 +74,7 @@ def test_the_chinese_narration_of_a_whole_preset_has_no_english_left(name):
     engine.run(200)
     frames = engine.frames
     for k in range(len(frames)):
-        for sentence in narrate(frames[k], frames[k - 1] if k else None, "zh"):
+        for sentence in narrate(frames[k], frames[k - 1] if k else None, lang="zh"):
             assert not english_words(sentence), f"{name} frame {k}: {sentence}"
             assert re.search(r"[\u4e00-\u9fff]", sentence)
 
@@ -133,7 +133,7 @@ def test_a_link_keeps_the_language():
 def test_switching_language_sends_the_frames_again_in_it():
     lab = Lab(RunInputs.from_scenario(SCENARIOS["02_preemption"], "fake"))
     lab.run(3)
-    feed = Feed()
+    feed = Feed(lang="en")
     english = feed.message(lab, {})
     assert english["frames"][1]["narration"][0].startswith("Step 1 ran a prefill batch")
     feed.use_language("zh")
@@ -146,7 +146,7 @@ def test_switching_language_sends_the_frames_again_in_it():
 def test_the_offline_animation_speaks_the_language_asked_for():
     engine = SCENARIOS["02_preemption"].engine()
     engine.run(3)
-    page = animation_html([("run", engine.frames)], "标题", "zh")
+    page = animation_html([("run", engine.frames)], "标题", lang="zh")
     assert page.startswith("<!DOCTYPE html><html lang='zh'>")
     runs = json.loads(page.split("const RUNS = ")[1].split(";\n")[0])
     assert runs[0]["strings"]["step_name"] == "单步" and runs[0]["model"] == "录制的运行"

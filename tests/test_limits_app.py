@@ -11,14 +11,10 @@ import pytest
 from engine.limits import MAX_TRACE_BYTES
 from engine.scenario import load_scenario, preset_paths
 from engine.trace import trace_dict
-from tests.test_app_support import fake_model_app, lab, player_message
+from tests.helpers.app import lab, player_message
 
 CONFIG = Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml"
 
-
-@pytest.fixture
-def app(monkeypatch):
-    return fake_model_app(monkeypatch)
 
 
 def test_the_server_hides_tracebacks_and_accepts_uploads_as_large_as_the_app_opens():
@@ -82,7 +78,7 @@ def test_a_gif_without_a_browser_says_why(monkeypatch):
     engine.run(3)
     monkeypatch.setattr(html_export, "CHROMIUM", "/nonexistent/chromium")
     with pytest.raises(ValueError, match="Chromium is not installed"):
-        html_export.run_gif(list(engine.frames), "run", max_frames=2)
+        html_export.run_gif(list(engine.frames), "run", max_frames=2, lang="en")
 
 
 def test_no_pages_folder_for_streamlit_to_list_before_the_app_names_its_pages():

@@ -37,7 +37,7 @@ def _runs(lab: Lab):
         lab.run(STEPS)
     for k in range(min(lab.last, STEPS) + 1):
         lab.goto(k)
-        narrate(lab.frame)
+        narrate(lab.frame, lang="en")
 
 
 @FUZZ

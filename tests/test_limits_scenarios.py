@@ -5,7 +5,7 @@ import pytest
 from engine.cli import main
 from engine.scenario import ScenarioError, load_scenario
 from session.links import LinkError, open_link, parse_link
-from tests.test_scenarios import GOOD
+from tests.helpers.engines import GOOD
 
 
 def _load(tmp_path, text: str):

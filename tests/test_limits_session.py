@@ -4,10 +4,10 @@ import tracemalloc
 
 import pytest
 
+from engine.timeline import segments
 from engine.workload import random_workload
 from scheduler import Config
 from session.lab import CUSTOM, Lab, LabError, RunInputs
-from viz.timeline import segments
 
 
 def big_pool_lab(requests: int = 40) -> Lab:

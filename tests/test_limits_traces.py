@@ -5,18 +5,10 @@ import json
 import pytest
 
 from engine.engine import Engine
-from engine.scenario import SCENARIOS_DIR, load_scenario
 from engine.trace import TRACE_VERSION, read_trace, trace_dict, trace_json
 from engine.workload import random_workload
 from scheduler import Config
 from session.lab import LabError, open_trace
-
-
-@pytest.fixture(scope="module")
-def engine():
-    engine = load_scenario(SCENARIOS_DIR / "02_preemption.toml", runner="fake").engine()
-    engine.run()
-    return engine
 
 
 def _upload(trace: dict | str | bytes):
@@ -56,9 +48,9 @@ def _set(path: str, value):
     (_set("frames", []), "frames"),
     (_set("version", 9), "version"),
 ])
-def test_a_trace_that_does_not_fit_the_schema_is_refused_saying_where(engine, edit, where):
+def test_a_trace_that_does_not_fit_the_schema_is_refused_saying_where(preemption_preset, edit, where):
     with pytest.raises(LabError, match=where.replace("[", r"\[").replace(".", r"\.")):
-        _upload(_edited(engine, edit))
+        _upload(_edited(preemption_preset, edit))
 
 
 @pytest.mark.parametrize("data, problem", [
@@ -71,19 +63,19 @@ def test_files_that_are_not_traces_are_refused_with_a_sentence(data, problem):
         _upload(data)
 
 
-def test_every_frame_of_an_accepted_trace_reads_back_as_recorded(engine):
-    lab = _upload(trace_dict(engine, "demo"))
-    assert lab.last == len(engine.frames) - 1 and lab.title == "Trace: demo"
-    for k in range(len(engine.frames)):
-        assert lab.frames[k].to_dict() == engine.frames[k].to_dict()
+def test_every_frame_of_an_accepted_trace_reads_back_as_recorded(preemption_preset):
+    lab = _upload(trace_dict(preemption_preset, "demo"))
+    assert lab.last == len(preemption_preset.frames) - 1 and lab.title == "Trace: demo"
+    for k in range(len(preemption_preset.frames)):
+        assert lab.frames[k].to_dict() == preemption_preset.frames[k].to_dict()
 
 
-def test_a_version_1_trace_with_full_frames_still_opens(engine):
-    trace = trace_dict(engine, "old")
+def test_a_version_1_trace_with_full_frames_still_opens(preemption_preset):
+    trace = trace_dict(preemption_preset, "old")
     trace["version"] = 1
-    trace["frames"] = [frame.to_dict(tokens=False) for frame in engine.frames]
+    trace["frames"] = [frame.to_dict(tokens=False) for frame in preemption_preset.frames]
     store, _ = read_trace(json.dumps(trace))
-    assert store[len(store) - 1].to_dict() == engine.frames[-1].to_dict()
+    assert store[len(store) - 1].to_dict() == preemption_preset.frames[-1].to_dict()
 
 
 def test_a_trace_grows_with_what_changes_per_step_not_with_the_pool():

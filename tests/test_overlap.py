@@ -67,7 +67,7 @@ def test_speculation_is_refused():
 
 def test_the_timeline_chart_draws_every_interval():
     _, (over, _, _) = both(CONFIG, ignore_eos=True)
-    fig = overlap_timeline_figure(over.timings)
+    fig = overlap_timeline_figure(over.timings, lang="en")
     schedule, postprocess, model = fig.data
     assert len(model.base) == len(over.timings) and set(schedule.y) == {"scheduler"}
     first = over.timings[0]

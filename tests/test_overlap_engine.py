@@ -15,7 +15,7 @@ from engine.scenario import load_scenario, preset_paths
 from engine.workload import Request
 from runner.fake import FakeRunner
 from scheduler import Config, ConfigError
-from tests.test_engine_core import comparable
+from tests.helpers.engines import comparable
 
 CONFIG = Config(max_num_seqs=3, max_num_batched_tokens=64, max_model_len=40, num_kvcache_blocks=12,
                 kvcache_block_size=4, enable_prefix_caching=False)

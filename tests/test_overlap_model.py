@@ -5,11 +5,11 @@ from collections import Counter
 from dataclasses import replace
 
 import pytest
-from conftest_runner import random_prompts, tiny_model
 
 from engine.overlap import DriveResult, drive
 from runner.model_runner import ModelRunner
 from scheduler import Config, SamplingParams, Scheduler, Sequence
+from tests.helpers.tiny_model import random_prompts, tiny_model
 
 CONFIG = Config(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=64, num_kvcache_blocks=16,
                 kvcache_block_size=4, chunked_prefill=True)

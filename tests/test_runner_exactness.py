@@ -4,12 +4,21 @@ and, marked `gpu` (skipped without CUDA), on CUDA, in fp32 on both: see tests/te
 
 import pytest
 import torch
-from conftest_runner import DEVICES, TINY_EOS, drive, random_prompts, reference_completion, tiny_model
 from transformers import MistralConfig, Qwen2Config, Qwen3Config
 
 from runner.model_runner import EMPTY_SLOT, ModelRunner
-from scheduler import Config, SamplingParams, Scheduler, Sequence
+from scheduler import SamplingParams, Scheduler, Sequence
 from scheduler.events import ChunkScheduled, Preempted, PrefixHit, Speculated
+from tests.helpers.tiny_model import (
+    DEVICES,
+    make_requests,
+    random_prompts,
+    reference_completion,
+    run_and_compare,
+    run_with_arrivals,
+    tiny_config,
+    tiny_model,
+)
 
 
 @pytest.fixture(scope="module", params=DEVICES)
@@ -17,36 +26,11 @@ def tiny(request):
     return tiny_model(device=request.param)
 
 
-def make_requests(prompts, max_tokens=12):
-    return [Sequence(p, SamplingParams(temperature=0.0, max_tokens=max_tokens)) for p in prompts]
-
-
-def config(**overrides) -> Config:
-    settings = dict(max_num_seqs=4, max_num_batched_tokens=128, max_model_len=128, num_kvcache_blocks=64,
-                    kvcache_block_size=16, eos=TINY_EOS)
-    return Config(**settings | overrides)
-
-
-def run_and_compare(tiny, cfg: Config, prompts, arrival_steps, max_tokens=12):
-    """Run the prompts through scheduler and runner; assert each equals its reference. Returns the log."""
-    seqs = make_requests(prompts, max_tokens)
-    arrivals = {}
-    for seq, step in zip(seqs, arrival_steps, strict=True):
-        arrivals.setdefault(step, []).append(seq)
-    scheduler, runner = Scheduler(cfg), ModelRunner(tiny, cfg)
-    log = drive(runner, scheduler, arrivals)
-    for seq, prompt in zip(seqs, prompts, strict=True):
-        assert seq.finish_reason in ("eos", "max_tokens"), seq.finish_reason
-        assert seq.completion_token_ids == reference_completion(tiny, prompt, max_tokens), f"request {seq.seq_id}"
-    log.scheduler, log.runner, log.seqs = scheduler, runner, seqs
-    return log
-
-
 @pytest.mark.parametrize("block_size", [1, 10, 16])
 def test_continuous_batching_with_arrivals_and_prefix_hits(tiny, block_size):
     system = random_prompts([23], seed=7)[0]
     prompts = random_prompts([5, 17, 30, 9, 12, 3], seed=block_size, prefix=system)
-    log = run_and_compare(tiny, config(kvcache_block_size=block_size, num_kvcache_blocks=1200 // block_size),
+    log = run_and_compare(tiny, tiny_config(kvcache_block_size=block_size, num_kvcache_blocks=1200 // block_size),
                           prompts, arrival_steps=[0, 0, 1, 4, 4, 9])
     hits = [e for e in log.events if isinstance(e, PrefixHit)]
     assert hits and log.scheduler.block_manager.num_prefix_hits > 0
@@ -56,7 +40,7 @@ def test_continuous_batching_with_arrivals_and_prefix_hits(tiny, block_size):
 @pytest.mark.parametrize("block_size", [1, 10, 16])
 def test_preemption_and_recompute(tiny, block_size):
     prompts = random_prompts([20, 25, 18, 22, 15], seed=3)
-    log = run_and_compare(tiny, config(kvcache_block_size=block_size, num_kvcache_blocks=80 // block_size,
+    log = run_and_compare(tiny, tiny_config(kvcache_block_size=block_size, num_kvcache_blocks=80 // block_size,
                                        max_model_len=60, max_num_batched_tokens=64),
                           prompts, arrival_steps=[0, 0, 0, 2, 5], max_tokens=20)
     assert any(isinstance(e, Preempted) for e in log.events)
@@ -67,7 +51,7 @@ def test_preemption_and_recompute(tiny, block_size):
 def test_chunked_prefill_and_mixed_batches(tiny, block_size):
     system = random_prompts([21], seed=11)[0]
     prompts = random_prompts([40, 7, 33, 26, 50], seed=5, prefix=system)
-    log = run_and_compare(tiny, config(kvcache_block_size=block_size, num_kvcache_blocks=1000 // block_size,
+    log = run_and_compare(tiny, tiny_config(kvcache_block_size=block_size, num_kvcache_blocks=1000 // block_size,
                                        max_num_batched_tokens=24, chunked_prefill=True, mixed_batches=True),
                           prompts, arrival_steps=[0, 1, 3, 3, 8])
     assert any(isinstance(e, ChunkScheduled) for e in log.events)
@@ -81,7 +65,7 @@ def test_speculative_drafts_change_nothing(tiny, block_size):
     pattern = random_prompts([6], seed=13)[0]
     loops = random_prompts([8], seed=2)[0]  # the tiny model answers this with "... 62 69 62 69 62 ...": drafts hit
     prompts = [loops, random_prompts([15], seed=14)[0] + pattern * 2, pattern * 3]
-    log = run_and_compare(tiny, config(kvcache_block_size=block_size, num_kvcache_blocks=600 // block_size,
+    log = run_and_compare(tiny, tiny_config(kvcache_block_size=block_size, num_kvcache_blocks=600 // block_size,
                                        num_speculative_tokens=4, mixed_batches=block_size == 10),
                           prompts, arrival_steps=[0, 1, 3], max_tokens=24)
     speculated = [e for e in log.events if isinstance(e, Speculated)]
@@ -91,7 +75,7 @@ def test_speculative_drafts_change_nothing(tiny, block_size):
 
 def test_block_token_ids_show_what_each_slot_holds(tiny):
     """After every step, each block of a running request holds exactly its computed tokens, in order."""
-    cfg = config(kvcache_block_size=10, num_kvcache_blocks=30, chunked_prefill=True, max_num_batched_tokens=16)
+    cfg = tiny_config(kvcache_block_size=10, num_kvcache_blocks=30, chunked_prefill=True, max_num_batched_tokens=16)
     scheduler, runner = Scheduler(cfg), ModelRunner(tiny, cfg)
     for seq in make_requests(random_prompts([14, 31], seed=2), max_tokens=6):
         scheduler.add(seq)
@@ -118,25 +102,25 @@ def test_seeded_sampling_is_reproducible_however_scheduled(tiny):
         arrivals = {}
         for seq, step in zip(seqs, arrival_steps, strict=True):
             arrivals.setdefault(step, []).append(seq)
-        drive(ModelRunner(tiny, cfg, seed=runner_seed), Scheduler(cfg), arrivals)
+        run_with_arrivals(Scheduler(cfg), ModelRunner(tiny, cfg, seed=runner_seed), arrivals)
         return [s.completion_token_ids for s in seqs], [s.num_preemptions for s in seqs]
 
-    roomy, _ = sample_run(config(), [0, 0, 0])
-    cramped, preemptions = sample_run(config(kvcache_block_size=4, num_kvcache_blocks=14, max_model_len=56,
+    roomy, _ = sample_run(tiny_config(), [0, 0, 0])
+    cramped, preemptions = sample_run(tiny_config(kvcache_block_size=4, num_kvcache_blocks=14, max_model_len=56,
                                              max_num_batched_tokens=8, chunked_prefill=True, mixed_batches=True),
                                       [0, 2, 5])
     assert any(preemptions)
     assert cramped == roomy
-    speculating, _ = sample_run(config(num_speculative_tokens=3), [0, 1, 1])
+    speculating, _ = sample_run(tiny_config(num_speculative_tokens=3), [0, 1, 1])
     assert speculating == roomy
-    other_seed, _ = sample_run(config(), [0, 0, 0], runner_seed=99)
+    other_seed, _ = sample_run(tiny_config(), [0, 0, 0], runner_seed=99)
     assert other_seed[0] == roomy[0]  # its own seed wins over the runner's
     assert other_seed[1:] != roomy[1:]
 
 
 def test_two_runners_do_not_share_kv(tiny):
     """Two runners step in lockstep over the same block ids with different prompts; each stays exact."""
-    cfg = config(kvcache_block_size=8, num_kvcache_blocks=20)
+    cfg = tiny_config(kvcache_block_size=8, num_kvcache_blocks=20)
     prompt_a, prompt_b = random_prompts([19, 27], seed=9)
     (seq_a,), (seq_b,) = make_requests([prompt_a]), make_requests([prompt_b])
     runner_a, runner_b = ModelRunner(tiny, cfg), ModelRunner(tiny, cfg)
@@ -160,7 +144,7 @@ def test_other_supported_families_are_exact(config_class, device):
     extra = {"sliding_window": None} if config_class is MistralConfig else {}
     family = tiny_model(config_class, seed=3, device=device, **extra)
     system = random_prompts([12], seed=8)[0]
-    log = run_and_compare(family, config(kvcache_block_size=5, num_kvcache_blocks=60, max_num_batched_tokens=16,
+    log = run_and_compare(family, tiny_config(kvcache_block_size=5, num_kvcache_blocks=60, max_num_batched_tokens=16,
                                          chunked_prefill=True, mixed_batches=True),
                           random_prompts([9, 20, 14], seed=6, prefix=system), arrival_steps=[0, 1, 2])
     assert any(isinstance(e, PrefixHit) for e in log.events) and "mixed" in log.kinds
@@ -171,7 +155,7 @@ def test_bf16_takes_the_path_the_app_takes_on_cuda():
     attention over a bf16 cache, plain products), run on the CPU: its dtype handling is tested without a GPU."""
     tiny = tiny_model(dtype=torch.bfloat16)
     system = random_prompts([12], seed=8)[0]
-    log = run_and_compare(tiny, config(kvcache_block_size=5, num_kvcache_blocks=60, max_num_batched_tokens=16,
+    log = run_and_compare(tiny, tiny_config(kvcache_block_size=5, num_kvcache_blocks=60, max_num_batched_tokens=16,
                                        chunked_prefill=True, mixed_batches=True),
                           random_prompts([9, 20, 14], seed=6, prefix=system), arrival_steps=[0, 1, 2])
     assert not log.runner.direct_forward and log.runner.kv_cache.dtype == torch.bfloat16

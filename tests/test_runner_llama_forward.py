@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-from conftest_runner import random_prompts, tiny_model
 from transformers import Qwen3Config
 
 from runner.llama_forward import _layer, llama_logits, supports_direct_forward
@@ -10,6 +9,7 @@ from runner.model_runner import ModelRunner
 from runner.packing import pack_batch
 from runner.prepacked_linear import prepacked_linears
 from scheduler import Config, SamplingParams, Sequence
+from tests.helpers.tiny_model import random_prompts, tiny_model
 
 
 def staged(prompt: list[int], first_block: int, computed: int, block_size: int) -> Sequence:

@@ -6,7 +6,6 @@ import sys
 
 import pytest
 import torch
-from conftest_runner import chat_run, drive, random_prompts, reference_completion, tiny_model
 from transformers import Gemma2Config, LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
 
 from runner import default_model
@@ -14,6 +13,7 @@ from runner.model_loading import DEVICE_ENV, UnsupportedModelError, check_suppor
 from runner.model_runner import ModelRunner
 from scheduler import Config, SamplingParams, Scheduler, Sequence
 from scheduler.events import ChunkScheduled, PrefixHit
+from tests.helpers.tiny_model import chat_run, random_prompts, reference_completion, run_with_arrivals, tiny_model
 
 
 def test_importing_runner_does_not_import_torch():
@@ -136,7 +136,7 @@ def test_any_local_model_folder_loads_by_path(smollm2, tmp_path):
     cfg = Config(max_num_batched_tokens=256, kvcache_block_size=8, eos=loaded.eos_token_id)
     prompts = random_prompts([11, 25], seed=12)
     seqs = [Sequence(p, SamplingParams(temperature=0.0, max_tokens=10)) for p in prompts]
-    drive(ModelRunner(loaded, cfg), Scheduler(cfg), {0: seqs[:1], 1: seqs[1:]})
+    run_with_arrivals(Scheduler(cfg), ModelRunner(loaded, cfg), {0: seqs[:1], 1: seqs[1:]})
     for seq, prompt in zip(seqs, prompts, strict=True):
         assert seq.completion_token_ids == reference_completion(loaded, prompt, 10)
 

@@ -9,12 +9,12 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from conftest_runner import TINY_EOS, random_prompts, tiny_model
 
 from runner.model_runner import ModelRunner, Part, pieces
 from runner.share import PassBudget, Share, asking
 from runner.worker import ModelWorker, Step, fair_pass
 from scheduler import Config, SamplingParams, Scheduler, Sequence
+from tests.helpers.tiny_model import TINY_EOS, random_prompts, tiny_model
 
 SESSIONS = 4
 STEPS_PER_SESSION = 10

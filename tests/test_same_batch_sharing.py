@@ -5,12 +5,11 @@ runner still writes, token for token, what `generate()` writes for each request 
 from dataclasses import replace
 
 import pytest
-from conftest_runner import random_prompts, tiny_model
-from test_runner_exactness import config, run_and_compare
 
 from engine.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config, ConfigError, SamplingParams, Scheduler, Sequence
 from scheduler.events import PrefixHit
+from tests.helpers.tiny_model import random_prompts, run_and_compare, tiny_config, tiny_model
 
 
 def _admit_together(cache_blocks_at_allocation: bool) -> tuple[Scheduler, list[Sequence], tuple]:
@@ -49,7 +48,7 @@ def tiny():
 def test_sharing_within_a_step_is_token_exact(tiny, block_size):
     system = random_prompts([27], seed=21)[0]
     prompts = random_prompts([6, 13, 2, 20, 9], seed=block_size, prefix=system)
-    log = run_and_compare(tiny, config(kvcache_block_size=block_size, num_kvcache_blocks=900 // block_size,
+    log = run_and_compare(tiny, tiny_config(kvcache_block_size=block_size, num_kvcache_blocks=900 // block_size,
                                        cache_blocks_at_allocation=True, mixed_batches=block_size == 10),
                           prompts, arrival_steps=[0, 0, 0, 3, 3])
     hits = {e.seq_id for e in log.events if isinstance(e, PrefixHit)}

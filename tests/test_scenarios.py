@@ -3,6 +3,7 @@
 import pytest
 
 from engine.scenario import SCENARIOS_DIR, ScenarioError, load_scenario, preset_paths
+from tests.helpers.engines import GOOD
 
 PRESETS = preset_paths()
 
@@ -27,18 +28,6 @@ def test_preset_key_frames_happen(path):
         frames = runs[key_frame.variant].frames
         problems += key_frame.mismatches(frames[key_frame.step], frames[key_frame.step - 1])
     assert not problems, "\n".join(problems)
-
-
-GOOD = """
-title = "t"
-narrative = "n"
-[config]
-max_num_seqs = 2
-max_num_batched_tokens = 32
-max_model_len = 16
-[[workload.requests]]
-prompt_token_ids = [1, 2, 3]
-"""
 
 
 @pytest.mark.parametrize("edit, key, fix", [

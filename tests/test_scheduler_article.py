@@ -3,7 +3,7 @@
 import random
 
 from scheduler import Config, SamplingParams, Scheduler, Sequence, SequenceStatus
-from tests.drive import run_to_end
+from tests.helpers.scheduler_loop import run_to_end
 
 
 def article_requests(count: int, seed: int = 0) -> list[Sequence]:

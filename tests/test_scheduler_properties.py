@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from scheduler import Config, ConfigError, SamplingParams, Scheduler, Sequence, SequenceStatus
-from tests.drive import run_to_end
+from tests.helpers.scheduler_loop import run_to_end
 
 SHARED_PREFIX = list(range(100, 140))
 

@@ -4,7 +4,7 @@ import pytest
 
 from scheduler import Config, RequestRejected, SamplingParams, Scheduler, Sequence, SequenceStatus
 from scheduler import block_manager as bm_module
-from tests.drive import run_to_end
+from tests.helpers.scheduler_loop import run_to_end
 
 
 def config(**overrides) -> Config:

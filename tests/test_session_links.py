@@ -37,7 +37,7 @@ def test_a_custom_setup_round_trips_through_its_link():
     assert (config.max_num_seqs, config.num_kvcache_blocks, config.prefill_first) == (2, 12, False)
     assert options.overlap and options.adaptive == AdaptiveBatch(0.04, 0.15, 1, 1, 3)
     assert lab.cursor == 7
-    assert link_of(lab, SCENARIOS, present=True).params() == params
+    assert link_of(lab, SCENARIOS, present=True, lang="en").params() == params
 
 
 def test_the_custom_form_and_its_link_make_the_same_run():
@@ -46,7 +46,7 @@ def test_the_custom_form_and_its_link_make_the_same_run():
     setup = CustomSetup(requests=4, max_tokens=5)
     lab = Lab(RunInputs.from_custom(setup, preset.config, "fake", seed=9))
     lab.run(6)
-    params = link_of(lab, SCENARIOS).params()
+    params = link_of(lab, SCENARIOS, lang="en").params()
     assert params["num_kvcache_blocks"] == str(preset.config.num_kvcache_blocks) and params["seed"] == "9"
     again = reopened(params)
     assert "eos" not in params and again.inputs == lab.inputs and shown(again) == shown(lab)
@@ -59,7 +59,7 @@ def test_a_preset_link_carries_the_settings_changed_at_frame_0_only():
     lab.set_config(max_num_seqs=1)  # at frame 3: a later change is not part of the link
     lab.run(2)
     lab.goto(4)
-    params = link_of(lab, SCENARIOS).params()
+    params = link_of(lab, SCENARIOS, lang="en").params()
     assert params == {"scenario": "01_prefill_first", "seed": "4", "max_num_seqs": "2", "frame": "4"}
     again = reopened(params)
     assert again.config_in_effect(0).max_num_seqs == 2 and again.cursor == 4
@@ -71,7 +71,7 @@ def test_old_links_still_open_and_read_back_the_same():
                    {"scenario": "04_chunked_prefill", "variant": "1", "frame": "3"}):
         lab = reopened(params)
         assert lab.inputs.scenario_name == params["scenario"] and lab.cursor == int(params["frame"])
-        assert link_of(lab, SCENARIOS, present="present" in params).params() == params
+        assert link_of(lab, SCENARIOS, present="present" in params, lang="en").params() == params
     assert parse_link({}, SCENARIOS) == Link(next(iter(SCENARIOS)))
 
 

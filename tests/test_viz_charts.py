@@ -1,11 +1,12 @@
-from tests.test_viz_scenes import preemption_engine
+from engine.timeline import Segment, phase_of, segments
+from tests.helpers.engines import preemption_engine
 from viz.charts import batch_figure, queues_and_kv_figure
-from viz.timeline import Segment, phase_of, segments, timeline_figure
+from viz.timeline import timeline_figure
 
 
 def test_queue_and_kv_lines_follow_the_metrics():
     frames = list(preemption_engine().frames)
-    fig = queues_and_kv_figure(frames, current_step=3)
+    fig = queues_and_kv_figure(frames, current_step=3, lang="en")
     by_name = {t.name: t for t in fig.data}
     assert list(by_name["waiting"].y) == [f.metrics.num_waiting for f in frames]
     assert list(by_name["running"].y) == [f.metrics.num_running for f in frames]
@@ -14,7 +15,7 @@ def test_queue_and_kv_lines_follow_the_metrics():
 
 def test_batch_bars_are_split_by_kind():
     frames = list(preemption_engine().frames)
-    fig = batch_figure(frames)
+    fig = batch_figure(frames, lang="en")
     bars = {t.name: t for t in fig.data if t.type == "bar"}
     assert list(bars["prefill batch (requests)"].x) == [1, 11]
     tokens = next(t for t in fig.data if t.name == "tokens in batch")
@@ -27,7 +28,7 @@ def test_timeline_segments_show_waiting_prefill_decode_and_preemption():
     assert request_1 == [Segment(1, "prefill", 1, 1), Segment(1, "decode", 2, 7), Segment(1, "preempted", 8, 10),
                          Segment(1, "prefill", 11, 11), Segment(1, "decode", 12, 13)]
     assert [s.phase for s in segments(frames) if s.request_id == 2][0] == "waiting"
-    fig = timeline_figure(frames, current_step=5)
+    fig = timeline_figure(frames, current_step=5, lang="en")
     assert {t.name for t in fig.data} >= {"decode", "waiting after a preemption", "prefill (prompt or recompute)"}
 
 

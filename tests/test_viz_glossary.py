@@ -13,8 +13,8 @@ def test_every_setting_has_a_label_and_help_and_the_legend_explains_the_shorthan
     assert {f.name for f in fields(Config)} - set(SETTING_FIELDS) == {"eos"}
     for lang in ("en", "zh"):
         assert all(setting(f, lang).label and len(setting(f, lang).help) > 20 for f in SETTING_FIELDS)
-    assert "n-gram" not in setting("prompt_lookup_min").label
-    shown = {entry.shown for entry in legend()}
+    assert "n-gram" not in setting("prompt_lookup_min", lang="en").label
+    shown = {entry.shown for entry in legend(lang="en")}
     assert {"ID:3 (L:12)", "8/16", "block 5 ×3"} <= shown
 
 
@@ -22,22 +22,22 @@ def test_a_request_stopped_by_max_model_len_says_so_beside_its_progress():
     engine = load_scenario(SCENARIOS_DIR / "01_prefill_first.toml").engine()
     engine.run()
     frame = engine.frames[-1]
-    stopped = next(t for t in request_texts(frame) if t.status == "finished (max_model_len)")
-    text = progress_text(stopped, frame.config.max_model_len)
+    stopped = next(t for t in request_texts(frame, lang="en") if t.status == "finished (max_model_len)")
+    text = progress_text(stopped, frame.config.max_model_len, lang="en")
     assert text.startswith(f"{stopped.num_output_tokens}/16 tokens") and "stopped at max_model_len=15" in text
 
 
 def test_variant_labels_and_changes_read_as_words():
-    assert variant_label({"chunked_prefill": True, "max_num_batched_tokens": 64}) == (
+    assert variant_label({"chunked_prefill": True, "max_num_batched_tokens": 64}, lang="en") == (
         "chunked prefill on, token budget per step (max_num_batched_tokens) 64")
     start = Config(num_kvcache_blocks=3, kvcache_block_size=10, max_model_len=15, max_num_batched_tokens=64)
     now = replace(start, num_kvcache_blocks=6, prefill_first=False)
-    assert changed_settings(start, now) == ["KV blocks in the pool 6 (was 3)", "step order decode first (was prefill "
-                                                                                "first)"]
-    assert pending_change(start, start, 4) is None
-    assert "The KV pool is rebuilt then" in pending_change(start, now, 5)
-    assert "rebuilt" not in pending_change(start, replace(start, prefill_first=False), 5)
-    assert title_in_effect("T", start, now, ignore=("prefill_first",)) == ("T · now with KV blocks in the pool 6 (the "
-                                                                          "scenario's: 3)")
-    assert branch_notice(2, 3) == ("Branched at frame 2: frame 3 of the old run discarded; the run goes on from "
-                                   "frame 2 under the new settings.")
+    assert changed_settings(start, now, lang="en") == ["KV blocks in the pool 6 (was 3)",
+                                                       "step order decode first (was prefill first)"]
+    assert pending_change(start, start, 4, lang="en") is None
+    assert "The KV pool is rebuilt then" in pending_change(start, now, 5, lang="en")
+    assert "rebuilt" not in pending_change(start, replace(start, prefill_first=False), 5, lang="en")
+    assert title_in_effect("T", start, now, ignore=("prefill_first",), lang="en") == (
+        "T · now with KV blocks in the pool 6 (the scenario's: 3)")
+    assert branch_notice(2, 3, lang="en") == ("Branched at frame 2: frame 3 of the old run discarded; the run goes on "
+                                              "from frame 2 under the new settings.")

@@ -13,7 +13,7 @@ from scheduler.events import (
     PrefixHit,
     Speculated,
 )
-from tests.test_viz_scenes import preemption_engine, prefix_engine
+from tests.helpers.engines import preemption_engine, prefix_engine
 from viz.narrate import describe, narrate, step_summary
 
 
@@ -38,8 +38,12 @@ def test_every_event_kind_has_a_plain_sentence():
                                           "step; prefills wait for a step without them.",
         Preempted(1, 0, "tail", (3, 4)): "Request 1 was preempted (tail policy) to make room for request 0: blocks "
                                          "3, 4 freed; it goes back to the waiting queue and will recompute.",
-        Preempted(1, 1, "tail", (3,)): "Request 1 was preempted: it needed another block and no other request could "
-                                       "give one up (blocks 3 freed); it goes back to waiting and will recompute.",
+        Preempted(1, 1, "tail", (3,)): "Request 1 was preempted: it needed another block, none was free, and it is "
+                                       "itself the tail of the running queue, so the tail policy preempts it (blocks 3 "
+                                       "freed); it goes back to waiting and will recompute.",
+        Preempted(1, 1, "smart", (3,)): "Request 1 was preempted (smart policy): it needed another block, none was "
+                                        "free, and the policy picked it to give its blocks up (blocks 3 freed); it "
+                                        "goes back to waiting and will recompute.",
         PrefixHit(1, (0, 1), 8): "Request 1 found 2 blocks (8 tokens) in the prefix cache and reuses them: "
                                  "blocks 0, 1.",
         Finished(0, "max_tokens"): "Request 0 finished: it reached its max_tokens (10); its blocks were freed.",
@@ -51,27 +55,27 @@ def test_every_event_kind_has_a_plain_sentence():
                                      "model added one of its own (3 new tokens in one step).",
     }
     for event, sentence in cases.items():
-        assert describe(event, f) == sentence
+        assert describe(event, f, lang="en") == sentence
 
 
 def test_a_step_is_summarised_then_told_event_by_event():
     frames = preemption_engine().frames
-    assert step_summary(frames[0]) == "Nothing has run yet: step to start."
-    lines = narrate(frames[1])
+    assert step_summary(frames[0], lang="en") == "Nothing has run yet: step to start."
+    lines = narrate(frames[1], lang="en")
     assert lines[0] == "Step 1 ran a prefill batch of 2 requests (20 tokens): 0, 1."
     assert lines[-1] == ("Request 2 waits: it needs 3 blocks; 2 blocks free when its turn came in this step; after "
                          "it: 2.")
     preempting = next(f for f in frames if f.events_of("preempted"))
-    assert any("to make room for request 0" in line for line in narrate(preempting))
+    assert any("to make room for request 0" in line for line in narrate(preempting, lang="en"))
 
 
 def test_prefix_hits_are_narrated_from_a_real_run():
-    lines = narrate(prefix_engine().frames[2])
+    lines = narrate(prefix_engine().frames[2], lang="en")
     assert "Request 1 found 2 blocks (8 tokens) in the prefix cache and reuses them: blocks 0, 1." in lines
 
 
 def test_requests_arriving_together_share_one_sentence():
-    lines = narrate(preemption_engine().frames[1])
+    lines = narrate(preemption_engine().frames[1], lang="en")
     assert lines[1] == ("Requests 0, 1 and 2 arrived (10, 10 and 10 prompt tokens, priority 0) and joined the "
                         "waiting queue.")
     assert lines[2] == "Request 0 was admitted: 10 tokens prefilled this step."
@@ -81,7 +85,7 @@ def test_an_unknown_event_kind_still_reads_as_a_sentence():
     class Swapped(Event):
         kind = "swapped_out"
 
-    assert describe(Swapped(4), frame()) == "Request 4: swapped out."
+    assert describe(Swapped(4), frame(), lang="en") == "Request 4: swapped out."
 
 
 # -- every number belongs to a moment: the start of the step (the frame before) or its end (this frame) ------
@@ -97,7 +101,7 @@ def preset_runs():
 
 def number_problems(frame, before) -> list[str]:
     """Every number of the narration that names its moment, checked against that moment's frame."""
-    text, problems = " ".join(narrate(frame, before)), []
+    text, problems = " ".join(narrate(frame, before, lang="en")), []
 
     def check(pattern: str, wanted):
         for match in re.finditer(pattern, text):
@@ -144,39 +148,49 @@ def frames_of(name: str, variant: bool = False):
 def test_a_waiting_request_is_told_with_the_free_blocks_of_both_moments():
     """Preset 02, frame 11: 0 running, 3 empty blocks: the old log said only "needs 2 blocks, 1 free"."""
     frames = frames_of("02_preemption")
-    lines = narrate(frames[11], frames[10])
+    lines = narrate(frames[11], frames[10], lang="en")
     assert "Request 2 waits: it needs 2 blocks; at the start of this step: 1 block free; after it: 3." in lines
     assert "KV blocks free: at the start of this step 1, after it 3 (of 3)." in lines
     assert "Request 3 waits: it needs 1 block; at the start of this step: 0 blocks free; after it: 1." in narrate(
-        frames[2], frames[1])
+        frames[2], frames[1], lang="en")
 
 
 def test_a_prefill_step_says_who_sat_it_out_and_why():
     """Preset 01, step 2: 0, 1 and 2 are running but not in the prefill batch, and 5 run under max_num_seqs=3."""
     frames = frames_of("01_prefill_first")
-    lines = narrate(frames[2], frames[1])
+    lines = narrate(frames[2], frames[1], lang="en")
     assert lines[-1] == ("Requests 0, 1 and 2 were running but sat this step out: a step that admits new requests "
                          "carries only prefills (as in nano-vllm), so their decodes pause for it. max_num_seqs=3 "
                          "counts only this prefill batch, so 5 requests are running after it; decode steps take 3 at "
                          "a time.")
-    assert narrate(frames[3], frames[2])[-1] == ("Requests 3 and 4 were running but not in this batch: a batch holds "
-                                                 "at most max_num_seqs=3 requests, so the running ones take turns.")
+    assert narrate(frames[3], frames[2], lang="en")[-1] == (
+        "Requests 3 and 4 were running but not in this batch: a batch holds at most max_num_seqs=3 requests, so the "
+        "running ones take turns.")
 
 
 def test_the_last_chunk_of_a_prompt_is_told():
     """Preset 04 variant, step 8: the old page said "No scheduling decisions this step"."""
     frames = frames_of("04_chunked_prefill", variant=True)
     assert ("Request 4 prefilled the last chunk of its prompt (tokens 180–239 of 240) and got its first token."
-            in narrate(frames[8], frames[7]))
+            in narrate(frames[8], frames[7], lang="en"))
 
 
 def test_a_pool_rebuilt_mid_run_is_told_as_an_event_not_a_preemption():
     """Raising the KV blocks from 3 to 6 at frame 5: request 0 was never preempted."""
     frames = rebuilt_run()
-    lines = narrate(frames[6], frames[5])
+    lines = narrate(frames[6], frames[5], lang="en")
     assert ("KV pool rebuilt at step 6 with 6 blocks of 10 tokens (a setting changed after frame 5): the running "
             "request 0 recomputes its tokens, queued ahead of the waiting ones; nobody was preempted.") in lines
     admitted_0 = next(line for line in lines if line.startswith("Request 0 was admitted"))
     assert "the KV pool was rebuilt" in admitted_0 and "preempted" not in admitted_0
     assert "KV blocks free: at the start of this step 6, after it 0 (of 6)." in lines
     assert len(frames[6].blocks) == 6 and len(frames[5].blocks) == 3
+
+
+def test_first_arrivals_name_the_requests_the_first_step_adds():
+    from viz.narrate import first_arrivals
+
+    assert first_arrivals([], "en") is None
+    assert first_arrivals([0, 0, 3], "en") == "Requests 0, 1 arrive at the start of step 1 and join the waiting queue."
+    assert first_arrivals([4, 2, 9], "en") == "Request 0 arrives at the start of step 3 and joins the waiting queue."
+    assert first_arrivals([0, 0], "zh") == "请求 0、1 在第 1 步开始时到达，进入等待队列。"

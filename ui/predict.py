@@ -1,6 +1,6 @@
 """Predict, then reveal (optional): before the next key frame, ask what will happen there, then show the
-answer and the step's narration. Questions come from viz/predict.py; the score is kept per scenario in this
-browser session."""
+answer beside the frame it is about (the stage narrates why). Questions come from viz/predict.py; the score is
+kept per scenario in this browser session."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import streamlit as st
 from i18n import Message
 from ui.language import current_lang, t
 from ui.state import USER_ERRORS, feed, lab, report
-from viz.narrate import narrate
 from viz.predict import Question, question_for, question_steps
 
 
@@ -44,16 +43,13 @@ def _frames_up_to(step: int):
 
 
 def _check(question: Question):
+    """Score the choice, then show the step asked about: the answer is revealed beside its own frame."""
     choice = st.session_state.get(f"predict_choice_{question.step}")
     if choice is None:
         st.session_state.notice = Message("predict.pick_first")
         return
     _scores().setdefault(lab().title, {})[question.step] = choice == question.answer_text
-
-
-def _literal(text: str) -> str:
-    """Narration as plain text in Markdown (field names such as max_model_len hold underscores)."""
-    return text.replace("_", "\\_").replace("*", "\\*")
+    _go_to(question.step)
 
 
 def _go_to(step: int):
@@ -65,12 +61,25 @@ def _go_to(step: int):
         report(e)
 
 
+def _revealed(step: int, right: bool):
+    """The answer about the frame shown (a step answered before), beside it: the stage narrates why."""
+    here, lang = lab(), current_lang()
+    question = question_for(here.frames[step - 1], here.frames[step], lang)
+    with st.container(border=True):
+        st.markdown(t("predict.ask", question=question.text))
+        st.markdown(t("predict.right" if right else "predict.wrong", answer=question.answer_text))
+        st.caption(t("predict.why_beside"))
+
+
 def predict():
-    """The toggle and, while it is on, the question about the next key frame (or its answer)."""
+    """The toggle and, while it is on, the question about the next key frame (after the answer about the frame
+    shown, when it was asked about)."""
     if not st.toggle(t("predict.toggle"), key="predict_mode", help=t("predict.toggle_help")):
         return
     answers = _scores().get(lab().title, {})
     st.caption(t("predict.score", right=sum(answers.values()), total=len(answers)))
+    if lab().cursor in answers:
+        _revealed(lab().cursor, answers[lab().cursor])
     step = _next_step()
     try:
         frames = _frames_up_to(step) if step is not None else None
@@ -80,15 +89,9 @@ def predict():
     if frames is None:
         st.caption(t("predict.nothing_left"))
         return
-    lang = current_lang()
-    question = question_for(*frames, lang)
+    question = question_for(*frames, current_lang(), shown=lab().cursor)
     with st.container(border=True):
         st.markdown(t("predict.ask", question=question.text))
-        if step in answers:
-            st.markdown(t("predict.right" if answers[step] else "predict.wrong", answer=question.answer_text))
-            st.markdown("\n".join(f"- {_literal(line)}" for line in narrate(frames[1], lang=lang)))
-            st.button(t("predict.go", step=step), key=f"predict_go_{step}", on_click=_go_to, args=(step,))
-            return
         st.radio(t("predict.choice"), question.choices, index=None, key=f"predict_choice_{step}",
                  label_visibility="collapsed", horizontal=True)
         st.button(t("predict.reveal"), key=f"predict_reveal_{step}", on_click=_check, args=(question,),

@@ -4,7 +4,6 @@ model shared read-only by every session of the process."""
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import streamlit as st
 from streamlit import runtime
@@ -15,7 +14,7 @@ from i18n import Message, message_of
 from runner.share import asking
 from session.feed import Feed
 from session.lab import Lab, LabError, RunInputs, default_runner
-from session.links import LinkError, link_of, open_link, parse_link
+from session.links import link_of, open_link, parse_link, parse_link_or_fallback
 from session.precompute import Precompute, precompute_names
 from session.roster import Attendee, roster
 from ui.language import current_lang, said, t
@@ -125,11 +124,7 @@ def init_session():
         return
     state.errors, state.notice = {}, None
     scenarios, _ = presets()
-    try:
-        link = parse_link(st.query_params.to_dict(), scenarios)
-    except LinkError as e:
-        state.notice = Message("state.bad_link", error=e.message)
-        link = replace(parse_link({}, scenarios), present=st.query_params.get("present") == "1")
+    link, state.notice = parse_link_or_fallback(st.query_params.to_dict(), scenarios)
     state.presentation = link.present
     state.runner, state.model_device = ensure_model(default_runner())
     precomputed(state.runner)
@@ -208,7 +203,7 @@ def keep_widget_state():
 
 def sync_url():
     """The URL names the run and the frame shown, so a link reopens them."""
-    params = link_of(lab(), presets()[0], st.session_state.presentation, current_lang()).params()
+    params = link_of(lab(), presets()[0], st.session_state.presentation, lang=current_lang()).params()
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
 

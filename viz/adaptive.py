@@ -9,14 +9,14 @@ from plotly.subplots import make_subplots
 
 from engine.adaptive import AdaptiveBatch, step_latencies
 from engine.frame import Frame
-from i18n import DEFAULT, text
+from i18n import text
 from viz.charts import _style
 
 BAND_COLOR = "rgba(62,124,177,0.12)"
 
 
 def adaptive_batch_figure(frames: Sequence[Frame], controller: AdaptiveBatch, wall: bool = False,
-                          current_step: int | None = None, height: int = 300, lang: str = DEFAULT) -> go.Figure:
+                          current_step: int | None = None, height: int = 300, *, lang: str) -> go.Figure:
     """Per step: the limit each step ran under and the requests it batched (left axis), and its latency in ms
     (right axis; simulated, or measured with `wall`) over the shaded band where the limit stays put."""
     latencies_ms = [s * 1000 for s in step_latencies(frames, wall)]

@@ -8,13 +8,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.frame import Frame
-from i18n import DEFAULT, text
+from i18n import text
 
 LEGEND_BELOW = {"orientation": "h", "x": 0, "y": -0.28, "yanchor": "top"}
 BATCH_KIND_COLORS = {"prefill": "#3E7CB1", "decode": "#81A4CD", "mixed": "#8E6CCF", "idle": "#CBD2D9"}
 
 
-def _style(fig: go.Figure, title: str, current_step: int | None, height: int, lang: str = DEFAULT):
+def _style(fig: go.Figure, title: str, current_step: int | None, height: int, lang: str):
     fig.update_layout(title={"text": title, "x": 0, "xanchor": "left"}, height=height, hovermode="x unified",
                       margin={"l": 10, "r": 10, "t": 40, "b": 10}, plot_bgcolor="white", legend=LEGEND_BELOW)
     fig.update_xaxes(title_text=text(lang, "chart.step"), showgrid=True, gridcolor="#EEF0F3")
@@ -23,7 +23,7 @@ def _style(fig: go.Figure, title: str, current_step: int | None, height: int, la
 
 
 def queues_and_kv_figure(frames: Sequence[Frame], current_step: int | None = None, height: int = 300,
-                         lang: str = DEFAULT) -> go.Figure:
+                         *, lang: str) -> go.Figure:
     steps = [f.step for f in frames]
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     fig.add_trace(go.Scatter(x=steps, y=[f.metrics.kv_usage * 100 for f in frames], name=text(lang, "chart.kv_in_use"),
@@ -42,7 +42,7 @@ def queues_and_kv_figure(frames: Sequence[Frame], current_step: int | None = Non
 
 
 def batch_figure(frames: Sequence[Frame], current_step: int | None = None, height: int = 300,
-                 lang: str = DEFAULT) -> go.Figure:
+                 *, lang: str) -> go.Figure:
     """Requests per batch as bars coloured by batch kind; tokens per batch as a line on the right axis."""
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     for kind, color in BATCH_KIND_COLORS.items():

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.compare import ConfigRun, batch_limits, mean_step_ms, metric_values
-from i18n import DEFAULT, text
+from i18n import text
 from viz.charts import LEGEND_BELOW
 from viz.timeline import timeline_figure
 
@@ -32,7 +32,7 @@ def step_range(runs: Sequence[ConfigRun]) -> list[float]:
 
 
 def _style(fig: go.Figure, title: str, runs: Sequence[ConfigRun], y_title: str, height: int,
-           lang: str = DEFAULT) -> go.Figure:
+           lang: str) -> go.Figure:
     fig.update_layout(title={"text": title, "x": 0, "xanchor": "left"}, height=height, hovermode="x unified",
                       margin={"l": 10, "r": 10, "t": 40, "b": 10}, plot_bgcolor="white", legend=LEGEND_BELOW)
     fig.update_xaxes(title_text=text(lang, "chart.step"), range=step_range(runs), showgrid=True, gridcolor="#EEF0F3")
@@ -40,7 +40,7 @@ def _style(fig: go.Figure, title: str, runs: Sequence[ConfigRun], y_title: str, 
     return fig
 
 
-def kv_usage_figure(runs: Sequence[ConfigRun], height: int = 300, lang: str = DEFAULT) -> go.Figure:
+def kv_usage_figure(runs: Sequence[ConfigRun], height: int = 300, *, lang: str) -> go.Figure:
     fig = go.Figure()
     for i, run in enumerate(runs):
         fig.add_trace(go.Scatter(x=[f.step for f in run.frames], y=[f.metrics.kv_usage * 100 for f in run.frames],
@@ -50,7 +50,7 @@ def kv_usage_figure(runs: Sequence[ConfigRun], height: int = 300, lang: str = DE
     return fig
 
 
-def fragmentation_figure(runs: Sequence[ConfigRun], height: int = 300, lang: str = DEFAULT) -> go.Figure:
+def fragmentation_figure(runs: Sequence[ConfigRun], height: int = 300, *, lang: str) -> go.Figure:
     """Reserved KV slots holding no token, after each step: what larger blocks waste."""
     fig = go.Figure()
     for i, run in enumerate(runs):
@@ -62,7 +62,7 @@ def fragmentation_figure(runs: Sequence[ConfigRun], height: int = 300, lang: str
     return fig
 
 
-def clock_figure(runs: Sequence[ConfigRun], height: int = 300, lang: str = DEFAULT) -> go.Figure:
+def clock_figure(runs: Sequence[ConfigRun], height: int = 300, *, lang: str) -> go.Figure:
     """The simulated clock at each step: the steeper line took longer per step (what overlapped scheduling
     shortens and an adaptive batch size steers), with the mean step time in the hover."""
     fig = go.Figure()
@@ -75,7 +75,7 @@ def clock_figure(runs: Sequence[ConfigRun], height: int = 300, lang: str = DEFAU
                   lang)
 
 
-def batch_limits_figure(runs: Sequence[ConfigRun], height: int = 300, lang: str = DEFAULT) -> go.Figure:
+def batch_limits_figure(runs: Sequence[ConfigRun], height: int = 300, *, lang: str) -> go.Figure:
     """max_num_seqs each step ran under: flat for a fixed limit, moving with an adaptive controller."""
     fig = go.Figure()
     for i, run in enumerate(runs):
@@ -84,7 +84,7 @@ def batch_limits_figure(runs: Sequence[ConfigRun], height: int = 300, lang: str 
     return _style(fig, text(lang, "compare.chart.limits"), runs, "max_num_seqs", height, lang)
 
 
-def key_metrics_figure(runs: Sequence[ConfigRun], height: int = 320, lang: str = DEFAULT) -> go.Figure:
+def key_metrics_figure(runs: Sequence[ConfigRun], height: int = 320, *, lang: str) -> go.Figure:
     """Small multiples: one panel per key metric, one bar per config (per statistic where there are several);
     a metric that is zero in every config gets no panel (`zero_metrics` names them)."""
     zero = zero_metrics(runs, lang)
@@ -105,7 +105,7 @@ def key_metrics_figure(runs: Sequence[ConfigRun], height: int = 320, lang: str =
     return fig
 
 
-def timelines_figure(runs: Sequence[ConfigRun], row_height: int = 300, lang: str = DEFAULT) -> go.Figure:
+def timelines_figure(runs: Sequence[ConfigRun], row_height: int = 300, *, lang: str) -> go.Figure:
     """Each config's per-request timeline (viz.timeline) stacked on one shared step axis, one legend for all."""
     fig = make_subplots(rows=len(runs), cols=1, shared_xaxes=True, vertical_spacing=0.06,
                         subplot_titles=[text(lang, "compare.chart.timeline", label=run.label) for run in runs])
@@ -136,7 +136,7 @@ def _flat(series: dict[str, list[float]]) -> dict[str, float] | None:
 
 
 def flat_sentence(what: str, series: dict[str, list[float]], fmt: Callable[[float], str],
-                  lang: str = DEFAULT) -> str | None:
+                  lang: str) -> str | None:
     """One line that replaces a chart whose every line is flat (a flat or all-zero chart looks broken), or None
     when some line moves and the chart is worth drawing."""
     levels = _flat(series)
@@ -148,7 +148,7 @@ def flat_sentence(what: str, series: dict[str, list[float]], fmt: Callable[[floa
         text(lang, "compare.flat.level", value=fmt(v), label=label) for label, v in levels.items()))
 
 
-def flat_charts(runs: Sequence[ConfigRun], lang: str = DEFAULT) -> dict[str, str | None]:
+def flat_charts(runs: Sequence[ConfigRun], lang: str) -> dict[str, str | None]:
     """Chart name -> the sentence that replaces it when it would draw only flat lines (else None)."""
     def percent(v):
         return f"{v:.0%}"
@@ -162,12 +162,12 @@ def flat_charts(runs: Sequence[ConfigRun], lang: str = DEFAULT) -> dict[str, str
     }
 
 
-def panel_titles(lang: str = DEFAULT) -> list[tuple[str, tuple[str, ...]]]:
+def panel_titles(lang: str) -> list[tuple[str, tuple[str, ...]]]:
     """KEY_METRICS with each panel's title in `lang`."""
     return [(text(lang, f"compare.panel.{panel}"), names) for panel, names in KEY_METRICS]
 
 
-def zero_metrics(runs: Sequence[ConfigRun], lang: str = DEFAULT) -> list[str]:
+def zero_metrics(runs: Sequence[ConfigRun], lang: str) -> list[str]:
     """Key-metric panels that would hold only zero bars (not drawn; the page names them)."""
     values = [metric_values(run) for run in runs]
     return [title for title, names in panel_titles(lang) if all(not v[name] for v in values for name in names)]

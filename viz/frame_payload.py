@@ -13,9 +13,13 @@ are None. A long prompt arriving then costs a few dozen tokens, not its whole te
 under 5 KB); the full text is in the Generated text view.
 
 Delta keys: scalars and the narration always; `running` / `waiting` / `cfg` when they changed; `nb` (pool
-size) when the pool was resized, its blocks then start free; `blk` the changed blocks as [id, ref_count,
-hash, source of a cached-free block's tokens]; `req` the changed requests' fields by id; `tok` by id,
-[length, [[start, token ids, pieces or None], ...]]: the runs of tokens that changed (an id of None: not held).
+size) when the pool was resized, its blocks then start free; `blk` the changed blocks as [id, *BLOCK_FIELDS];
+`req` the changed requests' REQUEST_FIELDS by id; `tok` by id, [length, [[start, token ids, pieces or None], ...]]:
+the runs of tokens that changed (an id of None: not held).
+
+A request's fields, a block's and the metrics travel as arrays (names in every frame would double its bytes);
+`WIRE` names their positions, and the player reads them through those names: it gets this dict as its own
+`WIRE` (viz/html_export.player_sources puts it before player.js), so the two sides cannot drift apart.
 """
 
 from __future__ import annotations
@@ -24,20 +28,30 @@ from collections.abc import Iterator
 
 from engine.frame import Frame, RequestView
 from engine.overlap import PLACEHOLDER
-from i18n import DEFAULT, messages, text
+from i18n import messages, text
 from viz.colors import CACHED_FREE_COLOR, FREE_COLOR, REQUEST_PALETTE
 from viz.glossary import player_legend
 from viz.narrate import narrate
 
 REQUEST_FIELDS = ("status", "num_tokens", "num_prompt_tokens", "num_computed_tokens", "priority", "arrival",
-                  "num_preemptions", "finish_reason", "max_tokens", "block_table")
+                  "num_preemptions", "finish_reason", "max_tokens", "block_table")  # RequestView's attributes
+# source: where a cached-free block's tokens are, [request id, first token, count] (the player holds them), or None
+BLOCK_FIELDS = ("ref_count", "hash", "source")
+FREE_BLOCK = [0, None, None]  # a block of a new pool
+METRIC_FIELDS = ("num_running", "num_waiting", "kv_usage", "num_free_blocks", "num_cached_free_blocks",
+                 "num_preemptions")  # StepMetrics' attributes
+KEY_FRAME_FIELDS = ("step", "note", "holds")  # a key frame in a message's `key_frames` (holds: absent is true)
 SCALARS = ("step", "time", "kind", "batch", "metrics", "narration", "sat_out", "done", "wall_ms", "overlapped",
            "overfull")
 HASH_DIGITS = 6  # of a block's 16 hex digits, shown in the player's hover
 DONE_KINDS = ("finished", "finished_late", "aborted")  # their words: done.<kind> in i18n/
-ROW_CELLS = 28  # the most token cells a request's row draws (player.js SIZES.laptop.boxes)
-QUEUE_ROWS = 8  # the most requests a queue draws (player.js SIZES.laptop.rows)
+ROW_CELLS = 28  # the most token cells a request's row draws (the player's laptop size)
+QUEUE_ROWS = 8  # the most requests a queue draws (the player's laptop size)
+ROW_ENDS = (ROW_CELLS - 1) // 2  # the tokens a long row shows at each end (two cells go to elision marks)
 EMPTY_VIEW = {"running": [], "waiting": [], "cfg": {}, "requests": [], "tokens": [], "pieces": [], "blocks": []}
+WIRE = {"request": REQUEST_FIELDS, "block": BLOCK_FIELDS, "free_block": FREE_BLOCK, "metrics": METRIC_FIELDS,
+        "key_frame": KEY_FRAME_FIELDS, "scalars": SCALARS, "empty_view": EMPTY_VIEW, "row_cells": ROW_CELLS,
+        "queue_rows": QUEUE_ROWS, "row_ends": ROW_ENDS}  # what the player knows of the wire format, as its `WIRE`
 
 
 def player_colors() -> dict:
@@ -45,7 +59,7 @@ def player_colors() -> dict:
     return {"palette": list(REQUEST_PALETTE), "free": FREE_COLOR, "cached_free": CACHED_FREE_COLOR}
 
 
-def player_strings(lang: str = DEFAULT) -> dict:
+def player_strings(lang: str) -> dict:
     """Every word the player shows, in `lang`: its own (`player.*` in i18n/), the batch kinds, the clocks' names
     and the legends (viz/glossary.py: the page's legend shows the same marks)."""
     return {**messages(lang, "player."), **{f"batch.{kind}": text(lang, f"batch.{kind}") for kind in
@@ -54,13 +68,13 @@ def player_strings(lang: str = DEFAULT) -> dict:
             "legend": player_legend(lang)}
 
 
-def player_constants(lang: str = DEFAULT) -> dict:
+def player_constants(lang: str) -> dict:
     """What every message to the player carries besides frames: its colours, its words and the id of a token the
     model is still computing (overlapped scheduling), which it marks apart from the others."""
     return {"colors": player_colors(), "placeholder": PLACEHOLDER, "lang": lang, "strings": player_strings(lang)}
 
 
-def sat_out_reason(frame: Frame, request_id: int, lang: str = DEFAULT) -> str:
+def sat_out_reason(frame: Frame, request_id: int, lang: str) -> str:
     """Why a running request was not in this step's batch, in a few words."""
     config, batch = frame.config, frame.batch
     if len(batch.seq_ids) >= config.max_num_seqs:
@@ -73,15 +87,15 @@ def sat_out_reason(frame: Frame, request_id: int, lang: str = DEFAULT) -> str:
 
 
 def _request_fields(request: RequestView) -> list:
-    return [request.status, request.num_tokens, request.num_prompt_tokens, request.num_computed_tokens,
-            request.priority, request.arrival, request.num_preemptions, request.finish_reason, request.max_tokens,
-            list(request.block_table)]
+    return [list(value) if isinstance(value, tuple) else value  # the block table, as JSON gives it back
+            for value in (getattr(request, name) for name in REQUEST_FIELDS)]
 
 
 def _block(block, request_of: dict[int, int]) -> list:
-    """[ref_count, the hash's first HASH_DIGITS hex digits (enough to tell blocks apart on screen, and a block
-    changing costs fewer bytes; JSON numbers would lose 64-bit ints) or None, where a cached-free block's tokens are:
-    [request id, first token, count] of the request that filled it (the player holds its tokens), or None]."""
+    """BLOCK_FIELDS: [ref_count, the hash's first HASH_DIGITS hex digits (enough to tell blocks apart on screen,
+    and a block changing costs fewer bytes; JSON numbers would lose 64-bit ints) or None, where a cached-free block's
+    tokens are: [request id, first token, count] of the request that filled it (the player holds its tokens), or
+    None]."""
     source = None
     if block.is_cached_free and block.tokens_from is not None and id(block.tokens_from) in request_of:
         source = [request_of[id(block.tokens_from)], block.tokens_start, block.tokens_len]
@@ -107,8 +121,7 @@ def token_window(num_tokens: int, computed: int, this_step: int) -> list[range]:
     tokens computed up to `computed`)."""
     if num_tokens <= ROW_CELLS:
         return [range(num_tokens)]
-    budget = ROW_CELLS - 2  # two cells for the elision marks
-    ends, focus = (budget + 1) // 2, budget // 3
+    ends, focus = ROW_ENDS, (ROW_CELLS - 2) // 3  # two cells for the elision marks
     return [range(ends), range(max(0, computed - min(this_step, focus)), min(computed, num_tokens)),
             range(num_tokens - ends, num_tokens)]
 
@@ -144,7 +157,7 @@ def _tokens(frame: Frame, held: dict | None) -> tuple[list, list]:
     return tokens, pieces
 
 
-def stage_view(frame: Frame, before: Frame | None = None, lang: str = DEFAULT, held: dict | None = None) -> dict:
+def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: dict | None = None) -> dict:
     """What the player draws of `frame`, its words in `lang`; `before` (the frame before the step) lets the
     narration say what a number was at the start of the step; `held` (the view the player holds before this one)
     keeps the tokens it was sent."""
@@ -156,9 +169,8 @@ def stage_view(frame: Frame, before: Frame | None = None, lang: str = DEFAULT, h
     return {
         "step": frame.step, "time": round(frame.sim_time_s, 6), "kind": frame.batch.kind,
         "batch": [[rid, n] for rid, n in zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True)],
-        "metrics": [m.num_running, m.num_waiting, round(m.kv_usage, 4), m.num_free_blocks, m.num_cached_free_blocks,
-                    m.num_preemptions],
-        "narration": narrate(frame, before, lang),
+        "metrics": [round(value, 4) for value in (getattr(m, name) for name in METRIC_FIELDS)],
+        "narration": narrate(frame, before, lang=lang),
         "sat_out": [[rid, sat_out_reason(frame, rid, lang)] for rid in frame.running if rid not in batched],
         "done": [[e.seq_id, text(lang, f"done.{e.kind}")] for e in frame.events if e.kind in DONE_KINDS],
         "wall_ms": round(1000 * wall, 1) if frame.step else None,
@@ -175,11 +187,11 @@ def stage_view(frame: Frame, before: Frame | None = None, lang: str = DEFAULT, h
     }
 
 
-def player_views(frames, lang: str = DEFAULT) -> Iterator[dict]:
+def player_views(frames, lang: str) -> Iterator[dict]:
     """The views of consecutive frames from frame 0, as the player holds them (each keeps the tokens sent)."""
     view, before = EMPTY_VIEW, None
     for frame in frames:
-        view = stage_view(frame, before, lang, held=view)
+        view = stage_view(frame, before, lang=lang, held=view)
         before = frame
         yield view
 
@@ -209,7 +221,7 @@ def encode(previous: dict, view: dict) -> dict:
     old_blocks = previous["blocks"]
     if len(view["blocks"]) != len(old_blocks):
         delta["nb"] = len(view["blocks"])
-        old_blocks = [[0, None, None]] * len(view["blocks"])
+        old_blocks = [FREE_BLOCK] * len(view["blocks"])
     changed = [[i, *b] for i, (b, old) in enumerate(zip(view["blocks"], old_blocks, strict=True)) if b != old]
     if changed:
         delta["blk"] = changed
@@ -238,7 +250,7 @@ def decode(previous: dict, delta: dict) -> dict:
         view = {key: delta[key] for key in SCALARS}
         for key in ("running", "waiting", "cfg"):
             view[key] = delta.get(key, previous[key])
-        blocks = [[0, None, None] for _ in range(delta["nb"])] if "nb" in delta else list(previous["blocks"])
+        blocks = [FREE_BLOCK] * delta["nb"] if "nb" in delta else list(previous["blocks"])
         for block_id, *block in delta.get("blk", ()):
             blocks[block_id] = block
         requests, tokens, pieces = list(previous["requests"]), list(previous["tokens"]), list(previous["pieces"])

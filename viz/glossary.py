@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from i18n import DEFAULT, text
+from i18n import text
 from scheduler import Config
 
 
@@ -20,13 +20,13 @@ SETTING_FIELDS = ("max_num_seqs", "num_kvcache_blocks", "kvcache_block_size", "m
                   "max_model_len", "prefill_first", "enable_prefix_caching", "chunked_prefill", "mixed_batches",
                   "preemption_policy", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
                   "prompt_lookup_max", "notebook_block_bug", "cache_blocks_at_allocation")
-INPUTS = ("scenario", "presentation", "language", "model", "temperature", "seed", "requests", "prompts",
-          "max_tokens", "arrivals", "prompt", "request_max_tokens", "priority", "low_ms", "high_ms", "min_seqs",
-          "max_seqs")
 LEGEND = ("request", "tokens", "progress", "shared", "colours", "computing")
 # The marks drawn beside the queues and the pool: a swatch ("sw:<kind>", drawn by player.css) or a glyph.
 TOKEN_MARKS = (("sw:cached", "cached"), ("sw:now", "now"), ("sw:pending", "pending"), ("·", "space"),
-               ("⏎", "newline"), ("#42", "token_id"), ("⋯", "gap"), ("◌", "computing"))
+               ("⏎", "newline"), ("#42", "token_id"), ("�", "partial"), ("∅", "no_text"), ("⋯", "gap"),
+               ("◌", "computing"))
+# The marks only one kind of model draws: the player shows each in the legend only on a run that draws it.
+ID_MARKS, TEXT_MARKS = ("#42",), ("�", "∅")  # the simulated model's tokens have no text; the real model's have
 POOL_MARKS = (("sw:used", "in_use"), ("sw:free", "free"), ("sw:cachedfree", "cached_free"),
               ("sw:overfull", "overfull"))
 METRICS = ("TTFT", "TPOT", "latency")
@@ -37,47 +37,47 @@ class LegendEntry(NamedTuple):
     meaning: str
 
 
-def setting(field: str, lang: str = DEFAULT) -> Setting:
+def setting(field: str, lang: str) -> Setting:
     return Setting(text(lang, f"setting.{field}.label"), text(lang, f"setting.{field}.help"))
 
 
-def input_help(key: str, lang: str = DEFAULT) -> str:
+def input_help(key: str, lang: str) -> str:
     return text(lang, f"input.{key}")
 
 
-def legend(lang: str = DEFAULT) -> list[LegendEntry]:
+def legend(lang: str) -> list[LegendEntry]:
     """Every mark the queues, the block grid and the block tables draw."""
     return [LegendEntry(text(lang, f"legend.{key}.shown"), text(lang, f"legend.{key}.meaning")) for key in LEGEND]
 
 
-def player_legend(lang: str = DEFAULT) -> dict:
+def player_legend(lang: str) -> dict:
     """The marks the stage player's legends show, [mark, words] each: the player draws them as sent."""
     return {"tokens": [[mark, text(lang, f"mark.{key}")] for mark, key in TOKEN_MARKS],
             "pool": [[mark, text(lang, f"mark.{key}")] for mark, key in POOL_MARKS],
-            "hint": text(lang, "mark.hint")}
+            "hint": text(lang, "mark.hint"), "id_marks": ID_MARKS, "text_marks": TEXT_MARKS}
 
 
-def legend_lines(lang: str = DEFAULT) -> list[str]:
+def legend_lines(lang: str) -> list[str]:
     marks = [LegendEntry(mark.removeprefix("sw:") if mark.startswith("sw:") else mark, text(lang, f"mark.{key}"))
              for mark, key in TOKEN_MARKS[3:]]  # the swatches are the token boxes' entry
     return [text(lang, "legend.line", shown=e.shown, meaning=e.meaning) for e in (*legend(lang), *marks)]
 
 
-def clock(which: str, lang: str = DEFAULT) -> str:
+def clock(which: str, lang: str) -> str:
     """"simulated" or "real": the clock's name and what it measures."""
     return text(lang, f"clock.{which}")
 
 
-def model_caveat(lang: str = DEFAULT) -> str:
+def model_caveat(lang: str) -> str:
     return text(lang, "model.caveat")
 
 
-def metric_definitions(lang: str = DEFAULT) -> str:
+def metric_definitions(lang: str) -> str:
     return " ".join(text(lang, "metric.definition", name=text(lang, f"metric.{name}.name"),
                          meaning=text(lang, f"metric.{name}")) for name in METRICS)
 
 
-def setting_value(field: str, value, lang: str = DEFAULT) -> str:
+def setting_value(field: str, value, lang: str) -> str:
     if field == "prefill_first":
         return text(lang, "value.prefill_first" if value else "value.decode_first")
     if isinstance(value, bool):
@@ -90,7 +90,7 @@ def _label(field: str, lang: str) -> str:
 
 
 def changed_settings(start: Config, now: Config, was: str = "was", ignore: tuple[str, ...] = (),
-                     lang: str = DEFAULT) -> list[str]:
+                     *, lang: str) -> list[str]:
     """Each setting that differs between `start` and `now`, e.g. "KV blocks in the pool 6 (was 3)" (`was`:
     "was" or "was_scenario", "the scenario's: 3")."""
     return [text(lang, "settings.changed", label=_label(f, lang), now=setting_value(f, getattr(now, f), lang),
@@ -98,7 +98,14 @@ def changed_settings(start: Config, now: Config, was: str = "was", ignore: tuple
             for f in SETTING_FIELDS if f not in ignore and getattr(start, f) != getattr(now, f)]
 
 
-def variant_label(changes: dict, lang: str = DEFAULT) -> str:
+def variant_label(changes: dict, lang: str) -> str:
     """A scenario variant's config changes in words: "chunked prefill on, token budget per step ... 64"."""
-    return text(lang, "list.sep").join(text(lang, "settings.variant_item", label=_label(f, lang),
-                                            value=setting_value(f, v, lang)) for f, v in changes.items())
+    return text(lang, "list.sep").join(_variant_item(f, v, lang) for f, v in changes.items())
+
+
+def _variant_item(field: str, value, lang: str) -> str:
+    """"chunked prefill on"; a switch turned on or off reads as a verb in Chinese (开启……, 关闭……), since a trailing
+    关 after a bug's name reads as a double negative."""
+    if isinstance(value, bool) and field != "prefill_first":
+        return text(lang, f"settings.variant_{'on' if value else 'off'}", label=_label(field, lang))
+    return text(lang, "settings.variant_item", label=_label(field, lang), value=setting_value(field, value, lang))

@@ -11,19 +11,23 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.frame import Frame
-from i18n import DEFAULT, MessageError, text
-from viz.frame_payload import EMPTY_VIEW, encode, player_constants, player_views
+from i18n import MessageError, text
+from viz.frame_payload import EMPTY_VIEW, WIRE, encode, player_constants, player_views
 
 PLAYER_DIR = Path(__file__).resolve().parents[1] / "player"
 FRAME_MS = 250
+WIRE_SLOT = "SCHEDLAB_WIRE"  # player.js: `const WIRE = SCHEDLAB_WIRE;`, replaced by viz.frame_payload.WIRE
 
 
 def player_sources() -> tuple[str, str]:
-    """The stage player's JavaScript and CSS."""
-    return (PLAYER_DIR / "player.js").read_text(), (PLAYER_DIR / "player.css").read_text()
+    """The stage player's JavaScript, with the wire format's names written in (player.js reads them as `WIRE`),
+    and its CSS."""
+    js = (PLAYER_DIR / "player.js").read_text()
+    assert js.count(WIRE_SLOT) == 1, f"player.js names {WIRE_SLOT} once, where it reads the wire format's names"
+    return js.replace(WIRE_SLOT, json.dumps(WIRE)), (PLAYER_DIR / "player.css").read_text()
 
 
-def encoded_frames(frames: Sequence[Frame], lang: str = DEFAULT) -> list[dict]:
+def encoded_frames(frames: Sequence[Frame], lang: str) -> list[dict]:
     """Every frame as a delta against the one before (frame 0 against the empty view), its words in `lang`: the
     views the app's stage sends (its narration reads the frame before the step)."""
     deltas, previous = [], EMPTY_VIEW
@@ -34,7 +38,7 @@ def encoded_frames(frames: Sequence[Frame], lang: str = DEFAULT) -> list[dict]:
 
 
 def run_message(label: str, frames: Sequence[Frame], key_frames: Sequence[tuple[int, str]] = (),
-                lang: str = DEFAULT) -> dict:
+                *, lang: str) -> dict:
     """All of a run in one player message: nothing more can be asked for offline."""
     return {"title": label, "model": text(lang, "export.model"), "key_frames": [list(k) for k in key_frames],
             "run": 0, "from": 0, "frames": encoded_frames(frames, lang), "last": len(frames) - 1, "over": True,
@@ -47,7 +51,7 @@ def _script_json(data) -> str:
 
 
 def animation_html(runs: Sequence[tuple[str, Sequence[Frame]]], title: str = "schedlab run",
-                   lang: str = DEFAULT) -> str:
+                   *, lang: str) -> str:
     """One offline HTML page with a player per (label, frames), its words in `lang`."""
     js, css = player_sources()
     messages = [run_message(label, frames, lang=lang) for label, frames in runs]
@@ -60,7 +64,7 @@ def animation_html(runs: Sequence[tuple[str, Sequence[Frame]]], title: str = "sc
             "</script></body></html>")
 
 
-# -- images for slides: drawn in headless Chromium (plotly.js for a figure, the player for a run) -------------
+# -- a GIF for slides: the player drawn in headless Chromium, photographed frame by frame --------------------
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -94,19 +98,6 @@ def _in_chromium(page_html: str, width: int, height: int, photograph) -> list[by
             raise MessageError("export.browser_failed", path=CHROMIUM, detail=str(e).splitlines()[0]) from None
 
 
-def figure_png(fig, width: int = 1200, height: int = 600) -> bytes:
-    """A Plotly figure as PNG, rendered by plotly.js itself (no Kaleido)."""
-    import base64
-
-    def photograph(page):
-        page.wait_for_selector(".js-plotly-plot .main-svg")
-        url = page.evaluate("([w, h]) => Plotly.toImage(document.querySelector('.js-plotly-plot'), "
-                            "{format: 'png', width: w, height: h})", [width, height])
-        return [base64.b64decode(url.split(",", 1)[1])]
-
-    return _in_chromium(fig.to_html(include_plotlyjs=True, full_html=True), width, height, photograph)[0]
-
-
 def gif_steps(num_frames: int, max_frames: int) -> list[int]:
     """At most about `max_frames` evenly spaced frame indices, the first and the last included."""
     every = max(1, -(-num_frames // max_frames))
@@ -114,7 +105,7 @@ def gif_steps(num_frames: int, max_frames: int) -> list[int]:
 
 
 def run_gif(frames: Sequence[Frame], label: str = "run", width: int = 960, height: int = 540,
-            max_frames: int = GIF_FRAMES, frame_ms: int = FRAME_MS, lang: str = DEFAULT) -> bytes:
+            max_frames: int = GIF_FRAMES, frame_ms: int = FRAME_MS, *, lang: str) -> bytes:
     """An animated GIF of a run as the stage player draws it, looping."""
     import io
 
@@ -129,7 +120,7 @@ def run_gif(frames: Sequence[Frame], label: str = "run", width: int = 960, heigh
             shots.append(page.screenshot())
         return shots
 
-    pngs = _in_chromium(animation_html([(label, frames)], label, lang), width, height, photograph)
+    pngs = _in_chromium(animation_html([(label, frames)], label, lang=lang), width, height, photograph)
     images = [Image.open(io.BytesIO(png)).convert("RGB") for png in pngs]
     out = io.BytesIO()
     images[0].save(out, format="GIF", save_all=True, append_images=images[1:], duration=frame_ms, loop=0)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.metrics import RequestMetrics, RunMetrics, Span, SpeculationMetrics
-from i18n import DEFAULT, text
+from i18n import text
 
 UNKNOWN = "–"  # a latency not known yet (no first token, not finished): never a "None" cell
 
@@ -16,7 +16,7 @@ def _ms(span: Span | None) -> float | str:
     return UNKNOWN if span is None else round(span.s * 1000, 1)
 
 
-def request_rows(requests: list[RequestMetrics], lang: str = DEFAULT) -> list[dict]:
+def request_rows(requests: list[RequestMetrics], lang: str) -> list[dict]:
     """One row per request; UNKNOWN where a latency is not known yet (e.g. no first token)."""
     columns = [text(lang, f"table.{key}") for key in ("request", "status", "arrival", "output", "preemptions",
                                                       "ttft_steps", "ttft_ms", "tpot_steps", "tpot_ms",
@@ -32,7 +32,7 @@ def _pair(span: Span | None, lang: str) -> tuple[str, str]:
     return text(lang, "table.n_steps", n=f"{span.steps:.1f}"), f"{span.s * 1000:.0f} ms"
 
 
-def run_summary(run: RunMetrics, lang: str = DEFAULT) -> list[dict]:
+def run_summary(run: RunMetrics, lang: str) -> list[dict]:
     """Rows of the run-so-far summary, in steps and in (simulated, cost-model) seconds where both exist."""
     rows = [("throughput", text(lang, "table.tokens_per_step", n=f"{run.throughput_tokens_per_step:.2f}"),
              text(lang, "table.tokens_per_s", n=f"{run.throughput_tokens_per_s:.0f}")),
@@ -46,7 +46,16 @@ def run_summary(run: RunMetrics, lang: str = DEFAULT) -> list[dict]:
             for label, steps, seconds in rows]
 
 
-def speculation_sentence(speculation: SpeculationMetrics, lang: str = DEFAULT) -> str | None:
+def as_table(rows: list[dict]) -> list[dict]:
+    """`rows` with every column of one type, as a dataframe (Arrow) needs: a column mixing numbers and words
+    ("200 / 0", UNKNOWN) has its numbers written as words too, instead of failing to convert and logging it."""
+    mixed = {key for key in (rows[0] if rows else {})
+             if len({isinstance(row[key], str) for row in rows if row[key] is not None}) > 1}
+    return [{key: str(value) if key in mixed and value is not None else value for key, value in row.items()}
+            for row in rows]
+
+
+def speculation_sentence(speculation: SpeculationMetrics, lang: str) -> str | None:
     """How speculative decoding did, or None when no draft token was checked."""
     if not speculation.num_drafted:
         return None

@@ -9,9 +9,10 @@ out, and why, and which request's prompt completed in a last chunk (a step with 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from engine.frame import Frame
-from engine.scenario import KeyFrame
-from i18n import DEFAULT, count, join_and, text
+from i18n import count, join_and, text
 from scheduler.events import Event
 
 
@@ -24,7 +25,18 @@ def batch_kind(lang: str, kind: str) -> str:
     return text(lang, f"batch.{kind}")
 
 
-def step_summary(frame: Frame, lang: str = DEFAULT) -> str:
+def first_arrivals(arrivals: Sequence[int], lang: str) -> str | None:
+    """What frame 0 cannot show, its queues being empty: which requests (ids in arrival order) the first step to
+    take any adds, given each request's arrival (a request arriving at a is added by step a + 1)."""
+    if not arrivals:
+        return None
+    order = sorted(range(len(arrivals)), key=lambda i: arrivals[i])  # stable: ids go in arrival order
+    first = arrivals[order[0]]
+    ids = [rank for rank, i in enumerate(order) if arrivals[i] == first]
+    return count(lang, "narrate.first_arrivals", len(ids), ids=_ids(lang, ids), step=first + 1)
+
+
+def step_summary(frame: Frame, lang: str) -> str:
     batch = frame.batch
     if frame.step == 0:
         return text(lang, "narrate.nothing_yet")
@@ -80,8 +92,9 @@ def _admitted(lang, event, frame: Frame, before: Frame | None = None) -> str:
 def _preempted(lang, event, frame: Frame, before: Frame | None = None) -> str:
     freed = (text(lang, "narrate.freed", ids=_ids(lang, event.freed_blocks)) if event.freed_blocks
              else text(lang, "narrate.freed.none"))
-    if event.for_seq_id == event.seq_id:
-        return text(lang, "narrate.preempted.self", id=event.seq_id, freed=freed)
+    if event.for_seq_id == event.seq_id:  # the policy picked the request that needed the block (tail: it is last)
+        return text(lang, "narrate.preempted.self_tail" if event.policy == "tail" else "narrate.preempted.self",
+                    id=event.seq_id, policy=event.policy, freed=freed)
     return text(lang, "narrate.preempted", id=event.seq_id, policy=event.policy, for_id=event.for_seq_id,
                 freed=freed)
 
@@ -131,7 +144,7 @@ def _pool_rebuilt(lang, event, frame: Frame, before: Frame | None = None) -> str
     return text(lang, "narrate.rebuilt.waiting" if waiting else "narrate.rebuilt.none", base=base)
 
 
-def overlap_summary(frame: Frame, lang: str = DEFAULT) -> str | None:
+def overlap_summary(frame: Frame, lang: str) -> str | None:
     """How overlapped scheduling shaped this step, or None for a synchronous one."""
     timing = frame.timing
     if timing is None or not timing.overlapped:
@@ -152,7 +165,7 @@ DESCRIBE = {"arrived": _arrived, "admitted": _admitted, "chunk": _chunk, "blocke
             "pool_rebuilt": _pool_rebuilt}
 
 
-def describe(event: Event, frame: Frame, before: Frame | None = None, lang: str = DEFAULT) -> str:
+def describe(event: Event, frame: Frame, before: Frame | None = None, *, lang: str) -> str:
     """One sentence for one event of `frame`'s step (`before`: the frame the step started from)."""
     return DESCRIBE.get(event.kind, _other)(lang, event, frame, before)
 
@@ -165,7 +178,7 @@ def _arrivals(lang: str, events) -> str:
                 lens=join_and(lang, [e.prompt_len for e in events]), priority=priority)
 
 
-def left_out(frame: Frame, before: Frame, lang: str = DEFAULT) -> str | None:
+def left_out(frame: Frame, before: Frame, lang: str) -> str | None:
     """Who was running when the step started but is not in its batch (preempted and late-finished requests
     are told by their own events), and why."""
     gone = {e.seq_id for e in frame.events if e.kind in ("preempted", "finished_late")}
@@ -187,7 +200,7 @@ def left_out(frame: Frame, before: Frame, lang: str = DEFAULT) -> str | None:
     return count(lang, "narrate.sat_out.other", n, ids=ids)
 
 
-def prompts_completed(frame: Frame, before: Frame, lang: str = DEFAULT) -> list[str]:
+def prompts_completed(frame: Frame, before: Frame, lang: str) -> list[str]:
     """Requests whose prompt was completed by a last chunk this step (no event of their own tells it)."""
     admitted = {e.seq_id for e in frame.events_of("admitted")}
     lines = []
@@ -201,13 +214,13 @@ def prompts_completed(frame: Frame, before: Frame, lang: str = DEFAULT) -> list[
     return lines
 
 
-def kv_moments(frame: Frame, before: Frame, lang: str = DEFAULT) -> str:
+def kv_moments(frame: Frame, before: Frame, lang: str) -> str:
     """The pool's free blocks at the two moments a step has: its start (the frame before) and its end."""
     return text(lang, "narrate.kv_moments", start=free_at_start(frame, before), after=frame.metrics.num_free_blocks,
                 total=len(frame.blocks))
 
 
-def narrate(frame: Frame, before: Frame | None = None, lang: str = DEFAULT) -> list[str]:
+def narrate(frame: Frame, before: Frame | None = None, *, lang: str) -> list[str]:
     """The step summary, how overlapped scheduling shaped the step (when it did), then one sentence per event
     in the order things happened (requests that arrived together share one sentence). Given the frame the
     step started from, also the free blocks at its start and end, who sat the step out and why, and which
@@ -225,16 +238,8 @@ def narrate(frame: Frame, before: Frame | None = None, lang: str = DEFAULT) -> l
             lines.append(_arrivals(lang, events[:arrived]))
             events = events[arrived:]
         else:
-            lines.append(describe(events.pop(0), frame, before, lang))
+            lines.append(describe(events.pop(0), frame, before, lang=lang))
     if before is not None and frame.step > 0:
         lines += prompts_completed(frame, before, lang)
         lines += filter(None, [left_out(frame, before, lang)])
     return lines
-
-
-def key_frame_note(key_frame: KeyFrame, frames, lang: str = DEFAULT) -> tuple[str, bool]:
-    """A key frame's note as the stage shows it, and whether it holds on this run: a run branched with other
-    settings may no longer show what the note says, and the stage then greys it out with that warning."""
-    holds = key_frame.holds(frames)
-    return text(lang, "key_frame.holds" if holds else "key_frame.not_held", step=key_frame.step,
-                note=key_frame.note_in(lang)), holds

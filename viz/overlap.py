@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from engine.frame import Frame
 from engine.overlap import StepTiming
-from i18n import DEFAULT, text
+from i18n import text
 from viz.charts import LEGEND_BELOW
 
 ROWS = (  # (StepTiming field, the row it is drawn in, colour); their words: chart.overlap_<field>, _row_<row>
@@ -28,7 +28,7 @@ def frame_timings(frames: Sequence[Frame], current_step: int | None = None, wind
 
 
 def overlap_timeline_figure(timings: Sequence[StepTiming], title: str = "Scheduling and model work per step",
-                            height: int = 220, current_step: int | None = None, lang: str = DEFAULT) -> go.Figure:
+                            height: int = 220, current_step: int | None = None, *, lang: str) -> go.Figure:
     """One bar per step and kind of work on a shared time axis (ms): synchronous runs alternate between the
     rows, overlapped runs show the next step's schedule bar under the current step's model bar. The bars of
     `current_step` are outlined."""

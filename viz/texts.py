@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from engine.engine import POOL_FIELDS
 from engine.frame import Frame, RequestView, token_id_text
-from i18n import DEFAULT, in_lang, text
+from i18n import in_lang, text
 from scheduler import Config
 from viz.glossary import changed_settings
 
@@ -34,7 +34,7 @@ def _text(request: RequestView, start: int, stop: int) -> str:
     return "".join(pieces[start:stop])
 
 
-def request_texts(frame: Frame, lang: str = DEFAULT) -> list[RequestText]:
+def request_texts(frame: Frame, lang: str) -> list[RequestText]:
     texts = []
     for r in frame.requests:
         prompt = " ".join(CHAT_MARKUP.sub(" ", _text(r, 0, r.num_prompt_tokens)).split())
@@ -48,13 +48,13 @@ def request_texts(frame: Frame, lang: str = DEFAULT) -> list[RequestText]:
     return texts
 
 
-def reason_text(reason: str, lang: str = DEFAULT) -> str:
+def reason_text(reason: str, lang: str) -> str:
     """Why a request ended, in a few words: a finish's tag, or an abort's reason (a Message, said in `lang`; a
     trace's recorded reason as it was written)."""
     return text(lang, f"finish_tag.{reason}") if reason in FINISH_TAGS else in_lang(lang, reason)
 
 
-def progress_text(request: RequestText, max_model_len: int, lang: str = DEFAULT) -> str:
+def progress_text(request: RequestText, max_model_len: int, lang: str) -> str:
     """Output so far against max_tokens, and why a request stopped short of it."""
     shown = text(lang, "texts.progress", n=request.num_output_tokens, max_tokens=request.max_tokens)
     if request.finish_reason == "max_model_len":
@@ -64,14 +64,14 @@ def progress_text(request: RequestText, max_model_len: int, lang: str = DEFAULT)
     return shown
 
 
-def branch_notice(frame: int, old_last: int, lang: str = DEFAULT) -> str:
+def branch_notice(frame: int, old_last: int, lang: str) -> str:
     """What a change at an earlier frame did to the run."""
     discarded = (text(lang, "texts.discarded_one", frame=old_last) if old_last == frame + 1
                  else text(lang, "texts.discarded_many", first=frame + 1, last=old_last))
     return text(lang, "texts.branched", frame=frame, discarded=discarded)
 
 
-def pending_change(shown: Config, next_config: Config, step: int, lang: str = DEFAULT) -> str | None:
+def pending_change(shown: Config, next_config: Config, step: int, lang: str) -> str | None:
     """Settings changed at the frame shown take effect in the next step: say so, and what a pool change does."""
     changes = changed_settings(shown, next_config, lang=lang)
     if not changes:
@@ -84,7 +84,7 @@ def pending_change(shown: Config, next_config: Config, step: int, lang: str = DE
 
 
 def title_in_effect(title: str, start: Config, now: Config, ignore: tuple[str, ...] = (),
-                    lang: str = DEFAULT) -> str:
+                    *, lang: str) -> str:
     """The run's title, naming the settings in effect where they differ from the ones the title describes."""
     changes = changed_settings(start, now, was="was_scenario", ignore=ignore, lang=lang)
     return text(lang, "texts.title_now", title=title, changes=text(lang, "list.sep").join(changes)) if changes \

@@ -1,5 +1,5 @@
-"""Shared pieces of the runner tests: a tiny seeded Llama, a scheduler loop with arrivals, and the
-one-request-at-a-time `generate()` reference."""
+"""Shared pieces of the runner tests: a tiny seeded Llama, a scheduler loop with arrivals, the
+one-request-at-a-time `generate()` reference, and a run checked against it request by request."""
 
 from dataclasses import dataclass, field
 
@@ -49,7 +49,8 @@ class RunLog:
     events: list = field(default_factory=list)
 
 
-def drive(runner, scheduler: Scheduler, arrivals: dict[int, list[Sequence]], max_steps: int = 2000) -> RunLog:
+def run_with_arrivals(scheduler: Scheduler, runner, arrivals: dict[int, list[Sequence]],
+                      max_steps: int = 2000) -> RunLog:
     """Step the scheduler and runner until every request is done; `arrivals[step]` are added before that step."""
     log, step = RunLog(), 0
     while step <= max(arrivals) or not scheduler.is_finished():
@@ -73,6 +74,33 @@ def reference_completion(loaded: LoadedModel, prompt: list[int], max_new_tokens:
     return out[0, len(prompt):].tolist()
 
 
+def make_requests(prompts, max_tokens=12):
+    """Greedy requests of the prompts."""
+    return [Sequence(p, SamplingParams(temperature=0.0, max_tokens=max_tokens)) for p in prompts]
+
+
+def tiny_config(**overrides) -> Config:
+    """A roomy config for the tiny model (its EOS), changed by `overrides`."""
+    settings = dict(max_num_seqs=4, max_num_batched_tokens=128, max_model_len=128, num_kvcache_blocks=64,
+                    kvcache_block_size=16, eos=TINY_EOS)
+    return Config(**settings | overrides)
+
+
+def run_and_compare(tiny, cfg: Config, prompts, arrival_steps, max_tokens=12):
+    """Run the prompts through scheduler and runner; assert each equals its reference. Returns the log."""
+    seqs = make_requests(prompts, max_tokens)
+    arrivals = {}
+    for seq, step in zip(seqs, arrival_steps, strict=True):
+        arrivals.setdefault(step, []).append(seq)
+    scheduler, runner = Scheduler(cfg), ModelRunner(tiny, cfg)
+    log = run_with_arrivals(scheduler, runner, arrivals)
+    for seq, prompt in zip(seqs, prompts, strict=True):
+        assert seq.finish_reason in ("eos", "max_tokens"), seq.finish_reason
+        assert seq.completion_token_ids == reference_completion(tiny, prompt, max_tokens), f"request {seq.seq_id}"
+    log.scheduler, log.runner, log.seqs = scheduler, runner, seqs
+    return log
+
+
 CHAT_QUESTIONS = ["What is the capital of France?", "Write a haiku about the sea.",
                   "Name three primary colors.", "How many legs does a spider have?"]
 
@@ -85,5 +113,5 @@ def chat_run(loaded: LoadedModel, max_tokens: int = 16) -> tuple[ModelRunner, li
     runner = ModelRunner(loaded, cfg)
     seqs = [Sequence(runner.encode_prompt(q), SamplingParams(temperature=0.0, max_tokens=max_tokens))
             for q in CHAT_QUESTIONS]
-    log = drive(runner, Scheduler(cfg), {0: seqs[:2], 2: seqs[2:3], 5: seqs[3:]})
+    log = run_with_arrivals(Scheduler(cfg), runner, {0: seqs[:2], 2: seqs[2:3], 5: seqs[3:]})
     return runner, seqs, log

@@ -1,5 +1,5 @@
-"""Shared helpers of the AppTest tests: the app on the fake model, its Plotly figures as data, and the stage
-player's side of the conversation (AppTest runs no JavaScript, so these do what player/player.js does). No tests."""
+"""Driving the app in AppTest: the app on the fake model, its widgets and Plotly figures as data, and the stage
+player's side of the conversation (AppTest runs no JavaScript, so these do what player/player.js does)."""
 
 import itertools
 import json
@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from viz.frame_payload import EMPTY_VIEW, decode
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def fake_model_app(monkeypatch) -> AppTest:
@@ -28,6 +28,16 @@ def figure(at: AppTest, title_start: str) -> dict:
 
 def button(at: AppTest, label: str):
     return next(b for b in at.button if b.label == label)
+
+
+def control(at: AppTest, field: str):
+    """The sidebar's widget for the scheduler setting `field`."""
+    key = f"cfg_{field}"
+    for kind in ("number_input", "toggle", "selectbox"):
+        found = [w for w in getattr(at, kind) if w.key == key]
+        if found:
+            return found[0]
+    raise AssertionError(f"no control for {field}")
 
 
 def lab(at: AppTest):

@@ -1,10 +1,30 @@
-"""Small engine runs (fake model) that the viz tests draw from. No tests live here."""
+"""Small engine runs (fake model) the viz tests draw from, a frame made comparable across runs, and the
+smallest scenario file that loads."""
 
 from engine.engine import Engine
+from engine.frame import Frame
 from engine.workload import Request
 from scheduler import Config
 
 SHARED = "the quick brown fox jumps over the lazy dog"
+# The smallest scenario file that loads.
+GOOD = """
+title = "t"
+narrative = "n"
+[config]
+max_num_seqs = 2
+max_num_batched_tokens = 32
+max_model_len = 16
+[[workload.requests]]
+prompt_token_ids = [1, 2, 3]
+"""
+
+
+def comparable(frame: Frame) -> dict:
+    """A frame without its wall-clock times, which differ from run to run."""
+    data = frame.to_dict()
+    del data["wall_schedule_s"], data["wall_model_s"]
+    return data
 
 
 def preemption_engine() -> Engine:
@@ -26,14 +46,4 @@ def prefix_engine() -> Engine:
                 Request(prompt=f"{SHARED} and sleeps", max_tokens=4, arrival=1, ignore_eos=True)]
     engine = Engine(config, workload)
     engine.run()
-    return engine
-
-
-def crowded_engine(steps: int = 3) -> Engine:
-    """Twenty 50-token prompts, max_num_seqs=2, decode first: long rows and a long waiting queue."""
-    config = Config(max_num_seqs=2, max_num_batched_tokens=128, max_model_len=128, num_kvcache_blocks=64,
-                    kvcache_block_size=8, prefill_first=False)
-    workload = [Request(prompt_token_ids=tuple(range(i + 1, i + 51)), max_tokens=40) for i in range(20)]
-    engine = Engine(config, workload)
-    engine.run(steps)
     return engine

@@ -1,0 +1,47 @@
+"""Fixtures shared by the test modules (helpers without fixtures are in tests/helpers/)."""
+
+import pytest
+
+from engine.engine import Engine
+from engine.scenario import SCENARIOS_DIR, load_scenario
+
+
+@pytest.fixture
+def app(monkeypatch):
+    """The app in AppTest, on the fake model (fast); each test runs it itself."""
+    from tests.helpers.app import fake_model_app  # Streamlit's testing module only where a test drives the app
+
+    return fake_model_app(monkeypatch)
+
+
+@pytest.fixture(scope="module")
+def preemption_preset() -> Engine:
+    """Preset 02_preemption run to its end on the fake model (read, never changed, by the module's tests)."""
+    engine = load_scenario(SCENARIOS_DIR / "02_preemption.toml", runner="fake").engine()
+    engine.run()
+    return engine
+
+
+@pytest.fixture(scope="module")
+def fake_server():
+    """`streamlit run app.py` on the fake model on a free port, for a module's browser tests; yields its URL."""
+    from tools.app_server import app_server
+
+    with app_server("fake") as (url, _process):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium context for a module's pages, so Streamlit's frontend is downloaded and compiled
+    once; each page is still its own Streamlit session."""
+    from playwright.sync_api import sync_playwright
+
+    from viz.html_export import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium.new_context()
+        finally:
+            chromium.close()

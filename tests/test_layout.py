@@ -1,0 +1,78 @@
+"""House rules that hold across the tree: which layer may pull in what, and no word made in a default language."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def modules_pulled_in(package: str) -> set[str]:
+    """The top-level modules loaded by importing every module of `package`, in a fresh interpreter."""
+    script = (f"import importlib, pkgutil, sys, {package}\n"
+              f"for info in pkgutil.walk_packages({package}.__path__, '{package}.'):\n"
+              "    importlib.import_module(info.name)\n"
+              "print(' '.join(sorted({name.split('.')[0] for name in sys.modules})))")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    return set(done.stdout.split())
+
+
+def test_the_session_layer_draws_nothing():
+    # session/ holds a learner's run and feeds the player; figures (Plotly) and the page (Streamlit) are above it.
+    pulled_in = modules_pulled_in("session")
+    assert "session" in pulled_in and "viz" in pulled_in  # the walk did import something
+    assert "plotly" not in pulled_in
+    assert "streamlit" not in pulled_in
+
+
+# engine/compare.py still defaults its language (engine/ is being rearranged apart); nothing may join them.
+STILL_DEFAULTED = {"engine/compare.py": {"variants_for", "metric_label", "metric_rows", "summary", "verdicts"}}
+
+
+def lang_parameters(source: str):
+    """(function name, whether its `lang` has a default) for each function in `source` that takes a `lang`."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = node.args
+            positional = args.posonlyargs + args.args
+            defaults = [None] * (len(positional) - len(args.defaults)) + args.defaults
+            for arg, default in [*zip(positional, defaults, strict=True),
+                                  *zip(args.kwonlyargs, args.kw_defaults, strict=True)]:
+                if arg.arg == "lang":
+                    yield node.name, default is not None
+
+
+def test_every_function_that_makes_words_is_told_the_language():
+    # A default language would let a caller forget it and show English on a Chinese page without any error.
+    paths = [ROOT / "app.py"] + [p for folder in ("viz", "ui", "session", "app_pages", "engine", "scheduler", "runner",
+                                                  "i18n") for p in sorted((ROOT / folder).rglob("*.py"))]
+    taking, defaulted = 0, []
+    for path in paths:
+        allowed = STILL_DEFAULTED.get(str(path.relative_to(ROOT)), set())
+        for name, has_default in lang_parameters(path.read_text()):
+            taking += 1
+            if has_default and name not in allowed:
+                defaulted.append(f"{path.relative_to(ROOT)}: {name}")
+    assert taking > 80  # the walk saw the viz/ functions
+    assert defaulted == []
+
+
+def test_the_walk_sees_a_default_language():
+    source = ("def narrate(frame, before=None, lang='en'): pass\n"
+              "def figure(runs, height=300, *, lang='en'): pass\n"
+              "def told(frame, before=None, *, lang): pass\n")
+    assert list(lang_parameters(source)) == [("narrate", True), ("figure", True), ("told", False)]
+
+
+def test_no_test_module_imports_another():
+    # Shared fixtures are in tests/conftest.py, shared helpers in tests/helpers/: a test module imported elsewhere
+    # would run its tests twice or hide what it shares.
+    imported = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            imported += [f"{path.name}: {name}" for name in names
+                         if name.split(".")[-1].startswith(("test_", "conftest"))]
+    assert imported == []
