@@ -15,8 +15,8 @@ import os
 import threading
 from collections.abc import Mapping
 
-from engine.limits import MAX_APP_STEPS
-from engine.scenario import Scenario
+from engine.inputs.scenario import Scenario
+from engine.run.limits import MAX_APP_STEPS
 from i18n import Message
 from runner.share import asking
 from session.lab import LabError

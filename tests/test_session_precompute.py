@@ -2,7 +2,7 @@
 so the student's steps read it, and it is pinned there; a name that is no preset is reported, and the others still
 run."""
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session.links import open_link, parse_link
 from session.precompute import Precompute, precompute_names
 from session.run_cache import shared_run_cache
