@@ -17,8 +17,6 @@ MESSAGES = {
 
     # -- narration (viz/narrate.py) ------------------------------------------------------------------------
     "narrate.nothing_yet": "Nothing has run yet: step to start.",
-    "narrate.first_arrivals.one": "Request {ids} arrives at the start of step {step} and joins the waiting queue.",
-    "narrate.first_arrivals.other": "Requests {ids} arrive at the start of step {step} and join the waiting queue.",
     "narrate.idle": "Step {step} was idle: no request could run.",
     "narrate.ran": "Step {step} ran a {kind} batch of {requests} ({tokens}): {ids}.",
     "narrate.free.turn_only": "{blocks} free when its turn came in this step; after it: {after}",

@@ -17,8 +17,6 @@ MESSAGES = {
 
     # -- 旁白（viz/narrate.py）-------------------------------------------------------------------------------
     "narrate.nothing_yet": "还没有运行任何一步：单步执行即可开始。",
-    "narrate.first_arrivals.one": "请求 {ids} 在第 {step} 步开始时到达，进入等待队列。",
-    "narrate.first_arrivals.other": "请求 {ids} 在第 {step} 步开始时到达，进入等待队列。",
     "narrate.idle": "第 {step} 步空闲：没有请求可以运行。",
     "narrate.ran": "第 {step} 步运行了一个{kind}批次，含 {requests}（{tokens}）：{ids}。",
     "narrate.free.turn_only": "轮到它时本步有 {blocks}空闲；本步之后：{after}",

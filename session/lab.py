@@ -270,10 +270,7 @@ class Lab:
                 return False
             if self.engine.is_finished:
                 return True
-            return self.frame.batch.kind == "idle" and self.frame.step > 0 and self._nothing_pending()
-
-    def _nothing_pending(self) -> bool:
-        return not self.engine.arrivals_pending
+            return self.engine.stalled
 
     # -- moving ----------------------------------------------------------------------------------------
 

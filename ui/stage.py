@@ -33,7 +33,6 @@ from viz.colors import request_color
 from viz.glossary import clock, legend_lines, metric_definitions, model_caveat
 from viz.html_export import player_sources
 from viz.metrics_table import as_table, request_rows, run_summary, speculation_sentence
-from viz.narrate import first_arrivals
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
 from viz.texts import pending_change, progress_text, request_texts, title_in_effect
 from viz.timeline import segments_figure
@@ -122,9 +121,7 @@ def serve_player() -> str | None:
 
 def player(error: str | None):
     message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame), current_lang()))
-    arrivals = [] if lab().is_trace else [request.arrival for request in lab().inputs.spec.workload]
-    message.update(present=bool(st.session_state.presentation), error=error, titles=titles(),
-                   start_note=first_arrivals(arrivals, current_lang()))
+    message.update(present=bool(st.session_state.presentation), error=error, titles=titles())
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
               on_frame_change=_on_player_frame)
 
