@@ -27,6 +27,7 @@ MESSAGES = {
                                     "（max_num_batched_tokens={budget}）。",
     "narrate.blocked.max_num_seqs": "请求 {id} 继续等待：批次已满（max_num_seqs={max_num_seqs}）。",
     "narrate.blocked.decode_first": "请求 {id} 继续等待：解码优先，本步运行的是运行队列中请求的解码；预填充要等到没有解码的一步。",
+    "narrate.blocked.preempted_this_step": "请求 {id} 继续等待：本步抢占了一个运行中的请求，vLLM 在这样的一步里不接纳任何等待中的请求。",
     "narrate.admitted": "请求 {id} 被接纳：本步预填充了 {tokens}{cached}{why}。",
     "narrate.admitted.cached": "，另有 {n} 个从前缀缓存复用",
     "narrate.admitted.after_rebuild": "（KV 缓存池已重建，所以它的 K/V 要在新池中重新计算）",
@@ -52,6 +53,8 @@ MESSAGES = {
                           "（一步得到 {new}）。",
     "narrate.finished_late": "请求 {id} 晚一步完成：它在第 {step} 步写出的序列结束 token 直到本步已调度之后才返回，"
                              "所以它被移出本批次，块也已释放（它的 token 与不重叠时相同）。",
+    "narrate.finished_late.length": "请求 {id} 晚一步完成：它在第 {step} 步写出的 token 使{why}；vLLM 的异步调度器要等这个 token "
+                                    "返回才知道，而那时本步已经调度，它的块现在才释放。",
     "narrate.rebuilt": "KV 缓存池在第 {step} 步重建为 {blocks}，每块 {size} 个 token（第 {prev} 帧之后改了一项设置）",
     "narrate.rebuilt.running.one": "{base}：运行中的请求 {ids} 重新计算它的 token，排在等待中的请求之前；没有请求被抢占。",
     "narrate.rebuilt.running.other": "{base}：每个运行中的请求（{ids}）都重新计算自己的 token，排在等待中的请求之前；"
@@ -128,6 +131,10 @@ MESSAGES = {
     "setting.cache_blocks_at_allocation.label": "分配时即缓存满块（vLLM）",
     "setting.cache_blocks_at_allocation.help": "vLLM 的规则：本步用已知 token 填满的块在分配时就进入缓存，所以同一步被"
                                                "接纳的请求可以共享前缀。关闭：块在其 token 计算完成后才进入缓存。",
+    "setting.long_prefill_token_threshold.label": "长预填充上限（每步 token 数，vLLM）",
+    "setting.long_prefill_token_threshold.help": "vLLM 的 long_prefill_token_threshold：只要还有别的请求在等待或运行，"
+                                                 "一个请求一步最多计算这么多 token，免得一个长提示词占满整步的 token "
+                                                 "预算。0 表示不设上限。只有 vLLM 调度器使用它。",
     "value.prefill_first": "预填充优先", "value.decode_first": "解码优先",
     "value.on": "开", "value.off": "关",
     "settings.changed": "{label} {now}（{was} {before}）",
@@ -398,6 +405,8 @@ MESSAGES = {
     "stage.reset": "⟲ 重置",
     "stage.bad_request": "无法读取一个取帧请求（{value}）；当前显示的帧保持不变。",
     "stage.compute_failed": "计算更多帧失败：{error}",
+    "stage.kept_out": "这次运行占用 {mb} MB，超过了每个学生在本服务器运行缓存中的份额（{share} MB）：它只为你计算，"
+                      "不为其他人保留。较小的 KV 池（num_kvcache_blocks）或较短的运行可以放进缓存。",
     "stage.mode_overlap": " · 重叠调度",
     "stage.mode_adaptive": " · 自适应批大小",
     "stage.recorded_trace": "录制的轨迹",
@@ -415,8 +424,10 @@ MESSAGES = {
     "stage.view.legend": "图例",
     "errors.unexpected": "这里出了问题；已在服务器上记录。选择一个场景或重置运行即可继续。",
     "server.title": "本服务器",
-    "server.cache": "**{sessions}** 个会话 · 缓存了 **{runs}** 次运行（{mb} / {budget} MB）· {hits} 次从缓存打开或分支，"
-                    "{misses} 次重新计算",
+    "server.cache": "**{sessions}** 个会话的标签页开着 · 缓存了 **{runs}** 次运行（{mb} / {budget} MB，{pinned} 次已固定；"
+                    "每次运行最多 {share} MB）· {hits} 次从缓存打开或分支，{misses} 次重新计算",
+    "server.session": "{name} · {run} · 已单步到第 {steps} 帧",
+    "server.session_waits": "{name} · {run} · 已单步到第 {steps} 帧 · 它的请求等待 p50 {p50} 秒，p95 {p95} 秒",
     "server.precomputed": "启动时预先计算（$SCHEDLAB_PRECOMPUTE）：{presets}",
     "precompute.waiting": "等待中",
     "precompute.unknown": "这里没有这个预设（名称是 scenarios/ 中去掉 .toml 的文件名）",
@@ -424,11 +435,19 @@ MESSAGES = {
     "precompute.done": "{frames} 帧，已到结尾",
     "precompute.frames": "{frames} 帧",
     "precompute.stopped": "已停止：{error}",
+    "precompute.cached": "现在在运行缓存中：{frames} 帧，已固定",
+    "precompute.evicted": "已被逐出运行缓存",
+    "server.passes": "最近几次计算，会话：token 数（◦ 后台工作，份额较低）：{passes}",
+    "server.lecturer_key": "讲师密钥（$SCHEDLAB_LECTURER_KEY）",
+    "server.pin": "固定当前显示的运行",
+    "server.pinned": "已固定：学生的运行永远不会把这次运行挤出运行缓存。",
+    "server.wrong_key": "这不是讲师密钥：没有固定任何运行。",
     "server.no_model": "本进程没有加载真实模型：没有可批处理的内容。",
     "server.worker": "模型工作进程：**{passes}** 次前向计算。每次计算的会话数，最新的在最后：{sessions}",
     "server.none_yet": "暂无",
-    "server.tokens": "每次计算的 token 数：平均 {mean}，最多 {largest}；每次 {ms} 毫秒。每个等待模型的会话都加入下一次"
-                     "计算，所以学生越多，每人分摊的计算次数越少。",
+    "server.tokens": "每次计算的 token 数：平均 {mean}，最多 {largest}（上限 {cap}，一个会话的一步最多 {session}）；"
+                     "每次 {ms} 毫秒。等待模型的会话轮流分享下一次计算，所以学生越多，每人分摊的计算次数越少，"
+                     "大的一步分成几块计算。",
     "server.restarts": "模型进程曾停止并已重新启动 {count} 次；当时正在计算的步骤失败了，每个运行的 KV 缓存都保留着。",
     "app.page_title": "schedlab：逐步看懂 LLM 推理调度",
     "app.stepper": "调度器单步执行",
@@ -576,6 +595,12 @@ MESSAGES = {
     "vllm.block_size": "--block-size {size}：当前的 vLLM 接受其注意力后端支持的任何块大小（多数 GPU 后端要求 16 的倍数），"
                        "所以这个值在那里可能被拒绝。",
     "vllm.eos": "eos：vLLM 从模型中取得序列结束 token（或按请求用 stop_token_ids 指定）。",
+    "vllm.twin": "这里显示的就是 vLLM 自己的决定：本次运行用的是 vLLM 孪生调度器，它逐步做出 vLLM 0.32 的 V1 调度器的决定，"
+                 "连块编号都相同，`make vllm-check` 拿它与 vLLM 的调度器逐步对照检查；prefill_first、mixed_batches "
+                 "和抢占策略对它不起作用。",
+    "vllm.not_the_twin": "即使在最接近的设置下，这个调度器也不是 vLLM 的：vLLM 只在等待请求的整个序列都放得进空闲块时才接纳它，"
+                         "并且优先复用释放的未缓存块，所以块编号不同；vLLM 孪生调度器（scheduler \"vllm\"）做出 vLLM "
+                         "自己的决定。",
     "compare.metric": "指标",
     "compare.metric.steps to finish": "完成所需步数",
     "compare.metric.simulated time (s)": "模拟时间（秒）",
@@ -647,6 +672,7 @@ MESSAGES = {
     "config.integer": "必须是整数",
     "config.bool": "必须是 true 或 false",
     "config.at_least_1": "至少为 1",
+    "config.long_prefill": "取 0（不设上限）到 max_model_len={max_model_len} 个 token",
     "config.speculative": "请使用每步 0（关闭）到 {most} 个草稿 token",
     "config.lookup_min": "不能超过 prompt_lookup_max={most}",
     "config.choice": "请使用以下之一：{choices}",
