@@ -495,6 +495,40 @@ MESSAGES = {
     "lab.exports_caption": "每个图表的相机按钮可将其保存为 PNG。JSON 以引擎轨迹的形式保存每次运行："
                            "`engine.analysis.export.split_comparison` 把它们写成主页面的轨迹上传器可以打开的文件。",
 
+    # -- the lockstep stages (app_pages/policy_lab.py, viz/lockstep.py, player/lockstep.js) --------------------
+    "lab.lockstep": "并排单步查看各次运行",
+    "lab.lockstep_caption": "每个配置的舞台都停在同一步：一个滑块、一个单步和一个播放按钮控制全部舞台。滑块下的标记是它们的调度"
+                            "决策出现分歧的步，每一处都在下方用文字说明。",
+    "lab.lockstep_first": "舞台只保存第 0 到第 {last} 步，而运行最长有 {steps} 步；图表覆盖完整的运行。",
+    "lab.lockstep_show": "显示各个舞台（要准备 {frames} 帧，需要几秒钟）",
+    "lab.lockstep_preparing": "正在准备各个舞台",
+    "lockstep.sentence": "第 {step} 步：{runs}。",
+    "lockstep.run_sep": "；",
+    "lockstep.run": "“{label}”{did}",
+    "lockstep.item": "{id}（{tokens}）",
+    "lockstep.did.preempt": "抢占了请求 {items}",
+    "lockstep.did.resume": "恢复了被抢占的请求 {items}",
+    "lockstep.did.admit": "接纳了请求 {items}",
+    "lockstep.did.chunk": "为请求 {items} 预填充了一段",
+    "lockstep.did.idle": "什么也没有运行",
+    "lockstep.did.batch_only": "只运行了它的{kind}批次（{requests}）",
+    "lockstep.ui.prev": "◀ 上一个分歧",
+    "lockstep.ui.prev_title": "跳到此前决策出现分歧的一步",
+    "lockstep.ui.next": "下一个分歧 ▶",
+    "lockstep.ui.next_title": "跳到下一个决策出现分歧的步",
+    "lockstep.ui.position": "第 {step} 步 / 共 {last} 步",
+    "lockstep.ui.pause_at": "在分歧处暂停",
+    "lockstep.ui.slider_name": "所有舞台的步",
+    "lockstep.ui.here": "★ 决策在这一步出现分歧。",
+    "lockstep.ui.agree": "第 {step} 步：各配置的决策相同。",
+    "lockstep.ui.next_at": "下一个分歧在第 {step} 步。",
+    "lockstep.ui.no_more": "此后不再出现分歧。",
+    "lockstep.ui.never": "它们的决策从未出现分歧：每一步接纳、抢占和分块预填充的请求都相同（各次运行的耗时或写出的 token "
+                         "仍可能不同）。",
+    "lockstep.ui.list.one": "决策出现分歧的 {n} 步",
+    "lockstep.ui.list.other": "决策出现分歧的全部 {n} 步",
+    "lockstep.ui.ended": "这次运行在第 {last} 步结束：显示的是它结束时的样子。",
+
     # -- the policy lab's comparison (engine/analysis/compare.py, viz/compare.py) ------------------------------------
     "compare.word.sooner": "更早",
     "compare.word.faster": "更快",
