@@ -7,13 +7,14 @@ from __future__ import annotations
 import streamlit as st
 
 from i18n import Message
+from ui.class_predict import before_reveal, class_poll, voted_right
 from ui.language import current_lang, t
 from ui.state import USER_ERRORS, feed, lab, report
 from viz.narrate import narrate
 from viz.predict import Question, question_for, question_steps
 
 
-def _scores() -> dict[str, dict[int, bool]]:
+def scores() -> dict[str, dict[int, bool]]:
     """{scenario title: {step: answered right}}, this session's answers."""
     return st.session_state.setdefault("predict_scores", {})
 
@@ -48,7 +49,7 @@ def _check(question: Question):
     if choice is None:
         st.session_state.notice = Message("predict.pick_first")
         return
-    _scores().setdefault(lab().title, {})[question.step] = choice == question.answer_text
+    scores().setdefault(lab().title, {})[question.step] = choice == question.answer_text
 
 
 def _literal(text: str) -> str:
@@ -69,7 +70,7 @@ def predict():
     """The toggle and, while it is on, the question about the next key frame (or its answer)."""
     if not st.toggle(t("predict.toggle"), key="predict_mode", help=t("predict.toggle_help")):
         return
-    answers = _scores().get(lab().title, {})
+    answers = scores().setdefault(lab().title, {})
     st.caption(t("predict.score", right=sum(answers.values()), total=len(answers)))
     step = _next_step()
     try:
@@ -80,16 +81,31 @@ def predict():
     if frames is None:
         st.caption(t("predict.nothing_left"))
         return
-    lang = current_lang()
-    question = question_for(*frames, lang)
+    question = question_for(*frames, current_lang())
     with st.container(border=True):
         st.markdown(t("predict.ask", question=question.text))
+        if (poll := class_poll(question)) is not None:  # in a class, the lecturer reveals it for everyone
+            if not before_reveal(poll, question):
+                if (right := voted_right(poll)) is not None:
+                    answers[step] = right
+                revealed(question, frames[1], right)
+            return
         if step in answers:
-            st.markdown(t("predict.right" if answers[step] else "predict.wrong", answer=question.answer_text))
-            st.markdown("\n".join(f"- {_literal(line)}" for line in narrate(frames[1], lang=lang)))
-            st.button(t("predict.go", step=step), key=f"predict_go_{step}", on_click=_go_to, args=(step,))
+            revealed(question, frames[1], answers[step])
             return
         st.radio(t("predict.choice"), question.choices, index=None, key=f"predict_choice_{step}",
                  label_visibility="collapsed", horizontal=True)
         st.button(t("predict.reveal"), key=f"predict_reveal_{step}", on_click=_check, args=(question,),
                   type="primary")
+
+
+def revealed(question: Question, after, right: bool | None):
+    """The answer (right or not, when the learner answered), the step's narration and a button to go there."""
+    lang = current_lang()
+    if right is None:
+        st.markdown(t("predict.answer", answer=question.answer_text))
+    else:
+        st.markdown(t("predict.right" if right else "predict.wrong", answer=question.answer_text))
+    st.markdown("\n".join(f"- {_literal(line)}" for line in narrate(after, lang=lang)))
+    st.button(t("predict.go", step=question.step), key=f"predict_go_{question.step}", on_click=_go_to,
+              args=(question.step,))
