@@ -3,7 +3,7 @@ wired to this session's engine) and the policy lab. Everything drawn is a pure f
 
 import streamlit as st
 
-from ui.classroom import class_panel, join_from_url
+from ui.classroom import class_panel, follow_lead, join_from_url
 from ui.errors import logged
 from ui.language import language_switch, t
 from ui.server_panel import server_panel
@@ -15,6 +15,7 @@ from ui.state import init_session, keep_widget_state
 def stepper():
     init_session()
     join_from_url()
+    follow_lead()  # before the sidebar, which shows the lecturer's scenario and settings
     if st.session_state.presentation:  # projector: larger text everywhere, not only in the figures
         st.markdown("<style>[data-testid=stMain] [data-testid=stMarkdownContainer] :is(p, li){font-size:1.3rem}"
                     "</style>", unsafe_allow_html=True)

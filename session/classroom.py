@@ -110,11 +110,15 @@ class Classroom:
     # -- the students ----------------------------------------------------------------------------------
 
     def sit(self, session: str, wake: Wake, following: bool = True):
-        """A student's seat (taken again after a reload); `following` or broken away."""
+        """A student's seat (taken again by each of its page's runs); `following` or broken away. The lecturer is
+        woken when a seat is taken or changes (the class banner counts them)."""
         with self._lock:
-            if session not in self._seats and len(self._seats) >= MAX_SEATS:
+            before = self._seats.get(session)
+            if before is None and len(self._seats) >= MAX_SEATS:
                 raise ClassError("class.full", seats=MAX_SEATS)
             self._seats[session] = (wake, following)
+            lecturer = [self._lecturer] if self._lecturer and (before is None or before[1] != following) else []
+        self._wake(lecturer)
 
     def is_following(self, session: str) -> bool:
         with self._lock:

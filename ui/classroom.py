@@ -81,21 +81,24 @@ def take_seat():
         here.sit(session, wake, following=st.session_state.get("class_following", True))
 
 
-def follow_lead():
-    """A following student shows the lecturer's run and frame; a new run or settings redraw the whole page (the
-    sidebar shows them)."""
+def follow_lead(in_fragment: bool = False):
+    """A following student shows the lecturer's run and frame. Another run (a scenario picked, a branch) is taken
+    on a whole page's run, before the sidebar is drawn (it shows the scenario and settings): the stage's fragment
+    asks for one."""
     here, state = room(), st.session_state
     if not is_following() or here.lead is None or here.lead.version == state.get(SEEN):
         return
-    lead, before = here.lead, (lab().shared_run, settings_in_effect())
-    state[SEEN] = lead.version
+    lead = here.lead
+    if in_fragment and (lead.run is not lab().shared_run or lead.scenario != state.get("scenario_choice")):
+        st.rerun()
+    state[SEEN], settings = lead.version, settings_in_effect()
     lab().follow(lead.run, lead.inputs, lead.frame)
     feed().moved_cursor()  # the player jumps to the lecturer's frame
+    state.scenario_choice = lead.scenario
     if lead.predicting:
         state.predict_mode = True
-    if (lab().shared_run, settings_in_effect()) != before or state.get("scenario_choice") != lead.scenario:
-        state.scenario_choice = lead.scenario
-        st.rerun()
+    if in_fragment and settings_in_effect() != settings:
+        st.rerun()  # the sidebar shows the settings of the frame moved to
 
 
 def publish_lead():

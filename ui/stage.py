@@ -218,7 +218,7 @@ def stage():
         with logged("stepping the stage"):  # a fragment's rerun runs only this, not the page's own guard
             error = serve_player()
             take_seat()
-            follow_lead()
+            follow_lead(in_fragment=True)
             notice, stage_slot = st.container(), st.container()  # drawn first, filled once Run N and Reset acted
             controls()
             if st.session_state.notice:
