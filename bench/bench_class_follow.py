@@ -4,11 +4,12 @@
 Starts `streamlit run app.py` on 127.0.0.1 (the README's class command), opens one page to warm it (with
 --precompute, preset 05 computed at start first), then the lecturer opens preset 05 and clicks "Start a class" in
 the sidebar; N students open the class's link (`?class=CODE`) and only listen, as a follower's browser does. The
-lecturer's player fetches frames ahead, then the lecturer steps, and goes back to frame 0 (Home): each move is what the player sends when it stops
-on a frame it holds (its state "frame" = k, 300 ms after the click in a browser), one every STEP_EVERY_S. A
-follower has the step when the server's ForwardMsgs move its player's cursor to k (the server moves the cursor:
-`cursor_moves`); its latency is from the lecturer's report until then. A follower that never shows a step within
-LEFT_BEHIND_S, or is not on the lecturer's last frame at the end, is left behind.
+lecturer's player fetches frames ahead, then the lecturer steps, and goes back to frame 0 (Home): each move is
+what the player sends when it stops on a frame it holds (its state "frame" = k, 300 ms after the click in a
+browser), one every STEP_EVERY_S. A follower has the step when the server's ForwardMsgs move its player's cursor
+to k (the server moves the cursor: `cursor_moves`); its latency is from the lecturer's report until then. A
+follower that never shows a step within LEFT_BEHIND_S, or is not on the lecturer's last frame at the end, is left
+behind.
 
 Then the class's prediction: the lecturer switches "Predict, then reveal" on; every follower gets the question
 (their predict mode follows the lecturer's), picks a choice (student i the choice i mod the number of choices, so

@@ -71,7 +71,13 @@ def predict():
     if not st.toggle(t("predict.toggle"), key="predict_mode", help=t("predict.toggle_help")):
         return
     answers = scores().setdefault(lab().title, {})
-    st.caption(t("predict.score", right=sum(answers.values()), total=len(answers)))
+    score = st.empty()  # filled last: a class's reveal, drawn below, adds this learner's answer
+    ask(answers)
+    score.caption(t("predict.score", right=sum(answers.values()), total=len(answers)))
+
+
+def ask(answers: dict[int, bool]):
+    """The question about the next key frame, or its answer once revealed."""
     step = _next_step()
     try:
         frames = _frames_up_to(step) if step is not None else None
