@@ -84,13 +84,14 @@ def test_a_poll_counts_each_students_last_answer_until_revealed_and_exports_as_c
     room.lecture("L", lecturer)
     for i, seat in enumerate(students):
         room.sit(f"s{i}", seat)
+    assert lecturer.woken == 3  # a seat taken: the lecturer's banner counts it
     poll = room.poll("Preemption", 7, "Which request is preempted?", ("request 1", "request 2"), 1)
     assert room.poll("Preemption", 7, "(in another language)", ("1", "2"), 1) is poll  # one poll per question
     assert room.vote("s0", "Preemption", 7, 0) and room.vote("s1", "Preemption", 7, 1)
     assert room.vote("s0", "Preemption", 7, 1)  # changed their mind
     assert not room.vote("s2", "Preemption", 7, 5)  # no such choice
     assert not room.vote("s2", "Other", 7, 0)  # no such question
-    assert poll.counts() == [0, 2] and len(poll.votes) == 2 and lecturer.woken == 3
+    assert poll.counts() == [0, 2] and len(poll.votes) == 2 and lecturer.woken == 6
     assert room.reveal("Preemption", 7) and not room.reveal("Preemption", 7)
     assert all(seat.woken == 1 for seat in students)
     assert not room.vote("s2", "Preemption", 7, 0)  # too late
