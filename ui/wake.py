@@ -27,8 +27,8 @@ def waker() -> Wake | None:
     """A callable that reruns, from any thread, the fragment this is called in, in this session; False once the
     session has gone. None outside a fragment run by Streamlit's server (AppTest)."""
     ctx, fragment_id = get_script_run_ctx(), ThreadState.get().fragment_id
-    if ctx is None or not fragment_id or not runtime.exists():
-        return None
+    if ctx is None or not fragment_id or not runtime.exists() or not hasattr(runtime.get_instance(), "_session_mgr"):
+        return None  # AppTest's runtime is a stand-in without sessions
     session_id = ctx.session_id
 
     def wake() -> bool:
