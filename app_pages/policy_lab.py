@@ -39,6 +39,7 @@ from viz.compare import (
 )
 from viz.glossary import clock, metric_definitions
 from viz.html_export import animation_html, run_gif
+from viz.metrics_table import as_table
 
 GENERATED = "generated"
 CUSTOM_COMPARISON = "custom"  # a comparison of configs set by hand (not a custom scenario: session.lab.CUSTOM)
@@ -125,7 +126,7 @@ def results(runs, title: str):
     st.markdown("\n".join(t("lab.verdict", question=question, answer=answer)
                            for question, answer in verdicts(runs, lang)))
     st.caption(t("lab.metrics_caption", metrics=metric_definitions(lang), clock=clock("simulated", lang)))
-    st.dataframe(metric_rows(runs, lang=lang), hide_index=True, width="stretch", height=420)
+    st.dataframe(as_table(metric_rows(runs, lang=lang)), hide_index=True, width="stretch", height=420)
     st.caption(t("lab.in_detail"))
     st.info(summary(runs, lang))
     st.plotly_chart(key_metrics_figure(runs, lang=lang), config=PLOT_CONFIG, key="key_metrics")
@@ -156,7 +157,7 @@ def vllm_equivalents(runs):
     st.subheader(t("lab.vllm"))
     for tab, run in zip(st.tabs([run.label for run in runs]), runs, strict=True):
         tab.code(vllm_command(run.config, overlap=run.engine.overlap), language="bash", wrap_lines=True)
-        for note in vllm_notes(run.config):
+        for note in vllm_notes(run.config, current_lang()):
             tab.markdown(f"- {note}")
         if run.engine.adaptive is not None:
             tab.markdown(t("lab.vllm_adaptive"))

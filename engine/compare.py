@@ -305,6 +305,13 @@ def _ranked(runs: Sequence[ConfigRun], value: Callable[[ConfigRun], float | None
     return sorted((v, run.label) for run in runs if (v := value(run)) is not None)
 
 
+ALIKE_WITHIN = 0.05  # two values closer than this share of the larger are "alike" (the verdict says so)
+
+
+def _alike(low: float, high: float) -> bool:
+    return high == low or abs(high - low) < ALIKE_WITHIN * max(abs(high), abs(low), 1.0)
+
+
 def _lower_is_better(lang: str, runs: Sequence[ConfigRun], value: Callable[[ConfigRun], float | None], better: str,
                      measure: str, unit: str) -> str:
     """"prefill-first 3.1x sooner (mean TTFT 2.0 against 6.2 steps)", or "alike" within 5% (`better`, `measure`,
@@ -315,7 +322,7 @@ def _lower_is_better(lang: str, runs: Sequence[ConfigRun], value: Callable[[Conf
     (best, winner), (worst, loser) = ranked[0], ranked[-1]
     measure, unit, better = (text(lang, f"compare.measure.{measure}"), text(lang, f"compare.unit.{unit}"),
                              text(lang, f"compare.word.{better}"))
-    if worst == best or (best and (worst - best) / worst < 0.05) or (not best and worst < 0.05):
+    if _alike(best, worst):
         return text(lang, "compare.all_alike", measure=measure, value=f"{best:.1f}", unit=unit)
     ratio = worst / best if best else None
     how = (text(lang, "compare.times", ratio=f"{ratio:.1f}", word=better) if ratio and ratio >= 1.5 else
@@ -329,8 +336,12 @@ def _lower_is_better(lang: str, runs: Sequence[ConfigRun], value: Callable[[Conf
 def _memory(runs: Sequence[ConfigRun], lang: str) -> str:
     """Preemptions, recomputed tokens and empty reserved slots: where memory ran short or was wasted."""
     sep = text(lang, "list.sep")
-    if all(r.run.num_preemptions == 0 for r in runs):
+    preemptions, recomputed = [r.run.num_preemptions for r in runs], [r.recomputed_tokens for r in runs]
+    if not any(preemptions):
         answer = text(lang, "compare.memory.none")
+    elif _alike(min(preemptions), max(preemptions)) and _alike(min(recomputed), max(recomputed)):
+        answer = text(lang, "compare.memory.alike", n=sep.join(dict.fromkeys(map(str, preemptions))),
+                      tokens=sep.join(dict.fromkeys(map(str, recomputed))))
     else:
         best, *rest = sorted(runs, key=lambda r: r.run.num_preemptions)
         others = sep.join(text(lang, "compare.memory.other", n=r.run.num_preemptions, tokens=r.recomputed_tokens,
@@ -344,12 +355,37 @@ def _memory(runs: Sequence[ConfigRun], lang: str) -> str:
     return answer
 
 
+def _finish_steps(runs: Sequence[ConfigRun], lang: str) -> str:
+    """Where runs alike on the averages still part: the requests that finished at another step than under the first
+    config (the shortest requests first, each with its output length), e.g. preset 07's short requests."""
+    base, sep, parts = runs[0], text(lang, "list.sep"), []
+    finish = {q.id: q.finish_step for q in base.requests}
+    for run in runs[1:]:
+        moved = sorted((q for q in run.requests if q.finish_step is not None and finish.get(q.id) is not None
+                        and q.finish_step != finish[q.id]), key=lambda q: (q.num_output_tokens, q.id))
+        if not moved:
+            parts.append(text(lang, "compare.finish.same", run=run.label, base=base.label))
+            continue
+        shown = sep.join(text(lang, "compare.finish.request", id=q.id, tokens=q.num_output_tokens, step=q.finish_step,
+                              base_step=finish[q.id]) for q in moved[:FINISH_LISTED])
+        sooner = sum(q.finish_step < finish[q.id] for q in moved)
+        parts.append(text(lang, "compare.finish.moved", run=run.label, base=base.label, requests=shown,
+                          sooner=sooner, later=len(moved) - sooner, same=len(run.requests) - len(moved),
+                          more=text(lang, "compare.finish.more", n=len(moved) - FINISH_LISTED)
+                          if len(moved) > FINISH_LISTED else ""))
+    return text(lang, "compare.sentence_sep").join(parts)
+
+
+FINISH_LISTED = 4  # requests named in the finish-step answer; the rest are counted
+
+
 def verdicts(runs: Sequence[ConfigRun], lang: str = DEFAULT) -> list[tuple[str, str]]:
     """The comparison's answers, one per question a learner asks: (question, answer), from the numbers."""
     answers = (
         ("first_token", _lower_is_better(lang, runs, lambda r: _mean_steps(r, "ttft"), "sooner", "ttft", "steps")),
         ("later_tokens", _lower_is_better(lang, runs, lambda r: _mean_steps(r, "tpot"), "faster", "tpot", "steps")),
         ("whole_workload", _lower_is_better(lang, runs, lambda r: r.run.sim_time_s, "sooner", "time", "s")),
+        ("each_request", _finish_steps(runs, lang)),
         ("memory", _memory(runs, lang)),
     )
     return [(text(lang, f"compare.question.{question}"), answer) for question, answer in answers]

@@ -40,6 +40,20 @@ def comparison_json(runs: Sequence[ConfigRun], title: str | None = None) -> str:
     return text
 
 
+def comparison_traces(data: bytes | str) -> list[tuple[str, str]] | None:
+    """The runs of a policy-lab comparison file (`comparison_json`) as (label, trace JSON text), each a trace the
+    app opens; None when `data` is not a comparison (a trace, or anything else, is opened, or refused, as it is)."""
+    try:
+        parsed = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    runs = parsed.get("runs") if isinstance(parsed, dict) else None
+    if not isinstance(runs, list) or not runs or not all(isinstance(r, dict) and isinstance(r.get("trace"), dict)
+                                                         for r in runs):
+        return None
+    return [(str(r.get("label") or i + 1), json.dumps(r["trace"])) for i, r in enumerate(runs)]
+
+
 def split_comparison(path: str | Path, out_dir: str | Path) -> list[Path]:
     """Write each run of a comparison JSON file as its own trace file in `out_dir`; their paths, in order."""
     data = json.loads(Path(path).read_text())

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import shlex
+from functools import partial
 
+from i18n import text
 from scheduler import Config
 
 NULL_BLOCKS = 1  # vLLM V1 reserves block 0 of the pool as the null block
@@ -46,33 +48,26 @@ def vllm_command(config: Config, model: str = "HuggingFaceTB/SmolLM2-135M-Instru
     return shlex.join(["vllm", "serve", model, *vllm_args(config, overlap)])
 
 
-def vllm_notes(config: Config) -> list[str]:
+def vllm_notes(config: Config, lang: str) -> list[str]:
     """Why the arguments read as they do, and where `config` asks for something vLLM does not do (or does
-    differently), in one sentence each."""
-    notes = [f"--num-gpu-blocks-override {config.num_kvcache_blocks + NULL_BLOCKS}: vLLM keeps block 0 as a null "
-             f"block no request uses, so {config.num_kvcache_blocks} usable blocks need one more."]
+    differently), in one sentence each, in `lang`."""
+    say = partial(text, lang)
+    notes = [say("vllm.null_block", blocks=config.num_kvcache_blocks + NULL_BLOCKS, usable=config.num_kvcache_blocks)]
     if not config.mixed_batches:
-        order = "prefills before decodes" if config.prefill_first else "decodes, then prefills in a separate step"
-        notes.append(f"Batches: ours run {order}; vLLM mixes decodes and prefill chunks in one step, running "
-                     "requests first (mixed_batches=true is the closest).")
+        notes.append(say("vllm.batches", order=say("vllm.order.prefill_first" if config.prefill_first
+                                                   else "vllm.order.decode_first")))
     elif config.prefill_first:
-        notes.append("prefill_first has no effect in mixed batches, and vLLM has no such switch.")
+        notes.append(say("vllm.prefill_first_mixed"))
     if config.preemption_policy == "smart":
-        notes.append("Smart preemption (least progress first) has no vLLM equivalent: vLLM preempts the most "
-                     "recently scheduled request (our `tail`).")
+        notes.append(say("vllm.smart"))
     elif config.preemption_policy == "priority" and config.queue_policy != "priority":
-        notes.append("Priority preemption only exists in vLLM with --scheduling-policy priority.")
+        notes.append(say("vllm.priority_preemption"))
     elif config.preemption_policy == "tail" and config.queue_policy == "priority":
-        notes.append("With --scheduling-policy priority vLLM preempts the least important running request (the "
-                     "latest arrival among equals), not the tail of the running queue: our `priority` preemption "
-                     "policy is the closest.")
+        notes.append(say("vllm.tail_with_priority"))
     if config.queue_policy == "priority":
-        notes.append("Our priority queue lets an important waiting request preempt less important running ones to "
-                     "get in; vLLM has no equivalent: it preempts only to make room for running requests, and a "
-                     "waiting request that does not fit waits.")
+        notes.append(say("vllm.priority_queue"))
     if config.kvcache_block_size % 16:
-        notes.append(f"--block-size {config.kvcache_block_size}: current vLLM takes any block size its attention "
-                     "backend supports (most GPU backends want a multiple of 16), so this one may be refused there.")
+        notes.append(say("vllm.block_size", size=config.kvcache_block_size))
     if config.eos != -1:
-        notes.append("eos: vLLM takes the end-of-sequence token from the model (or per request, stop_token_ids).")
+        notes.append(say("vllm.eos"))
     return notes

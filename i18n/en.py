@@ -17,6 +17,8 @@ MESSAGES = {
 
     # -- narration (viz/narrate.py) ------------------------------------------------------------------------
     "narrate.nothing_yet": "Nothing has run yet: step to start.",
+    "narrate.first_arrivals.one": "Request {ids} arrives at the start of step {step} and joins the waiting queue.",
+    "narrate.first_arrivals.other": "Requests {ids} arrive at the start of step {step} and join the waiting queue.",
     "narrate.idle": "Step {step} was idle: no request could run.",
     "narrate.ran": "Step {step} ran a {kind} batch of {requests} ({tokens}): {ids}.",
     "narrate.free.turn_only": "{blocks} free when its turn came in this step; after it: {after}",
@@ -35,8 +37,12 @@ MESSAGES = {
     "narrate.admitted.recompute": " (it had been preempted, so its K/V is computed again)",
     "narrate.freed": "blocks {ids} freed",
     "narrate.freed.none": "no blocks freed",
-    "narrate.preempted.self": "Request {id} was preempted: it needed another block and no other request could give "
-                              "one up ({freed}); it goes back to waiting and will recompute.",
+    "narrate.preempted.self_tail": "Request {id} was preempted: it needed another block, none was free, and it is "
+                                   "itself the tail of the running queue, so the tail policy preempts it ({freed}); it "
+                                   "goes back to waiting and will recompute.",
+    "narrate.preempted.self": "Request {id} was preempted ({policy} policy): it needed another block, none was free, "
+                              "and the policy picked it to give its blocks up ({freed}); it goes back to waiting and "
+                              "will recompute.",
     "narrate.preempted": "Request {id} was preempted ({policy} policy) to make room for request {for_id}: {freed}; "
                          "it goes back to the waiting queue and will recompute.",
     "narrate.arrived": "Request {id} arrived ({prompt}, priority {priority}) and joined the waiting queue.",
@@ -150,6 +156,7 @@ MESSAGES = {
     "settings.was": "was",
     "settings.was_scenario": "the scenario's:",
     "settings.variant_item": "{label} {value}",
+    "settings.variant_on": "{label} on", "settings.variant_off": "{label} off",
 
     "input.scenario": "A preset workload and settings with a story and key frames to jump to, or a custom setup.",
     "input.presentation": "Bigger boxes and text for a projector.",
@@ -186,11 +193,15 @@ MESSAGES = {
     "legend.colours.shown": "block colours",
     "legend.colours.meaning": "a block takes the colour of the request holding it; grey = free; yellow = free, but "
                               "its tokens are still in the prefix cache and can be reused",
-    "legend.computing.shown": "…",
+    "legend.computing.shown": "◌",
     "legend.computing.meaning": "a token the model is still computing (overlapped scheduling)",
     "mark.cached": "K/V cached", "mark.now": "computed this step", "mark.pending": "no K/V yet",
-    "mark.space": "space", "mark.newline": "newline", "mark.token_id": "token id (fake model)",
-    "mark.gap": "tokens elided to fit", "mark.computing": "token still being computed",
+    "mark.space": "space", "mark.newline": "newline",
+    "mark.token_id": "token id (fake model)",
+    "mark.gap": "tokens elided to fit",
+    "mark.partial": "bytes that make no character (yet): a character cut at the end, or bytes that are not text",
+    "mark.no_text": "a token holding the first bytes of a character; the token that completes it shows it",
+    "mark.computing": "token still being computed",
     "mark.in_use": "in use: its request's colour", "mark.free": "free",
     "mark.cached_free": "free, cached prefix (reusable)",
     "mark.overfull": "more tokens than a block holds (the notebook's bug)",
@@ -231,6 +242,9 @@ MESSAGES = {
     "predict.finished": "Step {step}: which request finishes?",
     "predict.admitted": "Step {step}: which waiting requests are admitted?",
     "predict.free_blocks": "Step {step}: how many KV blocks are free after it?",
+    "predict.arrivals.one": "(Request {ids} arrives at the start of that step.)",
+    "predict.arrivals.other": "(Requests {ids} arrive at the start of that step.)",
+    "predict.ahead": "(That is {n} steps after frame {frame}, the one shown.)",
     "predict.toggle": "Predict, then reveal",
     "predict.toggle_help": "Before each key frame, guess what the scheduler will do; then see the answer.",
     "predict.score": "Your predictions in this scenario: {right} of {total} right.",
@@ -238,10 +252,10 @@ MESSAGES = {
     "predict.ask": "**Predict:** {question}",
     "predict.right": "Right: the answer is **{answer}**.",
     "predict.wrong": "Not quite: the answer is **{answer}**.",
-    "predict.go": "Go to step {step} ▶",
     "predict.choice": "Your prediction",
     "predict.reveal": "Reveal",
     "predict.pick_first": "Pick an answer first.",
+    "predict.why_beside": "The stage shows this step: its narration says why.",
     "predict.answer": "The answer is **{answer}**.",
     # -- a class: the lecturer leads, students follow (ui/classroom.py, ui/class_predict.py) ----------------------
     "class.title": "Class",
@@ -312,7 +326,7 @@ MESSAGES = {
 
     # -- the stage player (player/player.js; sent by session/feed.py with every message) ---------------------
     "sat_out.batch_full": "batch full, max_num_seqs={max_num_seqs}",
-    "sat_out.prefill": "prefill step: decodes wait",
+    "sat_out.prefill": "a prefill step, decodes wait",
     "sat_out.token_budget": "token budget used, max_num_batched_tokens={budget}",
     "sat_out.other": "not scheduled this step",
     "player.back": "◀ Back", "player.back_name": "Back", "player.back_title": "Back one frame (←)",
@@ -326,7 +340,9 @@ MESSAGES = {
     "player.story_title": "What happened and why",
     "player.no_decisions": "No scheduling decisions this step.",
     "player.tables_title": "Block tables (logical → physical block ids)",
-    "player.caption": "Frame <b>{step}</b> of {last} · {kind} batch · {running} running, {waiting} waiting · KV "
+    "player.of_last": "of {n}", "player.of_so_far": "of {n} computed so far",
+    "player.so_far": " so far",
+    "player.caption": "Frame <b>{step}</b> {of} · {kind} batch · {running} running, {waiting} waiting · KV "
                       "{kv}% used · {clock}: {time} s{took}{overlapped} · {model}",
     "player.took": " · {clock}: {ms} ms",
     "player.overlapped": " · overlapped scheduling",
@@ -379,6 +395,7 @@ MESSAGES = {
     "state.model_failed": "The real model could not be loaded ({error}); using the fake model instead.",
     "state.no_scenario": "There is no scenario called {name}; pick one from the list.",
     "state.bad_link": "{error} Opened the first preset instead.",
+    "state.bad_link_without": "{error} Opened the link without {key}= instead.",
     "state.link_refused": "This link could not be opened ({error}). Opened the first preset instead.",
     "state.running_to": "Running to frame {frame}",
     "run.custom": "Custom setup",
@@ -424,6 +441,8 @@ MESSAGES = {
     "sidebar.added": "Added: it joins the waiting queue at the next step.",
     "sidebar.chat_template": "The prompt is wrapped in the model's chat template.",
     "sidebar.trace_upload": "Open a JSON trace (`python -m engine run ... --json t.json`)",
+    "sidebar.upload_button": "Upload", "sidebar.upload_limit": "{mb} MB per file • JSON",
+    "sidebar.comparison_run": "A policy-lab comparison of {n} runs: the run to open",
     "sidebar.add": "Add a request",
     "sidebar.open_trace": "Open a trace",
     "sidebar.presentation": "Presentation mode (projector)",
@@ -560,6 +579,12 @@ MESSAGES = {
     "compare.unit.s": "s",
     "compare.unit.ms": "ms",
     "compare.memory.none": "no config ran out of KV blocks (no preemption)",
+    "compare.memory.alike": "alike in every config: {n} preemptions ({tokens} tokens recomputed; within 5%)",
+    "compare.finish.same": "every request finished at the same step with {run} as with {base}",
+    "compare.finish.moved": "with {run}, {sooner} request(s) finished sooner and {later} later than with {base}: "
+                            "{requests}{more}; {same} at the same step",
+    "compare.finish.request": "request {id} ({tokens} tokens) at step {step} against {base_step}",
+    "compare.finish.more": " and {n} more",
     "compare.memory.other": "{n} ({tokens} tokens recomputed) for {label}",
     "compare.memory.least": "{label} ran out of KV blocks least: {n} preemptions ({tokens} tokens recomputed), against "
                             "{others}",
@@ -568,7 +593,27 @@ MESSAGES = {
     "compare.question.first_token": "first token",
     "compare.question.later_tokens": "later tokens",
     "compare.question.whole_workload": "whole workload",
+    "compare.question.each_request": "each request's finish step",
     "compare.question.memory": "memory",
+    "vllm.null_block": "--num-gpu-blocks-override {blocks}: vLLM keeps block 0 as a null block no request uses, so "
+                       "{usable} usable blocks need one more.",
+    "vllm.batches": "Batches: ours run {order}; vLLM mixes decodes and prefill chunks in one step, running requests "
+                    "first (mixed_batches=true is the closest).",
+    "vllm.order.prefill_first": "prefills before decodes",
+    "vllm.order.decode_first": "decodes, then prefills in a separate step",
+    "vllm.prefill_first_mixed": "prefill_first has no effect in mixed batches, and vLLM has no such switch.",
+    "vllm.smart": "Smart preemption (least progress first) has no vLLM equivalent: vLLM preempts the most recently "
+                  "scheduled request (our `tail`).",
+    "vllm.priority_preemption": "Priority preemption only exists in vLLM with --scheduling-policy priority.",
+    "vllm.tail_with_priority": "With --scheduling-policy priority vLLM preempts the least important running request "
+                               "(the latest arrival among equals), not the tail of the running queue: our `priority` "
+                               "preemption policy is the closest.",
+    "vllm.priority_queue": "Our priority queue lets an important waiting request preempt less important running ones "
+                           "to get in; vLLM has no equivalent: it preempts only to make room for running requests, "
+                           "and a waiting request that does not fit waits.",
+    "vllm.block_size": "--block-size {size}: current vLLM takes any block size its attention backend supports (most "
+                       "GPU backends want a multiple of 16), so this one may be refused there.",
+    "vllm.eos": "eos: vLLM takes the end-of-sequence token from the model (or per request, stop_token_ids).",
     "compare.metric": "metric",
     "compare.metric.steps to finish": "steps to finish",
     "compare.metric.simulated time (s)": "simulated time (s)",

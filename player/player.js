@@ -23,8 +23,9 @@
   const positions = names => Object.fromEntries(names.map((name, i) => [name, i]));
   const F = positions(WIRE.request), B = positions(WIRE.block), M = positions(WIRE.metrics), K = positions(WIRE.key_frame);
   const EMPTY = WIRE.empty_view, SCALARS = WIRE.scalars;
+  const ROW_ENDS = WIRE.row_ends;  // the tokens the server sends at each end of a long row
   // laptop: the rows and cells the server sends tokens for; a presentation draws fewer, larger.
-  const SIZES = {laptop: {boxes: WIRE.row_cells, rows: WIRE.queue_rows, grid: 16}, present: {boxes: 18, rows: 4, grid: 12}};
+  const SIZES = {laptop: {boxes: WIRE.row_cells, rows: WIRE.queue_rows, grid: 16}, present: {boxes: 18, rows: 6, grid: 12}};
 
   const color = id => COLORS.palette[id % COLORS.palette.length];
   function blend(hex, amount) {
@@ -79,15 +80,17 @@
 
   const fit = (list, length) => Array.from({length}, (_, i) => (i < list.length ? list[i] : null));
 
-  /* Indices 0..n-1 to draw in at most max cells: both ends and the focus (this step's tokens), null for gaps. */
-  function condense(n, max, focusStart, focusStop) {
+  /* Indices 0..n-1 to draw in at most max cells: both ends and the focus (this step's tokens), null for gaps.
+   * With `sharedHead` (every row starts with the same tokens: a chat template) the start gets one cell, the end
+   * the rest: that is where the rows differ. */
+  function condense(n, max, focusStart, focusStop, sharedHead = false) {
     if (n <= max) return Array.from({length: n}, (_, i) => i);
     const keep = new Set(), budget = Math.max(2, max - 2);
     const share = Math.min(Math.max(0, focusStop - focusStart), Math.floor(budget / 3));
     for (let i = focusStop - share; i < focusStop; i++) if (i >= 0 && i < n) keep.add(i);
-    const rest = budget - keep.size, head = Math.floor(rest / 2);
+    const rest = budget - keep.size, head = sharedHead ? Math.min(1, rest) : Math.floor(rest / 2);
     for (let i = 0; i < head; i++) keep.add(i);
-    for (let i = n - (rest - head); i < n; i++) keep.add(i);
+    for (let i = n - Math.min(rest - head, ROW_ENDS); i < n; i++) keep.add(i);
     const shown = [];
     let previous = -1;
     for (const i of [...keep].sort((a, b) => a - b)) {
@@ -97,6 +100,18 @@
     }
     if (previous < n - 1) shown.push(null);
     return shown;
+  }
+
+  /* Whether the rows `rids` all start with the same SHARED_START tokens (a chat template's system prompt). */
+  const SHARED_START = 4;
+  function sharedStart(view, rids) {
+    if (rids.length < 2) return false;
+    const first = view.tokens[rids[0]];
+    for (let i = 0; i < SHARED_START; i++) {
+      if (first[i] === undefined || first[i] === null) return false;
+      if (rids.some(rid => view.tokens[rid][i] !== first[i])) return false;
+    }
+    return true;
   }
 
   /* Tokens or pieces joined; a run of those not held (the server sends what the rows can show) reads ⋯. */
@@ -160,12 +175,12 @@
       this.stepsCarried = 0;
       this.failures = 0;
       this.answerTimeoutMs = ANSWER_TIMEOUT_MS;
-      this.header = {title: '', model: '', key_frames: [], placeholder: null};
+      this.header = {title: '', titles: [], model: '', key_frames: [], placeholder: null};
       this.strings = {};  // the server's words (player_strings in viz/frame_payload.py), set by the first message
       this.lang = null;
       this.colors = [];  // the block colours drawn now (animated toward the frame's)
       this.rows = new Map();  // request id -> its row element, kept across frames so moves can animate
-      this.tallest = {running: 0, waiting: 0};  // the longest queues held: their room is kept, so nothing jumps
+      this.tallest = 0;  // the most requests the queues held at once: their room is kept, so the pool never jumps
       root.classList.add('sp');
       root.player = this;  // tests and the GIF export reach the player through its element
       root.setAttribute('data-testid', 'stage-player');
@@ -192,7 +207,7 @@
 
     apply(m) {
       if (!m || typeof m !== 'object' || !Array.isArray(m.frames)) throw new Error('the message holds no frames');
-      this.header = {title: m.title || '', model: m.model || '', key_frames: m.key_frames || [],
+      this.header = {title: m.title || '', titles: m.titles || [], start_note: m.start_note || null, model: m.model || '', key_frames: m.key_frames || [],
         placeholder: m.placeholder, end_note: m.end_note};
       if (m.strings && m.lang !== this.lang) this.useStrings(m.lang, m.strings);
       if (m.colors) {
@@ -210,7 +225,7 @@
         this.over = false;
         this.rows.forEach(row => row.remove());
         this.rows.clear();
-        this.tallest = {running: 0, waiting: 0};
+        this.tallest = 0;
       }
       if (this.pending && m.answered >= this.pending.seq) this.pending = null;
       if (m.from > this.views.length) {
@@ -221,8 +236,7 @@
           if (view.step !== this.views.length) throw new Error(`frame ${view.step} came where ${this.views.length} belongs`);
           this.views.push(view);
           this.prev = view;
-          this.tallest.running = Math.max(this.tallest.running, view.running.length + view.done.length);
-          this.tallest.waiting = Math.max(this.tallest.waiting, view.waiting.length);
+          this.tallest = Math.max(this.tallest, view.running.length + view.done.length + view.waiting.length);
         }
       }
       this.failures = 0;
@@ -387,6 +401,7 @@
       this.renderHead(view);
       this.renderQueues(view, animate ? this.views[before] : null);
       this.renderNarration(view);
+      this.renderLegend(view);
       this.renderPool(view, animate);
       this.renderTables(view);
       this.renderKeys();
@@ -397,9 +412,10 @@
 
     renderHead(v) {
       const m = v.metrics, last = this.views.length - 1;
-      this.$('.sp-title').textContent = this.header.title;
+      const titled = this.header.titles.filter(([first]) => first <= v.step).pop();  // as this frame ran
+      this.$('.sp-title').textContent = titled ? titled[1] : this.header.title;
       const took = v.wall_ms !== null && this.header.model.startsWith('SmolLM2') ? this.t('took', {clock: esc(this.t('clock_real')), ms: Math.round(v.wall_ms)}) : '';
-      this.$('.sp-caption').innerHTML = this.t('caption', {step: v.step, last, kind: esc(this.t('batch.' + v.kind)), running: m[M.num_running],
+      this.$('.sp-caption').innerHTML = this.t('caption', {step: v.step, of: this.t(this.over ? 'of_last' : 'of_so_far', {n: last}), kind: esc(this.t('batch.' + v.kind)), running: m[M.num_running],
         waiting: m[M.num_waiting], kv: Math.round(100 * m[M.kv_usage]), clock: esc(this.t('clock_simulated')), time: v.time.toFixed(3), took,
         overlapped: v.overlapped ? this.t('overlapped') : '', model: esc(this.header.model)});
       const here = this.header.key_frames.filter(kf => kf[K.step] === v.step), notes = here.map(kf => kf[K.note]);
@@ -408,6 +424,13 @@
       banner.classList.toggle('sp-nothold', !holds);
       banner.classList.toggle('sp-on', notes.length > 0);
       banner.innerHTML = !notes.length ? '' : `<b>${esc(this.t(holds ? 'key_holds' : 'key_not_held', {step: v.step}))}</b> ${esc(notes.join(' '))}`;
+    }
+
+    /* The token legend names the marks this run draws: ids on the simulated model, text pieces on the real one. */
+    renderLegend(v) {
+      const text = v.pieces.some(p => p);
+      this.root.querySelectorAll('.sp-ids-key').forEach(e => { e.hidden = text; });
+      this.root.querySelectorAll('.sp-text-key').forEach(e => { e.hidden = !text; });
     }
 
     renderQueues(v, before) {
@@ -421,6 +444,8 @@
       const queues = [['running', v.running.slice(0, sizes.rows), v.running.length - Math.min(v.running.length, sizes.rows)],
         ['waiting', v.waiting.slice(0, sizes.rows), v.waiting.length - Math.min(v.waiting.length, sizes.rows)]];
       this.drawn = {running: queues[0][1].slice(), waiting: queues[1][1].slice(), finished: done.map(([rid]) => rid)};
+      const shownRunning = Math.max(1, queues[0][1].length + done.length);  // an empty queue still takes a row
+      room.sharedHead = sharedStart(v, [...queues[0][1], ...queues[1][1], ...done.map(([rid]) => rid)]);
       for (const [name, ids, hidden] of queues) {
         const box = this.$('.sp-' + name);
         const rowsBox = box.querySelector('.sp-rows');
@@ -431,7 +456,10 @@
           `${esc(this.t('queue_count', {n: name === 'running' ? v.running.length : v.waiting.length}))}${limit}`;
         box.querySelector('.sp-more').textContent = hidden ? this.t('more_requests', {n: hidden}) : '';
         rowsBox.querySelectorAll('.sp-empty').forEach(e => e.remove());
-        rowsBox.style.minHeight = `calc(${Math.max(1, Math.min(sizes.rows, this.tallest[name]))} * (var(--sp-cell) + 4px))`;
+        // The running queue takes the rows it draws; the waiting queue keeps the rest of the room the most requests
+        // held at once need (requests move between the two, so the total seldom changes and the pool stays put).
+        const kept = name === 'running' ? entries.length : Math.min(this.tallest, 2 * sizes.rows) - shownRunning;
+        rowsBox.style.minHeight = `calc(${Math.max(1, Math.min(sizes.rows, kept))} * (var(--sp-cell) + 4px))`;
         entries.forEach(([rid, finished], index) => {
           let row = this.rows.get(rid);
           if (!row) {
@@ -472,9 +500,10 @@
       const flagText = finished || (satOut ? this.t('sits_out', {why: satOut}) : '');
       const flag = finished ? `<span class="sp-flag sp-done">${esc(finished)}</span>` :
         satOut ? `<span class="sp-flag" title="${esc(this.t('sits_out_title', {why: satOut}))}">${esc(flagText)}</span>` : '';
-      let indices, width = room.cells - (flagText ? Math.min(room.flag, flagText.length * room.char * 0.95) : 0);
+      const flagWidth = Math.min(room.flag, Math.ceil(flagText.length / 2 + 1) * room.char);  // on two lines
+      let indices, width = room.cells - (flagText ? flagWidth : 0);
       for (let boxes = room.boxes; ; boxes -= 1) {
-        indices = condense(n, boxes, computed - nNow, computed);
+        indices = condense(n, boxes, computed - nNow, computed, room.sharedHead);
         if (boxes <= 3 || this.cellsWidth(v, rid, indices, room) <= width) break;
       }
       row.classList.toggle('sp-bare', this.cellsWidth(v, rid, indices, room) > width);  // too narrow: no labels
@@ -514,14 +543,15 @@
         const label = tokenLabel(v, rid, i, this.header.placeholder);
         const pieces = v.pieces[rid];
         const what = label.pending ? this.t('still_computing') : pieces ? JSON.stringify(pieces[i]) : '';
-        const tip = this.t('token_tip', {rid, i, id: label.pending ? '…' : v.tokens[rid][i], what, state: this.t('state_' + state)});
+        const tip = this.t('token_tip', {rid, i, id: label.pending ? '◌' : v.tokens[rid][i], what, state: this.t('state_' + state)});
         const cls = `sp-tok sp-${state}${label.pending ? ' sp-computing' : ''}${label.id ? ' sp-id' : ''}${i >= oldN ? ' sp-new' : ''}`;
         return `<span class="${cls}" style="background:${blend(color(rid), SHADES[state])}" title="${esc(tip)}">${esc(label.text)}</span>`;
       }).join('');
     }
 
     renderNarration(v) {
-      const [first, ...rest] = v.narration;
+      const [first, ...lines] = v.narration;
+      const rest = v.step === 0 && this.header.start_note ? [this.header.start_note] : lines;  // the first arrivals
       this.$('.sp-narration').innerHTML = `<p><b>${esc(first)}</b></p>` +
         (rest.length ? `<ul>${rest.map(line => `<li>${esc(line)}</li>`).join('')}</ul>` : `<p><i>${esc(this.t('no_decisions'))}</i></p>`);
     }
@@ -537,7 +567,16 @@
       return [Math.ceil(n / columns), columns];
     }
 
+    /* A pool of a row or two (a preemption lesson's few blocks) sits above the narration, beside the queues, so a
+     * projector shows it with them; a larger one has the width below. */
+    placePool(n) {
+      const pool = this.$('.sp-pool'), home = this.$(this.gridShape(n)[0] <= 2 ? '.sp-story' : '.sp-lower');
+      if (pool.parentElement !== home) home.prepend(pool);
+      this.root.classList.toggle('sp-pool-beside', home.classList.contains('sp-story'));
+    }
+
     renderPool(v, animate) {
+      this.placePool(v.blocks.length);
       const owners = this.owners(v);
       this.poolOwners = owners;
       const target = v.blocks.map((b, id) => b[B.ref_count] === 0 ? (b[B.hash] !== null ? COLORS.cached_free : COLORS.free) : color(owners[id][0] ?? 0));
@@ -642,7 +681,8 @@
 
     renderKeys() {
       const keys = [...this.keySteps()].sort((a, b) => a - b);
-      const html = keys.length ? `<b>${esc(this.t('key_frames'))}</b> ` + keys.map(s => `<button type="button" class="sp-key${s === this.shown ? ' sp-here' : ''}" data-step="${s}" title="${esc(this.header.key_frames.filter(k => k[K.step] === s).map(k => k[K.note]).join(' '))}">${s === this.shown ? '★ ' : ''}${esc(this.t('key_step', {step: s}))}</button>`).join('') : '';
+      const held = s => this.header.key_frames.every(k => k[K.step] !== s || k[K.holds] !== false);  // greyed when it no longer does
+      const html = keys.length ? `<b>${esc(this.t('key_frames'))}</b> ` + keys.map(s => `<button type="button" class="sp-key${s === this.shown ? ' sp-here' : ''}${held(s) ? '' : ' sp-nothold'}" data-step="${s}" title="${esc(this.header.key_frames.filter(k => k[K.step] === s).map(k => k[K.note]).join(' '))}">${s === this.shown ? '★ ' : ''}${esc(this.t('key_step', {step: s}))}</button>`).join('') : '';
       const box = this.$('.sp-keys');
       if (box.innerHTML !== html) box.innerHTML = html;
     }
@@ -654,7 +694,7 @@
       if (document.activeElement !== slider || !this.dragging) slider.value = String(Math.max(0, this.shown));
       this.root.setAttribute('data-last', String(last));
       this.$('.sp-position').textContent = `${Math.max(0, this.shown)} / ${Math.max(0, last)}` +
-        (this.pending ? this.t('computing') : '');
+        (this.pending ? this.t('computing') : this.over ? '' : this.t('so_far'));
       const play = this.$('.sp-play');
       play.textContent = this.t(this.playing ? 'pause' : 'play');
       play.setAttribute('aria-label', this.t(this.playing ? 'pause_name' : 'play_name'));
@@ -696,7 +736,9 @@
       this.$('.sp-stitle').textContent = this.t('story_title');
       this.$('.sp-ttitle').textContent = this.t('tables_title');
       const legend = strings.legend || {tokens: [], pool: [], hint: ''};
-      this.$('.sp-legend').innerHTML = legend.tokens.map(([mark, words]) => `<span>${markHtml(mark)}${esc(words)}</span>`).join('') +
+      const only = mark => ((legend.id_marks || []).includes(mark) ? ' class="sp-ids-key"'
+        : (legend.text_marks || []).includes(mark) ? ' class="sp-text-key"' : '');  // shown on runs that draw them
+      this.$('.sp-legend').innerHTML = legend.tokens.map(([mark, words]) => `<span${only(mark)}>${markHtml(mark)}${esc(words)}</span>`).join('') +
         `<span class="sp-hint">${esc(legend.hint)}</span>`;
       this.$('.sp-plegend').innerHTML = legend.pool.map(([mark, words]) =>
         `<span${mark === 'sw:overfull' ? ' class="sp-overfull-key" hidden' : ''}>${markHtml(mark)}${esc(words)}</span>`).join('');
@@ -729,9 +771,12 @@
         if (col >= columns || id >= v.blocks.length || id < 0) { tip.hidden = true; return; }
         tip.innerHTML = this.blockTip(v, id);
         tip.hidden = false;
-        const host = this.root.getBoundingClientRect();
-        tip.style.left = (e.clientX - host.left + 14) + 'px';
-        tip.style.top = (e.clientY - host.top + 14) + 'px';
+        // Beside the pointer, on the side with room in the window (above it near the bottom of the window).
+        const host = this.root.getBoundingClientRect(), size = tip.getBoundingClientRect();
+        const x = e.clientX + 14 + size.width > window.innerWidth ? e.clientX - 14 - size.width : e.clientX + 14;
+        const y = e.clientY + 14 + size.height > window.innerHeight ? e.clientY - 14 - size.height : e.clientY + 14;
+        tip.style.left = (x - host.left) + 'px';
+        tip.style.top = (y - host.top) + 'px';
       });
       canvas.addEventListener('mouseleave', () => { tip.hidden = true; });
       if (!Player.active) Player.active = this;  // with several players on a page, keys drive the last one used

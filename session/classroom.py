@@ -152,13 +152,12 @@ class Classroom:
         return True
 
     def reveal(self, title: str, step: int) -> bool:
+        """The answer for everyone: the lecturer then goes to the step, and the class follows (publish)."""
         with self._lock:
             poll = self.polls.get((title, step))
             if poll is None or poll.revealed:
                 return False
             poll.revealed = True
-            everyone = [(session, wake) for session, (wake, _) in self._seats.items()]
-        self._wake(everyone)
         return True
 
     def tallies_csv(self) -> str:

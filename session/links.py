@@ -142,6 +142,28 @@ def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> 
                 _value(params, "temperature", 0.0), settings, _value(params, "lang", DEFAULT))
 
 
+def parse_link_or_fallback(params: Mapping[str, str],
+                           scenarios: Mapping[str, Scenario]) -> tuple[Link, Message | None]:
+    """(the link, None), or for a link that cannot be opened (a link, what was wrong and what opened instead): the
+    same link without the parameter that failed (a bad `frame=` opens the named scenario at frame 0), else the
+    first preset, keeping `present` and `lang`."""
+    try:
+        return parse_link(params, scenarios), None
+    except LinkError as error:
+        bad = error.message.values.get("key") if error.message_id == "link.bad_value" else None
+        if bad not in (None, "scenario"):
+            try:
+                link = parse_link({k: v for k, v in params.items() if k != bad}, scenarios)
+                return link, Message("state.bad_link_without", error=error.message, key=bad)
+            except LinkError:
+                pass
+        kept = {k: v for k, v in params.items() if k in ("present", "lang")}
+        try:
+            return parse_link(kept, scenarios), Message("state.bad_link", error=error.message)
+        except LinkError:
+            return parse_link({}, scenarios), Message("state.bad_link", error=error.message)
+
+
 def _fail(key: str, text, fix: Message) -> NoReturn:
     raise LinkError("link.bad_value", key=key, value=repr(text), fix=fix)
 

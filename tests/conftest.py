@@ -20,3 +20,28 @@ def preemption_preset() -> Engine:
     engine = load_scenario(SCENARIOS_DIR / "02_preemption.toml", runner="fake").engine()
     engine.run()
     return engine
+
+
+@pytest.fixture(scope="module")
+def fake_server():
+    """`streamlit run app.py` on the fake model on a free port, for a module's browser tests; yields its URL."""
+    from tools.app_server import app_server
+
+    with app_server("fake") as (url, _process):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium context for a module's pages, so Streamlit's frontend is downloaded and compiled
+    once; each page is still its own Streamlit session."""
+    from playwright.sync_api import sync_playwright
+
+    from viz.html_export import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium.new_context()
+        finally:
+            chromium.close()

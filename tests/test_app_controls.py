@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from engine.scenario import load_scenario, preset_paths
+from engine.scenario import SCENARIOS_DIR, load_scenario, preset_paths
 from engine.trace import trace_dict
 from tests.helpers.app import button, control, lab, no_errors, player_message, show, shown_view, step
 
@@ -127,6 +127,23 @@ def test_a_trace_opens_read_only(app):
     assert message["over"] and "recorded trace" in message["end_note"] and lab(app).cursor == lab(app).last == 4
 
 
+def test_the_policy_labs_json_export_opens_one_run_at_a_time(app):
+    """The lab's JSON holds each run as a trace: "Open a trace" opens the one chosen by its label."""
+    from engine.compare import compare, variants_for
+    from engine.export import comparison_json
+
+    scenario = load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml")
+    runs = compare(variants_for("tail vs smart preemption", scenario.config), scenario.workload, seed=scenario.seed)
+    app.run()
+    app.file_uploader[0].set_value(("comparison.json", comparison_json(runs, "07").encode(), "application/json"))
+    app.run()
+    assert no_errors(app) and lab(app).is_trace and lab(app).last == runs[0].run.num_steps
+    assert [f.batch for f in lab(app).frames] == [f.batch for f in runs[0].frames]
+    app.selectbox(key="comparison_run").set_value(1).run()
+    assert no_errors(app) and [f.batch for f in lab(app).frames] == [f.batch for f in runs[1].frames]
+    assert "smart preemption" in lab(app).title
+
+
 def test_a_broken_trace_is_refused_with_a_message(app):
     app.run()
     app.file_uploader[0].set_value(("bad.json", b"{not json", "application/json"))
@@ -157,3 +174,17 @@ def test_a_scenario_variant_runs_its_comparison_config_with_its_key_frames(app):
         assert all(k.holds(lab(app).frames) for k in lab(app).key_frames_at(key_step))
     app.selectbox(key="scenario_choice").set_value("01_prefill_first").run()
     assert no_errors(app) and not lab(app).inputs.variant
+
+
+def test_the_sidebar_names_the_model_the_run_is_on(app, monkeypatch):
+    """A session on the real model opening the article's preemption demo (the notebook's bug runs on the fake model
+    only): the sidebar's model choice shows the fake model, says why, and the header names it too."""
+    monkeypatch.setattr("ui.state.default_runner", lambda: "model")
+    monkeypatch.setattr("ui.state.ensure_model", lambda runner: (runner, "cpu"))
+    monkeypatch.setattr("ui.sidebar.real_model_installed", lambda: True)
+    app.query_params.update({"scenario": "article_2_preemption"})
+    app.run()
+    assert no_errors(app) and app.session_state["runner"] == "model" and lab(app).inputs.runner == "fake"
+    assert app.radio(key="runner_choice").value == "fake"
+    assert any("notebook's block-size bug on the fake model" in c.value for c in app.caption)
+    assert player_message(app)["model"] == "fake model"

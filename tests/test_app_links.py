@@ -2,6 +2,8 @@
 session gives the same run at the same frame; a link that cannot be opened says what to fix."""
 
 
+import pytest
+
 from session.lab import CustomSetup
 from tests.helpers.app import button, fake_model_app, lab, no_errors, player_message
 
@@ -51,9 +53,18 @@ def test_a_custom_setup_started_in_the_sidebar_reopens_from_its_url(app, monkeyp
 
 def test_a_link_that_cannot_be_opened_says_what_to_fix(app):
     opened(app, {"scenario": "custom", "requests": "lots", "frame": "3"})
-    assert not app.exception and lab(app).inputs.scenario_name == "01_prefill_first" and lab(app).cursor == 0
+    assert not app.exception and lab(app).inputs.custom.requests == 8 and lab(app).cursor == 3  # the rest of it
     assert any("requests='lots'" in w.value and "whole number from 1 to 200" in w.value
-               and "Opened the first preset instead" in w.value for w in app.warning)
+               and "Opened the link without requests= instead" in w.value for w in app.warning)
+
+
+@pytest.mark.parametrize("frame", ["-1", "x", "100001"])
+def test_a_bad_frame_opens_the_named_scenario_at_frame_0(app, frame):
+    opened(app, {"scenario": "02_preemption", "frame": frame, "max_num_seqs": "2"})
+    assert not app.exception and lab(app).inputs.scenario_name == "02_preemption" and lab(app).cursor == 0
+    assert lab(app).config_in_effect().max_num_seqs == 2
+    assert any(f"frame='{frame}'" in w.value and "Opened the link without frame= instead" in w.value
+               for w in app.warning)
 
 
 def test_a_preset_link_carries_a_setting_changed_at_frame_0(app):

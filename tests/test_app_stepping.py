@@ -165,6 +165,33 @@ def test_the_player_is_told_the_run_and_the_model(app):
     assert message["title"] == lab(app).title and message["model"] == "fake model" and message["last"] == 2
 
 
+def test_after_a_branch_each_frame_is_titled_by_the_settings_it_ran_under(app):
+    """A change at frame 5 runs from step 6: the player titles frames 0-5 with the scenario's title and frames 6 on
+    with the change, wherever the cursor was when the title was sent (it moves among held frames on its own)."""
+    app.query_params.update({"scenario": "02_preemption", "frame": "5"})
+    app.run()
+    app.number_input(key="cfg_max_num_seqs").set_value(2).run()
+    step(app, 3)
+    plain = lab(app).title
+    changed = f"{plain} · now with max_num_seqs (requests per batch) 2 (the scenario's: 3)"
+    assert player_message(app)["titles"] == [[0, plain], [6, changed]]
+    back(app)
+    assert player_message(app)["titles"] == [[0, plain], [6, changed]]
+
+
+def test_frame_0_says_which_requests_step_1_adds(app):
+    """Frame 0's queues are empty; the story says requests arrive at the start: the player is told which, as the
+    step that adds them records them."""
+    app.query_params.update({"scenario": "02_preemption"})
+    app.run()
+    arrived = sorted(e.seq_id for e in lab(app).engine.frames[0].events) or None  # frame 0 records none
+    step(app)
+    first = sorted(e.seq_id for e in lab(app).frames[1].events_of("arrived"))
+    assert arrived is None and first == [0, 1, 2, 3, 4]
+    assert player_message(app)["start_note"] == ("Requests 0, 1, 2, 3, 4 arrive at the start of step 1 and join the "
+                                                 "waiting queue.")
+
+
 def test_the_url_opens_a_variant(app):
     app.query_params["scenario"] = "04_chunked_prefill"
     app.query_params["variant"] = "1"

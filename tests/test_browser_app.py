@@ -2,43 +2,14 @@
 Playwright. What the stage player draws (its DOM and the data it drew from) is checked against the same scenario
 run by the engine alone. Screenshots go to artifacts/ for a person to look at."""
 
-import os
-from pathlib import Path
 
-import pytest
 
 from engine.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
-from tools.app_server import app_server
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS
+from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, open_page, wait_for_frame
 
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "artifacts"
-PLAYER = "[data-testid=stage-player]"
-
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is not installed (Debian chromium)")]
-
-
-@pytest.fixture(scope="module")
-def server():
-    with app_server("fake") as (url, _process):
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """One browser context for every page, so Streamlit's frontend is downloaded and compiled once; each page
-    is still its own Streamlit session."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium.new_context()
-        finally:
-            chromium.close()
+pytestmark = NEEDS_CHROMIUM
 
 
 def drawn(page) -> dict:
@@ -48,10 +19,6 @@ def drawn(page) -> dict:
       return {frame: Number(root.dataset.frame), last: Number(root.dataset.last), running: rows('running'),
               waiting: rows('waiting'), owners: root.player.drawn.owners, refs: root.player.drawn.refs,
               caption: root.querySelector('.sp-caption').innerText}; }""")
-
-
-def wait_for_frame(page, step: int):
-    page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.dataset.frame === '{step}'", timeout=30_000)
 
 
 def assert_page_shows(page, frame):
@@ -65,26 +32,17 @@ def assert_page_shows(page, frame):
     assert shown["caption"].startswith(f"Frame {frame.step} of")
 
 
-def open_page(browser, url: str, width: int = 1440, height: int = 900):
-    page = browser.new_page()
-    page.set_viewport_size({"width": width, "height": height})
-    page.goto(url)
-    query = dict(part.split("=") for part in url.split("?")[1].split("&"))
-    wait_for_frame(page, int(query.get("frame", 0)))
-    return page
-
-
 def step_button(page):
     return page.get_by_role("button", name="Step", exact=True)
 
 
-def test_the_player_draws_every_frame_of_a_preset(server, browser):
+def test_the_player_draws_every_frame_of_a_preset(fake_server, browser):
     """Keys walk the whole run: what the player draws matches the engine's frames."""
     ARTIFACTS.mkdir(exist_ok=True)
     expected = load_scenario(SCENARIOS_DIR / "02_preemption.toml", "fake").engine()
     expected.run()
     last = expected.step_count
-    page = open_page(browser, f"{server}/?scenario=02_preemption&frame={last}")
+    page = open_page(browser, f"{fake_server}/?scenario=02_preemption&frame={last}")
     assert drawn(page)["last"] == last
     page.keyboard.press("Home")
     wait_for_frame(page, 0)
@@ -109,10 +67,10 @@ def test_the_player_draws_every_frame_of_a_preset(server, browser):
     page.close()
 
 
-def test_fast_step_clicks_each_give_a_frame_and_play_pauses(server, browser):
+def test_fast_step_clicks_each_give_a_frame_and_play_pauses(fake_server, browser):
     expected = load_scenario(SCENARIOS_DIR / "08_chat_poisson.toml", "fake").engine()
     expected.run(20)
-    page = open_page(browser, f"{server}/?scenario=08_chat_poisson")
+    page = open_page(browser, f"{fake_server}/?scenario=08_chat_poisson")
     for _ in range(20):
         step_button(page).click()
     wait_for_frame(page, 20)
@@ -137,12 +95,12 @@ def test_fast_step_clicks_each_give_a_frame_and_play_pauses(server, browser):
     page.close()
 
 
-def test_two_sessions_step_independently(server, browser):
+def test_two_sessions_step_independently(fake_server, browser):
     solo = {name: load_scenario(SCENARIOS_DIR / f"{name}.toml", "fake").engine() for name in
             ("01_prefill_first", "02_preemption")}
     for engine in solo.values():
         engine.run(3)
-    pages = {name: open_page(browser, f"{server}/?scenario={name}") for name in solo}
+    pages = {name: open_page(browser, f"{fake_server}/?scenario={name}") for name in solo}
     for _ in range(3):
         for page in pages.values():  # interleaved: one click each, in turn
             step_button(page).click()
@@ -153,10 +111,10 @@ def test_two_sessions_step_independently(server, browser):
         page.close()
 
 
-def test_the_sidebar_follows_the_frame_across_a_settings_change(server, browser):
+def test_the_sidebar_follows_the_frame_across_a_settings_change(fake_server, browser):
     """Stepping back past a mid-run change reruns the whole page, not just the stage, so the sidebar shows the
     settings of the frame moved to."""
-    page = open_page(browser, f"{server}/?scenario=01_prefill_first&frame=3")
+    page = open_page(browser, f"{fake_server}/?scenario=01_prefill_first&frame=3")
     page.get_by_text("Scheduler settings").click()
     box = page.get_by_role("spinbutton", name="max_num_seqs (requests per batch)")
     assert box.input_value() == "3"
@@ -173,20 +131,20 @@ def test_the_sidebar_follows_the_frame_across_a_settings_change(server, browser)
     page.close()
 
 
-def test_a_custom_setup_link_opens_the_same_run(server, browser):
+def test_a_custom_setup_link_opens_the_same_run(fake_server, browser):
     link = "scenario=custom&requests=6&prompts=random&max_tokens=5&arrivals=poisson&seed=3&max_num_seqs=2&frame=7"
     expected = Lab(RunInputs.from_custom(CustomSetup(6, "random", 5, "poisson"), Config(max_num_seqs=2), "fake", 3))
     expected.run(7)
-    page = open_page(browser, f"{server}/?{link}")
+    page = open_page(browser, f"{fake_server}/?{link}")
     assert_page_shows(page, expected.frame)
     assert page.url.endswith(link) and page.locator("[data-testid=stAlert]").count() == 0
     page.close()
 
 
-def test_a_visit_to_the_policy_lab_keeps_the_stepper_where_it_was(server, browser):
+def test_a_visit_to_the_policy_lab_keeps_the_stepper_where_it_was(fake_server, browser):
     expected = load_scenario(SCENARIOS_DIR / "02_preemption.toml", "fake").engine()
     expected.run(5)
-    page = open_page(browser, f"{server}/?scenario=02_preemption&frame=5&present=1")
+    page = open_page(browser, f"{fake_server}/?scenario=02_preemption&frame=5&present=1")
     page.locator("[data-testid=stExpandSidebarButton]").click()  # a presentation link opens it collapsed
     page.get_by_role("link", name="Policy lab").click()
     page.get_by_role("button", name="Run the comparison").wait_for(timeout=30_000)
@@ -198,19 +156,19 @@ def test_a_visit_to_the_policy_lab_keeps_the_stepper_where_it_was(server, browse
     page.close()
 
 
-def test_screenshots_mid_transition_and_on_a_projector(server, browser):
+def test_screenshots_mid_transition_and_on_a_projector(fake_server, browser):
     """For a person to look at: a step mid-transition at 1600x1000, and presentation mode at 1280x720 (turned on
     in the sidebar, which then collapses), where the queues and the narration stay above the fold and no button,
     key frame, title or token label is cut."""
     ARTIFACTS.mkdir(exist_ok=True)
-    page = open_page(browser, f"{server}/?scenario=02_preemption&frame=5", 1600, 1000)
+    page = open_page(browser, f"{fake_server}/?scenario=02_preemption&frame=5", 1600, 1000)
     page.get_by_role("button", name="Back", exact=True).click()
     page.wait_for_timeout(600)
     step_button(page).click()  # frame 5 is held: it is drawn at once, the request sliding to the waiting row
     page.wait_for_timeout(80)
     page.screenshot(path=ARTIFACTS / "laptop_1600x1000_mid_transition.png")
     page.close()
-    page = open_page(browser, f"{server}/?scenario=08_chat_poisson&frame=11", 1280, 720)
+    page = open_page(browser, f"{fake_server}/?scenario=08_chat_poisson&frame=11", 1280, 720)
     sidebar = "[data-testid=stSidebar]"
     assert page.get_attribute(sidebar, "data-collapsed") == "false"
     page.locator(".st-key-presentation label").click()
@@ -240,10 +198,10 @@ def test_screenshots_mid_transition_and_on_a_projector(server, browser):
     page.close()
 
 
-def test_a_chinese_link_shows_the_player_in_chinese_and_its_buttons_work(server, browser):
+def test_a_chinese_link_shows_the_player_in_chinese_and_its_buttons_work(fake_server, browser):
     """?lang=zh: every word of the player is Chinese (its words come from the server), the article's frame 9 and its
     note open there, and the buttons still work, found by their data-action."""
-    page = open_page(browser, f"{server}/?lang=zh&scenario=article_2_preemption&frame=9", 1600, 1000)
+    page = open_page(browser, f"{fake_server}/?lang=zh&scenario=article_2_preemption&frame=9", 1600, 1000)
     root = page.locator(PLAYER)
     assert root.get_attribute("lang") == "zh"
     assert root.locator(".sp-narration").inner_text().startswith("第 9 步运行了一个预填充批次")

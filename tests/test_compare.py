@@ -142,7 +142,7 @@ def test_overlap_and_adaptive_comparisons_change_only_their_option():
 def test_the_verdict_answers_each_question_with_a_winner(prefill_vs_decode):
     """The policy lab's title asks which policy is better, and when: one answer per question."""
     answers = dict(verdicts(prefill_vs_decode))
-    assert list(answers) == ["first token", "later tokens", "whole workload", "memory"]
+    assert list(answers) == ["first token", "later tokens", "whole workload", "each request's finish step", "memory"]
     ttft = {run.label: fmean(q.ttft.steps for q in run.requests if q.ttft) for run in prefill_vs_decode}
     winner = min(ttft, key=ttft.get)
     assert answers["first token"].startswith(f"{winner} ") and " sooner than " in answers["first token"]
@@ -156,3 +156,21 @@ def test_a_verdict_between_equal_runs_says_alike():
     answers = dict(verdicts(runs))
     assert all(answers[q].startswith("alike in every config") for q in ("first token", "later tokens",
                                                                          "whole workload"))
+
+
+def test_the_verdict_says_alike_on_a_tie_and_names_where_policies_part():
+    """Preset 07, tail vs smart: as many preemptions either way (no winner named), but the short request 4 finishes
+    sooner under smart preemption, and the verdict says so."""
+    from engine.scenario import SCENARIOS_DIR, load_scenario
+
+    scenario = load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml")
+    runs = compare(variants_for("tail vs smart preemption", scenario.config), scenario.workload, seed=scenario.seed,
+                   cost=scenario.cost)
+    assert runs[0].run.num_preemptions == runs[1].run.num_preemptions  # the tie the verdict must not break
+    answers = dict(verdicts(runs))
+    assert answers["memory"].startswith("alike in every config: 4 preemptions") and "least" not in answers["memory"]
+    finish = {run.label: {q.id: q.finish_step for q in run.requests} for run in runs}
+    assert finish["smart preemption"][4] < finish["tail preemption"][4]
+    assert ("with smart preemption, 1 request(s) finished sooner and 0 later than with tail preemption: "
+            f"request 4 (6 tokens) at step {finish['smart preemption'][4]} against {finish['tail preemption'][4]}"
+            ) in answers["each request's finish step"]

@@ -17,13 +17,7 @@ from i18n import CATALOGUES, DEFAULT, Message, MessageError, in_lang
 from scheduler import Config, ConfigError, Scheduler
 from scheduler.sequence import SamplingParams, Sequence
 from tests.helpers.app import lab, player_message
-
-ENGLISH_SENTENCE = re.compile(r"[A-Za-z]{2,}(?: [A-Za-z]{2,}){2,}")
-CHINESE = re.compile(r"[\u4e00-\u9fff]")
-
-
-def chinese_only(shown: str) -> bool:
-    return bool(CHINESE.search(shown)) and not ENGLISH_SENTENCE.search(shown)
+from tests.helpers.language import chinese_only
 
 
 def test_the_check_finds_an_english_sentence():

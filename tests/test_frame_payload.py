@@ -12,6 +12,7 @@ from viz.frame_payload import (
     EMPTY_VIEW,
     QUEUE_ROWS,
     ROW_CELLS,
+    ROW_ENDS,
     decode,
     encode,
     player_views,
@@ -158,3 +159,8 @@ def test_a_request_past_the_end_of_the_run_says_so():
     feed.serve(lab, Request(run, 0, 10_000, 1), budget_s=30)
     message = feed.message(lab, {})
     assert message["over"] is True and "The run is over" in message["end_note"] and lab.last < 10_000
+
+
+def test_a_long_rows_tail_stays_within_the_tokens_the_server_sends():
+    assert token_window(1000, 1000, 0)[-1] == range(1000 - ROW_ENDS, 1000)
+    assert token_window(1000, 1000, 0)[0] == range(ROW_ENDS)

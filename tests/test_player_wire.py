@@ -90,4 +90,7 @@ def test_what_the_player_asks_and_reads_is_what_the_feed_reads_and_sends():
     lab = Lab(RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "02_preemption.toml", runner="fake"), "fake"))
     sent = set(Feed(lang="en").message(lab, run_header(lab, "fake", "t", "en")))
     read = set(re.findall(r"\bm\.(\w+)", PLAYER_JS))
-    assert read <= sent | {"error", "present"}, sorted(read - sent)  # ui/stage.py adds these two
+    stage_py = (Path(__file__).resolve().parents[1] / "ui" / "stage.py").read_text()
+    added = set(re.findall(r"(\w+)=", re.search(r"message\.update\((.*?)\)\n", stage_py, re.S).group(1)))
+    assert {"error", "present", "titles"} <= added  # what ui/stage.py adds to the feed's message
+    assert read <= sent | added, sorted(read - sent - added)

@@ -92,10 +92,22 @@ def test_predict_mode_asks_before_the_key_frame_then_reveals_and_scores(app):
     assert no_errors(app)
     assert any(f"the answer is **{right}**" in m.value for m in app.markdown)
     assert any("0 of 1 right" in c.value for c in app.caption)
-    button(app, f"Go to step {first_key} ▶").click().run()
-    assert lab(app).cursor == first_key
+    assert lab(app).cursor == first_key  # revealed beside the frame it is about, not beside the one before
     second_key = lab(app).key_steps[1]
-    assert any(f"Step {second_key}:" in m.value for m in app.markdown)
+    assert any(f"Step {second_key}:" in m.value for m in app.markdown)  # and, below it, the next question
+
+
+def test_a_question_says_what_the_screen_cannot_show():
+    """At frame 0 both queues are empty: the requests step 1 admits arrive at its start, and the question says so;
+    asked from further back, it says how many steps ahead the step is."""
+    frames = _frames("02_preemption")
+    assert not frames[0].waiting and not frames[0].running
+    first = question_for(frames[0], frames[1], "en", shown=0)
+    assert "admitted" in first.text and "(Requests 0, 1, 2, 3 and 4 arrive at the start of that step.)" in first.text
+    ahead = question_for(frames[4], frames[5], "en", shown=2)
+    assert ahead.text.endswith("(That is 3 steps after frame 2, the one shown.)")
+    assert "steps after" not in question_for(frames[4], frames[5], "en", shown=4).text
+    assert "后 3 步" in question_for(frames[4], frames[5], "zh", shown=2).text
 
 
 def test_a_custom_setup_without_key_frames_asks_about_the_next_step(app):

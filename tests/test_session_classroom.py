@@ -93,7 +93,6 @@ def test_a_poll_counts_each_students_last_answer_until_revealed_and_exports_as_c
     assert not room.vote("s2", "Other", 7, 0)  # no such question
     assert poll.counts() == [0, 2] and len(poll.votes) == 2 and lecturer.woken == 6
     assert room.reveal("Preemption", 7) and not room.reveal("Preemption", 7)
-    assert all(seat.woken == 1 for seat in students)
     assert not room.vote("s2", "Preemption", 7, 0)  # too late
     rows = list(csv.DictReader(io.StringIO(room.tallies_csv())))
     assert [(r["choice"], r["count"], r["answered"], r["right"]) for r in rows] == [

@@ -1,6 +1,6 @@
 from engine.metrics import SpeculationMetrics, run_metrics
 from tests.helpers.engines import preemption_engine
-from viz.metrics_table import request_rows, run_summary, speculation_sentence
+from viz.metrics_table import as_table, request_rows, run_summary, speculation_sentence
 
 
 def test_rows_and_summary_come_from_the_engine_metrics():
@@ -27,3 +27,21 @@ def test_speculation_sentence_only_when_drafts_were_checked():
     assert speculation_sentence(SpeculationMetrics(0, 0, 0.0, 1.0), lang="en") is None
     sentence = speculation_sentence(SpeculationMetrics(8, 6, 0.75, 2.5), lang="en")
     assert "6 of 8 draft tokens accepted (75%)" in sentence and "2.50 output tokens" in sentence
+
+
+def test_the_tables_the_pages_draw_convert_to_arrow_without_a_fallback():
+    """st.dataframe converts through Arrow; a column mixing numbers and words ("20 / 0", "–") failed to convert and
+    Streamlit logged the traceback ("Could not convert '200 / 0'") before fixing it up. as_table gives one type
+    per column."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from engine.compare import GENERATED_CONFIG, compare, generated_workload, metric_rows, variants_for
+
+    runs = compare(variants_for("tail vs smart preemption", GENERATED_CONFIG), generated_workload(12))
+    _, waiting = run_metrics(list(preemption_engine().frames)[:2])
+    for rows in (metric_rows(runs), request_rows(waiting, "en")):
+        table = as_table(rows)
+        pa.Table.from_pandas(pd.DataFrame(table))
+        assert all(str(row[k]) == str(table[i][k]) for i, row in enumerate(rows) for k in row)  # same words
+    assert as_table(metric_rows(runs))[0]["tail preemption"] == str(metric_rows(runs)[0]["tail preemption"])

@@ -38,8 +38,12 @@ def test_every_event_kind_has_a_plain_sentence():
                                           "step; prefills wait for a step without them.",
         Preempted(1, 0, "tail", (3, 4)): "Request 1 was preempted (tail policy) to make room for request 0: blocks "
                                          "3, 4 freed; it goes back to the waiting queue and will recompute.",
-        Preempted(1, 1, "tail", (3,)): "Request 1 was preempted: it needed another block and no other request could "
-                                       "give one up (blocks 3 freed); it goes back to waiting and will recompute.",
+        Preempted(1, 1, "tail", (3,)): "Request 1 was preempted: it needed another block, none was free, and it is "
+                                       "itself the tail of the running queue, so the tail policy preempts it (blocks 3 "
+                                       "freed); it goes back to waiting and will recompute.",
+        Preempted(1, 1, "smart", (3,)): "Request 1 was preempted (smart policy): it needed another block, none was "
+                                        "free, and the policy picked it to give its blocks up (blocks 3 freed); it "
+                                        "goes back to waiting and will recompute.",
         PrefixHit(1, (0, 1), 8): "Request 1 found 2 blocks (8 tokens) in the prefix cache and reuses them: "
                                  "blocks 0, 1.",
         Finished(0, "max_tokens"): "Request 0 finished: it reached its max_tokens (10); its blocks were freed.",
@@ -181,3 +185,12 @@ def test_a_pool_rebuilt_mid_run_is_told_as_an_event_not_a_preemption():
     assert "the KV pool was rebuilt" in admitted_0 and "preempted" not in admitted_0
     assert "KV blocks free: at the start of this step 6, after it 0 (of 6)." in lines
     assert len(frames[6].blocks) == 6 and len(frames[5].blocks) == 3
+
+
+def test_first_arrivals_name_the_requests_the_first_step_adds():
+    from viz.narrate import first_arrivals
+
+    assert first_arrivals([], "en") is None
+    assert first_arrivals([0, 0, 3], "en") == "Requests 0, 1 arrive at the start of step 1 and join the waiting queue."
+    assert first_arrivals([4, 2, 9], "en") == "Request 0 arrives at the start of step 3 and joins the waiting queue."
+    assert first_arrivals([0, 0], "zh") == "请求 0、1 在第 1 步开始时到达，进入等待队列。"

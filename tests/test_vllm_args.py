@@ -47,10 +47,10 @@ def test_the_command_line_quotes_the_json():
 
 
 def test_notes_name_what_vllm_does_not_have():
-    assert any("Smart preemption" in n for n in vllm_notes(Config(preemption_policy="smart")))
-    assert any("prefills before decodes" in n for n in vllm_notes(Config(prefill_first=True)))
+    assert any("Smart preemption" in n for n in vllm_notes(Config(preemption_policy="smart"), "en"))
+    assert any("prefills before decodes" in n for n in vllm_notes(Config(prefill_first=True), "en"))
     closest = Config(mixed_batches=True, prefill_first=False, preemption_policy="tail", kvcache_block_size=16)
-    assert len(vllm_notes(closest)) == 1 and "null block" in vllm_notes(closest)[0]
+    assert len(vllm_notes(closest, "en")) == 1 and "null block" in vllm_notes(closest, "en")[0]
 
 
 def test_the_pool_override_counts_vllms_null_block():
@@ -58,7 +58,7 @@ def test_the_pool_override_counts_vllms_null_block():
     args = as_dict(vllm_args(Config(num_kvcache_blocks=3, max_model_len=15, kvcache_block_size=10)))
     assert args["--num-gpu-blocks-override"] == "4"
     assert any("block 0 as a null block" in n and "3 usable blocks" in n
-               for n in vllm_notes(Config(num_kvcache_blocks=3, max_model_len=15, kvcache_block_size=10)))
+               for n in vllm_notes(Config(num_kvcache_blocks=3, max_model_len=15, kvcache_block_size=10), "en"))
 
 
 def test_async_scheduling_is_always_spelled_out():
@@ -70,14 +70,23 @@ def test_async_scheduling_is_always_spelled_out():
 
 
 def test_the_block_size_note_describes_current_vllm():
-    note = next(n for n in vllm_notes(Config(kvcache_block_size=10)) if "--block-size" in n)
+    note = next(n for n in vllm_notes(Config(kvcache_block_size=10), "en") if "--block-size" in n)
     assert "any block size its attention backend supports" in note and "1, 8, 16" not in note
-    assert not any("--block-size" in n for n in vllm_notes(Config(kvcache_block_size=32)))
+    assert not any("--block-size" in n for n in vllm_notes(Config(kvcache_block_size=32), "en"))
 
 
 def test_priority_queue_notes_how_vllm_preempts_and_what_it_lacks():
-    notes = vllm_notes(Config(queue_policy="priority", preemption_policy="tail"))
+    notes = vllm_notes(Config(queue_policy="priority", preemption_policy="tail"), "en")
     assert any("least important running request" in n and "not the tail" in n for n in notes)
     assert any("waiting request preempt less important running ones" in n and "no equivalent" in n for n in notes)
-    fcfs = vllm_notes(Config(queue_policy="fcfs", preemption_policy="tail"))
+    fcfs = vllm_notes(Config(queue_policy="fcfs", preemption_policy="tail"), "en")
     assert not any("least important" in n or "no equivalent" in n for n in fcfs)
+
+
+def test_the_notes_speak_chinese():
+    from tests.helpers.language import chinese_only
+
+    configs = [Config(preemption_policy="smart", kvcache_block_size=10, eos=2), Config(queue_policy="priority"),
+               Config(preemption_policy="priority"), Config(mixed_batches=True, prefill_first=True)]
+    notes = [note for config in configs for note in vllm_notes(config, "zh")]
+    assert len(notes) >= 8 and all(chinese_only(note) for note in notes), notes

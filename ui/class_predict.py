@@ -8,7 +8,7 @@ import streamlit as st
 from session.classroom import Poll
 from ui.classroom import is_following, is_lecturer, room
 from ui.language import t
-from ui.state import lab
+from ui.state import feed, lab
 from ui.wake import this_session
 from viz.predict import Question
 
@@ -21,13 +21,21 @@ def class_poll(question: Question) -> Poll | None:
     return here.poll(lab().title, question.step, question.text, question.choices, question.answer)
 
 
-def before_reveal(poll: Poll, question: Question) -> bool:
-    """Draws the lecturer's tally and reveal button, or a student's answer; False once the poll is revealed."""
+def revealed_poll(step: int) -> Poll | None:
+    """The class's poll on `step` (the frame shown), once the lecturer revealed it."""
+    here = room()
+    if here is None or not (is_lecturer() or is_following()):
+        return None
+    poll = here.polls.get((lab().title, step))
+    return poll if poll is not None and poll.revealed else None
+
+
+def before_reveal(poll: Poll, question: Question):
+    """The lecturer's tally and reveal button, or a student's answer (the reveal takes the class to the step)."""
     if is_lecturer():
         tally(poll, question)
     elif not poll.revealed:
         vote(poll, question)
-    return not poll.revealed
 
 
 def voted_right(poll: Poll) -> bool | None:
@@ -44,8 +52,15 @@ def tally(poll: Poll, question: Question):
     st.markdown("\n".join(lines))
     st.caption(t("class.answered", answered=len(poll.votes), students=following))
     if not poll.revealed:
-        st.button(t("class.reveal"), key=f"class_reveal_{poll.step}", type="primary", on_click=here.reveal,
-                  args=(poll.title, poll.step))
+        st.button(t("class.reveal"), key=f"class_reveal_{poll.step}", type="primary", on_click=_reveal,
+                  args=(poll,))
+
+
+def _reveal(poll: Poll):
+    """Reveal for everyone: the lecturer goes to the step asked about, and the class with them."""
+    room().reveal(poll.title, poll.step)
+    lab().goto(poll.step)
+    feed().moved_cursor()
 
 
 def _send(poll: Poll, key: str):

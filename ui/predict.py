@@ -1,20 +1,19 @@
 """Predict, then reveal (optional): before the next key frame, ask what will happen there, then show the
-answer and the step's narration. Questions come from viz/predict.py; the score is kept per scenario in this
-browser session."""
+answer beside the frame it is about (the stage narrates why). Questions come from viz/predict.py; the score is
+kept per scenario in this browser session."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from i18n import Message
-from ui.class_predict import before_reveal, class_poll, voted_right
+from ui.class_predict import before_reveal, class_poll, revealed_poll, voted_right
 from ui.language import current_lang, t
 from ui.state import USER_ERRORS, feed, lab, report
-from viz.narrate import narrate
 from viz.predict import Question, question_for, question_steps
 
 
-def scores() -> dict[str, dict[int, bool]]:
+def _scores() -> dict[str, dict[int, bool]]:
     """{scenario title: {step: answered right}}, this session's answers."""
     return st.session_state.setdefault("predict_scores", {})
 
@@ -45,16 +44,13 @@ def _frames_up_to(step: int):
 
 
 def _check(question: Question):
+    """Score the choice, then show the step asked about: the answer is revealed beside its own frame."""
     choice = st.session_state.get(f"predict_choice_{question.step}")
     if choice is None:
         st.session_state.notice = Message("predict.pick_first")
         return
-    scores().setdefault(lab().title, {})[question.step] = choice == question.answer_text
-
-
-def _literal(text: str) -> str:
-    """Narration as plain text in Markdown (field names such as max_model_len hold underscores)."""
-    return text.replace("_", "\\_").replace("*", "\\*")
+    _scores().setdefault(lab().title, {})[question.step] = choice == question.answer_text
+    _go_to(question.step)
 
 
 def _go_to(step: int):
@@ -66,18 +62,35 @@ def _go_to(step: int):
         report(e)
 
 
+def _revealed(step: int, right: bool | None):
+    """The answer about the frame shown (a step answered before, or revealed to a class), beside it: the stage
+    narrates why. `right` is None for whoever did not answer (the lecturer)."""
+    here, lang = lab(), current_lang()
+    question = question_for(here.frames[step - 1], here.frames[step], lang)
+    with st.container(border=True):
+        st.markdown(t("predict.ask", question=question.text))
+        said = "predict.answer" if right is None else "predict.right" if right else "predict.wrong"
+        st.markdown(t(said, answer=question.answer_text))
+        st.caption(t("predict.why_beside"))
+
+
 def predict():
-    """The toggle and, while it is on, the question about the next key frame (or its answer)."""
+    """The toggle and, while it is on, the question about the next key frame (after the answer about the frame
+    shown, when it was asked about)."""
     if not st.toggle(t("predict.toggle"), key="predict_mode", help=t("predict.toggle_help")):
         return
-    answers = scores().setdefault(lab().title, {})
-    score = st.empty()  # filled last: a class's reveal, drawn below, adds this learner's answer
-    ask(answers)
+    answers, cursor = _scores().setdefault(lab().title, {}), lab().cursor
+    score = st.empty()  # filled last: a class's reveal, read below, adds this learner's answer
+    if (poll := revealed_poll(cursor)) is not None and (right := voted_right(poll)) is not None:
+        answers[cursor] = right
+    if cursor in answers or poll is not None:
+        _revealed(cursor, answers.get(cursor))
+    _ask()
     score.caption(t("predict.score", right=sum(answers.values()), total=len(answers)))
 
 
-def ask(answers: dict[int, bool]):
-    """The question about the next key frame, or its answer once revealed."""
+def _ask():
+    """The question about the next key frame: this learner's to reveal, or in a class the lecturer's."""
     step = _next_step()
     try:
         frames = _frames_up_to(step) if step is not None else None
@@ -87,31 +100,13 @@ def ask(answers: dict[int, bool]):
     if frames is None:
         st.caption(t("predict.nothing_left"))
         return
-    question = question_for(*frames, current_lang())
+    question = question_for(*frames, current_lang(), shown=lab().cursor)
     with st.container(border=True):
         st.markdown(t("predict.ask", question=question.text))
-        if (poll := class_poll(question)) is not None:  # in a class, the lecturer reveals it for everyone
-            if not before_reveal(poll, question):
-                if (right := voted_right(poll)) is not None:
-                    answers[step] = right
-                revealed(question, frames[1], right)
-            return
-        if step in answers:
-            revealed(question, frames[1], answers[step])
+        if (poll := class_poll(question)) is not None:
+            before_reveal(poll, question)
             return
         st.radio(t("predict.choice"), question.choices, index=None, key=f"predict_choice_{step}",
                  label_visibility="collapsed", horizontal=True)
         st.button(t("predict.reveal"), key=f"predict_reveal_{step}", on_click=_check, args=(question,),
                   type="primary")
-
-
-def revealed(question: Question, after, right: bool | None):
-    """The answer (right or not, when the learner answered), the step's narration and a button to go there."""
-    lang = current_lang()
-    if right is None:
-        st.markdown(t("predict.answer", answer=question.answer_text))
-    else:
-        st.markdown(t("predict.right" if right else "predict.wrong", answer=question.answer_text))
-    st.markdown("\n".join(f"- {_literal(line)}" for line in narrate(after, lang=lang)))
-    st.button(t("predict.go", step=question.step), key=f"predict_go_{question.step}", on_click=_go_to,
-              args=(question.step,))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import replace
 
 import streamlit as st
 
 from engine.adaptive import AdaptiveBatch
+from engine.export import comparison_traces
 from i18n import Message, message_of, text
 from session.lab import (
     ARRIVALS,
@@ -178,7 +180,7 @@ def model_controls():
     installed = real_model_installed()
     options = ["model", "fake"] if installed else ["fake"]
     state, inputs = st.session_state, lab().inputs
-    state.runner_choice = state.runner  # the widgets show what this run was built from
+    state.runner_choice = inputs.runner if inputs else state.runner  # the widgets show what this run was built from
     state.temperature = inputs.temperature if inputs else state.get("temperature", 0.0)
     state.seed = inputs.seed if inputs else state.get("seed", 0)
     lang = current_lang()
@@ -187,7 +189,9 @@ def model_controls():
              help=input_help("model", lang))
     if not installed:
         st.caption(t("sidebar.model_missing"))
-    elif st.session_state.runner == "model":
+    elif inputs and inputs.runner != state.runner:  # the notebook's block-size bug runs on the fake model only
+        st.caption(t("config.notebook_bug_model"))
+    elif inputs and inputs.runner == "model":
         st.caption(t("sidebar.model_on", device=st.session_state.model_device, caveat=model_caveat(lang)))
     cols = st.columns(2)
     cols[0].number_input(t("sidebar.temperature"), *BOUNDS["temperature"], step=0.1, key="temperature",
@@ -269,13 +273,44 @@ def add_request_form():
         st.caption(t("sidebar.chat_template"))
 
 
+def _comparison_runs(upload) -> list[tuple[str, str]] | None:
+    """The runs of an uploaded policy-lab comparison (read once per file), or None for a trace."""
+    state = st.session_state
+    if state.get("comparison_file", (None,))[0] != upload.file_id:
+        state.comparison_file = (upload.file_id, comparison_traces(upload.getvalue()))
+    return state.comparison_file[1]
+
+
+def _uploader_words():
+    """Streamlit's file uploader writes "Upload" and "20MB per file • JSON" in English whatever the page's language;
+    its words are replaced by the catalogue's, drawn by CSS over the hidden originals (it has no option for them)."""
+    words = {"button p": t("sidebar.upload_button"),
+             "[data-testid=stFileUploaderDropzoneInstructions] span":
+                 t("sidebar.upload_limit", mb=st.get_option("server.maxUploadSize"))}
+    zone = "[data-testid=stFileUploaderDropzone]"
+    st.markdown("<style>" + "".join(
+        f"{zone} {selector} {{font-size: 0}} {zone} {selector}::after "
+        f"{{content: {json.dumps(label, ensure_ascii=False)}; font-size: 14px}}"
+        for selector, label in words.items()) + "</style>", unsafe_allow_html=True)
+
+
 def trace_uploader():
+    """Open a trace, or one run of a policy-lab comparison (each of its runs is a trace), chosen by its label."""
+    _uploader_words()
     upload = st.file_uploader(t("sidebar.trace_upload"), type=["json"])
-    if upload is None or st.session_state.get("trace_loaded") == upload.file_id:
+    if upload is None:
+        return
+    key, data, name = upload.file_id, upload.getvalue(), upload.name
+    if runs := _comparison_runs(upload):
+        labels = [label for label, _ in runs]
+        chosen = st.selectbox(t("sidebar.comparison_run", n=len(runs)), range(len(runs)),
+                              format_func=labels.__getitem__, key="comparison_run")
+        key, data, name = (upload.file_id, chosen), runs[chosen][1], f"{upload.name}: {labels[chosen]}"
+    if st.session_state.get("trace_loaded") == key:
         return
     try:
-        st.session_state.lab = open_trace(upload.getvalue(), upload.name)
-        st.session_state.trace_loaded = upload.file_id
+        st.session_state.lab = open_trace(data, name)
+        st.session_state.trace_loaded = key
     except LabError as e:
         st.error(said(e))
 

@@ -21,7 +21,8 @@ from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
 from viz.glossary import clock, legend_lines, metric_definitions, model_caveat
 from viz.html_export import player_sources
-from viz.metrics_table import request_rows, run_summary, speculation_sentence
+from viz.metrics_table import as_table, request_rows, run_summary, speculation_sentence
+from viz.narrate import first_arrivals
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
 from viz.texts import pending_change, progress_text, request_texts, title_in_effect
 from viz.timeline import segments_figure
@@ -108,7 +109,9 @@ def serve_player() -> str | None:
 
 def player(error: str | None):
     message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame), current_lang()))
-    message.update(present=bool(st.session_state.presentation), error=error)
+    arrivals = [] if lab().is_trace else [request.arrival for request in lab().inputs.workload]
+    message.update(present=bool(st.session_state.presentation), error=error, titles=titles(),
+                   start_note=first_arrivals(arrivals, current_lang()))
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
               on_frame_change=_on_player_frame)
 
@@ -134,6 +137,15 @@ def title(frame) -> str:
         return run_title()
     moving = ("max_num_seqs",) if lab().options_in_effect().adaptive else ()  # the controller moves it
     return title_in_effect(run_title(), lab().inputs.config, frame.config, ignore=moving, lang=current_lang())
+
+
+def titles() -> list[list]:
+    """[first frame, title] of each stretch of frames run under the same settings (a change made at frame k runs
+    from step k + 1): the player titles each frame it holds by the settings that frame ran under."""
+    if lab().is_trace:
+        return [[0, run_title()]]
+    starts = sorted({0, *(at + 1 for at, _ in lab().engine.config_changes)})
+    return [[start, title(lab().frames[start])] for start in starts if start <= lab().last]
 
 
 def settings_notice():
@@ -188,7 +200,7 @@ def metrics():
     st.caption(t("stage.metrics_caption", frame=lab().cursor, clock=clock("simulated", lang),
                  metrics=metric_definitions(lang)))
     st.dataframe(run_summary(run, lang), hide_index=True)
-    st.dataframe(request_rows(requests, lang), hide_index=True, width="stretch")
+    st.dataframe(as_table(request_rows(requests, lang)), hide_index=True, width="stretch")
     if sentence := speculation_sentence(speculation, lang):
         st.caption(sentence)
 

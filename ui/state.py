@@ -4,7 +4,6 @@ model shared read-only by every session of the process."""
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import streamlit as st
 from streamlit import runtime
@@ -14,7 +13,7 @@ from engine.scenario import Scenario, ScenarioError, load_scenario, preset_paths
 from i18n import Message, message_of
 from session.feed import Feed
 from session.lab import Lab, LabError, RunInputs, default_runner
-from session.links import LinkError, link_of, open_link, parse_link
+from session.links import link_of, open_link, parse_link, parse_link_or_fallback
 from session.precompute import Precompute, precompute_names
 from ui.language import current_lang, said, t
 from viz.glossary import variant_label
@@ -123,11 +122,7 @@ def init_session():
         return
     state.errors, state.notice = {}, None
     scenarios, _ = presets()
-    try:
-        link = parse_link(st.query_params.to_dict(), scenarios)
-    except LinkError as e:
-        state.notice = Message("state.bad_link", error=e.message)
-        link = replace(parse_link({}, scenarios), present=st.query_params.get("present") == "1")
+    link, state.notice = parse_link_or_fallback(st.query_params.to_dict(), scenarios)
     state.presentation = link.present
     state.runner, state.model_device = ensure_model(default_runner())
     precomputed(state.runner)

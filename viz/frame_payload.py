@@ -47,10 +47,11 @@ HASH_DIGITS = 6  # of a block's 16 hex digits, shown in the player's hover
 DONE_KINDS = ("finished", "finished_late", "aborted")  # their words: done.<kind> in i18n/
 ROW_CELLS = 28  # the most token cells a request's row draws (the player's laptop size)
 QUEUE_ROWS = 8  # the most requests a queue draws (the player's laptop size)
+ROW_ENDS = (ROW_CELLS - 1) // 2  # the tokens a long row shows at each end (two cells go to elision marks)
 EMPTY_VIEW = {"running": [], "waiting": [], "cfg": {}, "requests": [], "tokens": [], "pieces": [], "blocks": []}
 WIRE = {"request": REQUEST_FIELDS, "block": BLOCK_FIELDS, "free_block": FREE_BLOCK, "metrics": METRIC_FIELDS,
         "key_frame": KEY_FRAME_FIELDS, "scalars": SCALARS, "empty_view": EMPTY_VIEW, "row_cells": ROW_CELLS,
-        "queue_rows": QUEUE_ROWS}  # what the player knows of the wire format, as its `WIRE`
+        "queue_rows": QUEUE_ROWS, "row_ends": ROW_ENDS}  # what the player knows of the wire format, as its `WIRE`
 
 
 def player_colors() -> dict:
@@ -120,8 +121,7 @@ def token_window(num_tokens: int, computed: int, this_step: int) -> list[range]:
     tokens computed up to `computed`)."""
     if num_tokens <= ROW_CELLS:
         return [range(num_tokens)]
-    budget = ROW_CELLS - 2  # two cells for the elision marks
-    ends, focus = (budget + 1) // 2, budget // 3
+    ends, focus = ROW_ENDS, (ROW_CELLS - 2) // 3  # two cells for the elision marks
     return [range(ends), range(max(0, computed - min(this_step, focus)), min(computed, num_tokens)),
             range(num_tokens - ends, num_tokens)]
 

@@ -23,7 +23,10 @@ SETTING_FIELDS = ("max_num_seqs", "num_kvcache_blocks", "kvcache_block_size", "m
 LEGEND = ("request", "tokens", "progress", "shared", "colours", "computing")
 # The marks drawn beside the queues and the pool: a swatch ("sw:<kind>", drawn by player.css) or a glyph.
 TOKEN_MARKS = (("sw:cached", "cached"), ("sw:now", "now"), ("sw:pending", "pending"), ("·", "space"),
-               ("⏎", "newline"), ("#42", "token_id"), ("⋯", "gap"), ("◌", "computing"))
+               ("⏎", "newline"), ("#42", "token_id"), ("�", "partial"), ("∅", "no_text"), ("⋯", "gap"),
+               ("◌", "computing"))
+# The marks only one kind of model draws: the player shows each in the legend only on a run that draws it.
+ID_MARKS, TEXT_MARKS = ("#42",), ("�", "∅")  # the simulated model's tokens have no text; the real model's have
 POOL_MARKS = (("sw:used", "in_use"), ("sw:free", "free"), ("sw:cachedfree", "cached_free"),
               ("sw:overfull", "overfull"))
 METRICS = ("TTFT", "TPOT", "latency")
@@ -51,7 +54,7 @@ def player_legend(lang: str) -> dict:
     """The marks the stage player's legends show, [mark, words] each: the player draws them as sent."""
     return {"tokens": [[mark, text(lang, f"mark.{key}")] for mark, key in TOKEN_MARKS],
             "pool": [[mark, text(lang, f"mark.{key}")] for mark, key in POOL_MARKS],
-            "hint": text(lang, "mark.hint")}
+            "hint": text(lang, "mark.hint"), "id_marks": ID_MARKS, "text_marks": TEXT_MARKS}
 
 
 def legend_lines(lang: str) -> list[str]:
@@ -97,5 +100,12 @@ def changed_settings(start: Config, now: Config, was: str = "was", ignore: tuple
 
 def variant_label(changes: dict, lang: str) -> str:
     """A scenario variant's config changes in words: "chunked prefill on, token budget per step ... 64"."""
-    return text(lang, "list.sep").join(text(lang, "settings.variant_item", label=_label(f, lang),
-                                            value=setting_value(f, v, lang)) for f, v in changes.items())
+    return text(lang, "list.sep").join(_variant_item(f, v, lang) for f, v in changes.items())
+
+
+def _variant_item(field: str, value, lang: str) -> str:
+    """"chunked prefill on"; a switch turned on or off reads as a verb in Chinese (开启……, 关闭……), since a trailing
+    关 after a bug's name reads as a double negative."""
+    if isinstance(value, bool) and field != "prefill_first":
+        return text(lang, f"settings.variant_{'on' if value else 'off'}", label=_label(field, lang))
+    return text(lang, "settings.variant_item", label=_label(field, lang), value=setting_value(field, value, lang))

@@ -46,6 +46,15 @@ def run_summary(run: RunMetrics, lang: str) -> list[dict]:
             for label, steps, seconds in rows]
 
 
+def as_table(rows: list[dict]) -> list[dict]:
+    """`rows` with every column of one type, as a dataframe (Arrow) needs: a column mixing numbers and words
+    ("200 / 0", UNKNOWN) has its numbers written as words too, instead of failing to convert and logging it."""
+    mixed = {key for key in (rows[0] if rows else {})
+             if len({isinstance(row[key], str) for row in rows if row[key] is not None}) > 1}
+    return [{key: str(value) if key in mixed and value is not None else value for key, value in row.items()}
+            for row in rows]
+
+
 def speculation_sentence(speculation: SpeculationMetrics, lang: str) -> str | None:
     """How speculative decoding did, or None when no draft token was checked."""
     if not speculation.num_drafted:

@@ -9,7 +9,7 @@ and traces alike.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.frame import Frame
 from i18n import count, join_and, text
@@ -57,8 +57,19 @@ def _request_question(step: int, asked: str, truth: tuple[int, ...], candidates,
     return _question(step, asked, truth, [tuple(sorted(c)) for c in candidates], lambda ids: who(ids, lang))
 
 
-def question_for(before: Frame, after: Frame, lang: str) -> Question:
-    """The question about step `after.step`, asked while frame `before` (the one before it) is shown."""
+def question_for(before: Frame, after: Frame, lang: str, shown: int | None = None) -> Question:
+    """The question about step `after.step`, with what the screen cannot show: the requests that arrive at the start
+    of the step, and how far ahead of the frame `shown` (by default `before`, the one just before it) it is."""
+    question = _decision_question(before, after, lang)
+    context = []
+    if arrivals := [i for i in _ids(after, "arrived") if i not in before.waiting]:
+        context.append(count(lang, "predict.arrivals", len(arrivals), ids=join_and(lang, arrivals)))
+    if shown is not None and (ahead := after.step - shown) > 1:
+        context.append(text(lang, "predict.ahead", n=ahead, frame=shown))
+    return replace(question, text=" ".join([question.text, *context]))
+
+
+def _decision_question(before: Frame, after: Frame, lang: str) -> Question:
     step = after.step
     if preempted := _ids(after, "preempted"):
         singles = [(r,) for r in reversed(before.running)]  # the tail first: the reference victim
