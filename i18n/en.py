@@ -264,8 +264,10 @@ MESSAGES = {
     "class.code": "Class code",
     "class.join": "Join the class",
     "class.code_is": "Class code: **{code}**",
+    "class.show_lecturer_link": "Show my lecturer's link",
     "class.student_link": "Link for students (they follow you):",
-    "class.lecturer_link": "Your lecturer's link (keep it to yourself: it opens these controls):",
+    "class.lecturer_link": "Your lecturer's link (keep it to yourself: it opens these controls; open it again "
+                           "after a reload):",
     "class.export": "Export the class's predictions (CSV)",
     "class.joined": "You are in class {code}.",
     "class.leave": "Leave the class",

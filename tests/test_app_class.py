@@ -14,10 +14,16 @@ def started(app):
     return classes().get(app.query_params["class"])
 
 
+def lecturer_link(app) -> str:
+    app.toggle(key="class_show_secret").set_value(True).run()
+    return app.code[-1].value
+
+
 def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(app, monkeypatch):
     room = started(app)
-    assert no_errors(app) and app.query_params["key"] == room.secret  # the lecturer's own link
+    assert no_errors(app) and "key" not in app.query_params  # the address bar is projected: no secret in it
     assert any(room.code in m.value for m in app.markdown)
+    assert lecturer_link(app).endswith(f"?class={room.code}&key={room.secret}")
     show(app, 4)
     assert room.lead.frame == 4 and room.lead.scenario == "02_preemption"
     student = fake_model_app(monkeypatch)
@@ -48,4 +54,4 @@ def test_a_wrong_code_is_a_message_and_a_server_key_guards_starting_a_class(app,
     assert "class" not in lecturer.query_params and lecturer.error[0].value.startswith("That is not the lecturer key")
     lecturer.text_input[0].set_value("s3cret")
     button(lecturer, "Start a class").click().run()
-    assert lecturer.query_params["key"] == "s3cret"
+    assert lecturer_link(lecturer).endswith("&key=s3cret")

@@ -61,7 +61,7 @@ def start_class(context, url: str):
     code_line.wait_for(timeout=WAIT_MS)
     code = code_line.inner_text().split(": ")[1].strip()
     assert re.fullmatch(r"[A-Z2-9]{5}", code)
-    assert "key=" in page.url and f"class={code}" in page.url  # the lecturer's own link holds the secret
+    assert "key=" not in page.url and f"class={code}" in page.url  # a projected address bar holds no secret
     return page, code
 
 
@@ -109,9 +109,16 @@ def test_students_follow_the_lecturer_break_away_come_back_and_answer_a_predicti
     lecturer.get_by_text("3 of 3 students following have answered.").wait_for(timeout=WAIT_MS)
     counts = lecturer.locator("[data-testid=stMain] li").filter(has_text=re.compile(r": \d+$")).all_inner_texts()
     assert sum(int(c.rsplit(": ", 1)[1]) for c in counts) == 3 and counts[0].endswith(": 3")
+    lecturer.get_by_text("3 of 3 students following have answered.").scroll_into_view_if_needed()
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_en_1280x720.png")
     lecturer.get_by_role("button", name="Reveal for everyone").click()
     for page in (en, projector):
         page.get_by_text(re.compile(r"^(Right|Not quite): the answer is")).wait_for(timeout=WAIT_MS)
     zh.get_by_text(re.compile(r"^(答对了|不太对)：答案是")).wait_for(timeout=WAIT_MS)
     en.screenshot(path=ARTIFACTS / "class_follower_en_1280x720.png")
+    lecturer.get_by_text("The answer is", exact=False).first.wait_for(timeout=WAIT_MS)
+    lecturer.mouse.wheel(0, -5000)
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_top_en_1280x720.png")
+    lecturer.locator("[data-testid=stSidebar]").get_by_text("中文").click()
+    lecturer.get_by_text(re.compile(f"你在带领课堂 {code}")).wait_for(timeout=WAIT_MS)
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_top_zh_1280x720.png")

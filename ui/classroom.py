@@ -1,8 +1,9 @@
 """A class on the page (session/classroom.py holds it): the lecturer starts one in the sidebar and hands out its
 link (`?class=CODE`); a student who opens it follows the lecturer's run, settings and frame, shown above the
 stage ("following the lecturer", with "break away" and "follow again"). The lecturer's own link adds the secret
-(`&key=...`): only it shows the class's code, links and the predictions' tallies. Each student keeps their language
-and presentation mode; a follower's stage is rerun by the lecturer's step (ui/wake.py), not by polling."""
+(`&key=...`, kept out of the address bar, which a projector shows): only it shows the class's code, links and the
+predictions' tallies. Each student keeps their language and presentation mode; a follower's stage is rerun by the
+lecturer's step (ui/wake.py), not by polling."""
 
 from __future__ import annotations
 
@@ -60,11 +61,10 @@ def join_from_url():
 
 
 def url_params() -> dict[str, str]:
-    """What the URL keeps of the class: its code, and the lecturer's secret on the lecturer's own page."""
+    """What the URL keeps of the class: its code only. The lecturer's secret stays out of the address bar, which a
+    projector shows; the lecturer's link is in the sidebar, behind a toggle."""
     here = room()
-    if here is None:
-        return {}
-    return {"class": here.code, **({"key": here.secret} if is_lecturer() else {})}
+    return {} if here is None else {"class": here.code}
 
 
 # -- the stage: following, and publishing what the lecturer shows --------------------------------------------
@@ -187,8 +187,9 @@ def class_panel():
             st.markdown(t("class.code_is", code=here.code))
             st.caption(t("class.student_link"))
             st.code(_link(here), language=None)
-            st.caption(t("class.lecturer_link"))
-            st.code(_link(here, key=here.secret), language=None)
+            if st.toggle(t("class.show_lecturer_link"), key="class_show_secret"):
+                st.caption(t("class.lecturer_link"))
+                st.code(_link(here, key=here.secret), language=None)
             st.download_button(t("class.export"), here.tallies_csv(), file_name=f"class_{here.code}_predictions.csv",
                                mime="text/csv", disabled=not here.polls)
         else:
