@@ -220,7 +220,7 @@ MESSAGES = {
     "predict.toggle_help": "在每个关键帧之前，猜猜调度器会怎么做；然后查看答案。",
     "predict.score": "你在这个场景中的预测：{total} 次中答对 {right} 次。",
     "predict.nothing_left": "本次运行已没有可预测的内容。",
-    "predict.ask": "**预测：**{question}",
+    "predict.ask": "**预测**：{question}",
     "predict.right": "答对了：答案是 **{answer}**。",
     "predict.wrong": "不太对：答案是 **{answer}**。",
     "predict.choice": "你的预测",

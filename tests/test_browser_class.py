@@ -111,14 +111,19 @@ def test_students_follow_the_lecturer_break_away_come_back_and_answer_a_predicti
     assert sum(int(c.rsplit(": ", 1)[1]) for c in counts) == 3 and counts[0].endswith(": 3")
     lecturer.get_by_text("3 of 3 students following have answered.").scroll_into_view_if_needed()
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_en_1280x720.png")
-    lecturer.get_by_role("button", name="Reveal for everyone").click()
+    lecturer.locator("[data-testid=stSidebar]").get_by_text("中文").click()  # the lecturer's words, not the class's
+    lecturer.get_by_text("正在跟随的 3 名学生中已有 3 名作答。").scroll_into_view_if_needed(timeout=WAIT_MS)
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_zh_1280x720.png")
+    lecturer.get_by_role("button", name="向全班揭晓").click()
     for page in (en, projector):
         page.get_by_text(re.compile(r"^(Right|Not quite): the answer is")).wait_for(timeout=WAIT_MS)
     zh.get_by_text(re.compile(r"^(答对了|不太对)：答案是")).wait_for(timeout=WAIT_MS)
+    wait_for_frame(en, lecturer_frame := shown(lecturer))  # the reveal took the class to the step asked about
+    assert lecturer_frame > 6
     en.screenshot(path=ARTIFACTS / "class_follower_en_1280x720.png")
-    lecturer.get_by_text("The answer is", exact=False).first.wait_for(timeout=WAIT_MS)
+    lecturer.get_by_text("答案是", exact=False).first.wait_for(timeout=WAIT_MS)
     lecturer.mouse.wheel(0, -5000)
-    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_top_en_1280x720.png")
-    lecturer.locator("[data-testid=stSidebar]").get_by_text("中文").click()
-    lecturer.get_by_text(re.compile(f"你在带领课堂 {code}")).wait_for(timeout=WAIT_MS)
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_top_zh_1280x720.png")
+    lecturer.locator("[data-testid=stSidebar]").get_by_text("English").click()
+    lecturer.get_by_text(re.compile(f"You lead class {code}")).wait_for(timeout=WAIT_MS)
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_top_en_1280x720.png")

@@ -8,6 +8,7 @@ import streamlit as st
 
 from i18n import Message
 from ui.class_predict import before_reveal, class_poll, revealed_poll, voted_right
+from ui.classroom import is_lecturer
 from ui.language import current_lang, t
 from ui.state import USER_ERRORS, feed, lab, report
 from viz.predict import Question, question_for, question_steps
@@ -86,7 +87,8 @@ def predict():
     if cursor in answers or poll is not None:
         _revealed(cursor, answers.get(cursor))
     _ask()
-    score.caption(t("predict.score", right=sum(answers.values()), total=len(answers)))
+    if not is_lecturer():  # the lecturer reveals, and answers nothing
+        score.caption(t("predict.score", right=sum(answers.values()), total=len(answers)))
 
 
 def _ask():
