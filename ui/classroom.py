@@ -110,9 +110,10 @@ def publish_lead():
 
 
 def _set_following(on: bool):
+    """Break away, or follow again: the stage's run that follows takes the seat as it is now, and applies the
+    lecturer's place at once."""
     st.session_state.class_following = on
-    st.session_state.pop(SEEN, None)  # following again: the lecturer's place is applied at once
-    take_seat()
+    st.session_state.pop(SEEN, None)
 
 
 def class_banner():
