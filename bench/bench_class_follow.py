@@ -194,13 +194,14 @@ async def lead(url: str, students: list[Member]) -> dict:
 
 
 def report(students: list[Member], result: dict, what: str, cpu: float):
-    latencies, left_behind = [], 0
+    latencies, left_behind, by_move = [], 0, {}
     for student in students:
         moves = student.page.moves
         for sent, frame in result["steps"]:
             seen = [at for at, shown in moves if shown == frame and at >= sent]
             if seen and seen[0] - sent <= LEFT_BEHIND_S:
                 latencies.append(seen[0] - sent)
+                by_move.setdefault(frame, []).append(seen[0] - sent)
             else:
                 left_behind += 1
     last = result["steps"][-1][1]
@@ -209,6 +210,8 @@ def report(students: list[Member], result: dict, what: str, cpu: float):
           f"{spread(latencies) if len(latencies) > 1 else 'too few to tell'} ({len(latencies)} arrivals); "
           f"left behind: {left_behind} step arrivals missing, {not_there} followers not on the lecturer's last "
           f"frame; server CPU {cpu:.1f} s")
+    print("    the last follower's arrival per move (frame: ms): " + ", ".join(
+        f"{frame}: {max(xs) * 1e3:.0f}" for frame, xs in by_move.items()))
     sent = [s.sent_at for s in students]
     answered_at = result["all_answered_at"]
     expected: dict[int, int] = {}
