@@ -1,11 +1,11 @@
-"""The policy lab: one workload under two to four configs, side by side. A thin page: engine.compare runs and
-measures, viz.compare draws; this file only wires widgets to them."""
+"""The policy lab: one workload under two to four configs, side by side. A thin page: engine.analysis.compare
+runs and measures, viz.compare draws; this file only wires widgets to them."""
 
 from dataclasses import replace
 
 import streamlit as st
 
-from engine.compare import (
+from engine.analysis.compare import (
     ADAPTIVE,
     COMPARISONS,
     GENERATED_CONFIG,
@@ -18,13 +18,12 @@ from engine.compare import (
     variants_for,
     verdicts,
 )
-from engine.engine import CostModel
-from engine.export import comparison_json, requests_csv
-from engine.limits import CONFIG_BOUNDS
-from engine.overlap import check_overlap
-from engine.vllm_args import vllm_command, vllm_notes
+from engine.analysis.export import comparison_json, requests_csv
+from engine.analysis.vllm_args import vllm_command, vllm_notes
+from engine.run.overlap import check_overlap
+from engine.run.recipe import CostModel
 from i18n import text
-from scheduler.config import PREEMPTION_POLICIES, ConfigError
+from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, ConfigError
 from ui.language import current_lang, said, t
 from ui.state import USER_ERRORS, presets
 from viz.compare import (
@@ -46,7 +45,6 @@ CUSTOM_COMPARISON = "custom"  # a comparison of configs set by hand (not a custo
 # Every chart keeps one toolbar button: the camera, which saves it as a PNG (drawn by plotly.js in the browser).
 PLOT_CONFIG = {"displayModeBar": True, "displaylogo": False, "modeBarButtons": [["toImage"]],
                "toImageButtonOptions": {"format": "png", "scale": 2}}
-BLOCK_SIZE_CHOICES = (4, 8, 16, 32, 64)
 
 st.set_page_config(page_title=t("lab.page_title"), page_icon="🧮", layout="wide")
 
@@ -56,16 +54,16 @@ def workload_inputs(choice: str):
     if choice == GENERATED:
         return generated_workload(), GENERATED_CONFIG, 0, CostModel()
     scenario = presets()[0][choice]
-    return scenario.workload, scenario.config, scenario.seed, scenario.cost
+    spec = scenario.spec
+    return spec.workload, spec.config, spec.seed, spec.cost
 
 
 def custom_variant(i: int, base) -> Variant:
     """Config i of a custom comparison, from its own column of widgets (defaults: the workload's config)."""
     st.markdown(t("lab.config_heading", n=i + 1))
     label = st.text_input(t("lab.name"), t("lab.config_name", n=i + 1), key=f"c{i}_label")
-    size = st.selectbox(t("lab.block_size"), BLOCK_SIZE_CHOICES, key=f"c{i}_size",
-                        index=BLOCK_SIZE_CHOICES.index(base.kvcache_block_size)
-                        if base.kvcache_block_size in BLOCK_SIZE_CHOICES else 2)
+    size = int(st.number_input(t("lab.block_size"), *CONFIG_BOUNDS["kvcache_block_size"], base.kvcache_block_size,
+                               key=f"c{i}_size"))
     changes = {
         "prefill_first": st.toggle(t("value.prefill_first"), base.prefill_first, key=f"c{i}_prefill"),
         "chunked_prefill": st.toggle(t("setting.chunked_prefill.label"), base.chunked_prefill, key=f"c{i}_chunked"),
@@ -76,7 +74,8 @@ def custom_variant(i: int, base) -> Variant:
                                           index=PREEMPTION_POLICIES.index(base.preemption_policy)),
         "max_num_seqs": int(st.number_input("max_num_seqs", *CONFIG_BOUNDS["max_num_seqs"], base.max_num_seqs,
                                             key=f"c{i}_seqs")),
-        "max_num_batched_tokens": int(st.number_input("max_num_batched_tokens", 1, 65536,
+        "max_num_batched_tokens": int(st.number_input("max_num_batched_tokens",
+                                                      *CONFIG_BOUNDS["max_num_batched_tokens"],
                                                       base.max_num_batched_tokens, key=f"c{i}_tokens")),
         "kvcache_block_size": size,
         "num_kvcache_blocks": max(1, base.kv_capacity_tokens // size),

@@ -18,11 +18,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.adaptive import AdaptiveBatch, step_latencies  # noqa: E402
-from engine.engine import Engine  # noqa: E402
-from engine.metrics import percentile  # noqa: E402
-from engine.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
-from engine.workload import Request, chat_prompts  # noqa: E402
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
+from engine.inputs.workload import chat_prompts  # noqa: E402
+from engine.run.adaptive import AdaptiveBatch, step_latencies  # noqa: E402
+from engine.run.engine import Engine  # noqa: E402
+from engine.run.metrics import percentile  # noqa: E402
+from engine.run.recipe import (
+    Request,  # noqa: E402
+    RunSpec,  # noqa: E402
+)
 from scheduler import Config  # noqa: E402
 
 REAL_NEW_TOKENS = 32
@@ -56,13 +60,14 @@ def report(title: str, runs: dict[str, dict], high_s: float):
 
 def simulated():
     scenario = load_scenario(SCENARIOS_DIR / "09_adaptive_batch.toml", runner="fake")
-    runs = {f"fixed {n}": measure(Engine(replace(scenario.config, max_num_seqs=n), scenario.workload, "fake",
-                                         scenario.seed, scenario.cost), wall=False) for n in (2, 5, 16)}
+    fixed = replace(scenario.spec, adaptive=None)
+    runs = {f"fixed {n}": measure(Engine(replace(fixed, config=replace(fixed.config, max_num_seqs=n))), wall=False)
+            for n in (2, 5, 16)}
     runs["adaptive"] = measure(scenario.engine(), wall=False)
-    report(f"simulated: preset 09 ({len(scenario.workload)} requests in bursts, cost model "
-           f"{scenario.cost.step_s * 1000:.0f} ms + {scenario.cost.token_s * 1000:.0f} ms/token), band "
-           f"{scenario.adaptive.low_s * 1000:.0f}-{scenario.adaptive.high_s * 1000:.0f} ms",
-           runs, scenario.adaptive.high_s)
+    report(f"simulated: preset 09 ({len(scenario.spec.workload)} requests in bursts, cost model "
+           f"{scenario.spec.cost.step_s * 1000:.0f} ms + {scenario.spec.cost.token_s * 1000:.0f} ms/token), band "
+           f"{scenario.spec.adaptive.low_s * 1000:.0f}-{scenario.spec.adaptive.high_s * 1000:.0f} ms",
+           runs, scenario.spec.adaptive.high_s)
 
 
 def real(low_ms: float, high_ms: float):
@@ -72,9 +77,9 @@ def real(low_ms: float, high_ms: float):
     config = Config(max_num_seqs=16, max_num_batched_tokens=512, max_model_len=256, num_kvcache_blocks=256,
                     kvcache_block_size=16)
     controller = AdaptiveBatch(low_s=low_ms / 1000, high_s=high_ms / 1000, min_seqs=1, max_seqs=16)
-    Engine(config, workload[:2], "model").run()  # load the model and warm up outside the timings
-    runs = {"fixed 16": measure(Engine(config, workload, "model"), wall=True),
-            "adaptive": measure(Engine(config, workload, "model", adaptive=controller), wall=True)}
+    Engine(RunSpec(config, workload[:2], "model")).run()  # load the model and warm up outside the timings
+    runs = {"fixed 16": measure(Engine(RunSpec(config, workload, "model")), wall=True),
+            "adaptive": measure(Engine(RunSpec(config, workload, "model", adaptive=controller)), wall=True)}
     report(f"real SmolLM2: {len(workload)} chat prompts in two bursts, {REAL_NEW_TOKENS} new tokens each, "
            f"band {low_ms:.0f}-{high_ms:.0f} ms (wall time)", runs, high_ms / 1000)
 

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from process_stats import family_peak_rss  # noqa: E402
 
-from engine.runners import started_model_worker  # noqa: E402
-from engine.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
+from engine.run.runner_factory import started_model_worker  # noqa: E402
 from scheduler import Config  # noqa: E402
 from session.lab import CustomSetup, Lab, LabError, RunInputs, real_model_installed  # noqa: E402
 from session.run_cache import RunCache, shared_run_cache  # noqa: E402

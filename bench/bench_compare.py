@@ -12,8 +12,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity  # noqa: E402
-from engine.engine import Engine  # noqa: E402
+from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity  # noqa: E402
+from engine.run.engine import Engine  # noqa: E402
+from engine.run.recipe import RunSpec  # noqa: E402
 
 
 def main():
@@ -27,7 +28,7 @@ def main():
 
     start = time.perf_counter()
     for variant in variants:
-        Engine(variant.config, workload, record=False).run()
+        Engine(RunSpec(variant.config, workload), record=False).run()
     bare = time.perf_counter() - start
 
     start = time.perf_counter()

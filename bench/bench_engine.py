@@ -17,8 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.engine import Engine  # noqa: E402
-from engine.workload import random_workload  # noqa: E402
+from engine.inputs.workload import random_workload  # noqa: E402
+from engine.run.engine import Engine  # noqa: E402
+from engine.run.recipe import RunSpec  # noqa: E402
 from scheduler import Config  # noqa: E402
 
 
@@ -39,7 +40,7 @@ class Timing:
 
 
 def timed_run(config: Config, requests, record: bool) -> Timing:
-    engine = Engine(config, requests, record=record)
+    engine = Engine(RunSpec(config, requests), record=record)
     start = time.process_time()
     while not engine.is_finished:
         engine.step()
@@ -52,7 +53,7 @@ def timed_run(config: Config, requests, record: bool) -> Timing:
 def held_after_run(config: Config, requests, record: bool) -> tuple[Engine, int]:
     """A finished run and the memory it holds (scheduler, requests and, when recording, frames)."""
     tracemalloc.start()
-    engine = Engine(config, requests, record=record)
+    engine = Engine(RunSpec(config, requests), record=record)
     engine.run()
     held = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()

@@ -28,11 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from process_stats import cpu_seconds  # noqa: E402
 
-from engine.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity  # noqa: E402
-from engine.engine import Engine  # noqa: E402
-from engine.export import comparison_json  # noqa: E402
-from engine.trace import trace_json  # noqa: E402
-from engine.workload import random_workload  # noqa: E402
+from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity  # noqa: E402
+from engine.analysis.export import comparison_json  # noqa: E402
+from engine.inputs.workload import random_workload  # noqa: E402
+from engine.run.engine import Engine  # noqa: E402
+from engine.run.recipe import RunSpec  # noqa: E402
+from engine.traces.trace import trace_json  # noqa: E402
 from scheduler import Config  # noqa: E402
 
 MB = 2**20
@@ -74,7 +75,7 @@ def export_figures():
 def trace_figures():
     config = Config(max_num_seqs=8, max_num_batched_tokens=512, max_model_len=512, num_kvcache_blocks=4096,
                     kvcache_block_size=4)
-    engine = Engine(config, random_workload(200, 0, arrivals=list(range(0, 400, 2)), max_tokens=64))
+    engine = Engine(RunSpec(config, random_workload(200, 0, arrivals=list(range(0, 400, 2)), max_tokens=64)))
     engine.run(600)
     size = len(trace_json(engine)) / MB
     full = len(json.dumps(engine.frames[300].to_dict(tokens=False))) * len(engine.frames) / MB

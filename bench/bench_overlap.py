@@ -1,4 +1,4 @@
-"""Step time with the next step scheduled while the model runs (engine.overlap) against the synchronous loop.
+"""Step time with the next step scheduled while the model runs (engine.run.overlap) against the synchronous loop.
 
 Two models: the real one (a few chat prompts, greedy, EOS ignored so both loops run the same batches) and
 the zero-cost fake one on a large workload, where the scheduler's own work is all there is. Each loop runs
@@ -13,28 +13,28 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.overlap import DriveResult, drive  # noqa: E402
-from engine.runners import make_runner  # noqa: E402
-from engine.workload import random_token_prompts  # noqa: E402
+from engine.inputs.workload import random_token_prompts  # noqa: E402
+from engine.run.overlap import LoopResult, run_loop  # noqa: E402
+from engine.run.runner_factory import make_runner  # noqa: E402
 from scheduler import Config, SamplingParams, Scheduler, Sequence  # noqa: E402
 
 QUESTIONS = ["Why is the sky blue?", "Write a haiku about the sea.", "What does a CPU do?",
              "Give me a tip for learning Python."]
 
 
-def step_ms(result: DriveResult) -> float:
+def step_ms(result: LoopResult) -> float:
     return result.wall_s * 1000 / len(result.timings)
 
 
-def mean_ms(result: DriveResult, attr: str) -> float:
+def mean_ms(result: LoopResult, attr: str) -> float:
     return sum(getattr(t, attr)[1] - getattr(t, attr)[0] for t in result.timings) * 1000 / len(result.timings)
 
 
 def compare(name: str, config: Config, runner, prompts: list[list[int]], max_tokens: int) -> bool:
-    def run(overlap: bool, tokens: int) -> DriveResult:
+    def run(overlap: bool, tokens: int) -> LoopResult:
         seqs = [Sequence(p, SamplingParams(max_tokens=tokens, ignore_eos=True), seq_id=i)
                 for i, p in enumerate(prompts)]
-        return drive(Scheduler(config), runner, seqs, overlap)
+        return run_loop(Scheduler(config), runner, seqs, overlap)
 
     run(False, 4)  # warm-up: the model's first passes at these shapes are slow
     runs = [(overlap, run(overlap, max_tokens)) for overlap in (False, True, False, True)]

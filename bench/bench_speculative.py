@@ -15,9 +15,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.engine import Engine  # noqa: E402
-from engine.metrics import speculation_metrics  # noqa: E402
-from engine.workload import Request  # noqa: E402
+from engine.run.engine import Engine  # noqa: E402
+from engine.run.metrics import speculation_metrics  # noqa: E402
+from engine.run.recipe import (
+    Request,  # noqa: E402
+    RunSpec,  # noqa: E402
+)
 from scheduler import Config  # noqa: E402
 
 NEW_TOKENS = 48
@@ -40,8 +43,8 @@ def config(max_num_seqs: int, k: int) -> Config:
 
 def run(prompts: list[str], max_num_seqs: int, k: int):
     """(outputs, output tokens per wall second, model ms per step, speculation metrics) of one run."""
-    engine = Engine(config(max_num_seqs, k), [Request(prompt=p, max_tokens=NEW_TOKENS) for p in prompts],
-                    runner="model")
+    workload = [Request(prompt=p, max_tokens=NEW_TOKENS) for p in prompts]
+    engine = Engine(RunSpec(config(max_num_seqs, k), workload, runner="model"))
     start = time.perf_counter()
     engine.run()
     seconds = time.perf_counter() - start

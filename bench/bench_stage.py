@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from process_stats import cpu_seconds  # noqa: E402
 
-from engine.scenario import load_scenario, preset_paths  # noqa: E402
+from engine.inputs.scenario import load_scenario, preset_paths  # noqa: E402
+from engine.run.engine import Engine  # noqa: E402
 from session.feed import Feed, Request  # noqa: E402
 from session.lab import Lab, RunInputs, real_model_installed  # noqa: E402
 from tools.app_server import app_server  # noqa: E402
@@ -189,7 +190,8 @@ def payload_figures(blocks: int = 256, max_steps: int = 400):
     worst = 0
     for path in preset_paths():
         scenario = load_scenario(path, "fake")
-        engine = replace(scenario, config=replace(scenario.config, num_kvcache_blocks=blocks)).engine()
+        spec = scenario.spec
+        engine = Engine(replace(spec, config=replace(spec.config, num_kvcache_blocks=blocks)))
         engine.run(max_steps)
         previous, sizes = EMPTY_VIEW, []
         for view in player_views(list(engine.frames), lang="en"):

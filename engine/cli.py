@@ -7,10 +7,10 @@ import argparse
 import sys
 from dataclasses import replace
 
-from engine.frame import Frame
-from engine.runners import RUNNER_KINDS
-from engine.scenario import ScenarioError, load_scenario, preset_paths
-from engine.trace import write_trace
+from engine.inputs.scenario import ScenarioError, load_scenario, preset_paths
+from engine.run.frame import Frame
+from engine.run.runner_factory import RUNNER_KINDS
+from engine.traces.trace import write_trace
 from scheduler import ConfigError
 
 
@@ -62,7 +62,7 @@ HEADER = f"{'step':>5} {'batch':<22} {'running':<18} {'waiting':<18} {'free':>5}
 def run(args) -> int:
     scenario = load_scenario(args.scenario, args.runner)
     if args.overlap:
-        scenario = replace(scenario, overlap=True)
+        scenario = replace(scenario, spec=replace(scenario.spec, overlap=True))
     engine = scenario.engine()
     mode = ", overlapped scheduling" if engine.overlap else ""
     print(f"{scenario.title} ({engine.runner_kind} runner{mode})\n{HEADER}")
@@ -88,7 +88,7 @@ def list_presets(_args) -> int:
             print(f"error: {e}", file=sys.stderr)
             broken += 1
             continue
-        print(f"{path.name:<32} {scenario.runner:<6} {scenario.title}")
+        print(f"{path.name:<32} {scenario.spec.runner:<6} {scenario.title}")
     return 2 if broken else 0
 
 
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--runner", choices=RUNNER_KINDS, help="override the scenario's runner")
     run_parser.add_argument("--steps", type=int, help="stop after this many steps")
     run_parser.add_argument("--overlap", action="store_true",
-                            help="schedule each step while the model computes the one before (engine/overlap.py)")
+                            help="schedule each step while the model computes the one before (engine/run/overlap.py)")
     run_parser.add_argument("--json", metavar="TRACE", help="write the whole run as JSON to this file")
     run_parser.set_defaults(handler=run)
     commands.add_parser("list", help="list the scenario presets").set_defaults(handler=list_presets)

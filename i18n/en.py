@@ -428,11 +428,12 @@ MESSAGES = {
     "sidebar.seed": "seed",
     "sidebar.trace_read_only": "A trace is read-only: pick a scenario to change settings.",
     "sidebar.overlap": "Overlapped scheduling",
-    "sidebar.overlap_help": "Schedule step N+1 while the model computes step N (engine/overlap.py): the scheduler's "
-                            "time hides behind the model's; a request that writes EOS finishes one step late.",
+    "sidebar.overlap_help": "Schedule step N+1 while the model computes step N (engine/run/overlap.py): the "
+                            "scheduler's time hides behind the model's; a request that writes EOS finishes one step "
+                            "late.",
     "sidebar.adaptive": "Adaptive batch size",
     "sidebar.adaptive_help": "After each step, grow max_num_seqs by one when the step was fast (and the batch full), "
-                             "shrink it when the step was slow (engine/adaptive.py).",
+                             "shrink it when the step was slow (engine/run/adaptive.py).",
     "sidebar.low_ms": "grow below (ms)", "sidebar.high_ms": "shrink above (ms)",
     "sidebar.min_seqs": "at least (requests)", "sidebar.max_seqs": "at most (requests)",
     "sidebar.prompt": "prompt",
@@ -538,10 +539,10 @@ MESSAGES = {
     "lab.build_gif": "Build the GIF (a browser renders each frame)",
     "lab.download_gif": "Download the GIF",
     "lab.exports_caption": "Each chart's camera button saves it as a PNG. The JSON holds every run as an engine trace: "
-                           "`engine.export.split_comparison` writes them out as files the main page's trace uploader "
-                           "opens.",
+                           "`engine.analysis.export.split_comparison` writes them out as files the main page's trace "
+                           "uploader opens.",
 
-    # -- the policy lab's comparison (engine/compare.py, viz/compare.py) ------------------------------------
+    # -- the policy lab's comparison (engine/analysis/compare.py, viz/compare.py) ------------------------------------
     "compare.word.sooner": "sooner",
     "compare.word.faster": "faster",
     "compare.word.later": "later",
@@ -795,7 +796,7 @@ MESSAGES = {
     "lab.not_recorded": "Frame {k} is not recorded yet: this run has frames 0 to {last}.",
     "lab.trace_no_reset": "A trace cannot be reset; pick a scenario to start a run.",
     "lab.trace_no_change": "This is a recorded trace: pick a scenario to change a run.",
-    "lab.unknown_settings": "Unknown setting(s): {names}.",
+    "change.unknown_settings": "Unknown setting(s): {names}.",
     "lab.empty_prompt": "Type a prompt first: the request needs at least one token.",
     "lab.request_refused": "This request cannot be added: {reason}.",
     "lab.not_a_trace": "{name} is not a trace written by `python -m engine run ... --json`: {error}.",

@@ -395,11 +395,11 @@ MESSAGES = {
     "sidebar.seed": "种子",
     "sidebar.trace_read_only": "轨迹是只读的：选择一个场景才能修改设置。",
     "sidebar.overlap": "重叠调度",
-    "sidebar.overlap_help": "在模型计算第 N 步时调度第 N+1 步（engine/overlap.py）：调度器的时间隐藏在模型的时间之后；"
+    "sidebar.overlap_help": "在模型计算第 N 步时调度第 N+1 步（engine/run/overlap.py）：调度器的时间隐藏在模型的时间之后；"
                             "写出 EOS 的请求晚一步完成。",
     "sidebar.adaptive": "自适应批大小",
     "sidebar.adaptive_help": "每步之后，如果这一步很快（且批次已满），max_num_seqs 加一；如果很慢，则减一"
-                             "（engine/adaptive.py）。",
+                             "（engine/run/adaptive.py）。",
     "sidebar.low_ms": "低于此值增大（毫秒）", "sidebar.high_ms": "高于此值减小（毫秒）",
     "sidebar.min_seqs": "至少（请求数）", "sidebar.max_seqs": "至多（请求数）",
     "sidebar.prompt": "提示词",
@@ -502,9 +502,9 @@ MESSAGES = {
     "lab.build_gif": "生成 GIF（由浏览器渲染每一帧）",
     "lab.download_gif": "下载 GIF",
     "lab.exports_caption": "每个图表的相机按钮可将其保存为 PNG。JSON 以引擎轨迹的形式保存每次运行："
-                           "`engine.export.split_comparison` 把它们写成主页面的轨迹上传器可以打开的文件。",
+                           "`engine.analysis.export.split_comparison` 把它们写成主页面的轨迹上传器可以打开的文件。",
 
-    # -- the policy lab's comparison (engine/compare.py, viz/compare.py) ------------------------------------
+    # -- the policy lab's comparison (engine/analysis/compare.py, viz/compare.py) ------------------------------------
     "compare.word.sooner": "更早",
     "compare.word.faster": "更快",
     "compare.word.later": "更晚",
@@ -737,7 +737,7 @@ MESSAGES = {
     "lab.not_recorded": "第 {k} 帧还没有记录：这次运行只有第 0 到第 {last} 帧。",
     "lab.trace_no_reset": "轨迹无法重置；请选择一个场景来开始运行。",
     "lab.trace_no_change": "这是一份录制的轨迹：请选择一个场景来修改运行。",
-    "lab.unknown_settings": "未知的设置：{names}。",
+    "change.unknown_settings": "未知的设置：{names}。",
     "lab.empty_prompt": "请先输入提示：请求至少需要一个 token。",
     "lab.request_refused": "无法添加这个请求：{reason}。",
     "lab.not_a_trace": "{name} 不是由 `python -m engine run ... --json` 写出的轨迹：{error}。",

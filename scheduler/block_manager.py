@@ -1,6 +1,7 @@
 """The KV-cache block pool: a free list, reference counts, and the prefix cache of full-block hashes."""
 
 from collections import OrderedDict
+from itertools import islice
 
 import xxhash
 
@@ -181,6 +182,17 @@ class BlockManager:
         seq.block_table = []
         seq.num_computed_tokens = 0
         return held
+
+    # -- read-only views (what a frame records) ----------------------------------------------------------
+
+    def block_state(self, block_id: int) -> tuple[int, int | None]:
+        """A block's reference count and its prefix-cache hash (None when it holds no full, hashed block)."""
+        block = self.blocks[block_id]
+        return block.ref_count, None if block.hash == NO_HASH else block.hash
+
+    def recently_freed(self, n: int) -> list[int]:
+        """The last `n` blocks of the free list (the latest freed), in free-list order."""
+        return list(islice(reversed(self.free_block_ids), n))[::-1]
 
     @property
     def cached_free_block_ids(self) -> list[int]:

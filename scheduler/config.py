@@ -7,6 +7,13 @@ from i18n import Message, MessageError
 PREEMPTION_POLICIES = ("tail", "smart", "priority")
 QUEUE_POLICIES = ("fcfs", "priority")
 MAX_SPECULATIVE_TOKENS = 8
+# The range of each numeric setting, read by every path a setting enters by (the sidebar, the policy lab, a link,
+# a scenario file, a trace): what one session may ask of a shared server. `Config` itself refuses only what can
+# never work (a bench may build a larger pool); the run's own ranges are beside its recipe (engine/run/recipe.py).
+CONFIG_BOUNDS = {"max_num_seqs": (1, 256), "num_kvcache_blocks": (1, 4096), "kvcache_block_size": (1, 256),
+                 "max_num_batched_tokens": (1, 65536), "max_model_len": (2, 8192),
+                 "num_speculative_tokens": (0, MAX_SPECULATIVE_TOKENS), "prompt_lookup_min": (1, 16),
+                 "prompt_lookup_max": (1, 16)}
 
 
 class ConfigError(MessageError):

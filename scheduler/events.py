@@ -1,7 +1,12 @@
 """The scheduler's events: what it decided in one step and why (returned by schedule() with each batch and by
-postprocess()), as data the UI narrates from."""
+postprocess()), as data the UI narrates from.
 
-from dataclasses import asdict, dataclass
+Every Event subclass, here or in the engine (engine/run/frame.py: arrived, finished_late, pool_rebuilt), enters the
+one registry, `EVENT_TYPES`, under its kind when it is defined; `event_from_dict` reads any of them back.
+"""
+
+from dataclasses import asdict, dataclass, fields
+from functools import cache
 from typing import ClassVar
 
 # Why the request at the head of the waiting queue was not admitted this step.
@@ -10,10 +15,17 @@ BLOCKED_REASONS = ("token_budget", "blocks", "max_num_seqs", "decode_first")
 FINISH_REASONS = ("eos", "max_tokens", "max_model_len")
 
 
+EVENT_TYPES: dict[str, list[type]] = {}  # kind -> its classes (a variant of a kind carries a field more)
+
+
 @dataclass(frozen=True)
 class Event:
     kind: ClassVar[str] = "event"
     seq_id: int
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        EVENT_TYPES.setdefault(cls.kind, []).append(cls)
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, **asdict(self)}
@@ -84,14 +96,15 @@ class Speculated(Event):
     num_accepted: int
 
 
-EVENT_TYPES = {cls.kind: cls for cls in
-               (Admitted, ChunkScheduled, Blocked, Preempted, PrefixHit, Finished, Aborted, Speculated)}
+@cache
+def _field_names(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in fields(cls))
 
 
 def event_from_dict(data: dict) -> Event:
-    fields = dict(data)
-    cls = EVENT_TYPES[fields.pop("kind")]
-    for name in ("freed_blocks", "block_ids", "draft_token_ids"):
-        if name in fields:
-            fields[name] = tuple(fields[name])
-    return cls(**fields)
+    """The event of any registered kind whose fields `data` holds (lists read back as tuples)."""
+    values = {k: tuple(v) if type(v) is list else v for k, v in data.items() if k != "kind"}
+    for cls in EVENT_TYPES[data["kind"]]:
+        if _field_names(cls) == values.keys():
+            return cls(**values)
+    raise ValueError(f"no {data['kind']} event has the fields {sorted(values)}")

@@ -12,7 +12,7 @@ Each policy is a branch off that path:
 - `num_speculative_tokens` adds n-gram drafts to each decode (`_draft`).
 
 The Scheduler is the only owner of request state: it alone changes a sequence's status, its place in the
-queues and its blocks (`add`, `schedule`, `postprocess`, `reconfigure`, `requeue`, `land_eos`). What it
+queues and its blocks (`add`, `schedule`, `postprocess`, `reconfigure`, `requeue`, `land`). What it
 decided and why comes back as events with each batch (`Batch.events`) and from `postprocess()`.
 """
 
@@ -65,6 +65,11 @@ class Batch:
 
     def __iter__(self):
         return iter((self.seqs, self.is_prefill))
+
+    def without(self, seq_ids: set[int]) -> "Batch":
+        """This batch less the sequences in `seq_ids` (overlapped: those that finished late before it ran)."""
+        kept = [(s, n) for s, n in zip(self.seqs, self.num_scheduled_tokens, strict=True) if s.seq_id not in seq_ids]
+        return Batch([s for s, _ in kept], tuple(n for _, n in kept), self.kind if kept else "idle", self.events)
 
 
 class _Step:
@@ -348,11 +353,29 @@ class Scheduler:
         self.config = self.block_manager.config = config
         self._chunked_before = self._chunked_before or config.chunked_prefill
 
+    def land(self, placeholders: list[tuple[Sequence, int]], tokens: list[int]
+             ) -> tuple[list[tuple[Sequence, tuple[int, ...]]], list[Sequence]]:
+        """Overlapped scheduling: the real tokens of a step postprocessed ahead, each written in place of its
+        placeholder (`(sequence, index)`), known only after the next step was scheduled. A request whose token
+        is EOS ends (`land_eos`). Returns the requests that finished late, with the blocks freed for them, and
+        those whose length limit coincided with EOS (their reason now "eos")."""
+        late, eos_at_limit = [], []
+        for (seq, index), token in zip(placeholders, tokens, strict=True):
+            seq.token_ids[index] = token
+            if token != self.config.eos or seq.sampling_params.ignore_eos:
+                continue
+            freed = self.land_eos(seq, index)
+            if freed is None:
+                eos_at_limit.append(seq)
+            else:
+                late.append((seq, freed))
+        return late, eos_at_limit
+
     def land_eos(self, seq: Sequence, index: int) -> tuple[int, ...] | None:
-        """Overlapped scheduling: the token at `index`, known only after the next step was scheduled, is EOS.
-        A request still going finishes now, one step late: the tokens after the EOS are dropped, it leaves its
-        queue and its blocks are freed (returned, last first). One already ended by the same token (a length
-        limit) only takes "eos" as its reason (returns None)."""
+        """The token at `index`, known only after the next step was scheduled, is EOS. A request still going
+        finishes now, one step late: the tokens after the EOS are dropped, it leaves its queue and its blocks
+        are freed (returned, last first). One already ended by the same token (a length limit) only takes
+        "eos" as its reason (returns None)."""
         if seq.is_done:
             seq.finish_reason = "eos"
             return None

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from engine.frame import Frame, StepHeader, StepMetrics
-from engine.timeline import Segment, Segments
+from engine.analysis.timeline import Segment, Segments
+from engine.run.frame import Frame, StepHeader, StepMetrics
 
 
 class FrameSummary(NamedTuple):

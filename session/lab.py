@@ -12,39 +12,34 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
-from engine.adaptive import AdaptiveBatch
-from engine.engine import DEFAULT_MAX_STEPS, KEEP, CostModel, Engine, Options
-from engine.frame import Frame
-from engine.limits import CONFIG_BOUNDS, MAX_APP_STEPS
-from engine.metrics import (
+from engine.analysis.timeline import Segment
+from engine.inputs.key_frames import KeyFrame
+from engine.inputs.scenario import Scenario
+from engine.inputs.workload import chat_prompts, poisson_arrivals, random_workload
+from engine.run.engine import KEEP, Engine
+from engine.run.frame import Frame
+from engine.run.limits import MAX_APP_STEPS
+from engine.run.metrics import (
     RequestMetrics,
     RunMetrics,
     SpeculationMetrics,
     run_metrics,
     speculation_metrics,
 )
-from engine.overlap import check_overlap
-from engine.scenario import KeyFrame, Scenario
-from engine.timeline import Segment
-from engine.trace import read_trace
-from engine.workload import Request, chat_prompts, poisson_arrivals, random_workload
+from engine.run.recipe import DEFAULT_MAX_STEPS, Change, Options, Request, RunSpec, checked_change
+from engine.traces.trace import read_trace
 from i18n import DEFAULT, Message, MessageError, message_of
 from scheduler import Config
 from session.history import FrameSummary, RunHistory
-from session.run_cache import Action, RunCache, SharedRun, shared_run_cache
+from session.run_cache import RunCache, SharedRun, shared_run_cache
 from viz.glossary import variant_label
 
 RUNNER_ENV = "SCHEDLAB_RUNNER"  # "fake" or "model": the default model choice (tests set "fake")
 CUSTOM = "custom"  # the scenario name of a custom setup
 PROMPTS = {"random": "random tokens (1-10)", "chat": "built-in chat prompts"}
 ARRIVALS = {"all": "all at step 0", "poisson": "Poisson, 0.5 per step"}
-# The ranges the sidebar's number inputs and a link's values accept.
-BOUNDS = {**CONFIG_BOUNDS, "requests": (1, 200), "max_tokens": (1, 2048),
-          "seed": (0, 2**31 - 1), "temperature": (0.0, 2.0), "frame": (0, DEFAULT_MAX_STEPS),
-          "adaptive_ms": (0.0, 10_000.0), "adaptive_seqs": (1, 256)}
-
 
 class LabError(MessageError):
     """A move the lab refuses, with the reason in plain words: `LabError(message id, **values)`."""
@@ -92,21 +87,16 @@ class CustomSetup:
 
 @dataclass(frozen=True)
 class RunInputs:
-    """What a fresh run is built from; `reset` rebuilds exactly this."""
+    """What a fresh run is built from, its recipe (`spec`, no changes made yet), and the words shown about it;
+    `reset` rebuilds exactly this."""
     title: str
     narrative: str
-    config: Config
-    workload: tuple[Request, ...]
-    runner: str = "fake"
-    seed: int = 0
-    temperature: float = 0.0
+    spec: RunSpec
+    temperature: float = 0.0  # every request's sampling temperature (the workload's own)
     key_frames: tuple[KeyFrame, ...] = ()
     scenario_name: str = CUSTOM
     variant: bool = False  # the scenario's comparison run (its `variant` config changes) rather than the base run
-    cost: CostModel = CostModel()  # the simulated clock's cost model
-    adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller, when the scenario has one
-    overlap: bool = False  # overlapped scheduling (engine/overlap.py)
-    custom: CustomSetup | None = None  # what a custom setup's workload was drawn from (with `seed`)
+    custom: CustomSetup | None = None  # what a custom setup's workload was drawn from (with the spec's seed)
 
     @classmethod
     def from_scenario(cls, scenario: Scenario, runner: str, temperature: float | None = None,
@@ -114,36 +104,44 @@ class RunInputs:
         """The scenario's base run, or with `variant` its comparison run and the key frames observed in it."""
         if variant and not scenario.variant:
             raise LabError("lab.no_variant", title=repr(scenario.title))
-        config = replace(scenario.config, **scenario.variant) if variant else scenario.config
+        spec = scenario.spec_for(variant=variant)
+        spec = replace(spec, runner=runner_for(spec.config, runner), seed=spec.seed if seed is None else seed,
+                       max_steps=DEFAULT_MAX_STEPS)
         title = f"{scenario.title} · variant: {variant_summary(scenario)}" if variant else scenario.title
-        inputs = cls(title, scenario.narrative, config, tuple(scenario.workload), runner_for(config, runner),
-                     scenario.seed if seed is None else seed, 0.0,
-                     tuple(k for k in scenario.key_frames if k.variant == variant), scenario.name, variant,
-                     scenario.cost, scenario.adaptive, scenario.overlap)
+        key_frames = tuple(k for k in scenario.key_frames if k.variant == variant)
+        inputs = cls(title, scenario.narrative, spec, 0.0, key_frames, scenario.name, variant)
         return inputs if temperature is None else inputs.with_temperature(temperature)
-
-    def engine(self) -> Engine:
-        """A fresh engine at frame 0 of this run."""
-        return Engine(self.config, self.workload, self.runner, self.seed, self.cost, adaptive=self.adaptive,
-                      overlap=self.overlap)
 
     @classmethod
     def from_custom(cls, setup: CustomSetup, config: Config, runner: str, seed: int = 0, temperature: float = 0.0,
                     options: Options | None = None) -> RunInputs:
         options = options or Options()
-        return cls("Custom setup", setup.summary(), config, setup.workload(seed), runner_for(config, runner), seed,
-                   adaptive=options.adaptive, overlap=options.overlap, custom=setup).with_temperature(temperature)
+        spec = RunSpec(config, setup.workload(seed), runner_for(config, runner), seed, adaptive=options.adaptive,
+                       overlap=options.overlap)
+        return cls("Custom setup", setup.summary(), spec, custom=setup).with_temperature(temperature)
+
+    @property
+    def config(self) -> Config:
+        return self.spec.config
+
+    @property
+    def runner(self) -> str:
+        return self.spec.runner
+
+    def with_runner(self, runner: str) -> RunInputs:
+        return replace(self, spec=replace(self.spec, runner=runner))
 
     def with_seed(self, seed: int) -> RunInputs:
         """The same run from another seed; a custom setup's workload is drawn again."""
         if self.custom is None:
-            return replace(self, seed=seed)
-        return replace(self, seed=seed, workload=self.custom.workload(seed)).with_temperature(self.temperature)
+            return replace(self, spec=replace(self.spec, seed=seed))
+        spec = replace(self.spec, seed=seed, workload=self.custom.workload(seed))
+        return replace(self, spec=spec).with_temperature(self.temperature)
 
     def with_temperature(self, temperature: float) -> RunInputs:
         """Every request of the workload sampled at `temperature` (0 is greedy)."""
-        return replace(self, temperature=temperature,
-                       workload=tuple(replace(r, temperature=temperature) for r in self.workload))
+        workload = tuple(replace(r, temperature=temperature) for r in self.spec.workload)
+        return replace(self, temperature=temperature, spec=replace(self.spec, workload=workload))
 
 
 def runner_for(config: Config, runner: str) -> str:
@@ -265,7 +263,7 @@ class Lab:
             return self.frame.batch.kind == "idle" and self.frame.step > 0 and self._nothing_pending()
 
     def _nothing_pending(self) -> bool:
-        return all(r.arrival < self.engine.step_count for r in (*self.engine.workload, *self.engine.manual))
+        return not self.engine.arrivals_pending
 
     # -- moving ----------------------------------------------------------------------------------------
 
@@ -332,28 +330,24 @@ class Lab:
 
     # -- acting (branches when the cursor is not at the end) -------------------------------------------
 
-    def act(self, action: Action):
-        """The run with `action` taken at the cursor: frames after the cursor are dropped from this lab."""
+    def act(self, change: Change):
+        """The run with `change` made at the cursor: frames after the cursor are dropped from this lab. A config
+        change is checked before anything is replayed (ChangeError, ConfigError), the run then unchanged."""
         if self.is_trace:
             raise LabError("lab.trace_no_change")
-        self._hold(self.cache.act(self._run, self.cursor, action, self))
+        if change.kind == "config":
+            checked_change(self.config_in_effect(), self.options_in_effect(), change.settings)
+        self._hold(self.cache.act(self._run, change, self))
         self._last, self._history = self.cursor, RunHistory()
 
     def set_config(self, **changes):
         """Raises ConfigError (field, value, fix) for a config that can never work; the run is then unchanged."""
-        unknown = set(changes) - {f.name for f in fields(Config)}
-        if unknown:
-            raise LabError("lab.unknown_settings", names=", ".join(sorted(unknown)))
-        replace(self.config_in_effect(), **changes)  # validates before anything is replayed
-        self.act(Action.config(self.cursor, changes))
+        self.act(Change.config(self.cursor, changes))
 
     def set_options(self, overlap: bool | None = None, adaptive=KEEP):
         """Switch overlapped scheduling, or the adaptive controller (None: off), from the cursor on; raises
         ConfigError when overlap meets speculative decoding, the run then unchanged."""
-        if self.is_trace:
-            raise LabError("lab.trace_no_change")
-        check_overlap(self.config_in_effect(), self.options_in_effect().overlap if overlap is None else overlap)
-        self.act(Action.config(self.cursor, {"overlap": overlap} if overlap is not None else {"adaptive": adaptive}))
+        self.act(Change.config(self.cursor, {"overlap": overlap} if overlap is not None else {"adaptive": adaptive}))
 
     def add_request(self, prompt: str, max_tokens: int, priority: int = 0):
         prompt = prompt.strip()
@@ -364,7 +358,7 @@ class Lab:
                               temperature=self.inputs.temperature if self.inputs else 0.0)
         except ValueError as e:
             raise LabError("lab.request_refused", reason=message_of(e)) from None
-        self.act(Action.request(self.cursor, request))
+        self.act(Change.request(self.cursor, request))
 
 
 def open_trace(data: bytes, name: str = "trace") -> Lab:

@@ -18,14 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import NoReturn
 
-from engine.adaptive import AdaptiveBatch
-from engine.engine import Options
-from engine.overlap import check_overlap
-from engine.scenario import Scenario
+from engine.inputs.scenario import Scenario
+from engine.run.adaptive import AdaptiveBatch
+from engine.run.limits import BOUNDS
+from engine.run.overlap import check_overlap
+from engine.run.recipe import Change, Options
 from i18n import DEFAULT, LANGUAGES, Message, MessageError
 from scheduler import Config, ConfigError
-from session.lab import ARRIVALS, BOUNDS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
-from session.run_cache import Action
+from session.lab import ARRIVALS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
 
 SETTINGS = tuple(f.name for f in fields(Config) if f.name != "eos")  # eos is the model's, never the learner's
 RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "frame", "present",
@@ -89,12 +89,12 @@ def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, 
     if inputs is None:
         return Link("trace", lab.cursor, present=present, lang=lang)
     custom = inputs.custom is not None
-    base, base_options = (Config(), Options()) if custom else (inputs.config, Options(inputs.overlap, inputs.adaptive))
+    base, base_options = (Config(), Options()) if custom else (inputs.config, inputs.spec.options_at(0))
     config, options = lab.config_in_effect(0), lab.options_in_effect(0)
     settings = {f: getattr(config, f) for f in SETTINGS if getattr(config, f) != getattr(base, f)}
     settings |= {f: v for f, v in options._asdict().items() if v != getattr(base_options, f)}
     scenario = scenarios.get(inputs.scenario_name)
-    seed = inputs.seed if custom or scenario is None or inputs.seed != scenario.seed else None
+    seed = inputs.spec.seed if custom or scenario is None or inputs.spec.seed != scenario.spec.seed else None
     return Link(inputs.scenario_name, lab.cursor, inputs.variant, present, inputs.custom, seed, inputs.temperature,
                 settings, lang)
 
@@ -108,7 +108,7 @@ def open_link(link: Link, scenarios: Mapping[str, Scenario], runner: str) -> Lab
                                          link.temperature, options))
     lab = Lab(RunInputs.from_scenario(scenarios[link.scenario], runner, link.temperature, link.seed, link.variant))
     if link.settings:
-        lab.act(Action.config(0, link.settings))  # changed at frame 0, like the sidebar does
+        lab.act(Change.config(0, link.settings))  # changed at frame 0, like the sidebar does
     return lab
 
 
@@ -128,14 +128,14 @@ def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> 
         _fail("variant", params["variant"], Message("link.fix.no_variant", name=repr(name)))
     seed = _value(params, "seed", 0 if custom else None)
     settings = {key: _value(params, key, None) for key in (*SETTINGS, *Options._fields) if key in params}
-    base = Config() if custom else (replace(scenarios[name].config, **scenarios[name].variant) if variant
-                                    else scenarios[name].config)
+    base = Config() if custom else (replace(scenarios[name].spec.config, **scenarios[name].variant) if variant
+                                    else scenarios[name].spec.config)
     try:
         config = replace(base, **{k: v for k, v in settings.items() if k in SETTINGS})
-        adaptive = settings.get("adaptive", None if custom else scenarios[name].adaptive)
+        adaptive = settings.get("adaptive", None if custom else scenarios[name].spec.adaptive)
         if adaptive is not None:  # the engine brings max_num_seqs within the controller's bounds first
             config = replace(config, max_num_seqs=adaptive.clamp(config.max_num_seqs))
-        check_overlap(config, settings.get("overlap", False if custom else scenarios[name].overlap))
+        check_overlap(config, settings.get("overlap", False if custom else scenarios[name].spec.overlap))
     except ConfigError as e:
         raise LinkError("link.incompatible", error=e.message) from None
     return Link(name, _value(params, "frame", 0), variant, _value(params, "present", False), custom, seed,
@@ -192,13 +192,14 @@ def _value(params: Mapping[str, str], key: str, default):
 def _adaptive(text: str) -> AdaptiveBatch | None:
     if text == "off":
         return None
-    fix = Message("link.fix.adaptive", ms=f"{BOUNDS['adaptive_ms'][1]:g}", seqs=BOUNDS["adaptive_seqs"][1])
+    most_ms, most_seqs = BOUNDS["adaptive_s"][1] * 1000, BOUNDS["max_num_seqs"][1]
+    fix = Message("link.fix.adaptive", ms=f"{most_ms:g}", seqs=most_seqs)
     parts = text.split("-")
     if len(parts) not in (4, 5) or not all(re.fullmatch(r"\d+(\.\d+)?", p) for p in parts[:2]) \
             or not all(p.isdigit() for p in parts[2:]):
         _fail("adaptive", text, fix)
     (low, high), (least, most, step) = map(float, parts[:2]), [*map(int, parts[2:]), 1][:3]
-    if high > BOUNDS["adaptive_ms"][1] or most > BOUNDS["adaptive_seqs"][1]:
+    if high > most_ms or most > most_seqs:
         _fail("adaptive", text, fix)
     try:
         return AdaptiveBatch(low / 1000, high / 1000, step, least, most)

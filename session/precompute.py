@@ -14,8 +14,8 @@ import os
 import threading
 from collections.abc import Mapping
 
-from engine.limits import MAX_APP_STEPS
-from engine.scenario import Scenario
+from engine.inputs.scenario import Scenario
+from engine.run.limits import MAX_APP_STEPS
 from i18n import Message
 from session.lab import LabError
 from session.links import open_link, parse_link

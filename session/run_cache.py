@@ -1,19 +1,18 @@
 """Runs computed once per process and shared by every session: the run cache.
 
-A run is a pure function of its inputs (engine/engine.py): the `RunInputs` (scenario or custom setup, config,
-seed, temperature, runner; the model is the process's one default model) and the changes made mid-run, each
-with the frame it was made at. The cache files each run under a hash of exactly those, its address, so thirty
-students opening the same preset share one run, and two who make the same change at the same frame share
-the branch.
+A run is a pure function of its recipe (engine/run/recipe.py): the `RunSpec` (config, workload, runner, seed,
+options; the model is the process's one default model) with the changes made mid-run, each stamped with the
+frame it was made at. The cache files each run under a hash of its recipe, its address, so thirty students
+opening the same preset share one run, and two who make the same change at the same frame share the branch.
 
-Sharing without spoiling: a `SharedRun`'s engine only ever moves forward along its own inputs, under its lock,
+Sharing without spoiling: a `SharedRun`'s engine only ever moves forward along its own recipe, under its lock,
 stepped by whichever session first asks for a frame not recorded yet; each session keeps its own cursor and
 how far it has stepped. A change never touches an engine someone else holds: it forks a new run (the engine
 copied when it stands at that frame, else replayed to it, then changed), or finds that fork in the cache when
-someone made it before. Only a
-session that is a run's sole holder, acting at the run's last frame, changes the engine in place (no replay)
-and re-files the run under its new address. On the real model a replay costs a forward pass per frame, so a
-run keeps copies of its engine every few frames (checkpoints) and a branch steps on from the latest one.
+someone made it before. Only a session that is a run's sole holder, acting at the run's last frame, changes
+the engine in place (no replay) and re-files the run under its new address. On the real model a replay costs
+a forward pass per frame, so a run keeps copies of its engine every few frames (checkpoints) and a branch
+steps on from the latest one.
 
 The cache keeps runs up to a byte budget (an estimate of frames and KV cache), evicting the least recently
 used; a run evicted while sessions hold it lives on for them, only later sessions no longer find it.
@@ -22,16 +21,14 @@ used; a run evicted while sessions hold it lives on for them, only later session
 from __future__ import annotations
 
 import copy
-import hashlib
 import os
 import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
 
-from engine.engine import Engine
+from engine.run.engine import Engine
+from engine.run.recipe import Change
 
 BUDGET_ENV = "SCHEDLAB_RUN_CACHE_MB"
 DEFAULT_BUDGET_MB = 1024
@@ -44,35 +41,6 @@ FRAME_BYTES, FRAME_BYTES_PER_REQUEST = 2048, 128
 CHECKPOINT_EVERY, CHECKPOINTS_KEPT, CHECKPOINT_RUNNERS = 8, 2, frozenset({"model"})
 
 
-@dataclass(frozen=True)
-class Action:
-    """A change made between steps, after frame `step`: config fields and engine options (keywords of
-    `Engine.set_config`, as sorted pairs) or a request added by hand."""
-    step: int
-    kind: str  # "config" or "request"
-    payload: Any
-
-    @classmethod
-    def config(cls, step: int, changes: dict) -> Action:
-        return cls(step, "config", tuple(sorted(changes.items(), key=lambda item: item[0])))
-
-    @classmethod
-    def request(cls, step: int, request) -> Action:
-        return cls(step, "request", request)
-
-    def apply(self, engine: Engine):
-        if self.kind == "request":
-            engine.add_request(self.payload)
-        else:
-            engine.set_config(**dict(self.payload))
-
-
-def address_of(inputs, actions: tuple[Action, ...]) -> str:
-    """The content address of a run: its inputs (without the words shown about them) and its changes."""
-    run_inputs = replace(inputs, title="", narrative="", key_frames=())
-    return hashlib.sha256(repr((run_inputs, actions)).encode()).hexdigest()
-
-
 def engine_bytes(engine: Engine) -> int:
     """An estimate of what an engine holds: its frames and its runner's KV cache."""
     kv = getattr(engine.runner, "kv_cache", None)
@@ -81,11 +49,12 @@ def engine_bytes(engine: Engine) -> int:
 
 
 class SharedRun:
-    """One run's engine and how it was made; held by the sessions looking at it."""
+    """One run's engine and its recipe; held by the sessions looking at it."""
 
-    def __init__(self, inputs, actions: tuple[Action, ...], engine: Engine):
-        self.inputs, self.actions, self.engine = inputs, actions, engine
-        self.address = address_of(inputs, actions)
+    def __init__(self, inputs, engine: Engine):
+        self.inputs, self.engine = inputs, engine
+        self.spec = engine.spec
+        self.address = self.spec.address
         self.lock = threading.RLock()  # held while the engine steps or is changed
         self.checkpoints: dict[int, Engine] = {}  # frame -> a copy of the engine there, before changes made at it
         self._copyable = True
@@ -96,18 +65,22 @@ class SharedRun:
         """An estimate of what the run holds: its engine's frames and KV cache, and its checkpoints'."""
         return sum(engine_bytes(engine) for engine in (self.engine, *self.checkpoints.values()))
 
-    def fork(self, frame: int, action: Action) -> Engine:
-        """A new engine: this run to `frame`, with the changes made at that frame, then `action`."""
-        engine = self._copy_at(frame)
-        if engine is None:
-            engine = self._from_checkpoint(frame)
-        if engine is None:
-            engine = self.engine.replay(frame)
-            for earlier in self.actions:
-                if earlier.step == frame:
-                    earlier.apply(engine)
-        action.apply(engine)
-        return engine
+    def fork(self, change: Change) -> Engine:
+        """A new engine: this run to the change's frame, with the changes made at that frame, then `change`.
+        Replayed (Engine.follow) from the nearest engine standing on the run at or before that frame: the
+        engine itself when it stands there (no replay: on the real model a replay costs a forward pass per
+        frame), else the latest checkpoint, else frame 0."""
+        spec, frame = self.spec.with_change(change), change.step
+        with self.lock:  # a checkpoint never changes once kept: it is copied outside the lock
+            start = self.engine if self.engine.step_count == frame else None
+            start = self._copy(start) if start is not None else None
+            at = max((k for k in self.checkpoints if k <= frame), default=None)
+            checkpoint, script = self.checkpoints.get(at), self.engine.adaptive_sizes[:frame]
+        if start is None and checkpoint is not None:
+            start = self._copy(checkpoint)
+        if start is None:
+            return Engine(spec, self.engine.record).follow(spec, frame, script)
+        return start.follow(spec, frame, script)
 
     def checkpoint(self, every: int, kept: int = CHECKPOINTS_KEPT):
         """Keep a copy of the engine when it stands at a multiple of `every` (the `kept` latest), so that a
@@ -121,32 +94,6 @@ class SharedRun:
         self.checkpoints[frame] = copied
         while len(self.checkpoints) > kept:
             del self.checkpoints[min(self.checkpoints)]
-
-    def _copy_at(self, frame: int) -> Engine | None:
-        """A copy of the engine when it stands at `frame` (no replay: on the real model a replay costs a
-        forward pass per frame), sharing the loaded model; None when it is elsewhere or cannot be copied (an
-        overlapped run's worker thread)."""
-        with self.lock:
-            if self.engine.step_count != frame:
-                return None
-            return self._copy(self.engine)
-
-    def _from_checkpoint(self, frame: int) -> Engine | None:
-        """The engine at `frame` (with the changes made at it), stepped on from a copy of the latest checkpoint
-        at or before it, making this run's changes at the frames they were made at; None without one."""
-        with self.lock:  # a checkpoint never changes once kept: it is copied outside the lock
-            at = max((k for k in self.checkpoints if k <= frame), default=None)
-            checkpoint, script = self.checkpoints.get(at), self.engine.adaptive_sizes[:frame]
-        if checkpoint is None or (engine := self._copy(checkpoint)) is None:
-            return None
-        engine._adaptive_script = script  # the controller's choices, as a replay follows them
-        while True:
-            for action in self.actions:
-                if action.step == engine.step_count:
-                    action.apply(engine)
-            if engine.step_count == frame:
-                return engine
-            engine.step()
 
     @staticmethod
     def _copy(engine: Engine) -> Engine | None:
@@ -174,23 +121,22 @@ class RunCache:
 
     def open(self, inputs, holder) -> SharedRun:
         """The run of `inputs` from frame 0, computed by whoever opened it first."""
-        return self._find_or_build(address_of(inputs, ()), holder, lambda: SharedRun(inputs, (), inputs.engine()))
+        return self._find_or_build(inputs.spec.address, holder, lambda: SharedRun(inputs, Engine(inputs.spec)))
 
-    def act(self, run: SharedRun, frame: int, action: Action, holder) -> SharedRun:
-        """The run `run` would be with `action` taken at `frame` (frames 0..frame are `run`'s)."""
-        actions = (*(a for a in run.actions if a.step <= frame), action)
-        address = address_of(run.inputs, actions)
+    def act(self, run: SharedRun, change: Change, holder) -> SharedRun:
+        """The run `run` would be with `change` made at its frame (frames 0..change.step are `run`'s)."""
+        address = run.spec.with_change(change).address
         with self._lock:
             in_place = (address not in self._runs and set(run.holders) == {holder}
-                        and frame == run.engine.step_count)
+                        and change.step == run.engine.step_count)
             if in_place:
                 self._runs.pop(run.address, None)
         if not in_place:
-            return self._find_or_build(address, holder, lambda: SharedRun(run.inputs, actions, run.fork(frame, action)))
+            return self._find_or_build(address, holder, lambda: SharedRun(run.inputs, run.fork(change)))
         try:
             with run.lock:
-                action.apply(run.engine)
-            run.actions, run.address = actions, address
+                run.engine.change(change)
+            run.spec, run.address = run.engine.spec, address
         finally:
             with self._lock:
                 self._file(run)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from engine.engine import Engine
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.engine import Engine
 
 
 @pytest.fixture

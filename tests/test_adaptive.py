@@ -2,10 +2,10 @@
 
 import pytest
 
-from engine.adaptive import AdaptiveBatch, step_latencies
-from engine.engine import CostModel, Engine
-from engine.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
-from engine.workload import Request
+from engine.inputs.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
+from engine.run.adaptive import AdaptiveBatch, step_latencies
+from engine.run.engine import Engine
+from engine.run.recipe import CostModel, Request, RunSpec
 from scheduler import Config
 from tests.helpers.engines import comparable
 
@@ -40,7 +40,7 @@ def test_an_impossible_controller_is_refused(bad):
 
 def run(cost: CostModel) -> Engine:
     workload = [Request(prompt_token_ids=(i + 1,) * 4, max_tokens=20, ignore_eos=True) for i in range(30)]
-    engine = Engine(CONFIG, workload, cost=cost, adaptive=CONTROLLER)
+    engine = Engine(RunSpec(CONFIG, workload, cost=cost, adaptive=CONTROLLER))
     assert engine.run() == "finished"
     return engine
 

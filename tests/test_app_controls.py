@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, load_scenario, preset_paths
-from engine.trace import trace_dict
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario, preset_paths
+from engine.traces.trace import trace_dict
 from tests.helpers.app import button, control, lab, no_errors, player_message, show, shown_view, step
 
 VALID_CHANGES = [
@@ -75,7 +75,7 @@ def test_a_custom_setup_runs_its_own_workload(app):
     app.run()
     app.selectbox(key="scenario_choice").set_value("custom").run()
     next(b for b in app.button if b.label == "Start custom run").click().run()
-    assert no_errors(app) and lab(app).title == "Custom setup" and len(lab(app).inputs.workload) == 8
+    assert no_errors(app) and lab(app).title == "Custom setup" and len(lab(app).inputs.spec.workload) == 8
     step(app)
     assert lab(app).frame.batch.seq_ids
 
@@ -84,9 +84,9 @@ def test_seed_and_temperature_restart_the_run(app):
     app.run()
     step(app)
     app.number_input(key="seed").set_value(7).run()
-    assert lab(app).cursor == 0 and lab(app).inputs.seed == 7
+    assert lab(app).cursor == 0 and lab(app).inputs.spec.seed == 7
     app.number_input(key="temperature").set_value(0.8).run()
-    assert {r.temperature for r in lab(app).inputs.workload} == {0.8}
+    assert {r.temperature for r in lab(app).inputs.spec.workload} == {0.8}
     assert app.radio(key="runner_choice").value in ("fake", "model")
 
 
@@ -108,7 +108,7 @@ def test_an_empty_prompt_is_refused_with_a_message(app):
     app.run()
     next(b for b in app.button if b.label == "Add request").click().run()
     assert not app.exception and any("Type a prompt first" in e.value for e in app.error)
-    assert lab(app).engine.manual == []
+    assert lab(app).engine.spec.changes == ()
 
 
 def test_a_trace_opens_read_only(app):
@@ -129,11 +129,11 @@ def test_a_trace_opens_read_only(app):
 
 def test_the_policy_labs_json_export_opens_one_run_at_a_time(app):
     """The lab's JSON holds each run as a trace: "Open a trace" opens the one chosen by its label."""
-    from engine.compare import compare, variants_for
-    from engine.export import comparison_json
+    from engine.analysis.compare import compare, variants_for
+    from engine.analysis.export import comparison_json
 
-    scenario = load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml")
-    runs = compare(variants_for("tail vs smart preemption", scenario.config), scenario.workload, seed=scenario.seed)
+    spec = load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml").spec
+    runs = compare(variants_for("tail vs smart preemption", spec.config), spec.workload, seed=spec.seed)
     app.run()
     app.file_uploader[0].set_value(("comparison.json", comparison_json(runs, "07").encode(), "application/json"))
     app.run()

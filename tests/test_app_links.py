@@ -25,7 +25,7 @@ def widget(at, kind: str, label: str):
 def test_a_custom_setup_link_opens_that_run_at_its_frame(app):
     opened(app, CUSTOM_LINK)
     assert no_errors(app) and not app.warning
-    assert lab(app).inputs.custom == CustomSetup(6, "random", 5, "poisson") and lab(app).inputs.seed == 3
+    assert lab(app).inputs.custom == CustomSetup(6, "random", 5, "poisson") and lab(app).inputs.spec.seed == 3
     assert lab(app).cursor == 7 and player_message(app)["cursor"] == 7 and player_message(app)["last"] == 7
     assert app.selectbox(key="scenario_choice").value == "custom"
     assert app.number_input(key="cfg_max_num_seqs").value == 2 and app.number_input(key="seed").value == 3

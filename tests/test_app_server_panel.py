@@ -2,7 +2,7 @@
 
 import re
 
-from engine.runners import started_model_worker
+from engine.run.runner_factory import started_model_worker
 from session.run_cache import shared_run_cache
 from tests.helpers.app import fake_model_app, lab, no_errors, step
 from ui.state import precomputed

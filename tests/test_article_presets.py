@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from engine import article
-from engine.article import DEMOS, NotebookDraws, notebook_config, notebook_panels, notebook_prompts
-from engine.runners import make_runner
-from engine.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
+from engine.inputs import article
+from engine.inputs.article import DEMOS, NotebookDraws, notebook_config, notebook_panels, notebook_prompts
+from engine.inputs.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
+from engine.run.runner_factory import make_runner
 from scheduler import Config, ConfigError, SamplingParams, Scheduler, Sequence
 
 DATA = Path(__file__).parent / "data"
@@ -49,18 +49,18 @@ def test_the_prompts_are_the_notebooks(demo):
 @pytest.mark.parametrize("demo", PRESETS)
 def test_each_preset_runs_the_settings_its_prompts_were_replayed_with(demo):
     """The replay steps each demo with the bug on; only demo 2 shows it (no other prefill exceeds a block)."""
-    config = load_scenario(SCENARIOS_DIR / f"{PRESETS[demo]}.toml").config
+    config = load_scenario(SCENARIOS_DIR / f"{PRESETS[demo]}.toml").spec.config
     assert config.notebook_block_bug == (demo == 2)
     assert replace(config, notebook_block_bug=True) == notebook_config(DEMOS[demo])
 
 
 def _as_notebook_draws_it(frame, scenario) -> dict:
     """A frame of this run (None: after its end) in the recorded frames' terms."""
-    panels = notebook_panels(frame, scenario.workload)
+    panels = notebook_panels(frame, scenario.spec.workload)
     running = list(frame.running) if frame else []
     return {"executing": [list(p) for p in panels.executing], "waiting": [list(p) for p in panels.waiting],
             "running_queue": running, "waiting_queue": [i for i, _ in panels.waiting if i not in running],
-            "free_blocks": frame.metrics.num_free_blocks if frame else scenario.config.num_kvcache_blocks,
+            "free_blocks": frame.metrics.num_free_blocks if frame else scenario.spec.config.num_kvcache_blocks,
             "block_tables": {str(i): list(frame.requests[i].block_table) for i in running} if frame else {}}
 
 
@@ -83,7 +83,7 @@ def test_the_late_requests_are_waiting_in_the_notebooks_frame_19():
     scenario = load_scenario(SCENARIOS_DIR / "article_1_prefill_first.toml")
     engine = scenario.engine()
     engine.run(steps=20)
-    assert [i for i, _ in notebook_panels(engine.frames[19], scenario.workload).waiting] == [5, 6, 7]
+    assert [i for i, _ in notebook_panels(engine.frames[19], scenario.spec.workload).waiting] == [5, 6, 7]
     assert list(engine.frames[19].batch.seq_ids) == [4] and list(engine.frames[20].batch.seq_ids) == [5, 6, 7]
 
 
@@ -200,7 +200,7 @@ def test_the_player_is_told_of_the_overfull_block_only_with_the_bug():
 
 
 def test_free_queue_expectations_compare_in_order_and_block_tables_by_request():
-    from engine.scenario import KeyFrame
+    from engine.inputs.key_frames import KeyFrame
 
     engine = load_scenario(SCENARIOS_DIR / "prefix_caching_vllm_doc.toml").engine()
     engine.run(steps=6)

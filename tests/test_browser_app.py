@@ -4,7 +4,7 @@ run by the engine alone. Screenshots go to artifacts/ for a person to look at.""
 
 
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
 from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, open_page, wait_for_frame

@@ -5,8 +5,8 @@ import subprocess
 import sys
 
 from engine.cli import main
-from engine.scenario import SCENARIOS_DIR, load_scenario
-from engine.trace import load_trace, write_trace
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.traces.trace import load_trace, write_trace
 
 PREFILL_FIRST = str(SCENARIOS_DIR / "01_prefill_first.toml")
 
@@ -61,6 +61,6 @@ def test_a_trace_loads_back_into_the_same_frames(tmp_path):
 
 def test_a_pool_rebuild_is_a_short_mark_in_the_table():
     from engine.cli import describe_event
-    from engine.frame import PoolRebuilt
+    from engine.run.frame import PoolRebuilt
 
     assert describe_event(PoolRebuilt(-1, 6, 10, (0, 1), 1)) == "R6x10"

@@ -5,7 +5,7 @@ from statistics import fmean
 
 import pytest
 
-from engine.compare import (
+from engine.analysis.compare import (
     COMPARISONS,
     GENERATED_CONFIG,
     Variant,
@@ -19,8 +19,9 @@ from engine.compare import (
     variants_for,
     verdicts,
 )
-from engine.engine import Engine
-from engine.metrics import Span, run_metrics
+from engine.run.engine import Engine
+from engine.run.metrics import Span, run_metrics
+from engine.run.recipe import RunSpec
 from scheduler import ConfigError
 
 WORKLOAD = generated_workload(n=40, rate=0.5, seed=1)
@@ -37,7 +38,7 @@ def prefill_vs_decode():
 
 def test_each_run_is_the_same_as_a_lone_engine(prefill_vs_decode):
     for run in prefill_vs_decode:
-        alone = Engine(run.config, WORKLOAD)
+        alone = Engine(RunSpec(run.config, WORKLOAD))
         assert alone.run() == run.stop_reason == "finished"
         alone_run = run_metrics(alone.frames)[0]
         assert (alone_run.num_steps, alone_run.sim_time_s, alone_run.mean_ttft.steps) == \
@@ -161,11 +162,10 @@ def test_a_verdict_between_equal_runs_says_alike():
 def test_the_verdict_says_alike_on_a_tie_and_names_where_policies_part():
     """Preset 07, tail vs smart: as many preemptions either way (no winner named), but the short request 4 finishes
     sooner under smart preemption, and the verdict says so."""
-    from engine.scenario import SCENARIOS_DIR, load_scenario
+    from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 
-    scenario = load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml")
-    runs = compare(variants_for("tail vs smart preemption", scenario.config), scenario.workload, seed=scenario.seed,
-                   cost=scenario.cost)
+    spec = load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml").spec
+    runs = compare(variants_for("tail vs smart preemption", spec.config), spec.workload, seed=spec.seed, cost=spec.cost)
     assert runs[0].run.num_preemptions == runs[1].run.num_preemptions  # the tie the verdict must not break
     answers = dict(verdicts(runs))
     assert answers["memory"].startswith("alike in every config: 4 preemptions") and "least" not in answers["memory"]

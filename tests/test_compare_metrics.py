@@ -2,9 +2,9 @@
 
 import pytest
 
-from engine.engine import Engine
-from engine.metrics import internal_fragmentation, percentile, recomputed_tokens
-from engine.workload import Request
+from engine.run.engine import Engine
+from engine.run.metrics import internal_fragmentation, percentile, recomputed_tokens
+from engine.run.recipe import Request, RunSpec
 from scheduler import Config
 
 
@@ -16,7 +16,7 @@ def frames():
     # step 4 finishes 0, step 5 prefills 1 again (5 tokens), step 6 finishes it.
     config = Config(max_num_seqs=2, max_num_batched_tokens=16, max_model_len=16, num_kvcache_blocks=2,
                     kvcache_block_size=4, enable_prefix_caching=False)
-    engine = Engine(config, [Request(prompt_token_ids=(1, 2, 3), max_tokens=4, ignore_eos=True)] * 2)
+    engine = Engine(RunSpec(config, [Request(prompt_token_ids=(1, 2, 3), max_tokens=4, ignore_eos=True)] * 2))
     assert engine.run() == "finished"
     frames = list(engine.frames)
     assert [f.batch.seq_ids for f in frames] == [(), (0, 1), (0, 1), (0,), (0,), (1,), (1,)]
@@ -50,8 +50,8 @@ def test_a_shared_prefix_block_counts_once():
     config = Config(max_num_seqs=2, max_num_batched_tokens=16, max_model_len=16, num_kvcache_blocks=8,
                     kvcache_block_size=4, enable_prefix_caching=True)
     prompt = (1, 2, 3, 4, 5)
-    engine = Engine(config, [Request(prompt_token_ids=prompt, max_tokens=4, ignore_eos=True),
-                             Request(arrival=1, prompt_token_ids=prompt, max_tokens=4, ignore_eos=True)])
+    engine = Engine(RunSpec(config, [Request(prompt_token_ids=prompt, max_tokens=4, ignore_eos=True),
+                             Request(arrival=1, prompt_token_ids=prompt, max_tokens=4, ignore_eos=True)]))
     engine.run(steps=3)
     frame = engine.frames[-1]
     assert frame.requests[0].block_table[0] == frame.requests[1].block_table[0]  # the prefix hit

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
+from engine.analysis.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
 from viz.compare import (
     config_color,
     flat_charts,
@@ -55,7 +55,7 @@ def test_key_metrics_bars_carry_the_numbers(runs):
 
 
 def test_the_clock_and_limit_charts_show_what_the_optimisations_change():
-    from engine.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
+    from engine.analysis.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
     from viz.compare import batch_limits_figure, clock_figure
 
     workload = generated_workload(n=30, seed=2)

@@ -2,9 +2,10 @@
 
 import pytest
 
-from engine.engine import CostModel, Engine
-from engine.metrics import request_metrics
-from engine.workload import Request, random_workload
+from engine.inputs.workload import random_workload
+from engine.run.engine import Engine
+from engine.run.metrics import request_metrics
+from engine.run.recipe import CostModel, Request, RunSpec
 from scheduler import Batch, Config, ConfigError
 from tests.helpers.engines import comparable
 
@@ -14,7 +15,7 @@ SMALL = Config(max_num_seqs=3, max_num_batched_tokens=64, max_model_len=15, num_
 
 def test_a_rejected_request_is_recorded_as_aborted_with_the_reason():
     workload = [Request(prompt_token_ids=tuple(range(1, 21)), max_tokens=2), Request(prompt_token_ids=(1, 2))]
-    engine = Engine(SMALL, workload)
+    engine = Engine(RunSpec(SMALL, workload))
     assert engine.run() == "finished"
     first = engine.frames[1]
     (aborted,) = first.events_of("aborted")
@@ -24,14 +25,14 @@ def test_a_rejected_request_is_recorded_as_aborted_with_the_reason():
 
 
 def test_a_workload_rejected_entirely_still_ends():
-    engine = Engine(SMALL, [Request(prompt_token_ids=tuple(range(1, 40))) for _ in range(3)])
+    engine = Engine(RunSpec(SMALL, [Request(prompt_token_ids=tuple(range(1, 40))) for _ in range(3)]))
     assert engine.run() == "finished"
     assert engine.step_count == 1
     assert [r.status for r in engine.frames[-1].requests] == ["aborted"] * 3
 
 
 def test_idle_steps_wait_for_a_late_arrival():
-    engine = Engine(SMALL, [Request(arrival=5, prompt_token_ids=(1, 2), max_tokens=2)])
+    engine = Engine(RunSpec(SMALL, [Request(arrival=5, prompt_token_ids=(1, 2), max_tokens=2)]))
     assert engine.run() == "finished"
     kinds = [f.batch.kind for f in engine.frames]
     assert kinds[1:6] == ["idle"] * 5 and kinds[6] == "prefill"
@@ -39,7 +40,7 @@ def test_idle_steps_wait_for_a_late_arrival():
 
 
 def test_run_stops_after_the_requested_steps_and_calls_back():
-    engine = Engine(SMALL, random_workload(5, max_tokens=8))
+    engine = Engine(RunSpec(SMALL, random_workload(5, max_tokens=8)))
     seen = []
     assert engine.run(steps=3, on_step=seen.append) == "steps"
     assert seen == [1, 2, 3] and len(engine.frames) == 4
@@ -48,12 +49,12 @@ def test_run_stops_after_the_requested_steps_and_calls_back():
 
 
 def test_max_steps_bounds_a_run():
-    engine = Engine(SMALL, random_workload(5, max_tokens=8), max_steps=4)
+    engine = Engine(RunSpec(SMALL, random_workload(5, max_tokens=8), max_steps=4))
     assert engine.run() == "max_steps" and engine.step_count == 4
 
 
 def test_a_request_added_by_hand_joins_at_the_next_step():
-    engine = Engine(SMALL, random_workload(2, max_tokens=4))
+    engine = Engine(RunSpec(SMALL, random_workload(2, max_tokens=4)))
     engine.run(steps=2)
     engine.add_request(Request(prompt_token_ids=(5, 6, 7), max_tokens=2, arrival=99))
     engine.step()
@@ -67,8 +68,8 @@ def test_a_request_added_by_hand_joins_at_the_next_step():
 def test_arrivals_leave_the_pending_queue_from_its_head_in_constant_time():
     """A list's pop(0) made admitting n arrivals cost n^2 / 2 moves; a deque pops its head in O(1). Hand-added
     requests still join behind the workload's arrivals of their step."""
-    engine = Engine(SMALL, random_workload(3, max_tokens=2) + [Request(prompt_token_ids=(1, 2), max_tokens=2,
-                                                                       arrival=1)])
+    engine = Engine(RunSpec(SMALL, random_workload(3, max_tokens=2) + [Request(prompt_token_ids=(1, 2), max_tokens=2,
+                                                                       arrival=1)]))
     assert hasattr(engine._pending, "popleft")
     engine.add_request(Request(prompt_token_ids=(3, 4), max_tokens=2))
     engine.step()
@@ -78,7 +79,7 @@ def test_arrivals_leave_the_pending_queue_from_its_head_in_constant_time():
 
 
 def test_replay_gives_the_same_frames_again():
-    engine = Engine(SMALL, random_workload(8, max_tokens=10, arrivals=[0, 0, 0, 1, 3, 3, 6, 9]))
+    engine = Engine(RunSpec(SMALL, random_workload(8, max_tokens=10, arrivals=[0, 0, 0, 1, 3, 3, 6, 9])))
     engine.run(steps=4)
     engine.add_request(Request(prompt_token_ids=(9, 9), max_tokens=3))
     engine.set_config(max_num_seqs=2)
@@ -91,7 +92,7 @@ def test_replay_gives_the_same_frames_again():
 
 
 def test_a_branch_keeps_the_past_and_changes_the_future():
-    engine = Engine(SMALL, random_workload(8, max_tokens=10))
+    engine = Engine(RunSpec(SMALL, random_workload(8, max_tokens=10)))
     engine.run()
     branch = engine.branch(5, prefill_first=False)
     assert [comparable(f) for f in branch.frames] == [comparable(engine.frames[k]) for k in range(6)]
@@ -102,7 +103,7 @@ def test_a_branch_keeps_the_past_and_changes_the_future():
 
 
 def test_a_branch_can_change_the_cost_model():
-    engine = Engine(SMALL, random_workload(4, max_tokens=6))
+    engine = Engine(RunSpec(SMALL, random_workload(4, max_tokens=6)))
     engine.run()
     branch = engine.branch(2, cost=CostModel(step_s=1.0, token_s=0.0, schedule_s=0.0, postprocess_s=0.0))
     branch.run()
@@ -112,7 +113,7 @@ def test_a_branch_can_change_the_cost_model():
 
 
 def test_a_pool_change_requeues_running_requests_for_recompute():
-    engine = Engine(SMALL, random_workload(4, max_tokens=10))
+    engine = Engine(RunSpec(SMALL, random_workload(4, max_tokens=10)))
     engine.run(steps=3)
     running = engine.frames[3].running
     assert running
@@ -128,7 +129,7 @@ def test_a_pool_change_requeues_running_requests_for_recompute():
 
 
 def test_a_request_that_no_longer_fits_a_smaller_pool_is_aborted():
-    engine = Engine(SMALL, [Request(prompt_token_ids=tuple(range(1, 10)), max_tokens=4)])
+    engine = Engine(RunSpec(SMALL, [Request(prompt_token_ids=tuple(range(1, 10)), max_tokens=4)]))
     engine.step()
     engine.set_config(num_kvcache_blocks=2)
     engine.step()
@@ -138,17 +139,17 @@ def test_a_request_that_no_longer_fits_a_smaller_pool_is_aborted():
 
 
 def test_a_bad_config_change_leaves_the_engine_unchanged():
-    engine = Engine(SMALL, random_workload(3))
+    engine = Engine(RunSpec(SMALL, random_workload(3)))
     with pytest.raises(ConfigError):
         engine.set_config(max_num_seqs=0)
-    with pytest.raises(ValueError, match="unknown config field"):
+    with pytest.raises(ValueError, match="Unknown setting"):
         engine.set_config(colour="blue")
     assert engine.config == SMALL and engine.config_changes == []
 
 
 def test_switching_to_the_priority_queue_sorts_the_waiting_requests():
     workload = [Request(prompt_token_ids=(1, 2, 3), max_tokens=4, priority=p) for p in (3, 2, 1, 0)]
-    engine = Engine(Config(**{**SMALL.__dict__, "max_num_seqs": 1}), workload)
+    engine = Engine(RunSpec(Config(**{**SMALL.__dict__, "max_num_seqs": 1}), workload))
     engine.step()
     assert engine.frames[1].waiting == (1, 2, 3)
     engine.set_config(queue_policy="priority")
@@ -157,7 +158,7 @@ def test_switching_to_the_priority_queue_sorts_the_waiting_requests():
 
 
 def test_a_run_that_can_never_progress_is_reported_stalled():
-    engine = Engine(SMALL, random_workload(2))
+    engine = Engine(RunSpec(SMALL, random_workload(2)))
     engine.scheduler.schedule = lambda: Batch([], (), "idle")  # a scheduler that never schedules anything
     assert engine.run() == "stalled"
     assert engine.step_count == 1 and engine.frames[1].waiting == (0, 1)

@@ -2,9 +2,9 @@
 
 import pytest
 
-from engine.engine import CostModel, Engine
-from engine.metrics import request_metrics, run_metrics
-from engine.workload import Request
+from engine.run.engine import Engine
+from engine.run.metrics import request_metrics, run_metrics
+from engine.run.recipe import CostModel, Request, RunSpec
 from scheduler import Config
 
 
@@ -14,7 +14,8 @@ def engine():
     config = Config(max_num_seqs=1, max_num_batched_tokens=16, max_model_len=16, num_kvcache_blocks=10,
                     kvcache_block_size=4)
     workload = [Request(prompt_token_ids=(1, 2, 3), max_tokens=3, ignore_eos=True) for _ in range(2)]
-    engine = Engine(config, workload, cost=CostModel(step_s=0.01, token_s=0.001, schedule_s=0.0, postprocess_s=0.0))
+    cost = CostModel(step_s=0.01, token_s=0.001, schedule_s=0.0, postprocess_s=0.0)
+    engine = Engine(RunSpec(config, workload, cost=cost))
     assert engine.run() == "finished"
     return engine
 
@@ -56,7 +57,7 @@ def test_prefix_hit_rate_counts_cached_blocks():
     prompt = tuple(range(1, 10))  # 9 tokens: 2 full blocks are looked up per admission
     workload = [Request(prompt_token_ids=prompt, max_tokens=2), Request(arrival=2, prompt_token_ids=prompt,
                                                                         max_tokens=2)]
-    engine = Engine(config, workload)
+    engine = Engine(RunSpec(config, workload))
     engine.run()
     run, _ = run_metrics(engine.frames)
     assert run.prefix_hit_rate == pytest.approx(2 / 4)

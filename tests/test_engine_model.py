@@ -4,8 +4,8 @@ from dataclasses import replace
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
-from engine.trace import request_summaries
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.traces.trace import request_summaries
 
 
 @pytest.mark.slow
@@ -29,7 +29,7 @@ def test_overlapped_scheduling_writes_the_synchronous_tokens_on_the_real_model()
     scenario = load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml")
     runs = {}
     for overlap in (False, True):
-        engine = replace(scenario, overlap=overlap).engine()
+        engine = replace(scenario, spec=replace(scenario.spec, overlap=overlap)).engine()
         assert engine.run() == "finished"
         runs[overlap] = [(r.seq.completion_token_ids, r.seq.finish_reason) for r in engine.requests]
         assert any(f.timing.overlapped for f in list(engine.frames)[1:]) == overlap

@@ -4,9 +4,10 @@ import random
 
 import pytest
 
-from engine.engine import Engine
-from engine.recorder import request_view
-from engine.workload import Request, random_workload
+from engine.inputs.workload import random_workload
+from engine.run.engine import Engine
+from engine.run.recipe import Request, RunSpec
+from engine.run.recorder import request_view
 from scheduler import Config
 from scheduler.block_manager import NO_HASH
 
@@ -60,7 +61,7 @@ def shared_prefix_workload(seed: int) -> list[Request]:
 def test_every_frame_equals_the_live_state(mode):
     config = Config(**{**dict(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=40, num_kvcache_blocks=14,
                               kvcache_block_size=4), **mode})
-    engine = Engine(config, shared_prefix_workload(1))
+    engine = Engine(RunSpec(config, shared_prefix_workload(1)))
     snapshots = [live_snapshot(engine)]
     while not engine.is_finished:
         engine.step()
@@ -76,7 +77,7 @@ def test_every_frame_equals_the_live_state(mode):
 def test_recording_keeps_memory_to_what_changes():
     config = Config(max_num_seqs=8, max_num_batched_tokens=64, max_model_len=64, num_kvcache_blocks=100,
                     kvcache_block_size=16)
-    engine = Engine(config, random_workload(40, seed=3, max_tokens=30, ignore_eos=True))
+    engine = Engine(RunSpec(config, random_workload(40, seed=3, max_tokens=30, ignore_eos=True)))
     engine.run()
     records = engine.frames._records
     assert len(records) == engine.step_count + 1
@@ -93,7 +94,7 @@ def test_recording_keeps_memory_to_what_changes():
 def test_frames_stay_true_across_a_config_change(change):
     config = Config(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=40, num_kvcache_blocks=14,
                     kvcache_block_size=4)
-    engine = Engine(config, shared_prefix_workload(2))
+    engine = Engine(RunSpec(config, shared_prefix_workload(2)))
     engine.run(steps=6)
     engine.set_config(**change)
     snapshots = {}

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.scenario import ScenarioError, load_scenario, preset_paths
-from engine.trace import read_trace, trace_dict
-from engine.trace_schema import TraceError
+from engine.inputs.scenario import ScenarioError, load_scenario, preset_paths
+from engine.traces.schema import TraceError
+from engine.traces.trace import read_trace, trace_dict
 from i18n import CATALOGUES, DEFAULT, Message, MessageError, in_lang
 from scheduler import Config, ConfigError, Scheduler
 from scheduler.sequence import SamplingParams, Sequence

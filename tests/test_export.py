@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from engine.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
-from engine.export import comparison_json, request_columns, requests_csv, split_comparison
-from engine.trace import load_trace
-from engine.workload import Request
+from engine.analysis.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
+from engine.analysis.export import comparison_json, request_columns, requests_csv, split_comparison
+from engine.run.recipe import Request
+from engine.traces.trace import load_trace
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session.feed import Feed
 from session.lab import Lab, RunInputs
 from viz.frame_payload import EMPTY_VIEW, decode, player_views, stage_view

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from engine.frame import Frame
-from engine.scenario import load_scenario, preset_paths
+from engine.inputs.scenario import load_scenario, preset_paths
+from engine.run.frame import Frame
 from session.feed import Feed, Request
 from session.lab import Lab, RunInputs
 from viz.frame_payload import (

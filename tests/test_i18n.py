@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import engine.scenario as scenario_module
-from engine.scenario import ScenarioError, load_scenario, preset_paths
+import engine.inputs.scenario as scenario_module
+from engine.inputs.scenario import ScenarioError, load_scenario, preset_paths
 from i18n import CATALOGUES, DEFAULT, LANGUAGES, count, join_and, language, messages, problems, text
 from session.feed import Feed
 from session.lab import Lab, RunInputs

@@ -5,7 +5,8 @@ import re
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, KeyFrame, load_scenario, preset_paths
+from engine.inputs.key_frames import KeyFrame
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario, preset_paths
 
 # Words of a note -> the `expect` keys, one of which must state that claim.
 CLAIM_WORDS = {

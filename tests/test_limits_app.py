@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.limits import MAX_TRACE_BYTES
-from engine.scenario import load_scenario, preset_paths
-from engine.trace import trace_dict
+from engine.inputs.scenario import load_scenario, preset_paths
+from engine.run.limits import MAX_TRACE_BYTES
+from engine.traces.trace import trace_dict
 from tests.helpers.app import lab, player_message
 
 CONFIG = Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml"

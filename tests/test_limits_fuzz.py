@@ -9,11 +9,12 @@ from datetime import timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.adaptive import AdaptiveBatch
-from engine.scenario import ScenarioError, load_scenario, preset_paths
-from engine.trace import trace_dict
+from engine.inputs.scenario import ScenarioError, load_scenario, preset_paths
+from engine.run.adaptive import AdaptiveBatch
+from engine.run.limits import BOUNDS
+from engine.traces.trace import trace_dict
 from scheduler import ConfigError
-from session.lab import BOUNDS, CUSTOM, Lab, LabError, RunInputs, open_trace
+from session.lab import CUSTOM, Lab, LabError, RunInputs, open_trace
 from session.links import KEYS, LinkError, open_link, parse_link
 from ui.sidebar import CONFIG_CONTROLS
 from viz.narrate import narrate
@@ -131,7 +132,7 @@ def _sidebar_value(field: str, kind: str, options: dict):
     return st.sampled_from(options["options"])
 
 
-ms, seqs = BOUNDS["adaptive_ms"], BOUNDS["adaptive_seqs"]
+ms, seqs = tuple(s * 1000 for s in BOUNDS["adaptive_s"]), BOUNDS["max_num_seqs"]
 adaptive_values = st.none() | st.tuples(st.floats(*ms), st.floats(*ms), st.integers(*seqs), st.integers(*seqs))
 sidebar_changes = st.one_of(*(st.tuples(st.just(field), _sidebar_value(field, kind, options))
                               for field, kind, options in CONFIG_CONTROLS),

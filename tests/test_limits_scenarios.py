@@ -3,7 +3,7 @@
 import pytest
 
 from engine.cli import main
-from engine.scenario import ScenarioError, load_scenario
+from engine.inputs.scenario import ScenarioError, load_scenario
 from session.links import LinkError, open_link, parse_link
 from tests.helpers.engines import GOOD
 
@@ -51,7 +51,7 @@ def test_the_cli_stops_on_a_far_arrival_scenario_with_a_message(tmp_path, capsys
 
 
 def test_an_adaptive_link_the_engine_would_clamp_into_an_impossible_config_is_refused():
-    from engine.scenario import preset_paths
+    from engine.inputs.scenario import preset_paths
     scenarios = {p.stem: load_scenario(p, "fake") for p in preset_paths()}
     params = {"scenario": "02_preemption", "adaptive": "1-2-100-256"}
     with pytest.raises(LinkError, match="cannot be used together"):

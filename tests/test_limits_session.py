@@ -4,8 +4,9 @@ import tracemalloc
 
 import pytest
 
-from engine.timeline import segments
-from engine.workload import random_workload
+from engine.analysis.timeline import segments
+from engine.inputs.workload import random_workload
+from engine.run.recipe import RunSpec
 from scheduler import Config
 from session.lab import CUSTOM, Lab, LabError, RunInputs
 
@@ -13,7 +14,7 @@ from session.lab import CUSTOM, Lab, LabError, RunInputs
 def big_pool_lab(requests: int = 40) -> Lab:
     config = Config(max_num_seqs=2, max_num_batched_tokens=256, max_model_len=128, num_kvcache_blocks=4096,
                     kvcache_block_size=4)
-    return Lab(RunInputs("big pool", "", config, tuple(random_workload(requests, 0, max_tokens=30)),
+    return Lab(RunInputs("big pool", "", RunSpec(config, random_workload(requests, 0, max_tokens=30)),
                          scenario_name=CUSTOM))
 
 

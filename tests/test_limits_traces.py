@@ -4,9 +4,10 @@ import json
 
 import pytest
 
-from engine.engine import Engine
-from engine.trace import TRACE_VERSION, read_trace, trace_dict, trace_json
-from engine.workload import random_workload
+from engine.inputs.workload import random_workload
+from engine.run.engine import Engine
+from engine.run.recipe import RunSpec
+from engine.traces.trace import TRACE_VERSION, read_trace, trace_dict, trace_json
 from scheduler import Config
 from session.lab import LabError, open_trace
 
@@ -81,7 +82,7 @@ def test_a_version_1_trace_with_full_frames_still_opens(preemption_preset):
 def test_a_trace_grows_with_what_changes_per_step_not_with_the_pool():
     config = Config(max_num_seqs=4, max_num_batched_tokens=256, max_model_len=128, num_kvcache_blocks=4096,
                     kvcache_block_size=4)
-    engine = Engine(config, random_workload(8, 0, max_tokens=40))
+    engine = Engine(RunSpec(config, random_workload(8, 0, max_tokens=40)))
     engine.run(40)
     assert TRACE_VERSION == 2
     per_frame = len(trace_json(engine)) / len(engine.frames)
@@ -90,10 +91,10 @@ def test_a_trace_grows_with_what_changes_per_step_not_with_the_pool():
 
 
 def test_a_comparison_export_over_its_size_budget_is_refused_with_the_reason(monkeypatch):
-    from engine.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
-    from engine.export import comparison_json
+    from engine.analysis.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
+    from engine.analysis.export import comparison_json
     runs = compare(variants_for("prefill-first vs decode-first", GENERATED_CONFIG), generated_workload(4))
     assert json.loads(comparison_json(runs))["runs"][0]["trace"]["version"] == TRACE_VERSION
-    monkeypatch.setattr("engine.export.MAX_EXPORT_BYTES", 1000)
+    monkeypatch.setattr("engine.analysis.export.MAX_EXPORT_BYTES", 1000)
     with pytest.raises(ValueError, match="an export may take"):
         comparison_json(runs)

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from engine.overlap import drive
+from engine.run.overlap import run_loop
 from runner.fake import FakeRunner
 from scheduler import Config, SamplingParams, Scheduler, Sequence
 from viz.overlap import overlap_timeline_figure
@@ -32,7 +32,7 @@ def both(config: Config, ignore_eos: bool, runner_type: type[FakeRunner] = FakeR
         seqs = [Sequence([1 + i % 5] * (3 + 7 * (i % 3)), SamplingParams(max_tokens=12 + i, ignore_eos=ignore_eos),
                          seq_id=i) for i in range(10)]
         runner = runner_type(config.max_model_len, eos=config.eos, low=0, high=40)
-        results.append((drive(scheduler, runner, seqs, overlap), scheduler, seqs))
+        results.append((run_loop(scheduler, runner, seqs, overlap), scheduler, seqs))
     return results
 
 
@@ -62,7 +62,7 @@ def test_the_timeline_overlaps_scheduling_with_the_model():
 def test_speculation_is_refused():
     config = replace(CONFIG, num_speculative_tokens=2)
     with pytest.raises(ValueError, match="num_speculative_tokens"):
-        drive(Scheduler(config), FakeRunner(48), [], overlap=True)
+        run_loop(Scheduler(config), FakeRunner(48), [], overlap=True)
 
 
 def test_the_timeline_chart_draws_every_interval():

@@ -6,13 +6,13 @@ from dataclasses import replace
 
 import pytest
 
-from engine.adaptive import step_latencies
-from engine.engine import CostModel, Engine
-from engine.frame import PENDING_TEXT
-from engine.metrics import request_metrics
-from engine.overlap import PLACEHOLDER
-from engine.scenario import load_scenario, preset_paths
-from engine.workload import Request
+from engine.inputs.scenario import load_scenario, preset_paths
+from engine.run.adaptive import step_latencies
+from engine.run.engine import Engine
+from engine.run.frame import PENDING_TEXT
+from engine.run.metrics import request_metrics
+from engine.run.overlap import PLACEHOLDER
+from engine.run.recipe import CostModel, Request, RunSpec
 from runner.fake import FakeRunner
 from scheduler import Config, ConfigError
 from tests.helpers.engines import comparable
@@ -30,9 +30,9 @@ def outputs(engine: Engine):
 @pytest.mark.parametrize("path", preset_paths(), ids=lambda p: p.stem)
 def test_overlap_never_changes_what_a_preset_writes(path):
     scenario = load_scenario(path, runner="fake")
-    if scenario.config.num_speculative_tokens:
-        pytest.skip("overlapped scheduling refuses speculative decoding (engine/overlap.py)")
-    sync, over = (replace(scenario, overlap=overlap).engine() for overlap in (False, True))
+    if scenario.spec.config.num_speculative_tokens:
+        pytest.skip("overlapped scheduling refuses speculative decoding (engine/run/overlap.py)")
+    sync, over = (replace(scenario, spec=replace(scenario.spec, overlap=overlap)).engine() for overlap in (False, True))
     assert sync.run() == over.run() == "finished"
     assert outputs(over) == outputs(sync)
     frames = list(over.frames)
@@ -44,7 +44,7 @@ def test_overlap_never_changes_what_a_preset_writes(path):
 
 def test_eos_is_found_one_step_late_and_the_request_leaves_that_batch():
     config = replace(CONFIG, eos=EOS)
-    sync, over = Engine(config, WORKLOAD), Engine(config, WORKLOAD, overlap=True)
+    sync, over = Engine(RunSpec(config, WORKLOAD)), Engine(RunSpec(config, WORKLOAD, overlap=True))
     sync.run(), over.run()
     assert outputs(over) == outputs(sync) and sync.requests[1].seq.finish_reason == "eos"
     k = next(f.step for f in sync.frames if any(e.kind == "finished" and e.seq_id == 1 for e in f.events))
@@ -59,7 +59,7 @@ def test_eos_is_found_one_step_late_and_the_request_leaves_that_batch():
 
 
 def test_the_live_frame_shows_its_tokens_pending_until_the_next_step_lands_them():
-    engine = Engine(CONFIG, [Request(prompt="the cache holds keys", max_tokens=5)], overlap=True)
+    engine = Engine(RunSpec(CONFIG, [Request(prompt="the cache holds keys", max_tokens=5)], overlap=True))
     engine.run(2)
     request = engine.frames[2].requests[0]
     assert request.token_ids[-1] == PLACEHOLDER and request.pieces[-1] == PENDING_TEXT
@@ -71,7 +71,7 @@ def test_the_live_frame_shows_its_tokens_pending_until_the_next_step_lands_them(
 
 
 def test_replay_and_branch_of_an_overlapped_run_give_the_same_frames():
-    engine = Engine(replace(CONFIG, eos=EOS), WORKLOAD, overlap=True)
+    engine = Engine(RunSpec(replace(CONFIG, eos=EOS), WORKLOAD, overlap=True))
     engine.run()
     again = engine.replay(9)
     again.step()  # frame 9's tokens land (a replay, like a live run, ends with its last step in flight)
@@ -91,14 +91,14 @@ def test_replay_and_branch_of_an_overlapped_run_give_the_same_frames():
 def test_the_simulated_step_takes_the_longer_of_scheduler_and_model_plus_the_handoff():
     cost = CostModel(step_s=0.010, token_s=0.0, schedule_s=0.003, postprocess_s=0.001, handoff_s=0.0005)
     workload = [Request(prompt_token_ids=(1, 2), max_tokens=20, ignore_eos=True)]
-    sync, over = Engine(CONFIG, workload, cost=cost), Engine(CONFIG, workload, cost=cost, overlap=True)
+    sync, over = (Engine(RunSpec(CONFIG, workload, cost=cost, overlap=overlap)) for overlap in (False, True))
     sync.run(), over.run()
     def steps(engine):
         return [round(s, 9) for s in step_latencies(engine.frames)]
 
     assert set(steps(sync)) == {0.014} and set(steps(over)[1:]) == {0.0105}
     slow_cpu = replace(cost, schedule_s=0.02)
-    assert Engine(CONFIG, workload, cost=slow_cpu, overlap=True).run() == "finished"
+    assert Engine(RunSpec(CONFIG, workload, cost=slow_cpu, overlap=True)).run() == "finished"
     assert slow_cpu.step_time(1, overlapped=True) == pytest.approx(0.0215)
     first = over.frames[2].timing
     assert first.schedule[0] < over.frames[1].timing.model[1] <= first.model[0]  # decided during step 1
@@ -106,13 +106,13 @@ def test_the_simulated_step_takes_the_longer_of_scheduler_and_model_plus_the_han
 
 def test_speculation_is_refused_with_the_field_to_fix():
     with pytest.raises(ConfigError, match="overlapped scheduling needs num_speculative_tokens=0"):
-        Engine(replace(CONFIG, num_speculative_tokens=2), WORKLOAD, overlap=True)
-    engine = Engine(CONFIG, WORKLOAD, overlap=True)
+        Engine(RunSpec(replace(CONFIG, num_speculative_tokens=2), WORKLOAD, overlap=True))
+    engine = Engine(RunSpec(CONFIG, WORKLOAD, overlap=True))
     engine.run(2)
     with pytest.raises(ConfigError) as refused:
         engine.set_config(num_speculative_tokens=2)
     assert refused.value.field == "num_speculative_tokens" and engine.config_changes == []
-    speculating = Engine(replace(CONFIG, num_speculative_tokens=2), WORKLOAD)
+    speculating = Engine(RunSpec(replace(CONFIG, num_speculative_tokens=2), WORKLOAD))
     with pytest.raises(ConfigError):
         speculating.set_config(overlap=True)
     assert not speculating.overlap

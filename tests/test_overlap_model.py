@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from engine.overlap import DriveResult, drive
+from engine.run.overlap import LoopResult, run_loop
 from runner.model_runner import ModelRunner
 from scheduler import Config, SamplingParams, Scheduler, Sequence
 from tests.helpers.tiny_model import random_prompts, tiny_model
@@ -21,10 +21,10 @@ def loaded():
     return tiny_model()
 
 
-def run(loaded, config: Config, ignore_eos: bool, overlap: bool) -> tuple[DriveResult, list[Sequence]]:
+def run(loaded, config: Config, ignore_eos: bool, overlap: bool) -> tuple[LoopResult, list[Sequence]]:
     seqs = [Sequence(p, SamplingParams(max_tokens=24, ignore_eos=ignore_eos), seq_id=i)
             for i, p in enumerate(PROMPTS)]
-    return drive(Scheduler(config), ModelRunner(loaded, config), seqs, overlap), seqs
+    return run_loop(Scheduler(config), ModelRunner(loaded, config), seqs, overlap), seqs
 
 
 def test_same_batches_and_tokens_without_eos(loaded):

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session.feed import Feed, Request, run_header
 from session.lab import Lab, RunInputs
 from viz.frame_payload import (

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from tests.helpers.app import button, lab, no_errors
 from viz.predict import question_for, question_steps, who
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config, ConfigError, SamplingParams, Scheduler, Sequence
 from scheduler.events import PrefixHit
 from tests.helpers.tiny_model import random_prompts, run_and_compare, tiny_config, tiny_model
@@ -69,7 +69,9 @@ def test_the_sharing_preset_shows_the_difference():
 @pytest.mark.parametrize("at_allocation", [True, False])
 def test_the_vllm_doc_example_matches_under_either_rule(at_allocation):
     scenario = load_scenario(SCENARIOS_DIR / "prefix_caching_vllm_doc.toml")
-    scenario = replace(scenario, config=replace(scenario.config, cache_blocks_at_allocation=at_allocation))
+    spec = scenario.spec
+    config = replace(spec.config, cache_blocks_at_allocation=at_allocation)
+    scenario = replace(scenario, spec=replace(spec, config=config))
     engine = scenario.engine()
     assert engine.run() == "finished"
     problems = [p for k in scenario.key_frames for p in k.mismatches(engine.frames[k.step])]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, ScenarioError, load_scenario, preset_paths
+from engine.inputs.scenario import SCENARIOS_DIR, ScenarioError, load_scenario, preset_paths
 from tests.helpers.engines import GOOD
 
 PRESETS = preset_paths()
@@ -58,13 +58,14 @@ def test_a_good_scenario_loads(tmp_path):
     path = tmp_path / "good.toml"
     path.write_text(GOOD)
     scenario = load_scenario(path)
-    assert scenario.config.max_num_seqs == 2 and scenario.runner == "fake"
-    assert scenario.workload[0].prompt_token_ids == (1, 2, 3)
+    assert scenario.spec.config.max_num_seqs == 2 and scenario.spec.runner == "fake"
+    assert scenario.spec.workload[0].prompt_token_ids == (1, 2, 3)
 
 
 def test_a_real_model_scenario_runs_on_the_fake_runner_by_override():
     scenario = load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml", runner="fake")
-    assert scenario.runner == "fake" and load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml").runner == "model"
+    assert scenario.spec.runner == "fake"
+    assert load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml").spec.runner == "model"
     engine = scenario.engine()
     engine.run()
     assert all(r.pieces is not None for r in engine.frames[-1].requests)  # text prompts get text pieces

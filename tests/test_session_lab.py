@@ -2,8 +2,9 @@ import json
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
-from engine.trace import trace_dict
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.recipe import ChangeError
+from engine.traces.trace import trace_dict
 from scheduler import ConfigError
 from session.lab import Lab, LabError, RunInputs, default_runner, open_trace
 
@@ -42,7 +43,7 @@ def test_an_invalid_config_changes_nothing():
     with pytest.raises(ConfigError):
         lab.set_config(max_num_batched_tokens=1)
     assert lab.engine is engine and lab.last == 4
-    with pytest.raises(LabError, match="Unknown setting"):
+    with pytest.raises(ChangeError, match="Unknown setting"):
         lab.set_config(speed=3)
 
 

@@ -5,8 +5,8 @@ import threading
 
 import pytest
 
-from engine.engine import Engine
-from engine.workload import Request
+from engine.run.engine import Engine
+from engine.run.recipe import Request, RunSpec
 from scheduler import Config
 from session.lab import Lab, RunInputs, real_model_installed
 from session.run_cache import RunCache
@@ -22,7 +22,7 @@ STEPS = 4
 def session(prompt: str, temperature: float) -> Lab:
     workload = (Request(prompt=prompt, max_tokens=STEPS, temperature=temperature),)
     # A cache of its own, so the sessions run together really compute rather than find the solo runs' frames.
-    return Lab(RunInputs("session", "", CONFIG, workload, runner="model", seed=3), cache=RunCache(2**30))
+    return Lab(RunInputs("session", "", RunSpec(CONFIG, workload, runner="model", seed=3)), cache=RunCache(2**30))
 
 
 def outputs(lab: Lab) -> list[tuple[int, ...]]:
@@ -49,7 +49,7 @@ def test_concurrent_sessions_match_their_solo_runs():
 def test_a_branch_from_a_checkpoint_writes_what_the_same_change_made_live_writes(monkeypatch):
     workload = (Request(prompt="Name a colour.", max_tokens=12, temperature=0.8),
                 Request(prompt="Count to three.", max_tokens=12, temperature=0.0))
-    inputs = RunInputs("session", "", CONFIG, workload, runner="model", seed=3)
+    inputs = RunInputs("session", "", RunSpec(CONFIG, workload, runner="model", seed=3))
     cache = RunCache(2**30, checkpoint_every=4)
     ahead, behind = Lab(inputs, cache=cache), Lab(inputs, cache=cache)
     ahead.run(9)

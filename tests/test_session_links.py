@@ -3,8 +3,8 @@ every value a link cannot use is refused with a message that names it."""
 
 import pytest
 
-from engine.adaptive import AdaptiveBatch
-from engine.scenario import load_scenario, preset_paths
+from engine.inputs.scenario import load_scenario, preset_paths
+from engine.run.adaptive import AdaptiveBatch
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
 from session.links import Link, LinkError, link_of, open_link, parse_link
@@ -31,8 +31,8 @@ def test_a_custom_setup_round_trips_through_its_link():
               "seed": "3", "temperature": "0.5", "max_num_seqs": "2", "num_kvcache_blocks": "12",
               "prefill_first": "0", "overlap": "1", "adaptive": "40-150-1-3", "frame": "7", "present": "1"}
     lab = reopened(params)
-    assert lab.inputs.custom == CustomSetup(5, "chat", 6, "poisson") and lab.inputs.seed == 3
-    assert {r.temperature for r in lab.inputs.workload} == {0.5} and len(lab.inputs.workload) == 5
+    assert lab.inputs.custom == CustomSetup(5, "chat", 6, "poisson") and lab.inputs.spec.seed == 3
+    assert {r.temperature for r in lab.inputs.spec.workload} == {0.5} and len(lab.inputs.spec.workload) == 5
     config, options = lab.config_in_effect(0), lab.options_in_effect(0)
     assert (config.max_num_seqs, config.num_kvcache_blocks, config.prefill_first) == (2, 12, False)
     assert options.overlap and options.adaptive == AdaptiveBatch(0.04, 0.15, 1, 1, 3)
@@ -44,10 +44,10 @@ def test_the_custom_form_and_its_link_make_the_same_run():
     """A custom run started from a preset keeps the preset's settings: the link carries them."""
     preset = SCENARIOS["02_preemption"]
     setup = CustomSetup(requests=4, max_tokens=5)
-    lab = Lab(RunInputs.from_custom(setup, preset.config, "fake", seed=9))
+    lab = Lab(RunInputs.from_custom(setup, preset.spec.config, "fake", seed=9))
     lab.run(6)
     params = link_of(lab, SCENARIOS, lang="en").params()
-    assert params["num_kvcache_blocks"] == str(preset.config.num_kvcache_blocks) and params["seed"] == "9"
+    assert params["num_kvcache_blocks"] == str(preset.spec.config.num_kvcache_blocks) and params["seed"] == "9"
     again = reopened(params)
     assert "eos" not in params and again.inputs == lab.inputs and shown(again) == shown(lab)
 
@@ -77,7 +77,7 @@ def test_old_links_still_open_and_read_back_the_same():
 
 def test_a_preset_with_its_options_switched_at_frame_0():
     lab = reopened({"scenario": "09_adaptive_batch", "adaptive": "off", "overlap": "1", "frame": "2"})
-    assert lab.options_in_effect(0) == (True, None) and lab.inputs.adaptive is not None
+    assert lab.options_in_effect(0) == (True, None) and lab.inputs.spec.adaptive is not None
 
 
 MALFORMED = [
@@ -121,4 +121,4 @@ def test_a_new_seed_redraws_a_custom_workload_as_its_link_would():
     setup = CustomSetup(requests=6, arrivals="poisson")
     inputs = RunInputs.from_custom(setup, Config(), "fake", seed=1, temperature=0.5)
     assert inputs.with_seed(2) == RunInputs.from_custom(setup, Config(), "fake", seed=2, temperature=0.5)
-    assert inputs.with_seed(2).workload != inputs.workload
+    assert inputs.with_seed(2).spec.workload != inputs.spec.workload

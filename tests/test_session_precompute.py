@@ -1,7 +1,7 @@
 """Presets computed at server start: the run a student's link opens is found in the run cache, run to its end,
 so the student's steps read it; a name that is no preset is reported, and the others still run."""
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session.links import open_link, parse_link
 from session.precompute import Precompute, precompute_names
 from session.run_cache import shared_run_cache

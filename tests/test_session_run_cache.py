@@ -3,11 +3,12 @@ changes; the byte budget evicts the least recently used run."""
 
 import pytest
 
-from engine.engine import Engine
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.engine import Engine
+from engine.run.recipe import Change
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
-from session.run_cache import Action, RunCache, address_of, engine_bytes
+from session.run_cache import RunCache, engine_bytes
 
 PRESET = RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml"), "fake")
 
@@ -45,7 +46,7 @@ def test_a_change_in_one_lab_never_shows_in_the_other(cache):
     changed.run(4)
     other.run(4)
     assert other.config_in_effect().max_num_seqs == PRESET.config.max_num_seqs
-    assert len(other.frame.requests) == len(PRESET.workload) < len(changed.frame.requests)
+    assert len(other.frame.requests) == len(PRESET.spec.workload) < len(changed.frame.requests)
     assert [f.config.max_num_seqs for f in changed.history()[7:]] == [1] * 4
     alone = Lab(PRESET, cache=RunCache(budget_bytes=2**30))
     alone.run(10)
@@ -68,10 +69,10 @@ def test_the_same_change_at_the_same_frame_shares_the_branch(cache):
 def test_a_sole_holder_changes_its_run_in_place_and_refiles_it(cache):
     lab = Lab(PRESET, cache=cache)
     lab.run(5)
-    engine, old_address = lab.engine, address_of(PRESET, ())
+    engine, old_address = lab.engine, PRESET.spec.address
     lab.set_config(max_num_seqs=2)
     assert lab.engine is engine and engine.step_count == 5  # no replay
-    assert old_address not in cache and address_of(PRESET, (Action.config(5, {"max_num_seqs": 2}),)) in cache
+    assert old_address not in cache and PRESET.spec.with_change(Change.config(5, {"max_num_seqs": 2})).address in cache
     again = Lab(PRESET, cache=cache)  # the preset from frame 0 is built again, unchanged
     assert again.engine is not engine and again.config_in_effect().max_num_seqs == PRESET.config.max_num_seqs
 
@@ -91,7 +92,7 @@ def test_the_byte_budget_evicts_the_least_recently_used_run():
     labs[2].run(10)
     stats = cache.stats()
     assert stats["runs"] == 2 and stats["bytes"] <= cache.budget_bytes
-    assert address_of(setups[1], ()) not in cache and address_of(setups[0], ()) in cache
+    assert setups[1].spec.address not in cache and setups[0].spec.address in cache
     labs[1].run(3)  # an evicted run lives on for the lab holding it
     assert labs[1].cursor == 13
 

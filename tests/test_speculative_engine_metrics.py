@@ -2,9 +2,9 @@
 
 from dataclasses import replace
 
-from engine.engine import Engine
-from engine.metrics import speculation_metrics
-from engine.workload import Request
+from engine.run.engine import Engine
+from engine.run.metrics import speculation_metrics
+from engine.run.recipe import Request, RunSpec
 from runner.fake import FakeRunner
 from scheduler import Config
 
@@ -13,7 +13,7 @@ CONFIG = Config(max_num_seqs=1, max_num_batched_tokens=32, max_model_len=32, num
 
 
 def run(config: Config, prompt: tuple[int, ...]) -> Engine:
-    engine = Engine(config, [Request(prompt_token_ids=prompt, max_tokens=6, ignore_eos=True)])
+    engine = Engine(RunSpec(config, [Request(prompt_token_ids=prompt, max_tokens=6, ignore_eos=True)]))
     assert engine.run() == "finished"
     return engine
 

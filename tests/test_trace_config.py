@@ -2,10 +2,10 @@
 
 import json
 
-from engine.engine import CostModel
-from engine.frame import AdmittedAfterRebuild, PoolRebuilt
-from engine.scenario import SCENARIOS_DIR, load_scenario
-from engine.trace import read_trace, trace_dict
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.frame import AdmittedAfterRebuild, PoolRebuilt
+from engine.run.recipe import CostModel
+from engine.traces.trace import read_trace, trace_dict
 
 
 def test_the_trace_keeps_the_first_config_and_every_change():

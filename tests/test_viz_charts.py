@@ -1,4 +1,4 @@
-from engine.timeline import Segment, phase_of, segments
+from engine.analysis.timeline import Segment, phase_of, segments
 from tests.helpers.engines import preemption_engine
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.timeline import timeline_figure

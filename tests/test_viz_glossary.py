@@ -2,7 +2,7 @@
 
 from dataclasses import replace
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config
 from viz.glossary import SETTING_FIELDS, changed_settings, legend, setting, variant_label
 from viz.texts import branch_notice, pending_change, progress_text, request_texts, title_in_effect

@@ -1,4 +1,4 @@
-from engine.metrics import SpeculationMetrics, run_metrics
+from engine.run.metrics import SpeculationMetrics, run_metrics
 from tests.helpers.engines import preemption_engine
 from viz.metrics_table import as_table, request_rows, run_summary, speculation_sentence
 
@@ -36,7 +36,7 @@ def test_the_tables_the_pages_draw_convert_to_arrow_without_a_fallback():
     import pandas as pd
     import pyarrow as pa
 
-    from engine.compare import GENERATED_CONFIG, compare, generated_workload, metric_rows, variants_for
+    from engine.analysis.compare import GENERATED_CONFIG, compare, generated_workload, metric_rows, variants_for
 
     runs = compare(variants_for("tail vs smart preemption", GENERATED_CONFIG), generated_workload(12))
     _, waiting = run_metrics(list(preemption_engine().frames)[:2])

@@ -1,7 +1,7 @@
 import re
 
-from engine.frame import Arrived
-from engine.scenario import SCENARIOS_DIR, load_scenario, preset_paths
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario, preset_paths
+from engine.run.frame import Arrived
 from scheduler.events import (
     Aborted,
     Admitted,

@@ -3,7 +3,7 @@
 import json
 import shlex
 
-from engine.vllm_args import vllm_args, vllm_command, vllm_notes
+from engine.analysis.vllm_args import vllm_args, vllm_command, vllm_notes
 from scheduler import Config
 
 

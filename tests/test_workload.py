@@ -5,9 +5,8 @@ from statistics import fmean
 
 import pytest
 
-from engine.workload import (
+from engine.inputs.workload import (
     SHAREGPT_MEAN_INPUT,
-    Request,
     bursty_arrivals,
     chat_prompts,
     lengths,
@@ -15,6 +14,7 @@ from engine.workload import (
     random_token_prompts,
     random_workload,
 )
+from engine.run.recipe import Request
 
 
 def test_the_articles_prompts_are_seeded_and_in_range():

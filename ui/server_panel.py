@@ -3,7 +3,7 @@ recent batches (continuous batching, applied to the students)."""
 
 import streamlit as st
 
-from engine.runners import started_model_worker
+from engine.run.runner_factory import started_model_worker
 from session.run_cache import shared_run_cache
 from ui.language import said, t
 from ui.state import precomputed

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import replace
 
 import streamlit as st
 
-from engine.adaptive import AdaptiveBatch
-from engine.export import comparison_traces
+from engine.analysis.export import comparison_traces
+from engine.run.adaptive import AdaptiveBatch
+from engine.run.limits import BOUNDS
 from i18n import Message, message_of, text
 from session.lab import (
     ARRIVALS,
-    BOUNDS,
     CUSTOM,
     PROMPTS,
     CustomSetup,
@@ -91,7 +90,7 @@ def _on_run_inputs():
     if current is None:
         return
     try:
-        _restart(replace(current, runner=state.runner).with_seed(int(state.seed)).with_temperature(state.temperature))
+        _restart(current.with_runner(state.runner).with_seed(int(state.seed)).with_temperature(state.temperature))
     except USER_ERRORS as e:
         report(e)
 
@@ -160,13 +159,13 @@ def custom_setup():
     lang = current_lang()
     with st.form("custom_setup"):
         setup = CustomSetup(
-            int(st.number_input(t("sidebar.requests"), *BOUNDS["requests"], shown.requests,
+            int(st.number_input(t("sidebar.requests"), *BOUNDS["requests"], shown.requests, key="custom_requests",
                                 help=input_help("requests", lang))),
             st.radio(t("sidebar.prompts"), list(PROMPTS), list(PROMPTS).index(shown.prompts),
                      format_func=lambda p: text(lang, f"custom.prompts.{p}"), horizontal=True,
                      help=input_help("prompts", lang)),
             int(st.number_input(t("sidebar.max_tokens"), *BOUNDS["max_tokens"], shown.max_tokens,
-                                help=input_help("max_tokens", lang))),
+                                key="custom_max_tokens", help=input_help("max_tokens", lang))),
             st.radio(t("sidebar.arrivals"), list(ARRIVALS), list(ARRIVALS).index(shown.arrivals),
                      format_func=lambda a: text(lang, f"custom.arrivals.{a}"), horizontal=True,
                      help=input_help("arrivals", lang)))
@@ -182,7 +181,7 @@ def model_controls():
     state, inputs = st.session_state, lab().inputs
     state.runner_choice = inputs.runner if inputs else state.runner  # the widgets show what this run was built from
     state.temperature = inputs.temperature if inputs else state.get("temperature", 0.0)
-    state.seed = inputs.seed if inputs else state.get("seed", 0)
+    state.seed = inputs.spec.seed if inputs else state.get("seed", 0)
     lang = current_lang()
     st.radio(t("sidebar.model"), options, key="runner_choice",
              format_func=lambda r: text(lang, f"sidebar.runner.{r}"), on_change=_on_run_inputs,
@@ -240,7 +239,7 @@ def optimisation_controls():
     st.toggle(t("sidebar.adaptive"), key="opt_adaptive", on_change=_on_adaptive, help=t("sidebar.adaptive_help"))
     if state.opt_adaptive:
         cols = st.columns(2)
-        ms, seqs = BOUNDS["adaptive_ms"], BOUNDS["adaptive_seqs"]
+        ms, seqs = tuple(s * 1000 for s in BOUNDS["adaptive_s"]), BOUNDS["max_num_seqs"]
         cols[0].number_input(t("sidebar.low_ms"), *ms, step=5.0, key="opt_low_ms", on_change=_on_adaptive,
                              help=input_help("low_ms", lang))
         cols[1].number_input(t("sidebar.high_ms"), *ms, step=5.0, key="opt_high_ms", on_change=_on_adaptive,
@@ -259,9 +258,10 @@ def add_request_form():
         prompt = st.text_area(t("sidebar.prompt"), placeholder=t("sidebar.prompt_placeholder"), height=80,
                               help=input_help("prompt", lang))
         cols = st.columns(2)
-        max_tokens = cols[0].number_input(t("sidebar.request_max_tokens"), 1, 4096, 16,
-                                          help=input_help("request_max_tokens", lang))
-        priority = cols[1].number_input(t("sidebar.priority"), -100, 100, 0, help=input_help("priority", lang))
+        max_tokens = cols[0].number_input(t("sidebar.request_max_tokens"), *BOUNDS["max_tokens"], 16,
+                                          key="request_max_tokens", help=input_help("request_max_tokens", lang))
+        priority = cols[1].number_input(t("sidebar.priority"), *BOUNDS["priority"], 0, key="request_priority",
+                                        help=input_help("priority", lang))
         if st.form_submit_button(t("sidebar.add_request")):
             try:
                 frame, last = lab().cursor, lab().last

@@ -109,7 +109,7 @@ def serve_player() -> str | None:
 
 def player(error: str | None):
     message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame), current_lang()))
-    arrivals = [] if lab().is_trace else [request.arrival for request in lab().inputs.workload]
+    arrivals = [] if lab().is_trace else [request.arrival for request in lab().inputs.spec.workload]
     message.update(present=bool(st.session_state.presentation), error=error, titles=titles(),
                    start_note=first_arrivals(arrivals, current_lang()))
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,

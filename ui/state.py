@@ -9,7 +9,7 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from engine.scenario import Scenario, ScenarioError, load_scenario, preset_paths
+from engine.inputs.scenario import Scenario, ScenarioError, load_scenario, preset_paths
 from i18n import Message, message_of
 from session.feed import Feed
 from session.lab import Lab, LabError, RunInputs, default_runner
@@ -38,7 +38,7 @@ def presets() -> tuple[dict[str, Scenario], dict[str, str]]:
 @st.cache_resource(show_spinner=False)
 def shared_model_device() -> str:
     """Load the real model's weights once per process (every session's runner shares them); its device."""
-    from engine.runners import make_runner
+    from engine.run.runner_factory import make_runner
     from scheduler import Config
 
     return str(make_runner("model", Config(num_kvcache_blocks=1)).device)

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.adaptive import AdaptiveBatch, step_latencies
-from engine.frame import Frame
+from engine.run.adaptive import AdaptiveBatch, step_latencies
+from engine.run.frame import Frame
 from i18n import text
 from viz.charts import _style
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.frame import Frame
+from engine.run.frame import Frame
 from i18n import text
 
 LEGEND_BELOW = {"orientation": "h", "x": 0, "y": -0.28, "yanchor": "top"}

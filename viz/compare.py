@@ -1,4 +1,4 @@
-"""Figures of a comparison (engine.compare): one colour per config, every chart over the same step axis."""
+"""Figures of a comparison (engine.analysis.compare): one colour per config, every chart over the same step axis."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from collections.abc import Callable, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.compare import ConfigRun, batch_limits, mean_step_ms, metric_values
+from engine.analysis.compare import ConfigRun, batch_limits, mean_step_ms, metric_values
 from i18n import text
 from viz.charts import LEGEND_BELOW
 from viz.timeline import timeline_figure
 
 CONFIG_COLORS = ("#2E91E5", "#E15F99", "#1CA71C", "#B68100")  # one per config, in the comparison's order
-# The bars of the key-metrics figure: (panel, metric names from engine.compare.metric_values); a panel's title is
-# compare.panel.<panel> in i18n/.
+# The bars of the key-metrics figure: (panel, metric names from engine.analysis.compare.metric_values); a panel's
+# title is compare.panel.<panel> in i18n/.
 KEY_METRICS = (("throughput", ("throughput (tokens/step)",)),
                ("ttft", ("TTFT mean steps", "TTFT p50 steps", "TTFT p99 steps")),
                ("tpot", ("TPOT mean steps", "TPOT p50 steps", "TPOT p99 steps")),

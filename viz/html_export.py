@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.frame import Frame
+from engine.run.frame import Frame
 from i18n import MessageError, text
 from viz.frame_payload import EMPTY_VIEW, WIRE, encode, player_constants, player_views
 

@@ -1,8 +1,8 @@
-"""The metrics table: engine.metrics' per-request and run-level numbers as rows and labelled values."""
+"""The metrics table: engine.run.metrics' per-request and run-level numbers as rows and labelled values."""
 
 from __future__ import annotations
 
-from engine.metrics import RequestMetrics, RunMetrics, Span, SpeculationMetrics
+from engine.run.metrics import RequestMetrics, RunMetrics, Span, SpeculationMetrics
 from i18n import text
 
 UNKNOWN = "–"  # a latency not known yet (no first token, not finished): never a "None" cell

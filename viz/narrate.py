@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.frame import Frame
+from engine.run.frame import Frame
 from i18n import count, join_and, text
 from scheduler.events import Event
 

@@ -1,5 +1,5 @@
-"""Timeline of scheduling work against model work, step by step (engine.overlap's StepTiming records, from
-frames or from the standalone `drive()` loop)."""
+"""Timeline of scheduling work against model work, step by step (engine.run.overlap's StepTiming records, from
+frames or from the standalone `run_loop()`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from engine.frame import Frame
-from engine.overlap import StepTiming
+from engine.run.frame import Frame
+from engine.run.overlap import StepTiming
 from i18n import text
 from viz.charts import LEGEND_BELOW
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from engine.engine import POOL_FIELDS
-from engine.frame import Frame, RequestView, token_id_text
+from engine.run.frame import Frame, RequestView, token_id_text
+from engine.run.recipe import POOL_FIELDS
 from i18n import in_lang, text
 from scheduler import Config
 from viz.glossary import changed_settings

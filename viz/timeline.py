@@ -1,4 +1,4 @@
-"""The per-request timeline drawn: each request's runs of phases (engine/timeline.py) as Gantt-like bars."""
+"""The per-request timeline drawn: each request's runs of phases (engine/analysis/timeline.py) as Gantt-like bars."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from engine.frame import Frame
-from engine.timeline import Segment, segments
+from engine.analysis.timeline import Segment, segments
+from engine.run.frame import Frame
 from i18n import text
 from viz.charts import LEGEND_BELOW
 from viz.colors import request_color

@@ -1,9 +1,9 @@
 """Small engine runs (fake model) the viz tests draw from, a frame made comparable across runs, and the
 smallest scenario file that loads."""
 
-from engine.engine import Engine
-from engine.frame import Frame
-from engine.workload import Request
+from engine.run.engine import Engine
+from engine.run.frame import Frame
+from engine.run.recipe import Request, RunSpec
 from scheduler import Config
 
 SHARED = "the quick brown fox jumps over the lazy dog"
@@ -33,7 +33,7 @@ def preemption_engine() -> Engine:
                     kvcache_block_size=4, enable_prefix_caching=False)
     workload = [Request(prompt_token_ids=tuple(range(10 * i + 1, 10 * i + 11)), max_tokens=10, ignore_eos=True)
                 for i in range(3)]
-    engine = Engine(config, workload)
+    engine = Engine(RunSpec(config, workload))
     engine.run()
     return engine
 
@@ -44,6 +44,6 @@ def prefix_engine() -> Engine:
                     kvcache_block_size=4, enable_prefix_caching=True)
     workload = [Request(prompt=f"{SHARED} and runs", max_tokens=4, ignore_eos=True),
                 Request(prompt=f"{SHARED} and sleeps", max_tokens=4, arrival=1, ignore_eos=True)]
-    engine = Engine(config, workload)
+    engine = Engine(RunSpec(config, workload))
     engine.run()
     return engine

@@ -35,8 +35,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine.frame import Frame
-from engine.workload import Request
+from engine.run.frame import Frame
+from engine.run.recipe import Request
 from i18n import MessageError
 from scheduler import Config, SamplingParams, Scheduler, Sequence
 

@@ -4,26 +4,28 @@ Step s (s >= 1): add the requests whose arrival step is before s, schedule, run 
 record frame s. Frame 0 is the empty start. A run always ends: when every request is done and none is still
 to arrive, when a step could change nothing any more ("stalled"), or at `max_steps`.
 
-Replay and branches. A run is a pure function of its inputs: config, workload, runner kind and seed, cost
-model, plus the requests added by hand and the config changes made mid-run, each stamped with the step it
-happened after. `replay(k)` builds a new engine from the same inputs and re-runs it to frame k, so stepping
-on gives the same frames again; `branch(k, **changes)` does the same and then applies `set_config(**changes)`
-at frame k: frames 0..k are the old run's, what follows runs under the new config.
+Replay and branches. A run is a pure function of its recipe (engine/run/recipe.py): a `RunSpec` (config,
+workload, runner kind and seed, cost model, options, scheduler) and the changes made mid-run (`Change`: config
+fields and options, or a request added by hand), each stamped with the frame it was made at. `Engine(spec)`
+makes each of the spec's changes when it reaches its frame, so `replay(k)`, the recipe with the changes made
+before frame k, re-runs to frame k with the same frames again; `follow` goes on from a copy of an engine
+(a checkpoint) the same way. `branch(k, **changes)` replays to k and then applies `set_config(**changes)`:
+frames 0..k are the old run's, what follows runs under the new config.
 
-What `set_config` can change mid-run:
+What a change can do mid-run (checked by `recipe.checked_change`):
 - scheduling fields (`SWAPPABLE_FIELDS`) take effect at the next step, the queues and KV cache untouched
   (switching to the priority queue policy re-sorts the waiting queue);
 - pool fields (`POOL_FIELDS`: block count or size, max_model_len, eos) rebuild the scheduler, its pool and
   the runner: every running request loses its KV cache and is queued again, ahead of the waiting ones, to
   be recomputed (like a server restarted with a new pool); a request that no longer fits is aborted.
 
-Adaptive batch size (`adaptive=AdaptiveBatch(...)`, engine/adaptive.py): after every step that ran a batch,
+Adaptive batch size (`adaptive=AdaptiveBatch(...)`, engine/run/adaptive.py): after every step that ran a batch,
 the controller sets `max_num_seqs` for the next step from that step's latency (simulated on the fake runner,
 wall time on the model); switched on mid-run, it first brings the limit within its bounds. Its choices are
 kept in `adaptive_sizes`, one per step (None while it is off), and a replay follows them instead of deciding
 again, so replaying a real-model run gives the same frames although wall times differ.
 
-Overlapped scheduling (`overlap=True`, engine/overlap.py): step s is scheduled while the model still computes
+Overlapped scheduling (`overlap=True`, engine/run/overlap.py): step s is scheduled while the model still computes
 step s - 1, whose tokens land right after; step s is then handed to the model's worker and postprocessed ahead
 with placeholders, so its frame is recorded while its tokens are still being computed (they show as pending
 until the next step lands them; a run that ends lands its last step before its last frame). A request whose
@@ -40,82 +42,55 @@ from __future__ import annotations
 import time
 from bisect import insort
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
-from typing import NamedTuple
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
-from engine.adaptive import AdaptiveBatch
-from engine.frame import AdmittedAfterRebuild, Arrived, FinishedLate, PoolRebuilt, StepHeader, TokenHistory
-from engine.frame_store import FrameStore
-from engine.overlap import Landed, Pipeline, StepClock, StepTiming, check_overlap
-from engine.recorder import Recorder, RequestRecord, batch_view
-from engine.runners import make_runner
-from engine.workload import Request
+from engine.run.frame import AdmittedAfterRebuild, Arrived, FinishedLate, PoolRebuilt, StepHeader, TokenHistory
+from engine.run.frame_store import FrameStore
+from engine.run.overlap import Landed, Pipeline, StepClock, StepTiming, check_overlap
+from engine.run.recipe import POOL_FIELDS, SCHEDULER_KINDS, Change, CostModel, Options, Request, RunSpec, checked_change
+from engine.run.recorder import Recorder, RequestRecord, batch_view
+from engine.run.runner_factory import make_runner
 from scheduler import Batch, Config, RequestRejected, SamplingParams, Scheduler, Sequence
 from scheduler.events import Aborted
 
-SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "enable_prefix_caching",
-                    "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy",
-                    "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max")
-POOL_FIELDS = ("num_kvcache_blocks", "kvcache_block_size", "max_model_len", "eos")
-DEFAULT_MAX_STEPS = 100_000
 KEEP = object()  # set_config's "leave the adaptive controller as it is"
 
 
-@dataclass(frozen=True)
-class CostModel:
-    """Simulated durations of a step: the model takes `step_s` plus `token_s` per batched token (an idle step
-    step_s), the scheduler `schedule_s` to decide the batch and `postprocess_s` to take its tokens in; handing
-    a batch to the model's worker thread (overlapped scheduling) costs `handoff_s`."""
-    step_s: float = 0.010
-    token_s: float = 0.0002
-    schedule_s: float = 0.0015
-    postprocess_s: float = 0.0005
-    handoff_s: float = 0.0005
-
-    def model_time(self, num_tokens: int) -> float:
-        return self.step_s + self.token_s * num_tokens
-
-    def step_time(self, num_tokens: int, overlapped: bool = False) -> float:
-        """A step's duration: schedule + model + postprocess, or overlapped (in the steady state)
-        max(schedule + postprocess, model) + handoff."""
-        cpu, model = self.schedule_s + self.postprocess_s, self.model_time(num_tokens)
-        return max(cpu, model) + self.handoff_s if overlapped else cpu + model
-
-
-class Options(NamedTuple):
-    """The engine options beside the config: overlapped scheduling and the adaptive controller (None: off)."""
-    overlap: bool = False
-    adaptive: AdaptiveBatch | None = None
+def new_scheduler(kind: str, config: Config) -> Scheduler:
+    """The scheduler a run's recipe names (RunSpec.scheduler)."""
+    if kind != "article":
+        raise ValueError(f"scheduler={kind!r}: use one of {SCHEDULER_KINDS}")
+    return Scheduler(config)
 
 
 class Engine:
-    def __init__(self, config: Config, workload: list[Request] = (), runner: str = "fake", seed: int = 0,
-                 cost: CostModel = CostModel(), record: bool = True, max_steps: int = DEFAULT_MAX_STEPS,
-                 adaptive: AdaptiveBatch | None = None, overlap: bool = False):
-        check_overlap(config, overlap)
-        self.runner_kind, self.seed, self.record, self.max_steps = runner, seed, record, max_steps
-        self.adaptive, self._initial_adaptive = adaptive, adaptive
+    def __init__(self, spec: RunSpec, record: bool = True):
+        """The run of `spec` at frame 0 (its changes made at frame 0 made); stepping on makes each of the spec's
+        other changes at its frame."""
+        config = spec.config
+        check_overlap(config, spec.overlap)
+        self.spec = replace(spec, changes=())  # the recipe so far: each change is added as it is made
+        self._scheduled: deque[Change] = deque()  # changes still to make, at their frames (see follow)
+        self.record = record
+        self.adaptive = spec.adaptive
         self.adaptive_sizes: list[int | None] = []  # max_num_seqs the controller chose after each step
         self._adaptive_script: list[int | None] = []  # choices a replay repeats instead of deciding
-        self.overlap = self._initial_overlap = overlap
+        self.overlap = spec.overlap
         self._pipeline: Pipeline | None = None  # the model's worker thread, made at the first overlapped step
         self._sim_clock, self._wall_clock = StepClock(), StepClock()
         self._clock_origin = self._left_at = time.perf_counter()  # the wall clock skips the time between steps
-        self.cost = self._initial_cost = cost
-        self.workload = list(workload)
-        self.runner = make_runner(runner, config, seed)
-        if runner != "fake" and config.eos != self.runner.eos_token_id:
+        self.cost = spec.cost
+        self.runner = make_runner(spec.runner, config, spec.seed)
+        if spec.runner != "fake" and config.eos != self.runner.eos_token_id:
             config = replace(config, eos=self.runner.eos_token_id)  # the model's own end-of-sequence token
-        self.config = self._initial_config = config
-        self.scheduler = Scheduler(config)
+        self.config = config
+        self.scheduler = new_scheduler(spec.scheduler, config)
         self.step_count = 0
         self.sim_time_s = self._wall_time_s = 0.0  # the simulated clock, and the wall clock of engine work
         self.wall_schedule_s = self.wall_model_s = 0.0  # totals over the run, as in the frames
         self.requests: list[RequestRecord] = []  # by request id
-        self.manual: list[Request] = []  # added by hand, arrival = the step they were added after
-        self.config_changes: list[tuple[int, dict]] = []
-        self._pending = deque(sorted(self.workload, key=lambda r: r.arrival))  # stable: workload order in a step
+        self._pending = deque(sorted(spec.workload, key=lambda r: r.arrival))  # stable: workload order in a step
         self._last_batch_idle = False
         self._events: list = []  # events that happened between steps, reported in the next frame
         self._requeued_by_rebuild: set[int] = set()  # their next admission is an AdmittedAfterRebuild
@@ -124,46 +99,66 @@ class Engine:
         self._recorder.reset_pool(self.scheduler.block_manager)
         if record:
             self._record_frame(Batch([], (), "idle"), [], 0.0, 0.0)
+        self.follow(spec, 0)
 
-    # -- inputs ----------------------------------------------------------------------------------------
+    @property
+    def runner_kind(self) -> str:
+        return self.spec.runner
+
+    @property
+    def arrivals_pending(self) -> bool:
+        """Whether a request of the workload, or one added by hand, is still to arrive."""
+        return bool(self._pending)
+
+    @property
+    def config_changes(self) -> list[tuple[int, dict]]:
+        """The config changes made so far, as (frame, settings)."""
+        return [(c.step, c.settings) for c in self.spec.changes if c.kind == "config"]
+
+    # -- changes ---------------------------------------------------------------------------------------
+
+    def change(self, change: Change):
+        """Make `change` now, between steps (its `step` must be this frame): a request joins the waiting queue
+        at the next step; config fields and options apply from the next step on (see the module docstring).
+        Raises ChangeError or ConfigError for a change that cannot be made, changing nothing."""
+        if change.step != self.step_count:
+            raise ValueError(f"a change made at frame {change.step} reached the run at frame {self.step_count}")
+        if change.kind == "request":
+            insort(self._pending, change.payload, key=lambda r: r.arrival)
+        else:
+            self._reconfigure(change.settings)
+        self.spec = replace(self.spec, changes=(*self.spec.changes, change))
 
     def add_request(self, request: Request):
         """Add a request now, between steps: it joins the waiting queue at the next step."""
-        request = replace(request, arrival=self.step_count)
-        self.manual.append(request)
-        insort(self._pending, request, key=lambda r: r.arrival)
+        self.change(Change.request(self.step_count, request))
 
     def set_config(self, cost: CostModel | None = None, overlap: bool | None = None, adaptive=KEEP, **changes):
         """Change config fields, the simulated clock's cost model, overlapped scheduling or the adaptive
         controller (None: off) from the next step on; see the module docstring for what a change does.
         Raises ConfigError for an invalid config, changing nothing."""
-        unknown = set(changes) - set(SWAPPABLE_FIELDS) - set(POOL_FIELDS)
-        if unknown:
-            raise ValueError(f"unknown config field(s) {sorted(unknown)}; fields: {[f.name for f in fields(Config)]}")
-        controller = self.adaptive if adaptive is KEEP else adaptive
-        new = replace(self.config, **changes)
-        if controller is not None:  # switched on mid-run, it first brings the limit within its bounds
-            new = replace(new, max_num_seqs=controller.clamp(new.max_num_seqs))
-        check_overlap(new, self.overlap if overlap is None else overlap)
         options = {"cost": cost, "overlap": overlap} | ({} if adaptive is KEEP else {"adaptive": adaptive})
-        self.config_changes.append((self.step_count, {**changes, **{k: v for k, v in options.items()
-                                                                    if v is not None or k == "adaptive"}}))
-        self.cost = cost or self.cost
-        self.overlap = self.overlap if overlap is None else overlap
-        self.adaptive = controller
+        self.change(Change.config(self.step_count, changes | {k: v for k, v in options.items()
+                                                              if v is not None or k == "adaptive"}))
+
+    def options_at(self, step: int) -> Options:
+        """The options the step after frame `step` runs under: the initial ones, with the changes made up to then."""
+        return self.spec.options_at(step)
+
+    def _make_scheduled_changes(self):
+        """Make the recipe's changes stamped with this frame."""
+        while self._scheduled and self._scheduled[0].step == self.step_count:
+            self.change(self._scheduled.popleft())
+
+    def _reconfigure(self, settings: dict):
+        new, options = checked_change(self.config, Options(self.overlap, self.adaptive), settings)
+        self.cost = settings.get("cost") or self.cost
+        self.overlap, self.adaptive = options
         self._land_in_flight()  # a change applies to a run with nothing in flight
         if any(getattr(new, f) != getattr(self.config, f) for f in POOL_FIELDS):
             self._rebuild(new)
         else:
             self._swap(new)
-
-    def options_at(self, step: int) -> Options:
-        """The options the step after frame `step` runs under: the initial ones, with the changes made up to then."""
-        options = Options(self._initial_overlap, self._initial_adaptive)
-        for at, change in self.config_changes:
-            if at <= step:
-                options = options._replace(**{k: v for k, v in change.items() if k in Options._fields})
-        return options
 
     def _swap(self, new: Config):
         """Change scheduling fields only: the queues and the KV cache stay as they are."""
@@ -173,8 +168,8 @@ class Engine:
     def _rebuild(self, config: Config):
         """A new pool: a new scheduler and runner; running requests, then waiting ones, are queued again."""
         old = self.scheduler
-        self.runner = make_runner(self.runner_kind, config, self.seed)
-        self.scheduler = Scheduler(config)
+        self.runner = make_runner(self.runner_kind, config, self.spec.seed)
+        self.scheduler = new_scheduler(self.spec.scheduler, config)
         self._recorder.reset_pool(self.scheduler.block_manager)
         requeued = [*old.running, *old.waiting]
         self._events.append(PoolRebuilt(-1, config.num_kvcache_blocks, config.kvcache_block_size,
@@ -219,6 +214,7 @@ class Engine:
         if self.record:
             self._record_frame(batch, events, schedule_s + post_s, model_s, tables, timing)
         self._adapt(batch, latency_s)
+        self._make_scheduled_changes()
         self._left_at = time.perf_counter()
 
     def _run(self, batch: Batch, landed_model_s: float | None) -> tuple[list, float, float]:
@@ -272,7 +268,7 @@ class Engine:
                 return "finished"
             if target is not None and self.step_count >= target:
                 return "steps"
-            if self.step_count >= self.max_steps:
+            if self.step_count >= self.spec.max_steps:
                 return "max_steps"
             self.step()
             if on_step:
@@ -286,24 +282,31 @@ class Engine:
 
     # -- replay ----------------------------------------------------------------------------------------
 
+    def advance_to(self, k: int) -> Engine:
+        """Step until frame k is recorded (making the recipe's changes at their frames); returns the engine."""
+        while self.step_count < k:
+            self.step()
+        return self
+
+    def follow(self, spec: RunSpec, k: int, adaptive_script: Iterable[int | None] = ()) -> Engine:
+        """Go on as the run of `spec` up to frame k: the one way a run is replayed, from frame 0 (`Engine(spec)`)
+        or from a copy of an engine standing on that run (a checkpoint). Such an engine has made the first of
+        spec's changes and none of the others is stamped before its frame; else ValueError."""
+        made, rest = spec.changes[:len(self.spec.changes)], spec.changes[len(self.spec.changes):]
+        if (replace(spec, changes=made) != self.spec or any(c.step < self.step_count for c in rest)
+                or not self.step_count <= k):
+            raise ValueError(f"this engine, at frame {self.step_count}, is not on the run asked for")
+        self._scheduled = deque(rest)
+        self._adaptive_script = list(adaptive_script)
+        self._make_scheduled_changes()
+        return self.advance_to(k)
+
     def replay(self, k: int) -> Engine:
-        """A new engine re-run from the same inputs up to frame k (deterministic: same frames again)."""
+        """A new engine re-run from this run's recipe up to frame k (deterministic: same frames again), the
+        changes made at frame k not yet made."""
         if not 0 <= k <= self.step_count:
             raise IndexError(f"frame {k} does not exist; the run is at frame {self.step_count}")
-        engine = Engine(self._initial_config, self.workload, self.runner_kind, self.seed, self._initial_cost,
-                        self.record, self.max_steps, self._initial_adaptive, self._initial_overlap)
-        engine._adaptive_script = self.adaptive_sizes[:k]
-        manual = [r for r in self.manual if r.arrival < k]
-        changes = [(s, c) for s, c in self.config_changes if s < k]
-        while engine.step_count < k:
-            for request in manual:
-                if request.arrival == engine.step_count:
-                    engine.add_request(request)
-            for at, change in changes:
-                if at == engine.step_count:
-                    engine.set_config(**change)
-            engine.step()
-        return engine
+        return Engine(self.spec.until(k), self.record).follow(self.spec.until(k), k, self.adaptive_sizes[:k])
 
     def branch(self, k: int, **changes) -> Engine:
         """Frames 0..k of this run, then the rest under `changes` (config fields and/or `cost`, see set_config)."""

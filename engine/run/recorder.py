@@ -1,24 +1,25 @@
 """Turns the live scheduler into FrameStore records while looking only at what a step touched.
 
 Cheap because of three facts about the scheduler:
-- a request's state changes only if it was in the batch or has an event this step (arrived, admitted,
-  preempted, finished, aborted), so only those are examined;
-- a block's state (ref count, hash, tokens) changes only if it entered or left a touched request's block
-  table or became full this step, so only those blocks are rebuilt;
-- the free list only loses blocks and gains them at its tail, so the blocks freed this step and still free
-  are exactly its last n entries: each gets the next `free_rank`, and sorting free blocks by rank gives the
-  free list again.
+- a request's state changes only if it was in the batch or has an event this step (arrived, admitted, preempted,
+  finished, aborted), so only those are examined; a batched request without an event is read from the scheduler
+  (its token and computed counts) and stored only where the frame store's batch rule (`advanced_by_batch`) would
+  not rebuild it;
+- a block's state (ref count, hash, tokens) changes only if it entered or left a touched request's block table
+  or became full this step, so only those blocks are rebuilt;
+- the free list only loses blocks and gains them at its tail (read through the block manager's views), so the
+  blocks freed this step and still free are exactly its last n entries: each gets the next `free_rank`, and
+  sorting free blocks by rank gives the free list again.
 """
 
 from dataclasses import dataclass
-from itertools import islice
 from operator import attrgetter
 
-from engine.frame import BatchView, BlockView, RequestView, StepHeader, StepMetrics, TokenHistory
-from engine.frame_store import FrameStore, Paged, advanced_by_batch, paged
-from engine.workload import Request
+from engine.run.frame import BatchView, BlockView, RequestView, StepHeader, StepMetrics, TokenHistory
+from engine.run.frame_store import FrameStore, Paged, advanced_by_batch, paged
+from engine.run.recipe import Request
 from scheduler import Batch, Scheduler, Sequence, SequenceStatus
-from scheduler.block_manager import NO_HASH, BlockManager
+from scheduler.block_manager import BlockManager
 
 STATUS_NAMES = {status: status.name.lower() for status in SequenceStatus}
 SEQ_ID = attrgetter("seq_id")
@@ -28,7 +29,7 @@ SEQ_ID = attrgetter("seq_id")
 class RequestRecord:
     """Everything the engine keeps of one request, indexed by its id: where it came from, the scheduler's
     Sequence and its token history (shared with its frame views). When its first token and its end happened is
-    read off the frames, in one place: engine/metrics.py."""
+    read off the frames, in one place: engine/run/metrics.py."""
     request: Request
     seq: Sequence
     history: TokenHistory
@@ -67,7 +68,7 @@ class Recorder:
                 self._views[rid] = view._replace(block_table=())
                 self._progress[rid][2] = 0
                 self._changed_requests.add(rid)
-        self._blocks = [BlockView(b.block_id, 0, None, b.block_id) for b in block_manager.blocks]
+        self._blocks = [BlockView(bid, 0, None, bid) for bid in range(block_manager.num_blocks)]
         self._pages = self._pages._replace(blocks=())
         self._next_rank = len(self._blocks)
         self._num_cached_free = 0
@@ -82,7 +83,7 @@ class Recorder:
         tables right after schedule()."""
         bm, events, records = sched.block_manager, header.events, self.requests
         bs = bm.block_size
-        event_ids = {e.seq_id for e in events} | self._touched_ids
+        event_ids = {e.seq_id for e in events if e.seq_id >= 0} | self._touched_ids  # pool_rebuilt: -1
         self._touched_ids = set()
         changed: dict[int, RequestView] = {}
         dirty: set[int] = set()
@@ -99,7 +100,14 @@ class Recorder:
                 continue
             progress = progress_of[rid]  # the hot path: no view is built
             num_tokens, old_computed, table_len = progress
-            progress[0], progress[1] = num_tokens, computed = advanced_by_batch(num_tokens, old_computed, n)
+            now = len(seq.token_ids), seq.num_computed_tokens  # as the scheduler left it
+            if now != advanced_by_batch(num_tokens, old_computed, n):  # the store's rule would not rebuild it
+                dirty.update(table)
+                filled_by.update((b, (rid, i)) for i, b in enumerate(table))
+                changed[rid] = self._update(seq)
+                continue
+            progress[0], progress[1] = now
+            computed = now[1]
             advanced.add(rid)
             if computed // bs != old_computed // bs:
                 for i in range(old_computed // bs, computed // bs):  # blocks that became full
@@ -158,7 +166,7 @@ class Recorder:
             elif view != self._blocks[bid]:
                 changed[bid] = view
         if newly_free:
-            tail = list(islice(reversed(bm.free_block_ids), len(newly_free)))[::-1]
+            tail = bm.recently_freed(len(newly_free))
             assert set(tail) == newly_free, "blocks freed this step are not at the tail of the free list"
             for bid in tail:
                 changed[bid] = self._block_view(bm, bid, self._next_rank, filled_by)
@@ -174,11 +182,11 @@ class Recorder:
 
     def _block_view(self, bm: BlockManager, bid: int, free_rank: int, filled_by: dict[int, tuple[int, int]]
                     ) -> BlockView:
-        block, old = bm.blocks[bid], self._blocks[bid]
-        if block.hash == NO_HASH:
-            return BlockView(bid, block.ref_count, None, free_rank)
-        if old.hash == block.hash:  # same hash, same tokens
-            return BlockView(bid, block.ref_count, block.hash, free_rank, *old[4:])
+        (ref_count, block_hash), old = bm.block_state(bid), self._blocks[bid]
+        if block_hash is None:
+            return BlockView(bid, ref_count, None, free_rank)
+        if old.hash == block_hash:  # same hash, same tokens
+            return BlockView(bid, ref_count, block_hash, free_rank, *old[4:])
         rid, index = filled_by[bid]  # a hash appears only when a batched request fills the block
-        return BlockView(bid, block.ref_count, block.hash, free_rank, self.requests[rid].history, index * bm.block_size,
+        return BlockView(bid, ref_count, block_hash, free_rank, self.requests[rid].history, index * bm.block_size,
                          bm.block_size)

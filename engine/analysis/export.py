@@ -1,7 +1,7 @@
 """Exports of a comparison: JSON (each run a reloadable engine trace), and CSV of per-request metrics.
 
 A comparison's JSON holds, per config, its label, its compared numbers and its run as the engine's own trace
-(engine.trace): `split_comparison` writes those traces out as files that `load_trace` (and the app's trace
+(engine.traces.trace): `split_comparison` writes those traces out as files that `load_trace` (and the app's trace
 uploader) open like any recorded run.
 """
 
@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 
-from engine.compare import ConfigRun, metric_values
-from engine.metrics import RequestMetrics, Span
-from engine.trace import trace_dict
+from engine.analysis.compare import ConfigRun, metric_values
+from engine.run.metrics import RequestMetrics, Span
+from engine.traces.trace import trace_dict
 from i18n import MessageError
 
 COMPARISON_VERSION = 1

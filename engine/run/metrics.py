@@ -1,6 +1,6 @@
 """Latency and throughput metrics computed from frames, in steps and in seconds.
 
-Conventions (see engine/frame.py): a request with arrival a joins the queue at the start of step a + 1, so
+Conventions (see engine/run/frame.py): a request with arrival a joins the queue at the start of step a + 1, so
 times are measured from the end of step a, i.e. from frame a's clocks.
 - TTFT = first-token step - arrival;  TPOT = (finish - first token) / (output tokens - 1);
 - end-to-end latency = finish - arrival;  queueing delay = first scheduled step - (arrival + 1).
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from statistics import fmean
 
-from engine.frame import Frame
+from engine.run.frame import Frame
 
 DONE = ("finished", "aborted")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from engine.frame import Frame, RequestView
+from engine.run.frame import Frame, RequestView
 
 
 class Segment(NamedTuple):

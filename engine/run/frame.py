@@ -30,7 +30,7 @@ Schema (field names are stable; the UI builds its figures from them):
                                      each has .kind, .seq_id and .to_dict(), see scheduler/events.py
       metrics: StepMetrics           KV usage, tokens in the batch, queue lengths, cumulative counters
       timing: StepTiming | None      when the step was scheduled, computed by the model and postprocessed
-                                     (engine/overlap.py): simulated on the fake runner, measured on the
+                                     (engine/run/overlap.py): simulated on the fake runner, measured on the
                                      model; `timing.overlapped` when it was scheduled while the model was
                                      still computing the step before. None for frame 0 and old traces.
 
@@ -62,9 +62,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
-from engine.overlap import PLACEHOLDER, StepTiming
+from engine.run.overlap import PLACEHOLDER, StepTiming
 from scheduler import Config
-from scheduler.events import EVENT_TYPES, Admitted, Event, event_from_dict
+from scheduler.events import Admitted, Event, event_from_dict
 
 
 @dataclass(frozen=True)
@@ -100,23 +100,6 @@ class AdmittedAfterRebuild(Admitted):
     """An admission that recomputes a request the KV pool's rebuild requeued (see PoolRebuilt), not one that
     had been preempted; its kind stays "admitted"."""
     after_rebuild: bool = True
-
-
-def event_from_any_dict(data: dict) -> Event:
-    """Decode a scheduler event or an engine `arrived` / `finished_late` / `pool_rebuilt` event."""
-    if data["kind"] == Arrived.kind:
-        return Arrived(data["seq_id"], data["prompt_len"], data["priority"])
-    if data["kind"] == FinishedLate.kind:
-        return FinishedLate(data["seq_id"], tuple(data["freed_blocks"]))
-    if data.get("after_rebuild"):
-        return AdmittedAfterRebuild(data["seq_id"], data["num_tokens"], data["num_cached_tokens"], data["recompute"])
-    if data["kind"] == PoolRebuilt.kind:
-        return PoolRebuilt(data["seq_id"], data["num_blocks"], data["block_size"], tuple(data["requeued"]),
-                           data["num_running"])
-    return event_from_dict(data)
-
-
-EVENT_KINDS = (Arrived.kind, FinishedLate.kind, PoolRebuilt.kind, *EVENT_TYPES)
 
 
 PENDING_TEXT = "…"
@@ -300,7 +283,7 @@ class StepHeader:
         """The header of a frame's JSON data (`to_dict`), under `config` (a trace may carry it only when it
         changed)."""
         return cls(data["step"], data["sim_time_s"], data["wall_schedule_s"], data["wall_model_s"], config,
-                   BatchView.from_dict(data["batch"]), tuple(event_from_any_dict(e) for e in data["events"]),
+                   BatchView.from_dict(data["batch"]), tuple(event_from_dict(e) for e in data["events"]),
                    StepTiming.from_dict(data["timing"]) if data.get("timing") else None)
 
 

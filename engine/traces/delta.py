@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import compress
 from operator import ne
 
-from engine.frame import (
+from engine.run.frame import (
     BlockView,
     Frame,
     RequestView,

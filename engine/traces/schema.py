@@ -9,11 +9,12 @@ import json
 import math
 from dataclasses import fields
 
-from engine.frame import EVENT_KINDS, PoolRebuilt, StepMetrics
-from engine.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
-from engine.overlap import PLACEHOLDER
+from engine.run.frame import PoolRebuilt, StepMetrics
+from engine.run.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
+from engine.run.overlap import PLACEHOLDER
 from i18n import Message, MessageError
 from scheduler import Config, ConfigError
+from scheduler.events import EVENT_TYPES
 
 BATCH_KINDS = ("prefill", "decode", "mixed", "idle")
 STATUSES = ("waiting", "running", "finished", "aborted")
@@ -227,8 +228,8 @@ class _FrameChecker:
         for i, e in enumerate(_of(where, events, list)):
             at = f"{where}[{i}]"
             _keys(at, e, ("kind", "seq_id"))
-            if e["kind"] not in EVENT_KINDS:
-                _fail(f"{at}.kind", "trace.one_of", value=_shown(e["kind"]), choices=", ".join(EVENT_KINDS))
+            if type(e["kind"]) is not str or e["kind"] not in EVENT_TYPES:
+                _fail(f"{at}.kind", "trace.one_of", value=_shown(e["kind"]), choices=", ".join(EVENT_TYPES))
             whole_pool = e["kind"] == PoolRebuilt.kind  # concerns no one request: seq_id -1
             _int(f"{at}.seq_id", e["seq_id"], -1 if whole_pool else 0, -1 if whole_pool else self.num_requests - 1)
             for key, value in e.items():

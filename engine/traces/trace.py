@@ -5,10 +5,10 @@ request. Traces load back into a FrameStore, so the UI can open a recorded run w
 {"after_step": k, "changes": {field: value}} (a cost model or adaptive controller as its fields, or null):
 it applies from step k + 1, as each frame's own `config` shows.
 
-Version 2 writes each frame as a delta against the one before (engine/trace_delta.py): the blocks and requests
+Version 2 writes each frame as a delta against the one before (engine/traces/delta.py): the blocks and requests
 that changed, the config only when it changed. A trace then grows with what happens per step, not with the
 pool. Version 1 traces (every block and request of every frame) still load. Either is checked against the
-schema (engine/trace_schema.py) before anything is built: a file that does not fit raises `TraceError`.
+schema (engine/traces/schema.py) before anything is built: a file that does not fit raises `TraceError`.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
-from engine.engine import Engine
-from engine.frame import Frame, TokenHistory, config_to_dict
-from engine.frame_store import FrameStore
-from engine.metrics import request_metrics
-from engine.trace_delta import frame_deltas, frames_from_deltas
-from engine.trace_schema import TraceError, checked_trace
+from engine.run.engine import Engine
+from engine.run.frame import Frame, TokenHistory, config_to_dict
+from engine.run.frame_store import FrameStore
+from engine.run.metrics import request_metrics
+from engine.traces.delta import frame_deltas, frames_from_deltas
+from engine.traces.schema import TraceError, checked_trace
 from i18n import Message
 
 TRACE_VERSION = 2
@@ -71,7 +71,7 @@ def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame]
         "version": TRACE_VERSION,
         "title": title,
         "runner": engine.runner_kind,
-        "seed": engine.seed,
+        "seed": engine.spec.seed,
         "overlap": engine.overlap,
         "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
         "config_changes": config_changes(engine),

@@ -14,7 +14,7 @@ unless an EOS lands early. Speculative decoding is refused: its drafts are read 
 being computed.
 
 `Pipeline` is the one implementation: the Engine (`Engine(..., overlap=True)`, frames and all) and the
-standalone `drive()` loop (no frames, for the benchmark and tests) both launch and land batches through it.
+standalone `run_loop()` (no frames, for the benchmark and tests) both launch and land batches through it.
 `StepClock` lays a step's schedule, model and postprocess work out in time, synchronously or overlapped.
 """
 
@@ -129,22 +129,10 @@ class Pipeline:
         that wrote EOS, and take them out of `next_batch` before it runs."""
         (future, placeholders), self._in_flight = self._in_flight, None
         tokens, model = future.result()
-        landed = Landed(next_batch, model=model)
-        for (seq, index), token in zip(placeholders, [t for t in tokens if t is not None], strict=True):
-            seq.token_ids[index] = token
-            if token != scheduler.config.eos or seq.sampling_params.ignore_eos:
-                continue
-            freed = scheduler.land_eos(seq, index)
-            if freed is None:  # it also hit max_tokens or max_model_len with this token: EOS is the reason
-                landed.eos_at_limit.append(seq)
-            else:
-                landed.late.append((seq, freed))
-        late = {seq.seq_id for seq, _ in landed.late}
+        late, eos_at_limit = scheduler.land(placeholders, [t for t in tokens if t is not None])
         if late and next_batch is not None:
-            kept = [(s, n) for s, n in zip(next_batch.seqs, next_batch.num_scheduled_tokens, strict=True)
-                    if s.seq_id not in late]
-            landed.batch = Batch([s for s, _ in kept], tuple(n for _, n in kept), next_batch.kind if kept else "idle")
-        return landed
+            next_batch = next_batch.without({seq.seq_id for seq, _ in late})
+        return Landed(next_batch, late, eos_at_limit, model)
 
 
 def _snapshot(seq: Sequence) -> Sequence:
@@ -157,14 +145,14 @@ def _snapshot(seq: Sequence) -> Sequence:
 # -- the standalone loop ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class DriveResult:
+class LoopResult:
     outputs: list[list[int]]  # completion token ids per sequence, in the order given
     batches: list[tuple[int, ...]]  # sequence ids run at each step
     timings: list[StepTiming]
     wall_s: float
 
 
-def drive(scheduler: Scheduler, runner, seqs: list[Sequence], overlap: bool) -> DriveResult:
+def run_loop(scheduler: Scheduler, runner, seqs: list[Sequence], overlap: bool) -> LoopResult:
     """Run `seqs` to the end, synchronously or with the next step scheduled while the model runs (wall time)."""
     check_overlap(scheduler.config, overlap)
     for seq in seqs:
@@ -197,4 +185,4 @@ def drive(scheduler: Scheduler, runner, seqs: list[Sequence], overlap: bool) -> 
             t2 = clock()
             scheduler.postprocess(batch.seqs, tokens)
             timings.append(StepTiming(len(batches), (t0, t1), (t1, t2), (t2, clock())))
-    return DriveResult([s.completion_token_ids for s in seqs], batches, timings, clock())
+    return LoopResult([s.completion_token_ids for s in seqs], batches, timings, clock())

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
-from engine.frame import Frame
+from engine.run.frame import Frame
 from i18n import MessageError
 
 

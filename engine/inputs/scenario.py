@@ -12,26 +12,20 @@ import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from engine.adaptive import AdaptiveBatch
-from engine.article import notebook_requests
-from engine.engine import CostModel, Engine
-from engine.frame import Frame
-from engine.limits import BOUNDS, CONFIG_BOUNDS, within
-from engine.overlap import check_overlap
-from engine.runners import RUNNER_KINDS
-from engine.workload import (
-    Request,
-    bursty_arrivals,
-    chat_prompts,
-    lengths,
-    poisson_arrivals,
-    random_token_prompts,
-)
+from engine.inputs.article import notebook_requests
+from engine.inputs.key_frames import EXPECTATIONS, KeyFrame
+from engine.inputs.workload import bursty_arrivals, chat_prompts, lengths, poisson_arrivals, random_token_prompts
+from engine.run.adaptive import AdaptiveBatch
+from engine.run.engine import Engine
+from engine.run.limits import BOUNDS, CONFIG_BOUNDS, within
+from engine.run.overlap import check_overlap
+from engine.run.recipe import CostModel, Request, RunSpec
+from engine.run.runner_factory import RUNNER_KINDS
 from i18n import DEFAULT, LANGUAGES, Message, MessageError, message_of
 from scheduler import Config, ConfigError
 
 TRANSLATED = tuple(lang for lang in LANGUAGES if lang != DEFAULT)  # a text field `x` has `x_zh` beside it
-SCENARIOS_DIR = Path(__file__).resolve().parents[1] / "scenarios"
+SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 
 
 class ScenarioError(MessageError):
@@ -43,144 +37,17 @@ class ScenarioError(MessageError):
         super().__init__("error.scenario", path=str(path), key=key, problem=problem)
 
 
-# -- key frames ------------------------------------------------------------------------------------------
-# A key frame's `expect` states what its note claims, checked against the step's decision events and the
-# frames before and after the step (`before` is the frame the step started from).
-
-def _ids(frame: Frame, kind: str) -> list[int]:
-    return sorted({e.seq_id for e in frame.events_of(kind)})
-
-
-def _block_tables(frame: Frame) -> dict[str, list[int]]:
-    """{request id: its block ids} for the requests holding blocks (TOML table keys are strings)."""
-    return {str(r.id): list(r.block_table) for r in frame.requests if r.block_table}
-
-
-def _free_queue(frame: Frame) -> list[int]:
-    """Free block ids in free-list order: the next allocation takes the first (the LRU cached block)."""
-    return [b.id for b in sorted((b for b in frame.blocks if b.is_free), key=lambda b: b.free_rank)]
-
-
-def _needs_block(frame: Frame, before: Frame) -> list[int]:
-    """Requests that needed one more KV block for this step's tokens: each request a preemption made room for,
-    and each request already running whose block table grew (an admission's blocks are `admitted`)."""
-    admitted = set(_ids(frame, "admitted"))
-    grew = {rid for rid in frame.batch.seq_ids if rid not in admitted and rid < len(before.requests)
-            and len(frame.requests[rid].block_table) > len(before.requests[rid].block_table)}
-    return sorted(grew | {e.for_seq_id for e in frame.events_of("preempted")})
-
-
-def _freed(frame: Frame, before: Frame) -> list[int]:
-    """Blocks given back this step: by preemptions and late finishes (their events name them), and by the
-    requests that finished or were aborted (the blocks they held when the step started)."""
-    freed = {b for e in frame.events if e.kind in ("preempted", "finished_late") for b in e.freed_blocks}
-    for e in frame.events:
-        if e.kind in ("finished", "aborted") and e.seq_id < len(before.requests):
-            freed.update(before.requests[e.seq_id].block_table)
-    return sorted(freed)
-
-
-def _first_token(frame: Frame, before: Frame) -> list[int]:
-    """Requests whose prompt was complete by this step and that got their first output token in it."""
-    return [r.id for r in frame.requests if r.num_output_tokens > 0
-            and (r.id >= len(before.requests) or before.requests[r.id].num_output_tokens == 0)]
-
-
-def _paused(frame: Frame, before: Frame) -> list[int]:
-    """Requests running when the step started that the batch left out (not preempted, not finished late)."""
-    gone = set(_ids(frame, "preempted")) | set(_ids(frame, "finished_late"))
-    return sorted(set(before.running) - set(frame.batch.seq_ids) - gone)
-
-
-# What a key frame can expect, and how to read it off the step (frame, before). Id lists compare as sorted
-# sets, except the queues and the batch, which compare in order.
-EXPECTATIONS = {
-    "batch_kind": (str, lambda f, b: f.batch.kind),
-    "batch": (list, lambda f, b: list(f.batch.seq_ids)),
-    "num_batched_tokens": (int, lambda f, b: f.batch.total_tokens),
-    "max_num_seqs": (int, lambda f, b: f.config.max_num_seqs),
-    "running": (list, lambda f, b: list(f.running)),
-    "waiting": (list, lambda f, b: list(f.waiting)),
-    "free_blocks": (int, lambda f, b: f.metrics.num_free_blocks),
-    "free_blocks_before": (int, lambda f, b: b.metrics.num_free_blocks),
-    "arrived": (list, lambda f, b: _ids(f, "arrived")),
-    "admitted": (list, lambda f, b: _ids(f, "admitted")),
-    "recomputed": (list, lambda f, b: sorted({e.seq_id for e in f.events_of("admitted") if e.recompute})),
-    "chunk": (list, lambda f, b: _ids(f, "chunk")),
-    "preempted": (list, lambda f, b: _ids(f, "preempted")),
-    "preempted_for": (list, lambda f, b: sorted([e.seq_id, e.for_seq_id] for e in f.events_of("preempted"))),
-    "needs_block": (list, _needs_block),
-    "freed": (list, _freed),
-    "first_token": (list, _first_token),
-    "paused": (list, _paused),
-    "finished": (list, lambda f, b: _ids(f, "finished")),
-    "finished_late": (list, lambda f, b: _ids(f, "finished_late")),
-    "overlapped": (bool, lambda f, b: bool(f.timing and f.timing.overlapped)),
-    "aborted": (list, lambda f, b: _ids(f, "aborted")),
-    "prefix_hit": (list, lambda f, b: _ids(f, "prefix_hit")),
-    "speculated": (list, lambda f, b: _ids(f, "speculated")),
-    "blocked": (str, lambda f, b: ",".join(sorted({e.reason for e in f.events_of("blocked")}))),
-    "blocked_for_blocks": (list, lambda f, b: sorted({e.seq_id for e in f.events_of("blocked")
-                                                      if e.reason == "blocks"})),
-    "block_tables": (dict, lambda f, b: _block_tables(f)),
-    "free_queue": (list, lambda f, b: _free_queue(f)),
-    "cached_blocks": (list, lambda f, b: sorted(blk.id for blk in f.blocks if blk.hash is not None)),
-}
-IN_ORDER = ("batch", "running", "waiting", "free_queue")
-NEEDS_BEFORE = ("free_blocks_before", "needs_block", "freed", "first_token", "paused")
-
-
-@dataclass(frozen=True)
-class KeyFrame:
-    step: int
-    note: str
-    expect: dict
-    needs_model: bool = False  # the expectation depends on what the real model writes
-    variant: bool = False  # observed in the scenario's variant run
-    translations: dict = field(default_factory=dict)  # {language: the note in it} (`note_zh` in the file)
-
-    def note_in(self, lang: str) -> str:
-        """The note in `lang`; in English where the file has none in that language."""
-        return self.translations.get(lang, self.note)
-
-    def mismatches(self, frame: Frame, before: Frame | None = None) -> list[str]:
-        """What the step (from `before` to `frame`) shows differently from `expect`; empty when the note holds.
-        Claims about the step's start (NEEDS_BEFORE) cannot hold without the frame before."""
-        problems = []
-        for key, wanted in self.expect.items():
-            if before is None and key in NEEDS_BEFORE:
-                problems.append(f"step {self.step}: {key} is read off the frame before the step; pass it")
-                continue
-            actual = EXPECTATIONS[key][1](frame, before)
-            if isinstance(wanted, list) and key not in IN_ORDER:
-                wanted = sorted(wanted)
-            if actual != wanted:
-                problems.append(f"step {self.step}: {key} is {actual!r}, expected {wanted!r} ({self.note})")
-        return problems
-
-    def holds(self, frames) -> bool:
-        """Whether the note is true of this run (a branched run may no longer show it); False when the step
-        is not recorded."""
-        return self.step < len(frames) and not self.mismatches(frames[self.step], frames[self.step - 1])
-
-
 # -- the scenario --------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Scenario:
+    """A preset: its run's recipe (`spec`), the words shown about it, its key frames and its variant."""
     path: Path
     title: str
     narrative: str
-    config: Config
-    runner: str
-    seed: int
-    cost: CostModel
-    workload: tuple[Request, ...]
+    spec: RunSpec
     key_frames: tuple[KeyFrame, ...]
-    max_steps: int
     variant: dict  # config changes of the comparison run the scenario offers ({} when none)
-    adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller, when the scenario has one
-    overlap: bool = False  # overlapped scheduling (engine/overlap.py)
     translations: dict = field(default_factory=dict)  # {language: {"title": ..., "narrative": ...}}
 
     @property
@@ -197,11 +64,17 @@ class Scenario:
     def is_translated(self, lang: str) -> bool:
         return lang == DEFAULT or lang in self.translations
 
+    def spec_for(self, runner: str | None = None, variant: bool = False) -> RunSpec:
+        """The recipe of this scenario's run, or of its variant (the same run with the `variant` config), on
+        `runner` (by default the file's)."""
+        spec = self.spec
+        if variant:
+            spec = replace(spec, config=replace(spec.config, **self.variant))
+        return replace(spec, runner=runner) if runner else spec
+
     def engine(self, runner: str | None = None, record: bool = True, variant: bool = False) -> Engine:
-        """An engine for this scenario, or for its variant (the same run with the `variant` config)."""
-        config = replace(self.config, **self.variant) if variant else self.config
-        return Engine(config, self.workload, runner or self.runner, self.seed, self.cost, record, self.max_steps,
-                      self.adaptive, self.overlap)
+        """An engine at frame 0 of this scenario's run, or of its variant's."""
+        return Engine(self.spec_for(runner, variant), record)
 
 
 def preset_paths() -> list[Path]:
@@ -231,14 +104,14 @@ def not_toml(error: tomllib.TOMLDecodeError) -> Message:
     return Message("scenario.not_toml_end")
 
 
-# The range (a key of engine.limits.BOUNDS) each numeric key of a scenario file must lie in, wherever it appears.
-FIELD_BOUNDS = {**{name: name for name in CONFIG_BOUNDS}, "seed": "scenario_seed", "max_steps": "max_steps",
+# The range (a key of engine.run.limits.BOUNDS) each numeric key of a scenario file must lie in, wherever it appears.
+FIELD_BOUNDS = {**{name: name for name in CONFIG_BOUNDS}, "seed": "seed", "max_steps": "max_steps",
                 "arrival": "arrival", "max_tokens": "max_tokens", "priority": "priority",
                 "temperature": "temperature", "count": "workload_requests", "burst_size": "workload_requests",
                 "every": "arrival", "rate": "rate", "scale": "scale", "step": "arrival",
                 **{k: "prompt_tokens" for k in ("min_len", "max_len", "low", "high", "output_low", "output_high")},
                 **{k: "max_num_seqs" for k in ("min_seqs", "max_seqs")},
-                **{k: "cost_s" for k in ("low_s", "high_s", *(f.name for f in fields(CostModel)))}}
+                "low_s": "adaptive_s", "high_s": "adaptive_s", **{f.name: "cost_s" for f in fields(CostModel)}}
 
 _TYPE_NAMES = {str: "str", int: "int", float: "float", bool: "bool", list: "list", dict: "table"}  # type.<name>
 
@@ -312,8 +185,9 @@ class _Loader:
         translated = self.translated(texts)
         translations = {lang: {"title": data[f"title_{lang}"], "narrative": data[f"narrative_{lang}"].strip()}
                         for lang in translated}
-        return Scenario(self.path, data["title"], data["narrative"].strip(), config, runner, seed, cost,
-                        tuple(workload), key_frames, max_steps, dict(variant), adaptive, overlap, translations)
+        spec = RunSpec(config, workload, runner, seed, cost, adaptive, overlap, max_steps=max_steps)
+        return Scenario(self.path, data["title"], data["narrative"].strip(), spec, key_frames, dict(variant),
+                        translations)
 
     def translated(self, texts: list[tuple[str, dict]]) -> list[str]:
         """The languages besides English the file's texts (each `(name, table holding it)`) are in: each text
@@ -425,7 +299,7 @@ class _Loader:
             self.fail_with(where, e)
 
     def article_demo(self, table: dict, where: str) -> list[Request]:
-        """The InfraTech notebook's own requests for one of its demos (engine/article.py): it fixes their
+        """The InfraTech notebook's own requests for one of its demos (engine/inputs/article.py): it fixes their
         count, prompts, arrivals and lengths, so nothing else may be set."""
         self.table(table, where, {"kind": str, **self.GENERATORS["article"]}, required=("demo",))
         try:

@@ -1,10 +1,11 @@
 """Where frames live: one small record of changes per step, a keyframe every K steps, frames rebuilt on demand.
 
-A record holds the step's scalars, batch and events, the request views and block views that changed, and
-the queues as diffs against the previous step. A request that only advanced as its batch entry says (its
-computed tokens grew by the scheduled count, and it gained one token when its prompt was complete) is not
-stored at all: `_advance` replays that rule. Memory therefore grows with what changes per step, and reading
-frame k costs one keyframe copy plus at most K - 1 records.
+A record holds the step's scalars, batch and events, the request views and block views that changed, and the
+queues as diffs against the previous step. A request that only advanced as its batch entry says (its computed
+tokens grew by the scheduled count, and it gained one token when its prompt was complete) is not stored at all:
+`_advance` replays that rule, which is the store's encoding, not the scheduler's: the recorder checks each such
+request's counts, as the scheduler left them, against it and stores any it does not fit. Memory therefore grows
+with what changes per step, and reading frame k costs one keyframe copy plus at most K - 1 records.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from itertools import chain
 from typing import NamedTuple
 
-from engine.frame import BlockView, Frame, RequestView, StepHeader, StepMetrics
+from engine.run.frame import BlockView, Frame, RequestView, StepHeader, StepMetrics
 
 KEYFRAME_EVERY = 16
 

@@ -1,7 +1,8 @@
-"""Workloads: the requests of a run and when they arrive, plus generators for the usual shapes.
+"""Workloads: generators of a run's requests (`Request`, engine/run/recipe.py) and when they arrive, in the usual
+shapes.
 
 Every generator takes a seed and is deterministic, so a scenario replays identically. Arrival steps follow
-the engine's convention (engine/frame.py): a request with arrival a can be scheduled from step a + 1.
+the engine's convention (engine/run/frame.py): a request with arrival a can be scheduled from step a + 1.
 """
 
 from __future__ import annotations
@@ -9,41 +10,15 @@ from __future__ import annotations
 import random
 import sys
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
+from engine.run.recipe import Request
 from i18n import MessageError
 
 CHAT_PROMPTS_FILE = Path(__file__).with_name("chat_prompts.toml")
 
 # Mean prompt and output lengths of the ShareGPT conversations used by vLLM's benchmarks.
 SHAREGPT_MEAN_INPUT, SHAREGPT_MEAN_OUTPUT = 161, 338
-
-
-@dataclass(frozen=True)
-class Request:
-    """One request of a workload: a text `prompt` (tokenized by the runner, as a chat turn when `chat`) or
-    `prompt_token_ids`, exactly one of them."""
-    arrival: int = 0
-    prompt: str | None = None
-    prompt_token_ids: tuple[int, ...] | None = None
-    max_tokens: int = 16
-    ignore_eos: bool = False
-    priority: int = 0
-    temperature: float = 0.0
-    chat: bool = True
-
-    def __post_init__(self):
-        if (self.prompt is None) == (self.prompt_token_ids is None):
-            raise MessageError("workload.prompt_xor")
-        if self.prompt_token_ids is not None:
-            object.__setattr__(self, "prompt_token_ids", tuple(self.prompt_token_ids))
-        if type(self.arrival) is not int or self.arrival < 0:
-            raise MessageError("workload.arrival", value=repr(self.arrival))
-        if type(self.max_tokens) is not int or self.max_tokens < 1:
-            raise MessageError("workload.max_tokens", value=repr(self.max_tokens))
-        if self.temperature < 0:
-            raise MessageError("workload.temperature", value=repr(self.temperature))
 
 
 def random_token_prompts(n: int, seed: int = 0, min_len: int = 1, max_len: int = 10, low: int = 1,

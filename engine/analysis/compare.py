@@ -17,10 +17,11 @@ from dataclasses import dataclass, replace
 from functools import partial
 from statistics import fmean
 
-from engine.adaptive import AdaptiveBatch, step_latencies
-from engine.engine import CostModel, Engine
-from engine.frame import Frame
-from engine.metrics import (
+from engine.inputs.workload import lengths, poisson_arrivals, random_workload
+from engine.run.adaptive import AdaptiveBatch, step_latencies
+from engine.run.engine import Engine
+from engine.run.frame import Frame
+from engine.run.metrics import (
     RequestMetrics,
     RunMetrics,
     Span,
@@ -29,7 +30,7 @@ from engine.metrics import (
     recomputed_tokens,
     run_metrics,
 )
-from engine.workload import Request, lengths, poisson_arrivals, random_workload
+from engine.run.recipe import CostModel, Request, RunSpec
 from i18n import DEFAULT, MessageError, join_and, text
 from scheduler import Config
 
@@ -57,8 +58,8 @@ def generated_workload(n: int = 200, rate: float = 0.5, seed: int = 0, shared_fr
 class Variant:
     label: str
     config: Config
-    overlap: bool = False  # overlapped scheduling (engine/overlap.py)
-    adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller (engine/adaptive.py)
+    overlap: bool = False  # overlapped scheduling (engine/run/overlap.py)
+    adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller (engine/run/adaptive.py)
 
 
 def same_capacity(base: Config, block_size: int) -> Config:
@@ -108,7 +109,7 @@ class ConfigRun:
     label: str
     config: Config  # the config it started with (an adaptive controller changes max_num_seqs as it goes)
     stop_reason: str
-    engine: Engine  # for exports (engine.trace); its frames are `frames`
+    engine: Engine  # for exports (engine.traces.trace); its frames are `frames`
     frames: list[Frame]
     run: RunMetrics
     requests: list[RequestMetrics]
@@ -124,8 +125,8 @@ class ConfigRun:
 def run_variant(variant: Variant, workload: Sequence[Request], runner: str = "fake", seed: int = 0,
                 cost: CostModel = DEFAULT_COST, max_steps: int = 10_000) -> ConfigRun:
     start = time.perf_counter()
-    engine = Engine(variant.config, workload, runner, seed, cost, record=True, max_steps=max_steps,
-                    adaptive=variant.adaptive, overlap=variant.overlap)
+    engine = Engine(RunSpec(variant.config, workload, runner, seed, cost, variant.adaptive, variant.overlap,
+                            max_steps=max_steps))
     reason = engine.run()
     frames = list(engine.frames)
     run, requests = run_metrics(frames)
