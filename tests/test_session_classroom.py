@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from engine.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session.classroom import CODE_ALPHABET, CODE_LENGTH, ClassError, Registry
 from session.lab import Lab, RunInputs
 from session.run_cache import RunCache
