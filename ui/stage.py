@@ -231,6 +231,7 @@ def stage():
             error = serve_player()
             take_seat()
             follow_lead(in_fragment=True)
+            publish_lead()  # the lecturer's step reaches the class before the lecturer's own page is drawn
             notice, stage_slot = st.container(), st.container()  # drawn first, filled once Run N and Reset acted
             controls()
             if st.session_state.notice:
@@ -242,7 +243,7 @@ def stage():
             predict()
             lower_views()
             sync_url(url_params())
-            publish_lead()
+            publish_lead()  # again: Run N steps moved the cursor meanwhile
             feed().compute_ahead(lab())  # the answer is on its way: the engine goes on meanwhile
 
     live()
