@@ -4,7 +4,7 @@ again; a wrong code or lecturer key is a message. (Waking a follower's page from
 server: tests/test_browser_class.py.)"""
 
 from session.classroom import LECTURER_ENV, classes
-from tests.helpers.app import button, fake_model_app, lab, no_errors, show
+from tests.helpers.app import button, control, fake_model_app, lab, no_errors, show
 
 
 def started(app):
@@ -40,6 +40,10 @@ def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(a
     assert lab(student).cursor == 1  # on their own: the lecturer's steps leave them where they are
     button(student, "Follow again").click().run()
     assert lab(student).cursor == 6
+    control(app, "max_num_seqs").set_value(1).run()  # the lecturer changes a setting mid-run: a branch
+    student.run()
+    assert lab(student).shared_run is lab(app).shared_run and lab(student).cursor == 6
+    assert control(student, "max_num_seqs").value == 1  # the sidebar shows the lecturer's settings
 
 
 def test_a_wrong_code_is_a_message_and_a_server_key_guards_starting_a_class(app, monkeypatch):
