@@ -9,20 +9,21 @@ from ui.language import language_switch, t
 from ui.server_panel import server_panel
 from ui.sidebar import sidebar
 from ui.stage import stage
-from ui.state import init_session, keep_widget_state
+from ui.state import as_this_session, init_session, keep_widget_state
 
 
 def stepper():
-    init_session()
-    join_from_url()
-    follow_lead()  # before the sidebar, which shows the lecturer's scenario and settings
-    if st.session_state.presentation:  # projector: larger text everywhere, not only in the figures
-        st.markdown("<style>[data-testid=stMain] [data-testid=stMarkdownContainer] :is(p, li){font-size:1.3rem}"
-                    "</style>", unsafe_allow_html=True)
-    sidebar()
-    class_panel()
-    server_panel()
-    stage()
+    with as_this_session():  # the model steps of this page run (a link's, a branch in the sidebar) are this session's
+        init_session()
+        join_from_url()
+        follow_lead()  # before the sidebar, which shows the lecturer's scenario and settings
+        if st.session_state.presentation:  # projector: larger text everywhere, not only in the figures
+            st.markdown("<style>[data-testid=stMain] [data-testid=stMarkdownContainer] :is(p, li){font-size:1.3rem}"
+                        "</style>", unsafe_allow_html=True)
+        sidebar()
+        server_panel()
+        class_panel()
+        stage()
 
 
 st.set_page_config(page_title=t("app.page_title"), page_icon="🧮", layout="wide",

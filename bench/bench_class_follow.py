@@ -1,5 +1,5 @@
 """A class following its lecturer against a real server: simulated students speaking Streamlit's websocket protocol
-(bench/bench_classroom_server.py's clients), the lecturer one of them.
+(bench/class_client.py's clients), the lecturer one of them.
 
 Starts `streamlit run app.py` on 127.0.0.1 (the README's class command), opens one page to warm it (with
 --precompute, preset 05 computed at start first), then the lecturer opens preset 05 and clicks "Start a class" in
@@ -22,21 +22,18 @@ import argparse
 import asyncio
 import os
 import re
-import subprocess
-import sys
 import time
 
 import websockets
-from bench_classroom_server import (
+from bench_classroom_server import spread
+from class_client import (
     CLASS_CACHE_MB,
-    CLASS_OPTIONS,
     OPEN_TIMEOUT_S,
     PRESET,
-    ROOT,
     Page,
     Student,
     free_port,
-    spread,
+    start_server,
     wait_for_server,
     warm_up,
 )
@@ -238,10 +235,7 @@ async def main():
     env = dict(os.environ, SCHEDLAB_RUNNER=runner, SCHEDLAB_RUN_CACHE_MB=CLASS_CACHE_MB,
                SCHEDLAB_PRECOMPUTE=PRESET.split("=")[1] if args.precompute else "")
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                               "--server.address", "127.0.0.1", "--server.port", str(port),
-                               "--browser.gatherUsageStats", "false", *CLASS_OPTIONS], cwd=ROOT, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = start_server(env, port)
     try:
         await wait_for_server(port)
         url = f"ws://127.0.0.1:{port}/_stcore/stream"

@@ -17,8 +17,6 @@ MESSAGES = {
 
     # -- narration (viz/narrate.py) ------------------------------------------------------------------------
     "narrate.nothing_yet": "Nothing has run yet: step to start.",
-    "narrate.first_arrivals.one": "Request {ids} arrives at the start of step {step} and joins the waiting queue.",
-    "narrate.first_arrivals.other": "Requests {ids} arrive at the start of step {step} and join the waiting queue.",
     "narrate.idle": "Step {step} was idle: no request could run.",
     "narrate.ran": "Step {step} ran a {kind} batch of {requests} ({tokens}): {ids}.",
     "narrate.free.turn_only": "{blocks} free when its turn came in this step; after it: {after}",
@@ -460,6 +458,9 @@ MESSAGES = {
     "stage.reset": "⟲ Reset",
     "stage.bad_request": "A request for frames could not be read ({value}); the frames shown stay as they are.",
     "stage.compute_failed": "Computing more frames failed: {error}",
+    "stage.kept_out": "This run holds {mb} MB, more than one student's share of this server's run cache "
+                      "({share} MB): it is computed for you alone and not kept for others. A smaller KV pool "
+                      "(num_kvcache_blocks) or a shorter run fits in the cache.",
     "stage.mode_overlap": " · overlapped scheduling",
     "stage.mode_adaptive": " · adaptive batch size",
     "stage.recorded_trace": "recorded trace",
@@ -478,8 +479,11 @@ MESSAGES = {
     "errors.unexpected": "Something went wrong here; it has been logged on the server. Pick a scenario or reset the "
                          "run to go on.",
     "server.title": "This server",
-    "server.cache": "**{sessions}** sessions · **{runs}** runs cached ({mb} of {budget} MB) · {hits} opened or "
-                    "branched from the cache, {misses} computed",
+    "server.cache": "**{sessions}** sessions with their tabs open · **{runs}** runs cached ({mb} of {budget} MB, "
+                    "{pinned} pinned; one run may hold {share} MB) · {hits} opened or branched from the cache, "
+                    "{misses} computed",
+    "server.session": "{name} · {run} · stepped to frame {steps}",
+    "server.session_waits": "{name} · {run} · stepped to frame {steps} · its requests waited p50 {p50} s, p95 {p95} s",
     "server.precomputed": "Computed at start ($SCHEDLAB_PRECOMPUTE): {presets}",
     "precompute.waiting": "waiting",
     "precompute.unknown": "not a preset here (the names are the files in scenarios/ without .toml)",
@@ -487,11 +491,19 @@ MESSAGES = {
     "precompute.done": "{frames} frames, to its end",
     "precompute.frames": "{frames} frames",
     "precompute.stopped": "stopped: {error}",
+    "precompute.cached": "in the run cache now: {frames} frames, pinned",
+    "precompute.evicted": "evicted from the run cache",
+    "server.passes": "Latest passes, session: tokens (◦ background work, at a lower share): {passes}",
+    "server.lecturer_key": "Lecturer key ($SCHEDLAB_LECTURER_KEY)",
+    "server.pin": "Pin the run shown",
+    "server.pinned": "Pinned: students' runs never push this run out of the run cache.",
+    "server.wrong_key": "That is not the lecturer key: nothing was pinned.",
     "server.no_model": "The real model is not loaded in this process: nothing to batch.",
     "server.worker": "Model worker: **{passes}** forward passes. Sessions per pass, latest last: {sessions}",
     "server.none_yet": "none yet",
-    "server.tokens": "Tokens per pass: mean {mean}, largest {largest}; {ms} ms per pass. Every session waiting for "
-                     "the model joins the next pass, so more students cost fewer passes each.",
+    "server.tokens": "Tokens per pass: mean {mean}, largest {largest} (at most {cap} and {session} of one "
+                     "session's step); {ms} ms per pass. The sessions waiting for the model share the next pass in "
+                     "turn, so more students cost fewer passes each and a large step goes in pieces.",
     "server.restarts": "The model process stopped and was started again {count} time(s); the steps it was computing "
                        "failed, and every run kept its KV cache.",
     "app.page_title": "schedlab: LLM inference scheduling, step by step",

@@ -17,8 +17,6 @@ MESSAGES = {
 
     # -- 旁白（viz/narrate.py）-------------------------------------------------------------------------------
     "narrate.nothing_yet": "还没有运行任何一步：单步执行即可开始。",
-    "narrate.first_arrivals.one": "请求 {ids} 在第 {step} 步开始时到达，进入等待队列。",
-    "narrate.first_arrivals.other": "请求 {ids} 在第 {step} 步开始时到达，进入等待队列。",
     "narrate.idle": "第 {step} 步空闲：没有请求可以运行。",
     "narrate.ran": "第 {step} 步运行了一个{kind}批次，含 {requests}（{tokens}）：{ids}。",
     "narrate.free.turn_only": "轮到它时本步有 {blocks}空闲；本步之后：{after}",
@@ -426,6 +424,8 @@ MESSAGES = {
     "stage.reset": "⟲ 重置",
     "stage.bad_request": "无法读取一个取帧请求（{value}）；当前显示的帧保持不变。",
     "stage.compute_failed": "计算更多帧失败：{error}",
+    "stage.kept_out": "这次运行占用 {mb} MB，超过了每个学生在本服务器运行缓存中的份额（{share} MB）：它只为你计算，"
+                      "不为其他人保留。较小的 KV 池（num_kvcache_blocks）或较短的运行可以放进缓存。",
     "stage.mode_overlap": " · 重叠调度",
     "stage.mode_adaptive": " · 自适应批大小",
     "stage.recorded_trace": "录制的轨迹",
@@ -443,8 +443,10 @@ MESSAGES = {
     "stage.view.legend": "图例",
     "errors.unexpected": "这里出了问题；已在服务器上记录。选择一个场景或重置运行即可继续。",
     "server.title": "本服务器",
-    "server.cache": "**{sessions}** 个会话 · 缓存了 **{runs}** 次运行（{mb} / {budget} MB）· {hits} 次从缓存打开或分支，"
-                    "{misses} 次重新计算",
+    "server.cache": "**{sessions}** 个会话的标签页开着 · 缓存了 **{runs}** 次运行（{mb} / {budget} MB，{pinned} 次已固定；"
+                    "每次运行最多 {share} MB）· {hits} 次从缓存打开或分支，{misses} 次重新计算",
+    "server.session": "{name} · {run} · 已单步到第 {steps} 帧",
+    "server.session_waits": "{name} · {run} · 已单步到第 {steps} 帧 · 它的请求等待 p50 {p50} 秒，p95 {p95} 秒",
     "server.precomputed": "启动时预先计算（$SCHEDLAB_PRECOMPUTE）：{presets}",
     "precompute.waiting": "等待中",
     "precompute.unknown": "这里没有这个预设（名称是 scenarios/ 中去掉 .toml 的文件名）",
@@ -452,11 +454,19 @@ MESSAGES = {
     "precompute.done": "{frames} 帧，已到结尾",
     "precompute.frames": "{frames} 帧",
     "precompute.stopped": "已停止：{error}",
+    "precompute.cached": "现在在运行缓存中：{frames} 帧，已固定",
+    "precompute.evicted": "已被逐出运行缓存",
+    "server.passes": "最近几次计算，会话：token 数（◦ 后台工作，份额较低）：{passes}",
+    "server.lecturer_key": "讲师密钥（$SCHEDLAB_LECTURER_KEY）",
+    "server.pin": "固定当前显示的运行",
+    "server.pinned": "已固定：学生的运行永远不会把这次运行挤出运行缓存。",
+    "server.wrong_key": "这不是讲师密钥：没有固定任何运行。",
     "server.no_model": "本进程没有加载真实模型：没有可批处理的内容。",
     "server.worker": "模型工作进程：**{passes}** 次前向计算。每次计算的会话数，最新的在最后：{sessions}",
     "server.none_yet": "暂无",
-    "server.tokens": "每次计算的 token 数：平均 {mean}，最多 {largest}；每次 {ms} 毫秒。每个等待模型的会话都加入下一次"
-                     "计算，所以学生越多，每人分摊的计算次数越少。",
+    "server.tokens": "每次计算的 token 数：平均 {mean}，最多 {largest}（上限 {cap}，一个会话的一步最多 {session}）；"
+                     "每次 {ms} 毫秒。等待模型的会话轮流分享下一次计算，所以学生越多，每人分摊的计算次数越少，"
+                     "大的一步分成几块计算。",
     "server.restarts": "模型进程曾停止并已重新启动 {count} 次；当时正在计算的步骤失败了，每个运行的 KV 缓存都保留着。",
     "app.page_title": "schedlab：逐步看懂 LLM 推理调度",
     "app.stepper": "调度器单步执行",

@@ -207,7 +207,7 @@
 
     apply(m) {
       if (!m || typeof m !== 'object' || !Array.isArray(m.frames)) throw new Error('the message holds no frames');
-      this.header = {title: m.title || '', titles: m.titles || [], start_note: m.start_note || null, model: m.model || '', key_frames: m.key_frames || [],
+      this.header = {title: m.title || '', titles: m.titles || [], model: m.model || '', key_frames: m.key_frames || [],
         placeholder: m.placeholder, end_note: m.end_note};
       if (m.strings && m.lang !== this.lang) this.useStrings(m.lang, m.strings);
       if (m.colors) {
@@ -550,8 +550,7 @@
     }
 
     renderNarration(v) {
-      const [first, ...lines] = v.narration;
-      const rest = v.step === 0 && this.header.start_note ? [this.header.start_note] : lines;  // the first arrivals
+      const [first, ...rest] = v.narration;
       this.$('.sp-narration').innerHTML = `<p><b>${esc(first)}</b></p>` +
         (rest.length ? `<ul>${rest.map(line => `<li>${esc(line)}</li>`).join('')}</ul>` : `<p><i>${esc(this.t('no_decisions'))}</i></p>`);
     }

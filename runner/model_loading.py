@@ -16,6 +16,7 @@ from runner.default_model import Progress, default_model_dir, no_progress
 from runner.llama_forward import pack_weights
 from runner.paged_attention import PAGED_ATTENTION
 from runner.prepacked_linear import use_prepacked_linears
+from runner.share import PassBudget
 
 SUPPORTED_FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
 DEVICE_ENV = "SCHEDLAB_DEVICE"
@@ -78,6 +79,8 @@ class LoadedModel:
     dtype: torch.dtype
     name: str
     shares_kv_cache: bool = False  # runners put their KV caches in shared memory: the model runs in another process
+    pass_budget: PassBudget | None = None  # the passes are shared by sessions (runner/worker.py): a step goes in
+    # pieces of at most the budget's tokens
 
     @property
     def eos_token_id(self) -> int:

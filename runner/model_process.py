@@ -43,7 +43,8 @@ from transformers import AutoTokenizer
 
 from runner.model_loading import LoadedModel, load_model, physical_core_count
 from runner.paged_attention import KVCache
-from runner.worker import RECENT, ModelWorker, Step
+from runner.share import PassBudget, current_share
+from runner.worker import RECENT, ModelWorker, Step, pass_stats
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -101,11 +102,12 @@ class ModelProcess:
         self._child = _Child(folder, self._threads)
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
         self.loaded = LoadedModel(_RemoteModel(self, self._child.config), tokenizer, torch.device("cpu"),
-                                  self._child.dtype, folder.name, shares_kv_cache=True)
+                                  self._child.dtype, folder.name, shares_kv_cache=True,
+                                  pass_budget=PassBudget.for_device("cpu"))  # the child's worker's
         self.forward_passes = 0
         self.restarts = 0
         self.caches_held = 0  # KV caches the child has mapped, as of its last answer
-        self.recent: deque[tuple[int, int, float]] = deque(maxlen=RECENT)  # (sessions, tokens, seconds) per pass
+        self.recent: deque[tuple] = deque(maxlen=RECENT)  # as ModelWorker.recent, as the child reports it
         self._waiting: dict[int, tuple[_Child, threading.Event, list]] = {}
         self._numbers = itertools.count()
         self._send_lock, self._restart_lock, self._last_restart = threading.Lock(), threading.Lock(), -math.inf
@@ -121,7 +123,8 @@ class ModelProcess:
             with self._send_lock:  # only here are forgotten caches taken off the queue
                 forgotten = [self._forgotten.popleft() for _ in range(len(self._forgotten))]
                 child.connection.send_bytes(pickle.dumps(
-                    ("step", number, forgotten, input_ids, position_ids, logits_index, paged_step)))
+                    ("step", number, forgotten, input_ids, position_ids, logits_index, paged_step,
+                     current_share())))
         except OSError as e:
             self._waiting.pop(number, None)
             raise ModelProcessError(f"the model process has stopped: {e}") from e
@@ -192,10 +195,7 @@ class ModelProcess:
                 done.set()
 
     def stats(self) -> dict:
-        recent = list(self.recent)
-        return {"forward_passes": self.forward_passes, "recent_sessions": [s for s, _, _ in recent],
-                "recent_tokens": [t for _, t, _ in recent], "recent_seconds": [d for _, _, d in recent],
-                "restarts": self.restarts}
+        return {**pass_stats(self.forward_passes, self.recent), "restarts": self.restarts}
 
 
 def serve(connection: Connection, folder: Path, threads: int):
@@ -224,7 +224,7 @@ def serve(connection: Connection, folder: Path, threads: int):
 
     while True:
         try:
-            _, number, forgotten, input_ids, position_ids, logits_index, paged_step = pickle.loads(
+            _, number, forgotten, input_ids, position_ids, logits_index, paged_step, share = pickle.loads(
                 connection.recv_bytes())
         except (EOFError, OSError):
             return  # the parent has gone
@@ -232,7 +232,7 @@ def serve(connection: Connection, folder: Path, threads: int):
             held.pop(key, None)
         held[paged_step.kv_cache.shared.key] = paged_step.kv_cache
         worker.submit(Step(input_ids, position_ids, logits_index, paged_step,
-                           on_done=lambda step, number=number: reply(number, step)))
+                           on_done=lambda step, number=number: reply(number, step), share=share))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 
 from i18n import text
+from runner.share import asking
 from session.lab import Lab, LabError
 from viz.frame_payload import EMPTY_VIEW, encode, player_constants, stage_view
 
@@ -89,7 +90,8 @@ class Feed:
         target, self.ahead_to = self.ahead_to, 0
         if target > lab.last and lab.frames is self._frames and not lab.is_trace:
             # A step that fails here fails again when the next request computes it, and that answer says why.
-            with contextlib.suppress(LabError, ValueError, RuntimeError):
+            # Nobody waits for these frames yet: the model takes them at a background share (runner/share.py).
+            with contextlib.suppress(LabError, ValueError, RuntimeError), asking(background=True):
                 self._compute(lab, target, budget_s)
 
     @staticmethod

@@ -194,6 +194,16 @@ class Lab:
         return self._last if self._run is not None else len(self.frames) - 1
 
     @property
+    def nbytes(self) -> int:
+        """An estimate of what the run holds (session/run_cache.py)."""
+        return self._run.nbytes if self._run is not None else 0
+
+    @property
+    def kept_out(self) -> bool:
+        """The run is larger than one run's share of the run cache: computed for this session alone, not kept."""
+        return self._run is not None and self._run.kept_out
+
+    @property
     def frame(self) -> Frame:
         """The frame at the cursor, rebuilt once per position (a recorded frame never changes; a branch or a reset
         brings new frames)."""
@@ -260,10 +270,7 @@ class Lab:
                 return False
             if self.engine.is_finished:
                 return True
-            return self.frame.batch.kind == "idle" and self.frame.step > 0 and self._nothing_pending()
-
-    def _nothing_pending(self) -> bool:
-        return not self.engine.arrivals_pending
+            return self.engine.stalled
 
     # -- moving ----------------------------------------------------------------------------------------
 
@@ -322,6 +329,11 @@ class Lab:
             self._last, self._history = 0, RunHistory()
         self._last = max(self._last, min(frame, len(run.engine.frames) - 1))
         self.goto(frame)
+    def pin(self) -> str:
+        """Keep this run in the run cache whatever students open (presets computed at start, a lecturer's pick);
+        returns its address."""
+        self.cache.pin(self._run)
+        return self._run.address
 
     def _hold(self, run: SharedRun):
         if self._run is not None and self._run is not run:

@@ -15,7 +15,11 @@ a forward pass per frame, so a run keeps copies of its engine every few frames (
 steps on from the latest one.
 
 The cache keeps runs up to a byte budget (an estimate of frames and KV cache), evicting the least recently
-used; a run evicted while sessions hold it lives on for them, only later sessions no longer find it.
+used; a run evicted while sessions hold it lives on for them, only later sessions no longer find it. Pinned runs
+(the presets computed at start, any run a lecturer pins) are never evicted, nor changed in place. One run may take
+at most a share of the budget (`share_bytes`, a quarter by default): a larger one (a 4096-block pool, a run of
+tens of thousands of frames) is kept out of the cache, computed for its sessions alone (`SharedRun.kept_out`, which
+the page tells its student), so it cannot push the class's runs out.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from engine.run.recipe import Change
 
 BUDGET_ENV = "SCHEDLAB_RUN_CACHE_MB"
 DEFAULT_BUDGET_MB = 1024
+SHARE_ENV = "SCHEDLAB_RUN_SHARE_MB"  # the most one run may hold and be kept; default: SHARE_OF_BUDGET of the budget
+SHARE_OF_BUDGET = 0.25  # 256 MB of the default budget: preset 08's 256 x 16-block run (188 MB of KV cache) fits
 # Frame-store bytes per frame, measured with tracemalloc on presets 02, 05 and 08: about 2 KiB plus a little
 # per request (requests that changed are stored again).
 FRAME_BYTES, FRAME_BYTES_PER_REQUEST = 2048, 128
@@ -59,6 +65,7 @@ class SharedRun:
         self.checkpoints: dict[int, Engine] = {}  # frame -> a copy of the engine there, before changes made at it
         self._copyable = True
         self.holders: weakref.WeakSet = weakref.WeakSet()
+        self.kept_out = False  # larger than a run's share of the cache: computed for its own sessions only
 
     @property
     def nbytes(self) -> int:
@@ -108,13 +115,14 @@ class SharedRun:
 
 class RunCache:
     def __init__(self, budget_bytes: int, checkpoint_every: int = CHECKPOINT_EVERY,
-                 checkpoint_runners: frozenset[str] = CHECKPOINT_RUNNERS):
+                 checkpoint_runners: frozenset[str] = CHECKPOINT_RUNNERS, share_bytes: int | None = None):
         self.budget_bytes = budget_bytes
+        self.share_bytes = int(budget_bytes * SHARE_OF_BUDGET) if share_bytes is None else share_bytes
+        self.pinned: set[str] = set()  # addresses never evicted
         self.checkpoint_every, self.checkpoint_runners = checkpoint_every, checkpoint_runners
         self._runs: OrderedDict[str, SharedRun] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()
         self._building: dict[str, threading.Lock] = {}  # one builder per address; the others wait for it
-        self._sessions: weakref.WeakSet = weakref.WeakSet()
         self.hits = self.misses = 0
 
     # -- what sessions call ---------------------------------------------------------------------------
@@ -128,7 +136,7 @@ class RunCache:
         address = run.spec.with_change(change).address
         with self._lock:
             in_place = (address not in self._runs and set(run.holders) == {holder}
-                        and change.step == run.engine.step_count)
+                        and change.step == run.engine.step_count and run.address not in self.pinned)
             if in_place:
                 self._runs.pop(run.address, None)
         if not in_place:
@@ -164,13 +172,15 @@ class RunCache:
         """A copy is due at every `checkpoint_every` frames of a run on a model that replays slowly, while the
         cache's runs and the copy fit in the budget (a copy that replaces the run's oldest always fits)."""
         engine = run.engine
-        if engine.runner_kind not in self.checkpoint_runners or engine.step_count % self.checkpoint_every:
+        if run.kept_out or engine.runner_kind not in self.checkpoint_runners or \
+                engine.step_count % self.checkpoint_every:
             return False
         if len(run.checkpoints) >= CHECKPOINTS_KEPT:
             return True
         with self._lock:
             used = sum(r.nbytes for r in self._runs.values())
-        return used + engine_bytes(engine) <= self.budget_bytes
+            shared = run.address in self.pinned or run.nbytes + engine_bytes(engine) <= self.share_bytes
+        return shared and used + engine_bytes(engine) <= self.budget_bytes
 
     def hold(self, run: SharedRun, holder) -> SharedRun:
         """Hold `run` as it is, found by another session (a class following its lecturer's run)."""
@@ -182,13 +192,30 @@ class RunCache:
         with self._lock:
             run.holders.discard(holder)
 
+    def pin(self, run: SharedRun):
+        """Keep `run` whatever students open: never evicted, never changed in place (a change forks it)."""
+        with self._lock:
+            self.pinned.add(run.address)
+            run.kept_out = False
+            self._file(run)
+
+    def unpin(self, run: SharedRun):
+        with self._lock:
+            self.pinned.discard(run.address)
+
+    def frames_of(self, address: str) -> int | None:
+        """How many frames the cached run at `address` holds now; None when it is not in the cache."""
+        with self._lock:
+            run = self._runs.get(address)
+            return None if run is None else len(run.engine.frames)
+
     # -- what the server panel shows ------------------------------------------------------------------
 
     def stats(self) -> dict:
         with self._lock:
-            return {"sessions": len(self._sessions), "runs": len(self._runs), "hits": self.hits,
+            return {"runs": len(self._runs), "pinned": len(self.pinned & self._runs.keys()), "hits": self.hits,
                     "misses": self.misses, "bytes": sum(r.nbytes for r in self._runs.values()),
-                    "budget_bytes": self.budget_bytes}
+                    "budget_bytes": self.budget_bytes, "share_bytes": self.share_bytes}
 
     def __contains__(self, address: str) -> bool:
         return address in self._runs
@@ -225,16 +252,22 @@ class RunCache:
 
     def _hold_run(self, run: SharedRun, holder):
         run.holders.add(holder)
-        self._sessions.add(holder)
 
     def _file(self, run: SharedRun):
-        """Keep `run` as the most recently used, then evict the least recently used beyond the budget."""
+        """Keep `run` as the most recently used, then evict the least recently used beyond the budget (pinned runs
+        stay); a run larger than its share is kept out instead, unless pinned."""
+        if run.address not in self.pinned and run.nbytes > self.share_bytes:
+            run.kept_out = True
+            if self._runs.get(run.address) is run:
+                del self._runs[run.address]
+            return
         self._runs[run.address] = run
         self._runs.move_to_end(run.address)
         total = sum(r.nbytes for r in self._runs.values())
-        while total > self.budget_bytes and self._runs:
-            _, evicted = self._runs.popitem(last=False)
-            total -= evicted.nbytes
+        for address in [a for a in self._runs if a not in self.pinned]:  # least recently used first
+            if total <= self.budget_bytes:
+                break
+            total -= self._runs.pop(address).nbytes
 
 
 _shared: RunCache | None = None
@@ -242,9 +275,12 @@ _shared_lock = threading.Lock()
 
 
 def shared_run_cache() -> RunCache:
-    """The process's one run cache, $SCHEDLAB_RUN_CACHE_MB (default 1024) megabytes."""
+    """The process's one run cache, $SCHEDLAB_RUN_CACHE_MB (default 1024) megabytes, of which one run may take
+    $SCHEDLAB_RUN_SHARE_MB (default a quarter)."""
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = RunCache(int(float(os.environ.get(BUDGET_ENV, DEFAULT_BUDGET_MB)) * 2**20))
+            share = os.environ.get(SHARE_ENV)
+            _shared = RunCache(int(float(os.environ.get(BUDGET_ENV, DEFAULT_BUDGET_MB)) * 2**20),
+                               share_bytes=None if not share else int(float(share) * 2**20))
         return _shared

@@ -133,7 +133,7 @@ def test_the_policy_labs_json_export_opens_one_run_at_a_time(app):
     from engine.analysis.export import comparison_json
 
     spec = load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml").spec
-    runs = compare(variants_for("tail vs smart preemption", spec.config), spec.workload, seed=spec.seed)
+    runs = compare(variants_for("tail vs smart preemption", spec.config, "en"), spec.workload, seed=spec.seed)
     app.run()
     app.file_uploader[0].set_value(("comparison.json", comparison_json(runs, "07").encode(), "application/json"))
     app.run()

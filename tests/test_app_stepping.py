@@ -179,17 +179,13 @@ def test_after_a_branch_each_frame_is_titled_by_the_settings_it_ran_under(app):
     assert player_message(app)["titles"] == [[0, plain], [6, changed]]
 
 
-def test_frame_0_says_which_requests_step_1_adds(app):
-    """Frame 0's queues are empty; the story says requests arrive at the start: the player is told which, as the
-    step that adds them records them."""
+def test_frame_0_shows_the_requests_that_arrive_at_the_start(app):
+    """The story says five requests arrive at the start: frame 0 shows them waiting and says they arrived."""
     app.query_params.update({"scenario": "02_preemption"})
     app.run()
-    arrived = sorted(e.seq_id for e in lab(app).engine.frames[0].events) or None  # frame 0 records none
-    step(app)
-    first = sorted(e.seq_id for e in lab(app).frames[1].events_of("arrived"))
-    assert arrived is None and first == [0, 1, 2, 3, 4]
-    assert player_message(app)["start_note"] == ("Requests 0, 1, 2, 3, 4 arrive at the start of step 1 and join the "
-                                                 "waiting queue.")
+    frame_0 = shown_view(app)
+    assert frame_0["waiting"] == [0, 1, 2, 3, 4] and frame_0["running"] == []
+    assert any("Requests 0, 1, 2, 3 and 4 arrived" in line for line in frame_0["narration"])
 
 
 def test_the_url_opens_a_variant(app):

@@ -30,7 +30,7 @@ WORKLOAD = generated_workload(n=40, rate=0.5, seed=1)
 @pytest.fixture(scope="module")
 def prefill_vs_decode():
     progress = []
-    runs = compare(variants_for("prefill-first vs decode-first", GENERATED_CONFIG), WORKLOAD,
+    runs = compare(variants_for("prefill-first vs decode-first", GENERATED_CONFIG, "en"), WORKLOAD,
                    on_progress=lambda i, label: progress.append((i, label)))
     assert progress == [(0, "prefill-first"), (1, "decode-first")]
     return runs
@@ -48,14 +48,14 @@ def test_each_run_is_the_same_as_a_lone_engine(prefill_vs_decode):
 
 def test_the_variants_differ_only_where_named():
     base = GENERATED_CONFIG
-    prefill, decode = variants_for("prefill-first vs decode-first", base)
+    prefill, decode = variants_for("prefill-first vs decode-first", base, "en")
     assert prefill.config.prefill_first and not decode.config.prefill_first
     assert prefill.config.max_num_seqs == decode.config.max_num_seqs == base.max_num_seqs
-    sizes = variants_for("block size 4 vs 16 vs 64", base)
+    sizes = variants_for("block size 4 vs 16 vs 64", base, "en")
     assert [v.config.kvcache_block_size for v in sizes] == [4, 16, 64]
     assert {v.config.kv_capacity_tokens for v in sizes} == {base.kv_capacity_tokens}
     assert all(len(variants_for(name, base, lang)) >= 2 for name in COMPARISONS for lang in ("en", "zh"))
-    plain, speculative = variants_for("speculation off vs on", base)
+    plain, speculative = variants_for("speculation off vs on", base, "en")
     assert (plain.config.num_speculative_tokens, speculative.config.num_speculative_tokens) == (0, 4)
     assert replace(speculative.config, num_speculative_tokens=0) == plain.config
 
@@ -68,7 +68,7 @@ def test_same_capacity_keeps_at_least_one_block():
 def test_an_impossible_variant_is_a_config_error():
     tight = GENERATED_CONFIG.__class__(max_num_batched_tokens=16, max_model_len=32, chunked_prefill=True)
     with pytest.raises(ConfigError, match="max_num_batched_tokens"):
-        variants_for("whole vs chunked prefill", tight)
+        variants_for("whole vs chunked prefill", tight, "en")
 
 
 def test_compare_wants_two_to_four_distinct_configs():
@@ -90,7 +90,7 @@ def test_span_stats_by_hand():
 
 
 def test_metric_rows_line_the_runs_up(prefill_vs_decode):
-    rows = metric_rows(prefill_vs_decode)
+    rows = metric_rows(prefill_vs_decode, lang="en")
     by_name = {row["metric"]: row for row in rows}
     prefill, decode = prefill_vs_decode
     assert by_name["steps to finish"] == {"metric": "steps to finish", "prefill-first": prefill.run.num_steps,
@@ -105,7 +105,7 @@ def test_metric_rows_line_the_runs_up(prefill_vs_decode):
 
 def test_summary_states_the_measured_differences(prefill_vs_decode):
     prefill, decode = prefill_vs_decode
-    text = summary(prefill_vs_decode)
+    text = summary(prefill_vs_decode, "en")
     assert text.startswith("Against prefill-first, decode-first ")
     ratio = metric_values(decode)["TTFT mean steps"] / metric_values(prefill)["TTFT mean steps"]
     assert ratio >= 1.5  # decode-first lets newcomers wait
@@ -118,31 +118,31 @@ def test_summary_states_the_measured_differences(prefill_vs_decode):
 
 def test_identical_configs_are_reported_alike():
     runs = compare([Variant("a", GENERATED_CONFIG), Variant("b", GENERATED_CONFIG)], WORKLOAD[:10])
-    assert summary(runs) == "b and a performed alike on this workload (within 5%)."
+    assert summary(runs, "en") == "b and a performed alike on this workload (within 5%)."
 
 
 def test_a_run_that_stops_early_is_called_out():
     runs = compare([Variant("a", GENERATED_CONFIG), Variant("b", GENERATED_CONFIG)], WORKLOAD, max_steps=5)
     assert runs[0].stop_reason == "max_steps"
-    assert "Not every run finished: a, b stopped early" in summary(runs)
+    assert "Not every run finished: a, b stopped early" in summary(runs, "en")
 
 
 def test_overlap_and_adaptive_comparisons_change_only_their_option():
-    sync, over = variants_for("overlap off vs on", GENERATED_CONFIG)
+    sync, over = variants_for("overlap off vs on", GENERATED_CONFIG, "en")
     assert (sync.overlap, over.overlap) == (False, True) and sync.config == over.config
-    fixed, adaptive = variants_for("adaptive batch size off vs on", GENERATED_CONFIG)
+    fixed, adaptive = variants_for("adaptive batch size off vs on", GENERATED_CONFIG, "en")
     assert fixed.adaptive is None and adaptive.adaptive is not None and fixed.config == adaptive.config
     runs = compare([sync, over], WORKLOAD)
     assert [r.engine.requests[i].seq.token_ids for r in runs for i in (0, 7)][:2] == \
         [r.engine.requests[i].seq.token_ids for r in runs for i in (0, 7)][2:]
     assert metric_values(runs[1])["mean step time (ms)"] < metric_values(runs[0])["mean step time (ms)"]
     speculative = replace(GENERATED_CONFIG, num_speculative_tokens=2)
-    assert [v.config.num_speculative_tokens for v in variants_for("overlap off vs on", speculative)] == [0, 0]
+    assert [v.config.num_speculative_tokens for v in variants_for("overlap off vs on", speculative, "en")] == [0, 0]
 
 
 def test_the_verdict_answers_each_question_with_a_winner(prefill_vs_decode):
     """The policy lab's title asks which policy is better, and when: one answer per question."""
-    answers = dict(verdicts(prefill_vs_decode))
+    answers = dict(verdicts(prefill_vs_decode, "en"))
     assert list(answers) == ["first token", "later tokens", "whole workload", "each request's finish step", "memory"]
     ttft = {run.label: fmean(q.ttft.steps for q in run.requests if q.ttft) for run in prefill_vs_decode}
     winner = min(ttft, key=ttft.get)
@@ -154,7 +154,7 @@ def test_the_verdict_answers_each_question_with_a_winner(prefill_vs_decode):
 
 def test_a_verdict_between_equal_runs_says_alike():
     runs = compare([Variant("a", GENERATED_CONFIG), Variant("b", GENERATED_CONFIG)], WORKLOAD[:10])
-    answers = dict(verdicts(runs))
+    answers = dict(verdicts(runs, "en"))
     assert all(answers[q].startswith("alike in every config") for q in ("first token", "later tokens",
                                                                          "whole workload"))
 
@@ -165,9 +165,10 @@ def test_the_verdict_says_alike_on_a_tie_and_names_where_policies_part():
     from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 
     spec = load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml").spec
-    runs = compare(variants_for("tail vs smart preemption", spec.config), spec.workload, seed=spec.seed, cost=spec.cost)
+    runs = compare(variants_for("tail vs smart preemption", spec.config, "en"), spec.workload, seed=spec.seed,
+                   cost=spec.cost)
     assert runs[0].run.num_preemptions == runs[1].run.num_preemptions  # the tie the verdict must not break
-    answers = dict(verdicts(runs))
+    answers = dict(verdicts(runs, "en"))
     assert answers["memory"].startswith("alike in every config: 4 preemptions") and "least" not in answers["memory"]
     finish = {run.label: {q.id: q.finish_step for q in run.requests} for run in runs}
     assert finish["smart preemption"][4] < finish["tail preemption"][4]

@@ -18,7 +18,7 @@ from viz.compare import (
 
 @pytest.fixture(scope="module")
 def runs():
-    return compare(variants_for("block size 4 vs 16 vs 64", GENERATED_CONFIG), generated_workload(30, seed=4))
+    return compare(variants_for("block size 4 vs 16 vs 64", GENERATED_CONFIG, "en"), generated_workload(30, seed=4))
 
 
 def test_the_shared_step_axis_covers_the_longest_run(runs):
@@ -59,10 +59,10 @@ def test_the_clock_and_limit_charts_show_what_the_optimisations_change():
     from viz.compare import batch_limits_figure, clock_figure
 
     workload = generated_workload(n=30, seed=2)
-    sync, over = compare(variants_for("overlap off vs on", GENERATED_CONFIG), workload)
+    sync, over = compare(variants_for("overlap off vs on", GENERATED_CONFIG, "en"), workload)
     clock = clock_figure([sync, over], lang="en")
     assert clock.data[1].y[-1] < clock.data[0].y[-1] and "ms/step" in clock.data[0].name
-    fixed, adaptive = compare(variants_for("adaptive batch size off vs on", GENERATED_CONFIG), workload)
+    fixed, adaptive = compare(variants_for("adaptive batch size off vs on", GENERATED_CONFIG, "en"), workload)
     limits = batch_limits_figure([fixed, adaptive], lang="en")
     assert set(limits.data[0].y) == {16} and len(limits.data[1].y) == adaptive.run.num_steps
 
@@ -78,7 +78,8 @@ def test_flat_lines_become_one_sentence_and_moving_ones_stay_charts(runs):
 
 
 def test_a_key_metric_zero_everywhere_gets_no_panel():
-    quiet = compare(variants_for("prefill-first vs decode-first", GENERATED_CONFIG.__class__(num_kvcache_blocks=500)),
+    quiet = compare(variants_for("prefill-first vs decode-first", GENERATED_CONFIG.__class__(num_kvcache_blocks=500),
+                                 "en"),
                     generated_workload(10, seed=2))
     assert "preemptions" in zero_metrics(quiet, lang="en")
     titles = [a.text for a in key_metrics_figure(quiet, lang="en").layout.annotations]

@@ -17,7 +17,7 @@ def test_a_rejected_request_is_recorded_as_aborted_with_the_reason():
     workload = [Request(prompt_token_ids=tuple(range(1, 21)), max_tokens=2), Request(prompt_token_ids=(1, 2))]
     engine = Engine(RunSpec(SMALL, workload))
     assert engine.run() == "finished"
-    first = engine.frames[1]
+    first = engine.frames[0]  # refused as it arrives, at the start
     (aborted,) = first.events_of("aborted")
     assert aborted.seq_id == 0 and "max_model_len" in aborted.reason
     assert first.requests[0].status == "aborted" and first.requests[0].finish_reason == aborted.reason
@@ -27,7 +27,7 @@ def test_a_rejected_request_is_recorded_as_aborted_with_the_reason():
 def test_a_workload_rejected_entirely_still_ends():
     engine = Engine(RunSpec(SMALL, [Request(prompt_token_ids=tuple(range(1, 40))) for _ in range(3)]))
     assert engine.run() == "finished"
-    assert engine.step_count == 1
+    assert engine.step_count == 0
     assert [r.status for r in engine.frames[-1].requests] == ["aborted"] * 3
 
 
@@ -36,7 +36,7 @@ def test_idle_steps_wait_for_a_late_arrival():
     assert engine.run() == "finished"
     kinds = [f.batch.kind for f in engine.frames]
     assert kinds[1:6] == ["idle"] * 5 and kinds[6] == "prefill"
-    assert engine.frames[6].events_of("arrived")[0].seq_id == 0
+    assert engine.frames[5].events_of("arrived")[0].seq_id == 0  # queued at the end of step 5, run from step 6
 
 
 def test_run_stops_after_the_requested_steps_and_calls_back():

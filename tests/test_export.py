@@ -14,7 +14,8 @@ from engine.traces.trace import load_trace
 
 @pytest.fixture(scope="module")
 def runs():
-    return compare(variants_for("prefill-first vs decode-first", GENERATED_CONFIG), generated_workload(12, seed=2))
+    return compare(variants_for("prefill-first vs decode-first", GENERATED_CONFIG, "en"),
+                   generated_workload(12, seed=2))
 
 
 def test_the_comparison_json_splits_into_traces_that_reload(runs, tmp_path):
@@ -44,7 +45,7 @@ def test_the_csv_has_a_row_per_request_and_config(runs):
 
 
 def test_an_unknown_latency_is_an_empty_cell():
-    one_token = compare(variants_for("tail vs smart preemption", GENERATED_CONFIG),
+    one_token = compare(variants_for("tail vs smart preemption", GENERATED_CONFIG, "en"),
                         [Request(prompt_token_ids=(1, 2), max_tokens=1, ignore_eos=True)])
     row = next(csv.DictReader(io.StringIO(requests_csv(one_token))))
     assert row["tpot_steps"] == "" and row["ttft_steps"] == "1.0"

@@ -6,6 +6,7 @@ import pytest
 
 from engine.inputs.scenario import load_scenario, preset_paths
 from engine.run.frame import Frame
+from runner.share import current_share
 from session.feed import Feed, Request
 from session.lab import Lab, RunInputs
 from viz.frame_payload import (
@@ -130,6 +131,17 @@ def test_the_engine_computes_ahead_after_an_answer_and_the_next_request_gets_it_
     assert lab.last == 12 and [f["step"] for f in feed.message(lab, {})["frames"]] == list(range(1, 13))
     feed.compute_ahead(lab, budget_s=30)
     assert lab.last == 40
+
+
+def test_computing_ahead_is_background_work_and_answering_a_request_is_not(monkeypatch):
+    lab, feed, shares = _lab(), Feed(lang="en"), []
+    real_step = lab.step
+    monkeypatch.setattr(lab, "step", lambda: (shares.append(current_share().background), real_step())[1])
+    run = feed.message(lab, {})["run"]
+    feed.serve(lab, Request(run, 0, 1, 1), budget_s=30)  # a Step click: computed as the student
+    feed.serve(lab, Request(run, 1, 6, 2), budget_s=0)  # no time to compute before the answer
+    feed.compute_ahead(lab, budget_s=30)
+    assert shares == [False] + [True] * 5  # the rest at the model's background share (runner/share.py)
 
 
 def test_merged_requests_still_reach_the_last_target():

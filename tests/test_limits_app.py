@@ -95,3 +95,18 @@ def test_a_long_link_run_stops_when_its_tab_has_gone(app, monkeypatch):
     app.query_params.update({"scenario": "02_preemption", "frame": "25"})
     app.run()
     assert 0 < lab(app).cursor < 25  # stopped at the first look, with the frames run so far kept
+
+
+def test_a_links_long_run_steps_in_the_background_and_a_player_request_as_the_student(app, monkeypatch):
+    from runner.share import current_share
+    from session.lab import Lab
+    shares, real_step = [], Lab.step
+    monkeypatch.setattr(Lab, "step", lambda self: (shares.append(current_share()), real_step(self))[1])
+    app.query_params.update({"scenario": "02_preemption", "frame": "6"})
+    app.run()
+    assert len(shares) == 6 and all(s.background and s.who.startswith("s") for s in shares)
+    shares.clear()
+    message = player_message(app)
+    app.session_state["player_request"] = {"run": message["run"], "have": message["last"], "want": 9, "seq": 1}
+    app.run()  # served within its budget as the student (on the fake model: every step)
+    assert lab(app).last == 9 and shares and all(not s.background and s.who == shares[0].who for s in shares)

@@ -93,7 +93,7 @@ def test_a_trace_grows_with_what_changes_per_step_not_with_the_pool():
 def test_a_comparison_export_over_its_size_budget_is_refused_with_the_reason(monkeypatch):
     from engine.analysis.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
     from engine.analysis.export import comparison_json
-    runs = compare(variants_for("prefill-first vs decode-first", GENERATED_CONFIG), generated_workload(4))
+    runs = compare(variants_for("prefill-first vs decode-first", GENERATED_CONFIG, "en"), generated_workload(4))
     assert json.loads(comparison_json(runs))["runs"][0]["trace"]["version"] == TRACE_VERSION
     monkeypatch.setattr("engine.analysis.export.MAX_EXPORT_BYTES", 1000)
     with pytest.raises(ValueError, match="an export may take"):

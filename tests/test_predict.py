@@ -3,6 +3,7 @@
 import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.recipe import Request
 from tests.helpers.app import button, lab, no_errors
 from viz.predict import question_for, question_steps, who
 
@@ -98,12 +99,19 @@ def test_predict_mode_asks_before_the_key_frame_then_reveals_and_scores(app):
 
 
 def test_a_question_says_what_the_screen_cannot_show():
-    """At frame 0 both queues are empty: the requests step 1 admits arrive at its start, and the question says so;
-    asked from further back, it says how many steps ahead the step is."""
+    """Frame 0 shows the requests step 1 may admit, so the question needs no more; a request added by hand arrives
+    at the start of the next step, which the frame shown cannot show, and the question says so; asked from
+    further back, it says how many steps ahead the step is."""
     frames = _frames("02_preemption")
-    assert not frames[0].waiting and not frames[0].running
+    assert list(frames[0].waiting) == [0, 1, 2, 3, 4]
     first = question_for(frames[0], frames[1], "en", shown=0)
-    assert "admitted" in first.text and "(Requests 0, 1, 2, 3 and 4 arrive at the start of that step.)" in first.text
+    assert "admitted" in first.text and "arrive" not in first.text
+    engine = load_scenario(SCENARIOS_DIR / "02_preemption.toml", "fake").engine()
+    engine.run(steps=3)
+    engine.add_request(Request(prompt_token_ids=(1, 2, 3), max_tokens=2))
+    engine.step()
+    assert question_for(engine.frames[3], engine.frames[4], "en").text.endswith(
+        "(Request 5 arrives at the start of that step.)")
     ahead = question_for(frames[4], frames[5], "en", shown=2)
     assert ahead.text.endswith("(That is 3 steps after frame 2, the one shown.)")
     assert "steps after" not in question_for(frames[4], frames[5], "en", shown=4).text

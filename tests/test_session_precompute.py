@@ -1,5 +1,6 @@
 """Presets computed at server start: the run a student's link opens is found in the run cache, run to its end,
-so the student's steps read it; a name that is no preset is reported, and the others still run."""
+so the student's steps read it, and it is pinned there; a name that is no preset is reported, and the others still
+run."""
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session.links import open_link, parse_link
@@ -28,6 +29,10 @@ def test_a_precomputed_preset_is_the_run_a_link_opens_and_its_steps_are_reads():
     student.run(computed - 1)
     assert student.last == computed - 1 and len(student.frames) == computed  # nothing more was computed
     assert student.is_over
+    cache = shared_run_cache()  # pinned: students' runs never evict it; the panel says what it holds now
+    assert job.addresses["05_prefix_caching"] in cache.pinned
+    assert job.holds("05_prefix_caching", cache) == f"in the run cache now: {computed - 1} frames, pinned"
+    assert job.holds("nope", cache) is None
 
 
 def test_nothing_to_compute_starts_no_thread():

@@ -1,5 +1,6 @@
 """The run cache: sessions on the same inputs share one run and one branch per change, never each other's
-changes; the byte budget evicts the least recently used run."""
+changes; the byte budget evicts the least recently used run, never a pinned one; a run over its share of the
+budget is kept out."""
 
 import pytest
 
@@ -82,7 +83,7 @@ def test_the_byte_budget_evicts_the_least_recently_used_run():
     probe = RunCache(budget_bytes=2**30)
     Lab(setups[0], cache=probe).run(10)
     one_run = probe.stats()["bytes"]
-    cache = RunCache(budget_bytes=int(2.5 * one_run))
+    cache = RunCache(budget_bytes=int(2.5 * one_run), share_bytes=one_run * 2)
     labs = [Lab(inputs, cache=cache) for inputs in setups[:2]]
     for lab in labs:
         lab.run(10)
@@ -176,8 +177,41 @@ def test_a_run_that_cannot_be_copied_keeps_no_checkpoints_and_its_branches_repla
 def test_checkpoints_are_kept_only_while_they_fit_in_the_budget():
     probe = RunCache(budget_bytes=2**30, checkpoint_runners=frozenset())  # the run alone, no copies
     Lab(PRESET, cache=probe).run(8)
-    tight = RunCache(budget_bytes=probe.stats()["bytes"] * 21 // 20, checkpoint_every=4,
-                     checkpoint_runners=frozenset({"fake"}))  # the run fits, a copy beside it never does
+    tight = RunCache(budget_bytes=probe.stats()["bytes"] * 21 // 20, checkpoint_every=4,  # the run fits, a copy
+                     checkpoint_runners=frozenset({"fake"}), share_bytes=2**30)  # beside it never does
     lab = Lab(PRESET, cache=tight)
     lab.run(8)
     assert lab._run.checkpoints == {} and tight.stats()["runs"] == 1
+
+
+def test_pinned_runs_are_never_evicted_nor_changed_in_place():
+    setups = [RunInputs.from_custom(CustomSetup(requests=n), Config(), "fake") for n in (4, 5, 6)]
+    probe = RunCache(budget_bytes=2**30)
+    Lab(setups[0], cache=probe).run(10)
+    cache = RunCache(budget_bytes=int(1.5 * probe.stats()["bytes"]), share_bytes=2**30)
+    pinned = Lab(setups[0], cache=cache)
+    pinned.run(10)
+    address = pinned.pin()
+    for inputs in setups[1:]:  # each alone fits; with the pinned run, only one more does
+        Lab(inputs, cache=cache).run(10)
+    assert address in cache and cache.frames_of(address) == 11 and cache.stats()["pinned"] == 1
+    assert setups[1].spec.address not in cache and cache.frames_of(setups[1].spec.address) is None
+    engine = pinned.engine
+    pinned.set_config(max_num_seqs=2)  # the sole holder at the last frame: a pinned run is forked, not changed
+    assert pinned.engine is not engine and address in cache and cache.frames_of(address) == 11
+
+
+def test_a_run_larger_than_its_share_of_the_cache_is_kept_out_and_shared_by_nobody():
+    probe = RunCache(budget_bytes=2**30)
+    Lab(PRESET, cache=probe).run(10)
+    cache = RunCache(budget_bytes=2**30, share_bytes=probe.stats()["bytes"] // 2)
+    small = Lab(RunInputs.from_custom(CustomSetup(requests=2), Config(), "fake"), cache=cache)
+    big = Lab(PRESET, cache=cache)
+    assert not big.kept_out  # at frame 0 it fits its share
+    big.run(10)
+    assert big.kept_out and PRESET.spec.address not in cache and small.cursor == 0
+    assert cache.stats()["runs"] == 1  # the small run stays
+    other = Lab(PRESET, cache=cache)  # a run kept out is not found by other sessions: built again
+    assert other.engine is not big.engine and not other.kept_out
+    big.run(3)  # and still steps on for its own session
+    assert big.cursor == 13

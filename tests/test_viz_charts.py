@@ -25,7 +25,8 @@ def test_batch_bars_are_split_by_kind():
 def test_timeline_segments_show_waiting_prefill_decode_and_preemption():
     frames = list(preemption_engine().frames)
     request_1 = [s for s in segments(frames) if s.request_id == 1]
-    assert request_1 == [Segment(1, "prefill", 1, 1), Segment(1, "decode", 2, 7), Segment(1, "preempted", 8, 10),
+    assert request_1 == [Segment(1, "waiting", 0, 0), Segment(1, "prefill", 1, 1),
+                         Segment(1, "decode", 2, 7), Segment(1, "preempted", 8, 10),
                          Segment(1, "prefill", 11, 11), Segment(1, "decode", 12, 13)]
     assert [s.phase for s in segments(frames) if s.request_id == 2][0] == "waiting"
     fig = timeline_figure(frames, current_step=5, lang="en")

@@ -38,10 +38,11 @@ def test_the_tables_the_pages_draw_convert_to_arrow_without_a_fallback():
 
     from engine.analysis.compare import GENERATED_CONFIG, compare, generated_workload, metric_rows, variants_for
 
-    runs = compare(variants_for("tail vs smart preemption", GENERATED_CONFIG), generated_workload(12))
+    runs = compare(variants_for("tail vs smart preemption", GENERATED_CONFIG, "en"), generated_workload(12))
     _, waiting = run_metrics(list(preemption_engine().frames)[:2])
-    for rows in (metric_rows(runs), request_rows(waiting, "en")):
+    for rows in (metric_rows(runs, lang="en"), request_rows(waiting, "en")):
         table = as_table(rows)
         pa.Table.from_pandas(pd.DataFrame(table))
         assert all(str(row[k]) == str(table[i][k]) for i, row in enumerate(rows) for k in row)  # same words
-    assert as_table(metric_rows(runs))[0]["tail preemption"] == str(metric_rows(runs)[0]["tail preemption"])
+    rows = metric_rows(runs, lang="en")
+    assert as_table(rows)[0]["tail preemption"] == str(rows[0]["tail preemption"])

@@ -75,10 +75,10 @@ def test_prefix_hits_are_narrated_from_a_real_run():
 
 
 def test_requests_arriving_together_share_one_sentence():
-    lines = narrate(preemption_engine().frames[1], lang="en")
-    assert lines[1] == ("Requests 0, 1 and 2 arrived (10, 10 and 10 prompt tokens, priority 0) and joined the "
-                        "waiting queue.")
-    assert lines[2] == "Request 0 was admitted: 10 tokens prefilled this step."
+    frames = preemption_engine().frames
+    assert narrate(frames[0], lang="en")[1] == ("Requests 0, 1 and 2 arrived (10, 10 and 10 prompt tokens, priority 0) "
+                                                "and joined the waiting queue.")
+    assert narrate(frames[1], lang="en")[1] == "Request 0 was admitted: 10 tokens prefilled this step."
 
 
 def test_an_unknown_event_kind_still_reads_as_a_sentence():
@@ -185,12 +185,3 @@ def test_a_pool_rebuilt_mid_run_is_told_as_an_event_not_a_preemption():
     assert "the KV pool was rebuilt" in admitted_0 and "preempted" not in admitted_0
     assert "KV blocks free: at the start of this step 6, after it 0 (of 6)." in lines
     assert len(frames[6].blocks) == 6 and len(frames[5].blocks) == 3
-
-
-def test_first_arrivals_name_the_requests_the_first_step_adds():
-    from viz.narrate import first_arrivals
-
-    assert first_arrivals([], "en") is None
-    assert first_arrivals([0, 0, 3], "en") == "Requests 0, 1 arrive at the start of step 1 and join the waiting queue."
-    assert first_arrivals([4, 2, 9], "en") == "Request 0 arrives at the start of step 3 and joins the waiting queue."
-    assert first_arrivals([0, 0], "zh") == "请求 0、1 在第 1 步开始时到达，进入等待队列。"

@@ -127,7 +127,7 @@ def differential_case(seed: int) -> dict[str, str]:
             except MessageError as e:
                 refused.append((engine.step_count, str(e)))
         engine.step()
-        if engine._stalled():
+        if engine.stalled:
             break
     out["engine"] = engine_digest(engine)
     out["engine_refused"] = digest(refused)

@@ -177,7 +177,8 @@ def class_panel():
             st.error(said(error))
         if here is None:
             with st.form("class_start", border=False):
-                key = st.text_input(t("class.lecturer_key"), type="password") if server_lecturer_key() else None
+                key = st.text_input(t("class.lecturer_key"), type="password", key="class_key_given") \
+                    if server_lecturer_key() else None
                 if st.form_submit_button(t("class.start")):
                     _start(key)
                     st.rerun()

@@ -5,6 +5,7 @@ for more with a target step. It is one fragment, so the player's requests rerun 
 from __future__ import annotations
 
 import html
+import time
 
 import streamlit as st
 
@@ -15,14 +16,24 @@ from ui.classroom import class_banner, follow_lead, publish_lead, take_seat, url
 from ui.errors import logged
 from ui.language import current_lang, said, t
 from ui.predict import predict
-from ui.state import USER_ERRORS, feed, lab, report, run_title, settings_in_effect, sync_url
+from ui.state import (
+    USER_ERRORS,
+    as_this_session,
+    attendee,
+    feed,
+    lab,
+    note_attendance,
+    report,
+    run_title,
+    settings_in_effect,
+    sync_url,
+)
 from viz.adaptive import adaptive_batch_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
 from viz.glossary import clock, legend_lines, metric_definitions, model_caveat
 from viz.html_export import player_sources
 from viz.metrics_table import as_table, request_rows, run_summary, speculation_sentence
-from viz.narrate import first_arrivals
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
 from viz.texts import pending_change, progress_text, request_texts, title_in_effect
 from viz.timeline import segments_figure
@@ -95,10 +106,12 @@ def serve_player() -> str | None:
         if request is None:
             error = t("stage.bad_request", value=repr(value))
         else:
+            asked = time.perf_counter()
             try:
                 feed().serve(lab(), request)
             except USER_ERRORS as e:  # a model step that failed: the frames already sent stay usable
                 error = t("stage.compute_failed", error=e)
+            attendee().waits.append(time.perf_counter() - asked)
     frame = st.session_state.pop("player_frame", None)
     if isinstance(frame, int) and 0 <= frame <= lab().last and frame != lab().cursor:
         lab().goto(frame)
@@ -109,9 +122,7 @@ def serve_player() -> str | None:
 
 def player(error: str | None):
     message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame), current_lang()))
-    arrivals = [] if lab().is_trace else [request.arrival for request in lab().inputs.spec.workload]
-    message.update(present=bool(st.session_state.presentation), error=error, titles=titles(),
-                   start_note=first_arrivals(arrivals, current_lang()))
+    message.update(present=bool(st.session_state.presentation), error=error, titles=titles())
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
               on_frame_change=_on_player_frame)
 
@@ -137,6 +148,14 @@ def title(frame) -> str:
         return run_title()
     moving = ("max_num_seqs",) if lab().options_in_effect().adaptive else ()  # the controller moves it
     return title_in_effect(run_title(), lab().inputs.config, frame.config, ignore=moving, lang=current_lang())
+
+
+def kept_out_notice():
+    """A run too large for the run cache is computed for this student alone: said once it is."""
+    if not lab().is_trace and lab().kept_out:
+        cache = lab().cache
+        st.info(t("stage.kept_out", mb=f"{lab().nbytes / 2**20:.0f}", share=f"{cache.share_bytes / 2**20:.0f}"),
+                icon=":material/memory:")
 
 
 def titles() -> list[list]:
@@ -227,7 +246,8 @@ def legend():
 def stage():
     @st.fragment
     def live():
-        with logged("stepping the stage"):  # a fragment's rerun runs only this, not the page's own guard
+        # a fragment's rerun runs only this, not the page's own guard nor its share of the model
+        with logged("stepping the stage"), as_this_session():
             error = serve_player()
             take_seat()
             follow_lead(in_fragment=True)
@@ -238,12 +258,14 @@ def stage():
                 notice.warning(said(st.session_state.notice))
             with stage_slot:
                 class_banner()
+                kept_out_notice()
                 settings_notice()
                 player(error)
             predict()
             lower_views()
             sync_url(url_params())
             publish_lead()  # again: Run N steps moved the cursor meanwhile
+            note_attendance(lab())
             feed().compute_ahead(lab())  # the answer is on its way: the engine goes on meanwhile
 
     live()

@@ -11,10 +11,12 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from engine.inputs.scenario import Scenario, ScenarioError, load_scenario, preset_paths
 from i18n import Message, message_of
+from runner.share import asking
 from session.feed import Feed
 from session.lab import Lab, LabError, RunInputs, default_runner
 from session.links import link_of, open_link, parse_link, parse_link_or_fallback
 from session.precompute import Precompute, precompute_names
+from session.roster import Attendee, roster
 from ui.language import current_lang, said, t
 from viz.glossary import variant_label
 
@@ -140,6 +142,29 @@ def init_session():
 PROGRESS_EVERY_S = 0.2
 
 
+def attendee() -> Attendee:
+    """This session on the server panel's roster (session/roster.py)."""
+    ctx = get_script_run_ctx()
+    return roster().attendee(ctx.session_id if ctx is not None else "")
+
+
+def note_attendance(here: Lab):
+    """What the server panel says of this session: the run it looks at and the frame it has stepped to."""
+    entry = attendee()
+    entry.run, entry.steps = "trace" if here.is_trace else here.inputs.scenario_name, here.last
+
+
+def as_this_session():
+    """The model steps taken inside are this session's, in the model worker's turns (runner/share.py)."""
+    return asking(who=attendee().name)
+
+
+def open_sessions() -> list[Attendee]:
+    """The sessions whose tabs are open now, as the Streamlit runtime knows them (every one known, without it)."""
+    instance = runtime.get_instance() if runtime.exists() else None
+    return roster().live(lambda session_id: instance is None or instance.is_active_session(session_id))
+
+
 def session_gone() -> bool:
     """Whether this session's browser tab has gone (closed or disconnected): Streamlit keeps running its script."""
     ctx = get_script_run_ctx()
@@ -155,11 +180,13 @@ def run_to_frame(lab: Lab, frame: int):
     checked = [time.monotonic()]
 
     def on_step(_done: int):
+        note_attendance(lab)
         if time.monotonic() - checked[0] >= PROGRESS_EVERY_S:
             if session_gone():
                 st.stop()  # ends this script run; the lab keeps the frames run so far
             checked[0] = time.monotonic()
-    with st.spinner(t("state.running_to", frame=frame)):
+    note_attendance(lab)
+    with st.spinner(t("state.running_to", frame=frame)), asking(background=True):  # nobody watches it step
         lab.run(frame, on_step)
 
 

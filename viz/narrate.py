@@ -9,8 +9,6 @@ out, and why, and which request's prompt completed in a last chunk (a step with 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from engine.run.frame import Frame
 from i18n import count, join_and, text
 from scheduler.events import Event
@@ -23,17 +21,6 @@ def _ids(lang: str, ids) -> str:
 def batch_kind(lang: str, kind: str) -> str:
     """"prefill", "decode", "mixed" or "idle" in `lang`."""
     return text(lang, f"batch.{kind}")
-
-
-def first_arrivals(arrivals: Sequence[int], lang: str) -> str | None:
-    """What frame 0 cannot show, its queues being empty: which requests (ids in arrival order) the first step to
-    take any adds, given each request's arrival (a request arriving at a is added by step a + 1)."""
-    if not arrivals:
-        return None
-    order = sorted(range(len(arrivals)), key=lambda i: arrivals[i])  # stable: ids go in arrival order
-    first = arrivals[order[0]]
-    ids = [rank for rank, i in enumerate(order) if arrivals[i] == first]
-    return count(lang, "narrate.first_arrivals", len(ids), ids=_ids(lang, ids), step=first + 1)
 
 
 def step_summary(frame: Frame, lang: str) -> str:

@@ -1,9 +1,9 @@
 """Policy comparison: one workload run under two to four configs, each in its own engine, measured alike.
 
-    runs = compare(variants_for("prefill-first vs decode-first", base), workload)
-    print(verdicts(runs))           # one answer per question: first token, later tokens, whole workload, memory
-    print(summary(runs))            # plain sentences, generated from the numbers
-    rows = metric_rows(runs)        # one row per metric, one column per config
+    runs = compare(variants_for("prefill-first vs decode-first", base, "en"), workload)
+    print(verdicts(runs, "en"))     # one answer per question: first token, later tokens, whole workload, memory
+    print(summary(runs, "en"))      # plain sentences, generated from the numbers
+    rows = metric_rows(runs, lang="en")  # one row per metric, one column per config
 
 Every run is independent and deterministic (same runner kind, seed and cost model), so the differences come
 from the configs alone.
@@ -31,7 +31,7 @@ from engine.run.metrics import (
     run_metrics,
 )
 from engine.run.recipe import CostModel, Request, RunSpec
-from i18n import DEFAULT, MessageError, join_and, text
+from i18n import MessageError, join_and, text
 from scheduler import Config
 
 MAX_VARIANTS = 4
@@ -97,7 +97,7 @@ COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
 }
 
 
-def variants_for(comparison: str, base: Config, lang: str = DEFAULT) -> list[Variant]:
+def variants_for(comparison: str, base: Config, lang: str) -> list[Variant]:
     """The variants of a named comparison (see COMPARISONS), labelled in `lang`; raises ConfigError if one is
     impossible."""
     return COMPARISONS[comparison](base, partial(text, lang))
@@ -199,7 +199,7 @@ def _span_of(values: list[int]) -> tuple:
     return (min(values), max(values)) if values else ("-", "-")
 
 
-def metric_label(name: str, lang: str = DEFAULT) -> str:
+def metric_label(name: str, lang: str) -> str:
     """A metric of `metric_values` named in `lang`: "TTFT p99 steps", "TTFT p99（步）"."""
     for latency, attr in LATENCIES.items():
         if name.startswith(latency + " "):
@@ -209,7 +209,7 @@ def metric_label(name: str, lang: str = DEFAULT) -> str:
     return text(lang, f"compare.metric.{name}")
 
 
-def metric_rows(runs: Sequence[ConfigRun], digits: int = 2, lang: str = DEFAULT) -> list[dict]:
+def metric_rows(runs: Sequence[ConfigRun], digits: int = 2, *, lang: str) -> list[dict]:
     """One row per metric: {"metric": name, <label>: value, ...}, floats rounded to `digits`, names in `lang`."""
     columns = [metric_values(run) for run in runs]
     header = text(lang, "compare.metric")
@@ -282,7 +282,7 @@ def _how_it_ran(run: ConfigRun, lang: str) -> str | None:
                 steps=run.run.num_steps, late=late)
 
 
-def summary(runs: Sequence[ConfigRun], lang: str = DEFAULT) -> str:
+def summary(runs: Sequence[ConfigRun], lang: str) -> str:
     """One paragraph comparing every run with the first, saying only what the numbers show."""
     base, sentences = runs[0], []
     for run in runs[1:]:
@@ -380,7 +380,7 @@ def _finish_steps(runs: Sequence[ConfigRun], lang: str) -> str:
 FINISH_LISTED = 4  # requests named in the finish-step answer; the rest are counted
 
 
-def verdicts(runs: Sequence[ConfigRun], lang: str = DEFAULT) -> list[tuple[str, str]]:
+def verdicts(runs: Sequence[ConfigRun], lang: str) -> list[tuple[str, str]]:
     """The comparison's answers, one per question a learner asks: (question, answer), from the numbers."""
     answers = (
         ("first_token", _lower_is_better(lang, runs, lambda r: _mean_steps(r, "ttft"), "sooner", "ttft", "steps")),

@@ -135,15 +135,14 @@ class NotebookPanels(NamedTuple):
     waiting: list[tuple[int, int]]
 
 
-def notebook_panels(frame: Frame | None, workload: list[Request]) -> NotebookPanels:
+def notebook_panels(frame: Frame | None) -> NotebookPanels:
     """What the notebook draws at the frame of the same number (None: a frame after this run ended, where the
     notebook draws empty panels). Its executing panel is the step's batch; its waiting panel lists the
-    waiting queue, then the requests that arrived during the step (the notebook queues them at its end,
-    this engine at the start of the next), then the running requests the step left out."""
+    waiting queue (where requests arriving during the step already are, as in the notebook), then the running
+    requests the step left out."""
     if frame is None:
         return NotebookPanels([], [])
     length = {r.id: r.num_tokens for r in frame.requests}
-    arriving = [(i, len(r.prompt_token_ids)) for i, r in enumerate(workload) if r.arrival == frame.step > 0]
     left_out = [i for i in frame.running if i not in frame.batch.seq_ids]
     return NotebookPanels([(i, length[i]) for i in frame.batch.seq_ids],
-                          [(i, length[i]) for i in frame.waiting] + arriving + [(i, length[i]) for i in left_out])
+                          [(i, length[i]) for i in (*frame.waiting, *left_out)])

@@ -1,8 +1,8 @@
 """The engine: one scheduler, one runner, a workload, and a frame recorded for every step.
 
-Step s (s >= 1): add the requests whose arrival step is before s, schedule, run the model, postprocess,
-record frame s. Frame 0 is the empty start. A run always ends: when every request is done and none is still
-to arrive, when a step could change nothing any more ("stalled"), or at `max_steps`.
+Step s (s >= 1): schedule, run the model, postprocess, queue the requests arriving at step s, record frame s.
+Frame 0 shows the requests that arrive at the start (step 0) waiting. A run always ends: when every request is
+done and none is still to arrive, when a step could change nothing any more ("stalled"), or at `max_steps`.
 
 Replay and branches. A run is a pure function of its recipe (engine/run/recipe.py): a `RunSpec` (config,
 workload, runner kind and seed, cost model, options, scheduler) and the changes made mid-run (`Change`: config
@@ -97,8 +97,9 @@ class Engine:
         self.frames = FrameStore()
         self._recorder = Recorder(self.frames, self.requests)
         self._recorder.reset_pool(self.scheduler.block_manager)
+        arrived = self._admit_arrivals(through=0)  # frame 0 shows the requests that arrive at the start
         if record:
-            self._record_frame(Batch([], (), "idle"), [], 0.0, 0.0)
+            self._record_frame(Batch([], (), "idle"), arrived, 0.0, 0.0)
         self.follow(spec, 0)
 
     @property
@@ -190,7 +191,7 @@ class Engine:
         then `frames[-1]`."""
         self.step_count += 1
         self._clock_origin += time.perf_counter() - self._left_at
-        events, self._events = self._events + self._admit_arrivals(), []
+        events, self._events = self._events + self._admit_arrivals(through=self.step_count - 1), []  # added by hand
         overlapped = self._pipeline is not None and self._pipeline.busy
         t0 = self._now()
         batch = self.scheduler.schedule()  # overlapped: while the model still computes the step before
@@ -206,11 +207,13 @@ class Engine:
         tables = [s.block_table[:] if s.draft_token_ids else s.block_table for s in batch.seqs]
         post_events, post_s, model_s = self._run(batch, landed_model_s)
         events += post_events
+        arrived = self._admit_arrivals(through=self.step_count)  # shown waiting in this frame, run from the next step
+        events += arrived
         if self.overlap and self.is_finished:
             self._land_in_flight()  # the run ends here: its last tokens land before its last frame
         timing, latency_s = self._advance_clocks(batch, schedule_s, model_s, post_s, overlapped)
         self._tell_rebuild_admissions(events)
-        self._last_batch_idle = not batch.seqs and not any(e.kind == FinishedLate.kind for e in events)
+        self._last_batch_idle = not batch.seqs and not arrived and not any(e.kind == FinishedLate.kind for e in events)
         if self.record:
             self._record_frame(batch, events, schedule_s + post_s, model_s, tables, timing)
         self._adapt(batch, latency_s)
@@ -273,10 +276,11 @@ class Engine:
             self.step()
             if on_step:
                 on_step(self.step_count)
-            if self._stalled():
+            if self.stalled:
                 return "stalled"
 
-    def _stalled(self) -> bool:
+    @property
+    def stalled(self) -> bool:
         """Nothing ran and nothing will arrive, yet requests remain: every later step would be the same."""
         return self._last_batch_idle and not self._pending and not self.scheduler.is_finished()
 
@@ -317,11 +321,13 @@ class Engine:
 
     # -- internals -------------------------------------------------------------------------------------
 
-    def _admit_arrivals(self) -> list:
-        """Queue the requests that arrived before this step; one that can never run is aborted with the
-        reason (by the scheduler), never lost."""
+    def _admit_arrivals(self, through: int) -> list:
+        """Queue the requests whose arrival step is `through` or earlier; one that can never run is aborted with
+        the reason (by the scheduler), never lost. A request arriving at step a joins the waiting queue at the end
+        of step a (frame a shows it waiting, as the InfraTech notebook's frames do) and can run from step a + 1;
+        one added by hand after frame k joins at the start of step k + 1."""
         events = []
-        while self._pending and self._pending[0].arrival < self.step_count:
+        while self._pending and self._pending[0].arrival <= through:
             seq = self._new_sequence(self._pending.popleft())
             events.append(Arrived(seq.seq_id, seq.num_prompt_tokens, seq.priority))
             try:
