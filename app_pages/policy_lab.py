@@ -156,7 +156,7 @@ def vllm_equivalents(runs):
     st.subheader(t("lab.vllm"))
     for tab, run in zip(st.tabs([run.label for run in runs]), runs, strict=True):
         tab.code(vllm_command(run.config, overlap=run.engine.overlap), language="bash", wrap_lines=True)
-        for note in vllm_notes(run.config, current_lang()):
+        for note in vllm_notes(run.config, current_lang(), scheduler=run.engine.spec.scheduler):
             tab.markdown(f"- {note}")
         if run.engine.adaptive is not None:
             tab.markdown(t("lab.vllm_adaptive"))

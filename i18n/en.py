@@ -29,6 +29,8 @@ MESSAGES = {
     "narrate.blocked.max_num_seqs": "Request {id} waits: the batch is full (max_num_seqs={max_num_seqs}).",
     "narrate.blocked.decode_first": "Request {id} waits: decode-first ran the running requests' decodes this step; "
                                     "prefills wait for a step without them.",
+    "narrate.blocked.preempted_this_step": "Request {id} waits: this step preempted a running request, and vLLM "
+                                           "admits no waiting request in such a step.",
     "narrate.admitted": "Request {id} was admitted: {tokens} prefilled this step{cached}{why}.",
     "narrate.admitted.cached": ", {n} more reused from the prefix cache",
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
@@ -59,6 +61,9 @@ MESSAGES = {
     "narrate.finished_late": "Request {id} finished one step late: the end-of-sequence token it wrote in step {step} "
                              "came back only after this step was scheduled, so it was dropped from this batch and its "
                              "blocks were freed (its tokens are the same as without overlap).",
+    "narrate.finished_late.length": "Request {id} finished one step late: {why} with the token it wrote in step "
+                                    "{step}, which vLLM's async scheduler learns only when the token lands, after "
+                                    "this step was scheduled; its blocks were freed now.",
     "narrate.rebuilt": "KV pool rebuilt at step {step} with {blocks} of {size} tokens (a setting changed after frame "
                        "{prev})",
     "narrate.rebuilt.running.one": "{base}: the running request {ids} recomputes its tokens, queued ahead of the "
@@ -148,6 +153,11 @@ MESSAGES = {
     "setting.cache_blocks_at_allocation.help": "vLLM's rule: a block that this step fills with known tokens is cached "
                                                "when it is allocated, so requests admitted in the same step share a "
                                                "prefix. Off: a block is cached once its tokens are computed.",
+    "setting.long_prefill_token_threshold.label": "long-prefill cap (tokens per step, vLLM)",
+    "setting.long_prefill_token_threshold.help": "vLLM's long_prefill_token_threshold: a request computes at most this "
+                                                 "many tokens in one step while another request is waiting or "
+                                                 "running, so one long prompt cannot take the whole token budget. "
+                                                 "0: no cap. Only the vLLM scheduler applies it.",
     "value.prefill_first": "prefill first", "value.decode_first": "decode first",
     "value.on": "on", "value.off": "off",
     "settings.changed": "{label} {now} ({was} {before})",
@@ -629,6 +639,12 @@ MESSAGES = {
     "vllm.block_size": "--block-size {size}: current vLLM takes any block size its attention backend supports (most "
                        "GPU backends want a multiple of 16), so this one may be refused there.",
     "vllm.eos": "eos: vLLM takes the end-of-sequence token from the model (or per request, stop_token_ids).",
+    "vllm.twin": "The decisions shown are vLLM's own: this run used the vLLM twin, which makes vLLM 0.32's V1 "
+                 "Scheduler decisions step for step, block ids included, as `make vllm-check` checks against vLLM's "
+                 "Scheduler; prefill_first, mixed_batches and the preemption policy do not apply to it.",
+    "vllm.not_the_twin": "Even in its closest setting this scheduler is not vLLM's: vLLM admits a waiting request only "
+                         "if its whole sequence fits in the free blocks and reuses freed uncached blocks first, so its "
+                         "block ids differ; the vLLM twin (scheduler \"vllm\") makes vLLM's own decisions.",
     "compare.metric": "metric",
     "compare.metric.steps to finish": "steps to finish",
     "compare.metric.simulated time (s)": "simulated time (s)",
@@ -700,6 +716,7 @@ MESSAGES = {
     "config.integer": "must be an integer",
     "config.bool": "must be true or false",
     "config.at_least_1": "must be at least 1",
+    "config.long_prefill": "use 0 (no cap) up to max_model_len={max_model_len} tokens",
     "config.speculative": "use 0 (off) to {most} draft tokens per step",
     "config.lookup_min": "must not exceed prompt_lookup_max={most}",
     "config.choice": "use one of {choices}",

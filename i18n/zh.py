@@ -27,6 +27,7 @@ MESSAGES = {
                                     "（max_num_batched_tokens={budget}）。",
     "narrate.blocked.max_num_seqs": "请求 {id} 继续等待：批次已满（max_num_seqs={max_num_seqs}）。",
     "narrate.blocked.decode_first": "请求 {id} 继续等待：解码优先，本步运行的是运行队列中请求的解码；预填充要等到没有解码的一步。",
+    "narrate.blocked.preempted_this_step": "请求 {id} 继续等待：本步抢占了一个运行中的请求，vLLM 在这样的一步里不接纳任何等待中的请求。",
     "narrate.admitted": "请求 {id} 被接纳：本步预填充了 {tokens}{cached}{why}。",
     "narrate.admitted.cached": "，另有 {n} 个从前缀缓存复用",
     "narrate.admitted.after_rebuild": "（KV 缓存池已重建，所以它的 K/V 要在新池中重新计算）",
@@ -52,6 +53,8 @@ MESSAGES = {
                           "（一步得到 {new}）。",
     "narrate.finished_late": "请求 {id} 晚一步完成：它在第 {step} 步写出的序列结束 token 直到本步已调度之后才返回，"
                              "所以它被移出本批次，块也已释放（它的 token 与不重叠时相同）。",
+    "narrate.finished_late.length": "请求 {id} 晚一步完成：它在第 {step} 步写出的 token 使{why}；vLLM 的异步调度器要等这个 token "
+                                    "返回才知道，而那时本步已经调度，它的块现在才释放。",
     "narrate.rebuilt": "KV 缓存池在第 {step} 步重建为 {blocks}，每块 {size} 个 token（第 {prev} 帧之后改了一项设置）",
     "narrate.rebuilt.running.one": "{base}：运行中的请求 {ids} 重新计算它的 token，排在等待中的请求之前；没有请求被抢占。",
     "narrate.rebuilt.running.other": "{base}：每个运行中的请求（{ids}）都重新计算自己的 token，排在等待中的请求之前；"
@@ -128,6 +131,10 @@ MESSAGES = {
     "setting.cache_blocks_at_allocation.label": "分配时即缓存满块（vLLM）",
     "setting.cache_blocks_at_allocation.help": "vLLM 的规则：本步用已知 token 填满的块在分配时就进入缓存，所以同一步被"
                                                "接纳的请求可以共享前缀。关闭：块在其 token 计算完成后才进入缓存。",
+    "setting.long_prefill_token_threshold.label": "长预填充上限（每步 token 数，vLLM）",
+    "setting.long_prefill_token_threshold.help": "vLLM 的 long_prefill_token_threshold：只要还有别的请求在等待或运行，"
+                                                 "一个请求一步最多计算这么多 token，免得一个长提示词占满整步的 token "
+                                                 "预算。0 表示不设上限。只有 vLLM 调度器使用它。",
     "value.prefill_first": "预填充优先", "value.decode_first": "解码优先",
     "value.on": "开", "value.off": "关",
     "settings.changed": "{label} {now}（{was} {before}）",
@@ -580,6 +587,12 @@ MESSAGES = {
     "vllm.block_size": "--block-size {size}：当前的 vLLM 接受其注意力后端支持的任何块大小（多数 GPU 后端要求 16 的倍数），"
                        "所以这个值在那里可能被拒绝。",
     "vllm.eos": "eos：vLLM 从模型中取得序列结束 token（或按请求用 stop_token_ids 指定）。",
+    "vllm.twin": "这里显示的就是 vLLM 自己的决定：本次运行用的是 vLLM 孪生调度器，它逐步做出 vLLM 0.32 的 V1 调度器的决定，"
+                 "连块编号都相同，`make vllm-check` 拿它与 vLLM 的调度器逐步对照检查；prefill_first、mixed_batches "
+                 "和抢占策略对它不起作用。",
+    "vllm.not_the_twin": "即使在最接近的设置下，这个调度器也不是 vLLM 的：vLLM 只在等待请求的整个序列都放得进空闲块时才接纳它，"
+                         "并且优先复用释放的未缓存块，所以块编号不同；vLLM 孪生调度器（scheduler \"vllm\"）做出 vLLM "
+                         "自己的决定。",
     "compare.metric": "指标",
     "compare.metric.steps to finish": "完成所需步数",
     "compare.metric.simulated time (s)": "模拟时间（秒）",
@@ -651,6 +664,7 @@ MESSAGES = {
     "config.integer": "必须是整数",
     "config.bool": "必须是 true 或 false",
     "config.at_least_1": "至少为 1",
+    "config.long_prefill": "取 0（不设上限）到 max_model_len={max_model_len} 个 token",
     "config.speculative": "请使用每步 0（关闭）到 {most} 个草稿 token",
     "config.lookup_min": "不能超过 prompt_lookup_max={most}",
     "config.choice": "请使用以下之一：{choices}",

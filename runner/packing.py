@@ -47,7 +47,11 @@ def pack_batch(seqs, kv_cache: KVCache, device: torch.device) -> PackedBatch:
     decodes_first = sorted(range(len(seqs)), key=lambda row: seqs[row].num_scheduled_tokens > 1)
     for row in decodes_first:
         seq = seqs[row]
-        tokens, num_logits = seq.token_ids + seq.draft_token_ids, 1 + len(seq.draft_token_ids)
+        # a negative draft is a placeholder (the vLLM twin pads a decode with them): it is never accepted, so
+        # any valid token id may stand in its place for the forward pass
+        drafts = seq.draft_token_ids if not seq.draft_token_ids or min(seq.draft_token_ids) >= 0 else \
+            [max(t, 0) for t in seq.draft_token_ids]
+        tokens, num_logits = seq.token_ids + drafts, 1 + len(drafts)
         start, count = seq.num_computed_tokens, seq.num_scheduled_tokens
         end = start + count
         table = seq.block_table[:-(-end // size)]

@@ -1,6 +1,7 @@
 """The KV-cache block pool: a free list, reference counts, and the prefix cache of full-block hashes."""
 
 from collections import OrderedDict
+from collections.abc import Collection
 from itertools import islice
 
 import xxhash
@@ -190,9 +191,14 @@ class BlockManager:
         block = self.blocks[block_id]
         return block.ref_count, None if block.hash == NO_HASH else block.hash
 
-    def recently_freed(self, n: int) -> list[int]:
-        """The last `n` blocks of the free list (the latest freed), in free-list order."""
-        return list(islice(reversed(self.free_block_ids), n))[::-1]
+    @property
+    def block_ids(self) -> range:
+        return range(len(self.blocks))
+
+    def recently_freed(self, freed: Collection[int]) -> tuple[list[int], list[int]]:
+        """Where the blocks of `freed` (freed lately, still free) sit in the free list, in its order: at its head
+        (none here: this pool frees to its tail) and at its tail (its last len(freed) blocks)."""
+        return [], list(islice(reversed(self.free_block_ids), len(freed)))[::-1]
 
     @property
     def cached_free_block_ids(self) -> list[int]:

@@ -48,6 +48,8 @@ class Config:
     # vLLM's rule: a block full of known (prompt) tokens enters the prefix cache when it is allocated, so a
     # request admitted later in the same step already shares it; off, a block enters once computed.
     cache_blocks_at_allocation: bool = False
+    # vLLM's cap on one request's prefill chunk per step (0: none); the vLLM twin (scheduler/vllm_v1/) applies it.
+    long_prefill_token_threshold: int = 0
 
     def __post_init__(self):
         for f in fields(self):
@@ -63,6 +65,9 @@ class Config:
         if not 0 <= self.num_speculative_tokens <= MAX_SPECULATIVE_TOKENS:
             raise ConfigError("num_speculative_tokens", self.num_speculative_tokens, "config.speculative",
                               most=MAX_SPECULATIVE_TOKENS)
+        if not 0 <= self.long_prefill_token_threshold <= self.max_model_len:
+            raise ConfigError("long_prefill_token_threshold", self.long_prefill_token_threshold,
+                              "config.long_prefill", max_model_len=self.max_model_len)
         if self.prompt_lookup_min > self.prompt_lookup_max:
             raise ConfigError("prompt_lookup_min", self.prompt_lookup_min, "config.lookup_min",
                               most=self.prompt_lookup_max)

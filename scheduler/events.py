@@ -10,7 +10,7 @@ from functools import cache
 from typing import ClassVar
 
 # Why the request at the head of the waiting queue was not admitted this step.
-BLOCKED_REASONS = ("token_budget", "blocks", "max_num_seqs", "decode_first")
+BLOCKED_REASONS = ("token_budget", "blocks", "max_num_seqs", "decode_first", "preempted_this_step")
 # Why a request finished.
 FINISH_REASONS = ("eos", "max_tokens", "max_model_len")
 

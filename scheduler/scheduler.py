@@ -12,14 +12,14 @@ Each policy is a branch off that path:
 - `num_speculative_tokens` adds n-gram drafts to each decode (`_draft`).
 
 The Scheduler is the only owner of request state: it alone changes a sequence's status, its place in the
-queues and its blocks (`add`, `schedule`, `postprocess`, `reconfigure`, `requeue`, `land`). What it
-decided and why comes back as events with each batch (`Batch.events`) and from `postprocess()`.
+queues and its blocks (`add`, `schedule`, `postprocess`, `reconfigure`, `requeue`; overlapped, `launch` and
+`land`, scheduler/overlapped.py). What it decided and why comes back as events with each batch
+(`Batch.events`) and from `postprocess()`. What the engine sees of any scheduler is in scheduler/interface.py.
 """
 
 from collections import deque
-from dataclasses import dataclass
 
-from i18n import Message, MessageError
+from i18n import Message
 from scheduler.block_manager import BlockManager
 from scheduler.config import Config
 from scheduler.events import (
@@ -33,43 +33,14 @@ from scheduler.events import (
     PrefixHit,
     Speculated,
 )
+from scheduler.interface import POOL_SHAPE, Batch, RequestRejected, requeue
+from scheduler.overlapped import LandsLate
 from scheduler.policies import insert_waiting, pick_victim, priority_key, priority_victim_key
 from scheduler.sequence import Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
-POOL_SHAPE = ("num_kvcache_blocks", "kvcache_block_size")  # a different pool needs a new Scheduler
-
-
-class RequestRejected(MessageError):
-    """A request that could never run under this configuration."""
-
-
-@dataclass(frozen=True, slots=True)
-class Batch:
-    """What runs this step, and the events of deciding it. Unpacks as `seqs, is_prefill` like nano-vllm's
-    schedule() result."""
-    seqs: list[Sequence]
-    num_scheduled_tokens: tuple[int, ...]
-    kind: str  # "prefill", "decode", "mixed" or "idle"
-    events: tuple[Event, ...] = ()
-
-    @property
-    def is_prefill(self) -> bool:
-        return self.kind in ("prefill", "mixed")
-
-    @property
-    def num_tokens(self) -> int:
-        return sum(self.num_scheduled_tokens)
-
-    def __iter__(self):
-        return iter((self.seqs, self.is_prefill))
-
-    def without(self, seq_ids: set[int]) -> "Batch":
-        """This batch less the sequences in `seq_ids` (overlapped: those that finished late before it ran)."""
-        kept = [(s, n) for s, n in zip(self.seqs, self.num_scheduled_tokens, strict=True) if s.seq_id not in seq_ids]
-        return Batch([s for s, _ in kept], tuple(n for _, n in kept), self.kind if kept else "idle", self.events)
 
 
 class _Step:
@@ -90,7 +61,7 @@ class _Step:
         return Batch(self.seqs, tuple(self.num_tokens), kind, tuple(events))
 
 
-class Scheduler:
+class Scheduler(LandsLate):
     def __init__(self, config: Config):
         self.config = config
         self.block_manager = BlockManager(config)
@@ -329,18 +300,7 @@ class Scheduler:
         raise rejected
 
     def requeue(self, seqs: list[Sequence]) -> list[Aborted]:
-        """Queue requests that lost their KV cache with another scheduler's pool (the engine rebuilt it under a
-        new config), in the order given, each to be prefilled again from its first token. Returns the
-        `aborted` events of those that no longer fit."""
-        aborted = []
-        for seq in seqs:
-            seq.block_table, seq.block_hashes = [], []
-            seq.num_computed_tokens = seq.num_scheduled_tokens = 0
-            try:
-                self.add(seq)
-            except RequestRejected as rejected:
-                aborted.append(Aborted(seq.seq_id, rejected.message))
-        return aborted
+        return requeue(self, seqs)
 
     def reconfigure(self, config: Config):
         """Switch to `config` from the next step on, the queues and the KV cache kept: switching to the priority
@@ -352,37 +312,6 @@ class Scheduler:
             self.waiting = deque(sorted(self.waiting, key=priority_key))
         self.config = self.block_manager.config = config
         self._chunked_before = self._chunked_before or config.chunked_prefill
-
-    def land(self, placeholders: list[tuple[Sequence, int]], tokens: list[int]
-             ) -> tuple[list[tuple[Sequence, tuple[int, ...]]], list[Sequence]]:
-        """Overlapped scheduling: the real tokens of a step postprocessed ahead, each written in place of its
-        placeholder (`(sequence, index)`), known only after the next step was scheduled. A request whose token
-        is EOS ends (`land_eos`). Returns the requests that finished late, with the blocks freed for them, and
-        those whose length limit coincided with EOS (their reason now "eos")."""
-        late, eos_at_limit = [], []
-        for (seq, index), token in zip(placeholders, tokens, strict=True):
-            seq.token_ids[index] = token
-            if token != self.config.eos or seq.sampling_params.ignore_eos:
-                continue
-            freed = self.land_eos(seq, index)
-            if freed is None:
-                eos_at_limit.append(seq)
-            else:
-                late.append((seq, freed))
-        return late, eos_at_limit
-
-    def land_eos(self, seq: Sequence, index: int) -> tuple[int, ...] | None:
-        """The token at `index`, known only after the next step was scheduled, is EOS. A request still going
-        finishes now, one step late: the tokens after the EOS are dropped, it leaves its queue and its blocks
-        are freed (returned, last first). One already ended by the same token (a length limit) only takes
-        "eos" as its reason (returns None)."""
-        if seq.is_done:
-            seq.finish_reason = "eos"
-            return None
-        del seq.token_ids[index + 1:]
-        (self.running if seq.status is RUNNING else self.waiting).remove(seq)
-        seq.num_scheduled_tokens = 0
-        return self._end(seq, FINISHED, "eos")
 
     def is_finished(self) -> bool:
         return not self.waiting and not self.running

@@ -6,6 +6,9 @@ from itertools import count
 
 from i18n import MessageError
 
+# Overlapped scheduling: a token still being computed. No runner writes it and no config uses it as EOS.
+PLACEHOLDER = -(2**31)
+
 
 class SequenceStatus(Enum):
     WAITING = auto()

@@ -11,10 +11,10 @@ from engine.run.adaptive import step_latencies
 from engine.run.engine import Engine
 from engine.run.frame import PENDING_TEXT
 from engine.run.metrics import request_metrics
-from engine.run.overlap import PLACEHOLDER
 from engine.run.recipe import CostModel, Request, RunSpec
 from runner.fake import FakeRunner
 from scheduler import Config, ConfigError
+from scheduler.sequence import PLACEHOLDER
 from tests.helpers.engines import comparable
 
 CONFIG = Config(max_num_seqs=3, max_num_batched_tokens=64, max_model_len=40, num_kvcache_blocks=12,

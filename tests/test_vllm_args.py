@@ -50,7 +50,8 @@ def test_notes_name_what_vllm_does_not_have():
     assert any("Smart preemption" in n for n in vllm_notes(Config(preemption_policy="smart"), "en"))
     assert any("prefills before decodes" in n for n in vllm_notes(Config(prefill_first=True), "en"))
     closest = Config(mixed_batches=True, prefill_first=False, preemption_policy="tail", kvcache_block_size=16)
-    assert len(vllm_notes(closest, "en")) == 1 and "null block" in vllm_notes(closest, "en")[0]
+    notes = vllm_notes(closest, "en")  # even the closest setting is not vLLM's: the twin is named
+    assert len(notes) == 2 and "null block" in notes[0] and "vLLM twin" in notes[1]
 
 
 def test_the_pool_override_counts_vllms_null_block():
@@ -90,3 +91,16 @@ def test_the_notes_speak_chinese():
                Config(preemption_policy="priority"), Config(mixed_batches=True, prefill_first=True)]
     notes = [note for config in configs for note in vllm_notes(config, "zh")]
     assert len(notes) >= 8 and all(chinese_only(note) for note in notes), notes
+
+
+def test_a_twin_run_says_its_decisions_are_vllms_and_drops_the_policy_notes():
+    config = Config(preemption_policy="smart", mixed_batches=False, kvcache_block_size=8, eos=2,
+                    long_prefill_token_threshold=64)
+    twin, article = vllm_notes(config, "en", scheduler="vllm"), vllm_notes(config, "en")
+    assert any("vLLM's own" in n and "make vllm-check" in n for n in twin)
+    assert not any("Smart preemption" in n or "Batches:" in n for n in twin)
+    assert any("Smart preemption" in n for n in article) and any("vLLM twin" in n for n in article)
+    assert any("--block-size 8" in n for n in twin) and any(n.startswith("eos:") for n in twin)
+    assert as_dict(vllm_args(config))["--long-prefill-token-threshold"] == "64"
+    from tests.helpers.language import chinese_only
+    assert all(chinese_only(n) for n in vllm_notes(config, "zh", scheduler="vllm"))

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from engine.run.frame import Frame, RequestView
-from engine.run.overlap import PLACEHOLDER
 from i18n import messages, text
+from scheduler.sequence import PLACEHOLDER
 from viz.colors import CACHED_FREE_COLOR, FREE_COLOR, REQUEST_PALETTE
 from viz.glossary import player_legend
 from viz.narrate import narrate

@@ -62,6 +62,8 @@ def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
                     budget=frame.config.max_num_batched_tokens)
     if event.reason == "max_num_seqs":
         return text(lang, "narrate.blocked.max_num_seqs", id=event.seq_id, max_num_seqs=frame.config.max_num_seqs)
+    if event.reason == "preempted_this_step":
+        return text(lang, "narrate.blocked.preempted_this_step", id=event.seq_id)
     return text(lang, "narrate.blocked.decode_first", id=event.seq_id)
 
 
@@ -119,6 +121,11 @@ def _speculated(lang, event, frame: Frame, before: Frame | None = None) -> str:
 
 
 def _finished_late(lang, event, frame: Frame, before: Frame | None = None) -> str:
+    request = frame.requests[event.seq_id]
+    if request.finish_reason in ("max_tokens", "max_model_len"):  # the vLLM twin learns a length stop late too
+        why = text(lang, f"finish.{request.finish_reason}", max_tokens=request.max_tokens,
+                   max_model_len=frame.config.max_model_len)
+        return text(lang, "narrate.finished_late.length", id=event.seq_id, why=why, step=frame.step - 1)
     return text(lang, "narrate.finished_late", id=event.seq_id, step=frame.step - 1)
 
 

@@ -37,6 +37,8 @@ def vllm_args(config: Config, overlap: bool = False) -> list[str]:
             _flag("enable-prefix-caching", config.enable_prefix_caching),
             _flag("async-scheduling", overlap),
             "--scheduling-policy", config.queue_policy]
+    if config.long_prefill_token_threshold:
+        args += ["--long-prefill-token-threshold", str(config.long_prefill_token_threshold)]
     if config.num_speculative_tokens > 0:
         args += ["--speculative-config", json.dumps({
             "method": "ngram", "num_speculative_tokens": config.num_speculative_tokens,
@@ -48,11 +50,26 @@ def vllm_command(config: Config, model: str = "HuggingFaceTB/SmolLM2-135M-Instru
     return shlex.join(["vllm", "serve", model, *vllm_args(config, overlap)])
 
 
-def vllm_notes(config: Config, lang: str) -> list[str]:
-    """Why the arguments read as they do, and where `config` asks for something vLLM does not do (or does
-    differently), in one sentence each, in `lang`."""
+def vllm_notes(config: Config, lang: str, scheduler: str = "article") -> list[str]:
+    """Why the arguments read as they do, in one sentence each, in `lang`; for a run of the article's scheduler
+    (`scheduler`, one of scheduler.SCHEDULER_KINDS), where `config` asks for something vLLM does not do (or does
+    differently); for a run of the vLLM twin, that its decisions are vLLM's own."""
     say = partial(text, lang)
     notes = [say("vllm.null_block", blocks=config.num_kvcache_blocks + NULL_BLOCKS, usable=config.num_kvcache_blocks)]
+    if scheduler == "vllm":
+        notes.append(say("vllm.twin"))
+    else:
+        notes += [*_policy_notes(config, say), say("vllm.not_the_twin")]
+    if config.kvcache_block_size % 16:
+        notes.append(say("vllm.block_size", size=config.kvcache_block_size))
+    if config.eos != -1:
+        notes.append(say("vllm.eos"))
+    return notes
+
+
+def _policy_notes(config: Config, say) -> list[str]:
+    """Where the article's scheduler under `config` decides otherwise than vLLM."""
+    notes = []
     if not config.mixed_batches:
         notes.append(say("vllm.batches", order=say("vllm.order.prefill_first" if config.prefill_first
                                                    else "vllm.order.decode_first")))
@@ -66,8 +83,4 @@ def vllm_notes(config: Config, lang: str) -> list[str]:
         notes.append(say("vllm.tail_with_priority"))
     if config.queue_policy == "priority":
         notes.append(say("vllm.priority_queue"))
-    if config.kvcache_block_size % 16:
-        notes.append(say("vllm.block_size", size=config.kvcache_block_size))
-    if config.eos != -1:
-        notes.append(say("vllm.eos"))
     return notes

@@ -48,20 +48,14 @@ from dataclasses import replace
 from engine.run.frame import AdmittedAfterRebuild, Arrived, FinishedLate, PoolRebuilt, StepHeader, TokenHistory
 from engine.run.frame_store import FrameStore
 from engine.run.overlap import Landed, Pipeline, StepClock, StepTiming, check_overlap
-from engine.run.recipe import POOL_FIELDS, SCHEDULER_KINDS, Change, CostModel, Options, Request, RunSpec, checked_change
+from engine.run.recipe import POOL_FIELDS, Change, CostModel, Options, Request, RunSpec, checked_change
 from engine.run.recorder import Recorder, RequestRecord, batch_view
 from engine.run.runner_factory import make_runner
-from scheduler import Batch, Config, RequestRejected, SamplingParams, Scheduler, Sequence
+from scheduler import Batch, Config, RequestRejected, SamplingParams, Sequence, make_scheduler
 from scheduler.events import Aborted
+from scheduler.factory import runner_config
 
 KEEP = object()  # set_config's "leave the adaptive controller as it is"
-
-
-def new_scheduler(kind: str, config: Config) -> Scheduler:
-    """The scheduler a run's recipe names (RunSpec.scheduler)."""
-    if kind != "article":
-        raise ValueError(f"scheduler={kind!r}: use one of {SCHEDULER_KINDS}")
-    return Scheduler(config)
 
 
 class Engine:
@@ -81,11 +75,11 @@ class Engine:
         self._sim_clock, self._wall_clock = StepClock(), StepClock()
         self._clock_origin = self._left_at = time.perf_counter()  # the wall clock skips the time between steps
         self.cost = spec.cost
-        self.runner = make_runner(spec.runner, config, spec.seed)
+        self.runner = make_runner(spec.runner, runner_config(spec.scheduler, config), spec.seed)
         if spec.runner != "fake" and config.eos != self.runner.eos_token_id:
             config = replace(config, eos=self.runner.eos_token_id)  # the model's own end-of-sequence token
         self.config = config
-        self.scheduler = new_scheduler(spec.scheduler, config)
+        self.scheduler = make_scheduler(spec.scheduler, config)
         self.step_count = 0
         self.sim_time_s = self._wall_time_s = 0.0  # the simulated clock, and the wall clock of engine work
         self.wall_schedule_s = self.wall_model_s = 0.0  # totals over the run, as in the frames
@@ -169,8 +163,8 @@ class Engine:
     def _rebuild(self, config: Config):
         """A new pool: a new scheduler and runner; running requests, then waiting ones, are queued again."""
         old = self.scheduler
-        self.runner = make_runner(self.runner_kind, config, self.spec.seed)
-        self.scheduler = new_scheduler(self.spec.scheduler, config)
+        self.runner = make_runner(self.runner_kind, runner_config(self.spec.scheduler, config), self.spec.seed)
+        self.scheduler = make_scheduler(self.spec.scheduler, config)
         self._recorder.reset_pool(self.scheduler.block_manager)
         requeued = [*old.running, *old.waiting]
         self._events.append(PoolRebuilt(-1, config.num_kvcache_blocks, config.kvcache_block_size,

@@ -62,9 +62,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
-from engine.run.overlap import PLACEHOLDER, StepTiming
+from engine.run.overlap import StepTiming
 from scheduler import Config
 from scheduler.events import Admitted, Event, event_from_dict
+from scheduler.sequence import PLACEHOLDER
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from scheduler import Batch, Config, ConfigError, Event, Scheduler, Sequence
-
-PLACEHOLDER = -(2**31)  # a token no runner writes and no config uses as EOS
+from scheduler.sequence import PLACEHOLDER
 
 Interval = tuple[float, float]  # (start, end) in seconds since the run began
 
@@ -115,7 +114,7 @@ class Pipeline:
         outputs = [None if s.num_computed_tokens + s.num_scheduled_tokens < len(s) else PLACEHOLDER
                    for s in batch.seqs]
         placeholders = [(s, len(s)) for s, out in zip(batch.seqs, outputs, strict=True) if out is not None]
-        events = scheduler.postprocess(batch.seqs, outputs)
+        events = scheduler.launch(batch.seqs, outputs)
         self._in_flight = (future, placeholders)
         return events
 
@@ -125,11 +124,12 @@ class Pipeline:
         return tokens, (start, self.clock())
 
     def land(self, scheduler: Scheduler, next_batch: Batch | None) -> Landed:
-        """Wait for the step in flight and put its real tokens in place; finish (one step late) the requests
-        that wrote EOS, and take them out of `next_batch` before it runs."""
+        """Wait for the step in flight and have the scheduler land its real tokens (it finishes, one step late,
+        the requests that wrote EOS); take those out of `next_batch` before it runs."""
         (future, placeholders), self._in_flight = self._in_flight, None
         tokens, model = future.result()
-        late, eos_at_limit = scheduler.land(placeholders, [t for t in tokens if t is not None])
+        late, eos_at_limit = scheduler.land([(seq, index, token) for (seq, index), token
+                                             in zip(placeholders, [t for t in tokens if t is not None], strict=True)])
         if late and next_batch is not None:
             next_batch = next_batch.without({seq.seq_id for seq, _ in late})
         return Landed(next_batch, late, eos_at_limit, model)

@@ -20,14 +20,13 @@ from typing import Any, NamedTuple
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.overlap import check_overlap
 from i18n import MessageError
-from scheduler import Config
+from scheduler import SCHEDULER_KINDS, Config
 
 SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "enable_prefix_caching",
                     "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy",
-                    "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max")
+                    "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max", "long_prefill_token_threshold")
 POOL_FIELDS = ("num_kvcache_blocks", "kvcache_block_size", "max_model_len", "eos")
 OPTION_NAMES = ("cost", "overlap", "adaptive")  # the engine options a change may switch besides config fields
-SCHEDULER_KINDS = ("article",)  # which scheduler decides the batches
 DEFAULT_MAX_STEPS = 100_000
 # The range of each number a run is made of, beside the config's (scheduler/config.py): a workload's requests
 # (a scenario file's, a custom setup's), their tokens, arrivals and sampling, the steps a run may take, its seed,

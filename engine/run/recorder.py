@@ -7,9 +7,10 @@ Cheap because of three facts about the scheduler:
   not rebuild it;
 - a block's state (ref count, hash, tokens) changes only if it entered or left a touched request's block table
   or became full this step, so only those blocks are rebuilt;
-- the free list only loses blocks and gains them at its tail (read through the block manager's views), so the
-  blocks freed this step and still free are exactly its last n entries: each gets the next `free_rank`, and
-  sorting free blocks by rank gives the free list again.
+- the free list only loses blocks and gains them at its ends (the article's pool at its tail, the vLLM twin's
+  also at its head; read through the pool's views), so the blocks freed this step and still free are its first
+  and last entries: each gets the next `free_rank` below or above all others, and sorting free blocks by rank
+  gives the free list again.
 """
 
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ class Recorder:
         self._progress: list[list[int] | None] = []  # [num_tokens, num_computed_tokens, len(block_table)], current
         self._blocks: list[BlockView] = []
         self._next_rank = 0
+        self._first_rank = 0  # the rank below every free block's, for a block freed to the head of the free list
         self._num_cached_free = 0
         self._pool_rebuilt = True
         self._touched_ids: set[int] = set()
@@ -68,9 +70,10 @@ class Recorder:
                 self._views[rid] = view._replace(block_table=())
                 self._progress[rid][2] = 0
                 self._changed_requests.add(rid)
-        self._blocks = [BlockView(bid, 0, None, bid) for bid in range(block_manager.num_blocks)]
+        self._blocks = [BlockView(bid, block_manager.block_state(bid)[0], None, bid)  # vLLM's null block is held
+                        for bid in block_manager.block_ids]
         self._pages = self._pages._replace(blocks=())
-        self._next_rank = len(self._blocks)
+        self._next_rank, self._first_rank = len(self._blocks), 0
         self._num_cached_free = 0
         self._pool_rebuilt = True
 
@@ -121,6 +124,8 @@ class Recorder:
             old = self._views[rid]
             if old is not None:
                 dirty.update(old.block_table)
+                for i, b in enumerate(old.block_table):  # a block it filled may be hashed as it leaves (vLLM twin)
+                    filled_by.setdefault(b, (rid, i))
             dirty.update(seq.block_table)
             view = self._update(seq)
             if view != old:
@@ -166,8 +171,11 @@ class Recorder:
             elif view != self._blocks[bid]:
                 changed[bid] = view
         if newly_free:
-            tail = bm.recently_freed(len(newly_free))
-            assert set(tail) == newly_free, "blocks freed this step are not at the tail of the free list"
+            head, tail = bm.recently_freed(newly_free)
+            assert set(head) | set(tail) == newly_free, "blocks freed this step are not at the ends of the free list"
+            for bid in reversed(head):  # the vLLM twin's pool puts blocks without a cached hash at the head
+                self._first_rank -= 1
+                changed[bid] = self._block_view(bm, bid, self._first_rank, filled_by)
             for bid in tail:
                 changed[bid] = self._block_view(bm, bid, self._next_rank, filled_by)
                 self._next_rank += 1
@@ -187,6 +195,9 @@ class Recorder:
             return BlockView(bid, ref_count, None, free_rank)
         if old.hash == block_hash:  # same hash, same tokens
             return BlockView(bid, ref_count, block_hash, free_rank, *old[4:])
-        rid, index = filled_by[bid]  # a hash appears only when a batched request fills the block
+        filler = filled_by.get(bid)  # a hash appears when a request fills the block (batched, or leaving)
+        if filler is None:  # the vLLM twin overlapped: hashed as its last token landed, after its step's record
+            return BlockView(bid, ref_count, block_hash, free_rank)
+        rid, index = filler
         return BlockView(bid, ref_count, block_hash, free_rank, self.requests[rid].history, index * bm.block_size,
                          bm.block_size)

@@ -11,10 +11,10 @@ from dataclasses import fields
 
 from engine.run.frame import PoolRebuilt, StepMetrics
 from engine.run.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
-from engine.run.overlap import PLACEHOLDER
 from i18n import Message, MessageError
 from scheduler import Config, ConfigError
 from scheduler.events import EVENT_TYPES
+from scheduler.sequence import PLACEHOLDER
 
 BATCH_KINDS = ("prefill", "decode", "mixed", "idle")
 STATUSES = ("waiting", "running", "finished", "aborted")

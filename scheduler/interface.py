@@ -1,0 +1,61 @@
+"""What the engine sees of a scheduler, the article's (scheduler/scheduler.py) and the vLLM twin's
+(scheduler/vllm_v1/) alike (vLLM's `sched/interface.py` and `sched/output.py`): a step's `Batch`, the refusal of
+a request that could never run, and how requests are queued again into a new pool.
+
+Both schedulers offer `add`, `schedule() -> Batch`, `postprocess(seqs, outputs)`, `reconfigure(config)`,
+`requeue(seqs)`, and for overlapped scheduling `launch(seqs, outputs)` and `land([(seq, index, token)])`; their
+pools offer the read-only views a frame is recorded from (`block_ids`, `block_state`, `recently_freed`,
+`cached_free_block_ids`)."""
+
+from dataclasses import dataclass
+
+from i18n import MessageError
+from scheduler.events import Aborted, Event
+from scheduler.sequence import Sequence
+
+POOL_SHAPE = ("num_kvcache_blocks", "kvcache_block_size")  # a different pool needs a new Scheduler
+
+
+class RequestRejected(MessageError):
+    """A request that could never run under this configuration."""
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """What runs this step, and the events of deciding it. Unpacks as `seqs, is_prefill` like nano-vllm's
+    schedule() result."""
+    seqs: list[Sequence]
+    num_scheduled_tokens: tuple[int, ...]
+    kind: str  # "prefill", "decode", "mixed" or "idle"
+    events: tuple[Event, ...] = ()
+
+    @property
+    def is_prefill(self) -> bool:
+        return self.kind in ("prefill", "mixed")
+
+    @property
+    def num_tokens(self) -> int:
+        return sum(self.num_scheduled_tokens)
+
+    def __iter__(self):
+        return iter((self.seqs, self.is_prefill))
+
+    def without(self, seq_ids: set[int]) -> "Batch":
+        """This batch less the sequences in `seq_ids` (overlapped: those that finished late before it ran)."""
+        kept = [(s, n) for s, n in zip(self.seqs, self.num_scheduled_tokens, strict=True) if s.seq_id not in seq_ids]
+        return Batch([s for s, _ in kept], tuple(n for _, n in kept), self.kind if kept else "idle", self.events)
+
+
+def requeue(scheduler, seqs: list[Sequence]) -> list[Aborted]:
+    """Queue requests that lost their KV cache with another scheduler's pool (the engine rebuilt it under a new
+    config) into `scheduler`, in the order given, each to be prefilled again from its first token. Returns the
+    `aborted` events of those that no longer fit."""
+    aborted = []
+    for seq in seqs:
+        seq.block_table, seq.block_hashes, seq.draft_token_ids = [], [], []
+        seq.num_computed_tokens = seq.num_scheduled_tokens = 0
+        try:
+            scheduler.add(seq)
+        except RequestRejected as rejected:
+            aborted.append(Aborted(seq.seq_id, rejected.message))
+    return aborted

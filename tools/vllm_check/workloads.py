@@ -1,0 +1,83 @@
+"""Random workloads for checking the vLLM twin, and the fake model both schedulers are stepped with.
+
+A workload is plain data (JSON-able): the scheduler settings, the requests (arrival step, prompt, max_tokens,
+priority, ignore_eos) and the fake model's seed and vocabulary. Pools are small so preemption is frequent,
+prompts share stems so the prefix cache hits, arrivals spread over steps. Pure Python: the golden-trace test
+replays these without vLLM."""
+
+from __future__ import annotations
+
+import random
+
+from runner.fake import FakeRunner
+from scheduler.speculative import accept_drafts
+
+EOS = 0
+MODES = ("fcfs", "fcfs-prefix", "priority", "async", "spec")
+MAX_STEPS = 400
+
+
+def random_workload(rng: random.Random, mode: str) -> dict:
+    block_size = rng.choice((1, 2, 4, 4, 8))
+    num_blocks = rng.randint(3, 24)
+    max_model_len = rng.randint(8, 64)
+    max_num_seqs = rng.randint(1, 6)
+    chunked = rng.random() < 0.85
+    budget = rng.randint(max_num_seqs, 48) if chunked else rng.randint(max_model_len, 2 * max_model_len)
+    budget = max(budget, max_num_seqs)
+    config = {"max_num_seqs": max_num_seqs, "max_num_batched_tokens": budget, "max_model_len": max_model_len,
+              "num_kvcache_blocks": num_blocks, "kvcache_block_size": block_size, "chunked_prefill": chunked,
+              "enable_prefix_caching": mode != "fcfs" and (mode == "fcfs-prefix" or rng.random() < 0.7),
+              "queue_policy": "priority" if mode == "priority" else "fcfs", "eos": EOS,
+              "long_prefill_token_threshold": rng.choice((0, 0, 0, rng.randint(1, max_model_len)))}
+    if mode == "spec":
+        low, k = rng.randint(1, 3), rng.randint(1, 4)
+        config |= {"num_speculative_tokens": k, "prompt_lookup_min": low, "prompt_lookup_max": rng.randint(low, 4)}
+        if config["long_prefill_token_threshold"] <= k:  # below 1 + k vLLM 0.32 fails its own assertion
+            config["long_prefill_token_threshold"] = 0
+    vocab = rng.choice((3, 6, 20, 200))
+    longest = min(max_model_len - 1, num_blocks * block_size)
+    stems = [[rng.randint(1, vocab) for _ in range(rng.randint(1, longest))] for _ in range(rng.randint(1, 3))]
+    requests = []
+    for _ in range(rng.randint(1, 10)):
+        n = rng.randint(1, longest)
+        prompt = (rng.choice(stems) + [rng.randint(1, vocab) for _ in range(n)])[:n] if rng.random() < 0.6 else \
+            [rng.randint(1, vocab) for _ in range(n)]
+        requests.append({"arrival": rng.choice((0, 0, rng.randint(0, 20))), "prompt": prompt,
+                         "max_tokens": rng.randint(1, 24), "priority": rng.randint(0, 3),
+                         "ignore_eos": rng.random() < 0.2})
+    requests.sort(key=lambda r: r["arrival"])  # request ids in arrival order, as an engine numbers them
+    return {"mode": mode, "config": config, "requests": requests, "seed": rng.randint(0, 2**31), "vocab": vocab}
+
+
+class FakeModel:
+    """The tokens both schedulers' steps produce: a deterministic function of (request, position), EOS among
+    them, so a request writes the same tokens however it is scheduled; drafts are checked against it."""
+
+    def __init__(self, workload: dict):
+        self._runner = FakeRunner(10**9, eos=EOS, seed=workload["seed"], low=EOS, high=workload["vocab"])
+
+    def sample(self, request_id: int, num_tokens: int, drafts: list[int]) -> list[int]:
+        """The accepted drafts, then the model's own token, for a request of `num_tokens` known tokens."""
+        model = [self._runner.next_token(request_id, num_tokens + j) for j in range(len(drafts) + 1)]
+        return accept_drafts(drafts, model)
+
+
+def step_record(scheduled, drafts, new, resumed, preempted, finished, waiting, running, tables) -> list:
+    """One step as both drivers report it: scheduled [id, tokens] pairs in order, the scheduled drafts by id,
+    admitted (new, resumed), preempted, finished [id, reason], the queues in order, and every live request's
+    block table."""
+    return [scheduled, drafts, new, resumed, sorted(preempted), sorted(finished), waiting, running, tables]
+
+
+FIELDS = ("scheduled", "drafts", "new", "resumed", "preempted", "finished", "waiting", "running", "tables")
+
+
+def first_difference(expected: list, actual: list) -> tuple[int, str] | None:
+    """(step index, field) of the first step where the records differ, else None."""
+    for i, (a, b) in enumerate(zip(expected, actual, strict=False)):
+        if a != b:
+            return i, next(f for f, x, y in zip(FIELDS, a, b, strict=True) if x != y)
+    if len(expected) != len(actual):
+        return min(len(expected), len(actual)), "number of steps"
+    return None
