@@ -20,6 +20,7 @@ from ui.state import (
     USER_ERRORS,
     as_this_session,
     attendee,
+    copy_link,
     feed,
     lab,
     note_attendance,
@@ -264,6 +265,7 @@ def stage():
             predict()
             lower_views()
             sync_url(url_params())
+            copy_link(url_params())
             publish_lead()  # again: Run N steps moved the cursor meanwhile
             note_attendance(lab())
             feed().compute_ahead(lab())  # the answer is on its way: the engine goes on meanwhile
