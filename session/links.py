@@ -231,7 +231,7 @@ def _changes(params: Mapping[str, str], config: Config, options: Options) -> tup
     if "changes" not in params:
         return ()
     text = params["changes"]
-    shown = repr(text if len(text) <= 24 else text[:24] + "…")
+    shown = text if len(text) <= 24 else text[:24] + "…"
     try:
         entries = unpack(text)
     except ValueError:
