@@ -263,9 +263,9 @@ def stage():
                 settings_notice()
                 player(error)
             predict()
+            copy_link(url_params())
             lower_views()
             sync_url(url_params())
-            copy_link(url_params())
             publish_lead()  # again: Run N steps moved the cursor meanwhile
             note_attendance(lab())
             feed().compute_ahead(lab())  # the answer is on its way: the engine goes on meanwhile
