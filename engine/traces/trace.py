@@ -73,6 +73,7 @@ def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame]
         "runner": engine.runner_kind,
         "seed": engine.spec.seed,
         "overlap": engine.overlap,
+        "scheduler": engine.spec.scheduler,
         "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
         "config_changes": config_changes(engine),
         "requests": request_summaries(engine, frames),
