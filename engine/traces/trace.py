@@ -67,13 +67,16 @@ def config_changes(engine: Engine) -> list[dict]:
 
 def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame] | None = None) -> dict:
     """The run as a trace; `frames`: the engine's frames already rebuilt (a comparison keeps them), to reuse."""
+    # the scheduler is written only for the vLLM twin: a trace without it is the article's (as every older one is),
+    # so the article's traces stay byte for byte as they were
+    twin = {"scheduler": engine.spec.scheduler} if engine.spec.scheduler != "article" else {}
     return {
         "version": TRACE_VERSION,
         "title": title,
         "runner": engine.runner_kind,
         "seed": engine.spec.seed,
         "overlap": engine.overlap,
-        "scheduler": engine.spec.scheduler,
+        **twin,
         "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
         "config_changes": config_changes(engine),
         "requests": request_summaries(engine, frames),
