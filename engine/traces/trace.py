@@ -3,7 +3,8 @@ request. Traces load back into a FrameStore, so the UI can open a recorded run w
 
 `config` is the first step's config (frame 0's); `config_changes` lists each mid-run change as
 {"after_step": k, "changes": {field: value}} (a cost model or adaptive controller as its fields, or null):
-it applies from step k + 1, as each frame's own `config` shows.
+it applies from step k + 1, as each frame's own `config` shows. `scheduler` is "vllm" for a run of the vLLM
+twin; a trace without it (every older one) was decided by the article's scheduler.
 
 Version 2 writes each frame as a delta against the one before (engine/traces/delta.py): the blocks and requests
 that changed, the config only when it changed. A trace then grows with what happens per step, not with the
