@@ -41,6 +41,8 @@ bench-class:
 	$(PYTHON) bench/bench_classroom_server.py 30 model --precompute --port $(BENCH_PORT)
 	$(PYTHON) bench/bench_classroom_server.py 16 model custom --port $(BENCH_PORT)
 	$(PYTHON) bench/bench_classroom_server.py 8 model --hostile --port $(BENCH_PORT)
+	$(PYTHON) bench/bench_class_follow.py 30 fake
+	$(PYTHON) bench/bench_class_follow.py 30 model --precompute
 	uptime
 
 # The CUDA path in one go (under 5 minutes on a GPU machine, after `make install`): the CUDA exactness tests, then

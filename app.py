@@ -3,6 +3,7 @@ wired to this session's engine) and the policy lab. Everything drawn is a pure f
 
 import streamlit as st
 
+from ui.classroom import class_panel, follow_lead, join_from_url
 from ui.errors import logged
 from ui.language import language_switch, t
 from ui.server_panel import server_panel
@@ -14,11 +15,14 @@ from ui.state import as_this_session, init_session, keep_widget_state
 def stepper():
     with as_this_session():  # the model steps of this page run (a link's, a branch in the sidebar) are this session's
         init_session()
+        join_from_url()
+        follow_lead()  # before the sidebar, which shows the lecturer's scenario and settings
         if st.session_state.presentation:  # projector: larger text everywhere, not only in the figures
             st.markdown("<style>[data-testid=stMain] [data-testid=stMarkdownContainer] :is(p, li){font-size:1.3rem}"
                         "</style>", unsafe_allow_html=True)
         sidebar()
         server_panel()
+        class_panel()
         stage()
 
 

@@ -26,6 +26,7 @@ from i18n import text
 from scheduler import SCHEDULER_KINDS
 from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, ConfigError
 from ui.language import current_lang, said, t
+from ui.lockstep import lockstep_stages
 from ui.state import USER_ERRORS, presets
 from viz.compare import (
     batch_limits_figure,
@@ -129,6 +130,7 @@ def results(runs, title: str):
     st.subheader(t("lab.results", title=title))
     st.markdown("\n".join(t("lab.verdict", question=question, answer=answer)
                            for question, answer in verdicts(runs, lang)))
+    lockstep_stages(runs)
     st.caption(t("lab.metrics_caption", metrics=metric_definitions(lang), clock=clock("simulated", lang)))
     st.dataframe(as_table(metric_rows(runs, lang=lang)), hide_index=True, width="stretch", height=420)
     st.caption(t("lab.in_detail"))

@@ -264,6 +264,33 @@ MESSAGES = {
     "predict.reveal": "Reveal",
     "predict.pick_first": "Pick an answer first.",
     "predict.why_beside": "The stage shows this step: its narration says why.",
+    "predict.answer": "The answer is **{answer}**.",
+    # -- a class: the lecturer leads, students follow (ui/classroom.py, ui/class_predict.py) ----------------------
+    "class.title": "Class",
+    "class.lecturer_key": "Lecturer key ($SCHEDLAB_LECTURER_KEY)",
+    "class.start": "Start a class",
+    "class.code": "Class code",
+    "class.join": "Join the class",
+    "class.code_is": "Class code: **{code}**",
+    "class.show_lecturer_link": "Show my lecturer's link",
+    "class.student_link": "Link for students (they follow you):",
+    "class.lecturer_link": "Your lecturer's link (keep it to yourself: it opens these controls; open it again "
+                           "after a reload):",
+    "class.export": "Export the class's predictions (CSV)",
+    "class.joined": "You are in class {code}.",
+    "class.leave": "Leave the class",
+    "class.leading": "You lead class **{code}**: {students} students, {following} following you.",
+    "class.following": "Following the lecturer (class {code}): the stage moves with theirs.",
+    "class.break_away": "Break away",
+    "class.on_your_own": "Exploring on your own (class {code}); the lecturer goes on.",
+    "class.follow_again": "Follow again",
+    "class.wrong_key": "That is not the lecturer key of this server.",
+    "class.unknown": "There is no class {code} on this server: check the code (or the lecturer has not started it).",
+    "class.full": "This class is full ({seats} students).",
+    "class.answered": "{answered} of {students} students following have answered.",
+    "class.reveal": "Reveal for everyone",
+    "class.send": "Send my answer",
+    "class.sent": "Your answer: {answer}. The lecturer reveals it to the class (you may change it until then).",
 
     # -- charts (viz/charts.py, viz/timeline.py, viz/adaptive.py, viz/overlap.py) ---------------------------
     "chart.step": "step",
@@ -544,6 +571,42 @@ MESSAGES = {
     "lab.exports_caption": "Each chart's camera button saves it as a PNG. The JSON holds every run as an engine trace: "
                            "`engine.analysis.export.split_comparison` writes them out as files the main page's trace "
                            "uploader opens.",
+
+    # -- the lockstep stages (app_pages/policy_lab.py, viz/lockstep.py, player/lockstep.js) --------------------
+    "lab.lockstep": "Step through the runs side by side",
+    "lab.lockstep_caption": "Every config's stage at the same step: one slider, one Step and one Play for all of them. "
+                            "The marks under the slider are the steps where their scheduling decisions part; each is "
+                            "told in words under it.",
+    "lab.lockstep_first": "The stages hold steps 0 to {last} of runs up to {steps} steps long; the figures cover "
+                          "whole runs.",
+    "lab.lockstep_show": "Show the stages ({frames} frames to prepare, a few seconds)",
+    "lab.lockstep_preparing": "Preparing the stages",
+    "lockstep.sentence": "Step {step}: {runs}.",
+    "lockstep.run_sep": "; ",
+    "lockstep.run": "{label} {did}",
+    "lockstep.item": "{id} ({tokens})",
+    "lockstep.did.preempt": "preempts {items}",
+    "lockstep.did.resume": "resumes preempted {items}",
+    "lockstep.did.admit": "admits {items}",
+    "lockstep.did.chunk": "prefills a chunk of {items}",
+    "lockstep.did.idle": "runs nothing",
+    "lockstep.did.batch_only": "only runs its {kind} batch ({requests})",
+    "lockstep.ui.prev": "◀ Previous parting",
+    "lockstep.ui.prev_title": "Go to the step before this one where the decisions part",
+    "lockstep.ui.next": "Next parting ▶",
+    "lockstep.ui.next_title": "Go to the next step where the decisions part",
+    "lockstep.ui.position": "step {step} / {last}",
+    "lockstep.ui.pause_at": "pause where they part",
+    "lockstep.ui.slider_name": "Step of every stage",
+    "lockstep.ui.here": "★ The decisions part here.",
+    "lockstep.ui.agree": "Step {step}: the decisions agree.",
+    "lockstep.ui.next_at": "They part next at step {step}.",
+    "lockstep.ui.no_more": "They do not part again.",
+    "lockstep.ui.never": "Their decisions never part: every step admits, preempts and chunks the same requests (the "
+                         "runs may still differ in timing or in the tokens written).",
+    "lockstep.ui.list.one": "The {n} step where the decisions part",
+    "lockstep.ui.list.other": "All {n} steps where the decisions part",
+    "lockstep.ui.ended": "This run ended at step {last}: shown as it ended.",
 
     # -- the policy lab's comparison (engine/analysis/compare.py, viz/compare.py) ------------------------------------
     "compare.word.sooner": "sooner",

@@ -319,6 +319,20 @@ class Lab:
         self.cursor = self._last = 0
         self._history = RunHistory()
 
+    @property
+    def shared_run(self) -> SharedRun | None:
+        """The run this lab shows (shared with every session on the same inputs); None for a trace."""
+        return self._run
+
+    def follow(self, run: SharedRun, inputs: RunInputs, frame: int):
+        """Show `frame` of another session's run (a student following the lecturer): the run itself, shared, with
+        the other session's `inputs` (its title and key frames)."""
+        if run is not self._run:
+            self.inputs = inputs
+            self._hold(self.cache.hold(run, self))
+            self._last, self._history = 0, RunHistory()
+        self._last = max(self._last, min(frame, len(run.engine.frames) - 1))
+        self.goto(frame)
     def pin(self) -> str:
         """Keep this run in the run cache whatever students open (presets computed at start, a lecturer's pick);
         returns its address."""

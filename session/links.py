@@ -31,7 +31,8 @@ from session.lab import ARRIVALS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
 SETTINGS = tuple(f.name for f in fields(Config) if f.name != "eos")  # eos is the model's, never the learner's
 RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "scheduler", "frame",
             "present", "lang")
-KEYS = (*RUN_KEYS, *SETTINGS, *Options._fields)
+CLASS_KEYS = ("class", "key")  # a class's code and the lecturer's secret (session/classroom.py): not the run's
+KEYS = (*RUN_KEYS, *SETTINGS, *Options._fields, *CLASS_KEYS)
 KINDS = {**{f.name: getattr(f.type, "__name__", f.type) for f in (*fields(Config), *fields(CustomSetup))},
          "seed": "int", "frame": "int", "temperature": "float", "variant": "bool", "present": "bool",
          "overlap": "bool", "adaptive": "adaptive", "lang": "str", "scheduler": "str"}

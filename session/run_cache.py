@@ -182,6 +182,12 @@ class RunCache:
             shared = run.address in self.pinned or run.nbytes + engine_bytes(engine) <= self.share_bytes
         return shared and used + engine_bytes(engine) <= self.budget_bytes
 
+    def hold(self, run: SharedRun, holder) -> SharedRun:
+        """Hold `run` as it is, found by another session (a class following its lecturer's run)."""
+        with self._lock:
+            self._hold_run(run, holder)
+        return run
+
     def release(self, run: SharedRun, holder):
         with self._lock:
             run.holders.discard(holder)

@@ -121,3 +121,25 @@ def test_a_chart_that_would_draw_only_flat_lines_says_so_in_one_line():
     titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")
               if "title" in json.loads(chart.proto.spec)["layout"]]
     assert "max_num_seqs over time" not in titles
+
+
+def test_the_lab_shows_a_short_comparison_at_once_and_a_long_one_when_asked(monkeypatch):
+    """Preset 07's comparison gets its stages with the results; with fewer frames allowed at once, a button
+    builds them, once, and the next rerun keeps them."""
+    import ui.lockstep
+
+    at = page()
+    at.selectbox(key="workload_choice").select("07_smart_preemption").run()
+    at.selectbox(key="comparison").select("tail vs smart preemption").run()
+    at.button(key="run").click().run()
+    message = json.loads(at.session_state.lockstep_messages["en"])
+    assert [run["title"] for run in message["runs"]] == ["tail preemption", "smart preemption"]
+    assert message["partings"] and not any(b.key == "lockstep_show" for b in at.button)
+    monkeypatch.setattr(ui.lockstep, "AT_ONCE_FRAMES", 50)
+    at.button(key="run").click().run()  # a new comparison: its stages not built yet
+    assert "en" not in at.session_state.lockstep_messages
+    at.button(key="lockstep_show").click().run()
+    assert not at.exception and json.loads(at.session_state.lockstep_messages["en"])["partings"] == \
+        message["partings"]
+    at.button(key="build_json").click().run()  # another rerun: the stages stay, built once
+    assert not any(b.key == "lockstep_show" for b in at.button) and not at.exception

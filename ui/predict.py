@@ -7,6 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from i18n import Message
+from ui.class_predict import before_reveal, class_poll, revealed_poll, voted_right
+from ui.classroom import is_lecturer
 from ui.language import current_lang, t
 from ui.state import USER_ERRORS, feed, lab, report
 from viz.predict import Question, question_for, question_steps
@@ -61,13 +63,15 @@ def _go_to(step: int):
         report(e)
 
 
-def _revealed(step: int, right: bool):
-    """The answer about the frame shown (a step answered before), beside it: the stage narrates why."""
+def _revealed(step: int, right: bool | None):
+    """The answer about the frame shown (a step answered before, or revealed to a class), beside it: the stage
+    narrates why. `right` is None for whoever did not answer (the lecturer)."""
     here, lang = lab(), current_lang()
     question = question_for(here.frames[step - 1], here.frames[step], lang)
     with st.container(border=True):
         st.markdown(t("predict.ask", question=question.text))
-        st.markdown(t("predict.right" if right else "predict.wrong", answer=question.answer_text))
+        said = "predict.answer" if right is None else "predict.right" if right else "predict.wrong"
+        st.markdown(t(said, answer=question.answer_text))
         st.caption(t("predict.why_beside"))
 
 
@@ -76,10 +80,19 @@ def predict():
     shown, when it was asked about)."""
     if not st.toggle(t("predict.toggle"), key="predict_mode", help=t("predict.toggle_help")):
         return
-    answers = _scores().get(lab().title, {})
-    st.caption(t("predict.score", right=sum(answers.values()), total=len(answers)))
-    if lab().cursor in answers:
-        _revealed(lab().cursor, answers[lab().cursor])
+    answers, cursor = _scores().setdefault(lab().title, {}), lab().cursor
+    score = st.empty()  # filled last: a class's reveal, read below, adds this learner's answer
+    if (poll := revealed_poll(cursor)) is not None and (right := voted_right(poll)) is not None:
+        answers[cursor] = right
+    if cursor in answers or poll is not None:
+        _revealed(cursor, answers.get(cursor))
+    _ask()
+    if not is_lecturer():  # the lecturer reveals, and answers nothing
+        score.caption(t("predict.score", right=sum(answers.values()), total=len(answers)))
+
+
+def _ask():
+    """The question about the next key frame: this learner's to reveal, or in a class the lecturer's."""
     step = _next_step()
     try:
         frames = _frames_up_to(step) if step is not None else None
@@ -92,6 +105,9 @@ def predict():
     question = question_for(*frames, current_lang(), shown=lab().cursor)
     with st.container(border=True):
         st.markdown(t("predict.ask", question=question.text))
+        if (poll := class_poll(question)) is not None:
+            before_reveal(poll, question)
+            return
         st.radio(t("predict.choice"), question.choices, index=None, key=f"predict_choice_{step}",
                  label_visibility="collapsed", horizontal=True)
         st.button(t("predict.reveal"), key=f"predict_reveal_{step}", on_click=_check, args=(question,),

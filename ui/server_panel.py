@@ -5,17 +5,16 @@ $SCHEDLAB_LECTURER_KEY set, whoever gives that key pins the run shown in the run
 start are."""
 
 import hmac
-import os
 
 import streamlit as st
 
 from engine.run.runner_factory import started_model_worker
+from session.classroom import server_lecturer_key
 from session.run_cache import shared_run_cache
 from ui.language import said, t
 from ui.state import lab, note_attendance, open_sessions, precomputed
 
 SHOWN_PASSES, DETAILED_PASSES = 20, 5
-LECTURER_ENV = "SCHEDLAB_LECTURER_KEY"
 
 
 def server_panel():
@@ -42,7 +41,7 @@ def server_panel():
 
 def pin_control():
     """A lecturer pins the run shown: students' runs never evict it (session/run_cache.py)."""
-    key = os.environ.get(LECTURER_ENV)
+    key = server_lecturer_key()  # the same key starts a class (session/classroom.py)
     if not key or lab().is_trace:
         return
     with st.form("pin_run", border=False):

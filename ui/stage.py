@@ -12,6 +12,7 @@ import streamlit as st
 from i18n import text
 from session.feed import Request, run_header
 from session.lab import LabError
+from ui.classroom import class_banner, follow_lead, publish_lead, take_seat, url_params
 from ui.errors import logged
 from ui.language import current_lang, said, t
 from ui.predict import predict
@@ -248,17 +249,22 @@ def stage():
         # a fragment's rerun runs only this, not the page's own guard nor its share of the model
         with logged("stepping the stage"), as_this_session():
             error = serve_player()
+            take_seat()
+            follow_lead(in_fragment=True)
+            publish_lead()  # the lecturer's step reaches the class before the lecturer's own page is drawn
             notice, stage_slot = st.container(), st.container()  # drawn first, filled once Run N and Reset acted
             controls()
             if st.session_state.notice:
                 notice.warning(said(st.session_state.notice))
             with stage_slot:
+                class_banner()
                 kept_out_notice()
                 settings_notice()
                 player(error)
             predict()
             lower_views()
-            sync_url()
+            sync_url(url_params())
+            publish_lead()  # again: Run N steps moved the cursor meanwhile
             note_attendance(lab())
             feed().compute_ahead(lab())  # the answer is on its way: the engine goes on meanwhile
 

@@ -201,9 +201,10 @@ def keep_widget_state():
             st.session_state[key] = st.session_state[key]
 
 
-def sync_url():
-    """The URL names the run and the frame shown, so a link reopens them."""
-    params = link_of(lab(), presets()[0], st.session_state.presentation, lang=current_lang()).params()
+def sync_url(extra: dict[str, str] | None = None):
+    """The URL names the run and the frame shown, so a link reopens them (and `extra`: the class, ui/classroom.py)."""
+    params = {**link_of(lab(), presets()[0], st.session_state.presentation, lang=current_lang()).params(),
+              **(extra or {})}
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
 

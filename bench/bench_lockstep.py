@@ -1,0 +1,140 @@
+"""The lockstep stages (player/lockstep.js) in headless Chromium, offline (the export's page: no server), on preset
+08's chat workload under four configs. Figures, each against one stage player alone in the same run:
+- Play at 20 steps/s for a few seconds: steps shown per second, and the page's animation frames per second
+  (requestAnimationFrame callbacks: how smoothly it still paints);
+- the browser's CPU time per step shown while playing (every Chromium process, read from /proc): what a step costs
+  however busy the machine is, and so the rate one free core could keep up;
+- drawing one step: every stage's show() for a step, synchronous and to the next paint (p50/p95), over the run.
+Each is measured ROUNDS times, the page sizes in turn, and the best round kept: on a shared machine the others'
+load only ever slows a round down.
+Run: python bench/bench_lockstep.py
+"""
+
+import os
+import statistics
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from process_stats import child_pids, cpu_seconds  # noqa: E402
+
+from engine.analysis.compare import Variant, compare  # noqa: E402
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
+from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_html  # noqa: E402
+
+PLAY_S = 6
+ROUNDS = 3
+SPEED = 20
+PLAY_JS = """async ([seconds, speed, lockstep]) => {
+  const root = document.querySelector(lockstep ? '[data-testid=lockstep]' : '[data-testid=stage-player]');
+  const speedBox = root.querySelector(lockstep ? '.sp-ls-speed' : '.sp-speed');
+  speedBox.value = String(speed);
+  const step = () => Number(lockstep ? root.dataset.step : root.dataset.frame);
+  let paints = 0, counting = true;
+  const count = () => { paints += 1; if (counting) requestAnimationFrame(count); };
+  requestAnimationFrame(count);
+  const first = step(), start = performance.now();
+  root.querySelector('[data-action=play]').click();
+  await new Promise(resolve => setTimeout(resolve, seconds * 1000));
+  const elapsed = (performance.now() - start) / 1000, steps = step() - first;
+  counting = false;
+  root.querySelector('[data-action=play]').click();
+  return {steps_per_s: steps / elapsed, paints_per_s: paints / elapsed};
+}"""
+DRAW_JS = """async (lockstep) => {
+  const root = document.querySelector(lockstep ? '[data-testid=lockstep]' : '[data-testid=stage-player]');
+  const target = root.player || window.lockstep;
+  const last = lockstep ? target.last : target.views.length - 1, sync = [], painted = [];
+  for (let k = 1; k <= last; k++) {
+    const t = performance.now();
+    target.show(k);
+    root.getBoundingClientRect();
+    sync.push(performance.now() - t);
+    await new Promise(resolve => requestAnimationFrame(() => setTimeout(resolve, 0)));
+    painted.push(performance.now() - t);
+  }
+  return {sync, painted};
+}"""
+
+
+def four_runs():
+    spec = load_scenario(SCENARIOS_DIR / "08_chat_poisson.toml").spec
+    base = spec.config
+    variants = [Variant("tail", replace(base, preemption_policy="tail")),
+                Variant("smart", replace(base, preemption_policy="smart")),
+                Variant("decode-first", replace(base, prefill_first=False)),
+                Variant("chunked", replace(base, chunked_prefill=True))]
+    runs = compare(variants, spec.workload, seed=spec.seed, cost=spec.cost)
+    return [(run.label, run.frames) for run in runs]
+
+
+def browser_cpu_seconds() -> float:
+    """CPU time so far of every process under this one: Playwright's driver and the browser it started."""
+    total, pending = 0.0, child_pids(os.getpid())
+    while pending:
+        pid = pending.pop()
+        try:
+            total += cpu_seconds(pid)
+            pending += child_pids(pid)
+        except (FileNotFoundError, ProcessLookupError):  # a process that ended meanwhile
+            pass
+    return total
+
+
+def measure(page, path: Path, lockstep: bool) -> dict:
+    page.goto(path.as_uri())
+    if lockstep:  # the page keeps no handle on its lockstep: mount it again where the bench can reach it
+        page.evaluate("() => { const element = document.getElementById('stages'); element.innerHTML = '';"
+                      " window.lockstep = SchedlabLockstep.mountStatic(element, {runs: RUNS, ...MARKS}); }")
+    cpu = browser_cpu_seconds()
+    play = page.evaluate(PLAY_JS, [PLAY_S, SPEED, lockstep])
+    play["cpu_ms_per_step"] = (browser_cpu_seconds() - cpu) * 1000 / (play["steps_per_s"] * PLAY_S)
+    draw = page.evaluate(DRAW_JS, lockstep)
+    return play | {name: (statistics.median(values), statistics.quantiles(values, n=20)[18])
+                   for name, values in draw.items()}
+
+
+def main():
+    from playwright.sync_api import sync_playwright
+
+    runs = four_runs()
+    print(f"preset 08 under 4 configs: {[len(frames) - 1 for _, frames in runs]} steps")
+    with tempfile.TemporaryDirectory() as folder, sync_playwright() as p:
+        pages = {}
+        for n in (1, 2, 4):
+            pages[n] = Path(folder) / f"stages_{n}.html"
+            pages[n].write_text(animation_html(runs[:n], f"{n} stages"))
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            for width, height in ((1280, 720), (1600, 1000)):
+                page = browser.new_page(viewport={"width": width, "height": height})
+                print(f"\n{width}x{height}, Play at {SPEED} steps/s for {PLAY_S} s, then every step drawn once "
+                      f"(best of {ROUNDS} rounds):")
+                rounds = {n: [] for n in pages}
+                for _ in range(ROUNDS):
+                    for n, path in pages.items():
+                        rounds[n].append(measure(page, path, lockstep=n > 1))
+                base = None
+                for n in pages:
+                    figures = min(rounds[n], key=lambda r: r["sync"][0]) | {
+                        rate: max(r[rate] for r in rounds[n]) for rate in ("steps_per_s", "paints_per_s")} | {
+                        "cpu_ms_per_step": min(r["cpu_ms_per_step"] for r in rounds[n])}
+                    base = base or figures
+                    name = "one player alone (baseline)" if n == 1 else f"{n} stages in lockstep"
+                    print(f"  {name:28} {figures['steps_per_s']:5.1f} steps/s, {figures['paints_per_s']:5.1f} "
+                          f"paints/s, browser CPU {figures['cpu_ms_per_step']:5.1f} ms per step "
+                          f"({figures['cpu_ms_per_step'] / base['cpu_ms_per_step']:.1f}x; one free core keeps "
+                          f"{1000 / figures['cpu_ms_per_step']:.0f} steps/s); a step drawn in "
+                          f"{figures['sync'][0]:5.1f} ms p50, {figures['sync'][1]:5.1f} ms p95 (to the next paint "
+                          f"{figures['painted'][0]:5.1f} / {figures['painted'][1]:5.1f} ms), "
+                          f"{figures['sync'][0] / base['sync'][0]:.1f}x the baseline's p50")
+                page.close()
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Where the decisions of runs on one workload part: the steps at which two to four configs, stepped side by side
+(the policy lab's lockstep stages), decided differently, and what each of them did there.
+
+A step's decisions are read from its frame's events: which requests it preempted, admitted (or resumed after a
+preemption, with how many tokens it prefilled) and which prefill chunks it scheduled. Decodes are left out: they
+follow from who is running, so they differ after a parting without being decisions of their own. A step parts
+the runs when their decisions there are not all the same; each run is then told by the decisions that not every
+run made (what they share is said by neither).
+
+    for parting in partings([tail.frames, smart.frames]):
+        parting.step, parting.own  # 7, ((Decision("preempt", 4, 0),), (Decision("preempt", 2, 0),))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.run.frame import BatchView, Frame
+
+KINDS = ("preempt", "resume", "admit", "chunk")  # the order a run's decisions are told in
+
+
+@dataclass(frozen=True)
+class Decision:
+    kind: str  # one of KINDS
+    seq_id: int
+    num_tokens: int  # prefilled this step (0 for a preemption)
+
+    def sort_key(self) -> tuple[int, int, int]:
+        return KINDS.index(self.kind), self.seq_id, self.num_tokens
+
+
+@dataclass(frozen=True)
+class Parting:
+    """A step whose decisions differ between the runs: each run's decisions that not every run made (empty when
+    it made none of its own), and each run's batch, which tells what a run without decisions of its own did."""
+    step: int
+    own: tuple[tuple[Decision, ...], ...]
+    batches: tuple[BatchView, ...]
+
+
+def decisions(frame: Frame) -> frozenset[Decision]:
+    """The scheduling decisions of the step that led to `frame`, from its events."""
+    found = set()
+    for event in frame.events:
+        if event.kind == "preempted":
+            found.add(Decision("preempt", event.seq_id, 0))
+        elif event.kind == "admitted":
+            found.add(Decision("resume" if event.recompute else "admit", event.seq_id, event.num_tokens))
+        elif event.kind == "chunk":
+            found.add(Decision("chunk", event.seq_id, event.num_tokens))
+    return frozenset(found)
+
+
+def partings(runs: Sequence[Sequence[Frame]]) -> list[Parting]:
+    """Every step, up to the shortest run's last, at which the runs' decisions differ. A run that is over makes
+    no decisions: steps past the shortest run's end part nothing."""
+    found = []
+    for step in range(1, min(len(frames) for frames in runs)):
+        made = [decisions(frames[step]) for frames in runs]
+        if len(set(made)) == 1:
+            continue
+        shared = frozenset.intersection(*made)
+        found.append(Parting(step, tuple(tuple(sorted(m - shared, key=Decision.sort_key)) for m in made),
+                             tuple(frames[step].batch for frames in runs)))
+    return found

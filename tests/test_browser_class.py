@@ -1,0 +1,129 @@
+"""A class in headless Chromium (`streamlit run app.py`, fake model): a lecturer starts a class, three students
+open its link (one in Chinese, one on a projector), follow the lecturer's scenario and steps, one breaks away and
+comes back, and the class answers a prediction the lecturer tallies and reveals. Screenshots of the lecturer's and
+a follower's view at 1280x720, in both languages, go to artifacts/."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tools.app_server import app_server
+from viz.html_export import CHROMIUM, CHROMIUM_ARGS
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "artifacts"
+PLAYER = "[data-testid=stage-player]"
+WAIT_MS = 15_000
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is not installed (Debian chromium)")]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with app_server("fake") as (url, _process), sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield url, chromium.new_context(viewport={"width": 1280, "height": 720})
+        finally:
+            chromium.close()
+
+
+def shown(page) -> int:
+    return int(page.locator(PLAYER).get_attribute("data-frame"))
+
+
+def wait_for_frame(page, step: int):
+    page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.dataset.frame === '{step}'", timeout=WAIT_MS)
+
+
+def title(page) -> str:
+    return page.locator(f"{PLAYER} .sp-title").inner_text()
+
+
+def step(page, times: int = 1):
+    for _ in range(times):
+        page.locator(f"{PLAYER} [data-action=step]").click()
+
+
+def start_class(context, url: str):
+    """The lecturer's page on preset 02, a class started in the sidebar: (page, code, the students' link)."""
+    page = context.new_page()
+    page.goto(f"{url}/?scenario=02_preemption")
+    wait_for_frame(page, 0)
+    page.locator("[data-testid=stSidebar]").get_by_text("Class", exact=True).click()
+    page.get_by_role("button", name="Start a class").click()
+    code_line = page.get_by_text(re.compile(r"^Class code: "))
+    code_line.wait_for(timeout=WAIT_MS)
+    code = code_line.inner_text().split(": ")[1].strip()
+    assert re.fullmatch(r"[A-Z2-9]{5}", code)
+    assert "key=" not in page.url and f"class={code}" in page.url  # a projected address bar holds no secret
+    return page, code
+
+
+def test_students_follow_the_lecturer_break_away_come_back_and_answer_a_prediction(browser):
+    url, context = browser
+    ARTIFACTS.mkdir(exist_ok=True)
+    lecturer, code = start_class(context, url)
+    links = [f"{url}/?class={code}", f"{url}/?class={code}&lang=zh", f"{url}/?class={code}&present=1"]
+    students = []
+    for link in links:  # each opens the first preset, then is moved to the lecturer's
+        page = context.new_page()
+        page.goto(link)
+        page.wait_for_selector(PLAYER, timeout=WAIT_MS)
+        students.append(page)
+    lecturer.get_by_text(re.compile(r"3 students, 3 following you")).wait_for(timeout=WAIT_MS)
+    step(lecturer, 3)
+    wait_for_frame(lecturer, 3)
+    for page in students:
+        wait_for_frame(page, 3)
+    en, zh, projector = students
+    assert "preempt" in title(en).lower() and title(en) == title(lecturer)
+    assert "抢占" in title(zh)  # the lecturer's scenario, in the student's own language
+    assert "class=" in en.url and "key=" not in en.url  # a student never holds the lecturer's secret
+    assert en.get_by_text(f"Following the lecturer (class {code})").count() == 1
+    zh.screenshot(path=ARTIFACTS / "class_follower_zh_1280x720.png")
+    projector.screenshot(path=ARTIFACTS / "class_follower_projector_1280x720.png")
+
+    en.get_by_role("button", name="Break away").click()
+    en.get_by_role("button", name="Follow again").wait_for(timeout=WAIT_MS)
+    step(en, 1)
+    wait_for_frame(en, 4)
+    step(lecturer, 3)
+    for page in (zh, projector):
+        wait_for_frame(page, 6)
+    lecturer.wait_for_timeout(1500)
+    assert shown(en) == 4  # on their own: the lecturer's steps leave them where they are
+    en.get_by_role("button", name="Follow again").click()
+    wait_for_frame(en, 6)
+
+    lecturer.get_by_text("Predict, then reveal").click()
+    for page, send in ((en, "Send my answer"), (zh, "提交我的答案"), (projector, "Send my answer")):
+        page.get_by_role("button", name=send).wait_for(timeout=WAIT_MS)
+        page.locator("[data-testid=stRadio]").last.locator("[role=radiogroup] label").first.click()
+        page.get_by_role("button", name=send).click()
+    lecturer.get_by_text("3 of 3 students following have answered.").wait_for(timeout=WAIT_MS)
+    counts = lecturer.locator("[data-testid=stMain] li").filter(has_text=re.compile(r": \d+$")).all_inner_texts()
+    assert sum(int(c.rsplit(": ", 1)[1]) for c in counts) == 3 and counts[0].endswith(": 3")
+    lecturer.get_by_text("3 of 3 students following have answered.").scroll_into_view_if_needed()
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_en_1280x720.png")
+    lecturer.locator("[data-testid=stSidebar]").get_by_text("中文").click()  # the lecturer's words, not the class's
+    lecturer.get_by_text("正在跟随的 3 名学生中已有 3 名作答。").scroll_into_view_if_needed(timeout=WAIT_MS)
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_zh_1280x720.png")
+    lecturer.get_by_role("button", name="向全班揭晓").click()
+    for page in (en, projector):
+        page.get_by_text(re.compile(r"^(Right|Not quite): the answer is")).wait_for(timeout=WAIT_MS)
+    zh.get_by_text(re.compile(r"^(答对了|不太对)：答案是")).wait_for(timeout=WAIT_MS)
+    wait_for_frame(en, lecturer_frame := shown(lecturer))  # the reveal took the class to the step asked about
+    assert lecturer_frame > 6
+    en.screenshot(path=ARTIFACTS / "class_follower_en_1280x720.png")
+    lecturer.get_by_text("答案是", exact=False).first.wait_for(timeout=WAIT_MS)
+    lecturer.mouse.wheel(0, -5000)
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_top_zh_1280x720.png")
+    lecturer.locator("[data-testid=stSidebar]").get_by_text("English").click()
+    lecturer.get_by_text(re.compile(f"You lead class {code}")).wait_for(timeout=WAIT_MS)
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_top_en_1280x720.png")

@@ -1,0 +1,97 @@
+"""The policy lab's lockstep stages in headless Chromium: `streamlit run app.py` on a free port (fake model), preset
+07 compared under tail and smart preemption, then one bar steps, scrubs and plays every config's stage together.
+Screenshots go to artifacts/ for a person to look at."""
+
+import pytest
+
+from engine.analysis.partings import partings
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from i18n import text
+from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM
+from tests.helpers.engines import preset_comparison
+
+pytestmark = NEEDS_CHROMIUM
+
+LOCKSTEP = "[data-testid=lockstep]"
+
+
+def open_comparison(browser, url: str, lang: str, width: int, height: int):
+    """The lab with preset 07 compared under tail and smart preemption, its stages drawn."""
+    page = browser.new_page()
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"{url}/Policy_lab?lang={lang}")
+    boxes = page.locator("[data-testid=stSelectbox]")
+    boxes.first.click()
+    page.get_by_role("option", name=load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml").title_in(lang)).click()
+    page.wait_for_timeout(1000)  # the page reruns with that workload
+    boxes.nth(1).click()
+    page.get_by_role("option", name=text(lang, "compare.name.tail vs smart preemption")).click()
+    page.wait_for_timeout(1000)
+    page.locator("[data-testid=stButton] button[kind=primary]").click()
+    page.locator(LOCKSTEP).wait_for(timeout=120_000)
+    return page
+
+
+def lockstep_shown(page) -> tuple[int, list[int]]:
+    """The step of the bar and the frame each stage shows."""
+    return tuple(page.evaluate("""() => { const root = document.querySelector('[data-testid=lockstep]');
+      return [Number(root.dataset.step), Array.from(root.querySelectorAll('[data-testid=stage-player]'))
+        .map(s => Number(s.dataset.frame))]; }"""))
+
+
+def test_one_bar_steps_every_stage_of_the_lab_together(fake_server, browser):
+    runs = preset_comparison("07_smart_preemption", "tail vs smart preemption", lang="en")
+    steps = [p.step for p in partings([run.frames for run in runs])]
+    page = open_comparison(browser, fake_server, "en", 1600, 1000)
+    root = page.locator(LOCKSTEP)
+    assert lockstep_shown(page) == (0, [0, 0])
+    assert root.locator(".sp-ls-marks button").count() == len(steps)
+    for _ in range(3):
+        root.get_by_role("button", name="Step", exact=True).click()
+    assert lockstep_shown(page) == (3, [3, 3])
+    for stage, run in zip(root.locator("[data-testid=stage-player]").all(), runs, strict=True):
+        frame = run.frames[3]
+        assert stage.evaluate("root => root.player.drawn.owners") == \
+            [list(frame.block_owners(b.id)) for b in frame.blocks]
+    page.keyboard.press("ArrowRight")
+    assert lockstep_shown(page) == (4, [4, 4])
+    root.get_by_role("button", name="Next parting ▶").click()
+    assert lockstep_shown(page) == (steps[0], [steps[0]] * 2)
+    assert root.locator(".sp-ls-said").inner_text().startswith("★ The decisions part here. Step")
+    root.locator(".sp-ls-slider").fill("40")
+    assert lockstep_shown(page) == (40, [40, 40])
+    root.locator(".sp-ls-speed").select_option("20")
+    root.get_by_role("button", name="Play", exact=True).click()
+    page.wait_for_function("() => Number(document.querySelector('[data-testid=lockstep]').dataset.step) >= 60",
+                           timeout=10_000)
+    root.get_by_role("button", name="Pause", exact=True).click()
+    step, frames = lockstep_shown(page)
+    assert frames == [step, step]
+    page.get_by_role("button", name="Build the offline animation (HTML)").click()  # a rerun keeps the stages
+    page.get_by_role("button", name="Download the animation (HTML, opens without the app)").wait_for(timeout=120_000)
+    assert lockstep_shown(page) == (step, [step, step])
+    page.locator("[data-testid=stSidebar]").get_by_text("中文").click()  # the stages again, in Chinese, at that step
+    page.wait_for_function(f"() => document.querySelector('{LOCKSTEP}')?.getAttribute('lang') === 'zh'",
+                           timeout=60_000)
+    assert lockstep_shown(page) == (step, [step, step])
+    assert root.get_by_role("button", name="单步", exact=True).count() == 1
+    assert page.locator("[data-testid=stException]").count() == 0
+    page.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_screenshots_of_the_stages_side_by_side(fake_server, browser, lang):
+    """For a person to look at: both configs at their first parting, at 1280x720 and at 1600x1000."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = open_comparison(browser, fake_server, lang, 1280, 720)
+    root = page.locator(LOCKSTEP)
+    root.locator("[data-action=next-parting]").click()
+    step, frames = lockstep_shown(page)
+    assert step > 0 and frames == [step, step]
+    for width, height in ((1280, 720), (1600, 1000)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_timeout(600)
+        page.get_by_role("heading", name=text(lang, "lab.lockstep")).evaluate("e => e.scrollIntoView()")
+        page.wait_for_timeout(300)
+        page.screenshot(path=ARTIFACTS / f"lab_lockstep_{lang}_{width}x{height}.png")
+    page.close()

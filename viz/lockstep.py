@@ -1,0 +1,54 @@
+"""The words and marks of the lockstep stages (player/lockstep.js): two to four runs of one workload stepped on one
+slider, the steps where their decisions part (engine/analysis/partings.py) marked on it and told in `lang`:
+"Step 7: tail preemption preempts 4; smart preemption preempts 2."
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.analysis.partings import KINDS, Decision, Parting, partings
+from engine.run.frame import Frame
+from i18n import count, join_and, messages, text
+from viz.compare import config_color
+
+
+def _decisions(lang: str, own: Sequence[Decision]) -> list[str]:
+    """One phrase per kind of decision: "admits 3 (5 tokens) and 4 (3 tokens)", "preempts 2"."""
+    phrases = []
+    for kind in KINDS:
+        of_kind = [d for d in own if d.kind == kind]
+        if of_kind:
+            items = [str(d.seq_id) if kind == "preempt" else
+                     text(lang, "lockstep.item", id=d.seq_id, tokens=count(lang, "n.token", d.num_tokens))
+                     for d in of_kind]
+            phrases.append(text(lang, f"lockstep.did.{kind}", items=join_and(lang, items)))
+    return phrases
+
+
+def run_phrase(label: str, own: Sequence[Decision], batch, *, lang: str) -> str:
+    """What one run did at a parting: its own decisions, or, with none, the batch it ran."""
+    if own:
+        did = join_and(lang, _decisions(lang, own))
+    elif batch.kind == "idle":
+        did = text(lang, "lockstep.did.idle")
+    else:
+        did = text(lang, "lockstep.did.batch_only", kind=text(lang, f"batch.{batch.kind}"),
+                   requests=count(lang, "n.request", len(batch.seq_ids)))
+    return text(lang, "lockstep.run", label=label, did=did)
+
+
+def parting_sentence(parting: Parting, labels: Sequence[str], *, lang: str) -> str:
+    """"Step 7: tail preemption preempts 4; smart preemption preempts 2." """
+    return text(lang, "lockstep.sentence", step=parting.step, runs=text(lang, "lockstep.run_sep").join(
+        run_phrase(label, own, batch, lang=lang)
+        for label, own, batch in zip(labels, parting.own, parting.batches, strict=True)))
+
+
+def lockstep_marks(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str) -> dict:
+    """What the lockstep stages show besides each run's frames: the partings ([step, sentence] each), a colour
+    per run (the lab's charts' colours) and the words of the shared controls."""
+    labels = [label for label, _ in runs]
+    return {"partings": [[p.step, parting_sentence(p, labels, lang=lang)] for p in partings([f for _, f in runs])],
+            "colors": [config_color(i) for i in range(len(runs))], "lang": lang,
+            "strings": messages(lang, "lockstep.ui.")}
