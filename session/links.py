@@ -4,9 +4,10 @@
 presentation mode, `&lang=zh` in Chinese);
 `?scenario=custom&requests=8&prompts=chat&max_tokens=16&arrivals=poisson&seed=3&frame=7`
 a custom setup. Either carries what the first step runs under where it differs from the preset (a custom
-setup: from the defaults): scheduler settings by their Config name (`max_num_seqs=2`, `prefill_first=0`),
-`overlap=1`, `adaptive=<grow below ms>-<shrink above ms>-<at least>-<at most>` or `adaptive=off`,
-`temperature`, and a preset's `seed` when it is not the preset's own.
+setup: from the defaults): `scheduler=vllm` (the vLLM twin; `article` the article's), scheduler settings by their
+Config name (`max_num_seqs=2`, `prefill_first=0`), `overlap=1`,
+`adaptive=<grow below ms>-<shrink above ms>-<at least>-<at most>` or `adaptive=off`, `temperature`, and a
+preset's `seed` when it is not the preset's own.
 
 `parse_link` checks every value: a `LinkError` names the first parameter it cannot use and how to fix it.
 """
@@ -24,18 +25,18 @@ from engine.run.limits import BOUNDS
 from engine.run.overlap import check_overlap
 from engine.run.recipe import Change, Options
 from i18n import DEFAULT, LANGUAGES, Message, MessageError
-from scheduler import Config, ConfigError
+from scheduler import SCHEDULER_KINDS, Config, ConfigError
 from session.lab import ARRIVALS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
 
 SETTINGS = tuple(f.name for f in fields(Config) if f.name != "eos")  # eos is the model's, never the learner's
-RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "frame", "present",
-            "lang")
+RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "scheduler", "frame",
+            "present", "lang")
 CLASS_KEYS = ("class", "key")  # a class's code and the lecturer's secret (session/classroom.py): not the run's
 KEYS = (*RUN_KEYS, *SETTINGS, *Options._fields, *CLASS_KEYS)
 KINDS = {**{f.name: getattr(f.type, "__name__", f.type) for f in (*fields(Config), *fields(CustomSetup))},
          "seed": "int", "frame": "int", "temperature": "float", "variant": "bool", "present": "bool",
-         "overlap": "bool", "adaptive": "adaptive", "lang": "str"}
-CHOICES = {"prompts": PROMPTS, "arrivals": ARRIVALS, "lang": LANGUAGES}
+         "overlap": "bool", "adaptive": "adaptive", "lang": "str", "scheduler": "str"}
+CHOICES = {"prompts": PROMPTS, "arrivals": ARRIVALS, "lang": LANGUAGES, "scheduler": SCHEDULER_KINDS}
 
 
 class LinkError(MessageError):
@@ -53,6 +54,7 @@ class Link:
     temperature: float = 0.0
     settings: dict = field(default_factory=dict)  # config fields and options changed for the first step
     lang: str = DEFAULT  # the interface's language (i18n.LANGUAGES)
+    scheduler: str | None = None  # None: the preset's own (a custom setup: "article")
 
     def params(self) -> dict[str, str]:
         """The query string's parameters, in a readable order."""
@@ -65,6 +67,8 @@ class Link:
             params["variant"] = "1"
         if self.temperature:
             params["temperature"] = f"{self.temperature:g}"
+        if self.scheduler is not None:
+            params["scheduler"] = self.scheduler
         params |= {key: _text(value) for key, value in self.settings.items()}
         params["frame"] = str(self.frame)
         if self.present:
@@ -95,8 +99,9 @@ def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, 
     settings |= {f: v for f, v in options._asdict().items() if v != getattr(base_options, f)}
     scenario = scenarios.get(inputs.scenario_name)
     seed = inputs.spec.seed if custom or scenario is None or inputs.spec.seed != scenario.spec.seed else None
+    own = "article" if custom or scenario is None else scenario.spec.scheduler
     return Link(inputs.scenario_name, lab.cursor, inputs.variant, present, inputs.custom, seed, inputs.temperature,
-                settings, lang)
+                settings, lang, None if inputs.spec.scheduler == own else inputs.spec.scheduler)
 
 
 def open_link(link: Link, scenarios: Mapping[str, Scenario], runner: str) -> Lab:
@@ -105,8 +110,9 @@ def open_link(link: Link, scenarios: Mapping[str, Scenario], runner: str) -> Lab
     options = Options()._replace(**{k: v for k, v in link.settings.items() if k in Options._fields})
     if link.custom is not None:
         return Lab(RunInputs.from_custom(link.custom, replace(Config(), **config), runner, link.seed,
-                                         link.temperature, options))
-    lab = Lab(RunInputs.from_scenario(scenarios[link.scenario], runner, link.temperature, link.seed, link.variant))
+                                         link.temperature, options, link.scheduler or "article"))
+    inputs = RunInputs.from_scenario(scenarios[link.scenario], runner, link.temperature, link.seed, link.variant)
+    lab = Lab(inputs.with_scheduler(link.scheduler) if link.scheduler else inputs)
     if link.settings:
         lab.act(Change.config(0, link.settings))  # changed at frame 0, like the sidebar does
     return lab
@@ -139,7 +145,8 @@ def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> 
     except ConfigError as e:
         raise LinkError("link.incompatible", error=e.message) from None
     return Link(name, _value(params, "frame", 0), variant, _value(params, "present", False), custom, seed,
-                _value(params, "temperature", 0.0), settings, _value(params, "lang", DEFAULT))
+                _value(params, "temperature", 0.0), settings, _value(params, "lang", DEFAULT),
+                _value(params, "scheduler", None))
 
 
 def parse_link_or_fallback(params: Mapping[str, str],
