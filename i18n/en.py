@@ -380,6 +380,7 @@ MESSAGES = {
     "player.block": "block {id}",
     "player.block_cached_free": "free, still in the prefix cache", "player.block_free": "free",
     "player.block_shared": "shared", "player.block_in_use": "in use",
+    "player.block_reserved": "reserved: vLLM's null block, which no request uses",
     "player.owners": "owners: {owners}", "player.owner": "request {id}", "player.none": "none",
     "player.ref_count": "ref count: {n}",
     "player.hash": "hash: {hash}", "player.no_hash": "none (not a full cached block)",

@@ -347,6 +347,7 @@ MESSAGES = {
     "player.block": "块 {id}",
     "player.block_cached_free": "空闲，仍在前缀缓存中", "player.block_free": "空闲",
     "player.block_shared": "共享", "player.block_in_use": "使用中",
+    "player.block_reserved": "保留：vLLM 的空块（null block），不属于任何请求",
     "player.owners": "持有者：{owners}", "player.owner": "请求 {id}", "player.none": "无",
     "player.ref_count": "引用计数：{n}",
     "player.hash": "哈希：{hash}", "player.no_hash": "无（不是已缓存的满块）",
