@@ -23,6 +23,7 @@ from engine.analysis.vllm_args import vllm_command, vllm_notes
 from engine.run.overlap import check_overlap
 from engine.run.recipe import CostModel
 from i18n import text
+from scheduler import SCHEDULER_KINDS
 from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, ConfigError
 from ui.language import current_lang, said, t
 from ui.lockstep import lockstep_stages
@@ -63,6 +64,10 @@ def custom_variant(i: int, base) -> Variant:
     """Config i of a custom comparison, from its own column of widgets (defaults: the workload's config)."""
     st.markdown(t("lab.config_heading", n=i + 1))
     label = st.text_input(t("lab.name"), t("lab.config_name", n=i + 1), key=f"c{i}_label")
+    lang = current_lang()
+    scheduler = st.selectbox(t("sidebar.scheduler"), SCHEDULER_KINDS, key=f"c{i}_scheduler",
+                             format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"),
+                             help=t("sidebar.scheduler_help"))
     size = int(st.number_input(t("lab.block_size"), *CONFIG_BOUNDS["kvcache_block_size"], base.kvcache_block_size,
                                key=f"c{i}_size"))
     changes = {
@@ -86,7 +91,7 @@ def custom_variant(i: int, base) -> Variant:
                                        high=f"{ADAPTIVE.high_s * 1000:.0f}"), False, key=f"c{i}_adaptive") else None
     config = replace(base, **changes)
     check_overlap(config, overlap)
-    return Variant(label, config, overlap, adaptive)
+    return Variant(label, config, overlap, adaptive, scheduler)
 
 
 def choose_variants(base, column) -> list[Variant] | None:

@@ -380,6 +380,7 @@ MESSAGES = {
     "player.block": "block {id}",
     "player.block_cached_free": "free, still in the prefix cache", "player.block_free": "free",
     "player.block_shared": "shared", "player.block_in_use": "in use",
+    "player.block_reserved": "reserved: vLLM's null block, which no request uses",
     "player.owners": "owners: {owners}", "player.owner": "request {id}", "player.none": "none",
     "player.ref_count": "ref count: {n}",
     "player.hash": "hash: {hash}", "player.no_hash": "none (not a full cached block)",
@@ -417,6 +418,14 @@ MESSAGES = {
     "sidebar.scenario": "Scenario",
     "sidebar.preset_broken": "Preset {file} could not be loaded: {error}",
     "sidebar.variant": "Variant: {changes}",
+    "sidebar.scheduler": "Scheduler",
+    "sidebar.scheduler.article": "the article's (nano-vllm)",
+    "sidebar.scheduler.vllm": "vLLM V1",
+    "sidebar.scheduler_help": "Which scheduler decides each step: the article's (nano-vllm style, "
+                              "scheduler/scheduler.py) or the vLLM twin, which makes vLLM V1's own decisions step for "
+                              "step (scheduler/vllm_v1/). A scheduler cannot change mid-run: choosing the other one "
+                              "starts the run again from frame 0 under it.",
+    "sidebar.scheduler_ignores": "The vLLM twin ignores these settings (vLLM has no such choice): {names}.",
     "sidebar.variant_help": "The same workload under the scenario's comparison config, with its own key frames.",
     "sidebar.untranslated": "{file} has no text in this language: its title, story and key-frame notes are shown "
                             "in English.",
@@ -812,6 +821,7 @@ MESSAGES = {
     "scenario.out_of_range": "{value} is out of range: use a number from {low} to {high}",
     "scenario.missing": "missing; add it",
     "scenario.no_runner": "{runner} is not a runner; use one of {kinds}",
+    "scenario.no_scheduler": "{scheduler} is not a scheduler; use one of {kinds}",
     "scenario.request_n": "workload request {i}",
     "scenario.arrives_late": "arrives at step {arrival}, after the run's last step (max_steps={max_steps}); "
                              "make it arrive earlier or raise max_steps",
@@ -838,6 +848,7 @@ MESSAGES = {
     "trace.too_deep": "nested too deeply to be a trace",
     "trace.not_json": "not JSON: the parser stopped at line {line}, column {column}",
     "trace.version": "{value}: this schedlab reads trace versions 1 and 2",
+    "trace.scheduler": "{value} is not a scheduler; a trace names one of {kinds}",
     "trace.frames": "{n} frames; a trace holds 1 to {most}",
     "trace.requests": "{n} requests; a trace holds at most {most}",
     "trace.request_ids": "{value}: request ids go 0, 1, 2... in order",

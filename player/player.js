@@ -578,7 +578,8 @@
       this.placePool(v.blocks.length);
       const owners = this.owners(v);
       this.poolOwners = owners;
-      const target = v.blocks.map((b, id) => b[B.ref_count] === 0 ? (b[B.hash] !== null ? COLORS.cached_free : COLORS.free) : color(owners[id][0] ?? 0));
+      const target = v.blocks.map((b, id) => b[B.ref_count] === 0 ? (b[B.hash] !== null ? COLORS.cached_free : COLORS.free)
+        : owners[id].length ? color(owners[id][0]) : COLORS.reserved);  // in use by no request: vLLM's null block
       const m = v.metrics, n = v.blocks.length;
       this.$('.sp-ptitle').innerHTML = this.t('pool_title', {n, size: v.cfg.block_size, used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks],
         empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks]});
@@ -641,7 +642,8 @@
     blockTip(v, id) {
       const b = v.blocks[id], owners = this.poolOwners[id] || [];
       const ref = b[B.ref_count];
-      const state = this.t(ref === 0 ? (b[B.hash] !== null ? 'block_cached_free' : 'block_free') : ref > 1 ? 'block_shared' : 'block_in_use');
+      const state = this.t(ref === 0 ? (b[B.hash] !== null ? 'block_cached_free' : 'block_free') : !owners.length ? 'block_reserved'
+        : ref > 1 ? 'block_shared' : 'block_in_use');
       let [rid, start, count] = b[B.source] || [null, 0, 0];  // a cached-free block: the request that filled it
       if (owners.length) {
         const size = v.cfg.block_size;

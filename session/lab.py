@@ -114,10 +114,10 @@ class RunInputs:
 
     @classmethod
     def from_custom(cls, setup: CustomSetup, config: Config, runner: str, seed: int = 0, temperature: float = 0.0,
-                    options: Options | None = None) -> RunInputs:
+                    options: Options | None = None, scheduler: str = "article") -> RunInputs:
         options = options or Options()
         spec = RunSpec(config, setup.workload(seed), runner_for(config, runner), seed, adaptive=options.adaptive,
-                       overlap=options.overlap)
+                       overlap=options.overlap, scheduler=scheduler)
         return cls("Custom setup", setup.summary(), spec, custom=setup).with_temperature(temperature)
 
     @property
@@ -130,6 +130,10 @@ class RunInputs:
 
     def with_runner(self, runner: str) -> RunInputs:
         return replace(self, spec=replace(self.spec, runner=runner))
+
+    def with_scheduler(self, scheduler: str) -> RunInputs:
+        """The same run decided by another scheduler (scheduler.factory.SCHEDULER_KINDS), from frame 0."""
+        return replace(self, spec=replace(self.spec, scheduler=scheduler))
 
     def with_seed(self, seed: int) -> RunInputs:
         """The same run from another seed; a custom setup's workload is drawn again."""

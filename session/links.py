@@ -4,11 +4,12 @@
 presentation mode, `&lang=zh` in Chinese);
 `?scenario=custom&requests=8&prompts=chat&max_tokens=16&arrivals=poisson&seed=3&frame=7`
 a custom setup. Either carries what the first step runs under where it differs from the preset (a custom
-setup: from the defaults): scheduler settings by their Config name (`max_num_seqs=2`, `prefill_first=0`),
-`overlap=1`, `adaptive=<grow below ms>-<shrink above ms>-<at least>-<at most>` or `adaptive=off`,
-`temperature`, and a preset's `seed` when it is not the preset's own. The changes made later in the run, with their
-frames, travel in `changes=` (`session/link_changes.py`), each value checked as its own parameter would be and the
-whole sequence as the sidebar checks it (`checked_change`); `replay` makes them at their frames.
+setup: from the defaults): `scheduler=vllm` (the vLLM twin; `article` the article's), scheduler settings by their
+Config name (`max_num_seqs=2`, `prefill_first=0`), `overlap=1`,
+`adaptive=<grow below ms>-<shrink above ms>-<at least>-<at most>` or `adaptive=off`, `temperature`, and a
+preset's `seed` when it is not the preset's own. The changes made later in the run, with their frames, travel in
+`changes=` (`session/link_changes.py`), each value checked as its own parameter would be and the whole sequence as
+the sidebar checks it (`checked_change`); `replay` makes them at their frames.
 
 `parse_link` checks every value: a `LinkError` names the first parameter it cannot use and how to fix it.
 """
@@ -26,19 +27,19 @@ from engine.run.limits import BOUNDS, within
 from engine.run.overlap import check_overlap
 from engine.run.recipe import Change, ChangeError, Options, Request, checked_change
 from i18n import DEFAULT, LANGUAGES, Message, MessageError, message_of
-from scheduler import Config, ConfigError
+from scheduler import SCHEDULER_KINDS, Config, ConfigError
 from session.lab import ARRIVALS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
 from session.link_changes import pack, unpack
 
 SETTINGS = tuple(f.name for f in fields(Config) if f.name != "eos")  # eos is the model's, never the learner's
-RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "changes", "frame",
-            "present", "lang")
+RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "scheduler",
+            "changes", "frame", "present", "lang")
 CLASS_KEYS = ("class", "key")  # a class's code and the lecturer's secret (session/classroom.py): not the run's
 KEYS = (*RUN_KEYS, *SETTINGS, *Options._fields, *CLASS_KEYS)
 KINDS = {**{f.name: getattr(f.type, "__name__", f.type) for f in (*fields(Config), *fields(CustomSetup))},
          "seed": "int", "frame": "int", "temperature": "float", "variant": "bool", "present": "bool",
-         "overlap": "bool", "adaptive": "adaptive", "lang": "str"}
-CHOICES = {"prompts": PROMPTS, "arrivals": ARRIVALS, "lang": LANGUAGES}
+         "overlap": "bool", "adaptive": "adaptive", "lang": "str", "scheduler": "str"}
+CHOICES = {"prompts": PROMPTS, "arrivals": ARRIVALS, "lang": LANGUAGES, "scheduler": SCHEDULER_KINDS}
 
 
 class LinkError(MessageError):
@@ -56,6 +57,7 @@ class Link:
     temperature: float = 0.0
     settings: dict = field(default_factory=dict)  # config fields and options changed for the first step
     lang: str = DEFAULT  # the interface's language (i18n.LANGUAGES)
+    scheduler: str | None = None  # None: the preset's own (a custom setup: "article")
     changes: tuple[Change, ...] = ()  # the changes made mid-run (or requests added at frame 0), in the order made
 
     def params(self) -> dict[str, str]:
@@ -69,6 +71,8 @@ class Link:
             params["variant"] = "1"
         if self.temperature:
             params["temperature"] = f"{self.temperature:g}"
+        if self.scheduler is not None:
+            params["scheduler"] = self.scheduler
         params |= {key: _text(value) for key, value in self.settings.items()}
         if self.changes:
             params["changes"] = pack([_entry(change) for change in self.changes])
@@ -110,9 +114,10 @@ def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, 
     settings |= {f: v for f, v in options._asdict().items() if v != getattr(base_options, f)}
     scenario = scenarios.get(inputs.scenario_name)
     seed = inputs.spec.seed if custom or scenario is None or inputs.spec.seed != scenario.spec.seed else None
+    own = "article" if custom or scenario is None else scenario.spec.scheduler
     changes = tuple(c for c in lab.shared_run.spec.changes if c.step > 0 or c.kind == "request")  # frame 0's: settings
     return Link(inputs.scenario_name, lab.cursor, inputs.variant, present, inputs.custom, seed, inputs.temperature,
-                settings, lang, changes)
+                settings, lang, None if inputs.spec.scheduler == own else inputs.spec.scheduler, changes)
 
 
 def open_link(link: Link, scenarios: Mapping[str, Scenario], runner: str) -> Lab:
@@ -121,8 +126,9 @@ def open_link(link: Link, scenarios: Mapping[str, Scenario], runner: str) -> Lab
     options = Options()._replace(**{k: v for k, v in link.settings.items() if k in Options._fields})
     if link.custom is not None:
         return Lab(RunInputs.from_custom(link.custom, replace(Config(), **config), runner, link.seed,
-                                         link.temperature, options))
-    lab = Lab(RunInputs.from_scenario(scenarios[link.scenario], runner, link.temperature, link.seed, link.variant))
+                                         link.temperature, options, link.scheduler or "article"))
+    inputs = RunInputs.from_scenario(scenarios[link.scenario], runner, link.temperature, link.seed, link.variant)
+    lab = Lab(inputs.with_scheduler(link.scheduler) if link.scheduler else inputs)
     if link.settings:
         lab.act(Change.config(0, link.settings))  # changed at frame 0, like the sidebar does
     return lab
@@ -175,7 +181,7 @@ def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> 
         raise LinkError("link.incompatible", error=e.message) from None
     return Link(name, _value(params, "frame", 0), variant, _value(params, "present", False), custom, seed,
                 _value(params, "temperature", 0.0), settings, _value(params, "lang", DEFAULT),
-                _changes(params, config, Options(overlap, adaptive)))
+                _value(params, "scheduler", None), _changes(params, config, Options(overlap, adaptive)))
 
 
 def parse_link_or_fallback(params: Mapping[str, str],

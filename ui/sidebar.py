@@ -11,6 +11,7 @@ from engine.analysis.export import comparison_traces
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
 from i18n import Message, message_of, text
+from scheduler import SCHEDULER_KINDS
 from session.lab import (
     ARRIVALS,
     CUSTOM,
@@ -53,6 +54,9 @@ CONFIG_CONTROLS = (
     ("prompt_lookup_min", "int", {}),
     ("prompt_lookup_max", "int", {}),
 )
+# The settings the vLLM twin does not read (vLLM has no such choice); the sidebar notes them when it runs.
+TWIN_IGNORES = ("prefill_first", "mixed_batches", "preemption_policy", "cache_blocks_at_allocation",
+                "notebook_block_bug")
 
 
 def _restart(inputs: RunInputs):
@@ -93,6 +97,31 @@ def _on_run_inputs():
         _restart(current.with_runner(state.runner).with_seed(int(state.seed)).with_temperature(state.temperature))
     except USER_ERRORS as e:
         report(e)
+
+
+def _on_scheduler():
+    """The other scheduler chosen: a scheduler cannot change mid-run, so the run starts again from frame 0."""
+    current = lab().inputs
+    if current is not None:
+        try:
+            _restart(current.with_scheduler(st.session_state.scheduler_choice))
+        except USER_ERRORS as e:
+            report(e)
+
+
+def scheduler_choice():
+    """The scheduler a run is decided by; with the vLLM twin, which settings it ignores."""
+    inputs, lang = lab().inputs, current_lang()
+    if inputs is None:
+        return
+    st.session_state.scheduler_choice = inputs.spec.scheduler  # what this run was built with
+    st.radio(t("sidebar.scheduler"), SCHEDULER_KINDS, key="scheduler_choice", on_change=_on_scheduler,
+             format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"), help=t("sidebar.scheduler_help"))
+    if inputs.spec.scheduler == "vllm":
+        names = t("list.sep").join(setting(name, lang)[0] + (f" = {setting_value(name, 'smart', lang)}"
+                                                             if name == "preemption_policy" else "")
+                                   for name in TWIN_IGNORES)
+        st.caption(t("sidebar.scheduler_ignores", names=names))
 
 
 def _apply(error_key: str, change: Callable[[], None]):
@@ -171,8 +200,9 @@ def custom_setup():
                      help=input_help("arrivals", lang)))
         if st.form_submit_button(t("sidebar.start_custom")):  # under the settings and options shown in the sidebar
             state = st.session_state
+            scheduler = lab().inputs.spec.scheduler if lab().inputs else "article"
             _restart(RunInputs.from_custom(setup, lab().config_in_effect(), state.runner, int(state.seed),
-                                           state.temperature, lab().options_in_effect()))
+                                           state.temperature, lab().options_in_effect(), scheduler))
 
 
 def model_controls():
@@ -321,6 +351,7 @@ def sidebar():
         st.title("schedlab")
         st.caption(t("sidebar.tagline"))
         scenario_picker()
+        scheduler_choice()
         st.toggle(t("sidebar.presentation"), key="presentation", help=input_help("presentation", current_lang()))
         with st.expander(t("sidebar.model"), expanded=False):
             model_controls()

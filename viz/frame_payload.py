@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from engine.run.frame import Frame, RequestView
 from i18n import messages, text
 from scheduler.sequence import PLACEHOLDER
-from viz.colors import CACHED_FREE_COLOR, FREE_COLOR, REQUEST_PALETTE
+from viz.colors import CACHED_FREE_COLOR, FREE_COLOR, REQUEST_PALETTE, RESERVED_COLOR
 from viz.glossary import player_legend
 from viz.narrate import narrate
 
@@ -56,7 +56,8 @@ WIRE = {"request": REQUEST_FIELDS, "block": BLOCK_FIELDS, "free_block": FREE_BLO
 
 def player_colors() -> dict:
     """The colours the player draws with, so the browser and the server's charts agree."""
-    return {"palette": list(REQUEST_PALETTE), "free": FREE_COLOR, "cached_free": CACHED_FREE_COLOR}
+    return {"palette": list(REQUEST_PALETTE), "free": FREE_COLOR, "cached_free": CACHED_FREE_COLOR,
+            "reserved": RESERVED_COLOR}
 
 
 def player_strings(lang: str) -> dict:

@@ -60,6 +60,7 @@ class Variant:
     config: Config
     overlap: bool = False  # overlapped scheduling (engine/run/overlap.py)
     adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller (engine/run/adaptive.py)
+    scheduler: str = "article"  # scheduler.factory.SCHEDULER_KINDS: the article's or the vLLM twin
 
 
 def same_capacity(base: Config, block_size: int) -> Config:
@@ -126,7 +127,7 @@ def run_variant(variant: Variant, workload: Sequence[Request], runner: str = "fa
                 cost: CostModel = DEFAULT_COST, max_steps: int = 10_000) -> ConfigRun:
     start = time.perf_counter()
     engine = Engine(RunSpec(variant.config, workload, runner, seed, cost, variant.adaptive, variant.overlap,
-                            max_steps=max_steps))
+                            variant.scheduler, max_steps=max_steps))
     reason = engine.run()
     frames = list(engine.frames)
     run, requests = run_metrics(frames)

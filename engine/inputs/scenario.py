@@ -22,7 +22,7 @@ from engine.run.overlap import check_overlap
 from engine.run.recipe import CostModel, Request, RunSpec
 from engine.run.runner_factory import RUNNER_KINDS
 from i18n import DEFAULT, LANGUAGES, Message, MessageError, message_of
-from scheduler import Config, ConfigError
+from scheduler import SCHEDULER_KINDS, Config, ConfigError
 
 TRANSLATED = tuple(lang for lang in LANGUAGES if lang != DEFAULT)  # a text field `x` has `x_zh` beside it
 SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"
@@ -155,12 +155,15 @@ class _Loader:
     def scenario(self, data: dict, runner: str | None) -> Scenario:
         self.table(data, "", {"title": str, "narrative": str, "runner": str, "seed": int, "max_steps": int,
                               "config": dict, "variant": dict, "cost": dict, "adaptive": dict, "overlap": bool,
-                              "workload": dict, "key_frames": list,
+                              "scheduler": str, "workload": dict, "key_frames": list,
                               **{f"{key}_{lang}": str for key in ("title", "narrative") for lang in TRANSLATED}},
                    required=("title", "narrative", "config", "workload"))
         runner = runner or data.get("runner", "fake")
         if runner not in RUNNER_KINDS:
             self.fail("runner", "scenario.no_runner", runner=repr(runner), kinds=", ".join(RUNNER_KINDS))
+        scheduler = data.get("scheduler", "article")
+        if scheduler not in SCHEDULER_KINDS:
+            self.fail("scheduler", "scenario.no_scheduler", scheduler=repr(scheduler), kinds=", ".join(SCHEDULER_KINDS))
         config = self.config(data["config"])
         variant = data.get("variant", {})
         variant_config = self.config({**data["config"], **variant}, where="variant")
@@ -185,7 +188,7 @@ class _Loader:
         translated = self.translated(texts)
         translations = {lang: {"title": data[f"title_{lang}"], "narrative": data[f"narrative_{lang}"].strip()}
                         for lang in translated}
-        spec = RunSpec(config, workload, runner, seed, cost, adaptive, overlap, max_steps=max_steps)
+        spec = RunSpec(config, workload, runner, seed, cost, adaptive, overlap, scheduler, max_steps=max_steps)
         return Scenario(self.path, data["title"], data["narrative"].strip(), spec, key_frames, dict(variant),
                         translations)
 

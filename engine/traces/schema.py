@@ -12,7 +12,7 @@ from dataclasses import fields
 from engine.run.frame import PoolRebuilt, StepMetrics
 from engine.run.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
 from i18n import Message, MessageError
-from scheduler import Config, ConfigError
+from scheduler import SCHEDULER_KINDS, Config, ConfigError
 from scheduler.events import EVENT_TYPES
 from scheduler.sequence import PLACEHOLDER
 
@@ -98,6 +98,9 @@ def checked_trace(data: bytes | str) -> dict:
         _fail("version", "trace.version", value=_shown(version))
     trace["version"] = version
     _of("title", trace.get("title"), str, optional=True)
+    trace["scheduler"] = trace.get("scheduler", "article")  # older traces were all the article's scheduler
+    if trace["scheduler"] not in SCHEDULER_KINDS:
+        _fail("scheduler", "trace.scheduler", value=_shown(trace["scheduler"]), kinds=", ".join(SCHEDULER_KINDS))
     histories = _check_requests(_of("requests", trace["requests"], list))
     frames = _of("frames", trace["frames"], list)
     if not 1 <= len(frames) <= MAX_TRACE_FRAMES:

@@ -3,7 +3,8 @@ request. Traces load back into a FrameStore, so the UI can open a recorded run w
 
 `config` is the first step's config (frame 0's); `config_changes` lists each mid-run change as
 {"after_step": k, "changes": {field: value}} (a cost model or adaptive controller as its fields, or null):
-it applies from step k + 1, as each frame's own `config` shows.
+it applies from step k + 1, as each frame's own `config` shows. `scheduler` is "vllm" for a run of the vLLM
+twin; a trace without it (every older one) was decided by the article's scheduler.
 
 Version 2 writes each frame as a delta against the one before (engine/traces/delta.py): the blocks and requests
 that changed, the config only when it changed. A trace then grows with what happens per step, not with the
@@ -67,12 +68,16 @@ def config_changes(engine: Engine) -> list[dict]:
 
 def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame] | None = None) -> dict:
     """The run as a trace; `frames`: the engine's frames already rebuilt (a comparison keeps them), to reuse."""
+    # the scheduler is written only for the vLLM twin: a trace without it is the article's (as every older one is),
+    # so the article's traces stay byte for byte as they were
+    twin = {"scheduler": engine.spec.scheduler} if engine.spec.scheduler != "article" else {}
     return {
         "version": TRACE_VERSION,
         "title": title,
         "runner": engine.runner_kind,
         "seed": engine.spec.seed,
         "overlap": engine.overlap,
+        **twin,
         "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
         "config_changes": config_changes(engine),
         "requests": request_summaries(engine, frames),

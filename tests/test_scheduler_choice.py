@@ -1,0 +1,108 @@
+"""The choice of scheduler (issue 22 point 1): the article's or the vLLM twin, in scenario files, links, traces, the
+sidebar and the policy lab. A scheduler cannot change mid-run: choosing the other one starts the run again."""
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.inputs.scenario import ScenarioError, load_scenario, preset_paths
+from engine.run.engine import Engine
+from engine.traces.trace import read_trace, trace_dict
+from session.links import LinkError, link_of, open_link, parse_link
+
+PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "policy_lab.py")
+GOOD = """title = "t"
+narrative = "n"
+[config]
+max_num_seqs = 2
+max_num_batched_tokens = 64
+max_model_len = 20
+num_kvcache_blocks = 10
+kvcache_block_size = 4
+[workload]
+requests = [{ prompt_token_ids = [1, 2, 3], max_tokens = 2 }]
+"""
+SCENARIOS = {path.stem: load_scenario(path) for path in preset_paths()}
+
+
+def test_a_scenario_file_names_its_scheduler_and_a_bad_one_is_refused(tmp_path):
+    path = tmp_path / "twin.toml"
+    path.write_text('scheduler = "vllm"\n' + GOOD)
+    assert load_scenario(path).spec.scheduler == "vllm"
+    path.write_text(GOOD)
+    assert load_scenario(path).spec.scheduler == "article"
+    path.write_text('scheduler = "sglang"\n' + GOOD)
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario(path)
+    assert refused.value.key == "scheduler" and "'sglang' is not a scheduler; use one of article, vllm" in str(
+        refused.value)
+
+
+def test_a_link_carries_the_scheduler_only_when_it_is_not_the_presets_own():
+    link = parse_link({"scenario": "02_preemption", "scheduler": "vllm", "frame": "5"}, SCENARIOS)
+    lab = open_link(link, SCENARIOS, "fake")
+    lab.run(link.frame)
+    assert lab.inputs.spec.scheduler == "vllm"
+    assert link_of(lab, SCENARIOS, lang="en").params()["scheduler"] == "vllm"
+    plain = open_link(parse_link({"scenario": "02_preemption"}, SCENARIOS), SCENARIOS, "fake")
+    assert "scheduler" not in link_of(plain, SCENARIOS, lang="en").params()
+    custom = {"scenario": "custom", "requests": "4", "scheduler": "vllm", "frame": "3"}
+    assert open_link(parse_link(custom, SCENARIOS), SCENARIOS, "fake").inputs.spec.scheduler == "vllm"
+
+
+def test_a_bad_scheduler_in_a_link_names_the_parameter():
+    with pytest.raises(LinkError) as refused:
+        parse_link({"scenario": "02_preemption", "scheduler": "sglang"}, SCENARIOS)
+    assert "scheduler='sglang'" in str(refused.value) and "article, vllm" in str(refused.value)
+
+
+def test_a_trace_records_its_scheduler_and_an_older_one_reads_as_the_articles(preemption_preset):
+    twin = Engine(replace(SCENARIOS["02_preemption"].spec_for("fake"), scheduler="vllm"))
+    twin.run()
+    data = trace_dict(twin, "twin")
+    assert read_trace(json.dumps(data))[1]["scheduler"] == "vllm"
+    old = trace_dict(preemption_preset, "old")
+    assert "scheduler" not in old  # the article's traces stay as they were
+    assert read_trace(json.dumps(old))[1]["scheduler"] == "article"
+    with pytest.raises(ValueError, match="'sglang' is not a scheduler"):
+        read_trace(json.dumps({**data, "scheduler": "sglang"}))
+
+
+def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_it_ignores(app):
+    app.run()
+    radio = app.radio(key="scheduler_choice")
+    assert radio.value == "article" and radio.options == ["the article's (nano-vllm)", "vLLM V1"]
+    assert not any("ignores" in c.value for c in app.sidebar.caption)
+    radio.set_value("vllm").run()
+    assert not app.exception and app.session_state.lab.inputs.spec.scheduler == "vllm"
+    assert app.session_state.lab.cursor == 0
+    note = next(c.value for c in app.sidebar.caption if "The vLLM twin ignores" in c.value)
+    assert "step order" in note and "mixed batches" in note
+    app.radio(key="scheduler_choice").set_value("article").run()
+    assert app.session_state.lab.inputs.spec.scheduler == "article"
+
+
+def test_the_twin_note_is_in_chinese_too(app):
+    app.query_params["lang"] = "zh"
+    app.query_params["scheduler"] = "vllm"
+    app.run()
+    assert not app.exception
+    assert app.radio(key="scheduler_choice").options == ["文章的（nano-vllm）", "vLLM V1"]
+    assert any("vLLM 孪生调度器忽略" in c.value for c in app.sidebar.caption)
+
+
+def test_a_custom_comparison_runs_the_articles_scheduler_beside_the_twin():
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    at.selectbox(key="comparison").select("custom").run()
+    at.text_input(key="c0_label").input("article").run()
+    at.text_input(key="c1_label").input("twin").run()
+    at.selectbox(key="c1_scheduler").select("vllm").run()
+    at.button(key="run").click().run()
+    assert not at.exception and not at.error
+    runs = at.session_state.compare_runs
+    assert [r.engine.spec.scheduler for r in runs] == ["article", "vllm"]
+    assert runs[0].engine.spec.workload == runs[1].engine.spec.workload
