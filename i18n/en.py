@@ -891,6 +891,18 @@ MESSAGES = {
                          "50-200-1-16, the first below the second, at most {ms} ms and {seqs} requests",
 
     # -- more errors ---------------------------------------------------------------------------------------------------
+    "link.fix.changes": "it is not a list of changes this schedlab can read (changes=v1.…): copy the link "
+                        "again from the app",
+    "link.fix.change_value": "the change at frame {frame} has {key}={value}: {fix}",
+    "link.fix.change_refused": "the change at frame {frame} cannot be made: {error}",
+    "link.fix.setting": "it is not a setting a run can change",
+    "link.fix.prompt": "a request added by hand needs a prompt of 1 to {most} characters",
+    "link.run_ended": "the run ends at frame {last}",
+    "link.change_left_out": "This link's change at frame {frame} cannot be made ({error}): it and the changes "
+                            "after it are left out.",
+    "stage.copy_link": "Copy link to this frame",
+    "stage.copy_link_help": "This address opens this run at this frame, with every change made along the way: "
+                            "copy it with the icon at its right.",
     "trace.not_utf8": "not JSON: byte {byte} is not UTF-8 text",
 
     # -- more errors and progress --------------------------------------------------------------------------------------

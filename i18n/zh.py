@@ -822,6 +822,15 @@ MESSAGES = {
     "link.fix.adaptive": "请使用 off，或 <低于多少毫秒时增大>-<高于多少毫秒时减小>-<最少>-<最多> 个请求，例如 50-200-1-16，第一个数小于第二个，最多 {ms} 毫秒和 {seqs} 个请求",
 
     # -- more errors ---------------------------------------------------------------------------------------------------
+    "link.fix.changes": "这不是 schedlab 能读取的改动列表（changes=v1.…）：请从应用里重新复制链接",
+    "link.fix.change_value": "第 {frame} 帧的改动中 {key}={value}：{fix}",
+    "link.fix.change_refused": "第 {frame} 帧的改动无法进行：{error}",
+    "link.fix.setting": "这不是运行中可以修改的设置",
+    "link.fix.prompt": "手动添加的请求需要 1 到 {most} 个字符的提示词",
+    "link.run_ended": "运行在第 {last} 帧结束",
+    "link.change_left_out": "这个链接在第 {frame} 帧的改动无法进行（{error}）：它和之后的改动都已略去。",
+    "stage.copy_link": "复制到这一帧的链接",
+    "stage.copy_link_help": "这个地址会在这一帧打开这次运行，并带上一路上做过的所有改动：用右侧的图标复制。",
     "trace.not_utf8": "不是 JSON：第 {byte} 字节不是 UTF-8 文本",
 
     # -- more errors and progress --------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@ a custom setup. Either carries what the first step runs under where it differs f
 setup: from the defaults): `scheduler=vllm` (the vLLM twin; `article` the article's), scheduler settings by their
 Config name (`max_num_seqs=2`, `prefill_first=0`), `overlap=1`,
 `adaptive=<grow below ms>-<shrink above ms>-<at least>-<at most>` or `adaptive=off`, `temperature`, and a
-preset's `seed` when it is not the preset's own.
+preset's `seed` when it is not the preset's own. The changes made later in the run, with their frames, travel in
+`changes=` (`session/link_changes.py`), each value checked as its own parameter would be and the whole sequence as
+the sidebar checks it (`checked_change`); `replay` makes them at their frames.
 
 `parse_link` checks every value: a `LinkError` names the first parameter it cannot use and how to fix it.
 """
@@ -15,22 +17,23 @@ preset's `seed` when it is not the preset's own.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import NoReturn
 
 from engine.inputs.scenario import Scenario
 from engine.run.adaptive import AdaptiveBatch
-from engine.run.limits import BOUNDS
+from engine.run.limits import BOUNDS, within
 from engine.run.overlap import check_overlap
-from engine.run.recipe import Change, Options
-from i18n import DEFAULT, LANGUAGES, Message, MessageError
+from engine.run.recipe import Change, ChangeError, Options, Request, checked_change
+from i18n import DEFAULT, LANGUAGES, Message, MessageError, message_of
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
 from session.lab import ARRIVALS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
+from session.link_changes import pack, unpack
 
 SETTINGS = tuple(f.name for f in fields(Config) if f.name != "eos")  # eos is the model's, never the learner's
-RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "scheduler", "frame",
-            "present", "lang")
+RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "scheduler",
+            "changes", "frame", "present", "lang")
 CLASS_KEYS = ("class", "key")  # a class's code and the lecturer's secret (session/classroom.py): not the run's
 KEYS = (*RUN_KEYS, *SETTINGS, *Options._fields, *CLASS_KEYS)
 KINDS = {**{f.name: getattr(f.type, "__name__", f.type) for f in (*fields(Config), *fields(CustomSetup))},
@@ -55,6 +58,7 @@ class Link:
     settings: dict = field(default_factory=dict)  # config fields and options changed for the first step
     lang: str = DEFAULT  # the interface's language (i18n.LANGUAGES)
     scheduler: str | None = None  # None: the preset's own (a custom setup: "article")
+    changes: tuple[Change, ...] = ()  # the changes made mid-run (or requests added at frame 0), in the order made
 
     def params(self) -> dict[str, str]:
         """The query string's parameters, in a readable order."""
@@ -70,6 +74,8 @@ class Link:
         if self.scheduler is not None:
             params["scheduler"] = self.scheduler
         params |= {key: _text(value) for key, value in self.settings.items()}
+        if self.changes:
+            params["changes"] = pack([_entry(change) for change in self.changes])
         params["frame"] = str(self.frame)
         if self.present:
             params["present"] = "1"
@@ -87,6 +93,15 @@ def _text(value) -> str:
     return "off" if value is None else str(value)
 
 
+def _entry(change: Change) -> list:
+    """A change as `changes=` writes it (session/link_changes.py)."""
+    if change.kind == "config":
+        return [change.step, {key: _text(value) for key, value in change.settings.items()}]
+    request = change.payload
+    entry = [change.step, request.prompt, request.max_tokens, request.priority]
+    return entry + [request.temperature] if request.temperature else entry
+
+
 def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, *, lang: str) -> Link:
     """The link that reopens `lab`'s run at the frame shown."""
     inputs = lab.inputs
@@ -100,8 +115,9 @@ def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, 
     scenario = scenarios.get(inputs.scenario_name)
     seed = inputs.spec.seed if custom or scenario is None or inputs.spec.seed != scenario.spec.seed else None
     own = "article" if custom or scenario is None else scenario.spec.scheduler
+    changes = tuple(c for c in lab.shared_run.spec.changes if c.step > 0 or c.kind == "request")  # frame 0's: settings
     return Link(inputs.scenario_name, lab.cursor, inputs.variant, present, inputs.custom, seed, inputs.temperature,
-                settings, lang, None if inputs.spec.scheduler == own else inputs.spec.scheduler)
+                settings, lang, None if inputs.spec.scheduler == own else inputs.spec.scheduler, changes)
 
 
 def open_link(link: Link, scenarios: Mapping[str, Scenario], runner: str) -> Lab:
@@ -116,6 +132,24 @@ def open_link(link: Link, scenarios: Mapping[str, Scenario], runner: str) -> Lab
     if link.settings:
         lab.act(Change.config(0, link.settings))  # changed at frame 0, like the sidebar does
     return lab
+
+
+def replay(lab: Lab, link: Link, run_to: Callable[[Lab, int], None]) -> Message | None:
+    """Run `lab` (from `open_link`) making the link's changes at their frames, then stand at its frame; `run_to(lab,
+    frame)` steps it on. A change the run cannot make (it ended before that frame) is left out with those after it,
+    and the message returned says so."""
+    for change in link.changes:
+        run_to(lab, change.step)
+        try:
+            if lab.cursor != change.step:
+                raise LinkError("link.run_ended", last=lab.last)
+            lab.act(change)
+        except ValueError as error:  # LinkError, or what the engine still refuses (LabError, ConfigError)
+            lab.goto(min(link.frame, lab.last))
+            return Message("link.change_left_out", frame=change.step, error=message_of(error))
+    run_to(lab, link.frame)
+    lab.goto(min(link.frame, lab.last))
+    return None
 
 
 def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> Link:
@@ -141,12 +175,13 @@ def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> 
         adaptive = settings.get("adaptive", None if custom else scenarios[name].spec.adaptive)
         if adaptive is not None:  # the engine brings max_num_seqs within the controller's bounds first
             config = replace(config, max_num_seqs=adaptive.clamp(config.max_num_seqs))
-        check_overlap(config, settings.get("overlap", False if custom else scenarios[name].spec.overlap))
+        overlap = settings.get("overlap", False if custom else scenarios[name].spec.overlap)
+        check_overlap(config, overlap)
     except ConfigError as e:
         raise LinkError("link.incompatible", error=e.message) from None
     return Link(name, _value(params, "frame", 0), variant, _value(params, "present", False), custom, seed,
                 _value(params, "temperature", 0.0), settings, _value(params, "lang", DEFAULT),
-                _value(params, "scheduler", None))
+                _value(params, "scheduler", None), _changes(params, config, Options(overlap, adaptive)))
 
 
 def parse_link_or_fallback(params: Mapping[str, str],
@@ -194,6 +229,54 @@ def _value(params: Mapping[str, str], key: str, default):
     if not re.fullmatch(r"\d+(\.\d+)?" if kind == "float" else r"\d+", text) or not low <= float(text) <= high:
         _fail(key, text, Message("link.fix.number" if kind == "float" else "link.fix.whole", low=low, high=high))
     return float(text) if kind == "float" else int(text)
+
+
+def _changes(params: Mapping[str, str], config: Config, options: Options) -> tuple[Change, ...]:
+    """The `changes=` parameter read back, each change checked as the sidebar checks it from the settings in effect
+    (the link's first-step ones, then each change's)."""
+    if "changes" not in params:
+        return ()
+    text = params["changes"]
+    shown = text if len(text) <= 24 else text[:24] + "…"
+    try:
+        entries = unpack(text)
+    except ValueError:
+        _fail("changes", shown, Message("link.fix.changes"))
+    changes = []
+    for entry in entries:
+        step = entry[0] if isinstance(entry, list) and entry else None
+        if type(step) is not int or not within("frame", step) or (changes and step < changes[-1].step):
+            _fail("changes", shown, Message("link.fix.changes"))
+        try:
+            change = _change(step, entry[1:])
+            if change.kind == "config":
+                config, options = checked_change(config, options, change.settings)
+        except LinkError as e:  # a value out of its bounds: name it
+            _fail("changes", shown, Message("link.fix.change_value", frame=step, **e.message.values))
+        except (ChangeError, ConfigError) as e:
+            _fail("changes", shown, Message("link.fix.change_refused", frame=step, error=message_of(e)))
+        changes.append(change)
+    return tuple(changes)
+
+
+def _change(step: int, body: list) -> Change:
+    """One entry of `changes=` (after its frame) as a Change; LinkError naming a value out of its bounds."""
+    if len(body) == 1 and isinstance(body[0], dict):
+        if unknown := [key for key in body[0] if key not in (*SETTINGS, *Options._fields)]:
+            _fail(unknown[0], body[0][unknown[0]], Message("link.fix.setting"))
+        if wrong := [key for key, value in body[0].items() if not isinstance(value, str)]:
+            _fail(wrong[0], body[0][wrong[0]], Message("link.fix.changes"))
+        return Change.config(step, {key: _value(body[0], key, None) for key in body[0]})
+    if len(body) not in (3, 4) or not isinstance(body[0], str) or not body[0].strip() \
+            or len(body[0]) > BOUNDS["prompt_tokens"][1]:
+        _fail("prompt", body[0] if body else "", Message("link.fix.prompt", most=BOUNDS["prompt_tokens"][1]))
+    for key, value in zip(("max_tokens", "priority", "temperature"), body[1:], strict=False):
+        if type(value) is not (float if key == "temperature" else int) or not within(key, value):
+            low, high = BOUNDS[key]
+            _fail(key, value, Message("link.fix.number" if key == "temperature" else "link.fix.whole", low=low,
+                                      high=high))
+    return Change.request(step, Request(prompt=body[0].strip(), max_tokens=body[1], priority=body[2],
+                                        temperature=body[3] if len(body) == 4 else 0.0))
 
 
 def _adaptive(text: str) -> AdaptiveBatch | None:

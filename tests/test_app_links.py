@@ -1,10 +1,12 @@
 """Shareable links through the app (AppTest): the URL follows a custom setup, and opening that URL in a new
 session gives the same run at the same frame; a link that cannot be opened says what to fix."""
 
+from urllib.parse import urlencode
 
 import pytest
 
 from session.lab import CustomSetup
+from session.link_changes import pack
 from tests.helpers.app import button, fake_model_app, lab, no_errors, player_message
 
 CUSTOM_LINK = {"scenario": "custom", "requests": "6", "prompts": "random", "max_tokens": "5", "arrivals": "poisson",
@@ -72,3 +74,28 @@ def test_a_preset_link_carries_a_setting_changed_at_frame_0(app):
     assert no_errors(app) and lab(app).cursor == 3
     assert all(len(lab(app).frames[k].batch.seq_ids) <= 1 for k in range(4))
     assert app.number_input(key="cfg_max_num_seqs").value == 1 and app.query_params["max_num_seqs"] == "1"
+
+
+def test_a_mid_run_change_travels_in_the_url_and_a_reload_reproduces_it(app, monkeypatch):
+    opened(app, {"scenario": "02_preemption", "frame": "5"})
+    app.number_input(key="cfg_max_num_seqs").set_value(1).run()
+    app.number_input(key="run_n").set_value(3).run()
+    button(app, "Run N steps ▶▶").click().run()
+    assert no_errors(app) and lab(app).cursor == 8 and lab(app).config_in_effect(5).max_num_seqs == 1
+    link = dict(app.query_params)
+    assert link["frame"] == "8" and link["changes"].startswith("v1.") and "max_num_seqs" not in link
+    copied = next(c.value for c in app.code if "changes=" in c.value)  # "Copy link to this frame"
+    assert copied.endswith("?" + urlencode(link))
+    again = opened(fake_model_app(monkeypatch), link)  # a reload, or the link opened elsewhere
+    assert no_errors(again) and not again.warning and lab(again).cursor == 8
+    assert lab(again).config_in_effect(4).max_num_seqs != 1 and lab(again).config_in_effect(5).max_num_seqs == 1
+    assert [f.batch for f in lab(again).history()] == [f.batch for f in lab(app).history()]
+    assert dict(again.query_params) == link
+
+
+def test_a_bad_changes_value_is_refused_naming_it_and_the_rest_opens(app):
+    opened(app, {"scenario": "02_preemption", "changes": pack([[3, {"max_num_seqs": "0"}]]), "frame": "4"})
+    assert not app.exception and lab(app).inputs.scenario_name == "02_preemption" and lab(app).cursor == 4
+    assert not lab(app).shared_run.spec.changes
+    assert any("the change at frame 3 has max_num_seqs='0'" in w.value
+               and "Opened the link without changes= instead" in w.value for w in app.warning)

@@ -7,7 +7,9 @@ from engine.inputs.scenario import load_scenario, preset_paths
 from engine.run.adaptive import AdaptiveBatch
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
-from session.links import Link, LinkError, link_of, open_link, parse_link
+from session.link_changes import pack
+from session.links import Link, LinkError, link_of, open_link, parse_link, replay
+from session.run_cache import RunCache
 
 SCENARIOS = {path.stem: load_scenario(path) for path in preset_paths()}
 
@@ -15,7 +17,7 @@ SCENARIOS = {path.stem: load_scenario(path) for path in preset_paths()}
 def reopened(params: dict) -> Lab:
     link = parse_link(params, SCENARIOS)
     lab = open_link(link, SCENARIOS, "fake")
-    lab.run(link.frame)
+    assert replay(lab, link, lambda at, frame: at.run(frame - at.cursor)) is None
     return lab
 
 
@@ -52,18 +54,49 @@ def test_the_custom_form_and_its_link_make_the_same_run():
     assert "eos" not in params and again.inputs == lab.inputs and shown(again) == shown(lab)
 
 
-def test_a_preset_link_carries_the_settings_changed_at_frame_0_only():
+def test_a_preset_link_carries_frame_0_settings_as_parameters_and_later_changes_in_changes():
     lab = Lab(RunInputs.from_scenario(SCENARIOS["01_prefill_first"], "fake", seed=4))
     lab.set_config(max_num_seqs=2)
     lab.run(3)
-    lab.set_config(max_num_seqs=1)  # at frame 3: a later change is not part of the link
+    lab.set_config(max_num_seqs=1)  # at frame 3: in changes=, with its frame
     lab.run(2)
     lab.goto(4)
     params = link_of(lab, SCENARIOS, lang="en").params()
-    assert params == {"scenario": "01_prefill_first", "seed": "4", "max_num_seqs": "2", "frame": "4"}
+    assert params == {"scenario": "01_prefill_first", "seed": "4", "max_num_seqs": "2",
+                      "changes": pack([[3, {"max_num_seqs": "1"}]]), "frame": "4"}
     again = reopened(params)
-    assert again.config_in_effect(0).max_num_seqs == 2 and again.cursor == 4
-    assert shown(again, 3) == shown(lab, 3)  # the frames before the later change
+    assert again.config_in_effect(0).max_num_seqs == 2 and again.config_in_effect(3).max_num_seqs == 1
+    assert again.cursor == 4 and shown(again) == shown(lab, 4)
+
+
+def five_changes(lab: Lab) -> Lab:
+    """Preset 02 with five changes made mid-run: settings, a request added by hand, a KV pool rebuild, an option."""
+    lab.run(2)
+    lab.set_config(max_num_seqs=1)
+    lab.run(2)
+    lab.add_request("Explain the KV cache in one sentence.", 6, priority=2)
+    lab.run(1)
+    lab.set_config(num_kvcache_blocks=lab.config_in_effect().num_kvcache_blocks + 8)  # rebuilds the pool
+    lab.run(2)
+    lab.set_options(overlap=True)
+    lab.run(1)
+    lab.set_config(max_num_seqs=3, prefill_first=False)
+    lab.run(30)
+    lab.goto(9)
+    return lab
+
+
+def test_a_link_with_five_mid_run_changes_reproduces_every_frame_in_a_fresh_session():
+    lab = five_changes(Lab(RunInputs.from_scenario(SCENARIOS["02_preemption"], "fake"), cache=RunCache(2**30)))
+    params = link_of(lab, SCENARIOS, lang="en").params()
+    assert params["frame"] == "9" and len(parse_link(params, SCENARIOS).changes) == 5
+    again = reopened(params)  # the process's shared cache: computed afresh, not read from the original's
+    assert again.cursor == 9 and again.shared_run is not lab.shared_run
+    again.run(lab.last - again.last)
+    assert again.last == lab.last > 9 and shown(again) == shown(lab)
+    assert [c.kind for c in again.shared_run.spec.changes] == ["config", "request", "config", "config", "config"]
+    assert [c.to_dict() for c in again.shared_run.spec.changes] == [c.to_dict() for c in lab.shared_run.spec.changes]
+    assert link_of(again, SCENARIOS, lang="en").params() == {**params, "frame": str(lab.last)}
 
 
 def test_old_links_still_open_and_read_back_the_same():
@@ -107,6 +140,18 @@ MALFORMED = [
     ({"scenario": "custom", "adaptive": "50-200-1-9999"}, "adaptive="),
     ({"scenario": "custom", "eos": "2"}, "'eos' is not one schedlab knows"),
     ({"scenario": "custom", "utm_source": "mail"}, "'utm_source'"),
+    ({"scenario": "02_preemption", "changes": "v9.W10"}, "changes='v9.W10'"),
+    ({"scenario": "02_preemption", "changes": "v1.%%%"}, "copy the link again"),
+    ({"scenario": "02_preemption", "changes": pack([[3, {"max_num_seqs": "0"}]])},
+     "the change at frame 3 has max_num_seqs='0': use a whole number from 1"),
+    ({"scenario": "02_preemption", "changes": pack([[3, {"eos": "2"}]])}, "eos='2'"),
+    ({"scenario": "02_preemption", "changes": pack([[3, {"notebook_block_bug": "1"}]])},
+     "the change at frame 3 cannot be made"),
+    ({"scenario": "02_preemption", "changes": pack([[4, "hi", 9999, 0]])}, "max_tokens=9999"),
+    ({"scenario": "02_preemption", "changes": pack([[4, " ", 5, 0]])}, "prompt=' '"),
+    ({"scenario": "02_preemption", "changes": pack([[4, "hi", 5, 0], [2, {"max_num_seqs": "1"}]])},
+     "copy the link again"),
+    ({"scenario": "02_preemption", "changes": pack([[-1, {"max_num_seqs": "1"}]])}, "copy the link again"),
 ]
 
 

@@ -20,6 +20,7 @@ from ui.state import (
     USER_ERRORS,
     as_this_session,
     attendee,
+    copy_link,
     feed,
     lab,
     note_attendance,
@@ -262,6 +263,7 @@ def stage():
                 settings_notice()
                 player(error)
             predict()
+            copy_link(url_params())
             lower_views()
             sync_url(url_params())
             publish_lead()  # again: Run N steps moved the cursor meanwhile

@@ -4,6 +4,7 @@ model shared read-only by every session of the process."""
 from __future__ import annotations
 
 import time
+from urllib.parse import urlencode
 
 import streamlit as st
 from streamlit import runtime
@@ -14,7 +15,7 @@ from i18n import Message, message_of
 from runner.share import asking
 from session.feed import Feed
 from session.lab import Lab, LabError, RunInputs, default_runner
-from session.links import link_of, open_link, parse_link, parse_link_or_fallback
+from session.links import link_of, open_link, parse_link, parse_link_or_fallback, replay
 from session.precompute import Precompute, precompute_names
 from session.roster import Attendee, roster
 from ui.language import current_lang, said, t
@@ -131,7 +132,7 @@ def init_session():
     try:
         state.lab = open_link(link, scenarios, state.runner)
         state.scenario_choice = link.scenario
-        run_to_frame(state.lab, link.frame)
+        state.notice = replay(state.lab, link, run_to_frame) or state.notice
     except USER_ERRORS as e:  # a link parse_link passed that the engine still refuses: never a broken session
         state.notice = Message("state.link_refused", error=message_of(e))
         link = parse_link({}, scenarios)
@@ -172,10 +173,10 @@ def session_gone() -> bool:
 
 
 def run_to_frame(lab: Lab, frame: int):
-    """Run `lab` to `frame` (a link's) in chunks of PROGRESS_EVERY_S, each ending with a look at the session: when
-    its tab has gone, the run stops there and the server's CPU is released. (A spinner, not a progress bar: a
-    spinner takes no place in the page, so the page's later reruns keep the same shape.)"""
-    if frame <= 0:
+    """Run `lab` on to `frame` (a link's, or one of its changes') in chunks of PROGRESS_EVERY_S, each ending with a
+    look at the session: when its tab has gone, the run stops there and the server's CPU is released. (A spinner,
+    not a progress bar: a spinner takes no place in the page, so the page's later reruns keep the same shape.)"""
+    if frame <= lab.cursor:
         return
     checked = [time.monotonic()]
 
@@ -187,7 +188,7 @@ def run_to_frame(lab: Lab, frame: int):
             checked[0] = time.monotonic()
     note_attendance(lab)
     with st.spinner(t("state.running_to", frame=frame)), asking(background=True):  # nobody watches it step
-        lab.run(frame, on_step)
+        lab.run(frame - lab.cursor, on_step)
 
 
 # Stepper widgets whose value nothing else restores. Streamlit forgets a widget's value after a run that does not
@@ -201,12 +202,25 @@ def keep_widget_state():
             st.session_state[key] = st.session_state[key]
 
 
+def url_params(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The link to the run and the frame shown, with its changes (and `extra`: the class, ui/classroom.py)."""
+    return {**link_of(lab(), presets()[0], st.session_state.presentation, lang=current_lang()).params(),
+            **(extra or {})}
+
+
 def sync_url(extra: dict[str, str] | None = None):
-    """The URL names the run and the frame shown, so a link reopens them (and `extra`: the class, ui/classroom.py)."""
-    params = {**link_of(lab(), presets()[0], st.session_state.presentation, lang=current_lang()).params(),
-              **(extra or {})}
+    """The URL names the run and the frame shown, so a link (and a reload) reopens them."""
+    params = url_params(extra)
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
+
+
+def copy_link(extra: dict[str, str] | None = None):
+    """"Copy link to this frame": the whole address in a code box (its copy icon; the server has no clipboard)."""
+    with st.popover(t("stage.copy_link"), icon=":material/link:"):
+        st.caption(t("stage.copy_link_help"))
+        base = (st.context.url or "").split("?")[0]
+        st.code(f"{base}?{urlencode(url_params(extra))}", language=None, wrap_lines=True)
 
 
 def report(error: Exception):
