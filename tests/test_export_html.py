@@ -11,6 +11,7 @@ import pytest
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session.feed import Feed
 from session.lab import Lab, RunInputs
+from tests.helpers.browser import offline_page
 from viz.frame_payload import EMPTY_VIEW, decode, player_views, stage_view
 from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_html, gif_steps
 
@@ -62,45 +63,36 @@ def test_gif_steps_keep_the_ends_within_the_budget():
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
 def test_the_page_plays_offline_in_chromium(preemption_preset, tmp_path):
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    pytest.importorskip("playwright.sync_api")
     path = tmp_path / "run.html"
     path.write_text(animation_html([("tail", list(preemption_preset.frames))], lang="en"))
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 800})
-            fetched = []
-            page.route("**/*", lambda route: (fetched.append(route.request.url), route.abort())
-                       if not route.request.url.startswith("file:") else route.continue_())
-            page.goto(path.as_uri())
-            player = page.locator("[data-testid=stage-player]")
-            assert player.get_attribute("data-frame") == "0"
-            assert player.get_attribute("data-last") == str(preemption_preset.step_count)
-            for _ in range(3):
-                player.get_by_role("button", name="Step", exact=True).click()
-            assert player.get_attribute("data-frame") == "3"
-            owners = player.evaluate("root => root.player.drawn.owners")
-            third = preemption_preset.frames[3]
-            assert owners == [list(third.block_owners(b.id)) for b in third.blocks]
-            player.evaluate("root => root.player.receive({run: 0, from: root.player.views.length, last: 99,"
-                            " frames: [{not: 'a frame'}]})")  # a chunk that cannot be decoded
-            assert "could not be read" in player.locator(".sp-message").inner_text()
-            player.get_by_role("button", name="Back", exact=True).click()
-            assert player.get_attribute("data-frame") == "2"  # what was there stays usable
-            player.evaluate("root => root.player.receive({run: 0, from: root.player.views.length, frames: [],"
-                            " last: root.player.views.length - 1, cursor_moves: 0, error: 'This run has reached"
-                            " 12 steps, the most one session records.'})")  # a request past the step limit
-            assert "reached 12 steps" in player.locator(".sp-message").inner_text()
-            player.get_by_role("button", name="Back", exact=True).click()
-            assert player.get_attribute("data-frame") == "1"
+    with offline_page(path, 1200, 800) as (page, fetched):
+        player = page.locator("[data-testid=stage-player]")
+        assert player.get_attribute("data-frame") == "0"
+        assert player.get_attribute("data-last") == str(preemption_preset.step_count)
+        for _ in range(3):
             player.get_by_role("button", name="Step", exact=True).click()
-            assert player.get_attribute("data-frame") == "2"
-            player.get_by_role("button", name="Play", exact=True).click()
-            page.wait_for_function("() => Number(document.querySelector('[data-testid=stage-player]')"
-                                   ".dataset.frame) >= 5", timeout=10_000)
-            assert fetched == []
-        finally:
-            browser.close()
+        assert player.get_attribute("data-frame") == "3"
+        owners = player.evaluate("root => root.player.drawn.owners")
+        third = preemption_preset.frames[3]
+        assert owners == [list(third.block_owners(b.id)) for b in third.blocks]
+        player.evaluate("root => root.player.receive({run: 0, from: root.player.views.length, last: 99,"
+                        " frames: [{not: 'a frame'}]})")  # a chunk that cannot be decoded
+        assert "could not be read" in player.locator(".sp-message").inner_text()
+        player.get_by_role("button", name="Back", exact=True).click()
+        assert player.get_attribute("data-frame") == "2"  # what was there stays usable
+        player.evaluate("root => root.player.receive({run: 0, from: root.player.views.length, frames: [],"
+                        " last: root.player.views.length - 1, cursor_moves: 0, error: 'This run has reached"
+                        " 12 steps, the most one session records.'})")  # a request past the step limit
+        assert "reached 12 steps" in player.locator(".sp-message").inner_text()
+        player.get_by_role("button", name="Back", exact=True).click()
+        assert player.get_attribute("data-frame") == "1"
+        player.get_by_role("button", name="Step", exact=True).click()
+        assert player.get_attribute("data-frame") == "2"
+        player.get_by_role("button", name="Play", exact=True).click()
+        page.wait_for_function("() => Number(document.querySelector('[data-testid=stage-player]')"
+                               ".dataset.frame) >= 5", timeout=10_000)
+        assert fetched == []
 
 
 @pytest.mark.slow

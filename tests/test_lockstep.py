@@ -9,8 +9,9 @@ import pytest
 
 from engine.analysis.partings import Decision, decisions, partings
 from i18n import join_and
+from tests.helpers.browser import offline_page
 from tests.helpers.engines import preset_comparison
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_html, lockstep_message
+from viz.html_export import CHROMIUM, animation_html, lockstep_message
 from viz.lockstep import lockstep_marks, parting_sentence
 
 
@@ -96,62 +97,53 @@ def test_the_lab_message_holds_each_run_up_to_the_last_step_asked(tail_smart):
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
 def test_the_offline_page_steps_every_stage_together(tail_smart, tmp_path):
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    pytest.importorskip("playwright.sync_api")
     runs = [(run.label, run.frames) for run in tail_smart]
     page_html = animation_html(runs, "tail vs smart", lang="en")
     marks = json.loads(re.search(r"const MARKS = (.*);\n", page_html).group(1))
     path = tmp_path / "comparison.html"
     path.write_text(page_html)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 720})
-            fetched = []
-            page.route("**/*", lambda route: (fetched.append(route.request.url), route.abort())
-                       if not route.request.url.startswith("file:") else route.continue_())
-            page.goto(path.as_uri())
-            root = page.locator("[data-testid=lockstep]")
-            stages = root.locator("[data-testid=stage-player]")
+    with offline_page(path, 1280, 720) as (page, fetched):
+        root = page.locator("[data-testid=lockstep]")
+        stages = root.locator("[data-testid=stage-player]")
 
-            def shown():
-                return int(root.get_attribute("data-step")), [int(s.get_attribute("data-frame"))
-                                                              for s in stages.all()]
+        def shown():
+            return int(root.get_attribute("data-step")), [int(s.get_attribute("data-frame"))
+                                                          for s in stages.all()]
 
-            assert stages.count() == 2 and shown() == (0, [0, 0])
-            for _ in range(3):
-                root.get_by_role("button", name="Step", exact=True).click()
-            assert shown() == (3, [3, 3])
-            for stage, frames in zip(stages.all(), (f for _, f in runs), strict=True):
-                assert stage.evaluate("root => root.player.drawn.owners") == \
-                    [list(frames[3].block_owners(b.id)) for b in frames[3].blocks]
-            page.keyboard.press("ArrowLeft")
-            assert shown() == (2, [2, 2])
-            first = marks["partings"][0]
-            root.get_by_role("button", name="Next parting ▶").click()
-            assert shown() == (first[0], [first[0]] * 2)
-            assert first[1] in root.locator(".sp-ls-said").inner_text()
-            assert root.locator(".sp-ls-marks button").count() == len(marks["partings"])
-            root.locator(f".sp-ls-marks button[data-step='{marks['partings'][-1][0]}']").click()
-            assert shown()[0] == marks["partings"][-1][0]
-            page.keyboard.press("End")
-            last = max(len(f) for _, f in runs) - 1
-            assert shown() == (last, [min(last, len(f) - 1) for _, f in runs])
-            page.keyboard.press("Home")
-            root.locator(".sp-ls-pause-at").check()  # Play stops where the decisions first part
-            root.get_by_role("button", name="Play", exact=True).click()
-            page.wait_for_function("() => document.querySelector('[data-testid=lockstep] [data-action=play]')"
-                                   ".textContent.includes('Play')", timeout=10_000)
-            assert shown() == (first[0], [first[0]] * 2)
-            root.locator(".sp-ls-pause-at").uncheck()
-            page.keyboard.press("Home")
-            root.locator(".sp-ls-speed").select_option("20")
-            root.get_by_role("button", name="Play", exact=True).click()
-            page.wait_for_function("() => Number(document.querySelector('[data-testid=lockstep]').dataset.step) >= 20",
-                                   timeout=10_000)
-            root.get_by_role("button", name="Pause", exact=True).click()
-            step, frames_shown = shown()
-            assert frames_shown == [step, step]
-            assert fetched == []
-        finally:
-            browser.close()
+        assert stages.count() == 2 and shown() == (0, [0, 0])
+        for _ in range(3):
+            root.get_by_role("button", name="Step", exact=True).click()
+        assert shown() == (3, [3, 3])
+        for stage, frames in zip(stages.all(), (f for _, f in runs), strict=True):
+            assert stage.evaluate("root => root.player.drawn.owners") == \
+                [list(frames[3].block_owners(b.id)) for b in frames[3].blocks]
+        page.keyboard.press("ArrowLeft")
+        assert shown() == (2, [2, 2])
+        first = marks["partings"][0]
+        root.get_by_role("button", name="Next parting ▶").click()
+        assert shown() == (first[0], [first[0]] * 2)
+        assert first[1] in root.locator(".sp-ls-said").inner_text()
+        assert root.locator(".sp-ls-marks button").count() == len(marks["partings"])
+        root.locator(f".sp-ls-marks button[data-step='{marks['partings'][-1][0]}']").click()
+        assert shown()[0] == marks["partings"][-1][0]
+        page.keyboard.press("End")
+        last = max(len(f) for _, f in runs) - 1
+        assert shown() == (last, [min(last, len(f) - 1) for _, f in runs])
+        page.keyboard.press("Home")
+        root.locator(".sp-ls-pause-at").check()  # Play stops where the decisions first part
+        root.get_by_role("button", name="Play", exact=True).click()
+        page.wait_for_function("() => document.querySelector('[data-testid=lockstep] [data-action=play]')"
+                               ".textContent.includes('Play')", timeout=10_000)
+        assert shown() == (first[0], [first[0]] * 2)
+        root.locator(".sp-ls-pause-at").uncheck()
+        page.keyboard.press("Home")
+        root.locator(".sp-ls-speed").select_option("20")
+        root.get_by_role("button", name="Play", exact=True).click()
+        page.wait_for_function("() => Number(document.querySelector('[data-testid=lockstep]').dataset.step) >= 20",
+                               timeout=10_000)
+        root.get_by_role("button", name="Pause", exact=True).click()
+        step, frames_shown = shown()
+        assert frames_shown == [step, step]
+        assert fetched == []
 
