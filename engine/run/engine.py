@@ -101,11 +101,6 @@ class Engine:
         return self.spec.runner
 
     @property
-    def arrivals_pending(self) -> bool:
-        """Whether a request of the workload, or one added by hand, is still to arrive."""
-        return bool(self._pending)
-
-    @property
     def config_changes(self) -> list[tuple[int, dict]]:
         """The config changes made so far, as (frame, settings)."""
         return [(c.step, c.settings) for c in self.spec.changes if c.kind == "config"]
