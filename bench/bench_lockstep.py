@@ -7,11 +7,15 @@
 - drawing one step: every stage's show() for a step, synchronous and to the next paint (p50/p95), over the run.
 Each is measured ROUNDS times, the page sizes in turn, and the best round kept: on a shared machine the others'
 load only ever slows a round down.
-Run: python bench/bench_lockstep.py
+With --before REV, the same pages are drawn by REV's player/ too (`git show`), in the same rounds, interleaved:
+before and after under the same load.
+Run: python bench/bench_lockstep.py [--before REV]
 """
 
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 from dataclasses import replace
@@ -23,7 +27,8 @@ from process_stats import child_pids, cpu_seconds  # noqa: E402
 
 from engine.analysis.compare import Variant, compare  # noqa: E402
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_html  # noqa: E402
+from viz.frame_payload import WIRE  # noqa: E402
+from viz.html_export import CHROMIUM, CHROMIUM_ARGS, PLAYER_DIR, WIRE_SLOT, animation_html, lockstep_sources  # noqa: E402
 
 PLAY_S = 6
 ROUNDS = 3
@@ -47,7 +52,7 @@ PLAY_JS = """async ([seconds, speed, lockstep]) => {
 DRAW_JS = """async (lockstep) => {
   const root = document.querySelector(lockstep ? '[data-testid=lockstep]' : '[data-testid=stage-player]');
   const target = root.player || window.lockstep;
-  const last = lockstep ? target.last : target.views.length - 1, sync = [], painted = [];
+  const last = lockstep ? target.last : Number(root.dataset.last), sync = [], painted = [];
   for (let k = 1; k <= last; k++) {
     const t = performance.now();
     target.show(k);
@@ -69,6 +74,30 @@ def four_runs():
                 Variant("chunked", replace(base, chunked_prefill=True))]
     runs = compare(variants, spec.workload, seed=spec.seed, cost=spec.cost)
     return [(run.label, run.frames) for run in runs]
+
+
+def sources_at(rev: str) -> tuple[str, str]:
+    """lockstep_sources() as they were at git revision `rev`."""
+    def show(name: str) -> str:
+        return subprocess.check_output(["git", "show", f"{rev}:player/{name}"], text=True, cwd=PLAYER_DIR)
+
+    return (show("player.js").replace(WIRE_SLOT, json.dumps(WIRE)) + "\n" + show("lockstep.js"),
+            show("player.css") + "\n" + show("lockstep.css"))
+
+
+def pages_of(runs, folder: Path, before: str | None) -> dict:
+    """(name, the page's path) for 1, 2 and 4 stages, drawn by this tree's player/ and, given `before`, by that
+    revision's: the same page with its scripts and styles swapped."""
+    pages, js, css = {}, *lockstep_sources()
+    old = sources_at(before) if before else None
+    for n in (1, 2, 4):
+        page = animation_html(runs[:n], f"{n} stages", lang="en")
+        name = "one player alone" if n == 1 else f"{n} stages in lockstep"
+        for version, (new_js, new_css) in ([("before", old)] if old else []) + [("now" if old else "", (js, css))]:
+            path = folder / f"stages_{n}_{version}.html"
+            path.write_text(page.replace(js, new_js).replace(css, new_css))
+            pages[(f"{name}, {version}" if version else name, n)] = path
+    return pages
 
 
 def browser_cpu_seconds() -> float:
@@ -100,31 +129,30 @@ def measure(page, path: Path, lockstep: bool) -> dict:
 def main():
     from playwright.sync_api import sync_playwright
 
+    before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
     runs = four_runs()
-    print(f"preset 08 under 4 configs: {[len(frames) - 1 for _, frames in runs]} steps")
+    print(f"preset 08 under 4 configs: {[len(frames) - 1 for _, frames in runs]} steps; load average at the start "
+          + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as p:
-        pages = {}
-        for n in (1, 2, 4):
-            pages[n] = Path(folder) / f"stages_{n}.html"
-            pages[n].write_text(animation_html(runs[:n], f"{n} stages"))
+        pages = pages_of(runs, Path(folder), before)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             for width, height in ((1280, 720), (1600, 1000)):
                 page = browser.new_page(viewport={"width": width, "height": height})
                 print(f"\n{width}x{height}, Play at {SPEED} steps/s for {PLAY_S} s, then every step drawn once "
                       f"(best of {ROUNDS} rounds):")
-                rounds = {n: [] for n in pages}
+                rounds = {key: [] for key in pages}
                 for _ in range(ROUNDS):
-                    for n, path in pages.items():
-                        rounds[n].append(measure(page, path, lockstep=n > 1))
+                    for (name, n), path in pages.items():
+                        rounds[name, n].append(measure(page, path, lockstep=n > 1))
                 base = None
-                for n in pages:
-                    figures = min(rounds[n], key=lambda r: r["sync"][0]) | {
-                        rate: max(r[rate] for r in rounds[n]) for rate in ("steps_per_s", "paints_per_s")} | {
-                        "cpu_ms_per_step": min(r["cpu_ms_per_step"] for r in rounds[n])}
+                for name, n in pages:
+                    figures = min(rounds[name, n], key=lambda r: r["sync"][0]) | {
+                        rate: max(r[rate] for r in rounds[name, n]) for rate in ("steps_per_s", "paints_per_s")} | {
+                        "cpu_ms_per_step": min(r["cpu_ms_per_step"] for r in rounds[name, n])}
                     base = base or figures
-                    name = "one player alone (baseline)" if n == 1 else f"{n} stages in lockstep"
-                    print(f"  {name:28} {figures['steps_per_s']:5.1f} steps/s, {figures['paints_per_s']:5.1f} "
+                    name = f"{name} (baseline)" if figures is base else name
+                    print(f"  {name:36} {figures['steps_per_s']:5.1f} steps/s, {figures['paints_per_s']:5.1f} "
                           f"paints/s, browser CPU {figures['cpu_ms_per_step']:5.1f} ms per step "
                           f"({figures['cpu_ms_per_step'] / base['cpu_ms_per_step']:.1f}x; one free core keeps "
                           f"{1000 / figures['cpu_ms_per_step']:.0f} steps/s); a step drawn in "
