@@ -4,12 +4,15 @@
   (requestAnimationFrame callbacks: how smoothly it still paints);
 - the browser's CPU time per step shown while playing (every Chromium process, read from /proc): what a step costs
   however busy the machine is, and so the rate one free core could keep up;
-- drawing one step: every stage's show() for a step, synchronous and to the next paint (p50/p95), over the run.
+- drawing one step: every stage's show() for a step, synchronous and to the next paint (p50/p95), over the run;
+- building the lab's stages, in the server (viz.html_export.lockstep_message, then JSON; CPU time of this process)
+  and in the browser (JSON.parse and mounting the stages), for the longest named comparison (the generated workload
+  under block sizes 4, 16 and 64) and four configs on that workload.
 Each is measured ROUNDS times, the page sizes in turn, and the best round kept: on a shared machine the others'
 load only ever slows a round down.
 With --before REV, the same pages are drawn by REV's player/ too (`git show`), in the same rounds, interleaved:
-before and after under the same load.
-Run: python bench/bench_lockstep.py [--before REV]
+before and after under the same load; and the stages are built by REV's viz/frame_payload.py too.
+Run: python bench/bench_lockstep.py [--before REV] [--build-only] [--size WIDTHxHEIGHT]
 """
 
 import json
@@ -18,6 +21,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
+import types
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,11 +31,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from process_stats import child_pids, cpu_seconds  # noqa: E402
 
-from engine.analysis.compare import Variant, compare  # noqa: E402
+from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, variants_for  # noqa: E402
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
+from ui.lockstep import LAST_STEP  # noqa: E402
+from viz import html_export  # noqa: E402
 from viz.frame_payload import WIRE  # noqa: E402
 from viz.html_export import CHROMIUM, CHROMIUM_ARGS, PLAYER_DIR, WIRE_SLOT, animation_html, lockstep_sources  # noqa: E402
 
+LONGEST = "block size 4 vs 16 vs 64"  # the named comparison with the most frames (2,546 on the generated workload)
 PLAY_S = 6
 ROUNDS = 3
 SPEED = 20
@@ -49,6 +58,13 @@ PLAY_JS = """async ([seconds, speed, lockstep]) => {
   root.querySelector('[data-action=play]').click();
   return {steps_per_s: steps / elapsed, paints_per_s: paints / elapsed};
 }"""
+MOUNT_JS = """(data) => {
+  const element = document.getElementById('stages'), start = performance.now();
+  element.innerHTML = '';
+  SchedlabLockstep.mountStatic(element, JSON.parse(data));
+  element.getBoundingClientRect();
+  return performance.now() - start;
+}"""
 DRAW_JS = """async (lockstep) => {
   const root = document.querySelector(lockstep ? '[data-testid=lockstep]' : '[data-testid=stage-player]');
   const target = root.player || window.lockstep;
@@ -65,15 +81,66 @@ DRAW_JS = """async (lockstep) => {
 }"""
 
 
+def four_variants(base) -> list[Variant]:
+    return [Variant("tail", replace(base, preemption_policy="tail")),
+            Variant("smart", replace(base, preemption_policy="smart")),
+            Variant("decode-first", replace(base, prefill_first=False)),
+            Variant("chunked", replace(base, chunked_prefill=True))]
+
+
 def four_runs():
     spec = load_scenario(SCENARIOS_DIR / "08_chat_poisson.toml").spec
-    base = spec.config
-    variants = [Variant("tail", replace(base, preemption_policy="tail")),
-                Variant("smart", replace(base, preemption_policy="smart")),
-                Variant("decode-first", replace(base, prefill_first=False)),
-                Variant("chunked", replace(base, chunked_prefill=True))]
-    runs = compare(variants, spec.workload, seed=spec.seed, cost=spec.cost)
+    runs = compare(four_variants(spec.config), spec.workload, seed=spec.seed, cost=spec.cost)
     return [(run.label, run.frames) for run in runs]
+
+
+def payload_at(rev: str):
+    """viz/frame_payload.py as it was at git revision `rev`, as a module."""
+    module = types.ModuleType(f"frame_payload_at_{rev}")
+    exec(subprocess.check_output(["git", "show", f"{rev}:viz/frame_payload.py"], text=True, cwd=PLAYER_DIR),
+         module.__dict__)
+    return module
+
+
+def build_figures(browser, before: str | None):
+    """CPU time to build the stages' message and its JSON here, and to mount them in the browser."""
+    comparisons = {"the longest named comparison, block size 4 vs 16 vs 64 (generated workload)":
+                   variants_for(LONGEST, GENERATED_CONFIG, "en"),
+                   "4 configs on the generated workload": four_variants(GENERATED_CONFIG)}
+    versions = [(f"{before}'s viz/frame_payload.py", payload_at(before))] if before else []
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_content("<section id='stages'></section>")
+    page.add_script_tag(content=lockstep_sources()[0])
+    page.add_style_tag(content=lockstep_sources()[1])
+    print("\nBuilding the lab's stages (CPU time of the server's build; the browser's parse and mount, best of 2):")
+    for title, variants in comparisons.items():
+        runs = [(run.label, run.frames) for run in compare(variants, generated_workload())]
+        frames = sum(min(len(f), LAST_STEP + 1) for _, f in runs)
+        print(f"  {title}: {len(runs)} stages, {frames:,} frames")
+        for name, module in versions + [("this tree", None)]:
+            with swapped_payload(module):
+                start = time.process_time()
+                data = json.dumps(html_export.lockstep_message(runs, lang="en", last_step=LAST_STEP))
+                spent = time.process_time() - start
+            mount = min(page.evaluate(MOUNT_JS, data) for _ in range(2))
+            print(f"    {name:36} server {spent:5.2f} s ({len(data) / 1e6:.1f} MB of JSON); browser "
+                  f"{mount / 1000:4.2f} s")
+    page.close()
+
+
+@contextmanager
+def swapped_payload(module):
+    """viz.html_export building its messages with `module`'s frame payload (None: its own)."""
+    if module is None:
+        yield
+        return
+    own = html_export.EMPTY_VIEW, html_export.encode, html_export.player_views
+    html_export.EMPTY_VIEW, html_export.encode, html_export.player_views = \
+        module.EMPTY_VIEW, module.encode, module.player_views
+    try:
+        yield
+    finally:
+        html_export.EMPTY_VIEW, html_export.encode, html_export.player_views = own
 
 
 def sources_at(rev: str) -> tuple[str, str]:
@@ -130,14 +197,19 @@ def main():
     from playwright.sync_api import sync_playwright
 
     before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
-    runs = four_runs()
-    print(f"preset 08 under 4 configs: {[len(frames) - 1 for _, frames in runs]} steps; load average at the start "
-          + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
+    print("load average at the start " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as p:
-        pages = pages_of(runs, Path(folder), before)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            for width, height in ((1280, 720), (1600, 1000)):
+            build_figures(browser, before)
+            if "--build-only" in sys.argv:
+                return
+            runs = four_runs()
+            print(f"\npreset 08 under 4 configs: {[len(frames) - 1 for _, frames in runs]} steps")
+            pages = pages_of(runs, Path(folder), before)
+            sizes = [tuple(map(int, sys.argv[sys.argv.index("--size") + 1].split("x")))] if "--size" in sys.argv \
+                else [(1280, 720), (1600, 1000)]
+            for width, height in sizes:
                 page = browser.new_page(viewport={"width": width, "height": height})
                 print(f"\n{width}x{height}, Play at {SPEED} steps/s for {PLAY_S} s, then every step drawn once "
                       f"(best of {ROUNDS} rounds):")

@@ -440,6 +440,7 @@
     /* showTogether's writes: frame k drawn, with no read of the layout. */
     draw({k, view, before, slideMs}) {
       this.shown = k;
+      if (this.moveMs !== slideMs) this.root.style.setProperty('--sp-move', (this.moveMs = slideMs) + 'ms');  // player.css
       this.renderHead(view);
       this.renderQueues(view, before);
       this.renderNarration(view);
