@@ -77,9 +77,9 @@
     /* Every stage to step k (a run that ended before k stays on its last frame). */
     show(k) {
       k = Math.max(0, Math.min(this.last, k));
-      const moves = this.players.map(player => [player, Math.min(k, player.lastFrame())]);
-      window.SchedlabPlayer.showTogether(moves.filter(([player, frame]) => player.shownFrame() !== frame),
-        this.playing ? Number(this.$('.sp-ls-speed').value) : null);
+      const moves = this.players.map((player, i) => [player, Math.min(k, player.lastFrame()), this.columns[i]])
+        .filter(([player, frame, column]) => player.shownFrame() !== frame && !(this.playing && this.offScreen.has(column)));
+      window.SchedlabPlayer.showTogether(moves, this.playing ? Number(this.$('.sp-ls-speed').value) : null);
       this.players.forEach((player, i) => {
         const last = player.lastFrame(), ended = k > last ? this.t('ended', {last}) : '';
         this.columns[i].classList.toggle('sp-ls-over', k > last);
@@ -114,7 +114,7 @@
       if (!this.playing) return;
       this.playing = false;
       clearTimeout(this.timer);
-      this.update();
+      this.show(this.shown);  // the stages off the screen too
     }
 
     tick() {
@@ -136,6 +136,7 @@
       this.pause();
       document.removeEventListener('keydown', this.onKey);
       this.resize.disconnect();
+      this.watch.disconnect();
       this.root.remove();
     }
 
@@ -228,6 +229,14 @@
       document.addEventListener('keydown', this.onKey);
       this.resize = new ResizeObserver(() => this.layout());
       this.resize.observe(this.$('.sp-ls-stages'));
+      // A stage off the screen (the lower two of four at 1280x720) is not drawn while Play runs: it catches up
+      // when it comes into view, and when Play stops.
+      this.offScreen = new Set();
+      this.watch = new IntersectionObserver(entries => {
+        entries.forEach(({target, isIntersecting}) => this.offScreen[isIntersecting ? 'delete' : 'add'](target));
+        if (this.shown >= 0) this.show(this.shown);
+      });
+      this.columns.forEach(column => this.watch.observe(column));
       this.layout();
     }
   }
