@@ -147,3 +147,36 @@ def test_the_offline_page_steps_every_stage_together(tail_smart, tmp_path):
         assert frames_shown == [step, step]
         assert fetched == []
 
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
+def test_the_players_api_draws_stages_together_as_each_alone_and_again_at_a_new_width(tail_smart, tmp_path):
+    """player.js's API for a driver of several players (lockstep.js uses nothing else): showTogether draws each
+    player's own frame as the player alone draws it; and a stage, which keeps its sizes between frames, draws its
+    rows again by itself when its width changes."""
+    pytest.importorskip("playwright.sync_api")
+    runs = [(run.label, run.frames) for run in tail_smart]
+    path = tmp_path / "comparison.html"
+    path.write_text(animation_html(runs, "tail vs smart", lang="en"))
+    players = "[...document.querySelectorAll('[data-testid=stage-player]')].map(e => e.player)"
+    row_cells = "root => root.querySelector('.sp-running .sp-row .sp-cells').children.length"
+    with offline_page(path, 1600, 1000) as (page, _):
+        stages = page.locator("[data-testid=stage-player]").all()
+        assert page.evaluate(f"() => {players}.map(p => [p.lastFrame(), p.shownFrame()])") == \
+            [[len(frames) - 1, 0] for _, frames in runs]
+        page.evaluate(f"() => {{ const [a, b] = {players}; SchedlabPlayer.showTogether([[a, 30], [b, 31]], null); }}")
+        assert [int(stage.get_attribute("data-frame")) for stage in stages] == [30, 31]
+        for stage, (_, frames), k in zip(stages, runs, (30, 31), strict=True):
+            assert stage.evaluate("root => root.player.drawn.owners") == \
+                [list(frames[k].block_owners(b.id)) for b in frames[k].blocks]
+        together = stages[1].evaluate("root => root.querySelector('.sp-main').innerHTML")
+        stages[1].evaluate("root => { root.player.show(0); root.player.show(31); }")
+        assert stages[1].evaluate("root => root.querySelector('.sp-main').innerHTML") == together
+        wide = stages[0].evaluate(row_cells)
+        page.set_viewport_size({"width": 900, "height": 1000})
+        page.wait_for_function(f"() => ({row_cells})(document.querySelector('[data-testid=stage-player]')) < {wide}",
+                               timeout=5000)
+        page.set_viewport_size({"width": 1600, "height": 1000})
+        page.wait_for_function(f"() => ({row_cells})(document.querySelector('[data-testid=stage-player]')) === {wide}",
+                               timeout=5000)
