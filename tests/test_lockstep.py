@@ -180,3 +180,34 @@ def test_the_players_api_draws_stages_together_as_each_alone_and_again_at_a_new_
         page.set_viewport_size({"width": 1600, "height": 1000})
         page.wait_for_function(f"() => ({row_cells})(document.querySelector('[data-testid=stage-player]')) === {wide}",
                                timeout=5000)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
+def test_a_stage_off_the_screen_catches_up_when_seen_and_when_play_stops(tail_smart, tmp_path):
+    """Four stages at 1280x720: the lower two are off the screen, and Play does not draw them (it draws the two the
+    reader sees at 20 steps/s); scrolled into view, a stage shows the bar's step at once, and Pause draws them all."""
+    pytest.importorskip("playwright.sync_api")
+    runs = [(f"{run.label} {copy}", run.frames) for copy in (1, 2) for run in tail_smart]
+    path = tmp_path / "four.html"
+    path.write_text(animation_html(runs, "four stages", lang="en"))
+    with offline_page(path, 1280, 720) as (page, _):
+        root = page.locator("[data-testid=lockstep]")
+        stages = root.locator("[data-testid=stage-player]").all()
+
+        def frames():
+            return [int(stage.get_attribute("data-frame")) for stage in stages]
+
+        root.locator(".sp-ls-speed").select_option("20")
+        root.get_by_role("button", name="Play", exact=True).click()
+        page.wait_for_function("() => Number(document.querySelector('[data-testid=lockstep]').dataset.step) >= 10",
+                               timeout=10_000)
+        assert frames()[2:] == [0, 0] and min(frames()[:2]) >= 10
+        stages[2].scroll_into_view_if_needed()
+        page.wait_for_function("() => { const root = document.querySelector('[data-testid=lockstep]');"
+                               " const third = root.querySelectorAll('[data-testid=stage-player]')[2].dataset;"
+                               " return Number(third.frame) >= 10 && third.frame === root.dataset.step; }",
+                               timeout=5000)
+        root.get_by_role("button", name="Pause", exact=True).click()
+        step = int(root.get_attribute("data-step"))
+        assert frames() == [step] * 4
