@@ -202,7 +202,7 @@ def test_a_stage_off_the_screen_catches_up_when_seen_and_when_play_stops(tail_sm
         root.get_by_role("button", name="Play", exact=True).click()
         page.wait_for_function("() => Number(document.querySelector('[data-testid=lockstep]').dataset.step) >= 10",
                                timeout=10_000)
-        assert frames()[2:] == [0, 0] and min(frames()[:2]) >= 10
+        assert max(frames()[2:]) < min(frames()[:2]) - 5  # (drawn at most once, before the page saw them)
         stages[2].scroll_into_view_if_needed()
         page.wait_for_function("() => { const root = document.querySelector('[data-testid=lockstep]');"
                                " const third = root.querySelectorAll('[data-testid=stage-player]')[2].dataset;"
