@@ -882,6 +882,7 @@ MESSAGES = {
     "link.unknown_scenario": "This link's scenario={name} is not a preset here: use one of {names}.",
     "link.incompatible": "This link's settings cannot be used together: {error}.",
     "link.bad_value": "This link's {key}={value} cannot be used: {fix}.",
+    "trace.batch_field_length": "{key} must be as long as seq_ids",
     "link.fix.custom_only": "it describes a custom setup: add scenario=custom or remove it",
     "link.fix.no_variant": "the scenario {name} has no variant; remove it",
     "link.fix.bool": "use 1 (on) or 0 (off)",

@@ -811,6 +811,7 @@ MESSAGES = {
     "lab.not_a_trace": "{name} 不是由 `python -m engine run ... --json` 写出的轨迹：{error}。",
     "lab.trace_title": "轨迹：{title}",
     "link.unknown_param": "这个链接的参数 {name} 不是 schedlab 认识的：请删除它（链接可以包含 {keys}，以及按名称给出的调度器设置）。",
+    "trace.batch_field_length": "{key} 的长度必须与 seq_ids 相同",
     "link.unknown_scenario": "这个链接的 scenario={name} 不是这里的预设：请使用以下之一：{names}。",
     "link.incompatible": "这个链接的设置不能同时使用：{error}。",
     "link.bad_value": "这个链接的 {key}={value} 无法使用：{fix}。",
