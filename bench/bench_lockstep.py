@@ -7,12 +7,14 @@
 - drawing one step: every stage's show() for a step, synchronous and to the next paint (p50/p95), over the run;
 - building the lab's stages, in the server (viz.html_export.lockstep_message, then JSON; CPU time of this process)
   and in the browser (JSON.parse and mounting the stages), for the longest named comparison (the generated workload
-  under block sizes 4, 16 and 64) and four configs on that workload.
+  under block sizes 4, 16 and 64) and four configs on that workload;
+- with --lab: the policy lab itself (the app on the fake model), from the click on "Show the stages" of that
+  longest comparison to its stages drawn (the server's build, the message's way and the browser's mount).
 Each is measured ROUNDS times, the page sizes in turn, and the best round kept: on a shared machine the others'
 load only ever slows a round down.
 With --before REV, the same pages are drawn by REV's player/ too (`git show`), in the same rounds, interleaved:
 before and after under the same load; and the stages are built by REV's viz/frame_payload.py too.
-Run: python bench/bench_lockstep.py [--before REV] [--build-only] [--size WIDTHxHEIGHT]
+Run: python bench/bench_lockstep.py [--before REV] [--build-only | --lab] [--size WIDTHxHEIGHT]
 """
 
 import json
@@ -33,6 +35,8 @@ from process_stats import child_pids, cpu_seconds  # noqa: E402
 
 from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, variants_for  # noqa: E402
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
+from i18n import text  # noqa: E402
+from tools.app_server import ROOT, app_server  # noqa: E402
 from ui.lockstep import LAST_STEP  # noqa: E402
 from viz import html_export  # noqa: E402
 from viz.frame_payload import WIRE  # noqa: E402
@@ -128,6 +132,42 @@ def build_figures(browser, before: str | None):
     page.close()
 
 
+def lab_seconds(browser, url: str) -> float:
+    """From the click on "Show the stages" of the longest named comparison to every stage drawn, in the lab."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{url}/Policy_lab?lang=en")
+    boxes = page.locator("[data-testid=stSelectbox]")
+    for box, option in ((boxes.first, text("en", "lab.generated")), (boxes.nth(1), LONGEST)):
+        box.click()
+        page.get_by_role("option", name=option).click()
+        page.wait_for_timeout(1500)  # the page reruns
+    page.get_by_role("button", name=text("en", "lab.run")).click()
+    show = page.get_by_role("button", name=text("en", "lab.lockstep_show", frames="")[:15])
+    show.wait_for(timeout=180_000)
+    start = time.perf_counter()
+    show.click()
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=lockstep] [data-frame=\"0\"]').length === 3",
+                           timeout=180_000)
+    page.evaluate("() => new Promise(resolve => requestAnimationFrame(() => setTimeout(resolve, 0)))")  # painted
+    spent = time.perf_counter() - start
+    page.close()
+    return spent
+
+
+def lab_figures(browser, before: str | None):
+    """lab_seconds on this tree's app and, given `before`, on that revision's (`git archive`), in turn, twice."""
+    with tempfile.TemporaryDirectory() as folder:
+        trees = {"this tree": ROOT}
+        if before:
+            subprocess.run(f"git archive {before} | tar -x -C {folder}", shell=True, check=True, cwd=ROOT)
+            trees = {f"{before}": Path(folder), **trees}
+        print("\nThe lab's stages of the longest named comparison, from the click to every stage drawn (1280x720):")
+        for _ in range(2):
+            for name, root in trees.items():
+                with app_server("fake", root=root) as (url, _):
+                    print(f"  {name:12} {lab_seconds(browser, url):5.2f} s")
+
+
 @contextmanager
 def swapped_payload(module):
     """viz.html_export building its messages with `module`'s frame payload (None: its own)."""
@@ -201,6 +241,9 @@ def main():
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
+            if "--lab" in sys.argv:
+                lab_figures(browser, before)
+                return
             build_figures(browser, before)
             if "--build-only" in sys.argv:
                 return
