@@ -912,7 +912,8 @@ MESSAGES = {
                       "steps (a shorter workload)",
     "export.no_browser": "no browser to draw it: Chromium is not installed at {path} (apt install chromium)",
     "export.browser_failed": "the browser at {path} could not draw it ({detail})",
-    "export.pdf_timeout": "the browser took more than {s} s to print it; try again, or print the page yourself (Ctrl+P)",
+    "export.pdf_timeout": "the browser took more than {s} s to print it; try again, or print the page yourself "
+                          "(Ctrl+P)",
 
     # -- handouts of the stepper's run (viz/handout.py, player/handout.js, ui/handout.py) ----------------------
     "stage.view.handout": "Handout",
@@ -936,8 +937,6 @@ MESSAGES = {
     "handout.scheduler": "Scheduler: {scheduler}",
     "handout.frames": "Frames 0 to {last}.",
     "handout.cut": "(The run goes on to frame {total}; a handout holds frames 0 to 2,000.)",
-    "handout.pages.one": "One page follows, for frame {steps}.",
-    "handout.pages.other": "{n} pages follow, one per key frame: {steps}.",
     "handout.settings": "Settings at frame 0",
     "handout.changes": "Changes made during the run",
     "handout.no_changes": "None: the run as its scenario sets it.",

@@ -862,8 +862,6 @@ MESSAGES = {
     "handout.scheduler": "调度器：{scheduler}",
     "handout.frames": "第 0 到 {last} 帧。",
     "handout.cut": "（这次运行一直到第 {total} 帧；讲义只收录第 0 到 2,000 帧。）",
-    "handout.pages.one": "后面一页，对应第 {steps} 帧。",
-    "handout.pages.other": "后面 {n} 页，每个关键帧一页：{steps}。",
     "handout.settings": "第 0 帧的设置",
     "handout.changes": "运行中所做的修改",
     "handout.no_changes": "无：按场景的设置运行。",

@@ -1,6 +1,6 @@
 /* schedlab's handouts: the stepper's run beside its stage player (player.js), offline, printed and as slides.
  *
- * The handout (viz/handout.py): {cover: the title page's HTML, pages: [the steps printed one per page],
+ * The handout (viz/handout.py): {cover: the title page's HTML, pages: [the key frames' steps: those held are printed],
  * prompts: {request id: its prompt line}, texts: [per frame: [request id, status and progress, characters of the
  * output kept, characters added]...], strings}. Offline (viz/html_export.handout_html) the player plays with each
  * request's generated text under it, and a print (Ctrl+P, Chromium's PDF) shows the title page and one page per key
@@ -76,6 +76,7 @@
     host.setAttribute('lang', main.lang || '');
     host.innerHTML = `<section class="sh-page sh-cover">${handout.cover}</section>` +
       steps.map(k => `<section class="sh-page sh-frame" data-step="${k}"><div></div></section>`).join('');
+    host.querySelector('.sh-frames').textContent = handout.strings.frames.replace('{last}', last);
     host.querySelectorAll('.sh-frame').forEach(page => still(main, page.firstElementChild, Number(page.dataset.step)));
   }
 

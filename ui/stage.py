@@ -14,6 +14,7 @@ from session.feed import Request, run_header
 from session.lab import LabError
 from ui.classroom import class_banner, follow_lead, publish_lead, take_seat, url_params
 from ui.errors import logged
+from ui.handout import handout_view
 from ui.language import current_lang, said, t
 from ui.predict import predict
 from ui.state import (
@@ -25,6 +26,7 @@ from ui.state import (
     lab,
     note_attendance,
     report,
+    run_narrative,
     run_title,
     settings_in_effect,
     sync_url,
@@ -33,7 +35,8 @@ from viz.adaptive import adaptive_batch_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
 from viz.glossary import clock, legend_lines, metric_definitions, model_caveat
-from viz.html_export import player_sources
+from viz.handout import FirstFrames, Handout, handout_extras
+from viz.html_export import handout_sources
 from viz.metrics_table import as_table, request_rows, run_summary, speculation_sentence
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
 from viz.texts import pending_change, progress_text, request_texts, title_in_effect
@@ -46,9 +49,11 @@ PLAYER_KEY = "stage_player"
 
 @st.cache_resource(show_spinner=False)
 def _component_sources() -> tuple[str, str]:
-    """The player's JS as the module a v2 component runs (its default export mounts the player), and its CSS."""
-    js, css = player_sources()
-    return js + "\nexport default function (component) { return window.SchedlabPlayer.mount(component); }\n", css
+    """The player's JS as the module a v2 component runs (its default export mounts the player and keeps the handout
+    Ctrl+P prints), and its CSS."""
+    js, css = handout_sources()
+    return js + ("\nexport default function (component) { window.SchedlabHandout.follow(component.data); "
+                 "return window.SchedlabPlayer.mount(component); }\n"), css
 
 
 def _player():
@@ -124,6 +129,8 @@ def serve_player() -> str | None:
 def player(error: str | None):
     message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame), current_lang()))
     message.update(present=bool(st.session_state.presentation), error=error, titles=titles())
+    if "strings" in message:  # a run's first message: what Ctrl+P prints beside the frames (player/handout.js)
+        message["handout"] = handout_extras(handout(), with_texts=False)
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
               on_frame_change=_on_player_frame)
 
@@ -149,6 +156,16 @@ def title(frame) -> str:
         return run_title()
     moving = ("max_num_seqs",) if lab().options_in_effect().adaptive else ()  # the controller moves it
     return title_in_effect(run_title(), lab().inputs.config, frame.config, ignore=moving, lang=current_lang())
+
+
+def handout() -> Handout:
+    """The run on screen, for its handout: frames, key frames, titles and changes as the stage shows them."""
+    here, lang = lab(), current_lang()
+    return Handout(run_title(), "" if here.is_trace else run_narrative(), f"{model_name()}{modes()}",
+                   FirstFrames(here.frames, here.last), lang, run_header(here, "", "", lang)["key_frames"], titles(),
+                   () if here.is_trace else here.shared_run.spec.changes, here.cursor,
+                   None if here.is_trace else here.engine.spec.scheduler,
+                   not here.is_trace and here.inputs.runner == "model")
 
 
 def kept_out_notice():
@@ -228,7 +245,9 @@ def metrics():
 def lower_views():
     """The views drawn on the server, at the frame the player last stopped at."""
     # Only the chosen view is drawn: charts over time cost the browser more than the whole frame.
-    views, lang = {"text": texts, "charts": charts, "metrics": metrics, "legend": legend}, current_lang()
+    views = {"text": texts, "charts": charts, "metrics": metrics, "legend": legend,
+             "handout": lambda: handout_view(handout())}
+    lang = current_lang()
     shown = st.segmented_control(t("stage.below"), list(views), key="lower_view", default="text",
                                  format_func=lambda v: text(lang, f"stage.view.{v}"), label_visibility="collapsed",
                                  help=t("stage.below_help"))

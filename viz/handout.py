@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from engine.run.frame import Frame
 from engine.run.recipe import Change
-from i18n import count, join_and, text
+from i18n import text
 from scheduler import Config
 from viz.glossary import SETTING_FIELDS, setting, setting_value
 from viz.texts import output_text, progress_text, prompt_text, status_text
@@ -34,7 +34,7 @@ class Handout:
     titles: Sequence[Sequence] = ()
     changes: Sequence[Change] = ()
     cursor: int = 0
-    scheduler: str = "article"
+    scheduler: str | None = "article"  # None: not known (a trace)
     real_model: bool = False
 
     @property
@@ -47,7 +47,8 @@ class Handout:
         return FirstFrames(self.frames, self.last)
 
     def page_steps(self) -> list[int]:
-        """The frames printed one per page: the key frames reached, else the frame shown."""
+        """The frames printed one per page: the key frames reached, else the frame shown (player/handout.js
+        picks them so from the frames it holds)."""
         return sorted({k[0] for k in self.key_frames if k[0] <= self.last}) or [min(self.cursor, self.last)]
 
 
@@ -93,16 +94,17 @@ def _settings_table(config: Config, lang: str) -> str:
 def cover_html(handout: Handout) -> str:
     """The title page: the run's title and story, its model and scheduler, the frames it holds, the settings of
     frame 0 and the changes made during the run."""
-    lang, last, steps = handout.lang, handout.last, handout.page_steps()
+    lang, last = handout.lang, handout.last
     t = lambda key, **values: html.escape(text(lang, key, **values))  # noqa: E731
-    facts = [t("handout.model", model=handout.model),
-             t("handout.scheduler", scheduler=text(lang, f"sidebar.scheduler.{handout.scheduler}")),
-             t("handout.frames", last=last) + (" " + t("handout.cut", total=len(handout.frames) - 1)
-                                                if len(handout.frames) - 1 > last else ""),
-             html.escape(count(lang, "handout.pages", len(steps), steps=join_and(lang, steps)))]
+    facts = [t("handout.model", model=handout.model)]
+    if handout.scheduler is not None:
+        facts.append(t("handout.scheduler", scheduler=text(lang, f"sidebar.scheduler.{handout.scheduler}")))
+    if len(handout.frames) - 1 > last:
+        facts.append(t("handout.cut", total=len(handout.frames) - 1))
     changes = "".join(f"<li>{html.escape(change_sentence(c, lang))}</li>" for c in handout.changes)
     return (f"<h1>{html.escape(handout.title)}</h1><p class='sh-narrative'>{html.escape(handout.narrative)}</p>"
-            f"<p class='sh-facts'>{'<br>'.join(facts)}</p><div class='sh-columns'><section>"
+            f"<p class='sh-facts'>{'<br>'.join(facts)}<br><span class='sh-frames'></span></p>"
+            f"<div class='sh-columns'><section>"
             f"<h2>{t('handout.settings')}</h2>{_settings_table(handout.frames[0].config, lang)}</section><section>"
             f"<h2>{t('handout.changes')}</h2>{f'<ul>{changes}</ul>' if changes else '<p>' + t('handout.no_changes')}"
             f"</section></div>")
@@ -142,10 +144,12 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 def handout_extras(handout: Handout, with_texts: bool = True) -> dict:
-    """What handout.js shows beside the player: the cover, the printed pages' steps and the generated texts."""
+    """What handout.js shows beside the player: the cover, the key frames' steps (those reached are printed) and
+    the generated texts."""
     lang = handout.lang
-    extras = {"cover": cover_html(handout), "pages": handout.page_steps(),
-              "strings": {"texts_title": text(lang, "stage.view.text"), "nothing_yet": text(lang, "stage.nothing_yet"),
+    extras = {"cover": cover_html(handout), "pages": sorted({k[0] for k in handout.key_frames}),
+              "strings": {"frames": text(lang, "handout.frames", last="{last}"),  # filled in by the frames held
+                          "texts_title": text(lang, "stage.view.text"), "nothing_yet": text(lang, "stage.nothing_yet"),
                           "caveat": text(lang, "model.caveat") if handout.real_model else ""}}
     if with_texts:
         extras["prompts"], extras["texts"] = text_deltas(handout.shown, lang)
