@@ -13,7 +13,7 @@
   if (window.SchedlabHandout) return;
 
   const PRINT_POOL_PX = 330;  // the pool's height on a printed page (A4 landscape), its cells shrunk to fit
-  const SLIDE_POOL_PX = 330;  // on a 1280x720 slide
+  const SLIDE_POOL_PX = 300;  // on a 1280x720 slide
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
 
   /* Each request's generated text at the frame shown, rebuilt from the deltas (from frame 0 when moving back). */
