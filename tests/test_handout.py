@@ -190,3 +190,39 @@ def test_a_slide_draws_no_button_and_the_whole_pool_within_it(tmp_path):
         assert grid["y"] + grid["height"] <= 720  # the whole pool
         assert player.evaluate("root => root.player.views[20].blocks.length") == 256
         assert fetched == []
+
+
+def test_the_handout_view_without_chromium_offers_the_page_to_print(app, monkeypatch):
+    """No browser on the server: no PDF button, a sentence saying so, and the offline player (which prints as the
+    handout) still built; the message in the page's language."""
+    monkeypatch.setattr("viz.html_export.CHROMIUM", "/nonexistent/chromium")
+    app.query_params.update({"scenario": "02_preemption", "frame": "3", "lang": "zh"})
+    app.run()
+    app.segmented_control(key="lower_view").set_value("handout").run()
+    assert not app.exception
+    assert any("没有 Chromium（/nonexistent/chromium）" in i.value for i in app.info)
+    labels = [b.label for b in app.button]
+    assert "生成离线播放器（HTML）" in labels and "生成打印版讲义（PDF）" not in labels
+    next(b for b in app.button if b.label == "生成离线播放器（HTML）").click().run()
+    assert not app.exception and not app.error
+
+
+@pytest.mark.slow
+def test_the_app_builds_the_handout_and_its_print_is_the_handout(fake_server, browser):
+    """In the app: the Handout view builds the PDF and a slide; the browser's own print of the page (Ctrl+P; here
+    Chromium's printing, which fires the same beforeprint) is the title page and one page per key frame held."""
+    skip_without_chromium()
+    from tests.helpers.browser import open_page
+
+    page = open_page(browser, f"{fake_server}/?scenario=02_preemption&frame=12", 1280, 900)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.get_by_text("Handout", exact=True).click()
+    page.get_by_role("button", name="Build the printed handout (PDF)").click()
+    page.get_by_role("button", name="Download the printed handout (PDF)").wait_for(timeout=60_000)
+    page.get_by_role("button", name="Build a PNG of frame 12").click()
+    page.get_by_role("button", name="Download the PNG of frame 12").wait_for(timeout=60_000)
+    printed = page.pdf()
+    assert len(re.findall(rb"/Type\s*/Page\b(?!s)", printed)) == 1 + 4  # the key frames 1, 2, 5 and 9
+    assert page.locator("body > .sh-print").count() == 0  # gone after printing
+    assert errors == []
