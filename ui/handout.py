@@ -10,6 +10,7 @@ import streamlit as st
 
 from ui.downloads import built_on_request
 from ui.language import t
+from ui.state import lab
 from viz import html_export as export
 from viz.handout import Handout
 
@@ -18,7 +19,7 @@ NAME = "schedlab_handout"  # the files' names start so
 
 def _store(handout: Handout) -> dict:
     """The files built for this run as it stands (a new frame, a branch or the language starts afresh)."""
-    key = (id(handout.frames), handout.last, handout.lang)
+    key = (id(lab().frames), handout.last, handout.lang)  # a branch or a reset is a new frame store
     if st.session_state.get("handout_key") != key:
         st.session_state.handout_key, st.session_state.handout_files = key, {}
     return st.session_state.handout_files
