@@ -4,8 +4,8 @@
  * prompts: {request id: its prompt line}, texts: [per frame: [request id, status and progress, characters of the
  * output kept, characters added]...], strings}. Offline (viz/html_export.handout_html) the player plays with each
  * request's generated text under it, and a print (Ctrl+P, Chromium's PDF) shows the title page and one page per key
- * frame, each a still player on that frame. In the app the stage's message carries the handout without texts, and
- * Ctrl+P prints the same pages from the frames the stage holds. A slide is the player without its controls, the
+ * frame, each a still player on that frame. In the app a component of its own (ui/handout.py) carries the handout
+ * without texts, and Ctrl+P prints the same pages from the frames the stage player holds. A slide is the player without its controls, the
  * queues beside the whole KV pool.
  */
 (function () {
@@ -106,11 +106,11 @@
     fitPool(player, SLIDE_POOL_PX);
   }
 
-  /* In the app: the stage's message carries the handout (its first message of a run); Ctrl+P prints its pages from
-   * the frames the stage player holds, in place of the page. */
+  /* In the app: the print component's data is the handout; Ctrl+P prints its pages, from the frames the stage
+   * player holds, in place of the page. */
   let appHandout = null;
-  function follow(data) {
-    if (data && data.handout) appHandout = data.handout;
+  function follow(handout) {
+    if (handout && handout.cover) appHandout = handout;
   }
   window.addEventListener('beforeprint', () => {
     const main = window.schedlabStagePlayer;

@@ -1,6 +1,7 @@
 """The stage's "Handout" view: the run on screen as an offline player (HTML, which prints as the handout), the
 printed handout (PDF, when this server has Chromium) and pictures for slides (a PNG of the frame shown, a GIF of a
-range of frames). Each is built when asked and kept until the run, its frames or the language change."""
+range of frames). Each is built when asked and kept until the run, its frames or the language change. And what
+Ctrl+P prints: the same pages, from the frames the stage holds."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ui.downloads import built_on_request
 from ui.language import t
 from ui.state import lab
 from viz import html_export as export
-from viz.handout import Handout
+from viz.handout import Handout, handout_extras
 
 NAME = "schedlab_handout"  # the files' names start so
 
@@ -57,3 +58,17 @@ def slides(handout: Handout, store: dict):
                      t("handout.build_gif", first=first, last=final),
                      t("handout.download_gif", first=first, last=final),
                      f"{NAME}_frames_{first}-{final}_{size}.gif", "image/gif")
+
+
+@st.cache_resource(show_spinner=False)
+def _print_sources() -> tuple[str, str]:
+    js, css = export.handout_code()
+    return js + "\nexport default function (component) { window.SchedlabHandout.follow(component.data); }\n", css
+
+
+def print_layout(handout: Handout):
+    """What the browser's own print (Ctrl+P) shows in place of the page: the handout's title page and one page per
+    key frame, drawn at print time from the frames the stage player holds (player/handout.js)."""
+    js, css = _print_sources()
+    printer = st.components.v2.component("schedlab_handout_print", js=js, css=css, isolate_styles=False)
+    printer(data=handout_extras(handout, with_texts=False), key="handout_print", height=0)

@@ -14,7 +14,7 @@ from session.feed import Request, run_header
 from session.lab import LabError
 from ui.classroom import class_banner, follow_lead, publish_lead, take_seat, url_params
 from ui.errors import logged
-from ui.handout import handout_view
+from ui.handout import handout_view, print_layout
 from ui.language import current_lang, said, t
 from ui.predict import predict
 from ui.state import (
@@ -35,8 +35,8 @@ from viz.adaptive import adaptive_batch_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
 from viz.glossary import clock, legend_lines, metric_definitions, model_caveat
-from viz.handout import FirstFrames, Handout, handout_extras
-from viz.html_export import handout_sources
+from viz.handout import FirstFrames, Handout
+from viz.html_export import player_sources
 from viz.metrics_table import as_table, request_rows, run_summary, speculation_sentence
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
 from viz.texts import pending_change, progress_text, request_texts, title_in_effect
@@ -49,11 +49,9 @@ PLAYER_KEY = "stage_player"
 
 @st.cache_resource(show_spinner=False)
 def _component_sources() -> tuple[str, str]:
-    """The player's JS as the module a v2 component runs (its default export mounts the player and keeps the handout
-    Ctrl+P prints), and its CSS."""
-    js, css = handout_sources()
-    return js + ("\nexport default function (component) { window.SchedlabHandout.follow(component.data); "
-                 "return window.SchedlabPlayer.mount(component); }\n"), css
+    """The player's JS as the module a v2 component runs (its default export mounts the player), and its CSS."""
+    js, css = player_sources()
+    return js + "\nexport default function (component) { return window.SchedlabPlayer.mount(component); }\n", css
 
 
 def _player():
@@ -129,8 +127,6 @@ def serve_player() -> str | None:
 def player(error: str | None):
     message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame), current_lang()))
     message.update(present=bool(st.session_state.presentation), error=error, titles=titles())
-    if "strings" in message:  # a run's first message: what Ctrl+P prints beside the frames (player/handout.js)
-        message["handout"] = handout_extras(handout(), with_texts=False)
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
               on_frame_change=_on_player_frame)
 
@@ -290,3 +286,4 @@ def stage():
             feed().compute_ahead(lab())  # the answer is on its way: the engine goes on meanwhile
 
     live()
+    print_layout(handout())  # outside the fragment: sent with a page run, not with each of the stage's steps

@@ -52,10 +52,15 @@ def encoded_frames(frames: Sequence[Frame], lang: str) -> list[dict]:
     return deltas
 
 
+def handout_code() -> tuple[str, str]:
+    """The handout's JavaScript and CSS (generated texts, printed pages, slides), which need the stage player's."""
+    return (PLAYER_DIR / "handout.js").read_text(), (PLAYER_DIR / "handout.css").read_text()
+
+
 def handout_sources() -> tuple[str, str]:
-    """The stage player's JavaScript and CSS with the handout's (generated texts, printed pages, slides) after them."""
-    js, css = player_sources()
-    return js + "\n" + (PLAYER_DIR / "handout.js").read_text(), css + "\n" + (PLAYER_DIR / "handout.css").read_text()
+    """The stage player's JavaScript and CSS with the handout's after them."""
+    (js, css), (handout_js, handout_css) = player_sources(), handout_code()
+    return js + "\n" + handout_js, css + "\n" + handout_css
 
 
 def run_message(label: str, frames: Sequence[Frame], key_frames: Sequence[Sequence] = (),
