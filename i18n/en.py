@@ -361,8 +361,8 @@ MESSAGES = {
     "assignment.title": "Assignment",
     "assignment.may_change": "You may change: {names}. Every other setting is locked.",
     "assignment.all_locked": "Every setting is locked: the goals are met by what you do with the run as it is.",
-    "assignment.locked_note": "🔒 Locked by this scenario's assignment, which lets you change only: {names}.",
-    "assignment.locked_all_note": "🔒 Locked by this scenario's assignment: it lets you change no setting.",
+    "assignment.locked_note": "Locked by this scenario's assignment, which lets you change only: {names}.",
+    "assignment.locked_all_note": "Locked by this scenario's assignment: it lets you change no setting.",
     "assignment.state.pass": "met", "assignment.state.fail": "not met", "assignment.state.open": "not decided yet",
     "assignment.passed": "Assignment passed: every goal met.",
     "assignment.failed": "Assignment not passed: {met} of {n} goals met.",
@@ -383,6 +383,7 @@ MESSAGES = {
     "assignment.export": "Export the submissions (CSV)",
     "assignment.col.name": "name", "assignment.col.passed": "passed", "assignment.col.time": "submitted",
     "assignment.col.goal": "goal {i}", "assignment.col.rules": "rules",
+    "assignment.verdict": "{mark} {state}: {reason}", "assignment.goal_is": "goal {i}: {goal}",
     "assignment.rules_kept": "kept",
     "assignment.yes": "yes", "assignment.no": "no",
 

@@ -328,8 +328,8 @@ MESSAGES = {
     "assignment.title": "作业",
     "assignment.may_change": "你可以修改：{names}。其他设置都已锁定。",
     "assignment.all_locked": "所有设置都已锁定：目标要靠你对这次运行本身的操作来达成。",
-    "assignment.locked_note": "🔒 已被本场景的作业锁定，它只允许你修改：{names}。",
-    "assignment.locked_all_note": "🔒 已被本场景的作业锁定：它不允许修改任何设置。",
+    "assignment.locked_note": "已被本场景的作业锁定，它只允许你修改：{names}。",
+    "assignment.locked_all_note": "已被本场景的作业锁定：它不允许修改任何设置。",
     "assignment.state.pass": "达成", "assignment.state.fail": "未达成", "assignment.state.open": "尚未判定",
     "assignment.passed": "作业通过：所有目标都已达成。",
     "assignment.failed": "作业未通过：{n} 个目标中达成 {met} 个。",
@@ -348,6 +348,7 @@ MESSAGES = {
     "assignment.export": "导出提交结果（CSV）",
     "assignment.col.name": "名字", "assignment.col.passed": "通过", "assignment.col.time": "提交时间",
     "assignment.col.goal": "目标 {i}", "assignment.col.rules": "规则",
+    "assignment.verdict": "{mark} {state}：{reason}", "assignment.goal_is": "目标 {i}：{goal}",
     "assignment.rules_kept": "遵守",
     "assignment.yes": "是", "assignment.no": "否",
 

@@ -87,8 +87,8 @@ def test_all_finish_by_names_the_latest_request(vip):
 
 def test_no_preemption_fails_at_the_first_and_passes_only_at_the_end(vip):
     preempted = check("no_preemption", evidence(vip))
-    first = evidence(vip).preemptions[0]
-    assert preempted.state == FAIL and preempted.reason.startswith(f"Request {first[1]} was preempted at step {first[0]}")
+    at, first = evidence(vip).preemptions[0]
+    assert preempted.state == FAIL and preempted.reason.startswith(f"Request {first} was preempted at step {at} (")
     calm = run_of(VIP.spec, max_num_seqs=1, prefill_first=False)
     assert check("no_preemption", evidence(calm)).state == PASS
     assert check("no_preemption", evidence(calm, 10)).state == OPEN

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+import pandas as pd
 import streamlit as st
 
 from engine.inputs.assignment import RUN_SETTINGS, Assignment, Judgement
@@ -21,7 +22,9 @@ from ui.language import current_lang, said, t
 from ui.state import USER_ERRORS, feed, lab, presets, report
 from viz.glossary import setting
 
-ICONS = {PASS: "✅", FAIL: "❌", OPEN: "⏳"}
+ICONS = {PASS: ":green[:material/check_circle:]", FAIL: ":red[:material/cancel:]",
+         OPEN: ":gray[:material/hourglass_empty:]"}  # Streamlit's icon font: drawn without an emoji font
+MARKS = {PASS: "✓", FAIL: "✗", OPEN: "…"}  # in the lecturer's table, which draws text as it is
 SIDEBAR_WORDS = {"overlap": "sidebar.overlap", "adaptive": "sidebar.adaptive", "scheduler": "sidebar.scheduler",
                  "runner": "sidebar.model", "seed": "sidebar.seed", "temperature": "sidebar.temperature",
                  "requests": "sidebar.add"}  # the sidebar's words for the run settings an assignment may free
@@ -53,8 +56,8 @@ def lock_note():
     if found is None:
         return
     free = found[1].may_change
-    st.caption(t("assignment.locked_note", names=t("list.sep").join(map(setting_words, free))) if free
-               else t("assignment.locked_all_note"))
+    st.caption(":material/lock: " + (t("assignment.locked_note", names=t("list.sep").join(map(setting_words, free)))
+                                     if free else t("assignment.locked_all_note")))
 
 
 def judgement() -> Judgement:
@@ -143,7 +146,7 @@ def hand_in(assignment_name: str, judged: Judgement):
 
 
 def _mark(state: str, reason) -> str:
-    return f"{ICONS[state]} {t(f'assignment.state.{state}')}: {said(reason)}"
+    return t("assignment.verdict", mark=MARKS[state], state=t(f"assignment.state.{state}"), reason=said(reason))
 
 
 def submissions(assignment_name: str, assignment: Assignment):
@@ -154,15 +157,15 @@ def submissions(assignment_name: str, assignment: Assignment):
     if not handed:
         st.caption(t("assignment.none_yet"))
     else:
-        st.caption("  \n".join(t("assignment.col.goal", i=i + 1) + f": {said(goal.words)}"
+        st.caption("  \n".join(t("assignment.goal_is", i=i + 1, goal=said(goal.words))
                                for i, goal in enumerate(assignment.goals)))
         rows = [{t("assignment.col.name"): s.name,
-                 t("assignment.col.passed"): ICONS[PASS if s.passed else FAIL] + " " +
+                 t("assignment.col.passed"): MARKS[PASS if s.passed else FAIL] + " " +
                  t("assignment.yes" if s.passed else "assignment.no"),
                  **{t("assignment.col.goal", i=i + 1): _mark(v.state, v.reason) for i, (_, v) in enumerate(s.goals)},
                  t("assignment.col.rules"): "; ".join(map(said, s.broken)) or t("assignment.rules_kept"),
                  t("assignment.col.time"): time.strftime("%H:%M:%S", time.localtime(s.at))} for s in handed]
-        st.dataframe(rows, hide_index=True, width="stretch")
+        st.table(pd.DataFrame(rows).set_index(t("assignment.col.name")))  # text in the page, not a canvas
     st.download_button(t("assignment.export"), here.submissions.csv(here.code, current_lang()),
                        file_name=f"class_{here.code}_assignments.csv", mime="text/csv",
                        disabled=not here.submissions.of(), key="assignment_export")
