@@ -78,7 +78,6 @@ class GoalKind:
     words: Callable[..., Message]  # what the goal asks, from its parameters
 
 
-
 GOALS: dict[str, GoalKind] = {}  # kind -> its parameters, checker and words (by default `goal.<kind>` in i18n/)
 LATENCIES = ("ttft", "tpot", "e2e", "queueing")  # RequestMetrics' spans, named as in compare.latency.<name>
 STATS = ("p50", "p90", "p95", "p99", "mean", "max")
