@@ -203,6 +203,11 @@ MESSAGES = {
                               "its tokens are still in the prefix cache and can be reused",
     "legend.computing.shown": "◌",
     "legend.computing.meaning": "a token the model is still computing (overlapped scheduling)",
+    "legend.budget.shown": "token budget bar",
+    "legend.budget.meaning": "this step's tokens per request in the batch, out of max_num_batched_tokens, in the "
+                             "request's colour: hatched = a prefill chunk (hatched the other way: a recompute), "
+                             "solid = a decode, pale and dotted = speculative lookahead tokens, grey = unused; "
+                             "\"budget spent\" names who the budget held back",
     "mark.cached": "K/V cached", "mark.now": "computed this step", "mark.pending": "no K/V yet",
     "mark.space": "space", "mark.newline": "newline",
     "mark.token_id": "token id (fake model)",
@@ -213,7 +218,7 @@ MESSAGES = {
     "mark.in_use": "in use: its request's colour", "mark.free": "free",
     "mark.cached_free": "free, cached prefix (reusable)",
     "mark.overfull": "more tokens than a block holds (the notebook's bug)",
-    "mark.hint": "Hover a token or a block for details.",
+    "mark.hint": "Hover a token, a block or the token budget bar for details.",
     "legend.line": "**{shown}**: {meaning}.",
     "legend.clocks": "The two clocks: {simulated}; {real}. {metrics}",
 
@@ -416,6 +421,24 @@ MESSAGES = {
     "player.computing": " · computing…",
     "player.story_title": "What happened and why",
     "player.no_decisions": "No scheduling decisions this step.",
+    "player.budget_title": "Token budget",
+    "player.budget_title_tip": "this step's tokens, per request in the batch, out of max_num_batched_tokens: "
+                               "hatched = a prefill chunk (the other way: a recompute), solid = a decode, pale and "
+                               "dotted = speculative lookahead tokens, grey = unused",
+    "player.budget_sum": "{used} of {budget} tokens ({pct}%)",
+    "player.budget_tip_prefill": "request {rid}: prefill chunk, {n} tokens · {computed} of {of} prompt tokens "
+                                 "computed",
+    "player.budget_tip_recompute": "request {rid}: recompute chunk, {n} tokens · {computed} of its {of} tokens "
+                                   "(prompt and output) computed again",
+    "player.budget_tip_decode": "request {rid}: decode, {n} token",
+    "player.budget_tip_lookahead": "request {rid}: decode, 1 token + {drafts} speculative lookahead token(s), "
+                                   "{accepted} accepted",
+    "player.budget_tip_tokens": "request {rid}: {n} tokens",
+    "player.budget_tip_free": "unused: {n} tokens",
+    "player.budget_spent.one": "budget spent: request {rid} waits",
+    "player.budget_spent.other": "budget spent: {n} requests wait",
+    "player.budget_waits": "request {rid} waits: needs {needed} tokens, {left} left",
+    "player.budget_sits_out": "request {rid} sits out",
     "player.tables_title": "Block tables (logical → physical block ids)",
     "player.of_last": "of {n}", "player.of_so_far": "of {n} computed so far",
     "player.so_far": " so far",
@@ -927,6 +950,7 @@ MESSAGES = {
     "trace.num_blocks": "missing; the first frame gives the pool's size",
     "trace.frame_request_ids": "{value}: a frame lists its requests by id, 0, 1, 2... in order",
     "trace.one_of": "{value}: use one of {choices}",
+    "trace.batch_field_length": "{key} must be as long as seq_ids",
     "trace.batch_lengths": "seq_ids and num_tokens must be as long as each other",
     "trace.event_value": "{value} must be a number, a short text or a list of whole numbers",
     "trace.interval": "must be [start, end]",

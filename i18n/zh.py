@@ -176,6 +176,10 @@ MESSAGES = {
     "legend.colours.meaning": "块取持有它的请求的颜色；灰色 = 空闲；黄色 = 空闲，但它的 token 仍在前缀缓存中，可以复用",
     "legend.computing.shown": "◌",
     "legend.computing.meaning": "模型仍在计算的 token（重叠调度）",
+    "legend.budget.shown": "token 预算条",
+    "legend.budget.meaning": "本步批次中每个请求的 token 数，占 max_num_batched_tokens 的多少，用请求的颜色："
+                             "斜线 = 预填充分段（反向斜线：重算），实色 = 解码，浅色虚线框 = 推测解码的前瞻 token，"
+                             "灰色 = 未使用；“预算用完”指出被预算挡下的请求",
     "mark.cached": "K/V 已缓存", "mark.now": "本步计算", "mark.pending": "尚无 K/V",
     "mark.space": "空格", "mark.newline": "换行", "mark.token_id": "token id（模拟模型）",
     "mark.gap": "为适应宽度省略的 token",
@@ -184,7 +188,7 @@ MESSAGES = {
     "mark.in_use": "使用中：所属请求的颜色", "mark.free": "空闲",
     "mark.cached_free": "空闲，缓存的前缀（可复用）",
     "mark.overfull": "token 多于块的容量（笔记本的错误）",
-    "mark.hint": "把鼠标悬停在 token 或块上可查看详情。",
+    "mark.hint": "把鼠标悬停在 token、块或 token 预算条上可查看详情。",
     "legend.line": "**{shown}**：{meaning}。",
     "legend.clocks": "两个时钟：{simulated}；{real}。{metrics}",
 
@@ -381,6 +385,20 @@ MESSAGES = {
     "player.computing": " · 计算中……",
     "player.story_title": "发生了什么，为什么",
     "player.no_decisions": "本步没有调度决策。",
+    "player.budget_title": "token 预算",
+    "player.budget_title_tip": "本步批次中每个请求的 token 数，占 max_num_batched_tokens 的多少：斜线 = 预填充分段（反向斜线："
+                               "重算），实色 = 解码，浅色虚线框 = 推测解码的前瞻 token，灰色 = 未使用",
+    "player.budget_sum": "{budget} 个 token 中用了 {used} 个（{pct}%）",
+    "player.budget_tip_prefill": "请求 {rid}：预填充分段，{n} 个 token · 提示词 {of} 个 token 中已计算 {computed} 个",
+    "player.budget_tip_recompute": "请求 {rid}：重算分段，{n} 个 token · 它的 {of} 个 token（提示词与输出）中已重新计算 "
+                                   "{computed} 个",
+    "player.budget_tip_decode": "请求 {rid}：解码，{n} 个 token",
+    "player.budget_tip_lookahead": "请求 {rid}：解码，1 个 token + {drafts} 个推测前瞻 token，接受了 {accepted} 个",
+    "player.budget_tip_tokens": "请求 {rid}：{n} 个 token",
+    "player.budget_tip_free": "未使用：{n} 个 token",
+    "player.budget_spent.one": "预算用完：请求 {rid} 等待", "player.budget_spent.other": "预算用完：{n} 个请求等待",
+    "player.budget_waits": "请求 {rid} 等待：需要 {needed} 个 token，只剩 {left} 个",
+    "player.budget_sits_out": "请求 {rid} 暂停",
     "player.tables_title": "块表（逻辑块 → 物理块 id）",
     "player.of_last": "，共 {n} 帧", "player.of_so_far": "，目前已算出 {n} 帧",
     "player.so_far": "（目前）",
@@ -859,6 +877,7 @@ MESSAGES = {
     "trace.num_blocks": "缺少；第一帧需给出缓存池的大小",
     "trace.frame_request_ids": "{value}：一帧按 id 顺序列出它的请求：0、1、2……",
     "trace.one_of": "{value}：请使用以下之一：{choices}",
+    "trace.batch_field_length": "{key} 的长度必须与 seq_ids 相同",
     "trace.batch_lengths": "seq_ids 和 num_tokens 的长度必须相同",
     "trace.event_value": "{value} 必须是数字、短文本或整数列表",
     "trace.interval": "必须是 [开始, 结束]",
