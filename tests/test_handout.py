@@ -156,6 +156,26 @@ def test_the_pdf_has_a_title_page_and_one_page_per_key_frame():
     (artifacts() / "handout_zh.pdf").write_bytes(pdf)
 
 
+def test_the_server_builds_one_handout_at_a_time(monkeypatch):
+    """A PDF asked for while another build holds the server's browser starts no browser until that one ends."""
+    skip_without_chromium()
+    import subprocess
+    import threading
+
+    from viz import html_export
+
+    started, made, popen = [], [], subprocess.Popen
+    monkeypatch.setattr(html_export.subprocess, "Popen", lambda *a, **k: started.append(1) or popen(*a, **k))
+    handout = changed_run("en")
+    with html_export._BROWSER_TURN:
+        second = threading.Thread(target=lambda: made.append(handout_pdf(handout)))
+        second.start()
+        second.join(1.0)
+        assert not started  # its turn has not come
+    second.join(60)
+    assert started and made and made[0].startswith(b"%PDF")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("size", list(SLIDE_SIZES))
 def test_slide_pictures_at_each_size(size):

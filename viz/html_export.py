@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -138,6 +139,9 @@ GIF_FRAMES = 80  # each costs a screenshot in the browser
 SLIDE_LAYOUT = (1280, 720)  # CSS pixels; a larger slide is the same layout drawn at a higher pixel ratio
 SLIDE_SIZES = {"1280x720": 1.0, "1920x1080": 1.5}
 PDF_TIMEOUT_S = 60  # the most one PDF may take the server's browser
+# One browser at a time on the server: a class's steps share its cores, and a student's GIF (80 screenshots) or
+# PDF must not become thirty students' at once. A second build waits its turn in its own session.
+_BROWSER_TURN = threading.Lock()
 
 
 def _chromium_missing():
@@ -152,7 +156,7 @@ def _in_chromium(page_html: str, width: int, height: int, photograph, scale: flo
     from playwright.sync_api import sync_playwright
 
     _chromium_missing()
-    with tempfile.TemporaryDirectory() as folder:
+    with _BROWSER_TURN, tempfile.TemporaryDirectory() as folder:
         page_path = Path(folder) / "page.html"
         page_path.write_text(page_html)
         try:
@@ -222,7 +226,7 @@ def handout_pdf(handout: Handout, timeout_s: float = PDF_TIMEOUT_S) -> bytes:
     """The printed handout (a title page, one page per key frame) as PDF, from Chromium's own printing of
     `handout_html`; a MessageError when there is no browser, it fails or it takes more than `timeout_s`."""
     _chromium_missing()
-    with tempfile.TemporaryDirectory() as folder:
+    with _BROWSER_TURN, tempfile.TemporaryDirectory() as folder:
         page, pdf = Path(folder) / "handout.html", Path(folder) / "handout.pdf"
         page.write_text(handout_html(handout))
         command = [CHROMIUM, "--headless", *CHROMIUM_ARGS, f"--user-data-dir={folder}/profile",
