@@ -1,6 +1,6 @@
 /* schedlab's handouts: the stepper's run beside its stage player (player.js), offline, printed and as slides.
  *
- * The handout (viz/handout.py): {cover: the title page's HTML, pages: [the key frames' steps: those held are printed],
+ * The handout (viz/handout.py): {cover: the title page's HTML, lang, pages: [the key frames' steps: those held are printed],
  * prompts: {request id: its prompt line}, texts: [per frame: [request id, status and progress, characters of the
  * output kept, characters added]...], strings}. Offline (viz/html_export.handout_html) the player plays with each
  * request's generated text under it, and a print (Ctrl+P, Chromium's PDF) shows the title page and one page per key
@@ -46,34 +46,19 @@
     }
   }
 
-  /* Shrink the pool's cells until the grid is at most `maxHeight` px tall: a slide or a page holds all of it. */
-  function fitPool(player, maxHeight) {
-    const canvas = player.$('.sp-grid'), box = player.$('.sp-canvas-box');
-    const height = canvas.getBoundingClientRect().height;
-    if (height <= maxHeight) return;
-    box.style.width = Math.max(120, Math.floor(box.clientWidth * maxHeight / height)) + 'px';
-    player.paintPool(player.views[player.shown], player.colors);
-  }
-
-  /* A player standing still on frame k of `main`'s frames (shared, not decoded again), laid out as a sheet. */
+  /* A still player on frame k of `main`'s frames, laid out as a printed page. */
   function still(main, element, k) {
     element.classList.add('sh-sheet');
-    const player = new window.SchedlabPlayer.Player(element, {});
-    document.removeEventListener('keydown', player.onKey);  // the page's keys are the main player's
-    player.useStrings(main.lang, main.strings);
-    Object.assign(player, {header: main.header, views: main.views, tallest: main.tallest, over: main.over, run: main.run});
-    player.show(k);
-    fitPool(player, PRINT_POOL_PX);
-    return player;
+    window.SchedlabPlayer.mountStill(element, main, k).fitPool(PRINT_POOL_PX);
   }
 
   /* The printed handout in `host`: the title page, then one page per step of `handout.pages` held (none: the frame
    * shown). */
   function printPages(host, main, handout) {
-    const last = main.views.length - 1;
+    const last = main.lastFrame();
     const steps = (handout.pages || []).filter(k => k <= last);
-    if (!steps.length && main.shown >= 0) steps.push(main.shown);
-    host.setAttribute('lang', main.lang || '');
+    if (!steps.length && main.shownFrame() >= 0) steps.push(main.shownFrame());
+    host.setAttribute('lang', handout.lang || '');
     host.innerHTML = `<section class="sh-page sh-cover">${handout.cover}</section>` +
       steps.map(k => `<section class="sh-page sh-frame" data-step="${k}"><div></div></section>`).join('');
     host.querySelector('.sh-frames').textContent = handout.strings.frames.replace('{last}', last);
@@ -85,10 +70,11 @@
     element.classList.add('sh-handout');
     element.innerHTML = '<div class="sh-screen"><div class="sh-stage"></div><section class="sh-texts"></section></div>' +
       '<div class="sh-print"></div>';
-    const player = window.SchedlabPlayer.mountStatic(element.querySelector('.sh-stage'), message);
+    const stage = element.querySelector('.sh-stage');
+    const player = window.SchedlabPlayer.mountStatic(stage, message);
     const texts = new Texts(element.querySelector('.sh-texts'), handout, message.colors.palette);
-    texts.show(player.shown);
-    new MutationObserver(() => texts.show(player.shown)).observe(player.root, {attributes: true, attributeFilter: ['data-frame']});
+    texts.show(player.shownFrame());
+    new MutationObserver(() => texts.show(player.shownFrame())).observe(stage, {attributes: true, attributeFilter: ['data-frame']});
     printPages(element.querySelector('.sh-print'), player, handout);
     return player;
   }
@@ -97,13 +83,13 @@
   function mountSlide(element, message) {
     element.classList.add('sh-sheet', 'sh-slide');
     const player = window.SchedlabPlayer.mountStatic(element, message, true);
-    showSlide(player, player.shown);
+    showSlide(player, player.shownFrame());
     return player;
   }
 
   function showSlide(player, k) {
-    player.show(k);
-    fitPool(player, SLIDE_POOL_PX);
+    window.SchedlabPlayer.showTogether([[player, k]], null);
+    player.fitPool(SLIDE_POOL_PX);
   }
 
   /* In the app: the print component's data is the handout; Ctrl+P prints its pages, from the frames the stage
@@ -114,7 +100,7 @@
   }
   window.addEventListener('beforeprint', () => {
     const main = window.schedlabStagePlayer;
-    if (!main || !appHandout || !main.views.length || document.querySelector('body > .sh-print')) return;
+    if (!main || !appHandout || main.lastFrame() < 0 || document.querySelector('body > .sh-print')) return;
     const host = document.createElement('div');
     host.className = 'sh-print';
     document.body.appendChild(host);

@@ -3,6 +3,8 @@
  * What another script may use (player/lockstep.js drives several players with it; nothing else of a player is
  * theirs to read or set):
  *   SchedlabPlayer.mountStatic(element, message)  a player with every frame given, asking nothing
+ *   SchedlabPlayer.mountStill(element, source, frame)  a player standing on a frame of the frames `source` holds
+ *                                  (shared, not decoded again), in its words, its keys left to the page (handout.js)
  *   SchedlabPlayer.showTogether([[player, frame]...], speed)
  *                                  several players each to a frame, drawn together: every read of the page's layout
  *                                  before or after every write, so the page is laid out once, not once per player;
@@ -10,6 +12,8 @@
  *   player.lastFrame(), player.shownFrame()   the last frame held, the frame shown (-1 before the first)
  *   player.releaseKeys()           its keys (arrows, space, Home, End) are left to the driver
  *   player.legendHtml()            its legends' markup, for a driver that shows them once for all its players
+ *   player.fitPool(height)         the pool's cells shrunk until its grid is at most `height` px tall (a slide, a page)
+ *   window.schedlabStagePlayer     the app's stage player (one a page), once mounted
  *   element.player, data-frame, data-last on the root: for tests and the GIF export
  *
  * The server sends messages: {run, from, frames: [delta...], last, over, cursor, cursor_moves, answered,
@@ -425,6 +429,15 @@
     releaseKeys() { document.removeEventListener('keydown', this.onKey); }
 
     legendHtml() { return this.$('.sp-legend').innerHTML + this.$('.sp-plegend').innerHTML; }
+
+    fitPool(maxHeight) {
+      const canvas = this.$('.sp-grid'), box = this.$('.sp-canvas-box');
+      const height = canvas.getBoundingClientRect().height;
+      if (height <= maxHeight) return;
+      box.style.width = Math.max(120, Math.floor(box.clientWidth * maxHeight / height)) + 'px';
+      this.sized = null;  // the box's new width, measured now (the ResizeObserver would only later)
+      this.paintPool(this.views[this.shown], this.colors);
+    }
 
     /* showTogether's reads before drawing frame k: where the rows stand (for their slides to k, an adjacent frame)
      * and the widths the frame is drawn to. */
@@ -982,5 +995,15 @@
     return player;
   }
 
-  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic, showTogether};
+  /* A player standing still on frame k of the frames `source` holds: they are shared, not decoded again. */
+  function mountStill(element, source, k) {
+    const player = new Player(element, {});
+    player.releaseKeys();
+    player.useStrings(source.lang, source.strings);
+    Object.assign(player, {header: source.header, views: source.views, tallest: source.tallest, over: source.over, run: source.run});
+    player.show(k);
+    return player;
+  }
+
+  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic, mountStill, showTogether};
 })();

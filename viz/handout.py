@@ -144,10 +144,10 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 def handout_extras(handout: Handout, with_texts: bool = True) -> dict:
-    """What handout.js shows beside the player: the cover, the key frames' steps (those reached are printed) and
-    the generated texts."""
+    """What handout.js shows beside the player: the cover, its language, the key frames' steps (those reached are
+    printed) and the generated texts."""
     lang = handout.lang
-    extras = {"cover": cover_html(handout), "pages": sorted({k[0] for k in handout.key_frames}),
+    extras = {"cover": cover_html(handout), "lang": lang, "pages": sorted({k[0] for k in handout.key_frames}),
               "strings": {"frames": text(lang, "handout.frames", last="{last}"),  # filled in by the frames held
                           "texts_title": text(lang, "stage.view.text"), "nothing_yet": text(lang, "stage.nothing_yet"),
                           "caveat": text(lang, "model.caveat") if handout.real_model else ""}}
