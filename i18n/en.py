@@ -26,6 +26,9 @@ MESSAGES = {
     "narrate.blocked.blocks": "Request {id} waits: it needs {blocks}; {free}.",
     "narrate.blocked.token_budget": "Request {id} waits: its prefill needs {tokens} but only {available} are left in "
                                     "this step's token budget (max_num_batched_tokens={budget}).",
+    "narrate.blocked.never_fits": "Request {id} waits for good: it needs {blocks}, more than the whole pool ({pool}). "
+                                  "vLLM's scheduler keeps it in its place in the waiting queue, so no request "
+                                  "queued behind it is admitted.",
     "narrate.blocked.max_num_seqs": "Request {id} waits: the batch is full (max_num_seqs={max_num_seqs}).",
     "narrate.blocked.decode_first": "Request {id} waits: decode-first ran the running requests' decodes this step; "
                                     "prefills wait for a step without them.",

@@ -25,6 +25,8 @@ MESSAGES = {
     "narrate.blocked.blocks": "请求 {id} 继续等待：它需要 {blocks}；{free}。",
     "narrate.blocked.token_budget": "请求 {id} 继续等待：它的预填充需要 {tokens}，但本步的 token 预算只剩 {available} 个"
                                     "（max_num_batched_tokens={budget}）。",
+    "narrate.blocked.never_fits": "请求 {id} 将永远等待：它需要 {blocks}，比整个缓存池（{pool}）还多。vLLM 的调度器让它留在等待队列中原来的位置，"
+                                  "所以排在它后面的请求都不会被接纳。",
     "narrate.blocked.max_num_seqs": "请求 {id} 继续等待：批次已满（max_num_seqs={max_num_seqs}）。",
     "narrate.blocked.decode_first": "请求 {id} 继续等待：解码优先，本步运行的是运行队列中请求的解码；预填充要等到没有解码的一步。",
     "narrate.blocked.preempted_this_step": "请求 {id} 继续等待：本步抢占了一个运行中的请求，vLLM 在这样的一步里不接纳任何等待中的请求。",

@@ -53,6 +53,12 @@ def _free_blocks(lang: str, available: int, frame: Frame, before: Frame | None) 
 
 
 def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
+    cfg = frame.config
+    tokens = frame.requests[event.seq_id].num_tokens if event.seq_id < len(frame.requests) else 0
+    if event.reason == "blocks" and tokens > cfg.kv_capacity_tokens:  # the vLLM twin: it waits for good
+        blocks = -(-tokens // cfg.kvcache_block_size)
+        return text(lang, "narrate.blocked.never_fits", id=event.seq_id, blocks=count(lang, "n.block", blocks),
+                    pool=count(lang, "n.block", cfg.num_kvcache_blocks))
     if event.reason == "blocks":
         return text(lang, "narrate.blocked.blocks", id=event.seq_id, blocks=count(lang, "n.block", event.needed),
                     free=_free_blocks(lang, event.available, frame, before))
@@ -211,7 +217,7 @@ def prompts_completed(frame: Frame, before: Frame, lang: str) -> list[str]:
 def kv_moments(frame: Frame, before: Frame, lang: str) -> str:
     """The pool's free blocks at the two moments a step has: its start (the frame before) and its end."""
     return text(lang, "narrate.kv_moments", start=free_at_start(frame, before), after=frame.metrics.num_free_blocks,
-                total=len(frame.blocks))
+                total=frame.config.num_kvcache_blocks)  # the vLLM twin's null block is not one of them
 
 
 def narrate(frame: Frame, before: Frame | None = None, *, lang: str) -> list[str]:

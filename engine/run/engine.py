@@ -202,7 +202,10 @@ class Engine:
             self._land_in_flight()  # the run ends here: its last tokens land before its last frame
         timing, latency_s = self._advance_clocks(batch, schedule_s, model_s, post_s, overlapped)
         self._tell_rebuild_admissions(events)
-        self._last_batch_idle = not batch.seqs and not arrived and not any(e.kind == FinishedLate.kind for e in events)
+        # a step that preempted changed the queues and freed blocks: the next may run (the twin ends its loop over
+        # running requests when one preempts itself, so that step can be idle with others still running)
+        self._last_batch_idle = not batch.seqs and not arrived and not any(e.kind in (FinishedLate.kind, "preempted")
+                                                                            for e in events)
         if self.record:
             self._record_frame(batch, events, schedule_s + post_s, model_s, tables, timing)
         self._adapt(batch, latency_s)
