@@ -52,8 +52,10 @@ MESSAGES = {
     "narrate.arrivals": "Requests {ids} arrived ({lens} prompt tokens{priority}) and joined the waiting queue.",
     "narrate.arrivals.priority": ", priority {priority}",
     "narrate.chunk": "Request {id} prefilled a chunk: tokens {start}–{end} of {total}; the rest continues next step.",
-    "narrate.prefix_hit": "Request {id} found {blocks} ({tokens} tokens) in the prefix cache and reuses them: "
-                          "blocks {ids}.",
+    "narrate.prefix_hit.one": "Request {id} found 1 block ({tokens} tokens) in the prefix cache and reuses it: "
+                              "block {ids}.",
+    "narrate.prefix_hit.other": "Request {id} found {n} blocks ({tokens} tokens) in the prefix cache and reuses them: "
+                                "blocks {ids}.",
     "narrate.finished": "Request {id} finished: {why}; its blocks were freed.",
     "finish.eos": "it produced the end-of-sequence token",
     "finish.max_tokens": "it reached its max_tokens ({max_tokens})",

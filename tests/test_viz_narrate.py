@@ -46,6 +46,7 @@ def test_every_event_kind_has_a_plain_sentence():
                                         "goes back to waiting and will recompute.",
         PrefixHit(1, (0, 1), 8): "Request 1 found 2 blocks (8 tokens) in the prefix cache and reuses them: "
                                  "blocks 0, 1.",
+        PrefixHit(2, (3,), 4): "Request 2 found 1 block (4 tokens) in the prefix cache and reuses it: block 3.",
         Finished(0, "max_tokens"): "Request 0 finished: it reached its max_tokens (10); its blocks were freed.",
         Finished(0, "max_model_len"): "Request 0 finished: it reached max_model_len (60 tokens); its blocks were "
                                       "freed.",

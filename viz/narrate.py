@@ -105,8 +105,8 @@ def _chunk(lang, event, frame: Frame, before: Frame | None = None) -> str:
 
 
 def _prefix_hit(lang, event, frame: Frame, before: Frame | None = None) -> str:
-    return text(lang, "narrate.prefix_hit", id=event.seq_id, blocks=count(lang, "n.block", len(event.block_ids)),
-                tokens=event.num_tokens, ids=_ids(lang, event.block_ids))
+    return count(lang, "narrate.prefix_hit", len(event.block_ids), id=event.seq_id, tokens=event.num_tokens,
+                 ids=_ids(lang, event.block_ids))
 
 
 def _finished(lang, event, frame: Frame, before: Frame | None = None) -> str:
