@@ -430,6 +430,13 @@ MESSAGES = {
                               "scheduler/scheduler.py) or the vLLM twin, which makes vLLM V1's own decisions step for "
                               "step (scheduler/vllm_v1/). A scheduler cannot change mid-run: choosing the other one "
                               "starts the run again from frame 0 under it.",
+    "sidebar.beyond_pool": "max_model_len = {max_model_len}, but the KV pool holds {capacity} tokens: a request can "
+                           "outgrow it. vLLM refuses to start with such a config (it checks at start-up that one "
+                           "request of max_model_len tokens fits). Here {what}",
+    "sidebar.beyond_pool.article": "the article's scheduler aborts a request that outgrows the pool, with the reason.",
+    "sidebar.beyond_pool.vllm": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
+                                "and the requests queued behind it with it.",
+    "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
     "sidebar.scheduler_ignores": "The vLLM twin ignores these settings (vLLM has no such choice): {names}.",
     "sidebar.variant_help": "The same workload under the scenario's comparison config, with its own key frames.",
     "sidebar.untranslated": "{file} has no text in this language: its title, story and key-frame notes are shown "
@@ -672,6 +679,11 @@ MESSAGES = {
     "compare.question.memory": "memory",
     "vllm.null_block": "--num-gpu-blocks-override {blocks}: vLLM keeps block 0 as a null block no request uses, so "
                        "{usable} usable blocks need one more.",
+    "vllm.refuses_to_start": "vLLM would not start with these arguments: its pool holds {capacity} tokens, less than "
+                             "one request of --max-model-len {max_model_len}, and at start-up it stops with \"To serve "
+                             "at least one request with the model's max seq len ({max_model_len}) ... the estimated "
+                             "maximum model length is {capacity}\". Lower --max-model-len to {capacity} or give it "
+                             "more blocks.",
     "vllm.batches": "Batches: ours run {order}; vLLM mixes decodes and prefill chunks in one step, running requests "
                     "first (mixed_batches=true is the closest).",
     "vllm.order.prefill_first": "prefills before decodes",

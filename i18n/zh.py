@@ -392,6 +392,12 @@ MESSAGES = {
     "sidebar.scheduler_help": "由哪个调度器决定每一步：文章的（nano-vllm 风格，scheduler/scheduler.py），"
                               "或 vLLM 孪生调度器，它逐步做出与 vLLM V1 相同的决定（scheduler/vllm_v1/）。"
                               "运行中途不能更换调度器：选择另一个会在它之下从第 0 帧重新开始运行。",
+    "sidebar.beyond_pool": "max_model_len = {max_model_len}，但 KV 缓存池只能容纳 {capacity} 个 token：一个请求可能长得比缓存池"
+                           "还大。vLLM 拒绝以这样的配置启动（它在启动时检查一个 max_model_len 个 token 的请求放得下）。"
+                           "在这里，{what}",
+    "sidebar.beyond_pool.article": "文章的调度器会中止长得比缓存池还大的请求，并给出原因。",
+    "sidebar.beyond_pool.vllm": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
+    "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
     "sidebar.scheduler_ignores": "vLLM 孪生调度器忽略这些设置（vLLM 没有这样的选项）：{names}。",
     "sidebar.variant_help": "同一工作负载在场景的对比配置下运行，有它自己的关键帧。",
     "sidebar.untranslated": "{file} 没有中文文本：它的标题、讲解和关键帧说明以英文显示。",
@@ -619,6 +625,10 @@ MESSAGES = {
     "compare.question.memory": "内存",
     "vllm.null_block": "--num-gpu-blocks-override {blocks}：vLLM 把块 0 留作不分配给任何请求的空块，所以 {usable} 个可用块"
                        "需要多加一个。",
+    "vllm.refuses_to_start": "vLLM 不会以这些参数启动：它的缓存池只能容纳 {capacity} 个 token，放不下一个 --max-model-len "
+                             "{max_model_len} 的请求，启动时它会停下并报告 \"To serve at least one request with the "
+                             "model's max seq len ({max_model_len}) ... the estimated maximum model length is "
+                             "{capacity}\"。请把 --max-model-len 降到 {capacity}，或给它更多的块。",
     "vllm.batches": "批次：这里{order}；vLLM 在同一步中混合解码和预填充分段，运行中的请求优先（mixed_batches=true 最接近）。",
     "vllm.order.prefill_first": "先预填充、后解码",
     "vllm.order.decode_first": "先解码，预填充在单独的一步中进行",

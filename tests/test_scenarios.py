@@ -8,6 +8,10 @@ from tests.helpers.engines import GOOD
 PRESETS = preset_paths()
 
 
+def beyond_pool(config) -> bool:
+    return config.max_model_len > config.kv_capacity_tokens
+
+
 def test_the_presets_are_there():
     assert len(PRESETS) >= 8
 
@@ -19,8 +23,12 @@ def test_preset_key_frames_happen(path):
     runs = {False: scenario.engine()}
     if scenario.variant:
         runs[True] = scenario.engine(variant=True)
+    # the one run that may not finish: the vLLM twin on a pool smaller than max_model_len, where vLLM's scheduler
+    # keeps a request that outgrew the pool waiting for good (vllm_pool_too_small)
+    ends = {"finished", "stalled"} if scenario.spec.scheduler == "vllm" and beyond_pool(scenario.spec.config) \
+        else {"finished"}
     for engine in runs.values():
-        assert engine.run() == "finished"
+        assert engine.run() in ends
     problems = []
     for key_frame in scenario.key_frames:
         if key_frame.needs_model:  # depends on what the real model writes; checked only on the model

@@ -60,3 +60,13 @@ def test_a_scenario_file_may_hold_such_a_prompt_for_the_twin_only(tmp_path):
         load_scenario(path)
     path.write_text('scheduler = "vllm"\n' + small_pool)
     assert load_scenario(path).spec.workload[0].prompt_token_ids == (1, 2, 3)
+
+
+def test_an_article_step_idle_after_an_abort_is_not_a_stall():
+    """The article's scheduler aborts a running request that outgrew the pool in its decode loop, in a step that may
+    run nothing: the requests waiting behind it run next (they were left waiting for good before)."""
+    spec = load_scenario(SCENARIOS_DIR / "vllm_pool_too_small.toml").spec
+    engine = Engine(RunSpec(spec.config, spec.workload))
+    assert engine.run() == "finished"
+    aborting = next(f for f in engine.frames if any(e.kind == "aborted" for e in f.events))
+    assert aborting.batch.kind == "idle" and aborting.waiting == (2,)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from engine.analysis.export import comparison_traces
+from engine.analysis.vllm_args import vllm_would_start
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
 from i18n import Message, message_of, text
@@ -110,14 +111,19 @@ def _on_scheduler():
 
 
 def scheduler_choice():
-    """The scheduler a run is decided by; with the vLLM twin, which settings it ignores."""
-    inputs, lang = lab().inputs, current_lang()
-    if inputs is None:
-        return
-    st.session_state.scheduler_choice = inputs.spec.scheduler  # what this run was built with
-    st.radio(t("sidebar.scheduler"), SCHEDULER_KINDS, key="scheduler_choice", on_change=_on_scheduler,
-             format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"), help=t("sidebar.scheduler_help"))
-    if inputs.spec.scheduler == "vllm":
+    """The scheduler a run is decided by (a trace's as it records it); with the vLLM twin, which settings it
+    ignores; a warning when the pool cannot hold one request of max_model_len tokens."""
+    here, lang = lab(), current_lang()
+    if here.is_trace:
+        st.caption(t("sidebar.trace_scheduler", name=text(lang, f"sidebar.scheduler.{here.scheduler}")))
+    else:
+        st.session_state.scheduler_choice = here.scheduler  # what this run was built with
+        st.radio(t("sidebar.scheduler"), SCHEDULER_KINDS, key="scheduler_choice", on_change=_on_scheduler,
+                 format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"), help=t("sidebar.scheduler_help"))
+    if here.frames is not None and len(here.frames) and not vllm_would_start(config := here.config_in_effect()):
+        st.warning(t("sidebar.beyond_pool", max_model_len=config.max_model_len, capacity=config.kv_capacity_tokens,
+                     what=t(f"sidebar.beyond_pool.{here.scheduler}")))
+    if here.scheduler == "vllm":
         names = t("list.sep").join(setting(name, lang)[0] + (f" = {setting_value(name, 'smart', lang)}"
                                                              if name == "preemption_policy" else "")
                                    for name in TWIN_IGNORES)
@@ -200,9 +206,8 @@ def custom_setup():
                      help=input_help("arrivals", lang)))
         if st.form_submit_button(t("sidebar.start_custom")):  # under the settings and options shown in the sidebar
             state = st.session_state
-            scheduler = lab().inputs.spec.scheduler if lab().inputs else "article"
             _restart(RunInputs.from_custom(setup, lab().config_in_effect(), state.runner, int(state.seed),
-                                           state.temperature, lab().options_in_effect(), scheduler))
+                                           state.temperature, lab().options_in_effect(), lab().scheduler))
 
 
 def model_controls():
@@ -343,6 +348,8 @@ def trace_uploader():
         st.session_state.trace_loaded = key
     except LabError as e:
         st.error(said(e))
+        return
+    st.rerun()  # the sidebar above (the scheduler that decided it, its warnings) now shows the trace
 
 
 def sidebar():
