@@ -551,6 +551,11 @@ MESSAGES = {
                    "deterministic), measured the same way.",
     "lab.generated": "generated: 200 requests, Poisson arrivals",
     "lab.workload": "Workload",
+    "lab.scheduler_help": "Which scheduler decides every config of this comparison: the article's (nano-vllm) or "
+                          "the vLLM twin (vLLM V1's own decisions). It starts as the workload's own.",
+    "lab.alike_under_twin": "Under the vLLM twin, {comparison} is one run twice: the twin does not read the setting "
+                            "these configs differ in (vLLM has no such choice). Pick the article's scheduler, or "
+                            "another comparison.",
     "lab.compare": "Compare",
     "lab.custom": "custom: set each config yourself",
     "lab.how_many": "how many configs",
@@ -743,6 +748,9 @@ MESSAGES = {
     "compare.variant.overlapped": "overlapped scheduling",
     "compare.variant.fixed": "fixed max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "adaptive batch size ({low}-{high} ms)",
+    "compare.variant.article": "the article's scheduler",
+    "compare.variant.twin": "vLLM twin",
+    "compare.name.article vs vLLM twin": "the article's scheduler vs the vLLM twin",
     "compare.name.prefill-first vs decode-first": "prefill-first vs decode-first",
     "compare.name.whole vs chunked prefill": "whole vs chunked prefill",
     "compare.name.tail vs smart preemption": "tail vs smart preemption",

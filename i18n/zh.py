@@ -505,6 +505,10 @@ MESSAGES = {
     "lab.caption": "同一个工作负载，两到四种配置，每种都在自己的引擎中用模拟模型运行（即时、确定），以同样的方式度量。",
     "lab.generated": "生成的：200 个请求，泊松到达",
     "lab.workload": "工作负载",
+    "lab.scheduler_help": "由哪个调度器决定这次比较中的每种配置：文章的（nano-vllm）或 vLLM 孪生调度器（vLLM V1 自己的决定）。"
+                          "默认是该工作负载自己的调度器。",
+    "lab.alike_under_twin": "在 vLLM 孪生调度器下，{comparison} 只是把同一次运行跑两遍：孪生调度器不读取这些配置之间不同的那项设置"
+                            "（vLLM 没有这样的选项）。请选择文章的调度器，或换一种比较。",
     "lab.compare": "比较",
     "lab.custom": "自定义：逐个设置每种配置",
     "lab.how_many": "配置数量",
@@ -684,6 +688,9 @@ MESSAGES = {
     "compare.variant.overlapped": "重叠调度",
     "compare.variant.fixed": "固定 max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "自适应批大小（{low}-{high} 毫秒）",
+    "compare.variant.article": "文章的调度器",
+    "compare.variant.twin": "vLLM 孪生调度器",
+    "compare.name.article vs vLLM twin": "文章的调度器 对比 vLLM 孪生调度器",
     "compare.name.prefill-first vs decode-first": "预填充优先 对比 解码优先",
     "compare.name.whole vs chunked prefill": "整体预填充 对比 分块预填充",
     "compare.name.tail vs smart preemption": "tail 抢占 对比 smart 抢占",

@@ -90,3 +90,77 @@ def test_no_warning_where_the_pool_holds_max_model_len(app):
     app.query_params["scenario"] = "vllm_resume_cached"
     app.run()
     assert not app.exception and not any("max_model_len =" in w.value for w in app.sidebar.warning)
+
+
+VERSUS = load_scenario(SCENARIOS_DIR / "vllm_vs_article.toml")
+
+
+def test_the_versus_preset_parts_where_its_narrative_says_and_the_labs_comparison_names_those_steps():
+    from engine.analysis.compare import compare, variants_for
+    from viz.lockstep import lockstep_marks
+
+    spec = VERSUS.spec
+    article, twin = compare(variants_for("article vs vLLM twin", spec.config, "en"), spec.workload, seed=spec.seed,
+                            cost=spec.cost)
+    assert (article.engine.spec.scheduler, twin.engine.spec.scheduler) == ("article", "vllm")
+    found = partings([article.frames, twin.frames])
+    assert [p.step for p in found] == [3, 5, 6, 8, 9, 12]
+    assert "steps 3, 5, 6, 8, 9 and 12" in VERSUS.narrative and "第 3、5、6、8、9 和 12 步" in VERSUS.narrative_in("zh")
+    said = dict(lockstep_marks([(article.label, article.frames), (twin.label, twin.frames)], lang="en")["partings"])
+    assert said[3] == ("Step 3: the article's scheduler admits 2 (8 tokens); vLLM twin only runs its decode batch "
+                       "(2 requests).")  # an admission's first chunk is told once, by the admission
+    assert said[5].startswith("Step 5: the article's scheduler preempts 2;")
+    assert said[9].endswith("vLLM twin admits 2 (8 tokens).")
+    assert article.frames[3].batch.seq_ids == (2,) and set(article.frames[2].running) == {0, 1}  # 0 and 1 paused
+    finish = {run.label: next(f.step for f in run.frames if any(e.kind == "finished" and e.seq_id == 2
+                                                                for e in f.events)) for run in (article, twin)}
+    assert finish == {article.label: 15, twin.label: 13}
+
+
+def test_a_named_comparison_runs_under_the_scheduler_chosen_and_says_when_the_twin_would_repeat_one_run():
+    from engine.analysis.compare import COMPARISONS, GENERATED_CONFIG, OWN_SCHEDULERS, alike_under_twin, variants_for
+
+    base = GENERATED_CONFIG
+    assert {v.scheduler for v in variants_for("whole vs chunked prefill", base, "en", "vllm")} == {"vllm"}
+    assert {v.scheduler for v in variants_for("whole vs chunked prefill", base, "en")} == {"article"}
+    assert [v.scheduler for v in variants_for("article vs vLLM twin", base, "en", "vllm")] == ["article", "vllm"]
+    alike = {name for name in COMPARISONS if name not in OWN_SCHEDULERS
+             and alike_under_twin(variants_for(name, base, "en", "vllm"))}
+    assert alike == {"prefill-first vs decode-first", "tail vs smart preemption"}
+
+
+def lab_page():
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    page = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app_pages" / "policy_lab.py"),
+                             default_timeout=60)
+    page.run()
+    page.selectbox(key="workload_choice").select("vllm_vs_article").run()
+    return page
+
+
+def test_the_lab_runs_a_named_comparison_under_the_workloads_own_scheduler_and_the_article_vs_twin_one():
+    page = lab_page()
+    page.selectbox(key="comparison").select("prefix caching on vs off").run()
+    chosen = page.selectbox(key="comparison_scheduler_vllm_vs_article")
+    assert chosen.value == "vllm" and chosen.options == ["the article's (nano-vllm)", "vLLM V1"]
+    page.button(key="run").click().run()
+    assert not page.exception and not page.error
+    assert [r.engine.spec.scheduler for r in page.session_state.compare_runs] == ["vllm", "vllm"]
+    page.selectbox(key="comparison").select("article vs vLLM twin").run()
+    assert not [s for s in page.selectbox if s.key == "comparison_scheduler_vllm_vs_article"]
+    page.button(key="run").click().run()
+    runs = page.session_state.compare_runs
+    assert [r.engine.spec.scheduler for r in runs] == ["article", "vllm"]
+    assert [r.label for r in runs] == ["the article's scheduler", "vLLM twin"]
+
+
+def test_the_lab_says_when_a_comparison_is_one_run_twice_under_the_twin():
+    page = lab_page()
+    page.selectbox(key="comparison").select("tail vs smart preemption").run()
+    assert any("one run twice" in i.value for i in page.info)
+    assert not [b for b in page.button if b.key == "run"]
+    page.selectbox(key="comparison_scheduler_vllm_vs_article").select("article").run()
+    assert not page.info and [b for b in page.button if b.key == "run"]

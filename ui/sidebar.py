@@ -13,6 +13,7 @@ from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
 from i18n import Message, message_of, text
 from scheduler import SCHEDULER_KINDS
+from scheduler.vllm_v1 import IGNORED_SETTINGS
 from session.lab import (
     ARRIVALS,
     CUSTOM,
@@ -55,9 +56,6 @@ CONFIG_CONTROLS = (
     ("prompt_lookup_min", "int", {}),
     ("prompt_lookup_max", "int", {}),
 )
-# The settings the vLLM twin does not read (vLLM has no such choice); the sidebar notes them when it runs.
-TWIN_IGNORES = ("prefill_first", "mixed_batches", "preemption_policy", "cache_blocks_at_allocation",
-                "notebook_block_bug")
 
 
 def _restart(inputs: RunInputs):
@@ -126,7 +124,7 @@ def scheduler_choice():
     if here.scheduler == "vllm":
         names = t("list.sep").join(setting(name, lang)[0] + (f" = {setting_value(name, 'smart', lang)}"
                                                              if name == "preemption_policy" else "")
-                                   for name in TWIN_IGNORES)
+                                   for name in IGNORED_SETTINGS)
         st.caption(t("sidebar.scheduler_ignores", names=names))
 
 

@@ -33,6 +33,10 @@ from scheduler.speculative import NgramIndex
 from scheduler.vllm_v1.kv_cache import KVCache
 from scheduler.vllm_v1.step import schedule_step
 
+# The Config fields the twin does not read: vLLM has no such choice (it preempts the running tail, or the least
+# important request under the priority queue policy, whatever preemption_policy says).
+IGNORED_SETTINGS = ("prefill_first", "mixed_batches", "preemption_policy", "cache_blocks_at_allocation",
+                    "notebook_block_bug")
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
 
