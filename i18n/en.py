@@ -38,6 +38,7 @@ MESSAGES = {
     "narrate.admitted.cached": ", {n} more reused from the prefix cache",
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
     "narrate.admitted.recompute": " (it had been preempted, so its K/V is computed again)",
+    "narrate.admitted.recompute_rest": " (it had been preempted: the rest of its K/V is computed again)",
     "narrate.freed": "blocks {ids} freed",
     "narrate.freed.none": "no blocks freed",
     "narrate.preempted.self_tail": "Request {id} was preempted: it needed another block, none was free, and it is "
@@ -380,8 +381,9 @@ MESSAGES = {
     "player.still_computing": "still being computed",
     "player.state_cached": "K/V cached before this step", "player.state_now": "computed this step",
     "player.state_pending": "no K/V yet",
-    "player.pool_title": "<b>KV cache</b> · {n} blocks of {size} tokens · {used} in use, {cached} cached-free, "
-                         "{empty} empty",
+    "player.pool_title": "<b>KV cache</b> · {n} blocks of {size} tokens{reserved} · {used} in use, {cached} "
+                         "cached-free, {empty} empty",
+    "player.pool_reserved": " (and vLLM's null block 0)",
     "player.block": "block {id}",
     "player.block_cached_free": "free, still in the prefix cache", "player.block_free": "free",
     "player.block_shared": "shared", "player.block_in_use": "in use",

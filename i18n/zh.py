@@ -34,6 +34,7 @@ MESSAGES = {
     "narrate.admitted.cached": "，另有 {n} 个从前缀缓存复用",
     "narrate.admitted.after_rebuild": "（KV 缓存池已重建，所以它的 K/V 要在新池中重新计算）",
     "narrate.admitted.recompute": "（它曾被抢占，所以它的 K/V 要重新计算）",
+    "narrate.admitted.recompute_rest": "（它曾被抢占：它其余的 K/V 要重新计算）",
     "narrate.freed": "释放了块 {ids}",
     "narrate.freed.none": "没有释放任何块",
     "narrate.preempted.self_tail": "请求 {id} 被抢占：它需要再要一个块，但没有空闲块，而它本身就是运行队列的末尾，所以 tail 策略"
@@ -345,8 +346,9 @@ MESSAGES = {
     "player.still_computing": "仍在计算",
     "player.state_cached": "K/V 在本步之前已缓存", "player.state_now": "本步计算",
     "player.state_pending": "尚无 K/V",
-    "player.pool_title": "<b>KV 缓存</b> · {n} 个块，每块 {size} 个 token · {used} 个使用中，{cached} 个空闲但已缓存，"
+    "player.pool_title": "<b>KV 缓存</b> · {n} 个块，每块 {size} 个 token{reserved} · {used} 个使用中，{cached} 个空闲但已缓存，"
                          "{empty} 个空块",
+    "player.pool_reserved": "（另有 vLLM 的空块 0）",
     "player.block": "块 {id}",
     "player.block_cached_free": "空闲，仍在前缀缓存中", "player.block_free": "空闲",
     "player.block_shared": "共享", "player.block_in_use": "使用中",

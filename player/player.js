@@ -580,9 +580,9 @@
       this.poolOwners = owners;
       const target = v.blocks.map((b, id) => b[B.ref_count] === 0 ? (b[B.hash] !== null ? COLORS.cached_free : COLORS.free)
         : owners[id].length ? color(owners[id][0]) : COLORS.reserved);  // in use by no request: vLLM's null block
-      const m = v.metrics, n = v.blocks.length;
+      const m = v.metrics, reserved = target.filter(c => c === COLORS.reserved).length, n = v.blocks.length - reserved;
       this.$('.sp-ptitle').innerHTML = this.t('pool_title', {n, size: v.cfg.block_size, used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks],
-        empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks]});
+        empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks], reserved: reserved ? this.t('pool_reserved') : ''});
       Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[B.ref_count]),
         cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : [])});
       const from = this.colors.length === n ? this.colors : target;
