@@ -112,13 +112,15 @@ def scheduler_choice():
     """The scheduler a run is decided by (a trace's as it records it); with the vLLM twin, which settings it
     ignores; a warning when the pool cannot hold one request of max_model_len tokens."""
     here, lang = lab(), current_lang()
+    if not here.frames:  # nothing open yet
+        return
     if here.is_trace:
         st.caption(t("sidebar.trace_scheduler", name=text(lang, f"sidebar.scheduler.{here.scheduler}")))
     else:
         st.session_state.scheduler_choice = here.scheduler  # what this run was built with
         st.radio(t("sidebar.scheduler"), SCHEDULER_KINDS, key="scheduler_choice", on_change=_on_scheduler,
                  format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"), help=t("sidebar.scheduler_help"))
-    if here.frames is not None and len(here.frames) and not vllm_would_start(config := here.config_in_effect()):
+    if not vllm_would_start(config := here.config_in_effect()):
         st.warning(t("sidebar.beyond_pool", max_model_len=config.max_model_len, capacity=config.kv_capacity_tokens,
                      what=t(f"sidebar.beyond_pool.{here.scheduler}")))
     if here.scheduler == "vllm":

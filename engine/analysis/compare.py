@@ -36,7 +36,6 @@ from scheduler import Config
 from scheduler.vllm_v1 import IGNORED_SETTINGS
 
 MAX_VARIANTS = 4
-IGNORED_DEFAULTS = Config()  # what the settings the vLLM twin ignores are set to, to compare variants under it
 ADAPTIVE = AdaptiveBatch()  # the controller of the "adaptive batch size off vs on" comparison
 DEFAULT_COST = CostModel()
 BLOCK_SIZES = (4, 16, 64)
@@ -114,10 +113,8 @@ def variants_for(comparison: str, base: Config, lang: str, scheduler: str = "art
 def alike_under_twin(variants: Sequence[Variant]) -> bool:
     """Whether the variants differ only in settings the vLLM twin does not read (prefill-first vs decode-first, tail
     vs smart preemption), so that under it they are one run, repeated."""
-    def as_twin_reads(v: Variant):
-        ignored = {name: getattr(IGNORED_DEFAULTS, name) for name in IGNORED_SETTINGS}
-        return replace(v.config, **ignored), v.overlap, v.adaptive, v.scheduler
-    return len({as_twin_reads(v) for v in variants}) == 1
+    unread = {name: getattr(Config(), name) for name in IGNORED_SETTINGS}
+    return len({(replace(v.config, **unread), v.overlap, v.adaptive, v.scheduler) for v in variants}) == 1
 
 
 @dataclass(frozen=True)
