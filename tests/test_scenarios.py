@@ -2,14 +2,11 @@
 
 import pytest
 
+from engine.analysis.vllm_args import vllm_would_start
 from engine.inputs.scenario import SCENARIOS_DIR, ScenarioError, load_scenario, preset_paths
 from tests.helpers.engines import GOOD
 
 PRESETS = preset_paths()
-
-
-def beyond_pool(config) -> bool:
-    return config.max_model_len > config.kv_capacity_tokens
 
 
 def test_the_presets_are_there():
@@ -25,7 +22,7 @@ def test_preset_key_frames_happen(path):
         runs[True] = scenario.engine(variant=True)
     # the one run that may not finish: the vLLM twin on a pool smaller than max_model_len, where vLLM's scheduler
     # keeps a request that outgrew the pool waiting for good (vllm_pool_too_small)
-    ends = {"finished", "stalled"} if scenario.spec.scheduler == "vllm" and beyond_pool(scenario.spec.config) \
+    ends = {"finished", "stalled"} if scenario.spec.scheduler == "vllm" and not vllm_would_start(scenario.spec.config) \
         else {"finished"}
     for engine in runs.values():
         assert engine.run() in ends
