@@ -94,6 +94,13 @@ def test_screenshots_of_the_twins_reasons_and_its_resume_from_cached_blocks(fake
         page.locator(f"{PLAYER} .sp-narration").evaluate("e => e.scrollIntoView()")
         page.wait_for_timeout(300)
         page.screenshot(path=ARTIFACTS / f"twin_{name}_{lang}_frame{frame}_narration.png")
+        if name == "vllm_pool_too_small":  # the sidebar's warning: vLLM would not start with this config
+            alerts = page.locator("[data-testid=stSidebar] [data-testid=stAlert]")
+            warning = alerts.filter(has_text="max_model_len = 32")
+            warning.evaluate("e => e.scrollIntoView()")
+            page.wait_for_timeout(300)
+            page.screenshot(path=ARTIFACTS / f"twin_{name}_{lang}_sidebar_warning.png")
+            assert text(lang, "sidebar.beyond_pool.vllm")[:20] in warning.inner_text()
         page.close()
         if (name, frame, lang) == ("vllm_resume_cached", 9, "en"):
             assert "Request 1 found 2 blocks (8 tokens) in the prefix cache and reuses them: blocks 3, 4." in narration
