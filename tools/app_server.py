@@ -32,15 +32,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def app_server(runner: str = "fake", start_timeout_s: float = 60, port: int = 0):
-    """Yields (base URL, the server's Popen); on `port`, or a free one. The server writes its log to a temporary
-    file (a pipe nobody reads fills up and stalls the server) and watches no files (nothing is edited meanwhile)."""
+def app_server(runner: str = "fake", start_timeout_s: float = 60, port: int = 0, root: Path = ROOT):
+    """Yields (base URL, the server's Popen); on `port`, or a free one; the app of the tree at `root` (a bench's
+    other version). The server writes its log to a temporary file (a pipe nobody reads fills up and stalls the
+    server) and watches no files (nothing is edited meanwhile)."""
     port = port or free_port()
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
              str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"], cwd=ROOT,
+             "--server.fileWatcherType", "none"], cwd=root,
             env=dict(os.environ, SCHEDLAB_RUNNER=runner), stdout=log, stderr=subprocess.STDOUT)
         try:
             _wait_until_healthy(process, port, start_timeout_s, log)
