@@ -54,7 +54,7 @@ def test_followers_play_along_while_the_lecturer_plays_and_stop_on_the_lecturers
     student.query_params["class"] = room.code
     student.run()
     assert player_message(student)["playing"] == 0.0 and lab(student).cursor == 2  # the lecturer stands still
-    app.session_state["stage_player"] = {"play": {"frame": 2, "speed": 5}}  # the lecturer's Play, as the player tells it
+    app.session_state["stage_player"] = {"play": {"frame": 2, "speed": 5}}  # the Play the player tells
     app.session_state["class_playing"] = 5.0
     app.run()
     assert room.lead.playing == 5.0 and room.lead.frame == 2
