@@ -166,3 +166,26 @@ def test_students_play_along_while_the_lecturer_plays_and_land_on_the_lecturers_
     step(lecturer, 2)  # a step after the pause still leads the class
     for page in students:
         wait_for_frame(page, paused_at + 2)
+
+
+def test_under_a_base_path_the_students_link_points_at_the_lecturers_own_process():
+    """Several server processes behind one address, each under its own path (README, "Running a class"): the link
+    the lecturer hands out is built from the lecturer's page address, so it leads to the process holding the class."""
+    from playwright.sync_api import sync_playwright
+
+    with app_server("fake", base_path="p2") as (url, _process), sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = chromium.new_context(viewport={"width": 1280, "height": 720})
+            lecturer, code = start_class(context, url)
+            lecturer.locator("[data-testid=stSidebar] pre code").first.wait_for(timeout=WAIT_MS)
+            links = lecturer.locator("[data-testid=stSidebar] pre code").all_inner_texts()
+            assert url.endswith("/p2") and links[0].strip() == f"{url}/?class={code}"
+            student = context.new_page()
+            student.goto(links[0].strip())
+            wait_for_frame(student, 0)
+            step(lecturer, 2)
+            wait_for_frame(student, 2)
+            assert title(student) == title(lecturer)
+        finally:
+            chromium.close()

@@ -174,8 +174,10 @@ def _leave():
 
 
 def _link(here: Classroom, **extra) -> str:
-    base = (st.context.url or "").split("?")[0]
-    return f"{base}?{urlencode({'class': here.code, **extra})}"
+    """The class's link, built from this page's own address: behind a proxy that serves several server processes,
+    each under its own path (README, "Running a class"), it leads to the process that holds the class."""
+    base = (st.context.url or "").split("?")[0].rstrip("/")
+    return f"{base}/?{urlencode({'class': here.code, **extra})}"
 
 
 def class_panel():
