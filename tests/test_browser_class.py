@@ -166,6 +166,13 @@ def test_students_play_along_while_the_lecturer_plays_and_land_on_the_lecturers_
     step(lecturer, 2)  # a step after the pause still leads the class
     for page in students:
         wait_for_frame(page, paused_at + 2)
+    lecturer.locator("[data-testid=stSidebar]").get_by_text("中文").click()  # the lecturer's words, not the class's
+    lecturer.get_by_text(re.compile(f"你在带领课堂 {code}")).wait_for(timeout=WAIT_MS)
+    lecturer.locator(f"{PLAYER} [data-action=play]").click()
+    students[1].wait_for_function(f"() => {{ const p = document.querySelector('{PLAYER}').player; "
+                                  f"return p.playing && p.shown >= {paused_at + 4}; }}", timeout=WAIT_MS)
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_playing_zh_1280x720.png")
+    lecturer.locator(f"{PLAYER} [data-action=play]").click()
 
 
 def test_under_a_base_path_the_students_link_points_at_the_lecturers_own_process():
