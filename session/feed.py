@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from i18n import text
@@ -87,22 +86,21 @@ class Feed:
             self.ahead_to = request.want
         self._follow(lab)
 
-    def compute_ahead(self, lab: Lab, budget_s: float = AHEAD_BUDGET_S, until: Callable[[], bool] = lambda: False):
-        """After the answer went out: compute on toward the last request's target, for the next answer, and stop
-        early once `until()` holds (the page has something newer to do: a click, the lecturer's next step)."""
+    def compute_ahead(self, lab: Lab, budget_s: float = AHEAD_BUDGET_S):
+        """After the answer went out: compute on toward the last request's target, for the next answer."""
         target, self.ahead_to = self.ahead_to, 0
         if target > lab.last and lab.frames is self._frames and not lab.is_trace:
             # A step that fails here fails again when the next request computes it, and that answer says why.
             # Nobody waits for these frames yet: the model takes them at a background share (runner/share.py).
             with contextlib.suppress(LabError, ValueError, RuntimeError), asking(background=True):
-                self._compute(lab, target, budget_s, until)
+                self._compute(lab, target, budget_s)
 
     @staticmethod
-    def _compute(lab: Lab, want: int, budget_s: float, until: Callable[[], bool] = lambda: False):
+    def _compute(lab: Lab, want: int, budget_s: float):
         cursor, deadline = lab.cursor, time.perf_counter() + budget_s
         lab.goto(lab.last)
         try:
-            while lab.last < want and time.perf_counter() < deadline and not lab.is_over and not until():
+            while lab.last < want and time.perf_counter() < deadline and not lab.is_over:
                 lab.step()
         finally:
             lab.goto(min(cursor, lab.last))

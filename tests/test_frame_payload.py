@@ -133,15 +133,6 @@ def test_the_engine_computes_ahead_after_an_answer_and_the_next_request_gets_it_
     assert lab.last == 40
 
 
-def test_computing_ahead_stops_once_the_page_has_a_newer_run_waiting():
-    lab, feed = _lab(), Feed(lang="en")
-    run = feed.message(lab, {})["run"]
-    feed.serve(lab, Request(run, 0, 30, 1), budget_s=0)
-    steps = iter(range(100))
-    feed.compute_ahead(lab, budget_s=30, until=lambda: next(steps) >= 4)  # a click came after 4 steps
-    assert lab.last == 4 and lab.cursor == 0
-
-
 def test_computing_ahead_is_background_work_and_answering_a_request_is_not(monkeypatch):
     lab, feed, shares = _lab(), Feed(lang="en"), []
     real_step = lab.step

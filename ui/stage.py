@@ -30,7 +30,6 @@ from ui.state import (
     settings_in_effect,
     sync_url,
 )
-from ui.wake import rerun_waiting
 from viz.adaptive import adaptive_batch_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
@@ -282,6 +281,6 @@ def stage():
             sync_url(url_params())
             publish_lead()  # again: Run N steps moved the cursor meanwhile
             note_attendance(lab())
-            feed().compute_ahead(lab(), until=rerun_waiting())  # the answer is on its way: the engine goes on
+            feed().compute_ahead(lab())  # the answer is on its way: the engine goes on meanwhile
 
     live()

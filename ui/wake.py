@@ -10,11 +10,9 @@ fragment (widget states unchanged), queued on the server's event loop. This reac
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
-from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequestType
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
 from session.classroom import Wake
@@ -41,15 +39,6 @@ def waker() -> Wake | None:
         session._event_loop.call_soon_threadsafe(_rerun_fragment, session, fragment_id)
         return True
     return wake
-
-
-def rerun_waiting() -> Callable[[], bool]:
-    """Whether this session's browser (or a wake) has asked for another run while this one goes on: work nobody
-    waits for yet (the stage's compute-ahead) then stops, so the new run starts at once. Streamlit stops a run
-    only at its next element, never in the middle of pure-Python work."""
-    ctx = get_script_run_ctx()
-    requests = ctx.script_requests if ctx is not None else None
-    return lambda: requests is not None and requests._state == ScriptRequestType.RERUN
 
 
 def _rerun_fragment(session, fragment_id: str):
