@@ -175,15 +175,13 @@ def test_students_play_along_while_the_lecturer_plays_and_land_on_the_lecturers_
     lecturer.locator(f"{PLAYER} [data-action=play]").click()
 
 
-def test_under_a_base_path_the_students_link_points_at_the_lecturers_own_process():
+def test_under_a_base_path_the_students_link_points_at_the_lecturers_own_process(browser):
     """Several server processes behind one address, each under its own path (README, "Running a class"): the link
     the lecturer hands out is built from the lecturer's page address, so it leads to the process holding the class."""
-    from playwright.sync_api import sync_playwright
-
-    with app_server("fake", base_path="p2") as (url, _process), sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    _url, other = browser
+    with app_server("fake", base_path="p2") as (url, _process):
+        context = other.browser.new_context(viewport={"width": 1280, "height": 720})
         try:
-            context = chromium.new_context(viewport={"width": 1280, "height": 720})
             lecturer, code = start_class(context, url)
             lecturer.locator("[data-testid=stSidebar] pre code").first.wait_for(timeout=WAIT_MS)
             links = lecturer.locator("[data-testid=stSidebar] pre code").all_inner_texts()
@@ -195,4 +193,4 @@ def test_under_a_base_path_the_students_link_points_at_the_lecturers_own_process
             wait_for_frame(student, 2)
             assert title(student) == title(lecturer)
         finally:
-            chromium.close()
+            context.close()
