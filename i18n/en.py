@@ -776,7 +776,8 @@ MESSAGES = {
     "config.notebook_bug": "the notebook's scheduler has no {name}; set {name} to its off value or turn "
                            "notebook_block_bug off",
     "config.overlap_speculative": "overlapped scheduling needs num_speculative_tokens=0: drafts come from the "
-                                  "tokens still being computed; turn one of them off",
+                                  "tokens still being computed; turn one of them off (vLLM 0.32 refuses it too: "
+                                  "its async scheduling takes no n-gram drafts computed on the CPU)",
     "config.notebook_bug_model": "the real model needs a KV slot for every token; run the notebook's block-size"
                                  " bug on the fake model",
     "abort.refused": "request {id}: {reason}",

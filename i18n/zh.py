@@ -715,7 +715,8 @@ MESSAGES = {
     "config.budget_len": "不启用分块预填充时，它必须至少为 max_model_len={max_model_len}，否则增长到 max_model_len 后被抢占的序列将再也无法重新预填充；请调大它或启用 chunked_prefill",
     "config.cache_at_allocation": "这是前缀缓存的规则：请启用 enable_prefix_caching，或关闭 cache_blocks_at_allocation",
     "config.notebook_bug": "笔记本的调度器没有 {name}：请把 {name} 设为关闭值，或关闭 notebook_block_bug",
-    "config.overlap_speculative": "重叠调度要求 num_speculative_tokens=0：草稿来自仍在计算中的 token；请关闭其中之一",
+    "config.overlap_speculative": "重叠调度要求 num_speculative_tokens=0：草稿来自仍在计算中的 token；请关闭其中之一"
+                                  "（vLLM 0.32 同样拒绝：它的异步调度不接受在 CPU 上计算的 n-gram 草稿）",
     "config.notebook_bug_model": "真实模型需要为每个 token 准备一个 KV 槽位；请在模拟模型上运行笔记本的块大小错误",
     "abort.refused": "请求 {id}：{reason}",
     "abort.empty_prompt": "提示为空；请至少给出一个 token",
