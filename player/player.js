@@ -1,8 +1,8 @@
 /* schedlab's stage player: draws recorded frames and moves among them in the browser.
  *
  * The server sends messages: {run, from, frames: [delta...], last, over, cursor, cursor_moves, playing, answered,
- * title, model, key_frames, placeholder, error, lang, strings, leads}. Every word the player shows comes in `strings`
- * (i18n/ on the server: the player holds no text of its own). Frames are deltas (viz/frame_payload.py has the reference
+ * title, model, key_frames, placeholder, error, lang, strings, leads}. Every word the player shows comes in
+ * `strings` (i18n/ on the server: the player holds no text of its own). Frames are deltas (viz/frame_payload.py has the reference
  * decoder); the player keeps every decoded frame, so Step, Back, the slider and Play need no server. At the
  * end of what it holds it asks for more with a target step: {run, have, want, seq}.
  * In a class, the lecturer's player (`leads`) tells each stop, Play and Pause at once: {frame, speed} (speed 0:

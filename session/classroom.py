@@ -7,8 +7,7 @@ also pins runs in the "This server" panel), else a secret drawn for the class. W
 the scenario picked and whether the lecturer's player is playing (followers then play along, from the frame the
 lecturer is on, at the lecturer's speed, and land on the lecturer's frame at the pause); each new one gets the
 next version, and every seat taken is woken (its `wake` callable: the page reruns that student's stage) so it
-shows it within a second. A seat that breaks away keeps
-its place and is not woken until it follows again.
+shows it within a second. A seat that breaks away keeps its place and is not woken until it follows again.
 
 With predict-then-reveal, each question the class is asked is a `Poll` keyed by (run title, step): a student
 answers once (by the index of the choice: students read the choices in their own languages), the lecturer
