@@ -4,18 +4,15 @@ The player holds the frames it was sent and moves among them by itself; it asks 
 ("compute up to step N"), never a click, so N clicks ask for N frames however the requests are merged on the
 way. `Feed.serve` runs the engine toward the target within a time budget (the player asks again for the
 rest); `Feed.message` carries the run's header and the frames the player does not hold yet, as deltas
-(viz/frame_payload.py), each frame encoded once per run and language for every session showing it (`Encoding`).
-`Feed.compute_ahead`, once the page has sent the answer, goes on toward the target while the answer travels and
-the player plays it: the next request is answered at once with what was computed meanwhile, so a slow model never
-idles for a round trip.
+(viz/frame_payload.py), each frame encoded once per run. `Feed.compute_ahead`, once the page has sent the
+answer, goes on toward the target while the answer travels and the player plays it: the next request is
+answered at once with what was computed meanwhile, so a slow model never idles for a round trip.
 """
 
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
-import weakref
 from dataclasses import dataclass
 
 from i18n import text
@@ -44,47 +41,13 @@ class Request:
             return None
 
 
-class Encoding:
-    """One run's frames as the stage player is sent them, in one language: each frame's delta against the one
-    before, encoded once for every session that shows the run (`encoding_of`). Thirty students following their
-    lecturer, or on one preset, would otherwise each encode the same frames, thirty at once when they all play."""
-
-    def __init__(self, lang: str):
-        self.lang = lang
-        self.deltas: list[dict] = []  # only grows: a run's frame store is append-only
-        self._view = EMPTY_VIEW  # the view the last delta leads to (what a player holding them all shows)
-        self._lock = threading.Lock()
-
-    def upto(self, frames, count: int):
-        """Encode `frames` up to `count` (the store is passed, never kept: the run's memory stays the run cache's)."""
-        with self._lock:
-            while len(self.deltas) < count:
-                k = len(self.deltas)
-                view = stage_view(frames[k], frames[k - 1] if k else None, lang=self.lang, held=self._view)
-                self.deltas.append(encode(self._view, view))
-                self._view = view
-
-
-_encodings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # frame store -> {language: Encoding}
-_encodings_lock = threading.Lock()
-
-
-def encoding_of(frames, lang: str) -> Encoding:
-    """The encoding every session showing `frames` in `lang` shares; it goes with the frame store."""
-    try:
-        with _encodings_lock:
-            return _encodings.setdefault(frames, {}).setdefault(lang, Encoding(lang))
-    except TypeError:  # frames no weak reference can point at (a trace's list): encoded for this session alone
-        return Encoding(lang)
-
-
 class Feed:
     def __init__(self, lang: str):
         self.lang = lang  # the language of the narration and of every word the player shows
         self.run = 0
         self._frames = None  # the frame store the deltas were encoded from: a new one is a new run
-        self._encoding = Encoding(lang)
-        self._held = 0  # the frames of the encoding this session may be sent (it has stepped to)
+        self._deltas: list[dict] = []
+        self._view = EMPTY_VIEW
         self.send_from = 0  # the first frame the next message carries
         self.cursor_moves = 0  # counts server-side cursor moves (Run N, reset, a link): the player follows them
         self.playing: float | None = None  # with the last cursor move: play on at this speed, 0 stop, None as it was
@@ -93,12 +56,15 @@ class Feed:
 
     def _follow(self, lab: Lab):
         held = lab.last + 1  # a shared run may be further on than this session has stepped (session/run_cache.py)
-        if lab.frames is not self._frames or self._held > held:
+        if lab.frames is not self._frames or len(self._deltas) > held:
             self.run += 1
-            self._frames, self._encoding, self.send_from = lab.frames, encoding_of(lab.frames, self.lang), 0
+            self._frames, self._deltas, self._view, self.send_from = lab.frames, [], EMPTY_VIEW, 0
             self.cursor_moves += 1
-        self._held = held
-        self._encoding.upto(lab.frames, held)
+        while len(self._deltas) < held:
+            k = len(self._deltas)
+            view = stage_view(lab.frames[k], lab.frames[k - 1] if k else None, lang=self.lang, held=self._view)
+            self._deltas.append(encode(self._view, view))
+            self._view = view
 
     def use_language(self, lang: str):
         """Speak `lang` from the next message on: the frames, whose narration is in words, are sent again."""
@@ -142,10 +108,10 @@ class Feed:
     def message(self, lab: Lab, header: dict) -> dict:
         """The player's data for this page run: the header and the frames from `send_from` on."""
         self._follow(lab)
-        stop = min(self._held, self.send_from + MAX_FRAMES_PER_MESSAGE)
-        frames = self._encoding.deltas[self.send_from:stop]
+        stop = min(len(self._deltas), self.send_from + MAX_FRAMES_PER_MESSAGE)
+        frames = self._deltas[self.send_from:stop]
         message = {**header, "run": self.run, "from": self.send_from, "frames": frames,
-                   "last": self._held - 1, "over": _over_at_end(lab), "end_note": end_note(lab, self.lang),
+                   "last": len(self._deltas) - 1, "over": _over_at_end(lab), "end_note": end_note(lab, self.lang),
                    "cursor": lab.cursor, "cursor_moves": self.cursor_moves, "playing": self.playing,
                    "answered": self.answered,
                    **player_constants(self.lang)}

@@ -7,9 +7,8 @@ import pytest
 from engine.inputs.scenario import load_scenario, preset_paths
 from engine.run.frame import Frame
 from runner.share import current_share
-from session.feed import Feed, Request, encoding_of
+from session.feed import Feed, Request
 from session.lab import Lab, RunInputs
-from session.run_cache import RunCache
 from viz.frame_payload import (
     EMPTY_VIEW,
     QUEUE_ROWS,
@@ -132,25 +131,6 @@ def test_the_engine_computes_ahead_after_an_answer_and_the_next_request_gets_it_
     assert lab.last == 12 and [f["step"] for f in feed.message(lab, {})["frames"]] == list(range(1, 13))
     feed.compute_ahead(lab, budget_s=30)
     assert lab.last == 40
-
-
-def test_sessions_showing_one_run_share_its_encoding_and_each_is_sent_what_it_has_stepped_to(monkeypatch):
-    path = next(p for p in preset_paths() if p.stem == "02_preemption")
-    lecturer = Lab(RunInputs.from_scenario(load_scenario(path, "fake"), "fake"), cache=RunCache(2**30))  # a new run
-    lecturer.run(8)
-    student = Lab(lecturer.inputs, cache=lecturer.cache)
-    student.follow(lecturer.shared_run, lecturer.inputs, 3)
-    encoded = []
-    real_encode = encode
-    monkeypatch.setattr("session.feed.encode", lambda *a: (encoded.append(1), real_encode(*a))[1])
-    ahead, behind, chinese = Feed(lang="en"), Feed(lang="en"), Feed(lang="zh")
-    sent = ahead.message(lecturer, {})
-    assert len(encoded) == 9 and encoding_of(lecturer.frames, "en").deltas == sent["frames"]
-    later = behind.message(student, {})
-    assert len(encoded) == 9  # the same frames, encoded once for both
-    assert later["frames"] == sent["frames"][:4] and later["last"] == 3  # only what this session stepped to
-    assert _replay([later]) == _replay([sent])[:4]
-    assert [v["step"] for v in _replay([chinese.message(student, {})])] == [0, 1, 2, 3] and len(encoded) == 13
 
 
 def test_computing_ahead_is_background_work_and_answering_a_request_is_not(monkeypatch):
