@@ -25,7 +25,8 @@
   const WIRE = SCHEDLAB_WIRE;
   const positions = names => Object.fromEntries(names.map((name, i) => [name, i]));
   const F = positions(WIRE.request), B = positions(WIRE.block), M = positions(WIRE.metrics), K = positions(WIRE.key_frame);
-  const EMPTY = WIRE.empty_view, SCALARS = WIRE.scalars;
+  const S = positions(WIRE.segment);  // a batch entry: one request's tokens this step (viz/budget.py)
+  const EMPTY = WIRE.empty_view, SCALARS = WIRE.scalars, SPARSE = new Set(WIRE.sparse);
   const ROW_ENDS = WIRE.row_ends;  // the tokens the server sends at each end of a long row
   // laptop: the rows and cells the server sends tokens for; a presentation draws fewer, larger.
   const SIZES = {laptop: {boxes: WIRE.row_cells, rows: WIRE.queue_rows, grid: 16}, present: {boxes: 18, rows: 6, grid: 12}};
@@ -48,8 +49,8 @@
     if (!d || typeof d !== 'object') throw new Error('a frame is not an object');
     const view = {};
     for (const key of SCALARS) {
-      if (!(key in d)) throw new Error('a frame lacks ' + key);
-      view[key] = d[key];
+      if (!(key in d) && !SPARSE.has(key)) throw new Error('a frame lacks ' + key);
+      view[key] = key in d ? d[key] : [];  // a sparse scalar is sent only when not empty
     }
     for (const key of ['running', 'waiting', 'cfg']) view[key] = key in d ? d[key] : prev[key];
     const blocks = 'nb' in d ? Array.from({length: d.nb}, () => WIRE.free_block) : prev.blocks.slice();
@@ -147,6 +148,7 @@
 <div class="sp-banner" aria-live="polite"></div>
 <div class="sp-main">
   <div class="sp-queues">
+    <div class="sp-budget"><div class="sp-btitle"></div><div class="sp-bbar"></div></div>
     <div class="sp-queue sp-running"><div class="sp-qtitle"></div><div class="sp-rows"></div><div class="sp-more"></div></div>
     <div class="sp-queue sp-waiting"><div class="sp-qtitle"></div><div class="sp-rows"></div><div class="sp-more"></div></div>
     <div class="sp-legend"></div>
@@ -433,6 +435,7 @@
       this.shown = k;
       const animate = Math.abs(k - before) === 1 && !reducedMotion();
       this.renderHead(view);
+      this.renderBudget(view);
       this.renderQueues(view, animate ? this.views[before] : null);
       this.renderNarration(view);
       this.renderLegend(view);
@@ -473,7 +476,7 @@
       if (before) this.rows.forEach((row, rid) => rects.set(rid, row.getBoundingClientRect()));
       const used = new Set();
       const satOut = new Map(v.sat_out);
-      const scheduled = new Map(v.batch);
+      const scheduled = new Map(v.batch.map(s => [s[S.request], s[S.tokens]]));
       const done = v.done.filter(([rid]) => !v.running.includes(rid) && !v.waiting.includes(rid));
       const queues = [['running', v.running.slice(0, sizes.rows), v.running.length - Math.min(v.running.length, sizes.rows)],
         ['waiting', v.waiting.slice(0, sizes.rows), v.waiting.length - Math.min(v.waiting.length, sizes.rows)]];
@@ -521,6 +524,35 @@
             {duration: this.moveMs(), easing: 'ease-out'});
         }
       }
+    }
+
+    /* The token budget bar: one segment per request in the batch, in its colour (a prefill chunk hatched, its
+     * speculative lookahead pale), the unused rest, the sum, and the requests the budget held back. */
+    renderBudget(v) {
+      const budget = v.cfg.max_num_batched_tokens, used = v.batch.reduce((sum, s) => sum + s[S.tokens], 0);
+      const scale = Math.max(budget, used), bar = this.$('.sp-bbar'), width = this.barWidth || 0;
+      const px = width / scale;  // a segment labels its tokens where they fit
+      // A segment narrower than 2 px is drawn 2 px wide, while those together take at most 5% of the bar: each request
+      // in a small batch stays visible, and a large one is not drawn fuller than it is.
+      const floor = v.batch.length * 2 <= 0.05 * width;
+      const segment = (cls, n, tip, background, rid = '') => `<i class="sp-bseg ${cls}${floor && n * px < 2 ? ' sp-bmin' : ''}" ` +
+        `style="flex-grow:${n};background-color:${background}" data-rid="${rid}" title="${esc(tip)}">${n * px >= 9 * String(n).length + 6 ? n : ''}</i>`;
+      const parts = v.batch.map(s => {
+        const rid = s[S.request], n = s[S.tokens], phase = WIRE.phases[s[S.phase] || 0];
+        const drafts = s[S.drafts] || 0, params = {rid, n, computed: s[S.computed], of: s[S.of], drafts, accepted: s[S.accepted] || 0};
+        const tip = this.t('budget_tip_' + (drafts ? 'lookahead' : phase), params);
+        if (!drafts) return segment('sp-b' + phase, n, tip, color(rid), rid);
+        return segment('sp-bdecode', n - drafts, tip, color(rid), rid) + segment('sp-blookahead', drafts, tip, blend(color(rid), 0.55), rid);
+      });
+      if (budget > used) parts.push(segment('sp-bfree', budget - used, this.t('budget_tip_free', {n: budget - used}), COLORS.free));
+      bar.innerHTML = parts.join('');
+      bar.dataset.used = used;
+      const held = v.budget_held, who = held.map(([rid, needed, left]) => this.t(needed === undefined ? 'budget_sits_out' : 'budget_waits', {rid, needed, left}));
+      const note = !held.length ? '' : ` · <span class="sp-bheld" title="${esc(who.join('; '))}">` +
+        `${esc(this.t(held.length === 1 ? 'budget_spent.one' : 'budget_spent.other', {rid: held[0][0], n: held.length}))}</span>`;
+      const title = this.$('.sp-btitle');
+      title.innerHTML = `<b>${esc(this.t('budget_title'))}</b> · ${esc(this.t('budget_sum', {used, budget, pct: Math.round(100 * used / budget)}))}${note}`;
+      title.title = this.t('budget_title_tip');
     }
 
     /* A request's row: its token cells (as many as fit, condensed around this step's tokens), progress and flags.
@@ -830,6 +862,11 @@
       document.addEventListener('keydown', this.onKey);
       this.resize = new ResizeObserver(() => { const v = this.views[this.shown]; if (v) this.paintPool(v, this.colors); });
       this.resize.observe(this.$('.sp-canvas-box'));
+      this.barResize = new ResizeObserver(([entry]) => {  // measured here, not while drawing a frame
+        this.barWidth = entry.contentRect.width;
+        if (this.views[this.shown]) this.renderBudget(this.views[this.shown]);
+      });
+      this.barResize.observe(this.$('.sp-bbar'));
     }
   }
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from i18n import MessageError
+from session.submissions import Submission, Submissions
 
 LECTURER_ENV = "SCHEDLAB_LECTURER_KEY"
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I: a code is read off a projector
@@ -90,6 +91,7 @@ class Classroom:
         self._seats: dict[str, tuple[Wake, bool]] = {}  # session id -> (wake, following)
         self._lecturer: tuple[str, Wake] | None = None
         self.polls: dict[tuple[str, int], Poll] = {}
+        self.submissions = Submissions()  # the assignments handed in (session/submissions.py)
         self._lock = threading.Lock()
 
     # -- the lecturer ----------------------------------------------------------------------------------
@@ -184,6 +186,16 @@ class Classroom:
                 rows.writerow([self.code, poll.title, poll.step, poll.question, choice, n, len(poll.votes),
                                int(i == poll.answer), int(poll.revealed)])
         return out.getvalue()
+
+    # -- assignments -----------------------------------------------------------------------------------
+
+    def hand_in(self, name: str, assignment: str, judgement) -> Submission:
+        """A student's judged run (SubmissionError: a name refused); the lecturer is woken to see it."""
+        submission = self.submissions.submit(name, assignment, judgement)
+        with self._lock:
+            lecturer = [self._lecturer] if self._lecturer else []
+        self._wake(lecturer)
+        return submission
 
     # -- waking ----------------------------------------------------------------------------------------
 

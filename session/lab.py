@@ -105,6 +105,10 @@ class RunInputs:
         if variant and not scenario.variant:
             raise LabError("lab.no_variant", title=repr(scenario.title))
         spec = scenario.spec_for(variant=variant)
+        if (assignment := scenario.assignment) is not None:  # judged on its own model, seed and temperature
+            runner = spec.runner if assignment.locks("runner") else runner
+            seed = None if assignment.locks("seed") else seed
+            temperature = None if assignment.locks("temperature") else temperature
         spec = replace(spec, runner=runner_for(spec.config, runner), seed=spec.seed if seed is None else seed,
                        max_steps=DEFAULT_MAX_STEPS)
         title = f"{scenario.title} · variant: {variant_summary(scenario)}" if variant else scenario.title

@@ -113,3 +113,47 @@ def test_the_file_uploader_speaks_chinese(fake_server, browser):
       e => getComputedStyle(e, '::after').content + ' ' + getComputedStyle(e).fontSize)""")
     page.close()
     assert words == ['"上传" 0px', '"每个文件不超过 20 MB • JSON" 0px']
+
+
+BUDGET_JS = """() => { const root = document.querySelector('[data-testid=stage-player]');
+  const box = s => root.querySelector(s);
+  const rect = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  return {title: box('.sp-btitle').innerText, cut: box('.sp-btitle').scrollWidth > box('.sp-btitle').clientWidth + 1,
+          used: box('.sp-bbar').dataset.used, bar: rect(box('.sp-bbar')), queue: rect(box('.sp-running .sp-qtitle')),
+          story: rect(box('.sp-story')), held: box('.sp-bheld') && box('.sp-bheld').title,
+          segments: [...root.querySelectorAll('.sp-bseg')].map(e => [e.className.replace('sp-bseg ', ''),
+            Number(e.style.flexGrow), e.title, e.getBoundingClientRect().width])}; }"""
+
+
+def _apart(a, b) -> bool:
+    return a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("scheduler", ["article", "vllm"])
+def test_the_token_budget_bar_at_a_known_frame(fake_server, browser, scheduler, lang):
+    """Preset 04's variant, step 6, under either scheduler: four decodes and the second 60-token chunk of the
+    240-token prompt fill the 64-token budget; the bar draws them in proportion, says so in the language, and
+    overlaps neither the running queue nor the narration. Preset 07 under the twin, step 41: request 4 waits."""
+    page = open_page(browser, f"{fake_server}/?lang={lang}&scenario=04_chunked_prefill&variant=1&frame=6"
+                              f"&scheduler={scheduler}", 1280, FOLD)
+    page.wait_for_timeout(300)
+    bar = page.evaluate(BUDGET_JS)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=ARTIFACTS / f"budget_04_{scheduler}_{lang}.png")
+    page.goto(f"{fake_server}/?lang={lang}&scenario=07_smart_preemption&frame=41&scheduler=vllm")
+    wait_for_frame(page, 41)
+    held = page.evaluate(BUDGET_JS)
+    page.close()
+    words = {"en": ("Token budget · 64 of 64 tokens (100%)", "request 4: prefill chunk, 60 tokens · 120 of 240 prompt "
+                    "tokens computed", "request 0: decode, 1 token", "request 4 waits: needs 12 tokens, 10 left"),
+             "zh": ("token 预算 · 64 个 token 中用了 64 个（100%）",
+                    "请求 4：预填充分段，60 个 token · 提示词 240 个 token 中已计算 120 个", "请求 0：解码，1 个 token",
+                    "请求 4 等待：需要 12 个 token，只剩 10 个")}[lang]
+    assert (bar["title"], bar["used"], bar["cut"]) == (words[0], "64", False)
+    assert [(cls, n) for cls, n, _tip, _width in bar["segments"]] == [("sp-bdecode", 1)] * 4 + [("sp-bprefill", 60)]
+    assert (bar["segments"][4][2], bar["segments"][0][2]) == words[1:3]
+    widths = [width for *_, width in bar["segments"]]
+    assert abs(widths[4] / sum(widths) - 60 / 64) < 0.02
+    assert _apart(bar["bar"], bar["queue"]) and _apart(bar["bar"], bar["story"]) and bar["bar"][3] < FOLD
+    assert held["held"] == words[3] and held["segments"][-1][0] == "sp-bfree"

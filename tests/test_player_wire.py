@@ -10,6 +10,7 @@ from pathlib import Path
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session.feed import Feed, Request, run_header
 from session.lab import Lab, RunInputs
+from viz.budget import SEGMENT_FIELDS
 from viz.frame_payload import (
     BLOCK_FIELDS,
     EMPTY_VIEW,
@@ -19,6 +20,7 @@ from viz.frame_payload import (
     REQUEST_FIELDS,
     ROW_CELLS,
     SCALARS,
+    SPARSE,
     WIRE,
     stage_view,
 )
@@ -26,7 +28,7 @@ from viz.html_export import WIRE_SLOT, player_sources
 
 PLAYER_JS = (Path(__file__).resolve().parents[1] / "player" / "player.js").read_text()
 # The player's names for the position tables it builds from WIRE.
-TABLES = {"F": REQUEST_FIELDS, "B": BLOCK_FIELDS, "M": METRIC_FIELDS, "K": KEY_FRAME_FIELDS}
+TABLES = {"F": REQUEST_FIELDS, "B": BLOCK_FIELDS, "M": METRIC_FIELDS, "K": KEY_FRAME_FIELDS, "S": SEGMENT_FIELDS}
 
 
 def test_the_player_is_served_the_servers_wire_format():
@@ -44,9 +46,10 @@ def test_the_player_reads_every_array_position_by_a_name_the_server_gives():
         assert read and read <= set(names), f"{table}.{sorted(read - set(names))} is not a name the server sends"
     for names in TABLES.values():
         assert len(set(names)) == len(names)
-    # No position read by number off a request (r), block (b), metrics (m) or key frame (k, kf).
-    assert not re.findall(r"\b(?:r|b|m|k|kf)\[\d+\]", PLAYER_JS)
-    assert "const EMPTY = WIRE.empty_view, SCALARS = WIRE.scalars;" in PLAYER_JS
+    # No position read by number off a request (r), block (b), metrics (m), key frame (k, kf) or segment (s).
+    assert not re.findall(r"\b(?:r|b|m|k|kf|s)\[\d+\]", PLAYER_JS)
+    assert "const EMPTY = WIRE.empty_view, SCALARS = WIRE.scalars, SPARSE = new Set(WIRE.sparse);" in PLAYER_JS
+    assert set(SPARSE) <= set(SCALARS)
 
 
 def test_the_player_draws_no_more_rows_and_cells_than_the_server_sends_tokens_for():

@@ -22,6 +22,7 @@ from session.lab import (
     open_trace,
     real_model_installed,
 )
+from ui.assignment import lock_note, locked
 from ui.language import current_lang, said, t
 from ui.state import (
     USER_ERRORS,
@@ -116,7 +117,8 @@ def scheduler_choice():
         return
     st.session_state.scheduler_choice = inputs.spec.scheduler  # what this run was built with
     st.radio(t("sidebar.scheduler"), SCHEDULER_KINDS, key="scheduler_choice", on_change=_on_scheduler,
-             format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"), help=t("sidebar.scheduler_help"))
+             format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"), help=t("sidebar.scheduler_help"),
+             disabled=locked("scheduler"))
     if inputs.spec.scheduler == "vllm":
         names = t("list.sep").join(setting(name, lang)[0] + (f" = {setting_value(name, 'smart', lang)}"
                                                              if name == "preemption_policy" else "")
@@ -215,7 +217,7 @@ def model_controls():
     lang = current_lang()
     st.radio(t("sidebar.model"), options, key="runner_choice",
              format_func=lambda r: text(lang, f"sidebar.runner.{r}"), on_change=_on_run_inputs,
-             help=input_help("model", lang))
+             help=input_help("model", lang), disabled=locked("runner"))
     if not installed:
         st.caption(t("sidebar.model_missing"))
     elif inputs and inputs.runner != state.runner:  # the notebook's block-size bug runs on the fake model only
@@ -224,9 +226,10 @@ def model_controls():
         st.caption(t("sidebar.model_on", device=st.session_state.model_device, caveat=model_caveat(lang)))
     cols = st.columns(2)
     cols[0].number_input(t("sidebar.temperature"), *BOUNDS["temperature"], step=0.1, key="temperature",
-                         on_change=_on_run_inputs, help=input_help("temperature", lang))
+                         on_change=_on_run_inputs, help=input_help("temperature", lang),
+                         disabled=locked("temperature"))
     cols[1].number_input(t("sidebar.seed"), *BOUNDS["seed"], step=1, key="seed", on_change=_on_run_inputs,
-                         help=input_help("seed", lang))
+                         help=input_help("seed", lang), disabled=locked("seed"))
 
 
 def config_controls():
@@ -238,7 +241,7 @@ def config_controls():
         if field not in state.errors:
             state[key] = getattr(config, field)  # show what the next step will run under
         label, help_text = setting(field, lang)
-        common = {"key": key, "on_change": _on_config, "args": (field,), "disabled": lab().is_trace,
+        common = {"key": key, "on_change": _on_config, "args": (field,), "disabled": lab().is_trace or locked(field),
                   "help": help_text}
         if kind == "int":
             st.number_input(label, *BOUNDS[field], step=1, **common)
@@ -263,10 +266,12 @@ def optimisation_controls():
     for key, value in shown.items():
         if ("overlap" if key == "opt_overlap" else "adaptive") not in state.errors:
             state[key] = value  # show what the next step will run under
-    st.toggle(t("sidebar.overlap"), key="opt_overlap", on_change=_on_overlap, help=t("sidebar.overlap_help"))
+    st.toggle(t("sidebar.overlap"), key="opt_overlap", on_change=_on_overlap, help=t("sidebar.overlap_help"),
+              disabled=locked("overlap"))
     if "overlap" in state.errors:
         st.error(said(state.errors["overlap"]))
-    st.toggle(t("sidebar.adaptive"), key="opt_adaptive", on_change=_on_adaptive, help=t("sidebar.adaptive_help"))
+    st.toggle(t("sidebar.adaptive"), key="opt_adaptive", on_change=_on_adaptive, help=t("sidebar.adaptive_help"),
+              disabled=locked("adaptive"))
     if state.opt_adaptive:
         cols = st.columns(2)
         ms, seqs = tuple(s * 1000 for s in BOUNDS["adaptive_s"]), BOUNDS["max_num_seqs"]
@@ -292,7 +297,7 @@ def add_request_form():
                                           key="request_max_tokens", help=input_help("request_max_tokens", lang))
         priority = cols[1].number_input(t("sidebar.priority"), *BOUNDS["priority"], 0, key="request_priority",
                                         help=input_help("priority", lang))
-        if st.form_submit_button(t("sidebar.add_request")):
+        if st.form_submit_button(t("sidebar.add_request"), disabled=locked("requests")):
             try:
                 frame, last = lab().cursor, lab().last
                 lab().add_request(prompt, max_tokens, priority)
@@ -354,12 +359,15 @@ def sidebar():
         scheduler_choice()
         st.toggle(t("sidebar.presentation"), key="presentation", help=input_help("presentation", current_lang()))
         with st.expander(t("sidebar.model"), expanded=False):
+            lock_note()
             model_controls()
         with st.expander(t("sidebar.settings"), expanded=False):
             st.caption(t("sidebar.settings_caption"))
+            lock_note()
             config_controls()
         with st.expander(t("sidebar.beyond"), expanded=False):
             st.caption(t("sidebar.beyond_caption"))
+            lock_note()
             optimisation_controls()
         with st.expander(t("sidebar.add"), expanded=False):
             add_request_form()

@@ -13,6 +13,7 @@ import streamlit as st
 from i18n import text
 from session.feed import Request, run_header
 from session.lab import LabError
+from ui.assignment import assignment_panel
 from ui.classroom import PLAYING, class_banner, follow_lead, is_lecturer, publish_lead, take_seat, url_params
 from ui.errors import logged
 from ui.language import current_lang, said, t
@@ -276,6 +277,7 @@ def stage():
                 settings_notice()
                 player(error)
             predict()
+            assignment_panel()
             copy_link(url_params())
             lower_views()
             sync_url(url_params())

@@ -12,7 +12,8 @@ cells can show, plus those the player was sent before (`stage_view(frame, held=p
 are None. A long prompt arriving then costs a few dozen tokens, not its whole text (a frame's delta stays
 under 5 KB); the full text is in the Generated text view.
 
-Delta keys: scalars and the narration always; `running` / `waiting` / `cfg` when they changed; `nb` (pool
+Delta keys: scalars and the narration always (the `SPARSE` ones, lists empty on most frames, only when not
+empty); `running` / `waiting` / `cfg` when they changed; `nb` (pool
 size) when the pool was resized, its blocks then start free; `blk` the changed blocks as [id, *BLOCK_FIELDS];
 `req` the changed requests' REQUEST_FIELDS by id; `tok` by id, [length, [[start, token ids, pieces or None], ...]]:
 the runs of tokens that changed (an id of None: not held).
@@ -29,6 +30,7 @@ from collections.abc import Iterator
 from engine.run.frame import Frame, RequestView
 from i18n import messages, text
 from scheduler.sequence import PLACEHOLDER
+from viz.budget import PHASES, SEGMENT_FIELDS, budget_held, budget_segments, sat_out_cause
 from viz.colors import CACHED_FREE_COLOR, FREE_COLOR, REQUEST_PALETTE, RESERVED_COLOR
 from viz.glossary import player_legend
 from viz.narrate import narrate
@@ -42,7 +44,8 @@ METRIC_FIELDS = ("num_running", "num_waiting", "kv_usage", "num_free_blocks", "n
                  "num_preemptions")  # StepMetrics' attributes
 KEY_FRAME_FIELDS = ("step", "note", "holds")  # a key frame in a message's `key_frames` (holds: absent is true)
 SCALARS = ("step", "time", "kind", "batch", "metrics", "narration", "sat_out", "done", "wall_ms", "overlapped",
-           "overfull")
+           "overfull", "budget_held")  # batch: the step's segments (viz/budget.py SEGMENT_FIELDS)
+SPARSE = ("sat_out", "done", "overfull", "budget_held")  # scalars sent only when not empty
 HASH_DIGITS = 6  # of a block's 16 hex digits, shown in the player's hover
 DONE_KINDS = ("finished", "finished_late", "aborted")  # their words: done.<kind> in i18n/
 ROW_CELLS = 28  # the most token cells a request's row draws (the player's laptop size)
@@ -50,7 +53,8 @@ QUEUE_ROWS = 8  # the most requests a queue draws (the player's laptop size)
 ROW_ENDS = (ROW_CELLS - 1) // 2  # the tokens a long row shows at each end (two cells go to elision marks)
 EMPTY_VIEW = {"running": [], "waiting": [], "cfg": {}, "requests": [], "tokens": [], "pieces": [], "blocks": []}
 WIRE = {"request": REQUEST_FIELDS, "block": BLOCK_FIELDS, "free_block": FREE_BLOCK, "metrics": METRIC_FIELDS,
-        "key_frame": KEY_FRAME_FIELDS, "scalars": SCALARS, "empty_view": EMPTY_VIEW, "row_cells": ROW_CELLS,
+        "key_frame": KEY_FRAME_FIELDS, "segment": SEGMENT_FIELDS, "phases": PHASES, "scalars": SCALARS,
+        "sparse": SPARSE, "empty_view": EMPTY_VIEW, "row_cells": ROW_CELLS,
         "queue_rows": QUEUE_ROWS, "row_ends": ROW_ENDS}  # what the player knows of the wire format, as its `WIRE`
 
 
@@ -75,16 +79,11 @@ def player_constants(lang: str) -> dict:
     return {"colors": player_colors(), "placeholder": PLACEHOLDER, "lang": lang, "strings": player_strings(lang)}
 
 
-def sat_out_reason(frame: Frame, request_id: int, lang: str) -> str:
-    """Why a running request was not in this step's batch, in a few words."""
-    config, batch = frame.config, frame.batch
-    if len(batch.seq_ids) >= config.max_num_seqs:
-        return text(lang, "sat_out.batch_full", max_num_seqs=config.max_num_seqs)
-    if batch.kind == "prefill":
-        return text(lang, "sat_out.prefill")
-    if batch.total_tokens >= config.max_num_batched_tokens:
-        return text(lang, "sat_out.token_budget", budget=config.max_num_batched_tokens)
-    return text(lang, "sat_out.other")
+def sat_out_reason(frame: Frame, lang: str) -> str:
+    """Why running requests were not in this step's batch, in a few words."""
+    config = frame.config
+    return text(lang, f"sat_out.{sat_out_cause(frame)}", max_num_seqs=config.max_num_seqs,
+                budget=config.max_num_batched_tokens)
 
 
 def _request_fields(request: RequestView) -> list:
@@ -169,14 +168,15 @@ def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: di
     tokens, pieces = _tokens(frame, held)
     return {
         "step": frame.step, "time": round(frame.sim_time_s, 6), "kind": frame.batch.kind,
-        "batch": [[rid, n] for rid, n in zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True)],
+        "batch": budget_segments(frame),
         "metrics": [round(value, 4) for value in (getattr(m, name) for name in METRIC_FIELDS)],
         "narration": narrate(frame, before, lang=lang),
-        "sat_out": [[rid, sat_out_reason(frame, rid, lang)] for rid in frame.running if rid not in batched],
+        "sat_out": [[rid, sat_out_reason(frame, lang)] for rid in frame.running if rid not in batched],
         "done": [[e.seq_id, text(lang, f"done.{e.kind}")] for e in frame.events if e.kind in DONE_KINDS],
         "wall_ms": round(1000 * wall, 1) if frame.step else None,
         "overlapped": bool(frame.timing and frame.timing.overlapped),
         "overfull": [[block, count] for block, count in sorted(overfull_blocks(frame).items())],
+        "budget_held": budget_held(frame),
         "running": list(frame.running), "waiting": list(frame.waiting),
         "cfg": {"max_num_seqs": frame.config.max_num_seqs, "block_size": frame.config.kvcache_block_size,
                 "max_model_len": frame.config.max_model_len,
@@ -215,7 +215,7 @@ def _changed_runs(old_ids: list, old_pieces: list | None, ids: list, pieces: lis
 
 def encode(previous: dict, view: dict) -> dict:
     """The delta that turns `previous` (EMPTY_VIEW before frame 0) into `view`."""
-    delta = {key: view[key] for key in SCALARS}
+    delta = {key: view[key] for key in SCALARS if view[key] or key not in SPARSE}
     for key in ("running", "waiting", "cfg"):
         if view[key] != previous[key]:
             delta[key] = view[key]
@@ -248,7 +248,7 @@ def encode(previous: dict, view: dict) -> dict:
 def decode(previous: dict, delta: dict) -> dict:
     """The view `delta` describes, given the view before it; raises ValueError for a malformed delta."""
     try:
-        view = {key: delta[key] for key in SCALARS}
+        view = {key: delta.get(key, []) if key in SPARSE else delta[key] for key in SCALARS}
         for key in ("running", "waiting", "cfg"):
             view[key] = delta.get(key, previous[key])
         blocks = [FREE_BLOCK] * delta["nb"] if "nb" in delta else list(previous["blocks"])

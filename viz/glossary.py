@@ -21,7 +21,7 @@ SETTING_FIELDS = ("max_num_seqs", "num_kvcache_blocks", "kvcache_block_size", "m
                   "preemption_policy", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
                   "prompt_lookup_max", "notebook_block_bug", "cache_blocks_at_allocation",
                   "long_prefill_token_threshold")
-LEGEND = ("request", "tokens", "progress", "shared", "colours", "computing")
+LEGEND = ("request", "tokens", "budget", "progress", "shared", "colours", "computing")
 # The marks drawn beside the queues and the pool: a swatch ("sw:<kind>", drawn by player.css) or a glyph.
 TOKEN_MARKS = (("sw:cached", "cached"), ("sw:now", "now"), ("sw:pending", "pending"), ("·", "space"),
                ("⏎", "newline"), ("#42", "token_id"), ("�", "partial"), ("∅", "no_text"), ("⋯", "gap"),

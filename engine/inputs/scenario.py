@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from engine.inputs.article import notebook_requests
+from engine.inputs.assignment import Assignment, read_assignment
 from engine.inputs.key_frames import EXPECTATIONS, KeyFrame
 from engine.inputs.workload import bursty_arrivals, chat_prompts, lengths, poisson_arrivals, random_token_prompts
 from engine.run.adaptive import AdaptiveBatch
@@ -49,6 +50,7 @@ class Scenario:
     key_frames: tuple[KeyFrame, ...]
     variant: dict  # config changes of the comparison run the scenario offers ({} when none)
     translations: dict = field(default_factory=dict)  # {language: {"title": ..., "narrative": ...}}
+    assignment: Assignment | None = None  # goals the student's run must meet (engine/inputs/assignment.py)
 
     @property
     def name(self) -> str:
@@ -155,7 +157,7 @@ class _Loader:
     def scenario(self, data: dict, runner: str | None) -> Scenario:
         self.table(data, "", {"title": str, "narrative": str, "runner": str, "seed": int, "max_steps": int,
                               "config": dict, "variant": dict, "cost": dict, "adaptive": dict, "overlap": bool,
-                              "scheduler": str, "workload": dict, "key_frames": list,
+                              "scheduler": str, "workload": dict, "key_frames": list, "assignment": dict,
                               **{f"{key}_{lang}": str for key in ("title", "narrative") for lang in TRANSLATED}},
                    required=("title", "narrative", "config", "workload"))
         runner = runner or data.get("runner", "fake")
@@ -183,6 +185,7 @@ class _Loader:
             self.fail(Message("scenario.request_n", i=late[0]), "scenario.arrives_late",
                       arrival=workload[late[0]].arrival, max_steps=max_steps)
         key_frames = tuple(self.key_frame(kf, i) for i, kf in enumerate(data.get("key_frames", [])))
+        assignment = read_assignment(self, data["assignment"], len(workload)) if "assignment" in data else None
         texts = [("title", data), ("narrative", data), *((f"key_frames[{i}].note", kf)
                                                          for i, kf in enumerate(data.get("key_frames", [])))]
         translated = self.translated(texts)
@@ -190,7 +193,7 @@ class _Loader:
                         for lang in translated}
         spec = RunSpec(config, workload, runner, seed, cost, adaptive, overlap, scheduler, max_steps=max_steps)
         return Scenario(self.path, data["title"], data["narrative"].strip(), spec, key_frames, dict(variant),
-                        translations)
+                        translations, assignment)
 
     def translated(self, texts: list[tuple[str, dict]]) -> list[str]:
         """The languages besides English the file's texts (each `(name, table holding it)`) are in: each text

@@ -93,7 +93,8 @@ class Engine:
         self._recorder.reset_pool(self.scheduler.block_manager)
         arrived = self._admit_arrivals(through=0)  # frame 0 shows the requests that arrive at the start
         if record:
-            self._record_frame(Batch([], (), "idle"), arrived, 0.0, 0.0)
+            idle = Batch([], (), "idle")
+            self._record_frame(idle, batch_view(idle), arrived, 0.0, 0.0)
         self.follow(spec, 0)
 
     @property
@@ -194,6 +195,7 @@ class Engine:
         # Block tables as schedule() left them: deallocation replaces a table, so the list object is enough,
         # but verifying draft tokens pops the rejected drafts' blocks in place, so those tables are copied.
         tables = [s.block_table[:] if s.draft_token_ids else s.block_table for s in batch.seqs]
+        scheduled = batch_view(batch)
         post_events, post_s, model_s = self._run(batch, landed_model_s)
         events += post_events
         arrived = self._admit_arrivals(through=self.step_count)  # shown waiting in this frame, run from the next step
@@ -204,7 +206,7 @@ class Engine:
         self._tell_rebuild_admissions(events)
         self._last_batch_idle = not batch.seqs and not arrived and not any(e.kind == FinishedLate.kind for e in events)
         if self.record:
-            self._record_frame(batch, events, schedule_s + post_s, model_s, tables, timing)
+            self._record_frame(batch, scheduled, events, schedule_s + post_s, model_s, tables, timing)
         self._adapt(batch, latency_s)
         self._make_scheduled_changes()
         self._left_at = time.perf_counter()
@@ -361,7 +363,7 @@ class Engine:
                 self._requeued_by_rebuild.discard(e.seq_id)
                 events[i] = AdmittedAfterRebuild(e.seq_id, e.num_tokens, e.num_cached_tokens, e.recompute)
 
-    def _record_frame(self, batch, events, wall_schedule_s, wall_model_s, tables=(), timing=None):
+    def _record_frame(self, batch, scheduled, events, wall_schedule_s, wall_model_s, tables=(), timing=None):
         header = StepHeader(self.step_count, self.sim_time_s, wall_schedule_s, wall_model_s, self.config,
-                            batch_view(batch), tuple(events), timing)
+                            scheduled, tuple(events), timing)
         self._recorder.record(self.scheduler, batch, list(tables), header)

@@ -13,7 +13,10 @@ Schema (field names are stable; the UI builds its figures from them):
       sim_time_s: float              simulated clock at the end of the step (cost model, see engine.CostModel)
       wall_schedule_s, wall_model_s  wall time of schedule() + postprocess(), and of the model (runner.run)
       config: scheduler.Config       the config this step ran under (it can change mid-run, see Engine)
-      batch: BatchView               kind ("prefill" | "decode" | "mixed" | "idle"), seq_ids, num_tokens
+      batch: BatchView               kind ("prefill" | "decode" | "mixed" | "idle"), seq_ids, num_tokens, and
+                                     per request as schedule() left it: num_computed (tokens computed before this
+                                     step's, where its chunk starts) and num_drafts (speculative lookahead
+                                     tokens among its num_tokens); both () in traces written before they were kept
       waiting, running: tuple[int]   request ids in queue order (head first)
       requests: tuple[RequestView]   every request that has arrived by this step, finished ones included,
                                      indexed by id: ids are given in arrival order, so requests[i].id == i
@@ -233,17 +236,21 @@ class BatchView(NamedTuple):
     kind: str  # "prefill", "decode", "mixed" or "idle"
     seq_ids: tuple[int, ...]
     num_tokens: tuple[int, ...]  # tokens computed this step, per request in seq_ids
+    num_computed: tuple[int, ...] = ()  # tokens each had computed when scheduled (prefix hits included)
+    num_drafts: tuple[int, ...] = ()  # speculative draft tokens among num_tokens
 
     @property
     def total_tokens(self) -> int:
         return sum(self.num_tokens)
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "seq_ids": list(self.seq_ids), "num_tokens": list(self.num_tokens)}
+        return {"kind": self.kind, "seq_ids": list(self.seq_ids), "num_tokens": list(self.num_tokens),
+                "num_computed": list(self.num_computed), "num_drafts": list(self.num_drafts)}
 
     @classmethod
     def from_dict(cls, data: dict) -> BatchView:
-        return cls(data["kind"], tuple(data["seq_ids"]), tuple(data["num_tokens"]))
+        return cls(data["kind"], tuple(data["seq_ids"]), tuple(data["num_tokens"]),
+                   tuple(data.get("num_computed", ())), tuple(data.get("num_drafts", ())))
 
 
 class StepMetrics(NamedTuple):

@@ -37,7 +37,10 @@ class RequestRecord:
 
 
 def batch_view(batch: Batch) -> BatchView:
-    return BatchView(batch.kind, tuple(map(SEQ_ID, batch.seqs)), batch.num_scheduled_tokens)
+    """The batch as schedule() left it (read before the model runs: postprocess moves the counts on)."""
+    seqs = batch.seqs
+    return BatchView(batch.kind, tuple(map(SEQ_ID, seqs)), batch.num_scheduled_tokens,
+                     tuple(s.num_computed_tokens for s in seqs), tuple(len(s.draft_token_ids) for s in seqs))
 
 
 def request_view(seq: Sequence, history: TokenHistory) -> RequestView:

@@ -226,6 +226,9 @@ class _FrameChecker:
         counts = _ints(f"{where}.num_tokens", batch["num_tokens"], 0, MAX_TOKENS, self.num_requests)
         if len(ids) != len(counts):
             _fail(where, "trace.batch_lengths")
+        for key in ("num_computed", "num_drafts"):  # absent in traces written before the stage's budget bar
+            if key in batch and len(_ints(f"{where}.{key}", batch[key], 0, MAX_TOKENS, self.num_requests)) != len(ids):
+                _fail(f"{where}.{key}", "trace.batch_field_length", key=key)
 
     def check_events(self, where: str, events):
         for i, e in enumerate(_of(where, events, list)):

@@ -1,0 +1,84 @@
+"""An assignment through the app (AppTest): the panel under the stage shows the goals, undecided until the run's
+end, then met or not with the reason, in the session's language; the sidebar locks what the assignment locks and
+says why; in a class a student hands in the ended run under a name and the lecturer sees it by name. (A real
+server with a lecturer and two students: tests/test_browser_assignment.py.)"""
+
+from session.classroom import classes
+from tests.helpers.app import button, control, fake_model_app, lab, no_errors, show
+
+VIP = "assignment_1_vip_deadline"
+
+
+def opened(app, scenario: str = VIP):
+    app.query_params["scenario"] = scenario
+    return app.run()
+
+
+STATES = {"green": "met", "red": "not met", "gray": "open"}  # the colour of each goal's icon
+
+
+def goal_lines(app) -> list[str]:
+    """Each goal's line: its state (by its icon's colour), its words and its verdict's reason."""
+    return [f"{STATES[m.value[1:m.value.index('[')]]}: {m.value.split('] ', 1)[1]}" for m in app.markdown
+            if m.value.startswith(tuple(f":{colour}[" for colour in STATES))]
+
+
+def test_the_panel_judges_the_run_at_its_end_and_the_sidebar_locks_the_rest(app):
+    opened(app)
+    assert no_errors(app)
+    assert goal_lines(app)[0].startswith("open: **Request 3 finishes by step 20.** Not decided yet: the run has not "
+                                         "finished (step 0).")
+    assert control(app, "num_kvcache_blocks").disabled and not control(app, "queue_policy").disabled
+    assert app.radio(key="runner_choice").disabled and button(app, "Add request").disabled
+    assert any(c.value.startswith(":material/lock: Locked by this scenario's assignment, which lets you change only: "
+                                  "max_num_seqs (requests per batch)") for c in app.caption)
+    button(app, "Run to the end").click().run()
+    assert lab(app).is_over and goal_lines(app) == [
+        "not met: **Request 3 finishes by step 20.** Request 3 finished at step 29, after step 20.",
+        "met: **Every request finishes by step 45.** Every request finished by step 45 (the last at step 42)."]
+    assert [w.value for w in app.warning] == ["Assignment not passed: 1 of 2 goals met."]
+    show(app, 0)
+    control(app, "queue_policy").set_value("priority").run()  # the setting the assignment frees: a branch
+    button(app, "Run to the end").click().run()
+    assert goal_lines(app)[0] == "met: **Request 3 finishes by step 20.** Request 3 finished at step 12, by step 20."
+    assert [s.value for s in app.success] == ["Assignment passed: every goal met."]
+    app.radio(key="lang").set_value("zh").run()
+    assert goal_lines(app)[0] == "met: **请求 3 在第 20 步或之前完成。** 请求 3 在第 12 步完成，不晚于第 20 步。"
+
+
+def test_a_locked_setting_changed_by_a_link_breaks_the_rules(app):
+    app.query_params.update({"scenario": VIP, "num_kvcache_blocks": "6", "queue_policy": "priority"})
+    app.run()
+    button(app, "Run to the end").click().run()
+    assert any("num_kvcache_blocks was changed at frame 0, but the assignment locks it." in e.value for e in app.error)
+    assert [w.value for w in app.warning] == ["Assignment not passed: 2 of 2 goals met."]
+
+
+def test_no_panel_without_an_assignment(app):
+    opened(app, "02_preemption")
+    assert not goal_lines(app) and not control(app, "num_kvcache_blocks").disabled
+
+
+def test_a_student_hands_in_and_the_lecturer_sees_it_by_name(app, monkeypatch):
+    opened(app)
+    button(app, "Start a class").click().run()
+    room = classes().get(app.query_params["class"])
+    student = fake_model_app(monkeypatch)
+    student.query_params["class"] = room.code
+    student.run()
+    assert button(student, "Submit to the lecturer").disabled  # following: the lecturer's run is not theirs
+    assert any(c.value.startswith("You are following the lecturer") for c in student.caption)
+    button(student, "Break away").click().run()
+    assert button(student, "Submit to the lecturer").disabled  # not ended yet
+    button(student, "Run to the end").click().run()
+    student.text_input(key="assignment_name").set_value("  Ada\tLovelace ").run()
+    button(student, "Submit to the lecturer").click().run()
+    assert no_errors(student)
+    assert any(c.value.startswith("Submitted as Ada Lovelace at ") and c.value.endswith(
+        "Assignment not passed: 1 of 2 goals met.") for c in student.caption)
+    app.run()
+    assert any(m.value == "**Submissions: 1 students, 0 passed**" for m in app.markdown)
+    table = app.table[0].value
+    assert list(table.index) == ["Ada Lovelace"]
+    assert table.iloc[0, 1] == "✗ not met: Request 3 finished at step 29, after step 20."
+    assert room.submissions.csv(room.code, "en").count("Ada Lovelace") == 2  # a row per goal

@@ -1,0 +1,171 @@
+"""An assignment on the page (engine/inputs/assignment.py holds it): under the stage, the goals of the scenario shown
+with each one's verdict on the run up to the frame shown and the reason, the rules the run broke, and what may be
+changed; the sidebar greys out the locked settings and says why (`locked`, `lock_note`). In a class a student
+hands in the ended run under a typed name, and the lecturer sees each name's latest verdicts and exports them
+(session/submissions.py)."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from engine.inputs.assignment import RUN_SETTINGS, Assignment, Judgement
+from engine.inputs.goals import FAIL, OPEN, PASS, gather
+from engine.inputs.scenario import Scenario
+from engine.run.limits import MAX_APP_STEPS
+from i18n import Message
+from session.submissions import MAX_NAME, Submission, SubmissionError
+from ui.classroom import is_following, is_lecturer, room
+from ui.language import current_lang, said, t
+from ui.state import USER_ERRORS, feed, lab, presets, report
+from viz.glossary import setting
+
+ICONS = {PASS: ":green[:material/check_circle:]", FAIL: ":red[:material/cancel:]",
+         OPEN: ":gray[:material/hourglass_empty:]"}  # Streamlit's icon font: drawn without an emoji font
+MARKS = {PASS: "✓", FAIL: "✗", OPEN: "…"}  # in the lecturer's table, which draws text as it is
+SIDEBAR_WORDS = {"overlap": "sidebar.overlap", "adaptive": "sidebar.adaptive", "scheduler": "sidebar.scheduler",
+                 "runner": "sidebar.model", "seed": "sidebar.seed", "temperature": "sidebar.temperature",
+                 "requests": "sidebar.add"}  # the sidebar's words for the run settings an assignment may free
+RUN_TO_END_STEPS = 2000  # steps one click of "Run to the end" takes at most (a longer run: click again)
+
+
+def current() -> tuple[Scenario, Assignment] | None:
+    """The scenario of the run shown, with its assignment; None for a trace, a custom run or a scenario without."""
+    here = lab()
+    if here.is_trace or here.inputs.custom is not None:
+        return None
+    scenario = presets()[0].get(here.inputs.scenario_name)
+    return None if scenario is None or scenario.assignment is None else (scenario, scenario.assignment)
+
+
+def locked(name: str) -> bool:
+    """Whether the assignment of the run shown locks the setting `name` (a config field or one of RUN_SETTINGS)."""
+    found = current()
+    return found is not None and found[1].locks(name)
+
+
+def setting_words(name: str) -> str:
+    return t(SIDEBAR_WORDS[name]) if name in RUN_SETTINGS else setting(name, current_lang())[0]
+
+
+def lock_note():
+    """Under a sidebar section whose settings the assignment locks: why they are greyed out."""
+    found = current()
+    if found is None:
+        return
+    free = found[1].may_change
+    st.caption(":material/lock: " + (t("assignment.locked_note", names=t("list.sep").join(map(setting_words, free)))
+                                     if free else t("assignment.locked_all_note")))
+
+
+def judgement() -> Judgement:
+    """The run up to the frame shown, judged (once per run, frame and end)."""
+    scenario, assignment = current()
+    here = lab()
+    key = (here.shared_run.address, here.cursor, here.is_over)
+    kept = st.session_state.get("assignment_judged")
+    if kept is None or kept[0] != key:
+        evidence = gather((here.frames[k] for k in range(here.cursor + 1)), here.is_over)
+        kept = (key, assignment.judge(evidence, scenario.spec, here.shared_run.spec))
+        st.session_state.assignment_judged = kept
+    return kept[1]
+
+
+def summary(passed: bool, met: int, n: int) -> str:
+    return t("assignment.passed") if passed else t("assignment.failed", met=met, n=n)
+
+
+def _run_to_end():
+    try:
+        with st.spinner(t("assignment.run_to_end")):
+            lab().run(min(RUN_TO_END_STEPS, MAX_APP_STEPS - lab().cursor))
+        feed().moved_cursor()
+    except USER_ERRORS as e:
+        report(e)
+
+
+def assignment_panel():
+    """Under the stage, for a scenario with an assignment."""
+    found = current()
+    if found is None:
+        return
+    scenario, assignment = found
+    judged = judgement()
+    with st.container(border=True):
+        st.markdown(f"**{t('assignment.title')}**")
+        for goal, verdict in judged.verdicts:
+            st.markdown(f"{ICONS[verdict.state]} **{said(goal.words)}** {said(verdict.reason)}")
+        if judged.broken:
+            st.error("\n".join([t("assignment.rules_broken"), *(f"- {said(rule)}" for rule in judged.broken)]))
+        free = assignment.may_change
+        st.caption(t("assignment.may_change", names=t("list.sep").join(map(setting_words, free))) if free
+                   else t("assignment.all_locked"))
+        if judged.ended:
+            (st.success if judged.passed else st.warning)(summary(judged.passed, judged.count(PASS),
+                                                                  len(judged.verdicts)))
+        else:
+            cols = st.columns([4, 1.4], vertical_alignment="center")
+            cols[0].caption(t("assignment.not_ended"))
+            cols[1].button(t("assignment.run_to_end"), on_click=_run_to_end, width="stretch",
+                           key="assignment_run_to_end")
+        if room() is not None and is_lecturer():
+            submissions(scenario.name, assignment)
+        elif room() is not None:
+            hand_in(scenario.name, judged)
+
+
+def _hand_in(assignment_name: str, judged: Judgement):
+    try:
+        submission = room().hand_in(st.session_state.get("assignment_name"), assignment_name, judged)
+        st.session_state.assignment_sent = (assignment_name, submission)
+    except SubmissionError as e:
+        st.session_state.assignment_sent = (assignment_name, e.message)
+
+
+def hand_in(assignment_name: str, judged: Judgement):
+    """A student's name and Submit (once the run has ended, on their own), and what they handed in last."""
+    cols = st.columns([3, 2], vertical_alignment="bottom")
+    cols[0].text_input(t("assignment.name"), max_chars=MAX_NAME, key="assignment_name")
+    blocked = "assignment.submit_following" if is_following() else None if judged.ended else "assignment.submit_at_end"
+    cols[1].button(t("assignment.submit"), type="primary", disabled=blocked is not None, width="stretch",
+                   on_click=_hand_in, args=(assignment_name, judged), key="assignment_submit")
+    if blocked:
+        st.caption(t(blocked))
+    sent = st.session_state.get("assignment_sent")
+    if sent is None or sent[0] != assignment_name:
+        return
+    if isinstance(sent[1], Message):
+        st.error(said(sent[1]))
+        return
+    s: Submission = sent[1]
+    met = sum(v.state == PASS for _, v in s.goals)
+    st.caption(t("assignment.submitted", name=s.name, time=time.strftime("%H:%M:%S", time.localtime(s.at)),
+                 verdict=summary(s.passed, met, len(s.goals))))
+
+
+def _mark(state: str, reason) -> str:
+    return t("assignment.verdict", mark=MARKS[state], state=t(f"assignment.state.{state}"), reason=said(reason))
+
+
+def submissions(assignment_name: str, assignment: Assignment):
+    """The lecturer's view: each name's latest verdict per goal, and the class's CSV."""
+    here = room()
+    handed = here.submissions.of(assignment_name)
+    st.markdown(f"**{t('assignment.submissions', n=len(handed), passed=sum(s.passed for s in handed))}**")
+    if not handed:
+        st.caption(t("assignment.none_yet"))
+    else:
+        st.caption("  \n".join(t("assignment.goal_is", i=i + 1, goal=said(goal.words))
+                               for i, goal in enumerate(assignment.goals)))
+        rows = [{t("assignment.col.name"): s.name,
+                 t("assignment.col.passed"): MARKS[PASS if s.passed else FAIL] + " " +
+                 t("assignment.yes" if s.passed else "assignment.no"),
+                 **{t("assignment.col.goal", i=i + 1): _mark(v.state, v.reason) for i, (_, v) in enumerate(s.goals)},
+                 t("assignment.col.rules"): "; ".join(map(said, s.broken)) or t("assignment.rules_kept"),
+                 t("assignment.col.time"): time.strftime("%H:%M:%S", time.localtime(s.at))} for s in handed]
+        st.table(pd.DataFrame(rows).set_index(t("assignment.col.name")))  # text in the page, not a canvas
+    st.download_button(t("assignment.export"), here.submissions.csv(here.code, current_lang()),
+                       file_name=f"class_{here.code}_assignments.csv", mime="text/csv",
+                       disabled=not here.submissions.of(), key="assignment_export")
