@@ -25,6 +25,7 @@ from engine.run.recipe import CostModel
 from i18n import text
 from scheduler import SCHEDULER_KINDS
 from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, ConfigError
+from ui.downloads import built_on_request
 from ui.language import current_lang, said, t
 from ui.lockstep import lockstep_stages
 from ui.state import USER_ERRORS, presets
@@ -169,33 +170,21 @@ def vllm_equivalents(runs):
             tab.markdown(t("lab.vllm_adaptive"))
 
 
-def built_on_request(col, name: str, make, build_label: str, download_label: str, file_name: str, mime: str):
-    """A button that builds a heavy export once (kept until the next comparison), then its download button."""
-    made = st.session_state.exports.get(name)
-    if made is not None:
-        col.download_button(download_label, made, file_name, mime, key=f"download_{name}")
-    elif col.button(build_label, key=f"build_{name}"):
-        try:
-            with st.spinner(t("lab.building", file=file_name)):
-                st.session_state.exports[name] = make()
-            st.rerun()
-        except (OSError, ImportError, *USER_ERRORS) as e:  # no browser, no Pillow, over the size budget: say so
-            st.error(t("lab.build_failed", file=file_name, error=e))
-
-
 def exports(runs, title: str):
     lang = current_lang()
     st.subheader(t("lab.take_it"))
     json_col, csv_col, html_col = st.columns(3)
-    built_on_request(json_col, "json", lambda: comparison_json(runs, title), t("lab.build_json"),
+    store = st.session_state.exports
+    built_on_request(json_col, store, "json", lambda: comparison_json(runs, title), t("lab.build_json"),
                      t("lab.download_json"), "comparison.json", "application/json")
     csv_col.download_button(t("lab.csv"), requests_csv(runs), "requests.csv", "text/csv", key="download_csv")
-    built_on_request(html_col, "html", lambda: animation_html([(r.label, r.frames) for r in runs], title, lang=lang),
-                     t("lab.build_html"), t("lab.download_html"), "comparison.html", "text/html")
+    built_on_request(html_col, store, "html",
+                     lambda: animation_html([(r.label, r.frames) for r in runs], title, lang=lang), t("lab.build_html"),
+                     t("lab.download_html"), "comparison.html", "text/html")
     pick, build = st.columns([2, 1], vertical_alignment="bottom")
     labels = [run.label for run in runs]
     label = pick.selectbox(t("lab.gif_choice"), labels, key="gif_choice")
-    built_on_request(build, f"gif_{labels.index(label)}",
+    built_on_request(build, store, f"gif_{labels.index(label)}",
                      lambda: run_gif(runs[labels.index(label)].frames, label, lang=lang),
                      t("lab.build_gif"), t("lab.download_gif"), f"{label}.gif", "image/gif")
     st.caption(t("lab.exports_caption"))

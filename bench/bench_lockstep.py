@@ -4,16 +4,28 @@
   (requestAnimationFrame callbacks: how smoothly it still paints);
 - the browser's CPU time per step shown while playing (every Chromium process, read from /proc): what a step costs
   however busy the machine is, and so the rate one free core could keep up;
-- drawing one step: every stage's show() for a step, synchronous and to the next paint (p50/p95), over the run.
+- drawing one step: every stage's show() for a step, synchronous and to the next paint (p50/p95), over the run;
+- building the lab's stages, in the server (viz.html_export.lockstep_message, then JSON; CPU time of this process)
+  and in the browser (JSON.parse and mounting the stages), for the longest named comparison (the generated workload
+  under block sizes 4, 16 and 64) and four configs on that workload;
+- with --lab: the policy lab itself (the app on the fake model), from the click on "Show the stages" of that
+  longest comparison to its stages drawn (the server's build, the message's way and the browser's mount).
 Each is measured ROUNDS times, the page sizes in turn, and the best round kept: on a shared machine the others'
 load only ever slows a round down.
-Run: python bench/bench_lockstep.py
+With --before REV, the same pages are drawn by REV's player/ too (`git show`), in the same rounds, interleaved:
+before and after under the same load; and the stages are built by REV's viz/frame_payload.py too.
+Run: python bench/bench_lockstep.py [--before REV] [--build-only | --lab] [--size WIDTHxHEIGHT]
 """
 
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
+import types
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,10 +33,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from process_stats import child_pids, cpu_seconds  # noqa: E402
 
-from engine.analysis.compare import Variant, compare  # noqa: E402
+from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, variants_for  # noqa: E402
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_html  # noqa: E402
+from i18n import text  # noqa: E402
+from tools.app_server import ROOT, app_server  # noqa: E402
+from ui.lockstep import LAST_STEP  # noqa: E402
+from viz import html_export  # noqa: E402
+from viz.frame_payload import WIRE  # noqa: E402
+from viz.html_export import CHROMIUM, CHROMIUM_ARGS, PLAYER_DIR, WIRE_SLOT, animation_html, lockstep_sources  # noqa: E402
 
+LONGEST = "block size 4 vs 16 vs 64"  # the named comparison with the most frames (2,546 on the generated workload)
 PLAY_S = 6
 ROUNDS = 3
 SPEED = 20
@@ -44,10 +62,17 @@ PLAY_JS = """async ([seconds, speed, lockstep]) => {
   root.querySelector('[data-action=play]').click();
   return {steps_per_s: steps / elapsed, paints_per_s: paints / elapsed};
 }"""
+MOUNT_JS = """(data) => {
+  const element = document.getElementById('stages'), start = performance.now();
+  element.innerHTML = '';
+  SchedlabLockstep.mountStatic(element, JSON.parse(data));
+  element.getBoundingClientRect();
+  return performance.now() - start;
+}"""
 DRAW_JS = """async (lockstep) => {
   const root = document.querySelector(lockstep ? '[data-testid=lockstep]' : '[data-testid=stage-player]');
   const target = root.player || window.lockstep;
-  const last = lockstep ? target.last : target.views.length - 1, sync = [], painted = [];
+  const last = lockstep ? target.last : Number(root.dataset.last), sync = [], painted = [];
   for (let k = 1; k <= last; k++) {
     const t = performance.now();
     target.show(k);
@@ -60,15 +85,126 @@ DRAW_JS = """async (lockstep) => {
 }"""
 
 
+def four_variants(base) -> list[Variant]:
+    return [Variant("tail", replace(base, preemption_policy="tail")),
+            Variant("smart", replace(base, preemption_policy="smart")),
+            Variant("decode-first", replace(base, prefill_first=False)),
+            Variant("chunked", replace(base, chunked_prefill=True))]
+
+
 def four_runs():
     spec = load_scenario(SCENARIOS_DIR / "08_chat_poisson.toml").spec
-    base = spec.config
-    variants = [Variant("tail", replace(base, preemption_policy="tail")),
-                Variant("smart", replace(base, preemption_policy="smart")),
-                Variant("decode-first", replace(base, prefill_first=False)),
-                Variant("chunked", replace(base, chunked_prefill=True))]
-    runs = compare(variants, spec.workload, seed=spec.seed, cost=spec.cost)
+    runs = compare(four_variants(spec.config), spec.workload, seed=spec.seed, cost=spec.cost)
     return [(run.label, run.frames) for run in runs]
+
+
+def payload_at(rev: str):
+    """viz/frame_payload.py as it was at git revision `rev`, as a module."""
+    module = types.ModuleType(f"frame_payload_at_{rev}")
+    exec(subprocess.check_output(["git", "show", f"{rev}:viz/frame_payload.py"], text=True, cwd=PLAYER_DIR),
+         module.__dict__)
+    return module
+
+
+def build_figures(browser, before: str | None):
+    """CPU time to build the stages' message and its JSON here, and to mount them in the browser."""
+    comparisons = {"the longest named comparison, block size 4 vs 16 vs 64 (generated workload)":
+                   variants_for(LONGEST, GENERATED_CONFIG, "en"),
+                   "4 configs on the generated workload": four_variants(GENERATED_CONFIG)}
+    versions = [(f"{before}'s viz/frame_payload.py", payload_at(before))] if before else []
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_content("<section id='stages'></section>")
+    page.add_script_tag(content=lockstep_sources()[0])
+    page.add_style_tag(content=lockstep_sources()[1])
+    print("\nBuilding the lab's stages (CPU time of the server's build; the browser's parse and mount, best of 2):")
+    for title, variants in comparisons.items():
+        runs = [(run.label, run.frames) for run in compare(variants, generated_workload())]
+        frames = sum(min(len(f), LAST_STEP + 1) for _, f in runs)
+        print(f"  {title}: {len(runs)} stages, {frames:,} frames")
+        for name, module in versions + [("this tree", None)]:
+            with swapped_payload(module):
+                start = time.process_time()
+                data = json.dumps(html_export.lockstep_message(runs, lang="en", last_step=LAST_STEP))
+                spent = time.process_time() - start
+            mount = min(page.evaluate(MOUNT_JS, data) for _ in range(2))
+            print(f"    {name:36} server {spent:5.2f} s ({len(data) / 1e6:.1f} MB of JSON); browser "
+                  f"{mount / 1000:4.2f} s")
+    page.close()
+
+
+def lab_seconds(browser, url: str) -> float:
+    """From the click on "Show the stages" of the longest named comparison to every stage drawn, in the lab."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{url}/Policy_lab?lang=en")
+    boxes = page.locator("[data-testid=stSelectbox]")
+    for box, option in ((boxes.first, text("en", "lab.generated")), (boxes.nth(1), LONGEST)):
+        box.click()
+        page.get_by_role("option", name=option).click()
+        page.wait_for_timeout(1500)  # the page reruns
+    page.get_by_role("button", name=text("en", "lab.run")).click()
+    show = page.get_by_role("button", name=text("en", "lab.lockstep_show", frames="")[:15])
+    show.wait_for(timeout=180_000)
+    start = time.perf_counter()
+    show.click()
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=lockstep] [data-frame=\"0\"]').length === 3",
+                           timeout=180_000)
+    page.evaluate("() => new Promise(resolve => requestAnimationFrame(() => setTimeout(resolve, 0)))")  # painted
+    spent = time.perf_counter() - start
+    page.close()
+    return spent
+
+
+def lab_figures(browser, before: str | None):
+    """lab_seconds on this tree's app and, given `before`, on that revision's (`git archive`), in turn, twice."""
+    with tempfile.TemporaryDirectory() as folder:
+        trees = {"this tree": ROOT}
+        if before:
+            subprocess.run(f"git archive {before} | tar -x -C {folder}", shell=True, check=True, cwd=ROOT)
+            trees = {f"{before}": Path(folder), **trees}
+        print("\nThe lab's stages of the longest named comparison, from the click to every stage drawn (1280x720):")
+        for _ in range(2):
+            for name, root in trees.items():
+                with app_server("fake", root=root) as (url, _):
+                    print(f"  {name:12} {lab_seconds(browser, url):5.2f} s")
+
+
+@contextmanager
+def swapped_payload(module):
+    """viz.html_export building its messages with `module`'s frame payload (None: its own)."""
+    if module is None:
+        yield
+        return
+    own = html_export.EMPTY_VIEW, html_export.encode, html_export.player_views
+    html_export.EMPTY_VIEW, html_export.encode, html_export.player_views = \
+        module.EMPTY_VIEW, module.encode, module.player_views
+    try:
+        yield
+    finally:
+        html_export.EMPTY_VIEW, html_export.encode, html_export.player_views = own
+
+
+def sources_at(rev: str) -> tuple[str, str]:
+    """lockstep_sources() as they were at git revision `rev`."""
+    def show(name: str) -> str:
+        return subprocess.check_output(["git", "show", f"{rev}:player/{name}"], text=True, cwd=PLAYER_DIR)
+
+    return (show("player.js").replace(WIRE_SLOT, json.dumps(WIRE)) + "\n" + show("lockstep.js"),
+            show("player.css") + "\n" + show("lockstep.css"))
+
+
+def pages_of(runs, folder: Path, before: str | None) -> dict:
+    """(name, the page's path) for 1, 2 and 4 stages, drawn by this tree's player/ and, given `before`, by that
+    revision's: the same page with its scripts and styles swapped."""
+    pages, js, css = {}, *lockstep_sources()
+    old = sources_at(before) if before else None
+    for n in (1, 2, 4):
+        page = animation_html(runs[:n], f"{n} stages", lang="en")
+        name = "one player alone" if n == 1 else f"{n} stages in lockstep"
+        for version, (new_js, new_css) in ([("before", old)] if old else []) + [("now" if old else "", (js, css))]:
+            path = folder / f"stages_{n}_{version}.html"
+            path.write_text(page.replace(js, new_js).replace(css, new_css))
+            pages[(f"{name}, {version}" if version else name, n)] = path
+    return pages
 
 
 def browser_cpu_seconds() -> float:
@@ -100,31 +236,38 @@ def measure(page, path: Path, lockstep: bool) -> dict:
 def main():
     from playwright.sync_api import sync_playwright
 
-    runs = four_runs()
-    print(f"preset 08 under 4 configs: {[len(frames) - 1 for _, frames in runs]} steps")
+    before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
+    print("load average at the start " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as p:
-        pages = {}
-        for n in (1, 2, 4):
-            pages[n] = Path(folder) / f"stages_{n}.html"
-            pages[n].write_text(animation_html(runs[:n], f"{n} stages"))
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            for width, height in ((1280, 720), (1600, 1000)):
+            if "--lab" in sys.argv:
+                lab_figures(browser, before)
+                return
+            build_figures(browser, before)
+            if "--build-only" in sys.argv:
+                return
+            runs = four_runs()
+            print(f"\npreset 08 under 4 configs: {[len(frames) - 1 for _, frames in runs]} steps")
+            pages = pages_of(runs, Path(folder), before)
+            sizes = [tuple(map(int, sys.argv[sys.argv.index("--size") + 1].split("x")))] if "--size" in sys.argv \
+                else [(1280, 720), (1600, 1000)]
+            for width, height in sizes:
                 page = browser.new_page(viewport={"width": width, "height": height})
                 print(f"\n{width}x{height}, Play at {SPEED} steps/s for {PLAY_S} s, then every step drawn once "
                       f"(best of {ROUNDS} rounds):")
-                rounds = {n: [] for n in pages}
+                rounds = {key: [] for key in pages}
                 for _ in range(ROUNDS):
-                    for n, path in pages.items():
-                        rounds[n].append(measure(page, path, lockstep=n > 1))
+                    for (name, n), path in pages.items():
+                        rounds[name, n].append(measure(page, path, lockstep=n > 1))
                 base = None
-                for n in pages:
-                    figures = min(rounds[n], key=lambda r: r["sync"][0]) | {
-                        rate: max(r[rate] for r in rounds[n]) for rate in ("steps_per_s", "paints_per_s")} | {
-                        "cpu_ms_per_step": min(r["cpu_ms_per_step"] for r in rounds[n])}
+                for name, n in pages:
+                    figures = min(rounds[name, n], key=lambda r: r["sync"][0]) | {
+                        rate: max(r[rate] for r in rounds[name, n]) for rate in ("steps_per_s", "paints_per_s")} | {
+                        "cpu_ms_per_step": min(r["cpu_ms_per_step"] for r in rounds[name, n])}
                     base = base or figures
-                    name = "one player alone (baseline)" if n == 1 else f"{n} stages in lockstep"
-                    print(f"  {name:28} {figures['steps_per_s']:5.1f} steps/s, {figures['paints_per_s']:5.1f} "
+                    name = f"{name} (baseline)" if figures is base else name
+                    print(f"  {name:36} {figures['steps_per_s']:5.1f} steps/s, {figures['paints_per_s']:5.1f} "
                           f"paints/s, browser CPU {figures['cpu_ms_per_step']:5.1f} ms per step "
                           f"({figures['cpu_ms_per_step'] / base['cpu_ms_per_step']:.1f}x; one free core keeps "
                           f"{1000 / figures['cpu_ms_per_step']:.0f} steps/s); a step drawn in "

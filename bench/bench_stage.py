@@ -10,13 +10,17 @@ Figures, each with the baseline measured in the same run:
 - server CPU per frame (its /proc utime + stime) over a 200-step Play, against frames asked for one by one;
 - payload: bytes per frame delta (mean, p95, max) on every preset with a 256-block pool, and per message (in
   process, the same encoder the app uses).
-Run: python bench/bench_stage.py [--no-model | --model-only | --payload-only]
+With --before REV: only the player's own figures (scrub, Play on every preset), for REV's tree (`git archive`) and
+this one in turn, each against its own server, in the same run.
+Run: python bench/bench_stage.py [--no-model | --model-only | --payload-only | --before REV]
 """
 
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -29,7 +33,7 @@ from engine.inputs.scenario import load_scenario, preset_paths  # noqa: E402
 from engine.run.engine import Engine  # noqa: E402
 from session.feed import Feed, Request  # noqa: E402
 from session.lab import Lab, RunInputs, real_model_installed  # noqa: E402
-from tools.app_server import app_server  # noqa: E402
+from tools.app_server import ROOT, app_server  # noqa: E402
 from viz.frame_payload import EMPTY_VIEW, encode, player_views  # noqa: E402
 from viz.html_export import CHROMIUM, CHROMIUM_ARGS, player_sources  # noqa: E402
 
@@ -140,14 +144,7 @@ def fake_model_figures(browser):
     with app_server("fake") as (url, server):
         scrub(browser, f"{url}/?scenario=08_chat_poisson&frame=150", "preset 08")
         scrub(browser, f"{url}/?{LARGE_POOL}&frame=150", "200 chat requests")
-        rates = {}
-        for path in preset_paths():
-            page = open_stage(browser, f"{url}/?scenario={path.stem}")
-            rates[path.stem] = play(page)
-            page.close()
-        print("Play at 20 steps/s on the fake model, frames drawn per second (frames): " +
-              ", ".join(f"{name} {rate:.1f} ({n})" for name, (rate, n) in rates.items()) +
-              f"; slowest {min(r for r, _ in rates.values()):.1f}")
+        print(f"Play at 20 steps/s on the fake model, frames drawn per second (frames): {play_figures(browser, url)}")
         shown, computed = fast_clicks(browser, f"{url}/?scenario=08_chat_poisson")
         print(f"20 fast Step clicks, fake model: {shown} new frames shown, {computed} computed")
 
@@ -212,6 +209,32 @@ def payload_figures(blocks: int = 256, max_steps: int = 400):
           f"{len(js) + len(css)} B")
 
 
+def play_figures(browser, url: str) -> str:
+    rates = {}
+    for path in preset_paths():
+        page = open_stage(browser, f"{url}/?scenario={path.stem}")
+        rates[path.stem] = play(page)
+        page.close()
+    return (", ".join(f"{name} {rate:.1f} ({n})" for name, (rate, n) in rates.items()) +
+            f"; slowest {min(r for r, _ in rates.values()):.1f}")
+
+
+def player_before_after(browser, rev: str):
+    """The player's figures for REV's tree and this one, each against its own server, figure by figure."""
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run(f"git archive {rev} | tar -x -C {folder}", shell=True, check=True, cwd=ROOT)
+        with app_server("fake", root=Path(folder)) as (before, _), app_server("fake") as (now, _):
+            trees = {f"{rev}": before, "this tree": now}
+            for query, label in (("scenario=08_chat_poisson&frame=150", "preset 08"),
+                                 (f"{LARGE_POOL}&frame=150", "200 chat requests")):
+                for name, url in trees.items():
+                    print(f"[{name}] ", end="")
+                    scrub(browser, f"{url}/?{query}", label)
+            for name, url in trees.items():
+                print(f"[{name}] Play at 20 steps/s on the fake model, frames drawn per second (frames): "
+                      f"{play_figures(browser, url)}")
+
+
 def main():
     from playwright.sync_api import sync_playwright
 
@@ -219,6 +242,9 @@ def main():
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
+            if "--before" in sys.argv:
+                player_before_after(browser, sys.argv[sys.argv.index("--before") + 1])
+                return
             if "--model-only" not in sys.argv:
                 payload_figures()
                 if "--payload-only" in sys.argv:

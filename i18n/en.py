@@ -1005,6 +1005,36 @@ MESSAGES = {
                       "steps (a shorter workload)",
     "export.no_browser": "no browser to draw it: Chromium is not installed at {path} (apt install chromium)",
     "export.browser_failed": "the browser at {path} could not draw it ({detail})",
+    "export.pdf_timeout": "the browser took more than {s} s to print it; try again, or print the page yourself "
+                          "(Ctrl+P)",
+
+    # -- handouts of the stepper's run (viz/handout.py, player/handout.js, ui/handout.py) ----------------------
+    "stage.view.handout": "Handout",
+    "handout.caption": "The run on screen (frames 0 to {last}, its mid-run changes, key-frame notes, narration and "
+                       "generated text), in this language. Ctrl+P prints this page as the handout too: a title page "
+                       "and one page per key frame.",
+    "handout.build_html": "Build the offline player (HTML)",
+    "handout.download_html": "Download the offline player (HTML, opens without the app; prints as the handout)",
+    "handout.build_pdf": "Build the printed handout (PDF)",
+    "handout.download_pdf": "Download the printed handout (PDF)",
+    "handout.no_chromium": "This server has no Chromium ({path}) to print a PDF: download the offline player "
+                           "instead and print it from your browser (Ctrl+P gives the same pages).",
+    "handout.slides": "Pictures for slides: the queues and the whole KV pool, no buttons.",
+    "handout.size": "Slide size",
+    "handout.build_png": "Build a PNG of frame {frame}",
+    "handout.download_png": "Download the PNG of frame {frame}",
+    "handout.gif_range": "Frames of the GIF",
+    "handout.build_gif": "Build the GIF of frames {first} to {last}",
+    "handout.download_gif": "Download the GIF of frames {first} to {last}",
+    "handout.model": "Model: {model}",
+    "handout.scheduler": "Scheduler: {scheduler}",
+    "handout.frames": "Frames 0 to {last}.",
+    "handout.cut": "(The run goes on to frame {total}; a handout holds frames 0 to 2,000.)",
+    "handout.settings": "Settings at frame 0",
+    "handout.changes": "Changes made during the run",
+    "handout.no_changes": "None: the run as its scenario sets it.",
+    "handout.change": "After frame {frame}: {settings}",
+    "handout.change_request": "After frame {frame}: a request added by hand, “{prompt}” (up to {max_tokens} tokens)",
     "model.tokenizer": "Reading the tokenizer from the GGUF file",
     "model.dequantizing": "Dequantizing the GGUF weights (about 30 s, once)",
     "model.saving": "Saving the weights as safetensors",

@@ -6,17 +6,14 @@
  * [[step, sentence]...], colors: [one per run], lang, strings}. Its words are the server's: the shared buttons
  * reuse the players' own (`runs[0].strings`), the rest are `strings` (lockstep.ui.* in i18n/). A run shorter than
  * the others stays on its last frame, marked as ended. Each player keeps its own drawing; its controls are hidden
- * and its keys are this bar's.
+ * and its keys are this bar's. Of a player this file uses only the API player.js lists at its top: every stage is
+ * drawn by one SchedlabPlayer.showTogether, so a step lays the page out once, not once per stage.
  */
 (function () {
   'use strict';
   if (window.SchedlabLockstep) return;
 
   const SPEEDS = [1, 2, 5, 10, 20];
-  // Stage transitions drawn per second at most: Play faster than this draws each stage's step without the slide
-  // from the one before (bench/bench_lockstep.py: two stages at 20 steps/s sliding played slower than four that
-  // did not; at that speed a slide lasts under a frame's time anyway).
-  const TRANSITIONS_PER_S = 20;
   const MIN_COLUMN_PX = 360;  // narrower than this, four stages go two by two (three: two, then one)
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
   const fill = (template, params) => String(template).replace(/\{(\w+)\}/g, (all, name) => (name in params ? params[name] : all));
@@ -62,12 +59,12 @@
         this.$('.sp-ls-stages').appendChild(column);
         this.columns.push(column);
         const player = window.SchedlabPlayer.mountStatic(column.querySelector('.sp-ls-stage'), run);
-        document.removeEventListener('keydown', player.onKey);  // the bar's keys move every stage
+        player.releaseKeys();  // the bar's keys move every stage
         return player;
       });
-      this.last = Math.max(...this.players.map(p => p.views.length - 1));
-      const legends = this.players[0];  // the stages' legends, once for all of them
-      this.$('.sp-ls-legend').innerHTML = legends.$('.sp-legend').innerHTML + legends.$('.sp-plegend').innerHTML;
+      this.ended = this.columns.map(column => column.querySelector('.sp-ls-ended'));
+      this.last = Math.max(...this.players.map(p => p.lastFrame()));
+      this.$('.sp-ls-legend').innerHTML = this.players[0].legendHtml();  // the stages' legends, once for all of them
       this.words();
       this.bind();
       this.show(0);
@@ -80,18 +77,13 @@
     /* Every stage to step k (a run that ended before k stays on its last frame). */
     show(k) {
       k = Math.max(0, Math.min(this.last, k));
-      const speed = this.$('.sp-ls-speed').value;
-      const animate = !this.playing || speed * this.players.length <= TRANSITIONS_PER_S;
+      const moves = this.players.map((player, i) => [player, Math.min(k, player.lastFrame()), this.columns[i]])
+        .filter(([player, frame, column]) => player.shownFrame() !== frame && !(this.playing && this.offScreen.has(column)));
+      window.SchedlabPlayer.showTogether(moves, this.playing ? Number(this.$('.sp-ls-speed').value) : null);
       this.players.forEach((player, i) => {
-        const last = player.views.length - 1, frame = Math.min(k, last);
-        player.$('.sp-speed').value = speed;  // its transitions as short as this bar's frames
-        player.playing = this.playing;
-        if (player.shown !== frame) {
-          if (!animate) player.shown = -1;  // player.js slides only between adjacent frames
-          player.show(frame);
-        }
+        const last = player.lastFrame(), ended = k > last ? this.t('ended', {last}) : '';
         this.columns[i].classList.toggle('sp-ls-over', k > last);
-        this.columns[i].querySelector('.sp-ls-ended').textContent = k > last ? this.t('ended', {last}) : '';
+        if (this.ended[i].textContent !== ended) this.ended[i].textContent = ended;
       });
       this.shown = k;
       this.root.setAttribute('data-step', String(k));
@@ -122,8 +114,7 @@
       if (!this.playing) return;
       this.playing = false;
       clearTimeout(this.timer);
-      this.players.forEach(p => { p.playing = false; });
-      this.update();
+      this.show(this.shown);  // the stages off the screen too
     }
 
     tick() {
@@ -145,6 +136,7 @@
       this.pause();
       document.removeEventListener('keydown', this.onKey);
       this.resize.disconnect();
+      this.watch.disconnect();
       this.root.remove();
     }
 
@@ -193,24 +185,22 @@
       this.$('[data-action=next-parting]').disabled = this.parting(1) === undefined;
       const said = this.$('.sp-ls-said'), here = this.partings.get(k), next = this.parting(1);
       said.classList.toggle('sp-on', here !== undefined);
-      said.innerHTML = here !== undefined ? `<b>${esc(this.t('here'))}</b> ${esc(here)}` :
+      const html = here !== undefined ? `<b>${esc(this.t('here'))}</b> ${esc(here)}` :
         !this.partingSteps.length ? esc(this.t('never')) :
           esc(this.t('agree', {step: k}) + ' ' + (next === undefined ? this.t('no_more') : this.t('next_at', {step: next})));
-      const before = this.root.querySelectorAll('.sp-ls-marks .sp-here, .sp-ls-list .sp-here');
-      before.forEach(e => e.classList.remove('sp-here'));
-      if (here !== undefined) this.root.querySelectorAll(`[data-step="${k}"]`).forEach(e => e.classList.add('sp-here'));
+      if (this.saidHtml !== html) said.innerHTML = this.saidHtml = html;
+      const marked = `.sp-ls-marks [data-step="${here}"], .sp-ls-list [data-step="${here}"]`;  // none, between partings
+      this.root.querySelectorAll('.sp-ls-marks .sp-here, .sp-ls-list .sp-here').forEach(e => e.classList.remove('sp-here'));
+      if (here !== undefined) this.root.querySelectorAll(marked).forEach(e => e.classList.add('sp-here'));
     }
 
-    /* Stages side by side while each keeps MIN_COLUMN_PX; else two by two, or one under another. A stage whose
-       width changed draws its frame again: its rows hold as many token cells as fit. */
+    /* Stages side by side while each keeps MIN_COLUMN_PX; else two by two, or one under another. (A stage whose
+       width changed draws its frame again itself: its rows hold as many token cells as fit.) */
     layout() {
       const stages = this.$('.sp-ls-stages'), n = this.players.length, width = stages.clientWidth || 1200;
       let columns = n;
       while (columns > 1 && width / columns < MIN_COLUMN_PX) columns = columns === 4 ? 2 : columns - 1;
       stages.style.gridTemplateColumns = `repeat(${columns}, minmax(0, 1fr))`;
-      if (width === this.laidOutWidth) return;
-      this.laidOutWidth = width;
-      this.players.forEach(player => { if (player.shown >= 0) player.show(player.shown); });
     }
 
     /* -- input ------------------------------------------------------------------------------------------ */
@@ -239,6 +229,14 @@
       document.addEventListener('keydown', this.onKey);
       this.resize = new ResizeObserver(() => this.layout());
       this.resize.observe(this.$('.sp-ls-stages'));
+      // A stage off the screen (the lower two of four at 1280x720) is not drawn while Play runs: it catches up
+      // when it comes into view, and when Play stops.
+      this.offScreen = new Set();
+      this.watch = new IntersectionObserver(entries => {
+        entries.forEach(({target, isIntersecting}) => this.offScreen[isIntersecting ? 'delete' : 'add'](target));
+        if (this.shown >= 0) this.show(this.shown);
+      });
+      this.columns.forEach(column => this.watch.observe(column));
       this.layout();
     }
   }

@@ -1,5 +1,17 @@
 /* schedlab's stage player: draws recorded frames and moves among them in the browser.
  *
+ * What another script may use (player/lockstep.js drives several players with it; nothing else of a player is
+ * theirs to read or set):
+ *   SchedlabPlayer.mountStatic(element, message)  a player with every frame given, asking nothing
+ *   SchedlabPlayer.showTogether([[player, frame]...], speed)
+ *                                  several players each to a frame, drawn together: every read of the page's layout
+ *                                  before or after every write, so the page is laid out once, not once per player;
+ *                                  `speed`: the steps per second being played, or null
+ *   player.lastFrame(), player.shownFrame()   the last frame held, the frame shown (-1 before the first)
+ *   player.releaseKeys()           its keys (arrows, space, Home, End) are left to the driver
+ *   player.legendHtml()            its legends' markup, for a driver that shows them once for all its players
+ *   element.player, data-frame, data-last on the root: for tests and the GIF export
+ *
  * The server sends messages: {run, from, frames: [delta...], last, over, cursor, cursor_moves, playing, answered,
  * title, model, key_frames, placeholder, error, lang, strings, leads}. Every word the player shows comes in
  * `strings` (i18n/ on the server: the player holds no text of its own). Frames are deltas (viz/frame_payload.py has the reference
@@ -18,6 +30,10 @@
   const SHADES = {cached: 0.45, now: 0, pending: 0.82};
   const SPEEDS = [1, 2, 5, 10, 20];
   const MOVE_MS = 200;  // transitions; while playing fast, at most 80% of a frame's time
+  // Slides drawn per second at most: faster (Play at 20 steps/s with two stages or more) each stage jumps to its
+  // frame (bench/bench_lockstep.py: two stages at 20 steps/s sliding played slower than four that did not; at that
+  // speed a slide lasts under a frame's time anyway).
+  const SLIDES_PER_S = 20;
   const ANSWER_TIMEOUT_MS = 30000;  // a real-model step on a busy CPU can take seconds
   /* The wire format as the server names it (viz/frame_payload.py WIRE, written in here by
    * viz/html_export.player_sources): a request's fields, a block's, the metrics and a key frame travel as arrays,
@@ -43,6 +59,13 @@
   const markHtml = mark => (mark.startsWith('sw:') ? `<i class="sp-sw sp-sw-${esc(mark.slice(3))}"></i>` :
     `<b${mark === '⋯' ? ' class="sp-gapmark"' : ''}>${esc(mark)}</b> `);
   const reducedMotion = () => window.matchMedia && window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+  /* `html` written into `element` only when it is not what was written there last: a part of the stage that did
+   * not change costs no parse and no new layout. */
+  function setHtml(element, html) {
+    if (element.spHtml === html) return;
+    element.innerHTML = html;
+    element.spHtml = html;
+  }
 
   /* The view a delta describes, given the view before it (the same rules as viz/frame_payload.decode). */
   function decode(prev, d) {
@@ -188,6 +211,8 @@
       this.colors = [];  // the block colours drawn now (animated toward the frame's)
       this.rows = new Map();  // request id -> its row element, kept across frames so moves can animate
       this.tallest = 0;  // the most requests the queues held at once: their room is kept, so the pool never jumps
+      this.sized = null;  // the widths drawing depends on (measured()), kept until a box's width changes
+      this.painted = {shape: '', cells: []};  // what the pool's canvas holds, so a frame repaints only what changed
       root.classList.add('sp');
       root.player = this;  // tests and the GIF export reach the player through its element
       root.setAttribute('data-testid', 'stage-player');
@@ -390,6 +415,7 @@
     setPresent(present) {
       if (present === this.root.classList.contains('sp-present')) return;
       this.root.classList.toggle('sp-present', present);
+      this.sized = null;
       if (this.shown >= 0) this.show(this.shown);
     }
 
@@ -424,22 +450,39 @@
 
     /* -- drawing -------------------------------------------------------------------------------------- */
 
-    moveMs() {
-      return this.playing ? Math.min(MOVE_MS, 800 / this.speed()) : MOVE_MS;
+    show(k) { showTogether([[this, k]], this.playing ? this.speed() : null); }
+
+    lastFrame() { return this.views.length - 1; }
+
+    shownFrame() { return this.shown; }
+
+    releaseKeys() { document.removeEventListener('keydown', this.onKey); }
+
+    legendHtml() { return this.$('.sp-legend').innerHTML + this.$('.sp-plegend').innerHTML; }
+
+    /* showTogether's reads before drawing frame k: where the rows stand (for their slides to k, an adjacent frame)
+     * and the widths the frame is drawn to. */
+    plan(k, slideMs) {
+      const view = this.views[k];
+      if (!view) return null;
+      const before = slideMs && Math.abs(k - this.shown) === 1 ? this.views[this.shown] : null;
+      this.placePool(view.blocks.length);  // moves the pool only when its shape changes (then it is measured anew)
+      const rects = new Map();
+      if (before) this.rows.forEach((row, rid) => rects.set(rid, row.getBoundingClientRect()));
+      this.measured();
+      return {player: this, k, view, before, rects, slideMs};
     }
 
-    show(k) {
-      const view = this.views[k];
-      if (!view) return;
-      const before = this.shown;
+    /* showTogether's writes: frame k drawn, with no read of the layout. */
+    draw({k, view, before, slideMs}) {
       this.shown = k;
-      const animate = Math.abs(k - before) === 1 && !reducedMotion();
+      if (this.moveMs !== slideMs) this.root.style.setProperty('--sp-move', (this.moveMs = slideMs) + 'ms');  // player.css
       this.renderHead(view);
       this.renderBudget(view);
-      this.renderQueues(view, animate ? this.views[before] : null);
+      this.renderQueues(view, before);
       this.renderNarration(view);
       this.renderLegend(view);
-      this.renderPool(view, animate);
+      this.renderPool(view);
       this.renderTables(view);
       this.renderKeys();
       this.updateControls();
@@ -447,20 +490,51 @@
       if (!this.playing) this.reportSoon();
     }
 
+    /* showTogether's canvas, after every write: the pool's text needs the page laid out (its canvas's style), so
+     * the first of the players lays it out, once for all of them. */
+    paint({view, before, slideMs}) { this.fadePool(view, before ? slideMs : 0); }
+
+    /* showTogether's reads after drawing: a row that moved slides from where it was (FLIP), a new one fades in. */
+    slide({before, rects, slideMs}) {
+      if (!before) return;
+      for (const [rid, row] of this.rows) {
+        const old = rects.get(rid);
+        if (!old) { row.animate([{opacity: 0}, {opacity: 1}], {duration: slideMs}); continue; }
+        const now = row.getBoundingClientRect();
+        const dx = old.left - now.left, dy = old.top - now.top;
+        if (Math.abs(dx) + Math.abs(dy) > 1) {
+          row.animate([{transform: `translate(${dx}px, ${dy}px)`}, {transform: 'none'}], {duration: slideMs, easing: 'ease-out'});
+        }
+      }
+    }
+
+    /* The widths and sizes a frame is drawn to, read once and kept until a box's width changes (the ResizeObserver
+     * in bind()), the pool moves or the presentation mode changes: read after the frame's writes, each stage's
+     * read would lay the page out anew (bench/bench_lockstep.py). */
+    measured() {
+      if (this.sized) return this.sized;
+      const style = getComputedStyle(this.root);
+      const sized = {font: parseFloat(style.fontSize), cell: parseFloat(style.getPropertyValue('--sp-cell')) || 26,
+        bar: this.$('.sp-bbar').clientWidth, rows: this.$('.sp-running .sp-rows').clientWidth,
+        canvas: this.$('.sp-canvas-box').clientWidth, tables: this.$('.sp-trows').clientWidth};
+      if (this.root.isConnected) this.sized = sized;  // off the page every width is 0: read again once on it
+      return sized;
+    }
+
     renderHead(v) {
       const m = v.metrics, last = this.views.length - 1;
       const titled = this.header.titles.filter(([first]) => first <= v.step).pop();  // as this frame ran
       this.$('.sp-title').textContent = titled ? titled[1] : this.header.title;
       const took = v.wall_ms !== null && this.header.model.startsWith('SmolLM2') ? this.t('took', {clock: esc(this.t('clock_real')), ms: Math.round(v.wall_ms)}) : '';
-      this.$('.sp-caption').innerHTML = this.t('caption', {step: v.step, of: this.t(this.over ? 'of_last' : 'of_so_far', {n: last}), kind: esc(this.t('batch.' + v.kind)), running: m[M.num_running],
+      setHtml(this.$('.sp-caption'), this.t('caption', {step: v.step, of: this.t(this.over ? 'of_last' : 'of_so_far', {n: last}), kind: esc(this.t('batch.' + v.kind)), running: m[M.num_running],
         waiting: m[M.num_waiting], kv: Math.round(100 * m[M.kv_usage]), clock: esc(this.t('clock_simulated')), time: v.time.toFixed(3), took,
-        overlapped: v.overlapped ? this.t('overlapped') : '', model: esc(this.header.model)});
+        overlapped: v.overlapped ? this.t('overlapped') : '', model: esc(this.header.model)}));
       const here = this.header.key_frames.filter(kf => kf[K.step] === v.step), notes = here.map(kf => kf[K.note]);
       const holds = here.every(kf => kf[K.holds] !== false);  // a branched run may no longer show what a note says
       const banner = this.$('.sp-banner');
       banner.classList.toggle('sp-nothold', !holds);
       banner.classList.toggle('sp-on', notes.length > 0);
-      banner.innerHTML = !notes.length ? '' : `<b>${esc(this.t(holds ? 'key_holds' : 'key_not_held', {step: v.step}))}</b> ${esc(notes.join(' '))}`;
+      setHtml(banner, !notes.length ? '' : `<b>${esc(this.t(holds ? 'key_holds' : 'key_not_held', {step: v.step}))}</b> ${esc(notes.join(' '))}`);
     }
 
     /* The token legend names the marks this run draws: ids on the simulated model, text pieces on the real one. */
@@ -472,8 +546,6 @@
 
     renderQueues(v, before) {
       const sizes = this.sizes(), room = this.rowRoom();
-      const rects = new Map();
-      if (before) this.rows.forEach((row, rid) => rects.set(rid, row.getBoundingClientRect()));
       const used = new Set();
       const satOut = new Map(v.sat_out);
       const scheduled = new Map(v.batch.map(s => [s[S.request], s[S.tokens]]));
@@ -489,8 +561,8 @@
         const entries = ids.map(rid => [rid, null]);
         if (name === 'running') for (const [rid, how] of done) entries.push([rid, how]);
         const limit = name === 'running' ? ` <span class="sp-aside">· ${esc(this.t('queue_limit', {n: v.cfg.max_num_seqs}))}</span>` : '';
-        box.querySelector('.sp-qtitle').innerHTML = `<b>${esc(this.t(name + '_queue'))}</b> · ` +
-          `${esc(this.t('queue_count', {n: name === 'running' ? v.running.length : v.waiting.length}))}${limit}`;
+        setHtml(box.querySelector('.sp-qtitle'), `<b>${esc(this.t(name + '_queue'))}</b> · ` +
+          `${esc(this.t('queue_count', {n: name === 'running' ? v.running.length : v.waiting.length}))}${limit}`);
         box.querySelector('.sp-more').textContent = hidden ? this.t('more_requests', {n: hidden}) : '';
         rowsBox.querySelectorAll('.sp-empty').forEach(e => e.remove());
         // The running queue takes the rows it draws; the waiting queue keeps the rest of the room the most requests
@@ -513,24 +585,13 @@
         if (!entries.length) rowsBox.innerHTML = `<div class="sp-empty">${esc(this.t('empty'))}</div>`;
       }
       for (const [rid, row] of this.rows) if (!used.has(rid)) { row.remove(); this.rows.delete(rid); }
-      if (!before) return;
-      for (const [rid, row] of this.rows) {  // FLIP: a row that moved slides from where it was
-        const old = rects.get(rid);
-        if (!old) { row.animate([{opacity: 0}, {opacity: 1}], {duration: this.moveMs()}); continue; }
-        const now = row.getBoundingClientRect();
-        const dx = old.left - now.left, dy = old.top - now.top;
-        if (Math.abs(dx) + Math.abs(dy) > 1) {
-          row.animate([{transform: `translate(${dx}px, ${dy}px)`}, {transform: 'none'}],
-            {duration: this.moveMs(), easing: 'ease-out'});
-        }
-      }
     }
 
     /* The token budget bar: one segment per request in the batch, in its colour (a prefill chunk hatched, its
      * speculative lookahead pale), the unused rest, the sum, and the requests the budget held back. */
     renderBudget(v) {
       const budget = v.cfg.max_num_batched_tokens, used = v.batch.reduce((sum, s) => sum + s[S.tokens], 0);
-      const scale = Math.max(budget, used), bar = this.$('.sp-bbar'), width = this.barWidth || 0;
+      const scale = Math.max(budget, used), bar = this.$('.sp-bbar'), width = this.measured().bar;
       const px = width / scale;  // a segment labels its tokens where they fit
       // A segment narrower than 2 px is drawn 2 px wide, while those together take at most 5% of the bar: each request
       // in a small batch stays visible, and a large one is not drawn fuller than it is.
@@ -545,13 +606,13 @@
         return segment('sp-bdecode', n - drafts, tip, color(rid), rid) + segment('sp-blookahead', drafts, tip, blend(color(rid), 0.55), rid);
       });
       if (budget > used) parts.push(segment('sp-bfree', budget - used, this.t('budget_tip_free', {n: budget - used}), COLORS.free));
-      bar.innerHTML = parts.join('');
+      setHtml(bar, parts.join(''));
       bar.dataset.used = used;
       const held = v.budget_held, who = held.map(([rid, needed, left]) => this.t(needed === undefined ? 'budget_sits_out' : 'budget_waits', {rid, needed, left}));
       const note = !held.length ? '' : ` · <span class="sp-bheld" title="${esc(who.join('; '))}">` +
         `${esc(this.t(held.length === 1 ? 'budget_spent.one' : 'budget_spent.other', {rid: held[0][0], n: held.length}))}</span>`;
       const title = this.$('.sp-btitle');
-      title.innerHTML = `<b>${esc(this.t('budget_title'))}</b> · ${esc(this.t('budget_sum', {used, budget, pct: Math.round(100 * used / budget)}))}${note}`;
+      setHtml(title, `<b>${esc(this.t('budget_title'))}</b> · ${esc(this.t('budget_sum', {used, budget, pct: Math.round(100 * used / budget)}))}${note}`);
       title.title = this.t('budget_title_tip');
     }
 
@@ -567,39 +628,44 @@
       const flag = finished ? `<span class="sp-flag sp-done">${esc(finished)}</span>` :
         satOut ? `<span class="sp-flag" title="${esc(this.t('sits_out_title', {why: satOut}))}">${esc(flagText)}</span>` : '';
       const flagWidth = Math.min(room.flag, Math.ceil(flagText.length / 2 + 1) * room.char);  // on two lines
+      const cellsWidth = this.cellsWidth(v, rid, room);
       let indices, width = room.cells - (flagText ? flagWidth : 0);
       for (let boxes = room.boxes; ; boxes -= 1) {
         indices = condense(n, boxes, computed - nNow, computed, room.sharedHead);
-        if (boxes <= 3 || this.cellsWidth(v, rid, indices, room) <= width) break;
+        if (boxes <= 3 || cellsWidth(indices) <= width) break;
       }
-      row.classList.toggle('sp-bare', this.cellsWidth(v, rid, indices, room) > width);  // too narrow: no labels
+      row.classList.toggle('sp-bare', cellsWidth(indices) > width);  // too narrow: no labels
       row.classList.toggle('sp-sat', Boolean(satOut));
       row.classList.toggle('sp-finished', Boolean(finished));
       row.dataset.tokens = n;
-      row.innerHTML = `<span class="sp-label" style="color:${color(rid)}">ID:${rid} <small>(L:${n})</small>${badge}</span>` +
+      setHtml(row, `<span class="sp-label" style="color:${color(rid)}">ID:${rid} <small>(L:${n})</small>${badge}</span>` +
         `<span class="sp-cells">${this.tokenCells(v, rid, indices, computed, nNow, oldN)}</span>` +
         `<span class="sp-progress" title="${esc(this.t('progress_title'))}"><i style="width:${Math.min(100, 100 * out / max)}%;` +
-        `background:${color(rid)}"></i><em>${out}/${max}</em></span>${flag}`;
+        `background:${color(rid)}"></i><em>${out}/${max}</em></span>${flag}`);
     }
 
-    /* The estimated width in px of these token cells (a cell is at least a square, at most 6.5em). */
-    cellsWidth(v, rid, indices, room) {
-      let total = 0;
-      for (const i of indices) {
-        const chars = i === null ? 1 : tokenLabel(v, rid, i, this.header.placeholder).text.length;
-        total += Math.min(room.widest, Math.max(room.cell, chars * room.char + room.pad)) + 2;
-      }
-      return total;
+    /* A function giving the estimated width in px of some of request rid's token cells (a cell is at least a
+     * square, at most 6.5em), each cell's estimated once. */
+    cellsWidth(v, rid, room) {
+      const widths = new Map(), narrowest = Math.min(room.widest, room.cell) + 2;
+      const width = i => {
+        if (!widths.has(i)) {
+          const chars = i === null ? 1 : tokenLabel(v, rid, i, this.header.placeholder).text.length;
+          widths.set(i, Math.min(room.widest, Math.max(room.cell, chars * room.char + room.pad)) + 2);
+        }
+        return widths.get(i);
+      };
+      return indices => {
+        if (indices.length * narrowest > room.cells) return Infinity;  // wider than any row, whatever they hold
+        return indices.reduce((total, i) => total + width(i), 0);
+      };
     }
 
-    /* The room a row's cells have, measured once per frame. */
+    /* The room a row's cells have. */
     rowRoom() {
-      const style = getComputedStyle(this.root);
-      const font = parseFloat(style.fontSize), cellFont = 0.9 * font;
-      const width = this.$('.sp-running .sp-rows').clientWidth;
+      const {font, rows: width, cell} = this.measured(), cellFont = 0.9 * font;
       return {cells: width - 7.4 * font - 5.2 * font - 3 * 0.5 * font, flag: 16 * font, char: 0.6 * cellFont,
-        pad: 0.5 * cellFont, cell: parseFloat(style.getPropertyValue('--sp-cell')) || 26, widest: 6.5 * cellFont,
-        boxes: this.sizes().boxes};
+        pad: 0.5 * cellFont, cell, widest: 6.5 * cellFont, boxes: this.sizes().boxes};
     }
 
     tokenCells(v, rid, indices, computed, nNow, oldN) {
@@ -617,8 +683,8 @@
 
     renderNarration(v) {
       const [first, ...rest] = v.narration;
-      this.$('.sp-narration').innerHTML = `<p><b>${esc(first)}</b></p>` +
-        (rest.length ? `<ul>${rest.map(line => `<li>${esc(line)}</li>`).join('')}</ul>` : `<p><i>${esc(this.t('no_decisions'))}</i></p>`);
+      setHtml(this.$('.sp-narration'), `<p><b>${esc(first)}</b></p>` +
+        (rest.length ? `<ul>${rest.map(line => `<li>${esc(line)}</li>`).join('')}</ul>` : `<p><i>${esc(this.t('no_decisions'))}</i></p>`));
     }
 
     owners(v) {
@@ -636,27 +702,36 @@
      * projector shows it with them; a larger one has the width below. */
     placePool(n) {
       const pool = this.$('.sp-pool'), home = this.$(this.gridShape(n)[0] <= 2 ? '.sp-story' : '.sp-lower');
-      if (pool.parentElement !== home) home.prepend(pool);
+      if (pool.parentElement !== home) {
+        home.prepend(pool);
+        this.sized = null;
+      }
       this.root.classList.toggle('sp-pool-beside', home.classList.contains('sp-story'));
     }
 
-    renderPool(v, animate) {
+    /* The pool's title and what it holds; its canvas is painted after every write (fadePool). */
+    renderPool(v) {
       this.placePool(v.blocks.length);
       const owners = this.owners(v);
       this.poolOwners = owners;
-      const target = v.blocks.map((b, id) => b[B.ref_count] === 0 ? (b[B.hash] !== null ? COLORS.cached_free : COLORS.free)
+      this.poolColors = v.blocks.map((b, id) => b[B.ref_count] === 0 ? (b[B.hash] !== null ? COLORS.cached_free : COLORS.free)
         : owners[id].length ? color(owners[id][0]) : COLORS.reserved);  // in use by no request: vLLM's null block
       const m = v.metrics, n = v.blocks.length;
-      this.$('.sp-ptitle').innerHTML = this.t('pool_title', {n, size: v.cfg.block_size, used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks],
-        empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks]});
+      setHtml(this.$('.sp-ptitle'), this.t('pool_title', {n, size: v.cfg.block_size, used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks],
+        empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks]}));
       Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[B.ref_count]),
         cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : [])});
-      const from = this.colors.length === n ? this.colors : target;
+      this.$('.sp-overfull-key').hidden = !(v.overfull || []).length;
+    }
+
+    /* The pool's canvas to the frame's colours, fading from the ones drawn over `fadeMs` (0: at once). */
+    fadePool(v, fadeMs) {
+      const target = this.poolColors, from = this.colors.length === target.length ? this.colors : target;
       cancelAnimationFrame(this.poolFrame);
-      if (!animate || from === target) { this.paintPool(v, target); return; }
-      const start = performance.now(), duration = this.moveMs();
+      if (!fadeMs || from === target) { this.paintPool(v, target); return; }
+      const start = performance.now();
       const step = now => {
-        const t = Math.min(1, (now - start) / duration);
+        const t = Math.min(1, (now - start) / fadeMs);
         this.paintPool(v, from.map((c, i) => c === target[i] ? c : mix(c, target[i], t)));
         if (t < 1) this.poolFrame = requestAnimationFrame(step);
       };
@@ -664,11 +739,13 @@
       this.poolFrame = requestAnimationFrame(step);
     }
 
+    /* The blocks in `colors`: only those whose colour, reference count or overfull mark changed since the canvas
+     * was last painted at this shape (a step changes a few blocks of hundreds). */
     paintPool(v, colors) {
       this.colors = colors;
       const canvas = this.$('.sp-grid'), n = v.blocks.length;
       const [rows, columns] = this.gridShape(n);
-      const width = Math.max(120, this.$('.sp-canvas-box').clientWidth || 480);
+      const width = Math.max(120, this.measured().canvas || 480);
       const cell = Math.max(4, Math.min(this.root.classList.contains('sp-present') ? 44 : 34, Math.floor(width / columns)));
       const ratio = window.devicePixelRatio || 1;
       if (canvas.width !== columns * cell * ratio || canvas.height !== rows * cell * ratio) {
@@ -680,16 +757,23 @@
       this.cell = cell;
       const ctx = canvas.getContext('2d');
       ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-      ctx.clearRect(0, 0, columns * cell, rows * cell);
+      const shape = `${n} ${columns} ${cell} ${ratio}`;
+      if (this.painted.shape !== shape) {  // (a canvas given a new size forgets its font too)
+        this.painted = {shape, cells: []};
+        ctx.clearRect(0, 0, columns * cell, rows * cell);
+        ctx.font = `${Math.floor(cell * 0.36)}px sans-serif`;  // setting it lays the page out: once per shape
+        ctx.textAlign = 'center';
+        ctx.textBaseline = 'middle';
+      }
       const gap = cell >= 12 ? 2 : 1;
       const labels = cell >= 24;
-      ctx.font = `${Math.floor(cell * 0.36)}px sans-serif`;
-      ctx.textAlign = 'center';
-      ctx.textBaseline = 'middle';
       const overfull = new Set((v.overfull || []).map(([id]) => id));
-      this.$('.sp-overfull-key').hidden = overfull.size === 0;
       for (let id = 0; id < n; id++) {
+        const ref = v.blocks[id][B.ref_count], painted = `${colors[id]} ${ref} ${overfull.has(id)}`;
+        if (this.painted.cells[id] === painted) continue;
+        this.painted.cells[id] = painted;
         const x = (id % columns) * cell, y = Math.floor(id / columns) * cell;
+        ctx.clearRect(x, y, cell, cell);
         ctx.fillStyle = colors[id];
         ctx.fillRect(x + gap / 2, y + gap / 2, cell - gap, cell - gap);
         if (overfull.has(id)) {  // more tokens than a block holds: the notebook's block-size bug
@@ -697,10 +781,9 @@
           ctx.lineWidth = Math.max(2, cell / 10);
           ctx.strokeRect(x + gap / 2 + 1, y + gap / 2 + 1, cell - gap - 2, cell - gap - 2);
         }
-        if (labels) {
-          const ref = v.blocks[id][B.ref_count];
+        if (labels) {  // within its cell (the next one's may not be painted again)
           ctx.fillStyle = ref > 0 ? '#FFFFFF' : '#7B8794';
-          ctx.fillText(ref > 1 ? `${id}×${ref}` : String(id), x + cell / 2, y + cell / 2);
+          ctx.fillText(ref > 1 ? `${id}×${ref}` : String(id), x + cell / 2, y + cell / 2, cell - gap);
         }
       }
     }
@@ -730,8 +813,8 @@
     }
 
     renderTables(v) {
-      const font = parseFloat(getComputedStyle(this.root).fontSize);  // a cell is 2.6em of 0.85em text wide
-      const width = Math.max(5, Math.floor((this.$('.sp-trows').clientWidth - 7.9 * font) / (2.6 * 0.85 * font + 2)));
+      const {font, tables} = this.measured();  // a cell is 2.6em of 0.85em text wide
+      const width = Math.max(5, Math.floor((tables - 7.9 * font) / (2.6 * 0.85 * font + 2)));
       const limit = 2 * this.sizes().rows;
       const rows = [];
       let holders = 0;
@@ -743,15 +826,14 @@
         rows.push(`<div class="sp-trow"><span class="sp-label" style="color:${color(rid)}">ID:${rid}</span><span class="sp-cells">${cells.join('')}</span></div>`);
       });
       if (holders > limit) rows.push(`<div class="sp-more">${esc(this.t('more_holders', {n: holders - limit}))}</div>`);
-      this.$('.sp-trows').innerHTML = rows.join('') || `<div class="sp-empty">${esc(this.t('no_holders'))}</div>`;
+      setHtml(this.$('.sp-trows'), rows.join('') || `<div class="sp-empty">${esc(this.t('no_holders'))}</div>`);
     }
 
     renderKeys() {
       const keys = [...this.keySteps()].sort((a, b) => a - b);
       const held = s => this.header.key_frames.every(k => k[K.step] !== s || k[K.holds] !== false);  // greyed when it no longer does
       const html = keys.length ? `<b>${esc(this.t('key_frames'))}</b> ` + keys.map(s => `<button type="button" class="sp-key${s === this.shown ? ' sp-here' : ''}${held(s) ? '' : ' sp-nothold'}" data-step="${s}" title="${esc(this.header.key_frames.filter(k => k[K.step] === s).map(k => k[K.note]).join(' '))}">${s === this.shown ? '★ ' : ''}${esc(this.t('key_step', {step: s}))}</button>`).join('') : '';
-      const box = this.$('.sp-keys');
-      if (box.innerHTML !== html) box.innerHTML = html;
+      setHtml(this.$('.sp-keys'), html);
     }
 
     updateControls() {
@@ -860,14 +942,34 @@
         if (act) { e.preventDefault(); act(); }
       };
       document.addEventListener('keydown', this.onKey);
-      this.resize = new ResizeObserver(() => { const v = this.views[this.shown]; if (v) this.paintPool(v, this.colors); });
-      this.resize.observe(this.$('.sp-canvas-box'));
-      this.barResize = new ResizeObserver(([entry]) => {  // measured here, not while drawing a frame
-        this.barWidth = entry.contentRect.width;
-        if (this.views[this.shown]) this.renderBudget(this.views[this.shown]);
+      // A box a frame is drawn to that changed width (the window, a column, the pool moved beside the story): the
+      // frame is drawn again to the new width (a change of height, as rows come and go, is none of this).
+      const widths = new Map();
+      this.resize = new ResizeObserver(entries => {
+        let changed = false;
+        for (const {target, contentRect} of entries) {
+          changed = changed || widths.get(target) !== contentRect.width;
+          widths.set(target, contentRect.width);
+        }
+        if (!changed) return;
+        this.sized = null;
+        if (this.views[this.shown]) this.show(this.shown);
       });
-      this.barResize.observe(this.$('.sp-bbar'));
+      ['.sp-bbar', '.sp-running .sp-rows', '.sp-canvas-box', '.sp-trows'].forEach(box => this.resize.observe(this.$(box)));
     }
+  }
+
+  /* Several players each to a frame, drawn together: first every player's reads (where its rows stand, the widths
+   * it draws to), then every player's writes, then its pool's canvas and the reads its slides need, so the page is
+   * laid out once however many players there are. Playing at `speed` steps per second (null: not playing), a slide lasts at most
+   * 80% of a step, and none is drawn when more than SLIDES_PER_S would be. */
+  function showTogether(moves, speed) {
+    const slideMs = reducedMotion() || (speed && speed * moves.length > SLIDES_PER_S) ? 0
+      : speed ? Math.min(MOVE_MS, 800 / speed) : MOVE_MS;
+    const plans = moves.map(([player, k]) => player.plan(k, slideMs)).filter(Boolean);
+    plans.forEach(plan => plan.player.draw(plan));
+    plans.forEach(plan => plan.player.paint(plan));
+    plans.forEach(plan => plan.player.slide(plan));
   }
 
   function mix(a, b, t) {
@@ -916,5 +1018,5 @@
     return player;
   }
 
-  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic};
+  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic, showTogether};
 })();

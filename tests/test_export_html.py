@@ -104,8 +104,8 @@ def test_gif_for_slides(preemption_preset):
     from viz.html_export import run_gif
 
     frames = list(preemption_preset.frames)
-    gif = image.open(io.BytesIO(run_gif(frames, "tail", width=480, height=270, max_frames=6, lang="en")))
-    assert gif.format == "GIF" and gif.size == (480, 270)
+    gif = image.open(io.BytesIO(run_gif(frames, "tail", max_frames=6, lang="en")))
+    assert gif.format == "GIF" and gif.size == (1280, 720)  # a slide's size
     assert gif.n_frames == len(gif_steps(len(preemption_preset.frames), 6))
     pictures = []
     for i in range(gif.n_frames):

@@ -7,6 +7,7 @@ import pytest
 from engine.inputs.scenario import load_scenario, preset_paths
 from engine.run.frame import Frame
 from runner.share import current_share
+from scheduler.sequence import PLACEHOLDER
 from session.feed import Feed, Request
 from session.lab import Lab, RunInputs
 from viz.frame_payload import (
@@ -59,6 +60,26 @@ def test_the_player_holds_the_tokens_its_rows_can_show_and_a_frame_stays_under_5
                 assert all(held[i] == ids[i] for positions in shown for i in positions)
     longest = max(len(r.token_ids) for r in frames[-1].requests)
     assert longest > 3 * ROW_CELLS, "the preset no longer has a prompt long enough to elide"
+
+
+@pytest.mark.parametrize("name", ["10_overlap", "speculative_decoding", "08_chat_poisson"])
+def test_a_view_built_on_the_one_before_is_the_view_built_afresh(name):
+    """stage_view keeps what did not change since the frame before (requests, blocks, the tokens of a request not
+    drawn). Built as the app's feed builds them, each view as soon as its step ran: under overlapped scheduling a
+    token still being computed lands in place a step later, under speculative decoding rejected drafts shrink a
+    request; nothing kept is stale."""
+    engine = load_scenario(next(p for p in preset_paths() if p.stem == name), "fake").engine()
+    view, placeholders = stage_view(engine.frames[0], lang="en"), 0
+    while not engine.is_finished and engine.step_count < 200:
+        engine.step()
+        frame = engine.frames[-1]
+        view, fresh = stage_view(frame, engine.frames[-2], lang="en", held=view), stage_view(frame, lang="en")
+        assert (view["requests"], view["blocks"]) == (fresh["requests"], fresh["blocks"])
+        for request in frame.requests:
+            ids, held = list(request.token_ids), view["tokens"][request.id]
+            assert len(held) == len(ids) and all(h in (None, i) for h, i in zip(held, ids, strict=True))
+            placeholders += PLACEHOLDER in held
+    assert (placeholders > 0) == (name == "10_overlap")
 
 
 def test_a_view_holds_what_the_stage_draws():

@@ -147,3 +147,67 @@ def test_the_offline_page_steps_every_stage_together(tail_smart, tmp_path):
         assert frames_shown == [step, step]
         assert fetched == []
 
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
+def test_the_players_api_draws_stages_together_as_each_alone_and_again_at_a_new_width(tail_smart, tmp_path):
+    """player.js's API for a driver of several players (lockstep.js uses nothing else): showTogether draws each
+    player's own frame as the player alone draws it; and a stage, which keeps its sizes between frames, draws its
+    rows again by itself when its width changes."""
+    pytest.importorskip("playwright.sync_api")
+    runs = [(run.label, run.frames) for run in tail_smart]
+    path = tmp_path / "comparison.html"
+    path.write_text(animation_html(runs, "tail vs smart", lang="en"))
+    players = "[...document.querySelectorAll('[data-testid=stage-player]')].map(e => e.player)"
+    row_cells = "root => root.querySelector('.sp-running .sp-row .sp-cells').children.length"
+    with offline_page(path, 1600, 1000) as (page, _):
+        stages = page.locator("[data-testid=stage-player]").all()
+        assert page.evaluate(f"() => {players}.map(p => [p.lastFrame(), p.shownFrame()])") == \
+            [[len(frames) - 1, 0] for _, frames in runs]
+        page.evaluate(f"() => {{ const [a, b] = {players}; SchedlabPlayer.showTogether([[a, 30], [b, 31]], null); }}")
+        assert [int(stage.get_attribute("data-frame")) for stage in stages] == [30, 31]
+        for stage, (_, frames), k in zip(stages, runs, (30, 31), strict=True):
+            assert stage.evaluate("root => root.player.drawn.owners") == \
+                [list(frames[k].block_owners(b.id)) for b in frames[k].blocks]
+        together = stages[1].evaluate("root => root.querySelector('.sp-main').innerHTML")
+        stages[1].evaluate("root => { root.player.show(0); root.player.show(31); }")
+        assert stages[1].evaluate("root => root.querySelector('.sp-main').innerHTML") == together
+        wide = stages[0].evaluate(row_cells)
+        page.set_viewport_size({"width": 900, "height": 1000})
+        page.wait_for_function(f"() => ({row_cells})(document.querySelector('[data-testid=stage-player]')) < {wide}",
+                               timeout=5000)
+        page.set_viewport_size({"width": 1600, "height": 1000})
+        page.wait_for_function(f"() => ({row_cells})(document.querySelector('[data-testid=stage-player]')) === {wide}",
+                               timeout=5000)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
+def test_a_stage_off_the_screen_catches_up_when_seen_and_when_play_stops(tail_smart, tmp_path):
+    """Four stages at 1280x720: the lower two are off the screen, and Play does not draw them (it draws the two the
+    reader sees at 20 steps/s); scrolled into view, a stage shows the bar's step at once, and Pause draws them all."""
+    pytest.importorskip("playwright.sync_api")
+    runs = [(f"{run.label} {copy}", run.frames) for copy in (1, 2) for run in tail_smart]
+    path = tmp_path / "four.html"
+    path.write_text(animation_html(runs, "four stages", lang="en"))
+    with offline_page(path, 1280, 720) as (page, _):
+        root = page.locator("[data-testid=lockstep]")
+        stages = root.locator("[data-testid=stage-player]").all()
+
+        def frames():
+            return [int(stage.get_attribute("data-frame")) for stage in stages]
+
+        root.locator(".sp-ls-speed").select_option("20")
+        root.get_by_role("button", name="Play", exact=True).click()
+        page.wait_for_function("() => Number(document.querySelector('[data-testid=lockstep]').dataset.step) >= 10",
+                               timeout=10_000)
+        assert max(frames()[2:]) < min(frames()[:2]) - 5  # (drawn at most once, before the page saw them)
+        stages[2].scroll_into_view_if_needed()
+        page.wait_for_function("() => { const root = document.querySelector('[data-testid=lockstep]');"
+                               " const third = root.querySelectorAll('[data-testid=stage-player]')[2].dataset;"
+                               " return Number(third.frame) >= 10 && third.frame === root.dataset.step; }",
+                               timeout=5000)
+        root.get_by_role("button", name="Pause", exact=True).click()
+        step = int(root.get_attribute("data-step"))
+        assert frames() == [step] * 4

@@ -34,7 +34,7 @@ def _built(runs) -> dict:
 
 def lockstep_stages(runs):
     """Every run's stage at the same step, on one slider, with the steps where their decisions part. A long
-    comparison builds them when asked: its frames take seconds to encode, the comparison itself far less."""
+    comparison builds them when asked: encoding its frames takes about three times as long as the comparison."""
     lang, built = current_lang(), _built(runs)
     st.subheader(t("lab.lockstep"))
     st.caption(t("lab.lockstep_caption"))

@@ -16,6 +16,7 @@ from session.lab import LabError
 from ui.assignment import assignment_panel
 from ui.classroom import PLAYING, class_banner, follow_lead, is_lecturer, publish_lead, take_seat, url_params
 from ui.errors import logged
+from ui.handout import handout_view, print_layout
 from ui.language import current_lang, said, t
 from ui.predict import predict
 from ui.state import (
@@ -27,6 +28,7 @@ from ui.state import (
     lab,
     note_attendance,
     report,
+    run_narrative,
     run_title,
     settings_in_effect,
     sync_url,
@@ -35,6 +37,7 @@ from viz.adaptive import adaptive_batch_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
 from viz.glossary import clock, legend_lines, metric_definitions, model_caveat
+from viz.handout import FirstFrames, Handout
 from viz.html_export import player_sources
 from viz.metrics_table import as_table, request_rows, run_summary, speculation_sentence
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
@@ -165,6 +168,16 @@ def title(frame) -> str:
     return title_in_effect(run_title(), lab().inputs.config, frame.config, ignore=moving, lang=current_lang())
 
 
+def handout() -> Handout:
+    """The run on screen, for its handout: frames, key frames, titles and changes as the stage shows them."""
+    here, lang = lab(), current_lang()
+    return Handout(run_title(), "" if here.is_trace else run_narrative(), f"{model_name()}{modes()}",
+                   FirstFrames(here.frames, here.last), lang, run_header(here, "", "", lang)["key_frames"], titles(),
+                   () if here.is_trace else here.shared_run.spec.changes, here.cursor,
+                   None if here.is_trace else here.engine.spec.scheduler,
+                   not here.is_trace and here.inputs.runner == "model")
+
+
 def kept_out_notice():
     """A run too large for the run cache is computed for this student alone: said once it is."""
     if not lab().is_trace and lab().kept_out:
@@ -242,7 +255,9 @@ def metrics():
 def lower_views():
     """The views drawn on the server, at the frame the player last stopped at."""
     # Only the chosen view is drawn: charts over time cost the browser more than the whole frame.
-    views, lang = {"text": texts, "charts": charts, "metrics": metrics, "legend": legend}, current_lang()
+    views = {"text": texts, "charts": charts, "metrics": metrics, "legend": legend,
+             "handout": lambda: handout_view(handout())}
+    lang = current_lang()
     shown = st.segmented_control(t("stage.below"), list(views), key="lower_view", default="text",
                                  format_func=lambda v: text(lang, f"stage.view.{v}"), label_visibility="collapsed",
                                  help=t("stage.below_help"))
@@ -286,3 +301,4 @@ def stage():
             feed().compute_ahead(lab())  # the answer is on its way: the engine goes on meanwhile
 
     live()
+    print_layout(handout())  # outside the fragment: sent with a page run, not with each of the stage's steps

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from engine.run.frame import Frame, RequestView
+from engine.run.frame import PENDING_TEXT, Frame, RequestView
 from i18n import messages, text
 from scheduler.sequence import PLACEHOLDER
 from viz.budget import PHASES, SEGMENT_FIELDS, budget_held, budget_segments, sat_out_cause
@@ -144,23 +144,45 @@ def _elide(values: list, window: list[range], held: list | None) -> list:
     return kept
 
 
+def _still_held(num_tokens: int, ids: list | None, pieces: list | None) -> bool:
+    """Whether the tokens held of a request that is not drawn are still what it holds: as many, and none of them
+    still being computed (a token that lands is written in place, and the text after it is known only then)."""
+    return (ids is not None and len(ids) == num_tokens and PLACEHOLDER not in ids
+            and (pieces is None or PENDING_TEXT not in pieces))
+
+
 def _tokens(frame: Frame, held: dict | None) -> tuple[list, list]:
-    """Every request's token ids and pieces as the player holds them (see the module's docstring)."""
+    """Every request's token ids and pieces as the player holds them (see the module's docstring). Most requests
+    are not drawn and have not changed: they keep the lists held (a long comparison has hundreds of them)."""
     drawn, this_step = _rows_drawn(frame), dict(zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True))
     tokens, pieces = [], []
     for r in frame.requests:
-        ids, texts = list(r.token_ids), r.pieces
+        before, before_pieces = (held["tokens"][r.id], held["pieces"][r.id]) if held is not None and \
+            r.id < len(held["tokens"]) else (None, None)
+        if r.id not in drawn and _still_held(r.num_tokens, before, before_pieces):
+            tokens.append(before)
+            pieces.append(before_pieces)
+            continue
+        ids, texts = r.history.token_ids[:r.num_tokens], r.pieces
         window = token_window(len(ids), r.num_computed_tokens, this_step.get(r.id, 0)) if r.id in drawn else []
-        before = held["tokens"][r.id] if held is not None and r.id < len(held["tokens"]) else None
         tokens.append(_elide(ids, window, before))
         pieces.append(None if texts is None else _elide(list(texts), window, before))
     return tokens, pieces
 
 
+def _kept(items, before_items, held_items, make) -> list:
+    """`make(item)` of each request or block (by id), or the one held where the frame before had the same item: a
+    step changes a few of hundreds."""
+    if before_items is None or held_items is None or len(held_items) != len(before_items):
+        return [make(item) for item in items]
+    return [held_items[i] if i < len(before_items) and item == before_items[i] else make(item)
+            for i, item in enumerate(items)]
+
+
 def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: dict | None = None) -> dict:
     """What the player draws of `frame`, its words in `lang`; `before` (the frame before the step) lets the
-    narration say what a number was at the start of the step; `held` (the view the player holds before this one)
-    keeps the tokens it was sent."""
+    narration say what a number was at the start of the step; `held` (the view the player holds before this one:
+    `before`'s, given both) keeps the tokens it was sent."""
     batched = set(frame.batch.seq_ids)
     request_of = {id(r.history): r.id for r in frame.requests}
     m = frame.metrics
@@ -181,10 +203,11 @@ def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: di
         "cfg": {"max_num_seqs": frame.config.max_num_seqs, "block_size": frame.config.kvcache_block_size,
                 "max_model_len": frame.config.max_model_len,
                 "max_num_batched_tokens": frame.config.max_num_batched_tokens},
-        "requests": [_request_fields(r) for r in frame.requests],
+        "requests": _kept(frame.requests, before and before.requests, held and held["requests"], _request_fields),
         "tokens": tokens,
         "pieces": pieces,
-        "blocks": [_block(b, request_of) for b in frame.blocks],
+        "blocks": _kept(frame.blocks, before and before.blocks, held and held["blocks"],
+                        lambda block: _block(block, request_of)),
     }
 
 

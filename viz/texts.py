@@ -34,18 +34,27 @@ def _text(request: RequestView, start: int, stop: int) -> str:
     return "".join(pieces[start:stop])
 
 
+def prompt_text(request: RequestView) -> str:
+    """The end of a request's prompt, chat-template markers dropped (a chat template puts the user's words last)."""
+    prompt = " ".join(CHAT_MARKUP.sub(" ", _text(request, 0, request.num_prompt_tokens)).split())
+    return "…" + prompt[-PROMPT_TAIL_CHARS:] if len(prompt) > PROMPT_TAIL_CHARS else prompt
+
+
+def output_text(request: RequestView) -> str:
+    """What a request has written so far: the real model's text, or the simulated model's token ids."""
+    return _text(request, request.num_prompt_tokens, request.num_tokens)
+
+
+def status_text(request: RequestView, lang: str) -> str:
+    status = text(lang, f"status.{request.status}")
+    if request.finish_reason:
+        status = text(lang, "texts.status_because", status=status, reason=reason_text(request.finish_reason, lang))
+    return status
+
+
 def request_texts(frame: Frame, lang: str) -> list[RequestText]:
-    texts = []
-    for r in frame.requests:
-        prompt = " ".join(CHAT_MARKUP.sub(" ", _text(r, 0, r.num_prompt_tokens)).split())
-        if len(prompt) > PROMPT_TAIL_CHARS:
-            prompt = "…" + prompt[-PROMPT_TAIL_CHARS:]
-        status = text(lang, f"status.{r.status}")
-        if r.finish_reason:
-            status = text(lang, "texts.status_because", status=status, reason=reason_text(r.finish_reason, lang))
-        texts.append(RequestText(r.id, status, prompt, _text(r, r.num_prompt_tokens, r.num_tokens),
-                                 r.num_output_tokens, r.max_tokens, r.finish_reason))
-    return texts
+    return [RequestText(r.id, status_text(r, lang), prompt_text(r), output_text(r), r.num_output_tokens,
+                        r.max_tokens, r.finish_reason) for r in frame.requests]
 
 
 def reason_text(reason: str, lang: str) -> str:

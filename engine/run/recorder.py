@@ -116,7 +116,8 @@ class Recorder:
             computed = now[1]
             advanced.add(rid)
             if computed // bs != old_computed // bs:
-                for i in range(old_computed // bs, computed // bs):  # blocks that became full
+                # blocks that became full (the notebook's block bug fills a table's last block past its size)
+                for i in range(old_computed // bs, min(computed // bs, len(table))):
                     dirty.add(table[i])
                     filled_by[table[i]] = (rid, i)
             if len(table) != table_len:

@@ -1,0 +1,250 @@
+"""Handouts of the stepper's run (viz/handout.py, player/handout.js): the offline player with its generated texts
+and key-frame notes, the printed pages (a title page, one per key frame) and their PDF, and slides without buttons."""
+
+import html
+import io
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from session.feed import run_header
+from session.lab import Lab, RunInputs
+from tests.helpers.browser import ARTIFACTS, offline_page
+from viz.frame_payload import EMPTY_VIEW, decode, player_views
+from viz.handout import FirstFrames, Handout, handout_extras, text_deltas
+from viz.html_export import CHROMIUM, SLIDE_SIZES, gif_of, gif_steps, handout_html, handout_pdf, handout_pngs
+from viz.texts import request_texts
+
+CHANGE_AT = 6  # max_num_seqs 3 -> 1 after frame 6 of preset 02
+
+
+def changed_run(lang: str, scenario: str = "02_preemption", steps: int = 40) -> Handout:
+    """Preset 02 with a mid-run change, as the stage would hand it out (frames up to the lab's last)."""
+    preset = load_scenario(SCENARIOS_DIR / f"{scenario}.toml")
+    lab = Lab(RunInputs.from_scenario(preset, "fake"))
+    lab.run(CHANGE_AT)
+    lab.set_config(max_num_seqs=1)
+    lab.run(steps)
+    lab.goto(3)
+    return Handout(preset.title_in(lang), preset.narrative_in(lang), "fake model", FirstFrames(lab.frames, lab.last),
+                   lang, run_header(lab, "", "", lang)["key_frames"], changes=lab.shared_run.spec.changes,
+                   cursor=lab.cursor)
+
+
+def skip_without_chromium():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed (Debian chromium)")
+    pytest.importorskip("playwright.sync_api")
+
+
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
+
+
+def embedded(page: str, name: str):
+    return json.loads(re.search(rf"const {name} = (.*);\n", page).group(1).replace("<\\/", "</"))
+
+
+def replayed_texts(handout_data: dict, k: int) -> dict[int, str]:
+    """Each request's output at frame k, applying the deltas as handout.js does (JavaScript counts UTF-16 units)."""
+    outputs = {}
+    for frame in handout_data["texts"][:k + 1]:
+        for rid, _head, keep, added in frame:
+            old = outputs.get(rid, "").encode("utf-16-le")[:2 * keep].decode("utf-16-le")
+            outputs[rid] = old + added
+    return outputs
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_offline_player_holds_the_runs_frames_notes_texts_and_change(lang):
+    handout = changed_run(lang)
+    page = handout_html(handout)
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=", page)  # nothing to fetch
+    run, data = embedded(page, "RUN"), embedded(page, "HANDOUT")
+    views, previous = [], EMPTY_VIEW
+    for delta in run["frames"]:
+        previous = decode(previous, delta)
+        views.append(previous)
+    assert views == list(player_views(handout.shown, lang))  # every frame, the branch after frame 6 included
+    assert views[CHANGE_AT + 1]["cfg"]["max_num_seqs"] == 1 and views[CHANGE_AT]["cfg"]["max_num_seqs"] == 3
+    assert run["cursor"] == 3 and run["lang"] == lang
+    assert [k[0] for k in run["key_frames"]] == [1, 2, 5, 9] and all(k[1] for k in run["key_frames"])
+    for k in (0, 5, handout.last):  # the generated texts, as the stage's "Generated text" view shows them
+        assert replayed_texts(data, k) == {r.request_id: r.output for r in request_texts(handout.frames[k], lang)}
+    changed = {"en": "After frame 6: max_num_seqs (requests per batch) 1", "zh": "第 6 帧之后：max_num_seqs"}[lang]
+    assert changed in data["cover"] and html.escape(handout.title) in data["cover"]
+    assert data["pages"] == [1, 2, 5, 9] and handout.page_steps() == [1, 2, 5, 9]
+
+
+def test_texts_follow_a_text_that_shrinks_and_characters_javascript_counts_twice():
+    """Rejected drafts shorten an output; an emoji is two UTF-16 units: the deltas still rebuild each text."""
+    class Frame:  # the little of a frame text_deltas reads
+        def __init__(self, outputs):
+            self.requests = [Request(i, out) for i, out in enumerate(outputs)]
+            self.config = type("Config", (), {"max_model_len": 99})()
+
+    class Request:
+        status, finish_reason, num_prompt_tokens, max_tokens, history = "running", None, 1, 9, None
+
+        def __init__(self, rid, out):
+            self.id, self.pieces, self.num_output_tokens = rid, ["p", *out], len(out)
+            self.num_tokens = 1 + len(out)
+
+    outputs = [["a"], ["a", "😀"], ["a", "😀", "b", "c"], ["a", "😀", "x"], ["a", "😀", "x", "é"]]
+    _, deltas = text_deltas([Frame([out]) for out in outputs], "en")
+    for k, out in enumerate(outputs):
+        assert replayed_texts({"texts": deltas}, k) == {0: "".join(out)}
+
+
+def test_a_run_without_key_frames_prints_the_frame_shown():
+    handout = changed_run("en")
+    plain = Handout(handout.title, "", handout.model, handout.frames, "en", cursor=7)
+    assert plain.page_steps() == [7] and handout_extras(plain)["pages"] == []  # handout.js falls back alike
+
+
+def test_the_print_css_breaks_a_page_before_each_page_after_the_first():
+    css = (SCENARIOS_DIR.parents[0] / "player" / "handout.css").read_text()
+    assert re.search(r"\.sh-page \+ \.sh-page \{ break-before: page; \}", css)
+    assert re.search(r"@page \{ size: A4 landscape;", css)
+    assert re.search(r"@media print \{.*\.sh-handout \.sh-screen", css, re.S)  # the player itself is not printed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_offline_page_plays_shows_notes_and_texts_and_prints_one_page_per_key_frame(lang, tmp_path):
+    skip_without_chromium()
+    handout = changed_run(lang)
+    path = tmp_path / "handout.html"
+    path.write_text(handout_html(handout))
+    with offline_page(path, 1280, 900) as (page, fetched):
+        player = page.locator(".sh-screen [data-testid=stage-player]")
+        assert player.get_attribute("data-frame") == "3"  # opens at the frame shown
+        player.locator("button[data-step='5']").click()
+        assert player.get_attribute("data-frame") == "5"
+        banner = player.locator(".sp-banner").inner_text()
+        assert handout.key_frames[2][1][:30] in banner  # the key frame's note
+        texts = page.locator(".sh-texts .sh-text")
+        expected = {r.request_id: r.output for r in request_texts(handout.frames[5], lang)}
+        assert texts.count() == len(expected)
+        assert expected[0] and expected[0][:12] in texts.nth(0).inner_text()
+        player.locator("[data-action=step]").click()
+        assert page.locator(".sh-texts .sh-text").nth(0).inner_text() != ""
+        pages = page.locator(".sh-print .sh-page")
+        assert pages.count() == 1 + 4  # the title page, then key frames 1, 2, 5 and 9
+        assert [page.locator(".sh-print .sh-frame").nth(i).get_attribute("data-step") for i in range(4)] == \
+            ["1", "2", "5", "9"]
+        assert page.locator(".sh-frame .sp-banner.sp-on").count() == 4  # each page holds its note
+        assert page.locator(".sh-print button:visible").count() == 0
+        page.emulate_media(media="print")
+        assert not page.locator(".sh-screen").is_visible() and pages.nth(1).is_visible()
+        page.set_viewport_size({"width": 1047, "height": 718})
+        page.screenshot(path=str(artifacts() / f"handout_print_{lang}.png"), full_page=True)
+        assert fetched == []
+
+
+@pytest.mark.slow
+def test_the_pdf_has_a_title_page_and_one_page_per_key_frame():
+    skip_without_chromium()
+    pdf = handout_pdf(changed_run("zh"))
+    assert pdf.startswith(b"%PDF")
+    assert len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf)) == 1 + 4
+    (artifacts() / "handout_zh.pdf").write_bytes(pdf)
+
+
+def test_the_server_builds_one_handout_at_a_time(monkeypatch):
+    """A PDF asked for while another build holds the server's browser starts no browser until that one ends."""
+    skip_without_chromium()
+    import subprocess
+    import threading
+
+    from viz import html_export
+
+    started, made, popen = [], [], subprocess.Popen
+    monkeypatch.setattr(html_export.subprocess, "Popen", lambda *a, **k: started.append(1) or popen(*a, **k))
+    handout = changed_run("en")
+    with html_export._BROWSER_TURN:
+        second = threading.Thread(target=lambda: made.append(handout_pdf(handout)))
+        second.start()
+        second.join(1.0)
+        assert not started  # its turn has not come
+    second.join(60)
+    assert started and made and made[0].startswith(b"%PDF")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", list(SLIDE_SIZES))
+def test_slide_pictures_at_each_size(size):
+    skip_without_chromium()
+    image = pytest.importorskip("PIL.Image")
+    handout = changed_run("en", "08_chat_poisson", 30)  # 256 blocks
+    (png,) = handout_pngs(handout, [20], size)
+    picture = image.open(io.BytesIO(png))
+    assert picture.size == tuple(int(n) for n in size.split("x"))
+    (artifacts() / f"handout_slide_{size}.png").write_bytes(png)
+    gif = image.open(io.BytesIO(gif_of(handout_pngs(handout, gif_steps(12, 80, 8), size))))
+    assert gif.size == picture.size and gif.n_frames == 4
+
+
+@pytest.mark.slow
+def test_a_slide_draws_no_button_and_the_whole_pool_within_it(tmp_path):
+    """What the slide photographs: no control shown, every block of the pool and both queues inside 1280x720."""
+    skip_without_chromium()
+    from viz.html_export import handout_message, slide_html
+
+    handout = changed_run("en", "08_chat_poisson", 30)
+    path = tmp_path / "slide.html"
+    path.write_text(slide_html(handout_message(handout)))
+    with offline_page(path, 1280, 720) as (page, fetched):
+        player = page.locator("[data-testid=stage-player]")
+        player.evaluate("(root) => SchedlabHandout.showSlide(root.player, 20)")
+        assert page.locator("button:visible, input:visible, select:visible").count() == 0
+        for part in (".sp-grid", ".sp-running", ".sp-waiting", ".sp-narration"):
+            box = page.locator(part).bounding_box()
+            assert box["width"] > 0 and box["y"] >= 0 and box["x"] + box["width"] <= 1280, part
+        grid = page.locator(".sp-grid").bounding_box()
+        assert grid["y"] + grid["height"] <= 720  # the whole pool
+        assert player.evaluate("root => root.player.views[20].blocks.length") == 256
+        assert fetched == []
+
+
+def test_the_handout_view_without_chromium_offers_the_page_to_print(app, monkeypatch):
+    """No browser on the server: no PDF button, a sentence saying so, and the offline player (which prints as the
+    handout) still built; the message in the page's language."""
+    monkeypatch.setattr("viz.html_export.CHROMIUM", "/nonexistent/chromium")
+    app.query_params.update({"scenario": "02_preemption", "frame": "3", "lang": "zh"})
+    app.run()
+    app.segmented_control(key="lower_view").set_value("handout").run()
+    assert not app.exception
+    assert any("没有 Chromium（/nonexistent/chromium）" in i.value for i in app.info)
+    labels = [b.label for b in app.button]
+    assert "生成离线播放器（HTML）" in labels and "生成打印版讲义（PDF）" not in labels
+    next(b for b in app.button if b.label == "生成离线播放器（HTML）").click().run()
+    assert not app.exception and not app.error
+    app.run()  # built once: kept for the run as it stands, offered for download in the button's place
+    assert "生成离线播放器（HTML）" not in [b.label for b in app.button]
+
+
+@pytest.mark.slow
+def test_the_app_builds_the_handout_and_its_print_is_the_handout(fake_server, browser):
+    """In the app: the Handout view builds the PDF and a slide; the browser's own print of the page (Ctrl+P; here
+    Chromium's printing, which fires the same beforeprint) is the title page and one page per key frame held."""
+    skip_without_chromium()
+    from tests.helpers.browser import open_page
+
+    page = open_page(browser, f"{fake_server}/?scenario=02_preemption&frame=12", 1280, 900)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.get_by_text("Handout", exact=True).click()
+    page.get_by_role("button", name="Build the printed handout (PDF)").click()
+    page.get_by_role("button", name="Download the printed handout (PDF)").wait_for(timeout=60_000)
+    page.get_by_role("button", name="Build a PNG of frame 12").click()
+    page.get_by_role("button", name="Download the PNG of frame 12").wait_for(timeout=60_000)
+    printed = page.pdf()
+    assert len(re.findall(rb"/Type\s*/Page\b(?!s)", printed)) == 1 + 4  # the key frames 1, 2, 5 and 9
+    assert page.locator("body > .sh-print").count() == 0  # gone after printing
+    assert errors == []
