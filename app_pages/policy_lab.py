@@ -10,7 +10,9 @@ from engine.analysis.compare import (
     COMPARISONS,
     GENERATED_CONFIG,
     MAX_VARIANTS,
+    OWN_SCHEDULERS,
     Variant,
+    alike_under_twin,
     compare,
     generated_workload,
     metric_rows,
@@ -53,12 +55,11 @@ st.set_page_config(page_title=t("lab.page_title"), page_icon="🧮", layout="wid
 
 
 def workload_inputs(choice: str):
-    """(workload, base config, seed, cost model) of the chosen workload."""
+    """(workload, base config, seed, cost model, scheduler) of the chosen workload."""
     if choice == GENERATED:
-        return generated_workload(), GENERATED_CONFIG, 0, CostModel()
-    scenario = presets()[0][choice]
-    spec = scenario.spec
-    return spec.workload, spec.config, spec.seed, spec.cost
+        return generated_workload(), GENERATED_CONFIG, 0, CostModel(), "article"
+    spec = presets()[0][choice].spec
+    return spec.workload, spec.config, spec.seed, spec.cost, spec.scheduler
 
 
 def custom_variant(i: int, base) -> Variant:
@@ -95,14 +96,30 @@ def custom_variant(i: int, base) -> Variant:
     return Variant(label, config, overlap, adaptive, scheduler)
 
 
-def choose_variants(base, column) -> list[Variant] | None:
-    """The configs to compare, or None when one of them is impossible (the reason is shown)."""
+def scheduler_picker(column, workload: str, default: str) -> str:
+    """The scheduler a named comparison runs under; by default the workload's own (a twin preset's is the twin)."""
+    lang = current_lang()
+    return column.selectbox(t("sidebar.scheduler"), SCHEDULER_KINDS, SCHEDULER_KINDS.index(default),
+                            key=f"comparison_scheduler_{workload}", help=t("lab.scheduler_help"),
+                            format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"))
+
+
+def choose_variants(base, column, workload: str, scheduler: str) -> list[Variant] | None:
+    """The configs to compare, or None when one of them is impossible or they would be one run twice (the reason
+    is shown)."""
     lang = current_lang()
     comparison = column.selectbox(t("lab.compare"), [*COMPARISONS, CUSTOM_COMPARISON], key="comparison",
                                   format_func=lambda c: text(lang, "lab.custom" if c == CUSTOM_COMPARISON
                                                              else f"compare.name.{c}"))
+    if comparison in OWN_SCHEDULERS:
+        return variants_for(comparison, base, lang)
     if comparison != CUSTOM_COMPARISON:
-        return variants_for(comparison, base, current_lang())
+        chosen = scheduler_picker(column, workload, scheduler)
+        variants = variants_for(comparison, base, lang, chosen)
+        if chosen == "vllm" and alike_under_twin(variants):
+            column.info(t("lab.alike_under_twin", comparison=text(lang, f"compare.name.{comparison}")))
+            return None
+        return variants
     count = int(st.columns(4)[0].number_input(t("lab.how_many"), 2, MAX_VARIANTS, 2, key="num_configs"))
     variants = []
     for i, column in enumerate(st.columns(count)):
@@ -196,9 +213,9 @@ scenarios, _ = presets()
 titles = {GENERATED: t("lab.generated")} | {n: s.title_in(current_lang()) for n, s in scenarios.items()}
 workload_col, compare_col = st.columns(2)
 choice = workload_col.selectbox(t("lab.workload"), list(titles), key="workload_choice", format_func=titles.get)
-workload, base, seed, cost = workload_inputs(choice)
+workload, base, seed, cost, own_scheduler = workload_inputs(choice)
 try:
-    variants = choose_variants(base, compare_col)
+    variants = choose_variants(base, compare_col, choice, own_scheduler)
 except USER_ERRORS as e:
     st.error(t("lab.impossible", error=e))
     variants = None

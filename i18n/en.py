@@ -26,6 +26,9 @@ MESSAGES = {
     "narrate.blocked.blocks": "Request {id} waits: it needs {blocks}; {free}.",
     "narrate.blocked.token_budget": "Request {id} waits: its prefill needs {tokens} but only {available} are left in "
                                     "this step's token budget (max_num_batched_tokens={budget}).",
+    "narrate.blocked.never_fits": "Request {id} waits for good: it needs {blocks}, more than the whole pool ({pool}). "
+                                  "vLLM's scheduler keeps it in its place in the waiting queue, so no request "
+                                  "queued behind it is admitted.",
     "narrate.blocked.max_num_seqs": "Request {id} waits: the batch is full (max_num_seqs={max_num_seqs}).",
     "narrate.blocked.decode_first": "Request {id} waits: decode-first ran the running requests' decodes this step; "
                                     "prefills wait for a step without them.",
@@ -35,6 +38,7 @@ MESSAGES = {
     "narrate.admitted.cached": ", {n} more reused from the prefix cache",
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
     "narrate.admitted.recompute": " (it had been preempted, so its K/V is computed again)",
+    "narrate.admitted.recompute_rest": " (it had been preempted: the rest of its K/V is computed again)",
     "narrate.freed": "blocks {ids} freed",
     "narrate.freed.none": "no blocks freed",
     "narrate.preempted.self_tail": "Request {id} was preempted: it needed another block, none was free, and it is "
@@ -49,8 +53,10 @@ MESSAGES = {
     "narrate.arrivals": "Requests {ids} arrived ({lens} prompt tokens{priority}) and joined the waiting queue.",
     "narrate.arrivals.priority": ", priority {priority}",
     "narrate.chunk": "Request {id} prefilled a chunk: tokens {start}–{end} of {total}; the rest continues next step.",
-    "narrate.prefix_hit": "Request {id} found {blocks} ({tokens} tokens) in the prefix cache and reuses them: "
-                          "blocks {ids}.",
+    "narrate.prefix_hit.one": "Request {id} found 1 block ({tokens} tokens) in the prefix cache and reuses it: "
+                              "block {ids}.",
+    "narrate.prefix_hit.other": "Request {id} found {n} blocks ({tokens} tokens) in the prefix cache and reuses them: "
+                                "blocks {ids}.",
     "narrate.finished": "Request {id} finished: {why}; its blocks were freed.",
     "finish.eos": "it produced the end-of-sequence token",
     "finish.max_tokens": "it reached its max_tokens ({max_tokens})",
@@ -466,8 +472,9 @@ MESSAGES = {
     "player.still_computing": "still being computed",
     "player.state_cached": "K/V cached before this step", "player.state_now": "computed this step",
     "player.state_pending": "no K/V yet",
-    "player.pool_title": "<b>KV cache</b> · {n} blocks of {size} tokens · {used} in use, {cached} cached-free, "
-                         "{empty} empty",
+    "player.pool_title": "<b>KV cache</b> · {n} blocks of {size} tokens{reserved} · {used} in use, {cached} "
+                         "cached-free, {empty} empty",
+    "player.pool_reserved": " (and vLLM's null block 0)",
     "player.block": "block {id}",
     "player.block_cached_free": "free, still in the prefix cache", "player.block_free": "free",
     "player.block_shared": "shared", "player.block_in_use": "in use",
@@ -516,6 +523,13 @@ MESSAGES = {
                               "scheduler/scheduler.py) or the vLLM twin, which makes vLLM V1's own decisions step for "
                               "step (scheduler/vllm_v1/). A scheduler cannot change mid-run: choosing the other one "
                               "starts the run again from frame 0 under it.",
+    "sidebar.beyond_pool": "max_model_len = {max_model_len}, but the KV pool holds {capacity} tokens: a request can "
+                           "outgrow it. vLLM refuses to start with such a config (it checks at start-up that one "
+                           "request of max_model_len tokens fits). Here {what}",
+    "sidebar.beyond_pool.article": "the article's scheduler aborts a request that outgrows the pool, with the reason.",
+    "sidebar.beyond_pool.vllm": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
+                                "and the requests queued behind it with it.",
+    "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
     "sidebar.scheduler_ignores": "The vLLM twin ignores these settings (vLLM has no such choice): {names}.",
     "sidebar.variant_help": "The same workload under the scenario's comparison config, with its own key frames.",
     "sidebar.untranslated": "{file} has no text in this language: its title, story and key-frame notes are shown "
@@ -630,6 +644,11 @@ MESSAGES = {
                    "deterministic), measured the same way.",
     "lab.generated": "generated: 200 requests, Poisson arrivals",
     "lab.workload": "Workload",
+    "lab.scheduler_help": "Which scheduler decides every config of this comparison: the article's (nano-vllm) or "
+                          "the vLLM twin (vLLM V1's own decisions). It starts as the workload's own.",
+    "lab.alike_under_twin": "Under the vLLM twin, {comparison} is one run twice: the twin does not read the setting "
+                            "these configs differ in (vLLM has no such choice). Pick the article's scheduler, or "
+                            "another comparison.",
     "lab.compare": "Compare",
     "lab.custom": "custom: set each config yourself",
     "lab.how_many": "how many configs",
@@ -758,6 +777,11 @@ MESSAGES = {
     "compare.question.memory": "memory",
     "vllm.null_block": "--num-gpu-blocks-override {blocks}: vLLM keeps block 0 as a null block no request uses, so "
                        "{usable} usable blocks need one more.",
+    "vllm.refuses_to_start": "vLLM would not start with these arguments: its pool holds {capacity} tokens, less than "
+                             "one request of --max-model-len {max_model_len}, and at start-up it stops with \"To serve "
+                             "at least one request with the model's max seq len ({max_model_len}) ... the estimated "
+                             "maximum model length is {capacity}\". Lower --max-model-len to {capacity} or give it "
+                             "more blocks.",
     "vllm.batches": "Batches: ours run {order}; vLLM mixes decodes and prefill chunks in one step, running requests "
                     "first (mixed_batches=true is the closest).",
     "vllm.order.prefill_first": "prefills before decodes",
@@ -817,6 +841,9 @@ MESSAGES = {
     "compare.variant.overlapped": "overlapped scheduling",
     "compare.variant.fixed": "fixed max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "adaptive batch size ({low}-{high} ms)",
+    "compare.variant.article": "the article's scheduler",
+    "compare.variant.twin": "vLLM twin",
+    "compare.name.article vs vLLM twin": "the article's scheduler vs the vLLM twin",
     "compare.name.prefill-first vs decode-first": "prefill-first vs decode-first",
     "compare.name.whole vs chunked prefill": "whole vs chunked prefill",
     "compare.name.tail vs smart preemption": "tail vs smart preemption",

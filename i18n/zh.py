@@ -25,6 +25,8 @@ MESSAGES = {
     "narrate.blocked.blocks": "请求 {id} 继续等待：它需要 {blocks}；{free}。",
     "narrate.blocked.token_budget": "请求 {id} 继续等待：它的预填充需要 {tokens}，但本步的 token 预算只剩 {available} 个"
                                     "（max_num_batched_tokens={budget}）。",
+    "narrate.blocked.never_fits": "请求 {id} 将永远等待：它需要 {blocks}，比整个缓存池（{pool}）还多。vLLM 的调度器让它留在等待队列中原来的位置，"
+                                  "所以排在它后面的请求都不会被接纳。",
     "narrate.blocked.max_num_seqs": "请求 {id} 继续等待：批次已满（max_num_seqs={max_num_seqs}）。",
     "narrate.blocked.decode_first": "请求 {id} 继续等待：解码优先，本步运行的是运行队列中请求的解码；预填充要等到没有解码的一步。",
     "narrate.blocked.preempted_this_step": "请求 {id} 继续等待：本步抢占了一个运行中的请求，vLLM 在这样的一步里不接纳任何等待中的请求。",
@@ -32,6 +34,7 @@ MESSAGES = {
     "narrate.admitted.cached": "，另有 {n} 个从前缀缓存复用",
     "narrate.admitted.after_rebuild": "（KV 缓存池已重建，所以它的 K/V 要在新池中重新计算）",
     "narrate.admitted.recompute": "（它曾被抢占，所以它的 K/V 要重新计算）",
+    "narrate.admitted.recompute_rest": "（它曾被抢占：它其余的 K/V 要重新计算）",
     "narrate.freed": "释放了块 {ids}",
     "narrate.freed.none": "没有释放任何块",
     "narrate.preempted.self_tail": "请求 {id} 被抢占：它需要再要一个块，但没有空闲块，而它本身就是运行队列的末尾，所以 tail 策略"
@@ -43,7 +46,8 @@ MESSAGES = {
     "narrate.arrivals": "请求 {ids} 到达（提示词分别为 {lens} 个 token{priority}），进入等待队列。",
     "narrate.arrivals.priority": "，优先级 {priority}",
     "narrate.chunk": "请求 {id} 预填充了一段：第 {start}–{end} 个 token，共 {total} 个；其余部分下一步继续。",
-    "narrate.prefix_hit": "请求 {id} 在前缀缓存中找到 {blocks}（{tokens} 个 token）并复用它们：块 {ids}。",
+    "narrate.prefix_hit.one": "请求 {id} 在前缀缓存中找到 1 个块（{tokens} 个 token）并复用它：块 {ids}。",
+    "narrate.prefix_hit.other": "请求 {id} 在前缀缓存中找到 {n} 个块（{tokens} 个 token）并复用它们：块 {ids}。",
     "narrate.finished": "请求 {id} 完成：{why}；它的块已释放。",
     "finish.eos": "它生成了序列结束 token",
     "finish.max_tokens": "它达到了 max_tokens（{max_tokens}）",
@@ -426,8 +430,9 @@ MESSAGES = {
     "player.still_computing": "仍在计算",
     "player.state_cached": "K/V 在本步之前已缓存", "player.state_now": "本步计算",
     "player.state_pending": "尚无 K/V",
-    "player.pool_title": "<b>KV 缓存</b> · {n} 个块，每块 {size} 个 token · {used} 个使用中，{cached} 个空闲但已缓存，"
+    "player.pool_title": "<b>KV 缓存</b> · {n} 个块，每块 {size} 个 token{reserved} · {used} 个使用中，{cached} 个空闲但已缓存，"
                          "{empty} 个空块",
+    "player.pool_reserved": "（另有 vLLM 的空块 0）",
     "player.block": "块 {id}",
     "player.block_cached_free": "空闲，仍在前缀缓存中", "player.block_free": "空闲",
     "player.block_shared": "共享", "player.block_in_use": "使用中",
@@ -473,6 +478,12 @@ MESSAGES = {
     "sidebar.scheduler_help": "由哪个调度器决定每一步：文章的（nano-vllm 风格，scheduler/scheduler.py），"
                               "或 vLLM 孪生调度器，它逐步做出与 vLLM V1 相同的决定（scheduler/vllm_v1/）。"
                               "运行中途不能更换调度器：选择另一个会在它之下从第 0 帧重新开始运行。",
+    "sidebar.beyond_pool": "max_model_len = {max_model_len}，但 KV 缓存池只能容纳 {capacity} 个 token：一个请求可能长得比缓存池"
+                           "还大。vLLM 拒绝以这样的配置启动（它在启动时检查一个 max_model_len 个 token 的请求放得下）。"
+                           "在这里，{what}",
+    "sidebar.beyond_pool.article": "文章的调度器会中止长得比缓存池还大的请求，并给出原因。",
+    "sidebar.beyond_pool.vllm": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
+    "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
     "sidebar.scheduler_ignores": "vLLM 孪生调度器忽略这些设置（vLLM 没有这样的选项）：{names}。",
     "sidebar.variant_help": "同一工作负载在场景的对比配置下运行，有它自己的关键帧。",
     "sidebar.untranslated": "{file} 没有中文文本：它的标题、讲解和关键帧说明以英文显示。",
@@ -580,6 +591,10 @@ MESSAGES = {
     "lab.caption": "同一个工作负载，两到四种配置，每种都在自己的引擎中用模拟模型运行（即时、确定），以同样的方式度量。",
     "lab.generated": "生成的：200 个请求，泊松到达",
     "lab.workload": "工作负载",
+    "lab.scheduler_help": "由哪个调度器决定这次比较中的每种配置：文章的（nano-vllm）或 vLLM 孪生调度器（vLLM V1 自己的决定）。"
+                          "默认是该工作负载自己的调度器。",
+    "lab.alike_under_twin": "在 vLLM 孪生调度器下，{comparison} 只是把同一次运行跑两遍：孪生调度器不读取这些配置之间不同的那项设置"
+                            "（vLLM 没有这样的选项）。请选择文章的调度器，或换一种比较。",
     "lab.compare": "比较",
     "lab.custom": "自定义：逐个设置每种配置",
     "lab.how_many": "配置数量",
@@ -700,6 +715,10 @@ MESSAGES = {
     "compare.question.memory": "内存",
     "vllm.null_block": "--num-gpu-blocks-override {blocks}：vLLM 把块 0 留作不分配给任何请求的空块，所以 {usable} 个可用块"
                        "需要多加一个。",
+    "vllm.refuses_to_start": "vLLM 不会以这些参数启动：它的缓存池只能容纳 {capacity} 个 token，放不下一个 --max-model-len "
+                             "{max_model_len} 的请求，启动时它会停下并报告 \"To serve at least one request with the "
+                             "model's max seq len ({max_model_len}) ... the estimated maximum model length is "
+                             "{capacity}\"。请把 --max-model-len 降到 {capacity}，或给它更多的块。",
     "vllm.batches": "批次：这里{order}；vLLM 在同一步中混合解码和预填充分段，运行中的请求优先（mixed_batches=true 最接近）。",
     "vllm.order.prefill_first": "先预填充、后解码",
     "vllm.order.decode_first": "先解码，预填充在单独的一步中进行",
@@ -755,6 +774,9 @@ MESSAGES = {
     "compare.variant.overlapped": "重叠调度",
     "compare.variant.fixed": "固定 max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "自适应批大小（{low}-{high} 毫秒）",
+    "compare.variant.article": "文章的调度器",
+    "compare.variant.twin": "vLLM 孪生调度器",
+    "compare.name.article vs vLLM twin": "文章的调度器 对比 vLLM 孪生调度器",
     "compare.name.prefill-first vs decode-first": "预填充优先 对比 解码优先",
     "compare.name.whole vs chunked prefill": "整体预填充 对比 分块预填充",
     "compare.name.tail vs smart preemption": "tail 抢占 对比 smart 抢占",

@@ -165,13 +165,14 @@ def variant_summary(scenario: Scenario) -> str:
 
 class Lab:
     def __init__(self, inputs: RunInputs | None = None, trace_frames=None, trace_title: str = "",
-                 cache: RunCache | None = None):
+                 cache: RunCache | None = None, trace_scheduler: str = "article"):
         self.inputs = inputs
         self.cache = cache or shared_run_cache()
         self._run: SharedRun | None = None
         self._last = 0  # the last frame this lab has stepped to (the shared run may be further on)
         self._trace_frames = trace_frames
         self._trace_title = trace_title
+        self._trace_scheduler = trace_scheduler
         self.cursor = 0
         self._history = RunHistory()  # summaries of frames 0..n taken in so far, for the charts over time
         self._metrics = None  # ((history, cursor, last), metrics) of the last `metrics()`
@@ -192,6 +193,11 @@ class Lab:
     @property
     def is_trace(self) -> bool:
         return self.engine is None
+
+    @property
+    def scheduler(self) -> str:
+        """Which scheduler decided this run (scheduler.SCHEDULER_KINDS): its recipe's, or the trace's."""
+        return self._trace_scheduler if self.is_trace else self.inputs.spec.scheduler
 
     @property
     def title(self) -> str:
@@ -389,4 +395,5 @@ def open_trace(data: bytes, name: str = "trace") -> Lab:
         store, trace = read_trace(data)
     except ValueError as e:  # TraceError: the schema's sentence, naming where the file does not fit
         raise LabError("lab.not_a_trace", name=name, error=message_of(e)) from None
-    return Lab(trace_frames=store, trace_title=Message("lab.trace_title", title=trace.get("title") or name))
+    return Lab(trace_frames=store, trace_title=Message("lab.trace_title", title=trace.get("title") or name),
+               trace_scheduler=trace.get("scheduler", "article"))  # older traces, and the article's, have none

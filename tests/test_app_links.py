@@ -26,7 +26,9 @@ def widget(at, kind: str, label: str):
 
 def test_a_custom_setup_link_opens_that_run_at_its_frame(app):
     opened(app, CUSTOM_LINK)
-    assert no_errors(app) and not app.warning
+    assert no_errors(app)  # its 12 blocks of 16 hold less than max_model_len=256: the sidebar's one warning says so
+    pool = "max_model_len = 256, but the KV pool holds 192 tokens"
+    assert [w.value for w in app.warning if pool not in w.value] == []
     assert lab(app).inputs.custom == CustomSetup(6, "random", 5, "poisson") and lab(app).inputs.spec.seed == 3
     assert lab(app).cursor == 7 and player_message(app)["cursor"] == 7 and player_message(app)["last"] == 7
     assert app.selectbox(key="scenario_choice").value == "custom"

@@ -33,7 +33,8 @@ def test_overlap_never_changes_what_a_preset_writes(path):
     if scenario.spec.config.num_speculative_tokens:
         pytest.skip("overlapped scheduling refuses speculative decoding (engine/run/overlap.py)")
     sync, over = (replace(scenario, spec=replace(scenario.spec, overlap=overlap)).engine() for overlap in (False, True))
-    assert sync.run() == over.run() == "finished"
+    # vllm_pool_too_small stalls by design: a request that outgrew its pool waits for good under the vLLM twin
+    assert sync.run() == over.run() == ("stalled" if path.stem == "vllm_pool_too_small" else "finished")
     assert outputs(over) == outputs(sync)
     frames = list(over.frames)
     # a step overlaps the one before exactly when that one handed a batch to the model

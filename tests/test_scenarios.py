@@ -2,6 +2,7 @@
 
 import pytest
 
+from engine.analysis.vllm_args import vllm_would_start
 from engine.inputs.scenario import SCENARIOS_DIR, ScenarioError, load_scenario, preset_paths
 from tests.helpers.engines import GOOD
 
@@ -19,8 +20,12 @@ def test_preset_key_frames_happen(path):
     runs = {False: scenario.engine()}
     if scenario.variant:
         runs[True] = scenario.engine(variant=True)
+    # the one run that may not finish: the vLLM twin on a pool smaller than max_model_len, where vLLM's scheduler
+    # keeps a request that outgrew the pool waiting for good (vllm_pool_too_small)
+    ends = {"finished", "stalled"} if scenario.spec.scheduler == "vllm" and not vllm_would_start(scenario.spec.config) \
+        else {"finished"}
     for engine in runs.values():
-        assert engine.run() == "finished"
+        assert engine.run() in ends
     problems = []
     for key_frame in scenario.key_frames:
         if key_frame.needs_model:  # depends on what the real model writes; checked only on the model

@@ -8,10 +8,12 @@ from collections.abc import Callable
 import streamlit as st
 
 from engine.analysis.export import comparison_traces
+from engine.analysis.vllm_args import vllm_would_start
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
 from i18n import Message, message_of, text
 from scheduler import SCHEDULER_KINDS
+from scheduler.vllm_v1 import IGNORED_SETTINGS
 from session.lab import (
     ARRIVALS,
     CUSTOM,
@@ -55,9 +57,6 @@ CONFIG_CONTROLS = (
     ("prompt_lookup_min", "int", {}),
     ("prompt_lookup_max", "int", {}),
 )
-# The settings the vLLM twin does not read (vLLM has no such choice); the sidebar notes them when it runs.
-TWIN_IGNORES = ("prefill_first", "mixed_batches", "preemption_policy", "cache_blocks_at_allocation",
-                "notebook_block_bug")
 
 
 def _restart(inputs: RunInputs):
@@ -111,18 +110,25 @@ def _on_scheduler():
 
 
 def scheduler_choice():
-    """The scheduler a run is decided by; with the vLLM twin, which settings it ignores."""
-    inputs, lang = lab().inputs, current_lang()
-    if inputs is None:
+    """The scheduler a run is decided by (a trace's as it records it); with the vLLM twin, which settings it
+    ignores; a warning when the pool cannot hold one request of max_model_len tokens."""
+    here, lang = lab(), current_lang()
+    if not here.frames:  # nothing open yet
         return
-    st.session_state.scheduler_choice = inputs.spec.scheduler  # what this run was built with
-    st.radio(t("sidebar.scheduler"), SCHEDULER_KINDS, key="scheduler_choice", on_change=_on_scheduler,
-             format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"), help=t("sidebar.scheduler_help"),
-             disabled=locked("scheduler"))
-    if inputs.spec.scheduler == "vllm":
+    if here.is_trace:
+        st.caption(t("sidebar.trace_scheduler", name=text(lang, f"sidebar.scheduler.{here.scheduler}")))
+    else:
+        st.session_state.scheduler_choice = here.scheduler  # what this run was built with
+        st.radio(t("sidebar.scheduler"), SCHEDULER_KINDS, key="scheduler_choice", on_change=_on_scheduler,
+                 format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"), help=t("sidebar.scheduler_help"),
+                 disabled=locked("scheduler"))
+    if not vllm_would_start(config := here.config_in_effect()):
+        st.warning(t("sidebar.beyond_pool", max_model_len=config.max_model_len, capacity=config.kv_capacity_tokens,
+                     what=t(f"sidebar.beyond_pool.{here.scheduler}")))
+    if here.scheduler == "vllm":
         names = t("list.sep").join(setting(name, lang)[0] + (f" = {setting_value(name, 'smart', lang)}"
                                                              if name == "preemption_policy" else "")
-                                   for name in TWIN_IGNORES)
+                                   for name in IGNORED_SETTINGS)
         st.caption(t("sidebar.scheduler_ignores", names=names))
 
 
@@ -202,9 +208,8 @@ def custom_setup():
                      help=input_help("arrivals", lang)))
         if st.form_submit_button(t("sidebar.start_custom")):  # under the settings and options shown in the sidebar
             state = st.session_state
-            scheduler = lab().inputs.spec.scheduler if lab().inputs else "article"
             _restart(RunInputs.from_custom(setup, lab().config_in_effect(), state.runner, int(state.seed),
-                                           state.temperature, lab().options_in_effect(), scheduler))
+                                           state.temperature, lab().options_in_effect(), lab().scheduler))
 
 
 def model_controls():
@@ -348,6 +353,8 @@ def trace_uploader():
         st.session_state.trace_loaded = key
     except LabError as e:
         st.error(said(e))
+        return
+    st.rerun()  # the sidebar above (the scheduler that decided it, its warnings) now shows the trace
 
 
 def sidebar():

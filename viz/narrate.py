@@ -53,6 +53,12 @@ def _free_blocks(lang: str, available: int, frame: Frame, before: Frame | None) 
 
 
 def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
+    cfg = frame.config
+    tokens = frame.requests[event.seq_id].num_tokens if event.seq_id < len(frame.requests) else 0
+    if event.reason == "blocks" and tokens > cfg.kv_capacity_tokens:  # the vLLM twin: it waits for good
+        blocks = -(-tokens // cfg.kvcache_block_size)
+        return text(lang, "narrate.blocked.never_fits", id=event.seq_id, blocks=count(lang, "n.block", blocks),
+                    pool=count(lang, "n.block", cfg.num_kvcache_blocks))
     if event.reason == "blocks":
         return text(lang, "narrate.blocked.blocks", id=event.seq_id, blocks=count(lang, "n.block", event.needed),
                     free=_free_blocks(lang, event.available, frame, before))
@@ -72,8 +78,8 @@ def _admitted(lang, event, frame: Frame, before: Frame | None = None) -> str:
     why = ""
     if getattr(event, "after_rebuild", False):
         why = text(lang, "narrate.admitted.after_rebuild")
-    elif event.recompute:
-        why = text(lang, "narrate.admitted.recompute")
+    elif event.recompute:  # with a prefix-cache hit, only what the cache no longer held is computed again
+        why = text(lang, "narrate.admitted.recompute_rest" if event.num_cached_tokens else "narrate.admitted.recompute")
     return text(lang, "narrate.admitted", id=event.seq_id, tokens=count(lang, "n.token", event.num_tokens),
                 cached=cached, why=why)
 
@@ -99,8 +105,8 @@ def _chunk(lang, event, frame: Frame, before: Frame | None = None) -> str:
 
 
 def _prefix_hit(lang, event, frame: Frame, before: Frame | None = None) -> str:
-    return text(lang, "narrate.prefix_hit", id=event.seq_id, blocks=count(lang, "n.block", len(event.block_ids)),
-                tokens=event.num_tokens, ids=_ids(lang, event.block_ids))
+    return count(lang, "narrate.prefix_hit", len(event.block_ids), id=event.seq_id, tokens=event.num_tokens,
+                 ids=_ids(lang, event.block_ids))
 
 
 def _finished(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -211,7 +217,7 @@ def prompts_completed(frame: Frame, before: Frame, lang: str) -> list[str]:
 def kv_moments(frame: Frame, before: Frame, lang: str) -> str:
     """The pool's free blocks at the two moments a step has: its start (the frame before) and its end."""
     return text(lang, "narrate.kv_moments", start=free_at_start(frame, before), after=frame.metrics.num_free_blocks,
-                total=len(frame.blocks))
+                total=frame.config.num_kvcache_blocks)  # the vLLM twin's null block is not one of them
 
 
 def narrate(frame: Frame, before: Frame | None = None, *, lang: str) -> list[str]:

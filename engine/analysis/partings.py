@@ -2,7 +2,8 @@
 (the policy lab's lockstep stages), decided differently, and what each of them did there.
 
 A step's decisions are read from its frame's events: which requests it preempted, admitted (or resumed after a
-preemption, with how many tokens it prefilled) and which prefill chunks it scheduled. Decodes are left out: they
+preemption, with how many tokens it prefilled) and which prefill chunks it scheduled for requests already running
+(an admission's first chunk is told by the admission, its token count being the chunk's). Decodes are left out: they
 follow from who is running, so they differ after a parting without being decisions of their own. A step parts
 the runs when their decisions there are not all the same; each run is then told by the decisions that not every
 run made (what they share is said by neither).
@@ -43,12 +44,13 @@ class Parting:
 def decisions(frame: Frame) -> frozenset[Decision]:
     """The scheduling decisions of the step that led to `frame`, from its events."""
     found = set()
+    admitted = {event.seq_id for event in frame.events if event.kind == "admitted"}
     for event in frame.events:
         if event.kind == "preempted":
             found.add(Decision("preempt", event.seq_id, 0))
         elif event.kind == "admitted":
             found.add(Decision("resume" if event.recompute else "admit", event.seq_id, event.num_tokens))
-        elif event.kind == "chunk":
+        elif event.kind == "chunk" and event.seq_id not in admitted:
             found.add(Decision("chunk", event.seq_id, event.num_tokens))
     return frozenset(found)
 

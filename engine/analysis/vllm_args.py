@@ -46,6 +46,13 @@ def vllm_args(config: Config, overlap: bool = False) -> list[str]:
     return args
 
 
+def vllm_would_start(config: Config) -> bool:
+    """Whether vLLM's engine starts with `config`'s pool: at start-up (get_kv_cache_configs in vLLM 0.32) it
+    checks that its usable blocks hold one request of max_model_len tokens, and refuses to start otherwise. Its
+    scheduler has no such check: the twin, like it, keeps a request that outgrew the pool waiting for good."""
+    return config.max_model_len <= config.kv_capacity_tokens
+
+
 def vllm_command(config: Config, model: str = "HuggingFaceTB/SmolLM2-135M-Instruct", overlap: bool = False) -> str:
     return shlex.join(["vllm", "serve", model, *vllm_args(config, overlap)])
 
@@ -56,6 +63,9 @@ def vllm_notes(config: Config, lang: str, scheduler: str = "article") -> list[st
     differently); for a run of the vLLM twin, that its decisions are vLLM's own."""
     say = partial(text, lang)
     notes = [say("vllm.null_block", blocks=config.num_kvcache_blocks + NULL_BLOCKS, usable=config.num_kvcache_blocks)]
+    if not vllm_would_start(config):
+        notes.append(say("vllm.refuses_to_start", max_model_len=config.max_model_len,
+                         capacity=config.kv_capacity_tokens))
     if scheduler == "vllm":
         notes.append(say("vllm.twin"))
     else:

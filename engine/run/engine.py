@@ -55,6 +55,7 @@ from scheduler import Batch, Config, RequestRejected, SamplingParams, Sequence, 
 from scheduler.events import Aborted
 from scheduler.factory import runner_config
 
+PROGRESS = (FinishedLate.kind, "preempted", "aborted")  # events by which a step that ran nothing still moved on
 KEEP = object()  # set_config's "leave the adaptive controller as it is"
 
 
@@ -204,7 +205,10 @@ class Engine:
             self._land_in_flight()  # the run ends here: its last tokens land before its last frame
         timing, latency_s = self._advance_clocks(batch, schedule_s, model_s, post_s, overlapped)
         self._tell_rebuild_admissions(events)
-        self._last_batch_idle = not batch.seqs and not arrived and not any(e.kind == FinishedLate.kind for e in events)
+        # a step that preempted or aborted a request changed the queues and freed blocks, so the next may run: the
+        # twin ends its loop over running requests when one preempts itself, and the article's aborts a request
+        # that outgrew the pool in its decode loop, each in a step that may run nothing
+        self._last_batch_idle = not batch.seqs and not arrived and not any(e.kind in PROGRESS for e in events)
         if self.record:
             self._record_frame(batch, scheduled, events, schedule_s + post_s, model_s, tables, timing)
         self._adapt(batch, latency_s)

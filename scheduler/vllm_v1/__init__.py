@@ -2,6 +2,6 @@
 block for block, for the same engine; `make vllm-check` compares it with vLLM's own Scheduler."""
 
 from scheduler.vllm_v1.kv_cache import NULL_BLOCK_ID, KVCache
-from scheduler.vllm_v1.scheduler import VllmScheduler
+from scheduler.vllm_v1.scheduler import IGNORED_SETTINGS, VllmScheduler
 
-__all__ = ["NULL_BLOCK_ID", "KVCache", "VllmScheduler"]
+__all__ = ["IGNORED_SETTINGS", "NULL_BLOCK_ID", "KVCache", "VllmScheduler"]

@@ -33,6 +33,10 @@ from scheduler.speculative import NgramIndex
 from scheduler.vllm_v1.kv_cache import KVCache
 from scheduler.vllm_v1.step import schedule_step
 
+# The Config fields the twin does not read: vLLM has no such choice (it preempts the running tail, or the least
+# important request under the priority queue policy, whatever preemption_policy says).
+IGNORED_SETTINGS = ("prefill_first", "mixed_batches", "preemption_policy", "cache_blocks_at_allocation",
+                    "notebook_block_bug")
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
 
@@ -74,18 +78,19 @@ class VllmScheduler:
     # -- requests --------------------------------------------------------------------------------------
 
     def add(self, seq: Sequence):
-        """Queue a new request; one that could never run is refused (RequestRejected) and ends ABORTED."""
+        """Queue a new request; an empty one or one of max_model_len tokens is refused (RequestRejected) and ends
+        ABORTED, as vLLM's input checks refuse it. A prompt larger than the whole pool is queued, as vLLM's
+        Scheduler queues it: it never fits, so it waits for good and, at the head of the queue, holds up every
+        request behind it (vLLM's engine refuses at start a max_model_len its pool cannot hold, so it never gets
+        such a request; `tools/vllm_check`'s "pool" mode checks the twin against vLLM's Scheduler here)."""
         if seq.seq_id in self._pending:
             raise ValueError(f"request {seq.seq_id} is already {seq.status.name.lower()} in this scheduler; "
                              "add a request once (a new Sequence to run the prompt again)")
-        cfg, n, kv = self.config, len(seq.token_ids), self.block_manager
+        cfg, n = self.config, len(seq.token_ids)
         if n == 0:
             self._refuse(seq, "abort.empty_prompt")
         if n >= cfg.max_model_len:
             self._refuse(seq, "abort.no_room", n=n, max_model_len=cfg.max_model_len)
-        if kv.blocks_for(n) > kv.num_blocks:
-            self._refuse(seq, "abort.pool_too_small", n=n, blocks=kv.blocks_for(n), size=kv.block_size,
-                         pool=kv.num_blocks)
         seq.status = WAITING
         self._pending[seq.seq_id] = _Pending()
         self._enqueue(seq)

@@ -13,14 +13,19 @@ from runner.fake import FakeRunner
 from scheduler.speculative import accept_drafts
 
 EOS = 0
-MODES = ("fcfs", "fcfs-prefix", "priority", "async", "spec")
+MODES = ("fcfs", "fcfs-prefix", "priority", "async", "spec", "pool")
 MAX_STEPS = 400
 
 
 def random_workload(rng: random.Random, mode: str) -> dict:
+    """A workload of `mode` (MODES). "pool": a max_model_len beyond what the pool holds (vLLM's engine would refuse
+    to start; its Scheduler alone keeps a prompt larger than the pool waiting for good) and prompts up to it."""
     block_size = rng.choice((1, 2, 4, 4, 8))
     num_blocks = rng.randint(3, 24)
     max_model_len = rng.randint(8, 64)
+    if mode == "pool":
+        num_blocks = rng.randint(2, 8)
+        max_model_len = rng.randint(num_blocks * block_size + 1, 2 * num_blocks * block_size + 8)
     max_num_seqs = rng.randint(1, 6)
     chunked = rng.random() < 0.85
     budget = rng.randint(max_num_seqs, 48) if chunked else rng.randint(max_model_len, 2 * max_model_len)
@@ -28,7 +33,8 @@ def random_workload(rng: random.Random, mode: str) -> dict:
     config = {"max_num_seqs": max_num_seqs, "max_num_batched_tokens": budget, "max_model_len": max_model_len,
               "num_kvcache_blocks": num_blocks, "kvcache_block_size": block_size, "chunked_prefill": chunked,
               "enable_prefix_caching": mode != "fcfs" and (mode == "fcfs-prefix" or rng.random() < 0.7),
-              "queue_policy": "priority" if mode == "priority" else "fcfs", "eos": EOS,
+              "queue_policy": "priority" if mode == "priority" or mode == "pool" and rng.random() < 0.5 else "fcfs",
+              "eos": EOS,
               "long_prefill_token_threshold": rng.choice((0, 0, 0, rng.randint(1, max_model_len)))}
     if mode == "spec":
         low, k = rng.randint(1, 3), rng.randint(1, 4)
@@ -36,7 +42,7 @@ def random_workload(rng: random.Random, mode: str) -> dict:
         if config["long_prefill_token_threshold"] <= k:  # below 1 + k vLLM 0.32 fails its own assertion
             config["long_prefill_token_threshold"] = 0
     vocab = rng.choice((3, 6, 20, 200))
-    longest = min(max_model_len - 1, num_blocks * block_size)
+    longest = max_model_len - 1 if mode == "pool" else min(max_model_len - 1, num_blocks * block_size)
     stems = [[rng.randint(1, vocab) for _ in range(rng.randint(1, longest))] for _ in range(rng.randint(1, 3))]
     requests = []
     for _ in range(rng.randint(1, 10)):
