@@ -7,7 +7,7 @@ else
 PYTHON ?= .venv/bin/python
 endif
 
-.PHONY: install test run bench bench-class gpu-check vllm-check
+.PHONY: install test run warm bench bench-class gpu-check vllm-check
 
 .venv/bin/python:  # Debian and Ubuntu ship venv's pip bootstrap apart, in python3-venv
 	python3 -m venv .venv || { rm -rf .venv && apt-get update -qq && apt-get install -y -qq python3-venv \
@@ -25,6 +25,12 @@ test: install
 
 run: install
 	$(PYTHON) -m streamlit run app.py $(ARGS)
+
+# Before a class: open a page on each server process and wait (at most 10 minutes) until the presets its
+# $SCHEDLAB_PRECOMPUTE names are computed, e.g. make warm URLS="http://127.0.0.1:8501/p1 http://127.0.0.1:8502/p2"
+URLS ?= http://127.0.0.1:8501
+warm:
+	$(PYTHON) -m tools.warm $(URLS)
 
 bench:
 	for script in bench/bench_*.py; do echo "== $$script"; $(PYTHON) $$script || exit 1; done

@@ -5,11 +5,19 @@ Starts `streamlit run app.py` on 127.0.0.1 (the README's class command), opens o
 --precompute, preset 05 computed at start first), then the lecturer opens preset 05 and clicks "Start a class" in
 the sidebar; N students open the class's link (`?class=CODE`) and only listen, as a follower's browser does. The
 lecturer's player fetches frames ahead, then the lecturer steps, and goes back to frame 0 (Home): each move is
-what the player sends when it stops on a frame it holds (its state "frame" = k, 300 ms after the click in a
-browser), one every STEP_EVERY_S. A follower has the step when the server's ForwardMsgs move its player's cursor
-to k (the server moves the cursor: `cursor_moves`); its latency is from the lecturer's report until then. A
-follower that never shows a step within LEFT_BEHIND_S, or is not on the lecturer's last frame at the end, is left
-behind.
+what a lecturer's player sends when it stops on a frame it holds (its state "play" = {frame: k, speed: 0}, 300
+ms after the click in a browser), one every STEP_EVERY_S. A follower has the step when the server's ForwardMsgs
+move its player's cursor to k (the server moves the cursor: `cursor_moves`); its latency is from the lecturer's
+report until then. A follower that never shows a step within LEFT_BEHIND_S, or is not on the lecturer's last frame
+at the end, is left behind.
+
+Then the lecturer plays (Play at PLAY_SPEED steps/s, from frame 0, PLAYED steps, then Pause: what the player
+tells the server at once, its state "play" = {frame, speed}). Each follower plays along as its player does: from
+the frame the server moves it to, a tick every 1/speed shows the next frame when it holds it, and while fewer than
+LOOKAHEAD frames are held ahead it asks for more (one request at a time). Every SAMPLE_S of the Play: how many frames
+each follower is behind the lecturer's player (which holds its frames: it shows frame k + 1 + floor(t * speed)
+t seconds after Play from k; negative is ahead); when Play reached each follower; at the Pause how far each was
+from the lecturer's frame, and when each showed it, stopped.
 
 Then the class's prediction: the lecturer switches "Predict, then reveal" on; every follower gets the question
 (their predict mode follows the lecturer's), picks a choice (student i the choice i mod the number of choices, so
@@ -20,6 +28,8 @@ Run: python bench/bench_class_follow.py [students] [fake|model] [--precompute]
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import re
 import time
@@ -28,6 +38,7 @@ import websockets
 from bench_classroom_server import spread
 from class_client import (
     CLASS_CACHE_MB,
+    LOOKAHEAD,
     OPEN_TIMEOUT_S,
     PRESET,
     Page,
@@ -38,6 +49,7 @@ from class_client import (
     warm_up,
 )
 from process_stats import family_cpu_seconds
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
@@ -46,6 +58,7 @@ from session.lab import real_model_installed
 
 MAX_STUDENTS = 60
 LED_STEPS, STEP_EVERY_S, LEFT_BEHIND_S, ANSWER_LIMIT_S = 12, 1.5, 10.0, 30.0
+PLAY_SPEED, SAMPLE_S = 2, 0.05  # the player's default speed (steps per second); the lag's sampling
 CODE = re.compile(r"Class code: \*\*(\w+)\*\*")
 ANSWERED = re.compile(r"(\d+) of (\d+) students following have answered")
 TALLY = re.compile(r"^- (?:✅ )?(.+): \*\*(\d+)\*\*$", re.M)
@@ -58,12 +71,14 @@ class ClassPage(Page):
         super().__init__()
         self.code, self.answered, self.tally, self.choices = "", (0, 0), [], 0
         self.moves: list[tuple[float, int]] = []  # (when, frame) each time the server moved the player's cursor
+        self.moved = asyncio.Event()
 
     def read(self, msg: ForwardMsg):
         moves = self.cursor_moves
         super().read(msg)
         if self.cursor_moves != moves:
             self.moves.append((time.perf_counter(), self.cursor))
+            self.moved.set()
         if msg.WhichOneof("type") != "delta" or not msg.delta.HasField("new_element"):
             return
         element, kind = msg.delta.new_element, msg.delta.new_element.WhichOneof("type")
@@ -90,6 +105,9 @@ class Member(Student):
         self.number, self.page = number, ClassPage()
         self.choice: int | None = None  # the choice sent, and when
         self.sent_at: float | None = None
+        self.shown = 0  # the frame its player shows
+        self.shown_at: list[tuple[float, int]] = []  # (when, frame shown) each time its player showed another
+        self.play_started: float | None = None  # when the server told it to play along
 
     async def listen(self, ws):
         async for raw in ws:
@@ -104,6 +122,50 @@ class Member(Student):
         back.rerun_script.widget_states.widgets.extend(widgets)
         back.rerun_script.fragment_id = fragment_id
         await ws.send(back.SerializeToString())
+
+    async def play_along(self, ws, until: asyncio.Event):
+        """The follower's player, until `until`: at each server move it shows the lecturer's frame, then plays on
+        at the speed the move says (a tick shows the next frame it holds) or stands there; while playing it asks
+        ahead for LOOKAHEAD frames, one request at a time (the answer comes to the listener)."""
+        seen, playing, due, asked, page = self.page.cursor_moves, 0.0, 0.0, None, self.page
+        while not until.is_set():
+            with contextlib.suppress(TimeoutError):  # the next tick, a move of the server's, or a look at `until`
+                await asyncio.wait_for(page.moved.wait(), max(0.0, due - time.perf_counter()) if playing else 0.5)
+            now = time.perf_counter()
+            if page.cursor_moves != seen:
+                page.moved.clear()
+                seen, playing, due = page.cursor_moves, page.playing or 0.0, now
+                self.show(now, page.cursor)
+                if playing and self.play_started is None:
+                    self.play_started = now
+            if playing and now >= due:
+                self.show(now, min(self.shown + 1, max(page.last, self.shown)))
+                due += 1 / playing
+                answered = asked is None or page.last > asked[0] or now - asked[1] > 5
+                if not page.over and page.last - self.shown < LOOKAHEAD and answered:
+                    asked = (page.last, now)
+                    await self.send(ws, [self._request(page.last + LOOKAHEAD), *self._component_state()],
+                                    page.player_fragment)
+
+    def show(self, at: float, frame: int):
+        if frame != self.shown:
+            self.shown = frame
+            self.shown_at.append((at, frame))
+
+    def shown_then(self, at: float) -> int:
+        """The frame its player showed at `at`."""
+        return next((frame for when, frame in reversed(self.shown_at) if when <= at), 0)
+
+    async def tell(self, ws, frame: int, speed: float):
+        """What a lecturer's player tells the server at each stop (speed 0), Play and Pause: its state "play"."""
+        self.state = {"play": {"frame": frame, "speed": speed}}
+        await self.send(ws, self._component_state(), self.page.player_fragment)
+
+    def _request(self, want: int) -> WidgetState:
+        self.seq += 1
+        value = {"run": self.page.run, "have": self.page.last, "want": want, "seq": self.seq}
+        return WidgetState(id=_make_trigger_id(self.page.player_id, "events"),
+                           json_trigger_value=json.dumps([{"event": "request", "value": value}]))
 
     def click(self, label: str) -> tuple[list[WidgetState], str]:
         widget_id, fragment_id = self.page.widgets[label]
@@ -128,7 +190,7 @@ async def follow(student: Member, url: str, seated: asyncio.Event, done: asyncio
         if count[0] == count[1]:
             seated.set()
         listening = asyncio.create_task(student.listen(ws))
-        await done.wait()
+        await student.play_along(ws, done)
         await vote_when_asked(student, ws)
         await asyncio.sleep(ANSWER_LIMIT_S / 3)  # the reveal may follow
         listening.cancel()
@@ -171,11 +233,14 @@ async def lead(url: str, students: list[Member]) -> dict:
         listening = asyncio.create_task(lecturer.listen(ws))
         await asyncio.sleep(STEP_EVERY_S)
         steps = []
-        for frame in (*range(1, LED_STEPS + 1), 0):  # then Home: preset 05's questions are at its steps 1 and 3
-            lecturer.state = {"frame": frame}
+        for frame in (*range(1, LED_STEPS + 1), 0):  # then Home, to play from there
             steps.append((time.perf_counter(), frame))
-            await lecturer.send(ws, lecturer._component_state(), lecturer.page.player_fragment)
+            await lecturer.tell(ws, frame, 0)
             await asyncio.sleep(STEP_EVERY_S)
+        result["play"] = await play_then_pause(lecturer, ws)
+        steps.append((time.perf_counter(), 0))  # Home: preset 05's questions are at its steps 1 and 3
+        await lecturer.tell(ws, 0, 0)
+        await asyncio.sleep(STEP_EVERY_S)
         result["steps"] = steps
         toggle_id, fragment = lecturer.page.widgets["Predict, then reveal"]
         await lecturer.send(ws, [WidgetState(id=toggle_id, bool_value=True), *lecturer._component_state()], fragment)
@@ -188,6 +253,47 @@ async def lead(url: str, students: list[Member]) -> dict:
         await asyncio.gather(*tasks, return_exceptions=True)
         listening.cancel()
     return result
+
+
+async def play_then_pause(lecturer: Member, ws, played: int = LED_STEPS) -> dict:
+    """The lecturer's Play from frame 0 (it holds the frames: fetched ahead), and Pause `played` steps later, each
+    told at once as the player does; when each was sent."""
+    started = time.perf_counter()
+    await lecturer.tell(ws, 0, PLAY_SPEED)
+    await asyncio.sleep(played / PLAY_SPEED)  # its ticks: frame k + 1 at once, then one every 1 / speed
+    paused = time.perf_counter()
+    await lecturer.tell(ws, played, 0)
+    await asyncio.sleep(STEP_EVERY_S)
+    return {"started": started, "paused": paused, "frame": played}
+
+
+def lecturer_frame(play: dict, at: float) -> int:
+    """The frame the lecturer's player shows `at`, playing from frame 0."""
+    return min(play["frame"], 1 + int((at - play["started"]) * PLAY_SPEED))
+
+
+def report_play(students: list[Member], play: dict):
+    """How far behind the lecturer each follower played, and whether each stopped on the lecturer's frame."""
+    starts = [s.play_started - play["started"] for s in students if s.play_started]
+    grid = [play["started"] + i * SAMPLE_S for i in range(int((play["paused"] - play["started"]) / SAMPLE_S))]
+    lags = [[lecturer_frame(play, at) - s.shown_then(at) for at in grid] for s in students]
+    behind = [lag for each in lags for lag in each]
+    worst = [max(each, default=0) for each in lags]
+    at_pause = [play["frame"] - s.shown_then(play["paused"]) for s in students]
+    stopped = [next((at for at, shown in s.page.moves if at >= play["paused"] and shown == play["frame"]), None)
+               for s in students]
+    landed = [at - play["paused"] for at in stopped if at is not None]
+    print(f"    the lecturer played {play['frame']} steps at {PLAY_SPEED} steps/s: Play reached "
+          f"{len(starts)}/{len(students)} followers {spread(starts) if len(starts) > 1 else starts}; frames behind "
+          f"the lecturer while playing p50 {pct(behind, 50)}, p95 {pct(behind, 95)}, max {max(behind, default=0)} "
+          f"({len(behind)} samples; the worst follower's max {max(worst, default=0)}); at the Pause behind by p50 "
+          f"{pct(at_pause, 50)}, max {max(at_pause, default=0)} frames; the Pause reached the followers "
+          f"{spread(landed) if len(landed) > 1 else landed}; left behind: {len(students) - len(landed)} not on the "
+          f"lecturer's frame after the Pause")
+
+
+def pct(values: list[int], q: int) -> int:
+    return sorted(values)[min(len(values) - 1, len(values) * q // 100)] if values else 0
 
 
 def report(students: list[Member], result: dict, what: str, cpu: float):
@@ -209,6 +315,7 @@ def report(students: list[Member], result: dict, what: str, cpu: float):
           f"frame; server CPU {cpu:.1f} s")
     print("    the last follower's arrival per move (frame: ms): " + ", ".join(
         f"{frame}: {max(xs) * 1e3:.0f}" for frame, xs in by_move.items()))
+    report_play(students, result["play"])
     sent = [s.sent_at for s in students]
     answered_at = result["all_answered_at"]
     expected: dict[int, int] = {}

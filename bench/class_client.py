@@ -40,6 +40,7 @@ class Page:
         self.widgets: dict[str, tuple[str, str]] = {}  # label -> (widget id, fragment id)
         self.player_id, self.player_fragment = "", ""
         self.run, self.last, self.cursor, self.over, self.cursor_moves = -1, -1, 0, False, -1
+        self.playing: float | None = None
         self.panel = self.precomputed = self.passes = ""
         self.sessions, self.cache_line, self.roster = -1, "", ""  # as the server panel counts and lists them
 
@@ -60,6 +61,7 @@ class Page:
             self.over = bool(data["over"]) and self.last >= data["last"]
             if data["cursor_moves"] != self.cursor_moves:  # the server moved the cursor: the player jumps there
                 self.cursor_moves, self.cursor = data["cursor_moves"], data["cursor"]
+                self.playing = data.get("playing")  # a class's follower: plays on from there (speed), stops (0)
         elif kind == "markdown" and BATCHES.search(element.markdown.body):
             self.panel = element.markdown.body
         elif kind == "markdown" and (found := SESSIONS.search(element.markdown.body)):

@@ -296,7 +296,8 @@ MESSAGES = {
     "class.on_your_own": "Exploring on your own (class {code}); the lecturer goes on.",
     "class.follow_again": "Follow again",
     "class.wrong_key": "That is not the lecturer key of this server.",
-    "class.unknown": "There is no class {code} on this server: check the code (or the lecturer has not started it).",
+    "class.unknown": "There is no class {code} on this server: check the code (or the lecturer has not started it; "
+                     "where several server processes serve the app, open the lecturer's link: it leads to theirs).",
     "class.full": "This class is full ({seats} students).",
     "class.answered": "{answered} of {students} students following have answered.",
     "class.reveal": "Reveal for everyone",

@@ -260,7 +260,8 @@ MESSAGES = {
     "class.on_your_own": "正在自行探索（课堂 {code}）；讲师在继续讲。",
     "class.follow_again": "重新跟随",
     "class.wrong_key": "这不是本服务器的讲师密钥。",
-    "class.unknown": "本服务器上没有课堂 {code}：请检查代码（或讲师还没有开始这堂课）。",
+    "class.unknown": "本服务器上没有课堂 {code}：请检查代码（或讲师还没有开始这堂课；若应用由多个服务器进程提供，"
+                     "请打开讲师给出的链接：它会通向讲师所在的进程）。",
     "class.full": "这堂课已满（{seats} 名学生）。",
     "class.answered": "正在跟随的 {students} 名学生中已有 {answered} 名作答。",
     "class.reveal": "向全班揭晓",

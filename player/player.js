@@ -16,11 +16,14 @@
  *   window.schedlabStagePlayer     the app's stage player (one a page), once mounted
  *   element.player, data-frame, data-last on the root: for tests and the GIF export
  *
- * The server sends messages: {run, from, frames: [delta...], last, over, cursor, cursor_moves, answered,
- * title, model, key_frames, placeholder, error, lang, strings}. Every word the player shows comes in `strings`
- * (i18n/ on the server: the player holds no text of its own). Frames are deltas (viz/frame_payload.py has the reference
+ * The server sends messages: {run, from, frames: [delta...], last, over, cursor, cursor_moves, playing, answered,
+ * title, model, key_frames, placeholder, error, lang, strings, leads}. Every word the player shows comes in
+ * `strings` (i18n/ on the server: the player holds no text of its own). Frames are deltas (viz/frame_payload.py has the reference
  * decoder); the player keeps every decoded frame, so Step, Back, the slider and Play need no server. At the
  * end of what it holds it asks for more with a target step: {run, have, want, seq}.
+ * In a class, the lecturer's player (`leads`) tells each stop, Play and Pause at once: {frame, speed} (speed 0:
+ * stopped there); a follower's is moved to the lecturer's frame (`cursor_moves`) and plays on from it at the
+ * lecturer's speed or stops there (`playing`).
  * Offline (the HTML export) the frames are embedded and nothing is asked.
  */
 (function () {
@@ -191,6 +194,8 @@
       this.root = root;
       this.send = options.send || null;  // (request) => void; null offline
       this.report = options.report || null;  // (frame) => void: the frame shown, when paused
+      this.tell = options.tell || null;  // ({frame, speed}) => void: a lecturer's stops, Play and Pause
+      this.leads = false;  // a class's lecturer: the class plays along (tell)
       this.views = [];
       this.prev = EMPTY;
       this.run = null;
@@ -241,6 +246,7 @@
       this.header = {title: m.title || '', titles: m.titles || [], model: m.model || '', key_frames: m.key_frames || [],
         placeholder: m.placeholder, end_note: m.end_note};
       if (m.strings && m.lang !== this.lang) this.useStrings(m.lang, m.strings);
+      this.leads = Boolean(m.leads);
       if (m.colors) {
         COLORS = m.colors;
         this.paintSwatches();
@@ -284,7 +290,12 @@
           this.cursorMoves = m.cursor_moves;
           this.stepsCarried = 0;
           this.reported = m.cursor;  // the server's own cursor: nothing to report back
+          if (m.playing === 0) {  // the lecturer stopped here
+            this.pause();
+            this.desired = m.cursor;
+          }
           this.show(m.cursor);
+          if (m.playing > 0) this.playAlong(m.playing);
         }
       }
       this.renderKeys();
@@ -308,7 +319,7 @@
       this.updateControls();
     }
 
-    lookahead() { return Math.max(10, 3 * Number(this.$('.sp-speed').value)); }
+    lookahead() { return Math.max(10, 3 * this.speed()); }
 
     ask(want) {
       if (!this.send || this.pending || this.run === null) {
@@ -352,6 +363,7 @@
       this.due = 0;
       if (this.over && this.shown === this.views.length - 1) this.show(0);
       this.setMessage('');
+      this.tellClass(this.speed());
       this.tick();
     }
 
@@ -361,7 +373,29 @@
       clearTimeout(this.timer);
       this.desired = this.shown;
       this.updateControls();
-      this.reportSoon();
+      if (this.tellClass(0)) this.reported = this.shown;
+      else this.reportSoon();
+    }
+
+    speed() { return Number(this.$('.sp-speed').value); }
+
+    /* A lecturer's stop, Play or Pause, told the server at once; whether it was told. */
+    tellClass(speed) {
+      if (!this.leads || !this.tell || this.shown < 0) return false;
+      this.tell({frame: this.shown, speed});
+      return true;
+    }
+
+    /* A class's follower: the lecturer plays from the frame just shown, at `speed` (the nearest this player has). */
+    playAlong(speed) {
+      const nearest = SPEEDS.reduce((a, b) => (Math.abs(b - speed) < Math.abs(a - speed) ? b : a));
+      this.$('.sp-speed').value = String(nearest);
+      if (!this.playing) this.play();
+      else {
+        clearTimeout(this.timer);
+        this.due = 0;
+        this.tick();
+      }
     }
 
     tick() {
@@ -376,7 +410,7 @@
         this.pause();
       }
       if (this.playing && !this.over && last - this.shown < this.lookahead()) this.ask(last + this.lookahead());
-      const now = performance.now(), interval = 1000 / Number(this.$('.sp-speed').value);
+      const now = performance.now(), interval = 1000 / this.speed();
       this.due = Math.max(now, (this.due || now) + interval);  // on the beat, however long drawing took
       this.timer = setTimeout(() => this.tick(), this.due - now);
     }
@@ -413,14 +447,14 @@
       this.reportTimer = setTimeout(() => {
         if (this.root.isConnected && !this.playing && this.shown !== this.reported && this.shown >= 0) {
           this.reported = this.shown;
-          this.report(this.shown);
+          if (!this.tellClass(0)) this.report(this.shown);
         }
       }, 300);
     }
 
     /* -- drawing -------------------------------------------------------------------------------------- */
 
-    show(k) { showTogether([[this, k]], this.playing ? Number(this.$('.sp-speed').value) : null); }
+    show(k) { showTogether([[this, k]], this.playing ? this.speed() : null); }
 
     lastFrame() { return this.views.length - 1; }
 
@@ -882,6 +916,7 @@
       this.$('.sp-step').addEventListener('click', () => this.step());
       this.$('.sp-back').addEventListener('click', () => this.back());
       this.$('.sp-play').addEventListener('click', () => (this.playing ? this.pause() : this.play()));
+      this.$('.sp-speed').addEventListener('change', () => { if (this.playing) this.tellClass(this.speed()); });
       const slider = this.$('.sp-slider');
       slider.addEventListener('input', () => { this.dragging = true; this.pause(); this.desired = Number(slider.value); this.show(this.desired); });
       slider.addEventListener('change', () => { this.dragging = false; });
@@ -975,6 +1010,7 @@
     }
     player.send = request => setTriggerValue('request', request);
     player.report = frame => setStateValue('frame', frame);
+    player.tell = value => setStateValue('play', value);
     const present = Boolean(data && data.present);
     if (present && !host.classList.contains('sp-present')) collapseSidebar();  // turned on: make room
     player.setPresent(present);

@@ -3,10 +3,11 @@
 A class is kept in a process-wide registry under a short code (the key students are given: no accounts). The
 lecturer's controls need the lecturer's secret: $SCHEDLAB_LECTURER_KEY when the server has one (the key that
 also pins runs in the "This server" panel), else a secret drawn for the class. What the lecturer shows is a
-`Lead`: the shared run (session/run_cache.py: a follower holds the very run, nothing is recomputed), the frame
-and the scenario picked; each new one gets the next version, and every seat taken is woken (its `wake`
-callable: the page reruns that student's stage) so it shows it within a second. A seat that breaks away keeps
-its place and is not woken until it follows again.
+`Lead`: the shared run (session/run_cache.py: a follower holds the very run, nothing is recomputed), the frame,
+the scenario picked and whether the lecturer's player is playing (followers then play along, from the frame the
+lecturer is on, at the lecturer's speed, and land on the lecturer's frame at the pause); each new one gets the
+next version, and every seat taken is woken (its `wake` callable: the page reruns that student's stage) so it
+shows it within a second. A seat that breaks away keeps its place and is not woken until it follows again.
 
 With predict-then-reveal, each question the class is asked is a `Poll` keyed by (run title, step): a student
 answers once (by the index of the choice: students read the choices in their own languages), the lecturer
@@ -41,17 +42,26 @@ Wake = Callable[[], bool]  # reruns a session's stage; False when the session ha
 @dataclass(frozen=True)
 class Lead:
     """What the lecturer shows: `run` (a session.run_cache.SharedRun), its `inputs`, the `frame`, the scenario
-    picked in the sidebar, whether predict-then-reveal is on; `version` numbers the leads of a class."""
+    picked in the sidebar, whether predict-then-reveal is on, and `playing`: the speed (steps per second) the
+    lecturer's player plays at from `frame` since `at` (time.monotonic()), 0 while it stands still; `version`
+    numbers the leads of a class."""
     run: Any
     inputs: Any
     frame: int
     scenario: str
     predicting: bool = False
+    playing: float = 0.0
     version: int = 0
+    at: float = field(default_factory=lambda: time.monotonic())  # read when made (a test sets the clock)
 
     def same_place(self, other: Lead | None) -> bool:
-        return other is not None and (self.run, self.frame, self.scenario, self.predicting) == (
-            other.run, other.frame, other.scenario, other.predicting)
+        return other is not None and (self.run, self.frame, self.scenario, self.predicting, self.playing) == (
+            other.run, other.frame, other.scenario, other.predicting, other.playing)
+
+    def frame_now(self, last: int) -> int:
+        """The frame the lecturer's player shows now (it plays on by itself from `frame`), at most `last`: a
+        follower woken late starts playing there, not where the lecturer started."""
+        return min(last, self.frame + int((time.monotonic() - self.at) * self.playing))
 
 
 @dataclass
@@ -98,13 +108,15 @@ class Classroom:
         with self._lock:
             self._lecturer = (session, wake)
 
-    def publish(self, run, inputs, frame: int, scenario: str, predicting: bool) -> bool:
-        """The lecturer shows this: when it is new, every seat following is woken. Whether it was new."""
-        lead = Lead(run, inputs, frame, scenario, predicting)
+    def publish(self, run, inputs, frame: int, scenario: str, predicting: bool, playing: float = 0.0) -> bool:
+        """The lecturer shows this (`playing`: plays on from `frame` at that speed): when it is new, every seat
+        following is woken. Whether it was new."""
+        lead = Lead(run, inputs, frame, scenario, predicting, playing)
         with self._lock:
             if lead.same_place(self.lead):
                 return False
-            self.lead = Lead(run, inputs, frame, scenario, predicting, (self.lead.version + 1) if self.lead else 1)
+            self.lead = Lead(run, inputs, frame, scenario, predicting, playing,
+                             (self.lead.version + 1) if self.lead else 1)
             following = [(session, wake) for session, (wake, on) in self._seats.items() if on]
         self._wake(following)
         return True

@@ -50,6 +50,7 @@ class Feed:
         self._view = EMPTY_VIEW
         self.send_from = 0  # the first frame the next message carries
         self.cursor_moves = 0  # counts server-side cursor moves (Run N, reset, a link): the player follows them
+        self.playing: float | None = None  # with the last cursor move: play on at this speed, 0 stop, None as it was
         self.answered = 0  # the last request served, so the player knows its answer came
         self.ahead_to = 0  # the step the last request asked for, while not computed yet
 
@@ -111,16 +112,19 @@ class Feed:
         frames = self._deltas[self.send_from:stop]
         message = {**header, "run": self.run, "from": self.send_from, "frames": frames,
                    "last": len(self._deltas) - 1, "over": _over_at_end(lab), "end_note": end_note(lab, self.lang),
-                   "cursor": lab.cursor, "cursor_moves": self.cursor_moves, "answered": self.answered,
+                   "cursor": lab.cursor, "cursor_moves": self.cursor_moves, "playing": self.playing,
+                   "answered": self.answered,
                    **player_constants(self.lang)}
         if self.send_from:  # the player keeps the words sent with a run's first frames (a few KB: not every time)
             del message["strings"]
         self.send_from = stop
         return message
 
-    def moved_cursor(self):
-        """The server moved the cursor (Run N, a key frame run to, a reset): the player jumps there."""
+    def moved_cursor(self, playing: float | None = None):
+        """The server moved the cursor (Run N, a key frame run to, a reset, the lecturer's frame): the player jumps
+        there; with `playing` (a class's follower) it then plays on at that speed, or stops there when 0."""
         self.cursor_moves += 1
+        self.playing = playing
 
 
 def _over_at_end(lab: Lab) -> bool:

@@ -334,15 +334,17 @@ class Lab:
         """The run this lab shows (shared with every session on the same inputs); None for a trace."""
         return self._run
 
-    def follow(self, run: SharedRun, inputs: RunInputs, frame: int):
+    def follow(self, run: SharedRun, inputs: RunInputs, frame: int, ahead: int = 0):
         """Show `frame` of another session's run (a student following the lecturer): the run itself, shared, with
-        the other session's `inputs` (its title and key frames)."""
+        the other session's `inputs` (its title and key frames); the `ahead` frames after it that the run holds
+        already are this session's too (a follower playing along gets them without asking)."""
         if run is not self._run:
             self.inputs = inputs
             self._hold(self.cache.hold(run, self))
             self._last, self._history = 0, RunHistory()
-        self._last = max(self._last, min(frame, len(run.engine.frames) - 1))
+        self._last = max(self._last, min(frame + ahead, len(run.engine.frames) - 1))
         self.goto(frame)
+
     def pin(self) -> str:
         """Keep this run in the run cache whatever students open (presets computed at start, a lecturer's pick);
         returns its address."""

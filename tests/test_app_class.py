@@ -4,7 +4,7 @@ again; a wrong code or lecturer key is a message. (Waking a follower's page from
 server: tests/test_browser_class.py.)"""
 
 from session.classroom import LECTURER_ENV, classes
-from tests.helpers.app import button, control, fake_model_app, lab, no_errors, show
+from tests.helpers.app import button, control, fake_model_app, lab, no_errors, player_message, show
 
 
 def started(app):
@@ -44,6 +44,29 @@ def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(a
     student.run()
     assert lab(student).shared_run is lab(app).shared_run and lab(student).cursor == 6
     assert control(student, "max_num_seqs").value == 1  # the sidebar shows the lecturer's settings
+
+
+def test_followers_play_along_while_the_lecturer_plays_and_stop_on_the_lecturers_frame(app, monkeypatch):
+    room = started(app)
+    show(app, 12)
+    show(app, 2)
+    student = fake_model_app(monkeypatch)
+    student.query_params["class"] = room.code
+    student.run()
+    assert player_message(student)["playing"] == 0.0 and lab(student).cursor == 2  # the lecturer stands still
+    app.session_state["stage_player"] = {"play": {"frame": 2, "speed": 5}}  # the Play the player tells
+    app.session_state["class_playing"] = 5.0
+    app.run()
+    assert room.lead.playing == 5.0 and room.lead.frame == 2
+    student.run()  # woken by the lead (ui/wake.py, in a real server)
+    message = player_message(student)
+    assert message["playing"] == 5.0 and message["cursor"] >= 2 and message["last"] >= 12  # frames ahead, held
+    show(app, 9)  # the lecturer's Pause at 9, told with speed 0
+    app.session_state["class_playing"] = 0.0
+    app.run()
+    student.run()
+    message = player_message(student)
+    assert message["playing"] == 0.0 and message["cursor"] == lab(student).cursor == 9
 
 
 def test_a_wrong_code_is_a_message_and_a_server_key_guards_starting_a_class(app, monkeypatch):

@@ -127,3 +127,70 @@ def test_students_follow_the_lecturer_break_away_come_back_and_answer_a_predicti
     lecturer.locator("[data-testid=stSidebar]").get_by_text("English").click()
     lecturer.get_by_text(re.compile(f"You lead class {code}")).wait_for(timeout=WAIT_MS)
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_top_en_1280x720.png")
+
+
+def playing(page) -> bool:
+    return page.evaluate(f"() => document.querySelector('{PLAYER}').player.playing")
+
+
+def test_students_play_along_while_the_lecturer_plays_and_land_on_the_lecturers_frame_at_the_pause(browser):
+    url, context = browser
+    ARTIFACTS.mkdir(exist_ok=True)
+    lecturer, code = start_class(context, url)
+    students = []
+    for link in (f"{url}/?class={code}", f"{url}/?class={code}&lang=zh"):
+        page = context.new_page()
+        page.goto(link)
+        wait_for_frame(page, 0)
+        students.append(page)
+    lecturer.get_by_text(re.compile(r"2 students, 2 following you")).wait_for(timeout=WAIT_MS)
+    lecturer.locator(f"{PLAYER} .sp-speed").select_option("1")  # 20 frames: time to look before the run ends
+    lecturer.locator(f"{PLAYER} [data-action=play]").click()
+    for page in students:  # each plays by itself, at the lecturer's speed: frames pass with no step of the lecturer
+        page.wait_for_function(f"() => {{ const p = document.querySelector('{PLAYER}').player; "
+                               "return p.playing && p.shown >= 3; }", timeout=WAIT_MS)
+    assert playing(lecturer) and abs(shown(students[0]) - shown(lecturer)) <= 2
+    assert students[0].locator(f"{PLAYER} .sp-speed").input_value() == "1"  # the lecturer's speed
+    students[0].screenshot(path=ARTIFACTS / "class_follower_playing_en_1280x720.png")
+    students[1].screenshot(path=ARTIFACTS / "class_follower_playing_zh_1280x720.png")
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_playing_en_1280x720.png")
+    assert playing(lecturer)
+    lecturer.locator(f"{PLAYER} [data-action=play]").click()  # Pause
+    paused_at = shown(lecturer)
+    assert not playing(lecturer) and paused_at < 20
+    for page in students:
+        wait_for_frame(page, paused_at)
+        page.wait_for_function(f"() => !document.querySelector('{PLAYER}').player.playing", timeout=WAIT_MS)
+    lecturer.wait_for_timeout(1000)
+    assert [shown(page) for page in students] == [paused_at, paused_at]  # they stay there, stopped
+    step(lecturer, 2)  # a step after the pause still leads the class
+    for page in students:
+        wait_for_frame(page, paused_at + 2)
+    lecturer.locator("[data-testid=stSidebar]").get_by_text("中文").click()  # the lecturer's words, not the class's
+    lecturer.get_by_text(re.compile(f"你在带领课堂 {code}")).wait_for(timeout=WAIT_MS)
+    lecturer.locator(f"{PLAYER} [data-action=play]").click()
+    students[1].wait_for_function(f"() => {{ const p = document.querySelector('{PLAYER}').player; "
+                                  f"return p.playing && p.shown >= {paused_at + 4}; }}", timeout=WAIT_MS)
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_playing_zh_1280x720.png")
+    lecturer.locator(f"{PLAYER} [data-action=play]").click()
+
+
+def test_under_a_base_path_the_students_link_points_at_the_lecturers_own_process(browser):
+    """Several server processes behind one address, each under its own path (README, "Running a class"): the link
+    the lecturer hands out is built from the lecturer's page address, so it leads to the process holding the class."""
+    _url, other = browser
+    with app_server("fake", base_path="p2") as (url, _process):
+        context = other.browser.new_context(viewport={"width": 1280, "height": 720})
+        try:
+            lecturer, code = start_class(context, url)
+            lecturer.locator("[data-testid=stSidebar] pre code").first.wait_for(timeout=WAIT_MS)
+            links = lecturer.locator("[data-testid=stSidebar] pre code").all_inner_texts()
+            assert url.endswith("/p2") and links[0].strip() == f"{url}/?class={code}"
+            student = context.new_page()
+            student.goto(links[0].strip())
+            wait_for_frame(student, 0)
+            step(lecturer, 2)
+            wait_for_frame(student, 2)
+            assert title(student) == title(lecturer)
+        finally:
+            context.close()

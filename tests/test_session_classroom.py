@@ -98,3 +98,32 @@ def test_a_poll_counts_each_students_last_answer_until_revealed_and_exports_as_c
     assert [(r["choice"], r["count"], r["answered"], r["right"]) for r in rows] == [
         ("request 1", "0", "2", "0"), ("request 2", "2", "2", "1")]
     assert rows[0]["class"] == room.code and rows[0]["revealed"] == "1"
+
+
+def test_play_and_pause_are_new_leads_and_a_follower_woken_late_starts_where_the_lecturer_is(monkeypatch):
+    room = Registry().start()
+    following = Seat()
+    room.sit("a", following)
+    clock = [100.0]
+    monkeypatch.setattr("session.classroom.time.monotonic", lambda: clock[0])
+    room.publish("run", "inputs", 3, "05_prefix_caching", False)
+    assert room.publish("run", "inputs", 3, "05_prefix_caching", False, playing=2.0)  # Play from frame 3
+    assert following.woken == 2 and room.lead.playing == 2.0
+    clock[0] += 1.6  # the lecturer's player has shown 3 more frames meanwhile (it plays on by itself)
+    assert room.lead.frame_now(last=100) == 6 and room.lead.frame_now(last=5) == 5  # no further than computed
+    assert room.publish("run", "inputs", 3, "05_prefix_caching", False, playing=0.0)  # Pause where Play started
+    assert following.woken == 3 and room.lead.frame_now(last=100) == 3  # standing still
+
+
+def test_a_follower_playing_along_holds_the_frames_the_run_has_ahead():
+    cache = RunCache(2**30)
+    lecturer = Lab(RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "02_preemption.toml"), "fake"),
+                   cache=cache)
+    lecturer.run(20)
+    lecturer.goto(4)
+    student = Lab(RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml"), "fake"),
+                  cache=cache)
+    student.follow(lecturer.shared_run, lecturer.inputs, 4, ahead=10)
+    assert student.cursor == 4 and student.last == 14
+    student.follow(lecturer.shared_run, lecturer.inputs, 18, ahead=10)
+    assert student.cursor == 18 and student.last == 20  # as far as the run is computed

@@ -32,20 +32,23 @@ def free_port() -> int:
 
 
 @contextmanager
-def app_server(runner: str = "fake", start_timeout_s: float = 60, port: int = 0, root: Path = ROOT):
+def app_server(runner: str = "fake", start_timeout_s: float = 60, port: int = 0, root: Path = ROOT,
+               base_path: str = "", env: dict[str, str] | None = None):
     """Yields (base URL, the server's Popen); on `port`, or a free one; the app of the tree at `root` (a bench's
-    other version). The server writes its log to a temporary file (a pipe nobody reads fills up and stalls the
-    server) and watches no files (nothing is edited meanwhile)."""
+    other version), under `base_path` (Streamlit's server.baseUrlPath, as one process of several behind a proxy),
+    with `env` added to the environment. The server writes its log to a temporary file (a pipe nobody reads fills
+    up and stalls the server) and watches no files (nothing is edited meanwhile)."""
     port = port or free_port()
+    base = f"http://127.0.0.1:{port}" + (f"/{base_path.strip('/')}" if base_path else "")
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
              str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"], cwd=root,
-            env=dict(os.environ, SCHEDLAB_RUNNER=runner), stdout=log, stderr=subprocess.STDOUT)
+             "--server.fileWatcherType", "none", "--server.baseUrlPath", base_path], cwd=root,
+            env=dict(os.environ, SCHEDLAB_RUNNER=runner, **(env or {})), stdout=log, stderr=subprocess.STDOUT)
         try:
-            _wait_until_healthy(process, port, start_timeout_s, log)
-            yield f"http://127.0.0.1:{port}", process
+            _wait_until_healthy(process, base, start_timeout_s, log)
+            yield base, process
         finally:
             process.terminate()
             try:
@@ -55,11 +58,11 @@ def app_server(runner: str = "fake", start_timeout_s: float = 60, port: int = 0,
                 process.wait()
 
 
-def _wait_until_healthy(process: subprocess.Popen, port: int, timeout_s: float, log):
+def _wait_until_healthy(process: subprocess.Popen, base: str, timeout_s: float, log):
     deadline = time.time() + timeout_s
     while True:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as reply:
                 if reply.status == 200:
                     return
         except OSError:

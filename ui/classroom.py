@@ -3,7 +3,8 @@ link (`?class=CODE`); a student who opens it follows the lecturer's run, setting
 stage ("following the lecturer", with "break away" and "follow again"). The lecturer's own link adds the secret
 (`&key=...`, kept out of the address bar, which a projector shows): only it shows the class's code, links and the
 predictions' tallies. Each student keeps their language and presentation mode; a follower's stage is rerun by the
-lecturer's step (ui/wake.py), not by polling."""
+lecturer's step, Play and Pause (ui/wake.py), not by polling: while the lecturer plays, each follower's player
+plays by itself at the lecturer's speed, and lands on the lecturer's frame at the pause."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ui.language import said, t
 from ui.state import feed, lab, settings_in_effect
 from ui.wake import this_session, waker
 
-CODE, ROLE, SEEN = "class_code", "class_role", "class_seen"  # session-state keys
+CODE, ROLE, SEEN, PLAYING = "class_code", "class_role", "class_seen", "class_playing"  # session-state keys
 LECTURER, STUDENT = "lecturer", "student"
 
 
@@ -92,8 +93,9 @@ def follow_lead(in_fragment: bool = False):
     if in_fragment and (lead.run is not lab().shared_run or lead.scenario != state.get("scenario_choice")):
         st.rerun()
     state[SEEN], settings = lead.version, settings_in_effect()
-    lab().follow(lead.run, lead.inputs, lead.frame)
-    feed().moved_cursor()  # the player jumps to the lecturer's frame
+    frame = lead.frame_now(len(lead.run.engine.frames) - 1)
+    lab().follow(lead.run, lead.inputs, frame, ahead=play_ahead(lead.playing))
+    feed().moved_cursor(playing=lead.playing)  # the player jumps to the lecturer's frame, and plays or stops there
     state.scenario_choice = lead.scenario
     if lead.predicting:
         state.predict_mode = True
@@ -101,12 +103,19 @@ def follow_lead(in_fragment: bool = False):
         st.rerun()  # the sidebar shows the settings of the frame moved to
 
 
+def play_ahead(speed: float) -> int:
+    """The frames a follower playing along is sent ahead of the lecturer's, when the run holds them: as many as
+    its player asks for ahead while playing (player.js `lookahead`), so Play starts without a round trip."""
+    return max(10, int(3 * speed)) if speed else 0
+
+
 def publish_lead():
-    """The lecturer's run and frame, for the class to follow (a trace cannot be followed)."""
+    """The lecturer's run and frame, and the speed their player plays at (0 standing still; the player reports
+    Play and Pause: ui/stage.py), for the class to follow (a trace cannot be followed)."""
     here = room()
     if is_lecturer() and lab().shared_run is not None:
         here.publish(lab().shared_run, lab().inputs, lab().cursor, st.session_state.get("scenario_choice", ""),
-                     bool(st.session_state.get("predict_mode")))
+                     bool(st.session_state.get("predict_mode")), st.session_state.get(PLAYING, 0.0))
 
 
 def _set_following(on: bool):
@@ -165,8 +174,10 @@ def _leave():
 
 
 def _link(here: Classroom, **extra) -> str:
-    base = (st.context.url or "").split("?")[0]
-    return f"{base}?{urlencode({'class': here.code, **extra})}"
+    """The class's link, built from this page's own address: behind a proxy that serves several server processes,
+    each under its own path (README, "Running a class"), it leads to the process that holds the class."""
+    base = (st.context.url or "").split("?")[0].rstrip("/")
+    return f"{base}/?{urlencode({'class': here.code, **extra})}"
 
 
 def class_panel():

@@ -5,6 +5,7 @@ for more with a target step. It is one fragment, so the player's requests rerun 
 from __future__ import annotations
 
 import html
+import math
 import time
 
 import streamlit as st
@@ -13,7 +14,7 @@ from i18n import text
 from session.feed import Request, run_header
 from session.lab import LabError
 from ui.assignment import assignment_panel
-from ui.classroom import class_banner, follow_lead, publish_lead, take_seat, url_params
+from ui.classroom import PLAYING, class_banner, follow_lead, is_lecturer, publish_lead, take_seat, url_params
 from ui.errors import logged
 from ui.handout import handout_view, print_layout
 from ui.language import current_lang, said, t
@@ -46,6 +47,7 @@ from viz.timeline import segments_figure
 PLOT_CONFIG = {"displayModeBar": False}
 CHART_STEPS = 2000  # steps the charts over time draw, the last ones up to the frame shown
 PLAYER_KEY = "stage_player"
+MAX_PLAY_SPEED = 20  # the player's fastest speed, steps per second
 
 
 @st.cache_resource(show_spinner=False)
@@ -101,6 +103,17 @@ def _on_player_request():
 
 def _on_player_frame():
     st.session_state.player_frame = st.session_state[PLAYER_KEY].get("frame")
+    st.session_state[PLAYING] = 0.0  # the player reports where it stopped
+
+
+def _on_player_play():
+    """A lecturer's player reports each stop as {frame, speed: 0}, Play as the frame it plays from and its speed,
+    at once (not 300 ms later): the class plays along (ui/classroom.py)."""
+    value = st.session_state[PLAYER_KEY].get("play")
+    frame, speed = (value.get("frame"), value.get("speed")) if isinstance(value, dict) else (None, None)
+    if isinstance(frame, int) and isinstance(speed, int | float) and math.isfinite(speed):
+        st.session_state.player_frame = frame
+        st.session_state[PLAYING] = float(min(max(speed, 0), MAX_PLAY_SPEED))
 
 
 def serve_player() -> str | None:
@@ -127,9 +140,9 @@ def serve_player() -> str | None:
 
 def player(error: str | None):
     message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame), current_lang()))
-    message.update(present=bool(st.session_state.presentation), error=error, titles=titles())
+    message.update(present=bool(st.session_state.presentation), error=error, titles=titles(), leads=is_lecturer())
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
-              on_frame_change=_on_player_frame)
+              on_frame_change=_on_player_frame, on_play_change=_on_player_play)
 
 
 def modes() -> str:
