@@ -7,36 +7,16 @@ import pytest
 from engine.analysis.partings import partings
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import text
-from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM
+from tests.helpers.browser import ARTIFACTS, LOCKSTEP, NEEDS_CHROMIUM, lockstep_shown, open_lockstep
 from tests.helpers.engines import preset_comparison
 
 pytestmark = NEEDS_CHROMIUM
 
-LOCKSTEP = "[data-testid=lockstep]"
-
 
 def open_comparison(browser, url: str, lang: str, width: int, height: int):
     """The lab with preset 07 compared under tail and smart preemption, its stages drawn."""
-    page = browser.new_page()
-    page.set_viewport_size({"width": width, "height": height})
-    page.goto(f"{url}/Policy_lab?lang={lang}")
-    boxes = page.locator("[data-testid=stSelectbox]")
-    boxes.first.click()
-    page.get_by_role("option", name=load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml").title_in(lang)).click()
-    page.wait_for_timeout(1000)  # the page reruns with that workload
-    boxes.nth(1).click()
-    page.get_by_role("option", name=text(lang, "compare.name.tail vs smart preemption")).click()
-    page.wait_for_timeout(1000)
-    page.locator("[data-testid=stButton] button[kind=primary]").click()
-    page.locator(LOCKSTEP).wait_for(timeout=120_000)
-    return page
-
-
-def lockstep_shown(page) -> tuple[int, list[int]]:
-    """The step of the bar and the frame each stage shows."""
-    return tuple(page.evaluate("""() => { const root = document.querySelector('[data-testid=lockstep]');
-      return [Number(root.dataset.step), Array.from(root.querySelectorAll('[data-testid=stage-player]'))
-        .map(s => Number(s.dataset.frame))]; }"""))
+    return open_lockstep(browser, url, lang, load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml").title_in(lang),
+                         text(lang, "compare.name.tail vs smart preemption"), width, height)
 
 
 def test_one_bar_steps_every_stage_of_the_lab_together(fake_server, browser):

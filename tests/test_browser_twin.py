@@ -8,37 +8,17 @@ import pytest
 from engine.analysis.partings import partings
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import text
-from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, open_page
+from tests.helpers.browser import ARTIFACTS, LOCKSTEP, NEEDS_CHROMIUM, PLAYER, lockstep_shown, open_lockstep, open_page
 from tests.helpers.engines import preset_comparison
 
 pytestmark = NEEDS_CHROMIUM
 
-LOCKSTEP = "[data-testid=lockstep]"
 VERSUS = load_scenario(SCENARIOS_DIR / "vllm_vs_article.toml")
 
 
 def open_versus(browser, url: str, lang: str):
     """The lab at 1280x720 with preset vllm_vs_article compared under the article's scheduler and the twin."""
-    page = browser.new_page()
-    page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(f"{url}/Policy_lab?lang={lang}")
-    boxes = page.locator("[data-testid=stSelectbox]")
-    boxes.first.click()
-    page.get_by_role("option", name=VERSUS.title_in(lang)).click()
-    page.wait_for_timeout(1000)  # the page reruns with that workload
-    boxes.nth(1).click()
-    page.get_by_role("option", name=text(lang, "compare.name.article vs vLLM twin")).click()
-    page.wait_for_timeout(1000)
-    page.locator("[data-testid=stButton] button[kind=primary]").click()
-    page.locator(LOCKSTEP).wait_for(timeout=120_000)
-    return page
-
-
-def shown(page) -> tuple[int, list[int]]:
-    """The step of the bar and the frame each stage shows."""
-    return tuple(page.evaluate("""() => { const root = document.querySelector('[data-testid=lockstep]');
-      return [Number(root.dataset.step), Array.from(root.querySelectorAll('[data-testid=stage-player]'))
-        .map(s => Number(s.dataset.frame))]; }"""))
+    return open_lockstep(browser, url, lang, VERSUS.title_in(lang), text(lang, "compare.name.article vs vLLM twin"))
 
 
 def screenshot_of_stages(page, lang: str, name: str):
@@ -55,10 +35,10 @@ def test_the_article_beside_the_twin_parts_where_marked_and_steps_together(fake_
     assert steps[0] == 3
     page = open_versus(browser, fake_server, lang)
     root = page.locator(LOCKSTEP)
-    assert shown(page) == (0, [0, 0])
+    assert lockstep_shown(page) == (0, [0, 0])
     assert root.locator(".sp-ls-marks button").count() == len(steps)
     root.locator("[data-action=next-parting]").click()
-    assert shown(page) == (3, [3, 3])
+    assert lockstep_shown(page) == (3, [3, 3])
     said = root.locator(".sp-ls-said").inner_text()
     if lang == "en":
         assert "Step 3: the article's scheduler admits 2 (8 tokens); vLLM twin only runs its decode batch" in said
@@ -66,13 +46,13 @@ def test_the_article_beside_the_twin_parts_where_marked_and_steps_together(fake_
         assert "第 3 步：“文章的调度器”接纳了请求 2（8 个 token）；“vLLM 孪生调度器”只运行了它的解码批次" in said
     screenshot_of_stages(page, lang, f"lab_twin_vs_article_{lang}_step3.png")
     root.locator("[data-action=step]").first.click()  # the bar's (each stage has its own, hidden)
-    assert shown(page) == (4, [4, 4])
+    assert lockstep_shown(page) == (4, [4, 4])
     for step in steps[1:]:
         root.locator("[data-action=next-parting]").click()
-        assert shown(page) == (step, [step, step])
+        assert lockstep_shown(page) == (step, [step, step])
     screenshot_of_stages(page, lang, f"lab_twin_vs_article_{lang}_step12.png")
     root.locator(".sp-ls-slider").fill("14")  # the twin ended at 13: its stage stays on its last frame
-    assert shown(page) == (14, [14, 13])
+    assert lockstep_shown(page) == (14, [14, 13])
     assert page.locator("[data-testid=stException]").count() == 0
     page.close()
 

@@ -1,6 +1,6 @@
 """Driving the real page in headless Chromium (Debian's chromium through Playwright): where screenshots go, the
-stage player's root, waiting for a frame, opening a page; the `fake_server` and `browser` fixtures are in
-tests/conftest.py."""
+stage player's root, waiting for a frame, opening a page or the lab's lockstep stages; the `fake_server` and
+`browser` fixtures are in tests/conftest.py."""
 
 import os
 from contextlib import contextmanager
@@ -12,6 +12,7 @@ from viz.html_export import CHROMIUM, CHROMIUM_ARGS
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 PLAYER = "[data-testid=stage-player]"
+LOCKSTEP = "[data-testid=lockstep]"
 NEEDS_CHROMIUM = [pytest.mark.slow, pytest.mark.skipif(not os.path.exists(CHROMIUM),
                                                       reason=f"{CHROMIUM} is not installed (Debian chromium)")]
 
@@ -27,6 +28,32 @@ def open_page(browser, url: str, width: int = 1440, height: int = 900):
     query = dict(part.split("=") for part in url.split("?")[1].split("&"))
     wait_for_frame(page, int(query.get("frame", 0)))
     return page
+
+
+def open_lockstep(browser, url: str, lang: str, preset_title: str, comparison: str, width: int = 1280,
+                  height: int = 720):
+    """The policy lab with the preset titled `preset_title` compared by the named `comparison` (its words in
+    `lang`), its lockstep stages drawn."""
+    page = browser.new_page()
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"{url}/Policy_lab?lang={lang}")
+    boxes = page.locator("[data-testid=stSelectbox]")
+    boxes.first.click()
+    page.get_by_role("option", name=preset_title).click()
+    page.wait_for_timeout(1000)  # the page reruns with that workload
+    boxes.nth(1).click()
+    page.get_by_role("option", name=comparison).click()
+    page.wait_for_timeout(1000)
+    page.locator("[data-testid=stButton] button[kind=primary]").click()
+    page.locator(LOCKSTEP).wait_for(timeout=120_000)
+    return page
+
+
+def lockstep_shown(page) -> tuple[int, list[int]]:
+    """The step of the lockstep bar and the frame each stage shows."""
+    return tuple(page.evaluate("""() => { const root = document.querySelector('[data-testid=lockstep]');
+      return [Number(root.dataset.step), Array.from(root.querySelectorAll('[data-testid=stage-player]'))
+        .map(s => Number(s.dataset.frame))]; }"""))
 
 
 @contextmanager
