@@ -9,15 +9,36 @@ pools offer the read-only views a frame is recorded from (`block_ids`, `block_st
 
 from dataclasses import dataclass
 
-from i18n import MessageError
+from i18n import Message, MessageError
+from scheduler.config import Config
 from scheduler.events import Aborted, Event
-from scheduler.sequence import Sequence
+from scheduler.sequence import Sequence, SequenceStatus
 
 POOL_SHAPE = ("num_kvcache_blocks", "kvcache_block_size")  # a different pool needs a new Scheduler
 
 
 class RequestRejected(MessageError):
     """A request that could never run under this configuration."""
+
+
+def refuse(seq: Sequence, reason: str, **values):
+    """End `seq` ABORTED for `reason` (a message key) and raise the refusal."""
+    rejected = RequestRejected("abort.refused", id=seq.seq_id, reason=Message(reason, **values))
+    seq.status, seq.finish_reason = SequenceStatus.ABORTED, rejected.message
+    raise rejected
+
+
+def check_new(seq: Sequence, config: Config, held: bool):
+    """What both schedulers refuse of a request being added, as vLLM's input checks do: one the scheduler already
+    `held` (ValueError, nothing changed), an empty prompt or one of max_model_len tokens or more (refused)."""
+    if held:
+        raise ValueError(f"request {seq.seq_id} is already {seq.status.name.lower()} in this scheduler; "
+                         "add a request once (a new Sequence to run the prompt again)")
+    n = len(seq.token_ids)
+    if n == 0:
+        refuse(seq, "abort.empty_prompt")
+    if n >= config.max_model_len:
+        refuse(seq, "abort.no_room", n=n, max_model_len=config.max_model_len)
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from scheduler.events import (
     PrefixHit,
     Speculated,
 )
-from scheduler.interface import POOL_SHAPE, Batch, RequestRejected, requeue
+from scheduler.interface import POOL_SHAPE, Batch, check_new, refuse, requeue
 from scheduler.overlapped import LandsLate
 from scheduler.policies import insert_waiting, pick_victim, priority_key, priority_victim_key
 from scheduler.sequence import Sequence, SequenceStatus
@@ -279,25 +279,14 @@ class Scheduler(LandsLate):
     def add(self, seq: Sequence):
         """Queue a new request. One that could never run is refused (RequestRejected) and ends ABORTED with
         the reason; a sequence this scheduler already holds is refused (ValueError), changing nothing."""
-        if seq in self._held:
-            raise ValueError(f"request {seq.seq_id} is already {seq.status.name.lower()} in this scheduler; "
-                             "add a request once (a new Sequence to run the prompt again)")
+        check_new(seq, self.config, held=seq in self._held)
         cfg, n = self.config, len(seq.token_ids)
-        if n == 0:
-            self._refuse(seq, "abort.empty_prompt")
-        if n >= cfg.max_model_len:
-            self._refuse(seq, "abort.no_room", n=n, max_model_len=cfg.max_model_len)
         if self.block_manager.blocks_for(n) > cfg.num_kvcache_blocks:
-            self._refuse(seq, "abort.pool_too_small", n=n, blocks=self.block_manager.blocks_for(n),
-                         size=cfg.kvcache_block_size, pool=cfg.num_kvcache_blocks)
+            refuse(seq, "abort.pool_too_small", n=n, blocks=self.block_manager.blocks_for(n),
+                   size=cfg.kvcache_block_size, pool=cfg.num_kvcache_blocks)
         seq.status = WAITING
         self._held.add(seq)
         insert_waiting(self.waiting, seq, cfg.queue_policy, preempted=False)
-
-    def _refuse(self, seq: Sequence, reason: str, **values):
-        rejected = RequestRejected("abort.refused", id=seq.seq_id, reason=Message(reason, **values))
-        seq.status, seq.finish_reason = ABORTED, rejected.message
-        raise rejected
 
     def requeue(self, seqs: list[Sequence]) -> list[Aborted]:
         return requeue(self, seqs)

@@ -23,10 +23,9 @@ from __future__ import annotations
 from bisect import insort
 from collections import deque
 
-from i18n import Message
 from scheduler.config import Config
 from scheduler.events import Event, Finished, Preempted, Speculated
-from scheduler.interface import POOL_SHAPE, Batch, RequestRejected, requeue
+from scheduler.interface import POOL_SHAPE, Batch, check_new, requeue
 from scheduler.policies import priority_key
 from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
@@ -83,22 +82,10 @@ class VllmScheduler:
         Scheduler queues it: it never fits, so it waits for good and, at the head of the queue, holds up every
         request behind it (vLLM's engine refuses at start a max_model_len its pool cannot hold, so it never gets
         such a request; `tools/vllm_check`'s "pool" mode checks the twin against vLLM's Scheduler here)."""
-        if seq.seq_id in self._pending:
-            raise ValueError(f"request {seq.seq_id} is already {seq.status.name.lower()} in this scheduler; "
-                             "add a request once (a new Sequence to run the prompt again)")
-        cfg, n = self.config, len(seq.token_ids)
-        if n == 0:
-            self._refuse(seq, "abort.empty_prompt")
-        if n >= cfg.max_model_len:
-            self._refuse(seq, "abort.no_room", n=n, max_model_len=cfg.max_model_len)
+        check_new(seq, self.config, held=seq.seq_id in self._pending)
         seq.status = WAITING
         self._pending[seq.seq_id] = _Pending()
         self._enqueue(seq)
-
-    def _refuse(self, seq: Sequence, reason: str, **values):
-        rejected = RequestRejected("abort.refused", id=seq.seq_id, reason=Message(reason, **values))
-        seq.status, seq.finish_reason = ABORTED, rejected.message
-        raise rejected
 
     def _enqueue(self, seq: Sequence, preempted: bool = False):
         """FCFS: arrivals at the tail, preempted requests at the head; priority: in (priority, arrival) order."""
