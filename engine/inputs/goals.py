@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from engine.run.frame import Frame
-from engine.run.metrics import RequestMetrics, RunMetrics, percentile, run_metrics
+from engine.run.metrics import LATENCY_SPANS, RequestMetrics, RunMetrics, percentile, run_metrics
 from i18n import Message
 
 PASS, FAIL, OPEN = "pass", "fail", "open"
@@ -79,7 +79,6 @@ class GoalKind:
 
 
 GOALS: dict[str, GoalKind] = {}  # kind -> its parameters, checker and words (by default `goal.<kind>` in i18n/)
-LATENCIES = ("ttft", "tpot", "e2e", "queueing")  # RequestMetrics' spans, named as in compare.latency.<name>
 STATS = ("p50", "p90", "p95", "p99", "mean", "max")
 MOST_STEPS = 100_000
 
@@ -152,7 +151,7 @@ def latency_name(metric: str, stat: str) -> Message:
     return Message(f"goal.stat.{stat}", metric=Message(f"compare.latency.{metric}"))
 
 
-@goal("latency", metric=Param(str, choices=LATENCIES), stat=Param(str, choices=STATS),
+@goal("latency", metric=Param(str, choices=LATENCY_SPANS), stat=Param(str, choices=STATS),
       at_most=Param(float, 0, MOST_STEPS),
       words=lambda metric, stat, at_most: Message("goal.latency", what=latency_name(metric, stat),
                                                   at_most=f"{at_most:g}"))

@@ -44,6 +44,9 @@ class RequestMetrics:
     queueing: Span | None
 
 
+LATENCY_SPANS = ("ttft", "tpot", "e2e", "queueing")  # RequestMetrics' latency spans, by field name
+
+
 @dataclass(frozen=True)
 class RunMetrics:
     num_steps: int
