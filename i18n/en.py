@@ -164,6 +164,13 @@ MESSAGES = {
                                                  "many tokens in one step while another request is waiting or "
                                                  "running, so one long prompt cannot take the whole token budget. "
                                                  "0: no cap. Only the vLLM scheduler applies it.",
+    "setting.vllm_version.label": "vLLM release (vLLM twin)",
+    "setting.vllm_version.help": "The vLLM release whose decisions the vLLM twin makes: 0.32 or 0.33. They part "
+                                 "in two rules: under the priority policy a running request that preempts itself "
+                                 "ends the step's loop over running requests in 0.32, while 0.33 goes on to the "
+                                 "next one; with speculative decoding 0.33 caches the blocks that accepted draft "
+                                 "tokens complete, so they are freed to the tail of the free queue. The article's "
+                                 "scheduler ignores it.",
     "value.prefill_first": "prefill first", "value.decode_first": "decode first",
     "value.on": "on", "value.off": "off",
     "settings.changed": "{label} {now} ({was} {before})",

@@ -139,6 +139,11 @@ MESSAGES = {
     "setting.long_prefill_token_threshold.help": "vLLM 的 long_prefill_token_threshold：只要还有别的请求在等待或运行，"
                                                  "一个请求一步最多计算这么多 token，免得一个长提示词占满整步的 token "
                                                  "预算。0 表示不设上限。只有 vLLM 调度器使用它。",
+    "setting.vllm_version.label": "vLLM 版本（vLLM 孪生调度器）",
+    "setting.vllm_version.help": "vLLM 孪生调度器按哪个 vLLM 版本做决策：0.32 或 0.33。两者有两条规则不同：priority "
+                                 "策略下，一个正在运行的请求抢占了自己时，0.32 结束本步对运行中请求的循环，0.33 则继续"
+                                 "看下一个；开启推测解码时，0.33 会缓存被接受的草稿 token 填满的块，这些块释放后排到空闲"
+                                 "队列的末尾。文章的调度器不使用它。",
     "value.prefill_first": "预填充优先", "value.decode_first": "解码优先",
     "value.on": "开", "value.off": "关",
     "settings.changed": "{label} {now}（{was} {before}）",

@@ -1,12 +1,13 @@
-"""The vLLM twin: vLLM V1's `Scheduler.schedule()` and `update_from_output()` (vLLM 0.32), decision for decision
-and block for block, behind the interface the engine uses on any scheduler (scheduler/interface.py).
+"""The vLLM twin: vLLM V1's `Scheduler.schedule()` and `update_from_output()` (vLLM 0.32 or 0.33, as
+`Config.vllm_version` says), decision for decision and block for block, behind the interface the engine uses on
+any scheduler (scheduler/interface.py).
 
 One step, as vLLM decides it (`schedule`):
 1. running requests first, in their order, each taking what it still lacks (the rest of its prompt, or one
    token plus its draft tokens), cut to the token budget, to `long_prefill_token_threshold` (when more than
    one request is there) and to max_model_len; one that gets no blocks preempts the tail of `running` (or, with
    the priority policy, the least important running request) until it fits or is itself preempted, and that
-   ends the loop over running requests;
+   ends the loop over running requests (from 0.33 on, under the priority policy, the loop goes on);
 2. then, only in a step that preempted nobody, waiting requests in queue order while a token is left and
    fewer than max_num_seqs run: prefix-cache hits first (a preempted request too, from its own freed blocks if
    they are still cached), the rest cut to the budget (chunked prefill) or left waiting (not chunked), admitted
@@ -81,7 +82,7 @@ class VllmScheduler:
         ABORTED, as vLLM's input checks refuse it. A prompt larger than the whole pool is queued, as vLLM's
         Scheduler queues it: it never fits, so it waits for good and, at the head of the queue, holds up every
         request behind it (vLLM's engine refuses at start a max_model_len its pool cannot hold, so it never gets
-        such a request; `tools/vllm_check`'s "pool" mode checks the twin against vLLM's Scheduler here)."""
+        such a request; `tools/refcheck/vllm`'s "pool" mode checks the twin against vLLM's Scheduler here)."""
         check_new(seq, self.config, held=seq.seq_id in self._pending)
         seq.status = WAITING
         self._pending[seq.seq_id] = _Pending()
@@ -157,19 +158,29 @@ class VllmScheduler:
                 seq.num_computed_tokens -= len(drafts) - accepted  # rejected drafts: their blocks stay
                 seq.draft_token_ids = []
                 events.append(Speculated(seq.seq_id, tuple(d for d in drafts), accepted))
-            for token in new:
+            for n, token in enumerate(new, 1):
                 seq.token_ids.append(token)
                 reason = self._stop_reason(seq, token)
                 if reason:
+                    self._cache_accepted_drafts(seq, len(new) - n)
                     stopped.append(seq)
                     self._finish(seq, reason)
                     break
+            else:
+                self._cache_accepted_drafts(seq, 0)
         if stopped:
             gone = set(stopped)
             self.running = [s for s in self.running if s not in gone]
         if self.config.num_speculative_tokens:
             self._propose_drafts(seqs, token_ids)
         return events
+
+    def _cache_accepted_drafts(self, seq: Sequence, num_trimmed: int):
+        """vLLM 0.33 on, with speculative decoding: after a step the blocks its computed tokens fill are hashed
+        (0.32 hashes a block only when it is allocated full of known tokens), so blocks completed by accepted
+        drafts are cached and freed to the tail of the free queue. A stop trims the tokens after it."""
+        if self.config.num_speculative_tokens and self.config.vllm_since("0.33"):
+            self.block_manager.cache_blocks(seq, seq.num_computed_tokens - num_trimmed)
 
     def _stop_reason(self, seq: Sequence, token: int) -> str | None:
         """vLLM's `check_stop`: EOS first, then the length limits."""

@@ -92,7 +92,12 @@ def _schedule_running(step: _Step):
             sched._preempt(victim, for_seq=seq, policy=policy)
             step.preempted = True
             if victim is seq:
-                return
+                break
+        if seq.status is not RUNNING:  # it preempted itself: vLLM 0.32 ends the loop over running requests; from
+            # 0.33 on, under the priority policy, the loop goes on to the next one (now at index i)
+            if cfg.queue_policy == "priority" and cfg.vllm_since("0.33"):
+                continue
+            return
         step.add(seq, num)
         step.num_running += 1
         step.prefill_scheduled |= p.prefill_chunk

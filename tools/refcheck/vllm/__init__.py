@@ -2,15 +2,14 @@
 vLLM's own V1 Scheduler, per release. workloads.py draws the workloads and writes the step record, twin.py steps
 the twin, oracle.py steps vLLM (the only module that imports it)."""
 
+from scheduler.config import VLLM_VERSIONS
 from tools.refcheck.vllm.twin import run_twin
 from tools.refcheck.vllm.workloads import FIELDS, MODES, random_workload, smaller
-
-RELEASES = ("0.32",)  # 0.33 joins once the twin mirrors it
 
 
 class VllmAdapter:
     system = "vllm"
-    releases = RELEASES
+    releases = VLLM_VERSIONS
     modes = MODES
     fields = FIELDS
     random_workload = staticmethod(random_workload)

@@ -20,7 +20,7 @@ def _sequences(workload: dict) -> list[Sequence]:
 
 
 def _scheduler(workload: dict, release: str) -> VllmScheduler:
-    return VllmScheduler(Config(**workload["config"]))
+    return VllmScheduler(Config(**workload["config"], vllm_version=release))
 
 
 def run_twin(workload: dict, release: str, max_steps: int = MAX_STEPS, timings: list | None = None) -> list[list]:
