@@ -57,3 +57,17 @@ def test_a_prompt_larger_than_the_pool_waits_for_good_and_holds_up_the_queue_as_
         if waiting and len(requests[waiting[0]]["prompt"]) > capacity and len(waiting) > 1:
             held_up += 1
     assert held_up >= 10
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_recorded_workloads_preempt_among_same_step_arrivals_of_equal_priority(release):
+    """Requests arriving in one step with one priority differ only in their arrival stamps, which vLLM takes in
+    the order they are added: the golden traces hold priority preemptions where that order picked the victim."""
+    ties = 0
+    for trace in golden(release).traces:
+        requests = trace["workload"]["requests"]
+        if trace["workload"]["config"]["queue_policy"] != "priority":
+            continue
+        key = [(r["priority"], r["arrival"]) for r in requests]
+        ties += any(key[q] == key[p] for step in trace["steps"] for p in step[4] for q in {*step[7], *step[4]} - {p})
+    assert ties >= 8

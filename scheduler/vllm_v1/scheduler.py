@@ -16,7 +16,9 @@ The events say why in vLLM's terms. `postprocess` is `update_from_output`: token
 EOS, max_tokens and max_model_len, rejected drafts rolled back (their blocks stay), then the n-gram drafts
 for the next step (vLLM's model runner proposes them; `scheduler/speculative.py` finds the same ones).
 
-Requests must carry distinct (priority, arrival, seq_id): vLLM breaks ties by arrival time and request id.
+vLLM stamps each request's arrival time when it is added, so requests arriving in the same step are ordered as
+they were added: the twin orders them by id (the engine numbers requests in that order), in the waiting queue
+and when it picks a priority victim.
 """
 
 from __future__ import annotations

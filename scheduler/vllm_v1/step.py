@@ -109,8 +109,10 @@ def _schedule_running(step: _Step):
 
 
 def _importance(seq: Sequence) -> tuple:
-    """vLLM's priority victim order: the largest (priority, arrival) goes first."""
-    return seq.priority, seq.arrival
+    """vLLM's priority victim order: the largest (priority, arrival time) goes first. vLLM stamps a request's
+    arrival time when it is added, so requests arriving in one step are stamped in the order they were added,
+    which is the order of their ids."""
+    return seq.priority, seq.arrival, seq.seq_id
 
 
 def _schedule_waiting(step: _Step):

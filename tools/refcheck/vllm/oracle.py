@@ -88,13 +88,19 @@ class VllmOracle:
         return run_vllm(self.factory, workload)
 
 
+def arrival_time(workload: dict, i: int) -> float:
+    """Request i's arrival time as vLLM stamps it when the request is added: its arrival step, plus its place in
+    the order of adding, so requests of one step have distinct stamps in that order (the twin orders them by id)."""
+    return workload["requests"][i]["arrival"] + i / len(workload["requests"])
+
+
 def _requests(workload: dict) -> list[Request]:
     hasher = get_request_block_hasher(workload["config"]["kvcache_block_size"], _hash)
     requests = []
     for i, r in enumerate(workload["requests"]):
         params = SamplingParams(max_tokens=r["max_tokens"], ignore_eos=r["ignore_eos"])
         params.update_from_generation_config({}, workload["config"]["eos"])
-        requests.append(Request(f"{i:05d}", list(r["prompt"]), params, None, arrival_time=float(r["arrival"]),
+        requests.append(Request(f"{i:05d}", list(r["prompt"]), params, None, arrival_time=arrival_time(workload, i),
                                 priority=r["priority"], block_hasher=hasher))
     return requests
 

@@ -3,8 +3,9 @@ record both drivers write (tools/refcheck/vllm/twin.py, oracle.py).
 
 A workload is plain data (JSON-able): the scheduler settings, the requests (arrival step, prompt, max_tokens,
 priority, ignore_eos) and the fake model's seed and vocabulary. Pools are small so preemption is frequent,
-prompts share stems so the prefix cache hits, arrivals spread over steps. Pure Python: the golden-trace test
-replays these without vLLM."""
+prompts share stems so the prefix cache hits, arrivals spread over steps, many in the same step (often with one
+priority: then only their arrival stamps, distinct and in the order added, as vLLM stamps them, decide between
+them). Pure Python: the golden-trace test replays these without vLLM."""
 
 from __future__ import annotations
 
