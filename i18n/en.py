@@ -806,9 +806,10 @@ MESSAGES = {
     "vllm.block_size": "--block-size {size}: current vLLM takes any block size its attention backend supports (most "
                        "GPU backends want a multiple of 16), so this one may be refused there.",
     "vllm.eos": "eos: vLLM takes the end-of-sequence token from the model (or per request, stop_token_ids).",
-    "vllm.twin": "The decisions shown are vLLM's own: this run used the vLLM twin, which makes vLLM 0.32's V1 "
-                 "Scheduler decisions step for step, block ids included, as `make vllm-check` checks against vLLM's "
-                 "Scheduler; prefill_first, mixed_batches and the preemption policy do not apply to it.",
+    "vllm.twin": "The decisions shown are vLLM's own: this run used the vLLM twin, which makes vLLM {version}'s V1 "
+                 "Scheduler decisions step for step, block ids included, as `make vllm-check VLLM={version}` checks "
+                 "against that release's Scheduler (serve with vLLM {version} to meet them); prefill_first, "
+                 "mixed_batches and the preemption policy do not apply to it.",
     "vllm.not_the_twin": "Even in its closest setting this scheduler is not vLLM's: vLLM admits a waiting request only "
                          "if its whole sequence fits in the free blocks and reuses freed uncached blocks first, so its "
                          "block ids differ; the vLLM twin (scheduler \"vllm\") makes vLLM's own decisions.",

@@ -67,7 +67,7 @@ def vllm_notes(config: Config, lang: str, scheduler: str = "article") -> list[st
         notes.append(say("vllm.refuses_to_start", max_model_len=config.max_model_len,
                          capacity=config.kv_capacity_tokens))
     if scheduler == "vllm":
-        notes.append(say("vllm.twin"))
+        notes.append(say("vllm.twin", version=config.vllm_version))
     else:
         notes += [*_policy_notes(config, say), say("vllm.not_the_twin")]
     if config.kvcache_block_size % 16:
