@@ -23,8 +23,9 @@ from __future__ import annotations
 from bisect import insort
 from collections import deque
 
-from scheduler.config import Config
-from scheduler.events import Event, Finished, Preempted, Speculated
+from scheduler.config import CONFIG_FIELDS, Config
+from scheduler.contract import SchedulerInfo
+from scheduler.events import Aborted, Event, Finished, Preempted, Speculated
 from scheduler.interface import POOL_SHAPE, Batch, check_new, requeue
 from scheduler.policies import priority_key
 from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
@@ -60,7 +61,8 @@ class _Pending:
 
 
 class VllmScheduler:
-    kind = "vllm"
+    info = SchedulerInfo("vllm", "vLLM", "0.32", frozenset(CONFIG_FIELDS) - set(IGNORED_SETTINGS), reserved_units=1,
+                         queues_oversized_prompt=True)
 
     def __init__(self, config: Config):
         self.config = config
@@ -99,6 +101,15 @@ class VllmScheduler:
     def requeue(self, seqs: list[Sequence]) -> list:
         return requeue(self, seqs)
 
+    def abort(self, seq: Sequence, reason: str) -> Aborted:
+        """vLLM's `finish_requests` with FINISHED_ABORTED: out of its queue, its blocks freed."""
+        (self.running if seq.status is RUNNING else self.waiting).remove(seq)
+        seq.status, seq.finish_reason = ABORTED, reason
+        seq.num_scheduled_tokens = 0
+        del self._pending[seq.seq_id]
+        self.block_manager.free(seq)
+        return Aborted(seq.seq_id, reason)
+
     def reconfigure(self, config: Config):
         """Switch to `config` from the next step on, the queues and the KV cache kept."""
         changed = [f for f in POOL_SHAPE if getattr(config, f) != getattr(self.config, f)]
@@ -113,6 +124,18 @@ class VllmScheduler:
 
     def is_finished(self) -> bool:
         return not self.waiting and not self.running
+
+    @property
+    def pool(self) -> KVCache:
+        return self.block_manager
+
+    @property
+    def waiting_seqs(self):
+        return self.waiting
+
+    @property
+    def running_seqs(self):
+        return self.running
 
     # -- one step --------------------------------------------------------------------------------------
 
