@@ -967,6 +967,8 @@ MESSAGES = {
     "trace.too_deep": "nested too deeply to be a trace",
     "trace.not_json": "not JSON: the parser stopped at line {line}, column {column}",
     "trace.version": "{value}: this schedlab reads trace versions 1 and 2",
+    "trace.decided_by": "{value} is not the scheduler this trace names ({kind})",
+    "trace.too_long": "{value} is longer than {most} characters",
     "trace.scheduler": "{value} is not a scheduler; a trace names one of {kinds}",
     "trace.frames": "{n} frames; a trace holds 1 to {most}",
     "trace.requests": "{n} requests; a trace holds at most {most}",

@@ -889,6 +889,8 @@ MESSAGES = {
     "trace.too_deep": "嵌套太深，不可能是轨迹",
     "trace.not_json": "不是 JSON：解析在第 {line} 行第 {column} 列处出错",
     "trace.version": "{value}：这个 schedlab 能读取第 1 版和第 2 版的轨迹",
+    "trace.decided_by": "{value} 不是这份轨迹写明的调度器（{kind}）",
+    "trace.too_long": "{value} 超过 {most} 个字符",
     "trace.scheduler": "{value} 不是调度器；轨迹应写明以下之一：{kinds}",
     "trace.frames": "{n} 帧；一份轨迹包含 1 到 {most} 帧",
     "trace.requests": "{n} 个请求；一份轨迹最多包含 {most} 个",

@@ -70,8 +70,20 @@ class SchedulerInfo:
             if self.reserved_units else config
 
     @property
-    def decided_by(self) -> dict:
+    def decided_by(self) -> DecidedBy:
         """What a trace and its frames record of the scheduler that decided them."""
+        return DecidedBy(self.kind, self.system, self.version)
+
+
+@dataclass(frozen=True)
+class DecidedBy:
+    """Which scheduler decided a run, as its trace and each of its frames record it: its kind, and the system and
+    version it mirrored then (a trace from an older twin keeps the version it was decided under)."""
+    kind: str
+    system: str
+    version: str
+
+    def to_dict(self) -> dict:
         return {"kind": self.kind, "system": self.system, "version": self.version}
 
 
