@@ -14,6 +14,7 @@ from engine.run.frame import Frame
 from engine.run.recipe import Change
 from i18n import text
 from scheduler import Config
+from scheduler.factory import DEFAULT_KIND
 from viz.glossary import SETTING_FIELDS, setting, setting_value
 from viz.texts import output_text, progress_text, prompt_text, status_text
 
@@ -34,7 +35,7 @@ class Handout:
     titles: Sequence[Sequence] = ()
     changes: Sequence[Change] = ()
     cursor: int = 0
-    scheduler: str | None = "article"  # None: not known (a trace)
+    scheduler: str | None = DEFAULT_KIND  # None: not known
     real_model: bool = False
 
     @property
