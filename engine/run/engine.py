@@ -163,10 +163,10 @@ class Engine:
         self.runner = make_runner(self.runner_kind, runner_config(self.spec.scheduler, config), self.spec.seed)
         self.scheduler = make_scheduler(self.spec.scheduler, config)
         self._recorder.reset_pool(self.scheduler.pool)
-        requeued = [*old.running, *old.waiting]
+        requeued = [*old.running_seqs, *old.waiting_seqs]
         self._events.append(PoolRebuilt(-1, config.num_kvcache_blocks, config.kvcache_block_size,
-                                        tuple(s.seq_id for s in requeued), len(old.running)))
-        self._requeued_by_rebuild.update(s.seq_id for s in old.running)
+                                        tuple(s.seq_id for s in requeued), len(old.running_seqs)))
+        self._requeued_by_rebuild.update(s.seq_id for s in old.running_seqs)
         self._events += self.scheduler.requeue(requeued)  # aborts of those that no longer fit, in the next frame
         self._recorder.touch(s.seq_id for s in requeued)
         self.config = config
