@@ -35,7 +35,7 @@ class Handout:
     titles: Sequence[Sequence] = ()
     changes: Sequence[Change] = ()
     cursor: int = 0
-    scheduler: str | None = DEFAULT_KIND  # None: not known
+    scheduler: str = DEFAULT_KIND  # the kind that decided the run (a trace records it)
     real_model: bool = False
 
     @property
@@ -98,8 +98,7 @@ def cover_html(handout: Handout) -> str:
     lang, last = handout.lang, handout.last
     t = lambda key, **values: html.escape(text(lang, key, **values))  # noqa: E731
     facts = [t("handout.model", model=handout.model)]
-    if handout.scheduler is not None:
-        facts.append(t("handout.scheduler", scheduler=text(lang, f"sidebar.scheduler.{handout.scheduler}")))
+    facts.append(t("handout.scheduler", scheduler=text(lang, f"sidebar.scheduler.{handout.scheduler}")))
     if len(handout.frames) - 1 > last:
         facts.append(t("handout.cut", total=len(handout.frames) - 1))
     changes = "".join(f"<li>{html.escape(change_sentence(c, lang))}</li>" for c in handout.changes)
