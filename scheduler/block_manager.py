@@ -49,7 +49,7 @@ class BlockManager(BlockPoolView):
         self.hash_to_block_id: dict[int, int] = {}
         self.num_prefix_queries = 0  # full prompt blocks looked up
         self.num_prefix_hits = 0
-        self.free_log = FreeLog(config.num_kvcache_blocks)
+        self.free_log = FreeLog()
 
     @property
     def num_blocks(self) -> int:

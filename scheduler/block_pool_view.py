@@ -11,36 +11,27 @@ NO_HASH = -1  # a block's hash while it holds no full, cached block
 
 class FreeLog:
     """The units a pool placed at either end of its free order, and the cached units it evicted, since the last
-    `take()`. Only each unit's last placement matters, so a log nobody takes stays bounded (compacted to one
-    entry per unit)."""
+    `take()`. Only each unit's last placement matters, so the log holds one entry per unit, in the order of their
+    last placements: bounded by the pool however long nobody takes it."""
 
-    __slots__ = ("_placed", "_evicted", "_bound")
+    __slots__ = ("_placed", "_evicted")
 
-    def __init__(self, num_units: int):
-        self._placed: list[tuple[int, bool]] = []  # (unit, to its head), in the order placed
-        self._evicted: list[int] = []
-        self._bound = 4 * num_units + 16
+    def __init__(self):
+        self._placed: dict[int, bool] = {}  # unit -> placed at the head (else the tail), in placement order
+        self._evicted: dict[int, None] = {}
 
     def placed(self, unit_id: int, at_head: bool):
-        self._placed.append((unit_id, at_head))
-        if len(self._placed) > self._bound:
-            self._placed = self._last_placements()
+        self._placed.pop(unit_id, None)
+        self._placed[unit_id] = at_head
 
     def evicted(self, unit_id: int):
-        self._evicted.append(unit_id)
-        if len(self._evicted) > self._bound:
-            self._evicted = list(dict.fromkeys(self._evicted))
-
-    def _last_placements(self) -> list[tuple[int, bool]]:
-        """Each unit's last placement, in the order they were made."""
-        last = {unit: (order, at_head) for order, (unit, at_head) in enumerate(self._placed)}
-        return [(unit, at_head) for unit, (_, at_head) in sorted(last.items(), key=lambda item: item[1][0])]
+        self._evicted[unit_id] = None
 
     def take(self) -> PoolChanges:
-        placed = self._last_placements()
-        changes = PoolChanges(tuple(u for u, at_head in placed if at_head),
-                              tuple(u for u, at_head in placed if not at_head), tuple(dict.fromkeys(self._evicted)))
-        self._placed, self._evicted = [], []
+        placed = self._placed
+        changes = PoolChanges(tuple(u for u, at_head in placed.items() if at_head),
+                              tuple(u for u, at_head in placed.items() if not at_head), tuple(self._evicted))
+        self._placed, self._evicted = {}, {}
         return changes
 
 

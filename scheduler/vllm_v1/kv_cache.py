@@ -40,7 +40,7 @@ class KVCache(BlockPoolView):
         self.hash_to_block_ids: dict[int, dict[int, None]] = {}  # several blocks may share a hash: first wins
         self.num_cached_blocks: dict[int, int] = {}  # request id -> leading blocks of its table already hashed
         self.num_prefix_queries = self.num_prefix_hits = 0  # full blocks looked up and found, as the article counts
-        self.free_log = FreeLog(num_blocks)
+        self.free_log = FreeLog()
 
     @property
     def num_blocks(self) -> int:
