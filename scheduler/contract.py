@@ -113,8 +113,10 @@ class KVPoolView(Protocol):
     """The read-only view of a scheduler's KV pool, general enough for blocks or token slots.
 
     A unit is what a request's table lists (a block of `tokens_per_unit` tokens, or one token slot). Every unit
-    id in `unit_ids` is used, free or cached; `reserved_unit_ids` are used by no request (vLLM's null block). The
-    free order is the pool's own: its head is the unit taken (or evicted) next."""
+    id in `unit_ids` is used, free or cached; `reserved_unit_ids` are used by no request (vLLM's null block). A
+    unit's owners are the requests whose `block_table` lists it, in the scheduler's queues (a frame's
+    `block_owners`); `unit_state` counts them. The free order is the pool's own: its head is the unit taken (or
+    evicted) next; a radix tree's is its eviction order over the units no request holds."""
     unit_name: ClassVar[str]  # "block" or "token slot"
 
     @property
