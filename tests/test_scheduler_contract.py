@@ -3,6 +3,7 @@ protocols, and, property-based over random configs and workloads, keeps the inva
 contract: no unit owned twice, free + used + cached = the pool, only the scheduler changes a request's status,
 tokens computed never exceed tokens known. Through the engine, the frames' free order is the pool's own."""
 
+import json
 from collections import Counter, OrderedDict
 from dataclasses import replace
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from engine.run.engine import Engine
 from engine.run.recipe import Request, RunSpec
+from engine.traces.trace import read_trace, trace_dict
 from i18n import text
 from runner.fake import FakeRunner
 from scheduler import Config, ConfigError, RequestRejected, SamplingParams, Sequence, SequenceStatus
@@ -219,3 +221,24 @@ def test_a_pool_that_reorders_its_free_units_has_its_free_order_read_whole(monke
         assert frame.free_block_ids == tuple(engine.scheduler.pool.free_order())
         orders.add(frame.free_block_ids)
     assert engine.is_finished and len(orders) > 3
+
+
+@pytest.mark.parametrize("kind", SCHEDULER_KINDS)
+def test_a_trace_and_its_frames_record_the_scheduler_and_version_that_decided_them(kind):
+    requests = [Request(prompt_token_ids=(1, 2, 3, 4, 5), max_tokens=3, arrival=i) for i in range(3)]
+    engine = Engine(RunSpec(Config(num_kvcache_blocks=8, kvcache_block_size=4), requests, "fake", scheduler=kind))
+    engine.run()
+    decided = scheduler_info(kind).decided_by
+    data = trace_dict(engine, "t")
+    assert data["decided_by"] == {"kind": kind, "system": decided.system, "version": decided.version}
+    store, _ = read_trace(json.dumps(data))
+    assert all(frame.decided_by == decided for frame in store) and engine.frames[0].decided_by == decided
+    older = json.dumps({**data, "decided_by": {**data["decided_by"], "version": "0.1"}})  # a twin of its time
+    assert read_trace(older)[0][0].decided_by.version == "0.1"
+    without = {k: v for k, v in data.items() if k != "decided_by"}  # written before traces recorded it
+    assert read_trace(json.dumps(without))[0][0].decided_by == decided
+    other = next(k for k in SCHEDULER_KINDS if k != kind)
+    with pytest.raises(ValueError, match=f"is not the scheduler this trace names \\({kind}\\)"):
+        read_trace(json.dumps({**data, "decided_by": {**data["decided_by"], "kind": other}}))
+    with pytest.raises(ValueError, match="decided_by.version"):
+        read_trace(json.dumps({**data, "decided_by": {**data["decided_by"], "version": 32}}))
