@@ -3,9 +3,11 @@ protocols, and, property-based over random configs and workloads, keeps the inva
 contract: no unit owned twice, free + used + cached = the pool, only the scheduler changes a request's status,
 tokens computed never exceed tokens known. Through the engine, the frames' free order is the pool's own."""
 
+import ast
 import json
 from collections import Counter, OrderedDict
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -242,3 +244,25 @@ def test_a_trace_and_its_frames_record_the_scheduler_and_version_that_decided_th
         read_trace(json.dumps({**data, "decided_by": {**data["decided_by"], "kind": other}}))
     with pytest.raises(ValueError, match="decided_by.version"):
         read_trace(json.dumps({**data, "decided_by": {**data["decided_by"], "version": 32}}))
+
+
+def test_no_module_outside_scheduler_branches_on_a_kind_or_imports_a_schedulers_internals():
+    """The factory is the one place naming the kinds: elsewhere a scheduler is read through its declaration. (The
+    reference checks in tools/ drive their own system's twin, and tests may name any kind.)"""
+    root = Path(__file__).resolve().parents[1]
+    internals = tuple(f"scheduler.{name}" for name in ("scheduler", "overlapped", *(
+        p.name for p in (root / "scheduler").iterdir() if p.is_dir() and (p / "__init__.py").exists())))
+    offending = []
+    for path in root.rglob("*.py"):
+        relative = path.relative_to(root).as_posix()
+        if relative.startswith(("scheduler/", "tests/", "tools/", ".venv/", "bench/")) or "/." in relative:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(internals):
+                offending.append(f"{relative}:{node.lineno} imports {node.module}")
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                kinds = [s for s in sides if isinstance(s, ast.Constant) and s.value in SCHEDULER_KINDS]
+                if kinds and any("scheduler" in ast.unparse(s) for s in sides if s not in kinds):
+                    offending.append(f"{relative}:{node.lineno} compares a scheduler with {kinds[0].value!r}")
+    assert not offending, offending
