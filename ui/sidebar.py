@@ -13,7 +13,7 @@ from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
 from i18n import Message, message_of, text
 from scheduler import SCHEDULER_KINDS
-from scheduler.vllm_v1 import IGNORED_SETTINGS
+from scheduler.factory import scheduler_info
 from session.lab import (
     ARRIVALS,
     CUSTOM,
@@ -110,8 +110,8 @@ def _on_scheduler():
 
 
 def scheduler_choice():
-    """The scheduler a run is decided by (a trace's as it records it); with the vLLM twin, which settings it
-    ignores; a warning when the pool cannot hold one request of max_model_len tokens."""
+    """The scheduler a run is decided by (a trace's as it records it) and which settings it does not read (as it
+    declares them); a warning when the pool cannot hold one request of max_model_len tokens."""
     here, lang = lab(), current_lang()
     if not here.frames:  # nothing open yet
         return
@@ -125,11 +125,12 @@ def scheduler_choice():
     if not vllm_would_start(config := here.config_in_effect()):
         st.warning(t("sidebar.beyond_pool", max_model_len=config.max_model_len, capacity=config.kv_capacity_tokens,
                      what=t(f"sidebar.beyond_pool.{here.scheduler}")))
-    if here.scheduler == "vllm":
-        names = t("list.sep").join(setting(name, lang)[0] + (f" = {setting_value(name, 'smart', lang)}"
-                                                             if name == "preemption_policy" else "")
-                                   for name in IGNORED_SETTINGS)
-        st.caption(t("sidebar.scheduler_ignores", names=names))
+    info = scheduler_info(here.scheduler)
+    if info.version_setting:  # the release it mirrors, a choice beside it
+        _config_control(info.version_setting, "choice", {"options": list(info.versions)}, config, lang)
+    if info.ignored:
+        names = t("list.sep").join(setting(name, lang)[0] for name in info.ignored)
+        st.caption(t("sidebar.scheduler_ignores", system=info.system, names=names))
 
 
 def _apply(error_key: str, change: Callable[[], None]):
@@ -238,24 +239,30 @@ def model_controls():
 
 
 def config_controls():
-    state, config, lang = st.session_state, lab().config_in_effect(), current_lang()
+    config, lang = lab().config_in_effect(), current_lang()
     if lab().is_trace:
         st.caption(t("sidebar.trace_read_only"))
     for field, kind, options in CONFIG_CONTROLS:
-        key = f"cfg_{field}"
-        if field not in state.errors:
-            state[key] = getattr(config, field)  # show what the next step will run under
-        label, help_text = setting(field, lang)
-        common = {"key": key, "on_change": _on_config, "args": (field,), "disabled": lab().is_trace or locked(field),
-                  "help": help_text}
-        if kind == "int":
-            st.number_input(label, *BOUNDS[field], step=1, **common)
-        elif kind == "bool":
-            st.toggle(label, **common)
-        else:
-            st.selectbox(label, **options, format_func=lambda v, f=field: setting_value(f, v, lang), **common)
-        if field in state.errors:
-            st.error(said(state.errors[field]))
+        _config_control(field, kind, options, config, lang)
+
+
+def _config_control(field: str, kind: str, options: dict, config, lang: str):
+    """One setting's control, showing what the next step will run under; a change applies from the frame shown."""
+    state = st.session_state
+    key = f"cfg_{field}"
+    if field not in state.errors:
+        state[key] = getattr(config, field)
+    label, help_text = setting(field, lang)
+    common = {"key": key, "on_change": _on_config, "args": (field,), "disabled": lab().is_trace or locked(field),
+              "help": help_text}
+    if kind == "int":
+        st.number_input(label, *BOUNDS[field], step=1, **common)
+    elif kind == "bool":
+        st.toggle(label, **common)
+    else:
+        st.selectbox(label, **options, format_func=lambda v, f=field: setting_value(f, v, lang), **common)
+    if field in state.errors:
+        st.error(said(state.errors[field]))
 
 
 def optimisation_controls():
