@@ -155,10 +155,12 @@ def replay(lab: Lab, link: Link, run_to: Callable[[Lab, int], None]) -> Message 
 def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> Link:
     """The run a URL's query names; without a scenario, the first preset at frame 0."""
     if unknown := [key for key in params if key not in KEYS]:
-        raise LinkError("link.unknown_param", name=echoed(repr(unknown[0])), keys=", ".join((*RUN_KEYS, *Options._fields)))
+        raise LinkError("link.unknown_param", name=echoed(repr(unknown[0])),
+                        keys=", ".join((*RUN_KEYS, *Options._fields)))
     name = params.get("scenario", next(iter(scenarios), CUSTOM))
     if name != CUSTOM and name not in scenarios:
-        raise LinkError("link.unknown_scenario", name=echoed(f"scenario={name!r}"), names=", ".join([*scenarios, CUSTOM]))
+        raise LinkError("link.unknown_scenario", name=echoed(f"scenario={name!r}"),
+                        names=", ".join([*scenarios, CUSTOM]))
     custom = CustomSetup(**{f.name: _value(params, f.name, f.default) for f in fields(CustomSetup)}) \
         if name == CUSTOM else None
     if custom is None and (extra := [f.name for f in fields(CustomSetup) if f.name in params]):

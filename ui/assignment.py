@@ -19,6 +19,7 @@ from engine.run.limits import MAX_APP_STEPS
 from i18n import Message, MessageError
 from session.names import name_key, shown_name
 from session.submissions import Submission
+from ui.class_desk import WRAPPED_TABLES
 from ui.class_identity import browser_token
 from ui.classroom import is_following, is_lecturer, my_name, room
 from ui.language import current_lang, said, t
@@ -156,8 +157,6 @@ def _mark(state: str, reason) -> str:
 ORDERS = {"name": lambda s: s.key, "passed": lambda s: (not s.passed, s.key), "failed": lambda s: (s.passed, s.key),
           "latest": lambda s: -s.at}  # the lecturer's orders of the table
 PAGE_ROWS = 20  # rows of the table at once: a class of 124 is pages, not a 36,000-pixel page
-WRAP_NAMES = ("<style>[data-testid=stTable] :is(th, td){white-space:normal;overflow-wrap:anywhere}"
-              "[data-testid=stTable] tbody th{max-width:11rem}</style>")
 
 
 def shown_submissions(handed: list[Submission]) -> list[Submission]:
@@ -195,7 +194,7 @@ def submissions(assignment_name: str, assignment: Assignment):
                  t("assignment.col.time"): time.strftime("%H:%M:%S", time.localtime(s.at))}
                 for s in shown_submissions(handed)]
         if rows:
-            st.markdown(WRAP_NAMES, unsafe_allow_html=True)
+            st.markdown(WRAPPED_TABLES, unsafe_allow_html=True)
             st.table(pd.DataFrame(rows).set_index(t("assignment.col.name")))  # text in the page, not a canvas
         else:
             st.caption(t("assignment.none_match"))

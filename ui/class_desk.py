@@ -24,6 +24,8 @@ from ui.wake import this_session
 
 ROSTER_EVERY_S = 5  # the desk is redrawn so often: a closed tab leaves the counts within that (and a sweep)
 ROSTER_ROWS = 8  # rows the roster shows before it scrolls
+WRAPPED_TABLES = ("<style>[data-testid=stTable] :is(th, td){white-space:normal;overflow-wrap:anywhere}"
+                  "[data-testid=stTable] tbody th{max-width:11rem}</style>")  # a long name wraps in its column
 PUBLIC_URL_ENV = "SCHEDLAB_PUBLIC_URL"  # the address students reach this process at (the students' link)
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 MARK = {True: "✓", False: "✗", None: ""}
@@ -50,8 +52,9 @@ def desk():
         st.button(t("class.end_confirm"), on_click=_end, type="primary", key="class_end")
     with st.expander(t("class.roster", n=named, tabs=tabs)):
         if rows:
-            st.dataframe(roster_table(rows), hide_index=True, width="stretch",
-                         height=min(len(rows), ROSTER_ROWS) * 35 + 38)
+            st.markdown(WRAPPED_TABLES, unsafe_allow_html=True)
+            with st.container(height=min(len(rows), ROSTER_ROWS) * 38 + 48, border=False):
+                st.table(roster_table(rows).set_index(t("class.col.name")))  # text in the page: every script's font
         else:
             st.caption(t("class.roster_empty"))
 
