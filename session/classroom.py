@@ -275,7 +275,10 @@ class Classroom:
 
     def sit(self, session: str, token: str, wake: Wake, alive: Alive = lambda: True, frame: int = 0):
         """A tab's seat (taken again by each of its page's runs: `frame` is what it shows). The lecturer is woken
-        when a seat is taken (the banner and roster count them)."""
+        when a seat is taken (the banner and roster count them). A run of a tab already closed (a rerun queued
+        before it closed) takes none."""
+        if not alive():
+            return
         with self._lock:
             seat = self._seats.get(session)
             if seat is None:

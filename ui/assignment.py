@@ -120,7 +120,16 @@ def assignment_panel():
             hand_in(scenario.name, judged)
 
 
+def _blocked(judged: Judgement) -> str | None:
+    """Why this student cannot hand in now (no name, following, the run not ended), or None."""
+    return "assignment.name_first" if my_name() is None else "assignment.submit_following" if is_following() \
+        else None if judged.ended else "assignment.submit_at_end"
+
+
 def _hand_in(assignment_name: str, judged: Judgement):
+    if blocked := _blocked(judged):  # the button is disabled then; a script may send its click all the same
+        st.session_state.assignment_sent = (assignment_name, Message(blocked))
+        return
     try:
         submission = room().hand_in(browser_token(), assignment_name, judged, link_here())
         st.session_state.assignment_sent = (assignment_name, submission)
@@ -131,11 +140,9 @@ def _hand_in(assignment_name: str, judged: Judgement):
 def hand_in(assignment_name: str, judged: Judgement):
     """A student's Submit (once the run has ended, on their own, under the name the class knows them by), and what
     they handed in last."""
-    name = my_name()
-    blocked = "assignment.name_first" if name is None else "assignment.submit_following" if is_following() \
-        else None if judged.ended else "assignment.submit_at_end"
+    blocked = _blocked(judged)
     cols = st.columns([3, 2], vertical_alignment="center")
-    cols[0].caption(t(blocked) if blocked else t("assignment.submit_as", name=name))
+    cols[0].caption(t(blocked) if blocked else t("assignment.submit_as", name=my_name()))
     cols[1].button(t("assignment.submit"), type="primary", disabled=blocked is not None, width="stretch",
                    on_click=_hand_in, args=(assignment_name, judged), key="assignment_submit")
     sent = st.session_state.get("assignment_sent")
