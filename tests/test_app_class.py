@@ -179,4 +179,4 @@ def test_a_wrong_code_is_a_message_and_a_links_values_are_echoed_inert(app, monk
     page.query_params["scenario"] = "**bold** [x](http://evil.example) :red[x]"
     page.run()
     warning = page.warning[0].value
-    assert "`**bold** [x](http://evil.example) :red[x]`" in warning  # inside a code span: shown, never rendered
+    assert "`scenario='**bold** [x](http://evil.example) :red[x]'`" in warning  # in a code span: shown, not rendered
