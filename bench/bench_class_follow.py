@@ -385,12 +385,12 @@ SUBMITTED = re.compile(r"Submissions: (\d+) students, (\d+) passed")
 
 
 def look_alikes(name: str, n: int) -> list[str]:
-    """Variants of `name` a reader cannot tell from it: case, invisible characters, full-width and Cyrillic
-    letters, punctuation between its words."""
+    """Variants of `name` a reader cannot tell from it: case, invisible characters (a zero-width space, joiner, soft
+    hyphen), full-width and Cyrillic letters, a hyphen or more spaces between its words."""
     swaps = {"A": "\u0410", "a": "\u0430", "e": "\u0435", "i": "\u0456", "o": "\u043e", "c": "\u0441"}
     forms = [name.upper(), name.lower(), name.replace(" ", "\u200b"), name.replace(" ", "-"), name + "\u200d",
              "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in name),
-             "".join(swaps.get(c, c) for c in name), " ".join(name.split()[::-1]).join("  "), name.replace(" ", "  ")]
+             "".join(swaps.get(c, c) for c in name), name.replace(" ", "\u00ad"), f"  {name.replace(' ', '   ')} "]
     return [forms[i % len(forms)] + "\u200b" * (i // len(forms)) for i in range(n)]
 
 

@@ -153,7 +153,9 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     projector.screenshot(path=ARTIFACTS / "class_follower_projector_1280x720.png")
     lecturer.mouse.wheel(0, -5000)
     open_roster(lecturer)
-    lecturer.locator("[data-testid=stExpander] [data-testid=stDataFrame]").first.wait_for(timeout=WAIT_MS)
+    lecturer.locator("[data-testid=stExpander] [data-testid=stTable]").first.wait_for(timeout=WAIT_MS)
+    roster = lecturer.locator("[data-testid=stExpander] [data-testid=stTable] tbody tr").all_inner_texts()
+    assert [row.split("\t")[0].strip() for row in roster] == ["Alice Smith", "प्रिया शर्मा", "王小明"]  # by name's key
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_roster_en_1280x720.png")
     lecturer.set_viewport_size({"width": 1920, "height": 1080})
     lecturer.wait_for_timeout(800)
@@ -161,6 +163,8 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     lecturer.locator("[data-testid=stSidebar]").get_by_text("中文").click()  # the lecturer's words, not the class's
     lecturer.get_by_text("正在跟随的 3 名学生中已有 3 名作答。").wait_for(timeout=WAIT_MS)
     lecturer.mouse.wheel(0, -5000)
+    open_roster(lecturer)  # its title is in the other language now: a new expander, closed
+    lecturer.locator("[data-testid=stExpander] [data-testid=stTable]").first.wait_for(timeout=WAIT_MS)
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_roster_zh_1920x1080.png")
     lecturer.set_viewport_size({"width": 1280, "height": 720})
     lecturer.wait_for_timeout(800)

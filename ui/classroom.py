@@ -181,6 +181,7 @@ def _set_following(on: bool):
     if (here := room()) is not None:
         here.set_following(this_session() or "", on)
     st.session_state.pop(SEEN, None)
+    st.session_state.notice = None  # a notice of the student's own exploring is past
 
 
 def _claim_typed():

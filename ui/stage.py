@@ -145,6 +145,7 @@ def serve_player() -> str | None:
     furthest = lab().last if feed().bound is None else min(lab().last, feed().bound)
     if isinstance(frame, int) and 0 <= frame <= furthest and frame != lab().cursor:
         lab().goto(frame)
+        st.session_state.notice = None  # what a notice said ("Branched at frame 8", "Stopped after 49 steps") is past
         if settings_in_effect() != st.session_state.get("sidebar_settings"):
             st.rerun()  # the whole page, so the sidebar shows the settings of the frame moved to
     return error
