@@ -353,6 +353,11 @@ class Classroom:
         with self._lock:
             return self.polls.setdefault((title, step), Poll(title, step, question, tuple(choices), answer))
 
+    def poll_at(self, title: str, step: int) -> Poll | None:
+        """The poll on this question, if it was asked."""
+        with self._lock:
+            return self.polls.get((title, step))
+
     def open_poll(self, title: str | None = None) -> Poll | None:
         """The question the class is asked now: an open poll on a frame past the lecturer's (on `title`'s run)."""
         lead = self.lead
