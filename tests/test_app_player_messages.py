@@ -60,11 +60,11 @@ def test_bad_player_messages_are_refused_and_the_session_keeps_answering(fake_se
 
 
 async def _bad_messages_then_good_ones(url: str):
-    from tests.helpers.websocket_page import WebsocketPage
+    from tools.websocket_page import WebsocketPage
 
     async with WebsocketPage(url, "scenario=05_prefix_caching") as page:
         assert not await page.rerun()
-        good_state = WidgetState(id=page.player_id, json_value=json.dumps({"frame": 0}))
+        good_state = page.player_state({"frame": 0})
         bad = {
             "a state that is not JSON": [WidgetState(id=page.player_id, json_value=NOT_JSON)],
             "a trigger without the player's state": [page.request_trigger(page.last + 1)],

@@ -1,6 +1,6 @@
 """One page of the app spoken to as a browser speaks to it: Streamlit's websocket protocol (the BackMsg a browser
-sends with its widget states, the ForwardMsgs read back), for tests that send what no well-behaved browser sends.
-bench/class_client.py speaks it for the class benches."""
+sends with its widget states, the ForwardMsgs read back), for the tests that send what no well-behaved browser
+sends and for bench/bench_half_open.py's student (bench/class_client.py speaks it for the class benches)."""
 
 from __future__ import annotations
 
@@ -43,6 +43,10 @@ class WebsocketPage:
         value = want if isinstance(want, dict) else {"run": self.run, "have": self.last, "want": want,
                                                       "seq": next(self._seq)}
         return WidgetState(id=self.trigger_id, json_trigger_value=json.dumps([{"event": "request", "value": value}]))
+
+    def player_state(self, state: dict) -> WidgetState:
+        """The player's state widget, which a browser sends with every rerun (`{}` before the player reports)."""
+        return WidgetState(id=self.player_id, json_value=json.dumps(state))
 
     async def rerun(self, widgets=(), fragment_id: str = "") -> list[str]:
         """Send a rerun with `widgets` (of the fragment `fragment_id`, else the whole page) and read until it
