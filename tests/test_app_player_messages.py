@@ -4,6 +4,7 @@ answered with its frames and no rerun shows an error (ui/browser_states.py, ui/s
 as a browser speaks to it (Streamlit's websocket protocol), since AppTest sends only well-formed states."""
 
 import asyncio
+import inspect
 import json
 import logging
 
@@ -38,7 +39,8 @@ def session_with_a_player() -> SessionState:
 
 
 def test_a_stored_state_that_is_not_json_no_longer_spoils_every_later_rerun(monkeypatch):
-    monkeypatch.setattr(SessionState, "on_script_will_rerun", SessionState.on_script_will_rerun)  # undone after
+    streamlit_alone = inspect.unwrap(SessionState.on_script_will_rerun)  # an app run may have installed the check
+    monkeypatch.setattr(SessionState, "on_script_will_rerun", streamlit_alone)  # as it was, after the test
     poisoned = session_with_a_player()
     poisoned._new_widget_state.set_widget_from_proto(WidgetState(id="player", json_value=NOT_JSON))
     for _ in range(2):  # Streamlit alone: the stored text raises at every rerun from now on

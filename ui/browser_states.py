@@ -12,6 +12,7 @@ What a JSON state says is checked by the page's code that reads it (ui/stage.py)
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 
@@ -59,6 +60,7 @@ def install():
     if getattr(original, "checks_browser_states", False):
         return
 
+    @functools.wraps(original)  # Streamlit's own stays reachable: inspect.unwrap
     def on_script_will_rerun(self, fresh_widget_states, **kwargs):
         _drop_unreadable(self)
         return original(self, None if fresh_widget_states is None else checked(fresh_widget_states), **kwargs)
