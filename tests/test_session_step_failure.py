@@ -1,12 +1,20 @@
 """A model step that fails (the model process killed under it) never freezes its run: the student reads which step
 failed and that nothing is lost, the next step restores the engine to the last good frame (from a checkpoint, else
-replayed) and computes the failed step anew, and every frame from then on is the undisturbed run's."""
+replayed) and computes the failed step anew, and every frame from then on is the undisturbed run's: with a fault of the
+fake model's, and with the real model's process killed (kill -9) under a step."""
+
+import os
+import signal
+import threading
+import time
 
 import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.runner_factory import model_worker
 from i18n import in_lang
-from session.lab import Lab, LabError, RunInputs
+from scheduler import Config
+from session.lab import CustomSetup, Lab, LabError, RunInputs
 from session.run_cache import RunCache
 from tests.helpers.engines import comparable
 
@@ -93,3 +101,42 @@ def test_a_restore_that_fails_too_leaves_the_run_able_to_try_again(monkeypatch):
     monkeypatch.undo()
     lab.run(5)
     assert lab.cursor == 7 and not run.broken
+
+
+def shown(lab: Lab) -> list[dict]:
+    """Every frame without its wall-clock times (the real model's `timing` is measured)."""
+    return [{k: v for k, v in comparable(lab.frames[k]).items() if k != "timing"} for k in range(lab.last + 1)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("resends", [1, 0])  # the step sent again to the new process; or failed, and restored
+def test_a_real_kill_of_the_model_process_mid_step_leaves_the_frames_of_an_undisturbed_run(monkeypatch, resends):
+    from runner import model_process  # torch and the model: imported by the slow test alone
+
+    monkeypatch.setattr(model_process, "RESTART_INTERVAL_S", 0.0)  # whatever other tests restarted before
+    monkeypatch.setattr(model_process, "RESENDS", resends)
+    inputs = RunInputs.from_custom(CustomSetup(requests=3, prompts="chat", max_tokens=8), Config(num_kvcache_blocks=24),
+                                   "model", seed=2)
+    lab, process = Lab(inputs, cache=RunCache(budget_bytes=2**30)), model_worker()
+    lab.run(4)
+    child = process._child
+    os.kill(child.process.pid, signal.SIGSTOP)  # it cannot answer the next step: that step is in flight for sure
+    failed = []
+    stepping = threading.Thread(target=lambda: failed.append(pytest.raises(LabError, lab.step).value) if resends == 0
+                                else lab.step())
+    stepping.start()
+    deadline = time.monotonic() + 60
+    while not process._waiting and time.monotonic() < deadline:
+        time.sleep(0.01)
+    child.process.kill()
+    stepping.join(timeout=300)
+    assert not stepping.is_alive()
+    if resends:
+        assert lab.last == 5 and process._child is not child  # the step in flight came back from a new process
+    else:
+        assert failed and failed[0].message_id == "lab.step_failed" and lab.last == 4
+    lab.run(10 - lab.last)  # without the resend, the next step starts the new process
+    assert process._child is not child
+    alone = Lab(inputs, cache=RunCache(budget_bytes=2**30))
+    alone.run(10)
+    assert lab.last == 10 and shown(lab) == shown(alone)
