@@ -168,11 +168,10 @@ class RunCache:
         computes the failed step anew. A run is never frozen by a failed step."""
         with run.lock:
             restored = run.broken
-            if restored:
-                run.engine = run.restored()  # a restore that fails too leaves the run broken, for the next try
-                run.broken = False
-                LOG.warning("run %s restored at frame %d after a failed step", run.address, run.engine.step_count)
             try:
+                if restored:  # a restore that fails too leaves the run broken, for the next try
+                    run.engine, run.broken = run.restored(), False
+                    LOG.warning("run %s restored at frame %d after a failed step", run.address, run.engine.step_count)
                 while len(run.engine.frames) <= frame:
                     run.engine.step()
                     if self._checkpoint_due(run):
