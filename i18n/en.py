@@ -39,7 +39,8 @@ MESSAGES = {
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
     "narrate.admitted.recompute": " (it had been preempted, so its K/V is computed again)",
     "narrate.admitted.recompute_rest": " (it had been preempted: the rest of its K/V is computed again)",
-    "narrate.freed": "blocks {ids} freed",
+    "narrate.freed.one": "block {ids} freed",
+    "narrate.freed.other": "blocks {ids} freed",
     "narrate.freed.none": "no blocks freed",
     "narrate.preempted.self_tail": "Request {id} was preempted: it needed another block, none was free, and it is "
                                    "itself the tail of the running queue, so the tail policy preempts it ({freed}); it "
@@ -53,6 +54,7 @@ MESSAGES = {
     "narrate.arrivals": "Requests {ids} arrived ({lens} prompt tokens{priority}) and joined the waiting queue.",
     "narrate.arrivals.priority": ", priority {priority}",
     "narrate.chunk": "Request {id} prefilled a chunk: tokens {start}–{end} of {total}; the rest continues next step.",
+    "narrate.chunk_one": "Request {id} prefilled a chunk: token {start} of {total}; the rest continues next step.",
     "narrate.prefix_hit.one": "Request {id} found 1 block ({tokens} tokens) in the prefix cache and reuses it: "
                               "block {ids}.",
     "narrate.prefix_hit.other": "Request {id} found {n} blocks ({tokens} tokens) in the prefix cache and reuses them: "
@@ -82,7 +84,7 @@ MESSAGES = {
                           "{prev}, from lengths alone (its new tokens were placeholders until they came back).",
     "narrate.other": "Request {id}: {kind}{details}.",
     "narrate.sat_out.prefill.one": "Request {ids} was running but sat this step out: a step that admits new requests "
-                                   "carries only prefills (as in nano-vllm), so their decodes pause for it.",
+                                   "carries only prefills (as in nano-vllm), so its decode pauses for it.",
     "narrate.sat_out.prefill.other": "Requests {ids} were running but sat this step out: a step that admits new "
                                      "requests carries only prefills (as in nano-vllm), so their decodes pause for it.",
     "narrate.sat_out.prefill_extra": " max_num_seqs={max_num_seqs} counts only this prefill batch, so {running} "
@@ -96,10 +98,15 @@ MESSAGES = {
     "narrate.sat_out.token_budget.other": "Requests {ids} were running but not in this batch: the step's token budget "
                                           "(max_num_batched_tokens={budget}) was spent.",
     "narrate.sat_out.other.one": "Request {ids} was running but not scheduled in this step.",
+    "narrate.sat_out.chunk_blocks": "Request {id} was running but not scheduled in this step: its next prompt chunk "
+                                    "({tokens}) needs {blocks} it does not hold yet; {free} were free at the start of "
+                                    "this step.",
     "narrate.sat_out.other.other": "Requests {ids} were running but not scheduled in this step.",
     "narrate.last_chunk": "Request {id} prefilled the last chunk of its prompt (tokens {start}–{end} of {total}) and "
                           "got its first token.",
-    "narrate.kv_moments": "KV blocks free: at the start of this step {start}, after it {after} (of {total}).",
+    "narrate.last_chunk_one": "Request {id} prefilled the last chunk of its prompt (token {start} of {total}) and got "
+                              "its first token.",
+    "narrate.kv_moments": "KV blocks free: {start} at the start of this step, {after} after it (of {total}).",
 
     # -- settings, inputs, legend, metrics, clocks (viz/glossary.py) ------------------------------------------
     "setting.max_num_seqs.label": "max_num_seqs (requests per batch)",
@@ -452,7 +459,7 @@ MESSAGES = {
     "player.caption": "Frame <b>{step}</b> {of} · {kind} batch · {running} running, {waiting} waiting · KV "
                       "{kv}% used · {clock}: {time} s{took}{overlapped} · {model}",
     "player.took": " · {clock}: {ms} ms",
-    "player.overlapped": " · overlapped scheduling",
+    "player.overlapped": " · scheduled while the model ran the step before",
     "player.key_holds": "★ Key frame, step {step}.",
     "player.key_not_held": "☆ Key frame, step {step} (does not hold on this run):",
     "player.key_frames": "Key frames",
@@ -509,6 +516,12 @@ MESSAGES = {
     "state.running_to": "Running to frame {frame}",
     "run.custom": "Custom setup",
     "run.variant": "{title} · variant: {changes}",
+    "run.scheduler.article": "the article's scheduler", "run.scheduler.vllm": "the vLLM twin",
+    "run.other_scheduler": "{title} · decided here by {scheduler}",
+    "run.other_scheduler_story": "This preset's story tells the decisions of {own}; this run is decided by "
+                                 "{scheduler} (the sidebar's Scheduler), so its frames may not be what the story and "
+                                 "the key-frame notes say (a note that does not hold is greyed).",
+    "stage.scheduler": " · decided by {scheduler}",
     "custom.summary": "{requests} requests, {prompts}, {arrivals}.",
     "custom.prompts.random": "random tokens (1-10)", "custom.prompts.chat": "built-in chat prompts",
     "custom.arrivals.all": "all at step 0", "custom.arrivals.poisson": "Poisson, 0.5 per step",
@@ -530,7 +543,13 @@ MESSAGES = {
     "sidebar.beyond_pool.vllm": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
                                 "and the requests queued behind it with it.",
     "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
-    "sidebar.scheduler_ignores": "The vLLM twin ignores these settings (vLLM has no such choice): {names}.",
+    "sidebar.scheduler_ignores": "The vLLM twin does not read these settings (vLLM has no such choice; they are greyed "
+                                 "out, as changing one would only branch into the same run): {names}. Its preemption "
+                                 "victim follows the queue policy: the tail of the running queue under fcfs, the least "
+                                 "important (then latest) running request under priority.",
+    "sidebar.scheduler_unread": "Not read by {scheduler}: greyed out.",
+    "sidebar.scheduler_restarted": "The scheduler is now {scheduler}: a scheduler cannot change mid-run, so the run "
+                                   "started again from frame 0 (you were at frame {frame}).",
     "sidebar.variant_help": "The same workload under the scenario's comparison config, with its own key frames.",
     "sidebar.untranslated": "{file} has no text in this language: its title, story and key-frame notes are shown "
                             "in English.",
@@ -549,8 +568,9 @@ MESSAGES = {
     "sidebar.temperature": "temperature",
     "sidebar.seed": "seed",
     "sidebar.trace_read_only": "A trace is read-only: pick a scenario to change settings.",
-    "sidebar.overlap": "Overlapped scheduling",
-    "sidebar.overlap_help": "Schedule step N+1 while the model computes step N (engine/run/overlap.py): the "
+    "sidebar.overlap": "Overlapped scheduling (vLLM: --async-scheduling)",
+    "sidebar.overlap_help": "Schedule step N+1 while the model computes step N (engine/run/overlap.py; vLLM calls "
+                            "it async scheduling, `vllm serve --async-scheduling`): the "
                             "scheduler's time hides behind the model's; a request that writes EOS finishes one step "
                             "late.",
     "sidebar.adaptive": "Adaptive batch size",
@@ -585,7 +605,7 @@ MESSAGES = {
     "stage.kept_out": "This run holds {mb} MB, more than one student's share of this server's run cache "
                       "({share} MB): it is computed for you alone and not kept for others. A smaller KV pool "
                       "(num_kvcache_blocks) or a shorter run fits in the cache.",
-    "stage.mode_overlap": " · overlapped scheduling",
+    "stage.mode_overlap": " · overlapped scheduling (vLLM's async scheduling, --async-scheduling)",
     "stage.mode_adaptive": " · adaptive batch size",
     "stage.recorded_trace": "recorded trace",
     "stage.real_model": "SmolLM2-135M on {device}",

@@ -35,17 +35,19 @@ MESSAGES = {
     "narrate.admitted.after_rebuild": "（KV 缓存池已重建，所以它的 K/V 要在新池中重新计算）",
     "narrate.admitted.recompute": "（它曾被抢占，所以它的 K/V 要重新计算）",
     "narrate.admitted.recompute_rest": "（它曾被抢占：它其余的 K/V 要重新计算）",
-    "narrate.freed": "释放了块 {ids}",
+    "narrate.freed.one": "释放了块 {ids}",
+    "narrate.freed.other": "释放了块 {ids}",
     "narrate.freed.none": "没有释放任何块",
-    "narrate.preempted.self_tail": "请求 {id} 被抢占：它需要再要一个块，但没有空闲块，而它本身就是运行队列的末尾，所以 tail 策略"
+    "narrate.preempted.self_tail": "请求 {id} 被抢占：它还需要一个块，但没有空闲块，而它本身就是运行队列的末尾，所以 tail 策略"
                                    "抢占它自己（{freed}）；它回到等待队列，之后重新计算。",
-    "narrate.preempted.self": "请求 {id} 被抢占（{policy} 策略）：它需要再要一个块，但没有空闲块，策略选中它自己让出块（{freed}）；"
+    "narrate.preempted.self": "请求 {id} 被抢占（{policy} 策略）：它还需要一个块，但没有空闲块，策略选中它自己让出块（{freed}）；"
                               "它回到等待队列，之后重新计算。",
     "narrate.preempted": "请求 {id} 被抢占（{policy} 策略），为请求 {for_id} 腾出空间：{freed}；它回到等待队列，之后重新计算。",
     "narrate.arrived": "请求 {id} 到达（{prompt}，优先级 {priority}），进入等待队列。",
     "narrate.arrivals": "请求 {ids} 到达（提示词分别为 {lens} 个 token{priority}），进入等待队列。",
     "narrate.arrivals.priority": "，优先级 {priority}",
     "narrate.chunk": "请求 {id} 预填充了一段：第 {start}–{end} 个 token，共 {total} 个；其余部分下一步继续。",
+    "narrate.chunk_one": "请求 {id} 预填充了一段：第 {start} 个 token，共 {total} 个；其余部分下一步继续。",
     "narrate.prefix_hit.one": "请求 {id} 在前缀缓存中找到 1 个块（{tokens} 个 token）并复用它：块 {ids}。",
     "narrate.prefix_hit.other": "请求 {id} 在前缀缓存中找到 {n} 个块（{tokens} 个 token）并复用它们：块 {ids}。",
     "narrate.finished": "请求 {id} 完成：{why}；它的块已释放。",
@@ -82,9 +84,13 @@ MESSAGES = {
     "narrate.sat_out.token_budget.other": "请求 {ids} 在运行，但不在本批次中：本步的 token 预算"
                                           "（max_num_batched_tokens={budget}）已用完。",
     "narrate.sat_out.other.one": "请求 {ids} 在运行，但本步没有被调度。",
+    "narrate.sat_out.chunk_blocks": "请求 {id} 在运行，但本步没有被调度：它提示词的下一段（{tokens}）还需要 {blocks}，"
+                                    "而本步开始时空闲块为 {free} 个。",
     "narrate.sat_out.other.other": "请求 {ids} 在运行，但本步没有被调度。",
     "narrate.last_chunk": "请求 {id} 预填充了提示词的最后一段（第 {start}–{end} 个 token，共 {total} 个），并得到了第一个"
                           "输出 token。",
+    "narrate.last_chunk_one": "请求 {id} 预填充了提示词的最后一段（第 {start} 个 token，共 {total} 个），并得到了第一个"
+                              "输出 token。",
     "narrate.kv_moments": "空闲的 KV 缓存块：本步开始时 {start} 个，本步之后 {after} 个（共 {total} 个）。",
 
     # -- 设置、输入、图例、指标、时钟（viz/glossary.py）-------------------------------------------------------
@@ -410,7 +416,7 @@ MESSAGES = {
     "player.caption": "第 <b>{step}</b> 帧{of} · {kind}批次 · {running} 个运行中，{waiting} 个等待中 · KV "
                       "已用 {kv}% · {clock}：{time} 秒{took}{overlapped} · {model}",
     "player.took": " · {clock}：{ms} 毫秒",
-    "player.overlapped": " · 重叠调度",
+    "player.overlapped": " · 在模型计算上一步时调度",
     "player.key_holds": "★ 关键帧，第 {step} 步。",
     "player.key_not_held": "☆ 关键帧，第 {step} 步（在本次运行中不成立）：",
     "player.key_frames": "关键帧",
@@ -432,11 +438,11 @@ MESSAGES = {
     "player.state_pending": "尚无 K/V",
     "player.pool_title": "<b>KV 缓存</b> · {n} 个块，每块 {size} 个 token{reserved} · {used} 个使用中，{cached} 个空闲但已缓存，"
                          "{empty} 个空块",
-    "player.pool_reserved": "（另有 vLLM 的空块 0）",
+    "player.pool_reserved": "（另有 vLLM 的占位块 0，null block）",
     "player.block": "块 {id}",
     "player.block_cached_free": "空闲，仍在前缀缓存中", "player.block_free": "空闲",
     "player.block_shared": "共享", "player.block_in_use": "使用中",
-    "player.block_reserved": "保留：vLLM 的空块（null block），不属于任何请求",
+    "player.block_reserved": "保留：vLLM 的占位块（null block），不属于任何请求",
     "player.owners": "持有者：{owners}", "player.owner": "请求 {id}", "player.none": "无",
     "player.ref_count": "引用计数：{n}",
     "player.hash": "哈希：{hash}", "player.no_hash": "无（不是已缓存的满块）",
@@ -465,6 +471,11 @@ MESSAGES = {
     "state.running_to": "正在运行到第 {frame} 帧",
     "run.custom": "自定义设置",
     "run.variant": "{title} · 变体：{changes}",
+    "run.scheduler.article": "文章的调度器", "run.scheduler.vllm": "vLLM 孪生调度器",
+    "run.other_scheduler": "{title} · 这里由{scheduler}决定",
+    "run.other_scheduler_story": "这个预设的讲解说的是{own}的决定；这次运行由{scheduler}决定（侧边栏的“调度器”），"
+                                 "所以它的帧可能与讲解和关键帧说明不同（不成立的说明显示为灰色）。",
+    "stage.scheduler": " · 由{scheduler}决定",
     "custom.summary": "{requests} 个请求，{prompts}，{arrivals}。",
     "custom.prompts.random": "随机 token（1-10 个）", "custom.prompts.chat": "内置聊天提示词",
     "custom.arrivals.all": "全部在第 0 步到达", "custom.arrivals.poisson": "泊松到达，每步 0.5 个",
@@ -484,7 +495,12 @@ MESSAGES = {
     "sidebar.beyond_pool.article": "文章的调度器会中止长得比缓存池还大的请求，并给出原因。",
     "sidebar.beyond_pool.vllm": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
     "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
-    "sidebar.scheduler_ignores": "vLLM 孪生调度器忽略这些设置（vLLM 没有这样的选项）：{names}。",
+    "sidebar.scheduler_ignores": "vLLM 孪生调度器不读取这些设置（vLLM 没有这样的选项；它们显示为灰色，因为改动其中一个只会分支出"
+                                 "同样的运行）：{names}。它抢占的对象由队列策略决定：fcfs 下是运行队列的末尾，priority 下是"
+                                 "最不重要（其次是最晚到达）的运行中请求。",
+    "sidebar.scheduler_unread": "{scheduler} 不读取这个设置：显示为灰色。",
+    "sidebar.scheduler_restarted": "调度器现在是 {scheduler}：运行中途不能更换调度器，所以运行从第 0 帧重新开始（你刚才在第 {frame} "
+                                   "帧）。",
     "sidebar.variant_help": "同一工作负载在场景的对比配置下运行，有它自己的关键帧。",
     "sidebar.untranslated": "{file} 没有中文文本：它的标题、讲解和关键帧说明以英文显示。",
     "sidebar.story": "这个场景展示什么",
@@ -502,8 +518,9 @@ MESSAGES = {
     "sidebar.temperature": "温度",
     "sidebar.seed": "种子",
     "sidebar.trace_read_only": "轨迹是只读的：选择一个场景才能修改设置。",
-    "sidebar.overlap": "重叠调度",
-    "sidebar.overlap_help": "在模型计算第 N 步时调度第 N+1 步（engine/run/overlap.py）：调度器的时间隐藏在模型的时间之后；"
+    "sidebar.overlap": "重叠调度（vLLM：--async-scheduling）",
+    "sidebar.overlap_help": "在模型计算第 N 步时调度第 N+1 步（engine/run/overlap.py；vLLM 称之为异步调度，"
+                            "`vllm serve --async-scheduling`）：调度器的时间隐藏在模型的时间之后；"
                             "写出 EOS 的请求晚一步完成。",
     "sidebar.adaptive": "自适应批大小",
     "sidebar.adaptive_help": "每步之后，如果这一步很快（且批次已满），max_num_seqs 加一；如果很慢，则减一"
@@ -536,7 +553,7 @@ MESSAGES = {
     "stage.compute_failed": "计算更多帧失败：{error}",
     "stage.kept_out": "这次运行占用 {mb} MB，超过了每个学生在本服务器运行缓存中的份额（{share} MB）：它只为你计算，"
                       "不为其他人保留。较小的 KV 池（num_kvcache_blocks）或较短的运行可以放进缓存。",
-    "stage.mode_overlap": " · 重叠调度",
+    "stage.mode_overlap": " · 重叠调度（vLLM 的异步调度，--async-scheduling）",
     "stage.mode_adaptive": " · 自适应批大小",
     "stage.recorded_trace": "录制的轨迹",
     "stage.real_model": "SmolLM2-135M，运行在 {device} 上",
@@ -713,7 +730,7 @@ MESSAGES = {
     "compare.question.whole_workload": "整个工作负载",
     "compare.question.each_request": "每个请求的完成步",
     "compare.question.memory": "内存",
-    "vllm.null_block": "--num-gpu-blocks-override {blocks}：vLLM 把块 0 留作不分配给任何请求的空块，所以 {usable} 个可用块"
+    "vllm.null_block": "--num-gpu-blocks-override {blocks}：vLLM 把块 0 留作不分配给任何请求的占位块（null block），所以 {usable} 个可用块"
                        "需要多加一个。",
     "vllm.refuses_to_start": "vLLM 不会以这些参数启动：它的缓存池只能容纳 {capacity} 个 token，放不下一个 --max-model-len "
                              "{max_model_len} 的请求，启动时它会停下并报告 \"To serve at least one request with the "

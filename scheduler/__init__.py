@@ -3,10 +3,10 @@
 from scheduler.block_manager import Block, BlockManager
 from scheduler.config import Config, ConfigError
 from scheduler.events import Event
-from scheduler.factory import SCHEDULER_KINDS, make_scheduler
+from scheduler.factory import SCHEDULER_KINDS, ignored_settings, make_scheduler
 from scheduler.interface import Batch, RequestRejected
 from scheduler.scheduler import Scheduler
 from scheduler.sequence import SamplingParams, Sequence, SequenceStatus
 
 __all__ = ["SCHEDULER_KINDS", "Batch", "Block", "BlockManager", "Config", "ConfigError", "Event", "RequestRejected",
-           "SamplingParams", "Scheduler", "Sequence", "SequenceStatus", "make_scheduler"]
+           "SamplingParams", "Scheduler", "Sequence", "SequenceStatus", "ignored_settings", "make_scheduler"]

@@ -18,6 +18,11 @@ def make_scheduler(kind: str, config: Config):
     return _CLASSES[kind](config)
 
 
+def ignored_settings(kind: str) -> tuple[str, ...]:
+    """The Config fields the scheduler of `kind` does not read: changing one mid-run would branch into the same run."""
+    return _CLASSES[kind].ignored_settings
+
+
 def runner_config(kind: str, config: Config) -> Config:
     """The config a runner's KV cache is sized from: vLLM's block ids run up to num_kvcache_blocks (its block 0
     is the null block), so the twin's runner holds one block more."""

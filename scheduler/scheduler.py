@@ -62,6 +62,8 @@ class _Step:
 
 
 class Scheduler(LandsLate):
+    ignored_settings: tuple[str, ...] = ()  # it reads every Config field
+
     def __init__(self, config: Config):
         self.config = config
         self.block_manager = BlockManager(config)

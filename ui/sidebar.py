@@ -12,8 +12,7 @@ from engine.analysis.vllm_args import vllm_would_start
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
 from i18n import Message, message_of, text
-from scheduler import SCHEDULER_KINDS
-from scheduler.vllm_v1 import IGNORED_SETTINGS
+from scheduler import SCHEDULER_KINDS, ignored_settings
 from session.lab import (
     ARRIVALS,
     CUSTOM,
@@ -100,11 +99,16 @@ def _on_run_inputs():
 
 
 def _on_scheduler():
-    """The other scheduler chosen: a scheduler cannot change mid-run, so the run starts again from frame 0."""
-    current = lab().inputs
+    """The other scheduler chosen: a scheduler cannot change mid-run, so the run starts again from frame 0 (said when
+    it was shown at a later frame)."""
+    current, frame = lab().inputs, lab().cursor
     if current is not None:
+        chosen = st.session_state.scheduler_choice
         try:
-            _restart(current.with_scheduler(st.session_state.scheduler_choice))
+            _restart(current.with_scheduler(chosen))
+            if frame > 0:
+                st.session_state.notice = Message("sidebar.scheduler_restarted", frame=frame,
+                                                  scheduler=Message(f"sidebar.scheduler.{chosen}"))
         except USER_ERRORS as e:
             report(e)
 
@@ -125,10 +129,8 @@ def scheduler_choice():
     if not vllm_would_start(config := here.config_in_effect()):
         st.warning(t("sidebar.beyond_pool", max_model_len=config.max_model_len, capacity=config.kv_capacity_tokens,
                      what=t(f"sidebar.beyond_pool.{here.scheduler}")))
-    if here.scheduler == "vllm":
-        names = t("list.sep").join(setting(name, lang)[0] + (f" = {setting_value(name, 'smart', lang)}"
-                                                             if name == "preemption_policy" else "")
-                                   for name in IGNORED_SETTINGS)
+    if ignored := ignored_settings(here.scheduler):
+        names = t("list.sep").join(setting(name, lang)[0] for name in ignored)
         st.caption(t("sidebar.scheduler_ignores", names=names))
 
 
@@ -246,8 +248,12 @@ def config_controls():
         if field not in state.errors:
             state[key] = getattr(config, field)  # show what the next step will run under
         label, help_text = setting(field, lang)
-        common = {"key": key, "on_change": _on_config, "args": (field,), "disabled": lab().is_trace or locked(field),
-                  "help": help_text}
+        unread = field in ignored_settings(lab().scheduler)  # changing it would branch into the same run
+        if unread:
+            scheduler = t(f"sidebar.scheduler.{lab().scheduler}")
+            help_text = f"{help_text}\n\n{t('sidebar.scheduler_unread', scheduler=scheduler)}"
+        common = {"key": key, "on_change": _on_config, "args": (field,),
+                  "disabled": lab().is_trace or locked(field) or unread, "help": help_text}
         if kind == "int":
             st.number_input(label, *BOUNDS[field], step=1, **common)
         elif kind == "bool":

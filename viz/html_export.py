@@ -67,9 +67,10 @@ def handout_sources() -> tuple[str, str]:
 def run_message(label: str, frames: Sequence[Frame], key_frames: Sequence[Sequence] = (),
                 *, lang: str, model: str | None = None, titles: Sequence[Sequence] = (), cursor: int = 0) -> dict:
     """All of a run in one player message: nothing more can be asked for offline. `key_frames` as
-    [step, note, holds], `titles` as [first frame, title] (the stage's own header, session/feed.py)."""
+    [step, note, holds], `titles` as [first frame, title] (the stage's own header, session/feed.py); a key frame
+    past the frames given is left out (its button would lead past the recorded end)."""
     return {"title": label, "titles": [list(t) for t in titles], "model": model or text(lang, "export.model"),
-            "key_frames": [list(k) for k in key_frames], "run": 0, "from": 0, "frames": encoded_frames(frames, lang),
+            "key_frames": [list(k) for k in key_frames if k[0] < len(frames)], "run": 0, "from": 0, "frames": encoded_frames(frames, lang),
             "last": len(frames) - 1, "over": True, "end_note": text(lang, "export.end_note"), "cursor": cursor,
             "cursor_moves": 0, "answered": 0, **player_constants(lang)}
 

@@ -61,6 +61,7 @@ class _Pending:
 
 class VllmScheduler:
     kind = "vllm"
+    ignored_settings = IGNORED_SETTINGS
 
     def __init__(self, config: Config):
         self.config = config
