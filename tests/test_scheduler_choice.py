@@ -79,7 +79,7 @@ def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_it_ignor
     radio.set_value("vllm").run()
     assert not app.exception and app.session_state.lab.inputs.spec.scheduler == "vllm"
     assert app.session_state.lab.cursor == 0
-    note = next(c.value for c in app.sidebar.caption if "The vLLM twin ignores" in c.value)
+    note = next(c.value for c in app.sidebar.caption if "The vLLM twin does not read" in c.value)
     assert "step order" in note and "mixed batches" in note
     app.radio(key="scheduler_choice").set_value("article").run()
     assert app.session_state.lab.inputs.spec.scheduler == "article"
@@ -91,7 +91,7 @@ def test_the_twin_note_is_in_chinese_too(app):
     app.run()
     assert not app.exception
     assert app.radio(key="scheduler_choice").options == ["文章的（nano-vllm）", "vLLM V1"]
-    assert any("vLLM 孪生调度器忽略" in c.value for c in app.sidebar.caption)
+    assert any("vLLM 孪生调度器不读取" in c.value for c in app.sidebar.caption)
 
 
 def test_a_custom_comparison_runs_the_articles_scheduler_beside_the_twin():

@@ -17,7 +17,7 @@ from engine.run.engine import Engine
 from i18n import CATALOGUES, text
 from scheduler import ignored_settings
 from scheduler.events import ChunkScheduled, Preempted
-from tests.helpers.app import control, fake_model_app, player_message, show
+from tests.helpers.app import control, fake_model_app, player_message
 from tests.helpers.engines import preset_comparison
 from viz.html_export import run_message
 from viz.narrate import describe, narrate
@@ -152,7 +152,7 @@ def test_chinese_names_vllms_null_block_apart_from_empty_blocks():
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_overlap_caption_names_the_mode_once_and_as_vllm_calls_it(lang):
     catalogue = CATALOGUES[lang]
-    assert "--async-scheduling" in catalogue["stage.mode_overlap"] and "--async-scheduling" in catalogue["sidebar.overlap"]
+    assert all("--async-scheduling" in catalogue[key] for key in ("stage.mode_overlap", "sidebar.overlap"))
     mode = catalogue["stage.mode_overlap"].split("（")[0].split(" (")[0].strip(" ·")
     assert mode not in catalogue["player.overlapped"]
 
@@ -195,7 +195,8 @@ def test_a_one_token_chunk_and_one_freed_block_are_told_in_the_singular(resumed,
 
 def test_one_paused_request_has_its_decode_paused():
     assert CATALOGUES["en"]["narrate.sat_out.prefill.one"].endswith("so its decode pauses for it.")
-    assert "再要一个块" not in CATALOGUES["zh"]["narrate.preempted.self_tail"] + CATALOGUES["zh"]["narrate.preempted.self"]
+    zh = CATALOGUES["zh"]
+    assert "再要一个块" not in zh["narrate.preempted.self_tail"] + zh["narrate.preempted.self"]
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -204,7 +205,8 @@ def test_the_articles_running_prefill_that_gets_no_chunk_says_why(versus, lang):
     line = narrate(article.frames[7], article.frames[6], lang=lang)[-1]
     expected = {"en": "Request 2 was running but not scheduled in this step: its next prompt chunk (2 tokens) needs "
                       "1 block it does not hold yet; 0 were free at the start of this step.",
-                "zh": "请求 2 在运行，但本步没有被调度：它提示词的下一段（2 个 token）还需要 1 个块，而本步开始时空闲块为 0 个。"}
+                "zh": "请求 2 在运行，但本步没有被调度：它提示词的下一段（2 个 token）还需要 1 个块，"
+                      "而本步开始时空闲块为 0 个。"}
     assert line == expected[lang]
 
 

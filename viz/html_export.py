@@ -70,7 +70,8 @@ def run_message(label: str, frames: Sequence[Frame], key_frames: Sequence[Sequen
     [step, note, holds], `titles` as [first frame, title] (the stage's own header, session/feed.py); a key frame
     past the frames given is left out (its button would lead past the recorded end)."""
     return {"title": label, "titles": [list(t) for t in titles], "model": model or text(lang, "export.model"),
-            "key_frames": [list(k) for k in key_frames if k[0] < len(frames)], "run": 0, "from": 0, "frames": encoded_frames(frames, lang),
+            "key_frames": [list(k) for k in key_frames if k[0] < len(frames)],
+            "run": 0, "from": 0, "frames": encoded_frames(frames, lang),
             "last": len(frames) - 1, "over": True, "end_note": text(lang, "export.end_note"), "cursor": cursor,
             "cursor_moves": 0, "answered": 0, **player_constants(lang)}
 
