@@ -45,6 +45,17 @@ def parting_sentence(parting: Parting, labels: Sequence[str], *, lang: str) -> s
         for label, own, batch in zip(labels, parting.own, parting.batches, strict=True)))
 
 
+def partings_answer(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str) -> str:
+    """The lab's answer to "where do the decisions part": every parting step, and what the first one was, or that
+    they never part."""
+    found = partings([f for _, f in runs])
+    if not found:
+        return text(lang, "lockstep.answer.never")
+    first = parting_sentence(found[0], [label for label, _ in runs], lang=lang)
+    return count(lang, "lockstep.answer", len(found), steps=join_and(lang, [p.step for p in found]),
+                 first=first.rstrip(".。"))
+
+
 def lockstep_marks(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str) -> dict:
     """What the lockstep stages show besides each run's frames: the partings ([step, sentence] each), a colour
     per run (the lab's charts' colours) and the words of the shared controls."""

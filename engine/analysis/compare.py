@@ -83,6 +83,9 @@ COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
         Variant(say("compare.variant.smart"), replace(c, preemption_policy="smart"))],
     "block size 4 vs 16 vs 64": lambda c, say: [Variant(say("compare.variant.block_size", size=size),
                                                         same_capacity(c, size)) for size in BLOCK_SIZES],
+    "fcfs vs priority": lambda c, say: [
+        Variant(say("compare.variant.fcfs"), replace(c, queue_policy="fcfs")),
+        Variant(say("compare.variant.priority"), replace(c, queue_policy="priority"))],
     "prefix caching on vs off": lambda c, say: [
         Variant(say("compare.variant.prefix_on"), replace(c, enable_prefix_caching=True)),
         Variant(say("compare.variant.prefix_off"), replace(c, enable_prefix_caching=False))],
