@@ -39,6 +39,12 @@ MESSAGES = {
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
     "narrate.admitted.recompute": " (it had been preempted, so its K/V is computed again)",
     "narrate.admitted.recompute_rest": " (it had been preempted: the rest of its K/V is computed again)",
+    "narrate.evicted.one": "Taking a block for request {id} evicted block {ids} from the prefix cache: it was free "
+                           "but still cached, and the head of the free queue is taken first, so its K/V can no "
+                           "longer be found by a prefix hit.",
+    "narrate.evicted.other": "Taking blocks for request {id} evicted blocks {ids} from the prefix cache: they were "
+                             "free but still cached, and the head of the free queue is taken first, so their K/V can "
+                             "no longer be found by a prefix hit.",
     "narrate.freed.one": "block {ids} freed",
     "narrate.freed.other": "blocks {ids} freed",
     "narrate.freed.none": "no blocks freed",
@@ -490,6 +496,25 @@ MESSAGES = {
     "player.ref_count": "ref count: {n}",
     "player.hash": "hash: {hash}", "player.no_hash": "none (not a full cached block)",
     "player.block_tokens": "tokens: {tokens}", "player.no_tokens": "empty",
+    # the vLLM twin's view beside the stage (viz/vllm_view.py, player/vllm_view.js)
+    "player.vllm_queue_title": "Free block queue after this step, head → tail (the head is taken first)",
+    "player.vllm_queue_key": "★ still in the prefix cache: a prefix hit can take it back until it reaches the head "
+                             "and is reused (evicted)",
+    "player.vllm_queue_empty": "empty: every block is held",
+    "player.vllm_head": "head", "player.vllm_tail": "tail",
+    "player.vllm_preempted_lookups": "Preempted requests looking themselves up again are counted apart from the hit "
+                                     "rate (vLLM's PrefixCacheStats): {hits} of {queries} tokens found so far.",
+    "player.vllm_queue_more": "{n} more",
+    "player.vllm_evicted": "Evicted this step: {ids}.",
+    "player.vllm_evicted_one": "block {block} (taken for request {id})",
+    "player.vllm_output_title": "SchedulerOutput: the step as vLLM's schedule() hands it to the model runner",
+    "player.vllm_counters_title": "Each request as vLLM's Request counts it when schedule() returns",
+    "player.vllm_col_request": "request", "player.vllm_col_step": "scheduled now",
+    "player.vllm_counters_note": "num_computed_tokens already holds this step's tokens (vLLM advances it as it "
+                                 "schedules); num_cached_tokens: the prefix-cache hits of its first scheduling, -1 "
+                                 "before it.",
+    "player.vllm_log_title": "vLLM's log line (vLLM prints it every 5 s; here for this step, on the simulated clock), "
+                             "and its Prometheus counters",
     "player.overfull": "<b>overfull</b>: {n} tokens in a block of {size} (the notebook's one-block-per-prefill bug)",
     "player.table_cell": "logical block {i} → physical block {p} (ref count {n})",
     "player.more_holders": "+{n} more requests hold blocks",
@@ -1009,6 +1034,8 @@ MESSAGES = {
     "trace.batch_lengths": "seq_ids and num_tokens must be as long as each other",
     "trace.event_value": "{value} must be a number, a short text or a list of whole numbers",
     "trace.interval": "must be [start, end]",
+    "trace.pair": "must be [request id, [block ids]]",
+    "trace.counters": "must be [request id, num_computed_tokens, num_tokens, num_cached_tokens]",
     "trace.unreadable_frame": "cannot be read ({detail})",
     "lab.no_variant": "The scenario {title} has no variant to compare with.",
     "lab.trace_ends": "This is a recorded trace: it ends here and cannot run further.",

@@ -35,6 +35,10 @@ MESSAGES = {
     "narrate.admitted.after_rebuild": "（KV 缓存池已重建，所以它的 K/V 要在新池中重新计算）",
     "narrate.admitted.recompute": "（它曾被抢占，所以它的 K/V 要重新计算）",
     "narrate.admitted.recompute_rest": "（它曾被抢占：它其余的 K/V 要重新计算）",
+    "narrate.evicted.one": "为请求 {id} 取块时，块 {ids} 被逐出前缀缓存：它空闲但仍在缓存中，而空闲队列从队首开始取块，"
+                           "所以它的 K/V 再也不能被前缀命中找到。",
+    "narrate.evicted.other": "为请求 {id} 取块时，块 {ids} 被逐出前缀缓存：它们空闲但仍在缓存中，而空闲队列从队首开始取块，"
+                             "所以它们的 K/V 再也不能被前缀命中找到。",
     "narrate.freed.one": "释放了块 {ids}",
     "narrate.freed.other": "释放了块 {ids}",
     "narrate.freed.none": "没有释放任何块",
@@ -447,6 +451,22 @@ MESSAGES = {
     "player.ref_count": "引用计数：{n}",
     "player.hash": "哈希：{hash}", "player.no_hash": "无（不是已缓存的满块）",
     "player.block_tokens": "token：{tokens}", "player.no_tokens": "空",
+    # vLLM 孪生调度器在舞台旁的视图（viz/vllm_view.py、player/vllm_view.js）
+    "player.vllm_queue_title": "本步之后的空闲块队列，从队首到队尾（先取队首）",
+    "player.vllm_queue_key": "★ 仍在前缀缓存中：在它到达队首并被重新使用（逐出）之前，前缀命中可以把它取回",
+    "player.vllm_queue_empty": "空：所有块都被占用",
+    "player.vllm_head": "队首", "player.vllm_tail": "队尾",
+    "player.vllm_preempted_lookups": "被抢占的请求重新查找自己时，不计入命中率（vLLM 的 PrefixCacheStats 把它们分开统计）："
+                                     "到目前为止 {queries} 个 token 中找到 {hits} 个。",
+    "player.vllm_queue_more": "另有 {n} 个",
+    "player.vllm_evicted": "本步逐出：{ids}。",
+    "player.vllm_evicted_one": "块 {block}（为请求 {id} 取走）",
+    "player.vllm_output_title": "SchedulerOutput：vLLM 的 schedule() 交给模型执行器的这一步",
+    "player.vllm_counters_title": "schedule() 返回时 vLLM 的 Request 对每个请求的计数",
+    "player.vllm_col_request": "请求", "player.vllm_col_step": "本步调度",
+    "player.vllm_counters_note": "num_computed_tokens 已包含本步的 token（vLLM 在调度时就把它加上）；num_cached_tokens："
+                                 "它第一次被调度时的前缀缓存命中数，在此之前为 -1。",
+    "player.vllm_log_title": "vLLM 的日志行（vLLM 每 5 秒打印一次；这里是这一步的，按模拟时钟计算）以及它的 Prometheus 计数器",
     "player.overfull": "<b>溢出</b>：一个容量为 {size} 的块中有 {n} 个 token（笔记本中每次预填充只分一个块的错误）",
     "player.table_cell": "逻辑块 {i} → 物理块 {p}（引用计数 {n}）",
     "player.more_holders": "另有 {n} 个请求持有块",
@@ -928,6 +948,8 @@ MESSAGES = {
     "trace.batch_lengths": "seq_ids 和 num_tokens 的长度必须相同",
     "trace.event_value": "{value} 必须是数字、短文本或整数列表",
     "trace.interval": "必须是 [开始, 结束]",
+    "trace.pair": "必须是 [请求 id, [块 id]]",
+    "trace.counters": "必须是 [请求 id, num_computed_tokens, num_tokens, num_cached_tokens]",
     "trace.unreadable_frame": "无法读取（{detail}）",
     "lab.no_variant": "场景 {title} 没有可以比较的变体。",
     "lab.trace_ends": "这是一份录制的轨迹：它在这里结束，无法继续运行。",

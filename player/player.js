@@ -13,6 +13,8 @@
  *   player.releaseKeys()           its keys (arrows, space, Home, End) are left to the driver
  *   player.legendHtml()            its legends' markup, for a driver that shows them once for all its players
  *   player.fitPool(height)         the pool's cells shrunk until its grid is at most `height` px tall (a slide, a page)
+ *   SchedlabPlayer.addPanel(draw)  more to draw below the stage: draw(player, view, box) after every frame drawn, `box`
+ *                                  the stage's `.sp-panels` element, `view` the frame's decoded view; words: player.t
  *   window.schedlabStagePlayer     the app's stage player (one a page), once mounted
  *   element.player, data-frame, data-last on the root: for tests and the GIF export
  *
@@ -187,6 +189,7 @@
     <div class="sp-plegend"></div></div>
   <div class="sp-tables"><div class="sp-ttitle"></div><div class="sp-trows"></div></div>
 </div>
+<div class="sp-panels"></div>
 <div class="sp-tip" hidden></div>`;
 
   class Player {
@@ -497,6 +500,7 @@
       this.renderLegend(view);
       this.renderPool(view);
       this.renderTables(view);
+      PANELS.forEach(draw => draw(this, view, this.$('.sp-panels')));
       this.renderKeys();
       this.updateControls();
       this.root.setAttribute('data-frame', String(k));
@@ -1043,5 +1047,7 @@
     return player;
   }
 
-  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic, mountStill, showTogether};
+  const PANELS = [];  // addPanel's drawers, for every player of the page
+  const addPanel = draw => { PANELS.push(draw); };
+  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic, mountStill, showTogether, addPanel};
 })();

@@ -3,7 +3,9 @@
 a request that could never run, and how requests are queued again into a new pool.
 
 Both schedulers offer `add`, `schedule() -> Batch`, `postprocess(seqs, outputs)`, `reconfigure(config)`,
-`requeue(seqs)`, and for overlapped scheduling `launch(seqs, outputs)` and `land([(seq, index, token)])`; their
+`requeue(seqs)`, `scheduler_output()` (the last step as vLLM's SchedulerOutput, scheduler/vllm_v1/output.py, or
+None where the scheduler keeps none), and for overlapped scheduling `launch(seqs, outputs)` and
+`land([(seq, index, token)])`; their
 pools offer the read-only views a frame is recorded from (`block_ids`, `block_state`, `recently_freed`,
 `cached_free_block_ids`)."""
 

@@ -34,7 +34,9 @@ def player_sources() -> tuple[str, str]:
     and its CSS."""
     js = (PLAYER_DIR / "player.js").read_text()
     assert js.count(WIRE_SLOT) == 1, f"player.js names {WIRE_SLOT} once, where it reads the wire format's names"
-    return js.replace(WIRE_SLOT, json.dumps(WIRE)), (PLAYER_DIR / "player.css").read_text()
+    js, css = js.replace(WIRE_SLOT, json.dumps(WIRE)), (PLAYER_DIR / "player.css").read_text()
+    return (js + "\n" + (PLAYER_DIR / "vllm_view.js").read_text(),  # its panel: the twin's view below the stage
+            css + "\n" + (PLAYER_DIR / "vllm_view.css").read_text())
 
 
 def lockstep_sources() -> tuple[str, str]:

@@ -114,6 +114,10 @@ def _prefix_hit(lang, event, frame: Frame, before: Frame | None = None) -> str:
                  ids=_ids(lang, event.block_ids))
 
 
+def _evicted(lang, event, frame: Frame, before: Frame | None = None) -> str:
+    return count(lang, "narrate.evicted", len(event.block_ids), id=event.seq_id, ids=_ids(lang, event.block_ids))
+
+
 def _finished(lang, event, frame: Frame, before: Frame | None = None) -> str:
     request = frame.requests[event.seq_id]
     why = text(lang, f"finish.{event.reason}", max_tokens=request.max_tokens,
@@ -166,7 +170,7 @@ def _other(lang, event, frame: Frame, before: Frame | None = None) -> str:
 
 DESCRIBE = {"arrived": _arrived, "admitted": _admitted, "chunk": _chunk, "blocked": _blocked,
             "preempted": _preempted, "prefix_hit": _prefix_hit, "finished": _finished, "aborted": _aborted,
-            "speculated": _speculated, "finished_late": _finished_late,
+            "speculated": _speculated, "finished_late": _finished_late, "evicted": _evicted,
             "pool_rebuilt": _pool_rebuilt}
 
 

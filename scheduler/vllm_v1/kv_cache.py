@@ -37,6 +37,11 @@ class KVCache:
         self.hash_to_block_ids: dict[int, dict[int, None]] = {}  # several blocks may share a hash: first wins
         self.num_cached_blocks: dict[int, int] = {}  # request id -> leading blocks of its table already hashed
         self.num_prefix_queries = self.num_prefix_hits = 0  # full blocks looked up and found, as the article counts
+        # vLLM's PrefixCacheStats, in tokens: looked up and found, for requests never preempted (its log's hit rate)
+        # and, apart, for preempted ones looking themselves up again
+        self.prefix_query_tokens = self.prefix_hit_tokens = 0
+        self.preempted_query_tokens = self.preempted_hit_tokens = 0
+        self.evicted: list[int] = []  # cached blocks reused since the scheduler last took this list
 
     @property
     def num_blocks(self) -> int:
@@ -95,6 +100,12 @@ class KVCache:
             hits.append(next(iter(ids)))
         self.num_prefix_queries += (num_tokens - 1) // self.block_size
         self.num_prefix_hits += len(hits)
+        if seq.num_preemptions:
+            self.preempted_query_tokens += num_tokens
+            self.preempted_hit_tokens += len(hits) * self.block_size
+        else:
+            self.prefix_query_tokens += num_tokens
+            self.prefix_hit_tokens += len(hits) * self.block_size
         return hits
 
     def _cache_full_blocks(self, seq: Sequence, num_tokens: int):
@@ -154,12 +165,14 @@ class KVCache:
             block.ref_count += 1
 
     def _take_free_blocks(self, n: int) -> list[int]:
-        """From the head of the free queue; a block still in the prefix cache leaves it (evicted)."""
+        """From the head of the free queue; a block still in the prefix cache leaves it (evicted: noted in
+        `evicted`)."""
         taken, free, blocks = [], self.free_block_ids, self.blocks
         for _ in range(n):
             block_id, _ = free.popitem(last=False)
             block = blocks[block_id]
             if block.hash != NO_HASH:
+                self.evicted.append(block_id)
                 ids = self.hash_to_block_ids[block.hash]
                 del ids[block_id]
                 if not ids:

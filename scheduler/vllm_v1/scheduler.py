@@ -30,6 +30,7 @@ from scheduler.policies import priority_key
 from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
 from scheduler.vllm_v1.kv_cache import KVCache
+from scheduler.vllm_v1.output import NOT_SCHEDULED_YET, RequestCounters, SchedulerOutput
 from scheduler.vllm_v1.step import schedule_step
 
 # The Config fields the twin does not read: vLLM has no such choice (it preempts the running tail, or the least
@@ -74,6 +75,9 @@ class VllmScheduler:
         self._events: list[Event] = []
         self._in_flight: deque[list[tuple[Sequence, int, int | None]]] = deque()  # async: launched steps,
         # each (sequence, tokens scheduled, index of its placeholder token or None) in vLLM's order
+        self._finished_since: list[int] = []  # finished since the last schedule(): its SchedulerOutput tells them
+        self._first_cached: dict[int, int] = {}  # request id -> prefix-cache hit tokens of its first scheduling
+        self._output: SchedulerOutput | None = None
 
     # -- requests --------------------------------------------------------------------------------------
 
@@ -118,9 +122,36 @@ class VllmScheduler:
     # -- one step --------------------------------------------------------------------------------------
 
     def schedule(self) -> Batch:
-        """This step's batch, with the events of deciding it."""
+        """This step's batch, with the events of deciding it; `scheduler_output()` then tells it as vLLM's
+        SchedulerOutput does."""
         self._events = []
-        return schedule_step(self)
+        held = {seq.seq_id: len(seq.block_table) for seq in self.running}
+        batch = schedule_step(self)
+        self._output = self._scheduler_output(batch, held)
+        return batch
+
+    def scheduler_output(self) -> SchedulerOutput | None:
+        """The last schedule()'s step as vLLM's SchedulerOutput lists it, with vLLM's per-request counters."""
+        return self._output
+
+    def _scheduler_output(self, batch: Batch, held: dict[int, int]) -> SchedulerOutput:
+        admitted = {e.seq_id: e for e in batch.events if e.kind == "admitted"}
+        for rid, event in admitted.items():
+            self._first_cached.setdefault(rid, event.num_cached_tokens)
+        ids = [seq.seq_id for seq in batch.seqs]
+        counters = tuple(RequestCounters(seq.seq_id, seq.num_computed_tokens + seq.num_scheduled_tokens,
+                                         self._pending[seq.seq_id].num_tokens(seq),
+                                         self._first_cached.get(seq.seq_id, NOT_SCHEDULED_YET))
+                         for seq in (*self.running, *self.waiting))
+        finished, self._finished_since = tuple(self._finished_since), []
+        kv = self.block_manager
+        return SchedulerOutput(
+            tuple(i for i in ids if i in admitted and not admitted[i].recompute),
+            tuple(i for i in ids if i in admitted and admitted[i].recompute),
+            tuple(i for i in ids if i not in admitted),
+            tuple((seq.seq_id, tuple(seq.block_table[held.get(seq.seq_id, 0):])) for seq in batch.seqs),
+            tuple(e.seq_id for e in batch.events if e.kind == "preempted"), finished, counters,
+            kv.prefix_query_tokens, kv.prefix_hit_tokens, kv.preempted_query_tokens, kv.preempted_hit_tokens)
 
     def _preempt(self, seq: Sequence, for_seq: Sequence, policy: str):
         """vLLM's `_preempt_request`: free its blocks, forget its progress and drafts, queue it again."""
@@ -187,6 +218,7 @@ class VllmScheduler:
         seq.status, seq.finish_reason = FINISHED, reason
         seq.num_scheduled_tokens = 0
         del self._pending[seq.seq_id]
+        self._finished_since.append(seq.seq_id)
         self.block_manager.free(seq)
         self._events.append(Finished(seq.seq_id, reason))
 
@@ -260,6 +292,7 @@ class VllmScheduler:
                 stopped.add(seq)
                 seq.status, seq.finish_reason = FINISHED, reason
                 del self._pending[seq.seq_id]
+                self._finished_since.append(seq.seq_id)
                 late.append((seq, self.block_manager.free(seq)))
         if stopped:
             self.running = [s for s in self.running if s not in stopped]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler.events import Admitted, Blocked, ChunkScheduled, PrefixHit
+from scheduler.events import Admitted, Blocked, ChunkScheduled, Evicted, PrefixHit
 from scheduler.interface import Batch
 from scheduler.sequence import Sequence, SequenceStatus
 
@@ -93,6 +93,7 @@ def _schedule_running(step: _Step):
             step.preempted = True
             if victim is seq:
                 return
+        _tell_evictions(sched, seq)
         step.add(seq, num)
         step.num_running += 1
         step.prefill_scheduled |= p.prefill_chunk
@@ -101,6 +102,14 @@ def _schedule_running(step: _Step):
             num_spec = num + seq.num_computed_tokens - n - p.placeholders
             seq.draft_token_ids = p.drafts[:num_spec] if num_spec > 0 else []
             p.drafts = []
+
+
+def _tell_evictions(sched: VllmScheduler, seq: Sequence):
+    """The cached blocks `seq`'s allocation took from the free queue, as an event."""
+    kv = sched.block_manager
+    if kv.evicted:
+        sched._events.append(Evicted(seq.seq_id, tuple(kv.evicted)))
+        kv.evicted.clear()
 
 
 def _importance(seq: Sequence) -> tuple:
@@ -149,6 +158,7 @@ def _schedule_waiting(step: _Step):
             need = kv.blocks_for(n) - len(hits) + sum(1 for b in hits if kv.blocks[b].ref_count == 0)
             events.append(Blocked(seq.seq_id, "blocks", need, kv.num_free_blocks))
             return
+        _tell_evictions(sched, seq)
         del waiting[i]
         sched.running.append(seq)
         seq.status = RUNNING
