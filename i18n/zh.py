@@ -694,8 +694,8 @@ MESSAGES = {
     "lockstep.ui.next_at": "下一个分歧在第 {step} 步。",
     "lockstep.ui.no_more": "此后不再出现分歧。",
     "lockstep.question": "决策在哪里出现分歧",
-    "lockstep.answer.one": "只在第 {steps} 步（{first}）",
-    "lockstep.answer.other": "共 {n} 步：第 {steps} 步（第一处：{first}）",
+    "lockstep.answer.one": "只在第 {steps} 步：{first}",
+    "lockstep.answer.other": "共 {n} 步，第 {steps} 步；第一处：{first}",
     "lockstep.answer.never": "没有分歧：每一步接纳、抢占和分块预填充的请求都相同",
     "lockstep.ui.never": "它们的决策从未出现分歧：每一步接纳、抢占和分块预填充的请求都相同（各次运行的耗时或写出的 token "
                          "仍可能不同）。",

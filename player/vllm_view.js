@@ -50,15 +50,15 @@ ${data.preempted_text ? `<div class="sp-vnote">${esc(data.preempted_text)}</div>
     <div class="sp-vtitle">${esc(t('queue_title'))}</div>
     <div class="sp-vq" data-testid="vllm-free-queue">${queueHtml(data, t)}</div>
     <div class="sp-vnote">${esc(t('queue_key'))}${data.evicted_text ? `<br><b class="sp-vq-evicted">${esc(data.evicted_text)}</b>` : ''}</div>
-    <div class="sp-vtitle">${esc(t('counters_title'))}</div>
-    ${countersHtml(data, t)}
-    <div class="sp-vnote">${esc(t('counters_note'))}</div>
   </div>
   <div>
     <div class="sp-vtitle">${esc(t('output_title'))}</div>
     <div class="sp-vout" data-testid="vllm-output">${output}</div>
   </div>
-</div>`;
+</div>
+<div class="sp-vtitle">${esc(t('counters_title'))}</div>
+<div class="sp-vcbox">${countersHtml(data, t)}</div>
+<div class="sp-vnote">${esc(t('counters_note'))}</div>`;
     if (panel.spHtml !== html) {
       panel.innerHTML = html;
       panel.spHtml = html;
