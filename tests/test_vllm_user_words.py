@@ -15,8 +15,8 @@ from engine.analysis.partings import Decision, decisions, partings
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
 from i18n import CATALOGUES, text
-from scheduler import ignored_settings
 from scheduler.events import ChunkScheduled, Preempted
+from scheduler.factory import scheduler_info
 from tests.helpers.app import control, fake_model_app, player_message
 from tests.helpers.engines import preset_comparison
 from viz.html_export import run_message
@@ -116,8 +116,8 @@ def test_the_settings_the_twin_ignores_are_greyed_out_and_the_caption_names_the_
     app.query_params.update(scenario="vllm_resume_cached", frame="3")
     app.run()
     for field in ("prefill_first", "preemption_policy", "mixed_batches"):
-        assert field in ignored_settings("vllm") and control(app, field).disabled
-    assert not control(app, "max_num_seqs").disabled and not ignored_settings("article")
+        assert field in scheduler_info("vllm").ignored and control(app, field).disabled
+    assert not control(app, "max_num_seqs").disabled and "max_num_seqs" not in scheduler_info("article").ignored
     caption = " ".join(c.value for c in app.sidebar.caption)
     assert "= smart" not in caption and "the tail of the running queue under fcfs" in caption
 

@@ -1,7 +1,7 @@
 """What a vLLM learner looks for beside the twin's stage (issue 32, point 4): the free block queue head to tail with
 its cached blocks and evictions (an event, narrated), the step as vLLM's SchedulerOutput lists it, each request's
 num_computed_tokens / num_tokens / num_cached_tokens, and vLLM's log line; all recorded from the twin right after
-schedule() (scheduler/vllm_v1/output.py), carried by traces, drawn by the player from what the server sent
+schedule() (scheduler/output.py), carried by traces, drawn by the player from what the server sent
 (viz/vllm_view.py)."""
 
 import json
@@ -16,6 +16,7 @@ from engine.run.recipe import Request, RunSpec
 from engine.traces.schema import TraceError, checked_trace
 from engine.traces.trace import trace_dict
 from scheduler import Config, Sequence, make_scheduler
+from scheduler.contract import UnitState
 from scheduler.events import Evicted
 from session.lab import open_trace
 from viz.frame_payload import stage_view
@@ -58,9 +59,10 @@ def test_the_free_queue_is_the_twins_own_head_to_tail_with_cached_blocks_marked(
     engine = Engine(spec)
     for k in range(1, len(resumed.frames)):
         engine.step()
-        kv = engine.scheduler.block_manager
-        assert [b for b, _ in free_queue(resumed.frames[k])] == list(kv.free_block_ids)
-        assert [b for b, cached in free_queue(resumed.frames[k]) if cached] == kv.cached_free_block_ids
+        kv = engine.scheduler.pool
+        assert [b for b, _ in free_queue(resumed.frames[k])] == list(kv.free_order())
+        assert [b for b, cached in free_queue(resumed.frames[k]) if cached] == \
+            [b for b in kv.free_order() if kv.state(b) is UnitState.CACHED]
 
 
 def test_a_long_free_queue_shows_its_head_and_its_tail():

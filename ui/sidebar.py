@@ -12,7 +12,8 @@ from engine.analysis.vllm_args import vllm_would_start
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
 from i18n import Message, message_of, text
-from scheduler import SCHEDULER_KINDS, ignored_settings
+from scheduler import SCHEDULER_KINDS
+from scheduler.factory import scheduler_info
 from session.lab import (
     ARRIVALS,
     CUSTOM,
@@ -114,8 +115,8 @@ def _on_scheduler():
 
 
 def scheduler_choice():
-    """The scheduler a run is decided by (a trace's as it records it); with the vLLM twin, which settings it
-    ignores; a warning when the pool cannot hold one request of max_model_len tokens."""
+    """The scheduler a run is decided by (a trace's as it records it) and which settings it does not read (as it
+    declares them); a warning when the pool cannot hold one request of max_model_len tokens."""
     here, lang = lab(), current_lang()
     if not here.frames:  # nothing open yet
         return
@@ -129,9 +130,11 @@ def scheduler_choice():
     if not vllm_would_start(config := here.config_in_effect()):
         st.warning(t("sidebar.beyond_pool", max_model_len=config.max_model_len, capacity=config.kv_capacity_tokens,
                      what=t(f"sidebar.beyond_pool.{here.scheduler}")))
-    if ignored := ignored_settings(here.scheduler):
-        names = t("list.sep").join(setting(name, lang)[0] for name in ignored)
-        st.caption(t("sidebar.scheduler_ignores", names=names))
+    info = scheduler_info(here.scheduler)
+    if info.ignored:
+        names = t("list.sep").join(setting(name, lang)[0] for name in info.ignored)
+        victim = f" {t(f'sidebar.victim.{here.scheduler}')}" if "preemption_policy" in info.ignored else ""
+        st.caption(t("sidebar.scheduler_ignores", system=info.system, names=names) + victim)
 
 
 def _apply(error_key: str, change: Callable[[], None]):
@@ -248,7 +251,7 @@ def config_controls():
         if field not in state.errors:
             state[key] = getattr(config, field)  # show what the next step will run under
         label, help_text = setting(field, lang)
-        unread = field in ignored_settings(lab().scheduler)  # changing it would branch into the same run
+        unread = field in scheduler_info(lab().scheduler).ignored  # changing it would branch into the same run
         if unread:
             scheduler = t(f"sidebar.scheduler.{lab().scheduler}")
             help_text = f"{help_text}\n\n{t('sidebar.scheduler_unread', scheduler=scheduler)}"

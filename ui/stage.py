@@ -179,7 +179,7 @@ def handout() -> Handout:
     return Handout(run_title(), "" if here.is_trace else run_narrative(), model_line(),
                    FirstFrames(here.frames, here.last), lang, run_header(here, "", "", lang)["key_frames"], titles(),
                    () if here.is_trace else here.shared_run.spec.changes, here.cursor,
-                   None if here.is_trace else here.engine.spec.scheduler,
+                   here.scheduler,  # a trace's as it records it
                    not here.is_trace and here.inputs.runner == "model")
 
 

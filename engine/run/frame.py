@@ -32,12 +32,14 @@ Schema (field names are stable; the UI builds its figures from them):
                                      step was scheduled) and the finishes of postprocess;
                                      each has .kind, .seq_id and .to_dict(), see scheduler/events.py
       metrics: StepMetrics           KV usage, tokens in the batch, queue lengths, cumulative counters
+      decided_by: DecidedBy | None   the scheduler that decided the run (kind, system, version mirrored); one per
+                                     run, kept by the store (a trace holds it once); None when not known
       timing: StepTiming | None      when the step was scheduled, computed by the model and postprocessed
                                      (engine/run/overlap.py): simulated on the fake runner, measured on the
                                      model; `timing.overlapped` when it was scheduled while the model was
                                      still computing the step before. None for frame 0 and old traces.
       output: SchedulerOutput | None the vLLM twin's step as vLLM's SchedulerOutput lists it, with vLLM's
-                                     per-request counters (scheduler/vllm_v1/output.py); None under the
+                                     per-request counters (scheduler/output.py); None under the
                                      article's scheduler, for frame 0 and old traces (left out of to_dict)
 
     RequestView (a NamedTuple)
@@ -70,9 +72,10 @@ from typing import NamedTuple
 
 from engine.run.overlap import StepTiming
 from scheduler import Config
+from scheduler.contract import DecidedBy
 from scheduler.events import Admitted, Event, event_from_dict
+from scheduler.output import SchedulerOutput
 from scheduler.sequence import PLACEHOLDER
-from scheduler.vllm_v1.output import SchedulerOutput
 
 
 @dataclass(frozen=True)
@@ -313,6 +316,7 @@ class Frame:
     requests: tuple[RequestView, ...]
     blocks: tuple[BlockView, ...]
     metrics: StepMetrics
+    decided_by: DecidedBy | None = None  # the scheduler that decided the run (scheduler/contract.py)
     _owners: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     step = _from_header("step")
@@ -353,6 +357,7 @@ class Frame:
             "events": [e.to_dict() for e in self.events],
             "metrics": self.metrics.to_dict(),
             "timing": self.timing and self.timing.to_dict(),
+            "decided_by": self.decided_by and self.decided_by.to_dict(),
         }
 
     @classmethod
@@ -367,7 +372,8 @@ class Frame:
         return cls(StepHeader.from_dict(data, Config(**data["config"])), waiting=tuple(data["waiting"]),
                    running=tuple(data["running"]), requests=tuple(requests),
                    blocks=tuple(BlockView.from_dict(b) for b in data["blocks"]),
-                   metrics=StepMetrics.from_dict(data["metrics"]))
+                   metrics=StepMetrics.from_dict(data["metrics"]),
+                   decided_by=DecidedBy(**data["decided_by"]) if data.get("decided_by") else None)
 
 
 def output_dict(output: SchedulerOutput | None) -> dict:

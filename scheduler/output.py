@@ -1,6 +1,7 @@
 """The step as vLLM's `Scheduler.schedule()` hands it to the model runner (vLLM's `sched/output.py`
-SchedulerOutput), and the counters vLLM keeps per request and logs, read off the twin right after schedule():
-what a vLLM learner compares with vLLM's own debug output. The tokens scheduled per request and the draft
+SchedulerOutput), and the counters vLLM keeps per request and logs: the record a scheduler may keep of each step
+(`SchedulerProtocol.scheduler_output`, scheduler/contract.py), which the vLLM twin reads off itself right after
+schedule(): what a vLLM learner compares with vLLM's own debug output. The tokens scheduled per request and the draft
 tokens are the step's batch (engine/run/frame.py BatchView), in the same order as vLLM's num_scheduled_tokens."""
 
 from __future__ import annotations
