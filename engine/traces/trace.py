@@ -6,10 +6,12 @@ request. Traces load back into a FrameStore, so the UI can open a recorded run w
 it applies from step k + 1, as each frame's own `config` shows. `scheduler` is "vllm" for a run of the vLLM
 twin; a trace without it (every older one) was decided by the article's scheduler.
 
-Version 2 writes each frame as a delta against the one before (engine/traces/delta.py): the blocks and requests
-that changed, the config only when it changed. A trace then grows with what happens per step, not with the
-pool. Version 1 traces (every block and request of every frame) still load. Either is checked against the
-schema (engine/traces/schema.py) before anything is built: a file that does not fit raises `TraceError`.
+Version 3 writes the frame store's own records (engine/traces/records.py): per step the requests and blocks that
+changed (a request that only advanced as its batch entry says is left out), the queues as diffs, the config only
+when it changed; reading one hands the records back to a store. A trace then grows with what happens per step,
+not with the pool. Version 2 traces (each frame a delta of every changed request, the queues whole) and version 1
+(every block and request of every frame) still load. Either is checked against the schema
+(engine/traces/schema.py) before anything is built: a file that does not fit raises `TraceError`.
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ from engine.run.engine import Engine
 from engine.run.frame import Frame, TokenHistory, config_to_dict
 from engine.run.frame_store import FrameStore
 from engine.run.metrics import request_metrics
-from engine.traces.delta import frame_deltas, frames_from_deltas
+from engine.traces.records import READERS, store_data
 from engine.traces.schema import TraceError, checked_trace
 from i18n import Message
 
-TRACE_VERSION = 2
+TRACE_VERSION = 3
 
 __all__ = ["TRACE_VERSION", "TraceError", "load_trace", "read_trace", "request_summaries", "trace_dict",
            "trace_json", "write_trace"]
@@ -67,7 +69,8 @@ def config_changes(engine: Engine) -> list[dict]:
 
 
 def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame] | None = None) -> dict:
-    """The run as a trace; `frames`: the engine's frames already rebuilt (a comparison keeps them), to reuse."""
+    """The run as a trace; `frames`: the engine's frames already rebuilt (a comparison keeps them), to reuse for
+    the request summaries (the frames themselves are written as the engine's store holds them)."""
     # the scheduler is written only for the vLLM twin: a trace without it is the article's (as every older one is),
     # so the article's traces stay byte for byte as they were
     twin = {"scheduler": engine.spec.scheduler} if engine.spec.scheduler != "article" else {}
@@ -81,7 +84,7 @@ def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame]
         "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
         "config_changes": config_changes(engine),
         "requests": request_summaries(engine, frames),
-        "frames": frame_deltas(engine.frames if frames is None else frames),
+        "frames": store_data(engine.frames),
     }
 
 
@@ -101,8 +104,7 @@ def read_trace(data: bytes | str) -> tuple[FrameStore, dict]:
                  for r in trace["requests"]]
     store = FrameStore()
     try:
-        for frame in frames_from_deltas(trace["frames"], histories, full=trace["version"] == 1):
-            store.append_frame(frame)
+        READERS[trace["version"]](store, trace["frames"], histories)
     except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
         raise TraceError(f"frames[{len(store)}]", Message("trace.unreadable_frame", detail=repr(e))) from None
     return store, trace
