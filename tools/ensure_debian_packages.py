@@ -1,6 +1,7 @@
 """Install what the browser tests and the Chinese interface need from Debian when it is missing: Chromium (never a
-Playwright-downloaded browser) and a CJK font (without one, Chinese text renders as boxes in Chromium's screenshots
-and GIFs). Quick and silent when both are there."""
+Playwright-downloaded browser), a CJK font (without one, Chinese text renders as boxes in Chromium's screenshots
+and GIFs) and node (tests/test_player_decode.py runs the player's decoder in it). Quick and silent when all are
+there."""
 
 import os
 import shutil
@@ -8,7 +9,8 @@ import subprocess
 
 # A file each package installs -> the package: present file, nothing to do.
 NEEDED = {"/usr/bin/chromium": "chromium",
-          "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc": "fonts-noto-cjk"}
+          "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc": "fonts-noto-cjk",
+          "/usr/bin/node": "nodejs"}
 
 
 def main() -> None:
