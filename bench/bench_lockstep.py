@@ -198,7 +198,7 @@ def sources_at(rev: str) -> tuple[str, str]:
         return subprocess.check_output(["git", "show", f"{rev}:player/{name}"], text=True, cwd=PLAYER_DIR)
 
     held = set(subprocess.check_output(["git", "ls-tree", "--name-only", rev, "player/"], text=True,
-                                       cwd=PLAYER_DIR).split())
+                                       cwd=ROOT).split())
     player = "\n".join(show(name) for name in PLAYER_FILES if f"player/{name}" in held)
     return (player.replace(WIRE_SLOT, json.dumps(WIRE)) + "\n" + show("lockstep.js"),
             show("player.css") + "\n" + show("lockstep.css"))

@@ -5,7 +5,9 @@ queues as diffs against the previous step. A request that only advanced as its b
 tokens grew by the scheduled count, and it gained one token when its prompt was complete) is not stored at all:
 `_advance` replays that rule, which is the store's encoding, not the scheduler's: the recorder checks each such
 request's counts, as the scheduler left them, against it and stores any it does not fit. Memory therefore grows
-with what changes per step, and reading frame k costs one keyframe copy plus at most K - 1 records.
+with what changes per step, and reading frame k costs one keyframe copy plus at most K - 1 records. A trace file
+holds these records as they are (engine/traces/records.py): the store's encoding is the only one frames have on
+the server.
 """
 
 from __future__ import annotations
