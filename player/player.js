@@ -17,13 +17,14 @@
  *   element.player, data-frame, data-last on the root: for tests and the GIF export
  *
  * The server sends messages: {run, from, frames: [delta...], last, over, cursor, cursor_moves, playing, answered,
- * title, model, key_frames, placeholder, error, lang, strings, leads}. Every word the player shows comes in
+ * title, model, key_frames, placeholder, error, lang, strings, leads, bound, bound_note}. Every word the player shows comes in
  * `strings` (i18n/ on the server: the player holds no text of its own). Frames are deltas (viz/frame_payload.py has the reference
  * decoder); the player keeps every decoded frame, so Step, Back, the slider and Play need no server. At the
  * end of what it holds it asks for more with a target step: {run, have, want, seq}.
  * In a class, the lecturer's player (`leads`) tells each stop, Play and Pause at once: {frame, speed} (speed 0:
  * stopped there); a follower's is moved to the lecturer's frame (`cursor_moves`) and plays on from it at the
- * lecturer's speed or stops there (`playing`).
+ * lecturer's speed or stops there (`playing`); while the class is asked about a frame ahead, its frames end at the
+ * lecturer's (`bound`: the server sends none after it, and the player says why it goes no further, `bound_note`).
  * Offline (the HTML export) the frames are embedded and nothing is asked.
  *
  * The player is six files, one job each, served in this order (viz/html_export.PLAYER_FILES) and sharing their
@@ -44,6 +45,7 @@
       this.report = options.report || null;  // (frame) => void: the frame shown, when paused
       this.tell = options.tell || null;  // ({frame, speed}) => void: a lecturer's stops, Play and Pause
       this.leads = false;  // a class's lecturer: the class plays along (tell)
+      this.bound = null;  // a class's follower while a question is open: the last frame it may show
       this.views = [];
       this.prev = EMPTY;
       this.run = null;

@@ -29,9 +29,10 @@
     apply(m) {
       if (!m || typeof m !== 'object' || !Array.isArray(m.frames)) throw new Error('the message holds no frames');
       this.header = {title: m.title || '', titles: m.titles || [], model: m.model || '', key_frames: m.key_frames || [],
-        placeholder: m.placeholder, end_note: m.end_note};
+        placeholder: m.placeholder, end_note: m.end_note, bound_note: m.bound_note || ''};
       if (m.strings && m.lang !== this.lang) this.useStrings(m.lang, m.strings);
       this.leads = Boolean(m.leads);
+      this.bound = Number.isInteger(m.bound) ? m.bound : null;
       if (m.colors) this.useColors(m.colors);
       if (m.run !== this.run) {
         // Step clicks not yet answered when the page switched runs (a settings change) carry over to the new run
@@ -90,6 +91,15 @@
     lookahead() { return Math.max(10, 3 * this.speed()); }
 
     ask(want) {
+      if (this.bound !== null && want > this.bound) {  // a class's question is open: the lecturer's frame is the end
+        if (this.desired > this.bound) {
+          this.desired = Math.min(this.bound, this.views.length - 1);
+          this.setMessage(this.header.bound_note);
+          this.pause();
+        }
+        if (this.views.length - 1 >= this.bound) return;
+        want = this.bound;
+      }
       if (!this.send || this.pending || this.run === null) {
         if (!this.send && want > this.views.length - 1) this.desired = this.views.length - 1;
         return;
@@ -156,6 +166,9 @@
         if (this.$('.sp-pause-key').checked && this.keySteps().has(this.shown)) this.pause();
       } else if (this.over) {
         this.setMessage(this.header.end_note || this.t('run_ends'));
+        this.pause();
+      } else if (this.bound !== null && this.shown >= this.bound) {
+        this.setMessage(this.header.bound_note);
         this.pause();
       }
       if (this.playing && !this.over && last - this.shown < this.lookahead()) this.ask(last + this.lookahead());
