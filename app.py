@@ -4,7 +4,8 @@ wired to this session's engine) and the policy lab. Everything drawn is a pure f
 import streamlit as st
 
 from ui import browser_states
-from ui.classroom import class_panel, follow_lead, join_from_url
+from ui.class_desk import class_panel
+from ui.classroom import follow_lead, join_from_url
 from ui.errors import logged
 from ui.language import language_switch, t
 from ui.server_panel import server_panel

@@ -39,7 +39,14 @@ MESSAGES = {
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
     "narrate.admitted.recompute": " (it had been preempted, so its K/V is computed again)",
     "narrate.admitted.recompute_rest": " (it had been preempted: the rest of its K/V is computed again)",
-    "narrate.freed": "blocks {ids} freed",
+    "narrate.evicted.one": "Taking a block for request {id} evicted block {ids} from the prefix cache: it was free "
+                           "but still cached, and the head of the free queue is taken first, so its K/V can no "
+                           "longer be found by a prefix hit.",
+    "narrate.evicted.other": "Taking blocks for request {id} evicted blocks {ids} from the prefix cache: they were "
+                             "free but still cached, and the head of the free queue is taken first, so their K/V can "
+                             "no longer be found by a prefix hit.",
+    "narrate.freed.one": "block {ids} freed",
+    "narrate.freed.other": "blocks {ids} freed",
     "narrate.freed.none": "no blocks freed",
     "narrate.preempted.self_tail": "Request {id} was preempted: it needed another block, none was free, and it is "
                                    "itself the tail of the running queue, so the tail policy preempts it ({freed}); it "
@@ -53,6 +60,7 @@ MESSAGES = {
     "narrate.arrivals": "Requests {ids} arrived ({lens} prompt tokens{priority}) and joined the waiting queue.",
     "narrate.arrivals.priority": ", priority {priority}",
     "narrate.chunk": "Request {id} prefilled a chunk: tokens {start}–{end} of {total}; the rest continues next step.",
+    "narrate.chunk_one": "Request {id} prefilled a chunk: token {start} of {total}; the rest continues next step.",
     "narrate.prefix_hit.one": "Request {id} found 1 block ({tokens} tokens) in the prefix cache and reuses it: "
                               "block {ids}.",
     "narrate.prefix_hit.other": "Request {id} found {n} blocks ({tokens} tokens) in the prefix cache and reuses them: "
@@ -82,7 +90,7 @@ MESSAGES = {
                           "{prev}, from lengths alone (its new tokens were placeholders until they came back).",
     "narrate.other": "Request {id}: {kind}{details}.",
     "narrate.sat_out.prefill.one": "Request {ids} was running but sat this step out: a step that admits new requests "
-                                   "carries only prefills (as in nano-vllm), so their decodes pause for it.",
+                                   "carries only prefills (as in nano-vllm), so its decode pauses for it.",
     "narrate.sat_out.prefill.other": "Requests {ids} were running but sat this step out: a step that admits new "
                                      "requests carries only prefills (as in nano-vllm), so their decodes pause for it.",
     "narrate.sat_out.prefill_extra": " max_num_seqs={max_num_seqs} counts only this prefill batch, so {running} "
@@ -96,10 +104,15 @@ MESSAGES = {
     "narrate.sat_out.token_budget.other": "Requests {ids} were running but not in this batch: the step's token budget "
                                           "(max_num_batched_tokens={budget}) was spent.",
     "narrate.sat_out.other.one": "Request {ids} was running but not scheduled in this step.",
+    "narrate.sat_out.chunk_blocks": "Request {id} was running but not scheduled in this step: its next prompt chunk "
+                                    "({tokens}) needs {blocks} it does not hold yet; {free} were free at the start of "
+                                    "this step.",
     "narrate.sat_out.other.other": "Requests {ids} were running but not scheduled in this step.",
     "narrate.last_chunk": "Request {id} prefilled the last chunk of its prompt (tokens {start}–{end} of {total}) and "
                           "got its first token.",
-    "narrate.kv_moments": "KV blocks free: at the start of this step {start}, after it {after} (of {total}).",
+    "narrate.last_chunk_one": "Request {id} prefilled the last chunk of its prompt (token {start} of {total}) and got "
+                              "its first token.",
+    "narrate.kv_moments": "KV blocks free: {start} at the start of this step, {after} after it (of {total}).",
 
     # -- settings, inputs, legend, metrics, clocks (viz/glossary.py) ------------------------------------------
     "setting.max_num_seqs.label": "max_num_seqs (requests per batch)",
@@ -276,33 +289,83 @@ MESSAGES = {
     "predict.pick_first": "Pick an answer first.",
     "predict.why_beside": "The stage shows this step: its narration says why.",
     "predict.answer": "The answer is **{answer}**.",
-    # -- a class: the lecturer leads, students follow (ui/classroom.py, ui/class_predict.py) ----------------------
+    # -- a class: the lecturer leads, students follow (ui/classroom.py, ui/class_desk.py, ui/class_predict.py) ----
     "class.title": "Class",
-    "class.lecturer_key": "Lecturer key ($SCHEDLAB_LECTURER_KEY)",
+    "class.lecturer_key": "Server key ($SCHEDLAB_LECTURER_KEY)",
     "class.start": "Start a class",
     "class.code": "Class code",
+    "class.secret_to_lead": "Lecturer's secret (only to lead the class)",
+    "class.secret_help": "The class's own secret, shown on the lecturer's device: typed here, this device leads "
+                         "the class too. Students leave it empty.",
     "class.join": "Join the class",
     "class.code_is": "Class code: **{code}**",
-    "class.show_lecturer_link": "Show my lecturer's link",
     "class.student_link": "Link for students (they follow you):",
-    "class.lecturer_link": "Your lecturer's link (keep it to yourself: it opens these controls; open it again "
-                           "after a reload):",
+    "class.link_loopback": "This is this machine's own address: students cannot open it. Start the server with "
+                           "${env} set to the address they reach it at (e.g. http://10.0.0.5:8501).",
+    "class.show_secret": "Show the class's lecturer secret",
+    "class.secret_is": "To lead from another device, type this under Join the class there (this browser keeps the "
+                       "lectern across a reload by itself; keep the secret off the projector):",
     "class.export": "Export the class's predictions (CSV)",
+    "class.gradebook": "Export the gradebook (CSV)",
     "class.joined": "You are in class {code}.",
     "class.leave": "Leave the class",
-    "class.leading": "You lead class **{code}**: {students} students, {following} following you.",
+    "class.leading": "You lead class **{code}**: {students} students named, {tabs} tabs open, {following} following "
+                     "you.",
     "class.following": "Following the lecturer (class {code}): the stage moves with theirs.",
     "class.break_away": "Break away",
     "class.on_your_own": "Exploring on your own (class {code}); the lecturer goes on.",
     "class.follow_again": "Follow again",
-    "class.wrong_key": "That is not the lecturer key of this server.",
-    "class.unknown": "There is no class {code} on this server: check the code (or the lecturer has not started it; "
-                     "where several server processes serve the app, open the lecturer's link: it leads to theirs).",
-    "class.full": "This class is full ({seats} students).",
+    "class.wrong_key": "That is not the server key.",
+    "class.wrong_secret": "That is not this class's lecturer secret.",
+    "class.unknown": "There is no class with this code on this server: check the code (or the lecturer has not "
+                     "started it; where several server processes serve the app, open the lecturer's link: it leads "
+                     "to theirs).",
+    "class.ended": "Class {code} has ended.",
+    "class.full": "This class is full ({seats} tabs open).",
+    "class.server_full": "This server holds {most} classes, each with its lecturer here: end one first.",
+    "class.you_are": "You are **{name}** in this class.",
+    "class.your_name": "Your name (the lecturer sees it; you keep it in this browser)",
+    "class.personal_code": "Your personal code (from the lecturer)",
+    "class.name_why": "to answer and hand in",
+    "class.use_name": "Use this name",
+    "class.bad_name": "Type your name (letters of any script, digits, spaces; at most 40 characters).",
+    "class.name_taken": "{name} is already in this class, from another browser: use your own name (names that "
+                        "look the same count as the same).",
+    "class.named_already": "This browser is {name} in this class already.",
+    "class.roster_only": "This class has a roster: open your personal link, or type your personal code.",
+    "class.not_a_personal_code": "That is not a personal code of this class.",
+    "class.too_many_names": "This class already has {most} names.",
+    "class.name_first": "Give your name in the class first (above the stage).",
+    "class.name_to_answer": "Give your name above the stage to answer.",
     "class.answered": "{answered} of {students} students following have answered.",
     "class.reveal": "Reveal for everyone",
+    "class.close_question": "Close the question",
+    "class.ask_again": "Ask again",
+    "class.closed": "The lecturer has closed this question.",
+    "class.closed_lecturer": "Closed: no more answers.",
     "class.send": "Send my answer",
     "class.sent": "Your answer: {answer}. The lecturer reveals it to the class (you may change it until then).",
+    "class.bound_note": "The class is answering a question about the next step: the stage goes on when the "
+                        "lecturer reveals it (or break away to explore, which closes your answer).",
+    "class.bring_back": "Bring everyone back",
+    "class.bring_back_help": "Every student who broke away follows you again.",
+    "class.end": "End the class",
+    "class.end_help": "Every student's page leaves the class; the code stops working. Export what you need first.",
+    "class.end_confirm": "End it now",
+    "class.roster": "Roster: {n} students, {tabs} tabs",
+    "class.roster_empty": "Nobody has joined yet.",
+    "class.unnamed": "(no name yet)",
+    "class.col.name": "name", "class.col.where": "where", "class.col.tabs": "tabs", "class.col.frame": "frame",
+    "class.col.answered": "answered", "class.col.code": "personal code", "class.col.link": "personal link",
+    "class.col.following": "following", "class.col.exploring": "exploring", "class.col.gone": "no tab open",
+    "class.roster_upload": "Roster and personal links",
+    "class.roster_help": "Paste the class's names, one a line: each gets a personal link (and code) that names the "
+                         "student who opens it. Then no other name can join.",
+    "class.roster_names": "Names",
+    "class.roster_make": "Give each a personal link",
+    "class.roster_export": "Export the personal links (CSV)",
+    "limit.codes": "Too many wrong class codes from this browser or its network: wait {seconds} s, then try again.",
+    "limit.keys": "Too many wrong keys from this browser or its network: wait {seconds} s, then try again.",
 
     # -- charts (viz/charts.py, viz/timeline.py, viz/adaptive.py, viz/overlap.py) ---------------------------
     "chart.step": "step",
@@ -381,13 +444,21 @@ MESSAGES = {
     "assignment.not_ended": "The run has not finished yet: it is judged at its end. Step on, or run it to the end.",
     "assignment.rules_broken": "The run breaks the assignment's rules, so it cannot pass:",
     "assignment.run_to_end": "Run to the end",
-    "assignment.name": "Your name",
     "assignment.submit": "Submit to the lecturer",
+    "assignment.name_first": "Give your name above the stage to submit.",
+    "assignment.submit_as": "You submit as {name}.",
+    "assignment.filter": "Filter by name",
+    "assignment.order": "Order",
+    "assignment.order.name": "by name", "assignment.order.passed": "passed first",
+    "assignment.order.failed": "not passed first", "assignment.order.latest": "latest first",
+    "assignment.page": "Page",
+    "assignment.none_match": "No name holds what the filter says.",
+    "assignment.delete": "Delete a submission",
+    "assignment.delete_confirm": "Delete it",
     "assignment.submit_at_end": "Run to the end to submit.",
     "assignment.submit_following": "You are following the lecturer: break away to do the assignment yourself and "
                                    "submit it.",
     "assignment.submitted": "Submitted as {name} at {time}: {verdict}",
-    "assignment.bad_name": "Type your name to submit (letters, digits, spaces; at most {most} characters).",
     "assignment.too_many": "This class already has {most} names on this assignment.",
     "assignment.submissions": "Submissions: {n} students, {passed} passed",
     "assignment.none_yet": "No submissions yet: each student's run is judged when they submit it, the latest one "
@@ -452,7 +523,7 @@ MESSAGES = {
     "player.caption": "Frame <b>{step}</b> {of} · {kind} batch · {running} running, {waiting} waiting · KV "
                       "{kv}% used · {clock}: {time} s{took}{overlapped} · {model}",
     "player.took": " · {clock}: {ms} ms",
-    "player.overlapped": " · overlapped scheduling",
+    "player.overlapped": " · scheduled while the model ran the step before",
     "player.key_holds": "★ Key frame, step {step}.",
     "player.key_not_held": "☆ Key frame, step {step} (does not hold on this run):",
     "player.key_frames": "Key frames",
@@ -483,6 +554,25 @@ MESSAGES = {
     "player.ref_count": "ref count: {n}",
     "player.hash": "hash: {hash}", "player.no_hash": "none (not a full cached block)",
     "player.block_tokens": "tokens: {tokens}", "player.no_tokens": "empty",
+    # the vLLM twin's view beside the stage (viz/vllm_view.py, player/vllm_view.js)
+    "player.vllm_queue_title": "Free block queue after this step, head → tail (the head is taken first)",
+    "player.vllm_queue_key": "★ still in the prefix cache: a prefix hit can take it back until it reaches the head "
+                             "and is reused (evicted)",
+    "player.vllm_queue_empty": "empty: every block is held",
+    "player.vllm_head": "head", "player.vllm_tail": "tail",
+    "player.vllm_preempted_lookups": "Preempted requests looking themselves up again are counted apart from the hit "
+                                     "rate (vLLM's PrefixCacheStats): {hits} of {queries} tokens found so far.",
+    "player.vllm_queue_more": "{n} more",
+    "player.vllm_evicted": "Evicted this step: {ids}.",
+    "player.vllm_evicted_one": "block {block} (taken for request {id})",
+    "player.vllm_output_title": "SchedulerOutput: the step as vLLM's schedule() hands it to the model runner",
+    "player.vllm_counters_title": "Each request as vLLM's Request counts it when schedule() returns",
+    "player.vllm_col_request": "request", "player.vllm_col_step": "scheduled now",
+    "player.vllm_counters_note": "num_computed_tokens already holds this step's tokens (vLLM advances it as it "
+                                 "schedules); num_cached_tokens: the prefix-cache hits of its first scheduling, -1 "
+                                 "before it.",
+    "player.vllm_log_title": "vLLM's log line (vLLM prints it every 5 s; here for this step, on the simulated clock), "
+                             "and its Prometheus counters",
     "player.overfull": "<b>overfull</b>: {n} tokens in a block of {size} (the notebook's one-block-per-prefill bug)",
     "player.table_cell": "logical block {i} → physical block {p} (ref count {n})",
     "player.more_holders": "+{n} more requests hold blocks",
@@ -509,6 +599,12 @@ MESSAGES = {
     "state.running_to": "Running to frame {frame}",
     "run.custom": "Custom setup",
     "run.variant": "{title} · variant: {changes}",
+    "run.scheduler.article": "the article's scheduler", "run.scheduler.vllm": "the vLLM twin",
+    "run.other_scheduler": "{title} · decided here by {scheduler}",
+    "run.other_scheduler_story": "This preset's story tells the decisions of {own}; this run is decided by "
+                                 "{scheduler} (the sidebar's Scheduler), so its frames may not be what the story and "
+                                 "the key-frame notes say (a note that does not hold is greyed).",
+    "stage.scheduler": " · decided by {scheduler}",
     "custom.summary": "{requests} requests, {prompts}, {arrivals}.",
     "custom.prompts.random": "random tokens (1-10)", "custom.prompts.chat": "built-in chat prompts",
     "custom.arrivals.all": "all at step 0", "custom.arrivals.poisson": "Poisson, 0.5 per step",
@@ -530,7 +626,13 @@ MESSAGES = {
     "sidebar.beyond_pool.vllm": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
                                 "and the requests queued behind it with it.",
     "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
-    "sidebar.scheduler_ignores": "This scheduler ignores these settings ({system} has no such choice): {names}.",
+    "sidebar.scheduler_ignores": "This scheduler does not read these settings ({system} has no such choice; they are "
+                                 "greyed out, as changing one would only branch into the same run): {names}.",
+    "sidebar.victim.vllm": "Its preemption victim follows the queue policy: the tail of the running queue under fcfs, "
+                           "the least important (then latest) running request under priority.",
+    "sidebar.scheduler_unread": "Not read by {scheduler}: greyed out.",
+    "sidebar.scheduler_restarted": "The scheduler is now {scheduler}: a scheduler cannot change mid-run, so the run "
+                                   "started again from frame 0 (you were at frame {frame}).",
     "sidebar.variant_help": "The same workload under the scenario's comparison config, with its own key frames.",
     "sidebar.untranslated": "{file} has no text in this language: its title, story and key-frame notes are shown "
                             "in English.",
@@ -549,8 +651,9 @@ MESSAGES = {
     "sidebar.temperature": "temperature",
     "sidebar.seed": "seed",
     "sidebar.trace_read_only": "A trace is read-only: pick a scenario to change settings.",
-    "sidebar.overlap": "Overlapped scheduling",
-    "sidebar.overlap_help": "Schedule step N+1 while the model computes step N (engine/run/overlap.py): the "
+    "sidebar.overlap": "Overlapped scheduling (vLLM: --async-scheduling)",
+    "sidebar.overlap_help": "Schedule step N+1 while the model computes step N (engine/run/overlap.py; vLLM calls "
+                            "it async scheduling, `vllm serve --async-scheduling`): the "
                             "scheduler's time hides behind the model's; a request that writes EOS finishes one step "
                             "late.",
     "sidebar.adaptive": "Adaptive batch size",
@@ -585,7 +688,7 @@ MESSAGES = {
     "stage.kept_out": "This run holds {mb} MB, more than one student's share of this server's run cache "
                       "({share} MB): it is computed for you alone and not kept for others. A smaller KV pool "
                       "(num_kvcache_blocks) or a shorter run fits in the cache.",
-    "stage.mode_overlap": " · overlapped scheduling",
+    "stage.mode_overlap": " · overlapped scheduling (vLLM's async scheduling, --async-scheduling)",
     "stage.mode_adaptive": " · adaptive batch size",
     "stage.recorded_trace": "recorded trace",
     "stage.real_model": "SmolLM2-135M on {device}",
@@ -702,6 +805,10 @@ MESSAGES = {
     "lockstep.did.chunk": "prefills a chunk of {items}",
     "lockstep.did.idle": "runs nothing",
     "lockstep.did.batch_only": "only runs its {kind} batch ({requests})",
+    "lockstep.question": "where the decisions part",
+    "lockstep.answer.one": "at step {steps} only, where {first}",
+    "lockstep.answer.other": "at {n} steps, {steps}; at the first, {first}",
+    "lockstep.answer.never": "nowhere: every step admits, preempts and chunks the same requests",
     "lockstep.ui.prev": "◀ Previous parting",
     "lockstep.ui.prev_title": "Go to the step before this one where the decisions part",
     "lockstep.ui.next": "Next parting ▶",
@@ -835,6 +942,8 @@ MESSAGES = {
     "compare.variant.block_size": "block size {size}",
     "compare.variant.prefix_on": "prefix caching on",
     "compare.variant.prefix_off": "prefix caching off",
+    "compare.variant.fcfs": "fcfs queue",
+    "compare.variant.priority": "priority queue",
     "compare.variant.no_speculation": "no speculation",
     "compare.variant.speculation": "n-gram speculation, k=4",
     "compare.variant.synchronous": "synchronous",
@@ -849,6 +958,7 @@ MESSAGES = {
     "compare.name.tail vs smart preemption": "tail vs smart preemption",
     "compare.name.block size 4 vs 16 vs 64": "block size 4 vs 16 vs 64",
     "compare.name.prefix caching on vs off": "prefix caching on vs off",
+    "compare.name.fcfs vs priority": "fcfs vs priority queue (vLLM's --scheduling-policy)",
     "compare.name.speculation off vs on": "speculation off vs on",
     "compare.name.overlap off vs on": "overlap off vs on",
     "compare.name.adaptive batch size off vs on": "adaptive batch size off vs on",
@@ -986,6 +1096,8 @@ MESSAGES = {
     "trace.interval": "must be [start, end]",
     "trace.queue_diff": "must be [start, kept, [request ids...], tail] against the frame before's queue",
     "trace.batch_rule": "this batch would take request {rid} to {n} tokens, {computed} of them computed; it has {most}",
+    "trace.pair": "must be [request id, [block ids]]",
+    "trace.counters": "must be [request id, num_computed_tokens, num_tokens, num_cached_tokens]",
     "trace.unreadable_frame": "cannot be read ({detail})",
     "lab.no_variant": "The scenario {title} has no variant to compare with.",
     "lab.trace_ends": "This is a recorded trace: it ends here and cannot run further.",
@@ -1005,9 +1117,9 @@ MESSAGES = {
     "lab.trace_title": "Trace: {title}",
     "link.unknown_param": "This link's parameter {name} is not one schedlab knows: remove it (a link can hold "
                           "{keys} and the scheduler settings by name).",
-    "link.unknown_scenario": "This link's scenario={name} is not a preset here: use one of {names}.",
+    "link.unknown_scenario": "This link's {name} is not a preset here: use one of {names}.",
     "link.incompatible": "This link's settings cannot be used together: {error}.",
-    "link.bad_value": "This link's {key}={value} cannot be used: {fix}.",
+    "link.bad_value": "This link's {setting} cannot be used: {fix}.",
     "link.fix.custom_only": "it describes a custom setup: add scenario=custom or remove it",
     "link.fix.no_variant": "the scenario {name} has no variant; remove it",
     "link.fix.bool": "use 1 (on) or 0 (off)",
@@ -1019,7 +1131,7 @@ MESSAGES = {
     # -- more errors ---------------------------------------------------------------------------------------------------
     "link.fix.changes": "it is not a list of changes this schedlab can read (changes=v1.…): copy the link "
                         "again from the app",
-    "link.fix.change_value": "the change at frame {frame} has {key}={value}: {fix}",
+    "link.fix.change_value": "the change at frame {frame} has {setting}: {fix}",
     "link.fix.change_refused": "the change at frame {frame} cannot be made: {error}",
     "link.fix.setting": "it is not a setting a run can change",
     "link.fix.prompt": "a request added by hand needs a prompt of 1 to {most} characters",

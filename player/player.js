@@ -13,6 +13,8 @@
  *   player.releaseKeys()           its keys (arrows, space, Home, End) are left to the driver
  *   player.legendHtml()            its legends' markup, for a driver that shows them once for all its players
  *   player.fitPool(height)         the pool's cells shrunk until its grid is at most `height` px tall (a slide, a page)
+ *   SchedlabPlayer.addPanel(draw)  more to draw below the stage: draw(player, view, box) after every frame drawn, `box`
+ *                                  the stage's `.sp-panels` element, `view` the frame's decoded view; words: player.t
  *   window.schedlabStagePlayer     the app's stage player (one a page), once mounted
  *   element.player, data-frame, data-last on the root: for tests and the GIF export
  *
@@ -36,7 +38,7 @@
 (function () {
   'use strict';
   if (window.SchedlabPlayer) return;
-  const parts = window.SchedlabPlayerParts, {EMPTY, ANSWER_TIMEOUT_MS, HTML, decode, condense, showTogether} = parts;
+  const parts = window.SchedlabPlayerParts, {EMPTY, ANSWER_TIMEOUT_MS, HTML, decode, condense, showTogether, addPanel} = parts;
 
   class Player {
     constructor(root, options) {
@@ -205,5 +207,5 @@
     return player;
   }
 
-  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic, mountStill, showTogether};
+  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic, mountStill, showTogether, addPanel};
 })();

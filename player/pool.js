@@ -128,7 +128,8 @@
         const size = v.cfg.block_size;
         rid = owners[0];
         start = v.requests[rid][F.block_table].indexOf(id) * size;
-        count = Math.min(size, v.requests[rid][F.num_tokens] - start);
+        const held = Math.min(v.requests[rid][F.num_tokens], v.requests[rid][F.num_computed_tokens]);  // K/V in it
+        count = Math.max(0, Math.min(size, held - start));
       }
       const pieces = rid === null ? null : v.pieces[rid];
       const text = rid === null ? this.t('no_tokens') : pieces ? JSON.stringify(joinHeld(pieces.slice(start, start + count), ''))

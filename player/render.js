@@ -115,7 +115,10 @@
     <div class="sp-plegend"></div></div>
   <div class="sp-tables"><div class="sp-ttitle"></div><div class="sp-trows"></div></div>
 </div>
+<div class="sp-panels"></div>
 <div class="sp-tip" hidden></div>`;
+  const PANELS = [];  // addPanel's drawers, for every player of the page
+  const addPanel = draw => { PANELS.push(draw); };
 
   class Render {
     show(k) { showTogether([[this, k]], this.playing ? this.speed() : null); }
@@ -146,6 +149,7 @@
       this.renderLegend(view);
       this.renderPool(view);
       this.renderTables(view);
+      PANELS.forEach(draw => draw(this, view, this.$('.sp-panels')));
       this.renderKeys();
       this.updateControls();
       this.root.setAttribute('data-frame', String(k));
@@ -444,5 +448,5 @@
     plans.forEach(plan => plan.player.slide(plan));
   }
 
-  Object.assign(parts, {Render, COLORS, HTML, color, esc, setHtml, condense, joinHeld, showTogether});
+  Object.assign(parts, {Render, COLORS, HTML, color, esc, setHtml, condense, joinHeld, showTogether, addPanel});
 })();

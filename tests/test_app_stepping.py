@@ -138,7 +138,7 @@ def test_a_bad_url_falls_back_to_the_first_preset_with_a_message(app):
     app.query_params["frame"] = "x"
     app.run()
     assert not app.exception and lab(app).cursor == 0
-    assert any("scenario='nope' is not a preset here" in w.value and "Opened the first preset" in w.value
+    assert any("`scenario='nope'` is not a preset here" in w.value and "Opened the first preset" in w.value
                for w in app.warning)
 
 
@@ -162,7 +162,8 @@ def test_the_player_is_told_the_run_and_the_model(app):
     step(app)
     step(app)
     message = player_message(app)
-    assert message["title"] == lab(app).title and message["model"] == "fake model" and message["last"] == 2
+    assert message["title"] == lab(app).title and message["last"] == 2
+    assert message["model"] == "fake model · decided by the article's scheduler"
 
 
 def test_after_a_branch_each_frame_is_titled_by_the_settings_it_ran_under(app):

@@ -14,7 +14,17 @@ from i18n import text
 from session.feed import Request, run_header
 from session.lab import LabError
 from ui.assignment import assignment_panel
-from ui.classroom import PLAYING, class_banner, follow_lead, is_lecturer, publish_lead, take_seat, url_params
+from ui.class_desk import desk
+from ui.classroom import (
+    PLAYING,
+    class_banner,
+    follow_lead,
+    is_lecturer,
+    publish_lead,
+    stage_bound,
+    take_seat,
+    url_params,
+)
 from ui.errors import LOG, logged
 from ui.handout import handout_view, print_layout
 from ui.language import current_lang, said, t
@@ -137,8 +147,9 @@ def _on_player_play():
 
 
 def serve_player() -> str | None:
-    """Answer the player's request for frames and follow the frame it shows; the message for the page, if any."""
-    error = None
+    """Answer the player's request for frames and follow the frame it shows (a class's follower: no further than
+    the lecturer while a question is open); the message for the page, if any."""
+    error, feed().bound = None, stage_bound()
     if (value := st.session_state.pop("player_request", None)) is not None:
         request = Request.parse(value)
         if request is None:
@@ -152,18 +163,27 @@ def serve_player() -> str | None:
                 error = t("stage.compute_failed", error=e)
             attendee().waits.append(time.perf_counter() - asked)
     frame = st.session_state.pop("player_frame", None)
-    if isinstance(frame, int) and 0 <= frame <= lab().last and frame != lab().cursor:
+    furthest = lab().last if feed().bound is None else min(lab().last, feed().bound)
+    if isinstance(frame, int) and 0 <= frame <= furthest and frame != lab().cursor:
         lab().goto(frame)
+        st.session_state.notice = None  # what a notice said ("Branched at frame 8", "Stopped after 49 steps") is past
         if settings_in_effect() != st.session_state.get("sidebar_settings"):
             st.rerun()  # the whole page, so the sidebar shows the settings of the frame moved to
     return error
 
 
 def player(error: str | None):
-    message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame), current_lang()))
-    message.update(present=bool(st.session_state.presentation), error=error, titles=titles(), leads=is_lecturer())
+    feed().bound = stage_bound()  # the lecturer's place may have moved since the request was served
+    message = feed().message(lab(), run_header(lab(), model_line(), title(lab().frame), current_lang()))
+    message.update(present=bool(st.session_state.presentation), error=error, titles=titles(), leads=is_lecturer(),
+                   bound_note=t("class.bound_note"))
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
               on_frame_change=_on_player_frame, on_play_change=_on_player_play)
+
+
+def model_line() -> str:
+    """The stage header's second line: the model, the scheduler that decides the run, the engine's options."""
+    return f"{model_name()}{t('stage.scheduler', scheduler=t(f'run.scheduler.{lab().scheduler}'))}{modes()}"
 
 
 def modes() -> str:
@@ -192,7 +212,7 @@ def title(frame) -> str:
 def handout() -> Handout:
     """The run on screen, for its handout: frames, key frames, titles and changes as the stage shows them."""
     here, lang = lab(), current_lang()
-    return Handout(run_title(), "" if here.is_trace else run_narrative(), f"{model_name()}{modes()}",
+    return Handout(run_title(), "" if here.is_trace else run_narrative(), model_line(),
                    FirstFrames(here.frames, here.last), lang, run_header(here, "", "", lang)["key_frames"], titles(),
                    () if here.is_trace else here.shared_run.spec.changes, here.cursor,
                    here.scheduler,  # a trace's as it records it
@@ -308,6 +328,7 @@ def stage():
             if st.session_state.notice:
                 notice.warning(said(st.session_state.notice))
             with stage_slot:
+                desk()
                 class_banner()
                 kept_out_notice()
                 settings_notice()
