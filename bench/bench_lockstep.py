@@ -40,7 +40,15 @@ from tools.app_server import ROOT, app_server  # noqa: E402
 from ui.lockstep import LAST_STEP  # noqa: E402
 from viz import html_export  # noqa: E402
 from viz.frame_payload import WIRE  # noqa: E402
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS, PLAYER_DIR, WIRE_SLOT, animation_html, lockstep_sources  # noqa: E402
+from viz.html_export import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    PLAYER_DIR,
+    PLAYER_FILES,
+    WIRE_SLOT,
+    animation_html,
+    lockstep_sources,
+)
 
 LONGEST = "block size 4 vs 16 vs 64"  # the named comparison with the most frames (2,546 on the generated workload)
 PLAY_S = 6
@@ -184,11 +192,15 @@ def swapped_payload(module):
 
 
 def sources_at(rev: str) -> tuple[str, str]:
-    """lockstep_sources() as they were at git revision `rev`."""
+    """lockstep_sources() as they were at git revision `rev` (its player files of PLAYER_FILES: one, player.js,
+    before the player was split by job)."""
     def show(name: str) -> str:
         return subprocess.check_output(["git", "show", f"{rev}:player/{name}"], text=True, cwd=PLAYER_DIR)
 
-    return (show("player.js").replace(WIRE_SLOT, json.dumps(WIRE)) + "\n" + show("lockstep.js"),
+    held = set(subprocess.check_output(["git", "ls-tree", "--name-only", rev, "player/"], text=True,
+                                       cwd=ROOT).split())
+    player = "\n".join(show(name) for name in PLAYER_FILES if f"player/{name}" in held)
+    return (player.replace(WIRE_SLOT, json.dumps(WIRE)) + "\n" + show("lockstep.js"),
             show("player.css") + "\n" + show("lockstep.css"))
 
 

@@ -1,12 +1,14 @@
 """Issue 13 #4, #7: trace files are checked against a schema before anything is built, and written compactly."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from engine.inputs.workload import random_workload
 from engine.run.engine import Engine
-from engine.run.recipe import RunSpec
+from engine.run.recipe import Request, RunSpec
+from engine.traces.records import store_data
 from engine.traces.trace import TRACE_VERSION, read_trace, trace_dict, trace_json
 from scheduler import Config
 from session.lab import LabError, open_trace
@@ -48,6 +50,9 @@ def _set(path: str, value):
     (_set("frames.1.events", [{"kind": "exploded", "seq_id": 0}]), "frames[1].events[0].kind"),
     (_set("frames", []), "frames"),
     (_set("version", 9), "version"),
+    (_set("frames.1.waiting", [3, 9, [], 0]), "frames[1].waiting[1]"),  # keeps more than the queue held
+    (_set("frames.2.waiting", [0, 0, [2], 2, 5]), "frames[2].waiting"),  # not a queue diff
+    (_set("frames.3.batch.num_tokens", [1, 900]), "frames[3].batch.num_tokens[1]"),  # the batch rule overruns
 ])
 def test_a_trace_that_does_not_fit_the_schema_is_refused_saying_where(preemption_preset, edit, where):
     with pytest.raises(LabError, match=where.replace("[", r"\[").replace(".", r"\.")):
@@ -71,6 +76,45 @@ def test_every_frame_of_an_accepted_trace_reads_back_as_recorded(preemption_pres
         assert lab.frames[k].to_dict() == preemption_preset.frames[k].to_dict()
 
 
+def test_a_trace_holds_the_frame_stores_records_and_reads_back_into_them(preemption_preset):
+    """One frame codec: the trace's frames are the store's records written out, and a store read from a trace
+    writes the same records again (wall times included: they are read, not measured)."""
+    trace = trace_dict(preemption_preset, "demo")
+    assert trace["frames"] == store_data(preemption_preset.frames)
+    assert sum(len(frame["requests"]) for frame in trace["frames"]) < sum(
+        len(frame.batch.seq_ids) for frame in preemption_preset.frames)  # the batch rule leaves most out
+    store, _ = read_trace(json.dumps(trace))
+    assert store_data(store) == trace["frames"]
+
+
+def _version_2_run() -> Engine:
+    """The run tests/data/trace_v2.json was written from by the version 2 writer (a config change after step 5,
+    a request added and the pool rebuilt after step 9), on the fake model."""
+    config = Config(max_num_seqs=3, max_num_batched_tokens=32, max_model_len=32, num_kvcache_blocks=10,
+                    kvcache_block_size=4, enable_prefix_caching=True)
+    engine = Engine(RunSpec(config, random_workload(5, 2, [0, 0, 1, 3, 5], 8), seed=2))
+    engine.run(6)
+    engine.set_config(max_num_seqs=2)
+    engine.run(4)
+    engine.add_request(Request(prompt_token_ids=(5, 6, 7, 8, 9), max_tokens=5))
+    engine.set_config(num_kvcache_blocks=14)
+    engine.run()
+    return engine
+
+
+def _timeless(frame) -> dict:
+    return {k: v for k, v in frame.to_dict().items() if not k.startswith("wall_")}
+
+
+def test_a_version_2_trace_written_before_version_3_still_opens_frame_for_frame():
+    data = (Path(__file__).parent / "data" / "trace_v2.json").read_text()
+    assert json.loads(data)["version"] == 2
+    store, trace = read_trace(data)
+    run = _version_2_run()
+    assert len(store) == len(run.frames) == 24 and {"num_blocks", "config"} <= trace["frames"][11].keys()
+    assert [_timeless(frame) for frame in store] == [_timeless(frame) for frame in run.frames]
+
+
 def test_a_version_1_trace_with_full_frames_still_opens(preemption_preset):
     trace = trace_dict(preemption_preset, "old")
     trace["version"] = 1
@@ -84,7 +128,7 @@ def test_a_trace_grows_with_what_changes_per_step_not_with_the_pool():
                     kvcache_block_size=4)
     engine = Engine(RunSpec(config, random_workload(8, 0, max_tokens=40)))
     engine.run(40)
-    assert TRACE_VERSION == 2
+    assert TRACE_VERSION == 3
     per_frame = len(trace_json(engine)) / len(engine.frames)
     full_frame = len(json.dumps(engine.frames[20].to_dict(tokens=False)))
     assert full_frame > 300_000 and per_frame < full_frame / 20  # the first frame holds the pool once

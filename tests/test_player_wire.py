@@ -1,5 +1,5 @@
 """The stage player and the server speak one wire format: the player gets the server's names of every position
-(viz/frame_payload.py WIRE, written into player.js as it is served) and reads the arrays only through them; the
+(viz/frame_payload.py WIRE, written into decode.js as it is served) and reads the arrays only through them; the
 names say what each position holds; what the player asks for is what the feed reads."""
 
 import dataclasses
@@ -24,9 +24,9 @@ from viz.frame_payload import (
     WIRE,
     stage_view,
 )
-from viz.html_export import WIRE_SLOT, player_sources
+from viz.html_export import PLAYER_DIR, PLAYER_FILES, WIRE_SLOT, player_sources
 
-PLAYER_JS = (Path(__file__).resolve().parents[1] / "player" / "player.js").read_text()
+PLAYER_JS = "\n".join((PLAYER_DIR / name).read_text() for name in PLAYER_FILES)  # as written, before serving
 # The player's names for the position tables it builds from WIRE.
 TABLES = {"F": REQUEST_FIELDS, "B": BLOCK_FIELDS, "M": METRIC_FIELDS, "K": KEY_FRAME_FIELDS, "S": SEGMENT_FIELDS}
 

@@ -6,7 +6,6 @@ from engine.inputs.workload import random_workload
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.engine import Engine
 from engine.run.recipe import Change, CostModel, Request, RunSpec
-from engine.traces.delta import frame_deltas
 from scheduler import Config
 
 CONFIG = Config(max_num_seqs=2, max_num_batched_tokens=64, max_model_len=32, num_kvcache_blocks=8,
@@ -20,7 +19,8 @@ SPEC = RunSpec(CONFIG, random_workload(5, 1, [0, 0, 1, 2, 4], 6), seed=1, cost=C
 
 def frames(engine):
     """The frames as data, wall times aside."""
-    return [{k: v for k, v in d.items() if not k.startswith("wall_")} for d in frame_deltas(engine.frames)]
+    return [{k: v for k, v in frame.to_dict(tokens=False).items() if not k.startswith("wall_")}
+            for frame in engine.frames]
 
 
 def test_a_recipe_is_frozen_hashable_and_goes_through_json():

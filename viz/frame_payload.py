@@ -3,8 +3,9 @@
 `stage_view(frame)` is everything the player needs for one frame: queues, requests with their tokens and text
 pieces, the KV pool, the narration (viz.narrate) and why running requests sat out the step. `encode(previous,
 view)` keeps only what changed since the previous view; `decode(previous, delta)` rebuilds the view. The
-player (player/player.js) applies the same rules, so `decode` is their reference: frame 0 is a delta
-against `EMPTY_VIEW`, every later frame one against the frame before.
+player's decoder (player/decode.js) applies the same rules, so `decode` is their reference (tests/test_player_decode.py
+runs both over golden deltas): frame 0 is a delta against `EMPTY_VIEW`, every later frame one against the frame
+before.
 
 Tokens are elided as the player draws them: a request's row shows at most ROW_CELLS cells (both ends and this
 step's tokens, the rest elided), and a queue at most QUEUE_ROWS rows, so a view holds only the tokens those
@@ -20,7 +21,7 @@ the runs of tokens that changed (an id of None: not held).
 
 A request's fields, a block's and the metrics travel as arrays (names in every frame would double its bytes);
 `WIRE` names their positions, and the player reads them through those names: it gets this dict as its own
-`WIRE` (viz/html_export.player_sources puts it before player.js), so the two sides cannot drift apart.
+`WIRE` (viz/html_export.player_sources writes it into decode.js), so the two sides cannot drift apart.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def overfull_blocks(frame: Frame) -> dict[int, int]:
 
 
 def token_window(num_tokens: int, computed: int, this_step: int) -> list[range]:
-    """The token positions a row of ROW_CELLS cells can show (player.js `condense`): every token of a short
+    """The token positions a row of ROW_CELLS cells can show (player/render.js `condense`): every token of a short
     request; else half the cells but one at each end and a third at the end of this step's tokens (the
     tokens computed up to `computed`)."""
     if num_tokens <= ROW_CELLS:

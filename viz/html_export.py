@@ -26,14 +26,16 @@ from viz.lockstep import lockstep_marks
 
 PLAYER_DIR = Path(__file__).resolve().parents[1] / "player"
 FRAME_MS = 250
-WIRE_SLOT = "SCHEDLAB_WIRE"  # player.js: `const WIRE = SCHEDLAB_WIRE;`, replaced by viz.frame_payload.WIRE
+WIRE_SLOT = "SCHEDLAB_WIRE"  # decode.js: `const WIRE = SCHEDLAB_WIRE;`, replaced by viz.frame_payload.WIRE
+# The stage player's files, one job each, in the order they run (player/player.js says what each does).
+PLAYER_FILES = ("decode.js", "transport.js", "follow.js", "render.js", "pool.js", "player.js")
 
 
 def player_sources() -> tuple[str, str]:
-    """The stage player's JavaScript, with the wire format's names written in (player.js reads them as `WIRE`),
-    and its CSS."""
-    js = (PLAYER_DIR / "player.js").read_text()
-    assert js.count(WIRE_SLOT) == 1, f"player.js names {WIRE_SLOT} once, where it reads the wire format's names"
+    """The stage player's JavaScript (its files in order), with the wire format's names written in (decode.js
+    reads them as `WIRE`), and its CSS; the twin's view below the stage (vllm_view.js, a panel) after them."""
+    js = "\n".join((PLAYER_DIR / name).read_text() for name in PLAYER_FILES)
+    assert js.count(WIRE_SLOT) == 1, f"the player names {WIRE_SLOT} once, where it reads the wire format's names"
     js, css = js.replace(WIRE_SLOT, json.dumps(WIRE)), (PLAYER_DIR / "player.css").read_text()
     return (js + "\n" + (PLAYER_DIR / "vllm_view.js").read_text(),  # its panel: the twin's view below the stage
             css + "\n" + (PLAYER_DIR / "vllm_view.css").read_text())

@@ -5,13 +5,15 @@ queues as diffs against the previous step. A request that only advanced as its b
 tokens grew by the scheduled count, and it gained one token when its prompt was complete) is not stored at all:
 `_advance` replays that rule, which is the store's encoding, not the scheduler's: the recorder checks each such
 request's counts, as the scheduler left them, against it and stores any it does not fit. Memory therefore grows
-with what changes per step, and reading frame k costs one keyframe copy plus at most K - 1 records.
+with what changes per step, and reading frame k costs one keyframe copy plus at most K - 1 records. A trace file
+holds these records as they are (engine/traces/records.py): the store's encoding is the only one frames have on
+the server.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import chain
 from typing import NamedTuple
 
@@ -136,11 +138,23 @@ class FrameStore:
         `blocks` is a dict of changed blocks, or a tuple holding the whole pool (the first step, or after the
         pool was rebuilt). `snapshot()`, when given, returns the step's complete requests and blocks, sparing
         a replay when a keyframe is due."""
-        step = header.step
+        record = StepRecord(header, metrics, requests, blocks, diff_queue(self._waiting, waiting),
+                            diff_queue(self._running, running))
+        self._add(record, waiting, running, snapshot)
+
+    def append_record(self, record: StepRecord):
+        """Record a step as `records` gave it (a trace holds them: engine/traces/records.py), its queues as diffs
+        against the step before."""
+        waiting = self._waiting if record.waiting is None else record.waiting.apply(self._waiting)
+        running = self._running if record.running is None else record.running.apply(self._running)
+        self._add(record, waiting, running, None)
+
+    def _add(self, record: StepRecord, waiting: tuple[int, ...], running: tuple[int, ...],
+             snapshot: Callable[[], Paged] | None):
+        step, blocks = record.header.step, record.blocks
         if step != len(self._records):
             raise ValueError(f"step {step} recorded after {len(self._records)} steps; frames go in step order")
-        self._records.append(StepRecord(header, metrics, requests, blocks, diff_queue(self._waiting, waiting),
-                                        diff_queue(self._running, running)))
+        self._records.append(record)
         self._waiting, self._running = waiting, running
         if step % self.keyframe_every == 0 or isinstance(blocks, tuple):
             if snapshot is None:
@@ -164,6 +178,11 @@ class FrameStore:
         self._last_frame = frame
 
     # -- reading -----------------------------------------------------------------------------------------
+
+    @property
+    def records(self) -> Sequence[StepRecord]:
+        """Every step's record, in order: what the store holds besides its keyframes (which it derives)."""
+        return tuple(self._records)
 
     def _build(self, k: int) -> Frame:
         i = bisect_right(self._keyframe_steps, k) - 1

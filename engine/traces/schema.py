@@ -10,6 +10,7 @@ import math
 from dataclasses import fields
 
 from engine.run.frame import PoolRebuilt, StepMetrics
+from engine.run.frame_store import QueueDiff, advanced_by_batch
 from engine.run.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
 from i18n import Message, MessageError
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
@@ -110,7 +111,7 @@ def checked_trace(data: bytes | str) -> dict:
         raise TraceError("file", Message("trace.not_json", line=e.lineno, column=e.colno)) from None
     _keys("trace", trace, ("requests", "frames"))
     version = trace.get("version", 1)
-    if version not in (1, 2):
+    if version not in (1, 2, 3):
         _fail("version", "trace.version", value=_shown(version))
     trace["version"] = version
     _of("title", trace.get("title"), str, optional=True)
@@ -122,7 +123,7 @@ def checked_trace(data: bytes | str) -> dict:
     frames = _of("frames", trace["frames"], list)
     if not 1 <= len(frames) <= MAX_TRACE_FRAMES:
         _fail("frames", "trace.frames", n=len(frames), most=MAX_TRACE_FRAMES)
-    _FrameChecker(histories, full=version == 1).check_all(frames)
+    _FrameChecker(histories, version).check_all(frames)
     return trace
 
 
@@ -148,20 +149,24 @@ def _check_requests(requests: list) -> list[int]:
 
 
 class _FrameChecker:
-    """Checks frames in order, tracking what is known so far: requests arrived, pool size, config."""
+    """Checks frames in order, tracking what is known so far: requests arrived, pool size, config; for a version 3
+    trace (the frame store's records) also the queues and each request's token counts, which its frames give as
+    changes."""
 
-    def __init__(self, histories: list[int], full: bool):
-        self.histories, self.full = histories, full
+    def __init__(self, histories: list[int], version: int):
+        self.histories, self.full, self.records = histories, version == 1, version == 3
         self.num_requests = self.num_blocks = 0
         self.config: Config | None = None
+        self.queues = {"waiting": (), "running": ()}
+        self.counts: dict[int, tuple[int, int]] = {}  # request id -> (num_tokens, num_computed_tokens)
 
     def check_all(self, frames: list):
         for k, frame in enumerate(frames):
             self.check(f"frames[{k}]", k, frame)
 
     def check(self, where: str, k: int, frame):
-        required = ("step", "sim_time_s", "wall_schedule_s", "wall_model_s", "batch", "waiting", "running",
-                    "events", "metrics", "requests", "blocks")
+        required = ("step", "sim_time_s", "wall_schedule_s", "wall_model_s", "batch", "events", "metrics",
+                    "requests", "blocks", *(() if self.records else ("waiting", "running")))
         _keys(where, frame, (*required, "config") if self.full or k == 0 else required)
         if frame["step"] != k:
             _fail(f"{where}.step", "trace.steps", value=_shown(frame["step"]), k=k)
@@ -170,10 +175,13 @@ class _FrameChecker:
         if "config" in frame:
             self.config = self.check_config(f"{where}.config", frame["config"])
         self.check_blocks(where, frame)
-        self.check_requests(where, frame["requests"])
-        self.check_batch(f"{where}.batch", frame["batch"])
+        recorded = self.check_requests(where, frame["requests"])
+        self.check_batch(f"{where}.batch", frame["batch"], recorded)
         for queue in ("waiting", "running"):
-            _ints(f"{where}.{queue}", frame[queue], 0, self.num_requests - 1, self.num_requests)
+            if not self.records:
+                _ints(f"{where}.{queue}", frame[queue], 0, self.num_requests - 1, self.num_requests)
+            elif queue in frame:
+                self.check_queue_diff(f"{where}.{queue}", queue, frame[queue])
         self.check_events(f"{where}.events", frame["events"])
         metrics = _keys(f"{where}.metrics", frame["metrics"], StepMetrics._fields)
         for key in StepMetrics._fields:
@@ -236,8 +244,10 @@ class _FrameChecker:
                 _int(f"{at}.hash", b["hash"], -(2**63), 2**64)
             _ints(f"{at}.token_ids", b["token_ids"], PLACEHOLDER, MAX_COUNT, CONFIG_BOUNDS["kvcache_block_size"][1])
 
-    def check_requests(self, where: str, requests):
+    def check_requests(self, where: str, requests) -> set[int]:
+        """The ids of the requests the frame lists."""
         _of(f"{where}.requests", requests, list)
+        recorded = set()
         if self.full:
             self.num_requests = 0
         for i, r in enumerate(requests):
@@ -258,8 +268,11 @@ class _FrameChecker:
             for key in ("arrival", "num_preemptions", "max_tokens"):
                 _int(f"{at}.{key}", r[key])
             _of(f"{at}.finish_reason", r["finish_reason"], str, optional=True)
+            self.counts[rid] = total, r["num_computed_tokens"]
+            recorded.add(rid)
+        return recorded
 
-    def check_batch(self, where: str, batch):
+    def check_batch(self, where: str, batch, recorded: set[int]):
         _keys(where, batch, ("kind", "seq_ids", "num_tokens"))
         if batch["kind"] not in BATCH_KINDS:
             _fail(f"{where}.kind", "trace.one_of", value=_shown(batch["kind"]), choices=", ".join(BATCH_KINDS))
@@ -270,6 +283,33 @@ class _FrameChecker:
         for key in ("num_computed", "num_drafts"):  # absent in traces written before the stage's budget bar
             if key in batch and len(_ints(f"{where}.{key}", batch[key], 0, MAX_TOKENS, self.num_requests)) != len(ids):
                 _fail(f"{where}.{key}", "trace.batch_field_length", key=key)
+        if self.records:
+            self.check_batch_rule(f"{where}.num_tokens", ids, counts, recorded)
+
+    def check_batch_rule(self, where: str, ids: list, counts: list, recorded: set[int]):
+        """A version 3 frame leaves out the requests of its batch that advanced as their entry says (the frame
+        store's batch rule): the counts the rule gives them must fit their tokens, as a listed request's do."""
+        for i, (rid, n) in enumerate(zip(ids, counts, strict=True)):
+            if rid in recorded:
+                continue
+            num_tokens, computed = self.counts[rid] = advanced_by_batch(*self.counts[rid], n)
+            if num_tokens > self.histories[rid] or computed > num_tokens:
+                _fail(f"{where}[{i}]", "trace.batch_rule", rid=rid, n=num_tokens, computed=computed,
+                      most=self.histories[rid])
+
+    def check_queue_diff(self, where: str, name: str, diff):
+        """A version 3 frame's queue that changed: [start, keep, middle, tail] against the frame before's."""
+        old = self.queues[name]
+        if not isinstance(diff, list) or len(diff) != 4:
+            _fail(where, "trace.queue_diff")
+        start = _int(f"{where}[0]", diff[0], 0, len(old))
+        keep = _int(f"{where}[1]", diff[1], 0, len(old) - start)
+        middle = _ints(f"{where}[2]", diff[2], 0, self.num_requests - 1, self.num_requests)
+        tail = _int(f"{where}[3]", diff[3], 0, len(old) - start - keep)
+        queue = QueueDiff(start, keep, tuple(middle), tail).apply(old)
+        if len(queue) > self.num_requests:
+            _fail(where, "trace.too_many", n=len(queue), most=self.num_requests)
+        self.queues[name] = queue
 
     def check_events(self, where: str, events):
         for i, e in enumerate(_of(where, events, list)):

@@ -8,10 +8,12 @@ when it is not the factory's default (a trace without it was decided by the defa
 `decided_by` records that scheduler's kind and the system and version it mirrored (scheduler/contract.py), read
 back onto every frame (an older trace without it is taken as decided by its kind as declared now).
 
-Version 2 writes each frame as a delta against the one before (engine/traces/delta.py): the blocks and requests
-that changed, the config only when it changed. A trace then grows with what happens per step, not with the
-pool. Version 1 traces (every block and request of every frame) still load. Either is checked against the
-schema (engine/traces/schema.py) before anything is built: a file that does not fit raises `TraceError`.
+Version 3 writes the frame store's own records (engine/traces/records.py): per step the requests and blocks that
+changed (a request that only advanced as its batch entry says is left out), the queues as diffs, the config only
+when it changed; reading one hands the records back to a store. A trace then grows with what happens per step,
+not with the pool. Version 2 traces (each frame a delta of every changed request, the queues whole) and version 1
+(every block and request of every frame) still load. Either is checked against the schema
+(engine/traces/schema.py) before anything is built: a file that does not fit raises `TraceError`.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ from engine.run.engine import Engine
 from engine.run.frame import Frame, TokenHistory, config_to_dict
 from engine.run.frame_store import FrameStore
 from engine.run.metrics import request_metrics
-from engine.traces.delta import frame_deltas, frames_from_deltas
+from engine.traces.records import READERS, store_data
 from engine.traces.schema import TraceError, checked_trace
 from i18n import Message
 from scheduler.contract import DecidedBy
 from scheduler.factory import DEFAULT_KIND
 
-TRACE_VERSION = 2
+TRACE_VERSION = 3
 
 __all__ = ["TRACE_VERSION", "TraceError", "load_trace", "read_trace", "request_summaries", "trace_dict",
            "trace_json", "write_trace"]
@@ -71,7 +73,8 @@ def config_changes(engine: Engine) -> list[dict]:
 
 
 def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame] | None = None) -> dict:
-    """The run as a trace; `frames`: the engine's frames already rebuilt (a comparison keeps them), to reuse."""
+    """The run as a trace; `frames`: the engine's frames already rebuilt (a comparison keeps them), to reuse for
+    the request summaries (the frames themselves are written as the engine's store holds them)."""
     # the kind is written only when it is not the default, as older traces (all of the default's) were written
     kind = {"scheduler": engine.spec.scheduler} if engine.spec.scheduler != DEFAULT_KIND else {}
     return {
@@ -85,7 +88,7 @@ def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame]
         "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
         "config_changes": config_changes(engine),
         "requests": request_summaries(engine, frames),
-        "frames": frame_deltas(engine.frames if frames is None else frames),
+        "frames": store_data(engine.frames),
     }
 
 
@@ -105,8 +108,7 @@ def read_trace(data: bytes | str) -> tuple[FrameStore, dict]:
                  for r in trace["requests"]]
     store = FrameStore(decided_by=DecidedBy(**trace["decided_by"]))
     try:
-        for frame in frames_from_deltas(trace["frames"], histories, full=trace["version"] == 1):
-            store.append_frame(frame)
+        READERS[trace["version"]](store, trace["frames"], histories)
     except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
         raise TraceError(f"frames[{len(store)}]", Message("trace.unreadable_frame", detail=repr(e))) from None
     return store, trace

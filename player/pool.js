@@ -1,0 +1,170 @@
+/* schedlab's stage player, 5 of 6: the KV pool, a canvas of one cell per block (coloured by its owner, faded
+ * between frames, repainted only where a block changed), its hover tips, and the block tables.
+ */
+(function () {
+  'use strict';
+  if (window.SchedlabPlayer) return;
+  const parts = window.SchedlabPlayerParts, {F, B, M, COLORS, color, esc, setHtml, condense, joinHeld} = parts;
+
+  class Pool {
+    fitPool(maxHeight) {
+      const canvas = this.$('.sp-grid'), box = this.$('.sp-canvas-box');
+      const height = canvas.getBoundingClientRect().height;
+      if (height <= maxHeight) return;
+      box.style.width = Math.max(120, Math.floor(box.clientWidth * maxHeight / height)) + 'px';
+      this.sized = null;  // the box's new width, measured now (the ResizeObserver would only later)
+      this.paintPool(this.views[this.shown], this.colors);
+    }
+
+    owners(v) {
+      const owners = v.blocks.map(() => []);
+      v.requests.forEach((r, rid) => r[F.block_table].forEach(b => { if (owners[b]) owners[b].push(rid); }));
+      return owners;
+    }
+
+    gridShape(n) {
+      const columns = Math.max(1, Math.min(n, Math.max(this.sizes().grid, Math.ceil(Math.sqrt(n)))));
+      return [Math.ceil(n / columns), columns];
+    }
+
+    /* A pool of a row or two (a preemption lesson's few blocks) sits above the narration, beside the queues, so a
+     * projector shows it with them; a larger one has the width below. */
+    placePool(n) {
+      const pool = this.$('.sp-pool'), home = this.$(this.gridShape(n)[0] <= 2 ? '.sp-story' : '.sp-lower');
+      if (pool.parentElement !== home) {
+        home.prepend(pool);
+        this.sized = null;
+      }
+      this.root.classList.toggle('sp-pool-beside', home.classList.contains('sp-story'));
+    }
+
+    /* The pool's title and what it holds; its canvas is painted after every write (fadePool). */
+    renderPool(v) {
+      this.placePool(v.blocks.length);
+      const owners = this.owners(v);
+      this.poolOwners = owners;
+      this.poolColors = v.blocks.map((b, id) => b[B.ref_count] === 0 ? (b[B.hash] !== null ? COLORS.cached_free : COLORS.free)
+        : owners[id].length ? color(owners[id][0]) : COLORS.reserved);  // in use by no request: vLLM's null block
+      const m = v.metrics, reserved = this.poolColors.filter(c => c === COLORS.reserved).length;
+      const n = v.blocks.length - reserved;  // vLLM's null block is not one of the pool's blocks
+      setHtml(this.$('.sp-ptitle'), this.t('pool_title', {n, size: v.cfg.block_size, used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks],
+        empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks], reserved: reserved ? this.t('pool_reserved') : ''}));
+      Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[B.ref_count]),
+        cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : [])});
+      this.$('.sp-overfull-key').hidden = !(v.overfull || []).length;
+    }
+
+    /* The pool's canvas to the frame's colours, fading from the ones drawn over `fadeMs` (0: at once). */
+    fadePool(v, fadeMs) {
+      const target = this.poolColors, from = this.colors.length === target.length ? this.colors : target;
+      cancelAnimationFrame(this.poolFrame);
+      if (!fadeMs || from === target) { this.paintPool(v, target); return; }
+      const start = performance.now();
+      const step = now => {
+        const t = Math.min(1, (now - start) / fadeMs);
+        this.paintPool(v, from.map((c, i) => c === target[i] ? c : mix(c, target[i], t)));
+        if (t < 1) this.poolFrame = requestAnimationFrame(step);
+      };
+      this.colors = from;
+      this.poolFrame = requestAnimationFrame(step);
+    }
+
+    /* The blocks in `colors`: only those whose colour, reference count or overfull mark changed since the canvas
+     * was last painted at this shape (a step changes a few blocks of hundreds). */
+    paintPool(v, colors) {
+      this.colors = colors;
+      const canvas = this.$('.sp-grid'), n = v.blocks.length;
+      const [rows, columns] = this.gridShape(n);
+      const width = Math.max(120, this.measured().canvas || 480);
+      const cell = Math.max(4, Math.min(this.root.classList.contains('sp-present') ? 44 : 34, Math.floor(width / columns)));
+      const ratio = window.devicePixelRatio || 1;
+      if (canvas.width !== columns * cell * ratio || canvas.height !== rows * cell * ratio) {
+        canvas.width = columns * cell * ratio;
+        canvas.height = rows * cell * ratio;
+        canvas.style.width = columns * cell + 'px';
+        canvas.style.height = rows * cell + 'px';
+      }
+      this.cell = cell;
+      const ctx = canvas.getContext('2d');
+      ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+      const shape = `${n} ${columns} ${cell} ${ratio}`;
+      if (this.painted.shape !== shape) {  // (a canvas given a new size forgets its font too)
+        this.painted = {shape, cells: []};
+        ctx.clearRect(0, 0, columns * cell, rows * cell);
+        ctx.font = `${Math.floor(cell * 0.36)}px sans-serif`;  // setting it lays the page out: once per shape
+        ctx.textAlign = 'center';
+        ctx.textBaseline = 'middle';
+      }
+      const gap = cell >= 12 ? 2 : 1;
+      const labels = cell >= 24;
+      const overfull = new Set((v.overfull || []).map(([id]) => id));
+      for (let id = 0; id < n; id++) {
+        const ref = v.blocks[id][B.ref_count], painted = `${colors[id]} ${ref} ${overfull.has(id)}`;
+        if (this.painted.cells[id] === painted) continue;
+        this.painted.cells[id] = painted;
+        const x = (id % columns) * cell, y = Math.floor(id / columns) * cell;
+        ctx.clearRect(x, y, cell, cell);
+        ctx.fillStyle = colors[id];
+        ctx.fillRect(x + gap / 2, y + gap / 2, cell - gap, cell - gap);
+        if (overfull.has(id)) {  // more tokens than a block holds: the notebook's block-size bug
+          ctx.strokeStyle = '#D62728';
+          ctx.lineWidth = Math.max(2, cell / 10);
+          ctx.strokeRect(x + gap / 2 + 1, y + gap / 2 + 1, cell - gap - 2, cell - gap - 2);
+        }
+        if (labels) {  // within its cell (the next one's may not be painted again)
+          ctx.fillStyle = ref > 0 ? '#FFFFFF' : '#7B8794';
+          ctx.fillText(ref > 1 ? `${id}×${ref}` : String(id), x + cell / 2, y + cell / 2, cell - gap);
+        }
+      }
+    }
+
+    blockTip(v, id) {
+      const b = v.blocks[id], owners = this.poolOwners[id] || [];
+      const ref = b[B.ref_count];
+      const state = this.t(ref === 0 ? (b[B.hash] !== null ? 'block_cached_free' : 'block_free') : !owners.length ? 'block_reserved'
+        : ref > 1 ? 'block_shared' : 'block_in_use');
+      let [rid, start, count] = b[B.source] || [null, 0, 0];  // a cached-free block: the request that filled it
+      if (owners.length) {
+        const size = v.cfg.block_size;
+        rid = owners[0];
+        start = v.requests[rid][F.block_table].indexOf(id) * size;
+        const held = Math.min(v.requests[rid][F.num_tokens], v.requests[rid][F.num_computed_tokens]);  // K/V in it
+        count = Math.max(0, Math.min(size, held - start));
+      }
+      const pieces = rid === null ? null : v.pieces[rid];
+      const text = rid === null ? this.t('no_tokens') : pieces ? JSON.stringify(joinHeld(pieces.slice(start, start + count), ''))
+        : joinHeld(v.tokens[rid].slice(start, start + count), ' ');
+      const overfull = new Map(v.overfull || []).get(id);  // tokens held: the notebook's bug, a prefill in one block
+      const lines = [`<b>${esc(this.t('block', {id}))}</b> · ${esc(state)}`,
+        esc(this.t('owners', {owners: owners.length ? owners.map(o => this.t('owner', {id: o})).join(', ') : this.t('none')})),
+        esc(this.t('ref_count', {n: ref})), esc(this.t('hash', {hash: b[B.hash] ? '0x' + b[B.hash] + '…' : this.t('no_hash')})),
+        esc(this.t('block_tokens', {tokens: text.slice(0, 80)}))];
+      if (overfull) lines.push(this.t('overfull', {n: overfull, size: v.cfg.block_size}));
+      return lines.join('<br>');
+    }
+
+    renderTables(v) {
+      const {font, tables} = this.measured();  // a cell is 2.6em of 0.85em text wide
+      const width = Math.max(5, Math.floor((tables - 7.9 * font) / (2.6 * 0.85 * font + 2)));
+      const limit = 2 * this.sizes().rows;
+      const rows = [];
+      let holders = 0;
+      v.requests.forEach((r, rid) => {
+        const table = r[F.block_table];
+        if (!table.length || ++holders > limit) return;
+        const cells = condense(table.length, width, 0, 0).map(i => i === null ? `<span class="sp-tok sp-gap" title="${esc(this.t('blocks_elided'))}">⋯</span>` :
+          `<span class="sp-tok sp-bt" style="background:${color(rid)}" title="${esc(this.t('table_cell', {i, p: table[i], n: v.blocks[table[i]][B.ref_count]}))}">${table[i]}${v.blocks[table[i]][B.ref_count] > 1 ? '×' + v.blocks[table[i]][B.ref_count] : ''}</span>`);
+        rows.push(`<div class="sp-trow"><span class="sp-label" style="color:${color(rid)}">ID:${rid}</span><span class="sp-cells">${cells.join('')}</span></div>`);
+      });
+      if (holders > limit) rows.push(`<div class="sp-more">${esc(this.t('more_holders', {n: holders - limit}))}</div>`);
+      setHtml(this.$('.sp-trows'), rows.join('') || `<div class="sp-empty">${esc(this.t('no_holders'))}</div>`);
+    }
+  }
+
+  function mix(a, b, t) {
+    const x = [1, 3, 5].map(i => parseInt(a.slice(i, i + 2), 16)), y = [1, 3, 5].map(i => parseInt(b.slice(i, i + 2), 16));
+    return '#' + x.map((v, i) => Math.round(v + (y[i] - v) * t).toString(16).padStart(2, '0')).join('');
+  }
+
+  parts.Pool = Pool;
+})();

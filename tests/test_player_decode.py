@@ -1,0 +1,108 @@
+"""The player decodes what the server encodes: the player's JavaScript as it is served, run in node over golden
+deltas the server's encoder wrote (tests/data/golden_deltas.json, tools/golden_deltas.py), rebuilds the very views
+the server computes from the frames, as the server's reference decoder (viz/frame_payload.decode) does; a delta
+that does not fit the view before it is refused by both."""
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from tools.golden_deltas import GOLDEN_DELTAS, RUNS, VIEWS_EDITED, golden_deltas, golden_views
+from viz.frame_payload import EMPTY_VIEW, decode
+from viz.html_export import player_sources
+
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed (tools/ensure_debian_packages.py "
+                                                     "installs it)")
+GOLDEN = json.loads(GOLDEN_DELTAS.read_text())
+
+# Reads {empty, runs: {name: [delta...]}, bad: [[view, delta]...]} on stdin; writes each run's views in order, and
+# for each bad delta the decoder's error message (null if it took it).
+DECODE_IN_NODE = """
+globalThis.window = globalThis;
+const fs = require('fs');
+(0, eval)(fs.readFileSync(process.argv[2], 'utf8'));  // the player as served
+const {decode} = window.SchedlabPlayer, input = JSON.parse(fs.readFileSync(0, 'utf8'));
+const runs = {};
+for (const [name, deltas] of Object.entries(input.runs)) {
+  let view = input.empty;
+  runs[name] = deltas.map(delta => (view = decode(view, delta)));
+}
+const refusal = (view, delta) => { try { decode(view, delta); return null; } catch (e) { return e.message; } };
+const bad = input.bad.map(([view, delta]) => refusal(view, delta));
+process.stdout.write(JSON.stringify({runs, bad}));
+"""
+
+
+def _in_node(tmp_path, runs: dict, bad: list) -> dict:
+    bundle, script = tmp_path / "player.js", tmp_path / "decode_all.js"
+    bundle.write_text(player_sources()[0])
+    script.write_text(DECODE_IN_NODE)
+    done = subprocess.run([NODE, str(script), str(bundle)], input=json.dumps({"empty": EMPTY_VIEW, "runs": runs,
+                                                                             "bad": bad}),
+                          capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(done.stdout)
+
+
+def _reference_views(deltas: list[dict]) -> list[dict]:
+    views, view = [], EMPTY_VIEW
+    for delta in deltas:
+        views.append(view := decode(view, delta))
+    return views
+
+
+def _bad_deltas() -> list[tuple[dict, dict]]:
+    """(view, delta) pairs that do not fit: tokens past a request's length, a request skipping an id."""
+    first = _reference_views(GOLDEN["02_preemption"][:1])[0]
+    step = {key: GOLDEN["02_preemption"][1][key] for key in ("step", "time", "kind", "batch", "metrics", "narration",
+                                                             "wall_ms", "overlapped")}
+    past_the_end = {**step, "tok": {"0": [2, [[1, [5, 6], None]]]}}
+    skipping = {**step, "req": {str(len(first["requests"]) + 1): first["requests"][0]}}
+    return [(first, past_the_end), (first, skipping)]
+
+
+def test_the_servers_encoder_still_writes_the_golden_deltas():
+    assert golden_deltas() == GOLDEN, "the wire deltas changed: if on purpose, python -m tools.golden_deltas"
+
+
+def test_the_golden_runs_hold_what_a_delta_can_carry():
+    frames = [delta for deltas in GOLDEN.values() for delta in deltas]
+    assert any("nb" in deltas[k] for deltas in GOLDEN.values() for k in range(1, len(deltas)))  # a pool rebuilt
+    runs = [run for delta in frames for _length, runs in delta.get("tok", {}).values() for run in runs]
+    assert any(pieces for _start, _ids, pieces in runs)  # text pieces
+    assert set(GOLDEN) == {*RUNS, VIEWS_EDITED}
+    edited = golden_views(VIEWS_EDITED)
+    assert edited[-2]["pieces"].count(None) < edited[-1]["pieces"].count(None)  # a request's text pieces dropped
+    shrunk = False
+    for name in GOLDEN:
+        views = golden_views(name)
+        shrunk |= any(len(b) < len(a) for before, after in zip(views, views[1:], strict=False)
+                      for a, b in zip(before["tokens"], after["tokens"], strict=False))
+    assert shrunk  # speculative tokens rejected: a request's tokens shrink
+
+
+def test_the_reference_decoder_rebuilds_the_servers_views_from_the_golden_deltas():
+    for name, deltas in GOLDEN.items():
+        assert _reference_views(deltas) == golden_views(name), name
+
+
+@needs_node
+def test_the_players_decoder_rebuilds_the_servers_views_from_the_golden_deltas(tmp_path):
+    decoded = _in_node(tmp_path, GOLDEN, [])["runs"]
+    for name in GOLDEN:
+        views = golden_views(name)
+        assert len(decoded[name]) == len(views) == len(GOLDEN[name])
+        for k, (player, server) in enumerate(zip(decoded[name], views, strict=True)):
+            assert player == server, f"{name} frame {k}"
+
+
+@needs_node
+def test_a_delta_that_does_not_fit_the_view_before_it_is_refused_by_both_decoders(tmp_path):
+    bad = _bad_deltas()
+    for view, delta in bad:
+        with pytest.raises(ValueError, match="does not fit"):
+            decode(view, delta)
+    refused = _in_node(tmp_path, {}, bad)["bad"]
+    assert "outside its 2" in refused[0] and "skips an id" in refused[1]
