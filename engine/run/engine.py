@@ -89,7 +89,7 @@ class Engine:
         self._last_batch_idle = False
         self._events: list = []  # events that happened between steps, reported in the next frame
         self._requeued_by_rebuild: set[int] = set()  # their next admission is an AdmittedAfterRebuild
-        self.frames = FrameStore(decided_by=self.scheduler.info.decided_by)
+        self.frames = FrameStore(decided_by=self.scheduler.info.decided_under(spec.config))
         self._recorder = Recorder(self.frames, self.requests)
         self._recorder.reset_pool(self.scheduler.pool)
         arrived = self._admit_arrivals(through=0)  # frame 0 shows the requests that arrive at the start
