@@ -222,7 +222,7 @@ class _Loader:
             self.fail_with("adaptive", e)
 
     def config(self, table: dict, where: str = "config") -> Config:
-        spec = {f.name: {"int": int, "bool": bool, "str": str}[getattr(f.type, "__name__", f.type)]
+        spec = {f.name: {"int": int, "bool": bool, "str": str, "float": float}[getattr(f.type, "__name__", f.type)]
                 for f in fields(Config)}
         self.table(table, where, spec)
         try:
