@@ -572,6 +572,7 @@ MESSAGES = {
                                 "and the requests queued behind it with it.",
     "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
     "sidebar.scheduler_ignores": "This scheduler ignores these settings ({system} has no such choice): {names}.",
+    "sidebar.setting_ignored": "Greyed: this run's scheduler, {name}, does not read it ({system} has no such setting).",
     "sidebar.variant_help": "The same workload under the scenario's comparison config, with its own key frames.",
     "sidebar.untranslated": "{file} has no text in this language: its title, story and key-frame notes are shown "
                             "in English.",

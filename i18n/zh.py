@@ -519,6 +519,7 @@ MESSAGES = {
     "sidebar.beyond_pool.vllm": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
     "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
     "sidebar.scheduler_ignores": "这个调度器忽略这些设置（{system} 没有这样的选项）：{names}。",
+    "sidebar.setting_ignored": "已置灰：本次运行的调度器（{name}）不读取这个设置（{system} 没有这样的设置）。",
     "sidebar.variant_help": "同一工作负载在场景的对比配置下运行，有它自己的关键帧。",
     "sidebar.untranslated": "{file} 没有中文文本：它的标题、讲解和关键帧说明以英文显示。",
     "sidebar.story": "这个场景展示什么",

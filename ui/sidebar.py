@@ -56,6 +56,13 @@ CONFIG_CONTROLS = (
     ("num_speculative_tokens", "int", {}),
     ("prompt_lookup_min", "int", {}),
     ("prompt_lookup_max", "int", {}),
+    # vLLM's own SchedulerConfig knobs (the vLLM twin reads them; greyed for a scheduler that does not)
+    ("scheduler_reserve_full_isl", "bool", {}),
+    ("watermark", "float", {"step": 0.05, "format": "%.2f"}),
+    ("max_num_scheduled_tokens", "int", {}),
+    ("max_num_active_seqs", "int", {}),
+    ("long_prefill_token_threshold", "int", {}),
+    ("long_prefill_token_threshold_adaptive", "bool", {}),
 )
 
 
@@ -237,7 +244,9 @@ def model_controls():
 
 
 def config_controls():
+    """The scheduler settings; one the run's scheduler does not read is greyed, its help saying so."""
     state, config, lang = st.session_state, lab().config_in_effect(), current_lang()
+    info = scheduler_info(lab().scheduler)
     if lab().is_trace:
         st.caption(t("sidebar.trace_read_only"))
     for field, kind, options in CONFIG_CONTROLS:
@@ -245,10 +254,15 @@ def config_controls():
         if field not in state.errors:
             state[key] = getattr(config, field)  # show what the next step will run under
         label, help_text = setting(field, lang)
-        common = {"key": key, "on_change": _on_config, "args": (field,), "disabled": lab().is_trace or locked(field),
-                  "help": help_text}
+        ignored = field in info.ignored
+        if ignored:
+            help_text += " " + t("sidebar.setting_ignored", name=text(lang, info.name), system=info.system)
+        common = {"key": key, "on_change": _on_config, "args": (field,),
+                  "disabled": lab().is_trace or locked(field) or ignored, "help": help_text}
         if kind == "int":
             st.number_input(label, *BOUNDS[field], step=1, **common)
+        elif kind == "float":
+            st.number_input(label, *map(float, BOUNDS[field]), **options, **common)
         elif kind == "bool":
             st.toggle(label, **common)
         else:
