@@ -228,6 +228,10 @@ MESSAGES = {
     "input.prompt": "Your request's text; it joins the waiting queue at the next step.",
     "input.request_max_tokens": "The most tokens the model writes for this request.",
     "input.priority": "Lower is more important; it matters only under the priority queue policy.",
+    "input.stop_token_ids": "vLLM's SamplingParams.stop_token_ids: token ids (e.g. 12, 7) that end the request as "
+                            "the end-of-sequence token does. Only the vLLM twin reads them.",
+    "input.min_tokens": "vLLM's SamplingParams.min_tokens: the outputs before which no stop token (end-of-sequence "
+                        "or a stop token id) is sampled. Only the vLLM twin's runs honour it.",
     "input.low_ms": "A step faster than this, with a full batch, makes max_num_seqs grow by one.",
     "input.high_ms": "A step slower than this makes max_num_seqs shrink by one.",
     "input.min_seqs": "The controller never sets max_num_seqs below this.",
@@ -604,6 +608,10 @@ MESSAGES = {
     "sidebar.prompt_placeholder": "Explain the KV cache in one sentence.",
     "sidebar.request_max_tokens": "max tokens",
     "sidebar.priority": "priority (lower first)",
+    "sidebar.stop_token_ids": "stop_token_ids (vLLM)",
+    "sidebar.min_tokens": "min_tokens (vLLM)",
+    "sidebar.sampling_ignored": "stop_token_ids and min_tokens are greyed: this run's scheduler, {name}, does not "
+                                "read them ({system} has no such request fields).",
     "sidebar.add_request": "Add request",
     "sidebar.added": "Added: it joins the waiting queue at the next step.",
     "sidebar.chat_template": "The prompt is wrapped in the model's chat template.",
@@ -1048,6 +1056,8 @@ MESSAGES = {
     "lab.trace_no_change": "This is a recorded trace: pick a scenario to change a run.",
     "change.unknown_settings": "Unknown setting(s): {names}.",
     "lab.empty_prompt": "Type a prompt first: the request needs at least one token.",
+    "lab.token_ids": "stop_token_ids {typed!r}: type up to {most} token ids (whole numbers), separated by commas or "
+                     "spaces.",
     "lab.request_refused": "This request cannot be added: {reason}.",
     "lab.not_a_trace": "{name} is not a trace written by `python -m engine run ... --json`: {error}.",
     "lab.trace_title": "Trace: {title}",

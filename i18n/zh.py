@@ -194,6 +194,10 @@ MESSAGES = {
     "input.prompt": "你的请求文本；它在下一步进入等待队列。",
     "input.request_max_tokens": "模型为这个请求最多写出的 token 数。",
     "input.priority": "越小越重要；只在 priority 队列策略下起作用。",
+    "input.stop_token_ids": "vLLM 的 SamplingParams.stop_token_ids：像序列结束 token 一样结束请求的 token id（例如 12, 7）。"
+                            "只有 vLLM 孪生调度器读取它们。",
+    "input.min_tokens": "vLLM 的 SamplingParams.min_tokens：在这么多个输出之前不会采样到停止 token（序列结束 token 或停止 "
+                        "token id）。只有 vLLM 孪生调度器的运行遵守它。",
     "input.low_ms": "一步比这更快且批次已满时，max_num_seqs 加一。",
     "input.high_ms": "一步比这更慢时，max_num_seqs 减一。",
     "input.min_seqs": "控制器不会把 max_num_seqs 设得低于此值。",
@@ -549,6 +553,10 @@ MESSAGES = {
     "sidebar.prompt_placeholder": "用一句话解释 KV 缓存。",
     "sidebar.request_max_tokens": "最大 token 数",
     "sidebar.priority": "优先级（越小越先）",
+    "sidebar.stop_token_ids": "stop_token_ids（vLLM）",
+    "sidebar.min_tokens": "min_tokens（vLLM）",
+    "sidebar.sampling_ignored": "stop_token_ids 和 min_tokens 已置灰：本次运行的调度器（{name}）不读取它们（{system} "
+                                "没有这样的请求字段）。",
     "sidebar.add_request": "添加请求",
     "sidebar.added": "已添加：它在下一步进入等待队列。",
     "sidebar.chat_template": "提示词会被套上模型的聊天模板。",
@@ -959,6 +967,7 @@ MESSAGES = {
     "lab.trace_no_change": "这是一份录制的轨迹：请选择一个场景来修改运行。",
     "change.unknown_settings": "未知的设置：{names}。",
     "lab.empty_prompt": "请先输入提示：请求至少需要一个 token。",
+    "lab.token_ids": "stop_token_ids {typed!r}：请输入最多 {most} 个 token id（整数），用逗号或空格分隔。",
     "lab.request_refused": "无法添加这个请求：{reason}。",
     "lab.not_a_trace": "{name} 不是由 `python -m engine run ... --json` 写出的轨迹：{error}。",
     "lab.trace_title": "轨迹：{title}",

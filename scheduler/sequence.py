@@ -35,6 +35,13 @@ class SamplingParams:
             raise MessageError("workload.min_tokens", value=repr(self.min_tokens), most=self.max_tokens)
         if self.temperature < 0:
             raise MessageError("workload.temperature", value=repr(self.temperature))
+
+    def banned_tokens(self, num_outputs: int, eos: int) -> tuple[int, ...]:
+        """The tokens a sampler must not pick as output number `num_outputs` + 1: below min_tokens, the stop tokens
+        (EOS unless ignore_eos, and stop_token_ids), as vLLM's min-tokens logits processor masks them."""
+        if num_outputs >= self.min_tokens:
+            return ()
+        return (*self.stop_token_ids, *(() if self.ignore_eos else (eos,)))
         if type(self.max_tokens) is not int or self.max_tokens < 1:
             raise MessageError("workload.max_tokens", value=repr(self.max_tokens))
 

@@ -13,6 +13,7 @@ def opened(at, params: dict):
 def test_under_the_twin_a_watermark_applies_and_travels_in_the_link(app):
     opened(app, {"scenario": "vllm_vs_article", "frame": "0"})
     assert lab(app).scheduler == "vllm" and not app.number_input(key="cfg_watermark").disabled
+    assert not app.text_input(key="request_stop_token_ids").disabled
     app.number_input(key="cfg_watermark").set_value(0.5).run()
     app.toggle(key="cfg_scheduler_reserve_full_isl").set_value(False).run()
     assert no_errors(app)
@@ -28,3 +29,5 @@ def test_under_the_article_scheduler_the_knobs_are_greyed_and_say_why(app):
         assert app.number_input(key=key).disabled and "does not read it" in app.number_input(key=key).help
     assert app.toggle(key="cfg_scheduler_reserve_full_isl").disabled
     assert not app.number_input(key="cfg_max_num_seqs").disabled
+    assert app.text_input(key="request_stop_token_ids").disabled and app.number_input(key="request_min_tokens").disabled
+    assert any("does not read them" in c.value for c in app.caption)

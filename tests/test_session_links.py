@@ -175,6 +175,17 @@ def test_a_link_carries_vllms_knobs_and_a_mid_run_change_of_one():
     assert link_of(lab, SCENARIOS, lang="en").params() == params
 
 
+def test_a_request_added_with_stop_tokens_and_min_tokens_travels_in_the_link():
+    changes = pack([[2, "hello", 6, 0, 0.0, {"stop_token_ids": [3, 9], "min_tokens": 2}]])
+    params = {"scenario": "vllm_vs_article", "changes": changes, "frame": "3"}
+    lab = reopened(params)
+    added = lab.shared_run.spec.changes[-1].payload
+    assert (added.stop_token_ids, added.min_tokens) == ((3, 9), 2)
+    assert link_of(lab, SCENARIOS, lang="en").params() == params
+    with pytest.raises(LinkError, match="min_tokens"):
+        parse_link({**params, "changes": pack([[2, "hello", 6, 0, 0.0, {"min_tokens": -1}]])}, SCENARIOS)
+
+
 @pytest.mark.parametrize(("params", "named"), MALFORMED, ids=[str(p) for p, _ in MALFORMED])
 def test_every_malformed_link_is_refused_with_a_message_naming_it(params, named):
     with pytest.raises(LinkError, match="This link's") as refused:

@@ -73,7 +73,8 @@ class VllmScheduler:
         "max_num_seqs", "max_num_batched_tokens", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
         "enable_prefix_caching", "chunked_prefill", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
         "prompt_lookup_max", *VLLM_ONLY_FIELDS}), reserved_units=1,
-        queues_oversized_prompt=True, version_setting="vllm_version")
+        queues_oversized_prompt=True, version_setting="vllm_version",
+        sampling=frozenset({"stop_token_ids", "min_tokens"}))
 
     def __init__(self, config: Config):
         self.config = config
