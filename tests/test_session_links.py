@@ -162,6 +162,7 @@ def test_a_link_names_the_vllm_release_the_twin_mirrors_and_reopens_it():
     params = {"scenario": "vllm_vs_article", "vllm_version": "0.33", "frame": "3"}
     lab = reopened(params)
     assert lab.frames[3].config.vllm_version == "0.33"
+    assert lab.frames[3].decided_by.version == "0.33"
     assert link_of(lab, SCENARIOS, lang="en").params() == params
 
 

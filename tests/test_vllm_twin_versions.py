@@ -2,9 +2,15 @@
 ../shared/reference/vllm_0.33.md, checked by `make vllm-check VLLM=0.32|0.33`): a running request that preempts
 itself under the priority policy, and the blocks accepted draft tokens complete under speculative decoding."""
 
+from dataclasses import replace
+
 import pytest
 
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.engine import Engine
+from engine.traces.trace import trace_dict
 from scheduler import Config, SamplingParams, Sequence
+from scheduler.config import VLLM_VERSIONS
 from scheduler.vllm_v1 import VllmScheduler
 from tools.refcheck.golden import golden_path, read_golden
 from tools.refcheck.record import first_difference
@@ -65,3 +71,12 @@ def test_each_releases_golden_traces_tell_the_twin_set_to_the_other_release_apar
     golden = read_golden(golden_path("vllm", release))
     assert any(first_difference(t["steps"], ADAPTER.run_twin(t["workload"], other), golden.fields)
                for t in golden.traces if t["workload"]["mode"] == "priority")
+
+
+def test_a_run_records_the_release_it_was_decided_under():
+    spec = load_scenario(SCENARIOS_DIR / "vllm_vs_article.toml").spec_for("fake")
+    for version in VLLM_VERSIONS:
+        engine = Engine(replace(spec, config=replace(spec.config, vllm_version=version)))
+        engine.run(2)
+        assert trace_dict(engine)["decided_by"] == {"kind": "vllm", "system": "vLLM", "version": version}
+        assert engine.frames[2].decided_by.version == version

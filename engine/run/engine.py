@@ -119,6 +119,8 @@ class Engine:
             insort(self._pending, change.payload, key=lambda r: r.arrival)
         else:
             self._reconfigure(change.settings)
+            if self.step_count == 0:  # frame 0's settings are the run's own, the release it is decided under too
+                self.frames.decided_by = self.scheduler.info.decided_under(self.config)
         self.spec = replace(self.spec, changes=(*self.spec.changes, change))
 
     def add_request(self, request: Request):

@@ -37,7 +37,7 @@ from bisect import insort
 from collections import deque
 from operator import attrgetter
 
-from scheduler.config import VLLM_ONLY_FIELDS, Config
+from scheduler.config import VLLM_ONLY_FIELDS, VLLM_VERSIONS, Config
 from scheduler.contract import SchedulerInfo
 from scheduler.events import (
     Aborted,
@@ -73,7 +73,7 @@ class VllmScheduler:
         "max_num_seqs", "max_num_batched_tokens", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
         "enable_prefix_caching", "chunked_prefill", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
         "prompt_lookup_max", *VLLM_ONLY_FIELDS}), reserved_units=1,
-        queues_oversized_prompt=True, version_setting="vllm_version",
+        queues_oversized_prompt=True, version_setting="vllm_version", versions=VLLM_VERSIONS,
         sampling=frozenset({"stop_token_ids", "min_tokens"}))
 
     def __init__(self, config: Config):
