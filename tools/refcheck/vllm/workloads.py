@@ -5,7 +5,9 @@ A workload is plain data (JSON-able): the scheduler settings, the requests (arri
 priority, ignore_eos) and the fake model's seed and vocabulary. Pools are small so preemption is frequent,
 prompts share stems so the prefix cache hits, arrivals spread over steps, many in the same step (often with one
 priority: then only their arrival stamps, distinct and in the order added, as vLLM stamps them, decide between
-them). Pure Python: the golden-trace test replays these without vLLM."""
+them). The "knobs" mode also draws vLLM's own SchedulerConfig knobs and a request's stop_token_ids and min_tokens
+(the other modes leave them at vLLM's defaults, so their workloads are as they were). Pure Python: the
+golden-trace test replays these without vLLM."""
 
 from __future__ import annotations
 
