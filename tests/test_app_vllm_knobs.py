@@ -26,7 +26,7 @@ def test_under_the_article_scheduler_the_knobs_are_greyed_and_say_why(app):
     opened(app, {"scenario": "02_preemption", "scheduler": "article", "frame": "0"})
     assert lab(app).scheduler == "article"
     for key in ("cfg_watermark", "cfg_max_num_scheduled_tokens", "cfg_long_prefill_token_threshold"):
-        assert app.number_input(key=key).disabled and "does not read it" in app.number_input(key=key).help
+        assert app.number_input(key=key).disabled and "Not read by" in app.number_input(key=key).help
     assert app.toggle(key="cfg_scheduler_reserve_full_isl").disabled
     assert not app.number_input(key="cfg_max_num_seqs").disabled
     assert app.text_input(key="request_stop_token_ids").disabled and app.number_input(key="request_min_tokens").disabled

@@ -107,11 +107,16 @@ def _on_run_inputs():
 
 
 def _on_scheduler():
-    """The other scheduler chosen: a scheduler cannot change mid-run, so the run starts again from frame 0."""
-    current = lab().inputs
+    """The other scheduler chosen: a scheduler cannot change mid-run, so the run starts again from frame 0 (said when
+    it was shown at a later frame)."""
+    current, frame = lab().inputs, lab().cursor
     if current is not None:
+        chosen = st.session_state.scheduler_choice
         try:
-            _restart(current.with_scheduler(st.session_state.scheduler_choice))
+            _restart(current.with_scheduler(chosen))
+            if frame > 0:
+                st.session_state.notice = Message("sidebar.scheduler_restarted", frame=frame,
+                                                  scheduler=Message(f"sidebar.scheduler.{chosen}"))
         except USER_ERRORS as e:
             report(e)
 
@@ -137,7 +142,8 @@ def scheduler_choice():
         _config_control(info.version_setting, "choice", {"options": list(info.versions)}, config, lang)
     if info.ignored:
         names = t("list.sep").join(setting(name, lang)[0] for name in info.ignored)
-        st.caption(t("sidebar.scheduler_ignores", system=info.system, names=names))
+        victim = f" {t(f'sidebar.victim.{here.scheduler}')}" if "preemption_policy" in info.ignored else ""
+        st.caption(t("sidebar.scheduler_ignores", system=info.system, names=names) + victim)
 
 
 def _apply(error_key: str, change: Callable[[], None]):
@@ -254,18 +260,19 @@ def config_controls():
 
 
 def _config_control(field: str, kind: str, options: dict, config, lang: str):
-    """One setting's control, showing what the next step will run under; a change applies from the frame shown. One
-    the run's scheduler does not read is greyed, its help saying so."""
-    state, info = st.session_state, scheduler_info(lab().scheduler)
+    """One setting's control, showing what the next step will run under; a change applies from the frame shown.
+    One the run's scheduler does not read is disabled (changing it would branch into the same run)."""
+    state = st.session_state
     key = f"cfg_{field}"
     if field not in state.errors:
         state[key] = getattr(config, field)
     label, help_text = setting(field, lang)
-    ignored = field in info.ignored
-    if ignored:
-        help_text += " " + t("sidebar.setting_ignored", name=text(lang, info.name), system=info.system)
+    unread = field in scheduler_info(lab().scheduler).ignored
+    if unread:
+        scheduler = t(f"sidebar.scheduler.{lab().scheduler}")
+        help_text = f"{help_text}\n\n{t('sidebar.scheduler_unread', scheduler=scheduler)}"
     common = {"key": key, "on_change": _on_config, "args": (field,),
-              "disabled": lab().is_trace or locked(field) or ignored, "help": help_text}
+              "disabled": lab().is_trace or locked(field) or unread, "help": help_text}
     if kind == "int":
         st.number_input(label, *BOUNDS[field], step=1, **common)
     elif kind == "float":
