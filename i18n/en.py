@@ -24,12 +24,20 @@ MESSAGES = {
     "narrate.free.turn": "{available} free when its turn came in this step (at the start of this step: {at_start}; "
                          "after it: {after})",
     "narrate.blocked.blocks": "Request {id} waits: it needs {blocks}; {free}.",
+    "narrate.blocked.blocks_rule": "Request {id} waits: it needs {blocks} ({rule}); {free}.",
     "narrate.blocked.token_budget": "Request {id} waits: its prefill needs {tokens} but only {available} are left in "
                                     "this step's token budget (max_num_batched_tokens={budget}).",
     "narrate.blocked.never_fits": "Request {id} waits for good: it needs {blocks}, more than the whole pool ({pool}). "
                                   "{system}'s scheduler keeps it in its place in the waiting queue, so no request "
                                   "queued behind it is admitted.",
     "narrate.blocked.max_num_seqs": "Request {id} waits: the batch is full (max_num_seqs={max_num_seqs}).",
+    "narrate.blocked.max_num_active_seqs": "Request {id} waits: {active} requests run, as many as vLLM admits into "
+                                           "RUNNING (max_num_active_seqs={active}).",
+    "narrate.blocked.watermark": "Request {id} waits: it needs {blocks} and {free}, but with watermark={watermark} "
+                                 "vLLM admits a request only if {kept} stay free after it.",
+    "narrate.blocked.whole_sequence": "with scheduler_reserve_full_isl on, vLLM's default, its whole sequence must "
+                                      "fit",
+    "narrate.blocked.first_chunk": "with scheduler_reserve_full_isl off, only this step's chunk must fit",
     "narrate.blocked.decode_first": "Request {id} waits: decode-first ran the running requests' decodes this step; "
                                     "prefills wait for a step without them.",
     "narrate.blocked.preempted_this_step": "Request {id} waits: this step preempted a running request, and vLLM "
@@ -69,6 +77,7 @@ MESSAGES = {
     "finish.eos": "it produced the end-of-sequence token",
     "finish.max_tokens": "it reached its max_tokens ({max_tokens})",
     "finish.max_model_len": "it reached max_model_len ({max_model_len} tokens)",
+    "finish.stop_token": "it produced one of its stop tokens (stop_token_ids)",
     "narrate.aborted": "Request {id} was aborted: {reason}.",
     "narrate.speculated": "Request {id} checked {drafts} found by prompt lookup: {accepted} accepted, and the model "
                           "added one of its own ({new} in one step).",
@@ -184,6 +193,31 @@ MESSAGES = {
                                  "next one; with speculative decoding 0.33 caches the blocks that accepted draft "
                                  "tokens complete, so they are freed to the tail of the free queue. The article's "
                                  "scheduler ignores it.",
+    "setting.scheduler_reserve_full_isl.label": "admit only if the whole sequence fits (vLLM)",
+    "setting.scheduler_reserve_full_isl.help": "vLLM's scheduler_reserve_full_isl, on by default: a waiting request "
+                                               "is admitted only if the free blocks hold its whole sequence (its "
+                                               "prefix-cache hits counted). Off, as vLLM did before the option "
+                                               "existed: once this step's chunk fits, so more requests start and "
+                                               "preemptions come later. The article's scheduler ignores it.",
+    "setting.watermark.label": "watermark (share of blocks kept free, vLLM)",
+    "setting.watermark.help": "vLLM's watermark, 0 by default: while another request runs, a waiting request is "
+                              "admitted only if this share of the pool (vLLM counts its null block; rounded down) "
+                              "stays free after it, headroom for the running requests to grow without preempting. "
+                              "From 0 up to, not including, 1. The article's scheduler ignores it.",
+    "setting.max_num_scheduled_tokens.label": "tokens scheduled per step (vLLM, 0: the token budget)",
+    "setting.max_num_scheduled_tokens.help": "vLLM's max_num_scheduled_tokens: the most tokens one step may "
+                                             "schedule, at most max_num_batched_tokens; 0 (vLLM's default, None) "
+                                             "means max_num_batched_tokens. The article's scheduler ignores it.",
+    "setting.max_num_active_seqs.label": "requests admitted into RUNNING (vLLM, 0: max_num_seqs)",
+    "setting.max_num_active_seqs.help": "vLLM's max_num_active_seqs: a waiting request is admitted only while fewer "
+                                        "requests than this run, at most max_num_seqs; 0 (vLLM's default, None) "
+                                        "means max_num_seqs. The article's scheduler ignores it.",
+    "setting.long_prefill_token_threshold_adaptive.label": "long-prefill cap at least a fair share (vLLM)",
+    "setting.long_prefill_token_threshold_adaptive.help": "vLLM's long_prefill_token_threshold_adaptive, off by "
+                                                          "default: the long-prefill cap is raised to "
+                                                          "max_num_batched_tokens divided by the requests running "
+                                                          "and waiting. Only with a cap set. The article's scheduler "
+                                                          "ignores it.",
     "value.prefill_first": "prefill first", "value.decode_first": "decode first",
     "value.on": "on", "value.off": "off",
     "settings.changed": "{label} {now} ({was} {before})",
@@ -207,6 +241,10 @@ MESSAGES = {
     "input.prompt": "Your request's text; it joins the waiting queue at the next step.",
     "input.request_max_tokens": "The most tokens the model writes for this request.",
     "input.priority": "Lower is more important; it matters only under the priority queue policy.",
+    "input.stop_token_ids": "vLLM's SamplingParams.stop_token_ids: token ids (e.g. 12, 7) that end the request as "
+                            "the end-of-sequence token does. Only the vLLM twin reads them.",
+    "input.min_tokens": "vLLM's SamplingParams.min_tokens: the outputs before which no stop token (end-of-sequence "
+                        "or a stop token id) is sampled. Only the vLLM twin's runs honour it.",
     "input.low_ms": "A step faster than this, with a full batch, makes max_num_seqs grow by one.",
     "input.high_ms": "A step slower than this makes max_num_seqs shrink by one.",
     "input.min_seqs": "The controller never sets max_num_seqs below this.",
@@ -672,6 +710,10 @@ MESSAGES = {
     "sidebar.prompt_placeholder": "Explain the KV cache in one sentence.",
     "sidebar.request_max_tokens": "max tokens",
     "sidebar.priority": "priority (lower first)",
+    "sidebar.stop_token_ids": "stop_token_ids (vLLM)",
+    "sidebar.min_tokens": "min_tokens (vLLM)",
+    "sidebar.sampling_ignored": "stop_token_ids and min_tokens are greyed: this run's scheduler, {name}, does not "
+                                "read them ({system} has no such request fields).",
     "sidebar.add_request": "Add request",
     "sidebar.added": "Added: it joins the waiting queue at the next step.",
     "sidebar.chat_template": "The prompt is wrapped in the model's chat template.",
@@ -917,8 +959,9 @@ MESSAGES = {
                  "Scheduler decisions step for step, block ids included, as `make vllm-check VLLM={version}` checks "
                  "against that release's Scheduler (serve with vLLM {version} to meet them); prefill_first, "
                  "mixed_batches and the preemption policy do not apply to it.",
-    "vllm.not_the_twin": "Even in its closest setting this scheduler is not vLLM's: vLLM admits a waiting request only "
-                         "if its whole sequence fits in the free blocks and reuses freed uncached blocks first, so its "
+    "vllm.not_the_twin": "Even in its closest setting this scheduler is not vLLM's: vLLM (with "
+                         "scheduler_reserve_full_isl on, its default) admits a waiting request only if its whole "
+                         "sequence fits in the free blocks and reuses freed uncached blocks first, so its "
                          "block ids differ; the vLLM twin (scheduler \"vllm\") makes vLLM's own decisions.",
     "compare.metric": "metric",
     "compare.metric.steps to finish": "steps to finish",
@@ -950,6 +993,9 @@ MESSAGES = {
     "compare.variant.block_size": "block size {size}",
     "compare.variant.prefix_on": "prefix caching on",
     "compare.variant.prefix_off": "prefix caching off",
+    "compare.variant.reserve_on": "scheduler_reserve_full_isl on (whole sequence)",
+    "compare.variant.reserve_off": "scheduler_reserve_full_isl off (first chunk)",
+    "compare.variant.watermark": "watermark {watermark}",
     "compare.variant.fcfs": "fcfs queue",
     "compare.variant.priority": "priority queue",
     "compare.variant.no_speculation": "no speculation",
@@ -966,6 +1012,9 @@ MESSAGES = {
     "compare.name.tail vs smart preemption": "tail vs smart preemption",
     "compare.name.block size 4 vs 16 vs 64": "block size 4 vs 16 vs 64",
     "compare.name.prefix caching on vs off": "prefix caching on vs off",
+    "compare.name.whole sequence vs first chunk at admission (vLLM)": "admission: whole sequence vs first chunk "
+                                                                      "(vLLM's scheduler_reserve_full_isl)",
+    "compare.name.watermark 0 vs 0.1 (vLLM)": "watermark 0 vs 0.1 (vLLM's blocks kept free at admission)",
     "compare.name.fcfs vs priority": "fcfs vs priority queue (vLLM's --scheduling-policy)",
     "compare.name.speculation off vs on": "speculation off vs on",
     "compare.name.overlap off vs on": "overlap off vs on",
@@ -998,6 +1047,11 @@ MESSAGES = {
     "config.bool": "must be true or false",
     "config.at_least_1": "must be at least 1",
     "config.long_prefill": "use 0 (no cap) up to max_model_len={max_model_len} tokens",
+    "config.number": "must be a number",
+    "config.watermark": "use a fraction from 0 (keep no block free) up to, not including, 1",
+    "config.scheduled_tokens": "use 0 (as max_num_batched_tokens) up to max_num_batched_tokens="
+                               "{max_num_batched_tokens}",
+    "config.active_seqs": "use 0 (as max_num_seqs) up to max_num_seqs={max_num_seqs}",
     "config.speculative": "use 0 (off) to {most} draft tokens per step",
     "config.lookup_min": "must not exceed prompt_lookup_max={most}",
     "config.choice": "use one of {choices}",
@@ -1027,9 +1081,12 @@ MESSAGES = {
     "finish_tag.eos": "eos",
     "finish_tag.max_tokens": "max_tokens",
     "finish_tag.max_model_len": "max_model_len",
+    "finish_tag.stop_token": "stop token",
     "workload.prompt_xor": "a request needs exactly one of `prompt` (text) or `prompt_token_ids`",
     "workload.arrival": "arrival={value}: must be a step number, 0 or more",
     "workload.max_tokens": "max_tokens={value}: must be an integer of at least 1",
+    "workload.stop_token_ids": "stop_token_ids={value}: must be a list of token ids",
+    "workload.min_tokens": "min_tokens={value}: must be an integer from 0 to max_tokens={most}",
     "workload.temperature": "temperature={value}: must be 0 (greedy) or more",
     "workload.rate": "rate={value}: must be positive (requests per step)",
     "workload.bursts": "burst_size and every must be at least 1",
@@ -1120,6 +1177,8 @@ MESSAGES = {
     "lab.trace_no_change": "This is a recorded trace: pick a scenario to change a run.",
     "change.unknown_settings": "Unknown setting(s): {names}.",
     "lab.empty_prompt": "Type a prompt first: the request needs at least one token.",
+    "lab.token_ids": "stop_token_ids {typed!r}: type up to {most} token ids (whole numbers), separated by commas or "
+                     "spaces.",
     "lab.request_refused": "This request cannot be added: {reason}.",
     "lab.not_a_trace": "{name} is not a trace written by `python -m engine run ... --json`: {error}.",
     "lab.trace_title": "Trace: {title}",

@@ -23,11 +23,18 @@ MESSAGES = {
     "narrate.free.at_start": "本步开始时空闲 {blocks}；本步之后：{after}",
     "narrate.free.turn": "轮到它时本步有 {available} 个空闲（本步开始时：{at_start}；本步之后：{after}）",
     "narrate.blocked.blocks": "请求 {id} 继续等待：它需要 {blocks}；{free}。",
+    "narrate.blocked.blocks_rule": "请求 {id} 继续等待：它需要 {blocks}（{rule}）；{free}。",
     "narrate.blocked.token_budget": "请求 {id} 继续等待：它的预填充需要 {tokens}，但本步的 token 预算只剩 {available} 个"
                                     "（max_num_batched_tokens={budget}）。",
     "narrate.blocked.never_fits": "请求 {id} 将永远等待：它需要 {blocks}，比整个缓存池（{pool}）还多。{system} 的调度器让它留在等待队列中原来的位置，"
                                   "所以排在它后面的请求都不会被接纳。",
     "narrate.blocked.max_num_seqs": "请求 {id} 继续等待：批次已满（max_num_seqs={max_num_seqs}）。",
+    "narrate.blocked.max_num_active_seqs": "请求 {id} 继续等待：已有 {active} 个请求在运行，达到 vLLM 接纳进 RUNNING "
+                                           "的上限（max_num_active_seqs={active}）。",
+    "narrate.blocked.watermark": "请求 {id} 继续等待：它需要 {blocks}，{free}，但 watermark={watermark} 时，vLLM 只在"
+                                 "接纳之后仍有 {kept} 保持空闲时才接纳请求。",
+    "narrate.blocked.whole_sequence": "scheduler_reserve_full_isl 开启（vLLM 的默认值）时，它的整个序列都要放得下",
+    "narrate.blocked.first_chunk": "scheduler_reserve_full_isl 关闭时，只需这一步的分段放得下",
     "narrate.blocked.decode_first": "请求 {id} 继续等待：解码优先，本步运行的是运行队列中请求的解码；预填充要等到没有解码的一步。",
     "narrate.blocked.preempted_this_step": "请求 {id} 继续等待：本步抢占了一个运行中的请求，vLLM 在这样的一步里不接纳任何等待中的请求。",
     "narrate.admitted": "请求 {id} 被接纳：本步预填充了 {tokens}{cached}{why}。",
@@ -58,6 +65,7 @@ MESSAGES = {
     "finish.eos": "它生成了序列结束 token",
     "finish.max_tokens": "它达到了 max_tokens（{max_tokens}）",
     "finish.max_model_len": "它达到了 max_model_len（{max_model_len} 个 token）",
+    "finish.stop_token": "它生成了它的一个停止 token（stop_token_ids）",
     "narrate.aborted": "请求 {id} 被中止：{reason}。",
     "narrate.speculated": "请求 {id} 检查了通过提示词查找得到的 {drafts}：接受 {accepted} 个，模型又自己补上一个"
                           "（一步得到 {new}）。",
@@ -149,6 +157,27 @@ MESSAGES = {
     "setting.long_prefill_token_threshold.help": "vLLM 的 long_prefill_token_threshold：只要还有别的请求在等待或运行，"
                                                  "一个请求一步最多计算这么多 token，免得一个长提示词占满整步的 token "
                                                  "预算。0 表示不设上限。只有 vLLM 调度器使用它。",
+    "setting.scheduler_reserve_full_isl.label": "整个序列放得下才接纳（vLLM）",
+    "setting.scheduler_reserve_full_isl.help": "vLLM 的 scheduler_reserve_full_isl，默认开启：只有空闲块放得下等待请求的"
+                                               "整个序列（计入前缀缓存命中）时才接纳它。关闭时（vLLM 加入这个选项之前的"
+                                               "做法）：只要这一步的分段放得下就接纳，于是更多请求开始运行，抢占来得更晚。"
+                                               "文章的调度器不使用它。",
+    "setting.watermark.label": "水位线（保持空闲的块比例，vLLM）",
+    "setting.watermark.help": "vLLM 的 watermark，默认 0：当有别的请求在运行时，只有接纳之后池中仍有这个比例的块"
+                              "（vLLM 把空块 0 也算进池中；向下取整）保持空闲，才接纳等待请求，给运行中的请求留出增长"
+                              "空间、少抢占。取 0 到 1（不含 1）。文章的调度器不使用它。",
+    "setting.max_num_scheduled_tokens.label": "每步调度的 token 数（vLLM，0：等于 token 预算）",
+    "setting.max_num_scheduled_tokens.help": "vLLM 的 max_num_scheduled_tokens：一步最多调度的 token 数，不超过 "
+                                             "max_num_batched_tokens；0（vLLM 的默认值 None）表示等于 "
+                                             "max_num_batched_tokens。文章的调度器不使用它。",
+    "setting.max_num_active_seqs.label": "接纳进 RUNNING 的请求数（vLLM，0：等于 max_num_seqs）",
+    "setting.max_num_active_seqs.help": "vLLM 的 max_num_active_seqs：只有运行中的请求少于这个数时才接纳等待请求，"
+                                        "不超过 max_num_seqs；0（vLLM 的默认值 None）表示等于 max_num_seqs。"
+                                        "文章的调度器不使用它。",
+    "setting.long_prefill_token_threshold_adaptive.label": "长预填充上限至少为平均份额（vLLM）",
+    "setting.long_prefill_token_threshold_adaptive.help": "vLLM 的 long_prefill_token_threshold_adaptive，默认关闭："
+                                                          "把长预填充上限提高到 max_num_batched_tokens 除以运行中和"
+                                                          "等待中的请求数。只在设了上限时生效。文章的调度器不使用它。",
     "setting.vllm_version.label": "vLLM 版本（vLLM 孪生调度器）",
     "setting.vllm_version.help": "vLLM 孪生调度器按哪个 vLLM 版本做决策：0.32 或 0.33。两者有两条规则不同：priority "
                                  "策略下，一个正在运行的请求抢占了自己时，0.32 结束本步对运行中请求的循环，0.33 则继续"
@@ -175,6 +204,10 @@ MESSAGES = {
     "input.prompt": "你的请求文本；它在下一步进入等待队列。",
     "input.request_max_tokens": "模型为这个请求最多写出的 token 数。",
     "input.priority": "越小越重要；只在 priority 队列策略下起作用。",
+    "input.stop_token_ids": "vLLM 的 SamplingParams.stop_token_ids：像序列结束 token 一样结束请求的 token id（例如 12, 7）。"
+                            "只有 vLLM 孪生调度器读取它们。",
+    "input.min_tokens": "vLLM 的 SamplingParams.min_tokens：在这么多个输出之前不会采样到停止 token（序列结束 token 或停止 "
+                        "token id）。只有 vLLM 孪生调度器的运行遵守它。",
     "input.low_ms": "一步比这更快且批次已满时，max_num_seqs 加一。",
     "input.high_ms": "一步比这更慢时，max_num_seqs 减一。",
     "input.min_seqs": "控制器不会把 max_num_seqs 设得低于此值。",
@@ -608,6 +641,10 @@ MESSAGES = {
     "sidebar.prompt_placeholder": "用一句话解释 KV 缓存。",
     "sidebar.request_max_tokens": "最大 token 数",
     "sidebar.priority": "优先级（越小越先）",
+    "sidebar.stop_token_ids": "stop_token_ids（vLLM）",
+    "sidebar.min_tokens": "min_tokens（vLLM）",
+    "sidebar.sampling_ignored": "stop_token_ids 和 min_tokens 已置灰：本次运行的调度器（{name}）不读取它们（{system} "
+                                "没有这样的请求字段）。",
     "sidebar.add_request": "添加请求",
     "sidebar.added": "已添加：它在下一步进入等待队列。",
     "sidebar.chat_template": "提示词会被套上模型的聊天模板。",
@@ -833,7 +870,7 @@ MESSAGES = {
     "vllm.twin": "这里显示的就是 vLLM 自己的决定：本次运行用的是 vLLM 孪生调度器，它逐步做出 vLLM {version} 的 V1 调度器的"
                  "决定，连块编号都相同，`make vllm-check VLLM={version}` 拿它与该版本的调度器逐步对照检查（用 vLLM "
                  "{version} 运行才会遇到同样的决定）；prefill_first、mixed_batches 和抢占策略对它不起作用。",
-    "vllm.not_the_twin": "即使在最接近的设置下，这个调度器也不是 vLLM 的：vLLM 只在等待请求的整个序列都放得进空闲块时才接纳它，"
+    "vllm.not_the_twin": "即使在最接近的设置下，这个调度器也不是 vLLM 的：vLLM（scheduler_reserve_full_isl 开启时，即它的默认值）只在等待请求的整个序列都放得进空闲块时才接纳它，"
                          "并且优先复用释放的未缓存块，所以块编号不同；vLLM 孪生调度器（scheduler \"vllm\"）做出 vLLM "
                          "自己的决定。",
     "compare.metric": "指标",
@@ -866,6 +903,9 @@ MESSAGES = {
     "compare.variant.block_size": "块大小 {size}",
     "compare.variant.prefix_on": "前缀缓存开",
     "compare.variant.prefix_off": "前缀缓存关",
+    "compare.variant.reserve_on": "scheduler_reserve_full_isl 开（整个序列）",
+    "compare.variant.reserve_off": "scheduler_reserve_full_isl 关（第一段）",
+    "compare.variant.watermark": "水位线 {watermark}",
     "compare.variant.fcfs": "fcfs 队列",
     "compare.variant.priority": "priority 队列",
     "compare.variant.no_speculation": "不推测",
@@ -882,6 +922,9 @@ MESSAGES = {
     "compare.name.tail vs smart preemption": "tail 抢占 对比 smart 抢占",
     "compare.name.block size 4 vs 16 vs 64": "块大小 4 对比 16 对比 64",
     "compare.name.prefix caching on vs off": "前缀缓存 开 对比 关",
+    "compare.name.whole sequence vs first chunk at admission (vLLM)": "接纳：整个序列 对比 第一段"
+                                                                      "（vLLM 的 scheduler_reserve_full_isl）",
+    "compare.name.watermark 0 vs 0.1 (vLLM)": "水位线 0 对比 0.1（vLLM 接纳时保持空闲的块）",
     "compare.name.fcfs vs priority": "fcfs 对比 priority 队列（vLLM 的 --scheduling-policy）",
     "compare.name.speculation off vs on": "推测解码 关 对比 开",
     "compare.name.overlap off vs on": "重叠调度 关 对比 开",
@@ -914,6 +957,10 @@ MESSAGES = {
     "config.bool": "必须是 true 或 false",
     "config.at_least_1": "至少为 1",
     "config.long_prefill": "取 0（不设上限）到 max_model_len={max_model_len} 个 token",
+    "config.number": "必须是数字",
+    "config.watermark": "取 0（不留空闲块）到 1（不含 1）之间的比例",
+    "config.scheduled_tokens": "取 0（等于 max_num_batched_tokens）到 max_num_batched_tokens={max_num_batched_tokens}",
+    "config.active_seqs": "取 0（等于 max_num_seqs）到 max_num_seqs={max_num_seqs}",
     "config.speculative": "请使用每步 0（关闭）到 {most} 个草稿 token",
     "config.lookup_min": "不能超过 prompt_lookup_max={most}",
     "config.choice": "请使用以下之一：{choices}",
@@ -934,9 +981,12 @@ MESSAGES = {
     "finish_tag.eos": "EOS",
     "finish_tag.max_tokens": "达到 max_tokens",
     "finish_tag.max_model_len": "达到 max_model_len",
+    "finish_tag.stop_token": "停止 token",
     "workload.prompt_xor": "一个请求需要 `prompt`（文本）或 `prompt_token_ids` 中的恰好一个",
     "workload.arrival": "arrival={value}：必须是步号，0 或更大",
     "workload.max_tokens": "max_tokens={value}：必须是至少为 1 的整数",
+    "workload.stop_token_ids": "stop_token_ids={value}：必须是 token id 的列表",
+    "workload.min_tokens": "min_tokens={value}：必须是 0 到 max_tokens={most} 之间的整数",
     "workload.temperature": "temperature={value}：必须为 0（贪心）或更大",
     "workload.rate": "rate={value}：必须为正数（每步的请求数）",
     "workload.bursts": "burst_size 和 every 都必须至少为 1",
@@ -1023,6 +1073,7 @@ MESSAGES = {
     "lab.trace_no_change": "这是一份录制的轨迹：请选择一个场景来修改运行。",
     "change.unknown_settings": "未知的设置：{names}。",
     "lab.empty_prompt": "请先输入提示：请求至少需要一个 token。",
+    "lab.token_ids": "stop_token_ids {typed!r}：请输入最多 {most} 个 token id（整数），用逗号或空格分隔。",
     "lab.request_refused": "无法添加这个请求：{reason}。",
     "lab.not_a_trace": "{name} 不是由 `python -m engine run ... --json` 写出的轨迹：{error}。",
     "lab.trace_title": "轨迹：{title}",

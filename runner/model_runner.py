@@ -66,7 +66,7 @@ class ModelRunner:
             logits = self._logits(packed)
         self.slot_token_ids[packed.slot_mapping] = packed.input_ids
         requests = [(seqs[row], len(seqs[row]) + j) for row, count in packed.sampled for j in range(count)]
-        tokens = iter(sampling.sample(logits, requests, self.seed))
+        tokens = iter(sampling.sample(logits, requests, self.seed, self.eos_token_id))
         result: list = [None] * len(seqs)
         for row, count in packed.sampled:
             model_tokens = [next(tokens) for _ in range(count)]

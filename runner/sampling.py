@@ -23,8 +23,14 @@ def _position_generator(seed: int, position: int) -> torch.Generator:
     return torch.Generator().manual_seed(xxhash.xxh64_intdigest(f"{seed}:{position}".encode()) >> 1)
 
 
-def sample(logits: torch.Tensor, requests: list[tuple], runner_seed: int) -> list[int]:
-    """A token per row of `logits`; `requests[row]` is (sequence, index the token will take in it)."""
+def sample(logits: torch.Tensor, requests: list[tuple], runner_seed: int, eos: int = -1) -> list[int]:
+    """A token per row of `logits`; `requests[row]` is (sequence, index the token will take in it). Below a
+    request's min_tokens its stop tokens (EOS `eos`, its stop_token_ids) are masked, as vLLM masks them."""
+    for row, (seq, position) in enumerate(requests):
+        if banned := [t for t in seq.sampling_params.banned_tokens(position - seq.num_prompt_tokens, eos)
+                      if 0 <= t < logits.shape[-1]]:
+            with torch.inference_mode():  # the logits were made under it
+                logits[row, banned] = float("-inf")
     tokens = logits.max(dim=-1).indices.tolist()  # argmax's first maximum too, in a third of its time on CPU
     for row, (seq, position) in enumerate(requests):
         params = seq.sampling_params

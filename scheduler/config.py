@@ -14,7 +14,11 @@ MAX_SPECULATIVE_TOKENS = 8
 CONFIG_BOUNDS = {"max_num_seqs": (1, 256), "num_kvcache_blocks": (1, 4096), "kvcache_block_size": (1, 256),
                  "max_num_batched_tokens": (1, 65536), "max_model_len": (2, 8192),
                  "num_speculative_tokens": (0, MAX_SPECULATIVE_TOKENS), "prompt_lookup_min": (1, 16),
-                 "prompt_lookup_max": (1, 16)}
+                 "prompt_lookup_max": (1, 16), "long_prefill_token_threshold": (0, 8192),
+                 "max_num_scheduled_tokens": (0, 65536), "max_num_active_seqs": (0, 256), "watermark": (0.0, 0.99)}
+# The settings only vLLM has, each under vLLM's own name: the vLLM twin reads them, the article's scheduler does not.
+VLLM_ONLY_FIELDS = ("long_prefill_token_threshold", "vllm_version", "scheduler_reserve_full_isl", "watermark",
+                    "max_num_scheduled_tokens", "max_num_active_seqs", "long_prefill_token_threshold_adaptive")
 
 
 class ConfigError(MessageError):
@@ -53,10 +57,26 @@ class Config:
     long_prefill_token_threshold: int = 0
     # The vLLM release the vLLM twin mirrors (VLLM_VERSIONS); the article's scheduler ignores it.
     vllm_version: str = VLLM_VERSIONS[0]
+    # vLLM's SchedulerConfig knobs, under its names and at its defaults (vLLM's None is 0 here). On, a waiting
+    # request is admitted only if its whole sequence fits in the free blocks; off, once its first chunk does.
+    scheduler_reserve_full_isl: bool = True
+    # The fraction of the pool's blocks (vLLM counts its null block) a waiting request must leave free to be
+    # admitted while another request runs; 0 keeps none.
+    watermark: float = 0.0
+    # The tokens one step may schedule (0: max_num_batched_tokens), and the requests admitted into RUNNING (0:
+    # max_num_seqs).
+    max_num_scheduled_tokens: int = 0
+    max_num_active_seqs: int = 0
+    # Raise long_prefill_token_threshold to a fair share of the budget: max_num_batched_tokens / requests queued.
+    long_prefill_token_threshold_adaptive: bool = False
 
     def __post_init__(self):
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.type in ("float", float):
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise ConfigError(f.name, value, "config.number")
+                object.__setattr__(self, f.name, float(value))  # 0 and 0.0 are one setting
             if f.type in ("int", int) and (type(value) is not int):
                 raise ConfigError(f.name, value, "config.integer")
             if f.type in ("bool", bool) and type(value) is not bool:
@@ -71,6 +91,7 @@ class Config:
         if not 0 <= self.long_prefill_token_threshold <= self.max_model_len:
             raise ConfigError("long_prefill_token_threshold", self.long_prefill_token_threshold,
                               "config.long_prefill", max_model_len=self.max_model_len)
+        self._check_vllm_knobs()
         if self.prompt_lookup_min > self.prompt_lookup_max:
             raise ConfigError("prompt_lookup_min", self.prompt_lookup_min, "config.lookup_min",
                               most=self.prompt_lookup_max)
@@ -91,6 +112,17 @@ class Config:
         if self.cache_blocks_at_allocation and not self.enable_prefix_caching:
             raise ConfigError("cache_blocks_at_allocation", True, "config.cache_at_allocation")
 
+    def _check_vllm_knobs(self):
+        """vLLM's own ranges for its SchedulerConfig knobs (watermark in [0, 1), the others 0 or within a limit)."""
+        if not 0.0 <= self.watermark < 1.0:
+            raise ConfigError("watermark", self.watermark, "config.watermark")
+        if not 0 <= self.max_num_scheduled_tokens <= self.max_num_batched_tokens:
+            raise ConfigError("max_num_scheduled_tokens", self.max_num_scheduled_tokens, "config.scheduled_tokens",
+                              max_num_batched_tokens=self.max_num_batched_tokens)
+        if not 0 <= self.max_num_active_seqs <= self.max_num_seqs:
+            raise ConfigError("max_num_active_seqs", self.max_num_active_seqs, "config.active_seqs",
+                              max_num_seqs=self.max_num_seqs)
+
     def _check_notebook_block_bug(self):
         """The notebook's one-block-per-prefill rule exists only in its basic scheduler."""
         if not self.notebook_block_bug:
@@ -102,6 +134,12 @@ class Config:
     def vllm_since(self, release: str) -> bool:
         """Whether the twin mirrors vLLM `release` or a later one: for a rule vLLM changed in `release`."""
         return VLLM_VERSIONS.index(self.vllm_version) >= VLLM_VERSIONS.index(release)
+
+    @property
+    def watermark_blocks(self) -> int:
+        """The blocks vLLM keeps free when it admits a waiting request: `watermark` of its pool, the null block
+        counted (vLLM's int(watermark * num_blocks))."""
+        return int(self.watermark * (self.num_kvcache_blocks + 1))
 
     @property
     def kv_capacity_tokens(self) -> int:

@@ -44,7 +44,8 @@ class SchedulerInfo:
     `num_kvcache_blocks` (vLLM's null block: 1); `queues_oversized_prompt` whether a prompt larger than the
     whole pool is queued (it then waits for good, as in vLLM) rather than refused on arrival; `version_setting`
     the Config field that picks the release it mirrors, one of `versions` (the vLLM twin's `vllm_version`;
-    `version` is then that field's default), or "" when it mirrors one."""
+    `version` is then that field's default), or "" when it mirrors one; `sampling` the request fields of vLLM's
+    SamplingParams it honours (`stop_token_ids`, `min_tokens`), which the add-request form offers only for it."""
     kind: str
     system: str
     version: str
@@ -53,6 +54,7 @@ class SchedulerInfo:
     queues_oversized_prompt: bool = False
     version_setting: str = ""
     versions: tuple[str, ...] = ()
+    sampling: frozenset[str] = frozenset()  # vLLM's SamplingParams fields it reads beyond max_tokens and ignore_eos
 
     def __post_init__(self):
         unknown = self.honoured - set(CONFIG_FIELDS)

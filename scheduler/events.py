@@ -10,9 +10,10 @@ from functools import cache
 from typing import ClassVar
 
 # Why the request at the head of the waiting queue was not admitted this step.
-BLOCKED_REASONS = ("token_budget", "blocks", "max_num_seqs", "decode_first", "preempted_this_step")
+BLOCKED_REASONS = ("token_budget", "blocks", "max_num_seqs", "decode_first", "preempted_this_step", "watermark",
+                   "max_num_active_seqs")
 # Why a request finished.
-FINISH_REASONS = ("eos", "max_tokens", "max_model_len")
+FINISH_REASONS = ("eos", "max_tokens", "max_model_len", "stop_token")
 
 
 EVENT_TYPES: dict[str, list[type]] = {}  # kind -> its classes (a variant of a kind carries a field more)

@@ -23,10 +23,25 @@ class SamplingParams:
     max_tokens: int = 64
     ignore_eos: bool = False
     seed: int | None = None
+    # vLLM's SamplingParams: tokens that end the request as EOS does (the vLLM twin reads them), and the outputs
+    # before which the sampler never picks a stop token (EOS or one of these).
+    stop_token_ids: tuple[int, ...] = ()
+    min_tokens: int = 0
 
     def __post_init__(self):
+        if type(self.stop_token_ids) is not tuple or not all(type(t) is int for t in self.stop_token_ids):
+            raise MessageError("workload.stop_token_ids", value=repr(self.stop_token_ids))
+        if type(self.min_tokens) is not int or not 0 <= self.min_tokens <= self.max_tokens:
+            raise MessageError("workload.min_tokens", value=repr(self.min_tokens), most=self.max_tokens)
         if self.temperature < 0:
             raise MessageError("workload.temperature", value=repr(self.temperature))
+
+    def banned_tokens(self, num_outputs: int, eos: int) -> tuple[int, ...]:
+        """The tokens a sampler must not pick as output number `num_outputs` + 1: below min_tokens, the stop tokens
+        (EOS unless ignore_eos, and stop_token_ids), as vLLM's min-tokens logits processor masks them."""
+        if num_outputs >= self.min_tokens:
+            return ()
+        return (*self.stop_token_ids, *(() if self.ignore_eos else (eos,)))
         if type(self.max_tokens) is not int or self.max_tokens < 1:
             raise MessageError("workload.max_tokens", value=repr(self.max_tokens))
 

@@ -20,7 +20,7 @@ from engine.inputs.scenario import Scenario
 from engine.inputs.workload import chat_prompts, poisson_arrivals, random_workload
 from engine.run.engine import KEEP, Engine
 from engine.run.frame import Frame
-from engine.run.limits import MAX_APP_STEPS
+from engine.run.limits import BOUNDS, MAX_APP_STEPS
 from engine.run.metrics import (
     RequestMetrics,
     RunMetrics,
@@ -381,16 +381,28 @@ class Lab:
         ConfigError when overlap meets speculative decoding, the run then unchanged."""
         self.act(Change.config(self.cursor, {"overlap": overlap} if overlap is not None else {"adaptive": adaptive}))
 
-    def add_request(self, prompt: str, max_tokens: int, priority: int = 0):
+    def add_request(self, prompt: str, max_tokens: int, priority: int = 0, stop_token_ids: str = "",
+                    min_tokens: int = 0):
+        """A request typed in by hand, arriving at the frame shown; `stop_token_ids` as typed ("12, 7")."""
         prompt = prompt.strip()
         if not prompt:
             raise LabError("lab.empty_prompt")
         try:
             request = Request(prompt=prompt, max_tokens=int(max_tokens), priority=int(priority),
-                              temperature=self.inputs.temperature if self.inputs else 0.0)
+                              temperature=self.inputs.temperature if self.inputs else 0.0,
+                              stop_token_ids=token_ids_typed(stop_token_ids), min_tokens=int(min_tokens))
         except ValueError as e:
             raise LabError("lab.request_refused", reason=message_of(e)) from None
         self.act(Change.request(self.cursor, request))
+
+
+def token_ids_typed(typed: str) -> tuple[int, ...]:
+    """Token ids typed as "12, 7" (commas or spaces); LabError naming what would work."""
+    words = typed.replace(",", " ").split()
+    low, high = BOUNDS["token_id"]
+    if len(words) > BOUNDS["stop_token_ids"][1] or not all(w.isdigit() and low <= int(w) <= high for w in words):
+        raise LabError("lab.token_ids", typed=typed, most=BOUNDS["stop_token_ids"][1])
+    return tuple(int(w) for w in words)
 
 
 def open_trace(data: bytes, name: str = "trace") -> Lab:

@@ -100,6 +100,11 @@ def _entry(change: Change) -> list:
         return [change.step, {key: _text(value) for key, value in change.settings.items()}]
     request = change.payload
     entry = [change.step, request.prompt, request.max_tokens, request.priority]
+    sampling = {"stop_token_ids": list(request.stop_token_ids)} if request.stop_token_ids else {}
+    if request.min_tokens:
+        sampling["min_tokens"] = request.min_tokens
+    if sampling:  # vLLM's SamplingParams fields, after the temperature
+        return entry + [request.temperature, sampling]
     return entry + [request.temperature] if request.temperature else entry
 
 
@@ -270,6 +275,7 @@ def _change(step: int, body: list) -> Change:
         if wrong := [key for key, value in body[0].items() if not isinstance(value, str)]:
             _fail(wrong[0], body[0][wrong[0]], Message("link.fix.changes"))
         return Change.config(step, {key: _value(body[0], key, None) for key in body[0]})
+    sampling = body.pop() if len(body) == 5 and isinstance(body[-1], dict) else {}
     if len(body) not in (3, 4) or not isinstance(body[0], str) or not body[0].strip() \
             or len(body[0]) > BOUNDS["prompt_tokens"][1]:
         _fail("prompt", body[0] if body else "", Message("link.fix.prompt", most=BOUNDS["prompt_tokens"][1]))
@@ -279,7 +285,21 @@ def _change(step: int, body: list) -> Change:
             _fail(key, value, Message("link.fix.number" if key == "temperature" else "link.fix.whole", low=low,
                                       high=high))
     return Change.request(step, Request(prompt=body[0].strip(), max_tokens=body[1], priority=body[2],
-                                        temperature=body[3] if len(body) == 4 else 0.0))
+                                        temperature=body[3] if len(body) == 4 else 0.0, **_sampling(sampling)))
+
+
+def _sampling(sampling: dict) -> dict:
+    """A request entry's vLLM SamplingParams fields (stop_token_ids, min_tokens), checked against the table."""
+    if unknown := [key for key in sampling if key not in ("stop_token_ids", "min_tokens")]:
+        _fail(unknown[0], sampling[unknown[0]], Message("link.fix.setting"))
+    stops, least = sampling.get("stop_token_ids", []), sampling.get("min_tokens", 0)
+    if not isinstance(stops, list) or len(stops) > BOUNDS["stop_token_ids"][1] \
+            or not all(type(t) is int and within("token_id", t) for t in stops):
+        _fail("stop_token_ids", stops, Message("link.fix.changes"))
+    if type(least) is not int or not within("min_tokens", least):
+        low, high = BOUNDS["min_tokens"]
+        _fail("min_tokens", least, Message("link.fix.whole", low=low, high=high))
+    return {"stop_token_ids": tuple(stops), "min_tokens": least}
 
 
 def _adaptive(text: str) -> AdaptiveBatch | None:

@@ -94,7 +94,7 @@ def test_adding_a_request_joins_the_next_step(app):
     app.run()
     step(app)
     app.text_area[0].input("why do blocks help?")
-    app.number_input[-2].set_value(3)  # max tokens
+    app.number_input(key="request_max_tokens").set_value(3)
     next(b for b in app.button if b.label == "Add request").click().run()
     assert no_errors(app)
     new_id = len(lab(app).frame.requests)

@@ -36,11 +36,22 @@ def test_a_preset_that_is_not_utf8_is_refused_by_name_in_the_loader_and_the_cli(
     (GOOD + "[cost]\nstep_s = nan\n", "cost.step_s"),
     (GOOD + '[[workload.generate]]\nkind = "random_tokens"\ncount = 10000000\n', "count"),  # unbounded counts
     ('max_steps = 1000000000\n' + GOOD, "max_steps"),  # #11: idled forever in the CLI
+    (GOOD.replace("[1, 2, 3]", "[1, 2, 3]\nstop_token_ids = [-1]"), "stop_token_ids"),
+    (GOOD.replace("[1, 2, 3]", "[1, 2, 3]\nmin_tokens = 5000"), "min_tokens"),
+    (GOOD.replace("max_model_len = 16", "max_model_len = 16\nwatermark = 1.5"), "watermark"),
     ('max_steps = 50\n' + GOOD.replace("[1, 2, 3]", "[1, 2, 3]\narrival = 90000"), "arrives at step 90000"),
 ])
 def test_out_of_range_or_mistyped_values_are_refused(tmp_path, edit, key):
     with pytest.raises(ScenarioError, match=key.replace(".", r"\.").replace("[", r"\[")):
         _load(tmp_path, edit)
+
+
+def test_a_request_may_carry_vllms_stop_token_ids_and_min_tokens_and_the_config_its_knobs(tmp_path):
+    text = GOOD.replace("[1, 2, 3]", "[1, 2, 3]\nstop_token_ids = [4]\nmin_tokens = 1").replace(
+        "max_model_len = 16", "max_model_len = 16\nwatermark = 0.25\nscheduler_reserve_full_isl = false")
+    scenario = _load(tmp_path, text)
+    assert (scenario.spec.workload[0].stop_token_ids, scenario.spec.workload[0].min_tokens) == ((4,), 1)
+    assert (scenario.spec.config.watermark, scenario.spec.config.scheduler_reserve_full_isl) == (0.25, False)
 
 
 def test_the_cli_stops_on_a_far_arrival_scenario_with_a_message(tmp_path, capsys):

@@ -129,7 +129,8 @@ def test_a_named_comparison_runs_under_the_scheduler_chosen_and_says_when_the_tw
     alike = {name for name in COMPARISONS if name not in OWN_SCHEDULERS
              and alike_under("vllm", variants_for(name, base, "en", "vllm"))}
     assert alike == {"prefill-first vs decode-first", "tail vs smart preemption"}
-    assert not any(alike_under("article", variants_for(name, base, "en")) for name in COMPARISONS)
+    vllms_own = {"whole sequence vs first chunk at admission (vLLM)", "watermark 0 vs 0.1 (vLLM)"}
+    assert {name for name in COMPARISONS if alike_under("article", variants_for(name, base, "en"))} == vllms_own
 
 
 def lab_page():
@@ -167,3 +168,20 @@ def test_the_lab_says_when_a_comparison_is_one_run_twice_under_the_twin():
     assert not [b for b in page.button if b.key == "run"]
     page.selectbox(key="comparison_scheduler_vllm_vs_article").select("article").run()
     assert not page.info and [b for b in page.button if b.key == "run"]
+
+
+def test_the_lab_turns_vllms_admission_knobs_under_the_twin_and_says_the_article_does_not_read_them():
+    """vllm_vs_article's step 3 (request 2 waits for its whole sequence) is where reserve on and off part."""
+    page = lab_page()
+    page.selectbox(key="comparison").select("whole sequence vs first chunk at admission (vLLM)").run()
+    page.button(key="run").click().run()
+    assert not page.exception and not page.error
+    on, off = page.session_state.compare_runs
+    assert [r.engine.spec.scheduler for r in (on, off)] == ["vllm", "vllm"]
+    assert (on.engine.spec.config.scheduler_reserve_full_isl, off.engine.spec.config.scheduler_reserve_full_isl) \
+        == (True, False)
+    batches = [[f.batch.seq_ids for f in r.engine.frames] for r in (on, off)]
+    assert batches[0][:3] == batches[1][:3] and batches[0][3] != batches[1][3]
+    page.selectbox(key="comparison").select("watermark 0 vs 0.1 (vLLM)").run()
+    page.selectbox(key="comparison_scheduler_vllm_vs_article").select("article").run()
+    assert any("one run twice" in i.value for i in page.info)

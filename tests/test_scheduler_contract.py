@@ -57,7 +57,9 @@ def test_the_declarations_say_what_each_scheduler_is():
     assert set(twin.ignored) == {"prefill_first", "mixed_batches", "preemption_policy", "notebook_block_bug",
                                  "cache_blocks_at_allocation"}
     assert (article.system, article.reserved_units, article.queues_oversized_prompt) == ("nano-vllm", 0, False)
-    assert article.ignored == ("long_prefill_token_threshold", "vllm_version")
+    assert article.ignored == ("long_prefill_token_threshold", "vllm_version", "scheduler_reserve_full_isl",
+                               "watermark", "max_num_scheduled_tokens", "max_num_active_seqs",
+                               "long_prefill_token_threshold_adaptive")
     with pytest.raises(ValueError, match="use one of"):
         scheduler_info("sglang-someday")
 

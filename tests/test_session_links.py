@@ -153,6 +153,8 @@ MALFORMED = [
      "copy the link again"),
     ({"scenario": "02_preemption", "changes": pack([[-1, {"max_num_seqs": "1"}]])}, "copy the link again"),
     ({"scenario": "vllm_vs_article", "vllm_version": "0.31"}, "vllm_version='0.31'"),
+    ({"scenario": "vllm_vs_article", "watermark": "1.5"}, "watermark='1.5'"),
+    ({"scenario": "vllm_vs_article", "max_num_active_seqs": "9"}, "max_num_seqs=3"),
 ]
 
 
@@ -162,6 +164,27 @@ def test_a_link_names_the_vllm_release_the_twin_mirrors_and_reopens_it():
     assert lab.frames[3].config.vllm_version == "0.33"
     assert lab.frames[3].decided_by.version == "0.33"
     assert link_of(lab, SCENARIOS, lang="en").params() == params
+
+
+def test_a_link_carries_vllms_knobs_and_a_mid_run_change_of_one():
+    params = {"scenario": "vllm_vs_article", "scheduler_reserve_full_isl": "0", "watermark": "0.2",
+              "max_num_scheduled_tokens": "6", "changes": pack([[2, {"watermark": "0.0"}]]), "frame": "4"}
+    lab = reopened(params)
+    first, later = lab.frames[1].config, lab.frames[4].config
+    assert (first.scheduler_reserve_full_isl, first.watermark, first.max_num_scheduled_tokens) == (False, 0.2, 6)
+    assert later.watermark == 0.0 and not later.scheduler_reserve_full_isl
+    assert link_of(lab, SCENARIOS, lang="en").params() == params
+
+
+def test_a_request_added_with_stop_tokens_and_min_tokens_travels_in_the_link():
+    changes = pack([[2, "hello", 6, 0, 0.0, {"stop_token_ids": [3, 9], "min_tokens": 2}]])
+    params = {"scenario": "vllm_vs_article", "changes": changes, "frame": "3"}
+    lab = reopened(params)
+    added = lab.shared_run.spec.changes[-1].payload
+    assert (added.stop_token_ids, added.min_tokens) == ((3, 9), 2)
+    assert link_of(lab, SCENARIOS, lang="en").params() == params
+    with pytest.raises(LinkError, match="min_tokens"):
+        parse_link({**params, "changes": pack([[2, "hello", 6, 0, 0.0, {"min_tokens": -1}]])}, SCENARIOS)
 
 
 @pytest.mark.parametrize(("params", "named"), MALFORMED, ids=[str(p) for p, _ in MALFORMED])

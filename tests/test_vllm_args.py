@@ -26,7 +26,19 @@ def test_every_field_maps_to_its_flag():
     assert as_dict(vllm_args(config)) == {
         "--max-num-seqs": "8", "--max-num-batched-tokens": "1024", "--max-model-len": "512",
         "--block-size": "32", "--num-gpu-blocks-override": "301", "--enable-chunked-prefill": True,
-        "--no-enable-prefix-caching": True, "--no-async-scheduling": True, "--scheduling-policy": "priority"}
+        "--no-enable-prefix-caching": True, "--no-async-scheduling": True, "--scheduling-policy": "priority",
+        "--scheduler-reserve-full-isl": True, "--watermark": "0"}
+
+
+def test_vllms_own_knobs_are_spelled_out():
+    """The admission rules the run depends on are always set (vLLM's defaults may change); the others when set."""
+    config = Config(scheduler_reserve_full_isl=False, watermark=0.1, max_num_scheduled_tokens=100,
+                    max_num_active_seqs=2, long_prefill_token_threshold=64, long_prefill_token_threshold_adaptive=True)
+    args = as_dict(vllm_args(config))
+    assert args["--no-scheduler-reserve-full-isl"] and args["--watermark"] == "0.1"
+    assert (args["--max-num-scheduled-tokens"], args["--max-num-active-seqs"]) == ("100", "2")
+    assert args["--long-prefill-token-threshold"] == "64" and args["--long-prefill-token-threshold-adaptive"]
+    assert "--max-num-active-seqs" not in as_dict(vllm_args(Config()))
 
 
 def test_the_opposite_switches():

@@ -2,7 +2,8 @@
 `make vllm-check VLLM=R VLLM_CHECK_ARGS="--workloads 64 --record"`): every step's scheduled tokens, drafts,
 admissions, preemptions, finishes, queue order and block table, for a few hundred random workloads (FCFS with
 prefix caching off and on, priority, async scheduling, n-gram speculation, and "pool": a max_model_len beyond
-what the pool holds, prompts larger than the pool among them). Replayed through the reference-check harness
+what the pool holds, prompts larger than the pool among them; "knobs": vLLM's own SchedulerConfig knobs and a
+request's stop_token_ids and min_tokens randomised). Replayed through the reference-check harness
 (tools/refcheck/golden.py)."""
 
 from collections import Counter
@@ -71,3 +72,26 @@ def test_the_recorded_workloads_preempt_among_same_step_arrivals_of_equal_priori
         key = [(r["priority"], r["arrival"]) for r in requests]
         ties += any(key[q] == key[p] for step in trace["steps"] for p in step[4] for q in {*step[7], *step[4]} - {p})
     assert ties >= 8
+
+
+KNOB_DEFAULTS = {"scheduler_reserve_full_isl": True, "watermark": 0.0, "max_num_scheduled_tokens": 0,
+                 "max_num_active_seqs": 0, "long_prefill_token_threshold_adaptive": False}
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_each_of_vllms_knobs_decides_some_recorded_workload(release):
+    """In the knobs mode every knob (and a request's stop_token_ids) matters: put back at vLLM's default, the twin
+    parts from what vLLM decided on some recorded workload, so the check sees the twin honour it."""
+    traces = [t for t in golden(release).traces if t["workload"]["mode"] == "knobs"]
+    decided = Counter()
+    for trace in traces:
+        workload = trace["workload"]
+        for knob, default in KNOB_DEFAULTS.items():
+            if workload["config"][knob] != default:
+                reset = {**workload, "config": {**workload["config"], knob: default}}
+                decided[knob] += ADAPTER.run_twin(reset, release) != trace["steps"]
+        plain = [{k: v for k, v in r.items() if k not in ("stop_token_ids", "min_tokens")}
+                 for r in workload["requests"]]
+        decided["stop_token_ids"] += ADAPTER.run_twin({**workload, "requests": plain}, release) != trace["steps"]
+    assert all(decided[knob] for knob in (*KNOB_DEFAULTS, "stop_token_ids")), decided
+    assert any(reason == "stop_token" for t in traces for step in t["steps"] for _, reason in step[5])

@@ -18,7 +18,8 @@ WIDGET_BOUNDS = {"custom_requests": BOUNDS["requests"], "custom_max_tokens": BOU
                  "temperature": BOUNDS["temperature"], "seed": BOUNDS["seed"],
                  "opt_low_ms": MS, "opt_high_ms": MS, "opt_min_seqs": BOUNDS["max_num_seqs"],
                  "opt_max_seqs": BOUNDS["max_num_seqs"], "request_max_tokens": BOUNDS["max_tokens"],
-                 "request_priority": BOUNDS["priority"], "seqs": BOUNDS["max_num_seqs"],
+                 "request_priority": BOUNDS["priority"], "request_min_tokens": BOUNDS["min_tokens"],
+                 "seqs": BOUNDS["max_num_seqs"],
                  "tokens": BOUNDS["max_num_batched_tokens"], "size": BOUNDS["kvcache_block_size"],
                  **{f"cfg_{name}": BOUNDS[name] for name in BOUNDS}}
 NOT_SETTINGS = {"run_n", "num_configs"}

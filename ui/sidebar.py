@@ -56,6 +56,13 @@ CONFIG_CONTROLS = (
     ("num_speculative_tokens", "int", {}),
     ("prompt_lookup_min", "int", {}),
     ("prompt_lookup_max", "int", {}),
+    # vLLM's own SchedulerConfig knobs (the vLLM twin reads them; greyed for a scheduler that does not)
+    ("scheduler_reserve_full_isl", "bool", {}),
+    ("watermark", "float", {"step": 0.05, "format": "%.2f"}),
+    ("max_num_scheduled_tokens", "int", {}),
+    ("max_num_active_seqs", "int", {}),
+    ("long_prefill_token_threshold", "int", {}),
+    ("long_prefill_token_threshold_adaptive", "bool", {}),
 )
 
 
@@ -268,6 +275,8 @@ def _config_control(field: str, kind: str, options: dict, config, lang: str):
               "disabled": lab().is_trace or locked(field) or unread, "help": help_text}
     if kind == "int":
         st.number_input(label, *BOUNDS[field], step=1, **common)
+    elif kind == "float":
+        st.number_input(label, *map(float, BOUNDS[field]), **options, **common)
     elif kind == "bool":
         st.toggle(label, **common)
     else:
@@ -320,10 +329,18 @@ def add_request_form():
                                           key="request_max_tokens", help=input_help("request_max_tokens", lang))
         priority = cols[1].number_input(t("sidebar.priority"), *BOUNDS["priority"], 0, key="request_priority",
                                         help=input_help("priority", lang))
+        info = scheduler_info(lab().scheduler)
+        greyed = not info.sampling  # vLLM's SamplingParams fields, for a scheduler that reads them
+        stops = cols[0].text_input(t("sidebar.stop_token_ids"), key="request_stop_token_ids", disabled=greyed,
+                                   help=input_help("stop_token_ids", lang))
+        min_tokens = cols[1].number_input(t("sidebar.min_tokens"), *BOUNDS["min_tokens"], 0, key="request_min_tokens",
+                                          disabled=greyed, help=input_help("min_tokens", lang))
+        if greyed:
+            st.caption(t("sidebar.sampling_ignored", name=text(lang, info.name), system=info.system))
         if st.form_submit_button(t("sidebar.add_request"), disabled=locked("requests")):
             try:
                 frame, last = lab().cursor, lab().last
-                lab().add_request(prompt, max_tokens, priority)
+                lab().add_request(prompt, max_tokens, priority, "" if greyed else stops, 0 if greyed else min_tokens)
                 st.success(t("sidebar.added") + (f" {branch_notice(frame, last, lang)}" if frame < last else ""))
             except USER_ERRORS as e:
                 st.error(said(e))

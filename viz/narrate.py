@@ -12,6 +12,7 @@ from __future__ import annotations
 from engine.run.frame import Frame
 from i18n import count, join_and, text
 from scheduler.events import Event
+from scheduler.factory import scheduler_info
 
 
 def _ids(lang: str, ids) -> str:
@@ -52,6 +53,11 @@ def _free_blocks(lang: str, available: int, frame: Frame, before: Frame | None) 
     return text(lang, "narrate.free.turn", available=available, at_start=at_start, after=after)
 
 
+def _reads(frame: Frame, field: str) -> bool:
+    """Whether the scheduler that decided `frame` reads the Config field `field` (a knob it may be named by)."""
+    return frame.decided_by is not None and field in scheduler_info(frame.decided_by.kind).honoured
+
+
 def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
     cfg = frame.config
     tokens = frame.requests[event.seq_id].num_tokens if event.seq_id < len(frame.requests) else 0
@@ -60,8 +66,18 @@ def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
         return text(lang, "narrate.blocked.never_fits", id=event.seq_id, blocks=count(lang, "n.block", blocks),
                     pool=count(lang, "n.block", cfg.num_kvcache_blocks), system=frame.decided_by.system)
     if event.reason == "blocks":
-        return text(lang, "narrate.blocked.blocks", id=event.seq_id, blocks=count(lang, "n.block", event.needed),
-                    free=_free_blocks(lang, event.available, frame, before))
+        blocks, free = count(lang, "n.block", event.needed), _free_blocks(lang, event.available, frame, before)
+        if _reads(frame, "scheduler_reserve_full_isl"):  # name the knob behind the rule
+            rule = text(lang, "narrate.blocked.whole_sequence" if cfg.scheduler_reserve_full_isl
+                        else "narrate.blocked.first_chunk")
+            return text(lang, "narrate.blocked.blocks_rule", id=event.seq_id, blocks=blocks, rule=rule, free=free)
+        return text(lang, "narrate.blocked.blocks", id=event.seq_id, blocks=blocks, free=free)
+    if event.reason == "watermark":
+        return text(lang, "narrate.blocked.watermark", id=event.seq_id, blocks=count(lang, "n.block", event.needed),
+                    free=_free_blocks(lang, event.available, frame, before), watermark=f"{cfg.watermark:g}",
+                    kept=count(lang, "n.block", cfg.watermark_blocks))
+    if event.reason == "max_num_active_seqs":
+        return text(lang, "narrate.blocked.max_num_active_seqs", id=event.seq_id, active=cfg.max_num_active_seqs)
     if event.reason == "token_budget":
         return text(lang, "narrate.blocked.token_budget", id=event.seq_id,
                     tokens=count(lang, "n.token", event.needed), available=event.available,

@@ -99,6 +99,12 @@ COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
         Variant(say("compare.variant.fixed", max_num_seqs=c.max_num_seqs), c),
         Variant(say("compare.variant.adaptive", low=f"{ADAPTIVE.low_s * 1000:.0f}",
                     high=f"{ADAPTIVE.high_s * 1000:.0f}"), c, adaptive=ADAPTIVE)],
+    "whole sequence vs first chunk at admission (vLLM)": lambda c, say: [  # scheduler_reserve_full_isl
+        Variant(say("compare.variant.reserve_on"), replace(c, scheduler_reserve_full_isl=True)),
+        Variant(say("compare.variant.reserve_off"), replace(c, scheduler_reserve_full_isl=False))],
+    "watermark 0 vs 0.1 (vLLM)": lambda c, say: [
+        Variant(say("compare.variant.watermark", watermark=0), replace(c, watermark=0.0)),
+        Variant(say("compare.variant.watermark", watermark=0.1), replace(c, watermark=0.1))],
     "article vs vLLM twin": lambda c, say: [  # every scheduler of the factory, side by side
         Variant(say(f"compare.variant.{kind}"), c, scheduler=kind) for kind in SCHEDULER_KINDS],
 }
@@ -115,7 +121,8 @@ def variants_for(comparison: str, base: Config, lang: str, scheduler: str = DEFA
 
 def alike_under(kind: str, variants: Sequence[Variant]) -> bool:
     """Whether the variants differ only in settings the scheduler of `kind` does not read (under the vLLM twin:
-    prefill-first vs decode-first, tail vs smart preemption), so that under it they are one run, repeated."""
+    prefill-first vs decode-first, tail vs smart preemption; under the article's, vLLM's own knobs), so that under
+    it they are one run, repeated."""
     unread = {name: getattr(Config(), name) for name in scheduler_info(kind).ignored}
     return len({(replace(v.config, **unread), v.overlap, v.adaptive, v.scheduler) for v in variants}) == 1
 

@@ -39,9 +39,16 @@ def vllm_args(config: Config, overlap: bool = False) -> list[str]:
             _flag("enable-chunked-prefill", config.chunked_prefill),
             _flag("enable-prefix-caching", config.enable_prefix_caching),
             _flag("async-scheduling", overlap),
-            "--scheduling-policy", config.queue_policy]
+            "--scheduling-policy", config.queue_policy,
+            _flag("scheduler-reserve-full-isl", config.scheduler_reserve_full_isl),
+            "--watermark", f"{config.watermark:g}"]
     if config.long_prefill_token_threshold:
         args += ["--long-prefill-token-threshold", str(config.long_prefill_token_threshold)]
+    if config.long_prefill_token_threshold_adaptive:
+        args.append("--long-prefill-token-threshold-adaptive")
+    for name in ("max_num_scheduled_tokens", "max_num_active_seqs"):  # 0 is vLLM's default (None)
+        if getattr(config, name):
+            args += ["--" + name.replace("_", "-"), str(getattr(config, name))]
     if config.num_speculative_tokens > 0:
         args += ["--speculative-config", json.dumps({
             "method": "ngram", "num_speculative_tokens": config.num_speculative_tokens,

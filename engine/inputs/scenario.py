@@ -109,7 +109,7 @@ def not_toml(error: tomllib.TOMLDecodeError) -> Message:
 
 # The range (a key of engine.run.limits.BOUNDS) each numeric key of a scenario file must lie in, wherever it appears.
 FIELD_BOUNDS = {**{name: name for name in CONFIG_BOUNDS}, "seed": "seed", "max_steps": "max_steps",
-                "arrival": "arrival", "max_tokens": "max_tokens", "priority": "priority",
+                "arrival": "arrival", "max_tokens": "max_tokens", "priority": "priority", "min_tokens": "min_tokens",
                 "temperature": "temperature", "count": "workload_requests", "burst_size": "workload_requests",
                 "every": "arrival", "rate": "rate", "scale": "scale", "step": "arrival",
                 **{k: "prompt_tokens" for k in ("min_len", "max_len", "low", "high", "output_low", "output_high")},
@@ -222,7 +222,7 @@ class _Loader:
             self.fail_with("adaptive", e)
 
     def config(self, table: dict, where: str = "config") -> Config:
-        spec = {f.name: {"int": int, "bool": bool, "str": str}[getattr(f.type, "__name__", f.type)]
+        spec = {f.name: {"int": int, "bool": bool, "str": str, "float": float}[getattr(f.type, "__name__", f.type)]
                 for f in fields(Config)}
         self.table(table, where, spec)
         try:
@@ -242,16 +242,16 @@ class _Loader:
         return requests
 
     REQUEST_KEYS = {"arrival": int, "prompt": str, "prompt_token_ids": list, "max_tokens": int, "ignore_eos": bool,
-                    "priority": int, "temperature": float, "chat": bool}
+                    "priority": int, "temperature": float, "chat": bool, "stop_token_ids": list, "min_tokens": int}
 
     def request(self, table: dict, where: str) -> Request:
         self.table(table, where, self.REQUEST_KEYS)
-        tokens = table.get("prompt_token_ids")
-        if tokens is not None and (not within("prompt_tokens", len(tokens))
-                                   or not all(type(t) is int and within("token_id", t) for t in tokens)):
-            low, high = BOUNDS["token_id"]
-            self.fail(f"{where}.prompt_token_ids", "scenario.token_ids", most=BOUNDS["prompt_tokens"][1], low=low,
-                      high=high)
+        for key, most in (("prompt_token_ids", "prompt_tokens"), ("stop_token_ids", "stop_token_ids")):
+            tokens = table.get(key)
+            if tokens is not None and (not within(most, len(tokens))
+                                       or not all(type(t) is int and within("token_id", t) for t in tokens)):
+                low, high = BOUNDS["token_id"]
+                self.fail(f"{where}.{key}", "scenario.token_ids", most=BOUNDS[most][1], low=low, high=high)
         try:
             return Request(**table)
         except (ValueError, TypeError) as e:

@@ -51,7 +51,7 @@ from engine.run.overlap import Landed, Pipeline, StepClock, StepTiming, check_ov
 from engine.run.recipe import POOL_FIELDS, Change, CostModel, Options, Request, RunSpec, checked_change
 from engine.run.recorder import Recorder, RequestRecord, batch_view
 from engine.run.runner_factory import make_runner
-from scheduler import Batch, Config, RequestRejected, SamplingParams, Sequence, make_scheduler
+from scheduler import Batch, Config, RequestRejected, Sequence, make_scheduler
 from scheduler.events import Aborted
 from scheduler.factory import runner_config
 
@@ -339,9 +339,8 @@ class Engine:
             token_ids = self.runner.encode_prompt(request.prompt, chat=request.chat)
         else:
             token_ids = list(request.prompt_token_ids)
-        params = SamplingParams(temperature=request.temperature, max_tokens=request.max_tokens,
-                                ignore_eos=request.ignore_eos)
-        seq = Sequence(token_ids, params, priority=request.priority, arrival=request.arrival, seq_id=rid)
+        seq = Sequence(token_ids, request.sampling_params(), priority=request.priority, arrival=request.arrival,
+                       seq_id=rid)
         with_text = request.prompt is not None or self.runner_kind != "fake"
         history = TokenHistory(seq.token_ids, self.runner.token_pieces if with_text else None)
         self.requests.append(RequestRecord(request, seq, history))

@@ -384,7 +384,8 @@ def output_dict(output: SchedulerOutput | None) -> dict:
 
 # Config fields added since traces began, written only when set away from their default: a trace without one was
 # run at the default (as every older one was), so older traces and runs read byte for byte as they were.
-WRITTEN_WHEN_SET = ("vllm_version",)
+WRITTEN_WHEN_SET = ("vllm_version", "scheduler_reserve_full_isl", "watermark", "max_num_scheduled_tokens",
+                    "max_num_active_seqs", "long_prefill_token_threshold_adaptive")
 
 
 def config_to_dict(config: Config) -> dict:

@@ -20,13 +20,14 @@ from typing import Any, NamedTuple
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.overlap import check_overlap
 from i18n import MessageError
-from scheduler import Config
+from scheduler import Config, SamplingParams
 from scheduler.factory import DEFAULT_KIND, scheduler_info
 
 SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "enable_prefix_caching",
                     "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy",
                     "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max", "long_prefill_token_threshold",
-                    "vllm_version")
+                    "vllm_version", "scheduler_reserve_full_isl", "watermark", "max_num_scheduled_tokens",
+                    "max_num_active_seqs", "long_prefill_token_threshold_adaptive")
 POOL_FIELDS = ("num_kvcache_blocks", "kvcache_block_size", "max_model_len", "eos")
 OPTION_NAMES = ("cost", "overlap", "adaptive")  # the engine options a change may switch besides config fields
 DEFAULT_MAX_STEPS = 100_000
@@ -36,6 +37,7 @@ DEFAULT_MAX_STEPS = 100_000
 RUN_BOUNDS = {"workload_requests": (1, 2000), "requests": (1, 200), "max_tokens": (1, 2048), "arrival": (0, 100_000),
               "max_steps": (1, 100_000), "frame": (0, DEFAULT_MAX_STEPS), "token_id": (0, 2**31 - 1),
               "prompt_tokens": (1, 8192), "priority": (-1_000_000, 1_000_000), "temperature": (0.0, 2.0),
+              "min_tokens": (0, 2048), "stop_token_ids": (0, 16),
               "seed": (0, 2**31 - 1), "cost_s": (0.0, 3600.0), "adaptive_s": (0.0, 10.0), "rate": (0.0, 1000.0),
               "scale": (0.0, 1000.0)}
 
@@ -83,10 +85,14 @@ class Request:
     priority: int = 0
     temperature: float = 0.0
     chat: bool = True
+    stop_token_ids: tuple[int, ...] = ()  # vLLM's SamplingParams: tokens that stop it as EOS does
+    min_tokens: int = 0  # vLLM's SamplingParams: outputs before which no stop token is sampled
 
     def __post_init__(self):
         if (self.prompt is None) == (self.prompt_token_ids is None):
             raise MessageError("workload.prompt_xor")
+        if isinstance(self.stop_token_ids, list):
+            object.__setattr__(self, "stop_token_ids", tuple(self.stop_token_ids))
         if self.prompt_token_ids is not None:
             object.__setattr__(self, "prompt_token_ids", tuple(self.prompt_token_ids))
         if type(self.arrival) is not int or self.arrival < 0:
@@ -95,6 +101,11 @@ class Request:
             raise MessageError("workload.max_tokens", value=repr(self.max_tokens))
         if self.temperature < 0:
             raise MessageError("workload.temperature", value=repr(self.temperature))
+        self.sampling_params()  # refuses bad stop_token_ids or min_tokens
+
+    def sampling_params(self) -> SamplingParams:
+        return SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, ignore_eos=self.ignore_eos,
+                              stop_token_ids=self.stop_token_ids, min_tokens=self.min_tokens)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ Where it differs from scheduler/block_manager.py (the article's pool), on purpos
   hold the same hash (vLLM never de-duplicates, so block tables stay append-only) and a lookup takes the
   one cached first;
 - blocks taken for draft tokens that were rejected stay with the request (vLLM never shrinks a table);
-- a waiting request is admitted only if its whole sequence fits (`scheduler_reserve_full_isl`, on by default).
+- a waiting request is admitted only if its whole sequence fits (`scheduler_reserve_full_isl`, on by default;
+  off, once this step's chunk fits), leaving the watermark's blocks free (`watermark`, 0 by default).
 """
 
 from __future__ import annotations
@@ -112,15 +113,15 @@ class KVCache(BlockPoolView):
         return sum(1 for b in hits if self.blocks[b].ref_count == 0)
 
     def allocate_slots(self, seq: Sequence, num_new_tokens: int, num_tokens: int, hits: list[int] | None = None,
-                       full_sequence_must_fit: bool = False) -> bool:
+                       full_sequence_must_fit: bool = False, keep_free: int = 0) -> bool:
         """vLLM's `allocate_slots`: blocks for `seq` to compute `num_new_tokens` more tokens after its computed
         ones, for a waiting request after its cache hits `hits` (taken here); False, changing nothing, when the
-        free queue is too short (or, `full_sequence_must_fit`, too short for all its `num_tokens` known tokens).
-        Then the blocks full of known tokens are hashed."""
+        free queue is too short (or, `full_sequence_must_fit`, too short for all its `num_tokens` known tokens),
+        `keep_free` blocks (the watermark) left over. Then the blocks full of known tokens are hashed."""
         held = len(seq.block_table) + (len(hits) if hits else 0)
         need_hits = self._evictable(hits) if hits else 0
         computed = seq.num_computed_tokens + (len(hits) * self.block_size if hits else 0)
-        free = len(self.free_block_ids)
+        free = len(self.free_block_ids) - keep_free
         if full_sequence_must_fit:
             whole = self.blocks_for(min(num_tokens, self.max_model_len))
             if max(whole - held, 0) + need_hits > free:

@@ -5,20 +5,24 @@
 - `schedule()` is vLLM's `schedule()`. First the RUNNING requests, in their order (vLLM's `while req_index <
   len(self.running) and token_budget > 0`): each takes `num_new_tokens` = what it still lacks (the rest of its
   prompt, or its token plus its `spec_token_ids`, plus `num_output_placeholders` under async scheduling), cut to
-  `long_prefill_token_threshold` (only when another request could use the budget), to `token_budget` and to
+  `long_prefill_token_threshold` (only when another request could use the budget; raised to a fair share of
+  max_num_batched_tokens with `long_prefill_token_threshold_adaptive`), to `token_budget` (which starts at
+  `max_num_scheduled_tokens`, by default max_num_batched_tokens) and to
   max_model_len; then `kv_cache_manager.allocate_slots`, and while it fails, preemption (`_preempt_request`): the
   tail of `running`, or under the priority policy the running request with the largest (priority, arrival time),
   until it fits or is itself preempted, which ends the loop (from 0.33 on, under the priority policy, the loop
   goes on to the next running request). Then, only when nobody was preempted (vLLM's `if not
-  preempted_reqs`), the WAITING requests in queue order while a token is left and fewer than max_num_seqs run:
+  preempted_reqs`), the WAITING requests in queue order while a token is left and fewer than
+  `max_num_active_seqs` (by default max_num_seqs) run:
   `get_computed_blocks` (prefix-cache hits, a preempted request's own freed blocks too while cached), `num_new_tokens
   = request.num_tokens - num_computed_tokens`, cut or left waiting (chunked prefill off), admitted only if the whole
-  sequence fits (`scheduler_reserve_full_isl`); the first that does not fit stops the loop. `_update_after_schedule`
+  sequence fits (`scheduler_reserve_full_isl`, vLLM's default; off, this step's chunk) with the `watermark`'s
+  blocks left free while another request runs; the first that does not fit stops the loop. `_update_after_schedule`
   marks which requests are still in their prompt (`is_prefill_chunk`). The events say why, in vLLM's terms.
 - `postprocess()` is `update_from_output()` then `update_draft_token_ids()`: tokens appended and checked by
-  `check_stop` (`_check_stop`: EOS, then max_model_len, then max_tokens), rejected drafts rolled back (their blocks
-  stay), then the n-gram drafts of the next step (vLLM's model runner proposes them; scheduler/speculative.py finds
-  the same ones).
+  `check_stop` (`_check_stop`: EOS, then the request's stop_token_ids, then max_model_len, then max_tokens),
+  rejected drafts rolled back (their blocks stay), then the n-gram drafts of the next step (vLLM's model runner
+  proposes them; scheduler/speculative.py finds the same ones).
 - `launch()` and `land()` are vLLM's AsyncScheduler: `_update_after_schedule` advancing computed tokens and adding
   an output placeholder per request that will sample, then `update_from_output` when the step's tokens land.
 
@@ -33,7 +37,7 @@ from bisect import insort
 from collections import deque
 from operator import attrgetter
 
-from scheduler.config import VLLM_VERSIONS, Config
+from scheduler.config import VLLM_ONLY_FIELDS, VLLM_VERSIONS, Config
 from scheduler.contract import SchedulerInfo
 from scheduler.events import (
     Aborted,
@@ -70,8 +74,9 @@ class VllmScheduler:
     info = SchedulerInfo("vllm", "vLLM", "0.32", frozenset({
         "max_num_seqs", "max_num_batched_tokens", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
         "enable_prefix_caching", "chunked_prefill", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
-        "prompt_lookup_max", "long_prefill_token_threshold", "vllm_version"}), reserved_units=1,
-        queues_oversized_prompt=True, version_setting="vllm_version", versions=VLLM_VERSIONS)
+        "prompt_lookup_max", *VLLM_ONLY_FIELDS}), reserved_units=1,
+        queues_oversized_prompt=True, version_setting="vllm_version", versions=VLLM_VERSIONS,
+        sampling=frozenset({"stop_token_ids", "min_tokens"}))
 
     def __init__(self, config: Config):
         self.config = config
@@ -164,12 +169,15 @@ class VllmScheduler:
         cfg, kv_cache_manager, events = self.config, self.kv_cache_manager, []
         self._events = events
         num_scheduled_tokens: dict[Request, int] = {}  # in vLLM's order
-        token_budget = cfg.max_num_batched_tokens
+        token_budget = cfg.max_num_scheduled_tokens or cfg.max_num_batched_tokens
         preempted_reqs: list[Request] = []
         num_running_scheduled = 0  # running requests scheduled (the waiting ones admitted not counted)
         prefill_scheduled = False  # a running request still in its prompt was scheduled
         # vLLM applies long_prefill_token_threshold only when another request could use the budget
-        threshold = cfg.long_prefill_token_threshold if len(self.running) + len(self.waiting) > 1 else 0
+        num_eligible = len(self.running) + len(self.waiting)
+        threshold = cfg.long_prefill_token_threshold if num_eligible > 1 else 0
+        if threshold and cfg.long_prefill_token_threshold_adaptive:  # at least a fair share of the budget
+            threshold = max(threshold, cfg.max_num_batched_tokens // num_eligible)
 
         # First, schedule the RUNNING requests.
         req_index = 0
@@ -248,8 +256,9 @@ class VllmScheduler:
             if token_budget <= 0:
                 events.append(Blocked(request.request_id, "token_budget", len(request.seq.token_ids), 0))
                 return
-            if len(self.running) >= cfg.max_num_seqs:
-                events.append(Blocked(request.request_id, "max_num_seqs", 1, 0))
+            if len(self.running) >= (cfg.max_num_active_seqs or cfg.max_num_seqs):
+                events.append(Blocked(request.request_id,
+                                      "max_num_active_seqs" if cfg.max_num_active_seqs else "max_num_seqs", 1, 0))
                 return
             if request.num_stale:
                 req_index += 1
@@ -275,12 +284,12 @@ class VllmScheduler:
                 events.append(Blocked(request.request_id, "token_budget", num_new_tokens, token_budget))
                 return
             num_new_tokens = min(num_new_tokens, token_budget)
+            # the watermark holds while another request runs (vLLM's has_scheduled_reqs)
+            keep_free = cfg.watermark_blocks if self.running else 0
             if not kv_cache_manager.allocate_slots(request.seq, num_new_tokens, num_tokens, new_computed_blocks,
-                                                   full_sequence_must_fit=True):
-                blocks = kv_cache_manager.blocks
-                need = (kv_cache_manager.blocks_for(num_tokens) - len(new_computed_blocks)
-                        + sum(1 for b in new_computed_blocks if blocks[b].ref_count == 0))
-                events.append(Blocked(request.request_id, "blocks", need, kv_cache_manager.num_free_blocks))
+                                                   full_sequence_must_fit=cfg.scheduler_reserve_full_isl,
+                                                   keep_free=keep_free):
+                events.append(self._blocked_on_blocks(request, num_new_tokens, new_computed_blocks, keep_free))
                 return
             self._tell_evictions(request)
             del self.waiting[req_index]
@@ -296,6 +305,18 @@ class VllmScheduler:
             token_budget -= num_new_tokens
             if pad_drafts:
                 seq.draft_token_ids = [PAD_DRAFT] * num_spec_tokens
+
+    def _blocked_on_blocks(self, request: Request, num_new_tokens: int, hits: list[int], keep_free: int) -> Blocked:
+        """Why a waiting request's blocks were refused: it needs more than are free ("blocks": for its whole
+        sequence with scheduler_reserve_full_isl on, else for this chunk), or it would leave fewer than the
+        watermark keeps free ("watermark")."""
+        kv_cache_manager = self.kv_cache_manager
+        covered = len(hits) * kv_cache_manager.block_size + num_new_tokens
+        tokens = request.num_tokens if self.config.scheduler_reserve_full_isl else covered
+        need = (kv_cache_manager.blocks_for(min(tokens, self.config.max_model_len)) - len(hits)
+                + sum(1 for b in hits if kv_cache_manager.blocks[b].ref_count == 0))
+        free = kv_cache_manager.num_free_blocks
+        return Blocked(request.request_id, "watermark" if keep_free and need <= free else "blocks", need, free)
 
     def _tell_evictions(self, request: Request):
         """The cached blocks `request`'s allocation took from the free queue, as an event."""
@@ -406,10 +427,13 @@ class VllmScheduler:
             self.kv_cache_manager.cache_blocks(seq, seq.num_computed_tokens - num_trimmed)
 
     def _check_stop(self, seq: Sequence, token: int) -> str | None:
-        """vLLM's `check_stop`: EOS first, then the length limits."""
+        """vLLM's `check_stop`: EOS first, then the request's stop tokens, then the length limits (min_tokens
+        acts in the sampler, which never picks a stop token before it)."""
         cfg = self.config
         if token == cfg.eos and not seq.sampling_params.ignore_eos:
             return "eos"
+        if token in seq.sampling_params.stop_token_ids:
+            return "stop_token"
         if len(seq.token_ids) >= cfg.max_model_len:
             return "max_model_len"
         if seq.num_completion_tokens >= seq.sampling_params.max_tokens:

@@ -67,7 +67,8 @@ class VllmFactory:
                 max_num_seqs=config["max_num_seqs"], max_num_batched_tokens=config["max_num_batched_tokens"],
                 max_model_len=config["max_model_len"], enable_chunked_prefill=config["chunked_prefill"],
                 long_prefill_token_threshold=config["long_prefill_token_threshold"],
-                policy=config["queue_policy"], is_encoder_decoder=False, async_scheduling=asynchronous),
+                policy=config["queue_policy"], is_encoder_decoder=False, async_scheduling=asynchronous,
+                **_knobs(config)),
             cache_config=CacheConfig(block_size=bs, enable_prefix_caching=config["enable_prefix_caching"]))
         vllm_config.cache_config.num_gpu_blocks = blocks
         kv = KVCacheConfig(num_blocks=blocks, kv_cache_tensors=[], kv_cache_groups=[KVCacheGroupSpec(
@@ -75,6 +76,16 @@ class VllmFactory:
         cls = AsyncScheduler if asynchronous else Scheduler
         return cls(vllm_config=vllm_config, kv_cache_config=kv, block_size=bs, log_stats=False,
                    structured_output_manager=StructuredOutputManager(vllm_config))
+
+
+def _knobs(config: dict) -> dict:
+    """vLLM's SchedulerConfig knobs a workload sets (the knobs mode), with vLLM's None for the twin's 0."""
+    knobs = {key: config[key] for key in ("scheduler_reserve_full_isl", "watermark",
+                                          "long_prefill_token_threshold_adaptive") if key in config}
+    for key in ("max_num_scheduled_tokens", "max_num_active_seqs"):
+        if config.get(key):
+            knobs[key] = config[key]
+    return knobs
 
 
 class VllmOracle:
@@ -98,7 +109,8 @@ def _requests(workload: dict) -> list[Request]:
     hasher = get_request_block_hasher(workload["config"]["kvcache_block_size"], _hash)
     requests = []
     for i, r in enumerate(workload["requests"]):
-        params = SamplingParams(max_tokens=r["max_tokens"], ignore_eos=r["ignore_eos"])
+        params = SamplingParams(max_tokens=r["max_tokens"], ignore_eos=r["ignore_eos"],
+                                stop_token_ids=r.get("stop_token_ids"), min_tokens=r.get("min_tokens", 0))
         params.update_from_generation_config({}, workload["config"]["eos"])
         requests.append(Request(f"{i:05d}", list(r["prompt"]), params, None, arrival_time=arrival_time(workload, i),
                                 priority=r["priority"], block_hasher=hasher))
@@ -157,8 +169,15 @@ class _Run:
 
 
 def _finished(run: _Run, out) -> list:
-    return [[int(r), REASONS[run.requests[int(r)].status]] for r in out.num_scheduled_tokens
+    return [[int(r), _reason(run.requests[int(r)])] for r in out.num_scheduled_tokens
             if run.requests[int(r)].is_finished()]
+
+
+def _reason(request: Request) -> str:
+    """Why vLLM finished it, as the twin names it: a stop token is a stop with its stop_reason set."""
+    if request.status == RequestStatus.FINISHED_STOPPED and request.stop_reason is not None:
+        return "stop_token"
+    return REASONS[request.status]
 
 
 def run_vllm(factory: VllmFactory, workload: dict, max_steps: int = MAX_STEPS, timings: list | None = None
@@ -205,7 +224,7 @@ def run_vllm_async(factory: VllmFactory, workload: dict, max_steps: int = MAX_ST
         if len(queue) == 2:
             done_before = {r.request_id for r in run.requests if r.is_finished()}
             sched.update_from_output(*queue.pop(0))
-            finished = [[int(r.request_id), REASONS[r.status]] for r in run.requests
+            finished = [[int(r.request_id), _reason(r)] for r in run.requests
                         if r.is_finished() and r.request_id not in done_before]
         records.append(run.record(out, before, finished))
         idle = idle + 1 if not out.num_scheduled_tokens else 0

@@ -5,7 +5,9 @@ A workload is plain data (JSON-able): the scheduler settings, the requests (arri
 priority, ignore_eos) and the fake model's seed and vocabulary. Pools are small so preemption is frequent,
 prompts share stems so the prefix cache hits, arrivals spread over steps, many in the same step (often with one
 priority: then only their arrival stamps, distinct and in the order added, as vLLM stamps them, decide between
-them). Pure Python: the golden-trace test replays these without vLLM."""
+them). The "knobs" mode also draws vLLM's own SchedulerConfig knobs and a request's stop_token_ids and min_tokens
+(the other modes leave them at vLLM's defaults, so their workloads are as they were). Pure Python: the
+golden-trace test replays these without vLLM."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from runner.fake import FakeRunner
 from scheduler.speculative import accept_drafts
 
 EOS = 0
-MODES = ("fcfs", "fcfs-prefix", "priority", "async", "spec", "pool")
+MODES = ("fcfs", "fcfs-prefix", "priority", "async", "spec", "pool", "knobs")
 MAX_STEPS = 400
 
 
@@ -38,6 +40,8 @@ def random_workload(rng: random.Random, mode: str) -> dict:
               "queue_policy": "priority" if mode == "priority" or mode == "pool" and rng.random() < 0.5 else "fcfs",
               "eos": EOS,
               "long_prefill_token_threshold": rng.choice((0, 0, 0, rng.randint(1, max_model_len)))}
+    if mode == "knobs":
+        config |= knobs(rng, config)
     if mode == "spec":
         low, k = rng.randint(1, 3), rng.randint(1, 4)
         config |= {"num_speculative_tokens": k, "prompt_lookup_min": low, "prompt_lookup_max": rng.randint(low, 4)}
@@ -55,20 +59,54 @@ def random_workload(rng: random.Random, mode: str) -> dict:
                          "max_tokens": rng.randint(1, 24), "priority": rng.randint(0, 3),
                          "ignore_eos": rng.random() < 0.2})
     requests.sort(key=lambda r: r["arrival"])  # request ids in arrival order, as an engine numbers them
+    if mode == "knobs":
+        for r in requests:
+            r |= stop_params(rng, vocab, r["max_tokens"])
     return {"mode": mode, "config": config, "requests": requests, "seed": rng.randint(0, 2**31), "vocab": vocab}
+
+
+def knobs(rng: random.Random, config: dict) -> dict:
+    """vLLM's own SchedulerConfig knobs the twin models, each away from its default about half the time, and the
+    queue policy either way (the other modes leave the knobs at vLLM's defaults)."""
+    budget, seqs = config["max_num_batched_tokens"], config["max_num_seqs"]
+    return {"scheduler_reserve_full_isl": rng.random() < 0.5,
+            "watermark": rng.choice((0.0, 0.0, 0.05, 0.1, 0.2, 0.3)),
+            "max_num_scheduled_tokens": rng.choice((0, rng.randint(1, budget))),
+            "max_num_active_seqs": rng.choice((0, rng.randint(1, seqs))),
+            "long_prefill_token_threshold_adaptive": rng.random() < 0.3,
+            "queue_policy": rng.choice(("fcfs", "priority"))}
+
+
+def stop_params(rng: random.Random, vocab: int, max_tokens: int) -> dict:
+    """A request's stop tokens (vLLM's SamplingParams.stop_token_ids) and min_tokens (at most max_tokens, as vLLM
+    requires), for about half the requests."""
+    if rng.random() < 0.5:
+        return {}
+    return {"stop_token_ids": sorted({rng.randint(1, vocab) for _ in range(rng.randint(1, 2))}),
+            "min_tokens": rng.choice((0, rng.randint(1, max_tokens)))}
 
 
 class FakeModel:
     """The tokens both schedulers' steps produce: a deterministic function of (request, position), EOS among
-    them, so a request writes the same tokens however it is scheduled; drafts are checked against it."""
+    them, so a request writes the same tokens however it is scheduled; drafts are checked against it. Below a
+    request's min_tokens outputs it never samples a stop token (EOS unless ignore_eos, its stop_token_ids), as
+    vLLM's sampler masks them (its min-tokens logits processor): min_tokens acts there, not in the Scheduler."""
 
     def __init__(self, workload: dict):
         self._runner = FakeRunner(10**9, eos=EOS, seed=workload["seed"], low=EOS, high=workload["vocab"])
+        self._requests = workload["requests"]
 
     def sample(self, request_id: int, num_tokens: int, drafts: list[int]) -> list[int]:
         """The accepted drafts, then the model's own token, for a request of `num_tokens` known tokens."""
-        model = [self._runner.next_token(request_id, num_tokens + j) for j in range(len(drafts) + 1)]
+        model = [self._token(request_id, num_tokens + j) for j in range(len(drafts) + 1)]
         return accept_drafts(drafts, model)
+
+    def _token(self, request_id: int, position: int) -> int:
+        token, r = self._runner.next_token(request_id, position), self._requests[request_id]
+        if position - len(r["prompt"]) < r.get("min_tokens", 0):
+            stops = {*r.get("stop_token_ids", ()), *(() if r["ignore_eos"] else (EOS,))}
+            token = next(t for t in (token, *range(1, len(stops) + 2)) if t not in stops)
+        return token
 
 
 def step_record(scheduled, drafts, new, resumed, preempted, finished, waiting, running, tables) -> list:
