@@ -1049,6 +1049,8 @@ MESSAGES = {
     "lab.max_steps": "This run has reached {steps} steps, the most one session records: reset it, or run it "
                      "from the command line (`python -m engine run`).",
     "lab.at_start": "Already at frame 0, the empty start.",
+    "lab.step_failed": "Step {step} could not be computed: {error}. Nothing is lost: the run stays at frame {frame}, "
+                       "and stepping on computes step {step} again.",
     "lab.not_recorded": "Frame {k} is not recorded yet: this run has frames 0 to {last}.",
     "lab.trace_no_reset": "A trace cannot be reset; pick a scenario to start a run.",
     "lab.trace_no_change": "This is a recorded trace: pick a scenario to change a run.",

@@ -964,6 +964,7 @@ MESSAGES = {
     "lab.run_over": "运行已结束：每个请求都已完成或永远无法运行。请添加一个请求，或重置。",
     "lab.max_steps": "这次运行已达到 {steps} 步，这是一个会话最多能记录的步数：请重置它，或在命令行中运行（`python -m engine run`）。",
     "lab.at_start": "已经在第 0 帧，也就是空的起点。",
+    "lab.step_failed": "第 {step} 步未能算出：{error}。没有丢失任何内容：运行停在第 {frame} 帧，继续单步会重新计算第 {step} 步。",
     "lab.not_recorded": "第 {k} 帧还没有记录：这次运行只有第 0 到第 {last} 帧。",
     "lab.trace_no_reset": "轨迹无法重置；请选择一个场景来开始运行。",
     "lab.trace_no_change": "这是一份录制的轨迹：请选择一个场景来修改运行。",

@@ -37,7 +37,7 @@ class Request:
     def parse(cls, value) -> Request | None:
         try:
             return cls(int(value["run"]), int(value["have"]), int(value["want"]), int(value.get("seq", 0)))
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):  # OverflowError: Infinity, which JSON may carry
             return None
 
 

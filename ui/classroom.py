@@ -147,8 +147,9 @@ def follow_lead(in_fragment: bool = False):
     frame = lead.frame_now(len(lead.run.engine.frames) - 1)
     lab().follow(lead.run, lead.inputs, frame, ahead=0 if lead.predicting else play_ahead(lead.playing))
     feed().moved_cursor(playing=lead.playing)  # the player jumps to the lecturer's frame, and plays or stops there
-    state.scenario_choice = lead.scenario
-    if lead.predicting:
+    if state.get("scenario_choice") != lead.scenario:  # never in a page run that drew the sidebar's selectbox: a
+        state.scenario_choice = lead.scenario  # widget's key cannot be set once it is drawn (the stage reran above)
+    if lead.predicting and not state.get("predict_mode"):
         state.predict_mode = True
     if in_fragment and settings_in_effect() != settings:
         st.rerun()  # the sidebar shows the settings of the frame moved to

@@ -25,7 +25,7 @@ from ui.classroom import (
     take_seat,
     url_params,
 )
-from ui.errors import logged
+from ui.errors import LOG, logged
 from ui.handout import handout_view, print_layout
 from ui.language import current_lang, said, t
 from ui.predict import predict
@@ -107,23 +107,43 @@ def controls():
         _attempt(_run_steps, int(st.session_state.run_n))
 
 
+def _player_says(name: str):
+    """What the player's message `name` holds (its state or a trigger); None, refused with a line in the log, when
+    the message came without the player's state (no player sends that; a forged or cut message may)."""
+    state = st.session_state.get(PLAYER_KEY)
+    if state is None:
+        LOG.warning("refused the stage player's %r: the message came without the player's state", name)
+        return None
+    return state.get(name)
+
+
+def _refused(name: str, value):
+    LOG.warning("refused the stage player's %r: %.200r", name, value)
+
+
 def _on_player_request():
-    st.session_state.player_request = st.session_state[PLAYER_KEY].get("request")
+    st.session_state.player_request = _player_says("request")
 
 
 def _on_player_frame():
-    st.session_state.player_frame = st.session_state[PLAYER_KEY].get("frame")
+    frame = _player_says("frame")
+    if frame is not None and not isinstance(frame, int):
+        _refused("frame", frame)
+        return
+    st.session_state.player_frame = frame
     st.session_state[PLAYING] = 0.0  # the player reports where it stopped
 
 
 def _on_player_play():
     """A lecturer's player reports each stop as {frame, speed: 0}, Play as the frame it plays from and its speed,
     at once (not 300 ms later): the class plays along (ui/classroom.py)."""
-    value = st.session_state[PLAYER_KEY].get("play")
+    value = _player_says("play")
     frame, speed = (value.get("frame"), value.get("speed")) if isinstance(value, dict) else (None, None)
     if isinstance(frame, int) and isinstance(speed, int | float) and math.isfinite(speed):
         st.session_state.player_frame = frame
         st.session_state[PLAYING] = float(min(max(speed, 0), MAX_PLAY_SPEED))
+    elif value is not None:
+        _refused("play", value)
 
 
 def serve_player() -> str | None:
@@ -133,7 +153,8 @@ def serve_player() -> str | None:
     if (value := st.session_state.pop("player_request", None)) is not None:
         request = Request.parse(value)
         if request is None:
-            error = t("stage.bad_request", value=repr(value))
+            _refused("request", value)
+            error = t("stage.bad_request", value=repr(value)[:200])
         else:
             asked = time.perf_counter()
             try:
