@@ -14,6 +14,7 @@ from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
 from engine.run.recipe import Change
 from session import submissions as module
+from session.class_store import MemoryStore
 from session.classroom import ClassError, Registry
 from session.names import name_key
 from session.submissions import BOM, SubmissionError, Submissions
@@ -38,7 +39,7 @@ def submit(kept: Submissions, name: str, assignment: str, judgement, link: str =
 
 
 def test_the_latest_submission_per_name_counts_and_the_lecturer_may_delete_one():
-    kept = Submissions()
+    kept = Submissions(MemoryStore(), "submissions")
     submit(kept, "Ada", NAME, FAILED)
     submit(kept, "Bob", NAME, FAILED)
     submit(kept, "ADA", NAME, PASSED)  # the same student (one key), again: the latest counts
@@ -51,7 +52,7 @@ def test_the_latest_submission_per_name_counts_and_the_lecturer_may_delete_one()
 
 def test_a_class_holds_a_bounded_number_of_names(monkeypatch):
     monkeypatch.setattr(module, "MAX_NAMES", 2)
-    kept = Submissions()
+    kept = Submissions(MemoryStore(), "submissions")
     submit(kept, "a", NAME, FAILED)
     submit(kept, "b", NAME, FAILED)
     submit(kept, "a", NAME, PASSED)  # a name already there may submit again
@@ -86,7 +87,7 @@ def test_handing_in_is_by_the_browsers_name_wakes_the_lecturer_and_exports_every
 
 
 def test_a_broken_rule_is_a_row_and_no_cell_starts_a_formula():
-    kept = Submissions()
+    kept = Submissions(MemoryStore(), "submissions")
     spec = replace(VIP.spec, changes=(Change.config(0, {"num_kvcache_blocks": 6}),))
     engine = Engine(spec)
     engine.run()
