@@ -15,13 +15,17 @@ from functools import lru_cache
 from engine.inputs.scenario import SCENARIOS_DIR, Scenario, load_scenario
 from engine.run.recipe import RunSpec
 from session.lab import CUSTOM, CustomSetup, RunInputs
-from session.run_cache import shared_run_cache
+from session.run_cache import RunCache, shared_run_cache
 
 SCENARIO_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
 
 
 class LeadRecipes:
-    """The recipes of this process's runs, and runs built from other processes' recipes, in its run cache."""
+    """The recipes of this process's runs, and runs built from other processes' recipes, in its run cache (`cache`:
+    the process's shared one by default)."""
+
+    def __init__(self, cache: RunCache | None = None):
+        self.cache = cache
 
     def of(self, run, inputs: RunInputs) -> dict:
         return {"spec": run.spec.to_dict(), "base": inputs.spec.to_dict(), "title": inputs.title,
@@ -35,7 +39,7 @@ class LeadRecipes:
             spec = RunSpec.from_dict(recipe["spec"])
         except (KeyError, TypeError, ValueError, OSError):
             return None
-        return shared_run_cache().open_recipe(inputs, spec, self), inputs
+        return self._cache().open_recipe(inputs, spec, self), inputs
 
     @staticmethod
     def inputs(recipe: dict) -> RunInputs:
@@ -48,13 +52,15 @@ class LeadRecipes:
                          recipe["temperature"], key_frames, name, recipe["variant"],
                          None if custom is None else CustomSetup(**custom))
 
-    @staticmethod
-    def reach(run, frame: int):
+    def reach(self, run, frame: int):
         """Step a run built here to `frame` (where the lecturer's process has it), unless it ends before."""
-        cache = shared_run_cache()
+        cache = self._cache()
         while len(run.engine.frames) <= min(frame, run.spec.max_steps) and not run.engine.is_finished and \
                 not run.engine.stalled:
             cache.advance(run, len(run.engine.frames))
+
+    def _cache(self) -> RunCache:
+        return self.cache or shared_run_cache()
 
 
 @lru_cache(maxsize=64)
