@@ -53,6 +53,8 @@ class RedisStore(ClassStore):
         self._beats: list = []
         self._down_until = 0.0  # time.monotonic() until which calls fail at once (Redis did not answer)
         self._stop = threading.Event()
+        with contextlib.suppress(*DOWN):  # up from the start: another process never takes its first seats for gone
+            self._beat()
         self._thread = threading.Thread(target=self._serve, name="schedlab-redis", daemon=True)
         self._thread.start()
 
@@ -119,6 +121,9 @@ class RedisStore(ClassStore):
 
     # -- the store's own thread: the heartbeat and the wake-ups heard ------------------------------------------
 
+    def _beat(self):
+        self._redis.set(f"{PREFIX}process:{self.process}", "1", px=int(HEARTBEAT_TTL_S * 1000))
+
     def _serve(self):
         """Beat and listen until closed; while Redis is down, try again every heartbeat (subscribing anew)."""
         pubsub, next_beat = None, 0.0
@@ -129,7 +134,7 @@ class RedisStore(ClassStore):
                     pubsub.subscribe(CHANNEL)
                 now = time.monotonic()
                 if now >= next_beat:
-                    self._redis.set(f"{PREFIX}process:{self.process}", "1", px=int(HEARTBEAT_TTL_S * 1000))
+                    self._beat()
                     next_beat = now + HEARTBEAT_S
                     for beat in list(self._beats):
                         beat()

@@ -2,8 +2,10 @@
 server processes (two stores and registries on one Redis) hold one class; a lead published on one reaches a
 follower on the other, whose process builds the lecturer's run from the recipe in the lead; a Redis restarted
 (append-only file on) keeps the class and its wake-ups resume; a Redis that does not answer is said plainly, in
-both languages, and the class picks up when it is back. (tests/test_session_classroom.py runs the class's logic
-against both stores; tests/test_app_class_redis.py the page's side of an unreachable Redis.)"""
+both languages, and the class picks up when it is back; a process that dies takes only its tabs' seats (its
+students' names, votes and submissions stay, and their pages reconnected to another process go on).
+(tests/test_session_classroom.py runs the class's logic against both stores; tests/test_app_class_redis.py the
+page's side of an unreachable Redis.)"""
 
 import time
 
@@ -146,3 +148,29 @@ def test_an_unreachable_redis_is_said_plainly_and_the_class_picks_up_when_it_is_
         except StoreUnavailable:
             time.sleep(0.2)
     assert b.get(room_a.code).lead.frame == 2
+
+
+def test_a_process_that_dies_takes_only_its_tabs_its_students_votes_and_submissions_stay(hall, redis_server):
+    a, b = hall
+    room_a = a.start("browser-L")
+    room_b = b.get(room_a.code)
+    room_b.claim("browser-S", "Ada")
+    room_b.sit("s1", "browser-S", Tab())
+    room_a.sit("s2", "browser-T", Tab())
+    room_a.poll("T", 5, "?", ("x", "y"), 0)
+    assert room_b.vote("s1", "T", 5, 1)
+    assert room_a.seats() == (2, 2)
+    b.store.close()  # process B killed: its heartbeat stops, nothing of it is cleaned up
+    deadline = time.monotonic() + HEARD_AGAIN_S
+    while room_a.seats() != (1, 1) and time.monotonic() < deadline:  # B's heartbeat expires
+        time.sleep(0.5)
+    assert room_a.seats() == (1, 1)  # only the tabs of the process still up are counted
+    assert room_a.poll_of("T", 5).votes == {"ada": 1} and room_a.name_of("browser-S") == "Ada"
+    reconnected = Registry(store=RedisStore(redis_server.url)).get(room_a.code)  # Ada's page, reconnected
+    try:
+        reconnected.sit("s1-again", "browser-S", Tab())
+        assert reconnected.vote("s1-again", "T", 5, 0)  # the same student, from the tab on another process
+        assert room_a.poll_of("T", 5).votes == {"ada": 0}  # still one vote: their last
+        assert reconnected.name_of("browser-S") == "Ada" and room_a.seats() == (2, 2)
+    finally:
+        reconnected.store.close()
