@@ -10,24 +10,10 @@ import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session import limits
-from session.classroom import CODE_ALPHABET, CODE_LENGTH, ClassError, Registry
+from session.classroom import CODE_ALPHABET, CODE_LENGTH, ClassError
 from session.lab import Lab, RunInputs
 from session.run_cache import RunCache
-from tests.helpers.class_stores import settle, store_of
-
-
-@pytest.fixture(params=["memory", "redis"])
-def new_registry(request):
-    """Registries over one store of each kind: the class logic must not tell them apart."""
-    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
-    made = []
-
-    def new(**kwargs) -> Registry:
-        made.append(Registry(store=store_of(request.param, url), **kwargs))
-        return made[-1]
-    yield new
-    for registry in made:
-        registry.store.close()
+from tests.helpers.class_stores import settle
 
 
 class Run:

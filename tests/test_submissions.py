@@ -15,9 +15,10 @@ from engine.run.engine import Engine
 from engine.run.recipe import Change
 from session import submissions as module
 from session.class_store import MemoryStore
-from session.classroom import ClassError, Registry
+from session.classroom import ClassError
 from session.names import name_key
 from session.submissions import BOM, SubmissionError, Submissions
+from tests.helpers.class_stores import settle
 
 VIP = load_scenario(SCENARIOS_DIR / "assignment_1_vip_deadline.toml")
 NAME = "assignment_1_vip_deadline"
@@ -62,8 +63,8 @@ def test_a_class_holds_a_bounded_number_of_names(monkeypatch):
     assert len(kept.of(NAME)) == 2
 
 
-def test_handing_in_is_by_the_browsers_name_wakes_the_lecturer_and_exports_every_goal():
-    room = Registry().start()
+def test_handing_in_is_by_the_browsers_name_wakes_the_lecturer_and_exports_every_goal(new_registry):
+    room = new_registry().start()
     woken = []
     room.lecture("lecturer", lambda: woken.append(1) or True)
     with pytest.raises(ClassError) as refused:
@@ -74,6 +75,7 @@ def test_handing_in_is_by_the_browsers_name_wakes_the_lecturer_and_exports_every
     woken.clear()
     room.hand_in("browser-a", NAME, PASSED, "http://host/?scenario=x&frame=40")
     room.hand_in("browser-b", NAME, FAILED)
+    settle(room.store)
     assert len(woken) == 2
     text = room.submissions.csv(room.code, "en")
     assert text.startswith(BOM)  # Excel reads the names as UTF-8
@@ -97,8 +99,8 @@ def test_a_broken_rule_is_a_row_and_no_cell_starts_a_formula():
     assert all(cell[:1] not in "=+-@" for row in rows[1:] for cell in row) and rows[1][0] == "'=SUM(A1)"
 
 
-def test_the_gradebook_has_a_row_per_student_with_each_assignments_verdict_time_and_link():
-    room = Registry().start()
+def test_the_gradebook_has_a_row_per_student_with_each_assignments_verdict_time_and_link(new_registry):
+    room = new_registry().start()
     for browser, name in (("a", "王小明"), ("b", "-Ada"), ("c", "Cy")):
         room.claim(browser, name)
     room.hand_in("a", NAME, PASSED, "http://host/?scenario=assignment_1_vip_deadline&frame=40")
