@@ -667,10 +667,15 @@ _registry_lock = threading.Lock()
 
 
 def classes() -> Registry:
-    """The process's classes, in the store $SCHEDLAB_REDIS_URL names (else in memory), made at first use."""
+    """The process's classes, in the store $SCHEDLAB_REDIS_URL names (else in memory), made at first use; in Redis,
+    a lead carries its run's recipe (the other processes build the run from it)."""
     global _registry
     with _registry_lock:
         if _registry is None:
-            from session.lead_recipe import LeadRecipes  # the run cache and scenarios: not for a bare Registry
-            _registry = Registry(store=store_from_env(), recipes=LeadRecipes())
+            store = store_from_env()
+            if isinstance(store, MemoryStore):
+                _registry = Registry(store=store)
+            else:
+                from session.lead_recipe import LeadRecipes  # the run cache and scenarios: not for a bare Registry
+                _registry = Registry(store=store, recipes=LeadRecipes())
         return _registry

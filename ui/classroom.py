@@ -9,6 +9,8 @@ not by polling. Wrong codes and keys are limited (session/limits.py)."""
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from i18n import Message, MessageError
@@ -27,13 +29,13 @@ STORE_DOWN = "class_store_down"  # what the page says while the class's store (a
 def while_reachable(function):
     """A class's step of the page that needs its store: while the store cannot be reached it does nothing (the
     page says so, `store_line`; this session's own stage goes on) and the class is taken up again when it is back."""
+    @functools.wraps(function)
     def reached(*args, **kwargs):
         try:
             return function(*args, **kwargs)
         except StoreUnavailable as e:
             st.session_state[STORE_DOWN] = e.message
             return None
-    reached.__doc__, reached.__name__ = function.__doc__, function.__name__
     return reached
 
 
