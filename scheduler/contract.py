@@ -29,6 +29,7 @@ from scheduler.config import CONFIG_FIELDS, Config
 if TYPE_CHECKING:
     from scheduler.events import Aborted, Event
     from scheduler.interface import Batch
+    from scheduler.output import SchedulerOutput
     from scheduler.sequence import Sequence
 
 
@@ -187,6 +188,10 @@ class SchedulerProtocol(Protocol):
         """End a request it holds, ABORTED for `reason` (a message), its units freed."""
 
     def schedule(self) -> Batch: ...
+
+    def scheduler_output(self) -> SchedulerOutput | None:
+        """The last schedule()'s step as vLLM's SchedulerOutput lists it (scheduler/output.py), with vLLM's
+        per-request counters; None for a scheduler that keeps none (what a frame records as its `output`)."""
 
     def postprocess(self, seqs: list[Sequence], token_ids: list) -> list[Event]: ...
 

@@ -77,6 +77,10 @@ class Scheduler(LandsLate):
         self._held: set[Sequence] = set()  # every request in `waiting` or `running`
         self._chunked_before = config.chunked_prefill  # running requests may hold a partial prefill
 
+    def scheduler_output(self) -> None:
+        """vLLM's SchedulerOutput of the last step: the article's scheduler keeps none (the twin does)."""
+        return None
+
     # -- one step: the basic path ----------------------------------------------------------------------
 
     def schedule(self) -> Batch:

@@ -454,9 +454,9 @@ class Classroom:
         """The poll on this question, opened the first time the lecturer or a student is asked it."""
         self.store.hsetnx(self._key + "polls", self._poll_id(title, step), json.dumps(
             {"question": question, "choices": list(choices), "answer": answer, "revealed": False, "closed": False}))
-        return self.poll_of(title, step)
+        return self.poll_at(title, step)
 
-    def poll_of(self, title: str, step: int) -> Poll | None:
+    def poll_at(self, title: str, step: int) -> Poll | None:
         """The poll on this question as it stands, with its votes; None when it was never asked."""
         poll_id = self._poll_id(title, step)
         filed = self.store.hget(self._key + "polls", poll_id)
@@ -494,7 +494,7 @@ class Classroom:
         the lecturer is woken to see the count. Whether it counted."""
         with self._lock:
             seat = self._seats.get(session)
-        poll = self.poll_of(title, step)
+        poll = self.poll_at(title, step)
         key = None if seat is None else self._key_of(seat.token)
         if poll is None or not poll.open or key is None or not seat.following or not 0 <= choice < len(poll.choices):
             return False
@@ -511,7 +511,7 @@ class Classroom:
 
     def reveal(self, title: str, step: int) -> bool:
         """The answer for everyone (the counts stay): the lecturer then goes to the step, and the class follows."""
-        poll = self.poll_of(title, step)
+        poll = self.poll_at(title, step)
         if poll is None or poll.revealed:
             return False
         self._set_poll(poll, revealed=True)
@@ -519,13 +519,13 @@ class Classroom:
 
     def close_poll(self, title: str, step: int):
         """No more answers on this question (the counts stay; not revealed)."""
-        if (poll := self.poll_of(title, step)) is not None:
+        if (poll := self.poll_at(title, step)) is not None:
             self._set_poll(poll, closed=True)
         self.store.publish(self.code, FOLLOWING)
 
     def ask_again(self, title: str, step: int):
         """The question asked anew: every answer dropped, open again (and not revealed)."""
-        if (poll := self.poll_of(title, step)) is not None:
+        if (poll := self.poll_at(title, step)) is not None:
             self.store.delete(f"{self._key}votes:{self._poll_id(title, step)}")
             self._set_poll(poll, closed=False, revealed=False)
         self.store.publish(self.code, FOLLOWING)

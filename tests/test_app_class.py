@@ -133,7 +133,7 @@ def test_a_follower_goes_no_further_than_the_lecturer_while_a_question_is_open(a
     assert message["bound"] == 0 and message["last"] == 0 and lab(student).cursor == 0
     student.radio(key=f"class_choice_{asked.step}").set_value(0)
     button(student, "Send my answer").click().run()
-    assert room.poll_of(asked.title, asked.step).votes == {"bo": 0}
+    assert room.poll_at(asked.title, asked.step).votes == {"bo": 0}
     other_tab = student_of(room, monkeypatch)  # a second tab of no name votes nothing
     assert any("Give your name above the stage to answer." in c.value for c in other_tab.caption)
     button(app, "Reveal for everyone").click().run()
@@ -180,3 +180,65 @@ def test_a_wrong_code_is_a_message_and_a_links_values_are_echoed_inert(app, monk
     page.run()
     warning = page.warning[0].value
     assert "`scenario='**bold** [x](http://evil.example) :red[x]'`" in warning  # in a code span: shown, not rendered
+
+
+def test_a_roster_names_each_student_by_their_personal_link_and_refuses_other_names(app, monkeypatch):
+    room = started(app)
+    codes = room.set_roster(["王小明", "Ada Lovelace"])
+    student = fake_model_app(monkeypatch)
+    student.query_params.update({"class": room.code, "me": codes["王小明"], "lang": "zh"})
+    student.run()
+    assert any(c.value == "你在这堂课中的名字是 **王小明**。" for c in student.caption)
+    assert "me" not in student.query_params  # the personal code leaves the address bar
+    other = named(student_of(room, monkeypatch), "Eve")  # no personal code: in a roster class, refused
+    assert other.error[-1].value.startswith("That is not a personal code of this class.")
+    app.run()
+    assert any("2 students named" in c.value for c in app.caption)  # the roster's names, given or not yet
+
+
+def test_another_device_leads_with_the_classs_secret_and_the_lecturer_ends_the_class(app, monkeypatch):
+    room = started(app)
+    student = student_of(room, monkeypatch, "Bo")
+    device = fake_model_app(monkeypatch)
+    device.run()
+    device.text_input(key="class_join_code").set_value(room.code)
+    device.text_input(key="class_join_secret").set_value("not it")
+    button(device, "Join the class").click().run()
+    assert device.error[-1].value == "That is not this class's lecturer secret."
+    device.text_input(key="class_join_secret").set_value(room.secret)
+    button(device, "Join the class").click().run()
+    assert any(f"You lead class **{room.code}**" in c.value for c in device.caption)
+    app.button(key="class_end").click().run()
+    assert room.ended and classes().find(room.code) is None
+    student.run()
+    assert any(w.value == f"Class {room.code} has ended." for w in student.warning)
+    assert "class" not in student.query_params
+
+
+def test_the_lecturer_closes_a_question_and_asks_it_again(app, monkeypatch):
+    room = started(app)
+    student = student_of(room, monkeypatch, "Bo")
+    app.toggle(key="predict_mode").set_value(True).run()
+    student.run()
+    asked = room.open_poll()
+    student.radio(key=f"class_choice_{asked.step}").set_value(1)
+    button(student, "Send my answer").click().run()
+    button(app, "Close the question").click().run()
+    asked = room.poll_at(asked.title, asked.step)  # the poll as the class's store holds it now
+    assert asked.closed and asked.counts()[1] == 1  # no more answers; the counts kept
+    student.run()
+    assert any(c.value == "The lecturer has closed this question." for c in student.caption)
+    button(app, "Ask again").click().run()
+    asked = room.poll_at(asked.title, asked.step)
+    assert asked.open and asked.votes == {}
+    student.run()
+    assert button(student, "Send my answer") is not None
+
+
+def test_the_limit_is_said_in_chinese_too(app, monkeypatch):
+    app.query_params["lang"] = "zh"
+    app.run()
+    for n in range(limits.PER_SESSION + 1):
+        app.text_input(key="class_join_code").set_value(f"ZZZZ{n}")
+        button(app, "加入课堂").click().run()
+    assert app.error[-1].value.startswith("来自这个浏览器或其所在网络的错误课堂代码太多：请等待")

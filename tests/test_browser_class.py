@@ -90,6 +90,7 @@ def join(chromium, url: str, code: str, query: str = "", name: str | None = None
 
 def open_roster(page):
     page.locator("[data-testid=stExpander] summary").filter(has_text=re.compile("Roster: |名单：")).first.click()
+    page.wait_for_timeout(700)  # the expander opens with an animation
 
 
 def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(browser):
@@ -140,15 +141,20 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     for page, send in ((en, "Send my answer"), (zh, "提交我的答案"), (projector, "Send my answer")):
         page.get_by_role("button", name=send).wait_for(timeout=WAIT_MS)
     step(en, 2)  # a follower tries to look ahead: the stage waits, saying why
-    en.get_by_text(re.compile("^The class is answering a question about the next step")).wait_for(timeout=WAIT_MS)
-    assert shown(en) == 6
+    step(zh, 1)
+    note = en.get_by_text(re.compile("^The class is answering a question about the next step"))
+    note.wait_for(timeout=WAIT_MS)
+    zh.get_by_text(re.compile("^全班正在回答关于下一步的问题")).wait_for(timeout=WAIT_MS)
+    assert shown(en) == 6 and shown(zh) == 6
+    en.mouse.wheel(0, -5000), zh.mouse.wheel(0, -5000)
+    en.screenshot(path=ARTIFACTS / "class_follower_waiting_en_1280x720.png")
+    zh.screenshot(path=ARTIFACTS / "class_follower_waiting_zh_1280x720.png")
     for page, send in ((en, "Send my answer"), (zh, "提交我的答案"), (projector, "Send my answer")):
         page.locator("[data-testid=stRadio]").last.locator("[role=radiogroup] label").first.click()
         page.get_by_role("button", name=send).click()
     lecturer.get_by_text("3 of 3 students following have answered.").wait_for(timeout=WAIT_MS)
     counts = lecturer.locator("[data-testid=stMain] li").filter(has_text=re.compile(r": \d+$")).all_inner_texts()
     assert sum(int(c.rsplit(": ", 1)[1]) for c in counts) == 3 and counts[0].endswith(": 3")
-    en.screenshot(path=ARTIFACTS / "class_follower_waiting_en_1280x720.png")
     zh.screenshot(path=ARTIFACTS / "class_follower_zh_1280x720.png")
     projector.screenshot(path=ARTIFACTS / "class_follower_projector_1280x720.png")
     lecturer.mouse.wheel(0, -5000)

@@ -70,7 +70,7 @@ def test_two_processes_hold_one_class_its_names_votes_and_submissions(hall):
     assert room_a.seats() == room_b.seats() == (2, 2)  # every process's tabs counted
     room_a.poll("T", 3, "?", ("x", "y"), 1)
     assert room_b.vote("s1", "T", 3, 1)  # a vote on B, counted where the lecturer is
-    assert room_a.poll_of("T", 3).votes == {room_b.names().popitem()[0]: 1}
+    assert room_a.poll_at("T", 3).votes == {room_b.names().popitem()[0]: 1}
 
 
 def test_a_lead_published_on_one_process_reaches_a_follower_on_the_other_with_the_run_built_there(hall):
@@ -117,7 +117,7 @@ def test_redis_restarted_keeps_the_class_and_the_wake_ups_resume(hall, redis_ser
     room_b.vote("s1", "T", 5, 0)
     redis_server.restart()  # its append-only file read back
     assert a.find(room_a.code) is room_a and room_b.name_of("browser-S") == "Ada"
-    assert room_a.poll_of("T", 5).votes == {"ada": 0} and room_b.lead.frame == 3
+    assert room_a.poll_at("T", 5).votes == {"ada": 0} and room_b.lead.frame == 3
     woken = follower.woken
     deadline = time.monotonic() + HEARD_AGAIN_S
     while follower.woken == woken and time.monotonic() < deadline:  # until B's listener has subscribed again
@@ -165,12 +165,12 @@ def test_a_process_that_dies_takes_only_its_tabs_its_students_votes_and_submissi
     while room_a.seats() != (1, 1) and time.monotonic() < deadline:  # B's heartbeat expires
         time.sleep(0.5)
     assert room_a.seats() == (1, 1)  # only the tabs of the process still up are counted
-    assert room_a.poll_of("T", 5).votes == {"ada": 1} and room_a.name_of("browser-S") == "Ada"
+    assert room_a.poll_at("T", 5).votes == {"ada": 1} and room_a.name_of("browser-S") == "Ada"
     reconnected = Registry(store=RedisStore(redis_server.url)).get(room_a.code)  # Ada's page, reconnected
     try:
         reconnected.sit("s1-again", "browser-S", Tab())
         assert reconnected.vote("s1-again", "T", 5, 0)  # the same student, from the tab on another process
-        assert room_a.poll_of("T", 5).votes == {"ada": 0}  # still one vote: their last
+        assert room_a.poll_at("T", 5).votes == {"ada": 0}  # still one vote: their last
         assert reconnected.name_of("browser-S") == "Ada" and room_a.seats() == (2, 2)
     finally:
         reconnected.store.close()

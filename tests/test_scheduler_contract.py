@@ -37,8 +37,9 @@ def test_every_kind_declares_itself_and_fits_the_protocols(kind):
     scheduler = make_scheduler(kind, Config(num_kvcache_blocks=8))
     assert info.kind == kind and SCHEDULERS[kind].info is info
     assert isinstance(scheduler, SchedulerProtocol) and isinstance(scheduler.pool, KVPoolView)
-    for key in (info.name, f"sidebar.beyond_pool.{kind}", f"compare.variant.{kind}"):  # its words, both languages
-        assert text("en", key) != key and text("zh", key) != key, key
+    victim = (f"sidebar.victim.{kind}",) if "preemption_policy" in info.ignored else ()  # who it preempts instead
+    for key in (info.name, f"sidebar.beyond_pool.{kind}", f"compare.variant.{kind}", f"run.scheduler.{kind}", *victim):
+        assert text("en", key) != key and text("zh", key) != key, key  # its words, both languages
     assert info.system
     assert set(info.ignored) | info.honoured == set(CONFIG_FIELDS) and not set(info.ignored) & info.honoured
     assert {"max_num_seqs", "num_kvcache_blocks", "kvcache_block_size"} <= info.honoured

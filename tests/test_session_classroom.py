@@ -170,11 +170,11 @@ def test_a_poll_counts_one_vote_per_student_their_last_until_revealed_and_export
     assert not room.vote("s2", "Other", 7, 0)  # no such question
     room.set_following("s2", False)
     assert not room.vote("s2", "Preemption", 7, 0)  # broken away: their vote is closed
-    poll = room.poll_of("Preemption", 7)
+    poll = room.poll_at("Preemption", 7)
     assert poll.counts() == [0, 2] and len(poll.votes) == 2 and room.vote_of("browser0", poll) == 1
     assert room.reveal("Preemption", 7) and not room.reveal("Preemption", 7)
     assert not room.vote("s1", "Preemption", 7, 0)  # too late
-    assert room.poll_of("Preemption", 7).counts() == [0, 2]  # the counts stay after the reveal
+    assert room.poll_at("Preemption", 7).counts() == [0, 2]  # the counts stay after the reveal
     text = room.tallies_csv()
     assert text.startswith("\ufeff")
     rows = list(csv.DictReader(io.StringIO(text.removeprefix("\ufeff"))))
@@ -197,7 +197,7 @@ def test_while_a_question_ahead_is_open_a_follower_goes_no_further_than_the_lect
     room.ask_again("T", 3)
     assert room.bound("T") == 2 and room.vote("a", "T", 3, 1)
     room.ask_again("T", 3)
-    poll = room.poll_of("T", 3)
+    poll = room.poll_at("T", 3)
     assert poll.votes == {} and poll.open
     room.reveal("T", 3)
     assert room.bound("T") is None

@@ -1,8 +1,8 @@
 """Install what the tests, the benches and the Chinese interface need from Debian when it is missing: Chromium (never
 a Playwright-downloaded browser), a CJK font (without one, Chinese text renders as boxes in Chromium's screenshots
-and GIFs), Noto's other scripts (a class's names in Devanagari, Thai, Arabic...), Redis (the tests start
-`redis-server` on a free port: tests/helpers/redis_server.py) and nginx (the benches put it in front of server
-processes: bench/bench_class_proxy.py, bench/bench_half_open.py). The app needs none of the last two. Only the
+and GIFs), Noto's other scripts (a class's names in Devanagari, Thai, Arabic... in the screenshots), Redis (the
+tests start `redis-server` on a free port: tests/helpers/redis_server.py) and nginx (the benches put it in front of
+server processes: bench/bench_class_proxy.py, bench/bench_half_open.py). The app needs none of them. Only the
 programs are used: neither service is started by the install (each test or bench starts its own, on a free port,
 and stops it). Quick and silent when all are there."""
 

@@ -28,7 +28,7 @@ def revealed_poll(step: int) -> Poll | None:
     here = room()
     if here is None or not (is_lecturer() or is_following()):
         return None
-    poll = here.poll_of(lab().title, step)
+    poll = here.poll_at(lab().title, step)
     return poll if poll is not None and poll.revealed else None
 
 

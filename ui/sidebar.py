@@ -100,11 +100,16 @@ def _on_run_inputs():
 
 
 def _on_scheduler():
-    """The other scheduler chosen: a scheduler cannot change mid-run, so the run starts again from frame 0."""
-    current = lab().inputs
+    """The other scheduler chosen: a scheduler cannot change mid-run, so the run starts again from frame 0 (said when
+    it was shown at a later frame)."""
+    current, frame = lab().inputs, lab().cursor
     if current is not None:
+        chosen = st.session_state.scheduler_choice
         try:
-            _restart(current.with_scheduler(st.session_state.scheduler_choice))
+            _restart(current.with_scheduler(chosen))
+            if frame > 0:
+                st.session_state.notice = Message("sidebar.scheduler_restarted", frame=frame,
+                                                  scheduler=Message(f"sidebar.scheduler.{chosen}"))
         except USER_ERRORS as e:
             report(e)
 
@@ -128,7 +133,8 @@ def scheduler_choice():
     info = scheduler_info(here.scheduler)
     if info.ignored:
         names = t("list.sep").join(setting(name, lang)[0] for name in info.ignored)
-        st.caption(t("sidebar.scheduler_ignores", system=info.system, names=names))
+        victim = f" {t(f'sidebar.victim.{here.scheduler}')}" if "preemption_policy" in info.ignored else ""
+        st.caption(t("sidebar.scheduler_ignores", system=info.system, names=names) + victim)
 
 
 def _apply(error_key: str, change: Callable[[], None]):
@@ -245,8 +251,12 @@ def config_controls():
         if field not in state.errors:
             state[key] = getattr(config, field)  # show what the next step will run under
         label, help_text = setting(field, lang)
-        common = {"key": key, "on_change": _on_config, "args": (field,), "disabled": lab().is_trace or locked(field),
-                  "help": help_text}
+        unread = field in scheduler_info(lab().scheduler).ignored  # changing it would branch into the same run
+        if unread:
+            scheduler = t(f"sidebar.scheduler.{lab().scheduler}")
+            help_text = f"{help_text}\n\n{t('sidebar.scheduler_unread', scheduler=scheduler)}"
+        common = {"key": key, "on_change": _on_config, "args": (field,),
+                  "disabled": lab().is_trace or locked(field) or unread, "help": help_text}
         if kind == "int":
             st.number_input(label, *BOUNDS[field], step=1, **common)
         elif kind == "bool":

@@ -37,12 +37,14 @@ from scheduler.events import (
     Blocked,
     ChunkScheduled,
     Event,
+    Evicted,
     Finished,
     Preempted,
     PrefixHit,
     Speculated,
 )
 from scheduler.interface import POOL_SHAPE, Batch, check_new, requeue
+from scheduler.output import NOT_SCHEDULED_YET, RequestCounters, SchedulerOutput
 from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
 from scheduler.vllm_v1.kv_cache import KVCache
@@ -77,6 +79,9 @@ class VllmScheduler:
         self._events: list[Event] = []  # the events of the call under way
         self._in_flight: deque[list[tuple[Request, int, int | None]]] = deque()  # async: launched steps, each
         # (request, tokens scheduled, index of its placeholder token or None) in vLLM's order
+        self._finished_req_ids: list[int] = []  # finished since the last schedule(): its SchedulerOutput tells them
+        self._first_cached: dict[int, int] = {}  # request id -> prefix-cache hit tokens of its first scheduling
+        self._output: SchedulerOutput | None = None
 
     # -- the read-only views (SchedulerProtocol) ---------------------------------------------------------
 
@@ -122,6 +127,7 @@ class VllmScheduler:
         seq.status, seq.finish_reason = ABORTED, reason
         seq.num_scheduled_tokens = 0
         self.kv_cache_manager.free(seq)
+        self._finished_req_ids.append(seq.seq_id)
         return Aborted(seq.seq_id, reason)
 
     def requeue(self, seqs: list[Sequence]) -> list[Aborted]:
@@ -142,7 +148,14 @@ class VllmScheduler:
     # -- one step: vLLM's schedule() ---------------------------------------------------------------------
 
     def schedule(self) -> Batch:
-        """This step's batch, with the events of deciding it (the class docstring maps it to vLLM's)."""
+        """This step's batch, with the events of deciding it (the class docstring maps it to vLLM's);
+        `scheduler_output()` then tells it as vLLM's SchedulerOutput does."""
+        held = {request.request_id: len(request.seq.block_table) for request in self.running}
+        batch = self._schedule()
+        self._output = self._scheduler_output(batch, held)
+        return batch
+
+    def _schedule(self) -> Batch:
         cfg, kv_cache_manager, events = self.config, self.kv_cache_manager, []
         self._events = events
         num_scheduled_tokens: dict[Request, int] = {}  # in vLLM's order
@@ -194,6 +207,7 @@ class VllmScheduler:
                     break
             if not scheduled:
                 break
+            self._tell_evictions(request)
             num_scheduled_tokens[request] = num_new_tokens
             request.seq.num_scheduled_tokens = num_new_tokens
             token_budget -= num_new_tokens
@@ -261,6 +275,7 @@ class VllmScheduler:
                         + sum(1 for b in new_computed_blocks if blocks[b].ref_count == 0))
                 events.append(Blocked(request.request_id, "blocks", need, kv_cache_manager.num_free_blocks))
                 return
+            self._tell_evictions(request)
             del self.waiting[req_index]
             self.running.append(request)
             seq = request.seq
@@ -274,6 +289,35 @@ class VllmScheduler:
             token_budget -= num_new_tokens
             if pad_drafts:
                 seq.draft_token_ids = [PAD_DRAFT] * num_spec_tokens
+
+    def _tell_evictions(self, request: Request):
+        """The cached blocks `request`'s allocation took from the free queue, as an event."""
+        evicted = self.kv_cache_manager.evicted
+        if evicted:
+            self._events.append(Evicted(request.request_id, tuple(evicted)))
+            evicted.clear()
+
+    def scheduler_output(self) -> SchedulerOutput | None:
+        """The last schedule()'s step as vLLM's SchedulerOutput lists it, with vLLM's per-request counters."""
+        return self._output
+
+    def _scheduler_output(self, batch: Batch, held: dict[int, int]) -> SchedulerOutput:
+        admitted = {e.seq_id: e for e in batch.events if e.kind == "admitted"}
+        for rid, event in admitted.items():
+            self._first_cached.setdefault(rid, event.num_cached_tokens)
+        ids = [seq.seq_id for seq in batch.seqs]
+        counters = tuple(RequestCounters(r.request_id, r.num_computed_tokens + r.seq.num_scheduled_tokens, r.num_tokens,
+                                         self._first_cached.get(r.request_id, NOT_SCHEDULED_YET))
+                         for r in (*self.running, *self.waiting))
+        finished, self._finished_req_ids = tuple(self._finished_req_ids), []
+        kv = self.kv_cache_manager
+        return SchedulerOutput(
+            tuple(i for i in ids if i in admitted and not admitted[i].recompute),
+            tuple(i for i in ids if i in admitted and admitted[i].recompute),
+            tuple(i for i in ids if i not in admitted),
+            tuple((seq.seq_id, tuple(seq.block_table[held.get(seq.seq_id, 0):])) for seq in batch.seqs),
+            tuple(e.seq_id for e in batch.events if e.kind == "preempted"), finished, counters,
+            kv.prefix_query_tokens, kv.prefix_hit_tokens, kv.preempted_query_tokens, kv.preempted_hit_tokens)
 
     def _preempt_request(self, request: Request, for_request: Request, policy: str):
         """vLLM's `_preempt_request` (the caller took it out of `running`): its blocks freed, its progress and drafts
@@ -361,6 +405,7 @@ class VllmScheduler:
         seq.status, seq.finish_reason = FINISHED, reason
         seq.num_scheduled_tokens = 0
         self.kv_cache_manager.free(seq)
+        self._finished_req_ids.append(seq.seq_id)
         return self.requests.pop(seq.seq_id)
 
     def _update_draft_token_ids(self, seqs: list[Sequence], token_ids: list):
@@ -432,6 +477,7 @@ class VllmScheduler:
                 self.kv_cache_manager.cache_blocks(seq, request.num_computed_tokens - request.num_output_placeholders)
             if reason:
                 seq.status, seq.finish_reason = FINISHED, reason
+                self._finished_req_ids.append(seq.seq_id)
                 stopped.add(self.requests.pop(seq.seq_id))
                 late.append((seq, self.kv_cache_manager.free(seq)))
         if stopped:
