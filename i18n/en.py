@@ -177,6 +177,13 @@ MESSAGES = {
                                                  "many tokens in one step while another request is waiting or "
                                                  "running, so one long prompt cannot take the whole token budget. "
                                                  "0: no cap. Only the vLLM scheduler applies it.",
+    "setting.vllm_version.label": "vLLM release (vLLM twin)",
+    "setting.vllm_version.help": "The vLLM release whose decisions the vLLM twin makes: 0.32 or 0.33. They part "
+                                 "in two rules: under the priority policy a running request that preempts itself "
+                                 "ends the step's loop over running requests in 0.32, while 0.33 goes on to the "
+                                 "next one; with speculative decoding 0.33 caches the blocks that accepted draft "
+                                 "tokens complete, so they are freed to the tail of the free queue. The article's "
+                                 "scheduler ignores it.",
     "value.prefill_first": "prefill first", "value.decode_first": "decode first",
     "value.on": "on", "value.off": "off",
     "settings.changed": "{label} {now} ({was} {before})",
@@ -909,9 +916,10 @@ MESSAGES = {
     "vllm.block_size": "--block-size {size}: current vLLM takes any block size its attention backend supports (most "
                        "GPU backends want a multiple of 16), so this one may be refused there.",
     "vllm.eos": "eos: vLLM takes the end-of-sequence token from the model (or per request, stop_token_ids).",
-    "vllm.twin": "The decisions shown are vLLM's own: this run used the vLLM twin, which makes vLLM 0.32's V1 "
-                 "Scheduler decisions step for step, block ids included, as `make vllm-check` checks against vLLM's "
-                 "Scheduler; prefill_first, mixed_batches and the preemption policy do not apply to it.",
+    "vllm.twin": "The decisions shown are vLLM's own: this run used the vLLM twin, which makes vLLM {version}'s V1 "
+                 "Scheduler decisions step for step, block ids included, as `make vllm-check VLLM={version}` checks "
+                 "against that release's Scheduler (serve with vLLM {version} to meet them); prefill_first, "
+                 "mixed_batches and the preemption policy do not apply to it.",
     "vllm.not_the_twin": "Even in its closest setting this scheduler is not vLLM's: vLLM admits a waiting request only "
                          "if its whole sequence fits in the free blocks and reuses freed uncached blocks first, so its "
                          "block ids differ; the vLLM twin (scheduler \"vllm\") makes vLLM's own decisions.",

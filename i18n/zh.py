@@ -149,6 +149,11 @@ MESSAGES = {
     "setting.long_prefill_token_threshold.help": "vLLM 的 long_prefill_token_threshold：只要还有别的请求在等待或运行，"
                                                  "一个请求一步最多计算这么多 token，免得一个长提示词占满整步的 token "
                                                  "预算。0 表示不设上限。只有 vLLM 调度器使用它。",
+    "setting.vllm_version.label": "vLLM 版本（vLLM 孪生调度器）",
+    "setting.vllm_version.help": "vLLM 孪生调度器按哪个 vLLM 版本做决策：0.32 或 0.33。两者有两条规则不同：priority "
+                                 "策略下，一个正在运行的请求抢占了自己时，0.32 结束本步对运行中请求的循环，0.33 则继续"
+                                 "看下一个；开启推测解码时，0.33 会缓存被接受的草稿 token 填满的块，这些块释放后排到空闲"
+                                 "队列的末尾。文章的调度器不使用它。",
     "value.prefill_first": "预填充优先", "value.decode_first": "解码优先",
     "value.on": "开", "value.off": "关",
     "settings.changed": "{label} {now}（{was} {before}）",
@@ -826,9 +831,9 @@ MESSAGES = {
     "vllm.block_size": "--block-size {size}：当前的 vLLM 接受其注意力后端支持的任何块大小（多数 GPU 后端要求 16 的倍数），"
                        "所以这个值在那里可能被拒绝。",
     "vllm.eos": "eos：vLLM 从模型中取得序列结束 token（或按请求用 stop_token_ids 指定）。",
-    "vllm.twin": "这里显示的就是 vLLM 自己的决定：本次运行用的是 vLLM 孪生调度器，它逐步做出 vLLM 0.32 的 V1 调度器的决定，"
-                 "连块编号都相同，`make vllm-check` 拿它与 vLLM 的调度器逐步对照检查；prefill_first、mixed_batches "
-                 "和抢占策略对它不起作用。",
+    "vllm.twin": "这里显示的就是 vLLM 自己的决定：本次运行用的是 vLLM 孪生调度器，它逐步做出 vLLM {version} 的 V1 调度器的"
+                 "决定，连块编号都相同，`make vllm-check VLLM={version}` 拿它与该版本的调度器逐步对照检查（用 vLLM "
+                 "{version} 运行才会遇到同样的决定）；prefill_first、mixed_batches 和抢占策略对它不起作用。",
     "vllm.not_the_twin": "即使在最接近的设置下，这个调度器也不是 vLLM 的：vLLM 只在等待请求的整个序列都放得进空闲块时才接纳它，"
                          "并且优先复用释放的未缓存块，所以块编号不同；vLLM 孪生调度器（scheduler \"vllm\"）做出 vLLM "
                          "自己的决定。",

@@ -64,8 +64,9 @@ class _Step:
 
 class Scheduler(LandsLate):
     """The article's scheduler (`SchedulerProtocol`, scheduler/contract.py): every Config field but vLLM's
-    per-request prefill cap; a prompt larger than the whole pool is refused on arrival."""
-    info = SchedulerInfo("article", "nano-vllm", "", frozenset(CONFIG_FIELDS) - {"long_prefill_token_threshold"})
+    per-request prefill cap and release; a prompt larger than the whole pool is refused on arrival."""
+    info = SchedulerInfo("article", "nano-vllm", "",
+                         frozenset(CONFIG_FIELDS) - {"long_prefill_token_threshold", "vllm_version"})
 
     def __init__(self, config: Config):
         self.config = config

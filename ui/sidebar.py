@@ -131,6 +131,8 @@ def scheduler_choice():
         st.warning(t("sidebar.beyond_pool", max_model_len=config.max_model_len, capacity=config.kv_capacity_tokens,
                      what=t(f"sidebar.beyond_pool.{here.scheduler}")))
     info = scheduler_info(here.scheduler)
+    if info.version_setting:  # the release it mirrors, a choice beside it
+        _config_control(info.version_setting, "choice", {"options": list(info.versions)}, config, lang)
     if info.ignored:
         names = t("list.sep").join(setting(name, lang)[0] for name in info.ignored)
         victim = f" {t(f'sidebar.victim.{here.scheduler}')}" if "preemption_policy" in info.ignored else ""
@@ -243,28 +245,35 @@ def model_controls():
 
 
 def config_controls():
-    state, config, lang = st.session_state, lab().config_in_effect(), current_lang()
+    config, lang = lab().config_in_effect(), current_lang()
     if lab().is_trace:
         st.caption(t("sidebar.trace_read_only"))
     for field, kind, options in CONFIG_CONTROLS:
-        key = f"cfg_{field}"
-        if field not in state.errors:
-            state[key] = getattr(config, field)  # show what the next step will run under
-        label, help_text = setting(field, lang)
-        unread = field in scheduler_info(lab().scheduler).ignored  # changing it would branch into the same run
-        if unread:
-            scheduler = t(f"sidebar.scheduler.{lab().scheduler}")
-            help_text = f"{help_text}\n\n{t('sidebar.scheduler_unread', scheduler=scheduler)}"
-        common = {"key": key, "on_change": _on_config, "args": (field,),
-                  "disabled": lab().is_trace or locked(field) or unread, "help": help_text}
-        if kind == "int":
-            st.number_input(label, *BOUNDS[field], step=1, **common)
-        elif kind == "bool":
-            st.toggle(label, **common)
-        else:
-            st.selectbox(label, **options, format_func=lambda v, f=field: setting_value(f, v, lang), **common)
-        if field in state.errors:
-            st.error(said(state.errors[field]))
+        _config_control(field, kind, options, config, lang)
+
+
+def _config_control(field: str, kind: str, options: dict, config, lang: str):
+    """One setting's control, showing what the next step will run under; a change applies from the frame shown.
+    One the run's scheduler does not read is disabled (changing it would branch into the same run)."""
+    state = st.session_state
+    key = f"cfg_{field}"
+    if field not in state.errors:
+        state[key] = getattr(config, field)
+    label, help_text = setting(field, lang)
+    unread = field in scheduler_info(lab().scheduler).ignored
+    if unread:
+        scheduler = t(f"sidebar.scheduler.{lab().scheduler}")
+        help_text = f"{help_text}\n\n{t('sidebar.scheduler_unread', scheduler=scheduler)}"
+    common = {"key": key, "on_change": _on_config, "args": (field,),
+              "disabled": lab().is_trace or locked(field) or unread, "help": help_text}
+    if kind == "int":
+        st.number_input(label, *BOUNDS[field], step=1, **common)
+    elif kind == "bool":
+        st.toggle(label, **common)
+    else:
+        st.selectbox(label, **options, format_func=lambda v, f=field: setting_value(f, v, lang), **common)
+    if field in state.errors:
+        st.error(said(state.errors[field]))
 
 
 def optimisation_controls():

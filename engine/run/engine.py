@@ -89,7 +89,7 @@ class Engine:
         self._last_batch_idle = False
         self._events: list = []  # events that happened between steps, reported in the next frame
         self._requeued_by_rebuild: set[int] = set()  # their next admission is an AdmittedAfterRebuild
-        self.frames = FrameStore(decided_by=self.scheduler.info.decided_by)
+        self.frames = FrameStore(decided_by=self.scheduler.info.decided_under(spec.config))
         self._recorder = Recorder(self.frames, self.requests)
         self._recorder.reset_pool(self.scheduler.pool)
         arrived = self._admit_arrivals(through=0)  # frame 0 shows the requests that arrive at the start
@@ -119,6 +119,8 @@ class Engine:
             insort(self._pending, change.payload, key=lambda r: r.arrival)
         else:
             self._reconfigure(change.settings)
+            if self.step_count == 0:  # frame 0's settings are the run's own, the release it is decided under too
+                self.frames.decided_by = self.scheduler.info.decided_under(self.config)
         self.spec = replace(self.spec, changes=(*self.spec.changes, change))
 
     def add_request(self, request: Request):

@@ -382,5 +382,11 @@ def output_dict(output: SchedulerOutput | None) -> dict:
     return {} if output is None else {"output": output.to_dict()}
 
 
+# Config fields added since traces began, written only when set away from their default: a trace without one was
+# run at the default (as every older one was), so older traces and runs read byte for byte as they were.
+WRITTEN_WHEN_SET = ("vllm_version",)
+
+
 def config_to_dict(config: Config) -> dict:
-    return {f.name: getattr(config, f.name) for f in fields(config)}
+    return {f.name: getattr(config, f.name) for f in fields(config)
+            if f.name not in WRITTEN_WHEN_SET or getattr(config, f.name) != f.default}

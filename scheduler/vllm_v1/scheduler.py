@@ -1,5 +1,6 @@
-"""The vLLM twin: vLLM V1's `Scheduler` (vllm/v1/core/sched/scheduler.py, vLLM 0.32), decision for decision and
-block for block, behind the contract every scheduler keeps (scheduler/contract.py). One class, read beside vLLM's:
+"""The vLLM twin: vLLM V1's `Scheduler` (vllm/v1/core/sched/scheduler.py, vLLM 0.32 or 0.33 as
+`Config.vllm_version` says), decision for decision and block for block, behind the contract every scheduler keeps
+(scheduler/contract.py). One class, read beside vLLM's:
 
 - `schedule()` is vLLM's `schedule()`. First the RUNNING requests, in their order (vLLM's `while req_index <
   len(self.running) and token_budget > 0`): each takes `num_new_tokens` = what it still lacks (the rest of its
@@ -7,7 +8,8 @@ block for block, behind the contract every scheduler keeps (scheduler/contract.p
   `long_prefill_token_threshold` (only when another request could use the budget), to `token_budget` and to
   max_model_len; then `kv_cache_manager.allocate_slots`, and while it fails, preemption (`_preempt_request`): the
   tail of `running`, or under the priority policy the running request with the largest (priority, arrival time),
-  until it fits or is itself preempted, which ends the loop. Then, only when nobody was preempted (vLLM's `if not
+  until it fits or is itself preempted, which ends the loop (from 0.33 on, under the priority policy, the loop
+  goes on to the next running request). Then, only when nobody was preempted (vLLM's `if not
   preempted_reqs`), the WAITING requests in queue order while a token is left and fewer than max_num_seqs run:
   `get_computed_blocks` (prefix-cache hits, a preempted request's own freed blocks too while cached), `num_new_tokens
   = request.num_tokens - num_computed_tokens`, cut or left waiting (chunked prefill off), admitted only if the whole
@@ -20,7 +22,9 @@ block for block, behind the contract every scheduler keeps (scheduler/contract.p
 - `launch()` and `land()` are vLLM's AsyncScheduler: `_update_after_schedule` advancing computed tokens and adding
   an output placeholder per request that will sample, then `update_from_output` when the step's tokens land.
 
-Requests must carry distinct (priority, arrival, seq_id): vLLM breaks ties by arrival time and request id.
+vLLM stamps each request's arrival time when it is added, so requests arriving in the same step are ordered as
+they were added: the twin orders them by id (the engine numbers requests in that order), in the waiting queue
+and when it picks a priority victim (`Request.victim_order`).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from bisect import insort
 from collections import deque
 from operator import attrgetter
 
-from scheduler.config import Config
+from scheduler.config import VLLM_VERSIONS, Config
 from scheduler.contract import SchedulerInfo
 from scheduler.events import (
     Aborted,
@@ -62,11 +66,12 @@ class VllmScheduler:
     or allocation-time caching switch: those Config fields are not read. Its pool has the null block (one unit more
     for the runner), and a prompt larger than the pool is queued, as vLLM's Scheduler queues it: it never fits, so it
     waits for good and, at the head of the queue, holds up every request behind it (vLLM's engine refuses at start a
-    max_model_len its pool cannot hold, so it never gets one; `tools/vllm_check`'s "pool" mode checks this)."""
+    max_model_len its pool cannot hold, so it never gets one; `tools/refcheck/vllm`'s "pool" mode checks this)."""
     info = SchedulerInfo("vllm", "vLLM", "0.32", frozenset({
         "max_num_seqs", "max_num_batched_tokens", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
         "enable_prefix_caching", "chunked_prefill", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
-        "prompt_lookup_max", "long_prefill_token_threshold"}), reserved_units=1, queues_oversized_prompt=True)
+        "prompt_lookup_max", "long_prefill_token_threshold", "vllm_version"}), reserved_units=1,
+        queues_oversized_prompt=True, version_setting="vllm_version", versions=VLLM_VERSIONS)
 
     def __init__(self, config: Config):
         self.config = config
@@ -205,7 +210,9 @@ class VllmScheduler:
                 if preempted_req is request:
                     scheduled = False
                     break
-            if not scheduled:
+            if not scheduled:  # it preempted itself: vLLM 0.32 ends the loop over running requests; from 0.33 on,
+                if cfg.queue_policy == "priority" and cfg.vllm_since("0.33"):  # under the priority policy, it goes
+                    continue  # on to the next one (now at req_index)
                 break
             self._tell_evictions(request)
             num_scheduled_tokens[request] = num_new_tokens
@@ -375,18 +382,28 @@ class VllmScheduler:
                 seq.num_computed_tokens -= len(scheduled_spec_token_ids) - num_accepted  # rejected: blocks stay
                 seq.draft_token_ids = []
                 events.append(Speculated(seq.seq_id, tuple(scheduled_spec_token_ids), num_accepted))
-            for token in new_token_ids:
+            for n, token in enumerate(new_token_ids, 1):
                 seq.token_ids.append(token)
                 reason = self._check_stop(seq, token)
                 if reason:
+                    self._cache_accepted_drafts(seq, len(new_token_ids) - n)
                     stopped.add(self._free_request(seq, reason))
                     events.append(Finished(seq.seq_id, reason))
                     break
+            else:
+                self._cache_accepted_drafts(seq, 0)
         if stopped:
             self.running = [r for r in self.running if r not in stopped]
         if self.config.num_speculative_tokens:
             self._update_draft_token_ids(seqs, token_ids)
         return events
+
+    def _cache_accepted_drafts(self, seq: Sequence, num_trimmed: int):
+        """vLLM 0.33 on, with speculative decoding: after a step the blocks its computed tokens fill are hashed
+        (0.32 hashes a block only when it is allocated full of known tokens), so blocks completed by accepted
+        drafts are cached and freed to the tail of the free queue. A stop trims the tokens after it."""
+        if self.config.num_speculative_tokens and self.config.vllm_since("0.33"):
+            self.kv_cache_manager.cache_blocks(seq, seq.num_computed_tokens - num_trimmed)
 
     def _check_stop(self, seq: Sequence, token: int) -> str | None:
         """vLLM's `check_stop`: EOS first, then the length limits."""
