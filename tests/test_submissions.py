@@ -72,6 +72,7 @@ def test_handing_in_is_by_the_browsers_name_wakes_the_lecturer_and_exports_every
     assert refused.value.message_id == "class.name_first"
     room.claim("browser-a", "Ada")
     room.claim("browser-b", "=Bob")
+    settle(room.store)  # the claims' wake-ups heard before counting the hand-ins'
     woken.clear()
     room.hand_in("browser-a", NAME, PASSED, "http://host/?scenario=x&frame=40")
     room.hand_in("browser-b", NAME, FAILED)
