@@ -83,7 +83,7 @@ class ClassPage(Page):
         if msg.WhichOneof("type") != "delta" or not msg.delta.HasField("new_element"):
             return
         element, kind = msg.delta.new_element, msg.delta.new_element.WhichOneof("type")
-        if kind in ("radio", "checkbox"):  # a toggle is a checkbox of the toggle kind
+        if kind in ("radio", "checkbox", "text_input"):  # a toggle is a checkbox of the toggle kind
             widget = getattr(element, kind)
             self.widgets[widget.label] = (widget.id, msg.delta.fragment_id)
             if kind == "radio":
@@ -168,6 +168,17 @@ class Member(Student):
         return WidgetState(id=_make_trigger_id(self.page.player_id, "events"),
                            json_trigger_value=json.dumps([{"event": "request", "value": value}]))
 
+    async def name_as(self, ws, name: str):
+        """Type the name and press "Use this name" (a form: its box's value goes with the submit); a browser named
+        already (another of its tabs) shows no box."""
+        box = next((label for label in self.page.widgets if label.startswith("Your name")), None)
+        if box is None or getattr(self.page, "named", ""):
+            return
+        box_id, fragment = self.page.widgets[box]
+        widgets, _ = self.click("Use this name")
+        await self.rerun(ws, [WidgetState(id=box_id, string_value=name), *widgets, *self._component_state()],
+                         fragment)
+
     def click(self, label: str) -> tuple[list[WidgetState], str]:
         widget_id, fragment_id = self.page.widgets[label]
         return [WidgetState(id=widget_id, trigger_value=True)], fragment_id
@@ -187,6 +198,7 @@ async def start_class(lecturer: Member, ws) -> str:
 async def follow(student: Member, url: str, seated: asyncio.Event, done: asyncio.Event, count: list[int]):
     async with websockets.connect(url, subprotocols=["streamlit"], max_size=2**27) as ws:
         await student.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+        await student.name_as(ws, f"Student {student.number}")  # only a named student's answer counts (issue 33)
         count[0] += 1
         if count[0] == count[1]:
             seated.set()
@@ -222,8 +234,9 @@ def parse_args():
     return parser.parse_args()
 
 
-async def lead(url: str, students: list[Member]) -> dict:
-    """The lecturer's side: start the class, wait for every follower, step, then ask the class."""
+async def lead(url: str, students: list[Member], student_urls: list[str] | None = None) -> dict:
+    """The lecturer's side: start the class, wait for every follower, step, then ask the class. Student i opens
+    `student_urls[i % len]` (a lecture hall's processes, bench/bench_hall.py), else the lecturer's `url`."""
     lecturer = Member(-1, PRESET)
     result = {}
     async with websockets.connect(url, subprotocols=["streamlit"], max_size=2**27) as ws:
@@ -231,7 +244,9 @@ async def lead(url: str, students: list[Member]) -> dict:
         seated, done, count = asyncio.Event(), asyncio.Event(), [0, len(students)]
         for student in students:
             student.query = f"class={code}"
-        tasks = [asyncio.create_task(follow(s, url, seated, done, count)) for s in students]
+        urls = student_urls or [url]
+        tasks = [asyncio.create_task(follow(s, urls[i % len(urls)], seated, done, count))
+                 for i, s in enumerate(students)]
         await asyncio.wait_for(seated.wait(), OPEN_TIMEOUT_S)
         listening = asyncio.create_task(lecturer.listen(ws))
         await asyncio.sleep(STEP_EVERY_S)
@@ -410,9 +425,7 @@ class NamedPage(ClassPage):
         if msg.WhichOneof("type") != "delta" or not msg.delta.HasField("new_element"):
             return
         element, kind = msg.delta.new_element, msg.delta.new_element.WhichOneof("type")
-        if kind == "text_input":
-            self.widgets[element.text_input.label] = (element.text_input.id, msg.delta.fragment_id)
-        elif kind == "alert":
+        if kind == "alert":
             self.alerts.append(element.alert.body)
         elif kind == "markdown":
             body = element.markdown.body
@@ -449,17 +462,6 @@ class Named(Member):
             msg.ParseFromString(raw)
             self.page.read(msg)
         return await super().rerun(ws, *args, **kwargs)
-
-    async def name_as(self, ws, name: str):
-        """Type the name and press "Use this name" (a form: its box's value goes with the submit); a browser named
-        already (another of its tabs) shows no box."""
-        box = next((label for label in self.page.widgets if label.startswith("Your name")), None)
-        if box is None or self.page.named:
-            return
-        box_id, fragment = self.page.widgets[box]
-        widgets, _ = self.click("Use this name")
-        await self.rerun(ws, [WidgetState(id=box_id, string_value=name), *widgets, *self._component_state()],
-                         fragment)
 
     async def settle(self, ws, done, tries: int = 20) -> bool:
         """Rerun the page until `done(page)` holds (a rerun the class woke may answer before the one asked for)."""

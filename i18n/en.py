@@ -365,6 +365,9 @@ MESSAGES = {
     "class.unknown": "There is no class with this code on this server: check the code (or the lecturer has not "
                      "started it; where several server processes serve the app, open the lecturer's link: it leads "
                      "to theirs).",
+    "class.store_down": "The class cannot be reached right now (its store, Redis, does not answer): the class "
+                        "waits. Your own stage keeps working, and the class picks up by itself when the store is "
+                        "back.",
     "class.ended": "Class {code} has ended.",
     "class.full": "This class is full ({seats} tabs open).",
     "class.server_full": "This server holds {most} classes, each with its lecturer here: end one first.",

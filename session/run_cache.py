@@ -139,7 +139,16 @@ class RunCache:
 
     def open(self, inputs, holder) -> SharedRun:
         """The run of `inputs` from frame 0, computed by whoever opened it first."""
-        return self._find_or_build(inputs.spec.address, holder, lambda: SharedRun(inputs, Engine(inputs.spec)))
+        return self.open_recipe(inputs, inputs.spec, holder)
+
+    def open_recipe(self, inputs, spec, holder) -> SharedRun:
+        """The run of `spec` (the recipe of a run of `inputs`, with its changes): a run another process computed (a
+        lecture hall's lead, session/lead_recipe.py), built here from its recipe, replayed to its last change's
+        frame (a run stands where its recipe is whole). An adaptive run's sizes, measured where it first ran, are
+        measured here anew."""
+        last_change = max((change.step for change in spec.changes), default=0)
+        return self._find_or_build(spec.address, holder,
+                                   lambda: SharedRun(inputs, Engine(spec).follow(spec, last_change)))
 
     def act(self, run: SharedRun, change: Change, holder) -> SharedRun:
         """The run `run` would be with `change` made at its frame (frames 0..change.step are `run`'s)."""

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import csv
 import io
-import threading
+import json
 import time
 from dataclasses import dataclass
 
 from engine.inputs.assignment import Judgement
 from engine.inputs.goals import FAIL, Verdict
 from i18n import Message, MessageError, in_lang
+from session.class_store import ClassStore
 
 MAX_NAMES = 500  # per assignment in one class: a class's seats
 FORMULA_START = "=+-@\t\r"  # a spreadsheet evaluates a cell starting so
@@ -44,31 +45,64 @@ class Submission:
                    judgement.broken, judgement.passed, time.time(), link)
 
 
+    def filed(self) -> str:
+        """As the class's store keeps it: JSON, each Message by its id and values (read again in any language)."""
+        return json.dumps({"name": self.name, "key": self.key, "assignment": self.assignment,
+                           "goals": [[_data(goal), verdict.state, _data(verdict.reason)]
+                                     for goal, verdict in self.goals],
+                           "broken": [_data(rule) for rule in self.broken], "passed": self.passed, "at": self.at,
+                           "link": self.link}, ensure_ascii=False)
+
+    @classmethod
+    def read(cls, filed: str) -> Submission:
+        d = json.loads(filed)
+        return cls(d["name"], d["key"], d["assignment"],
+                   tuple((_message(goal), Verdict(state, _message(reason))) for goal, state, reason in d["goals"]),
+                   tuple(_message(rule) for rule in d["broken"]), d["passed"], d["at"], d["link"])
+
+
+def _data(value):
+    """A Message (its values may be Messages) as plain JSON data; any other value as it is."""
+    if isinstance(value, Message):
+        return {"message": value.key, "values": {k: _data(v) for k, v in value.values.items()}}
+    return value
+
+
+def _message(data):
+    if isinstance(data, dict) and "message" in data:
+        return Message(data["message"], **{k: _message(v) for k, v in data["values"].items()})
+    return data
+
+
 class Submissions:
-    def __init__(self):
-        self._latest: dict[tuple[str, str], Submission] = {}  # (assignment, name's key) -> the latest
-        self._lock = threading.Lock()
+    """A class's latest submission per student and assignment, in the class's store under `key` (a hash: one
+    field per assignment and name's key)."""
+
+    def __init__(self, store: ClassStore, key: str):
+        self._store, self._key = store, key
+
+    @staticmethod
+    def _slot(assignment: str, key: str) -> str:
+        return json.dumps([assignment, key], ensure_ascii=False)
 
     def submit(self, name: str, key: str, assignment: str, judgement: Judgement, link: str = "") -> Submission:
         """Keep this run as the latest of the student named `name` (compared by `key`) on `assignment`;
         SubmissionError for a new name beyond MAX_NAMES."""
-        slot, submission = (assignment, key), Submission.of(name, key, assignment, judgement, link)
-        with self._lock:
-            if slot not in self._latest and sum(a == assignment for a, _ in self._latest) >= MAX_NAMES:
-                raise SubmissionError("assignment.too_many", most=MAX_NAMES)
-            self._latest[slot] = submission
+        slot, submission = self._slot(assignment, key), Submission.of(name, key, assignment, judgement, link)
+        kept = self._store.hgetall(self._key)
+        if slot not in kept and sum(json.loads(s)[0] == assignment for s in kept) >= MAX_NAMES:
+            raise SubmissionError("assignment.too_many", most=MAX_NAMES)
+        self._store.hset(self._key, slot, submission.filed())
         return submission
 
     def delete(self, assignment: str, key: str) -> bool:
         """The lecturer drops a student's submission on `assignment`; whether there was one."""
-        with self._lock:
-            return self._latest.pop((assignment, key), None) is not None
+        return self._store.hdel(self._key, self._slot(assignment, key))
 
     def of(self, assignment: str | None = None) -> list[Submission]:
         """The latest submission of each name (on `assignment`, or on every one), by assignment and name."""
-        with self._lock:
-            kept = [s for s in self._latest.values() if assignment in (None, s.assignment)]
-        return sorted(kept, key=lambda s: (s.assignment, s.key))
+        kept = [Submission.read(filed) for filed in self._store.hgetall(self._key).values()]
+        return sorted((s for s in kept if assignment in (None, s.assignment)), key=lambda s: (s.assignment, s.key))
 
     def csv(self, code: str, lang: str) -> str:
         """One row per goal (and per rule broken) of each latest submission; words in `lang`."""

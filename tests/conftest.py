@@ -57,3 +57,21 @@ def redis_server():
         pytest.skip("redis-server is not installed (make test installs it: tools/ensure_debian_packages.py)")
     with RedisServer() as server:
         yield server
+
+
+@pytest.fixture(params=["memory", "redis"])
+def new_registry(request):
+    """A test run twice: with registries of classes over this process's memory, and over a Redis of the test's own
+    (session/class_store.py): the class logic must not tell them apart."""
+    from session.classroom import Registry
+    from tests.helpers.class_stores import store_of
+
+    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
+    made = []
+
+    def new(**kwargs) -> Registry:
+        made.append(Registry(store=store_of(request.param, url), **kwargs))
+        return made[-1]
+    yield new
+    for registry in made:
+        registry.store.close()

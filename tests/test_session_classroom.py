@@ -1,6 +1,7 @@
-"""A class without Streamlit (session/classroom.py): codes, the lecturer's browser and secret, names bound to
-browsers, seats freed when tabs close, following the lecturer's run, breaking away, the class's predictions (one
-vote per student, the follower's bound), the lecturer's controls, and the limits on guessing (session/limits.py)."""
+"""A class without Streamlit (session/classroom.py), in each store (session/class_store.py: memory and Redis):
+codes, the lecturer's browser and secret, names bound to browsers, seats freed when tabs close, following the
+lecturer's run, breaking away, the class's predictions (one vote per student, the follower's bound), the lecturer's
+controls, and the limits on guessing (session/limits.py)."""
 
 import csv
 import io
@@ -9,9 +10,20 @@ import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session import limits
-from session.classroom import CODE_ALPHABET, CODE_LENGTH, ClassError, Registry
+from session.classroom import CODE_ALPHABET, CODE_LENGTH, ClassError
 from session.lab import Lab, RunInputs
 from session.run_cache import RunCache
+from tests.helpers.class_stores import settle
+
+
+class Run:
+    """A run as the class sees it: its address (the lead names the run by it)."""
+
+    def __init__(self, address: str):
+        self.address = address
+
+
+RUN = Run("run")
 
 
 class Seat:
@@ -25,8 +37,8 @@ class Seat:
         return not self.gone
 
 
-def test_a_class_has_a_short_code_a_lecturers_browser_and_a_secret_of_its_own():
-    registry = Registry()
+def test_a_class_has_a_short_code_a_lecturers_browser_and_a_secret_of_its_own(new_registry):
+    registry = new_registry()
     room, other = registry.start("browser-L"), registry.start("browser-L")
     assert len(room.code) == CODE_LENGTH and set(room.code) <= set(CODE_ALPHABET) and room.code != other.code
     assert room.secret != other.secret and len(room.secret) >= 16
@@ -39,8 +51,8 @@ def test_a_class_has_a_short_code_a_lecturers_browser_and_a_secret_of_its_own():
     assert refused.value.message_id == "class.unknown"
 
 
-def test_beyond_the_bound_the_oldest_class_without_its_lecturer_closes_and_a_full_server_refuses():
-    registry = Registry(max_classes=2)
+def test_beyond_the_bound_the_oldest_class_without_its_lecturer_closes_and_a_full_server_refuses(new_registry):
+    registry = new_registry(max_classes=2)
     first, second = registry.start(), registry.start()
     here, gone = Seat(), Seat()
     first.lecture("L1", here, lambda: True)
@@ -52,8 +64,8 @@ def test_beyond_the_bound_the_oldest_class_without_its_lecturer_closes_and_a_ful
     assert refused.value.message_id == "class.server_full"
 
 
-def test_a_name_is_bound_to_one_browser_and_names_that_look_the_same_are_refused():
-    room = Registry().start()
+def test_a_name_is_bound_to_one_browser_and_names_that_look_the_same_are_refused(new_registry):
+    room = new_registry().start()
     assert room.claim("A", "  Alice   Smith ") == "Alice Smith"
     assert room.claim("A", "alice smith") == "Alice Smith"  # the same browser, the same name: no change
     for look_alike in ("alice smith", "Alice\u200bSmith", "ALICE-SMITH", "\u0410lice Smith", "Ａｌｉｃｅ Smith",
@@ -70,8 +82,8 @@ def test_a_name_is_bound_to_one_browser_and_names_that_look_the_same_are_refused
     assert room.name_of("A") == "Alice Smith" and room.name_of("B") is None
 
 
-def test_a_roster_gives_each_name_a_personal_code_and_no_other_name_joins():
-    room = Registry().start()
+def test_a_roster_gives_each_name_a_personal_code_and_no_other_name_joins(new_registry):
+    room = new_registry().start()
     codes = room.set_roster(["王小明", "Ada", "ada", ""])  # "ada" reads as "Ada": one name
     assert sorted(codes) == ["Ada", "王小明"] and all(len(code) == 8 for code in codes.values())
     assert room.set_roster(["Ada"]) == codes  # given again: the same codes
@@ -84,8 +96,8 @@ def test_a_roster_gives_each_name_a_personal_code_and_no_other_name_joins():
     assert refused.value.message_id == "class.roster_only"
 
 
-def test_closed_tabs_leave_their_seats_at_the_next_count_and_the_roster_lists_each_student_once():
-    room = Registry().start()
+def test_closed_tabs_leave_their_seats_at_the_next_count_and_the_roster_lists_each_student_once(new_registry):
+    room = new_registry().start()
     room.claim("A", "Ada")
     tabs = {session: [True] for session in ("a1", "a2", "x")}
     room.sit("a1", "A", Seat(), lambda: tabs["a1"][0], frame=3)
@@ -100,20 +112,23 @@ def test_closed_tabs_leave_their_seats_at_the_next_count_and_the_roster_lists_ea
     assert [(r.name, r.tabs) for r in room.roster()] == [("Ada", 1)]
 
 
-def test_followers_are_woken_by_a_new_lead_and_not_by_the_same_one_nor_when_broken_away():
-    room = Registry().start()
+def test_followers_are_woken_by_a_new_lead_and_not_by_the_same_one_nor_when_broken_away(new_registry):
+    room = new_registry().start()
     following, away, gone = Seat(), Seat(), Seat()
     room.sit("a", "A", following), room.sit("b", "B", away), room.sit("c", "C", gone)
     room.set_following("b", False)
     gone.gone = True
-    assert room.publish("run", "inputs", 3, "05_prefix_caching", False)
+    assert room.publish(RUN, "inputs", 3, "05_prefix_caching", False)
+    settle(room.store)
     assert (following.woken, away.woken, gone.woken) == (1, 0, 1)
     assert room.seats() == (2, 1)  # the closed tab left its seat
-    assert not room.publish("run", "inputs", 3, "05_prefix_caching", False)  # nothing new: nobody woken
-    assert room.publish("run", "inputs", 4, "05_prefix_caching", False)
+    assert not room.publish(RUN, "inputs", 3, "05_prefix_caching", False)  # nothing new: nobody woken
+    assert room.publish(RUN, "inputs", 4, "05_prefix_caching", False)
+    settle(room.store)
     assert following.woken == 2 and room.lead.version == 2 and room.lead.frame == 4
     room.set_following("b", True)
-    room.publish("run", "inputs", 5, "05_prefix_caching", False)
+    room.publish(RUN, "inputs", 5, "05_prefix_caching", False)
+    settle(room.store)
     assert away.woken == 1
 
 
@@ -135,8 +150,8 @@ def test_a_follower_shows_the_lecturers_run_itself_at_the_lecturers_frame():
     assert student.cursor == 8 and student.last == 9  # what it has seen stays held
 
 
-def test_a_poll_counts_one_vote_per_student_their_last_until_revealed_and_exports_as_csv():
-    room = Registry().start()
+def test_a_poll_counts_one_vote_per_student_their_last_until_revealed_and_exports_as_csv(new_registry):
+    room = new_registry().start()
     lecturer = Seat()
     room.lecture("L", lecturer)
     for i in range(3):
@@ -144,9 +159,10 @@ def test_a_poll_counts_one_vote_per_student_their_last_until_revealed_and_export
         room.sit(f"s{i}", f"browser{i}", Seat())
     room.sit("s0-again", "browser0", Seat())  # student 0's second tab
     room.sit("anonymous", "browser9", Seat())  # a tab with no name
+    settle(room.store)
     assert lecturer.woken == 8  # three names given, five seats taken: the banner counts them
     poll = room.poll("Preemption", 7, "Which request is preempted?", ("request 1", "request 2"), 1)
-    assert room.poll("Preemption", 7, "(in another language)", ("1", "2"), 1) is poll  # one poll per question
+    assert room.poll("Preemption", 7, "(in another language)", ("1", "2"), 1) == poll  # one poll per question
     assert room.vote("s0", "Preemption", 7, 0) and room.vote("s1", "Preemption", 7, 1)
     assert room.vote("s0-again", "Preemption", 7, 1)  # the same student from another tab: changed their mind
     assert not room.vote("anonymous", "Preemption", 7, 0)  # no name, no vote
@@ -154,10 +170,11 @@ def test_a_poll_counts_one_vote_per_student_their_last_until_revealed_and_export
     assert not room.vote("s2", "Other", 7, 0)  # no such question
     room.set_following("s2", False)
     assert not room.vote("s2", "Preemption", 7, 0)  # broken away: their vote is closed
+    poll = room.poll_at("Preemption", 7)
     assert poll.counts() == [0, 2] and len(poll.votes) == 2 and room.vote_of("browser0", poll) == 1
     assert room.reveal("Preemption", 7) and not room.reveal("Preemption", 7)
     assert not room.vote("s1", "Preemption", 7, 0)  # too late
-    assert poll.counts() == [0, 2]  # the counts stay after the reveal
+    assert room.poll_at("Preemption", 7).counts() == [0, 2]  # the counts stay after the reveal
     text = room.tallies_csv()
     assert text.startswith("\ufeff")
     rows = list(csv.DictReader(io.StringIO(text.removeprefix("\ufeff"))))
@@ -166,34 +183,37 @@ def test_a_poll_counts_one_vote_per_student_their_last_until_revealed_and_export
     assert rows[0]["class"] == room.code and rows[0]["revealed"] == "1"
 
 
-def test_while_a_question_ahead_is_open_a_follower_goes_no_further_than_the_lecturer():
-    room = Registry().start()
+def test_while_a_question_ahead_is_open_a_follower_goes_no_further_than_the_lecturer(new_registry):
+    room = new_registry().start()
     room.claim("A", "Ada")
     room.sit("a", "A", Seat())
-    room.publish("run", "inputs", 2, "05_prefix_caching", predicting=False)
+    room.publish(RUN, "inputs", 2, "05_prefix_caching", predicting=False)
     poll = room.poll("T", 3, "?", ("x", "y"), 0)
     assert room.bound("T") is None  # predictions are off
-    room.publish("run", "inputs", 2, "05_prefix_caching", predicting=True)
+    room.publish(RUN, "inputs", 2, "05_prefix_caching", predicting=True)
     assert room.bound("T") == 2 and room.bound("another run") is None
     room.close_poll("T", 3)
     assert room.bound("T") is None and not room.vote("a", "T", 3, 0)  # closed: no more answers
     room.ask_again("T", 3)
     assert room.bound("T") == 2 and room.vote("a", "T", 3, 1)
     room.ask_again("T", 3)
+    poll = room.poll_at("T", 3)
     assert poll.votes == {} and poll.open
     room.reveal("T", 3)
     assert room.bound("T") is None
 
 
-def test_the_lecturer_brings_everyone_back_and_ends_the_class():
-    registry = Registry()
+def test_the_lecturer_brings_everyone_back_and_ends_the_class(new_registry):
+    registry = new_registry()
     room = registry.start()
     seats = [Seat(), Seat()]
     room.sit("a", "A", seats[0]), room.sit("b", "B", seats[1])
     room.set_following("a", False), room.set_following("b", False)
     room.bring_back()
+    settle(room.store)
     assert room.seats() == (2, 2) and [s.woken for s in seats] == [1, 1]  # woken to the lecturer's place
     registry.close(room.code)
+    settle(room.store)
     assert room.ended and registry.find(room.code) is None and [s.woken for s in seats] == [2, 2]
 
 
@@ -215,18 +235,21 @@ def test_wrong_guesses_are_limited_per_session_and_per_address_and_a_right_one_i
     guesses.check(limits.Guesser("s4", "10.0.0.2"))
     clock[0] += 61
     guesses.check(one)  # the window has passed
-def test_play_and_pause_are_new_leads_and_a_follower_woken_late_starts_where_the_lecturer_is(monkeypatch):
-    room = Registry().start()
+def test_play_and_pause_are_new_leads_and_a_follower_woken_late_starts_where_the_lecturer_is(new_registry,
+                                                                                            monkeypatch):
+    room = new_registry().start()
     following = Seat()
     room.sit("a", "A", following)
     clock = [100.0]
-    monkeypatch.setattr("session.classroom.time.monotonic", lambda: clock[0])
-    room.publish("run", "inputs", 3, "05_prefix_caching", False)
-    assert room.publish("run", "inputs", 3, "05_prefix_caching", False, playing=2.0)  # Play from frame 3
+    monkeypatch.setattr("session.classroom.clock", lambda: clock[0])
+    room.publish(RUN, "inputs", 3, "05_prefix_caching", False)
+    assert room.publish(RUN, "inputs", 3, "05_prefix_caching", False, playing=2.0)  # Play from frame 3
+    settle(room.store)
     assert following.woken == 2 and room.lead.playing == 2.0
     clock[0] += 1.6  # the lecturer's player has shown 3 more frames meanwhile (it plays on by itself)
     assert room.lead.frame_now(last=100) == 6 and room.lead.frame_now(last=5) == 5  # no further than computed
-    assert room.publish("run", "inputs", 3, "05_prefix_caching", False, playing=0.0)  # Pause where Play started
+    assert room.publish(RUN, "inputs", 3, "05_prefix_caching", False, playing=0.0)  # Pause where Play started
+    settle(room.store)
     assert following.woken == 3 and room.lead.frame_now(last=100) == 3  # standing still
 
 

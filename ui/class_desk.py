@@ -18,7 +18,7 @@ from session.classroom import ClassError, Classroom, classes, server_lecturer_ke
 from session.limits import key_guesses
 from session.submissions import csv_text
 from ui.class_identity import browser_token, guesser, keep_token
-from ui.classroom import CODE, SEEN, enter, find_class, is_lecturer, room
+from ui.classroom import CODE, SEEN, enter, find_class, is_lecturer, room, while_reachable
 from ui.language import said, t
 from ui.wake import this_session
 
@@ -32,6 +32,7 @@ MARK = {True: "✓", False: "✗", None: ""}
 
 
 @st.fragment(run_every=ROSTER_EVERY_S)
+@while_reachable
 def desk():
     """Above the lecturer's stage (a fragment inside the stage's: its own redraws cost only itself)."""
     here = room()
@@ -140,6 +141,7 @@ def reachable(link: str) -> bool:
     return (urlsplit(link).hostname or "") not in LOOPBACK
 
 
+@while_reachable
 def class_panel():
     """The sidebar's "Class" section."""
     here = room()

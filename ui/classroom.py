@@ -9,10 +9,13 @@ not by polling. Wrong codes and keys are limited (session/limits.py)."""
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from i18n import Message, MessageError
-from session.classroom import ClassError, Classroom, classes
+from session.class_store import StoreUnavailable
+from session.classroom import ClassError, Classroom, classes, play_ahead
 from session.limits import code_guesses
 from ui.class_identity import browser_token, guesser
 from ui.language import said, t
@@ -20,14 +23,31 @@ from ui.state import feed, lab, settings_in_effect
 from ui.wake import alive, this_session, waker
 
 CODE, SEEN, PLAYING = "class_code", "class_seen", "class_playing"  # session-state keys
+STORE_DOWN = "class_store_down"  # what the page says while the class's store (a lecture hall's Redis) is unreachable
 
 
+def while_reachable(function):
+    """A class's step of the page that needs its store: while the store cannot be reached it does nothing (the
+    page says so, `store_line`; this session's own stage goes on) and the class is taken up again when it is back."""
+    @functools.wraps(function)
+    def reached(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except StoreUnavailable as e:
+            st.session_state[STORE_DOWN] = e.message
+            return None
+    return reached
+
+
+@while_reachable
 def room() -> Classroom | None:
-    """The class this session is in, if any (one ended, or closed by the server's bound, drops it, saying so)."""
+    """The class this session is in, if any (one ended, or closed by the server's bound, drops it, saying so);
+    None while its store cannot be reached (the session stays in the class)."""
     code = st.session_state.get(CODE)
     if code is None:
         return None
     here = classes().find(code)
+    st.session_state.pop(STORE_DOWN, None)
     if here is None or here.ended:
         for key in (CODE, SEEN):
             st.session_state.pop(key, None)
@@ -90,7 +110,7 @@ def enter(here: Classroom):
     state[CODE] = here.code
     state.pop(SEEN, None)
     lead = here.lead
-    if lead is not None and here.is_lecturer(browser_token()):
+    if lead is not None and lead.run is not None and here.is_lecturer(browser_token()):
         lab().follow(lead.run, lead.inputs, lead.frame)
         feed().moved_cursor()
         state.scenario_choice, state.predict_mode = lead.scenario, lead.predicting
@@ -121,6 +141,7 @@ def url_params() -> dict[str, str]:
 # -- the stage: following, and publishing what the lecturer shows --------------------------------------------
 
 
+@while_reachable
 def take_seat():
     """In the stage fragment: this tab's seat (or the lecturer's desk), woken by the class (outside a server,
     AppTest, nothing wakes it: its test reruns it)."""
@@ -133,14 +154,15 @@ def take_seat():
         here.sit(session, browser_token(), wake, alive(), frame=lab().cursor)
 
 
+@while_reachable
 def follow_lead(in_fragment: bool = False):
     """A following student shows the lecturer's run and frame. Another run (a scenario picked, a branch) is taken
     on a whole page's run, before the sidebar is drawn (it shows the scenario and settings): the stage's fragment
     asks for one."""
     here, state = room(), st.session_state
-    if not is_following() or here.lead is None or here.lead.version == state.get(SEEN):
+    lead = here.lead if is_following() else None
+    if lead is None or lead.run is None or lead.version == state.get(SEEN):
         return
-    lead = here.lead
     if in_fragment and (lead.run is not lab().shared_run or lead.scenario != state.get("scenario_choice")):
         st.rerun()
     state[SEEN], settings = lead.version, settings_in_effect()
@@ -161,12 +183,7 @@ def stage_bound() -> int | None:
     return here.bound(lab().title) if here is not None and is_following() else None
 
 
-def play_ahead(speed: float) -> int:
-    """The frames a follower playing along is sent ahead of the lecturer's, when the run holds them: as many as
-    its player asks for ahead while playing (player.js `lookahead`), so Play starts without a round trip."""
-    return max(10, int(3 * speed)) if speed else 0
-
-
+@while_reachable
 def publish_lead():
     """The lecturer's run and frame, and the speed their player plays at (0 standing still; the player reports
     Play and Pause: ui/stage.py), for the class to follow (a trace cannot be followed)."""
@@ -210,10 +227,18 @@ def name_line(here: Classroom):
         st.error(said(error))
 
 
+def store_line():
+    """While the class's store cannot be reached: said plainly, to the lecturer and the students alike."""
+    if down := st.session_state.get(STORE_DOWN):
+        st.warning(said(down), icon=":material/cloud_off:")
+
+
+@while_reachable
 def class_banner():
     """Above a student's stage: their name, and their one click to break away or follow again (the lecturer's is
-    the desk: ui/class_desk.py)."""
+    the desk: ui/class_desk.py); above anyone's, that the class's store cannot be reached."""
     here = room()
+    store_line()
     if here is None or is_lecturer():
         return
     cols = st.columns([5, 1.4], vertical_alignment="center")

@@ -1,0 +1,146 @@
+"""Where a class's state lives (session/classroom.py keeps its logic, not its data): one small interface, two
+stores. `MemoryStore` keeps it in this process (the default: `make run` needs nothing else); `RedisStore`
+(session/redis_store.py) keeps it in Redis when $SCHEDLAB_REDIS_URL is set, so several server processes hold one
+class and a class outlives the process its lecturer is on.
+
+The interface is a few of Redis's own data types, so the class logic is written once over both: strings, hashes
+(a field set only where absent: `hsetnx`, how a name is claimed), counters, keys that expire (a process's
+heartbeat), and messages published on a class's channel that every process hears (`listen`), each waking its own
+tabs. Values are strings (the class logic writes JSON).
+
+A store that cannot be reached raises `StoreUnavailable`: a message the page shows as it is, in either language.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable
+
+from i18n import MessageError
+
+REDIS_ENV = "SCHEDLAB_REDIS_URL"
+
+Listener = Callable[[str, str], None]  # (class code, what happened) -> None
+
+
+class StoreUnavailable(MessageError):
+    """The class's store cannot be reached (Redis down): the class waits, the lecturer's own stage goes on."""
+
+
+class ClassStore:
+    """What the class logic asks of a store. `process` names this server process (its seats are filed under it)."""
+
+    process: str
+
+    def get(self, key: str) -> str | None: ...
+    def set(self, key: str, value: str, ttl_s: float | None = None): ...
+    def incr(self, key: str) -> int: ...
+    def hget(self, key: str, field: str) -> str | None: ...
+    def hgetall(self, key: str) -> dict[str, str]: ...
+    def hset(self, key: str, field: str, value: str): ...
+    def hsetnx(self, key: str, field: str, value: str) -> bool: ...
+    def hdel(self, key: str, field: str) -> bool: ...
+    def delete(self, *keys: str): ...
+    def delete_prefix(self, prefix: str): ...
+    def publish(self, code: str, what: str): ...
+    def listen(self, listener: Listener): ...
+    def is_up(self, process: str) -> bool: ...  # whether that process still serves its seats (its heartbeat)
+    def on_beat(self, beat: Callable[[], None]): ...  # called every few seconds from the store's thread
+    def close(self): ...
+
+
+class MemoryStore(ClassStore):
+    """The class's state in this process's memory: what a single server needs; `publish` calls the listeners at
+    once, in the caller's thread."""
+
+    def __init__(self):
+        self.process = "local"
+        self._strings: dict[str, tuple[str, float | None]] = {}  # key -> (value, expires at time.monotonic())
+        self._hashes: dict[str, dict[str, str]] = {}
+        self._listeners: list[Listener] = []
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            value, expires = self._strings.get(key, (None, None))
+            return None if expires is not None and expires < time.monotonic() else value
+
+    def set(self, key, value, ttl_s=None):
+        with self._lock:
+            self._strings[key] = (value, None if ttl_s is None else time.monotonic() + ttl_s)
+
+    def incr(self, key):
+        with self._lock:
+            n = int(self._strings.get(key, ("0", None))[0]) + 1
+            self._strings[key] = (str(n), None)
+            return n
+
+    def hget(self, key, field):
+        with self._lock:
+            return self._hashes.get(key, {}).get(field)
+
+    def hgetall(self, key):
+        with self._lock:
+            return dict(self._hashes.get(key, {}))
+
+    def hset(self, key, field, value):
+        with self._lock:
+            self._hashes.setdefault(key, {})[field] = value
+
+    def hsetnx(self, key, field, value):
+        with self._lock:
+            fields = self._hashes.setdefault(key, {})
+            if field in fields:
+                return False
+            fields[field] = value
+            return True
+
+    def hdel(self, key, field):
+        with self._lock:
+            return self._hashes.get(key, {}).pop(field, None) is not None
+
+    def delete(self, *keys):
+        with self._lock:
+            for key in keys:
+                self._strings.pop(key, None)
+                self._hashes.pop(key, None)
+
+    def delete_prefix(self, prefix):
+        with self._lock:
+            for kept in (self._strings, self._hashes):
+                for key in [k for k in kept if k.startswith(prefix)]:
+                    del kept[key]
+
+    def publish(self, code, what):
+        for listener in list(self._listeners):
+            listener(code, what)
+
+    def listen(self, listener):
+        self._listeners.append(listener)
+
+    def is_up(self, process):
+        return process == self.process  # the only process
+
+    def on_beat(self, beat):
+        pass  # one process: it sweeps its seats as it counts them
+
+    def close(self):
+        self._listeners.clear()
+
+
+def process_name() -> str:
+    """A name for this server process, unique among the processes sharing a store (a restarted one gets a new one:
+    its old seats are not its own)."""
+    return f"{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def store_from_env() -> ClassStore:
+    """Redis when $SCHEDLAB_REDIS_URL is set, else this process's memory."""
+    url = os.environ.get(REDIS_ENV)
+    if not url:
+        return MemoryStore()
+    from session.redis_store import RedisStore  # only a lecture hall needs the client
+    return RedisStore(url)

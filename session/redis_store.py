@@ -1,0 +1,158 @@
+"""A class's state in Redis ($SCHEDLAB_REDIS_URL; session/class_store.py: the interface): every server process of a
+lecture hall reads and writes the same class, hears the wake-ups published on one channel, and keeps a heartbeat
+(a key that expires) so the others know its seats are still there. Redis's own commands, under a prefix.
+
+When Redis cannot be reached, every call raises `StoreUnavailable` (no retries beyond the client's one reconnect:
+a page must not hang); the listener and the heartbeat keep trying in their own thread, so the class picks up when
+Redis is back (with its append-only file on, nothing of the class is lost over a restart).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from session.class_store import ClassStore, Listener, StoreUnavailable, process_name
+
+PREFIX = "schedlab:"
+CHANNEL = PREFIX + "wake"  # each message: "<class code> <what happened>"
+HEARTBEAT_S, HEARTBEAT_TTL_S = 2.0, 8.0  # a process silent for HEARTBEAT_TTL_S is gone, and its seats with it
+TIMEOUT_S = 2.0
+FAIL_FAST_S = 1.0
+DOWN = (redis.ConnectionError, redis.TimeoutError)
+LOG = logging.getLogger("schedlab")
+
+
+def _reached(method):
+    """A store call: Redis's failure to answer becomes StoreUnavailable, and for FAIL_FAST_S after one every call
+    fails at once (a page asks the store many times a run: it must not wait a timeout each time)."""
+    def call(self, *args, **kwargs):
+        if time.monotonic() < self._down_until:
+            raise StoreUnavailable("class.store_down")
+        try:
+            return method(self, *args, **kwargs)
+        except DOWN as e:
+            self._down_until = time.monotonic() + FAIL_FAST_S
+            raise StoreUnavailable("class.store_down") from e
+    call.__doc__ = method.__doc__
+    return call
+
+
+class RedisStore(ClassStore):
+    def __init__(self, url: str):
+        self.process, self.url = process_name(), url
+        self._redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=TIMEOUT_S,
+                                           socket_connect_timeout=TIMEOUT_S, retry=Retry(NoBackoff(), 1))
+        self._listeners: list[Listener] = []
+        self._beats: list = []
+        self._down_until = 0.0  # time.monotonic() until which calls fail at once (Redis did not answer)
+        self._stop = threading.Event()
+        with contextlib.suppress(*DOWN):  # up from the start: another process never takes its first seats for gone
+            self._beat()
+        self._thread = threading.Thread(target=self._serve, name="schedlab-redis", daemon=True)
+        self._thread.start()
+
+    @_reached
+    def get(self, key):
+        return self._redis.get(PREFIX + key)
+
+    @_reached
+    def set(self, key, value, ttl_s=None):
+        self._redis.set(PREFIX + key, value, px=None if ttl_s is None else int(ttl_s * 1000))
+
+    @_reached
+    def incr(self, key):
+        return int(self._redis.incr(PREFIX + key))
+
+    @_reached
+    def hget(self, key, field):
+        return self._redis.hget(PREFIX + key, field)
+
+    @_reached
+    def hgetall(self, key):
+        return self._redis.hgetall(PREFIX + key)
+
+    @_reached
+    def hset(self, key, field, value):
+        self._redis.hset(PREFIX + key, field, value)
+
+    @_reached
+    def hsetnx(self, key, field, value):
+        return bool(self._redis.hsetnx(PREFIX + key, field, value))
+
+    @_reached
+    def hdel(self, key, field):
+        return bool(self._redis.hdel(PREFIX + key, field))
+
+    @_reached
+    def delete(self, *keys):
+        if keys:
+            self._redis.delete(*(PREFIX + key for key in keys))
+
+    @_reached
+    def delete_prefix(self, prefix):
+        keys = list(self._redis.scan_iter(match=PREFIX + prefix + "*", count=500))
+        if keys:
+            self._redis.delete(*keys)
+
+    @_reached
+    def publish(self, code, what):
+        self._redis.publish(CHANNEL, f"{code} {what}")
+
+    def is_up(self, process: str) -> bool:
+        return process == self.process or self.get(f"process:{process}") is not None
+
+    def listen(self, listener):
+        self._listeners.append(listener)
+
+    def on_beat(self, beat):
+        self._beats.append(beat)
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(timeout=TIMEOUT_S + HEARTBEAT_S)
+        self._redis.close()
+
+    # -- the store's own thread: the heartbeat and the wake-ups heard ------------------------------------------
+
+    def _beat(self):
+        self._redis.set(f"{PREFIX}process:{self.process}", "1", px=int(HEARTBEAT_TTL_S * 1000))
+
+    def _serve(self):
+        """Beat and listen until closed; while Redis is down, try again every heartbeat (subscribing anew)."""
+        pubsub, next_beat = None, 0.0
+        while not self._stop.is_set():
+            try:
+                if pubsub is None:
+                    pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+                    pubsub.subscribe(CHANNEL)
+                now = time.monotonic()
+                if now >= next_beat:
+                    self._beat()
+                    next_beat = now + HEARTBEAT_S
+                    for beat in list(self._beats):
+                        beat()
+                message = pubsub.get_message(timeout=0.5)
+                if message is not None and message.get("type") == "message":
+                    code, _, what = message["data"].partition(" ")
+                    for listener in list(self._listeners):
+                        listener(code, what)
+            except (*DOWN, StoreUnavailable):
+                pubsub = _dropped(pubsub)
+                self._stop.wait(HEARTBEAT_S / 2)
+            except Exception:  # a listener's own failure: logged, the thread goes on
+                LOG.exception("the class store's listener failed")
+        _dropped(pubsub)
+
+
+def _dropped(pubsub):
+    if pubsub is not None:
+        with contextlib.suppress(Exception):  # closing a connection already lost
+            pubsub.close()
+    return None
