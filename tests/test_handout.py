@@ -156,6 +156,47 @@ def test_the_pdf_has_a_title_page_and_one_page_per_key_frame():
     (artifacts() / "handout_zh.pdf").write_bytes(pdf)
 
 
+def pdf_pages_text(pdf: bytes, folder: Path) -> list[str]:
+    """Each page's text as pdftotext reads it, without whitespace (a line wrapped anywhere still matches)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext is not installed (Debian poppler-utils)")
+    path = folder / "handout.pdf"
+    path.write_bytes(pdf)
+    pages = subprocess.run(["pdftotext", "-raw", str(path), "-"], capture_output=True, text=True, check=True).stdout
+    return [re.sub(r"\s+", "", page) for page in pages.split("\f") if page.strip()]
+
+
+def table_row(view: dict, rid: int) -> str:
+    """A request's block-table row as the player writes it: "ID:1" then each block, "×n" where n share it."""
+    ref = lambda b: view["blocks"][b][0]  # noqa: E731
+    return f"ID:{rid}" + "".join(f"{b}×{ref(b)}" if ref(b) > 1 else str(b) for b in view["requests"][rid][-1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario, lang", [("08_chat_poisson", "en"), ("05_prefix_caching", "zh")])
+def test_a_key_frame_page_that_does_not_fit_goes_on_over_the_next_page(scenario, lang, tmp_path):
+    """A long step (a prefill beside many waiting requests) has more narration and block tables than one A4 page
+    holds: every sentence and every table row of each key frame is printed, on its page or the pages after it."""
+    skip_without_chromium()
+    handout = changed_run(lang, scenario)
+    pages = pdf_pages_text(handout_pdf(handout), tmp_path)
+    title = re.sub(r"\s+", "", html.unescape(handout.title))
+    starts = [i for i, page in enumerate(pages) if page.startswith(title)]  # the cover, then each key frame's first
+    steps = handout.page_steps()
+    assert len(starts) == 1 + len(steps) and len(pages) > len(starts)  # some page goes on over the next
+    views = list(player_views(handout.shown, lang))
+    for step, first, end in zip(steps, starts[1:], [*starts[2:], len(pages)], strict=True):
+        printed, view = "".join(pages[first:end]), views[step]
+        for sentence in view["narration"]:
+            assert re.sub(r"\s+", "", sentence) in printed, (step, sentence)
+        for rid, request in enumerate(view["requests"]):
+            if request[-1]:
+                assert table_row(view, rid) in printed, (step, rid)
+
+
 def test_the_server_builds_one_handout_at_a_time(monkeypatch):
     """A PDF asked for while another build holds the server's browser starts no browser until that one ends."""
     skip_without_chromium()
