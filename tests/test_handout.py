@@ -15,7 +15,7 @@ from session.feed import run_header
 from session.lab import Lab, RunInputs
 from tests.helpers.browser import ARTIFACTS, offline_page
 from viz.frame_payload import EMPTY_VIEW, decode, player_views
-from viz.handout import FirstFrames, Handout, handout_extras, text_deltas
+from viz.handout import MAX_HANDOUT_FRAMES, FirstFrames, Handout, handout_extras, text_deltas
 from viz.html_export import CHROMIUM, SLIDE_SIZES, gif_of, gif_steps, handout_html, handout_pdf, handout_pngs
 from viz.texts import request_texts
 
@@ -195,6 +195,54 @@ def test_a_key_frame_page_that_does_not_fit_goes_on_over_the_next_page(scenario,
         for rid, request in enumerate(view["requests"]):
             if request[-1]:
                 assert table_row(view, rid) in printed, (step, rid)
+
+
+def test_a_handout_computes_the_whole_run_one_frame_at_a_time_and_leaves_the_student_where_they_are():
+    """At frame 0 the handout's frames are the whole run: computed on to its end through the run cache, one frame
+    per call (so another session's step goes between two), the student's cursor and frames stepped untouched;
+    never further than the bound asked."""
+    from session.run_cache import RunCache
+
+    preset = load_scenario(SCENARIOS_DIR / "02_preemption.toml")
+    to_end = Lab(RunInputs.from_scenario(preset, "fake"), cache=RunCache(budget_bytes=2**30))
+    to_end.run(10_000)
+    assert to_end.is_over
+    lab = Lab(RunInputs.from_scenario(preset, "fake"), cache=RunCache(budget_bytes=2**30))
+    asked, advance = [], lab.cache.advance
+    lab.cache.advance = lambda run, frame: asked.append(frame) or advance(run, frame)
+    assert lab.compute_to_end(5) == 5 and len(lab.frames) == 6  # the bound holds
+    assert lab.compute_to_end(MAX_HANDOUT_FRAMES) == to_end.last
+    assert asked == list(range(1, to_end.last + 1))
+    assert (lab.cursor, lab.last) == (0, 0)
+    lab.step()  # stepping on reads the frames computed
+    assert lab.frame.step == 1 and lab.compute_to_end(MAX_HANDOUT_FRAMES) == to_end.last
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_apps_offline_player_holds_the_whole_run_and_opens_at_the_frame_shown(app, lang, tmp_path):
+    """Built at frame 3 with frames 0 to 3 stepped: the file holds the run to its end and opens at frame 3."""
+    app.query_params.update({"scenario": "02_preemption", "frame": "3", "lang": lang})
+    app.run()
+    app.segmented_control(key="lower_view").set_value("handout").run()
+    end = Lab(RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "02_preemption.toml"), "fake"))
+    end.run(10_000)
+    assert app.session_state["lab"].last < end.last
+    build = {"en": "Build the offline player (HTML)", "zh": "生成离线播放器（HTML）"}[lang]
+    next(b for b in app.button if b.label == build).click().run()
+    assert not app.exception and not app.error
+    page = next(made for name, made in app.session_state["handout_files"].items() if name.startswith("handout_html"))
+    page = page.decode()
+    run = embedded(page, "RUN")
+    assert (run["last"], run["cursor"], len(run["frames"])) == (end.last, 3, end.last + 1)
+    assert app.session_state["lab"].cursor == 3
+    if os.path.exists(CHROMIUM):
+        path = tmp_path / "handout.html"
+        path.write_text(page)
+        with offline_page(path, 1280, 900) as (browser_page, fetched):
+            player = browser_page.locator(".sh-screen [data-testid=stage-player]")
+            assert player.get_attribute("data-frame") == "3"
+            frames = browser_page.locator(".sh-print .sh-frames").text_content()
+            assert str(end.last) in frames and fetched == []
 
 
 def test_the_server_builds_one_handout_at_a_time(monkeypatch):
