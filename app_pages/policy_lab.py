@@ -44,6 +44,7 @@ from viz.compare import (
 )
 from viz.glossary import clock, metric_definitions
 from viz.html_export import animation_html, run_gif
+from viz.lockstep import partings_answer
 from viz.metrics_table import as_table
 
 GENERATED = "generated"
@@ -149,8 +150,9 @@ def run_comparison(variants, workload, seed, cost, title: str):
 def results(runs, title: str):
     lang = current_lang()
     st.subheader(t("lab.results", title=title))
-    st.markdown("\n".join(t("lab.verdict", question=question, answer=answer)
-                           for question, answer in verdicts(runs, lang)))
+    answers = [*verdicts(runs, lang), (t("lockstep.question"),
+                                       partings_answer([(r.label, r.frames) for r in runs], lang=lang))]
+    st.markdown("\n".join(t("lab.verdict", question=question, answer=answer) for question, answer in answers))
     lockstep_stages(runs)
     st.caption(t("lab.metrics_caption", metrics=metric_definitions(lang), clock=clock("simulated", lang)))
     st.dataframe(as_table(metric_rows(runs, lang=lang)), hide_index=True, width="stretch", height=420)

@@ -4,10 +4,12 @@ Run it in the environment `make vllm-check` builds (it ends `make vllm-check`):
 
     .vllm-venv/bin/python bench/bench_vllm_twin.py [--requests 300] [--repeats 3]
 
+(vLLM 0.33: VLLM_TARGET_DEVICE=cpu .vllm-venv-0.33/bin/python ...; it compares the twin set to that release.)
+
 The trace: `--requests` requests arriving over the first 40 steps, prompts of 32..512 tokens (half of them
 starting with one of four 256-token stems, so the prefix cache hits), 16..256 output tokens or EOS, FCFS with
 chunked prefill and prefix caching, max_num_seqs=64, a budget of 1024 tokens, 500 blocks of 16 (preemptions
-happen). Both schedulers are driven by tools/vllm_check with the same fake model, and must make the same
+happen). Both schedulers are driven by tools/refcheck/vllm/ with the same fake model, and must make the same
 decisions at every step (checked). Timed: schedule() and postprocess() / update_from_output() per step (the
 fake model and the records are outside the clock); best of `--repeats` runs. Target: the twin at most 0.5x.
 """
@@ -19,13 +21,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tools.vllm_check.twin_run import run_twin  # noqa: E402
-from tools.vllm_check.workloads import first_difference  # noqa: E402
+from tools.refcheck.record import first_difference  # noqa: E402
+from tools.refcheck.vllm.twin import run_twin  # noqa: E402
+from tools.refcheck.vllm.workloads import FIELDS  # noqa: E402
 
 try:
-    from tools.vllm_check.vllm_run import VllmFactory, run_vllm
+    from tools.refcheck.vllm.oracle import VllmOracle, run_vllm
 except ImportError:  # `make bench` runs in the app's environment, which never holds vLLM
-    VllmFactory = None
+    VllmOracle = None
 
 
 def trace(num_requests: int, seed: int = 0) -> dict:
@@ -61,18 +64,19 @@ def main():
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    if VllmFactory is None:
+    if VllmOracle is None:
         print("skipped: vLLM is not installed in this environment (`make vllm-check` builds one and runs this)")
         return
-    workload, factory = trace(args.requests), VllmFactory()
-    vllm_records, vllm_t = best(lambda t: run_vllm(factory, workload, 100_000, t), args.repeats)
-    twin_records, twin_t = best(lambda t: run_twin(workload, 100_000, t), args.repeats)
-    difference = first_difference(vllm_records, twin_records)
+    workload, oracle = trace(args.requests), VllmOracle()
+    vllm_records, vllm_t = best(lambda t: run_vllm(oracle.factory, workload, 100_000, t), args.repeats)
+    twin_records, twin_t = best(lambda t: run_twin(workload, oracle.release, 100_000, t), args.repeats)
+    difference = first_difference(vllm_records, twin_records, FIELDS)
     if difference:
         raise SystemExit(f"the twin and vLLM part at step {difference[0] + 1} ({difference[1]}): no comparison")
     steps = len(vllm_records)
     preemptions = sum(len(r[4]) for r in vllm_records)
-    print(f"trace: {args.requests} requests, {steps} steps, {preemptions} preemptions, identical decisions")
+    print(f"vLLM {oracle.release}, trace: {args.requests} requests, {steps} steps, {preemptions} preemptions, "
+          "identical decisions")
     for name, part in (("schedule()", 0), ("update (postprocess)", 1), ("both", None)):
         v = sum(t[part] if part is not None else sum(t) for t in vllm_t) / steps * 1e6
         w = sum(t[part] if part is not None else sum(t) for t in twin_t) / steps * 1e6

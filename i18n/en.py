@@ -39,7 +39,14 @@ MESSAGES = {
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
     "narrate.admitted.recompute": " (it had been preempted, so its K/V is computed again)",
     "narrate.admitted.recompute_rest": " (it had been preempted: the rest of its K/V is computed again)",
-    "narrate.freed": "blocks {ids} freed",
+    "narrate.evicted.one": "Taking a block for request {id} evicted block {ids} from the prefix cache: it was free "
+                           "but still cached, and the head of the free queue is taken first, so its K/V can no "
+                           "longer be found by a prefix hit.",
+    "narrate.evicted.other": "Taking blocks for request {id} evicted blocks {ids} from the prefix cache: they were "
+                             "free but still cached, and the head of the free queue is taken first, so their K/V can "
+                             "no longer be found by a prefix hit.",
+    "narrate.freed.one": "block {ids} freed",
+    "narrate.freed.other": "blocks {ids} freed",
     "narrate.freed.none": "no blocks freed",
     "narrate.preempted.self_tail": "Request {id} was preempted: it needed another block, none was free, and it is "
                                    "itself the tail of the running queue, so the tail policy preempts it ({freed}); it "
@@ -53,6 +60,7 @@ MESSAGES = {
     "narrate.arrivals": "Requests {ids} arrived ({lens} prompt tokens{priority}) and joined the waiting queue.",
     "narrate.arrivals.priority": ", priority {priority}",
     "narrate.chunk": "Request {id} prefilled a chunk: tokens {start}–{end} of {total}; the rest continues next step.",
+    "narrate.chunk_one": "Request {id} prefilled a chunk: token {start} of {total}; the rest continues next step.",
     "narrate.prefix_hit.one": "Request {id} found 1 block ({tokens} tokens) in the prefix cache and reuses it: "
                               "block {ids}.",
     "narrate.prefix_hit.other": "Request {id} found {n} blocks ({tokens} tokens) in the prefix cache and reuses them: "
@@ -82,7 +90,7 @@ MESSAGES = {
                           "{prev}, from lengths alone (its new tokens were placeholders until they came back).",
     "narrate.other": "Request {id}: {kind}{details}.",
     "narrate.sat_out.prefill.one": "Request {ids} was running but sat this step out: a step that admits new requests "
-                                   "carries only prefills (as in nano-vllm), so their decodes pause for it.",
+                                   "carries only prefills (as in nano-vllm), so its decode pauses for it.",
     "narrate.sat_out.prefill.other": "Requests {ids} were running but sat this step out: a step that admits new "
                                      "requests carries only prefills (as in nano-vllm), so their decodes pause for it.",
     "narrate.sat_out.prefill_extra": " max_num_seqs={max_num_seqs} counts only this prefill batch, so {running} "
@@ -96,10 +104,15 @@ MESSAGES = {
     "narrate.sat_out.token_budget.other": "Requests {ids} were running but not in this batch: the step's token budget "
                                           "(max_num_batched_tokens={budget}) was spent.",
     "narrate.sat_out.other.one": "Request {ids} was running but not scheduled in this step.",
+    "narrate.sat_out.chunk_blocks": "Request {id} was running but not scheduled in this step: its next prompt chunk "
+                                    "({tokens}) needs {blocks} it does not hold yet; {free} were free at the start of "
+                                    "this step.",
     "narrate.sat_out.other.other": "Requests {ids} were running but not scheduled in this step.",
     "narrate.last_chunk": "Request {id} prefilled the last chunk of its prompt (tokens {start}–{end} of {total}) and "
                           "got its first token.",
-    "narrate.kv_moments": "KV blocks free: at the start of this step {start}, after it {after} (of {total}).",
+    "narrate.last_chunk_one": "Request {id} prefilled the last chunk of its prompt (token {start} of {total}) and got "
+                              "its first token.",
+    "narrate.kv_moments": "KV blocks free: {start} at the start of this step, {after} after it (of {total}).",
 
     # -- settings, inputs, legend, metrics, clocks (viz/glossary.py) ------------------------------------------
     "setting.max_num_seqs.label": "max_num_seqs (requests per batch)",
@@ -164,6 +177,13 @@ MESSAGES = {
                                                  "many tokens in one step while another request is waiting or "
                                                  "running, so one long prompt cannot take the whole token budget. "
                                                  "0: no cap. Only the vLLM scheduler applies it.",
+    "setting.vllm_version.label": "vLLM release (vLLM twin)",
+    "setting.vllm_version.help": "The vLLM release whose decisions the vLLM twin makes: 0.32 or 0.33. They part "
+                                 "in two rules: under the priority policy a running request that preempts itself "
+                                 "ends the step's loop over running requests in 0.32, while 0.33 goes on to the "
+                                 "next one; with speculative decoding 0.33 caches the blocks that accepted draft "
+                                 "tokens complete, so they are freed to the tail of the free queue. The article's "
+                                 "scheduler ignores it.",
     "value.prefill_first": "prefill first", "value.decode_first": "decode first",
     "value.on": "on", "value.off": "off",
     "settings.changed": "{label} {now} ({was} {before})",
@@ -510,7 +530,7 @@ MESSAGES = {
     "player.caption": "Frame <b>{step}</b> {of} · {kind} batch · {running} running, {waiting} waiting · KV "
                       "{kv}% used · {clock}: {time} s{took}{overlapped} · {model}",
     "player.took": " · {clock}: {ms} ms",
-    "player.overlapped": " · overlapped scheduling",
+    "player.overlapped": " · scheduled while the model ran the step before",
     "player.key_holds": "★ Key frame, step {step}.",
     "player.key_not_held": "☆ Key frame, step {step} (does not hold on this run):",
     "player.key_frames": "Key frames",
@@ -541,6 +561,25 @@ MESSAGES = {
     "player.ref_count": "ref count: {n}",
     "player.hash": "hash: {hash}", "player.no_hash": "none (not a full cached block)",
     "player.block_tokens": "tokens: {tokens}", "player.no_tokens": "empty",
+    # the vLLM twin's view beside the stage (viz/vllm_view.py, player/vllm_view.js)
+    "player.vllm_queue_title": "Free block queue after this step, head → tail (the head is taken first)",
+    "player.vllm_queue_key": "★ still in the prefix cache: a prefix hit can take it back until it reaches the head "
+                             "and is reused (evicted)",
+    "player.vllm_queue_empty": "empty: every block is held",
+    "player.vllm_head": "head", "player.vllm_tail": "tail",
+    "player.vllm_preempted_lookups": "Preempted requests looking themselves up again are counted apart from the hit "
+                                     "rate (vLLM's PrefixCacheStats): {hits} of {queries} tokens found so far.",
+    "player.vllm_queue_more": "{n} more",
+    "player.vllm_evicted": "Evicted this step: {ids}.",
+    "player.vllm_evicted_one": "block {block} (taken for request {id})",
+    "player.vllm_output_title": "SchedulerOutput: the step as vLLM's schedule() hands it to the model runner",
+    "player.vllm_counters_title": "Each request as vLLM's Request counts it when schedule() returns",
+    "player.vllm_col_request": "request", "player.vllm_col_step": "scheduled now",
+    "player.vllm_counters_note": "num_computed_tokens already holds this step's tokens (vLLM advances it as it "
+                                 "schedules); num_cached_tokens: the prefix-cache hits of its first scheduling, -1 "
+                                 "before it.",
+    "player.vllm_log_title": "vLLM's log line (vLLM prints it every 5 s; here for this step, on the simulated clock), "
+                             "and its Prometheus counters",
     "player.overfull": "<b>overfull</b>: {n} tokens in a block of {size} (the notebook's one-block-per-prefill bug)",
     "player.table_cell": "logical block {i} → physical block {p} (ref count {n})",
     "player.more_holders": "+{n} more requests hold blocks",
@@ -568,6 +607,12 @@ MESSAGES = {
     "state.computing_run": "Computing the run to its end (at most frame {bound}) for the handout",
     "run.custom": "Custom setup",
     "run.variant": "{title} · variant: {changes}",
+    "run.scheduler.article": "the article's scheduler", "run.scheduler.vllm": "the vLLM twin",
+    "run.other_scheduler": "{title} · decided here by {scheduler}",
+    "run.other_scheduler_story": "This preset's story tells the decisions of {own}; this run is decided by "
+                                 "{scheduler} (the sidebar's Scheduler), so its frames may not be what the story and "
+                                 "the key-frame notes say (a note that does not hold is greyed).",
+    "stage.scheduler": " · decided by {scheduler}",
     "custom.summary": "{requests} requests, {prompts}, {arrivals}.",
     "custom.prompts.random": "random tokens (1-10)", "custom.prompts.chat": "built-in chat prompts",
     "custom.arrivals.all": "all at step 0", "custom.arrivals.poisson": "Poisson, 0.5 per step",
@@ -589,7 +634,13 @@ MESSAGES = {
     "sidebar.beyond_pool.vllm": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
                                 "and the requests queued behind it with it.",
     "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
-    "sidebar.scheduler_ignores": "This scheduler ignores these settings ({system} has no such choice): {names}.",
+    "sidebar.scheduler_ignores": "This scheduler does not read these settings ({system} has no such choice; they are "
+                                 "greyed out, as changing one would only branch into the same run): {names}.",
+    "sidebar.victim.vllm": "Its preemption victim follows the queue policy: the tail of the running queue under fcfs, "
+                           "the least important (then latest) running request under priority.",
+    "sidebar.scheduler_unread": "Not read by {scheduler}: greyed out.",
+    "sidebar.scheduler_restarted": "The scheduler is now {scheduler}: a scheduler cannot change mid-run, so the run "
+                                   "started again from frame 0 (you were at frame {frame}).",
     "sidebar.variant_help": "The same workload under the scenario's comparison config, with its own key frames.",
     "sidebar.untranslated": "{file} has no text in this language: its title, story and key-frame notes are shown "
                             "in English.",
@@ -608,8 +659,9 @@ MESSAGES = {
     "sidebar.temperature": "temperature",
     "sidebar.seed": "seed",
     "sidebar.trace_read_only": "A trace is read-only: pick a scenario to change settings.",
-    "sidebar.overlap": "Overlapped scheduling",
-    "sidebar.overlap_help": "Schedule step N+1 while the model computes step N (engine/run/overlap.py): the "
+    "sidebar.overlap": "Overlapped scheduling (vLLM: --async-scheduling)",
+    "sidebar.overlap_help": "Schedule step N+1 while the model computes step N (engine/run/overlap.py; vLLM calls "
+                            "it async scheduling, `vllm serve --async-scheduling`): the "
                             "scheduler's time hides behind the model's; a request that writes EOS finishes one step "
                             "late.",
     "sidebar.adaptive": "Adaptive batch size",
@@ -644,7 +696,7 @@ MESSAGES = {
     "stage.kept_out": "This run holds {mb} MB, more than one student's share of this server's run cache "
                       "({share} MB): it is computed for you alone and not kept for others. A smaller KV pool "
                       "(num_kvcache_blocks) or a shorter run fits in the cache.",
-    "stage.mode_overlap": " · overlapped scheduling",
+    "stage.mode_overlap": " · overlapped scheduling (vLLM's async scheduling, --async-scheduling)",
     "stage.mode_adaptive": " · adaptive batch size",
     "stage.recorded_trace": "recorded trace",
     "stage.real_model": "SmolLM2-135M on {device}",
@@ -761,6 +813,10 @@ MESSAGES = {
     "lockstep.did.chunk": "prefills a chunk of {items}",
     "lockstep.did.idle": "runs nothing",
     "lockstep.did.batch_only": "only runs its {kind} batch ({requests})",
+    "lockstep.question": "where the decisions part",
+    "lockstep.answer.one": "at step {steps} only, where {first}",
+    "lockstep.answer.other": "at {n} steps, {steps}; at the first, {first}",
+    "lockstep.answer.never": "nowhere: every step admits, preempts and chunks the same requests",
     "lockstep.ui.prev": "◀ Previous parting",
     "lockstep.ui.prev_title": "Go to the step before this one where the decisions part",
     "lockstep.ui.next": "Next parting ▶",
@@ -858,9 +914,10 @@ MESSAGES = {
     "vllm.block_size": "--block-size {size}: current vLLM takes any block size its attention backend supports (most "
                        "GPU backends want a multiple of 16), so this one may be refused there.",
     "vllm.eos": "eos: vLLM takes the end-of-sequence token from the model (or per request, stop_token_ids).",
-    "vllm.twin": "The decisions shown are vLLM's own: this run used the vLLM twin, which makes vLLM 0.32's V1 "
-                 "Scheduler decisions step for step, block ids included, as `make vllm-check` checks against vLLM's "
-                 "Scheduler; prefill_first, mixed_batches and the preemption policy do not apply to it.",
+    "vllm.twin": "The decisions shown are vLLM's own: this run used the vLLM twin, which makes vLLM {version}'s V1 "
+                 "Scheduler decisions step for step, block ids included, as `make vllm-check VLLM={version}` checks "
+                 "against that release's Scheduler (serve with vLLM {version} to meet them); prefill_first, "
+                 "mixed_batches and the preemption policy do not apply to it.",
     "vllm.not_the_twin": "Even in its closest setting this scheduler is not vLLM's: vLLM admits a waiting request only "
                          "if its whole sequence fits in the free blocks and reuses freed uncached blocks first, so its "
                          "block ids differ; the vLLM twin (scheduler \"vllm\") makes vLLM's own decisions.",
@@ -894,6 +951,8 @@ MESSAGES = {
     "compare.variant.block_size": "block size {size}",
     "compare.variant.prefix_on": "prefix caching on",
     "compare.variant.prefix_off": "prefix caching off",
+    "compare.variant.fcfs": "fcfs queue",
+    "compare.variant.priority": "priority queue",
     "compare.variant.no_speculation": "no speculation",
     "compare.variant.speculation": "n-gram speculation, k=4",
     "compare.variant.synchronous": "synchronous",
@@ -908,6 +967,7 @@ MESSAGES = {
     "compare.name.tail vs smart preemption": "tail vs smart preemption",
     "compare.name.block size 4 vs 16 vs 64": "block size 4 vs 16 vs 64",
     "compare.name.prefix caching on vs off": "prefix caching on vs off",
+    "compare.name.fcfs vs priority": "fcfs vs priority queue (vLLM's --scheduling-policy)",
     "compare.name.speculation off vs on": "speculation off vs on",
     "compare.name.overlap off vs on": "overlap off vs on",
     "compare.name.adaptive batch size off vs on": "adaptive batch size off vs on",
@@ -1043,6 +1103,8 @@ MESSAGES = {
     "trace.batch_lengths": "seq_ids and num_tokens must be as long as each other",
     "trace.event_value": "{value} must be a number, a short text or a list of whole numbers",
     "trace.interval": "must be [start, end]",
+    "trace.pair": "must be [request id, [block ids]]",
+    "trace.counters": "must be [request id, num_computed_tokens, num_tokens, num_cached_tokens]",
     "trace.unreadable_frame": "cannot be read ({detail})",
     "lab.no_variant": "The scenario {title} has no variant to compare with.",
     "lab.trace_ends": "This is a recorded trace: it ends here and cannot run further.",

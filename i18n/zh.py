@@ -35,17 +35,23 @@ MESSAGES = {
     "narrate.admitted.after_rebuild": "（KV 缓存池已重建，所以它的 K/V 要在新池中重新计算）",
     "narrate.admitted.recompute": "（它曾被抢占，所以它的 K/V 要重新计算）",
     "narrate.admitted.recompute_rest": "（它曾被抢占：它其余的 K/V 要重新计算）",
-    "narrate.freed": "释放了块 {ids}",
+    "narrate.evicted.one": "为请求 {id} 取块时，块 {ids} 被逐出前缀缓存：它空闲但仍在缓存中，而空闲队列从队首开始取块，"
+                           "所以它的 K/V 再也不能被前缀命中找到。",
+    "narrate.evicted.other": "为请求 {id} 取块时，块 {ids} 被逐出前缀缓存：它们空闲但仍在缓存中，而空闲队列从队首开始取块，"
+                             "所以它们的 K/V 再也不能被前缀命中找到。",
+    "narrate.freed.one": "释放了块 {ids}",
+    "narrate.freed.other": "释放了块 {ids}",
     "narrate.freed.none": "没有释放任何块",
-    "narrate.preempted.self_tail": "请求 {id} 被抢占：它需要再要一个块，但没有空闲块，而它本身就是运行队列的末尾，所以 tail 策略"
+    "narrate.preempted.self_tail": "请求 {id} 被抢占：它还需要一个块，但没有空闲块，而它本身就是运行队列的末尾，所以 tail 策略"
                                    "抢占它自己（{freed}）；它回到等待队列，之后重新计算。",
-    "narrate.preempted.self": "请求 {id} 被抢占（{policy} 策略）：它需要再要一个块，但没有空闲块，策略选中它自己让出块（{freed}）；"
+    "narrate.preempted.self": "请求 {id} 被抢占（{policy} 策略）：它还需要一个块，但没有空闲块，策略选中它自己让出块（{freed}）；"
                               "它回到等待队列，之后重新计算。",
     "narrate.preempted": "请求 {id} 被抢占（{policy} 策略），为请求 {for_id} 腾出空间：{freed}；它回到等待队列，之后重新计算。",
     "narrate.arrived": "请求 {id} 到达（{prompt}，优先级 {priority}），进入等待队列。",
     "narrate.arrivals": "请求 {ids} 到达（提示词分别为 {lens} 个 token{priority}），进入等待队列。",
     "narrate.arrivals.priority": "，优先级 {priority}",
     "narrate.chunk": "请求 {id} 预填充了一段：第 {start}–{end} 个 token，共 {total} 个；其余部分下一步继续。",
+    "narrate.chunk_one": "请求 {id} 预填充了一段：第 {start} 个 token，共 {total} 个；其余部分下一步继续。",
     "narrate.prefix_hit.one": "请求 {id} 在前缀缓存中找到 1 个块（{tokens} 个 token）并复用它：块 {ids}。",
     "narrate.prefix_hit.other": "请求 {id} 在前缀缓存中找到 {n} 个块（{tokens} 个 token）并复用它们：块 {ids}。",
     "narrate.finished": "请求 {id} 完成：{why}；它的块已释放。",
@@ -82,9 +88,13 @@ MESSAGES = {
     "narrate.sat_out.token_budget.other": "请求 {ids} 在运行，但不在本批次中：本步的 token 预算"
                                           "（max_num_batched_tokens={budget}）已用完。",
     "narrate.sat_out.other.one": "请求 {ids} 在运行，但本步没有被调度。",
+    "narrate.sat_out.chunk_blocks": "请求 {id} 在运行，但本步没有被调度：它提示词的下一段（{tokens}）还需要 {blocks}，"
+                                    "而本步开始时空闲块为 {free} 个。",
     "narrate.sat_out.other.other": "请求 {ids} 在运行，但本步没有被调度。",
     "narrate.last_chunk": "请求 {id} 预填充了提示词的最后一段（第 {start}–{end} 个 token，共 {total} 个），并得到了第一个"
                           "输出 token。",
+    "narrate.last_chunk_one": "请求 {id} 预填充了提示词的最后一段（第 {start} 个 token，共 {total} 个），并得到了第一个"
+                              "输出 token。",
     "narrate.kv_moments": "空闲的 KV 缓存块：本步开始时 {start} 个，本步之后 {after} 个（共 {total} 个）。",
 
     # -- 设置、输入、图例、指标、时钟（viz/glossary.py）-------------------------------------------------------
@@ -139,6 +149,11 @@ MESSAGES = {
     "setting.long_prefill_token_threshold.help": "vLLM 的 long_prefill_token_threshold：只要还有别的请求在等待或运行，"
                                                  "一个请求一步最多计算这么多 token，免得一个长提示词占满整步的 token "
                                                  "预算。0 表示不设上限。只有 vLLM 调度器使用它。",
+    "setting.vllm_version.label": "vLLM 版本（vLLM 孪生调度器）",
+    "setting.vllm_version.help": "vLLM 孪生调度器按哪个 vLLM 版本做决策：0.32 或 0.33。两者有两条规则不同：priority "
+                                 "策略下，一个正在运行的请求抢占了自己时，0.32 结束本步对运行中请求的循环，0.33 则继续"
+                                 "看下一个；开启推测解码时，0.33 会缓存被接受的草稿 token 填满的块，这些块释放后排到空闲"
+                                 "队列的末尾。文章的调度器不使用它。",
     "value.prefill_first": "预填充优先", "value.decode_first": "解码优先",
     "value.on": "开", "value.off": "关",
     "settings.changed": "{label} {now}（{was} {before}）",
@@ -462,7 +477,7 @@ MESSAGES = {
     "player.caption": "第 <b>{step}</b> 帧{of} · {kind}批次 · {running} 个运行中，{waiting} 个等待中 · KV "
                       "已用 {kv}% · {clock}：{time} 秒{took}{overlapped} · {model}",
     "player.took": " · {clock}：{ms} 毫秒",
-    "player.overlapped": " · 重叠调度",
+    "player.overlapped": " · 在模型计算上一步时调度",
     "player.key_holds": "★ 关键帧，第 {step} 步。",
     "player.key_not_held": "☆ 关键帧，第 {step} 步（在本次运行中不成立）：",
     "player.key_frames": "关键帧",
@@ -484,15 +499,31 @@ MESSAGES = {
     "player.state_pending": "尚无 K/V",
     "player.pool_title": "<b>KV 缓存</b> · {n} 个块，每块 {size} 个 token{reserved} · {used} 个使用中，{cached} 个空闲但已缓存，"
                          "{empty} 个空块",
-    "player.pool_reserved": "（另有 vLLM 的空块 0）",
+    "player.pool_reserved": "（另有 vLLM 的占位块 0，null block）",
     "player.block": "块 {id}",
     "player.block_cached_free": "空闲，仍在前缀缓存中", "player.block_free": "空闲",
     "player.block_shared": "共享", "player.block_in_use": "使用中",
-    "player.block_reserved": "保留：vLLM 的空块（null block），不属于任何请求",
+    "player.block_reserved": "保留：vLLM 的占位块（null block），不属于任何请求",
     "player.owners": "持有者：{owners}", "player.owner": "请求 {id}", "player.none": "无",
     "player.ref_count": "引用计数：{n}",
     "player.hash": "哈希：{hash}", "player.no_hash": "无（不是已缓存的满块）",
     "player.block_tokens": "token：{tokens}", "player.no_tokens": "空",
+    # vLLM 孪生调度器在舞台旁的视图（viz/vllm_view.py、player/vllm_view.js）
+    "player.vllm_queue_title": "本步之后的空闲块队列，从队首到队尾（先取队首）",
+    "player.vllm_queue_key": "★ 仍在前缀缓存中：在它到达队首并被重新使用（逐出）之前，前缀命中可以把它取回",
+    "player.vllm_queue_empty": "空：所有块都被占用",
+    "player.vllm_head": "队首", "player.vllm_tail": "队尾",
+    "player.vllm_preempted_lookups": "被抢占的请求重新查找自己时，不计入命中率（vLLM 的 PrefixCacheStats 把它们分开统计）："
+                                     "到目前为止 {queries} 个 token 中找到 {hits} 个。",
+    "player.vllm_queue_more": "另有 {n} 个",
+    "player.vllm_evicted": "本步逐出：{ids}。",
+    "player.vllm_evicted_one": "块 {block}（为请求 {id} 取走）",
+    "player.vllm_output_title": "SchedulerOutput：vLLM 的 schedule() 交给模型执行器的这一步",
+    "player.vllm_counters_title": "schedule() 返回时 vLLM 的 Request 对每个请求的计数",
+    "player.vllm_col_request": "请求", "player.vllm_col_step": "本步调度",
+    "player.vllm_counters_note": "num_computed_tokens 已包含本步的 token（vLLM 在调度时就把它加上）；num_cached_tokens："
+                                 "它第一次被调度时的前缀缓存命中数，在此之前为 -1。",
+    "player.vllm_log_title": "vLLM 的日志行（vLLM 每 5 秒打印一次；这里是这一步的，按模拟时钟计算）以及它的 Prometheus 计数器",
     "player.overfull": "<b>溢出</b>：一个容量为 {size} 的块中有 {n} 个 token（笔记本中每次预填充只分一个块的错误）",
     "player.table_cell": "逻辑块 {i} → 物理块 {p}（引用计数 {n}）",
     "player.more_holders": "另有 {n} 个请求持有块",
@@ -518,6 +549,11 @@ MESSAGES = {
     "state.computing_run": "正在为讲义把这次运行计算到结束（最多到第 {bound} 帧）",
     "run.custom": "自定义设置",
     "run.variant": "{title} · 变体：{changes}",
+    "run.scheduler.article": "文章的调度器", "run.scheduler.vllm": "vLLM 孪生调度器",
+    "run.other_scheduler": "{title} · 这里由{scheduler}决定",
+    "run.other_scheduler_story": "这个预设的讲解说的是{own}的决定；这次运行由{scheduler}决定（侧边栏的“调度器”），"
+                                 "所以它的帧可能与讲解和关键帧说明不同（不成立的说明显示为灰色）。",
+    "stage.scheduler": " · 由{scheduler}决定",
     "custom.summary": "{requests} 个请求，{prompts}，{arrivals}。",
     "custom.prompts.random": "随机 token（1-10 个）", "custom.prompts.chat": "内置聊天提示词",
     "custom.arrivals.all": "全部在第 0 步到达", "custom.arrivals.poisson": "泊松到达，每步 0.5 个",
@@ -537,7 +573,12 @@ MESSAGES = {
     "sidebar.beyond_pool.article": "文章的调度器会中止长得比缓存池还大的请求，并给出原因。",
     "sidebar.beyond_pool.vllm": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
     "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
-    "sidebar.scheduler_ignores": "这个调度器忽略这些设置（{system} 没有这样的选项）：{names}。",
+    "sidebar.scheduler_ignores": "这个调度器不读取这些设置（{system} 没有这样的选项；它们显示为灰色，因为改动其中一个只会分支出"
+                                 "同样的运行）：{names}。",
+    "sidebar.victim.vllm": "它抢占的对象由队列策略决定：fcfs 下是运行队列的末尾，priority 下是最不重要（其次是最晚到达）的运行中请求。",
+    "sidebar.scheduler_unread": "{scheduler} 不读取这个设置：显示为灰色。",
+    "sidebar.scheduler_restarted": "调度器现在是 {scheduler}：运行中途不能更换调度器，所以运行从第 0 帧重新开始（你刚才在第 {frame} "
+                                   "帧）。",
     "sidebar.variant_help": "同一工作负载在场景的对比配置下运行，有它自己的关键帧。",
     "sidebar.untranslated": "{file} 没有中文文本：它的标题、讲解和关键帧说明以英文显示。",
     "sidebar.story": "这个场景展示什么",
@@ -555,8 +596,9 @@ MESSAGES = {
     "sidebar.temperature": "温度",
     "sidebar.seed": "种子",
     "sidebar.trace_read_only": "轨迹是只读的：选择一个场景才能修改设置。",
-    "sidebar.overlap": "重叠调度",
-    "sidebar.overlap_help": "在模型计算第 N 步时调度第 N+1 步（engine/run/overlap.py）：调度器的时间隐藏在模型的时间之后；"
+    "sidebar.overlap": "重叠调度（vLLM：--async-scheduling）",
+    "sidebar.overlap_help": "在模型计算第 N 步时调度第 N+1 步（engine/run/overlap.py；vLLM 称之为异步调度，"
+                            "`vllm serve --async-scheduling`）：调度器的时间隐藏在模型的时间之后；"
                             "写出 EOS 的请求晚一步完成。",
     "sidebar.adaptive": "自适应批大小",
     "sidebar.adaptive_help": "每步之后，如果这一步很快（且批次已满），max_num_seqs 加一；如果很慢，则减一"
@@ -589,7 +631,7 @@ MESSAGES = {
     "stage.compute_failed": "计算更多帧失败：{error}",
     "stage.kept_out": "这次运行占用 {mb} MB，超过了每个学生在本服务器运行缓存中的份额（{share} MB）：它只为你计算，"
                       "不为其他人保留。较小的 KV 池（num_kvcache_blocks）或较短的运行可以放进缓存。",
-    "stage.mode_overlap": " · 重叠调度",
+    "stage.mode_overlap": " · 重叠调度（vLLM 的异步调度，--async-scheduling）",
     "stage.mode_adaptive": " · 自适应批大小",
     "stage.recorded_trace": "录制的轨迹",
     "stage.real_model": "SmolLM2-135M，运行在 {device} 上",
@@ -709,6 +751,10 @@ MESSAGES = {
     "lockstep.ui.agree": "第 {step} 步：各配置的决策相同。",
     "lockstep.ui.next_at": "下一个分歧在第 {step} 步。",
     "lockstep.ui.no_more": "此后不再出现分歧。",
+    "lockstep.question": "决策在哪里出现分歧",
+    "lockstep.answer.one": "只在第 {steps} 步：{first}",
+    "lockstep.answer.other": "共 {n} 步，第 {steps} 步；第一处：{first}",
+    "lockstep.answer.never": "没有分歧：每一步接纳、抢占和分块预填充的请求都相同",
     "lockstep.ui.never": "它们的决策从未出现分歧：每一步接纳、抢占和分块预填充的请求都相同（各次运行的耗时或写出的 token "
                          "仍可能不同）。",
     "lockstep.ui.list.one": "决策出现分歧的 {n} 步",
@@ -766,7 +812,7 @@ MESSAGES = {
     "compare.question.whole_workload": "整个工作负载",
     "compare.question.each_request": "每个请求的完成步",
     "compare.question.memory": "内存",
-    "vllm.null_block": "--num-gpu-blocks-override {blocks}：vLLM 把块 0 留作不分配给任何请求的空块，所以 {usable} 个可用块"
+    "vllm.null_block": "--num-gpu-blocks-override {blocks}：vLLM 把块 0 留作不分配给任何请求的占位块（null block），所以 {usable} 个可用块"
                        "需要多加一个。",
     "vllm.refuses_to_start": "vLLM 不会以这些参数启动：它的缓存池只能容纳 {capacity} 个 token，放不下一个 --max-model-len "
                              "{max_model_len} 的请求，启动时它会停下并报告 \"To serve at least one request with the "
@@ -785,9 +831,9 @@ MESSAGES = {
     "vllm.block_size": "--block-size {size}：当前的 vLLM 接受其注意力后端支持的任何块大小（多数 GPU 后端要求 16 的倍数），"
                        "所以这个值在那里可能被拒绝。",
     "vllm.eos": "eos：vLLM 从模型中取得序列结束 token（或按请求用 stop_token_ids 指定）。",
-    "vllm.twin": "这里显示的就是 vLLM 自己的决定：本次运行用的是 vLLM 孪生调度器，它逐步做出 vLLM 0.32 的 V1 调度器的决定，"
-                 "连块编号都相同，`make vllm-check` 拿它与 vLLM 的调度器逐步对照检查；prefill_first、mixed_batches "
-                 "和抢占策略对它不起作用。",
+    "vllm.twin": "这里显示的就是 vLLM 自己的决定：本次运行用的是 vLLM 孪生调度器，它逐步做出 vLLM {version} 的 V1 调度器的"
+                 "决定，连块编号都相同，`make vllm-check VLLM={version}` 拿它与该版本的调度器逐步对照检查（用 vLLM "
+                 "{version} 运行才会遇到同样的决定）；prefill_first、mixed_batches 和抢占策略对它不起作用。",
     "vllm.not_the_twin": "即使在最接近的设置下，这个调度器也不是 vLLM 的：vLLM 只在等待请求的整个序列都放得进空闲块时才接纳它，"
                          "并且优先复用释放的未缓存块，所以块编号不同；vLLM 孪生调度器（scheduler \"vllm\"）做出 vLLM "
                          "自己的决定。",
@@ -821,6 +867,8 @@ MESSAGES = {
     "compare.variant.block_size": "块大小 {size}",
     "compare.variant.prefix_on": "前缀缓存开",
     "compare.variant.prefix_off": "前缀缓存关",
+    "compare.variant.fcfs": "fcfs 队列",
+    "compare.variant.priority": "priority 队列",
     "compare.variant.no_speculation": "不推测",
     "compare.variant.speculation": "n-gram 推测解码，k=4",
     "compare.variant.synchronous": "同步调度",
@@ -835,6 +883,7 @@ MESSAGES = {
     "compare.name.tail vs smart preemption": "tail 抢占 对比 smart 抢占",
     "compare.name.block size 4 vs 16 vs 64": "块大小 4 对比 16 对比 64",
     "compare.name.prefix caching on vs off": "前缀缓存 开 对比 关",
+    "compare.name.fcfs vs priority": "fcfs 对比 priority 队列（vLLM 的 --scheduling-policy）",
     "compare.name.speculation off vs on": "推测解码 关 对比 开",
     "compare.name.overlap off vs on": "重叠调度 关 对比 开",
     "compare.name.adaptive batch size off vs on": "自适应批大小 关 对比 开",
@@ -959,6 +1008,8 @@ MESSAGES = {
     "trace.batch_lengths": "seq_ids 和 num_tokens 的长度必须相同",
     "trace.event_value": "{value} 必须是数字、短文本或整数列表",
     "trace.interval": "必须是 [开始, 结束]",
+    "trace.pair": "必须是 [请求 id, [块 id]]",
+    "trace.counters": "必须是 [请求 id, num_computed_tokens, num_tokens, num_cached_tokens]",
     "trace.unreadable_frame": "无法读取（{detail}）",
     "lab.no_variant": "场景 {title} 没有可以比较的变体。",
     "lab.trace_ends": "这是一份录制的轨迹：它在这里结束，无法继续运行。",

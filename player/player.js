@@ -13,6 +13,8 @@
  *   player.releaseKeys()           its keys (arrows, space, Home, End) are left to the driver
  *   player.legendHtml()            its legends' markup, for a driver that shows them once for all its players
  *   player.fitPool(height)         the pool's cells shrunk until its grid is at most `height` px tall (a slide, a page)
+ *   SchedlabPlayer.addPanel(draw)  more to draw below the stage: draw(player, view, box) after every frame drawn, `box`
+ *                                  the stage's `.sp-panels` element, `view` the frame's decoded view; words: player.t
  *   window.schedlabStagePlayer     the app's stage player (one a page), once mounted
  *   element.player, data-frame, data-last on the root: for tests and the GIF export
  *
@@ -188,6 +190,7 @@
     <div class="sp-plegend"></div></div>
   <div class="sp-tables"><div class="sp-ttitle"></div><div class="sp-trows"></div></div>
 </div>
+<div class="sp-panels"></div>
 <div class="sp-tip" hidden></div>`;
 
   class Player {
@@ -512,6 +515,7 @@
       this.renderLegend(view);
       this.renderPool(view);
       this.renderTables(view);
+      PANELS.forEach(draw => draw(this, view, this.$('.sp-panels')));
       this.renderKeys();
       this.updateControls();
       this.root.setAttribute('data-frame', String(k));
@@ -827,7 +831,8 @@
         const size = v.cfg.block_size;
         rid = owners[0];
         start = v.requests[rid][F.block_table].indexOf(id) * size;
-        count = Math.min(size, v.requests[rid][F.num_tokens] - start);
+        const held = Math.min(v.requests[rid][F.num_tokens], v.requests[rid][F.num_computed_tokens]);  // K/V in it
+        count = Math.max(0, Math.min(size, held - start));
       }
       const pieces = rid === null ? null : v.pieces[rid];
       const text = rid === null ? this.t('no_tokens') : pieces ? JSON.stringify(joinHeld(pieces.slice(start, start + count), ''))
@@ -1057,5 +1062,7 @@
     return player;
   }
 
-  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic, mountStill, showTogether};
+  const PANELS = [];  // addPanel's drawers, for every player of the page
+  const addPanel = draw => { PANELS.push(draw); };
+  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic, mountStill, showTogether, addPanel};
 })();

@@ -6,6 +6,7 @@ from i18n import Message, MessageError
 
 PREEMPTION_POLICIES = ("tail", "smart", "priority")
 QUEUE_POLICIES = ("fcfs", "priority")
+VLLM_VERSIONS = ("0.32", "0.33")  # the vLLM releases whose decisions the vLLM twin (scheduler/vllm_v1/) makes
 MAX_SPECULATIVE_TOKENS = 8
 # The range of each numeric setting, read by every path a setting enters by (the sidebar, the policy lab, a link,
 # a scenario file, a trace): what one session may ask of a shared server. `Config` itself refuses only what can
@@ -50,6 +51,8 @@ class Config:
     cache_blocks_at_allocation: bool = False
     # vLLM's cap on one request's prefill chunk per step (0: none); the vLLM twin (scheduler/vllm_v1/) applies it.
     long_prefill_token_threshold: int = 0
+    # The vLLM release the vLLM twin mirrors (VLLM_VERSIONS); the article's scheduler ignores it.
+    vllm_version: str = VLLM_VERSIONS[0]
 
     def __post_init__(self):
         for f in fields(self):
@@ -76,6 +79,8 @@ class Config:
                               choices=", ".join(PREEMPTION_POLICIES))
         if self.queue_policy not in QUEUE_POLICIES:
             raise ConfigError("queue_policy", self.queue_policy, "config.choice", choices=", ".join(QUEUE_POLICIES))
+        if self.vllm_version not in VLLM_VERSIONS:
+            raise ConfigError("vllm_version", self.vllm_version, "config.choice", choices=", ".join(VLLM_VERSIONS))
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise ConfigError("max_num_batched_tokens", self.max_num_batched_tokens, "config.budget_seqs",
                               max_num_seqs=self.max_num_seqs)
@@ -93,6 +98,10 @@ class Config:
         for name in ("enable_prefix_caching", "chunked_prefill", "mixed_batches", "num_speculative_tokens"):
             if getattr(self, name):
                 raise ConfigError("notebook_block_bug", True, "config.notebook_bug", name=name)
+
+    def vllm_since(self, release: str) -> bool:
+        """Whether the twin mirrors vLLM `release` or a later one: for a rule vLLM changed in `release`."""
+        return VLLM_VERSIONS.index(self.vllm_version) >= VLLM_VERSIONS.index(release)
 
     @property
     def kv_capacity_tokens(self) -> int:

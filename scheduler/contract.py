@@ -29,6 +29,7 @@ from scheduler.config import CONFIG_FIELDS, Config
 if TYPE_CHECKING:
     from scheduler.events import Aborted, Event
     from scheduler.interface import Batch
+    from scheduler.output import SchedulerOutput
     from scheduler.sequence import Sequence
 
 
@@ -41,13 +42,17 @@ class SchedulerInfo:
     ("nano-vllm" and "" for the article's, which follows it without claiming a version); `honoured` the `Config`
     fields it reads (the others are shown as ignored); `reserved_units` the KV units its runner holds beyond
     `num_kvcache_blocks` (vLLM's null block: 1); `queues_oversized_prompt` whether a prompt larger than the
-    whole pool is queued (it then waits for good, as in vLLM) rather than refused on arrival."""
+    whole pool is queued (it then waits for good, as in vLLM) rather than refused on arrival; `version_setting`
+    the Config field that picks the release it mirrors, one of `versions` (the vLLM twin's `vllm_version`;
+    `version` is then that field's default), or "" when it mirrors one."""
     kind: str
     system: str
     version: str
     honoured: frozenset[str]
     reserved_units: int = 0
     queues_oversized_prompt: bool = False
+    version_setting: str = ""
+    versions: tuple[str, ...] = ()
 
     def __post_init__(self):
         unknown = self.honoured - set(CONFIG_FIELDS)
@@ -71,8 +76,13 @@ class SchedulerInfo:
 
     @property
     def decided_by(self) -> DecidedBy:
-        """What a trace and its frames record of the scheduler that decided them."""
+        """What a trace and its frames record of the scheduler that decided them (at its default release)."""
         return DecidedBy(self.kind, self.system, self.version)
+
+    def decided_under(self, config: Config) -> DecidedBy:
+        """What a run started under `config` records: the release `config` picks, where the scheduler offers one."""
+        version = getattr(config, self.version_setting) if self.version_setting else self.version
+        return DecidedBy(self.kind, self.system, version)
 
 
 @dataclass(frozen=True)
@@ -187,6 +197,10 @@ class SchedulerProtocol(Protocol):
         """End a request it holds, ABORTED for `reason` (a message), its units freed."""
 
     def schedule(self) -> Batch: ...
+
+    def scheduler_output(self) -> SchedulerOutput | None:
+        """The last schedule()'s step as vLLM's SchedulerOutput lists it (scheduler/output.py), with vLLM's
+        per-request counters; None for a scheduler that keeps none (what a frame records as its `output`)."""
 
     def postprocess(self, seqs: list[Sequence], token_ids: list) -> list[Event]: ...
 

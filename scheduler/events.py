@@ -76,6 +76,14 @@ class PrefixHit(Event):
 
 
 @dataclass(frozen=True)
+class Evicted(Event):
+    """Blocks taken for `seq_id` from the head of the free queue while they were still in the prefix cache (free
+    but findable): their cached K/V is gone, no later request can hit it (the vLLM twin's pool)."""
+    kind: ClassVar[str] = "evicted"
+    block_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Finished(Event):
     kind: ClassVar[str] = "finished"
     reason: str

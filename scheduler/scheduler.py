@@ -64,8 +64,9 @@ class _Step:
 
 class Scheduler(LandsLate):
     """The article's scheduler (`SchedulerProtocol`, scheduler/contract.py): every Config field but vLLM's
-    per-request prefill cap; a prompt larger than the whole pool is refused on arrival."""
-    info = SchedulerInfo("article", "nano-vllm", "", frozenset(CONFIG_FIELDS) - {"long_prefill_token_threshold"})
+    per-request prefill cap and release; a prompt larger than the whole pool is refused on arrival."""
+    info = SchedulerInfo("article", "nano-vllm", "",
+                         frozenset(CONFIG_FIELDS) - {"long_prefill_token_threshold", "vllm_version"})
 
     def __init__(self, config: Config):
         self.config = config
@@ -76,6 +77,10 @@ class Scheduler(LandsLate):
         self._events: list[Event] = []  # the events of the schedule() or postprocess() call under way
         self._held: set[Sequence] = set()  # every request in `waiting` or `running`
         self._chunked_before = config.chunked_prefill  # running requests may hold a partial prefill
+
+    def scheduler_output(self) -> None:
+        """vLLM's SchedulerOutput of the last step: the article's scheduler keeps none (the twin does)."""
+        return None
 
     # -- one step: the basic path ----------------------------------------------------------------------
 

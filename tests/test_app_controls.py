@@ -187,4 +187,4 @@ def test_the_sidebar_names_the_model_the_run_is_on(app, monkeypatch):
     assert no_errors(app) and app.session_state["runner"] == "model" and lab(app).inputs.runner == "fake"
     assert app.radio(key="runner_choice").value == "fake"
     assert any("notebook's block-size bug on the fake model" in c.value for c in app.caption)
-    assert player_message(app)["model"] == "fake model"
+    assert player_message(app)["model"] == "fake model · decided by the article's scheduler"

@@ -32,7 +32,8 @@ def test_overlap_applies_from_the_next_step_and_shows_in_the_stage(app):
     view = shown_view(app)
     assert any(line.startswith("Overlapped scheduling: this batch was decided while the model") for line in
                view["narration"]) and view["overlapped"]
-    assert player_message(app)["model"] == "fake model · overlapped scheduling"
+    assert player_message(app)["model"] == ("fake model · decided by the article's scheduler · overlapped scheduling "
+                                             "(vLLM's async scheduling, --async-scheduling)")
     app.segmented_control(key="lower_view").set_value("charts").run()
     timeline = figure(app, "Scheduling and model work")
     schedule, _, model = timeline["data"]

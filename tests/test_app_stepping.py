@@ -162,7 +162,8 @@ def test_the_player_is_told_the_run_and_the_model(app):
     step(app)
     step(app)
     message = player_message(app)
-    assert message["title"] == lab(app).title and message["model"] == "fake model" and message["last"] == 2
+    assert message["title"] == lab(app).title and message["last"] == 2
+    assert message["model"] == "fake model · decided by the article's scheduler"
 
 
 def test_after_a_branch_each_frame_is_titled_by_the_settings_it_ran_under(app):

@@ -47,7 +47,7 @@ def test_the_article_beside_the_twin_parts_where_marked_and_steps_together(fake_
     screenshot_of_stages(page, lang, f"lab_twin_vs_article_{lang}_step3.png")
     root.locator("[data-action=step]").first.click()  # the bar's (each stage has its own, hidden)
     assert lockstep_shown(page) == (4, [4, 4])
-    for step in steps[1:]:
+    for step in [s for s in steps if s > 4]:
         root.locator("[data-action=next-parting]").click()
         assert lockstep_shown(page) == (step, [step, step])
     screenshot_of_stages(page, lang, f"lab_twin_vs_article_{lang}_step12.png")

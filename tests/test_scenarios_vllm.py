@@ -64,7 +64,7 @@ def test_an_opened_twin_trace_says_so_in_the_sidebar_with_the_pool_warning(app):
     app.file_uploader[0].set_value(("pool.json", data, "application/json")).run()
     assert not app.exception and lab(app).is_trace and lab(app).scheduler == "vllm"
     assert any("Decided by: vLLM V1 (as the trace records)." in c.value for c in app.sidebar.caption)
-    assert any("This scheduler ignores these settings (vLLM has no such choice)" in c.value
+    assert any("This scheduler does not read these settings (vLLM has no such choice" in c.value
                for c in app.sidebar.caption)
     assert any("max_model_len = 32, but the KV pool holds 16 tokens" in w.value and "waiting for good" in w.value
                for w in app.sidebar.warning)
@@ -105,8 +105,9 @@ def test_the_versus_preset_parts_where_its_narrative_says_and_the_labs_compariso
                             cost=spec.cost)
     assert (article.engine.spec.scheduler, twin.engine.spec.scheduler) == ("article", "vllm")
     found = partings([article.frames, twin.frames])
-    assert [p.step for p in found] == [3, 5, 6, 8, 9, 12]
-    assert "steps 3, 5, 6, 8, 9 and 12" in VERSUS.narrative and "第 3、5、6、8、9 和 12 步" in VERSUS.narrative_in("zh")
+    assert [p.step for p in found] == [3, 4, 5, 6, 8, 9, 10, 12, 13]
+    assert "steps 3, 4, 5, 6, 8, 9, 10, 12 and 13" in VERSUS.narrative
+    assert "第 3、4、5、6、8、9、10、12 和 13 步" in VERSUS.narrative_in("zh")
     said = dict(lockstep_marks([(article.label, article.frames), (twin.label, twin.frames)], lang="en")["partings"])
     assert said[3] == ("Step 3: the article's scheduler admits 2 (8 tokens); vLLM twin only runs its decode batch "
                        "(2 requests).")  # an admission's first chunk is told once, by the admission

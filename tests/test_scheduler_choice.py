@@ -75,13 +75,13 @@ def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_each_sch
     app.run()
     radio = app.radio(key="scheduler_choice")
     assert radio.value == "article" and radio.options == ["the article's (nano-vllm)", "vLLM V1"]
-    note = next(c.value for c in app.sidebar.caption if "ignores" in c.value)  # as the article's scheduler declares
-    assert "(nano-vllm has no such choice)" in note and "long-prefill cap" in note and "step order" not in note
+    note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)  # as the article's declares
+    assert "(nano-vllm has no such choice;" in note and "long-prefill cap" in note and "step order" not in note
     radio.set_value("vllm").run()
     assert not app.exception and app.session_state.lab.inputs.spec.scheduler == "vllm"
     assert app.session_state.lab.cursor == 0
-    note = next(c.value for c in app.sidebar.caption if "ignores" in c.value)
-    assert "(vLLM has no such choice)" in note and "step order" in note and "mixed batches" in note
+    note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)
+    assert "(vLLM has no such choice;" in note and "step order" in note and "mixed batches" in note
     assert "long-prefill cap" not in note
     app.radio(key="scheduler_choice").set_value("article").run()
     assert app.session_state.lab.inputs.spec.scheduler == "article"
@@ -93,7 +93,8 @@ def test_the_twin_note_is_in_chinese_too(app):
     app.run()
     assert not app.exception
     assert app.radio(key="scheduler_choice").options == ["文章的（nano-vllm）", "vLLM V1"]
-    assert any("这个调度器忽略这些设置（vLLM 没有这样的选项）" in c.value for c in app.sidebar.caption)
+    assert any("这个调度器不读取这些设置（vLLM 没有这样的选项" in c.value for c in app.sidebar.caption)
+    assert app.sidebar.selectbox(key="cfg_vllm_version").label == "vLLM 版本（vLLM 孪生调度器）"
 
 
 def test_a_custom_comparison_runs_the_articles_scheduler_beside_the_twin():
@@ -108,3 +109,17 @@ def test_a_custom_comparison_runs_the_articles_scheduler_beside_the_twin():
     runs = at.session_state.compare_runs
     assert [r.engine.spec.scheduler for r in runs] == ["article", "vllm"]
     assert runs[0].engine.spec.workload == runs[1].engine.spec.workload
+
+
+def test_under_the_twin_the_vllm_release_is_a_choice_beside_the_scheduler(app):
+    app.query_params["scheduler"] = "vllm"
+    app.run()
+    assert not app.exception
+    release = app.sidebar.selectbox(key="cfg_vllm_version")
+    assert release.label == "vLLM release (vLLM twin)" and release.options == ["0.32", "0.33"]
+    assert release.value == "0.32"
+    release.select("0.33").run()
+    assert not app.exception and app.session_state.lab.config_in_effect().vllm_version == "0.33"
+    app.radio(key="scheduler_choice").set_value("article").run()
+    assert "cfg_vllm_version" not in [s.key for s in app.sidebar.selectbox]
+    assert any("vLLM release" in c.value for c in app.sidebar.caption)  # the article's declares it unread

@@ -12,6 +12,7 @@ def test_defaults_are_valid_and_named_like_the_reference():
 @pytest.mark.parametrize("field, value", [
     ("max_num_seqs", 0), ("num_kvcache_blocks", -1), ("kvcache_block_size", 0), ("max_model_len", 0),
     ("preemption_policy", "random"), ("queue_policy", "lifo"), ("max_num_seqs", 2.5), ("prefill_first", "yes"),
+    ("vllm_version", "0.31"),
 ])
 def test_bad_values_name_field_value_and_fix(field, value):
     with pytest.raises(ConfigError) as err:

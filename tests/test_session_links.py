@@ -152,7 +152,16 @@ MALFORMED = [
     ({"scenario": "02_preemption", "changes": pack([[4, "hi", 5, 0], [2, {"max_num_seqs": "1"}]])},
      "copy the link again"),
     ({"scenario": "02_preemption", "changes": pack([[-1, {"max_num_seqs": "1"}]])}, "copy the link again"),
+    ({"scenario": "vllm_vs_article", "vllm_version": "0.31"}, "vllm_version='0.31'"),
 ]
+
+
+def test_a_link_names_the_vllm_release_the_twin_mirrors_and_reopens_it():
+    params = {"scenario": "vllm_vs_article", "vllm_version": "0.33", "frame": "3"}
+    lab = reopened(params)
+    assert lab.frames[3].config.vllm_version == "0.33"
+    assert lab.frames[3].decided_by.version == "0.33"
+    assert link_of(lab, SCENARIOS, lang="en").params() == params
 
 
 @pytest.mark.parametrize(("params", "named"), MALFORMED, ids=[str(p) for p, _ in MALFORMED])

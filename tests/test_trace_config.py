@@ -37,3 +37,18 @@ def test_a_pool_rebuild_and_the_admissions_it_causes_survive_a_trace():
     data = json.loads(json.dumps(trace_dict(engine)))
     frames, _ = read_trace(json.dumps(data).encode())
     assert frames[6].events == events
+
+
+def test_the_vllm_release_is_written_only_when_set_and_reads_back():
+    """A run of the twin at its default release writes no vllm_version (as every older trace), one set to 0.33
+    writes it in its config and in the frame that changed it."""
+    engine = load_scenario(SCENARIOS_DIR / "vllm_vs_article.toml").engine()
+    engine.run(3)
+    assert "vllm_version" not in json.dumps(trace_dict(engine))
+    engine.set_config(vllm_version="0.33")
+    engine.run(2)
+    data = json.loads(json.dumps(trace_dict(engine)))
+    assert data["config"].get("vllm_version") is None
+    assert data["config_changes"] == [{"after_step": 3, "changes": {"vllm_version": "0.33"}}]
+    frames, _ = read_trace(json.dumps(data).encode())
+    assert frames[3].config.vllm_version == "0.32" and frames[4].config.vllm_version == "0.33"

@@ -41,10 +41,10 @@ def test_every_event_kind_has_a_plain_sentence():
         Preempted(1, 0, "tail", (3, 4)): "Request 1 was preempted (tail policy) to make room for request 0: blocks "
                                          "3, 4 freed; it goes back to the waiting queue and will recompute.",
         Preempted(1, 1, "tail", (3,)): "Request 1 was preempted: it needed another block, none was free, and it is "
-                                       "itself the tail of the running queue, so the tail policy preempts it (blocks 3 "
+                                       "itself the tail of the running queue, so the tail policy preempts it (block 3 "
                                        "freed); it goes back to waiting and will recompute.",
         Preempted(1, 1, "smart", (3,)): "Request 1 was preempted (smart policy): it needed another block, none was "
-                                        "free, and the policy picked it to give its blocks up (blocks 3 freed); it "
+                                        "free, and the policy picked it to give its blocks up (block 3 freed); it "
                                         "goes back to waiting and will recompute.",
         PrefixHit(1, (0, 1), 8): "Request 1 found 2 blocks (8 tokens) in the prefix cache and reuses them: "
                                  "blocks 0, 1.",
@@ -153,7 +153,7 @@ def test_a_waiting_request_is_told_with_the_free_blocks_of_both_moments():
     frames = frames_of("02_preemption")
     lines = narrate(frames[11], frames[10], lang="en")
     assert "Request 2 waits: it needs 2 blocks; at the start of this step: 1 block free; after it: 3." in lines
-    assert "KV blocks free: at the start of this step 1, after it 3 (of 3)." in lines
+    assert "KV blocks free: 1 at the start of this step, 3 after it (of 3)." in lines
     assert "Request 3 waits: it needs 1 block; at the start of this step: 0 blocks free; after it: 1." in narrate(
         frames[2], frames[1], lang="en")
 
@@ -186,5 +186,5 @@ def test_a_pool_rebuilt_mid_run_is_told_as_an_event_not_a_preemption():
             "request 0 recomputes its tokens, queued ahead of the waiting ones; nobody was preempted.") in lines
     admitted_0 = next(line for line in lines if line.startswith("Request 0 was admitted"))
     assert "the KV pool was rebuilt" in admitted_0 and "preempted" not in admitted_0
-    assert "KV blocks free: at the start of this step 6, after it 0 (of 6)." in lines
+    assert "KV blocks free: 6 at the start of this step, 0 after it (of 6)." in lines
     assert len(frames[6].blocks) == 6 and len(frames[5].blocks) == 3

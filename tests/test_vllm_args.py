@@ -2,6 +2,7 @@
 
 import json
 import shlex
+from dataclasses import replace
 
 from engine.analysis.vllm_args import vllm_args, vllm_command, vllm_notes
 from scheduler import Config
@@ -97,7 +98,9 @@ def test_a_twin_run_says_its_decisions_are_vllms_and_drops_the_policy_notes():
     config = Config(preemption_policy="smart", mixed_batches=False, kvcache_block_size=8, eos=2,
                     long_prefill_token_threshold=64)
     twin, article = vllm_notes(config, "en", scheduler="vllm"), vllm_notes(config, "en")
-    assert any("vLLM's own" in n and "make vllm-check" in n for n in twin)
+    assert any("vLLM's own" in n and "make vllm-check VLLM=0.32" in n for n in twin)
+    assert any("vLLM 0.33's V1 Scheduler" in n
+               for n in vllm_notes(replace(config, vllm_version="0.33"), "en", scheduler="vllm"))
     assert not any("Smart preemption" in n or "Batches:" in n for n in twin)
     assert any("Smart preemption" in n for n in article) and any("vLLM twin" in n for n in article)
     assert any("--block-size 8" in n for n in twin) and any(n.startswith("eos:") for n in twin)

@@ -2,8 +2,11 @@
 resuming from its own cached blocks, and the engine running it. tests/test_vllm_twin_golden.py replays vLLM's
 recorded decisions against it."""
 
+from dataclasses import replace
+
 import pytest
 
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
 from engine.run.recipe import Request, RunSpec
 from scheduler import Config, SamplingParams, Sequence, make_scheduler
@@ -165,3 +168,14 @@ def test_overlapped_scheduling_runs_the_twin_as_vllms_async_scheduler():
     english, chinese = " ".join(narrate(frame, before, lang="en")), " ".join(narrate(frame, before, lang="zh"))
     assert f"Request {event.seq_id} finished one step late" in english and "max_tokens" in english
     assert f"请求 {event.seq_id} 晚一步完成" in chinese and "max_tokens" in chinese
+
+
+def test_requests_of_one_step_are_stamped_in_the_order_added_so_the_latest_is_the_priority_victim():
+    """vLLM stamps each request's arrival time when it is added: six requests of priority 1 arriving together are
+    ordered as added, and the priority policy's victim is the latest, request 3, which preempts itself at step 5
+    (not request 0 to make room for request 3)."""
+    engine = Engine(replace(load_scenario(SCENARIOS_DIR / "06_priority.toml").spec_for("fake"), scheduler="vllm"))
+    engine.run(5)
+    preempted = [e for e in engine.frames[5].events if e.kind == "preempted"]
+    assert [(e.seq_id, e.for_seq_id) for e in preempted] == [(3, 3)]
+    assert "Request 3 was preempted (priority policy)" in " ".join(narrate(engine.frames[5], lang="en"))

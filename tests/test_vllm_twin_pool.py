@@ -42,10 +42,15 @@ def test_the_article_scheduler_refuses_it_and_runs_the_rest():
 
 
 def test_a_twin_step_idle_after_a_self_preemption_is_not_a_stall():
-    """Preset 06 under the twin: at a step where the head of running preempts itself, vLLM ends the loop and that
-    step runs nothing, while another request still runs; the run goes on to its end."""
-    spec = load_scenario(SCENARIOS_DIR / "06_priority.toml", runner="fake").spec
-    engine = Engine(RunSpec(spec.config, spec.workload, scheduler="vllm"))
+    """Under vLLM 0.32 and the priority policy, where the head of running (the least important request) preempts
+    itself, vLLM ends the loop and that step runs nothing, while another request still runs; the run goes on to
+    its end."""
+    config = Config(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=64, num_kvcache_blocks=4,
+                    kvcache_block_size=2, chunked_prefill=True, queue_policy="priority", enable_prefix_caching=False,
+                    eos=-1, vllm_version="0.32")
+    requests = [Request(arrival=0, prompt_token_ids=(1, 2, 3), max_tokens=4, ignore_eos=True, priority=2),
+                Request(arrival=1, prompt_token_ids=(1, 2, 3, 4), max_tokens=3, ignore_eos=True, priority=1)]
+    engine = Engine(RunSpec(config, requests, scheduler="vllm"))
     assert engine.run() == "finished"
     idle = [f for f in engine.frames if f.step and f.batch.kind == "idle"]
     assert idle and all(any(e.kind == "preempted" for e in f.events) and f.running for f in idle)

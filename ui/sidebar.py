@@ -100,11 +100,16 @@ def _on_run_inputs():
 
 
 def _on_scheduler():
-    """The other scheduler chosen: a scheduler cannot change mid-run, so the run starts again from frame 0."""
-    current = lab().inputs
+    """The other scheduler chosen: a scheduler cannot change mid-run, so the run starts again from frame 0 (said when
+    it was shown at a later frame)."""
+    current, frame = lab().inputs, lab().cursor
     if current is not None:
+        chosen = st.session_state.scheduler_choice
         try:
-            _restart(current.with_scheduler(st.session_state.scheduler_choice))
+            _restart(current.with_scheduler(chosen))
+            if frame > 0:
+                st.session_state.notice = Message("sidebar.scheduler_restarted", frame=frame,
+                                                  scheduler=Message(f"sidebar.scheduler.{chosen}"))
         except USER_ERRORS as e:
             report(e)
 
@@ -126,9 +131,12 @@ def scheduler_choice():
         st.warning(t("sidebar.beyond_pool", max_model_len=config.max_model_len, capacity=config.kv_capacity_tokens,
                      what=t(f"sidebar.beyond_pool.{here.scheduler}")))
     info = scheduler_info(here.scheduler)
+    if info.version_setting:  # the release it mirrors, a choice beside it
+        _config_control(info.version_setting, "choice", {"options": list(info.versions)}, config, lang)
     if info.ignored:
         names = t("list.sep").join(setting(name, lang)[0] for name in info.ignored)
-        st.caption(t("sidebar.scheduler_ignores", system=info.system, names=names))
+        victim = f" {t(f'sidebar.victim.{here.scheduler}')}" if "preemption_policy" in info.ignored else ""
+        st.caption(t("sidebar.scheduler_ignores", system=info.system, names=names) + victim)
 
 
 def _apply(error_key: str, change: Callable[[], None]):
@@ -237,24 +245,35 @@ def model_controls():
 
 
 def config_controls():
-    state, config, lang = st.session_state, lab().config_in_effect(), current_lang()
+    config, lang = lab().config_in_effect(), current_lang()
     if lab().is_trace:
         st.caption(t("sidebar.trace_read_only"))
     for field, kind, options in CONFIG_CONTROLS:
-        key = f"cfg_{field}"
-        if field not in state.errors:
-            state[key] = getattr(config, field)  # show what the next step will run under
-        label, help_text = setting(field, lang)
-        common = {"key": key, "on_change": _on_config, "args": (field,), "disabled": lab().is_trace or locked(field),
-                  "help": help_text}
-        if kind == "int":
-            st.number_input(label, *BOUNDS[field], step=1, **common)
-        elif kind == "bool":
-            st.toggle(label, **common)
-        else:
-            st.selectbox(label, **options, format_func=lambda v, f=field: setting_value(f, v, lang), **common)
-        if field in state.errors:
-            st.error(said(state.errors[field]))
+        _config_control(field, kind, options, config, lang)
+
+
+def _config_control(field: str, kind: str, options: dict, config, lang: str):
+    """One setting's control, showing what the next step will run under; a change applies from the frame shown.
+    One the run's scheduler does not read is disabled (changing it would branch into the same run)."""
+    state = st.session_state
+    key = f"cfg_{field}"
+    if field not in state.errors:
+        state[key] = getattr(config, field)
+    label, help_text = setting(field, lang)
+    unread = field in scheduler_info(lab().scheduler).ignored
+    if unread:
+        scheduler = t(f"sidebar.scheduler.{lab().scheduler}")
+        help_text = f"{help_text}\n\n{t('sidebar.scheduler_unread', scheduler=scheduler)}"
+    common = {"key": key, "on_change": _on_config, "args": (field,),
+              "disabled": lab().is_trace or locked(field) or unread, "help": help_text}
+    if kind == "int":
+        st.number_input(label, *BOUNDS[field], step=1, **common)
+    elif kind == "bool":
+        st.toggle(label, **common)
+    else:
+        st.selectbox(label, **options, format_func=lambda v, f=field: setting_value(f, v, lang), **common)
+    if field in state.errors:
+        st.error(said(state.errors[field]))
 
 
 def optimisation_controls():

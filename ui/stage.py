@@ -175,11 +175,16 @@ def serve_player() -> str | None:
 
 def player(error: str | None):
     feed().bound = stage_bound()  # the lecturer's place may have moved since the request was served
-    message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame), current_lang()))
+    message = feed().message(lab(), run_header(lab(), model_line(), title(lab().frame), current_lang()))
     message.update(present=bool(st.session_state.presentation), error=error, titles=titles(), leads=is_lecturer(),
                    bound_note=t("class.bound_note"))
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
               on_frame_change=_on_player_frame, on_play_change=_on_player_play)
+
+
+def model_line() -> str:
+    """The stage header's second line: the model, the scheduler that decides the run, the engine's options."""
+    return f"{model_name()}{t('stage.scheduler', scheduler=t(f'run.scheduler.{lab().scheduler}'))}{modes()}"
 
 
 def modes() -> str:
@@ -211,7 +216,7 @@ def handout(whole: bool = False) -> Handout:
     follower's, while a question is open, no further than the lecturer's frame."""
     here, lang, bound = lab(), current_lang(), stage_bound()
     last = here.last if bound is not None or not whole else max(here.last, compute_whole_run(here, MAX_HANDOUT_FRAMES))
-    return Handout(run_title(), "" if here.is_trace else run_narrative(), f"{model_name()}{modes()}",
+    return Handout(run_title(), "" if here.is_trace else run_narrative(), model_line(),
                    FirstFrames(here.frames, last if bound is None else min(last, bound)), lang,
                    run_header(here, "", "", lang)["key_frames"], titles(),
                    () if here.is_trace else here.shared_run.spec.changes, here.cursor,

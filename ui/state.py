@@ -20,6 +20,7 @@ from session.precompute import Precompute, precompute_names
 from session.roster import Attendee, roster
 from ui.language import current_lang, said, t
 from viz.glossary import variant_label
+from viz.texts import scheduler_story, scheduler_title
 
 # What a user action can raise and the page shows as a message: the lab's refusals, invalid settings or requests
 # (ConfigError and RequestRejected are ValueErrors) and a failing model step (torch raises RuntimeError).
@@ -95,7 +96,7 @@ def run_title() -> str:
     scenario = presets()[0].get(here.inputs.scenario_name)
     if scenario is None:
         return here.title
-    title = scenario.title_in(lang)
+    title = scheduler_title(scenario.title_in(lang), scenario.spec.scheduler, here.scheduler, lang)
     return t("run.variant", title=title, changes=variant_label(scenario.variant, lang)) if here.inputs.variant \
         else title
 
@@ -108,7 +109,10 @@ def run_narrative() -> str:
         return t("custom.summary", requests=setup.requests, prompts=t(f"custom.prompts.{setup.prompts}"),
                  arrivals=t(f"custom.arrivals.{setup.arrivals}"))
     scenario = presets()[0].get(inputs.scenario_name)
-    return inputs.narrative if scenario is None else scenario.narrative_in(current_lang())
+    if scenario is None:
+        return inputs.narrative
+    return scheduler_story(scenario.narrative_in(current_lang()), scenario.spec.scheduler, inputs.spec.scheduler,
+                           current_lang())
 
 
 def settings_in_effect() -> tuple:

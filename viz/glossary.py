@@ -20,7 +20,7 @@ SETTING_FIELDS = ("max_num_seqs", "num_kvcache_blocks", "kvcache_block_size", "m
                   "max_model_len", "prefill_first", "enable_prefix_caching", "chunked_prefill", "mixed_batches",
                   "preemption_policy", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
                   "prompt_lookup_max", "notebook_block_bug", "cache_blocks_at_allocation",
-                  "long_prefill_token_threshold")
+                  "long_prefill_token_threshold", "vllm_version")
 LEGEND = ("request", "tokens", "budget", "progress", "shared", "colours", "computing")
 # The marks drawn beside the queues and the pool: a swatch ("sw:<kind>", drawn by player.css) or a glyph.
 TOKEN_MARKS = (("sw:cached", "cached"), ("sw:now", "now"), ("sw:pending", "pending"), ("·", "space"),

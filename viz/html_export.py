@@ -34,7 +34,9 @@ def player_sources() -> tuple[str, str]:
     and its CSS."""
     js = (PLAYER_DIR / "player.js").read_text()
     assert js.count(WIRE_SLOT) == 1, f"player.js names {WIRE_SLOT} once, where it reads the wire format's names"
-    return js.replace(WIRE_SLOT, json.dumps(WIRE)), (PLAYER_DIR / "player.css").read_text()
+    js, css = js.replace(WIRE_SLOT, json.dumps(WIRE)), (PLAYER_DIR / "player.css").read_text()
+    return (js + "\n" + (PLAYER_DIR / "vllm_view.js").read_text(),  # its panel: the twin's view below the stage
+            css + "\n" + (PLAYER_DIR / "vllm_view.css").read_text())
 
 
 def lockstep_sources() -> tuple[str, str]:
@@ -67,9 +69,11 @@ def handout_sources() -> tuple[str, str]:
 def run_message(label: str, frames: Sequence[Frame], key_frames: Sequence[Sequence] = (),
                 *, lang: str, model: str | None = None, titles: Sequence[Sequence] = (), cursor: int = 0) -> dict:
     """All of a run in one player message: nothing more can be asked for offline. `key_frames` as
-    [step, note, holds], `titles` as [first frame, title] (the stage's own header, session/feed.py)."""
+    [step, note, holds], `titles` as [first frame, title] (the stage's own header, session/feed.py); a key frame
+    past the frames given is left out (its button would lead past the recorded end)."""
     return {"title": label, "titles": [list(t) for t in titles], "model": model or text(lang, "export.model"),
-            "key_frames": [list(k) for k in key_frames], "run": 0, "from": 0, "frames": encoded_frames(frames, lang),
+            "key_frames": [list(k) for k in key_frames if k[0] < len(frames)],
+            "run": 0, "from": 0, "frames": encoded_frames(frames, lang),
             "last": len(frames) - 1, "over": True, "end_note": text(lang, "export.end_note"), "cursor": cursor,
             "cursor_moves": 0, "answered": 0, **player_constants(lang)}
 

@@ -38,11 +38,25 @@ def run_phrase(label: str, own: Sequence[Decision], batch, *, lang: str) -> str:
     return text(lang, "lockstep.run", label=label, did=did)
 
 
+def _runs_did(parting: Parting, labels: Sequence[str], lang: str) -> str:
+    """"tail preemption preempts 4; smart preemption preempts 2" """
+    return text(lang, "lockstep.run_sep").join(run_phrase(label, own, batch, lang=lang) for label, own, batch
+                                               in zip(labels, parting.own, parting.batches, strict=True))
+
+
 def parting_sentence(parting: Parting, labels: Sequence[str], *, lang: str) -> str:
     """"Step 7: tail preemption preempts 4; smart preemption preempts 2." """
-    return text(lang, "lockstep.sentence", step=parting.step, runs=text(lang, "lockstep.run_sep").join(
-        run_phrase(label, own, batch, lang=lang)
-        for label, own, batch in zip(labels, parting.own, parting.batches, strict=True)))
+    return text(lang, "lockstep.sentence", step=parting.step, runs=_runs_did(parting, labels, lang))
+
+
+def partings_answer(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str) -> str:
+    """The lab's answer to "where do the decisions part": every parting step, and what the first one was, or that
+    they never part."""
+    found = partings([f for _, f in runs])
+    if not found:
+        return text(lang, "lockstep.answer.never")
+    return count(lang, "lockstep.answer", len(found), steps=join_and(lang, [p.step for p in found]),
+                 first=_runs_did(found[0], [label for label, _ in runs], lang))
 
 
 def lockstep_marks(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str) -> dict:

@@ -85,8 +85,8 @@ def _admitted(lang, event, frame: Frame, before: Frame | None = None) -> str:
 
 
 def _preempted(lang, event, frame: Frame, before: Frame | None = None) -> str:
-    freed = (text(lang, "narrate.freed", ids=_ids(lang, event.freed_blocks)) if event.freed_blocks
-             else text(lang, "narrate.freed.none"))
+    freed = (count(lang, "narrate.freed", len(event.freed_blocks), ids=_ids(lang, event.freed_blocks))
+             if event.freed_blocks else text(lang, "narrate.freed.none"))
     if event.for_seq_id == event.seq_id:  # the policy picked the request that needed the block (tail: it is last)
         return text(lang, "narrate.preempted.self_tail" if event.policy == "tail" else "narrate.preempted.self",
                     id=event.seq_id, policy=event.policy, freed=freed)
@@ -99,14 +99,23 @@ def _arrived(lang, event, frame: Frame, before: Frame | None = None) -> str:
                 priority=event.priority)
 
 
+def _tokens_from(lang: str, key: str, start: int, end: int, **values) -> str:
+    """A chunk's tokens `start`..`end`: "tokens 8–9 of 10", or "token 0 of 10" for one."""
+    return text(lang, key if end > start else f"{key}_one", start=start, end=end, **values)
+
+
 def _chunk(lang, event, frame: Frame, before: Frame | None = None) -> str:
-    return text(lang, "narrate.chunk", id=event.seq_id, start=event.start, end=event.start + event.num_tokens - 1,
-                total=event.total)
+    return _tokens_from(lang, "narrate.chunk", event.start, event.start + event.num_tokens - 1, id=event.seq_id,
+                        total=event.total)
 
 
 def _prefix_hit(lang, event, frame: Frame, before: Frame | None = None) -> str:
     return count(lang, "narrate.prefix_hit", len(event.block_ids), id=event.seq_id, tokens=event.num_tokens,
                  ids=_ids(lang, event.block_ids))
+
+
+def _evicted(lang, event, frame: Frame, before: Frame | None = None) -> str:
+    return count(lang, "narrate.evicted", len(event.block_ids), id=event.seq_id, ids=_ids(lang, event.block_ids))
 
 
 def _finished(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -162,7 +171,7 @@ def _other(lang, event, frame: Frame, before: Frame | None = None) -> str:
 
 DESCRIBE = {"arrived": _arrived, "admitted": _admitted, "chunk": _chunk, "blocked": _blocked,
             "preempted": _preempted, "prefix_hit": _prefix_hit, "finished": _finished, "aborted": _aborted,
-            "speculated": _speculated, "finished_late": _finished_late,
+            "speculated": _speculated, "finished_late": _finished_late, "evicted": _evicted,
             "pool_rebuilt": _pool_rebuilt}
 
 
@@ -181,8 +190,9 @@ def _arrivals(lang: str, events) -> str:
 
 def left_out(frame: Frame, before: Frame, lang: str) -> str | None:
     """Who was running when the step started but is not in its batch (preempted and late-finished requests
-    are told by their own events), and why."""
+    are told by their own events, and those a pool rebuild queued again by its own), and why."""
     gone = {e.seq_id for e in frame.events if e.kind in ("preempted", "finished_late")}
+    gone |= {rid for e in frame.events_of("pool_rebuilt") for rid in e.requeued}
     paused = sorted(set(before.running) - set(frame.batch.seq_ids) - gone)
     if not paused or frame.batch.kind == "idle":
         return None
@@ -198,7 +208,26 @@ def left_out(frame: Frame, before: Frame, lang: str) -> str | None:
         return count(lang, "narrate.sat_out.max_num_seqs", n, ids=ids, max_num_seqs=config.max_num_seqs)
     if frame.batch.total_tokens >= config.max_num_batched_tokens:
         return count(lang, "narrate.sat_out.token_budget", n, ids=ids, budget=config.max_num_batched_tokens)
+    waiting_for_blocks = [_chunk_lacks_blocks(rid, frame, before, lang) for rid in paused]
+    if all(waiting_for_blocks):
+        return " ".join(waiting_for_blocks)
     return count(lang, "narrate.sat_out.other", n, ids=ids)
+
+
+def _chunk_lacks_blocks(rid: int, frame: Frame, before: Frame, lang: str) -> str | None:
+    """Why a running request in the middle of its prompt got no chunk, when its next chunk needed more blocks than
+    were free at the start of the step (the article's scheduler leaves it waiting in its place), else None."""
+    was, config = before.requests[rid], frame.config
+    remaining = was.num_prompt_tokens - was.num_computed_tokens
+    if remaining <= 0:
+        return None
+    chunk = min(remaining, config.max_num_batched_tokens)
+    blocks = -(-(was.num_computed_tokens + chunk) // config.kvcache_block_size) - len(was.block_table)
+    free = free_at_start(frame, before)
+    if blocks <= free:
+        return None
+    return text(lang, "narrate.sat_out.chunk_blocks", id=rid, tokens=count(lang, "n.token", chunk),
+                blocks=count(lang, "n.block", blocks), free=free)
 
 
 def prompts_completed(frame: Frame, before: Frame, lang: str) -> list[str]:
@@ -210,8 +239,8 @@ def prompts_completed(frame: Frame, before: Frame, lang: str) -> list[str]:
         if rid in admitted or rid >= len(before.requests) or before.requests[rid].num_output_tokens:
             continue
         if now.num_output_tokens:
-            lines.append(text(lang, "narrate.last_chunk", id=rid, start=now.num_prompt_tokens - n,
-                              end=now.num_prompt_tokens - 1, total=now.num_prompt_tokens))
+            lines.append(_tokens_from(lang, "narrate.last_chunk", now.num_prompt_tokens - n, now.num_prompt_tokens - 1,
+                                      id=rid, total=now.num_prompt_tokens))
     return lines
 
 

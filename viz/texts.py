@@ -98,3 +98,19 @@ def title_in_effect(title: str, start: Config, now: Config, ignore: tuple[str, .
     changes = changed_settings(start, now, was="was_scenario", ignore=ignore, lang=lang)
     return text(lang, "texts.title_now", title=title, changes=text(lang, "list.sep").join(changes)) if changes \
         else title
+
+
+def scheduler_title(title: str, own: str, scheduler: str, lang: str) -> str:
+    """A preset's title, naming the scheduler that decides the run when it is not the one the preset was written for
+    (`own`): its title and story tell that one's decisions."""
+    if scheduler == own:
+        return title
+    return text(lang, "run.other_scheduler", title=title, scheduler=text(lang, f"run.scheduler.{scheduler}"))
+
+
+def scheduler_story(story: str, own: str, scheduler: str, lang: str) -> str:
+    """A preset's story, told after a line saying so when another scheduler than its own decides the run."""
+    if scheduler == own:
+        return story
+    return text(lang, "run.other_scheduler_story", own=text(lang, f"run.scheduler.{own}"),
+                scheduler=text(lang, f"run.scheduler.{scheduler}")) + "\n\n" + story

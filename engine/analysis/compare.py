@@ -83,6 +83,9 @@ COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
         Variant(say("compare.variant.smart"), replace(c, preemption_policy="smart"))],
     "block size 4 vs 16 vs 64": lambda c, say: [Variant(say("compare.variant.block_size", size=size),
                                                         same_capacity(c, size)) for size in BLOCK_SIZES],
+    "fcfs vs priority": lambda c, say: [
+        Variant(say("compare.variant.fcfs"), replace(c, queue_policy="fcfs")),
+        Variant(say("compare.variant.priority"), replace(c, queue_policy="priority"))],
     "prefix caching on vs off": lambda c, say: [
         Variant(say("compare.variant.prefix_on"), replace(c, enable_prefix_caching=True)),
         Variant(say("compare.variant.prefix_off"), replace(c, enable_prefix_caching=False))],
@@ -324,7 +327,13 @@ ALIKE_WITHIN = 0.05  # two values closer than this share of the larger are "alik
 
 
 def _alike(low: float, high: float) -> bool:
-    return high == low or abs(high - low) < ALIKE_WITHIN * max(abs(high), abs(low), 1.0)
+    """Within 5% of the larger, however small both are (a short run's 0.163 s and 0.191 s are not alike)."""
+    return high == low or abs(high - low) < ALIKE_WITHIN * max(abs(high), abs(low))
+
+
+def _shown(value: float) -> str:
+    """A compared value with the digits that tell it apart: 0.163 s, 12.4 steps."""
+    return f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
 
 
 def _lower_is_better(lang: str, runs: Sequence[ConfigRun], value: Callable[[ConfigRun], float | None], better: str,
@@ -338,13 +347,13 @@ def _lower_is_better(lang: str, runs: Sequence[ConfigRun], value: Callable[[Conf
     measure, unit, better = (text(lang, f"compare.measure.{measure}"), text(lang, f"compare.unit.{unit}"),
                              text(lang, f"compare.word.{better}"))
     if _alike(best, worst):
-        return text(lang, "compare.all_alike", measure=measure, value=f"{best:.1f}", unit=unit)
+        return text(lang, "compare.all_alike", measure=measure, value=_shown(best), unit=unit)
     ratio = worst / best if best else None
     how = (text(lang, "compare.times", ratio=f"{ratio:.1f}", word=better) if ratio and ratio >= 1.5 else
            text(lang, "compare.percent", percent=f"{(worst - best) / worst:.0%}", word=better))
-    others = text(lang, "list.sep").join(text(lang, "compare.value_for", value=f"{v:.1f}", label=label)
+    others = text(lang, "list.sep").join(text(lang, "compare.value_for", value=_shown(v), label=label)
                                          for v, label in ranked[1:])
-    return text(lang, "compare.winner", winner=winner, how=how, loser=loser, measure=measure, value=f"{best:.1f}",
+    return text(lang, "compare.winner", winner=winner, how=how, loser=loser, measure=measure, value=_shown(best),
                 unit=unit, others=others)
 
 

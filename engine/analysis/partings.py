@@ -1,9 +1,10 @@
 """Where the decisions of runs on one workload part: the steps at which two to four configs, stepped side by side
 (the policy lab's lockstep stages), decided differently, and what each of them did there.
 
-A step's decisions are read from its frame's events: which requests it preempted, admitted (or resumed after a
-preemption, with how many tokens it prefilled) and which prefill chunks it scheduled for requests already running
-(an admission's first chunk is told by the admission, its token count being the chunk's). Decodes are left out: they
+A step's decisions are read from its frame's events and batch: which requests it preempted, admitted (or resumed
+after a preemption, with how many tokens it prefilled) and which prefill chunks it scheduled for requests already
+running, a prompt's last chunk included (an admission's first chunk is told by the admission, its token count being
+the chunk's). Decodes are left out: they
 follow from who is running, so they differ after a parting without being decisions of their own. A step parts
 the runs when their decisions there are not all the same; each run is then told by the decisions that not every
 run made (what they share is said by neither).
@@ -41,17 +42,32 @@ class Parting:
     batches: tuple[BatchView, ...]
 
 
+def prefill_chunks(frame: Frame) -> dict[int, int]:
+    """Request id -> tokens of each prefill chunk in `frame`'s batch: one of more than one token besides its drafts,
+    or one still inside its prompt (a last chunk of one token). Empty for a trace written before the batch kept
+    where each chunk starts."""
+    batch = frame.batch
+    if len(batch.num_computed) != len(batch.seq_ids):
+        return {}
+    drafts = batch.num_drafts or (0,) * len(batch.seq_ids)
+    return {rid: n for rid, n, computed, d in zip(batch.seq_ids, batch.num_tokens, batch.num_computed, drafts,
+                                                   strict=True)
+            if n - d > 1 or computed < frame.requests[rid].num_prompt_tokens}
+
+
 def decisions(frame: Frame) -> frozenset[Decision]:
-    """The scheduling decisions of the step that led to `frame`, from its events."""
+    """The scheduling decisions of the step that led to `frame`, from its events and its batch."""
     found = set()
     admitted = {event.seq_id for event in frame.events if event.kind == "admitted"}
+    chunks = {event.seq_id: event.num_tokens for event in frame.events if event.kind == "chunk"}
     for event in frame.events:
         if event.kind == "preempted":
             found.add(Decision("preempt", event.seq_id, 0))
         elif event.kind == "admitted":
             found.add(Decision("resume" if event.recompute else "admit", event.seq_id, event.num_tokens))
-        elif event.kind == "chunk" and event.seq_id not in admitted:
-            found.add(Decision("chunk", event.seq_id, event.num_tokens))
+    for rid, n in (chunks | prefill_chunks(frame)).items():
+        if rid not in admitted:
+            found.add(Decision("chunk", rid, n))
     return frozenset(found)
 
 

@@ -70,7 +70,7 @@ def vllm_notes(config: Config, lang: str, scheduler: str = DEFAULT_KIND) -> list
         notes.append(say("vllm.refuses_to_start", max_model_len=config.max_model_len,
                          capacity=config.kv_capacity_tokens))
     if scheduler_info(scheduler).system == VLLM:
-        notes.append(say("vllm.twin"))
+        notes.append(say("vllm.twin", version=config.vllm_version))
     else:
         notes += [*_policy_notes(config, say), say("vllm.not_the_twin")]
     if config.kvcache_block_size % 16:

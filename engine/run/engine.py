@@ -89,7 +89,7 @@ class Engine:
         self._last_batch_idle = False
         self._events: list = []  # events that happened between steps, reported in the next frame
         self._requeued_by_rebuild: set[int] = set()  # their next admission is an AdmittedAfterRebuild
-        self.frames = FrameStore(decided_by=self.scheduler.info.decided_by)
+        self.frames = FrameStore(decided_by=self.scheduler.info.decided_under(spec.config))
         self._recorder = Recorder(self.frames, self.requests)
         self._recorder.reset_pool(self.scheduler.pool)
         arrived = self._admit_arrivals(through=0)  # frame 0 shows the requests that arrive at the start
@@ -119,6 +119,8 @@ class Engine:
             insort(self._pending, change.payload, key=lambda r: r.arrival)
         else:
             self._reconfigure(change.settings)
+            if self.step_count == 0:  # frame 0's settings are the run's own, the release it is decided under too
+                self.frames.decided_by = self.scheduler.info.decided_under(self.config)
         self.spec = replace(self.spec, changes=(*self.spec.changes, change))
 
     def add_request(self, request: Request):
@@ -187,6 +189,7 @@ class Engine:
         t0 = self._now()
         batch = self.scheduler.schedule()  # overlapped: while the model still computes the step before
         schedule_s = self._now() - t0
+        output = self.scheduler.scheduler_output()  # the twin's step as vLLM's SchedulerOutput, or None
         events += batch.events
         landed_model_s = None
         if overlapped:
@@ -209,7 +212,7 @@ class Engine:
         # that outgrew the pool in its decode loop, each in a step that may run nothing
         self._last_batch_idle = not batch.seqs and not arrived and not any(e.kind in PROGRESS for e in events)
         if self.record:
-            self._record_frame(batch, scheduled, events, schedule_s + post_s, model_s, tables, timing)
+            self._record_frame(batch, scheduled, events, schedule_s + post_s, model_s, tables, timing, output)
         self._adapt(batch, latency_s)
         self._make_scheduled_changes()
         self._left_at = time.perf_counter()
@@ -366,7 +369,8 @@ class Engine:
                 self._requeued_by_rebuild.discard(e.seq_id)
                 events[i] = AdmittedAfterRebuild(e.seq_id, e.num_tokens, e.num_cached_tokens, e.recompute)
 
-    def _record_frame(self, batch, scheduled, events, wall_schedule_s, wall_model_s, tables=(), timing=None):
+    def _record_frame(self, batch, scheduled, events, wall_schedule_s, wall_model_s, tables=(), timing=None,
+                      output=None):
         header = StepHeader(self.step_count, self.sim_time_s, wall_schedule_s, wall_model_s, self.config,
-                            scheduled, tuple(events), timing)
+                            scheduled, tuple(events), timing, output)
         self._recorder.record(self.scheduler, batch, list(tables), header)

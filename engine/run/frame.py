@@ -38,6 +38,9 @@ Schema (field names are stable; the UI builds its figures from them):
                                      (engine/run/overlap.py): simulated on the fake runner, measured on the
                                      model; `timing.overlapped` when it was scheduled while the model was
                                      still computing the step before. None for frame 0 and old traces.
+      output: SchedulerOutput | None the vLLM twin's step as vLLM's SchedulerOutput lists it, with vLLM's
+                                     per-request counters (scheduler/output.py); None under the
+                                     article's scheduler, for frame 0 and old traces (left out of to_dict)
 
     RequestView (a NamedTuple)
       id, status ("waiting" | "running" | "finished" | "aborted"), num_tokens (prompt + output so far),
@@ -71,6 +74,7 @@ from engine.run.overlap import StepTiming
 from scheduler import Config
 from scheduler.contract import DecidedBy
 from scheduler.events import Admitted, Event, event_from_dict
+from scheduler.output import SchedulerOutput
 from scheduler.sequence import PLACEHOLDER
 
 
@@ -288,6 +292,7 @@ class StepHeader:
     batch: BatchView
     events: tuple[Event, ...]
     timing: StepTiming | None = None
+    output: SchedulerOutput | None = None
 
     @classmethod
     def from_dict(cls, data: dict, config: Config) -> StepHeader:
@@ -295,7 +300,8 @@ class StepHeader:
         changed)."""
         return cls(data["step"], data["sim_time_s"], data["wall_schedule_s"], data["wall_model_s"], config,
                    BatchView.from_dict(data["batch"]), tuple(event_from_dict(e) for e in data["events"]),
-                   StepTiming.from_dict(data["timing"]) if data.get("timing") else None)
+                   StepTiming.from_dict(data["timing"]) if data.get("timing") else None,
+                   SchedulerOutput.from_dict(data["output"]) if data.get("output") else None)
 
 
 def _from_header(name: str) -> property:
@@ -321,6 +327,7 @@ class Frame:
     batch = _from_header("batch")
     events = _from_header("events")
     timing = _from_header("timing")
+    output = _from_header("output")
 
     @property
     def free_block_ids(self) -> tuple[int, ...]:
@@ -340,7 +347,7 @@ class Frame:
         return [e for e in self.events if e.kind == kind]
 
     def to_dict(self, tokens: bool = True) -> dict:
-        return {
+        return output_dict(self.output) | {
             "step": self.step, "sim_time_s": self.sim_time_s, "wall_schedule_s": self.wall_schedule_s,
             "wall_model_s": self.wall_model_s, "config": config_to_dict(self.config),
             "batch": self.batch.to_dict(), "waiting": list(self.waiting), "running": list(self.running),
@@ -369,5 +376,17 @@ class Frame:
                    decided_by=DecidedBy(**data["decided_by"]) if data.get("decided_by") else None)
 
 
+def output_dict(output: SchedulerOutput | None) -> dict:
+    """A frame's "output" entry: the twin's SchedulerOutput, or nothing (traces of the article's runs keep their
+    shape)."""
+    return {} if output is None else {"output": output.to_dict()}
+
+
+# Config fields added since traces began, written only when set away from their default: a trace without one was
+# run at the default (as every older one was), so older traces and runs read byte for byte as they were.
+WRITTEN_WHEN_SET = ("vllm_version",)
+
+
 def config_to_dict(config: Config) -> dict:
-    return {f.name: getattr(config, f.name) for f in fields(config)}
+    return {f.name: getattr(config, f.name) for f in fields(config)
+            if f.name not in WRITTEN_WHEN_SET or getattr(config, f.name) != f.default}

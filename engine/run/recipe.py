@@ -25,7 +25,8 @@ from scheduler.factory import DEFAULT_KIND, scheduler_info
 
 SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "enable_prefix_caching",
                     "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy",
-                    "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max", "long_prefill_token_threshold")
+                    "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max", "long_prefill_token_threshold",
+                    "vllm_version")
 POOL_FIELDS = ("num_kvcache_blocks", "kvcache_block_size", "max_model_len", "eos")
 OPTION_NAMES = ("cost", "overlap", "adaptive")  # the engine options a change may switch besides config fields
 DEFAULT_MAX_STEPS = 100_000

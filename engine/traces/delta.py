@@ -17,6 +17,7 @@ from engine.run.frame import (
     StepMetrics,
     TokenHistory,
     config_to_dict,
+    output_dict,
 )
 from scheduler import Config
 
@@ -36,7 +37,8 @@ def frame_delta(frame: Frame, previous: Frame | None) -> dict:
     delta = {"step": frame.step, "sim_time_s": frame.sim_time_s, "wall_schedule_s": frame.wall_schedule_s,
              "wall_model_s": frame.wall_model_s, "batch": frame.batch.to_dict(), "waiting": list(frame.waiting),
              "running": list(frame.running), "events": [_event_data(e) for e in frame.events],
-             "metrics": frame.metrics.to_dict(), "timing": frame.timing and frame.timing.to_dict()}
+             "metrics": frame.metrics.to_dict(), "timing": frame.timing and frame.timing.to_dict(),
+             **output_dict(frame.output)}
     if previous is None or frame.config != previous.config:
         delta["config"] = config_to_dict(frame.config)
     if previous is None or len(previous.blocks) != len(frame.blocks):

@@ -15,6 +15,7 @@ from i18n import Message, MessageError
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
 from scheduler.events import EVENT_TYPES
 from scheduler.factory import DEFAULT_KIND, scheduler_info
+from scheduler.output import SchedulerOutput
 from scheduler.sequence import PLACEHOLDER
 
 DECIDED_BY = ("kind", "system", "version")
@@ -179,6 +180,30 @@ class _FrameChecker:
             _number(f"{where}.metrics.{key}", metrics[key])
         if frame.get("timing") is not None:
             self.check_timing(f"{where}.timing", frame["timing"])
+        if frame.get("output") is not None:
+            self.check_output(f"{where}.output", frame["output"])
+
+    def check_output(self, where: str, output):
+        """The vLLM twin's SchedulerOutput (scheduler/output.py): request ids, block ids and counters."""
+        ids, most = self.num_requests - 1, self.num_requests
+        _keys(where, output, tuple(f.name for f in fields(SchedulerOutput)))
+        for name in ("new_req_ids", "resumed_req_ids", "running_req_ids", "preempted_req_ids", "finished_req_ids"):
+            _ints(f"{where}.{name}", output[name], 0, ids, most)
+        for i, entry in enumerate(_of(f"{where}.new_block_ids", output["new_block_ids"], list)):
+            at = f"{where}.new_block_ids[{i}]"
+            if not isinstance(entry, list) or len(entry) != 2:
+                _fail(at, "trace.pair")
+            _int(f"{at}[0]", entry[0], 0, ids)
+            _ints(f"{at}[1]", entry[1], 0, self.num_blocks - 1, self.num_blocks)
+        for i, counters in enumerate(_of(f"{where}.requests", output["requests"], list)):
+            at = f"{where}.requests[{i}]"
+            if not isinstance(counters, list) or len(counters) != 4:
+                _fail(at, "trace.counters")
+            _int(f"{at}[0]", counters[0], 0, ids)
+            for j, value in enumerate(counters[1:], start=1):
+                _int(f"{at}[{j}]", value, -1)
+        for name in ("prefix_cache_queries", "prefix_cache_hits", "preempted_queries", "preempted_hits"):
+            _int(f"{where}.{name}", output[name])
 
     def check_config(self, where: str, config) -> Config:
         _of(where, config, dict)

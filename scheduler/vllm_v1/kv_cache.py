@@ -40,6 +40,11 @@ class KVCache(BlockPoolView):
         self.hash_to_block_ids: dict[int, dict[int, None]] = {}  # several blocks may share a hash: first wins
         self.num_cached_blocks: dict[int, int] = {}  # request id -> leading blocks of its table already hashed
         self.num_prefix_queries = self.num_prefix_hits = 0  # full blocks looked up and found, as the article counts
+        # vLLM's PrefixCacheStats, in tokens: looked up and found, for requests never preempted (its log's hit rate)
+        # and, apart, for preempted ones looking themselves up again
+        self.prefix_query_tokens = self.prefix_hit_tokens = 0
+        self.preempted_query_tokens = self.preempted_hit_tokens = 0
+        self.evicted: list[int] = []  # cached blocks reused since the scheduler last told them (its evicted events)
         self.free_log = FreeLog()
 
     @property
@@ -76,6 +81,12 @@ class KVCache(BlockPoolView):
             hits.append(next(iter(ids)))
         self.num_prefix_queries += (num_tokens - 1) // self.block_size
         self.num_prefix_hits += len(hits)
+        if seq.num_preemptions:
+            self.preempted_query_tokens += num_tokens
+            self.preempted_hit_tokens += len(hits) * self.block_size
+        else:
+            self.prefix_query_tokens += num_tokens
+            self.prefix_hit_tokens += len(hits) * self.block_size
         return hits
 
     def _cache_full_blocks(self, seq: Sequence, num_tokens: int):
@@ -142,6 +153,7 @@ class KVCache(BlockPoolView):
             block = blocks[block_id]
             if block.hash != NO_HASH:
                 self.free_log.evicted(block_id)
+                self.evicted.append(block_id)
                 ids = self.hash_to_block_ids[block.hash]
                 del ids[block_id]
                 if not ids:

@@ -62,5 +62,7 @@ class Request:
 
     @property
     def victim_order(self) -> tuple:
-        """vLLM's priority preemption picks the running request with the largest (priority, arrival time)."""
-        return self.seq.priority, self.seq.arrival
+        """vLLM's priority preemption picks the running request with the largest (priority, arrival time). vLLM
+        stamps the arrival time when a request is added, so requests arriving in one step are stamped in the order
+        they were added, which is the order of their ids."""
+        return self.seq.priority, self.seq.arrival, self.seq.seq_id

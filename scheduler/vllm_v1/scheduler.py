@@ -1,5 +1,6 @@
-"""The vLLM twin: vLLM V1's `Scheduler` (vllm/v1/core/sched/scheduler.py, vLLM 0.32), decision for decision and
-block for block, behind the contract every scheduler keeps (scheduler/contract.py). One class, read beside vLLM's:
+"""The vLLM twin: vLLM V1's `Scheduler` (vllm/v1/core/sched/scheduler.py, vLLM 0.32 or 0.33 as
+`Config.vllm_version` says), decision for decision and block for block, behind the contract every scheduler keeps
+(scheduler/contract.py). One class, read beside vLLM's:
 
 - `schedule()` is vLLM's `schedule()`. First the RUNNING requests, in their order (vLLM's `while req_index <
   len(self.running) and token_budget > 0`): each takes `num_new_tokens` = what it still lacks (the rest of its
@@ -7,7 +8,8 @@ block for block, behind the contract every scheduler keeps (scheduler/contract.p
   `long_prefill_token_threshold` (only when another request could use the budget), to `token_budget` and to
   max_model_len; then `kv_cache_manager.allocate_slots`, and while it fails, preemption (`_preempt_request`): the
   tail of `running`, or under the priority policy the running request with the largest (priority, arrival time),
-  until it fits or is itself preempted, which ends the loop. Then, only when nobody was preempted (vLLM's `if not
+  until it fits or is itself preempted, which ends the loop (from 0.33 on, under the priority policy, the loop
+  goes on to the next running request). Then, only when nobody was preempted (vLLM's `if not
   preempted_reqs`), the WAITING requests in queue order while a token is left and fewer than max_num_seqs run:
   `get_computed_blocks` (prefix-cache hits, a preempted request's own freed blocks too while cached), `num_new_tokens
   = request.num_tokens - num_computed_tokens`, cut or left waiting (chunked prefill off), admitted only if the whole
@@ -20,7 +22,9 @@ block for block, behind the contract every scheduler keeps (scheduler/contract.p
 - `launch()` and `land()` are vLLM's AsyncScheduler: `_update_after_schedule` advancing computed tokens and adding
   an output placeholder per request that will sample, then `update_from_output` when the step's tokens land.
 
-Requests must carry distinct (priority, arrival, seq_id): vLLM breaks ties by arrival time and request id.
+vLLM stamps each request's arrival time when it is added, so requests arriving in the same step are ordered as
+they were added: the twin orders them by id (the engine numbers requests in that order), in the waiting queue
+and when it picks a priority victim (`Request.victim_order`).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from bisect import insort
 from collections import deque
 from operator import attrgetter
 
-from scheduler.config import Config
+from scheduler.config import VLLM_VERSIONS, Config
 from scheduler.contract import SchedulerInfo
 from scheduler.events import (
     Aborted,
@@ -37,12 +41,14 @@ from scheduler.events import (
     Blocked,
     ChunkScheduled,
     Event,
+    Evicted,
     Finished,
     Preempted,
     PrefixHit,
     Speculated,
 )
 from scheduler.interface import POOL_SHAPE, Batch, check_new, requeue
+from scheduler.output import NOT_SCHEDULED_YET, RequestCounters, SchedulerOutput
 from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
 from scheduler.vllm_v1.kv_cache import KVCache
@@ -60,11 +66,12 @@ class VllmScheduler:
     or allocation-time caching switch: those Config fields are not read. Its pool has the null block (one unit more
     for the runner), and a prompt larger than the pool is queued, as vLLM's Scheduler queues it: it never fits, so it
     waits for good and, at the head of the queue, holds up every request behind it (vLLM's engine refuses at start a
-    max_model_len its pool cannot hold, so it never gets one; `tools/vllm_check`'s "pool" mode checks this)."""
+    max_model_len its pool cannot hold, so it never gets one; `tools/refcheck/vllm`'s "pool" mode checks this)."""
     info = SchedulerInfo("vllm", "vLLM", "0.32", frozenset({
         "max_num_seqs", "max_num_batched_tokens", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
         "enable_prefix_caching", "chunked_prefill", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
-        "prompt_lookup_max", "long_prefill_token_threshold"}), reserved_units=1, queues_oversized_prompt=True)
+        "prompt_lookup_max", "long_prefill_token_threshold", "vllm_version"}), reserved_units=1,
+        queues_oversized_prompt=True, version_setting="vllm_version", versions=VLLM_VERSIONS)
 
     def __init__(self, config: Config):
         self.config = config
@@ -77,6 +84,9 @@ class VllmScheduler:
         self._events: list[Event] = []  # the events of the call under way
         self._in_flight: deque[list[tuple[Request, int, int | None]]] = deque()  # async: launched steps, each
         # (request, tokens scheduled, index of its placeholder token or None) in vLLM's order
+        self._finished_req_ids: list[int] = []  # finished since the last schedule(): its SchedulerOutput tells them
+        self._first_cached: dict[int, int] = {}  # request id -> prefix-cache hit tokens of its first scheduling
+        self._output: SchedulerOutput | None = None
 
     # -- the read-only views (SchedulerProtocol) ---------------------------------------------------------
 
@@ -122,6 +132,7 @@ class VllmScheduler:
         seq.status, seq.finish_reason = ABORTED, reason
         seq.num_scheduled_tokens = 0
         self.kv_cache_manager.free(seq)
+        self._finished_req_ids.append(seq.seq_id)
         return Aborted(seq.seq_id, reason)
 
     def requeue(self, seqs: list[Sequence]) -> list[Aborted]:
@@ -142,7 +153,14 @@ class VllmScheduler:
     # -- one step: vLLM's schedule() ---------------------------------------------------------------------
 
     def schedule(self) -> Batch:
-        """This step's batch, with the events of deciding it (the class docstring maps it to vLLM's)."""
+        """This step's batch, with the events of deciding it (the class docstring maps it to vLLM's);
+        `scheduler_output()` then tells it as vLLM's SchedulerOutput does."""
+        held = {request.request_id: len(request.seq.block_table) for request in self.running}
+        batch = self._schedule()
+        self._output = self._scheduler_output(batch, held)
+        return batch
+
+    def _schedule(self) -> Batch:
         cfg, kv_cache_manager, events = self.config, self.kv_cache_manager, []
         self._events = events
         num_scheduled_tokens: dict[Request, int] = {}  # in vLLM's order
@@ -192,8 +210,11 @@ class VllmScheduler:
                 if preempted_req is request:
                     scheduled = False
                     break
-            if not scheduled:
+            if not scheduled:  # it preempted itself: vLLM 0.32 ends the loop over running requests; from 0.33 on,
+                if cfg.queue_policy == "priority" and cfg.vllm_since("0.33"):  # under the priority policy, it goes
+                    continue  # on to the next one (now at req_index)
                 break
+            self._tell_evictions(request)
             num_scheduled_tokens[request] = num_new_tokens
             request.seq.num_scheduled_tokens = num_new_tokens
             token_budget -= num_new_tokens
@@ -261,6 +282,7 @@ class VllmScheduler:
                         + sum(1 for b in new_computed_blocks if blocks[b].ref_count == 0))
                 events.append(Blocked(request.request_id, "blocks", need, kv_cache_manager.num_free_blocks))
                 return
+            self._tell_evictions(request)
             del self.waiting[req_index]
             self.running.append(request)
             seq = request.seq
@@ -274,6 +296,35 @@ class VllmScheduler:
             token_budget -= num_new_tokens
             if pad_drafts:
                 seq.draft_token_ids = [PAD_DRAFT] * num_spec_tokens
+
+    def _tell_evictions(self, request: Request):
+        """The cached blocks `request`'s allocation took from the free queue, as an event."""
+        evicted = self.kv_cache_manager.evicted
+        if evicted:
+            self._events.append(Evicted(request.request_id, tuple(evicted)))
+            evicted.clear()
+
+    def scheduler_output(self) -> SchedulerOutput | None:
+        """The last schedule()'s step as vLLM's SchedulerOutput lists it, with vLLM's per-request counters."""
+        return self._output
+
+    def _scheduler_output(self, batch: Batch, held: dict[int, int]) -> SchedulerOutput:
+        admitted = {e.seq_id: e for e in batch.events if e.kind == "admitted"}
+        for rid, event in admitted.items():
+            self._first_cached.setdefault(rid, event.num_cached_tokens)
+        ids = [seq.seq_id for seq in batch.seqs]
+        counters = tuple(RequestCounters(r.request_id, r.num_computed_tokens + r.seq.num_scheduled_tokens, r.num_tokens,
+                                         self._first_cached.get(r.request_id, NOT_SCHEDULED_YET))
+                         for r in (*self.running, *self.waiting))
+        finished, self._finished_req_ids = tuple(self._finished_req_ids), []
+        kv = self.kv_cache_manager
+        return SchedulerOutput(
+            tuple(i for i in ids if i in admitted and not admitted[i].recompute),
+            tuple(i for i in ids if i in admitted and admitted[i].recompute),
+            tuple(i for i in ids if i not in admitted),
+            tuple((seq.seq_id, tuple(seq.block_table[held.get(seq.seq_id, 0):])) for seq in batch.seqs),
+            tuple(e.seq_id for e in batch.events if e.kind == "preempted"), finished, counters,
+            kv.prefix_query_tokens, kv.prefix_hit_tokens, kv.preempted_query_tokens, kv.preempted_hit_tokens)
 
     def _preempt_request(self, request: Request, for_request: Request, policy: str):
         """vLLM's `_preempt_request` (the caller took it out of `running`): its blocks freed, its progress and drafts
@@ -331,18 +382,28 @@ class VllmScheduler:
                 seq.num_computed_tokens -= len(scheduled_spec_token_ids) - num_accepted  # rejected: blocks stay
                 seq.draft_token_ids = []
                 events.append(Speculated(seq.seq_id, tuple(scheduled_spec_token_ids), num_accepted))
-            for token in new_token_ids:
+            for n, token in enumerate(new_token_ids, 1):
                 seq.token_ids.append(token)
                 reason = self._check_stop(seq, token)
                 if reason:
+                    self._cache_accepted_drafts(seq, len(new_token_ids) - n)
                     stopped.add(self._free_request(seq, reason))
                     events.append(Finished(seq.seq_id, reason))
                     break
+            else:
+                self._cache_accepted_drafts(seq, 0)
         if stopped:
             self.running = [r for r in self.running if r not in stopped]
         if self.config.num_speculative_tokens:
             self._update_draft_token_ids(seqs, token_ids)
         return events
+
+    def _cache_accepted_drafts(self, seq: Sequence, num_trimmed: int):
+        """vLLM 0.33 on, with speculative decoding: after a step the blocks its computed tokens fill are hashed
+        (0.32 hashes a block only when it is allocated full of known tokens), so blocks completed by accepted
+        drafts are cached and freed to the tail of the free queue. A stop trims the tokens after it."""
+        if self.config.num_speculative_tokens and self.config.vllm_since("0.33"):
+            self.kv_cache_manager.cache_blocks(seq, seq.num_computed_tokens - num_trimmed)
 
     def _check_stop(self, seq: Sequence, token: int) -> str | None:
         """vLLM's `check_stop`: EOS first, then the length limits."""
@@ -361,6 +422,7 @@ class VllmScheduler:
         seq.status, seq.finish_reason = FINISHED, reason
         seq.num_scheduled_tokens = 0
         self.kv_cache_manager.free(seq)
+        self._finished_req_ids.append(seq.seq_id)
         return self.requests.pop(seq.seq_id)
 
     def _update_draft_token_ids(self, seqs: list[Sequence], token_ids: list):
@@ -432,6 +494,7 @@ class VllmScheduler:
                 self.kv_cache_manager.cache_blocks(seq, request.num_computed_tokens - request.num_output_placeholders)
             if reason:
                 seq.status, seq.finish_reason = FINISHED, reason
+                self._finished_req_ids.append(seq.seq_id)
                 stopped.add(self.requests.pop(seq.seq_id))
                 late.append((seq, self.kv_cache_manager.free(seq)))
         if stopped:

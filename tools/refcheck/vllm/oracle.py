@@ -1,8 +1,8 @@
 """Steps vLLM's own V1 `Scheduler` (or `AsyncScheduler`) offline, without a model or a GPU, through a workload of
-tools/vllm_check/workloads.py with the same fake model, recording each step as the twin driver does.
+tools/refcheck/vllm/workloads.py with the same fake model, recording each step as the twin driver (twin.py) does.
 
-Only this module imports vLLM (run it in the environment `make vllm-check` builds). vLLM needs a model config to
-start: a tiny Llama config.json written to a temporary folder, never loaded as weights."""
+Only this module imports vLLM (run it in the environment `make vllm-check VLLM=0.32|0.33` builds). vLLM needs a
+model config to start: a tiny Llama config.json written to a temporary folder, never loaded as weights."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import vllm
 from vllm.config import CacheConfig, ModelConfig, SchedulerConfig, SpeculativeConfig, VllmConfig
 from vllm.sampling_params import SamplingParams
 from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
@@ -26,7 +27,7 @@ from vllm.v1.request import Request, RequestStatus
 from vllm.v1.spec_decode.ngram_proposer import _find_longest_matched_ngram_and_propose_tokens
 from vllm.v1.structured_output import StructuredOutputManager
 
-from tools.vllm_check.workloads import MAX_STEPS, FakeModel, step_record
+from tools.refcheck.vllm.workloads import MAX_STEPS, FakeModel, step_record
 
 logging.getLogger("vllm").setLevel(logging.ERROR)  # its warnings about tiny budgets are expected here
 
@@ -76,13 +77,30 @@ class VllmFactory:
                    structured_output_manager=StructuredOutputManager(vllm_config))
 
 
+class VllmOracle:
+    """vLLM's own Scheduler as the harness's oracle (tools/refcheck/adapter.py): the release installed here."""
+
+    def __init__(self):
+        self.release = ".".join(vllm.__version__.split(".")[:2])
+        self.factory = VllmFactory()
+
+    def run(self, workload: dict) -> list[list]:
+        return run_vllm(self.factory, workload)
+
+
+def arrival_time(workload: dict, i: int) -> float:
+    """Request i's arrival time as vLLM stamps it when the request is added: its arrival step, plus its place in
+    the order of adding, so requests of one step have distinct stamps in that order (the twin orders them by id)."""
+    return workload["requests"][i]["arrival"] + i / len(workload["requests"])
+
+
 def _requests(workload: dict) -> list[Request]:
     hasher = get_request_block_hasher(workload["config"]["kvcache_block_size"], _hash)
     requests = []
     for i, r in enumerate(workload["requests"]):
         params = SamplingParams(max_tokens=r["max_tokens"], ignore_eos=r["ignore_eos"])
         params.update_from_generation_config({}, workload["config"]["eos"])
-        requests.append(Request(f"{i:05d}", list(r["prompt"]), params, None, arrival_time=float(r["arrival"]),
+        requests.append(Request(f"{i:05d}", list(r["prompt"]), params, None, arrival_time=arrival_time(workload, i),
                                 priority=r["priority"], block_hasher=hasher))
     return requests
 

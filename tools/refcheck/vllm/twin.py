@@ -1,5 +1,5 @@
-"""Steps the vLLM twin (scheduler/vllm_v1/) through a workload of tools/vllm_check/workloads.py, recording each
-step as the vLLM driver does. Pure Python: the golden-trace test uses it without vLLM."""
+"""Steps the vLLM twin (scheduler/vllm_v1/) through a workload of tools/refcheck/vllm/workloads.py, recording each
+step as the oracle driver (oracle.py) does. Pure Python: the golden-trace test uses it without vLLM."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from scheduler import Config, SamplingParams, Sequence
 from scheduler.sequence import PLACEHOLDER
 from scheduler.vllm_v1 import VllmScheduler
-from tools.vllm_check.workloads import MAX_STEPS, FakeModel, step_record
+from tools.refcheck.vllm.workloads import MAX_STEPS, FakeModel, step_record
 
 LENGTH = ("max_tokens", "max_model_len")  # vLLM reports both as "length"
 
@@ -19,12 +19,17 @@ def _sequences(workload: dict) -> list[Sequence]:
             for i, r in enumerate(workload["requests"])]
 
 
-def run_twin(workload: dict, max_steps: int = MAX_STEPS, timings: list | None = None) -> list[list]:
-    """Every step's record until all requests are done or nothing ran for three steps (a stalled run).
-    `timings` (synchronous modes) gets each step's seconds in schedule() and in postprocess()."""
+def _scheduler(workload: dict, release: str) -> VllmScheduler:
+    return VllmScheduler(Config(**workload["config"], vllm_version=release))
+
+
+def run_twin(workload: dict, release: str, max_steps: int = MAX_STEPS, timings: list | None = None) -> list[list]:
+    """Every step's record of the twin mirroring vLLM `release`, until all requests are done or nothing ran for
+    three steps (a stalled run). `timings` (synchronous modes) gets each step's seconds in schedule() and in
+    postprocess()."""
     if workload["mode"] == "async":
-        return run_twin_async(workload, max_steps)
-    sched = VllmScheduler(Config(**workload["config"]))
+        return run_twin_async(workload, release, max_steps)
+    sched = _scheduler(workload, release)
     model, seqs = FakeModel(workload), _sequences(workload)
     pending, records, idle = list(seqs), [], 0
     for step in range(1, max_steps + 1):
@@ -63,10 +68,10 @@ def _reasons(late) -> list:
     return [[s.seq_id, "length" if s.finish_reason in LENGTH else s.finish_reason] for s, _ in late]
 
 
-def run_twin_async(workload: dict, max_steps: int = MAX_STEPS) -> list[list]:
+def run_twin_async(workload: dict, release: str, max_steps: int = MAX_STEPS) -> list[list]:
     """As the engine's overlapped scheduling steps it (engine/run/overlap.py): schedule step k, land step k - 1's
     tokens (requests that stop leave step k's batch), hand step k to the model with placeholders."""
-    sched = VllmScheduler(Config(**workload["config"]))
+    sched = _scheduler(workload, release)
     model, seqs = FakeModel(workload), _sequences(workload)
     pending, records, idle, in_flight = list(seqs), [], 0, None  # (sequence, index) of the step in flight
     for step in range(1, max_steps + 1):

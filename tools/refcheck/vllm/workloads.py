@@ -1,9 +1,11 @@
-"""Random workloads for checking the vLLM twin, and the fake model both schedulers are stepped with.
+"""Random workloads for checking the vLLM twin, the fake model both schedulers are stepped with, and the step
+record both drivers write (tools/refcheck/vllm/twin.py, oracle.py).
 
 A workload is plain data (JSON-able): the scheduler settings, the requests (arrival step, prompt, max_tokens,
 priority, ignore_eos) and the fake model's seed and vocabulary. Pools are small so preemption is frequent,
-prompts share stems so the prefix cache hits, arrivals spread over steps. Pure Python: the golden-trace test
-replays these without vLLM."""
+prompts share stems so the prefix cache hits, arrivals spread over steps, many in the same step (often with one
+priority: then only their arrival stamps, distinct and in the order added, as vLLM stamps them, decide between
+them). Pure Python: the golden-trace test replays these without vLLM."""
 
 from __future__ import annotations
 
@@ -79,11 +81,15 @@ def step_record(scheduled, drafts, new, resumed, preempted, finished, waiting, r
 FIELDS = ("scheduled", "drafts", "new", "resumed", "preempted", "finished", "waiting", "running", "tables")
 
 
-def first_difference(expected: list, actual: list) -> tuple[int, str] | None:
-    """(step index, field) of the first step where the records differ, else None."""
-    for i, (a, b) in enumerate(zip(expected, actual, strict=False)):
-        if a != b:
-            return i, next(f for f, x, y in zip(FIELDS, a, b, strict=True) if x != y)
-    if len(expected) != len(actual):
-        return min(len(expected), len(actual)), "number of steps"
-    return None
+def smaller(workload: dict):
+    """Workloads one cut smaller, for the shrinker: a request dropped, then a request's max_tokens or prompt
+    halved."""
+    requests = workload["requests"]
+    if len(requests) > 1:
+        for i in range(len(requests)):
+            yield {**workload, "requests": requests[:i] + requests[i + 1:]}
+    for i, r in enumerate(requests):
+        for cut in ({"max_tokens": r["max_tokens"] // 2}, {"prompt": r["prompt"][:len(r["prompt"]) // 2]}):
+            trial = {**r, **cut}
+            if trial["max_tokens"] >= 1 and trial["prompt"] and trial != r:
+                yield {**workload, "requests": [*requests[:i], trial, *requests[i + 1:]]}

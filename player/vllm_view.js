@@ -1,0 +1,69 @@
+/* schedlab's vLLM view: what a vLLM learner looks for beside the stage of a vLLM twin run, drawn below it through
+ * the player's SchedlabPlayer.addPanel (player.js's header): vLLM's log line and Prometheus counters, the free block
+ * queue head to tail (blocks still in the prefix cache starred, this step's evictions), the step as vLLM's
+ * SchedulerOutput lists it and each request's counters. Everything is the frame's `vllm` entry, recorded on the
+ * server from the twin (viz/vllm_view.py); nothing is worked out here. A frame without it (the article's
+ * scheduler) hides the panel. */
+(function () {
+  'use strict';
+  if (!window.SchedlabPlayer || window.SchedlabVllmView) return;
+  window.SchedlabVllmView = true;
+  const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
+
+  function queueHtml(data, t) {
+    if (!data.queue.length) return `<span class="sp-vq-empty">${esc(t('queue_empty'))}</span>`;
+    const [free, cached] = data.colors;
+    const cells = data.queue.map(entry => entry === null
+      ? `<span class="sp-vq-more">⋯ ${esc(t('queue_more', {n: data.queue_len - data.queue.length + 1}))} ⋯</span>`
+      : `<span class="sp-vq-cell${entry[1] ? ' sp-vq-cached' : ''}" style="background:${entry[1] ? cached : free}">${entry[0]}${entry[1] ? '★' : ''}</span>`);
+    return `<span class="sp-vq-end">${esc(t('head'))}</span>${cells.join('<span class="sp-vq-link">→</span>')}<span class="sp-vq-end">${esc(t('tail'))}</span>`;
+  }
+
+  function countersHtml(data, t) {
+    const head = ['vllm_col_request', null, null, null, 'vllm_col_step'].map((key, i) =>
+      `<th>${esc(key ? t(key.slice(5)) : ['num_computed_tokens', 'num_tokens', 'num_cached_tokens'][i - 1])}</th>`).join('');
+    const rows = data.requests.map(r => `<tr>${r.map((value, i) => `<td>${value === null ? '—' : esc(value)}</td>`).join('')}</tr>`);
+    return `<table class="sp-vc"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  }
+
+  function draw(player, view, box) {
+    let panel = box.querySelector('.sp-vllm');
+    const data = view.vllm;
+    if (!data || !data.queue) {
+      if (panel) panel.hidden = true;
+      return;
+    }
+    if (!panel) {
+      panel = document.createElement('div');
+      panel.className = 'sp-vllm';
+      panel.setAttribute('data-testid', 'vllm-view');
+      box.appendChild(panel);
+    }
+    panel.hidden = false;
+    const t = (key, params) => player.t('vllm_' + key, params);
+    const output = data.output.map(([name, value]) => `<div><b>${esc(name)}</b>=${esc(value)}</div>`).join('');
+    const html = `<div class="sp-vtitle">${esc(t('log_title'))}</div>
+<div class="sp-vlog" data-testid="vllm-log"><code>${esc(data.log)}</code><br><code>${esc(data.prometheus)}</code></div>
+${data.preempted_text ? `<div class="sp-vnote">${esc(data.preempted_text)}</div>` : ''}
+<div class="sp-vgrid">
+  <div>
+    <div class="sp-vtitle">${esc(t('queue_title'))}</div>
+    <div class="sp-vq" data-testid="vllm-free-queue">${queueHtml(data, t)}</div>
+    <div class="sp-vnote">${esc(t('queue_key'))}${data.evicted_text ? `<br><b class="sp-vq-evicted">${esc(data.evicted_text)}</b>` : ''}</div>
+  </div>
+  <div>
+    <div class="sp-vtitle">${esc(t('output_title'))}</div>
+    <div class="sp-vout" data-testid="vllm-output">${output}</div>
+  </div>
+</div>
+<div class="sp-vtitle">${esc(t('counters_title'))}</div>
+<div class="sp-vcbox">${countersHtml(data, t)}</div>
+<div class="sp-vnote">${esc(t('counters_note'))}</div>`;
+    if (panel.spHtml !== html) {
+      panel.innerHTML = html;
+      panel.spHtml = html;
+    }
+  }
+
+  window.SchedlabPlayer.addPanel(draw);
+})();

@@ -1,0 +1,60 @@
+"""The interface between the reference-check harness (tools/refcheck/) and one system's twin: what a system
+provides so that `python -m tools.refcheck SYSTEM` compares its twin with the system's own scheduler.
+
+A system is a package `tools/refcheck/<system>/` whose `ADAPTER` satisfies `Adapter`, and one line in `SYSTEMS`
+below. The harness owns the rest: the random-workload loop per mode, the comparison step by step
+(tools/refcheck/record.py), the shrinker (shrink.py), the golden traces (golden.py) and the printed figures
+(driver.py). An adapter provides plain data only:
+
+- a **workload** is a JSON-able dict (settings, requests, the fake model's seed) holding at least `"mode"`;
+- a **step record** is a list of JSON-able values, one per name in `fields`, produced the same way by both sides
+  for the same step; two runs agree when their lists of step records are equal;
+- `run_twin` is pure Python (the golden-trace tests call it without the system installed); only
+  `open_oracle` imports the system, in the environment `make <system>-check` builds.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from collections.abc import Iterator
+from typing import Protocol
+
+# system name -> the package whose ADAPTER checks that system's twin
+SYSTEMS = {"vllm": "tools.refcheck.vllm"}
+
+
+class Oracle(Protocol):
+    """The system's own scheduler, stepped offline with the adapter's fake model."""
+
+    release: str  # the release installed, as the twin names it ("0.33")
+
+    def run(self, workload: dict) -> list[list]:
+        """Every step's record for `workload`."""
+
+
+class Adapter(Protocol):
+    system: str  # "vllm": the package name under tools/refcheck/ and the prefix of its golden traces
+    releases: tuple[str, ...]  # the releases the twin mirrors, oldest first
+    modes: tuple[str, ...]  # kinds of random workload, each checked (and counted) on its own
+    fields: tuple[str, ...]  # the names of a step record's entries, in order
+
+    def random_workload(self, rng: random.Random, mode: str) -> dict:
+        """A workload of `mode`, drawn from `rng` alone (the same seed gives the same workloads)."""
+
+    def smaller(self, workload: dict) -> Iterator[dict]:
+        """Workloads one step smaller than `workload` (a request dropped, a prompt cut...), to shrink a
+        difference; each must be a valid workload. Yield nothing when it cannot shrink."""
+
+    def run_twin(self, workload: dict, release: str) -> list[list]:
+        """Every step's record of the twin set to mirror `release`."""
+
+    def open_oracle(self) -> Oracle:
+        """The system's own scheduler (imports the system: only in its oracle environment)."""
+
+
+def load(system: str) -> Adapter:
+    """The adapter of `system` (a name in SYSTEMS)."""
+    if system not in SYSTEMS:
+        raise SystemExit(f"unknown system {system!r}: use one of {', '.join(SYSTEMS)}")
+    return importlib.import_module(SYSTEMS[system]).ADAPTER
