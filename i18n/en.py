@@ -645,6 +645,7 @@ MESSAGES = {
     "state.bad_link_without": "{error} Opened the link without {key}= instead.",
     "state.link_refused": "This link could not be opened ({error}). Opened the first preset instead.",
     "state.running_to": "Running to frame {frame}",
+    "state.computing_run": "Computing the run to its end (at most frame {bound}) for the handout",
     "run.custom": "Custom setup",
     "run.variant": "{title} · variant: {changes}",
     "run.scheduler.article": "the article's scheduler", "run.scheduler.vllm": "the vLLM twin",
@@ -1225,9 +1226,10 @@ MESSAGES = {
 
     # -- handouts of the stepper's run (viz/handout.py, player/handout.js, ui/handout.py) ----------------------
     "stage.view.handout": "Handout",
-    "handout.caption": "The run on screen (frames 0 to {last}, its mid-run changes, key-frame notes, narration and "
-                       "generated text), in this language. Ctrl+P prints this page as the handout too: a title page "
-                       "and one page per key frame.",
+    "handout.caption": "The whole run on screen (computed to its end when a file is built, at most frames 0 to "
+                       "{bound}: its mid-run changes, key-frame notes, narration and generated text), in this "
+                       "language, opening at the frame shown. Ctrl+P prints this page as a handout of the frames "
+                       "stepped to: a title page and one page per key frame.",
     "handout.build_html": "Build the offline player (HTML)",
     "handout.download_html": "Download the offline player (HTML, opens without the app; prints as the handout)",
     "handout.build_pdf": "Build the printed handout (PDF)",
@@ -1244,7 +1246,8 @@ MESSAGES = {
     "handout.model": "Model: {model}",
     "handout.scheduler": "Scheduler: {scheduler}",
     "handout.frames": "Frames 0 to {last}.",
-    "handout.cut": "(The run goes on to frame {total}; a handout holds frames 0 to 2,000.)",
+    "handout.cut": "(The run goes on past frame 2,000, to frame {total} at least; a handout holds frames 0 to "
+                   "2,000.)",
     "handout.settings": "Settings at frame 0",
     "handout.changes": "Changes made during the run",
     "handout.no_changes": "None: the run as its scenario sets it.",

@@ -580,6 +580,7 @@ MESSAGES = {
     "state.bad_link_without": "{error} 已改为打开去掉 {key}= 的链接。",
     "state.link_refused": "无法打开这个链接（{error}）。已改为打开第一个预设。",
     "state.running_to": "正在运行到第 {frame} 帧",
+    "state.computing_run": "正在为讲义把这次运行计算到结束（最多到第 {bound} 帧）",
     "run.custom": "自定义设置",
     "run.variant": "{title} · 变体：{changes}",
     "run.scheduler.article": "文章的调度器", "run.scheduler.vllm": "vLLM 孪生调度器",
@@ -1111,8 +1112,9 @@ MESSAGES = {
 
     # -- handouts of the stepper's run (viz/handout.py, player/handout.js, ui/handout.py) ----------------------
     "stage.view.handout": "讲义",
-    "handout.caption": "屏幕上的这次运行（第 0 到 {last} 帧、运行中的修改、关键帧说明、旁白和生成的文本），使用当前语言。"
-                       "用 Ctrl+P 打印本页也会得到这份讲义：一页封面，每个关键帧一页。",
+    "handout.caption": "屏幕上的整次运行（生成文件时计算到结束，最多第 0 到 {bound} 帧：运行中的修改、关键帧说明、旁白和"
+                       "生成的文本），使用当前语言，打开时停在当前显示的帧。用 Ctrl+P 打印本页会得到已走到的帧的讲义："
+                       "一页封面，每个关键帧一页。",
     "handout.build_html": "生成离线播放器（HTML）",
     "handout.download_html": "下载离线播放器（HTML，无需本应用即可打开；打印即为讲义）",
     "handout.build_pdf": "生成打印版讲义（PDF）",
@@ -1129,7 +1131,7 @@ MESSAGES = {
     "handout.model": "模型：{model}",
     "handout.scheduler": "调度器：{scheduler}",
     "handout.frames": "第 0 到 {last} 帧。",
-    "handout.cut": "（这次运行一直到第 {total} 帧；讲义只收录第 0 到 2,000 帧。）",
+    "handout.cut": "（这次运行在第 2,000 帧之后还在继续，至少到第 {total} 帧；讲义只收录第 0 到 2,000 帧。）",
     "handout.settings": "第 0 帧的设置",
     "handout.changes": "运行中所做的修改",
     "handout.no_changes": "无：按场景的设置运行。",

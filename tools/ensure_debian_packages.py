@@ -2,9 +2,10 @@
 a Playwright-downloaded browser), a CJK font (without one, Chinese text renders as boxes in Chromium's screenshots
 and GIFs), Noto's other scripts (a class's names in Devanagari, Thai, Arabic... in the screenshots), Redis (the
 tests start `redis-server` on a free port: tests/helpers/redis_server.py), nginx (the benches put it in front of
-server processes: bench/bench_class_proxy.py, bench/bench_half_open.py) and node (tests/test_player_decode.py runs
-the player's decoder in it). The app needs none of them. Only the programs are used: neither service is started by
-the install (each test or bench starts its own, on a free port, and stops it). Quick and silent when all are there.
+server processes: bench/bench_class_proxy.py, bench/bench_half_open.py), node (tests/test_player_decode.py runs
+the player's decoder in it) and poppler-utils (the handout tests read the printed PDF's text with `pdftotext`). The
+app needs none of them. Only the programs are used: neither service is started by the install (each test or bench
+starts its own, on a free port, and stops it). Quick and silent when all are there.
 """
 
 import os
@@ -17,6 +18,7 @@ NEEDED = {"/usr/bin/chromium": "chromium",
           "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc": "fonts-noto-cjk",
           "/usr/share/fonts/truetype/noto/NotoSansDevanagari-Regular.ttf": "fonts-noto-core",
           "/usr/bin/redis-server": "redis-server",
+          "/usr/bin/pdftotext": "poppler-utils",
           "/usr/sbin/nginx": "nginx-light",
           "/usr/bin/node": "nodejs"}
 SERVICES = {"redis-server": "redis-server", "nginx-light": "nginx"}  # package -> the service Debian would start

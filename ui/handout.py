@@ -5,6 +5,7 @@ Ctrl+P prints: the same pages, from the frames the stage holds."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -13,7 +14,7 @@ from ui.downloads import built_on_request
 from ui.language import t
 from ui.state import lab
 from viz import html_export as export
-from viz.handout import Handout, handout_extras
+from viz.handout import MAX_HANDOUT_FRAMES, Handout, handout_extras
 
 NAME = "schedlab_handout"  # the files' names start so
 
@@ -26,15 +27,17 @@ def _store(handout: Handout) -> dict:
     return st.session_state.handout_files
 
 
-def handout_view(handout: Handout):
-    store, last = _store(handout), handout.last
-    st.caption(t("handout.caption", last=last))
+def handout_view(handout: Handout, whole_run: Callable[[], Handout]):
+    """The files of the run on screen: the offline player and the printed handout hold the whole run (`whole_run`,
+    computed to its end when one is built) and open at the frame shown; the slides, the frames stepped to."""
+    store, cursor = _store(handout), handout.cursor
+    st.caption(t("handout.caption", bound=f"{MAX_HANDOUT_FRAMES:,}"))
     html_col, pdf_col = st.columns(2)
-    built_on_request(html_col, store, "handout_html", lambda: export.handout_html(handout).encode(),
+    built_on_request(html_col, store, f"handout_html_{cursor}", lambda: export.handout_html(whole_run()).encode(),
                      t("handout.build_html"), t("handout.download_html"), f"{NAME}.html", "text/html")
-    if Path(export.CHROMIUM).is_file():
-        built_on_request(pdf_col, store, "handout_pdf", lambda: export.handout_pdf(handout), t("handout.build_pdf"),
-                         t("handout.download_pdf"), f"{NAME}.pdf", "application/pdf")
+    if Path(export.CHROMIUM).is_file():  # its pages are the key frames, else the frame shown
+        built_on_request(pdf_col, store, f"handout_pdf_{cursor}", lambda: export.handout_pdf(whole_run()),
+                         t("handout.build_pdf"), t("handout.download_pdf"), f"{NAME}.pdf", "application/pdf")
     else:  # the offline player prints as the handout: the browser's own print makes the PDF
         pdf_col.info(t("handout.no_chromium", path=export.CHROMIUM), icon=":material/print_disabled:")
     slides(handout, store)

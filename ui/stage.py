@@ -33,6 +33,7 @@ from ui.state import (
     USER_ERRORS,
     as_this_session,
     attendee,
+    compute_whole_run,
     copy_link,
     feed,
     lab,
@@ -47,7 +48,7 @@ from viz.adaptive import adaptive_batch_figure
 from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
 from viz.glossary import clock, legend_lines, metric_definitions, model_caveat
-from viz.handout import FirstFrames, Handout
+from viz.handout import MAX_HANDOUT_FRAMES, FirstFrames, Handout
 from viz.html_export import player_sources
 from viz.metrics_table import as_table, request_rows, run_summary, speculation_sentence
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
@@ -209,11 +210,15 @@ def title(frame) -> str:
     return title_in_effect(run_title(), lab().inputs.config, frame.config, ignore=moving, lang=current_lang())
 
 
-def handout() -> Handout:
-    """The run on screen, for its handout: frames, key frames, titles and changes as the stage shows them."""
-    here, lang = lab(), current_lang()
+def handout(whole: bool = False) -> Handout:
+    """The run on screen, for its handout: frames, key frames, titles and changes as the stage shows them. Its
+    frames: those stepped to, or (`whole`) the whole run, computed to its end within the handout's bound; a
+    follower's, while a question is open, no further than the lecturer's frame."""
+    here, lang, bound = lab(), current_lang(), stage_bound()
+    last = here.last if bound is not None or not whole else max(here.last, compute_whole_run(here, MAX_HANDOUT_FRAMES))
     return Handout(run_title(), "" if here.is_trace else run_narrative(), model_line(),
-                   FirstFrames(here.frames, here.last), lang, run_header(here, "", "", lang)["key_frames"], titles(),
+                   FirstFrames(here.frames, last if bound is None else min(last, bound)), lang,
+                   run_header(here, "", "", lang)["key_frames"], titles(),
                    () if here.is_trace else here.shared_run.spec.changes, here.cursor,
                    here.scheduler,  # a trace's as it records it
                    not here.is_trace and here.inputs.runner == "model")
@@ -297,7 +302,7 @@ def lower_views():
     """The views drawn on the server, at the frame the player last stopped at."""
     # Only the chosen view is drawn: charts over time cost the browser more than the whole frame.
     views = {"text": texts, "charts": charts, "metrics": metrics, "legend": legend,
-             "handout": lambda: handout_view(handout())}
+             "handout": lambda: handout_view(handout(), lambda: handout(whole=True))}
     lang = current_lang()
     shown = st.segmented_control(t("stage.below"), list(views), key="lower_view", default="text",
                                  format_func=lambda v: text(lang, f"stage.view.{v}"), label_visibility="collapsed",

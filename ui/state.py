@@ -182,17 +182,31 @@ def run_to_frame(lab: Lab, frame: int):
     not a progress bar: a spinner takes no place in the page, so the page's later reruns keep the same shape.)"""
     if frame <= lab.cursor:
         return
+    note_attendance(lab)
+    with st.spinner(t("state.running_to", frame=frame)), asking(background=True):  # nobody watches it step
+        lab.run(frame - lab.cursor, _watching(lab))
+
+
+def compute_whole_run(lab: Lab, bound: int) -> int:
+    """The last frame of `lab`'s whole run up to one past `bound` (a handout's; that one more says the run goes
+    on), computed on where it is not yet, as `run_to_frame` does: in the model's background share, stopping when
+    the tab has gone."""
+    with st.spinner(t("state.computing_run", bound=f"{bound:,}")), asking(background=True):
+        return lab.compute_to_end(bound + 1, _watching(lab))
+
+
+def _watching(lab: Lab):
+    """A step's callback that looks at the session every PROGRESS_EVERY_S: when its tab has gone, the script run
+    ends there (the run keeps the frames computed so far) and the server's CPU is released."""
     checked = [time.monotonic()]
 
     def on_step(_done: int):
         note_attendance(lab)
         if time.monotonic() - checked[0] >= PROGRESS_EVERY_S:
             if session_gone():
-                st.stop()  # ends this script run; the lab keeps the frames run so far
+                st.stop()
             checked[0] = time.monotonic()
-    note_attendance(lab)
-    with st.spinner(t("state.running_to", frame=frame)), asking(background=True):  # nobody watches it step
-        lab.run(frame - lab.cursor, on_step)
+    return on_step
 
 
 # Stepper widgets whose value nothing else restores. Streamlit forgets a widget's value after a run that does not
