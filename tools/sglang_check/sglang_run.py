@@ -30,6 +30,7 @@ from sglang.srt.managers.schedule_batch import FINISH_MATCHED_TOKEN, ScheduleBat
 from sglang.srt.managers.schedule_policy import SchedulePolicy  # noqa: E402
 from sglang.srt.managers.scheduler import Scheduler  # noqa: E402
 from sglang.srt.managers.scheduler_components.new_token_ratio_tracker import NewTokenRatioTracker  # noqa: E402
+from sglang.srt.managers.utils import GenerationBatchResult  # noqa: E402
 from sglang.srt.mem_cache.unified_cache.components import base as tree_components  # noqa: E402
 from sglang.srt.runtime_context import SpawnRanks, get_context, publish  # noqa: E402
 from sglang.srt.sampling.sampling_params import SamplingParams  # noqa: E402
@@ -65,6 +66,11 @@ class _NoChecks:
         pass
 
 
+def _no_forward(batch, **kwargs) -> GenerationBatchResult:
+    """The model worker's forward pass, skipped: the scheduler reads only the tokens, which the driver writes."""
+    return GenerationBatchResult(next_token_ids=torch.zeros(len(batch.reqs), dtype=torch.int64))
+
+
 class SglangFactory:
     """The one Scheduler of this process, reset for each workload."""
 
@@ -85,7 +91,7 @@ class SglangFactory:
             socket = getattr(sender, "socket", None)
             if socket is not None:
                 socket.setsockopt(__import__("zmq").LINGER, 0)
-        self.real_run_batch = self.scheduler.run_batch
+        self.scheduler.model_worker.forward_batch_generation = _no_forward
         self.scheduler.invariant_checker = _NoChecks()  # it counts against the built pool, not a workload's
 
     def reset(self, config: dict) -> Scheduler:
@@ -147,8 +153,8 @@ def tree_record(tree_cache) -> list:
 
 def run_sglang(factory: SglangFactory, workload: dict, max_steps: int = MAX_STEPS, timings: list | None = None
                ) -> list[list]:
-    """Every step's record, stepping as `event_loop_normal` does: get_next_batch_to_run, run_batch (the sampled
-    tokens replaced by the fake model's), process_batch_result; on_idle when there is no batch.
+    """Every step's record, stepping as `event_loop_normal` does: get_next_batch_to_run, run_batch (without the
+    forward pass; the fake model's tokens as the sampled ones), process_batch_result; on_idle when there is no batch.
     `timings` gets each step's seconds in get_next_batch_to_run and in process_batch_result."""
     config = workload["config"]
     s = factory.reset(config)
@@ -174,7 +180,7 @@ def run_sglang(factory: SglangFactory, workload: dict, max_steps: int = MAX_STEP
             kind = "extend" if extend else "decode"
             rows = [[int(r.rid), r.extend_len] if extend else int(r.rid) for r in batch.reqs]
             done_before = {r.rid for r in batch.reqs if r.finished()}
-            result = factory.real_run_batch(batch)
+            result = s.run_batch(batch)
             result.next_token_ids = torch.tensor(
                 [model.token(int(r.rid), len(r.origin_input_ids) + len(r.output_ids)) for r in batch.reqs],
                 dtype=result.next_token_ids.dtype)
