@@ -67,7 +67,7 @@ def main():
         return
     workload, factory = trace(args.requests), SglangFactory()
     sglang_records, sglang_t = best(lambda t: run_sglang(factory, workload, 100_000, t), args.repeats)
-    twin_records, twin_t = best(lambda t: run_twin(workload, 100_000, t), args.repeats)
+    twin_records, twin_t = best(lambda t: run_twin(workload, max_steps=100_000, timings=t), args.repeats)
     difference = first_difference(sglang_records, twin_records)
     if difference:
         raise SystemExit(f"the twin and SGLang part at step {difference[0] + 1} ({difference[1]}): no comparison")

@@ -36,7 +36,7 @@ from sglang.srt.runtime_context import SpawnRanks, get_context, publish  # noqa:
 from sglang.srt.sampling.sampling_params import SamplingParams  # noqa: E402
 from sglang.srt.server_args import PortArgs, ServerArgs  # noqa: E402
 
-from tools.sglang_check.workloads import MAX_STEPS, FakeModel, step_record  # noqa: E402
+from tools.sglang_check.workloads import MAX_STEPS, SGLANG_RELEASE, FakeModel, step_record  # noqa: E402
 
 logging.getLogger("sglang").setLevel(logging.ERROR)
 
@@ -122,6 +122,20 @@ class SglangFactory:
         s.last_batch = None
         s.chunked_req = None
         return s
+
+
+class SglangOracle:
+    """SGLang's own scheduler as the reference-check adapter opens it (tools/sglang_check/__init__.py)."""
+
+    def __init__(self):
+        import sglang
+
+        if sglang.__version__ != SGLANG_RELEASE:
+            raise SystemExit(f"SGLang {sglang.__version__} is installed; the twin mirrors {SGLANG_RELEASE}")
+        self.release, self.factory = SGLANG_RELEASE, SglangFactory()
+
+    def run(self, workload: dict) -> list[list]:
+        return run_sglang(self.factory, workload)
 
 
 def _add(s: Scheduler, rid: int, request: dict, eos: int):

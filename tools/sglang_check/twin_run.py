@@ -6,12 +6,16 @@ from __future__ import annotations
 import time
 
 from scheduler.sglang import Scheduler, ServerArgs
-from tools.sglang_check.workloads import MAX_STEPS, FakeModel, step_record
+from tools.sglang_check.workloads import MAX_STEPS, SGLANG_RELEASE, FakeModel, step_record
 
 
-def run_twin(workload: dict, max_steps: int = MAX_STEPS, timings: list | None = None) -> list[list]:
-    """Every step's record until all requests are done or nothing ran for three steps.
+def run_twin(workload: dict, release: str = SGLANG_RELEASE, max_steps: int = MAX_STEPS,
+             timings: list | None = None) -> list[list]:
+    """Every step's record until all requests are done or nothing ran for three steps (`release`: the one SGLang
+    release the twin mirrors).
     `timings` gets each step's seconds in get_next_batch_to_run and in process_batch_result."""
+    if release != SGLANG_RELEASE:
+        raise ValueError(f"the SGLang twin mirrors SGLang {SGLANG_RELEASE}, not {release}")
     s = Scheduler(ServerArgs(**workload["config"]))
     model = FakeModel(workload)
     requests = workload["requests"]

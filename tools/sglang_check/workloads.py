@@ -9,9 +9,11 @@ golden-trace test replays these without SGLang."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 from runner.fake import FakeRunner
 
+SGLANG_RELEASE = "0.5.23"
 EOS = 0
 MODES = ("lpm", "fcfs", "dfs-weight", "lof", "chunked", "retract")
 MAX_STEPS = 600
@@ -53,6 +55,19 @@ def random_workload(rng: random.Random, mode: str) -> dict:
                          "max_new_tokens": rng.randint(1, 24), "ignore_eos": rng.random() < 0.2})
     requests.sort(key=lambda r: r["arrival"])  # request ids in arrival order, as a server numbers them
     return {"mode": mode, "config": config, "requests": requests, "seed": rng.randint(0, 2**31), "vocab": vocab}
+
+
+def smaller(workload: dict) -> Iterator[dict]:
+    """Workloads one step smaller: a request dropped, or one's max_new_tokens or prompt halved."""
+    requests = workload["requests"]
+    for i in range(len(requests)):
+        if len(requests) > 1:
+            yield {**workload, "requests": requests[:i] + requests[i + 1:]}
+    for i, r in enumerate(requests):
+        for cut in ({"max_new_tokens": r["max_new_tokens"] // 2}, {"prompt": r["prompt"][:len(r["prompt"]) // 2]}):
+            trial = {**r, **cut}
+            if trial["max_new_tokens"] >= 1 and trial["prompt"] and trial != r:
+                yield {**workload, "requests": [*requests[:i], trial, *requests[i + 1:]]}
 
 
 class FakeModel:
