@@ -1,6 +1,7 @@
 """SGLang's radix tree over KV slots (`mem_cache/unified_radix_cache.py` with its Python TreeCore,
-`unified_cache/unified_tree_core.py`, page_size 1): nodes keyed by token runs, split at the first differing token,
-a lock count per node held by the requests using its prefix, least-recently-used unlocked leaves evicted first.
+`unified_cache/unified_tree_core.py`): nodes keyed by token runs, split at the first differing token (the first
+differing page when page_size > 1: keys are whole pages, a node's children are keyed by their first page), a lock
+count per node held by the requests using its prefix, least-recently-used unlocked leaves evicted first.
 
 Recency is SGLang's counter (`get_and_increase_time_counter`): every node creation takes two ticks, an insert
 touches the root and each node it walks, a split re-touches the suffix, and a match stamps its last node with a
@@ -9,8 +10,6 @@ fresh tick and each ancestor 0.00001 older. The twin keeps the same ticks, so LR
 from __future__ import annotations
 
 import heapq
-
-from scheduler.sglang.allocator import TokenToKVPoolAllocator
 
 
 class TreeNode:
@@ -26,24 +25,28 @@ class TreeNode:
         return self.last_access_time < other.last_access_time
 
 
-def _common_prefix(a: list[int], b: list[int], offset: int) -> int:
-    n = min(len(a), len(b) - offset)
+def _common_prefix(a: list[int], b: list[int], offset: int, end: int, page_size: int) -> int:
+    """Tokens of `a` equal to `b[offset:end]` from the start, in whole pages."""
+    n = min(len(a), end - offset)
     i = 0
     while i < n and a[i] == b[offset + i]:
         i += 1
-    return i
+    return i // page_size * page_size
 
 
 class RadixCache:
     """The tree, its evictable and protected sizes, and the set of evictable leaves (unlocked, no child)."""
 
-    def __init__(self, allocator: TokenToKVPoolAllocator):
-        self.allocator = allocator
+    def __init__(self, allocator, page_size: int = 1):
+        self.allocator, self.page_size = allocator, page_size
         self._clock = 1.0
         self.root_node = TreeNode(self, None, [], [])
         self.root_node.lock_ref = 1
         self.evictable_size_ = self.protected_size_ = 0
         self.evictable_leaves: set[TreeNode] = set()
+
+    def child_key(self, key: list[int], offset: int = 0):
+        return key[offset] if self.page_size == 1 else tuple(key[offset:offset + self.page_size])
 
     def tick(self) -> float:
         now = self._clock
@@ -57,14 +60,15 @@ class RadixCache:
         return self.protected_size_
 
     def match_prefix(self, key: list[int], limit: int | None = None) -> tuple[int, TreeNode]:
-        """(matched length, last node) of `key[:limit]`; a match ending inside a node splits it there."""
+        """(matched length, last node) of `key[:limit]` in whole pages; a match ending inside a node splits it."""
         n = len(key) if limit is None else min(limit, len(key))
+        n = n // self.page_size * self.page_size
         if n == 0:
             return 0, self.root_node
         node, offset = self.root_node, 0
-        while offset < n and key[offset] in node.children:
-            child = node.children[key[offset]]
-            matched = _common_prefix(child.key, key[:n], offset)
+        while offset < n and self.child_key(key, offset) in node.children:
+            child = node.children[self.child_key(key, offset)]
+            matched = _common_prefix(child.key, key, offset, n, self.page_size)
             offset += matched
             if matched < len(child.key):
                 node = self._split_node(child, matched)
@@ -79,25 +83,28 @@ class RadixCache:
         return offset, node
 
     def insert(self, key: list[int], value: list[int], prev_prefix_len: int) -> tuple[int, TreeNode]:
-        """Insert `key` -> `value` slots; (length already cached, last node). The request's own slots for the
-        part already cached, past `prev_prefix_len` (what its row already shares with the tree), are freed."""
+        """Insert `key` -> `value` slots (cut to whole pages); (length already cached, last node). The request's
+        own slots for the part already cached, past `prev_prefix_len` (what its row already shares with the
+        tree), are freed."""
         self.root_node.last_access_time = self.tick()
-        if not key:
+        n = len(key) // self.page_size * self.page_size
+        if n == 0:
             return 0, self.root_node
+        key = key[:n]
         node, offset = self.root_node, 0
-        while offset < len(key) and key[offset] in node.children:
-            child = node.children[key[offset]]
+        while offset < n and self.child_key(key, offset) in node.children:
+            child = node.children[self.child_key(key, offset)]
             child.last_access_time = self.tick()
-            matched = _common_prefix(child.key, key, offset)
+            matched = _common_prefix(child.key, key, offset, n, self.page_size)
             if matched < len(child.key):
                 child = self._split_node(child, matched)
             dup_start = max(0, prev_prefix_len - offset)
             if dup_start < matched:
                 self.allocator.free(value[offset + dup_start:offset + matched])
             node, offset = child, offset + matched
-        if offset < len(key):
-            leaf = TreeNode(self, node, key[offset:], value[offset:])
-            node.children[key[offset]] = leaf
+        if offset < n:
+            leaf = TreeNode(self, node, key[offset:], value[offset:n])
+            node.children[self.child_key(key, offset)] = leaf
             self.evictable_size_ += len(leaf.key)
             self._update_leaf(leaf)
             self._update_leaf(node)
@@ -108,8 +115,8 @@ class RadixCache:
         """Cut `child` after `split_len` tokens; the new node (the head) takes its place under the parent."""
         head = TreeNode(self, child.parent, child.key[:split_len], child.value[:split_len])
         head.lock_ref = child.lock_ref
-        head.children = {child.key[split_len]: child}
-        child.parent.children[child.key[0]] = head
+        head.children = {self.child_key(child.key, split_len): child}
+        child.parent.children[self.child_key(child.key)] = head
         child.parent, child.key, child.value = head, child.key[split_len:], child.value[split_len:]
         child.last_access_time = self.tick()
         self._update_leaf(head)
@@ -154,7 +161,7 @@ class RadixCache:
             self.allocator.free(leaf.value)
             evicted += len(leaf.value)
             parent = leaf.parent
-            del parent.children[leaf.key[0]]
+            del parent.children[self.child_key(leaf.key)]
             self.evictable_size_ -= len(leaf.key)
             self.evictable_leaves.discard(leaf)
             self._update_leaf(parent)

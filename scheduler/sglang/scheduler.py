@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scheduler.sglang.allocator import TokenToKVPoolAllocator
+from scheduler.sglang.allocator import make_allocator
 from scheduler.sglang.radix_cache import RadixCache
 from scheduler.sglang.req import Req
 from scheduler.sglang.schedule_policy import AddReqResult, PrefillAdder, SchedulePolicy, init_next_round_input
@@ -37,9 +37,7 @@ class ServerArgs:
     eos: int = -1
 
     def __post_init__(self):
-        if self.page_size != 1:
-            raise ValueError("page_size: the SGLang twin models page_size 1 only")
-        for name in ("max_total_tokens", "max_prefill_tokens", "max_running_requests", "context_length"):
+        for name in ("max_total_tokens", "page_size", "max_prefill_tokens", "max_running_requests", "context_length"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
 
@@ -93,8 +91,8 @@ class Scheduler:
         self.max_req_len = min(args.context_length - 1, args.max_total_tokens - 1)
         self.max_req_input_len = self.max_req_len - 5
         self.chunked_prefill_size = args.chunked_prefill_size if args.chunked_prefill_size > 0 else None
-        self.allocator = TokenToKVPoolAllocator(args.max_total_tokens)
-        self.tree_cache = RadixCache(self.allocator)
+        self.allocator = make_allocator(args.max_total_tokens, args.page_size)
+        self.tree_cache = RadixCache(self.allocator, args.page_size)
         self.policy = SchedulePolicy(args.schedule_policy, self.tree_cache)
         self.new_token_ratio_tracker = NewTokenRatioTracker(args.schedule_conservativeness)
         self.free_rows = args.max_running_requests  # SGLang's ReqToTokenPool rows
@@ -186,19 +184,19 @@ class Scheduler:
         return batch
 
     def _prepare_for_extend(self, batch: ScheduleBatch):
-        """Rows for the new requests, then the extend's slots in one run from the free list, batch order."""
+        """Rows for the new requests, then the extend's slots from the free list in batch order (after evicting
+        for a new page per request more than the tokens need: SGLang's conservative estimate)."""
         for req in batch.reqs:
             if not req.holds_kv:
                 self.free_rows -= 1
                 req.req_to_token = self.tree_cache.path_slots(req.last_node)[:req.prefix_len]
         num_tokens = sum(r.extend_len for r in batch.reqs)
-        self.tree_cache.evict_to_free(num_tokens)
-        slots = self.allocator.alloc(num_tokens)
-        start = 0
-        for req in batch.reqs:
+        self.tree_cache.evict_to_free(num_tokens + (len(batch.reqs) * self.page_size if self.page_size > 1 else 0))
+        spans = [(r.prefix_len, r.extend_end, r.req_to_token[r.prefix_len - 1] if r.prefix_len else -1)
+                 for r in batch.reqs]
+        for req, slots in zip(batch.reqs, self.allocator.alloc_extend(spans), strict=True):
             del req.req_to_token[req.prefix_len:]
-            req.req_to_token.extend(slots[start:start + req.extend_len])
-            start += req.extend_len
+            req.req_to_token.extend(slots)
             req.kv_committed_len = req.extend_end
             req.is_retracted = False
 
@@ -222,9 +220,11 @@ class Scheduler:
         return batch
 
     def _check_decode_mem(self, reqs: list[Req]) -> bool:
-        """Whether one more token each fits, after evicting what the tree can give (page_size 1: a slot each)."""
-        self.tree_cache.evict_to_free(len(reqs))
-        return self.allocator.available_size() >= len(reqs)
+        """Whether one more token each fits (a new page for those at a page boundary), after evicting what the
+        tree can give."""
+        num_tokens = sum(1 for r in reqs if r.kv_committed_len % self.page_size == 0) * self.page_size
+        self.tree_cache.evict_to_free(num_tokens)
+        return self.allocator.available_size() >= num_tokens
 
     def retract_decode(self, batch: ScheduleBatch) -> list[Req]:
         """Send requests back to the waiting queue until the decode fits, fewest output tokens first (then the
@@ -251,8 +251,9 @@ class Scheduler:
 
     def _prepare_for_decode(self, batch: ScheduleBatch):
         batch.forward_mode = "decode"
-        self.tree_cache.evict_to_free(len(batch.reqs))
-        for req, slot in zip(batch.reqs, self.allocator.alloc(len(batch.reqs)), strict=True):
+        self.tree_cache.evict_to_free(len(batch.reqs) * self.page_size)
+        spans = [(r.kv_committed_len, r.req_to_token[r.kv_committed_len - 1]) for r in batch.reqs]
+        for req, slot in zip(batch.reqs, self.allocator.alloc_decode(spans), strict=True):
             req.req_to_token.append(slot)
             req.kv_committed_len += 1
 
@@ -261,6 +262,7 @@ class Scheduler:
         """Each request's sampled token (none for a chunk that leaves prompt tokens to compute), its finish,
         and the tree: a finished request's KV inserted and its row freed, a prefilled one's prompt inserted."""
         extend = batch.forward_mode == "extend"
+        self.allocator.free_group_begin()
         for req, token in zip(batch.reqs, next_token_ids, strict=True):
             if extend and (req.finished() or req.is_retracted):
                 continue
@@ -273,6 +275,7 @@ class Scheduler:
                 self._release_kv_cache(req, checkpoint=True)
             elif extend:
                 self._checkpoint(req)
+        self.allocator.free_group_end()
 
     def on_idle(self):
         """No batch this step: the ratio starts over once nothing waits or runs."""
@@ -294,7 +297,9 @@ class Scheduler:
         key, row = req.fill_ids[:up_to], req.req_to_token
         prefix_len, last_node = tree.insert(key, row[:up_to], req.cache_protected_len)
         prompt = req.origin_input_ids
-        if 0 < len(prompt) < len(key):  # split at the prompt's end: the output can be evicted without it
+        page = self.page_size
+        if 0 < len(prompt) // page * page < len(key) // page * page:  # split at the prompt's end: the output can
+            # then be evicted without it
             tree.insert(prompt, row[:len(prompt)], len(prompt))
         path = tree.path_slots(last_node)
         row[req.cache_protected_len:len(path)] = path[req.cache_protected_len:]

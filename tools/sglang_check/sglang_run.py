@@ -3,9 +3,10 @@ with the fake model's tokens in place of sampled ones, recording each step as th
 
 Only this module imports SGLang (run it in the environment `make sglang-check` builds). One Scheduler is built per
 process (SGLang refuses a second: "init_parallel_runtime() ran twice") on a tiny Llama config with dummy weights;
-each workload resets it: its token pool resized and cleared, its radix tree emptied, the settings of the workload
-set, and the tree's LRU counter started again. The tree is SGLang's Python TreeCore (the Rust one, its default,
-hides its nodes; both decide alike)."""
+each workload resets it: its token pool resized and cleared (SGLang's paged allocator swapped in for page_size > 1),
+its radix tree emptied, the settings of the workload set, and the tree's LRU counter started again. The tree is
+SGLang's Python TreeCore (the Rust one, its default, hides its nodes; both decide alike). The model's forward pass
+is skipped: the scheduler reads only the sampled tokens, which the driver writes."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from sglang.srt.managers.schedule_policy import SchedulePolicy  # noqa: E402
 from sglang.srt.managers.scheduler import Scheduler  # noqa: E402
 from sglang.srt.managers.scheduler_components.new_token_ratio_tracker import NewTokenRatioTracker  # noqa: E402
 from sglang.srt.managers.utils import GenerationBatchResult  # noqa: E402
+from sglang.srt.mem_cache.allocator.paged import PagedTokenToKVPoolAllocator  # noqa: E402
 from sglang.srt.mem_cache.unified_cache.components import base as tree_components  # noqa: E402
 from sglang.srt.runtime_context import SpawnRanks, get_context, publish  # noqa: E402
 from sglang.srt.sampling.sampling_params import SamplingParams  # noqa: E402
@@ -93,13 +95,27 @@ class SglangFactory:
                 socket.setsockopt(__import__("zmq").LINGER, 0)
         self.scheduler.model_worker.forward_batch_generation = _no_forward
         self.scheduler.invariant_checker = _NoChecks()  # it counts against the built pool, not a workload's
+        self.allocators = {1: self.scheduler.token_to_kv_pool_allocator}
+        # the scheduler and its parts that hold the allocator (the result processor frees in groups through it;
+        # the beam coordinator, unused here, refuses a new one)
+        self.allocator_holders = [self.scheduler] + [
+            part for part in vars(self.scheduler).values()
+            if getattr(part, "token_to_kv_pool_allocator", None) is self.allocators[1]
+            and type(part).__name__ != "BeamCoordinator"]
 
     def reset(self, config: dict) -> Scheduler:
         s = self.scheduler
-        pool = config["max_total_tokens"]
-        s.max_total_num_tokens = pool
-        s.token_to_kv_pool_allocator.size = pool
-        s.token_to_kv_pool_allocator.clear()
+        pool, page_size = config["max_total_tokens"], config["page_size"]
+        allocator = self.allocators.get(page_size)
+        if allocator is None:  # SGLang's paged allocator over the same (never written) KV buffers
+            allocator = self.allocators[page_size] = PagedTokenToKVPoolAllocator(
+                BUILT_POOL, page_size, torch.float32, "cpu", self.allocators[1].get_kvcache(), False)
+        for holder in self.allocator_holders:
+            object.__setattr__(holder, "token_to_kv_pool_allocator", allocator)  # some are frozen dataclasses
+        s.page_size = s.tree_cache.page_size = page_size
+        s.max_total_num_tokens = allocator.size = pool
+        allocator.num_pages = pool // page_size
+        allocator.clear()
         s.req_to_token_pool.clear()
         s.tree_cache.reset()
         tree_components._LAST_ACCESS_TIME_COUNTER_FLOAT = 1.0

@@ -15,14 +15,15 @@ from runner.fake import FakeRunner
 
 SGLANG_RELEASE = "0.5.23"
 EOS = 0
-MODES = ("lpm", "fcfs", "dfs-weight", "lof", "chunked", "retract")
+MODES = ("lpm", "fcfs", "dfs-weight", "lof", "chunked", "retract", "paged")
 MAX_STEPS = 600
 
 
 def random_workload(rng: random.Random, mode: str) -> dict:
     """A workload of `mode` (MODES): a policy mode ("lpm", "fcfs", "dfs-weight", "lof") draws its other settings
     at random; "chunked" forces a small chunked_prefill_size; "retract" a small pool and an optimistic
-    schedule_conservativeness, so decode runs out of slots and retracts."""
+    schedule_conservativeness, so decode runs out of slots and retracts; "paged" a page_size of 2 to 16 (a chunk
+    of at least two pages: SGLang schedules nothing with a smaller one)."""
     policy = mode if mode in ("lpm", "fcfs", "dfs-weight", "lof") else rng.choice(("lpm", "fcfs"))
     pool = rng.randint(24, 160)
     conservativeness = rng.choice((1.0, 1.0, 0.3, 0.1))
@@ -31,9 +32,15 @@ def random_workload(rng: random.Random, mode: str) -> dict:
         chunk = rng.randint(2, 24)
     if mode == "retract":
         pool, conservativeness = rng.randint(20, 64), rng.choice((0.05, 0.1, 0.2))
+    page_size = 1
+    if mode == "paged":
+        page_size = rng.choice((2, 4, 8, 16))
+        pool = page_size * rng.randint(max(4, 24 // page_size), max(8, 256 // page_size))
+        if chunk != -1:
+            chunk = rng.randint(2 * page_size, max(2 * page_size, 64))
     context_length = rng.choice((8192, rng.randint(16, 96)))
     max_req_len = min(context_length - 1, pool - 1)
-    config = {"max_total_tokens": pool, "page_size": 1, "chunked_prefill_size": chunk,
+    config = {"max_total_tokens": pool, "page_size": page_size, "chunked_prefill_size": chunk,
               "max_prefill_tokens": rng.randint(max(8, chunk), 256), "max_running_requests": rng.randint(1, 8),
               "schedule_policy": policy, "schedule_conservativeness": conservativeness,
               "context_length": context_length, "eos": EOS}
