@@ -46,11 +46,15 @@ def random_workload(rng: random.Random, mode: str) -> dict:
               "context_length": context_length, "eos": EOS}
     vocab = rng.choice((3, 6, 20, 200))
     longest = max(1, min(max_req_len - 6, 48))
+    num_requests, longest_output, ignore_eos = rng.randint(1, 12), 24, 0.2
+    if mode == "retract":  # many requests, short prompts, long outputs, few early EOS: decode outgrows the pool
+        vocab, longest = rng.choice((20, 200)), max(1, min(longest, pool // 4))
+        num_requests, longest_output, ignore_eos = rng.randint(6, 16), 40, 0.5
     stems = [[rng.randint(1, vocab) for _ in range(rng.randint(1, longest))] for _ in range(rng.randint(1, 3))]
     if rng.random() < 0.3:  # one long stem: the in-batch prefix rule (32 tokens) comes into play
         stems.append([rng.randint(1, vocab) for _ in range(longest)])
     requests = []
-    for _ in range(rng.randint(1, 12)):
+    for _ in range(num_requests):
         n = rng.randint(1, longest)
         if requests and rng.random() < 0.15:
             prompt = list(rng.choice(requests)["prompt"])  # a repeated prompt
@@ -59,7 +63,7 @@ def random_workload(rng: random.Random, mode: str) -> dict:
         else:
             prompt = [rng.randint(1, vocab) for _ in range(n)]
         requests.append({"arrival": rng.choice((0, 0, rng.randint(0, 20))), "prompt": prompt,
-                         "max_new_tokens": rng.randint(1, 24), "ignore_eos": rng.random() < 0.2})
+                         "max_new_tokens": rng.randint(1, longest_output), "ignore_eos": rng.random() < ignore_eos})
     requests.sort(key=lambda r: r["arrival"])  # request ids in arrival order, as a server numbers them
     return {"mode": mode, "config": config, "requests": requests, "seed": rng.randint(0, 2**31), "vocab": vocab}
 
