@@ -12,7 +12,7 @@ from engine.analysis.compare import (
     MAX_VARIANTS,
     OWN_SCHEDULERS,
     Variant,
-    alike_under_twin,
+    alike_under,
     compare,
     generated_workload,
     metric_rows,
@@ -27,6 +27,7 @@ from engine.run.recipe import CostModel
 from i18n import text
 from scheduler import SCHEDULER_KINDS
 from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, ConfigError
+from scheduler.factory import DEFAULT_KIND, scheduler_info
 from ui.downloads import built_on_request
 from ui.language import current_lang, said, t
 from ui.lockstep import lockstep_stages
@@ -57,7 +58,7 @@ st.set_page_config(page_title=t("lab.page_title"), page_icon="🧮", layout="wid
 def workload_inputs(choice: str):
     """(workload, base config, seed, cost model, scheduler) of the chosen workload."""
     if choice == GENERATED:
-        return generated_workload(), GENERATED_CONFIG, 0, CostModel(), "article"
+        return generated_workload(), GENERATED_CONFIG, 0, CostModel(), DEFAULT_KIND
     spec = presets()[0][choice].spec
     return spec.workload, spec.config, spec.seed, spec.cost, spec.scheduler
 
@@ -116,8 +117,10 @@ def choose_variants(base, column, workload: str, scheduler: str) -> list[Variant
     if comparison != CUSTOM_COMPARISON:
         chosen = scheduler_picker(column, workload, scheduler)
         variants = variants_for(comparison, base, lang, chosen)
-        if chosen == "vllm" and alike_under_twin(variants):
-            column.info(t("lab.alike_under_twin", comparison=text(lang, f"compare.name.{comparison}")))
+        if alike_under(chosen, variants):
+            info = scheduler_info(chosen)
+            column.info(t("lab.alike_under", comparison=text(lang, f"compare.name.{comparison}"),
+                          name=text(lang, info.name), system=info.system))
             return None
         return variants
     count = int(st.columns(4)[0].number_input(t("lab.how_many"), 2, MAX_VARIANTS, 2, key="num_configs"))

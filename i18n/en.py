@@ -27,7 +27,7 @@ MESSAGES = {
     "narrate.blocked.token_budget": "Request {id} waits: its prefill needs {tokens} but only {available} are left in "
                                     "this step's token budget (max_num_batched_tokens={budget}).",
     "narrate.blocked.never_fits": "Request {id} waits for good: it needs {blocks}, more than the whole pool ({pool}). "
-                                  "vLLM's scheduler keeps it in its place in the waiting queue, so no request "
+                                  "{system}'s scheduler keeps it in its place in the waiting queue, so no request "
                                   "queued behind it is admitted.",
     "narrate.blocked.max_num_seqs": "Request {id} waits: the batch is full (max_num_seqs={max_num_seqs}).",
     "narrate.blocked.decode_first": "Request {id} waits: decode-first ran the running requests' decodes this step; "
@@ -68,7 +68,7 @@ MESSAGES = {
                              "came back only after this step was scheduled, so it was dropped from this batch and its "
                              "blocks were freed (its tokens are the same as without overlap).",
     "narrate.finished_late.length": "Request {id} finished one step late: {why} with the token it wrote in step "
-                                    "{step}, which vLLM's async scheduler learns only when the token lands, after "
+                                    "{step}, which {system}'s async scheduler learns only when the token lands, after "
                                     "this step was scheduled; its blocks were freed now.",
     "narrate.rebuilt": "KV pool rebuilt at step {step} with {blocks} of {size} tokens (a setting changed after frame "
                        "{prev})",
@@ -530,7 +530,7 @@ MESSAGES = {
     "sidebar.beyond_pool.vllm": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
                                 "and the requests queued behind it with it.",
     "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
-    "sidebar.scheduler_ignores": "The vLLM twin ignores these settings (vLLM has no such choice): {names}.",
+    "sidebar.scheduler_ignores": "This scheduler ignores these settings ({system} has no such choice): {names}.",
     "sidebar.variant_help": "The same workload under the scenario's comparison config, with its own key frames.",
     "sidebar.untranslated": "{file} has no text in this language: its title, story and key-frame notes are shown "
                             "in English.",
@@ -646,9 +646,9 @@ MESSAGES = {
     "lab.workload": "Workload",
     "lab.scheduler_help": "Which scheduler decides every config of this comparison: the article's (nano-vllm) or "
                           "the vLLM twin (vLLM V1's own decisions). It starts as the workload's own.",
-    "lab.alike_under_twin": "Under the vLLM twin, {comparison} is one run twice: the twin does not read the setting "
-                            "these configs differ in (vLLM has no such choice). Pick the article's scheduler, or "
-                            "another comparison.",
+    "lab.alike_under": "Under {name}, {comparison} is one run twice: this scheduler does not read the setting these "
+                       "configs differ in ({system} has no such choice). Pick another scheduler, or another "
+                       "comparison.",
     "lab.compare": "Compare",
     "lab.custom": "custom: set each config yourself",
     "lab.how_many": "how many configs",
@@ -842,7 +842,7 @@ MESSAGES = {
     "compare.variant.fixed": "fixed max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "adaptive batch size ({low}-{high} ms)",
     "compare.variant.article": "the article's scheduler",
-    "compare.variant.twin": "vLLM twin",
+    "compare.variant.vllm": "vLLM twin",
     "compare.name.article vs vLLM twin": "the article's scheduler vs the vLLM twin",
     "compare.name.prefill-first vs decode-first": "prefill-first vs decode-first",
     "compare.name.whole vs chunked prefill": "whole vs chunked prefill",
@@ -967,6 +967,8 @@ MESSAGES = {
     "trace.too_deep": "nested too deeply to be a trace",
     "trace.not_json": "not JSON: the parser stopped at line {line}, column {column}",
     "trace.version": "{value}: this schedlab reads trace versions 1 and 2",
+    "trace.decided_by": "{value} is not the scheduler this trace names ({kind})",
+    "trace.too_long": "{value} is longer than {most} characters",
     "trace.scheduler": "{value} is not a scheduler; a trace names one of {kinds}",
     "trace.frames": "{n} frames; a trace holds 1 to {most}",
     "trace.requests": "{n} requests; a trace holds at most {most}",

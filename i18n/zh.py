@@ -25,7 +25,7 @@ MESSAGES = {
     "narrate.blocked.blocks": "请求 {id} 继续等待：它需要 {blocks}；{free}。",
     "narrate.blocked.token_budget": "请求 {id} 继续等待：它的预填充需要 {tokens}，但本步的 token 预算只剩 {available} 个"
                                     "（max_num_batched_tokens={budget}）。",
-    "narrate.blocked.never_fits": "请求 {id} 将永远等待：它需要 {blocks}，比整个缓存池（{pool}）还多。vLLM 的调度器让它留在等待队列中原来的位置，"
+    "narrate.blocked.never_fits": "请求 {id} 将永远等待：它需要 {blocks}，比整个缓存池（{pool}）还多。{system} 的调度器让它留在等待队列中原来的位置，"
                                   "所以排在它后面的请求都不会被接纳。",
     "narrate.blocked.max_num_seqs": "请求 {id} 继续等待：批次已满（max_num_seqs={max_num_seqs}）。",
     "narrate.blocked.decode_first": "请求 {id} 继续等待：解码优先，本步运行的是运行队列中请求的解码；预填充要等到没有解码的一步。",
@@ -57,7 +57,7 @@ MESSAGES = {
                           "（一步得到 {new}）。",
     "narrate.finished_late": "请求 {id} 晚一步完成：它在第 {step} 步写出的序列结束 token 直到本步已调度之后才返回，"
                              "所以它被移出本批次，块也已释放（它的 token 与不重叠时相同）。",
-    "narrate.finished_late.length": "请求 {id} 晚一步完成：它在第 {step} 步写出的 token 使{why}；vLLM 的异步调度器要等这个 token "
+    "narrate.finished_late.length": "请求 {id} 晚一步完成：它在第 {step} 步写出的 token 使{why}；{system} 的异步调度器要等这个 token "
                                     "返回才知道，而那时本步已经调度，它的块现在才释放。",
     "narrate.rebuilt": "KV 缓存池在第 {step} 步重建为 {blocks}，每块 {size} 个 token（第 {prev} 帧之后改了一项设置）",
     "narrate.rebuilt.running.one": "{base}：运行中的请求 {ids} 重新计算它的 token，排在等待中的请求之前；没有请求被抢占。",
@@ -484,7 +484,7 @@ MESSAGES = {
     "sidebar.beyond_pool.article": "文章的调度器会中止长得比缓存池还大的请求，并给出原因。",
     "sidebar.beyond_pool.vllm": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
     "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
-    "sidebar.scheduler_ignores": "vLLM 孪生调度器忽略这些设置（vLLM 没有这样的选项）：{names}。",
+    "sidebar.scheduler_ignores": "这个调度器忽略这些设置（{system} 没有这样的选项）：{names}。",
     "sidebar.variant_help": "同一工作负载在场景的对比配置下运行，有它自己的关键帧。",
     "sidebar.untranslated": "{file} 没有中文文本：它的标题、讲解和关键帧说明以英文显示。",
     "sidebar.story": "这个场景展示什么",
@@ -593,8 +593,8 @@ MESSAGES = {
     "lab.workload": "工作负载",
     "lab.scheduler_help": "由哪个调度器决定这次比较中的每种配置：文章的（nano-vllm）或 vLLM 孪生调度器（vLLM V1 自己的决定）。"
                           "默认是该工作负载自己的调度器。",
-    "lab.alike_under_twin": "在 vLLM 孪生调度器下，{comparison} 只是把同一次运行跑两遍：孪生调度器不读取这些配置之间不同的那项设置"
-                            "（vLLM 没有这样的选项）。请选择文章的调度器，或换一种比较。",
+    "lab.alike_under": "在 {name} 下，{comparison} 只是把同一次运行跑两遍：这个调度器不读取这些配置之间不同的那项设置"
+                       "（{system} 没有这样的选项）。请选择另一个调度器，或换一种比较。",
     "lab.compare": "比较",
     "lab.custom": "自定义：逐个设置每种配置",
     "lab.how_many": "配置数量",
@@ -775,7 +775,7 @@ MESSAGES = {
     "compare.variant.fixed": "固定 max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "自适应批大小（{low}-{high} 毫秒）",
     "compare.variant.article": "文章的调度器",
-    "compare.variant.twin": "vLLM 孪生调度器",
+    "compare.variant.vllm": "vLLM 孪生调度器",
     "compare.name.article vs vLLM twin": "文章的调度器 对比 vLLM 孪生调度器",
     "compare.name.prefill-first vs decode-first": "预填充优先 对比 解码优先",
     "compare.name.whole vs chunked prefill": "整体预填充 对比 分块预填充",
@@ -889,6 +889,8 @@ MESSAGES = {
     "trace.too_deep": "嵌套太深，不可能是轨迹",
     "trace.not_json": "不是 JSON：解析在第 {line} 行第 {column} 列处出错",
     "trace.version": "{value}：这个 schedlab 能读取第 1 版和第 2 版的轨迹",
+    "trace.decided_by": "{value} 不是这份轨迹写明的调度器（{kind}）",
+    "trace.too_long": "{value} 超过 {most} 个字符",
     "trace.scheduler": "{value} 不是调度器；轨迹应写明以下之一：{kinds}",
     "trace.frames": "{n} 帧；一份轨迹包含 1 到 {most} 帧",
     "trace.requests": "{n} 个请求；一份轨迹最多包含 {most} 个",

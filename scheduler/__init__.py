@@ -1,12 +1,15 @@
-"""A pure-Python continuous-batching scheduler in the style of nano-vllm (no torch, no UI)."""
+"""Pure-Python continuous-batching schedulers (no torch, no UI): the article's, in the style of nano-vllm, and the
+vLLM twin, behind one contract (scheduler/contract.py)."""
 
 from scheduler.block_manager import Block, BlockManager
 from scheduler.config import Config, ConfigError
+from scheduler.contract import KVPoolView, SchedulerInfo, SchedulerProtocol
 from scheduler.events import Event
 from scheduler.factory import SCHEDULER_KINDS, make_scheduler
 from scheduler.interface import Batch, RequestRejected
 from scheduler.scheduler import Scheduler
 from scheduler.sequence import SamplingParams, Sequence, SequenceStatus
 
-__all__ = ["SCHEDULER_KINDS", "Batch", "Block", "BlockManager", "Config", "ConfigError", "Event", "RequestRejected",
-           "SamplingParams", "Scheduler", "Sequence", "SequenceStatus", "make_scheduler"]
+__all__ = ["SCHEDULER_KINDS", "Batch", "Block", "BlockManager", "Config", "ConfigError", "Event", "KVPoolView",
+           "RequestRejected", "SamplingParams", "Scheduler", "SchedulerInfo", "SchedulerProtocol", "Sequence",
+           "SequenceStatus", "make_scheduler"]

@@ -1,15 +1,14 @@
 """The KV-cache block pool: a free list, reference counts, and the prefix cache of full-block hashes."""
 
 from collections import OrderedDict
-from collections.abc import Collection
-from itertools import islice
 
 import xxhash
 
+from scheduler.block_pool_view import NO_HASH, BlockPoolView, FreeLog
 from scheduler.config import Config
 from scheduler.sequence import Sequence
 
-NO_HASH = -1
+__all__ = ["NO_HASH", "Block", "BlockManager", "chain_hash"]
 
 
 def chain_hash(token_ids: list[int], prefix_hash: int) -> int:
@@ -33,11 +32,14 @@ class Block:
         self.token_ids = []
 
 
-class BlockManager:
+class BlockManager(BlockPoolView):
     """Blocks are taken from the head of the free list and returned to its tail, a sequence's last block
     first. A freed block keeps its hash and tokens, so a later request can revive it until it is reused:
     the free list is therefore also the prefix cache's LRU order. Prefix caching follows
-    `config.enable_prefix_caching`; the Scheduler that owns this pool swaps `config` when it is reconfigured."""
+    `config.enable_prefix_caching`; the Scheduler that owns this pool swaps `config` when it is reconfigured.
+    Its read-only view (what a frame records) is `BlockPoolView`'s."""
+
+    reserved_unit_ids = ()
 
     def __init__(self, config: Config):
         self.config = config
@@ -47,6 +49,7 @@ class BlockManager:
         self.hash_to_block_id: dict[int, int] = {}
         self.num_prefix_queries = 0  # full prompt blocks looked up
         self.num_prefix_hits = 0
+        self.free_log = FreeLog()
 
     @property
     def num_blocks(self) -> int:
@@ -111,6 +114,8 @@ class BlockManager:
     def _take_free_block(self) -> int:
         block_id, _ = self.free_block_ids.popitem(last=False)
         block = self.blocks[block_id]
+        if block.hash != NO_HASH:
+            self.free_log.evicted(block_id)
         self._forget_hash(block)
         block.reset()
         return block_id
@@ -169,6 +174,7 @@ class BlockManager:
             block_id = seq.block_table.pop()
             self.blocks[block_id].ref_count -= 1
             self.free_block_ids[block_id] = None
+            self.free_log.placed(block_id, at_head=False)
 
     def deallocate(self, seq: Sequence) -> tuple[int, ...]:
         """Drop a sequence's references, last block first; blocks nobody holds go to the free list's tail."""
@@ -179,28 +185,8 @@ class BlockManager:
                 if block.hash == NO_HASH:
                     block.token_ids = []
                 self.free_block_ids[block_id] = None
+                self.free_log.placed(block_id, at_head=False)
         held = tuple(seq.block_table)
         seq.block_table = []
         seq.num_computed_tokens = 0
         return held
-
-    # -- read-only views (what a frame records) ----------------------------------------------------------
-
-    def block_state(self, block_id: int) -> tuple[int, int | None]:
-        """A block's reference count and its prefix-cache hash (None when it holds no full, hashed block)."""
-        block = self.blocks[block_id]
-        return block.ref_count, None if block.hash == NO_HASH else block.hash
-
-    @property
-    def block_ids(self) -> range:
-        return range(len(self.blocks))
-
-    def recently_freed(self, freed: Collection[int]) -> tuple[list[int], list[int]]:
-        """Where the blocks of `freed` (freed lately, still free) sit in the free list, in its order: at its head
-        (none here: this pool frees to its tail) and at its tail (its last len(freed) blocks)."""
-        return [], list(islice(reversed(self.free_block_ids), len(freed)))[::-1]
-
-    @property
-    def cached_free_block_ids(self) -> list[int]:
-        """Free blocks that still hold reusable content."""
-        return [b for b in self.free_block_ids if self.blocks[b].hash != NO_HASH]

@@ -97,3 +97,6 @@ class Config:
     @property
     def kv_capacity_tokens(self) -> int:
         return self.num_kvcache_blocks * self.kvcache_block_size
+
+
+CONFIG_FIELDS = tuple(f.name for f in fields(Config))

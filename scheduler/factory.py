@@ -1,24 +1,29 @@
-"""The schedulers an engine can run: the article's (nano-vllm style, scheduler/scheduler.py) and the vLLM twin
-(scheduler/vllm_v1/). Both take a Config and offer the same interface to the engine."""
-
-from dataclasses import replace
+"""The schedulers an engine can run, by kind: the one place that names them. Each class fits `SchedulerProtocol`
+and declares itself (`info`, scheduler/contract.py); everything outside scheduler/ reads those declarations.
+Adding a scheduler: its package, one line here, and its reference check (tools/)."""
 
 from scheduler.config import Config
+from scheduler.contract import SchedulerInfo, SchedulerProtocol
 from scheduler.scheduler import Scheduler
 from scheduler.vllm_v1 import VllmScheduler
 
-SCHEDULER_KINDS = ("article", "vllm")
-_CLASSES = {"article": Scheduler, "vllm": VllmScheduler}
+SCHEDULERS: dict[str, type[SchedulerProtocol]] = {cls.info.kind: cls for cls in (Scheduler, VllmScheduler)}
+SCHEDULER_KINDS = tuple(SCHEDULERS)
+DEFAULT_KIND = SCHEDULER_KINDS[0]  # what a trace, a link or a scenario without one was decided by
 
 
-def make_scheduler(kind: str, config: Config):
-    """A new scheduler of `kind` for `config`."""
-    if kind not in _CLASSES:
+def scheduler_info(kind: str) -> SchedulerInfo:
+    """The declaration of the scheduler of `kind`."""
+    if kind not in SCHEDULERS:
         raise ValueError(f"scheduler={kind!r}: use one of {SCHEDULER_KINDS}")
-    return _CLASSES[kind](config)
+    return SCHEDULERS[kind].info
+
+
+def make_scheduler(kind: str, config: Config) -> SchedulerProtocol:
+    """A new scheduler of `kind` for `config`."""
+    return SCHEDULERS[scheduler_info(kind).kind](config)
 
 
 def runner_config(kind: str, config: Config) -> Config:
-    """The config a runner's KV cache is sized from: vLLM's block ids run up to num_kvcache_blocks (its block 0
-    is the null block), so the twin's runner holds one block more."""
-    return replace(config, num_kvcache_blocks=config.num_kvcache_blocks + 1) if kind == "vllm" else config
+    """The config a runner's KV cache is sized from (the reserved units of `kind`'s pool included)."""
+    return scheduler_info(kind).runner_config(config)

@@ -1,11 +1,6 @@
-"""What the engine sees of a scheduler, the article's (scheduler/scheduler.py) and the vLLM twin's
-(scheduler/vllm_v1/) alike (vLLM's `sched/interface.py` and `sched/output.py`): a step's `Batch`, the refusal of
-a request that could never run, and how requests are queued again into a new pool.
-
-Both schedulers offer `add`, `schedule() -> Batch`, `postprocess(seqs, outputs)`, `reconfigure(config)`,
-`requeue(seqs)`, and for overlapped scheduling `launch(seqs, outputs)` and `land([(seq, index, token)])`; their
-pools offer the read-only views a frame is recorded from (`block_ids`, `block_state`, `recently_freed`,
-`cached_free_block_ids`)."""
+"""The data every scheduler shares with the engine (vLLM's `sched/interface.py` and `sched/output.py`): a step's
+`Batch`, the refusal of a request that could never run, and how requests are queued again into a new pool. The
+calls a scheduler offers and what it declares are the contract in scheduler/contract.py."""
 
 from dataclasses import dataclass
 

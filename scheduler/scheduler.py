@@ -21,7 +21,8 @@ from collections import deque
 
 from i18n import Message
 from scheduler.block_manager import BlockManager
-from scheduler.config import Config
+from scheduler.config import CONFIG_FIELDS, Config
+from scheduler.contract import SchedulerInfo
 from scheduler.events import (
     Aborted,
     Admitted,
@@ -62,6 +63,10 @@ class _Step:
 
 
 class Scheduler(LandsLate):
+    """The article's scheduler (`SchedulerProtocol`, scheduler/contract.py): every Config field but vLLM's
+    per-request prefill cap; a prompt larger than the whole pool is refused on arrival."""
+    info = SchedulerInfo("article", "nano-vllm", "", frozenset(CONFIG_FIELDS) - {"long_prefill_token_threshold"})
+
     def __init__(self, config: Config):
         self.config = config
         self.block_manager = BlockManager(config)
@@ -290,6 +295,27 @@ class Scheduler(LandsLate):
 
     def requeue(self, seqs: list[Sequence]) -> list[Aborted]:
         return requeue(self, seqs)
+
+    def abort(self, seq: Sequence, reason: str) -> Aborted:
+        """End a request this scheduler holds, ABORTED for `reason`, its blocks freed."""
+        (self.running if seq.status is RUNNING else self.waiting).remove(seq)
+        seq.num_scheduled_tokens = 0
+        self._end(seq, ABORTED, reason)
+        return Aborted(seq.seq_id, reason)
+
+    # -- the read-only views (SchedulerProtocol) ---------------------------------------------------------
+
+    @property
+    def pool(self) -> BlockManager:
+        return self.block_manager
+
+    @property
+    def waiting_seqs(self) -> deque[Sequence]:
+        return self.waiting
+
+    @property
+    def running_seqs(self) -> deque[Sequence]:
+        return self.running
 
     def reconfigure(self, config: Config):
         """Switch to `config` from the next step on, the queues and the KV cache kept: switching to the priority

@@ -32,6 +32,7 @@ from engine.run.recipe import DEFAULT_MAX_STEPS, Change, Options, Request, RunSp
 from engine.traces.trace import read_trace
 from i18n import DEFAULT, Message, MessageError, message_of
 from scheduler import Config
+from scheduler.factory import DEFAULT_KIND
 from session.history import FrameSummary, RunHistory
 from session.run_cache import RunCache, SharedRun, shared_run_cache
 from viz.glossary import variant_label
@@ -118,7 +119,7 @@ class RunInputs:
 
     @classmethod
     def from_custom(cls, setup: CustomSetup, config: Config, runner: str, seed: int = 0, temperature: float = 0.0,
-                    options: Options | None = None, scheduler: str = "article") -> RunInputs:
+                    options: Options | None = None, scheduler: str = DEFAULT_KIND) -> RunInputs:
         options = options or Options()
         spec = RunSpec(config, setup.workload(seed), runner_for(config, runner), seed, adaptive=options.adaptive,
                        overlap=options.overlap, scheduler=scheduler)
@@ -165,7 +166,7 @@ def variant_summary(scenario: Scenario) -> str:
 
 class Lab:
     def __init__(self, inputs: RunInputs | None = None, trace_frames=None, trace_title: str = "",
-                 cache: RunCache | None = None, trace_scheduler: str = "article"):
+                 cache: RunCache | None = None, trace_scheduler: str = DEFAULT_KIND):
         self.inputs = inputs
         self.cache = cache or shared_run_cache()
         self._run: SharedRun | None = None
@@ -396,4 +397,4 @@ def open_trace(data: bytes, name: str = "trace") -> Lab:
     except ValueError as e:  # TraceError: the schema's sentence, naming where the file does not fit
         raise LabError("lab.not_a_trace", name=name, error=message_of(e)) from None
     return Lab(trace_frames=store, trace_title=Message("lab.trace_title", title=trace.get("title") or name),
-               trace_scheduler=trace.get("scheduler", "article"))  # older traces, and the article's, have none
+               trace_scheduler=trace["scheduler"])  # the schema's: an older trace's is the default

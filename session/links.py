@@ -28,6 +28,7 @@ from engine.run.overlap import check_overlap
 from engine.run.recipe import Change, ChangeError, Options, Request, checked_change
 from i18n import DEFAULT, LANGUAGES, Message, MessageError, message_of
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
+from scheduler.factory import DEFAULT_KIND
 from session.lab import ARRIVALS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
 from session.link_changes import pack, unpack
 
@@ -57,7 +58,7 @@ class Link:
     temperature: float = 0.0
     settings: dict = field(default_factory=dict)  # config fields and options changed for the first step
     lang: str = DEFAULT  # the interface's language (i18n.LANGUAGES)
-    scheduler: str | None = None  # None: the preset's own (a custom setup: "article")
+    scheduler: str | None = None  # None: the preset's own (a custom setup: the factory's default)
     changes: tuple[Change, ...] = ()  # the changes made mid-run (or requests added at frame 0), in the order made
 
     def params(self) -> dict[str, str]:
@@ -114,7 +115,7 @@ def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, 
     settings |= {f: v for f, v in options._asdict().items() if v != getattr(base_options, f)}
     scenario = scenarios.get(inputs.scenario_name)
     seed = inputs.spec.seed if custom or scenario is None or inputs.spec.seed != scenario.spec.seed else None
-    own = "article" if custom or scenario is None else scenario.spec.scheduler
+    own = DEFAULT_KIND if custom or scenario is None else scenario.spec.scheduler
     changes = tuple(c for c in lab.shared_run.spec.changes if c.step > 0 or c.kind == "request")  # frame 0's: settings
     return Link(inputs.scenario_name, lab.cursor, inputs.variant, present, inputs.custom, seed, inputs.temperature,
                 settings, lang, None if inputs.spec.scheduler == own else inputs.spec.scheduler, changes)
@@ -126,7 +127,7 @@ def open_link(link: Link, scenarios: Mapping[str, Scenario], runner: str) -> Lab
     options = Options()._replace(**{k: v for k, v in link.settings.items() if k in Options._fields})
     if link.custom is not None:
         return Lab(RunInputs.from_custom(link.custom, replace(Config(), **config), runner, link.seed,
-                                         link.temperature, options, link.scheduler or "article"))
+                                         link.temperature, options, link.scheduler or DEFAULT_KIND))
     inputs = RunInputs.from_scenario(scenarios[link.scenario], runner, link.temperature, link.seed, link.variant)
     lab = Lab(inputs.with_scheduler(link.scheduler) if link.scheduler else inputs)
     if link.settings:

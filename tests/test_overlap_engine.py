@@ -40,7 +40,7 @@ def test_overlap_never_changes_what_a_preset_writes(path):
     # a step overlaps the one before exactly when that one handed a batch to the model
     assert [f.timing.overlapped for f in frames[1:]] == [bool(f.batch.seq_ids) for f in frames[:-1]]
     assert not any(f.timing.overlapped for f in list(sync.frames)[1:])
-    assert over.scheduler.block_manager.num_free_blocks == over.config.num_kvcache_blocks
+    assert over.scheduler.pool.num_free_units == over.config.num_kvcache_blocks
 
 
 def test_eos_is_found_one_step_late_and_the_request_leaves_that_batch():

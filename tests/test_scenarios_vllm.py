@@ -64,7 +64,8 @@ def test_an_opened_twin_trace_says_so_in_the_sidebar_with_the_pool_warning(app):
     app.file_uploader[0].set_value(("pool.json", data, "application/json")).run()
     assert not app.exception and lab(app).is_trace and lab(app).scheduler == "vllm"
     assert any("Decided by: vLLM V1 (as the trace records)." in c.value for c in app.sidebar.caption)
-    assert any("The vLLM twin ignores" in c.value for c in app.sidebar.caption)
+    assert any("This scheduler ignores these settings (vLLM has no such choice)" in c.value
+               for c in app.sidebar.caption)
     assert any("max_model_len = 32, but the KV pool holds 16 tokens" in w.value and "waiting for good" in w.value
                for w in app.sidebar.warning)
 
@@ -118,15 +119,16 @@ def test_the_versus_preset_parts_where_its_narrative_says_and_the_labs_compariso
 
 
 def test_a_named_comparison_runs_under_the_scheduler_chosen_and_says_when_the_twin_would_repeat_one_run():
-    from engine.analysis.compare import COMPARISONS, GENERATED_CONFIG, OWN_SCHEDULERS, alike_under_twin, variants_for
+    from engine.analysis.compare import COMPARISONS, GENERATED_CONFIG, OWN_SCHEDULERS, alike_under, variants_for
 
     base = GENERATED_CONFIG
     assert {v.scheduler for v in variants_for("whole vs chunked prefill", base, "en", "vllm")} == {"vllm"}
     assert {v.scheduler for v in variants_for("whole vs chunked prefill", base, "en")} == {"article"}
     assert [v.scheduler for v in variants_for("article vs vLLM twin", base, "en", "vllm")] == ["article", "vllm"]
     alike = {name for name in COMPARISONS if name not in OWN_SCHEDULERS
-             and alike_under_twin(variants_for(name, base, "en", "vllm"))}
+             and alike_under("vllm", variants_for(name, base, "en", "vllm"))}
     assert alike == {"prefill-first vs decode-first", "tail vs smart preemption"}
+    assert not any(alike_under("article", variants_for(name, base, "en")) for name in COMPARISONS)
 
 
 def lab_page():

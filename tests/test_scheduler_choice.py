@@ -71,16 +71,18 @@ def test_a_trace_records_its_scheduler_and_an_older_one_reads_as_the_articles(pr
         read_trace(json.dumps({**data, "scheduler": "sglang"}))
 
 
-def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_it_ignores(app):
+def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_each_scheduler_ignores(app):
     app.run()
     radio = app.radio(key="scheduler_choice")
     assert radio.value == "article" and radio.options == ["the article's (nano-vllm)", "vLLM V1"]
-    assert not any("ignores" in c.value for c in app.sidebar.caption)
+    note = next(c.value for c in app.sidebar.caption if "ignores" in c.value)  # as the article's scheduler declares
+    assert "(nano-vllm has no such choice)" in note and "long-prefill cap" in note and "step order" not in note
     radio.set_value("vllm").run()
     assert not app.exception and app.session_state.lab.inputs.spec.scheduler == "vllm"
     assert app.session_state.lab.cursor == 0
-    note = next(c.value for c in app.sidebar.caption if "The vLLM twin ignores" in c.value)
-    assert "step order" in note and "mixed batches" in note
+    note = next(c.value for c in app.sidebar.caption if "ignores" in c.value)
+    assert "(vLLM has no such choice)" in note and "step order" in note and "mixed batches" in note
+    assert "long-prefill cap" not in note
     app.radio(key="scheduler_choice").set_value("article").run()
     assert app.session_state.lab.inputs.spec.scheduler == "article"
 
@@ -91,7 +93,7 @@ def test_the_twin_note_is_in_chinese_too(app):
     app.run()
     assert not app.exception
     assert app.radio(key="scheduler_choice").options == ["文章的（nano-vllm）", "vLLM V1"]
-    assert any("vLLM 孪生调度器忽略" in c.value for c in app.sidebar.caption)
+    assert any("这个调度器忽略这些设置（vLLM 没有这样的选项）" in c.value for c in app.sidebar.caption)
 
 
 def test_a_custom_comparison_runs_the_articles_scheduler_beside_the_twin():

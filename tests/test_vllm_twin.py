@@ -133,7 +133,7 @@ def test_the_engine_runs_the_twin_with_frames_and_vllm_block_ids():
     replayed = engine.replay(middle)
     again, before = replayed.frames[-1], frames[middle]
     # the frame's free list (rebuilt from ranks, blocks freed to its head included) is the pool's
-    assert again.free_block_ids == tuple(replayed.scheduler.block_manager.free_block_ids)
+    assert again.free_block_ids == tuple(replayed.scheduler.pool.free_order())
     def state(frame):
         return frame.batch, frame.events, [r._replace(history=None) for r in frame.requests], frame.free_block_ids
 
@@ -156,7 +156,7 @@ def test_overlapped_scheduling_runs_the_twin_as_vllms_async_scheduler():
     engine = Engine(RunSpec(config, workload, overlap=True, scheduler="vllm"))
     assert engine.run() == "finished"
     frames = [engine.frames[i] for i in range(len(engine.frames))]
-    assert frames[-1].free_block_ids == tuple(engine.scheduler.block_manager.free_block_ids)
+    assert frames[-1].free_block_ids == tuple(engine.scheduler.pool.free_order())
     late = [(f, e) for f in frames for e in f.events if e.kind == "finished_late"]
     assert late and all(r.status == "finished" for r in frames[-1].requests)
     # a length stop is learnt when its token lands, a step late, like an EOS

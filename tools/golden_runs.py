@@ -3,8 +3,9 @@
 Records every preset's trace (and its variant's) and a differential run over random configs with mid-run
 changes (config fields, pool rebuilds, requests added by hand, overlap and adaptive switches), each replayed
 and branched through the engine and through the session layer (a lab on a run cache, with checkpoints), and
-prints one sha256 per run; wall times are left out. `tests/test_golden_runs.py` compares the presets' digests
-with `tests/data/golden_runs.json`; `python tools/golden_runs.py --all > out.json` writes every digest.
+prints one sha256 per run; wall times and the `decided_by` record are left out. `tests/test_golden_runs.py`
+compares the presets' digests with `tests/data/golden_runs.json`; `python tools/golden_runs.py --all > out.json`
+writes every digest.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ from scheduler import Config  # noqa: E402
 from session.lab import Lab, RunInputs  # noqa: E402
 from session.run_cache import RunCache  # noqa: E402
 
-WALL = ("wall_schedule_s", "wall_model_s")
+# Left out of a digest: wall times, and the record of which scheduler decided a run (its kind is in the trace's own
+# `scheduler` field, which the digest covers; the record itself came after the digests were taken and decides nothing).
+WALL = ("wall_schedule_s", "wall_model_s", "decided_by")
 
 
 def _without_wall(value):

@@ -13,7 +13,7 @@ from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
 from i18n import Message, message_of, text
 from scheduler import SCHEDULER_KINDS
-from scheduler.vllm_v1 import IGNORED_SETTINGS
+from scheduler.factory import scheduler_info
 from session.lab import (
     ARRIVALS,
     CUSTOM,
@@ -110,8 +110,8 @@ def _on_scheduler():
 
 
 def scheduler_choice():
-    """The scheduler a run is decided by (a trace's as it records it); with the vLLM twin, which settings it
-    ignores; a warning when the pool cannot hold one request of max_model_len tokens."""
+    """The scheduler a run is decided by (a trace's as it records it) and which settings it does not read (as it
+    declares them); a warning when the pool cannot hold one request of max_model_len tokens."""
     here, lang = lab(), current_lang()
     if not here.frames:  # nothing open yet
         return
@@ -125,11 +125,10 @@ def scheduler_choice():
     if not vllm_would_start(config := here.config_in_effect()):
         st.warning(t("sidebar.beyond_pool", max_model_len=config.max_model_len, capacity=config.kv_capacity_tokens,
                      what=t(f"sidebar.beyond_pool.{here.scheduler}")))
-    if here.scheduler == "vllm":
-        names = t("list.sep").join(setting(name, lang)[0] + (f" = {setting_value(name, 'smart', lang)}"
-                                                             if name == "preemption_policy" else "")
-                                   for name in IGNORED_SETTINGS)
-        st.caption(t("sidebar.scheduler_ignores", names=names))
+    info = scheduler_info(here.scheduler)
+    if info.ignored:
+        names = t("list.sep").join(setting(name, lang)[0] for name in info.ignored)
+        st.caption(t("sidebar.scheduler_ignores", system=info.system, names=names))
 
 
 def _apply(error_key: str, change: Callable[[], None]):

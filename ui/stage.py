@@ -174,7 +174,7 @@ def handout() -> Handout:
     return Handout(run_title(), "" if here.is_trace else run_narrative(), f"{model_name()}{modes()}",
                    FirstFrames(here.frames, here.last), lang, run_header(here, "", "", lang)["key_frames"], titles(),
                    () if here.is_trace else here.shared_run.spec.changes, here.cursor,
-                   None if here.is_trace else here.engine.spec.scheduler,
+                   here.scheduler,  # a trace's as it records it
                    not here.is_trace and here.inputs.runner == "model")
 
 

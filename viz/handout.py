@@ -14,6 +14,7 @@ from engine.run.frame import Frame
 from engine.run.recipe import Change
 from i18n import text
 from scheduler import Config
+from scheduler.factory import DEFAULT_KIND
 from viz.glossary import SETTING_FIELDS, setting, setting_value
 from viz.texts import output_text, progress_text, prompt_text, status_text
 
@@ -34,7 +35,7 @@ class Handout:
     titles: Sequence[Sequence] = ()
     changes: Sequence[Change] = ()
     cursor: int = 0
-    scheduler: str | None = "article"  # None: not known (a trace)
+    scheduler: str = DEFAULT_KIND  # the kind that decided the run (a trace records it)
     real_model: bool = False
 
     @property
@@ -97,8 +98,7 @@ def cover_html(handout: Handout) -> str:
     lang, last = handout.lang, handout.last
     t = lambda key, **values: html.escape(text(lang, key, **values))  # noqa: E731
     facts = [t("handout.model", model=handout.model)]
-    if handout.scheduler is not None:
-        facts.append(t("handout.scheduler", scheduler=text(lang, f"sidebar.scheduler.{handout.scheduler}")))
+    facts.append(t("handout.scheduler", scheduler=text(lang, f"sidebar.scheduler.{handout.scheduler}")))
     if len(handout.frames) - 1 > last:
         facts.append(t("handout.cut", total=len(handout.frames) - 1))
     changes = "".join(f"<li>{html.escape(change_sentence(c, lang))}</li>" for c in handout.changes)

@@ -55,10 +55,10 @@ def _free_blocks(lang: str, available: int, frame: Frame, before: Frame | None) 
 def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
     cfg = frame.config
     tokens = frame.requests[event.seq_id].num_tokens if event.seq_id < len(frame.requests) else 0
-    if event.reason == "blocks" and tokens > cfg.kv_capacity_tokens:  # the vLLM twin: it waits for good
+    if event.reason == "blocks" and tokens > cfg.kv_capacity_tokens:  # queued though larger than the pool: for good
         blocks = -(-tokens // cfg.kvcache_block_size)
         return text(lang, "narrate.blocked.never_fits", id=event.seq_id, blocks=count(lang, "n.block", blocks),
-                    pool=count(lang, "n.block", cfg.num_kvcache_blocks))
+                    pool=count(lang, "n.block", cfg.num_kvcache_blocks), system=frame.decided_by.system)
     if event.reason == "blocks":
         return text(lang, "narrate.blocked.blocks", id=event.seq_id, blocks=count(lang, "n.block", event.needed),
                     free=_free_blocks(lang, event.available, frame, before))
@@ -128,10 +128,11 @@ def _speculated(lang, event, frame: Frame, before: Frame | None = None) -> str:
 
 def _finished_late(lang, event, frame: Frame, before: Frame | None = None) -> str:
     request = frame.requests[event.seq_id]
-    if request.finish_reason in ("max_tokens", "max_model_len"):  # the vLLM twin learns a length stop late too
+    if request.finish_reason in ("max_tokens", "max_model_len"):  # a length stop learnt as its token landed
         why = text(lang, f"finish.{request.finish_reason}", max_tokens=request.max_tokens,
                    max_model_len=frame.config.max_model_len)
-        return text(lang, "narrate.finished_late.length", id=event.seq_id, why=why, step=frame.step - 1)
+        return text(lang, "narrate.finished_late.length", id=event.seq_id, why=why, step=frame.step - 1,
+                    system=frame.decided_by.system)
     return text(lang, "narrate.finished_late", id=event.seq_id, step=frame.step - 1)
 
 
@@ -217,7 +218,7 @@ def prompts_completed(frame: Frame, before: Frame, lang: str) -> list[str]:
 def kv_moments(frame: Frame, before: Frame, lang: str) -> str:
     """The pool's free blocks at the two moments a step has: its start (the frame before) and its end."""
     return text(lang, "narrate.kv_moments", start=free_at_start(frame, before), after=frame.metrics.num_free_blocks,
-                total=frame.config.num_kvcache_blocks)  # the vLLM twin's null block is not one of them
+                total=frame.config.num_kvcache_blocks)  # a reserved unit (vLLM's null block) is not one of them
 
 
 def narrate(frame: Frame, before: Frame | None = None, *, lang: str) -> list[str]:

@@ -33,7 +33,7 @@ from engine.run.metrics import (
 from engine.run.recipe import CostModel, Request, RunSpec
 from i18n import MessageError, join_and, text
 from scheduler import Config
-from scheduler.vllm_v1 import IGNORED_SETTINGS
+from scheduler.factory import DEFAULT_KIND, SCHEDULER_KINDS, scheduler_info
 
 MAX_VARIANTS = 4
 ADAPTIVE = AdaptiveBatch()  # the controller of the "adaptive batch size off vs on" comparison
@@ -61,7 +61,7 @@ class Variant:
     config: Config
     overlap: bool = False  # overlapped scheduling (engine/run/overlap.py)
     adaptive: AdaptiveBatch | None = None  # the adaptive batch size controller (engine/run/adaptive.py)
-    scheduler: str = "article"  # scheduler.factory.SCHEDULER_KINDS: the article's or the vLLM twin
+    scheduler: str = DEFAULT_KIND  # one of scheduler.factory.SCHEDULER_KINDS
 
 
 def same_capacity(base: Config, block_size: int) -> Config:
@@ -96,24 +96,24 @@ COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
         Variant(say("compare.variant.fixed", max_num_seqs=c.max_num_seqs), c),
         Variant(say("compare.variant.adaptive", low=f"{ADAPTIVE.low_s * 1000:.0f}",
                     high=f"{ADAPTIVE.high_s * 1000:.0f}"), c, adaptive=ADAPTIVE)],
-    "article vs vLLM twin": lambda c, say: [
-        Variant(say("compare.variant.article"), c), Variant(say("compare.variant.twin"), c, scheduler="vllm")],
+    "article vs vLLM twin": lambda c, say: [  # every scheduler of the factory, side by side
+        Variant(say(f"compare.variant.{kind}"), c, scheduler=kind) for kind in SCHEDULER_KINDS],
 }
 # The comparisons whose variants name their own scheduler; every other is run by the scheduler chosen for it.
 OWN_SCHEDULERS = ("article vs vLLM twin",)
 
 
-def variants_for(comparison: str, base: Config, lang: str, scheduler: str = "article") -> list[Variant]:
+def variants_for(comparison: str, base: Config, lang: str, scheduler: str = DEFAULT_KIND) -> list[Variant]:
     """The variants of a named comparison (see COMPARISONS), labelled in `lang`, each decided by `scheduler`
     (unless the comparison is one of OWN_SCHEDULERS); raises ConfigError if one is impossible."""
     variants = COMPARISONS[comparison](base, partial(text, lang))
     return variants if comparison in OWN_SCHEDULERS else [replace(v, scheduler=scheduler) for v in variants]
 
 
-def alike_under_twin(variants: Sequence[Variant]) -> bool:
-    """Whether the variants differ only in settings the vLLM twin does not read (prefill-first vs decode-first, tail
-    vs smart preemption), so that under it they are one run, repeated."""
-    unread = {name: getattr(Config(), name) for name in IGNORED_SETTINGS}
+def alike_under(kind: str, variants: Sequence[Variant]) -> bool:
+    """Whether the variants differ only in settings the scheduler of `kind` does not read (under the vLLM twin:
+    prefill-first vs decode-first, tail vs smart preemption), so that under it they are one run, repeated."""
+    unread = {name: getattr(Config(), name) for name in scheduler_info(kind).ignored}
     return len({(replace(v.config, **unread), v.overlap, v.adaptive, v.scheduler) for v in variants}) == 1
 
 

@@ -18,6 +18,9 @@ from functools import partial
 
 from i18n import text
 from scheduler import Config
+from scheduler.factory import DEFAULT_KIND, scheduler_info
+
+VLLM = "vLLM"  # the system a scheduler that makes vLLM's decisions declares it mirrors (SchedulerInfo.system)
 
 NULL_BLOCKS = 1  # vLLM V1 reserves block 0 of the pool as the null block
 
@@ -57,16 +60,16 @@ def vllm_command(config: Config, model: str = "HuggingFaceTB/SmolLM2-135M-Instru
     return shlex.join(["vllm", "serve", model, *vllm_args(config, overlap)])
 
 
-def vllm_notes(config: Config, lang: str, scheduler: str = "article") -> list[str]:
-    """Why the arguments read as they do, in one sentence each, in `lang`; for a run of the article's scheduler
-    (`scheduler`, one of scheduler.SCHEDULER_KINDS), where `config` asks for something vLLM does not do (or does
-    differently); for a run of the vLLM twin, that its decisions are vLLM's own."""
+def vllm_notes(config: Config, lang: str, scheduler: str = DEFAULT_KIND) -> list[str]:
+    """Why the arguments read as they do, in one sentence each, in `lang`; for a run of a scheduler (`scheduler`,
+    one of scheduler.SCHEDULER_KINDS) that does not mirror vLLM, where `config` asks for something vLLM does not do
+    (or does differently); for a run of one that does (the vLLM twin), that its decisions are vLLM's own."""
     say = partial(text, lang)
     notes = [say("vllm.null_block", blocks=config.num_kvcache_blocks + NULL_BLOCKS, usable=config.num_kvcache_blocks)]
     if not vllm_would_start(config):
         notes.append(say("vllm.refuses_to_start", max_model_len=config.max_model_len,
                          capacity=config.kv_capacity_tokens))
-    if scheduler == "vllm":
+    if scheduler_info(scheduler).system == VLLM:
         notes.append(say("vllm.twin"))
     else:
         notes += [*_policy_notes(config, say), say("vllm.not_the_twin")]

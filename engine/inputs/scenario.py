@@ -24,6 +24,7 @@ from engine.run.recipe import CostModel, Request, RunSpec
 from engine.run.runner_factory import RUNNER_KINDS
 from i18n import DEFAULT, LANGUAGES, Message, MessageError, message_of
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
+from scheduler.factory import DEFAULT_KIND, scheduler_info
 
 TRANSLATED = tuple(lang for lang in LANGUAGES if lang != DEFAULT)  # a text field `x` has `x_zh` beside it
 SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"
@@ -163,7 +164,7 @@ class _Loader:
         runner = runner or data.get("runner", "fake")
         if runner not in RUNNER_KINDS:
             self.fail("runner", "scenario.no_runner", runner=repr(runner), kinds=", ".join(RUNNER_KINDS))
-        scheduler = data.get("scheduler", "article")
+        scheduler = data.get("scheduler", DEFAULT_KIND)
         if scheduler not in SCHEDULER_KINDS:
             self.fail("scheduler", "scenario.no_scheduler", scheduler=repr(scheduler), kinds=", ".join(SCHEDULER_KINDS))
         config = self.config(data["config"])
@@ -337,14 +338,16 @@ class _Loader:
         return [p["text"] for p in prompts]
 
     def check_fits(self, workload: list[Request], config: Config, scheduler: str):
-        """Token prompts that could never run under `config` (text prompts are measured by the runner). Under the
-        vLLM twin a prompt larger than the pool is a lesson, not an error: vLLM's scheduler keeps it waiting."""
+        """Token prompts that could never run under `config` (text prompts are measured by the runner). Under a
+        scheduler that queues a prompt larger than the pool (the vLLM twin, as vLLM's scheduler does) it is a lesson,
+        not an error: it waits for good."""
         capacity = config.num_kvcache_blocks * config.kvcache_block_size
+        queued = scheduler_info(scheduler).queues_oversized_prompt
         for i, r in enumerate(workload):
             if r.prompt_token_ids is None:
                 continue
             n = len(r.prompt_token_ids)
-            if n >= config.max_model_len or n > capacity and scheduler != "vllm":
+            if n >= config.max_model_len or n > capacity and not queued:
                 self.fail(Message("scenario.request_n", i=i), "scenario.never_fits", n=n,
                           max_model_len=config.max_model_len, capacity=capacity)
 

@@ -89,9 +89,9 @@ class Engine:
         self._last_batch_idle = False
         self._events: list = []  # events that happened between steps, reported in the next frame
         self._requeued_by_rebuild: set[int] = set()  # their next admission is an AdmittedAfterRebuild
-        self.frames = FrameStore()
+        self.frames = FrameStore(decided_by=self.scheduler.info.decided_by)
         self._recorder = Recorder(self.frames, self.requests)
-        self._recorder.reset_pool(self.scheduler.block_manager)
+        self._recorder.reset_pool(self.scheduler.pool)
         arrived = self._admit_arrivals(through=0)  # frame 0 shows the requests that arrive at the start
         if record:
             idle = Batch([], (), "idle")
@@ -162,11 +162,11 @@ class Engine:
         old = self.scheduler
         self.runner = make_runner(self.runner_kind, runner_config(self.spec.scheduler, config), self.spec.seed)
         self.scheduler = make_scheduler(self.spec.scheduler, config)
-        self._recorder.reset_pool(self.scheduler.block_manager)
-        requeued = [*old.running, *old.waiting]
+        self._recorder.reset_pool(self.scheduler.pool)
+        requeued = [*old.running_seqs, *old.waiting_seqs]
         self._events.append(PoolRebuilt(-1, config.num_kvcache_blocks, config.kvcache_block_size,
-                                        tuple(s.seq_id for s in requeued), len(old.running)))
-        self._requeued_by_rebuild.update(s.seq_id for s in old.running)
+                                        tuple(s.seq_id for s in requeued), len(old.running_seqs)))
+        self._requeued_by_rebuild.update(s.seq_id for s in old.running_seqs)
         self._events += self.scheduler.requeue(requeued)  # aborts of those that no longer fit, in the next frame
         self._recorder.touch(s.seq_id for s in requeued)
         self.config = config
@@ -193,9 +193,8 @@ class Engine:
             landed = self._land(batch)
             batch, landed_model_s = landed.batch, landed.model[1] - landed.model[0]
             events += [FinishedLate(seq.seq_id, freed) for seq, freed in landed.late]
-        # Block tables as schedule() left them: deallocation replaces a table, so the list object is enough,
-        # but verifying draft tokens pops the rejected drafts' blocks in place, so those tables are copied.
-        tables = [s.block_table[:] if s.draft_token_ids else s.block_table for s in batch.seqs]
+        # Block tables as schedule() left them, copied: postprocess may change a table in place (rejected drafts).
+        tables = [s.block_table[:] for s in batch.seqs]
         scheduled = batch_view(batch)
         post_events, post_s, model_s = self._run(batch, landed_model_s)
         events += post_events

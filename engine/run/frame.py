@@ -32,6 +32,8 @@ Schema (field names are stable; the UI builds its figures from them):
                                      step was scheduled) and the finishes of postprocess;
                                      each has .kind, .seq_id and .to_dict(), see scheduler/events.py
       metrics: StepMetrics           KV usage, tokens in the batch, queue lengths, cumulative counters
+      decided_by: DecidedBy | None   the scheduler that decided the run (kind, system, version mirrored); one per
+                                     run, kept by the store (a trace holds it once); None when not known
       timing: StepTiming | None      when the step was scheduled, computed by the model and postprocessed
                                      (engine/run/overlap.py): simulated on the fake runner, measured on the
                                      model; `timing.overlapped` when it was scheduled while the model was
@@ -67,6 +69,7 @@ from typing import NamedTuple
 
 from engine.run.overlap import StepTiming
 from scheduler import Config
+from scheduler.contract import DecidedBy
 from scheduler.events import Admitted, Event, event_from_dict
 from scheduler.sequence import PLACEHOLDER
 
@@ -307,6 +310,7 @@ class Frame:
     requests: tuple[RequestView, ...]
     blocks: tuple[BlockView, ...]
     metrics: StepMetrics
+    decided_by: DecidedBy | None = None  # the scheduler that decided the run (scheduler/contract.py)
     _owners: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     step = _from_header("step")
@@ -346,6 +350,7 @@ class Frame:
             "events": [e.to_dict() for e in self.events],
             "metrics": self.metrics.to_dict(),
             "timing": self.timing and self.timing.to_dict(),
+            "decided_by": self.decided_by and self.decided_by.to_dict(),
         }
 
     @classmethod
@@ -360,7 +365,8 @@ class Frame:
         return cls(StepHeader.from_dict(data, Config(**data["config"])), waiting=tuple(data["waiting"]),
                    running=tuple(data["running"]), requests=tuple(requests),
                    blocks=tuple(BlockView.from_dict(b) for b in data["blocks"]),
-                   metrics=StepMetrics.from_dict(data["metrics"]))
+                   metrics=StepMetrics.from_dict(data["metrics"]),
+                   decided_by=DecidedBy(**data["decided_by"]) if data.get("decided_by") else None)
 
 
 def config_to_dict(config: Config) -> dict:

@@ -16,6 +16,7 @@ from itertools import chain
 from typing import NamedTuple
 
 from engine.run.frame import BlockView, Frame, RequestView, StepHeader, StepMetrics
+from scheduler.contract import DecidedBy
 
 KEYFRAME_EVERY = 16
 
@@ -103,8 +104,9 @@ class _Keyframe(NamedTuple):
 class FrameStore:
     """Append-only sequence of frames: `store[k]` rebuilds frame k, `len(store)` counts them."""
 
-    def __init__(self, keyframe_every: int = KEYFRAME_EVERY):
+    def __init__(self, keyframe_every: int = KEYFRAME_EVERY, decided_by: DecidedBy | None = None):
         self.keyframe_every = keyframe_every
+        self.decided_by = decided_by  # the scheduler every frame was decided by (None: not known)
         self._records: list[StepRecord] = []
         self._keyframes: dict[int, _Keyframe] = {}
         self._keyframe_steps: list[int] = []
@@ -193,7 +195,7 @@ class FrameStore:
         for rid, (num_tokens, num_computed) in progress.items():
             requests[rid] = requests[rid].progressed(num_tokens, num_computed)
         rec = self._records[k]
-        return Frame(rec.header, waiting, running, tuple(requests), tuple(blocks), rec.metrics)
+        return Frame(rec.header, waiting, running, tuple(requests), tuple(blocks), rec.metrics, self.decided_by)
 
 
 def _advance(rec: StepRecord, requests: list[RequestView], progress: dict[int, list[int]]):

@@ -26,7 +26,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from scheduler import Batch, Config, ConfigError, Event, Scheduler, Sequence
+from scheduler import Batch, Config, ConfigError, Event, Sequence
+from scheduler.contract import SchedulerProtocol
 from scheduler.sequence import PLACEHOLDER
 
 Interval = tuple[float, float]  # (start, end) in seconds since the run began
@@ -107,7 +108,7 @@ class Pipeline:
     def busy(self) -> bool:
         return self._in_flight is not None
 
-    def launch(self, scheduler: Scheduler, runner, batch: Batch) -> list[Event]:
+    def launch(self, scheduler: SchedulerProtocol, runner, batch: Batch) -> list[Event]:
         """Hand `batch` to the worker and postprocess it ahead, a placeholder for each token it will write;
         returns postprocess's events."""
         future = self._worker.submit(self._timed_run, runner, [_snapshot(s) for s in batch.seqs])
@@ -123,7 +124,7 @@ class Pipeline:
         tokens = runner.run(seqs)
         return tokens, (start, self.clock())
 
-    def land(self, scheduler: Scheduler, next_batch: Batch | None) -> Landed:
+    def land(self, scheduler: SchedulerProtocol, next_batch: Batch | None) -> Landed:
         """Wait for the step in flight and have the scheduler land its real tokens (it finishes, one step late,
         the requests that wrote EOS); take those out of `next_batch` before it runs."""
         (future, placeholders), self._in_flight = self._in_flight, None
@@ -152,7 +153,7 @@ class LoopResult:
     wall_s: float
 
 
-def run_loop(scheduler: Scheduler, runner, seqs: list[Sequence], overlap: bool) -> LoopResult:
+def run_loop(scheduler: SchedulerProtocol, runner, seqs: list[Sequence], overlap: bool) -> LoopResult:
     """Run `seqs` to the end, synchronously or with the next step scheduled while the model runs (wall time)."""
     check_overlap(scheduler.config, overlap)
     for seq in seqs:

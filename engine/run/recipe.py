@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.overlap import check_overlap
 from i18n import MessageError
-from scheduler import SCHEDULER_KINDS, Config
+from scheduler import Config
+from scheduler.factory import DEFAULT_KIND, scheduler_info
 
 SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "enable_prefix_caching",
                     "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy",
@@ -156,14 +157,13 @@ class RunSpec:
     cost: CostModel = CostModel()
     adaptive: AdaptiveBatch | None = None
     overlap: bool = False
-    scheduler: str = "article"
+    scheduler: str = DEFAULT_KIND
     max_steps: int = DEFAULT_MAX_STEPS
     changes: tuple[Change, ...] = field(default=())
 
     def __post_init__(self):
         object.__setattr__(self, "workload", tuple(self.workload))
-        if self.scheduler not in SCHEDULER_KINDS:
-            raise ValueError(f"scheduler={self.scheduler!r}: use one of {SCHEDULER_KINDS}")
+        scheduler_info(self.scheduler)  # a kind the factory has, or ValueError naming them
 
     def until(self, step: int) -> RunSpec:
         """The recipe of this run's frames 0..step: the changes made before frame `step`."""

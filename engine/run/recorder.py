@@ -7,10 +7,10 @@ Cheap because of three facts about the scheduler:
   not rebuild it;
 - a block's state (ref count, hash, tokens) changes only if it entered or left a touched request's block table
   or became full this step, so only those blocks are rebuilt;
-- the free list only loses blocks and gains them at its ends (the article's pool at its tail, the vLLM twin's
-  also at its head; read through the pool's views), so the blocks freed this step and still free are its first
-  and last entries: each gets the next `free_rank` below or above all others, and sorting free blocks by rank
-  gives the free list again.
+- the pool states how its free order changed (`KVPoolView.recent_changes`, scheduler/contract.py): a block it
+  placed at the head of its free order gets the next `free_rank` below all others, one placed at its tail the next
+  above, so sorting free blocks by rank gives the free order again; a pool that reorders otherwise has its whole
+  free order read and ranked anew.
 """
 
 from dataclasses import dataclass
@@ -19,8 +19,8 @@ from operator import attrgetter
 from engine.run.frame import BatchView, BlockView, RequestView, StepHeader, StepMetrics, TokenHistory
 from engine.run.frame_store import FrameStore, Paged, advanced_by_batch, paged
 from engine.run.recipe import Request
-from scheduler import Batch, Scheduler, Sequence, SequenceStatus
-from scheduler.block_manager import BlockManager
+from scheduler import Batch, Sequence, SequenceStatus
+from scheduler.contract import KVPoolView, PoolChanges, SchedulerProtocol, UnitState
 
 STATUS_NAMES = {status: status.name.lower() for status in SequenceStatus}
 SEQ_ID = attrgetter("seq_id")
@@ -66,15 +66,16 @@ class Recorder:
         self._changed_requests: set[int] = set()
         self._changed_blocks: set[int] = set()
 
-    def reset_pool(self, block_manager: BlockManager):
+    def reset_pool(self, pool: KVPoolView):
         """A fresh, empty pool: every block free, in id order. Block tables of the old pool are forgotten."""
         for rid, view in enumerate(self._views):
             if view is not None and view.block_table:
                 self._views[rid] = view._replace(block_table=())
                 self._progress[rid][2] = 0
                 self._changed_requests.add(rid)
-        self._blocks = [BlockView(bid, block_manager.block_state(bid)[0], None, bid)  # vLLM's null block is held
-                        for bid in block_manager.block_ids]
+        self._blocks = [BlockView(bid, pool.unit_state(bid)[0], None, bid)  # a reserved unit is held
+                        for bid in pool.unit_ids]
+        pool.recent_changes()  # the fresh pool's order is its ids'; only what changes from here on is read
         self._pages = self._pages._replace(blocks=())
         self._next_rank, self._first_rank = len(self._blocks), 0
         self._num_cached_free = 0
@@ -84,11 +85,11 @@ class Recorder:
         """Requests changed outside a step (e.g. requeued by a pool rebuild): examine them at the next record."""
         self._touched_ids.update(seq_ids)
 
-    def record(self, sched: Scheduler, batch: Batch, batch_tables: list[list[int]], header: StepHeader):
+    def record(self, sched: SchedulerProtocol, batch: Batch, batch_tables: list[list[int]], header: StepHeader):
         """Record the step of `header` (whose batch view is `batch`'s); `batch_tables` are the batch's block
         tables right after schedule()."""
-        bm, events, records = sched.block_manager, header.events, self.requests
-        bs = bm.block_size
+        bm, events, records = sched.pool, header.events, self.requests
+        bs = bm.tokens_per_unit
         event_ids = {e.seq_id for e in events if e.seq_id >= 0} | self._touched_ids  # pool_rebuilt: -1
         self._touched_ids = set()
         changed: dict[int, RequestView] = {}
@@ -128,7 +129,7 @@ class Recorder:
             old = self._views[rid]
             if old is not None:
                 dirty.update(old.block_table)
-                for i, b in enumerate(old.block_table):  # a block it filled may be hashed as it leaves (vLLM twin)
+                for i, b in enumerate(old.block_table):  # a block it filled may be hashed as it leaves
                     filled_by.setdefault(b, (rid, i))
             dirty.update(seq.block_table)
             view = self._update(seq)
@@ -137,10 +138,10 @@ class Recorder:
         for e in events:
             dirty.update(getattr(e, "freed_blocks", ()))
         blocks = self._record_blocks(bm, dirty, filled_by)
-        waiting = tuple(map(SEQ_ID, sched.waiting))
-        running = tuple(map(SEQ_ID, sched.running))
-        num_free = bm.num_free_blocks
-        metrics = StepMetrics((bm.num_blocks - num_free) / bm.num_blocks, batch.num_tokens, len(waiting),
+        waiting = tuple(map(SEQ_ID, sched.waiting_seqs))
+        running = tuple(map(SEQ_ID, sched.running_seqs))
+        num_free = bm.num_free_units
+        metrics = StepMetrics((bm.num_units - num_free) / bm.num_units, batch.num_tokens, len(waiting),
                               len(running), num_free, self._num_cached_free, bm.num_prefix_queries,
                               bm.num_prefix_hits, sched.num_preemptions)
         self.store.append(header, metrics, changed, blocks, waiting, running, self.snapshot)
@@ -165,24 +166,14 @@ class Recorder:
         self._progress[rid] = [view.num_tokens, view.num_computed_tokens, len(view.block_table)]
         return view
 
-    def _record_blocks(self, bm: BlockManager, dirty: set[int], filled_by: dict[int, tuple[int, int]]
+    def _record_blocks(self, bm: KVPoolView, dirty: set[int], filled_by: dict[int, tuple[int, int]]
                        ) -> dict[int, BlockView] | tuple[BlockView, ...]:
-        changed, newly_free = {}, set()
-        for bid in dirty:
-            view = self._block_view(bm, bid, self._blocks[bid].free_rank, filled_by)
-            if view.is_free:
-                newly_free.add(bid)  # a touched block that ends free was freed this step
-            elif view != self._blocks[bid]:
+        ranks = self._free_ranks(bm, bm.recent_changes())
+        changed = {}
+        for bid in dirty | ranks.keys():
+            view = self._block_view(bm, bid, ranks.get(bid, self._blocks[bid].free_rank), filled_by)
+            if view != self._blocks[bid]:
                 changed[bid] = view
-        if newly_free:
-            head, tail = bm.recently_freed(newly_free)
-            assert set(head) | set(tail) == newly_free, "blocks freed this step are not at the ends of the free list"
-            for bid in reversed(head):  # the vLLM twin's pool puts blocks without a cached hash at the head
-                self._first_rank -= 1
-                changed[bid] = self._block_view(bm, bid, self._first_rank, filled_by)
-            for bid in tail:
-                changed[bid] = self._block_view(bm, bid, self._next_rank, filled_by)
-                self._next_rank += 1
         for bid, view in changed.items():
             self._num_cached_free += view.is_cached_free - self._blocks[bid].is_cached_free
             self._blocks[bid] = view
@@ -192,16 +183,33 @@ class Recorder:
             return tuple(self._blocks)
         return changed
 
-    def _block_view(self, bm: BlockManager, bid: int, free_rank: int, filled_by: dict[int, tuple[int, int]]
+    def _free_ranks(self, bm: KVPoolView, changes: PoolChanges) -> dict[int, int]:
+        """The new `free_rank` of each block whose place in the free order changed and that is still free."""
+        if changes.reordered:
+            order = list(bm.free_order())
+            self._next_rank += len(order)
+            return {bid: self._next_rank - len(order) + i for i, bid in enumerate(order)}
+        head = [bid for bid in changes.to_head if bm.state(bid) is not UnitState.USED]
+        tail = [bid for bid in changes.to_tail if bm.state(bid) is not UnitState.USED]
+        ranks = {}
+        for bid in head:  # placed at the head one after the other: the last placed is first
+            self._first_rank -= 1
+            ranks[bid] = self._first_rank
+        for bid in tail:
+            ranks[bid] = self._next_rank
+            self._next_rank += 1
+        return ranks
+
+    def _block_view(self, bm: KVPoolView, bid: int, free_rank: int, filled_by: dict[int, tuple[int, int]]
                     ) -> BlockView:
-        (ref_count, block_hash), old = bm.block_state(bid), self._blocks[bid]
+        (ref_count, block_hash), old = bm.unit_state(bid), self._blocks[bid]
         if block_hash is None:
             return BlockView(bid, ref_count, None, free_rank)
         if old.hash == block_hash:  # same hash, same tokens
             return BlockView(bid, ref_count, block_hash, free_rank, *old[4:])
         filler = filled_by.get(bid)  # a hash appears when a request fills the block (batched, or leaving)
-        if filler is None:  # the vLLM twin overlapped: hashed as its last token landed, after its step's record
+        if filler is None:  # hashed after its step's record (overlapped: as its last token landed)
             return BlockView(bid, ref_count, block_hash, free_rank)
         rid, index = filler
-        return BlockView(bid, ref_count, block_hash, free_rank, self.requests[rid].history, index * bm.block_size,
-                         bm.block_size)
+        return BlockView(bid, ref_count, block_hash, free_rank, self.requests[rid].history,
+                         index * bm.tokens_per_unit, bm.tokens_per_unit)

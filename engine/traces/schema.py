@@ -14,8 +14,10 @@ from engine.run.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, 
 from i18n import Message, MessageError
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
 from scheduler.events import EVENT_TYPES
+from scheduler.factory import DEFAULT_KIND, scheduler_info
 from scheduler.sequence import PLACEHOLDER
 
+DECIDED_BY = ("kind", "system", "version")
 BATCH_KINDS = ("prefill", "decode", "mixed", "idle")
 STATUSES = ("waiting", "running", "finished", "aborted")
 MAX_REQUESTS = 2000
@@ -80,6 +82,19 @@ def _keys(where: str, value, required: tuple[str, ...]) -> dict:
     return value
 
 
+def _decided_by(value, kind: str) -> dict:
+    """The trace's record of the scheduler that decided it; an older trace's: its kind as declared now."""
+    if value is None:
+        return scheduler_info(kind).decided_by.to_dict()
+    _keys("decided_by", value, DECIDED_BY)
+    for key in DECIDED_BY:
+        if len(_of(f"decided_by.{key}", value[key], str)) > 40:
+            _fail(f"decided_by.{key}", "trace.too_long", value=_shown(value[key]), most=40)
+    if value["kind"] != kind:
+        _fail("decided_by.kind", "trace.decided_by", value=_shown(value["kind"]), kind=kind)
+    return {key: value[key] for key in DECIDED_BY}
+
+
 def checked_trace(data: bytes | str) -> dict:
     """The trace's JSON, parsed and checked; raises TraceError."""
     if len(data) > MAX_TRACE_BYTES:
@@ -98,9 +113,10 @@ def checked_trace(data: bytes | str) -> dict:
         _fail("version", "trace.version", value=_shown(version))
     trace["version"] = version
     _of("title", trace.get("title"), str, optional=True)
-    trace["scheduler"] = trace.get("scheduler", "article")  # older traces were all the article's scheduler
+    trace["scheduler"] = trace.get("scheduler", DEFAULT_KIND)  # older traces were all the default's
     if trace["scheduler"] not in SCHEDULER_KINDS:
         _fail("scheduler", "trace.scheduler", value=_shown(trace["scheduler"]), kinds=", ".join(SCHEDULER_KINDS))
+    trace["decided_by"] = _decided_by(trace.get("decided_by"), trace["scheduler"])
     histories = _check_requests(_of("requests", trace["requests"], list))
     frames = _of("frames", trace["frames"], list)
     if not 1 <= len(frames) <= MAX_TRACE_FRAMES:

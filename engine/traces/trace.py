@@ -3,8 +3,10 @@ request. Traces load back into a FrameStore, so the UI can open a recorded run w
 
 `config` is the first step's config (frame 0's); `config_changes` lists each mid-run change as
 {"after_step": k, "changes": {field: value}} (a cost model or adaptive controller as its fields, or null):
-it applies from step k + 1, as each frame's own `config` shows. `scheduler` is "vllm" for a run of the vLLM
-twin; a trace without it (every older one) was decided by the article's scheduler.
+it applies from step k + 1, as each frame's own `config` shows. `scheduler` names the kind that decided the run
+when it is not the factory's default (a trace without it was decided by the default, as every older one was);
+`decided_by` records that scheduler's kind and the system and version it mirrored (scheduler/contract.py), read
+back onto every frame (an older trace without it is taken as decided by its kind as declared now).
 
 Version 2 writes each frame as a delta against the one before (engine/traces/delta.py): the blocks and requests
 that changed, the config only when it changed. A trace then grows with what happens per step, not with the
@@ -26,6 +28,8 @@ from engine.run.metrics import request_metrics
 from engine.traces.delta import frame_deltas, frames_from_deltas
 from engine.traces.schema import TraceError, checked_trace
 from i18n import Message
+from scheduler.contract import DecidedBy
+from scheduler.factory import DEFAULT_KIND
 
 TRACE_VERSION = 2
 
@@ -68,16 +72,16 @@ def config_changes(engine: Engine) -> list[dict]:
 
 def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame] | None = None) -> dict:
     """The run as a trace; `frames`: the engine's frames already rebuilt (a comparison keeps them), to reuse."""
-    # the scheduler is written only for the vLLM twin: a trace without it is the article's (as every older one is),
-    # so the article's traces stay byte for byte as they were
-    twin = {"scheduler": engine.spec.scheduler} if engine.spec.scheduler != "article" else {}
+    # the kind is written only when it is not the default, as older traces (all of the default's) were written
+    kind = {"scheduler": engine.spec.scheduler} if engine.spec.scheduler != DEFAULT_KIND else {}
     return {
         "version": TRACE_VERSION,
         "title": title,
         "runner": engine.runner_kind,
         "seed": engine.spec.seed,
         "overlap": engine.overlap,
-        **twin,
+        **kind,
+        "decided_by": engine.frames.decided_by.to_dict(),
         "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
         "config_changes": config_changes(engine),
         "requests": request_summaries(engine, frames),
@@ -99,7 +103,7 @@ def read_trace(data: bytes | str) -> tuple[FrameStore, dict]:
     trace = checked_trace(data)
     histories = [TokenHistory(r["prompt_token_ids"] + r["output_token_ids"], pieces=r["pieces"])
                  for r in trace["requests"]]
-    store = FrameStore()
+    store = FrameStore(decided_by=DecidedBy(**trace["decided_by"]))
     try:
         for frame in frames_from_deltas(trace["frames"], histories, full=trace["version"] == 1):
             store.append_frame(frame)

@@ -16,18 +16,21 @@ Where it differs from scheduler/block_manager.py (the article's pool), on purpos
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Collection
-from itertools import islice, takewhile
 
 from scheduler.block_manager import NO_HASH, Block, chain_hash
+from scheduler.block_pool_view import BlockPoolView, FreeLog
 from scheduler.sequence import Sequence
 
 NULL_BLOCK_ID = 0
 
 
-class KVCache:
+class KVCache(BlockPoolView):
     """The pool (`blocks`, `free_block_ids` in eviction order, the hash map) and each request's block table,
-    kept in `seq.block_table` like the article's pool, so the engine's recorder and runners read it as before."""
+    kept in `seq.block_table` like the article's pool, so the engine's recorder and runners read it as before;
+    its read-only view is `BlockPoolView`'s, the null block its one reserved unit."""
+
+    reserved_unit_ids = (NULL_BLOCK_ID,)
+    places_at_head = True
 
     def __init__(self, num_blocks: int, block_size: int, max_model_len: int, enable_caching: bool):
         self.block_size, self.max_model_len, self.enable_caching = block_size, max_model_len, enable_caching
@@ -37,6 +40,7 @@ class KVCache:
         self.hash_to_block_ids: dict[int, dict[int, None]] = {}  # several blocks may share a hash: first wins
         self.num_cached_blocks: dict[int, int] = {}  # request id -> leading blocks of its table already hashed
         self.num_prefix_queries = self.num_prefix_hits = 0  # full blocks looked up and found, as the article counts
+        self.free_log = FreeLog()
 
     @property
     def num_blocks(self) -> int:
@@ -46,29 +50,6 @@ class KVCache:
     @property
     def num_free_blocks(self) -> int:
         return len(self.free_block_ids)
-
-    # -- read-only views (what a frame records, as scheduler/block_manager.py offers them) ----------------
-
-    @property
-    def block_ids(self) -> range:
-        """Every block id, the null block's included."""
-        return range(len(self.blocks))
-
-    def block_state(self, block_id: int) -> tuple[int, int | None]:
-        """A block's reference count and its prefix-cache hash (None when it holds none)."""
-        block = self.blocks[block_id]
-        return block.ref_count, None if block.hash == NO_HASH else block.hash
-
-    def recently_freed(self, freed: Collection[int]) -> tuple[list[int], list[int]]:
-        """Where the blocks of `freed` (freed lately, still free) sit in the free queue, in its order: those at its
-        head (freed without a hash), then the rest, its last entries (freed with one)."""
-        n = len(freed)
-        head = list(takewhile(freed.__contains__, islice(self.free_block_ids, n)))
-        return head, list(islice(reversed(self.free_block_ids), n - len(head)))[::-1]
-
-    @property
-    def cached_free_block_ids(self) -> list[int]:
-        return [b for b in self.free_block_ids if self.blocks[b].hash != NO_HASH]
 
     def blocks_for(self, num_tokens: int) -> int:
         return -(-num_tokens // self.block_size)
@@ -160,6 +141,7 @@ class KVCache:
             block_id, _ = free.popitem(last=False)
             block = blocks[block_id]
             if block.hash != NO_HASH:
+                self.free_log.evicted(block_id)
                 ids = self.hash_to_block_ids[block.hash]
                 del ids[block_id]
                 if not ids:
@@ -185,7 +167,9 @@ class KVCache:
                     to_head.append(b)
                 else:
                     free[b] = None
+                    self.free_log.placed(b, at_head=False)
         for b in reversed(to_head):
             free[b] = None
             free.move_to_end(b, last=False)
+            self.free_log.placed(b, at_head=True)
         return held

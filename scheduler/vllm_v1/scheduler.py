@@ -1,19 +1,24 @@
-"""The vLLM twin: vLLM V1's `Scheduler.schedule()` and `update_from_output()` (vLLM 0.32), decision for decision
-and block for block, behind the interface the engine uses on any scheduler (scheduler/interface.py).
+"""The vLLM twin: vLLM V1's `Scheduler` (vllm/v1/core/sched/scheduler.py, vLLM 0.32), decision for decision and
+block for block, behind the contract every scheduler keeps (scheduler/contract.py). One class, read beside vLLM's:
 
-One step, as vLLM decides it (`schedule`):
-1. running requests first, in their order, each taking what it still lacks (the rest of its prompt, or one
-   token plus its draft tokens), cut to the token budget, to `long_prefill_token_threshold` (when more than
-   one request is there) and to max_model_len; one that gets no blocks preempts the tail of `running` (or, with
-   the priority policy, the least important running request) until it fits or is itself preempted, and that
-   ends the loop over running requests;
-2. then, only in a step that preempted nobody, waiting requests in queue order while a token is left and
-   fewer than max_num_seqs run: prefix-cache hits first (a preempted request too, from its own freed blocks if
-   they are still cached), the rest cut to the budget (chunked prefill) or left waiting (not chunked), admitted
-   only if its whole sequence fits in the free blocks; the first one that does not fit stops the loop.
-The events say why in vLLM's terms. `postprocess` is `update_from_output`: tokens appended and checked for
-EOS, max_tokens and max_model_len, rejected drafts rolled back (their blocks stay), then the n-gram drafts
-for the next step (vLLM's model runner proposes them; `scheduler/speculative.py` finds the same ones).
+- `schedule()` is vLLM's `schedule()`. First the RUNNING requests, in their order (vLLM's `while req_index <
+  len(self.running) and token_budget > 0`): each takes `num_new_tokens` = what it still lacks (the rest of its
+  prompt, or its token plus its `spec_token_ids`, plus `num_output_placeholders` under async scheduling), cut to
+  `long_prefill_token_threshold` (only when another request could use the budget), to `token_budget` and to
+  max_model_len; then `kv_cache_manager.allocate_slots`, and while it fails, preemption (`_preempt_request`): the
+  tail of `running`, or under the priority policy the running request with the largest (priority, arrival time),
+  until it fits or is itself preempted, which ends the loop. Then, only when nobody was preempted (vLLM's `if not
+  preempted_reqs`), the WAITING requests in queue order while a token is left and fewer than max_num_seqs run:
+  `get_computed_blocks` (prefix-cache hits, a preempted request's own freed blocks too while cached), `num_new_tokens
+  = request.num_tokens - num_computed_tokens`, cut or left waiting (chunked prefill off), admitted only if the whole
+  sequence fits (`scheduler_reserve_full_isl`); the first that does not fit stops the loop. `_update_after_schedule`
+  marks which requests are still in their prompt (`is_prefill_chunk`). The events say why, in vLLM's terms.
+- `postprocess()` is `update_from_output()` then `update_draft_token_ids()`: tokens appended and checked by
+  `check_stop` (`_check_stop`: EOS, then max_model_len, then max_tokens), rejected drafts rolled back (their blocks
+  stay), then the n-gram drafts of the next step (vLLM's model runner proposes them; scheduler/speculative.py finds
+  the same ones).
+- `launch()` and `land()` are vLLM's AsyncScheduler: `_update_after_schedule` advancing computed tokens and adding
+  an output placeholder per request that will sample, then `update_from_output` when the step's tokens land.
 
 Requests must carry distinct (priority, arrival, seq_id): vLLM breaks ties by arrival time and request id.
 """
@@ -22,81 +27,104 @@ from __future__ import annotations
 
 from bisect import insort
 from collections import deque
+from operator import attrgetter
 
 from scheduler.config import Config
-from scheduler.events import Event, Finished, Preempted, Speculated
+from scheduler.contract import SchedulerInfo
+from scheduler.events import (
+    Aborted,
+    Admitted,
+    Blocked,
+    ChunkScheduled,
+    Event,
+    Finished,
+    Preempted,
+    PrefixHit,
+    Speculated,
+)
 from scheduler.interface import POOL_SHAPE, Batch, check_new, requeue
-from scheduler.policies import priority_key
 from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
 from scheduler.vllm_v1.kv_cache import KVCache
-from scheduler.vllm_v1.step import schedule_step
+from scheduler.vllm_v1.request import Request
 
-# The Config fields the twin does not read: vLLM has no such choice (it preempts the running tail, or the least
-# important request under the priority queue policy, whatever preemption_policy says).
-IGNORED_SETTINGS = ("prefill_first", "mixed_batches", "preemption_policy", "cache_blocks_at_allocation",
-                    "notebook_block_bug")
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
-
-
-class _Pending:
-    """What vLLM's Request holds beyond our Sequence: the drafts proposed for its next step, whether its last
-    scheduled chunk left prompt tokens to compute, and, under async scheduling, its tokens still in flight:
-    `placeholders` (vLLM's num_output_placeholders), `unlanded` (trailing PLACEHOLDER entries of its token_ids;
-    more than `placeholders` once a preemption forgot them), `in_flight` scheduled tokens and `stale` ones (in
-    flight when it was preempted: until they land it is not admitted again)."""
-
-    __slots__ = ("drafts", "prefill_chunk", "placeholders", "unlanded", "in_flight", "stale")
-
-    def __init__(self):
-        self.drafts: list[int] = []
-        self.prefill_chunk = False
-        self.placeholders = self.unlanded = self.in_flight = self.stale = 0
-
-    def num_tokens(self, seq: Sequence) -> int:
-        """vLLM's num_tokens: the tokens known, not those still in flight."""
-        return len(seq.token_ids) - self.unlanded
+PAD_DRAFT = -1  # vLLM's placeholder draft token when it pads a lone decode to 1 + num_speculative_tokens
+PRIORITY_ORDER, VICTIM_ORDER = attrgetter("priority_order"), attrgetter("victim_order")
 
 
 class VllmScheduler:
-    kind = "vllm"
+    """vLLM V1's Scheduler. vLLM has no choice of step order, batch mixing or preemption victim (it preempts the
+    running tail, or the least important request under the priority queue policy), nor the article's notebook bug
+    or allocation-time caching switch: those Config fields are not read. Its pool has the null block (one unit more
+    for the runner), and a prompt larger than the pool is queued, as vLLM's Scheduler queues it: it never fits, so it
+    waits for good and, at the head of the queue, holds up every request behind it (vLLM's engine refuses at start a
+    max_model_len its pool cannot hold, so it never gets one; `tools/vllm_check`'s "pool" mode checks this)."""
+    info = SchedulerInfo("vllm", "vLLM", "0.32", frozenset({
+        "max_num_seqs", "max_num_batched_tokens", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
+        "enable_prefix_caching", "chunked_prefill", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
+        "prompt_lookup_max", "long_prefill_token_threshold"}), reserved_units=1, queues_oversized_prompt=True)
 
     def __init__(self, config: Config):
         self.config = config
-        self.block_manager = KVCache(config.num_kvcache_blocks, config.kvcache_block_size, config.max_model_len,
-                                     config.enable_prefix_caching)
-        self.waiting: deque[Sequence] | list[Sequence] = [] if config.queue_policy == "priority" else deque()
-        self.running: list[Sequence] = []
+        self.kv_cache_manager = KVCache(config.num_kvcache_blocks, config.kvcache_block_size, config.max_model_len,
+                                        config.enable_prefix_caching)
+        self.requests: dict[int, Request] = {}  # vLLM's req_id -> Request: every request waiting or running
+        self.waiting: deque[Request] | list[Request] = [] if config.queue_policy == "priority" else deque()
+        self.running: list[Request] = []
         self.num_preemptions = 0
-        self._pending: dict[int, _Pending] = {}  # by request id, for every request in waiting or running
-        self._events: list[Event] = []
-        self._in_flight: deque[list[tuple[Sequence, int, int | None]]] = deque()  # async: launched steps,
-        # each (sequence, tokens scheduled, index of its placeholder token or None) in vLLM's order
+        self._events: list[Event] = []  # the events of the call under way
+        self._in_flight: deque[list[tuple[Request, int, int | None]]] = deque()  # async: launched steps, each
+        # (request, tokens scheduled, index of its placeholder token or None) in vLLM's order
 
-    # -- requests --------------------------------------------------------------------------------------
+    # -- the read-only views (SchedulerProtocol) ---------------------------------------------------------
+
+    @property
+    def pool(self) -> KVCache:
+        return self.kv_cache_manager
+
+    @property
+    def waiting_seqs(self) -> list[Sequence]:
+        return [request.seq for request in self.waiting]
+
+    @property
+    def running_seqs(self) -> list[Sequence]:
+        return [request.seq for request in self.running]
+
+    def is_finished(self) -> bool:
+        return not self.waiting and not self.running
+
+    # -- requests (vLLM's add_request, finish_requests) --------------------------------------------------
 
     def add(self, seq: Sequence):
         """Queue a new request; an empty one or one of max_model_len tokens is refused (RequestRejected) and ends
-        ABORTED, as vLLM's input checks refuse it. A prompt larger than the whole pool is queued, as vLLM's
-        Scheduler queues it: it never fits, so it waits for good and, at the head of the queue, holds up every
-        request behind it (vLLM's engine refuses at start a max_model_len its pool cannot hold, so it never gets
-        such a request; `tools/vllm_check`'s "pool" mode checks the twin against vLLM's Scheduler here)."""
-        check_new(seq, self.config, held=seq.seq_id in self._pending)
+        ABORTED, as vLLM's input checks refuse it. A prompt larger than the whole pool is queued (see the class)."""
+        check_new(seq, self.config, held=seq.seq_id in self.requests)
         seq.status = WAITING
-        self._pending[seq.seq_id] = _Pending()
-        self._enqueue(seq)
+        request = self.requests[seq.seq_id] = Request(seq)
+        self._enqueue(request)
 
-    def _enqueue(self, seq: Sequence, preempted: bool = False):
-        """FCFS: arrivals at the tail, preempted requests at the head; priority: in (priority, arrival) order."""
+    def _enqueue(self, request: Request, preempted: bool = False):
+        """FCFS: arrivals at the tail, preempted requests at the head (vLLM's prepend_request); priority: in
+        (priority, arrival) order."""
         if self.config.queue_policy == "priority":
-            insort(self.waiting, seq, key=priority_key)
+            insort(self.waiting, request, key=PRIORITY_ORDER)
         elif preempted:
-            self.waiting.appendleft(seq)
+            self.waiting.appendleft(request)
         else:
-            self.waiting.append(seq)
+            self.waiting.append(request)
 
-    def requeue(self, seqs: list[Sequence]) -> list:
+    def abort(self, seq: Sequence, reason: str) -> Aborted:
+        """vLLM's `finish_requests` with FINISHED_ABORTED: out of its queue, its blocks freed."""
+        request = self.requests.pop(seq.seq_id)
+        (self.running if seq.status is RUNNING else self.waiting).remove(request)
+        seq.status, seq.finish_reason = ABORTED, reason
+        seq.num_scheduled_tokens = 0
+        self.kv_cache_manager.free(seq)
+        return Aborted(seq.seq_id, reason)
+
+    def requeue(self, seqs: list[Sequence]) -> list[Aborted]:
         return requeue(self, seqs)
 
     def reconfigure(self, config: Config):
@@ -105,36 +133,182 @@ class VllmScheduler:
         if changed:
             raise ValueError(f"{changed} change the KV pool: build a new Scheduler and requeue() its requests")
         if config.queue_policy != self.config.queue_policy:
-            queued = sorted(self.waiting, key=priority_key) if config.queue_policy == "priority" else self.waiting
-            self.waiting = list(queued) if config.queue_policy == "priority" else deque(queued)
+            self.waiting = (sorted(self.waiting, key=PRIORITY_ORDER) if config.queue_policy == "priority"
+                            else deque(self.waiting))
         self.config = config
-        self.block_manager.enable_caching = config.enable_prefix_caching
-        self.block_manager.max_model_len = config.max_model_len
+        self.kv_cache_manager.enable_caching = config.enable_prefix_caching
+        self.kv_cache_manager.max_model_len = config.max_model_len
 
-    def is_finished(self) -> bool:
-        return not self.waiting and not self.running
-
-    # -- one step --------------------------------------------------------------------------------------
+    # -- one step: vLLM's schedule() ---------------------------------------------------------------------
 
     def schedule(self) -> Batch:
-        """This step's batch, with the events of deciding it."""
-        self._events = []
-        return schedule_step(self)
+        """This step's batch, with the events of deciding it (the class docstring maps it to vLLM's)."""
+        cfg, kv_cache_manager, events = self.config, self.kv_cache_manager, []
+        self._events = events
+        num_scheduled_tokens: dict[Request, int] = {}  # in vLLM's order
+        token_budget = cfg.max_num_batched_tokens
+        preempted_reqs: list[Request] = []
+        num_running_scheduled = 0  # running requests scheduled (the waiting ones admitted not counted)
+        prefill_scheduled = False  # a running request still in its prompt was scheduled
+        # vLLM applies long_prefill_token_threshold only when another request could use the budget
+        threshold = cfg.long_prefill_token_threshold if len(self.running) + len(self.waiting) > 1 else 0
 
-    def _preempt(self, seq: Sequence, for_seq: Sequence, policy: str):
-        """vLLM's `_preempt_request`: free its blocks, forget its progress and drafts, queue it again."""
-        freed = self.block_manager.free(seq)
+        # First, schedule the RUNNING requests.
+        req_index = 0
+        while req_index < len(self.running) and token_budget > 0:
+            request = self.running[req_index]
+            if (request.num_output_placeholders and request.num_computed_tokens + 2 - request.num_output_placeholders
+                    >= request.num_prompt_tokens + request.max_tokens):
+                req_index += 1  # async: its token in flight is surely its last
+                continue
+            num_tokens = request.num_tokens
+            num_new_tokens = (num_tokens + len(request.spec_token_ids) + request.num_output_placeholders
+                              - request.num_computed_tokens)
+            if 0 < threshold < num_new_tokens:
+                num_new_tokens = threshold
+            num_new_tokens = min(num_new_tokens, token_budget, cfg.max_model_len - 1 - request.num_computed_tokens)
+            if num_new_tokens <= 0:
+                req_index += 1
+                continue
+            scheduled = True
+            while not kv_cache_manager.allocate_slots(request.seq, num_new_tokens, num_tokens):
+                if cfg.queue_policy == "priority":
+                    preempted_req = max(self.running, key=VICTIM_ORDER)
+                    at = self.running.index(preempted_req)
+                    del self.running[at]
+                    if preempted_req in num_scheduled_tokens:  # scheduled already: its tokens go back
+                        token_budget += num_scheduled_tokens.pop(preempted_req)
+                        num_running_scheduled -= 1
+                        preempted_req.seq.num_scheduled_tokens = 0
+                        preempted_req.seq.draft_token_ids = []
+                    if at < req_index:
+                        req_index -= 1
+                    policy = "priority"
+                else:
+                    preempted_req = self.running.pop()
+                    policy = "tail"
+                self._preempt_request(preempted_req, request, policy)
+                preempted_reqs.append(preempted_req)
+                if preempted_req is request:
+                    scheduled = False
+                    break
+            if not scheduled:
+                break
+            num_scheduled_tokens[request] = num_new_tokens
+            request.seq.num_scheduled_tokens = num_new_tokens
+            token_budget -= num_new_tokens
+            num_running_scheduled += 1
+            prefill_scheduled |= request.is_prefill_chunk
+            req_index += 1
+            if request.spec_token_ids:
+                num_scheduled_spec_tokens = (num_new_tokens + request.num_computed_tokens - num_tokens
+                                             - request.num_output_placeholders)
+                request.seq.draft_token_ids = (request.spec_token_ids[:num_scheduled_spec_tokens]
+                                               if num_scheduled_spec_tokens > 0 else [])
+                request.spec_token_ids = []
+
+        # Next, schedule the WAITING requests.
+        if not preempted_reqs:
+            self._schedule_waiting(num_scheduled_tokens, token_budget, threshold,
+                                   num_running_scheduled > 0, prefill_scheduled)
+        elif self.waiting:
+            events.append(Blocked(self.waiting[0].request_id, "preempted_this_step", 0, 0))
+        return self._update_after_schedule(num_scheduled_tokens)
+
+    def _schedule_waiting(self, num_scheduled_tokens: dict[Request, int], token_budget: int, threshold: int,
+                          running_scheduled: bool, prefill_scheduled: bool):
+        """The loop over WAITING requests of vLLM's schedule(); requests before `req_index` were skipped (a stale
+        output still in flight) and stay in place, as vLLM puts skipped requests back at the head."""
+        cfg, kv_cache_manager, events = self.config, self.kv_cache_manager, self._events
+        num_spec_tokens = cfg.num_speculative_tokens
+        req_index = 0
+        while req_index < len(self.waiting):
+            request = self.waiting[req_index]
+            if token_budget <= 0:
+                events.append(Blocked(request.request_id, "token_budget", len(request.seq.token_ids), 0))
+                return
+            if len(self.running) >= cfg.max_num_seqs:
+                events.append(Blocked(request.request_id, "max_num_seqs", 1, 0))
+                return
+            if request.num_stale:
+                req_index += 1
+                continue
+            num_tokens = request.num_tokens
+            new_computed_blocks = kv_cache_manager.find_cached_prefix(request.seq, num_tokens)  # get_computed_blocks
+            num_computed_tokens = len(new_computed_blocks) * kv_cache_manager.block_size
+            num_new_tokens = num_tokens - num_computed_tokens
+            pad_drafts = False
+            # vLLM pads a lone resumed decode to the drafts' size, or waits; vLLM 0.32 fails an assertion where
+            # long_prefill_token_threshold cuts that padding, so then no padding here
+            if (num_spec_tokens and num_new_tokens == 1 and not prefill_scheduled
+                    and (running_scheduled or num_computed_tokens)
+                    and num_computed_tokens + 1 + num_spec_tokens + 1 <= cfg.max_model_len
+                    and not 0 < threshold < 1 + num_spec_tokens):
+                if 1 + num_spec_tokens > token_budget:
+                    events.append(Blocked(request.request_id, "token_budget", 1 + num_spec_tokens, token_budget))
+                    return
+                num_new_tokens, pad_drafts = 1 + num_spec_tokens, True
+            if 0 < threshold < num_new_tokens:
+                num_new_tokens = threshold
+            if not cfg.chunked_prefill and num_new_tokens > token_budget:
+                events.append(Blocked(request.request_id, "token_budget", num_new_tokens, token_budget))
+                return
+            num_new_tokens = min(num_new_tokens, token_budget)
+            if not kv_cache_manager.allocate_slots(request.seq, num_new_tokens, num_tokens, new_computed_blocks,
+                                                   full_sequence_must_fit=True):
+                blocks = kv_cache_manager.blocks
+                need = (kv_cache_manager.blocks_for(num_tokens) - len(new_computed_blocks)
+                        + sum(1 for b in new_computed_blocks if blocks[b].ref_count == 0))
+                events.append(Blocked(request.request_id, "blocks", need, kv_cache_manager.num_free_blocks))
+                return
+            del self.waiting[req_index]
+            self.running.append(request)
+            seq = request.seq
+            seq.status = RUNNING
+            seq.num_computed_tokens = seq.num_cached_tokens = num_computed_tokens
+            if new_computed_blocks:
+                events.append(PrefixHit(seq.seq_id, tuple(new_computed_blocks), num_computed_tokens))
+            events.append(Admitted(seq.seq_id, num_new_tokens, num_computed_tokens, seq.num_preemptions > 0))
+            num_scheduled_tokens[request] = num_new_tokens
+            seq.num_scheduled_tokens = num_new_tokens
+            token_budget -= num_new_tokens
+            if pad_drafts:
+                seq.draft_token_ids = [PAD_DRAFT] * num_spec_tokens
+
+    def _preempt_request(self, request: Request, for_request: Request, policy: str):
+        """vLLM's `_preempt_request` (the caller took it out of `running`): its blocks freed, its progress and drafts
+        forgotten, queued again at the head."""
+        seq = request.seq
+        freed = self.kv_cache_manager.free(seq)
         seq.num_computed_tokens = seq.num_scheduled_tokens = 0
         seq.draft_token_ids = []
-        pending = self._pending[seq.seq_id]
-        pending.drafts, pending.placeholders, pending.stale = [], 0, pending.in_flight
+        request.spec_token_ids, request.num_output_placeholders = [], 0
+        request.num_stale = request.num_in_flight
         seq.status = WAITING
         seq.num_preemptions += 1
         self.num_preemptions += 1
-        self._enqueue(seq, preempted=True)
-        self._events.append(Preempted(seq.seq_id, for_seq.seq_id, policy, freed))
+        self._enqueue(request, preempted=True)
+        self._events.append(Preempted(seq.seq_id, for_request.request_id, policy, freed))
 
-    # -- after the model ran ---------------------------------------------------------------------------
+    def _update_after_schedule(self, num_scheduled_tokens: dict[Request, int]) -> Batch:
+        """vLLM's `_update_after_schedule` as far as it decides anything: which requests are still in their prompt
+        after this step (`is_prefill_chunk`: they get no drafts); chunk events; the batch in vLLM's order."""
+        seqs, counts, num_prefills = [], [], 0
+        for request, num_new_tokens in num_scheduled_tokens.items():
+            seq, num_computed_tokens = request.seq, request.num_computed_tokens
+            num_tokens = request.num_tokens + request.num_output_placeholders
+            request.is_prefill_chunk = num_computed_tokens + num_new_tokens < num_tokens
+            if request.is_prefill_chunk:
+                self._events.append(ChunkScheduled(seq.seq_id, num_computed_tokens, num_new_tokens, num_tokens))
+            if num_tokens - num_computed_tokens > 1:
+                num_prefills += 1
+            seqs.append(seq)
+            counts.append(num_new_tokens)
+        n = len(seqs)
+        kind = "idle" if not n else "prefill" if num_prefills == n else "decode" if not num_prefills else "mixed"
+        return Batch(seqs, tuple(counts), kind, tuple(self._events))
+
+    # -- after the model ran: vLLM's update_from_output() ------------------------------------------------
 
     def postprocess(self, seqs: list[Sequence], token_ids: list) -> list[Event]:
         """vLLM's `update_from_output` then `update_draft_token_ids`. `token_ids` has one entry per sequence:
@@ -144,34 +318,33 @@ class VllmScheduler:
             raise ValueError(f"postprocess got {len(token_ids)} outputs for a batch of {len(seqs)} sequences; "
                              "give one per scheduled sequence (nothing was applied)")
         self._events = events = []
-        stopped = []
+        stopped = set()
         for seq, output in zip(seqs, token_ids, strict=True):
-            drafts = seq.draft_token_ids
+            scheduled_spec_token_ids = seq.draft_token_ids
             seq.num_computed_tokens += seq.num_scheduled_tokens
             seq.num_scheduled_tokens = 0
             if output is None:
                 continue
-            new = output if type(output) is list else [output]
-            if drafts:
-                accepted = len(new) - 1
-                seq.num_computed_tokens -= len(drafts) - accepted  # rejected drafts: their blocks stay
+            new_token_ids = output if type(output) is list else [output]
+            if scheduled_spec_token_ids:
+                num_accepted = len(new_token_ids) - 1
+                seq.num_computed_tokens -= len(scheduled_spec_token_ids) - num_accepted  # rejected: blocks stay
                 seq.draft_token_ids = []
-                events.append(Speculated(seq.seq_id, tuple(d for d in drafts), accepted))
-            for token in new:
+                events.append(Speculated(seq.seq_id, tuple(scheduled_spec_token_ids), num_accepted))
+            for token in new_token_ids:
                 seq.token_ids.append(token)
-                reason = self._stop_reason(seq, token)
+                reason = self._check_stop(seq, token)
                 if reason:
-                    stopped.append(seq)
-                    self._finish(seq, reason)
+                    stopped.add(self._free_request(seq, reason))
+                    events.append(Finished(seq.seq_id, reason))
                     break
         if stopped:
-            gone = set(stopped)
-            self.running = [s for s in self.running if s not in gone]
+            self.running = [r for r in self.running if r not in stopped]
         if self.config.num_speculative_tokens:
-            self._propose_drafts(seqs, token_ids)
+            self._update_draft_token_ids(seqs, token_ids)
         return events
 
-    def _stop_reason(self, seq: Sequence, token: int) -> str | None:
+    def _check_stop(self, seq: Sequence, token: int) -> str | None:
         """vLLM's `check_stop`: EOS first, then the length limits."""
         cfg = self.config
         if token == cfg.eos and not seq.sampling_params.ignore_eos:
@@ -182,30 +355,32 @@ class VllmScheduler:
             return "max_tokens"
         return None
 
-    def _finish(self, seq: Sequence, reason: str):
+    def _free_request(self, seq: Sequence, reason: str) -> Request:
+        """vLLM's `_free_request`: the request ends FINISHED for `reason`, its blocks freed (the caller takes it out
+        of its queue). Returns its Request."""
         seq.status, seq.finish_reason = FINISHED, reason
         seq.num_scheduled_tokens = 0
-        del self._pending[seq.seq_id]
-        self.block_manager.free(seq)
-        self._events.append(Finished(seq.seq_id, reason))
+        self.kv_cache_manager.free(seq)
+        return self.requests.pop(seq.seq_id)
 
-    def _propose_drafts(self, seqs: list[Sequence], token_ids: list):
+    def _update_draft_token_ids(self, seqs: list[Sequence], token_ids: list):
         """The n-gram drafts vLLM's model runner proposes after a step, for each request that sampled a token
         and is below max_model_len; a request still prefilling gets none."""
         cfg = self.config
         for seq, output in zip(seqs, token_ids, strict=True):
-            pending = self._pending.get(seq.seq_id)
-            if pending is None:  # finished
+            request = self.requests.get(seq.seq_id)
+            if request is None:  # finished
                 continue
-            if output is None or pending.prefill_chunk:
-                pending.drafts = []
+            if output is None or request.is_prefill_chunk:
+                request.spec_token_ids = []
                 continue
             room = cfg.max_model_len - len(seq.token_ids)
             index = seq.ngram_index
             if index is None or (index.min_n, index.max_n) != (cfg.prompt_lookup_min, cfg.prompt_lookup_max):
                 index = seq.ngram_index = NgramIndex(cfg.prompt_lookup_min, cfg.prompt_lookup_max)
             enough = len(seq.token_ids) >= cfg.prompt_lookup_min
-            pending.drafts = index.propose(seq.token_ids, min(cfg.num_speculative_tokens, room)) if enough else []
+            request.spec_token_ids = index.propose(seq.token_ids, min(cfg.num_speculative_tokens, room)) if enough \
+                else []
 
     # -- async scheduling (the engine's overlapped scheduling, vLLM's AsyncScheduler) ----------------------
 
@@ -215,17 +390,17 @@ class VllmScheduler:
         advance now, and each request that will sample gets a placeholder token."""
         launched = []
         for seq, output in zip(seqs, outputs, strict=True):
-            pending, num = self._pending[seq.seq_id], seq.num_scheduled_tokens
-            seq.num_computed_tokens += num
+            request, num_new_tokens = self.requests[seq.seq_id], seq.num_scheduled_tokens
+            seq.num_computed_tokens += num_new_tokens
             seq.num_scheduled_tokens = 0
-            pending.in_flight += num
+            request.num_in_flight += num_new_tokens
             index = None
             if output is not None:
                 index = len(seq.token_ids)
                 seq.token_ids.append(PLACEHOLDER)
-                pending.unlanded += 1
-                pending.placeholders += 1
-            launched.append((seq, num, index))
+                request.num_unlanded += 1
+                request.num_output_placeholders += 1
+            launched.append((request, num_new_tokens, index))
         self._in_flight.append(launched)
         return []
 
@@ -235,32 +410,31 @@ class VllmScheduler:
         blocks freed: returned with them (the engine drops it from the next batch). A request preempted while
         its token was in flight still takes the token (vLLM delivers stale output)."""
         tokens = {seq.seq_id: token for seq, _, token in landed}
-        late = []
-        stopped = set()
-        for seq, num, index in self._in_flight.popleft():
-            pending = self._pending.get(seq.seq_id)
-            if pending is None:
+        late, stopped = [], set()
+        for launched, num_new_tokens, index in self._in_flight.popleft():
+            seq = launched.seq
+            request = self.requests.get(seq.seq_id)
+            if request is None:  # finished already
                 continue
-            pending.in_flight -= num
-            stale = pending.stale > 0
+            request.num_in_flight -= num_new_tokens
+            stale = request.num_stale > 0
             if stale:
-                pending.stale -= num
+                request.num_stale -= num_new_tokens
             if index is None:
                 continue
             seq.token_ids[index] = token = tokens[seq.seq_id]
-            pending.unlanded -= 1
+            request.num_unlanded -= 1
             was_running = seq.status is RUNNING
             if not stale:
-                pending.placeholders -= 1
-            reason = self._stop_reason(seq, token)
+                request.num_output_placeholders -= 1
+            reason = self._check_stop(seq, token)
             if was_running:
-                self.block_manager.cache_blocks(seq, seq.num_computed_tokens - pending.placeholders)
+                self.kv_cache_manager.cache_blocks(seq, request.num_computed_tokens - request.num_output_placeholders)
             if reason:
-                stopped.add(seq)
                 seq.status, seq.finish_reason = FINISHED, reason
-                del self._pending[seq.seq_id]
-                late.append((seq, self.block_manager.free(seq)))
+                stopped.add(self.requests.pop(seq.seq_id))
+                late.append((seq, self.kv_cache_manager.free(seq)))
         if stopped:
-            self.running = [s for s in self.running if s not in stopped]
-            self.waiting = type(self.waiting)(s for s in self.waiting if s not in stopped)
+            self.running = [r for r in self.running if r not in stopped]
+            self.waiting = type(self.waiting)(r for r in self.waiting if r not in stopped)
         return late, []

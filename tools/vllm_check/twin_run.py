@@ -49,10 +49,10 @@ def run_twin(workload: dict, max_steps: int = MAX_STEPS, timings: list | None = 
         resumed = [e.seq_id for e in events if e.kind == "admitted" and e.recompute]
         preempted = [e.seq_id for e in events if e.kind == "preempted"]
         finished = [[e.seq_id, "length" if e.reason in LENGTH else e.reason] for e in events if e.kind == "finished"]
-        live = [*sched.waiting, *sched.running]
-        tables = sorted([s.seq_id, *s.block_table] for s in live if s.block_table)
+        waiting, running = sched.waiting_seqs, sched.running_seqs
+        tables = sorted([s.seq_id, *s.block_table] for s in [*waiting, *running] if s.block_table)
         records.append(step_record(scheduled, drafts, new, resumed, preempted, finished,
-                                   [s.seq_id for s in sched.waiting], [s.seq_id for s in sched.running], tables))
+                                   [s.seq_id for s in waiting], [s.seq_id for s in running], tables))
         idle = idle + 1 if not scheduled else 0
         if (not pending and sched.is_finished()) or (not pending and idle >= 3):
             break
@@ -86,10 +86,10 @@ def run_twin_async(workload: dict, max_steps: int = MAX_STEPS) -> list[list]:
         new = [e.seq_id for e in events if e.kind == "admitted" and not e.recompute]
         resumed = [e.seq_id for e in events if e.kind == "admitted" and e.recompute]
         preempted = [e.seq_id for e in events if e.kind == "preempted"]
-        live = [*sched.waiting, *sched.running]
-        tables = sorted([s.seq_id, *s.block_table] for s in live if s.block_table)
+        waiting, running = sched.waiting_seqs, sched.running_seqs
+        tables = sorted([s.seq_id, *s.block_table] for s in [*waiting, *running] if s.block_table)
         records.append(step_record(scheduled, [], new, resumed, preempted, _reasons(late),
-                                   [s.seq_id for s in sched.waiting], [s.seq_id for s in sched.running], tables))
+                                   [s.seq_id for s in waiting], [s.seq_id for s in running], tables))
         idle = idle + 1 if not scheduled else 0
         if not pending and in_flight is None and (sched.is_finished() or idle >= 3):
             break
