@@ -45,9 +45,10 @@ class Req:
         self.fill_ids = self.origin_input_ids + self.output_ids
 
     def update_finish_state(self):
-        """EOS (unless ignore_eos) before the length limit, as SGLang checks them."""
+        """EOS (unless ignore_eos) before the length limit, as SGLang checks them; an EOS past max_new_tokens (one
+        clipped to 0 at arrival) is a length finish (SGLang's `_cap_finished_len_at_max_new_tokens`)."""
         if not self.ignore_eos and self.output_ids[-1] == self.eos_token_id:
-            self.finished_reason = "eos"
+            self.finished_reason = "eos" if len(self.output_ids) <= self.max_new_tokens else "length"
         elif len(self.output_ids) >= self.max_new_tokens:
             self.finished_reason = "length"
 
