@@ -3,7 +3,9 @@ wired to this session's engine) and the policy lab. Everything drawn is a pure f
 
 import streamlit as st
 
-from ui.classroom import class_panel, follow_lead, join_from_url
+from ui import browser_states
+from ui.class_desk import class_panel
+from ui.classroom import follow_lead, join_from_url
 from ui.errors import logged
 from ui.language import language_switch, t
 from ui.server_panel import server_panel
@@ -26,6 +28,7 @@ def stepper():
         stage()
 
 
+browser_states.install()  # every widget state a browser sends is checked before Streamlit reads it
 st.set_page_config(page_title=t("app.page_title"), page_icon="🧮", layout="wide",
                    initial_sidebar_state="collapsed" if st.query_params.get("present") == "1" else "auto")
 keep_widget_state()

@@ -23,7 +23,8 @@ Then the class's prediction: the lecturer switches "Predict, then reveal" on; ev
 (their predict mode follows the lecturer's), picks a choice (student i the choice i mod the number of choices, so
 the right counts are known) and sends it. The lecturer's page must show every answer counted: the time from the
 last answer sent until the lecturer's page says all N answered, and whether the counts per choice are exact.
-Run: python bench/bench_class_follow.py [students] [fake|model] [--precompute]
+With --names, the class with names instead (issue 33; below, before main).
+Run: python bench/bench_class_follow.py [students] [fake|model] [--precompute] [--names]
 """
 
 import argparse
@@ -216,6 +217,8 @@ def parse_args():
     parser.add_argument("students", nargs="?", type=int, default=30)
     parser.add_argument("runner", nargs="?", choices=("fake", "model"), default="fake")
     parser.add_argument("--precompute", action="store_true", help="the server computes preset 05 at start")
+    parser.add_argument("--names", action="store_true", help="the class with names instead: votes and submissions "
+                        "per name, look-alike names, guessed codes, closed tabs (issue 33)")
     return parser.parse_args()
 
 
@@ -347,6 +350,10 @@ async def main():
         await wait_for_server(port)
         url = f"ws://127.0.0.1:{port}/_stcore/stream"
         await warm_up(url, args.precompute)
+        if args.names:
+            print(f"load average {os.getloadavg()[0]:.2f}")
+            await asyncio.wait_for(names_class(url), NAMES_LIMIT_S)
+            return
         students = [Member(i, "") for i in range(count)]
         cpu_start = family_cpu_seconds(server.pid)
         result = await lead(url, students)
@@ -355,6 +362,237 @@ async def main():
         server.terminate()
         server.wait(30)
     report(students, result, what, cpu)
+
+
+# -- the class with names (issue 33): who is counted, look-alike names, guessing codes, tabs closing ---------------
+#
+# `--names`: NAMED_SESSIONS sessions in NAMES browsers (each browser's cookie carries its token, as a browser sends it
+# with the page's websocket) join the lecturer's class on assignment 1, each names itself (the same name from every
+# tab of a browser), follows, and answers the question the lecturer asks; then each browser's first tab breaks away,
+# runs the assignment to its end and hands it in. LOOK_ALIKES attackers, each from a browser of its own, name
+# themselves as a look-alike or case-changed variant of a student's name and press Submit (the trigger a browser would
+# send, sent even though the button is disabled for them). One client sends WRONG_CODES class codes through the join
+# form (the last one the real one) while a real student opens the class's link. Then half the tabs close, and the
+# lecturer's page (its desk redrawn every 5 s, as the browser's timer asks) is watched until it counts the tabs left.
+# Printed: votes counted, submissions (the gradebook's rows), overwrites, the codes checked and refused, the real
+# student's entry, and the seconds until the head count matched the open tabs.
+
+NAMED_SESSIONS, NAMES, LOOK_ALIKES, WRONG_CODES, CLOSED = 60, ("Alice Smith", "王小明", "प्रिया शर्मा"), 100, 200, 30
+ASSIGNMENT = "scenario=assignment_1_vip_deadline"
+DESK_EVERY_S, HEADCOUNT_LIMIT_S, NAMES_LIMIT_S = 5.0, 30.0, 1200
+LEADING = re.compile(r"(\d+) students named, (\d+) tabs open, (\d+) following you")
+SUBMITTED = re.compile(r"Submissions: (\d+) students, (\d+) passed")
+
+
+def look_alikes(name: str, n: int) -> list[str]:
+    """Variants of `name` a reader cannot tell from it: case, invisible characters (a zero-width space, joiner, soft
+    hyphen), full-width and Cyrillic letters, a hyphen or more spaces between its words."""
+    swaps = {"A": "\u0410", "a": "\u0430", "e": "\u0435", "i": "\u0456", "o": "\u043e", "c": "\u0441"}
+    forms = [name.upper(), name.lower(), name.replace(" ", "\u200b"), name.replace(" ", "-"), name + "\u200d",
+             "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in name),
+             "".join(swaps.get(c, c) for c in name), name.replace(" ", "\u00ad"), f"  {name.replace(' ', '   ')} "]
+    return [forms[i % len(forms)] + "\u200b" * (i // len(forms)) for i in range(n)]
+
+
+class NamedPage(ClassPage):
+    """A class page that also reads text boxes, alerts, the lecturer's head counts and the desk's fragment."""
+
+    def __init__(self):
+        super().__init__()
+        self.alerts: list[str] = []
+        self.named = ""  # "You are NAME in this class."
+        self.counts: tuple[int, int, int] | None = None  # named, tabs, following
+        self.submitted: tuple[int, int] | None = None
+        self.desk_fragment = ""
+
+    def read(self, msg: ForwardMsg):
+        super().read(msg)
+        if msg.WhichOneof("type") != "delta" or not msg.delta.HasField("new_element"):
+            return
+        element, kind = msg.delta.new_element, msg.delta.new_element.WhichOneof("type")
+        if kind == "text_input":
+            self.widgets[element.text_input.label] = (element.text_input.id, msg.delta.fragment_id)
+        elif kind == "alert":
+            self.alerts.append(element.alert.body)
+        elif kind == "markdown":
+            body = element.markdown.body
+            if body.startswith("You are **"):
+                self.named = body
+            elif found := LEADING.search(body):
+                self.counts, self.desk_fragment = tuple(map(int, found.groups())), msg.delta.fragment_id
+            elif found := SUBMITTED.search(body):
+                self.submitted = (int(found.group(1)), int(found.group(2)))
+
+
+class Named(Member):
+    """A student (or an attacker) in a browser whose cookie carries `token`."""
+
+    def __init__(self, number: int, query: str, token: str):
+        super().__init__(number, query)
+        self.token, self.page = token, NamedPage()
+
+    def connect(self, url: str):
+        """Its page's websocket (kept open while idle: what the class wakes it with piles up, read at its next
+        rerun, and the pings are answered meanwhile)."""
+        return websockets.connect(url, subprotocols=["streamlit"], max_size=2**27, max_queue=None, ping_interval=None,
+                                  additional_headers={"Cookie": f"schedlab_browser={self.token}"})
+
+    async def rerun(self, ws, *args, **kwargs):
+        """What the class woke this page with meanwhile is read first (a browser reads it as it comes), then the
+        rerun asked for, until it finishes."""
+        while True:
+            try:
+                raw = await asyncio.wait_for(ws.recv(), 0.05)
+            except TimeoutError:
+                break
+            msg = ForwardMsg()
+            msg.ParseFromString(raw)
+            self.page.read(msg)
+        return await super().rerun(ws, *args, **kwargs)
+
+    async def name_as(self, ws, name: str):
+        """Type the name and press "Use this name" (a form: its box's value goes with the submit); a browser named
+        already (another of its tabs) shows no box."""
+        box = next((label for label in self.page.widgets if label.startswith("Your name")), None)
+        if box is None or self.page.named:
+            return
+        box_id, fragment = self.page.widgets[box]
+        widgets, _ = self.click("Use this name")
+        await self.rerun(ws, [WidgetState(id=box_id, string_value=name), *widgets, *self._component_state()],
+                         fragment)
+
+    async def settle(self, ws, done, tries: int = 20) -> bool:
+        """Rerun the page until `done(page)` holds (a rerun the class woke may answer before the one asked for)."""
+        for _ in range(tries):
+            await self.rerun(ws, self._component_state(), timeout_s=OPEN_TIMEOUT_S)
+            if done(self.page):
+                return True
+            await asyncio.sleep(0.5)
+        return False
+
+    async def press(self, ws, label: str):
+        widgets, fragment = self.click(label)
+        await self.rerun(ws, [*widgets, *self._component_state()], fragment, timeout_s=OPEN_TIMEOUT_S)
+
+
+def token_of(i: int) -> str:
+    return f"{i:032d}"  # the cookie's shape: 32 of [A-Za-z0-9_-]
+
+
+async def students_vote_and_hand_in(url: str, lecturer: Named, ws) -> tuple[list[Named], list]:
+    """NAMED_SESSIONS tabs in len(NAMES) browsers join, name themselves and vote; each browser's first tab hands in
+    its run. The tabs (kept open) and their websockets."""
+    tabs, sockets = [], []
+    for i in range(NAMED_SESSIONS):
+        tab = Named(i, f"{ASSIGNMENT}&class={lecturer.page.code}", token_of(1 + i % len(NAMES)))
+        tab.page.choices = 0
+        socket = await tab.connect(url).__aenter__()
+        await tab.rerun(socket, timeout_s=OPEN_TIMEOUT_S)
+        await tab.name_as(socket, NAMES[i % len(NAMES)])
+        tabs.append(tab), sockets.append(socket)
+    await lecturer.settle(ws, lambda page: page.counts is not None and page.counts[1] == NAMED_SESSIONS)
+    await lecturer.rerun(ws, [WidgetState(id=lecturer.page.widgets["Predict, then reveal"][0], bool_value=True),
+                              *lecturer._component_state()], lecturer.page.widgets["Predict, then reveal"][1])
+    for tab, socket in zip(tabs, sockets, strict=True):
+        await tab.settle(socket, lambda page: "Send my answer" in page.widgets)  # woken in a browser
+        radio_id, fragment = tab.page.widgets["Your prediction"]
+        widgets, _ = tab.click("Send my answer")
+        await tab.rerun(socket, [WidgetState(id=radio_id, int_value=tab.number % 2), *widgets,
+                                 *tab._component_state()], fragment)
+    for tab, socket in list(zip(tabs, sockets, strict=True))[:len(NAMES)]:
+        await tab.press(socket, "Break away")
+        await tab.settle(socket, lambda page: "Run to the end" in page.widgets)
+        await tab.press(socket, "Run to the end")
+        await tab.settle(socket, lambda page: "Submit to the lecturer" in page.widgets)
+        await tab.press(socket, "Submit to the lecturer")
+    return tabs, sockets
+
+
+async def attack(url: str, code: str, students: list[Named]) -> int:
+    """LOOK_ALIKES browsers each take a look-alike of a student's name and press Submit; how many names were
+    accepted (each one an overwrite, if its Submit then counted)."""
+    accepted = 0
+    variants = [v for name in NAMES for v in look_alikes(name, LOOK_ALIKES // len(NAMES) + 1)][:LOOK_ALIKES]
+    for i, variant in enumerate(variants):
+        mallory = Named(1000 + i, f"{ASSIGNMENT}&class={code}", token_of(1000 + i))
+        async with mallory.connect(url) as ws:
+            await mallory.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+            await mallory.name_as(ws, variant)
+            accepted += bool(mallory.page.named)
+            await mallory.press(ws, "Submit to the lecturer")  # disabled in a browser; a script sends it anyway
+    return accepted
+
+
+async def guess_codes(url: str, code: str) -> dict:
+    """One client sends WRONG_CODES - 1 wrong codes and then the real one through the join form; meanwhile a real
+    student opens the class's link. What was checked, refused, and whether the student got in."""
+    guesser, counts = Named(-2, "", token_of(5000)), {"wrong": 0, "limited": 0, "real_code_joined": False}
+    async with guesser.connect(url) as ws:
+        await guesser.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+        box_id, _ = guesser.page.widgets["Class code"]
+        join, _ = guesser.click("Join the class")
+        for i in range(WRONG_CODES):
+            guess = code if i == WRONG_CODES - 1 else f"ZZ{i:03d}"
+            guesser.page.alerts.clear()
+            await guesser.rerun(ws, [WidgetState(id=box_id, string_value=guess), *join])
+            said = " ".join(guesser.page.alerts)
+            counts["wrong"] += "There is no class with this code" in said
+            counts["limited"] += "Too many wrong class codes" in said
+            if i == WRONG_CODES // 2:  # a real student meanwhile, from the same address
+                student = Named(-3, f"class={code}", token_of(5001))
+                async with student.connect(url) as other:
+                    await student.rerun(other, timeout_s=OPEN_TIMEOUT_S)
+                    counts["student_joined"] = "Your name (the lecturer sees it; you keep it in this browser)" in \
+                        student.page.widgets
+        counts["real_code_joined"] = "Leave the class" in guesser.page.widgets
+    return counts
+
+
+async def head_count(lecturer: Named, ws, sockets: list, open_tabs: int) -> float | None:
+    """Close CLOSED tabs; seconds until the lecturer's page counts the tabs left (its desk redrawn every
+    DESK_EVERY_S, as the browser's timer asks), None beyond HEADCOUNT_LIMIT_S."""
+    for socket in sockets[:CLOSED]:
+        await socket.close()
+    closed, left = time.perf_counter(), open_tabs - CLOSED
+    while time.perf_counter() - closed < HEADCOUNT_LIMIT_S:
+        await asyncio.sleep(DESK_EVERY_S)
+        await lecturer.rerun(ws, lecturer._component_state(), lecturer.page.desk_fragment)
+        if lecturer.page.counts and lecturer.page.counts[1] == left:
+            return time.perf_counter() - closed
+    return None
+
+
+async def names_class(url: str):
+    lecturer = Named(-1, ASSIGNMENT, token_of(9999))
+    async with lecturer.connect(url) as ws:
+        await lecturer.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+        await lecturer.press(ws, "Start a class")
+        lecturer.query = f"{ASSIGNMENT}&class={lecturer.page.code}"
+        await lecturer.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+        code = lecturer.page.code
+        tabs, sockets = await students_vote_and_hand_in(url, lecturer, ws)
+        await lecturer.settle(ws, lambda page: page.submitted is not None and page.submitted[0] == len(NAMES))
+        votes, before = sum(n for _, n in lecturer.page.tally), lecturer.page.submitted
+        accepted = await attack(url, code, tabs)
+        await lecturer.settle(ws, lambda page: page.submitted is not None, tries=2)
+        after = lecturer.page.submitted
+        codes = await guess_codes(url, code)
+        await lecturer.settle(ws, lambda page: page.counts is not None and page.counts[1] == NAMED_SESSIONS)
+        open_tabs = lecturer.page.counts[1]
+        seconds = await head_count(lecturer, ws, sockets, open_tabs)
+        for socket in sockets[CLOSED:]:
+            await socket.close()
+    print(f"{NAMED_SESSIONS} sessions under {len(NAMES)} names: the poll counted {votes} votes "
+          f"(the lecturer's page: {lecturer.page.answered[0]} answered); submissions {before} (students, passed) = "
+          f"the gradebook's rows; {LOOK_ALIKES} look-alike or case-changed names from other browsers: {accepted} "
+          f"accepted, submissions after them {after}: {0 if after == before and not accepted else 'SOME'} overwrites")
+    real = "joined" if codes["real_code_joined"] else "refused (limited)"
+    student = "got in" if codes.get("student_joined") else "did NOT get in"
+    print(f"{WRONG_CODES} class codes from one client (the last the real one): {codes['wrong']} checked and wrong, "
+          f"{codes['limited']} refused unchecked by the limit, the real code {real}; a real student opening the "
+          f"link meanwhile {student}")
+    print(f"{CLOSED} of {open_tabs} tabs closed: the lecturer's page counted the {open_tabs - CLOSED} left "
+          + (f"{seconds:.1f} s later" if seconds is not None else f"not within {HEADCOUNT_LIMIT_S:.0f} s"))
 
 
 if __name__ == "__main__":

@@ -34,6 +34,19 @@ def text(lang: str, key: str, /, **values) -> str:
                                            else value for name, value in values.items()})
 
 
+ECHO_MOST = 60  # characters of a visitor's value a message repeats
+
+
+def echoed(value) -> str:
+    """A value a link (or a visitor) carried, as a message repeats it: in a Markdown code span, so nothing in it is
+    read as Markdown (bold, a link, a bare address, an HTML tag, Streamlit's `:red[...]` or `:material/...:`); cut at
+    ECHO_MOST characters, unprintable ones and backticks (which would end the span) replaced."""
+    shown = str(value)
+    shown = shown if len(shown) <= ECHO_MOST else shown[:ECHO_MOST] + "…"
+    shown = "".join(c if c.isprintable() and c != "`" else "'" if c == "`" else " " for c in shown)
+    return f"`{shown}`"
+
+
 class Message(str):
     """The message `key` filled from `values`: its English text, which remembers how to say itself in another
     language (`in_lang`). Values may be Messages themselves (a reason inside a sentence)."""

@@ -17,13 +17,14 @@
  *   element.player, data-frame, data-last on the root: for tests and the GIF export
  *
  * The server sends messages: {run, from, frames: [delta...], last, over, cursor, cursor_moves, playing, answered,
- * title, model, key_frames, placeholder, error, lang, strings, leads}. Every word the player shows comes in
+ * title, model, key_frames, placeholder, error, lang, strings, leads, bound, bound_note}. Every word the player shows comes in
  * `strings` (i18n/ on the server: the player holds no text of its own). Frames are deltas (viz/frame_payload.py has the reference
  * decoder); the player keeps every decoded frame, so Step, Back, the slider and Play need no server. At the
  * end of what it holds it asks for more with a target step: {run, have, want, seq}.
  * In a class, the lecturer's player (`leads`) tells each stop, Play and Pause at once: {frame, speed} (speed 0:
  * stopped there); a follower's is moved to the lecturer's frame (`cursor_moves`) and plays on from it at the
- * lecturer's speed or stops there (`playing`).
+ * lecturer's speed or stops there (`playing`); while the class is asked about a frame ahead, its frames end at the
+ * lecturer's (`bound`: the server sends none after it, and the player says why it goes no further, `bound_note`).
  * Offline (the HTML export) the frames are embedded and nothing is asked.
  */
 (function () {
@@ -196,6 +197,7 @@
       this.report = options.report || null;  // (frame) => void: the frame shown, when paused
       this.tell = options.tell || null;  // ({frame, speed}) => void: a lecturer's stops, Play and Pause
       this.leads = false;  // a class's lecturer: the class plays along (tell)
+      this.bound = null;  // a class's follower while a question is open: the last frame it may show
       this.views = [];
       this.prev = EMPTY;
       this.run = null;
@@ -244,9 +246,10 @@
     apply(m) {
       if (!m || typeof m !== 'object' || !Array.isArray(m.frames)) throw new Error('the message holds no frames');
       this.header = {title: m.title || '', titles: m.titles || [], model: m.model || '', key_frames: m.key_frames || [],
-        placeholder: m.placeholder, end_note: m.end_note};
+        placeholder: m.placeholder, end_note: m.end_note, bound_note: m.bound_note || ''};
       if (m.strings && m.lang !== this.lang) this.useStrings(m.lang, m.strings);
       this.leads = Boolean(m.leads);
+      this.bound = Number.isInteger(m.bound) ? m.bound : null;
       if (m.colors) {
         COLORS = m.colors;
         this.paintSwatches();
@@ -322,6 +325,15 @@
     lookahead() { return Math.max(10, 3 * this.speed()); }
 
     ask(want) {
+      if (this.bound !== null && want > this.bound) {  // a class's question is open: the lecturer's frame is the end
+        if (this.desired > this.bound) {
+          this.desired = Math.min(this.bound, this.views.length - 1);
+          this.setMessage(this.header.bound_note);
+          this.pause();
+        }
+        if (this.views.length - 1 >= this.bound) return;
+        want = this.bound;
+      }
       if (!this.send || this.pending || this.run === null) {
         if (!this.send && want > this.views.length - 1) this.desired = this.views.length - 1;
         return;
@@ -407,6 +419,9 @@
         if (this.$('.sp-pause-key').checked && this.keySteps().has(this.shown)) this.pause();
       } else if (this.over) {
         this.setMessage(this.header.end_note || this.t('run_ends'));
+        this.pause();
+      } else if (this.bound !== null && this.shown >= this.bound) {
+        this.setMessage(this.header.bound_note);
         this.pause();
       }
       if (this.playing && !this.over && last - this.shown < this.lookahead()) this.ask(last + this.lookahead());

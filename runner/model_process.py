@@ -24,6 +24,7 @@ that was 3.5x, and one thread was the better choice.)
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import os
 import pickle
@@ -53,6 +54,10 @@ class ModelProcessError(RuntimeError):
     """The model process could not start, or stopped."""
 
 
+class ModelProcessStopped(ModelProcessError):
+    """The model process stopped while it held this step (killed, out of memory): the step itself was fine."""
+
+
 class _RemoteModel:
     """Stands in for the model inside a session's runner: a call is one step sent to the process."""
 
@@ -65,6 +70,12 @@ class _RemoteModel:
 
 THREADS_ENV = "SCHEDLAB_MODEL_THREADS"  # torch threads of the model process, instead of one per physical core
 RESTART_INTERVAL_S = 10.0  # a stopped child is started again by the next step, at most once in this long
+# A step the child held when it stopped is sent again, this many times, to the child started in its place: its
+# KV cache is shared memory this process holds, and a pass only writes the K/V of its own tokens, so the pass
+# sent again writes and returns what the first would have. Once only: a step that itself kills the child (out of
+# memory) fails, rather than killing each child started after it.
+RESENDS = 1
+LOG = logging.getLogger("schedlab")
 
 
 class _Child:
@@ -114,7 +125,16 @@ class ModelProcess:
         self._listen(self._child)
 
     def forward(self, input_ids, position_ids, logits_index, paged_step) -> torch.Tensor:
-        """The logits of one session's step, [1, kept, vocab], computed in the child with whoever else waits."""
+        """The logits of one session's step, [1, kept, vocab], computed in the child with whoever else waits; sent
+        again (RESENDS) when the child stops under it."""
+        for _ in range(RESENDS):
+            try:
+                return self._forward_once(input_ids, position_ids, logits_index, paged_step)
+            except ModelProcessStopped as e:
+                LOG.warning("%s under a step: the step goes again to a new model process", e)
+        return self._forward_once(input_ids, position_ids, logits_index, paged_step)
+
+    def _forward_once(self, input_ids, position_ids, logits_index, paged_step) -> torch.Tensor:
         number, done, answer = next(self._numbers), threading.Event(), []
         child = self._running_child()
         self._waiting[number] = (child, done, answer)
@@ -127,7 +147,7 @@ class ModelProcess:
                      current_share())))
         except OSError as e:
             self._waiting.pop(number, None)
-            raise ModelProcessError(f"the model process has stopped: {e}") from e
+            raise ModelProcessStopped(f"the model process has stopped: {e}") from e
         done.wait()
         logits, error = answer
         if error is not None:
@@ -191,7 +211,7 @@ class ModelProcess:
         child.connection.close()
         for number, (sent_to, done, answer) in list(self._waiting.items()):
             if sent_to is child and self._waiting.pop(number, None) is not None:
-                answer.extend((None, ModelProcessError(why)))
+                answer.extend((None, ModelProcessStopped(why)))
                 done.set()
 
     def stats(self) -> dict:

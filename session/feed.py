@@ -37,7 +37,7 @@ class Request:
     def parse(cls, value) -> Request | None:
         try:
             return cls(int(value["run"]), int(value["have"]), int(value["want"]), int(value.get("seq", 0)))
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):  # OverflowError: Infinity, which JSON may carry
             return None
 
 
@@ -53,9 +53,18 @@ class Feed:
         self.playing: float | None = None  # with the last cursor move: play on at this speed, 0 stop, None as it was
         self.answered = 0  # the last request served, so the player knows its answer came
         self.ahead_to = 0  # the step the last request asked for, while not computed yet
+        self.bound: int | None = None  # a class's follower while a question is open: no frame after this is sent
+
+    def _held(self, lab: Lab) -> int:
+        """How many frames the player may hold: the session's (a shared run may be further on than this session
+        has stepped: session/run_cache.py), no further than the bound."""
+        return lab.last + 1 if self.bound is None else min(lab.last, self.bound) + 1
+
+    def _cap(self, want: int) -> int:
+        return want if self.bound is None else min(want, self.bound)
 
     def _follow(self, lab: Lab):
-        held = lab.last + 1  # a shared run may be further on than this session has stepped (session/run_cache.py)
+        held = self._held(lab)  # frames the player holds beyond it (sent before a bound) are taken back: a new run
         if lab.frames is not self._frames or len(self._deltas) > held:
             self.run += 1
             self._frames, self._deltas, self._view, self.send_from = lab.frames, [], EMPTY_VIEW, 0
@@ -80,15 +89,16 @@ class Feed:
             self.send_from = 0  # the player holds another run's frames: it gets this run from the start
             return
         self.send_from = min(self.send_from, max(0, request.have + 1))
-        if request.want > lab.last and not lab.is_trace:
+        want = self._cap(request.want)
+        if want > lab.last and not lab.is_trace:
             if lab.last <= request.have:  # nothing computed ahead to send now
-                self._compute(lab, request.want, budget_s)
-            self.ahead_to = request.want
+                self._compute(lab, want, budget_s)
+            self.ahead_to = want
         self._follow(lab)
 
     def compute_ahead(self, lab: Lab, budget_s: float = AHEAD_BUDGET_S):
         """After the answer went out: compute on toward the last request's target, for the next answer."""
-        target, self.ahead_to = self.ahead_to, 0
+        target, self.ahead_to = self._cap(self.ahead_to), 0
         if target > lab.last and lab.frames is self._frames and not lab.is_trace:
             # A step that fails here fails again when the next request computes it, and that answer says why.
             # Nobody waits for these frames yet: the model takes them at a background share (runner/share.py).
@@ -111,9 +121,10 @@ class Feed:
         stop = min(len(self._deltas), self.send_from + MAX_FRAMES_PER_MESSAGE)
         frames = self._deltas[self.send_from:stop]
         message = {**header, "run": self.run, "from": self.send_from, "frames": frames,
-                   "last": len(self._deltas) - 1, "over": _over_at_end(lab), "end_note": end_note(lab, self.lang),
-                   "cursor": lab.cursor, "cursor_moves": self.cursor_moves, "playing": self.playing,
-                   "answered": self.answered,
+                   "last": len(self._deltas) - 1, "over": _over_at_end(lab) and len(self._deltas) == lab.last + 1,
+                   "end_note": end_note(lab, self.lang), "cursor": min(lab.cursor, len(self._deltas) - 1),
+                   "cursor_moves": self.cursor_moves, "playing": self.playing, "answered": self.answered,
+                   "bound": self.bound,
                    **player_constants(self.lang)}
         if self.send_from:  # the player keeps the words sent with a run's first frames (a few KB: not every time)
             del message["strings"]

@@ -281,7 +281,7 @@ class Lab:
         if self.cursor < len(self.frames) - 1:  # another session stepped the shared run on (frames only grow)
             return False
         with self._run.lock:  # another session may be stepping it now: read it between steps
-            if self.cursor < len(self.frames) - 1:
+            if self.cursor < len(self.frames) - 1 or self._run.broken:  # a failed step is computed again
                 return False
             if self.engine.is_finished:
                 return True
@@ -299,7 +299,10 @@ class Lab:
             raise LabError("lab.run_over")
         if self.last >= MAX_APP_STEPS:
             raise LabError("lab.max_steps", steps=f"{MAX_APP_STEPS:,}")
-        self.cache.advance(self._run, self.cursor + 1)
+        try:
+            self.cache.advance(self._run, self.cursor + 1)
+        except Exception as e:  # logged by the run cache; the run stays at the last good frame, able to go on
+            raise LabError("lab.step_failed", step=self.cursor + 1, frame=self.cursor, error=message_of(e)) from e
         self.cursor = self._last = self.cursor + 1
 
     def back(self):

@@ -26,7 +26,7 @@ from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS, within
 from engine.run.overlap import check_overlap
 from engine.run.recipe import Change, ChangeError, Options, Request, checked_change
-from i18n import DEFAULT, LANGUAGES, Message, MessageError, message_of
+from i18n import DEFAULT, LANGUAGES, Message, MessageError, echoed, message_of
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
 from scheduler.factory import DEFAULT_KIND
 from session.lab import ARRIVALS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
@@ -156,17 +156,19 @@ def replay(lab: Lab, link: Link, run_to: Callable[[Lab, int], None]) -> Message 
 def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> Link:
     """The run a URL's query names; without a scenario, the first preset at frame 0."""
     if unknown := [key for key in params if key not in KEYS]:
-        raise LinkError("link.unknown_param", name=repr(unknown[0]), keys=", ".join((*RUN_KEYS, *Options._fields)))
+        raise LinkError("link.unknown_param", name=echoed(repr(unknown[0])),
+                        keys=", ".join((*RUN_KEYS, *Options._fields)))
     name = params.get("scenario", next(iter(scenarios), CUSTOM))
     if name != CUSTOM and name not in scenarios:
-        raise LinkError("link.unknown_scenario", name=repr(name), names=", ".join([*scenarios, CUSTOM]))
+        raise LinkError("link.unknown_scenario", name=echoed(f"scenario={name!r}"),
+                        names=", ".join([*scenarios, CUSTOM]))
     custom = CustomSetup(**{f.name: _value(params, f.name, f.default) for f in fields(CustomSetup)}) \
         if name == CUSTOM else None
     if custom is None and (extra := [f.name for f in fields(CustomSetup) if f.name in params]):
         _fail(extra[0], params[extra[0]], Message("link.fix.custom_only"))
     variant = _value(params, "variant", False)
     if variant and (custom is not None or not scenarios[name].variant):
-        _fail("variant", params["variant"], Message("link.fix.no_variant", name=repr(name)))
+        _fail("variant", params["variant"], Message("link.fix.no_variant", name=echoed(repr(name))))
     seed = _value(params, "seed", 0 if custom else None)
     settings = {key: _value(params, key, None) for key in (*SETTINGS, *Options._fields) if key in params}
     base = Config() if custom else (replace(scenarios[name].spec.config, **scenarios[name].variant) if variant
@@ -208,7 +210,7 @@ def parse_link_or_fallback(params: Mapping[str, str],
 
 
 def _fail(key: str, text, fix: Message) -> NoReturn:
-    raise LinkError("link.bad_value", key=key, value=repr(text), fix=fix)
+    raise LinkError("link.bad_value", setting=echoed(f"{key}={text!r}"), fix=fix, key=key)  # key: which to drop
 
 
 def _value(params: Mapping[str, str], key: str, default):

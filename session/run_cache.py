@@ -25,6 +25,7 @@ the page tells its student), so it cannot push the class's runs out.
 from __future__ import annotations
 
 import copy
+import logging
 import os
 import threading
 import weakref
@@ -45,6 +46,7 @@ FRAME_BYTES, FRAME_BYTES_PER_REQUEST = 2048, 128
 # so a branch a few frames back costs at most that many forward passes, not one per frame since frame 0; copies
 # are made only while they fit in the cache's budget. On the fake model a replay is instant: no copies.
 CHECKPOINT_EVERY, CHECKPOINTS_KEPT, CHECKPOINT_RUNNERS = 8, 2, frozenset({"model"})
+LOG = logging.getLogger("schedlab")
 
 
 def engine_bytes(engine: Engine) -> int:
@@ -66,6 +68,7 @@ class SharedRun:
         self._copyable = True
         self.holders: weakref.WeakSet = weakref.WeakSet()
         self.kept_out = False  # larger than a run's share of the cache: computed for its own sessions only
+        self.broken = False  # a step failed half-way: the engine is restored (`restored`) before it steps again
 
     @property
     def nbytes(self) -> int:
@@ -73,13 +76,20 @@ class SharedRun:
         return sum(engine_bytes(engine) for engine in (self.engine, *self.checkpoints.values()))
 
     def fork(self, change: Change) -> Engine:
-        """A new engine: this run to the change's frame, with the changes made at that frame, then `change`.
-        Replayed (Engine.follow) from the nearest engine standing on the run at or before that frame: the
-        engine itself when it stands there (no replay: on the real model a replay costs a forward pass per
-        frame), else the latest checkpoint, else frame 0."""
-        spec, frame = self.spec.with_change(change), change.step
+        """A new engine: this run to the change's frame, with the changes made at that frame, then `change`."""
+        return self._replayed(self.spec.with_change(change), change.step)
+
+    def restored(self) -> Engine:
+        """A new engine standing where this run's last good frame left it, for a run whose step failed (`broken`):
+        the same frames again, and the next step computed anew."""
+        return self._replayed(self.spec, len(self.engine.frames) - 1)
+
+    def _replayed(self, spec, frame: int) -> Engine:
+        """An engine on `spec` at `frame`, replayed (Engine.follow) from the nearest engine standing on the run at
+        or before that frame: the engine itself when it stands there (no replay: on the real model a replay costs
+        a forward pass per frame), else the latest checkpoint, else frame 0. A broken engine is never a start."""
         with self.lock:  # a checkpoint never changes once kept: it is copied outside the lock
-            start = self.engine if self.engine.step_count == frame else None
+            start = self.engine if self.engine.step_count == frame and not self.broken else None
             start = self._copy(start) if start is not None else None
             at = max((k for k in self.checkpoints if k <= frame), default=None)
             checkpoint, script = self.checkpoints.get(at), self.engine.adaptive_sizes[:frame]
@@ -151,22 +161,31 @@ class RunCache:
         return run
 
     def advance(self, run: SharedRun, frame: int):
-        """Step `run` until `frame` is recorded, unless another session already did. A step that fails drops
-        the run from the cache, so no later session inherits a half-made step."""
+        """Step `run` until `frame` is recorded, unless another session already did. A step that fails (the model
+        process killed under it) leaves the engine half-way through it: the run is marked broken and dropped from
+        the cache, so no later session inherits that; its frames stay readable, and the next advance first
+        restores the engine to the last good frame (from a checkpoint, else replayed), files the run again and
+        computes the failed step anew. A run is never frozen by a failed step."""
         with run.lock:
+            restored = run.broken
             try:
+                if restored:  # a restore that fails too leaves the run broken, for the next try
+                    run.engine, run.broken = run.restored(), False
+                    LOG.warning("run %s restored at frame %d after a failed step", run.address, run.engine.step_count)
                 while len(run.engine.frames) <= frame:
                     run.engine.step()
                     if self._checkpoint_due(run):
                         run.checkpoint(self.checkpoint_every)
             except BaseException:
+                run.broken = True
+                LOG.warning("step %d of run %s failed", run.engine.step_count, run.address, exc_info=True)
                 with self._lock:
                     if self._runs.get(run.address) is run:
                         del self._runs[run.address]
                 raise
         with self._lock:
-            if self._runs.get(run.address) is run:
-                self._file(run)  # most recently used again, and grown
+            if self._runs.get(run.address) is run or (restored and run.address not in self._runs):
+                self._file(run)  # most recently used again, and grown; or filed again once restored
 
     def _checkpoint_due(self, run: SharedRun) -> bool:
         """A copy is due at every `checkpoint_every` frames of a run on a model that replays slowly, while the

@@ -1,9 +1,8 @@
 """A class's handed-in assignments (no Streamlit): each student's latest judged run per assignment, under the name
-they typed (no accounts: a name is what the lecturer reads), and their export as CSV.
-
-A name is cleaned where it enters (`clean_name`): letters of any script, digits, spaces and `.-'`, whitespace
-collapsed, at most MAX_NAME characters, so it can be shown as it is; the CSV neutralises a cell a spreadsheet
-would run as a formula. A class holds at most MAX_NAMES names per assignment.
+the class knows them by (session/classroom.py binds it to their browser; session/names.py: how it is shown and
+compared), with the link that reopens the run; the export as CSV (one row per goal) and as a gradebook (one row
+per student). Both CSVs start with a byte-order mark (Excel then reads UTF-8: 王小明, not mojibake) and neutralise a
+cell a spreadsheet would run as a formula. A class holds at most MAX_NAMES names per assignment.
 """
 
 from __future__ import annotations
@@ -18,79 +17,111 @@ from engine.inputs.assignment import Judgement
 from engine.inputs.goals import FAIL, Verdict
 from i18n import Message, MessageError, in_lang
 
-MAX_NAME = 40
 MAX_NAMES = 500  # per assignment in one class: a class's seats
-NAME_PUNCTUATION = " .-'"
 FORMULA_START = "=+-@\t\r"  # a spreadsheet evaluates a cell starting so
+BOM = "\ufeff"
 
 
 class SubmissionError(MessageError):
-    """A submission refused (no usable name, too many names), with the reason in words."""
-
-
-def clean_name(raw) -> str | None:
-    """The name as kept: letters, digits, spaces and `.-'` only, whitespace collapsed, at most MAX_NAME
-    characters; None when nothing is left."""
-    kept = "".join(c if c.isalnum() or c in NAME_PUNCTUATION else " " for c in str(raw or ""))
-    return " ".join(kept.split())[:MAX_NAME].strip() or None
+    """A submission refused (too many names), with the reason in words."""
 
 
 @dataclass(frozen=True)
 class Submission:
     """One student's judged run: every goal's words and verdict, the rules it broke, when it was handed in."""
-    name: str
+    name: str  # as shown (session/names.py)
+    key: str  # the name's key: the student's latest per assignment counts
     assignment: str  # the scenario's name
     goals: tuple[tuple[Message, Verdict], ...]
     broken: tuple[Message, ...]
     passed: bool
     at: float  # time.time()
+    link: str = ""  # the address that reopens the run handed in, at its last frame
 
     @classmethod
-    def of(cls, name: str, assignment: str, judgement: Judgement) -> Submission:
-        return cls(name, assignment, tuple((goal.words, verdict) for goal, verdict in judgement.verdicts),
-                   judgement.broken, judgement.passed, time.time())
+    def of(cls, name: str, key: str, assignment: str, judgement: Judgement, link: str = "") -> Submission:
+        return cls(name, key, assignment, tuple((goal.words, verdict) for goal, verdict in judgement.verdicts),
+                   judgement.broken, judgement.passed, time.time(), link)
 
 
 class Submissions:
     def __init__(self):
-        self._latest: dict[tuple[str, str], Submission] = {}  # (assignment, name casefolded) -> the latest
+        self._latest: dict[tuple[str, str], Submission] = {}  # (assignment, name's key) -> the latest
         self._lock = threading.Lock()
 
-    def submit(self, raw_name, assignment: str, judgement: Judgement) -> Submission:
-        """Keep this run as the student's latest on `assignment`; SubmissionError for a name that is empty once
-        cleaned, or a new name beyond MAX_NAMES."""
-        name = clean_name(raw_name)
-        if name is None:
-            raise SubmissionError("assignment.bad_name", most=MAX_NAME)
-        key, submission = (assignment, name.casefold()), Submission.of(name, assignment, judgement)
+    def submit(self, name: str, key: str, assignment: str, judgement: Judgement, link: str = "") -> Submission:
+        """Keep this run as the latest of the student named `name` (compared by `key`) on `assignment`;
+        SubmissionError for a new name beyond MAX_NAMES."""
+        slot, submission = (assignment, key), Submission.of(name, key, assignment, judgement, link)
         with self._lock:
-            if key not in self._latest and sum(a == assignment for a, _ in self._latest) >= MAX_NAMES:
+            if slot not in self._latest and sum(a == assignment for a, _ in self._latest) >= MAX_NAMES:
                 raise SubmissionError("assignment.too_many", most=MAX_NAMES)
-            self._latest[key] = submission
+            self._latest[slot] = submission
         return submission
+
+    def delete(self, assignment: str, key: str) -> bool:
+        """The lecturer drops a student's submission on `assignment`; whether there was one."""
+        with self._lock:
+            return self._latest.pop((assignment, key), None) is not None
 
     def of(self, assignment: str | None = None) -> list[Submission]:
         """The latest submission of each name (on `assignment`, or on every one), by assignment and name."""
         with self._lock:
             kept = [s for s in self._latest.values() if assignment in (None, s.assignment)]
-        return sorted(kept, key=lambda s: (s.assignment, s.name.casefold()))
+        return sorted(kept, key=lambda s: (s.assignment, s.key))
 
     def csv(self, code: str, lang: str) -> str:
         """One row per goal (and per rule broken) of each latest submission; words in `lang`."""
-        out = io.StringIO()
-        rows = csv.writer(out)
+        out, rows = _sheet()
         rows.writerow(["class", "assignment", "name", "submitted_utc", "passed", "goal", "result", "reason"])
         for s in self.of():
-            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s.at))
             lines = [*((in_lang(lang, goal), verdict.state, verdict.reason) for goal, verdict in s.goals),
                      *(("rules", FAIL, rule) for rule in s.broken)]
             for goal, state, reason in lines:
-                rows.writerow([_cell(v) for v in (code, s.assignment, s.name, when, int(s.passed), goal, state,
+                rows.writerow([_cell(v) for v in (code, s.assignment, s.name, _utc(s.at), int(s.passed), goal, state,
                                                   in_lang(lang, reason))])
         return out.getvalue()
+
+    def gradebook(self, code: str, students: dict[str, str]) -> str:
+        """One row per student (`students`: name by key, each the class knows; and each who handed in): for each
+        assignment handed in by anyone, whether theirs met every goal (1, 0, or empty: nothing handed in), when
+        (UTC), and the link that reopens the very run."""
+        latest = self.of()
+        assignments = sorted({s.assignment for s in latest})
+        by = {(s.assignment, s.key): s for s in latest}
+        names = {s.key: s.name for s in latest} | students
+        out, rows = _sheet()
+        rows.writerow(["class", "name", *(f"{a}_{col}" for a in assignments for col in ("passed", "submitted_utc",
+                                                                                       "link"))])
+        for key, name in sorted(names.items()):
+            cells = []
+            for assignment in assignments:
+                s = by.get((assignment, key))
+                cells += ["", "", ""] if s is None else [int(s.passed), _utc(s.at), s.link]
+            rows.writerow([_cell(v) for v in (code, name, *cells)])
+        return out.getvalue()
+
+
+def _sheet():
+    """A CSV being written, its byte-order mark first."""
+    out = io.StringIO()
+    out.write(BOM)
+    return out, csv.writer(out)
+
+
+def csv_text(header: list[str], rows) -> str:
+    """A CSV of `rows` under `header`, as the exports write it: a byte-order mark, no cell run as a formula."""
+    out, writer = _sheet()
+    writer.writerow(header)
+    writer.writerows([_cell(v) for v in row] for row in rows)
+    return out.getvalue()
+
+
+def _utc(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at))
 
 
 def _cell(value) -> str:
     """A CSV cell a spreadsheet shows as text (a leading quote keeps a formula from running)."""
     value = str(value)
-    return f"'{value}" if value[:1] in FORMULA_START else value
+    return f"'{value}" if value and value[0] in FORMULA_START else value

@@ -45,3 +45,15 @@ def browser():
             yield chromium.new_context()
         finally:
             chromium.close()
+
+
+@pytest.fixture
+def redis_server():
+    """A Redis server of the test's own on a free port (tests/helpers/redis_server.py), stopped after it; the test is
+    skipped where Debian's redis-server is not installed (`make test` installs it)."""
+    from tests.helpers.redis_server import RedisServer, installed
+
+    if not installed():
+        pytest.skip("redis-server is not installed (make test installs it: tools/ensure_debian_packages.py)")
+    with RedisServer() as server:
+        yield server

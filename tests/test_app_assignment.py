@@ -3,6 +3,9 @@ end, then met or not with the reason, in the session's language; the sidebar loc
 says why; in a class a student hands in the ended run under a name and the lecturer sees it by name. (A real
 server with a lecturer and two students: tests/test_browser_assignment.py.)"""
 
+from engine.inputs.goals import gather
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.engine import Engine
 from session.classroom import classes
 from tests.helpers.app import button, control, fake_model_app, lab, no_errors, show
 
@@ -59,26 +62,51 @@ def test_no_panel_without_an_assignment(app):
     assert not goal_lines(app) and not control(app, "num_kvcache_blocks").disabled
 
 
-def test_a_student_hands_in_and_the_lecturer_sees_it_by_name(app, monkeypatch):
+def test_a_student_hands_in_under_their_name_and_the_lecturer_filters_sorts_and_deletes(app, monkeypatch):
     opened(app)
     button(app, "Start a class").click().run()
     room = classes().get(app.query_params["class"])
     student = fake_model_app(monkeypatch)
     student.query_params["class"] = room.code
     student.run()
+    assert button(student, "Submit to the lecturer").disabled  # no name yet
+    assert any(c.value == "Give your name above the stage to submit." for c in student.caption)
+    student.text_input(key="class_name_typed").set_value("  Ada\tLovelace ")
+    button(student, "Use this name").click().run()
     assert button(student, "Submit to the lecturer").disabled  # following: the lecturer's run is not theirs
     assert any(c.value.startswith("You are following the lecturer") for c in student.caption)
     button(student, "Break away").click().run()
     assert button(student, "Submit to the lecturer").disabled  # not ended yet
     button(student, "Run to the end").click().run()
-    student.text_input(key="assignment_name").set_value("  Ada\tLovelace ").run()
     button(student, "Submit to the lecturer").click().run()
     assert no_errors(student)
     assert any(c.value.startswith("Submitted as Ada Lovelace at ") and c.value.endswith(
         "Assignment not passed: 1 of 2 goals met.") for c in student.caption)
+    for browser, name in (("b", "Bob"), ("c", "Cy " + "x" * 37)):  # two more, handed in from the session layer
+        room.claim(browser, name)
+        room.hand_in(browser, VIP, _judged())
     app.run()
-    assert any(m.value == "**Submissions: 1 students, 0 passed**" for m in app.markdown)
-    table = app.table[0].value
-    assert list(table.index) == ["Ada Lovelace"]
+    assert any(m.value == "**Submissions: 3 students, 0 passed**" for m in app.markdown)
+    table = app.table[-1].value
+    assert list(table.index) == ["Ada Lovelace", "Bob", "Cy " + "x" * 37]
     assert table.iloc[0, 1] == "✗ not met: Request 3 finished at step 29, after step 20."
+    app.text_input(key="assignment_filter").set_value("BOB").run()  # compared as names are
+    assert list(app.table[-1].value.index) == ["Bob"]
+    app.text_input(key="assignment_filter").set_value("").run()
+    app.selectbox(key="assignment_order").set_value("latest").run()
+    assert list(app.table[-1].value.index)[-1] == "Ada Lovelace"
+    app.selectbox(key="assignment_delete_who").set_value("bob")
+    button(app, "Delete it").click().run()
+    assert [s.name for s in room.submissions.of(VIP)] == ["Ada Lovelace", "Cy " + "x" * 37]
+    link = room.submissions.of(VIP)[0].link
+    assert f"scenario={VIP}" in link and "frame=" in link  # reopens the very run handed in
     assert room.submissions.csv(room.code, "en").count("Ada Lovelace") == 2  # a row per goal
+
+
+
+def _judged():
+    """Assignment 1's run to its end as it opens, judged (what a student hands in without changing anything)."""
+    scenario = load_scenario(SCENARIOS_DIR / f"{VIP}.toml")
+    engine = Engine(scenario.spec)
+    engine.run()
+    return scenario.assignment.judge(gather(engine.frames, ended=True), scenario.spec, scenario.spec)

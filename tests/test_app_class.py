@@ -1,10 +1,34 @@
 """A class through the app (AppTest, in one process: the sessions share the class registry): the lecturer starts a
-class in the sidebar, a student opening its link follows the lecturer's run and frame, breaks away and follows
-again; a wrong code or lecturer key is a message. (Waking a follower's page from the lecturer's step needs a real
-server: tests/test_browser_class.py.)"""
+class in the sidebar, a student opening its link names themselves and follows the lecturer's run and frame, breaks
+away and follows again; names are bound to their browser and look-alikes refused; the lecturer's reload keeps the
+lectern; a follower goes no further than the lecturer while a question is open; wrong codes and keys are limited;
+a link's bad values are echoed inert. (Waking a follower's page from the lecturer's step needs a real server:
+tests/test_browser_class.py.)"""
 
+import uuid
+
+import pytest
+import streamlit as st
+
+from session import limits
 from session.classroom import LECTURER_ENV, classes
 from tests.helpers.app import button, control, fake_model_app, lab, no_errors, player_message, show
+
+
+@pytest.fixture(autouse=True)
+def fresh_limits(monkeypatch):
+    """Each test counts wrong guesses from nothing (the counts are the process's)."""
+    monkeypatch.setattr(limits, "_codes", limits.Guesses("codes"))
+    monkeypatch.setattr(limits, "_keys", limits.Guesses("keys"))
+
+
+@pytest.fixture(autouse=True)
+def own_sessions(monkeypatch):
+    """AppTest gives every page the same session id; a server gives each tab its own, as this does."""
+    def this_session() -> str:
+        return st.session_state.setdefault("test_session_id", uuid.uuid4().hex)
+    for module in ("ui.classroom", "ui.class_identity", "ui.class_predict", "ui.class_desk"):
+        monkeypatch.setattr(f"{module}.this_session", this_session)
 
 
 def started(app):
@@ -14,22 +38,36 @@ def started(app):
     return classes().get(app.query_params["class"])
 
 
-def lecturer_link(app) -> str:
-    app.toggle(key="class_show_secret").set_value(True).run()
-    return app.code[-1].value
+def student_of(room, monkeypatch, name: str | None = None, browser: str | None = None):
+    """A student's page on the class's link (`browser`: the token its cookie carries), named `name`."""
+    if browser is not None:
+        monkeypatch.setattr("ui.class_identity._cookies", lambda: {"schedlab_browser": browser})
+    page = fake_model_app(monkeypatch)
+    page.query_params["class"] = room.code
+    page.run()
+    monkeypatch.setattr("ui.class_identity._cookies", lambda: {})
+    if name is not None:
+        named(page, name)
+    return page
+
+
+def named(page, name: str):
+    page.text_input(key="class_name_typed").set_value(name)
+    page.button[[b.label for b in page.button].index("Use this name")].click().run()
+    return page
 
 
 def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(app, monkeypatch):
     room = started(app)
     assert no_errors(app) and "key" not in app.query_params  # the address bar is projected: no secret in it
     assert any(room.code in m.value for m in app.markdown)
-    assert lecturer_link(app).endswith(f"?class={room.code}&key={room.secret}")
+    app.toggle(key="class_show_secret").set_value(True).run()
+    assert room.secret in [c.value for c in app.code] and all(f"key={room.secret}" not in c.value for c in app.code)
     show(app, 4)
     assert room.lead.frame == 4 and room.lead.scenario == "02_preemption"
-    student = fake_model_app(monkeypatch)
-    student.query_params["class"] = room.code
-    student.run()
+    student = student_of(room, monkeypatch, "Ada Lovelace")
     assert no_errors(student) and lab(student).shared_run is lab(app).shared_run and lab(student).cursor == 4
+    assert any(c.value == "You are **Ada Lovelace** in this class." for c in student.caption)
     assert student.selectbox(key="scenario_choice").value == "02_preemption"  # the sidebar shows the lecturer's
     assert "key" not in student.query_params and student.query_params["class"] == room.code
     assert any(f"Following the lecturer (class {room.code})" in i.value for i in student.info)
@@ -38,7 +76,10 @@ def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(a
     show(app, 6)
     student.run()
     assert lab(student).cursor == 1  # on their own: the lecturer's steps leave them where they are
-    button(student, "Follow again").click().run()
+    app.run()
+    assert any("1 students named, 1 tabs open, 0 following you" in c.value for c in app.caption)
+    button(app, "Bring everyone back").click().run()
+    student.run()
     assert lab(student).cursor == 6
     control(app, "max_num_seqs").set_value(1).run()  # the lecturer changes a setting mid-run: a branch
     student.run()
@@ -46,39 +87,156 @@ def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(a
     assert control(student, "max_num_seqs").value == 1  # the sidebar shows the lecturer's settings
 
 
-def test_followers_play_along_while_the_lecturer_plays_and_stop_on_the_lecturers_frame(app, monkeypatch):
+def test_a_name_is_bound_to_its_browser_and_a_look_alike_is_refused(app, monkeypatch):
     room = started(app)
-    show(app, 12)
-    show(app, 2)
-    student = fake_model_app(monkeypatch)
-    student.query_params["class"] = room.code
-    student.run()
-    assert player_message(student)["playing"] == 0.0 and lab(student).cursor == 2  # the lecturer stands still
-    app.session_state["stage_player"] = {"play": {"frame": 2, "speed": 5}}  # the Play the player tells
-    app.session_state["class_playing"] = 5.0
-    app.run()
-    assert room.lead.playing == 5.0 and room.lead.frame == 2
-    student.run()  # woken by the lead (ui/wake.py, in a real server)
-    message = player_message(student)
-    assert message["playing"] == 5.0 and message["cursor"] >= 2 and message["last"] >= 12  # frames ahead, held
-    show(app, 9)  # the lecturer's Pause at 9, told with speed 0
-    app.session_state["class_playing"] = 0.0
-    app.run()
-    student.run()
-    message = player_message(student)
-    assert message["playing"] == 0.0 and message["cursor"] == lab(student).cursor == 9
+    alice = student_of(room, monkeypatch, "Alice Smith", browser="a" * 32)
+    for look_alike in ("alice smith", "Alice\u200bSmith", "\u0410lice Smith", "Ａｌｉｃｅ Smith"):
+        other = named(student_of(room, monkeypatch), look_alike)
+        assert other.error[-1].value.startswith("Alice Smith is already in this class, from another browser")
+    again = student_of(room, monkeypatch, browser="a" * 32)  # Alice's reload: her browser's cookie
+    assert any(c.value == "You are **Alice Smith** in this class." for c in again.caption)
+    assert room.names() == {"alicesmith": "Alice Smith"} and no_errors(alice)
+    for name in ("प्रिया शर्मा", "สมศักดิ์ ใจดี", "محمد عَلي", "E\u0301mile"):  # every script, its marks kept
+        page = student_of(room, monkeypatch, name)
+        assert no_errors(page)
+    assert sorted(room.names().values()) == sorted(["Alice Smith", "प्रिया शर्मा", "สมศักดิ์ ใจดี", "محمد عَلي", "Émile"])
 
 
-def test_a_wrong_code_is_a_message_and_a_server_key_guards_starting_a_class(app, monkeypatch):
-    app.query_params["class"] = "ZZZZZ"
+def test_a_lecturers_reload_keeps_the_lectern_and_the_class_stays_where_it_was(app, monkeypatch):
+    monkeypatch.setattr("ui.class_identity._cookies", lambda: {"schedlab_browser": "L" * 32})
+    app.query_params["scenario"] = "02_preemption"
     app.run()
-    assert any("There is no class 'ZZZZZ'" in w.value for w in app.warning)
-    monkeypatch.setenv(LECTURER_ENV, "s3cret")
+    button(app, "Start a class").click().run()
+    room = classes().get(app.query_params["class"])
+    show(app, 5)
+    app.toggle(key="predict_mode").set_value(True).run()
+    version = room.lead.version
+    reloaded = fake_model_app(monkeypatch)  # F5: a new session, the same browser (its cookie)
+    reloaded.query_params["class"] = room.code
+    reloaded.run()
+    assert no_errors(reloaded) and lab(reloaded).cursor == 5 and lab(reloaded).shared_run is lab(app).shared_run
+    assert reloaded.selectbox(key="scenario_choice").value == "02_preemption"
+    assert reloaded.toggle(key="predict_mode").value
+    assert room.lead.frame == 5 and room.lead.version == version  # nobody was moved
+    assert any(f"You lead class **{room.code}**" in c.value for c in reloaded.caption)
+
+
+def test_a_follower_goes_no_further_than_the_lecturer_while_a_question_is_open(app, monkeypatch):
+    room = started(app)
+    student = student_of(room, monkeypatch, "Bo")
+    app.toggle(key="predict_mode").set_value(True).run()  # the question is about a frame ahead of the lecturer's
+    student.run()
+    asked = room.open_poll()
+    assert asked is not None and asked.step > room.lead.frame == 0
+    show(student, asked.step)  # the student's player asks for the answer's frame
+    message = player_message(student)
+    assert message["bound"] == 0 and message["last"] == 0 and lab(student).cursor == 0
+    student.radio(key=f"class_choice_{asked.step}").set_value(0)
+    button(student, "Send my answer").click().run()
+    assert asked.votes == {"bo": 0}
+    other_tab = student_of(room, monkeypatch)  # a second tab of no name votes nothing
+    assert any("Give your name above the stage to answer." in c.value for c in other_tab.caption)
+    button(app, "Reveal for everyone").click().run()
+    assert room.open_poll() is None or room.open_poll().step > asked.step
+    app.run()
+    assert any(": **1**" in m.value and "✅" in m.value for m in app.markdown)  # the counts stay, beside the answer
+    student.run()
+    assert lab(student).cursor == asked.step
+
+
+def test_wrong_codes_and_keys_are_limited_and_the_real_code_still_works_for_another(app, monkeypatch):
+    room = started(app)
+    guesser = fake_model_app(monkeypatch)
+    guesser.run()
+    for n in range(limits.PER_SESSION + 2):
+        guesser.text_input(key="class_join_code").set_value(f"ZZZZ{n}")
+        button(guesser, "Join the class").click().run()
+    assert guesser.error[-1].value.startswith("Too many wrong class codes from this browser or its network: wait")
+    guesser.text_input(key="class_join_code").set_value(room.code)
+    button(guesser, "Join the class").click().run()
+    assert guesser.error[-1].value.startswith("Too many wrong class codes")  # refused unchecked, even the real one
+    assert "class" not in guesser.query_params
+    real = student_of(room, monkeypatch, "Cy")  # another student, meanwhile
+    assert no_errors(real) and real.query_params["class"] == room.code
+    monkeypatch.setenv(LECTURER_ENV, "a-strong-key")
     lecturer = fake_model_app(monkeypatch)
     lecturer.run()
-    lecturer.text_input(key="class_key_given").set_value("guess")
+    for _ in range(limits.PER_SESSION):
+        lecturer.text_input(key="class_key_given").set_value("guess")
+        button(lecturer, "Start a class").click().run()
+        assert lecturer.error[-1].value == "That is not the server key."
+    lecturer.text_input(key="class_key_given").set_value("a-strong-key")
     button(lecturer, "Start a class").click().run()
-    assert "class" not in lecturer.query_params and lecturer.error[-1].value.startswith("That is not the lecturer key")
-    lecturer.text_input(key="class_key_given").set_value("s3cret")
-    button(lecturer, "Start a class").click().run()
-    assert lecturer_link(lecturer).endswith("&key=s3cret")
+    assert lecturer.error[-1].value.startswith("Too many wrong keys")
+    assert "class" not in lecturer.query_params
+
+
+def test_a_wrong_code_is_a_message_and_a_links_values_are_echoed_inert(app, monkeypatch):
+    app.query_params["class"] = "**Z** [win](http://evil.example)"
+    app.run()
+    assert any(w.value.startswith("There is no class with this code") for w in app.warning)
+    page = fake_model_app(monkeypatch)
+    page.query_params["scenario"] = "**bold** [x](http://evil.example) :red[x]"
+    page.run()
+    warning = page.warning[0].value
+    assert "`scenario='**bold** [x](http://evil.example) :red[x]'`" in warning  # in a code span: shown, not rendered
+
+
+def test_a_roster_names_each_student_by_their_personal_link_and_refuses_other_names(app, monkeypatch):
+    room = started(app)
+    codes = room.set_roster(["王小明", "Ada Lovelace"])
+    student = fake_model_app(monkeypatch)
+    student.query_params.update({"class": room.code, "me": codes["王小明"], "lang": "zh"})
+    student.run()
+    assert any(c.value == "你在这堂课中的名字是 **王小明**。" for c in student.caption)
+    assert "me" not in student.query_params  # the personal code leaves the address bar
+    other = named(student_of(room, monkeypatch), "Eve")  # no personal code: in a roster class, refused
+    assert other.error[-1].value.startswith("That is not a personal code of this class.")
+    app.run()
+    assert any("2 students named" in c.value for c in app.caption)  # the roster's names, given or not yet
+
+
+def test_another_device_leads_with_the_classs_secret_and_the_lecturer_ends_the_class(app, monkeypatch):
+    room = started(app)
+    student = student_of(room, monkeypatch, "Bo")
+    device = fake_model_app(monkeypatch)
+    device.run()
+    device.text_input(key="class_join_code").set_value(room.code)
+    device.text_input(key="class_join_secret").set_value("not it")
+    button(device, "Join the class").click().run()
+    assert device.error[-1].value == "That is not this class's lecturer secret."
+    device.text_input(key="class_join_secret").set_value(room.secret)
+    button(device, "Join the class").click().run()
+    assert any(f"You lead class **{room.code}**" in c.value for c in device.caption)
+    app.button(key="class_end").click().run()
+    assert room.ended and classes().find(room.code) is None
+    student.run()
+    assert any(w.value == f"Class {room.code} has ended." for w in student.warning)
+    assert "class" not in student.query_params
+
+
+def test_the_lecturer_closes_a_question_and_asks_it_again(app, monkeypatch):
+    room = started(app)
+    student = student_of(room, monkeypatch, "Bo")
+    app.toggle(key="predict_mode").set_value(True).run()
+    student.run()
+    asked = room.open_poll()
+    student.radio(key=f"class_choice_{asked.step}").set_value(1)
+    button(student, "Send my answer").click().run()
+    button(app, "Close the question").click().run()
+    assert asked.closed and asked.counts()[1] == 1  # no more answers; the counts kept
+    student.run()
+    assert any(c.value == "The lecturer has closed this question." for c in student.caption)
+    button(app, "Ask again").click().run()
+    assert asked.open and asked.votes == {}
+    student.run()
+    assert button(student, "Send my answer") is not None
+
+
+def test_the_limit_is_said_in_chinese_too(app, monkeypatch):
+    app.query_params["lang"] = "zh"
+    app.run()
+    for n in range(limits.PER_SESSION + 1):
+        app.text_input(key="class_join_code").set_value(f"ZZZZ{n}")
+        button(app, "加入课堂").click().run()
+    assert app.error[-1].value.startswith("来自这个浏览器或其所在网络的错误课堂代码太多：请等待")

@@ -99,5 +99,5 @@ def test_a_bad_changes_value_is_refused_naming_it_and_the_rest_opens(app):
     opened(app, {"scenario": "02_preemption", "changes": pack([[3, {"max_num_seqs": "0"}]]), "frame": "4"})
     assert not app.exception and lab(app).inputs.scenario_name == "02_preemption" and lab(app).cursor == 4
     assert not lab(app).shared_run.spec.changes
-    assert any("the change at frame 3 has max_num_seqs='0'" in w.value
+    assert any("the change at frame 3 has `max_num_seqs='0'`" in w.value
                and "Opened the link without changes= instead" in w.value for w in app.warning)

@@ -138,7 +138,7 @@ def test_a_bad_url_falls_back_to_the_first_preset_with_a_message(app):
     app.query_params["frame"] = "x"
     app.run()
     assert not app.exception and lab(app).cursor == 0
-    assert any("scenario='nope' is not a preset here" in w.value and "Opened the first preset" in w.value
+    assert any("`scenario='nope'` is not a preset here" in w.value and "Opened the first preset" in w.value
                for w in app.warning)
 
 

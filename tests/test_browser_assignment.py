@@ -1,16 +1,32 @@
 """An assignment in a class, in headless Chromium (`streamlit run app.py`, fake model): the lecturer opens assignment
 1 and starts a class; two students follow, break away, and work on it: Ada (English) frees the VIP with the
-priority queue and passes, Li (Chinese) runs it as set and fails; both hand in, and the lecturer's page, woken by
-each, shows both by name with every goal's verdict. Screenshots of each student's panel and of the lecturer's
-view at 1280x720, in both languages, go to artifacts/."""
+priority queue and passes, Li (Chinese) runs it as set and fails; both hand in under the names they gave the class,
+and the lecturer's page, woken by each, shows both by name with every goal's verdict. Screenshots of each student's
+panel and of the lecturer's view at 1280x720, in both languages, go to artifacts/."""
 
 import re
 
+import pytest
+
 from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, wait_for_frame
+from viz.html_export import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = NEEDS_CHROMIUM
 WAIT_MS = 30_000
 VIP = "assignment_1_vip_deadline"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium itself: each page it opens is a browser of its own (its cookies: who is who in the class)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
 
 
 def opened(browser, url: str):
@@ -52,13 +68,18 @@ def choose(page, box, option: str, done: str):
     raise AssertionError(f"{option} could not be picked")
 
 
-def work(page, name: str, words: dict[str, str]):
-    """A student's run to the end, handed in under `name` (`words`: the buttons in the page's language)."""
+def named(page, name: str, words: tuple[str, str]):
+    """A student names themselves in the class (`words`: the name box's and its button's, in the page's language)."""
+    page.get_by_role("textbox", name=re.compile(f"^{words[0]}")).fill(name)
+    page.get_by_role("button", name=words[1]).click()
+    page.get_by_text(re.compile(f"(You are {name} in this class|你在这堂课中的名字是 {name})")).wait_for(
+        timeout=WAIT_MS)
+
+
+def work(page, words: dict[str, str]):
+    """A student's run to the end, handed in under their name (`words`: the buttons in the page's language)."""
     page.get_by_role("button", name=words["run"]).click()
     page.get_by_text(words["ended"]).wait_for(timeout=WAIT_MS)
-    field = page.get_by_label(words["name"])
-    field.fill(name)
-    field.press("Enter")
     page.get_by_role("button", name=words["submit"]).click()
     page.get_by_text(words["sent"]).wait_for(timeout=WAIT_MS)
 
@@ -78,7 +99,9 @@ def test_one_student_passes_another_fails_and_the_lecturer_sees_both_by_name(fak
     ARTIFACTS.mkdir(exist_ok=True)
     lecturer, code = start_class(browser, fake_server)
     ada, li = (opened(browser, f"{fake_server}/?class={code}{lang}") for lang in ("", "&lang=zh"))
-    lecturer.get_by_text(re.compile(r"2 students, 2 following you")).wait_for(timeout=WAIT_MS)
+    named(ada, "Ada", ("Your name", "Use this name"))
+    named(li, "李雷", ("你的名字", "使用这个名字"))
+    lecturer.get_by_text(re.compile(r"2 students named, 2 tabs open, 2 following you")).wait_for(timeout=WAIT_MS)
     for page, break_away in ((ada, "Break away"), (li, "自行探索")):
         page.get_by_role("button", name=break_away).click()
     ada.get_by_role("button", name="Follow again").wait_for(timeout=WAIT_MS)
@@ -88,13 +111,13 @@ def test_one_student_passes_another_fails_and_the_lecturer_sees_both_by_name(fak
         timeout=WAIT_MS)
     queue_policy = sidebar(ada).locator("[data-testid=stSelectbox]").filter(has_text="queue policy")
     choose(ada, queue_policy, "priority", "From step 1: queue policy priority (was fcfs).")
-    work(ada, "Ada", {"run": "Run to the end", "ended": "Assignment passed: every goal met.", "name": "Your name",
-                      "submit": "Submit to the lecturer", "sent": "Submitted as Ada"})
-    work(li, "李雷", {"run": "运行到结束", "ended": "作业未通过：2 个目标中达成 1 个。", "name": "你的名字",
-                    "submit": "提交给讲师", "sent": "已以 李雷 的名义"})
+    work(ada, {"run": "Run to the end", "ended": "Assignment passed: every goal met.",
+               "submit": "Submit to the lecturer", "sent": "Submitted as Ada"})
+    work(li, {"run": "运行到结束", "ended": "作业未通过：2 个目标中达成 1 个。", "submit": "提交给讲师",
+              "sent": "已以 李雷 的名义"})
 
     lecturer.get_by_text("Submissions: 2 students, 1 passed").wait_for(timeout=WAIT_MS)  # woken by each hand-in
-    rows = lecturer.locator("[data-testid=stTable] tbody tr").all_inner_texts()
+    rows = lecturer.locator("[data-testid=stTable]").last.locator("tbody tr").all_inner_texts()  # not the roster
     assert len(rows) == 2 and rows[0].startswith("Ada") and rows[1].startswith("李雷")
     assert "✓ yes" in rows[0] and "✗ no" in rows[1]
     assert "Request 3 finished at step 12, by step 20." in rows[0]

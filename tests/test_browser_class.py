@@ -1,7 +1,10 @@
-"""A class in headless Chromium (`streamlit run app.py`, fake model): a lecturer starts a class, three students
-open its link (one in Chinese, one on a projector), follow the lecturer's scenario and steps, one breaks away and
-comes back, and the class answers a prediction the lecturer tallies and reveals. Screenshots of the lecturer's and
-a follower's view at 1280x720, in both languages, go to artifacts/."""
+"""A class in headless Chromium (`streamlit run app.py`, fake model): a lecturer starts a class, three students,
+each in a browser of their own, open its link (one in Chinese, one on a projector), name themselves (in three
+scripts), follow the lecturer's scenario and steps, one breaks away and comes back, and the class answers a
+prediction: a follower's stage goes no further than the lecturer's while it is open, the lecturer tallies, reveals
+and keeps the counts. A student's reload keeps their name and a look-alike name from another browser is refused; a
+closed tab leaves the roster within 10 s; the lecturer's reload keeps the lectern. Screenshots of the lecturer's
+roster and controls at 1280x720 and 1920x1080 and of a follower's view, in both languages, go to artifacts/."""
 
 import os
 import re
@@ -15,7 +18,7 @@ from viz.html_export import CHROMIUM, CHROMIUM_ARGS
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"
 PLAYER = "[data-testid=stage-player]"
-WAIT_MS = 15_000
+WAIT_MS = 30_000
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is not installed (Debian chromium)")]
@@ -23,14 +26,21 @@ pytestmark = [pytest.mark.slow,
 
 @pytest.fixture(scope="module")
 def browser():
+    """(the server's address, Chromium): each person of a class opens their own context, a browser of their own
+    (its cookies: who they are in the class)."""
     from playwright.sync_api import sync_playwright
 
     with app_server("fake") as (url, _process), sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            yield url, chromium.new_context(viewport={"width": 1280, "height": 720})
+            yield url, chromium
         finally:
             chromium.close()
+
+
+def person(chromium, width: int = 1280, height: int = 720):
+    """A page in a browser of its own."""
+    return chromium.new_context(viewport={"width": width, "height": height}).new_page()
 
 
 def shown(page) -> int:
@@ -50,9 +60,9 @@ def step(page, times: int = 1):
         page.locator(f"{PLAYER} [data-action=step]").click()
 
 
-def start_class(context, url: str):
-    """The lecturer's page on preset 02, a class started in the sidebar: (page, code, the students' link)."""
-    page = context.new_page()
+def start_class(chromium, url: str):
+    """The lecturer's page on preset 02, a class started in the sidebar: (page, code)."""
+    page = person(chromium)
     page.goto(f"{url}/?scenario=02_preemption")
     wait_for_frame(page, 0)
     page.locator("[data-testid=stSidebar]").get_by_text("Class", exact=True).click()
@@ -65,29 +75,54 @@ def start_class(context, url: str):
     return page, code
 
 
-def test_students_follow_the_lecturer_break_away_come_back_and_answer_a_prediction(browser):
-    url, context = browser
+def join(chromium, url: str, code: str, query: str = "", name: str | None = None, words=("Your name", "Use this name")):
+    """A student's page on the class's link, in a browser of its own, named `name` (`words`: the name box's and its
+    button's words in the page's language)."""
+    page = person(chromium)
+    page.goto(f"{url}/?class={code}{query}")
+    page.wait_for_selector(PLAYER, timeout=WAIT_MS)
+    if name is not None:
+        page.get_by_role("textbox", name=re.compile(f"^{words[0]}")).fill(name)
+        page.get_by_role("button", name=words[1]).click()
+        page.get_by_text(re.compile(r"(You are .* in this class|你在这堂课中的名字是 )")).wait_for(timeout=WAIT_MS)
+    return page
+
+
+def open_roster(page):
+    page.locator("[data-testid=stExpander] summary").filter(has_text=re.compile("Roster: |名单：")).first.click()
+    page.wait_for_timeout(700)  # the expander opens with an animation
+
+
+def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(browser):
+    url, chromium = browser
     ARTIFACTS.mkdir(exist_ok=True)
-    lecturer, code = start_class(context, url)
-    links = [f"{url}/?class={code}", f"{url}/?class={code}&lang=zh", f"{url}/?class={code}&present=1"]
-    students = []
-    for link in links:  # each opens the first preset, then is moved to the lecturer's
-        page = context.new_page()
-        page.goto(link)
-        page.wait_for_selector(PLAYER, timeout=WAIT_MS)
-        students.append(page)
-    lecturer.get_by_text(re.compile(r"3 students, 3 following you")).wait_for(timeout=WAIT_MS)
+    lecturer, code = start_class(chromium, url)
+    en = join(chromium, url, code, name="Alice Smith")
+    zh = join(chromium, url, code, "&lang=zh", "王小明", ("你的名字", "使用这个名字"))
+    projector = join(chromium, url, code, "&present=1", "प्रिया शर्मा")
+    students = [en, zh, projector]
+    lecturer.get_by_text(re.compile(r"3 students named, 3 tabs open, 3 following you")).wait_for(timeout=WAIT_MS)
     step(lecturer, 3)
     wait_for_frame(lecturer, 3)
     for page in students:
         wait_for_frame(page, 3)
-    en, zh, projector = students
     assert "preempt" in title(en).lower() and title(en) == title(lecturer)
     assert "抢占" in title(zh)  # the lecturer's scenario, in the student's own language
     assert "class=" in en.url and "key=" not in en.url  # a student never holds the lecturer's secret
     assert en.get_by_text(f"Following the lecturer (class {code})").count() == 1
-    zh.screenshot(path=ARTIFACTS / "class_follower_zh_1280x720.png")
-    projector.screenshot(path=ARTIFACTS / "class_follower_projector_1280x720.png")
+    assert projector.get_by_text("You are प्रिया शर्मा in this class.").count() == 1  # its marks kept
+
+    en.reload()  # F5: the same browser, the same student
+    en.get_by_text("You are Alice Smith in this class.").wait_for(timeout=WAIT_MS)
+    wait_for_frame(en, 3)
+    mallory = join(chromium, url, code, name=None)
+    mallory.get_by_role("textbox", name=re.compile("^Your name")).fill("alice smith")
+    mallory.get_by_role("button", name="Use this name").click()
+    mallory.get_by_text(re.compile("^Alice Smith is already in this class, from another browser")).wait_for(
+        timeout=WAIT_MS)
+    lecturer.get_by_text(re.compile(r"3 students named, 4 tabs open")).wait_for(timeout=WAIT_MS)
+    mallory.context.close()  # a closed tab leaves the roster within 10 s (the desk is redrawn every 5 s)
+    lecturer.get_by_text(re.compile(r"3 students named, 3 tabs open")).wait_for(timeout=12_000)
 
     en.get_by_role("button", name="Break away").click()
     en.get_by_role("button", name="Follow again").wait_for(timeout=WAIT_MS)
@@ -98,21 +133,49 @@ def test_students_follow_the_lecturer_break_away_come_back_and_answer_a_predicti
         wait_for_frame(page, 6)
     lecturer.wait_for_timeout(1500)
     assert shown(en) == 4  # on their own: the lecturer's steps leave them where they are
-    en.get_by_role("button", name="Follow again").click()
+    lecturer.get_by_role("button", name="Bring everyone back").click()
     wait_for_frame(en, 6)
+    en.get_by_role("button", name="Break away").wait_for(timeout=WAIT_MS)
 
     lecturer.get_by_text("Predict, then reveal").click()
     for page, send in ((en, "Send my answer"), (zh, "提交我的答案"), (projector, "Send my answer")):
         page.get_by_role("button", name=send).wait_for(timeout=WAIT_MS)
+    step(en, 2)  # a follower tries to look ahead: the stage waits, saying why
+    step(zh, 1)
+    note = en.get_by_text(re.compile("^The class is answering a question about the next step"))
+    note.wait_for(timeout=WAIT_MS)
+    zh.get_by_text(re.compile("^全班正在回答关于下一步的问题")).wait_for(timeout=WAIT_MS)
+    assert shown(en) == 6 and shown(zh) == 6
+    en.mouse.wheel(0, -5000), zh.mouse.wheel(0, -5000)
+    en.screenshot(path=ARTIFACTS / "class_follower_waiting_en_1280x720.png")
+    zh.screenshot(path=ARTIFACTS / "class_follower_waiting_zh_1280x720.png")
+    for page, send in ((en, "Send my answer"), (zh, "提交我的答案"), (projector, "Send my answer")):
         page.locator("[data-testid=stRadio]").last.locator("[role=radiogroup] label").first.click()
         page.get_by_role("button", name=send).click()
     lecturer.get_by_text("3 of 3 students following have answered.").wait_for(timeout=WAIT_MS)
     counts = lecturer.locator("[data-testid=stMain] li").filter(has_text=re.compile(r": \d+$")).all_inner_texts()
     assert sum(int(c.rsplit(": ", 1)[1]) for c in counts) == 3 and counts[0].endswith(": 3")
-    lecturer.get_by_text("3 of 3 students following have answered.").scroll_into_view_if_needed()
-    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_en_1280x720.png")
+    zh.screenshot(path=ARTIFACTS / "class_follower_zh_1280x720.png")
+    projector.screenshot(path=ARTIFACTS / "class_follower_projector_1280x720.png")
+    lecturer.mouse.wheel(0, -5000)
+    open_roster(lecturer)
+    lecturer.locator("[data-testid=stExpander] [data-testid=stTable]").first.wait_for(timeout=WAIT_MS)
+    roster = lecturer.locator("[data-testid=stExpander] [data-testid=stTable] tbody tr").all_inner_texts()
+    assert [row.split("\t")[0].strip() for row in roster] == ["Alice Smith", "प्रिया शर्मा", "王小明"]  # by name's key
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_roster_en_1280x720.png")
+    lecturer.set_viewport_size({"width": 1920, "height": 1080})
+    lecturer.wait_for_timeout(800)
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_roster_en_1920x1080.png")
     lecturer.locator("[data-testid=stSidebar]").get_by_text("中文").click()  # the lecturer's words, not the class's
-    lecturer.get_by_text("正在跟随的 3 名学生中已有 3 名作答。").scroll_into_view_if_needed(timeout=WAIT_MS)
+    lecturer.get_by_text("正在跟随的 3 名学生中已有 3 名作答。").wait_for(timeout=WAIT_MS)
+    lecturer.mouse.wheel(0, -5000)
+    open_roster(lecturer)  # its title is in the other language now: a new expander, closed
+    lecturer.locator("[data-testid=stExpander] [data-testid=stTable]").first.wait_for(timeout=WAIT_MS)
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_roster_zh_1920x1080.png")
+    lecturer.set_viewport_size({"width": 1280, "height": 720})
+    lecturer.wait_for_timeout(800)
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_roster_zh_1280x720.png")
+    lecturer.get_by_text("正在跟随的 3 名学生中已有 3 名作答。").scroll_into_view_if_needed()
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_zh_1280x720.png")
     lecturer.get_by_role("button", name="向全班揭晓").click()
     for page in (en, projector):
@@ -121,12 +184,18 @@ def test_students_follow_the_lecturer_break_away_come_back_and_answer_a_predicti
     wait_for_frame(en, lecturer_frame := shown(lecturer))  # the reveal took the class to the step asked about
     assert lecturer_frame > 6
     en.screenshot(path=ARTIFACTS / "class_follower_en_1280x720.png")
-    lecturer.get_by_text("答案是", exact=False).first.wait_for(timeout=WAIT_MS)
-    lecturer.mouse.wheel(0, -5000)
-    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_top_zh_1280x720.png")
+    revealed = lecturer.locator("[data-testid=stMain] li").filter(has_text="✅")
+    revealed.first.wait_for(timeout=WAIT_MS)  # the counts stay beside the answer
     lecturer.locator("[data-testid=stSidebar]").get_by_text("English").click()
     lecturer.get_by_text(re.compile(f"You lead class {code}")).wait_for(timeout=WAIT_MS)
-    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_top_en_1280x720.png")
+    revealed.first.scroll_into_view_if_needed()
+    lecturer.screenshot(path=ARTIFACTS / "class_lecturer_revealed_en_1280x720.png")
+
+    lecturer.reload()  # the lecturer's F5: still the lecturer, on the same frame; the class stays there
+    lecturer.get_by_text(re.compile(f"You lead class {code}")).wait_for(timeout=WAIT_MS)
+    wait_for_frame(lecturer, lecturer_frame)
+    lecturer.wait_for_timeout(1500)
+    assert [shown(page) for page in students] == [lecturer_frame] * 3
 
 
 def playing(page) -> bool:
@@ -134,16 +203,11 @@ def playing(page) -> bool:
 
 
 def test_students_play_along_while_the_lecturer_plays_and_land_on_the_lecturers_frame_at_the_pause(browser):
-    url, context = browser
+    url, chromium = browser
     ARTIFACTS.mkdir(exist_ok=True)
-    lecturer, code = start_class(context, url)
-    students = []
-    for link in (f"{url}/?class={code}", f"{url}/?class={code}&lang=zh"):
-        page = context.new_page()
-        page.goto(link)
-        wait_for_frame(page, 0)
-        students.append(page)
-    lecturer.get_by_text(re.compile(r"2 students, 2 following you")).wait_for(timeout=WAIT_MS)
+    lecturer, code = start_class(chromium, url)
+    students = [join(chromium, url, code), join(chromium, url, code, "&lang=zh")]
+    lecturer.get_by_text(re.compile(r"2 tabs open, 2 following you")).wait_for(timeout=WAIT_MS)
     lecturer.locator(f"{PLAYER} .sp-speed").select_option("1")  # 20 frames: time to look before the run ends
     lecturer.locator(f"{PLAYER} [data-action=play]").click()
     for page in students:  # each plays by itself, at the lecturer's speed: frames pass with no step of the lecturer
@@ -178,19 +242,19 @@ def test_students_play_along_while_the_lecturer_plays_and_land_on_the_lecturers_
 def test_under_a_base_path_the_students_link_points_at_the_lecturers_own_process(browser):
     """Several server processes behind one address, each under its own path (README, "Running a class"): the link
     the lecturer hands out is built from the lecturer's page address, so it leads to the process holding the class."""
-    _url, other = browser
+    _url, chromium = browser
     with app_server("fake", base_path="p2") as (url, _process):
-        context = other.browser.new_context(viewport={"width": 1280, "height": 720})
         try:
-            lecturer, code = start_class(context, url)
+            lecturer, code = start_class(chromium, url)
             lecturer.locator("[data-testid=stSidebar] pre code").first.wait_for(timeout=WAIT_MS)
             links = lecturer.locator("[data-testid=stSidebar] pre code").all_inner_texts()
             assert url.endswith("/p2") and links[0].strip() == f"{url}/?class={code}"
-            student = context.new_page()
+            student = person(chromium)
             student.goto(links[0].strip())
             wait_for_frame(student, 0)
             step(lecturer, 2)
             wait_for_frame(student, 2)
             assert title(student) == title(lecturer)
         finally:
-            context.close()
+            for context in chromium.contexts:
+                context.close()

@@ -2,12 +2,14 @@
 token, what an in-process runner writes, into KV caches the parent sees; copies of a runner step on as the
 original; caches the parent lets go of are dropped by the child; a bad step fails only itself; a stopped
 process is started again by the next step, with every run's KV intact, and a clear error, not a hang, within its
-restart interval; a shared cache with no room in /dev/shm is a clear error too."""
+restart interval; a step the process held when it was killed is sent again to the new one and writes what it would
+have written; a shared cache with no room in /dev/shm is a clear error too."""
 
 import copy
 import errno
 import gc
 import os
+import signal
 import threading
 import time
 
@@ -128,6 +130,32 @@ def test_a_stopped_process_starts_again_and_runs_keep_their_kv(monkeypatch):
         runner.run(batch.seqs)
     monkeypatch.setattr(model_process, "RESTART_INTERVAL_S", 0.0)
     assert run(process.loaded, 0.0, 0)[0] == reference and process.restarts == 2
+
+
+def test_a_step_in_flight_when_the_process_is_killed_goes_to_the_new_process_and_writes_the_same(monkeypatch):
+    monkeypatch.setattr(model_process, "RESTART_INTERVAL_S", 600.0)  # the kill's restart is the first: allowed
+    process = ModelProcess(default_model_dir(), threads=1)
+    reference = run(process.loaded, 0.0, 0)[0]
+    runner = ModelRunner(process.loaded, CONFIG)
+    scheduler, seqs = start(runner, 0.0)
+    for _ in range(4):  # the prefills and a decode step
+        batch = scheduler.schedule()
+        scheduler.postprocess(batch.seqs, runner.run(batch.seqs))
+    child = process._child
+    os.kill(child.process.pid, signal.SIGSTOP)  # it cannot answer the next step: that step is in flight for sure
+    batch, answer = scheduler.schedule(), []
+    stepping = threading.Thread(target=lambda: answer.append(runner.run(batch.seqs)))
+    stepping.start()
+    deadline = time.monotonic() + 30
+    while not process._waiting and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert process._waiting, "the step never reached the model process"
+    child.process.kill()  # kill -9, the step unanswered
+    stepping.join(timeout=120)
+    assert not stepping.is_alive() and answer, "the step in flight was not answered by the new process"
+    assert process.restarts == 1 and process._child is not child
+    scheduler.postprocess(batch.seqs, answer[0])
+    assert step_to_end(runner, scheduler, seqs) == reference
 
 
 def no_room(*_):

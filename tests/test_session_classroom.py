@@ -1,5 +1,6 @@
-"""A class without Streamlit (session/classroom.py): codes, the lecturer's secret, following the lecturer's run,
-breaking away, and the class's predictions."""
+"""A class without Streamlit (session/classroom.py): codes, the lecturer's browser and secret, names bound to
+browsers, seats freed when tabs close, following the lecturer's run, breaking away, the class's predictions (one
+vote per student, the follower's bound), the lecturer's controls, and the limits on guessing (session/limits.py)."""
 
 import csv
 import io
@@ -7,6 +8,7 @@ import io
 import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from session import limits
 from session.classroom import CODE_ALPHABET, CODE_LENGTH, ClassError, Registry
 from session.lab import Lab, RunInputs
 from session.run_cache import RunCache
@@ -23,31 +25,86 @@ class Seat:
         return not self.gone
 
 
-def test_a_class_has_a_short_code_and_its_own_secret_unless_the_server_has_a_lecturer_key():
+def test_a_class_has_a_short_code_a_lecturers_browser_and_a_secret_of_its_own():
     registry = Registry()
-    room, other = registry.start(), registry.start()
+    room, other = registry.start("browser-L"), registry.start("browser-L")
     assert len(room.code) == CODE_LENGTH and set(room.code) <= set(CODE_ALPHABET) and room.code != other.code
-    assert room.secret != other.secret and room.is_lecturer_secret(room.secret)
-    assert not room.is_lecturer_secret("guess") and not room.is_lecturer_secret(None)
-    assert registry.start("s3cret").is_lecturer_secret("s3cret")
+    assert room.secret != other.secret and len(room.secret) >= 16
+    assert room.is_lecturer("browser-L") and not room.is_lecturer("browser-S") and not room.is_lecturer(None)
+    assert not room.take_lectern("browser-T", "guess") and not room.is_lecturer("browser-T")
+    assert room.take_lectern("browser-T", room.secret) and room.is_lecturer("browser-T")  # another device
     assert registry.get(room.code.lower()) is room  # typed from a projector, in any case
     with pytest.raises(ClassError) as refused:
         registry.get("NOPE9")
     assert refused.value.message_id == "class.unknown"
 
 
-def test_the_oldest_class_closes_beyond_the_bound():
+def test_beyond_the_bound_the_oldest_class_without_its_lecturer_closes_and_a_full_server_refuses():
     registry = Registry(max_classes=2)
-    first = registry.start()
-    registry.start(), registry.start()
+    first, second = registry.start(), registry.start()
+    here, gone = Seat(), Seat()
+    first.lecture("L1", here, lambda: True)
+    second.lecture("L2", gone, lambda: False)  # its lecturer's tab has closed
+    registry.start().lecture("L3", Seat(), lambda: True)
+    assert registry.find(second.code) is None and second.ended and registry.get(first.code) is first
+    with pytest.raises(ClassError) as refused:
+        registry.start()  # both classes left have their lecturer here
+    assert refused.value.message_id == "class.server_full"
+
+
+def test_a_name_is_bound_to_one_browser_and_names_that_look_the_same_are_refused():
+    room = Registry().start()
+    assert room.claim("A", "  Alice   Smith ") == "Alice Smith"
+    assert room.claim("A", "alice smith") == "Alice Smith"  # the same browser, the same name: no change
+    for look_alike in ("alice smith", "Alice\u200bSmith", "ALICE-SMITH", "\u0410lice Smith", "Ａｌｉｃｅ Smith",
+                       "A1ice Smith", "Alice\u00adSmith"):
+        with pytest.raises(ClassError) as refused:
+            room.claim("B", look_alike)
+        assert refused.value.message_id == "class.name_taken" and refused.value.message.values["name"] == \
+            "Alice Smith"
+    with pytest.raises(ClassError) as refused:
+        room.claim("A", "Bob")  # one name per browser
+    assert refused.value.message_id == "class.named_already"
     with pytest.raises(ClassError):
-        registry.get(first.code)
+        room.claim("B", "**  **")
+    assert room.name_of("A") == "Alice Smith" and room.name_of("B") is None
+
+
+def test_a_roster_gives_each_name_a_personal_code_and_no_other_name_joins():
+    room = Registry().start()
+    codes = room.set_roster(["王小明", "Ada", "ada", ""])  # "ada" reads as "Ada": one name
+    assert sorted(codes) == ["Ada", "王小明"] and all(len(code) == 8 for code in codes.values())
+    assert room.set_roster(["Ada"]) == codes  # given again: the same codes
+    assert room.claim_code("A", codes["王小明"].lower()) == "王小明" and room.name_of("A") == "王小明"
+    with pytest.raises(ClassError):
+        room.claim_code("B", codes["王小明"])  # the first browser to open it keeps it
+    assert room.claim_code("B", "NOTACODE") is None
+    with pytest.raises(ClassError) as refused:
+        room.claim("B", "Eve")
+    assert refused.value.message_id == "class.roster_only"
+
+
+def test_closed_tabs_leave_their_seats_at_the_next_count_and_the_roster_lists_each_student_once():
+    room = Registry().start()
+    room.claim("A", "Ada")
+    tabs = {session: [True] for session in ("a1", "a2", "x")}
+    room.sit("a1", "A", Seat(), lambda: tabs["a1"][0], frame=3)
+    room.sit("a2", "A", Seat(), lambda: tabs["a2"][0], frame=5)  # Ada's second tab
+    room.sit("x", "X", Seat(), lambda: tabs["x"][0])  # a tab with no name yet
+    room.set_following("a2", False)
+    assert room.seats() == (3, 2)
+    rows = room.roster()
+    assert [(r.name, r.tabs, r.following, r.frame) for r in rows] == [("Ada", 2, 1, 5), (None, 1, 1, 0)]
+    tabs["a2"][0] = tabs["x"][0] = False  # closed
+    assert room.seats() == (1, 1)
+    assert [(r.name, r.tabs) for r in room.roster()] == [("Ada", 1)]
 
 
 def test_followers_are_woken_by_a_new_lead_and_not_by_the_same_one_nor_when_broken_away():
     room = Registry().start()
     following, away, gone = Seat(), Seat(), Seat()
-    room.sit("a", following), room.sit("b", away, following=False), room.sit("c", gone)
+    room.sit("a", "A", following), room.sit("b", "B", away), room.sit("c", "C", gone)
+    room.set_following("b", False)
     gone.gone = True
     assert room.publish("run", "inputs", 3, "05_prefix_caching", False)
     assert (following.woken, away.woken, gone.woken) == (1, 0, 1)
@@ -55,7 +112,7 @@ def test_followers_are_woken_by_a_new_lead_and_not_by_the_same_one_nor_when_brok
     assert not room.publish("run", "inputs", 3, "05_prefix_caching", False)  # nothing new: nobody woken
     assert room.publish("run", "inputs", 4, "05_prefix_caching", False)
     assert following.woken == 2 and room.lead.version == 2 and room.lead.frame == 4
-    room.sit("b", away, following=True)
+    room.set_following("b", True)
     room.publish("run", "inputs", 5, "05_prefix_caching", False)
     assert away.woken == 1
 
@@ -78,32 +135,90 @@ def test_a_follower_shows_the_lecturers_run_itself_at_the_lecturers_frame():
     assert student.cursor == 8 and student.last == 9  # what it has seen stays held
 
 
-def test_a_poll_counts_each_students_last_answer_until_revealed_and_exports_as_csv():
+def test_a_poll_counts_one_vote_per_student_their_last_until_revealed_and_exports_as_csv():
     room = Registry().start()
-    lecturer, students = Seat(), [Seat() for _ in range(3)]
+    lecturer = Seat()
     room.lecture("L", lecturer)
-    for i, seat in enumerate(students):
-        room.sit(f"s{i}", seat)
-    assert lecturer.woken == 3  # a seat taken: the lecturer's banner counts it
+    for i in range(3):
+        room.claim(f"browser{i}", f"student {i}")
+        room.sit(f"s{i}", f"browser{i}", Seat())
+    room.sit("s0-again", "browser0", Seat())  # student 0's second tab
+    room.sit("anonymous", "browser9", Seat())  # a tab with no name
+    assert lecturer.woken == 8  # three names given, five seats taken: the banner counts them
     poll = room.poll("Preemption", 7, "Which request is preempted?", ("request 1", "request 2"), 1)
     assert room.poll("Preemption", 7, "(in another language)", ("1", "2"), 1) is poll  # one poll per question
     assert room.vote("s0", "Preemption", 7, 0) and room.vote("s1", "Preemption", 7, 1)
-    assert room.vote("s0", "Preemption", 7, 1)  # changed their mind
+    assert room.vote("s0-again", "Preemption", 7, 1)  # the same student from another tab: changed their mind
+    assert not room.vote("anonymous", "Preemption", 7, 0)  # no name, no vote
     assert not room.vote("s2", "Preemption", 7, 5)  # no such choice
     assert not room.vote("s2", "Other", 7, 0)  # no such question
-    assert poll.counts() == [0, 2] and len(poll.votes) == 2 and lecturer.woken == 6
+    room.set_following("s2", False)
+    assert not room.vote("s2", "Preemption", 7, 0)  # broken away: their vote is closed
+    assert poll.counts() == [0, 2] and len(poll.votes) == 2 and room.vote_of("browser0", poll) == 1
     assert room.reveal("Preemption", 7) and not room.reveal("Preemption", 7)
-    assert not room.vote("s2", "Preemption", 7, 0)  # too late
-    rows = list(csv.DictReader(io.StringIO(room.tallies_csv())))
+    assert not room.vote("s1", "Preemption", 7, 0)  # too late
+    assert poll.counts() == [0, 2]  # the counts stay after the reveal
+    text = room.tallies_csv()
+    assert text.startswith("\ufeff")
+    rows = list(csv.DictReader(io.StringIO(text.removeprefix("\ufeff"))))
     assert [(r["choice"], r["count"], r["answered"], r["right"]) for r in rows] == [
         ("request 1", "0", "2", "0"), ("request 2", "2", "2", "1")]
     assert rows[0]["class"] == room.code and rows[0]["revealed"] == "1"
 
 
+def test_while_a_question_ahead_is_open_a_follower_goes_no_further_than_the_lecturer():
+    room = Registry().start()
+    room.claim("A", "Ada")
+    room.sit("a", "A", Seat())
+    room.publish("run", "inputs", 2, "05_prefix_caching", predicting=False)
+    poll = room.poll("T", 3, "?", ("x", "y"), 0)
+    assert room.bound("T") is None  # predictions are off
+    room.publish("run", "inputs", 2, "05_prefix_caching", predicting=True)
+    assert room.bound("T") == 2 and room.bound("another run") is None
+    room.close_poll("T", 3)
+    assert room.bound("T") is None and not room.vote("a", "T", 3, 0)  # closed: no more answers
+    room.ask_again("T", 3)
+    assert room.bound("T") == 2 and room.vote("a", "T", 3, 1)
+    room.ask_again("T", 3)
+    assert poll.votes == {} and poll.open
+    room.reveal("T", 3)
+    assert room.bound("T") is None
+
+
+def test_the_lecturer_brings_everyone_back_and_ends_the_class():
+    registry = Registry()
+    room = registry.start()
+    seats = [Seat(), Seat()]
+    room.sit("a", "A", seats[0]), room.sit("b", "B", seats[1])
+    room.set_following("a", False), room.set_following("b", False)
+    room.bring_back()
+    assert room.seats() == (2, 2) and [s.woken for s in seats] == [1, 1]  # woken to the lecturer's place
+    registry.close(room.code)
+    assert room.ended and registry.find(room.code) is None and [s.woken for s in seats] == [2, 2]
+
+
+def test_wrong_guesses_are_limited_per_session_and_per_address_and_a_right_one_is_never_counted(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr("session.limits.time.monotonic", lambda: clock[0])
+    guesses = limits.Guesses("codes", per_session=3, per_address=5, window_s=60)
+    one, other = limits.Guesser("s1", "10.0.0.1"), limits.Guesser("s2", "10.0.0.1")
+    for _ in range(3):
+        guesses.check(one)
+        guesses.wrong(one)
+    with pytest.raises(limits.TooManyGuesses) as refused:
+        guesses.check(one)
+    assert refused.value.message_id == "limit.codes" and refused.value.message.values["seconds"] == 60
+    guesses.check(other)  # another session at that address may still guess
+    guesses.wrong(other), guesses.wrong(other)
+    with pytest.raises(limits.TooManyGuesses):
+        guesses.check(limits.Guesser("s3", "10.0.0.1"))  # a script opening a new session per guess
+    guesses.check(limits.Guesser("s4", "10.0.0.2"))
+    clock[0] += 61
+    guesses.check(one)  # the window has passed
 def test_play_and_pause_are_new_leads_and_a_follower_woken_late_starts_where_the_lecturer_is(monkeypatch):
     room = Registry().start()
     following = Seat()
-    room.sit("a", following)
+    room.sit("a", "A", following)
     clock = [100.0]
     monkeypatch.setattr("session.classroom.time.monotonic", lambda: clock[0])
     room.publish("run", "inputs", 3, "05_prefix_caching", False)

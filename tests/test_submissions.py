@@ -1,6 +1,7 @@
-"""A class's handed-in assignments (session/submissions.py, session/classroom.py): names cleaned and bounded, the
-latest submission per name and assignment, the lecturer woken, and the CSV export (one row per goal and rule, in
-the lecturer's language, no cell a spreadsheet would run)."""
+"""A class's handed-in assignments (session/submissions.py, session/classroom.py): handed in under the browser's
+name, the latest per name and assignment, deleted by the lecturer, the lecturer woken, and the CSV exports (one row
+per goal and rule in the lecturer's language; the gradebook, one row per student), each with a byte-order mark
+and no cell a spreadsheet would run."""
 
 import csv
 import io
@@ -13,8 +14,9 @@ from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
 from engine.run.recipe import Change
 from session import submissions as module
-from session.classroom import Registry
-from session.submissions import MAX_NAME, SubmissionError, Submissions, clean_name
+from session.classroom import ClassError, Registry
+from session.names import name_key
+from session.submissions import BOM, SubmissionError, Submissions
 
 VIP = load_scenario(SCENARIOS_DIR / "assignment_1_vip_deadline.toml")
 NAME = "assignment_1_vip_deadline"
@@ -31,48 +33,50 @@ def judged(**settings):
 FAILED, PASSED = judged(), judged(queue_policy="priority")
 
 
-@pytest.mark.parametrize("raw, kept", [
-    ("  Ada   Lovelace ", "Ada Lovelace"), ("李雷", "李雷"), ("O'Brien-Smith", "O'Brien-Smith"),
-    ("**bold** [x](http://e)", "bold x http e"), ("=cmd|' /C calc'!A0", "cmd ' C calc' A0"),
-    ("a\x00b\nc", "a b c"), ("", None), ("  \t ", None), (None, None), ("x" * 100, "x" * MAX_NAME),
-])
-def test_a_name_is_cleaned_where_it_enters(raw, kept):
-    assert clean_name(raw) == kept
+def submit(kept: Submissions, name: str, assignment: str, judgement, link: str = ""):
+    return kept.submit(name, name_key(name), assignment, judgement, link)
 
 
-def test_the_latest_submission_per_name_counts():
+def test_the_latest_submission_per_name_counts_and_the_lecturer_may_delete_one():
     kept = Submissions()
-    kept.submit("Ada", NAME, FAILED)
-    kept.submit("Bob", NAME, FAILED)
-    kept.submit(" ada ", NAME, PASSED)  # the same student, again: the latest counts
+    submit(kept, "Ada", NAME, FAILED)
+    submit(kept, "Bob", NAME, FAILED)
+    submit(kept, "ADA", NAME, PASSED)  # the same student (one key), again: the latest counts
     latest = kept.of(NAME)
-    assert [(s.name, s.passed) for s in latest] == [("ada", True), ("Bob", False)]
+    assert [(s.name, s.passed) for s in latest] == [("ADA", True), ("Bob", False)]
     assert kept.of("another") == []
-    with pytest.raises(SubmissionError) as refused:
-        kept.submit("***", NAME, PASSED)
-    assert "Type your name" in str(refused.value)
+    assert kept.delete(NAME, "bob") and not kept.delete(NAME, "bob")
+    assert [s.name for s in kept.of(NAME)] == ["ADA"]
 
 
 def test_a_class_holds_a_bounded_number_of_names(monkeypatch):
     monkeypatch.setattr(module, "MAX_NAMES", 2)
     kept = Submissions()
-    kept.submit("a", NAME, FAILED)
-    kept.submit("b", NAME, FAILED)
-    kept.submit("a", NAME, PASSED)  # a name already there may submit again
-    kept.submit("c", "another", FAILED)  # per assignment
+    submit(kept, "a", NAME, FAILED)
+    submit(kept, "b", NAME, FAILED)
+    submit(kept, "a", NAME, PASSED)  # a name already there may submit again
+    submit(kept, "c", "another", FAILED)  # per assignment
     with pytest.raises(SubmissionError):
-        kept.submit("c", NAME, FAILED)
+        submit(kept, "c", NAME, FAILED)
     assert len(kept.of(NAME)) == 2
 
 
-def test_handing_in_wakes_the_lecturer_and_exports_every_goal():
+def test_handing_in_is_by_the_browsers_name_wakes_the_lecturer_and_exports_every_goal():
     room = Registry().start()
     woken = []
     room.lecture("lecturer", lambda: woken.append(1) or True)
-    room.hand_in("Ada", NAME, PASSED)
-    room.hand_in("=Bob", NAME, FAILED)
+    with pytest.raises(ClassError) as refused:
+        room.hand_in("browser-a", NAME, PASSED)  # no name in the class yet
+    assert refused.value.message_id == "class.name_first"
+    room.claim("browser-a", "Ada")
+    room.claim("browser-b", "=Bob")
+    woken.clear()
+    room.hand_in("browser-a", NAME, PASSED, "http://host/?scenario=x&frame=40")
+    room.hand_in("browser-b", NAME, FAILED)
     assert len(woken) == 2
-    rows = list(csv.DictReader(io.StringIO(room.submissions.csv(room.code, "en"))))
+    text = room.submissions.csv(room.code, "en")
+    assert text.startswith(BOM)  # Excel reads the names as UTF-8
+    rows = list(csv.DictReader(io.StringIO(text.removeprefix(BOM))))
     assert [(r["name"], r["passed"], r["result"]) for r in rows] == [
         ("Ada", "1", "pass"), ("Ada", "1", "pass"), ("Bob", "0", "fail"), ("Bob", "0", "pass")]
     assert rows[2]["goal"] == "Request 3 finishes by step 20." and rows[2]["class"] == room.code
@@ -86,7 +90,25 @@ def test_a_broken_rule_is_a_row_and_no_cell_starts_a_formula():
     spec = replace(VIP.spec, changes=(Change.config(0, {"num_kvcache_blocks": 6}),))
     engine = Engine(spec)
     engine.run()
-    kept.submit("Eve", NAME, VIP.assignment.judge(gather(engine.frames, ended=True), VIP.spec, spec))
-    rows = list(csv.reader(io.StringIO(kept.csv("=SUM(A1)", "en"))))
+    submit(kept, "Eve", NAME, VIP.assignment.judge(gather(engine.frames, ended=True), VIP.spec, spec))
+    rows = list(csv.reader(io.StringIO(kept.csv("=SUM(A1)", "en").removeprefix(BOM))))
     assert rows[-1][5:] == ["rules", "fail", "num_kvcache_blocks was changed at frame 0, but the assignment locks it."]
     assert all(cell[:1] not in "=+-@" for row in rows[1:] for cell in row) and rows[1][0] == "'=SUM(A1)"
+
+
+def test_the_gradebook_has_a_row_per_student_with_each_assignments_verdict_time_and_link():
+    room = Registry().start()
+    for browser, name in (("a", "王小明"), ("b", "-Ada"), ("c", "Cy")):
+        room.claim(browser, name)
+    room.hand_in("a", NAME, PASSED, "http://host/?scenario=assignment_1_vip_deadline&frame=40")
+    room.hand_in("b", NAME, FAILED, "http://host/?b")
+    room.hand_in("b", "another", PASSED)
+    text = room.gradebook_csv()
+    assert text.startswith(BOM)
+    rows = list(csv.DictReader(io.StringIO(text.removeprefix(BOM))))
+    assert [r["name"] for r in rows] == ["'-Ada", "Cy", "王小明"]  # one row each, Cy with nothing handed in
+    by = {r["name"]: r for r in rows}
+    assert by["王小明"][f"{NAME}_passed"] == "1" and by["王小明"][f"{NAME}_link"].endswith("&frame=40")
+    assert by["'-Ada"][f"{NAME}_passed"] == "0" and by["'-Ada"]["another_passed"] == "1"
+    assert by["Cy"][f"{NAME}_passed"] == "" and by["Cy"][f"{NAME}_submitted_utc"] == ""
+    assert by["王小明"]["another_passed"] == "" and len(by["王小明"][f"{NAME}_submitted_utc"]) == 19

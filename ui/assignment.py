@@ -1,8 +1,9 @@
 """An assignment on the page (engine/inputs/assignment.py holds it): under the stage, the goals of the scenario shown
 with each one's verdict on the run up to the frame shown and the reason, the rules the run broke, and what may be
 changed; the sidebar greys out the locked settings and says why (`locked`, `lock_note`). In a class a student
-hands in the ended run under a typed name, and the lecturer sees each name's latest verdicts and exports them
-(session/submissions.py)."""
+hands in the ended run under the name the class knows them by (bound to their browser: session/classroom.py), with
+the link that reopens it; the lecturer sees each name's latest verdicts (filtered, sorted, in pages), deletes one,
+and exports them (session/submissions.py)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,14 @@ from engine.inputs.assignment import RUN_SETTINGS, Assignment, Judgement
 from engine.inputs.goals import FAIL, OPEN, PASS, gather
 from engine.inputs.scenario import Scenario
 from engine.run.limits import MAX_APP_STEPS
-from i18n import Message
-from session.submissions import MAX_NAME, Submission, SubmissionError
-from ui.classroom import is_following, is_lecturer, room
+from i18n import Message, MessageError
+from session.names import name_key, shown_name
+from session.submissions import Submission
+from ui.class_desk import WRAPPED_TABLES
+from ui.class_identity import browser_token
+from ui.classroom import is_following, is_lecturer, my_name, room
 from ui.language import current_lang, said, t
-from ui.state import USER_ERRORS, feed, lab, presets, report
+from ui.state import USER_ERRORS, feed, lab, link_here, presets, report
 from viz.glossary import setting
 
 ICONS = {PASS: ":green[:material/check_circle:]", FAIL: ":red[:material/cancel:]",
@@ -116,23 +120,31 @@ def assignment_panel():
             hand_in(scenario.name, judged)
 
 
+def _blocked(judged: Judgement) -> str | None:
+    """Why this student cannot hand in now (no name, following, the run not ended), or None."""
+    return "assignment.name_first" if my_name() is None else "assignment.submit_following" if is_following() \
+        else None if judged.ended else "assignment.submit_at_end"
+
+
 def _hand_in(assignment_name: str, judged: Judgement):
+    if blocked := _blocked(judged):  # the button is disabled then; a script may send its click all the same
+        st.session_state.assignment_sent = (assignment_name, Message(blocked))
+        return
     try:
-        submission = room().hand_in(st.session_state.get("assignment_name"), assignment_name, judged)
+        submission = room().hand_in(browser_token(), assignment_name, judged, link_here())
         st.session_state.assignment_sent = (assignment_name, submission)
-    except SubmissionError as e:
+    except MessageError as e:
         st.session_state.assignment_sent = (assignment_name, e.message)
 
 
 def hand_in(assignment_name: str, judged: Judgement):
-    """A student's name and Submit (once the run has ended, on their own), and what they handed in last."""
-    cols = st.columns([3, 2], vertical_alignment="bottom")
-    cols[0].text_input(t("assignment.name"), max_chars=MAX_NAME, key="assignment_name")
-    blocked = "assignment.submit_following" if is_following() else None if judged.ended else "assignment.submit_at_end"
+    """A student's Submit (once the run has ended, on their own, under the name the class knows them by), and what
+    they handed in last."""
+    blocked = _blocked(judged)
+    cols = st.columns([3, 2], vertical_alignment="center")
+    cols[0].caption(t(blocked) if blocked else t("assignment.submit_as", name=my_name()))
     cols[1].button(t("assignment.submit"), type="primary", disabled=blocked is not None, width="stretch",
                    on_click=_hand_in, args=(assignment_name, judged), key="assignment_submit")
-    if blocked:
-        st.caption(t(blocked))
     sent = st.session_state.get("assignment_sent")
     if sent is None or sent[0] != assignment_name:
         return
@@ -149,8 +161,25 @@ def _mark(state: str, reason) -> str:
     return t("assignment.verdict", mark=MARKS[state], state=t(f"assignment.state.{state}"), reason=said(reason))
 
 
+ORDERS = {"name": lambda s: s.key, "passed": lambda s: (not s.passed, s.key), "failed": lambda s: (s.passed, s.key),
+          "latest": lambda s: -s.at}  # the lecturer's orders of the table
+PAGE_ROWS = 20  # rows of the table at once: a class of 124 is pages, not a 36,000-pixel page
+
+
+def shown_submissions(handed: list[Submission]) -> list[Submission]:
+    """The table's rows: those whose name holds the filter typed (compared as names are), in the order picked, the
+    page picked."""
+    typed = st.session_state.get("assignment_filter") or ""
+    wanted = name_key(typed) if shown_name(typed) else ""
+    kept = sorted((s for s in handed if wanted in s.key), key=ORDERS[st.session_state.get("assignment_order")
+                                                                      or "name"])
+    page = int(st.session_state.get("assignment_page") or 1)
+    return kept[(page - 1) * PAGE_ROWS:page * PAGE_ROWS]
+
+
 def submissions(assignment_name: str, assignment: Assignment):
-    """The lecturer's view: each name's latest verdict per goal, and the class's CSV."""
+    """The lecturer's view: each name's latest verdict per goal (filtered, sorted, in pages), deleting one, and the
+    class's CSV."""
     here = room()
     handed = here.submissions.of(assignment_name)
     st.markdown(f"**{t('assignment.submissions', n=len(handed), passed=sum(s.passed for s in handed))}**")
@@ -159,13 +188,33 @@ def submissions(assignment_name: str, assignment: Assignment):
     else:
         st.caption("  \n".join(t("assignment.goal_is", i=i + 1, goal=said(goal.words))
                                for i, goal in enumerate(assignment.goals)))
+        cols = st.columns([2.4, 1.6, 1], vertical_alignment="bottom")
+        cols[0].text_input(t("assignment.filter"), key="assignment_filter", max_chars=40)
+        cols[1].selectbox(t("assignment.order"), list(ORDERS), key="assignment_order",
+                          format_func=lambda o: t(f"assignment.order.{o}"))
+        cols[2].number_input(t("assignment.page"), 1, max(1, -(-len(handed) // PAGE_ROWS)), key="assignment_page")
         rows = [{t("assignment.col.name"): s.name,
                  t("assignment.col.passed"): MARKS[PASS if s.passed else FAIL] + " " +
                  t("assignment.yes" if s.passed else "assignment.no"),
                  **{t("assignment.col.goal", i=i + 1): _mark(v.state, v.reason) for i, (_, v) in enumerate(s.goals)},
                  t("assignment.col.rules"): "; ".join(map(said, s.broken)) or t("assignment.rules_kept"),
-                 t("assignment.col.time"): time.strftime("%H:%M:%S", time.localtime(s.at))} for s in handed]
-        st.table(pd.DataFrame(rows).set_index(t("assignment.col.name")))  # text in the page, not a canvas
-    st.download_button(t("assignment.export"), here.submissions.csv(here.code, current_lang()),
-                       file_name=f"class_{here.code}_assignments.csv", mime="text/csv",
-                       disabled=not here.submissions.of(), key="assignment_export")
+                 t("assignment.col.time"): time.strftime("%H:%M:%S", time.localtime(s.at))}
+                for s in shown_submissions(handed)]
+        if rows:
+            st.markdown(WRAPPED_TABLES, unsafe_allow_html=True)
+            st.table(pd.DataFrame(rows).set_index(t("assignment.col.name")))  # text in the page, not a canvas
+        else:
+            st.caption(t("assignment.none_match"))
+        delete_one(here, assignment_name, handed)
+    st.download_button(t("assignment.export"), lambda: here.submissions.csv(here.code, current_lang()),
+                       file_name=f"class_{here.code}_assignments.csv", mime="text/csv", on_click="ignore",
+                       disabled=not handed, key="assignment_export")
+
+
+def delete_one(here, assignment_name: str, handed: list[Submission]):
+    """The lecturer drops one student's submission (a test run, a mistake): they may hand in again."""
+    with st.popover(t("assignment.delete"), icon=":material/delete:"):
+        names = {s.key: s.name for s in handed}
+        st.selectbox(t("assignment.col.name"), list(names), format_func=names.get, key="assignment_delete_who")
+        st.button(t("assignment.delete_confirm"), type="primary", key="assignment_delete", on_click=lambda: (
+            here.submissions.delete(assignment_name, st.session_state.get("assignment_delete_who") or "")))

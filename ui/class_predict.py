@@ -1,12 +1,14 @@
-"""Predict, then reveal in a class: each student sends an answer, the lecturer sees how the class answered (counts
-per choice, how many answered) and reveals it for everyone (session/classroom.py keeps the polls)."""
+"""Predict, then reveal in a class: each named student sends an answer (one per student, their last counts), the
+lecturer sees how the class answered (counts per choice, how many answered), reveals it for everyone, closes it or
+asks it again; the counts stay beside the answer after the reveal (session/classroom.py keeps the polls)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from session.classroom import Poll
-from ui.classroom import is_following, is_lecturer, room
+from ui.class_identity import browser_token
+from ui.classroom import is_following, is_lecturer, my_name, room
 from ui.language import t
 from ui.state import feed, lab
 from ui.wake import this_session
@@ -26,34 +28,47 @@ def revealed_poll(step: int) -> Poll | None:
     here = room()
     if here is None or not (is_lecturer() or is_following()):
         return None
-    poll = here.polls.get((lab().title, step))
+    poll = here.poll_at(lab().title, step)
     return poll if poll is not None and poll.revealed else None
 
 
 def before_reveal(poll: Poll, question: Question):
-    """The lecturer's tally and reveal button, or a student's answer (the reveal takes the class to the step)."""
+    """The lecturer's tally and controls, or a student's answer (the reveal takes the class to the step)."""
     if is_lecturer():
-        tally(poll, question)
-    elif not poll.revealed:
+        tally(poll, question.choices)
+        controls(poll)
+    elif poll.open:
         vote(poll, question)
+    else:
+        st.caption(t("class.closed"))
 
 
 def voted_right(poll: Poll) -> bool | None:
     """Whether this student's answer was right; None when they sent none."""
-    choice = poll.votes.get(this_session() or "")
+    choice = room().vote_of(browser_token(), poll)
     return None if choice is None else choice == poll.answer
 
 
-def tally(poll: Poll, question: Question):
-    counts, here = poll.counts(), room()
-    _, following = here.seats()
+def tally(poll: Poll, choices: tuple[str, ...]):
+    """The counts per choice (the right one marked once revealed) and how many of those following answered."""
+    counts, (_, following) = poll.counts(), room().seats()
     lines = [f"- {'✅ ' if poll.revealed and i == poll.answer else ''}{choice}: **{n}**"
-             for i, (choice, n) in enumerate(zip(question.choices, counts, strict=True))]
+             for i, (choice, n) in enumerate(zip(choices, counts, strict=True))]
     st.markdown("\n".join(lines))
     st.caption(t("class.answered", answered=len(poll.votes), students=following))
-    if not poll.revealed:
-        st.button(t("class.reveal"), key=f"class_reveal_{poll.step}", type="primary", on_click=_reveal,
-                  args=(poll,))
+
+
+def controls(poll: Poll):
+    cols = st.columns(3)
+    if poll.open:
+        cols[0].button(t("class.reveal"), key=f"class_reveal_{poll.step}", type="primary", on_click=_reveal,
+                       args=(poll,), width="stretch")
+        cols[1].button(t("class.close_question"), key=f"class_close_{poll.step}", width="stretch",
+                       on_click=lambda: room().close_poll(poll.title, poll.step))
+    else:
+        cols[0].caption(t("class.closed_lecturer"))
+    cols[2].button(t("class.ask_again"), key=f"class_again_{poll.step}", width="stretch",
+                   on_click=lambda: room().ask_again(poll.title, poll.step))
 
 
 def _reveal(poll: Poll):
@@ -70,9 +85,12 @@ def _send(poll: Poll, key: str):
 
 
 def vote(poll: Poll, question: Question):
+    if my_name() is None:
+        st.caption(t("class.name_to_answer"))
+        return
     key = f"class_choice_{poll.step}"
     st.radio(t("predict.choice"), range(len(question.choices)), index=None, key=key, horizontal=True,
              format_func=lambda i: question.choices[i], label_visibility="collapsed")
     st.button(t("class.send"), key=f"class_send_{poll.step}", type="primary", on_click=_send, args=(poll, key))
-    if (choice := poll.votes.get(this_session() or "")) is not None:
+    if (choice := room().vote_of(browser_token(), poll)) is not None:
         st.caption(t("class.sent", answer=question.choices[choice]))

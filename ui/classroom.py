@@ -1,51 +1,72 @@
 """A class on the page (session/classroom.py holds it): the lecturer starts one in the sidebar and hands out its
-link (`?class=CODE`); a student who opens it follows the lecturer's run, settings and frame, shown above the
-stage ("following the lecturer", with "break away" and "follow again"). The lecturer's own link adds the secret
-(`&key=...`, kept out of the address bar, which a projector shows): only it shows the class's code, links and the
-predictions' tallies. Each student keeps their language and presentation mode; a follower's stage is rerun by the
-lecturer's step, Play and Pause (ui/wake.py), not by polling: while the lecturer plays, each follower's player
-plays by itself at the lecturer's speed, and lands on the lecturer's frame at the pause."""
+link (`?class=CODE`); a student who opens it names themselves once (bound to their browser: ui/class_identity.py)
+and follows the lecturer's run, settings and frame, shown above the stage ("following the lecturer", with "break
+away" and "follow again"). The browser that started the class is the lecturer's, across reloads (the class stays
+where it was); another device becomes a lecturer's with the class's secret, typed, never in an address. The
+lecturer's roster, controls and sidebar panel are ui/class_desk.py. Each student keeps their
+language and presentation mode; a follower's stage is rerun by the lecturer's step, Play and Pause (ui/wake.py),
+not by polling. Wrong codes and keys are limited (session/limits.py)."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import streamlit as st
 
-from i18n import Message
-from session.classroom import ClassError, Classroom, classes, server_lecturer_key
+from i18n import Message, MessageError
+from session.classroom import ClassError, Classroom, classes
+from session.limits import code_guesses
+from ui.class_identity import browser_token, guesser
 from ui.language import said, t
 from ui.state import feed, lab, settings_in_effect
-from ui.wake import this_session, waker
+from ui.wake import alive, this_session, waker
 
-CODE, ROLE, SEEN, PLAYING = "class_code", "class_role", "class_seen", "class_playing"  # session-state keys
-LECTURER, STUDENT = "lecturer", "student"
+CODE, SEEN, PLAYING = "class_code", "class_seen", "class_playing"  # session-state keys
 
 
 def room() -> Classroom | None:
-    """The class this session is in, if any (a class closed by the server's bound drops it)."""
+    """The class this session is in, if any (one ended, or closed by the server's bound, drops it, saying so)."""
     code = st.session_state.get(CODE)
     if code is None:
         return None
-    try:
-        return classes().get(code)
-    except ClassError:
-        st.session_state.pop(CODE, None)
+    here = classes().find(code)
+    if here is None or here.ended:
+        for key in (CODE, SEEN):
+            st.session_state.pop(key, None)
+        st.session_state.notice = Message("class.ended", code=code)
         return None
+    return here
 
 
 def is_lecturer() -> bool:
-    return room() is not None and st.session_state.get(ROLE) == LECTURER
+    here = room()
+    return here is not None and here.is_lecturer(browser_token())
 
 
 def is_following() -> bool:
     """A student of a class who has not broken away."""
-    return room() is not None and st.session_state.get(ROLE) == STUDENT and st.session_state.get("class_following",
-                                                                                                 True)
+    here = room()
+    return here is not None and not here.is_lecturer(browser_token()) and here.is_following(this_session() or "")
+
+
+def my_name() -> str | None:
+    """The name this browser goes by in its class."""
+    here = room()
+    return None if here is None else here.name_of(browser_token())
+
+
+def find_class(code) -> Classroom:
+    """The class of a code typed or linked, within the limits on wrong codes (TooManyGuesses, ClassError)."""
+    who = guesser()
+    code_guesses().check(who)
+    here = classes().find(code)
+    if here is None:
+        code_guesses().wrong(who)
+        raise ClassError("class.unknown")
+    return here
 
 
 def join_from_url():
-    """Once per session: `?class=CODE` joins as a student, `&key=` the lecturer's secret as the lecturer."""
+    """Once per session: `?class=CODE` enters the class (as its lecturer in the lecturer's browser), `&me=` a
+    student's personal code names them."""
     state = st.session_state
     if "class_joined" in state:
         return
@@ -54,16 +75,45 @@ def join_from_url():
     if not code:
         return
     try:
-        here = classes().get(code)
-    except ClassError as e:
+        here = find_class(code)
+        enter(here)
+        if personal := st.query_params.get("me"):
+            claim(here, personal)
+    except MessageError as e:
         state.notice = e.message
-        return
-    state[CODE], state[ROLE] = here.code, LECTURER if here.is_lecturer_secret(st.query_params.get("key")) else STUDENT
+
+
+def enter(here: Classroom):
+    """This session is in `here` from now on; a lecturer's (a reload, another tab) takes up the lecture where it
+    is: the run, frame, scenario and predictions, so the class does not move."""
+    state = st.session_state
+    state[CODE] = here.code
+    state.pop(SEEN, None)
+    lead = here.lead
+    if lead is not None and here.is_lecturer(browser_token()):
+        lab().follow(lead.run, lead.inputs, lead.frame)
+        feed().moved_cursor()
+        state.scenario_choice, state.predict_mode = lead.scenario, lead.predicting
+
+
+def claim(here: Classroom, typed: str) -> str:
+    """Name this browser in the class: a roster class's personal code (within the limits on wrong codes), or a
+    name (ClassError when another browser holds it, or one that reads the same)."""
+    token = browser_token()
+    if here.roster_codes():
+        who = guesser()
+        code_guesses().check(who)
+        name = here.claim_code(token, typed)
+        if name is None:
+            code_guesses().wrong(who)
+            raise ClassError("class.not_a_personal_code")
+        return name
+    return here.claim(token, typed)
 
 
 def url_params() -> dict[str, str]:
-    """What the URL keeps of the class: its code only. The lecturer's secret stays out of the address bar, which a
-    projector shows; the lecturer's link is in the sidebar, behind a toggle."""
+    """What the URL keeps of the class: its code only (no secret, no personal code: the address bar is projected,
+    and a proxy logs it)."""
     here = room()
     return {} if here is None else {"class": here.code}
 
@@ -72,14 +122,15 @@ def url_params() -> dict[str, str]:
 
 
 def take_seat():
-    """In the stage fragment: this session's seat (or the lecturer's desk), woken by the class."""
-    here, session, wake = room(), this_session(), waker()
-    if here is None or session is None or wake is None:
+    """In the stage fragment: this tab's seat (or the lecturer's desk), woken by the class (outside a server,
+    AppTest, nothing wakes it: its test reruns it)."""
+    here, session, wake = room(), this_session(), waker() or (lambda: True)
+    if here is None or session is None:
         return
-    if st.session_state.get(ROLE) == LECTURER:
-        here.lecture(session, wake)
+    if here.is_lecturer(browser_token()):
+        here.lecture(session, wake, alive())
     else:
-        here.sit(session, wake, following=st.session_state.get("class_following", True))
+        here.sit(session, browser_token(), wake, alive(), frame=lab().cursor)
 
 
 def follow_lead(in_fragment: bool = False):
@@ -94,13 +145,20 @@ def follow_lead(in_fragment: bool = False):
         st.rerun()
     state[SEEN], settings = lead.version, settings_in_effect()
     frame = lead.frame_now(len(lead.run.engine.frames) - 1)
-    lab().follow(lead.run, lead.inputs, frame, ahead=play_ahead(lead.playing))
+    lab().follow(lead.run, lead.inputs, frame, ahead=0 if lead.predicting else play_ahead(lead.playing))
     feed().moved_cursor(playing=lead.playing)  # the player jumps to the lecturer's frame, and plays or stops there
-    state.scenario_choice = lead.scenario
-    if lead.predicting:
+    if state.get("scenario_choice") != lead.scenario:  # never in a page run that drew the sidebar's selectbox: a
+        state.scenario_choice = lead.scenario  # widget's key cannot be set once it is drawn (the stage reran above)
+    if lead.predicting and not state.get("predict_mode"):
         state.predict_mode = True
     if in_fragment and settings_in_effect() != settings:
         st.rerun()  # the sidebar shows the settings of the frame moved to
+
+
+def stage_bound() -> int | None:
+    """The furthest frame this follower's stage may show: the lecturer's while a question ahead is open."""
+    here = room()
+    return here.bound(lab().title) if here is not None and is_following() else None
 
 
 def play_ahead(speed: float) -> int:
@@ -119,92 +177,51 @@ def publish_lead():
 
 
 def _set_following(on: bool):
-    """Break away, or follow again: the stage's run that follows takes the seat as it is now, and applies the
+    """Break away, or follow again: the class keeps the seat's choice; the stage's run that follows applies the
     lecturer's place at once."""
-    st.session_state.class_following = on
+    if (here := room()) is not None:
+        here.set_following(this_session() or "", on)
     st.session_state.pop(SEEN, None)
+    st.session_state.notice = None  # a notice of the student's own exploring is past
+
+
+def _claim_typed():
+    here = room()
+    try:
+        claim(here, st.session_state.get("class_name_typed", ""))
+        st.session_state.class_name_error = None
+    except MessageError as e:
+        st.session_state.class_name_error = e.message
+
+
+def name_line(here: Classroom):
+    """A student's name in the class, or the box to give it (a roster class: the personal code)."""
+    name = here.name_of(browser_token())
+    if name is not None:
+        st.caption(t("class.you_are", name=name))
+        return
+    roster = bool(here.roster_codes())
+    with st.form("class_name", border=False, enter_to_submit=True):
+        cols = st.columns([3, 1.4], vertical_alignment="bottom")
+        cols[0].text_input(t("class.personal_code" if roster else "class.your_name"), key="class_name_typed",
+                           max_chars=40, placeholder=t("class.name_why"))
+        cols[1].form_submit_button(t("class.use_name"), on_click=_claim_typed, width="stretch")
+    if error := st.session_state.get("class_name_error"):
+        st.error(said(error))
 
 
 def class_banner():
-    """Above the stage: who leads, and a student's one click to break away or follow again."""
+    """Above a student's stage: their name, and their one click to break away or follow again (the lecturer's is
+    the desk: ui/class_desk.py)."""
     here = room()
-    if here is None:
+    if here is None or is_lecturer():
         return
-    taken, following = here.seats()
     cols = st.columns([5, 1.4], vertical_alignment="center")
-    if is_lecturer():
-        cols[0].caption(t("class.leading", code=here.code, students=taken, following=following))
-    elif is_following():
+    if is_following():
         cols[0].info(t("class.following", code=here.code), icon=":material/school:")
         cols[1].button(t("class.break_away"), on_click=_set_following, args=(False,), width="stretch")
     else:
         cols[0].caption(t("class.on_your_own", code=here.code))
         cols[1].button(t("class.follow_again"), on_click=_set_following, args=(True,), type="primary",
                        width="stretch")
-
-
-# -- the sidebar: starting, joining, the lecturer's links -----------------------------------------------------
-
-
-def _start(given_key: str | None):
-    server_key = server_lecturer_key()
-    if server_key is not None and given_key != server_key:
-        st.session_state.class_error = Message("class.wrong_key")
-        return
-    here = classes().start(server_key)
-    st.session_state.update({CODE: here.code, ROLE: LECTURER, "class_error": None})
-
-
-def _join():
-    try:
-        here = classes().get(st.session_state.get("class_join_code"))
-    except ClassError as e:
-        st.session_state.class_error = e.message
-        return
-    st.session_state.update({CODE: here.code, ROLE: STUDENT, "class_following": True, "class_error": None})
-    st.session_state.pop(SEEN, None)
-
-
-def _leave():
-    here = room()
-    if here is not None and (session := this_session()):
-        here.leave(session)
-    for key in (CODE, ROLE, SEEN, "class_following"):
-        st.session_state.pop(key, None)
-
-
-def _link(here: Classroom, **extra) -> str:
-    """The class's link, built from this page's own address: behind a proxy that serves several server processes,
-    each under its own path (README, "Running a class"), it leads to the process that holds the class."""
-    base = (st.context.url or "").split("?")[0].rstrip("/")
-    return f"{base}/?{urlencode({'class': here.code, **extra})}"
-
-
-def class_panel():
-    """The sidebar's "Class" section."""
-    here = room()
-    with st.sidebar.expander(t("class.title"), icon=":material/school:", expanded=here is not None):
-        if error := st.session_state.get("class_error"):
-            st.error(said(error))
-        if here is None:
-            with st.form("class_start", border=False):
-                key = st.text_input(t("class.lecturer_key"), type="password", key="class_key_given") \
-                    if server_lecturer_key() else None
-                if st.form_submit_button(t("class.start")):
-                    _start(key)
-                    st.rerun()
-            st.text_input(t("class.code"), key="class_join_code", max_chars=12)
-            st.button(t("class.join"), on_click=_join)
-            return
-        if is_lecturer():
-            st.markdown(t("class.code_is", code=here.code))
-            st.caption(t("class.student_link"))
-            st.code(_link(here), language=None)
-            if st.toggle(t("class.show_lecturer_link"), key="class_show_secret"):
-                st.caption(t("class.lecturer_link"))
-                st.code(_link(here, key=here.secret), language=None)
-            st.download_button(t("class.export"), here.tallies_csv(), file_name=f"class_{here.code}_predictions.csv",
-                               mime="text/csv", disabled=not here.polls)
-        else:
-            st.caption(t("class.joined", code=here.code))
-        st.button(t("class.leave"), on_click=_leave)
+    name_line(here)

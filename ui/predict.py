@@ -7,7 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from i18n import Message
-from ui.class_predict import before_reveal, class_poll, revealed_poll, voted_right
+from session.classroom import Poll
+from ui.class_predict import before_reveal, class_poll, revealed_poll, tally, voted_right
 from ui.classroom import is_lecturer
 from ui.language import current_lang, t
 from ui.state import USER_ERRORS, feed, lab, report
@@ -63,15 +64,17 @@ def _go_to(step: int):
         report(e)
 
 
-def _revealed(step: int, right: bool | None):
+def _revealed(step: int, right: bool | None, poll: Poll | None):
     """The answer about the frame shown (a step answered before, or revealed to a class), beside it: the stage
-    narrates why. `right` is None for whoever did not answer (the lecturer)."""
+    narrates why. `right` is None for whoever did not answer (the lecturer, who sees how the class answered)."""
     here, lang = lab(), current_lang()
     question = question_for(here.frames[step - 1], here.frames[step], lang)
     with st.container(border=True):
         st.markdown(t("predict.ask", question=question.text))
         said = "predict.answer" if right is None else "predict.right" if right else "predict.wrong"
         st.markdown(t(said, answer=question.answer_text))
+        if poll is not None and is_lecturer():
+            tally(poll, question.choices)
         st.caption(t("predict.why_beside"))
 
 
@@ -85,7 +88,7 @@ def predict():
     if (poll := revealed_poll(cursor)) is not None and (right := voted_right(poll)) is not None:
         answers[cursor] = right
     if cursor in answers or poll is not None:
-        _revealed(cursor, answers.get(cursor))
+        _revealed(cursor, answers.get(cursor), poll)
     _ask()
     if not is_lecturer():  # the lecturer reveals, and answers nothing
         score.caption(t("predict.score", right=sum(answers.values()), total=len(answers)))

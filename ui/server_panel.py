@@ -1,16 +1,16 @@
 """The "this server" panel: the sessions this process serves (those whose tabs are open: their steps and how long
 they waited), the runs they share, what the presets computed at start hold now, and the model worker's recent
 passes, who was in them and how large they were (continuous batching, applied to the students). With
-$SCHEDLAB_LECTURER_KEY set, whoever gives that key pins the run shown in the run cache, as the presets computed at
-start are."""
-
-import hmac
+$SCHEDLAB_LECTURER_KEY set, whoever gives that key (within the limits on wrong keys) pins the run shown in the run
+cache, as the presets computed at start are."""
 
 import streamlit as st
 
 from engine.run.runner_factory import started_model_worker
+from i18n import MessageError
 from session.classroom import server_lecturer_key
 from session.run_cache import shared_run_cache
+from ui.class_desk import check_server_key
 from ui.language import said, t
 from ui.state import lab, note_attendance, open_sessions, precomputed
 
@@ -47,11 +47,13 @@ def pin_control():
     with st.form("pin_run", border=False):
         given = st.text_input(t("server.lecturer_key"), type="password")
         if st.form_submit_button(t("server.pin")):
-            if hmac.compare_digest(given.encode(), key.encode()):
-                lab().pin()
-                st.success(t("server.pinned"))
-            else:
-                st.error(t("server.wrong_key"))
+            try:
+                check_server_key(given, key)  # within the limits on wrong keys
+            except MessageError as e:
+                st.error(t("server.wrong_key") if e.message.key == "class.wrong_key" else said(e.message))
+                return
+            lab().pin()
+            st.success(t("server.pinned"))
 
 
 def session_line(session) -> str:

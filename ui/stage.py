@@ -14,8 +14,18 @@ from i18n import text
 from session.feed import Request, run_header
 from session.lab import LabError
 from ui.assignment import assignment_panel
-from ui.classroom import PLAYING, class_banner, follow_lead, is_lecturer, publish_lead, take_seat, url_params
-from ui.errors import logged
+from ui.class_desk import desk
+from ui.classroom import (
+    PLAYING,
+    class_banner,
+    follow_lead,
+    is_lecturer,
+    publish_lead,
+    stage_bound,
+    take_seat,
+    url_params,
+)
+from ui.errors import LOG, logged
 from ui.handout import handout_view, print_layout
 from ui.language import current_lang, said, t
 from ui.predict import predict
@@ -97,32 +107,54 @@ def controls():
         _attempt(_run_steps, int(st.session_state.run_n))
 
 
+def _player_says(name: str):
+    """What the player's message `name` holds (its state or a trigger); None, refused with a line in the log, when
+    the message came without the player's state (no player sends that; a forged or cut message may)."""
+    state = st.session_state.get(PLAYER_KEY)
+    if state is None:
+        LOG.warning("refused the stage player's %r: the message came without the player's state", name)
+        return None
+    return state.get(name)
+
+
+def _refused(name: str, value):
+    LOG.warning("refused the stage player's %r: %.200r", name, value)
+
+
 def _on_player_request():
-    st.session_state.player_request = st.session_state[PLAYER_KEY].get("request")
+    st.session_state.player_request = _player_says("request")
 
 
 def _on_player_frame():
-    st.session_state.player_frame = st.session_state[PLAYER_KEY].get("frame")
+    frame = _player_says("frame")
+    if frame is not None and not isinstance(frame, int):
+        _refused("frame", frame)
+        return
+    st.session_state.player_frame = frame
     st.session_state[PLAYING] = 0.0  # the player reports where it stopped
 
 
 def _on_player_play():
     """A lecturer's player reports each stop as {frame, speed: 0}, Play as the frame it plays from and its speed,
     at once (not 300 ms later): the class plays along (ui/classroom.py)."""
-    value = st.session_state[PLAYER_KEY].get("play")
+    value = _player_says("play")
     frame, speed = (value.get("frame"), value.get("speed")) if isinstance(value, dict) else (None, None)
     if isinstance(frame, int) and isinstance(speed, int | float) and math.isfinite(speed):
         st.session_state.player_frame = frame
         st.session_state[PLAYING] = float(min(max(speed, 0), MAX_PLAY_SPEED))
+    elif value is not None:
+        _refused("play", value)
 
 
 def serve_player() -> str | None:
-    """Answer the player's request for frames and follow the frame it shows; the message for the page, if any."""
-    error = None
+    """Answer the player's request for frames and follow the frame it shows (a class's follower: no further than
+    the lecturer while a question is open); the message for the page, if any."""
+    error, feed().bound = None, stage_bound()
     if (value := st.session_state.pop("player_request", None)) is not None:
         request = Request.parse(value)
         if request is None:
-            error = t("stage.bad_request", value=repr(value))
+            _refused("request", value)
+            error = t("stage.bad_request", value=repr(value)[:200])
         else:
             asked = time.perf_counter()
             try:
@@ -131,16 +163,20 @@ def serve_player() -> str | None:
                 error = t("stage.compute_failed", error=e)
             attendee().waits.append(time.perf_counter() - asked)
     frame = st.session_state.pop("player_frame", None)
-    if isinstance(frame, int) and 0 <= frame <= lab().last and frame != lab().cursor:
+    furthest = lab().last if feed().bound is None else min(lab().last, feed().bound)
+    if isinstance(frame, int) and 0 <= frame <= furthest and frame != lab().cursor:
         lab().goto(frame)
+        st.session_state.notice = None  # what a notice said ("Branched at frame 8", "Stopped after 49 steps") is past
         if settings_in_effect() != st.session_state.get("sidebar_settings"):
             st.rerun()  # the whole page, so the sidebar shows the settings of the frame moved to
     return error
 
 
 def player(error: str | None):
+    feed().bound = stage_bound()  # the lecturer's place may have moved since the request was served
     message = feed().message(lab(), run_header(lab(), f"{model_name()}{modes()}", title(lab().frame), current_lang()))
-    message.update(present=bool(st.session_state.presentation), error=error, titles=titles(), leads=is_lecturer())
+    message.update(present=bool(st.session_state.presentation), error=error, titles=titles(), leads=is_lecturer(),
+                   bound_note=t("class.bound_note"))
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
               on_frame_change=_on_player_frame, on_play_change=_on_player_play)
 
@@ -287,6 +323,7 @@ def stage():
             if st.session_state.notice:
                 notice.warning(said(st.session_state.notice))
             with stage_slot:
+                desk()
                 class_banner()
                 kept_out_notice()
                 settings_notice()

@@ -215,12 +215,16 @@ def sync_url(extra: dict[str, str] | None = None):
         st.query_params.from_dict(params)
 
 
+def link_here(extra: dict[str, str] | None = None) -> str:
+    """The whole address of the run and the frame shown (with `extra`), under this page's own address."""
+    return f"{(st.context.url or '').split('?')[0]}?{urlencode(url_params(extra))}"
+
+
 def copy_link(extra: dict[str, str] | None = None):
     """"Copy link to this frame": the whole address in a code box (its copy icon; the server has no clipboard)."""
     with st.popover(t("stage.copy_link"), icon=":material/link:"):
         st.caption(t("stage.copy_link_help"))
-        base = (st.context.url or "").split("?")[0]
-        st.code(f"{base}?{urlencode(url_params(extra))}", language=None, wrap_lines=True)
+        st.code(link_here(extra), language=None, wrap_lines=True)
 
 
 def report(error: Exception):

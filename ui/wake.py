@@ -15,7 +15,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
-from session.classroom import Wake
+from session.classroom import Alive, Wake
 
 
 def this_session() -> str | None:
@@ -39,6 +39,16 @@ def waker() -> Wake | None:
         session._event_loop.call_soon_threadsafe(_rerun_fragment, session, fragment_id)
         return True
     return wake
+
+
+def alive() -> Alive:
+    """A callable that tells, from any thread, whether this session's tab is still open (its connection; a closed
+    tab's session lingers in Streamlit's memory a while, inactive). Outside a server (AppTest): always open."""
+    ctx = get_script_run_ctx()
+    if ctx is None or not runtime.exists() or not hasattr(runtime.get_instance(), "_session_mgr"):
+        return lambda: True
+    session_id = ctx.session_id
+    return lambda: runtime.get_instance().is_active_session(session_id)
 
 
 def _rerun_fragment(session, fragment_id: str):
