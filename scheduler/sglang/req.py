@@ -1,0 +1,59 @@
+"""A request as SGLang's scheduler holds it (`managers/schedule_batch.py` `Req`), with SGLang's field names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scheduler.sglang.radix_cache import TreeNode
+
+CLIP_MAX_NEW_TOKENS = 4096  # SGLang clips its reserve estimate of a request's future tokens here
+
+
+@dataclass(eq=False)
+class Req:
+    rid: int
+    origin_input_ids: list[int]
+    max_new_tokens: int
+    ignore_eos: bool = False
+    eos_token_id: int = -1
+    output_ids: list[int] = field(default_factory=list)
+    fill_ids: list[int] = field(default_factory=list)
+    prefix_len: int = 0
+    extend_end: int | None = None
+    num_matched_prefix_tokens: int = 0
+    last_node: TreeNode | None = None
+    lock: TreeNode | None = None  # the node this request's tree lock is held on
+    req_to_token: list[int] | None = None  # the KV slots of its row, once it holds one
+    kv_committed_len: int = 0
+    cache_protected_len: int = 0  # the row's leading slots that are the tree's
+    inflight_middle_chunks: int = 0
+    is_retracted: bool = False
+    finished_reason: str | None = None  # "eos", "length" or "abort"
+
+    @property
+    def extend_len(self) -> int:
+        return self.extend_end - self.prefix_len
+
+    @property
+    def holds_kv(self) -> bool:
+        return self.req_to_token is not None
+
+    def finished(self) -> bool:
+        return self.finished_reason is not None
+
+    def refresh_fill_ids(self):
+        self.fill_ids = self.origin_input_ids + self.output_ids
+
+    def update_finish_state(self):
+        """EOS (unless ignore_eos) before the length limit, as SGLang checks them; an EOS past max_new_tokens (one
+        clipped to 0 at arrival) is a length finish (SGLang's `_cap_finished_len_at_max_new_tokens`)."""
+        if not self.ignore_eos and self.output_ids[-1] == self.eos_token_id:
+            self.finished_reason = "eos" if len(self.output_ids) <= self.max_new_tokens else "length"
+        elif len(self.output_ids) >= self.max_new_tokens:
+            self.finished_reason = "length"
+
+    def reset_for_retract(self):
+        self.prefix_len, self.last_node, self.lock, self.extend_end = 0, None, None, None
+        self.cache_protected_len = self.kv_committed_len = self.num_matched_prefix_tokens = 0
+        self.inflight_middle_chunks = 0
+        self.is_retracted = True

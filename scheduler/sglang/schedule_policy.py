@@ -1,0 +1,195 @@
+"""SGLang's waiting-queue order and prefill admission (`managers/schedule_policy.py`): `SchedulePolicy.calc_priority`
+for lpm, dfs-weight, fcfs and lof (SGLang's "random" shuffles with the process's random state, so it is left out),
+and `PrefillAdder` with the `new_token_ratio` reserve of the running requests' future tokens."""
+
+from __future__ import annotations
+
+from enum import Enum, auto
+
+from scheduler.sglang.radix_cache import RadixCache
+from scheduler.sglang.req import CLIP_MAX_NEW_TOKENS, Req
+
+SCHEDULE_POLICIES = ("lpm", "dfs-weight", "fcfs", "lof")
+CACHE_AWARE = ("lpm", "dfs-weight")
+WAITING_QUEUE_PREFIX_MATCH_MAX = 128  # past this many waiting, lpm falls back to fcfs
+WAITING_PREFIX_REFRESH_INTERVAL = 32  # fcfs and lof touch the waiting prefixes every this many passes
+IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD = 32
+IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD = 32
+
+
+def match_kv_cache(req: Req, tree: RadixCache, token_ids: list[int], limit: int | None = None):
+    """Adopt the tree's longest cached prefix of `token_ids` as the request's prefix."""
+    req.prefix_len, req.last_node = tree.match_prefix(token_ids, limit)
+    req.num_matched_prefix_tokens = min(req.prefix_len, max(len(token_ids) - 1, 0))
+
+
+def init_next_round_input(req: Req, tree: RadixCache | None):
+    """The request's fill ids, and (with the tree) its cached prefix: at most all but the last token."""
+    req.refresh_fill_ids()
+    if tree is not None:
+        match_kv_cache(req, tree, req.fill_ids, max(len(req.fill_ids) - 1, 0))
+        req.cache_protected_len = req.prefix_len
+
+
+class _WaitingPrefixes:
+    """The prompts already seen in this pass (SGLang's simulated `waiting_queue_radix_tree`), to find requests
+    sharing a long prefix with another waiting one."""
+
+    def __init__(self):
+        self.prompts: list[list[int]] = []
+
+    def longest_match(self, ids: list[int]) -> int:
+        best = 0
+        for prompt in self.prompts:
+            n = min(len(prompt), len(ids))
+            i = 0
+            while i < n and prompt[i] == ids[i]:
+                i += 1
+            best = max(best, i)
+        return best
+
+
+class SchedulePolicy:
+    def __init__(self, policy: str, tree: RadixCache):
+        if policy not in SCHEDULE_POLICIES:
+            raise ValueError(f"schedule_policy={policy!r}: use one of {SCHEDULE_POLICIES}")
+        self.policy, self.tree = policy, tree
+        self.waiting_prefix_refresh_calls = 0
+
+    def calc_priority(self, waiting_queue: list[Req]):
+        """Sort `waiting_queue` in place by the policy (stable, as SGLang's sorts are)."""
+        policy = self.policy
+        if policy == "lpm" and len(waiting_queue) > WAITING_QUEUE_PREFIX_MATCH_MAX:
+            policy = "fcfs"
+        if policy in CACHE_AWARE:
+            deprioritized = self._compute_prefix_matches(waiting_queue)
+            if policy == "lpm":
+                waiting_queue.sort(key=lambda r: float("inf") if r.rid in deprioritized
+                                   else -r.num_matched_prefix_tokens)
+            else:
+                order = self.tree.dfs_weight_order([r.last_node for r in waiting_queue])
+                waiting_queue[:] = [waiting_queue[i] for i in order]
+            return
+        if policy == "lof":
+            waiting_queue.sort(key=lambda r: -r.max_new_tokens)
+        self._touch_waiting_prefixes(waiting_queue)
+
+    def _compute_prefix_matches(self, waiting_queue: list[Req]) -> set[int]:
+        """Match every waiting request against the tree; of those with a short cached prefix that share 32+
+        tokens with one seen before them, all but the first are put last this pass (in-batch prefix caching)."""
+        deprioritized, seen = set(), _WaitingPrefixes()
+        for r in waiting_queue:
+            prefix_ids = r.origin_input_ids + r.output_ids
+            match_kv_cache(r, self.tree, prefix_ids)
+            if r.prefix_len <= IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD:
+                if seen.longest_match(prefix_ids) >= IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD:
+                    deprioritized.add(r.rid)
+                else:
+                    seen.prompts.append(prefix_ids)
+        return deprioritized
+
+    def _touch_waiting_prefixes(self, waiting_queue: list[Req]):
+        """Cache-agnostic policies refresh the LRU recency of the waiting requests' cached prefixes every 32nd
+        pass, the head last (so it is the most recent)."""
+        if not waiting_queue:
+            return
+        refresh = self.waiting_prefix_refresh_calls % WAITING_PREFIX_REFRESH_INTERVAL == 0
+        self.waiting_prefix_refresh_calls += 1
+        if refresh:
+            for r in reversed(waiting_queue[:WAITING_QUEUE_PREFIX_MATCH_MAX]):
+                self.tree.match_prefix(r.origin_input_ids + r.output_ids)
+
+
+class AddReqResult(Enum):
+    CONTINUE = auto()  # room for more
+    NO_TOKEN = auto()  # the KV budget is spent
+    OTHER = auto()  # the input or chunk budget is spent
+
+
+class PrefillAdder:
+    """One prefill pass's budgets: KV slots (free + evictable, less the reserve `total_offset` for the running
+    requests' future tokens at `new_token_ratio` and for what this pass admits), the input tokens
+    (`max_prefill_tokens`) and the chunk (`chunked_prefill_size`)."""
+
+    def __init__(self, page_size: int, tree: RadixCache, running_reqs: list[Req], new_token_ratio: float,
+                 rem_input_tokens: int, rem_chunk_tokens: int | None):
+        self.page_size, self.tree, self.new_token_ratio = page_size, tree, new_token_ratio
+        self.rem_input_tokens, self.rem_chunk_tokens = rem_input_tokens, rem_chunk_tokens
+        self.can_run_list: list[Req] = []
+        self.new_chunked_req: Req | None = None
+        self.total_offset = self.current_offset = 0
+        for r in running_reqs:
+            ratio = 1.0 if r.ignore_eos else new_token_ratio
+            self.total_offset += min(r.max_new_tokens - len(r.output_ids), CLIP_MAX_NEW_TOKENS) * ratio
+
+    def _available_and_evictable(self) -> int:
+        return self.tree.allocator.available_size() + self.tree.evictable_size()
+
+    @property
+    def rem_total_tokens(self):
+        return self._available_and_evictable() - self.total_offset
+
+    @property
+    def cur_rem_tokens(self):
+        return self._available_and_evictable() - self.current_offset
+
+    def ceil_paged_tokens(self, tokens: int) -> int:
+        return -(-tokens // self.page_size) * self.page_size
+
+    def budget_state(self) -> AddReqResult:
+        if not (self.rem_total_tokens > 0 and self.cur_rem_tokens > 0):
+            return AddReqResult.NO_TOKEN
+        if self.rem_input_tokens <= 0 or (self.rem_chunk_tokens is not None and self.rem_chunk_tokens <= 0):
+            return AddReqResult.OTHER
+        return AddReqResult.CONTINUE
+
+    def _update_prefill_budget(self, extend_input_len: int, max_new_tokens: int):
+        extend_input_len = self.ceil_paged_tokens(extend_input_len)
+        self.total_offset += extend_input_len + self.page_size + max_new_tokens
+        self.current_offset += extend_input_len + self.page_size
+        self.rem_input_tokens -= extend_input_len
+        if self.rem_chunk_tokens is not None:
+            self.rem_chunk_tokens -= extend_input_len
+
+    def add_chunked_req(self, req: Req) -> Req | None:
+        """The next chunk of the request being prefilled in chunks; returns it while chunks remain."""
+        rem_tokens = min(self.rem_chunk_tokens, int(self.rem_total_tokens))
+        if rem_tokens <= 0:
+            rem_tokens = self.rem_chunk_tokens  # a continuing chunk must make progress to free its KV
+        extend_input_len = len(req.fill_ids) - req.prefix_len
+        truncated = extend_input_len > rem_tokens
+        req.extend_end = req.prefix_len + min(extend_input_len, rem_tokens)
+        self.can_run_list.append(req)
+        self._update_prefill_budget(req.extend_len, 0 if truncated else min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS))
+        return req if truncated else None
+
+    def add_one_req(self, req: Req) -> AddReqResult:
+        max_new = min(max(req.max_new_tokens - len(req.output_ids), 0), CLIP_MAX_NEW_TOKENS)
+        extend_len = len(req.fill_ids) - req.prefix_len
+        total_tokens = extend_len + max_new + self.page_size
+        self.tree.inc_lock_ref(req.last_node)  # the prefix, pinned while the request is judged, is not evictable
+        try:
+            if total_tokens >= self.rem_total_tokens:
+                return AddReqResult.NO_TOKEN
+            input_tokens = self.ceil_paged_tokens(extend_len)
+            if self.rem_chunk_tokens is None and self.can_run_list and input_tokens >= self.rem_input_tokens:
+                return AddReqResult.OTHER
+            admitted_max_new = min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS)
+            chunked = self.rem_chunk_tokens is not None and input_tokens > self.rem_chunk_tokens
+            if chunked:
+                end = (req.prefix_len + self.rem_chunk_tokens // self.page_size * self.page_size) \
+                    // self.page_size * self.page_size
+                extend_len = end - req.prefix_len
+                if extend_len <= 0:
+                    return AddReqResult.OTHER
+                admitted_max_new = 0
+            req.extend_end = req.prefix_len + extend_len
+            req.lock = req.last_node
+            self.tree.inc_lock_ref(req.lock)
+            self.can_run_list.append(req)
+            if chunked:
+                self.new_chunked_req = req
+            self._update_prefill_budget(extend_len, admitted_max_new)
+        finally:
+            self.tree.dec_lock_ref(req.last_node)
+        return self.budget_state()

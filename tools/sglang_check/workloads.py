@@ -1,0 +1,115 @@
+"""Random workloads for checking the SGLang twin, the fake model both schedulers are stepped with, and the step
+record both drivers write.
+
+A workload is plain data (JSON-able): SGLang's settings under SGLang's names, the requests (arrival step, prompt,
+max_new_tokens, ignore_eos) and the fake model's seed and vocabulary. Every mode has arrivals over time, EOS stops,
+prompts sharing stems and prompts repeated; each mode leans on one part of the scheduler. Pure Python: the
+golden-trace test replays these without SGLang."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from runner.fake import FakeRunner
+
+SGLANG_RELEASE = "0.5.23"
+EOS = 0
+MODES = ("lpm", "fcfs", "dfs-weight", "lof", "chunked", "retract", "paged")
+MAX_STEPS = 600
+
+
+def random_workload(rng: random.Random, mode: str) -> dict:
+    """A workload of `mode` (MODES): a policy mode ("lpm", "fcfs", "dfs-weight", "lof") draws its other settings
+    at random; "chunked" forces a small chunked_prefill_size; "retract" a small pool and an optimistic
+    schedule_conservativeness, so decode runs out of slots and retracts; "paged" a page_size of 2 to 16 (a chunk
+    of at least two pages: SGLang schedules nothing with a smaller one)."""
+    policy = mode if mode in ("lpm", "fcfs", "dfs-weight", "lof") else rng.choice(("lpm", "fcfs"))
+    pool = rng.randint(24, 160)
+    conservativeness = rng.choice((1.0, 1.0, 0.3, 0.1))
+    chunk = rng.choice((-1, rng.randint(4, 64)))
+    if mode == "chunked":
+        chunk = rng.randint(2, 24)
+    if mode == "retract":
+        pool, conservativeness = rng.randint(20, 64), rng.choice((0.05, 0.1, 0.2))
+    page_size = 1
+    if mode == "paged":
+        page_size = rng.choice((2, 4, 8, 16))
+        pool = page_size * rng.randint(max(4, 24 // page_size), max(8, 256 // page_size))
+        if chunk != -1:
+            chunk = rng.randint(2 * page_size, max(2 * page_size, 64))
+    context_length = rng.choice((8192, rng.randint(16, 96)))
+    max_req_len = min(context_length - 1, pool - 1)
+    config = {"max_total_tokens": pool, "page_size": page_size, "chunked_prefill_size": chunk,
+              "max_prefill_tokens": rng.randint(max(8, chunk), 256), "max_running_requests": rng.randint(1, 8),
+              "schedule_policy": policy, "schedule_conservativeness": conservativeness,
+              "context_length": context_length, "eos": EOS}
+    vocab = rng.choice((3, 6, 20, 200))
+    longest = max(1, min(max_req_len - 6, 48))
+    num_requests, longest_output, ignore_eos = rng.randint(1, 12), 24, 0.2
+    if mode == "retract":  # many requests, short prompts, long outputs, few early EOS: decode outgrows the pool
+        vocab, longest = rng.choice((20, 200)), max(1, min(longest, pool // 4))
+        num_requests, longest_output, ignore_eos = rng.randint(6, 16), 40, 0.5
+    stems = [[rng.randint(1, vocab) for _ in range(rng.randint(1, longest))] for _ in range(rng.randint(1, 3))]
+    if rng.random() < 0.3:  # one long stem: the in-batch prefix rule (32 tokens) comes into play
+        stems.append([rng.randint(1, vocab) for _ in range(longest)])
+    requests = []
+    for _ in range(num_requests):
+        n = rng.randint(1, longest)
+        if requests and rng.random() < 0.15:
+            prompt = list(rng.choice(requests)["prompt"])  # a repeated prompt
+        elif rng.random() < 0.6:
+            prompt = (rng.choice(stems) + [rng.randint(1, vocab) for _ in range(n)])[:n]
+        else:
+            prompt = [rng.randint(1, vocab) for _ in range(n)]
+        requests.append({"arrival": rng.choice((0, 0, rng.randint(0, 20))), "prompt": prompt,
+                         "max_new_tokens": rng.randint(1, longest_output), "ignore_eos": rng.random() < ignore_eos})
+    requests.sort(key=lambda r: r["arrival"])  # request ids in arrival order, as a server numbers them
+    return {"mode": mode, "config": config, "requests": requests, "seed": rng.randint(0, 2**31), "vocab": vocab}
+
+
+def smaller(workload: dict) -> Iterator[dict]:
+    """Workloads one step smaller: a request dropped, or one's max_new_tokens or prompt halved."""
+    requests = workload["requests"]
+    for i in range(len(requests)):
+        if len(requests) > 1:
+            yield {**workload, "requests": requests[:i] + requests[i + 1:]}
+    for i, r in enumerate(requests):
+        for cut in ({"max_new_tokens": r["max_new_tokens"] // 2}, {"prompt": r["prompt"][:len(r["prompt"]) // 2]}):
+            trial = {**r, **cut}
+            if trial["max_new_tokens"] >= 1 and trial["prompt"] and trial != r:
+                yield {**workload, "requests": [*requests[:i], trial, *requests[i + 1:]]}
+
+
+class FakeModel:
+    """The token both schedulers' steps produce: a deterministic function of (request, position), EOS among them,
+    so a request writes the same tokens however it is scheduled or retracted."""
+
+    def __init__(self, workload: dict):
+        self._runner = FakeRunner(10**9, eos=EOS, seed=workload["seed"], low=EOS, high=workload["vocab"])
+
+    def token(self, request_id: int, num_tokens: int) -> int:
+        """The token written after `num_tokens` known tokens of the request."""
+        return self._runner.next_token(request_id, num_tokens)
+
+
+FIELDS = ("kind", "batch", "waiting", "running", "retracted", "finished", "slots", "tree", "sizes", "ratio")
+
+
+def step_record(kind, batch, waiting, running, retracted, finished, slots, tree, sizes, ratio) -> list:
+    """One step as both drivers report it: the batch kind (extend, decode, idle), its rows ([id, extend length]
+    or id, in batch order), the waiting queue and the running batch in order, the requests retracted and finished
+    [id, reason] this step, every request's KV slot indices [id, *slots], the radix tree ([depth, tokens, slots,
+    lock count] depth-first), the pool's [free, evictable, protected] sizes and new_token_ratio."""
+    return [kind, batch, waiting, running, sorted(retracted), sorted(finished), slots, tree, sizes,
+            round(ratio, 9)]
+
+
+def first_difference(expected: list, actual: list) -> tuple[int, str] | None:
+    """(step index, field) of the first step where the records differ, else None."""
+    for i, (a, b) in enumerate(zip(expected, actual, strict=False)):
+        if a != b:
+            return i, next(f for f, x, y in zip(FIELDS, a, b, strict=True) if x != y)
+    if len(expected) != len(actual):
+        return min(len(expected), len(actual)), "number of steps"
+    return None
