@@ -127,6 +127,9 @@ def _sidebar_value(field: str, kind: str, options: dict):
     if kind == "int":
         low, high = BOUNDS[field]
         return st.integers(low, high)
+    if kind == "float":
+        low, high = BOUNDS[field]
+        return st.floats(low, high)
     if kind == "bool":
         return st.booleans()
     return st.sampled_from(options["options"])
