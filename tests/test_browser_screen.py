@@ -18,14 +18,16 @@ def screen(page) -> dict:
     return page.evaluate("""() => { const root = document.querySelector('[data-testid=stage-player]');
       const box = s => { const e = root.querySelector(s); if (!e) return null; const r = e.getBoundingClientRect();
                          return [r.top, r.bottom]; };
-      // height: +3 px of slack (a CJK fallback beside Noto Sans makes a line box taller); a hidden line is ~18 px
       return {grid: box('.sp-grid'), pool_title: box('.sp-ptitle'), narration: box('.sp-narration li'),
               waiting_title: box('.sp-waiting .sp-qtitle'),
               running: [...root.querySelectorAll('.sp-running .sp-row')].map(r => r.getBoundingClientRect().bottom),
               firsts: [...root.querySelectorAll('.sp-running .sp-row')].map(
                 r => [...r.querySelectorAll('.sp-tok')].slice(0, 3).map(c => c.innerText).join('|')),
+              // a line is cut when more than half of one is hidden: glyphs of a CJK face beside a Latin one
+              // overflow their line box by a pixel or two, which hides nothing
               cut_flags: [...root.querySelectorAll('.sp-flag')].filter(f => f.scrollWidth > f.clientWidth + 1
-                || f.scrollHeight > f.clientHeight + 3).map(f => f.innerText)}; }""")
+                || f.scrollHeight > f.clientHeight + parseFloat(getComputedStyle(f).lineHeight) / 2)
+                .map(f => f.innerText)}; }""")
 
 
 PRESETS = {"02_preemption": 5, "article_2_preemption": 9, "article_1_prefill_first": 16,
