@@ -25,6 +25,7 @@ from engine.analysis.vllm_args import vllm_command, vllm_notes
 from engine.run.overlap import check_overlap
 from engine.run.recipe import CostModel
 from i18n import text
+from render.images import run_gif
 from scheduler import SCHEDULER_KINDS
 from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, ConfigError
 from scheduler.factory import DEFAULT_KIND, scheduler_info
@@ -43,7 +44,7 @@ from viz.compare import (
     zero_metrics,
 )
 from viz.glossary import clock, metric_definitions
-from viz.html_export import animation_html, run_gif
+from viz.html_export import animation_html
 from viz.lockstep import partings_answer
 from viz.metrics_table import as_table
 
