@@ -1,5 +1,5 @@
 """The policy lab: one workload under two to four configs, side by side. A thin page: engine.analysis.compare
-runs and measures, viz.compare draws; this file only wires widgets to them."""
+runs and measures, viz.compare draws and viz.compare_words says it; this file only wires widgets to them."""
 
 from dataclasses import replace
 
@@ -15,10 +15,7 @@ from engine.analysis.compare import (
     alike_under,
     compare,
     generated_workload,
-    metric_rows,
-    summary,
     variants_for,
-    verdicts,
 )
 from engine.analysis.export import comparison_json, requests_csv
 from engine.analysis.vllm_args import vllm_command, vllm_notes
@@ -43,6 +40,7 @@ from viz.compare import (
     timelines_figure,
     zero_metrics,
 )
+from viz.compare_words import metric_rows, summary, verdicts
 from viz.glossary import clock, metric_definitions
 from viz.html_export import animation_html
 from viz.lockstep import partings_answer
