@@ -121,3 +121,12 @@ def test_the_scan_sees_what_the_layers_above_import():
     tree = ast.parse("import os\ndef later():\n    from concurrent.futures import ThreadPoolExecutor\n"
                      "from . import sibling\n")
     assert list(imported_modules(tree)) == [(1, "os"), (3, "concurrent.futures")]  # deferred too; relative: local
+
+
+def test_the_comparison_measures_and_viz_says_it():
+    # engine/analysis/compare.py hands what it finds over as data (viz/compare_words.py words it); the catalogue is
+    # read there only to label the variants, whose labels name the runs (`partial(text, lang)` in variants_for).
+    (_, tree), = source_files("engine/analysis/compare.py")
+    said = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name | ast.Attribute) and ast.unparse(node.func) in ("text", "i18n.text")]
+    assert said == []
