@@ -1,5 +1,5 @@
 """The policy lab: one workload under two to four configs, side by side. A thin page: engine.analysis.compare
-runs and measures, viz.compare draws; this file only wires widgets to them."""
+runs and measures, viz.compare draws and viz.compare_words says it; this file only wires widgets to them."""
 
 from dataclasses import replace
 
@@ -15,16 +15,14 @@ from engine.analysis.compare import (
     alike_under,
     compare,
     generated_workload,
-    metric_rows,
-    summary,
     variants_for,
-    verdicts,
 )
 from engine.analysis.export import comparison_json, requests_csv
 from engine.analysis.vllm_args import vllm_command, vllm_notes
 from engine.run.overlap import check_overlap
 from engine.run.recipe import CostModel
 from i18n import text
+from render.images import run_gif
 from scheduler import SCHEDULER_KINDS
 from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, ConfigError
 from scheduler.factory import DEFAULT_KIND, scheduler_info
@@ -42,8 +40,9 @@ from viz.compare import (
     timelines_figure,
     zero_metrics,
 )
+from viz.compare_words import metric_rows, summary, verdicts
 from viz.glossary import clock, metric_definitions
-from viz.html_export import animation_html, run_gif
+from viz.html_export import animation_html
 from viz.lockstep import partings_answer
 from viz.metrics_table import as_table
 

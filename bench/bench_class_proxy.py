@@ -19,8 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from render.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tools.app_server import app_server, free_port  # noqa: E402
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 PROCESSES, VISITORS, STEPS, WAIT_MS = ("p1", "p2", "p3"), 9, 3, 30_000
 PLAYER = "[data-testid=stage-player]"

@@ -36,19 +36,13 @@ from process_stats import child_pids, cpu_seconds  # noqa: E402
 from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, variants_for  # noqa: E402
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
 from i18n import text  # noqa: E402
+from player.assets import PLAYER_DIR, PLAYER_FILES, WIRE_SLOT, lockstep_sources  # noqa: E402
+from render.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tools.app_server import ROOT, app_server  # noqa: E402
 from ui.lockstep import LAST_STEP  # noqa: E402
 from viz import html_export  # noqa: E402
 from viz.frame_payload import WIRE  # noqa: E402
-from viz.html_export import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    PLAYER_DIR,
-    PLAYER_FILES,
-    WIRE_SLOT,
-    animation_html,
-    lockstep_sources,
-)
+from viz.html_export import animation_html  # noqa: E402
 
 LONGEST = "block size 4 vs 16 vs 64"  # the named comparison with the most frames (2,546 on the generated workload)
 PLAY_S = 6

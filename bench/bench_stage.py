@@ -31,11 +31,12 @@ from process_stats import cpu_seconds  # noqa: E402
 
 from engine.inputs.scenario import load_scenario, preset_paths  # noqa: E402
 from engine.run.engine import Engine  # noqa: E402
+from player.assets import player_sources  # noqa: E402
+from render.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from session.feed import Feed, Request  # noqa: E402
 from session.lab import Lab, RunInputs, real_model_installed  # noqa: E402
 from tools.app_server import ROOT, app_server  # noqa: E402
 from viz.frame_payload import EMPTY_VIEW, encode, player_views  # noqa: E402
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS, player_sources  # noqa: E402
 
 PLAYER = "[data-testid=stage-player]"
 PLAY_WINDOW_S = 10

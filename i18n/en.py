@@ -879,7 +879,7 @@ MESSAGES = {
     "lockstep.ui.list.other": "All {n} steps where the decisions part",
     "lockstep.ui.ended": "This run ended at step {last}: shown as it ended.",
 
-    # -- the policy lab's comparison (engine/analysis/compare.py, viz/compare.py) ------------------------------------
+    # -- the policy lab's comparison (viz/compare_words.py, viz/compare.py) ------------------------------------
     "compare.word.sooner": "sooner",
     "compare.word.faster": "faster",
     "compare.word.later": "later",

@@ -799,7 +799,7 @@ MESSAGES = {
     "lockstep.ui.list.other": "决策出现分歧的全部 {n} 步",
     "lockstep.ui.ended": "这次运行在第 {last} 步结束：显示的是它结束时的样子。",
 
-    # -- the policy lab's comparison (engine/analysis/compare.py, viz/compare.py) ------------------------------------
+    # -- the policy lab's comparison (viz/compare_words.py, viz/compare.py) ------------------------------------
     "compare.word.sooner": "更早",
     "compare.word.faster": "更快",
     "compare.word.later": "更晚",

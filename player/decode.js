@@ -1,4 +1,4 @@
-/* schedlab's stage player, 1 of 6 (viz/html_export.PLAYER_FILES lists them in order): the decoder of the wire
+/* schedlab's stage player, 1 of 6 (player/assets.PLAYER_FILES lists them in order): the decoder of the wire
  * delta, the one view-level codec. `decode(view before, delta)` is the view the delta describes, by the same rules
  * as viz/frame_payload.decode, its reference (tests/test_player_decode.py runs this file over golden deltas the
  * server encoded and compares). It also holds the wire format's names, which the player's other files read
@@ -9,7 +9,7 @@
   if (window.SchedlabPlayer) return;
 
   /* The wire format as the server names it (viz/frame_payload.py WIRE, written in here by
-   * viz/html_export.player_sources): a request's fields, a block's, the metrics and a key frame travel as arrays,
+   * player/assets.player_sources): a request's fields, a block's, the metrics and a key frame travel as arrays,
    * read here only through the names of their positions (r[F.num_tokens], b[B.ref_count], m[M.num_running]). */
   const WIRE = SCHEDLAB_WIRE;
   const positions = names => Object.fromEntries(names.map((name, i) => [name, i]));

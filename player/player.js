@@ -29,7 +29,7 @@
  * lecturer's (`bound`: the server sends none after it, and the player says why it goes no further, `bound_note`).
  * Offline (the HTML export) the frames are embedded and nothing is asked.
  *
- * The player is six files, one job each, served in this order (viz/html_export.PLAYER_FILES) and sharing their
+ * The player is six files, one job each, served in this order (player/assets.PLAYER_FILES) and sharing their
  * internals through window.SchedlabPlayerParts (no other script's to read): decode.js (the wire delta's decoder
  * and names), transport.js (messages, asks, Step/Back/Play and the clock), follow.js (a class's lecturer and
  * followers), render.js (drawing a frame, its words), pool.js (the KV pool's canvas and block tables) and this one
@@ -149,7 +149,7 @@
     }
   }
 
-  /* The player's jobs, each a file (viz/html_export.PLAYER_FILES), as the methods of one class. */
+  /* The player's jobs, each a file (player/assets.PLAYER_FILES), as the methods of one class. */
   for (const job of [parts.Transport, parts.Follow, parts.Render, parts.Pool]) {
     for (const name of Object.getOwnPropertyNames(job.prototype)) {
       if (name !== 'constructor') Object.defineProperty(Player.prototype, name, Object.getOwnPropertyDescriptor(job.prototype, name));

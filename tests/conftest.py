@@ -37,7 +37,7 @@ def browser():
     once; each page is still its own Streamlit session."""
     from playwright.sync_api import sync_playwright
 
-    from viz.html_export import CHROMIUM, CHROMIUM_ARGS
+    from render.chromium import CHROMIUM, CHROMIUM_ARGS
 
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
+from render.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, wait_for_frame
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = NEEDS_CHROMIUM
 WAIT_MS = 30_000

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from render.chromium import CHROMIUM, CHROMIUM_ARGS
 from tools.app_server import app_server
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"

@@ -11,18 +11,16 @@ from engine.analysis.compare import (
     Variant,
     compare,
     generated_workload,
-    metric_rows,
     metric_values,
     same_capacity,
     span_stats,
-    summary,
     variants_for,
-    verdicts,
 )
 from engine.run.engine import Engine
 from engine.run.metrics import Span, run_metrics
 from engine.run.recipe import RunSpec
 from scheduler import ConfigError
+from viz.compare_words import metric_rows, summary, verdicts
 
 WORKLOAD = generated_workload(n=40, rate=0.5, seed=1)
 

@@ -9,11 +9,12 @@ import shutil
 import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from render.chromium import CHROMIUM, CHROMIUM_ARGS
 from session.feed import Feed
 from session.lab import Lab, RunInputs
 from tests.helpers.browser import offline_page
 from viz.frame_payload import EMPTY_VIEW, decode, player_views, stage_view
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS, animation_html, gif_steps
+from viz.html_export import animation_html, gif_steps
 
 
 def embedded_runs(page: str) -> list[dict]:
@@ -101,7 +102,7 @@ def test_gif_for_slides(preemption_preset):
     pytest.importorskip("playwright.sync_api")
     image = pytest.importorskip("PIL.Image")
 
-    from viz.html_export import run_gif
+    from render.images import run_gif
 
     frames = list(preemption_preset.frames)
     gif = image.open(io.BytesIO(run_gif(frames, "tail", max_frames=6, lang="en")))

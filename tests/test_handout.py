@@ -12,12 +12,15 @@ from pathlib import Path
 import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from render.chromium import CHROMIUM
+from render.images import SLIDE_SIZES, gif_of, handout_pngs
+from render.pdf import handout_pdf
 from session.feed import run_header
 from session.lab import Lab, RunInputs
 from tests.helpers.browser import ARTIFACTS, offline_page
 from viz.frame_payload import EMPTY_VIEW, decode, player_views
 from viz.handout import MAX_HANDOUT_FRAMES, FirstFrames, Handout, handout_extras, text_deltas
-from viz.html_export import CHROMIUM, SLIDE_SIZES, gif_of, gif_steps, handout_html, handout_pdf, handout_pngs
+from viz.html_export import gif_steps, handout_html
 from viz.texts import request_texts
 
 CHANGE_AT = 6  # max_num_seqs 3 -> 1 after frame 6 of preset 02
@@ -277,12 +280,12 @@ def test_the_server_builds_one_handout_at_a_time(monkeypatch):
     import subprocess
     import threading
 
-    from viz import html_export
+    from render import chromium, pdf
 
     started, made, popen = [], [], subprocess.Popen
-    monkeypatch.setattr(html_export.subprocess, "Popen", lambda *a, **k: started.append(1) or popen(*a, **k))
+    monkeypatch.setattr(pdf.subprocess, "Popen", lambda *a, **k: started.append(1) or popen(*a, **k))
     handout = changed_run("en")
-    with html_export._BROWSER_TURN:
+    with chromium.BROWSER_TURN:
         second = threading.Thread(target=lambda: made.append(handout_pdf(handout)))
         second.start()
         second.join(1.0)
@@ -330,7 +333,7 @@ def test_a_slide_draws_no_button_and_the_whole_pool_within_it(tmp_path):
 def test_the_handout_view_without_chromium_offers_the_page_to_print(app, monkeypatch):
     """No browser on the server: no PDF button, a sentence saying so, and the offline player (which prints as the
     handout) still built; the message in the page's language."""
-    monkeypatch.setattr("viz.html_export.CHROMIUM", "/nonexistent/chromium")
+    monkeypatch.setattr("render.chromium.CHROMIUM", "/nonexistent/chromium")
     app.query_params.update({"scenario": "02_preemption", "frame": "3", "lang": "zh"})
     app.run()
     app.segmented_control(key="lower_view").set_value("handout").run()

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers.source import imported_modules, source_files
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -76,3 +78,55 @@ def test_no_test_module_imports_another():
             imported += [f"{path.name}: {name}" for name in names
                          if name.split(".")[-1].startswith(("test_", "conftest"))]
     assert imported == []
+
+
+# -- which layer may import what: dependencies point down, and the pure layers start nothing ----------------------
+
+# The layers above each one, which it never imports (what it may import below it is open: viz reads engine's frames).
+ABOVE = {
+    "scheduler": {"engine", "runner", "session", "viz", "render", "ui", "app_pages", "app"},
+    "runner": {"engine", "session", "viz", "render", "ui", "app_pages", "app"},
+    "engine": {"session", "viz", "render", "ui", "app_pages", "app"},
+    "viz": {"session", "render", "ui", "app_pages", "app"},
+    "player": {"session", "render", "ui", "app_pages", "app"},  # assets.py reads viz/frame_payload.py's wire names
+    "session": {"render", "ui", "app_pages", "app"},
+}
+PROCESSES = {"subprocess", "multiprocessing", "playwright"}  # a browser or another process: render/ and runner/
+THREADS = {"threading", "_thread", "concurrent"}  # overlapped scheduling's model thread is runner/step_thread.py
+# What each pure layer may not start. session/ may use threads: the locks over what sessions share (the run cache,
+# a class and its store, the guessing limits) and the thread that precomputes presets (session/precompute.py).
+NOT_STARTED = {"scheduler": PROCESSES | THREADS, "engine": PROCESSES | THREADS, "viz": PROCESSES | THREADS,
+               "session": PROCESSES}
+
+
+def imports_against(rules: dict[str, set[str]]) -> list[str]:
+    """Each import of a layer's module that `rules` (layer: top-level names it may not import) forbid."""
+    return [f"{relative}:{line} imports {module}" for layer, banned in rules.items()
+            for relative, tree in source_files(layer) for line, module in imported_modules(tree)
+            if module.split(".")[0] in banned]
+
+
+def test_no_layer_imports_one_above_it():
+    assert imports_against(ABOVE) == []
+
+
+def test_the_pure_layers_start_no_browser_process_or_thread():
+    assert imports_against(NOT_STARTED) == []
+
+
+def test_the_scan_sees_what_the_layers_above_import():
+    # render/ is where the browser starts: the same scan over it finds Playwright, subprocess and the browser's lock.
+    found = imports_against({"render": PROCESSES | THREADS})
+    assert {line.split(" imports ")[1].split(".")[0] for line in found} == {"playwright", "subprocess", "threading"}
+    tree = ast.parse("import os\ndef later():\n    from concurrent.futures import ThreadPoolExecutor\n"
+                     "from . import sibling\n")
+    assert list(imported_modules(tree)) == [(1, "os"), (3, "concurrent.futures")]  # deferred too; relative: local
+
+
+def test_the_comparison_measures_and_viz_says_it():
+    # engine/analysis/compare.py hands what it finds over as data (viz/compare_words.py words it); the catalogue is
+    # read there only to label the variants, whose labels name the runs (`partial(text, lang)` in variants_for).
+    (_, tree), = source_files("engine/analysis/compare.py")
+    said = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name | ast.Attribute) and ast.unparse(node.func) in ("text", "i18n.text")]
+    assert said == []

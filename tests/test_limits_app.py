@@ -73,12 +73,12 @@ def test_an_error_inside_the_stage_is_logged_as_the_stage_and_shown_as_a_sentenc
 
 
 def test_a_gif_without_a_browser_says_why(monkeypatch):
-    from viz import html_export
+    from render import chromium, images
     engine = load_scenario(preset_paths()[1]).engine("fake")
     engine.run(3)
-    monkeypatch.setattr(html_export, "CHROMIUM", "/nonexistent/chromium")
+    monkeypatch.setattr(chromium, "CHROMIUM", "/nonexistent/chromium")
     with pytest.raises(ValueError, match="Chromium is not installed"):
-        html_export.run_gif(list(engine.frames), "run", max_frames=2, lang="en")
+        images.run_gif(list(engine.frames), "run", max_frames=2, lang="en")
 
 
 def test_no_pages_folder_for_streamlit_to_list_before_the_app_names_its_pages():

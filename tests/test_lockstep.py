@@ -9,9 +9,10 @@ import pytest
 
 from engine.analysis.partings import Decision, decisions, partings
 from i18n import join_and
+from render.chromium import CHROMIUM
 from tests.helpers.browser import offline_page
 from tests.helpers.engines import preset_comparison
-from viz.html_export import CHROMIUM, animation_html, lockstep_message
+from viz.html_export import animation_html, lockstep_message
 from viz.lockstep import lockstep_marks, parting_sentence
 
 

@@ -9,9 +9,9 @@ import subprocess
 
 import pytest
 
+from player.assets import player_sources
 from tools.golden_deltas import GOLDEN_DELTAS, RUNS, VIEWS_EDITED, golden_deltas, golden_views
 from viz.frame_payload import EMPTY_VIEW, decode
-from viz.html_export import player_sources
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed (tools/ensure_debian_packages.py "

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from player.assets import PLAYER_DIR, PLAYER_FILES, WIRE_SLOT, player_sources
 from session.feed import Feed, Request, run_header
 from session.lab import Lab, RunInputs
 from viz.budget import SEGMENT_FIELDS
@@ -24,7 +25,6 @@ from viz.frame_payload import (
     WIRE,
     stage_view,
 )
-from viz.html_export import PLAYER_DIR, PLAYER_FILES, WIRE_SLOT, player_sources
 
 PLAYER_JS = "\n".join((PLAYER_DIR / name).read_text() for name in PLAYER_FILES)  # as written, before serving
 # The player's names for the position tables it builds from WIRE.

@@ -7,7 +7,6 @@ import ast
 import json
 from collections import Counter, OrderedDict
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -23,6 +22,7 @@ from scheduler.block_manager import BlockManager
 from scheduler.config import CONFIG_FIELDS
 from scheduler.contract import KVPoolView, PoolChanges, SchedulerProtocol, UnitState
 from scheduler.factory import SCHEDULER_KINDS, SCHEDULERS, make_scheduler, runner_config, scheduler_info
+from tests.helpers.source import ROOT, source_files
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
@@ -252,17 +252,13 @@ def test_a_trace_and_its_frames_record_the_scheduler_and_version_that_decided_th
 def test_no_module_outside_scheduler_branches_on_a_kind_or_imports_a_schedulers_internals():
     """The factory is the one place naming the kinds: elsewhere a scheduler is read through its declaration. (The
     reference checks in tools/ drive their own system's twin, and tests may name any kind.)"""
-    root = Path(__file__).resolve().parents[1]
     internals = tuple(f"scheduler.{name}" for name in ("scheduler", "overlapped", *(
-        p.name for p in (root / "scheduler").iterdir() if p.is_dir() and (p / "__init__.py").exists())))
+        p.name for p in (ROOT / "scheduler").iterdir() if p.is_dir() and (p / "__init__.py").exists())))
     offending = []
-    tops = [top for top in sorted(root.iterdir()) if not top.name.startswith(".")]  # not the venvs (vLLM's too)
-    for path in (p for top in tops for p in ([top] if top.suffix == ".py" else top.rglob("*.py") if top.is_dir()
-                                             else [])):
-        relative = path.relative_to(root).as_posix()
-        if relative.startswith(("scheduler/", "tests/", "tools/", "bench/", ".")) or "/." in relative:  # hidden: venvs
+    for relative, tree in source_files():
+        if relative.startswith(("scheduler/", "tests/", "tools/", "bench/")):
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(internals):
                 offending.append(f"{relative}:{node.lineno} imports {node.module}")
             if isinstance(node, ast.Compare):

@@ -19,7 +19,7 @@ def test_the_twins_null_block_is_drawn_as_held_by_no_request():
 
     from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
     from engine.run.engine import Engine
-    from viz.html_export import player_sources
+    from player.assets import player_sources
 
     spec = load_scenario(SCENARIOS_DIR / "02_preemption.toml", "fake").spec
     engine = Engine(replace(spec, scheduler="vllm"))

@@ -36,7 +36,8 @@ def test_the_tables_the_pages_draw_convert_to_arrow_without_a_fallback():
     import pandas as pd
     import pyarrow as pa
 
-    from engine.analysis.compare import GENERATED_CONFIG, compare, generated_workload, metric_rows, variants_for
+    from engine.analysis.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
+    from viz.compare_words import metric_rows
 
     runs = compare(variants_for("tail vs smart preemption", GENERATED_CONFIG, "en"), generated_workload(12))
     _, waiting = run_metrics(list(preemption_engine().frames)[:2])

@@ -10,7 +10,6 @@ from dataclasses import replace
 
 import pytest
 
-from engine.analysis.compare import verdicts
 from engine.analysis.partings import Decision, decisions, partings
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
@@ -19,6 +18,7 @@ from scheduler.events import ChunkScheduled, Preempted
 from scheduler.factory import scheduler_info
 from tests.helpers.app import control, fake_model_app, player_message
 from tests.helpers.engines import preset_comparison
+from viz.compare_words import verdicts
 from viz.html_export import run_message
 from viz.narrate import describe, narrate
 

@@ -11,6 +11,7 @@ import time
 import streamlit as st
 
 from i18n import text
+from player.assets import player_sources
 from session.feed import Request, run_header
 from session.lab import LabError
 from ui.assignment import assignment_panel
@@ -49,7 +50,6 @@ from viz.charts import batch_figure, queues_and_kv_figure
 from viz.colors import request_color
 from viz.glossary import clock, legend_lines, metric_definitions, model_caveat
 from viz.handout import MAX_HANDOUT_FRAMES, FirstFrames, Handout
-from viz.html_export import player_sources
 from viz.metrics_table import as_table, request_rows, run_summary, speculation_sentence
 from viz.overlap import WINDOW, frame_timings, overlap_timeline_figure
 from viz.texts import pending_change, progress_text, request_texts, title_in_effect

@@ -21,7 +21,7 @@ the runs of tokens that changed (an id of None: not held).
 
 A request's fields, a block's and the metrics travel as arrays (names in every frame would double its bytes);
 `WIRE` names their positions, and the player reads them through those names: it gets this dict as its own
-`WIRE` (viz/html_export.player_sources writes it into decode.js), so the two sides cannot drift apart.
+`WIRE` (player/assets.player_sources writes it into decode.js), so the two sides cannot drift apart.
 """
 
 from __future__ import annotations

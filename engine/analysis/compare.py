@@ -1,9 +1,10 @@
 """Policy comparison: one workload run under two to four configs, each in its own engine, measured alike.
 
     runs = compare(variants_for("prefill-first vs decode-first", base, "en"), workload)
-    print(verdicts(runs, "en"))     # one answer per question: first token, later tokens, whole workload, memory
-    print(summary(runs, "en"))      # plain sentences, generated from the numbers
-    rows = metric_rows(runs, lang="en")  # one row per metric, one column per config
+    values = metric_values(runs[0])  # every compared number of a run, by name
+    summary_of(runs), verdicts_of(runs)  # what the summary and the verdict say, as numbers
+
+viz/compare_words.py says them in words (the metric table, the summary, the verdict).
 
 Every run is independent and deterministic (same runner kind, seed and cost model), so the differences come
 from the configs alone.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import partial
 from statistics import fmean
 
@@ -31,7 +32,7 @@ from engine.run.metrics import (
     run_metrics,
 )
 from engine.run.recipe import CostModel, Request, RunSpec
-from i18n import MessageError, join_and, text
+from i18n import MessageError, text
 from scheduler import Config
 from scheduler.factory import DEFAULT_KIND, SCHEDULER_KINDS, scheduler_info
 
@@ -223,43 +224,32 @@ def _span_of(values: list[int]) -> tuple:
     return (min(values), max(values)) if values else ("-", "-")
 
 
-def metric_label(name: str, lang: str) -> str:
-    """A metric of `metric_values` named in `lang`: "TTFT p99 steps", "TTFT p99（步）"."""
-    for latency, attr in LATENCIES.items():
-        if name.startswith(latency + " "):
-            stat, unit = name[len(latency) + 1:].split()
-            return text(lang, "compare.latency_stat", latency=text(lang, f"compare.latency.{attr}"),
-                        stat=text(lang, f"compare.stat.{stat}"), unit=text(lang, f"compare.unit.{unit}"))
-    return text(lang, f"compare.metric.{name}")
+# -- what the summary says: how each run differed from the first ----------------------------------------------
+
+MOVED_WITHIN = 0.05  # a measure that moved less than this share is not said to have moved
 
 
-def metric_rows(runs: Sequence[ConfigRun], digits: int = 2, *, lang: str) -> list[dict]:
-    """One row per metric: {"metric": name, <label>: value, ...}, floats rounded to `digits`, names in `lang`."""
-    columns = [metric_values(run) for run in runs]
-    header = text(lang, "compare.metric")
-    return [{header: metric_label(name, lang), **{run.label: _rounded(col[name], digits)
-                                                  for run, col in zip(runs, columns, strict=True)}}
-            for name in columns[0]]
+@dataclass(frozen=True)
+class Moved:
+    """A measure of a run (`new`) against the first run's (`old`)."""
+    new: float
+    old: float
+
+    @property
+    def up(self) -> bool:
+        return self.new > self.old
+
+    @property
+    def ratio(self) -> float | None:
+        """The larger over the smaller; None unless both are positive."""
+        return max(self.new, self.old) / min(self.new, self.old) if self.new > 0 and self.old > 0 else None
 
 
-def _rounded(value, digits: int):
-    return round(value, digits) if isinstance(value, float) else value
-
-
-# -- the summary ----------------------------------------------------------------------------------------
-
-def _change(lang: str, new: float, old: float, more: str, less: str) -> str | None:
-    """"12% more" / "3.1x less" style words for new against old (`more`, `less`: ids of compare.word.*); None when
-    they differ by under 5%."""
-    if old == new or (old and abs(new - old) / abs(old) < 0.05):
+def _moved(new: float, old: float) -> Moved | None:
+    """`new` against `old` when they differ by 5% or more."""
+    if old == new or (old and abs(new - old) / abs(old) < MOVED_WITHIN):
         return None
-    word = text(lang, f"compare.word.{more if new > old else less}")
-    if old <= 0 or new <= 0:
-        return text(lang, "compare.against_values", word=word, new=f"{new:.3g}", old=f"{old:.3g}")
-    ratio = new / old if new > old else old / new
-    if ratio >= 1.5:
-        return text(lang, "compare.times", ratio=f"{ratio:.1f}", word=word)
-    return text(lang, "compare.percent", percent=f"{abs(new - old) / old:.0%}", word=word)
+    return Moved(new, old)
 
 
 def _mean_steps(run: ConfigRun, attr: str) -> float | None:
@@ -267,68 +257,87 @@ def _mean_steps(run: ConfigRun, attr: str) -> float | None:
     return fmean(s.steps for s in spans) if spans else None
 
 
-def _differences(run: ConfigRun, base: ConfigRun, lang: str) -> list[str]:
-    phrases = []
-    if words := _change(lang, run.run.sim_time_s, base.run.sim_time_s, "later", "sooner"):
-        phrases.append(text(lang, "compare.diff.finished", words=words))
-    step_ms, base_step_ms = mean_step_ms(run), mean_step_ms(base)
-    if words := _change(lang, step_ms, base_step_ms, "longer", "less_time"):
-        phrases.append(text(lang, "compare.diff.step", words=words, ms=f"{step_ms:.1f}", base=f"{base_step_ms:.1f}"))
-    if (limits := batch_limits(run)) and set(limits) != set(batch_limits(base)):
-        (low, high), (base_low, base_high) = _span_of(limits), _span_of(batch_limits(base))
-        phrases.append(text(lang, "compare.diff.limits", low=low, high=high, mean=f"{fmean(limits):.1f}",
-                            base_low=base_low, base_high=base_high))
-    for what, attr, more, less in (("ttft", "ttft", "longer", "less"), ("tpot", "tpot", "longer", "less_time")):
-        new, old = _mean_steps(run, attr), _mean_steps(base, attr)
-        if new is not None and old is not None and (words := _change(lang, new, old, more, less)):
-            phrases.append(text(lang, f"compare.diff.{what}", words=words))
-    for what, new, old in (("preemptions", run.run.num_preemptions, base.run.num_preemptions),
-                           ("recomputed", run.recomputed_tokens, base.recomputed_tokens)):
-        if new != old:
-            phrases.append(text(lang, f"compare.diff.{what}", new=new, old=old))
-    if abs(run.run.prefix_hit_rate - base.run.prefix_hit_rate) >= 0.05:
-        phrases.append(text(lang, "compare.diff.prefix", new=f"{run.run.prefix_hit_rate:.0%}",
-                            old=f"{base.run.prefix_hit_rate:.0%}"))
-    if abs(run.mean_fragmentation - base.mean_fragmentation) >= 0.02:
-        phrases.append(text(lang, "compare.diff.fragmentation", new=f"{run.mean_fragmentation:.0%}",
-                            old=f"{base.mean_fragmentation:.0%}"))
-    return phrases
+@dataclass(frozen=True)
+class Limits:
+    """The batch limits (max_num_seqs) a run's steps ran under against the first run's, when they differ."""
+    low: int
+    high: int
+    mean: float
+    base_low: int | str  # "-": the first run ran no step
+    base_high: int | str
 
 
-def _how_it_ran(run: ConfigRun, lang: str) -> str | None:
-    """What an optimisation did in a run, for the summary: how many steps overlapped, how many requests
+@dataclass(frozen=True)
+class Against:
+    """How a run differed from the first: each field None where it did not (by 5%, for the measures that move)."""
+    label: str
+    base: str
+    finished: Moved | None  # simulated time to finish every request
+    step_ms: Moved | None  # mean simulated step time
+    limits: Limits | None
+    ttft: Moved | None  # mean steps to the first token
+    tpot: Moved | None  # mean steps per later token
+    preemptions: Moved | None  # any difference
+    recomputed: Moved | None  # any difference
+    prefix_hit: Moved | None  # the prefix-cache hit rate, 5 points apart or more
+    fragmentation: Moved | None  # mean internal fragmentation, 2 points apart or more
+
+    @property
+    def alike(self) -> bool:
+        return not any(getattr(self, f.name) for f in fields(self) if f.name not in ("label", "base"))
+
+
+@dataclass(frozen=True)
+class Overlapped:
+    """What overlapped scheduling did in a run: how many of its steps were scheduled ahead, how many requests
     finished one step late."""
+    overlapped: int
+    steps: int
+    late: int
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Everything the summary says: each run after the first against it, what overlap did, the runs cut short."""
+    against: list[Against]
+    overlapped: list[Overlapped]
+    unfinished: list[str]
+
+
+def _against(run: ConfigRun, base: ConfigRun) -> Against:
+    limits = batch_limits(run)
+    differ = bool(limits) and set(limits) != set(batch_limits(base))
+    (low, high), (base_low, base_high) = _span_of(limits), _span_of(batch_limits(base))
+    ttft, base_ttft = _mean_steps(run, "ttft"), _mean_steps(base, "ttft")
+    tpot, base_tpot = _mean_steps(run, "tpot"), _mean_steps(base, "tpot")
+    counts = [Moved(new, old) if new != old else None for new, old in (
+        (run.run.num_preemptions, base.run.num_preemptions), (run.recomputed_tokens, base.recomputed_tokens))]
+    hit, base_hit = run.run.prefix_hit_rate, base.run.prefix_hit_rate
+    frag, base_frag = run.mean_fragmentation, base.mean_fragmentation
+    return Against(
+        run.label, base.label, _moved(run.run.sim_time_s, base.run.sim_time_s),
+        _moved(mean_step_ms(run), mean_step_ms(base)),
+        Limits(low, high, fmean(limits), base_low, base_high) if differ else None,
+        _moved(ttft, base_ttft) if ttft is not None and base_ttft is not None else None,
+        _moved(tpot, base_tpot) if tpot is not None and base_tpot is not None else None,
+        *counts, Moved(hit, base_hit) if abs(hit - base_hit) >= 0.05 else None,
+        Moved(frag, base_frag) if abs(frag - base_frag) >= 0.02 else None)
+
+
+def _overlapped(run: ConfigRun) -> Overlapped | None:
     if not run.engine.overlap:
         return None
-    overlapped = sum(1 for f in run.frames if f.timing and f.timing.overlapped)
-    late = sum(len(f.events_of("finished_late")) for f in run.frames)
-    return text(lang, "compare.overlap_late" if late else "compare.overlap_none_late", overlapped=overlapped,
-                steps=run.run.num_steps, late=late)
+    return Overlapped(sum(1 for f in run.frames if f.timing and f.timing.overlapped), run.run.num_steps,
+                      sum(len(f.events_of("finished_late")) for f in run.frames))
 
 
-def summary(runs: Sequence[ConfigRun], lang: str) -> str:
-    """One paragraph comparing every run with the first, saying only what the numbers show."""
-    base, sentences = runs[0], []
-    for run in runs[1:]:
-        phrases = _differences(run, base, lang)
-        if phrases:
-            sentences.append(text(lang, "compare.against", base=base.label, run=run.label,
-                                  phrases=join_and(lang, phrases)))
-        else:
-            sentences.append(text(lang, "compare.alike", base=base.label, run=run.label))
-    sentences += filter(None, (_how_it_ran(run, lang) for run in runs))
-    unfinished = [r.label for r in runs if r.stop_reason != "finished"]
-    if unfinished:
-        sentences.append(text(lang, "compare.unfinished", labels=text(lang, "list.sep").join(unfinished)))
-    return text(lang, "compare.sentence_sep").join(sentences)
+def summary_of(runs: Sequence[ConfigRun]) -> Summary:
+    """Every run against the first, saying only what the numbers show (viz/compare_words.py says it)."""
+    return Summary([_against(run, runs[0]) for run in runs[1:]], [o for run in runs if (o := _overlapped(run))],
+                   [r.label for r in runs if r.stop_reason != "finished"])
 
 
 # -- the verdict: one answer per question ------------------------------------------------------------------
-
-def _ranked(runs: Sequence[ConfigRun], value: Callable[[ConfigRun], float | None]) -> list[tuple[float, str]]:
-    """(value, label) of each run that has the value, smallest first."""
-    return sorted((v, run.label) for run in runs if (v := value(run)) is not None)
-
 
 ALIKE_WITHIN = 0.05  # two values closer than this share of the larger are "alike" (the verdict says so)
 
@@ -338,85 +347,108 @@ def _alike(low: float, high: float) -> bool:
     return high == low or abs(high - low) < ALIKE_WITHIN * max(abs(high), abs(low))
 
 
-def _shown(value: float) -> str:
-    """A compared value with the digits that tell it apart: 0.163 s, 12.4 steps."""
-    return f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
+@dataclass(frozen=True)
+class Ranking:
+    """A lower-is-better measure of each run that has it, (value, label) smallest first; `alike`: the best and the
+    worst are within 5%."""
+    ranked: list[tuple[float, str]]
+
+    @property
+    def measured(self) -> bool:
+        return len(self.ranked) >= 2
+
+    @property
+    def alike(self) -> bool:
+        return _alike(self.ranked[0][0], self.ranked[-1][0])
 
 
-def _lower_is_better(lang: str, runs: Sequence[ConfigRun], value: Callable[[ConfigRun], float | None], better: str,
-                     measure: str, unit: str) -> str:
-    """"prefill-first 3.1x sooner (mean TTFT 2.0 against 6.2 steps)", or "alike" within 5% (`better`, `measure`,
-    `unit`: ids of compare.word.*, compare.measure.* and compare.unit.*)."""
-    ranked = _ranked(runs, value)
-    if len(ranked) < 2:
-        return text(lang, "compare.not_measured")
-    (best, winner), (worst, loser) = ranked[0], ranked[-1]
-    measure, unit, better = (text(lang, f"compare.measure.{measure}"), text(lang, f"compare.unit.{unit}"),
-                             text(lang, f"compare.word.{better}"))
-    if _alike(best, worst):
-        return text(lang, "compare.all_alike", measure=measure, value=_shown(best), unit=unit)
-    ratio = worst / best if best else None
-    how = (text(lang, "compare.times", ratio=f"{ratio:.1f}", word=better) if ratio and ratio >= 1.5 else
-           text(lang, "compare.percent", percent=f"{(worst - best) / worst:.0%}", word=better))
-    others = text(lang, "list.sep").join(text(lang, "compare.value_for", value=_shown(v), label=label)
-                                         for v, label in ranked[1:])
-    return text(lang, "compare.winner", winner=winner, how=how, loser=loser, measure=measure, value=_shown(best),
-                unit=unit, others=others)
+def _ranking(runs: Sequence[ConfigRun], value: Callable[[ConfigRun], float | None]) -> Ranking:
+    return Ranking(sorted((v, run.label) for run in runs if (v := value(run)) is not None))
 
 
-def _memory(runs: Sequence[ConfigRun], lang: str) -> str:
-    """Preemptions, recomputed tokens and empty reserved slots: where memory ran short or was wasted."""
-    sep = text(lang, "list.sep")
-    preemptions, recomputed = [r.run.num_preemptions for r in runs], [r.recomputed_tokens for r in runs]
-    if not any(preemptions):
-        answer = text(lang, "compare.memory.none")
-    elif _alike(min(preemptions), max(preemptions)) and _alike(min(recomputed), max(recomputed)):
-        answer = text(lang, "compare.memory.alike", n=sep.join(dict.fromkeys(map(str, preemptions))),
-                      tokens=sep.join(dict.fromkeys(map(str, recomputed))))
-    else:
-        best, *rest = sorted(runs, key=lambda r: r.run.num_preemptions)
-        others = sep.join(text(lang, "compare.memory.other", n=r.run.num_preemptions, tokens=r.recomputed_tokens,
-                               label=r.label) for r in rest)
-        answer = text(lang, "compare.memory.least", label=best.label, n=best.run.num_preemptions,
-                      tokens=best.recomputed_tokens, others=others)
-    answer += text(lang, "compare.memory.kv", kv=sep.join(f"{r.label} {r.run.mean_kv_usage:.0%}" for r in runs))
-    if max(r.mean_fragmentation for r in runs) - min(r.mean_fragmentation for r in runs) >= 0.02:
-        answer += text(lang, "compare.memory.empty",
-                       wasted=sep.join(f"{r.label} {r.mean_fragmentation:.0%}" for r in runs))
-    return answer
+@dataclass(frozen=True)
+class Finish:
+    """A request that finished at another step than under the first config."""
+    id: int
+    tokens: int  # its output length
+    step: int
+    base_step: int
 
 
-def _finish_steps(runs: Sequence[ConfigRun], lang: str) -> str:
+@dataclass(frozen=True)
+class Finishes:
+    """Where a run's requests finished against the first run's: the moved ones, the shortest first."""
+    label: str
+    base: str
+    moved: list[Finish]
+    requests: int
+
+    @property
+    def sooner(self) -> int:
+        return sum(f.step < f.base_step for f in self.moved)
+
+
+@dataclass(frozen=True)
+class MemoryUse:
+    """One run's memory: its preemptions and recomputed tokens, mean KV use and empty reserved slots (shares)."""
+    label: str
+    preemptions: int
+    recomputed: int
+    kv_usage: float
+    fragmentation: float
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Where memory ran short or was wasted, run by run."""
+    runs: list[MemoryUse]
+
+    @property
+    def any_preempted(self) -> bool:
+        return any(r.preemptions for r in self.runs)
+
+    @property
+    def alike(self) -> bool:
+        """Preemptions and recomputed tokens both within 5% across the runs: no run is named the least."""
+        preemptions, recomputed = [r.preemptions for r in self.runs], [r.recomputed for r in self.runs]
+        return _alike(min(preemptions), max(preemptions)) and _alike(min(recomputed), max(recomputed))
+
+    @property
+    def by_preemptions(self) -> list[MemoryUse]:
+        return sorted(self.runs, key=lambda r: r.preemptions)
+
+    @property
+    def fragmentation_differs(self) -> bool:
+        shares = [r.fragmentation for r in self.runs]
+        return max(shares) - min(shares) >= 0.02
+
+
+def _finishes(runs: Sequence[ConfigRun]) -> list[Finishes]:
     """Where runs alike on the averages still part: the requests that finished at another step than under the first
-    config (the shortest requests first, each with its output length), e.g. preset 07's short requests."""
-    base, sep, parts = runs[0], text(lang, "list.sep"), []
+    config, e.g. preset 07's short requests."""
+    base = runs[0]
     finish = {q.id: q.finish_step for q in base.requests}
+    each = []
     for run in runs[1:]:
         moved = sorted((q for q in run.requests if q.finish_step is not None and finish.get(q.id) is not None
                         and q.finish_step != finish[q.id]), key=lambda q: (q.num_output_tokens, q.id))
-        if not moved:
-            parts.append(text(lang, "compare.finish.same", run=run.label, base=base.label))
-            continue
-        shown = sep.join(text(lang, "compare.finish.request", id=q.id, tokens=q.num_output_tokens, step=q.finish_step,
-                              base_step=finish[q.id]) for q in moved[:FINISH_LISTED])
-        sooner = sum(q.finish_step < finish[q.id] for q in moved)
-        parts.append(text(lang, "compare.finish.moved", run=run.label, base=base.label, requests=shown,
-                          sooner=sooner, later=len(moved) - sooner, same=len(run.requests) - len(moved),
-                          more=text(lang, "compare.finish.more", n=len(moved) - FINISH_LISTED)
-                          if len(moved) > FINISH_LISTED else ""))
-    return text(lang, "compare.sentence_sep").join(parts)
+        each.append(Finishes(run.label, base.label, [Finish(q.id, q.num_output_tokens, q.finish_step, finish[q.id])
+                                                     for q in moved], len(run.requests)))
+    return each
 
 
-FINISH_LISTED = 4  # requests named in the finish-step answer; the rest are counted
+@dataclass(frozen=True)
+class Verdicts:
+    """The comparison's answers, one per question a learner asks (viz/compare_words.py words them)."""
+    first_token: Ranking  # mean steps to the first token
+    later_tokens: Ranking  # mean steps per later token
+    whole_workload: Ranking  # simulated seconds to finish it
+    each_request: list[Finishes]
+    memory: Memory
 
 
-def verdicts(runs: Sequence[ConfigRun], lang: str) -> list[tuple[str, str]]:
-    """The comparison's answers, one per question a learner asks: (question, answer), from the numbers."""
-    answers = (
-        ("first_token", _lower_is_better(lang, runs, lambda r: _mean_steps(r, "ttft"), "sooner", "ttft", "steps")),
-        ("later_tokens", _lower_is_better(lang, runs, lambda r: _mean_steps(r, "tpot"), "faster", "tpot", "steps")),
-        ("whole_workload", _lower_is_better(lang, runs, lambda r: r.run.sim_time_s, "sooner", "time", "s")),
-        ("each_request", _finish_steps(runs, lang)),
-        ("memory", _memory(runs, lang)),
-    )
-    return [(text(lang, f"compare.question.{question}"), answer) for question, answer in answers]
+def verdicts_of(runs: Sequence[ConfigRun]) -> Verdicts:
+    return Verdicts(_ranking(runs, lambda r: _mean_steps(r, "ttft")), _ranking(runs, lambda r: _mean_steps(r, "tpot")),
+                    _ranking(runs, lambda r: r.run.sim_time_s), _finishes(runs),
+                    Memory([MemoryUse(r.label, r.run.num_preemptions, r.recomputed_tokens, r.run.mean_kv_usage,
+                                      r.mean_fragmentation) for r in runs]))

@@ -23,9 +23,9 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from runner.step_thread import StepThread
 from scheduler import Batch, Config, ConfigError, Event, Sequence
 from scheduler.contract import SchedulerProtocol
 from scheduler.sequence import PLACEHOLDER
@@ -97,11 +97,11 @@ class Landed:
 
 
 class Pipeline:
-    """At most one step in flight on a worker thread; the caller schedules the next one meanwhile."""
+    """At most one step in flight on the runner's thread (runner/step_thread.py); the caller schedules the next one
+    meanwhile."""
 
     def __init__(self, clock: Callable[[], float]):
-        self.clock = clock
-        self._worker = ThreadPoolExecutor(max_workers=1)
+        self._worker = StepThread(clock)
         self._in_flight = None  # (future, placeholders) of the step the model is computing
 
     @property
@@ -111,18 +111,13 @@ class Pipeline:
     def launch(self, scheduler: SchedulerProtocol, runner, batch: Batch) -> list[Event]:
         """Hand `batch` to the worker and postprocess it ahead, a placeholder for each token it will write;
         returns postprocess's events."""
-        future = self._worker.submit(self._timed_run, runner, [_snapshot(s) for s in batch.seqs])
+        future = self._worker.start(runner, [_snapshot(s) for s in batch.seqs])
         outputs = [None if s.num_computed_tokens + s.num_scheduled_tokens < len(s) else PLACEHOLDER
                    for s in batch.seqs]
         placeholders = [(s, len(s)) for s, out in zip(batch.seqs, outputs, strict=True) if out is not None]
         events = scheduler.launch(batch.seqs, outputs)
         self._in_flight = (future, placeholders)
         return events
-
-    def _timed_run(self, runner, seqs: list[Sequence]) -> tuple[list, Interval]:
-        start = self.clock()
-        tokens = runner.run(seqs)
-        return tokens, (start, self.clock())
 
     def land(self, scheduler: SchedulerProtocol, next_batch: Batch | None) -> Landed:
         """Wait for the step in flight and have the scheduler land its real tokens (it finishes, one step late,

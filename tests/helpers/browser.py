@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS
+from render.chromium import CHROMIUM, CHROMIUM_ARGS
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 PLAYER = "[data-testid=stage-player]"

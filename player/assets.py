@@ -1,0 +1,47 @@
+"""The stage player's files as the server serves them: read from this folder, in the order they run, the wire
+format's names written in (viz/frame_payload.py owns them). The Streamlit components (ui/) and the offline pages
+(viz/html_export.py) both inline these.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from viz.frame_payload import WIRE
+
+PLAYER_DIR = Path(__file__).resolve().parent
+WIRE_SLOT = "SCHEDLAB_WIRE"  # decode.js: `const WIRE = SCHEDLAB_WIRE;`, replaced by viz.frame_payload.WIRE
+# The stage player's files, one job each, in the order they run (player/player.js says what each does).
+PLAYER_FILES = ("decode.js", "transport.js", "follow.js", "render.js", "pool.js", "player.js")
+
+
+def _read(name: str) -> str:
+    return (PLAYER_DIR / name).read_text()
+
+
+def player_sources() -> tuple[str, str]:
+    """The stage player's JavaScript (its files in order), with the wire format's names written in (decode.js
+    reads them as `WIRE`), and its CSS; the twin's view below the stage (vllm_view.js, a panel) after them."""
+    js = "\n".join(_read(name) for name in PLAYER_FILES)
+    assert js.count(WIRE_SLOT) == 1, f"the player names {WIRE_SLOT} once, where it reads the wire format's names"
+    js, css = js.replace(WIRE_SLOT, json.dumps(WIRE)), _read("player.css")
+    return (js + "\n" + _read("vllm_view.js"),  # its panel: the twin's view below the stage
+            css + "\n" + _read("vllm_view.css"))
+
+
+def lockstep_sources() -> tuple[str, str]:
+    """The stage player's JavaScript and CSS with the lockstep stages' after them."""
+    js, css = player_sources()
+    return js + "\n" + _read("lockstep.js"), css + "\n" + _read("lockstep.css")
+
+
+def handout_code() -> tuple[str, str]:
+    """The handout's JavaScript and CSS (generated texts, printed pages, slides), which need the stage player's."""
+    return _read("handout.js"), _read("handout.css")
+
+
+def handout_sources() -> tuple[str, str]:
+    """The stage player's JavaScript and CSS with the handout's after them."""
+    (js, css), (handout_js, handout_css) = player_sources(), handout_code()
+    return js + "\n" + handout_js, css + "\n" + handout_css
