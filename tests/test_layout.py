@@ -28,10 +28,6 @@ def test_the_session_layer_draws_nothing():
     assert "streamlit" not in pulled_in
 
 
-# engine/analysis/compare.py still defaults its language (engine/ is being rearranged apart); nothing may join them.
-STILL_DEFAULTED: dict[str, set[str]] = {}
-
-
 def lang_parameters(source: str):
     """(function name, whether its `lang` has a default) for each function in `source` that takes a `lang`."""
     for node in ast.walk(ast.parse(source)):
@@ -51,10 +47,9 @@ def test_every_function_that_makes_words_is_told_the_language():
                                                   "i18n") for p in sorted((ROOT / folder).rglob("*.py"))]
     taking, defaulted = 0, []
     for path in paths:
-        allowed = STILL_DEFAULTED.get(str(path.relative_to(ROOT)), set())
         for name, has_default in lang_parameters(path.read_text()):
             taking += 1
-            if has_default and name not in allowed:
+            if has_default:
                 defaulted.append(f"{path.relative_to(ROOT)}: {name}")
     assert taking > 80  # the walk saw the viz/ functions
     assert defaulted == []
