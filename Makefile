@@ -33,7 +33,7 @@ warm:
 	$(PYTHON) -m tools.warm $(URLS)
 
 bench:
-	for script in bench/bench_*.py; do echo "== $$script"; $(PYTHON) $$script || exit 1; done
+	for script in bench/bench_*.py; do module=bench.$$(basename $$script .py); echo "== $$module"; $(PYTHON) -m $$module || exit 1; done
 
 # The classroom figures through a real server (bench/bench_classroom_server.py), each class bounded in time (a
 # few minutes on a quiet machine): the load average is printed with them, since other work on the machine slows
