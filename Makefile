@@ -33,7 +33,7 @@ warm:
 	$(PYTHON) -m tools.warm $(URLS)
 
 bench:
-	for script in bench/bench_*.py; do echo "== $$script"; $(PYTHON) $$script || exit 1; done
+	for script in bench/bench_*.py; do module=bench.$$(basename $$script .py); echo "== $$module"; $(PYTHON) -m $$module || exit 1; done
 
 # The classroom figures through a real server (bench/bench_classroom_server.py), each class bounded in time (a
 # few minutes on a quiet machine): the load average is printed with them, since other work on the machine slows
@@ -102,14 +102,16 @@ vllm-venv: $(VLLM_VENV)/.installed
 
 vllm-check: $(VLLM_VENV)/.installed
 	$(VLLM_ENV) $(VLLM_VENV)/bin/python -m tools.refcheck vllm --release $(VLLM) $(VLLM_CHECK_ARGS)
-	$(VLLM_ENV) $(VLLM_VENV)/bin/python bench/bench_vllm_twin.py
+	$(VLLM_ENV) $(VLLM_VENV)/bin/python -m bench.bench_twins vllm
 
 # The SGLang twin (scheduler/sglang/) against SGLang 0.5.23's own Scheduler, offline on the CPU: a virtual environment
 # of its own (about 2.5 GB; SGLang is never a dependency of the app or of `make test`). SGLang's metadata asks for a
 # CUDA torch, so the local CPU build is kept by a pip constraint and sglang itself goes in --no-deps with the
 # packages its scheduler imports; torchvision and vllm, imported at module level and never used by the scheduler,
-# are served as stub modules by tools/sglang_check/stub_modules.py.
+# are served as stub modules by tools/refcheck/sglang/stub_modules.py. The check is the reference-check harness with
+# its SGLang adapter (tools/refcheck/sglang/), then the benchmark of the twin's scheduling time against SGLang's.
 # SGLANG_CHECK_ARGS=... passes options to the harness (e.g. --workloads 200 --modes fcfs).
+SGLANG ?= 0.5.23
 SGLANG_VENV ?= .sglang-venv
 SGLANG_CHECK_ARGS ?=
 SGLANG_DEPS = numpy orjson psutil pybase64 requests packaging pillow starlette msgspec pydantic pyzmq tqdm IPython \
@@ -117,13 +119,13 @@ SGLANG_DEPS = numpy orjson psutil pybase64 requests packaging pillow starlette m
 	setproctitle einops uvicorn fastapi
 $(SGLANG_VENV)/.installed:
 	python3 -m venv $(SGLANG_VENV)
-	PIP_CONSTRAINT=tools/sglang_check/constraints.txt $(SGLANG_VENV)/bin/python -m pip install -q torch==2.13.0
-	PIP_CONSTRAINT=tools/sglang_check/constraints.txt $(SGLANG_VENV)/bin/python -m pip install -q --no-deps \
-		sglang==0.5.23 triton==3.9.0
-	PIP_CONSTRAINT=tools/sglang_check/constraints.txt $(SGLANG_VENV)/bin/python -m pip install -q $(SGLANG_DEPS) \
+	PIP_CONSTRAINT=tools/refcheck/sglang/constraints.txt $(SGLANG_VENV)/bin/python -m pip install -q torch==2.13.0
+	PIP_CONSTRAINT=tools/refcheck/sglang/constraints.txt $(SGLANG_VENV)/bin/python -m pip install -q --no-deps \
+		sglang==$(SGLANG) triton==3.9.0
+	PIP_CONSTRAINT=tools/refcheck/sglang/constraints.txt $(SGLANG_VENV)/bin/python -m pip install -q $(SGLANG_DEPS) \
 		$$(grep -i "^xxhash" requirements.txt)
 	touch $@
 
 sglang-check: $(SGLANG_VENV)/.installed
-	HF_HUB_OFFLINE=1 $(SGLANG_VENV)/bin/python -m tools.sglang_check $(SGLANG_CHECK_ARGS)
-	HF_HUB_OFFLINE=1 $(SGLANG_VENV)/bin/python bench/bench_sglang_twin.py
+	HF_HUB_OFFLINE=1 $(SGLANG_VENV)/bin/python -m tools.refcheck sglang --release $(SGLANG) $(SGLANG_CHECK_ARGS)
+	HF_HUB_OFFLINE=1 $(SGLANG_VENV)/bin/python -m bench.bench_twins sglang

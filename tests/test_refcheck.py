@@ -5,6 +5,7 @@ import random
 
 import pytest
 
+from bench.bench_twins import bench
 from tools.refcheck.adapter import SYSTEMS, load
 from tools.refcheck.driver import check_mode
 from tools.refcheck.golden import Golden, read_golden, replay, write_golden
@@ -13,18 +14,22 @@ from tools.refcheck.shrink import shrink
 
 
 def _run(workload, cap):
-    return [[i, min(n, cap)] for i, n in enumerate(workload["requests"])]
+    return [[i, min(n, cap), []] for i, n in enumerate(workload["requests"])]
 
 
 class ToyOracle:
     release = "1.0"
 
-    def run(self, workload):
+    def run(self, workload, max_steps=100, timings=None):
+        if timings is not None:
+            timings.extend((0.004, 0.002) for _ in workload["requests"])
         return _run(workload, cap=10**9)
 
 
 class ToyAdapter:
-    system, releases, modes, fields = "toy", ("1.0",), ("small", "large"), ("request", "tokens")
+    system, releases, modes, fields = "toy", ("1.0",), ("small", "large"), ("request", "tokens", "sent back")
+    timed, pressure_field = ("decide", "outputs"), "sent back"
+    installed = True
 
     def random_workload(self, rng, mode):
         return {"mode": mode, "requests": [rng.randint(1, 5 if mode == "small" else 9) for _ in range(6)]}
@@ -35,11 +40,18 @@ class ToyAdapter:
             if len(requests) > 1:
                 yield {**workload, "requests": requests[:i] + requests[i + 1:]}
 
-    def run_twin(self, workload, release):
+    def run_twin(self, workload, release, max_steps=100, timings=None):
         assert release == "1.0"
+        if timings is not None:
+            timings.extend((0.001, 0.0005) for _ in workload["requests"])
         return _run(workload, cap=5)
 
+    def bench_workload(self, num_requests, seed=0):
+        return {"mode": "small", "requests": [1 + n % 5 for n in range(num_requests)]}
+
     def open_oracle(self):
+        if not self.installed:
+            raise ImportError("No module named 'toy'")
         return ToyOracle()
 
 
@@ -91,8 +103,21 @@ def test_every_registered_system_has_an_adapter_with_the_interface():
     for system in SYSTEMS:
         adapter = load(system)
         assert adapter.system == system and adapter.releases and adapter.modes and adapter.fields
+        assert len(adapter.timed) == 2 and adapter.pressure_field in adapter.fields
+        assert adapter.bench_workload(3)["mode"] in adapter.modes
         workload = adapter.random_workload(random.Random(0), adapter.modes[0])
         records = adapter.run_twin(workload, adapter.releases[-1])
         assert records and all(len(r) == len(adapter.fields) for r in records)
     with pytest.raises(SystemExit, match="unknown system"):
         load("nosuch")
+
+
+def test_the_bench_prints_each_timed_part_against_the_system_or_says_it_is_skipped(capsys):
+    adapter = ToyAdapter()
+    bench(adapter, num_requests=4, repeats=2)
+    out = capsys.readouterr().out
+    assert "toy 1.0, trace: 4 requests, 4 steps, 0 sent back, identical decisions" in out
+    assert "decide" in out and "twin/toy 0.25x" in out and "twin/toy 0.25x" in out.splitlines()[-1]
+    adapter.installed = False
+    bench(adapter, num_requests=4, repeats=1)
+    assert "toy: skipped, its oracle cannot be imported here (No module named 'toy')" in capsys.readouterr().out

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Protocol
 
 # system name -> the package whose ADAPTER checks that system's twin
-SYSTEMS = {"vllm": "tools.refcheck.vllm"}
+SYSTEMS = {"vllm": "tools.refcheck.vllm", "sglang": "tools.refcheck.sglang"}
 
 
 class Oracle(Protocol):
@@ -29,8 +29,9 @@ class Oracle(Protocol):
 
     release: str  # the release installed, as the twin names it ("0.33")
 
-    def run(self, workload: dict) -> list[list]:
-        """Every step's record for `workload`."""
+    def run(self, workload: dict, max_steps: int = ..., timings: list | None = None) -> list[list]:
+        """Every step's record for `workload` (at most `max_steps`); `timings` gets each step's seconds in the
+        two parts the adapter's `timed` names."""
 
 
 class Adapter(Protocol):
@@ -38,6 +39,8 @@ class Adapter(Protocol):
     releases: tuple[str, ...]  # the releases the twin mirrors, oldest first
     modes: tuple[str, ...]  # kinds of random workload, each checked (and counted) on its own
     fields: tuple[str, ...]  # the names of a step record's entries, in order
+    timed: tuple[str, str]  # the scheduler's two calls a step is timed in (deciding, then taking the outputs)
+    pressure_field: str  # the field listing the requests memory pressure sent back (preempted, retracted)
 
     def random_workload(self, rng: random.Random, mode: str) -> dict:
         """A workload of `mode`, drawn from `rng` alone (the same seed gives the same workloads)."""
@@ -46,8 +49,12 @@ class Adapter(Protocol):
         """Workloads one step smaller than `workload` (a request dropped, a prompt cut...), to shrink a
         difference; each must be a valid workload. Yield nothing when it cannot shrink."""
 
-    def run_twin(self, workload: dict, release: str) -> list[list]:
-        """Every step's record of the twin set to mirror `release`."""
+    def run_twin(self, workload: dict, release: str, max_steps: int = ..., timings: list | None = None
+                 ) -> list[list]:
+        """Every step's record of the twin set to mirror `release`, `timings` as the oracle's run."""
+
+    def bench_workload(self, num_requests: int, seed: int = 0) -> dict:
+        """A long workload of `num_requests` requests for the benchmark (bench/bench_twins.py)."""
 
     def open_oracle(self) -> Oracle:
         """The system's own scheduler (imports the system: only in its oracle environment)."""

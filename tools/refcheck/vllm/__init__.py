@@ -4,7 +4,7 @@ the twin, oracle.py steps vLLM (the only module that imports it)."""
 
 from scheduler.config import VLLM_VERSIONS
 from tools.refcheck.vllm.twin import run_twin
-from tools.refcheck.vllm.workloads import FIELDS, MODES, random_workload, smaller
+from tools.refcheck.vllm.workloads import FIELDS, MODES, bench_workload, random_workload, smaller
 
 
 class VllmAdapter:
@@ -12,9 +12,12 @@ class VllmAdapter:
     releases = VLLM_VERSIONS
     modes = MODES
     fields = FIELDS
+    timed = ("schedule()", "update_from_output()")
+    pressure_field = "preempted"
     random_workload = staticmethod(random_workload)
     smaller = staticmethod(smaller)
     run_twin = staticmethod(run_twin)
+    bench_workload = staticmethod(bench_workload)
 
     def open_oracle(self):
         from tools.refcheck.vllm.oracle import VllmOracle  # vLLM is installed in the oracle environment only

@@ -95,8 +95,8 @@ class VllmOracle:
         self.release = ".".join(vllm.__version__.split(".")[:2])
         self.factory = VllmFactory()
 
-    def run(self, workload: dict) -> list[list]:
-        return run_vllm(self.factory, workload)
+    def run(self, workload: dict, max_steps: int = MAX_STEPS, timings: list | None = None) -> list[list]:
+        return run_vllm(self.factory, workload, max_steps, timings)
 
 
 def arrival_time(workload: dict, i: int) -> float:

@@ -15,6 +15,7 @@ import random
 
 from runner.fake import FakeRunner
 from scheduler.speculative import accept_drafts
+from tools.refcheck.bench_trace import bench_requests
 
 EOS = 0
 MODES = ("fcfs", "fcfs-prefix", "priority", "async", "spec", "pool", "knobs")
@@ -84,6 +85,18 @@ def stop_params(rng: random.Random, vocab: int, max_tokens: int) -> dict:
         return {}
     return {"stop_token_ids": sorted({rng.randint(1, vocab) for _ in range(rng.randint(1, 2))}),
             "min_tokens": rng.choice((0, rng.randint(1, max_tokens)))}
+
+
+def bench_workload(num_requests: int, seed: int = 0) -> dict:
+    """The benchmark's trace (bench/bench_twins.py): tools/refcheck/bench_trace.py's requests (stopping at EOS
+    or their output length) under FCFS with chunked prefill and prefix caching, max_num_seqs=64, a budget of 1024
+    tokens, 500 blocks of 16 (it preempts)."""
+    requests = [{"arrival": r["arrival"], "prompt": r["prompt"], "max_tokens": r["output"], "priority": 0,
+                 "ignore_eos": False} for r in bench_requests(num_requests, seed)]
+    config = {"max_num_seqs": 64, "max_num_batched_tokens": 1024, "max_model_len": 1024, "num_kvcache_blocks": 500,
+              "kvcache_block_size": 16, "chunked_prefill": True, "enable_prefix_caching": True, "queue_policy": "fcfs",
+              "eos": EOS, "long_prefill_token_threshold": 0}
+    return {"mode": "fcfs-prefix", "config": config, "requests": requests, "seed": seed, "vocab": 400}
 
 
 class FakeModel:

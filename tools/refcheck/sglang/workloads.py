@@ -1,5 +1,5 @@
 """Random workloads for checking the SGLang twin, the fake model both schedulers are stepped with, and the step
-record both drivers write.
+record both drivers write (tools/refcheck/sglang/twin.py, oracle.py).
 
 A workload is plain data (JSON-able): SGLang's settings under SGLang's names, the requests (arrival step, prompt,
 max_new_tokens, ignore_eos) and the fake model's seed and vocabulary. Every mode has arrivals over time, EOS stops,
@@ -12,10 +12,11 @@ import random
 from collections.abc import Iterator
 
 from runner.fake import FakeRunner
+from tools.refcheck.bench_trace import bench_requests
 
 SGLANG_RELEASE = "0.5.23"
 EOS = 0
-MODES = ("lpm", "fcfs", "dfs-weight", "lof", "chunked", "retract", "paged")
+MODES = ("lpm", "fcfs", "dfs-weight", "lof", "chunked", "retract", "paged", "arrivals", "eos", "shared")
 MAX_STEPS = 600
 
 
@@ -23,8 +24,13 @@ def random_workload(rng: random.Random, mode: str) -> dict:
     """A workload of `mode` (MODES): a policy mode ("lpm", "fcfs", "dfs-weight", "lof") draws its other settings
     at random; "chunked" forces a small chunked_prefill_size; "retract" a small pool and an optimistic
     schedule_conservativeness, so decode runs out of slots and retracts; "paged" a page_size of 2 to 16 (a chunk
-    of at least two pages: SGLang schedules nothing with a smaller one)."""
-    policy = mode if mode in ("lpm", "fcfs", "dfs-weight", "lof") else rng.choice(("lpm", "fcfs"))
+    of at least two pages: SGLang schedules nothing with a smaller one); "arrivals" spreads up to 16 requests over
+    80 steps, one at a time; "eos" a vocabulary of 3 or 6 tokens, EOS never ignored and long outputs, so most
+    requests stop at EOS; "shared" builds every prompt on a few stems (system prompts), a third of them repeated,
+    under lpm or dfs-weight. Every mode has arrivals over time, EOS stops and prompts sharing stems; the last
+    three lean on one of them (the other modes' draws are as they were before those three were added)."""
+    policy = mode if mode in ("lpm", "fcfs", "dfs-weight", "lof") else \
+        rng.choice(("lpm", "dfs-weight") if mode == "shared" else ("lpm", "fcfs"))
     pool = rng.randint(24, 160)
     conservativeness = rng.choice((1.0, 1.0, 0.3, 0.1))
     chunk = rng.choice((-1, rng.randint(4, 64)))
@@ -50,22 +56,40 @@ def random_workload(rng: random.Random, mode: str) -> dict:
     if mode == "retract":  # many requests, short prompts, long outputs, few early EOS: decode outgrows the pool
         vocab, longest = rng.choice((20, 200)), max(1, min(longest, pool // 4))
         num_requests, longest_output, ignore_eos = rng.randint(6, 16), 40, 0.5
+    if mode == "eos":
+        vocab, longest_output, ignore_eos = rng.choice((3, 6)), 64, 0.0
+    if mode == "arrivals":
+        num_requests = rng.randint(4, 16)
+    repeated, stemmed = (0.35, 1.0) if mode == "shared" else (0.15, 0.6)
     stems = [[rng.randint(1, vocab) for _ in range(rng.randint(1, longest))] for _ in range(rng.randint(1, 3))]
     if rng.random() < 0.3:  # one long stem: the in-batch prefix rule (32 tokens) comes into play
         stems.append([rng.randint(1, vocab) for _ in range(longest)])
     requests = []
     for _ in range(num_requests):
         n = rng.randint(1, longest)
-        if requests and rng.random() < 0.15:
+        if requests and rng.random() < repeated:
             prompt = list(rng.choice(requests)["prompt"])  # a repeated prompt
-        elif rng.random() < 0.6:
+        elif rng.random() < stemmed:
             prompt = (rng.choice(stems) + [rng.randint(1, vocab) for _ in range(n)])[:n]
         else:
             prompt = [rng.randint(1, vocab) for _ in range(n)]
-        requests.append({"arrival": rng.choice((0, 0, rng.randint(0, 20))), "prompt": prompt,
+        arrival = rng.randint(0, 80) if mode == "arrivals" else rng.choice((0, 0, rng.randint(0, 20)))
+        requests.append({"arrival": arrival, "prompt": prompt,
                          "max_new_tokens": rng.randint(1, longest_output), "ignore_eos": rng.random() < ignore_eos})
     requests.sort(key=lambda r: r["arrival"])  # request ids in arrival order, as a server numbers them
     return {"mode": mode, "config": config, "requests": requests, "seed": rng.randint(0, 2**31), "vocab": vocab}
+
+
+def bench_workload(num_requests: int, seed: int = 0) -> dict:
+    """The benchmark's trace (bench/bench_twins.py): tools/refcheck/bench_trace.py's requests (stopping at EOS
+    or their output length) under lpm, chunked prefill of 1024, max_running_requests=64, a pool of 12,000 token
+    slots (it retracts)."""
+    requests = [{"arrival": r["arrival"], "prompt": r["prompt"], "max_new_tokens": r["output"], "ignore_eos": False}
+                for r in bench_requests(num_requests, seed)]
+    config = {"max_total_tokens": 12000, "page_size": 1, "chunked_prefill_size": 1024, "max_prefill_tokens": 4096,
+              "max_running_requests": 64, "schedule_policy": "lpm", "schedule_conservativeness": 0.3,
+              "context_length": 8192, "eos": EOS}
+    return {"mode": "lpm", "config": config, "requests": requests, "seed": seed, "vocab": 400}
 
 
 def smaller(workload: dict) -> Iterator[dict]:
@@ -104,12 +128,3 @@ def step_record(kind, batch, waiting, running, retracted, finished, slots, tree,
     return [kind, batch, waiting, running, sorted(retracted), sorted(finished), slots, tree, sizes,
             round(ratio, 9)]
 
-
-def first_difference(expected: list, actual: list) -> tuple[int, str] | None:
-    """(step index, field) of the first step where the records differ, else None."""
-    for i, (a, b) in enumerate(zip(expected, actual, strict=False)):
-        if a != b:
-            return i, next(f for f, x, y in zip(FIELDS, a, b, strict=True) if x != y)
-    if len(expected) != len(actual):
-        return min(len(expected), len(actual)), "number of steps"
-    return None

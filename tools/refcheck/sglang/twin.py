@@ -1,12 +1,12 @@
-"""Steps the SGLang twin (scheduler/sglang/) through a workload of tools/sglang_check/workloads.py, recording each
-step as the SGLang driver does. Pure Python: the golden-trace test uses it without SGLang."""
+"""Steps the SGLang twin (scheduler/sglang/) through a workload of tools/refcheck/sglang/workloads.py, recording each
+step as the oracle driver (oracle.py) does. Pure Python: the golden-trace test uses it without SGLang."""
 
 from __future__ import annotations
 
 import time
 
 from scheduler.sglang import Scheduler, ServerArgs
-from tools.sglang_check.workloads import MAX_STEPS, SGLANG_RELEASE, FakeModel, step_record
+from tools.refcheck.sglang.workloads import MAX_STEPS, SGLANG_RELEASE, FakeModel, step_record
 
 
 def run_twin(workload: dict, release: str = SGLANG_RELEASE, max_steps: int = MAX_STEPS,

@@ -1,4 +1,4 @@
-"""Steps SGLang 0.5.23's own `Scheduler` offline on the CPU through a workload of tools/sglang_check/workloads.py,
+"""Steps SGLang 0.5.23's own `Scheduler` offline on the CPU through a workload of tools/refcheck/sglang/workloads.py,
 with the fake model's tokens in place of sampled ones, recording each step as the twin driver does.
 
 Only this module imports SGLang (run it in the environment `make sglang-check` builds). One Scheduler is built per
@@ -10,6 +10,7 @@ is skipped: the scheduler reads only the sampled tokens, which the driver writes
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -18,7 +19,10 @@ import time
 import warnings
 from array import array
 
-from tools.sglang_check import stub_modules
+if importlib.util.find_spec("sglang") is None:  # before the stubs, which would serve `vllm` to this process
+    raise ImportError("SGLang is not installed in this environment (`make sglang-check` builds one)")
+
+from tools.refcheck.sglang import stub_modules  # noqa: E402
 
 stub_modules.install("torchvision", "vllm")
 warnings.filterwarnings("ignore")
@@ -38,7 +42,7 @@ from sglang.srt.runtime_context import SpawnRanks, get_context, publish  # noqa:
 from sglang.srt.sampling.sampling_params import SamplingParams  # noqa: E402
 from sglang.srt.server_args import PortArgs, ServerArgs  # noqa: E402
 
-from tools.sglang_check.workloads import MAX_STEPS, SGLANG_RELEASE, FakeModel, step_record  # noqa: E402
+from tools.refcheck.sglang.workloads import MAX_STEPS, FakeModel, step_record  # noqa: E402
 
 logging.getLogger("sglang").setLevel(logging.ERROR)
 
@@ -141,17 +145,15 @@ class SglangFactory:
 
 
 class SglangOracle:
-    """SGLang's own scheduler as the reference-check adapter opens it (tools/sglang_check/__init__.py)."""
+    """SGLang's own Scheduler as the harness's oracle (tools/refcheck/adapter.py): the release installed here."""
 
     def __init__(self):
         import sglang
 
-        if sglang.__version__ != SGLANG_RELEASE:
-            raise SystemExit(f"SGLang {sglang.__version__} is installed; the twin mirrors {SGLANG_RELEASE}")
-        self.release, self.factory = SGLANG_RELEASE, SglangFactory()
+        self.release, self.factory = sglang.__version__, SglangFactory()
 
-    def run(self, workload: dict) -> list[list]:
-        return run_sglang(self.factory, workload)
+    def run(self, workload: dict, max_steps: int = MAX_STEPS, timings: list | None = None) -> list[list]:
+        return run_sglang(self.factory, workload, max_steps, timings)
 
 
 def _add(s: Scheduler, rid: int, request: dict, eos: int):
