@@ -121,6 +121,8 @@ class PrefillAdder:
         for r in running_reqs:
             ratio = 1.0 if r.ignore_eos else new_token_ratio
             self.total_offset += min(r.max_new_tokens - len(r.output_ids), CLIP_MAX_NEW_TOKENS) * ratio
+        self.running_reserve = self.total_offset  # kept for the narration, as is `refusal`
+        self.refusal: tuple[AddReqResult, int, float] | None = None  # (result, tokens needed, tokens left)
 
     def _available_and_evictable(self) -> int:
         return self.tree.allocator.available_size() + self.tree.evictable_size()

@@ -18,6 +18,7 @@ from scheduler.sglang.allocator import make_allocator
 from scheduler.sglang.radix_cache import RadixCache
 from scheduler.sglang.req import Req
 from scheduler.sglang.schedule_policy import AddReqResult, PrefillAdder, SchedulePolicy, init_next_round_input
+from scheduler.sglang.tree_view import prefill_budget
 
 RETRACT_DECODE_STEPS = 20  # SGLANG_RETRACT_DECODE_STEPS: decode steps of room a retraction aims to leave
 INIT_NEW_TOKEN_RATIO, MIN_NEW_TOKEN_RATIO_FACTOR, NEW_TOKEN_RATIO_DECAY_STEPS = 0.7, 0.14, 600
@@ -101,6 +102,8 @@ class Scheduler:
         self.last_batch: ScheduleBatch | None = None
         self.chunked_req: Req | None = None
         self.retracted: list[Req] = []  # this step's, for the caller
+        self.last_adder: PrefillAdder | None = None  # this step's prefill pass, for the caller (its budgets)
+        self.decode_mem: tuple[int, int] | None = None  # this step's failed decode check: (slots needed, free)
 
     # ---------------------------------------------------------------- arrival
     def add_request(self, rid: int, prompt: list[int], max_new_tokens: int, ignore_eos: bool = False) -> Req:
@@ -117,7 +120,7 @@ class Scheduler:
 
     # ---------------------------------------------------------------- scheduling
     def get_next_batch_to_run(self) -> ScheduleBatch | None:
-        self.retracted = []
+        self.retracted, self.last_adder, self.decode_mem = [], None, None
         running = self.running_batch
         if self.chunked_req is not None and self.chunked_req.extend_end > self.chunked_req.prefix_len:
             self._checkpoint(self.chunked_req)  # stash_chunked_request
@@ -143,6 +146,7 @@ class Scheduler:
         return min(self.args.max_running_requests - running_bs, max(self.free_rows + num_held_rows, 0))
 
     def get_new_batch_prefill(self) -> ScheduleBatch | None:
+        self.prefill_budget = None  # the pass's budgets at its end, for the stage (tree_view.prefill_budget)
         running = self.running_batch
         if running.is_empty():
             running.batch_is_full = False
@@ -154,6 +158,7 @@ class Scheduler:
         self.policy.calc_priority(self.waiting_queue)
         adder = PrefillAdder(self.page_size, self.tree_cache, running.reqs, self.new_token_ratio_tracker.current,
                              self.args.max_prefill_tokens, self.chunked_prefill_size)
+        self.last_adder = adder
         if self.chunked_req is not None:
             init_next_round_input(self.chunked_req, None)
             self.chunked_req = adder.add_chunked_req(self.chunked_req)
@@ -171,6 +176,7 @@ class Scheduler:
                 if res == AddReqResult.NO_TOKEN:
                     running.batch_is_full = bool(adder.can_run_list) or not running.is_empty()
                 break
+        self.prefill_budget = prefill_budget(adder, self.args.max_prefill_tokens, self.chunked_prefill_size)
         if not adder.can_run_list:
             return None
         admitted = set(adder.can_run_list)
