@@ -85,7 +85,8 @@ class TreeView:
         return {"page_size": tree.page_size, "size": twin.max_total_num_tokens, "nodes": nodes, **changes,
                 "evictable_size": tree.evictable_size(), "protected_size": tree.protected_size(),
                 "available_size": twin.allocator.available_size(),
-                "waiting": [[r.rid, cached_prefix(tree, r.origin_input_ids + r.output_ids)[0]] for r in twin.waiting_queue],
+                "waiting": [[r.rid, cached_prefix(tree, r.origin_input_ids + r.output_ids)[0]]
+                            for r in twin.waiting_queue],
                 "policy": twin.policy.policy, "retracted": [r.rid for r in twin.retracted],
                 "budget": twin.prefill_budget, "new_token_ratio": round(twin.new_token_ratio_tracker.current, 4)}
 
