@@ -204,6 +204,10 @@ class SchedulerProtocol(Protocol):
         """The last schedule()'s step as vLLM's SchedulerOutput lists it (scheduler/output.py), with vLLM's
         per-request counters; None for a scheduler that keeps none (what a frame records as its `output`)."""
 
+    def scheduler_view(self) -> dict | None:
+        """What the stage draws of the scheduler's own state after the step, as plain JSON data (SGLang's radix
+        tree, scheduler/sglang/tree_view.py); None for one that offers none (what a frame records as its `view`)."""
+
     def postprocess(self, seqs: list[Sequence], token_ids: list) -> list[Event]: ...
 
     def reconfigure(self, config: Config) -> None:

@@ -82,6 +82,10 @@ class Scheduler(LandsLate):
         """vLLM's SchedulerOutput of the last step: the article's scheduler keeps none (the twin does)."""
         return None
 
+    def scheduler_view(self) -> None:
+        """The stage draws nothing of its own for the article's scheduler."""
+        return None
+
     # -- one step: the basic path ----------------------------------------------------------------------
 
     def schedule(self) -> Batch:

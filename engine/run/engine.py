@@ -371,5 +371,5 @@ class Engine:
     def _record_frame(self, batch, scheduled, events, wall_schedule_s, wall_model_s, tables=(), timing=None,
                       output=None):
         header = StepHeader(self.step_count, self.sim_time_s, wall_schedule_s, wall_model_s, self.config,
-                            scheduled, tuple(events), timing, output)
+                            scheduled, tuple(events), timing, output, self.scheduler.scheduler_view())
         self._recorder.record(self.scheduler, batch, list(tables), header)

@@ -329,6 +329,10 @@ class VllmScheduler:
         """The last schedule()'s step as vLLM's SchedulerOutput lists it, with vLLM's per-request counters."""
         return self._output
 
+    def scheduler_view(self) -> None:
+        """Its stage view is built from `scheduler_output` and the pool (viz/vllm_view.py)."""
+        return None
+
     def _scheduler_output(self, batch: Batch, held: dict[int, int]) -> SchedulerOutput:
         admitted = {e.seq_id: e for e in batch.events if e.kind == "admitted"}
         for rid, event in admitted.items():
