@@ -621,6 +621,44 @@ MESSAGES = {
                                  "before it.",
     "player.vllm_log_title": "vLLM's log line (vLLM prints it every 5 s; here for this step, on the simulated clock), "
                              "and its Prometheus counters",
+    # SGLang's radix tree view beside the stage (scheduler/sglang/tree_view.py, viz/sched_view.py, player/tree_view.js)
+    "player.tree_title": "SGLang's radix tree after this step (RadixCache: nodes keyed by token runs over KV slots)",
+    "player.tree_sizes": "evictable_size {evictable} · protected_size {protected} · free slots {free} of {size}",
+    "player.tree_root": "root", "player.tree_empty": "empty: nothing cached yet",
+    "player.tree_slots": "slots", "player.tree_locked": "lock_ref {n}: protected",
+    "player.tree_unlocked": "lock_ref 0: evictable",
+    "player.tree_rank": "evict #{n}", "player.tree_rank_title": "its place in the eviction order: the least "
+                                                               "recently used unlocked leaf goes first",
+    "player.tree_node_title": "node n{id}: {n} tokens in slots {slots}",
+    "player.tree_inserted": "inserted", "player.tree_split": "split here", "player.tree_cut": "cut below the split",
+    "player.tree_hit": "prefix hit of {ids}", "player.tree_evicted": "evicted",
+    "player.tree_key": "Solid border: locked by a running request (protected). Dashed: unlocked (evictable); "
+                       "the numbered ones are leaves, evicted in that order. Yellow: the prefix an admitted "
+                       "request matched. Green ring: inserted this step; orange: a node split in two; red: evicted.",
+    "player.tree_told_split": "{n} node split this step", "player.tree_told_evicted": "{n} leaves evicted "
+                                                                                     "({tokens} tokens)",
+    "player.tree_told_retracted": "retracted {ids} back to the waiting queue; new_token_ratio {ratio}",
+    "player.tree_waiting_title": "Waiting queue in the policy's order (schedule_policy={policy})",
+    "player.tree_waiting_empty": "nobody waits", "player.tree_cached": "{n} cached",
+    "player.tree_retracted_mark": "retracted",
+    "player.tree_budget_title": "PrefillAdder's budget at the end of this step's prefill pass",
+    "player.tree_budget_none": "No prefill pass this step (nothing waited, or the batch was full). "
+                               "new_token_ratio {ratio}",
+    "player.tree_reserve": "reserve {n}", "player.tree_taken": "admitted {n}", "player.tree_left": "left {n}",
+    "player.tree_budget_line": "free + evictable {total} slots; reserve {reserve} = the running requests' future "
+                               "tokens x new_token_ratio {ratio}; rem_total_tokens {rem}",
+    "player.tree_input": "rem_input_tokens {n} of max_prefill_tokens {of}",
+    "player.tree_chunk": "rem_chunk_tokens {n} of chunked_prefill_size {of}",
+    "player.tree_no_chunking": "no chunked prefill",
+    "player.tree_pool_title": "KV pool: {n} token slots and what holds each",
+    "player.tree_pool_title_pages": "KV pool: {n} pages of {page} token slots and what holds each",
+    "player.tree_pool_key": "Blue: a locked tree node (the bar under it: the first request using it). Yellow, "
+                            "dashed: an unlocked tree node (evictable). Coloured: a request's own slots, not in the "
+                            "tree yet. Grey: free. Dark: the padding slot.",
+    "player.tree_unit_free": "slot {unit}: free", "player.tree_unit_reserved": "slot {unit}: SGLang's padding slot",
+    "player.tree_unit_evictable": "slot {unit}: node n{node}, unlocked (evictable)",
+    "player.tree_unit_protected": "slot {unit}: node n{node}, locked; in the rows of {ids}",
+    "player.tree_unit_request": "slot {unit}: request {id}'s own (not in the tree yet)",
     "player.overfull": "<b>overfull</b>: {n} tokens in a block of {size} (the notebook's one-block-per-prefill bug)",
     "player.table_cell": "logical block {i} → physical block {p} (ref count {n})",
     "player.more_holders": "+{n} more requests hold blocks",

@@ -37,8 +37,9 @@ def player_sources() -> tuple[str, str]:
     js = "\n".join((PLAYER_DIR / name).read_text() for name in PLAYER_FILES)
     assert js.count(WIRE_SLOT) == 1, f"the player names {WIRE_SLOT} once, where it reads the wire format's names"
     js, css = js.replace(WIRE_SLOT, json.dumps(WIRE)), (PLAYER_DIR / "player.css").read_text()
-    return (js + "\n" + (PLAYER_DIR / "vllm_view.js").read_text(),  # its panel: the twin's view below the stage
-            css + "\n" + (PLAYER_DIR / "vllm_view.css").read_text())
+    panels = ("vllm_view", "tree_view")  # drawn below the stage: the vLLM twin's view, a radix tree's
+    return (js + "".join("\n" + (PLAYER_DIR / f"{name}.js").read_text() for name in panels),
+            css + "".join("\n" + (PLAYER_DIR / f"{name}.css").read_text() for name in panels))
 
 
 def lockstep_sources() -> tuple[str, str]:

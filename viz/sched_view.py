@@ -1,11 +1,19 @@
 """The scheduler's own view of a frame (`Frame.view`, `SchedulerProtocol.scheduler_view`) as the player's panel
-draws it (player/tree_view.js for SGLang's radix tree): the view as recorded, with the text of each node's tokens
-where the run has a tokenizer (the frame's requests carry the pieces; a node's tokens are some request's). A frame
-without a view gives [] (a sparse scalar left out)."""
+draws it (player/tree_view.js for SGLang's radix tree, scheduler/sglang/tree_view.py): the view as recorded, with
+
+- `pieces`: node id -> the text of each of its tokens, where the run has a tokenizer (the frame's requests carry
+  the pieces; a node's tokens are some request's); absent without one;
+- `units`: each KV unit of the pool (a token slot, or a page), what holds it: "" free, "x" reserved (SGLang's
+  padding slot), "e<node>" a tree node no request locks (evictable), "p<node>:<requests>" a locked node (protected)
+  and the requests whose rows hold it, "r<request>" a request's own (not in the tree yet);
+- `palette`: the requests' colours (viz/colors.py), as the stage draws them.
+
+A frame without a view gives [] (a sparse scalar left out)."""
 
 from __future__ import annotations
 
 from engine.run.frame import Frame
+from viz.colors import REQUEST_PALETTE
 
 
 def _pieces_of(frame: Frame, wanted: set[int]) -> dict[int, str]:
@@ -23,14 +31,32 @@ def _pieces_of(frame: Frame, wanted: set[int]) -> dict[int, str]:
     return found
 
 
+def _units(frame: Frame, nodes: list, page_size: int) -> list[str]:
+    """What holds each unit of the pool (see the module's docstring)."""
+    held = ["" for _ in frame.blocks]
+    for block in frame.blocks:
+        owners = frame.block_owners(block.id)
+        if owners:
+            held[block.id] = f"r{owners[0]}"
+        elif block.ref_count:
+            held[block.id] = "x"
+    for node_id, _parent, _tokens, slots, lock, _rank in nodes:
+        for unit in sorted({slot // page_size for slot in slots}):
+            if unit < len(held):
+                held[unit] = f"p{node_id}:" + ",".join(map(str, frame.block_owners(unit))) if lock else f"e{node_id}"
+    return held
+
+
 def sched_view(frame: Frame) -> dict | list:
-    """The player's `sched_view` scalar of `frame`: the recorded view, its nodes' token pieces added (`pieces`:
-    node id -> the text of each of its tokens, absent without a tokenizer)."""
+    """The player's `sched_view` scalar of `frame` (see the module's docstring)."""
     view = frame.view
     if not view:
         return []
-    nodes = view.get("nodes", ())
+    nodes = view.get("nodes", [])
+    out = {**view, "palette": list(REQUEST_PALETTE)}
+    if "page_size" in view:
+        out["units"] = _units(frame, nodes, view["page_size"])
     pieces = _pieces_of(frame, {t for node in nodes for t in node[2]}) if nodes else {}
-    if not pieces:
-        return view
-    return {**view, "pieces": {str(node[0]): [pieces.get(t, str(t)) for t in node[2]] for node in nodes}}
+    if pieces:
+        out["pieces"] = {str(node[0]): [pieces.get(t, str(t)) for t in node[2]] for node in nodes}
+    return out
