@@ -212,6 +212,7 @@ class Scheduler:
             batch.batch_is_full = False
             return batch
         if not self._check_decode_mem(batch.reqs):
+            self.decode_mem = self._decode_need(batch.reqs), self.allocator.available_size()
             retracted = self.retract_decode(batch)
             self.new_token_ratio_tracker.current = NewTokenRatioTracker.estimate_after_retract(batch.reqs)
             self.retracted = retracted
@@ -228,9 +229,12 @@ class Scheduler:
     def _check_decode_mem(self, reqs: list[Req]) -> bool:
         """Whether one more token each fits (a new page for those at a page boundary), after evicting what the
         tree can give."""
-        num_tokens = sum(1 for r in reqs if r.kv_committed_len % self.page_size == 0) * self.page_size
+        num_tokens = self._decode_need(reqs)
         self.tree_cache.evict_to_free(num_tokens)
         return self.allocator.available_size() >= num_tokens
+
+    def _decode_need(self, reqs: list[Req]) -> int:
+        return sum(1 for r in reqs if r.kv_committed_len % self.page_size == 0) * self.page_size
 
     def retract_decode(self, batch: ScheduleBatch) -> list[Req]:
         """Send requests back to the waiting queue until the decode fits, fewest output tokens first (then the
@@ -315,11 +319,23 @@ class Scheduler:
         req.cache_protected_len = len(path)
         req.last_node = last_node
 
-    def _release_kv_cache(self, req: Req, checkpoint: bool):
+    def abort_request(self, req: Req, reason: str = "abort", computed: int | None = None):
+        """A request ends between steps (SGLang's `abort_request`, or an EOS known a step late): out of the waiting
+        queue, its slots freed; with `computed`, its first `computed` tokens (those whose KV was computed) enter
+        the tree first. The batches drop it at the next step, as SGLang's filter_batch drops finished requests."""
+        if req in self.waiting_queue:
+            self.waiting_queue.remove(req)
+        if self.chunked_req is req:
+            self.chunked_req = None
+        req.finished_reason = reason
+        if req.holds_kv:
+            self._release_kv_cache(req, checkpoint=computed is not None, up_to=computed)
+
+    def _release_kv_cache(self, req: Req, checkpoint: bool, up_to: int | None = None):
         owned = req.kv_committed_len
         if checkpoint:
             req.refresh_fill_ids()
-            self._insert_into_tree(req, owned)
+            self._insert_into_tree(req, owned if up_to is None else up_to)
         self.allocator.free(req.req_to_token[req.cache_protected_len:owned])
         self.tree_cache.dec_lock_ref(req.lock)
         req.lock = None
