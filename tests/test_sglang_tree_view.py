@@ -69,3 +69,24 @@ def test_a_retraction_is_listed_and_its_request_waits_with_its_cached_prefix():
     assert retracting["new_token_ratio"] > 0.07  # the ratio jumped after the retraction
     readmitted = next(v for v in views[views.index(retracting) + 1:] if any(m[0] == rid for m in v["matched"]))
     assert next(m for m in readmitted["matched"] if m[0] == rid)[1] > 0  # it came back on its cached prefix
+
+
+def test_the_view_is_recorded_in_each_frame_and_a_trace_gives_it_back():
+    """Through the contract (`scheduler_view`): the engine records it, a trace writes and reads it, the wire carries
+    it with the nodes' holders."""
+    from engine.traces.trace import read_trace, trace_json
+    from tools.golden_deltas import sglang_tree_run
+    from viz.sched_view import sched_view
+
+    engine = sglang_tree_run()
+    frames = list(engine.frames)
+    assert all(f.view is not None and f.view["kind"] == "radix_tree" for f in frames)
+    store, _ = read_trace(trace_json(engine))
+    assert [f.view for f in store] == [f.view for f in frames]
+    retracting = next(f for f in frames if f.view["retracted"])
+    wire = sched_view(retracting)
+    units = wire["units"]
+    assert len(units) == len(retracting.blocks) and units[0] == "x"  # SGLang's padding slot
+    for node_id, _, _, slots, lock, _ in retracting.view["nodes"]:
+        assert {units[s][:1] for s in slots} == {"p" if lock else "e"}
+        assert all(units[s].split(":")[0] == ("p" if lock else "e") + str(node_id) for s in slots)

@@ -39,6 +39,7 @@ from scheduler.sglang.radix_cache import RadixCache, TreeNode
 from scheduler.sglang.req import Req
 from scheduler.sglang.schedule_policy import AddReqResult, SchedulePolicy
 from scheduler.sglang.scheduler import NewTokenRatioTracker, ScheduleBatch, Scheduler, ServerArgs
+from scheduler.sglang.tree_view import TreeView
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
@@ -190,6 +191,7 @@ class SglangScheduler:
         self._seqs: dict[int, Sequence] = {}
         self._batch: ScheduleBatch | None = None  # the last schedule()'s
         self._pool = RadixPoolView(self)
+        self._tree_view = TreeView()
 
     # -- the read-only views ---------------------------------------------------------------------------
 
@@ -222,6 +224,10 @@ class SglangScheduler:
     def scheduler_output(self) -> None:
         """vLLM's SchedulerOutput: SGLang keeps none."""
         return None
+
+    def scheduler_view(self) -> dict:
+        """The radix tree, the waiting queue and PrefillAdder's budgets after the step (tree_view.py)."""
+        return self._tree_view.snapshot(self.twin)
 
     # -- requests ----------------------------------------------------------------------------------------
 

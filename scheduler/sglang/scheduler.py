@@ -104,6 +104,7 @@ class Scheduler:
         self.retracted: list[Req] = []  # this step's, for the caller
         self.last_adder: PrefillAdder | None = None  # this step's prefill pass, for the caller (its budgets)
         self.decode_mem: tuple[int, int] | None = None  # this step's failed decode check: (slots needed, free)
+        self.prefill_budget: dict | None = None  # this step's pass's budgets at its end (tree_view.prefill_budget)
 
     # ---------------------------------------------------------------- arrival
     def add_request(self, rid: int, prompt: list[int], max_new_tokens: int, ignore_eos: bool = False) -> Req:
@@ -146,7 +147,7 @@ class Scheduler:
         return min(self.args.max_running_requests - running_bs, max(self.free_rows + num_held_rows, 0))
 
     def get_new_batch_prefill(self) -> ScheduleBatch | None:
-        self.prefill_budget = None  # the pass's budgets at its end, for the stage (tree_view.prefill_budget)
+        self.prefill_budget = None
         running = self.running_batch
         if running.is_empty():
             running.batch_is_full = False

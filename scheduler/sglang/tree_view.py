@@ -83,7 +83,8 @@ class TreeView:
         changes = self._changes(seen, fresh)
         changes["matched"] = self._matched(twin, tree, seen)
         self._ids, self._rows = seen, {row[0]: row for row in nodes}
-        return {"kind": VIEW_KIND, "page_size": tree.page_size, "size": twin.max_total_num_tokens, "nodes": nodes, **changes,
+        return {"kind": VIEW_KIND, "page_size": tree.page_size, "size": twin.max_total_num_tokens, "nodes": nodes,
+                **changes,
                 "evictable_size": tree.evictable_size(), "protected_size": tree.protected_size(),
                 "available_size": twin.allocator.available_size(),
                 "waiting": [[r.rid, cached_prefix(tree, r.origin_input_ids + r.output_ids)[0]]
