@@ -656,8 +656,8 @@ MESSAGES = {
     "player.tree_key": "Solid border: locked by a running request (protected). Dashed: unlocked (evictable); "
                        "the numbered ones are leaves, evicted in that order. Yellow: the prefix an admitted "
                        "request matched. Green ring: inserted this step; orange: a node split in two; red: evicted.",
-    "player.tree_told_split": "{n} node split this step", "player.tree_told_evicted": "{n} leaves evicted "
-                                                                                     "({tokens} tokens)",
+    "player.tree_told_split": "nodes split this step: {n}",
+    "player.tree_told_evicted": "leaves evicted this step: {n} ({tokens} tokens)",
     "player.tree_told_retracted": "retracted {ids} back to the waiting queue; new_token_ratio {ratio}",
     "player.tree_waiting_title": "Waiting queue in the policy's order (schedule_policy={policy})",
     "player.tree_waiting_empty": "nobody waits", "player.tree_cached": "{n} cached",
