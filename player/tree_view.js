@@ -11,7 +11,8 @@
   if (!window.SchedlabPlayer || window.SchedlabTreeView) return;
   window.SchedlabTreeView = true;
   const KIND = 'radix_tree';  // scheduler/sglang/tree_view.py VIEW_KIND
-  const SHOWN_TOKENS = 10;  // a node shows at most this many of its tokens, then "… +n"
+  const SHOWN_TOKENS = 8;  // a node shows at most this many of its tokens, then "… +n"
+  const SHOWN_RUNS = 3;  // and at most this many runs of its slots, then "…"
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
   const visible = s => String(s).replace(/\n/g, '↵').replace(/ /g, '␣');
 
@@ -21,7 +22,8 @@
       const last = runs[runs.length - 1];
       if (last && s === last[1] + 1) last[1] = s; else runs.push([s, s]);
     }
-    return runs.map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(', ');
+    const shown = runs.slice(0, SHOWN_RUNS).map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(', ');
+    return runs.length > SHOWN_RUNS ? `${shown}, …` : shown;
   }
 
   function tokensHtml(data, node) {
@@ -62,7 +64,7 @@
       cut: new Set(data.split.map(s => s[1])), lit: new Map()};
     for (const [rid, , path] of data.matched) for (const id of path) marks.lit.set(id, [...(marks.lit.get(id) || []), 'r' + rid]);
     const walk = parent => (children.get(parent) || []).map(node => node.ghost
-      ? `<li><div class="sp-t-node sp-t-evicted" data-evicted="${node.id}"><span class="sp-t-id">n${node.id}</span>${tokensHtml({}, [node.id, 0, node.tokens])}<span class="sp-t-meta">${esc(t('slots'))} ${esc(span(node.slots))}</span><span class="sp-t-note">${esc(t('evicted'))}</span></div></li>`
+      ? `<li><div class="sp-t-node sp-t-evicted" data-evicted="${node.id}"><span class="sp-t-id">n${node.id}</span>${tokensHtml(data, [node.id, 0, node.tokens])}<span class="sp-t-meta">${esc(t('slots'))} ${esc(span(node.slots))}</span><span class="sp-t-note">${esc(t('evicted'))}</span></div></li>`
       : `<li>${nodeHtml(data, node, marks, t)}${children.has(node[0]) ? `<ul>${walk(node[0])}</ul>` : ''}</li>`).join('');
     const body = walk(0);
     return `<div class="sp-t-root">${esc(t('root'))}</div>${body ? `<ul class="sp-t-tree">${body}</ul>` : `<div class="sp-t-empty">${esc(t('empty'))}</div>`}`;

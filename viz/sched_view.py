@@ -1,8 +1,8 @@
 """The scheduler's own view of a frame (`Frame.view`, `SchedulerProtocol.scheduler_view`) as the player's panel
 draws it (player/tree_view.js for SGLang's radix tree, scheduler/sglang/tree_view.py): the view as recorded, with
 
-- `pieces`: node id -> the text of each of its tokens, where the run has a tokenizer (the frame's requests carry
-  the pieces; a node's tokens are some request's); absent without one;
+- `pieces`: node id -> the text of each of its tokens (the evicted ones' too), where the run has a tokenizer (the
+  frame's requests carry the pieces; a node's tokens are some request's); absent without one;
 - `units`: each KV unit of the pool (a token slot, or a page), what holds it: "" free, "x" reserved (SGLang's
   padding slot), "e<node>" a tree node no request locks (evictable), "p<node>:<requests>" a locked node (protected)
   and the requests whose rows hold it, "r<request>" a request's own (not in the tree yet);
@@ -56,7 +56,8 @@ def sched_view(frame: Frame) -> dict | list:
     out = {**view, "palette": list(REQUEST_PALETTE)}
     if "page_size" in view:
         out["units"] = _units(frame, nodes, view["page_size"])
-    pieces = _pieces_of(frame, {t for node in nodes for t in node[2]}) if nodes else {}
+    drawn = [*nodes, *view.get("evicted", [])]  # an evicted node is drawn where it was, with its tokens
+    pieces = _pieces_of(frame, {t for node in drawn for t in node[2]}) if drawn else {}
     if pieces:
-        out["pieces"] = {str(node[0]): [pieces.get(t, str(t)) for t in node[2]] for node in nodes}
+        out["pieces"] = {str(node[0]): [pieces.get(t, str(t)) for t in node[2]] for node in drawn}
     return out
