@@ -21,7 +21,7 @@ from engine.analysis.compare import (
     verdicts,
 )
 from engine.analysis.export import comparison_json, requests_csv
-from engine.analysis.vllm_args import vllm_command, vllm_notes
+from engine.analysis.vllm_args import system_command, vllm_command, vllm_notes
 from engine.run.overlap import check_overlap
 from engine.run.recipe import CostModel
 from i18n import text
@@ -186,6 +186,8 @@ def vllm_equivalents(runs):
     st.subheader(t("lab.vllm"))
     for tab, run in zip(st.tabs([run.label for run in runs]), runs, strict=True):
         tab.code(vllm_command(run.config, overlap=run.engine.overlap), language="bash", wrap_lines=True)
+        if own := system_command(run.config, run.engine.spec.scheduler, overlap=run.engine.overlap):
+            tab.code(own, language="bash", wrap_lines=True)
         for note in vllm_notes(run.config, current_lang(), scheduler=run.engine.spec.scheduler):
             tab.markdown(f"- {note}")
         if run.engine.adaptive is not None:
