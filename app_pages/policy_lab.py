@@ -26,7 +26,7 @@ from engine.run.overlap import check_overlap
 from engine.run.recipe import CostModel
 from i18n import text
 from scheduler import SCHEDULER_KINDS
-from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, ConfigError
+from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, SCHEDULE_POLICIES, ConfigError
 from scheduler.factory import DEFAULT_KIND, scheduler_info
 from ui.downloads import built_on_request
 from ui.language import current_lang, said, t
@@ -87,6 +87,8 @@ def custom_variant(i: int, base) -> Variant:
         "max_num_batched_tokens": int(st.number_input("max_num_batched_tokens",
                                                       *CONFIG_BOUNDS["max_num_batched_tokens"],
                                                       base.max_num_batched_tokens, key=f"c{i}_tokens")),
+        "schedule_policy": st.selectbox(t("setting.schedule_policy.label"), SCHEDULE_POLICIES, key=f"c{i}_policy",
+                                        index=SCHEDULE_POLICIES.index(base.schedule_policy)),
         "kvcache_block_size": size,
         "num_kvcache_blocks": max(1, base.kv_capacity_tokens // size),
     }

@@ -130,6 +130,23 @@ def test_a_custom_comparison_runs_the_articles_scheduler_beside_the_twin():
     assert runs[0].engine.spec.workload == runs[1].engine.spec.workload
 
 
+def test_a_custom_comparison_runs_sglang_and_exports_its_launch_line():
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    at.selectbox(key="comparison").select("custom").run()
+    at.selectbox(key="c1_scheduler").select("sglang").run()
+    at.selectbox(key="c1_policy").select("fcfs").run()
+    at.button(key="run").click().run()
+    assert not at.exception and not at.error
+    runs = at.session_state.compare_runs
+    assert [r.engine.spec.scheduler for r in runs] == ["article", "sglang"]
+    assert runs[1].config.schedule_policy == "fcfs" and runs[1].engine.is_finished
+    lines = [c.value for c in at.code]
+    assert any(line.startswith("python -m sglang.launch_server") and "--schedule-policy fcfs" in line
+               for line in lines)
+    assert sum(line.startswith("vllm serve") for line in lines) == 2
+
+
 def test_under_the_twin_the_vllm_release_is_a_choice_beside_the_scheduler(app):
     app.query_params["scheduler"] = "vllm"
     app.run()
