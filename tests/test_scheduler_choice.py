@@ -96,6 +96,7 @@ def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_each_sch
     sidebar = app.sidebar
     assert sidebar.number_input(key="cfg_max_num_seqs").label.startswith("max_running_requests (SGLang's name;")
     assert sidebar.number_input(key="cfg_kvcache_block_size").label.startswith("page_size (SGLang's name;")
+    assert sidebar.number_input(key="cfg_num_kvcache_blocks").label.startswith("max_total_tokens ÷ page_size (")
     assert sidebar.selectbox(key="cfg_schedule_policy").options == ["lpm", "dfs-weight", "fcfs", "lof"]
     assert not sidebar.number_input(key="cfg_chunked_prefill_size").disabled
     assert sidebar.toggle(key="cfg_enable_prefix_caching").disabled  # the radix tree is always on

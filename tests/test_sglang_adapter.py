@@ -145,6 +145,7 @@ def test_sglangs_settings_are_checked_and_named():
     info = scheduler_info("sglang")
     assert [info.setting_name(f) for f in ("max_num_seqs", "kvcache_block_size", "max_model_len", "eos")] == \
         ["max_running_requests", "page_size", "context_length", "eos"]
+    assert info.setting_name("num_kvcache_blocks") == "max_total_tokens ÷ page_size"
     for field, value in (("schedule_policy", "random"), ("chunked_prefill_size", -2),
                          ("schedule_conservativeness", -0.5), ("max_prefill_tokens", 0)):
         with pytest.raises(ConfigError) as refused:

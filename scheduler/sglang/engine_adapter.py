@@ -194,7 +194,7 @@ class SglangScheduler:
                    *SGLANG_ONLY_FIELDS}),
         reserved_units=1,
         labels=(("max_num_seqs", "max_running_requests"), ("kvcache_block_size", "page_size"),
-                ("max_model_len", "context_length")),
+                ("num_kvcache_blocks", "max_total_tokens ÷ page_size"), ("max_model_len", "context_length")),
         repoints_tables=True, command=launch_server_args)
 
     def __init__(self, config: Config):
