@@ -34,8 +34,11 @@ def test_a_scenario_file_names_its_scheduler_and_a_bad_one_is_refused(tmp_path):
     assert load_scenario(path).spec.scheduler == "vllm"
     path.write_text(GOOD)
     assert load_scenario(path).spec.scheduler == "article"
-    path.write_text('scheduler = "sglang"\n' + GOOD)
-    assert load_scenario(path).spec.scheduler == "sglang"
+    path.write_text('scheduler = "sglang"\n' + GOOD.replace("[config]", '[config]\nschedule_policy = "lof"\n'
+                                                                           "chunked_prefill_size = 8"))
+    sglang = load_scenario(path).spec
+    assert sglang.scheduler == "sglang" and (sglang.config.schedule_policy, sglang.config.chunked_prefill_size) == \
+        ("lof", 8)
     path.write_text('scheduler = "orca"\n' + GOOD)
     with pytest.raises(ScenarioError) as refused:
         load_scenario(path)
@@ -129,6 +132,18 @@ def test_a_custom_comparison_runs_the_articles_scheduler_beside_the_twin():
     runs = at.session_state.compare_runs
     assert [r.engine.spec.scheduler for r in runs] == ["article", "vllm"]
     assert runs[0].engine.spec.workload == runs[1].engine.spec.workload
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_app_opens_a_link_under_sglang_and_narrates_its_steps(app, lang):
+    from tests.helpers.app import button, lab, no_errors
+
+    app.query_params.update({"scenario": "05_prefix_caching", "scheduler": "sglang", "lang": lang})
+    app.run()
+    app.number_input(key="run_n").set_value(3).run()
+    button(app, "Run N steps ▶▶" if lang == "en" else "运行 N 步 ▶▶").click().run()
+    assert no_errors(app) and lab(app).inputs.spec.scheduler == "sglang" and lab(app).cursor == 3
+    assert lab(app).frames[3].decided_by.system == "SGLang"
 
 
 def test_a_custom_comparison_runs_sglang_and_exports_its_launch_line():
