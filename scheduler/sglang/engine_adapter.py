@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from typing import ClassVar
 
 from i18n import Message
 from scheduler.config import SGLANG_ONLY_FIELDS, Config
@@ -56,11 +55,23 @@ def server_args(config: Config) -> ServerArgs:
                       context_length=config.max_model_len, eos=config.eos)
 
 
+def launch_server_args(config: Config, model: str, overlap: bool) -> list[str]:
+    """`python -m sglang.launch_server` for `config`'s run, one list item per shell word: every ServerArgs the twin
+    reads (SGLang's own flags), the radix cache on (its default), overlap scheduling as the run had it."""
+    args = server_args(config)
+    words = ["python", "-m", "sglang.launch_server", "--model-path", model]
+    for name in ("max_running_requests", "max_total_tokens", "page_size", "chunked_prefill_size",
+                 "max_prefill_tokens", "schedule_policy", "schedule_conservativeness", "context_length"):
+        words += ["--" + name.replace("_", "-"), f"{getattr(args, name):g}" if isinstance(getattr(args, name), float)
+                  else str(getattr(args, name))]
+    if not overlap:
+        words.append("--disable-overlap-schedule")
+    return words
+
+
 class RadixPoolView:
     """`KVPoolView` of the twin's allocator and radix tree, read from a snapshot taken at the first look after the
     scheduler changed (`stale`)."""
-    unit_name: ClassVar[str] = "page"
-
     def __init__(self, owner: SglangScheduler):
         self._owner = owner
         self._snapshot: tuple | None = None
@@ -70,6 +81,10 @@ class RadixPoolView:
     @property
     def _twin(self) -> Scheduler:
         return self._owner.twin
+
+    @property
+    def unit_name(self) -> str:
+        return "token slot" if self._twin.page_size == 1 else "page"
 
     def stale(self):
         self._snapshot = None
@@ -180,8 +195,8 @@ class SglangScheduler:
                    *SGLANG_ONLY_FIELDS}),
         reserved_units=1,
         labels=(("max_num_seqs", "max_running_requests"), ("kvcache_block_size", "page_size"),
-                ("max_model_len", "context_length")),
-        repoints_tables=True)
+                ("num_kvcache_blocks", "max_total_tokens ÷ page_size"), ("max_model_len", "context_length")),
+        repoints_tables=True, command=launch_server_args)
 
     def __init__(self, config: Config):
         self.config = config
@@ -320,11 +335,16 @@ class SglangScheduler:
                 events.append(Aborted(req.rid, reason))
 
     def _tell_order(self, batch: ScheduleBatch, arrival_head: int, events: list[Event]):
-        """The policy's head of the queue, when it is not the earliest arrival (FCFS would have taken that)."""
+        """The policy's head of the queue, when its key put it before the earliest arrival (lpm: a longer cached
+        prefix, lof: a longer output budget, dfs-weight: a heavier subtree); not for a tie kept in queue order."""
         new = [r for r in batch.reqs if self._seqs[r.rid].status is WAITING]
-        head = new[0] if new else None
-        if head is not None and head.rid != arrival_head and arrival_head in self._reqs:
-            events.append(Ordered(head.rid, self.twin.policy.policy, arrival_head, head.num_matched_prefix_tokens,
+        if not new or new[0].rid == arrival_head or arrival_head not in self._reqs:
+            return
+        head, earliest, policy = new[0], self._reqs[arrival_head], self.twin.policy.policy
+        beats = {"lpm": head.num_matched_prefix_tokens > earliest.num_matched_prefix_tokens,
+                 "lof": head.max_new_tokens > earliest.max_new_tokens, "dfs-weight": True}.get(policy, False)
+        if beats:
+            events.append(Ordered(head.rid, policy, arrival_head, head.num_matched_prefix_tokens,
                                   head.max_new_tokens))
 
     def _tell_admissions(self, batch: ScheduleBatch, events: list[Event]):
@@ -345,25 +365,29 @@ class SglangScheduler:
                 events.append(ChunkScheduled(req.rid, req.prefix_len, req.extend_len, total))
 
     def _tell_blocked(self, events: list[Event]):
-        """Why the head of the waiting queue stayed: PrefillAdder's NO_TOKEN or OTHER with its numbers, or the
-        running batch full (max_running_requests)."""
+        """Why the head of the waiting queue stayed: PrefillAdder's NO_TOKEN or OTHER with its numbers, every row
+        of the running batch taken (max_running_requests), or the batch-is-full latch."""
         twin = self.twin
         head = next((r for r in twin.waiting_queue if r.rid in self._reqs and r not in twin.retracted), None)
         if head is None:
             return
         adder = twin.last_adder
-        ratio = twin.new_token_ratio_tracker.current
+        ratio = adder.new_token_ratio if adder is not None else 0.0  # the ratio its reserve was taken at
+        state = adder.budget_state() if adder is not None else None
         if adder is not None and adder.refusal is not None:
             result, needed, available = adder.refusal
             events.append(BudgetBlocked(head.rid, "no_token" if result is AddReqResult.NO_TOKEN else "other",
                                         needed, int(available), adder.running_reserve, ratio))
-        elif twin.running_batch.batch_is_full or adder is None and twin.running_batch.reqs:
-            events.append(Blocked(head.rid, "max_running_requests", 1, 0))
-        elif adder is not None and adder.budget_state() is AddReqResult.NO_TOKEN:
+        elif state is AddReqResult.NO_TOKEN:
             events.append(BudgetBlocked(head.rid, "no_token", 0, int(adder.rem_total_tokens), adder.running_reserve,
                                         ratio))
-        elif adder is not None and adder.budget_state() is AddReqResult.OTHER:
+        elif state is AddReqResult.OTHER:
             events.append(BudgetBlocked(head.rid, "other", 0, adder.rem_input_tokens, adder.running_reserve, ratio))
+        elif twin.running_batch.reqs or adder is not None:
+            rows = len(twin.running_batch.reqs) + (len(adder.can_run_list) if adder is not None else 0)
+            most = twin.args.max_running_requests
+            events.append(Blocked(head.rid, "max_running_requests", rows + 1, most) if rows >= most
+                          else Blocked(head.rid, "batch_full", 0, 0))
 
     def _tell_evictions(self, batch: ScheduleBatch | None, events: list[Event]):
         log = self.twin.tree_cache.evicted_log
