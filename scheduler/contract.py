@@ -10,7 +10,8 @@ twin (scheduler/vllm_v1/) and any later one (an SGLang twin, whose pool is a rad
   units, each one's holders and state (free, used, cached), the free order as the pool states it, the cached
   units' keys, and the changes to the free order since the last look (`recent_changes`).
 - `SchedulerProtocol`: the calls the engine makes (`add`, `abort`, `schedule() -> Batch`, `postprocess`,
-  `reconfigure`, `requeue`; overlapped, `launch` and `land`), the queues it reads and `is_finished`.
+  `reconfigure`, `requeue`; overlapped, `launch` and `land`), the queues it reads, `is_finished`, and what it records
+  of the scheduler's own beside the frame (`scheduler_output`, `scheduler_view`: None where it offers none).
 
 Only the scheduler changes a request once it is added (its status, queue, units and computed tokens); everything
 else reads. The invariants every kind keeps are checked over the factory in tests/test_scheduler_contract.py.
