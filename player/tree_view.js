@@ -11,31 +11,24 @@
   if (!window.SchedlabPlayer || window.SchedlabTreeView) return;
   window.SchedlabTreeView = true;
   const KIND = 'radix_tree';  // scheduler/sglang/tree_view.py VIEW_KIND
-  const SHOWN_TOKENS = 8;  // a node shows at most this many of its tokens, then "… +n"
-  const SHOWN_RUNS = 3;  // and at most this many runs of its slots, then "…"
+  const SHOWN_RUNS = 3;  // a node shows at most this many runs of its slots, then "…"
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
   const visible = s => String(s).replace(/\n/g, '↵').replace(/ /g, '␣');
 
-  function span(slots) {  // a node's KV slots as runs: 4–9, 12
-    const runs = [];
-    for (const s of slots) {
-      const last = runs[runs.length - 1];
-      if (last && s === last[1] + 1) last[1] = s; else runs.push([s, s]);
-    }
+  function span(runs) {  // a node's KV slots, as the server's runs [first, last]: 4–9, 12
     const shown = runs.slice(0, SHOWN_RUNS).map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(', ');
     return runs.length > SHOWN_RUNS ? `${shown}, …` : shown;
   }
 
-  function tokensHtml(data, node) {
-    const pieces = data.pieces && data.pieces[node[0]];
-    const shown = (pieces || node[2]).slice(0, SHOWN_TOKENS);
-    const cells = shown.map(p => `<span class="sp-t-tok">${esc(pieces ? visible(p) : p)}</span>`).join('');
-    const more = node[2].length - shown.length;
+  function tokensHtml(data, id, tokens, count) {  // the node's first tokens (the server's), and how many more
+    const pieces = data.pieces && data.pieces[id];
+    const cells = (pieces || tokens).map(p => `<span class="sp-t-tok">${esc(pieces ? visible(p) : p)}</span>`).join('');
+    const more = count - tokens.length;
     return cells + (more > 0 ? `<span class="sp-t-more">… +${more}</span>` : '');
   }
 
   function nodeHtml(data, node, marks, t) {
-    const [id, , tokens, slots, lock, rank] = node;
+    const [id, , tokens, slots, lock, rank, count] = node;
     const cls = ['sp-t-node', lock ? 'sp-t-protected' : 'sp-t-evictable'];
     const notes = [];
     if (marks.inserted.has(id)) { cls.push('sp-t-new'); notes.push(t('inserted')); }
@@ -45,8 +38,8 @@
     if (hits) { cls.push('sp-t-lit'); notes.push(t('hit', {ids: hits.join(', ')})); }
     const state = lock ? t('locked', {n: lock}) : t('unlocked');
     const lru = rank === null ? '' : `<span class="sp-t-rank" title="${esc(t('rank_title'))}">${esc(t('rank', {n: rank}))}</span>`;
-    return `<div class="${cls.join(' ')}" data-node="${id}" title="${esc(t('node_title', {id, n: tokens.length, slots: span(slots)}))}">
-<span class="sp-t-id">n${id}</span>${tokensHtml(data, node)}
+    return `<div class="${cls.join(' ')}" data-node="${id}" title="${esc(t('node_title', {id, n: count, slots: span(slots)}))}">
+<span class="sp-t-id">n${id}</span>${tokensHtml(data, id, tokens, count)}
 <span class="sp-t-meta">${esc(t('slots'))} ${esc(span(slots))} · ${esc(state)}</span>${lru}${notes.map(n => `<span class="sp-t-note">${esc(n)}</span>`).join('')}</div>`;
   }
 
@@ -56,15 +49,15 @@
       if (!children.has(node[1])) children.set(node[1], []);
       children.get(node[1]).push(node);
     }
-    for (const [id, parent, tokens, slots] of data.evicted) {  // ghosts where they were
+    for (const [id, parent, tokens, slots, count] of data.evicted) {  // ghosts where they were
       if (!children.has(parent)) children.set(parent, []);
-      children.get(parent).push({ghost: true, id, tokens, slots});
+      children.get(parent).push({ghost: true, id, tokens, slots, count});
     }
     const marks = {inserted: new Set(data.inserted), heads: new Set(data.split.map(s => s[0])),
       cut: new Set(data.split.map(s => s[1])), lit: new Map()};
     for (const [rid, , path] of data.matched) for (const id of path) marks.lit.set(id, [...(marks.lit.get(id) || []), 'r' + rid]);
     const walk = parent => (children.get(parent) || []).map(node => node.ghost
-      ? `<li><div class="sp-t-node sp-t-evicted" data-evicted="${node.id}"><span class="sp-t-id">n${node.id}</span>${tokensHtml(data, [node.id, 0, node.tokens])}<span class="sp-t-meta">${esc(t('slots'))} ${esc(span(node.slots))}</span><span class="sp-t-note">${esc(t('evicted'))}</span></div></li>`
+      ? `<li><div class="sp-t-node sp-t-evicted" data-evicted="${node.id}"><span class="sp-t-id">n${node.id}</span>${tokensHtml(data, node.id, node.tokens, node.count)}<span class="sp-t-meta">${esc(t('slots'))} ${esc(span(node.slots))}</span><span class="sp-t-note">${esc(t('evicted'))}</span></div></li>`
       : `<li>${nodeHtml(data, node, marks, t)}${children.has(node[0]) ? `<ul>${walk(node[0])}</ul>` : ''}</li>`).join('');
     const body = walk(0);
     return `<div class="sp-t-root">${esc(t('root'))}</div>${body ? `<ul class="sp-t-tree">${body}</ul>` : `<div class="sp-t-empty">${esc(t('empty'))}</div>`}`;
@@ -129,7 +122,7 @@
     const t = (key, params) => player.t('tree_' + key, params);
     const told = [];
     if (data.split.length) told.push(t('told_split', {n: data.split.length}));
-    if (data.evicted.length) told.push(t('told_evicted', {n: data.evicted.length, tokens: data.evicted.reduce((s, e) => s + e[2].length, 0)}));
+    if (data.evicted.length) told.push(t('told_evicted', {n: data.evicted.length, tokens: data.evicted.reduce((s, e) => s + e[4], 0)}));
     if (data.retracted.length) told.push(t('told_retracted', {ids: data.retracted.map(r => 'r' + r).join(', '), ratio: data.new_token_ratio}));
     const html = `<div class="sp-t-head"><span class="sp-vtitle">${esc(t('title'))}</span>
 <span class="sp-t-sizes">${esc(t('sizes', {evictable: data.evictable_size, protected: data.protected_size, free: data.available_size, size: data.size}))}</span></div>

@@ -76,7 +76,7 @@ def test_the_view_is_recorded_in_each_frame_and_a_trace_gives_it_back():
     it with the nodes' holders."""
     from engine.traces.trace import read_trace, trace_json
     from tools.golden_deltas import sglang_tree_run
-    from viz.sched_view import sched_view
+    from viz.sched_view import TREE_TOKENS, sched_view
 
     engine = sglang_tree_run()
     frames = list(engine.frames)
@@ -90,3 +90,6 @@ def test_the_view_is_recorded_in_each_frame_and_a_trace_gives_it_back():
     for node_id, _, _, slots, lock, _ in retracting.view["nodes"]:
         assert {units[s][:1] for s in slots} == {"p" if lock else "e"}
         assert all(units[s].split(":")[0] == ("p" if lock else "e") + str(node_id) for s in slots)
+    for drawn, row in zip(wire["nodes"], retracting.view["nodes"], strict=True):  # the panel's rows: first tokens
+        assert drawn[2] == row[2][:TREE_TOKENS] and drawn[-1] == len(row[2])  # and the count, slots as runs
+        assert [s for first, last in drawn[3] for s in range(first, last + 1)] == row[3]

@@ -1,7 +1,11 @@
 """The scheduler's own view of a frame (`Frame.view`, `SchedulerProtocol.scheduler_view`) as the player's panel
 draws it (player/tree_view.js for SGLang's radix tree, scheduler/sglang/tree_view.py): the view as recorded, with
 
-- `pieces`: node id -> the text of each of its tokens (the evicted ones' too), where the run has a tokenizer (the
+- `nodes` and `evicted` as the panel draws them: a node's first TREE_TOKENS tokens only, with its token count
+  last ([id, parent, tokens, slot runs, lock count, evict rank, count]; evicted: [id, parent, tokens, slot runs,
+  count]), its slots as runs [first, last] (a page's slots are one run): a frame's view costs a few KB, not the
+  tree's every token;
+- `pieces`: node id -> the text of those tokens (the evicted nodes' too), where the run has a tokenizer (the
   frame's requests carry the pieces; a node's tokens are some request's); absent without one;
 - `units`: each KV unit of the pool (a token slot, or a page), what holds it: "" free, "x" reserved (SGLang's
   padding slot), "e<node>" a tree node no request locks (evictable), "p<node>:<requests>" a locked node (protected)
@@ -14,6 +18,8 @@ from __future__ import annotations
 
 from engine.run.frame import Frame
 from viz.colors import REQUEST_PALETTE
+
+TREE_TOKENS = 8  # of a node's tokens, the panel shows the first this many and how many more
 
 
 def _pieces_of(frame: Frame, wanted: set[int]) -> dict[int, str]:
@@ -47,6 +53,22 @@ def _units(frame: Frame, nodes: list, page_size: int) -> list[str]:
     return held
 
 
+def slot_runs(slots: list[int]) -> list[list[int]]:
+    """[first, last] of each run of consecutive slots."""
+    runs: list[list[int]] = []
+    for slot in slots:
+        if runs and slot == runs[-1][1] + 1:
+            runs[-1][1] = slot
+        else:
+            runs.append([slot, slot])
+    return runs
+
+
+def _drawn(row: list) -> list:
+    """A node's row (or an evicted one's) as the panel draws it: its first tokens, its slot runs, its count last."""
+    return [row[0], row[1], row[2][:TREE_TOKENS], slot_runs(row[3]), *row[4:], len(row[2])]
+
+
 def sched_view(frame: Frame) -> dict | list:
     """The player's `sched_view` scalar of `frame` (see the module's docstring)."""
     view = frame.view
@@ -56,8 +78,10 @@ def sched_view(frame: Frame) -> dict | list:
     out = {**view, "palette": list(REQUEST_PALETTE)}
     if "page_size" in view:
         out["units"] = _units(frame, nodes, view["page_size"])
-    drawn = [*nodes, *view.get("evicted", [])]  # an evicted node is drawn where it was, with its tokens
-    pieces = _pieces_of(frame, {t for node in drawn for t in node[2]}) if drawn else {}
+    evicted = view.get("evicted", [])  # an evicted node is drawn where it was, with its tokens
+    out["nodes"], out["evicted"] = [_drawn(n) for n in nodes], [_drawn(n) for n in evicted]
+    shown = [(n[0], n[2][:TREE_TOKENS]) for n in (*nodes, *evicted)]
+    pieces = _pieces_of(frame, {t for _, tokens in shown for t in tokens}) if shown else {}
     if pieces:
-        out["pieces"] = {str(node[0]): [pieces.get(t, str(t)) for t in node[2]] for node in drawn}
+        out["pieces"] = {str(node_id): [pieces.get(t, str(t)) for t in tokens] for node_id, tokens in shown}
     return out
