@@ -1182,6 +1182,8 @@ MESSAGES = {
                             "add blocks, enlarge them, or shorten the prompt",
     "abort.sglang_prompt": "a prompt of {n} tokens; SGLang takes at most {most} here (its context length and pool, "
                            "less a margin of 6)",
+    "abort.sglang_never_fits": "its prompt, its max_new_tokens and a page need {needed} KV slots, and SGLang admits a "
+                               "request only below the whole pool's {slots}: it would wait for good",
     "abort.sglang_no_room": "even alone it has no KV slot to decode into, so SGLang aborts it",
     "abort.outgrew_pool": "grew to {n} tokens, more than the whole KV pool can hold",
     "abort.needs_whole_pool": "needs more than the whole KV pool ({blocks} blocks of {size})",

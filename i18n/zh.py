@@ -1058,6 +1058,8 @@ MESSAGES = {
     "abort.no_room": "{n} 个 token 的提示在 max_model_len={max_model_len} 之下没有生成的余地；请缩短提示，或把 max_model_len 调到 {n} 以上",
     "abort.pool_too_small": "{n} 个 token 的提示需要 {blocks} 个大小为 {size} 的 KV 缓存块，但缓存池只有 {pool} 个；请增加块数、加大块，或缩短提示",
     "abort.sglang_prompt": "提示有 {n} 个 token；这里 SGLang 最多接受 {most} 个（由上下文长度和缓存池决定，再留出 6 个的余量）",
+    "abort.sglang_never_fits": "它的提示、max_new_tokens 加一页共需 {needed} 个 KV 槽位，而 SGLang 只接纳低于整个缓存池 "
+                               "{slots} 个槽位的请求：它会永远等待",
     "abort.sglang_no_room": "即使只剩它一个，也没有可供解码的 KV 槽位，因此 SGLang 中止了它",
     "abort.outgrew_pool": "增长到 {n} 个 token，超过了整个 KV 缓存池的容量",
     "abort.needs_whole_pool": "需要的比整个 KV 缓存池（{blocks} 个大小为 {size} 的块）还多",

@@ -166,3 +166,17 @@ def test_the_cli_runs_a_scenario_under_sglang(capsys):
     assert main(["run", "scenarios/05_prefix_caching.toml", "--runner", "fake", "--scheduler", "sglang"]) == 0
     out = capsys.readouterr().out
     assert "decided by SGLang 0.5.23" in out and "stopped: finished" in out and "(hit " in out
+
+
+def test_a_change_of_sglangs_settings_applies_from_the_next_step_and_a_pool_change_is_refused():
+    scheduler = make_scheduler("sglang", Config(**POOL))
+    for i in range(3):
+        scheduler.add(Sequence(list(range(10 * i + 1, 10 * i + 6)), SamplingParams(max_tokens=4), seq_id=i))
+    changed = replace(scheduler.config, max_num_seqs=1, schedule_policy="lof", schedule_conservativeness=2.0)
+    scheduler.reconfigure(changed)
+    twin = scheduler.twin
+    assert (twin.args.max_running_requests, twin.policy.policy, twin.new_token_ratio_tracker.current) == (1, "lof", 1.0)
+    batch = scheduler.schedule()
+    assert [s.seq_id for s in batch.seqs] == [0] and batch.events[-1].reason == "max_running_requests"
+    with pytest.raises(ValueError, match="change the KV pool"):
+        scheduler.reconfigure(replace(changed, kvcache_block_size=2))

@@ -32,12 +32,12 @@ from scheduler.events import (
     PrefixHit,
     Retracted,
 )
-from scheduler.interface import POOL_SHAPE, Batch, check_new, refuse, requeue
+from scheduler.interface import Batch, check_new, check_pool_shape, refuse, requeue
 from scheduler.sequence import Sequence, SequenceStatus
 from scheduler.sglang.radix_cache import RadixCache, TreeNode
 from scheduler.sglang.req import Req
-from scheduler.sglang.schedule_policy import AddReqResult, SchedulePolicy
-from scheduler.sglang.scheduler import NewTokenRatioTracker, ScheduleBatch, Scheduler, ServerArgs
+from scheduler.sglang.schedule_policy import AddReqResult
+from scheduler.sglang.scheduler import ScheduleBatch, Scheduler, ServerArgs
 from scheduler.sglang.tree_view import TreeView
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
@@ -187,8 +187,10 @@ class SglangScheduler:
     SGLang has no preemption policy, priority queue, step order or batch mixing of the article's, no prefix
     caching switch (the radix tree is always on), no speculative decoding or vLLM knobs: those Config fields are
     not read. A prompt SGLang's limits refuse (its context length or pool, less SGLang's margin) is refused on
-    arrival. Overlapped, a step's tokens are appended as placeholders and filled in when they land; an EOS found
-    then ends its request a step late, its computed KV entering the tree."""
+    arrival, and so is one its admission could never take even with the pool empty (its prompt, its clipped
+    max_new_tokens and a page not below max_total_tokens), which SGLang would keep waiting for good. Overlapped, a
+    step's tokens are appended as placeholders and filled in when they land; an EOS found then ends its request a
+    step late, its computed KV entering the tree."""
     info = SchedulerInfo(
         "sglang", "SGLang", "0.5.23",
         frozenset({"max_num_seqs", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
@@ -254,7 +256,12 @@ class SglangScheduler:
             refuse(seq, "abort.sglang_prompt", n=len(seq.token_ids), most=max(twin.max_req_input_len - 1, 0))
         params = seq.sampling_params
         max_new = max(params.max_tokens - seq.num_completion_tokens, 0)
-        self._reqs[seq.seq_id] = twin.add_request(seq.seq_id, seq.token_ids, max_new, params.ignore_eos)
+        req = twin.add_request(seq.seq_id, seq.token_ids, max_new, params.ignore_eos)
+        needed = len(req.origin_input_ids) + req.max_new_tokens + twin.page_size
+        if needed >= twin.max_total_num_tokens:  # PrefillAdder answers NO_TOKEN even with the pool empty: SGLang
+            twin.waiting_queue.remove(req)  # would keep it waiting for good, and every request behind it
+            refuse(seq, "abort.sglang_never_fits", needed=needed, slots=twin.max_total_num_tokens)
+        self._reqs[seq.seq_id] = req
         self._seqs[seq.seq_id] = seq
         seq.status = WAITING
         self._pool.stale()
@@ -269,21 +276,8 @@ class SglangScheduler:
 
     def reconfigure(self, config: Config):
         """The next steps under `config`: SGLang's limits, policy and reserve changed, the tree and queues kept."""
-        changed = [f for f in POOL_SHAPE if getattr(config, f) != getattr(self.config, f)]
-        if changed:
-            raise ValueError(f"{changed} change the KV pool: build a new Scheduler and requeue() its requests")
-        twin, old, new = self.twin, self.twin.args, server_args(config)
-        twin.args = new
-        twin.free_rows += new.max_running_requests - old.max_running_requests
-        twin.max_req_len = min(new.context_length - 1, new.max_total_tokens - 1)
-        twin.max_req_input_len = twin.max_req_len - 5
-        twin.chunked_prefill_size = new.chunked_prefill_size if new.chunked_prefill_size > 0 else None
-        if new.schedule_policy != old.schedule_policy:
-            twin.policy = SchedulePolicy(new.schedule_policy, twin.tree_cache)
-        if new.schedule_conservativeness != old.schedule_conservativeness:
-            twin.new_token_ratio_tracker = NewTokenRatioTracker(new.schedule_conservativeness)
-        for req in self._reqs.values():
-            req.eos_token_id = new.eos
+        check_pool_shape(self.config, config)
+        self.twin.apply_args(server_args(config))
         self.config = config
 
     # -- one step ------------------------------------------------------------------------------------------
