@@ -6,6 +6,7 @@ MESSAGES = {
     "list.and": "{head} and {last}",
     "n.request.one": "{n} request", "n.request.other": "{n} requests",
     "n.token.one": "{n} token", "n.token.other": "{n} tokens",
+    "n.slot.one": "{n} slot", "n.slot.other": "{n} slots",
     "n.block.one": "{n} block", "n.block.other": "{n} blocks",
     "n.prompt_token.one": "{n} prompt token", "n.prompt_token.other": "{n} prompt tokens",
     "n.draft_token.one": "{n} draft token", "n.draft_token.other": "{n} draft tokens",
@@ -42,6 +43,34 @@ MESSAGES = {
                                     "prefills wait for a step without them.",
     "narrate.blocked.preempted_this_step": "Request {id} waits: this step preempted a running request, and vLLM "
                                            "admits no waiting request in such a step.",
+    "narrate.blocked.no_token": "NO_TOKEN: the reserve for the running requests' future tokens ({reserve} slots at "
+                                "new_token_ratio {ratio}) leaves {available} slots, request {id} needs {needed} (its "
+                                "new tokens, its max_new_tokens and a page), so SGLang admits no more this step.",
+    "narrate.blocked.no_token_spent": "NO_TOKEN: this prefill pass spent the KV budget ({available} slots left after "
+                                      "the reserve for the running requests' future tokens, {reserve} at "
+                                      "new_token_ratio {ratio}); request {id} waits.",
+    "narrate.blocked.other": "OTHER: request {id}'s {needed} input tokens pass what is left of this prefill's budget, "
+                             "{available} (max_prefill_tokens={max_prefill_tokens}, or the chunk); it waits for the "
+                             "next prefill.",
+    "narrate.blocked.other_spent": "OTHER: this prefill batch used its input budget (max_prefill_tokens="
+                                   "{max_prefill_tokens}, or the chunk); request {id} waits for the next prefill.",
+    "narrate.blocked.max_running_requests": "Request {id} waits: the running batch is full (max_running_requests="
+                                            "{available}).",
+    "narrate.blocked.batch_full": "Request {id} waits: SGLang's batch-is-full latch is set (an earlier NO_TOKEN while "
+                                  "requests ran); it clears when a request leaves the running batch.",
+    "narrate.ordered.lpm": "Request {id} first (lpm): the longest cached prefix, {prefix}; request {ahead} arrived "
+                           "earlier.",
+    "narrate.ordered.lof": "Request {id} first (lof): the longest output budget, {output}; request {ahead} arrived "
+                           "earlier.",
+    "narrate.ordered.dfs-weight": "Request {id} first (dfs-weight): its branch of the radix tree holds the most "
+                                  "waiting requests (cached prefix {prefix}); request {ahead} arrived earlier.",
+    "narrate.retracted": "Retracted request {id}: the decode needs {needed}, {free} free (after evicting what the "
+                         "tree could give); it goes back to the waiting queue ({freed}); new_token_ratio {ratio}, "
+                         "decaying.",
+    "narrate.evicted_leaf.one": "For request {id}'s batch the radix tree evicted its least-recently-used leaf "
+                                "(token {tokens}): unit {ids} freed, no longer cached.",
+    "narrate.evicted_leaf.other": "For request {id}'s batch the radix tree evicted its least-recently-used leaf "
+                                  "({n} tokens: {tokens}): units {ids} freed, no longer cached.",
     "narrate.admitted": "Request {id} was admitted: {tokens} prefilled this step{cached}{why}.",
     "narrate.admitted.cached": ", {n} more reused from the prefix cache",
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
@@ -212,6 +241,27 @@ MESSAGES = {
     "setting.max_num_active_seqs.help": "vLLM's max_num_active_seqs: a waiting request is admitted only while fewer "
                                         "requests than this run, at most max_num_seqs; 0 (vLLM's default, None) "
                                         "means max_num_seqs. The article's scheduler ignores it.",
+    "setting.chunked_prefill_size.label": "chunked_prefill_size (tokens per prefill chunk, SGLang; -1: off)",
+    "setting.chunked_prefill_size.help": "SGLang's chunked_prefill_size: a prompt longer than this is prefilled in "
+                                         "chunks of this many tokens, one chunk per step, the chunked request first "
+                                         "in the next prefill batch; -1 (or 0) prefills whole prompts. Only the "
+                                         "SGLang twin reads it.",
+    "setting.max_prefill_tokens.label": "max_prefill_tokens (input tokens per prefill batch, SGLang)",
+    "setting.max_prefill_tokens.help": "SGLang's max_prefill_tokens, 16384 by default: a prefill batch takes new "
+                                       "requests while their input tokens fit in it (the first one always). Only the "
+                                       "SGLang twin reads it.",
+    "setting.schedule_policy.label": "schedule_policy (waiting queue order, SGLang)",
+    "setting.schedule_policy.help": "SGLang's schedule_policy: lpm (longest cached prefix first, the default; FCFS "
+                                    "past 128 waiting), dfs-weight (depth-first over the radix tree, heavier "
+                                    "subtrees first), fcfs (arrival order), lof (longest output first). SGLang's "
+                                    "random is left out: it cannot be replayed. Only the SGLang twin reads it.",
+    "setting.schedule_conservativeness.label": "schedule_conservativeness (scale of the reserve, SGLang)",
+    "setting.schedule_conservativeness.help": "SGLang's schedule_conservativeness, 1.0 by default: new_token_ratio, "
+                                              "the share of each running request's remaining max_new_tokens kept in "
+                                              "reserve when admitting, starts at 0.7 x this (at most 1) and decays "
+                                              "to 0.14 x that over 600 decode steps. Higher admits fewer and "
+                                              "retracts less. Only the SGLang twin reads it.",
+    "setting.system_label": "{name} ({system}'s name; {label})",
     "setting.long_prefill_token_threshold_adaptive.label": "long-prefill cap at least a fair share (vLLM)",
     "setting.long_prefill_token_threshold_adaptive.help": "vLLM's long_prefill_token_threshold_adaptive, off by "
                                                           "default: the long-prefill cap is raised to "
@@ -621,6 +671,44 @@ MESSAGES = {
                                  "before it.",
     "player.vllm_log_title": "vLLM's log line (vLLM prints it every 5 s; here for this step, on the simulated clock), "
                              "and its Prometheus counters",
+    # SGLang's radix tree view beside the stage (scheduler/sglang/tree_view.py, viz/sched_view.py, player/tree_view.js)
+    "player.tree_title": "SGLang's radix tree after this step (RadixCache: nodes keyed by token runs over KV slots)",
+    "player.tree_sizes": "evictable_size {evictable} · protected_size {protected} · free slots {free} of {size}",
+    "player.tree_root": "root", "player.tree_empty": "empty: nothing cached yet",
+    "player.tree_slots": "slots", "player.tree_locked": "lock_ref {n}: protected",
+    "player.tree_unlocked": "lock_ref 0: evictable",
+    "player.tree_rank": "evict #{n}", "player.tree_rank_title": "its place in the eviction order: the least "
+                                                               "recently used unlocked leaf goes first",
+    "player.tree_node_title": "node n{id}: {n} tokens in slots {slots}",
+    "player.tree_inserted": "inserted", "player.tree_split": "split here", "player.tree_cut": "cut below the split",
+    "player.tree_hit": "prefix hit of {ids}", "player.tree_evicted": "evicted",
+    "player.tree_key": "Solid border: locked by a running request (protected). Dashed: unlocked (evictable); "
+                       "the numbered ones are leaves, evicted in that order. Yellow: the prefix an admitted "
+                       "request matched. Green ring: inserted this step; orange: a node split in two; red: evicted.",
+    "player.tree_told_split": "nodes split this step: {n}",
+    "player.tree_told_evicted": "leaves evicted this step: {n} ({tokens} tokens)",
+    "player.tree_told_retracted": "retracted {ids} back to the waiting queue; new_token_ratio {ratio}",
+    "player.tree_waiting_title": "Waiting queue in the policy's order (schedule_policy={policy})",
+    "player.tree_waiting_empty": "nobody waits", "player.tree_cached": "{n} cached",
+    "player.tree_retracted_mark": "retracted",
+    "player.tree_budget_title": "PrefillAdder's budget at the end of this step's prefill pass",
+    "player.tree_budget_none": "No prefill pass this step (nothing waited, or the batch was full). "
+                               "new_token_ratio {ratio}",
+    "player.tree_reserve": "reserve {n}", "player.tree_taken": "admitted {n}", "player.tree_left": "left {n}",
+    "player.tree_budget_line": "free + evictable {total} slots; reserve {reserve} = the running requests' future "
+                               "tokens x new_token_ratio {ratio}; rem_total_tokens {rem}",
+    "player.tree_input": "rem_input_tokens {n} of max_prefill_tokens {of}",
+    "player.tree_chunk": "rem_chunk_tokens {n} of chunked_prefill_size {of}",
+    "player.tree_no_chunking": "no chunked prefill",
+    "player.tree_pool_title": "KV pool: {n} token slots and what holds each",
+    "player.tree_pool_title_pages": "KV pool: {n} pages of {page} token slots and what holds each",
+    "player.tree_pool_key": "Blue: a locked tree node (the bar under it: the first request using it). Yellow, "
+                            "dashed: an unlocked tree node (evictable). Coloured: a request's own slots, not in the "
+                            "tree yet. Grey: free. Dark: the padding slot.",
+    "player.tree_unit_free": "slot {unit}: free", "player.tree_unit_reserved": "slot {unit}: SGLang's padding slot",
+    "player.tree_unit_evictable": "slot {unit}: node n{node}, unlocked (evictable)",
+    "player.tree_unit_protected": "slot {unit}: node n{node}, locked; in the rows of {ids}",
+    "player.tree_unit_request": "slot {unit}: request {id}'s own (not in the tree yet)",
     "player.overfull": "<b>overfull</b>: {n} tokens in a block of {size} (the notebook's one-block-per-prefill bug)",
     "player.table_cell": "logical block {i} → physical block {p} (ref count {n})",
     "player.more_holders": "+{n} more requests hold blocks",
@@ -649,6 +737,7 @@ MESSAGES = {
     "run.custom": "Custom setup",
     "run.variant": "{title} · variant: {changes}",
     "run.scheduler.article": "the article's scheduler", "run.scheduler.vllm": "the vLLM twin",
+    "run.scheduler.sglang": "the SGLang twin",
     "run.other_scheduler": "{title} · decided here by {scheduler}",
     "run.other_scheduler_story": "This preset's story tells the decisions of {own}; this run is decided by "
                                  "{scheduler} (the sidebar's Scheduler), so its frames may not be what the story and "
@@ -663,6 +752,7 @@ MESSAGES = {
     "sidebar.variant": "Variant: {changes}",
     "sidebar.scheduler": "Scheduler",
     "sidebar.scheduler.article": "the article's (nano-vllm)",
+    "sidebar.scheduler.sglang": "SGLang",
     "sidebar.scheduler.vllm": "vLLM V1",
     "sidebar.scheduler_help": "Which scheduler decides each step: the article's (nano-vllm style, "
                               "scheduler/scheduler.py) or the vLLM twin, which makes vLLM V1's own decisions step for "
@@ -672,11 +762,16 @@ MESSAGES = {
                            "outgrow it. vLLM refuses to start with such a config (it checks at start-up that one "
                            "request of max_model_len tokens fits). Here {what}",
     "sidebar.beyond_pool.article": "the article's scheduler aborts a request that outgrows the pool, with the reason.",
+    "sidebar.beyond_pool.sglang": "the SGLang twin, like SGLang, refuses on arrival a prompt its pool or context "
+                                  "length cannot hold, and clips max_new_tokens to what is left.",
     "sidebar.beyond_pool.vllm": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
                                 "and the requests queued behind it with it.",
     "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
     "sidebar.scheduler_ignores": "This scheduler does not read these settings ({system} has no such choice; they are "
                                  "greyed out, as changing one would only branch into the same run): {names}.",
+    "sidebar.victim.sglang": "SGLang does not preempt: when the decode needs more slots than are free, it retracts "
+                             "running requests (fewest output tokens first) back to the waiting queue and raises "
+                             "new_token_ratio, the reserve kept for running requests' future tokens.",
     "sidebar.victim.vllm": "Its preemption victim follows the queue policy: the tail of the running queue under fcfs, "
                            "the least important (then latest) running request under priority.",
     "sidebar.scheduler_unread": "Not read by {scheduler}: greyed out.",
@@ -963,6 +1058,9 @@ MESSAGES = {
                  "Scheduler decisions step for step, block ids included, as `make vllm-check VLLM={version}` checks "
                  "against that release's Scheduler (serve with vLLM {version} to meet them); prefill_first, "
                  "mixed_batches and the preemption policy do not apply to it.",
+    "vllm.other_system": "This run was decided by the {system} twin, which makes {system} {version}'s decisions: the "
+                         "vLLM line is only the closest vLLM setting; the {system} line starts {system} itself "
+                         "with this run's settings.",
     "vllm.not_the_twin": "Even in its closest setting this scheduler is not vLLM's: vLLM (with "
                          "scheduler_reserve_full_isl on, its default) admits a waiting request only if its whole "
                          "sequence fits in the free blocks and reuses freed uncached blocks first, so its "
@@ -1009,6 +1107,7 @@ MESSAGES = {
     "compare.variant.fixed": "fixed max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "adaptive batch size ({low}-{high} ms)",
     "compare.variant.article": "the article's scheduler",
+    "compare.variant.sglang": "SGLang twin",
     "compare.variant.vllm": "vLLM twin",
     "compare.name.article vs vLLM twin": "the article's scheduler vs the vLLM twin",
     "compare.name.prefill-first vs decode-first": "prefill-first vs decode-first",
@@ -1051,6 +1150,8 @@ MESSAGES = {
     "config.bool": "must be true or false",
     "config.at_least_1": "must be at least 1",
     "config.long_prefill": "use 0 (no cap) up to max_model_len={max_model_len} tokens",
+    "config.chunked_prefill_size": "use -1 (no chunking) or a chunk of at least 1 token",
+    "config.not_negative": "must not be negative",
     "config.number": "must be a number",
     "config.watermark": "use a fraction from 0 (keep no block free) up to, not including, 1",
     "config.scheduled_tokens": "use 0 (as max_num_batched_tokens) up to max_num_batched_tokens="
@@ -1079,6 +1180,11 @@ MESSAGES = {
                      "shorten the prompt or raise max_model_len above {n}",
     "abort.pool_too_small": "prompt of {n} tokens needs {blocks} KV blocks of {size} but the pool has {pool}; "
                             "add blocks, enlarge them, or shorten the prompt",
+    "abort.sglang_prompt": "a prompt of {n} tokens; SGLang takes at most {most} here (its context length and pool, "
+                           "less a margin of 6)",
+    "abort.sglang_never_fits": "its prompt, its max_new_tokens and a page need {needed} KV slots, and SGLang admits a "
+                               "request only below the whole pool's {slots}: it would wait for good",
+    "abort.sglang_no_room": "even alone it has no KV slot to decode into, so SGLang aborts it",
     "abort.outgrew_pool": "grew to {n} tokens, more than the whole KV pool can hold",
     "abort.needs_whole_pool": "needs more than the whole KV pool ({blocks} blocks of {size})",
     "texts.status_because": "{status} ({reason})",

@@ -6,6 +6,7 @@ MESSAGES = {
     "list.and": "{head} 和 {last}",
     "n.request.one": "{n} 个请求", "n.request.other": "{n} 个请求",
     "n.token.one": "{n} 个 token", "n.token.other": "{n} 个 token",
+    "n.slot.one": "{n} 个槽位", "n.slot.other": "{n} 个槽位",
     "n.block.one": "{n} 个块", "n.block.other": "{n} 个块",
     "n.prompt_token.one": "{n} 个提示词 token", "n.prompt_token.other": "{n} 个提示词 token",
     "n.draft_token.one": "{n} 个草稿 token", "n.draft_token.other": "{n} 个草稿 token",
@@ -37,6 +38,28 @@ MESSAGES = {
     "narrate.blocked.first_chunk": "scheduler_reserve_full_isl 关闭时，只需这一步的分段放得下",
     "narrate.blocked.decode_first": "请求 {id} 继续等待：解码优先，本步运行的是运行队列中请求的解码；预填充要等到没有解码的一步。",
     "narrate.blocked.preempted_this_step": "请求 {id} 继续等待：本步抢占了一个运行中的请求，vLLM 在这样的一步里不接纳任何等待中的请求。",
+    "narrate.blocked.no_token": "NO_TOKEN：为运行中请求未来 token 的预留（{reserve} 个槽位，new_token_ratio {ratio}）"
+                                "之后只剩 {available} 个槽位，请求 {id} 需要 {needed} 个（它的新 token、它的 "
+                                "max_new_tokens 和一页），所以 SGLang 这一步不再接纳。",
+    "narrate.blocked.no_token_spent": "NO_TOKEN：这一轮预填充用完了 KV 预算（扣除为运行中请求未来 token 的预留 {reserve}"
+                                      "（new_token_ratio {ratio}）后剩 {available} 个槽位）；请求 {id} 等待。",
+    "narrate.blocked.other": "OTHER：请求 {id} 的 {needed} 个输入 token 超过本次预填充剩余的预算 {available}"
+                             "（max_prefill_tokens={max_prefill_tokens}，或分块大小）；它等下一次预填充。",
+    "narrate.blocked.other_spent": "OTHER：这个预填充批次用完了输入预算（max_prefill_tokens={max_prefill_tokens}，"
+                                   "或分块大小）；请求 {id} 等下一次预填充。",
+    "narrate.blocked.max_running_requests": "请求 {id} 等待：运行批次已满（max_running_requests={available}）。",
+    "narrate.blocked.batch_full": "请求 {id} 等待：SGLang 的“批次已满”标志已设置（之前在有请求运行时出现过 NO_TOKEN）；"
+                                  "有请求离开运行批次时它才清除。",
+    "narrate.ordered.lpm": "请求 {id} 排第一（lpm）：缓存前缀最长，{prefix}；请求 {ahead} 到得更早。",
+    "narrate.ordered.lof": "请求 {id} 排第一（lof）：输出预算最长，{output}；请求 {ahead} 到得更早。",
+    "narrate.ordered.dfs-weight": "请求 {id} 排第一（dfs-weight）：它在基数树上的分支有最多等待中的请求（缓存前缀 "
+                                  "{prefix}）；请求 {ahead} 到得更早。",
+    "narrate.retracted": "撤回请求 {id}：解码需要 {needed}，空闲 {free} 个（已驱逐基数树能让出的部分）；它回到等待队列"
+                         "（{freed}）；new_token_ratio 为 {ratio}，之后逐步衰减。",
+    "narrate.evicted_leaf.one": "为请求 {id} 所在的批次，基数树驱逐了最久未用的叶子（token {tokens}）：单元 {ids} "
+                                "被释放，不再缓存。",
+    "narrate.evicted_leaf.other": "为请求 {id} 所在的批次，基数树驱逐了最久未用的叶子（{n} 个 token：{tokens}）：单元 "
+                                  "{ids} 被释放，不再缓存。",
     "narrate.admitted": "请求 {id} 被接纳：本步预填充了 {tokens}{cached}{why}。",
     "narrate.admitted.cached": "，另有 {n} 个从前缀缓存复用",
     "narrate.admitted.after_rebuild": "（KV 缓存池已重建，所以它的 K/V 要在新池中重新计算）",
@@ -178,6 +201,21 @@ MESSAGES = {
     "setting.long_prefill_token_threshold_adaptive.help": "vLLM 的 long_prefill_token_threshold_adaptive，默认关闭："
                                                           "把长预填充上限提高到 max_num_batched_tokens 除以运行中和"
                                                           "等待中的请求数。只在设了上限时生效。文章的调度器不使用它。",
+    "setting.chunked_prefill_size.label": "chunked_prefill_size（每个预填充块的 token 数，SGLang；-1：关闭）",
+    "setting.chunked_prefill_size.help": "SGLang 的 chunked_prefill_size：长于它的提示分块预填充，每步一块，被分块的请求在下一个"
+                                         "预填充批次中排第一；-1（或 0）整段预填充。只有 SGLang 孪生调度器使用它。",
+    "setting.max_prefill_tokens.label": "max_prefill_tokens（每个预填充批次的输入 token 数，SGLang）",
+    "setting.max_prefill_tokens.help": "SGLang 的 max_prefill_tokens，默认 16384：预填充批次在新请求的输入 token 放得下时"
+                                       "继续接纳（第一个总被接纳）。只有 SGLang 孪生调度器使用它。",
+    "setting.schedule_policy.label": "schedule_policy（等待队列的顺序，SGLang）",
+    "setting.schedule_policy.help": "SGLang 的 schedule_policy：lpm（缓存前缀最长者优先，默认；等待超过 128 个时退为 "
+                                    "FCFS）、dfs-weight（在基数树上深度优先，较重的子树优先）、fcfs（按到达顺序）、lof（输出"
+                                    "最长者优先）。SGLang 的 random 未实现：它无法重放。只有 SGLang 孪生调度器使用它。",
+    "setting.schedule_conservativeness.label": "schedule_conservativeness（预留的比例系数，SGLang）",
+    "setting.schedule_conservativeness.help": "SGLang 的 schedule_conservativeness，默认 1.0：new_token_ratio 即接纳时为每个"
+                                              "运行中请求剩余 max_new_tokens 预留的比例，从 0.7 × 它（至多 1）开始，在 600 个"
+                                              "解码步内衰减到其 0.14 倍。越高接纳越少、撤回越少。只有 SGLang 孪生调度器使用它。",
+    "setting.system_label": "{name}（{system} 的名称；{label}）",
     "setting.vllm_version.label": "vLLM 版本（vLLM 孪生调度器）",
     "setting.vllm_version.help": "vLLM 孪生调度器按哪个 vLLM 版本做决策：0.32 或 0.33。两者有两条规则不同：priority "
                                  "策略下，一个正在运行的请求抢占了自己时，0.32 结束本步对运行中请求的循环，0.33 则继续"
@@ -558,6 +596,39 @@ MESSAGES = {
     "player.vllm_counters_note": "num_computed_tokens 已包含本步的 token（vLLM 在调度时就把它加上）；num_cached_tokens："
                                  "它第一次被调度时的前缀缓存命中数，在此之前为 -1。",
     "player.vllm_log_title": "vLLM 的日志行（vLLM 每 5 秒打印一次；这里是这一步的，按模拟时钟计算）以及它的 Prometheus 计数器",
+    # SGLang 基数树视图（scheduler/sglang/tree_view.py、viz/sched_view.py、player/tree_view.js）
+    "player.tree_title": "这一步之后 SGLang 的基数树（RadixCache：以 token 序列为键、指向 KV 槽位的节点）",
+    "player.tree_sizes": "可驱逐 evictable_size {evictable} · 受保护 protected_size {protected} · 空闲槽位 {free} / {size}",
+    "player.tree_root": "根", "player.tree_empty": "空：尚未缓存任何内容",
+    "player.tree_slots": "槽位", "player.tree_locked": "lock_ref {n}：受保护",
+    "player.tree_unlocked": "lock_ref 0：可驱逐",
+    "player.tree_rank": "驱逐第 {n}", "player.tree_rank_title": "它在驱逐顺序中的位置：最久未使用的未加锁叶子最先被驱逐",
+    "player.tree_node_title": "节点 n{id}：{n} 个 token，位于槽位 {slots}",
+    "player.tree_inserted": "新插入", "player.tree_split": "在此分裂", "player.tree_cut": "分裂后切下的部分",
+    "player.tree_hit": "{ids} 的前缀命中", "player.tree_evicted": "已驱逐",
+    "player.tree_key": "实线框：被运行中的请求加锁（受保护）。虚线框：未加锁（可驱逐）；带编号的是叶子，按编号顺序驱逐。"
+                       "黄色：被接纳请求匹配到的前缀。绿圈：这一步插入；橙圈：一个节点分裂为两个；红色：被驱逐。",
+    "player.tree_told_split": "这一步有 {n} 个节点分裂", "player.tree_told_evicted": "驱逐了 {n} 个叶子（{tokens} 个 token）",
+    "player.tree_told_retracted": "{ids} 被撤回（retract）到等待队列；new_token_ratio {ratio}",
+    "player.tree_waiting_title": "按调度策略排序的等待队列（schedule_policy={policy}）",
+    "player.tree_waiting_empty": "无人等待", "player.tree_cached": "已缓存 {n}",
+    "player.tree_retracted_mark": "已撤回",
+    "player.tree_budget_title": "这一步预填充轮结束时 PrefillAdder 的预算",
+    "player.tree_budget_none": "这一步没有预填充轮（无人等待，或批次已满）。new_token_ratio {ratio}",
+    "player.tree_reserve": "预留 {n}", "player.tree_taken": "已接纳 {n}", "player.tree_left": "剩余 {n}",
+    "player.tree_budget_line": "空闲 + 可驱逐共 {total} 个槽位；预留 {reserve} = 运行中请求今后的 token 数 × "
+                               "new_token_ratio {ratio}；rem_total_tokens {rem}",
+    "player.tree_input": "rem_input_tokens {n} / max_prefill_tokens {of}",
+    "player.tree_chunk": "rem_chunk_tokens {n} / chunked_prefill_size {of}",
+    "player.tree_no_chunking": "未启用分块预填充",
+    "player.tree_pool_title": "KV 池：{n} 个 token 槽位及其持有者",
+    "player.tree_pool_title_pages": "KV 池：{n} 个页（每页 {page} 个 token 槽位）及其持有者",
+    "player.tree_pool_key": "蓝色：加锁的树节点（下方色条：第一个使用它的请求）。黄色虚线：未加锁的树节点（可驱逐）。"
+                            "彩色：请求自己的槽位，尚未进入树。灰色：空闲。深色：填充槽位。",
+    "player.tree_unit_free": "槽位 {unit}：空闲", "player.tree_unit_reserved": "槽位 {unit}：SGLang 的填充槽位",
+    "player.tree_unit_evictable": "槽位 {unit}：节点 n{node}，未加锁（可驱逐）",
+    "player.tree_unit_protected": "槽位 {unit}：节点 n{node}，已加锁；在 {ids} 的行中",
+    "player.tree_unit_request": "槽位 {unit}：请求 {id} 自己的（尚未进入树）",
     "player.overfull": "<b>溢出</b>：一个容量为 {size} 的块中有 {n} 个 token（笔记本中每次预填充只分一个块的错误）",
     "player.table_cell": "逻辑块 {i} → 物理块 {p}（引用计数 {n}）",
     "player.more_holders": "另有 {n} 个请求持有块",
@@ -584,6 +655,7 @@ MESSAGES = {
     "run.custom": "自定义设置",
     "run.variant": "{title} · 变体：{changes}",
     "run.scheduler.article": "文章的调度器", "run.scheduler.vllm": "vLLM 孪生调度器",
+    "run.scheduler.sglang": "SGLang 孪生调度器",
     "run.other_scheduler": "{title} · 这里由{scheduler}决定",
     "run.other_scheduler_story": "这个预设的讲解说的是{own}的决定；这次运行由{scheduler}决定（侧边栏的“调度器”），"
                                  "所以它的帧可能与讲解和关键帧说明不同（不成立的说明显示为灰色）。",
@@ -597,6 +669,7 @@ MESSAGES = {
     "sidebar.variant": "变体：{changes}",
     "sidebar.scheduler": "调度器",
     "sidebar.scheduler.article": "文章的（nano-vllm）",
+    "sidebar.scheduler.sglang": "SGLang",
     "sidebar.scheduler.vllm": "vLLM V1",
     "sidebar.scheduler_help": "由哪个调度器决定每一步：文章的（nano-vllm 风格，scheduler/scheduler.py），"
                               "或 vLLM 孪生调度器，它逐步做出与 vLLM V1 相同的决定（scheduler/vllm_v1/）。"
@@ -605,10 +678,12 @@ MESSAGES = {
                            "还大。vLLM 拒绝以这样的配置启动（它在启动时检查一个 max_model_len 个 token 的请求放得下）。"
                            "在这里，{what}",
     "sidebar.beyond_pool.article": "文章的调度器会中止长得比缓存池还大的请求，并给出原因。",
+    "sidebar.beyond_pool.sglang": "SGLang 孪生调度器和 SGLang 一样，在到达时拒绝其缓存池或上下文长度放不下的提示，并把 max_new_tokens 截到剩余的容量。",
     "sidebar.beyond_pool.vllm": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
     "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
     "sidebar.scheduler_ignores": "这个调度器不读取这些设置（{system} 没有这样的选项；它们显示为灰色，因为改动其中一个只会分支出"
                                  "同样的运行）：{names}。",
+    "sidebar.victim.sglang": "SGLang 不抢占：解码所需的槽位多于空闲槽位时，它把运行中的请求（输出 token 最少的优先）撤回（retract）到等待队列，并调高 new_token_ratio，即为运行中请求未来 token 预留的比例。",
     "sidebar.victim.vllm": "它抢占的对象由队列策略决定：fcfs 下是运行队列的末尾，priority 下是最不重要（其次是最晚到达）的运行中请求。",
     "sidebar.scheduler_unread": "{scheduler} 不读取这个设置：显示为灰色。",
     "sidebar.scheduler_restarted": "调度器现在是 {scheduler}：运行中途不能更换调度器，所以运行从第 0 帧重新开始（你刚才在第 {frame} "
@@ -872,6 +947,8 @@ MESSAGES = {
     "vllm.twin": "这里显示的就是 vLLM 自己的决定：本次运行用的是 vLLM 孪生调度器，它逐步做出 vLLM {version} 的 V1 调度器的"
                  "决定，连块编号都相同，`make vllm-check VLLM={version}` 拿它与该版本的调度器逐步对照检查（用 vLLM "
                  "{version} 运行才会遇到同样的决定）；prefill_first、mixed_batches 和抢占策略对它不起作用。",
+    "vllm.other_system": "本次运行由 {system} 孪生调度器决定，它做出 {system} {version} 的决定：vLLM 命令只是最接近的 vLLM "
+                         "设置；{system} 命令用本次运行的设置启动 {system} 本身。",
     "vllm.not_the_twin": "即使在最接近的设置下，这个调度器也不是 vLLM 的：vLLM（scheduler_reserve_full_isl 开启时，即它的默认值）只在等待请求的整个序列都放得进空闲块时才接纳它，"
                          "并且优先复用释放的未缓存块，所以块编号不同；vLLM 孪生调度器（scheduler \"vllm\"）做出 vLLM "
                          "自己的决定。",
@@ -917,6 +994,7 @@ MESSAGES = {
     "compare.variant.fixed": "固定 max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "自适应批大小（{low}-{high} 毫秒）",
     "compare.variant.article": "文章的调度器",
+    "compare.variant.sglang": "SGLang 孪生调度器",
     "compare.variant.vllm": "vLLM 孪生调度器",
     "compare.name.article vs vLLM twin": "文章的调度器 对比 vLLM 孪生调度器",
     "compare.name.prefill-first vs decode-first": "预填充优先 对比 解码优先",
@@ -959,6 +1037,8 @@ MESSAGES = {
     "config.bool": "必须是 true 或 false",
     "config.at_least_1": "至少为 1",
     "config.long_prefill": "取 0（不设上限）到 max_model_len={max_model_len} 个 token",
+    "config.chunked_prefill_size": "取 -1（不分块）或至少 1 个 token 的块大小",
+    "config.not_negative": "不能为负数",
     "config.number": "必须是数字",
     "config.watermark": "取 0（不留空闲块）到 1（不含 1）之间的比例",
     "config.scheduled_tokens": "取 0（等于 max_num_batched_tokens）到 max_num_batched_tokens={max_num_batched_tokens}",
@@ -977,6 +1057,10 @@ MESSAGES = {
     "abort.empty_prompt": "提示为空；请至少给出一个 token",
     "abort.no_room": "{n} 个 token 的提示在 max_model_len={max_model_len} 之下没有生成的余地；请缩短提示，或把 max_model_len 调到 {n} 以上",
     "abort.pool_too_small": "{n} 个 token 的提示需要 {blocks} 个大小为 {size} 的 KV 缓存块，但缓存池只有 {pool} 个；请增加块数、加大块，或缩短提示",
+    "abort.sglang_prompt": "提示有 {n} 个 token；这里 SGLang 最多接受 {most} 个（由上下文长度和缓存池决定，再留出 6 个的余量）",
+    "abort.sglang_never_fits": "它的提示、max_new_tokens 加一页共需 {needed} 个 KV 槽位，而 SGLang 只接纳低于整个缓存池 "
+                               "{slots} 个槽位的请求：它会永远等待",
+    "abort.sglang_no_room": "即使只剩它一个，也没有可供解码的 KV 槽位，因此 SGLang 中止了它",
     "abort.outgrew_pool": "增长到 {n} 个 token，超过了整个 KV 缓存池的容量",
     "abort.needs_whole_pool": "需要的比整个 KV 缓存池（{blocks} 个大小为 {size} 的块）还多",
     "texts.status_because": "{status}（{reason}）",

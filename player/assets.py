@@ -14,6 +14,7 @@ PLAYER_DIR = Path(__file__).resolve().parent
 WIRE_SLOT = "SCHEDLAB_WIRE"  # decode.js: `const WIRE = SCHEDLAB_WIRE;`, replaced by viz.frame_payload.WIRE
 # The stage player's files, one job each, in the order they run (player/player.js says what each does).
 PLAYER_FILES = ("decode.js", "transport.js", "follow.js", "render.js", "pool.js", "player.js")
+PANELS = ("vllm_view", "tree_view")  # drawn below the stage (SchedlabPlayer.addPanel): the vLLM twin's, a radix tree's
 
 
 def _read(name: str) -> str:
@@ -22,12 +23,12 @@ def _read(name: str) -> str:
 
 def player_sources() -> tuple[str, str]:
     """The stage player's JavaScript (its files in order), with the wire format's names written in (decode.js
-    reads them as `WIRE`), and its CSS; the twin's view below the stage (vllm_view.js, a panel) after them."""
+    reads them as `WIRE`), and its CSS; the panels drawn below the stage after them."""
     js = "\n".join(_read(name) for name in PLAYER_FILES)
     assert js.count(WIRE_SLOT) == 1, f"the player names {WIRE_SLOT} once, where it reads the wire format's names"
     js, css = js.replace(WIRE_SLOT, json.dumps(WIRE)), _read("player.css")
-    return (js + "\n" + _read("vllm_view.js"),  # its panel: the twin's view below the stage
-            css + "\n" + _read("vllm_view.css"))
+    return (js + "".join("\n" + _read(f"{name}.js") for name in PANELS),
+            css + "".join("\n" + _read(f"{name}.css") for name in PANELS))
 
 
 def lockstep_sources() -> tuple[str, str]:

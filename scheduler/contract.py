@@ -10,7 +10,8 @@ twin (scheduler/vllm_v1/) and any later one (an SGLang twin, whose pool is a rad
   units, each one's holders and state (free, used, cached), the free order as the pool states it, the cached
   units' keys, and the changes to the free order since the last look (`recent_changes`).
 - `SchedulerProtocol`: the calls the engine makes (`add`, `abort`, `schedule() -> Batch`, `postprocess`,
-  `reconfigure`, `requeue`; overlapped, `launch` and `land`), the queues it reads and `is_finished`.
+  `reconfigure`, `requeue`; overlapped, `launch` and `land`), the queues it reads, `is_finished`, and what it records
+  of the scheduler's own beside the frame (`scheduler_output`, `scheduler_view`: None where it offers none).
 
 Only the scheduler changes a request once it is added (its status, queue, units and computed tokens); everything
 else reads. The invariants every kind keeps are checked over the factory in tests/test_scheduler_contract.py.
@@ -18,7 +19,7 @@ else reads. The invariants every kind keeps are checked over the factory in test
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Sequence as Seq
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -45,7 +46,13 @@ class SchedulerInfo:
     whole pool is queued (it then waits for good, as in vLLM) rather than refused on arrival; `version_setting`
     the Config field that picks the release it mirrors, one of `versions` (the vLLM twin's `vllm_version`;
     `version` is then that field's default), or "" when it mirrors one; `sampling` the request fields of vLLM's
-    SamplingParams it honours (`stop_token_ids`, `min_tokens`), which the add-request form offers only for it."""
+    SamplingParams it honours (`stop_token_ids`, `min_tokens`), which the add-request form offers only for it;
+    `labels` the system's own name of a Config field it reads with the same meaning (SGLang's
+    `max_running_requests` for `max_num_seqs`), which the sidebar and exports show; `repoints_tables` whether
+    postprocess may change a request's block table in place (SGLang points a row at the tree's copy of a prefix
+    another request inserted first), so a reader must read tables again after it; `command` the shell words that
+    start the system it mirrors, other than vLLM (whose `vllm serve` line engine/analysis/vllm_args.py writes for
+    every run), with a run's config, for (config, model, overlapped scheduling)."""
     kind: str
     system: str
     version: str
@@ -55,11 +62,21 @@ class SchedulerInfo:
     version_setting: str = ""
     versions: tuple[str, ...] = ()
     sampling: frozenset[str] = frozenset()  # vLLM's SamplingParams fields it reads beyond max_tokens and ignore_eos
+    labels: tuple[tuple[str, str], ...] = ()  # (Config field, the system's name for it)
+    repoints_tables: bool = False
+    command: Callable[[Config, str, bool], list[str]] | None = None
 
     def __post_init__(self):
         unknown = self.honoured - set(CONFIG_FIELDS)
         if unknown:
             raise ValueError(f"{self.kind}: honours fields Config does not have: {sorted(unknown)}")
+        unread = {f for f, _ in self.labels} - self.honoured
+        if unread:
+            raise ValueError(f"{self.kind}: names fields it does not read: {sorted(unread)}")
+
+    def setting_name(self, field: str) -> str:
+        """The name this scheduler's system gives the Config field (the field's own name where it gives none)."""
+        return dict(self.labels).get(field, field)
 
     @property
     def name(self) -> str:
@@ -203,6 +220,10 @@ class SchedulerProtocol(Protocol):
     def scheduler_output(self) -> SchedulerOutput | None:
         """The last schedule()'s step as vLLM's SchedulerOutput lists it (scheduler/output.py), with vLLM's
         per-request counters; None for a scheduler that keeps none (what a frame records as its `output`)."""
+
+    def scheduler_view(self) -> dict | None:
+        """What the stage draws of the scheduler's own state after the step, as plain JSON data (SGLang's radix
+        tree, scheduler/sglang/tree_view.py); None for one that offers none (what a frame records as its `view`)."""
 
     def postprocess(self, seqs: list[Sequence], token_ids: list) -> list[Event]: ...
 

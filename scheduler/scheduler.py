@@ -21,7 +21,7 @@ from collections import deque
 
 from i18n import Message
 from scheduler.block_manager import BlockManager
-from scheduler.config import CONFIG_FIELDS, VLLM_ONLY_FIELDS, Config
+from scheduler.config import CONFIG_FIELDS, SGLANG_ONLY_FIELDS, VLLM_ONLY_FIELDS, Config
 from scheduler.contract import SchedulerInfo
 from scheduler.events import (
     Aborted,
@@ -34,7 +34,7 @@ from scheduler.events import (
     PrefixHit,
     Speculated,
 )
-from scheduler.interface import POOL_SHAPE, Batch, check_new, refuse, requeue
+from scheduler.interface import Batch, check_new, check_pool_shape, refuse, requeue
 from scheduler.overlapped import LandsLate
 from scheduler.policies import insert_waiting, pick_victim, priority_key, priority_victim_key
 from scheduler.sequence import Sequence, SequenceStatus
@@ -64,9 +64,10 @@ class _Step:
 
 class Scheduler(LandsLate):
     """The article's scheduler (`SchedulerProtocol`, scheduler/contract.py): every Config field but vLLM's own
-    (VLLM_ONLY_FIELDS: its release and SchedulerConfig knobs); a prompt larger than the whole pool is refused on
-    arrival."""
-    info = SchedulerInfo("article", "nano-vllm", "", frozenset(CONFIG_FIELDS) - set(VLLM_ONLY_FIELDS))
+    (VLLM_ONLY_FIELDS: its release and SchedulerConfig knobs) and SGLang's (SGLANG_ONLY_FIELDS); a prompt larger
+    than the whole pool is refused on arrival."""
+    info = SchedulerInfo("article", "nano-vllm", "",
+                         frozenset(CONFIG_FIELDS) - {*VLLM_ONLY_FIELDS, *SGLANG_ONLY_FIELDS})
 
     def __init__(self, config: Config):
         self.config = config
@@ -80,6 +81,10 @@ class Scheduler(LandsLate):
 
     def scheduler_output(self) -> None:
         """vLLM's SchedulerOutput of the last step: the article's scheduler keeps none (the twin does)."""
+        return None
+
+    def scheduler_view(self) -> None:
+        """The stage draws nothing of its own for the article's scheduler."""
         return None
 
     # -- one step: the basic path ----------------------------------------------------------------------
@@ -325,9 +330,7 @@ class Scheduler(LandsLate):
     def reconfigure(self, config: Config):
         """Switch to `config` from the next step on, the queues and the KV cache kept: switching to the priority
         queue policy sorts the waiting queue; prefix caching follows the new config."""
-        changed = [f for f in POOL_SHAPE if getattr(config, f) != getattr(self.config, f)]
-        if changed:
-            raise ValueError(f"{changed} change the KV pool: build a new Scheduler and requeue() its requests")
+        check_pool_shape(self.config, config)
         if config.queue_policy == "priority" and self.config.queue_policy != "priority":
             self.waiting = deque(sorted(self.waiting, key=priority_key))
         self.config = self.block_manager.config = config

@@ -34,10 +34,15 @@ def test_a_scenario_file_names_its_scheduler_and_a_bad_one_is_refused(tmp_path):
     assert load_scenario(path).spec.scheduler == "vllm"
     path.write_text(GOOD)
     assert load_scenario(path).spec.scheduler == "article"
-    path.write_text('scheduler = "sglang"\n' + GOOD)
+    path.write_text('scheduler = "sglang"\n' + GOOD.replace("[config]", '[config]\nschedule_policy = "lof"\n'
+                                                                           "chunked_prefill_size = 8"))
+    sglang = load_scenario(path).spec
+    assert sglang.scheduler == "sglang" and (sglang.config.schedule_policy, sglang.config.chunked_prefill_size) == \
+        ("lof", 8)
+    path.write_text('scheduler = "orca"\n' + GOOD)
     with pytest.raises(ScenarioError) as refused:
         load_scenario(path)
-    assert refused.value.key == "scheduler" and "'sglang' is not a scheduler; use one of article, vllm" in str(
+    assert refused.value.key == "scheduler" and "'orca' is not a scheduler; use one of article, vllm, sglang" in str(
         refused.value)
 
 
@@ -51,12 +56,15 @@ def test_a_link_carries_the_scheduler_only_when_it_is_not_the_presets_own():
     assert "scheduler" not in link_of(plain, SCENARIOS, lang="en").params()
     custom = {"scenario": "custom", "requests": "4", "scheduler": "vllm", "frame": "3"}
     assert open_link(parse_link(custom, SCENARIOS), SCENARIOS, "fake").inputs.spec.scheduler == "vllm"
+    sglang = open_link(parse_link({**custom, "scheduler": "sglang"}, SCENARIOS), SCENARIOS, "fake")
+    sglang.run(3)
+    assert link_of(sglang, SCENARIOS, lang="en").params()["scheduler"] == "sglang"
 
 
 def test_a_bad_scheduler_in_a_link_names_the_parameter():
     with pytest.raises(LinkError) as refused:
-        parse_link({"scenario": "02_preemption", "scheduler": "sglang"}, SCENARIOS)
-    assert "scheduler='sglang'" in str(refused.value) and "article, vllm" in str(refused.value)
+        parse_link({"scenario": "02_preemption", "scheduler": "orca"}, SCENARIOS)
+    assert "scheduler='orca'" in str(refused.value) and "article, vllm, sglang" in str(refused.value)
 
 
 def test_a_trace_records_its_scheduler_and_an_older_one_reads_as_the_articles(preemption_preset):
@@ -67,14 +75,14 @@ def test_a_trace_records_its_scheduler_and_an_older_one_reads_as_the_articles(pr
     old = trace_dict(preemption_preset, "old")
     assert "scheduler" not in old  # the article's traces stay as they were
     assert read_trace(json.dumps(old))[1]["scheduler"] == "article"
-    with pytest.raises(ValueError, match="'sglang' is not a scheduler"):
-        read_trace(json.dumps({**data, "scheduler": "sglang"}))
+    with pytest.raises(ValueError, match="'orca' is not a scheduler"):
+        read_trace(json.dumps({**data, "scheduler": "orca"}))
 
 
 def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_each_scheduler_ignores(app):
     app.run()
     radio = app.radio(key="scheduler_choice")
-    assert radio.value == "article" and radio.options == ["the article's (nano-vllm)", "vLLM V1"]
+    assert radio.value == "article" and radio.options == ["the article's (nano-vllm)", "vLLM V1", "SGLang"]
     note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)  # as the article's declares
     assert "(nano-vllm has no such choice;" in note and "long-prefill cap" in note and "step order" not in note
     radio.set_value("vllm").run()
@@ -83,8 +91,23 @@ def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_each_sch
     note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)
     assert "(vLLM has no such choice;" in note and "step order" in note and "mixed batches" in note
     assert "long-prefill cap" not in note
+    app.radio(key="scheduler_choice").set_value("sglang").run()
+    assert not app.exception and app.session_state.lab.inputs.spec.scheduler == "sglang"
+    note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)
+    assert "(SGLang has no such choice;" in note and "retracts" in note and "watermark" in note
+    assert "schedule_policy" not in note
+    sidebar = app.sidebar
+    assert sidebar.number_input(key="cfg_max_num_seqs").label.startswith("max_running_requests (SGLang's name;")
+    assert sidebar.number_input(key="cfg_kvcache_block_size").label.startswith("page_size (SGLang's name;")
+    assert sidebar.number_input(key="cfg_num_kvcache_blocks").label.startswith("max_total_tokens ÷ page_size (")
+    assert sidebar.selectbox(key="cfg_schedule_policy").options == ["lpm", "dfs-weight", "fcfs", "lof"]
+    assert not sidebar.number_input(key="cfg_chunked_prefill_size").disabled
+    assert sidebar.toggle(key="cfg_enable_prefix_caching").disabled  # the radix tree is always on
+    sidebar.selectbox(key="cfg_schedule_policy").select("fcfs").run()
+    assert not app.exception and app.session_state.lab.config_in_effect().schedule_policy == "fcfs"
     app.radio(key="scheduler_choice").set_value("article").run()
     assert app.session_state.lab.inputs.spec.scheduler == "article"
+    assert app.sidebar.selectbox(key="cfg_schedule_policy").disabled
 
 
 def test_the_twin_note_is_in_chinese_too(app):
@@ -92,7 +115,7 @@ def test_the_twin_note_is_in_chinese_too(app):
     app.query_params["scheduler"] = "vllm"
     app.run()
     assert not app.exception
-    assert app.radio(key="scheduler_choice").options == ["文章的（nano-vllm）", "vLLM V1"]
+    assert app.radio(key="scheduler_choice").options == ["文章的（nano-vllm）", "vLLM V1", "SGLang"]
     assert any("这个调度器不读取这些设置（vLLM 没有这样的选项" in c.value for c in app.sidebar.caption)
     assert app.sidebar.selectbox(key="cfg_vllm_version").label == "vLLM 版本（vLLM 孪生调度器）"
 
@@ -109,6 +132,35 @@ def test_a_custom_comparison_runs_the_articles_scheduler_beside_the_twin():
     runs = at.session_state.compare_runs
     assert [r.engine.spec.scheduler for r in runs] == ["article", "vllm"]
     assert runs[0].engine.spec.workload == runs[1].engine.spec.workload
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_app_opens_a_link_under_sglang_and_narrates_its_steps(app, lang):
+    from tests.helpers.app import button, lab, no_errors
+
+    app.query_params.update({"scenario": "05_prefix_caching", "scheduler": "sglang", "lang": lang})
+    app.run()
+    app.number_input(key="run_n").set_value(3).run()
+    button(app, "Run N steps ▶▶" if lang == "en" else "运行 N 步 ▶▶").click().run()
+    assert no_errors(app) and lab(app).inputs.spec.scheduler == "sglang" and lab(app).cursor == 3
+    assert lab(app).frames[3].decided_by.system == "SGLang"
+
+
+def test_a_custom_comparison_runs_sglang_and_exports_its_launch_line():
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    at.selectbox(key="comparison").select("custom").run()
+    at.selectbox(key="c1_scheduler").select("sglang").run()
+    at.selectbox(key="c1_policy").select("fcfs").run()
+    at.button(key="run").click().run()
+    assert not at.exception and not at.error
+    runs = at.session_state.compare_runs
+    assert [r.engine.spec.scheduler for r in runs] == ["article", "sglang"]
+    assert runs[1].config.schedule_policy == "fcfs" and runs[1].engine.is_finished
+    lines = [c.value for c in at.code]
+    assert any(line.startswith("python -m sglang.launch_server") and "--schedule-policy fcfs" in line
+               for line in lines)
+    assert sum(line.startswith("vllm serve") for line in lines) == 2
 
 
 def test_under_the_twin_the_vllm_release_is_a_choice_beside_the_scheduler(app):

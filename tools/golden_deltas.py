@@ -3,8 +3,9 @@ stage player (viz/frame_payload.py `encode`, frame 0 against the empty view), wh
 decodes with the player's own decoder (player/decode.js, in node) and with the server's reference (`decode`), and
 compares with the views the server computes from the frames. The runs, on the fake model, cover what the delta
 carries: preemptions and queue moves, text pieces and speculative drafts, a pool rebuilt mid-run (`nb` after
-frame 0), and, on views made from a run's, what no preset shows: a request's tokens shrinking (its speculative
-tokens rejected) and a request's text pieces dropped.
+frame 0), a scheduler's own view (the SGLang twin's radix tree, `sched_view`), and, on views made from a run's,
+what no preset shows: a request's tokens shrinking (its speculative tokens rejected) and a request's text pieces
+dropped.
 
 After a deliberate change of the wire format or of what the views hold (a narration sentence too), rewrite the
 file: `python -m tools.golden_deltas`.
@@ -22,13 +23,14 @@ from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.inputs.workload import random_workload
 from engine.run.engine import Engine
 from engine.run.frame import Frame
-from engine.run.recipe import RunSpec
+from engine.run.recipe import Request, RunSpec
 from scheduler import Config
 from viz.frame_payload import EMPTY_VIEW, encode, player_views
 
 GOLDEN_DELTAS = Path(__file__).resolve().parents[1] / "tests" / "data" / "golden_deltas.json"
 LANG = "en"
 MOST_FRAMES = 24  # of each run: enough for what it shows, and the file stays small
+SGLANG_KIND = "sglang"  # the golden run with a radix tree view names its scheduler, as a scenario file does
 
 
 def _preset(name: str) -> Callable[[], Engine]:
@@ -50,10 +52,25 @@ def _pool_rebuilt() -> Engine:
     return engine
 
 
+def sglang_tree_run() -> Engine:
+    """The SGLang twin on a 34-slot pool (a run with a scheduler view, `sched_view`): prompts sharing prefixes (a
+    hit splitting a node at steps 3 and 4), leaves evicted under pressure from step 12 and a retraction at step 18."""
+    config = Config(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=64, num_kvcache_blocks=34,
+                    kvcache_block_size=1, schedule_conservativeness=0.05)
+    workload = [Request(0, prompt_token_ids=tuple(range(10, 18)), max_tokens=4),
+                Request(2, prompt_token_ids=(10, 11, 12, 13, 30, 31, 32), max_tokens=4),
+                Request(3, prompt_token_ids=(10, 11, 12, 13, 14, 15, 40), max_tokens=16),
+                Request(3, prompt_token_ids=tuple(range(50, 56)), max_tokens=16)]
+    engine = Engine(RunSpec(config, workload, scheduler=SGLANG_KIND))
+    engine.run(MOST_FRAMES - 1)
+    return engine
+
+
 RUNS: dict[str, Callable[[], Engine]] = {
     "02_preemption": _preset("02_preemption"),
     "speculative_decoding": _preset("speculative_decoding"),
     "pool_rebuilt": _pool_rebuilt,
+    "sglang_tree": sglang_tree_run,
 }
 
 

@@ -35,6 +35,7 @@ from viz.budget import PHASES, SEGMENT_FIELDS, budget_held, budget_segments, sat
 from viz.colors import CACHED_FREE_COLOR, FREE_COLOR, REQUEST_PALETTE, RESERVED_COLOR
 from viz.glossary import player_legend
 from viz.narrate import narrate
+from viz.sched_view import sched_view
 from viz.vllm_view import vllm_view
 
 REQUEST_FIELDS = ("status", "num_tokens", "num_prompt_tokens", "num_computed_tokens", "priority", "arrival",
@@ -46,9 +47,10 @@ METRIC_FIELDS = ("num_running", "num_waiting", "kv_usage", "num_free_blocks", "n
                  "num_preemptions")  # StepMetrics' attributes
 KEY_FRAME_FIELDS = ("step", "note", "holds")  # a key frame in a message's `key_frames` (holds: absent is true)
 SCALARS = ("step", "time", "kind", "batch", "metrics", "narration", "sat_out", "done", "wall_ms", "overlapped",
-           "overfull", "budget_held", "vllm")  # batch: the step's segments (viz/budget.py SEGMENT_FIELDS); vllm: the
-# twin's free queue, SchedulerOutput, counters and log line (viz/vllm_view.py)
-SPARSE = ("sat_out", "done", "overfull", "budget_held", "vllm")  # scalars sent only when not empty
+           "overfull", "budget_held", "vllm", "sched_view")  # batch: the step's segments (viz/budget.py
+# SEGMENT_FIELDS); vllm: the twin's free queue, SchedulerOutput, counters and log line (viz/vllm_view.py); sched_view:
+# the scheduler's own view, e.g. SGLang's radix tree (viz/sched_view.py)
+SPARSE = ("sat_out", "done", "overfull", "budget_held", "vllm", "sched_view")  # scalars sent only when not empty
 HASH_DIGITS = 6  # of a block's 16 hex digits, shown in the player's hover
 DONE_KINDS = ("finished", "finished_late", "aborted")  # their words: done.<kind> in i18n/
 ROW_CELLS = 28  # the most token cells a request's row draws (the player's laptop size)
@@ -203,6 +205,7 @@ def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: di
         "overfull": [[block, count] for block, count in sorted(overfull_blocks(frame).items())],
         "budget_held": budget_held(frame),
         "vllm": vllm_view(frame, before, lang),
+        "sched_view": sched_view(frame),
         "running": list(frame.running), "waiting": list(frame.waiting),
         "cfg": {"max_num_seqs": frame.config.max_num_seqs, "block_size": frame.config.kvcache_block_size,
                 "max_model_len": frame.config.max_model_len,

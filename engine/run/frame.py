@@ -41,6 +41,9 @@ Schema (field names are stable; the UI builds its figures from them):
       output: SchedulerOutput | None the vLLM twin's step as vLLM's SchedulerOutput lists it, with vLLM's
                                      per-request counters (scheduler/output.py); None under the
                                      article's scheduler, for frame 0 and old traces (left out of to_dict)
+      view: dict | None              the scheduler's own state after the step as plain JSON data, where it offers
+                                     one (`SchedulerProtocol.scheduler_view`: the SGLang twin's radix tree,
+                                     scheduler/sglang/tree_view.py); None otherwise (left out of to_dict)
 
     RequestView (a NamedTuple)
       id, status ("waiting" | "running" | "finished" | "aborted"), num_tokens (prompt + output so far),
@@ -293,6 +296,7 @@ class StepHeader:
     events: tuple[Event, ...]
     timing: StepTiming | None = None
     output: SchedulerOutput | None = None
+    view: dict | None = None  # the scheduler's own view after the step (SchedulerProtocol.scheduler_view)
 
     @classmethod
     def from_dict(cls, data: dict, config: Config) -> StepHeader:
@@ -301,7 +305,7 @@ class StepHeader:
         return cls(data["step"], data["sim_time_s"], data["wall_schedule_s"], data["wall_model_s"], config,
                    BatchView.from_dict(data["batch"]), tuple(event_from_dict(e) for e in data["events"]),
                    StepTiming.from_dict(data["timing"]) if data.get("timing") else None,
-                   SchedulerOutput.from_dict(data["output"]) if data.get("output") else None)
+                   SchedulerOutput.from_dict(data["output"]) if data.get("output") else None, data.get("view"))
 
 
 def _from_header(name: str) -> property:
@@ -328,6 +332,7 @@ class Frame:
     events = _from_header("events")
     timing = _from_header("timing")
     output = _from_header("output")
+    view = _from_header("view")
 
     @property
     def free_block_ids(self) -> tuple[int, ...]:
@@ -347,7 +352,7 @@ class Frame:
         return [e for e in self.events if e.kind == kind]
 
     def to_dict(self, tokens: bool = True) -> dict:
-        return output_dict(self.output) | {
+        return output_dict(self.output) | view_dict(self.view) | {
             "step": self.step, "sim_time_s": self.sim_time_s, "wall_schedule_s": self.wall_schedule_s,
             "wall_model_s": self.wall_model_s, "config": config_to_dict(self.config),
             "batch": self.batch.to_dict(), "waiting": list(self.waiting), "running": list(self.running),
@@ -374,6 +379,12 @@ class Frame:
                    blocks=tuple(BlockView.from_dict(b) for b in data["blocks"]),
                    metrics=StepMetrics.from_dict(data["metrics"]),
                    decided_by=DecidedBy(**data["decided_by"]) if data.get("decided_by") else None)
+
+
+def view_dict(view: dict | None) -> dict:
+    """A frame's "view" entry: the scheduler's own view, or nothing (traces of schedulers without one keep their
+    shape)."""
+    return {} if view is None else {"view": view}
 
 
 def output_dict(output: SchedulerOutput | None) -> dict:

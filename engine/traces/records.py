@@ -20,6 +20,7 @@ from engine.run.frame import (
     TokenHistory,
     config_to_dict,
     output_dict,
+    view_dict,
 )
 from engine.run.frame_store import FrameStore, QueueDiff, StepRecord
 from scheduler import Config
@@ -38,7 +39,8 @@ def record_data(record: StepRecord, previous: StepRecord | None) -> dict:
     data = {"step": header.step, "sim_time_s": header.sim_time_s, "wall_schedule_s": header.wall_schedule_s,
             "wall_model_s": header.wall_model_s, "batch": header.batch.to_dict(),
             "events": [_event_data(e) for e in header.events], "metrics": record.metrics.to_dict(),
-            "timing": header.timing and header.timing.to_dict(), **output_dict(header.output)}
+            "timing": header.timing and header.timing.to_dict(), **output_dict(header.output),
+            **view_dict(header.view)}
     if previous is None or header.config != previous.header.config:
         data["config"] = config_to_dict(header.config)
     if isinstance(record.blocks, tuple):

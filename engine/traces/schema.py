@@ -190,6 +190,7 @@ class _FrameChecker:
             self.check_timing(f"{where}.timing", frame["timing"])
         if frame.get("output") is not None:
             self.check_output(f"{where}.output", frame["output"])
+        _of(f"{where}.view", frame.get("view"), dict, optional=True)  # the scheduler's view, drawn as it is
 
     def check_output(self, where: str, output):
         """The vLLM twin's SchedulerOutput (scheduler/output.py): request ids, block ids and counters."""

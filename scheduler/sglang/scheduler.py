@@ -18,6 +18,7 @@ from scheduler.sglang.allocator import make_allocator
 from scheduler.sglang.radix_cache import RadixCache
 from scheduler.sglang.req import Req
 from scheduler.sglang.schedule_policy import AddReqResult, PrefillAdder, SchedulePolicy, init_next_round_input
+from scheduler.sglang.tree_view import prefill_budget
 
 RETRACT_DECODE_STEPS = 20  # SGLANG_RETRACT_DECODE_STEPS: decode steps of room a retraction aims to leave
 INIT_NEW_TOKEN_RATIO, MIN_NEW_TOKEN_RATIO_FACTOR, NEW_TOKEN_RATIO_DECAY_STEPS = 0.7, 0.14, 600
@@ -88,9 +89,7 @@ class Scheduler:
         self.args = args
         self.page_size = args.page_size
         self.max_total_num_tokens = args.max_total_tokens
-        self.max_req_len = min(args.context_length - 1, args.max_total_tokens - 1)
-        self.max_req_input_len = self.max_req_len - 5
-        self.chunked_prefill_size = args.chunked_prefill_size if args.chunked_prefill_size > 0 else None
+        self._set_limits(args)
         self.allocator = make_allocator(args.max_total_tokens, args.page_size)
         self.tree_cache = RadixCache(self.allocator, args.page_size)
         self.policy = SchedulePolicy(args.schedule_policy, self.tree_cache)
@@ -101,6 +100,29 @@ class Scheduler:
         self.last_batch: ScheduleBatch | None = None
         self.chunked_req: Req | None = None
         self.retracted: list[Req] = []  # this step's, for the caller
+        self.last_adder: PrefillAdder | None = None  # this step's prefill pass, for the caller (its budgets)
+        self.decode_mem: tuple[int, int] | None = None  # this step's failed decode check: (slots needed, free)
+        self.prefill_budget: dict | None = None  # this step's pass's budgets at its end (tree_view.prefill_budget)
+
+    def apply_args(self, args: ServerArgs):
+        """Run the next steps under `args` with the same pool (SGLang sets its ServerArgs once; the app may change
+        them between steps): the limits, the chunk, the policy and the reserve's ratio, the tree and queues kept."""
+        if (args.max_total_tokens, args.page_size) != (self.max_total_num_tokens, self.page_size):
+            raise ValueError("max_total_tokens and page_size size the pool: build a new Scheduler")
+        old, self.args = self.args, args
+        self.free_rows += args.max_running_requests - old.max_running_requests
+        self._set_limits(args)
+        if args.schedule_policy != old.schedule_policy:
+            self.policy = SchedulePolicy(args.schedule_policy, self.tree_cache)
+        if args.schedule_conservativeness != old.schedule_conservativeness:
+            self.new_token_ratio_tracker = NewTokenRatioTracker(args.schedule_conservativeness)
+        for req in {*self.waiting_queue, *self.running_batch.reqs, *(self.last_batch.reqs if self.last_batch else ())}:
+            req.eos_token_id = args.eos
+
+    def _set_limits(self, args: ServerArgs):
+        self.max_req_len = min(args.context_length - 1, args.max_total_tokens - 1)
+        self.max_req_input_len = self.max_req_len - 5
+        self.chunked_prefill_size = args.chunked_prefill_size if args.chunked_prefill_size > 0 else None
 
     # ---------------------------------------------------------------- arrival
     def add_request(self, rid: int, prompt: list[int], max_new_tokens: int, ignore_eos: bool = False) -> Req:
@@ -117,7 +139,7 @@ class Scheduler:
 
     # ---------------------------------------------------------------- scheduling
     def get_next_batch_to_run(self) -> ScheduleBatch | None:
-        self.retracted = []
+        self.retracted, self.last_adder, self.decode_mem = [], None, None
         running = self.running_batch
         if self.chunked_req is not None and self.chunked_req.extend_end > self.chunked_req.prefix_len:
             self._checkpoint(self.chunked_req)  # stash_chunked_request
@@ -143,6 +165,7 @@ class Scheduler:
         return min(self.args.max_running_requests - running_bs, max(self.free_rows + num_held_rows, 0))
 
     def get_new_batch_prefill(self) -> ScheduleBatch | None:
+        self.prefill_budget = None
         running = self.running_batch
         if running.is_empty():
             running.batch_is_full = False
@@ -154,6 +177,7 @@ class Scheduler:
         self.policy.calc_priority(self.waiting_queue)
         adder = PrefillAdder(self.page_size, self.tree_cache, running.reqs, self.new_token_ratio_tracker.current,
                              self.args.max_prefill_tokens, self.chunked_prefill_size)
+        self.last_adder = adder
         if self.chunked_req is not None:
             init_next_round_input(self.chunked_req, None)
             self.chunked_req = adder.add_chunked_req(self.chunked_req)
@@ -171,6 +195,7 @@ class Scheduler:
                 if res == AddReqResult.NO_TOKEN:
                     running.batch_is_full = bool(adder.can_run_list) or not running.is_empty()
                 break
+        self.prefill_budget = prefill_budget(adder, self.args.max_prefill_tokens, self.chunked_prefill_size)
         if not adder.can_run_list:
             return None
         admitted = set(adder.can_run_list)
@@ -206,6 +231,7 @@ class Scheduler:
             batch.batch_is_full = False
             return batch
         if not self._check_decode_mem(batch.reqs):
+            self.decode_mem = self._decode_need(batch.reqs), self.allocator.available_size()
             retracted = self.retract_decode(batch)
             self.new_token_ratio_tracker.current = NewTokenRatioTracker.estimate_after_retract(batch.reqs)
             self.retracted = retracted
@@ -222,9 +248,12 @@ class Scheduler:
     def _check_decode_mem(self, reqs: list[Req]) -> bool:
         """Whether one more token each fits (a new page for those at a page boundary), after evicting what the
         tree can give."""
-        num_tokens = sum(1 for r in reqs if r.kv_committed_len % self.page_size == 0) * self.page_size
+        num_tokens = self._decode_need(reqs)
         self.tree_cache.evict_to_free(num_tokens)
         return self.allocator.available_size() >= num_tokens
+
+    def _decode_need(self, reqs: list[Req]) -> int:
+        return sum(1 for r in reqs if r.kv_committed_len % self.page_size == 0) * self.page_size
 
     def retract_decode(self, batch: ScheduleBatch) -> list[Req]:
         """Send requests back to the waiting queue until the decode fits, fewest output tokens first (then the
@@ -309,11 +338,23 @@ class Scheduler:
         req.cache_protected_len = len(path)
         req.last_node = last_node
 
-    def _release_kv_cache(self, req: Req, checkpoint: bool):
+    def abort_request(self, req: Req, reason: str = "abort", computed: int | None = None):
+        """A request ends between steps (SGLang's `abort_request`, or an EOS known a step late): out of the waiting
+        queue, its slots freed; with `computed`, its first `computed` tokens (those whose KV was computed) enter
+        the tree first. The batches drop it at the next step, as SGLang's filter_batch drops finished requests."""
+        if req in self.waiting_queue:
+            self.waiting_queue.remove(req)
+        if self.chunked_req is req:
+            self.chunked_req = None
+        req.finished_reason = reason
+        if req.holds_kv:
+            self._release_kv_cache(req, checkpoint=computed is not None, up_to=computed)
+
+    def _release_kv_cache(self, req: Req, checkpoint: bool, up_to: int | None = None):
         owned = req.kv_committed_len
         if checkpoint:
             req.refresh_fill_ids()
-            self._insert_into_tree(req, owned)
+            self._insert_into_tree(req, owned if up_to is None else up_to)
         self.allocator.free(req.req_to_token[req.cache_protected_len:owned])
         self.tree_cache.dec_lock_ref(req.lock)
         req.lock = None

@@ -1,0 +1,39 @@
+"""The radix tree panel below an SGLang twin run's stage in headless Chromium, in the offline player (the same
+player files as the app's stage, the handouts' and the lockstep stages'): at the golden run's step 4 a prefix hit
+splits a node, and the panel draws the tree's nodes with the split, the lit prefix, the waiting queue, the budget
+bar and the pool's slots."""
+
+from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM
+from tools.golden_deltas import sglang_tree_run
+from viz.handout import Handout
+from viz.html_export import handout_html
+
+pytestmark = NEEDS_CHROMIUM
+SPLIT_STEP = 4
+
+
+def test_the_offline_player_draws_the_radix_tree(browser, tmp_path):
+    engine = sglang_tree_run()
+    view = engine.frames[SPLIT_STEP].view
+    handout = Handout("radix tree", "", "fake model", engine.frames, "en", cursor=SPLIT_STEP, scheduler="sglang")
+    path = tmp_path / "offline.html"
+    path.write_text(handout_html(handout))
+    page = browser.new_page()
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(path.as_uri())
+    page.wait_for_function(f"() => document.querySelector('.sh-stage').dataset.frame === '{SPLIT_STEP}'")
+    panel = page.locator(".sh-stage [data-testid=tree-view]")
+    assert panel.is_visible()
+    drawn = panel.locator("[data-node]")
+    assert drawn.count() == len(view["nodes"])
+    (head, cut), = view["split"]
+    assert "sp-t-split" in panel.locator(f"[data-node='{head}']").get_attribute("class")
+    assert "sp-t-cut" in panel.locator(f"[data-node='{cut}']").get_attribute("class")
+    _, _, path_ids = view["matched"][0]
+    assert all("sp-t-lit" in panel.locator(f"[data-node='{n}']").get_attribute("class") for n in path_ids)
+    assert panel.locator("[data-testid=tree-waiting] [data-rid]").count() == len(view["waiting"])
+    assert panel.locator("[data-testid=tree-budget] .sp-t-seg").count() >= 2
+    assert panel.locator("[data-testid=tree-pool] .sp-t-unit").count() == len(engine.frames[SPLIT_STEP].blocks)
+    ARTIFACTS.mkdir(exist_ok=True)
+    panel.screenshot(path=ARTIFACTS / "tree_view_offline_split.png")
+    page.close()
