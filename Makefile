@@ -33,7 +33,7 @@ warm:
 	$(PYTHON) -m tools.warm $(URLS)
 
 bench:
-	for script in bench/bench_*.py; do echo "== $$script"; $(PYTHON) $$script || exit 1; done
+	for script in bench/bench_*.py; do module=bench.$$(basename $$script .py); echo "== $$module"; $(PYTHON) -m $$module || exit 1; done
 
 # The classroom figures through a real server (bench/bench_classroom_server.py), each class bounded in time (a
 # few minutes on a quiet machine): the load average is printed with them, since other work on the machine slows
@@ -42,13 +42,13 @@ bench:
 BENCH_PORT ?= 0
 bench-class:
 	uptime
-	$(PYTHON) bench/bench_classroom_server.py 30 fake --port $(BENCH_PORT)
-	$(PYTHON) bench/bench_classroom_server.py 30 model --port $(BENCH_PORT)
-	$(PYTHON) bench/bench_classroom_server.py 30 model --precompute --port $(BENCH_PORT)
-	$(PYTHON) bench/bench_classroom_server.py 16 model custom --port $(BENCH_PORT)
-	$(PYTHON) bench/bench_classroom_server.py 8 model --hostile --port $(BENCH_PORT)
-	$(PYTHON) bench/bench_class_follow.py 30 fake
-	$(PYTHON) bench/bench_class_follow.py 30 model --precompute
+	$(PYTHON) -m bench.bench_classroom_server 30 fake --port $(BENCH_PORT)
+	$(PYTHON) -m bench.bench_classroom_server 30 model --port $(BENCH_PORT)
+	$(PYTHON) -m bench.bench_classroom_server 30 model --precompute --port $(BENCH_PORT)
+	$(PYTHON) -m bench.bench_classroom_server 16 model custom --port $(BENCH_PORT)
+	$(PYTHON) -m bench.bench_classroom_server 8 model --hostile --port $(BENCH_PORT)
+	$(PYTHON) -m bench.bench_class_follow 30 fake
+	$(PYTHON) -m bench.bench_class_follow 30 model --precompute
 	uptime
 
 # The CUDA path in one go (under 5 minutes on a GPU machine, after `make install`): the CUDA exactness tests, then
@@ -56,7 +56,7 @@ bench-class:
 gpu-check:
 	@$(PYTHON) -c "import sys, torch; torch.cuda.is_available() or sys.exit('make gpu-check: torch ' + torch.__version__ + ' sees no CUDA device (a GPU and a CUDA build of torch are needed); nothing was checked')"
 	$(PYTHON) -m pytest -q -s -rs -m gpu tests/
-	$(PYTHON) bench/bench_runner.py --device cuda --skip-cold-load --batches 16 64
+	$(PYTHON) -m bench.bench_runner --device cuda --skip-cold-load --batches 16 64
 
 # The vLLM twin (scheduler/vllm_v1/) against vLLM's own V1 Scheduler, offline on the CPU, per release: VLLM=0.32
 # (default) or VLLM=0.33 picks the release, its oracle environment and the twin's version. Each release has a
@@ -102,7 +102,7 @@ vllm-venv: $(VLLM_VENV)/.installed
 
 vllm-check: $(VLLM_VENV)/.installed
 	$(VLLM_ENV) $(VLLM_VENV)/bin/python -m tools.refcheck vllm --release $(VLLM) $(VLLM_CHECK_ARGS)
-	$(VLLM_ENV) $(VLLM_VENV)/bin/python bench/bench_vllm_twin.py
+	$(VLLM_ENV) $(VLLM_VENV)/bin/python -m bench.bench_vllm_twin
 
 # The SGLang twin (scheduler/sglang/) against SGLang 0.5.23's own Scheduler, offline on the CPU: a virtual environment
 # of its own (about 2.5 GB; SGLang is never a dependency of the app or of `make test`). SGLang's metadata asks for a
@@ -126,4 +126,4 @@ $(SGLANG_VENV)/.installed:
 
 sglang-check: $(SGLANG_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(SGLANG_VENV)/bin/python -m tools.sglang_check $(SGLANG_CHECK_ARGS)
-	HF_HUB_OFFLINE=1 $(SGLANG_VENV)/bin/python bench/bench_sglang_twin.py
+	HF_HUB_OFFLINE=1 $(SGLANG_VENV)/bin/python -m bench.bench_sglang_twin

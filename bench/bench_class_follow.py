@@ -24,7 +24,7 @@ Then the class's prediction: the lecturer switches "Predict, then reveal" on; ev
 the right counts are known) and sends it. The lecturer's page must show every answer counted: the time from the
 last answer sent until the lecturer's page says all N answered, and whether the counts per choice are exact.
 With --names, the class with names instead (issue 33; below, before main).
-Run: python bench/bench_class_follow.py [students] [fake|model] [--precompute] [--names]
+Run: python -m bench.bench_class_follow [students] [fake|model] [--precompute] [--names]
 """
 
 import argparse
@@ -36,8 +36,13 @@ import re
 import time
 
 import websockets
-from bench_classroom_server import spread
-from class_client import (
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from bench.bench_classroom_server import spread
+from bench.class_client import (
     CLASS_CACHE_MB,
     LOOKAHEAD,
     OPEN_TIMEOUT_S,
@@ -49,12 +54,7 @@ from class_client import (
     wait_for_server,
     warm_up,
 )
-from process_stats import family_cpu_seconds
-from streamlit.components.v2.bidi_component.main import _make_trigger_id
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.WidgetStates_pb2 import WidgetState
-
+from bench.process_stats import family_cpu_seconds
 from session.lab import real_model_installed
 
 MAX_STUDENTS = 60

@@ -4,7 +4,7 @@ temporary folder). In headless Chromium: visitors open / and are spread over the
 too, starts a class on the process it landed on, and hands out the Class panel's link; students open that link
 (through nginx) and must all land on the lecturer's process and follow three steps.
 Needs nginx (Debian's `nginx-light`; never a dependency of the app): skipped with a note without it.
-Run: python bench/bench_class_proxy.py [students]
+Run: python -m bench.bench_class_proxy [students]
 """
 
 import re
@@ -17,10 +17,8 @@ from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from tools.app_server import app_server, free_port  # noqa: E402
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tools.app_server import ROOT, app_server, free_port
+from viz.html_export import CHROMIUM, CHROMIUM_ARGS
 
 PROCESSES, VISITORS, STEPS, WAIT_MS = ("p1", "p2", "p3"), 9, 3, 30_000
 PLAYER = "[data-testid=stage-player]"

@@ -12,7 +12,7 @@ alone on the same model, and the fake-model class without the shared run cache (
 own run, as before it).
 
 Bounded: at most 30 students, each with a fixed script of actions, every scenario stopped after its time
-limit; nothing leaves this process. Run: python bench/bench_classroom.py [fake] [preset] [custom]
+limit; nothing leaves this process. Run: python -m bench.bench_classroom [fake] [preset] [custom]
 """
 
 import os
@@ -21,18 +21,14 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from statistics import quantiles
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from process_stats import family_peak_rss  # noqa: E402
-
-from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
-from engine.run.runner_factory import started_model_worker  # noqa: E402
-from scheduler import Config  # noqa: E402
-from session.lab import CustomSetup, Lab, LabError, RunInputs, real_model_installed  # noqa: E402
-from session.run_cache import RunCache, shared_run_cache  # noqa: E402
+from bench.process_stats import family_peak_rss
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.runner_factory import started_model_worker
+from scheduler import Config
+from session.lab import CustomSetup, Lab, LabError, RunInputs, real_model_installed
+from session.run_cache import RunCache, shared_run_cache
 
 CLICKS, PLAYED, BACK, AFTER_BRANCH = 4, 10, 3, 4  # each student's script
 CLICK_PAUSE_S = (0.5, 1.5)  # a student reads the frame before the next click

@@ -6,21 +6,18 @@ server for more. Prints p50/p95/max over all clicks and over each kind, and lost
 frame, within 20 s). Chromium is Debian's /usr/bin/chromium; the server listens on 127.0.0.1 only and
 everything stops by itself. Here the browsers share the server's cores, so the figures overstate the
 server's part.
-Run: python bench/bench_classroom_browsers.py [--model] [--port N]
+Run: python -m bench.bench_classroom_browsers [--model] [--port N]
 """
 
 import asyncio
 import sys
 import time
-from pathlib import Path
 from statistics import quantiles
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from tools.app_server import app_server  # noqa: E402
+from tools.app_server import app_server
 
 PAGES, CLICKS, CLICK_TIMEOUT_S = 8, 10, 20
 PLAYER = "[data-testid=stage-player]"

@@ -34,7 +34,7 @@ who opened a link within every allowed bound 20 s before (200 chat requests of u
 time, a 4096-block pool, frame 100,000); it prints the students' step p95 with it against without, the slowest step
 and branch, what the server panel says of the presets computed at start after the class, and how soon the panel's
 session count equals the open tabs once tabs close.
-Run: python bench/bench_classroom_server.py [students] [fake|model] [custom] [--precompute] [--hostile] [--port N]
+Run: python -m bench.bench_classroom_server [students] [fake|model] [custom] [--precompute] [--hostile] [--port N]
 (`make bench-class` runs the five classes the README quotes.)
 """
 
@@ -42,12 +42,12 @@ Run: python bench/bench_classroom_server.py [students] [fake|model] [custom] [--
 import argparse
 import asyncio
 import os
-import sys
 import time
 from statistics import quantiles
 
 import websockets
-from class_client import (
+
+from bench.class_client import (
     BATCHES,
     CLASS_CACHE_MB,
     LOOKAHEAD,
@@ -55,7 +55,6 @@ from class_client import (
     OPEN_TIMEOUT_S,
     PRESET,
     REQUEST_TIMEOUT_S,
-    ROOT,
     TIME_LIMIT_S,
     WARM_UP,
     Student,
@@ -65,10 +64,8 @@ from class_client import (
     wait_for_server,
     warm_up,
 )
-from process_stats import family_cpu_seconds, family_peak_rss
-
-sys.path.insert(0, str(ROOT))
-from session.lab import real_model_installed  # noqa: E402
+from bench.process_stats import family_cpu_seconds, family_peak_rss
+from session.lab import real_model_installed
 
 
 def parse_args():

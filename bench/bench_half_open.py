@@ -4,7 +4,7 @@ websocket protocol, tools/websocket_page.py). First straight to the Streamlit se
 p1), then through nginx with tools/nginx_schedlab.conf where nginx is installed (as bench/bench_class_proxy.py runs
 it; skipped with a note without it). Prints how many of the N were closed by the server and when, and the
 student's step latencies meanwhile.
-Run: python bench/bench_half_open.py [connections] [--hold S]
+Run: python -m bench.bench_half_open [connections] [--hold S]
 """
 
 import argparse
@@ -13,18 +13,14 @@ import re
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from bench_class_proxy import nginx_conf  # noqa: E402
-
-from tools.app_server import app_server, free_port  # noqa: E402
-from tools.websocket_page import WebsocketPage  # noqa: E402
+from bench.bench_class_proxy import nginx_conf
+from tools.app_server import app_server, free_port
+from tools.websocket_page import WebsocketPage
 
 PARTIAL_REQUEST = b"GET /p1/ HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: half-open\r\n"  # never the blank line
 STEP_EVERY_S = 0.5

@@ -1,7 +1,7 @@
 """Issue 13's figures: what one session can cost the server, each against its budget and a baseline measured in
 the same run:
 
-    python bench/bench_limits.py [--skip-browser]
+    python -m bench.bench_limits [--skip-browser]
 
 - the policy lab's JSON export of four configs of the generated workload (block size 4, max_num_seqs 1):
   time, size and peak memory growth (budget 10 s, 100 MB, 1 GB), against the version 1 writer (every block of
@@ -24,17 +24,14 @@ import urllib.request
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from process_stats import cpu_seconds  # noqa: E402
-
-from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity  # noqa: E402
-from engine.analysis.export import comparison_json  # noqa: E402
-from engine.inputs.workload import random_workload  # noqa: E402
-from engine.run.engine import Engine  # noqa: E402
-from engine.run.recipe import RunSpec  # noqa: E402
-from engine.traces.trace import trace_json  # noqa: E402
-from scheduler import Config  # noqa: E402
+from bench.process_stats import cpu_seconds
+from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity
+from engine.analysis.export import comparison_json
+from engine.inputs.workload import random_workload
+from engine.run.engine import Engine
+from engine.run.recipe import RunSpec
+from engine.traces.trace import trace_json
+from scheduler import Config
 
 MB = 2**20
 

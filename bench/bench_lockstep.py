@@ -14,7 +14,7 @@ Each is measured ROUNDS times, the page sizes in turn, and the best round kept: 
 load only ever slows a round down.
 With --before REV, the same pages are drawn by REV's player/ too (`git show`), in the same rounds, interleaved:
 before and after under the same load; and the stages are built by REV's viz/frame_payload.py too.
-Run: python bench/bench_lockstep.py [--before REV] [--build-only | --lab] [--size WIDTHxHEIGHT]
+Run: python -m bench.bench_lockstep [--before REV] [--build-only | --lab] [--size WIDTHxHEIGHT]
 """
 
 import json
@@ -29,18 +29,15 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from process_stats import child_pids, cpu_seconds  # noqa: E402
-
-from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, variants_for  # noqa: E402
-from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
-from i18n import text  # noqa: E402
-from tools.app_server import ROOT, app_server  # noqa: E402
-from ui.lockstep import LAST_STEP  # noqa: E402
-from viz import html_export  # noqa: E402
-from viz.frame_payload import WIRE  # noqa: E402
-from viz.html_export import (  # noqa: E402
+from bench.process_stats import child_pids, cpu_seconds
+from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, variants_for
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from i18n import text
+from tools.app_server import ROOT, app_server
+from ui.lockstep import LAST_STEP
+from viz import html_export
+from viz.frame_payload import WIRE
+from viz.html_export import (
     CHROMIUM,
     CHROMIUM_ARGS,
     PLAYER_DIR,

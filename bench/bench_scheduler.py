@@ -16,7 +16,7 @@ nano-vllm is not part of this project: point NANOVLLM_SRC (or --nanovllm) at a d
 
     git clone https://github.com/GeeeekExplorer/nano-vllm && git -C nano-vllm archive 9e8507e nanovllm \\
         | tar -x -C /tmp/nanovllm-9e8507e
-    NANOVLLM_SRC=/tmp/nanovllm-9e8507e python bench/bench_scheduler.py [--requests 1000] [--repeats 2]
+    NANOVLLM_SRC=/tmp/nanovllm-9e8507e python -m bench.bench_scheduler [--requests 1000] [--repeats 2]
 
 Its scheduler, block manager and sequence are loaded from there at run time with its torch-importing
 config module stubbed; without it only this scheduler's figures are printed.
@@ -31,10 +31,8 @@ import time
 import types
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from runner.fake import FakeRunner  # noqa: E402
-from scheduler import Config, SamplingParams, Scheduler, Sequence  # noqa: E402
+from runner.fake import FakeRunner
+from scheduler import Config, SamplingParams, Scheduler, Sequence
 
 MAX_NUM_SEQS, BUDGET, BLOCK_SIZE, MAX_MODEL_LEN = 512, 16384, 256, 4096
 MODES = {"basic": {}, "chunked + mixed": {"chunked_prefill": True, "mixed_batches": True}}

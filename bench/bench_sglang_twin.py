@@ -3,7 +3,7 @@ process.
 
 Run it in the environment `make sglang-check` builds (it ends `make sglang-check`):
 
-    .sglang-venv/bin/python bench/bench_sglang_twin.py [--requests 300] [--repeats 3]
+    .sglang-venv/bin/python -m bench.bench_sglang_twin [--requests 300] [--repeats 3]
 
 The trace: `--requests` requests arriving over the first 40 steps, prompts of 32..512 tokens (half of them
 starting with one of four 256-token stems, so the radix tree shares prefixes), 16..256 output tokens or EOS, lpm,
@@ -15,13 +15,9 @@ are outside the clock); best of `--repeats` runs. Target: the twin at most 0.5x.
 
 import argparse
 import random
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tools.sglang_check.twin_run import run_twin  # noqa: E402
-from tools.sglang_check.workloads import FIELDS, first_difference  # noqa: E402
+from tools.sglang_check.twin_run import run_twin
+from tools.sglang_check.workloads import FIELDS, first_difference
 
 try:
     from tools.sglang_check.sglang_run import SglangFactory, run_sglang

@@ -12,7 +12,7 @@ Figures, each with the baseline measured in the same run:
   process, the same encoder the app uses).
 With --before REV: only the player's own figures (scrub, Play on every preset), for REV's tree (`git archive`) and
 this one in turn, each against its own server, in the same run.
-Run: python bench/bench_stage.py [--no-model | --model-only | --payload-only | --before REV]
+Run: python -m bench.bench_stage [--no-model | --model-only | --payload-only | --before REV]
 """
 
 import json
@@ -25,17 +25,14 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from process_stats import cpu_seconds  # noqa: E402
-
-from engine.inputs.scenario import load_scenario, preset_paths  # noqa: E402
-from engine.run.engine import Engine  # noqa: E402
-from session.feed import Feed, Request  # noqa: E402
-from session.lab import Lab, RunInputs, real_model_installed  # noqa: E402
-from tools.app_server import ROOT, app_server  # noqa: E402
-from viz.frame_payload import EMPTY_VIEW, encode, player_views  # noqa: E402
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS, player_sources  # noqa: E402
+from bench.process_stats import cpu_seconds
+from engine.inputs.scenario import load_scenario, preset_paths
+from engine.run.engine import Engine
+from session.feed import Feed, Request
+from session.lab import Lab, RunInputs, real_model_installed
+from tools.app_server import ROOT, app_server
+from viz.frame_payload import EMPTY_VIEW, encode, player_views
+from viz.html_export import CHROMIUM, CHROMIUM_ARGS, player_sources
 
 PLAYER = "[data-testid=stage-player]"
 PLAY_WINDOW_S = 10

@@ -2,7 +2,7 @@
 
 Run it in the environment `make vllm-check` builds (it ends `make vllm-check`):
 
-    .vllm-venv/bin/python bench/bench_vllm_twin.py [--requests 300] [--repeats 3]
+    .vllm-venv/bin/python -m bench.bench_vllm_twin [--requests 300] [--repeats 3]
 
 (vLLM 0.33: VLLM_TARGET_DEVICE=cpu .vllm-venv-0.33/bin/python ...; it compares the twin set to that release.)
 
@@ -16,14 +16,10 @@ fake model and the records are outside the clock); best of `--repeats` runs. Tar
 
 import argparse
 import random
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tools.refcheck.record import first_difference  # noqa: E402
-from tools.refcheck.vllm.twin import run_twin  # noqa: E402
-from tools.refcheck.vllm.workloads import FIELDS  # noqa: E402
+from tools.refcheck.record import first_difference
+from tools.refcheck.vllm.twin import run_twin
+from tools.refcheck.vllm.workloads import FIELDS
 
 try:
     from tools.refcheck.vllm.oracle import VllmOracle, run_vllm
