@@ -14,11 +14,11 @@ import argparse
 import time
 from dataclasses import replace
 
+from bench.stats import percentile
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.inputs.workload import chat_prompts
 from engine.run.adaptive import AdaptiveBatch, step_latencies
 from engine.run.engine import Engine
-from engine.run.metrics import percentile
 from engine.run.recipe import (
     Request,
     RunSpec,

@@ -41,7 +41,6 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench.bench_classroom_server import spread
 from bench.class_client import (
     CLASS_CACHE_MB,
     LOOKAHEAD,
@@ -55,6 +54,7 @@ from bench.class_client import (
     warm_up,
 )
 from bench.process_stats import family_cpu_seconds
+from bench.stats import percentiles, spread
 from session.lab import real_model_installed
 
 MAX_STUDENTS = 60
@@ -301,17 +301,14 @@ def report_play(students: list[Member], play: dict):
     stopped = [next((at for at, shown in s.page.moves if at >= play["paused"] and shown == play["frame"]), None)
                for s in students]
     landed = [at - play["paused"] for at in stopped if at is not None]
+    behind_p50, behind_p95 = percentiles(behind, 50, 95)
     print(f"    the lecturer played {play['frame']} steps at {PLAY_SPEED} steps/s: Play reached "
           f"{len(starts)}/{len(students)} followers {spread(starts) if len(starts) > 1 else starts}; frames behind "
-          f"the lecturer while playing p50 {pct(behind, 50)}, p95 {pct(behind, 95)}, max {max(behind, default=0)} "
+          f"the lecturer while playing p50 {behind_p50:.1f}, p95 {behind_p95:.1f}, max {max(behind, default=0)} "
           f"({len(behind)} samples; the worst follower's max {max(worst, default=0)}); at the Pause behind by p50 "
-          f"{pct(at_pause, 50)}, max {max(at_pause, default=0)} frames; the Pause reached the followers "
+          f"{percentiles(at_pause, 50)[0]:.1f}, max {max(at_pause, default=0)} frames; the Pause reached the followers "
           f"{spread(landed) if len(landed) > 1 else landed}; left behind: {len(students) - len(landed)} not on the "
           f"lecturer's frame after the Pause")
-
-
-def pct(values: list[int], q: int) -> int:
-    return sorted(values)[min(len(values) - 1, len(values) * q // 100)] if values else 0
 
 
 def report(students: list[Member], result: dict, what: str, cpu: float):

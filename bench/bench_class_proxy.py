@@ -17,8 +17,8 @@ from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
 
+from bench.browser import chromium
 from tools.app_server import ROOT, app_server, free_port
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS
 
 PROCESSES, VISITORS, STEPS, WAIT_MS = ("p1", "p2", "p3"), 9, 3, 30_000
 PLAYER = "[data-testid=stage-player]"
@@ -51,7 +51,6 @@ def main():
     if not Path(nginx).exists():
         print("class across processes: skipped, nginx is not installed (apt-get install nginx-light)")
         return
-    from playwright.sync_api import sync_playwright
 
     with ExitStack() as stack, tempfile.TemporaryDirectory() as folder:
         ports = {}
@@ -65,9 +64,7 @@ def main():
         stack.callback(lambda: (proxy.terminate(), proxy.wait(10)))
         time.sleep(0.5)
         url = f"http://127.0.0.1:{listen}"
-        playwright = stack.enter_context(sync_playwright())
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        stack.callback(browser.close)
+        browser = stack.enter_context(chromium())
         context = browser.new_context(viewport={"width": 1280, "height": 720})
         spread = Counter()
         for _ in range(VISITORS):  # a first visit to / lands on a process; the address then names it

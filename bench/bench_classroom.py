@@ -21,9 +21,9 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from statistics import quantiles
 
 from bench.process_stats import family_peak_rss
+from bench.stats import percentiles
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.runner_factory import started_model_worker
 from scheduler import Config
@@ -90,13 +90,6 @@ class Student:
             self.step(lab, self.rng.uniform(*CLICK_PAUSE_S), deadline)
 
 
-def percentiles(values: list[float]) -> tuple[float, float, float]:
-    """p50, p95 and max, in milliseconds."""
-    values = sorted(values)
-    cuts = quantiles(values, n=100, method="inclusive") if len(values) > 1 else values * 99
-    return cuts[49] * 1e3, cuts[94] * 1e3, values[-1] * 1e3
-
-
 def run_class(title: str, students: list[Student], targets: str = ""):
     worker = started_model_worker()
     passes_before = worker.forward_passes if worker else 0
@@ -109,11 +102,11 @@ def run_class(title: str, students: list[Student], targets: str = ""):
         thread.join(max(1.0, deadline - time.monotonic() + 30))
     wall = time.perf_counter() - start
     steps = [x for s in students for x in s.latencies]
-    p50, p95, worst = percentiles(steps)
+    p50, p95, worst = (1e3 * x for x in percentiles(steps, 50, 95, 100))
     lost = sum(s.lost for s in students)
     print(f"{title:<64} {len(students):>3} {len(steps):>6} {p50:>7.0f} {p95:>7.0f} {worst:>7.0f} {lost:>5} "
           f"{sum(family_peak_rss(os.getpid())):>7.0f} {wall:>6.1f}  {targets}", flush=True)
-    p50, p95, worst = percentiles([x for s in students for x in s.branch_latencies])
+    p50, p95, worst = (1e3 * x for x in percentiles([x for s in students for x in s.branch_latencies], 50, 95, 100))
     print(f"    branches (back {BACK} frames, change max_num_seqs): p50 {p50:.0f} ms, p95 {p95:.0f} ms, "
           f"max {worst:.0f} ms")
     for error in sorted({e for s in students for e in s.errors})[:3]:

@@ -12,11 +12,11 @@ Run: python -m bench.bench_classroom_browsers [--model] [--port N]
 import asyncio
 import sys
 import time
-from statistics import quantiles
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import async_playwright
 
+from bench.browser import async_chromium
+from bench.stats import spread
 from tools.app_server import app_server
 
 PAGES, CLICKS, CLICK_TIMEOUT_S = 8, 10, 20
@@ -70,9 +70,7 @@ def figures(latencies: list[float]) -> str:
         return "none"
     if len(latencies) == 1:
         return f"1 click, {latencies[0] * 1e3:.0f} ms"
-    cuts = quantiles(sorted(latencies), n=100, method="inclusive")
-    return (f"{len(latencies)} clicks, p50 {cuts[49] * 1e3:.0f} ms, p95 {cuts[94] * 1e3:.0f} ms, "
-            f"max {max(latencies) * 1e3:.0f} ms")
+    return f"{len(latencies)} clicks, {spread(latencies)}"
 
 
 async def main():
@@ -81,14 +79,10 @@ async def main():
     local: list[float] = []
     asked: list[float] = []
     with app_server(runner, start_timeout_s=120, port=port) as (base, _):
-        async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path="/usr/bin/chromium")
-            try:
-                url = f"{base}/?scenario=05_prefix_caching"
-                lost = await asyncio.wait_for(
-                    asyncio.gather(*(student(browser, url, local, asked) for _ in range(PAGES))), timeout=600)
-            finally:
-                await browser.close()
+        async with async_chromium() as browser:
+            url = f"{base}/?scenario=05_prefix_caching"
+            lost = await asyncio.wait_for(
+                asyncio.gather(*(student(browser, url, local, asked) for _ in range(PAGES))), timeout=600)
     model = "real" if runner == "model" else "fake"
     print(f"{PAGES} Chromium sessions, {model} model, preset 05, stage player, {CLICKS} Step clicks each: "
           f"click to next frame (data-frame) {figures(local + asked)}; lost clicks {sum(lost)} of "

@@ -43,7 +43,6 @@ import argparse
 import asyncio
 import os
 import time
-from statistics import quantiles
 
 import websockets
 
@@ -65,6 +64,7 @@ from bench.class_client import (
     warm_up,
 )
 from bench.process_stats import family_cpu_seconds, family_peak_rss
+from bench.stats import percentile, spread
 from session.lab import real_model_installed
 
 
@@ -242,17 +242,12 @@ async def hostile_classes(count: int, port: int):
     print(f"Issue 24's class, real model, load average at start {os.getloadavg()[0]:.1f}")
     alone, alone_branches = await hostile_class(count, port, with_hostile=False)
     hostile, hostile_branches = await hostile_class(count, port, with_hostile=True)
-    p95 = lambda xs: quantiles(xs, n=100, method="inclusive")[94]  # noqa: E731
+    p95 = lambda xs: percentile(xs, 95)  # noqa: E731
     print(f"  the {count} students' step p95 with the hostile link / without: {p95(hostile) / p95(alone):.2f}x "
           f"({p95(hostile) * 1e3:.0f} ms / {p95(alone) * 1e3:.0f} ms; at most 1.5x wanted); slowest step with it "
           f"{max(hostile):.1f} s, slowest branch {max(hostile_branches, default=0):.1f} s (without: "
           f"{max(alone_branches, default=0):.1f} s; at most 3 s wanted); load average at the end "
           f"{os.getloadavg()[0]:.1f}")
-
-
-def spread(seconds: list[float]) -> str:
-    cuts = quantiles(seconds, n=100, method="inclusive")
-    return f"p50 {cuts[49] * 1e3:.0f} ms, p95 {cuts[94] * 1e3:.0f} ms, max {max(seconds) * 1e3:.0f} ms"
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import re
 import shutil
-import statistics
 import subprocess
 import tempfile
 import time
@@ -19,6 +18,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from bench.bench_class_proxy import nginx_conf
+from bench.stats import p50
 from tools.app_server import app_server, free_port
 from tools.websocket_page import WebsocketPage
 
@@ -67,7 +67,7 @@ async def hold(port: int, url: str, connections: int, hold_s: float) -> tuple[li
 
 def report(where: str, connections: int, hold_s: float, closed: list[float], latencies: list[float], still: int):
     after = f", the last after {closed[-1]:.1f} s" if closed else ""
-    steps = (f"p50 {statistics.median(latencies):.2f} s, max {max(latencies):.2f} s ({len(latencies)} steps)"
+    steps = (f"p50 {p50(latencies):.2f} s, max {max(latencies):.2f} s ({len(latencies)} steps)"
              if latencies else "no step answered")
     print(f"{where}: {connections} half-open connections held {hold_s:.0f} s: {len(closed)} closed by the server"
           f"{after}, {still} still open; a student stepping meanwhile: {steps}")

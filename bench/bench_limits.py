@@ -24,6 +24,7 @@ import urllib.request
 from dataclasses import replace
 from pathlib import Path
 
+from bench.browser import chromium
 from bench.process_stats import cpu_seconds
 from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity
 from engine.analysis.export import comparison_json
@@ -129,7 +130,6 @@ def free_port() -> int:
 def url_cpu_figure():
     """A real `streamlit run` on 127.0.0.1, the worst single link (speculation, 100,000 frames) opened in headless
     Chromium, the tab closed after 5 s: how long the server keeps burning CPU, against its rate while running."""
-    from playwright.sync_api import sync_playwright
 
     port, root = free_port(), Path(__file__).resolve().parents[1]
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
@@ -144,8 +144,7 @@ def url_cpu_figure():
             except OSError:
                 time.sleep(0.2)
         query = urllib.parse.urlencode({**LONG_LINK, "num_speculative_tokens": "4", "frame": "100000"})
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        with chromium() as browser:
             page = browser.new_page()
             page.goto(f"http://127.0.0.1:{port}/?{query}")
             time.sleep(5)
@@ -153,7 +152,6 @@ def url_cpu_figure():
             time.sleep(1)
             busy_rate = cpu_seconds(server.pid) - busy_from
             page.close()
-            browser.close()
         closed, samples = time.monotonic(), []
         while time.monotonic() - closed < 15:
             samples.append((time.monotonic() - closed, cpu_seconds(server.pid)))

@@ -19,7 +19,6 @@ Run: python -m bench.bench_lockstep [--before REV] [--build-only | --lab] [--siz
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,9 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from bench.browser import chromium
 from bench.process_stats import child_pids, cpu_seconds
+from bench.stats import p50, p95
 from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, variants_for
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import text
@@ -38,8 +39,6 @@ from ui.lockstep import LAST_STEP
 from viz import html_export
 from viz.frame_payload import WIRE
 from viz.html_export import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     PLAYER_DIR,
     PLAYER_FILES,
     WIRE_SLOT,
@@ -238,54 +237,48 @@ def measure(page, path: Path, lockstep: bool) -> dict:
     play = page.evaluate(PLAY_JS, [PLAY_S, SPEED, lockstep])
     play["cpu_ms_per_step"] = (browser_cpu_seconds() - cpu) * 1000 / (play["steps_per_s"] * PLAY_S)
     draw = page.evaluate(DRAW_JS, lockstep)
-    return play | {name: (statistics.median(values), statistics.quantiles(values, n=20)[18])
+    return play | {name: (p50(values), p95(values))
                    for name, values in draw.items()}
 
 
 def main():
-    from playwright.sync_api import sync_playwright
-
     before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
     print("load average at the start " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
-    with tempfile.TemporaryDirectory() as folder, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            if "--lab" in sys.argv:
-                lab_figures(browser, before)
-                return
-            build_figures(browser, before)
-            if "--build-only" in sys.argv:
-                return
-            runs = four_runs()
-            print(f"\npreset 08 under 4 configs: {[len(frames) - 1 for _, frames in runs]} steps")
-            pages = pages_of(runs, Path(folder), before)
-            sizes = [tuple(map(int, sys.argv[sys.argv.index("--size") + 1].split("x")))] if "--size" in sys.argv \
-                else [(1280, 720), (1600, 1000)]
-            for width, height in sizes:
-                page = browser.new_page(viewport={"width": width, "height": height})
-                print(f"\n{width}x{height}, Play at {SPEED} steps/s for {PLAY_S} s, then every step drawn once "
-                      f"(best of {ROUNDS} rounds):")
-                rounds = {key: [] for key in pages}
-                for _ in range(ROUNDS):
-                    for (name, n), path in pages.items():
-                        rounds[name, n].append(measure(page, path, lockstep=n > 1))
-                base = None
-                for name, n in pages:
-                    figures = min(rounds[name, n], key=lambda r: r["sync"][0]) | {
-                        rate: max(r[rate] for r in rounds[name, n]) for rate in ("steps_per_s", "paints_per_s")} | {
-                        "cpu_ms_per_step": min(r["cpu_ms_per_step"] for r in rounds[name, n])}
-                    base = base or figures
-                    name = f"{name} (baseline)" if figures is base else name
-                    print(f"  {name:36} {figures['steps_per_s']:5.1f} steps/s, {figures['paints_per_s']:5.1f} "
-                          f"paints/s, browser CPU {figures['cpu_ms_per_step']:5.1f} ms per step "
-                          f"({figures['cpu_ms_per_step'] / base['cpu_ms_per_step']:.1f}x; one free core keeps "
-                          f"{1000 / figures['cpu_ms_per_step']:.0f} steps/s); a step drawn in "
-                          f"{figures['sync'][0]:5.1f} ms p50, {figures['sync'][1]:5.1f} ms p95 (to the next paint "
-                          f"{figures['painted'][0]:5.1f} / {figures['painted'][1]:5.1f} ms), "
-                          f"{figures['sync'][0] / base['sync'][0]:.1f}x the baseline's p50")
-                page.close()
-        finally:
-            browser.close()
+    with tempfile.TemporaryDirectory() as folder, chromium() as browser:
+        if "--lab" in sys.argv:
+            lab_figures(browser, before)
+            return
+        build_figures(browser, before)
+        if "--build-only" in sys.argv:
+            return
+        runs = four_runs()
+        print(f"\npreset 08 under 4 configs: {[len(frames) - 1 for _, frames in runs]} steps")
+        pages = pages_of(runs, Path(folder), before)
+        sizes = [tuple(map(int, sys.argv[sys.argv.index("--size") + 1].split("x")))] if "--size" in sys.argv \
+            else [(1280, 720), (1600, 1000)]
+        for width, height in sizes:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            print(f"\n{width}x{height}, Play at {SPEED} steps/s for {PLAY_S} s, then every step drawn once "
+                  f"(best of {ROUNDS} rounds):")
+            rounds = {key: [] for key in pages}
+            for _ in range(ROUNDS):
+                for (name, n), path in pages.items():
+                    rounds[name, n].append(measure(page, path, lockstep=n > 1))
+            base = None
+            for name, n in pages:
+                figures = min(rounds[name, n], key=lambda r: r["sync"][0]) | {
+                    rate: max(r[rate] for r in rounds[name, n]) for rate in ("steps_per_s", "paints_per_s")} | {
+                    "cpu_ms_per_step": min(r["cpu_ms_per_step"] for r in rounds[name, n])}
+                base = base or figures
+                name = f"{name} (baseline)" if figures is base else name
+                print(f"  {name:36} {figures['steps_per_s']:5.1f} steps/s, {figures['paints_per_s']:5.1f} "
+                      f"paints/s, browser CPU {figures['cpu_ms_per_step']:5.1f} ms per step "
+                      f"({figures['cpu_ms_per_step'] / base['cpu_ms_per_step']:.1f}x; one free core keeps "
+                      f"{1000 / figures['cpu_ms_per_step']:.0f} steps/s); a step drawn in "
+                      f"{figures['sync'][0]:5.1f} ms p50, {figures['sync'][1]:5.1f} ms p95 (to the next paint "
+                      f"{figures['painted'][0]:5.1f} / {figures['painted'][1]:5.1f} ms), "
+                      f"{figures['sync'][0] / base['sync'][0]:.1f}x the baseline's p50")
+            page.close()
 
 
 if __name__ == "__main__":

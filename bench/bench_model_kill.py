@@ -15,10 +15,10 @@ Run: python -m bench.bench_model_kill [students] [--no-resend]
 import argparse
 import os
 import signal
-import statistics
 import threading
 import time
 
+from bench.stats import p50
 from engine.run.runner_factory import model_worker
 from runner import model_process
 from scheduler import Config
@@ -93,7 +93,7 @@ def main():
     print(f"{students} students on the real model, each its own run to frame {STEPS}; kill -9 of the model process "
           f"once all had passed frame {KILL_AT}{'; steps it held not sent again' if args.no_resend else ''}")
     print(f"a new model process answering: {new_process_s:.2f} s after the kill (restarts: {process.restarts})")
-    print(f"each student's next frame after the kill: p50 {statistics.median(waits):.2f} s, max {max(waits):.2f} s "
+    print(f"each student's next frame after the kill: p50 {p50(waits):.2f} s, max {max(waits):.2f} s "
           f"({len(waits)} of {students})")
     print(f"steps that failed and were stepped again: {sum(s.failed for s in class_)}")
     print(f"runs frozen: {frozen}; runs whose frames equal an undisturbed run's: {equal} of {students}")

@@ -25,14 +25,16 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from bench.browser import chromium
 from bench.process_stats import cpu_seconds
+from bench.stats import p50, p95
 from engine.inputs.scenario import load_scenario, preset_paths
 from engine.run.engine import Engine
 from session.feed import Feed, Request
 from session.lab import Lab, RunInputs, real_model_installed
 from tools.app_server import ROOT, app_server
 from viz.frame_payload import EMPTY_VIEW, encode, player_views
-from viz.html_export import CHROMIUM, CHROMIUM_ARGS, player_sources
+from viz.html_export import player_sources
 
 PLAYER = "[data-testid=stage-player]"
 PLAY_WINDOW_S = 10
@@ -58,10 +60,6 @@ WATCH_JS = """() => {  // every frame the player shows, with when
   new MutationObserver(() => window.shownAt.push([Number(root.dataset.frame), performance.now()]))
     .observe(root, {attributes: true, attributeFilter: ['data-frame']});
 }"""
-
-
-def p95(values) -> float:
-    return sorted(values)[max(0, round(0.95 * len(values)) - 1)]
 
 
 def open_stage(browser, url: str, timeout_ms: int = 60_000):
@@ -96,10 +94,10 @@ def scrub(browser, url: str, label: str):
     trip = step_round_trip_ms(page)
     blocks = page.evaluate(f"() => document.querySelector('{PLAYER}').player.views[0].blocks.length")
     frames = attr(page, "last") + 1
-    print(f"scrub, {blocks} blocks ({label}), over {frames} frames: p50 {statistics.median(sync):.1f} ms"
-          f" / p95 {p95(sync):.1f} ms drawn (synchronous), p50 {statistics.median(painted):.1f} / p95 "
+    print(f"scrub, {blocks} blocks ({label}), over {frames} frames: p50 {p50(sync):.1f} ms"
+          f" / p95 {p95(sync):.1f} ms drawn (synchronous), p50 {p50(painted):.1f} / p95 "
           f"{p95(painted):.1f} ms to the next paint; baseline, a Step waiting for the server: p50 "
-          f"{statistics.median(trip):.0f} ms, p95 {p95(trip):.0f} ms")
+          f"{p50(trip):.0f} ms, p95 {p95(trip):.0f} ms")
     page.close()
 
 
@@ -156,7 +154,7 @@ def fake_model_figures(browser):
         played = 1000 * (cpu_seconds(server.pid) - before) / max(1, frames)
         page.close()
         print(f"server CPU per frame, fake model: {played:.1f} ms over a {frames}-step Play; baseline, frames asked "
-              f"one by one (20 Steps, {statistics.median(trip):.0f} ms each): {one_by_one:.1f} ms")
+              f"one by one (20 Steps, {p50(trip):.0f} ms each): {one_by_one:.1f} ms")
 
 
 def real_model_figures(browser, presets=("02_preemption", "08_chat_poisson")):
@@ -193,7 +191,7 @@ def payload_figures(blocks: int = 256, max_steps: int = 400):
             previous = view
         worst = max(worst, max(sizes))
         print(f"payload at {blocks} blocks, {path.stem} ({len(sizes)} frames): mean {statistics.mean(sizes):.0f} B, "
-              f"p95 {p95(sizes)} B, max {max(sizes)} B per frame delta")
+              f"p95 {p95(sizes):.0f} B, max {max(sizes)} B per frame delta")
     path = next(p for p in preset_paths() if p.stem == "08_chat_poisson")
     lab, feed = Lab(RunInputs.from_scenario(load_scenario(path, "fake"), "fake")), Feed(lang="en")
     first = feed.message(lab, {})
@@ -233,26 +231,20 @@ def player_before_after(browser, rev: str):
 
 
 def main():
-    from playwright.sync_api import sync_playwright
-
     print("load average (1, 5, 15 min) at the start: " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            if "--before" in sys.argv:
-                player_before_after(browser, sys.argv[sys.argv.index("--before") + 1])
+    with chromium() as browser:
+        if "--before" in sys.argv:
+            player_before_after(browser, sys.argv[sys.argv.index("--before") + 1])
+            return
+        if "--model-only" not in sys.argv:
+            payload_figures()
+            if "--payload-only" in sys.argv:
                 return
-            if "--model-only" not in sys.argv:
-                payload_figures()
-                if "--payload-only" in sys.argv:
-                    return
-                fake_model_figures(browser)
-            if "--no-model" in sys.argv or not real_model_installed():
-                print("real model: skipped")
-            else:
-                real_model_figures(browser)
-        finally:
-            browser.close()
+            fake_model_figures(browser)
+        if "--no-model" in sys.argv or not real_model_installed():
+            print("real model: skipped")
+        else:
+            real_model_figures(browser)
 
 
 if __name__ == "__main__":
