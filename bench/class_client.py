@@ -281,9 +281,10 @@ async def warm_up(url: str, precompute: bool) -> float:
 
 
 
-def start_server(env: dict, port: int) -> subprocess.Popen:
-    """`streamlit run app.py` on 127.0.0.1:`port` as the README's class command starts it, with `env`."""
+def start_server(env: dict, port: int, root: Path = ROOT) -> subprocess.Popen:
+    """`streamlit run app.py` on 127.0.0.1:`port` as the README's class command starts it, with `env`; the app of
+    the tree at `root` (another version's, bench/before.py)."""
     return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                              "--server.address", "127.0.0.1", "--server.port", str(port),
-                             "--browser.gatherUsageStats", "false", *CLASS_OPTIONS], cwd=ROOT, env=env,
+                             "--browser.gatherUsageStats", "false", *CLASS_OPTIONS], cwd=root, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
