@@ -40,7 +40,6 @@ import time
 
 import websockets
 from streamlit.components.v2.bidi_component.main import _make_trigger_id
-from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
@@ -52,7 +51,6 @@ from bench.class_client import (
     PRESET,
     Page,
     Student,
-    free_port,
     start_server,
     wait_for_server,
     warm_up,
@@ -60,6 +58,7 @@ from bench.class_client import (
 from bench.process_stats import family_cpu_seconds
 from bench.stats import p50, percentiles, spread
 from session.lab import real_model_installed
+from tools.app_server import free_port
 
 MAX_STUDENTS = 60
 LED_STEPS, STEP_EVERY_S, LEFT_BEHIND_S, ANSWER_LIMIT_S = 12, 1.5, 10.0, 30.0
@@ -122,11 +121,7 @@ class Member(Student):
 
     async def send(self, ws, widgets: list[WidgetState], fragment_id: str):
         """A rerun, not waited for: the listener reads what comes back."""
-        back = BackMsg()
-        back.rerun_script.query_string = self.query
-        back.rerun_script.widget_states.widgets.extend(widgets)
-        back.rerun_script.fragment_id = fragment_id
-        await ws.send(back.SerializeToString())
+        await ws.send(self.rerun_message(widgets, fragment_id))
 
     async def play_along(self, ws, until: asyncio.Event):
         """The follower's player, until `until`: at each server move it shows the lecturer's frame, then plays on

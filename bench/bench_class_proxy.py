@@ -45,11 +45,20 @@ def wait_for_frame(page, step: int):
     page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.dataset.frame === '{step}'", timeout=WAIT_MS)
 
 
+NO_NGINX = "nginx is not installed (apt-get install nginx-light)"
+
+
+def nginx_binary() -> str | None:
+    """Debian's nginx, on the PATH or in /usr/sbin (outside a normal user's PATH); None where it is not installed."""
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    return nginx if Path(nginx).exists() else None
+
+
 def main():
     students = int(sys.argv[1]) if len(sys.argv) > 1 else 4
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    if not Path(nginx).exists():
-        print("class across processes: skipped, nginx is not installed (apt-get install nginx-light)")
+    nginx = nginx_binary()
+    if nginx is None:
+        print(f"class across processes: skipped, {NO_NGINX}")
         return
 
     with ExitStack() as stack, tempfile.TemporaryDirectory() as folder:

@@ -58,7 +58,6 @@ from bench.class_client import (
     WARM_UP,
     Student,
     custom_query,
-    free_port,
     start_server,
     wait_for_server,
     warm_up,
@@ -66,6 +65,7 @@ from bench.class_client import (
 from bench.process_stats import family_cpu_seconds, family_peak_rss
 from bench.stats import percentile, spread
 from session.lab import real_model_installed
+from tools.app_server import free_port
 
 
 def parse_args():

@@ -10,14 +10,13 @@ Run: python -m bench.bench_half_open [connections] [--hold S]
 import argparse
 import asyncio
 import re
-import shutil
 import subprocess
 import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from bench.bench_class_proxy import nginx_conf
+from bench.bench_class_proxy import NO_NGINX, nginx_binary, nginx_conf
 from bench.stats import p50
 from tools.app_server import app_server, free_port
 from tools.websocket_page import WebsocketPage
@@ -83,9 +82,9 @@ def main():
         port = int(re.search(r":(\d+)/", base).group(1))
         report("straight to Streamlit", args.connections, args.hold,
                *asyncio.run(hold(port, base, args.connections, args.hold)))
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        if not Path(nginx).exists():
-            print("through nginx: skipped, nginx is not installed (apt-get install nginx-light)")
+        nginx = nginx_binary()
+        if nginx is None:
+            print(f"through nginx: skipped, {NO_NGINX}")
             return
         listen = free_port()
         conf = nginx_conf(Path(folder), listen, {"p1": port})

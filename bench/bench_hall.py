@@ -13,9 +13,10 @@ import asyncio
 import os
 
 from bench.bench_class_follow import CLASS_CACHE_MB, Member, lead, report
-from bench.class_client import free_port, start_server, wait_for_server, warm_up
+from bench.class_client import start_server, wait_for_server, warm_up
 from bench.process_stats import family_cpu_seconds
 from tests.helpers.redis_server import RedisServer, installed
+from tools.app_server import free_port
 
 LIMIT_S = 600  # the whole bench, at most
 

@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import resource
-import socket
 import subprocess
 import sys
 import time
@@ -33,6 +32,7 @@ from engine.run.engine import Engine
 from engine.run.recipe import RunSpec
 from engine.traces.trace import trace_json
 from scheduler import Config
+from tools.app_server import free_port
 
 MB = 2**20
 
@@ -119,12 +119,6 @@ def charts_figures(frames: int):
     print(f"{frames:,}-frame run, charts view open: RSS growth {growth:.0f} MB ({verdict(growth, 500)}: <= 500 MB), "
           f"rerun {rerun:.2f} s ({verdict(rerun, 1)}: <= 1 s); opening the link took {opened:.0f} s; baseline "
           f"rerun at frame 10: {small_rerun:.2f} s")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def url_cpu_figure():
