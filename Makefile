@@ -42,13 +42,13 @@ bench:
 BENCH_PORT ?= 0
 bench-class:
 	uptime
-	$(PYTHON) bench/bench_classroom_server.py 30 fake --port $(BENCH_PORT)
-	$(PYTHON) bench/bench_classroom_server.py 30 model --port $(BENCH_PORT)
-	$(PYTHON) bench/bench_classroom_server.py 30 model --precompute --port $(BENCH_PORT)
-	$(PYTHON) bench/bench_classroom_server.py 16 model custom --port $(BENCH_PORT)
-	$(PYTHON) bench/bench_classroom_server.py 8 model --hostile --port $(BENCH_PORT)
-	$(PYTHON) bench/bench_class_follow.py 30 fake
-	$(PYTHON) bench/bench_class_follow.py 30 model --precompute
+	$(PYTHON) -m bench.bench_classroom_server 30 fake --port $(BENCH_PORT)
+	$(PYTHON) -m bench.bench_classroom_server 30 model --port $(BENCH_PORT)
+	$(PYTHON) -m bench.bench_classroom_server 30 model --precompute --port $(BENCH_PORT)
+	$(PYTHON) -m bench.bench_classroom_server 16 model custom --port $(BENCH_PORT)
+	$(PYTHON) -m bench.bench_classroom_server 8 model --hostile --port $(BENCH_PORT)
+	$(PYTHON) -m bench.bench_class_follow 30 fake
+	$(PYTHON) -m bench.bench_class_follow 30 model --precompute
 	uptime
 
 # The CUDA path in one go (under 5 minutes on a GPU machine, after `make install`): the CUDA exactness tests, then
@@ -56,7 +56,7 @@ bench-class:
 gpu-check:
 	@$(PYTHON) -c "import sys, torch; torch.cuda.is_available() or sys.exit('make gpu-check: torch ' + torch.__version__ + ' sees no CUDA device (a GPU and a CUDA build of torch are needed); nothing was checked')"
 	$(PYTHON) -m pytest -q -s -rs -m gpu tests/
-	$(PYTHON) bench/bench_runner.py --device cuda --skip-cold-load --batches 16 64
+	$(PYTHON) -m bench.bench_runner --device cuda --skip-cold-load --batches 16 64
 
 # The vLLM twin (scheduler/vllm_v1/) against vLLM's own V1 Scheduler, offline on the CPU, per release: VLLM=0.32
 # (default) or VLLM=0.33 picks the release, its oracle environment and the twin's version. Each release has a

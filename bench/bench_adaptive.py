@@ -7,27 +7,23 @@
 Per run: tokens per second, mean and p99 step latency, the share of steps slower than the band, and the
 limits the controller used; then throughput and p99 latency as ratios to fixed 16. The controller's promise
 is a bounded step latency (a steady inter-token time) at some cost in throughput, not a faster run.
-Run: python bench/bench_adaptive.py [--low 120] [--high 180]
+Run: python -m bench.bench_adaptive [--low 120] [--high 180]
 """
 
 import argparse
-import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
-from engine.inputs.workload import chat_prompts  # noqa: E402
-from engine.run.adaptive import AdaptiveBatch, step_latencies  # noqa: E402
-from engine.run.engine import Engine  # noqa: E402
-from engine.run.metrics import percentile  # noqa: E402
+from bench.stats import percentile
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.inputs.workload import chat_prompts
+from engine.run.adaptive import AdaptiveBatch, step_latencies
+from engine.run.engine import Engine
 from engine.run.recipe import (
-    Request,  # noqa: E402
-    RunSpec,  # noqa: E402
+    Request,
+    RunSpec,
 )
-from scheduler import Config  # noqa: E402
+from scheduler import Config
 
 REAL_NEW_TOKENS = 32
 

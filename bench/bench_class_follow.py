@@ -24,7 +24,10 @@ Then the class's prediction: the lecturer switches "Predict, then reveal" on; ev
 the right counts are known) and sends it. The lecturer's page must show every answer counted: the time from the
 last answer sent until the lecturer's page says all N answered, and whether the counts per choice are exact.
 With --names, the class with names instead (issue 33; below, before main).
-Run: python bench/bench_class_follow.py [students] [fake|model] [--precompute] [--names]
+With --before REV [--rounds N], the class on REV's app and on this tree's (bench/before.py: one server each, this
+tree's clients), N rounds alternating (default 2); then the ratios this/REV of the steps' arrival p50 and p95 and
+of the server's CPU per class.
+Run: python -m bench.bench_class_follow [students] [fake|model] [--precompute] [--names | --before REV [--rounds N]]
 """
 
 import argparse
@@ -36,26 +39,26 @@ import re
 import time
 
 import websockets
-from bench_classroom_server import spread
-from class_client import (
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from bench import before as before_rev
+from bench.class_client import (
     CLASS_CACHE_MB,
     LOOKAHEAD,
     OPEN_TIMEOUT_S,
     PRESET,
     Page,
     Student,
-    free_port,
     start_server,
     wait_for_server,
     warm_up,
 )
-from process_stats import family_cpu_seconds
-from streamlit.components.v2.bidi_component.main import _make_trigger_id
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.WidgetStates_pb2 import WidgetState
-
+from bench.process_stats import family_cpu_seconds
+from bench.stats import p50, percentiles, spread
 from session.lab import real_model_installed
+from tools.app_server import free_port
 
 MAX_STUDENTS = 60
 LED_STEPS, STEP_EVERY_S, LEFT_BEHIND_S, ANSWER_LIMIT_S = 12, 1.5, 10.0, 30.0
@@ -118,11 +121,7 @@ class Member(Student):
 
     async def send(self, ws, widgets: list[WidgetState], fragment_id: str):
         """A rerun, not waited for: the listener reads what comes back."""
-        back = BackMsg()
-        back.rerun_script.query_string = self.query
-        back.rerun_script.widget_states.widgets.extend(widgets)
-        back.rerun_script.fragment_id = fragment_id
-        await ws.send(back.SerializeToString())
+        await ws.send(self.rerun_message(widgets, fragment_id))
 
     async def play_along(self, ws, until: asyncio.Event):
         """The follower's player, until `until`: at each server move it shows the lecturer's frame, then plays on
@@ -231,6 +230,8 @@ def parse_args():
     parser.add_argument("--precompute", action="store_true", help="the server computes preset 05 at start")
     parser.add_argument("--names", action="store_true", help="the class with names instead: votes and submissions "
                         "per name, look-alike names, guessed codes, closed tabs (issue 33)")
+    parser.add_argument("--rounds", type=int, default=2, help="with --before: classes on each tree, alternating")
+    before_rev.add_argument(parser)
     return parser.parse_args()
 
 
@@ -301,20 +302,19 @@ def report_play(students: list[Member], play: dict):
     stopped = [next((at for at, shown in s.page.moves if at >= play["paused"] and shown == play["frame"]), None)
                for s in students]
     landed = [at - play["paused"] for at in stopped if at is not None]
+    behind_p50, behind_p95 = percentiles(behind, 50, 95)
     print(f"    the lecturer played {play['frame']} steps at {PLAY_SPEED} steps/s: Play reached "
           f"{len(starts)}/{len(students)} followers {spread(starts) if len(starts) > 1 else starts}; frames behind "
-          f"the lecturer while playing p50 {pct(behind, 50)}, p95 {pct(behind, 95)}, max {max(behind, default=0)} "
+          f"the lecturer while playing p50 {behind_p50:.1f}, p95 {behind_p95:.1f}, max {max(behind, default=0)} "
           f"({len(behind)} samples; the worst follower's max {max(worst, default=0)}); at the Pause behind by p50 "
-          f"{pct(at_pause, 50)}, max {max(at_pause, default=0)} frames; the Pause reached the followers "
+          f"{percentiles(at_pause, 50)[0]:.1f}, max {max(at_pause, default=0)} frames; the Pause reached the followers "
           f"{spread(landed) if len(landed) > 1 else landed}; left behind: {len(students) - len(landed)} not on the "
           f"lecturer's frame after the Pause")
 
 
-def pct(values: list[int], q: int) -> int:
-    return sorted(values)[min(len(values) - 1, len(values) * q // 100)] if values else 0
-
-
-def report(students: list[Member], result: dict, what: str, cpu: float):
+def arrivals(students: list[Member], result: dict) -> tuple[list[float], int, dict]:
+    """Each lecturer's step until each follower showed it (seconds), the arrivals missing (left behind), and the
+    latencies by the frame moved to."""
     latencies, left_behind, by_move = [], 0, {}
     for student in students:
         moves = student.page.moves
@@ -325,6 +325,11 @@ def report(students: list[Member], result: dict, what: str, cpu: float):
                 by_move.setdefault(frame, []).append(seen[0] - sent)
             else:
                 left_behind += 1
+    return latencies, left_behind, by_move
+
+
+def report(students: list[Member], result: dict, what: str, cpu: float):
+    latencies, left_behind, by_move = arrivals(students, result)
     last = result["steps"][-1][1]
     not_there = sum(1 for s in students if not s.page.moves or s.page.moves[-1][1] != last)
     print(f"{len(students)} followers, {what}: the lecturer's {len(result['steps'])} steps reached the followers "
@@ -357,10 +362,21 @@ async def main():
         return
     what = f"preset 05, {'real' if runner == 'model' else 'fake'} model" + (
         ", computed at server start" if args.precompute else "")
-    env = dict(os.environ, SCHEDLAB_RUNNER=runner, SCHEDLAB_RUN_CACHE_MB=CLASS_CACHE_MB,
+    if args.before:
+        await before_after(args, count, what)
+        return
+    classed = await one_class(args, count)
+    if classed is not None:
+        report(*classed[:2], what, classed[2])
+
+
+async def one_class(args, count: int, root=before_rev.ROOT) -> tuple[list[Member], dict, float] | None:
+    """A server of the app at `root`, warmed, and `count` followers of its lecturer (or, with --names, that class,
+    printed here: None); the followers, the lecture's result and the server's CPU seconds for it."""
+    env = dict(os.environ, SCHEDLAB_RUNNER=args.runner, SCHEDLAB_RUN_CACHE_MB=CLASS_CACHE_MB,
                SCHEDLAB_PRECOMPUTE=PRESET.split("=")[1] if args.precompute else "")
     port = free_port()
-    server = start_server(env, port)
+    server = start_server(env, port, root)
     try:
         await wait_for_server(port)
         url = f"ws://127.0.0.1:{port}/_stcore/stream"
@@ -368,15 +384,32 @@ async def main():
         if args.names:
             print(f"load average {os.getloadavg()[0]:.2f}")
             await asyncio.wait_for(names_class(url), NAMES_LIMIT_S)
-            return
+            return None
         students = [Member(i, "") for i in range(count)]
         cpu_start = family_cpu_seconds(server.pid)
         result = await lead(url, students)
-        cpu = family_cpu_seconds(server.pid) - cpu_start
+        return students, result, family_cpu_seconds(server.pid) - cpu_start
     finally:
         server.terminate()
         server.wait(30)
-    report(students, result, what, cpu)
+
+
+async def before_after(args, count: int, what: str):
+    """The class on REV's app and on this tree's, rounds alternating; the ratios this/REV."""
+    rev, latencies, cpu = args.before, {}, {}
+    with before_rev.tree_at(rev) as old:
+        for number, name, root in before_rev.rounds({rev: old, before_rev.THIS_TREE: before_rev.ROOT}, args.rounds):
+            students, result, seconds = await one_class(args, count, root)
+            print(f"[round {number + 1}, {name}, load average {os.getloadavg()[0]:.1f}] ", end="")
+            report(students, result, what, seconds)
+            latencies.setdefault(name, []).extend(arrivals(students, result)[0])
+            cpu.setdefault(name, []).append(seconds)
+    now = before_rev.THIS_TREE
+    print(f"this tree against {rev}, {args.rounds} classes each:")
+    for q in (50, 95):
+        print("  " + before_rev.ratio_line(f"a lecturer's step until a follower shows it, p{q} (s)",
+                                           percentiles(latencies[now], q)[0], percentiles(latencies[rev], q)[0], rev))
+    print("  " + before_rev.ratio_line("server CPU per class, median (s)", p50(cpu[now]), p50(cpu[rev]), rev))
 
 
 # -- the class with names (issue 33): who is counted, look-alike names, guessing codes, tabs closing ---------------

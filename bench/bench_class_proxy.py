@@ -4,7 +4,7 @@ temporary folder). In headless Chromium: visitors open / and are spread over the
 too, starts a class on the process it landed on, and hands out the Class panel's link; students open that link
 (through nginx) and must all land on the lecturer's process and follow three steps.
 Needs nginx (Debian's `nginx-light`; never a dependency of the app): skipped with a note without it.
-Run: python bench/bench_class_proxy.py [students]
+Run: python -m bench.bench_class_proxy [students]
 """
 
 import re
@@ -17,10 +17,8 @@ from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from render.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tools.app_server import app_server, free_port  # noqa: E402
+from bench.browser import chromium
+from tools.app_server import ROOT, app_server, free_port
 
 PROCESSES, VISITORS, STEPS, WAIT_MS = ("p1", "p2", "p3"), 9, 3, 30_000
 PLAYER = "[data-testid=stage-player]"
@@ -47,13 +45,21 @@ def wait_for_frame(page, step: int):
     page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.dataset.frame === '{step}'", timeout=WAIT_MS)
 
 
+NO_NGINX = "nginx is not installed (apt-get install nginx-light)"
+
+
+def nginx_binary() -> str | None:
+    """Debian's nginx, on the PATH or in /usr/sbin (outside a normal user's PATH); None where it is not installed."""
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    return nginx if Path(nginx).exists() else None
+
+
 def main():
     students = int(sys.argv[1]) if len(sys.argv) > 1 else 4
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    if not Path(nginx).exists():
-        print("class across processes: skipped, nginx is not installed (apt-get install nginx-light)")
+    nginx = nginx_binary()
+    if nginx is None:
+        print(f"class across processes: skipped, {NO_NGINX}")
         return
-    from playwright.sync_api import sync_playwright
 
     with ExitStack() as stack, tempfile.TemporaryDirectory() as folder:
         ports = {}
@@ -67,9 +73,7 @@ def main():
         stack.callback(lambda: (proxy.terminate(), proxy.wait(10)))
         time.sleep(0.5)
         url = f"http://127.0.0.1:{listen}"
-        playwright = stack.enter_context(sync_playwright())
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        stack.callback(browser.close)
+        browser = stack.enter_context(chromium())
         context = browser.new_context(viewport={"width": 1280, "height": 720})
         spread = Counter()
         for _ in range(VISITORS):  # a first visit to / lands on a process; the address then names it

@@ -12,7 +12,7 @@ alone on the same model, and the fake-model class without the shared run cache (
 own run, as before it).
 
 Bounded: at most 30 students, each with a fixed script of actions, every scenario stopped after its time
-limit; nothing leaves this process. Run: python bench/bench_classroom.py [fake] [preset] [custom]
+limit; nothing leaves this process. Run: python -m bench.bench_classroom [fake] [preset] [custom]
 """
 
 import os
@@ -21,18 +21,14 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from statistics import quantiles
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from process_stats import family_peak_rss  # noqa: E402
-
-from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
-from engine.run.runner_factory import started_model_worker  # noqa: E402
-from scheduler import Config  # noqa: E402
-from session.lab import CustomSetup, Lab, LabError, RunInputs, real_model_installed  # noqa: E402
-from session.run_cache import RunCache, shared_run_cache  # noqa: E402
+from bench.process_stats import family_peak_rss
+from bench.stats import percentiles
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.runner_factory import started_model_worker
+from scheduler import Config
+from session.lab import CustomSetup, Lab, LabError, RunInputs, real_model_installed
+from session.run_cache import RunCache, shared_run_cache
 
 CLICKS, PLAYED, BACK, AFTER_BRANCH = 4, 10, 3, 4  # each student's script
 CLICK_PAUSE_S = (0.5, 1.5)  # a student reads the frame before the next click
@@ -94,13 +90,6 @@ class Student:
             self.step(lab, self.rng.uniform(*CLICK_PAUSE_S), deadline)
 
 
-def percentiles(values: list[float]) -> tuple[float, float, float]:
-    """p50, p95 and max, in milliseconds."""
-    values = sorted(values)
-    cuts = quantiles(values, n=100, method="inclusive") if len(values) > 1 else values * 99
-    return cuts[49] * 1e3, cuts[94] * 1e3, values[-1] * 1e3
-
-
 def run_class(title: str, students: list[Student], targets: str = ""):
     worker = started_model_worker()
     passes_before = worker.forward_passes if worker else 0
@@ -113,11 +102,11 @@ def run_class(title: str, students: list[Student], targets: str = ""):
         thread.join(max(1.0, deadline - time.monotonic() + 30))
     wall = time.perf_counter() - start
     steps = [x for s in students for x in s.latencies]
-    p50, p95, worst = percentiles(steps)
+    p50, p95, worst = (1e3 * x for x in percentiles(steps, 50, 95, 100))
     lost = sum(s.lost for s in students)
     print(f"{title:<64} {len(students):>3} {len(steps):>6} {p50:>7.0f} {p95:>7.0f} {worst:>7.0f} {lost:>5} "
           f"{sum(family_peak_rss(os.getpid())):>7.0f} {wall:>6.1f}  {targets}", flush=True)
-    p50, p95, worst = percentiles([x for s in students for x in s.branch_latencies])
+    p50, p95, worst = (1e3 * x for x in percentiles([x for s in students for x in s.branch_latencies], 50, 95, 100))
     print(f"    branches (back {BACK} frames, change max_num_seqs): p50 {p50:.0f} ms, p95 {p95:.0f} ms, "
           f"max {worst:.0f} ms")
     for error in sorted({e for s in students for e in s.errors})[:3]:

@@ -6,21 +6,18 @@ server for more. Prints p50/p95/max over all clicks and over each kind, and lost
 frame, within 20 s). Chromium is Debian's /usr/bin/chromium; the server listens on 127.0.0.1 only and
 everything stops by itself. Here the browsers share the server's cores, so the figures overstate the
 server's part.
-Run: python bench/bench_classroom_browsers.py [--model] [--port N]
+Run: python -m bench.bench_classroom_browsers [--model] [--port N]
 """
 
 import asyncio
 import sys
 import time
-from pathlib import Path
-from statistics import quantiles
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import async_playwright
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from tools.app_server import app_server  # noqa: E402
+from bench.browser import async_chromium
+from bench.stats import spread
+from tools.app_server import app_server
 
 PAGES, CLICKS, CLICK_TIMEOUT_S = 8, 10, 20
 PLAYER = "[data-testid=stage-player]"
@@ -73,9 +70,7 @@ def figures(latencies: list[float]) -> str:
         return "none"
     if len(latencies) == 1:
         return f"1 click, {latencies[0] * 1e3:.0f} ms"
-    cuts = quantiles(sorted(latencies), n=100, method="inclusive")
-    return (f"{len(latencies)} clicks, p50 {cuts[49] * 1e3:.0f} ms, p95 {cuts[94] * 1e3:.0f} ms, "
-            f"max {max(latencies) * 1e3:.0f} ms")
+    return f"{len(latencies)} clicks, {spread(latencies)}"
 
 
 async def main():
@@ -84,14 +79,10 @@ async def main():
     local: list[float] = []
     asked: list[float] = []
     with app_server(runner, start_timeout_s=120, port=port) as (base, _):
-        async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path="/usr/bin/chromium")
-            try:
-                url = f"{base}/?scenario=05_prefix_caching"
-                lost = await asyncio.wait_for(
-                    asyncio.gather(*(student(browser, url, local, asked) for _ in range(PAGES))), timeout=600)
-            finally:
-                await browser.close()
+        async with async_chromium() as browser:
+            url = f"{base}/?scenario=05_prefix_caching"
+            lost = await asyncio.wait_for(
+                asyncio.gather(*(student(browser, url, local, asked) for _ in range(PAGES))), timeout=600)
     model = "real" if runner == "model" else "fake"
     print(f"{PAGES} Chromium sessions, {model} model, preset 05, stage player, {CLICKS} Step clicks each: "
           f"click to next frame (data-frame) {figures(local + asked)}; lost clicks {sum(lost)} of "

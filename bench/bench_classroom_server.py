@@ -34,7 +34,7 @@ who opened a link within every allowed bound 20 s before (200 chat requests of u
 time, a 4096-block pool, frame 100,000); it prints the students' step p95 with it against without, the slowest step
 and branch, what the server panel says of the presets computed at start after the class, and how soon the panel's
 session count equals the open tabs once tabs close.
-Run: python bench/bench_classroom_server.py [students] [fake|model] [custom] [--precompute] [--hostile] [--port N]
+Run: python -m bench.bench_classroom_server [students] [fake|model] [custom] [--precompute] [--hostile] [--port N]
 (`make bench-class` runs the five classes the README quotes.)
 """
 
@@ -42,12 +42,11 @@ Run: python bench/bench_classroom_server.py [students] [fake|model] [custom] [--
 import argparse
 import asyncio
 import os
-import sys
 import time
-from statistics import quantiles
 
 import websockets
-from class_client import (
+
+from bench.class_client import (
     BATCHES,
     CLASS_CACHE_MB,
     LOOKAHEAD,
@@ -55,20 +54,18 @@ from class_client import (
     OPEN_TIMEOUT_S,
     PRESET,
     REQUEST_TIMEOUT_S,
-    ROOT,
     TIME_LIMIT_S,
     WARM_UP,
     Student,
     custom_query,
-    free_port,
     start_server,
     wait_for_server,
     warm_up,
 )
-from process_stats import family_cpu_seconds, family_peak_rss
-
-sys.path.insert(0, str(ROOT))
-from session.lab import real_model_installed  # noqa: E402
+from bench.process_stats import family_cpu_seconds, family_peak_rss
+from bench.stats import percentile, spread
+from session.lab import real_model_installed
+from tools.app_server import free_port
 
 
 def parse_args():
@@ -245,17 +242,12 @@ async def hostile_classes(count: int, port: int):
     print(f"Issue 24's class, real model, load average at start {os.getloadavg()[0]:.1f}")
     alone, alone_branches = await hostile_class(count, port, with_hostile=False)
     hostile, hostile_branches = await hostile_class(count, port, with_hostile=True)
-    p95 = lambda xs: quantiles(xs, n=100, method="inclusive")[94]  # noqa: E731
+    p95 = lambda xs: percentile(xs, 95)  # noqa: E731
     print(f"  the {count} students' step p95 with the hostile link / without: {p95(hostile) / p95(alone):.2f}x "
           f"({p95(hostile) * 1e3:.0f} ms / {p95(alone) * 1e3:.0f} ms; at most 1.5x wanted); slowest step with it "
           f"{max(hostile):.1f} s, slowest branch {max(hostile_branches, default=0):.1f} s (without: "
           f"{max(alone_branches, default=0):.1f} s; at most 3 s wanted); load average at the end "
           f"{os.getloadavg()[0]:.1f}")
-
-
-def spread(seconds: list[float]) -> str:
-    cuts = quantiles(seconds, n=100, method="inclusive")
-    return f"p50 {cuts[49] * 1e3:.0f} ms, p95 {cuts[94] * 1e3:.0f} ms, max {max(seconds) * 1e3:.0f} ms"
 
 
 if __name__ == "__main__":

@@ -1,20 +1,16 @@
 """How long a four-config comparison takes on the generated 200-request workload (fake runner), and what
 recording and measuring add to the bare engine runs (the baseline, measured in the same process):
 
-    python bench/bench_compare.py [--requests 200]
+    python -m bench.bench_compare [--requests 200]
 """
 
 import argparse
-import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity  # noqa: E402
-from engine.run.engine import Engine  # noqa: E402
-from engine.run.recipe import RunSpec  # noqa: E402
+from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity
+from engine.run.engine import Engine
+from engine.run.recipe import RunSpec
 
 
 def main():

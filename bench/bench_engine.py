@@ -4,23 +4,19 @@ The trace: 2000 requests, prompt and output lengths uniform in 100..1024, half o
 same 512-token prefix, all arriving at once; max_num_seqs=512, budget 16384, blocks of 256, fake runner,
 ignore_eos. Run for pools of 1024 and 8192 blocks:
 
-    python bench/bench_engine.py [--requests 2000] [--blocks 1024 8192]
+    python -m bench.bench_engine [--requests 2000] [--blocks 1024 8192]
 """
 
 import argparse
 import random
-import sys
 import time
 import tracemalloc
 from dataclasses import dataclass
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from engine.inputs.workload import random_workload  # noqa: E402
-from engine.run.engine import Engine  # noqa: E402
-from engine.run.recipe import RunSpec  # noqa: E402
-from scheduler import Config  # noqa: E402
+from engine.inputs.workload import random_workload
+from engine.run.engine import Engine
+from engine.run.recipe import RunSpec
+from scheduler import Config
 
 
 def workload(n: int, seed: int = 0):

@@ -4,27 +4,22 @@ websocket protocol, tools/websocket_page.py). First straight to the Streamlit se
 p1), then through nginx with tools/nginx_schedlab.conf where nginx is installed (as bench/bench_class_proxy.py runs
 it; skipped with a note without it). Prints how many of the N were closed by the server and when, and the
 student's step latencies meanwhile.
-Run: python bench/bench_half_open.py [connections] [--hold S]
+Run: python -m bench.bench_half_open [connections] [--hold S]
 """
 
 import argparse
 import asyncio
 import re
-import shutil
-import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from bench_class_proxy import nginx_conf  # noqa: E402
-
-from tools.app_server import app_server, free_port  # noqa: E402
-from tools.websocket_page import WebsocketPage  # noqa: E402
+from bench.bench_class_proxy import NO_NGINX, nginx_binary, nginx_conf
+from bench.stats import p50
+from tools.app_server import app_server, free_port
+from tools.websocket_page import WebsocketPage
 
 PARTIAL_REQUEST = b"GET /p1/ HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: half-open\r\n"  # never the blank line
 STEP_EVERY_S = 0.5
@@ -71,7 +66,7 @@ async def hold(port: int, url: str, connections: int, hold_s: float) -> tuple[li
 
 def report(where: str, connections: int, hold_s: float, closed: list[float], latencies: list[float], still: int):
     after = f", the last after {closed[-1]:.1f} s" if closed else ""
-    steps = (f"p50 {statistics.median(latencies):.2f} s, max {max(latencies):.2f} s ({len(latencies)} steps)"
+    steps = (f"p50 {p50(latencies):.2f} s, max {max(latencies):.2f} s ({len(latencies)} steps)"
              if latencies else "no step answered")
     print(f"{where}: {connections} half-open connections held {hold_s:.0f} s: {len(closed)} closed by the server"
           f"{after}, {still} still open; a student stepping meanwhile: {steps}")
@@ -87,9 +82,9 @@ def main():
         port = int(re.search(r":(\d+)/", base).group(1))
         report("straight to Streamlit", args.connections, args.hold,
                *asyncio.run(hold(port, base, args.connections, args.hold)))
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        if not Path(nginx).exists():
-            print("through nginx: skipped, nginx is not installed (apt-get install nginx-light)")
+        nginx = nginx_binary()
+        if nginx is None:
+            print(f"through nginx: skipped, {NO_NGINX}")
             return
         listen = free_port()
         conf = nginx_conf(Path(folder), listen, {"p1": port})

@@ -5,21 +5,18 @@ Streamlit's websocket protocol, bench/class_client.py) are spread over the proce
 as a spreading proxy would send them (the followers connect to the processes directly, not through nginx). Then
 bench/bench_class_follow.py's lecture: steps, Play and Pause, a prediction; printed as that bench prints it. The
 processes that did not compute the lecturer's run build it from the recipe in the lead (session/lead_recipe.py).
-Run: python bench/bench_hall.py [followers] [processes]
+Run: python -m bench.bench_hall [followers] [processes]
 """
 
 import argparse
 import asyncio
 import os
-import sys
-from pathlib import Path
 
-from bench_class_follow import CLASS_CACHE_MB, Member, lead, report
-from class_client import free_port, start_server, wait_for_server, warm_up
-from process_stats import family_cpu_seconds
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.helpers.redis_server import RedisServer, installed  # noqa: E402
+from bench.bench_class_follow import CLASS_CACHE_MB, Member, lead, report
+from bench.class_client import start_server, wait_for_server, warm_up
+from bench.process_stats import family_cpu_seconds
+from tests.helpers.redis_server import RedisServer, installed
+from tools.app_server import free_port
 
 LIMIT_S = 600  # the whole bench, at most
 

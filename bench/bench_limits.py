@@ -1,7 +1,7 @@
 """Issue 13's figures: what one session can cost the server, each against its budget and a baseline measured in
 the same run:
 
-    python bench/bench_limits.py [--skip-browser]
+    python -m bench.bench_limits [--skip-browser]
 
 - the policy lab's JSON export of four configs of the generated workload (block size 4, max_num_seqs 1):
   time, size and peak memory growth (budget 10 s, 100 MB, 1 GB), against the version 1 writer (every block of
@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import resource
-import socket
 import subprocess
 import sys
 import time
@@ -24,17 +23,16 @@ import urllib.request
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from process_stats import cpu_seconds  # noqa: E402
-
-from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity  # noqa: E402
-from engine.analysis.export import comparison_json  # noqa: E402
-from engine.inputs.workload import random_workload  # noqa: E402
-from engine.run.engine import Engine  # noqa: E402
-from engine.run.recipe import RunSpec  # noqa: E402
-from engine.traces.trace import trace_json  # noqa: E402
-from scheduler import Config  # noqa: E402
+from bench.browser import chromium
+from bench.process_stats import cpu_seconds
+from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, same_capacity
+from engine.analysis.export import comparison_json
+from engine.inputs.workload import random_workload
+from engine.run.engine import Engine
+from engine.run.recipe import RunSpec
+from engine.traces.trace import trace_json
+from scheduler import Config
+from tools.app_server import free_port
 
 MB = 2**20
 
@@ -123,16 +121,9 @@ def charts_figures(frames: int):
           f"rerun at frame 10: {small_rerun:.2f} s")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def url_cpu_figure():
     """A real `streamlit run` on 127.0.0.1, the worst single link (speculation, 100,000 frames) opened in headless
     Chromium, the tab closed after 5 s: how long the server keeps burning CPU, against its rate while running."""
-    from playwright.sync_api import sync_playwright
 
     port, root = free_port(), Path(__file__).resolve().parents[1]
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
@@ -147,8 +138,7 @@ def url_cpu_figure():
             except OSError:
                 time.sleep(0.2)
         query = urllib.parse.urlencode({**LONG_LINK, "num_speculative_tokens": "4", "frame": "100000"})
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        with chromium() as browser:
             page = browser.new_page()
             page.goto(f"http://127.0.0.1:{port}/?{query}")
             time.sleep(5)
@@ -156,7 +146,6 @@ def url_cpu_figure():
             time.sleep(1)
             busy_rate = cpu_seconds(server.pid) - busy_from
             page.close()
-            browser.close()
         closed, samples = time.monotonic(), []
         while time.monotonic() - closed < 15:
             samples.append((time.monotonic() - closed, cpu_seconds(server.pid)))

@@ -4,18 +4,15 @@ decoding forbids overlap), max_num_seqs and prefill order at 8), runs to its end
 link at frame 9; the link is opened in another run cache (a fresh session that shares nothing with the first) and
 run as far, and every frame is compared (what it shows; wall times left out, they are measured). Prints the share
 of frames reproduced and the link's length.
-Run: python bench/bench_links.py
+Run: python -m bench.bench_links
 """
 
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.inputs.scenario import load_scenario, preset_paths  # noqa: E402
-from session.lab import Lab, RunInputs  # noqa: E402
-from session.links import link_of, open_link, parse_link, replay  # noqa: E402
-from session.run_cache import RunCache  # noqa: E402
+from engine.inputs.scenario import load_scenario, preset_paths
+from session.lab import Lab, RunInputs
+from session.links import link_of, open_link, parse_link, replay
+from session.run_cache import RunCache
 
 LAST = 60
 

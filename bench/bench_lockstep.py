@@ -12,37 +12,34 @@
   longest comparison to its stages drawn (the server's build, the message's way and the browser's mount).
 Each is measured ROUNDS times, the page sizes in turn, and the best round kept: on a shared machine the others'
 load only ever slows a round down.
-With --before REV, the same pages are drawn by REV's player/ too (`git show`), in the same rounds, interleaved:
-before and after under the same load; and the stages are built by REV's viz/frame_payload.py too.
-Run: python bench/bench_lockstep.py [--before REV] [--build-only | --lab] [--size WIDTHxHEIGHT]
+With --before REV, the same pages are drawn by REV's player/ too (REV's tree, bench/before.py), in the same rounds,
+interleaved: before and after under the same load; and the stages are built by REV's viz/frame_payload.py too.
+Run: python -m bench.bench_lockstep [--before REV] [--build-only | --lab] [--size WIDTHxHEIGHT]
 """
 
 import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import types
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from process_stats import child_pids, cpu_seconds  # noqa: E402
-
-from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, variants_for  # noqa: E402
-from engine.inputs.scenario import SCENARIOS_DIR, load_scenario  # noqa: E402
-from i18n import text  # noqa: E402
-from player.assets import PLAYER_DIR, PLAYER_FILES, WIRE_SLOT, lockstep_sources  # noqa: E402
-from render.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tools.app_server import ROOT, app_server  # noqa: E402
-from ui.lockstep import LAST_STEP  # noqa: E402
-from viz import html_export  # noqa: E402
-from viz.frame_payload import WIRE  # noqa: E402
-from viz.html_export import animation_html  # noqa: E402
+from bench import before as before_rev
+from bench.browser import chromium
+from bench.process_stats import child_pids, cpu_seconds
+from bench.stats import p50, p95
+from engine.analysis.compare import GENERATED_CONFIG, Variant, compare, generated_workload, variants_for
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from i18n import text
+from player.assets import PLAYER_FILES, WIRE_SLOT, lockstep_sources
+from tools.app_server import ROOT, app_server
+from ui.lockstep import LAST_STEP
+from viz import html_export
+from viz.frame_payload import WIRE
+from viz.html_export import animation_html
 
 LONGEST = "block size 4 vs 16 vs 64"  # the named comparison with the most frames (2,546 on the generated workload)
 PLAY_S = 6
@@ -100,20 +97,19 @@ def four_runs():
     return [(run.label, run.frames) for run in runs]
 
 
-def payload_at(rev: str):
-    """viz/frame_payload.py as it was at git revision `rev`, as a module."""
-    module = types.ModuleType(f"frame_payload_at_{rev}")
-    exec(subprocess.check_output(["git", "show", f"{rev}:viz/frame_payload.py"], text=True, cwd=PLAYER_DIR),
-         module.__dict__)
+def payload_at(tree: Path):
+    """viz/frame_payload.py of another version's tree, as a module."""
+    module = types.ModuleType(f"frame_payload_at_{tree.name}")
+    exec((tree / "viz" / "frame_payload.py").read_text(), module.__dict__)
     return module
 
 
-def build_figures(browser, before: str | None):
+def build_figures(browser, before: tuple[str, Path] | None):
     """CPU time to build the stages' message and its JSON here, and to mount them in the browser."""
     comparisons = {"the longest named comparison, block size 4 vs 16 vs 64 (generated workload)":
                    variants_for(LONGEST, GENERATED_CONFIG, "en"),
                    "4 configs on the generated workload": four_variants(GENERATED_CONFIG)}
-    versions = [(f"{before}'s viz/frame_payload.py", payload_at(before))] if before else []
+    versions = [(f"{before[0]}'s viz/frame_payload.py", payload_at(before[1]))] if before else []
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.set_content("<section id='stages'></section>")
     page.add_script_tag(content=lockstep_sources()[0])
@@ -156,18 +152,14 @@ def lab_seconds(browser, url: str) -> float:
     return spent
 
 
-def lab_figures(browser, before: str | None):
-    """lab_seconds on this tree's app and, given `before`, on that revision's (`git archive`), in turn, twice."""
-    with tempfile.TemporaryDirectory() as folder:
-        trees = {"this tree": ROOT}
-        if before:
-            subprocess.run(f"git archive {before} | tar -x -C {folder}", shell=True, check=True, cwd=ROOT)
-            trees = {f"{before}": Path(folder), **trees}
-        print("\nThe lab's stages of the longest named comparison, from the click to every stage drawn (1280x720):")
-        for _ in range(2):
-            for name, root in trees.items():
-                with app_server("fake", root=root) as (url, _):
-                    print(f"  {name:12} {lab_seconds(browser, url):5.2f} s")
+def lab_figures(browser, before: tuple[str, Path] | None):
+    """lab_seconds on this tree's app and, given `before` (a revision and its tree), on that one's, in two rounds
+    alternating."""
+    trees = {**dict([before] if before else []), before_rev.THIS_TREE: ROOT}
+    print("\nThe lab's stages of the longest named comparison, from the click to every stage drawn (1280x720):")
+    for _, name, root in before_rev.rounds(trees, 2):
+        with app_server("fake", root=root) as (url, _):
+            print(f"  {name:12} {lab_seconds(browser, url):5.2f} s")
 
 
 @contextmanager
@@ -185,24 +177,22 @@ def swapped_payload(module):
         html_export.EMPTY_VIEW, html_export.encode, html_export.player_views = own
 
 
-def sources_at(rev: str) -> tuple[str, str]:
-    """lockstep_sources() as they were at git revision `rev` (its player files of PLAYER_FILES: one, player.js,
-    before the player was split by job)."""
+def sources_at(tree: Path) -> tuple[str, str]:
+    """lockstep_sources() of another version's tree (its player files of PLAYER_FILES: one, player.js, before the
+    player was split by job)."""
     def show(name: str) -> str:
-        return subprocess.check_output(["git", "show", f"{rev}:player/{name}"], text=True, cwd=PLAYER_DIR)
+        return (tree / "player" / name).read_text()
 
-    held = set(subprocess.check_output(["git", "ls-tree", "--name-only", rev, "player/"], text=True,
-                                       cwd=ROOT).split())
-    player = "\n".join(show(name) for name in PLAYER_FILES if f"player/{name}" in held)
+    player = "\n".join(show(name) for name in PLAYER_FILES if (tree / "player" / name).is_file())
     return (player.replace(WIRE_SLOT, json.dumps(WIRE)) + "\n" + show("lockstep.js"),
             show("player.css") + "\n" + show("lockstep.css"))
 
 
-def pages_of(runs, folder: Path, before: str | None) -> dict:
+def pages_of(runs, folder: Path, before: tuple[str, Path] | None) -> dict:
     """(name, the page's path) for 1, 2 and 4 stages, drawn by this tree's player/ and, given `before`, by that
     revision's: the same page with its scripts and styles swapped."""
     pages, js, css = {}, *lockstep_sources()
-    old = sources_at(before) if before else None
+    old = sources_at(before[1]) if before else None
     for n in (1, 2, 4):
         page = animation_html(runs[:n], f"{n} stages", lang="en")
         name = "one player alone" if n == 1 else f"{n} stages in lockstep"
@@ -235,54 +225,50 @@ def measure(page, path: Path, lockstep: bool) -> dict:
     play = page.evaluate(PLAY_JS, [PLAY_S, SPEED, lockstep])
     play["cpu_ms_per_step"] = (browser_cpu_seconds() - cpu) * 1000 / (play["steps_per_s"] * PLAY_S)
     draw = page.evaluate(DRAW_JS, lockstep)
-    return play | {name: (statistics.median(values), statistics.quantiles(values, n=20)[18])
+    return play | {name: (p50(values), p95(values))
                    for name, values in draw.items()}
 
 
 def main():
-    from playwright.sync_api import sync_playwright
-
-    before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
+    rev = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
     print("load average at the start " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
-    with tempfile.TemporaryDirectory() as folder, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            if "--lab" in sys.argv:
-                lab_figures(browser, before)
-                return
-            build_figures(browser, before)
-            if "--build-only" in sys.argv:
-                return
-            runs = four_runs()
-            print(f"\npreset 08 under 4 configs: {[len(frames) - 1 for _, frames in runs]} steps")
-            pages = pages_of(runs, Path(folder), before)
-            sizes = [tuple(map(int, sys.argv[sys.argv.index("--size") + 1].split("x")))] if "--size" in sys.argv \
-                else [(1280, 720), (1600, 1000)]
-            for width, height in sizes:
-                page = browser.new_page(viewport={"width": width, "height": height})
-                print(f"\n{width}x{height}, Play at {SPEED} steps/s for {PLAY_S} s, then every step drawn once "
-                      f"(best of {ROUNDS} rounds):")
-                rounds = {key: [] for key in pages}
-                for _ in range(ROUNDS):
-                    for (name, n), path in pages.items():
-                        rounds[name, n].append(measure(page, path, lockstep=n > 1))
-                base = None
-                for name, n in pages:
-                    figures = min(rounds[name, n], key=lambda r: r["sync"][0]) | {
-                        rate: max(r[rate] for r in rounds[name, n]) for rate in ("steps_per_s", "paints_per_s")} | {
-                        "cpu_ms_per_step": min(r["cpu_ms_per_step"] for r in rounds[name, n])}
-                    base = base or figures
-                    name = f"{name} (baseline)" if figures is base else name
-                    print(f"  {name:36} {figures['steps_per_s']:5.1f} steps/s, {figures['paints_per_s']:5.1f} "
-                          f"paints/s, browser CPU {figures['cpu_ms_per_step']:5.1f} ms per step "
-                          f"({figures['cpu_ms_per_step'] / base['cpu_ms_per_step']:.1f}x; one free core keeps "
-                          f"{1000 / figures['cpu_ms_per_step']:.0f} steps/s); a step drawn in "
-                          f"{figures['sync'][0]:5.1f} ms p50, {figures['sync'][1]:5.1f} ms p95 (to the next paint "
-                          f"{figures['painted'][0]:5.1f} / {figures['painted'][1]:5.1f} ms), "
-                          f"{figures['sync'][0] / base['sync'][0]:.1f}x the baseline's p50")
-                page.close()
-        finally:
-            browser.close()
+    with ExitStack() as stack:
+        folder, browser = stack.enter_context(tempfile.TemporaryDirectory()), stack.enter_context(chromium())
+        before = (rev, stack.enter_context(before_rev.tree_at(rev))) if rev else None
+        if "--lab" in sys.argv:
+            lab_figures(browser, before)
+            return
+        build_figures(browser, before)
+        if "--build-only" in sys.argv:
+            return
+        runs = four_runs()
+        print(f"\npreset 08 under 4 configs: {[len(frames) - 1 for _, frames in runs]} steps")
+        pages = pages_of(runs, Path(folder), before)
+        sizes = [tuple(map(int, sys.argv[sys.argv.index("--size") + 1].split("x")))] if "--size" in sys.argv \
+            else [(1280, 720), (1600, 1000)]
+        for width, height in sizes:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            print(f"\n{width}x{height}, Play at {SPEED} steps/s for {PLAY_S} s, then every step drawn once "
+                  f"(best of {ROUNDS} rounds):")
+            rounds = {key: [] for key in pages}
+            for _ in range(ROUNDS):
+                for (name, n), path in pages.items():
+                    rounds[name, n].append(measure(page, path, lockstep=n > 1))
+            base = None
+            for name, n in pages:
+                figures = min(rounds[name, n], key=lambda r: r["sync"][0]) | {
+                    rate: max(r[rate] for r in rounds[name, n]) for rate in ("steps_per_s", "paints_per_s")} | {
+                    "cpu_ms_per_step": min(r["cpu_ms_per_step"] for r in rounds[name, n])}
+                base = base or figures
+                name = f"{name} (baseline)" if figures is base else name
+                print(f"  {name:36} {figures['steps_per_s']:5.1f} steps/s, {figures['paints_per_s']:5.1f} "
+                      f"paints/s, browser CPU {figures['cpu_ms_per_step']:5.1f} ms per step "
+                      f"({figures['cpu_ms_per_step'] / base['cpu_ms_per_step']:.1f}x; one free core keeps "
+                      f"{1000 / figures['cpu_ms_per_step']:.0f} steps/s); a step drawn in "
+                      f"{figures['sync'][0]:5.1f} ms p50, {figures['sync'][1]:5.1f} ms p95 (to the next paint "
+                      f"{figures['painted'][0]:5.1f} / {figures['painted'][1]:5.1f} ms), "
+                      f"{figures['sync'][0] / base['sync'][0]:.1f}x the baseline's p50")
+            page.close()
 
 
 if __name__ == "__main__":

@@ -9,25 +9,21 @@ new model process answered, until each student had its next frame, how many step
 how many runs were left frozen (never reached frame STEPS within DEADLINE_S), and how many runs' frames equal the
 same run's computed afterwards undisturbed (wall times left out). With --no-resend the model process does not send
 the steps it held again (model_process.RESENDS = 0): they fail, and the runs are restored from their last good frame.
-Run: python bench/bench_model_kill.py [students] [--no-resend]
+Run: python -m bench.bench_model_kill [students] [--no-resend]
 """
 
 import argparse
 import os
 import signal
-import statistics
-import sys
 import threading
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from engine.run.runner_factory import model_worker  # noqa: E402
-from runner import model_process  # noqa: E402
-from scheduler import Config  # noqa: E402
-from session.lab import CustomSetup, Lab, LabError, RunInputs  # noqa: E402
-from session.run_cache import RunCache  # noqa: E402
+from bench.stats import p50
+from engine.run.runner_factory import model_worker
+from runner import model_process
+from scheduler import Config
+from session.lab import CustomSetup, Lab, LabError, RunInputs
+from session.run_cache import RunCache
 
 STEPS, KILL_AT, RETRY_S, DEADLINE_S = 30, 8, 0.2, 600.0
 CONFIG = Config(max_num_seqs=4, num_kvcache_blocks=32, kvcache_block_size=16)
@@ -97,7 +93,7 @@ def main():
     print(f"{students} students on the real model, each its own run to frame {STEPS}; kill -9 of the model process "
           f"once all had passed frame {KILL_AT}{'; steps it held not sent again' if args.no_resend else ''}")
     print(f"a new model process answering: {new_process_s:.2f} s after the kill (restarts: {process.restarts})")
-    print(f"each student's next frame after the kill: p50 {statistics.median(waits):.2f} s, max {max(waits):.2f} s "
+    print(f"each student's next frame after the kill: p50 {p50(waits):.2f} s, max {max(waits):.2f} s "
           f"({len(waits)} of {students})")
     print(f"steps that failed and were stepped again: {sum(s.failed for s in class_)}")
     print(f"runs frozen: {frozen}; runs whose frames equal an undisturbed run's: {equal} of {students}")

@@ -5,18 +5,15 @@ the zero-cost fake one on a large workload, where the scheduler's own work is al
 twice, alternating, after a warm-up on the same prompts; per loop the faster run's mean wall time per step,
 and the scheduler's (schedule + postprocess) and the model's time per step are printed: the saving
 overlapping can give is at most the smaller of those two. Fails if the loops wrote different tokens.
-Run: python bench/bench_overlap.py
+Run: python -m bench.bench_overlap
 """
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from engine.inputs.workload import random_token_prompts  # noqa: E402
-from engine.run.overlap import LoopResult, run_loop  # noqa: E402
-from engine.run.runner_factory import make_runner  # noqa: E402
-from scheduler import Config, SamplingParams, Scheduler, Sequence  # noqa: E402
+from engine.inputs.workload import random_token_prompts
+from engine.run.overlap import LoopResult, run_loop
+from engine.run.runner_factory import make_runner
+from scheduler import Config, SamplingParams, Scheduler, Sequence
 
 QUESTIONS = ["Why is the sky blue?", "Write a haiku about the sea.", "What does a CPU do?",
              "Give me a tip for learning Python."]

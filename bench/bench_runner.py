@@ -5,28 +5,24 @@ Same 16 chat prompts, 64 new tokens each, EOS ignored, greedy, in one process:
   (c) this runner behind the scheduler at max_num_seqs 4 and 16 (--batches; above 16 the prompts repeat)
 plus model load times, per-step times, the share of decode steps spent gathering K/V from the paged cache
 (CPU), and peak RSS. Every path must write the same tokens. --runs 2 measures (a), (b), (c) twice in a row.
-Run: python bench/bench_runner.py [--device cpu|cuda] [--runs N] [--batches 4 16 64] [--skip-cold-load]
+Run: python -m bench.bench_runner [--device cpu|cuda] [--runs N] [--batches 4 16 64] [--skip-cold-load]
 """
 
 import argparse
 import os
 import resource
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import torch
+from transformers import GenerationConfig, logging
+from transformers.generation.configuration_utils import ContinuousBatchingConfig
 
-import torch  # noqa: E402
-from transformers import GenerationConfig, logging  # noqa: E402
-from transformers.generation.configuration_utils import ContinuousBatchingConfig  # noqa: E402
-
-from runner import default_model  # noqa: E402
-from runner.model_loading import load_model, stock_attention  # noqa: E402
-from runner.model_runner import ModelRunner  # noqa: E402
-from runner.paged_attention import GATHER_LABEL  # noqa: E402
-from scheduler import Config, SamplingParams, Scheduler, Sequence  # noqa: E402
+from runner import default_model
+from runner.model_loading import load_model, stock_attention
+from runner.model_runner import ModelRunner
+from runner.paged_attention import GATHER_LABEL
+from scheduler import Config, SamplingParams, Scheduler, Sequence
 
 NEW_TOKENS = 64
 MAX_BATCHED_TOKENS = 512

@@ -10,13 +10,15 @@ most 1.2x nano-vllm, chunked + mixed at most 1.5x). Times are CPU time of this p
 processes on a busy machine do not count; the runs are interleaved and the best of each is shown.
 `--scaling` adds the cost per scheduled sequence for a pool of 8192 blocks and for a queue a tenth as long,
 against the 1024-block run (it should not grow with either).
+`--before REV` measures REV's scheduler beside this one's instead (bench/before.py): each side in a process of its
+own, run in REV's tree and in this one, `--repeats` rounds alternating; the best of each, and the ratios this/REV.
 
 nano-vllm is not part of this project: point NANOVLLM_SRC (or --nanovllm) at a directory holding its
 `nanovllm` package, e.g.
 
     git clone https://github.com/GeeeekExplorer/nano-vllm && git -C nano-vllm archive 9e8507e nanovllm \\
         | tar -x -C /tmp/nanovllm-9e8507e
-    NANOVLLM_SRC=/tmp/nanovllm-9e8507e python bench/bench_scheduler.py [--requests 1000] [--repeats 2]
+    NANOVLLM_SRC=/tmp/nanovllm-9e8507e python -m bench.bench_scheduler [--requests 1000] [--repeats 2]
 
 Its scheduler, block manager and sequence are loaded from there at run time with its torch-importing
 config module stubbed; without it only this scheduler's figures are printed.
@@ -24,6 +26,7 @@ config module stubbed; without it only this scheduler's figures are printed.
 
 import argparse
 import importlib.util
+import json
 import os
 import random
 import sys
@@ -31,10 +34,9 @@ import time
 import types
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from runner.fake import FakeRunner  # noqa: E402
-from scheduler import Config, SamplingParams, Scheduler, Sequence  # noqa: E402
+from bench import before as before_rev
+from runner.fake import FakeRunner
+from scheduler import Config, SamplingParams, Scheduler, Sequence
 
 MAX_NUM_SEQS, BUDGET, BLOCK_SIZE, MAX_MODEL_LEN = 512, 16384, 256, 4096
 MODES = {"basic": {}, "chunked + mixed": {"chunked_prefill": True, "mixed_batches": True}}
@@ -159,8 +161,16 @@ def main():
     parser.add_argument("--nanovllm", default=os.environ.get("NANOVLLM_SRC"),
                         help="directory holding nano-vllm's `nanovllm` package (default: $NANOVLLM_SRC)")
     parser.add_argument("--scaling", action="store_true", help="also a larger pool and a shorter queue")
+    parser.add_argument("--side", action="store_true", help=argparse.SUPPRESS)  # one run of each mode, as JSON
+    before_rev.add_argument(parser)
     args = parser.parse_args()
     requests = trace(args.requests)
+    if args.side:
+        print(json.dumps({mode: run_ours(requests, **policy) for mode, policy in MODES.items()}))
+        return
+    if args.before:
+        before_after(args.before, args.requests, args.repeats)
+        return
     nano = None
     if args.nanovllm:
         try:
@@ -197,6 +207,25 @@ def main():
         short = run_ours(requests[: args.requests // 10])
         report(f"{args.requests // 10} requests, 1024 blocks", short)
         report(f"{args.requests} requests, 1024 blocks", small, short, "the short queue")
+
+
+def before_after(rev: str, num_requests: int, repeats: int):
+    """This scheduler's figures against REV's, each measured by this file's run_ours in a process of its own (REV's
+    scheduler and runner packages, this tree's measurement), in alternating rounds; the best of each."""
+    runs: dict[str, list[dict]] = {}
+    with before_rev.tree_at(rev) as old:
+        for _, name, tree in before_rev.rounds({rev: old, before_rev.THIS_TREE: before_rev.ROOT}, repeats):
+            runs.setdefault(name, []).append(json.loads(before_rev.run_in(tree, "bench_scheduler", "--side",
+                                                                          "--requests", str(num_requests))))
+    print(f"{num_requests} requests, {MAX_NUM_SEQS} seqs, budget {BUDGET}, 1024 blocks of {BLOCK_SIZE}; best of "
+          f"{repeats} runs each, {rev} and this tree alternating")
+    for mode in MODES:
+        old, new = (best([r[mode] for r in runs[name]]) for name in (rev, before_rev.THIS_TREE))
+        report(f"{rev} {mode}", old)
+        report(f"this tree {mode}", new, old, rev)
+        same = all(old[k] == new[k] for k in ("steps", "preemptions", "events", "hit_rate"))
+        ratio = before_rev.ratio_line(f"us per scheduled sequence, {mode}", new["us_per_seq"], old["us_per_seq"], rev)
+        print(f"  {ratio}; steps, preemptions, events and prefix hits {'identical' if same else 'DIFFER'}")
 
 
 if __name__ == "__main__":

@@ -5,23 +5,20 @@ edit a given paragraph: the answer copies the prompt) and one that does not (ope
 runs through the engine without speculation and with k draft tokens; the bench prints tokens/s, the
 speed-up, the acceptance rate, output tokens per request per forward pass and the mean model time per step
 (a verifying pass computes up to k + 1 tokens per request), and fails if speculation changed a single
-output token. Run: python bench/bench_speculative.py [--k 4] [--max-num-seqs 1]
+output token. Run: python -m bench.bench_speculative [--k 4] [--max-num-seqs 1]
 """
 
 import argparse
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from engine.run.engine import Engine  # noqa: E402
-from engine.run.metrics import speculation_metrics  # noqa: E402
+from engine.run.engine import Engine
+from engine.run.metrics import speculation_metrics
 from engine.run.recipe import (
-    Request,  # noqa: E402
-    RunSpec,  # noqa: E402
+    Request,
+    RunSpec,
 )
-from scheduler import Config  # noqa: E402
+from scheduler import Config
 
 NEW_TOKENS = 48
 PARAGRAPH = ("The scheduler decides, at every step, which requests run and how many tokens each one computes. "

@@ -10,36 +10,37 @@ Figures, each with the baseline measured in the same run:
 - server CPU per frame (its /proc utime + stime) over a 200-step Play, against frames asked for one by one;
 - payload: bytes per frame delta (mean, p95, max) on every preset with a 256-block pool, and per message (in
   process, the same encoder the app uses).
-With --before REV: only the player's own figures (scrub, Play on every preset), for REV's tree (`git archive`) and
-this one in turn, each against its own server, in the same run.
-Run: python bench/bench_stage.py [--no-model | --model-only | --payload-only | --before REV]
+With --before REV [--rounds N]: only the player's own figures (scrub; Play on the numbered presets both trees hold,
+BEFORE_PLAY_S each), for REV's tree (bench/before.py) and this one, each against its own server, in N rounds
+alternating (default 2); the ratios this/REV of the scrub's p50 and of the Play rates.
+Run: python -m bench.bench_stage [--no-model | --model-only | --payload-only | --before REV [--rounds N]]
 """
 
+import contextlib
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import replace
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from process_stats import cpu_seconds  # noqa: E402
-
-from engine.inputs.scenario import load_scenario, preset_paths  # noqa: E402
-from engine.run.engine import Engine  # noqa: E402
-from player.assets import player_sources  # noqa: E402
-from render.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from session.feed import Feed, Request  # noqa: E402
-from session.lab import Lab, RunInputs, real_model_installed  # noqa: E402
-from tools.app_server import ROOT, app_server  # noqa: E402
-from viz.frame_payload import EMPTY_VIEW, encode, player_views  # noqa: E402
+from bench import before as before_rev
+from bench.browser import chromium
+from bench.process_stats import cpu_seconds
+from bench.stats import p50, p95
+from engine.inputs.scenario import load_scenario, preset_paths
+from engine.run.engine import Engine
+from player.assets import player_sources
+from session.feed import Feed, Request
+from session.lab import Lab, RunInputs, real_model_installed
+from tools.app_server import app_server
+from viz.frame_payload import EMPTY_VIEW, encode, player_views
 
 PLAYER = "[data-testid=stage-player]"
 PLAY_WINDOW_S = 10
+BEFORE_PLAY_S = 3
 LARGE_POOL = ("scenario=custom&requests=200&prompts=chat&max_tokens=64&arrivals=poisson&num_kvcache_blocks=4096"
               "&max_num_seqs=32&max_num_batched_tokens=2048&max_model_len=512")
 SCRUB_JS = """async (n) => {
@@ -62,10 +63,6 @@ WATCH_JS = """() => {  // every frame the player shows, with when
   new MutationObserver(() => window.shownAt.push([Number(root.dataset.frame), performance.now()]))
     .observe(root, {attributes: true, attributeFilter: ['data-frame']});
 }"""
-
-
-def p95(values) -> float:
-    return sorted(values)[max(0, round(0.95 * len(values)) - 1)]
 
 
 def open_stage(browser, url: str, timeout_ms: int = 60_000):
@@ -100,11 +97,12 @@ def scrub(browser, url: str, label: str):
     trip = step_round_trip_ms(page)
     blocks = page.evaluate(f"() => document.querySelector('{PLAYER}').player.views[0].blocks.length")
     frames = attr(page, "last") + 1
-    print(f"scrub, {blocks} blocks ({label}), over {frames} frames: p50 {statistics.median(sync):.1f} ms"
-          f" / p95 {p95(sync):.1f} ms drawn (synchronous), p50 {statistics.median(painted):.1f} / p95 "
+    print(f"scrub, {blocks} blocks ({label}), over {frames} frames: p50 {p50(sync):.1f} ms"
+          f" / p95 {p95(sync):.1f} ms drawn (synchronous), p50 {p50(painted):.1f} / p95 "
           f"{p95(painted):.1f} ms to the next paint; baseline, a Step waiting for the server: p50 "
-          f"{statistics.median(trip):.0f} ms, p95 {p95(trip):.0f} ms")
+          f"{p50(trip):.0f} ms, p95 {p95(trip):.0f} ms")
     page.close()
+    return sync, painted
 
 
 def play(page, speed: str = "20", window_s: float = PLAY_WINDOW_S) -> tuple[float, int]:
@@ -117,8 +115,10 @@ def play(page, speed: str = "20", window_s: float = PLAY_WINDOW_S) -> tuple[floa
     while time.time() < deadline and page.get_by_role("button", name="Pause", exact=True).count():
         time.sleep(0.2)
     shown = page.evaluate("() => window.shownAt")
-    if page.get_by_role("button", name="Pause", exact=True).count():
-        page.get_by_role("button", name="Pause", exact=True).click()
+    pause = page.get_by_role("button", name="Pause", exact=True)
+    if pause.count():
+        with contextlib.suppress(PlaywrightTimeout):  # the run ended meanwhile: it paused by itself
+            pause.click(timeout=2000)
     moves = [(f, t) for f, t in shown if f > 0]
     if len(moves) < 2:
         return 0.0, 0
@@ -160,7 +160,7 @@ def fake_model_figures(browser):
         played = 1000 * (cpu_seconds(server.pid) - before) / max(1, frames)
         page.close()
         print(f"server CPU per frame, fake model: {played:.1f} ms over a {frames}-step Play; baseline, frames asked "
-              f"one by one (20 Steps, {statistics.median(trip):.0f} ms each): {one_by_one:.1f} ms")
+              f"one by one (20 Steps, {p50(trip):.0f} ms each): {one_by_one:.1f} ms")
 
 
 def real_model_figures(browser, presets=("02_preemption", "08_chat_poisson")):
@@ -197,7 +197,7 @@ def payload_figures(blocks: int = 256, max_steps: int = 400):
             previous = view
         worst = max(worst, max(sizes))
         print(f"payload at {blocks} blocks, {path.stem} ({len(sizes)} frames): mean {statistics.mean(sizes):.0f} B, "
-              f"p95 {p95(sizes)} B, max {max(sizes)} B per frame delta")
+              f"p95 {p95(sizes):.0f} B, max {max(sizes)} B per frame delta")
     path = next(p for p in preset_paths() if p.stem == "08_chat_poisson")
     lab, feed = Lab(RunInputs.from_scenario(load_scenario(path, "fake"), "fake")), Feed(lang="en")
     first = feed.message(lab, {})
@@ -210,53 +210,70 @@ def payload_figures(blocks: int = 256, max_steps: int = 400):
           f"{len(js) + len(css)} B")
 
 
-def play_figures(browser, url: str) -> str:
+def play_rates(browser, url: str, presets: list[str], window_s: float = PLAY_WINDOW_S) -> dict:
+    """{preset: (frames drawn per second, frames drawn)} at 20 steps/s, each preset played from frame 0."""
     rates = {}
-    for path in preset_paths():
-        page = open_stage(browser, f"{url}/?scenario={path.stem}")
-        rates[path.stem] = play(page)
+    for preset in presets:
+        page = open_stage(browser, f"{url}/?scenario={preset}")
+        rates[preset] = play(page, window_s=window_s)
         page.close()
+    return rates
+
+
+def play_figures(browser, url: str, presets: list[str] | None = None, window_s: float = PLAY_WINDOW_S) -> str:
+    rates = play_rates(browser, url, presets or [path.stem for path in preset_paths()], window_s)
     return (", ".join(f"{name} {rate:.1f} ({n})" for name, (rate, n) in rates.items()) +
             f"; slowest {min(r for r, _ in rates.values()):.1f}")
 
 
-def player_before_after(browser, rev: str):
-    """The player's figures for REV's tree and this one, each against its own server, figure by figure."""
-    with tempfile.TemporaryDirectory() as folder:
-        subprocess.run(f"git archive {rev} | tar -x -C {folder}", shell=True, check=True, cwd=ROOT)
-        with app_server("fake", root=Path(folder)) as (before, _), app_server("fake") as (now, _):
-            trees = {f"{rev}": before, "this tree": now}
-            for query, label in (("scenario=08_chat_poisson&frame=150", "preset 08"),
-                                 (f"{LARGE_POOL}&frame=150", "200 chat requests")):
-                for name, url in trees.items():
-                    print(f"[{name}] ", end="")
-                    scrub(browser, f"{url}/?{query}", label)
-            for name, url in trees.items():
-                print(f"[{name}] Play at 20 steps/s on the fake model, frames drawn per second (frames): "
-                      f"{play_figures(browser, url)}")
+SCRUBS = {"preset 08": "scenario=08_chat_poisson&frame=150", "200 chat requests": f"{LARGE_POOL}&frame=150"}
+
+
+def player_before_after(browser, rev: str, count: int):
+    """The player's figures for REV's tree and this one, each against its own server, in `count` rounds
+    alternating; then the ratios this/REV (the scrub's p50 over every round, each preset's best Play rate)."""
+    with before_rev.tree_at(rev) as old, app_server("fake", root=old) as (then, _), app_server("fake") as (now, _):
+        trees = {rev: then, before_rev.THIS_TREE: now}
+        presets = [p.stem for p in preset_paths() if p.stem[0].isdigit() and (old / "scenarios" / p.name).is_file()]
+        scrubs = {(name, label): [] for name in trees for label in SCRUBS}
+        rates = {name: {} for name in trees}
+        for number, name, url in before_rev.rounds(trees, count):
+            for label, query in SCRUBS.items():
+                print(f"[round {number + 1}, {name}] ", end="")
+                scrubs[name, label] += scrub(browser, f"{url}/?{query}", label)[0]
+            played = play_rates(browser, url, presets, BEFORE_PLAY_S)
+            print(f"[round {number + 1}, {name}] Play at 20 steps/s for {BEFORE_PLAY_S} s, frames drawn per second: "
+                  + ", ".join(f"{preset} {rate:.1f}" for preset, (rate, _) in played.items()))
+            for preset, (rate, _) in played.items():
+                rates[name][preset] = max(rate, rates[name].get(preset, 0.0))
+    print(f"this tree against {rev}, {count} rounds (load average {os.getloadavg()[0]:.1f}):")
+    for label in SCRUBS:
+        print("  " + before_rev.ratio_line(f"scrub p50 drawn (synchronous, ms), {label}",
+                                       p50(scrubs[before_rev.THIS_TREE, label]), p50(scrubs[rev, label]), rev))
+    slowest = {name: min(rates[name].values()) for name in trees}
+    mean = {name: statistics.mean(rates[name].values()) for name in trees}
+    print("  " + before_rev.ratio_line(f"Play rate on {len(presets)} presets, slowest (frames/s)",
+                                   slowest[before_rev.THIS_TREE], slowest[rev], rev, higher_is_better=True))
+    print("  " + before_rev.ratio_line(f"Play rate on {len(presets)} presets, mean (frames/s)",
+                                   mean[before_rev.THIS_TREE], mean[rev], rev, higher_is_better=True))
 
 
 def main():
-    from playwright.sync_api import sync_playwright
-
     print("load average (1, 5, 15 min) at the start: " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            if "--before" in sys.argv:
-                player_before_after(browser, sys.argv[sys.argv.index("--before") + 1])
+    with chromium() as browser:
+        if "--before" in sys.argv:
+            count = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 2
+            player_before_after(browser, sys.argv[sys.argv.index("--before") + 1], count)
+            return
+        if "--model-only" not in sys.argv:
+            payload_figures()
+            if "--payload-only" in sys.argv:
                 return
-            if "--model-only" not in sys.argv:
-                payload_figures()
-                if "--payload-only" in sys.argv:
-                    return
-                fake_model_figures(browser)
-            if "--no-model" in sys.argv or not real_model_installed():
-                print("real model: skipped")
-            else:
-                real_model_figures(browser)
-        finally:
-            browser.close()
+            fake_model_figures(browser)
+        if "--no-model" in sys.argv or not real_model_installed():
+            print("real model: skipped")
+        else:
+            real_model_figures(browser)
 
 
 if __name__ == "__main__":

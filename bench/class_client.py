@@ -100,12 +100,8 @@ class Student:
     async def rerun(self, ws, widgets: list[WidgetState] = (), fragment_id: str = "",
                     timeout_s: float = REQUEST_TIMEOUT_S, until=None) -> float | None:
         """Send what a browser sends; seconds until `until()` holds (or the rerun finished), None if it failed."""
-        back = BackMsg()
-        back.rerun_script.query_string = self.query
-        back.rerun_script.widget_states.widgets.extend(widgets)
-        back.rerun_script.fragment_id = fragment_id
         start = time.perf_counter()
-        await ws.send(back.SerializeToString())
+        await ws.send(self.rerun_message(widgets, fragment_id))
         seconds = None
         async with asyncio.timeout(timeout_s):
             while True:
@@ -124,6 +120,14 @@ class Student:
                             continue  # a run still going (an earlier request's) stopped for ours: ours follows
                         return None
                     return seconds if until is not None else time.perf_counter() - start
+
+    def rerun_message(self, widgets: list[WidgetState], fragment_id: str) -> bytes:
+        """The BackMsg a browser sends for a rerun of this page with `widgets` (of the fragment `fragment_id`)."""
+        back = BackMsg()
+        back.rerun_script.query_string = self.query
+        back.rerun_script.widget_states.widgets.extend(widgets)
+        back.rerun_script.fragment_id = fragment_id
+        return back.SerializeToString()
 
     def _component_state(self) -> list[WidgetState]:
         """The component's state widget, sent with every rerun as the browser does ({} before any report)."""
@@ -246,12 +250,6 @@ CLASS_OPTIONS = ("--server.fileWatcherType", "none")
 CLASS_CACHE_MB = "2048"  # the run cache's budget in the README's class command
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 async def wait_for_server(port: int):
     for _ in range(600):
         try:
@@ -281,9 +279,10 @@ async def warm_up(url: str, precompute: bool) -> float:
 
 
 
-def start_server(env: dict, port: int) -> subprocess.Popen:
-    """`streamlit run app.py` on 127.0.0.1:`port` as the README's class command starts it, with `env`."""
+def start_server(env: dict, port: int, root: Path = ROOT) -> subprocess.Popen:
+    """`streamlit run app.py` on 127.0.0.1:`port` as the README's class command starts it, with `env`; the app of
+    the tree at `root` (another version's, bench/before.py)."""
     return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                              "--server.address", "127.0.0.1", "--server.port", str(port),
-                             "--browser.gatherUsageStats", "false", *CLASS_OPTIONS], cwd=ROOT, env=env,
+                             "--browser.gatherUsageStats", "false", *CLASS_OPTIONS], cwd=root, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

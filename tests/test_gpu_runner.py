@@ -7,7 +7,7 @@ the device-parametrized tests in test_runner_exactness.py, for the tiny models. 
 on CUDA, the rounding is about 1e-2 of a logit, enough to flip a choice between two near-tied tokens, after
 which the two texts diverge legitimately; so bf16 is checked for sense (the answer names Paris, every request
 runs to its length), its agreement with `generate()` in bf16 is printed rather than asserted, and its speed
-is measured by `bench/bench_runner.py --device cuda`.
+is measured by `python -m bench.bench_runner --device cuda`.
 """
 
 import pytest
