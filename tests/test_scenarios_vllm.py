@@ -149,7 +149,7 @@ def test_the_lab_runs_a_named_comparison_under_the_workloads_own_scheduler_and_t
     page = lab_page()
     page.selectbox(key="comparison").select("prefix caching on vs off").run()
     chosen = page.selectbox(key="comparison_scheduler_vllm_vs_article")
-    assert chosen.value == "vllm" and chosen.options == ["the article's (nano-vllm)", "vLLM V1"]
+    assert chosen.value == "vllm" and chosen.options == ["the article's (nano-vllm)", "vLLM V1", "SGLang"]
     page.button(key="run").click().run()
     assert not page.exception and not page.error
     assert [r.engine.spec.scheduler for r in page.session_state.compare_runs] == ["vllm", "vllm"]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields, replace
 from functools import partial
 from statistics import fmean
 
+from engine.analysis.vllm_args import VLLM
 from engine.inputs.workload import lengths, poisson_arrivals, random_workload
 from engine.run.adaptive import AdaptiveBatch, step_latencies
 from engine.run.engine import Engine
@@ -106,8 +107,9 @@ COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
     "watermark 0 vs 0.1 (vLLM)": lambda c, say: [
         Variant(say("compare.variant.watermark", watermark=0), replace(c, watermark=0.0)),
         Variant(say("compare.variant.watermark", watermark=0.1), replace(c, watermark=0.1))],
-    "article vs vLLM twin": lambda c, say: [  # every scheduler of the factory, side by side
-        Variant(say(f"compare.variant.{kind}"), c, scheduler=kind) for kind in SCHEDULER_KINDS],
+    "article vs vLLM twin": lambda c, say: [  # the article's scheduler beside each that mirrors vLLM
+        Variant(say(f"compare.variant.{kind}"), c, scheduler=kind) for kind in SCHEDULER_KINDS
+        if kind == DEFAULT_KIND or scheduler_info(kind).system == VLLM],
 }
 # The comparisons whose variants name their own scheduler; every other is run by the scheduler chosen for it.
 OWN_SCHEDULERS = ("article vs vLLM twin",)
