@@ -75,6 +75,7 @@ from typing import NamedTuple
 
 from engine.run.overlap import StepTiming
 from scheduler import Config
+from scheduler.config import SGLANG_ONLY_FIELDS
 from scheduler.contract import DecidedBy
 from scheduler.events import Admitted, Event, event_from_dict
 from scheduler.output import SchedulerOutput
@@ -396,7 +397,7 @@ def output_dict(output: SchedulerOutput | None) -> dict:
 # Config fields added since traces began, written only when set away from their default: a trace without one was
 # run at the default (as every older one was), so older traces and runs read byte for byte as they were.
 WRITTEN_WHEN_SET = ("vllm_version", "scheduler_reserve_full_isl", "watermark", "max_num_scheduled_tokens",
-                    "max_num_active_seqs", "long_prefill_token_threshold_adaptive")
+                    "max_num_active_seqs", "long_prefill_token_threshold_adaptive", *SGLANG_ONLY_FIELDS)
 
 
 def config_to_dict(config: Config) -> dict:
