@@ -1000,6 +1000,7 @@ MESSAGES = {
     "compare.variant.reserve_on": "scheduler_reserve_full_isl on (whole sequence)",
     "compare.variant.reserve_off": "scheduler_reserve_full_isl off (first chunk)",
     "compare.variant.watermark": "watermark {watermark}",
+    "compare.variant.vllm_version": "vLLM {version}",
     "compare.variant.fcfs": "fcfs queue",
     "compare.variant.priority": "priority queue",
     "compare.variant.no_speculation": "no speculation",
@@ -1019,6 +1020,7 @@ MESSAGES = {
     "compare.name.whole sequence vs first chunk at admission (vLLM)": "admission: whole sequence vs first chunk "
                                                                       "(vLLM's scheduler_reserve_full_isl)",
     "compare.name.watermark 0 vs 0.1 (vLLM)": "watermark 0 vs 0.1 (vLLM's blocks kept free at admission)",
+    "compare.name.vLLM 0.32 vs 0.33": "vLLM 0.32 vs 0.33 (the release the vLLM twin mirrors)",
     "compare.name.fcfs vs priority": "fcfs vs priority queue (vLLM's --scheduling-policy)",
     "compare.name.speculation off vs on": "speculation off vs on",
     "compare.name.overlap off vs on": "overlap off vs on",

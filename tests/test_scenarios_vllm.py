@@ -129,7 +129,8 @@ def test_a_named_comparison_runs_under_the_scheduler_chosen_and_says_when_the_tw
     alike = {name for name in COMPARISONS if name not in OWN_SCHEDULERS
              and alike_under("vllm", variants_for(name, base, "en", "vllm"))}
     assert alike == {"prefill-first vs decode-first", "tail vs smart preemption"}
-    vllms_own = {"whole sequence vs first chunk at admission (vLLM)", "watermark 0 vs 0.1 (vLLM)"}
+    vllms_own = {"whole sequence vs first chunk at admission (vLLM)", "watermark 0 vs 0.1 (vLLM)",
+                 "vLLM 0.32 vs 0.33"}
     assert {name for name in COMPARISONS if alike_under("article", variants_for(name, base, "en"))} == vllms_own
 
 

@@ -105,6 +105,9 @@ COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
     "watermark 0 vs 0.1 (vLLM)": lambda c, say: [
         Variant(say("compare.variant.watermark", watermark=0), replace(c, watermark=0.0)),
         Variant(say("compare.variant.watermark", watermark=0.1), replace(c, watermark=0.1))],
+    "vLLM 0.32 vs 0.33": lambda c, say: [  # vllm_version: the vLLM release whose decisions the twin makes
+        Variant(say("compare.variant.vllm_version", version=release), replace(c, vllm_version=release))
+        for release in ("0.32", "0.33")],
     "article vs vLLM twin": lambda c, say: [  # every scheduler of the factory, side by side
         Variant(say(f"compare.variant.{kind}"), c, scheduler=kind) for kind in SCHEDULER_KINDS],
 }
