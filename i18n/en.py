@@ -212,6 +212,27 @@ MESSAGES = {
     "setting.max_num_active_seqs.help": "vLLM's max_num_active_seqs: a waiting request is admitted only while fewer "
                                         "requests than this run, at most max_num_seqs; 0 (vLLM's default, None) "
                                         "means max_num_seqs. The article's scheduler ignores it.",
+    "setting.chunked_prefill_size.label": "chunked_prefill_size (tokens per prefill chunk, SGLang; -1: off)",
+    "setting.chunked_prefill_size.help": "SGLang's chunked_prefill_size: a prompt longer than this is prefilled in "
+                                         "chunks of this many tokens, one chunk per step, the chunked request first "
+                                         "in the next prefill batch; -1 (or 0) prefills whole prompts. Only the "
+                                         "SGLang twin reads it.",
+    "setting.max_prefill_tokens.label": "max_prefill_tokens (input tokens per prefill batch, SGLang)",
+    "setting.max_prefill_tokens.help": "SGLang's max_prefill_tokens, 16384 by default: a prefill batch takes new "
+                                       "requests while their input tokens fit in it (the first one always). Only the "
+                                       "SGLang twin reads it.",
+    "setting.schedule_policy.label": "schedule_policy (waiting queue order, SGLang)",
+    "setting.schedule_policy.help": "SGLang's schedule_policy: lpm (longest cached prefix first, the default; FCFS "
+                                    "past 128 waiting), dfs-weight (depth-first over the radix tree, heavier "
+                                    "subtrees first), fcfs (arrival order), lof (longest output first). SGLang's "
+                                    "random is left out: it cannot be replayed. Only the SGLang twin reads it.",
+    "setting.schedule_conservativeness.label": "schedule_conservativeness (scale of the reserve, SGLang)",
+    "setting.schedule_conservativeness.help": "SGLang's schedule_conservativeness, 1.0 by default: new_token_ratio, "
+                                              "the share of each running request's remaining max_new_tokens kept in "
+                                              "reserve when admitting, starts at 0.7 x this (at most 1) and decays "
+                                              "to 0.14 x that over 600 decode steps. Higher admits fewer and "
+                                              "retracts less. Only the SGLang twin reads it.",
+    "setting.system_label": "{name} ({system}'s name; {label})",
     "setting.long_prefill_token_threshold_adaptive.label": "long-prefill cap at least a fair share (vLLM)",
     "setting.long_prefill_token_threshold_adaptive.help": "vLLM's long_prefill_token_threshold_adaptive, off by "
                                                           "default: the long-prefill cap is raised to "
@@ -649,6 +670,7 @@ MESSAGES = {
     "run.custom": "Custom setup",
     "run.variant": "{title} · variant: {changes}",
     "run.scheduler.article": "the article's scheduler", "run.scheduler.vllm": "the vLLM twin",
+    "run.scheduler.sglang": "the SGLang twin",
     "run.other_scheduler": "{title} · decided here by {scheduler}",
     "run.other_scheduler_story": "This preset's story tells the decisions of {own}; this run is decided by "
                                  "{scheduler} (the sidebar's Scheduler), so its frames may not be what the story and "
@@ -663,6 +685,7 @@ MESSAGES = {
     "sidebar.variant": "Variant: {changes}",
     "sidebar.scheduler": "Scheduler",
     "sidebar.scheduler.article": "the article's (nano-vllm)",
+    "sidebar.scheduler.sglang": "SGLang",
     "sidebar.scheduler.vllm": "vLLM V1",
     "sidebar.scheduler_help": "Which scheduler decides each step: the article's (nano-vllm style, "
                               "scheduler/scheduler.py) or the vLLM twin, which makes vLLM V1's own decisions step for "
@@ -672,11 +695,16 @@ MESSAGES = {
                            "outgrow it. vLLM refuses to start with such a config (it checks at start-up that one "
                            "request of max_model_len tokens fits). Here {what}",
     "sidebar.beyond_pool.article": "the article's scheduler aborts a request that outgrows the pool, with the reason.",
+    "sidebar.beyond_pool.sglang": "the SGLang twin, like SGLang, refuses on arrival a prompt its pool or context "
+                                  "length cannot hold, and clips max_new_tokens to what is left.",
     "sidebar.beyond_pool.vllm": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
                                 "and the requests queued behind it with it.",
     "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
     "sidebar.scheduler_ignores": "This scheduler does not read these settings ({system} has no such choice; they are "
                                  "greyed out, as changing one would only branch into the same run): {names}.",
+    "sidebar.victim.sglang": "SGLang does not preempt: when the decode needs more slots than are free, it retracts "
+                             "running requests (fewest output tokens first) back to the waiting queue and raises "
+                             "new_token_ratio, the reserve kept for running requests' future tokens.",
     "sidebar.victim.vllm": "Its preemption victim follows the queue policy: the tail of the running queue under fcfs, "
                            "the least important (then latest) running request under priority.",
     "sidebar.scheduler_unread": "Not read by {scheduler}: greyed out.",
@@ -1010,6 +1038,7 @@ MESSAGES = {
     "compare.variant.fixed": "fixed max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "adaptive batch size ({low}-{high} ms)",
     "compare.variant.article": "the article's scheduler",
+    "compare.variant.sglang": "SGLang twin",
     "compare.variant.vllm": "vLLM twin",
     "compare.name.article vs vLLM twin": "the article's scheduler vs the vLLM twin",
     "compare.name.prefill-first vs decode-first": "prefill-first vs decode-first",
@@ -1053,6 +1082,8 @@ MESSAGES = {
     "config.bool": "must be true or false",
     "config.at_least_1": "must be at least 1",
     "config.long_prefill": "use 0 (no cap) up to max_model_len={max_model_len} tokens",
+    "config.chunked_prefill_size": "use -1 (no chunking) or a chunk of at least 1 token",
+    "config.not_negative": "must not be negative",
     "config.number": "must be a number",
     "config.watermark": "use a fraction from 0 (keep no block free) up to, not including, 1",
     "config.scheduled_tokens": "use 0 (as max_num_batched_tokens) up to max_num_batched_tokens="
@@ -1081,6 +1112,9 @@ MESSAGES = {
                      "shorten the prompt or raise max_model_len above {n}",
     "abort.pool_too_small": "prompt of {n} tokens needs {blocks} KV blocks of {size} but the pool has {pool}; "
                             "add blocks, enlarge them, or shorten the prompt",
+    "abort.sglang_prompt": "a prompt of {n} tokens; SGLang takes at most {most} here (its context length and pool, "
+                           "less a margin of 6)",
+    "abort.sglang_no_room": "even alone it has no KV slot to decode into, so SGLang aborts it",
     "abort.outgrew_pool": "grew to {n} tokens, more than the whole KV pool can hold",
     "abort.needs_whole_pool": "needs more than the whole KV pool ({blocks} blocks of {size})",
     "texts.status_because": "{status} ({reason})",

@@ -178,6 +178,21 @@ MESSAGES = {
     "setting.long_prefill_token_threshold_adaptive.help": "vLLM 的 long_prefill_token_threshold_adaptive，默认关闭："
                                                           "把长预填充上限提高到 max_num_batched_tokens 除以运行中和"
                                                           "等待中的请求数。只在设了上限时生效。文章的调度器不使用它。",
+    "setting.chunked_prefill_size.label": "chunked_prefill_size（每个预填充块的 token 数，SGLang；-1：关闭）",
+    "setting.chunked_prefill_size.help": "SGLang 的 chunked_prefill_size：长于它的提示分块预填充，每步一块，被分块的请求在下一个"
+                                         "预填充批次中排第一；-1（或 0）整段预填充。只有 SGLang 孪生调度器使用它。",
+    "setting.max_prefill_tokens.label": "max_prefill_tokens（每个预填充批次的输入 token 数，SGLang）",
+    "setting.max_prefill_tokens.help": "SGLang 的 max_prefill_tokens，默认 16384：预填充批次在新请求的输入 token 放得下时"
+                                       "继续接纳（第一个总被接纳）。只有 SGLang 孪生调度器使用它。",
+    "setting.schedule_policy.label": "schedule_policy（等待队列的顺序，SGLang）",
+    "setting.schedule_policy.help": "SGLang 的 schedule_policy：lpm（缓存前缀最长者优先，默认；等待超过 128 个时退为 "
+                                    "FCFS）、dfs-weight（在基数树上深度优先，较重的子树优先）、fcfs（按到达顺序）、lof（输出"
+                                    "最长者优先）。SGLang 的 random 未实现：它无法重放。只有 SGLang 孪生调度器使用它。",
+    "setting.schedule_conservativeness.label": "schedule_conservativeness（预留的比例系数，SGLang）",
+    "setting.schedule_conservativeness.help": "SGLang 的 schedule_conservativeness，默认 1.0：new_token_ratio 即接纳时为每个"
+                                              "运行中请求剩余 max_new_tokens 预留的比例，从 0.7 × 它（至多 1）开始，在 600 个"
+                                              "解码步内衰减到其 0.14 倍。越高接纳越少、撤回越少。只有 SGLang 孪生调度器使用它。",
+    "setting.system_label": "{name}（{system} 的名称；{label}）",
     "setting.vllm_version.label": "vLLM 版本（vLLM 孪生调度器）",
     "setting.vllm_version.help": "vLLM 孪生调度器按哪个 vLLM 版本做决策：0.32 或 0.33。两者有两条规则不同：priority "
                                  "策略下，一个正在运行的请求抢占了自己时，0.32 结束本步对运行中请求的循环，0.33 则继续"
@@ -584,6 +599,7 @@ MESSAGES = {
     "run.custom": "自定义设置",
     "run.variant": "{title} · 变体：{changes}",
     "run.scheduler.article": "文章的调度器", "run.scheduler.vllm": "vLLM 孪生调度器",
+    "run.scheduler.sglang": "SGLang 孪生调度器",
     "run.other_scheduler": "{title} · 这里由{scheduler}决定",
     "run.other_scheduler_story": "这个预设的讲解说的是{own}的决定；这次运行由{scheduler}决定（侧边栏的“调度器”），"
                                  "所以它的帧可能与讲解和关键帧说明不同（不成立的说明显示为灰色）。",
@@ -597,6 +613,7 @@ MESSAGES = {
     "sidebar.variant": "变体：{changes}",
     "sidebar.scheduler": "调度器",
     "sidebar.scheduler.article": "文章的（nano-vllm）",
+    "sidebar.scheduler.sglang": "SGLang",
     "sidebar.scheduler.vllm": "vLLM V1",
     "sidebar.scheduler_help": "由哪个调度器决定每一步：文章的（nano-vllm 风格，scheduler/scheduler.py），"
                               "或 vLLM 孪生调度器，它逐步做出与 vLLM V1 相同的决定（scheduler/vllm_v1/）。"
@@ -605,10 +622,12 @@ MESSAGES = {
                            "还大。vLLM 拒绝以这样的配置启动（它在启动时检查一个 max_model_len 个 token 的请求放得下）。"
                            "在这里，{what}",
     "sidebar.beyond_pool.article": "文章的调度器会中止长得比缓存池还大的请求，并给出原因。",
+    "sidebar.beyond_pool.sglang": "SGLang 孪生调度器和 SGLang 一样，在到达时拒绝其缓存池或上下文长度放不下的提示，并把 max_new_tokens 截到剩余的容量。",
     "sidebar.beyond_pool.vllm": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
     "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
     "sidebar.scheduler_ignores": "这个调度器不读取这些设置（{system} 没有这样的选项；它们显示为灰色，因为改动其中一个只会分支出"
                                  "同样的运行）：{names}。",
+    "sidebar.victim.sglang": "SGLang 不抢占：解码所需的槽位多于空闲槽位时，它把运行中的请求（输出 token 最少的优先）撤回（retract）到等待队列，并调高 new_token_ratio，即为运行中请求未来 token 预留的比例。",
     "sidebar.victim.vllm": "它抢占的对象由队列策略决定：fcfs 下是运行队列的末尾，priority 下是最不重要（其次是最晚到达）的运行中请求。",
     "sidebar.scheduler_unread": "{scheduler} 不读取这个设置：显示为灰色。",
     "sidebar.scheduler_restarted": "调度器现在是 {scheduler}：运行中途不能更换调度器，所以运行从第 0 帧重新开始（你刚才在第 {frame} "
@@ -918,6 +937,7 @@ MESSAGES = {
     "compare.variant.fixed": "固定 max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "自适应批大小（{low}-{high} 毫秒）",
     "compare.variant.article": "文章的调度器",
+    "compare.variant.sglang": "SGLang 孪生调度器",
     "compare.variant.vllm": "vLLM 孪生调度器",
     "compare.name.article vs vLLM twin": "文章的调度器 对比 vLLM 孪生调度器",
     "compare.name.prefill-first vs decode-first": "预填充优先 对比 解码优先",
@@ -961,6 +981,8 @@ MESSAGES = {
     "config.bool": "必须是 true 或 false",
     "config.at_least_1": "至少为 1",
     "config.long_prefill": "取 0（不设上限）到 max_model_len={max_model_len} 个 token",
+    "config.chunked_prefill_size": "取 -1（不分块）或至少 1 个 token 的块大小",
+    "config.not_negative": "不能为负数",
     "config.number": "必须是数字",
     "config.watermark": "取 0（不留空闲块）到 1（不含 1）之间的比例",
     "config.scheduled_tokens": "取 0（等于 max_num_batched_tokens）到 max_num_batched_tokens={max_num_batched_tokens}",
@@ -979,6 +1001,8 @@ MESSAGES = {
     "abort.empty_prompt": "提示为空；请至少给出一个 token",
     "abort.no_room": "{n} 个 token 的提示在 max_model_len={max_model_len} 之下没有生成的余地；请缩短提示，或把 max_model_len 调到 {n} 以上",
     "abort.pool_too_small": "{n} 个 token 的提示需要 {blocks} 个大小为 {size} 的 KV 缓存块，但缓存池只有 {pool} 个；请增加块数、加大块，或缩短提示",
+    "abort.sglang_prompt": "提示有 {n} 个 token；这里 SGLang 最多接受 {most} 个（由上下文长度和缓存池决定，再留出 6 个的余量）",
+    "abort.sglang_no_room": "即使只剩它一个，也没有可供解码的 KV 槽位，因此 SGLang 中止了它",
     "abort.outgrew_pool": "增长到 {n} 个 token，超过了整个 KV 缓存池的容量",
     "abort.needs_whole_pool": "需要的比整个 KV 缓存池（{blocks} 个大小为 {size} 的块）还多",
     "texts.status_because": "{status}（{reason}）",

@@ -3,6 +3,7 @@
 from dataclasses import dataclass, fields
 
 from i18n import Message, MessageError
+from scheduler.sglang.schedule_policy import SCHEDULE_POLICIES
 
 PREEMPTION_POLICIES = ("tail", "smart", "priority")
 QUEUE_POLICIES = ("fcfs", "priority")
@@ -15,10 +16,14 @@ CONFIG_BOUNDS = {"max_num_seqs": (1, 256), "num_kvcache_blocks": (1, 4096), "kvc
                  "max_num_batched_tokens": (1, 65536), "max_model_len": (2, 8192),
                  "num_speculative_tokens": (0, MAX_SPECULATIVE_TOKENS), "prompt_lookup_min": (1, 16),
                  "prompt_lookup_max": (1, 16), "long_prefill_token_threshold": (0, 8192),
-                 "max_num_scheduled_tokens": (0, 65536), "max_num_active_seqs": (0, 256), "watermark": (0.0, 0.99)}
+                 "max_num_scheduled_tokens": (0, 65536), "max_num_active_seqs": (0, 256), "watermark": (0.0, 0.99),
+                 "chunked_prefill_size": (-1, 65536), "max_prefill_tokens": (1, 65536),
+                 "schedule_conservativeness": (0.0, 4.0)}
 # The settings only vLLM has, each under vLLM's own name: the vLLM twin reads them, the article's scheduler does not.
 VLLM_ONLY_FIELDS = ("long_prefill_token_threshold", "vllm_version", "scheduler_reserve_full_isl", "watermark",
                     "max_num_scheduled_tokens", "max_num_active_seqs", "long_prefill_token_threshold_adaptive")
+# The settings only SGLang has, under `python -m sglang.launch_server`'s names: the SGLang twin reads them.
+SGLANG_ONLY_FIELDS = ("chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness")
 
 
 class ConfigError(MessageError):
@@ -69,6 +74,13 @@ class Config:
     max_num_active_seqs: int = 0
     # Raise long_prefill_token_threshold to a fair share of the budget: max_num_batched_tokens / requests queued.
     long_prefill_token_threshold_adaptive: bool = False
+    # SGLang's ServerArgs, at the twin's defaults: the tokens of one prefill chunk (-1 or 0: no chunking), the input
+    # tokens of one prefill batch, the waiting queue's order (SCHEDULE_POLICIES), and the scale of the reserve kept
+    # for the running requests' future tokens (new_token_ratio starts at 0.7 x it).
+    chunked_prefill_size: int = -1
+    max_prefill_tokens: int = 16384
+    schedule_policy: str = "lpm"
+    schedule_conservativeness: float = 1.0
 
     def __post_init__(self):
         for f in fields(self):
@@ -92,6 +104,7 @@ class Config:
             raise ConfigError("long_prefill_token_threshold", self.long_prefill_token_threshold,
                               "config.long_prefill", max_model_len=self.max_model_len)
         self._check_vllm_knobs()
+        self._check_sglang_knobs()
         if self.prompt_lookup_min > self.prompt_lookup_max:
             raise ConfigError("prompt_lookup_min", self.prompt_lookup_min, "config.lookup_min",
                               most=self.prompt_lookup_max)
@@ -122,6 +135,19 @@ class Config:
         if not 0 <= self.max_num_active_seqs <= self.max_num_seqs:
             raise ConfigError("max_num_active_seqs", self.max_num_active_seqs, "config.active_seqs",
                               max_num_seqs=self.max_num_seqs)
+
+    def _check_sglang_knobs(self):
+        """SGLang's own ranges: chunked_prefill_size -1 (off) or more, max_prefill_tokens at least 1, a known
+        schedule_policy, a conservativeness that is not negative."""
+        if self.chunked_prefill_size < -1:
+            raise ConfigError("chunked_prefill_size", self.chunked_prefill_size, "config.chunked_prefill_size")
+        if self.max_prefill_tokens < 1:
+            raise ConfigError("max_prefill_tokens", self.max_prefill_tokens, "config.at_least_1")
+        if self.schedule_policy not in SCHEDULE_POLICIES:
+            raise ConfigError("schedule_policy", self.schedule_policy, "config.choice",
+                              choices=", ".join(SCHEDULE_POLICIES))
+        if self.schedule_conservativeness < 0:
+            raise ConfigError("schedule_conservativeness", self.schedule_conservativeness, "config.not_negative")
 
     def _check_notebook_block_bug(self):
         """The notebook's one-block-per-prefill rule exists only in its basic scheduler."""

@@ -45,7 +45,11 @@ class SchedulerInfo:
     whole pool is queued (it then waits for good, as in vLLM) rather than refused on arrival; `version_setting`
     the Config field that picks the release it mirrors, one of `versions` (the vLLM twin's `vllm_version`;
     `version` is then that field's default), or "" when it mirrors one; `sampling` the request fields of vLLM's
-    SamplingParams it honours (`stop_token_ids`, `min_tokens`), which the add-request form offers only for it."""
+    SamplingParams it honours (`stop_token_ids`, `min_tokens`), which the add-request form offers only for it;
+    `labels` the system's own name of a Config field it reads with the same meaning (SGLang's
+    `max_running_requests` for `max_num_seqs`), which the sidebar and exports show; `repoints_tables` whether
+    postprocess may change a request's block table in place (SGLang points a row at the tree's copy of a prefix
+    another request inserted first), so a reader must read tables again after it."""
     kind: str
     system: str
     version: str
@@ -55,11 +59,20 @@ class SchedulerInfo:
     version_setting: str = ""
     versions: tuple[str, ...] = ()
     sampling: frozenset[str] = frozenset()  # vLLM's SamplingParams fields it reads beyond max_tokens and ignore_eos
+    labels: tuple[tuple[str, str], ...] = ()  # (Config field, the system's name for it)
+    repoints_tables: bool = False
 
     def __post_init__(self):
         unknown = self.honoured - set(CONFIG_FIELDS)
         if unknown:
             raise ValueError(f"{self.kind}: honours fields Config does not have: {sorted(unknown)}")
+        unread = {f for f, _ in self.labels} - self.honoured
+        if unread:
+            raise ValueError(f"{self.kind}: names fields it does not read: {sorted(unread)}")
+
+    def setting_name(self, field: str) -> str:
+        """The name this scheduler's system gives the Config field (the field's own name where it gives none)."""
+        return dict(self.labels).get(field, field)
 
     @property
     def name(self) -> str:

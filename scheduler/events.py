@@ -11,7 +11,7 @@ from typing import ClassVar
 
 # Why the request at the head of the waiting queue was not admitted this step.
 BLOCKED_REASONS = ("token_budget", "blocks", "max_num_seqs", "decode_first", "preempted_this_step", "watermark",
-                   "max_num_active_seqs")
+                   "max_num_active_seqs", "no_token", "other", "max_running_requests")
 # Why a request finished.
 FINISH_REASONS = ("eos", "max_tokens", "max_model_len", "stop_token")
 
@@ -61,6 +61,40 @@ class Blocked(Event):
 
 
 @dataclass(frozen=True)
+class BudgetBlocked(Blocked):
+    """SGLang's PrefillAdder refused the head of the waiting queue (reason "no_token": `needed` tokens, its
+    extend, its future tokens and a page, against the `available` left of free + evictable slots after the
+    `reserve` kept for the running requests' future tokens at `new_token_ratio`; "other": the input or chunk
+    budget, `needed` input tokens against `available`)."""
+    reserve: float
+    new_token_ratio: float
+
+
+@dataclass(frozen=True)
+class Ordered(Event):
+    """The waiting queue's policy (SGLang's `schedule_policy`) put this request first, before `ahead_of`, the
+    earliest arrival still waiting; `num_prefix_tokens` its cached prefix (lpm's and dfs-weight's key) and
+    `max_new_tokens` its output budget (lof's)."""
+    kind: ClassVar[str] = "ordered"
+    policy: str
+    ahead_of: int
+    num_prefix_tokens: int
+    max_new_tokens: int
+
+
+@dataclass(frozen=True)
+class Retracted(Event):
+    """SGLang's retract_decode: the decode of the running batch needed `needed` slots with `free` free (after
+    evicting what the tree could give), so this request went back to the waiting queue, its slots freed;
+    `new_token_ratio` is the reserve's ratio set after it (it decays again decode by decode)."""
+    kind: ClassVar[str] = "retracted"
+    needed: int
+    free: int
+    new_token_ratio: float
+    freed_blocks: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Preempted(Event):
     """Sent back to the head of waiting, its blocks freed, to make room for `for_seq_id`."""
     kind: ClassVar[str] = "preempted"
@@ -82,6 +116,13 @@ class Evicted(Event):
     but findable): their cached K/V is gone, no later request can hit it (the vLLM twin's pool)."""
     kind: ClassVar[str] = "evicted"
     block_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class LeafEvicted(Evicted):
+    """A least-recently-used leaf of SGLang's radix tree evicted for the batch `seq_id` heads: its `tokens` and its
+    units (`block_ids`, freed to be reused), no longer cached."""
+    tokens: tuple[int, ...]
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,11 @@ Adding a scheduler: its package, one line here, and its reference check (tools/)
 from scheduler.config import Config
 from scheduler.contract import SchedulerInfo, SchedulerProtocol
 from scheduler.scheduler import Scheduler
+from scheduler.sglang.engine_adapter import SglangScheduler
 from scheduler.vllm_v1 import VllmScheduler
 
-SCHEDULERS: dict[str, type[SchedulerProtocol]] = {cls.info.kind: cls for cls in (Scheduler, VllmScheduler)}
+SCHEDULERS: dict[str, type[SchedulerProtocol]] = {cls.info.kind: cls for cls in (Scheduler, VllmScheduler,
+                                                                                 SglangScheduler)}
 SCHEDULER_KINDS = tuple(SCHEDULERS)
 DEFAULT_KIND = SCHEDULER_KINDS[0]  # what a trace, a link or a scenario without one was decided by
 

@@ -21,7 +21,7 @@ from collections import deque
 
 from i18n import Message
 from scheduler.block_manager import BlockManager
-from scheduler.config import CONFIG_FIELDS, VLLM_ONLY_FIELDS, Config
+from scheduler.config import CONFIG_FIELDS, SGLANG_ONLY_FIELDS, VLLM_ONLY_FIELDS, Config
 from scheduler.contract import SchedulerInfo
 from scheduler.events import (
     Aborted,
@@ -64,9 +64,10 @@ class _Step:
 
 class Scheduler(LandsLate):
     """The article's scheduler (`SchedulerProtocol`, scheduler/contract.py): every Config field but vLLM's own
-    (VLLM_ONLY_FIELDS: its release and SchedulerConfig knobs); a prompt larger than the whole pool is refused on
-    arrival."""
-    info = SchedulerInfo("article", "nano-vllm", "", frozenset(CONFIG_FIELDS) - set(VLLM_ONLY_FIELDS))
+    (VLLM_ONLY_FIELDS: its release and SchedulerConfig knobs) and SGLang's (SGLANG_ONLY_FIELDS); a prompt larger
+    than the whole pool is refused on arrival."""
+    info = SchedulerInfo("article", "nano-vllm", "",
+                         frozenset(CONFIG_FIELDS) - {*VLLM_ONLY_FIELDS, *SGLANG_ONLY_FIELDS})
 
     def __init__(self, config: Config):
         self.config = config

@@ -35,9 +35,11 @@ def test_a_scenario_file_names_its_scheduler_and_a_bad_one_is_refused(tmp_path):
     path.write_text(GOOD)
     assert load_scenario(path).spec.scheduler == "article"
     path.write_text('scheduler = "sglang"\n' + GOOD)
+    assert load_scenario(path).spec.scheduler == "sglang"
+    path.write_text('scheduler = "orca"\n' + GOOD)
     with pytest.raises(ScenarioError) as refused:
         load_scenario(path)
-    assert refused.value.key == "scheduler" and "'sglang' is not a scheduler; use one of article, vllm" in str(
+    assert refused.value.key == "scheduler" and "'orca' is not a scheduler; use one of article, vllm, sglang" in str(
         refused.value)
 
 
@@ -51,12 +53,15 @@ def test_a_link_carries_the_scheduler_only_when_it_is_not_the_presets_own():
     assert "scheduler" not in link_of(plain, SCENARIOS, lang="en").params()
     custom = {"scenario": "custom", "requests": "4", "scheduler": "vllm", "frame": "3"}
     assert open_link(parse_link(custom, SCENARIOS), SCENARIOS, "fake").inputs.spec.scheduler == "vllm"
+    sglang = open_link(parse_link({**custom, "scheduler": "sglang"}, SCENARIOS), SCENARIOS, "fake")
+    sglang.run(3)
+    assert link_of(sglang, SCENARIOS, lang="en").params()["scheduler"] == "sglang"
 
 
 def test_a_bad_scheduler_in_a_link_names_the_parameter():
     with pytest.raises(LinkError) as refused:
-        parse_link({"scenario": "02_preemption", "scheduler": "sglang"}, SCENARIOS)
-    assert "scheduler='sglang'" in str(refused.value) and "article, vllm" in str(refused.value)
+        parse_link({"scenario": "02_preemption", "scheduler": "orca"}, SCENARIOS)
+    assert "scheduler='orca'" in str(refused.value) and "article, vllm, sglang" in str(refused.value)
 
 
 def test_a_trace_records_its_scheduler_and_an_older_one_reads_as_the_articles(preemption_preset):
@@ -67,14 +72,14 @@ def test_a_trace_records_its_scheduler_and_an_older_one_reads_as_the_articles(pr
     old = trace_dict(preemption_preset, "old")
     assert "scheduler" not in old  # the article's traces stay as they were
     assert read_trace(json.dumps(old))[1]["scheduler"] == "article"
-    with pytest.raises(ValueError, match="'sglang' is not a scheduler"):
-        read_trace(json.dumps({**data, "scheduler": "sglang"}))
+    with pytest.raises(ValueError, match="'orca' is not a scheduler"):
+        read_trace(json.dumps({**data, "scheduler": "orca"}))
 
 
 def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_each_scheduler_ignores(app):
     app.run()
     radio = app.radio(key="scheduler_choice")
-    assert radio.value == "article" and radio.options == ["the article's (nano-vllm)", "vLLM V1"]
+    assert radio.value == "article" and radio.options == ["the article's (nano-vllm)", "vLLM V1", "SGLang"]
     note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)  # as the article's declares
     assert "(nano-vllm has no such choice;" in note and "long-prefill cap" in note and "step order" not in note
     radio.set_value("vllm").run()
@@ -83,8 +88,22 @@ def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_each_sch
     note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)
     assert "(vLLM has no such choice;" in note and "step order" in note and "mixed batches" in note
     assert "long-prefill cap" not in note
+    app.radio(key="scheduler_choice").set_value("sglang").run()
+    assert not app.exception and app.session_state.lab.inputs.spec.scheduler == "sglang"
+    note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)
+    assert "(SGLang has no such choice;" in note and "retracts" in note and "watermark" in note
+    assert "schedule_policy" not in note
+    sidebar = app.sidebar
+    assert sidebar.number_input(key="cfg_max_num_seqs").label.startswith("max_running_requests (SGLang's name;")
+    assert sidebar.number_input(key="cfg_kvcache_block_size").label.startswith("page_size (SGLang's name;")
+    assert sidebar.selectbox(key="cfg_schedule_policy").options == ["lpm", "dfs-weight", "fcfs", "lof"]
+    assert not sidebar.number_input(key="cfg_chunked_prefill_size").disabled
+    assert sidebar.toggle(key="cfg_enable_prefix_caching").disabled  # the radix tree is always on
+    sidebar.selectbox(key="cfg_schedule_policy").select("fcfs").run()
+    assert not app.exception and app.session_state.lab.config_in_effect().schedule_policy == "fcfs"
     app.radio(key="scheduler_choice").set_value("article").run()
     assert app.session_state.lab.inputs.spec.scheduler == "article"
+    assert app.sidebar.selectbox(key="cfg_schedule_policy").disabled
 
 
 def test_the_twin_note_is_in_chinese_too(app):
@@ -92,7 +111,7 @@ def test_the_twin_note_is_in_chinese_too(app):
     app.query_params["scheduler"] = "vllm"
     app.run()
     assert not app.exception
-    assert app.radio(key="scheduler_choice").options == ["文章的（nano-vllm）", "vLLM V1"]
+    assert app.radio(key="scheduler_choice").options == ["文章的（nano-vllm）", "vLLM V1", "SGLang"]
     assert any("这个调度器不读取这些设置（vLLM 没有这样的选项" in c.value for c in app.sidebar.caption)
     assert app.sidebar.selectbox(key="cfg_vllm_version").label == "vLLM 版本（vLLM 孪生调度器）"
 

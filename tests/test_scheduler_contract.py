@@ -54,12 +54,19 @@ def test_every_kind_declares_itself_and_fits_the_protocols(kind):
 def test_the_declarations_say_what_each_scheduler_is():
     article, twin = scheduler_info("article"), scheduler_info("vllm")
     assert (twin.system, twin.version, twin.reserved_units, twin.queues_oversized_prompt) == ("vLLM", "0.32", 1, True)
+    sglang_only = {"chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness"}
     assert set(twin.ignored) == {"prefill_first", "mixed_batches", "preemption_policy", "notebook_block_bug",
-                                 "cache_blocks_at_allocation"}
+                                 "cache_blocks_at_allocation", *sglang_only}
     assert (article.system, article.reserved_units, article.queues_oversized_prompt) == ("nano-vllm", 0, False)
     assert article.ignored == ("long_prefill_token_threshold", "vllm_version", "scheduler_reserve_full_isl",
                                "watermark", "max_num_scheduled_tokens", "max_num_active_seqs",
-                               "long_prefill_token_threshold_adaptive")
+                               "long_prefill_token_threshold_adaptive", *sorted(sglang_only, key=CONFIG_FIELDS.index))
+    sglang = scheduler_info("sglang")
+    assert (sglang.system, sglang.version, sglang.reserved_units, sglang.queues_oversized_prompt) == \
+        ("SGLang", "0.5.23", 1, False)
+    assert sglang_only <= sglang.honoured and not {"preemption_policy", "enable_prefix_caching"} & sglang.honoured
+    assert sglang.setting_name("max_num_seqs") == "max_running_requests" and sglang.repoints_tables
+    assert twin.setting_name("max_num_seqs") == "max_num_seqs"
     with pytest.raises(ValueError, match="use one of"):
         scheduler_info("sglang-someday")
 

@@ -13,6 +13,7 @@ from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
 from i18n import Message, message_of, text
 from scheduler import SCHEDULER_KINDS
+from scheduler.config import SCHEDULE_POLICIES
 from scheduler.factory import scheduler_info
 from session.lab import (
     ARRIVALS,
@@ -63,6 +64,11 @@ CONFIG_CONTROLS = (
     ("max_num_active_seqs", "int", {}),
     ("long_prefill_token_threshold", "int", {}),
     ("long_prefill_token_threshold_adaptive", "bool", {}),
+    # SGLang's own ServerArgs (the SGLang twin reads them)
+    ("chunked_prefill_size", "int", {}),
+    ("max_prefill_tokens", "int", {}),
+    ("schedule_policy", "choice", {"options": list(SCHEDULE_POLICIES)}),
+    ("schedule_conservativeness", "float", {"step": 0.1, "format": "%.2f"}),
 )
 
 
@@ -266,8 +272,9 @@ def _config_control(field: str, kind: str, options: dict, config, lang: str):
     key = f"cfg_{field}"
     if field not in state.errors:
         state[key] = getattr(config, field)
-    label, help_text = setting(field, lang)
-    unread = field in scheduler_info(lab().scheduler).ignored
+    info = scheduler_info(lab().scheduler)
+    label, help_text = setting(field, lang, info)
+    unread = field in info.ignored
     if unread:
         scheduler = t(f"sidebar.scheduler.{lab().scheduler}")
         help_text = f"{help_text}\n\n{t('sidebar.scheduler_unread', scheduler=scheduler)}"

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from i18n import text
 from scheduler import Config
+from scheduler.contract import SchedulerInfo
 
 
 class Setting(NamedTuple):
@@ -21,7 +22,8 @@ SETTING_FIELDS = ("max_num_seqs", "num_kvcache_blocks", "kvcache_block_size", "m
                   "preemption_policy", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
                   "prompt_lookup_max", "notebook_block_bug", "cache_blocks_at_allocation",
                   "long_prefill_token_threshold", "vllm_version", "scheduler_reserve_full_isl", "watermark",
-                  "max_num_scheduled_tokens", "max_num_active_seqs", "long_prefill_token_threshold_adaptive")
+                  "max_num_scheduled_tokens", "max_num_active_seqs", "long_prefill_token_threshold_adaptive",
+                  "chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness")
 LEGEND = ("request", "tokens", "budget", "progress", "shared", "colours", "computing")
 # The marks drawn beside the queues and the pool: a swatch ("sw:<kind>", drawn by player.css) or a glyph.
 TOKEN_MARKS = (("sw:cached", "cached"), ("sw:now", "now"), ("sw:pending", "pending"), ("·", "space"),
@@ -39,8 +41,13 @@ class LegendEntry(NamedTuple):
     meaning: str
 
 
-def setting(field: str, lang: str) -> Setting:
-    return Setting(text(lang, f"setting.{field}.label"), text(lang, f"setting.{field}.help"))
+def setting(field: str, lang: str, info: SchedulerInfo | None = None) -> Setting:
+    """A setting's label and help; under a scheduler whose system names the field otherwise (`info.labels`), the
+    label leads with that name."""
+    label = text(lang, f"setting.{field}.label")
+    if info is not None and info.setting_name(field) != field:
+        label = text(lang, "setting.system_label", name=info.setting_name(field), system=info.system, label=label)
+    return Setting(label, text(lang, f"setting.{field}.help"))
 
 
 def input_help(key: str, lang: str) -> str:

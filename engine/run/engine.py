@@ -196,7 +196,9 @@ class Engine:
             landed = self._land(batch)
             batch, landed_model_s = landed.batch, landed.model[1] - landed.model[0]
             events += [FinishedLate(seq.seq_id, freed) for seq, freed in landed.late]
-        # Block tables as schedule() left them, copied: postprocess may change a table in place (rejected drafts).
+        # Block tables as schedule() left them, copied: postprocess may change a table in place (rejected drafts, or
+        # a row re-pointed at the tree's copy of its prefix: `SchedulerInfo.repoints_tables`); the recorder reads
+        # the tables again after it.
         tables = [s.block_table[:] for s in batch.seqs]
         scheduled = batch_view(batch)
         post_events, post_s, model_s = self._run(batch, landed_model_s)

@@ -21,13 +21,14 @@ from engine.run.adaptive import AdaptiveBatch
 from engine.run.overlap import check_overlap
 from i18n import MessageError
 from scheduler import Config, SamplingParams
+from scheduler.config import SGLANG_ONLY_FIELDS
 from scheduler.factory import DEFAULT_KIND, scheduler_info
 
 SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "enable_prefix_caching",
                     "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy",
                     "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max", "long_prefill_token_threshold",
                     "vllm_version", "scheduler_reserve_full_isl", "watermark", "max_num_scheduled_tokens",
-                    "max_num_active_seqs", "long_prefill_token_threshold_adaptive")
+                    "max_num_active_seqs", "long_prefill_token_threshold_adaptive", *SGLANG_ONLY_FIELDS)
 POOL_FIELDS = ("num_kvcache_blocks", "kvcache_block_size", "max_model_len", "eos")
 OPTION_NAMES = ("cost", "overlap", "adaptive")  # the engine options a change may switch besides config fields
 DEFAULT_MAX_STEPS = 100_000

@@ -6,7 +6,9 @@ Cheap because of three facts about the scheduler:
   (its token and computed counts) and stored only where the frame store's batch rule (`advanced_by_batch`) would
   not rebuild it;
 - a block's state (ref count, hash, tokens) changes only if it entered or left a touched request's block table
-  or became full this step, so only those blocks are rebuilt;
+  or became full this step, so only those blocks are rebuilt; a scheduler that re-points tables in postprocess
+  (`SchedulerInfo.repoints_tables`: SGLang moves a row onto the tree's copy of a prefix) has its batched tables
+  compared after postprocess, as the engine's copy was taken before it;
 - the pool states how its free order changed (`KVPoolView.recent_changes`, scheduler/contract.py): a block it
   placed at the head of its free order gets the next `free_rank` below all others, one placed at its tail the next
   above, so sorting free blocks by rank gives the free order again; a pool that reorders otherwise has its whole
@@ -89,6 +91,7 @@ class Recorder:
         """Record the step of `header` (whose batch view is `batch`'s); `batch_tables` are the batch's block
         tables right after schedule()."""
         bm, events, records = sched.pool, header.events, self.requests
+        repoints = sched.info.repoints_tables  # tables may change in place in postprocess: read them after it
         bs = bm.tokens_per_unit
         event_ids = {e.seq_id for e in events if e.seq_id >= 0} | self._touched_ids  # pool_rebuilt: -1
         self._touched_ids = set()
@@ -123,6 +126,9 @@ class Recorder:
                     filled_by[table[i]] = (rid, i)
             if len(table) != table_len:
                 dirty.update(table[table_len:])
+                changed[rid] = self._update(seq)
+            elif repoints and seq.block_table != table:  # postprocess pointed it at another copy of its prefix
+                dirty.update(table, seq.block_table)
                 changed[rid] = self._update(seq)
         for rid in event_ids - changed.keys():
             seq = records[rid].seq

@@ -44,6 +44,7 @@ class RadixCache:
         self.root_node.lock_ref = 1
         self.evictable_size_ = self.protected_size_ = 0
         self.evictable_leaves: set[TreeNode] = set()
+        self.evicted_log: list[tuple[list[int], list[int]]] = []  # (key, slots) of each leaf evicted, for its reader
 
     def child_key(self, key: list[int], offset: int = 0):
         return key[offset] if self.page_size == 1 else tuple(key[offset:offset + self.page_size])
@@ -159,6 +160,7 @@ class RadixCache:
             if leaf not in self.evictable_leaves:
                 continue
             self.allocator.free(leaf.value)
+            self.evicted_log.append((leaf.key, leaf.value))
             evicted += len(leaf.value)
             parent = leaf.parent
             del parent.children[self.child_key(leaf.key)]

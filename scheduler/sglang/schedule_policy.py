@@ -121,6 +121,8 @@ class PrefillAdder:
         for r in running_reqs:
             ratio = 1.0 if r.ignore_eos else new_token_ratio
             self.total_offset += min(r.max_new_tokens - len(r.output_ids), CLIP_MAX_NEW_TOKENS) * ratio
+        self.running_reserve = self.total_offset  # kept for the narration, as is `refusal`
+        self.refusal: tuple[AddReqResult, int, float] | None = None  # (result, tokens needed, tokens left)
 
     def _available_and_evictable(self) -> int:
         return self.tree.allocator.available_size() + self.tree.evictable_size()
@@ -170,9 +172,11 @@ class PrefillAdder:
         self.tree.inc_lock_ref(req.last_node)  # the prefix, pinned while the request is judged, is not evictable
         try:
             if total_tokens >= self.rem_total_tokens:
+                self.refusal = (AddReqResult.NO_TOKEN, total_tokens, self.rem_total_tokens)
                 return AddReqResult.NO_TOKEN
             input_tokens = self.ceil_paged_tokens(extend_len)
             if self.rem_chunk_tokens is None and self.can_run_list and input_tokens >= self.rem_input_tokens:
+                self.refusal = (AddReqResult.OTHER, input_tokens, self.rem_input_tokens)
                 return AddReqResult.OTHER
             admitted_max_new = min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS)
             chunked = self.rem_chunk_tokens is not None and input_tokens > self.rem_chunk_tokens
@@ -181,6 +185,7 @@ class PrefillAdder:
                     // self.page_size * self.page_size
                 extend_len = end - req.prefix_len
                 if extend_len <= 0:
+                    self.refusal = (AddReqResult.OTHER, input_tokens, self.rem_chunk_tokens)
                     return AddReqResult.OTHER
                 admitted_max_new = 0
             req.extend_end = req.prefix_len + extend_len

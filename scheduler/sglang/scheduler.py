@@ -101,6 +101,8 @@ class Scheduler:
         self.last_batch: ScheduleBatch | None = None
         self.chunked_req: Req | None = None
         self.retracted: list[Req] = []  # this step's, for the caller
+        self.last_adder: PrefillAdder | None = None  # this step's prefill pass, for the caller (its budgets)
+        self.decode_mem: tuple[int, int] | None = None  # this step's failed decode check: (slots needed, free)
 
     # ---------------------------------------------------------------- arrival
     def add_request(self, rid: int, prompt: list[int], max_new_tokens: int, ignore_eos: bool = False) -> Req:
@@ -117,7 +119,7 @@ class Scheduler:
 
     # ---------------------------------------------------------------- scheduling
     def get_next_batch_to_run(self) -> ScheduleBatch | None:
-        self.retracted = []
+        self.retracted, self.last_adder, self.decode_mem = [], None, None
         running = self.running_batch
         if self.chunked_req is not None and self.chunked_req.extend_end > self.chunked_req.prefix_len:
             self._checkpoint(self.chunked_req)  # stash_chunked_request
@@ -154,6 +156,7 @@ class Scheduler:
         self.policy.calc_priority(self.waiting_queue)
         adder = PrefillAdder(self.page_size, self.tree_cache, running.reqs, self.new_token_ratio_tracker.current,
                              self.args.max_prefill_tokens, self.chunked_prefill_size)
+        self.last_adder = adder
         if self.chunked_req is not None:
             init_next_round_input(self.chunked_req, None)
             self.chunked_req = adder.add_chunked_req(self.chunked_req)
@@ -206,6 +209,7 @@ class Scheduler:
             batch.batch_is_full = False
             return batch
         if not self._check_decode_mem(batch.reqs):
+            self.decode_mem = self._decode_need(batch.reqs), self.allocator.available_size()
             retracted = self.retract_decode(batch)
             self.new_token_ratio_tracker.current = NewTokenRatioTracker.estimate_after_retract(batch.reqs)
             self.retracted = retracted
@@ -222,9 +226,12 @@ class Scheduler:
     def _check_decode_mem(self, reqs: list[Req]) -> bool:
         """Whether one more token each fits (a new page for those at a page boundary), after evicting what the
         tree can give."""
-        num_tokens = sum(1 for r in reqs if r.kv_committed_len % self.page_size == 0) * self.page_size
+        num_tokens = self._decode_need(reqs)
         self.tree_cache.evict_to_free(num_tokens)
         return self.allocator.available_size() >= num_tokens
+
+    def _decode_need(self, reqs: list[Req]) -> int:
+        return sum(1 for r in reqs if r.kv_committed_len % self.page_size == 0) * self.page_size
 
     def retract_decode(self, batch: ScheduleBatch) -> list[Req]:
         """Send requests back to the waiting queue until the decode fits, fewest output tokens first (then the
@@ -309,11 +316,23 @@ class Scheduler:
         req.cache_protected_len = len(path)
         req.last_node = last_node
 
-    def _release_kv_cache(self, req: Req, checkpoint: bool):
+    def abort_request(self, req: Req, reason: str = "abort", computed: int | None = None):
+        """A request ends between steps (SGLang's `abort_request`, or an EOS known a step late): out of the waiting
+        queue, its slots freed; with `computed`, its first `computed` tokens (those whose KV was computed) enter
+        the tree first. The batches drop it at the next step, as SGLang's filter_batch drops finished requests."""
+        if req in self.waiting_queue:
+            self.waiting_queue.remove(req)
+        if self.chunked_req is req:
+            self.chunked_req = None
+        req.finished_reason = reason
+        if req.holds_kv:
+            self._release_kv_cache(req, checkpoint=computed is not None, up_to=computed)
+
+    def _release_kv_cache(self, req: Req, checkpoint: bool, up_to: int | None = None):
         owned = req.kv_committed_len
         if checkpoint:
             req.refresh_fill_ids()
-            self._insert_into_tree(req, owned)
+            self._insert_into_tree(req, owned if up_to is None else up_to)
         self.allocator.free(req.req_to_token[req.cache_protected_len:owned])
         self.tree_cache.dec_lock_ref(req.lock)
         req.lock = None

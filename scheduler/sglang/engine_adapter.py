@@ -1,0 +1,441 @@
+"""The SGLang twin behind the scheduler contract (scheduler/contract.py): the engine's `Config` read as SGLang's
+`ServerArgs`, its `Sequence`s as SGLang `Req`s, each step's decisions told as events, and the radix tree's pool
+as a `KVPoolView`. The twin (scheduler.py) decides; this module only translates, so its decisions stay SGLang's.
+
+- A unit is one page of `page_size` (= `kvcache_block_size`) token slots, a token slot at page_size 1; SGLang's
+  padding slot (page 0) is the reserved unit, so the pool has `num_kvcache_blocks` units a request may hold and
+  `max_total_tokens` = num_kvcache_blocks x page_size.
+- A request's block table is its row (`req_to_token`) as pages. The tree's copy of a prefix replaces a request's
+  own slots when its KV enters the tree (`process_batch_result`), so tables change in place after postprocess
+  (`repoints_tables`).
+- The free order is the allocator's free list, then the tree's unlocked nodes in the order `evict` takes them
+  (least-recently-used leaves first, a parent once it is a leaf)."""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from typing import ClassVar
+
+from i18n import Message
+from scheduler.config import SGLANG_ONLY_FIELDS, Config
+from scheduler.contract import PoolChanges, SchedulerInfo, UnitState
+from scheduler.events import (
+    Aborted,
+    Admitted,
+    Blocked,
+    BudgetBlocked,
+    ChunkScheduled,
+    Event,
+    Finished,
+    LeafEvicted,
+    Ordered,
+    PrefixHit,
+    Retracted,
+)
+from scheduler.interface import POOL_SHAPE, Batch, check_new, refuse, requeue
+from scheduler.sequence import Sequence, SequenceStatus
+from scheduler.sglang.radix_cache import RadixCache, TreeNode
+from scheduler.sglang.req import Req
+from scheduler.sglang.schedule_policy import AddReqResult, SchedulePolicy
+from scheduler.sglang.scheduler import NewTokenRatioTracker, ScheduleBatch, Scheduler, ServerArgs
+
+WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
+                                       SequenceStatus.ABORTED)
+PADDING_UNIT = 0  # SGLang's slot 0 (page 0): written by padded batches, never given to a request
+
+
+def server_args(config: Config) -> ServerArgs:
+    """The `python -m sglang.launch_server` arguments `config` stands for."""
+    return ServerArgs(max_total_tokens=config.num_kvcache_blocks * config.kvcache_block_size,
+                      page_size=config.kvcache_block_size, chunked_prefill_size=config.chunked_prefill_size,
+                      max_prefill_tokens=config.max_prefill_tokens, max_running_requests=config.max_num_seqs,
+                      schedule_policy=config.schedule_policy,
+                      schedule_conservativeness=config.schedule_conservativeness,
+                      context_length=config.max_model_len, eos=config.eos)
+
+
+class RadixPoolView:
+    """`KVPoolView` of the twin's allocator and radix tree, read from a snapshot taken at the first look after the
+    scheduler changed (`stale`)."""
+    unit_name: ClassVar[str] = "page"
+
+    def __init__(self, owner: SglangScheduler):
+        self._owner = owner
+        self._snapshot: tuple | None = None
+        self.evicted: list[int] = []  # units evicted since the last recent_changes()
+        self.num_prefix_queries = self.num_prefix_hits = 0
+
+    @property
+    def _twin(self) -> Scheduler:
+        return self._owner.twin
+
+    def stale(self):
+        self._snapshot = None
+
+    @property
+    def tokens_per_unit(self) -> int:
+        return self._twin.page_size
+
+    @property
+    def num_units(self) -> int:
+        return self._twin.max_total_num_tokens // self._twin.page_size
+
+    @property
+    def unit_ids(self) -> range:
+        return range(self.num_units + 1)
+
+    @property
+    def reserved_unit_ids(self) -> tuple[int, ...]:
+        return (PADDING_UNIT,)
+
+    def units(self, slots: list[int]) -> list[int]:
+        """The units of a page-aligned run of slots."""
+        page = self._twin.page_size
+        return list(slots) if page == 1 else [slot // page for slot in slots[::page]]
+
+    def _read(self) -> tuple[Counter, dict[int, int], list[int]]:
+        """(holders per unit, cache key per cached unit, free order), taken once per change."""
+        if self._snapshot is None:
+            holders = Counter(unit for req in self._owner.live_reqs() if req.holds_kv
+                              for unit in self.units(req.req_to_token))
+            holders[PADDING_UNIT] += 1
+            twin = self._twin
+            free = list(twin.allocator.free_slots if twin.page_size == 1 else twin.allocator.free_pages)
+            keys: dict[int, int] = {}
+            self._key_units(twin.tree_cache.root_node, hash(()), keys)
+            free += self._eviction_order(twin.tree_cache)
+            self._snapshot = holders, keys, free
+        return self._snapshot
+
+    def _key_units(self, node: TreeNode, key: int, keys: dict[int, int]):
+        """Each tree unit's key: a hash chained over the tokens from the root to its end (a split keeps it)."""
+        page = self._twin.page_size
+        for child in node.children.values():
+            child_key = key
+            for i, unit in enumerate(self.units(child.value)):
+                child_key = hash((child_key, *child.key[i * page:(i + 1) * page]))
+                keys[unit] = child_key
+            self._key_units(child, child_key, keys)
+
+    def _eviction_order(self, tree: RadixCache) -> list[int]:
+        """The unlocked nodes' units in the order `RadixCache.evict` frees them, simulated on counts."""
+        children = {}
+        heap = []
+        stack = [tree.root_node]
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children.values())
+            children[node] = len(node.children)
+            if node in tree.evictable_leaves:
+                heap.append((node.last_access_time, id(node), node))
+        heapq.heapify(heap)
+        order = []
+        while heap:
+            _, _, leaf = heapq.heappop(heap)
+            order += self.units(leaf.value)
+            parent = leaf.parent
+            children[parent] -= 1
+            if parent is not tree.root_node and parent.lock_ref == 0 and not children[parent]:
+                heapq.heappush(heap, (parent.last_access_time, id(parent), parent))
+        return order
+
+    @property
+    def num_free_units(self) -> int:
+        return len(self._read()[2])
+
+    def unit_state(self, unit_id: int) -> tuple[int, int | None]:
+        holders, keys, _ = self._read()
+        return holders[unit_id], keys.get(unit_id)
+
+    def state(self, unit_id: int) -> UnitState:
+        holders, keys, _ = self._read()
+        if holders[unit_id]:
+            return UnitState.USED
+        return UnitState.CACHED if unit_id in keys else UnitState.FREE
+
+    def free_order(self):
+        return iter(self._read()[2])
+
+    def cached_keys(self) -> dict[int, int]:
+        return dict(self._read()[1])
+
+    def recent_changes(self) -> PoolChanges:
+        """An LRU tree reorders its free units as requests touch prefixes: the order is to be read whole."""
+        evicted, self.evicted = tuple(self.evicted), []
+        return PoolChanges(evicted=evicted, reordered=True)
+
+
+class SglangScheduler:
+    """SGLang 0.5.23's Scheduler (the twin, scheduler/sglang/scheduler.py) as the engine drives a scheduler.
+    SGLang has no preemption policy, priority queue, step order or batch mixing of the article's, no prefix
+    caching switch (the radix tree is always on), no speculative decoding or vLLM knobs: those Config fields are
+    not read. A prompt SGLang's limits refuse (its context length or pool, less SGLang's margin) is refused on
+    arrival. Overlapped, a step's tokens are appended as placeholders and filled in when they land; an EOS found
+    then ends its request a step late, its computed KV entering the tree."""
+    info = SchedulerInfo(
+        "sglang", "SGLang", "0.5.23",
+        frozenset({"max_num_seqs", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
+                   *SGLANG_ONLY_FIELDS}),
+        reserved_units=1,
+        labels=(("max_num_seqs", "max_running_requests"), ("kvcache_block_size", "page_size"),
+                ("max_model_len", "context_length")),
+        repoints_tables=True)
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.twin = Scheduler(server_args(config))
+        self.num_preemptions = 0
+        self._reqs: dict[int, Req] = {}  # seq id -> its Req, for every request waiting or running
+        self._seqs: dict[int, Sequence] = {}
+        self._batch: ScheduleBatch | None = None  # the last schedule()'s
+        self._pool = RadixPoolView(self)
+
+    # -- the read-only views ---------------------------------------------------------------------------
+
+    @property
+    def pool(self) -> RadixPoolView:
+        return self._pool
+
+    def live_reqs(self) -> list[Req]:
+        return list(self._reqs.values())
+
+    @property
+    def waiting_seqs(self) -> list[Sequence]:
+        return [self._seqs[r.rid] for r in self.twin.waiting_queue if r.rid in self._reqs]
+
+    @property
+    def running_seqs(self) -> list[Sequence]:
+        """The running batch, then the last prefill batch's requests not in it yet (the one being chunked)."""
+        twin, seqs, seen = self.twin, [], set()
+        last = twin.last_batch.reqs if twin.last_batch is not None else []
+        for req in (*twin.running_batch.reqs, *last):
+            seq = self._seqs.get(req.rid)
+            if seq is not None and req.rid not in seen and seq.status is RUNNING and self._reqs[req.rid] is req:
+                seen.add(req.rid)
+                seqs.append(seq)
+        return seqs
+
+    def is_finished(self) -> bool:
+        return not self._reqs
+
+    def scheduler_output(self) -> None:
+        """vLLM's SchedulerOutput: SGLang keeps none."""
+        return None
+
+    # -- requests ----------------------------------------------------------------------------------------
+
+    def add(self, seq: Sequence):
+        """Queue a new request (SGLang's `handle_generate_request`); one its limits refuse ends ABORTED."""
+        check_new(seq, self.config, held=seq.seq_id in self._reqs)
+        twin = self.twin
+        if not len(seq.token_ids) < twin.max_req_input_len:
+            refuse(seq, "abort.sglang_prompt", n=len(seq.token_ids), most=max(twin.max_req_input_len - 1, 0))
+        params = seq.sampling_params
+        max_new = max(params.max_tokens - seq.num_completion_tokens, 0)
+        self._reqs[seq.seq_id] = twin.add_request(seq.seq_id, seq.token_ids, max_new, params.ignore_eos)
+        self._seqs[seq.seq_id] = seq
+        seq.status = WAITING
+        self._pool.stale()
+
+    def abort(self, seq: Sequence, reason: str) -> Aborted:
+        self.twin.abort_request(self._reqs[seq.seq_id])
+        self._end(seq, ABORTED, reason)
+        return Aborted(seq.seq_id, reason)
+
+    def requeue(self, seqs: list[Sequence]) -> list[Aborted]:
+        return requeue(self, seqs)
+
+    def reconfigure(self, config: Config):
+        """The next steps under `config`: SGLang's limits, policy and reserve changed, the tree and queues kept."""
+        changed = [f for f in POOL_SHAPE if getattr(config, f) != getattr(self.config, f)]
+        if changed:
+            raise ValueError(f"{changed} change the KV pool: build a new Scheduler and requeue() its requests")
+        twin, old, new = self.twin, self.twin.args, server_args(config)
+        twin.args = new
+        twin.free_rows += new.max_running_requests - old.max_running_requests
+        twin.max_req_len = min(new.context_length - 1, new.max_total_tokens - 1)
+        twin.max_req_input_len = twin.max_req_len - 5
+        twin.chunked_prefill_size = new.chunked_prefill_size if new.chunked_prefill_size > 0 else None
+        if new.schedule_policy != old.schedule_policy:
+            twin.policy = SchedulePolicy(new.schedule_policy, twin.tree_cache)
+        if new.schedule_conservativeness != old.schedule_conservativeness:
+            twin.new_token_ratio_tracker = NewTokenRatioTracker(new.schedule_conservativeness)
+        for req in self._reqs.values():
+            req.eos_token_id = new.eos
+        self.config = config
+
+    # -- one step ------------------------------------------------------------------------------------------
+
+    def schedule(self) -> Batch:
+        """SGLang's `get_next_batch_to_run`, its decisions told as events."""
+        twin, events = self.twin, []
+        arrival_head = min((r.rid for r in twin.waiting_queue), default=-1)
+        batch = twin.get_next_batch_to_run()
+        if batch is None:
+            twin.on_idle()
+        twin.step_done(batch)
+        self._batch = batch
+        self._pool.stale()
+        self._tell_retractions(events)
+        if batch is not None and batch.forward_mode == "extend":
+            self._tell_order(batch, arrival_head, events)
+            self._tell_admissions(batch, events)
+        self._tell_blocked(events)
+        self._tell_evictions(batch, events)
+        if batch is None:
+            return Batch([], (), "idle", tuple(events))
+        extend = batch.forward_mode == "extend"
+        seqs, counts = [], []
+        for req in batch.reqs:
+            seq, n = self._seqs[req.rid], req.extend_len if extend else 1
+            seq.num_scheduled_tokens = n
+            seq.num_computed_tokens = req.kv_committed_len - n
+            seq.block_table = self._pool.units(req.req_to_token)
+            seqs.append(seq)
+            counts.append(n)
+        return Batch(seqs, tuple(counts), "prefill" if extend else "decode", tuple(events))
+
+    def _tell_retractions(self, events: list[Event]):
+        twin = self.twin
+        needed, free = twin.decode_mem or (0, 0)
+        for req in twin.retracted:
+            seq = self._seqs[req.rid]
+            freed = tuple(seq.block_table)
+            seq.status, seq.block_table = WAITING, []
+            seq.num_computed_tokens = seq.num_scheduled_tokens = 0
+            seq.num_preemptions += 1
+            self.num_preemptions += 1
+            events.append(Retracted(req.rid, needed, free, twin.new_token_ratio_tracker.current, freed))
+        for req in list(self._reqs.values()):  # the last request, which even alone could not decode
+            if req.finished_reason == "abort":
+                reason = Message("abort.sglang_no_room")
+                self._end(self._seqs[req.rid], ABORTED, reason)
+                events.append(Aborted(req.rid, reason))
+
+    def _tell_order(self, batch: ScheduleBatch, arrival_head: int, events: list[Event]):
+        """The policy's head of the queue, when it is not the earliest arrival (FCFS would have taken that)."""
+        new = [r for r in batch.reqs if self._seqs[r.rid].status is WAITING]
+        head = new[0] if new else None
+        if head is not None and head.rid != arrival_head and arrival_head in self._reqs:
+            events.append(Ordered(head.rid, self.twin.policy.policy, arrival_head, head.num_matched_prefix_tokens,
+                                  head.max_new_tokens))
+
+    def _tell_admissions(self, batch: ScheduleBatch, events: list[Event]):
+        pool = self._pool
+        for req in batch.reqs:
+            seq = self._seqs[req.rid]
+            total = len(req.fill_ids)
+            if seq.status is WAITING:
+                seq.status = RUNNING
+                seq.num_cached_tokens = req.prefix_len
+                pool.num_prefix_queries += (total - 1) // self.twin.page_size
+                pool.num_prefix_hits += req.prefix_len // self.twin.page_size
+                if req.prefix_len:
+                    prefix_units = pool.units(req.req_to_token[:req.prefix_len])
+                    events.append(PrefixHit(req.rid, tuple(prefix_units), req.prefix_len))
+                events.append(Admitted(req.rid, req.extend_len, req.prefix_len, seq.num_preemptions > 0))
+            if req.extend_end < total:
+                events.append(ChunkScheduled(req.rid, req.prefix_len, req.extend_len, total))
+
+    def _tell_blocked(self, events: list[Event]):
+        """Why the head of the waiting queue stayed: PrefillAdder's NO_TOKEN or OTHER with its numbers, or the
+        running batch full (max_running_requests)."""
+        twin = self.twin
+        head = next((r for r in twin.waiting_queue if r.rid in self._reqs and r not in twin.retracted), None)
+        if head is None:
+            return
+        adder = twin.last_adder
+        ratio = twin.new_token_ratio_tracker.current
+        if adder is not None and adder.refusal is not None:
+            result, needed, available = adder.refusal
+            events.append(BudgetBlocked(head.rid, "no_token" if result is AddReqResult.NO_TOKEN else "other",
+                                        needed, int(available), adder.running_reserve, ratio))
+        elif twin.running_batch.batch_is_full or adder is None and twin.running_batch.reqs:
+            events.append(Blocked(head.rid, "max_running_requests", 1, 0))
+        elif adder is not None and adder.budget_state() is AddReqResult.NO_TOKEN:
+            events.append(BudgetBlocked(head.rid, "no_token", 0, int(adder.rem_total_tokens), adder.running_reserve,
+                                        ratio))
+        elif adder is not None and adder.budget_state() is AddReqResult.OTHER:
+            events.append(BudgetBlocked(head.rid, "other", 0, adder.rem_input_tokens, adder.running_reserve, ratio))
+
+    def _tell_evictions(self, batch: ScheduleBatch | None, events: list[Event]):
+        log = self.twin.tree_cache.evicted_log
+        for key, slots in log:
+            units = self._pool.units(slots)
+            self._pool.evicted += units
+            events.append(LeafEvicted(batch.reqs[0].rid if batch is not None else -1, tuple(units), tuple(key)))
+        log.clear()
+
+    # -- after the model ---------------------------------------------------------------------------------
+
+    def postprocess(self, seqs: list[Sequence], token_ids: list) -> list[Event]:
+        """SGLang's `process_batch_result`: each request's token, its finish, its KV into the tree."""
+        if len(token_ids) != len(seqs):
+            raise ValueError(f"postprocess got {len(token_ids)} outputs for a batch of {len(seqs)} sequences; "
+                             "give one per scheduled sequence (nothing was applied)")
+        if not seqs:
+            return []
+        reqs = [self._reqs[seq.seq_id] for seq in seqs]
+        outputs = [len(r.output_ids) for r in reqs]
+        tokens = [0 if t is None else t for t in token_ids]
+        self.twin.process_batch_result(ScheduleBatch(reqs, self._batch.forward_mode), tokens)
+        self._pool.stale()
+        events = []
+        for seq, req, before in zip(seqs, reqs, outputs, strict=True):
+            seq.num_computed_tokens, seq.num_scheduled_tokens = req.kv_committed_len, 0
+            if len(req.output_ids) > before:
+                seq.token_ids.append(req.output_ids[-1])
+            if req.finished():
+                reason = self._finish_reason(seq, req)
+                self._end(seq, FINISHED, reason)
+                events.append(Finished(seq.seq_id, reason))
+            else:
+                seq.block_table = self._pool.units(req.req_to_token)  # the tree's copy of its prefix, maybe
+        return events
+
+    def _finish_reason(self, seq: Sequence, req: Req) -> str:
+        if req.finished_reason == "eos":
+            return "eos"
+        return "max_tokens" if seq.num_completion_tokens >= seq.sampling_params.max_tokens else "max_model_len"
+
+    def _end(self, seq: Sequence, status: SequenceStatus, reason: str) -> tuple[int, ...]:
+        """The request leaves: its status and reason, its table emptied (returned)."""
+        freed = tuple(seq.block_table)
+        del self._reqs[seq.seq_id], self._seqs[seq.seq_id]
+        seq.status, seq.finish_reason = status, reason
+        seq.block_table, seq.num_scheduled_tokens = [], 0
+        self._pool.stale()
+        return freed
+
+    # -- overlapped --------------------------------------------------------------------------------------
+
+    def launch(self, seqs: list[Sequence], outputs: list) -> list[Event]:
+        """The batch went to the model: postprocessed ahead, a PLACEHOLDER for each token it will write."""
+        return self.postprocess(seqs, outputs)
+
+    def land(self, landed: list[tuple[Sequence, int, int]]
+             ) -> tuple[list[tuple[Sequence, tuple[int, ...]]], list[Sequence]]:
+        """The step in flight returned: its tokens replace the placeholders (in the Req too, before any enters
+        the tree). A request whose token is EOS ends now, one step late, with the KV it computed entering the
+        tree; one a length limit ended already takes "eos" as its reason."""
+        late, eos_at_limit = [], []
+        for seq, index, token in landed:
+            seq.token_ids[index] = token
+            req = self._reqs.get(seq.seq_id)
+            if req is not None:
+                req.output_ids[index - len(req.origin_input_ids)] = token
+        for seq, index, token in landed:
+            if token != self.config.eos or seq.sampling_params.ignore_eos:
+                continue
+            if seq.is_done:
+                seq.finish_reason = "eos"
+                eos_at_limit.append(seq)
+                continue
+            req = self._reqs[seq.seq_id]
+            del seq.token_ids[index + 1:]
+            del req.output_ids[index + 1 - len(req.origin_input_ids):]
+            computed = min(seq.num_computed_tokens, len(seq.token_ids))
+            self.twin.abort_request(req, "eos", computed)
+            late.append((seq, self._end(seq, FINISHED, "eos")))
+        return late, eos_at_limit
