@@ -21,12 +21,12 @@ from engine.analysis.compare import (
     verdicts,
 )
 from engine.analysis.export import comparison_json, requests_csv
-from engine.analysis.vllm_args import vllm_command, vllm_notes
+from engine.analysis.vllm_args import system_command, vllm_command, vllm_notes
 from engine.run.overlap import check_overlap
 from engine.run.recipe import CostModel
 from i18n import text
 from scheduler import SCHEDULER_KINDS
-from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, ConfigError
+from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, SCHEDULE_POLICIES, ConfigError
 from scheduler.factory import DEFAULT_KIND, scheduler_info
 from ui.downloads import built_on_request
 from ui.language import current_lang, said, t
@@ -87,6 +87,8 @@ def custom_variant(i: int, base) -> Variant:
         "max_num_batched_tokens": int(st.number_input("max_num_batched_tokens",
                                                       *CONFIG_BOUNDS["max_num_batched_tokens"],
                                                       base.max_num_batched_tokens, key=f"c{i}_tokens")),
+        "schedule_policy": st.selectbox(t("setting.schedule_policy.label"), SCHEDULE_POLICIES, key=f"c{i}_policy",
+                                        index=SCHEDULE_POLICIES.index(base.schedule_policy)),
         "kvcache_block_size": size,
         "num_kvcache_blocks": max(1, base.kv_capacity_tokens // size),
     }
@@ -186,6 +188,8 @@ def vllm_equivalents(runs):
     st.subheader(t("lab.vllm"))
     for tab, run in zip(st.tabs([run.label for run in runs]), runs, strict=True):
         tab.code(vllm_command(run.config, overlap=run.engine.overlap), language="bash", wrap_lines=True)
+        if own := system_command(run.config, run.engine.spec.scheduler, overlap=run.engine.overlap):
+            tab.code(own, language="bash", wrap_lines=True)
         for note in vllm_notes(run.config, current_lang(), scheduler=run.engine.spec.scheduler):
             tab.markdown(f"- {note}")
         if run.engine.adaptive is not None:

@@ -1,5 +1,5 @@
-"""`python -m engine run scenarios/x.toml [--runner fake|model] [--steps N] [--overlap] [--json trace.json]` and
-`python -m engine list`."""
+"""`python -m engine run scenarios/x.toml [--runner fake|model] [--scheduler KIND] [--steps N] [--overlap]
+[--json trace.json]` and `python -m engine list`."""
 
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ from engine.inputs.scenario import ScenarioError, load_scenario, preset_paths
 from engine.run.frame import Frame
 from engine.run.runner_factory import RUNNER_KINDS
 from engine.traces.trace import write_trace
-from scheduler import ConfigError
+from scheduler import SCHEDULER_KINDS, ConfigError
+from scheduler.factory import scheduler_info
 
 
 def describe_event(e) -> str:
     """A few characters per event, e.g. `+3` arrived, `A3` admitted, `P2>5` preempted for 5, `F3:eos`,
     `S3:1/2` one of two draft tokens accepted, `L3` finished one step late (overlapped EOS), `R6x10` the KV
-    pool rebuilt with 6 blocks of 10 tokens (a mid-run change)."""
+    pool rebuilt with 6 blocks of 10 tokens (a mid-run change), `O4<1` 4 put first before 1 by the queue's policy,
+    `T2` retracted (SGLang), `E3` 3 units evicted."""
     match e.kind:
         case "arrived":
             return f"+{e.seq_id}"
@@ -37,6 +39,12 @@ def describe_event(e) -> str:
             return f"L{e.seq_id}"
         case "speculated":
             return f"S{e.seq_id}:{e.num_accepted}/{len(e.draft_token_ids)}"
+        case "ordered":
+            return f"O{e.seq_id}<{e.ahead_of}"
+        case "retracted":
+            return f"T{e.seq_id}"
+        case "evicted":
+            return f"E{len(e.block_ids)}"
         case "pool_rebuilt":
             return f"R{e.num_blocks}x{e.block_size}"
         case _:
@@ -63,9 +71,13 @@ def run(args) -> int:
     scenario = load_scenario(args.scenario, args.runner)
     if args.overlap:
         scenario = replace(scenario, spec=replace(scenario.spec, overlap=True))
+    if args.scheduler:
+        scenario = replace(scenario, spec=replace(scenario.spec, scheduler=args.scheduler))
     engine = scenario.engine()
     mode = ", overlapped scheduling" if engine.overlap else ""
-    print(f"{scenario.title} ({engine.runner_kind} runner{mode})\n{HEADER}")
+    info = scheduler_info(engine.spec.scheduler)
+    decided = f"{info.system} {info.version}".strip()
+    print(f"{scenario.title} ({engine.runner_kind} runner{mode}, decided by {decided})\n{HEADER}")
     print(frame_row(engine.frames[0]))
     reason = engine.run(args.steps, on_step=lambda _: print(frame_row(engine.frames[-1])))
     print(f"stopped: {reason} after {engine.step_count} steps")
@@ -98,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     run_parser = commands.add_parser("run", help="run a scenario and print one line per step")
     run_parser.add_argument("scenario", help="a scenario TOML file, e.g. scenarios/01_prefill_first.toml")
     run_parser.add_argument("--runner", choices=RUNNER_KINDS, help="override the scenario's runner")
+    run_parser.add_argument("--scheduler", choices=SCHEDULER_KINDS, help="override the scenario's scheduler")
     run_parser.add_argument("--steps", type=int, help="stop after this many steps")
     run_parser.add_argument("--overlap", action="store_true",
                             help="schedule each step while the model computes the one before (engine/run/overlap.py)")

@@ -6,6 +6,7 @@ MESSAGES = {
     "list.and": "{head} and {last}",
     "n.request.one": "{n} request", "n.request.other": "{n} requests",
     "n.token.one": "{n} token", "n.token.other": "{n} tokens",
+    "n.slot.one": "{n} slot", "n.slot.other": "{n} slots",
     "n.block.one": "{n} block", "n.block.other": "{n} blocks",
     "n.prompt_token.one": "{n} prompt token", "n.prompt_token.other": "{n} prompt tokens",
     "n.draft_token.one": "{n} draft token", "n.draft_token.other": "{n} draft tokens",
@@ -42,6 +43,34 @@ MESSAGES = {
                                     "prefills wait for a step without them.",
     "narrate.blocked.preempted_this_step": "Request {id} waits: this step preempted a running request, and vLLM "
                                            "admits no waiting request in such a step.",
+    "narrate.blocked.no_token": "NO_TOKEN: the reserve for the running requests' future tokens ({reserve} slots at "
+                                "new_token_ratio {ratio}) leaves {available} slots, request {id} needs {needed} (its "
+                                "new tokens, its max_new_tokens and a page), so SGLang admits no more this step.",
+    "narrate.blocked.no_token_spent": "NO_TOKEN: this prefill pass spent the KV budget ({available} slots left after "
+                                      "the reserve for the running requests' future tokens, {reserve} at "
+                                      "new_token_ratio {ratio}); request {id} waits.",
+    "narrate.blocked.other": "OTHER: request {id}'s {needed} input tokens pass what is left of this prefill's budget, "
+                             "{available} (max_prefill_tokens={max_prefill_tokens}, or the chunk); it waits for the "
+                             "next prefill.",
+    "narrate.blocked.other_spent": "OTHER: this prefill batch used its input budget (max_prefill_tokens="
+                                   "{max_prefill_tokens}, or the chunk); request {id} waits for the next prefill.",
+    "narrate.blocked.max_running_requests": "Request {id} waits: the running batch is full (max_running_requests="
+                                            "{available}).",
+    "narrate.blocked.batch_full": "Request {id} waits: SGLang's batch-is-full latch is set (an earlier NO_TOKEN while "
+                                  "requests ran); it clears when a request leaves the running batch.",
+    "narrate.ordered.lpm": "Request {id} first (lpm): the longest cached prefix, {prefix}; request {ahead} arrived "
+                           "earlier.",
+    "narrate.ordered.lof": "Request {id} first (lof): the longest output budget, {output}; request {ahead} arrived "
+                           "earlier.",
+    "narrate.ordered.dfs-weight": "Request {id} first (dfs-weight): its branch of the radix tree holds the most "
+                                  "waiting requests (cached prefix {prefix}); request {ahead} arrived earlier.",
+    "narrate.retracted": "Retracted request {id}: the decode needs {needed}, {free} free (after evicting what the "
+                         "tree could give); it goes back to the waiting queue ({freed}); new_token_ratio {ratio}, "
+                         "decaying.",
+    "narrate.evicted_leaf.one": "For request {id}'s batch the radix tree evicted its least-recently-used leaf "
+                                "(token {tokens}): unit {ids} freed, no longer cached.",
+    "narrate.evicted_leaf.other": "For request {id}'s batch the radix tree evicted its least-recently-used leaf "
+                                  "({n} tokens: {tokens}): units {ids} freed, no longer cached.",
     "narrate.admitted": "Request {id} was admitted: {tokens} prefilled this step{cached}{why}.",
     "narrate.admitted.cached": ", {n} more reused from the prefix cache",
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
@@ -991,6 +1020,9 @@ MESSAGES = {
                  "Scheduler decisions step for step, block ids included, as `make vllm-check VLLM={version}` checks "
                  "against that release's Scheduler (serve with vLLM {version} to meet them); prefill_first, "
                  "mixed_batches and the preemption policy do not apply to it.",
+    "vllm.other_system": "This run was decided by the {system} twin, which makes {system} {version}'s decisions: the "
+                         "vLLM line is only the closest vLLM setting; the {system} line starts {system} itself "
+                         "with this run's settings.",
     "vllm.not_the_twin": "Even in its closest setting this scheduler is not vLLM's: vLLM (with "
                          "scheduler_reserve_full_isl on, its default) admits a waiting request only if its whole "
                          "sequence fits in the free blocks and reuses freed uncached blocks first, so its "
@@ -1120,6 +1152,8 @@ MESSAGES = {
                             "add blocks, enlarge them, or shorten the prompt",
     "abort.sglang_prompt": "a prompt of {n} tokens; SGLang takes at most {most} here (its context length and pool, "
                            "less a margin of 6)",
+    "abort.sglang_never_fits": "its prompt, its max_new_tokens and a page need {needed} KV slots, and SGLang admits a "
+                               "request only below the whole pool's {slots}: it would wait for good",
     "abort.sglang_no_room": "even alone it has no KV slot to decode into, so SGLang aborts it",
     "abort.outgrew_pool": "grew to {n} tokens, more than the whole KV pool can hold",
     "abort.needs_whole_pool": "needs more than the whole KV pool ({blocks} blocks of {size})",

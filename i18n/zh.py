@@ -6,6 +6,7 @@ MESSAGES = {
     "list.and": "{head} 和 {last}",
     "n.request.one": "{n} 个请求", "n.request.other": "{n} 个请求",
     "n.token.one": "{n} 个 token", "n.token.other": "{n} 个 token",
+    "n.slot.one": "{n} 个槽位", "n.slot.other": "{n} 个槽位",
     "n.block.one": "{n} 个块", "n.block.other": "{n} 个块",
     "n.prompt_token.one": "{n} 个提示词 token", "n.prompt_token.other": "{n} 个提示词 token",
     "n.draft_token.one": "{n} 个草稿 token", "n.draft_token.other": "{n} 个草稿 token",
@@ -37,6 +38,28 @@ MESSAGES = {
     "narrate.blocked.first_chunk": "scheduler_reserve_full_isl 关闭时，只需这一步的分段放得下",
     "narrate.blocked.decode_first": "请求 {id} 继续等待：解码优先，本步运行的是运行队列中请求的解码；预填充要等到没有解码的一步。",
     "narrate.blocked.preempted_this_step": "请求 {id} 继续等待：本步抢占了一个运行中的请求，vLLM 在这样的一步里不接纳任何等待中的请求。",
+    "narrate.blocked.no_token": "NO_TOKEN：为运行中请求未来 token 的预留（{reserve} 个槽位，new_token_ratio {ratio}）"
+                                "之后只剩 {available} 个槽位，请求 {id} 需要 {needed} 个（它的新 token、它的 "
+                                "max_new_tokens 和一页），所以 SGLang 这一步不再接纳。",
+    "narrate.blocked.no_token_spent": "NO_TOKEN：这一轮预填充用完了 KV 预算（扣除为运行中请求未来 token 的预留 {reserve}"
+                                      "（new_token_ratio {ratio}）后剩 {available} 个槽位）；请求 {id} 等待。",
+    "narrate.blocked.other": "OTHER：请求 {id} 的 {needed} 个输入 token 超过本次预填充剩余的预算 {available}"
+                             "（max_prefill_tokens={max_prefill_tokens}，或分块大小）；它等下一次预填充。",
+    "narrate.blocked.other_spent": "OTHER：这个预填充批次用完了输入预算（max_prefill_tokens={max_prefill_tokens}，"
+                                   "或分块大小）；请求 {id} 等下一次预填充。",
+    "narrate.blocked.max_running_requests": "请求 {id} 等待：运行批次已满（max_running_requests={available}）。",
+    "narrate.blocked.batch_full": "请求 {id} 等待：SGLang 的“批次已满”标志已设置（之前在有请求运行时出现过 NO_TOKEN）；"
+                                  "有请求离开运行批次时它才清除。",
+    "narrate.ordered.lpm": "请求 {id} 排第一（lpm）：缓存前缀最长，{prefix}；请求 {ahead} 到得更早。",
+    "narrate.ordered.lof": "请求 {id} 排第一（lof）：输出预算最长，{output}；请求 {ahead} 到得更早。",
+    "narrate.ordered.dfs-weight": "请求 {id} 排第一（dfs-weight）：它在基数树上的分支有最多等待中的请求（缓存前缀 "
+                                  "{prefix}）；请求 {ahead} 到得更早。",
+    "narrate.retracted": "撤回请求 {id}：解码需要 {needed}，空闲 {free} 个（已驱逐基数树能让出的部分）；它回到等待队列"
+                         "（{freed}）；new_token_ratio 为 {ratio}，之后逐步衰减。",
+    "narrate.evicted_leaf.one": "为请求 {id} 所在的批次，基数树驱逐了最久未用的叶子（token {tokens}）：单元 {ids} "
+                                "被释放，不再缓存。",
+    "narrate.evicted_leaf.other": "为请求 {id} 所在的批次，基数树驱逐了最久未用的叶子（{n} 个 token：{tokens}）：单元 "
+                                  "{ids} 被释放，不再缓存。",
     "narrate.admitted": "请求 {id} 被接纳：本步预填充了 {tokens}{cached}{why}。",
     "narrate.admitted.cached": "，另有 {n} 个从前缀缓存复用",
     "narrate.admitted.after_rebuild": "（KV 缓存池已重建，所以它的 K/V 要在新池中重新计算）",
@@ -891,6 +914,8 @@ MESSAGES = {
     "vllm.twin": "这里显示的就是 vLLM 自己的决定：本次运行用的是 vLLM 孪生调度器，它逐步做出 vLLM {version} 的 V1 调度器的"
                  "决定，连块编号都相同，`make vllm-check VLLM={version}` 拿它与该版本的调度器逐步对照检查（用 vLLM "
                  "{version} 运行才会遇到同样的决定）；prefill_first、mixed_batches 和抢占策略对它不起作用。",
+    "vllm.other_system": "本次运行由 {system} 孪生调度器决定，它做出 {system} {version} 的决定：vLLM 命令只是最接近的 vLLM "
+                         "设置；{system} 命令用本次运行的设置启动 {system} 本身。",
     "vllm.not_the_twin": "即使在最接近的设置下，这个调度器也不是 vLLM 的：vLLM（scheduler_reserve_full_isl 开启时，即它的默认值）只在等待请求的整个序列都放得进空闲块时才接纳它，"
                          "并且优先复用释放的未缓存块，所以块编号不同；vLLM 孪生调度器（scheduler \"vllm\"）做出 vLLM "
                          "自己的决定。",
@@ -1008,6 +1033,8 @@ MESSAGES = {
     "abort.no_room": "{n} 个 token 的提示在 max_model_len={max_model_len} 之下没有生成的余地；请缩短提示，或把 max_model_len 调到 {n} 以上",
     "abort.pool_too_small": "{n} 个 token 的提示需要 {blocks} 个大小为 {size} 的 KV 缓存块，但缓存池只有 {pool} 个；请增加块数、加大块，或缩短提示",
     "abort.sglang_prompt": "提示有 {n} 个 token；这里 SGLang 最多接受 {most} 个（由上下文长度和缓存池决定，再留出 6 个的余量）",
+    "abort.sglang_never_fits": "它的提示、max_new_tokens 加一页共需 {needed} 个 KV 槽位，而 SGLang 只接纳低于整个缓存池 "
+                               "{slots} 个槽位的请求：它会永远等待",
     "abort.sglang_no_room": "即使只剩它一个，也没有可供解码的 KV 槽位，因此 SGLang 中止了它",
     "abort.outgrew_pool": "增长到 {n} 个 token，超过了整个 KV 缓存池的容量",
     "abort.needs_whole_pool": "需要的比整个 KV 缓存池（{blocks} 个大小为 {size} 的块）还多",

@@ -18,7 +18,7 @@ else reads. The invariants every kind keeps are checked over the factory in test
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Sequence as Seq
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -49,7 +49,9 @@ class SchedulerInfo:
     `labels` the system's own name of a Config field it reads with the same meaning (SGLang's
     `max_running_requests` for `max_num_seqs`), which the sidebar and exports show; `repoints_tables` whether
     postprocess may change a request's block table in place (SGLang points a row at the tree's copy of a prefix
-    another request inserted first), so a reader must read tables again after it."""
+    another request inserted first), so a reader must read tables again after it; `command` the shell words that
+    start the system it mirrors, other than vLLM (whose `vllm serve` line engine/analysis/vllm_args.py writes for
+    every run), with a run's config, for (config, model, overlapped scheduling)."""
     kind: str
     system: str
     version: str
@@ -61,6 +63,7 @@ class SchedulerInfo:
     sampling: frozenset[str] = frozenset()  # vLLM's SamplingParams fields it reads beyond max_tokens and ignore_eos
     labels: tuple[tuple[str, str], ...] = ()  # (Config field, the system's name for it)
     repoints_tables: bool = False
+    command: Callable[[Config, str, bool], list[str]] | None = None
 
     def __post_init__(self):
         unknown = self.honoured - set(CONFIG_FIELDS)

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 # Why the request at the head of the waiting queue was not admitted this step.
 BLOCKED_REASONS = ("token_budget", "blocks", "max_num_seqs", "decode_first", "preempted_this_step", "watermark",
-                   "max_num_active_seqs", "no_token", "other", "max_running_requests")
+                   "max_num_active_seqs", "no_token", "other", "max_running_requests", "batch_full")
 # Why a request finished.
 FINISH_REASONS = ("eos", "max_tokens", "max_model_len", "stop_token")
 

@@ -12,6 +12,13 @@ from scheduler.sequence import Sequence, SequenceStatus
 POOL_SHAPE = ("num_kvcache_blocks", "kvcache_block_size")  # a different pool needs a new Scheduler
 
 
+def check_pool_shape(old: Config, new: Config):
+    """`reconfigure` keeps the pool: a config that changes its shape is refused (ValueError)."""
+    changed = [f for f in POOL_SHAPE if getattr(new, f) != getattr(old, f)]
+    if changed:
+        raise ValueError(f"{changed} change the KV pool: build a new Scheduler and requeue() its requests")
+
+
 class RequestRejected(MessageError):
     """A request that could never run under this configuration."""
 

@@ -34,7 +34,7 @@ from scheduler.events import (
     PrefixHit,
     Speculated,
 )
-from scheduler.interface import POOL_SHAPE, Batch, check_new, refuse, requeue
+from scheduler.interface import Batch, check_new, check_pool_shape, refuse, requeue
 from scheduler.overlapped import LandsLate
 from scheduler.policies import insert_waiting, pick_victim, priority_key, priority_victim_key
 from scheduler.sequence import Sequence, SequenceStatus
@@ -326,9 +326,7 @@ class Scheduler(LandsLate):
     def reconfigure(self, config: Config):
         """Switch to `config` from the next step on, the queues and the KV cache kept: switching to the priority
         queue policy sorts the waiting queue; prefix caching follows the new config."""
-        changed = [f for f in POOL_SHAPE if getattr(config, f) != getattr(self.config, f)]
-        if changed:
-            raise ValueError(f"{changed} change the KV pool: build a new Scheduler and requeue() its requests")
+        check_pool_shape(self.config, config)
         if config.queue_policy == "priority" and self.config.queue_policy != "priority":
             self.waiting = deque(sorted(self.waiting, key=priority_key))
         self.config = self.block_manager.config = config

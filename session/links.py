@@ -4,8 +4,8 @@
 presentation mode, `&lang=zh` in Chinese);
 `?scenario=custom&requests=8&prompts=chat&max_tokens=16&arrivals=poisson&seed=3&frame=7`
 a custom setup. Either carries what the first step runs under where it differs from the preset (a custom
-setup: from the defaults): `scheduler=vllm` (the vLLM twin; `article` the article's), scheduler settings by their
-Config name (`max_num_seqs=2`, `prefill_first=0`), `overlap=1`,
+setup: from the defaults): `scheduler=vllm` (the vLLM twin; `sglang` the SGLang twin; `article` the article's),
+scheduler settings by their Config name (`max_num_seqs=2`, `prefill_first=0`, `schedule_policy=fcfs`), `overlap=1`,
 `adaptive=<grow below ms>-<shrink above ms>-<at least>-<at most>` or `adaptive=off`, `temperature`, and a
 preset's `seed` when it is not the preset's own. The changes made later in the run, with their frames, travel in
 `changes=` (`session/link_changes.py`), each value checked as its own parameter would be and the whole sequence as

@@ -34,8 +34,11 @@ def test_a_scenario_file_names_its_scheduler_and_a_bad_one_is_refused(tmp_path):
     assert load_scenario(path).spec.scheduler == "vllm"
     path.write_text(GOOD)
     assert load_scenario(path).spec.scheduler == "article"
-    path.write_text('scheduler = "sglang"\n' + GOOD)
-    assert load_scenario(path).spec.scheduler == "sglang"
+    path.write_text('scheduler = "sglang"\n' + GOOD.replace("[config]", '[config]\nschedule_policy = "lof"\n'
+                                                                           "chunked_prefill_size = 8"))
+    sglang = load_scenario(path).spec
+    assert sglang.scheduler == "sglang" and (sglang.config.schedule_policy, sglang.config.chunked_prefill_size) == \
+        ("lof", 8)
     path.write_text('scheduler = "orca"\n' + GOOD)
     with pytest.raises(ScenarioError) as refused:
         load_scenario(path)
@@ -96,6 +99,7 @@ def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_each_sch
     sidebar = app.sidebar
     assert sidebar.number_input(key="cfg_max_num_seqs").label.startswith("max_running_requests (SGLang's name;")
     assert sidebar.number_input(key="cfg_kvcache_block_size").label.startswith("page_size (SGLang's name;")
+    assert sidebar.number_input(key="cfg_num_kvcache_blocks").label.startswith("max_total_tokens ÷ page_size (")
     assert sidebar.selectbox(key="cfg_schedule_policy").options == ["lpm", "dfs-weight", "fcfs", "lof"]
     assert not sidebar.number_input(key="cfg_chunked_prefill_size").disabled
     assert sidebar.toggle(key="cfg_enable_prefix_caching").disabled  # the radix tree is always on
@@ -128,6 +132,35 @@ def test_a_custom_comparison_runs_the_articles_scheduler_beside_the_twin():
     runs = at.session_state.compare_runs
     assert [r.engine.spec.scheduler for r in runs] == ["article", "vllm"]
     assert runs[0].engine.spec.workload == runs[1].engine.spec.workload
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_app_opens_a_link_under_sglang_and_narrates_its_steps(app, lang):
+    from tests.helpers.app import button, lab, no_errors
+
+    app.query_params.update({"scenario": "05_prefix_caching", "scheduler": "sglang", "lang": lang})
+    app.run()
+    app.number_input(key="run_n").set_value(3).run()
+    button(app, "Run N steps ▶▶" if lang == "en" else "运行 N 步 ▶▶").click().run()
+    assert no_errors(app) and lab(app).inputs.spec.scheduler == "sglang" and lab(app).cursor == 3
+    assert lab(app).frames[3].decided_by.system == "SGLang"
+
+
+def test_a_custom_comparison_runs_sglang_and_exports_its_launch_line():
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    at.selectbox(key="comparison").select("custom").run()
+    at.selectbox(key="c1_scheduler").select("sglang").run()
+    at.selectbox(key="c1_policy").select("fcfs").run()
+    at.button(key="run").click().run()
+    assert not at.exception and not at.error
+    runs = at.session_state.compare_runs
+    assert [r.engine.spec.scheduler for r in runs] == ["article", "sglang"]
+    assert runs[1].config.schedule_policy == "fcfs" and runs[1].engine.is_finished
+    lines = [c.value for c in at.code]
+    assert any(line.startswith("python -m sglang.launch_server") and "--schedule-policy fcfs" in line
+               for line in lines)
+    assert sum(line.startswith("vllm serve") for line in lines) == 2
 
 
 def test_under_the_twin_the_vllm_release_is_a_choice_beside_the_scheduler(app):

@@ -198,7 +198,8 @@ def test_every_kind_keeps_the_contracts_invariants(kind, config, workload):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=configs(), workload=workloads(), overlap=st.booleans())
 def test_the_frames_free_order_is_the_pools_own(kind, config, workload, overlap):
-    """The recorder ranks free blocks from what the pool states (recent_changes), never inferring it."""
+    """The recorder ranks free blocks from what the pool states (recent_changes), never inferring it, and reads the
+    tables a scheduler re-points in postprocess (SGLang's rows moved onto the tree's copy of a prefix)."""
     assume(not (overlap and config.num_speculative_tokens))
     config = replace(config, eos=-1)
     requests = [Request(prompt_token_ids=tuple(seq.token_ids), max_tokens=seq.sampling_params.max_tokens,
@@ -209,6 +210,10 @@ def test_the_frames_free_order_is_the_pools_own(kind, config, workload, overlap)
         frame = engine.frames[len(engine.frames) - 1]
         assert frame.free_block_ids == tuple(engine.scheduler.pool.free_order())
         assert frame.decided_by == scheduler_info(kind).decided_by
+        pool = engine.scheduler.pool  # and every table and unit as the scheduler left them (after postprocess)
+        for seq in [*engine.scheduler.running_seqs, *engine.scheduler.waiting_seqs]:
+            assert frame.requests[seq.seq_id].block_table == tuple(seq.block_table)
+        assert all(block.ref_count == pool.unit_state(block.id)[0] for block in frame.blocks)
         if engine.stalled:
             break
 

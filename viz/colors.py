@@ -11,7 +11,7 @@ REQUEST_PALETTE = (
 )
 FREE_COLOR = "#EEF0F3"         # a free, empty block
 CACHED_FREE_COLOR = "#FFE9A8"  # free, but its content is still in the prefix cache
-RESERVED_COLOR = "#5F6B7A"     # held by no request: a reserved unit (vLLM's null block, block 0)
+RESERVED_COLOR = "#5F6B7A"     # held by no request: a reserved unit (vLLM's null block, SGLang's padding page)
 
 
 def request_color(request_id: int) -> str:

@@ -86,7 +86,22 @@ def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
         return text(lang, "narrate.blocked.max_num_seqs", id=event.seq_id, max_num_seqs=frame.config.max_num_seqs)
     if event.reason == "preempted_this_step":
         return text(lang, "narrate.blocked.preempted_this_step", id=event.seq_id)
+    if event.reason in SGLANG_REFUSALS:
+        return _refused(lang, event, frame)
     return text(lang, "narrate.blocked.decode_first", id=event.seq_id)
+
+
+SGLANG_REFUSALS = ("no_token", "other", "max_running_requests", "batch_full")  # SGLang's PrefillAdder and latch
+
+
+def _refused(lang, event, frame: Frame) -> str:
+    """SGLang's reasons, with its numbers: NO_TOKEN (the KV slots left after the reserve for the running
+    requests' future tokens), OTHER (the input or chunk budget), max_running_requests, the batch-is-full latch."""
+    values = {"id": event.seq_id, "needed": event.needed, "available": event.available,
+              "reserve": f"{getattr(event, 'reserve', 0):.0f}", "ratio": f"{getattr(event, 'new_token_ratio', 0):.2f}",
+              "max_prefill_tokens": frame.config.max_prefill_tokens}
+    spent = "_spent" if event.reason in ("no_token", "other") and not event.needed else ""
+    return text(lang, f"narrate.blocked.{event.reason}{spent}", **values)
 
 
 def _admitted(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -131,7 +146,28 @@ def _prefix_hit(lang, event, frame: Frame, before: Frame | None = None) -> str:
 
 
 def _evicted(lang, event, frame: Frame, before: Frame | None = None) -> str:
+    if hasattr(event, "tokens"):  # a radix tree's leaf (SGLang): the tokens it cached
+        shown = _ids(lang, event.tokens[:LEAF_TOKENS_SHOWN]) + ("…" if len(event.tokens) > LEAF_TOKENS_SHOWN else "")
+        return count(lang, "narrate.evicted_leaf", len(event.tokens), id=event.seq_id, tokens=shown,
+                     ids=_ids(lang, event.block_ids))
     return count(lang, "narrate.evicted", len(event.block_ids), id=event.seq_id, ids=_ids(lang, event.block_ids))
+
+
+LEAF_TOKENS_SHOWN = 6
+
+
+def _ordered(lang, event, frame: Frame, before: Frame | None = None) -> str:
+    """Why the queue's policy put this request first (SGLang's schedule_policy)."""
+    return text(lang, f"narrate.ordered.{event.policy}", id=event.seq_id, ahead=event.ahead_of,
+                prefix=count(lang, "n.token", event.num_prefix_tokens),
+                output=count(lang, "n.token", event.max_new_tokens))
+
+
+def _retracted(lang, event, frame: Frame, before: Frame | None = None) -> str:
+    freed = (count(lang, "narrate.freed", len(event.freed_blocks), ids=_ids(lang, event.freed_blocks))
+             if event.freed_blocks else text(lang, "narrate.freed.none"))
+    return text(lang, "narrate.retracted", id=event.seq_id, needed=count(lang, "n.slot", event.needed),
+                free=event.free, ratio=f"{event.new_token_ratio:.2f}", freed=freed)
 
 
 def _finished(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -188,7 +224,7 @@ def _other(lang, event, frame: Frame, before: Frame | None = None) -> str:
 DESCRIBE = {"arrived": _arrived, "admitted": _admitted, "chunk": _chunk, "blocked": _blocked,
             "preempted": _preempted, "prefix_hit": _prefix_hit, "finished": _finished, "aborted": _aborted,
             "speculated": _speculated, "finished_late": _finished_late, "evicted": _evicted,
-            "pool_rebuilt": _pool_rebuilt}
+            "pool_rebuilt": _pool_rebuilt, "ordered": _ordered, "retracted": _retracted}
 
 
 def describe(event: Event, frame: Frame, before: Frame | None = None, *, lang: str) -> str:
@@ -207,7 +243,7 @@ def _arrivals(lang: str, events) -> str:
 def left_out(frame: Frame, before: Frame, lang: str) -> str | None:
     """Who was running when the step started but is not in its batch (preempted and late-finished requests
     are told by their own events, and those a pool rebuild queued again by its own), and why."""
-    gone = {e.seq_id for e in frame.events if e.kind in ("preempted", "finished_late")}
+    gone = {e.seq_id for e in frame.events if e.kind in ("preempted", "finished_late", "retracted")}
     gone |= {rid for e in frame.events_of("pool_rebuilt") for rid in e.requeued}
     paused = sorted(set(before.running) - set(frame.batch.seq_ids) - gone)
     if not paused or frame.batch.kind == "idle":

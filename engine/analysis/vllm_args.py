@@ -2,6 +2,8 @@
 
     vllm_args(Config(max_num_seqs=8))  ->  ["--max-num-seqs", "8", "--max-num-batched-tokens", "512", ...]
     vllm_command(config, "HuggingFaceTB/SmolLM2-135M-Instruct")  ->  "vllm serve ... --max-num-seqs 8 ..."
+    system_command(config, kind)  ->  the command of the system a scheduler mirrors, beside vLLM's, as the
+                                      scheduler declares it (SchedulerInfo.command; None where it declares none)
 
 vLLM (V1) always runs decodes first and fills the rest of the token budget with prefills (our
 `mixed_batches`), preempts the most recently scheduled request when blocks run out (our `tail`, or lowest
@@ -63,8 +65,18 @@ def vllm_would_start(config: Config) -> bool:
     return config.max_model_len <= config.kv_capacity_tokens
 
 
-def vllm_command(config: Config, model: str = "HuggingFaceTB/SmolLM2-135M-Instruct", overlap: bool = False) -> str:
+DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+def vllm_command(config: Config, model: str = DEFAULT_MODEL, overlap: bool = False) -> str:
     return shlex.join(["vllm", "serve", model, *vllm_args(config, overlap)])
+
+
+def system_command(config: Config, scheduler: str, model: str = DEFAULT_MODEL, overlap: bool = False) -> str | None:
+    """The command that starts the system `scheduler` mirrors with `config`'s settings, where the scheduler
+    declares one (`SchedulerInfo.command`: SGLang's `python -m sglang.launch_server ...`)."""
+    words = scheduler_info(scheduler).command
+    return shlex.join(words(config, model, overlap)) if words is not None else None
 
 
 def vllm_notes(config: Config, lang: str, scheduler: str = DEFAULT_KIND) -> list[str]:
@@ -76,8 +88,11 @@ def vllm_notes(config: Config, lang: str, scheduler: str = DEFAULT_KIND) -> list
     if not vllm_would_start(config):
         notes.append(say("vllm.refuses_to_start", max_model_len=config.max_model_len,
                          capacity=config.kv_capacity_tokens))
-    if scheduler_info(scheduler).system == VLLM:
+    info = scheduler_info(scheduler)
+    if info.system == VLLM:
         notes.append(say("vllm.twin", version=config.vllm_version))
+    elif info.command is not None:  # it mirrors another system: its own command says what ran
+        notes.append(say("vllm.other_system", system=info.system, version=info.version))
     else:
         notes += [*_policy_notes(config, say), say("vllm.not_the_twin")]
     if config.kvcache_block_size % 16:

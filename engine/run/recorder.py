@@ -105,6 +105,8 @@ class Recorder:
             rid = seq.seq_id
             if rid in event_ids:
                 dirty.update(table)
+                if repoints:
+                    dirty.update(seq.block_table)
                 filled_by.update((b, (rid, i)) for i, b in enumerate(table))
                 changed[rid] = self._update(seq)  # recorded, so readers do not apply the batch rule
                 continue

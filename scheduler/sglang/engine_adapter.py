@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from typing import ClassVar
 
 from i18n import Message
 from scheduler.config import SGLANG_ONLY_FIELDS, Config
@@ -33,12 +32,12 @@ from scheduler.events import (
     PrefixHit,
     Retracted,
 )
-from scheduler.interface import POOL_SHAPE, Batch, check_new, refuse, requeue
+from scheduler.interface import Batch, check_new, check_pool_shape, refuse, requeue
 from scheduler.sequence import Sequence, SequenceStatus
 from scheduler.sglang.radix_cache import RadixCache, TreeNode
 from scheduler.sglang.req import Req
-from scheduler.sglang.schedule_policy import AddReqResult, SchedulePolicy
-from scheduler.sglang.scheduler import NewTokenRatioTracker, ScheduleBatch, Scheduler, ServerArgs
+from scheduler.sglang.schedule_policy import AddReqResult
+from scheduler.sglang.scheduler import ScheduleBatch, Scheduler, ServerArgs
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
@@ -55,11 +54,23 @@ def server_args(config: Config) -> ServerArgs:
                       context_length=config.max_model_len, eos=config.eos)
 
 
+def launch_server_args(config: Config, model: str, overlap: bool) -> list[str]:
+    """`python -m sglang.launch_server` for `config`'s run, one list item per shell word: every ServerArgs the twin
+    reads (SGLang's own flags), the radix cache on (its default), overlap scheduling as the run had it."""
+    args = server_args(config)
+    words = ["python", "-m", "sglang.launch_server", "--model-path", model]
+    for name in ("max_running_requests", "max_total_tokens", "page_size", "chunked_prefill_size",
+                 "max_prefill_tokens", "schedule_policy", "schedule_conservativeness", "context_length"):
+        words += ["--" + name.replace("_", "-"), f"{getattr(args, name):g}" if isinstance(getattr(args, name), float)
+                  else str(getattr(args, name))]
+    if not overlap:
+        words.append("--disable-overlap-schedule")
+    return words
+
+
 class RadixPoolView:
     """`KVPoolView` of the twin's allocator and radix tree, read from a snapshot taken at the first look after the
     scheduler changed (`stale`)."""
-    unit_name: ClassVar[str] = "page"
-
     def __init__(self, owner: SglangScheduler):
         self._owner = owner
         self._snapshot: tuple | None = None
@@ -69,6 +80,10 @@ class RadixPoolView:
     @property
     def _twin(self) -> Scheduler:
         return self._owner.twin
+
+    @property
+    def unit_name(self) -> str:
+        return "token slot" if self._twin.page_size == 1 else "page"
 
     def stale(self):
         self._snapshot = None
@@ -171,16 +186,18 @@ class SglangScheduler:
     SGLang has no preemption policy, priority queue, step order or batch mixing of the article's, no prefix
     caching switch (the radix tree is always on), no speculative decoding or vLLM knobs: those Config fields are
     not read. A prompt SGLang's limits refuse (its context length or pool, less SGLang's margin) is refused on
-    arrival. Overlapped, a step's tokens are appended as placeholders and filled in when they land; an EOS found
-    then ends its request a step late, its computed KV entering the tree."""
+    arrival, and so is one its admission could never take even with the pool empty (its prompt, its clipped
+    max_new_tokens and a page not below max_total_tokens), which SGLang would keep waiting for good. Overlapped, a
+    step's tokens are appended as placeholders and filled in when they land; an EOS found then ends its request a
+    step late, its computed KV entering the tree."""
     info = SchedulerInfo(
         "sglang", "SGLang", "0.5.23",
         frozenset({"max_num_seqs", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
                    *SGLANG_ONLY_FIELDS}),
         reserved_units=1,
         labels=(("max_num_seqs", "max_running_requests"), ("kvcache_block_size", "page_size"),
-                ("max_model_len", "context_length")),
-        repoints_tables=True)
+                ("num_kvcache_blocks", "max_total_tokens ÷ page_size"), ("max_model_len", "context_length")),
+        repoints_tables=True, command=launch_server_args)
 
     def __init__(self, config: Config):
         self.config = config
@@ -233,7 +250,12 @@ class SglangScheduler:
             refuse(seq, "abort.sglang_prompt", n=len(seq.token_ids), most=max(twin.max_req_input_len - 1, 0))
         params = seq.sampling_params
         max_new = max(params.max_tokens - seq.num_completion_tokens, 0)
-        self._reqs[seq.seq_id] = twin.add_request(seq.seq_id, seq.token_ids, max_new, params.ignore_eos)
+        req = twin.add_request(seq.seq_id, seq.token_ids, max_new, params.ignore_eos)
+        needed = len(req.origin_input_ids) + req.max_new_tokens + twin.page_size
+        if needed >= twin.max_total_num_tokens:  # PrefillAdder answers NO_TOKEN even with the pool empty: SGLang
+            twin.waiting_queue.remove(req)  # would keep it waiting for good, and every request behind it
+            refuse(seq, "abort.sglang_never_fits", needed=needed, slots=twin.max_total_num_tokens)
+        self._reqs[seq.seq_id] = req
         self._seqs[seq.seq_id] = seq
         seq.status = WAITING
         self._pool.stale()
@@ -248,21 +270,8 @@ class SglangScheduler:
 
     def reconfigure(self, config: Config):
         """The next steps under `config`: SGLang's limits, policy and reserve changed, the tree and queues kept."""
-        changed = [f for f in POOL_SHAPE if getattr(config, f) != getattr(self.config, f)]
-        if changed:
-            raise ValueError(f"{changed} change the KV pool: build a new Scheduler and requeue() its requests")
-        twin, old, new = self.twin, self.twin.args, server_args(config)
-        twin.args = new
-        twin.free_rows += new.max_running_requests - old.max_running_requests
-        twin.max_req_len = min(new.context_length - 1, new.max_total_tokens - 1)
-        twin.max_req_input_len = twin.max_req_len - 5
-        twin.chunked_prefill_size = new.chunked_prefill_size if new.chunked_prefill_size > 0 else None
-        if new.schedule_policy != old.schedule_policy:
-            twin.policy = SchedulePolicy(new.schedule_policy, twin.tree_cache)
-        if new.schedule_conservativeness != old.schedule_conservativeness:
-            twin.new_token_ratio_tracker = NewTokenRatioTracker(new.schedule_conservativeness)
-        for req in self._reqs.values():
-            req.eos_token_id = new.eos
+        check_pool_shape(self.config, config)
+        self.twin.apply_args(server_args(config))
         self.config = config
 
     # -- one step ------------------------------------------------------------------------------------------
@@ -314,11 +323,16 @@ class SglangScheduler:
                 events.append(Aborted(req.rid, reason))
 
     def _tell_order(self, batch: ScheduleBatch, arrival_head: int, events: list[Event]):
-        """The policy's head of the queue, when it is not the earliest arrival (FCFS would have taken that)."""
+        """The policy's head of the queue, when its key put it before the earliest arrival (lpm: a longer cached
+        prefix, lof: a longer output budget, dfs-weight: a heavier subtree); not for a tie kept in queue order."""
         new = [r for r in batch.reqs if self._seqs[r.rid].status is WAITING]
-        head = new[0] if new else None
-        if head is not None and head.rid != arrival_head and arrival_head in self._reqs:
-            events.append(Ordered(head.rid, self.twin.policy.policy, arrival_head, head.num_matched_prefix_tokens,
+        if not new or new[0].rid == arrival_head or arrival_head not in self._reqs:
+            return
+        head, earliest, policy = new[0], self._reqs[arrival_head], self.twin.policy.policy
+        beats = {"lpm": head.num_matched_prefix_tokens > earliest.num_matched_prefix_tokens,
+                 "lof": head.max_new_tokens > earliest.max_new_tokens, "dfs-weight": True}.get(policy, False)
+        if beats:
+            events.append(Ordered(head.rid, policy, arrival_head, head.num_matched_prefix_tokens,
                                   head.max_new_tokens))
 
     def _tell_admissions(self, batch: ScheduleBatch, events: list[Event]):
@@ -339,25 +353,29 @@ class SglangScheduler:
                 events.append(ChunkScheduled(req.rid, req.prefix_len, req.extend_len, total))
 
     def _tell_blocked(self, events: list[Event]):
-        """Why the head of the waiting queue stayed: PrefillAdder's NO_TOKEN or OTHER with its numbers, or the
-        running batch full (max_running_requests)."""
+        """Why the head of the waiting queue stayed: PrefillAdder's NO_TOKEN or OTHER with its numbers, every row
+        of the running batch taken (max_running_requests), or the batch-is-full latch."""
         twin = self.twin
         head = next((r for r in twin.waiting_queue if r.rid in self._reqs and r not in twin.retracted), None)
         if head is None:
             return
         adder = twin.last_adder
-        ratio = twin.new_token_ratio_tracker.current
+        ratio = adder.new_token_ratio if adder is not None else 0.0  # the ratio its reserve was taken at
+        state = adder.budget_state() if adder is not None else None
         if adder is not None and adder.refusal is not None:
             result, needed, available = adder.refusal
             events.append(BudgetBlocked(head.rid, "no_token" if result is AddReqResult.NO_TOKEN else "other",
                                         needed, int(available), adder.running_reserve, ratio))
-        elif twin.running_batch.batch_is_full or adder is None and twin.running_batch.reqs:
-            events.append(Blocked(head.rid, "max_running_requests", 1, 0))
-        elif adder is not None and adder.budget_state() is AddReqResult.NO_TOKEN:
+        elif state is AddReqResult.NO_TOKEN:
             events.append(BudgetBlocked(head.rid, "no_token", 0, int(adder.rem_total_tokens), adder.running_reserve,
                                         ratio))
-        elif adder is not None and adder.budget_state() is AddReqResult.OTHER:
+        elif state is AddReqResult.OTHER:
             events.append(BudgetBlocked(head.rid, "other", 0, adder.rem_input_tokens, adder.running_reserve, ratio))
+        elif twin.running_batch.reqs or adder is not None:
+            rows = len(twin.running_batch.reqs) + (len(adder.can_run_list) if adder is not None else 0)
+            most = twin.args.max_running_requests
+            events.append(Blocked(head.rid, "max_running_requests", rows + 1, most) if rows >= most
+                          else Blocked(head.rid, "batch_full", 0, 0))
 
     def _tell_evictions(self, batch: ScheduleBatch | None, events: list[Event]):
         log = self.twin.tree_cache.evicted_log

@@ -88,9 +88,7 @@ class Scheduler:
         self.args = args
         self.page_size = args.page_size
         self.max_total_num_tokens = args.max_total_tokens
-        self.max_req_len = min(args.context_length - 1, args.max_total_tokens - 1)
-        self.max_req_input_len = self.max_req_len - 5
-        self.chunked_prefill_size = args.chunked_prefill_size if args.chunked_prefill_size > 0 else None
+        self._set_limits(args)
         self.allocator = make_allocator(args.max_total_tokens, args.page_size)
         self.tree_cache = RadixCache(self.allocator, args.page_size)
         self.policy = SchedulePolicy(args.schedule_policy, self.tree_cache)
@@ -103,6 +101,26 @@ class Scheduler:
         self.retracted: list[Req] = []  # this step's, for the caller
         self.last_adder: PrefillAdder | None = None  # this step's prefill pass, for the caller (its budgets)
         self.decode_mem: tuple[int, int] | None = None  # this step's failed decode check: (slots needed, free)
+
+    def apply_args(self, args: ServerArgs):
+        """Run the next steps under `args` with the same pool (SGLang sets its ServerArgs once; the app may change
+        them between steps): the limits, the chunk, the policy and the reserve's ratio, the tree and queues kept."""
+        if (args.max_total_tokens, args.page_size) != (self.max_total_num_tokens, self.page_size):
+            raise ValueError("max_total_tokens and page_size size the pool: build a new Scheduler")
+        old, self.args = self.args, args
+        self.free_rows += args.max_running_requests - old.max_running_requests
+        self._set_limits(args)
+        if args.schedule_policy != old.schedule_policy:
+            self.policy = SchedulePolicy(args.schedule_policy, self.tree_cache)
+        if args.schedule_conservativeness != old.schedule_conservativeness:
+            self.new_token_ratio_tracker = NewTokenRatioTracker(args.schedule_conservativeness)
+        for req in {*self.waiting_queue, *self.running_batch.reqs, *(self.last_batch.reqs if self.last_batch else ())}:
+            req.eos_token_id = args.eos
+
+    def _set_limits(self, args: ServerArgs):
+        self.max_req_len = min(args.context_length - 1, args.max_total_tokens - 1)
+        self.max_req_input_len = self.max_req_len - 5
+        self.chunked_prefill_size = args.chunked_prefill_size if args.chunked_prefill_size > 0 else None
 
     # ---------------------------------------------------------------- arrival
     def add_request(self, rid: int, prompt: list[int], max_new_tokens: int, ignore_eos: bool = False) -> Req:

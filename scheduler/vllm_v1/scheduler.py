@@ -51,7 +51,7 @@ from scheduler.events import (
     PrefixHit,
     Speculated,
 )
-from scheduler.interface import POOL_SHAPE, Batch, check_new, requeue
+from scheduler.interface import Batch, check_new, check_pool_shape, requeue
 from scheduler.output import NOT_SCHEDULED_YET, RequestCounters, SchedulerOutput
 from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
@@ -145,9 +145,7 @@ class VllmScheduler:
 
     def reconfigure(self, config: Config):
         """Switch to `config` from the next step on, the queues and the KV cache kept."""
-        changed = [f for f in POOL_SHAPE if getattr(config, f) != getattr(self.config, f)]
-        if changed:
-            raise ValueError(f"{changed} change the KV pool: build a new Scheduler and requeue() its requests")
+        check_pool_shape(self.config, config)
         if config.queue_policy != self.config.queue_policy:
             self.waiting = (sorted(self.waiting, key=PRIORITY_ORDER) if config.queue_policy == "priority"
                             else deque(self.waiting))

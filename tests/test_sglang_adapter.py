@@ -1,0 +1,182 @@
+"""The SGLang twin as the engine runs it (scheduler/sglang/engine_adapter.py): its decisions told as events with
+SGLang's numbers and narrated in both languages, its frames as the live scheduler left them (a row re-pointed at the
+tree's copy of a prefix included), its settings under SGLang's names, in links, the CLI and the exported
+`python -m sglang.launch_server` line."""
+
+import shlex
+from dataclasses import replace
+
+import pytest
+
+from engine.analysis.vllm_args import system_command, vllm_notes
+from engine.cli import main
+from engine.run.engine import Engine
+from engine.run.recipe import Request, RunSpec
+from i18n import text
+from runner.fake import FakeRunner
+from scheduler import Config, ConfigError, SamplingParams, Sequence
+from scheduler.factory import make_scheduler, scheduler_info
+from scheduler.sglang import ServerArgs
+from scheduler.sglang.engine_adapter import server_args
+from viz.narrate import narrate
+
+POOL = {"max_num_seqs": 4, "num_kvcache_blocks": 30, "kvcache_block_size": 1, "max_model_len": 64,
+        "max_num_batched_tokens": 64}
+
+
+def drive(config: Config, requests: list[tuple[int, list[int], int]], steps: int = 200):
+    """(step, event) of every call, and the sequences, for requests (arrival, prompt, max_tokens); the fake model
+    writes no EOS below max_model_len."""
+    scheduler, runner = make_scheduler("sglang", config), FakeRunner(config.max_model_len, eos=config.eos)
+    seqs = [(a, Sequence(p, SamplingParams(max_tokens=m), seq_id=i))
+            for i, (a, p, m) in enumerate(requests)]
+    events = []
+    for step in range(1, steps):
+        for arrival, seq in seqs:
+            if arrival == step:
+                scheduler.add(seq)
+        batch = scheduler.schedule()
+        events += [(step, e) for e in batch.events]
+        events += [(step, e) for e in scheduler.postprocess(batch.seqs, runner.run(batch.seqs))]
+        if step > max(a for a, _ in seqs) and scheduler.is_finished():
+            return events, [s for _, s in seqs]
+    raise AssertionError("the run did not end")
+
+
+def test_lpm_puts_the_longest_cached_prefix_first_and_says_so():
+    roomy = {**POOL, "num_kvcache_blocks": 40}
+    events, _ = drive(Config(**roomy), [(1, list(range(1, 9)), 4), (3, list(range(50, 57)), 4),
+                                        (3, [*range(1, 9), 60, 61], 4)])
+    step3 = [e for step, e in events if step == 3]
+    assert [e.kind for e in step3][:4] == ["ordered", "prefix_hit", "admitted", "admitted"]
+    ordered, hit = step3[0], step3[1]
+    assert (ordered.seq_id, ordered.policy, ordered.ahead_of, ordered.num_prefix_tokens) == (2, "lpm", 1, 8)
+    assert hit.block_ids == tuple(range(1, 9))  # request 0's token slots, kept in the tree
+    assert [(e.seq_id, e.num_tokens, e.num_cached_tokens) for e in step3[2:4]] == [(2, 2, 8), (1, 7, 0)]
+    fcfs, _ = drive(Config(**roomy, schedule_policy="fcfs"), [(1, list(range(1, 9)), 4), (3, list(range(50, 57)), 4),
+                                                              (3, [*range(1, 9), 60, 61], 4)])
+    assert not [e for _, e in fcfs if e.kind == "ordered"]
+
+
+def test_no_token_names_the_reserve_and_a_retraction_the_slots_and_the_ratio():
+    prompts = [(1, list(range(10 * i + 1, 10 * i + 6)), 12) for i in range(3)]
+    events, _ = drive(Config(**POOL), prompts)
+    refused = [e for step, e in events if step == 2 and e.kind == "blocked"][0]
+    # request 1 needs 5 + 12 + a page; of 30 slots request 0 holds 5 and its 11 future tokens are reserved at
+    # new_token_ratio 0.7 (the prefill pass comes before the decode that decays it): 25 - 7.7 leaves 17
+    assert (refused.reason, refused.needed, refused.available) == ("no_token", 18, 17)
+    assert round(refused.reserve, 2) == 7.7 and refused.new_token_ratio == 0.7
+    assert not [e for _, e in events if e.kind == "retracted"]  # the reserve keeps it from retracting
+    events, seqs = drive(Config(**POOL, schedule_conservativeness=0.0), prompts)  # no reserve: it over-admits
+    retracted = [(step, e) for step, e in events if e.kind == "retracted"]
+    assert [(step, e.seq_id, e.needed, e.free, e.new_token_ratio) for step, e in retracted] == [(13, 1, 2, 0, 1.0)]
+    assert len(retracted[0][1].freed_blocks) == 15  # its prompt and 10 outputs
+    again = [e for _, e in events if e.kind == "admitted" and e.seq_id == 1][-1]
+    assert again.recompute and again.num_tokens == 16  # prompt + outputs prefilled again, its tree prefix evicted
+    assert all(s.num_completion_tokens == 12 for s in seqs) and seqs[1].num_preemptions == 1
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_narration_gives_sglangs_reasons(lang):
+    config = Config(**POOL, schedule_conservativeness=0.0)
+    requests = [Request(prompt_token_ids=tuple(range(10 * i + 1, 10 * i + 6)), max_tokens=12, arrival=0)
+                for i in range(3)]
+    engine = Engine(RunSpec(config, requests, "fake", scheduler="sglang"))
+    engine.run()
+    lines = [line for k in range(1, len(engine.frames)) for line in narrate(engine.frames[k], engine.frames[k - 1],
+                                                                              lang=lang)]
+    said = "\n".join(lines)
+    if lang == "en":
+        assert "NO_TOKEN: the reserve for the running requests' future tokens (0 slots at new_token_ratio 0.00) " \
+               "leaves 12 slots, request 1 needs 18" in said
+        assert "Retracted request 1: the decode needs 2 slots, 0 free" in said and "new_token_ratio 1.00" in said
+        assert "radix tree evicted its least-recently-used leaf" in said
+    else:
+        assert "NO_TOKEN：" in said and "撤回请求 1" in said and "基数树驱逐" in said
+    assert "(details" not in said and "kind=" not in said  # every SGLang event has a sentence of its own
+
+
+def test_the_frames_follow_a_row_re_pointed_at_the_trees_copy_of_its_prefix():
+    """Two requests with one prompt prefilled in one batch (fcfs: no in-batch deprioritising by lpm): the second
+    to enter the tree finds the first's copy, frees its own slots and points its row at the tree's."""
+    prompt = tuple(range(1, 41))
+    requests = [Request(prompt_token_ids=prompt, max_tokens=3, arrival=0, ignore_eos=True) for _ in range(2)]
+    engine = Engine(RunSpec(Config(**{**POOL, "num_kvcache_blocks": 120}, schedule_policy="fcfs"), requests, "fake",
+                            scheduler="sglang"))
+    engine.step()
+    seqs = {s.seq_id: s for s in engine.scheduler.running_seqs}
+    frame = engine.frames[len(engine.frames) - 1]
+    assert seqs[0].block_table[:40] == seqs[1].block_table[:40]  # one copy, shared, after postprocess
+    assert frame.requests[1].block_table == tuple(seqs[1].block_table)
+    assert frame.batch.seq_ids == (0, 1) and frame.batch.num_tokens == (40, 40)
+    pool = engine.scheduler.pool
+    for block in frame.blocks:
+        assert (block.ref_count, block.hash) == pool.unit_state(block.id)
+    assert frame.free_block_ids == tuple(pool.free_order())
+
+
+def test_the_config_maps_onto_sglangs_server_args_and_its_launch_line():
+    config = Config(max_num_seqs=6, num_kvcache_blocks=20, kvcache_block_size=4, max_model_len=64,
+                    chunked_prefill_size=16, max_prefill_tokens=128, schedule_policy="dfs-weight",
+                    schedule_conservativeness=0.5)
+    assert server_args(config) == ServerArgs(max_total_tokens=80, page_size=4, chunked_prefill_size=16,
+                                             max_prefill_tokens=128, max_running_requests=6,
+                                             schedule_policy="dfs-weight", schedule_conservativeness=0.5,
+                                             context_length=64, eos=-1)
+    words = shlex.split(system_command(config, "sglang", "my/model"))
+    assert words[:5] == ["python", "-m", "sglang.launch_server", "--model-path", "my/model"]
+    flags = dict(zip(words[5:-1:2], words[6::2], strict=False))
+    assert flags == {"--max-running-requests": "6", "--max-total-tokens": "80", "--page-size": "4",
+                     "--chunked-prefill-size": "16", "--max-prefill-tokens": "128", "--schedule-policy": "dfs-weight",
+                     "--schedule-conservativeness": "0.5", "--context-length": "64"}
+    assert words[-1] == "--disable-overlap-schedule"
+    assert "--disable-overlap-schedule" not in system_command(config, "sglang", overlap=True)
+    assert system_command(config, "vllm") is None and system_command(config, "article") is None
+    notes = vllm_notes(config, "en", scheduler="sglang")
+    assert any("SGLang 0.5.23's decisions" in note for note in notes)
+    assert pool_unit_name(config) == "page" and pool_unit_name(replace(config, kvcache_block_size=1)) == "token slot"
+
+
+def pool_unit_name(config: Config) -> str:
+    return make_scheduler("sglang", config).pool.unit_name
+
+
+def test_sglangs_settings_are_checked_and_named():
+    info = scheduler_info("sglang")
+    assert [info.setting_name(f) for f in ("max_num_seqs", "kvcache_block_size", "max_model_len", "eos")] == \
+        ["max_running_requests", "page_size", "context_length", "eos"]
+    assert info.setting_name("num_kvcache_blocks") == "max_total_tokens ÷ page_size"
+    for field, value in (("schedule_policy", "random"), ("chunked_prefill_size", -2),
+                         ("schedule_conservativeness", -0.5), ("max_prefill_tokens", 0)):
+        with pytest.raises(ConfigError) as refused:
+            Config(**{field: value})
+        fix = refused.value.fix
+        assert refused.value.field == field and text("zh", fix.key, **fix.values) != fix.key
+
+
+def test_a_prompt_sglang_cannot_hold_is_refused_on_arrival_with_its_limit():
+    scheduler = make_scheduler("sglang", Config(**{**POOL, "num_kvcache_blocks": 12}))
+    seq = Sequence(list(range(1, 8)), SamplingParams(max_tokens=2))
+    with pytest.raises(Exception, match="SGLang takes at most 5 here"):
+        scheduler.add(seq)
+    assert seq.is_done and scheduler.is_finished()
+
+
+def test_the_cli_runs_a_scenario_under_sglang(capsys):
+    assert main(["run", "scenarios/05_prefix_caching.toml", "--runner", "fake", "--scheduler", "sglang"]) == 0
+    out = capsys.readouterr().out
+    assert "decided by SGLang 0.5.23" in out and "stopped: finished" in out and "(hit " in out
+
+
+def test_a_change_of_sglangs_settings_applies_from_the_next_step_and_a_pool_change_is_refused():
+    scheduler = make_scheduler("sglang", Config(**POOL))
+    for i in range(3):
+        scheduler.add(Sequence(list(range(10 * i + 1, 10 * i + 6)), SamplingParams(max_tokens=4), seq_id=i))
+    changed = replace(scheduler.config, max_num_seqs=1, schedule_policy="lof", schedule_conservativeness=2.0)
+    scheduler.reconfigure(changed)
+    twin = scheduler.twin
+    assert (twin.args.max_running_requests, twin.policy.policy, twin.new_token_ratio_tracker.current) == (1, "lof", 1.0)
+    batch = scheduler.schedule()
+    assert [s.seq_id for s in batch.seqs] == [0] and batch.events[-1].reason == "max_running_requests"
+    with pytest.raises(ValueError, match="change the KV pool"):
+        scheduler.reconfigure(replace(changed, kvcache_block_size=2))
