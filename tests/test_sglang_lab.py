@@ -51,3 +51,20 @@ def test_sglangs_policies_side_by_side_turn_schedule_policy_alone_and_lpm_parts_
     lpm, fcfs = runs[0], runs[2]
     assert [p.step for p in partings([lpm.frames, fcfs.frames])][0] == 3
     assert lpm.frames[3].batch.seq_ids == (3, 4) and fcfs.frames[3].batch.seq_ids == (1, 2)
+
+
+def test_the_evicted_prefix_would_have_been_hit_on_a_larger_pool():
+    """sglang_evicted_prefix: at step 8 request 3 misses system prompt A, evicted at step 5; on a pool that never
+    runs short, the tree keeps A and 3 matches its 10 tokens (admitted a step sooner there)."""
+    from dataclasses import replace
+
+    from engine.run.engine import Engine
+
+    preset = load_scenario(SCENARIOS_DIR / "sglang_evicted_prefix.toml")
+    small = preset.engine()
+    large = Engine(replace(preset.spec, config=replace(preset.spec.config, num_kvcache_blocks=64)))
+    small.run(), large.run()
+    hits = [[(e.seq_id, e.num_tokens) for f in engine.frames for e in f.events_of("prefix_hit")]
+            for engine in (small, large)]
+    assert hits == [[], [(3, 10)]]
+    assert not any(frame.events_of("evicted") for frame in large.frames)
