@@ -982,6 +982,7 @@ MESSAGES = {
                             "{requests}{more}; {same} at the same step",
     "compare.finish.request": "request {id} ({tokens} tokens) at step {step} against {base_step}",
     "compare.finish.more": " and {n} more",
+    "compare.finish.sep": "; ",
     "compare.memory.other": "{n} ({tokens} tokens recomputed) for {label}",
     "compare.memory.least": "{label} ran out of KV blocks least: {n} preemptions ({tokens} tokens recomputed), against "
                             "{others}",

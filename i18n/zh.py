@@ -883,6 +883,7 @@ MESSAGES = {
                             "{same} 个在同一步完成",
     "compare.finish.request": "请求 {id}（{tokens} 个 token）在第 {step} 步完成，对比第 {base_step} 步",
     "compare.finish.more": "，另有 {n} 个",
+    "compare.finish.sep": "；",
     "compare.memory.other": "{label} 为 {n} 次（重新计算 {tokens} 个 token）",
     "compare.memory.least": "{label} 最少用完 KV 缓存块：抢占 {n} 次（重新计算 {tokens} 个 token），对比 {others}",
     "compare.memory.kv": "；平均 KV 使用率：{kv}",

@@ -68,3 +68,16 @@ def test_the_evicted_prefix_would_have_been_hit_on_a_larger_pool():
             for engine in (small, large)]
     assert hits == [[], [(3, 10)]]
     assert not any(frame.events_of("evicted") for frame in large.frames)
+
+
+@pytest.mark.parametrize("lang, sep", [("en", "; "), ("zh", "；")])
+def test_the_finish_step_answer_of_three_runs_keeps_one_clause_per_run_apart(lang, sep):
+    from engine.analysis.compare import verdicts
+    from i18n import text
+
+    runs = runs_of(THREE, lang)
+    answer = dict(verdicts(runs, lang))[text(lang, "compare.question.each_request")]
+    third = runs[2].label
+    opening = text(lang, "compare.finish.moved", run=third, base=runs[0].label, requests="", sooner=0, later=0,
+                   same=0, more="").split(third)[0]
+    assert sep + opening + third in answer

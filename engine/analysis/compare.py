@@ -419,7 +419,7 @@ def _finish_steps(runs: Sequence[ConfigRun], lang: str) -> str:
                           sooner=sooner, later=len(moved) - sooner, same=len(run.requests) - len(moved),
                           more=text(lang, "compare.finish.more", n=len(moved) - FINISH_LISTED)
                           if len(moved) > FINISH_LISTED else ""))
-    return text(lang, "compare.sentence_sep").join(parts)
+    return text(lang, "compare.finish.sep").join(parts)  # one clause per run after the first
 
 
 FINISH_LISTED = 4  # requests named in the finish-step answer; the rest are counted
