@@ -120,16 +120,20 @@ def test_the_twin_note_is_in_chinese_too(app):
     assert app.sidebar.selectbox(key="cfg_vllm_version").label == "vLLM 版本（vLLM 孪生调度器）"
 
 
-def test_a_custom_comparison_runs_the_articles_scheduler_beside_the_twin():
+def run_custom_comparison(scheduler: str, **selects) -> AppTest:
+    """The lab's custom comparison run with its second config under `scheduler` (and `selects`: key -> option)."""
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.run()
     at.selectbox(key="comparison").select("custom").run()
-    at.text_input(key="c0_label").input("article").run()
-    at.text_input(key="c1_label").input("twin").run()
-    at.selectbox(key="c1_scheduler").select("vllm").run()
+    for key, option in {"c1_scheduler": scheduler, **selects}.items():
+        at.selectbox(key=key).select(option).run()
     at.button(key="run").click().run()
     assert not at.exception and not at.error
-    runs = at.session_state.compare_runs
+    return at
+
+
+def test_a_custom_comparison_runs_the_articles_scheduler_beside_the_twin():
+    runs = run_custom_comparison("vllm").session_state.compare_runs
     assert [r.engine.spec.scheduler for r in runs] == ["article", "vllm"]
     assert runs[0].engine.spec.workload == runs[1].engine.spec.workload
 
@@ -147,13 +151,7 @@ def test_the_app_opens_a_link_under_sglang_and_narrates_its_steps(app, lang):
 
 
 def test_a_custom_comparison_runs_sglang_and_exports_its_launch_line():
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
-    at.selectbox(key="comparison").select("custom").run()
-    at.selectbox(key="c1_scheduler").select("sglang").run()
-    at.selectbox(key="c1_policy").select("fcfs").run()
-    at.button(key="run").click().run()
-    assert not at.exception and not at.error
+    at = run_custom_comparison("sglang", c1_policy="fcfs")
     runs = at.session_state.compare_runs
     assert [r.engine.spec.scheduler for r in runs] == ["article", "sglang"]
     assert runs[1].config.schedule_policy == "fcfs" and runs[1].engine.is_finished

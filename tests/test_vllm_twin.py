@@ -148,7 +148,7 @@ def test_the_engine_runs_the_twin_with_frames_and_vllm_block_ids():
 def test_make_scheduler_refuses_an_unknown_kind():
     assert isinstance(make_scheduler("vllm", Config()), VllmScheduler)
     with pytest.raises(ValueError, match="article"):
-        make_scheduler("sglang", Config())
+        make_scheduler("orca", Config())
 
 
 def test_overlapped_scheduling_runs_the_twin_as_vllms_async_scheduler():

@@ -75,6 +75,7 @@ class RadixPoolView:
         self._owner = owner
         self._snapshot: tuple | None = None
         self.evicted: list[int] = []  # units evicted since the last recent_changes()
+        self._last_order: list[int] | None = None  # the free order at the last recent_changes()
         self.num_prefix_queries = self.num_prefix_hits = 0
 
     @property
@@ -176,8 +177,17 @@ class RadixPoolView:
         return dict(self._read()[1])
 
     def recent_changes(self) -> PoolChanges:
-        """An LRU tree reorders its free units as requests touch prefixes: the order is to be read whole."""
+        """How the free order moved since the last look: nothing but units taken from it (a decode's slots), units
+        placed after all the others, or else (an LRU touch, slots freed before the tree's units) `reordered`."""
         evicted, self.evicted = tuple(self.evicted), []
+        order, last = self._read()[2], self._last_order
+        self._last_order = order
+        if last is None:
+            return PoolChanges(evicted=evicted, reordered=True)
+        now = set(order)
+        kept = [unit for unit in last if unit in now]
+        if order[:len(kept)] == kept:  # the old order's survivors first, in their order: new units at its tail
+            return PoolChanges(to_tail=tuple(order[len(kept):]), evicted=evicted)
         return PoolChanges(evicted=evicted, reordered=True)
 
 
