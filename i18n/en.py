@@ -1020,6 +1020,7 @@ MESSAGES = {
                             "{requests}{more}; {same} at the same step",
     "compare.finish.request": "request {id} ({tokens} tokens) at step {step} against {base_step}",
     "compare.finish.more": " and {n} more",
+    "compare.finish.sep": "; ",
     "compare.memory.other": "{n} ({tokens} tokens recomputed) for {label}",
     "compare.memory.least": "{label} ran out of KV blocks least: {n} preemptions ({tokens} tokens recomputed), against "
                             "{others}",
@@ -1098,6 +1099,8 @@ MESSAGES = {
     "compare.variant.reserve_on": "scheduler_reserve_full_isl on (whole sequence)",
     "compare.variant.reserve_off": "scheduler_reserve_full_isl off (first chunk)",
     "compare.variant.watermark": "watermark {watermark}",
+    "compare.variant.vllm_version": "vLLM {version}",
+    "compare.variant.schedule_policy": "schedule_policy {policy}",
     "compare.variant.fcfs": "fcfs queue",
     "compare.variant.priority": "priority queue",
     "compare.variant.no_speculation": "no speculation",
@@ -1109,7 +1112,12 @@ MESSAGES = {
     "compare.variant.article": "the article's scheduler",
     "compare.variant.sglang": "SGLang twin",
     "compare.variant.vllm": "vLLM twin",
-    "compare.name.article vs vLLM twin": "the article's scheduler vs the vLLM twin",
+    "compare.name.article vs vllm": "the article's scheduler vs the vLLM twin",
+    "compare.name.article vs sglang": "the article's scheduler vs the SGLang twin",
+    "compare.name.vllm vs sglang": "the vLLM twin vs the SGLang twin",
+    "compare.name.article vs vllm vs sglang": "the three schedulers: the article's, the vLLM twin, the SGLang twin",
+    "compare.name.lpm vs dfs-weight vs fcfs vs lof (SGLang)": "SGLang's schedule_policy: lpm vs dfs-weight vs fcfs "
+                                                              "vs lof",
     "compare.name.prefill-first vs decode-first": "prefill-first vs decode-first",
     "compare.name.whole vs chunked prefill": "whole vs chunked prefill",
     "compare.name.tail vs smart preemption": "tail vs smart preemption",
@@ -1118,6 +1126,7 @@ MESSAGES = {
     "compare.name.whole sequence vs first chunk at admission (vLLM)": "admission: whole sequence vs first chunk "
                                                                       "(vLLM's scheduler_reserve_full_isl)",
     "compare.name.watermark 0 vs 0.1 (vLLM)": "watermark 0 vs 0.1 (vLLM's blocks kept free at admission)",
+    "compare.name.vLLM 0.32 vs 0.33": "vLLM 0.32 vs 0.33 (the release the vLLM twin mirrors)",
     "compare.name.fcfs vs priority": "fcfs vs priority queue (vLLM's --scheduling-policy)",
     "compare.name.speculation off vs on": "speculation off vs on",
     "compare.name.overlap off vs on": "overlap off vs on",

@@ -18,7 +18,7 @@ VERSUS = load_scenario(SCENARIOS_DIR / "vllm_vs_article.toml")
 
 def open_versus(browser, url: str, lang: str):
     """The lab at 1280x720 with preset vllm_vs_article compared under the article's scheduler and the twin."""
-    return open_lockstep(browser, url, lang, VERSUS.title_in(lang), text(lang, "compare.name.article vs vLLM twin"))
+    return open_lockstep(browser, url, lang, VERSUS.title_in(lang), text(lang, "compare.name.article vs vllm"))
 
 
 def screenshot_of_stages(page, lang: str, name: str):
@@ -30,7 +30,7 @@ def screenshot_of_stages(page, lang: str, name: str):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_article_beside_the_twin_parts_where_marked_and_steps_together(fake_server, browser, lang):
-    runs = preset_comparison("vllm_vs_article", "article vs vLLM twin", lang=lang)
+    runs = preset_comparison("vllm_vs_article", "article vs vllm", lang=lang)
     steps = [p.step for p in partings([run.frames for run in runs])]
     assert steps[0] == 3
     page = open_versus(browser, fake_server, lang)

@@ -101,7 +101,7 @@ def test_the_versus_preset_parts_where_its_narrative_says_and_the_labs_compariso
     from viz.lockstep import lockstep_marks
 
     spec = VERSUS.spec
-    article, twin = compare(variants_for("article vs vLLM twin", spec.config, "en"), spec.workload, seed=spec.seed,
+    article, twin = compare(variants_for("article vs vllm", spec.config, "en"), spec.workload, seed=spec.seed,
                             cost=spec.cost)
     assert (article.engine.spec.scheduler, twin.engine.spec.scheduler) == ("article", "vllm")
     found = partings([article.frames, twin.frames])
@@ -125,12 +125,15 @@ def test_a_named_comparison_runs_under_the_scheduler_chosen_and_says_when_the_tw
     base = GENERATED_CONFIG
     assert {v.scheduler for v in variants_for("whole vs chunked prefill", base, "en", "vllm")} == {"vllm"}
     assert {v.scheduler for v in variants_for("whole vs chunked prefill", base, "en")} == {"article"}
-    assert [v.scheduler for v in variants_for("article vs vLLM twin", base, "en", "vllm")] == ["article", "vllm"]
+    assert [v.scheduler for v in variants_for("article vs vllm", base, "en", "vllm")] == ["article", "vllm"]
     alike = {name for name in COMPARISONS if name not in OWN_SCHEDULERS
              and alike_under("vllm", variants_for(name, base, "en", "vllm"))}
-    assert alike == {"prefill-first vs decode-first", "tail vs smart preemption"}
-    vllms_own = {"whole sequence vs first chunk at admission (vLLM)", "watermark 0 vs 0.1 (vLLM)"}
-    assert {name for name in COMPARISONS if alike_under("article", variants_for(name, base, "en"))} == vllms_own
+    sglangs_own = {"lpm vs dfs-weight vs fcfs vs lof (SGLang)"}
+    assert alike == {"prefill-first vs decode-first", "tail vs smart preemption"} | sglangs_own
+    vllms_own = {"whole sequence vs first chunk at admission (vLLM)", "watermark 0 vs 0.1 (vLLM)",
+                 "vLLM 0.32 vs 0.33"}
+    assert {name for name in COMPARISONS if alike_under("article", variants_for(name, base, "en"))} \
+        == vllms_own | sglangs_own
 
 
 def lab_page():
@@ -153,7 +156,7 @@ def test_the_lab_runs_a_named_comparison_under_the_workloads_own_scheduler_and_t
     page.button(key="run").click().run()
     assert not page.exception and not page.error
     assert [r.engine.spec.scheduler for r in page.session_state.compare_runs] == ["vllm", "vllm"]
-    page.selectbox(key="comparison").select("article vs vLLM twin").run()
+    page.selectbox(key="comparison").select("article vs vllm").run()
     assert not [s for s in page.selectbox if s.key == "comparison_scheduler_vllm_vs_article"]
     page.button(key="run").click().run()
     runs = page.session_state.compare_runs

@@ -33,7 +33,7 @@ def preset_run(name: str, scheduler: str) -> Engine:
 
 @pytest.fixture(scope="module")
 def versus():
-    return preset_comparison("vllm_vs_article", "article vs vLLM twin", lang="en")
+    return preset_comparison("vllm_vs_article", "article vs vllm", lang="en")
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def app(monkeypatch):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_short_runs_times_apart_by_14_percent_are_not_alike(lang):
-    runs = preset_comparison("vllm_vs_article", "article vs vLLM twin", lang=lang)
+    runs = preset_comparison("vllm_vs_article", "article vs vllm", lang=lang)
     times = sorted(run.run.sim_time_s for run in runs)
     assert times[0] < 1 and (times[1] - times[0]) / times[1] > 0.05
     whole = dict(verdicts(runs, lang))[text(lang, "compare.question.whole_workload")]

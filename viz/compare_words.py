@@ -164,7 +164,7 @@ def _finish_steps(each: Sequence[Finishes], lang: str) -> str:
                           sooner=run.sooner, later=len(run.moved) - run.sooner, same=run.requests - len(run.moved),
                           more=text(lang, "compare.finish.more", n=len(run.moved) - FINISH_LISTED)
                           if len(run.moved) > FINISH_LISTED else ""))
-    return text(lang, "compare.sentence_sep").join(parts)
+    return text(lang, "compare.finish.sep").join(parts)  # one clause per run after the first
 
 
 def verdicts(runs: Sequence[ConfigRun], lang: str) -> list[tuple[str, str]]:

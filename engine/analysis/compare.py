@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from functools import partial
+from itertools import combinations
 from statistics import fmean
 
-from engine.analysis.vllm_args import VLLM
 from engine.inputs.workload import lengths, poisson_arrivals, random_workload
 from engine.run.adaptive import AdaptiveBatch, step_latencies
 from engine.run.engine import Engine
@@ -35,6 +35,7 @@ from engine.run.metrics import (
 from engine.run.recipe import CostModel, Request, RunSpec
 from i18n import MessageError, text
 from scheduler import Config
+from scheduler.config import SCHEDULE_POLICIES
 from scheduler.factory import DEFAULT_KIND, SCHEDULER_KINDS, scheduler_info
 
 MAX_VARIANTS = 4
@@ -107,12 +108,24 @@ COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
     "watermark 0 vs 0.1 (vLLM)": lambda c, say: [
         Variant(say("compare.variant.watermark", watermark=0), replace(c, watermark=0.0)),
         Variant(say("compare.variant.watermark", watermark=0.1), replace(c, watermark=0.1))],
-    "article vs vLLM twin": lambda c, say: [  # the article's scheduler beside each that mirrors vLLM
-        Variant(say(f"compare.variant.{kind}"), c, scheduler=kind) for kind in SCHEDULER_KINDS
-        if kind == DEFAULT_KIND or scheduler_info(kind).system == VLLM],
+    "vLLM 0.32 vs 0.33": lambda c, say: [  # vllm_version: the vLLM release whose decisions the twin makes
+        Variant(say("compare.variant.vllm_version", version=release), replace(c, vllm_version=release))
+        for release in ("0.32", "0.33")],
+    "lpm vs dfs-weight vs fcfs vs lof (SGLang)": lambda c, say: [  # SGLang's waiting-queue orders, side by side
+        Variant(say("compare.variant.schedule_policy", policy=policy), replace(c, schedule_policy=policy))
+        for policy in SCHEDULE_POLICIES],
 }
-# The comparisons whose variants name their own scheduler; every other is run by the scheduler chosen for it.
-OWN_SCHEDULERS = ("article vs vLLM twin",)
+
+
+def _under_schedulers(kinds: tuple[str, ...]) -> Callable[..., list[Variant]]:
+    return lambda c, say: [Variant(say(f"compare.variant.{kind}"), c, scheduler=kind) for kind in kinds]
+
+
+# The comparisons whose variants name their own scheduler, one per pair of the factory's schedulers and one of them
+# all ("article vs vllm", ..., "article vs vllm vs sglang"); every other is run by the scheduler chosen for it.
+OWN_SCHEDULERS = tuple(" vs ".join(kinds) for n in range(2, min(len(SCHEDULER_KINDS), MAX_VARIANTS) + 1)
+                       for kinds in combinations(SCHEDULER_KINDS, n))
+COMPARISONS.update({name: _under_schedulers(tuple(name.split(" vs "))) for name in OWN_SCHEDULERS})
 
 
 def variants_for(comparison: str, base: Config, lang: str, scheduler: str = DEFAULT_KIND) -> list[Variant]:

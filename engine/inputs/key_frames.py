@@ -84,6 +84,9 @@ EXPECTATIONS = {
     "aborted": (list, lambda f, b: _ids(f, "aborted")),
     "prefix_hit": (list, lambda f, b: _ids(f, "prefix_hit")),
     "speculated": (list, lambda f, b: _ids(f, "speculated")),
+    "ordered": (list, lambda f, b: _ids(f, "ordered")),  # put first by SGLang's schedule_policy
+    "retracted": (list, lambda f, b: _ids(f, "retracted")),  # sent back to waiting by SGLang's retract_decode
+    "evicted": (list, lambda f, b: sorted({u for e in f.events_of("evicted") for u in e.block_ids})),
     "blocked": (str, lambda f, b: ",".join(sorted({e.reason for e in f.events_of("blocked")}))),
     "blocked_for_blocks": (list, lambda f, b: sorted({e.seq_id for e in f.events_of("blocked")
                                                       if e.reason == "blocks"})),

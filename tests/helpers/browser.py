@@ -38,12 +38,11 @@ def open_lockstep(browser, url: str, lang: str, preset_title: str, comparison: s
     page.set_viewport_size({"width": width, "height": height})
     page.goto(f"{url}/Policy_lab?lang={lang}")
     boxes = page.locator("[data-testid=stSelectbox]")
-    boxes.first.click()
-    page.get_by_role("option", name=preset_title).click()
-    page.wait_for_timeout(1000)  # the page reruns with that workload
-    boxes.nth(1).click()
-    page.get_by_role("option", name=comparison).click()
-    page.wait_for_timeout(1000)
+    for i, name in enumerate((preset_title, comparison)):
+        boxes.nth(i).click()
+        page.keyboard.type(name[:25])  # the list draws only the options in view: filter it down to this one
+        page.get_by_role("option", name=name).click()
+        page.wait_for_timeout(1000)  # the page reruns with that choice
     page.locator("[data-testid=stButton] button[kind=primary]").click()
     page.locator(LOCKSTEP).wait_for(timeout=120_000)
     return page
