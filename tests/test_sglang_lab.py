@@ -6,8 +6,9 @@ import pytest
 from engine.analysis.compare import OWN_SCHEDULERS, compare, variants_for
 from engine.analysis.partings import partings
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
-from i18n import join_and
+from i18n import join_and, text
 from scheduler.factory import SCHEDULER_KINDS
+from viz.compare_words import verdicts
 from viz.lockstep import parting_sentence
 
 LPM = load_scenario(SCENARIOS_DIR / "sglang_lpm_chat.toml")
@@ -72,9 +73,6 @@ def test_the_evicted_prefix_would_have_been_hit_on_a_larger_pool():
 
 @pytest.mark.parametrize("lang, sep", [("en", "; "), ("zh", "；")])
 def test_the_finish_step_answer_of_three_runs_keeps_one_clause_per_run_apart(lang, sep):
-    from engine.analysis.compare import verdicts
-    from i18n import text
-
     runs = runs_of(THREE, lang)
     answer = dict(verdicts(runs, lang))[text(lang, "compare.question.each_request")]
     third = runs[2].label
