@@ -595,6 +595,7 @@ class Registry:
         self._lock = threading.Lock()
         self.store.listen(self._heard)
         self.store.on_beat(self._sweep)
+        self.store.on_resume(self._resumed)
 
     def start(self, lecturer_token: str = "") -> Classroom:
         """A new class under a fresh code, led by the browser of `lecturer_token`, with a secret of its own.
@@ -648,6 +649,15 @@ class Registry:
             room = self._rooms.get(code)
         if room is not None:
             room.heard(what)
+
+    def _resumed(self):
+        """The store is heard again (Redis back): what was published meanwhile was not heard, so every tab of this
+        process looks again; the lecturer's page publishes where it stands (a step taken while Redis was down)."""
+        with self._lock:
+            rooms = list(self._rooms.values())
+        for room in rooms:
+            room.heard(LEAD)
+            room.heard(LECTURER)
 
     def _sweep(self):
         """Every few seconds (a lecture hall's store beats): this process's closed tabs leave their seats."""

@@ -174,3 +174,20 @@ def test_a_process_that_dies_takes_only_its_tabs_its_students_votes_and_submissi
         assert reconnected.name_of("browser-S") == "Ada" and room_a.seats() == (2, 2)
     finally:
         reconnected.store.close()
+
+
+def test_once_redis_is_back_every_tab_looks_again_without_a_new_wake_up(hall, redis_server):
+    """What was published while a process could not hear it is lost: once subscribed again, each process wakes its
+    followers (to read the lead) and its lecturer's tab (to publish where the lecturer stands)."""
+    a, b = hall
+    room_a = a.start("browser-L")
+    room_a.lecture("l1", lecturer := Tab())
+    room_b = b.get(room_a.code)
+    room_b.sit("s1", "browser-S", follower := Tab())
+    settle(a.store, b.store)
+    woken = (lecturer.woken, follower.woken)
+    redis_server.restart()  # nothing published after it
+    deadline = time.monotonic() + HEARD_AGAIN_S
+    while (lecturer.woken == woken[0] or follower.woken == woken[1]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert lecturer.woken > woken[0] and follower.woken > woken[1]
