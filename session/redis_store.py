@@ -139,7 +139,7 @@ subscribed again, the wake-ups published meanwhile are lost: `on_resume`'s calla
                     pubsub.subscribe(CHANNEL)
                     pubsub.get_message(timeout=TIMEOUT_S)  # the subscription confirmed: heard from now on
                 if lost:
-                    lost = False
+                    lost, self._down_until = False, 0.0  # heard again: the pages' calls need not fail fast
                     for resumed in list(self._resumed):
                         resumed()
                 now = time.monotonic()
