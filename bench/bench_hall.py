@@ -38,6 +38,7 @@ import websockets
 from bench_class_follow import CLASS_CACHE_MB, Member, Named, lead, report, token_of
 from class_client import OPEN_TIMEOUT_S, free_port, start_server, wait_for_server, warm_up
 from process_stats import family_cpu_seconds
+from redis import Redis
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -162,6 +163,22 @@ async def all_at(students: list[Browser], frame: int, since: float, limit_s: flo
     return [s.back_at(frame, since) for s in students]
 
 
+def most_students(room, servers: list):
+    """Of the servers but the first (the lecturer's), the one with most of the class's tabs (the store names a
+    process by its pid first: session/class_store.py `process_name`)."""
+    tabs = {int(process.split("-")[0]): n for process, n in room.tabs_by_process().items()}
+    return max(servers[1:], key=lambda server: tabs.get(server.pid, 0))
+
+
+def redis_commands(redis: RedisServer) -> dict[str, int]:
+    """Commands Redis has answered so far, by name."""
+    client = Redis.from_url(redis.url)
+    try:
+        return {name.removeprefix("cmdstat_"): stat["calls"] for name, stat in client.info("commandstats").items()}
+    finally:
+        client.close()
+
+
 def kept(room) -> tuple[int, int]:
     """(votes, submissions) the class holds in the store."""
     return sum(len(poll.votes) for poll in room.polls()), len(room.submissions.of())
@@ -200,8 +217,9 @@ async def faults(hall_url: str, lecturer_url: str, servers: list, redis: RedisSe
         await step_to(lecturer, ws, 1)
         await all_at(students, 1, moved)
 
+        victim = most_students(room, servers)
         killed = time.perf_counter()
-        servers[-1].send_signal(signal.SIGKILL)
+        victim.send_signal(signal.SIGKILL)
         await asyncio.sleep(RECONNECT_S + 0.5)
         dropped = [s for s in students if s.dropped is not None and s.dropped >= killed]
         back = await all_at(dropped, 1, killed)
@@ -209,23 +227,25 @@ async def faults(hall_url: str, lecturer_url: str, servers: list, redis: RedisSe
         await step_to(lecturer, ws, 2)
         everyone = await all_at(students, 2, moved)
         votes, submissions = kept(room)
-        print(f"process {len(servers)} killed (SIGKILL): {len(dropped)} of {count} students' websockets closed; "
-              f"back on the lecturer's frame after the kill {seconds(back)}; the lecturer's next step reached "
-              f"every student {seconds(everyone)}; {sent[0] - votes} votes and {sent[1] - submissions} "
+        print(f"process {servers.index(victim) + 1} killed (SIGKILL): {len(dropped)} of {count} students' "
+              f"websockets closed; back on the lecturer's frame after the kill {seconds(back)}; the lecturer's next "
+              f"step reached every student {seconds(everyone)}; {sent[0] - votes} votes and {sent[1] - submissions} "
               f"submissions lost ({votes} and {submissions} kept)")
 
         redis.stop()
         down = time.perf_counter()
         await step_to(lecturer, ws, 3)  # the lecturer's stage moves while the class cannot be reached
         said = any(STORE_DOWN in alert for alert in lecturer.page.alerts)
-        stage = lecturer.page.cursor
+        await lecturer.request(ws, lecturer.page.last + 10)  # and its player fetches frames ahead
+        stage = lecturer.page.last
         await asyncio.sleep(2.0)
         redis.start()
         up = time.perf_counter()
         following = await all_at(students, 3, down)
         votes, submissions = kept(room)
         print(f"Redis restarted (append-only file on; down {up - down:.1f} s, the lecturer stepped meanwhile: its "
-              f"page {'said' if said else 'did NOT say'} the class cannot be reached, its stage at frame {stage}): "
+              f"page {'said' if said else 'did NOT say'} the class cannot be reached, its player fetched frames up "
+              f"to {stage}): "
               f"every student on the lecturer's frame after Redis was back "
               f"{seconds([None if x is None else max(0.0, x - (up - down)) for x in following])}; "
               f"{sent[0] - votes} votes and {sent[1] - submissions} submissions lost")
@@ -254,10 +274,16 @@ async def hall(followers: int, processes: int, fault_followers: int) -> None:
             hall_url = f"ws://127.0.0.1:{listen}/_stcore/stream"
             students = [Member(i, "") for i in range(followers)]
             cpu_start = sum(family_cpu_seconds(server.pid) for server in servers)
+            commands = redis_commands(redis)
             result = await lead(hall_url, students, [hall_url])
             cpu = sum(family_cpu_seconds(server.pid) for server in servers) - cpu_start
+            commands = {name: n - commands.get(name, 0) for name, n in redis_commands(redis).items()}
             report(students, result, f"preset 05, fake model, {processes} processes through Redis, all through "
                    "nginx", cpu)
+            moves, total = len(result["steps"]) * followers, sum(commands.values())
+            print(f"    Redis commands during the lecture: {total}, {total / moves:.1f} "
+                  f"per follower per lecturer's step (" + ", ".join(
+                      f"{name} {n}" for name, n in sorted(commands.items(), key=lambda kv: -kv[1])[:6]) + ")")
             print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
             await faults(hall_url, urls[0], servers, redis, fault_followers)
         finally:

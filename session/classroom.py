@@ -411,6 +411,11 @@ class Classroom:
                 self.store.delete(seats)
         return every
 
+    def tabs_by_process(self) -> dict[str, int]:
+        """Tabs open in the class on each server process that has any (by the store's name of the process)."""
+        return {process: len(self.store.hgetall(f"{self._key}seats:{process}"))
+                for process in self.store.hgetall(self._key + "processes") if self.store.is_up(process)}
+
     def leave(self, session: str):
         with self._lock:
             self._seats.pop(session, None)

@@ -160,6 +160,7 @@ def test_a_process_that_dies_takes_only_its_tabs_its_students_votes_and_submissi
     room_a.poll("T", 5, "?", ("x", "y"), 0)
     assert room_b.vote("s1", "T", 5, 1)
     assert room_a.seats() == (2, 2)
+    assert room_a.tabs_by_process() == {a.store.process: 1, b.store.process: 1}
     b.store.close()  # process B killed: its heartbeat stops, nothing of it is cleaned up
     deadline = time.monotonic() + HEARD_AGAIN_S
     while room_a.seats() != (1, 1) and time.monotonic() < deadline:  # B's heartbeat expires
