@@ -51,6 +51,8 @@ class ClassStore:
     def is_up(self, process: str) -> bool: ...  # whether that process still serves its seats (its heartbeat)
     def on_beat(self, beat: Callable[[], None]): ...  # called every few seconds from the store's thread
     def on_resume(self, resumed: Callable[[], None]): ...  # called when the store is heard again after a loss
+    def check(self): ...  # StoreUnavailable while the store is known to be unreachable (what a process kept of it
+    # is then not served either: the page says the class cannot be reached)
     def close(self): ...
 
 
@@ -131,6 +133,9 @@ class MemoryStore(ClassStore):
 
     def on_resume(self, resumed):
         pass  # never lost
+
+    def check(self):
+        pass
 
     def close(self):
         self._listeners.clear()

@@ -53,6 +53,7 @@ class RedisStore(ClassStore):
         self._beats: list = []
         self._resumed: list = []
         self._down_until = 0.0  # time.monotonic() until which calls fail at once (Redis did not answer)
+        self._lost = False  # the listener's connection lost, not subscribed again yet
         self._stop = threading.Event()
         with contextlib.suppress(*DOWN):  # up from the start: another process never takes its first seats for gone
             self._beat()
@@ -106,6 +107,11 @@ class RedisStore(ClassStore):
     def publish(self, code, what):
         self._redis.publish(CHANNEL, f"{code} {what}")
 
+    @_reached
+    def check(self):
+        if self._lost:  # the listener has not heard Redis since it was lost: ask it
+            self._redis.ping()
+
     def is_up(self, process: str) -> bool:
         return process == self.process or self.get(f"process:{process}") is not None
 
@@ -139,7 +145,7 @@ subscribed again, the wake-ups published meanwhile are lost: `on_resume`'s calla
                     pubsub.subscribe(CHANNEL)
                     pubsub.get_message(timeout=TIMEOUT_S)  # the subscription confirmed: heard from now on
                 if lost:
-                    lost, self._down_until = False, 0.0  # heard again: the pages' calls need not fail fast
+                    lost, self._lost, self._down_until = False, False, 0.0  # heard again: no failing fast
                     for resumed in list(self._resumed):
                         resumed()
                 now = time.monotonic()
@@ -155,6 +161,7 @@ subscribed again, the wake-ups published meanwhile are lost: `on_resume`'s calla
                         listener(code, what)
             except (*DOWN, StoreUnavailable):
                 pubsub, lost = _dropped(pubsub), True
+                self._lost = True
                 self._stop.wait(HEARTBEAT_S / 2)
             except Exception:  # a listener's own failure: logged, the thread goes on
                 LOG.exception("the class store's listener failed")
