@@ -192,3 +192,22 @@ def test_once_redis_is_back_every_tab_looks_again_without_a_new_wake_up(hall, re
     while (lecturer.woken == woken[0] or follower.woken == woken[1]) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert lecturer.woken > woken[0] and follower.woken > woken[1]
+
+
+def test_a_process_reads_the_lead_once_per_change_it_hears_not_once_per_tab(hall, monkeypatch):
+    a, b = hall
+    room_a = a.start("browser-L")
+    room_b = b.get(room_a.code)
+    lecturer = lecturer_lab(a)
+    room_a.publish(lecturer.shared_run, lecturer.inputs, 1, "02_preemption", False)
+    settle(a.store, b.store)
+    reads = []
+    read = b.store.get
+    monkeypatch.setattr(b.store, "get", lambda key: reads.append(key) or read(key))
+    assert [room_b.lead.frame for _ in range(20)] == [1] * 20  # twenty tabs' page runs
+    assert reads.count(f"class:{room_a.code}:lead") == 1
+    lecturer.step()
+    room_a.publish(lecturer.shared_run, lecturer.inputs, 2, "02_preemption", False)
+    settle(a.store, b.store)
+    assert [room_b.lead.frame for _ in range(20)] == [2] * 20
+    assert reads.count(f"class:{room_a.code}:lead") == 2
