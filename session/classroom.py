@@ -54,6 +54,10 @@ PERSONAL_CODE_LENGTH = 8  # a roster name's code: a student types it, a script c
 MAX_CLASSES = 50  # classes whose lecturer has gone are closed beyond it, the oldest first: bounded memory
 MAX_SEATS = 500  # open tabs per class
 MAX_NAMES = 500  # students named per class
+LEAD_KEPT_S = 2.0  # the longest a process keeps the lead it read without looking again
+# The longest a process keeps what it read of a class's standing (whether it is still open, whether a browser is
+# not a lecturer's) without looking again: a page run asks it many times over, once per tab each is enough.
+FACTS_KEPT_S = 1.0
 # What a wake-up published on the store asks of each process: whom of its tabs to wake.
 LEAD, FOLLOWING, LECTURER, BRING_BACK, ENDED = "lead", "following", "lecturer", "bring_back", "ended"
 
@@ -171,12 +175,31 @@ class Classroom:
         self._lecturer: tuple[str, Wake, Alive] | None = None  # the lecturer's tab, when on this process
         self._runs: dict[str, tuple[Any, Any]] = {}  # address -> (run, inputs): the lead's run this process holds
         self._built: set[str] = set()  # of those, built here from the lead's recipe (another process's run)
+        # The lead as last read from the store, kept until a lead change is heard (or LEAD_KEPT_S): every tab of the
+        # process reads it several times a page run; (generation read at, when read, the lead's filed data).
+        self._lead_read: tuple[int, float, dict] | None = None
+        self._lead_generation = 0  # counts the lead changes heard
+        self._ended: bool | float | None = None  # True: over; a time.monotonic(): open when read then (FACTS_KEPT_S)
+        self._lecturers: dict[str, bool | float] = {}  # token -> True (a lecturer's), or when read as not
         self.submissions = Submissions(store, self._key + "submissions")  # handed in (session/submissions.py)
         self._lock = threading.Lock()
 
     @property
     def ended(self) -> bool:
-        return self.store.hget("classes", self.code) is None or self.store.hget(self._key + "meta", "ended") == "1"
+        """Whether the class is over (read again at most every FACTS_KEPT_S; over is for good)."""
+        self.store.check()
+        with self._lock:
+            if self._ended is True or (self._ended is not None and time.monotonic() - self._ended < FACTS_KEPT_S):
+                return self._ended is True
+        over = self.store.hget("classes", self.code) is None or self.store.hget(self._key + "meta", "ended") == "1"
+        with self._lock:
+            self._ended = True if over else time.monotonic()
+        return over
+
+    def open_lately(self) -> bool:
+        """Whether the class was read as open less than FACTS_KEPT_S ago."""
+        with self._lock:
+            return self._ended not in (None, True) and time.monotonic() - self._ended < FACTS_KEPT_S
 
     # -- the lecturer ----------------------------------------------------------------------------------
 
@@ -186,13 +209,28 @@ class Classroom:
         return self._secret
 
     def is_lecturer(self, token: str | None) -> bool:
-        return bool(token) and self.store.hget(self._key + "lecturers", token) is not None
+        """Whether this browser is a lecturer's (for good once it is; not, read again after FACTS_KEPT_S)."""
+        if not token:
+            return False
+        self.store.check()
+        with self._lock:
+            known = self._lecturers.get(token)
+        if known is True or (known is not None and time.monotonic() - known < FACTS_KEPT_S):
+            return known is True
+        lecturer = self.store.hget(self._key + "lecturers", token) is not None
+        with self._lock:
+            self._lecturers[token] = True if lecturer else time.monotonic()
+            if len(self._lecturers) > MAX_SEATS:  # bounded: the oldest answers go
+                self._lecturers.pop(next(iter(self._lecturers)))
+        return lecturer
 
     def take_lectern(self, token: str, given_secret: str | None) -> bool:
         """A browser that gives the class's secret becomes a lecturer's too; whether the secret was right."""
         if not given_secret or not hmac.compare_digest(given_secret.encode(), self._secret.encode()):
             return False
         self.store.hset(self._key + "lecturers", token, "1")
+        with self._lock:
+            self._lecturers[token] = True
         return True
 
     def lecture(self, session: str, wake: Wake, alive: Alive = lambda: True):
@@ -215,16 +253,35 @@ class Classroom:
     @property
     def lead(self) -> Lead | None:
         """What the lecturer shows now, its run found in this process or built from its recipe."""
-        filed = self.store.get(self._key + "lead")
-        if filed is None:
+        data = self._lead_data()
+        if data is None:
             return None
-        data = json.loads(filed)
         run, inputs, built = self._run_of(data["address"], data.get("recipe"))
         lead = Lead(run, inputs, data["frame"], data["scenario"], data["predicting"], data["playing"],
                     data["version"], data["at"], data["address"])
         if built:  # computed here as far as the lecturer's process has it, and the frames a follower plays ahead
             self._recipes.reach(run, lead.frame_now(10**9) + play_ahead(lead.playing))
         return lead
+
+    def _lead_data(self) -> dict | None:
+        """The lead as filed, read from the store once per lead change heard by this process (and at least every
+        LEAD_KEPT_S, should a wake-up be missed), not once per tab."""
+        self.store.check()
+        with self._lock:
+            generation, read = self._lead_generation, self._lead_read
+        if read is not None and read[0] == generation and time.monotonic() - read[1] < LEAD_KEPT_S:
+            return read[2]
+        filed = self.store.get(self._key + "lead")
+        data = None if filed is None else json.loads(filed)
+        with self._lock:
+            if self._lead_generation == generation:  # no change heard meanwhile: what was read is still the lead
+                self._lead_read = (generation, time.monotonic(), data)
+        return data
+
+    def _lead_changed(self):
+        with self._lock:
+            self._lead_generation += 1
+            self._lead_read = None
 
     def _run_of(self, address: str, recipe: dict | None) -> tuple[Any, Any, bool]:
         """(run, inputs, whether built here from the recipe) of the lead's run; (None, None, False) while no run."""
@@ -249,6 +306,7 @@ class Classroom:
         self.store.set(self._key + "lead", json.dumps({
             "address": address, "frame": frame, "scenario": scenario, "predicting": predicting, "playing": playing,
             "version": version, "at": clock(), "recipe": self._recipes.of(run, inputs)}))
+        self._lead_changed()  # this process reads the new lead at once (its own wake-up may come later)
         self.store.publish(self.code, LEAD)
         return True
 
@@ -259,6 +317,8 @@ class Classroom:
     def end(self):
         """The class is over: every seat is woken to leave it (the registry forgets it: Registry.close)."""
         self.store.hset(self._key + "meta", "ended", "1")
+        with self._lock:
+            self._ended = True
         self.store.publish(self.code, ENDED)
 
     # -- names -----------------------------------------------------------------------------------------
@@ -411,6 +471,11 @@ class Classroom:
                 self.store.delete(seats)
         return every
 
+    def tabs_by_process(self) -> dict[str, int]:
+        """Tabs open in the class on each server process that has any (by the store's name of the process)."""
+        return {process: len(self.store.hgetall(f"{self._key}seats:{process}"))
+                for process in self.store.hgetall(self._key + "processes") if self.store.is_up(process)}
+
     def leave(self, session: str):
         with self._lock:
             self._seats.pop(session, None)
@@ -561,6 +626,8 @@ class Classroom:
 
     def heard(self, what: str):
         """A wake-up published on the store (by any process): wake this process's tabs it asks for."""
+        if what == LEAD:
+            self._lead_changed()
         with self._lock:
             if what == LECTURER:
                 woken = [self._lecturer[:2]] if self._lecturer else []
@@ -572,6 +639,7 @@ class Classroom:
                 woken = [(session, seat.wake) for session, seat in self._seats.items()]
                 if what == ENDED:
                     self._seats.clear()
+                    self._ended = True
         if what == BRING_BACK:
             for session, _ in woken:
                 self._file(session, self._seats.get(session))
@@ -595,6 +663,7 @@ class Registry:
         self._lock = threading.Lock()
         self.store.listen(self._heard)
         self.store.on_beat(self._sweep)
+        self.store.on_resume(self._resumed)
 
     def start(self, lecturer_token: str = "") -> Classroom:
         """A new class under a fresh code, led by the browser of `lecturer_token`, with a secret of its own.
@@ -616,6 +685,11 @@ class Registry:
 
     def find(self, code: str | None) -> Classroom | None:
         code = (code or "").strip().upper()
+        self.store.check()
+        with self._lock:
+            known = self._rooms.get(code)
+        if known is not None and known.open_lately():
+            return known
         filed = self.store.hget("classes", code) if code else None
         with self._lock:
             if filed is None:
@@ -648,6 +722,15 @@ class Registry:
             room = self._rooms.get(code)
         if room is not None:
             room.heard(what)
+
+    def _resumed(self):
+        """The store is heard again (Redis back): what was published meanwhile was not heard, so every tab of this
+        process looks again; the lecturer's page publishes where it stands (a step taken while Redis was down)."""
+        with self._lock:
+            rooms = list(self._rooms.values())
+        for room in rooms:
+            room.heard(LEAD)
+            room.heard(LECTURER)
 
     def _sweep(self):
         """Every few seconds (a lecture hall's store beats): this process's closed tabs leave their seats."""

@@ -51,7 +51,9 @@ class RedisStore(ClassStore):
                                            socket_connect_timeout=TIMEOUT_S, retry=Retry(NoBackoff(), 1))
         self._listeners: list[Listener] = []
         self._beats: list = []
+        self._resumed: list = []
         self._down_until = 0.0  # time.monotonic() until which calls fail at once (Redis did not answer)
+        self._lost = False  # the listener's connection lost, not subscribed again yet
         self._stop = threading.Event()
         with contextlib.suppress(*DOWN):  # up from the start: another process never takes its first seats for gone
             self._beat()
@@ -105,6 +107,11 @@ class RedisStore(ClassStore):
     def publish(self, code, what):
         self._redis.publish(CHANNEL, f"{code} {what}")
 
+    @_reached
+    def check(self):
+        if self._lost:  # the listener has not heard Redis since it was lost: ask it
+            self._redis.ping()
+
     def is_up(self, process: str) -> bool:
         return process == self.process or self.get(f"process:{process}") is not None
 
@@ -113,6 +120,9 @@ class RedisStore(ClassStore):
 
     def on_beat(self, beat):
         self._beats.append(beat)
+
+    def on_resume(self, resumed):
+        self._resumed.append(resumed)
 
     def close(self):
         self._stop.set()
@@ -125,13 +135,19 @@ class RedisStore(ClassStore):
         self._redis.set(f"{PREFIX}process:{self.process}", "1", px=int(HEARTBEAT_TTL_S * 1000))
 
     def _serve(self):
-        """Beat and listen until closed; while Redis is down, try again every heartbeat (subscribing anew)."""
-        pubsub, next_beat = None, 0.0
+        """Beat and listen until closed; while Redis is down, try again every heartbeat (subscribing anew). Once
+subscribed again, the wake-ups published meanwhile are lost: `on_resume`'s callables look again."""
+        pubsub, next_beat, lost = None, 0.0, False
         while not self._stop.is_set():
             try:
                 if pubsub is None:
                     pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
                     pubsub.subscribe(CHANNEL)
+                    pubsub.get_message(timeout=TIMEOUT_S)  # the subscription confirmed: heard from now on
+                if lost:
+                    lost, self._lost, self._down_until = False, False, 0.0  # heard again: no failing fast
+                    for resumed in list(self._resumed):
+                        resumed()
                 now = time.monotonic()
                 if now >= next_beat:
                     self._beat()
@@ -144,7 +160,8 @@ class RedisStore(ClassStore):
                     for listener in list(self._listeners):
                         listener(code, what)
             except (*DOWN, StoreUnavailable):
-                pubsub = _dropped(pubsub)
+                pubsub, lost = _dropped(pubsub), True
+                self._lost = True
                 self._stop.wait(HEARTBEAT_S / 2)
             except Exception:  # a listener's own failure: logged, the thread goes on
                 LOG.exception("the class store's listener failed")

@@ -160,6 +160,7 @@ def test_a_process_that_dies_takes_only_its_tabs_its_students_votes_and_submissi
     room_a.poll("T", 5, "?", ("x", "y"), 0)
     assert room_b.vote("s1", "T", 5, 1)
     assert room_a.seats() == (2, 2)
+    assert room_a.tabs_by_process() == {a.store.process: 1, b.store.process: 1}
     b.store.close()  # process B killed: its heartbeat stops, nothing of it is cleaned up
     deadline = time.monotonic() + HEARD_AGAIN_S
     while room_a.seats() != (1, 1) and time.monotonic() < deadline:  # B's heartbeat expires
@@ -174,3 +175,39 @@ def test_a_process_that_dies_takes_only_its_tabs_its_students_votes_and_submissi
         assert reconnected.name_of("browser-S") == "Ada" and room_a.seats() == (2, 2)
     finally:
         reconnected.store.close()
+
+
+def test_once_redis_is_back_every_tab_looks_again_without_a_new_wake_up(hall, redis_server):
+    """What was published while a process could not hear it is lost: once subscribed again, each process wakes its
+    followers (to read the lead) and its lecturer's tab (to publish where the lecturer stands)."""
+    a, b = hall
+    room_a = a.start("browser-L")
+    room_a.lecture("l1", lecturer := Tab())
+    room_b = b.get(room_a.code)
+    room_b.sit("s1", "browser-S", follower := Tab())
+    settle(a.store, b.store)
+    woken = (lecturer.woken, follower.woken)
+    redis_server.restart()  # nothing published after it
+    deadline = time.monotonic() + HEARD_AGAIN_S
+    while (lecturer.woken == woken[0] or follower.woken == woken[1]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert lecturer.woken > woken[0] and follower.woken > woken[1]
+
+
+def test_a_process_reads_the_lead_once_per_change_it_hears_not_once_per_tab(hall, monkeypatch):
+    a, b = hall
+    room_a = a.start("browser-L")
+    room_b = b.get(room_a.code)
+    lecturer = lecturer_lab(a)
+    room_a.publish(lecturer.shared_run, lecturer.inputs, 1, "02_preemption", False)
+    settle(a.store, b.store)
+    reads = []
+    read = b.store.get
+    monkeypatch.setattr(b.store, "get", lambda key: reads.append(key) or read(key))
+    assert [room_b.lead.frame for _ in range(20)] == [1] * 20  # twenty tabs' page runs
+    assert reads.count(f"class:{room_a.code}:lead") == 1
+    lecturer.step()
+    room_a.publish(lecturer.shared_run, lecturer.inputs, 2, "02_preemption", False)
+    settle(a.store, b.store)
+    assert [room_b.lead.frame for _ in range(20)] == [2] * 20
+    assert reads.count(f"class:{room_a.code}:lead") == 2
