@@ -115,7 +115,7 @@ def test_the_print_css_breaks_a_page_before_each_page_after_the_first():
     assert re.search(r"@media print \{.*\.sh-handout \.sh-screen", css, re.S)  # the player itself is not printed
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_offline_page_plays_shows_notes_and_texts_and_prints_one_page_per_key_frame(lang, tmp_path):
     skip_without_chromium()
@@ -148,7 +148,7 @@ def test_the_offline_page_plays_shows_notes_and_texts_and_prints_one_page_per_ke
         assert fetched == []
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 def test_the_pdf_has_a_title_page_and_one_page_per_key_frame():
     skip_without_chromium()
     handout = changed_run("zh")
@@ -179,7 +179,7 @@ def table_row(view: dict, rid: int) -> str:
     return f"ID:{rid}" + "".join(f"{b}×{ref(b)}" if ref(b) > 1 else str(b) for b in view["requests"][rid][-1])
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.parametrize("scenario, lang", [("08_chat_poisson", "en"), ("05_prefix_caching", "zh")])
 def test_a_key_frame_page_that_does_not_fit_goes_on_over_the_next_page(scenario, lang, tmp_path):
     """A long step (a prefill beside many waiting requests) has more narration and block tables than one A4 page
@@ -222,7 +222,7 @@ def test_a_handout_computes_the_whole_run_one_frame_at_a_time_and_leaves_the_stu
     assert lab.frame.step == 1 and lab.compute_to_end(MAX_HANDOUT_FRAMES) == to_end.last
 
 
-@pytest.mark.slow
+@pytest.mark.model
 def test_on_the_real_model_the_handout_computes_ahead_in_the_background_share(monkeypatch):
     """The real model's steps for a handout go through the run cache like any step, marked as background work
     (runner/share.py), the student's cursor untouched."""
@@ -291,7 +291,7 @@ def test_the_server_builds_one_handout_at_a_time(monkeypatch):
     assert started and made and made[0].startswith(b"%PDF")
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.parametrize("size", list(SLIDE_SIZES))
 def test_slide_pictures_at_each_size(size):
     skip_without_chromium()
@@ -305,7 +305,7 @@ def test_slide_pictures_at_each_size(size):
     assert gif.size == picture.size and gif.n_frames == 4
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 def test_a_slide_draws_no_button_and_the_whole_pool_within_it(tmp_path):
     """What the slide photographs: no control shown, every block of the pool and both queues inside 1280x720."""
     skip_without_chromium()
@@ -344,7 +344,7 @@ def test_the_handout_view_without_chromium_offers_the_page_to_print(app, monkeyp
     assert "生成离线播放器（HTML）" not in [b.label for b in app.button]
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 def test_the_app_builds_the_handout_and_its_print_is_the_handout(fake_server, browser):
     """In the app: the Handout view builds the PDF and a slide; the browser's own print of the page (Ctrl+P; here
     Chromium's printing, which fires the same beforeprint) is the title page and one page per key frame held."""

@@ -13,7 +13,7 @@ from viz.html_export import CHROMIUM, CHROMIUM_ARGS
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 PLAYER = "[data-testid=stage-player]"
 LOCKSTEP = "[data-testid=lockstep]"
-NEEDS_CHROMIUM = [pytest.mark.slow, pytest.mark.skipif(not os.path.exists(CHROMIUM),
+NEEDS_CHROMIUM = [pytest.mark.browser, pytest.mark.skipif(not os.path.exists(CHROMIUM),
                                                       reason=f"{CHROMIUM} is not installed (Debian chromium)")]
 
 
