@@ -3,9 +3,9 @@
 Two models: the real one (a few chat prompts, greedy, EOS ignored so both loops run the same batches) and
 the zero-cost fake one on a large workload, where the scheduler's own work is all there is. Each loop runs
 twice, alternating, after a warm-up on the same prompts; per loop the faster run's mean wall time per step,
-and the scheduler's (schedule + postprocess) and the model's time per step are printed, with the share of steps
-scheduled while the model still computed the step before (tests/test_overlap.py checks that it can be all): the saving
-overlapping can give is at most the smaller of those two. Fails if the loops wrote different tokens.
+and the scheduler's (schedule + postprocess) and the model's time per step are printed: the saving overlapping
+can give is at most the smaller of those two. Then the share of steps scheduled while the model still computed the
+step before (tests/test_overlap.py checks only that it can be all). Fails if the loops wrote different tokens.
 Run: python bench/bench_overlap.py
 """
 
