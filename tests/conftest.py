@@ -20,6 +20,20 @@ def app(monkeypatch):
     return fake_model_app(monkeypatch)
 
 
+@pytest.fixture
+def own_sessions(monkeypatch):
+    """A session id per page: a server gives each tab its own, AppTest gives every page the same one (for the class
+    tests, `pytestmark = pytest.mark.usefixtures("own_sessions")`)."""
+    import uuid
+
+    import streamlit as st
+
+    def this_session() -> str:
+        return st.session_state.setdefault("test_session_id", uuid.uuid4().hex)
+    for module in ("ui.classroom", "ui.class_identity", "ui.class_predict", "ui.class_desk"):
+        monkeypatch.setattr(f"{module}.this_session", this_session)
+
+
 @pytest.fixture(scope="module")
 def preemption_preset() -> Engine:
     """Preset 02_preemption run to its end on the fake model (read, never changed, by the module's tests)."""
