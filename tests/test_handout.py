@@ -14,7 +14,7 @@ import pytest
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session.feed import run_header
 from session.lab import Lab, RunInputs
-from tests.helpers.browser import ARTIFACTS, offline_page
+from tests.helpers.browser import ARTIFACTS, chromium_in_this_tier, offline_page
 from viz.frame_payload import EMPTY_VIEW, decode, player_views
 from viz.handout import MAX_HANDOUT_FRAMES, FirstFrames, Handout, handout_extras, text_deltas
 from viz.html_export import CHROMIUM, SLIDE_SIZES, gif_of, gif_steps, handout_html, handout_pdf, handout_pngs
@@ -261,7 +261,7 @@ def test_the_apps_offline_player_holds_the_whole_run_and_opens_at_the_frame_show
     run = embedded(page, "RUN")
     assert (run["last"], run["cursor"], len(run["frames"])) == (end.last, 3, end.last + 1)
     assert app.session_state["lab"].cursor == 3
-    if os.path.exists(CHROMIUM):
+    if chromium_in_this_tier():
         path = tmp_path / "handout.html"
         path.write_text(page)
         with offline_page(path, 1280, 900) as (browser_page, fetched):

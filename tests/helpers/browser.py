@@ -17,6 +17,12 @@ NEEDS_CHROMIUM = [pytest.mark.browser, pytest.mark.skipif(not os.path.exists(CHR
                                                       reason=f"{CHROMIUM} is not installed (Debian chromium)")]
 
 
+def chromium_in_this_tier() -> bool:
+    """Whether a test may also check its page in Chromium: installed, and not `make test-fast` (which leaves the
+    browser out; the full suite runs that part)."""
+    return os.path.exists(CHROMIUM) and os.environ.get("SCHEDLAB_TEST_TIER") != "fast"
+
+
 def wait_for_frame(page, step: int):
     page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.dataset.frame === '{step}'", timeout=30_000)
 
