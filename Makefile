@@ -7,7 +7,7 @@ else
 PYTHON ?= .venv/bin/python
 endif
 
-.PHONY: install test run warm bench bench-class hall hall gpu-check vllm-venv vllm-check sglang-check
+.PHONY: install test test-fast run warm bench bench-class hall gpu-check vllm-venv vllm-check sglang-check
 
 .venv/bin/python:  # Debian and Ubuntu ship venv's pip bootstrap apart, in python3-venv
 	python3 -m venv .venv || { rm -rf .venv && apt-get update -qq && apt-get install -y -qq python3-venv \
@@ -22,6 +22,13 @@ install: $(filter .venv/bin/python,$(PYTHON))
 test: install
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m pytest -q
+
+# For development: ruff and every test but those marked browser, model, slow or gpu (tests/conftest.py), in under
+# two minutes on a quiet machine; prints its wall time. Run `make install` once first; `make test` stays the whole suite.
+FAST_TIER := not browser and not model and not slow and not gpu
+test-fast:
+	@start=$$(date +%s); $(PYTHON) -m ruff check . && SCHEDLAB_TEST_TIER=fast $(PYTHON) -m pytest -q -m "$(FAST_TIER)"; \
+		status=$$?; echo "make test-fast: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
 run: install
 	$(PYTHON) -m streamlit run app.py $(ARGS)

@@ -3,8 +3,9 @@
 Two models: the real one (a few chat prompts, greedy, EOS ignored so both loops run the same batches) and
 the zero-cost fake one on a large workload, where the scheduler's own work is all there is. Each loop runs
 twice, alternating, after a warm-up on the same prompts; per loop the faster run's mean wall time per step,
-and the scheduler's (schedule + postprocess) and the model's time per step are printed: the saving
-overlapping can give is at most the smaller of those two. Fails if the loops wrote different tokens.
+and the scheduler's (schedule + postprocess) and the model's time per step are printed: the saving overlapping
+can give is at most the smaller of those two. Then the share of steps scheduled while the model still computed the
+step before (tests/test_overlap.py checks only that it can be all). Fails if the loops wrote different tokens.
 Run: python -m bench.bench_overlap
 """
 
@@ -44,6 +45,10 @@ def compare(name: str, config: Config, runner, prompts: list[list[int]], max_tok
               flush=True)
     sync, over = results[False], results[True]
     print(f"{'':28} step time overlapped / synchronous: {step_ms(over) / step_ms(sync):.3f}")
+    pairs = list(zip(over.timings, over.timings[1:], strict=False))
+    early = sum(after.schedule[0] < before.model[1] for before, after in pairs)
+    print(f"{'':28} steps scheduled before the model returned the step before: {early} of {len(pairs)} "
+          f"({early / max(len(pairs), 1):.3f})")
     return same
 
 

@@ -1,4 +1,10 @@
-"""Fixtures shared by the test modules (helpers without fixtures are in tests/helpers/)."""
+"""Fixtures shared by the test modules (helpers without fixtures are in tests/helpers/), and the tiers: a test that
+uses the `browser` or `fake_server` fixture is marked `browser` here; `make test-fast` leaves out the marks
+`browser`, `model`, `slow` and `gpu`, and in it ($SCHEDLAB_TEST_TIER=fast) starting Chromium or the app's server,
+or loading the real model, fails the test, naming the mark it lacks."""
+
+import functools
+import os
 
 import pytest
 
@@ -12,6 +18,20 @@ def app(monkeypatch):
     from tests.helpers.app import fake_model_app  # Streamlit's testing module only where a test drives the app
 
     return fake_model_app(monkeypatch)
+
+
+@pytest.fixture
+def own_sessions(monkeypatch):
+    """A session id per page: a server gives each tab its own, AppTest gives every page the same one (for the class
+    tests, `pytestmark = pytest.mark.usefixtures("own_sessions")`)."""
+    import uuid
+
+    import streamlit as st
+
+    def this_session() -> str:
+        return st.session_state.setdefault("test_session_id", uuid.uuid4().hex)
+    for module in ("ui.classroom", "ui.class_identity", "ui.class_predict", "ui.class_desk"):
+        monkeypatch.setattr(f"{module}.this_session", this_session)
 
 
 @pytest.fixture(scope="module")
@@ -75,3 +95,36 @@ def new_registry(request):
     yield new
     for registry in made:
         registry.store.close()
+
+
+BROWSER_FIXTURES = {"browser", "fake_server"}
+FAST_TIER = os.environ.get("SCHEDLAB_TEST_TIER") == "fast"
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
+
+
+def _refused(what: str, mark: str):
+    def refuse(*_args, **_kwargs):
+        pytest.fail(f"this test {what}, which `make test-fast` leaves out: mark it `{mark}`", pytrace=False)
+    return refuse
+
+
+@pytest.fixture(scope="session", autouse=FAST_TIER)
+def fast_tier_guard():
+    """In the fast tier, the real model, Chromium and the app's server are refused: a test that reaches one is
+    missing its mark, and fails saying which."""
+    import playwright.sync_api
+
+    import engine.run.runner_factory
+    import tools.app_server
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine.run.runner_factory, "model_worker",
+                      functools.cache(_refused("loads the real model", "model")))
+        patch.setattr(playwright.sync_api, "sync_playwright", _refused("starts Chromium", "browser"))
+        patch.setattr(tools.app_server, "app_server", _refused("starts the app's server", "browser"))
+        yield

@@ -5,14 +5,14 @@ lectern; a follower goes no further than the lecturer while a question is open; 
 a link's bad values are echoed inert. (Waking a follower's page from the lecturer's step needs a real server:
 tests/test_browser_class.py.)"""
 
-import uuid
 
 import pytest
-import streamlit as st
 
 from session import limits
 from session.classroom import LECTURER_ENV, classes
-from tests.helpers.app import button, control, fake_model_app, lab, no_errors, player_message, show
+from tests.helpers.app import button, control, fake_model_app, lab, no_errors, player_message, show, start_class
+
+pytestmark = pytest.mark.usefixtures("own_sessions")
 
 
 @pytest.fixture(autouse=True)
@@ -22,20 +22,8 @@ def fresh_limits(monkeypatch):
     monkeypatch.setattr(limits, "_keys", limits.Guesses("keys"))
 
 
-@pytest.fixture(autouse=True)
-def own_sessions(monkeypatch):
-    """AppTest gives every page the same session id; a server gives each tab its own, as this does."""
-    def this_session() -> str:
-        return st.session_state.setdefault("test_session_id", uuid.uuid4().hex)
-    for module in ("ui.classroom", "ui.class_identity", "ui.class_predict", "ui.class_desk"):
-        monkeypatch.setattr(f"{module}.this_session", this_session)
-
-
 def started(app):
-    app.query_params["scenario"] = "02_preemption"
-    app.run()
-    button(app, "Start a class").click().run()
-    return classes().get(app.query_params["class"])
+    return classes().get(start_class(app))
 
 
 def student_of(room, monkeypatch, name: str | None = None, browser: str | None = None):
@@ -104,10 +92,7 @@ def test_a_name_is_bound_to_its_browser_and_a_look_alike_is_refused(app, monkeyp
 
 def test_a_lecturers_reload_keeps_the_lectern_and_the_class_stays_where_it_was(app, monkeypatch):
     monkeypatch.setattr("ui.class_identity._cookies", lambda: {"schedlab_browser": "L" * 32})
-    app.query_params["scenario"] = "02_preemption"
-    app.run()
-    button(app, "Start a class").click().run()
-    room = classes().get(app.query_params["class"])
+    room = started(app)
     show(app, 5)
     app.toggle(key="predict_mode").set_value(True).run()
     version = room.lead.version

@@ -5,14 +5,11 @@ the lecturer's move is made from inside the follower's page run, where the race 
 
 import ui.server_panel
 from session.classroom import classes
-from tests.helpers.app import button, fake_model_app, lab, no_errors, show
+from tests.helpers.app import fake_model_app, lab, no_errors, show, start_class
 
 
 def test_a_lecturers_move_during_a_followers_page_run_is_followed_without_an_error(app, monkeypatch):
-    app.query_params["scenario"] = "02_preemption"
-    app.run()
-    button(app, "Start a class").click().run()
-    room = classes().get(app.query_params["class"])
+    room = classes().get(start_class(app))
     show(app, 3)
     student = fake_model_app(monkeypatch)
     student.query_params["class"] = room.code

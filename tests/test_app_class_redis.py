@@ -3,17 +3,16 @@ own): the lecturer and a student (in Chinese) read plainly that the class cannot
 lecturer's own stage keeps stepping; once Redis is back the class picks up where the lecturer is."""
 
 import time
-import uuid
 
 import pytest
-import streamlit as st
 
 from i18n import text
 from session.class_store import StoreUnavailable
 from session.classroom import Registry
 from session.redis_store import RedisStore
-from tests.helpers.app import button, fake_model_app, lab, no_errors, show
+from tests.helpers.app import fake_model_app, lab, no_errors, show, start_class
 
+pytestmark = pytest.mark.usefixtures("own_sessions")
 BACK_WITHIN_S = 20.0  # the most the test waits for the class to be reached again after Redis came back
 
 
@@ -26,15 +25,6 @@ def hall_registry(redis_server, monkeypatch):
     registry.store.close()
 
 
-@pytest.fixture(autouse=True)
-def own_sessions(monkeypatch):
-    """A server gives each tab its own session id (AppTest gives every page the same one)."""
-    def this_session() -> str:
-        return st.session_state.setdefault("test_session_id", uuid.uuid4().hex)
-    for module in ("ui.classroom", "ui.class_identity", "ui.class_predict", "ui.class_desk"):
-        monkeypatch.setattr(f"{module}.this_session", this_session)
-
-
 def warnings(at) -> list[str]:
     return [w.value for w in at.warning]
 
@@ -42,10 +32,7 @@ def warnings(at) -> list[str]:
 def test_an_unreachable_redis_is_said_plainly_the_lecturers_stage_goes_on_and_the_class_picks_up(
         app, monkeypatch, hall_registry, redis_server):
     monkeypatch.setattr("ui.class_identity._cookies", lambda: {"schedlab_browser": "L" * 32})
-    app.query_params["scenario"] = "02_preemption"
-    app.run()
-    button(app, "Start a class").click().run()
-    room = hall_registry.get(app.query_params["class"])
+    room = hall_registry.get(start_class(app))
     show(app, 2)
     monkeypatch.setattr("ui.class_identity._cookies", lambda: {})
     student = fake_model_app(monkeypatch)

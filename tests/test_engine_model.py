@@ -8,7 +8,7 @@ from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.traces.trace import request_summaries
 
 
-@pytest.mark.slow
+@pytest.mark.model
 def test_the_prefix_caching_preset_on_the_real_model():
     scenario = load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml")
     engine = scenario.engine()
@@ -24,7 +24,7 @@ def test_the_prefix_caching_preset_on_the_real_model():
     assert "".join(last.pieces[:last.num_prompt_tokens]).count("Ada") == 1  # pieces rebuild the prompt text
 
 
-@pytest.mark.slow
+@pytest.mark.model
 def test_overlapped_scheduling_writes_the_synchronous_tokens_on_the_real_model():
     scenario = load_scenario(SCENARIOS_DIR / "05_prefix_caching.toml")
     runs = {}

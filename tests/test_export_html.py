@@ -61,7 +61,7 @@ def test_gif_steps_keep_the_ends_within_the_budget():
     assert steps[0] == 0 and steps[-1] == 1000 and len(steps) <= 81
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
 def test_the_page_plays_offline_in_chromium(preemption_preset, tmp_path):
     pytest.importorskip("playwright.sync_api")
@@ -96,7 +96,7 @@ def test_the_page_plays_offline_in_chromium(preemption_preset, tmp_path):
         assert fetched == []
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
 def test_gif_for_slides(preemption_preset):
     pytest.importorskip("playwright.sync_api")
@@ -115,7 +115,7 @@ def test_gif_for_slides(preemption_preset):
     assert len(set(pictures)) > 1  # the run moves
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
 def test_every_token_cell_drawn_is_the_frames_token(tmp_path):
     """Long chat prompts are sent elided to what rows show: every cell drawn in every frame still reads the

@@ -16,7 +16,7 @@ import torch
 from runner.model_loading import load_model
 from tests.helpers.tiny_model import chat_run, needs_cuda, reference_completion
 
-pytestmark = [pytest.mark.slow, *needs_cuda]
+pytestmark = [pytest.mark.model, *needs_cuda]
 
 
 def completions_against_generate(loaded, max_tokens: int = 16):

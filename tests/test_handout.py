@@ -17,7 +17,7 @@ from render.images import SLIDE_SIZES, gif_of, handout_pngs
 from render.pdf import handout_pdf
 from session.feed import run_header
 from session.lab import Lab, RunInputs
-from tests.helpers.browser import ARTIFACTS, offline_page
+from tests.helpers.browser import ARTIFACTS, chromium_in_this_tier, offline_page
 from viz.frame_payload import EMPTY_VIEW, decode, player_views
 from viz.handout import MAX_HANDOUT_FRAMES, FirstFrames, Handout, handout_extras, text_deltas
 from viz.html_export import gif_steps, handout_html
@@ -118,7 +118,7 @@ def test_the_print_css_breaks_a_page_before_each_page_after_the_first():
     assert re.search(r"@media print \{.*\.sh-handout \.sh-screen", css, re.S)  # the player itself is not printed
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_offline_page_plays_shows_notes_and_texts_and_prints_one_page_per_key_frame(lang, tmp_path):
     skip_without_chromium()
@@ -151,7 +151,7 @@ def test_the_offline_page_plays_shows_notes_and_texts_and_prints_one_page_per_ke
         assert fetched == []
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 def test_the_pdf_has_a_title_page_and_one_page_per_key_frame():
     skip_without_chromium()
     handout = changed_run("zh")
@@ -182,7 +182,7 @@ def table_row(view: dict, rid: int) -> str:
     return f"ID:{rid}" + "".join(f"{b}×{ref(b)}" if ref(b) > 1 else str(b) for b in view["requests"][rid][-1])
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.parametrize("scenario, lang", [("08_chat_poisson", "en"), ("05_prefix_caching", "zh")])
 def test_a_key_frame_page_that_does_not_fit_goes_on_over_the_next_page(scenario, lang, tmp_path):
     """A long step (a prefill beside many waiting requests) has more narration and block tables than one A4 page
@@ -225,7 +225,7 @@ def test_a_handout_computes_the_whole_run_one_frame_at_a_time_and_leaves_the_stu
     assert lab.frame.step == 1 and lab.compute_to_end(MAX_HANDOUT_FRAMES) == to_end.last
 
 
-@pytest.mark.slow
+@pytest.mark.model
 def test_on_the_real_model_the_handout_computes_ahead_in_the_background_share(monkeypatch):
     """The real model's steps for a handout go through the run cache like any step, marked as background work
     (runner/share.py), the student's cursor untouched."""
@@ -264,7 +264,7 @@ def test_the_apps_offline_player_holds_the_whole_run_and_opens_at_the_frame_show
     run = embedded(page, "RUN")
     assert (run["last"], run["cursor"], len(run["frames"])) == (end.last, 3, end.last + 1)
     assert app.session_state["lab"].cursor == 3
-    if os.path.exists(CHROMIUM):
+    if chromium_in_this_tier():
         path = tmp_path / "handout.html"
         path.write_text(page)
         with offline_page(path, 1280, 900) as (browser_page, fetched):
@@ -294,7 +294,7 @@ def test_the_server_builds_one_handout_at_a_time(monkeypatch):
     assert started and made and made[0].startswith(b"%PDF")
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.parametrize("size", list(SLIDE_SIZES))
 def test_slide_pictures_at_each_size(size):
     skip_without_chromium()
@@ -308,7 +308,7 @@ def test_slide_pictures_at_each_size(size):
     assert gif.size == picture.size and gif.n_frames == 4
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 def test_a_slide_draws_no_button_and_the_whole_pool_within_it(tmp_path):
     """What the slide photographs: no control shown, every block of the pool and both queues inside 1280x720."""
     skip_without_chromium()
@@ -347,7 +347,7 @@ def test_the_handout_view_without_chromium_offers_the_page_to_print(app, monkeyp
     assert "生成离线播放器（HTML）" not in [b.label for b in app.button]
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 def test_the_app_builds_the_handout_and_its_print_is_the_handout(fake_server, browser):
     """In the app: the Handout view builds the PDF and a slide; the browser's own print of the page (Ctrl+P; here
     Chromium's printing, which fires the same beforeprint) is the title page and one page per key frame held."""

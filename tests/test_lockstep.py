@@ -95,7 +95,7 @@ def test_the_lab_message_holds_each_run_up_to_the_last_step_asked(tail_smart):
     assert all(step <= 8 for step, _ in message["partings"])
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
 def test_the_offline_page_steps_every_stage_together(tail_smart, tmp_path):
     pytest.importorskip("playwright.sync_api")
@@ -150,7 +150,7 @@ def test_the_offline_page_steps_every_stage_together(tail_smart, tmp_path):
 
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
 def test_the_players_api_draws_stages_together_as_each_alone_and_again_at_a_new_width(tail_smart, tmp_path):
     """player.js's API for a driver of several players (lockstep.js uses nothing else): showTogether draws each
@@ -183,7 +183,7 @@ def test_the_players_api_draws_stages_together_as_each_alone_and_again_at_a_new_
                                timeout=5000)
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
 def test_a_stage_off_the_screen_catches_up_when_seen_and_when_play_stops(tail_smart, tmp_path):
     """Four stages at 1280x720: the lower two are off the screen, and Play does not draw them (it draws the two the

@@ -111,7 +111,7 @@ def smollm2():
     return load_model(device="cpu")
 
 
-@pytest.mark.slow
+@pytest.mark.model
 def test_smollm2_end_to_end_matches_generate(smollm2):
     """Chat prompts sharing the template's system prompt, arriving mid-run, chunked and mixed, block size 16."""
     runner, seqs, log = chat_run(smollm2)
@@ -124,7 +124,7 @@ def test_smollm2_end_to_end_matches_generate(smollm2):
     assert "".join(runner.token_pieces(seqs[0].completion_token_ids)) == answer
 
 
-@pytest.mark.slow
+@pytest.mark.model
 def test_any_local_model_folder_loads_by_path(smollm2, tmp_path):
     """A Hugging Face folder (here a tiny Qwen2 with SmolLM2's tokenizer) loads by path and runs exactly."""
     tiny = tiny_model(Qwen2Config, seed=5, eos=smollm2.eos_token_id)
@@ -141,7 +141,7 @@ def test_any_local_model_folder_loads_by_path(smollm2, tmp_path):
         assert seq.completion_token_ids == reference_completion(loaded, prompt, 10)
 
 
-@pytest.mark.slow
+@pytest.mark.model
 def test_smollm2_text_helpers(smollm2):
     runner = ModelRunner(smollm2, Config(eos=smollm2.eos_token_id))
     chat = runner.encode_prompt("Hi there")

@@ -2,23 +2,26 @@
 
 import multiprocessing
 import threading
-import time
+from functools import partial
 
 import pytest
 
 from runner import default_model
+from tests.helpers.waiting import wait_until
 
 
 @pytest.fixture
 def slow_conversion(tmp_path, monkeypatch):
-    """A stand-in converter that takes a while and logs each call to a file (readable across processes)."""
+    """A stand-in converter that logs each call to a file (readable across processes) and, when two starters
+    are expected (`starters`), converts only once the other has arrived: it is then mid-conversion for sure."""
     monkeypatch.setenv(default_model.CACHE_ENV, str(tmp_path / "cache"))
-    log = tmp_path / "conversions.log"
+    log, arrivals = tmp_path / "conversions.log", tmp_path / "arrivals.log"
 
     def convert(gguf, destination, progress):
         with log.open("a") as f:
             f.write(f"{destination}\n")
-        time.sleep(0.3)  # long enough for the other starter to arrive mid-conversion
+        if arrivals.exists():
+            wait_until(lambda: len(arrivals.read_text().splitlines()) >= 2, "the other starter to arrive")
         (destination / "model.safetensors").write_bytes(b"weights" * 1000)
         default_model.write_marker(destination, gguf.name)
 
@@ -30,9 +33,25 @@ def conversions(log) -> int:
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
+def start(log):
+    """default_model_dir() noting in a file next to the conversions' `log` that this starter has arrived."""
+    arrivals = log.with_name("arrivals.log")
+
+    def arrived(fraction, message):
+        if fraction == 0.0:
+            with arrivals.open("a") as f:
+                f.write("arrived\n")
+    return default_model.default_model_dir(arrived)
+
+
+def expect_two_starters(log):
+    log.with_name("arrivals.log").touch()
+
+
 def test_two_threads_starting_at_once_convert_once(slow_conversion):
     folders = []
-    threads = [threading.Thread(target=lambda: folders.append(default_model.default_model_dir())) for _ in range(2)]
+    expect_two_starters(slow_conversion)
+    threads = [threading.Thread(target=lambda: folders.append(start(slow_conversion))) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -43,7 +62,8 @@ def test_two_threads_starting_at_once_convert_once(slow_conversion):
 
 def test_two_processes_starting_at_once_convert_once(slow_conversion):
     context = multiprocessing.get_context("fork")  # the children inherit the stand-in converter
-    processes = [context.Process(target=default_model.default_model_dir) for _ in range(2)]
+    expect_two_starters(slow_conversion)
+    processes = [context.Process(target=partial(start, slow_conversion)) for _ in range(2)]
     for process in processes:
         process.start()
     for process in processes:

@@ -24,7 +24,7 @@ from runner.model_runner import ModelRunner
 from runner.paged_attention import KVCache, cache_shape
 from scheduler import Config, SamplingParams, Scheduler, Sequence
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.model
 CONFIG = Config(max_num_seqs=3, max_num_batched_tokens=64, num_kvcache_blocks=24, kvcache_block_size=16,
                 chunked_prefill=True)
 QUESTIONS = ["What is the capital of France?", "Name three primary colors.", "Why is the sky blue?"]

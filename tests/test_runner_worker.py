@@ -15,6 +15,7 @@ from runner.share import PassBudget, Share, asking
 from runner.worker import ModelWorker, Step, fair_pass
 from scheduler import Config, SamplingParams, Scheduler, Sequence
 from tests.helpers.tiny_model import TINY_EOS, random_prompts, tiny_model
+from tests.helpers.waiting import wait_until
 
 SESSIONS = 4
 STEPS_PER_SESSION = 10
@@ -113,7 +114,7 @@ def test_a_pass_waits_a_little_for_the_sessions_of_the_last_pass():
     passes = worker.forward_passes
     early = threading.Thread(target=step, args=(runners[0], [4, 5]))
     early.start()
-    time.sleep(0.3)  # the second session comes later than the first, well within the window
+    wait_until(lambda: worker._waiting, "the first session's step to wait in the worker")  # the second comes later
     step(runners[1], [6, 7])
     early.join()
     assert worker.forward_passes == passes + 1 and worker.stats()["recent_sessions"][-1] == 2
@@ -158,6 +159,7 @@ def test_a_large_step_goes_in_pieces_in_order_a_long_span_in_parts():
     assert [len(piece) for piece in pieces(long_decodes, 12)] == [2, 2]  # 6 each: a token and 1000 positions
 
 
+@pytest.mark.slow  # a session in 8-token passes: about 20 s on a busy 2-core machine
 def test_a_session_in_pieces_writes_what_it_writes_alone_and_a_huge_step_does_not_hold_others_back():
     worker = ModelWorker(tiny_model(), PassBudget(pass_tokens=8, session_tokens=4, background_tokens=2))
     alone = [run_session(tiny_model(), s) for s in range(2)]
@@ -165,8 +167,8 @@ def test_a_session_in_pieces_writes_what_it_writes_alone_and_a_huge_step_does_no
     cfg = Config(max_num_seqs=256, max_num_batched_tokens=65536, max_model_len=64, num_kvcache_blocks=1024,
                  kvcache_block_size=16, eos=TINY_EOS)
     hog, small = ModelRunner(worker.loaded, cfg), ModelRunner(worker.loaded, cfg)
-    hog_seqs = [Sequence(p, SamplingParams(temperature=0.0, max_tokens=2)) for p in random_prompts([30] * 400)]
-    for i, seq in enumerate(hog_seqs):  # a 12,000-token prefill: 400 pieces, a sequence each
+    hog_seqs = [Sequence(p, SamplingParams(temperature=0.0, max_tokens=2)) for p in random_prompts([30] * 30)]
+    for i, seq in enumerate(hog_seqs):  # a 900-token prefill: over a hundred passes of at most 8 tokens
         seq.block_table, seq.num_scheduled_tokens = [2 * i, 2 * i + 1], 30
     started, waited = threading.Event(), []
 
@@ -175,10 +177,11 @@ def test_a_session_in_pieces_writes_what_it_writes_alone_and_a_huge_step_does_no
             started.set()
             hog.run(hog_seqs)
 
+    passes_before_hog = worker.forward_passes
     thread = threading.Thread(target=hog_step)
     thread.start()
     started.wait()
-    time.sleep(0.05)
+    wait_until(lambda: worker.forward_passes > passes_before_hog, "the hog's first piece to pass")
     for _ in range(3):  # a student's small steps while the hog's prefill goes on
         seq = Sequence([1, 2, 3], SamplingParams(temperature=0.0, max_tokens=2))
         seq.block_table, seq.num_scheduled_tokens = [1000], 3
@@ -209,7 +212,7 @@ def test_the_model_rests_after_a_pass_unless_a_student_steps():
     worker._rest_until = time.monotonic() + 3.0  # as if a pass had just taken 3 s
     waiting = threading.Thread(target=step, args=(link, "link", True, 0))
     waiting.start()
-    time.sleep(0.2)
+    wait_until(lambda: worker._waiting, "the background step to wait in the resting worker")
     step(student, "student", False, 1)  # served at once, though the background step came first
     waiting.join()
     assert finished == ["student", "link"]

@@ -17,18 +17,18 @@ from engine.run.recipe import Request, RunSpec
 from engine.traces.trace import read_trace, trace_dict
 from i18n import text
 from runner.fake import FakeRunner
-from scheduler import Config, ConfigError, RequestRejected, SamplingParams, Sequence, SequenceStatus
+from scheduler import Config, RequestRejected, SequenceStatus
 from scheduler.block_manager import BlockManager
 from scheduler.config import CONFIG_FIELDS
 from scheduler.contract import KVPoolView, PoolChanges, SchedulerProtocol, UnitState
 from scheduler.factory import SCHEDULER_KINDS, SCHEDULERS, make_scheduler, runner_config, scheduler_info
+from tests.helpers.scheduler_strategies import configs, requests
 from tests.helpers.source import ROOT, source_files
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
 ALLOWED = {WAITING: {WAITING, RUNNING, FINISHED, ABORTED}, RUNNING: {RUNNING, WAITING, FINISHED, ABORTED},
            FINISHED: {FINISHED}, ABORTED: {ABORTED}}  # a status a request may have next
-SHARED_PREFIX = list(range(100, 140))
 
 
 @pytest.mark.parametrize("kind", SCHEDULER_KINDS)
@@ -71,42 +71,14 @@ def test_the_declarations_say_what_each_scheduler_is():
         scheduler_info("sglang-someday")
 
 
-@st.composite
-def configs(draw):
-    chunked = draw(st.booleans())
-    max_model_len = draw(st.integers(4, 48))
-    max_num_seqs = draw(st.integers(1, 5))
-    low_budget = max_num_seqs if chunked else max(max_model_len, max_num_seqs)
-    try:
-        return Config(max_num_seqs=max_num_seqs,
-                      max_num_batched_tokens=low_budget + draw(st.integers(0, 12 if chunked else 64)),
-                      max_model_len=max_model_len, num_kvcache_blocks=draw(st.integers(1, 24)),
-                      kvcache_block_size=draw(st.sampled_from([1, 2, 4, 8])), eos=draw(st.sampled_from([-1, 7])),
-                      prefill_first=draw(st.booleans()), enable_prefix_caching=draw(st.booleans()),
-                      chunked_prefill=chunked, mixed_batches=draw(st.booleans()),
-                      preemption_policy=draw(st.sampled_from(["tail", "smart", "priority"])),
-                      queue_policy=draw(st.sampled_from(["fcfs", "priority"])),
-                      num_speculative_tokens=draw(st.sampled_from([0, 0, 2])),
-                      long_prefill_token_threshold=draw(st.sampled_from([0, 0, 3])))
-    except ConfigError as err:  # the strategy draws valid configs only; say so loudly if it does not
-        raise AssertionError(f"strategy drew an invalid config: {err}") from err
+CONFIGS = configs(eos=(-1, 7), long_prefill=(0, 0, 3))
 
 
 @st.composite
 def workloads(draw):
     """(arrival step, sequence, step at which the test aborts it or None) for up to 10 requests."""
-    requests = []
-    for i in range(draw(st.integers(1, 10))):
-        length = draw(st.integers(1, 40))
-        shared = draw(st.integers(0, min(length, len(SHARED_PREFIX))))
-        tokens = SHARED_PREFIX[:shared] + draw(st.lists(st.integers(1, 60), min_size=length - shared,
-                                                        max_size=length - shared))
-        params = SamplingParams(temperature=0.0, max_tokens=draw(st.integers(1, 20)), ignore_eos=draw(st.booleans()))
-        arrival = draw(st.integers(1, 8))
-        abort_at = draw(st.one_of(st.none(), st.integers(arrival, arrival + 10)))
-        requests.append((arrival, Sequence(tokens, params, priority=draw(st.integers(0, 3)), arrival=arrival,
-                                           seq_id=i), abort_at))
-    return requests
+    return [(arrival, seq, draw(st.one_of(st.none(), st.integers(arrival, arrival + 10))))
+            for arrival, seq in draw(requests(most=10, lengths=(1, 40), most_tokens=20, last_arrival=8))]
 
 
 def check_pool(scheduler):
@@ -186,7 +158,7 @@ def drive(kind, config, workload, max_steps=600) -> bool:
 
 @pytest.mark.parametrize("kind", SCHEDULER_KINDS)
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(config=configs(), workload=workloads())
+@given(config=CONFIGS, workload=workloads())
 def test_every_kind_keeps_the_contracts_invariants(kind, config, workload):
     info = scheduler_info(kind)
     must_end = not info.queues_oversized_prompt or config.max_model_len <= config.kv_capacity_tokens
@@ -196,7 +168,7 @@ def test_every_kind_keeps_the_contracts_invariants(kind, config, workload):
 
 @pytest.mark.parametrize("kind", SCHEDULER_KINDS)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(config=configs(), workload=workloads(), overlap=st.booleans())
+@given(config=CONFIGS, workload=workloads(), overlap=st.booleans())
 def test_the_frames_free_order_is_the_pools_own(kind, config, workload, overlap):
     """The recorder ranks free blocks from what the pool states (recent_changes), never inferring it, and reads the
     tables a scheduler re-points in postprocess (SGLang's rows moved onto the tree's copy of a prefix)."""

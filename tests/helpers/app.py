@@ -66,6 +66,14 @@ def show(at: AppTest, k: int) -> AppTest:
     return at.run()
 
 
+def start_class(at: AppTest, scenario: str = "02_preemption") -> str:
+    """The lecturer's page opened on `scenario` and a class started from its sidebar; returns the class's code."""
+    at.query_params["scenario"] = scenario
+    at.run()
+    button(at, "Start a class").click().run()
+    return at.query_params["class"]
+
+
 def step(at: AppTest, times: int = 1) -> AppTest:
     return show(at, lab(at).cursor + times)
 

@@ -13,8 +13,14 @@ from render.chromium import CHROMIUM, CHROMIUM_ARGS
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 PLAYER = "[data-testid=stage-player]"
 LOCKSTEP = "[data-testid=lockstep]"
-NEEDS_CHROMIUM = [pytest.mark.slow, pytest.mark.skipif(not os.path.exists(CHROMIUM),
+NEEDS_CHROMIUM = [pytest.mark.browser, pytest.mark.skipif(not os.path.exists(CHROMIUM),
                                                       reason=f"{CHROMIUM} is not installed (Debian chromium)")]
+
+
+def chromium_in_this_tier() -> bool:
+    """Whether a test may also check its page in Chromium: installed, and not `make test-fast` (which leaves the
+    browser out; the full suite runs that part)."""
+    return os.path.exists(CHROMIUM) and os.environ.get("SCHEDLAB_TEST_TIER") != "fast"
 
 
 def wait_for_frame(page, step: int):

@@ -1,0 +1,53 @@
+"""Hypothesis strategies the scheduler's property tests share: valid random configs and workloads of requests
+sharing prefixes (tests/test_scheduler_properties.py for the article's scheduler, tests/test_scheduler_contract.py
+for every kind through the contract); each test picks the ranges it covers."""
+
+from hypothesis import strategies as st
+
+from scheduler import Config, ConfigError, SamplingParams, Sequence
+from scheduler.config import SCHEDULE_POLICIES
+
+SHARED_PREFIX = list(range(100, 140))
+
+
+@st.composite
+def configs(draw, block_sizes=(1, 2, 4, 8), eos=(-1,), speculative=(0, 0, 2), long_prefill=(0,)):
+    chunked = draw(st.booleans())
+    max_model_len = draw(st.integers(4, 48))
+    max_num_seqs = draw(st.integers(1, 5))
+    low_budget = max_num_seqs if chunked else max(max_model_len, max_num_seqs)
+    try:
+        return Config(max_num_seqs=max_num_seqs,
+                      max_num_batched_tokens=low_budget + draw(st.integers(0, 12 if chunked else 64)),
+                      max_model_len=max_model_len, num_kvcache_blocks=draw(st.integers(1, 24)),
+                      kvcache_block_size=draw(st.sampled_from(block_sizes)), eos=draw(st.sampled_from(eos)),
+                      prefill_first=draw(st.booleans()), enable_prefix_caching=draw(st.booleans()),
+                      chunked_prefill=chunked, mixed_batches=draw(st.booleans()),
+                      preemption_policy=draw(st.sampled_from(["tail", "smart", "priority"])),
+                      queue_policy=draw(st.sampled_from(["fcfs", "priority"])),
+                      num_speculative_tokens=draw(st.sampled_from(speculative)),
+                      long_prefill_token_threshold=draw(st.sampled_from(long_prefill)),
+                      # SGLang's own settings (the other kinds ignore them)
+                      schedule_policy=draw(st.sampled_from(SCHEDULE_POLICIES)),
+                      chunked_prefill_size=draw(st.sampled_from([-1, -1, 4, 8])),
+                      schedule_conservativeness=draw(st.sampled_from([1.0, 0.3, 2.0])))
+    except ConfigError as err:  # the strategy draws valid configs only; say so loudly if it does not
+        raise AssertionError(f"strategy drew an invalid config: {err}") from err
+
+
+@st.composite
+def requests(draw, most: int, lengths: tuple[int, int], most_tokens: int, last_arrival: int):
+    """(arrival step, sequence) for 1 to `most` requests, each prompt of `lengths` tokens starting with part of
+    SHARED_PREFIX, greedy, writing up to `most_tokens`, arriving by step `last_arrival`."""
+    drawn = []
+    for i in range(draw(st.integers(1, most))):
+        length = draw(st.integers(*lengths))
+        shared = draw(st.integers(0, min(length, len(SHARED_PREFIX))))
+        tokens = SHARED_PREFIX[:shared] + draw(st.lists(st.integers(1, 60), min_size=length - shared,
+                                                        max_size=length - shared))
+        params = SamplingParams(temperature=0.0, max_tokens=draw(st.integers(1, most_tokens)),
+                                ignore_eos=draw(st.booleans()))
+        arrival = draw(st.integers(1, last_arrival))
+        drawn.append((arrival, Sequence(tokens, params, priority=draw(st.integers(0, 3)), arrival=arrival,
+                                        seq_id=i)))
+    return drawn
