@@ -1159,7 +1159,8 @@ MESSAGES = {
     "config.bool": "must be true or false",
     "config.at_least_1": "must be at least 1",
     "config.long_prefill": "use 0 (no cap) up to max_model_len={max_model_len} tokens",
-    "config.chunked_prefill_size": "use -1 (no chunking) or a chunk of at least 1 token",
+    "config.chunked_prefill_size": "use -1 (no chunking) or a chunk of at least one page, kvcache_block_size={page} "
+                                   "tokens (SGLang cuts a chunk to whole pages)",
     "config.not_negative": "must not be negative",
     "config.number": "must be a number",
     "config.watermark": "use a fraction from 0 (keep no block free) up to, not including, 1",

@@ -1046,7 +1046,7 @@ MESSAGES = {
     "config.bool": "必须是 true 或 false",
     "config.at_least_1": "至少为 1",
     "config.long_prefill": "取 0（不设上限）到 max_model_len={max_model_len} 个 token",
-    "config.chunked_prefill_size": "取 -1（不分块）或至少 1 个 token 的块大小",
+    "config.chunked_prefill_size": "取 -1（不分块）或至少一页的块大小，即 kvcache_block_size={page} 个 token（SGLang 按整页切块）",
     "config.not_negative": "不能为负数",
     "config.number": "必须是数字",
     "config.watermark": "取 0（不留空闲块）到 1（不含 1）之间的比例",

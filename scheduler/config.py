@@ -137,10 +137,12 @@ class Config:
                               max_num_seqs=self.max_num_seqs)
 
     def _check_sglang_knobs(self):
-        """SGLang's own ranges: chunked_prefill_size -1 (off) or more, max_prefill_tokens at least 1, a known
-        schedule_policy, a conservativeness that is not negative."""
-        if self.chunked_prefill_size < -1:
-            raise ConfigError("chunked_prefill_size", self.chunked_prefill_size, "config.chunked_prefill_size")
+        """SGLang's own ranges: chunked_prefill_size -1 or 0 (off) or at least a page (SGLang cuts a chunk to whole
+        pages, and a chunk of none never prefills: the prompt would wait for good), max_prefill_tokens at least 1, a
+        known schedule_policy, a conservativeness that is not negative."""
+        if self.chunked_prefill_size < -1 or 0 < self.chunked_prefill_size < self.kvcache_block_size:
+            raise ConfigError("chunked_prefill_size", self.chunked_prefill_size, "config.chunked_prefill_size",
+                              page=self.kvcache_block_size)
         if self.max_prefill_tokens < 1:
             raise ConfigError("max_prefill_tokens", self.max_prefill_tokens, "config.at_least_1")
         if self.schedule_policy not in SCHEDULE_POLICIES:

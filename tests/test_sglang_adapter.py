@@ -152,6 +152,9 @@ def test_sglangs_settings_are_checked_and_named():
             Config(**{field: value})
         fix = refused.value.fix
         assert refused.value.field == field and text("zh", fix.key, **fix.values) != fix.key
+    with pytest.raises(ConfigError, match="kvcache_block_size=8"):  # a chunk of no whole page never prefills
+        Config(kvcache_block_size=8, chunked_prefill_size=4)
+    assert Config(kvcache_block_size=8, chunked_prefill_size=8).chunked_prefill_size == 8
 
 
 def test_a_prompt_sglang_cannot_hold_is_refused_on_arrival_with_its_limit():

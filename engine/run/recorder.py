@@ -176,9 +176,10 @@ class Recorder:
 
     def _record_blocks(self, bm: KVPoolView, dirty: set[int], filled_by: dict[int, tuple[int, int]]
                        ) -> dict[int, BlockView] | tuple[BlockView, ...]:
-        ranks = self._free_ranks(bm, bm.recent_changes())
+        changes = bm.recent_changes()
+        ranks = self._free_ranks(bm, changes)
         changed = {}
-        for bid in dirty | ranks.keys():
+        for bid in dirty | ranks.keys() | set(changes.evicted):  # an evicted unit may stay where it was, now empty
             view = self._block_view(bm, bid, ranks.get(bid, self._blocks[bid].free_rank), filled_by)
             if view != self._blocks[bid]:
                 changed[bid] = view

@@ -16,11 +16,13 @@ def configs(draw, block_sizes=(1, 2, 4, 8), eos=(-1,), speculative=(0, 0, 2), lo
     max_model_len = draw(st.integers(4, 48))
     max_num_seqs = draw(st.integers(1, 5))
     low_budget = max_num_seqs if chunked else max(max_model_len, max_num_seqs)
+    block_size = draw(st.sampled_from(block_sizes))
+    chunk = draw(st.sampled_from([-1, -1, 4, 8]))
     try:
         return Config(max_num_seqs=max_num_seqs,
                       max_num_batched_tokens=low_budget + draw(st.integers(0, 12 if chunked else 64)),
                       max_model_len=max_model_len, num_kvcache_blocks=draw(st.integers(1, 24)),
-                      kvcache_block_size=draw(st.sampled_from(block_sizes)), eos=draw(st.sampled_from(eos)),
+                      kvcache_block_size=block_size, eos=draw(st.sampled_from(eos)),
                       prefill_first=draw(st.booleans()), enable_prefix_caching=draw(st.booleans()),
                       chunked_prefill=chunked, mixed_batches=draw(st.booleans()),
                       preemption_policy=draw(st.sampled_from(["tail", "smart", "priority"])),
@@ -29,7 +31,7 @@ def configs(draw, block_sizes=(1, 2, 4, 8), eos=(-1,), speculative=(0, 0, 2), lo
                       long_prefill_token_threshold=draw(st.sampled_from(long_prefill)),
                       # SGLang's own settings (the other kinds ignore them)
                       schedule_policy=draw(st.sampled_from(SCHEDULE_POLICIES)),
-                      chunked_prefill_size=draw(st.sampled_from([-1, -1, 4, 8])),
+                      chunked_prefill_size=chunk if chunk < 0 else max(chunk, block_size),  # a page at least
                       schedule_conservativeness=draw(st.sampled_from([1.0, 0.3, 2.0])))
     except ConfigError as err:  # the strategy draws valid configs only; say so loudly if it does not
         raise AssertionError(f"strategy drew an invalid config: {err}") from err
