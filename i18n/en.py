@@ -91,6 +91,10 @@ MESSAGES = {
     "narrate.preempted.self": "Request {id} was preempted ({policy} policy): it needed another block, none was free, "
                               "and the policy picked it to give its blocks up ({freed}); it goes back to waiting and "
                               "will recompute.",
+    "narrate.pass_ended.one": "Preempting itself, request {id} ended {scheduler}'s pass over the running requests: "
+                              "request {ids}, after it in the running queue, sits this step out.",
+    "narrate.pass_ended.other": "Preempting itself, request {id} ended {scheduler}'s pass over the running requests: "
+                                "requests {ids}, after it in the running queue, sit this step out.",
     "narrate.preempted": "Request {id} was preempted ({policy} policy) to make room for request {for_id}: {freed}; "
                          "it goes back to the waiting queue and will recompute.",
     "narrate.arrived": "Request {id} arrived ({prompt}, priority {priority}) and joined the waiting queue.",

@@ -76,6 +76,10 @@ MESSAGES = {
                                    "抢占它自己（{freed}）；它回到等待队列，之后重新计算。",
     "narrate.preempted.self": "请求 {id} 被抢占（{policy} 策略）：它还需要一个块，但没有空闲块，策略选中它自己让出块（{freed}）；"
                               "它回到等待队列，之后重新计算。",
+    "narrate.pass_ended.one": "请求 {id} 抢占了自己，{scheduler} 随即结束对运行中请求的这一轮遍历：运行队列中排在它后面的请求 {ids} "
+                              "本步被跳过。",
+    "narrate.pass_ended.other": "请求 {id} 抢占了自己，{scheduler} 随即结束对运行中请求的这一轮遍历：运行队列中排在它后面的请求 {ids} "
+                                "本步被跳过。",
     "narrate.preempted": "请求 {id} 被抢占（{policy} 策略），为请求 {for_id} 腾出空间：{freed}；它回到等待队列，之后重新计算。",
     "narrate.arrived": "请求 {id} 到达（{prompt}，优先级 {priority}），进入等待队列。",
     "narrate.arrivals": "请求 {ids} 到达（提示词分别为 {lens} 个 token{priority}），进入等待队列。",

@@ -104,6 +104,14 @@ class Preempted(Event):
 
 
 @dataclass(frozen=True)
+class PassEnded(Event):
+    """`seq_id` preempted itself, which ended the pass over the running requests (vLLM 0.32; from 0.33 on, under
+    the priority policy, the pass goes on): `skipped`, after it in the running queue, sit the step out."""
+    kind: ClassVar[str] = "pass_ended"
+    skipped: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class PrefixHit(Event):
     kind: ClassVar[str] = "prefix_hit"
     block_ids: tuple[int, ...]

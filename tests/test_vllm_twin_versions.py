@@ -22,9 +22,12 @@ def seq(n: int, seq_id: int, priority: int = 0, max_tokens: int = 8) -> Sequence
                     arrival=seq_id, priority=priority)
 
 
-def step(sched: VllmScheduler) -> list[tuple[int, int]]:
-    """One step, the model accepting every draft and writing token 7; returns the (request, tokens) scheduled."""
+def step(sched: VllmScheduler, events: list | None = None) -> list[tuple[int, int]]:
+    """One step, the model accepting every draft and writing token 7; returns the (request, tokens) scheduled
+    (and puts the step's events in `events`, if given)."""
     batch = sched.schedule()
+    if events is not None:
+        events.extend(batch.events)
     outputs = []
     for s in batch.seqs:
         prefill_chunk = s.num_computed_tokens + s.num_scheduled_tokens < len(s) + len(s.draft_token_ids)
@@ -34,11 +37,12 @@ def step(sched: VllmScheduler) -> list[tuple[int, int]]:
     return scheduled
 
 
-@pytest.mark.parametrize("version, third_step", [("0.32", []), ("0.33", [(1, 1)])])
-def test_a_request_that_preempts_itself_ends_the_running_loop_in_032_but_not_in_033(version, third_step):
+@pytest.mark.parametrize("version, third_step, passes_ended", [("0.32", [], [(0, (1,))]), ("0.33", [(1, 1)], [])])
+def test_a_request_that_preempts_itself_ends_the_running_loop_in_032_but_not_in_033(version, third_step,
+                                                                                     passes_ended):
     """Request 0 (priority 2, the least important) runs first; at step 3 it needs a block the full pool lacks and
-    is itself the victim. 0.32 schedules nobody else that step; 0.33 goes on to request 1, which fits in the
-    blocks request 0 freed."""
+    is itself the victim. 0.32 schedules nobody else that step (and says so, naming who it skipped); 0.33 goes on
+    to request 1, which fits in the blocks request 0 freed."""
     sched = VllmScheduler(Config(num_kvcache_blocks=4, kvcache_block_size=2, max_num_batched_tokens=64,
                                  max_model_len=64, chunked_prefill=True, queue_policy="priority",
                                  enable_prefix_caching=False, vllm_version=version))
@@ -46,7 +50,9 @@ def test_a_request_that_preempts_itself_ends_the_running_loop_in_032_but_not_in_
     assert step(sched) == [(0, 3)]
     sched.add(seq(4, 1, priority=1))
     assert step(sched) == [(0, 1), (1, 4)]
-    assert step(sched) == third_step
+    events = []
+    assert step(sched, events) == third_step
+    assert [(e.seq_id, e.skipped) for e in events if e.kind == "pass_ended"] == passes_ended
     assert [s.seq_id for s in sched.waiting_seqs] == [0]
 
 

@@ -125,6 +125,12 @@ def _preempted(lang, event, frame: Frame, before: Frame | None = None) -> str:
                 freed=freed)
 
 
+def _pass_ended(lang, event, frame: Frame, before: Frame | None = None) -> str:
+    decided_by = frame.decided_by
+    return count(lang, "narrate.pass_ended", len(event.skipped), id=event.seq_id, ids=join_and(lang, event.skipped),
+                 scheduler=f"{decided_by.system} {decided_by.version}" if decided_by else "vLLM")
+
+
 def _arrived(lang, event, frame: Frame, before: Frame | None = None) -> str:
     return text(lang, "narrate.arrived", id=event.seq_id, prompt=count(lang, "n.prompt_token", event.prompt_len),
                 priority=event.priority)
@@ -224,7 +230,7 @@ def _other(lang, event, frame: Frame, before: Frame | None = None) -> str:
 DESCRIBE = {"arrived": _arrived, "admitted": _admitted, "chunk": _chunk, "blocked": _blocked,
             "preempted": _preempted, "prefix_hit": _prefix_hit, "finished": _finished, "aborted": _aborted,
             "speculated": _speculated, "finished_late": _finished_late, "evicted": _evicted,
-            "pool_rebuilt": _pool_rebuilt, "ordered": _ordered, "retracted": _retracted}
+            "pool_rebuilt": _pool_rebuilt, "ordered": _ordered, "retracted": _retracted, "pass_ended": _pass_ended}
 
 
 def describe(event: Event, frame: Frame, before: Frame | None = None, *, lang: str) -> str:
@@ -245,6 +251,7 @@ def left_out(frame: Frame, before: Frame, lang: str) -> str | None:
     are told by their own events, and those a pool rebuild queued again by its own), and why."""
     gone = {e.seq_id for e in frame.events if e.kind in ("preempted", "finished_late", "retracted")}
     gone |= {rid for e in frame.events_of("pool_rebuilt") for rid in e.requeued}
+    gone |= {rid for e in frame.events_of("pass_ended") for rid in e.skipped}
     paused = sorted(set(before.running) - set(frame.batch.seq_ids) - gone)
     if not paused or frame.batch.kind == "idle":
         return None

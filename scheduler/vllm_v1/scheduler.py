@@ -47,6 +47,7 @@ from scheduler.events import (
     Event,
     Evicted,
     Finished,
+    PassEnded,
     Preempted,
     PrefixHit,
     Speculated,
@@ -219,6 +220,9 @@ class VllmScheduler:
             if not scheduled:  # it preempted itself: vLLM 0.32 ends the loop over running requests; from 0.33 on,
                 if cfg.queue_policy == "priority" and cfg.vllm_since("0.33"):  # under the priority policy, it goes
                     continue  # on to the next one (now at req_index)
+                if req_index < len(self.running):
+                    events.append(PassEnded(request.request_id,
+                                            tuple(r.request_id for r in self.running[req_index:])))
                 break
             self._tell_evictions(request)
             num_scheduled_tokens[request] = num_new_tokens
