@@ -132,9 +132,9 @@ MESSAGES = {
                           "{prev}, from lengths alone (its new tokens were placeholders until they came back).",
     "narrate.other": "Request {id}: {kind}{details}.",
     "narrate.sat_out.prefill.one": "Request {ids} was running but sat this step out: a step that admits new requests "
-                                   "carries only prefills (as in nano-vllm), so its decode pauses for it.",
+                                   "carries only prefills (as in {system}), so its decode pauses for it.",
     "narrate.sat_out.prefill.other": "Requests {ids} were running but sat this step out: a step that admits new "
-                                     "requests carries only prefills (as in nano-vllm), so their decodes pause for it.",
+                                     "requests carries only prefills (as in {system}), so their decodes pause for it.",
     "narrate.sat_out.prefill_extra": " max_num_seqs={max_num_seqs} counts only this prefill batch, so {running} "
                                      "requests are running after it; decode steps take {max_num_seqs} at a time.",
     "narrate.sat_out.max_num_seqs.one": "Request {ids} was running but not in this batch: a batch holds at most "
@@ -647,11 +647,13 @@ MESSAGES = {
     "player.state_pending": "no K/V yet",
     "player.pool_title": "<b>KV cache</b> · {n} blocks of {size} tokens{reserved} · {used} in use, {cached} "
                          "cached-free, {empty} empty",
-    "player.pool_reserved": " (and vLLM's null block 0)",
+    "player.pool_reserved.vllm": " (and vLLM's null block 0)",
+    "player.pool_reserved.sglang": " (and SGLang's padding slot 0)",
     "player.block": "block {id}",
     "player.block_cached_free": "free, still in the prefix cache", "player.block_free": "free",
     "player.block_shared": "shared", "player.block_in_use": "in use",
-    "player.block_reserved": "reserved: vLLM's null block, which no request uses",
+    "player.block_reserved.vllm": "reserved: vLLM's null block, which no request uses",
+    "player.block_reserved.sglang": "reserved: SGLang's padding slot, which padded batches write and no request holds",
     "player.owners": "owners: {owners}", "player.owner": "request {id}", "player.none": "none",
     "player.ref_count": "ref count: {n}",
     "player.hash": "hash: {hash}", "player.no_hash": "none (not a full cached block)",

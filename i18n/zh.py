@@ -108,9 +108,9 @@ MESSAGES = {
     "narrate.rebuilt.none": "{base}。",
     "narrate.overlapped": "重叠调度：这个批次是在模型还在计算第 {prev} 步时仅凭长度决定的（它的新 token 在返回之前只是占位符）。",
     "narrate.other": "请求 {id}：{kind}{details}。",
-    "narrate.sat_out.prefill.one": "请求 {ids} 在运行，但本步没有参与：接纳新请求的一步只做预填充（与 nano-vllm 相同），"
+    "narrate.sat_out.prefill.one": "请求 {ids} 在运行，但本步没有参与：接纳新请求的一步只做预填充（与 {system} 相同），"
                                    "所以它的解码为此暂停。",
-    "narrate.sat_out.prefill.other": "请求 {ids} 在运行，但本步没有参与：接纳新请求的一步只做预填充（与 nano-vllm 相同），"
+    "narrate.sat_out.prefill.other": "请求 {ids} 在运行，但本步没有参与：接纳新请求的一步只做预填充（与 {system} 相同），"
                                      "所以它们的解码为此暂停。",
     "narrate.sat_out.prefill_extra": "max_num_seqs={max_num_seqs} 只限制这一个预填充批次，所以本步之后有 {running} 个请求"
                                      "在运行；解码步每次取 {max_num_seqs} 个。",
@@ -575,11 +575,13 @@ MESSAGES = {
     "player.state_pending": "尚无 K/V",
     "player.pool_title": "<b>KV 缓存</b> · {n} 个块，每块 {size} 个 token{reserved} · {used} 个使用中，{cached} 个空闲但已缓存，"
                          "{empty} 个空块",
-    "player.pool_reserved": "（另有 vLLM 的占位块 0，null block）",
+    "player.pool_reserved.vllm": "（另有 vLLM 的占位块 0，null block）",
+    "player.pool_reserved.sglang": "（另有 SGLang 的填充槽位 0）",
     "player.block": "块 {id}",
     "player.block_cached_free": "空闲，仍在前缀缓存中", "player.block_free": "空闲",
     "player.block_shared": "共享", "player.block_in_use": "使用中",
-    "player.block_reserved": "保留：vLLM 的占位块（null block），不属于任何请求",
+    "player.block_reserved.vllm": "保留：vLLM 的占位块（null block），不属于任何请求",
+    "player.block_reserved.sglang": "保留：SGLang 的填充槽位，填充批次写入它，不属于任何请求",
     "player.owners": "持有者：{owners}", "player.owner": "请求 {id}", "player.none": "无",
     "player.ref_count": "引用计数：{n}",
     "player.hash": "哈希：{hash}", "player.no_hash": "无（不是已缓存的满块）",

@@ -48,7 +48,7 @@
       const m = v.metrics, reserved = this.poolColors.filter(c => c === COLORS.reserved).length;
       const n = v.blocks.length - reserved;  // vLLM's null block is not one of the pool's blocks
       setHtml(this.$('.sp-ptitle'), this.t('pool_title', {n, size: v.cfg.block_size, used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks],
-        empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks], reserved: reserved ? this.t('pool_reserved') : ''}));
+        empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks], reserved: reserved ? this.t(`pool_reserved.${v.cfg.scheduler}`) : ''}));
       Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[B.ref_count]),
         cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : [])});
       this.$('.sp-overfull-key').hidden = !(v.overfull || []).length;
@@ -121,7 +121,7 @@
     blockTip(v, id) {
       const b = v.blocks[id], owners = this.poolOwners[id] || [];
       const ref = b[B.ref_count];
-      const state = this.t(ref === 0 ? (b[B.hash] !== null ? 'block_cached_free' : 'block_free') : !owners.length ? 'block_reserved'
+      const state = this.t(ref === 0 ? (b[B.hash] !== null ? 'block_cached_free' : 'block_free') : !owners.length ? `block_reserved.${v.cfg.scheduler}`
         : ref > 1 ? 'block_shared' : 'block_in_use');
       let [rid, start, count] = b[B.source] || [null, 0, 0];  // a cached-free block: the request that filled it
       if (owners.length) {

@@ -5,8 +5,13 @@ import json
 import pytest
 
 from engine.inputs.scenario import load_scenario, preset_paths
+from engine.run.engine import Engine
 from engine.run.frame import Frame
+from engine.run.recipe import Request as RecipeRequest
+from engine.run.recipe import RunSpec
 from runner.share import current_share
+from scheduler import Config
+from scheduler.factory import SCHEDULER_KINDS, scheduler_info
 from scheduler.sequence import PLACEHOLDER
 from session.feed import Feed, Request
 from session.lab import Lab, RunInputs
@@ -17,6 +22,7 @@ from viz.frame_payload import (
     ROW_ENDS,
     decode,
     encode,
+    player_strings,
     player_views,
     stage_view,
     token_window,
@@ -197,3 +203,16 @@ def test_a_request_past_the_end_of_the_run_says_so():
 def test_a_long_rows_tail_stays_within_the_tokens_the_server_sends():
     assert token_window(1000, 1000, 0)[-1] == range(1000 - ROW_ENDS, 1000)
     assert token_window(1000, 1000, 0)[0] == range(ROW_ENDS)
+
+
+@pytest.mark.parametrize("kind", [k for k in SCHEDULER_KINDS if scheduler_info(k).reserved_units])
+def test_a_reserved_unit_is_named_as_its_scheduler_names_it(kind):
+    """vLLM's null block and SGLang's padding slot: the view says whose pool it is, the player has words for each."""
+    engine = Engine(RunSpec(Config(num_kvcache_blocks=8), [RecipeRequest(0, prompt_token_ids=(1, 2, 3), max_tokens=2)],
+                            scheduler=kind))
+    engine.run(2)
+    assert next(player_views(engine.frames, "en"))["cfg"]["scheduler"] == kind
+    system = scheduler_info(kind).system
+    for lang in ("en", "zh"):
+        words = player_strings(lang)
+        assert system in words[f"pool_reserved.{kind}"] and system in words[f"block_reserved.{kind}"]

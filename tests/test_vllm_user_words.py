@@ -139,7 +139,7 @@ def test_06_priority_says_when_the_twins_vip_waits_and_is_admitted():
 # -- 7. Chinese: the null block is not an "empty" block -------------------------------------------------------------
 
 def test_chinese_names_vllms_null_block_apart_from_empty_blocks():
-    null_block = [key for key in ("player.pool_reserved", "player.block_reserved", "vllm.null_block")]
+    null_block = [key for key in ("player.pool_reserved.vllm", "player.block_reserved.vllm", "vllm.null_block")]
     assert all("空块" not in CATALOGUES["zh"][key] and "占位块" in CATALOGUES["zh"][key] for key in null_block)
     assert "空块" in CATALOGUES["zh"]["player.pool_title"]  # empty blocks keep the word
     for name in ("vllm_resume_cached", "vllm_vs_article", "vllm_pool_too_small"):

@@ -207,7 +207,8 @@ def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: di
         "vllm": vllm_view(frame, before, lang),
         "sched_view": sched_view(frame),
         "running": list(frame.running), "waiting": list(frame.waiting),
-        "cfg": {"max_num_seqs": frame.config.max_num_seqs, "block_size": frame.config.kvcache_block_size,
+        "cfg": {"scheduler": frame.decided_by.kind if frame.decided_by else "vllm",  # whose reserved unit
+                "max_num_seqs": frame.config.max_num_seqs, "block_size": frame.config.kvcache_block_size,
                 "max_model_len": frame.config.max_model_len,
                 "max_num_batched_tokens": frame.config.max_num_batched_tokens},
         "requests": _kept(frame.requests, before and before.requests, held and held["requests"], _request_fields),

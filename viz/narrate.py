@@ -257,7 +257,8 @@ def left_out(frame: Frame, before: Frame, lang: str) -> str | None:
         return None
     config, n, ids = frame.config, len(paused), join_and(lang, paused)
     if frame.batch.kind == "prefill":
-        sentence = count(lang, "narrate.sat_out.prefill", n, ids=ids)
+        system = frame.decided_by.system if frame.decided_by else "nano-vllm"  # an old trace: the article's
+        sentence = count(lang, "narrate.sat_out.prefill", n, ids=ids, system=system)
         if len(frame.running) > config.max_num_seqs:
             sentence += text(lang, "narrate.sat_out.prefill_extra", max_num_seqs=config.max_num_seqs,
                              running=len(frame.running))
