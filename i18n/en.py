@@ -74,8 +74,11 @@ MESSAGES = {
     "narrate.admitted": "Request {id} was admitted: {tokens} prefilled this step{cached}{why}.",
     "narrate.admitted.cached": ", {n} more reused from the prefix cache",
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
-    "narrate.admitted.recompute": " (it had been preempted, so its K/V is computed again)",
-    "narrate.admitted.recompute_rest": " (it had been preempted: the rest of its K/V is computed again)",
+    "narrate.admitted.recompute": " (it had been {sent_back}, so its K/V is computed again)",
+    "narrate.admitted.recompute_rest": " (it had been {sent_back}: the rest of its K/V is computed again)",
+    "narrate.sent_back.article": "preempted",
+    "narrate.sent_back.vllm": "preempted",
+    "narrate.sent_back.sglang": "retracted",
     "narrate.evicted.one": "Taking a block for request {id} evicted block {ids} from the prefix cache: it was free "
                            "but still cached, and the head of the free queue is taken first, so its K/V can no "
                            "longer be found by a prefix hit.",

@@ -63,8 +63,11 @@ MESSAGES = {
     "narrate.admitted": "请求 {id} 被接纳：本步预填充了 {tokens}{cached}{why}。",
     "narrate.admitted.cached": "，另有 {n} 个从前缀缓存复用",
     "narrate.admitted.after_rebuild": "（KV 缓存池已重建，所以它的 K/V 要在新池中重新计算）",
-    "narrate.admitted.recompute": "（它曾被抢占，所以它的 K/V 要重新计算）",
-    "narrate.admitted.recompute_rest": "（它曾被抢占：它其余的 K/V 要重新计算）",
+    "narrate.admitted.recompute": "（它曾被{sent_back}，所以它的 K/V 要重新计算）",
+    "narrate.admitted.recompute_rest": "（它曾被{sent_back}：它其余的 K/V 要重新计算）",
+    "narrate.sent_back.article": "抢占",
+    "narrate.sent_back.vllm": "抢占",
+    "narrate.sent_back.sglang": "撤回",
     "narrate.evicted.one": "为请求 {id} 取块时，块 {ids} 被逐出前缀缓存：它空闲但仍在缓存中，而空闲队列从队首开始取块，"
                            "所以它的 K/V 再也不能被前缀命中找到。",
     "narrate.evicted.other": "为请求 {id} 取块时，块 {ids} 被逐出前缀缓存：它们空闲但仍在缓存中，而空闲队列从队首开始取块，"

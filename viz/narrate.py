@@ -110,7 +110,9 @@ def _admitted(lang, event, frame: Frame, before: Frame | None = None) -> str:
     if getattr(event, "after_rebuild", False):
         why = text(lang, "narrate.admitted.after_rebuild")
     elif event.recompute:  # with a prefix-cache hit, only what the cache no longer held is computed again
-        why = text(lang, "narrate.admitted.recompute_rest" if event.num_cached_tokens else "narrate.admitted.recompute")
+        sent_back = text(lang, f"narrate.sent_back.{frame.decided_by.kind if frame.decided_by else 'article'}")
+        why = text(lang, "narrate.admitted.recompute_rest" if event.num_cached_tokens else "narrate.admitted.recompute",
+                   sent_back=sent_back)  # SGLang's word: retracted
     return text(lang, "narrate.admitted", id=event.seq_id, tokens=count(lang, "n.token", event.num_tokens),
                 cached=cached, why=why)
 
