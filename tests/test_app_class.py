@@ -59,7 +59,11 @@ def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(a
     assert student.selectbox(key="scenario_choice").value == "02_preemption"  # the sidebar shows the lecturer's
     assert "key" not in student.query_params and student.query_params["class"] == room.code
     assert any(f"Following the lecturer (class {room.code})" in i.value for i in student.info)
+    labels = {b.label for b in student.button}  # the lecturer moves a follower's stage: no Run N, Reset or desk
+    assert not labels & {"Run N steps ▶▶", "⟲ Reset", "Bring everyone back"}, labels
+    assert {"Run N steps ▶▶", "⟲ Reset", "Bring everyone back"} <= {b.label for b in app.button}
     button(student, "Break away").click().run()
+    assert {"Run N steps ▶▶", "⟲ Reset"} <= {b.label for b in student.button}  # on their own again
     show(student, 1)
     show(app, 6)
     student.run()

@@ -20,6 +20,7 @@ from ui.classroom import (
     PLAYING,
     class_banner,
     follow_lead,
+    is_following,
     is_lecturer,
     publish_lead,
     stage_bound,
@@ -328,19 +329,25 @@ def stage():
             take_seat()
             follow_lead(in_fragment=True)
             publish_lead()  # the lecturer's step reaches the class before the lecturer's own page is drawn
+            # A follower's stage is what the lecturer moves it to: no Run N, Reset or link of its own (breaking away
+            # gives them back); it is redrawn at every move of the lecturer's, for every student, so it stays light.
+            following, leading = is_following(), is_lecturer()
             notice, stage_slot = st.container(), st.container()  # drawn first, filled once Run N and Reset acted
-            controls()
+            if not following:
+                controls()
             if st.session_state.notice:
                 notice.warning(said(st.session_state.notice))
             with stage_slot:
-                desk()
+                if leading:
+                    desk()  # a fragment redrawn every few seconds: only on the lecturer's page
                 class_banner()
                 kept_out_notice()
                 settings_notice()
                 player(error)
             predict()
             assignment_panel()
-            copy_link(url_params())
+            if not following:
+                copy_link(url_params())
             lower_views()
             sync_url(url_params())
             publish_lead()  # again: Run N steps moved the cursor meanwhile
