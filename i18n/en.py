@@ -281,6 +281,7 @@ MESSAGES = {
     "settings.was": "was",
     "settings.was_scenario": "the scenario's:",
     "settings.variant_item": "{label} {value}",
+    "settings.variant_scheduler": "decided by the {name}",
     "settings.variant_on": "{label} on", "settings.variant_off": "{label} off",
 
     "input.scenario": "A preset workload and settings with a story and key frames to jump to, or a custom setup.",

@@ -234,6 +234,7 @@ MESSAGES = {
     "settings.was": "原为",
     "settings.was_scenario": "场景设定为",
     "settings.variant_item": "{label}为 {value}",
+    "settings.variant_scheduler": "由 {name}决定",
     "settings.variant_on": "开启{label}", "settings.variant_off": "关闭{label}",
 
     "input.scenario": "一个预设的工作负载与设置，附带讲解和可跳转的关键帧；或者自定义设置。",

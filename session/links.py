@@ -120,7 +120,7 @@ def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, 
     settings |= {f: v for f, v in options._asdict().items() if v != getattr(base_options, f)}
     scenario = scenarios.get(inputs.scenario_name)
     seed = inputs.spec.seed if custom or scenario is None or inputs.spec.seed != scenario.spec.seed else None
-    own = DEFAULT_KIND if custom or scenario is None else scenario.spec.scheduler
+    own = DEFAULT_KIND if custom or scenario is None else scenario.spec_for(variant=inputs.variant).scheduler
     changes = tuple(c for c in lab.shared_run.spec.changes if c.step > 0 or c.kind == "request")  # frame 0's: settings
     return Link(inputs.scenario_name, lab.cursor, inputs.variant, present, inputs.custom, seed, inputs.temperature,
                 settings, lang, None if inputs.spec.scheduler == own else inputs.spec.scheduler, changes)
