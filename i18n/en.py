@@ -911,6 +911,7 @@ MESSAGES = {
                        "configs differ in ({system} has no such choice). Pick another scheduler, or another "
                        "comparison.",
     "lab.compare": "Compare",
+    "lab.variant": "the preset vs its variant (the preset's own comparison)",
     "lab.custom": "custom: set each config yourself",
     "lab.how_many": "how many configs",
     "lab.config_heading": "**Config {n}**",
@@ -1120,6 +1121,8 @@ MESSAGES = {
     "compare.variant.fixed": "fixed max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "adaptive batch size ({low}-{high} ms)",
     "compare.variant.article": "the article's scheduler",
+    "compare.variant.preset": "the preset",
+    "compare.variant.its_variant": "variant: {changes}",
     "compare.variant.sglang": "SGLang twin",
     "compare.variant.vllm": "vLLM twin",
     "compare.name.article vs vllm": "the article's scheduler vs the vLLM twin",
