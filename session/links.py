@@ -176,8 +176,7 @@ def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> 
         _fail("variant", params["variant"], Message("link.fix.no_variant", name=echoed(repr(name))))
     seed = _value(params, "seed", 0 if custom else None)
     settings = {key: _value(params, key, None) for key in (*SETTINGS, *Options._fields) if key in params}
-    base = Config() if custom else (replace(scenarios[name].spec.config, **scenarios[name].variant) if variant
-                                    else scenarios[name].spec.config)
+    base = Config() if custom else scenarios[name].spec_for(variant=variant).config
     try:
         config = replace(base, **{k: v for k, v in settings.items() if k in SETTINGS})
         adaptive = settings.get("adaptive", None if custom else scenarios[name].spec.adaptive)

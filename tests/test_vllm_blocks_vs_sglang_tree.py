@@ -13,7 +13,7 @@ from engine.inputs.scenario import SCENARIOS_DIR, ScenarioError, load_scenario, 
 from i18n import join_and, text
 from session.lab import Lab, RunInputs
 from session.lead_recipe import LeadRecipes
-from session.links import link_of
+from session.links import link_of, open_link, parse_link
 from session.run_cache import RunCache
 from tests.helpers.engines import GOOD
 from viz.glossary import variant_label
@@ -71,6 +71,11 @@ def test_a_link_to_the_variant_reopens_it_under_the_sglang_twin_without_naming_i
     assert lab.scheduler == "sglang" and lab.key_frames and all(k.variant for k in lab.key_frames)
     params = link_of(lab, scenarios, lang="en").params()
     assert params == {"scenario": "vllm_blocks_vs_sglang_tree", "variant": "1", "frame": "7"}
+    link = parse_link(params, scenarios)
+    reopened = open_link(link, scenarios, "fake")
+    reopened.run(link.frame)
+    assert reopened.scheduler == "sglang" and reopened.frames[7].view["split"]
+    assert all(k.holds(reopened.frames) for k in reopened.key_frames)
 
 
 def test_a_lead_recipe_of_the_variant_builds_it_under_the_sglang_twin_on_another_process():
