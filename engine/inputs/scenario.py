@@ -167,10 +167,10 @@ class _Loader:
         runner = runner or data.get("runner", "fake")
         if runner not in RUNNER_KINDS:
             self.fail("runner", "scenario.no_runner", runner=repr(runner), kinds=", ".join(RUNNER_KINDS))
-        scheduler = self.scheduler(data, "scheduler", DEFAULT_KIND)
+        scheduler = self.scheduler(data.get("scheduler", DEFAULT_KIND), "scheduler")
         config = self.config(data["config"])
         variant = dict(data.get("variant", {}))
-        variant_scheduler = self.scheduler(variant, "variant.scheduler", scheduler)
+        variant_scheduler = self.scheduler(variant.get("scheduler", scheduler), "variant.scheduler")
         variant_config = self.config({**data["config"], **{k: v for k, v in variant.items() if k != "scheduler"}},
                                      where="variant")
         overlap = data.get("overlap", False)
@@ -218,9 +218,8 @@ class _Loader:
                 languages.append(lang)
         return languages
 
-    def scheduler(self, table: dict, key: str, default: str) -> str:
-        """The scheduler kind `table` names under `key`'s last part (`default` where it names none)."""
-        kind = table.get(key.rsplit(".", 1)[-1], default)
+    def scheduler(self, kind, key: str) -> str:
+        """`kind`, the file's value at `key`, if it names a scheduler."""
         if kind not in SCHEDULER_KINDS:
             self.fail(key, "scenario.no_scheduler", scheduler=repr(kind), kinds=", ".join(SCHEDULER_KINDS))
         return kind
