@@ -15,6 +15,7 @@ from engine.analysis.compare import (
     alike_under,
     compare,
     generated_workload,
+    preset_variants,
     variants_for,
 )
 from engine.analysis.export import comparison_json, requests_csv
@@ -41,13 +42,14 @@ from viz.compare import (
     zero_metrics,
 )
 from viz.compare_words import metric_rows, summary, verdicts
-from viz.glossary import clock, metric_definitions
+from viz.glossary import clock, metric_definitions, variant_label
 from viz.html_export import animation_html
 from viz.lockstep import partings_answer
 from viz.metrics_table import as_table
 
 GENERATED = "generated"
 CUSTOM_COMPARISON = "custom"  # a comparison of configs set by hand (not a custom scenario: session.lab.CUSTOM)
+PRESET_VARIANT = "variant"  # a preset's run against its variant's, offered first for a preset that has one
 # Every chart keeps one toolbar button: the camera, which saves it as a PNG (drawn by plotly.js in the browser).
 PLOT_CONFIG = {"displayModeBar": True, "displaylogo": False, "modeBarButtons": [["toImage"]],
                "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -111,9 +113,14 @@ def choose_variants(base, column, workload: str, scheduler: str) -> list[Variant
     """The configs to compare, or None when one of them is impossible or they would be one run twice (the reason
     is shown)."""
     lang = current_lang()
-    comparison = column.selectbox(t("lab.compare"), [*COMPARISONS, CUSTOM_COMPARISON], key="comparison",
-                                  format_func=lambda c: text(lang, "lab.custom" if c == CUSTOM_COMPARISON
-                                                             else f"compare.name.{c}"))
+    scenario = presets()[0].get(workload)
+    own_variant = [PRESET_VARIANT] if scenario is not None and scenario.variant else []
+    own_ids = (CUSTOM_COMPARISON, PRESET_VARIANT)  # said by lab.<id>; a named comparison by compare.name.<name>
+    comparison = column.selectbox(t("lab.compare"), [*own_variant, *COMPARISONS, CUSTOM_COMPARISON], key="comparison",
+                                  format_func=lambda c: text(lang, f"lab.{c}" if c in own_ids else f"compare.name.{c}"))
+    if comparison == PRESET_VARIANT:
+        return preset_variants(scenario, (text(lang, "compare.variant.preset"), text(
+            lang, "compare.variant.its_variant", changes=variant_label(scenario.variant, lang))))
     if comparison in OWN_SCHEDULERS:
         return variants_for(comparison, base, lang)
     if comparison != CUSTOM_COMPARISON:
@@ -220,7 +227,8 @@ st.caption(t("lab.caption"))
 scenarios, _ = presets()
 titles = {GENERATED: t("lab.generated")} | {n: s.title_in(current_lang()) for n, s in scenarios.items()}
 workload_col, compare_col = st.columns(2)
-choice = workload_col.selectbox(t("lab.workload"), list(titles), key="workload_choice", format_func=titles.get)
+choice = workload_col.selectbox(t("lab.workload"), list(titles), key="workload_choice", format_func=titles.get,
+                                on_change=lambda: st.session_state.pop("comparison", None))  # its own first
 workload, base, seed, cost, own_scheduler = workload_inputs(choice)
 try:
     variants = choose_variants(base, compare_col, choice, own_scheduler)

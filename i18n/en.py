@@ -281,6 +281,7 @@ MESSAGES = {
     "settings.was": "was",
     "settings.was_scenario": "the scenario's:",
     "settings.variant_item": "{label} {value}",
+    "settings.variant_scheduler": "decided by the {name}",
     "settings.variant_on": "{label} on", "settings.variant_off": "{label} off",
 
     "input.scenario": "A preset workload and settings with a story and key frames to jump to, or a custom setup.",
@@ -910,6 +911,7 @@ MESSAGES = {
                        "configs differ in ({system} has no such choice). Pick another scheduler, or another "
                        "comparison.",
     "lab.compare": "Compare",
+    "lab.variant": "the preset vs its variant (the preset's own comparison)",
     "lab.custom": "custom: set each config yourself",
     "lab.how_many": "how many configs",
     "lab.config_heading": "**Config {n}**",
@@ -1119,6 +1121,8 @@ MESSAGES = {
     "compare.variant.fixed": "fixed max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "adaptive batch size ({low}-{high} ms)",
     "compare.variant.article": "the article's scheduler",
+    "compare.variant.preset": "the preset",
+    "compare.variant.its_variant": "variant: {changes}",
     "compare.variant.sglang": "SGLang twin",
     "compare.variant.vllm": "vLLM twin",
     "compare.name.article vs vllm": "the article's scheduler vs the vLLM twin",

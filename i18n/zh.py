@@ -234,6 +234,7 @@ MESSAGES = {
     "settings.was": "原为",
     "settings.was_scenario": "场景设定为",
     "settings.variant_item": "{label}为 {value}",
+    "settings.variant_scheduler": "由 {name}决定",
     "settings.variant_on": "开启{label}", "settings.variant_off": "关闭{label}",
 
     "input.scenario": "一个预设的工作负载与设置，附带讲解和可跳转的关键帧；或者自定义设置。",
@@ -813,6 +814,7 @@ MESSAGES = {
     "lab.alike_under": "在 {name} 下，{comparison} 只是把同一次运行跑两遍：这个调度器不读取这些配置之间不同的那项设置"
                        "（{system} 没有这样的选项）。请选择另一个调度器，或换一种比较。",
     "lab.compare": "比较",
+    "lab.variant": "预设 对比 它的变体（预设自带的比较）",
     "lab.custom": "自定义：逐个设置每种配置",
     "lab.how_many": "配置数量",
     "lab.config_heading": "**配置 {n}**",
@@ -1006,6 +1008,8 @@ MESSAGES = {
     "compare.variant.fixed": "固定 max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "自适应批大小（{low}-{high} 毫秒）",
     "compare.variant.article": "文章的调度器",
+    "compare.variant.preset": "预设",
+    "compare.variant.its_variant": "变体：{changes}",
     "compare.variant.sglang": "SGLang 孪生调度器",
     "compare.variant.vllm": "vLLM 孪生调度器",
     "compare.name.article vs vllm": "文章的调度器 对比 vLLM 孪生调度器",

@@ -120,7 +120,7 @@ def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, 
     settings |= {f: v for f, v in options._asdict().items() if v != getattr(base_options, f)}
     scenario = scenarios.get(inputs.scenario_name)
     seed = inputs.spec.seed if custom or scenario is None or inputs.spec.seed != scenario.spec.seed else None
-    own = DEFAULT_KIND if custom or scenario is None else scenario.spec.scheduler
+    own = DEFAULT_KIND if custom or scenario is None else scenario.spec_for(variant=inputs.variant).scheduler
     changes = tuple(c for c in lab.shared_run.spec.changes if c.step > 0 or c.kind == "request")  # frame 0's: settings
     return Link(inputs.scenario_name, lab.cursor, inputs.variant, present, inputs.custom, seed, inputs.temperature,
                 settings, lang, None if inputs.spec.scheduler == own else inputs.spec.scheduler, changes)
@@ -176,8 +176,7 @@ def parse_link(params: Mapping[str, str], scenarios: Mapping[str, Scenario]) -> 
         _fail("variant", params["variant"], Message("link.fix.no_variant", name=echoed(repr(name))))
     seed = _value(params, "seed", 0 if custom else None)
     settings = {key: _value(params, key, None) for key in (*SETTINGS, *Options._fields) if key in params}
-    base = Config() if custom else (replace(scenarios[name].spec.config, **scenarios[name].variant) if variant
-                                    else scenarios[name].spec.config)
+    base = Config() if custom else scenarios[name].spec_for(variant=variant).config
     try:
         config = replace(base, **{k: v for k, v in settings.items() if k in SETTINGS})
         adaptive = settings.get("adaptive", None if custom else scenarios[name].spec.adaptive)

@@ -69,6 +69,17 @@ def test_the_shrinker_keeps_cutting_while_the_workload_still_differs():
     assert small["requests"] == [9]
 
 
+@pytest.mark.parametrize("system, budget", [("vllm", "max_tokens"), ("sglang", "max_new_tokens")])
+def test_both_adapters_cut_a_workload_alike_each_under_its_systems_output_budget(system, budget):
+    adapter = load(system)
+    workload = {"mode": "m", "requests": [{"prompt": [5, 6, 7, 8], budget: 4}, {"prompt": [9], budget: 1}]}
+    cuts = list(adapter.smaller(workload))
+    assert [len(w["requests"]) for w in cuts] == [1, 1, 2, 2]  # each request dropped, then 0's budget and prompt
+    assert cuts[2]["requests"][0] == {"prompt": [5, 6, 7, 8], budget: 2}
+    assert cuts[3]["requests"][0] == {"prompt": [5, 6], budget: 4}
+    assert list(adapter.smaller({"mode": "m", "requests": [{"prompt": [9], budget: 1}]})) == []  # nothing to cut
+
+
 def test_a_mode_where_twin_and_oracle_agree_counts_every_workload(capsys):
     adapter, traces = ToyAdapter(), []
     assert check_mode(adapter, adapter.open_oracle(), "small", 20, seed=0, identical_traces=traces)

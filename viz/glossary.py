@@ -108,13 +108,16 @@ def changed_settings(start: Config, now: Config, was: str = "was", ignore: tuple
 
 
 def variant_label(changes: dict, lang: str) -> str:
-    """A scenario variant's config changes in words: "chunked prefill on, token budget per step ... 64"."""
+    """A scenario variant's changes in words: "chunked prefill on, token budget per step ... 64"; a variant decided
+    by another scheduler names it ("decided by the SGLang twin")."""
     return text(lang, "list.sep").join(_variant_item(f, v, lang) for f, v in changes.items())
 
 
 def _variant_item(field: str, value, lang: str) -> str:
     """"chunked prefill on"; a switch turned on or off reads as a verb in Chinese (开启……, 关闭……), since a trailing
     关 after a bug's name reads as a double negative."""
+    if field == "scheduler":
+        return text(lang, "settings.variant_scheduler", name=text(lang, f"compare.variant.{value}"))
     if isinstance(value, bool) and field != "prefill_first":
         return text(lang, f"settings.variant_{'on' if value else 'off'}", label=_label(field, lang))
     return text(lang, "settings.variant_item", label=_label(field, lang), value=setting_value(field, value, lang))

@@ -19,6 +19,7 @@ from functools import partial
 from itertools import combinations
 from statistics import fmean
 
+from engine.inputs.scenario import Scenario
 from engine.inputs.workload import lengths, poisson_arrivals, random_workload
 from engine.run.adaptive import AdaptiveBatch, step_latencies
 from engine.run.engine import Engine
@@ -133,6 +134,14 @@ def variants_for(comparison: str, base: Config, lang: str, scheduler: str = DEFA
     (unless the comparison is one of OWN_SCHEDULERS); raises ConfigError if one is impossible."""
     variants = COMPARISONS[comparison](base, partial(text, lang))
     return variants if comparison in OWN_SCHEDULERS else [replace(v, scheduler=scheduler) for v in variants]
+
+
+def preset_variants(scenario: Scenario, labels: Sequence[str]) -> list[Variant]:
+    """A preset's run and its variant's (the variant's config, decided by the variant's scheduler where it names
+    one) as the two variants of a comparison, labelled `labels`."""
+    specs = (scenario.spec_for(), scenario.spec_for(variant=True))
+    return [Variant(label, spec.config, spec.overlap, spec.adaptive, spec.scheduler)
+            for label, spec in zip(labels, specs, strict=True)]
 
 
 def alike_under(kind: str, variants: Sequence[Variant]) -> bool:

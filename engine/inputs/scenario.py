@@ -49,7 +49,8 @@ class Scenario:
     narrative: str
     spec: RunSpec
     key_frames: tuple[KeyFrame, ...]
-    variant: dict  # config changes of the comparison run the scenario offers ({} when none)
+    variant: dict  # what the comparison run the scenario offers changes: config fields, and `scheduler` when another
+    # scheduler decides it ({} when the scenario offers none)
     translations: dict = field(default_factory=dict)  # {language: {"title": ..., "narrative": ...}}
     assignment: Assignment | None = None  # goals the student's run must meet (engine/inputs/assignment.py)
 
@@ -68,11 +69,13 @@ class Scenario:
         return lang == DEFAULT or lang in self.translations
 
     def spec_for(self, runner: str | None = None, variant: bool = False) -> RunSpec:
-        """The recipe of this scenario's run, or of its variant (the same run with the `variant` config), on
-        `runner` (by default the file's)."""
+        """The recipe of this scenario's run, or of its variant (the same workload with the `variant` config, decided
+        by the variant's scheduler where it names one), on `runner` (by default the file's)."""
         spec = self.spec
         if variant:
-            spec = replace(spec, config=replace(spec.config, **self.variant))
+            changes = dict(self.variant)
+            scheduler = changes.pop("scheduler", spec.scheduler)
+            spec = replace(spec, config=replace(spec.config, **changes), scheduler=scheduler)
         return replace(spec, runner=runner) if runner else spec
 
     def engine(self, runner: str | None = None, record: bool = True, variant: bool = False) -> Engine:
@@ -164,12 +167,12 @@ class _Loader:
         runner = runner or data.get("runner", "fake")
         if runner not in RUNNER_KINDS:
             self.fail("runner", "scenario.no_runner", runner=repr(runner), kinds=", ".join(RUNNER_KINDS))
-        scheduler = data.get("scheduler", DEFAULT_KIND)
-        if scheduler not in SCHEDULER_KINDS:
-            self.fail("scheduler", "scenario.no_scheduler", scheduler=repr(scheduler), kinds=", ".join(SCHEDULER_KINDS))
+        scheduler = self.scheduler(data.get("scheduler", DEFAULT_KIND), "scheduler")
         config = self.config(data["config"])
-        variant = data.get("variant", {})
-        variant_config = self.config({**data["config"], **variant}, where="variant")
+        variant = dict(data.get("variant", {}))
+        variant_scheduler = self.scheduler(variant.get("scheduler", scheduler), "variant.scheduler")
+        variant_config = self.config({**data["config"], **{k: v for k, v in variant.items() if k != "scheduler"}},
+                                     where="variant")
         overlap = data.get("overlap", False)
         for checked, where in ((config, "config"), (variant_config, "variant")):
             try:
@@ -181,6 +184,8 @@ class _Loader:
         seed = data.get("seed", 0)
         workload = self.workload(data["workload"], seed)
         self.check_fits(workload, config, scheduler)
+        if variant:
+            self.check_fits(workload, variant_config, variant_scheduler)
         max_steps = data.get("max_steps", 10_000)
         if late := [i for i, r in enumerate(workload) if r.arrival >= max_steps]:
             self.fail(Message("scenario.request_n", i=late[0]), "scenario.arrives_late",
@@ -193,7 +198,7 @@ class _Loader:
         translations = {lang: {"title": data[f"title_{lang}"], "narrative": data[f"narrative_{lang}"].strip()}
                         for lang in translated}
         spec = RunSpec(config, workload, runner, seed, cost, adaptive, overlap, scheduler, max_steps=max_steps)
-        return Scenario(self.path, data["title"], data["narrative"].strip(), spec, key_frames, dict(variant),
+        return Scenario(self.path, data["title"], data["narrative"].strip(), spec, key_frames, variant,
                         translations, assignment)
 
     def translated(self, texts: list[tuple[str, dict]]) -> list[str]:
@@ -212,6 +217,12 @@ class _Loader:
             if not missing:
                 languages.append(lang)
         return languages
+
+    def scheduler(self, kind, key: str) -> str:
+        """`kind`, the file's value at `key`, if it names a scheduler."""
+        if kind not in SCHEDULER_KINDS:
+            self.fail(key, "scenario.no_scheduler", scheduler=repr(kind), kinds=", ".join(SCHEDULER_KINDS))
+        return kind
 
     def adaptive(self, table: dict) -> AdaptiveBatch:
         self.table(table, "adaptive", {"low_s": float, "high_s": float, "step": int, "min_seqs": int,

@@ -14,3 +14,17 @@ def shrink(workload: dict, smaller: Callable[[dict], Iterator[dict]], differs: C
         if workload_next is None:
             return workload
         workload = workload_next
+
+
+def fewer_or_shorter(workload: dict, output_budget: str) -> Iterator[dict]:
+    """Workloads one cut smaller, for `shrink`: a request dropped, then one request's output budget (the request
+    field `output_budget`, under the system's name) or prompt halved."""
+    requests = workload["requests"]
+    if len(requests) > 1:
+        for i in range(len(requests)):
+            yield {**workload, "requests": requests[:i] + requests[i + 1:]}
+    for i, r in enumerate(requests):
+        for cut in ({output_budget: r[output_budget] // 2}, {"prompt": r["prompt"][:len(r["prompt"]) // 2]}):
+            trial = {**r, **cut}
+            if trial[output_budget] >= 1 and trial["prompt"] and trial != r:
+                yield {**workload, "requests": [*requests[:i], trial, *requests[i + 1:]]}

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from runner.fake import FakeRunner
 from tools.refcheck.bench_trace import bench_requests
+from tools.refcheck.shrink import fewer_or_shorter
 
 SGLANG_RELEASE = "0.5.23"
 EOS = 0
@@ -94,15 +95,7 @@ def bench_workload(num_requests: int, seed: int = 0) -> dict:
 
 def smaller(workload: dict) -> Iterator[dict]:
     """Workloads one step smaller: a request dropped, or one's max_new_tokens or prompt halved."""
-    requests = workload["requests"]
-    for i in range(len(requests)):
-        if len(requests) > 1:
-            yield {**workload, "requests": requests[:i] + requests[i + 1:]}
-    for i, r in enumerate(requests):
-        for cut in ({"max_new_tokens": r["max_new_tokens"] // 2}, {"prompt": r["prompt"][:len(r["prompt"]) // 2]}):
-            trial = {**r, **cut}
-            if trial["max_new_tokens"] >= 1 and trial["prompt"] and trial != r:
-                yield {**workload, "requests": [*requests[:i], trial, *requests[i + 1:]]}
+    return fewer_or_shorter(workload, "max_new_tokens")
 
 
 class FakeModel:

@@ -12,10 +12,12 @@ golden-trace test replays these without vLLM."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 from runner.fake import FakeRunner
 from scheduler.speculative import accept_drafts
 from tools.refcheck.bench_trace import bench_requests
+from tools.refcheck.shrink import fewer_or_shorter
 
 EOS = 0
 MODES = ("fcfs", "fcfs-prefix", "priority", "async", "spec", "pool", "knobs")
@@ -132,15 +134,7 @@ def step_record(scheduled, drafts, new, resumed, preempted, finished, waiting, r
 FIELDS = ("scheduled", "drafts", "new", "resumed", "preempted", "finished", "waiting", "running", "tables")
 
 
-def smaller(workload: dict):
+def smaller(workload: dict) -> Iterator[dict]:
     """Workloads one cut smaller, for the shrinker: a request dropped, then a request's max_tokens or prompt
     halved."""
-    requests = workload["requests"]
-    if len(requests) > 1:
-        for i in range(len(requests)):
-            yield {**workload, "requests": requests[:i] + requests[i + 1:]}
-    for i, r in enumerate(requests):
-        for cut in ({"max_tokens": r["max_tokens"] // 2}, {"prompt": r["prompt"][:len(r["prompt"]) // 2]}):
-            trial = {**r, **cut}
-            if trial["max_tokens"] >= 1 and trial["prompt"] and trial != r:
-                yield {**workload, "requests": [*requests[:i], trial, *requests[i + 1:]]}
+    return fewer_or_shorter(workload, "max_tokens")
