@@ -37,3 +37,27 @@ def test_the_offline_player_draws_the_radix_tree(browser, tmp_path):
     ARTIFACTS.mkdir(exist_ok=True)
     panel.screenshot(path=ARTIFACTS / "tree_view_offline_split.png")
     page.close()
+
+
+def test_a_leaf_evicted_with_its_parent_is_drawn_under_the_parents_ghost(browser, tmp_path):
+    """sglang_evicted_prefix's step 5 evicts 0's last token, then the node above it, a leaf once its child is gone:
+    both evicted nodes are drawn, the child under its parent's ghost."""
+    from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+    from engine.run.engine import Engine
+
+    step = 5
+    engine = Engine(load_scenario(SCENARIOS_DIR / "sglang_evicted_prefix.toml").spec)
+    engine.run(step)
+    evicted = engine.frames[step].view["evicted"]
+    ids = {node[0] for node in evicted}
+    (child, parent), = [node[:2] for node in evicted if node[1] in ids]  # 0's last token, under A's node
+    handout = Handout("evicted", "", "fake model", engine.frames, "en", cursor=step, scheduler="sglang")
+    path = tmp_path / "offline.html"
+    path.write_text(handout_html(handout))
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    page.wait_for_function(f"() => document.querySelector('.sh-stage').dataset.frame === '{step}'")
+    panel = page.locator(".sh-stage [data-testid=tree-view]")
+    assert panel.locator("[data-evicted]").count() == len(evicted)
+    assert panel.locator(f"li:has(> [data-evicted='{parent}']) [data-evicted='{child}']").count() == 1
+    page.close()
