@@ -81,8 +81,9 @@ def test_screenshots_of_the_stages_side_by_side(fake_server, browser, lang):
 def test_three_schedulers_stand_side_by_side_at_1400_px(fake_server, browser, lang):
     """sglang_lpm_chat under the three schedulers at 1400 px, the sidebar open: three stages in one row (not two, then
     the third under the first), each as wide as the others; a screenshot for a person to look at."""
-    page = open_lockstep(browser, fake_server, lang, load_scenario(SCENARIOS_DIR / "sglang_lpm_chat.toml").title_in(lang),
-                         text(lang, "compare.name.article vs vllm vs sglang"), 1400, 900)
+    title = load_scenario(SCENARIOS_DIR / "sglang_lpm_chat.toml").title_in(lang)
+    three = text(lang, "compare.name.article vs vllm vs sglang")
+    page = open_lockstep(browser, fake_server, lang, title, three, 1400, 900)
     root = page.locator(LOCKSTEP)
     root.locator("[data-action=next-parting]").click()
     step, frames = lockstep_shown(page)
