@@ -648,7 +648,7 @@ MESSAGES = {
     "player.still_computing": "still being computed",
     "player.state_cached": "K/V cached before this step", "player.state_now": "computed this step",
     "player.state_pending": "no K/V yet",
-    "player.pool_title": "<b>KV cache</b> · {n} blocks of {size} tokens{reserved} · {used} in use, {cached} "
+    "player.pool_title": "<b>KV cache</b> · {n} blocks of {tokens}{reserved} · {used} in use, {cached} "
                          "cached-free, {empty} empty",
     "player.pool_reserved.vllm": " (and vLLM's null block 0)",
     "player.pool_reserved.sglang": " (and SGLang's padding slot 0)",

@@ -576,7 +576,7 @@ MESSAGES = {
     "player.still_computing": "仍在计算",
     "player.state_cached": "K/V 在本步之前已缓存", "player.state_now": "本步计算",
     "player.state_pending": "尚无 K/V",
-    "player.pool_title": "<b>KV 缓存</b> · {n} 个块，每块 {size} 个 token{reserved} · {used} 个使用中，{cached} 个空闲但已缓存，"
+    "player.pool_title": "<b>KV 缓存</b> · {n} 个块，每块 {tokens}{reserved} · {used} 个使用中，{cached} 个空闲但已缓存，"
                          "{empty} 个空块",
     "player.pool_reserved.vllm": "（另有 vLLM 的占位块 0，null block）",
     "player.pool_reserved.sglang": "（另有 SGLang 的填充槽位 0）",

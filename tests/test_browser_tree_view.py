@@ -59,5 +59,6 @@ def test_a_leaf_evicted_with_its_parent_is_drawn_under_the_parents_ghost(browser
     page.wait_for_function(f"() => document.querySelector('.sh-stage').dataset.frame === '{step}'")
     panel = page.locator(".sh-stage [data-testid=tree-view]")
     assert panel.locator("[data-evicted]").count() == len(evicted)
+    assert " blocks of 1 token (" in page.locator(".sh-stage .sp-ptitle").inner_text()  # not "of 1 tokens"
     assert panel.locator(f"li:has(> [data-evicted='{parent}']) [data-evicted='{child}']").count() == 1
     page.close()
