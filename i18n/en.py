@@ -1031,8 +1031,10 @@ MESSAGES = {
     "compare.finish.more": " and {n} more",
     "compare.finish.sep": "; ",
     "compare.memory.other": "{n} ({tokens} tokens recomputed) for {label}",
-    "compare.memory.least": "{label} ran out of KV blocks least: {n} preemptions ({tokens} tokens recomputed), against "
-                            "{others}",
+    "compare.memory.least.one": "{label} ran out of KV blocks least: {n} preemption ({tokens} tokens recomputed), "
+                                "against {others}",
+    "compare.memory.least.other": "{label} ran out of KV blocks least: {n} preemptions ({tokens} tokens recomputed), "
+                                  "against {others}",
     "compare.memory.kv": "; mean KV use: {kv}",
     "compare.memory.empty": "; reserved slots left empty: {wasted}",
     "compare.question.first_token": "first token",
