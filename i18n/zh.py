@@ -33,7 +33,7 @@ MESSAGES = {
     "narrate.blocked.max_num_active_seqs": "请求 {id} 继续等待：已有 {active} 个请求在运行，达到 vLLM 接纳进 RUNNING "
                                            "的上限（max_num_active_seqs={active}）。",
     "narrate.blocked.watermark": "请求 {id} 继续等待：它需要 {blocks}，{free}，但 watermark={watermark} 时，vLLM 只在"
-                                 "接纳之后仍有 {kept} 保持空闲时才接纳请求。",
+                                 "接纳之后仍有 {kept}保持空闲时才接纳请求。",
     "narrate.blocked.whole_sequence": "scheduler_reserve_full_isl 开启（vLLM 的默认值）时，它的整个序列都要放得下",
     "narrate.blocked.first_chunk": "scheduler_reserve_full_isl 关闭时，只需这一步的分段放得下",
     "narrate.blocked.decode_first": "请求 {id} 继续等待：解码优先，本步运行的是运行队列中请求的解码；预填充要等到没有解码的一步。",
