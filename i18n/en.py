@@ -35,7 +35,7 @@ MESSAGES = {
     "narrate.blocked.max_num_active_seqs": "Request {id} waits: {active} requests run, as many as vLLM admits into "
                                            "RUNNING (max_num_active_seqs={active}).",
     "narrate.blocked.watermark": "Request {id} waits: it needs {blocks} and {free}, but with watermark={watermark} "
-                                 "vLLM admits a request only if {kept} stay free after it.",
+                                 "vLLM admits a request only if it leaves {kept} free.",
     "narrate.blocked.whole_sequence": "with scheduler_reserve_full_isl on, vLLM's default, its whole sequence must "
                                       "fit",
     "narrate.blocked.first_chunk": "with scheduler_reserve_full_isl off, only this step's chunk must fit",
