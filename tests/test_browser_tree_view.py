@@ -62,3 +62,18 @@ def test_a_leaf_evicted_with_its_parent_is_drawn_under_the_parents_ghost(browser
     assert " blocks of 1 token (" in page.locator(".sh-stage .sp-ptitle").inner_text()  # not "of 1 tokens"
     assert panel.locator(f"li:has(> [data-evicted='{parent}']) [data-evicted='{child}']").count() == 1
     page.close()
+
+
+def test_a_node_inserted_this_step_shows_its_whole_ring(fake_server, browser):
+    """sglang_evicted_prefix's step 5 on the stepper page at 1400 px inserts 2's node, as wide as the tree's box: its
+    green ring (a 2 px shadow) is inside the box, not cut off at its right edge, once the flash is over."""
+    from tests.helpers.browser import PLAYER, open_page
+
+    page = open_page(browser, f"{fake_server}/?lang=en&scenario=sglang_evicted_prefix&frame=5", 1400, 1900)
+    nodes = page.locator(PLAYER).locator("[data-testid=tree-nodes]")
+    nodes.wait_for()
+    page.wait_for_timeout(1200)
+    box, node = nodes.evaluate("b => [b.getBoundingClientRect().left + b.clientLeft + b.clientWidth,"
+                               " b.querySelector('.sp-t-new').getBoundingClientRect().right]")
+    assert node + 2 <= box + 0.5, (node, box)
+    page.close()
