@@ -29,9 +29,39 @@ def language(value) -> str:
 
 def text(lang: str, key: str, /, **values) -> str:
     """The message `key` in `lang`, its placeholders filled from `values` (a `Message`, or an error carrying one,
-    in `lang` too)."""
-    return CATALOGUES[lang][key].format(**{name: in_lang(lang, value) if isinstance(value, Message | MessageError)
-                                           else value for name, value in values.items()})
+    in `lang` too). In Chinese a filled value is spaced as the catalogue spaces its own words: one space between a
+    Chinese character and a Latin letter or digit, none between two Chinese characters, whichever the value starts
+    or ends with (the article's scheduler is 文章的调度器, the vLLM twin vLLM 孪生调度器)."""
+    values = {name: in_lang(lang, value) if isinstance(value, Message | MessageError) else value
+              for name, value in values.items()}
+    message = CATALOGUES[lang][key]
+    if lang != "zh":
+        return message.format(**values)
+    pieces = []
+    for literal, name, spec, conversion in string.Formatter().parse(message):
+        pieces.append(literal)
+        if name is not None:
+            pieces.append(("{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+                           + "}").format(**values))
+    return "".join(_spaced(pieces))
+
+
+def _cjk(c: str) -> bool:
+    return "\u4e00" <= c <= "\u9fff"
+
+
+def _spaced(pieces: list[str]) -> list[str]:
+    """The pieces of a Chinese message, each seam between them spaced as `text` says (a seam between a mark and
+    anything, or between two Latin words, kept as the catalogue wrote it)."""
+    pieces = list(pieces)
+    for i in range(1, len(pieces)):
+        left, right = pieces[i - 1].rstrip(" "), pieces[i].lstrip(" ")
+        if not (left and right and (_cjk(left[-1]) or _cjk(right[0]))):
+            continue
+        latin = [c.isascii() and c.isalnum() for c in (left[-1], right[0])]
+        if any(latin) or _cjk(left[-1]) and _cjk(right[0]):
+            pieces[i - 1], pieces[i] = left, (" " if any(latin) else "") + right
+    return pieces
 
 
 ECHO_MOST = 60  # characters of a visitor's value a message repeats

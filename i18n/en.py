@@ -35,7 +35,7 @@ MESSAGES = {
     "narrate.blocked.max_num_active_seqs": "Request {id} waits: {active} requests run, as many as vLLM admits into "
                                            "RUNNING (max_num_active_seqs={active}).",
     "narrate.blocked.watermark": "Request {id} waits: it needs {blocks} and {free}, but with watermark={watermark} "
-                                 "vLLM admits a request only if {kept} stay free after it.",
+                                 "vLLM admits a request only if it leaves {kept} free.",
     "narrate.blocked.whole_sequence": "with scheduler_reserve_full_isl on, vLLM's default, its whole sequence must "
                                       "fit",
     "narrate.blocked.first_chunk": "with scheduler_reserve_full_isl off, only this step's chunk must fit",
@@ -649,7 +649,7 @@ MESSAGES = {
     "player.still_computing": "still being computed",
     "player.state_cached": "K/V cached before this step", "player.state_now": "computed this step",
     "player.state_pending": "no K/V yet",
-    "player.pool_title": "<b>KV cache</b> · {n} blocks of {size} tokens{reserved} · {used} in use, {cached} "
+    "player.pool_title": "<b>KV cache</b> · {n} blocks of {tokens}{reserved} · {used} in use, {cached} "
                          "cached-free, {empty} empty",
     "player.pool_reserved.vllm": " (and vLLM's null block 0)",
     "player.pool_reserved.sglang": " (and SGLang's padding slot 0)",
@@ -1033,8 +1033,10 @@ MESSAGES = {
     "compare.finish.more": " and {n} more",
     "compare.finish.sep": "; ",
     "compare.memory.other": "{n} ({tokens} tokens recomputed) for {label}",
-    "compare.memory.least": "{label} ran out of KV blocks least: {n} preemptions ({tokens} tokens recomputed), against "
-                            "{others}",
+    "compare.memory.least.one": "{label} ran out of KV blocks least: {n} preemption ({tokens} tokens recomputed), "
+                                "against {others}",
+    "compare.memory.least.other": "{label} ran out of KV blocks least: {n} preemptions ({tokens} tokens recomputed), "
+                                  "against {others}",
     "compare.memory.kv": "; mean KV use: {kv}",
     "compare.memory.empty": "; reserved slots left empty: {wasted}",
     "compare.question.first_token": "first token",

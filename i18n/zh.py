@@ -33,7 +33,7 @@ MESSAGES = {
     "narrate.blocked.max_num_active_seqs": "请求 {id} 继续等待：已有 {active} 个请求在运行，达到 vLLM 接纳进 RUNNING "
                                            "的上限（max_num_active_seqs={active}）。",
     "narrate.blocked.watermark": "请求 {id} 继续等待：它需要 {blocks}，{free}，但 watermark={watermark} 时，vLLM 只在"
-                                 "接纳之后仍有 {kept} 保持空闲时才接纳请求。",
+                                 "接纳之后仍有 {kept}保持空闲时才接纳请求。",
     "narrate.blocked.whole_sequence": "scheduler_reserve_full_isl 开启（vLLM 的默认值）时，它的整个序列都要放得下",
     "narrate.blocked.first_chunk": "scheduler_reserve_full_isl 关闭时，只需这一步的分段放得下",
     "narrate.blocked.decode_first": "请求 {id} 继续等待：解码优先，本步运行的是运行队列中请求的解码；预填充要等到没有解码的一步。",
@@ -577,7 +577,7 @@ MESSAGES = {
     "player.still_computing": "仍在计算",
     "player.state_cached": "K/V 在本步之前已缓存", "player.state_now": "本步计算",
     "player.state_pending": "尚无 K/V",
-    "player.pool_title": "<b>KV 缓存</b> · {n} 个块，每块 {size} 个 token{reserved} · {used} 个使用中，{cached} 个空闲但已缓存，"
+    "player.pool_title": "<b>KV 缓存</b> · {n} 个块，每块 {tokens}{reserved} · {used} 个使用中，{cached} 个空闲但已缓存，"
                          "{empty} 个空块",
     "player.pool_reserved.vllm": "（另有 vLLM 的占位块 0，null block）",
     "player.pool_reserved.sglang": "（另有 SGLang 的填充槽位 0）",
@@ -929,7 +929,8 @@ MESSAGES = {
     "compare.finish.more": "，另有 {n} 个",
     "compare.finish.sep": "；",
     "compare.memory.other": "{label} 为 {n} 次（重新计算 {tokens} 个 token）",
-    "compare.memory.least": "{label} 最少用完 KV 缓存块：抢占 {n} 次（重新计算 {tokens} 个 token），对比 {others}",
+    "compare.memory.least.one": "{label} 因 KV 缓存块不足而抢占得最少：抢占 {n} 次（重新计算 {tokens} 个 token），对比 {others}",
+    "compare.memory.least.other": "{label} 因 KV 缓存块不足而抢占得最少：抢占 {n} 次（重新计算 {tokens} 个 token），对比 {others}",
     "compare.memory.kv": "；平均 KV 使用率：{kv}",
     "compare.memory.empty": "；预留但空着的槽位：{wasted}",
     "compare.question.first_token": "首 token",

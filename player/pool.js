@@ -47,7 +47,7 @@
         : owners[id].length ? color(owners[id][0]) : COLORS.reserved);  // in use by no request: vLLM's null block
       const m = v.metrics, reserved = this.poolColors.filter(c => c === COLORS.reserved).length;
       const n = v.blocks.length - reserved;  // vLLM's null block is not one of the pool's blocks
-      setHtml(this.$('.sp-ptitle'), this.t('pool_title', {n, size: v.cfg.block_size, used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks],
+      setHtml(this.$('.sp-ptitle'), this.t('pool_title', {n, tokens: this.t(v.cfg.block_size === 1 ? 'n.token.one' : 'n.token.other', {n: v.cfg.block_size}), used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks],
         empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks], reserved: reserved ? this.t(`pool_reserved.${v.cfg.scheduler}`) : ''}));
       Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[B.ref_count]),
         cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : [])});

@@ -57,8 +57,9 @@
       cut: new Set(data.split.map(s => s[1])), lit: new Map()};
     for (const [rid, , path] of data.matched) for (const id of path) marks.lit.set(id, [...(marks.lit.get(id) || []), 'r' + rid]);
     const walk = parent => (children.get(parent) || []).map(node => node.ghost
-      ? `<li><div class="sp-t-node sp-t-evicted" data-evicted="${node.id}"><span class="sp-t-id">n${node.id}</span>${tokensHtml(data, node.id, node.tokens, node.count)}<span class="sp-t-meta">${esc(t('slots'))} ${esc(span(node.slots))}</span><span class="sp-t-note">${esc(t('evicted'))}</span></div></li>`
-      : `<li>${nodeHtml(data, node, marks, t)}${children.has(node[0]) ? `<ul>${walk(node[0])}</ul>` : ''}</li>`).join('');
+      ? `<li><div class="sp-t-node sp-t-evicted" data-evicted="${node.id}"><span class="sp-t-id">n${node.id}</span>${tokensHtml(data, node.id, node.tokens, node.count)}<span class="sp-t-meta">${esc(t('slots'))} ${esc(span(node.slots))}</span><span class="sp-t-note">${esc(t('evicted'))}</span></div>${below(node.id)}</li>`
+      : `<li>${nodeHtml(data, node, marks, t)}${below(node[0])}</li>`).join('');
+    const below = id => (children.has(id) ? `<ul>${walk(id)}</ul>` : '');  // a ghost's own ghosts too (a leaf, then its parent)
     const body = walk(0);
     return `<div class="sp-t-root">${esc(t('root'))}</div>${body ? `<ul class="sp-t-tree">${body}</ul>` : `<div class="sp-t-empty">${esc(t('empty'))}</div>`}`;
   }

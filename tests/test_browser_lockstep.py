@@ -75,3 +75,25 @@ def test_screenshots_of_the_stages_side_by_side(fake_server, browser, lang):
         page.wait_for_timeout(300)
         page.screenshot(path=ARTIFACTS / f"lab_lockstep_{lang}_{width}x{height}.png")
     page.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_three_schedulers_stand_side_by_side_at_1400_px(fake_server, browser, lang):
+    """sglang_lpm_chat under the three schedulers at 1400 px, the sidebar open: three stages in one row (not two, then
+    the third under the first), each as wide as the others; a screenshot for a person to look at."""
+    title = load_scenario(SCENARIOS_DIR / "sglang_lpm_chat.toml").title_in(lang)
+    three = text(lang, "compare.name.article vs vllm vs sglang")
+    page = open_lockstep(browser, fake_server, lang, title, three, 1400, 900)
+    root = page.locator(LOCKSTEP)
+    root.locator("[data-action=next-parting]").click()
+    step, frames = lockstep_shown(page)
+    assert step == 3 and frames == [3, 3, 3]
+    boxes = [stage.bounding_box() for stage in root.locator(".sp-ls-column").all()]
+    assert len(boxes) == 3 and len({round(box["y"]) for box in boxes}) == 1
+    assert max(box["width"] for box in boxes) - min(box["width"] for box in boxes) < 2
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.get_by_role("heading", name=text(lang, "lab.lockstep")).evaluate("e => e.scrollIntoView()")
+    page.wait_for_timeout(300)
+    page.screenshot(path=ARTIFACTS / f"lab_lockstep_three_schedulers_{lang}_1400.png")
+    assert page.locator("[data-testid=stException]").count() == 0
+    page.close()

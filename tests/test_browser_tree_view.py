@@ -37,3 +37,43 @@ def test_the_offline_player_draws_the_radix_tree(browser, tmp_path):
     ARTIFACTS.mkdir(exist_ok=True)
     panel.screenshot(path=ARTIFACTS / "tree_view_offline_split.png")
     page.close()
+
+
+def test_a_leaf_evicted_with_its_parent_is_drawn_under_the_parents_ghost(browser, tmp_path):
+    """sglang_evicted_prefix's step 5 evicts 0's last token, then the node above it, a leaf once its child is gone:
+    both evicted nodes are drawn, the child under its parent's ghost."""
+    from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+    from engine.run.engine import Engine
+
+    step = 5
+    engine = Engine(load_scenario(SCENARIOS_DIR / "sglang_evicted_prefix.toml").spec)
+    engine.run(step)
+    evicted = engine.frames[step].view["evicted"]
+    ids = {node[0] for node in evicted}
+    (child, parent), = [node[:2] for node in evicted if node[1] in ids]  # 0's last token, under A's node
+    handout = Handout("evicted", "", "fake model", engine.frames, "en", cursor=step, scheduler="sglang")
+    path = tmp_path / "offline.html"
+    path.write_text(handout_html(handout))
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    page.wait_for_function(f"() => document.querySelector('.sh-stage').dataset.frame === '{step}'")
+    panel = page.locator(".sh-stage [data-testid=tree-view]")
+    assert panel.locator("[data-evicted]").count() == len(evicted)
+    assert " blocks of 1 token (" in page.locator(".sh-stage .sp-ptitle").inner_text()  # not "of 1 tokens"
+    assert panel.locator(f"li:has(> [data-evicted='{parent}']) [data-evicted='{child}']").count() == 1
+    page.close()
+
+
+def test_a_node_inserted_this_step_shows_its_whole_ring(fake_server, browser):
+    """sglang_evicted_prefix's step 5 on the stepper page at 1400 px inserts 2's node, as wide as the tree's box: its
+    green ring (a 2 px shadow) is inside the box, not cut off at its right edge, once the flash is over."""
+    from tests.helpers.browser import PLAYER, open_page
+
+    page = open_page(browser, f"{fake_server}/?lang=en&scenario=sglang_evicted_prefix&frame=5", 1400, 1900)
+    nodes = page.locator(PLAYER).locator("[data-testid=tree-nodes]")
+    nodes.wait_for()
+    page.wait_for_timeout(1200)
+    box, node = nodes.evaluate("b => [b.getBoundingClientRect().left + b.clientLeft + b.clientWidth,"
+                               " b.querySelector('.sp-t-new').getBoundingClientRect().right]")
+    assert node + 2 <= box + 0.5, (node, box)
+    page.close()

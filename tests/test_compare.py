@@ -19,6 +19,7 @@ from engine.analysis.compare import (
 from engine.run.engine import Engine
 from engine.run.metrics import Span, run_metrics
 from engine.run.recipe import RunSpec
+from i18n import text
 from scheduler import ConfigError
 from viz.compare_words import metric_rows, summary, verdicts
 
@@ -189,3 +190,15 @@ def test_every_named_comparison_runs_on_every_preset_it_accepts():
                 continue
             for run in compare(variants, spec.workload):
                 assert run.frames, (path.stem, comparison, run.variant.label)
+
+
+@pytest.mark.parametrize("lang, said", [("en", "ran out of KV blocks least: 1 preemption (14 tokens recomputed)"),
+                                        ("zh", "因 KV 缓存块不足而抢占得最少：抢占 1 次")])
+def test_the_memory_answer_counts_one_preemption_in_the_singular(lang, said):
+    """vllm_knobs under the vLLM twin, watermark 0 vs 0.1: the watermark run is preempted once, the other twice."""
+    from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+
+    spec = load_scenario(SCENARIOS_DIR / "vllm_knobs.toml").spec
+    runs = compare(variants_for("watermark 0 vs 0.1 (vLLM)", spec.config, lang, "vllm"), spec.workload,
+                   seed=spec.seed, cost=spec.cost)
+    assert said in dict(verdicts(runs, lang))[text(lang, "compare.question.memory")]

@@ -42,7 +42,8 @@ def test_every_message_id_the_engine_and_scheduler_name_exists():
     named = {name for folder in ("engine", "scheduler", "session", "runner", "viz", "ui")
              for path in (root / folder).rglob("*.py") for name in ids.findall(path.read_text())}
     assert len(named) > 60
-    assert sorted(named - set(CATALOGUES[DEFAULT])) == []
+    # a message that counts is named without its form (count(lang, "compare.memory.least", n)): it has .one and .other
+    assert sorted(name for name in named - set(CATALOGUES[DEFAULT]) if f"{name}.one" not in CATALOGUES[DEFAULT]) == []
 
 
 # -- below the page: every kind of refusal says itself in Chinese --------------------------------------------

@@ -214,3 +214,29 @@ def test_the_vs_article_story_does_not_say_vllm_never_pauses_a_decode():
     scenario = load_scenario(SCENARIOS_DIR / "vllm_vs_article.toml")
     assert "never pauses a decode" not in " ".join(scenario.narrative_in("en").split())
     assert "从不为了预填充而暂停解码" not in scenario.narrative_in("zh")
+
+
+def test_chinese_watermark_wait_has_no_space_inside_a_chinese_phrase():
+    """vllm_knobs under watermark 0.1, step 3: 4 waits for the watermark; its Chinese reads "仍有 1 个块保持空闲", no
+    space between the count's 块 and 保持 (a space goes only between Chinese and a Latin word or a number)."""
+    from engine.analysis.compare import compare, variants_for
+    from viz.narrate import narrate
+
+    spec = load_scenario(SCENARIOS_DIR / "vllm_knobs.toml").spec
+    _, watermark = compare(variants_for("watermark 0 vs 0.1 (vLLM)", spec.config, "zh", "vllm"), spec.workload,
+                           seed=spec.seed, cost=spec.cost)
+    said = " ".join(narrate(watermark.frames[3], watermark.frames[2], lang="zh"))
+    assert "watermark=0.1 时" in said and "1 个块保持空闲" in said
+
+
+def test_english_watermark_wait_agrees_with_one_block():
+    """vllm_knobs under watermark 0.1, step 3: 4 waits for the watermark, which keeps 1 block free; the English said
+    "only if 1 block stay free after it"."""
+    from engine.analysis.compare import compare, variants_for
+    from viz.narrate import narrate
+
+    spec = load_scenario(SCENARIOS_DIR / "vllm_knobs.toml").spec
+    _, watermark = compare(variants_for("watermark 0 vs 0.1 (vLLM)", spec.config, "en", "vllm"), spec.workload,
+                           seed=spec.seed, cost=spec.cost)
+    said = " ".join(narrate(watermark.frames[3], watermark.frames[2], lang="en"))
+    assert "block stay" not in said and "only if it leaves 1 block free" in said

@@ -22,7 +22,7 @@ from engine.analysis.compare import (
     summary_of,
     verdicts_of,
 )
-from i18n import join_and, text
+from i18n import count, join_and, text
 
 TIMES_FROM = 1.5  # a ratio this large is said as "3.1x", a smaller one as a percentage
 FINISH_LISTED = 4  # requests named in the finish-step answer; the rest are counted
@@ -141,8 +141,8 @@ def _memory(memory: Memory, lang: str) -> str:
         best, *rest = memory.by_preemptions
         others = sep.join(text(lang, "compare.memory.other", n=r.preemptions, tokens=r.recomputed, label=r.label)
                           for r in rest)
-        answer = text(lang, "compare.memory.least", label=best.label, n=best.preemptions, tokens=best.recomputed,
-                      others=others)
+        answer = count(lang, "compare.memory.least", best.preemptions, label=best.label, tokens=best.recomputed,
+                       others=others)
     answer += text(lang, "compare.memory.kv", kv=sep.join(f"{r.label} {r.kv_usage:.0%}" for r in memory.runs))
     if memory.fragmentation_differs:
         answer += text(lang, "compare.memory.empty",

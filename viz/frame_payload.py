@@ -74,6 +74,7 @@ def player_strings(lang: str) -> dict:
     and the legends (viz/glossary.py: the page's legend shows the same marks)."""
     return {**messages(lang, "player."), **{f"batch.{kind}": text(lang, f"batch.{kind}") for kind in
                                             ("prefill", "decode", "mixed", "idle")},
+            **{f"n.token.{form}": said for form, said in messages(lang, "n.token.").items()},
             "clock_simulated": text(lang, "clock.simulated.name"), "clock_real": text(lang, "clock.real.name"),
             "legend": player_legend(lang)}
 
