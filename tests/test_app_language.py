@@ -82,4 +82,4 @@ def test_the_policy_lab_speaks_the_language_chosen(lang, title, heading, metric,
     assert list(table.columns)[0] == metric and len(table.columns) == 3
     if lang == "zh":
         assert "平均 TTFT" in at.markdown[0].value or any("平均 TTFT" in m.value for m in at.markdown)
-        assert at.info[0].value.startswith(("与 tail 抢占 相比", "smart 抢占 与 tail 抢占"))
+        assert at.info[0].value.startswith(("与 tail 抢占相比", "smart 抢占与 tail 抢占"))
