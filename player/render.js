@@ -295,11 +295,18 @@
         satOut ? `<span class="sp-flag" title="${esc(this.t('sits_out_title', {why: satOut}))}">${esc(flagText)}</span>` : '';
       const flagWidth = Math.min(room.flag, Math.ceil(flagText.length / 2 + 1) * room.char);  // on two lines
       const cellsWidth = this.cellsWidth(v, rid, room);
-      let indices, width = room.cells - (flagText ? flagWidth : 0);
-      for (let boxes = room.boxes; ; boxes -= 1) {
-        indices = condense(n, boxes, computed - nNow, computed, room.sharedHead);
-        if (boxes <= 3 || cellsWidth(indices) <= width) break;
-      }
+      const fit = width => {
+        for (let boxes = room.boxes; ; boxes -= 1) {
+          const indices = condense(n, boxes, computed - nNow, computed, room.sharedHead);
+          if (boxes <= 3 || cellsWidth(indices) <= width) return indices;
+        }
+      };
+      let width = room.cells - (flagText ? flagWidth : 0), indices = fit(width);
+      // Where even the fewest cells leave the flag too little room for two lines (a narrow lockstep column), it
+      // takes a line of its own under the row, rather than being cut.
+      const below = Boolean(flagText) && cellsWidth(indices) > width;
+      if (below) indices = fit(width = room.cells);
+      row.classList.toggle('sp-flag-below', below);
       row.classList.toggle('sp-bare', cellsWidth(indices) > width);  // too narrow: no labels
       row.classList.toggle('sp-sat', Boolean(satOut));
       row.classList.toggle('sp-finished', Boolean(finished));
