@@ -635,7 +635,7 @@ MESSAGES = {
     "player.key_step": "step {step}",
     "player.running_queue": "Running queue", "player.waiting_queue": "Waiting queue",
     "player.queue_count": "{n} request(s)",
-    "player.queue_limit": "at most {n} run at once (max_num_seqs)",
+    "player.queue_limit": "at most {n} run at once ({name})",
     "player.more_requests": "+{n} more requests",
     "player.empty": "empty",
     "player.priority": "priority {p} (lower runs first)",

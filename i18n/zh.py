@@ -563,7 +563,7 @@ MESSAGES = {
     "player.key_step": "第 {step} 步",
     "player.running_queue": "运行队列", "player.waiting_queue": "等待队列",
     "player.queue_count": "{n} 个请求",
-    "player.queue_limit": "最多同时运行 {n} 个（max_num_seqs）",
+    "player.queue_limit": "最多同时运行 {n} 个（{name}）",
     "player.more_requests": "另有 {n} 个请求",
     "player.empty": "空",
     "player.priority": "优先级 {p}（越小越先运行）",
