@@ -1036,6 +1036,7 @@ MESSAGES = {
     "compare.memory.least.other": "{label} ran out of KV blocks least: {n} preemptions ({tokens} tokens recomputed), "
                                   "against {others}",
     "compare.memory.kv": "; mean KV use: {kv}",
+    "compare.memory.share": "{share} for {label}",
     "compare.memory.empty": "; reserved slots left empty: {wasted}",
     "compare.question.first_token": "first token",
     "compare.question.later_tokens": "later tokens",
