@@ -293,7 +293,9 @@
       const flagText = finished || (satOut ? this.t('sits_out', {why: satOut}) : '');
       const flag = finished ? `<span class="sp-flag sp-done">${esc(finished)}</span>` :
         satOut ? `<span class="sp-flag" title="${esc(this.t('sits_out_title', {why: satOut}))}">${esc(flagText)}</span>` : '';
-      const flagWidth = Math.min(room.flag, Math.ceil(flagText.length / 2 + 1) * room.char);  // on two lines
+      // on two lines; a Chinese character about as wide as two Latin ones
+      const flagChars = [...flagText].reduce((sum, c) => sum + (c >= '\u2e80' ? 2 : 1), 0);
+      const flagWidth = Math.min(room.flag, Math.ceil(flagChars / 2 + 1) * room.char);
       const cellsWidth = this.cellsWidth(v, rid, room);
       const fit = width => {
         for (let boxes = room.boxes; ; boxes -= 1) {
