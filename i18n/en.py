@@ -690,6 +690,7 @@ MESSAGES = {
                                                                "recently used unlocked leaf goes first",
     "player.tree_node_title": "node n{id}: {n} tokens in slots {slots}",
     "player.tree_inserted": "inserted", "player.tree_split": "split here", "player.tree_cut": "cut below the split",
+    "player.tree_list_sep": ", ",
     "player.tree_hit": "prefix hit of {ids}", "player.tree_evicted": "evicted",
     "player.tree_key": "Solid border: locked by a running request (protected). Dashed: unlocked (evictable); "
                        "the numbered ones are leaves, evicted in that order. Yellow: the prefix an admitted "

@@ -614,6 +614,7 @@ MESSAGES = {
     "player.tree_rank": "驱逐第 {n}", "player.tree_rank_title": "它在驱逐顺序中的位置：最久未使用的未加锁叶子最先被驱逐",
     "player.tree_node_title": "节点 n{id}：{n} 个 token，位于槽位 {slots}",
     "player.tree_inserted": "新插入", "player.tree_split": "在此分裂", "player.tree_cut": "分裂后切下的部分",
+    "player.tree_list_sep": "、",
     "player.tree_hit": "{ids} 的前缀命中", "player.tree_evicted": "已驱逐",
     "player.tree_key": "实线框：被运行中的请求加锁（受保护）。虚线框：未加锁（可驱逐）；带编号的是叶子，按编号顺序驱逐。"
                        "黄色：被接纳请求匹配到的前缀。绿圈：这一步插入；橙圈：一个节点分裂为两个；红色：被驱逐。",
