@@ -50,17 +50,24 @@ def _cjk(c: str) -> bool:
     return "\u4e00" <= c <= "\u9fff"
 
 
+def _full_width_mark(c: str) -> bool:
+    return "\u3000" <= c <= "\u303f" or "\uff00" <= c <= "\uffef"
+
+
 def _spaced(pieces: list[str]) -> list[str]:
-    """The pieces of a Chinese message, each seam between them spaced as `text` says (a seam between a mark and
-    anything, or between two Latin words, kept as the catalogue wrote it)."""
+    """The pieces of a Chinese message, each seam between them spaced as `text` says, and none beside a full-width
+    mark ("2（14 个 token）和 3"); a seam between an ASCII mark and anything, or two Latin words, kept as written."""
     pieces = list(pieces)
     for i in range(1, len(pieces)):
         left, right = pieces[i - 1].rstrip(" "), pieces[i].lstrip(" ")
-        if not (left and right and (_cjk(left[-1]) or _cjk(right[0]))):
+        if not (left and right):
             continue
-        latin = [c.isascii() and c.isalnum() for c in (left[-1], right[0])]
-        if any(latin) or _cjk(left[-1]) and _cjk(right[0]):
-            pieces[i - 1], pieces[i] = left, (" " if any(latin) else "") + right
+        if _full_width_mark(left[-1]) or _full_width_mark(right[0]):
+            pieces[i - 1], pieces[i] = left, right
+        elif _cjk(left[-1]) or _cjk(right[0]):
+            latin = [c.isascii() and c.isalnum() for c in (left[-1], right[0])]
+            if any(latin) or _cjk(left[-1]) and _cjk(right[0]):
+                pieces[i - 1], pieces[i] = left, (" " if any(latin) else "") + right
     return pieces
 
 

@@ -636,7 +636,7 @@ MESSAGES = {
     "player.key_step": "step {step}",
     "player.running_queue": "Running queue", "player.waiting_queue": "Waiting queue",
     "player.queue_count": "{n} request(s)",
-    "player.queue_limit": "at most {n} run at once (max_num_seqs)",
+    "player.queue_limit": "at most {n} run at once ({name})",
     "player.more_requests": "+{n} more requests",
     "player.empty": "empty",
     "player.priority": "priority {p} (lower runs first)",
@@ -691,6 +691,7 @@ MESSAGES = {
                                                                "recently used unlocked leaf goes first",
     "player.tree_node_title": "node n{id}: {n} tokens in slots {slots}",
     "player.tree_inserted": "inserted", "player.tree_split": "split here", "player.tree_cut": "cut below the split",
+    "player.tree_list_sep": ", ",
     "player.tree_hit": "prefix hit of {ids}", "player.tree_evicted": "evicted",
     "player.tree_key": "Solid border: locked by a running request (protected). Dashed: unlocked (evictable); "
                        "the numbered ones are leaves, evicted in that order. Yellow: the prefix an admitted "
@@ -1038,6 +1039,7 @@ MESSAGES = {
     "compare.memory.least.other": "{label} ran out of KV blocks least: {n} preemptions ({tokens} tokens recomputed), "
                                   "against {others}",
     "compare.memory.kv": "; mean KV use: {kv}",
+    "compare.memory.share": "{share} for {label}",
     "compare.memory.empty": "; reserved slots left empty: {wasted}",
     "compare.question.first_token": "first token",
     "compare.question.later_tokens": "later tokens",

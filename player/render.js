@@ -226,7 +226,7 @@
         const rowsBox = box.querySelector('.sp-rows');
         const entries = ids.map(rid => [rid, null]);
         if (name === 'running') for (const [rid, how] of done) entries.push([rid, how]);
-        const limit = name === 'running' ? ` <span class="sp-aside">· ${esc(this.t('queue_limit', {n: v.cfg.max_num_seqs}))}</span>` : '';
+        const limit = name === 'running' ? ` <span class="sp-aside">· ${esc(this.t('queue_limit', {n: v.cfg.max_num_seqs, name: v.cfg.max_num_seqs_name || 'max_num_seqs'}))}</span>` : '';
         setHtml(box.querySelector('.sp-qtitle'), `<b>${esc(this.t(name + '_queue'))}</b> · ` +
           `${esc(this.t('queue_count', {n: name === 'running' ? v.running.length : v.waiting.length}))}${limit}`);
         box.querySelector('.sp-more').textContent = hidden ? this.t('more_requests', {n: hidden}) : '';
@@ -293,13 +293,22 @@
       const flagText = finished || (satOut ? this.t('sits_out', {why: satOut}) : '');
       const flag = finished ? `<span class="sp-flag sp-done">${esc(finished)}</span>` :
         satOut ? `<span class="sp-flag" title="${esc(this.t('sits_out_title', {why: satOut}))}">${esc(flagText)}</span>` : '';
-      const flagWidth = Math.min(room.flag, Math.ceil(flagText.length / 2 + 1) * room.char);  // on two lines
+      // on two lines; a Chinese character about as wide as two Latin ones
+      const flagChars = [...flagText].reduce((sum, c) => sum + (c >= '\u2e80' ? 2 : 1), 0);
+      const flagWidth = Math.min(room.flag, Math.ceil(flagChars / 2 + 1) * room.char);
       const cellsWidth = this.cellsWidth(v, rid, room);
-      let indices, width = room.cells - (flagText ? flagWidth : 0);
-      for (let boxes = room.boxes; ; boxes -= 1) {
-        indices = condense(n, boxes, computed - nNow, computed, room.sharedHead);
-        if (boxes <= 3 || cellsWidth(indices) <= width) break;
-      }
+      const fit = width => {
+        for (let boxes = room.boxes; ; boxes -= 1) {
+          const indices = condense(n, boxes, computed - nNow, computed, room.sharedHead);
+          if (boxes <= 3 || cellsWidth(indices) <= width) return indices;
+        }
+      };
+      let width = room.cells - (flagText ? flagWidth : 0), indices = fit(width);
+      // Where even the fewest cells leave the flag too little room for two lines (a narrow lockstep column), it
+      // takes a line of its own under the row, rather than being cut.
+      const below = Boolean(flagText) && cellsWidth(indices) > width;
+      if (below) indices = fit(width = room.cells);
+      row.classList.toggle('sp-flag-below', below);
       row.classList.toggle('sp-bare', cellsWidth(indices) > width);  // too narrow: no labels
       row.classList.toggle('sp-sat', Boolean(satOut));
       row.classList.toggle('sp-finished', Boolean(finished));

@@ -35,7 +35,7 @@
     if (marks.heads.has(id)) { cls.push('sp-t-split'); notes.push(t('split')); }
     if (marks.cut.has(id)) { cls.push('sp-t-cut'); notes.push(t('cut')); }
     const hits = marks.lit.get(id);
-    if (hits) { cls.push('sp-t-lit'); notes.push(t('hit', {ids: hits.join(', ')})); }
+    if (hits) { cls.push('sp-t-lit'); notes.push(t('hit', {ids: hits.join(t('list_sep'))})); }
     const state = lock ? t('locked', {n: lock}) : t('unlocked');
     const lru = rank === null ? '' : `<span class="sp-t-rank" title="${esc(t('rank_title'))}">${esc(t('rank', {n: rank}))}</span>`;
     return `<div class="${cls.join(' ')}" data-node="${id}" title="${esc(t('node_title', {id, n: count, slots: span(slots)}))}">
@@ -75,7 +75,7 @@
         const first = rids ? Number(rids.split(',')[0]) : null;
         cls = 'sp-t-u-protected';
         style = first === null ? '' : ` style="border-bottom-color:${palette[first % palette.length]}"`;
-        tip = t('unit_protected', {unit, node, ids: rids ? rids.split(',').map(r => 'r' + r).join(', ') : '—'});
+        tip = t('unit_protected', {unit, node, ids: rids ? rids.split(',').map(r => 'r' + r).join(t('list_sep')) : '—'});
       } else if (held[0] === 'r') {
         const rid = Number(held.slice(1));
         cls = 'sp-t-u-request';
@@ -124,7 +124,7 @@
     const told = [];
     if (data.split.length) told.push(t('told_split', {n: data.split.length}));
     if (data.evicted.length) told.push(t('told_evicted', {n: data.evicted.length, tokens: data.evicted.reduce((s, e) => s + e[4], 0)}));
-    if (data.retracted.length) told.push(t('told_retracted', {ids: data.retracted.map(r => 'r' + r).join(', '), ratio: data.new_token_ratio}));
+    if (data.retracted.length) told.push(t('told_retracted', {ids: data.retracted.map(r => 'r' + r).join(t('list_sep')), ratio: data.new_token_ratio}));
     const html = `<div class="sp-t-head"><span class="sp-vtitle">${esc(t('title'))}</span>
 <span class="sp-t-sizes">${esc(t('sizes', {evictable: data.evictable_size, protected: data.protected_size, free: data.available_size, size: data.size}))}</span></div>
 ${told.length ? `<div class="sp-t-told" data-testid="tree-told">${told.map(esc).join(' · ')}</div>` : ''}

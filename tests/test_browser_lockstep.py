@@ -91,6 +91,10 @@ def test_three_schedulers_stand_side_by_side_at_1400_px(fake_server, browser, la
     boxes = [stage.bounding_box() for stage in root.locator(".sp-ls-column").all()]
     assert len(boxes) == 3 and len({round(box["y"]) for box in boxes}) == 1
     assert max(box["width"] for box in boxes) - min(box["width"] for box in boxes) < 2
+    # 0 sits step 3 out under the article's scheduler and SGLang's: in a 300 px column its reason ("sits out: batch
+    # full, max_num_seqs=3") is read whole, not cut after two lines
+    flags = root.locator(".sp-row .sp-flag").evaluate_all("fs => fs.map(f => [f.scrollHeight, f.clientHeight])")
+    assert len(flags) == 2 and all(scroll <= client + 1 for scroll, client in flags), flags
     ARTIFACTS.mkdir(exist_ok=True)
     page.get_by_role("heading", name=text(lang, "lab.lockstep")).evaluate("e => e.scrollIntoView()")
     page.wait_for_timeout(300)

@@ -160,3 +160,15 @@ def test_the_token_budget_bar_at_a_known_frame(fake_server, browser, scheduler, 
     assert abs(widths[4] / sum(widths) - 60 / 64) < 0.02
     assert _apart(bar["bar"], bar["queue"]) and _apart(bar["bar"], bar["story"]) and bar["bar"][3] < FOLD
     assert held["held"] == words[3] and held["segments"][-1][0] == "sp-bfree"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_rows_cells_stop_before_its_progress_bar_beside_a_sits_out_reason(fake_server, browser, lang):
+    """sglang_lpm_chat step 3 on the stepper page: 0 sits out; its cells, as many as fit beside the reason, end
+    before its progress bar (the Chinese reason's characters, twice as wide as Latin ones, let them run under it)."""
+    page = open_page(browser, f"{fake_server}/?lang={lang}&scenario=sglang_lpm_chat&frame=3", 1400, 1000)
+    gaps = page.locator(PLAYER).locator(".sp-row.sp-sat").evaluate_all(
+        "rows => rows.map(r => r.querySelector('.sp-progress').getBoundingClientRect().left"
+        " - Math.max(...[...r.querySelectorAll('.sp-tok')].map(c => c.getBoundingClientRect().right)))")
+    assert gaps and all(gap >= 0 for gap in gaps), gaps
+    page.close()

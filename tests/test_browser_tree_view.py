@@ -77,3 +77,14 @@ def test_a_node_inserted_this_step_shows_its_whole_ring(fake_server, browser):
                                " b.querySelector('.sp-t-new').getBoundingClientRect().right]")
     assert node + 2 <= box + 0.5, (node, box)
     page.close()
+
+
+def test_the_chinese_tree_lists_requests_with_the_chinese_comma(fake_server, browser):
+    """sglang_lpm_chat step 3 in Chinese: the node 3 and 4 matched says "r3、r4 的前缀命中", not "r3, r4"."""
+    from tests.helpers.browser import PLAYER, open_page
+
+    page = open_page(browser, f"{fake_server}/?lang=zh&scenario=sglang_lpm_chat&frame=3", 1400, 1900)
+    nodes = page.locator(PLAYER).locator("[data-testid=tree-nodes]")
+    nodes.wait_for()
+    assert "r3、r4 的前缀命中" in nodes.inner_text()
+    page.close()

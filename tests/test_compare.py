@@ -202,3 +202,17 @@ def test_the_memory_answer_counts_one_preemption_in_the_singular(lang, said):
     runs = compare(variants_for("watermark 0 vs 0.1 (vLLM)", spec.config, lang, "vllm"), spec.workload,
                    seed=spec.seed, cost=spec.cost)
     assert said in dict(verdicts(runs, lang))[text(lang, "compare.question.memory")]
+
+
+@pytest.mark.parametrize("lang, said", [("en", "mean KV use: 56% for watermark 0, 54% for watermark 0.1"),
+                                        ("zh", "，而水位线 0 为 2 次（重新计算 20 个 token）；"
+                                               "平均 KV 使用率：水位线 0 为 56%、水位线 0.1 为 54%")])
+def test_the_memory_answer_says_each_share_apart_from_its_configs_number(lang, said):
+    """vllm_knobs under the vLLM twin, watermark 0 vs 0.1: "watermark 0 56%" read as two numbers; the Chinese compares
+    with 而, not 对比 (“对比水位线 0 为 2 次”)."""
+    from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+
+    spec = load_scenario(SCENARIOS_DIR / "vllm_knobs.toml").spec
+    runs = compare(variants_for("watermark 0 vs 0.1 (vLLM)", spec.config, lang, "vllm"), spec.workload,
+                   seed=spec.seed, cost=spec.cost)
+    assert said in dict(verdicts(runs, lang))[text(lang, "compare.question.memory")]

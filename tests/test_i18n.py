@@ -76,6 +76,12 @@ def test_a_chinese_message_spaces_a_filled_value_as_its_own_words(scheduler):
                                                              else f" · 由 {name}决定")
 
 
+def test_a_chinese_list_has_no_space_beside_a_full_width_mark():
+    # the lab's parting note: "接纳了请求 1（14 个 token）、2（14 个 token）和 3", not "…token） 和 3"
+    assert join_and("zh", ["1（14 个 token）", "2（14 个 token）", "3"]) == "1（14 个 token）、2（14 个 token）和 3"
+    assert join_and("zh", ["1", "2"]) == "1 和 2"
+
+
 def english_words(sentence: str) -> list[str]:
     """Words of two or more Latin letters, besides the kept ones and {placeholders}."""
     return re.findall(r"[A-Za-z]{2,}", KEPT_ENGLISH.sub("", re.sub(r"\{\w+\}", "", sentence)))

@@ -143,10 +143,12 @@ def _memory(memory: Memory, lang: str) -> str:
                           for r in rest)
         answer = count(lang, "compare.memory.least", best.preemptions, label=best.label, tokens=best.recomputed,
                        others=others)
-    answer += text(lang, "compare.memory.kv", kv=sep.join(f"{r.label} {r.kv_usage:.0%}" for r in memory.runs))
+    def shares(share) -> str:  # each config's share in words around it: "watermark 0 56%" read as two numbers
+        return sep.join(text(lang, "compare.memory.share", label=r.label, share=f"{share(r):.0%}") for r in memory.runs)
+
+    answer += text(lang, "compare.memory.kv", kv=shares(lambda r: r.kv_usage))
     if memory.fragmentation_differs:
-        answer += text(lang, "compare.memory.empty",
-                       wasted=sep.join(f"{r.label} {r.fragmentation:.0%}" for r in memory.runs))
+        answer += text(lang, "compare.memory.empty", wasted=shares(lambda r: r.fragmentation))
     return answer
 
 

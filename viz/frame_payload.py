@@ -30,6 +30,7 @@ from collections.abc import Iterator
 
 from engine.run.frame import PENDING_TEXT, Frame, RequestView
 from i18n import messages, text
+from scheduler.factory import scheduler_info
 from scheduler.sequence import PLACEHOLDER
 from viz.budget import PHASES, SEGMENT_FIELDS, budget_held, budget_segments, sat_out_cause
 from viz.colors import CACHED_FREE_COLOR, FREE_COLOR, REQUEST_PALETTE, RESERVED_COLOR
@@ -194,6 +195,7 @@ def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: di
     m = frame.metrics
     wall = frame.wall_schedule_s + frame.wall_model_s
     tokens, pieces = _tokens(frame, held)
+    kind = frame.decided_by.kind if frame.decided_by else "vllm"
     return {
         "step": frame.step, "time": round(frame.sim_time_s, 6), "kind": frame.batch.kind,
         "batch": budget_segments(frame),
@@ -208,8 +210,9 @@ def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: di
         "vllm": vllm_view(frame, before, lang),
         "sched_view": sched_view(frame),
         "running": list(frame.running), "waiting": list(frame.waiting),
-        "cfg": {"scheduler": frame.decided_by.kind if frame.decided_by else "vllm",  # whose reserved unit
+        "cfg": {"scheduler": kind,  # whose reserved unit
                 "max_num_seqs": frame.config.max_num_seqs, "block_size": frame.config.kvcache_block_size,
+                "max_num_seqs_name": scheduler_info(kind).setting_name("max_num_seqs"),  # SGLang: max_running_requests
                 "max_model_len": frame.config.max_model_len,
                 "max_num_batched_tokens": frame.config.max_num_batched_tokens},
         "requests": _kept(frame.requests, before and before.requests, held and held["requests"], _request_fields),
