@@ -68,9 +68,9 @@ MESSAGES = {
                          "tree could give); it goes back to the waiting queue ({freed}); new_token_ratio {ratio}, "
                          "decaying.",
     "narrate.evicted_leaf.one": "For request {id}'s batch the radix tree evicted its least-recently-used leaf "
-                                "(token {tokens}): unit {ids} freed, no longer cached.",
+                                "(token {tokens}): {freed}, no longer cached.",
     "narrate.evicted_leaf.other": "For request {id}'s batch the radix tree evicted its least-recently-used leaf "
-                                  "({n} tokens: {tokens}): units {ids} freed, no longer cached.",
+                                  "({n} tokens: {tokens}): {freed}, no longer cached.",
     "narrate.admitted": "Request {id} was admitted: {tokens} prefilled this step{cached}{why}.",
     "narrate.admitted.cached": ", {n} more reused from the prefix cache",
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
@@ -85,9 +85,10 @@ MESSAGES = {
     "narrate.evicted.other": "Taking blocks for request {id} evicted blocks {ids} from the prefix cache: they were "
                              "free but still cached, and the head of the free queue is taken first, so their K/V can "
                              "no longer be found by a prefix hit.",
-    "narrate.freed.one": "block {ids} freed",
-    "narrate.freed.other": "blocks {ids} freed",
-    "narrate.freed.none": "no blocks freed",
+    "narrate.freed": "{units} {ids} freed",
+    "narrate.freed.none": "no {units} freed",
+    "unit.block.one": "block", "unit.block.other": "blocks", "unit.slot.one": "slot", "unit.slot.other": "slots",
+    "unit.page.one": "page", "unit.page.other": "pages",
     "narrate.preempted.self_tail": "Request {id} was preempted: it needed another block, none was free, and it is "
                                    "itself the tail of the running queue, so the tail policy preempts it ({freed}); it "
                                    "goes back to waiting and will recompute.",
@@ -110,6 +111,8 @@ MESSAGES = {
     "narrate.prefix_hit.other": "Request {id} found {n} blocks ({tokens} tokens) in the prefix cache and reuses them: "
                                 "blocks {ids}.",
     "narrate.finished": "Request {id} finished: {why}; its blocks were freed.",
+    "narrate.finished.tree": "Request {id} finished: {why}; its KV stays in the radix tree, unlocked: a later "
+                             "request may hit it as a prefix, or it is evicted when the pool runs short.",
     "finish.eos": "it produced the end-of-sequence token",
     "finish.max_tokens": "it reached its max_tokens ({max_tokens})",
     "finish.max_model_len": "it reached max_model_len ({max_model_len} tokens)",
@@ -157,7 +160,7 @@ MESSAGES = {
                           "got its first token.",
     "narrate.last_chunk_one": "Request {id} prefilled the last chunk of its prompt (token {start} of {total}) and got "
                               "its first token.",
-    "narrate.kv_moments": "KV blocks free: {start} at the start of this step, {after} after it (of {total}).",
+    "narrate.kv_moments": "KV {units} free: {start} at the start of this step, {after} after it (of {total}).",
 
     # -- settings, inputs, legend, metrics, clocks (viz/glossary.py) ------------------------------------------
     "setting.max_num_seqs.label": "max_num_seqs (requests per batch)",

@@ -56,10 +56,10 @@ MESSAGES = {
                                   "{prefix}）；请求 {ahead} 到得更早。",
     "narrate.retracted": "撤回请求 {id}：解码需要 {needed}，空闲 {free} 个（已驱逐基数树能让出的部分）；它回到等待队列"
                          "（{freed}）；new_token_ratio 为 {ratio}，之后逐步衰减。",
-    "narrate.evicted_leaf.one": "为请求 {id} 所在的批次，基数树驱逐了最久未用的叶子（token {tokens}）：单元 {ids} "
-                                "被释放，不再缓存。",
-    "narrate.evicted_leaf.other": "为请求 {id} 所在的批次，基数树驱逐了最久未用的叶子（{n} 个 token：{tokens}）：单元 "
-                                  "{ids} 被释放，不再缓存。",
+    "narrate.evicted_leaf.one": "为请求 {id} 所在的批次，基数树驱逐了最久未用的叶子（token {tokens}）：{freed}，"
+                                "不再缓存。",
+    "narrate.evicted_leaf.other": "为请求 {id} 所在的批次，基数树驱逐了最久未用的叶子（{n} 个 token：{tokens}）："
+                                  "{freed}，不再缓存。",
     "narrate.admitted": "请求 {id} 被接纳：本步预填充了 {tokens}{cached}{why}。",
     "narrate.admitted.cached": "，另有 {n} 个从前缀缓存复用",
     "narrate.admitted.after_rebuild": "（KV 缓存池已重建，所以它的 K/V 要在新池中重新计算）",
@@ -72,9 +72,10 @@ MESSAGES = {
                            "所以它的 K/V 再也不能被前缀命中找到。",
     "narrate.evicted.other": "为请求 {id} 取块时，块 {ids} 被逐出前缀缓存：它们空闲但仍在缓存中，而空闲队列从队首开始取块，"
                              "所以它们的 K/V 再也不能被前缀命中找到。",
-    "narrate.freed.one": "释放了块 {ids}",
-    "narrate.freed.other": "释放了块 {ids}",
-    "narrate.freed.none": "没有释放任何块",
+    "narrate.freed": "释放了{units} {ids}",
+    "narrate.freed.none": "没有释放任何{units}",
+    "unit.block.one": "缓存块", "unit.block.other": "缓存块", "unit.slot.one": "槽位", "unit.slot.other": "槽位",
+    "unit.page.one": "页", "unit.page.other": "页",
     "narrate.preempted.self_tail": "请求 {id} 被抢占：它还需要一个块，但没有空闲块，而它本身就是运行队列的末尾，所以 tail 策略"
                                    "抢占它自己（{freed}）；它回到等待队列，之后重新计算。",
     "narrate.preempted.self": "请求 {id} 被抢占（{policy} 策略）：它还需要一个块，但没有空闲块，策略选中它自己让出块（{freed}）；"
@@ -92,6 +93,7 @@ MESSAGES = {
     "narrate.prefix_hit.one": "请求 {id} 在前缀缓存中找到 1 个块（{tokens} 个 token）并复用它：块 {ids}。",
     "narrate.prefix_hit.other": "请求 {id} 在前缀缓存中找到 {n} 个块（{tokens} 个 token）并复用它们：块 {ids}。",
     "narrate.finished": "请求 {id} 完成：{why}；它的块已释放。",
+    "narrate.finished.tree": "请求 {id} 完成：{why}；它的 KV 留在基数树中，已解锁：之后的请求可以前缀命中它，池子不够时它被驱逐。",
     "finish.eos": "它生成了序列结束 token",
     "finish.max_tokens": "它达到了 max_tokens（{max_tokens}）",
     "finish.max_model_len": "它达到了 max_model_len（{max_model_len} 个 token）",
@@ -133,7 +135,7 @@ MESSAGES = {
                           "输出 token。",
     "narrate.last_chunk_one": "请求 {id} 预填充了提示词的最后一段（第 {start} 个 token，共 {total} 个），并得到了第一个"
                               "输出 token。",
-    "narrate.kv_moments": "空闲的 KV 缓存块：本步开始时 {start} 个，本步之后 {after} 个（共 {total} 个）。",
+    "narrate.kv_moments": "空闲的 KV {units}：本步开始时 {start} 个，本步之后 {after} 个（共 {total} 个）。",
 
     # -- 设置、输入、图例、指标、时钟（viz/glossary.py）-------------------------------------------------------
     "setting.max_num_seqs.label": "max_num_seqs（每批请求数）",

@@ -186,8 +186,9 @@ def test_the_players_api_draws_stages_together_as_each_alone_and_again_at_a_new_
 @pytest.mark.browser
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium")
 def test_a_stage_off_the_screen_catches_up_when_seen_and_when_play_stops(tail_smart, tmp_path):
-    """Four stages at 1000x720 (too narrow for four columns, so two by two): the lower two are off the screen, and Play does not draw them (it draws the two the
-    reader sees at 20 steps/s); scrolled into view, a stage shows the bar's step at once, and Pause draws them all."""
+    """Four stages at 1000x720 (too narrow for four columns, so two by two): the lower two are off the screen, and
+    Play does not draw them (it draws the two the reader sees at 20 steps/s); scrolled into view, a stage shows the
+    bar's step at once, and Pause draws them all."""
     pytest.importorskip("playwright.sync_api")
     runs = [(f"{run.label} {copy}", run.frames) for copy in (1, 2) for run in tail_smart]
     path = tmp_path / "four.html"

@@ -1,6 +1,8 @@
 import re
+from dataclasses import replace
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario, preset_paths
+from engine.run.engine import Engine
 from engine.run.frame import Arrived
 from scheduler.events import (
     Aborted,
@@ -188,3 +190,22 @@ def test_a_pool_rebuilt_mid_run_is_told_as_an_event_not_a_preemption():
     assert "the KV pool was rebuilt" in admitted_0 and "preempted" not in admitted_0
     assert "KV blocks free: 6 at the start of this step, 0 after it (of 6)." in lines
     assert len(frames[6].blocks) == 6 and len(frames[5].blocks) == 3
+
+
+def test_a_radix_trees_pool_is_told_in_slots_and_keeps_a_finished_requests_kv():
+    """sglang_evicted_prefix: SGLang's pool holds token slots (page_size 1), and a finished request's KV stays in the
+    tree, unlocked; the narration once said "its blocks were freed" and "units 1, ... freed"."""
+    frames = frames_of("sglang_evicted_prefix")
+    finished = narrate(frames[2], frames[1], lang="en")
+    assert finished[1].startswith("KV slots free: 24 at the start of this step")
+    assert ("Request 0 finished: it reached its max_tokens (2); its KV stays in the radix tree, unlocked: a later "
+            "request may hit it as a prefix, or it is evicted when the pool runs short.") in finished
+    evicted = " ".join(narrate(frames[5], frames[4], lang="zh"))
+    assert "释放了槽位 1、2、3、4、5、6、7、8、9、10、11、12，不再缓存" in evicted and "单元" not in evicted
+    told = [line for step in range(1, len(frames)) for line in narrate(frames[step], frames[step - 1], lang="en")]
+    assert not [line for line in told if "block" in line]
+    spec = load_scenario(SCENARIOS_DIR / "sglang_evicted_prefix.toml", runner="fake").spec
+    paged = Engine(replace(spec, config=replace(spec.config, kvcache_block_size=4, num_kvcache_blocks=9)))
+    paged.run()
+    assert narrate(paged.frames[1], paged.frames[0], lang="en")[1] == ("KV pages free: 9 at the start of this step, "
+                                                                      "6 after it (of 9).")

@@ -117,9 +117,24 @@ def _admitted(lang, event, frame: Frame, before: Frame | None = None) -> str:
                 cached=cached, why=why)
 
 
+def _unit(frame: Frame) -> str:
+    """What the frame's pool calls a KV unit (i18n `unit.*`): a block, or in a radix tree's pool a token slot (a
+    page of them when page_size is above 1)."""
+    view = frame.header.view or {}
+    if view.get("kind") != "radix_tree":
+        return "block"
+    return "slot" if view["page_size"] == 1 else "page"
+
+
+def _freed(lang: str, frame: Frame, units) -> str:
+    noun = _unit(frame)
+    if not units:
+        return text(lang, "narrate.freed.none", units=text(lang, f"unit.{noun}.other"))
+    return text(lang, "narrate.freed", units=count(lang, f"unit.{noun}", len(units)), ids=_ids(lang, units))
+
+
 def _preempted(lang, event, frame: Frame, before: Frame | None = None) -> str:
-    freed = (count(lang, "narrate.freed", len(event.freed_blocks), ids=_ids(lang, event.freed_blocks))
-             if event.freed_blocks else text(lang, "narrate.freed.none"))
+    freed = _freed(lang, frame, event.freed_blocks)
     if event.for_seq_id == event.seq_id:  # the policy picked the request that needed the block (tail: it is last)
         return text(lang, "narrate.preempted.self_tail" if event.policy == "tail" else "narrate.preempted.self",
                     id=event.seq_id, policy=event.policy, freed=freed)
@@ -157,7 +172,7 @@ def _evicted(lang, event, frame: Frame, before: Frame | None = None) -> str:
     if hasattr(event, "tokens"):  # a radix tree's leaf (SGLang): the tokens it cached
         shown = _ids(lang, event.tokens[:LEAF_TOKENS_SHOWN]) + ("…" if len(event.tokens) > LEAF_TOKENS_SHOWN else "")
         return count(lang, "narrate.evicted_leaf", len(event.tokens), id=event.seq_id, tokens=shown,
-                     ids=_ids(lang, event.block_ids))
+                     freed=_freed(lang, frame, event.block_ids))
     return count(lang, "narrate.evicted", len(event.block_ids), id=event.seq_id, ids=_ids(lang, event.block_ids))
 
 
@@ -172,8 +187,7 @@ def _ordered(lang, event, frame: Frame, before: Frame | None = None) -> str:
 
 
 def _retracted(lang, event, frame: Frame, before: Frame | None = None) -> str:
-    freed = (count(lang, "narrate.freed", len(event.freed_blocks), ids=_ids(lang, event.freed_blocks))
-             if event.freed_blocks else text(lang, "narrate.freed.none"))
+    freed = _freed(lang, frame, event.freed_blocks)
     return text(lang, "narrate.retracted", id=event.seq_id, needed=count(lang, "n.slot", event.needed),
                 free=event.free, ratio=f"{event.new_token_ratio:.2f}", freed=freed)
 
@@ -182,7 +196,8 @@ def _finished(lang, event, frame: Frame, before: Frame | None = None) -> str:
     request = frame.requests[event.seq_id]
     why = text(lang, f"finish.{event.reason}", max_tokens=request.max_tokens,
                max_model_len=frame.config.max_model_len)
-    return text(lang, "narrate.finished", id=event.seq_id, why=why)
+    tree = _unit(frame) != "block"  # a radix tree keeps a finished request's KV, unlocked
+    return text(lang, "narrate.finished.tree" if tree else "narrate.finished", id=event.seq_id, why=why)
 
 
 def _aborted(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -307,8 +322,9 @@ def prompts_completed(frame: Frame, before: Frame, lang: str) -> list[str]:
 
 
 def kv_moments(frame: Frame, before: Frame, lang: str) -> str:
-    """The pool's free blocks at the two moments a step has: its start (the frame before) and its end."""
-    return text(lang, "narrate.kv_moments", start=free_at_start(frame, before), after=frame.metrics.num_free_blocks,
+    """The pool's free units at the two moments a step has: its start (the frame before) and its end."""
+    return text(lang, "narrate.kv_moments", units=text(lang, f"unit.{_unit(frame)}.other"),
+                start=free_at_start(frame, before), after=frame.metrics.num_free_blocks,
                 total=frame.config.num_kvcache_blocks)  # a reserved unit (vLLM's null block) is not one of them
 
 
