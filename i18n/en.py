@@ -106,10 +106,10 @@ MESSAGES = {
     "narrate.arrivals.priority": ", priority {priority}",
     "narrate.chunk": "Request {id} prefilled a chunk: tokens {start}–{end} of {total}; the rest continues next step.",
     "narrate.chunk_one": "Request {id} prefilled a chunk: token {start} of {total}; the rest continues next step.",
-    "narrate.prefix_hit.one": "Request {id} found 1 block ({tokens} tokens) in the prefix cache and reuses it: "
-                              "block {ids}.",
-    "narrate.prefix_hit.other": "Request {id} found {n} blocks ({tokens} tokens) in the prefix cache and reuses them: "
-                                "blocks {ids}.",
+    "narrate.prefix_hit.one": "Request {id} found 1 {unit} ({tokens} tokens) in the prefix cache and reuses it: "
+                              "{unit} {ids}.",
+    "narrate.prefix_hit.other": "Request {id} found {n} {unit} ({tokens} tokens) in the prefix cache and reuses "
+                                "them: {unit} {ids}.",
     "narrate.finished": "Request {id} finished: {why}; its blocks were freed.",
     "narrate.finished.tree": "Request {id} finished: {why}; its KV stays in the radix tree, unlocked: a later "
                              "request may hit it as a prefix, or it is evicted when the pool runs short.",

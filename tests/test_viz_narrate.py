@@ -209,3 +209,15 @@ def test_a_radix_trees_pool_is_told_in_slots_and_keeps_a_finished_requests_kv():
     paged.run()
     assert narrate(paged.frames[1], paged.frames[0], lang="en")[1] == ("KV pages free: 9 at the start of this step, "
                                                                       "6 after it (of 9).")
+
+
+def test_a_prefix_hit_in_a_radix_tree_is_told_in_its_pools_units():
+    """vllm_blocks_vs_sglang_tree: the vLLM twin hits whole blocks, its SGLang variant token slots; the hit once said
+    "found 10 blocks" of a tree that holds no blocks."""
+    vllm, sglang = frames_of("vllm_blocks_vs_sglang_tree"), frames_of("vllm_blocks_vs_sglang_tree", variant=True)
+    assert ("Request 1 found 2 blocks (8 tokens) in the prefix cache and reuses them: blocks 1, 2."
+            in narrate(vllm[4], vllm[3], lang="en"))
+    assert ("Request 1 found 10 slots (10 tokens) in the prefix cache and reuses them: slots 1, 2, 3, 4, 5, 6, 7, 8, "
+            "9, 10." in narrate(sglang[4], sglang[3], lang="en"))
+    assert ("请求 2 在前缀缓存中找到 11 个槽位（11 个 token）并复用它们：槽位 1、2、3、4、5、6、7、8、9、10、11。"
+            in narrate(sglang[7], sglang[6], lang="zh"))

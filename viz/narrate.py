@@ -164,7 +164,9 @@ def _chunk(lang, event, frame: Frame, before: Frame | None = None) -> str:
 
 
 def _prefix_hit(lang, event, frame: Frame, before: Frame | None = None) -> str:
-    return count(lang, "narrate.prefix_hit", len(event.block_ids), id=event.seq_id, tokens=event.num_tokens,
+    n = len(event.block_ids)
+    unit = text(lang, f"unit.{_unit(frame)}.{'one' if n == 1 else 'other'}")
+    return count(lang, "narrate.prefix_hit", n, id=event.seq_id, tokens=event.num_tokens, unit=unit,
                  ids=_ids(lang, event.block_ids))
 
 
