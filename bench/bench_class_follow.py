@@ -17,7 +17,12 @@ the frame the server moves it to, a tick every 1/speed shows the next frame when
 LOOKAHEAD frames are held ahead it asks for more (one request at a time). Every SAMPLE_S of the Play: how many frames
 each follower is behind the lecturer's player (which holds its frames: it shows frame k + 1 + floor(t * speed)
 t seconds after Play from k; negative is ahead); when Play reached each follower; at the Pause how far each was
-from the lecturer's frame, and when each showed it, stopped.
+from the lecturer's frame. The lecturer then stays paused until the server has stopped every follower's player on
+the lecturer's frame (its last move: that frame, speed 0), at most LEFT_BEHIND_S and at least STEP_EVERY_S (the
+steps' pace): when each was stopped there, and how many were not. A follower whose Pause comes late plays on past
+the lecturer's frame meanwhile; had the lecturer moved on at the steps' pace, it would have gone straight to the
+next move, never showing the paused frame (Streamlit drops a fragment's output not sent yet when the fragment's
+next rerun starts: the next move's).
 
 Then the class's prediction: the lecturer switches "Predict, then reveal" on; every follower gets the question
 (their predict mode follows the lecturer's), picks a choice (student i the choice i mod the number of choices, so
@@ -75,6 +80,7 @@ class ClassPage(Page):
         super().__init__()
         self.code, self.answered, self.tally, self.choices = "", (0, 0), [], 0
         self.moves: list[tuple[float, int]] = []  # (when, frame) each time the server moved the player's cursor
+        self.stopped_at: float | None = None  # when the server's last move stopped the player (None: it plays on)
         self.moved = asyncio.Event()
 
     def read(self, msg: ForwardMsg):
@@ -82,6 +88,7 @@ class ClassPage(Page):
         super().read(msg)
         if self.cursor_moves != moves:
             self.moves.append((time.perf_counter(), self.cursor))
+            self.stopped_at = None if self.playing else self.moves[-1][0]
             self.moved.set()
         if msg.WhichOneof("type") != "delta" or not msg.delta.HasField("new_element"):
             return
@@ -99,6 +106,12 @@ class ClassPage(Page):
                 self.answered = (int(found.group(1)), int(found.group(2)))
             elif tally := TALLY.findall(body):
                 self.tally = [(choice, int(n)) for choice, n in tally]
+
+    def stopped_on(self, frame: int, since: float) -> float | None:
+        """When the server's last move, made after `since`, stopped the player on `frame` (it shows that frame,
+        standing still); None when its last move was to another frame, played on, or came before `since`."""
+        stopped = self.stopped_at is not None and self.stopped_at >= since and self.cursor == frame
+        return self.stopped_at if stopped else None
 
 
 class Member(Student):
@@ -256,7 +269,7 @@ async def lead(url: str, students: list[Member], student_urls: list[str] | None 
             steps.append((time.perf_counter(), frame))
             await lecturer.tell(ws, frame, 0)
             await asyncio.sleep(STEP_EVERY_S)
-        result["play"] = await play_then_pause(lecturer, ws)
+        result["play"] = await play_then_pause(lecturer, ws, students)
         steps.append((time.perf_counter(), 0))  # Home: preset 05's questions are at its steps 1 and 3
         await lecturer.tell(ws, 0, 0)
         await asyncio.sleep(STEP_EVERY_S)
@@ -274,16 +287,22 @@ async def lead(url: str, students: list[Member], student_urls: list[str] | None 
     return result
 
 
-async def play_then_pause(lecturer: Member, ws, played: int = LED_STEPS) -> dict:
+async def play_then_pause(lecturer: Member, ws, students: list[Member], played: int = LED_STEPS) -> dict:
     """The lecturer's Play from frame 0 (it holds the frames: fetched ahead), and Pause `played` steps later, each
-    told at once as the player does; when each was sent."""
+    told at once as the player does; then paused until the server has stopped every follower on that frame (at most
+    LEFT_BEHIND_S, at least STEP_EVERY_S). When each was sent, and when each follower was stopped on the frame
+    (None: not within LEFT_BEHIND_S)."""
     started = time.perf_counter()
     await lecturer.tell(ws, 0, PLAY_SPEED)
     await asyncio.sleep(played / PLAY_SPEED)  # its ticks: frame k + 1 at once, then one every 1 / speed
     paused = time.perf_counter()
     await lecturer.tell(ws, played, 0)
-    await asyncio.sleep(STEP_EVERY_S)
-    return {"started": started, "paused": paused, "frame": played}
+    landed = lambda: [s.page.stopped_on(played, paused) for s in students]  # noqa: E731
+    while time.perf_counter() - paused < LEFT_BEHIND_S and None in landed():
+        await asyncio.sleep(SAMPLE_S)
+    play = {"started": started, "paused": paused, "frame": played, "landed": landed()}
+    await asyncio.sleep(max(0.0, paused + STEP_EVERY_S - time.perf_counter()))
+    return play
 
 
 def lecturer_frame(play: dict, at: float) -> int:
@@ -299,17 +318,17 @@ def report_play(students: list[Member], play: dict):
     behind = [lag for each in lags for lag in each]
     worst = [max(each, default=0) for each in lags]
     at_pause = [play["frame"] - s.shown_then(play["paused"]) for s in students]
-    stopped = [next((at for at, shown in s.page.moves if at >= play["paused"] and shown == play["frame"]), None)
-               for s in students]
-    landed = [at - play["paused"] for at in stopped if at is not None]
+    landed = [at - play["paused"] for at in play["landed"] if at is not None]
+    late = sum(1 for seconds in landed if seconds > STEP_EVERY_S)
     behind_p50, behind_p95 = percentiles(behind, 50, 95)
     print(f"    the lecturer played {play['frame']} steps at {PLAY_SPEED} steps/s: Play reached "
           f"{len(starts)}/{len(students)} followers {spread(starts) if len(starts) > 1 else starts}; frames behind "
           f"the lecturer while playing p50 {behind_p50:.1f}, p95 {behind_p95:.1f}, max {max(behind, default=0)} "
           f"({len(behind)} samples; the worst follower's max {max(worst, default=0)}); at the Pause behind by p50 "
-          f"{percentiles(at_pause, 50)[0]:.1f}, max {max(at_pause, default=0)} frames; the Pause reached the followers "
-          f"{spread(landed) if len(landed) > 1 else landed}; left behind: {len(students) - len(landed)} not on the "
-          f"lecturer's frame after the Pause")
+          f"{percentiles(at_pause, 50)[0]:.1f}, max {max(at_pause, default=0)} frames; the Pause stopped the followers "
+          f"on the lecturer's frame {spread(landed) if len(landed) > 1 else landed} ({late} later than "
+          f"{STEP_EVERY_S} s, the steps' pace); left behind: {len(students) - len(landed)} not on the lecturer's "
+          f"frame {LEFT_BEHIND_S:.0f} s after the Pause")
 
 
 def arrivals(students: list[Member], result: dict) -> tuple[list[float], int, dict]:
