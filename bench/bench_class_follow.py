@@ -81,6 +81,7 @@ class ClassPage(Page):
         self.code, self.answered, self.tally, self.choices = "", (0, 0), [], 0
         self.moves: list[tuple[float, int]] = []  # (when, frame) each time the server moved the player's cursor
         self.stopped_at: float | None = None  # when the server's last move stopped the player (None: it plays on)
+        self.played_at: float | None = None  # when a move of the server's first told the player to play along
         self.moved = asyncio.Event()
 
     def read(self, msg: ForwardMsg):
@@ -89,6 +90,8 @@ class ClassPage(Page):
         if self.cursor_moves != moves:
             self.moves.append((time.perf_counter(), self.cursor))
             self.stopped_at = None if self.playing else self.moves[-1][0]
+            if self.playing and self.played_at is None:
+                self.played_at = self.moves[-1][0]
             self.moved.set()
         if msg.WhichOneof("type") != "delta" or not msg.delta.HasField("new_element"):
             return
@@ -124,7 +127,6 @@ class Member(Student):
         self.sent_at: float | None = None
         self.shown = 0  # the frame its player shows
         self.shown_at: list[tuple[float, int]] = []  # (when, frame shown) each time its player showed another
-        self.play_started: float | None = None  # when the server told it to play along
 
     async def listen(self, ws):
         async for raw in ws:
@@ -149,8 +151,6 @@ class Member(Student):
                 page.moved.clear()
                 seen, playing, due = page.cursor_moves, page.playing or 0.0, now
                 self.show(now, page.cursor)
-                if playing and self.play_started is None:
-                    self.play_started = now
             if playing and now >= due:
                 self.show(now, min(self.shown + 1, max(page.last, self.shown)))
                 due += 1 / playing
@@ -312,7 +312,7 @@ def lecturer_frame(play: dict, at: float) -> int:
 
 def report_play(students: list[Member], play: dict):
     """How far behind the lecturer each follower played, and whether each stopped on the lecturer's frame."""
-    starts = [s.play_started - play["started"] for s in students if s.play_started]
+    starts = [s.page.played_at - play["started"] for s in students if s.page.played_at]
     grid = [play["started"] + i * SAMPLE_S for i in range(int((play["paused"] - play["started"]) / SAMPLE_S))]
     lags = [[lecturer_frame(play, at) - s.shown_then(at) for at in grid] for s in students]
     behind = [lag for each in lags for lag in each]
