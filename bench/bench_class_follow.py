@@ -297,7 +297,9 @@ async def play_then_pause(lecturer: Member, ws, students: list[Member], played: 
     await asyncio.sleep(played / PLAY_SPEED)  # its ticks: frame k + 1 at once, then one every 1 / speed
     paused = time.perf_counter()
     await lecturer.tell(ws, played, 0)
-    landed = lambda: [s.page.stopped_on(played, paused) for s in students]  # noqa: E731
+    def landed() -> list[float | None]:
+        return [student.page.stopped_on(played, paused) for student in students]
+
     while time.perf_counter() - paused < LEFT_BEHIND_S and None in landed():
         await asyncio.sleep(SAMPLE_S)
     play = {"started": started, "paused": paused, "frame": played, "landed": landed()}
