@@ -6,6 +6,7 @@ import pytest
 from scheduler.sglang import NewTokenRatioTracker, Scheduler, ServerArgs
 from scheduler.sglang.allocator import PagedTokenToKVPoolAllocator, TokenToKVPoolAllocator
 from scheduler.sglang.radix_cache import RadixCache
+from tests.helpers.scheduler_loop import step_sglang_twin
 
 
 def _insert(tree: RadixCache, tokens: list[int]):
@@ -77,17 +78,6 @@ def test_a_prompt_sglang_would_refuse_is_refused_at_arrival():
         scheduler.add_request(0, list(range(1, 30)), 4)
 
 
-def _step(twin: Scheduler):
-    """One step as SGLang's event loop runs it; every request's token is 100 + its id (never EOS)."""
-    batch = twin.get_next_batch_to_run()
-    if batch is None:
-        twin.on_idle()
-    twin.step_done(batch)
-    if batch is not None:
-        twin.process_batch_result(batch, [100 + r.rid for r in batch.reqs])
-    return batch
-
-
 PRIORITY = {"max_total_tokens": 128, "max_running_requests": 2, "schedule_policy": "fcfs",
             "enable_priority_scheduling": True}
 
@@ -97,10 +87,10 @@ def _full_batch_then(args: dict, priority: int):
     twin = Scheduler(ServerArgs(**{**PRIORITY, **args}))
     twin.add_request(0, [1, 2, 3], 20, priority=1)
     twin.add_request(1, [4, 5, 6], 20, priority=0)
-    _step(twin)
-    _step(twin)
+    step_sglang_twin(twin)
+    step_sglang_twin(twin)
     twin.add_request(2, [7, 8, 9], 20, priority=priority)
-    return twin, _step(twin)
+    return twin, step_sglang_twin(twin)
 
 
 def test_a_more_important_arrival_preempts_the_least_important_running_request():
@@ -128,11 +118,11 @@ def test_fcfs_and_lof_order_by_priority_first_lower_values_first_when_asked():
                                     schedule_low_priority_values_first=low_first))
         for rid, priority in enumerate((3, 1, 7)):
             twin.add_request(rid, [rid + 1], 1, priority=priority)
-        assert [[r.rid for r in _step(twin).reqs][0] for _ in range(3)] == order
+        assert [[r.rid for r in step_sglang_twin(twin).reqs][0] for _ in range(3)] == order
     lof = Scheduler(ServerArgs(**{**PRIORITY, "schedule_policy": "lof"}))
     for rid, (priority, out) in enumerate(((1, 5), (2, 3), (2, 9))):
         lof.add_request(rid, [rid + 1], out, priority=priority)
-    assert [r.rid for r in _step(lof).reqs] == [2, 1]  # priority 2 first, then the longer output
+    assert [r.rid for r in step_sglang_twin(lof).reqs] == [2, 1]  # priority 2 first, then the longer output
 
 
 def test_retraction_by_priority_takes_the_least_important_first():
@@ -145,7 +135,7 @@ def test_retraction_by_priority_takes_the_least_important_first():
         for step in range(30):
             if step == 3:
                 twin.add_request(1, [3, 4], 16, priority=5)
-            _step(twin)
+            step_sglang_twin(twin)
             if twin.retracted:
                 return [r.rid for r in twin.retracted]
         raise AssertionError("no retraction")
