@@ -56,6 +56,12 @@ MESSAGES = {
                                    "{max_prefill_tokens}, or the chunk); request {id} waits for the next prefill.",
     "narrate.blocked.max_running_requests": "Request {id} waits: the running batch is full (max_running_requests="
                                             "{available}).",
+    "narrate.blocked.max_running_requests_priority": "Request {id} waits: the running batch is full "
+                                                     "(max_running_requests={available}), and SGLang's priority "
+                                                     "preemption found no running request to release for it (one "
+                                                     "whose priority is lower by more than "
+                                                     "priority_scheduling_preemption_threshold={threshold}, freeing "
+                                                     "room enough).",
     "narrate.blocked.batch_full": "Request {id} waits: SGLang's batch-is-full latch is set (an earlier NO_TOKEN while "
                                   "requests ran); it clears when a request leaves the running batch.",
     "narrate.ordered.lpm": "Request {id} first (lpm): the longest cached prefix, {prefix}; request {ahead} arrived "
@@ -64,6 +70,14 @@ MESSAGES = {
                            "earlier.",
     "narrate.ordered.dfs-weight": "Request {id} first (dfs-weight): its branch of the radix tree holds the most "
                                   "waiting requests (cached prefix {prefix}); request {ahead} arrived earlier.",
+    "narrate.ordered.priority": "Request {id} first (priority scheduling): priority {priority}, the most important "
+                                "waiting ({direction}); request {ahead}, priority {ahead_priority}, arrived earlier.",
+    "narrate.priority_first.high": "SGLang serves higher values first",
+    "narrate.priority_first.low": "lower values first, schedule_low_priority_values_first",
+    "narrate.retracted.priority": "Retracted request {id} (priority {priority}; retraction_policy=priority retracts "
+                                  "the least important first): the decode needs {needed}, {free} free (after "
+                                  "evicting what the tree could give); it goes back to the waiting queue ({freed}); "
+                                  "new_token_ratio {ratio}, decaying.",
     "narrate.retracted": "Retracted request {id}: the decode needs {needed}, {free} free (after evicting what the "
                          "tree could give); it goes back to the waiting queue ({freed}); new_token_ratio {ratio}, "
                          "decaying.",
@@ -79,6 +93,7 @@ MESSAGES = {
     "narrate.sent_back.article": "preempted",
     "narrate.sent_back.vllm": "preempted",
     "narrate.sent_back.sglang": "retracted",
+    "narrate.sent_back.sglang_priority": "preempted for a more important request",
     "narrate.evicted.one": "Taking a block for request {id} evicted block {ids} from the prefix cache: it was free "
                            "but still cached, and the head of the free queue is taken first, so its K/V can no "
                            "longer be found by a prefix hit.",
@@ -99,6 +114,12 @@ MESSAGES = {
                               "request {ids}, after it in the running queue, sits this step out.",
     "narrate.pass_ended.other": "Preempting itself, request {id} ended {scheduler}'s pass over the running requests: "
                                 "requests {ids}, after it in the running queue, sit this step out.",
+    "narrate.preempted.sglang": "Request {id} (priority {priority}) was preempted to admit request {for_id} "
+                                "(priority {for_priority}): the running batch was full (max_running_requests={most}), "
+                                "and SGLang's priority preemption releases a running request whose priority is "
+                                "lower by more than priority_scheduling_preemption_threshold={threshold} "
+                                "({direction}); it goes back to the waiting queue ({freed}) and will be prefilled "
+                                "again.",
     "narrate.preempted": "Request {id} was preempted ({policy} policy) to make room for request {for_id}: {freed}; "
                          "it goes back to the waiting queue and will recompute.",
     "narrate.arrived": "Request {id} arrived ({prompt}, priority {priority}) and joined the waiting queue.",
@@ -271,6 +292,37 @@ MESSAGES = {
                                               "reserve when admitting, starts at 0.7 x this (at most 1) and decays "
                                               "to 0.14 x that over 600 decode steps. Higher admits fewer and "
                                               "retracts less. Only the SGLang twin reads it.",
+    "setting.enable_priority_scheduling.label": "enable_priority_scheduling (order by priority, SGLang)",
+    "setting.enable_priority_scheduling.help": "SGLang's --enable-priority-scheduling, off by default, with "
+                                               "schedule_policy fcfs or lof only: a request's priority orders the "
+                                               "waiting queue first (higher values first, the opposite of the "
+                                               "article's and vLLM's priority queue, unless "
+                                               "schedule_low_priority_values_first), then arrival (fcfs) or the "
+                                               "longest output (lof); and a request the full batch cannot take may "
+                                               "preempt running requests of a lower priority. Only the SGLang twin "
+                                               "reads it.",
+    "setting.schedule_low_priority_values_first.label": "schedule_low_priority_values_first (lower values first, "
+                                                        "SGLang)",
+    "setting.schedule_low_priority_values_first.help": "SGLang's --schedule-low-priority-values-first, off by "
+                                                       "default: under priority scheduling the lower priority values "
+                                                       "go first (as in the article's and vLLM's priority queue). Only "
+                                                       "the SGLang twin reads it.",
+    "setting.priority_scheduling_preemption_threshold.label": "priority_scheduling_preemption_threshold (SGLang)",
+    "setting.priority_scheduling_preemption_threshold.help": "SGLang's priority_scheduling_preemption_threshold, 10 "
+                                                             "by default: under priority scheduling a waiting request "
+                                                             "the full batch cannot take preempts running requests "
+                                                             "whose priority is lower than its by more than this, the "
+                                                             "least important first, until its KV fits. Only the "
+                                                             "SGLang twin reads it.",
+    "setting.disable_priority_preemption.label": "disable_priority_preemption (SGLang)",
+    "setting.disable_priority_preemption.help": "SGLang's --disable-priority-preemption, off by default: priority "
+                                                "scheduling then only orders the waiting queue and never preempts a "
+                                                "running request. Only the SGLang twin reads it.",
+    "setting.retraction_policy.label": "retraction_policy (whom a full decode retracts, SGLang)",
+    "setting.retraction_policy.help": "SGLang's retraction_policy: length (the default: the fewest output tokens "
+                                      "first, then the longest prompt) or priority (the least important first, "
+                                      "then as length; only under priority scheduling). Only the SGLang twin reads "
+                                      "it.",
     "setting.system_label": "{name} ({system}'s name; {label})",
     "setting.long_prefill_token_threshold_adaptive.label": "long-prefill cap at least a fair share (vLLM)",
     "setting.long_prefill_token_threshold_adaptive.help": "vLLM's long_prefill_token_threshold_adaptive, off by "
@@ -301,7 +353,9 @@ MESSAGES = {
     "input.arrivals": "All requests at step 0, or arriving at random, about one every two steps.",
     "input.prompt": "Your request's text; it joins the waiting queue at the next step.",
     "input.request_max_tokens": "The most tokens the model writes for this request.",
-    "input.priority": "Lower is more important; it matters only under the priority queue policy.",
+    "input.priority": "Under the priority queue policy (the article's scheduler, the vLLM twin) lower is more "
+                      "important; under the SGLang twin's priority scheduling higher is, unless "
+                      "schedule_low_priority_values_first. Elsewhere it does not matter.",
     "input.stop_token_ids": "vLLM's SamplingParams.stop_token_ids: token ids (e.g. 12, 7) that end the request as "
                             "the end-of-sequence token does. Only the vLLM twin reads them.",
     "input.min_tokens": "vLLM's SamplingParams.min_tokens: the outputs before which no stop token (end-of-sequence "
@@ -642,7 +696,7 @@ MESSAGES = {
     "player.queue_limit": "at most {n} run at once ({name})",
     "player.more_requests": "+{n} more requests",
     "player.empty": "empty",
-    "player.priority": "priority {p} (lower runs first)",
+    "player.priority": "priority {p}",
     "player.sits_out": "sits out: {why}",
     "player.sits_out_title": "in the running queue but not in this step's batch: {why}",
     "player.progress_title": "tokens generated of max_tokens",
@@ -783,9 +837,12 @@ MESSAGES = {
     "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
     "sidebar.scheduler_ignores": "This scheduler does not read these settings ({system} has no such choice; they are "
                                  "greyed out, as changing one would only branch into the same run): {names}.",
-    "sidebar.victim.sglang": "SGLang does not preempt: when the decode needs more slots than are free, it retracts "
-                             "running requests (fewest output tokens first) back to the waiting queue and raises "
-                             "new_token_ratio, the reserve kept for running requests' future tokens.",
+    "sidebar.victim.sglang": "SGLang preempts only under its own priority scheduling (enable_priority_scheduling): "
+                             "a request the full batch cannot take releases running requests of a lower priority. "
+                             "When the decode needs more slots than are free, it retracts running requests (fewest "
+                             "output tokens first, or the least important under retraction_policy priority) back to "
+                             "the waiting queue and raises new_token_ratio, the reserve kept for running requests' "
+                             "future tokens.",
     "sidebar.victim.vllm": "Its preemption victim follows the queue policy: the tail of the running queue under fcfs, "
                            "the least important (then latest) running request under priority.",
     "sidebar.scheduler_unread": "Not read by {scheduler}: greyed out.",
@@ -822,7 +879,7 @@ MESSAGES = {
     "sidebar.prompt": "prompt",
     "sidebar.prompt_placeholder": "Explain the KV cache in one sentence.",
     "sidebar.request_max_tokens": "max tokens",
-    "sidebar.priority": "priority (lower first)",
+    "sidebar.priority": "priority",
     "sidebar.stop_token_ids": "stop_token_ids (vLLM)",
     "sidebar.min_tokens": "min_tokens (vLLM)",
     "sidebar.sampling_ignored": "stop_token_ids and min_tokens are greyed: this run's scheduler, {name}, does not "
@@ -1182,6 +1239,10 @@ MESSAGES = {
     "config.chunked_prefill_size": "use -1 (no chunking) or a chunk of at least one page, kvcache_block_size={page} "
                                    "tokens (SGLang cuts a chunk to whole pages)",
     "config.not_negative": "must not be negative",
+    "config.priority_scheduling_policy": "SGLang allows priority scheduling only with schedule_policy {choices} "
+                                         "(it is {policy}); choose one of them or turn priority scheduling off",
+    "config.retraction_priority": "SGLang retracts by priority only under priority scheduling: turn "
+                                  "enable_priority_scheduling on or use retraction_policy length",
     "config.number": "must be a number",
     "config.watermark": "use a fraction from 0 (keep no block free) up to, not including, 1",
     "config.scheduled_tokens": "use 0 (as max_num_batched_tokens) up to max_num_batched_tokens="

@@ -48,12 +48,23 @@ MESSAGES = {
     "narrate.blocked.other_spent": "OTHER：这个预填充批次用完了输入预算（max_prefill_tokens={max_prefill_tokens}，"
                                    "或分块大小）；请求 {id} 等下一次预填充。",
     "narrate.blocked.max_running_requests": "请求 {id} 等待：运行批次已满（max_running_requests={available}）。",
+    "narrate.blocked.max_running_requests_priority": "请求 {id} 等待：运行批次已满（max_running_requests={available}），"
+                                                     "SGLang 的优先级抢占也没有找到可以为它释放的运行中请求（优先级比它低"
+                                                     "超过 priority_scheduling_preemption_threshold={threshold}，并能腾出"
+                                                     "足够空间）。",
     "narrate.blocked.batch_full": "请求 {id} 等待：SGLang 的“批次已满”标志已设置（之前在有请求运行时出现过 NO_TOKEN）；"
                                   "有请求离开运行批次时它才清除。",
     "narrate.ordered.lpm": "请求 {id} 排第一（lpm）：缓存前缀最长，{prefix}；请求 {ahead} 到得更早。",
     "narrate.ordered.lof": "请求 {id} 排第一（lof）：输出预算最长，{output}；请求 {ahead} 到得更早。",
     "narrate.ordered.dfs-weight": "请求 {id} 排第一（dfs-weight）：它在基数树上的分支有最多等待中的请求（缓存前缀 "
                                   "{prefix}）；请求 {ahead} 到得更早。",
+    "narrate.ordered.priority": "请求 {id} 排第一（优先级调度）：优先级 {priority}，是等待中最重要的（{direction}）；"
+                                "请求 {ahead}（优先级 {ahead_priority}）到得更早。",
+    "narrate.priority_first.high": "SGLang 先服务数值较大的",
+    "narrate.priority_first.low": "先服务数值较小的，即 schedule_low_priority_values_first",
+    "narrate.retracted.priority": "撤回请求 {id}（优先级 {priority}；retraction_policy=priority 先撤回最不重要的）："
+                                  "解码需要 {needed}，空闲 {free} 个（已驱逐基数树能让出的部分）；它回到等待队列"
+                                  "（{freed}）；new_token_ratio 为 {ratio}，之后逐步衰减。",
     "narrate.retracted": "撤回请求 {id}：解码需要 {needed}，空闲 {free} 个（已驱逐基数树能让出的部分）；它回到等待队列"
                          "（{freed}）；new_token_ratio 为 {ratio}，之后逐步衰减。",
     "narrate.evicted_leaf.one": "为请求 {id} 所在的批次，基数树驱逐了最久未用的叶子（token {tokens}）：{freed}，"
@@ -68,6 +79,7 @@ MESSAGES = {
     "narrate.sent_back.article": "抢占",
     "narrate.sent_back.vllm": "抢占",
     "narrate.sent_back.sglang": "撤回",
+    "narrate.sent_back.sglang_priority": "更重要的请求抢占",
     "narrate.evicted.one": "为请求 {id} 取块时，块 {ids} 被逐出前缀缓存：它空闲但仍在缓存中，而空闲队列从队首开始取块，"
                            "所以它的 K/V 再也不能被前缀命中找到。",
     "narrate.evicted.other": "为请求 {id} 取块时，块 {ids} 被逐出前缀缓存：它们空闲但仍在缓存中，而空闲队列从队首开始取块，"
@@ -84,6 +96,10 @@ MESSAGES = {
                               "本步被跳过。",
     "narrate.pass_ended.other": "请求 {id} 抢占了自己，{scheduler} 随即结束对运行中请求的这一轮遍历：运行队列中排在它后面的请求 {ids} "
                                 "本步被跳过。",
+    "narrate.preempted.sglang": "请求 {id}（优先级 {priority}）被抢占，以接纳请求 {for_id}（优先级 {for_priority}）："
+                                "运行批次已满（max_running_requests={most}），而 SGLang 的优先级抢占会释放优先级比它低"
+                                "超过 priority_scheduling_preemption_threshold={threshold} 的运行中请求（{direction}）；"
+                                "它回到等待队列（{freed}），之后重新预填充。",
     "narrate.preempted": "请求 {id} 被抢占（{policy} 策略），为请求 {for_id} 腾出空间：{freed}；它回到等待队列，之后重新计算。",
     "narrate.arrived": "请求 {id} 到达（{prompt}，优先级 {priority}），进入等待队列。",
     "narrate.arrivals": "请求 {ids} 到达（提示词分别为 {lens} 个 token{priority}），进入等待队列。",
@@ -224,6 +240,28 @@ MESSAGES = {
     "setting.schedule_conservativeness.help": "SGLang 的 schedule_conservativeness，默认 1.0：new_token_ratio 即接纳时为每个"
                                               "运行中请求剩余 max_new_tokens 预留的比例，从 0.7 × 它（至多 1）开始，在 600 个"
                                               "解码步内衰减到其 0.14 倍。越高接纳越少、撤回越少。只有 SGLang 孪生调度器使用它。",
+    "setting.enable_priority_scheduling.label": "enable_priority_scheduling（按优先级排序，SGLang）",
+    "setting.enable_priority_scheduling.help": "SGLang 的 --enable-priority-scheduling，默认关闭，只能配合 schedule_policy "
+                                               "fcfs 或 lof：等待队列先按请求的优先级排序（数值大的优先，与文章和 vLLM 的"
+                                               "优先级队列相反，除非打开 schedule_low_priority_values_first），再按到达"
+                                               "顺序（fcfs）或输出最长者（lof）；满员批次接纳不了的请求可以抢占优先级更低"
+                                               "的运行中请求。只有 SGLang 孪生调度器使用它。",
+    "setting.schedule_low_priority_values_first.label": "schedule_low_priority_values_first（数值小的优先，SGLang）",
+    "setting.schedule_low_priority_values_first.help": "SGLang 的 --schedule-low-priority-values-first，默认关闭："
+                                                       "优先级调度下数值小的优先（与文章和 vLLM 的优先级队列相同）。"
+                                                       "只有 SGLang 孪生调度器使用它。",
+    "setting.priority_scheduling_preemption_threshold.label": "priority_scheduling_preemption_threshold（SGLang）",
+    "setting.priority_scheduling_preemption_threshold.help": "SGLang 的 priority_scheduling_preemption_threshold，默认 "
+                                                             "10：优先级调度下，满员批次接纳不了的等待请求会抢占优先级比它"
+                                                             "低超过这个值的运行中请求，从最不重要的开始，直到它的 KV 放得下。"
+                                                             "只有 SGLang 孪生调度器使用它。",
+    "setting.disable_priority_preemption.label": "disable_priority_preemption（SGLang）",
+    "setting.disable_priority_preemption.help": "SGLang 的 --disable-priority-preemption，默认关闭：打开后优先级调度只给"
+                                                "等待队列排序，从不抢占运行中的请求。只有 SGLang 孪生调度器使用它。",
+    "setting.retraction_policy.label": "retraction_policy（解码满时撤回谁，SGLang）",
+    "setting.retraction_policy.help": "SGLang 的 retraction_policy：length（默认：输出 token 最少的先撤回，其次是提示"
+                                      "最长的）或 priority（最不重要的先撤回，其次同 length；只在优先级调度下可用）。"
+                                      "只有 SGLang 孪生调度器使用它。",
     "setting.system_label": "{name}（{system} 的名称；{label}）",
     "setting.vllm_version.label": "vLLM 版本（vLLM 孪生调度器）",
     "setting.vllm_version.help": "vLLM 孪生调度器按哪个 vLLM 版本做决策：0.32 或 0.33。两者有两条规则不同：priority "
@@ -251,7 +289,8 @@ MESSAGES = {
     "input.arrivals": "所有请求在第 0 步到达，或随机到达，大约每两步一个。",
     "input.prompt": "你的请求文本；它在下一步进入等待队列。",
     "input.request_max_tokens": "模型为这个请求最多写出的 token 数。",
-    "input.priority": "越小越重要；只在 priority 队列策略下起作用。",
+    "input.priority": "在 priority 队列策略下（文章的调度器、vLLM 孪生调度器）越小越重要；在 SGLang 孪生调度器的优先级调度下"
+                      "越大越重要，除非打开 schedule_low_priority_values_first。其他情况下不起作用。",
     "input.stop_token_ids": "vLLM 的 SamplingParams.stop_token_ids：像序列结束 token 一样结束请求的 token id（例如 12, 7）。"
                             "只有 vLLM 孪生调度器读取它们。",
     "input.min_tokens": "vLLM 的 SamplingParams.min_tokens：在这么多个输出之前不会采样到停止 token（序列结束 token 或停止 "
@@ -569,7 +608,7 @@ MESSAGES = {
     "player.queue_limit": "最多同时运行 {n} 个（{name}）",
     "player.more_requests": "另有 {n} 个请求",
     "player.empty": "空",
-    "player.priority": "优先级 {p}（越小越先运行）",
+    "player.priority": "优先级 {p}",
     "player.sits_out": "暂停：{why}",
     "player.sits_out_title": "在运行队列中，但不在本步的批次中：{why}",
     "player.progress_title": "已生成的 token 数 / max_tokens",
@@ -696,7 +735,10 @@ MESSAGES = {
     "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
     "sidebar.scheduler_ignores": "这个调度器不读取这些设置（{system} 没有这样的选项；它们显示为灰色，因为改动其中一个只会分支出"
                                  "同样的运行）：{names}。",
-    "sidebar.victim.sglang": "SGLang 不抢占：解码所需的槽位多于空闲槽位时，它把运行中的请求（输出 token 最少的优先）撤回（retract）到等待队列，并调高 new_token_ratio，即为运行中请求未来 token 预留的比例。",
+    "sidebar.victim.sglang": "SGLang 只在它自己的优先级调度（enable_priority_scheduling）下抢占：满员批次接纳不了的请求会"
+                             "释放优先级更低的运行中请求。解码所需的槽位多于空闲槽位时，它把运行中的请求（输出 token 最少的"
+                             "优先；retraction_policy 为 priority 时最不重要的优先）撤回（retract）到等待队列，并调高 "
+                             "new_token_ratio，即为运行中请求未来 token 预留的比例。",
     "sidebar.victim.vllm": "它抢占的对象由队列策略决定：fcfs 下是运行队列的末尾，priority 下是最不重要（其次是最晚到达）的运行中请求。",
     "sidebar.scheduler_unread": "{scheduler} 不读取这个设置：显示为灰色。",
     "sidebar.scheduler_restarted": "调度器现在是 {scheduler}：运行中途不能更换调度器，所以运行从第 0 帧重新开始（你刚才在第 {frame} "
@@ -730,7 +772,7 @@ MESSAGES = {
     "sidebar.prompt": "提示词",
     "sidebar.prompt_placeholder": "用一句话解释 KV 缓存。",
     "sidebar.request_max_tokens": "最大 token 数",
-    "sidebar.priority": "优先级（越小越先）",
+    "sidebar.priority": "优先级",
     "sidebar.stop_token_ids": "stop_token_ids（vLLM）",
     "sidebar.min_tokens": "min_tokens（vLLM）",
     "sidebar.sampling_ignored": "stop_token_ids 和 min_tokens 已置灰：本次运行的调度器（{name}）不读取它们（{system} "
@@ -1066,6 +1108,10 @@ MESSAGES = {
     "config.long_prefill": "取 0（不设上限）到 max_model_len={max_model_len} 个 token",
     "config.chunked_prefill_size": "取 -1（不分块）或至少一页的块大小，即 kvcache_block_size={page} 个 token（SGLang 按整页切块）",
     "config.not_negative": "不能为负数",
+    "config.priority_scheduling_policy": "SGLang 只在 schedule_policy 为 {choices} 时允许优先级调度（当前为 {policy}）；"
+                                         "请选其中之一，或关闭优先级调度",
+    "config.retraction_priority": "SGLang 只在优先级调度下按优先级撤回：请打开 enable_priority_scheduling，"
+                                  "或使用 retraction_policy length",
     "config.number": "必须是数字",
     "config.watermark": "取 0（不留空闲块）到 1（不含 1）之间的比例",
     "config.scheduled_tokens": "取 0（等于 max_num_batched_tokens）到 max_num_batched_tokens={max_num_batched_tokens}",

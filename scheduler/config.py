@@ -4,6 +4,7 @@ from dataclasses import dataclass, fields
 
 from i18n import Message, MessageError
 from scheduler.sglang.schedule_policy import SCHEDULE_POLICIES
+from scheduler.sglang.scheduler import PRIORITY_SCHEDULE_POLICIES, RETRACTION_POLICIES
 
 PREEMPTION_POLICIES = ("tail", "smart", "priority")
 QUEUE_POLICIES = ("fcfs", "priority")
@@ -18,12 +19,14 @@ CONFIG_BOUNDS = {"max_num_seqs": (1, 256), "num_kvcache_blocks": (1, 4096), "kvc
                  "prompt_lookup_max": (1, 16), "long_prefill_token_threshold": (0, 8192),
                  "max_num_scheduled_tokens": (0, 65536), "max_num_active_seqs": (0, 256), "watermark": (0.0, 0.99),
                  "chunked_prefill_size": (-1, 65536), "max_prefill_tokens": (1, 65536),
-                 "schedule_conservativeness": (0.0, 4.0)}
+                 "schedule_conservativeness": (0.0, 4.0), "priority_scheduling_preemption_threshold": (0, 2_000_000)}
 # The settings only vLLM has, each under vLLM's own name: the vLLM twin reads them, the article's scheduler does not.
 VLLM_ONLY_FIELDS = ("long_prefill_token_threshold", "vllm_version", "scheduler_reserve_full_isl", "watermark",
                     "max_num_scheduled_tokens", "max_num_active_seqs", "long_prefill_token_threshold_adaptive")
 # The settings only SGLang has, under `python -m sglang.launch_server`'s names: the SGLang twin reads them.
-SGLANG_ONLY_FIELDS = ("chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness")
+SGLANG_ONLY_FIELDS = ("chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness",
+                      "enable_priority_scheduling", "schedule_low_priority_values_first",
+                      "priority_scheduling_preemption_threshold", "disable_priority_preemption", "retraction_policy")
 
 
 class ConfigError(MessageError):
@@ -81,6 +84,15 @@ class Config:
     max_prefill_tokens: int = 16384
     schedule_policy: str = "lpm"
     schedule_conservativeness: float = 1.0
+    # SGLang's priority scheduling (fcfs and lof only): a request's `priority` orders the waiting queue, higher values
+    # first unless schedule_low_priority_values_first; a request the full batch cannot take preempts running ones
+    # whose priority is lower by more than the threshold (unless disable_priority_preemption); retraction_policy
+    # "priority" retracts the least important first ("length": the fewest output tokens first).
+    enable_priority_scheduling: bool = False
+    schedule_low_priority_values_first: bool = False
+    priority_scheduling_preemption_threshold: int = 10
+    disable_priority_preemption: bool = False
+    retraction_policy: str = "length"
 
     def __post_init__(self):
         for f in fields(self):
@@ -139,7 +151,8 @@ class Config:
     def _check_sglang_knobs(self):
         """SGLang's own ranges: chunked_prefill_size -1 or 0 (off) or at least a page (SGLang cuts a chunk to whole
         pages, and a chunk of none never prefills: the prompt would wait for good), max_prefill_tokens at least 1, a
-        known schedule_policy, a conservativeness that is not negative."""
+        known schedule_policy, a conservativeness that is not negative, priority scheduling under fcfs or lof only,
+        a threshold not negative here, a known retraction_policy, "priority" only under priority scheduling."""
         if self.chunked_prefill_size < -1 or 0 < self.chunked_prefill_size < self.kvcache_block_size:
             raise ConfigError("chunked_prefill_size", self.chunked_prefill_size, "config.chunked_prefill_size",
                               page=self.kvcache_block_size)
@@ -150,6 +163,17 @@ class Config:
                               choices=", ".join(SCHEDULE_POLICIES))
         if self.schedule_conservativeness < 0:
             raise ConfigError("schedule_conservativeness", self.schedule_conservativeness, "config.not_negative")
+        if self.enable_priority_scheduling and self.schedule_policy not in PRIORITY_SCHEDULE_POLICIES:
+            raise ConfigError("enable_priority_scheduling", True, "config.priority_scheduling_policy",
+                              policy=self.schedule_policy, choices=", ".join(PRIORITY_SCHEDULE_POLICIES))
+        if self.priority_scheduling_preemption_threshold < 0:
+            raise ConfigError("priority_scheduling_preemption_threshold", self.priority_scheduling_preemption_threshold,
+                              "config.not_negative")
+        if self.retraction_policy not in RETRACTION_POLICIES:
+            raise ConfigError("retraction_policy", self.retraction_policy, "config.choice",
+                              choices=", ".join(RETRACTION_POLICIES))
+        if self.retraction_policy == "priority" and not self.enable_priority_scheduling:
+            raise ConfigError("retraction_policy", self.retraction_policy, "config.retraction_priority")
 
     def _check_notebook_block_bug(self):
         """The notebook's one-block-per-prefill rule exists only in its basic scheduler."""

@@ -104,6 +104,13 @@ class Preempted(Event):
 
 
 @dataclass(frozen=True)
+class AdmittedAfterPreemption(Admitted):
+    """An admission that recomputes a request SGLang's priority preemption sent back (see Preempted, policy
+    "priority"), not one a retraction did; its kind stays "admitted"."""
+    after_preemption: bool = True
+
+
+@dataclass(frozen=True)
 class PassEnded(Event):
     """`seq_id` preempted itself, which ended the pass over the running requests (vLLM 0.32; from 0.33 on, under
     the priority policy, the pass goes on): `skipped`, after it in the running queue, sit the step out."""

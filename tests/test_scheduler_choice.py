@@ -103,11 +103,21 @@ def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_each_sch
     assert sidebar.selectbox(key="cfg_schedule_policy").options == ["lpm", "dfs-weight", "fcfs", "lof"]
     assert not sidebar.number_input(key="cfg_chunked_prefill_size").disabled
     assert sidebar.toggle(key="cfg_enable_prefix_caching").disabled  # the radix tree is always on
-    sidebar.selectbox(key="cfg_schedule_policy").select("fcfs").run()
+    sidebar.toggle(key="cfg_enable_priority_scheduling").set_value(True).run()  # under lpm: SGLang refuses it
+    assert not app.exception and any("fcfs, lof" in e.value for e in app.sidebar.error)
+    assert not app.session_state.lab.config_in_effect().enable_priority_scheduling
+    app.sidebar.toggle(key="cfg_enable_priority_scheduling").set_value(False).run()
+    app.sidebar.selectbox(key="cfg_schedule_policy").select("fcfs").run()
     assert not app.exception and app.session_state.lab.config_in_effect().schedule_policy == "fcfs"
+    app.sidebar.toggle(key="cfg_enable_priority_scheduling").set_value(True).run()
+    assert app.sidebar.selectbox(key="cfg_retraction_policy").options == ["length", "priority"]
+    app.sidebar.selectbox(key="cfg_retraction_policy").select("priority").run()
+    effect = app.session_state.lab.config_in_effect()
+    assert not app.exception and (effect.enable_priority_scheduling, effect.retraction_policy) == (True, "priority")
     app.radio(key="scheduler_choice").set_value("article").run()
     assert app.session_state.lab.inputs.spec.scheduler == "article"
     assert app.sidebar.selectbox(key="cfg_schedule_policy").disabled
+    assert app.sidebar.toggle(key="cfg_enable_priority_scheduling").disabled
 
 
 def test_the_twin_note_is_in_chinese_too(app):

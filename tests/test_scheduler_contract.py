@@ -55,7 +55,9 @@ def test_every_kind_declares_itself_and_fits_the_protocols(kind):
 def test_the_declarations_say_what_each_scheduler_is():
     article, twin = scheduler_info("article"), scheduler_info("vllm")
     assert (twin.system, twin.version, twin.reserved_units, twin.queues_oversized_prompt) == ("vLLM", "0.32", 1, True)
-    sglang_only = {"chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness"}
+    sglang_only = {"chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness",
+                   "enable_priority_scheduling", "schedule_low_priority_values_first",
+                   "priority_scheduling_preemption_threshold", "disable_priority_preemption", "retraction_policy"}
     assert set(twin.ignored) == {"prefill_first", "mixed_batches", "preemption_policy", "notebook_block_bug",
                                  "cache_blocks_at_allocation", *sglang_only}
     assert (article.system, article.reserved_units, article.queues_oversized_prompt) == ("nano-vllm", 0, False)

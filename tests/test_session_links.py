@@ -199,3 +199,18 @@ def test_a_new_seed_redraws_a_custom_workload_as_its_link_would():
     inputs = RunInputs.from_custom(setup, Config(), "fake", seed=1, temperature=0.5)
     assert inputs.with_seed(2) == RunInputs.from_custom(setup, Config(), "fake", seed=2, temperature=0.5)
     assert inputs.with_seed(2).spec.workload != inputs.spec.workload
+
+
+def test_a_link_carries_sglangs_priority_settings_and_a_mid_run_change_of_one():
+    params = {"scenario": "sglang_priority", "priority_scheduling_preemption_threshold": "6",
+              "retraction_policy": "priority", "changes": pack([[4, {"disable_priority_preemption": "1"}]]),
+              "frame": "5"}
+    lab = reopened(params)
+    first, later = lab.frames[1].config, lab.frames[5].config
+    assert (first.priority_scheduling_preemption_threshold, first.retraction_policy) == (6, "priority")
+    assert not first.disable_priority_preemption and later.disable_priority_preemption
+    assert not lab.frames[3].events_of("preempted")  # 5 - 0 is not more than 6
+    assert link_of(lab, SCENARIOS, lang="en").params() == params
+    with pytest.raises(LinkError, match="retraction_policy"):
+        parse_link({"scenario": "sglang_priority", "enable_priority_scheduling": "0", "retraction_policy": "priority"},
+                   SCENARIOS)

@@ -183,3 +183,72 @@ def test_a_change_of_sglangs_settings_applies_from_the_next_step_and_a_pool_chan
     assert [s.seq_id for s in batch.seqs] == [0] and batch.events[-1].reason == "max_running_requests"
     with pytest.raises(ValueError, match="change the KV pool"):
         scheduler.reconfigure(replace(changed, kvcache_block_size=2))
+
+
+PRIORITY = {"schedule_policy": "fcfs", "enable_priority_scheduling": True, "schedule_low_priority_values_first": True,
+            "priority_scheduling_preemption_threshold": 3, "disable_priority_preemption": True,
+            "retraction_policy": "priority"}
+
+
+def test_priority_scheduling_maps_onto_sglangs_server_args_and_its_flags_join_the_launch_line():
+    config = Config(**POOL, **PRIORITY)
+    assert server_args(config) == ServerArgs(max_total_tokens=30, page_size=1, max_running_requests=4,
+                                             context_length=64, **PRIORITY)
+    words = shlex.split(system_command(config, "sglang", "my/model"))
+    assert words[-4:] == ["--disable-overlap-schedule", "--enable-priority-scheduling",
+                          "--schedule-low-priority-values-first", "--disable-priority-preemption"]
+    flags = dict(zip(words[5:-4:2], words[6:-4:2], strict=True))
+    assert (flags["--schedule-policy"], flags["--priority-scheduling-preemption-threshold"],
+            flags["--retraction-policy"]) == ("fcfs", "3", "priority")
+    plain = system_command(Config(**POOL, schedule_policy="fcfs", priority_scheduling_preemption_threshold=3),
+                           "sglang", "my/model")
+    assert "priority" not in plain  # off, its settings say nothing to SGLang
+
+
+@pytest.mark.parametrize("settings, field", [({"enable_priority_scheduling": True}, "enable_priority_scheduling"),
+                                             ({"retraction_policy": "priority"}, "retraction_policy"),
+                                             ({"retraction_policy": "oldest"}, "retraction_policy"),
+                                             ({"priority_scheduling_preemption_threshold": -1},
+                                              "priority_scheduling_preemption_threshold")])
+def test_priority_settings_sglang_refuses_are_refused_by_name_in_both_languages(settings, field):
+    with pytest.raises(ConfigError) as refused:
+        Config(**settings)  # schedule_policy lpm, the default: SGLang allows priority scheduling with fcfs or lof
+    fix = refused.value.fix
+    assert refused.value.field == field and text("zh", fix.key, **fix.values) != fix.key
+    if field == "enable_priority_scheduling":
+        assert "fcfs, lof" in text("en", fix.key, **fix.values) and "lpm" in text("en", fix.key, **fix.values)
+
+
+def test_priority_scheduling_turned_on_mid_run_reorders_the_waiting_queue_from_the_next_step():
+    scheduler = make_scheduler("sglang", Config(**{**POOL, "max_num_seqs": 1}, schedule_policy="fcfs"))
+    for i, priority in enumerate((0, 0, 9)):
+        scheduler.add(Sequence([10 * i + 1, 10 * i + 2], SamplingParams(max_tokens=2), priority=priority, seq_id=i))
+    assert [s.seq_id for s in scheduler.schedule().seqs] == [0]
+    scheduler.reconfigure(replace(scheduler.config, enable_priority_scheduling=True))
+    assert scheduler.twin.policy.enable_priority_scheduling
+    assert [s.seq_id for s in scheduler.waiting_seqs] == [1, 2]  # sorted by the next prefill pass, not at once
+    scheduler.postprocess(scheduler.running_seqs, [5])
+    batch = scheduler.schedule()
+    assert [s.seq_id for s in scheduler.waiting_seqs] == [2, 1] and batch.events[-1].reason == "max_running_requests"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_retraction_by_priority_and_the_low_values_first_order_are_narrated(lang):
+    config = Config(**POOL, schedule_conservativeness=0.0, schedule_policy="fcfs", enable_priority_scheduling=True,
+                    schedule_low_priority_values_first=True, retraction_policy="priority")
+    requests = [Request(prompt_token_ids=tuple(range(10 * i + 1, 10 * i + 6)), max_tokens=12, arrival=0,
+                        priority=priority) for i, priority in enumerate((3, 1, 2))]
+    engine = Engine(RunSpec(config, requests, "fake", scheduler="sglang"))
+    engine.run()
+    retracted = [(k, e) for k in range(1, len(engine.frames)) for e in engine.frames[k].events_of("retracted")]
+    assert [e.seq_id for _, e in retracted][:1] == [0]  # priority 3: the least important when low values go first
+    step, _ = retracted[0]
+    said = " ".join(narrate(engine.frames[step], engine.frames[step - 1], lang=lang))
+    ordered = " ".join(narrate(engine.frames[1], engine.frames[0], lang=lang))
+    if lang == "en":
+        assert "Retracted request 0 (priority 3; retraction_policy=priority retracts the least important first)" in said
+        assert "Request 1 first (priority scheduling): priority 1, the most important waiting (lower values first, " \
+               "schedule_low_priority_values_first); request 0, priority 3, arrived earlier." in ordered
+    else:
+        assert "撤回请求 0（优先级 3；retraction_policy=priority 先撤回最不重要的）" in said
+        assert "先服务数值较小的，即 schedule_low_priority_values_first" in ordered

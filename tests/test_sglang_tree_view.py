@@ -3,18 +3,14 @@ each step, and what changed in it (a split, a lock, an eviction, a retraction) a
 
 from scheduler.sglang import Scheduler, ServerArgs
 from scheduler.sglang.tree_view import TreeView
+from tests.helpers.scheduler_loop import step_sglang_twin
 
 
 def _stepper(**args):
     twin, view = Scheduler(ServerArgs(**args)), TreeView()
 
     def step() -> dict:
-        batch = twin.get_next_batch_to_run()
-        if batch is None:
-            twin.on_idle()
-        twin.step_done(batch)
-        if batch is not None:
-            twin.process_batch_result(batch, [100 + r.rid for r in batch.reqs])
+        step_sglang_twin(twin)
         return view.snapshot(twin)
     return twin, step
 

@@ -6,6 +6,7 @@ import pytest
 from scheduler.sglang import NewTokenRatioTracker, Scheduler, ServerArgs
 from scheduler.sglang.allocator import PagedTokenToKVPoolAllocator, TokenToKVPoolAllocator
 from scheduler.sglang.radix_cache import RadixCache
+from tests.helpers.scheduler_loop import step_sglang_twin
 
 
 def _insert(tree: RadixCache, tokens: list[int]):
@@ -75,3 +76,76 @@ def test_a_prompt_sglang_would_refuse_is_refused_at_arrival():
     scheduler = Scheduler(ServerArgs(max_total_tokens=32))
     with pytest.raises(ValueError, match="1 to 25"):
         scheduler.add_request(0, list(range(1, 30)), 4)
+
+
+PRIORITY = {"max_total_tokens": 128, "max_running_requests": 2, "schedule_policy": "fcfs",
+            "enable_priority_scheduling": True}
+
+
+def _full_batch_then(args: dict, priority: int):
+    """Requests 0 (priority 1) and 1 (priority 0) run in a batch of two; request 2 arrives with `priority`."""
+    twin = Scheduler(ServerArgs(**{**PRIORITY, **args}))
+    twin.add_request(0, [1, 2, 3], 20, priority=1)
+    twin.add_request(1, [4, 5, 6], 20, priority=0)
+    step_sglang_twin(twin)
+    step_sglang_twin(twin)
+    twin.add_request(2, [7, 8, 9], 20, priority=priority)
+    return twin, step_sglang_twin(twin)
+
+
+def test_a_more_important_arrival_preempts_the_least_important_running_request():
+    twin, batch = _full_batch_then({"priority_scheduling_preemption_threshold": 5}, 9)
+    assert [r.rid for r in batch.reqs] == [2] and batch.forward_mode == "extend"
+    assert [r.rid for r in twin.running_batch.reqs] == [0]  # 1, priority 0, the lowest, released
+    assert [r.rid for r in twin.waiting_queue] == [1]
+    preempted = twin.waiting_queue[0]
+    assert not preempted.holds_kv and preempted.is_retracted and len(preempted.output_ids) == 2
+    assert [(p.rid, r.rid) for p, r in twin.last_adder.preemptions] == [(1, 2)]
+
+
+@pytest.mark.parametrize("args", [{"priority_scheduling_preemption_threshold": 9},  # 9 - 0 is not more than 9
+                                  {"disable_priority_preemption": True},
+                                  {"schedule_low_priority_values_first": True}])  # then 9 is the least important
+def test_no_preemption_within_the_threshold_with_it_disabled_or_in_the_other_direction(args):
+    twin, batch = _full_batch_then(args, 9)
+    assert batch.forward_mode == "decode" and sorted(r.rid for r in batch.reqs) == [0, 1]
+    assert [r.rid for r in twin.waiting_queue] == [2]
+
+
+def test_fcfs_and_lof_order_by_priority_first_lower_values_first_when_asked():
+    for low_first, order in ((False, [2, 0, 1]), (True, [1, 0, 2])):
+        twin = Scheduler(ServerArgs(**{**PRIORITY, "max_running_requests": 1},
+                                    schedule_low_priority_values_first=low_first))
+        for rid, priority in enumerate((3, 1, 7)):
+            twin.add_request(rid, [rid + 1], 1, priority=priority)
+        assert [[r.rid for r in step_sglang_twin(twin).reqs][0] for _ in range(3)] == order
+    lof = Scheduler(ServerArgs(**{**PRIORITY, "schedule_policy": "lof"}))
+    for rid, (priority, out) in enumerate(((1, 5), (2, 3), (2, 9))):
+        lof.add_request(rid, [rid + 1], out, priority=priority)
+    assert [r.rid for r in step_sglang_twin(lof).reqs] == [2, 1]  # priority 2 first, then the longer output
+
+
+def test_retraction_by_priority_takes_the_least_important_first():
+    def retracted(policy: str) -> list[int]:
+        """Request 0 (priority 0) runs 3 steps ahead of request 1 (priority 5) until the pool runs out."""
+        twin = Scheduler(ServerArgs(max_total_tokens=24, max_running_requests=2, schedule_policy="fcfs",
+                                    schedule_conservativeness=0.05, enable_priority_scheduling=True,
+                                    disable_priority_preemption=True, retraction_policy=policy))
+        twin.add_request(0, [1, 2], 16, priority=0)
+        for step in range(30):
+            if step == 3:
+                twin.add_request(1, [3, 4], 16, priority=5)
+            step_sglang_twin(twin)
+            if twin.retracted:
+                return [r.rid for r in twin.retracted]
+        raise AssertionError("no retraction")
+    assert retracted("length") == [1]  # the fewest output tokens
+    assert retracted("priority") == [0]  # the least important, though it has more
+
+
+@pytest.mark.parametrize("args, refused", [({"enable_priority_scheduling": True}, "must be 'fcfs' or 'lof'"),
+                                           ({"retraction_policy": "priority"}, "requires --enable-priority"),
+                                           ({"retraction_policy": "oldest"}, "use one of")])
+def test_priority_settings_sglang_refuses_are_refused(args, refused):
+    with pytest.raises(ValueError, match=refused):
+        ServerArgs(**args)  # schedule_policy lpm, the twin's default

@@ -2,8 +2,8 @@
 SGLANG_CHECK_ARGS="--workloads 30 --seed 7 --record"`): every step's batch kind and rows, waiting order, running
 batch, retractions, finishes, each request's KV slots, the radix tree (keys, slots, lock counts), the pool's sizes
 and new_token_ratio, for random workloads under lpm, fcfs, dfs-weight and lof, chunked prefill, small pools that
-retract, page_size 2 to 16, arrivals over time, EOS stops and shared prompts. Replayed through the
-reference-check harness (tools/refcheck/golden.py), as vLLM's are."""
+retract, page_size 2 to 16, arrivals over time, EOS stops, shared prompts and priority scheduling. Replayed through
+the reference-check harness (tools/refcheck/golden.py), as vLLM's are."""
 
 from collections import Counter
 from functools import cache
@@ -12,7 +12,8 @@ from tools.refcheck.golden import golden_path, read_golden, replay
 from tools.refcheck.sglang import ADAPTER
 
 RELEASE = ADAPTER.releases[-1]
-RETRACTED, FINISHED, TREE, RATIO = (ADAPTER.fields.index(f) for f in ("retracted", "finished", "tree", "ratio"))
+KIND, RETRACTED, FINISHED, TREE, RATIO = (ADAPTER.fields.index(f)
+                                          for f in ("kind", "retracted", "finished", "tree", "ratio"))
 
 
 @cache
@@ -61,3 +62,21 @@ def test_each_leaning_mode_leans_on_its_part():
     assert sum(k >= 2 for k in pairs) > 0.5 * len(pairs)
     repeats = sum(len(ps) - len({tuple(p) for p in ps}) for ps in prompts)
     assert repeats > 0.2 * sum(len(ps) for ps in prompts)
+
+
+def test_the_priority_mode_preempts_and_retracts_both_ways_in_both_directions():
+    """A request sent back in a prefill step was preempted by priority (a retraction happens in a decode step);
+    the recorded workloads preempt, retract, and cover both directions, both retraction policies and preemption
+    on and off."""
+    traces = _by_mode("priority")
+    configs = [t["workload"]["config"] for t in traces]
+    assert all(c["enable_priority_scheduling"] and c["schedule_policy"] in ("fcfs", "lof") for c in configs)
+    for name in ("schedule_low_priority_values_first", "disable_priority_preemption"):
+        assert {c[name] for c in configs} == {False, True}
+    assert {c["retraction_policy"] for c in configs} == {"length", "priority"}
+    preempted = [t for t in traces if any(s[KIND] == "extend" and s[RETRACTED] for s in t["steps"])]
+    retracted = [t for t in traces if any(s[KIND] == "decode" and s[RETRACTED] for s in t["steps"])]
+    assert len(preempted) >= 5 and retracted
+    assert not [t for t in preempted if t["workload"]["config"]["disable_priority_preemption"]]
+    requests = [r for t in traces for r in t["workload"]["requests"]]
+    assert any(r["priority"] is None for r in requests)  # sent without one: the least important

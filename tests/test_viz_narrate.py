@@ -221,3 +221,31 @@ def test_a_prefix_hit_in_a_radix_tree_is_told_in_its_pools_units():
             "9, 10." in narrate(sglang[4], sglang[3], lang="en"))
     assert ("请求 2 在前缀缓存中找到 11 个槽位（11 个 token）并复用它们：槽位 1、2、3、4、5、6、7、8、9、10、11。"
             in narrate(sglang[7], sglang[6], lang="zh"))
+
+
+def test_sglangs_priority_scheduling_is_told_with_its_priorities_threshold_and_direction():
+    """sglang_priority: the order by priority (SGLang: higher values first), a preemption into the full batch, a
+    request below the threshold waiting, and the preempted request's return; in both languages."""
+    frames = frames_of("sglang_priority")
+    step3 = narrate(frames[3], frames[2], lang="en")
+    assert ("Request 3 first (priority scheduling): priority 5, the most important waiting (SGLang serves higher "
+            "values first); request 2, priority 2, arrived earlier.") in step3
+    assert ("Request 1 (priority 0) was preempted to admit request 3 (priority 5): the running batch was full "
+            "(max_running_requests=2), and SGLang's priority preemption releases a running request whose priority "
+            "is lower by more than priority_scheduling_preemption_threshold=2 (SGLang serves higher values first); "
+            "it goes back to the waiting queue (slots 5, 6, 7, 8, 10 freed) and will be prefilled again.") in step3
+    assert step3.index(next(line for line in step3 if "first (priority" in line)) < \
+        step3.index(next(line for line in step3 if "preempted" in line))  # sorted, then its head preempts
+    waits = narrate(frames[2], frames[1], lang="en")
+    assert any(line.startswith("Request 2 waits: the running batch is full (max_running_requests=2), and SGLang's "
+                               "priority preemption found no running request to release for it") for line in waits)
+    back = narrate(frames[11], frames[10], lang="en")
+    assert any("(it had been preempted for a more important request: the rest of its K/V is computed again)" in line
+               for line in back)
+    zh = " ".join(narrate(frames[3], frames[2], lang="zh"))
+    assert "请求 1（优先级 0）被抢占，以接纳请求 3（优先级 5）：运行批次已满（max_running_requests=2）" in zh
+    assert "请求 3 排第一（优先级调度）：优先级 5，是等待中最重要的（SGLang 先服务数值较大的）" in zh
+    assert "它曾被更重要的请求抢占" in " ".join(narrate(frames[11], frames[10], lang="zh"))
+    variant = frames_of("sglang_priority", variant=True)
+    assert "Request 2 waits: the running batch is full (max_running_requests=2)." in narrate(variant[3], variant[2],
+                                                                                                lang="en")

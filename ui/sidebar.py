@@ -13,7 +13,7 @@ from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
 from i18n import Message, message_of, text
 from scheduler import SCHEDULER_KINDS
-from scheduler.config import SCHEDULE_POLICIES
+from scheduler.config import RETRACTION_POLICIES, SCHEDULE_POLICIES
 from scheduler.factory import scheduler_info
 from session.lab import (
     ARRIVALS,
@@ -69,6 +69,11 @@ CONFIG_CONTROLS = (
     ("max_prefill_tokens", "int", {}),
     ("schedule_policy", "choice", {"options": list(SCHEDULE_POLICIES)}),
     ("schedule_conservativeness", "float", {"step": 0.1, "format": "%.2f"}),
+    ("enable_priority_scheduling", "bool", {}),
+    ("schedule_low_priority_values_first", "bool", {}),
+    ("priority_scheduling_preemption_threshold", "int", {}),
+    ("disable_priority_preemption", "bool", {}),
+    ("retraction_policy", "choice", {"options": list(RETRACTION_POLICIES)}),
 )
 
 

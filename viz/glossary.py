@@ -23,7 +23,9 @@ SETTING_FIELDS = ("max_num_seqs", "num_kvcache_blocks", "kvcache_block_size", "m
                   "prompt_lookup_max", "notebook_block_bug", "cache_blocks_at_allocation",
                   "long_prefill_token_threshold", "vllm_version", "scheduler_reserve_full_isl", "watermark",
                   "max_num_scheduled_tokens", "max_num_active_seqs", "long_prefill_token_threshold_adaptive",
-                  "chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness")
+                  "chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness",
+                  "enable_priority_scheduling", "schedule_low_priority_values_first",
+                  "priority_scheduling_preemption_threshold", "disable_priority_preemption", "retraction_policy")
 LEGEND = ("request", "tokens", "budget", "progress", "shared", "colours", "computing")
 # The marks drawn beside the queues and the pool: a swatch ("sw:<kind>", drawn by player.css) or a glyph.
 TOKEN_MARKS = (("sw:cached", "cached"), ("sw:now", "now"), ("sw:pending", "pending"), ("·", "space"),

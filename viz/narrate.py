@@ -96,12 +96,29 @@ SGLANG_REFUSALS = ("no_token", "other", "max_running_requests", "batch_full")  #
 
 def _refused(lang, event, frame: Frame) -> str:
     """SGLang's reasons, with its numbers: NO_TOKEN (the KV slots left after the reserve for the running
-    requests' future tokens), OTHER (the input or chunk budget), max_running_requests, the batch-is-full latch."""
+    requests' future tokens), OTHER (the input or chunk budget), max_running_requests (under priority preemption:
+    none running it could preempt), the batch-is-full latch."""
+    cfg = frame.config
     values = {"id": event.seq_id, "needed": event.needed, "available": event.available,
               "reserve": f"{getattr(event, 'reserve', 0):.0f}", "ratio": f"{getattr(event, 'new_token_ratio', 0):.2f}",
-              "max_prefill_tokens": frame.config.max_prefill_tokens}
+              "max_prefill_tokens": cfg.max_prefill_tokens, "threshold": cfg.priority_scheduling_preemption_threshold}
     spent = "_spent" if event.reason in ("no_token", "other") and not event.needed else ""
+    if event.reason == "max_running_requests" and _priority_preemption(frame):
+        spent = "_priority"
     return text(lang, f"narrate.blocked.{event.reason}{spent}", **values)
+
+
+def _priority_preemption(frame: Frame) -> bool:
+    """Whether SGLang's priority preemption was on for this step."""
+    cfg = frame.config
+    return _reads(frame, "enable_priority_scheduling") and cfg.enable_priority_scheduling and \
+        not cfg.disable_priority_preemption
+
+
+def _direction(lang: str, frame: Frame) -> str:
+    """Which priority values SGLang serves first under `frame`'s settings."""
+    return text(lang, "narrate.priority_first.low" if frame.config.schedule_low_priority_values_first
+                else "narrate.priority_first.high")
 
 
 def _admitted(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -110,7 +127,9 @@ def _admitted(lang, event, frame: Frame, before: Frame | None = None) -> str:
     if getattr(event, "after_rebuild", False):
         why = text(lang, "narrate.admitted.after_rebuild")
     elif event.recompute:  # with a prefix-cache hit, only what the cache no longer held is computed again
-        sent_back = text(lang, f"narrate.sent_back.{frame.decided_by.kind if frame.decided_by else 'article'}")
+        kind = frame.decided_by.kind if frame.decided_by else "article"
+        sent_back = text(lang, "narrate.sent_back.sglang_priority" if getattr(event, "after_preemption", False)
+                         else f"narrate.sent_back.{kind}")
         why = text(lang, "narrate.admitted.recompute_rest" if event.num_cached_tokens else "narrate.admitted.recompute",
                    sent_back=sent_back)  # SGLang's word: retracted
     return text(lang, "narrate.admitted", id=event.seq_id, tokens=count(lang, "n.token", event.num_tokens),
@@ -135,6 +154,12 @@ def _freed(lang: str, frame: Frame, units) -> str:
 
 def _preempted(lang, event, frame: Frame, before: Frame | None = None) -> str:
     freed = _freed(lang, frame, event.freed_blocks)
+    if _reads(frame, "enable_priority_scheduling"):  # SGLang's priority preemption, its numbers
+        requests, cfg = frame.requests, frame.config
+        return text(lang, "narrate.preempted.sglang", id=event.seq_id, priority=requests[event.seq_id].priority,
+                    for_id=event.for_seq_id, for_priority=requests[event.for_seq_id].priority,
+                    most=cfg.max_num_seqs, threshold=cfg.priority_scheduling_preemption_threshold,
+                    direction=_direction(lang, frame), freed=freed)
     if event.for_seq_id == event.seq_id:  # the policy picked the request that needed the block (tail: it is last)
         return text(lang, "narrate.preempted.self_tail" if event.policy == "tail" else "narrate.preempted.self",
                     id=event.seq_id, policy=event.policy, freed=freed)
@@ -182,16 +207,20 @@ LEAF_TOKENS_SHOWN = 6
 
 
 def _ordered(lang, event, frame: Frame, before: Frame | None = None) -> str:
-    """Why the queue's policy put this request first (SGLang's schedule_policy)."""
+    """Why the queue's policy put this request first (SGLang's schedule_policy, or its priority scheduling)."""
+    requests = frame.requests
     return text(lang, f"narrate.ordered.{event.policy}", id=event.seq_id, ahead=event.ahead_of,
                 prefix=count(lang, "n.token", event.num_prefix_tokens),
-                output=count(lang, "n.token", event.max_new_tokens))
+                output=count(lang, "n.token", event.max_new_tokens), priority=requests[event.seq_id].priority,
+                ahead_priority=requests[event.ahead_of].priority, direction=_direction(lang, frame))
 
 
 def _retracted(lang, event, frame: Frame, before: Frame | None = None) -> str:
     freed = _freed(lang, frame, event.freed_blocks)
-    return text(lang, "narrate.retracted", id=event.seq_id, needed=count(lang, "n.slot", event.needed),
-                free=event.free, ratio=f"{event.new_token_ratio:.2f}", freed=freed)
+    by_priority = frame.config.retraction_policy == "priority"  # SGLang's retraction_policy
+    return text(lang, "narrate.retracted.priority" if by_priority else "narrate.retracted", id=event.seq_id,
+                needed=count(lang, "n.slot", event.needed), free=event.free, ratio=f"{event.new_token_ratio:.2f}",
+                freed=freed, priority=frame.requests[event.seq_id].priority)
 
 
 def _finished(lang, event, frame: Frame, before: Frame | None = None) -> str:

@@ -22,6 +22,7 @@ from scheduler.contract import PoolChanges, SchedulerInfo, UnitState
 from scheduler.events import (
     Aborted,
     Admitted,
+    AdmittedAfterPreemption,
     Blocked,
     BudgetBlocked,
     ChunkScheduled,
@@ -29,6 +30,7 @@ from scheduler.events import (
     Finished,
     LeafEvicted,
     Ordered,
+    Preempted,
     PrefixHit,
     Retracted,
 )
@@ -36,7 +38,7 @@ from scheduler.interface import Batch, check_new, check_pool_shape, refuse, requ
 from scheduler.sequence import Sequence, SequenceStatus
 from scheduler.sglang.radix_cache import RadixCache, TreeNode
 from scheduler.sglang.req import Req
-from scheduler.sglang.schedule_policy import AddReqResult
+from scheduler.sglang.schedule_policy import AddReqResult, priority_sign
 from scheduler.sglang.scheduler import ScheduleBatch, Scheduler, ServerArgs
 from scheduler.sglang.tree_view import TreeView
 
@@ -52,21 +54,35 @@ def server_args(config: Config) -> ServerArgs:
                       max_prefill_tokens=config.max_prefill_tokens, max_running_requests=config.max_num_seqs,
                       schedule_policy=config.schedule_policy,
                       schedule_conservativeness=config.schedule_conservativeness,
-                      context_length=config.max_model_len, eos=config.eos)
+                      context_length=config.max_model_len, eos=config.eos,
+                      enable_priority_scheduling=config.enable_priority_scheduling,
+                      schedule_low_priority_values_first=config.schedule_low_priority_values_first,
+                      priority_scheduling_preemption_threshold=config.priority_scheduling_preemption_threshold,
+                      disable_priority_preemption=config.disable_priority_preemption,
+                      retraction_policy=config.retraction_policy)
 
 
 def launch_server_args(config: Config, model: str, overlap: bool) -> list[str]:
     """`python -m sglang.launch_server` for `config`'s run, one list item per shell word: every ServerArgs the twin
-    reads (SGLang's own flags), the radix cache on (its default), overlap scheduling as the run had it."""
+    reads (SGLang's own flags), the radix cache on (its default), overlap scheduling as the run had it; priority
+    scheduling's flags when it is on (a switch only when set)."""
     args = server_args(config)
     words = ["python", "-m", "sglang.launch_server", "--model-path", model]
-    for name in ("max_running_requests", "max_total_tokens", "page_size", "chunked_prefill_size",
-                 "max_prefill_tokens", "schedule_policy", "schedule_conservativeness", "context_length"):
-        words += ["--" + name.replace("_", "-"), f"{getattr(args, name):g}" if isinstance(getattr(args, name), float)
-                  else str(getattr(args, name))]
-    if not overlap:
-        words.append("--disable-overlap-schedule")
-    return words
+    values = ["max_running_requests", "max_total_tokens", "page_size", "chunked_prefill_size", "max_prefill_tokens",
+              "schedule_policy", "schedule_conservativeness", "context_length"]
+    switches = ["disable_overlap_schedule"] if not overlap else []
+    if args.enable_priority_scheduling:
+        values += ["priority_scheduling_preemption_threshold", "retraction_policy"]
+        switches += [name for name in ("enable_priority_scheduling", "schedule_low_priority_values_first",
+                                       "disable_priority_preemption") if getattr(args, name)]
+    for name in values:
+        value = getattr(args, name)
+        words += [_flag(name), f"{value:g}" if isinstance(value, float) else str(value)]
+    return words + [_flag(name) for name in switches]
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
 
 class RadixPoolView:
@@ -194,13 +210,14 @@ class RadixPoolView:
 
 class SglangScheduler:
     """SGLang 0.5.23's Scheduler (the twin, scheduler/sglang/scheduler.py) as the engine drives a scheduler.
-    SGLang has no preemption policy, priority queue, step order or batch mixing of the article's, no prefix
-    caching switch (the radix tree is always on), no speculative decoding or vLLM knobs: those Config fields are
-    not read. A prompt SGLang's limits refuse (its context length or pool, less SGLang's margin) is refused on
-    arrival, and so is one its admission could never take even with the pool empty (its prompt, its clipped
-    max_new_tokens and a page not below max_total_tokens), which SGLang would keep waiting for good. Overlapped, a
-    step's tokens are appended as placeholders and filled in when they land; an EOS found then ends its request a
-    step late, its computed KV entering the tree."""
+    SGLang has no preemption policy, priority queue, step order or batch mixing of the article's (its own priority
+    scheduling has SGLang's settings), no prefix caching switch (the radix tree is always on), no speculative
+    decoding or vLLM knobs: those Config fields are not read. A request's `priority` is SGLang's. A prompt
+    SGLang's limits refuse (its context length or pool, less SGLang's margin) is refused on arrival, and so is one
+    its admission could never take even with the pool empty (its prompt, its clipped max_new_tokens and a page not
+    below max_total_tokens), which SGLang would keep waiting for good. Overlapped, a step's tokens are appended as
+    placeholders and filled in when they land; an EOS found then ends its request a step late, its computed KV
+    entering the tree."""
     info = SchedulerInfo(
         "sglang", "SGLang", "0.5.23",
         frozenset({"max_num_seqs", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
@@ -215,6 +232,7 @@ class SglangScheduler:
         self.twin = Scheduler(server_args(config))
         self.num_preemptions = 0
         self._reqs: dict[int, Req] = {}  # seq id -> its Req, for every request waiting or running
+        self._preempted: set[int] = set()  # seq ids a priority preemption sent back, until admitted again
         self._seqs: dict[int, Sequence] = {}
         self._batch: ScheduleBatch | None = None  # the last schedule()'s
         self._pool = RadixPoolView(self)
@@ -266,7 +284,7 @@ class SglangScheduler:
             refuse(seq, "abort.sglang_prompt", n=len(seq.token_ids), most=max(twin.max_req_input_len - 1, 0))
         params = seq.sampling_params
         max_new = max(params.max_tokens - seq.num_completion_tokens, 0)
-        req = twin.add_request(seq.seq_id, seq.token_ids, max_new, params.ignore_eos)
+        req = twin.add_request(seq.seq_id, seq.token_ids, max_new, params.ignore_eos, seq.priority)
         needed = len(req.origin_input_ids) + req.max_new_tokens + twin.page_size
         if needed >= twin.max_total_num_tokens:  # PrefillAdder answers NO_TOKEN even with the pool empty: SGLang
             twin.waiting_queue.remove(req)  # would keep it waiting for good, and every request behind it
@@ -303,8 +321,11 @@ class SglangScheduler:
         self._batch = batch
         self._pool.stale()
         self._tell_retractions(events)
-        if batch is not None and batch.forward_mode == "extend":
-            self._tell_order(batch, arrival_head, events)
+        extend = batch is not None and batch.forward_mode == "extend"
+        if extend:
+            self._tell_order(batch, arrival_head, events)  # the queue's order, then whom its head preempted
+        self._tell_preemptions(events)
+        if extend:
             self._tell_admissions(batch, events)
         self._tell_blocked(events)
         self._tell_evictions(batch, events)
@@ -325,28 +346,47 @@ class SglangScheduler:
         twin = self.twin
         needed, free = twin.decode_mem or (0, 0)
         for req in twin.retracted:
-            seq = self._seqs[req.rid]
-            freed = tuple(seq.block_table)
-            seq.status, seq.block_table = WAITING, []
-            seq.num_computed_tokens = seq.num_scheduled_tokens = 0
-            seq.num_preemptions += 1
-            self.num_preemptions += 1
-            events.append(Retracted(req.rid, needed, free, twin.new_token_ratio_tracker.current, freed))
+            self._preempted.discard(req.rid)
+            events.append(Retracted(req.rid, needed, free, twin.new_token_ratio_tracker.current,
+                                    self._sent_back(req)))
         for req in list(self._reqs.values()):  # the last request, which even alone could not decode
             if req.finished_reason == "abort":
                 reason = Message("abort.sglang_no_room")
                 self._end(self._seqs[req.rid], ABORTED, reason)
                 events.append(Aborted(req.rid, reason))
 
+    def _sent_back(self, req: Req) -> tuple[int, ...]:
+        """A running request sent back to the waiting queue (retracted or preempted): its units freed (returned)."""
+        seq = self._seqs[req.rid]
+        freed = tuple(seq.block_table)
+        seq.status, seq.block_table = WAITING, []
+        seq.num_computed_tokens = seq.num_scheduled_tokens = 0
+        seq.num_preemptions += 1
+        self.num_preemptions += 1
+        return freed
+
+    def _tell_preemptions(self, events: list[Event]):
+        """SGLang's priority preemption: who was released to make room for whom."""
+        adder = self.twin.last_adder
+        for req, for_req in adder.preemptions if adder is not None else ():
+            self._preempted.add(req.rid)
+            events.append(Preempted(req.rid, for_req.rid, "priority", self._sent_back(req)))
+
     def _tell_order(self, batch: ScheduleBatch, arrival_head: int, events: list[Event]):
-        """The policy's head of the queue, when its key put it before the earliest arrival (lpm: a longer cached
-        prefix, lof: a longer output budget, dfs-weight: a heavier subtree); not for a tie kept in queue order."""
+        """The policy's head of the queue, when its key put it before the earliest arrival (priority scheduling: a
+        more important request, lpm: a longer cached prefix, lof: a longer output budget, dfs-weight: a heavier
+        subtree); not for a tie kept in queue order."""
         new = [r for r in batch.reqs if self._seqs[r.rid].status is WAITING]
         if not new or new[0].rid == arrival_head or arrival_head not in self._reqs:
             return
         head, earliest, policy = new[0], self._reqs[arrival_head], self.twin.policy.policy
+        args = self.twin.args
+        if args.enable_priority_scheduling and head.priority != earliest.priority:
+            policy = "priority"
+        more_important = (head.priority - earliest.priority) * -priority_sign(args.schedule_low_priority_values_first)
         beats = {"lpm": head.num_matched_prefix_tokens > earliest.num_matched_prefix_tokens,
-                 "lof": head.max_new_tokens > earliest.max_new_tokens, "dfs-weight": True}.get(policy, False)
+                 "lof": head.max_new_tokens > earliest.max_new_tokens, "dfs-weight": True,
+                 "priority": more_important > 0}.get(policy, False)
         if beats:
             events.append(Ordered(head.rid, policy, arrival_head, head.num_matched_prefix_tokens,
                                   head.max_new_tokens))
@@ -364,7 +404,9 @@ class SglangScheduler:
                 if req.prefix_len:
                     prefix_units = pool.units(req.req_to_token[:req.prefix_len])
                     events.append(PrefixHit(req.rid, tuple(prefix_units), req.prefix_len))
-                events.append(Admitted(req.rid, req.extend_len, req.prefix_len, seq.num_preemptions > 0))
+                admitted = AdmittedAfterPreemption if req.rid in self._preempted else Admitted
+                self._preempted.discard(req.rid)
+                events.append(admitted(req.rid, req.extend_len, req.prefix_len, seq.num_preemptions > 0))
             if req.extend_end < total:
                 events.append(ChunkScheduled(req.rid, req.prefix_len, req.extend_len, total))
 
@@ -372,10 +414,11 @@ class SglangScheduler:
         """Why the head of the waiting queue stayed: PrefillAdder's NO_TOKEN or OTHER with its numbers, every row
         of the running batch taken (max_running_requests), or the batch-is-full latch."""
         twin = self.twin
-        head = next((r for r in twin.waiting_queue if r.rid in self._reqs and r not in twin.retracted), None)
+        adder = twin.last_adder
+        sent_back = {*twin.retracted, *(adder.preempt_list if adder is not None else ())}  # told by their events
+        head = next((r for r in twin.waiting_queue if r.rid in self._reqs and r not in sent_back), None)
         if head is None:
             return
-        adder = twin.last_adder
         ratio = adder.new_token_ratio if adder is not None else 0.0  # the ratio its reserve was taken at
         state = adder.budget_state() if adder is not None else None
         if adder is not None and adder.refusal is not None:

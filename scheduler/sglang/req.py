@@ -16,6 +16,8 @@ class Req:
     max_new_tokens: int
     ignore_eos: bool = False
     eos_token_id: int = -1
+    priority: int | None = None  # under priority scheduling, set for every request as it is queued
+    wait_queue_entry_time: int = 0  # when it last entered the waiting queue (a count of entries, not seconds)
     output_ids: list[int] = field(default_factory=list)
     fill_ids: list[int] = field(default_factory=list)
     prefix_len: int = 0

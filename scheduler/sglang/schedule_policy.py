@@ -1,13 +1,19 @@
 """SGLang's waiting-queue order and prefill admission (`managers/schedule_policy.py`): `SchedulePolicy.calc_priority`
 for lpm, dfs-weight, fcfs and lof (SGLang's "random" shuffles with the process's random state, so it is left out),
-and `PrefillAdder` with the `new_token_ratio` reserve of the running requests' future tokens."""
+fcfs and lof by priority first under priority scheduling, and `PrefillAdder` with the `new_token_ratio` reserve of
+the running requests' future tokens and, under priority scheduling, `preempt_to_schedule`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum, auto
+from typing import TYPE_CHECKING
 
 from scheduler.sglang.radix_cache import RadixCache
 from scheduler.sglang.req import CLIP_MAX_NEW_TOKENS, Req
+
+if TYPE_CHECKING:
+    from scheduler.sglang.scheduler import ScheduleBatch
 
 SCHEDULE_POLICIES = ("lpm", "dfs-weight", "fcfs", "lof")
 CACHE_AWARE = ("lpm", "dfs-weight")
@@ -49,18 +55,31 @@ class _WaitingPrefixes:
         return best
 
 
+def priority_sign(schedule_low_priority_values_first: bool) -> int:
+    """The sign that makes a smaller `priority x sign` the more important: 1 when low values go first, -1 when
+    high values do (SGLang's default)."""
+    return 1 if schedule_low_priority_values_first else -1
+
+
 class SchedulePolicy:
-    def __init__(self, policy: str, tree: RadixCache):
+    def __init__(self, policy: str, tree: RadixCache, enable_priority_scheduling: bool = False,
+                 schedule_low_priority_values_first: bool = False):
         if policy not in SCHEDULE_POLICIES:
             raise ValueError(f"schedule_policy={policy!r}: use one of {SCHEDULE_POLICIES}")
         self.policy, self.tree = policy, tree
+        self.enable_priority_scheduling = enable_priority_scheduling
+        self.priority_sign = priority_sign(schedule_low_priority_values_first)
         self.waiting_prefix_refresh_calls = 0
 
     def calc_priority(self, waiting_queue: list[Req]):
-        """Sort `waiting_queue` in place by the policy (stable, as SGLang's sorts are)."""
+        """Sort `waiting_queue` in place by the policy (stable, as SGLang's sorts are). Under priority scheduling
+        (fcfs or lof only: SGLang refuses it with the others) the priority comes first, then for fcfs the entry
+        into the queue, for lof the longest output."""
         policy = self.policy
         if policy == "lpm" and len(waiting_queue) > WAITING_QUEUE_PREFIX_MATCH_MAX:
             policy = "fcfs"
+        if self.policy == "fcfs" and self.enable_priority_scheduling:
+            waiting_queue.sort(key=lambda r: (r.priority * self.priority_sign, r.wait_queue_entry_time))
         if policy in CACHE_AWARE:
             deprioritized = self._compute_prefix_matches(waiting_queue)
             if policy == "lpm":
@@ -70,7 +89,9 @@ class SchedulePolicy:
                 order = self.tree.dfs_weight_order([r.last_node for r in waiting_queue])
                 waiting_queue[:] = [waiting_queue[i] for i in order]
             return
-        if policy == "lof":
+        if policy == "lof" and self.enable_priority_scheduling:
+            waiting_queue.sort(key=lambda r: (r.priority * self.priority_sign, -r.max_new_tokens))
+        elif policy == "lof":
             waiting_queue.sort(key=lambda r: -r.max_new_tokens)
         self._touch_waiting_prefixes(waiting_queue)
 
@@ -109,20 +130,36 @@ class AddReqResult(Enum):
 class PrefillAdder:
     """One prefill pass's budgets: KV slots (free + evictable, less the reserve `total_offset` for the running
     requests' future tokens at `new_token_ratio` and for what this pass admits), the input tokens
-    (`max_prefill_tokens`) and the chunk (`chunked_prefill_size`)."""
+    (`max_prefill_tokens`) and the chunk (`chunked_prefill_size`). Under priority preemption it may release
+    running requests of the `running_batch` (`release_req`: their KV freed, as a retraction frees it)."""
 
-    def __init__(self, page_size: int, tree: RadixCache, running_reqs: list[Req], new_token_ratio: float,
-                 rem_input_tokens: int, rem_chunk_tokens: int | None):
+    def __init__(self, page_size: int, tree: RadixCache, running_batch: ScheduleBatch, new_token_ratio: float,
+                 rem_input_tokens: int, rem_chunk_tokens: int | None, priority_scheduling_preemption_threshold: int,
+                 schedule_low_priority_values_first: bool, release_req: Callable[[Req, int], None]):
         self.page_size, self.tree, self.new_token_ratio = page_size, tree, new_token_ratio
+        self.running_batch = running_batch
         self.rem_input_tokens, self.rem_chunk_tokens = rem_input_tokens, rem_chunk_tokens
+        self.priority_scheduling_preemption_threshold = priority_scheduling_preemption_threshold
+        self.priority_sign = priority_sign(schedule_low_priority_values_first)
+        self.release_req = release_req
         self.can_run_list: list[Req] = []
+        self.preemptions: list[tuple[Req, Req]] = []  # (the preempted request, the one it made room for)
         self.new_chunked_req: Req | None = None
         self.total_offset = self.current_offset = 0
-        for r in running_reqs:
-            ratio = 1.0 if r.ignore_eos else new_token_ratio
-            self.total_offset += min(r.max_new_tokens - len(r.output_ids), CLIP_MAX_NEW_TOKENS) * ratio
+        for r in running_batch.reqs:
+            self.total_offset += self._get_running_request_total_token_offset(r)
         self.running_reserve = self.total_offset  # kept for the narration, as is `refusal`
         self.refusal: tuple[AddReqResult, int, float] | None = None  # (result, tokens needed, tokens left)
+
+    @property
+    def preempt_list(self) -> list[Req]:
+        return [preempted for preempted, _ in self.preemptions]
+
+    def _get_running_request_total_token_offset(self, req: Req) -> float:
+        """The slots kept for a running request's future tokens: its remaining max_new_tokens at new_token_ratio
+        (all of them when it ignores EOS)."""
+        ratio = 1.0 if req.ignore_eos else self.new_token_ratio
+        return min(req.max_new_tokens - len(req.output_ids), CLIP_MAX_NEW_TOKENS) * ratio
 
     def _available_and_evictable(self) -> int:
         return self.tree.allocator.available_size() + self.tree.evictable_size()
@@ -198,3 +235,31 @@ class PrefillAdder:
         finally:
             self.tree.dec_lock_ref(req.last_node)
         return self.budget_state()
+
+    def preempt_to_schedule(self, req: Req) -> bool:
+        """Make room for `req` in a full batch: running requests whose priority is lower than its by more than
+        the threshold, the least important first (then the latest queued), until their reserves cover the slots
+        `req` lacks (its fill ids past its prefix and its max_new_tokens, against what the pass has left; both as
+        `req` was last judged: a request not judged yet counts no fill ids). True when that is met: they are
+        released now, their KV freed, and queued again after this pass."""
+        sign = self.priority_sign
+        candidates = sorted(self.running_batch.reqs, key=lambda r: (r.priority * -sign, -r.wait_queue_entry_time))
+        preemptible = []
+        min_tokens_to_remove = (len(req.fill_ids) - req.prefix_len + min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS)
+                                - self.rem_total_tokens)
+        for running_req in candidates:
+            if (req.priority - running_req.priority) * -sign <= self.priority_scheduling_preemption_threshold:
+                break
+            preemptible.append(running_req)
+            min_tokens_to_remove -= self._get_running_request_total_token_offset(running_req)
+            if min_tokens_to_remove <= 0:
+                break
+        if not preemptible or min_tokens_to_remove > 0:
+            return False
+        batch = self.running_batch
+        for released, running_req in enumerate([r for r in batch.reqs if r in preemptible], 1):
+            self.total_offset -= self._get_running_request_total_token_offset(running_req)
+            self.release_req(running_req, len(batch.reqs) - released)
+        batch.reqs = [r for r in batch.reqs if r not in preemptible]
+        self.preemptions += [(preempted, req) for preempted in preemptible]
+        return True

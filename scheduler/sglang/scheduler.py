@@ -1,5 +1,5 @@
 """The SGLang twin: SGLang 0.5.23's `Scheduler` (`managers/scheduler.py`) step by step, without a model or a GPU,
-under SGLang's names. Overlap scheduling, mixed chunks, priorities and the random policy are left out.
+under SGLang's names. Overlap scheduling, mixed chunks and the random policy are left out.
 
 One step, as `event_loop_normal` runs it:
 - `get_next_batch_to_run`: the last prefill batch joins the running batch (the request still being chunked
@@ -8,19 +8,32 @@ One step, as `event_loop_normal` runs it:
 - the model (the caller's), then `process_batch_result`: each request's token, its finish (EOS, max_new_tokens,
   or the context length, by which max_new_tokens was clipped at arrival), the tree insert of its KV.
 Memory pressure is met by retraction (`retract_decode`): requests leave the decode batch for the waiting queue,
-their slots freed, and `new_token_ratio` jumps; it decays again by one step per decode."""
+their slots freed, and `new_token_ratio` jumps; it decays again by one step per decode.
+Under priority scheduling (`enable_priority_scheduling`, fcfs or lof) the waiting queue is ordered by priority first,
+and a request the full batch cannot take may preempt running requests of a lower priority (`preempt_to_schedule`),
+released as a retraction releases them; `retraction_policy="priority"` retracts the least important first."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from scheduler.sglang.allocator import make_allocator
 from scheduler.sglang.radix_cache import RadixCache
 from scheduler.sglang.req import Req
-from scheduler.sglang.schedule_policy import AddReqResult, PrefillAdder, SchedulePolicy, init_next_round_input
+from scheduler.sglang.schedule_policy import (
+    AddReqResult,
+    PrefillAdder,
+    SchedulePolicy,
+    init_next_round_input,
+    priority_sign,
+)
 from scheduler.sglang.tree_view import prefill_budget
 
 RETRACT_DECODE_STEPS = 20  # SGLANG_RETRACT_DECODE_STEPS: decode steps of room a retraction aims to leave
+RETRACTION_POLICIES = ("length", "priority")
+PRIORITY_SCHEDULE_POLICIES = ("fcfs", "lof")  # the policies SGLang allows priority scheduling with
+POLICY_ARGS = ("schedule_policy", "enable_priority_scheduling", "schedule_low_priority_values_first")  # its policy's
 INIT_NEW_TOKEN_RATIO, MIN_NEW_TOKEN_RATIO_FACTOR, NEW_TOKEN_RATIO_DECAY_STEPS = 0.7, 0.14, 600
 
 
@@ -36,11 +49,28 @@ class ServerArgs:
     schedule_conservativeness: float = 1.0
     context_length: int = 8192
     eos: int = -1
+    enable_priority_scheduling: bool = False
+    schedule_low_priority_values_first: bool = False
+    priority_scheduling_preemption_threshold: int = 10
+    disable_priority_preemption: bool = False
+    retraction_policy: str = "length"
 
     def __post_init__(self):
         for name in ("max_total_tokens", "page_size", "max_prefill_tokens", "max_running_requests", "context_length"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if self.enable_priority_scheduling and self.schedule_policy not in PRIORITY_SCHEDULE_POLICIES:
+            raise ValueError(f"To use priority scheduling, schedule_policy must be 'fcfs' or 'lof'. "
+                             f"'{self.schedule_policy}' is not supported.")
+        if self.retraction_policy not in RETRACTION_POLICIES:
+            raise ValueError(f"retraction_policy={self.retraction_policy!r}: use one of {RETRACTION_POLICIES}")
+        if self.retraction_policy == "priority" and not self.enable_priority_scheduling:
+            raise ValueError("--retraction-policy priority requires --enable-priority-scheduling")
+
+    @property
+    def enable_priority_preemption(self) -> bool:
+        """On with priority scheduling unless disable_priority_preemption."""
+        return self.enable_priority_scheduling and not self.disable_priority_preemption
 
 
 class NewTokenRatioTracker:
@@ -92,10 +122,11 @@ class Scheduler:
         self._set_limits(args)
         self.allocator = make_allocator(args.max_total_tokens, args.page_size)
         self.tree_cache = RadixCache(self.allocator, args.page_size)
-        self.policy = SchedulePolicy(args.schedule_policy, self.tree_cache)
+        self.policy = self._schedule_policy(args)
         self.new_token_ratio_tracker = NewTokenRatioTracker(args.schedule_conservativeness)
         self.free_rows = args.max_running_requests  # SGLang's ReqToTokenPool rows
         self.waiting_queue: list[Req] = []
+        self.queue_entries = 0  # requests queued so far: the clock of each Req's wait_queue_entry_time
         self.running_batch = ScheduleBatch([], "decode")
         self.last_batch: ScheduleBatch | None = None
         self.chunked_req: Req | None = None
@@ -112,12 +143,17 @@ class Scheduler:
         old, self.args = self.args, args
         self.free_rows += args.max_running_requests - old.max_running_requests
         self._set_limits(args)
-        if args.schedule_policy != old.schedule_policy:
-            self.policy = SchedulePolicy(args.schedule_policy, self.tree_cache)
+        if any(getattr(args, name) != getattr(old, name) for name in POLICY_ARGS):
+            self.policy = self._schedule_policy(args)
         if args.schedule_conservativeness != old.schedule_conservativeness:
             self.new_token_ratio_tracker = NewTokenRatioTracker(args.schedule_conservativeness)
         for req in {*self.waiting_queue, *self.running_batch.reqs, *(self.last_batch.reqs if self.last_batch else ())}:
             req.eos_token_id = args.eos
+            self._set_or_validate_priority(req)  # priority scheduling turned on: a request without one gets one
+
+    def _schedule_policy(self, args: ServerArgs) -> SchedulePolicy:
+        return SchedulePolicy(args.schedule_policy, self.tree_cache, args.enable_priority_scheduling,
+                              args.schedule_low_priority_values_first)
 
     def _set_limits(self, args: ServerArgs):
         self.max_req_len = min(args.context_length - 1, args.max_total_tokens - 1)
@@ -125,17 +161,33 @@ class Scheduler:
         self.chunked_prefill_size = args.chunked_prefill_size if args.chunked_prefill_size > 0 else None
 
     # ---------------------------------------------------------------- arrival
-    def add_request(self, rid: int, prompt: list[int], max_new_tokens: int, ignore_eos: bool = False) -> Req:
-        """Queue a request; max_new_tokens is clipped to the context length and the pool (init_req_max_new_tokens)."""
+    def add_request(self, rid: int, prompt: list[int], max_new_tokens: int, ignore_eos: bool = False,
+                    priority: int | None = None) -> Req:
+        """Queue a request; max_new_tokens is clipped to the context length and the pool (init_req_max_new_tokens).
+        Under priority scheduling one without a priority is the least important (`_set_or_validate_priority`)."""
         if not 0 < len(prompt) < self.max_req_input_len:
             raise ValueError(f"request {rid}: a prompt of {len(prompt)} tokens; SGLang takes 1 to "
                              f"{self.max_req_input_len - 1} here")
         clipped = max(0, min(max_new_tokens, self.max_req_len - len(prompt) - 1))
         paged_input = -(-len(prompt) // self.page_size) * self.page_size
         clipped = max(0, min(clipped, self.max_total_num_tokens - paged_input - self.page_size - 1))
-        req = Req(rid, list(prompt), clipped, ignore_eos, self.args.eos)
-        self.waiting_queue.append(req)
+        req = Req(rid, list(prompt), clipped, ignore_eos, self.args.eos, priority)
+        self._add_request_to_queue(req)
         return req
+
+    def _add_request_to_queue(self, req: Req):
+        """Into the waiting queue (an arrival, or a request retracted or preempted), its entry counted: priority
+        scheduling's fcfs order and preemption's order among equals read it."""
+        self._set_or_validate_priority(req)
+        self.queue_entries += 1
+        req.wait_queue_entry_time = self.queue_entries
+        self.waiting_queue.append(req)
+
+    def _set_or_validate_priority(self, req: Req):
+        """Under priority scheduling a request without a priority is the least important: the largest value when
+        low values go first, the smallest otherwise."""
+        if self.args.enable_priority_scheduling and req.priority is None:
+            req.priority = sys.maxsize if self.args.schedule_low_priority_values_first else -sys.maxsize - 1
 
     # ---------------------------------------------------------------- scheduling
     def get_next_batch_to_run(self) -> ScheduleBatch | None:
@@ -166,17 +218,19 @@ class Scheduler:
 
     def get_new_batch_prefill(self) -> ScheduleBatch | None:
         self.prefill_budget = None
-        running = self.running_batch
-        if running.is_empty():
+        running, preemption = self.running_batch, self.args.enable_priority_preemption
+        if running.is_empty() or preemption:  # under priority preemption every pass may try to preempt
             running.batch_is_full = False
         if (running.batch_is_full or not self.waiting_queue) and self.chunked_req is None:
             return None
-        if self.get_num_allocatable_reqs(len(running.reqs)) <= 0 and self.chunked_req is None:
+        if self.get_num_allocatable_reqs(len(running.reqs)) <= 0 and self.chunked_req is None and not preemption:
             running.batch_is_full = True
             return None
         self.policy.calc_priority(self.waiting_queue)
-        adder = PrefillAdder(self.page_size, self.tree_cache, running.reqs, self.new_token_ratio_tracker.current,
-                             self.args.max_prefill_tokens, self.chunked_prefill_size)
+        adder = PrefillAdder(self.page_size, self.tree_cache, running, self.new_token_ratio_tracker.current,
+                             self.args.max_prefill_tokens, self.chunked_prefill_size,
+                             self.args.priority_scheduling_preemption_threshold,
+                             self.args.schedule_low_priority_values_first, self.release_req)
         self.last_adder = adder
         if self.chunked_req is not None:
             init_next_round_input(self.chunked_req, None)
@@ -187,7 +241,7 @@ class Scheduler:
             held = sum(r.holds_kv for r in adder.can_run_list)
             if len(adder.can_run_list) >= self.get_num_allocatable_reqs(len(running.reqs), held):
                 running.batch_is_full = True
-            if running.batch_is_full:
+            if running.batch_is_full and not (preemption and adder.preempt_to_schedule(req)):
                 break
             init_next_round_input(req, self.tree_cache)
             res = adder.add_one_req(req)
@@ -196,10 +250,13 @@ class Scheduler:
                     running.batch_is_full = bool(adder.can_run_list) or not running.is_empty()
                 break
         self.prefill_budget = prefill_budget(adder, self.args.max_prefill_tokens, self.chunked_prefill_size)
+        if adder.can_run_list:
+            admitted = set(adder.can_run_list)
+            self.waiting_queue = [r for r in self.waiting_queue if r not in admitted]
+        for req in adder.preempt_list:  # queued again even when the request they made room for was not admitted
+            self._add_request_to_queue(req)
         if not adder.can_run_list:
             return None
-        admitted = set(adder.can_run_list)
-        self.waiting_queue = [r for r in self.waiting_queue if r not in admitted]
         if adder.new_chunked_req is not None:
             self.chunked_req = adder.new_chunked_req
         if self.chunked_req is not None:
@@ -235,7 +292,8 @@ class Scheduler:
             retracted = self.retract_decode(batch)
             self.new_token_ratio_tracker.current = NewTokenRatioTracker.estimate_after_retract(batch.reqs)
             self.retracted = retracted
-            self.waiting_queue.extend(retracted)
+            for req in retracted:
+                self._add_request_to_queue(req)
         else:
             self.new_token_ratio_tracker.decay_step()
         if len(batch.reqs) < initial_bs:
@@ -256,19 +314,16 @@ class Scheduler:
         return sum(1 for r in reqs if r.kv_committed_len % self.page_size == 0) * self.page_size
 
     def retract_decode(self, batch: ScheduleBatch) -> list[Req]:
-        """Send requests back to the waiting queue until the decode fits, fewest output tokens first (then the
-        longest prompt, then the later in the batch); at least one stays. The batch keeps SGLang's keep-order."""
-        order = sorted(range(len(batch.reqs)), key=lambda i: (len(batch.reqs[i].output_ids),
-                                                              -len(batch.reqs[i].origin_input_ids)), reverse=True)
+        """Send requests back to the waiting queue until the decode fits, in `_get_decode_retraction_order`; at
+        least one stays. The batch keeps SGLang's keep-order."""
+        order = self._get_decode_retraction_order(batch.reqs)
         retracted, first = [], True
         while first or not self._check_decode_mem([batch.reqs[i] for i in order]):
             if len(order) == 1:
                 break
             first = False
             req = batch.reqs[order.pop()]
-            self._release_kv_cache(req, checkpoint=False)
-            self.tree_cache.evict_to_free(len(order) * RETRACT_DECODE_STEPS)
-            req.reset_for_retract()
+            self.release_req(req, len(order))
             retracted.append(req)
         if len(order) <= 1 and not self._check_decode_mem([batch.reqs[i] for i in order]):
             last = batch.reqs[order.pop()]
@@ -277,6 +332,25 @@ class Scheduler:
         if len(order) < len(batch.reqs):
             batch.reqs = [batch.reqs[i] for i in order]
         return retracted
+
+    def _get_decode_retraction_order(self, reqs: list[Req]) -> list[int]:
+        """Indices of `reqs`, the one to keep longest first (a retraction takes from the end): most output tokens
+        first, then the shortest prompt, then the earlier in the batch; under retraction_policy "priority" the most
+        important first, and among equals so."""
+        by_priority = self.args.retraction_policy == "priority"
+        sign = priority_sign(self.args.schedule_low_priority_values_first)
+
+        def keep_key(req: Req) -> tuple[int, ...]:
+            length = len(req.output_ids), -len(req.origin_input_ids)
+            return (req.priority * -sign, *length) if by_priority else length
+        return sorted(range(len(reqs)), key=lambda i: keep_key(reqs[i]), reverse=True)
+
+    def release_req(self, req: Req, remaining_req_count: int):
+        """A running request leaves the batch for the waiting queue (a retraction or a priority preemption): its own
+        KV freed (not put in the tree), and the tree evicted for the decode steps of the `remaining_req_count` left."""
+        self._release_kv_cache(req, checkpoint=False)
+        self.tree_cache.evict_to_free(remaining_req_count * RETRACT_DECODE_STEPS)
+        req.reset_for_retract()
 
     def _prepare_for_decode(self, batch: ScheduleBatch):
         batch.forward_mode = "decode"

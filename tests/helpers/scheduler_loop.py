@@ -1,7 +1,10 @@
-"""A minimal loop that drives a scheduler with a fake model, shared by the scheduler tests."""
+"""A minimal loop that drives a scheduler with a fake model, shared by the scheduler tests, and one step of the
+SGLang twin on its own."""
 
 from runner.fake import FakeRunner
 from scheduler import RequestRejected, Scheduler, Sequence
+from scheduler.sglang import ScheduleBatch
+from scheduler.sglang import Scheduler as SglangTwin
 
 
 def run_to_end(scheduler: Scheduler, arrivals: dict[int, list[Sequence]], seed: int = 0,
@@ -29,3 +32,15 @@ def run_to_end(scheduler: Scheduler, arrivals: dict[int, list[Sequence]], seed: 
         if step >= last_arrival and scheduler.is_finished():
             return batches
     raise AssertionError(f"the run did not end within {max_steps} steps")
+
+
+def step_sglang_twin(twin: SglangTwin) -> ScheduleBatch | None:
+    """One step of the SGLang twin as SGLang's event loop runs it; every request's token is 100 + its id (never
+    EOS)."""
+    batch = twin.get_next_batch_to_run()
+    if batch is None:
+        twin.on_idle()
+    twin.step_done(batch)
+    if batch is not None:
+        twin.process_batch_result(batch, [100 + r.rid for r in batch.reqs])
+    return batch

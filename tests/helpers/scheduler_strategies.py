@@ -5,7 +5,7 @@ for every kind through the contract); each test picks the ranges it covers."""
 from hypothesis import strategies as st
 
 from scheduler import Config, ConfigError, SamplingParams, Sequence
-from scheduler.config import SCHEDULE_POLICIES
+from scheduler.config import PRIORITY_SCHEDULE_POLICIES, RETRACTION_POLICIES, SCHEDULE_POLICIES
 
 SHARED_PREFIX = list(range(100, 140))
 
@@ -18,6 +18,8 @@ def configs(draw, block_sizes=(1, 2, 4, 8), eos=(-1,), speculative=(0, 0, 2), lo
     low_budget = max_num_seqs if chunked else max(max_model_len, max_num_seqs)
     block_size = draw(st.sampled_from(block_sizes))
     chunk = draw(st.sampled_from([-1, -1, 4, 8]))
+    policy = draw(st.sampled_from(SCHEDULE_POLICIES))
+    priority = policy in PRIORITY_SCHEDULE_POLICIES and draw(st.booleans())  # SGLang's, with fcfs or lof only
     try:
         return Config(max_num_seqs=max_num_seqs,
                       max_num_batched_tokens=low_budget + draw(st.integers(0, 12 if chunked else 64)),
@@ -30,9 +32,14 @@ def configs(draw, block_sizes=(1, 2, 4, 8), eos=(-1,), speculative=(0, 0, 2), lo
                       num_speculative_tokens=draw(st.sampled_from(speculative)),
                       long_prefill_token_threshold=draw(st.sampled_from(long_prefill)),
                       # SGLang's own settings (the other kinds ignore them)
-                      schedule_policy=draw(st.sampled_from(SCHEDULE_POLICIES)),
+                      schedule_policy=policy,
                       chunked_prefill_size=chunk if chunk < 0 else max(chunk, block_size),  # a page at least
-                      schedule_conservativeness=draw(st.sampled_from([1.0, 0.3, 2.0])))
+                      schedule_conservativeness=draw(st.sampled_from([1.0, 0.3, 2.0])),
+                      enable_priority_scheduling=priority,
+                      schedule_low_priority_values_first=draw(st.booleans()),
+                      priority_scheduling_preemption_threshold=draw(st.sampled_from([0, 1, 10])),
+                      disable_priority_preemption=draw(st.booleans()),
+                      retraction_policy=draw(st.sampled_from(RETRACTION_POLICIES)) if priority else "length")
     except ConfigError as err:  # the strategy draws valid configs only; say so loudly if it does not
         raise AssertionError(f"strategy drew an invalid config: {err}") from err
 

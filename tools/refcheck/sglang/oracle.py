@@ -6,7 +6,13 @@ process (SGLang refuses a second: "init_parallel_runtime() ran twice") on a tiny
 each workload resets it: its token pool resized and cleared (SGLang's paged allocator swapped in for page_size > 1),
 its radix tree emptied, the settings of the workload set, and the tree's LRU counter started again. The tree is
 SGLang's Python TreeCore (the Rust one, its default, hides its nodes; both decide alike). The model's forward pass
-is skipped: the scheduler reads only the sampled tokens, which the driver writes."""
+is skipped: the scheduler reads only the sampled tokens, which the driver writes.
+
+Priority scheduling's settings are set where SGLang reads them: on the Scheduler (read once at its start) and in the
+runtime context's schedule flags (read as it preempts and retracts). One thing is made definite: the requests one
+priority preemption releases are queued again in the order of a Python set of them (by their memory addresses, so
+it varies from run to run); the driver gives `schedule_policy` an insertion-ordered set, so they are queued in the
+order preempt_to_schedule picked them (the least important first), which is the order the twin takes."""
 
 from __future__ import annotations
 
@@ -30,6 +36,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ["SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND"] = "python"
 
 import torch  # noqa: E402
+from sglang.srt.managers import schedule_policy  # noqa: E402
 from sglang.srt.managers.io_struct import TokenizedGenerateReqInput  # noqa: E402
 from sglang.srt.managers.schedule_batch import FINISH_MATCHED_TOKEN, ScheduleBatch  # noqa: E402
 from sglang.srt.managers.schedule_policy import SchedulePolicy  # noqa: E402
@@ -52,6 +59,25 @@ TINY_LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hid
               "bos_token_id": 1, "eos_token_id": 0, "tie_word_embeddings": True, "torch_dtype": "float32"}
 BUILT_POOL = 4096  # the pool the Scheduler is built with; a workload's pool is a smaller view of it
 BUILT_ROWS = 64  # request rows (max_running_requests) it is built with
+
+
+class _InsertionOrderedSet(dict):
+    """A set that iterates in insertion order: what `schedule_policy` builds with `set(...)` (its in-batch prefix
+    check's ids, the requests a preemption releases), so the preempted requests are queued in a definite order."""
+
+    def __init__(self, items=()):
+        super().__init__((item, None) for item in items)
+
+    def add(self, item):
+        self[item] = None
+
+
+schedule_policy.set = _InsertionOrderedSet
+
+# The settings of priority scheduling, at SGLang's defaults where a workload has none.
+PRIORITY_DEFAULTS = {"enable_priority_scheduling": False, "schedule_low_priority_values_first": False,
+                     "priority_scheduling_preemption_threshold": 10, "disable_priority_preemption": False,
+                     "retraction_policy": "length"}
 
 
 def _reason(req) -> str:
@@ -132,7 +158,13 @@ class SglangFactory:
         chunk = config["chunked_prefill_size"]
         s.chunked_prefill_size = chunk if chunk > 0 else None
         s.max_prefill_tokens = config["max_prefill_tokens"]
-        s.policy = SchedulePolicy(config["schedule_policy"], s.tree_cache, False, False, False)
+        priority = {name: config.get(name, default) for name, default in PRIORITY_DEFAULTS.items()}
+        get_context().override("refcheck.priority", **priority)
+        enabled, low_first = priority["enable_priority_scheduling"], priority["schedule_low_priority_values_first"]
+        s.enable_priority_scheduling, s.schedule_low_priority_values_first = enabled, low_first
+        s.priority_scheduling_preemption_threshold = priority["priority_scheduling_preemption_threshold"]
+        s.enable_priority_preemption = enabled and not priority["disable_priority_preemption"]
+        s.policy = SchedulePolicy(config["schedule_policy"], s.tree_cache, False, enabled, low_first)
         init = min(0.7 * config["schedule_conservativeness"], 1.0)
         floor = min(init * 0.14, 1.0)
         s.new_token_ratio_tracker = NewTokenRatioTracker(init=init, min=floor, decay=(init - floor) / 600,
@@ -164,7 +196,7 @@ def _add(s: Scheduler, rid: int, request: dict, eos: int):
     s.handle_generate_request(TokenizedGenerateReqInput(
         rid=str(rid), input_text=None, input_ids=array("q", request["prompt"]), input_embeds=None, mm_inputs=None,
         token_type_ids=None, sampling_params=params, return_logprob=False, logprob_start_len=-1,
-        top_logprobs_num=0, token_ids_logprob=None, stream=False))
+        top_logprobs_num=0, token_ids_logprob=None, stream=False, priority=request.get("priority")))
     return s.waiting_queue[-1]
 
 

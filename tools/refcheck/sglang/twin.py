@@ -24,7 +24,8 @@ def run_twin(workload: dict, release: str = SGLANG_RELEASE, max_steps: int = MAX
         while pending and requests[pending[0]]["arrival"] < step:
             i = pending.pop(0)
             r = requests[i]
-            reqs[i] = s.add_request(i, r["prompt"], r["max_new_tokens"], r["ignore_eos"])
+            reqs[i] = s.add_request(i, r["prompt"], r["max_new_tokens"], r["ignore_eos"], r.get("priority"))
+        before = {r.rid for r in s.running_batch.reqs}
         start = time.perf_counter()
         batch = s.get_next_batch_to_run()
         scheduled_s = time.perf_counter() - start
@@ -48,7 +49,7 @@ def run_twin(workload: dict, release: str = SGLANG_RELEASE, max_steps: int = MAX
         tree = s.tree_cache
         records.append(step_record(
             kind, rows, [r.rid for r in s.waiting_queue], [r.rid for r in s.running_batch.reqs],
-            [r.rid for r in s.retracted], finished, slots, tree.snapshot(),
+            [r.rid for r in s.waiting_queue if r.rid in before], finished, slots, tree.snapshot(),
             [s.allocator.available_size(), tree.evictable_size(), tree.protected_size()],
             s.new_token_ratio_tracker.current))
         idle = idle + 1 if batch is None else 0

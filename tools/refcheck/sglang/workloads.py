@@ -2,9 +2,9 @@
 record both drivers write (tools/refcheck/sglang/twin.py, oracle.py).
 
 A workload is plain data (JSON-able): SGLang's settings under SGLang's names, the requests (arrival step, prompt,
-max_new_tokens, ignore_eos) and the fake model's seed and vocabulary. Every mode has arrivals over time, EOS stops,
-prompts sharing stems and prompts repeated; each mode leans on one part of the scheduler. Pure Python: the
-golden-trace test replays these without SGLang."""
+max_new_tokens, ignore_eos; a priority in the priority mode) and the fake model's seed and vocabulary. Every mode
+has arrivals over time, EOS stops, prompts sharing stems and prompts repeated; each mode leans on one part of the
+scheduler. Pure Python: the golden-trace test replays these without SGLang."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tools.refcheck.shrink import fewer_or_shorter
 
 SGLANG_RELEASE = "0.5.23"
 EOS = 0
-MODES = ("lpm", "fcfs", "dfs-weight", "lof", "chunked", "retract", "paged", "arrivals", "eos", "shared")
+MODES = ("lpm", "fcfs", "dfs-weight", "lof", "chunked", "retract", "paged", "arrivals", "eos", "shared", "priority")
 MAX_STEPS = 600
 
 
@@ -28,17 +28,23 @@ def random_workload(rng: random.Random, mode: str) -> dict:
     of at least two pages: SGLang schedules nothing with a smaller one); "arrivals" spreads up to 16 requests over
     80 steps, one at a time; "eos" a vocabulary of 3 or 6 tokens, EOS never ignored and long outputs, so most
     requests stop at EOS; "shared" builds every prompt on a few stems (system prompts), a third of them repeated,
-    under lpm or dfs-weight. Every mode has arrivals over time, EOS stops and prompts sharing stems; the last
-    three lean on one of them (the other modes' draws are as they were before those three were added)."""
+    under lpm or dfs-weight; "priority" (`priority_settings`) turns priority scheduling on. Every mode has arrivals
+    over time, EOS stops and prompts sharing stems; "arrivals", "eos" and "shared" lean on one of them. A mode added
+    draws its own settings after the others' (each mode draws from its own random state), so the earlier modes'
+    workloads are as they were."""
     policy = mode if mode in ("lpm", "fcfs", "dfs-weight", "lof") else \
-        rng.choice(("lpm", "dfs-weight") if mode == "shared" else ("lpm", "fcfs"))
+        rng.choice(("lpm", "dfs-weight") if mode == "shared" else ("fcfs", "lof") if mode == "priority"
+                   else ("lpm", "fcfs"))
     pool = rng.randint(24, 160)
     conservativeness = rng.choice((1.0, 1.0, 0.3, 0.1))
     chunk = rng.choice((-1, rng.randint(4, 64)))
     if mode == "chunked":
         chunk = rng.randint(2, 24)
-    if mode == "retract":
+    squeezed = mode == "retract" or (mode == "priority" and rng.random() < 0.5)  # half the priority mode too
+    if squeezed:
         pool, conservativeness = rng.randint(20, 64), rng.choice((0.05, 0.1, 0.2))
+    elif mode == "priority":  # room enough for the batch to fill up by its count of requests
+        pool = rng.randint(128, 320)
     page_size = 1
     if mode == "paged":
         page_size = rng.choice((2, 4, 8, 16))
@@ -51,20 +57,25 @@ def random_workload(rng: random.Random, mode: str) -> dict:
               "max_prefill_tokens": rng.randint(max(8, chunk), 256), "max_running_requests": rng.randint(1, 8),
               "schedule_policy": policy, "schedule_conservativeness": conservativeness,
               "context_length": context_length, "eos": EOS}
+    if mode == "priority":
+        config.update(priority_settings(rng))
     vocab = rng.choice((3, 6, 20, 200))
     longest = max(1, min(max_req_len - 6, 48))
     num_requests, longest_output, ignore_eos = rng.randint(1, 12), 24, 0.2
-    if mode == "retract":  # many requests, short prompts, long outputs, few early EOS: decode outgrows the pool
+    if squeezed:  # many requests, short prompts, long outputs, few early EOS: decode outgrows the pool
         vocab, longest = rng.choice((20, 200)), max(1, min(longest, pool // 4))
         num_requests, longest_output, ignore_eos = rng.randint(6, 16), 40, 0.5
     if mode == "eos":
         vocab, longest_output, ignore_eos = rng.choice((3, 6)), 64, 0.0
     if mode == "arrivals":
         num_requests = rng.randint(4, 16)
+    if mode == "priority":  # enough requests, running long enough, for a full batch to meet later arrivals
+        num_requests, longest_output, ignore_eos = rng.randint(4, 14), 40, 0.5
     repeated, stemmed = (0.35, 1.0) if mode == "shared" else (0.15, 0.6)
     stems = [[rng.randint(1, vocab) for _ in range(rng.randint(1, longest))] for _ in range(rng.randint(1, 3))]
     if rng.random() < 0.3:  # one long stem: the in-batch prefix rule (32 tokens) comes into play
         stems.append([rng.randint(1, vocab) for _ in range(longest)])
+    levels = rng.sample(range(-4, 24), rng.randint(2, 4)) if mode == "priority" else ()  # few: ties
     requests = []
     for _ in range(num_requests):
         n = rng.randint(1, longest)
@@ -74,11 +85,28 @@ def random_workload(rng: random.Random, mode: str) -> dict:
             prompt = (rng.choice(stems) + [rng.randint(1, vocab) for _ in range(n)])[:n]
         else:
             prompt = [rng.randint(1, vocab) for _ in range(n)]
-        arrival = rng.randint(0, 80) if mode == "arrivals" else rng.choice((0, 0, rng.randint(0, 20)))
+        if mode == "priority":  # over 24 steps, on every other step: into a full batch, and some together
+            arrival = 2 * rng.randint(0, 12)
+        else:
+            arrival = rng.randint(0, 80) if mode == "arrivals" else rng.choice((0, 0, rng.randint(0, 20)))
         requests.append({"arrival": arrival, "prompt": prompt,
                          "max_new_tokens": rng.randint(1, longest_output), "ignore_eos": rng.random() < ignore_eos})
+        if levels:  # a request sent without a priority now and then
+            requests[-1]["priority"] = rng.choice(levels) if rng.random() < 0.9 else None
     requests.sort(key=lambda r: r["arrival"])  # request ids in arrival order, as a server numbers them
     return {"mode": mode, "config": config, "requests": requests, "seed": rng.randint(0, 2**31), "vocab": vocab}
+
+
+def priority_settings(rng: random.Random) -> dict:
+    """The priority mode's settings (its workloads squeeze the pool half the time, as "retract" does, else give it
+    room, spread their arrivals over 24 steps, some on the same step, and draw 2 to 4 priority levels, so requests
+    tie; one request in ten has none): priority scheduling on, either direction, priority preemption on (three in
+    four) with a threshold of 0 to 10, retraction by length or by priority, and at most 3 running requests, so a
+    full batch meets a more important arrival often."""
+    return {"enable_priority_scheduling": True, "schedule_low_priority_values_first": rng.random() < 0.5,
+            "disable_priority_preemption": rng.random() < 0.25,
+            "priority_scheduling_preemption_threshold": rng.choice((0, 0, 1, 3, 10)),
+            "retraction_policy": rng.choice(("length", "priority")), "max_running_requests": rng.randint(1, 3)}
 
 
 def bench_workload(num_requests: int, seed: int = 0) -> dict:
@@ -115,8 +143,9 @@ FIELDS = ("kind", "batch", "waiting", "running", "retracted", "finished", "slots
 
 def step_record(kind, batch, waiting, running, retracted, finished, slots, tree, sizes, ratio) -> list:
     """One step as both drivers report it: the batch kind (extend, decode, idle), its rows ([id, extend length]
-    or id, in batch order), the waiting queue and the running batch in order, the requests retracted and finished
-    [id, reason] this step, every request's KV slot indices [id, *slots], the radix tree ([depth, tokens, slots,
+    or id, in batch order), the waiting queue and the running batch in order, the requests sent back this step (in
+    the running batch as it began, in the waiting queue as it ends: retracted, or preempted by priority) and those
+    finished [id, reason], every request's KV slot indices [id, *slots], the radix tree ([depth, tokens, slots,
     lock count] depth-first), the pool's [free, evictable, protected] sizes and new_token_ratio."""
     return [kind, batch, waiting, running, sorted(retracted), sorted(finished), slots, tree, sizes,
             round(ratio, 9)]
