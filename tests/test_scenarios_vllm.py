@@ -109,10 +109,10 @@ def test_the_versus_preset_parts_where_its_narrative_says_and_the_labs_compariso
     assert "steps 3, 4, 5, 6, 8, 9, 10, 12 and 13" in VERSUS.narrative
     assert "第 3、4、5、6、8、9、10、12 和 13 步" in VERSUS.narrative_in("zh")
     said = dict(lockstep_marks([(article.label, article.frames), (twin.label, twin.frames)], lang="en")["partings"])
-    assert said[3] == ("Step 3: the article's scheduler admits 2 (8 tokens); vLLM twin only runs its decode batch "
-                       "(2 requests).")  # an admission's first chunk is told once, by the admission
-    assert said[5].startswith("Step 5: the article's scheduler preempts 2;")
-    assert said[9].endswith("vLLM twin admits 2 (8 tokens).")
+    assert said[3] == ("Step 3: the article's scheduler admits request 2 (8 tokens); vLLM twin only runs its decode "
+                       "batch (2 requests).")  # an admission's first chunk is told once, by the admission
+    assert said[5].startswith("Step 5: the article's scheduler preempts request 2;")
+    assert said[9].endswith("vLLM twin admits request 2 (8 tokens).")
     assert article.frames[3].batch.seq_ids == (2,) and set(article.frames[2].running) == {0, 1}  # 0 and 1 paused
     finish = {run.label: next(f.step for f in run.frames if any(e.kind == "finished" and e.seq_id == 2
                                                                 for e in f.events)) for run in (article, twin)}

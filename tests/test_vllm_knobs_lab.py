@@ -69,7 +69,8 @@ def test_the_lab_page_names_where_the_twins_fcfs_and_priority_runs_part():
 
 
 @pytest.mark.parametrize("lang, said", [
-    ("en", "Step 5: vLLM 0.32 only runs its decode batch (1 request); vLLM 0.33 prefills a chunk of 2 (2 tokens)."),
+    ("en", "Step 5: vLLM 0.32 only runs its decode batch (1 request); vLLM 0.33 prefills a chunk of request 2 "
+           "(2 tokens)."),
     ("zh", "第 5 步：“vLLM 0.32”只运行了它的解码批次（1 个请求）；“vLLM 0.33”为请求 2（2 个 token）预填充了一段。")])
 def test_0_32_and_0_33_part_where_a_running_request_preempts_itself_and_the_lab_says_what_each_did(lang, said):
     """vllm_versions' step 5: 1 preempts itself; 0.32 ends the loop over running requests (the VIP 2 sits out),
