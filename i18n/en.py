@@ -672,7 +672,8 @@ MESSAGES = {
     "player.vllm_queue_empty": "empty: every block is held",
     "player.vllm_head": "head", "player.vllm_tail": "tail",
     "player.vllm_preempted_lookups": "Preempted requests looking themselves up again are counted apart from the hit "
-                                     "rate (vLLM's PrefixCacheStats): {hits} of {queries} tokens found so far.",
+                                     "rate (vLLM's PrefixCacheStats), once at every step vLLM tries to admit one: "
+                                     "{hits} of {queries} tokens found so far.",
     "player.vllm_queue_more": "{n} more",
     "player.vllm_evicted": "Evicted this step: {ids}.",
     "player.vllm_evicted_one": "block {block} (taken for request {id})",

@@ -597,8 +597,8 @@ MESSAGES = {
     "player.vllm_queue_key": "★ 仍在前缀缓存中：在它到达队首并被重新使用（逐出）之前，前缀命中可以把它取回",
     "player.vllm_queue_empty": "空：所有块都被占用",
     "player.vllm_head": "队首", "player.vllm_tail": "队尾",
-    "player.vllm_preempted_lookups": "被抢占的请求重新查找自己时，不计入命中率（vLLM 的 PrefixCacheStats 把它们分开统计）："
-                                     "到目前为止 {queries} 个 token 中找到 {hits} 个。",
+    "player.vllm_preempted_lookups": "被抢占的请求重新查找自己时，不计入命中率（vLLM 的 PrefixCacheStats 把它们分开统计），"
+                                     "vLLM 每一步尝试接纳它时都查找一次：到目前为止 {queries} 个 token 中找到 {hits} 个。",
     "player.vllm_queue_more": "另有 {n} 个",
     "player.vllm_evicted": "本步逐出：{ids}。",
     "player.vllm_evicted_one": "块 {block}（为请求 {id} 取走）",
