@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from i18n import text
 from render.chromium import CHROMIUM
 from render.images import SLIDE_SIZES, gif_of, handout_pngs
 from render.pdf import handout_pdf
@@ -162,6 +163,35 @@ def test_the_pdf_has_a_title_page_and_one_page_per_key_frame():
     assert sum(page.startswith(re.sub(r"\s+", "", handout.title)) for page in pages) == 1 + 4
     (artifacts() / "handout_zh.pdf").write_bytes(pdf)
 
+
+
+def twin_handout(lang: str, key_frames: bool = True, cursor: int = 0) -> Handout:
+    """vllm_resume_cached run to its end, handed out with its key frames (or none, printing the frame shown)."""
+    preset = load_scenario(SCENARIOS_DIR / "vllm_resume_cached.toml")
+    engine = preset.engine()
+    engine.run()
+    notes = [[k.step, k.note_in(lang), True] for k in preset.key_frames] if key_frames else []
+    return Handout(preset.title_in(lang), preset.narrative_in(lang), "fake model", engine.frames, lang, notes,
+                   cursor=cursor, scheduler="vllm")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_small_twin_runs_key_frames_print_one_page_each_with_their_whole_vllm_view(lang, tmp_path):
+    """vllm_resume_cached (two requests): each key frame's page holds its stage and its vLLM view, the view's request
+    counters under the block tables rather than over a page of their own; a printed step that evicts a cached block
+    says so, where the view's other notes stay off paper."""
+    skip_without_chromium()
+    handout = twin_handout(lang)
+    pages = pdf_pages_text(handout_pdf(handout), tmp_path)
+    title = re.sub(r"\s+", "", html.unescape(handout.title))
+    frames = pages[[i for i, page in enumerate(pages) if page.startswith(title)][1]:]
+    assert len(frames) == len(handout.page_steps()) == 4
+    assert all(page.startswith(title) and "num_cached_tokens" in page for page in frames)
+    evicting = pdf_pages_text(handout_pdf(twin_handout(lang, key_frames=False, cursor=11)), tmp_path)[-1]
+    evicted = text(lang, "player.vllm_evicted", ids=text(lang, "player.vllm_evicted_one", block=5, id=1))
+    assert re.sub(r"\s+", "", evicted) in evicting
+    assert re.sub(r"\s+", "", text(lang, "player.vllm_queue_key")) not in evicting
 
 def pdf_pages_text(pdf: bytes, folder: Path) -> list[str]:
     """Each page's text as pdftotext reads it, without whitespace (a line wrapped anywhere still matches)."""
