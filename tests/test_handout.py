@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,13 @@ from i18n import text
 from render.chromium import CHROMIUM
 from render.images import SLIDE_SIZES, gif_of, handout_pngs
 from render.pdf import handout_pdf
+from scheduler.factory import scheduler_info
 from session.feed import run_header
 from session.lab import Lab, RunInputs
 from tests.helpers.browser import ARTIFACTS, chromium_in_this_tier, offline_page
 from viz.frame_payload import EMPTY_VIEW, decode, player_views
-from viz.handout import MAX_HANDOUT_FRAMES, FirstFrames, Handout, handout_extras, text_deltas
+from viz.glossary import setting
+from viz.handout import MAX_HANDOUT_FRAMES, FirstFrames, Handout, cover_html, handout_extras, text_deltas
 from viz.html_export import gif_steps, handout_html
 from viz.texts import request_texts
 
@@ -174,6 +177,20 @@ def twin_handout(lang: str, key_frames: bool = True, cursor: int = 0) -> Handout
     return Handout(preset.title_in(lang), preset.narrative_in(lang), "fake model", engine.frames, lang, notes,
                    cursor=cursor, scheduler="vllm")
 
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_cover_lists_the_settings_the_runs_scheduler_reads_by_its_systems_names(lang):
+    """A twin run's cover says nothing of the article's step order or mixed batches (vLLM always mixes), an SGLang
+    run's names max_num_seqs as SGLang does, the article's run lists its own knobs and not vLLM's watermark."""
+    handout = twin_handout(lang)
+    listed = {kind: cover_html(replace(handout, scheduler=kind)) for kind in ("vllm", "sglang", "article")}
+    label = lambda field, kind=None: html.escape(  # noqa: E731
+        setting(field, lang, scheduler_info(kind) if kind else None).label)
+    assert label("mixed_batches") not in listed["vllm"] and label("prefill_first") not in listed["vllm"]
+    assert label("watermark") in listed["vllm"] and label("scheduler_reserve_full_isl") in listed["vllm"]
+    assert label("max_num_seqs", "sglang") in listed["sglang"] and label("watermark") not in listed["sglang"]
+    assert label("mixed_batches") in listed["article"] and label("watermark") not in listed["article"]
 
 @pytest.mark.browser
 @pytest.mark.parametrize("lang", ["en", "zh"])
