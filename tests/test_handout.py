@@ -194,15 +194,18 @@ def test_the_cover_lists_the_settings_the_runs_scheduler_reads_by_its_systems_na
 
 @pytest.mark.browser
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_small_twin_runs_key_frames_print_one_page_each_with_their_whole_vllm_view(lang, tmp_path):
-    """vllm_resume_cached (two requests): each key frame's page holds its stage and its vLLM view, the view's request
-    counters under the block tables rather than over a page of their own; a printed step that evicts a cached block
-    says so, where the view's other notes stay off paper."""
+def test_a_small_twin_run_prints_one_page_each_for_its_cover_and_key_frames_with_their_whole_vllm_view(lang,
+                                                                                                         tmp_path):
+    """vllm_resume_cached (two requests, a long story): the title page holds its settings (two tables side by side);
+    each key frame's page holds its stage and its vLLM view, the view's request counters under the block tables
+    rather than over a page of their own; a printed step that evicts a cached block says so, where the view's other
+    notes stay off paper."""
     skip_without_chromium()
     handout = twin_handout(lang)
     pages = pdf_pages_text(handout_pdf(handout), tmp_path)
     title = re.sub(r"\s+", "", html.unescape(handout.title))
-    frames = pages[[i for i, page in enumerate(pages) if page.startswith(title)][1]:]
+    assert [i for i, page in enumerate(pages) if page.startswith(title)][:2] == [0, 1]
+    frames = pages[1:]
     assert len(frames) == len(handout.page_steps()) == 4
     assert all(page.startswith(title) and "num_cached_tokens" in page for page in frames)
     evicting = pdf_pages_text(handout_pdf(twin_handout(lang, key_frames=False, cursor=11)), tmp_path)[-1]

@@ -86,13 +86,16 @@ def _setting_words(name: str, value, lang: str) -> str:
     return name
 
 
-def _settings_table(config: Config, lang: str, kind: str) -> str:
-    """The settings the scheduler of `kind` reads, by its system's names (the others decide nothing in its run)."""
+def _settings_tables(config: Config, lang: str, kind: str) -> str:
+    """The settings the scheduler of `kind` reads, by its system's names (the others decide nothing in its run), in
+    two tables side by side, so that the title page holds them under a long story."""
     info = scheduler_info(kind)
-    rows = "".join(f"<tr><th>{html.escape(setting(f, lang, info).label)}</th>"
-                   f"<td>{html.escape(setting_value(f, getattr(config, f), lang))}</td></tr>"
-                   for f in SETTING_FIELDS if f not in info.ignored)
-    return f"<table class='sh-settings'>{rows}</table>"
+    rows = [f"<tr><th>{html.escape(setting(f, lang, info).label)}</th>"
+            f"<td>{html.escape(setting_value(f, getattr(config, f), lang))}</td></tr>"
+            for f in SETTING_FIELDS if f not in info.ignored]
+    half = -(-len(rows) // 2)
+    return "<div class='sh-settings-pair'>" + "".join(
+        f"<table class='sh-settings'>{''.join(part)}</table>" for part in (rows[:half], rows[half:])) + "</div>"
 
 
 def cover_html(handout: Handout) -> str:
@@ -108,7 +111,7 @@ def cover_html(handout: Handout) -> str:
     return (f"<h1>{html.escape(handout.title)}</h1><p class='sh-narrative'>{html.escape(handout.narrative)}</p>"
             f"<p class='sh-facts'>{'<br>'.join(facts)}<br><span class='sh-frames'></span></p>"
             f"<div class='sh-columns'><section>"
-            f"<h2>{t('handout.settings')}</h2>{_settings_table(handout.frames[0].config, lang, handout.scheduler)}"
+            f"<h2>{t('handout.settings')}</h2>{_settings_tables(handout.frames[0].config, lang, handout.scheduler)}"
             f"</section><section>"
             f"<h2>{t('handout.changes')}</h2>{f'<ul>{changes}</ul>' if changes else '<p>' + t('handout.no_changes')}"
             f"</section></div>")
