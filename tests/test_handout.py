@@ -168,14 +168,13 @@ def test_the_pdf_has_a_title_page_and_one_page_per_key_frame():
 
 
 
-def twin_handout(lang: str, key_frames: bool = True, cursor: int = 0) -> Handout:
-    """vllm_resume_cached run to its end, handed out with its key frames (or none, printing the frame shown)."""
+def twin_handout(lang: str) -> Handout:
+    """vllm_resume_cached run to its end, handed out with its key frames."""
     preset = load_scenario(SCENARIOS_DIR / "vllm_resume_cached.toml")
     engine = preset.engine()
     engine.run()
-    notes = [[k.step, k.note_in(lang), True] for k in preset.key_frames] if key_frames else []
-    return Handout(preset.title_in(lang), preset.narrative_in(lang), "fake model", engine.frames, lang, notes,
-                   cursor=cursor, scheduler="vllm")
+    return Handout(preset.title_in(lang), preset.narrative_in(lang), "fake model", engine.frames, lang,
+                   [[k.step, k.note_in(lang), True] for k in preset.key_frames], scheduler="vllm")
 
 
 
@@ -206,9 +205,9 @@ def test_a_small_twin_run_prints_one_page_each_for_its_cover_and_key_frames_with
     title = re.sub(r"\s+", "", html.unescape(handout.title))
     assert [i for i, page in enumerate(pages) if page.startswith(title)][:2] == [0, 1]
     frames = pages[1:]
-    assert len(frames) == len(handout.page_steps()) == 4
+    assert len(frames) == len(handout.page_steps()) == 5 and handout.page_steps()[-1] == 11
     assert all(page.startswith(title) and "num_cached_tokens" in page for page in frames)
-    evicting = pdf_pages_text(handout_pdf(twin_handout(lang, key_frames=False, cursor=11)), tmp_path)[-1]
+    evicting = frames[-1]  # step 11 takes cached block 5
     evicted = text(lang, "player.vllm_evicted", ids=text(lang, "player.vllm_evicted_one", block=5, id=1))
     assert re.sub(r"\s+", "", evicted) in evicting
     assert re.sub(r"\s+", "", text(lang, "player.vllm_queue_key")) not in evicting
