@@ -3,6 +3,7 @@ whole vs chunked prefill, prefix caching on vs off, on the `vllm_knobs` preset m
 on `vllm_versions` (a running request that preempts itself under the priority queue). Each pair of runs differs in
 that one Config field, their decisions part, and the lab names the parting steps in both languages."""
 
+import re
 from dataclasses import fields
 from pathlib import Path
 
@@ -49,6 +50,17 @@ def test_the_answer_names_every_parting_step_and_tells_the_first(comparison, lan
     first = parting_sentence(found[0], [run.label for run in runs], lang=lang)
     assert first.split(": ", 1)[-1].split("：", 1)[-1].rstrip(".。") in answer
 
+
+
+@pytest.mark.parametrize("lang, pool", [("en", "{n} KV blocks"), ("zh", "{n} 个 KV 缓存块")])
+def test_the_presets_story_tells_its_pool_and_names_its_comparisons_as_the_lab_does(lang, pool):
+    """The stages draw 16 blocks, the story says as many; it quotes each comparison made for it as the lab's list
+    names it (or the name's start)."""
+    story = PRESET.narrative_in(lang)
+    assert pool.format(n=PRESET.spec.config.num_kvcache_blocks) in story
+    quoted = [a or b for a, b in re.findall(r'"([^"]+)"|“([^”]+)”', story)]
+    for name in (text(lang, f"compare.name.{name}") for name in KNOBS if name not in WORKLOADS):
+        assert any(name.startswith(q) for q in quoted), name
 
 def test_runs_that_never_part_say_so():
     runs = twin_runs("fcfs vs priority", "en")
