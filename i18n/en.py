@@ -678,6 +678,9 @@ MESSAGES = {
     "player.vllm_evicted": "Evicted this step: {ids}.",
     "player.vllm_evicted_one": "block {block} (taken for request {id})",
     "player.vllm_output_title": "SchedulerOutput: the step as vLLM's schedule() hands it to the model runner",
+    "player.vllm_output_note": "num_computed_tokens: the tokens each request had computed before this step, "
+                               "prefix-cache hits included; finished_req_ids: the requests that finished since the "
+                               "last schedule() (at the step before), whose state the model runner now drops.",
     "player.vllm_counters_title": "Each request as vLLM's Request counts it when schedule() returns",
     "player.vllm_col_request": "request", "player.vllm_col_step": "scheduled now",
     "player.vllm_counters_note": "num_computed_tokens already holds this step's tokens (vLLM advances it as it "

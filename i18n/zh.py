@@ -603,6 +603,9 @@ MESSAGES = {
     "player.vllm_evicted": "本步逐出：{ids}。",
     "player.vllm_evicted_one": "块 {block}（为请求 {id} 取走）",
     "player.vllm_output_title": "SchedulerOutput：vLLM 的 schedule() 交给模型执行器的这一步",
+    "player.vllm_output_note": "num_computed_tokens：每个请求在本步之前已计算的 token 数，含前缀缓存命中的；"
+                               "finished_req_ids：自上一次 schedule() 以来（即上一步）完成的请求，模型执行器这时丢弃它们的"
+                               "状态。",
     "player.vllm_counters_title": "schedule() 返回时 vLLM 的 Request 对每个请求的计数",
     "player.vllm_col_request": "请求", "player.vllm_col_step": "本步调度",
     "player.vllm_counters_note": "num_computed_tokens 已包含本步的 token（vLLM 在调度时就把它加上）；num_cached_tokens："

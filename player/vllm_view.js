@@ -56,6 +56,7 @@ ${data.preempted_text ? `<div class="sp-vnote">${esc(data.preempted_text)}</div>
   <div>
     <div class="sp-vtitle">${esc(t('output_title'))}</div>
     <div class="sp-vout" data-testid="vllm-output">${output}</div>
+    <div class="sp-vnote">${esc(t('output_note'))}</div>
   </div>
 </div>
 </div>
