@@ -56,8 +56,13 @@ def _full_width_mark(c: str) -> bool:
 
 def _spaced(pieces: list[str]) -> list[str]:
     """The pieces of a Chinese message, each seam between them spaced as `text` says, and none beside a full-width
-    mark ("2（14 个 token）和 3"); a seam between an ASCII mark and anything, or two Latin words, kept as written."""
-    pieces = list(pieces)
+    mark ("2（14 个 token）和 3"); a seam between an ASCII mark and anything, or two Latin words, kept as written. A
+    literal of spaces alone between two values ("{loser} {how}") is that seam, so it goes with the value after it."""
+    pieces = [p for p in pieces if p]
+    for i in range(len(pieces) - 1):
+        if not pieces[i].strip(" "):
+            pieces[i], pieces[i + 1] = "", pieces[i] + pieces[i + 1]
+    pieces = [p for p in pieces if p]
     for i in range(1, len(pieces)):
         left, right = pieces[i - 1].rstrip(" "), pieces[i].lstrip(" ")
         if not (left and right):

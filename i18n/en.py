@@ -726,11 +726,15 @@ MESSAGES = {
     "player.vllm_queue_empty": "empty: every block is held",
     "player.vllm_head": "head", "player.vllm_tail": "tail",
     "player.vllm_preempted_lookups": "Preempted requests looking themselves up again are counted apart from the hit "
-                                     "rate (vLLM's PrefixCacheStats): {hits} of {queries} tokens found so far.",
+                                     "rate (vLLM's PrefixCacheStats), once at every step vLLM tries to admit one: "
+                                     "{hits} of {queries} tokens found so far.",
     "player.vllm_queue_more": "{n} more",
     "player.vllm_evicted": "Evicted this step: {ids}.",
     "player.vllm_evicted_one": "block {block} (taken for request {id})",
     "player.vllm_output_title": "SchedulerOutput: the step as vLLM's schedule() hands it to the model runner",
+    "player.vllm_output_note": "num_computed_tokens: the tokens each request had computed before this step, "
+                               "prefix-cache hits included; finished_req_ids: the requests that finished since the "
+                               "last schedule() (at the step before), whose state the model runner now drops.",
     "player.vllm_counters_title": "Each request as vLLM's Request counts it when schedule() returns",
     "player.vllm_col_request": "request", "player.vllm_col_step": "scheduled now",
     "player.vllm_counters_note": "num_computed_tokens already holds this step's tokens (vLLM advances it as it "
@@ -1019,10 +1023,12 @@ MESSAGES = {
     "lockstep.run_sep": "; ",
     "lockstep.run": "{label} {did}",
     "lockstep.item": "{id} ({tokens})",
-    "lockstep.did.preempt": "preempts {items}",
-    "lockstep.did.resume": "resumes preempted {items}",
-    "lockstep.did.admit": "admits {items}",
-    "lockstep.did.chunk": "prefills a chunk of {items}",
+    "lockstep.did.preempt.one": "preempts request {items}", "lockstep.did.preempt.other": "preempts requests {items}",
+    "lockstep.did.resume.one": "resumes preempted request {items}",
+    "lockstep.did.resume.other": "resumes preempted requests {items}",
+    "lockstep.did.admit.one": "admits request {items}", "lockstep.did.admit.other": "admits requests {items}",
+    "lockstep.did.chunk.one": "prefills a chunk of request {items}",
+    "lockstep.did.chunk.other": "prefills chunks of requests {items}",
     "lockstep.did.idle": "runs nothing",
     "lockstep.did.batch_only": "only runs its {kind} batch ({requests})",
     "lockstep.question": "where the decisions part",

@@ -636,12 +636,15 @@ MESSAGES = {
     "player.vllm_queue_key": "★ 仍在前缀缓存中：在它到达队首并被重新使用（逐出）之前，前缀命中可以把它取回",
     "player.vllm_queue_empty": "空：所有块都被占用",
     "player.vllm_head": "队首", "player.vllm_tail": "队尾",
-    "player.vllm_preempted_lookups": "被抢占的请求重新查找自己时，不计入命中率（vLLM 的 PrefixCacheStats 把它们分开统计）："
-                                     "到目前为止 {queries} 个 token 中找到 {hits} 个。",
+    "player.vllm_preempted_lookups": "被抢占的请求重新查找自己时，不计入命中率（vLLM 的 PrefixCacheStats 把它们分开统计），"
+                                     "vLLM 每一步尝试接纳它时都查找一次：到目前为止 {queries} 个 token 中找到 {hits} 个。",
     "player.vllm_queue_more": "另有 {n} 个",
     "player.vllm_evicted": "本步逐出：{ids}。",
     "player.vllm_evicted_one": "块 {block}（为请求 {id} 取走）",
     "player.vllm_output_title": "SchedulerOutput：vLLM 的 schedule() 交给模型执行器的这一步",
+    "player.vllm_output_note": "num_computed_tokens：每个请求在本步之前已计算的 token 数，含前缀缓存命中的；"
+                               "finished_req_ids：自上一次 schedule() 以来（即上一步）完成的请求，模型执行器这时丢弃它们的"
+                               "状态。",
     "player.vllm_counters_title": "schedule() 返回时 vLLM 的 Request 对每个请求的计数",
     "player.vllm_col_request": "请求", "player.vllm_col_step": "本步调度",
     "player.vllm_counters_note": "num_computed_tokens 已包含本步的 token（vLLM 在调度时就把它加上）；num_cached_tokens："
@@ -903,10 +906,10 @@ MESSAGES = {
     "lockstep.run_sep": "；",
     "lockstep.run": "“{label}”{did}",
     "lockstep.item": "{id}（{tokens}）",
-    "lockstep.did.preempt": "抢占了请求 {items}",
-    "lockstep.did.resume": "恢复了被抢占的请求 {items}",
-    "lockstep.did.admit": "接纳了请求 {items}",
-    "lockstep.did.chunk": "为请求 {items}预填充了一段",
+    "lockstep.did.preempt.one": "抢占了请求 {items}", "lockstep.did.preempt.other": "抢占了请求 {items}",
+    "lockstep.did.resume.one": "恢复了被抢占的请求 {items}", "lockstep.did.resume.other": "恢复了被抢占的请求 {items}",
+    "lockstep.did.admit.one": "接纳了请求 {items}", "lockstep.did.admit.other": "接纳了请求 {items}",
+    "lockstep.did.chunk.one": "为请求 {items}预填充了一段", "lockstep.did.chunk.other": "为请求 {items}各预填充了一段",
     "lockstep.did.idle": "什么也没有运行",
     "lockstep.did.batch_only": "只运行了它的{kind}批次（{requests}）",
     "lockstep.ui.prev": "◀ 上一个分歧",

@@ -42,23 +42,29 @@
     panel.hidden = false;
     const t = (key, params) => player.t('vllm_' + key, params);
     const output = data.output.map(([name, value]) => `<div><b>${esc(name)}</b>=${esc(value)}</div>`).join('');
-    const html = `<div class="sp-vtitle">${esc(t('log_title'))}</div>
+    const html = `<div class="sp-vtop">
+<div class="sp-vtitle">${esc(t('log_title'))}</div>
 <div class="sp-vlog" data-testid="vllm-log"><code>${esc(data.log)}</code><br><code>${esc(data.prometheus)}</code></div>
 ${data.preempted_text ? `<div class="sp-vnote">${esc(data.preempted_text)}</div>` : ''}
 <div class="sp-vgrid">
   <div>
     <div class="sp-vtitle">${esc(t('queue_title'))}</div>
     <div class="sp-vq" data-testid="vllm-free-queue">${queueHtml(data, t)}</div>
-    <div class="sp-vnote">${esc(t('queue_key'))}${data.evicted_text ? `<br><b class="sp-vq-evicted">${esc(data.evicted_text)}</b>` : ''}</div>
+    <div class="sp-vnote">${esc(t('queue_key'))}</div>
+    ${data.evicted_text ? `<div class="sp-vq-evicted">${esc(data.evicted_text)}</div>` : ''}
   </div>
   <div>
     <div class="sp-vtitle">${esc(t('output_title'))}</div>
     <div class="sp-vout" data-testid="vllm-output">${output}</div>
+    <div class="sp-vnote">${esc(t('output_note'))}</div>
   </div>
 </div>
+</div>
+<div class="sp-vcounters">
 <div class="sp-vtitle">${esc(t('counters_title'))}</div>
 <div class="sp-vcbox">${countersHtml(data, t)}</div>
-<div class="sp-vnote">${esc(t('counters_note'))}</div>`;
+<div class="sp-vnote">${esc(t('counters_note'))}</div>
+</div>`;
     if (panel.spHtml !== html) {
       panel.innerHTML = html;
       panel.spHtml = html;

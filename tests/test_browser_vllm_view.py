@@ -39,6 +39,9 @@ def test_the_twins_view_on_frames_6_9_and_11(fake_server, browser, lang):
         assert shown["log"].startswith("Engine 000: Avg prompt throughput:") and "vllm:num_preemptions_total 1" in \
             shown["log"]
         assert shown["free-queue"].split()[1] == queue_head and output in shown["output"]
+        if frame == 9:  # 0 finished at step 8: step 9's SchedulerOutput lists it, as vLLM's does, and says why
+            assert "finished_req_ids={0}" in shown["output"]
+            assert text(lang, "player.vllm_output_note") in page.locator(VIEW).inner_text()
         if frame == 11:
             evicted = text(lang, "player.vllm_evicted", ids=text(lang, "player.vllm_evicted_one", block=5, id=1))
             assert evicted in page.locator(VIEW).inner_text()

@@ -7,19 +7,23 @@ import io
 import json
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from i18n import text
 from render.chromium import CHROMIUM
 from render.images import SLIDE_SIZES, gif_of, handout_pngs
 from render.pdf import handout_pdf
+from scheduler.factory import scheduler_info
 from session.feed import run_header
 from session.lab import Lab, RunInputs
 from tests.helpers.browser import ARTIFACTS, chromium_in_this_tier, offline_page
 from viz.frame_payload import EMPTY_VIEW, decode, player_views
-from viz.handout import MAX_HANDOUT_FRAMES, FirstFrames, Handout, handout_extras, text_deltas
+from viz.glossary import setting
+from viz.handout import MAX_HANDOUT_FRAMES, FirstFrames, Handout, cover_html, handout_extras, text_deltas
 from viz.html_export import gif_steps, handout_html
 from viz.texts import request_texts
 
@@ -162,6 +166,51 @@ def test_the_pdf_has_a_title_page_and_one_page_per_key_frame():
     assert sum(page.startswith(re.sub(r"\s+", "", handout.title)) for page in pages) == 1 + 4
     (artifacts() / "handout_zh.pdf").write_bytes(pdf)
 
+
+
+def twin_handout(lang: str) -> Handout:
+    """vllm_resume_cached run to its end, handed out with its key frames."""
+    preset = load_scenario(SCENARIOS_DIR / "vllm_resume_cached.toml")
+    engine = preset.engine()
+    engine.run()
+    return Handout(preset.title_in(lang), preset.narrative_in(lang), "fake model", engine.frames, lang,
+                   [[k.step, k.note_in(lang), True] for k in preset.key_frames], scheduler="vllm")
+
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_cover_lists_the_settings_the_runs_scheduler_reads_by_its_systems_names(lang):
+    """A twin run's cover says nothing of the article's step order or mixed batches (vLLM always mixes), an SGLang
+    run's names max_num_seqs as SGLang does, the article's run lists its own knobs and not vLLM's watermark."""
+    handout = twin_handout(lang)
+    listed = {kind: cover_html(replace(handout, scheduler=kind)) for kind in ("vllm", "sglang", "article")}
+    label = lambda field, kind=None: html.escape(  # noqa: E731
+        setting(field, lang, scheduler_info(kind) if kind else None).label)
+    assert label("mixed_batches") not in listed["vllm"] and label("prefill_first") not in listed["vllm"]
+    assert label("watermark") in listed["vllm"] and label("scheduler_reserve_full_isl") in listed["vllm"]
+    assert label("max_num_seqs", "sglang") in listed["sglang"] and label("watermark") not in listed["sglang"]
+    assert label("mixed_batches") in listed["article"] and label("watermark") not in listed["article"]
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_small_twin_run_prints_one_page_each_for_its_cover_and_key_frames_with_their_whole_vllm_view(lang,
+                                                                                                         tmp_path):
+    """vllm_resume_cached (two requests, a long story): the title page holds its settings (two tables side by side);
+    each key frame's page holds its stage and its vLLM view, the view's request counters under the block tables
+    rather than over a page of their own; a printed step that evicts a cached block says so, where the view's other
+    notes stay off paper."""
+    skip_without_chromium()
+    handout = twin_handout(lang)
+    pages = pdf_pages_text(handout_pdf(handout), tmp_path)
+    title = re.sub(r"\s+", "", html.unescape(handout.title))
+    assert [i for i, page in enumerate(pages) if page.startswith(title)][:2] == [0, 1]
+    frames = pages[1:]
+    assert len(frames) == len(handout.page_steps()) == 5 and handout.page_steps()[-1] == 11
+    assert all(page.startswith(title) and "num_cached_tokens" in page for page in frames)
+    evicting = frames[-1]  # step 11 takes cached block 5
+    evicted = text(lang, "player.vllm_evicted", ids=text(lang, "player.vllm_evicted_one", block=5, id=1))
+    assert re.sub(r"\s+", "", evicted) in evicting
+    assert re.sub(r"\s+", "", text(lang, "player.vllm_queue_key")) not in evicting
 
 def pdf_pages_text(pdf: bytes, folder: Path) -> list[str]:
     """Each page's text as pdftotext reads it, without whitespace (a line wrapped anywhere still matches)."""

@@ -6,11 +6,14 @@ one request of max_model_len tokens."""
 import json
 from dataclasses import replace
 
+import pytest
+
 from engine.analysis.partings import partings
 from engine.analysis.vllm_args import vllm_notes, vllm_would_start
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario, preset_paths
 from engine.run.engine import Engine
 from engine.traces.trace import trace_dict
+from i18n import count
 from session.lab import open_trace
 from tests.helpers.app import lab
 
@@ -109,15 +112,39 @@ def test_the_versus_preset_parts_where_its_narrative_says_and_the_labs_compariso
     assert "steps 3, 4, 5, 6, 8, 9, 10, 12 and 13" in VERSUS.narrative
     assert "第 3、4、5、6、8、9、10、12 和 13 步" in VERSUS.narrative_in("zh")
     said = dict(lockstep_marks([(article.label, article.frames), (twin.label, twin.frames)], lang="en")["partings"])
-    assert said[3] == ("Step 3: the article's scheduler admits 2 (8 tokens); vLLM twin only runs its decode batch "
-                       "(2 requests).")  # an admission's first chunk is told once, by the admission
-    assert said[5].startswith("Step 5: the article's scheduler preempts 2;")
-    assert said[9].endswith("vLLM twin admits 2 (8 tokens).")
+    assert said[3] == ("Step 3: the article's scheduler admits request 2 (8 tokens); vLLM twin only runs its decode "
+                       "batch (2 requests).")  # an admission's first chunk is told once, by the admission
+    assert said[5].startswith("Step 5: the article's scheduler preempts request 2;")
+    assert said[9].endswith("vLLM twin admits request 2 (8 tokens).")
     assert article.frames[3].batch.seq_ids == (2,) and set(article.frames[2].running) == {0, 1}  # 0 and 1 paused
     finish = {run.label: next(f.step for f in run.frames if any(e.kind == "finished" and e.seq_id == 2
                                                                 for e in f.events)) for run in (article, twin)}
     assert finish == {article.label: 15, twin.label: 13}
 
+
+
+def key_note(scenario, step: int, lang: str) -> str:
+    return next(k for k in scenario.key_frames if k.step == step).note_in(lang)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_versus_note_says_which_chunk_the_twin_admits_at_step_3_with_the_reserve_off(lang):
+    """vllm_vs_article's step 3: with scheduler_reserve_full_isl off the twin admits 2's first chunk of what the
+    token budget leaves after 0's and 1's decodes (the lab's parting says so), not the article's chunk of 8."""
+    off = run(VERSUS.spec, config=replace(VERSUS.spec.config, scheduler_reserve_full_isl=False))
+    batch = off.frames[3].batch
+    chunk = dict(zip(batch.seq_ids, batch.num_tokens, strict=True))[2]
+    assert chunk == VERSUS.spec.config.max_num_batched_tokens - 2
+    assert count(lang, "n.token", chunk) in key_note(VERSUS, 3, lang)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_resume_notes_step_7_blames_no_knob_its_wait_does_not_depend_on(lang):
+    """vllm_resume_cached's step 7: 1 waits with scheduler_reserve_full_isl off too (this step's chunk is its whole
+    sequence), so the note tells the blocks it needs, not the knob."""
+    off = run(RESUME.spec, config=replace(RESUME.spec.config, scheduler_reserve_full_isl=False))
+    assert 1 not in off.frames[7].batch.seq_ids and 1 in off.frames[9].batch.seq_ids
+    assert "scheduler_reserve_full_isl" not in key_note(RESUME, 7, lang)
 
 def test_a_named_comparison_runs_under_the_scheduler_chosen_and_says_when_the_twin_would_repeat_one_run():
     from engine.analysis.compare import COMPARISONS, GENERATED_CONFIG, OWN_SCHEDULERS, alike_under, variants_for

@@ -3,6 +3,7 @@ whole vs chunked prefill, prefix caching on vs off, on the `vllm_knobs` preset m
 on `vllm_versions` (a running request that preempts itself under the priority queue). Each pair of runs differs in
 that one Config field, their decisions part, and the lab names the parting steps in both languages."""
 
+import re
 from dataclasses import fields
 from pathlib import Path
 
@@ -50,6 +51,17 @@ def test_the_answer_names_every_parting_step_and_tells_the_first(comparison, lan
     assert first.split(": ", 1)[-1].split("：", 1)[-1].rstrip(".。") in answer
 
 
+
+@pytest.mark.parametrize("lang, pool", [("en", "{n} KV blocks"), ("zh", "{n} 个 KV 缓存块")])
+def test_the_presets_story_tells_its_pool_and_names_its_comparisons_as_the_lab_does(lang, pool):
+    """The stages draw 16 blocks, the story says as many; it quotes each comparison made for it as the lab's list
+    names it (or the name's start)."""
+    story = PRESET.narrative_in(lang)
+    assert pool.format(n=PRESET.spec.config.num_kvcache_blocks) in story
+    quoted = [a or b for a, b in re.findall(r'"([^"]+)"|“([^”]+)”', story)]
+    for name in (text(lang, f"compare.name.{name}") for name in KNOBS if name not in WORKLOADS):
+        assert any(name.startswith(q) for q in quoted), name
+
 def test_runs_that_never_part_say_so():
     runs = twin_runs("fcfs vs priority", "en")
     assert partings_answer([(run.label, run.frames) for run in runs[:1]] * 2, lang="en") == \
@@ -69,7 +81,8 @@ def test_the_lab_page_names_where_the_twins_fcfs_and_priority_runs_part():
 
 
 @pytest.mark.parametrize("lang, said", [
-    ("en", "Step 5: vLLM 0.32 only runs its decode batch (1 request); vLLM 0.33 prefills a chunk of 2 (2 tokens)."),
+    ("en", "Step 5: vLLM 0.32 only runs its decode batch (1 request); vLLM 0.33 prefills a chunk of request 2 "
+           "(2 tokens)."),
     ("zh", "第 5 步：“vLLM 0.32”只运行了它的解码批次（1 个请求）；“vLLM 0.33”为请求 2（2 个 token）预填充了一段。")])
 def test_0_32_and_0_33_part_where_a_running_request_preempts_itself_and_the_lab_says_what_each_did(lang, said):
     """vllm_versions' step 5: 1 preempts itself; 0.32 ends the loop over running requests (the VIP 2 sits out),

@@ -111,6 +111,18 @@ def test_the_log_line_is_vllms_with_this_steps_queues_pool_and_hit_rate():
         "vllm:num_preemptions_total 0 · vllm:prefix_cache_queries_total 40 · vllm:prefix_cache_hits_total 16")
 
 
+
+@pytest.mark.parametrize("lang, every_step", [("en", "once at every step vLLM tries to admit one"),
+                                              ("zh", "vLLM 每一步尝试接纳它时都查找一次")])
+def test_a_preempted_requests_lookups_count_once_per_step_tried_and_the_view_says_so(resumed, lang, every_step):
+    """1, preempted at step 6, is looked up at steps 7 and 8 (its blocks found, too few free) and 9 (admitted):
+    24 of 33 tokens, three lookups of its 11, where the narration tells one prefix hit."""
+    said = [vllm_view(resumed.frames[k], resumed.frames[k - 1], lang)["preempted_text"] for k in (6, 7, 8, 9, 11)]
+    tokens = [(out.preempted_hits, out.preempted_queries) for out in (resumed.frames[k].output for k in (7, 8, 9))]
+    assert not said[0] and tokens == [(8, 11), (16, 22), (24, 33)]
+    assert [e.seq_id for k in (7, 8, 9) for e in resumed.frames[k].events_of("prefix_hit")] == [1]
+    assert every_step in said[1] and said[3] == said[4]
+
 def test_the_record_is_taken_right_after_schedule_and_a_direct_scheduler_offers_it():
     config = Config(max_num_seqs=2, max_num_batched_tokens=16, max_model_len=16, num_kvcache_blocks=4,
                     kvcache_block_size=4)

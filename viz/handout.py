@@ -14,7 +14,7 @@ from engine.run.frame import Frame
 from engine.run.recipe import Change
 from i18n import text
 from scheduler import Config
-from scheduler.factory import DEFAULT_KIND
+from scheduler.factory import DEFAULT_KIND, scheduler_info
 from viz.glossary import SETTING_FIELDS, setting, setting_value
 from viz.texts import output_text, progress_text, prompt_text, status_text
 
@@ -86,15 +86,21 @@ def _setting_words(name: str, value, lang: str) -> str:
     return name
 
 
-def _settings_table(config: Config, lang: str) -> str:
-    rows = "".join(f"<tr><th>{html.escape(setting(f, lang).label)}</th>"
-                   f"<td>{html.escape(setting_value(f, getattr(config, f), lang))}</td></tr>" for f in SETTING_FIELDS)
-    return f"<table class='sh-settings'>{rows}</table>"
+def _settings_tables(config: Config, lang: str, kind: str) -> str:
+    """The settings the scheduler of `kind` reads, by its system's names (the others decide nothing in its run), in
+    two tables side by side, so that the title page holds them under a long story."""
+    info = scheduler_info(kind)
+    rows = [f"<tr><th>{html.escape(setting(f, lang, info).label)}</th>"
+            f"<td>{html.escape(setting_value(f, getattr(config, f), lang))}</td></tr>"
+            for f in SETTING_FIELDS if f not in info.ignored]
+    half = -(-len(rows) // 2)
+    return "<div class='sh-settings-pair'>" + "".join(
+        f"<table class='sh-settings'>{''.join(part)}</table>" for part in (rows[:half], rows[half:])) + "</div>"
 
 
 def cover_html(handout: Handout) -> str:
     """The title page: the run's title and story, its model and scheduler, the frames it holds, the settings of
-    frame 0 and the changes made during the run."""
+    frame 0 its scheduler reads and the changes made during the run."""
     lang, last = handout.lang, handout.last
     t = lambda key, **values: html.escape(text(lang, key, **values))  # noqa: E731
     facts = [t("handout.model", model=handout.model)]
@@ -105,7 +111,8 @@ def cover_html(handout: Handout) -> str:
     return (f"<h1>{html.escape(handout.title)}</h1><p class='sh-narrative'>{html.escape(handout.narrative)}</p>"
             f"<p class='sh-facts'>{'<br>'.join(facts)}<br><span class='sh-frames'></span></p>"
             f"<div class='sh-columns'><section>"
-            f"<h2>{t('handout.settings')}</h2>{_settings_table(handout.frames[0].config, lang)}</section><section>"
+            f"<h2>{t('handout.settings')}</h2>{_settings_tables(handout.frames[0].config, lang, handout.scheduler)}"
+            f"</section><section>"
             f"<h2>{t('handout.changes')}</h2>{f'<ul>{changes}</ul>' if changes else '<p>' + t('handout.no_changes')}"
             f"</section></div>")
 

@@ -1,6 +1,6 @@
 """The words and marks of the lockstep stages (player/lockstep.js): two to four runs of one workload stepped on one
 slider, the steps where their decisions part (engine/analysis/partings.py) marked on it and told in `lang`:
-"Step 7: tail preemption preempts 4; smart preemption preempts 2."
+"Step 7: tail preemption preempts request 4; smart preemption preempts request 2."
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from viz.compare import config_color
 
 
 def _decisions(lang: str, own: Sequence[Decision]) -> list[str]:
-    """One phrase per kind of decision: "admits 3 (5 tokens) and 4 (3 tokens)", "preempts 2"."""
+    """One phrase per kind of decision: "admits requests 3 (5 tokens) and 4 (3 tokens)", "preempts request 2"."""
     phrases = []
     for kind in KINDS:
         of_kind = [d for d in own if d.kind == kind]
@@ -22,7 +22,7 @@ def _decisions(lang: str, own: Sequence[Decision]) -> list[str]:
             items = [str(d.seq_id) if kind == "preempt" else
                      text(lang, "lockstep.item", id=d.seq_id, tokens=count(lang, "n.token", d.num_tokens))
                      for d in of_kind]
-            phrases.append(text(lang, f"lockstep.did.{kind}", items=join_and(lang, items)))
+            phrases.append(count(lang, f"lockstep.did.{kind}", len(items), items=join_and(lang, items)))
     return phrases
 
 
@@ -39,13 +39,13 @@ def run_phrase(label: str, own: Sequence[Decision], batch, *, lang: str) -> str:
 
 
 def _runs_did(parting: Parting, labels: Sequence[str], lang: str) -> str:
-    """"tail preemption preempts 4; smart preemption preempts 2" """
+    """"tail preemption preempts request 4; smart preemption preempts request 2" """
     return text(lang, "lockstep.run_sep").join(run_phrase(label, own, batch, lang=lang) for label, own, batch
                                                in zip(labels, parting.own, parting.batches, strict=True))
 
 
 def parting_sentence(parting: Parting, labels: Sequence[str], *, lang: str) -> str:
-    """"Step 7: tail preemption preempts 4; smart preemption preempts 2." """
+    """"Step 7: tail preemption preempts request 4; smart preemption preempts request 2." """
     return text(lang, "lockstep.sentence", step=parting.step, runs=_runs_did(parting, labels, lang))
 
 
