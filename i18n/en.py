@@ -639,7 +639,9 @@ MESSAGES = {
     "player.key_step": "step {step}",
     "player.running_queue": "Running queue", "player.waiting_queue": "Waiting queue",
     "player.queue_count": "{n} request(s)",
-    "player.queue_limit": "at most {n} run at once ({name})",
+    "player.queue_limit.article": "at most {n} in a step's batch ({name})",  # a prefill counts only its own
+    "player.queue_limit.vllm": "at most {n} run at once ({name})",
+    "player.queue_limit.sglang": "at most {n} run at once ({name})",
     "player.more_requests": "+{n} more requests",
     "player.empty": "empty",
     "player.priority": "priority {p} (lower runs first)",

@@ -226,7 +226,7 @@
         const rowsBox = box.querySelector('.sp-rows');
         const entries = ids.map(rid => [rid, null]);
         if (name === 'running') for (const [rid, how] of done) entries.push([rid, how]);
-        const limit = name === 'running' ? ` <span class="sp-aside">· ${esc(this.t('queue_limit', {n: v.cfg.max_num_seqs, name: v.cfg.max_num_seqs_name || 'max_num_seqs'}))}</span>` : '';
+        const limit = name === 'running' ? ` <span class="sp-aside">· ${esc(this.t(`queue_limit.${v.cfg.scheduler}`, {n: v.cfg.max_num_seqs, name: v.cfg.max_num_seqs_name || 'max_num_seqs'}))}</span>` : '';
         setHtml(box.querySelector('.sp-qtitle'), `<b>${esc(this.t(name + '_queue'))}</b> · ` +
           `${esc(this.t('queue_count', {n: name === 'running' ? v.running.length : v.waiting.length}))}${limit}`);
         box.querySelector('.sp-more').textContent = hidden ? this.t('more_requests', {n: hidden}) : '';

@@ -95,6 +95,11 @@ def test_three_schedulers_stand_side_by_side_at_1400_px(fake_server, browser, la
     # full, max_num_seqs=3") is read whole, not cut after two lines
     flags = root.locator(".sp-row .sp-flag").evaluate_all("fs => fs.map(f => [f.scrollHeight, f.clientHeight])")
     assert len(flags) == 2 and all(scroll <= client + 1 for scroll, client in flags), flags
+    # the article's max_num_seqs caps a step's batch (4 run at step 3), the twins' the running requests
+    titles = root.locator(".sp-running .sp-qtitle").all_inner_texts()
+    for title, kind, name in zip(titles, ("article", "vllm", "sglang"),
+                                 ("max_num_seqs", "max_num_seqs", "max_running_requests"), strict=True):
+        assert text(lang, f"player.queue_limit.{kind}", n=3, name=name) in title.replace("\n", " "), title
     ARTIFACTS.mkdir(exist_ok=True)
     page.get_by_role("heading", name=text(lang, "lab.lockstep")).evaluate("e => e.scrollIntoView()")
     page.wait_for_timeout(300)
