@@ -40,7 +40,7 @@
     const lru = rank === null ? '' : `<span class="sp-t-rank" title="${esc(t('rank_title'))}">${esc(t('rank', {n: rank}))}</span>`;
     return `<div class="${cls.join(' ')}" data-node="${id}" title="${esc(t('node_title', {id, n: count, slots: span(slots)}))}">
 <span class="sp-t-id">n${id}</span>${tokensHtml(data, id, tokens, count)}
-<span class="sp-t-meta">${esc(t('slots'))} ${esc(span(slots))} · ${esc(state)}</span>${lru}${notes.map(n => `<span class="sp-t-note">${esc(n)}</span>`).join('')}</div>`;
+<span class="sp-t-meta">${esc(t('slots'))} ${esc(span(slots))} · ${esc(state)}</span>${lru}${notes.length ? `<span class="sp-t-note">${notes.map(esc).join(' · ')}</span>` : ''}</div>`;
   }
 
   function treeHtml(data, t) {

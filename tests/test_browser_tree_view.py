@@ -3,6 +3,11 @@ player files as the app's stage, the handouts' and the lockstep stages'): at the
 splits a node, and the panel draws the tree's nodes with the split, the lit prefix, the waiting queue, the budget
 bar and the pool's slots."""
 
+import pytest
+
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.engine import Engine
+from i18n import text
 from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM
 from tools.golden_deltas import sglang_tree_run
 from viz.handout import Handout
@@ -15,13 +20,7 @@ SPLIT_STEP = 4
 def test_the_offline_player_draws_the_radix_tree(browser, tmp_path):
     engine = sglang_tree_run()
     view = engine.frames[SPLIT_STEP].view
-    handout = Handout("radix tree", "", "fake model", engine.frames, "en", cursor=SPLIT_STEP, scheduler="sglang")
-    path = tmp_path / "offline.html"
-    path.write_text(handout_html(handout))
-    page = browser.new_page()
-    page.set_viewport_size({"width": 1280, "height": 900})
-    page.goto(path.as_uri())
-    page.wait_for_function(f"() => document.querySelector('.sh-stage').dataset.frame === '{SPLIT_STEP}'")
+    page = offline_page(browser, tmp_path, engine, SPLIT_STEP)
     panel = page.locator(".sh-stage [data-testid=tree-view]")
     assert panel.is_visible()
     drawn = panel.locator("[data-node]")
@@ -39,24 +38,34 @@ def test_the_offline_player_draws_the_radix_tree(browser, tmp_path):
     page.close()
 
 
-def test_a_leaf_evicted_with_its_parent_is_drawn_under_the_parents_ghost(browser, tmp_path):
-    """sglang_evicted_prefix's step 5 evicts 0's last token, then the node above it, a leaf once its child is gone:
-    both evicted nodes are drawn, the child under its parent's ghost."""
-    from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
-    from engine.run.engine import Engine
-
-    step = 5
-    engine = Engine(load_scenario(SCENARIOS_DIR / "sglang_evicted_prefix.toml").spec)
+def preset_at(name: str, step: int) -> Engine:
+    """The preset `name` run to `step`."""
+    engine = Engine(load_scenario(SCENARIOS_DIR / f"{name}.toml").spec)
     engine.run(step)
-    evicted = engine.frames[step].view["evicted"]
-    ids = {node[0] for node in evicted}
-    (child, parent), = [node[:2] for node in evicted if node[1] in ids]  # 0's last token, under A's node
-    handout = Handout("evicted", "", "fake model", engine.frames, "en", cursor=step, scheduler="sglang")
+    return engine
+
+
+def offline_page(browser, tmp_path, engine: Engine, step: int, lang: str = "en", width: int = 1280):
+    """The offline player of `engine`'s run at `step`, `width` px wide."""
+    handout = Handout("radix tree", "", "fake model", engine.frames, lang, cursor=step, scheduler="sglang")
     path = tmp_path / "offline.html"
     path.write_text(handout_html(handout))
     page = browser.new_page()
+    page.set_viewport_size({"width": width, "height": 900})
     page.goto(path.as_uri())
     page.wait_for_function(f"() => document.querySelector('.sh-stage').dataset.frame === '{step}'")
+    return page
+
+
+def test_a_leaf_evicted_with_its_parent_is_drawn_under_the_parents_ghost(browser, tmp_path):
+    """sglang_evicted_prefix's step 5 evicts 0's last token, then the node above it, a leaf once its child is gone:
+    both evicted nodes are drawn, the child under its parent's ghost."""
+    step = 5
+    engine = preset_at("sglang_evicted_prefix", step)
+    evicted = engine.frames[step].view["evicted"]
+    ids = {node[0] for node in evicted}
+    (child, parent), = [node[:2] for node in evicted if node[1] in ids]  # 0's last token, under A's node
+    page = offline_page(browser, tmp_path, engine, step)
     panel = page.locator(".sh-stage [data-testid=tree-view]")
     assert panel.locator("[data-evicted]").count() == len(evicted)
     assert " blocks of 1 token (" in page.locator(".sh-stage .sp-ptitle").inner_text()  # not "of 1 tokens"
@@ -87,4 +96,18 @@ def test_the_chinese_tree_lists_requests_with_the_chinese_comma(fake_server, bro
     nodes = page.locator(PLAYER).locator("[data-testid=tree-nodes]")
     nodes.wait_for()
     assert "r3、r4 的前缀命中" in nodes.inner_text()
+    page.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_nodes_marks_are_told_apart(browser, tmp_path, lang):
+    """sglang_lpm_chat's step 3 splits 0's node where 3 and 4 matched it: the head reads "split here · prefix hit of
+    r3, r4", two marks, not "split here prefix hit of r3, r4" run together."""
+    step = 3
+    engine = preset_at("sglang_lpm_chat", step)
+    (head, _), = engine.frames[step].view["split"]
+    page = offline_page(browser, tmp_path, engine, step, lang)
+    node = page.locator(f".sh-stage [data-testid=tree-view] [data-node='{head}']")
+    hit = text(lang, "player.tree_hit", ids=text(lang, "player.tree_list_sep").join(["r3", "r4"]))
+    assert f"{text(lang, 'player.tree_split')} · {hit}" in node.inner_text()
     page.close()
