@@ -690,7 +690,7 @@ MESSAGES = {
     "player.tree_title": "SGLang's radix tree after this step (RadixCache: nodes keyed by token runs over KV slots)",
     "player.tree_sizes": "evictable_size {evictable} · protected_size {protected} · free slots {free} of {size}",
     "player.tree_root": "root", "player.tree_empty": "empty: nothing cached yet",
-    "player.tree_slots": "slots", "player.tree_locked": "lock_ref {n}: protected",
+    "player.tree_slot": "slot", "player.tree_slots": "slots", "player.tree_locked": "lock_ref {n}: protected",
     "player.tree_unlocked": "lock_ref 0: evictable",
     "player.tree_rank": "evict #{n}", "player.tree_rank_title": "its place in the eviction order: the least "
                                                                "recently used unlocked leaf goes first",

@@ -614,7 +614,7 @@ MESSAGES = {
     "player.tree_title": "这一步之后 SGLang 的基数树（RadixCache：以 token 序列为键、指向 KV 槽位的节点）",
     "player.tree_sizes": "可驱逐 evictable_size {evictable} · 受保护 protected_size {protected} · 空闲槽位 {free} / {size}",
     "player.tree_root": "根", "player.tree_empty": "空：尚未缓存任何内容",
-    "player.tree_slots": "槽位", "player.tree_locked": "lock_ref {n}：受保护",
+    "player.tree_slot": "槽位", "player.tree_slots": "槽位", "player.tree_locked": "lock_ref {n}：受保护",
     "player.tree_unlocked": "lock_ref 0：可驱逐",
     "player.tree_rank": "驱逐第 {n}", "player.tree_rank_title": "它在驱逐顺序中的位置：最久未使用的未加锁叶子最先被驱逐",
     "player.tree_node_title": "节点 n{id}：{n} 个 token，位于槽位 {slots}",

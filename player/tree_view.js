@@ -20,6 +20,11 @@
     return runs.length > SHOWN_RUNS ? `${shown}, …` : shown;
   }
 
+  function slotsHtml(runs, t) {  // "slots 4–9, 12", or "slot 13" for one
+    const one = runs.length === 1 && runs[0][0] === runs[0][1];
+    return `${esc(t(one ? 'slot' : 'slots'))} ${esc(span(runs))}`;
+  }
+
   function tokensHtml(data, id, tokens, count) {  // the node's first tokens (the server's), and how many more
     const pieces = data.pieces && data.pieces[id];
     const cells = (pieces || tokens).map(p => `<span class="sp-t-tok">${esc(pieces ? visible(p) : p)}</span>`).join('');
@@ -40,7 +45,7 @@
     const lru = rank === null ? '' : `<span class="sp-t-rank" title="${esc(t('rank_title'))}">${esc(t('rank', {n: rank}))}</span>`;
     return `<div class="${cls.join(' ')}" data-node="${id}" title="${esc(t('node_title', {id, n: count, slots: span(slots)}))}">
 <span class="sp-t-id">n${id}</span>${tokensHtml(data, id, tokens, count)}
-<span class="sp-t-meta">${esc(t('slots'))} ${esc(span(slots))} · ${esc(state)}</span>${lru}${notes.length ? `<span class="sp-t-note">${notes.map(esc).join(' · ')}</span>` : ''}</div>`;
+<span class="sp-t-meta">${slotsHtml(slots, t)} · ${esc(state)}</span>${lru}${notes.length ? `<span class="sp-t-note">${notes.map(esc).join(' · ')}</span>` : ''}</div>`;
   }
 
   function treeHtml(data, t) {
@@ -57,7 +62,7 @@
       cut: new Set(data.split.map(s => s[1])), lit: new Map()};
     for (const [rid, , path] of data.matched) for (const id of path) marks.lit.set(id, [...(marks.lit.get(id) || []), 'r' + rid]);
     const walk = parent => (children.get(parent) || []).map(node => node.ghost
-      ? `<li><div class="sp-t-node sp-t-evicted" data-evicted="${node.id}"><span class="sp-t-id">n${node.id}</span>${tokensHtml(data, node.id, node.tokens, node.count)}<span class="sp-t-meta">${esc(t('slots'))} ${esc(span(node.slots))}</span><span class="sp-t-note">${esc(t('evicted'))}</span></div>${below(node.id)}</li>`
+      ? `<li><div class="sp-t-node sp-t-evicted" data-evicted="${node.id}"><span class="sp-t-id">n${node.id}</span>${tokensHtml(data, node.id, node.tokens, node.count)}<span class="sp-t-meta">${slotsHtml(node.slots, t)}</span><span class="sp-t-note">${esc(t('evicted'))}</span></div>${below(node.id)}</li>`
       : `<li>${nodeHtml(data, node, marks, t)}${below(node[0])}</li>`).join('');
     const below = id => (children.has(id) ? `<ul>${walk(id)}</ul>` : '');  // a ghost's own ghosts too (a leaf, then its parent)
     const body = walk(0);

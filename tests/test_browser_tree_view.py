@@ -73,6 +73,20 @@ def test_a_leaf_evicted_with_its_parent_is_drawn_under_the_parents_ghost(browser
     page.close()
 
 
+def test_a_node_of_one_slot_says_slot(browser, tmp_path):
+    """sglang_evicted_prefix's step 5 evicts 0's last token, one slot: its ghost says "slot 13", not "slots 13"; the
+    node above it, of 12 slots, "slots 1–12"."""
+    step = 5
+    engine = preset_at("sglang_evicted_prefix", step)
+    (one, [slot]), (many, _) = sorted(([node[0], node[3]] for node in engine.frames[step].view["evicted"]),
+                                      key=lambda node: len(node[1]))
+    page = offline_page(browser, tmp_path, engine, step)
+    panel = page.locator(".sh-stage [data-testid=tree-view]")
+    assert f"slot {slot}" in panel.locator(f"[data-evicted='{one}']").inner_text().split("\n")
+    assert "slots 1–12" in panel.locator(f"[data-evicted='{many}']").first.inner_text()
+    page.close()
+
+
 def test_a_node_inserted_this_step_shows_its_whole_ring(fake_server, browser):
     """sglang_evicted_prefix's step 5 on the stepper page at 1400 px inserts 2's node, as wide as the tree's box: its
     green ring (a 2 px shadow) is inside the box, not cut off at its right edge, once the flash is over."""
