@@ -688,7 +688,7 @@ MESSAGES = {
                              "and its Prometheus counters",
     # SGLang's radix tree view beside the stage (scheduler/sglang/tree_view.py, viz/sched_view.py, player/tree_view.js)
     "player.tree_title": "SGLang's radix tree after this step (RadixCache: nodes keyed by token runs over KV slots)",
-    "player.tree_sizes": "evictable_size {evictable} · protected_size {protected} · free slots {free} of {size}",
+    "player.tree_sizes": "evictable_size {evictable} · protected_size {protected} · empty slots {empty} of {size}",
     "player.tree_root": "root", "player.tree_empty": "empty: nothing cached yet",
     "player.tree_slot": "slot", "player.tree_slots": "slots", "player.tree_locked": "lock_ref {n}: protected",
     "player.tree_unlocked": "lock_ref 0: evictable",
@@ -711,7 +711,7 @@ MESSAGES = {
     "player.tree_budget_none": "No prefill pass this step (nothing waited, or the batch was full). "
                                "new_token_ratio {ratio}",
     "player.tree_reserve": "reserve {n}", "player.tree_taken": "admitted {n}", "player.tree_left": "left {n}",
-    "player.tree_budget_line": "free + evictable {total} slots; reserve {reserve} = the running requests' future "
+    "player.tree_budget_line": "empty + evictable {total} slots; reserve {reserve} = the running requests' future "
                                "tokens x new_token_ratio {ratio}; rem_total_tokens {rem}",
     "player.tree_input": "rem_input_tokens {n} of max_prefill_tokens {of}",
     "player.tree_chunk": "rem_chunk_tokens {n} of chunked_prefill_size {of}",
@@ -720,8 +720,8 @@ MESSAGES = {
     "player.tree_pool_title_pages": "KV pool: {n} pages of {page} token slots and what holds each",
     "player.tree_pool_key": "Blue: a locked tree node (the bar under it: the first request using it). Yellow, "
                             "dashed: an unlocked tree node (evictable). Coloured: a request's own slots, not in the "
-                            "tree yet. Grey: free. Dark: the padding slot.",
-    "player.tree_unit_free": "slot {unit}: free", "player.tree_unit_reserved": "slot {unit}: SGLang's padding slot",
+                            "tree yet. Grey: empty. Dark: the padding slot.",
+    "player.tree_unit_empty": "slot {unit}: empty", "player.tree_unit_reserved": "slot {unit}: SGLang's padding slot",
     "player.tree_unit_evictable": "slot {unit}: node n{node}, unlocked (evictable)",
     "player.tree_unit_protected": "slot {unit}: node n{node}, locked; in the rows of {ids}",
     "player.tree_unit_request": "slot {unit}: request {id}'s own (not in the tree yet)",

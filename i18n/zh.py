@@ -612,7 +612,7 @@ MESSAGES = {
     "player.vllm_log_title": "vLLM 的日志行（vLLM 每 5 秒打印一次；这里是这一步的，按模拟时钟计算）以及它的 Prometheus 计数器",
     # SGLang 基数树视图（scheduler/sglang/tree_view.py、viz/sched_view.py、player/tree_view.js）
     "player.tree_title": "这一步之后 SGLang 的基数树（RadixCache：以 token 序列为键、指向 KV 槽位的节点）",
-    "player.tree_sizes": "可驱逐 evictable_size {evictable} · 受保护 protected_size {protected} · 空闲槽位 {free} / {size}",
+    "player.tree_sizes": "可驱逐 evictable_size {evictable} · 受保护 protected_size {protected} · 空槽位 {empty} / {size}",
     "player.tree_root": "根", "player.tree_empty": "空：尚未缓存任何内容",
     "player.tree_slot": "槽位", "player.tree_slots": "槽位", "player.tree_locked": "lock_ref {n}：受保护",
     "player.tree_unlocked": "lock_ref 0：可驱逐",
@@ -631,7 +631,7 @@ MESSAGES = {
     "player.tree_budget_title": "这一步预填充轮结束时 PrefillAdder 的预算",
     "player.tree_budget_none": "这一步没有预填充轮（无人等待，或批次已满）。new_token_ratio {ratio}",
     "player.tree_reserve": "预留 {n}", "player.tree_taken": "已接纳 {n}", "player.tree_left": "剩余 {n}",
-    "player.tree_budget_line": "空闲 + 可驱逐共 {total} 个槽位；预留 {reserve} = 运行中请求今后的 token 数 × "
+    "player.tree_budget_line": "空槽位 + 可驱逐共 {total} 个；预留 {reserve} = 运行中请求今后的 token 数 × "
                                "new_token_ratio {ratio}；rem_total_tokens {rem}",
     "player.tree_input": "rem_input_tokens {n} / max_prefill_tokens {of}",
     "player.tree_chunk": "rem_chunk_tokens {n} / chunked_prefill_size {of}",
@@ -639,8 +639,8 @@ MESSAGES = {
     "player.tree_pool_title": "KV 池：{n} 个 token 槽位及其持有者",
     "player.tree_pool_title_pages": "KV 池：{n} 个页（每页 {page} 个 token 槽位）及其持有者",
     "player.tree_pool_key": "蓝色：加锁的树节点（下方色条：第一个使用它的请求）。黄色虚线：未加锁的树节点（可驱逐）。"
-                            "彩色：请求自己的槽位，尚未进入树。灰色：空闲。深色：填充槽位。",
-    "player.tree_unit_free": "槽位 {unit}：空闲", "player.tree_unit_reserved": "槽位 {unit}：SGLang 的填充槽位",
+                            "彩色：请求自己的槽位，尚未进入树。灰色：空槽位。深色：填充槽位。",
+    "player.tree_unit_empty": "槽位 {unit}：空", "player.tree_unit_reserved": "槽位 {unit}：SGLang 的填充槽位",
     "player.tree_unit_evictable": "槽位 {unit}：节点 n{node}，未加锁（可驱逐）",
     "player.tree_unit_protected": "槽位 {unit}：节点 n{node}，已加锁；在 {ids} 的行中",
     "player.tree_unit_request": "槽位 {unit}：请求 {id} 自己的（尚未进入树）",

@@ -72,7 +72,7 @@
   function unitsHtml(data, t) {
     const palette = data.palette;
     const cells = data.units.map((held, unit) => {
-      let cls = 'sp-t-free', style = '', tip = t('unit_free', {unit});
+      let cls = 'sp-t-free', style = '', tip = t('unit_empty', {unit});
       if (held === 'x') { cls = 'sp-t-reserved'; tip = t('unit_reserved', {unit}); }
       else if (held[0] === 'e') { cls = 'sp-t-u-evictable'; tip = t('unit_evictable', {unit, node: held.slice(1)}); }
       else if (held[0] === 'p') {
@@ -131,7 +131,7 @@
     if (data.evicted.length) told.push(t('told_evicted', {n: data.evicted.length, tokens: data.evicted.reduce((s, e) => s + e[4], 0)}));
     if (data.retracted.length) told.push(t('told_retracted', {ids: data.retracted.map(r => 'r' + r).join(t('list_sep')), ratio: data.new_token_ratio}));
     const html = `<div class="sp-t-head"><span class="sp-vtitle">${esc(t('title'))}</span>
-<span class="sp-t-sizes">${esc(t('sizes', {evictable: data.evictable_size, protected: data.protected_size, free: data.available_size, size: data.size}))}</span></div>
+<span class="sp-t-sizes">${esc(t('sizes', {evictable: data.evictable_size, protected: data.protected_size, empty: data.available_size, size: data.size}))}</span></div>
 ${told.length ? `<div class="sp-t-told" data-testid="tree-told">${told.map(esc).join(' · ')}</div>` : ''}
 <div class="sp-t-grid">
   <div class="sp-t-treebox" data-testid="tree-nodes">${treeHtml(data, t)}

@@ -87,6 +87,20 @@ def test_a_node_of_one_slot_says_slot(browser, tmp_path):
     page.close()
 
 
+def test_the_tree_counts_empty_slots_as_the_kv_cache_title_does(browser, tmp_path):
+    """sglang_retraction's step 9 leaves 9 slots empty and 11 cached in the tree, unlocked: the narration counts all
+    20 as free, the KV cache title says "11 cached-free, 9 empty", and the tree's head says "empty slots 9 of 20", not
+    "free slots 9" beside a narration of 20 free."""
+    step = 9
+    engine = preset_at("sglang_retraction", step)
+    view = engine.frames[step].view
+    page = offline_page(browser, tmp_path, engine, step)
+    sizes = page.locator(".sh-stage [data-testid=tree-view] .sp-t-sizes").inner_text()
+    assert f"empty slots {view['available_size']} of {view['size']}" in sizes
+    assert f"{view['available_size']} empty" in page.locator(".sh-stage .sp-ptitle").inner_text()
+    page.close()
+
+
 def test_a_node_inserted_this_step_shows_its_whole_ring(fake_server, browser):
     """sglang_evicted_prefix's step 5 on the stepper page at 1400 px inserts 2's node, as wide as the tree's box: its
     green ring (a 2 px shadow) is inside the box, not cut off at its right edge, once the flash is over."""
