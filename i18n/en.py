@@ -711,8 +711,9 @@ MESSAGES = {
     "player.tree_budget_none": "No prefill pass this step (nothing waited, or the batch was full). "
                                "new_token_ratio {ratio}",
     "player.tree_reserve": "reserve {n}", "player.tree_taken": "admitted {n}", "player.tree_left": "left {n}",
-    "player.tree_budget_line": "empty + evictable {total} slots; reserve {reserve} = the running requests' future "
-                               "tokens x new_token_ratio {ratio}; rem_total_tokens {rem}",
+    "player.tree_budget_line": "left (rem_total_tokens) = empty + evictable {total} slots − reserve − admitted; "
+                               "reserve = the running requests' future tokens × new_token_ratio {ratio} (× 1 for a "
+                               "request with ignore_eos)",
     "player.tree_input": "rem_input_tokens {n} of max_prefill_tokens {of}",
     "player.tree_chunk": "rem_chunk_tokens {n} of chunked_prefill_size {of}",
     "player.tree_no_chunking": "no chunked prefill",

@@ -631,8 +631,8 @@ MESSAGES = {
     "player.tree_budget_title": "这一步预填充轮结束时 PrefillAdder 的预算",
     "player.tree_budget_none": "这一步没有预填充轮（无人等待，或批次已满）。new_token_ratio {ratio}",
     "player.tree_reserve": "预留 {n}", "player.tree_taken": "已接纳 {n}", "player.tree_left": "剩余 {n}",
-    "player.tree_budget_line": "空槽位 + 可驱逐共 {total} 个；预留 {reserve} = 运行中请求今后的 token 数 × "
-                               "new_token_ratio {ratio}；rem_total_tokens {rem}",
+    "player.tree_budget_line": "剩余（rem_total_tokens）= 空槽位 + 可驱逐共 {total} 个 − 预留 − 已接纳；预留 = 运行中"
+                               "请求今后的 token 数 × new_token_ratio {ratio}（ignore_eos 的请求按 × 1 计）",
     "player.tree_input": "rem_input_tokens {n} / max_prefill_tokens {of}",
     "player.tree_chunk": "rem_chunk_tokens {n} / chunked_prefill_size {of}",
     "player.tree_no_chunking": "未启用分块预填充",

@@ -97,17 +97,20 @@
     return data.waiting.map(([rid, cached], i) => `<span class="sp-t-wait${data.retracted.includes(rid) ? ' sp-t-retracted' : ''}" data-rid="${rid}">${i + 1}. r${rid} <b>${esc(t('cached', {n: cached}))}</b>${data.retracted.includes(rid) ? ` <i>${esc(t('retracted_mark'))}</i>` : ''}</span>`).join('');
   }
 
-  function budgetHtml(data, t) {
+  function budgetHtml(data, t) {  // the bar, and its key: each part's colour and size (a thin part has no room for words)
     const b = data.budget;
     if (!b) return `<div class="sp-t-note-line">${esc(t('budget_none', {ratio: data.new_token_ratio}))}</div>`;
     const whole = Math.max(b.available_and_evictable, 1);
     const reserve = Math.min(b.reserve, whole), taken = Math.max(Math.min(b.total_offset, whole) - reserve, 0);
     const left = Math.max(whole - reserve - taken, 0);
-    const pct = n => `${(100 * n / whole).toFixed(2)}%`;
-    const seg = (cls, n, label) => (n > 0 ? `<span class="sp-t-seg ${cls}" style="width:${pct(n)}" title="${esc(label)}">${n / whole > 0.12 ? esc(label) : ''}</span>` : '');
+    const parts = [['reserve', reserve, t('reserve', {n: b.reserve})], ['taken', taken, t('taken', {n: Math.round(taken)})],
+      ['left', left, t('left', {n: b.rem_total_tokens})]];
+    const bar = parts.map(([part, n, said]) => (n > 0 ? `<span class="sp-t-seg sp-t-seg-${part}" style="width:${(100 * n / whole).toFixed(2)}%" title="${esc(said)}"></span>` : '')).join('');
+    const key = parts.map(([part, , said]) => `<span data-part="${part}"><span class="sp-t-sw sp-t-seg-${part}"></span>${esc(said)}</span>`).join('');
     const chunk = b.chunked_prefill_size === null ? t('no_chunking') : t('chunk', {n: b.rem_chunk_tokens, of: b.chunked_prefill_size});
-    return `<div class="sp-t-bar" data-testid="tree-budget">${seg('sp-t-seg-reserve', reserve, t('reserve', {n: b.reserve}))}${seg('sp-t-seg-taken', taken, t('taken', {n: Math.round(taken)}))}${seg('sp-t-seg-left', left, t('left', {n: b.rem_total_tokens}))}</div>
-<div class="sp-t-note-line">${esc(t('budget_line', {total: b.available_and_evictable, reserve: b.reserve, ratio: b.new_token_ratio, rem: b.rem_total_tokens}))}</div>
+    return `<div class="sp-t-bar" data-testid="tree-budget">${bar}</div>
+<div class="sp-t-budget-key" data-testid="tree-budget-key">${key}</div>
+<div class="sp-t-note-line">${esc(t('budget_line', {total: b.available_and_evictable, ratio: b.new_token_ratio}))}</div>
 <div class="sp-t-note-line">${esc(t('input', {n: b.rem_input_tokens, of: b.max_prefill_tokens}))} · ${esc(chunk)}</div>`;
   }
 

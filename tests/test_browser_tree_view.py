@@ -15,6 +15,7 @@ from viz.html_export import handout_html
 
 pytestmark = NEEDS_CHROMIUM
 SPLIT_STEP = 4
+BLOCKS_VS_TREE = SCENARIOS_DIR / "vllm_blocks_vs_sglang_tree.toml"
 
 
 def test_the_offline_player_draws_the_radix_tree(browser, tmp_path):
@@ -98,6 +99,26 @@ def test_the_tree_counts_empty_slots_as_the_kv_cache_title_does(browser, tmp_pat
     sizes = page.locator(".sh-stage [data-testid=tree-view] .sp-t-sizes").inner_text()
     assert f"empty slots {view['available_size']} of {view['size']}" in sizes
     assert f"{view['available_size']} empty" in page.locator(".sh-stage .sp-ptitle").inner_text()
+    page.close()
+
+
+def test_the_budgets_key_tells_every_part_of_the_bar_however_thin(browser, tmp_path):
+    """vllm_blocks_vs_sglang_tree's variant at step 7 admits 2, which takes 4 of the 37 slots the pass could give: its
+    part of the budget bar is too thin for a word, yet the key under the bar tells it beside the reserve and what is
+    left (37 - 0 - 4 = 33), each with the colour of its part."""
+    step = 7
+    engine = load_scenario(BLOCKS_VS_TREE).engine(variant=True)
+    engine.run(step)
+    budget = engine.frames[step].view["budget"]
+    page = offline_page(browser, tmp_path, engine, step)
+    key = page.locator(".sh-stage [data-testid=tree-budget-key]")
+    taken = budget["total_offset"] - budget["reserve"]
+    assert (budget["available_and_evictable"], budget["reserve"], taken, budget["rem_total_tokens"]) == (37, 0, 4, 33)
+    items = key.locator("[data-part]")
+    assert items.all_inner_texts() == ["reserve 0", "admitted 4", "left 33"]
+    swatches = [item.locator(".sp-t-sw").evaluate("e => getComputedStyle(e).backgroundColor") for item in items.all()]
+    parts = page.locator(".sh-stage [data-testid=tree-budget] .sp-t-seg")
+    assert swatches[1:] == [part.evaluate("e => getComputedStyle(e).backgroundColor") for part in parts.all()]
     page.close()
 
 
