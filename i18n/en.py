@@ -45,7 +45,8 @@ MESSAGES = {
                                            "admits no waiting request in such a step.",
     "narrate.blocked.no_token": "NO_TOKEN: the reserve for the running requests' future tokens ({reserve} slots at "
                                 "new_token_ratio {ratio}) leaves {available} slots, request {id} needs {needed} (its "
-                                "new tokens, its max_new_tokens and a page), so SGLang admits no more this step.",
+                                "new tokens, its max_new_tokens and a page), and SGLang admits a request only if it "
+                                "needs fewer slots than are left: no more this step.",
     "narrate.blocked.no_token_spent": "NO_TOKEN: this prefill pass spent the KV budget ({available} slots left after "
                                       "the reserve for the running requests' future tokens, {reserve} at "
                                       "new_token_ratio {ratio}); request {id} waits.",

@@ -40,7 +40,7 @@ MESSAGES = {
     "narrate.blocked.preempted_this_step": "请求 {id} 继续等待：本步抢占了一个运行中的请求，vLLM 在这样的一步里不接纳任何等待中的请求。",
     "narrate.blocked.no_token": "NO_TOKEN：为运行中请求未来 token 的预留（{reserve} 个槽位，new_token_ratio {ratio}）"
                                 "之后只剩 {available} 个槽位，请求 {id} 需要 {needed} 个（它的新 token、它的 "
-                                "max_new_tokens 和一页），所以 SGLang 这一步不再接纳。",
+                                "max_new_tokens 和一页），而 SGLang 只接纳所需槽位少于剩余槽位的请求：这一步不再接纳。",
     "narrate.blocked.no_token_spent": "NO_TOKEN：这一轮预填充用完了 KV 预算（扣除为运行中请求未来 token 的预留 {reserve}"
                                       "（new_token_ratio {ratio}）后剩 {available} 个槽位）；请求 {id} 等待。",
     "narrate.blocked.other": "OTHER：请求 {id} 的 {needed} 个输入 token 超过本次预填充剩余的预算 {available}"
