@@ -291,7 +291,7 @@
       const out = n - r[F.num_prompt_tokens], max = r[F.max_tokens];
       const badge = r[F.priority] ? `<span class="sp-badge" title="${esc(this.t('priority', {p: r[F.priority]}))}">P${r[F.priority]}</span>` : '';
       const flagText = finished || (satOut ? this.t('sits_out', {why: satOut}) : '');
-      const flag = finished ? `<span class="sp-flag sp-done">${esc(finished)}</span>` :
+      const flag = finished ? `<span class="sp-flag"><span class="sp-done">${esc(finished)}</span></span>` :
         satOut ? `<span class="sp-flag" title="${esc(this.t('sits_out_title', {why: satOut}))}">${esc(flagText)}</span>` : '';
       // on two lines; a Chinese character about as wide as two Latin ones
       const flagChars = [...flagText].reduce((sum, c) => sum + (c >= '\u2e80' ? 2 : 1), 0);
