@@ -721,8 +721,8 @@ MESSAGES = {
     "player.tree_pool_title": "KV pool: {n} token slots and what holds each",
     "player.tree_pool_title_pages": "KV pool: {n} pages of {page} token slots and what holds each",
     "player.tree_pool_key": "Blue: a locked tree node (the bar under it: the first request using it). Yellow, "
-                            "dashed: an unlocked tree node (evictable). Coloured: a request's own slots, not in the "
-                            "tree yet. Grey: empty. Dark: the padding slot.",
+                            "dashed: an unlocked tree node (evictable). Coloured, with a dark border: a request's "
+                            "own slots, not in the tree yet. Grey: empty. Dark grey: the padding slot.",
     "player.tree_unit_empty": "slot {unit}: empty", "player.tree_unit_reserved": "slot {unit}: SGLang's padding slot",
     "player.tree_unit_evictable": "slot {unit}: node n{node}, unlocked (evictable)",
     "player.tree_unit_protected": "slot {unit}: node n{node}, locked; in the rows of {ids}",

@@ -639,7 +639,7 @@ MESSAGES = {
     "player.tree_pool_title": "KV 池：{n} 个 token 槽位及其持有者",
     "player.tree_pool_title_pages": "KV 池：{n} 个页（每页 {page} 个 token 槽位）及其持有者",
     "player.tree_pool_key": "蓝色：加锁的树节点（下方色条：第一个使用它的请求）。黄色虚线：未加锁的树节点（可驱逐）。"
-                            "彩色：请求自己的槽位，尚未进入树。灰色：空槽位。深色：填充槽位。",
+                            "彩色带深色边框：请求自己的槽位，尚未进入树。灰色：空槽位。深灰色：填充槽位。",
     "player.tree_unit_empty": "槽位 {unit}：空", "player.tree_unit_reserved": "槽位 {unit}：SGLang 的填充槽位",
     "player.tree_unit_evictable": "槽位 {unit}：节点 n{node}，未加锁（可驱逐）",
     "player.tree_unit_protected": "槽位 {unit}：节点 n{node}，已加锁；在 {ids} 的行中",
