@@ -15,14 +15,14 @@
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
   const visible = s => String(s).replace(/\n/g, '↵').replace(/ /g, '␣');
 
-  function span(runs) {  // a node's KV slots, as the server's runs [first, last]: 4–9, 12
-    const shown = runs.slice(0, SHOWN_RUNS).map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(', ');
-    return runs.length > SHOWN_RUNS ? `${shown}, …` : shown;
+  function span(runs, t) {  // a node's KV slots, as the server's runs [first, last]: 4–9, 12 (in Chinese 4–9、12)
+    const shown = runs.slice(0, SHOWN_RUNS).map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`));
+    return [...shown, ...(runs.length > SHOWN_RUNS ? ['…'] : [])].join(t('list_sep'));
   }
 
   function slotsHtml(runs, t) {  // "slots 4–9, 12", or "slot 13" for one
     const one = runs.length === 1 && runs[0][0] === runs[0][1];
-    return `${esc(t(one ? 'slot' : 'slots'))} ${esc(span(runs))}`;
+    return `${esc(t(one ? 'slot' : 'slots'))} ${esc(span(runs, t))}`;
   }
 
   function tokensHtml(data, id, tokens, count) {  // the node's first tokens (the server's), and how many more
@@ -43,7 +43,7 @@
     if (hits) { cls.push('sp-t-lit'); notes.push(t('hit', {ids: hits.join(t('list_sep'))})); }
     const state = lock ? t('locked', {n: lock}) : t('unlocked');
     const lru = rank === null ? '' : `<span class="sp-t-rank" title="${esc(t('rank_title'))}">${esc(t('rank', {n: rank}))}</span>`;
-    return `<div class="${cls.join(' ')}" data-node="${id}" title="${esc(t('node_title', {id, n: count, slots: span(slots)}))}">
+    return `<div class="${cls.join(' ')}" data-node="${id}" title="${esc(t('node_title', {id, n: count, slots: span(slots, t)}))}">
 <span class="sp-t-id">n${id}</span>${tokensHtml(data, id, tokens, count)}
 <span class="sp-t-meta">${slotsHtml(slots, t)} · ${esc(state)}</span>${lru}${notes.length ? `<span class="sp-t-note">${notes.map(esc).join(' · ')}</span>` : ''}</div>`;
   }

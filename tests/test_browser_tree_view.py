@@ -88,6 +88,18 @@ def test_a_node_of_one_slot_says_slot(browser, tmp_path):
     page.close()
 
 
+def test_a_nodes_slots_are_listed_with_the_languages_comma(browser, tmp_path):
+    """sglang_retraction's step 9 inserts 0's outputs, in every other slot: in Chinese the node lists them as the
+    narration lists slots, "槽位 9、11、13、…", not with Latin commas."""
+    step = 9
+    engine = preset_at("sglang_retraction", step)
+    inserted, = engine.frames[step].view["inserted"]
+    page = offline_page(browser, tmp_path, engine, step, "zh")
+    node = page.locator(f".sh-stage [data-testid=tree-view] [data-node='{inserted}']")
+    assert "槽位 9、11、13、…" in node.inner_text()
+    page.close()
+
+
 def test_the_tree_counts_empty_slots_as_the_kv_cache_title_does(browser, tmp_path):
     """sglang_retraction's step 9 leaves 9 slots empty and 11 cached in the tree, unlocked: the narration counts all
     20 as free, the KV cache title says "11 cached-free, 9 empty", and the tree's head says "empty slots 9 of 20", not
