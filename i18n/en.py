@@ -45,7 +45,8 @@ MESSAGES = {
                                            "admits no waiting request in such a step.",
     "narrate.blocked.no_token": "NO_TOKEN: the reserve for the running requests' future tokens ({reserve} slots at "
                                 "new_token_ratio {ratio}) leaves {available} slots, request {id} needs {needed} (its "
-                                "new tokens, its max_new_tokens and a page), so SGLang admits no more this step.",
+                                "new tokens, its max_new_tokens and a page), and SGLang admits a request only if it "
+                                "needs fewer slots than are left: no more this step.",
     "narrate.blocked.no_token_spent": "NO_TOKEN: this prefill pass spent the KV budget ({available} slots left after "
                                       "the reserve for the running requests' future tokens, {reserve} at "
                                       "new_token_ratio {ratio}); request {id} waits.",
@@ -336,7 +337,7 @@ MESSAGES = {
     "settings.was": "was",
     "settings.was_scenario": "the scenario's:",
     "settings.variant_item": "{label} {value}",
-    "settings.variant_scheduler": "decided by the {name}",
+    "settings.variant_scheduler": "decided by {name}",
     "settings.variant_on": "{label} on", "settings.variant_off": "{label} off",
 
     "input.scenario": "A preset workload and settings with a story and key frames to jump to, or a custom setup.",
@@ -394,7 +395,7 @@ MESSAGES = {
     "mark.partial": "bytes that make no character (yet): a character cut at the end, or bytes that are not text",
     "mark.no_text": "a token holding the first bytes of a character; the token that completes it shows it",
     "mark.computing": "token still being computed",
-    "mark.in_use": "in use: its request's colour", "mark.free": "free",
+    "mark.in_use": "in use: its request's colour", "mark.free": "empty",
     "mark.cached_free": "free, cached prefix (reusable)",
     "mark.overfull": "more tokens than a block holds (the notebook's bug)",
     "mark.hint": "Hover a token, a block or the token budget bar for details.",
@@ -693,7 +694,9 @@ MESSAGES = {
     "player.key_step": "step {step}",
     "player.running_queue": "Running queue", "player.waiting_queue": "Waiting queue",
     "player.queue_count": "{n} request(s)",
-    "player.queue_limit": "at most {n} run at once ({name})",
+    "player.queue_limit.article": "at most {n} in a step's batch ({name})",  # a prefill counts only its own
+    "player.queue_limit.vllm": "at most {n} run at once ({name})",
+    "player.queue_limit.sglang": "at most {n} run at once ({name})",
     "player.more_requests": "+{n} more requests",
     "player.empty": "empty",
     "player.priority": "priority {p}",
@@ -711,7 +714,7 @@ MESSAGES = {
     "player.pool_reserved.vllm": " (and vLLM's null block 0)",
     "player.pool_reserved.sglang": " (and SGLang's padding slot 0)",
     "player.block": "block {id}",
-    "player.block_cached_free": "free, still in the prefix cache", "player.block_free": "free",
+    "player.block_cached_free": "free, still in the prefix cache", "player.block_free": "empty",
     "player.block_shared": "shared", "player.block_in_use": "in use",
     "player.block_reserved.vllm": "reserved: vLLM's null block, which no request uses",
     "player.block_reserved.sglang": "reserved: SGLang's padding slot, which padded batches write and no request holds",
@@ -744,9 +747,9 @@ MESSAGES = {
                              "and its Prometheus counters",
     # SGLang's radix tree view beside the stage (scheduler/sglang/tree_view.py, viz/sched_view.py, player/tree_view.js)
     "player.tree_title": "SGLang's radix tree after this step (RadixCache: nodes keyed by token runs over KV slots)",
-    "player.tree_sizes": "evictable_size {evictable} · protected_size {protected} · free slots {free} of {size}",
+    "player.tree_sizes": "evictable_size {evictable} · protected_size {protected} · empty slots {empty} of {size}",
     "player.tree_root": "root", "player.tree_empty": "empty: nothing cached yet",
-    "player.tree_slots": "slots", "player.tree_locked": "lock_ref {n}: protected",
+    "player.tree_slot": "slot", "player.tree_slots": "slots", "player.tree_locked": "lock_ref {n}: protected",
     "player.tree_unlocked": "lock_ref 0: evictable",
     "player.tree_rank": "evict #{n}", "player.tree_rank_title": "its place in the eviction order: the least "
                                                                "recently used unlocked leaf goes first",
@@ -767,17 +770,18 @@ MESSAGES = {
     "player.tree_budget_none": "No prefill pass this step (nothing waited, or the batch was full). "
                                "new_token_ratio {ratio}",
     "player.tree_reserve": "reserve {n}", "player.tree_taken": "admitted {n}", "player.tree_left": "left {n}",
-    "player.tree_budget_line": "free + evictable {total} slots; reserve {reserve} = the running requests' future "
-                               "tokens x new_token_ratio {ratio}; rem_total_tokens {rem}",
+    "player.tree_budget_line": "left (rem_total_tokens) = empty + evictable {total} slots − reserve − admitted; "
+                               "reserve = the running requests' future tokens × new_token_ratio {ratio} (× 1 for a "
+                               "request with ignore_eos)",
     "player.tree_input": "rem_input_tokens {n} of max_prefill_tokens {of}",
     "player.tree_chunk": "rem_chunk_tokens {n} of chunked_prefill_size {of}",
     "player.tree_no_chunking": "no chunked prefill",
     "player.tree_pool_title": "KV pool: {n} token slots and what holds each",
     "player.tree_pool_title_pages": "KV pool: {n} pages of {page} token slots and what holds each",
     "player.tree_pool_key": "Blue: a locked tree node (the bar under it: the first request using it). Yellow, "
-                            "dashed: an unlocked tree node (evictable). Coloured: a request's own slots, not in the "
-                            "tree yet. Grey: free. Dark: the padding slot.",
-    "player.tree_unit_free": "slot {unit}: free", "player.tree_unit_reserved": "slot {unit}: SGLang's padding slot",
+                            "dashed: an unlocked tree node (evictable). Coloured, with a dark border: a request's "
+                            "own slots, not in the tree yet. Grey: empty. Dark grey: the padding slot.",
+    "player.tree_unit_empty": "slot {unit}: empty", "player.tree_unit_reserved": "slot {unit}: SGLang's padding slot",
     "player.tree_unit_evictable": "slot {unit}: node n{node}, unlocked (evictable)",
     "player.tree_unit_protected": "slot {unit}: node n{node}, locked; in the rows of {ids}",
     "player.tree_unit_request": "slot {unit}: request {id}'s own (not in the tree yet)",
@@ -1193,8 +1197,8 @@ MESSAGES = {
     "compare.variant.article": "the article's scheduler",
     "compare.variant.preset": "the preset",
     "compare.variant.its_variant": "variant: {changes}",
-    "compare.variant.sglang": "SGLang twin",
-    "compare.variant.vllm": "vLLM twin",
+    "compare.variant.sglang": "the SGLang twin",
+    "compare.variant.vllm": "the vLLM twin",
     "compare.name.article vs vllm": "the article's scheduler vs the vLLM twin",
     "compare.name.article vs sglang": "the article's scheduler vs the SGLang twin",
     "compare.name.vllm vs sglang": "the vLLM twin vs the SGLang twin",

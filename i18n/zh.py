@@ -40,7 +40,7 @@ MESSAGES = {
     "narrate.blocked.preempted_this_step": "请求 {id} 继续等待：本步抢占了一个运行中的请求，vLLM 在这样的一步里不接纳任何等待中的请求。",
     "narrate.blocked.no_token": "NO_TOKEN：为运行中请求未来 token 的预留（{reserve} 个槽位，new_token_ratio {ratio}）"
                                 "之后只剩 {available} 个槽位，请求 {id} 需要 {needed} 个（它的新 token、它的 "
-                                "max_new_tokens 和一页），所以 SGLang 这一步不再接纳。",
+                                "max_new_tokens 和一页），而 SGLang 只接纳所需槽位少于剩余槽位的请求：这一步不再接纳。",
     "narrate.blocked.no_token_spent": "NO_TOKEN：这一轮预填充用完了 KV 预算（扣除为运行中请求未来 token 的预留 {reserve}"
                                       "（new_token_ratio {ratio}）后剩 {available} 个槽位）；请求 {id} 等待。",
     "narrate.blocked.other": "OTHER：请求 {id} 的 {needed} 个输入 token 超过本次预填充剩余的预算 {available}"
@@ -324,7 +324,7 @@ MESSAGES = {
     "mark.gap": "为适应宽度省略的 token",
     "mark.partial": "（暂时）拼不成字符的字节：末尾被截断的字符，或不是文本的字节",
     "mark.no_text": "这个 token 只含一个字符的前几个字节，由补全它的 token 显示该字符", "mark.computing": "仍在计算的 token",
-    "mark.in_use": "使用中：所属请求的颜色", "mark.free": "空闲",
+    "mark.in_use": "使用中：所属请求的颜色", "mark.free": "空块",
     "mark.cached_free": "空闲，缓存的前缀（可复用）",
     "mark.overfull": "token 多于块的容量（笔记本的错误）",
     "mark.hint": "把鼠标悬停在 token、块或 token 预算条上可查看详情。",
@@ -605,7 +605,9 @@ MESSAGES = {
     "player.key_step": "第 {step} 步",
     "player.running_queue": "运行队列", "player.waiting_queue": "等待队列",
     "player.queue_count": "{n} 个请求",
-    "player.queue_limit": "最多同时运行 {n} 个（{name}）",
+    "player.queue_limit.article": "每步的批次最多 {n} 个（{name}）",
+    "player.queue_limit.vllm": "最多同时运行 {n} 个（{name}）",
+    "player.queue_limit.sglang": "最多同时运行 {n} 个（{name}）",
     "player.more_requests": "另有 {n} 个请求",
     "player.empty": "空",
     "player.priority": "优先级 {p}",
@@ -623,7 +625,7 @@ MESSAGES = {
     "player.pool_reserved.vllm": "（另有 vLLM 的占位块 0，null block）",
     "player.pool_reserved.sglang": "（另有 SGLang 的填充槽位 0）",
     "player.block": "块 {id}",
-    "player.block_cached_free": "空闲，仍在前缀缓存中", "player.block_free": "空闲",
+    "player.block_cached_free": "空闲，仍在前缀缓存中", "player.block_free": "空块",
     "player.block_shared": "共享", "player.block_in_use": "使用中",
     "player.block_reserved.vllm": "保留：vLLM 的占位块（null block），不属于任何请求",
     "player.block_reserved.sglang": "保留：SGLang 的填充槽位，填充批次写入它，不属于任何请求",
@@ -652,9 +654,9 @@ MESSAGES = {
     "player.vllm_log_title": "vLLM 的日志行（vLLM 每 5 秒打印一次；这里是这一步的，按模拟时钟计算）以及它的 Prometheus 计数器",
     # SGLang 基数树视图（scheduler/sglang/tree_view.py、viz/sched_view.py、player/tree_view.js）
     "player.tree_title": "这一步之后 SGLang 的基数树（RadixCache：以 token 序列为键、指向 KV 槽位的节点）",
-    "player.tree_sizes": "可驱逐 evictable_size {evictable} · 受保护 protected_size {protected} · 空闲槽位 {free} / {size}",
+    "player.tree_sizes": "可驱逐 evictable_size {evictable} · 受保护 protected_size {protected} · 空槽位 {empty} / {size}",
     "player.tree_root": "根", "player.tree_empty": "空：尚未缓存任何内容",
-    "player.tree_slots": "槽位", "player.tree_locked": "lock_ref {n}：受保护",
+    "player.tree_slot": "槽位", "player.tree_slots": "槽位", "player.tree_locked": "lock_ref {n}：受保护",
     "player.tree_unlocked": "lock_ref 0：可驱逐",
     "player.tree_rank": "驱逐第 {n}", "player.tree_rank_title": "它在驱逐顺序中的位置：最久未使用的未加锁叶子最先被驱逐",
     "player.tree_node_title": "节点 n{id}：{n} 个 token，位于槽位 {slots}",
@@ -671,16 +673,16 @@ MESSAGES = {
     "player.tree_budget_title": "这一步预填充轮结束时 PrefillAdder 的预算",
     "player.tree_budget_none": "这一步没有预填充轮（无人等待，或批次已满）。new_token_ratio {ratio}",
     "player.tree_reserve": "预留 {n}", "player.tree_taken": "已接纳 {n}", "player.tree_left": "剩余 {n}",
-    "player.tree_budget_line": "空闲 + 可驱逐共 {total} 个槽位；预留 {reserve} = 运行中请求今后的 token 数 × "
-                               "new_token_ratio {ratio}；rem_total_tokens {rem}",
+    "player.tree_budget_line": "剩余（rem_total_tokens）= 空槽位 + 可驱逐共 {total} 个 − 预留 − 已接纳；预留 = 运行中"
+                               "请求今后的 token 数 × new_token_ratio {ratio}（ignore_eos 的请求按 × 1 计）",
     "player.tree_input": "rem_input_tokens {n} / max_prefill_tokens {of}",
     "player.tree_chunk": "rem_chunk_tokens {n} / chunked_prefill_size {of}",
     "player.tree_no_chunking": "未启用分块预填充",
     "player.tree_pool_title": "KV 池：{n} 个 token 槽位及其持有者",
     "player.tree_pool_title_pages": "KV 池：{n} 个页（每页 {page} 个 token 槽位）及其持有者",
     "player.tree_pool_key": "蓝色：加锁的树节点（下方色条：第一个使用它的请求）。黄色虚线：未加锁的树节点（可驱逐）。"
-                            "彩色：请求自己的槽位，尚未进入树。灰色：空闲。深色：填充槽位。",
-    "player.tree_unit_free": "槽位 {unit}：空闲", "player.tree_unit_reserved": "槽位 {unit}：SGLang 的填充槽位",
+                            "彩色带深色边框：请求自己的槽位，尚未进入树。灰色：空槽位。深灰色：填充槽位。",
+    "player.tree_unit_empty": "槽位 {unit}：空", "player.tree_unit_reserved": "槽位 {unit}：SGLang 的填充槽位",
     "player.tree_unit_evictable": "槽位 {unit}：节点 n{node}，未加锁（可驱逐）",
     "player.tree_unit_protected": "槽位 {unit}：节点 n{node}，已加锁；在 {ids} 的行中",
     "player.tree_unit_request": "槽位 {unit}：请求 {id} 自己的（尚未进入树）",

@@ -226,7 +226,7 @@
         const rowsBox = box.querySelector('.sp-rows');
         const entries = ids.map(rid => [rid, null]);
         if (name === 'running') for (const [rid, how] of done) entries.push([rid, how]);
-        const limit = name === 'running' ? ` <span class="sp-aside">· ${esc(this.t('queue_limit', {n: v.cfg.max_num_seqs, name: v.cfg.max_num_seqs_name || 'max_num_seqs'}))}</span>` : '';
+        const limit = name === 'running' ? ` <span class="sp-aside">· ${esc(this.t(`queue_limit.${v.cfg.scheduler}`, {n: v.cfg.max_num_seqs, name: v.cfg.max_num_seqs_name || 'max_num_seqs'}))}</span>` : '';
         setHtml(box.querySelector('.sp-qtitle'), `<b>${esc(this.t(name + '_queue'))}</b> · ` +
           `${esc(this.t('queue_count', {n: name === 'running' ? v.running.length : v.waiting.length}))}${limit}`);
         box.querySelector('.sp-more').textContent = hidden ? this.t('more_requests', {n: hidden}) : '';
@@ -291,7 +291,7 @@
       const out = n - r[F.num_prompt_tokens], max = r[F.max_tokens];
       const badge = r[F.priority] ? `<span class="sp-badge" title="${esc(this.t('priority', {p: r[F.priority]}))}">P${r[F.priority]}</span>` : '';
       const flagText = finished || (satOut ? this.t('sits_out', {why: satOut}) : '');
-      const flag = finished ? `<span class="sp-flag sp-done">${esc(finished)}</span>` :
+      const flag = finished ? `<span class="sp-flag"><span class="sp-done">${esc(finished)}</span></span>` :
         satOut ? `<span class="sp-flag" title="${esc(this.t('sits_out_title', {why: satOut}))}">${esc(flagText)}</span>` : '';
       // on two lines; a Chinese character about as wide as two Latin ones
       const flagChars = [...flagText].reduce((sum, c) => sum + (c >= '\u2e80' ? 2 : 1), 0);

@@ -15,9 +15,14 @@
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
   const visible = s => String(s).replace(/\n/g, '↵').replace(/ /g, '␣');
 
-  function span(runs) {  // a node's KV slots, as the server's runs [first, last]: 4–9, 12
-    const shown = runs.slice(0, SHOWN_RUNS).map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(', ');
-    return runs.length > SHOWN_RUNS ? `${shown}, …` : shown;
+  function span(runs, t) {  // a node's KV slots, as the server's runs [first, last]: 4–9, 12 (in Chinese 4–9、12)
+    const shown = runs.slice(0, SHOWN_RUNS).map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`));
+    return [...shown, ...(runs.length > SHOWN_RUNS ? ['…'] : [])].join(t('list_sep'));
+  }
+
+  function slotsHtml(runs, t) {  // "slots 4–9, 12", or "slot 13" for one
+    const one = runs.length === 1 && runs[0][0] === runs[0][1];
+    return `${esc(t(one ? 'slot' : 'slots'))} ${esc(span(runs, t))}`;
   }
 
   function tokensHtml(data, id, tokens, count) {  // the node's first tokens (the server's), and how many more
@@ -38,9 +43,9 @@
     if (hits) { cls.push('sp-t-lit'); notes.push(t('hit', {ids: hits.join(t('list_sep'))})); }
     const state = lock ? t('locked', {n: lock}) : t('unlocked');
     const lru = rank === null ? '' : `<span class="sp-t-rank" title="${esc(t('rank_title'))}">${esc(t('rank', {n: rank}))}</span>`;
-    return `<div class="${cls.join(' ')}" data-node="${id}" title="${esc(t('node_title', {id, n: count, slots: span(slots)}))}">
+    return `<div class="${cls.join(' ')}" data-node="${id}" title="${esc(t('node_title', {id, n: count, slots: span(slots, t)}))}">
 <span class="sp-t-id">n${id}</span>${tokensHtml(data, id, tokens, count)}
-<span class="sp-t-meta">${esc(t('slots'))} ${esc(span(slots))} · ${esc(state)}</span>${lru}${notes.map(n => `<span class="sp-t-note">${esc(n)}</span>`).join('')}</div>`;
+<span class="sp-t-meta">${slotsHtml(slots, t)} · ${esc(state)}</span>${lru}${notes.length ? `<span class="sp-t-note">${notes.map(esc).join(' · ')}</span>` : ''}</div>`;
   }
 
   function treeHtml(data, t) {
@@ -57,7 +62,7 @@
       cut: new Set(data.split.map(s => s[1])), lit: new Map()};
     for (const [rid, , path] of data.matched) for (const id of path) marks.lit.set(id, [...(marks.lit.get(id) || []), 'r' + rid]);
     const walk = parent => (children.get(parent) || []).map(node => node.ghost
-      ? `<li><div class="sp-t-node sp-t-evicted" data-evicted="${node.id}"><span class="sp-t-id">n${node.id}</span>${tokensHtml(data, node.id, node.tokens, node.count)}<span class="sp-t-meta">${esc(t('slots'))} ${esc(span(node.slots))}</span><span class="sp-t-note">${esc(t('evicted'))}</span></div>${below(node.id)}</li>`
+      ? `<li><div class="sp-t-node sp-t-evicted" data-evicted="${node.id}"><span class="sp-t-id">n${node.id}</span>${tokensHtml(data, node.id, node.tokens, node.count)}<span class="sp-t-meta">${slotsHtml(node.slots, t)}</span><span class="sp-t-note">${esc(t('evicted'))}</span></div>${below(node.id)}</li>`
       : `<li>${nodeHtml(data, node, marks, t)}${below(node[0])}</li>`).join('');
     const below = id => (children.has(id) ? `<ul>${walk(id)}</ul>` : '');  // a ghost's own ghosts too (a leaf, then its parent)
     const body = walk(0);
@@ -67,7 +72,7 @@
   function unitsHtml(data, t) {
     const palette = data.palette;
     const cells = data.units.map((held, unit) => {
-      let cls = 'sp-t-free', style = '', tip = t('unit_free', {unit});
+      let cls = 'sp-t-free', style = '', tip = t('unit_empty', {unit});
       if (held === 'x') { cls = 'sp-t-reserved'; tip = t('unit_reserved', {unit}); }
       else if (held[0] === 'e') { cls = 'sp-t-u-evictable'; tip = t('unit_evictable', {unit, node: held.slice(1)}); }
       else if (held[0] === 'p') {
@@ -92,17 +97,20 @@
     return data.waiting.map(([rid, cached], i) => `<span class="sp-t-wait${data.retracted.includes(rid) ? ' sp-t-retracted' : ''}" data-rid="${rid}">${i + 1}. r${rid} <b>${esc(t('cached', {n: cached}))}</b>${data.retracted.includes(rid) ? ` <i>${esc(t('retracted_mark'))}</i>` : ''}</span>`).join('');
   }
 
-  function budgetHtml(data, t) {
+  function budgetHtml(data, t) {  // the bar, and its key: each part's colour and size (a thin part has no room for words)
     const b = data.budget;
     if (!b) return `<div class="sp-t-note-line">${esc(t('budget_none', {ratio: data.new_token_ratio}))}</div>`;
     const whole = Math.max(b.available_and_evictable, 1);
     const reserve = Math.min(b.reserve, whole), taken = Math.max(Math.min(b.total_offset, whole) - reserve, 0);
     const left = Math.max(whole - reserve - taken, 0);
-    const pct = n => `${(100 * n / whole).toFixed(2)}%`;
-    const seg = (cls, n, label) => (n > 0 ? `<span class="sp-t-seg ${cls}" style="width:${pct(n)}" title="${esc(label)}">${n / whole > 0.12 ? esc(label) : ''}</span>` : '');
+    const parts = [['reserve', reserve, t('reserve', {n: b.reserve})], ['taken', taken, t('taken', {n: Math.round(taken)})],
+      ['left', left, t('left', {n: b.rem_total_tokens})]];
+    const bar = parts.map(([part, n, said]) => (n > 0 ? `<span class="sp-t-seg sp-t-seg-${part}" style="width:${(100 * n / whole).toFixed(2)}%" title="${esc(said)}"></span>` : '')).join('');
+    const key = parts.map(([part, , said]) => `<span data-part="${part}"><span class="sp-t-sw sp-t-seg-${part}"></span>${esc(said)}</span>`).join('');
     const chunk = b.chunked_prefill_size === null ? t('no_chunking') : t('chunk', {n: b.rem_chunk_tokens, of: b.chunked_prefill_size});
-    return `<div class="sp-t-bar" data-testid="tree-budget">${seg('sp-t-seg-reserve', reserve, t('reserve', {n: b.reserve}))}${seg('sp-t-seg-taken', taken, t('taken', {n: Math.round(taken)}))}${seg('sp-t-seg-left', left, t('left', {n: b.rem_total_tokens}))}</div>
-<div class="sp-t-note-line">${esc(t('budget_line', {total: b.available_and_evictable, reserve: b.reserve, ratio: b.new_token_ratio, rem: b.rem_total_tokens}))}</div>
+    return `<div class="sp-t-bar" data-testid="tree-budget">${bar}</div>
+<div class="sp-t-budget-key" data-testid="tree-budget-key">${key}</div>
+<div class="sp-t-note-line">${esc(t('budget_line', {total: b.available_and_evictable, ratio: b.new_token_ratio}))}</div>
 <div class="sp-t-note-line">${esc(t('input', {n: b.rem_input_tokens, of: b.max_prefill_tokens}))} · ${esc(chunk)}</div>`;
   }
 
@@ -126,7 +134,7 @@
     if (data.evicted.length) told.push(t('told_evicted', {n: data.evicted.length, tokens: data.evicted.reduce((s, e) => s + e[4], 0)}));
     if (data.retracted.length) told.push(t('told_retracted', {ids: data.retracted.map(r => 'r' + r).join(t('list_sep')), ratio: data.new_token_ratio}));
     const html = `<div class="sp-t-head"><span class="sp-vtitle">${esc(t('title'))}</span>
-<span class="sp-t-sizes">${esc(t('sizes', {evictable: data.evictable_size, protected: data.protected_size, free: data.available_size, size: data.size}))}</span></div>
+<span class="sp-t-sizes">${esc(t('sizes', {evictable: data.evictable_size, protected: data.protected_size, empty: data.available_size, size: data.size}))}</span></div>
 ${told.length ? `<div class="sp-t-told" data-testid="tree-told">${told.map(esc).join(' · ')}</div>` : ''}
 <div class="sp-t-grid">
   <div class="sp-t-treebox" data-testid="tree-nodes">${treeHtml(data, t)}

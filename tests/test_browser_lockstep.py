@@ -80,7 +80,8 @@ def test_screenshots_of_the_stages_side_by_side(fake_server, browser, lang):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_three_schedulers_stand_side_by_side_at_1400_px(fake_server, browser, lang):
     """sglang_lpm_chat under the three schedulers at 1400 px, the sidebar open: three stages in one row (not two, then
-    the third under the first), each as wide as the others; a screenshot for a person to look at."""
+    the third under the first), each as wide as the others, each running queue's limit in its scheduler's words, a
+    finished request's mark as small as its words; a screenshot for a person to look at."""
     title = load_scenario(SCENARIOS_DIR / "sglang_lpm_chat.toml").title_in(lang)
     three = text(lang, "compare.name.article vs vllm vs sglang")
     page = open_lockstep(browser, fake_server, lang, title, three, 1400, 900)
@@ -95,9 +96,22 @@ def test_three_schedulers_stand_side_by_side_at_1400_px(fake_server, browser, la
     # full, max_num_seqs=3") is read whole, not cut after two lines
     flags = root.locator(".sp-row .sp-flag").evaluate_all("fs => fs.map(f => [f.scrollHeight, f.clientHeight])")
     assert len(flags) == 2 and all(scroll <= client + 1 for scroll, client in flags), flags
+    # the article's max_num_seqs caps a step's batch (4 run at step 3), the twins' the running requests
+    titles = root.locator(".sp-running .sp-qtitle").all_inner_texts()
+    for title, kind, name in zip(titles, ("article", "vllm", "sglang"),
+                                 ("max_num_seqs", "max_num_seqs", "max_running_requests"), strict=True):
+        assert text(lang, f"player.queue_limit.{kind}", n=3, name=name) in title.replace("\n", " "), title
     ARTIFACTS.mkdir(exist_ok=True)
     page.get_by_role("heading", name=text(lang, "lab.lockstep")).evaluate("e => e.scrollIntoView()")
     page.wait_for_timeout(300)
     page.screenshot(path=ARTIFACTS / f"lab_lockstep_three_schedulers_{lang}_1400.png")
+    # at step 6 the article's 1 and 2 have finished: in a 300 px column the mark takes a line under its row, and
+    # stays a small mark there (its words' width), not a dark bar as wide as the column
+    for _ in range(2):
+        root.locator("[data-action=next-parting]").click()
+    assert lockstep_shown(page)[0] == 6
+    marks = root.locator(".sp-row.sp-flag-below .sp-done").evaluate_all(
+        "ms => ms.map(m => [m.getBoundingClientRect().width, m.closest('.sp-row').getBoundingClientRect().width])")
+    assert len(marks) == 2 and all(mark < row / 2 for mark, row in marks), marks
     assert page.locator("[data-testid=stException]").count() == 0
     page.close()

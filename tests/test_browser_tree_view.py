@@ -3,6 +3,11 @@ player files as the app's stage, the handouts' and the lockstep stages'): at the
 splits a node, and the panel draws the tree's nodes with the split, the lit prefix, the waiting queue, the budget
 bar and the pool's slots."""
 
+import pytest
+
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.engine import Engine
+from i18n import text
 from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM
 from tools.golden_deltas import sglang_tree_run
 from viz.handout import Handout
@@ -10,18 +15,13 @@ from viz.html_export import handout_html
 
 pytestmark = NEEDS_CHROMIUM
 SPLIT_STEP = 4
+BLOCKS_VS_TREE = SCENARIOS_DIR / "vllm_blocks_vs_sglang_tree.toml"
 
 
 def test_the_offline_player_draws_the_radix_tree(browser, tmp_path):
     engine = sglang_tree_run()
     view = engine.frames[SPLIT_STEP].view
-    handout = Handout("radix tree", "", "fake model", engine.frames, "en", cursor=SPLIT_STEP, scheduler="sglang")
-    path = tmp_path / "offline.html"
-    path.write_text(handout_html(handout))
-    page = browser.new_page()
-    page.set_viewport_size({"width": 1280, "height": 900})
-    page.goto(path.as_uri())
-    page.wait_for_function(f"() => document.querySelector('.sh-stage').dataset.frame === '{SPLIT_STEP}'")
+    page = offline_page(browser, tmp_path, engine, SPLIT_STEP)
     panel = page.locator(".sh-stage [data-testid=tree-view]")
     assert panel.is_visible()
     drawn = panel.locator("[data-node]")
@@ -39,28 +39,98 @@ def test_the_offline_player_draws_the_radix_tree(browser, tmp_path):
     page.close()
 
 
-def test_a_leaf_evicted_with_its_parent_is_drawn_under_the_parents_ghost(browser, tmp_path):
-    """sglang_evicted_prefix's step 5 evicts 0's last token, then the node above it, a leaf once its child is gone:
-    both evicted nodes are drawn, the child under its parent's ghost."""
-    from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
-    from engine.run.engine import Engine
-
-    step = 5
-    engine = Engine(load_scenario(SCENARIOS_DIR / "sglang_evicted_prefix.toml").spec)
+def preset_at(name: str, step: int) -> Engine:
+    """The preset `name` run to `step`."""
+    engine = Engine(load_scenario(SCENARIOS_DIR / f"{name}.toml").spec)
     engine.run(step)
-    evicted = engine.frames[step].view["evicted"]
-    ids = {node[0] for node in evicted}
-    (child, parent), = [node[:2] for node in evicted if node[1] in ids]  # 0's last token, under A's node
-    handout = Handout("evicted", "", "fake model", engine.frames, "en", cursor=step, scheduler="sglang")
+    return engine
+
+
+def offline_page(browser, tmp_path, engine: Engine, step: int, lang: str = "en", width: int = 1280):
+    """The offline player of `engine`'s run at `step`, `width` px wide."""
+    handout = Handout("radix tree", "", "fake model", engine.frames, lang, cursor=step, scheduler="sglang")
     path = tmp_path / "offline.html"
     path.write_text(handout_html(handout))
     page = browser.new_page()
+    page.set_viewport_size({"width": width, "height": 900})
     page.goto(path.as_uri())
     page.wait_for_function(f"() => document.querySelector('.sh-stage').dataset.frame === '{step}'")
+    return page
+
+
+def test_a_leaf_evicted_with_its_parent_is_drawn_under_the_parents_ghost(browser, tmp_path):
+    """sglang_evicted_prefix's step 5 evicts 0's last token, then the node above it, a leaf once its child is gone:
+    both evicted nodes are drawn, the child under its parent's ghost."""
+    step = 5
+    engine = preset_at("sglang_evicted_prefix", step)
+    evicted = engine.frames[step].view["evicted"]
+    ids = {node[0] for node in evicted}
+    (child, parent), = [node[:2] for node in evicted if node[1] in ids]  # 0's last token, under A's node
+    page = offline_page(browser, tmp_path, engine, step)
     panel = page.locator(".sh-stage [data-testid=tree-view]")
     assert panel.locator("[data-evicted]").count() == len(evicted)
     assert " blocks of 1 token (" in page.locator(".sh-stage .sp-ptitle").inner_text()  # not "of 1 tokens"
     assert panel.locator(f"li:has(> [data-evicted='{parent}']) [data-evicted='{child}']").count() == 1
+    page.close()
+
+
+def test_a_node_of_one_slot_says_slot(browser, tmp_path):
+    """sglang_evicted_prefix's step 5 evicts 0's last token, one slot: its ghost says "slot 13", not "slots 13"; the
+    node above it, of 12 slots, "slots 1–12"."""
+    step = 5
+    engine = preset_at("sglang_evicted_prefix", step)
+    (one, [slot]), (many, _) = sorted(([node[0], node[3]] for node in engine.frames[step].view["evicted"]),
+                                      key=lambda node: len(node[1]))
+    page = offline_page(browser, tmp_path, engine, step)
+    panel = page.locator(".sh-stage [data-testid=tree-view]")
+    assert f"slot {slot}" in panel.locator(f"[data-evicted='{one}']").inner_text().split("\n")
+    assert "slots 1–12" in panel.locator(f"[data-evicted='{many}']").first.inner_text()
+    page.close()
+
+
+def test_a_nodes_slots_are_listed_with_the_languages_comma(browser, tmp_path):
+    """sglang_retraction's step 9 inserts 0's outputs, in every other slot: in Chinese the node lists them as the
+    narration lists slots, "槽位 9、11、13、…", not with Latin commas."""
+    step = 9
+    engine = preset_at("sglang_retraction", step)
+    inserted, = engine.frames[step].view["inserted"]
+    page = offline_page(browser, tmp_path, engine, step, "zh")
+    node = page.locator(f".sh-stage [data-testid=tree-view] [data-node='{inserted}']")
+    assert "槽位 9、11、13、…" in node.inner_text()
+    page.close()
+
+
+def test_the_tree_counts_empty_slots_as_the_kv_cache_title_does(browser, tmp_path):
+    """sglang_retraction's step 9 leaves 9 slots empty and 11 cached in the tree, unlocked: the narration counts all
+    20 as free, the KV cache title says "11 cached-free, 9 empty", and the tree's head says "empty slots 9 of 20", not
+    "free slots 9" beside a narration of 20 free."""
+    step = 9
+    engine = preset_at("sglang_retraction", step)
+    view = engine.frames[step].view
+    page = offline_page(browser, tmp_path, engine, step)
+    sizes = page.locator(".sh-stage [data-testid=tree-view] .sp-t-sizes").inner_text()
+    assert f"empty slots {view['available_size']} of {view['size']}" in sizes
+    assert f"{view['available_size']} empty" in page.locator(".sh-stage .sp-ptitle").inner_text()
+    page.close()
+
+
+def test_the_budgets_key_tells_every_part_of_the_bar_however_thin(browser, tmp_path):
+    """vllm_blocks_vs_sglang_tree's variant at step 7 admits 2, which takes 4 of the 37 slots the pass could give: its
+    part of the budget bar is too thin for a word, yet the key under the bar tells it beside the reserve and what is
+    left (37 - 0 - 4 = 33), each with the colour of its part."""
+    step = 7
+    engine = load_scenario(BLOCKS_VS_TREE).engine(variant=True)
+    engine.run(step)
+    budget = engine.frames[step].view["budget"]
+    page = offline_page(browser, tmp_path, engine, step)
+    key = page.locator(".sh-stage [data-testid=tree-budget-key]")
+    taken = budget["total_offset"] - budget["reserve"]
+    assert (budget["available_and_evictable"], budget["reserve"], taken, budget["rem_total_tokens"]) == (37, 0, 4, 33)
+    items = key.locator("[data-part]")
+    assert items.all_inner_texts() == ["reserve 0", "admitted 4", "left 33"]
+    swatches = [item.locator(".sp-t-sw").evaluate("e => getComputedStyle(e).backgroundColor") for item in items.all()]
+    parts = page.locator(".sh-stage [data-testid=tree-budget] .sp-t-seg")
+    assert swatches[1:] == [part.evaluate("e => getComputedStyle(e).backgroundColor") for part in parts.all()]
     page.close()
 
 
@@ -87,4 +157,18 @@ def test_the_chinese_tree_lists_requests_with_the_chinese_comma(fake_server, bro
     nodes = page.locator(PLAYER).locator("[data-testid=tree-nodes]")
     nodes.wait_for()
     assert "r3、r4 的前缀命中" in nodes.inner_text()
+    page.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_nodes_marks_are_told_apart(browser, tmp_path, lang):
+    """sglang_lpm_chat's step 3 splits 0's node where 3 and 4 matched it: the head reads "split here · prefix hit of
+    r3, r4", two marks, not "split here prefix hit of r3, r4" run together."""
+    step = 3
+    engine = preset_at("sglang_lpm_chat", step)
+    (head, _), = engine.frames[step].view["split"]
+    page = offline_page(browser, tmp_path, engine, step, lang)
+    node = page.locator(f".sh-stage [data-testid=tree-view] [data-node='{head}']")
+    hit = text(lang, "player.tree_hit", ids=text(lang, "player.tree_list_sep").join(["r3", "r4"]))
+    assert f"{text(lang, 'player.tree_split')} · {hit}" in node.inner_text()
     page.close()

@@ -41,7 +41,7 @@ def test_the_article_beside_the_twin_parts_where_marked_and_steps_together(fake_
     assert lockstep_shown(page) == (3, [3, 3])
     said = root.locator(".sp-ls-said").inner_text()
     if lang == "en":
-        assert ("Step 3: the article's scheduler admits request 2 (8 tokens); vLLM twin only runs its decode "
+        assert ("Step 3: the article's scheduler admits request 2 (8 tokens); the vLLM twin only runs its decode "
                 "batch") in said
     else:
         assert "第 3 步：“文章的调度器”接纳了请求 2（8 个 token）；“vLLM 孪生调度器”只运行了它的解码批次" in said

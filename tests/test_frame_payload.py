@@ -221,10 +221,11 @@ def test_a_reserved_unit_is_named_as_its_scheduler_names_it(kind):
 @pytest.mark.parametrize("kind", SCHEDULER_KINDS)
 def test_the_running_queues_limit_is_named_as_its_scheduler_names_it(kind):
     """The running queue's title names the knob behind its limit as the narration does: max_running_requests under
-    the SGLang twin ("the running batch is full (max_running_requests=3)"), max_num_seqs under the others."""
+    the SGLang twin ("the running batch is full (max_running_requests=3)"), max_num_seqs under the others; and says
+    what it limits in that scheduler's words (the article's: a step's batch, the twins': the running requests)."""
     engine = Engine(RunSpec(Config(num_kvcache_blocks=8), [RecipeRequest(0, prompt_token_ids=(1, 2, 3), max_tokens=2)],
                             scheduler=kind))
     engine.run(2)
     name = next(player_views(engine.frames, "en"))["cfg"]["max_num_seqs_name"]
     assert name == ("max_running_requests" if kind == "sglang" else "max_num_seqs")
-    assert all("{name}" in player_strings(lang)["queue_limit"] for lang in ("en", "zh"))
+    assert all("{name}" in player_strings(lang)[f"queue_limit.{kind}"] for lang in ("en", "zh"))

@@ -112,10 +112,10 @@ def test_the_versus_preset_parts_where_its_narrative_says_and_the_labs_compariso
     assert "steps 3, 4, 5, 6, 8, 9, 10, 12 and 13" in VERSUS.narrative
     assert "第 3、4、5、6、8、9、10、12 和 13 步" in VERSUS.narrative_in("zh")
     said = dict(lockstep_marks([(article.label, article.frames), (twin.label, twin.frames)], lang="en")["partings"])
-    assert said[3] == ("Step 3: the article's scheduler admits request 2 (8 tokens); vLLM twin only runs its decode "
-                       "batch (2 requests).")  # an admission's first chunk is told once, by the admission
+    assert said[3] == ("Step 3: the article's scheduler admits request 2 (8 tokens); the vLLM twin only runs its "
+                       "decode batch (2 requests).")  # an admission's first chunk is told once, by the admission
     assert said[5].startswith("Step 5: the article's scheduler preempts request 2;")
-    assert said[9].endswith("vLLM twin admits request 2 (8 tokens).")
+    assert said[9].endswith("; the vLLM twin admits request 2 (8 tokens).")
     assert article.frames[3].batch.seq_ids == (2,) and set(article.frames[2].running) == {0, 1}  # 0 and 1 paused
     finish = {run.label: next(f.step for f in run.frames if any(e.kind == "finished" and e.seq_id == 2
                                                                 for e in f.events)) for run in (article, twin)}
@@ -188,7 +188,7 @@ def test_the_lab_runs_a_named_comparison_under_the_workloads_own_scheduler_and_t
     page.button(key="run").click().run()
     runs = page.session_state.compare_runs
     assert [r.engine.spec.scheduler for r in runs] == ["article", "vllm"]
-    assert [r.label for r in runs] == ["the article's scheduler", "vLLM twin"]
+    assert [r.label for r in runs] == ["the article's scheduler", "the vLLM twin"]
 
 
 def test_the_lab_says_when_a_comparison_is_one_run_twice_under_the_twin():

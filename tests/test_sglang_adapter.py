@@ -89,10 +89,12 @@ def test_the_narration_gives_sglangs_reasons(lang):
     if lang == "en":
         assert "NO_TOKEN: the reserve for the running requests' future tokens (0 slots at new_token_ratio 0.00) " \
                "leaves 12 slots, request 1 needs 18" in said
+        assert "SGLang admits a request only if it needs fewer slots than are left" in said  # 7 of 7 does not fit
         assert "Retracted request 1: the decode needs 2 slots, 0 free" in said and "new_token_ratio 1.00" in said
         assert "radix tree evicted its least-recently-used leaf" in said
     else:
         assert "NO_TOKEN：" in said and "撤回请求 1" in said and "基数树驱逐" in said
+        assert "SGLang 只接纳所需槽位少于剩余槽位的请求" in said
     assert "(details" not in said and "kind=" not in said  # every SGLang event has a sentence of its own
 
 

@@ -30,8 +30,8 @@ def test_a_comparison_of_every_scheduler_and_one_of_each_pair():
 
 
 @pytest.mark.parametrize("lang, said", [
-    ("en", "Step 3: the article's scheduler admits requests 1 (14 tokens), 2 (14 tokens) and 3 (2 tokens); vLLM twin "
-           "admits requests 1 (14 tokens) and 2 (14 tokens); SGLang twin admits requests 3 (2 tokens) and 4 "
+    ("en", "Step 3: the article's scheduler admits requests 1 (14 tokens), 2 (14 tokens) and 3 (2 tokens); the vLLM "
+           "twin admits requests 1 (14 tokens) and 2 (14 tokens); the SGLang twin admits requests 3 (2 tokens) and 4 "
            "(2 tokens)."),
     ("zh", None)])
 def test_the_three_schedulers_part_where_the_story_says(lang, said):

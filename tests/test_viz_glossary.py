@@ -2,9 +2,12 @@
 
 from dataclasses import replace
 
+import pytest
+
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from i18n import text
 from scheduler import Config
-from viz.glossary import SETTING_FIELDS, changed_settings, legend, setting, variant_label
+from viz.glossary import SETTING_FIELDS, changed_settings, legend, player_legend, setting, variant_label
 from viz.texts import branch_notice, pending_change, progress_text, request_texts, title_in_effect
 
 
@@ -41,3 +44,12 @@ def test_variant_labels_and_changes_read_as_words():
         "T · now with KV blocks in the pool 6 (the scenario's: 3)")
     assert branch_notice(2, 3, lang="en") == ("Branched at frame 2: frame 3 of the old run discarded; the run goes on "
                                               "from frame 2 under the new settings.")
+
+
+@pytest.mark.parametrize("lang, counted", [("en", "7 {word}"), ("zh", "7 个{word}")])
+def test_the_pool_legends_blank_block_is_named_as_the_kv_cache_title_counts_it(lang, counted):
+    """The KV cache's title counts "7 empty" blocks beside the cached-free ones (both free): the legend's blank box
+    says "empty" too, not "free", which the narration's free blocks (cached ones too) would contradict."""
+    blank = dict(player_legend(lang)["pool"])["sw:free"]
+    title = text(lang, "player.pool_title", n=9, tokens="", reserved="", used=1, cached=1, empty=7)
+    assert counted.format(word=blank) in title, (blank, title)

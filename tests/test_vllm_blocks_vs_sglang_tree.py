@@ -15,6 +15,7 @@ from session.lab import Lab, RunInputs
 from session.lead_recipe import LeadRecipes
 from session.links import link_of, open_link, parse_link
 from session.run_cache import RunCache
+from tests.helpers.app import fake_model_app, player_message
 from tests.helpers.engines import GOOD
 from viz.glossary import variant_label
 
@@ -76,6 +77,19 @@ def test_a_link_to_the_variant_reopens_it_under_the_sglang_twin_without_naming_i
     reopened.run(link.frame)
     assert reopened.scheduler == "sglang" and reopened.frames[7].view["split"]
     assert all(k.holds(reopened.frames) for k in reopened.key_frames)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_variant_opened_by_a_link_is_not_told_as_run_by_another_scheduler(monkeypatch, lang):
+    """The variant names the SGLang twin itself: the title and the story do not say that another scheduler than the
+    preset's decides the run (as they do when the sidebar's Scheduler overrides it)."""
+    at = fake_model_app(monkeypatch)
+    at.query_params.update(scenario="vllm_blocks_vs_sglang_tree", variant="1", frame="4", lang=lang)
+    at.run()
+    assert player_message(at)["title"] == text(lang, "run.variant", title=PRESET.title_in(lang),
+                                                changes=variant_label(PRESET.variant, lang))
+    story = next(m.value for m in at.sidebar.markdown if PRESET.narrative_in(lang).strip()[:30] in m.value)
+    assert story.strip().startswith(PRESET.narrative_in(lang).strip()[:30]), story[:120]
 
 
 def test_a_lead_recipe_of_the_variant_builds_it_under_the_sglang_twin_on_another_process():

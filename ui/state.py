@@ -96,7 +96,8 @@ def run_title() -> str:
     scenario = presets()[0].get(here.inputs.scenario_name)
     if scenario is None:
         return here.title
-    title = scheduler_title(scenario.title_in(lang), scenario.spec.scheduler, here.scheduler, lang)
+    own = scenario.spec_for(variant=here.inputs.variant).scheduler  # a variant may name its own
+    title = scheduler_title(scenario.title_in(lang), own, here.scheduler, lang)
     return t("run.variant", title=title, changes=variant_label(scenario.variant, lang)) if here.inputs.variant \
         else title
 
@@ -111,8 +112,8 @@ def run_narrative() -> str:
     scenario = presets()[0].get(inputs.scenario_name)
     if scenario is None:
         return inputs.narrative
-    return scheduler_story(scenario.narrative_in(current_lang()), scenario.spec.scheduler, inputs.spec.scheduler,
-                           current_lang())
+    return scheduler_story(scenario.narrative_in(current_lang()), scenario.spec_for(variant=inputs.variant).scheduler,
+                           inputs.spec.scheduler, current_lang())
 
 
 def settings_in_effect() -> tuple:
