@@ -282,10 +282,11 @@ MESSAGES = {
                                        "requests while their input tokens fit in it (the first one always). Only the "
                                        "SGLang twin reads it.",
     "setting.schedule_policy.label": "schedule_policy (waiting queue order, SGLang)",
-    "setting.schedule_policy.help": "SGLang's schedule_policy: lpm (longest cached prefix first, the default; FCFS "
-                                    "past 128 waiting), dfs-weight (depth-first over the radix tree, heavier "
-                                    "subtrees first), fcfs (arrival order), lof (longest output first). SGLang's "
-                                    "random is left out: it cannot be replayed. Only the SGLang twin reads it.",
+    "setting.schedule_policy.help": "SGLang's schedule_policy: fcfs (arrival order, SGLang's default), lpm (longest "
+                                    "cached prefix first, FCFS past 128 waiting: the one to choose for "
+                                    "prefix-aware ordering), dfs-weight (depth-first over the radix tree, heavier "
+                                    "subtrees first; prefix-aware too), lof (longest output first). SGLang's random "
+                                    "is left out: it cannot be replayed. Only the SGLang twin reads it.",
     "setting.schedule_conservativeness.label": "schedule_conservativeness (scale of the reserve, SGLang)",
     "setting.schedule_conservativeness.help": "SGLang's schedule_conservativeness, 1.0 by default: new_token_ratio, "
                                               "the share of each running request's remaining max_new_tokens kept in "
