@@ -275,8 +275,10 @@ MESSAGES = {
     "setting.chunked_prefill_size.label": "chunked_prefill_size (tokens per prefill chunk, SGLang; -1: off)",
     "setting.chunked_prefill_size.help": "SGLang's chunked_prefill_size: a prompt longer than this is prefilled in "
                                          "chunks of this many tokens, one chunk per step, the chunked request first "
-                                         "in the next prefill batch; -1 (or 0) prefills whole prompts. Only the "
-                                         "SGLang twin reads it.",
+                                         "in the next prefill batch; -1 (or 0) prefills whole prompts. SGLang sizes "
+                                         "its default from the GPU's memory (2048 below 20 GB up to 16384 above "
+                                         "160 GB; 4096 when it cannot tell), which the twin cannot know: here the "
+                                         "default is -1. Only the SGLang twin reads it.",
     "setting.max_prefill_tokens.label": "max_prefill_tokens (input tokens per prefill batch, SGLang)",
     "setting.max_prefill_tokens.help": "SGLang's max_prefill_tokens, 16384 by default: a prefill batch takes new "
                                        "requests while their input tokens fit in it (the first one always). Only the "

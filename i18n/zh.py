@@ -228,7 +228,9 @@ MESSAGES = {
                                                           "等待中的请求数。只在设了上限时生效。文章的调度器不使用它。",
     "setting.chunked_prefill_size.label": "chunked_prefill_size（每个预填充块的 token 数，SGLang；-1：关闭）",
     "setting.chunked_prefill_size.help": "SGLang 的 chunked_prefill_size：长于它的提示分块预填充，每步一块，被分块的请求在下一个"
-                                         "预填充批次中排第一；-1（或 0）整段预填充。只有 SGLang 孪生调度器使用它。",
+                                         "预填充批次中排第一；-1（或 0）整段预填充。SGLang 按 GPU 显存决定它的默认值"
+                                         "（低于 20 GB 为 2048，依次增大，高于 160 GB 为 16384；无法判断时为 4096），"
+                                         "孪生调度器无从得知：这里默认 -1。只有 SGLang 孪生调度器使用它。",
     "setting.max_prefill_tokens.label": "max_prefill_tokens（每个预填充批次的输入 token 数，SGLang）",
     "setting.max_prefill_tokens.help": "SGLang 的 max_prefill_tokens，默认 16384：预填充批次在新请求的输入 token 放得下时"
                                        "继续接纳（第一个总被接纳）。只有 SGLang 孪生调度器使用它。",
