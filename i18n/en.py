@@ -276,17 +276,20 @@ MESSAGES = {
     "setting.chunked_prefill_size.label": "chunked_prefill_size (tokens per prefill chunk, SGLang; -1: off)",
     "setting.chunked_prefill_size.help": "SGLang's chunked_prefill_size: a prompt longer than this is prefilled in "
                                          "chunks of this many tokens, one chunk per step, the chunked request first "
-                                         "in the next prefill batch; -1 (or 0) prefills whole prompts. Only the "
-                                         "SGLang twin reads it.",
+                                         "in the next prefill batch; -1 (or 0) prefills whole prompts. SGLang sizes "
+                                         "its default from the GPU's memory (2048 below 20 GB up to 16384 above "
+                                         "160 GB; 4096 when it cannot tell), which the twin cannot know: here the "
+                                         "default is -1. Only the SGLang twin reads it.",
     "setting.max_prefill_tokens.label": "max_prefill_tokens (input tokens per prefill batch, SGLang)",
     "setting.max_prefill_tokens.help": "SGLang's max_prefill_tokens, 16384 by default: a prefill batch takes new "
                                        "requests while their input tokens fit in it (the first one always). Only the "
                                        "SGLang twin reads it.",
     "setting.schedule_policy.label": "schedule_policy (waiting queue order, SGLang)",
-    "setting.schedule_policy.help": "SGLang's schedule_policy: lpm (longest cached prefix first, the default; FCFS "
-                                    "past 128 waiting), dfs-weight (depth-first over the radix tree, heavier "
-                                    "subtrees first), fcfs (arrival order), lof (longest output first). SGLang's "
-                                    "random is left out: it cannot be replayed. Only the SGLang twin reads it.",
+    "setting.schedule_policy.help": "SGLang's schedule_policy: fcfs (arrival order, SGLang's default), lpm (longest "
+                                    "cached prefix first, FCFS past 128 waiting: the one to choose for "
+                                    "prefix-aware ordering), dfs-weight (depth-first over the radix tree, heavier "
+                                    "subtrees first; prefix-aware too), lof (longest output first). SGLang's random "
+                                    "is left out: it cannot be replayed. Only the SGLang twin reads it.",
     "setting.schedule_conservativeness.label": "schedule_conservativeness (scale of the reserve, SGLang)",
     "setting.schedule_conservativeness.help": "SGLang's schedule_conservativeness, 1.0 by default: new_token_ratio, "
                                               "the share of each running request's remaining max_new_tokens kept in "

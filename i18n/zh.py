@@ -228,14 +228,17 @@ MESSAGES = {
                                                           "等待中的请求数。只在设了上限时生效。文章的调度器不使用它。",
     "setting.chunked_prefill_size.label": "chunked_prefill_size（每个预填充块的 token 数，SGLang；-1：关闭）",
     "setting.chunked_prefill_size.help": "SGLang 的 chunked_prefill_size：长于它的提示分块预填充，每步一块，被分块的请求在下一个"
-                                         "预填充批次中排第一；-1（或 0）整段预填充。只有 SGLang 孪生调度器使用它。",
+                                         "预填充批次中排第一；-1（或 0）整段预填充。SGLang 按 GPU 显存决定它的默认值"
+                                         "（低于 20 GB 为 2048，依次增大，高于 160 GB 为 16384；无法判断时为 4096），"
+                                         "孪生调度器无从得知：这里默认 -1。只有 SGLang 孪生调度器使用它。",
     "setting.max_prefill_tokens.label": "max_prefill_tokens（每个预填充批次的输入 token 数，SGLang）",
     "setting.max_prefill_tokens.help": "SGLang 的 max_prefill_tokens，默认 16384：预填充批次在新请求的输入 token 放得下时"
                                        "继续接纳（第一个总被接纳）。只有 SGLang 孪生调度器使用它。",
     "setting.schedule_policy.label": "schedule_policy（等待队列的顺序，SGLang）",
-    "setting.schedule_policy.help": "SGLang 的 schedule_policy：lpm（缓存前缀最长者优先，默认；等待超过 128 个时退为 "
-                                    "FCFS）、dfs-weight（在基数树上深度优先，较重的子树优先）、fcfs（按到达顺序）、lof（输出"
-                                    "最长者优先）。SGLang 的 random 未实现：它无法重放。只有 SGLang 孪生调度器使用它。",
+    "setting.schedule_policy.help": "SGLang 的 schedule_policy：fcfs（按到达顺序，SGLang 的默认值）、lpm（缓存前缀最长者"
+                                    "优先，等待超过 128 个时退为 FCFS：要按缓存前缀排序就选它）、dfs-weight（在基数树上"
+                                    "深度优先，较重的子树优先；同样按缓存前缀排序）、lof（输出最长者优先）。SGLang 的 "
+                                    "random 未实现：它无法重放。只有 SGLang 孪生调度器使用它。",
     "setting.schedule_conservativeness.label": "schedule_conservativeness（预留的比例系数，SGLang）",
     "setting.schedule_conservativeness.help": "SGLang 的 schedule_conservativeness，默认 1.0：new_token_ratio 即接纳时为每个"
                                               "运行中请求剩余 max_new_tokens 预留的比例，从 0.7 × 它（至多 1）开始，在 600 个"

@@ -4,7 +4,7 @@ from dataclasses import dataclass, fields
 
 from i18n import Message, MessageError
 from scheduler.sglang.schedule_policy import SCHEDULE_POLICIES
-from scheduler.sglang.scheduler import PRIORITY_SCHEDULE_POLICIES, RETRACTION_POLICIES
+from scheduler.sglang.scheduler import PRIORITY_SCHEDULE_POLICIES, RETRACTION_POLICIES, ServerArgs
 
 PREEMPTION_POLICIES = ("tail", "smart", "priority")
 QUEUE_POLICIES = ("fcfs", "priority")
@@ -77,22 +77,23 @@ class Config:
     max_num_active_seqs: int = 0
     # Raise long_prefill_token_threshold to a fair share of the budget: max_num_batched_tokens / requests queued.
     long_prefill_token_threshold_adaptive: bool = False
-    # SGLang's ServerArgs, at the twin's defaults: the tokens of one prefill chunk (-1 or 0: no chunking), the input
-    # tokens of one prefill batch, the waiting queue's order (SCHEDULE_POLICIES), and the scale of the reserve kept
-    # for the running requests' future tokens (new_token_ratio starts at 0.7 x it).
-    chunked_prefill_size: int = -1
-    max_prefill_tokens: int = 16384
-    schedule_policy: str = "lpm"
-    schedule_conservativeness: float = 1.0
+    # SGLang's ServerArgs, at the defaults the twin's ServerArgs declares (SGLang 0.5.23's; chunked prefill off, where
+    # SGLang sizes its chunk from the GPU's memory): the tokens of one prefill chunk (-1 or 0: no chunking), the input
+    # tokens of one prefill batch, the waiting queue's order (SCHEDULE_POLICIES; fcfs by default), and the scale of
+    # the reserve kept for the running requests' future tokens (new_token_ratio starts at 0.7 x it).
+    chunked_prefill_size: int = ServerArgs.chunked_prefill_size
+    max_prefill_tokens: int = ServerArgs.max_prefill_tokens
+    schedule_policy: str = ServerArgs.schedule_policy
+    schedule_conservativeness: float = ServerArgs.schedule_conservativeness
     # SGLang's priority scheduling (fcfs and lof only): a request's `priority` orders the waiting queue, higher values
     # first unless schedule_low_priority_values_first; a request the full batch cannot take preempts running ones
     # whose priority is lower by more than the threshold (unless disable_priority_preemption); retraction_policy
     # "priority" retracts the least important first ("length": the fewest output tokens first).
-    enable_priority_scheduling: bool = False
-    schedule_low_priority_values_first: bool = False
-    priority_scheduling_preemption_threshold: int = 10
-    disable_priority_preemption: bool = False
-    retraction_policy: str = "length"
+    enable_priority_scheduling: bool = ServerArgs.enable_priority_scheduling
+    schedule_low_priority_values_first: bool = ServerArgs.schedule_low_priority_values_first
+    priority_scheduling_preemption_threshold: int = ServerArgs.priority_scheduling_preemption_threshold
+    disable_priority_preemption: bool = ServerArgs.disable_priority_preemption
+    retraction_policy: str = ServerArgs.retraction_policy
 
     def __post_init__(self):
         for f in fields(self):

@@ -100,10 +100,12 @@ def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_each_sch
     assert sidebar.number_input(key="cfg_max_num_seqs").label.startswith("max_running_requests (SGLang's name;")
     assert sidebar.number_input(key="cfg_kvcache_block_size").label.startswith("page_size (SGLang's name;")
     assert sidebar.number_input(key="cfg_num_kvcache_blocks").label.startswith("max_total_tokens ÷ page_size (")
-    assert sidebar.selectbox(key="cfg_schedule_policy").options == ["lpm", "dfs-weight", "fcfs", "lof"]
+    policy = sidebar.selectbox(key="cfg_schedule_policy")
+    assert policy.options == ["lpm", "dfs-weight", "fcfs", "lof"] and policy.value == "fcfs"  # SGLang's default
     assert not sidebar.number_input(key="cfg_chunked_prefill_size").disabled
     assert sidebar.toggle(key="cfg_enable_prefix_caching").disabled  # the radix tree is always on
-    sidebar.toggle(key="cfg_enable_priority_scheduling").set_value(True).run()  # under lpm: SGLang refuses it
+    policy.select("lpm").run()
+    app.sidebar.toggle(key="cfg_enable_priority_scheduling").set_value(True).run()  # under lpm: SGLang refuses it
     assert not app.exception and any("fcfs, lof" in e.value for e in app.sidebar.error)
     assert not app.session_state.lab.config_in_effect().enable_priority_scheduling
     app.sidebar.toggle(key="cfg_enable_priority_scheduling").set_value(False).run()

@@ -11,10 +11,12 @@ import pytest
 from engine.analysis.vllm_args import system_command, vllm_notes
 from engine.cli import main
 from engine.run.engine import Engine
+from engine.run.frame import config_to_dict
 from engine.run.recipe import Request, RunSpec
 from i18n import text
 from runner.fake import FakeRunner
 from scheduler import Config, ConfigError, SamplingParams, Sequence
+from scheduler.config import SGLANG_ONLY_FIELDS
 from scheduler.factory import make_scheduler, scheduler_info
 from scheduler.sglang import ServerArgs
 from scheduler.sglang.engine_adapter import server_args
@@ -45,16 +47,16 @@ def drive(config: Config, requests: list[tuple[int, list[int], int]], steps: int
 
 def test_lpm_puts_the_longest_cached_prefix_first_and_says_so():
     roomy = {**POOL, "num_kvcache_blocks": 40}
-    events, _ = drive(Config(**roomy), [(1, list(range(1, 9)), 4), (3, list(range(50, 57)), 4),
-                                        (3, [*range(1, 9), 60, 61], 4)])
+    events, _ = drive(Config(**roomy, schedule_policy="lpm"), [(1, list(range(1, 9)), 4), (3, list(range(50, 57)), 4),
+                                                             (3, [*range(1, 9), 60, 61], 4)])
     step3 = [e for step, e in events if step == 3]
     assert [e.kind for e in step3][:4] == ["ordered", "prefix_hit", "admitted", "admitted"]
     ordered, hit = step3[0], step3[1]
     assert (ordered.seq_id, ordered.policy, ordered.ahead_of, ordered.num_prefix_tokens) == (2, "lpm", 1, 8)
     assert hit.block_ids == tuple(range(1, 9))  # request 0's token slots, kept in the tree
     assert [(e.seq_id, e.num_tokens, e.num_cached_tokens) for e in step3[2:4]] == [(2, 2, 8), (1, 7, 0)]
-    fcfs, _ = drive(Config(**roomy, schedule_policy="fcfs"), [(1, list(range(1, 9)), 4), (3, list(range(50, 57)), 4),
-                                                              (3, [*range(1, 9), 60, 61], 4)])
+    fcfs, _ = drive(Config(**roomy), [(1, list(range(1, 9)), 4), (3, list(range(50, 57)), 4),
+                                      (3, [*range(1, 9), 60, 61], 4)])  # fcfs, SGLang's default
     assert not [e for _, e in fcfs if e.kind == "ordered"]
 
 
@@ -187,6 +189,18 @@ def test_a_change_of_sglangs_settings_applies_from_the_next_step_and_a_pool_chan
         scheduler.reconfigure(replace(changed, kvcache_block_size=2))
 
 
+def test_the_apps_sglang_settings_start_at_sglangs_defaults_and_a_policy_chosen_is_written_and_launched():
+    """A frame writes schedule_policy only away from the default, fcfs (SGLang's); the launch line always names it."""
+    defaults, args = Config(**POOL), ServerArgs()
+    assert {name: getattr(defaults, name) for name in SGLANG_ONLY_FIELDS} == \
+           {name: getattr(args, name) for name in SGLANG_ONLY_FIELDS}
+    lpm = replace(defaults, schedule_policy="lpm")
+    assert "schedule_policy" not in config_to_dict(defaults) and config_to_dict(lpm)["schedule_policy"] == "lpm"
+    for config, policy in ((defaults, "fcfs"), (lpm, "lpm")):
+        words = shlex.split(system_command(config, "sglang", "my/model"))
+        assert words[words.index("--schedule-policy") + 1] == policy
+
+
 PRIORITY = {"schedule_policy": "fcfs", "enable_priority_scheduling": True, "schedule_low_priority_values_first": True,
             "priority_scheduling_preemption_threshold": 3, "disable_priority_preemption": True,
             "retraction_policy": "priority"}
@@ -207,14 +221,15 @@ def test_priority_scheduling_maps_onto_sglangs_server_args_and_its_flags_join_th
     assert "priority" not in plain  # off, its settings say nothing to SGLang
 
 
-@pytest.mark.parametrize("settings, field", [({"enable_priority_scheduling": True}, "enable_priority_scheduling"),
+@pytest.mark.parametrize("settings, field", [({"schedule_policy": "lpm", "enable_priority_scheduling": True},
+                                              "enable_priority_scheduling"),
                                              ({"retraction_policy": "priority"}, "retraction_policy"),
                                              ({"retraction_policy": "oldest"}, "retraction_policy"),
                                              ({"priority_scheduling_preemption_threshold": -1},
                                               "priority_scheduling_preemption_threshold")])
 def test_priority_settings_sglang_refuses_are_refused_by_name_in_both_languages(settings, field):
     with pytest.raises(ConfigError) as refused:
-        Config(**settings)  # schedule_policy lpm, the default: SGLang allows priority scheduling with fcfs or lof
+        Config(**settings)  # SGLang allows priority scheduling with fcfs or lof only
     fix = refused.value.fix
     assert refused.value.field == field and text("zh", fix.key, **fix.values) != fix.key
     if field == "enable_priority_scheduling":

@@ -66,6 +66,19 @@ def test_new_token_ratio_starts_at_0_7_of_the_conservativeness_and_decays_to_its
     assert ratio.current == ratio.init
 
 
+# SGLang 0.5.23's own defaults (srt/arg_groups/fields/schedule.py; page_size: what it resolves when none is given)
+SGLANG_DEFAULTS = {"page_size": 1, "max_prefill_tokens": 16384, "schedule_policy": "fcfs",
+                   "schedule_conservativeness": 1.0, "enable_priority_scheduling": False,
+                   "schedule_low_priority_values_first": False, "priority_scheduling_preemption_threshold": 10,
+                   "disable_priority_preemption": False, "retraction_policy": "length"}
+
+
+def test_the_twins_defaults_are_sglangs():
+    args = ServerArgs()
+    assert {name: getattr(args, name) for name in SGLANG_DEFAULTS} == SGLANG_DEFAULTS
+    assert args.chunked_prefill_size == -1  # SGLang sizes its own from the GPU's memory; the twin's is off
+
+
 @pytest.mark.parametrize("field", ["max_total_tokens", "page_size", "max_running_requests"])
 def test_settings_below_1_are_refused_by_name(field):
     with pytest.raises(ValueError, match=field):
@@ -143,9 +156,10 @@ def test_retraction_by_priority_takes_the_least_important_first():
     assert retracted("priority") == [0]  # the least important, though it has more
 
 
-@pytest.mark.parametrize("args, refused", [({"enable_priority_scheduling": True}, "must be 'fcfs' or 'lof'"),
+@pytest.mark.parametrize("args, refused", [({"schedule_policy": "lpm", "enable_priority_scheduling": True},
+                                            "must be 'fcfs' or 'lof'"),
                                            ({"retraction_policy": "priority"}, "requires --enable-priority"),
                                            ({"retraction_policy": "oldest"}, "use one of")])
 def test_priority_settings_sglang_refuses_are_refused(args, refused):
     with pytest.raises(ValueError, match=refused):
-        ServerArgs(**args)  # schedule_policy lpm, the twin's default
+        ServerArgs(**args)

@@ -39,13 +39,19 @@ INIT_NEW_TOKEN_RATIO, MIN_NEW_TOKEN_RATIO_FACTOR, NEW_TOKEN_RATIO_DECAY_STEPS = 
 
 @dataclass(frozen=True)
 class ServerArgs:
-    """The settings the twin honours, under `python -m sglang.launch_server`'s names."""
+    """The settings the twin honours, under `python -m sglang.launch_server`'s names, at SGLang 0.5.23's defaults
+    where it declares one (srt/arg_groups/fields/schedule.py: max_prefill_tokens, schedule_policy fcfs,
+    schedule_conservativeness, priority scheduling's settings, retraction_policy) and page_size 1 (what SGLang
+    resolves when none is given, but for a few attention backends). The others SGLang sizes from the machine and the
+    model, which the twin has not: max_total_tokens and max_running_requests from the GPU's memory, context_length
+    from the model's config, and chunked_prefill_size from the GPU's memory too (2048 below 20 GB, 4096 below 60 GB,
+    8192 below 160 GB, 16384 above, 4096 when it cannot tell); the twin's are its own: a small pool and no chunking."""
     max_total_tokens: int = 256
     page_size: int = 1
     chunked_prefill_size: int = -1  # -1 (or 0): no chunking
     max_prefill_tokens: int = 16384
     max_running_requests: int = 8
-    schedule_policy: str = "lpm"
+    schedule_policy: str = "fcfs"
     schedule_conservativeness: float = 1.0
     context_length: int = 8192
     eos: int = -1
