@@ -288,8 +288,9 @@ MESSAGES = {
     "setting.schedule_policy.help": "SGLang's schedule_policy: fcfs (arrival order, SGLang's default), lpm (longest "
                                     "cached prefix first, FCFS past 128 waiting: the one to choose for "
                                     "prefix-aware ordering), dfs-weight (depth-first over the radix tree, heavier "
-                                    "subtrees first; prefix-aware too), lof (longest output first). SGLang's random "
-                                    "is left out: it cannot be replayed. Only the SGLang twin reads it.",
+                                    "subtrees first; prefix-aware too), lof (longest output first). Left out: SGLang's "
+                                    "random (it cannot be replayed), hrrn, shortest-prefill-first and routing-key. "
+                                    "Only the SGLang twin reads it.",
     "setting.schedule_conservativeness.label": "schedule_conservativeness (scale of the reserve, SGLang)",
     "setting.schedule_conservativeness.help": "SGLang's schedule_conservativeness, 1.0 by default: new_token_ratio, "
                                               "the share of each running request's remaining max_new_tokens kept in "

@@ -237,8 +237,9 @@ MESSAGES = {
     "setting.schedule_policy.label": "schedule_policy（等待队列的顺序，SGLang）",
     "setting.schedule_policy.help": "SGLang 的 schedule_policy：fcfs（按到达顺序，SGLang 的默认值）、lpm（缓存前缀最长者"
                                     "优先，等待超过 128 个时退为 FCFS：要按缓存前缀排序就选它）、dfs-weight（在基数树上"
-                                    "深度优先，较重的子树优先；同样按缓存前缀排序）、lof（输出最长者优先）。SGLang 的 "
-                                    "random 未实现：它无法重放。只有 SGLang 孪生调度器使用它。",
+                                    "深度优先，较重的子树优先；同样按缓存前缀排序）、lof（输出最长者优先）。未实现："
+                                    "SGLang 的 random（它无法重放）、hrrn、shortest-prefill-first 和 routing-key。"
+                                    "只有 SGLang 孪生调度器使用它。",
     "setting.schedule_conservativeness.label": "schedule_conservativeness（预留的比例系数，SGLang）",
     "setting.schedule_conservativeness.help": "SGLang 的 schedule_conservativeness，默认 1.0：new_token_ratio 即接纳时为每个"
                                               "运行中请求剩余 max_new_tokens 预留的比例，从 0.7 × 它（至多 1）开始，在 600 个"
