@@ -716,6 +716,7 @@ class Registry:
         self.store.delete_prefix(f"class:{code}:")
         with self._lock:
             self._rooms.pop(code, None)
+        room.heard(ENDED)  # this process's tabs: its store's thread may hear the wake-up only once the room is gone
 
     def _heard(self, code: str, what: str):
         with self._lock:

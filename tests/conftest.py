@@ -101,6 +101,15 @@ BROWSER_FIXTURES = {"browser", "fake_server"}
 FAST_TIER = os.environ.get("SCHEDLAB_TEST_TIER") == "fast"
 
 
+def pytest_configure(config):
+    """Under pytest-xdist (`make test-fast`) the workers share the cores: torch in each takes its share of them, set
+    before any test module imports torch. By default each would take a thread per core, and threads that outnumber
+    the cores wait on each other (the tiny models' tests then took several times their CPU time)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        os.environ.setdefault("OMP_NUM_THREADS", str(max(1, len(os.sched_getaffinity(0)) // workers)))
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):

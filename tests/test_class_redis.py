@@ -7,6 +7,7 @@ students' names, votes and submissions stay, and their pages reconnected to anot
 (tests/test_session_classroom.py runs the class's logic against both stores; tests/test_app_class_redis.py the
 page's side of an unreachable Redis.)"""
 
+import threading
 import time
 
 import pytest
@@ -210,3 +211,30 @@ def test_a_process_reads_the_lead_once_per_change_it_hears_not_once_per_tab(hall
     settle(a.store, b.store)
     assert [room_b.lead.frame for _ in range(20)] == [2] * 20
     assert reads.count(f"class:{room_a.code}:lead") == 2
+
+
+class LateStore(RedisStore):
+    """A process's store whose thread hears each wake-up only once `late` is set (a loaded machine)."""
+
+    def __init__(self, url: str):
+        self.late = threading.Event()
+        super().__init__(url)
+
+    def listen(self, listener):
+        super().listen(lambda code, what: self.late.wait(HEARD_AGAIN_S) and listener(code, what))
+
+
+def test_a_class_closed_wakes_the_tabs_of_its_process_however_late_that_process_hears_it(redis_server):
+    """The registry forgets a class as it closes it: this process's tabs are woken all the same, once, when its own
+    wake-up is heard after that."""
+    store = LateStore(redis_server.url)
+    try:
+        registry = Registry(store=store)
+        room = registry.start()
+        room.sit("s1", "browser-S", tab := Tab())
+        registry.close(room.code)
+        store.late.set()
+        settle(store)
+        assert tab.woken == 1 and room.ended and registry.find(room.code) is None
+    finally:
+        store.close()

@@ -323,6 +323,7 @@ def test_the_apps_offline_player_holds_the_whole_run_and_opens_at_the_frame_show
             assert str(end.last) in frames and fetched == []
 
 
+@pytest.mark.browser  # it prints a PDF in Chromium, which render/pdf.py starts as a process (no Playwright)
 def test_the_server_builds_one_handout_at_a_time(monkeypatch):
     """A PDF asked for while another build holds the server's browser starts no browser until that one ends."""
     skip_without_chromium()
