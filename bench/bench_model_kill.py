@@ -5,8 +5,8 @@ batched by the one model process, runner/model_process.py).
 Every student steps its run, one step after another, to frame STEPS; once every student has passed frame KILL_AT,
 the model process is killed (SIGKILL) while their steps are in flight. A step that fails is stepped again after
 RETRY_S, as a student clicks again (session/run_cache.py restores the run). Prints the time from the kill until a
-new model process answered, until each student had its next frame, how many steps failed and were stepped again,
-how many runs were left frozen (never reached frame STEPS within DEADLINE_S), and how many runs' frames equal the
+new model process answered, until each student had its next frame, how many steps a student saw fail and stepped
+again, how many runs were left frozen (never reached frame STEPS within DEADLINE_S), and how many runs' frames equal the
 same run's computed afterwards undisturbed (wall times left out). With --no-resend the model process does not send
 the steps it held again (model_process.RESENDS = 0): they fail, and the runs are restored from their last good frame.
 Run: python -m bench.bench_model_kill [students] [--no-resend]
@@ -99,7 +99,7 @@ def main():
     print(f"a new model process answering: {new_process_s:.2f} s after the kill (restarts: {process.restarts})")
     print(f"each student's next frame after the kill: p50 {p50(waits):.2f} s, max {max(waits):.2f} s "
           f"({len(waits)} of {students})")
-    print(f"steps that failed and were stepped again: {sum(s.failed for s in class_)}")
+    print(f"steps a student saw fail and stepped again: {sum(s.failed for s in class_)}")
     print(f"runs frozen: {frozen}; runs whose frames equal an undisturbed run's: {equal} of {students}; "
           f"every student stepping again within 10 s: {'yes' if len(waits) == students and max(waits) <= 10 else 'NO'}"
           f" (load average {os.getloadavg()[0]:.1f})")
