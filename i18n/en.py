@@ -148,8 +148,7 @@ MESSAGES = {
     "narrate.finished_late.length": "Request {id} finished one step late: {why} with the token it wrote in step "
                                     "{step}, which {system}'s async scheduler learns only when the token lands, after "
                                     "this step was scheduled; its blocks were freed now.",
-    "narrate.rebuilt": "KV pool rebuilt at step {step} with {blocks} of {size} tokens (a setting changed after frame "
-                       "{prev})",
+    "narrate.rebuilt": "KV pool rebuilt at step {step} with {pool} (a setting changed after frame {prev})",
     "narrate.rebuilt.running.one": "{base}: the running request {ids} recomputes its tokens, queued ahead of the "
                                    "waiting ones; nobody was preempted.",
     "narrate.rebuilt.running.other": "{base}: every running request ({ids}) recomputes its tokens, queued ahead of "
@@ -428,7 +427,7 @@ MESSAGES = {
     "texts.branched": "Branched at frame {frame}: {discarded} of the old run discarded; the run goes on from frame "
                       "{frame} under the new settings.",
     "texts.from_step": "From step {step}: {changes}.",
-    "texts.pool_rebuilt": " The KV pool is rebuilt then ({blocks} blocks of {size} tokens): every running request "
+    "texts.pool_rebuilt": " The KV pool is rebuilt then ({blocks} blocks of {size}): every running request "
                           "recomputes its tokens in it.",
     "texts.title_now": "{title} · now with {changes}",
 
@@ -685,7 +684,9 @@ MESSAGES = {
     "player.budget_spent.other": "budget spent: {n} requests wait",
     "player.budget_waits": "request {rid} waits: needs {needed} tokens, {left} left",
     "player.budget_sits_out": "request {rid} sits out",
-    "player.tables_title": "Block tables (logical → physical block ids)",
+    "player.tables_title.block": "Block tables (logical → physical block ids)",
+    "player.tables_title.slot": "Each request's KV slots, token by token (SGLang's req_to_token_pool)",
+    "player.tables_title.page": "Each request's KV pages, in token order (SGLang's req_to_token_pool, by page)",
     "player.of_last": "of {n}", "player.of_so_far": "of {n} computed so far",
     "player.so_far": " so far",
     "player.caption": "Frame <b>{step}</b> {of} · {kind} batch · {running} running, {waiting} waiting · KV "
@@ -713,11 +714,14 @@ MESSAGES = {
     "player.still_computing": "still being computed",
     "player.state_cached": "K/V cached before this step", "player.state_now": "computed this step",
     "player.state_pending": "no K/V yet",
-    "player.pool_title": "<b>KV cache</b> · {n} blocks of {tokens}{reserved} · {used} in use, {cached} "
-                         "cached-free, {empty} empty",
+    "player.pool_title": "<b>KV cache</b> · {size}{reserved} · {used} in use, {cached} cached-free, {empty} empty "
+                         "{units}",
+    "player.pool_size.block": "{n} blocks of {tokens}", "player.pool_size.slot": "{n} token slots",
+    "player.pool_size.page": "{n} pages of {tokens}",
+    "player.pool_units.block": "blocks", "player.pool_units.slot": "slots", "player.pool_units.page": "pages",
+    "player.unit_id.block": "block {id}", "player.unit_id.slot": "slot {id}", "player.unit_id.page": "page {id}",
     "player.pool_reserved.vllm": " (and vLLM's null block 0)",
     "player.pool_reserved.sglang": " (and SGLang's padding slot 0)",
-    "player.block": "block {id}",
     "player.block_cached_free": "free, still in the prefix cache", "player.block_free": "empty",
     "player.block_shared": "shared", "player.block_in_use": "in use",
     "player.block_reserved.vllm": "reserved: vLLM's null block, which no request uses",
@@ -790,7 +794,9 @@ MESSAGES = {
     "player.tree_unit_protected": "slot {unit}: node n{node}, locked; in the rows of {ids}",
     "player.tree_unit_request": "slot {unit}: request {id}'s own (not in the tree yet)",
     "player.overfull": "<b>overfull</b>: {n} tokens in a block of {size} (the notebook's one-block-per-prefill bug)",
-    "player.table_cell": "logical block {i} → physical block {p} (ref count {n})",
+    "player.table_cell.block": "logical block {i} → physical block {p} (ref count {n})",
+    "player.table_cell.slot": "token {i} → slot {p} (requests holding it: {n})",
+    "player.table_cell.page": "the request's page {i} → page {p} (requests holding it: {n})",
     "player.more_holders": "+{n} more requests hold blocks",
     "player.no_holders": "no request holds blocks",
     "player.run_ends": "The run ends here.",

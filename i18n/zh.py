@@ -121,7 +121,7 @@ MESSAGES = {
                              "所以它被移出本批次，块也已释放（它的 token 与不重叠时相同）。",
     "narrate.finished_late.length": "请求 {id} 晚一步完成：它在第 {step} 步写出的 token 使{why}；{system} 的异步调度器要等这个 token "
                                     "返回才知道，而那时本步已经调度，它的块现在才释放。",
-    "narrate.rebuilt": "KV 缓存池在第 {step} 步重建为 {blocks}，每块 {size} 个 token（第 {prev} 帧之后改了一项设置）",
+    "narrate.rebuilt": "KV 缓存池在第 {step} 步重建为 {pool}（第 {prev} 帧之后改了一项设置）",
     "narrate.rebuilt.running.one": "{base}：运行中的请求 {ids} 重新计算它的 token，排在等待中的请求之前；没有请求被抢占。",
     "narrate.rebuilt.running.other": "{base}：每个运行中的请求（{ids}）都重新计算自己的 token，排在等待中的请求之前；"
                                      "没有请求被抢占。",
@@ -354,7 +354,7 @@ MESSAGES = {
     "texts.discarded_many": "第 {first}-{last} 帧",
     "texts.branched": "已在第 {frame} 帧分支：旧运行的{discarded}被丢弃；运行从第 {frame} 帧起按新设置继续。",
     "texts.from_step": "从第 {step} 步起：{changes}。",
-    "texts.pool_rebuilt": "届时 KV 缓存池将重建（{blocks} 个块，每块 {size} 个 token）：每个运行中的请求都在其中重新计算"
+    "texts.pool_rebuilt": "届时 KV 缓存池将重建（{blocks} 个块，每块 {size}）：每个运行中的请求都在其中重新计算"
                           "它的 token。",
     "texts.title_now": "{title} · 当前为 {changes}",
 
@@ -596,7 +596,9 @@ MESSAGES = {
     "player.budget_spent.one": "预算用完：请求 {rid} 等待", "player.budget_spent.other": "预算用完：{n} 个请求等待",
     "player.budget_waits": "请求 {rid} 等待：需要 {needed} 个 token，只剩 {left} 个",
     "player.budget_sits_out": "请求 {rid} 暂停",
-    "player.tables_title": "块表（逻辑块 → 物理块 id）",
+    "player.tables_title.block": "块表（逻辑块 → 物理块 id）",
+    "player.tables_title.slot": "每个请求逐 token 的 KV 槽位（SGLang 的 req_to_token_pool）",
+    "player.tables_title.page": "每个请求按 token 顺序的 KV 页（SGLang 的 req_to_token_pool，按页）",
     "player.of_last": "，共 {n} 帧", "player.of_so_far": "，目前已算出 {n} 帧",
     "player.so_far": "（目前）",
     "player.caption": "第 <b>{step}</b> 帧{of} · {kind}批次 · {running} 个运行中，{waiting} 个等待中 · KV "
@@ -624,11 +626,14 @@ MESSAGES = {
     "player.still_computing": "仍在计算",
     "player.state_cached": "K/V 在本步之前已缓存", "player.state_now": "本步计算",
     "player.state_pending": "尚无 K/V",
-    "player.pool_title": "<b>KV 缓存</b> · {n} 个块，每块 {tokens}{reserved} · {used} 个使用中，{cached} 个空闲但已缓存，"
-                         "{empty} 个空块",
+    "player.pool_title": "<b>KV 缓存</b> · {size}{reserved} · {used} 个使用中，{cached} 个空闲但已缓存，"
+                         "{empty} 个空{units}",
+    "player.pool_size.block": "{n} 个块，每块 {tokens}", "player.pool_size.slot": "{n} 个 token 槽位",
+    "player.pool_size.page": "{n} 页，每页 {tokens}",
+    "player.pool_units.block": "块", "player.pool_units.slot": "槽位", "player.pool_units.page": "页",
+    "player.unit_id.block": "块 {id}", "player.unit_id.slot": "槽位 {id}", "player.unit_id.page": "页 {id}",
     "player.pool_reserved.vllm": "（另有 vLLM 的占位块 0，null block）",
     "player.pool_reserved.sglang": "（另有 SGLang 的填充槽位 0）",
-    "player.block": "块 {id}",
     "player.block_cached_free": "空闲，仍在前缀缓存中", "player.block_free": "空块",
     "player.block_shared": "共享", "player.block_in_use": "使用中",
     "player.block_reserved.vllm": "保留：vLLM 的占位块（null block），不属于任何请求",
@@ -691,7 +696,9 @@ MESSAGES = {
     "player.tree_unit_protected": "槽位 {unit}：节点 n{node}，已加锁；在 {ids} 的行中",
     "player.tree_unit_request": "槽位 {unit}：请求 {id} 自己的（尚未进入树）",
     "player.overfull": "<b>溢出</b>：一个容量为 {size} 的块中有 {n} 个 token（笔记本中每次预填充只分一个块的错误）",
-    "player.table_cell": "逻辑块 {i} → 物理块 {p}（引用计数 {n}）",
+    "player.table_cell.block": "逻辑块 {i} → 物理块 {p}（引用计数 {n}）",
+    "player.table_cell.slot": "第 {i} 个 token → 槽位 {p}（持有它的请求：{n} 个）",
+    "player.table_cell.page": "请求的第 {i} 页 → 页 {p}（持有它的请求：{n} 个）",
     "player.more_holders": "另有 {n} 个请求持有块",
     "player.no_holders": "没有请求持有块",
     "player.run_ends": "运行在这里结束。",

@@ -47,7 +47,9 @@
         : owners[id].length ? color(owners[id][0]) : COLORS.reserved);  // in use by no request: vLLM's null block
       const m = v.metrics, reserved = this.poolColors.filter(c => c === COLORS.reserved).length;
       const n = v.blocks.length - reserved;  // vLLM's null block is not one of the pool's blocks
-      setHtml(this.$('.sp-ptitle'), this.t('pool_title', {n, tokens: this.t(v.cfg.block_size === 1 ? 'n.token.one' : 'n.token.other', {n: v.cfg.block_size}), used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks],
+      const tokens = this.t(v.cfg.block_size === 1 ? 'n.token.one' : 'n.token.other', {n: v.cfg.block_size});
+      setHtml(this.$('.sp-ptitle'), this.t('pool_title', {size: this.t(`pool_size.${v.cfg.unit}`, {n, tokens}),
+        used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks], units: this.t(`pool_units.${v.cfg.unit}`),
         empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks], reserved: reserved ? this.t(`pool_reserved.${v.cfg.scheduler}`) : ''}));
       Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[B.ref_count]),
         cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : [])});
@@ -135,7 +137,7 @@
       const text = rid === null ? this.t('no_tokens') : pieces ? JSON.stringify(joinHeld(pieces.slice(start, start + count), ''))
         : joinHeld(v.tokens[rid].slice(start, start + count), ' ');
       const overfull = new Map(v.overfull || []).get(id);  // tokens held: the notebook's bug, a prefill in one block
-      const lines = [`<b>${esc(this.t('block', {id}))}</b> · ${esc(state)}`,
+      const lines = [`<b>${esc(this.t(`unit_id.${v.cfg.unit}`, {id}))}</b> · ${esc(state)}`,
         esc(this.t('owners', {owners: owners.length ? owners.map(o => this.t('owner', {id: o})).join(', ') : this.t('none')})),
         esc(this.t('ref_count', {n: ref})), esc(this.t('hash', {hash: b[B.hash] ? '0x' + b[B.hash] + '…' : this.t('no_hash')})),
         esc(this.t('block_tokens', {tokens: text.slice(0, 80)}))];
@@ -144,6 +146,7 @@
     }
 
     renderTables(v) {
+      this.$('.sp-ttitle').textContent = this.t(`tables_title.${v.cfg.unit}`);
       const {font, tables} = this.measured();  // a cell is 2.6em of 0.85em text wide
       const width = Math.max(5, Math.floor((tables - 7.9 * font) / (2.6 * 0.85 * font + 2)));
       const limit = 2 * this.sizes().rows;
@@ -153,7 +156,7 @@
         const table = r[F.block_table];
         if (!table.length || ++holders > limit) return;
         const cells = condense(table.length, width, 0, 0).map(i => i === null ? `<span class="sp-tok sp-gap" title="${esc(this.t('blocks_elided'))}">⋯</span>` :
-          `<span class="sp-tok sp-bt" style="background:${color(rid)}" title="${esc(this.t('table_cell', {i, p: table[i], n: v.blocks[table[i]][B.ref_count]}))}">${table[i]}${v.blocks[table[i]][B.ref_count] > 1 ? '×' + v.blocks[table[i]][B.ref_count] : ''}</span>`);
+          `<span class="sp-tok sp-bt" style="background:${color(rid)}" title="${esc(this.t(`table_cell.${v.cfg.unit}`, {i, p: table[i], n: v.blocks[table[i]][B.ref_count]}))}">${table[i]}${v.blocks[table[i]][B.ref_count] > 1 ? '×' + v.blocks[table[i]][B.ref_count] : ''}</span>`);
         rows.push(`<div class="sp-trow"><span class="sp-label" style="color:${color(rid)}">ID:${rid}</span><span class="sp-cells">${cells.join('')}</span></div>`);
       });
       if (holders > limit) rows.push(`<div class="sp-more">${esc(this.t('more_holders', {n: holders - limit}))}</div>`);

@@ -416,7 +416,6 @@
       this.$('.sp-keystop span').textContent = this.t('pause_at_keys');
       this.$('.sp-slider').setAttribute('aria-label', this.t('slider_name'));
       this.$('.sp-stitle').textContent = this.t('story_title');
-      this.$('.sp-ttitle').textContent = this.t('tables_title');
       const legend = strings.legend || {tokens: [], pool: [], hint: ''};
       const only = mark => ((legend.id_marks || []).includes(mark) ? ' class="sp-ids-key"'
         : (legend.text_marks || []).includes(mark) ? ' class="sp-text-key"' : '');  // shown on runs that draw them

@@ -69,7 +69,8 @@ def test_a_leaf_evicted_with_its_parent_is_drawn_under_the_parents_ghost(browser
     page = offline_page(browser, tmp_path, engine, step)
     panel = page.locator(".sh-stage [data-testid=tree-view]")
     assert panel.locator("[data-evicted]").count() == len(evicted)
-    assert " blocks of 1 token (" in page.locator(".sh-stage .sp-ptitle").inner_text()  # not "of 1 tokens"
+    slots = engine.frames[step].config.num_kvcache_blocks
+    assert f"· {slots} token slots (and SGLang's padding slot 0) ·" in page.locator(".sh-stage .sp-ptitle").inner_text()
     assert panel.locator(f"li:has(> [data-evicted='{parent}']) [data-evicted='{child}']").count() == 1
     page.close()
 

@@ -229,3 +229,17 @@ def test_the_running_queues_limit_is_named_as_its_scheduler_names_it(kind):
     name = next(player_views(engine.frames, "en"))["cfg"]["max_num_seqs_name"]
     assert name == ("max_running_requests" if kind == "sglang" else "max_num_seqs")
     assert all("{name}" in player_strings(lang)[f"queue_limit.{kind}"] for lang in ("en", "zh"))
+
+
+@pytest.mark.parametrize("kind, block_size, unit", [("article", 4, "block"), ("vllm", 4, "block"),
+                                                    ("sglang", 1, "slot"), ("sglang", 4, "page")])
+def test_the_pools_units_are_named_as_its_scheduler_names_them(kind, block_size, unit):
+    """The KV cache's title, its tips and the tables' title say blocks under the article's scheduler and vLLM's,
+    token slots under SGLang's (pages when page_size is above 1), as the narration and the tree panel do."""
+    engine = Engine(RunSpec(Config(num_kvcache_blocks=8, kvcache_block_size=block_size),
+                            [RecipeRequest(0, prompt_token_ids=(1, 2, 3), max_tokens=2)], scheduler=kind))
+    engine.run(2)
+    assert next(player_views(engine.frames, "en"))["cfg"]["unit"] == unit
+    words = player_strings("en")
+    assert unit in words[f"pool_size.{unit}"] and unit in words[f"unit_id.{unit}"]
+    assert unit in words[f"tables_title.{unit}"].lower() and unit in words[f"table_cell.{unit}"]

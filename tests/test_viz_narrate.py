@@ -1,6 +1,8 @@
 import re
 from dataclasses import replace
 
+import pytest
+
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario, preset_paths
 from engine.run.engine import Engine
 from engine.run.frame import Arrived
@@ -191,6 +193,17 @@ def test_a_pool_rebuilt_mid_run_is_told_as_an_event_not_a_preemption():
     assert "KV blocks free: 6 at the start of this step, 0 after it (of 6)." in lines
     assert len(frames[6].blocks) == 6 and len(frames[5].blocks) == 3
 
+
+
+@pytest.mark.parametrize("lang, told", [("en", "KV pool rebuilt at step 4 with 40 token slots (a setting changed"),
+                                        ("zh", "KV 缓存池在第 4 步重建为 40 个 token 槽位（")])
+def test_a_radix_trees_pool_rebuilt_mid_run_is_told_in_slots(lang, told):
+    """Under the SGLang twin the pool is token slots: a rebuild says so, not "40 blocks of 1 tokens"."""
+    engine = load_scenario(SCENARIOS_DIR / "sglang_evicted_prefix.toml", runner="fake").engine()
+    engine.run(3)
+    engine.set_config(num_kvcache_blocks=40)
+    engine.run(4)
+    assert any(line.startswith(told) for line in narrate(engine.frames[4], engine.frames[3], lang=lang))
 
 def test_a_radix_trees_pool_is_told_in_slots_and_keeps_a_finished_requests_kv():
     """sglang_evicted_prefix: SGLang's pool holds token slots (page_size 1), and a finished request's KV stays in the

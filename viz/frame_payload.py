@@ -35,7 +35,7 @@ from scheduler.sequence import PLACEHOLDER
 from viz.budget import PHASES, SEGMENT_FIELDS, budget_held, budget_segments, sat_out_cause
 from viz.colors import CACHED_FREE_COLOR, FREE_COLOR, REQUEST_PALETTE, RESERVED_COLOR
 from viz.glossary import player_legend
-from viz.narrate import narrate
+from viz.narrate import kv_unit, narrate
 from viz.sched_view import sched_view
 from viz.vllm_view import vllm_view
 
@@ -211,6 +211,7 @@ def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: di
         "sched_view": sched_view(frame),
         "running": list(frame.running), "waiting": list(frame.waiting),
         "cfg": {"scheduler": kind,  # whose reserved unit
+                "unit": kv_unit(frame),  # what the pool's units are called: block, slot (SGLang's), page
                 "max_num_seqs": frame.config.max_num_seqs, "block_size": frame.config.kvcache_block_size,
                 "max_num_seqs_name": scheduler_info(kind).setting_name("max_num_seqs"),  # SGLang: max_running_requests
                 "max_model_len": frame.config.max_model_len,

@@ -136,7 +136,7 @@ def _admitted(lang, event, frame: Frame, before: Frame | None = None) -> str:
                 cached=cached, why=why)
 
 
-def _unit(frame: Frame) -> str:
+def kv_unit(frame: Frame) -> str:
     """What the frame's pool calls a KV unit (i18n `unit.*`): a block, or in a radix tree's pool a token slot (a
     page of them when page_size is above 1)."""
     view = frame.header.view or {}
@@ -146,7 +146,7 @@ def _unit(frame: Frame) -> str:
 
 
 def _freed(lang: str, frame: Frame, units) -> str:
-    noun = _unit(frame)
+    noun = kv_unit(frame)
     if not units:
         return text(lang, "narrate.freed.none", units=text(lang, f"unit.{noun}.other"))
     return text(lang, "narrate.freed", units=count(lang, f"unit.{noun}", len(units)), ids=_ids(lang, units))
@@ -190,7 +190,7 @@ def _chunk(lang, event, frame: Frame, before: Frame | None = None) -> str:
 
 def _prefix_hit(lang, event, frame: Frame, before: Frame | None = None) -> str:
     n = len(event.block_ids)
-    unit = text(lang, f"unit.{_unit(frame)}.{'one' if n == 1 else 'other'}")
+    unit = text(lang, f"unit.{kv_unit(frame)}.{'one' if n == 1 else 'other'}")
     return count(lang, "narrate.prefix_hit", n, id=event.seq_id, tokens=event.num_tokens, unit=unit,
                  ids=_ids(lang, event.block_ids))
 
@@ -227,7 +227,7 @@ def _finished(lang, event, frame: Frame, before: Frame | None = None) -> str:
     request = frame.requests[event.seq_id]
     why = text(lang, f"finish.{event.reason}", max_tokens=request.max_tokens,
                max_model_len=frame.config.max_model_len)
-    tree = _unit(frame) != "block"  # a radix tree keeps a finished request's KV, unlocked
+    tree = kv_unit(frame) != "block"  # a radix tree keeps a finished request's KV, unlocked
     return text(lang, "narrate.finished.tree" if tree else "narrate.finished", id=event.seq_id, why=why)
 
 
@@ -252,8 +252,9 @@ def _finished_late(lang, event, frame: Frame, before: Frame | None = None) -> st
 
 
 def _pool_rebuilt(lang, event, frame: Frame, before: Frame | None = None) -> str:
-    base = text(lang, "narrate.rebuilt", step=frame.step, blocks=count(lang, "n.block", event.num_blocks),
-                size=event.block_size, prev=frame.step - 1)
+    pool = text(lang, f"player.pool_size.{kv_unit(frame)}", n=event.num_blocks,
+                tokens=count(lang, "n.token", event.block_size))
+    base = text(lang, "narrate.rebuilt", step=frame.step, pool=pool, prev=frame.step - 1)
     running, waiting = event.requeued[:event.num_running], event.requeued[event.num_running:]
     if running:
         return count(lang, "narrate.rebuilt.running", len(running), base=base, ids=join_and(lang, running))
@@ -354,7 +355,7 @@ def prompts_completed(frame: Frame, before: Frame, lang: str) -> list[str]:
 
 def kv_moments(frame: Frame, before: Frame, lang: str) -> str:
     """The pool's free units at the two moments a step has: its start (the frame before) and its end."""
-    return text(lang, "narrate.kv_moments", units=text(lang, f"unit.{_unit(frame)}.other"),
+    return text(lang, "narrate.kv_moments", units=text(lang, f"unit.{kv_unit(frame)}.other"),
                 start=free_at_start(frame, before), after=frame.metrics.num_free_blocks,
                 total=frame.config.num_kvcache_blocks)  # a reserved unit (vLLM's null block) is not one of them
 

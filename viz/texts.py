@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from engine.run.frame import Frame, RequestView, token_id_text
 from engine.run.recipe import POOL_FIELDS
-from i18n import in_lang, text
+from i18n import count, in_lang, text
 from scheduler import Config
 from viz.glossary import changed_settings
 
@@ -88,7 +88,7 @@ def pending_change(shown: Config, next_config: Config, step: int, lang: str) -> 
     notice = text(lang, "texts.from_step", step=step + 1, changes=text(lang, "list.sep").join(changes))
     if any(getattr(shown, f) != getattr(next_config, f) for f in POOL_FIELDS):
         notice += text(lang, "texts.pool_rebuilt", blocks=next_config.num_kvcache_blocks,
-                       size=next_config.kvcache_block_size)
+                       size=count(lang, "n.token", next_config.kvcache_block_size))
     return notice
 
 
