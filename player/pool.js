@@ -1,10 +1,12 @@
-/* schedlab's stage player, 5 of 6: the KV pool, a canvas of one cell per block (coloured by its owner, faded
- * between frames, repainted only where a block changed), its hover tips, and the block tables.
+/* schedlab's stage player, 5 of 6: the KV pool, a canvas of one cell per block (or token slot, or page: each in its
+ * pool's words; coloured by its owner, faded between frames, repainted only where a block changed), its hover tips,
+ * and the block tables.
  */
 (function () {
   'use strict';
   if (window.SchedlabPlayer) return;
   const parts = window.SchedlabPlayerParts, {F, B, M, COLORS, color, esc, setHtml, condense, joinHeld} = parts;
+  const poolWords = v => (v.cfg.unit === 'block' ? 'blocks' : 'tree');  // a block pool's words, or a radix tree's
 
   class Pool {
     fitPool(maxHeight) {
@@ -46,11 +48,12 @@
       this.poolColors = v.blocks.map((b, id) => b[B.ref_count] === 0 ? (b[B.hash] !== null ? COLORS.cached_free : COLORS.free)
         : owners[id].length ? color(owners[id][0]) : COLORS.reserved);  // in use by no request: vLLM's null block
       const m = v.metrics, reserved = this.poolColors.filter(c => c === COLORS.reserved).length;
+      const unit = this.t(`unit_id.${v.cfg.unit}`, {id: this.poolColors.indexOf(COLORS.reserved)});  // SGLang: slot 0, or page 0
       const n = v.blocks.length - reserved;  // vLLM's null block is not one of the pool's blocks
       const tokens = this.t(v.cfg.block_size === 1 ? 'n.token.one' : 'n.token.other', {n: v.cfg.block_size});
-      setHtml(this.$('.sp-ptitle'), this.t('pool_title', {size: this.t(`pool_size.${v.cfg.unit}`, {n, tokens}),
+      setHtml(this.$('.sp-ptitle'), this.t(`pool_title.${poolWords(v)}`, {size: this.t(`pool_size.${v.cfg.unit}`, {n, tokens}),
         used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks], units: this.t(`pool_units.${v.cfg.unit}`),
-        empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks], reserved: reserved ? this.t(`pool_reserved.${v.cfg.scheduler}`) : ''}));
+        empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks], reserved: reserved ? this.t(`pool_reserved.${v.cfg.scheduler}`, {unit}) : ''}));
       Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[B.ref_count]),
         cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : [])});
       this.$('.sp-overfull-key').hidden = !(v.overfull || []).length;
@@ -122,8 +125,9 @@
 
     blockTip(v, id) {
       const b = v.blocks[id], owners = this.poolOwners[id] || [];
+      const pool = poolWords(v);
       const ref = b[B.ref_count];
-      const state = this.t(ref === 0 ? (b[B.hash] !== null ? 'block_cached_free' : 'block_free') : !owners.length ? `block_reserved.${v.cfg.scheduler}`
+      const state = this.t(ref === 0 ? (b[B.hash] !== null ? `block_cached_free.${pool}` : `block_free.${pool}`) : !owners.length ? `block_reserved.${v.cfg.scheduler}`
         : ref > 1 ? 'block_shared' : 'block_in_use');
       let [rid, start, count] = b[B.source] || [null, 0, 0];  // a cached-free block: the request that filled it
       if (owners.length) {
@@ -139,7 +143,7 @@
       const overfull = new Map(v.overfull || []).get(id);  // tokens held: the notebook's bug, a prefill in one block
       const lines = [`<b>${esc(this.t(`unit_id.${v.cfg.unit}`, {id}))}</b> · ${esc(state)}`,
         esc(this.t('owners', {owners: owners.length ? owners.map(o => this.t('owner', {id: o})).join(', ') : this.t('none')})),
-        esc(this.t('ref_count', {n: ref})), esc(this.t('hash', {hash: b[B.hash] ? '0x' + b[B.hash] + '…' : this.t('no_hash')})),
+        esc(this.t(`ref_count.${pool}`, {n: ref})), esc(this.t(`hash.${pool}`, {hash: b[B.hash] ? '0x' + b[B.hash] + '…' : this.t(`no_hash.${pool}`)})),
         esc(this.t('block_tokens', {tokens: text.slice(0, 80)}))];
       if (overfull) lines.push(this.t('overfull', {n: overfull, size: v.cfg.block_size}));
       return lines.join('<br>');

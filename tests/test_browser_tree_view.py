@@ -3,6 +3,8 @@ player files as the app's stage, the handouts' and the lockstep stages'): at the
 splits a node, and the panel draws the tree's nodes with the split, the lit prefix, the waiting queue, the budget
 bar and the pool's slots."""
 
+from dataclasses import replace
+
 import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
@@ -103,15 +105,16 @@ def test_a_nodes_slots_are_listed_with_the_languages_comma(browser, tmp_path):
 
 def test_the_tree_counts_empty_slots_as_the_kv_cache_title_does(browser, tmp_path):
     """sglang_retraction's step 9 leaves 9 slots empty and 11 cached in the tree, unlocked: the narration counts all
-    20 as free, the KV cache title says "11 cached-free, 9 empty", and the tree's head says "empty slots 9 of 20", not
-    "free slots 9" beside a narration of 20 free."""
+    20 as free, the KV cache title says "11 evictable (...), 9 empty slots", as the tree's head says "empty slots 9 of
+    20", not "free slots 9" beside a narration of 20 free."""
     step = 9
     engine = preset_at("sglang_retraction", step)
     view = engine.frames[step].view
     page = offline_page(browser, tmp_path, engine, step)
     sizes = page.locator(".sh-stage [data-testid=tree-view] .sp-t-sizes").inner_text()
     assert f"empty slots {view['available_size']} of {view['size']}" in sizes
-    assert f"{view['available_size']} empty" in page.locator(".sh-stage .sp-ptitle").inner_text()
+    title = page.locator(".sh-stage .sp-ptitle").inner_text()
+    assert f"{view['evictable_size']} evictable (" in title and f"{view['available_size']} empty slots" in title
     page.close()
 
 
@@ -173,3 +176,41 @@ def test_a_nodes_marks_are_told_apart(browser, tmp_path, lang):
     hit = text(lang, "player.tree_hit", ids=text(lang, "player.tree_list_sep").join(["r3", "r4"]))
     assert f"{text(lang, 'player.tree_split')} · {hit}" in node.inner_text()
     page.close()
+
+
+
+@pytest.mark.parametrize("page_size, lang, title, tip", [
+    (1, "en", "· 36 token slots (and SGLang's padding slot 0) ·", ["slot {unit} · in use", "requests holding it: 1"]),
+    (4, "en", "· 9 pages of 4 tokens (and SGLang's padding page 0) ·", ["page {unit} · in use",
+                                                                        "requests holding it: 1"]),
+    (1, "zh", "· 36 个 token 槽位（另有 SGLang 的填充槽位 0） ·", ["槽位 {unit} · 使用中", "持有它的请求：1 个"]),
+])
+def test_a_radix_trees_pool_is_drawn_in_its_own_units(browser, tmp_path, page_size, lang, title, tip):
+    """Under the SGLang twin the KV cache's title, a unit's tip and the tables speak of token slots (pages when
+    page_size is above 1) and of the requests holding them, as the tree panel does, not of vLLM's blocks and ref
+    counts."""
+    spec = load_scenario(SCENARIOS_DIR / "sglang_evicted_prefix.toml").spec
+    spec = replace(spec, config=replace(spec.config, kvcache_block_size=page_size,
+                                        num_kvcache_blocks=spec.config.num_kvcache_blocks // page_size))
+    engine = Engine(spec)
+    engine.run(4)  # requests 1 and 2 admitted, each holding units of its own
+    page = offline_page(browser, tmp_path, engine, 4, lang)
+    stage = page.locator(".sh-stage")
+    assert title in stage.locator(".sp-ptitle").inner_text()
+    assert "req_to_token_pool" in stage.locator(".sp-ttitle").inner_text()
+    wanted = tip[0].format(unit=engine.frames[4].requests[1].block_table[0])  # in the pool's first row
+    assert hovered_tip(page, stage, wanted) == wanted and tip[1] in stage.locator(".sp-tip").inner_text()
+    page.close()
+
+
+def hovered_tip(page, stage, wanted: str) -> str:
+    """The tip's first line once the pointer, moved right along the pool's first row, is over the unit `wanted`
+    names."""
+    grid = stage.locator(".sp-grid").bounding_box()
+    first = ""
+    for dx in range(2, int(grid["width"]), 3):
+        page.mouse.move(grid["x"] + dx, grid["y"] + 4)
+        first = stage.locator(".sp-tip").inner_text().split("\n")[0]
+        if first == wanted:
+            break
+    return first

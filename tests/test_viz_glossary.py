@@ -51,6 +51,6 @@ def test_the_pool_legends_blank_block_is_named_as_the_kv_cache_title_counts_it(l
     """The KV cache's title counts "7 empty" blocks beside the cached-free ones (both free): the legend's blank box
     says "empty" too, not "free", which the narration's free blocks (cached ones too) would contradict."""
     blank = dict(player_legend(lang)["pool"])["sw:free"]
-    title = text(lang, "player.pool_title", size="", reserved="", used=1, cached=1, empty=7,
+    title = text(lang, "player.pool_title.blocks", size="", reserved="", used=1, cached=1, empty=7,
                  units=text(lang, "player.pool_units.block"))
     assert counted.format(word=blank) in title, (blank, title)
