@@ -400,6 +400,8 @@ MESSAGES = {
     "mark.computing": "token still being computed",
     "mark.in_use": "in use: its request's colour", "mark.free": "empty",
     "mark.cached_free": "free, cached prefix (reusable)",
+    "mark.tree.in_use": "in use: the colour of the request holding it", "mark.tree.free": "empty",
+    "mark.tree.cached_free": "evictable: in the radix tree, locked by no request (a later prefix hit reuses it)",
     "mark.overfull": "more tokens than a block holds (the notebook's bug)",
     "mark.hint": "Hover a token, a block or the token budget bar for details.",
     "legend.line": "**{shown}**: {meaning}.",

@@ -330,6 +330,8 @@ MESSAGES = {
     "mark.no_text": "这个 token 只含一个字符的前几个字节，由补全它的 token 显示该字符", "mark.computing": "仍在计算的 token",
     "mark.in_use": "使用中：所属请求的颜色", "mark.free": "空块",
     "mark.cached_free": "空闲，缓存的前缀（可复用）",
+    "mark.tree.in_use": "使用中：持有它的请求的颜色", "mark.tree.free": "空（未被使用）",
+    "mark.tree.cached_free": "可驱逐：在基数树中，没有请求加锁（之后的前缀命中可复用）",
     "mark.overfull": "token 多于块的容量（笔记本的错误）",
     "mark.hint": "把鼠标悬停在 token、块或 token 预算条上可查看详情。",
     "legend.line": "**{shown}**：{meaning}。",

@@ -5,7 +5,7 @@
 (function () {
   'use strict';
   if (window.SchedlabPlayer) return;
-  const parts = window.SchedlabPlayerParts, {F, B, M, COLORS, color, esc, setHtml, condense, joinHeld} = parts;
+  const parts = window.SchedlabPlayerParts, {F, B, M, COLORS, color, esc, setHtml, condense, joinHeld, markHtml} = parts;
   const poolWords = v => (v.cfg.unit === 'block' ? 'blocks' : 'tree');  // a block pool's words, or a radix tree's
 
   class Pool {
@@ -40,9 +40,20 @@
       this.root.classList.toggle('sp-pool-beside', home.classList.contains('sp-story'));
     }
 
+    /* The legend under the pool in `words` ('blocks', or 'tree': a radix tree's evictable and empty units). */
+    poolLegend(words) {
+      if (words === this.poolLegendShown) return;
+      this.poolLegendShown = words;
+      const legend = this.strings.legend || {};
+      this.$('.sp-plegend').innerHTML = ((words === 'tree' ? legend.pool_tree : legend.pool) || []).map(([mark, said]) =>
+        `<span${mark === 'sw:overfull' ? ' class="sp-overfull-key" hidden' : ''}>${markHtml(mark)}${esc(said)}</span>`).join('');
+      this.paintSwatches();
+    }
+
     /* The pool's title and what it holds; its canvas is painted after every write (fadePool). */
     renderPool(v) {
       this.placePool(v.blocks.length);
+      this.poolLegend(poolWords(v));
       const owners = this.owners(v);
       this.poolOwners = owners;
       this.poolColors = v.blocks.map((b, id) => b[B.ref_count] === 0 ? (b[B.hash] !== null ? COLORS.cached_free : COLORS.free)
@@ -56,7 +67,8 @@
         empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks], reserved: reserved ? this.t(`pool_reserved.${v.cfg.scheduler}`, {unit}) : ''}));
       Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[B.ref_count]),
         cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : [])});
-      this.$('.sp-overfull-key').hidden = !(v.overfull || []).length;
+      const overfullKey = this.$('.sp-overfull-key');  // a block pool's only: the notebook's bug
+      if (overfullKey) overfullKey.hidden = !(v.overfull || []).length;
     }
 
     /* The pool's canvas to the frame's colours, fading from the ones drawn over `fadeMs` (0: at once). */

@@ -421,9 +421,8 @@
         : (legend.text_marks || []).includes(mark) ? ' class="sp-text-key"' : '');  // shown on runs that draw them
       this.$('.sp-legend').innerHTML = legend.tokens.map(([mark, words]) => `<span${only(mark)}>${markHtml(mark)}${esc(words)}</span>`).join('') +
         `<span class="sp-hint">${esc(legend.hint)}</span>`;
-      this.$('.sp-plegend').innerHTML = legend.pool.map(([mark, words]) =>
-        `<span${mark === 'sw:overfull' ? ' class="sp-overfull-key" hidden' : ''}>${markHtml(mark)}${esc(words)}</span>`).join('');
-      this.paintSwatches();
+      this.poolLegendShown = null;
+      this.poolLegend('blocks');  // a radix tree's words once its frame is shown
       this.updateControls();
       if (this.views[this.shown]) this.show(this.shown);
     }
@@ -456,5 +455,5 @@
     plans.forEach(plan => plan.player.slide(plan));
   }
 
-  Object.assign(parts, {Render, COLORS, HTML, color, esc, setHtml, condense, joinHeld, showTogether, addPanel});
+  Object.assign(parts, {Render, COLORS, HTML, color, esc, setHtml, condense, joinHeld, markHtml, showTogether, addPanel});
 })();

@@ -186,9 +186,9 @@ def test_a_nodes_marks_are_told_apart(browser, tmp_path, lang):
     (1, "zh", "· 36 个 token 槽位（另有 SGLang 的填充槽位 0） ·", ["槽位 {unit} · 使用中", "持有它的请求：1 个"]),
 ])
 def test_a_radix_trees_pool_is_drawn_in_its_own_units(browser, tmp_path, page_size, lang, title, tip):
-    """Under the SGLang twin the KV cache's title, a unit's tip and the tables speak of token slots (pages when
-    page_size is above 1) and of the requests holding them, as the tree panel does, not of vLLM's blocks and ref
-    counts."""
+    """Under the SGLang twin the KV cache's title, its legend, a unit's tip and the tables speak of token slots (pages
+    when page_size is above 1), evictable ones and the requests holding them, as the tree panel does, not of vLLM's
+    blocks, cached-free blocks and ref counts."""
     spec = load_scenario(SCENARIOS_DIR / "sglang_evicted_prefix.toml").spec
     spec = replace(spec, config=replace(spec.config, kvcache_block_size=page_size,
                                         num_kvcache_blocks=spec.config.num_kvcache_blocks // page_size))
@@ -198,6 +198,7 @@ def test_a_radix_trees_pool_is_drawn_in_its_own_units(browser, tmp_path, page_si
     stage = page.locator(".sh-stage")
     assert title in stage.locator(".sp-ptitle").inner_text()
     assert "req_to_token_pool" in stage.locator(".sp-ttitle").inner_text()
+    assert text(lang, "mark.tree.cached_free") in stage.locator(".sp-plegend").inner_text()
     wanted = tip[0].format(unit=engine.frames[4].requests[1].block_table[0])  # in the pool's first row
     assert hovered_tip(page, stage, wanted) == wanted and tip[1] in stage.locator(".sp-tip").inner_text()
     page.close()

@@ -35,6 +35,7 @@ TOKEN_MARKS = (("sw:cached", "cached"), ("sw:now", "now"), ("sw:pending", "pendi
 ID_MARKS, TEXT_MARKS = ("#42",), ("�", "∅")  # the simulated model's tokens have no text; the real model's have
 POOL_MARKS = (("sw:used", "in_use"), ("sw:free", "free"), ("sw:cachedfree", "cached_free"),
               ("sw:overfull", "overfull"))
+TREE_POOL_MARKS = POOL_MARKS[:3]  # a radix tree's pool, in its words (no block to overfill)
 METRICS = ("TTFT", "TPOT", "latency")
 
 
@@ -65,6 +66,7 @@ def player_legend(lang: str) -> dict:
     """The marks the stage player's legends show, [mark, words] each: the player draws them as sent."""
     return {"tokens": [[mark, text(lang, f"mark.{key}")] for mark, key in TOKEN_MARKS],
             "pool": [[mark, text(lang, f"mark.{key}")] for mark, key in POOL_MARKS],
+            "pool_tree": [[mark, text(lang, f"mark.tree.{key}")] for mark, key in TREE_POOL_MARKS],
             "hint": text(lang, "mark.hint"), "id_marks": ID_MARKS, "text_marks": TEXT_MARKS}
 
 
