@@ -199,6 +199,7 @@ def test_a_radix_trees_pool_is_drawn_in_its_own_units(browser, tmp_path, page_si
     assert title in stage.locator(".sp-ptitle").inner_text()
     assert "req_to_token_pool" in stage.locator(".sp-ttitle").inner_text()
     assert text(lang, "mark.tree.cached_free") in stage.locator(".sp-plegend").inner_text()
+    assert stage.locator(".sp-legend .sp-hint").inner_text() == text(lang, "mark.tree.hint")
     wanted = tip[0].format(unit=engine.frames[4].requests[1].block_table[0])  # in the pool's first row
     assert hovered_tip(page, stage, wanted) == wanted and tip[1] in stage.locator(".sp-tip").inner_text()
     page.close()

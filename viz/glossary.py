@@ -67,7 +67,8 @@ def player_legend(lang: str) -> dict:
     return {"tokens": [[mark, text(lang, f"mark.{key}")] for mark, key in TOKEN_MARKS],
             "pool": [[mark, text(lang, f"mark.{key}")] for mark, key in POOL_MARKS],
             "pool_tree": [[mark, text(lang, f"mark.tree.{key}")] for mark, key in TREE_POOL_MARKS],
-            "hint": text(lang, "mark.hint"), "id_marks": ID_MARKS, "text_marks": TEXT_MARKS}
+            "hint": text(lang, "mark.hint"), "hint_tree": text(lang, "mark.tree.hint"),
+            "id_marks": ID_MARKS, "text_marks": TEXT_MARKS}
 
 
 def legend_lines(lang: str) -> list[str]:
