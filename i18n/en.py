@@ -430,7 +430,7 @@ MESSAGES = {
     "texts.branched": "Branched at frame {frame}: {discarded} of the old run discarded; the run goes on from frame "
                       "{frame} under the new settings.",
     "texts.from_step": "From step {step}: {changes}.",
-    "texts.pool_rebuilt": " The KV pool is rebuilt then ({blocks} blocks of {size}): every running request "
+    "texts.pool_rebuilt": " The KV pool is rebuilt then ({pool}): every running request "
                           "recomputes its tokens in it.",
     "texts.title_now": "{title} · now with {changes}",
 

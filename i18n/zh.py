@@ -357,7 +357,7 @@ MESSAGES = {
     "texts.discarded_many": "第 {first}-{last} 帧",
     "texts.branched": "已在第 {frame} 帧分支：旧运行的{discarded}被丢弃；运行从第 {frame} 帧起按新设置继续。",
     "texts.from_step": "从第 {step} 步起：{changes}。",
-    "texts.pool_rebuilt": "届时 KV 缓存池将重建（{blocks} 个块，每块 {size}）：每个运行中的请求都在其中重新计算"
+    "texts.pool_rebuilt": "届时 KV 缓存池将重建（{pool}）：每个运行中的请求都在其中重新计算"
                           "它的 token。",
     "texts.title_now": "{title} · 当前为 {changes}",
 

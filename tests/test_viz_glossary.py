@@ -5,6 +5,8 @@ from dataclasses import replace
 import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from engine.run.engine import Engine
+from engine.run.recipe import Request, RunSpec
 from i18n import text
 from scheduler import Config
 from viz.glossary import SETTING_FIELDS, changed_settings, legend, player_legend, setting, variant_label
@@ -37,9 +39,12 @@ def test_variant_labels_and_changes_read_as_words():
     now = replace(start, num_kvcache_blocks=6, prefill_first=False)
     assert changed_settings(start, now, lang="en") == ["KV blocks in the pool 6 (was 3)",
                                                        "step order decode first (was prefill first)"]
-    assert pending_change(start, start, 4, lang="en") is None
-    assert "The KV pool is rebuilt then" in pending_change(start, now, 5, lang="en")
-    assert "rebuilt" not in pending_change(start, replace(start, prefill_first=False), 5, lang="en")
+    engine = Engine(RunSpec(start, [Request(0, prompt_token_ids=(1, 2, 3), max_tokens=2)]))
+    engine.run(1)
+    shown = engine.frames[1]
+    assert pending_change(shown, start, lang="en") is None
+    assert "The KV pool is rebuilt then (6 blocks of 10 tokens)" in pending_change(shown, now, lang="en")
+    assert "rebuilt" not in pending_change(shown, replace(start, prefill_first=False), lang="en")
     assert title_in_effect("T", start, now, ignore=("prefill_first",), lang="en") == (
         "T · now with KV blocks in the pool 6 (the scenario's: 3)")
     assert branch_notice(2, 3, lang="en") == ("Branched at frame 2: frame 3 of the old run discarded; the run goes on "
@@ -54,3 +59,12 @@ def test_the_pool_legends_blank_block_is_named_as_the_kv_cache_title_counts_it(l
     title = text(lang, "player.pool_title.blocks", size="", reserved="", used=1, cached=1, empty=7,
                  units=text(lang, "player.pool_units.block"))
     assert counted.format(word=blank) in title, (blank, title)
+
+
+@pytest.mark.parametrize("lang, told", [("en", "The KV pool is rebuilt then (40 token slots)"),
+                                        ("zh", "届时 KV 缓存池将重建（40 个 token 槽位）")])
+def test_a_pool_change_under_the_sglang_twin_is_told_in_token_slots(lang, told):
+    engine = load_scenario(SCENARIOS_DIR / "sglang_evicted_prefix.toml").engine()
+    engine.run(2)
+    shown = engine.frames[2]
+    assert told in pending_change(shown, replace(shown.config, num_kvcache_blocks=40), lang=lang)

@@ -245,8 +245,7 @@ def titles() -> list[list]:
 def settings_notice():
     """A settings change made at the frame shown, told before its step runs."""
     frame = lab().frame
-    if not lab().is_trace and (change := pending_change(frame.config, lab().config_in_effect(), frame.step,
-                                                        current_lang())):
+    if not lab().is_trace and (change := pending_change(frame, lab().config_in_effect(), current_lang())):
         st.info(change, icon=":material/tune:")
 
 

@@ -11,6 +11,7 @@ from engine.run.recipe import POOL_FIELDS
 from i18n import count, in_lang, text
 from scheduler import Config
 from viz.glossary import changed_settings
+from viz.narrate import kv_unit
 
 PROMPT_TAIL_CHARS = 80
 CHAT_MARKUP = re.compile(r"<\|[^|]*\|>(?:assistant|user|system)?")  # chat-template markers and role names
@@ -80,15 +81,18 @@ def branch_notice(frame: int, old_last: int, lang: str) -> str:
     return text(lang, "texts.branched", frame=frame, discarded=discarded)
 
 
-def pending_change(shown: Config, next_config: Config, step: int, lang: str) -> str | None:
-    """Settings changed at the frame shown take effect in the next step: say so, and what a pool change does."""
+def pending_change(frame: Frame, next_config: Config, lang: str) -> str | None:
+    """Settings changed at the frame shown take effect in the next step: say so, and what a pool change does (in
+    the units of the frame's pool)."""
+    shown = frame.config
     changes = changed_settings(shown, next_config, lang=lang)
     if not changes:
         return None
-    notice = text(lang, "texts.from_step", step=step + 1, changes=text(lang, "list.sep").join(changes))
+    notice = text(lang, "texts.from_step", step=frame.step + 1, changes=text(lang, "list.sep").join(changes))
     if any(getattr(shown, f) != getattr(next_config, f) for f in POOL_FIELDS):
-        notice += text(lang, "texts.pool_rebuilt", blocks=next_config.num_kvcache_blocks,
-                       size=count(lang, "n.token", next_config.kvcache_block_size))
+        pool = text(lang, f"player.pool_size.{kv_unit(frame)}", n=next_config.num_kvcache_blocks,
+                    tokens=count(lang, "n.token", next_config.kvcache_block_size))
+        notice += text(lang, "texts.pool_rebuilt", pool=pool)
     return notice
 
 
