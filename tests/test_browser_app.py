@@ -7,7 +7,7 @@ run by the engine alone. Screenshots go to artifacts/ for a person to look at.""
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
-from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, open_page, wait_for_frame
+from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, holds, open_page, settled, wait_for_frame
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -62,8 +62,8 @@ def test_the_player_draws_every_frame_of_a_preset(fake_server, browser):
     page.get_by_label("pause at key frames").check()  # (keys typed into a control are the control's)
     page.get_by_role("button", name="Play", exact=True).click()
     wait_for_frame(page, 1)  # the scenario's first key frame
-    page.wait_for_timeout(1500)
-    assert drawn(page)["frame"] == 1 and page.get_by_role("button", name="Play", exact=True).count() == 1
+    page.get_by_role("button", name="Play", exact=True).wait_for()  # paused there
+    holds(page, f"document.querySelector('{PLAYER}').dataset.frame === '1'", 1500, "the player stays on the key frame")
     page.close()
 
 
@@ -74,15 +74,15 @@ def test_fast_step_clicks_each_give_a_frame_and_play_pauses(fake_server, browser
     for _ in range(20):
         step_button(page).click()
     wait_for_frame(page, 20)
-    page.wait_for_timeout(1000)
+    holds(page, f"document.querySelector('{PLAYER}').dataset.frame === '20'", 1000, "no click stepped twice")
     assert drawn(page)["frame"] == drawn(page)["last"] == 20, "clicks were lost or merged"
     assert_page_shows(page, expected.frames[20])
     page.get_by_role("button", name="Play", exact=True).click()
     page.wait_for_function(f"() => Number(document.querySelector('{PLAYER}').dataset.frame) >= 23", timeout=30_000)
     page.get_by_role("button", name="Pause", exact=True).click()
     paused_at = drawn(page)["frame"]
-    page.wait_for_timeout(1500)
-    assert drawn(page)["frame"] == paused_at, "the player kept stepping after Pause"
+    holds(page, f"document.querySelector('{PLAYER}').dataset.frame === '{paused_at}'", 1500,
+          "the player stays where it was paused")
     page.evaluate(f"() => {{ const p = document.querySelector('{PLAYER}').player; p.answerTimeoutMs = 300;"
                   " Object.defineProperty(p, 'send', {get: () => () => {}, set: () => {}}); }")  # requests get lost
     page.keyboard.press("End")  # (a rerun still on its way cannot undo that: the setter ignores it)
@@ -163,9 +163,11 @@ def test_screenshots_mid_transition_and_on_a_projector(fake_server, browser):
     ARTIFACTS.mkdir(exist_ok=True)
     page = open_page(browser, f"{fake_server}/?scenario=02_preemption&frame=5", 1600, 1000)
     page.get_by_role("button", name="Back", exact=True).click()
-    page.wait_for_timeout(600)
+    wait_for_frame(page, 4)
+    settled(page, PLAYER)
     step_button(page).click()  # frame 5 is held: it is drawn at once, the request sliding to the waiting row
-    page.wait_for_timeout(80)
+    page.wait_for_function(f"() => document.querySelector('{PLAYER}').getAnimations({{subtree: true}})"
+                           ".some(a => a.playState === 'running')")  # caught sliding: the screenshot's point
     page.screenshot(path=ARTIFACTS / "laptop_1600x1000_mid_transition.png")
     page.close()
     page = open_page(browser, f"{fake_server}/?scenario=08_chat_poisson&frame=11", 1280, 720)
@@ -174,7 +176,7 @@ def test_screenshots_mid_transition_and_on_a_projector(fake_server, browser):
     page.locator(".st-key-presentation label").click()
     page.wait_for_function(f"() => document.querySelector('{sidebar}').dataset.collapsed === 'true'", timeout=30_000)
     page.wait_for_function(f"() => document.querySelector('{PLAYER}').classList.contains('sp-present')")
-    page.wait_for_timeout(800)
+    settled(page)
     for selector in (".sp-running .sp-row", ".sp-waiting .sp-qtitle", ".sp-narration li"):
         assert page.locator(selector).first.bounding_box()["y"] < 720, f"{selector} is below the fold"
     cut = page.evaluate("""() => { const root = document.querySelector('[data-testid=stage-player]'), cut = [];
@@ -193,8 +195,8 @@ def test_screenshots_mid_transition_and_on_a_projector(fake_server, browser):
     page.locator(".st-key-presentation label").click()  # turned off: the sidebar is back
     page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.classList.contains('sp-present') === false",
                            timeout=30_000)
-    page.wait_for_timeout(1500)  # the page's next reruns (its link no longer says present=1) leave it open
-    assert page.get_attribute(sidebar, "data-collapsed") == "false"
+    holds(page, f"document.querySelector('{sidebar}').dataset.collapsed === 'false'", 1500,
+          "the page's next reruns (its link no longer says present=1) leave the sidebar open")
     page.close()
 
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from render.chromium import CHROMIUM, CHROMIUM_ARGS
-from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, wait_for_frame
+from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, settled, wait_for_frame
 
 pytestmark = NEEDS_CHROMIUM
 WAIT_MS = 30_000
@@ -86,7 +86,7 @@ def work(page, words: dict[str, str]):
 
 def shoot(page, anchor: str, file: str):
     page.get_by_text(anchor).first.scroll_into_view_if_needed(timeout=WAIT_MS)
-    page.wait_for_timeout(300)
+    settled(page)
     page.screenshot(path=ARTIFACTS / file)
 
 

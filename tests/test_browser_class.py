@@ -8,16 +8,13 @@ roster and controls at 1280x720 and 1920x1080 and of a follower's view, in both 
 
 import os
 import re
-from pathlib import Path
 
 import pytest
 
 from render.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.helpers.browser import ARTIFACTS, PLAYER, holds, settled, wait_for_frame
 from tools.app_server import app_server
 
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "artifacts"
-PLAYER = "[data-testid=stage-player]"
 WAIT_MS = 30_000
 
 pytestmark = [pytest.mark.slow,
@@ -45,10 +42,6 @@ def person(chromium, width: int = 1280, height: int = 720):
 
 def shown(page) -> int:
     return int(page.locator(PLAYER).get_attribute("data-frame"))
-
-
-def wait_for_frame(page, step: int):
-    page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.dataset.frame === '{step}'", timeout=WAIT_MS)
 
 
 def title(page) -> str:
@@ -90,7 +83,7 @@ def join(chromium, url: str, code: str, query: str = "", name: str | None = None
 
 def open_roster(page):
     page.locator("[data-testid=stExpander] summary").filter(has_text=re.compile("Roster: |名单：")).first.click()
-    page.wait_for_timeout(700)  # the expander opens with an animation
+    settled(page)  # the expander opens with an animation
 
 
 def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(browser):
@@ -131,8 +124,8 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     step(lecturer, 3)
     for page in (zh, projector):
         wait_for_frame(page, 6)
-    lecturer.wait_for_timeout(1500)
-    assert shown(en) == 4  # on their own: the lecturer's steps leave them where they are
+    holds(en, f"document.querySelector('{PLAYER}').dataset.frame === '4'", 1500,
+          "a student on their own stays where they are while the lecturer steps")
     lecturer.get_by_role("button", name="Bring everyone back").click()
     wait_for_frame(en, 6)
     en.get_by_role("button", name="Break away").wait_for(timeout=WAIT_MS)
@@ -164,7 +157,7 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     assert [row.split("\t")[0].strip() for row in roster] == ["Alice Smith", "प्रिया शर्मा", "王小明"]  # by name's key
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_roster_en_1280x720.png")
     lecturer.set_viewport_size({"width": 1920, "height": 1080})
-    lecturer.wait_for_timeout(800)
+    settled(lecturer)
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_roster_en_1920x1080.png")
     lecturer.locator("[data-testid=stSidebar]").get_by_text("中文").click()  # the lecturer's words, not the class's
     lecturer.get_by_text("正在跟随的 3 名学生中已有 3 名作答。").wait_for(timeout=WAIT_MS)
@@ -173,7 +166,7 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     lecturer.locator("[data-testid=stExpander] [data-testid=stTable]").first.wait_for(timeout=WAIT_MS)
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_roster_zh_1920x1080.png")
     lecturer.set_viewport_size({"width": 1280, "height": 720})
-    lecturer.wait_for_timeout(800)
+    settled(lecturer)
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_roster_zh_1280x720.png")
     lecturer.get_by_text("正在跟随的 3 名学生中已有 3 名作答。").scroll_into_view_if_needed()
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_zh_1280x720.png")
@@ -194,8 +187,9 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     lecturer.reload()  # the lecturer's F5: still the lecturer, on the same frame; the class stays there
     lecturer.get_by_text(re.compile(f"You lead class {code}")).wait_for(timeout=WAIT_MS)
     wait_for_frame(lecturer, lecturer_frame)
-    lecturer.wait_for_timeout(1500)
-    assert [shown(page) for page in students] == [lecturer_frame] * 3
+    for page in students:
+        holds(page, f"document.querySelector('{PLAYER}').dataset.frame === '{lecturer_frame}'", 500,
+              "the class stays on the lecturer's frame through the lecturer's reload")
 
 
 def playing(page) -> bool:
@@ -225,8 +219,9 @@ def test_students_play_along_while_the_lecturer_plays_and_land_on_the_lecturers_
     for page in students:
         wait_for_frame(page, paused_at)
         page.wait_for_function(f"() => !document.querySelector('{PLAYER}').player.playing", timeout=WAIT_MS)
-    lecturer.wait_for_timeout(1000)
-    assert [shown(page) for page in students] == [paused_at, paused_at]  # they stay there, stopped
+    for page in students:  # they stay there, stopped
+        holds(page, f"document.querySelector('{PLAYER}').dataset.frame === '{paused_at}'", 500,
+              "a student stays on the frame the lecturer paused on")
     step(lecturer, 2)  # a step after the pause still leads the class
     for page in students:
         wait_for_frame(page, paused_at + 2)

@@ -7,7 +7,7 @@ import pytest
 from engine.analysis.partings import partings
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import text
-from tests.helpers.browser import ARTIFACTS, LOCKSTEP, NEEDS_CHROMIUM, lockstep_shown, open_lockstep
+from tests.helpers.browser import ARTIFACTS, LOCKSTEP, NEEDS_CHROMIUM, lockstep_shown, open_lockstep, scroll_to, settled
 from tests.helpers.engines import preset_comparison
 
 pytestmark = NEEDS_CHROMIUM
@@ -70,9 +70,8 @@ def test_screenshots_of_the_stages_side_by_side(fake_server, browser, lang):
     assert step > 0 and frames == [step, step]
     for width, height in ((1280, 720), (1600, 1000)):
         page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_timeout(600)
-        page.get_by_role("heading", name=text(lang, "lab.lockstep")).evaluate("e => e.scrollIntoView()")
-        page.wait_for_timeout(300)
+        settled(page, LOCKSTEP)
+        scroll_to(page.get_by_role("heading", name=text(lang, "lab.lockstep")))
         page.screenshot(path=ARTIFACTS / f"lab_lockstep_{lang}_{width}x{height}.png")
     page.close()
 
@@ -102,8 +101,7 @@ def test_three_schedulers_stand_side_by_side_at_1400_px(fake_server, browser, la
                                  ("max_num_seqs", "max_num_seqs", "max_running_requests"), strict=True):
         assert text(lang, f"player.queue_limit.{kind}", n=3, name=name) in title.replace("\n", " "), title
     ARTIFACTS.mkdir(exist_ok=True)
-    page.get_by_role("heading", name=text(lang, "lab.lockstep")).evaluate("e => e.scrollIntoView()")
-    page.wait_for_timeout(300)
+    scroll_to(page.get_by_role("heading", name=text(lang, "lab.lockstep")))
     page.screenshot(path=ARTIFACTS / f"lab_lockstep_three_schedulers_{lang}_1400.png")
     # at step 6 the article's 1 and 2 have finished: in a 300 px column the mark takes a line under its row, and
     # stays a small mark there (its words' width), not a dark bar as wide as the column

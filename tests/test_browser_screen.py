@@ -6,7 +6,7 @@ to artifacts/ for a person to look at."""
 
 import pytest
 
-from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, open_page, wait_for_frame
+from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, open_page, settled, wait_for_frame
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -45,7 +45,7 @@ def test_what_a_projector_shows_above_the_fold(fake_server, browser, name, lang,
     frame = PRESETS[name]
     link = f"lang={lang}&scenario={name}&frame={frame}" + ("&present=1" if present else "")
     page = open_page(browser, f"{fake_server}/?{link}", 1280, FOLD)
-    page.wait_for_timeout(500)
+    settled(page, PLAYER)
     seen = screen(page)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=ARTIFACTS / f"fold_{name}_{lang}_{'projector' if present else 'laptop'}.png")
@@ -140,7 +140,7 @@ def test_the_token_budget_bar_at_a_known_frame(fake_server, browser, scheduler, 
     overlaps neither the running queue nor the narration. Preset 07 under the twin, step 41: request 4 waits."""
     page = open_page(browser, f"{fake_server}/?lang={lang}&scenario=04_chunked_prefill&variant=1&frame=6"
                               f"&scheduler={scheduler}", 1280, FOLD)
-    page.wait_for_timeout(300)
+    settled(page, PLAYER)
     bar = page.evaluate(BUDGET_JS)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=ARTIFACTS / f"budget_04_{scheduler}_{lang}.png")

@@ -141,12 +141,12 @@ def test_the_budgets_key_tells_every_part_of_the_bar_however_thin(browser, tmp_p
 def test_a_node_inserted_this_step_shows_its_whole_ring(fake_server, browser):
     """sglang_evicted_prefix's step 5 on the stepper page at 1400 px inserts 2's node, as wide as the tree's box: its
     green ring (a 2 px shadow) is inside the box, not cut off at its right edge, once the flash is over."""
-    from tests.helpers.browser import PLAYER, open_page
+    from tests.helpers.browser import PLAYER, open_page, settled
 
     page = open_page(browser, f"{fake_server}/?lang=en&scenario=sglang_evicted_prefix&frame=5", 1400, 1900)
     nodes = page.locator(PLAYER).locator("[data-testid=tree-nodes]")
     nodes.wait_for()
-    page.wait_for_timeout(1200)
+    settled(page, PLAYER)  # the new node's flash is over
     box, node = nodes.evaluate("b => [b.getBoundingClientRect().left + b.clientLeft + b.clientWidth,"
                                " b.querySelector('.sp-t-new').getBoundingClientRect().right]")
     assert node + 2 <= box + 0.5, (node, box)

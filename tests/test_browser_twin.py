@@ -8,7 +8,17 @@ import pytest
 from engine.analysis.partings import partings
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import text
-from tests.helpers.browser import ARTIFACTS, LOCKSTEP, NEEDS_CHROMIUM, PLAYER, lockstep_shown, open_lockstep, open_page
+from tests.helpers.browser import (
+    ARTIFACTS,
+    LOCKSTEP,
+    NEEDS_CHROMIUM,
+    PLAYER,
+    lockstep_shown,
+    open_lockstep,
+    open_page,
+    scroll_to,
+    settled,
+)
 from tests.helpers.engines import preset_comparison
 
 pytestmark = NEEDS_CHROMIUM
@@ -23,8 +33,7 @@ def open_versus(browser, url: str, lang: str):
 
 def screenshot_of_stages(page, lang: str, name: str):
     ARTIFACTS.mkdir(exist_ok=True)
-    page.get_by_role("heading", name=text(lang, "lab.lockstep")).evaluate("e => e.scrollIntoView()")
-    page.wait_for_timeout(400)
+    scroll_to(page.get_by_role("heading", name=text(lang, "lab.lockstep")))
     page.screenshot(path=ARTIFACTS / name)
 
 
@@ -69,17 +78,15 @@ def test_screenshots_of_the_twins_reasons_and_its_resume_from_cached_blocks(fake
     ARTIFACTS.mkdir(exist_ok=True)
     for frame in FRAMES[name]:
         page = open_page(browser, f"{fake_server}/?lang={lang}&scenario={name}&frame={frame}", 1280, 720)
-        page.wait_for_timeout(500)
+        settled(page, PLAYER)
         narration = page.locator(f"{PLAYER} .sp-narration").inner_text()
         page.screenshot(path=ARTIFACTS / f"twin_{name}_{lang}_frame{frame}.png")
-        page.locator(f"{PLAYER} .sp-narration").evaluate("e => e.scrollIntoView()")
-        page.wait_for_timeout(300)
+        scroll_to(page.locator(f"{PLAYER} .sp-narration"))
         page.screenshot(path=ARTIFACTS / f"twin_{name}_{lang}_frame{frame}_narration.png")
         if name == "vllm_pool_too_small":  # the sidebar's warning: vLLM would not start with this config
             alerts = page.locator("[data-testid=stSidebar] [data-testid=stAlert]")
             warning = alerts.filter(has_text="max_model_len = 32")
-            warning.evaluate("e => e.scrollIntoView()")
-            page.wait_for_timeout(300)
+            scroll_to(warning)
             page.screenshot(path=ARTIFACTS / f"twin_{name}_{lang}_sidebar_warning.png")
             assert text(lang, "sidebar.beyond_pool.vllm")[:20] in warning.inner_text()
         page.close()

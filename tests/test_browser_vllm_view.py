@@ -11,7 +11,16 @@ from engine.analysis.partings import partings
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
 from i18n import join_and, text
-from tests.helpers.browser import ARTIFACTS, LOCKSTEP, NEEDS_CHROMIUM, PLAYER, open_lockstep, open_page
+from tests.helpers.browser import (
+    ARTIFACTS,
+    LOCKSTEP,
+    NEEDS_CHROMIUM,
+    PLAYER,
+    open_lockstep,
+    open_page,
+    scroll_to,
+    settled,
+)
 from viz.handout import Handout
 from viz.html_export import handout_html
 
@@ -33,8 +42,7 @@ def test_the_twins_view_on_frames_6_9_and_11(fake_server, browser, lang):
     ARTIFACTS.mkdir(exist_ok=True)
     for frame, (queue_head, output) in SHOWN.items():
         page = open_page(browser, f"{fake_server}/?lang={lang}&scenario=vllm_resume_cached&frame={frame}", 1280, 900)
-        page.locator(VIEW).evaluate("e => e.scrollIntoView()")
-        page.wait_for_timeout(400)
+        scroll_to(page.locator(VIEW))
         shown = view_texts(page)
         assert shown["log"].startswith("Engine 000: Avg prompt throughput:") and "vllm:num_preemptions_total 1" in \
             shown["log"]
@@ -93,14 +101,14 @@ def test_a_knob_comparison_under_the_twin_names_its_parting_steps(fake_server, b
     steps = [p.step for p in partings([run.frames for run in twin])]
     page = open_lockstep(browser, fake_server, lang, KNOBS.title_in(lang), text(lang, "compare.name.fcfs vs priority"))
     verdict = page.locator("[data-testid=stMarkdownContainer] li", has_text=text(lang, "lockstep.question"))
-    verdict.evaluate("e => e.scrollIntoView({block: 'center'})")
-    page.wait_for_timeout(400)
+    scroll_to(verdict, "center")
     assert join_and(lang, steps) in verdict.inner_text()
     page.screenshot(path=ARTIFACTS / f"lab_twin_fcfs_vs_priority_{lang}_verdict.png")
     root = page.locator(LOCKSTEP)
     root.locator("[data-action=next-parting]").click()
-    page.get_by_role("heading", name=text(lang, "lab.lockstep")).evaluate("e => e.scrollIntoView()")
-    page.wait_for_timeout(400)
+    page.wait_for_function(f"() => document.querySelector('{LOCKSTEP}').dataset.step === '{steps[0]}'")
+    settled(page, LOCKSTEP)
+    scroll_to(page.get_by_role("heading", name=text(lang, "lab.lockstep")))
     page.screenshot(path=ARTIFACTS / f"lab_twin_fcfs_vs_priority_{lang}_step{steps[0]}.png")
     assert page.locator("[data-testid=stException]").count() == 0
     page.close()

@@ -11,7 +11,6 @@ import gc
 import os
 import signal
 import threading
-import time
 
 import pytest
 import torch
@@ -23,6 +22,7 @@ from runner.model_process import ModelProcess, ModelProcessError
 from runner.model_runner import ModelRunner
 from runner.paged_attention import KVCache, cache_shape
 from scheduler import Config, SamplingParams, Scheduler, Sequence
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.model
 CONFIG = Config(max_num_seqs=3, max_num_batched_tokens=64, num_kvcache_blocks=24, kvcache_block_size=16,
@@ -103,10 +103,8 @@ def kill_and_wait_until_seen(process: ModelProcess):
     child = process._child
     child.process.kill()
     child.process.wait()
-    deadline = time.monotonic() + 10
-    while child.stopped is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert child.stopped is not None and "stopped" in child.stopped
+    wait_until(lambda: child.stopped is not None, "the model process's death to be seen", 10, poll_s=0.05)
+    assert "stopped" in child.stopped
 
 
 def test_a_stopped_process_starts_again_and_runs_keep_their_kv(monkeypatch):
@@ -146,10 +144,7 @@ def test_a_step_in_flight_when_the_process_is_killed_goes_to_the_new_process_and
     batch, answer = scheduler.schedule(), []
     stepping = threading.Thread(target=lambda: answer.append(runner.run(batch.seqs)))
     stepping.start()
-    deadline = time.monotonic() + 30
-    while not process._waiting and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert process._waiting, "the step never reached the model process"
+    wait_until(lambda: process._waiting, "the step to reach the model process", 30)
     child.process.kill()  # kill -9, the step unanswered
     stepping.join(timeout=120)
     assert not stepping.is_alive() and answer, "the step in flight was not answered by the new process"

@@ -6,7 +6,6 @@ fake model's, and with the real model's process killed (kill -9) under a step.""
 import os
 import signal
 import threading
-import time
 
 import pytest
 
@@ -17,6 +16,7 @@ from scheduler import Config
 from session.lab import CustomSetup, Lab, LabError, RunInputs
 from session.run_cache import RunCache
 from tests.helpers.engines import comparable
+from tests.helpers.waiting import wait_until
 
 FAIL_AT = 7  # the step that fails
 KILLED = "the model process stopped (EOFError, exit code -9)"
@@ -125,9 +125,7 @@ def test_a_real_kill_of_the_model_process_mid_step_leaves_the_frames_of_an_undis
     stepping = threading.Thread(target=lambda: failed.append(pytest.raises(LabError, lab.step).value) if resends == 0
                                 else lab.step())
     stepping.start()
-    deadline = time.monotonic() + 60
-    while not process._waiting and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: process._waiting, "the step to reach the model process", 60)
     child.process.kill()
     stepping.join(timeout=300)
     assert not stepping.is_alive()

@@ -23,8 +23,68 @@ def chromium_in_this_tier() -> bool:
     return os.path.exists(CHROMIUM) and os.environ.get("SCHEDLAB_TEST_TIER") != "fast"
 
 
+# Counts the Streamlit script runs a page has started (its root's data-test-script-state turning to "running"), so
+# a test can wait for the rerun its own action caused (`reran`): added to every page of a context by conftest.py.
+COUNT_RUNS = """(() => {
+  window.schedlabRuns = 0;
+  let last = null;
+  new MutationObserver(() => {
+    const state = document.querySelector('[data-testid=stApp]')?.dataset.testScriptState;
+    if (state !== last && state === 'running') window.schedlabRuns += 1;
+    last = state;
+  }).observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-test-script-state']});
+})();"""
+
+
 def wait_for_frame(page, step: int):
     page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.dataset.frame === '{step}'", timeout=30_000)
+
+
+@contextmanager
+def reran(page, timeout_ms: int = 30_000):
+    """Around an action that makes the page run its script again: first waits until the page is not running (a
+    change made during a run restarts that run, which would not count as a new one), and on leaving until a run
+    started after the action has ended (the page's context counts runs: COUNT_RUNS)."""
+    idle = "document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
+    page.wait_for_function(f"() => window.schedlabRuns > 0 && {idle}", timeout=timeout_ms)
+    before = page.evaluate("window.schedlabRuns")
+    yield
+    page.wait_for_function(f"() => window.schedlabRuns > {before} && {idle}", timeout=timeout_ms)
+
+
+def painted(page):
+    """Returns once the page has painted what the last change drew (two animation frames later)."""
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
+def scroll_to(locator, block: str = "start"):
+    """`locator` scrolled into view at once (no smooth scrolling), painted there."""
+    locator.evaluate(f"e => e.scrollIntoView({{block: '{block}', behavior: 'instant'}})")
+    painted(locator.page)
+
+
+def settled(page, selector: str = "body", timeout_ms: int = 30_000):
+    """Returns once nothing under `selector` is moving: no CSS transition or finite animation running (a step's
+    rows sliding, a node's flash, an expander opening), then painted."""
+    page.wait_for_function(f"""() => (document.querySelector('{selector}')?.getAnimations({{subtree: true}}) || [])
+      .every(a => a.playState !== 'running' || a.effect?.getComputedTiming().iterations === Infinity)""",
+                           timeout=timeout_ms)
+    painted(page)
+
+
+def holds(page, condition_js: str, ms: int, what: str):
+    """Asserts that `condition_js` (a JS expression) stays true on every animation frame for `ms`: that nothing
+    happens (a paused player stays paused, followers left alone stay where they are)."""
+    broken = page.evaluate(f"""() => new Promise(done => {{
+      const end = performance.now() + {ms};
+      const check = () => {{
+        if (!({condition_js})) return done(performance.now() - (end - {ms}));
+        if (performance.now() >= end) return done(null);
+        requestAnimationFrame(check);
+      }};
+      check();
+    }})""")
+    assert broken is None, f"{what}: broken after {broken:.0f} ms"
 
 
 def open_page(browser, url: str, width: int = 1440, height: int = 900):
@@ -45,10 +105,12 @@ def open_lockstep(browser, url: str, lang: str, preset_title: str, comparison: s
     page.goto(f"{url}/Policy_lab?lang={lang}")
     boxes = page.locator("[data-testid=stSelectbox]")
     for i, name in enumerate((preset_title, comparison)):
+        if boxes.nth(i).inner_text().strip() == name:  # chosen already (a preset's default comparison): no rerun
+            continue
         boxes.nth(i).click()
         page.keyboard.type(name[:25])  # the list draws only the options in view: filter it down to this one
-        page.get_by_role("option", name=name).click()
-        page.wait_for_timeout(1000)  # the page reruns with that choice
+        with reran(page):  # the page runs again with that choice
+            page.get_by_role("option", name=name).click()
     page.locator("[data-testid=stButton] button[kind=primary]").click()
     page.locator(LOCKSTEP).wait_for(timeout=120_000)
     return page
