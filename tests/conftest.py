@@ -58,14 +58,11 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     from render.chromium import CHROMIUM, CHROMIUM_ARGS
-    from tests.helpers.browser import COUNT_RUNS
 
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            context = chromium.new_context()
-            context.add_init_script(COUNT_RUNS)
-            yield context
+            yield chromium.new_context()
         finally:
             chromium.close()
 

@@ -23,33 +23,32 @@ def chromium_in_this_tier() -> bool:
     return os.path.exists(CHROMIUM) and os.environ.get("SCHEDLAB_TEST_TIER") != "fast"
 
 
-# Counts the Streamlit script runs a page has started (its root's data-test-script-state turning to "running"), so
-# a test can wait for the rerun its own action caused (`reran`): added to every page of a context by conftest.py.
-COUNT_RUNS = """(() => {
-  window.schedlabRuns = 0;
-  let last = null;
-  new MutationObserver(() => {
-    const state = document.querySelector('[data-testid=stApp]')?.dataset.testScriptState;
-    if (state !== last && state === 'running') window.schedlabRuns += 1;
-    last = state;
-  }).observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-test-script-state']});
-})();"""
-
-
 def wait_for_frame(page, step: int):
     page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.dataset.frame === '{step}'", timeout=30_000)
 
 
+def finished_whole_run(payload) -> bool:
+    """Whether a websocket frame a page received is Streamlit's word that the page's script ran to its end (a whole
+    run, not a fragment's, not one cut short by a rerun)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    if isinstance(payload, str):
+        return False
+    message = ForwardMsg()
+    message.ParseFromString(payload)
+    return (message.WhichOneof("type") == "script_finished"
+            and message.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY)
+
+
 @contextmanager
-def reran(page, timeout_ms: int = 30_000):
-    """Around an action that makes the page run its script again: first waits until the page is not running (a
-    change made during a run restarts that run, which would not count as a new one), and on leaving until a run
-    started after the action has ended (the page's context counts runs: COUNT_RUNS)."""
-    idle = "document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
-    page.wait_for_function(f"() => window.schedlabRuns > 0 && {idle}", timeout=timeout_ms)
-    before = page.evaluate("window.schedlabRuns")
-    yield
-    page.wait_for_function(f"() => window.schedlabRuns > {before} && {idle}", timeout=timeout_ms)
+def reran(page, socket, timeout_ms: int = 30_000):
+    """Around an action that makes the page run its script again (`socket`: the page's websocket): first waits
+    until no run is going on (a change made during a run restarts that run), then, on leaving, until Streamlit says
+    a whole run has finished after the action."""
+    page.wait_for_function("() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState"
+                           " === 'notRunning'", timeout=timeout_ms)
+    with socket.expect_event("framereceived", predicate=finished_whole_run, timeout=timeout_ms):
+        yield
 
 
 def painted(page):
@@ -102,14 +101,15 @@ def open_lockstep(browser, url: str, lang: str, preset_title: str, comparison: s
     `lang`), its lockstep stages drawn."""
     page = browser.new_page()
     page.set_viewport_size({"width": width, "height": height})
-    page.goto(f"{url}/Policy_lab?lang={lang}")
+    with page.expect_websocket() as connected:
+        page.goto(f"{url}/Policy_lab?lang={lang}")
     boxes = page.locator("[data-testid=stSelectbox]")
     for i, name in enumerate((preset_title, comparison)):
         if boxes.nth(i).inner_text().strip() == name:  # chosen already (a preset's default comparison): no rerun
             continue
         boxes.nth(i).click()
         page.keyboard.type(name[:25])  # the list draws only the options in view: filter it down to this one
-        with reran(page):  # the page runs again with that choice
+        with reran(page, connected.value):  # the page runs again with that choice
             page.get_by_role("option", name=name).click()
     page.locator("[data-testid=stButton] button[kind=primary]").click()
     page.locator(LOCKSTEP).wait_for(timeout=120_000)
