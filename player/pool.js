@@ -47,8 +47,7 @@
       const legend = this.strings.legend || {};
       this.$('.sp-plegend').innerHTML = ((words === 'tree' ? legend.pool_tree : legend.pool) || []).map(([mark, said]) =>
         `<span${mark === 'sw:overfull' ? ' class="sp-overfull-key" hidden' : ''}>${markHtml(mark)}${esc(said)}</span>`).join('');
-      const hint = this.$('.sp-legend .sp-hint');
-      if (hint) hint.textContent = (words === 'tree' ? legend.hint_tree : legend.hint) || '';
+      this.$('.sp-legend .sp-hint').textContent = (words === 'tree' ? legend.hint_tree : legend.hint) || '';
       this.paintSwatches();
     }
 

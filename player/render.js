@@ -416,11 +416,11 @@
       this.$('.sp-keystop span').textContent = this.t('pause_at_keys');
       this.$('.sp-slider').setAttribute('aria-label', this.t('slider_name'));
       this.$('.sp-stitle').textContent = this.t('story_title');
-      const legend = strings.legend || {tokens: [], pool: [], hint: ''};
+      const legend = strings.legend || {tokens: []};
       const only = mark => ((legend.id_marks || []).includes(mark) ? ' class="sp-ids-key"'
         : (legend.text_marks || []).includes(mark) ? ' class="sp-text-key"' : '');  // shown on runs that draw them
       this.$('.sp-legend').innerHTML = legend.tokens.map(([mark, words]) => `<span${only(mark)}>${markHtml(mark)}${esc(words)}</span>`).join('') +
-        `<span class="sp-hint">${esc(legend.hint)}</span>`;
+        '<span class="sp-hint"></span>';  // its words are the pool's (poolLegend)
       this.poolLegendShown = null;
       this.poolLegend('blocks');  // a radix tree's words once its frame is shown
       this.updateControls();

@@ -7,7 +7,16 @@ run by the engine alone. Screenshots go to artifacts/ for a person to look at.""
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
-from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, holds, open_page, settled, wait_for_frame
+from tests.helpers.browser import (
+    ARTIFACTS,
+    NEEDS_CHROMIUM,
+    PLAYER,
+    holds,
+    open_page,
+    settled,
+    stays_on_frame,
+    wait_for_frame,
+)
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -63,7 +72,7 @@ def test_the_player_draws_every_frame_of_a_preset(fake_server, browser):
     page.get_by_role("button", name="Play", exact=True).click()
     wait_for_frame(page, 1)  # the scenario's first key frame
     page.get_by_role("button", name="Play", exact=True).wait_for()  # paused there
-    holds(page, f"document.querySelector('{PLAYER}').dataset.frame === '1'", 1500, "the player stays on the key frame")
+    stays_on_frame(page, 1, 1500, "the player stays on the key frame")
     page.close()
 
 
@@ -74,15 +83,14 @@ def test_fast_step_clicks_each_give_a_frame_and_play_pauses(fake_server, browser
     for _ in range(20):
         step_button(page).click()
     wait_for_frame(page, 20)
-    holds(page, f"document.querySelector('{PLAYER}').dataset.frame === '20'", 1000, "no click stepped twice")
+    stays_on_frame(page, 20, 1000, "no click stepped twice")
     assert drawn(page)["frame"] == drawn(page)["last"] == 20, "clicks were lost or merged"
     assert_page_shows(page, expected.frames[20])
     page.get_by_role("button", name="Play", exact=True).click()
     page.wait_for_function(f"() => Number(document.querySelector('{PLAYER}').dataset.frame) >= 23", timeout=30_000)
     page.get_by_role("button", name="Pause", exact=True).click()
     paused_at = drawn(page)["frame"]
-    holds(page, f"document.querySelector('{PLAYER}').dataset.frame === '{paused_at}'", 1500,
-          "the player stays where it was paused")
+    stays_on_frame(page, paused_at, 1500, "the player stays where it was paused")
     page.evaluate(f"() => {{ const p = document.querySelector('{PLAYER}').player; p.answerTimeoutMs = 300;"
                   " Object.defineProperty(p, 'send', {get: () => () => {}, set: () => {}}); }")  # requests get lost
     page.keyboard.press("End")  # (a rerun still on its way cannot undo that: the setter ignores it)

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from render.chromium import CHROMIUM, CHROMIUM_ARGS
-from tests.helpers.browser import ARTIFACTS, PLAYER, holds, settled, wait_for_frame
+from tests.helpers.browser import ARTIFACTS, PLAYER, settled, stays_on_frame, wait_for_frame
 from tools.app_server import app_server
 
 WAIT_MS = 30_000
@@ -124,8 +124,7 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     step(lecturer, 3)
     for page in (zh, projector):
         wait_for_frame(page, 6)
-    holds(en, f"document.querySelector('{PLAYER}').dataset.frame === '4'", 1500,
-          "a student on their own stays where they are while the lecturer steps")
+    stays_on_frame(en, 4, 1500, "a student on their own stays where they are while the lecturer steps")
     lecturer.get_by_role("button", name="Bring everyone back").click()
     wait_for_frame(en, 6)
     en.get_by_role("button", name="Break away").wait_for(timeout=WAIT_MS)
@@ -188,8 +187,7 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     lecturer.get_by_text(re.compile(f"You lead class {code}")).wait_for(timeout=WAIT_MS)
     wait_for_frame(lecturer, lecturer_frame)
     for page in students:
-        holds(page, f"document.querySelector('{PLAYER}').dataset.frame === '{lecturer_frame}'", 500,
-              "the class stays on the lecturer's frame through the lecturer's reload")
+        stays_on_frame(page, lecturer_frame, 500, "the class stays on the lecturer's frame through their reload")
 
 
 def playing(page) -> bool:
@@ -220,8 +218,7 @@ def test_students_play_along_while_the_lecturer_plays_and_land_on_the_lecturers_
         wait_for_frame(page, paused_at)
         page.wait_for_function(f"() => !document.querySelector('{PLAYER}').player.playing", timeout=WAIT_MS)
     for page in students:  # they stay there, stopped
-        holds(page, f"document.querySelector('{PLAYER}').dataset.frame === '{paused_at}'", 500,
-              "a student stays on the frame the lecturer paused on")
+        stays_on_frame(page, paused_at, 500, "a student stays on the frame the lecturer paused on")
     step(lecturer, 2)  # a step after the pause still leads the class
     for page in students:
         wait_for_frame(page, paused_at + 2)

@@ -145,6 +145,13 @@ def kv_unit(frame: Frame) -> str:
     return "slot" if view["page_size"] == 1 else "page"
 
 
+def pool_size(lang: str, frame: Frame, num_units: int, tokens_per_unit: int) -> str:
+    """A pool of `num_units` in the frame's pool's words: "6 blocks of 10 tokens", "40 token slots", "9 pages of 4
+    tokens" (the player says it with the same messages)."""
+    return text(lang, f"player.pool_size.{kv_unit(frame)}", n=num_units,
+                tokens=count(lang, "n.token", tokens_per_unit))
+
+
 def _freed(lang: str, frame: Frame, units) -> str:
     noun = kv_unit(frame)
     if not units:
@@ -252,9 +259,8 @@ def _finished_late(lang, event, frame: Frame, before: Frame | None = None) -> st
 
 
 def _pool_rebuilt(lang, event, frame: Frame, before: Frame | None = None) -> str:
-    pool = text(lang, f"player.pool_size.{kv_unit(frame)}", n=event.num_blocks,
-                tokens=count(lang, "n.token", event.block_size))
-    base = text(lang, "narrate.rebuilt", step=frame.step, pool=pool, prev=frame.step - 1)
+    base = text(lang, "narrate.rebuilt", step=frame.step, pool=pool_size(lang, frame, event.num_blocks,
+                                                                         event.block_size), prev=frame.step - 1)
     running, waiting = event.requeued[:event.num_running], event.requeued[event.num_running:]
     if running:
         return count(lang, "narrate.rebuilt.running", len(running), base=base, ids=join_and(lang, running))

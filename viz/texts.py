@@ -8,10 +8,10 @@ from typing import NamedTuple
 
 from engine.run.frame import Frame, RequestView, token_id_text
 from engine.run.recipe import POOL_FIELDS
-from i18n import count, in_lang, text
+from i18n import in_lang, text
 from scheduler import Config
 from viz.glossary import changed_settings
-from viz.narrate import kv_unit
+from viz.narrate import pool_size
 
 PROMPT_TAIL_CHARS = 80
 CHAT_MARKUP = re.compile(r"<\|[^|]*\|>(?:assistant|user|system)?")  # chat-template markers and role names
@@ -90,9 +90,8 @@ def pending_change(frame: Frame, next_config: Config, lang: str) -> str | None:
         return None
     notice = text(lang, "texts.from_step", step=frame.step + 1, changes=text(lang, "list.sep").join(changes))
     if any(getattr(shown, f) != getattr(next_config, f) for f in POOL_FIELDS):
-        pool = text(lang, f"player.pool_size.{kv_unit(frame)}", n=next_config.num_kvcache_blocks,
-                    tokens=count(lang, "n.token", next_config.kvcache_block_size))
-        notice += text(lang, "texts.pool_rebuilt", pool=pool)
+        notice += text(lang, "texts.pool_rebuilt", pool=pool_size(lang, frame, next_config.num_kvcache_blocks,
+                                                                  next_config.kvcache_block_size))
     return notice
 
 

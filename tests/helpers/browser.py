@@ -23,8 +23,13 @@ def chromium_in_this_tier() -> bool:
     return os.path.exists(CHROMIUM) and os.environ.get("SCHEDLAB_TEST_TIER") != "fast"
 
 
+def _on_frame(step: int) -> str:
+    """A JS expression, true while the page's stage shows frame `step`."""
+    return f"document.querySelector('{PLAYER}')?.dataset.frame === '{step}'"
+
+
 def wait_for_frame(page, step: int):
-    page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.dataset.frame === '{step}'", timeout=30_000)
+    page.wait_for_function(f"() => {_on_frame(step)}", timeout=30_000)
 
 
 def finished_whole_run(payload) -> bool:
@@ -84,6 +89,11 @@ def holds(page, condition_js: str, ms: int, what: str):
       check();
     }})""")
     assert broken is None, f"{what}: broken after {broken:.0f} ms"
+
+
+def stays_on_frame(page, step: int, ms: int, what: str):
+    """Asserts that the page's stage shows frame `step` on every animation frame for `ms` (see `holds`)."""
+    holds(page, _on_frame(step), ms, what)
 
 
 def open_page(browser, url: str, width: int = 1440, height: int = 900):
