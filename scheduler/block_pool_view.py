@@ -4,7 +4,13 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from typing import TYPE_CHECKING, ClassVar
+
 from scheduler.contract import PoolChanges, UnitState
+
+if TYPE_CHECKING:
+    from scheduler.block_manager import Block
 
 NO_HASH = -1  # a block's hash while it holds no full, cached block
 
@@ -39,8 +45,14 @@ class BlockPoolView:
     """The read-only view of a block pool; the pool provides `blocks`, `free_block_ids`, `block_size`,
     `reserved_unit_ids`, `num_prefix_queries`, `num_prefix_hits` and its `free_log`; `places_at_head` says
     whether it frees blocks to the head of its free order too."""
-    unit_name = "block"
+    unit_name: ClassVar[str] = "block"
     places_at_head = False
+    # What the pool provides
+    blocks: list[Block]
+    free_block_ids: OrderedDict[int, None]
+    block_size: int
+    reserved_unit_ids: tuple[int, ...]
+    free_log: FreeLog
 
     @property
     def tokens_per_unit(self) -> int:

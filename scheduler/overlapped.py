@@ -5,12 +5,25 @@ real tokens land after the next step was scheduled (`land`), so a request that w
 A mixin of scheduler.scheduler.Scheduler, which provides `postprocess`, its queues, `config` and `_end` (a
 request leaves, its blocks freed). The vLLM twin lands its steps its own way (scheduler/vllm_v1/scheduler.py)."""
 
+from collections import deque
+from typing import TYPE_CHECKING
+
+from scheduler.config import Config
 from scheduler.events import Event
 from scheduler.sequence import Sequence, SequenceStatus
 
 
 class LandsLate:
     """`launch` and `land` for a scheduler whose tokens may land a step after they were postprocessed."""
+    # What the scheduler provides
+    config: Config
+    running: deque[Sequence]
+    waiting: deque[Sequence]
+
+    if TYPE_CHECKING:
+        def postprocess(self, seqs: list[Sequence], token_ids: list) -> list[Event]: ...
+
+        def _end(self, seq: Sequence, status: SequenceStatus, reason: str) -> tuple[int, ...]: ...
 
     def launch(self, seqs: list[Sequence], outputs: list) -> list[Event]:
         """The batch went to the model: postprocess it ahead, `outputs` holding PLACEHOLDER

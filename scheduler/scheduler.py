@@ -18,6 +18,7 @@ queues and its blocks (`add`, `schedule`, `postprocess`, `reconfigure`, `requeue
 """
 
 from collections import deque
+from typing import ClassVar
 
 from i18n import Message
 from scheduler.block_manager import BlockManager
@@ -66,7 +67,7 @@ class Scheduler(LandsLate):
     """The article's scheduler (`SchedulerProtocol`, scheduler/contract.py): every Config field but vLLM's own
     (VLLM_ONLY_FIELDS: its release and SchedulerConfig knobs) and SGLang's (SGLANG_ONLY_FIELDS); a prompt larger
     than the whole pool is refused on arrival."""
-    info = SchedulerInfo("article", "nano-vllm", "",
+    info: ClassVar[SchedulerInfo] = SchedulerInfo("article", "nano-vllm", "",
                          frozenset(CONFIG_FIELDS) - {*VLLM_ONLY_FIELDS, *SGLANG_ONLY_FIELDS})
 
     def __init__(self, config: Config):
@@ -235,7 +236,8 @@ class Scheduler(LandsLate):
         if len(token_ids) != len(seqs):
             raise ValueError(f"postprocess got {len(token_ids)} outputs for a batch of {len(seqs)} sequences; "
                              "give one per scheduled sequence (nothing was applied)")
-        self._events = events = []
+        events: list[Event] = []
+        self._events = events
         cfg, bm = self.config, self.block_manager
         eos, max_model_len, bs = cfg.eos, cfg.max_model_len, bm.block_size
         for seq, output in zip(seqs, token_ids, strict=True):

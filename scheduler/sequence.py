@@ -5,6 +5,7 @@ from enum import Enum, auto
 from itertools import count
 
 from i18n import MessageError
+from scheduler.speculative import NgramIndex
 
 # Overlapped scheduling: a token still being computed. No runner writes it and no config uses it as EOS.
 PLACEHOLDER = -(2**31)
@@ -73,7 +74,7 @@ class Sequence:
         self.num_preemptions = 0
         self.finish_reason: str | None = None
         self.block_hashes: list[int] = []  # chained hashes of its full blocks, for the prefix cache (computed once)
-        self.ngram_index = None  # the n-gram index for speculative drafts, made at the first draft
+        self.ngram_index: NgramIndex | None = None  # the n-gram index for speculative drafts, made at the first draft
 
     def __len__(self) -> int:
         return len(self.token_ids)

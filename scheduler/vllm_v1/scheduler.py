@@ -36,6 +36,7 @@ from __future__ import annotations
 from bisect import insort
 from collections import deque
 from operator import attrgetter
+from typing import ClassVar
 
 from scheduler.config import VLLM_ONLY_FIELDS, VLLM_VERSIONS, Config
 from scheduler.contract import SchedulerInfo
@@ -72,7 +73,7 @@ class VllmScheduler:
     for the runner), and a prompt larger than the pool is queued, as vLLM's Scheduler queues it: it never fits, so it
     waits for good and, at the head of the queue, holds up every request behind it (vLLM's engine refuses at start a
     max_model_len its pool cannot hold, so it never gets one; `tools/refcheck/vllm`'s "pool" mode checks this)."""
-    info = SchedulerInfo("vllm", "vLLM", "0.32", frozenset({
+    info: ClassVar[SchedulerInfo] = SchedulerInfo("vllm", "vLLM", "0.32", frozenset({
         "max_num_seqs", "max_num_batched_tokens", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
         "enable_prefix_caching", "chunked_prefill", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
         "prompt_lookup_max", *VLLM_ONLY_FIELDS}), reserved_units=1,
@@ -127,6 +128,7 @@ class VllmScheduler:
         if self.config.queue_policy == "priority":
             insort(self.waiting, request, key=PRIORITY_ORDER)
         elif preempted:
+            assert isinstance(self.waiting, deque)  # fcfs keeps a deque
             self.waiting.appendleft(request)
         else:
             self.waiting.append(request)
@@ -165,7 +167,8 @@ class VllmScheduler:
         return batch
 
     def _schedule(self) -> Batch:
-        cfg, kv_cache_manager, events = self.config, self.kv_cache_manager, []
+        cfg, kv_cache_manager = self.config, self.kv_cache_manager
+        events: list[Event] = []
         self._events = events
         num_scheduled_tokens: dict[Request, int] = {}  # in vLLM's order
         token_budget = cfg.max_num_scheduled_tokens or cfg.max_num_batched_tokens
@@ -336,7 +339,7 @@ class VllmScheduler:
         return None
 
     def _scheduler_output(self, batch: Batch, held: dict[int, int]) -> SchedulerOutput:
-        admitted = {e.seq_id: e for e in batch.events if e.kind == "admitted"}
+        admitted = {e.seq_id: e for e in batch.events if isinstance(e, Admitted)}
         for rid, event in admitted.items():
             self._first_cached.setdefault(rid, event.num_cached_tokens)
         ids = [seq.seq_id for seq in batch.seqs]
@@ -395,7 +398,8 @@ class VllmScheduler:
         if len(token_ids) != len(seqs):
             raise ValueError(f"postprocess got {len(token_ids)} outputs for a batch of {len(seqs)} sequences; "
                              "give one per scheduled sequence (nothing was applied)")
-        self._events = events = []
+        events: list[Event] = []
+        self._events = events
         stopped = set()
         for seq, output in zip(seqs, token_ids, strict=True):
             scheduled_spec_token_ids = seq.draft_token_ids
