@@ -17,7 +17,7 @@ class FakeRunner:
         self.max_model_len, self.eos, self.seed = max_model_len, eos, seed
         self.low, self.span = low, high - low + 1
         self.eos_token_id = eos
-        self.tokenizer = None
+        self.tokenizer: object | None = None  # the fake model has no text; TextFakeRunner gives it one
 
     def next_token(self, seq_id: int, position: int) -> int:
         digest = xxhash.xxh64_intdigest(f"{self.seed}:{seq_id}:{position}".encode())

@@ -77,7 +77,7 @@ def request_columns() -> list[str]:
 
 
 def _request_row(label: str, request: RequestMetrics) -> list:
-    row = [label]
+    row: list = [label]
     for f in fields(RequestMetrics):
         value = getattr(request, f.name)
         if "Span" in str(f.type):

@@ -9,12 +9,15 @@ sidebar) is named, with the frame it was changed at.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.inputs.goals import GOALS, PASS, Evidence, Verdict
 from engine.run.recipe import RunSpec
 from i18n import Message
 from scheduler import Config
+
+if TYPE_CHECKING:
+    from engine.inputs.scenario import _Loader
 
 # What an assignment may leave a student free to change: every config field, the engine options, the scheduler,
 # the model, the seed, the temperature, and adding requests by hand. Anything else (the workload, the cost model)
@@ -93,7 +96,7 @@ def _said(value) -> str:
     return "…" if isinstance(value, tuple) and len(value) > 3 else repr(value)
 
 
-def read_assignment(loader, table: dict, num_requests: int) -> Assignment:
+def read_assignment(loader: _Loader, table: dict, num_requests: int) -> Assignment:
     """The `[assignment]` table of a scenario file, checked by `loader` (engine/inputs/scenario.py's, whose
     `fail(key, message id, **values)` refuses the file at a key) against a workload of `num_requests` requests."""
     loader.table(table, "assignment", {"may_change": list, "goals": list}, required=("goals",))
@@ -107,7 +110,7 @@ def read_assignment(loader, table: dict, num_requests: int) -> Assignment:
     return Assignment(goals, tuple(dict.fromkeys(table.get("may_change", []))))
 
 
-def _goal(loader, table, where: str, num_requests: int) -> Goal:
+def _goal(loader: _Loader, table, where: str, num_requests: int) -> Goal:
     kind = table.get("kind") if isinstance(table, dict) else None
     if kind not in GOALS:
         loader.fail(f"{where}.kind", "assignment.unknown_goal", kind=repr(kind), kinds=", ".join(GOALS))

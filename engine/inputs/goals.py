@@ -98,7 +98,7 @@ def _not_yet(ev: Evidence, so_far: Message) -> Verdict:
 @goal("finish_by", request=Param(int), step=Param(int, 1, MOST_STEPS))
 def finish_by(ev: Evidence, request: int, step: int) -> Verdict:
     r = ev.request(request)
-    if r is not None and r.status == "finished":
+    if r is not None and r.status == "finished" and r.finish_step is not None:
         state = PASS if r.finish_step <= step else FAIL
         return Verdict(state, Message(f"goal.finished_{state}", request=request, at=r.finish_step, step=step))
     if r is not None and r.status == "aborted":
@@ -112,14 +112,14 @@ def finish_by(ev: Evidence, request: int, step: int) -> Verdict:
 def all_finish_by(ev: Evidence, step: int) -> Verdict:
     if aborted := [r for r in ev.requests if r.status == "aborted"]:
         return Verdict(FAIL, Message("goal.aborted", request=aborted[0].id, at=aborted[0].finish_step))
-    late = [r for r in ev.requests if r.status == "finished" and r.finish_step > step]
+    finished_at = {r.id: r.finish_step for r in ev.requests if r.status == "finished" and r.finish_step is not None}
+    late = {rid: at for rid, at in finished_at.items() if at > step}
     if late:
-        last = max(late, key=lambda r: r.finish_step)
-        return Verdict(FAIL, Message("goal.finished_fail", request=last.id, at=last.finish_step, step=step))
+        last = max(late, key=late.__getitem__)
+        return Verdict(FAIL, Message("goal.finished_fail", request=last, at=late[last], step=step))
     unfinished = [r.id for r in ev.requests if r.status != "finished"]
     if ev.ended and not unfinished:
-        return Verdict(PASS, Message("goal.all_finished", at=max((r.finish_step for r in ev.requests), default=0),
-                                             step=step))
+        return Verdict(PASS, Message("goal.all_finished", at=max(finished_at.values(), default=0), step=step))
     if ev.step >= step or ev.ended:
         return Verdict(FAIL, Message("goal.not_all_finished", ids=", ".join(map(str, unfinished)) or "-",
                                      step=step))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.run.frame import Frame
+from scheduler.events import Preempted
 
 
 def _ids(frame: Frame, kind: str) -> list[int]:
@@ -32,7 +33,7 @@ def _needs_block(frame: Frame, before: Frame) -> list[int]:
     admitted = set(_ids(frame, "admitted"))
     grew = {rid for rid in frame.batch.seq_ids if rid not in admitted and rid < len(before.requests)
             and len(frame.requests[rid].block_table) > len(before.requests[rid].block_table)}
-    return sorted(grew | {e.for_seq_id for e in frame.events_of("preempted")})
+    return sorted(grew | {e.for_seq_id for e in frame.events if isinstance(e, Preempted)})
 
 
 def _freed(frame: Frame, before: Frame) -> list[int]:

@@ -11,6 +11,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import NoReturn
 
 from engine.inputs.article import notebook_requests
 from engine.inputs.assignment import Assignment, read_assignment
@@ -127,11 +128,11 @@ class _Loader:
         self.path = path
         self.is_preset = is_preset  # a shipped preset: its texts must be in every language
 
-    def fail(self, key: str, problem: str, **values):
+    def fail(self, key: str, problem: str, **values) -> NoReturn:
         """Refuse the file at `key`: the message `problem` filled from `values`."""
         raise ScenarioError(self.path, key, Message(problem, **values))
 
-    def fail_with(self, key: str, error: Exception):
+    def fail_with(self, key: str, error: Exception) -> NoReturn:
         """Refuse the file at `key` with an error raised while building it (its Message when it has one)."""
         raise ScenarioError(self.path, key, message_of(error))
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 
 from engine.run.frame import Frame
+from scheduler.events import Speculated
 
 DONE = ("finished", "aborted")
 
@@ -105,10 +106,10 @@ def _span(start: int | None, end: int | None, sim: list[float], wall: list[float
 
 
 def _mean(spans: list[Span | None]) -> Span | None:
-    spans = [s for s in spans if s is not None]
-    if not spans:
+    known = [s for s in spans if s is not None]
+    if not known:
         return None
-    return Span(fmean(s.steps for s in spans), fmean(s.s for s in spans), fmean(s.wall_s for s in spans))
+    return Span(fmean(s.steps for s in known), fmean(s.s for s in known), fmean(s.wall_s for s in known))
 
 
 def request_metrics(frames: Iterable[Frame]) -> list[RequestMetrics]:
@@ -117,6 +118,7 @@ def request_metrics(frames: Iterable[Frame]) -> list[RequestMetrics]:
 
 def _request_metrics(scan: _Scan) -> list[RequestMetrics]:
     sim, wall, result = scan.sim, scan.wall, []
+    assert scan.last is not None  # _scan refuses no frames
     for req in scan.last.requests:
         a, first, end = req.arrival, scan.first_token.get(req.id), scan.finish.get(req.id)
         scheduled = scan.first_scheduled.get(req.id)
@@ -136,6 +138,7 @@ def run_metrics(frames: Iterable[Frame]) -> tuple[RunMetrics, list[RequestMetric
     """Run-level metrics, with the per-request ones they summarise."""
     scan = _scan(frames)
     requests, last = _request_metrics(scan), scan.last
+    assert last is not None  # _scan refuses no frames
     output_tokens = sum(r.num_output_tokens for r in requests)
     m = last.metrics
     return RunMetrics(
@@ -211,7 +214,9 @@ def speculation_metrics(frames: Iterable[Frame]) -> SpeculationMetrics:
     drafted = accepted = emitted = passes = 0
     num_output: dict[int, int] = {}
     for frame in frames:
-        for e in frame.events_of("speculated"):
+        for e in frame.events:
+            if not isinstance(e, Speculated):
+                continue
             drafted += len(e.draft_token_ids)
             accepted += e.num_accepted
         for req in frame.requests:

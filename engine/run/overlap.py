@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from runner.step_thread import StepThread
@@ -102,7 +103,8 @@ class Pipeline:
 
     def __init__(self, clock: Callable[[], float]):
         self._worker = StepThread(clock)
-        self._in_flight = None  # (future, placeholders) of the step the model is computing
+        # (future, placeholders) of the step the model is computing
+        self._in_flight: tuple[Future, list[tuple[Sequence, int]]] | None = None
 
     @property
     def busy(self) -> bool:
@@ -122,6 +124,7 @@ class Pipeline:
     def land(self, scheduler: SchedulerProtocol, next_batch: Batch | None) -> Landed:
         """Wait for the step in flight and have the scheduler land its real tokens (it finishes, one step late,
         the requests that wrote EOS); take those out of `next_batch` before it runs."""
+        assert self._in_flight is not None, "land() with no step in flight"
         (future, placeholders), self._in_flight = self._in_flight, None
         tokens, model = future.result()
         late, eos_at_limit = scheduler.land([(seq, index, token) for (seq, index), token
@@ -162,9 +165,9 @@ def run_loop(scheduler: SchedulerProtocol, runner, seqs: list[Sequence], overlap
         t0 = clock()
         batch = scheduler.schedule()  # overlapped: while the model computes the step in flight
         t1 = clock()
-        if in_flight:
+        if in_flight and pipeline:
             landed = pipeline.land(scheduler, batch)
-            batch = landed.batch
+            batch = landed.batch or batch  # the batch it was given, less those that finished late
             timings.append(StepTiming(in_flight[0], in_flight[1], landed.model, in_flight[2], True))
             in_flight = None
         elif not batch.seqs:

@@ -43,13 +43,14 @@ class TextFakeRunner(FakeRunner):
 
     def __init__(self, config: Config, seed: int = 0):
         super().__init__(config.max_model_len, eos=config.eos, seed=seed)
-        self.tokenizer = FakeTokenizer()
+        self.text = FakeTokenizer()
+        self.tokenizer = self.text
 
     def encode_prompt(self, prompt: str, chat: bool = True) -> list[int]:
-        return self.tokenizer.encode(prompt)
+        return self.text.encode(prompt)
 
     def token_pieces(self, token_ids: list[int]) -> list[str]:
-        return self.tokenizer.pieces(token_ids)
+        return self.text.pieces(token_ids)
 
 
 @cache

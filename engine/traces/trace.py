@@ -77,6 +77,8 @@ def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame]
     the request summaries (the frames themselves are written as the engine's store holds them)."""
     # the kind is written only when it is not the default, as older traces (all of the default's) were written
     kind = {"scheduler": engine.spec.scheduler} if engine.spec.scheduler != DEFAULT_KIND else {}
+    decided_by = engine.frames.decided_by
+    assert decided_by is not None  # an engine's store is made knowing its scheduler
     return {
         "version": TRACE_VERSION,
         "title": title,
@@ -84,7 +86,7 @@ def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame]
         "seed": engine.spec.seed,
         "overlap": engine.overlap,
         **kind,
-        "decided_by": engine.frames.decided_by.to_dict(),
+        "decided_by": decided_by.to_dict(),
         "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
         "config_changes": config_changes(engine),
         "requests": request_summaries(engine, frames),
