@@ -1,0 +1,108 @@
+"""No module outside a scheduler's own package names a kind (tests/helpers/kind_names.py says what naming is): the
+app's Python and the player's JavaScript read a scheduler through its declaration, and a message that speaks of one
+kind lives under that kind's prefix in the catalogues. The factory is the one place naming the kinds; tests, the
+reference checks (tools/), benchmarks and scenario files may name any.
+
+The namings not yet moved into their kind are listed in tests/data/kind_names_left.txt: a new one fails, and so
+does a listed one that is gone (take it off the list), so the list only shrinks until it is empty."""
+
+from pathlib import Path
+
+import pytest
+
+from i18n import CATALOGUES
+from scheduler.factory import SCHEDULERS
+from tests.helpers.kind_names import catalogue_namings, js_namings, kind_words, python_namings
+from tests.helpers.source import ROOT
+
+APP_FOLDERS = ("app.py", "app_pages", "ui", "session", "viz", "render", "engine", "runner", "scheduler", "player")
+ALLOWED = ("scheduler/factory.py",)
+LEFT = ROOT / "tests" / "data" / "kind_names_left.txt"
+
+
+def _kinds() -> dict[str, str | None]:
+    """Kind id -> its package under scheduler/ (None for a kind that is a module of scheduler/ itself)."""
+    return {kind: cls.__module__.split(".")[1] if cls.__module__.count(".") > 1 else None
+            for kind, cls in SCHEDULERS.items()}
+
+
+KINDS = _kinds()
+WORDS = kind_words(KINDS)
+SAMPLE_WORDS = kind_words({"article": None, "vllm": "vllm_v1", "sglang": "sglang"})
+
+
+# What a kind owns: its package, or, for a kind that is a module of scheduler/ (the article's), that module
+OWNED = tuple(f"scheduler/{package}/" for package in KINDS.values() if package) + tuple(
+    cls.__module__.replace(".", "/") + ".py" for cls in SCHEDULERS.values() if cls.__module__.count(".") == 1)
+
+
+def _own_package(relative: str) -> bool:
+    return relative.startswith(OWNED)
+
+
+def _app_files(suffix: str):
+    for folder in APP_FOLDERS:
+        top = ROOT / folder
+        for path in [top] if top.is_file() else sorted(top.rglob(f"*{suffix}")):
+            relative = path.relative_to(ROOT).as_posix()
+            if path.suffix == suffix and relative not in ALLOWED and not _own_package(relative):
+                yield relative, path.read_text()
+
+
+def namings_now() -> set[str]:
+    """Every naming of a kind outside its package, each as `path: text` (lines left out: they move with edits)."""
+    found = {f"{n.path}: {n.text}" for relative, source in _app_files(".py")
+             for n in python_namings(Path(relative), source, WORDS)}
+    found |= {f"{n.path}: {n.text}" for relative, source in _app_files(".js")
+              for n in js_namings(Path(relative), source, WORDS)}
+    for lang, messages in CATALOGUES.items():
+        found |= {f"i18n/{lang}.py: {key}" for key in catalogue_namings(messages, WORDS, KINDS)}
+    return found
+
+
+def test_no_new_naming_of_a_kind_outside_its_package_and_the_list_only_shrinks():
+    left = {line for line in LEFT.read_text().splitlines() if line and not line.startswith("#")}
+    now = namings_now()
+    assert not now - left, "named a kind outside its package (read it from the declaration):\n" + "\n".join(
+        sorted(now - left))
+    assert not left - now, f"gone, take them off {LEFT.name}:\n" + "\n".join(sorted(left - now))
+
+
+@pytest.mark.parametrize("code", [
+    'if info.kind == "sglang":\n    pass\n',
+    'kind = frame.decided_by.kind if frame.decided_by else "article"\n',
+    'from viz.vllm_view import vllm_view\n',
+    'say("sglang.no_token")\n',
+])
+def test_the_guard_finds_a_kind_named_in_python(code):
+    assert python_namings(Path("x.py"), code, SAMPLE_WORDS)
+
+
+@pytest.mark.parametrize("code", [
+    "const id = kind === 'sglang' ? 'a' : 'b';\n",
+    "renderVllmView(panel);\n",
+    "const fallback = 'article';\n",
+])
+def test_the_guard_finds_a_kind_named_in_javascript(code):
+    assert js_namings(Path("x.js"), code, SAMPLE_WORDS)
+
+
+@pytest.mark.parametrize("code", [
+    '"""A docstring may speak of vLLM\'s scheduler and SGLang\'s tree."""\nx = 1  # and so may a comment on vllm\n',
+    'scenario = "article_2_preemption"\nkey = f"batch.{batch.kind}"\n',
+])
+def test_the_guard_lets_prose_and_other_words_be(code):
+    assert not python_namings(Path("x.py"), code, SAMPLE_WORDS)
+
+
+def test_the_guard_lets_a_javascript_comment_be():
+    code = "// vLLM's SchedulerOutput, drawn\n/* sglang's tree */ const x = 'a // b';\n"
+    assert not js_namings(Path("x.js"), code, SAMPLE_WORDS)
+
+
+def test_a_message_about_a_kind_lives_under_its_prefix():
+    kinds = {"article": None, "vllm": "vllm_v1", "sglang": "sglang"}
+    ids = ["sidebar.scheduler.sglang", "player.vllm_head", "sglang.no_token", "vllm.head", "preset.article_1.title",
+           "narrate.sent_back.article"]
+    assert catalogue_namings(ids, SAMPLE_WORDS, kinds) == ["sidebar.scheduler.sglang", "player.vllm_head",
+                                                           "narrate.sent_back.article"]
