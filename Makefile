@@ -21,16 +21,17 @@ install: $(filter .venv/bin/python,$(PYTHON))
 
 test: install
 	$(PYTHON) -m ruff check .
+	$(PYTHON) -m mypy
 	$(PYTHON) -m pytest -q
 
-# For development: ruff and every test but those marked browser, model, slow or gpu (tests/conftest.py), on
+# For development: ruff, the type check (mypy, pyproject.toml) and every test but those marked browser, model, slow or gpu (tests/conftest.py), on
 # TEST_WORKERS pytest-xdist processes (each test file on one of them, a file's module fixtures computed once), in under
 # two minutes on a quiet 2-core machine; prints its wall time. Run `make install` once first; `make test` stays the
 # whole suite.
 FAST_TIER := not browser and not model and not slow and not gpu
 TEST_WORKERS ?= 2
 test-fast:
-	@start=$$(date +%s); $(PYTHON) -m ruff check . && SCHEDLAB_TEST_TIER=fast $(PYTHON) -m pytest -q -m "$(FAST_TIER)" \
+	@start=$$(date +%s); $(PYTHON) -m ruff check . && $(PYTHON) -m mypy && SCHEDLAB_TEST_TIER=fast $(PYTHON) -m pytest -q -m "$(FAST_TIER)" \
 		-n $(TEST_WORKERS) --dist loadfile; \
 		status=$$?; echo "make test-fast: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
