@@ -23,13 +23,16 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from runner.step_thread import StepThread
 from scheduler import Batch, Config, ConfigError, Event, Sequence
 from scheduler.contract import SchedulerProtocol
 from scheduler.sequence import PLACEHOLDER
+
+if TYPE_CHECKING:
+    from runner.step_thread import Future  # the worker's, whose thread pool this layer never starts itself
 
 Interval = tuple[float, float]  # (start, end) in seconds since the run began
 
