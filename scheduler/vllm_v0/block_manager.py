@@ -84,6 +84,10 @@ class BlockAllocator:
             return block_id
         if self.caching and self.evictor.num_blocks:
             block_id, content_hash = self.evictor.evict()
+            if self.cached.get(content_hash) != block_id or self.refcount[block_id]:
+                # a stale heap entry (same stamp, same depth) won on its hash: V0's own assertions fail here
+                raise AssertionError(f"vLLM 0.10.2's evictor returned block {block_id} with a hash it no longer "
+                                     "caches (its assertions in _maybe_allocate_evicted_block_id fail)")
             del self.cached[content_hash]
             self.refcount[block_id] += 1
             self._track(block_id, computed=False)

@@ -69,13 +69,14 @@ class SequenceGroup:
         self.is_prefill = True
 
     def block_hashes(self, num_blocks: int) -> list[int]:
-        """The chained hashes of its first `num_blocks` full blocks (V0's hash_block_tokens, chained from the
-        hash of 'None')."""
+        """The chained hashes of its first `num_blocks` full blocks: V0's hash_block_tokens, chained from the hash
+        of 'None', over (is first block, the previous hash, the tokens, extra_hash None), the very values V0 computes
+        in the same process (they vary between processes: V0's evictor breaks a tie of stamp and depth by them)."""
         hashes = self._hashes
         if len(hashes) < num_blocks:
             tokens, bs = self.seq.token_ids, self._block_size
             prev = hashes[-1] if hashes else NONE_HASH
             for i in range(len(hashes), num_blocks):
-                prev = hash((prev == NONE_HASH, prev, *tokens[i * bs:(i + 1) * bs]))
+                prev = hash((prev == NONE_HASH, prev, *tokens[i * bs:(i + 1) * bs], None))
                 hashes.append(prev)
         return hashes if len(hashes) == num_blocks else hashes[:num_blocks]
