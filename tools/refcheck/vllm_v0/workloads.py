@@ -14,8 +14,9 @@ preemption is frequent; prompts share stems, so the prefix cache hits. Per mode:
 - priority: the priority policy (chunked prefill off, where it acts), recompute only;
 - arrivals: requests arriving over 40 steps, any of the settings above but swap;
 - eos: a vocabulary of 3 to 6 tokens, so EOS ends most requests early;
-- watermark: 100 to 400 GPU blocks of 1 or 2 tokens (the watermark is 1 to 4 blocks), prompts near the pool's
-  size, so can_allocate says LATER for the watermark and NEVER for prompts over the pool less it.
+- watermark: 100 to 400 GPU blocks of 1 or 2 tokens (the watermark is 1 to 4 blocks), half the prompts within a
+  few watermarks of the pool's size, so can_allocate says LATER for the watermark and NEVER for prompts over the
+  pool less it.
 
 V0's failure modes the generator avoids, deliberately: priority with swap (V0 queues the swapped victim in waiting
 and fails its own assertion at the next admission), a chunked prefill that needs every GPU block (it preempts
@@ -53,7 +54,7 @@ def _settings(rng: random.Random, mode: str) -> dict:
     prefix = mode == "prefix" or (mode in ("swap", "chunked", "arrivals", "eos", "watermark") and rng.random() < 0.33)
     swap = mode == "swap" or (mode == "chunked" and not prefix and rng.random() < 0.25)
     capacity = num_gpu_blocks * block_size
-    max_model_len = rng.randint(8, 64) if mode != "watermark" else rng.randint(capacity // 2, capacity + 8)
+    max_model_len = rng.randint(8, 64) if mode != "watermark" else capacity + rng.randint(1, 8)
     if chunked:  # a prefill needing every block would preempt itself forever
         max_model_len = min(max_model_len, (num_gpu_blocks - 1) * block_size)
     max_model_len = max(max_model_len, 2)
@@ -91,7 +92,11 @@ def random_workload(rng: random.Random, mode: str) -> dict:
     spread = 40 if mode == "arrivals" else 20
     requests = []
     for _ in range(rng.randint(1, 10)):
-        n = rng.randint(max(1, longest // 2) if mode == "watermark" else 1, longest)
+        n = rng.randint(1, longest)
+        if mode == "watermark":  # about the pool less the watermark: over it NEVER fits, just under it waits
+            watermark_tokens = max(1, config["num_gpu_blocks"] // 100) * config["block_size"]
+            n = rng.randint(longest // 2, longest) if rng.random() < 0.5 else \
+                rng.randint(capacity - 3 * watermark_tokens, min(longest, capacity))
         prompt = (rng.choice(stems) + [rng.randint(1, vocab) for _ in range(n)])[:n] if rng.random() < 0.6 else \
             [rng.randint(1, vocab) for _ in range(n)]
         arrival = rng.randint(0, spread) if mode == "arrivals" else rng.choice((0, 0, rng.randint(0, spread)))
