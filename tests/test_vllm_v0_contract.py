@@ -89,3 +89,14 @@ def test_the_pools_stay_whole_step_after_step(mode):
             check_pools(sched)
             if not pending and sched.is_finished():
                 break
+
+
+def test_reconfigure_keeps_the_queues_and_refuses_a_change_of_pool():
+    config = Config(num_kvcache_blocks=8, kvcache_block_size=4, max_num_seqs=2)
+    sched = VllmV0Scheduler(config)
+    sched.add(Sequence([1, 2, 3], SamplingParams(max_tokens=2), seq_id=0))
+    sched.reconfigure(Config(num_kvcache_blocks=8, kvcache_block_size=4, max_num_seqs=4))
+    assert sched.v0.max_num_seqs == 4 and [s.seq_id for s in sched.waiting_seqs] == [0]
+    for changed in ({"num_kvcache_blocks": 9}, {"enable_prefix_caching": False}):
+        with pytest.raises(ValueError, match="change V0's block pools"):
+            sched.reconfigure(Config(**{"num_kvcache_blocks": 8, "kvcache_block_size": 4, **changed}))

@@ -49,6 +49,7 @@ class BlockAllocator:
         self.free_ids: deque[int] = deque(range(first_id, first_id + num_blocks))
         self.refcount = dict.fromkeys(self.free_ids, 0)
         self.cached: dict[int, int] = {}  # content hash -> block id (prefix caching)
+        self.hash_of: dict[int, int] = {}  # block id -> content hash, for the blocks in `cached`
         self.evictor = LRUEvictor()
         self.active: set[int] = set()  # V0's BlockTracker: blocks allocated and tracked
         self.last_accessed: dict[int, float] = {}
@@ -88,7 +89,7 @@ class BlockAllocator:
                 # a stale heap entry (same stamp, same depth) won on its hash: V0's own assertions fail here
                 raise AssertionError(f"vLLM 0.10.2's evictor returned block {block_id} with a hash it no longer "
                                      "caches (its assertions in _maybe_allocate_evicted_block_id fail)")
-            del self.cached[content_hash]
+            del self.cached[content_hash], self.hash_of[block_id]
             self.refcount[block_id] += 1
             self._track(block_id, computed=False)
             self.evicted.append(block_id)
@@ -112,7 +113,7 @@ class BlockAllocator:
         back and that block shared instead. Returns the block the table holds now."""
         cached = self.cached.get(content_hash)
         if cached is None:
-            self.cached[content_hash] = block_id
+            self.cached[content_hash], self.hash_of[block_id] = block_id, content_hash
             self.touched.add(block_id)
             return block_id
         self._release_hashless(block_id)

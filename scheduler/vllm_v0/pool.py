@@ -42,15 +42,9 @@ class V0PoolView:
     def num_prefix_hits(self) -> int:
         return self.allocator.num_hits
 
-    def _hash_of(self, block_id: int) -> int | None:
-        meta = self.allocator.evictor.free_table.get(block_id)
-        if meta is not None:
-            return meta[0]
-        return next((h for h, b in self.allocator.cached.items() if b == block_id), None)
-
     def unit_state(self, unit_id: int) -> tuple[int, int | None]:
         block_id = unit_id + self._offset
-        return self.allocator.refcount[block_id], self._hash_of(block_id)
+        return self.allocator.refcount[block_id], self.allocator.hash_of.get(block_id)
 
     def state(self, unit_id: int) -> UnitState:
         block_id = unit_id + self._offset
@@ -63,7 +57,7 @@ class V0PoolView:
         return [b - offset for b in (*self.allocator.free_ids, *self.allocator.evictor.order())]
 
     def cached_keys(self) -> dict[int, int]:
-        return {b - self._offset: h for h, b in self.allocator.cached.items()}
+        return {b - self._offset: h for b, h in self.allocator.hash_of.items()}
 
     def recent_changes(self) -> PoolChanges:
         """V0's free list and evictor move blocks inside the order: the reader reads free_order() whole."""

@@ -28,7 +28,7 @@ from operator import attrgetter
 from scheduler.config import Config
 from scheduler.contract import SchedulerInfo
 from scheduler.events import Aborted, Admitted, Blocked, ChunkScheduled, Event, Evicted, Finished, PrefixHit
-from scheduler.interface import Batch, check_pool_shape, refuse, requeue
+from scheduler.interface import Batch, refuse, requeue
 from scheduler.sequence import Sequence, SequenceStatus
 from scheduler.vllm_v0.block_manager import AllocStatus, BlockSpaceManager
 from scheduler.vllm_v0.budget import PartialPrefillMetadata, SchedulingBudget
@@ -101,8 +101,6 @@ class VllmV0Scheduler:
         self.groups: dict[int, SequenceGroup] = {}  # every group waiting, running or swapped
         self.num_cumulative_preemption = 0
         self.outputs = SchedulerOutputs()
-        self._budget_lookup = [v0.batched_tokens] + [v0.batched_tokens // i
-                                                     for i in range(1, v0.max_num_partial_prefills + 1)]
         self._step = 0
         self._events: list[Event] = []
         self._pool = V0PoolView(self.block_manager.gpu)
@@ -202,11 +200,22 @@ class VllmV0Scheduler:
     def requeue(self, seqs: list[Sequence]) -> list[Aborted]:
         return requeue(self, seqs)
 
-    def reconfigure(self, config: Config):
-        """The next steps run under `config`: the pool and the CPU pool kept (a new shape needs a new scheduler)."""
-        if isinstance(self.config, Config):
-            check_pool_shape(self.config, config)
-        self.config, self.v0 = config, V0Config.from_config(config, num_cpu_blocks=self.block_manager.cpu.num_blocks)
+    def reconfigure(self, config: Config | V0Config):
+        """The next steps run under `config`, the queues and both pools kept: a config that changes a pool (its
+        blocks, block size, CPU blocks, or prefix caching, which V0 sets up with the pool) is refused."""
+        v0 = config if isinstance(config, V0Config) else \
+            V0Config.from_config(config, num_cpu_blocks=self.block_manager.cpu.num_blocks)
+        changed = [f for f in ("num_gpu_blocks", "block_size", "cpu_blocks", "enable_prefix_caching")
+                   if getattr(v0, f) != getattr(self.v0, f)]
+        if changed:
+            raise ValueError(f"{changed} change V0's block pools: build a new scheduler and requeue() its requests")
+        self.config, self.v0 = config, v0
+
+    @property
+    def _budget_lookup(self) -> list[int]:
+        """V0's partial_prefill_budget_lookup_list: the budget, then the budget split between 1, 2, ... prefills."""
+        batched = self.v0.batched_tokens
+        return [batched] + [batched // i for i in range(1, self.v0.max_num_partial_prefills + 1)]
 
     # -- one step: V0's schedule() ------------------------------------------------------------------------------
 
@@ -236,8 +245,6 @@ class VllmV0Scheduler:
         if bm.gpu.evicted:  # taken for decodes or swap-ins (admissions tell theirs)
             events.append(Evicted(STEP, tuple(bm.gpu.evicted)))
             bm.gpu.evicted.clear()
-        for group in self.swapped:
-            group.seq.block_table = []
         n = len(seqs)
         kind = "idle" if not n else "prefill" if num_prefills == n else "decode" if not num_prefills else "mixed"
         return Batch(seqs, tuple(counts), kind, tuple(events))
@@ -387,7 +394,7 @@ class VllmV0Scheduler:
                 self._events.append(SwapInBlocked(group.request_id, "LATER", needed, bm.gpu.num_free,
                                                   bm.watermark_blocks))
                 break
-            if status is AllocStatus.NEVER:
+            if status is AllocStatus.NEVER:  # its CPU blocks stay held: V0 never frees them
                 group.status = V0Status.FINISHED_IGNORED
                 self._events.append(Ignored(group.request_id, "never_swap_in", needed, bm.gpu.num_blocks))
                 part.ignored.append(group)
