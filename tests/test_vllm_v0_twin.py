@@ -6,7 +6,7 @@ tests/test_vllm_v0_twin_golden.py replays V0's own recorded decisions against it
 
 import pytest
 
-from scheduler import SamplingParams, Sequence
+from scheduler import Config, SamplingParams, Sequence
 from scheduler.vllm_v0 import CpuSwapSpaceError, V0Config, V0Status, VllmV0Scheduler
 from scheduler.vllm_v0.block_manager import AllocStatus
 from scheduler.vllm_v0.evictor import LRUEvictor
@@ -205,6 +205,9 @@ def test_the_settings_are_v0s_with_v0s_defaults_and_checks():
     assert V0Config(num_gpu_blocks=250).watermark_blocks == 2
     args = V0Config(preemption_mode="swap", enable_prefix_caching=True).serve_args()
     assert args[args.index("--preemption-mode") + 1] == "swap" and "--enable-prefix-caching" in args
+    words = VllmV0Scheduler.info.command(Config(num_kvcache_blocks=32, max_num_seqs=4), "SmolLM2-135M", False)
+    assert words[:5] == ["env", "VLLM_USE_V1=0", "vllm", "serve", "SmolLM2-135M"]
+    assert words[words.index("--num-gpu-blocks-override") + 1] == "32" and "--no-enable-chunked-prefill" in words
     with pytest.raises(V0SettingsError, match="smaller than max_model_len"):
         V0Config(max_num_batched_tokens=100, max_model_len=200)
     with pytest.raises(V0SettingsError, match="Chunked prefill must be enabled"):

@@ -113,6 +113,10 @@ class V0Config:
             enable_prefix_caching=config.enable_prefix_caching, policy=config.queue_policy, eos=config.eos),
             **v0_only)
 
+    def serve_command(self, model: str) -> list[str]:
+        """The shell words that start vLLM 0.10.2 on its V0 engine (VLLM_USE_V1=0) with these settings."""
+        return ["env", "VLLM_USE_V1=0", "vllm", "serve", model, *self.serve_args()]
+
     def serve_args(self) -> list[str]:
         """The `vllm serve` flags of vLLM 0.10.2 that set these settings on its V0 engine (VLLM_USE_V1=0)."""
         args = ["--num-gpu-blocks-override", str(self.num_gpu_blocks), "--block-size", str(self.block_size),
