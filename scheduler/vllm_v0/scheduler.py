@@ -264,11 +264,7 @@ class VllmV0Scheduler:
         running, swapped_in = _Part(), _Part()
         if not prefills.prefill:
             running = self._schedule_running(budget, enable_chunking=False)
-            if not running.preempted and not running.swapped_out:
-                swapped_in = self._schedule_swapped(budget)
-            elif self.swapped:
-                self._events.append(SwapInBlocked(self.swapped[0].request_id, "preempted_this_step", 0, 0,
-                                                  self.block_manager.watermark_blocks))
+            swapped_in = self._schedule_swapped_unless_preempted(running, budget)
         self.waiting.extendleft(running.preempted)
         self.running.extend(g for g, _ in prefills.prefill)
         self.running.extend(g for g, _ in running.decode)
@@ -286,12 +282,7 @@ class VllmV0Scheduler:
         metadata = PartialPrefillMetadata(self.running, self.waiting, v0.prefill_threshold,
                                           v0.max_num_partial_prefills, v0.max_long_partial_prefills)
         running = self._schedule_running(budget, enable_chunking=True, metadata=metadata)
-        swapped_in = _Part()
-        if not running.preempted and not running.swapped_out:
-            swapped_in = self._schedule_swapped(budget)
-        elif self.swapped:
-            self._events.append(SwapInBlocked(self.swapped[0].request_id, "preempted_this_step", 0, 0,
-                                              self.block_manager.watermark_blocks))
+        swapped_in = self._schedule_swapped_unless_preempted(running, budget)
         prefills = self._schedule_prefills(budget, enable_chunking=True, metadata=metadata)
         self.waiting.extendleft(running.preempted)
         self.running.extend(g for g, _ in swapped_in.decode)
@@ -383,6 +374,15 @@ class VllmV0Scheduler:
                 if enable_chunking:
                     budget.add_num_seqs(rid, 1)
         return part
+
+    def _schedule_swapped_unless_preempted(self, running: _Part, budget: SchedulingBudget) -> _Part:
+        """V0 swaps nothing in after a preemption in the same step (no room for more running requests)."""
+        if not running.preempted and not running.swapped_out:
+            return self._schedule_swapped(budget)
+        if self.swapped:
+            self._events.append(SwapInBlocked(self.swapped[0].request_id, "preempted_this_step", 0, 0,
+                                              self.block_manager.watermark_blocks))
+        return _Part()
 
     def _schedule_swapped(self, budget: SchedulingBudget) -> _Part:
         """Swap-ins from the head of swapped while can_swap_in says OK and the budget (never chunked) holds."""
