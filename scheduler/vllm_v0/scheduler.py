@@ -89,6 +89,7 @@ class VllmV0Scheduler:
     info = SchedulerInfo("vllm_v0", "vLLM V0", "0.10.2", frozenset({
         "max_num_seqs", "max_num_batched_tokens", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
         "enable_prefix_caching", "chunked_prefill", "queue_policy"}), queues_oversized_prompt=False,
+        sampling=frozenset({"stop_token_ids", "min_tokens"}),
         command=lambda config, model, overlapped: V0Config.from_config(config).serve_command(model))
 
     def __init__(self, config: Config | V0Config):

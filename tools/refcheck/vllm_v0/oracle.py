@@ -74,7 +74,8 @@ class _Run:
         r = workload["requests"][i]
         seq = Sequence(i, token_inputs(prompt_token_ids=list(r["prompt"])), block_size=self.block_size,
                        eos_token_id=self.eos)
-        params = SamplingParams(max_tokens=r["max_tokens"], ignore_eos=r["ignore_eos"])
+        params = SamplingParams(max_tokens=r["max_tokens"], ignore_eos=r["ignore_eos"],
+                                stop_token_ids=r.get("stop_token_ids"), min_tokens=r.get("min_tokens", 0))
         return SequenceGroup(request_id=str(i), seqs=[seq], arrival_time=arrival_time(workload, i),
                              sampling_params=params, priority=r["priority"])
 

@@ -13,7 +13,9 @@ STOPPED = ("eos", "stop_token")  # V0's FINISHED_STOPPED; the other reasons are 
 
 
 def _sequences(workload: dict) -> list[Sequence]:
-    return [Sequence(r["prompt"], SamplingParams(max_tokens=r["max_tokens"], ignore_eos=r["ignore_eos"]),
+    return [Sequence(r["prompt"], SamplingParams(max_tokens=r["max_tokens"], ignore_eos=r["ignore_eos"],
+                                                 stop_token_ids=tuple(r.get("stop_token_ids", ())),
+                                                 min_tokens=r.get("min_tokens", 0)),
                      priority=r["priority"], arrival=r["arrival"], seq_id=i)
             for i, r in enumerate(workload["requests"])]
 

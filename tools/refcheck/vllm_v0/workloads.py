@@ -13,7 +13,8 @@ preemption is frequent; prompts share stems, so the prefix cache hits. Per mode:
 - prefix: prefix caching on, chunked prefill in half;
 - priority: the priority policy (chunked prefill off, where it acts), recompute only;
 - arrivals: requests arriving over 40 steps, any of the settings above but swap;
-- eos: a vocabulary of 3 to 6 tokens, so EOS ends most requests early;
+- eos: a vocabulary of 3 to 6 tokens, so EOS ends most requests early; half the requests have stop tokens and a
+  min_tokens (V0's StopChecker; below min_tokens the fake model never samples a stop token, as V0's sampler);
 - watermark: 100 to 400 GPU blocks of 1 or 2 tokens (the watermark is 1 to 4 blocks), half the prompts within a
   few watermarks of the pool's size, so can_allocate says LATER for the watermark and NEVER for prompts over the
   pool less it.
@@ -33,7 +34,7 @@ from collections.abc import Iterator
 
 from tools.refcheck.bench_trace import bench_requests
 from tools.refcheck.shrink import fewer_or_shorter
-from tools.refcheck.vllm.workloads import EOS, FakeModel
+from tools.refcheck.vllm.workloads import EOS, FakeModel, stop_params
 
 MODES = ("recompute", "swap", "chunked", "prefix", "priority", "arrivals", "eos", "watermark")
 MAX_STEPS = 400
@@ -103,6 +104,9 @@ def random_workload(rng: random.Random, mode: str) -> dict:
         requests.append({"arrival": arrival, "prompt": prompt, "max_tokens": rng.randint(1, 24),
                          "priority": rng.randint(0, 3), "ignore_eos": rng.random() < (0.05 if mode == "eos" else 0.2)})
     requests.sort(key=lambda r: r["arrival"])  # request ids in arrival order, as an engine numbers them
+    if mode == "eos":
+        for r in requests:
+            r |= stop_params(rng, vocab, r["max_tokens"])
     return {"mode": mode, "config": config, "requests": requests, "seed": rng.randint(0, 2**31), "vocab": vocab}
 
 
