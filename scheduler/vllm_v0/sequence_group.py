@@ -27,8 +27,9 @@ class V0Status(Enum):
 
 
 class SequenceGroup:
-    """One request: its sequence, V0's status and stage (`is_prefill`: tokens other than the newest sampled one
-    still lack K/V; set back by a recompute), and its full blocks' chained hashes (computed once each)."""
+    """One request: its sequence, V0's status and stage (`is_prefill`: V0's PREFILL stage, until every token it
+    knew was computed once, then DECODE; a recompute sets it back), and its full blocks' chained hashes (computed
+    once each)."""
     __slots__ = ("seq", "status", "is_prefill", "_block_size", "_hashes")
 
     def __init__(self, seq: Sequence, block_size: int):
