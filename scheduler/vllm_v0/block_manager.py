@@ -180,7 +180,7 @@ class BlockTable:
     once `num_full_slots` reaches (i + 1) x block size, and then known by the sequence's i-th chained hash."""
     __slots__ = ("ids", "num_full_slots")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.ids: list[int] = []
         self.num_full_slots = 0
 

@@ -16,7 +16,7 @@ CLEANUP_THRESHOLD = 50  # rebuild the heap when it holds this many entries per f
 class LRUEvictor:
     __slots__ = ("free_table", "_heap")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.free_table: dict[int, list] = {}  # block id -> [content hash, tokens hashed, last accessed]
         self._heap: list[tuple[float, int, int, int]] = []
 

@@ -225,7 +225,8 @@ class VllmV0Scheduler:
         """V0's schedule(): `_schedule()`, then the LRU stamps of every scheduled sequence's blocks and the blocks
         cached this step marked computed. Raises CpuSwapSpaceError as V0 raises its RuntimeError."""
         self._step += 1
-        self._events = events = []
+        events: list[Event] = []
+        self._events = events
         outputs = self.outputs = self._schedule_chunked_prefill() if self.v0.enable_chunked_prefill \
             else self._schedule_default()
         bm = self.block_manager
@@ -431,7 +432,7 @@ class VllmV0Scheduler:
         part, bm, events = _Part(), self.block_manager, self._events
         if budget.remaining_token_budget() == 0:
             return part
-        queue, leftover = self.waiting, deque()
+        queue, leftover = self.waiting, deque[SequenceGroup]()
         while queue:
             group = queue[0]
             rid = group.request_id
@@ -576,7 +577,8 @@ class VllmV0Scheduler:
         if len(token_ids) != len(seqs):
             raise ValueError(f"postprocess got {len(token_ids)} outputs for a batch of {len(seqs)} sequences; "
                              "give one per scheduled sequence (nothing was applied)")
-        events, bm, finished = [], self.block_manager, False
+        events: list[Event] = []
+        bm, finished = self.block_manager, False
         for seq, token in zip(seqs, token_ids, strict=True):
             group = self.groups.get(seq.seq_id)
             if group is None or group.status.is_finished:
