@@ -31,9 +31,11 @@ WORDS = kind_words(KINDS)
 SAMPLE_WORDS = kind_words({"article": None, "vllm": "vllm_v1", "sglang": "sglang"})
 
 
-# What a kind owns: its package, or, for a kind that is a module of scheduler/ (the article's), that module
-OWNED = tuple(f"scheduler/{package}/" for package in KINDS.values() if package) + tuple(
-    cls.__module__.replace(".", "/") + ".py" for cls in SCHEDULERS.values() if cls.__module__.count(".") == 1)
+# What a kind owns: its package (every package under scheduler/ is one kind's, in the factory or on its way
+# there), or, for a kind that is a module of scheduler/ (the article's), that module
+OWNED = tuple(f"scheduler/{p.name}/" for p in sorted((ROOT / "scheduler").iterdir()) if (p / "__init__.py").exists()
+              ) + tuple(cls.__module__.replace(".", "/") + ".py" for cls in SCHEDULERS.values()
+                        if cls.__module__.count(".") == 1)
 
 
 def _own_package(relative: str) -> bool:
