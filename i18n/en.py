@@ -1047,6 +1047,7 @@ MESSAGES = {
     "lockstep.run": "{label} {did}",
     "lockstep.item": "{id} ({tokens})",
     "lockstep.did.preempt.one": "preempts request {items}", "lockstep.did.preempt.other": "preempts requests {items}",
+    "lockstep.did.retract.one": "retracts request {items}", "lockstep.did.retract.other": "retracts requests {items}",
     "lockstep.did.resume.one": "resumes preempted request {items}",
     "lockstep.did.resume.other": "resumes preempted requests {items}",
     "lockstep.did.admit.one": "admits request {items}", "lockstep.did.admit.other": "admits requests {items}",

@@ -928,6 +928,7 @@ MESSAGES = {
     "lockstep.run": "“{label}”{did}",
     "lockstep.item": "{id}（{tokens}）",
     "lockstep.did.preempt.one": "抢占了请求 {items}", "lockstep.did.preempt.other": "抢占了请求 {items}",
+    "lockstep.did.retract.one": "撤回了请求 {items}", "lockstep.did.retract.other": "撤回了请求 {items}",
     "lockstep.did.resume.one": "恢复了被抢占的请求 {items}", "lockstep.did.resume.other": "恢复了被抢占的请求 {items}",
     "lockstep.did.admit.one": "接纳了请求 {items}", "lockstep.did.admit.other": "接纳了请求 {items}",
     "lockstep.did.chunk.one": "为请求 {items}预填充了一段", "lockstep.did.chunk.other": "为请求 {items}各预填充了一段",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.analysis.partings import KINDS, Decision, Parting, partings
+from engine.analysis.partings import KINDS, SENT_BACK, Decision, Parting, partings
 from engine.run.frame import Frame
 from i18n import count, join_and, messages, text
 from viz.compare import config_color
@@ -19,7 +19,7 @@ def _decisions(lang: str, own: Sequence[Decision]) -> list[str]:
     for kind in KINDS:
         of_kind = [d for d in own if d.kind == kind]
         if of_kind:
-            items = [str(d.seq_id) if kind == "preempt" else
+            items = [str(d.seq_id) if kind in SENT_BACK else
                      text(lang, "lockstep.item", id=d.seq_id, tokens=count(lang, "n.token", d.num_tokens))
                      for d in of_kind]
             phrases.append(count(lang, f"lockstep.did.{kind}", len(items), items=join_and(lang, items)))
