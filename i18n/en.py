@@ -1485,4 +1485,13 @@ MESSAGES = {
     "model.saving": "Saving the weights as safetensors",
     "model.checking": "Checking the model cache",
     "model.ready": "Model cache ready",
+    "article.tour.summary": "the article's basic scheduler (its notebook, nano-vllm's shape): a waiting queue and "
+                            "a running queue, a step of prefills or a step of decodes, preemption of the running "
+                            "tail.",
+    "vllm.tour.summary": "vLLM's V1 Scheduler: one token budget per step for prefills and decodes, the running "
+                         "requests first, chunked prefill, a waiting request admitted only when its whole sequence "
+                         "fits, the running tail preempted and recomputed.",
+    "sglang.tour.summary": "SGLang's Scheduler: a radix tree over token slots as the prefix cache, a prefill batch "
+                           "when one can be formed, else the decode batch, room kept for the running requests' "
+                           "future tokens, retraction when a decode runs out.",
 }

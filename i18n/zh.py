@@ -1324,4 +1324,10 @@ MESSAGES = {
     "model.saving": "正在把权重保存为 safetensors",
     "model.checking": "正在检查模型缓存",
     "model.ready": "模型缓存已就绪",
+    "article.tour.summary": "文章的基础调度器（它的笔记本，nano-vllm 的结构）：一个等待队列和一个运行队列，"
+                            "一步只做预填充或只做解码，抢占运行队列末尾的请求。",
+    "vllm.tour.summary": "vLLM 的 V1 Scheduler：预填充和解码共用每一步的 token 预算，先调度运行中的请求，分块预填充，"
+                         "等待队列中的请求只有整个序列放得下时才被接纳，抢占运行队列末尾的请求并重新计算。",
+    "sglang.tour.summary": "SGLang 的 Scheduler：以 token 槽位上的基数树作为前缀缓存，能组成预填充批次时先运行它，"
+                           "否则运行解码批次，为运行中请求将来的 token 留出空间，解码放不下时撤回请求。",
 }
