@@ -59,10 +59,14 @@ def partings_answer(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str) -
                  first=_runs_did(found[0], [label for label, _ in runs], lang))
 
 
-def lockstep_marks(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str) -> dict:
-    """What the lockstep stages show besides each run's frames: the partings ([step, sentence] each), a colour
-    per run (the lab's charts' colours) and the words of the shared controls."""
+def lockstep_marks(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str,
+                   told: Sequence[tuple[int, str]] | None = None) -> dict:
+    """What the lockstep stages show besides each run's frames: the partings ([step, sentence] each; `told`, when
+    the caller words them its own way, as the tour does), a colour per run (the lab's charts' colours) and the
+    words of the shared controls."""
     labels = [label for label, _ in runs]
-    return {"partings": [[p.step, parting_sentence(p, labels, lang=lang)] for p in partings([f for _, f in runs])],
+    if told is None:
+        told = [(p.step, parting_sentence(p, labels, lang=lang)) for p in partings([f for _, f in runs])]
+    return {"partings": [[step, sentence] for step, sentence in told],
             "colors": [config_color(i) for i in range(len(runs))], "lang": lang,
             "strings": messages(lang, "lockstep.ui.")}
