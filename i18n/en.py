@@ -1512,6 +1512,7 @@ MESSAGES = {
                               "that computed it; vLLM caches a full block when it is allocated, so a request "
                               "admitted later in the same step shares it; SGLang's radix tree holds a prefix "
                               "once a prefill inserted it. Step 1: how many tokens does each compute?",
+    "tour.not_run": "This stop cannot run under every scheduler: {error}",
     "tour.no_preset": "The tour's workload {preset} cannot be read: {error}",
     "tour.about": "The learning path, and the {n} schedulers on this tour",
     "tour.run_told": "{name}: {batch} {why}",

@@ -1346,6 +1346,7 @@ MESSAGES = {
                               "中，一个块在计算它的那一步结束时才进入前缀缓存；vLLM 在一个满块被分配时就缓存它，所以同一步中稍"
                               "后被接纳的请求可以共享它；SGLang 的基数树在某次预填充插入前缀之后才持有它。第 1 步：每个调"
                               "度器各计算多少个 token？",
+    "tour.not_run": "这一站无法在每个调度器下运行：{error}",
     "tour.no_preset": "无法读取导览的工作负载 {preset}：{error}",
     "tour.about": "学习路径，以及这个导览中的 {n} 个调度器",
     "tour.run_told": "{name}：{batch}{why}",

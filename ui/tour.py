@@ -9,9 +9,9 @@ import streamlit as st
 from engine.analysis.compare import ConfigRun
 from engine.analysis.tour import STOPS, Stop, run_stop, tour_kinds
 from i18n import join_and
-from ui.language import current_lang, t
+from ui.language import current_lang, said, t
 from ui.lockstep import lockstep_stages
-from ui.state import presets
+from ui.state import USER_ERRORS, presets
 from viz.tour import Told, explained, kind_line, kind_name
 
 
@@ -21,7 +21,7 @@ def stop_title(stop: Stop) -> str:
 
 def stop_runs(stop: Stop) -> list[ConfigRun] | None:
     """The stop's runs under every kind, computed once per session (the fake model: well under a second each);
-    None, said on the page, when its preset cannot be read."""
+    None, said on the page, when its preset cannot be read or a kind refuses it."""
     scenarios, errors = presets()
     if stop.preset not in scenarios:
         st.error(t("tour.no_preset", preset=stop.preset, error=errors.get(f"{stop.preset}.toml", "")))
@@ -29,7 +29,11 @@ def stop_runs(stop: Stop) -> list[ConfigRun] | None:
     kept = st.session_state.setdefault("tour_runs", {})
     key = (stop.id, tour_kinds())  # a kind registered since gets its stage
     if key not in kept:
-        kept[key] = run_stop(stop, scenarios[stop.preset])
+        try:
+            kept[key] = run_stop(stop, scenarios[stop.preset])
+        except USER_ERRORS as e:  # a kind that refuses the stop's config or workload says why; the page stays
+            st.error(t("tour.not_run", error=said(e)))
+            return None
     return kept[key]
 
 
