@@ -1,6 +1,6 @@
 """The guided tour in headless Chromium: `streamlit run app.py` on a free port (fake model). One click from the
 landing page opens it; one bar steps every scheduler's stage together; the parting the stage tells is the one
-viz/tour.py builds from the runs; another stop brings its own stages; and it reads in Chinese. Screenshots at
+viz/tour.py builds from the runs; another stop brings its own stages, from step 0; and it reads in Chinese. Screenshots at
 1280x720 go to artifacts/ for a person to look at."""
 
 import pytest
@@ -62,11 +62,13 @@ def test_another_stop_brings_its_own_stages(fake_server, browser):
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(f"{fake_server}/Tour")
     page.locator(LOCKSTEP).wait_for(timeout=60_000)
+    page.locator(LOCKSTEP).get_by_role("button", name="Step", exact=True).click()  # the first stop at step 1
     page.locator("[data-testid=stButtonGroup]").get_by_text(
         f"{len(STOPS)}. {text('en', f'tour.stop.{stop.id}.title')}", exact=True).click()
     page.wait_for_function(f"() => document.querySelector('{LOCKSTEP} .sp-ls-slider')?.max === '"
                            f"{max(len(run.frames) for run in runs) - 1}'", timeout=60_000)
     root = page.locator(LOCKSTEP)
+    assert lockstep_shown(page) == (0, [0] * len(runs))  # another stop opens at its step 0
     assert root.locator(".sp-ls-marks button").count() == len(told)
     root.get_by_role("button", name="Next parting ▶").click()
     assert lockstep_shown(page) == (told[0].step, [told[0].step] * len(runs))

@@ -84,7 +84,7 @@ def tour_page():
     runs = stop_runs(stop)
     if runs is None:
         return
-    lockstep_stages(runs, told=_told(runs), heading=False)
+    lockstep_stages(runs, told=_told(runs), heading=False, key=stop.id)  # each stop opens at its step 0
     partings_told(runs)
 
 
