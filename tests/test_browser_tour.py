@@ -1,7 +1,7 @@
 """The guided tour in headless Chromium: `streamlit run app.py` on a free port (fake model). One click from the
 landing page opens it; one bar steps every scheduler's stage together; the parting the stage tells is the one
-viz/tour.py builds from the runs; another stop brings its own stages, from step 0; and it reads in Chinese. Screenshots at
-1280x720 go to artifacts/ for a person to look at."""
+viz/tour.py builds from the runs; another stop brings its own stages, from step 0; and it reads in Chinese.
+Screenshots at 1280x720 go to artifacts/ for a person to look at."""
 
 import pytest
 
