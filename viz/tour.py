@@ -22,7 +22,8 @@ from viz.lockstep import parting_sentence
 from viz.narrate import describe
 
 SOURCE_ORDER = ("batch", *KINDS, "wait")  # the order a run's source links are listed in
-SENT_BACK_BY = {"preempted": "preempt", "retracted": "retract", "pass_ended": "preempt", "blocked": "wait"}
+# a reason the scheduler recorded (partings.WHY) -> the decision whose source lines gave it
+REASON_SOURCE = {"preempted": "preempt", "retracted": "retract", "pass_ended": "preempt", "blocked": "wait"}
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ def source_links(kind: str, parting: Parting, i: int, lang: str) -> tuple[Link, 
     if tour is None:
         return ()
     decided = {"batch", *(d.kind for d in parting.own[i]),
-               *(SENT_BACK_BY[e.kind] for e in (parting.why[i] if parting.why else ()))}
+               *(REASON_SOURCE[e.kind] for e in (parting.why[i] if parting.why else ()))}
     lines = dict(tour.lines)
     return tuple(Link(text(lang, f"tour.source.{decision}"), _where(lines[decision]), url)
                  for decision in SOURCE_ORDER if decision in decided and (url := tour.link(decision)))
