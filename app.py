@@ -1,5 +1,6 @@
-"""schedlab's front door: `streamlit run app.py`. Two pages: the stepper (the sidebar's controls and the stage,
-wired to this session's engine) and the policy lab. Everything drawn is a pure function in viz/."""
+"""schedlab's front door: `streamlit run app.py`. Three pages: the stepper (the sidebar's controls and the stage,
+wired to this session's engine), the policy lab and the guided tour (the article's learning path). Everything
+drawn is a pure function in viz/."""
 
 import streamlit as st
 
@@ -12,6 +13,7 @@ from ui.server_panel import server_panel
 from ui.sidebar import sidebar
 from ui.stage import stage
 from ui.state import as_this_session, init_session, keep_widget_state
+from ui.tour import tour_pointer
 
 
 def stepper():
@@ -23,6 +25,8 @@ def stepper():
             st.markdown("<style>[data-testid=stMain] [data-testid=stMarkdownContainer] :is(p, li){font-size:1.3rem}"
                         "</style>", unsafe_allow_html=True)
         sidebar()
+        if not st.session_state.presentation:
+            tour_pointer(TOUR)
         server_panel()
         class_panel()
         stage()
@@ -32,10 +36,11 @@ browser_states.install()  # every widget state a browser sends is checked before
 st.set_page_config(page_title=t("app.page_title"), page_icon="🧮", layout="wide",
                    initial_sidebar_state="collapsed" if st.query_params.get("present") == "1" else "auto")
 keep_widget_state()
+TOUR = st.Page("app_pages/tour.py", title=t("app.tour"), icon=":material/route:", url_path="Tour")
 pages = [st.Page(stepper, title=t("app.stepper"), icon=":material/skip_next:", default=True),
          st.Page("app_pages/policy_lab.py", title=t("app.policy_lab"), icon=":material/balance:",
-                 url_path="Policy_lab")]
-language_switch()  # both pages speak the language chosen, and share the page's CSS
+                 url_path="Policy_lab"), TOUR]
+language_switch()  # every page speaks the language chosen, and shares the page's CSS
 st.markdown("<style>.block-container{padding-top:2.6rem;padding-bottom:1rem}</style>", unsafe_allow_html=True)
 with logged("drawing the page"):
     st.navigation(pages).run()

@@ -1047,6 +1047,7 @@ MESSAGES = {
     "lockstep.run": "{label} {did}",
     "lockstep.item": "{id} ({tokens})",
     "lockstep.did.preempt.one": "preempts request {items}", "lockstep.did.preempt.other": "preempts requests {items}",
+    "lockstep.did.retract.one": "retracts request {items}", "lockstep.did.retract.other": "retracts requests {items}",
     "lockstep.did.resume.one": "resumes preempted request {items}",
     "lockstep.did.resume.other": "resumes preempted requests {items}",
     "lockstep.did.admit.one": "admits request {items}", "lockstep.did.admit.other": "admits requests {items}",
@@ -1484,4 +1485,65 @@ MESSAGES = {
     "model.saving": "Saving the weights as safetensors",
     "model.checking": "Checking the model cache",
     "model.ready": "Model cache ready",
+    "app.tour": "Guided tour",
+    "tour.page_title": "schedlab: the learning path, scheduler by scheduler",
+    "tour.title": "Guided tour: the learning path, every scheduler side by side",
+    "tour.caption": "The article ends with a learning path: understand the basic scheduler, read vLLM's V0 "
+                    "scheduler, study V1's optimisations, then build something yourself. At every stop here one "
+                    "workload runs under each of the {n} schedulers this app holds, their stages stepped together: "
+                    "the marked steps are where their decisions part, told from what each scheduler recorded.",
+    "tour.stop": "Stop",
+    "tour.stop_label": "{n}. {title}",
+    "tour.stop.basic.title": "The basic scheduler",
+    "tour.stop.basic.intro": "Three requests decode; two more arrive at step 2, with max_num_seqs=3. The "
+                             "article's scheduler runs a step of prefills or a step of decodes, never both: "
+                             "prefill first, the newcomers pause every decode. The real systems schedule the "
+                             "running requests first; vLLM lets a newcomer join the decodes in one batch. Step "
+                             "to the first mark: who is admitted, and why the others wait.",
+    "tour.stop.memory.title": "When the KV cache runs out",
+    "tour.stop.memory.intro": "Four requests, 8 KV cache blocks of 4 tokens: they fit when admitted, not once "
+                              "they grow. The article's scheduler and vLLM admit what fits now and preempt the "
+                              "tail of the running queue when a decode finds no block; it computes its tokens "
+                              "again later. SGLang admits a request only if its future tokens fit too "
+                              "(new_token_ratio). Compare who is sent back, and how many steps each needs.",
+    "tour.stop.prefix.title": "One prompt prefix, three caches",
+    "tour.stop.prefix.intro": "Three requests arrive together, their prompts sharing the first 12 tokens (3 "
+                              "blocks of 4). A block enters the article's prefix cache at the end of the step "
+                              "that computed it; vLLM caches a full block when it is allocated, so a request "
+                              "admitted later in the same step shares it; SGLang's radix tree holds a prefix "
+                              "once a prefill inserted it. Step 1: how many tokens does each compute?",
+    "tour.not_run": "This stop cannot run under every scheduler: {error}",
+    "tour.no_preset": "The tour's workload {preset} cannot be read: {error}",
+    "tour.about": "The learning path, and the {n} schedulers on this tour",
+    "tour.run_told": "{name}: {batch} {why}",
+    "tour.why_sep": " ",
+    "tour.kind_line": "**{name}** ({system}): {summary}",
+    "tour.kind_line.unversioned": "**{name}**: {summary}",
+    "tour.link": "{what}: {where}",
+    "tour.no_summary": "it declares no words of its own for the tour.",
+    "tour.partings": "Where they part, and the code that decided it",
+    "tour.partings_caption": "Each step where the decisions part: what each scheduler did, its batch, the reasons "
+                             "it recorded, and the lines of its system's source that decide it (at the release "
+                             "it mirrors).",
+    "tour.never": "On this workload their decisions never part.",
+    "tour.batch": "a {kind} batch: {requests}, {tokens}.",
+    "tour.batch_idle": "no batch.",
+    "tour.source.batch": "how the batch is formed",
+    "tour.source.preempt": "preemption",
+    "tour.source.retract": "retraction",
+    "tour.source.resume": "resuming",
+    "tour.source.admit": "admission",
+    "tour.source.chunk": "prefill chunks",
+    "tour.source.wait": "why a request waits",
+    "tour.pointer": "{n} schedulers here, each deciding as its system does: {names}.",
+    "tour.pointer_link": "Guided tour",
+    "article.tour.summary": "the article's basic scheduler (its notebook, nano-vllm's shape): a waiting queue and "
+                            "a running queue, a step of prefills or a step of decodes, preemption of the running "
+                            "tail.",
+    "vllm.tour.summary": "vLLM's V1 Scheduler: one token budget per step for prefills and decodes, the running "
+                         "requests first, chunked prefill, a waiting request admitted only when its whole sequence "
+                         "fits, the running tail preempted and recomputed.",
+    "sglang.tour.summary": "SGLang's Scheduler: a radix tree over token slots as the prefix cache, a prefill batch "
+                           "when one can be formed, else the decode batch, room kept for the running requests' "
+                           "future tokens, retraction when a decode runs out.",
 }

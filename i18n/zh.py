@@ -928,6 +928,7 @@ MESSAGES = {
     "lockstep.run": "“{label}”{did}",
     "lockstep.item": "{id}（{tokens}）",
     "lockstep.did.preempt.one": "抢占了请求 {items}", "lockstep.did.preempt.other": "抢占了请求 {items}",
+    "lockstep.did.retract.one": "撤回了请求 {items}", "lockstep.did.retract.other": "撤回了请求 {items}",
     "lockstep.did.resume.one": "恢复了被抢占的请求 {items}", "lockstep.did.resume.other": "恢复了被抢占的请求 {items}",
     "lockstep.did.admit.one": "接纳了请求 {items}", "lockstep.did.admit.other": "接纳了请求 {items}",
     "lockstep.did.chunk.one": "为请求 {items}预填充了一段", "lockstep.did.chunk.other": "为请求 {items}各预填充了一段",
@@ -1323,4 +1324,56 @@ MESSAGES = {
     "model.saving": "正在把权重保存为 safetensors",
     "model.checking": "正在检查模型缓存",
     "model.ready": "模型缓存已就绪",
+    "app.tour": "导览",
+    "tour.page_title": "schedlab：学习路径，一个调度器接一个调度器",
+    "tour.title": "导览：沿着学习路径，把每个调度器并排运行",
+    "tour.caption": "文章最后给出了建议的学习路径：充分理解基础调度器，阅读 vLLM 的 Scheduler V0 版本代码，逐步研究 "
+                    "V1 版本的各个优化点，再尝试自己实现。这里的每一站都让同一个工作负载在本应用的 {n} 个调度器下各运行一次，"
+                    "它们的舞台一起前进：标记出的步骤是它们的决定出现分歧的地方，按每个调度器自己记录的内容来说明。",
+    "tour.stop": "站点",
+    "tour.stop_label": "{n}. {title}",
+    "tour.stop.basic.title": "基础调度器",
+    "tour.stop.basic.intro": "三个请求在解码；另外两个在第 2 步到达，max_num_seqs=3。文章的调度器一步只做预填充或"
+                             "只做解码，从不混合：预填充优先时，新来的请求让所有解码暂停。真实系统先调度运行中的请求；vLLM 让"
+                             "新请求与解码进入同一个批次。走到第一个标记：谁被接纳，其他请求为什么等待。",
+    "tour.stop.memory.title": "KV 缓存不够时",
+    "tour.stop.memory.intro": "四个请求，8 个 KV 缓存块，每块 4 个 token：接纳时放得下，增长之后就放不下。文章的调度"
+                              "器和 vLLM 接纳现在放得下的请求，当解码找不到块时抢占运行队列末尾的请求，它之后要重新计算自己的"
+                              " token。SGLang 只有在一个请求将来的 token 也放得下时才接纳它（new_token"
+                              "_ratio）。比较谁被送回等待队列，以及各自需要多少步。",
+    "tour.stop.prefix.title": "一个提示词前缀，三种缓存",
+    "tour.stop.prefix.intro": "三个请求同时到达，它们的提示词共享前 12 个 token（3 个块，每块 4 个）。在文章的调度器"
+                              "中，一个块在计算它的那一步结束时才进入前缀缓存；vLLM 在一个满块被分配时就缓存它，所以同一步中稍"
+                              "后被接纳的请求可以共享它；SGLang 的基数树在某次预填充插入前缀之后才持有它。第 1 步：每个调"
+                              "度器各计算多少个 token？",
+    "tour.not_run": "这一站无法在每个调度器下运行：{error}",
+    "tour.no_preset": "无法读取导览的工作负载 {preset}：{error}",
+    "tour.about": "学习路径，以及这个导览中的 {n} 个调度器",
+    "tour.run_told": "{name}：{batch}{why}",
+    "tour.why_sep": "",
+    "tour.kind_line": "**{name}**（{system}）：{summary}",
+    "tour.kind_line.unversioned": "**{name}**：{summary}",
+    "tour.link": "{what}：{where}",
+    "tour.no_summary": "它没有为导览声明自己的说明。",
+    "tour.partings": "它们在哪里分歧，以及做出决定的代码",
+    "tour.partings_caption": "决定出现分歧的每一步：每个调度器做了什么、它的批次、它记录的原因，以及它所模仿的系统中"
+                             "做出这个决定的源代码行（在它所模仿的版本）。",
+    "tour.never": "在这个工作负载上，它们的决定从不分歧。",
+    "tour.batch": "{kind}批次，{requests}，{tokens}。",
+    "tour.batch_idle": "没有批次。",
+    "tour.source.batch": "批次如何组成",
+    "tour.source.preempt": "抢占",
+    "tour.source.retract": "撤回",
+    "tour.source.resume": "恢复",
+    "tour.source.admit": "接纳",
+    "tour.source.chunk": "分块预填充",
+    "tour.source.wait": "请求为什么等待",
+    "tour.pointer": "这里有 {n} 个调度器，各自按它所模仿的系统做决定：{names}。",
+    "tour.pointer_link": "导览",
+    "article.tour.summary": "文章的基础调度器（它的笔记本，nano-vllm 的结构）：一个等待队列和一个运行队列，"
+                            "一步只做预填充或只做解码，抢占运行队列末尾的请求。",
+    "vllm.tour.summary": "vLLM 的 V1 Scheduler：预填充和解码共用每一步的 token 预算，先调度运行中的请求，分块预填充，"
+                         "等待队列中的请求只有整个序列放得下时才被接纳，抢占运行队列末尾的请求并重新计算。",
+    "sglang.tour.summary": "SGLang 的 Scheduler：以 token 槽位上的基数树作为前缀缓存，能组成预填充批次时先运行它，"
+                           "否则运行解码批次，为运行中请求将来的 token 留出空间，解码放不下时撤回请求。",
 }

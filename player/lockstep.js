@@ -3,7 +3,8 @@
  * the slider and told in words (viz/lockstep.py computes them and their sentences; this file only shows them).
  *
  * The message: {runs: [a player message with every frame, as the offline export embeds it], partings:
- * [[step, sentence]...], colors: [one per run], lang, strings}. Its words are the server's: the shared buttons
+ * [[step, sentence]...], colors: [one per run], lang, strings, key (optional: which stages, see mount)}. Its words
+ * are the server's: the shared buttons
  * reuse the players' own (`runs[0].strings`), the rest are `strings` (lockstep.ui.* in i18n/). A run shorter than
  * the others stays on its last frame, marked as ended. Each player keeps its own drawing; its controls are hidden
  * and its keys are this bar's. Of a player this file uses only the API player.js lists at its top: every stage is
@@ -248,10 +249,13 @@
     const {data, parentElement} = component;
     let lockstep = window.schedlabLockstep;
     if (!lockstep || lockstep.source !== data) {
-      const at = lockstep ? lockstep.shown : 0;
+      const message = JSON.parse(data);
+      // the same stages sent again (another language) keep their step; other stages (`key`: a tour's stop) start at 0
+      const at = lockstep && lockstep.key === message.key ? lockstep.shown : 0;
       if (lockstep) lockstep.destroy();
-      lockstep = window.schedlabLockstep = new Lockstep(document.createElement('div'), JSON.parse(data));
+      lockstep = window.schedlabLockstep = new Lockstep(document.createElement('div'), message);
       lockstep.source = data;
+      lockstep.key = message.key;
       lockstep.show(at);
     }
     if (lockstep.root.parentElement !== parentElement) {

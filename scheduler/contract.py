@@ -52,7 +52,8 @@ class SchedulerInfo:
     postprocess may change a request's block table in place (SGLang points a row at the tree's copy of a prefix
     another request inserted first), so a reader must read tables again after it; `command` the shell words that
     start the system it mirrors, other than vLLM (whose `vllm serve` line engine/analysis/vllm_args.py writes for
-    every run), with a run's config, for (config, model, overlapped scheduling)."""
+    every run), with a run's config, for (config, model, overlapped scheduling); `tour` what the learning-path
+    tour says of it and where its system decides (None: the tour shows its stage without them)."""
     kind: str
     system: str
     version: str
@@ -65,6 +66,7 @@ class SchedulerInfo:
     labels: tuple[tuple[str, str], ...] = ()  # (Config field, the system's name for it)
     repoints_tables: bool = False
     command: Callable[[Config, str, bool], list[str]] | None = None
+    tour: TourInfo | None = None
 
     def __post_init__(self):
         unknown = self.honoured - set(CONFIG_FIELDS)
@@ -102,6 +104,23 @@ class SchedulerInfo:
         """What a run started under `config` records: the release `config` picks, where the scheduler offers one."""
         version = getattr(config, self.version_setting) if self.version_setting else self.version
         return DecidedBy(self.kind, self.system, version)
+
+
+@dataclass(frozen=True)
+class TourInfo:
+    """What the learning-path tour (engine/analysis/tour.py) shows of a kind: `summary`, the message id of one line
+    on it (under the kind's own prefix); `source`, the address of its system's code at a pinned release; `lines`,
+    per decision it makes ("admit", "resume", "preempt", "chunk", "retract", "wait" for a request held back,
+    "batch" for how the step's batch is formed), the file and lines under `source` that decide it."""
+    summary: str
+    source: str
+    lines: tuple[tuple[str, str], ...] = ()
+
+    def link(self, decision: str) -> str | None:
+        """The address of the lines deciding `decision`; None where its system has none (a notebook without
+        chunked prefill)."""
+        where = dict(self.lines).get(decision)
+        return f"{self.source}/{where}" if where else None
 
 
 @dataclass(frozen=True)

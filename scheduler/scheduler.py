@@ -23,7 +23,7 @@ from typing import ClassVar
 from i18n import Message
 from scheduler.block_manager import BlockManager
 from scheduler.config import CONFIG_FIELDS, SGLANG_ONLY_FIELDS, VLLM_ONLY_FIELDS, Config
-from scheduler.contract import SchedulerInfo
+from scheduler.contract import SchedulerInfo, TourInfo
 from scheduler.events import (
     Aborted,
     Admitted,
@@ -63,12 +63,24 @@ class _Step:
         return Batch(self.seqs, tuple(self.num_tokens), kind, tuple(events))
 
 
+# Where the article's notebook (the InfraTech repository's llm_infer/vllm_basic_scheduler.ipynb, at the commit that
+# last changed it) decides: prefill(), decode() with preempt(), schedule(prefill_first). It has no chunked prefill.
+TOUR = TourInfo(
+    summary="article.tour.summary",
+    source="https://github.com/CalvinXKY/InfraTech/blob/57c24cd6f8b8fcbeb047732d842aeac9f053f98a/llm_infer",
+    lines=(("admit", "vllm_basic_scheduler.ipynb?plain=1#L561-L574"),
+           ("resume", "vllm_basic_scheduler.ipynb?plain=1#L561-L574"),
+           ("wait", "vllm_basic_scheduler.ipynb?plain=1#L563-L566"),
+           ("preempt", "vllm_basic_scheduler.ipynb?plain=1#L576-L597"),
+           ("batch", "vllm_basic_scheduler.ipynb?plain=1#L599-L617")))
+
+
 class Scheduler(LandsLate):
     """The article's scheduler (`SchedulerProtocol`, scheduler/contract.py): every Config field but vLLM's own
     (VLLM_ONLY_FIELDS: its release and SchedulerConfig knobs) and SGLang's (SGLANG_ONLY_FIELDS); a prompt larger
     than the whole pool is refused on arrival."""
     info: ClassVar[SchedulerInfo] = SchedulerInfo("article", "nano-vllm", "",
-                         frozenset(CONFIG_FIELDS) - {*VLLM_ONLY_FIELDS, *SGLANG_ONLY_FIELDS})
+                         frozenset(CONFIG_FIELDS) - {*VLLM_ONLY_FIELDS, *SGLANG_ONLY_FIELDS}, tour=TOUR)
 
     def __init__(self, config: Config):
         self.config = config

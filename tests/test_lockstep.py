@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from engine.analysis.partings import Decision, decisions, partings
+from engine.analysis.partings import WHY, Decision, decisions, partings
 from i18n import join_and
 from render.chromium import CHROMIUM
 from tests.helpers.browser import offline_page
@@ -214,3 +214,20 @@ def test_a_stage_off_the_screen_catches_up_when_seen_and_when_play_stops(tail_sm
         root.get_by_role("button", name="Pause", exact=True).click()
         step = int(root.get_attribute("data-step"))
         assert frames() == [step] * 4
+
+
+def test_a_retraction_parts_the_runs_and_each_run_keeps_its_reasons():
+    """SGLang's retract_decode sends a request back as a preemption does: a decision of its own, told by its word,
+    and each run's parting keeps the events that say why (what was retracted, preempted or held back)."""
+    runs = preset_comparison("sglang_retraction", "article vs sglang", lang="en")
+    found = partings([run.frames for run in runs])
+    parting = next(p for p in found if any(d.kind == "retract" for d in p.own[1]))
+    frame = runs[1].frames[parting.step]
+    assert [d.seq_id for d in parting.own[1] if d.kind == "retract"] == [e.seq_id for e in frame.events_of("retracted")]
+    assert all(d.num_tokens == 0 for d in parting.own[1] if d.kind == "retract")
+    for run, why in zip(runs, parting.why, strict=True):
+        assert why == tuple(e for e in run.frames[parting.step].events if e.kind in WHY)
+    assert "retracted" in {e.kind for e in parting.why[1]}
+    retracted = frame.events_of("retracted")[0].seq_id
+    assert f"{runs[1].label} retracts request {retracted}" in parting_sentence(parting, [r.label for r in runs],
+                                                                               lang="en")

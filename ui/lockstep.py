@@ -6,6 +6,7 @@ objects); a rerun sends the same text, which the browser keeps as it is (playing
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -33,12 +34,18 @@ def _built(runs) -> dict:
     return built
 
 
-def lockstep_stages(runs):
+def lockstep_stages(runs, told: Callable[[str], tuple[list[str], list[tuple[int, str]]]] | None = None,
+                    heading: bool = True, key: str | None = None):
     """Every run's stage at the same step, on one slider, with the steps where their decisions part. A long
-    comparison builds them when asked: encoding its frames takes about three times as long as the comparison."""
+    comparison builds them when asked: encoding its frames takes about three times as long as the comparison.
+    `told(lang)`: the stages' names and the partings ([(step, sentence)]) in the caller's words (the tour's); by
+    default the runs' labels and viz/lockstep.py's sentences. `heading`: the lab's title and caption above. `key`:
+    which stages these are: stages sent with another key start at step 0 (a tour's stop), the same ones sent again
+    (in another language) keep their step."""
     lang, built = current_lang(), _built(runs)
-    st.subheader(t("lab.lockstep"))
-    st.caption(t("lab.lockstep_caption"))
+    if heading:
+        st.subheader(t("lab.lockstep"))
+        st.caption(t("lab.lockstep_caption"))
     frames = sum(min(len(r.frames), LAST_STEP + 1) for r in runs)
     if frames > AT_ONCE_FRAMES and not built["asked"]:
         if not st.button(t("lab.lockstep_show", frames=f"{frames:,}"), key="lockstep_show"):
@@ -48,8 +55,10 @@ def lockstep_stages(runs):
         st.caption(t("lab.lockstep_first", last=f"{LAST_STEP:,}", steps=f"{longest:,}"))
     if lang not in built:
         with st.spinner(t("lab.lockstep_preparing")):
-            built[lang] = json.dumps(lockstep_message([(r.label, r.frames) for r in runs], lang=lang,
-                                                      last_step=LAST_STEP))
+            labels, partings = told(lang) if told else ([r.label for r in runs], None)
+            named = [(label, run.frames) for label, run in zip(labels, runs, strict=True)]
+            built[lang] = json.dumps(lockstep_message(named, lang=lang, last_step=LAST_STEP, told=partings)
+                                     | {"key": key})
     js, css = _component_sources()
     component = st.components.v2.component("schedlab_lockstep", js=js, css=css, isolate_styles=False)
     component(data=built[lang], key="lockstep")

@@ -46,13 +46,14 @@ def _script_json(data) -> str:
     return json.dumps(data).replace("</", "<\\/")  # nothing in the data can close the script element
 
 
-def lockstep_message(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str, last_step: int | None = None) -> dict:
+def lockstep_message(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str, last_step: int | None = None,
+                     told: Sequence[tuple[int, str]] | None = None) -> dict:
     """What the lockstep stages (player/lockstep.js) play: every run's player message (its frames up to
-    `last_step`, when given) and the marks between them."""
+    `last_step`, when given) and the marks between them (`told`: the partings in the caller's words)."""
     if last_step is not None:
         runs = [(label, list(frames)[:last_step + 1]) for label, frames in runs]
     return {"runs": [run_message(label, frames, lang=lang) for label, frames in runs],
-            **lockstep_marks(runs, lang=lang)}
+            **lockstep_marks(runs, lang=lang, told=told)}
 
 
 def _page(title: str, lang: str, js: str, css: str, body: str, mount: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.analysis.partings import KINDS, Decision, Parting, partings
+from engine.analysis.partings import KINDS, SENT_BACK, Decision, Parting, partings
 from engine.run.frame import Frame
 from i18n import count, join_and, messages, text
 from viz.compare import config_color
@@ -19,7 +19,7 @@ def _decisions(lang: str, own: Sequence[Decision]) -> list[str]:
     for kind in KINDS:
         of_kind = [d for d in own if d.kind == kind]
         if of_kind:
-            items = [str(d.seq_id) if kind == "preempt" else
+            items = [str(d.seq_id) if kind in SENT_BACK else
                      text(lang, "lockstep.item", id=d.seq_id, tokens=count(lang, "n.token", d.num_tokens))
                      for d in of_kind]
             phrases.append(count(lang, f"lockstep.did.{kind}", len(items), items=join_and(lang, items)))
@@ -59,10 +59,14 @@ def partings_answer(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str) -
                  first=_runs_did(found[0], [label for label, _ in runs], lang))
 
 
-def lockstep_marks(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str) -> dict:
-    """What the lockstep stages show besides each run's frames: the partings ([step, sentence] each), a colour
-    per run (the lab's charts' colours) and the words of the shared controls."""
+def lockstep_marks(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str,
+                   told: Sequence[tuple[int, str]] | None = None) -> dict:
+    """What the lockstep stages show besides each run's frames: the partings ([step, sentence] each; `told`, when
+    the caller words them its own way, as the tour does), a colour per run (the lab's charts' colours) and the
+    words of the shared controls."""
     labels = [label for label, _ in runs]
-    return {"partings": [[p.step, parting_sentence(p, labels, lang=lang)] for p in partings([f for _, f in runs])],
+    if told is None:
+        told = [(p.step, parting_sentence(p, labels, lang=lang)) for p in partings([f for _, f in runs])]
+    return {"partings": [[step, sentence] for step, sentence in told],
             "colors": [config_color(i) for i in range(len(runs))], "lang": lang,
             "strings": messages(lang, "lockstep.ui.")}

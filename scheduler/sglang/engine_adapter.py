@@ -40,6 +40,7 @@ from scheduler.sglang.radix_cache import RadixCache, TreeNode
 from scheduler.sglang.req import Req
 from scheduler.sglang.schedule_policy import AddReqResult, priority_sign
 from scheduler.sglang.scheduler import ScheduleBatch, Scheduler, ServerArgs
+from scheduler.sglang.tour import TOUR
 from scheduler.sglang.tree_view import TreeView
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
@@ -225,7 +226,7 @@ class SglangScheduler:
         reserved_units=1,
         labels=(("max_num_seqs", "max_running_requests"), ("kvcache_block_size", "page_size"),
                 ("num_kvcache_blocks", "max_total_tokens ÷ page_size"), ("max_model_len", "context_length")),
-        repoints_tables=True, command=launch_server_args)
+        repoints_tables=True, command=launch_server_args, tour=TOUR)
 
     def __init__(self, config: Config):
         self.config = config

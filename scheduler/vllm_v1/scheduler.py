@@ -59,6 +59,7 @@ from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
 from scheduler.vllm_v1.kv_cache import KVCache
 from scheduler.vllm_v1.request import Request
+from scheduler.vllm_v1.tour import TOUR
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
@@ -78,7 +79,7 @@ class VllmScheduler:
         "enable_prefix_caching", "chunked_prefill", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
         "prompt_lookup_max", *VLLM_ONLY_FIELDS}), reserved_units=1,
         queues_oversized_prompt=True, version_setting="vllm_version", versions=VLLM_VERSIONS,
-        sampling=frozenset({"stop_token_ids", "min_tokens"}))
+        sampling=frozenset({"stop_token_ids", "min_tokens"}), tour=TOUR)
 
     def __init__(self, config: Config):
         self.config = config

@@ -1,0 +1,49 @@
+"""The tour page under Streamlit's AppTest: every stop draws its partings with their source links, and a kind that
+cannot run a stop is a plain message, never a traceback."""
+
+from dataclasses import replace
+from pathlib import Path
+from typing import ClassVar
+
+from streamlit.testing.v1 import AppTest
+
+from engine.analysis.tour import STOPS
+from i18n import CATALOGUES
+from scheduler.contract import SchedulerInfo
+from scheduler.factory import SCHEDULERS
+from scheduler.scheduler import Scheduler
+
+PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "tour.py")
+
+
+def page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_every_stop_tells_its_partings_with_links_to_the_source():
+    at = page()
+    for stop in STOPS:
+        at.segmented_control(key="tour_stop").set_value(stop.id).run()
+        assert not at.exception and not at.error
+        told = [m.value for m in at.markdown if "](https://github.com/" in m.value]
+        assert told, f"stop {stop.id}: no parting told with its source lines"
+        assert set(at.session_state.tour_runs) >= {(stop.id, tuple(SCHEDULERS))}
+
+
+class Refusing(Scheduler):
+    """A kind for this test only, which refuses every config."""
+    info: ClassVar[SchedulerInfo] = replace(Scheduler.info, kind="refusing", tour=None)
+
+    def __init__(self, config):
+        raise ValueError("refusing: no config will do")
+
+
+def test_a_kind_that_cannot_run_a_stop_is_said_not_raised(monkeypatch):
+    monkeypatch.setitem(SCHEDULERS, "refusing", Refusing)
+    for lang in CATALOGUES:
+        monkeypatch.setitem(CATALOGUES[lang], "sidebar.scheduler.refusing", "refusing")
+    at = page()
+    assert [e.value for e in at.error] == ["This stop cannot run under every scheduler: refusing: no config will do"]
