@@ -12,6 +12,7 @@ import pytest
 from player.assets import player_sources
 from tools.golden_deltas import GOLDEN_DELTAS, RUNS, VIEWS_EDITED, golden_deltas, golden_views
 from viz.frame_payload import EMPTY_VIEW, decode
+from viz.sched_view import RADIX_TREE
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed (tools/ensure_debian_packages.py "
@@ -72,10 +73,10 @@ def test_the_golden_runs_hold_what_a_delta_can_carry():
     assert any("nb" in deltas[k] for deltas in GOLDEN.values() for k in range(1, len(deltas)))  # a pool rebuilt
     runs = [run for delta in frames for _length, runs in delta.get("tok", {}).values() for run in runs]
     assert any(pieces for _start, _ids, pieces in runs)  # text pieces
-    trees = [delta["sched_view"] for delta in GOLDEN["sglang_tree"] if "sched_view" in delta]
-    assert len(trees) == len(GOLDEN["sglang_tree"])  # a scheduler's own view on every frame of its run
+    trees = [dict(delta["panels"])[RADIX_TREE] for delta in GOLDEN["sglang_tree"] if "panels" in delta]
+    assert len(trees) == len(GOLDEN["sglang_tree"])  # a scheduler's own panel on every frame of its run
     assert all(any(tree[key] for tree in trees) for key in ("split", "evicted", "retracted", "matched", "inserted"))
-    assert not any("sched_view" in delta for name in RUNS if name != "sglang_tree" for delta in GOLDEN[name])
+    assert not any("panels" in delta for name in RUNS if name != "sglang_tree" for delta in GOLDEN[name])
     assert set(GOLDEN) == {*RUNS, VIEWS_EDITED}
     edited = golden_views(VIEWS_EDITED)
     assert edited[-2]["pieces"].count(None) < edited[-1]["pieces"].count(None)  # a request's text pieces dropped

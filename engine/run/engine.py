@@ -189,7 +189,6 @@ class Engine:
         t0 = self._now()
         batch = self.scheduler.schedule()  # overlapped: while the model still computes the step before
         schedule_s = self._now() - t0
-        output = self.scheduler.scheduler_output()  # the twin's step as vLLM's SchedulerOutput, or None
         events += batch.events
         landed_model_s = None
         if overlapped:
@@ -214,7 +213,7 @@ class Engine:
         # that outgrew the pool in its decode loop, each in a step that may run nothing
         self._last_batch_idle = not batch.seqs and not arrived and not any(e.kind in PROGRESS for e in events)
         if self.record:
-            self._record_frame(batch, scheduled, events, schedule_s + post_s, model_s, tables, timing, output)
+            self._record_frame(batch, scheduled, events, schedule_s + post_s, model_s, tables, timing)
         self._adapt(batch, latency_s)
         self._make_scheduled_changes()
         self._left_at = time.perf_counter()
@@ -370,8 +369,7 @@ class Engine:
                 self._requeued_by_rebuild.discard(e.seq_id)
                 events[i] = AdmittedAfterRebuild(e.seq_id, e.num_tokens, e.num_cached_tokens, e.recompute)
 
-    def _record_frame(self, batch, scheduled, events, wall_schedule_s, wall_model_s, tables=(), timing=None,
-                      output=None):
+    def _record_frame(self, batch, scheduled, events, wall_schedule_s, wall_model_s, tables=(), timing=None):
         header = StepHeader(self.step_count, self.sim_time_s, wall_schedule_s, wall_model_s, self.config,
-                            scheduled, tuple(events), timing, output, self.scheduler.scheduler_view())
+                            scheduled, tuple(events), timing, self.scheduler.panels(), batch.block_copies)
         self._recorder.record(self.scheduler, batch, list(tables), header)
