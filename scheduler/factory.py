@@ -26,6 +26,11 @@ def make_scheduler(kind: str, config: Config) -> SchedulerProtocol:
     return SCHEDULERS[scheduler_info(kind).kind](config)
 
 
+def runner_pools(kind: str, config: Config) -> dict[str, int]:
+    """The side pools a runner holds for `kind` under `config` (name -> blocks): those it declares (SidePool)."""
+    return {pool.name: pool.units(config) for pool in scheduler_info(kind).side_pools}
+
+
 def runner_config(kind: str, config: Config) -> Config:
     """The config a runner's KV cache is sized from (the reserved units of `kind`'s pool included)."""
     return scheduler_info(kind).runner_config(config)
