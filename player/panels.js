@@ -28,11 +28,11 @@
         element.dataset.panel = id;
         box.appendChild(element);
       }
-      element.hidden = false;
+      if (element.hidden) element.hidden = false;
       draw(player, data, element);
       shown.add(element);
     }
-    for (const element of box.children) if (!shown.has(element)) element.hidden = true;
+    for (const element of box.children) if (!shown.has(element) && !element.hidden) element.hidden = true;
   }
 
   Object.assign(parts, {registerPanel, drawPanels});

@@ -79,7 +79,7 @@
      * a unit a block was copied into this step is ringed. */
     renderSidePools(v) {
       const box = this.$('.sp-side'), names = v.cfg.side_pools || [];
-      box.hidden = !names.length;
+      if (box.hidden !== !names.length) box.hidden = !names.length;
       const copiedTo = new Set(v.moves.map(([, , pool, unit]) => `${pool}:${unit}`));
       setHtml(box, names.map(name => {
         const units = v.side[name] || [], used = units.filter(holder => holder !== null).length;

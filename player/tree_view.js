@@ -114,8 +114,10 @@
   }
 
   function draw(player, data, panel) {
-    panel.className = 'sp-tree';
-    panel.setAttribute('data-testid', 'tree-view');
+    if (!panel.className) {  // a new panel's box
+      panel.className = 'sp-tree';
+      panel.setAttribute('data-testid', 'tree-view');
+    }
     const t = (key, params) => player.t('tree_' + key, params);
     const told = [];
     if (data.split.length) told.push(t('told_split', {n: data.split.length}));

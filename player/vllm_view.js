@@ -28,8 +28,10 @@
   const PANEL = 'scheduler_output';  // scheduler/output.py OUTPUT_PANEL
 
   function draw(player, data, panel) {
-    panel.className = 'sp-vllm';
-    panel.setAttribute('data-testid', 'vllm-view');
+    if (!panel.className) {  // a new panel's box
+      panel.className = 'sp-vllm';
+      panel.setAttribute('data-testid', 'vllm-view');
+    }
     const t = (key, params) => player.t('vllm_' + key, params);
     const output = data.output.map(([name, value]) => `<div><b>${esc(name)}</b>=${esc(value)}</div>`).join('');
     const html = `<div class="sp-vtop">
