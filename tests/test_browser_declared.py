@@ -10,8 +10,7 @@ from engine.run.engine import Engine
 from engine.run.recipe import RunSpec
 from tests.helpers import swap_demo
 from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM
-from tests.helpers.swap_demo import CPU_BLOCKS, CPU_POOL, KIND, SWAP_OUT_AT, SWAPPED
-from tests.test_declared_queues_and_pools import CONFIG, WORKLOAD
+from tests.helpers.swap_demo import CONFIG, CPU_BLOCKS, CPU_POOL, KIND, SWAP_OUT_AT, SWAPPED, WORKLOAD
 from viz.html_export import animation_html
 
 pytestmark = NEEDS_CHROMIUM

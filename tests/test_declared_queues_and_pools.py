@@ -10,22 +10,26 @@ import pytest
 
 from engine.run.engine import Engine
 from engine.run.frame_store import FrameStore
-from engine.run.recipe import Request, RunSpec
+from engine.run.recipe import RunSpec
 from engine.traces import schema
 from engine.traces.trace import TraceError, read_trace, trace_dict
 from runner.kv_pools import EMPTY_SLOT
-from scheduler import Config
 from scheduler.contract import GPU_POOL
 from scheduler.factory import SCHEDULER_KINDS
 from scheduler.interface import BlockCopy
 from tests.helpers import swap_demo
-from tests.helpers.swap_demo import CPU_BLOCKS, CPU_POOL, KIND, SWAP_IN_AT, SWAP_LOG, SWAP_OUT_AT, SWAPPED
+from tests.helpers.swap_demo import (
+    CONFIG,
+    CPU_BLOCKS,
+    CPU_POOL,
+    KIND,
+    SWAP_IN_AT,
+    SWAP_LOG,
+    SWAP_OUT_AT,
+    SWAPPED,
+    WORKLOAD,
+)
 from viz.frame_payload import EMPTY_VIEW, decode, encode, player_views
-
-CONFIG = Config(max_num_seqs=2, max_num_batched_tokens=64, max_model_len=40, num_kvcache_blocks=10,
-                kvcache_block_size=4)
-WORKLOAD = (Request(0, prompt_token_ids=tuple(range(10, 19)), max_tokens=12),
-            Request(0, prompt_token_ids=tuple(range(30, 36)), max_tokens=12))
 
 
 @pytest.fixture

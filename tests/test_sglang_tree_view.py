@@ -80,7 +80,7 @@ def test_the_view_is_recorded_in_each_frame_and_a_trace_gives_it_back():
     store, _ = read_trace(trace_json(engine))
     assert [f.panels for f in store] == [f.panels for f in frames]
     retracting = next(f for f in frames if f.panel(RADIX_TREE)["retracted"])
-    wire = sched_view(retracting)
+    wire = sched_view(retracting, None, "en")
     units = wire["units"]
     assert len(units) == len(retracting.blocks) and units[0] == "x"  # SGLang's padding slot
     for node_id, _, _, slots, lock, _ in retracting.panel(RADIX_TREE)["nodes"]:

@@ -68,8 +68,9 @@ def _drawn(row: list) -> list:
     return [row[0], row[1], row[2][:TREE_TOKENS], slot_runs(row[3]), *row[4:], len(row[2])]
 
 
-def sched_view(frame: Frame, before: Frame | None = None, lang: str = "en") -> dict:
-    """What the renderer of the radix tree panel draws of `frame`, which has one (see the module's docstring)."""
+def sched_view(frame: Frame, before: Frame | None, lang: str) -> dict:
+    """What the renderer of the radix tree panel draws of `frame`, which has one (see the module's docstring): the
+    tree's own words are the renderer's, nothing here is said in `lang`."""
     view = frame.panel(RADIX_TREE)
     nodes = view.get("nodes", [])
     out = {**view, "palette": list(REQUEST_PALETTE)}

@@ -9,7 +9,8 @@ from collections import deque
 from contextlib import contextmanager
 from dataclasses import replace
 
-from scheduler import factory
+from engine.run.recipe import Request
+from scheduler import Config, factory
 from scheduler.contract import GPU_POOL, QUEUES, PanelKind, SchedulerInfo, SidePool
 from scheduler.events import Admitted, Preempted
 from scheduler.interface import Batch, BlockCopy
@@ -21,6 +22,11 @@ CPU_POOL, SWAPPED = "cpu", "swapped"
 CPU_BLOCKS = 6
 SWAP_OUT_AT, SWAP_IN_AT = 4, 7
 SWAP_LOG = PanelKind("swap_log")
+# A run of it: two requests, the second swapped out at SWAP_OUT_AT and in at SWAP_IN_AT
+CONFIG = Config(max_num_seqs=2, max_num_batched_tokens=64, max_model_len=40, num_kvcache_blocks=10,
+                kvcache_block_size=4)
+WORKLOAD = (Request(0, prompt_token_ids=tuple(range(10, 19)), max_tokens=12),
+            Request(0, prompt_token_ids=tuple(range(30, 36)), max_tokens=12))
 
 
 class CpuPool:
