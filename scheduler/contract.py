@@ -13,7 +13,8 @@ twin (scheduler/vllm_v1/) and any later one (an SGLang twin, whose pool is a rad
   radix tree), recorded in a frame's one slot for them (`Frame.panels`) and drawn by the renderer the player
   registers under its id (player/panels.js).
 - `SidePool`: a KV pool a kind declares beside its main one (`SchedulerInfo.side_pools`: V0's CPU pool), whose units
-  a step's `Batch.block_copies` may copy blocks into and out of.
+  a step's `Batch.block_copies` may copy blocks into and out of; a kind that declares queues or side pools beyond
+  the ones every scheduler has also fits `KeepsQueues` or `KeepsSidePools`.
 - `SchedulerProtocol`: the calls the engine makes (`add`, `abort`, `schedule() -> Batch`, `postprocess`,
   `reconfigure`, `requeue`; overlapped, `launch` and `land`), the queues it reads (the declared `queues`), its pools,
   `is_finished`, and its panels after a step (`panels()`).
@@ -64,7 +65,7 @@ class SidePool:
     """A KV pool beside the scheduler's main one (`GPU_POOL`), declared in `SchedulerInfo.side_pools`: `name` (what
     a block copy names, `interface.BlockCopy`; the stage's title is the message `player.side_pool.<name>`), `units`
     how many units it has under a config (the runner holds a tensor of as many blocks). The scheduler reads it through
-    `SchedulerProtocol.side_pool(name)`."""
+    `KeepsSidePools.side_pool(name)`."""
     name: str
     units: Callable[[Config], int]
 
@@ -90,7 +91,7 @@ class SchedulerInfo:
     every run), with a run's config, for (config, model, overlapped scheduling).
 
     What the stage draws of it: `queues` the request queues it keeps, drawn in this order (each beyond `QUEUES` read
-    from `SchedulerProtocol.queue`; its title is the message `player.<name>_queue`), `side_pools` its KV pools beside
+    from `KeepsQueues.queue`; its title is the message `player.<name>_queue`), `side_pools` its KV pools beside
     the main one, `panels` its own panels (`PanelKind`), and `words` the message ids (under `player.`) the stage
     says of its pool and queues in its own terms: `reserved_pool` (its reserved units in the pool's title),
     `reserved_unit` (a reserved unit's tip), `queue_limit` (what max_num_seqs limits)."""
@@ -246,6 +247,22 @@ class SidePoolView(Protocol):
 
 
 @runtime_checkable
+class KeepsQueues(Protocol):
+    """What a scheduler that declares queues beyond `QUEUES` (`SchedulerInfo.queues`) offers besides
+    `SchedulerProtocol`."""
+
+    def queue(self, name: str) -> Seq[Sequence]:
+        """A declared queue beyond running and waiting (V0's swapped), head first."""
+
+
+@runtime_checkable
+class KeepsSidePools(Protocol):
+    """What a scheduler that declares side pools (`SchedulerInfo.side_pools`) offers besides `SchedulerProtocol`."""
+
+    def side_pool(self, name: str) -> SidePoolView: ...
+
+
+@runtime_checkable
 class SchedulerProtocol(Protocol):
     """A scheduler as the engine drives it. Requests are the engine's `Sequence`s; the scheduler alone changes them
     once added."""
@@ -278,9 +295,6 @@ class SchedulerProtocol(Protocol):
         """Its declared panels after the last schedule() (`info.panels`), by id: vLLM's SchedulerOutput of the
         step, SGLang's radix tree; {} for a scheduler that declares none (what a frame records in `panels`)."""
 
-    # Only a scheduler that declares them is asked these:
-    # def queue(self, name: str) -> Seq[Sequence]: a declared queue beyond QUEUES (V0's swapped), head first
-    # def side_pool(self, name: str) -> SidePoolView: a declared side pool
 
     def postprocess(self, seqs: list[Sequence], token_ids: list) -> list[Event]: ...
 

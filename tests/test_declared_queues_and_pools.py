@@ -5,6 +5,7 @@ frame store, traces and the stage's payload however many it declares: shown with
 
 import json
 from dataclasses import replace
+from typing import cast
 
 import pytest
 
@@ -14,7 +15,15 @@ from engine.run.recipe import RunSpec
 from engine.traces import schema
 from engine.traces.trace import TraceError, read_trace, trace_dict
 from runner.kv_pools import EMPTY_SLOT
-from scheduler.contract import GPU_POOL
+from scheduler import factory
+from scheduler.contract import (
+    GPU_POOL,
+    QUEUES,
+    KeepsQueues,
+    KeepsSidePools,
+    SchedulerProtocol,
+    SidePoolView,
+)
 from scheduler.factory import SCHEDULER_KINDS
 from scheduler.interface import BlockCopy
 from tests.helpers import swap_demo
@@ -153,3 +162,16 @@ def test_a_copy_between_pools_of_a_kind_without_side_pools_is_refused():
     engine = Engine(replace(RunSpec(CONFIG, WORKLOAD)))
     with pytest.raises(ValueError, match="no KV pool 'cpu'"):
         engine.runner.copy_blocks([BlockCopy(GPU_POOL, 0, CPU_POOL, 0)])
+
+
+def test_every_kind_that_declares_more_fits_the_protocols_that_read_it(swap_kind):
+    """Over the factory (the swap kind in it): a kind declaring a queue beyond running and waiting offers `queue`, one
+    declaring side pools offers `side_pool`, each a SidePoolView of the units it declares."""
+    for cls in factory.SCHEDULERS.values():
+        scheduler, info = cls(CONFIG), cls.info
+        assert isinstance(scheduler, SchedulerProtocol)
+        assert info.queues == QUEUES or isinstance(scheduler, KeepsQueues)
+        for pool in info.side_pools:
+            view = cast(KeepsSidePools, scheduler).side_pool(pool.name)
+            assert isinstance(view, SidePoolView) and len(view.unit_ids) == pool.units(CONFIG)
+    assert any(cls.info.side_pools and cls.info.queues != QUEUES for cls in factory.SCHEDULERS.values())

@@ -320,7 +320,7 @@ class StepHeader:
     def extras_dict(self) -> dict:
         """The header's entries a frame writes only when it has them: its panels and its block copies (frames of
         schedulers without them keep their shape)."""
-        extras = {}
+        extras: dict[str, object] = {}
         if self.panels:
             extras["panels"] = {pid: panel_kind(pid).to_data(value) for pid, value in self.panels.items()}
         if self.block_copies:
@@ -416,7 +416,7 @@ class Frame:
 def state_extras(queues: dict, side_pools: dict) -> dict:
     """A frame's declared queues beyond waiting and running, and its side pools, as JSON data: only where the
     scheduler declares them (the others' frames keep their shape)."""
-    extras = {}
+    extras: dict[str, object] = {}
     if queues:
         extras["queues"] = {name: list(ids) for name, ids in queues.items()}
     if side_pools:

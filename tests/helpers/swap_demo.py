@@ -49,7 +49,7 @@ class CpuPool:
         return units
 
 
-class SwapDemoScheduler(Scheduler):
+class SwapDemoScheduler(Scheduler):  # a KeepsQueues and a KeepsSidePools too
     info = SchedulerInfo(KIND, "schedlab tests", "", Scheduler.info.honoured, words=Scheduler.info.words,
                          queues=(*QUEUES, SWAPPED), side_pools=(SidePool(CPU_POOL, lambda config: CPU_BLOCKS),),
                          panels=(SWAP_LOG,))
