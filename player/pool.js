@@ -69,7 +69,8 @@
         used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks], units: this.t(`pool_units.${v.cfg.unit}`),
         empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks], reserved: reserved && v.cfg.words.reserved_pool ? this.t(v.cfg.words.reserved_pool, {unit}) : ''}));
       Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[B.ref_count]),
-        cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : [])});
+        cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : []),
+        copied_in: v.moves.filter(([, , pool]) => pool === WIRE.main_pool).map(([, , , unit]) => unit)});
       const overfullKey = this.$('.sp-overfull-key');  // a block pool's only: the notebook's bug
       if (overfullKey) overfullKey.hidden = !(v.overfull || []).length;
       this.renderSidePools(v);
@@ -140,8 +141,8 @@
       this.poolFrame = requestAnimationFrame(step);
     }
 
-    /* The blocks in `colors`: only those whose colour, reference count or overfull mark changed since the canvas
-     * was last painted at this shape (a step changes a few blocks of hundreds). */
+    /* The blocks in `colors`: only those whose colour, reference count, overfull or copied-in mark changed since the
+     * canvas was last painted at this shape (a step changes a few blocks of hundreds). */
     paintPool(v, colors) {
       this.colors = colors;
       const canvas = this.$('.sp-grid'), n = v.blocks.length;
@@ -168,9 +169,9 @@
       }
       const gap = cell >= 12 ? 2 : 1;
       const labels = cell >= 24;
-      const overfull = new Set((v.overfull || []).map(([id]) => id));
+      const overfull = new Set((v.overfull || []).map(([id]) => id)), copiedIn = new Set(this.drawn && this.drawn.copied_in);
       for (let id = 0; id < n; id++) {
-        const ref = v.blocks[id][B.ref_count], painted = `${colors[id]} ${ref} ${overfull.has(id)}`;
+        const ref = v.blocks[id][B.ref_count], painted = `${colors[id]} ${ref} ${overfull.has(id)} ${copiedIn.has(id)}`;
         if (this.painted.cells[id] === painted) continue;
         this.painted.cells[id] = painted;
         const x = (id % columns) * cell, y = Math.floor(id / columns) * cell;
@@ -180,6 +181,10 @@
         if (overfull.has(id)) {  // more tokens than a block holds: the notebook's block-size bug
           ctx.strokeStyle = '#D62728';
           ctx.lineWidth = Math.max(2, cell / 10);
+          ctx.strokeRect(x + gap / 2 + 1, y + gap / 2 + 1, cell - gap - 2, cell - gap - 2);
+        } else if (copiedIn.has(id)) {  // a block copied in this step from another pool (a swap-in), ringed
+          ctx.strokeStyle = '#1F2933';
+          ctx.lineWidth = Math.max(1, cell / 14);
           ctx.strokeRect(x + gap / 2 + 1, y + gap / 2 + 1, cell - gap - 2, cell - gap - 2);
         }
         if (labels) {  // within its cell (the next one's may not be painted again)

@@ -10,7 +10,7 @@ from engine.run.engine import Engine
 from engine.run.recipe import RunSpec
 from tests.helpers import swap_demo
 from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM
-from tests.helpers.swap_demo import CONFIG, CPU_BLOCKS, CPU_POOL, KIND, SWAP_OUT_AT, SWAPPED, WORKLOAD
+from tests.helpers.swap_demo import CONFIG, CPU_BLOCKS, CPU_POOL, KIND, SWAP_IN_AT, SWAP_OUT_AT, SWAPPED, WORKLOAD
 from viz.html_export import animation_html
 
 pytestmark = NEEDS_CHROMIUM
@@ -65,6 +65,13 @@ def test_the_stage_draws_the_swapped_queue_the_cpu_pool_and_each_block_flying(br
     page.wait_for_function(f"() => document.querySelector('[data-testid=stage-player]').dataset.frame === "
                            f"'{SWAP_OUT_AT + 1}'")
     assert stage.locator(".sp-move").count() == 0
+    for _ in range(SWAP_IN_AT - SWAP_OUT_AT - 1):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"() => document.querySelector('[data-testid=stage-player]').dataset.frame === "
+                           f"'{SWAP_IN_AT}'")
+    back = swap.frames[SWAP_IN_AT].block_copies  # its blocks fly back into GPU blocks, ringed there
+    assert stage.evaluate("root => root.player.drawn.copied_in") == [c.dst_block for c in back]
+    assert stage.locator(".sp-move").count() == len(back) and swapped.locator(".sp-row").count() == 0
     page.close()
 
 
