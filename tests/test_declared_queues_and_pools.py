@@ -27,6 +27,7 @@ from scheduler.contract import (
 from scheduler.factory import SCHEDULER_KINDS
 from scheduler.interface import BlockCopy
 from tests.helpers import swap_demo
+from tests.helpers.node_decode import NODE, decoded_in_node
 from tests.helpers.swap_demo import (
     CONFIG,
     CPU_BLOCKS,
@@ -124,7 +125,7 @@ def test_a_run_with_swaps_writes_the_tokens_of_one_without(swap_kind):
     assert swapped == [r.seq.token_ids for r in plain.requests]
 
 
-def test_the_payload_carries_the_declared_queues_pools_moves_and_panel(swap_kind):
+def test_the_payload_carries_the_declared_queues_pools_moves_and_panel(swap_kind, tmp_path):
     engine = _run()
     views = list(player_views(engine.frames, "en"))
     out = views[SWAP_OUT_AT]
@@ -133,11 +134,11 @@ def test_the_payload_carries_the_declared_queues_pools_moves_and_panel(swap_kind
     assert out["side"] == {CPU_POOL: list(engine.frames[SWAP_OUT_AT].side_pools[CPU_POOL])}
     assert out["moves"] == [list(c) for c in engine.frames[SWAP_OUT_AT].block_copies]
     assert out["panels"] == [[SWAP_LOG.id, engine.frames[SWAP_OUT_AT].panel(SWAP_LOG.id)]]
-    previous = EMPTY_VIEW
-    for view in views:
-        delta = encode(previous, view)
-        assert decode(previous, delta) == json.loads(json.dumps(view))
-        previous = view
+    deltas = [encode(previous, view) for previous, view in zip([EMPTY_VIEW, *views], views, strict=False)]
+    sent = json.loads(json.dumps(views))
+    assert [decode(previous, delta) for previous, delta in zip([EMPTY_VIEW, *sent], deltas, strict=False)] == sent
+    if NODE is not None:  # the player's own decoder rebuilds them too
+        assert decoded_in_node(tmp_path, {"swap": deltas}, [])["runs"]["swap"] == sent
     plain = next(player_views(Engine(RunSpec(CONFIG, WORKLOAD)).frames, "en"))
     assert "queues" not in plain["cfg"] and "side_pools" not in plain["cfg"]  # a kind that declares none: as before
 
