@@ -701,6 +701,10 @@ MESSAGES = {
     "player.key_frames": "Key frames",
     "player.key_step": "step {step}",
     "player.running_queue": "Running queue", "player.waiting_queue": "Waiting queue",
+    "player.swapped_queue": "Swapped queue",
+    "player.side_pool.cpu": "CPU block pool · {n} blocks · {used} hold swapped-out KV",
+    "player.side_unit_free.cpu": "CPU block {unit}: free",
+    "player.side_unit_held.cpu": "CPU block {unit}: holds KV of request {id}, swapped out",
     "player.queue_count": "{n} request(s)",
     "player.queue_limit.article": "at most {n} in a step's batch ({name})",  # a prefill counts only its own
     "player.queue_limit.vllm": "at most {n} run at once ({name})",
@@ -1394,6 +1398,9 @@ MESSAGES = {
     "trace.batch_rule": "this batch would take request {rid} to {n} tokens, {computed} of them computed; it has {most}",
     "trace.pair": "must be [request id, [block ids]]",
     "trace.counters": "must be [request id, num_computed_tokens, num_tokens, num_cached_tokens]",
+    "trace.block_copy": "must be [source pool, source block, destination pool, destination block]",
+    "trace.queue_name": "is not a queue a scheduler declares beside waiting and running (a name of at most 40 "
+                        "characters)",
     "trace.unreadable_frame": "cannot be read ({detail})",
     "lab.no_variant": "The scenario {title} has no variant to compare with.",
     "lab.trace_ends": "This is a recorded trace: it ends here and cannot run further.",

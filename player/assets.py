@@ -13,8 +13,10 @@ from viz.frame_payload import WIRE
 PLAYER_DIR = Path(__file__).resolve().parent
 WIRE_SLOT = "SCHEDLAB_WIRE"  # decode.js: `const WIRE = SCHEDLAB_WIRE;`, replaced by viz.frame_payload.WIRE
 # The stage player's files, one job each, in the order they run (player/player.js says what each does).
-PLAYER_FILES = ("decode.js", "transport.js", "follow.js", "render.js", "pool.js", "player.js")
-PANELS = ("vllm_view", "tree_view")  # drawn below the stage (SchedlabPlayer.addPanel): the vLLM twin's, a radix tree's
+PLAYER_FILES = ("decode.js", "transport.js", "follow.js", "panels.js", "render.js", "pool.js", "player.js")
+# The renderers of the schedulers' own panels, each registered under its panel's id (SchedlabPlayer.registerPanel,
+# player/panels.js): vLLM's SchedulerOutput, a radix tree.
+PANELS = ("vllm_view", "tree_view")
 
 
 def _read(name: str) -> str:

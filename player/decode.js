@@ -1,4 +1,4 @@
-/* schedlab's stage player, 1 of 6 (player/assets.PLAYER_FILES lists them in order): the decoder of the wire
+/* schedlab's stage player, 1 of 7 (player/assets.PLAYER_FILES lists them in order): the decoder of the wire
  * delta, the one view-level codec. `decode(view before, delta)` is the view the delta describes, by the same rules
  * as viz/frame_payload.decode, its reference (tests/test_player_decode.py runs this file over golden deltas the
  * server encoded and compares). It also holds the wire format's names, which the player's other files read
@@ -25,7 +25,7 @@
       if (!(key in d) && !SPARSE.has(key)) throw new Error('a frame lacks ' + key);
       view[key] = key in d ? d[key] : [];  // a sparse scalar is sent only when not empty
     }
-    for (const key of ['running', 'waiting', 'cfg']) view[key] = key in d ? d[key] : prev[key];
+    for (const key of WIRE.diffed) view[key] = key in d ? d[key] : prev[key];
     const blocks = 'nb' in d ? Array.from({length: d.nb}, () => WIRE.free_block) : prev.blocks.slice();
     for (const [id, ...block] of d.blk || []) {
       if (!(id >= 0 && id < blocks.length)) throw new Error('block ' + id + ' is outside the pool');

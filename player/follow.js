@@ -1,4 +1,4 @@
-/* schedlab's stage player, 3 of 6: a class's lecturer and followers. The lecturer's player (`leads`) tells each
+/* schedlab's stage player, 3 of 7: a class's lecturer and followers. The lecturer's player (`leads`) tells each
  * stop, Play and Pause at once ({frame, speed}; speed 0: stopped there); a follower's is moved to the lecturer's
  * frame (`cursor_moves`) and plays on from it at the lecturer's speed or stops there (`playing`). The same move
  * carries the server's own cursor changes (Run N, a reset, a link). While the class is asked about a frame ahead,

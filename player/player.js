@@ -13,8 +13,9 @@
  *   player.releaseKeys()           its keys (arrows, space, Home, End) are left to the driver
  *   player.legendHtml()            its legends' markup, for a driver that shows them once for all its players
  *   player.fitPool(height)         the pool's cells shrunk until its grid is at most `height` px tall (a slide, a page)
- *   SchedlabPlayer.addPanel(draw)  more to draw below the stage: draw(player, view, box) after every frame drawn, `box`
- *                                  the stage's `.sp-panels` element, `view` the frame's decoded view; words: player.t
+ *   SchedlabPlayer.registerPanel(id, draw)  the renderer of a scheduler's panel `id` (player/panels.js, the one
+ *                                  registry): draw(player, data, element) for every frame that has that panel, `data`
+ *                                  what the server sent of it, `element` its box below the stage; words: player.t
  *   window.schedlabStagePlayer     the app's stage player (one a page), once mounted
  *   element.player, data-frame, data-last on the root: for tests and the GIF export
  *
@@ -29,16 +30,17 @@
  * lecturer's (`bound`: the server sends none after it, and the player says why it goes no further, `bound_note`).
  * Offline (the HTML export) the frames are embedded and nothing is asked.
  *
- * The player is six files, one job each, served in this order (player/assets.PLAYER_FILES) and sharing their
+ * The player is seven files, one job each, served in this order (player/assets.PLAYER_FILES) and sharing their
  * internals through window.SchedlabPlayerParts (no other script's to read): decode.js (the wire delta's decoder
  * and names), transport.js (messages, asks, Step/Back/Play and the clock), follow.js (a class's lecturer and
- * followers), render.js (drawing a frame, its words), pool.js (the KV pool's canvas and block tables) and this one
- * (the Player class made of their methods, its input, and the API above).
+ * followers), panels.js (the one registry of the renderers of the schedulers' own panels), render.js (drawing a
+ * frame, its words), pool.js (the KV pools' canvas and cells, the moves between them, and the block tables) and this
+ * one (the Player class made of their methods, its input, and the API above).
  */
 (function () {
   'use strict';
   if (window.SchedlabPlayer) return;
-  const parts = window.SchedlabPlayerParts, {EMPTY, ANSWER_TIMEOUT_MS, HTML, decode, condense, showTogether, addPanel} = parts;
+  const parts = window.SchedlabPlayerParts, {EMPTY, ANSWER_TIMEOUT_MS, HTML, decode, condense, showTogether, registerPanel} = parts;
 
   class Player {
     constructor(root, options) {
@@ -207,5 +209,5 @@
     return player;
   }
 
-  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic, mountStill, showTogether, addPanel};
+  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic, mountStill, showTogether, registerPanel};
 })();

@@ -1,11 +1,13 @@
-/* schedlab's stage player, 5 of 6: the KV pool, a canvas of one cell per block (or token slot, or page: each in its
+/* schedlab's stage player, 6 of 7: the KV pool, a canvas of one cell per block (or token slot, or page: each in its
  * pool's words; coloured by its owner, faded between frames, repainted only where a block changed), its hover tips,
- * and the block tables.
+ * the pools a scheduler declares beside it (V0's CPU pool: a cell per unit, coloured by the request holding it), the
+ * blocks a step copied between pools (each flying from its source unit to its destination), and the block tables.
  */
 (function () {
   'use strict';
   if (window.SchedlabPlayer) return;
-  const parts = window.SchedlabPlayerParts, {F, B, M, COLORS, color, esc, setHtml, condense, joinHeld, markHtml} = parts;
+  const parts = window.SchedlabPlayerParts, {WIRE, F, B, M, COLORS, color, esc, setHtml, condense, joinHeld, markHtml} = parts;
+  const MOVE_MIN_MS = 450;  // a block's flight between pools lasts at least this: long enough to be followed
   const poolWords = v => (v.cfg.unit === 'block' ? 'blocks' : 'tree');  // a block pool's words, or a radix tree's
 
   class Pool {
@@ -65,11 +67,63 @@
       const tokens = this.t(v.cfg.block_size === 1 ? 'n.token.one' : 'n.token.other', {n: v.cfg.block_size});
       setHtml(this.$('.sp-ptitle'), this.t(`pool_title.${poolWords(v)}`, {size: this.t(`pool_size.${v.cfg.unit}`, {n, tokens}),
         used: n - m[M.num_free_blocks], cached: m[M.num_cached_free_blocks], units: this.t(`pool_units.${v.cfg.unit}`),
-        empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks], reserved: reserved ? this.t(`pool_reserved.${v.cfg.scheduler}`, {unit}) : ''}));
+        empty: m[M.num_free_blocks] - m[M.num_cached_free_blocks], reserved: reserved && v.cfg.words.reserved_pool ? this.t(v.cfg.words.reserved_pool, {unit}) : ''}));
       Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[B.ref_count]),
-        cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : [])});
+        cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : []),
+        copied_in: v.moves.filter(([, , pool]) => pool === WIRE.main_pool).map(([, , , unit]) => unit)});
       const overfullKey = this.$('.sp-overfull-key');  // a block pool's only: the notebook's bug
       if (overfullKey) overfullKey.hidden = !(v.overfull || []).length;
+      this.renderSidePools(v);
+    }
+
+    /* The pools the scheduler declares beside the main one, a cell per unit in the colour of the request holding it;
+     * a unit a block was copied into this step is ringed. */
+    renderSidePools(v) {
+      const box = this.$('.sp-side'), names = v.cfg.side_pools || [];
+      if (box.hidden !== !names.length) box.hidden = !names.length;
+      const copiedTo = new Set(v.moves.map(([, , pool, unit]) => `${pool}:${unit}`));
+      setHtml(box, names.map(name => {
+        const units = v.side[name] || [], used = units.filter(holder => holder !== null).length;
+        const cells = units.map((holder, unit) => `<span class="sp-scell${holder === null ? ' sp-sfree' : ''}${copiedTo.has(`${name}:${unit}`) ? ' sp-copied' : ''}" ` +
+          `data-unit="${unit}" style="background:${holder === null ? COLORS.free : color(holder)}" ` +
+          `title="${esc(this.t(`${holder === null ? 'side_unit_free' : 'side_unit_held'}.${name}`, {unit, id: holder}))}">${unit}</span>`).join('');
+        return `<div class="sp-spool" data-pool="${esc(name)}"><div class="sp-sptitle">${esc(this.t(`side_pool.${name}`, {n: units.length, used}))}</div>` +
+          `<div class="sp-scells">${cells}</div></div>`;
+      }).join(''));
+    }
+
+    /* Where unit `unit` of pool `pool` is drawn on the page: a cell of the main pool's canvas, or a side pool's. */
+    unitRect(v, pool, unit) {
+      if (pool !== WIRE.main_pool) {
+        const cell = this.$(`.sp-spool[data-pool="${pool}"] [data-unit="${unit}"]`);
+        return cell && cell.getBoundingClientRect();
+      }
+      if (!this.cell || unit >= v.blocks.length) return null;
+      const box = this.$('.sp-grid').getBoundingClientRect(), columns = this.gridShape(v.blocks.length)[1];
+      return {left: box.left + (unit % columns) * this.cell, top: box.top + Math.floor(unit / columns) * this.cell,
+        width: this.cell, height: this.cell};
+    }
+
+    /* The blocks this step copied between pools (`moves`: V0's swaps), each a cell flying from its source unit to its
+     * destination, in the colour the destination has now. */
+    animateMoves(v, slideMs) {
+      if (!v.moves.length || !slideMs) return;
+      const host = this.root.getBoundingClientRect(), layer = this.$('.sp-moves');
+      for (const [fromPool, fromUnit, toPool, toUnit] of v.moves) {
+        const from = this.unitRect(v, fromPool, fromUnit), to = this.unitRect(v, toPool, toUnit);
+        if (!from || !to) continue;
+        const ghost = document.createElement('i');
+        ghost.className = 'sp-move';
+        Object.assign(ghost.dataset, {from: `${fromPool}:${fromUnit}`, to: `${toPool}:${toUnit}`});
+        const colour = toPool === WIRE.main_pool ? this.poolColors[toUnit]
+          : this.$(`.sp-spool[data-pool="${toPool}"] [data-unit="${toUnit}"]`).style.background;
+        Object.assign(ghost.style, {left: `${to.left - host.left}px`, top: `${to.top - host.top}px`, width: `${to.width}px`,
+          height: `${to.height}px`, background: colour});
+        layer.appendChild(ghost);
+        const flight = ghost.animate([{transform: `translate(${from.left - to.left}px, ${from.top - to.top}px)`}, {transform: 'none'}],
+          {duration: Math.max(MOVE_MIN_MS, slideMs), easing: 'ease-in-out'});
+        flight.onfinish = () => ghost.remove();
+      }
     }
 
     /* The pool's canvas to the frame's colours, fading from the ones drawn over `fadeMs` (0: at once). */
@@ -87,8 +141,8 @@
       this.poolFrame = requestAnimationFrame(step);
     }
 
-    /* The blocks in `colors`: only those whose colour, reference count or overfull mark changed since the canvas
-     * was last painted at this shape (a step changes a few blocks of hundreds). */
+    /* The blocks in `colors`: only those whose colour, reference count, overfull or copied-in mark changed since the
+     * canvas was last painted at this shape (a step changes a few blocks of hundreds). */
     paintPool(v, colors) {
       this.colors = colors;
       const canvas = this.$('.sp-grid'), n = v.blocks.length;
@@ -115,9 +169,9 @@
       }
       const gap = cell >= 12 ? 2 : 1;
       const labels = cell >= 24;
-      const overfull = new Set((v.overfull || []).map(([id]) => id));
+      const overfull = new Set((v.overfull || []).map(([id]) => id)), copiedIn = new Set(this.drawn && this.drawn.copied_in);
       for (let id = 0; id < n; id++) {
-        const ref = v.blocks[id][B.ref_count], painted = `${colors[id]} ${ref} ${overfull.has(id)}`;
+        const ref = v.blocks[id][B.ref_count], painted = `${colors[id]} ${ref} ${overfull.has(id)} ${copiedIn.has(id)}`;
         if (this.painted.cells[id] === painted) continue;
         this.painted.cells[id] = painted;
         const x = (id % columns) * cell, y = Math.floor(id / columns) * cell;
@@ -127,6 +181,10 @@
         if (overfull.has(id)) {  // more tokens than a block holds: the notebook's block-size bug
           ctx.strokeStyle = '#D62728';
           ctx.lineWidth = Math.max(2, cell / 10);
+          ctx.strokeRect(x + gap / 2 + 1, y + gap / 2 + 1, cell - gap - 2, cell - gap - 2);
+        } else if (copiedIn.has(id)) {  // a block copied in this step from another pool (a swap-in), ringed
+          ctx.strokeStyle = '#1F2933';
+          ctx.lineWidth = Math.max(1, cell / 14);
           ctx.strokeRect(x + gap / 2 + 1, y + gap / 2 + 1, cell - gap - 2, cell - gap - 2);
         }
         if (labels) {  // within its cell (the next one's may not be painted again)
@@ -140,7 +198,7 @@
       const b = v.blocks[id], owners = this.poolOwners[id] || [];
       const pool = poolWords(v);
       const ref = b[B.ref_count];
-      const state = this.t(ref === 0 ? (b[B.hash] !== null ? `block_cached_free.${pool}` : `block_free.${pool}`) : !owners.length ? `block_reserved.${v.cfg.scheduler}`
+      const state = this.t(ref === 0 ? (b[B.hash] !== null ? `block_cached_free.${pool}` : `block_free.${pool}`) : !owners.length ? v.cfg.words.reserved_unit || 'block_in_use'
         : ref > 1 ? 'block_shared' : 'block_in_use');
       let [rid, start, count] = b[B.source] || [null, 0, 0];  // a cached-free block: the request that filled it
       if (owners.length) {

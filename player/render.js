@@ -1,4 +1,4 @@
-/* schedlab's stage player, 4 of 6: drawing a frame (the head, the token budget bar, the queues with their
+/* schedlab's stage player, 5 of 7: drawing a frame (the head, the token budget bar, the queues with their
  * token cells, the narration, key frames, controls) and the words it is drawn in. Several players are drawn
  * together by `showTogether`: every read of the page's layout before or after every write. The KV pool and the
  * block tables are pool.js's.
@@ -88,6 +88,7 @@
     return {text: text || '∅'};
   }
 
+  const QUEUE_HTML = '<div class="sp-qtitle"></div><div class="sp-rows"></div><div class="sp-more"></div>';
   const HTML = `
 <div class="sp-head"><div class="sp-title"></div><div class="sp-caption"></div></div>
 <div class="sp-controls">
@@ -104,21 +105,20 @@
 <div class="sp-main">
   <div class="sp-queues">
     <div class="sp-budget"><div class="sp-btitle"></div><div class="sp-bbar"></div></div>
-    <div class="sp-queue sp-running"><div class="sp-qtitle"></div><div class="sp-rows"></div><div class="sp-more"></div></div>
-    <div class="sp-queue sp-waiting"><div class="sp-qtitle"></div><div class="sp-rows"></div><div class="sp-more"></div></div>
+    <div class="sp-queue sp-running" data-queue="running">${QUEUE_HTML}</div>
+    <div class="sp-queue sp-waiting" data-queue="waiting">${QUEUE_HTML}</div>
     <div class="sp-legend"></div>
   </div>
   <div class="sp-story"><div class="sp-stitle"></div><div class="sp-narration"></div></div>
 </div>
 <div class="sp-lower">
   <div class="sp-pool"><div class="sp-ptitle"></div><div class="sp-canvas-box"><canvas class="sp-grid"></canvas></div>
-    <div class="sp-plegend"></div></div>
+    <div class="sp-side" hidden></div><div class="sp-plegend"></div></div>
   <div class="sp-tables"><div class="sp-ttitle"></div><div class="sp-trows"></div></div>
 </div>
 <div class="sp-panels"></div>
+<div class="sp-moves"></div>
 <div class="sp-tip" hidden></div>`;
-  const PANELS = [];  // addPanel's drawers, for every player of the page
-  const addPanel = draw => { PANELS.push(draw); };
 
   class Render {
     show(k) { showTogether([[this, k]], this.playing ? this.speed() : null); }
@@ -149,7 +149,7 @@
       this.renderLegend(view);
       this.renderPool(view);
       this.renderTables(view);
-      PANELS.forEach(draw => draw(this, view, this.$('.sp-panels')));
+      parts.drawPanels(this, view, this.$('.sp-panels'));
       this.renderKeys();
       this.updateControls();
       this.root.setAttribute('data-frame', String(k));
@@ -160,9 +160,11 @@
      * the first of the players lays it out, once for all of them. */
     paint({view, before, slideMs}) { this.fadePool(view, before ? slideMs : 0); }
 
-    /* showTogether's reads after drawing: a row that moved slides from where it was (FLIP), a new one fades in. */
-    slide({before, rects, slideMs}) {
+    /* showTogether's reads after drawing: a row that moved slides from where it was (FLIP), a new one fades in; a
+     * block copied between pools flies from its source unit to its destination (pool.js). */
+    slide({view, before, rects, slideMs}) {
       if (!before) return;
+      this.animateMoves(view, slideMs);
       for (const [rid, row] of this.rows) {
         const old = rects.get(rid);
         if (!old) { row.animate([{opacity: 0}, {opacity: 1}], {duration: slideMs}); continue; }
@@ -210,30 +212,51 @@
       this.root.querySelectorAll('.sp-text-key').forEach(e => { e.hidden = !text; });
     }
 
+    /* The box of queue `name`: running and waiting are the stage's own; a queue a scheduler declares beyond them
+     * (V0's swapped) gets one after the last, once. */
+    queueBox(name) {
+      let box = this.$(`.sp-queue[data-queue="${name}"]`);
+      if (!box) {
+        const boxes = this.root.querySelectorAll('.sp-queue');
+        box = document.createElement('div');
+        box.className = 'sp-queue sp-qdeclared';
+        box.dataset.queue = name;
+        box.innerHTML = QUEUE_HTML;
+        boxes[boxes.length - 1].after(box);
+      }
+      return box;
+    }
+
+    /* The queues the frame's scheduler declares (running and waiting unless it says more), in its order. */
     renderQueues(v, before) {
       const sizes = this.sizes(), room = this.rowRoom();
       const used = new Set();
       const satOut = new Map(v.sat_out);
       const scheduled = new Map(v.batch.map(s => [s[S.request], s[S.tokens]]));
-      const done = v.done.filter(([rid]) => !v.running.includes(rid) && !v.waiting.includes(rid));
-      const queues = [['running', v.running.slice(0, sizes.rows), v.running.length - Math.min(v.running.length, sizes.rows)],
-        ['waiting', v.waiting.slice(0, sizes.rows), v.waiting.length - Math.min(v.waiting.length, sizes.rows)]];
-      this.drawn = {running: queues[0][1].slice(), waiting: queues[1][1].slice(), finished: done.map(([rid]) => rid)};
-      const shownRunning = Math.max(1, queues[0][1].length + done.length);  // an empty queue still takes a row
-      room.sharedHead = sharedStart(v, [...queues[0][1], ...queues[1][1], ...done.map(([rid]) => rid)]);
+      const held = name => (name === 'running' ? v.running : name === 'waiting' ? v.waiting : v.queues[name] || []);
+      const names = v.cfg.queues || ['running', 'waiting'];
+      const everyHeld = names.flatMap(held);
+      const done = v.done.filter(([rid]) => !everyHeld.includes(rid));
+      const queues = names.map(name => [name, held(name).slice(0, sizes.rows), held(name).length - Math.min(held(name).length, sizes.rows)]);
+      this.drawn = {finished: done.map(([rid]) => rid)};
+      for (const [name, ids] of queues) this.drawn[name] = ids.slice();
+      const shownRunning = Math.max(1, this.drawn.running.length + done.length);  // an empty queue still takes a row
+      room.sharedHead = sharedStart(v, [...queues.flatMap(([, ids]) => ids), ...done.map(([rid]) => rid)]);
+      this.root.querySelectorAll('.sp-qdeclared').forEach(box => { box.hidden = !names.includes(box.dataset.queue); });
       for (const [name, ids, hidden] of queues) {
-        const box = this.$('.sp-' + name);
+        const box = this.queueBox(name);
         const rowsBox = box.querySelector('.sp-rows');
         const entries = ids.map(rid => [rid, null]);
         if (name === 'running') for (const [rid, how] of done) entries.push([rid, how]);
-        const limit = name === 'running' ? ` <span class="sp-aside">· ${esc(this.t(`queue_limit.${v.cfg.scheduler}`, {n: v.cfg.max_num_seqs, name: v.cfg.max_num_seqs_name || 'max_num_seqs'}))}</span>` : '';
+        const limitWords = v.cfg.words.queue_limit;  // the scheduler's own words (its declaration's message id)
+        const limit = name === 'running' && limitWords ? ` <span class="sp-aside">· ${esc(this.t(limitWords, {n: v.cfg.max_num_seqs, name: v.cfg.max_num_seqs_name}))}</span>` : '';
         setHtml(box.querySelector('.sp-qtitle'), `<b>${esc(this.t(name + '_queue'))}</b> · ` +
-          `${esc(this.t('queue_count', {n: name === 'running' ? v.running.length : v.waiting.length}))}${limit}`);
+          `${esc(this.t('queue_count', {n: held(name).length}))}${limit}`);
         box.querySelector('.sp-more').textContent = hidden ? this.t('more_requests', {n: hidden}) : '';
         rowsBox.querySelectorAll('.sp-empty').forEach(e => e.remove());
         // The running queue takes the rows it draws; the waiting queue keeps the rest of the room the most requests
         // held at once need (requests move between the two, so the total seldom changes and the pool stays put).
-        const kept = name === 'running' ? entries.length : Math.min(this.tallest, 2 * sizes.rows) - shownRunning;
+        const kept = name === 'waiting' ? Math.min(this.tallest, 2 * sizes.rows) - shownRunning : entries.length;
         rowsBox.style.minHeight = `calc(${Math.max(1, Math.min(sizes.rows, kept))} * (var(--sp-cell) + 4px))`;
         entries.forEach(([rid, finished], index) => {
           let row = this.rows.get(rid);
@@ -455,5 +478,5 @@
     plans.forEach(plan => plan.player.slide(plan));
   }
 
-  Object.assign(parts, {Render, COLORS, HTML, color, esc, setHtml, condense, joinHeld, markHtml, showTogether, addPanel});
+  Object.assign(parts, {Render, COLORS, HTML, color, esc, setHtml, condense, joinHeld, markHtml, showTogether});
 })();

@@ -1,4 +1,4 @@
-/* schedlab's stage player, 2 of 6: transport and clock. What comes from the server (messages of deltas, decoded
+/* schedlab's stage player, 2 of 7: transport and clock. What comes from the server (messages of deltas, decoded
  * once and kept: Step, Back, the slider and Play need no server), what is asked of it at the end of what is held
  * (a target step), and moving among the frames held: Step, Back, a key frame, Play on the beat of its speed.
  */

@@ -1,16 +1,15 @@
-/* schedlab's radix tree view: what SGLang decides with, drawn below the stage of a run whose scheduler offers a
- * radix tree view (the SGLang twin), through the player's SchedlabPlayer.addPanel (player.js's header): the tree
+/* schedlab's radix tree view: what SGLang decides with, the renderer of the radix tree panel (a run whose scheduler
+ * declares one: the SGLang twin), registered in the player's one registry of panels (player/panels.js): the tree
  * node by node (each node's tokens, KV slots, lock count, evictable or protected, its rank in the eviction order;
  * this step's inserts, splits and evictions marked, the matched prefix of each request admitted lit), the KV pool
  * as token slots (or pages) with what holds each, the waiting queue in the policy's order with each request's
- * cached prefix, and PrefillAdder's budgets as a bar. Everything is the frame's `sched_view` entry, recorded on the
- * server from the twin (scheduler/sglang/tree_view.py, viz/sched_view.py); nothing is decided here. A frame without
- * one hides the panel. */
+ * cached prefix, and PrefillAdder's budgets as a bar. Everything is what the server sent of the frame's panel,
+ * recorded from the twin (scheduler/sglang/tree_view.py, viz/sched_view.py); nothing is decided here. */
 (function () {
   'use strict';
   if (!window.SchedlabPlayer || window.SchedlabTreeView) return;
   window.SchedlabTreeView = true;
-  const KIND = 'radix_tree';  // scheduler/sglang/tree_view.py VIEW_KIND
+  const KIND = 'radix_tree';  // the panel's id: scheduler/sglang/tree_view.py VIEW_KIND
   const SHOWN_RUNS = 3;  // a node shows at most this many runs of its slots, then "…"
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
   const visible = s => String(s).replace(/\n/g, '↵').replace(/ /g, '␣');
@@ -114,20 +113,11 @@
 <div class="sp-t-note-line">${esc(t('input', {n: b.rem_input_tokens, of: b.max_prefill_tokens}))} · ${esc(chunk)}</div>`;
   }
 
-  function draw(player, view, box) {
-    let panel = box.querySelector('.sp-tree');
-    const data = view.sched_view;
-    if (!data || data.kind !== KIND) {
-      if (panel) panel.hidden = true;
-      return;
-    }
-    if (!panel) {
-      panel = document.createElement('div');
+  function draw(player, data, panel) {
+    if (!panel.className) {  // a new panel's box
       panel.className = 'sp-tree';
       panel.setAttribute('data-testid', 'tree-view');
-      box.appendChild(panel);
     }
-    panel.hidden = false;
     const t = (key, params) => player.t('tree_' + key, params);
     const told = [];
     if (data.split.length) told.push(t('told_split', {n: data.split.length}));
@@ -155,5 +145,5 @@ ${told.length ? `<div class="sp-t-told" data-testid="tree-told">${told.map(esc).
     }
   }
 
-  window.SchedlabPlayer.addPanel(draw);
+  window.SchedlabPlayer.registerPanel(KIND, draw);
 })();

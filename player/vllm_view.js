@@ -1,9 +1,8 @@
-/* schedlab's vLLM view: what a vLLM learner looks for beside the stage of a vLLM twin run, drawn below it through
- * the player's SchedlabPlayer.addPanel (player.js's header): vLLM's log line and Prometheus counters, the free block
- * queue head to tail (blocks still in the prefix cache starred, this step's evictions), the step as vLLM's
- * SchedulerOutput lists it and each request's counters. Everything is the frame's `vllm` entry, recorded on the
- * server from the twin (viz/vllm_view.py); nothing is worked out here. A frame without it (the article's
- * scheduler) hides the panel. */
+/* schedlab's vLLM view: the renderer of the SchedulerOutput panel (scheduler/output.py OUTPUT_PANEL), what a vLLM
+ * learner looks for beside the stage, registered in the player's one registry of panels (player/panels.js):
+ * vLLM's log line and Prometheus counters, the free block queue head to tail (blocks still in the prefix cache
+ * starred, this step's evictions), the step as vLLM's SchedulerOutput lists it and each request's counters.
+ * Everything is what the server sent of the frame's panel (viz/vllm_view.py); nothing is worked out here. */
 (function () {
   'use strict';
   if (!window.SchedlabPlayer || window.SchedlabVllmView) return;
@@ -26,20 +25,13 @@
     return `<table class="sp-vc"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
   }
 
-  function draw(player, view, box) {
-    let panel = box.querySelector('.sp-vllm');
-    const data = view.vllm;
-    if (!data || !data.queue) {
-      if (panel) panel.hidden = true;
-      return;
-    }
-    if (!panel) {
-      panel = document.createElement('div');
+  const PANEL = 'scheduler_output';  // scheduler/output.py OUTPUT_PANEL
+
+  function draw(player, data, panel) {
+    if (!panel.className) {  // a new panel's box
       panel.className = 'sp-vllm';
       panel.setAttribute('data-testid', 'vllm-view');
-      box.appendChild(panel);
     }
-    panel.hidden = false;
     const t = (key, params) => player.t('vllm_' + key, params);
     const output = data.output.map(([name, value]) => `<div><b>${esc(name)}</b>=${esc(value)}</div>`).join('');
     const html = `<div class="sp-vtop">
@@ -71,5 +63,5 @@ ${data.preempted_text ? `<div class="sp-vnote">${esc(data.preempted_text)}</div>
     }
   }
 
-  window.SchedlabPlayer.addPanel(draw);
+  window.SchedlabPlayer.registerPanel(PANEL, draw);
 })();

@@ -1,10 +1,13 @@
 """Runs the scheduler's batches through the model: one packed forward pass per step over a paged KV cache
 that this runner owns and that the scheduler's block ids index directly. On a model whose passes are shared by
-sessions (runner/share.py), a large step goes in pieces, a forward pass each."""
+sessions (runner/share.py), a large step goes in pieces, a forward pass each. Beside that cache it holds one in host
+memory for each side pool a scheduler declares (V0's CPU pool), and copies blocks between them when a batch asks
+(`copy_blocks`, runner/kv_pools.py)."""
 
 import torch
 
 from runner import sampling, text
+from runner.kv_pools import EMPTY_SLOT, checked_copies, runs_by_pools
 from runner.llama_forward import step_logits, supports_direct_forward
 from runner.model_loading import LoadedModel
 from runner.packing import pack_batch
@@ -12,21 +15,47 @@ from runner.paged_attention import KVCache, cache_shape
 from runner.prepacked_linear import prepacked_linears
 from runner.share import current_share, token_cost
 from scheduler import Config
+from scheduler.contract import GPU_POOL
 from scheduler.speculative import accept_drafts
-
-EMPTY_SLOT = -1  # block_token_ids() entry of a slot nothing was ever written to
 
 
 class ModelRunner:
-    def __init__(self, loaded: LoadedModel, config: Config, seed: int = 0):
+    def __init__(self, loaded: LoadedModel, config: Config, seed: int = 0, side_pools: dict[str, int] | None = None):
+        """`side_pools`: the blocks of each pool a scheduler declares beside the main one, held in host memory."""
         self.loaded, self.config, self.seed = loaded, config, seed
         self.model, self.tokenizer, self.device = loaded.model, loaded.tokenizer, loaded.device
         self.block_size = config.kvcache_block_size
-        shape = cache_shape(loaded.num_layers, config.num_kvcache_blocks, self.block_size, loaded.num_kv_heads,
-                            loaded.head_dim)
-        self.kv_cache = KVCache.zeros(shape, loaded.dtype, loaded.device, shared=loaded.shares_kv_cache)
-        self.slot_token_ids = torch.full((config.num_kvcache_blocks * self.block_size,), EMPTY_SLOT)
+        def shape(blocks: int) -> tuple:
+            return cache_shape(loaded.num_layers, blocks, self.block_size, loaded.num_kv_heads, loaded.head_dim)
+
+        def slots(blocks: int) -> torch.Tensor:
+            return torch.full((blocks * self.block_size,), EMPTY_SLOT)
+
+        self.kv_cache = KVCache.zeros(shape(config.num_kvcache_blocks), loaded.dtype, loaded.device,
+                                      shared=loaded.shares_kv_cache)
+        self.slot_token_ids = slots(config.num_kvcache_blocks)
+        # Every pool as [layers, 2, kv heads, blocks, block size, head dim] (the main one the cache's buffer), with
+        # the token id each slot holds; a side pool in host memory, as V0's CPU swap space.
+        self.pools = {GPU_POOL: (self.kv_cache.buffer, self.slot_token_ids)}
+        for name, blocks in (side_pools or {}).items():
+            self.pools[name] = (torch.zeros(shape(blocks), dtype=loaded.dtype), slots(blocks))
         self.direct_forward = supports_direct_forward(self.model, self.device)
+
+    def copy_blocks(self, copies):
+        """Copy KV blocks between pools (`Batch.block_copies`: K and V of every layer, and the token ids of their
+        slots), in order, before the step's forward pass; a copy outside the pools is refused (ValueError)."""
+        size = self.block_size
+        sizes = {name: kv.shape[3] for name, (kv, _) in self.pools.items()}
+        for src_pool, dst_pool, src, dst in runs_by_pools(checked_copies(copies, sizes)):
+            (src_kv, src_tokens), (dst_kv, dst_tokens) = self.pools[src_pool], self.pools[dst_pool]
+            dst_kv[:, :, :, dst] = src_kv[:, :, :, src].to(dst_kv.device)
+            src_slots = (torch.tensor(src)[:, None] * size + torch.arange(size)).reshape(-1)
+            dst_slots = (torch.tensor(dst)[:, None] * size + torch.arange(size)).reshape(-1)
+            dst_tokens[dst_slots] = src_tokens[src_slots]
+
+    def pool_block(self, pool: str, block: int) -> torch.Tensor:
+        """K and V of every layer of a block of `pool`, [layers, 2, kv heads, block size, head dim] (a copy)."""
+        return self.pools[pool][0][:, :, :, block].clone()
 
     @property
     def eos_token_id(self) -> int:

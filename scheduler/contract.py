@@ -9,9 +9,15 @@ twin (scheduler/vllm_v1/) and any later one (an SGLang twin, whose pool is a rad
 - `KVPoolView`: the read-only view of a pool a frame is recorded from, for blocks or token slots alike: its
   units, each one's holders and state (free, used, cached), the free order as the pool states it, the cached
   units' keys, and the changes to the free order since the last look (`recent_changes`).
+- `PanelKind`: a panel of the scheduler's own a kind declares (`SchedulerInfo.panels`: vLLM's SchedulerOutput, SGLang's
+  radix tree), recorded in a frame's one slot for them (`Frame.panels`) and drawn by the renderer the player
+  registers under its id (player/panels.js).
+- `SidePool`: a KV pool a kind declares beside its main one (`SchedulerInfo.side_pools`: V0's CPU pool), whose units
+  a step's `Batch.block_copies` may copy blocks into and out of; a kind that declares queues or side pools beyond
+  the ones every scheduler has also fits `KeepsQueues` or `KeepsSidePools`.
 - `SchedulerProtocol`: the calls the engine makes (`add`, `abort`, `schedule() -> Batch`, `postprocess`,
-  `reconfigure`, `requeue`; overlapped, `launch` and `land`), the queues it reads, `is_finished`, and what it records
-  of the scheduler's own beside the frame (`scheduler_output`, `scheduler_view`: None where it offers none).
+  `reconfigure`, `requeue`; overlapped, `launch` and `land`), the queues it reads (the declared `queues`), its pools,
+  `is_finished`, and its panels after a step (`panels()`).
 
 Only the scheduler changes a request once it is added (its status, queue, units and computed tokens); everything
 else reads. The invariants every kind keeps are checked over the factory in tests/test_scheduler_contract.py.
@@ -23,15 +29,45 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Sequence as Seq
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from scheduler.config import CONFIG_FIELDS, Config
 
 if TYPE_CHECKING:
     from scheduler.events import Aborted, Event
     from scheduler.interface import Batch
-    from scheduler.output import SchedulerOutput
     from scheduler.sequence import Sequence
+
+GPU_POOL = "gpu"  # the pool every scheduler has (its `pool`), the one the model's attention reads
+QUEUES = ("running", "waiting")  # the queues every scheduler has, in the order the stage draws them
+
+
+@dataclass(frozen=True)
+class PanelKind:
+    """A panel of a scheduler's own (its state as its system shows it, beside the stage), declared in
+    `SchedulerInfo.panels`. `id` is what a frame records it under (`Frame.panels`), a trace writes and the player's
+    one registry of renderers (player/panels.js) draws it by; `read` turns its recorded JSON data back into what
+    `SchedulerProtocol.panels` gave (None: the data is plain JSON as it is); what it gave is written with its
+    `to_dict()` where it has one."""
+    id: str
+    read: Callable[[Any], Any] | None = None
+
+    def to_data(self, value) -> Any:
+        """The panel's recorded value as JSON data."""
+        return value.to_dict() if hasattr(value, "to_dict") else value
+
+    def from_data(self, data) -> Any:
+        return data if self.read is None else self.read(data)
+
+
+@dataclass(frozen=True)
+class SidePool:
+    """A KV pool beside the scheduler's main one (`GPU_POOL`), declared in `SchedulerInfo.side_pools`: `name` (what
+    a block copy names, `interface.BlockCopy`; the stage's title is the message `player.side_pool.<name>`), `units`
+    how many units it has under a config (the runner holds a tensor of as many blocks). The scheduler reads it through
+    `KeepsSidePools.side_pool(name)`."""
+    name: str
+    units: Callable[[Config], int]
 
 
 @dataclass(frozen=True)
@@ -52,8 +88,14 @@ class SchedulerInfo:
     postprocess may change a request's block table in place (SGLang points a row at the tree's copy of a prefix
     another request inserted first), so a reader must read tables again after it; `command` the shell words that
     start the system it mirrors, other than vLLM (whose `vllm serve` line engine/analysis/vllm_args.py writes for
-    every run), with a run's config, for (config, model, overlapped scheduling); `tour` what the learning-path
-    tour says of it and where its system decides (None: the tour shows its stage without them)."""
+    every run), with a run's config, for (config, model, overlapped scheduling).
+
+    What the stage draws of it: `queues` the request queues it keeps, drawn in this order (each beyond `QUEUES` read
+    from `KeepsQueues.queue`; its title is the message `player.<name>_queue`), `side_pools` its KV pools beside
+    the main one, `panels` its own panels (`PanelKind`), and `words` the message ids (under `player.`) the stage
+    says of its pool and queues in its own terms: `reserved_pool` (its reserved units in the pool's title),
+    `reserved_unit` (a reserved unit's tip), `queue_limit` (what max_num_seqs limits). `tour`: what the
+    learning-path tour says of it and where its system decides (None: the tour shows its stage without them)."""
     kind: str
     system: str
     version: str
@@ -67,6 +109,10 @@ class SchedulerInfo:
     repoints_tables: bool = False
     command: Callable[[Config, str, bool], list[str]] | None = None
     tour: TourInfo | None = None
+    queues: tuple[str, ...] = QUEUES
+    side_pools: tuple[SidePool, ...] = ()
+    panels: tuple[PanelKind, ...] = ()
+    words: tuple[tuple[str, str], ...] = ()  # (what the stage says, its message id under player.)
 
     def __post_init__(self):
         unknown = self.honoured - set(CONFIG_FIELDS)
@@ -75,6 +121,8 @@ class SchedulerInfo:
         unread = {f for f, _ in self.labels} - self.honoured
         if unread:
             raise ValueError(f"{self.kind}: names fields it does not read: {sorted(unread)}")
+        if not set(QUEUES) <= set(self.queues):
+            raise ValueError(f"{self.kind}: declares queues {self.queues}, without {QUEUES}")
 
     def setting_name(self, field: str) -> str:
         """The name this scheduler's system gives the Config field (the field's own name where it gives none)."""
@@ -208,6 +256,32 @@ class KVPoolView(Protocol):
 
 
 @runtime_checkable
+class SidePoolView(Protocol):
+    """The read-only view of a side pool (`SidePool`): its units and the request holding each (None: free)."""
+
+    @property
+    def unit_ids(self) -> range: ...
+
+    def holder(self, unit_id: int) -> int | None: ...
+
+
+@runtime_checkable
+class KeepsQueues(Protocol):
+    """What a scheduler that declares queues beyond `QUEUES` (`SchedulerInfo.queues`) offers besides
+    `SchedulerProtocol`."""
+
+    def queue(self, name: str) -> Seq[Sequence]:
+        """A declared queue beyond running and waiting (V0's swapped), head first."""
+
+
+@runtime_checkable
+class KeepsSidePools(Protocol):
+    """What a scheduler that declares side pools (`SchedulerInfo.side_pools`) offers besides `SchedulerProtocol`."""
+
+    def side_pool(self, name: str) -> SidePoolView: ...
+
+
+@runtime_checkable
 class SchedulerProtocol(Protocol):
     """A scheduler as the engine drives it. Requests are the engine's `Sequence`s; the scheduler alone changes them
     once added."""
@@ -236,13 +310,10 @@ class SchedulerProtocol(Protocol):
 
     def schedule(self) -> Batch: ...
 
-    def scheduler_output(self) -> SchedulerOutput | None:
-        """The last schedule()'s step as vLLM's SchedulerOutput lists it (scheduler/output.py), with vLLM's
-        per-request counters; None for a scheduler that keeps none (what a frame records as its `output`)."""
+    def panels(self) -> dict[str, Any]:
+        """Its declared panels after the last schedule() (`info.panels`), by id: vLLM's SchedulerOutput of the
+        step, SGLang's radix tree; {} for a scheduler that declares none (what a frame records in `panels`)."""
 
-    def scheduler_view(self) -> dict | None:
-        """What the stage draws of the scheduler's own state after the step, as plain JSON data (SGLang's radix
-        tree, scheduler/sglang/tree_view.py); None for one that offers none (what a frame records as its `view`)."""
 
     def postprocess(self, seqs: list[Sequence], token_ids: list) -> list[Event]: ...
 

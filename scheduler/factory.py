@@ -3,7 +3,7 @@ and declares itself (`info`, scheduler/contract.py); everything outside schedule
 Adding a scheduler: its package, one line here, and its reference check (tools/)."""
 
 from scheduler.config import Config
-from scheduler.contract import SchedulerInfo, SchedulerProtocol
+from scheduler.contract import PanelKind, SchedulerInfo, SchedulerProtocol
 from scheduler.scheduler import Scheduler
 from scheduler.sglang.engine_adapter import SglangScheduler
 from scheduler.vllm_v1 import VllmScheduler
@@ -26,6 +26,19 @@ def make_scheduler(kind: str, config: Config) -> SchedulerProtocol:
     return SCHEDULERS[scheduler_info(kind).kind](config)
 
 
+def runner_pools(kind: str, config: Config) -> dict[str, int]:
+    """The side pools a runner holds for `kind` under `config` (name -> blocks): those it declares (SidePool)."""
+    return {pool.name: pool.units(config) for pool in scheduler_info(kind).side_pools}
+
+
 def runner_config(kind: str, config: Config) -> Config:
     """The config a runner's KV cache is sized from (the reserved units of `kind`'s pool included)."""
     return scheduler_info(kind).runner_config(config)
+
+
+PANEL_KINDS = {panel.id: panel for cls in SCHEDULERS.values() for panel in cls.info.panels}
+
+
+def panel_kind(panel_id: str) -> PanelKind:
+    """The panel of `panel_id` as a kind declares it; one no kind here declares is plain JSON data (read as it is)."""
+    return PANEL_KINDS.get(panel_id) or PanelKind(panel_id)

@@ -3,6 +3,7 @@
 calls a scheduler offers and what it declares are the contract in scheduler/contract.py."""
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from i18n import Message, MessageError
 from scheduler.config import Config
@@ -43,14 +44,26 @@ def check_new(seq: Sequence, config: Config, held: bool):
         refuse(seq, "abort.no_room", n=n, max_model_len=config.max_model_len)
 
 
+class BlockCopy(NamedTuple):
+    """One KV block copied from a unit of a pool to a unit of a pool (`contract.GPU_POOL` or a declared
+    `SidePool`'s name), by the runner before the step's model call: V0's blocks_to_swap_out are (gpu, b, cpu, c),
+    its blocks_to_swap_in (cpu, c, gpu, b)."""
+    src_pool: str
+    src_block: int
+    dst_pool: str
+    dst_block: int
+
+
 @dataclass(frozen=True, slots=True)
 class Batch:
     """What runs this step, and the events of deciding it. Unpacks as `seqs, is_prefill` like nano-vllm's
-    schedule() result."""
+    schedule() result. `block_copies`: KV blocks the runner copies between pools before it runs the batch (in
+    order; a step may copy blocks and run nothing)."""
     seqs: list[Sequence]
     num_scheduled_tokens: tuple[int, ...]
     kind: str  # "prefill", "decode", "mixed" or "idle"
     events: tuple[Event, ...] = ()
+    block_copies: tuple[BlockCopy, ...] = ()
 
     @property
     def is_prefill(self) -> bool:
@@ -66,7 +79,8 @@ class Batch:
     def without(self, seq_ids: set[int]) -> "Batch":
         """This batch less the sequences in `seq_ids` (overlapped: those that finished late before it ran)."""
         kept = [(s, n) for s, n in zip(self.seqs, self.num_scheduled_tokens, strict=True) if s.seq_id not in seq_ids]
-        return Batch([s for s, _ in kept], tuple(n for _, n in kept), self.kind if kept else "idle", self.events)
+        return Batch([s for s, _ in kept], tuple(n for _, n in kept), self.kind if kept else "idle", self.events,
+                     self.block_copies)
 
 
 def requeue(scheduler, seqs: list[Sequence]) -> list[Aborted]:

@@ -1,12 +1,14 @@
 """The step as vLLM's `Scheduler.schedule()` hands it to the model runner (vLLM's `sched/output.py`
 SchedulerOutput), and the counters vLLM keeps per request and logs: the record a scheduler may keep of each step
-(`SchedulerProtocol.scheduler_output`, scheduler/contract.py), which the vLLM twin reads off itself right after
+(its panel `OUTPUT_PANEL`, scheduler/contract.py `PanelKind`), which the vLLM twin reads off itself right after
 schedule(): what a vLLM learner compares with vLLM's own debug output. The tokens scheduled per request and the draft
 tokens are the step's batch (engine/run/frame.py BatchView), in the same order as vLLM's num_scheduled_tokens."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+
+from scheduler.contract import PanelKind
 
 NOT_SCHEDULED_YET = -1  # vLLM's num_cached_tokens before the request was first scheduled
 
@@ -57,3 +59,6 @@ class SchedulerOutput:
         values["new_block_ids"] = tuple((rid, tuple(ids)) for rid, ids in values["new_block_ids"])
         values["requests"] = tuple(RequestCounters(*r) for r in values["requests"])
         return cls(**values)
+
+
+OUTPUT_PANEL = PanelKind("scheduler_output", SchedulerOutput.from_dict)  # a frame's panel of a kind that keeps one

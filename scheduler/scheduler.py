@@ -80,7 +80,8 @@ class Scheduler(LandsLate):
     (VLLM_ONLY_FIELDS: its release and SchedulerConfig knobs) and SGLang's (SGLANG_ONLY_FIELDS); a prompt larger
     than the whole pool is refused on arrival."""
     info: ClassVar[SchedulerInfo] = SchedulerInfo("article", "nano-vllm", "",
-                         frozenset(CONFIG_FIELDS) - {*VLLM_ONLY_FIELDS, *SGLANG_ONLY_FIELDS}, tour=TOUR)
+                                                  frozenset(CONFIG_FIELDS) - {*VLLM_ONLY_FIELDS, *SGLANG_ONLY_FIELDS},
+                                                  words=(("queue_limit", "queue_limit.article"),), tour=TOUR)
 
     def __init__(self, config: Config):
         self.config = config
@@ -92,13 +93,9 @@ class Scheduler(LandsLate):
         self._held: set[Sequence] = set()  # every request in `waiting` or `running`
         self._chunked_before = config.chunked_prefill  # running requests may hold a partial prefill
 
-    def scheduler_output(self) -> None:
-        """vLLM's SchedulerOutput of the last step: the article's scheduler keeps none (the twin does)."""
-        return None
-
-    def scheduler_view(self) -> None:
-        """The stage draws nothing of its own for the article's scheduler."""
-        return None
+    def panels(self) -> dict:
+        """The stage draws no panel of its own for the article's scheduler."""
+        return {}
 
     # -- one step: the basic path ----------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ BLOCKS_VS_TREE = SCENARIOS_DIR / "vllm_blocks_vs_sglang_tree.toml"
 
 def test_the_offline_player_draws_the_radix_tree(browser, tmp_path):
     engine = sglang_tree_run()
-    view = engine.frames[SPLIT_STEP].view
+    view = engine.frames[SPLIT_STEP].panel("radix_tree")
     page = offline_page(browser, tmp_path, engine, SPLIT_STEP)
     panel = page.locator(".sh-stage [data-testid=tree-view]")
     assert panel.is_visible()
@@ -65,7 +65,7 @@ def test_a_leaf_evicted_with_its_parent_is_drawn_under_the_parents_ghost(browser
     both evicted nodes are drawn, the child under its parent's ghost."""
     step = 5
     engine = preset_at("sglang_evicted_prefix", step)
-    evicted = engine.frames[step].view["evicted"]
+    evicted = engine.frames[step].panel("radix_tree")["evicted"]
     ids = {node[0] for node in evicted}
     (child, parent), = [node[:2] for node in evicted if node[1] in ids]  # 0's last token, under A's node
     page = offline_page(browser, tmp_path, engine, step)
@@ -82,7 +82,8 @@ def test_a_node_of_one_slot_says_slot(browser, tmp_path):
     node above it, of 12 slots, "slots 1–12"."""
     step = 5
     engine = preset_at("sglang_evicted_prefix", step)
-    (one, [slot]), (many, _) = sorted(([node[0], node[3]] for node in engine.frames[step].view["evicted"]),
+    evicted = engine.frames[step].panel("radix_tree")["evicted"]
+    (one, [slot]), (many, _) = sorted(([node[0], node[3]] for node in evicted),
                                       key=lambda node: len(node[1]))
     page = offline_page(browser, tmp_path, engine, step)
     panel = page.locator(".sh-stage [data-testid=tree-view]")
@@ -96,7 +97,7 @@ def test_a_nodes_slots_are_listed_with_the_languages_comma(browser, tmp_path):
     narration lists slots, "槽位 9、11、13、…", not with Latin commas."""
     step = 9
     engine = preset_at("sglang_retraction", step)
-    inserted, = engine.frames[step].view["inserted"]
+    inserted, = engine.frames[step].panel("radix_tree")["inserted"]
     page = offline_page(browser, tmp_path, engine, step, "zh")
     node = page.locator(f".sh-stage [data-testid=tree-view] [data-node='{inserted}']")
     assert "槽位 9、11、13、…" in node.inner_text()
@@ -109,7 +110,7 @@ def test_the_tree_counts_empty_slots_as_the_kv_cache_title_does(browser, tmp_pat
     20", not "free slots 9" beside a narration of 20 free."""
     step = 9
     engine = preset_at("sglang_retraction", step)
-    view = engine.frames[step].view
+    view = engine.frames[step].panel("radix_tree")
     page = offline_page(browser, tmp_path, engine, step)
     sizes = page.locator(".sh-stage [data-testid=tree-view] .sp-t-sizes").inner_text()
     assert f"empty slots {view['available_size']} of {view['size']}" in sizes
@@ -125,7 +126,7 @@ def test_the_budgets_key_tells_every_part_of_the_bar_however_thin(browser, tmp_p
     step = 7
     engine = load_scenario(BLOCKS_VS_TREE).engine(variant=True)
     engine.run(step)
-    budget = engine.frames[step].view["budget"]
+    budget = engine.frames[step].panel("radix_tree")["budget"]
     page = offline_page(browser, tmp_path, engine, step)
     key = page.locator(".sh-stage [data-testid=tree-budget-key]")
     taken = budget["total_offset"] - budget["reserve"]
@@ -170,7 +171,7 @@ def test_a_nodes_marks_are_told_apart(browser, tmp_path, lang):
     r3, r4", two marks, not "split here prefix hit of r3, r4" run together."""
     step = 3
     engine = preset_at("sglang_lpm_chat", step)
-    (head, _), = engine.frames[step].view["split"]
+    (head, _), = engine.frames[step].panel("radix_tree")["split"]
     page = offline_page(browser, tmp_path, engine, step, lang)
     node = page.locator(f".sh-stage [data-testid=tree-view] [data-node='{head}']")
     hit = text(lang, "player.tree_hit", ids=text(lang, "player.tree_list_sep").join(["r3", "r4"]))

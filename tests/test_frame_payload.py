@@ -207,15 +207,17 @@ def test_a_long_rows_tail_stays_within_the_tokens_the_server_sends():
 
 @pytest.mark.parametrize("kind", [k for k in SCHEDULER_KINDS if scheduler_info(k).reserved_units])
 def test_a_reserved_unit_is_named_as_its_scheduler_names_it(kind):
-    """vLLM's null block and SGLang's padding slot: the view says whose pool it is, the player has words for each."""
+    """vLLM's null block and SGLang's padding slot: the view carries the message ids the scheduler declares for its
+    reserved unit (never built from its kind), and the player has those words, naming the system."""
     engine = Engine(RunSpec(Config(num_kvcache_blocks=8), [RecipeRequest(0, prompt_token_ids=(1, 2, 3), max_tokens=2)],
                             scheduler=kind))
     engine.run(2)
-    assert next(player_views(engine.frames, "en"))["cfg"]["scheduler"] == kind
+    words_of = next(player_views(engine.frames, "en"))["cfg"]["words"]
+    assert words_of == dict(scheduler_info(kind).words)
     system = scheduler_info(kind).system
     for lang in ("en", "zh"):
         words = player_strings(lang)
-        assert system in words[f"pool_reserved.{kind}"] and system in words[f"block_reserved.{kind}"]
+        assert system in words[words_of["reserved_pool"]] and system in words[words_of["reserved_unit"]]
 
 
 @pytest.mark.parametrize("kind", SCHEDULER_KINDS)
@@ -226,9 +228,9 @@ def test_the_running_queues_limit_is_named_as_its_scheduler_names_it(kind):
     engine = Engine(RunSpec(Config(num_kvcache_blocks=8), [RecipeRequest(0, prompt_token_ids=(1, 2, 3), max_tokens=2)],
                             scheduler=kind))
     engine.run(2)
-    name = next(player_views(engine.frames, "en"))["cfg"]["max_num_seqs_name"]
-    assert name == ("max_running_requests" if kind == "sglang" else "max_num_seqs")
-    assert all("{name}" in player_strings(lang)[f"queue_limit.{kind}"] for lang in ("en", "zh"))
+    cfg = next(player_views(engine.frames, "en"))["cfg"]
+    assert cfg["max_num_seqs_name"] == ("max_running_requests" if kind == "sglang" else "max_num_seqs")
+    assert all("{name}" in player_strings(lang)[cfg["words"]["queue_limit"]] for lang in ("en", "zh"))
 
 
 @pytest.mark.parametrize("kind, block_size, unit", [("article", 4, "block"), ("vllm", 4, "block"),

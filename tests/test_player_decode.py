@@ -4,46 +4,15 @@ the server computes from the frames, as the server's reference decoder (viz/fram
 that does not fit the view before it is refused by both."""
 
 import json
-import shutil
-import subprocess
 
 import pytest
 
-from player.assets import player_sources
+from tests.helpers.node_decode import decoded_in_node, needs_node
 from tools.golden_deltas import GOLDEN_DELTAS, RUNS, VIEWS_EDITED, golden_deltas, golden_views
 from viz.frame_payload import EMPTY_VIEW, decode
+from viz.sched_view import RADIX_TREE
 
-NODE = shutil.which("node")
-needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed (tools/ensure_debian_packages.py "
-                                                     "installs it)")
 GOLDEN = json.loads(GOLDEN_DELTAS.read_text())
-
-# Reads {empty, runs: {name: [delta...]}, bad: [[view, delta]...]} on stdin; writes each run's views in order, and
-# for each bad delta the decoder's error message (null if it took it).
-DECODE_IN_NODE = """
-globalThis.window = globalThis;
-const fs = require('fs');
-(0, eval)(fs.readFileSync(process.argv[2], 'utf8'));  // the player as served
-const {decode} = window.SchedlabPlayer, input = JSON.parse(fs.readFileSync(0, 'utf8'));
-const runs = {};
-for (const [name, deltas] of Object.entries(input.runs)) {
-  let view = input.empty;
-  runs[name] = deltas.map(delta => (view = decode(view, delta)));
-}
-const refusal = (view, delta) => { try { decode(view, delta); return null; } catch (e) { return e.message; } };
-const bad = input.bad.map(([view, delta]) => refusal(view, delta));
-process.stdout.write(JSON.stringify({runs, bad}));
-"""
-
-
-def _in_node(tmp_path, runs: dict, bad: list) -> dict:
-    bundle, script = tmp_path / "player.js", tmp_path / "decode_all.js"
-    bundle.write_text(player_sources()[0])
-    script.write_text(DECODE_IN_NODE)
-    done = subprocess.run([NODE, str(script), str(bundle)], input=json.dumps({"empty": EMPTY_VIEW, "runs": runs,
-                                                                             "bad": bad}),
-                          capture_output=True, text=True, timeout=60, check=True)
-    return json.loads(done.stdout)
 
 
 def _reference_views(deltas: list[dict]) -> list[dict]:
@@ -72,10 +41,10 @@ def test_the_golden_runs_hold_what_a_delta_can_carry():
     assert any("nb" in deltas[k] for deltas in GOLDEN.values() for k in range(1, len(deltas)))  # a pool rebuilt
     runs = [run for delta in frames for _length, runs in delta.get("tok", {}).values() for run in runs]
     assert any(pieces for _start, _ids, pieces in runs)  # text pieces
-    trees = [delta["sched_view"] for delta in GOLDEN["sglang_tree"] if "sched_view" in delta]
-    assert len(trees) == len(GOLDEN["sglang_tree"])  # a scheduler's own view on every frame of its run
+    trees = [dict(delta["panels"])[RADIX_TREE] for delta in GOLDEN["sglang_tree"] if "panels" in delta]
+    assert len(trees) == len(GOLDEN["sglang_tree"])  # a scheduler's own panel on every frame of its run
     assert all(any(tree[key] for tree in trees) for key in ("split", "evicted", "retracted", "matched", "inserted"))
-    assert not any("sched_view" in delta for name in RUNS if name != "sglang_tree" for delta in GOLDEN[name])
+    assert not any("panels" in delta for name in RUNS if name != "sglang_tree" for delta in GOLDEN[name])
     assert set(GOLDEN) == {*RUNS, VIEWS_EDITED}
     edited = golden_views(VIEWS_EDITED)
     assert edited[-2]["pieces"].count(None) < edited[-1]["pieces"].count(None)  # a request's text pieces dropped
@@ -94,7 +63,7 @@ def test_the_reference_decoder_rebuilds_the_servers_views_from_the_golden_deltas
 
 @needs_node
 def test_the_players_decoder_rebuilds_the_servers_views_from_the_golden_deltas(tmp_path):
-    decoded = _in_node(tmp_path, GOLDEN, [])["runs"]
+    decoded = decoded_in_node(tmp_path, GOLDEN, [])["runs"]
     for name in GOLDEN:
         views = golden_views(name)
         assert len(decoded[name]) == len(views) == len(GOLDEN[name])
@@ -108,5 +77,5 @@ def test_a_delta_that_does_not_fit_the_view_before_it_is_refused_by_both_decoder
     for view, delta in bad:
         with pytest.raises(ValueError, match="does not fit"):
             decode(view, delta)
-    refused = _in_node(tmp_path, {}, bad)["bad"]
+    refused = decoded_in_node(tmp_path, {}, bad)["bad"]
     assert "outside its 2" in refused[0] and "skips an id" in refused[1]

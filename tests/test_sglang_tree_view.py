@@ -68,24 +68,25 @@ def test_a_retraction_is_listed_and_its_request_waits_with_its_cached_prefix():
 
 
 def test_the_view_is_recorded_in_each_frame_and_a_trace_gives_it_back():
-    """Through the contract (`scheduler_view`): the engine records it, a trace writes and reads it, the wire carries
-    it with the nodes' holders."""
+    """Through the contract (its declared panel, `panels()`): the engine records it, a trace writes and reads it, the
+    wire carries it with the nodes' holders."""
     from engine.traces.trace import read_trace, trace_json
     from tools.golden_deltas import sglang_tree_run
-    from viz.sched_view import TREE_TOKENS, sched_view
+    from viz.sched_view import RADIX_TREE, TREE_TOKENS, sched_view
 
     engine = sglang_tree_run()
     frames = list(engine.frames)
-    assert all(f.view is not None and f.view["kind"] == "radix_tree" for f in frames)
+    assert all(f.panel(RADIX_TREE) is not None and f.panel(RADIX_TREE)["kind"] == RADIX_TREE for f in frames)
     store, _ = read_trace(trace_json(engine))
-    assert [f.view for f in store] == [f.view for f in frames]
-    retracting = next(f for f in frames if f.view["retracted"])
-    wire = sched_view(retracting)
+    assert [f.panels for f in store] == [f.panels for f in frames]
+    retracting = next(f for f in frames if f.panel(RADIX_TREE)["retracted"])
+    wire = sched_view(retracting, None, "en")
     units = wire["units"]
     assert len(units) == len(retracting.blocks) and units[0] == "x"  # SGLang's padding slot
-    for node_id, _, _, slots, lock, _ in retracting.view["nodes"]:
+    for node_id, _, _, slots, lock, _ in retracting.panel(RADIX_TREE)["nodes"]:
         assert {units[s][:1] for s in slots} == {"p" if lock else "e"}
         assert all(units[s].split(":")[0] == ("p" if lock else "e") + str(node_id) for s in slots)
-    for drawn, row in zip(wire["nodes"], retracting.view["nodes"], strict=True):  # the panel's rows: first tokens
+    rows = retracting.panel(RADIX_TREE)["nodes"]
+    for drawn, row in zip(wire["nodes"], rows, strict=True):  # the panel's rows: first tokens
         assert drawn[2] == row[2][:TREE_TOKENS] and drawn[-1] == len(row[2])  # and the count, slots as runs
         assert [s for first, last in drawn[3] for s in range(first, last + 1)] == row[3]

@@ -30,4 +30,4 @@ def test_the_twins_null_block_is_drawn_as_held_by_no_request():
     assert colors["reserved"] not in (*colors["palette"], colors["free"], colors["cached_free"])
     js, _css = player_sources()
     assert "owners[id].length ? color(owners[id][0]) : COLORS.reserved" in js
-    assert "`block_reserved.${v.cfg.scheduler}`" in js
+    assert "v.cfg.words.reserved_unit" in js  # its tip in the words its scheduler declares

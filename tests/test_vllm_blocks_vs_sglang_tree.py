@@ -75,7 +75,7 @@ def test_a_link_to_the_variant_reopens_it_under_the_sglang_twin_without_naming_i
     link = parse_link(params, scenarios)
     reopened = open_link(link, scenarios, "fake")
     reopened.run(link.frame)
-    assert reopened.scheduler == "sglang" and reopened.frames[7].view["split"]
+    assert reopened.scheduler == "sglang" and reopened.frames[7].panel("radix_tree")["split"]
     assert all(k.holds(reopened.frames) for k in reopened.key_frames)
 
 

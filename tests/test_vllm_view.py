@@ -18,10 +18,11 @@ from engine.traces.trace import trace_dict
 from scheduler import Config, Sequence, make_scheduler
 from scheduler.contract import UnitState
 from scheduler.events import Evicted
+from scheduler.output import OUTPUT_PANEL
 from session.lab import open_trace
 from viz.frame_payload import stage_view
 from viz.narrate import narrate
-from viz.vllm_view import QUEUE_ENDS, counter_rows, free_queue, log_line, output_lines, vllm_view
+from viz.vllm_view import QUEUE_ENDS, counter_rows, free_queue, log_line, output_lines, scheduler_output, vllm_view
 
 LOG = re.compile(r"Engine 000: Avg prompt throughput: [\d.]+ tokens/s, Avg generation throughput: [\d.]+ tokens/s, "
                  r"Running: (\d+) reqs, Waiting: (\d+) reqs, GPU KV cache usage: ([\d.]+)%, "
@@ -78,7 +79,7 @@ def test_a_long_free_queue_shows_its_head_and_its_tail():
 
 
 def test_the_scheduler_output_lists_new_resumed_running_preempted_and_finished_requests(resumed):
-    first, preempting, resuming = (resumed.frames[k].output for k in (1, 6, 9))
+    first, preempting, resuming = (scheduler_output(resumed.frames[k]) for k in (1, 6, 9))
     assert first.new_req_ids == (0, 1) and first.new_block_ids == ((0, (1, 2)), (1, (3, 4)))
     assert preempting.running_req_ids == (0,) and preempting.preempted_req_ids == (1,)
     assert preempting.new_block_ids == ((0, (6,)),)
@@ -118,7 +119,8 @@ def test_a_preempted_requests_lookups_count_once_per_step_tried_and_the_view_say
     """1, preempted at step 6, is looked up at steps 7 and 8 (its blocks found, too few free) and 9 (admitted):
     24 of 33 tokens, three lookups of its 11, where the narration tells one prefix hit."""
     said = [vllm_view(resumed.frames[k], resumed.frames[k - 1], lang)["preempted_text"] for k in (6, 7, 8, 9, 11)]
-    tokens = [(out.preempted_hits, out.preempted_queries) for out in (resumed.frames[k].output for k in (7, 8, 9))]
+    outputs = (scheduler_output(resumed.frames[k]) for k in (7, 8, 9))
+    tokens = [(out.preempted_hits, out.preempted_queries) for out in outputs]
     assert not said[0] and tokens == [(8, 11), (16, 22), (24, 33)]
     assert [e.seq_id for k in (7, 8, 9) for e in resumed.frames[k].events_of("prefix_hit")] == [1]
     assert every_step in said[1] and said[3] == said[4]
@@ -130,23 +132,23 @@ def test_the_record_is_taken_right_after_schedule_and_a_direct_scheduler_offers_
     for sched in (twin, article):
         sched.add(Sequence(list(range(1, 6)), seq_id=0))
     twin.schedule(), article.schedule()
-    assert article.scheduler_output() is None
-    output = twin.scheduler_output()
+    assert article.panels() == {}
+    output = twin.panels()[OUTPUT_PANEL.id]
     assert output.new_req_ids == (0,) and output.requests[0].num_computed_tokens == 5  # 0 + the 5 scheduled
 
 
 def test_the_article_scheduler_records_none_and_its_traces_keep_their_shape():
     engine = run("vllm_resume_cached", "article")
-    assert all(f.output is None for f in engine.frames)
-    assert all(stage_view(f, lang="en")["vllm"] == [] for f in engine.frames)
-    assert not any("output" in frame for frame in trace_dict(engine)["frames"])
+    assert all(f.panels == {} for f in engine.frames)
+    assert all(stage_view(f, lang="en")["panels"] == [] for f in engine.frames)
+    assert not any("panels" in frame for frame in trace_dict(engine)["frames"])
 
 
 def test_a_twin_trace_carries_its_record_and_a_bad_one_is_refused(resumed):
     data = trace_dict(resumed)
     lab = open_trace(json.dumps(data).encode())
-    assert [f.output for f in lab.frames] == [f.output for f in resumed.frames]
-    data["frames"][9]["output"]["requests"] = [[1, 11]]
+    assert [scheduler_output(f) for f in lab.frames] == [scheduler_output(f) for f in resumed.frames]
+    data["frames"][9]["panels"][OUTPUT_PANEL.id]["requests"] = [[1, 11]]
     with pytest.raises(TraceError) as refused:
         checked_trace(json.dumps(data))
-    assert "frames[9].output.requests[0]" in str(refused.value)
+    assert f"frames[9].panels.{OUTPUT_PANEL.id}.requests[0]" in str(refused.value)

@@ -3,7 +3,7 @@ stage player (viz/frame_payload.py `encode`, frame 0 against the empty view), wh
 decodes with the player's own decoder (player/decode.js, in node) and with the server's reference (`decode`), and
 compares with the views the server computes from the frames. The runs, on the fake model, cover what the delta
 carries: preemptions and queue moves, text pieces and speculative drafts, a pool rebuilt mid-run (`nb` after
-frame 0), a scheduler's own view (the SGLang twin's radix tree, `sched_view`), and, on views made from a run's,
+frame 0), a scheduler's own panel (the SGLang twin's radix tree, in `panels`), and, on views made from a run's,
 what no preset shows: a request's tokens shrinking (its speculative tokens rejected) and a request's text pieces
 dropped.
 
@@ -53,8 +53,9 @@ def _pool_rebuilt() -> Engine:
 
 
 def sglang_tree_run() -> Engine:
-    """The SGLang twin on a 34-slot pool (a run with a scheduler view, `sched_view`): prompts sharing prefixes (a
-    hit splitting a node at steps 3 and 4), leaves evicted under pressure from step 12 and a retraction at step 18."""
+    """The SGLang twin on a 34-slot pool (a run with a scheduler's own panel, its radix tree): prompts sharing
+    prefixes (a hit splitting a node at steps 3 and 4), leaves evicted under pressure from step 12 and a retraction
+    at step 18."""
     config = Config(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=64, num_kvcache_blocks=34,
                     kvcache_block_size=1, schedule_conservativeness=0.05)
     workload = [Request(0, prompt_token_ids=tuple(range(10, 18)), max_tokens=4),

@@ -28,6 +28,7 @@ from engine.run.recipe import (
     Request,  # noqa: E402
     RunSpec,  # noqa: E402
 )
+from engine.traces.panels import panels_as_legacy  # noqa: E402
 from engine.traces.trace import trace_dict  # noqa: E402
 from i18n import MessageError  # noqa: E402
 from scheduler import Config  # noqa: E402
@@ -53,8 +54,10 @@ def digest(data) -> str:
 
 def whole_frames(frames) -> list[dict]:
     """Every frame whole, each request's and block's view in full: what the run decided, in no trace format's
-    encoding (a change of how traces or the frame store encode frames leaves the digests as they were)."""
-    return [frame.to_dict(tokens=False) for frame in frames]
+    encoding (a change of how traces or the frame store encode frames leaves the digests as they were); the
+    scheduler's panels under the keys frames had before their one slot (engine/traces/panels.py), as the digests
+    were made."""
+    return [panels_as_legacy(frame.to_dict(tokens=False)) for frame in frames]
 
 
 def engine_digest(engine) -> str:

@@ -14,7 +14,8 @@ are None. A long prompt arriving then costs a few dozen tokens, not its whole te
 under 5 KB); the full text is in the Generated text view.
 
 Delta keys: scalars and the narration always (the `SPARSE` ones, lists empty on most frames, only when not
-empty); `running` / `waiting` / `cfg` when they changed; `nb` (pool
+empty); `running` / `waiting` / `cfg` when they changed, and `queues` (the queues a scheduler declares beyond those
+two, by name) and `side` (its side pools: per unit the request holding it, or None) where it declares them; `nb` (pool
 size) when the pool was resized, its blocks then start free; `blk` the changed blocks as [id, *BLOCK_FIELDS];
 `req` the changed requests' REQUEST_FIELDS by id; `tok` by id, [length, [[start, token ids, pieces or None], ...]]:
 the runs of tokens that changed (an id of None: not held).
@@ -30,14 +31,14 @@ from collections.abc import Iterator
 
 from engine.run.frame import PENDING_TEXT, Frame, RequestView
 from i18n import messages, text
+from scheduler.contract import GPU_POOL, QUEUES
 from scheduler.factory import scheduler_info
 from scheduler.sequence import PLACEHOLDER
 from viz.budget import PHASES, SEGMENT_FIELDS, budget_held, budget_segments, sat_out_cause
 from viz.colors import CACHED_FREE_COLOR, FREE_COLOR, REQUEST_PALETTE, RESERVED_COLOR
 from viz.glossary import player_legend
 from viz.narrate import kv_unit, narrate
-from viz.sched_view import sched_view
-from viz.vllm_view import vllm_view
+from viz.panels import panel_views
 
 REQUEST_FIELDS = ("status", "num_tokens", "num_prompt_tokens", "num_computed_tokens", "priority", "arrival",
                   "num_preemptions", "finish_reason", "max_tokens", "block_table")  # RequestView's attributes
@@ -48,20 +49,23 @@ METRIC_FIELDS = ("num_running", "num_waiting", "kv_usage", "num_free_blocks", "n
                  "num_preemptions")  # StepMetrics' attributes
 KEY_FRAME_FIELDS = ("step", "note", "holds")  # a key frame in a message's `key_frames` (holds: absent is true)
 SCALARS = ("step", "time", "kind", "batch", "metrics", "narration", "sat_out", "done", "wall_ms", "overlapped",
-           "overfull", "budget_held", "vllm", "sched_view")  # batch: the step's segments (viz/budget.py
-# SEGMENT_FIELDS); vllm: the twin's free queue, SchedulerOutput, counters and log line (viz/vllm_view.py); sched_view:
-# the scheduler's own view, e.g. SGLang's radix tree (viz/sched_view.py)
-SPARSE = ("sat_out", "done", "overfull", "budget_held", "vllm", "sched_view")  # scalars sent only when not empty
+           "overfull", "budget_held", "panels", "moves")  # batch: the step's segments (viz/budget.py
+# SEGMENT_FIELDS); panels: [panel id, what its renderer draws] of each of the scheduler's own panels (viz/panels.py);
+# moves: the blocks the step copied between pools, [source pool, block, destination pool, block] each
+SPARSE = ("sat_out", "done", "overfull", "budget_held", "panels", "moves")  # scalars sent only when not empty
+DIFFED = ("running", "waiting", "cfg", "queues", "side")  # sent when they changed
 HASH_DIGITS = 6  # of a block's 16 hex digits, shown in the player's hover
 DONE_KINDS = ("finished", "finished_late", "aborted")  # their words: done.<kind> in i18n/
 ROW_CELLS = 28  # the most token cells a request's row draws (the player's laptop size)
 QUEUE_ROWS = 8  # the most requests a queue draws (the player's laptop size)
 ROW_ENDS = (ROW_CELLS - 1) // 2  # the tokens a long row shows at each end (two cells go to elision marks)
-EMPTY_VIEW = {"running": [], "waiting": [], "cfg": {}, "requests": [], "tokens": [], "pieces": [], "blocks": []}
+EMPTY_VIEW = {"running": [], "waiting": [], "cfg": {}, "queues": {}, "side": {}, "requests": [], "tokens": [],
+              "pieces": [], "blocks": []}
 WIRE = {"request": REQUEST_FIELDS, "block": BLOCK_FIELDS, "free_block": FREE_BLOCK, "metrics": METRIC_FIELDS,
         "key_frame": KEY_FRAME_FIELDS, "segment": SEGMENT_FIELDS, "phases": PHASES, "scalars": SCALARS,
-        "sparse": SPARSE, "empty_view": EMPTY_VIEW, "row_cells": ROW_CELLS,
-        "queue_rows": QUEUE_ROWS, "row_ends": ROW_ENDS}  # what the player knows of the wire format, as its `WIRE`
+        "sparse": SPARSE, "diffed": DIFFED, "empty_view": EMPTY_VIEW, "row_cells": ROW_CELLS,
+        "queue_rows": QUEUE_ROWS, "row_ends": ROW_ENDS,
+        "main_pool": GPU_POOL}  # what the player knows of the wire format, as its `WIRE`
 
 
 def player_colors() -> dict:
@@ -195,7 +199,7 @@ def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: di
     m = frame.metrics
     wall = frame.wall_schedule_s + frame.wall_model_s
     tokens, pieces = _tokens(frame, held)
-    kind = frame.decided_by.kind if frame.decided_by else "vllm"
+    info = scheduler_info(frame.decided_by.kind) if frame.decided_by else None  # None: a frame not known to be any's
     return {
         "step": frame.step, "time": round(frame.sim_time_s, 6), "kind": frame.batch.kind,
         "batch": budget_segments(frame),
@@ -207,21 +211,36 @@ def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: di
         "overlapped": bool(frame.timing and frame.timing.overlapped),
         "overfull": [[block, count] for block, count in sorted(overfull_blocks(frame).items())],
         "budget_held": budget_held(frame),
-        "vllm": vllm_view(frame, before, lang),
-        "sched_view": sched_view(frame),
+        "panels": panel_views(frame, before, lang),
+        "moves": [list(copy) for copy in frame.block_copies],
         "running": list(frame.running), "waiting": list(frame.waiting),
-        "cfg": {"scheduler": kind,  # whose reserved unit
+        "cfg": {"words": dict(info.words) if info else {},  # its message ids: its reserved unit, its queue limit
                 "unit": kv_unit(frame),  # what the pool's units are called: block, slot (SGLang's), page
                 "max_num_seqs": frame.config.max_num_seqs, "block_size": frame.config.kvcache_block_size,
-                "max_num_seqs_name": scheduler_info(kind).setting_name("max_num_seqs"),  # SGLang: max_running_requests
+                # SGLang: max_running_requests
+                "max_num_seqs_name": info.setting_name("max_num_seqs") if info else "max_num_seqs",
                 "max_model_len": frame.config.max_model_len,
-                "max_num_batched_tokens": frame.config.max_num_batched_tokens},
+                "max_num_batched_tokens": frame.config.max_num_batched_tokens,
+                **_declared(info)},
+        "queues": {name: list(ids) for name, ids in frame.queues.items()},
+        "side": {name: list(units) for name, units in frame.side_pools.items()},
         "requests": _kept(frame.requests, before and before.requests, held and held["requests"], _request_fields),
         "tokens": tokens,
         "pieces": pieces,
         "blocks": _kept(frame.blocks, before and before.blocks, held and held["blocks"],
                         lambda block: _block(block, request_of)),
     }
+
+
+def _declared(info) -> dict:
+    """The queues and side pools a scheduler declares beyond those every one has, in its order (none: nothing, so
+    the others' views keep their shape)."""
+    declared = {}
+    if info is not None and info.queues != QUEUES:
+        declared["queues"] = list(info.queues)
+    if info is not None and info.side_pools:
+        declared["side_pools"] = [pool.name for pool in info.side_pools]
+    return declared
 
 
 def player_views(frames, lang: str) -> Iterator[dict]:
@@ -252,7 +271,7 @@ def _changed_runs(old_ids: list, old_pieces: list | None, ids: list, pieces: lis
 def encode(previous: dict, view: dict) -> dict:
     """The delta that turns `previous` (EMPTY_VIEW before frame 0) into `view`."""
     delta = {key: view[key] for key in SCALARS if view[key] or key not in SPARSE}
-    for key in ("running", "waiting", "cfg"):
+    for key in DIFFED:
         if view[key] != previous[key]:
             delta[key] = view[key]
     old_blocks = previous["blocks"]
@@ -285,7 +304,7 @@ def decode(previous: dict, delta: dict) -> dict:
     """The view `delta` describes, given the view before it; raises ValueError for a malformed delta."""
     try:
         view = {key: delta.get(key, []) if key in SPARSE else delta[key] for key in SCALARS}
-        for key in ("running", "waiting", "cfg"):
+        for key in DIFFED:
             view[key] = delta.get(key, previous[key])
         blocks = [FREE_BLOCK] * delta["nb"] if "nb" in delta else list(previous["blocks"])
         for block_id, *block in delta.get("blk", ()):

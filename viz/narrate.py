@@ -139,8 +139,8 @@ def _admitted(lang, event, frame: Frame, before: Frame | None = None) -> str:
 def kv_unit(frame: Frame) -> str:
     """What the frame's pool calls a KV unit (i18n `unit.*`): a block, or in a radix tree's pool a token slot (a
     page of them when page_size is above 1)."""
-    view = frame.header.view or {}
-    if view.get("kind") != "radix_tree":
+    view = frame.panel("radix_tree")
+    if view is None:
         return "block"
     return "slot" if view["page_size"] == 1 else "page"
 

@@ -1,5 +1,5 @@
-"""The scheduler's own view of a frame (`Frame.view`, `SchedulerProtocol.scheduler_view`) as the player's panel
-draws it (player/tree_view.js for SGLang's radix tree, scheduler/sglang/tree_view.py): the view as recorded, with
+"""A frame's radix tree panel (`Frame.panels` under `RADIX_TREE`, as scheduler/sglang/tree_view.py records it) as the
+renderer registered for it draws it (player/tree_view.js): the view as recorded, with
 
 - `nodes` and `evicted` as the panel draws them: a node's first TREE_TOKENS tokens only, with its token count
   last ([id, parent, tokens, slot runs, lock count, evict rank, count]; evicted: [id, parent, tokens, slot runs,
@@ -10,15 +10,14 @@ draws it (player/tree_view.js for SGLang's radix tree, scheduler/sglang/tree_vie
 - `units`: each KV unit of the pool (a token slot, or a page), what holds it: "" free, "x" reserved (SGLang's
   padding slot), "e<node>" a tree node no request locks (evictable), "p<node>:<requests>" a locked node (protected)
   and the requests whose rows hold it, "r<request>" a request's own (not in the tree yet);
-- `palette`: the requests' colours (viz/colors.py), as the stage draws them.
-
-A frame without a view gives [] (a sparse scalar left out)."""
+- `palette`: the requests' colours (viz/colors.py), as the stage draws them."""
 
 from __future__ import annotations
 
 from engine.run.frame import Frame
 from viz.colors import REQUEST_PALETTE
 
+RADIX_TREE = "radix_tree"  # the panel's id, as the scheduler that records one declares it
 TREE_TOKENS = 8  # of a node's tokens, the panel shows the first this many and how many more
 
 
@@ -69,11 +68,10 @@ def _drawn(row: list) -> list:
     return [row[0], row[1], row[2][:TREE_TOKENS], slot_runs(row[3]), *row[4:], len(row[2])]
 
 
-def sched_view(frame: Frame) -> dict | list:
-    """The player's `sched_view` scalar of `frame` (see the module's docstring)."""
-    view = frame.view
-    if not view:
-        return []
+def sched_view(frame: Frame, before: Frame | None, lang: str) -> dict:
+    """What the renderer of the radix tree panel draws of `frame`, which has one (see the module's docstring): the
+    tree's own words are the renderer's, nothing here is said in `lang`."""
+    view = frame.panel(RADIX_TREE)
     nodes = view.get("nodes", [])
     out = {**view, "palette": list(REQUEST_PALETTE)}
     if "page_size" in view:

@@ -1,8 +1,8 @@
 """What a vLLM learner looks for beside the stage, for a frame of the vLLM twin (player/vllm_view.js draws it): the
 free block queue head to tail (cached-free blocks marked, this step's evictions), the step as vLLM's SchedulerOutput
 lists it, each request's num_computed_tokens / num_tokens / num_cached_tokens, and vLLM's own log line with its
-Prometheus counters. Everything comes from what the twin recorded (the frame's `output`, its free queue and events,
-engine/run/frame.py); the browser only draws it. A frame of the article's scheduler has no such view.
+Prometheus counters. Everything comes from what the twin recorded (the frame's SchedulerOutput panel, `OUTPUT_PANEL`,
+its free queue and events, engine/run/frame.py); the browser only draws it (the panel's renderer).
 
 vLLM's own texts (the field names of SchedulerOutput, its log line, the counters) stay in English, as vLLM prints
 them; what the view says about them is in the language asked for.
@@ -12,9 +12,15 @@ from __future__ import annotations
 
 from engine.run.frame import Frame
 from i18n import text
+from scheduler.output import OUTPUT_PANEL, SchedulerOutput
 from viz.colors import CACHED_FREE_COLOR, FREE_COLOR
 
 QUEUE_ENDS = 24  # a free queue longer than twice this shows its head and its tail, this many blocks each
+
+
+def scheduler_output(frame: Frame) -> SchedulerOutput | None:
+    """The frame's SchedulerOutput panel, or None where its scheduler keeps none."""
+    return frame.panel(OUTPUT_PANEL.id)
 
 
 def free_queue(frame: Frame) -> list:
@@ -38,7 +44,7 @@ def output_lines(frame: Frame) -> list[list[str]]:
     """The SchedulerOutput's fields as [name, value] lines, vLLM's names and Python's way of writing them. Tokens and
     drafts come from the batch (vLLM's num_scheduled_tokens order); NewRequestData and CachedRequestData carry the
     tokens each request had computed when it was scheduled, prefix hits included."""
-    out, batch = frame.output, frame.batch
+    out, batch = scheduler_output(frame), frame.batch
     computed = dict(zip(batch.seq_ids, batch.num_computed or (0,) * len(batch.seq_ids), strict=True))
     blocks = dict(out.new_block_ids)
     new = ", ".join(f"NewRequestData(req_id={rid}, num_computed_tokens={computed[rid]}, block_ids={_ids(blocks[rid])})"
@@ -65,14 +71,14 @@ def counter_rows(frame: Frame) -> list[list[int | None]]:
     request waiting or running when schedule() returned, as vLLM's Request counts them then."""
     scheduled = dict(zip(frame.batch.seq_ids, frame.batch.num_tokens, strict=True))
     return [[r.req_id, r.num_computed_tokens, r.num_tokens, r.num_cached_tokens, scheduled.get(r.req_id)]
-            for r in frame.output.requests]
+            for r in scheduler_output(frame).requests]
 
 
 def log_line(frame: Frame, before: Frame | None) -> str:
     """vLLM's per-interval log line, for this step on the simulated clock: throughput over the step's time (prompt
     tokens counted when a request's first token comes, as vLLM counts them), the queues and the KV pool after the
     step, the prefix-cache hit rate of requests never preempted so far."""
-    out, m = frame.output, frame.metrics
+    out, m = scheduler_output(frame), frame.metrics
     seconds = frame.sim_time_s - (before.sim_time_s if before is not None else 0.0)
     prompt = generation = 0
     for rid in frame.batch.seq_ids:
@@ -91,18 +97,15 @@ def log_line(frame: Frame, before: Frame | None) -> str:
 
 def prometheus_line(frame: Frame) -> str:
     """vLLM's Prometheus counters the log line leaves out: preemptions and the prefix cache's tokens."""
-    out = frame.output
+    out = scheduler_output(frame)
     return (f"vllm:num_preemptions_total {frame.metrics.num_preemptions} · vllm:prefix_cache_queries_total "
             f"{out.prefix_cache_queries} · vllm:prefix_cache_hits_total {out.prefix_cache_hits}")
 
 
-def vllm_view(frame: Frame, before: Frame | None, lang: str) -> dict | list:
-    """The player's `vllm` scalar of `frame`: [] (a sparse scalar left out, as the decoder reads it back) for a frame
-    without the twin's record."""
-    if frame.output is None:
-        return []
+def vllm_view(frame: Frame, before: Frame | None, lang: str) -> dict:
+    """What the renderer of the SchedulerOutput panel (player/vllm_view.js) draws of `frame`, which has one."""
     evicted = [[b, e.seq_id] for e in frame.events_of("evicted") for b in e.block_ids]
-    out = frame.output
+    out = scheduler_output(frame)
     return {"queue": free_queue(frame), "queue_len": frame.metrics.num_free_blocks, "evicted": evicted,
             "output": output_lines(frame), "requests": counter_rows(frame), "log": log_line(frame, before),
             "prometheus": prometheus_line(frame), "colors": [FREE_COLOR, CACHED_FREE_COLOR],

@@ -85,7 +85,7 @@ EXPECTATIONS = {
     "aborted": (list, lambda f, b: _ids(f, "aborted")),
     "prefix_hit": (list, lambda f, b: _ids(f, "prefix_hit")),
     "prefix_tokens": (dict, lambda f, b: {str(e.seq_id): e.num_tokens for e in f.events_of("prefix_hit")}),
-    "split": (int, lambda f, b: len((f.view or {}).get("split", ()))),  # nodes a radix tree split (SGLang's)
+    "split": (int, lambda f, b: len((f.panel("radix_tree") or {}).get("split", ()))),  # nodes a radix tree split
     "speculated": (list, lambda f, b: _ids(f, "speculated")),
     "ordered": (list, lambda f, b: _ids(f, "ordered")),  # put first by SGLang's schedule_policy
     "retracted": (list, lambda f, b: _ids(f, "retracted")),  # sent back to waiting by SGLang's retract_decode

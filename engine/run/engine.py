@@ -53,7 +53,7 @@ from engine.run.recorder import Recorder, RequestRecord, batch_view
 from engine.run.runner_factory import make_runner
 from scheduler import Batch, Config, RequestRejected, Sequence, make_scheduler
 from scheduler.events import Aborted
-from scheduler.factory import runner_config
+from scheduler.factory import runner_config, runner_pools
 
 PROGRESS = (FinishedLate.kind, "preempted", "aborted")  # events by which a step that ran nothing still moved on
 KEEP = object()  # set_config's "leave the adaptive controller as it is"
@@ -76,7 +76,8 @@ class Engine:
         self._sim_clock, self._wall_clock = StepClock(), StepClock()
         self._clock_origin = self._left_at = time.perf_counter()  # the wall clock skips the time between steps
         self.cost = spec.cost
-        self.runner = make_runner(spec.runner, runner_config(spec.scheduler, config), spec.seed)
+        self.runner = make_runner(spec.runner, runner_config(spec.scheduler, config), spec.seed,
+                                  runner_pools(spec.scheduler, config))
         if spec.runner != "fake" and config.eos != self.runner.eos_token_id:
             config = replace(config, eos=self.runner.eos_token_id)  # the model's own end-of-sequence token
         self.config = config
@@ -162,7 +163,8 @@ class Engine:
     def _rebuild(self, config: Config):
         """A new pool: a new scheduler and runner; running requests, then waiting ones, are queued again."""
         old = self.scheduler
-        self.runner = make_runner(self.runner_kind, runner_config(self.spec.scheduler, config), self.spec.seed)
+        self.runner = make_runner(self.runner_kind, runner_config(self.spec.scheduler, config), self.spec.seed,
+                                  runner_pools(self.spec.scheduler, config))
         self.scheduler = make_scheduler(self.spec.scheduler, config)
         self._recorder.reset_pool(self.scheduler.pool)
         requeued = [*old.running_seqs, *old.waiting_seqs]
@@ -189,7 +191,6 @@ class Engine:
         t0 = self._now()
         batch = self.scheduler.schedule()  # overlapped: while the model still computes the step before
         schedule_s = self._now() - t0
-        output = self.scheduler.scheduler_output()  # the twin's step as vLLM's SchedulerOutput, or None
         events += batch.events
         landed_model_s = None
         if overlapped:
@@ -214,7 +215,7 @@ class Engine:
         # that outgrew the pool in its decode loop, each in a step that may run nothing
         self._last_batch_idle = not batch.seqs and not arrived and not any(e.kind in PROGRESS for e in events)
         if self.record:
-            self._record_frame(batch, scheduled, events, schedule_s + post_s, model_s, tables, timing, output)
+            self._record_frame(batch, scheduled, events, schedule_s + post_s, model_s, tables, timing)
         self._adapt(batch, latency_s)
         self._make_scheduled_changes()
         self._left_at = time.perf_counter()
@@ -222,8 +223,11 @@ class Engine:
     def _run(self, batch: Batch, landed_model_s: float | None) -> tuple[list, float, float]:
         """Run the batch: the model, then postprocess; overlapped, hand it to the model's worker and postprocess
         it ahead. Returns postprocess's events and the seconds of postprocess and of the model (overlapped:
-        of the step that landed, as this one's is known only when it lands)."""
+        of the step that landed, as this one's is known only when it lands). The blocks it copies between pools are
+        copied first (the step before has landed, overlapped too)."""
         start = self._now()
+        if batch.block_copies:
+            self.runner.copy_blocks(batch.block_copies)
         if self.overlap:
             self._pipeline = self._pipeline or Pipeline(self._now)
             events = self._pipeline.launch(self.scheduler, self.runner, batch) if batch.seqs else []
@@ -370,8 +374,7 @@ class Engine:
                 self._requeued_by_rebuild.discard(e.seq_id)
                 events[i] = AdmittedAfterRebuild(e.seq_id, e.num_tokens, e.num_cached_tokens, e.recompute)
 
-    def _record_frame(self, batch, scheduled, events, wall_schedule_s, wall_model_s, tables=(), timing=None,
-                      output=None):
+    def _record_frame(self, batch, scheduled, events, wall_schedule_s, wall_model_s, tables=(), timing=None):
         header = StepHeader(self.step_count, self.sim_time_s, wall_schedule_s, wall_model_s, self.config,
-                            scheduled, tuple(events), timing, output, self.scheduler.scheduler_view())
+                            scheduled, tuple(events), timing, self.scheduler.panels(), batch.block_copies)
         self._recorder.record(self.scheduler, batch, list(tables), header)

@@ -38,12 +38,19 @@ Schema (field names are stable; the UI builds its figures from them):
                                      (engine/run/overlap.py): simulated on the fake runner, measured on the
                                      model; `timing.overlapped` when it was scheduled while the model was
                                      still computing the step before. None for frame 0 and old traces.
-      output: SchedulerOutput | None the vLLM twin's step as vLLM's SchedulerOutput lists it, with vLLM's
-                                     per-request counters (scheduler/output.py); None under the
-                                     article's scheduler, for frame 0 and old traces (left out of to_dict)
-      view: dict | None              the scheduler's own state after the step as plain JSON data, where it offers
-                                     one (`SchedulerProtocol.scheduler_view`: the SGLang twin's radix tree,
-                                     scheduler/sglang/tree_view.py); None otherwise (left out of to_dict)
+      panels: dict                   the scheduler's own panels after the step, by their declared id
+                                     (`SchedulerInfo.panels`, `SchedulerProtocol.panels`): the vLLM twin's
+                                     SchedulerOutput (scheduler/output.py), the SGLang twin's radix tree
+                                     (scheduler/sglang/tree_view.py); {} for a scheduler that declares none, for
+                                     frame 0 (left out of to_dict when empty; traces before version 4 wrote them as
+                                     `output` and `view`: engine/traces/panels.py)
+      block_copies: tuple[BlockCopy] KV blocks the step copied between pools (`Batch.block_copies`: V0's swaps), as
+                                     (src_pool, src_block, dst_pool, dst_block); left out of to_dict when none
+      queues: dict                   the queues a scheduler declares beyond waiting and running (V0's swapped),
+                                     request ids head first; {} otherwise (left out of to_dict)
+      side_pools: dict               the KV pools a scheduler declares beside its main one (V0's CPU pool): per
+                                     unit, the id of the request holding it or None; {} otherwise (left out of
+                                     to_dict)
 
     RequestView (a NamedTuple)
       id, status ("waiting" | "running" | "finished" | "aborted"), num_tokens (prompt + output so far),
@@ -78,7 +85,8 @@ from scheduler import Config
 from scheduler.config import SGLANG_ONLY_FIELDS
 from scheduler.contract import DecidedBy
 from scheduler.events import Admitted, Event, event_from_dict
-from scheduler.output import SchedulerOutput
+from scheduler.factory import panel_kind
+from scheduler.interface import BlockCopy
 from scheduler.sequence import PLACEHOLDER
 
 
@@ -296,8 +304,8 @@ class StepHeader:
     batch: BatchView
     events: tuple[Event, ...]
     timing: StepTiming | None = None
-    output: SchedulerOutput | None = None
-    view: dict | None = None  # the scheduler's own view after the step (SchedulerProtocol.scheduler_view)
+    panels: dict = field(default_factory=dict)  # the scheduler's own panels after the step, by id
+    block_copies: tuple[BlockCopy, ...] = ()
 
     @classmethod
     def from_dict(cls, data: dict, config: Config) -> StepHeader:
@@ -306,7 +314,18 @@ class StepHeader:
         return cls(data["step"], data["sim_time_s"], data["wall_schedule_s"], data["wall_model_s"], config,
                    BatchView.from_dict(data["batch"]), tuple(event_from_dict(e) for e in data["events"]),
                    StepTiming.from_dict(data["timing"]) if data.get("timing") else None,
-                   SchedulerOutput.from_dict(data["output"]) if data.get("output") else None, data.get("view"))
+                   {pid: panel_kind(pid).from_data(value) for pid, value in data.get("panels", {}).items()},
+                   tuple(BlockCopy(*copy) for copy in data.get("block_copies", ())))
+
+    def extras_dict(self) -> dict:
+        """The header's entries a frame writes only when it has them: its panels and its block copies (frames of
+        schedulers without them keep their shape)."""
+        extras: dict[str, object] = {}
+        if self.panels:
+            extras["panels"] = {pid: panel_kind(pid).to_data(value) for pid, value in self.panels.items()}
+        if self.block_copies:
+            extras["block_copies"] = [list(copy) for copy in self.block_copies]
+        return extras
 
 
 def _from_header(name: str) -> property:
@@ -322,6 +341,8 @@ class Frame:
     blocks: tuple[BlockView, ...]
     metrics: StepMetrics
     decided_by: DecidedBy | None = None  # the scheduler that decided the run (scheduler/contract.py)
+    queues: dict[str, tuple[int, ...]] = field(default_factory=dict)  # declared beyond waiting and running
+    side_pools: dict[str, tuple[int | None, ...]] = field(default_factory=dict)  # per unit, its holder
     _owners: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     step = _from_header("step")
@@ -332,8 +353,16 @@ class Frame:
     batch = _from_header("batch")
     events = _from_header("events")
     timing = _from_header("timing")
-    output = _from_header("output")
-    view = _from_header("view")
+    panels = _from_header("panels")
+    block_copies = _from_header("block_copies")
+
+    def panel(self, panel_id: str):
+        """The scheduler's panel of `panel_id` after this step, or None where it recorded none."""
+        return self.header.panels.get(panel_id)
+
+    def queue(self, name: str) -> tuple[int, ...]:
+        """A queue by name: waiting, running, or one the scheduler declares beyond them (() where it has none)."""
+        return getattr(self, name) if name in ("waiting", "running") else self.queues.get(name, ())
 
     @property
     def free_block_ids(self) -> tuple[int, ...]:
@@ -353,7 +382,7 @@ class Frame:
         return [e for e in self.events if e.kind == kind]
 
     def to_dict(self, tokens: bool = True) -> dict:
-        return output_dict(self.output) | view_dict(self.view) | {
+        return self.header.extras_dict() | state_extras(self.queues, self.side_pools) | {
             "step": self.step, "sim_time_s": self.sim_time_s, "wall_schedule_s": self.wall_schedule_s,
             "wall_model_s": self.wall_model_s, "config": config_to_dict(self.config),
             "batch": self.batch.to_dict(), "waiting": list(self.waiting), "running": list(self.running),
@@ -379,19 +408,20 @@ class Frame:
                    running=tuple(data["running"]), requests=tuple(requests),
                    blocks=tuple(BlockView.from_dict(b) for b in data["blocks"]),
                    metrics=StepMetrics.from_dict(data["metrics"]),
-                   decided_by=DecidedBy(**data["decided_by"]) if data.get("decided_by") else None)
+                   decided_by=DecidedBy(**data["decided_by"]) if data.get("decided_by") else None,
+                   queues={name: tuple(ids) for name, ids in data.get("queues", {}).items()},
+                   side_pools={name: tuple(units) for name, units in data.get("side_pools", {}).items()})
 
 
-def view_dict(view: dict | None) -> dict:
-    """A frame's "view" entry: the scheduler's own view, or nothing (traces of schedulers without one keep their
-    shape)."""
-    return {} if view is None else {"view": view}
-
-
-def output_dict(output: SchedulerOutput | None) -> dict:
-    """A frame's "output" entry: the twin's SchedulerOutput, or nothing (traces of the article's runs keep their
-    shape)."""
-    return {} if output is None else {"output": output.to_dict()}
+def state_extras(queues: dict, side_pools: dict) -> dict:
+    """A frame's declared queues beyond waiting and running, and its side pools, as JSON data: only where the
+    scheduler declares them (the others' frames keep their shape)."""
+    extras: dict[str, object] = {}
+    if queues:
+        extras["queues"] = {name: list(ids) for name, ids in queues.items()}
+    if side_pools:
+        extras["side_pools"] = {name: list(units) for name, units in side_pools.items()}
+    return extras
 
 
 # Config fields added since traces began, written only when set away from their default: a trace without one was

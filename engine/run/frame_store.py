@@ -64,6 +64,9 @@ def diff_queue(old: tuple[int, ...], new: tuple[int, ...]) -> QueueDiff | None:
     return QueueDiff(start, keep, rest_new[:len(rest_new) - tail], tail)
 
 
+NONE: dict = {}  # (never written to) a record's queues or side pools where none changed
+
+
 class StepRecord(NamedTuple):
     header: StepHeader
     metrics: StepMetrics
@@ -71,6 +74,8 @@ class StepRecord(NamedTuple):
     blocks: dict[int, BlockView] | tuple[BlockView, ...]  # changed blocks, or the whole pool after a resize
     waiting: QueueDiff | None
     running: QueueDiff | None
+    queues: dict[str, QueueDiff] = NONE  # the declared queues beyond waiting and running that changed
+    side_pools: dict[str, tuple[int | None, ...]] = NONE  # the side pools that changed, whole (a holder per unit)
 
 
 PAGE_SIZE = 64  # small pages: a keyframe copies only the pages a step dirtied, so large pools stay cheap
@@ -101,6 +106,8 @@ class _Keyframe(NamedTuple):
     blocks: tuple[tuple[BlockView, ...], ...]
     waiting: tuple[int, ...]
     running: tuple[int, ...]
+    queues: dict[str, tuple[int, ...]]
+    side_pools: dict[str, tuple[int | None, ...]]
 
 
 class FrameStore:
@@ -114,6 +121,8 @@ class FrameStore:
         self._keyframe_steps: list[int] = []
         self._waiting: tuple[int, ...] = ()
         self._running: tuple[int, ...] = ()
+        self._queues: dict[str, tuple[int, ...]] = {}  # the declared queues beyond waiting and running, now
+        self._side_pools: dict[str, tuple[int | None, ...]] = {}
         self._last_frame: Frame | None = None  # only for append_frame
 
     def __len__(self) -> int:
@@ -133,13 +142,18 @@ class FrameStore:
 
     def append(self, header: StepHeader, metrics: StepMetrics, requests: dict[int, RequestView],
                blocks: dict[int, BlockView] | tuple[BlockView, ...], waiting: tuple[int, ...],
-               running: tuple[int, ...], snapshot: Callable[[], Paged] | None = None):
+               running: tuple[int, ...], snapshot: Callable[[], Paged] | None = None,
+               queues: dict[str, tuple[int, ...]] = NONE, side_pools: dict[str, tuple[int | None, ...]] = NONE):
         """Record step `header.step` (== len(self)). `requests` are the views the batch rule does not explain;
         `blocks` is a dict of changed blocks, or a tuple holding the whole pool (the first step, or after the
         pool was rebuilt). `snapshot()`, when given, returns the step's complete requests and blocks, sparing
-        a replay when a keyframe is due."""
+        a replay when a keyframe is due. `queues` and `side_pools`: the scheduler's declared queues beyond waiting
+        and running and its side pools, whole."""
+        queue_diffs = {name: diff for name, ids in queues.items()
+                       if (diff := diff_queue(self._queues.get(name, ()), ids)) is not None}
+        changed_pools = {name: units for name, units in side_pools.items() if self._side_pools.get(name) != units}
         record = StepRecord(header, metrics, requests, blocks, diff_queue(self._waiting, waiting),
-                            diff_queue(self._running, running))
+                            diff_queue(self._running, running), queue_diffs or NONE, changed_pools or NONE)
         self._add(record, waiting, running, snapshot)
 
     def append_record(self, record: StepRecord):
@@ -156,13 +170,18 @@ class FrameStore:
             raise ValueError(f"step {step} recorded after {len(self._records)} steps; frames go in step order")
         self._records.append(record)
         self._waiting, self._running = waiting, running
+        if record.queues:
+            self._queues = {**self._queues, **{name: diff.apply(self._queues.get(name, ()))
+                                               for name, diff in record.queues.items()}}
+        if record.side_pools:
+            self._side_pools = {**self._side_pools, **record.side_pools}
         if step % self.keyframe_every == 0 or isinstance(blocks, tuple):
             if snapshot is None:
                 frame = self._build(step)
                 pages = Paged(paged(frame.requests), paged(frame.blocks))
             else:
                 pages = snapshot()
-            self._keyframes[step] = _Keyframe(*pages, waiting, running)
+            self._keyframes[step] = _Keyframe(*pages, waiting, running, self._queues, self._side_pools)
             self._keyframe_steps.append(step)
 
     def append_frame(self, frame: Frame):
@@ -174,7 +193,8 @@ class FrameStore:
             blocks = {b.id: b for b, old in zip(frame.blocks, last.blocks, strict=True) if b != old}
         old_requests = last.requests if last else ()
         requests = {r.id: r for r in frame.requests if r.id >= len(old_requests) or r != old_requests[r.id]}
-        self.append(frame.header, frame.metrics, requests, blocks, frame.waiting, frame.running)
+        self.append(frame.header, frame.metrics, requests, blocks, frame.waiting, frame.running, None, frame.queues,
+                    frame.side_pools)
         self._last_frame = frame
 
     # -- reading -----------------------------------------------------------------------------------------
@@ -190,10 +210,10 @@ class FrameStore:
             first = self._keyframe_steps[i]
             key = self._keyframes[first]
             requests, blocks = list(chain.from_iterable(key.requests)), list(chain.from_iterable(key.blocks))
-            waiting, running = key.waiting, key.running
+            waiting, running, queues, side_pools = key.waiting, key.running, dict(key.queues), dict(key.side_pools)
             first += 1
         else:
-            first, requests, blocks, waiting, running = 0, [], [], (), ()
+            first, requests, blocks, waiting, running, queues, side_pools = 0, [], [], (), (), {}, {}
         progress: dict[int, list[int]] = {}
         for rec in self._records[first:k + 1]:
             _advance(rec, requests, progress)
@@ -211,10 +231,14 @@ class FrameStore:
                 waiting = rec.waiting.apply(waiting)
             if rec.running is not None:
                 running = rec.running.apply(running)
+            for name, diff in rec.queues.items():
+                queues[name] = diff.apply(queues.get(name, ()))
+            side_pools.update(rec.side_pools)
         for rid, (num_tokens, num_computed) in progress.items():
             requests[rid] = requests[rid].progressed(num_tokens, num_computed)
         rec = self._records[k]
-        return Frame(rec.header, waiting, running, tuple(requests), tuple(blocks), rec.metrics, self.decided_by)
+        return Frame(rec.header, waiting, running, tuple(requests), tuple(blocks), rec.metrics, self.decided_by, queues,
+                     side_pools)
 
 
 def _advance(rec: StepRecord, requests: list[RequestView], progress: dict[int, list[int]]):

@@ -178,6 +178,8 @@ def run_loop(scheduler: SchedulerProtocol, runner, seqs: list[Sequence], overlap
         if not batch.seqs:  # all it had finished late, or the last step landed
             continue
         batches.append(tuple(s.seq_id for s in batch.seqs))
+        if batch.block_copies:  # the step in flight has landed
+            runner.copy_blocks(batch.block_copies)
         if pipeline:
             t2 = clock()
             pipeline.launch(scheduler, runner, batch)

@@ -17,12 +17,22 @@ Cheap because of three facts about the scheduler:
 
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import cast
 
 from engine.run.frame import BatchView, BlockView, RequestView, StepHeader, StepMetrics, TokenHistory
 from engine.run.frame_store import FrameStore, Paged, advanced_by_batch, paged
 from engine.run.recipe import Request
 from scheduler import Batch, Sequence, SequenceStatus
-from scheduler.contract import KVPoolView, PoolChanges, SchedulerProtocol, UnitState
+from scheduler.contract import (
+    GPU_POOL,
+    QUEUES,
+    KeepsQueues,
+    KeepsSidePools,
+    KVPoolView,
+    PoolChanges,
+    SchedulerProtocol,
+    UnitState,
+)
 
 STATUS_NAMES = {status: status.name.lower() for status in SequenceStatus}
 SEQ_ID = attrgetter("seq_id")
@@ -145,14 +155,23 @@ class Recorder:
                 changed[rid] = view
         for e in events:
             dirty.update(getattr(e, "freed_blocks", ()))
+        for copy in header.block_copies:
+            dirty.update(b for pool, b in (copy[:2], copy[2:]) if pool == GPU_POOL)
         blocks = self._record_blocks(bm, dirty, filled_by)
         waiting = tuple(map(SEQ_ID, sched.waiting_seqs))
         running = tuple(map(SEQ_ID, sched.running_seqs))
+        info = sched.info
+        queues = {name: tuple(map(SEQ_ID, cast(KeepsQueues, sched).queue(name))) for name in info.queues
+                  if name not in QUEUES}
+        side_pools = {}
+        for pool in info.side_pools:
+            side = cast(KeepsSidePools, sched).side_pool(pool.name)
+            side_pools[pool.name] = tuple(map(side.holder, side.unit_ids))
         num_free = bm.num_free_units
         metrics = StepMetrics((bm.num_units - num_free) / bm.num_units, batch.num_tokens, len(waiting),
                               len(running), num_free, self._num_cached_free, bm.num_prefix_queries,
                               bm.num_prefix_hits, sched.num_preemptions)
-        self.store.append(header, metrics, changed, blocks, waiting, running, self.snapshot)
+        self.store.append(header, metrics, changed, blocks, waiting, running, self.snapshot, queues, side_pools)
 
     def snapshot(self) -> Paged:
         """Every request's and block's view now, for the store's keyframes, without replaying records."""

@@ -13,6 +13,7 @@ from functools import cache
 
 from runner.fake import FakeRunner
 from scheduler import Config, ConfigError
+from scheduler.contract import GPU_POOL
 
 RUNNER_KINDS = ("fake", "model")
 
@@ -41,8 +42,9 @@ class FakeTokenizer:
 class TextFakeRunner(FakeRunner):
     """FakeRunner plus the text methods of ModelRunner."""
 
-    def __init__(self, config: Config, seed: int = 0):
-        super().__init__(config.max_model_len, eos=config.eos, seed=seed)
+    def __init__(self, config: Config, seed: int = 0, kv_pools: dict[str, int] | None = None):
+        super().__init__(config.max_model_len, eos=config.eos, seed=seed, block_size=config.kvcache_block_size,
+                         kv_pools=kv_pools or {GPU_POOL: config.num_kvcache_blocks})
         self.text = FakeTokenizer()
         self.tokenizer = self.text
 
@@ -72,13 +74,15 @@ def started_model_worker():
     return model_worker() if model_worker.cache_info().currsize else None
 
 
-def make_runner(kind: str, config: Config, seed: int = 0):
-    """A runner for `config`; "model" loads the default model on first use (slow, needs torch)."""
+def make_runner(kind: str, config: Config, seed: int = 0, side_pools: dict[str, int] | None = None):
+    """A runner for `config`, with the side pools a scheduler declares (name -> blocks) beside its main pool of
+    `config.num_kvcache_blocks`; "model" loads the default model on first use (slow, needs torch)."""
+    kv_pools = {GPU_POOL: config.num_kvcache_blocks, **(side_pools or {})}
     if kind == "fake":
-        return TextFakeRunner(config, seed)
+        return TextFakeRunner(config, seed, kv_pools)
     if kind == "model":
         if config.notebook_block_bug:
             raise ConfigError("notebook_block_bug", True, "config.notebook_bug_model")
         from runner import ModelRunner
-        return ModelRunner(model_worker().loaded, config, seed=seed)
+        return ModelRunner(model_worker().loaded, config, seed=seed, side_pools=side_pools)
     raise ValueError(f"runner={kind!r}: use one of {RUNNER_KINDS}")

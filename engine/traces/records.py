@@ -19,10 +19,8 @@ from engine.run.frame import (
     StepMetrics,
     TokenHistory,
     config_to_dict,
-    output_dict,
-    view_dict,
 )
-from engine.run.frame_store import FrameStore, QueueDiff, StepRecord
+from engine.run.frame_store import NONE, FrameStore, QueueDiff, StepRecord
 from scheduler import Config
 
 QUEUES = ("waiting", "running")
@@ -39,8 +37,7 @@ def record_data(record: StepRecord, previous: StepRecord | None) -> dict:
     data = {"step": header.step, "sim_time_s": header.sim_time_s, "wall_schedule_s": header.wall_schedule_s,
             "wall_model_s": header.wall_model_s, "batch": header.batch.to_dict(),
             "events": [_event_data(e) for e in header.events], "metrics": record.metrics.to_dict(),
-            "timing": header.timing and header.timing.to_dict(), **output_dict(header.output),
-            **view_dict(header.view)}
+            "timing": header.timing and header.timing.to_dict(), **header.extras_dict()}
     if previous is None or header.config != previous.header.config:
         data["config"] = config_to_dict(header.config)
     if isinstance(record.blocks, tuple):
@@ -51,8 +48,16 @@ def record_data(record: StepRecord, previous: StepRecord | None) -> dict:
     data["requests"] = [record.requests[i].to_dict(tokens=False) for i in sorted(record.requests)]
     for name in QUEUES:
         if (diff := getattr(record, name)) is not None:
-            data[name] = [diff.start, diff.keep, list(diff.middle), diff.tail]
+            data[name] = _diff_data(diff)
+    if record.queues:
+        data["queues"] = {name: _diff_data(diff) for name, diff in record.queues.items()}
+    if record.side_pools:
+        data["side_pools"] = {name: list(units) for name, units in record.side_pools.items()}
     return data
+
+
+def _diff_data(diff: QueueDiff) -> list:
+    return [diff.start, diff.keep, list(diff.middle), diff.tail]
 
 
 def store_data(store: FrameStore) -> list[dict]:
@@ -79,17 +84,24 @@ def _requests(data: dict, histories: Sequence[TokenHistory]) -> dict[int, Reques
 def _queue(data: dict, name: str) -> QueueDiff | None:
     if name not in data:
         return None
-    start, keep, middle, tail = data[name]
+    return _diff(data[name])
+
+
+def _diff(data: list) -> QueueDiff:
+    start, keep, middle, tail = data
     return QueueDiff(start, keep, tuple(middle), tail)
 
 
 def read_records(store: FrameStore, frames: Iterable[dict], histories: Sequence[TokenHistory]):
-    """Append a version 3 trace's records to `store`."""
+    """Append a version 3 or 4 trace's records to `store`."""
     config = None
     for data in frames:
         config, header, metrics = _header(data, config)
+        queues = {name: _diff(diff) for name, diff in data.get("queues", {}).items()}
+        side_pools = {name: tuple(units) for name, units in data.get("side_pools", {}).items()}
         store.append_record(StepRecord(header, metrics, _requests(data, histories), _blocks(data),
-                                       _queue(data, "waiting"), _queue(data, "running")))
+                                       _queue(data, "waiting"), _queue(data, "running"), queues or NONE,
+                                       side_pools or NONE))
 
 
 def read_version_2(store: FrameStore, frames: Iterable[dict], histories: Sequence[TokenHistory]):
@@ -111,4 +123,4 @@ def read_version_1(store: FrameStore, frames: Iterable[dict], histories: Sequenc
         store.append_frame(Frame.from_dict(data, histories))
 
 
-READERS = {1: read_version_1, 2: read_version_2, 3: read_records}  # by a trace's version
+READERS = {1: read_version_1, 2: read_version_2, 3: read_records, 4: read_records}  # by a trace's version

@@ -12,11 +12,13 @@ from dataclasses import fields
 from engine.run.frame import PoolRebuilt, StepMetrics
 from engine.run.frame_store import QueueDiff, advanced_by_batch
 from engine.run.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
+from engine.traces.panels import LEGACY_VIEW, panels_from_legacy
 from i18n import Message, MessageError
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
+from scheduler.contract import QUEUES
 from scheduler.events import EVENT_TYPES
 from scheduler.factory import DEFAULT_KIND, scheduler_info
-from scheduler.output import SchedulerOutput
+from scheduler.output import OUTPUT_PANEL, SchedulerOutput
 from scheduler.sequence import PLACEHOLDER
 
 DECIDED_BY = ("kind", "system", "version")
@@ -111,7 +113,7 @@ def checked_trace(data: bytes | str) -> dict:
         raise TraceError("file", Message("trace.not_json", line=e.lineno, column=e.colno)) from None
     _keys("trace", trace, ("requests", "frames"))
     version = trace.get("version", 1)
-    if version not in (1, 2, 3):
+    if version not in (1, 2, 3, 4):
         _fail("version", "trace.version", value=_shown(version))
     trace["version"] = version
     _of("title", trace.get("title"), str, optional=True)
@@ -123,8 +125,19 @@ def checked_trace(data: bytes | str) -> dict:
     frames = _of("frames", trace["frames"], list)
     if not 1 <= len(frames) <= MAX_TRACE_FRAMES:
         _fail("frames", "trace.frames", n=len(frames), most=MAX_TRACE_FRAMES)
+    if version < 4:  # their panels under keys of their own
+        frames = trace["frames"] = [_legacy_panels(f"frames[{k}]", f) for k, f in enumerate(frames)]
     _FrameChecker(histories, version).check_all(frames)
     return trace
+
+
+def _legacy_panels(where: str, frame):
+    """An older frame with its panels moved into their one slot (engine/traces/panels.py); a view must say its kind."""
+    if not isinstance(frame, dict):
+        return frame
+    if frame.get(LEGACY_VIEW) is not None:
+        _of(f"{where}.{LEGACY_VIEW}.kind", _keys(f"{where}.{LEGACY_VIEW}", frame[LEGACY_VIEW], ("kind",))["kind"], str)
+    return panels_from_legacy(frame)
 
 
 def _check_requests(requests: list) -> list[int]:
@@ -154,10 +167,10 @@ class _FrameChecker:
     changes."""
 
     def __init__(self, histories: list[int], version: int):
-        self.histories, self.full, self.records = histories, version == 1, version == 3
+        self.histories, self.full, self.records = histories, version == 1, version >= 3
         self.num_requests = self.num_blocks = 0
         self.config: Config | None = None
-        self.queues = {"waiting": (), "running": ()}
+        self.queues: dict[str, tuple] = {"waiting": (), "running": ()}
         self.counts: dict[int, tuple[int, int]] = {}  # request id -> (num_tokens, num_computed_tokens)
 
     def check_all(self, frames: list):
@@ -188,9 +201,45 @@ class _FrameChecker:
             _number(f"{where}.metrics.{key}", metrics[key])
         if frame.get("timing") is not None:
             self.check_timing(f"{where}.timing", frame["timing"])
-        if frame.get("output") is not None:
-            self.check_output(f"{where}.output", frame["output"])
-        _of(f"{where}.view", frame.get("view"), dict, optional=True)  # the scheduler's view, drawn as it is
+        self.check_panels(f"{where}.panels", frame.get("panels", {}))
+        self.check_declared(where, frame)
+
+    def check_panels(self, where: str, panels):
+        """The scheduler's panels by id: vLLM's SchedulerOutput checked field by field, any other drawn as it is
+        (an object)."""
+        for panel_id, data in _of(where, panels, dict).items():
+            if len(panel_id) > 40:
+                _fail(where, "trace.too_long", value=_shown(panel_id), most=40)
+            if panel_id == OUTPUT_PANEL.id:
+                self.check_output(f"{where}.{panel_id}", data)
+            else:
+                _of(f"{where}.{panel_id}", data, dict)
+
+    def check_declared(self, where: str, frame: dict):
+        """What a scheduler declares beyond the queues and the pool every one has: its other queues (a version 4
+        record's changes, else whole), its side pools (a holder per unit) and the step's block copies."""
+        for name, queue in _of(f"{where}.queues", frame.get("queues", {}), dict).items():
+            at = f"{where}.queues.{name}"
+            if name in QUEUES or len(name) > 40:
+                _fail(at, "trace.queue_name", value=_shown(name))
+            self.queues.setdefault(name, ())
+            if self.records:
+                self.check_queue_diff(at, name, queue)
+            else:
+                _ints(at, queue, 0, self.num_requests - 1, self.num_requests)
+        for name, units in _of(f"{where}.side_pools", frame.get("side_pools", {}), dict).items():
+            at = f"{where}.side_pools.{name}"
+            if len(_of(at, units, list)) > CONFIG_BOUNDS["num_kvcache_blocks"][1] or len(name) > 40:
+                _fail(at, "trace.too_many", n=len(units), most=CONFIG_BOUNDS["num_kvcache_blocks"][1])
+            if not all(u is None or _is_int(u, 0, self.num_requests - 1) for u in units):
+                _fail(at, "trace.whole_numbers", low=0, high=self.num_requests - 1)
+        for i, copy in enumerate(_of(f"{where}.block_copies", frame.get("block_copies", []), list)):
+            at = f"{where}.block_copies[{i}]"
+            if not (isinstance(copy, list) and len(copy) == 4 and all(isinstance(copy[j], str) and len(copy[j]) <= 40
+                                                                         for j in (0, 2))):
+                _fail(at, "trace.block_copy")
+            _int(f"{at}[1]", copy[1])
+            _int(f"{at}[3]", copy[3])
 
     def check_output(self, where: str, output):
         """The vLLM twin's SchedulerOutput (scheduler/output.py): request ids, block ids and counters."""

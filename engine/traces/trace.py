@@ -8,12 +8,15 @@ when it is not the factory's default (a trace without it was decided by the defa
 `decided_by` records that scheduler's kind and the system and version it mirrored (scheduler/contract.py), read
 back onto every frame (an older trace without it is taken as decided by its kind as declared now).
 
-Version 3 writes the frame store's own records (engine/traces/records.py): per step the requests and blocks that
-changed (a request that only advanced as its batch entry says is left out), the queues as diffs, the config only
-when it changed; reading one hands the records back to a store. A trace then grows with what happens per step,
-not with the pool. Version 2 traces (each frame a delta of every changed request, the queues whole) and version 1
-(every block and request of every frame) still load. Either is checked against the schema
-(engine/traces/schema.py) before anything is built: a file that does not fit raises `TraceError`.
+Version 4 writes a frame's scheduler panels in one slot, `panels`, by their declared ids, and a scheduler's declared
+queues beyond waiting and running, side pools and block copies where it has them (engine/traces/panels.py reads the
+panels of older traces, written as `output` and `view`). Version 3 wrote the frame store's own records
+(engine/traces/records.py): per step the requests and blocks that changed (a request that only advanced as its batch
+entry says is left out), the queues as diffs, the config only when it changed; reading one hands the records back to
+a store. A trace then grows with what happens per step, not with the pool. Version 2 traces (each frame a delta of
+every changed request, the queues whole) and version 1 (every block and request of every frame) still load. Either
+is checked against the schema (engine/traces/schema.py) before anything is built: a file that does not fit raises
+`TraceError`.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from i18n import Message
 from scheduler.contract import DecidedBy
 from scheduler.factory import DEFAULT_KIND
 
-TRACE_VERSION = 3
+TRACE_VERSION = 4
 
 __all__ = ["TRACE_VERSION", "TraceError", "load_trace", "read_trace", "request_summaries", "trace_dict",
            "trace_json", "write_trace"]

@@ -18,7 +18,7 @@ from collections import Counter
 
 from i18n import Message
 from scheduler.config import SGLANG_ONLY_FIELDS, Config
-from scheduler.contract import PoolChanges, SchedulerInfo, UnitState
+from scheduler.contract import PanelKind, PoolChanges, SchedulerInfo, UnitState
 from scheduler.events import (
     Aborted,
     Admitted,
@@ -41,7 +41,7 @@ from scheduler.sglang.req import Req
 from scheduler.sglang.schedule_policy import AddReqResult, priority_sign
 from scheduler.sglang.scheduler import ScheduleBatch, Scheduler, ServerArgs
 from scheduler.sglang.tour import TOUR
-from scheduler.sglang.tree_view import TreeView
+from scheduler.sglang.tree_view import VIEW_KIND, TreeView
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
@@ -226,7 +226,9 @@ class SglangScheduler:
         reserved_units=1,
         labels=(("max_num_seqs", "max_running_requests"), ("kvcache_block_size", "page_size"),
                 ("num_kvcache_blocks", "max_total_tokens ÷ page_size"), ("max_model_len", "context_length")),
-        repoints_tables=True, command=launch_server_args, tour=TOUR)
+        repoints_tables=True, command=launch_server_args, panels=(PanelKind(VIEW_KIND),),
+        words=(("reserved_pool", "pool_reserved.sglang"), ("reserved_unit", "block_reserved.sglang"),
+               ("queue_limit", "queue_limit.sglang")), tour=TOUR)
 
     def __init__(self, config: Config):
         self.config = config
@@ -267,13 +269,9 @@ class SglangScheduler:
     def is_finished(self) -> bool:
         return not self._reqs
 
-    def scheduler_output(self) -> None:
-        """vLLM's SchedulerOutput: SGLang keeps none."""
-        return None
-
-    def scheduler_view(self) -> dict:
+    def panels(self) -> dict[str, dict]:
         """The radix tree, the waiting queue and PrefillAdder's budgets after the step (tree_view.py)."""
-        return self._tree_view.snapshot(self.twin)
+        return {VIEW_KIND: self._tree_view.snapshot(self.twin)}
 
     # -- requests ----------------------------------------------------------------------------------------
 

@@ -57,7 +57,7 @@ def cached_prefix(tree: RadixCache, token_ids: list[int]) -> tuple[int, list[Tre
 
 class TreeView:
     """A twin's snapshots, one per step, each with the changes since the one before (the reader is the engine's
-    recorder, through the scheduler's `scheduler_view`)."""
+    recorder, through the scheduler's `panels`)."""
 
     def __init__(self):
         self._ids: dict[TreeNode, int] = {}  # every node in the tree at the last snapshot

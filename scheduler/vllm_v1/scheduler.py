@@ -54,7 +54,7 @@ from scheduler.events import (
     Speculated,
 )
 from scheduler.interface import Batch, check_new, check_pool_shape, requeue
-from scheduler.output import NOT_SCHEDULED_YET, RequestCounters, SchedulerOutput
+from scheduler.output import NOT_SCHEDULED_YET, OUTPUT_PANEL, RequestCounters, SchedulerOutput
 from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
 from scheduler.vllm_v1.kv_cache import KVCache
@@ -79,7 +79,9 @@ class VllmScheduler:
         "enable_prefix_caching", "chunked_prefill", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
         "prompt_lookup_max", *VLLM_ONLY_FIELDS}), reserved_units=1,
         queues_oversized_prompt=True, version_setting="vllm_version", versions=VLLM_VERSIONS,
-        sampling=frozenset({"stop_token_ids", "min_tokens"}), tour=TOUR)
+        sampling=frozenset({"stop_token_ids", "min_tokens"}), panels=(OUTPUT_PANEL,),
+        words=(("reserved_pool", "pool_reserved.vllm"), ("reserved_unit", "block_reserved.vllm"),
+               ("queue_limit", "queue_limit.vllm")), tour=TOUR)
 
     def __init__(self, config: Config):
         self.config = config
@@ -161,7 +163,7 @@ class VllmScheduler:
 
     def schedule(self) -> Batch:
         """This step's batch, with the events of deciding it (the class docstring maps it to vLLM's);
-        `scheduler_output()` then tells it as vLLM's SchedulerOutput does."""
+        `panels()` then tells it as vLLM's SchedulerOutput does."""
         held = {request.request_id: len(request.seq.block_table) for request in self.running}
         batch = self._schedule()
         self._output = self._scheduler_output(batch, held)
@@ -331,13 +333,9 @@ class VllmScheduler:
             self._events.append(Evicted(request.request_id, tuple(evicted)))
             evicted.clear()
 
-    def scheduler_output(self) -> SchedulerOutput | None:
+    def panels(self) -> dict[str, SchedulerOutput]:
         """The last schedule()'s step as vLLM's SchedulerOutput lists it, with vLLM's per-request counters."""
-        return self._output
-
-    def scheduler_view(self) -> None:
-        """Its stage view is built from `scheduler_output` and the pool (viz/vllm_view.py)."""
-        return None
+        return {OUTPUT_PANEL.id: self._output} if self._output is not None else {}
 
     def _scheduler_output(self, batch: Batch, held: dict[int, int]) -> SchedulerOutput:
         admitted = {e.seq_id: e for e in batch.events if isinstance(e, Admitted)}
