@@ -155,19 +155,9 @@ class VllmV0Scheduler:
     def is_finished(self) -> bool:
         return not (self.waiting or self.running or self.swapped)
 
-    def scheduler_output(self) -> None:
-        """V0 keeps no V1 SchedulerOutput; its own is `outputs`."""
-        return None
-
-    def scheduler_view(self) -> dict:
-        """The swapped queue, the CPU pool's tables and the step's swap pairs, as JSON data."""
-        return {"swapped": [g.request_id for g in self.swapped],
-                "cpu_tables": {str(g.request_id): self.cpu_block_table(g.seq) for g in self.swapped},
-                "num_cpu_blocks": self.block_manager.cpu.num_blocks,
-                "num_free_cpu_blocks": self.block_manager.cpu.num_free,
-                "watermark_blocks": self.block_manager.watermark_blocks,
-                "blocks_to_swap_out": [list(p) for p in self.outputs.blocks_to_swap_out],
-                "blocks_to_swap_in": [list(p) for p in self.outputs.blocks_to_swap_in]}
+    def panels(self) -> dict:
+        """No panel of its own yet: its swapped queue, CPU pool and swap pairs are what it exposes above."""
+        return {}
 
     # -- requests --------------------------------------------------------------------------------------------
 
