@@ -72,7 +72,7 @@ def custom_variant(i: int, base) -> Variant:
     label = st.text_input(t("lab.name"), t("lab.config_name", n=i + 1), key=f"c{i}_label")
     lang = current_lang()
     scheduler = st.selectbox(t("sidebar.scheduler"), SCHEDULER_KINDS, key=f"c{i}_scheduler",
-                             format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"),
+                             format_func=lambda kind: text(lang, scheduler_info(kind).name),
                              help=t("sidebar.scheduler_help"))
     size = int(st.number_input(t("lab.block_size"), *CONFIG_BOUNDS["kvcache_block_size"], base.kvcache_block_size,
                                key=f"c{i}_size"))
@@ -106,7 +106,7 @@ def scheduler_picker(column, workload: str, default: str) -> str:
     lang = current_lang()
     return column.selectbox(t("sidebar.scheduler"), SCHEDULER_KINDS, SCHEDULER_KINDS.index(default),
                             key=f"comparison_scheduler_{workload}", help=t("lab.scheduler_help"),
-                            format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"))
+                            format_func=lambda kind: text(lang, scheduler_info(kind).name))
 
 
 def choose_variants(base, column, workload: str, scheduler: str) -> list[Variant] | None:

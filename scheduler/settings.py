@@ -146,13 +146,12 @@ class KindSettings:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        for name, annotation in cls.__annotations__.items():
-            if "ClassVar" in str(annotation):
-                continue
+        names = [name for name, annotation in cls.__annotations__.items() if "ClassVar" not in str(annotation)]
+        for name in names:
             if name in _SECTIONS and _SECTIONS[name].__qualname__ != cls.__qualname__:
                 raise TypeError(f"{cls.__qualname__}.{name}: {_SECTIONS[name].__qualname__} declares it already "
                                 f"(a setting's key is one across kinds: name it after its kind)")
-            _SECTIONS[name] = cls
+        _SECTIONS.update(dict.fromkeys(names, cls))
 
     def __post_init__(self):
         check_types(self)

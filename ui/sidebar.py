@@ -91,7 +91,7 @@ def _on_scheduler():
             _restart(current.with_scheduler(chosen))
             if frame > 0:
                 st.session_state.notice = Message("sidebar.scheduler_restarted", frame=frame,
-                                                  scheduler=Message(f"sidebar.scheduler.{chosen}"))
+                                                  scheduler=Message(scheduler_info(chosen).name))
         except USER_ERRORS as e:
             report(e)
 
@@ -103,11 +103,11 @@ def scheduler_choice():
     if not here.frames:  # nothing open yet
         return
     if here.is_trace:
-        st.caption(t("sidebar.trace_scheduler", name=text(lang, f"sidebar.scheduler.{here.scheduler}")))
+        st.caption(t("sidebar.trace_scheduler", name=text(lang, scheduler_info(here.scheduler).name)))
     else:
         st.session_state.scheduler_choice = here.scheduler  # what this run was built with
         st.radio(t("sidebar.scheduler"), SCHEDULER_KINDS, key="scheduler_choice", on_change=_on_scheduler,
-                 format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"), help=t("sidebar.scheduler_help"),
+                 format_func=lambda kind: text(lang, scheduler_info(kind).name), help=t("sidebar.scheduler_help"),
                  disabled=locked("scheduler"))
     info, config = scheduler_info(here.scheduler), here.config_in_effect()
     if info.start_warning and (warning := info.start_warning(config)):  # the system it mirrors would not start
@@ -249,7 +249,7 @@ def _config_control(spec: SettingSpec, config, lang: str):
     label, help_text = setting(field, lang, info)
     unread = field in info.ignored
     if unread:
-        scheduler = t(f"sidebar.scheduler.{lab().scheduler}")
+        scheduler = t(info.name)
         help_text = f"{help_text}\n\n{t('sidebar.scheduler_unread', scheduler=scheduler)}"
     common = {"key": key, "on_change": _on_config, "args": (field,),
               "disabled": lab().is_trace or locked(field) or unread, "help": help_text}

@@ -104,7 +104,7 @@ def cover_html(handout: Handout) -> str:
     lang, last = handout.lang, handout.last
     t = lambda key, **values: html.escape(text(lang, key, **values))  # noqa: E731
     facts = [t("handout.model", model=handout.model)]
-    facts.append(t("handout.scheduler", scheduler=text(lang, f"sidebar.scheduler.{handout.scheduler}")))
+    facts.append(t("handout.scheduler", scheduler=text(lang, scheduler_info(handout.scheduler).name)))
     if len(handout.frames) - 1 > last:
         facts.append(t("handout.cut", total=len(handout.frames) - 1))
     changes = "".join(f"<li>{html.escape(change_sentence(c, lang))}</li>" for c in handout.changes)
