@@ -13,13 +13,11 @@ trace, a link or a scenario file names every setting by its key, `Config(waterma
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import TypeVar
 
-from scheduler.settings import ConfigError, KindSettings, check_types, declared, defaults, section_of, setting
+from scheduler.settings import ConfigError, KindSettings, S, check_types, declared, defaults, section_of, setting
 
 QUEUE_POLICIES = ("fcfs", "priority")
 MAX_SPECULATIVE_TOKENS = 8
-S = TypeVar("S", bound=KindSettings)
 
 __all__ = ["MAX_SPECULATIVE_TOKENS", "QUEUE_POLICIES", "Config", "ConfigError"]  # ConfigError: scheduler/settings.py
 
@@ -93,7 +91,7 @@ class Config:
         for section in self.sections:
             if type(section) is kind:
                 return section
-        return defaults(kind)  # type: ignore[return-value]
+        return defaults(kind)
 
     def section(self, key: str) -> KindSettings:
         """The section of the kind that declares the setting `key` (for a rule its settings class states)."""

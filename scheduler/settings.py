@@ -16,8 +16,7 @@ as `SettingSpec`s: what the sidebar, links, scenario files, traces, the policy l
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields
-from functools import cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from i18n import Message, MessageError
 
@@ -160,10 +159,15 @@ class KindSettings:
         """Refuse (ConfigError) what cannot work with `config`'s shared settings; nothing by default."""
 
 
-@cache
-def defaults(kind: type[KindSettings]) -> KindSettings:
+_DEFAULTS: dict[type, Any] = {}
+S = TypeVar("S", bound=KindSettings)
+
+
+def defaults(kind: type[S]) -> S:
     """A kind's settings at their defaults (made once: a scheduler reads them every step)."""
-    return kind()
+    if kind not in _DEFAULTS:
+        _DEFAULTS[kind] = kind()
+    return _DEFAULTS[kind]
 
 
 def section_of(key: str) -> type[KindSettings] | None:
