@@ -53,10 +53,11 @@ class Config:
         for key, value in values.items():
             if key in own:
                 continue
-            kind = section_of(key)
-            if kind is None:
+            declared_by = section_of(key)
+            if declared_by is None:
                 raise TypeError(f"Config has no setting {key!r}")
-            by_kind[kind] = replace(by_kind.get(kind) or kind(), **{key: value})
+            kind, name = declared_by
+            by_kind[kind] = replace(by_kind.get(kind) or kind(), **{name: value})
         for name, f in own.items():
             if name != "sections":
                 object.__setattr__(self, name, values.get(name, f.default))
@@ -95,23 +96,23 @@ class Config:
 
     def section(self, key: str) -> KindSettings:
         """The section of the kind that declares the setting `key` (for a rule its settings class states)."""
-        kind = section_of(key)
-        if kind is None:
+        declared_by = section_of(key)
+        if declared_by is None:
             raise KeyError(f"no kind declares {key!r}")
-        return self.of(kind)
+        return self.of(declared_by[0])
 
     def value(self, key: str):
         """The setting `key`, shared or a kind's own (at its default where its section is not set)."""
-        kind = section_of(key)
-        return getattr(self if kind is None else self.of(kind), key)
+        declared_by = section_of(key)
+        return getattr(self, key) if declared_by is None else getattr(self.of(declared_by[0]), declared_by[1])
 
     def real_model_refusal(self) -> ConfigError | None:
         """Why the real model cannot run this config (a setting on that its declaration says it cannot run with,
         such as the notebook's bug), or None."""
         for section in self.sections:
             for spec in declared(type(section)):
-                if spec.declared.real_model_fix and getattr(section, spec.key):
-                    return ConfigError(spec.key, getattr(section, spec.key), spec.declared.real_model_fix)
+                if spec.declared.real_model_fix and getattr(section, spec.name):
+                    return ConfigError(spec.key, getattr(section, spec.name), spec.declared.real_model_fix)
         return None
 
     @property

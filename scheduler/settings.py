@@ -7,9 +7,10 @@ where it has one, and the declaration adds its range (`bounds`, for a number) or
 system's own command line (`flag`), whether the sidebar shows it, whether the real model can run with it on
 (`real_model_fix`), and whether every trace writes it (`always_written`: the settings traces held from their start;
 a later one is written only when set away from its default, so an older trace reads byte for byte as it was). Its
-message ids are `<messages>.<key>.label` and `.help`, under the prefix its class names (the kind's own prefix in
-i18n). Its link key (the name links, scenario files and traces write it under) is its field name, one across all
-kinds (checked when a class is defined, and by `scheduler/factory.py`). `declared(cls)` reads the declarations back
+message ids are `<messages>.<field>.label` and `.help`, under the prefix its class names (the kind's own prefix in
+i18n). Its key (the name links, scenario files and traces write it under, and `Config(key=...)` takes) is its field
+name, or the `key` its declaration names where another kind has that name already: one across all kinds (checked
+when a class is defined, and by `scheduler/factory.py`). `declared(cls)` reads the declarations back
 as `SettingSpec`s: what the sidebar, links, scenario files, traces, the policy lab and handouts render and check.
 """
 
@@ -43,21 +44,31 @@ class Declared:
     # the sidebar nor a change mid-run sets it
     always_written: bool = False
     real_model_fix: str = ""  # set: the real model cannot run with it on, and this message id (under config.) says why
+    key: str = ""  # its key in links, scenario files and traces, where not its field name (one across all kinds)
 
 
 def setting(default, *, bounds: tuple[float, float] | None = None, choices: tuple = (), flag: str = "",
             step: float | None = None, sidebar: bool = True, always_written: bool = False,
-            real_model_fix: str = "") -> Any:
+            real_model_fix: str = "", key: str = "") -> Any:
     """A dataclass field declared as a setting (see `Declared`)."""
     return field(default=default, metadata={_DECLARED: Declared(bounds, tuple(choices), flag, step, sidebar,
-                                                                always_written, real_model_fix)})
+                                                                always_written, real_model_fix, key)})
+
+
+def key_of(name: str, declaration: Any) -> str:
+    """The key of the field `name` whose dataclass field (or default) is `declaration`."""
+    metadata = getattr(declaration, "metadata", {})
+    return metadata[_DECLARED].key or name if _DECLARED in metadata else name
 
 
 @dataclass(frozen=True)
 class SettingSpec:
-    """One declared setting as its readers see it: `key` its name (and link key), `kind` "int", "float", "bool" or
-    "str", `owner` the class that declares it (`Config` or a kind's `KindSettings`), and its message ids."""
+    """One declared setting as its readers see it: `key` its key (links, scenario files, traces, the sidebar's
+    widgets, `Config(key=...)` and `config.value(key)`), `name` its field in its class (the key but where the
+    declaration names another), `kind` "int", "float", "bool" or "str", `owner` the class that declares it
+    (`Config` or a kind's `KindSettings`), and its message ids."""
     key: str
+    name: str
     kind: str
     default: Any
     declared: Declared
@@ -66,16 +77,16 @@ class SettingSpec:
 
     @property
     def label_id(self) -> str:
-        return f"{self.messages}.{self.key}.label"
+        return f"{self.messages}.{self.name}.label"
 
     @property
     def help_id(self) -> str:
-        return f"{self.messages}.{self.key}.help"
+        return f"{self.messages}.{self.name}.help"
 
     def value_id(self, value) -> str | None:
         """The message id of a two-way choice's value (a bool shown as a choice: `<messages>.<key>.on` / `.off`),
         None for any other setting (its value is said as a number, on/off or itself)."""
-        return f"{self.messages}.{self.key}.{'on' if value else 'off'}" if self.kind == "bool" and self.choices \
+        return f"{self.messages}.{self.name}.{'on' if value else 'off'}" if self.kind == "bool" and self.choices \
             else None
 
     @property
@@ -98,7 +109,8 @@ class SettingSpec:
 def declared(cls: type) -> tuple[SettingSpec, ...]:
     """The settings `cls` declares (`setting` fields), in its order."""
     messages = cls.messages  # type: ignore[attr-defined]
-    return tuple(SettingSpec(f.name, f.type if isinstance(f.type, str) else f.type.__name__, f.default,
+    return tuple(SettingSpec(f.metadata[_DECLARED].key or f.name, f.name,
+                             f.type if isinstance(f.type, str) else f.type.__name__, f.default,
                              f.metadata[_DECLARED], cls, messages)
                  for f in fields(cls) if _DECLARED in f.metadata and f.default is not MISSING)
 
@@ -107,11 +119,11 @@ def check_types(obj) -> None:
     """Refuse a declared field whose value is not of its type (a float may be given as an int: 0 and 0.0 are one
     setting, kept as a float)."""
     for spec in declared(type(obj)):
-        value = getattr(obj, spec.key)
+        value = getattr(obj, spec.name)
         if spec.kind == "float":
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ConfigError(spec.key, value, "config.number")
-            object.__setattr__(obj, spec.key, float(value))
+            object.__setattr__(obj, spec.name, float(value))
         elif spec.kind == "int" and type(value) is not int:
             raise ConfigError(spec.key, value, "config.integer")
         elif spec.kind == "bool" and type(value) is not bool:
@@ -129,7 +141,7 @@ class Sweep:
     values: tuple[tuple[Message, Any], ...]  # (label, value)
 
 
-_SECTIONS: dict[str, type[KindSettings]] = {}  # a kind's setting's key -> the class that declares it
+_SECTIONS: dict[str, tuple[type[KindSettings], str]] = {}  # a kind's setting's key -> its class and field
 
 
 @dataclass(frozen=True)
@@ -145,12 +157,13 @@ class KindSettings:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        names = [name for name, annotation in cls.__annotations__.items() if "ClassVar" not in str(annotation)]
-        for name in names:
-            if name in _SECTIONS and _SECTIONS[name].__qualname__ != cls.__qualname__:
-                raise TypeError(f"{cls.__qualname__}.{name}: {_SECTIONS[name].__qualname__} declares it already "
-                                f"(a setting's key is one across kinds: name it after its kind)")
-        _SECTIONS.update(dict.fromkeys(names, cls))
+        keys = {key_of(name, cls.__dict__.get(name)): name for name, annotation in cls.__annotations__.items()
+                if "ClassVar" not in str(annotation)}
+        for key in keys:
+            if key in _SECTIONS and _SECTIONS[key][0].__qualname__ != cls.__qualname__:
+                raise TypeError(f"{cls.__qualname__}.{keys[key]}: {_SECTIONS[key][0].__qualname__} declares the key "
+                                f"{key!r} already (a setting's key is one across kinds: declare its own, key=)")
+        _SECTIONS.update({key: (cls, name) for key, name in keys.items()})
 
     def __post_init__(self):
         check_types(self)
@@ -170,6 +183,6 @@ def defaults(kind: type[S]) -> S:
     return _DEFAULTS[kind]
 
 
-def section_of(key: str) -> type[KindSettings] | None:
-    """The kind's settings class that declares `key`, or None."""
+def section_of(key: str) -> tuple[type[KindSettings], str] | None:
+    """The kind's settings class that declares `key`, and the field it is there; None for none."""
     return _SECTIONS.get(key)

@@ -15,7 +15,7 @@ from engine.traces.trace import read_trace, trace_dict
 from scheduler import Config, ConfigError
 from scheduler.article_settings import ArticleSettings
 from scheduler.factory import SCHEDULER_KINDS, SETTINGS, scheduler_info, settings_of
-from scheduler.settings import KindSettings, setting
+from scheduler.settings import KindSettings, declared, setting
 from scheduler.sglang.settings import SglangSettings
 from scheduler.vllm_v1.settings import VllmSettings
 from session.links import link_of, open_link, parse_link, replay
@@ -57,12 +57,20 @@ def test_every_setting_is_declared_once_with_its_words_range_and_default():
     assert {s.key: s.flag for s in scheduler_info("vllm").own_settings}["watermark"] == "--watermark"
     assert scheduler_info("article").launch.system == "vLLM"  # its closest system, with its own notes
 
-    with pytest.raises(TypeError, match="VllmSettings declares it already"):
+    with pytest.raises(TypeError, match="VllmSettings declares the key .watermark. already"):
         @dataclass(frozen=True)
         class Clashing(KindSettings):  # a later kind reusing the vLLM twin's key: refused when defined
             messages = "clashing.setting"
             watermark: float = setting(0.5)
     assert Config(watermark=0.2).of(VllmSettings).watermark == 0.2  # and the registry still routes it to vLLM
+
+    @dataclass(frozen=True)
+    class Later(KindSettings):  # the same field under a key of its own: the system's name kept, the key unique
+        messages = "later.setting"
+        watermark: float = setting(0.01, bounds=(0.0, 0.5), key="later_watermark")
+    later = Config(later_watermark=0.2, watermark=0.1)
+    assert later.of(Later).watermark == 0.2 and later.value("later_watermark") == 0.2
+    assert later.value("watermark") == 0.1 and [s.key for s in declared(Later)] == ["later_watermark"]
 
 
 def test_a_version_2_trace_reads_its_flat_config_and_writes_it_back_the_same():
