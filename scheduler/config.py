@@ -27,6 +27,7 @@ __all__ = ["MAX_SPECULATIVE_TOKENS", "QUEUE_POLICIES", "Config", "ConfigError"] 
 # can never work (a bench may build a larger pool); the run's own ranges are beside its recipe (engine/run/recipe.py).
 @dataclass(frozen=True, init=False)
 class Config:
+    """A run's settings: the shared ones as fields, each kind's own in `sections` (see the module docstring)."""
     messages = "setting"  # the prefix of the shared settings' message ids (scheduler/settings.py)
 
     max_num_seqs: int = setting(4, bounds=(1, 256))
