@@ -97,8 +97,10 @@ def _on_scheduler():
 
 
 def scheduler_choice():
-    """The scheduler a run is decided by (a trace's as it records it) and which settings it does not read (as it
-    declares them); a warning when the pool cannot hold one request of max_model_len tokens."""
+    """The scheduler a run is decided by (a trace's as it records it), the release it mirrors where it offers a
+    choice, and what it declares for the sidebar: the shared settings it does not read, how it picks a preemption
+    victim, and the warning of its system's start-up check (vLLM's: the pool cannot hold one request of
+    max_model_len tokens)."""
     here, lang = lab(), current_lang()
     if not here.frames:  # nothing open yet
         return
