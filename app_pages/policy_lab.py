@@ -19,17 +19,18 @@ from engine.analysis.compare import (
     variants_for,
 )
 from engine.analysis.export import comparison_json, requests_csv
-from engine.analysis.vllm_args import system_command, vllm_command, vllm_notes
+from engine.analysis.launch import launch_line, launch_notes, launch_system
 from engine.run.overlap import check_overlap
 from engine.run.recipe import CostModel
 from i18n import text
 from render.images import run_gif
 from scheduler import SCHEDULER_KINDS
-from scheduler.config import CONFIG_BOUNDS, PREEMPTION_POLICIES, SCHEDULE_POLICIES, ConfigError
-from scheduler.factory import DEFAULT_KIND, scheduler_info
+from scheduler.config import ConfigError
+from scheduler.factory import CONFIG_BOUNDS, DEFAULT_KIND, scheduler_info
 from ui.downloads import built_on_request
 from ui.language import current_lang, said, t
 from ui.lockstep import lockstep_stages
+from ui.setting_input import setting_input
 from ui.state import USER_ERRORS, presets
 from viz.compare import (
     batch_limits_figure,
@@ -71,28 +72,27 @@ def custom_variant(i: int, base) -> Variant:
     label = st.text_input(t("lab.name"), t("lab.config_name", n=i + 1), key=f"c{i}_label")
     lang = current_lang()
     scheduler = st.selectbox(t("sidebar.scheduler"), SCHEDULER_KINDS, key=f"c{i}_scheduler",
-                             format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"),
+                             format_func=lambda kind: text(lang, scheduler_info(kind).name),
                              help=t("sidebar.scheduler_help"))
     size = int(st.number_input(t("lab.block_size"), *CONFIG_BOUNDS["kvcache_block_size"], base.kvcache_block_size,
                                key=f"c{i}_size"))
     changes = {
-        "prefill_first": st.toggle(t("value.prefill_first"), base.prefill_first, key=f"c{i}_prefill"),
         "chunked_prefill": st.toggle(t("setting.chunked_prefill.label"), base.chunked_prefill, key=f"c{i}_chunked"),
         "enable_prefix_caching": st.toggle(t("setting.enable_prefix_caching.label"), base.enable_prefix_caching,
                                            key=f"c{i}_prefix"),
-        "preemption_policy": st.selectbox(t("setting.preemption_policy.label"), PREEMPTION_POLICIES,
-                                          key=f"c{i}_preempt",
-                                          index=PREEMPTION_POLICIES.index(base.preemption_policy)),
         "max_num_seqs": int(st.number_input("max_num_seqs", *CONFIG_BOUNDS["max_num_seqs"], base.max_num_seqs,
                                             key=f"c{i}_seqs")),
         "max_num_batched_tokens": int(st.number_input("max_num_batched_tokens",
                                                       *CONFIG_BOUNDS["max_num_batched_tokens"],
                                                       base.max_num_batched_tokens, key=f"c{i}_tokens")),
-        "schedule_policy": st.selectbox(t("setting.schedule_policy.label"), SCHEDULE_POLICIES, key=f"c{i}_policy",
-                                        index=SCHEDULE_POLICIES.index(base.schedule_policy)),
         "kvcache_block_size": size,
         "num_kvcache_blocks": max(1, base.kv_capacity_tokens // size),
     }
+    info = scheduler_info(scheduler)
+    for spec in info.own_settings:  # the chosen scheduler's own, as it declares them
+        if spec.declared.sidebar and spec.key != info.version_setting:
+            changes[spec.key] = setting_input(st, spec, t(spec.label_id), lang, value=base.value(spec.key),
+                                              key=f"c{i}_{spec.key}")
     overlap = st.toggle(t("sidebar.overlap"), False, key=f"c{i}_overlap")
     adaptive = ADAPTIVE if st.toggle(t("lab.adaptive", low=f"{ADAPTIVE.low_s * 1000:.0f}",
                                        high=f"{ADAPTIVE.high_s * 1000:.0f}"), False, key=f"c{i}_adaptive") else None
@@ -106,7 +106,7 @@ def scheduler_picker(column, workload: str, default: str) -> str:
     lang = current_lang()
     return column.selectbox(t("sidebar.scheduler"), SCHEDULER_KINDS, SCHEDULER_KINDS.index(default),
                             key=f"comparison_scheduler_{workload}", help=t("lab.scheduler_help"),
-                            format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"))
+                            format_func=lambda kind: text(lang, scheduler_info(kind).name))
 
 
 def choose_variants(base, column, workload: str, scheduler: str) -> list[Variant] | None:
@@ -178,7 +178,7 @@ def results(runs, title: str):
     chart_or_sentence(right, flat["batch_limits"], lambda: batch_limits_figure(runs, lang=lang), "batch_limits")
     st.caption(t("lab.timelines"))
     st.plotly_chart(timelines_figure(runs, lang=lang), config=PLOT_CONFIG, key="timelines")
-    vllm_equivalents(runs)
+    launch_commands(runs)
     exports(runs, title)
 
 
@@ -190,16 +190,25 @@ def chart_or_sentence(column, flat: str | None, figure, key: str):
         column.plotly_chart(figure(), config=PLOT_CONFIG, key=key)
 
 
-def vllm_equivalents(runs):
-    st.subheader(t("lab.vllm"))
-    for tab, run in zip(st.tabs([run.label for run in runs]), runs, strict=True):
-        tab.code(vllm_command(run.config, overlap=run.engine.overlap), language="bash", wrap_lines=True)
-        if own := system_command(run.config, run.engine.spec.scheduler, overlap=run.engine.overlap):
-            tab.code(own, language="bash", wrap_lines=True)
-        for note in vllm_notes(run.config, current_lang(), scheduler=run.engine.spec.scheduler):
+def launch_commands(runs):
+    """Each run's config as the command that starts the system its scheduler mirrors, under a heading naming them."""
+    kinds = [run.engine.spec.scheduler for run in runs]
+    systems = [system for system in dict.fromkeys(map(launch_system, kinds)) if system is not None]
+    if not systems:
+        return
+    st.subheader(t("lab.launch", systems=t("list.sep").join(systems)))
+    for tab, run, kind in zip(st.tabs([run.label for run in runs]), runs, kinds, strict=True):
+        line = launch_line(run.config, kind, overlap=run.engine.overlap)
+        if line is None:
+            tab.caption(t("lab.no_launch"))
+            continue
+        tab.code(line, language="bash", wrap_lines=True)
+        for note in launch_notes(run.config, kind, current_lang()):
             tab.markdown(f"- {note}")
         if run.engine.adaptive is not None:
-            tab.markdown(t("lab.vllm_adaptive"))
+            info = scheduler_info(kind)
+            tab.markdown(t("lab.launch_adaptive", system=info.launch.system,
+                           flag="--" + info.setting_name("max_num_seqs").replace("_", "-")))
 
 
 def exports(runs, title: str):

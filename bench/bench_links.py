@@ -31,7 +31,7 @@ def changed(lab: Lab) -> Lab:
     lab.set_config(num_kvcache_blocks=lab.config_in_effect().num_kvcache_blocks + 8)
     lab.run(2)
     if lab.config_in_effect().num_speculative_tokens:
-        lab.set_config(prefill_first=not lab.config_in_effect().prefill_first)
+        lab.set_config(prefill_first=not lab.config_in_effect().value("prefill_first"))
     else:
         lab.set_options(overlap=True)
     lab.run(1)

@@ -202,23 +202,25 @@ MESSAGES = {
     "setting.max_model_len.label": "max_model_len (tokens per request)",
     "setting.max_model_len.help": "The longest a request may grow, prompt and output together: it finishes there "
                                   "even before its max_tokens. Changing it rebuilds the pool.",
-    "setting.prefill_first.label": "step order",
-    "setting.prefill_first.help": "Prefill first: a step that can admit waiting requests prefills only them, and "
-                                  "running requests' decodes pause. Decode first: running requests decode, newcomers "
-                                  "wait for a step with no decodes.",
+    "article.setting.prefill_first.label": "step order",
+    "article.setting.prefill_first.help": "Prefill first: a step that can admit waiting requests prefills only them, "
+                                          "and running requests' decodes pause. Decode first: running requests "
+                                          "decode, newcomers wait for a step with no decodes.",
     "setting.enable_prefix_caching.label": "prefix caching",
     "setting.enable_prefix_caching.help": "Full blocks are remembered by their tokens: a request whose prompt starts "
                                           "the same way reuses them instead of computing them again.",
     "setting.chunked_prefill.label": "chunked prefill",
     "setting.chunked_prefill.help": "A prompt longer than the token budget left in a step is prefilled in pieces "
                                     "over several steps instead of waiting for a step with room for all of it.",
-    "setting.mixed_batches.label": "mixed batches (decodes + prefill chunks)",
-    "setting.mixed_batches.help": "One step carries running requests' decodes first, then prefill chunks in the rest "
-                                  "of the token budget (vLLM's way); nobody's decode pauses for a prefill.",
-    "setting.preemption_policy.label": "preemption policy",
-    "setting.preemption_policy.help": "Who gives up its blocks when a running request needs one and none is free: "
-                                      "tail = the last admitted (nano-vllm, vLLM); smart = the least progress toward "
-                                      "max_tokens; priority = the least important, latest arrival.",
+    "article.setting.mixed_batches.label": "mixed batches (decodes + prefill chunks)",
+    "article.setting.mixed_batches.help": "One step carries running requests' decodes first, then prefill chunks in "
+                                          "the rest of the token budget (vLLM's way); nobody's decode pauses for a "
+                                          "prefill.",
+    "article.setting.preemption_policy.label": "preemption policy",
+    "article.setting.preemption_policy.help": "Who gives up its blocks when a running request needs one and none is "
+                                              "free: tail = the last admitted (nano-vllm, vLLM); smart = the least "
+                                              "progress toward max_tokens; priority = the least important, latest "
+                                              "arrival.",
     "setting.queue_policy.label": "queue policy",
     "setting.queue_policy.help": "fcfs: first come, first served. priority: the lowest priority value goes first, "
                                  "and an important arrival may preempt less important running requests to get in.",
@@ -232,109 +234,117 @@ MESSAGES = {
     "setting.prompt_lookup_max.label": "prompt lookup: longest match (tokens)",
     "setting.prompt_lookup_max.help": "The largest n it tries first: a longer match is a safer guess of what comes "
                                       "next.",
-    "setting.notebook_block_bug.label": "the article notebook's block-size bug",
-    "setting.notebook_block_bug.help": "Runs the InfraTech notebook's rule: every prefill, recomputes included, gets "
-                                       "exactly one block whatever its length (its Sequence keeps block size 256 "
-                                       "while the pool uses 10). The grid rings a block holding more tokens than it "
-                                       "has room for.",
-    "setting.cache_blocks_at_allocation.label": "cache full blocks when allocated (vLLM)",
-    "setting.cache_blocks_at_allocation.help": "vLLM's rule: a block that this step fills with known tokens is cached "
-                                               "when it is allocated, so requests admitted in the same step share a "
-                                               "prefix. Off: a block is cached once its tokens are computed.",
-    "setting.long_prefill_token_threshold.label": "long-prefill cap (tokens per step, vLLM)",
-    "setting.long_prefill_token_threshold.help": "vLLM's long_prefill_token_threshold: a request computes at most this "
-                                                 "many tokens in one step while another request is waiting or "
-                                                 "running, so one long prompt cannot take the whole token budget. "
-                                                 "0: no cap. Only the vLLM scheduler applies it.",
-    "setting.vllm_version.label": "vLLM release (vLLM twin)",
-    "setting.vllm_version.help": "The vLLM release whose decisions the vLLM twin makes: 0.32 or 0.33. They part "
-                                 "in two rules: under the priority policy a running request that preempts itself "
-                                 "ends the step's loop over running requests in 0.32, while 0.33 goes on to the "
-                                 "next one; with speculative decoding 0.33 caches the blocks that accepted draft "
-                                 "tokens complete, so they are freed to the tail of the free queue. The article's "
-                                 "scheduler ignores it.",
-    "setting.scheduler_reserve_full_isl.label": "admit only if the whole sequence fits (vLLM)",
-    "setting.scheduler_reserve_full_isl.help": "vLLM's scheduler_reserve_full_isl, on by default: a waiting request "
-                                               "is admitted only if the free blocks hold its whole sequence (its "
-                                               "prefix-cache hits counted). Off, as vLLM did before the option "
-                                               "existed: once this step's chunk fits, so more requests start and "
-                                               "preemptions come later. The article's scheduler ignores it.",
-    "setting.watermark.label": "watermark (share of blocks kept free, vLLM)",
-    "setting.watermark.help": "vLLM's watermark, 0 by default: while another request runs, a waiting request is "
-                              "admitted only if this share of the pool (vLLM counts its null block; rounded down) "
-                              "stays free after it, headroom for the running requests to grow without preempting. "
-                              "From 0 up to, not including, 1. The article's scheduler ignores it.",
-    "setting.max_num_scheduled_tokens.label": "tokens scheduled per step (vLLM, 0: the token budget)",
-    "setting.max_num_scheduled_tokens.help": "vLLM's max_num_scheduled_tokens: the most tokens one step may "
-                                             "schedule, at most max_num_batched_tokens; 0 (vLLM's default, None) "
-                                             "means max_num_batched_tokens. The article's scheduler ignores it.",
-    "setting.max_num_active_seqs.label": "requests admitted into RUNNING (vLLM, 0: max_num_seqs)",
-    "setting.max_num_active_seqs.help": "vLLM's max_num_active_seqs: a waiting request is admitted only while fewer "
-                                        "requests than this run, at most max_num_seqs; 0 (vLLM's default, None) "
-                                        "means max_num_seqs. The article's scheduler ignores it.",
-    "setting.chunked_prefill_size.label": "chunked_prefill_size (tokens per prefill chunk, SGLang; -1: off)",
-    "setting.chunked_prefill_size.help": "SGLang's chunked_prefill_size: a prompt longer than this is prefilled in "
-                                         "chunks of this many tokens, one chunk per step, the chunked request first "
-                                         "in the next prefill batch; -1 (or 0) prefills whole prompts. SGLang sizes "
-                                         "its default from the GPU's memory (2048 below 20 GB up to 16384 above "
-                                         "160 GB; 4096 when it cannot tell), which the twin cannot know: here the "
-                                         "default is -1. Only the SGLang twin reads it.",
-    "setting.max_prefill_tokens.label": "max_prefill_tokens (input tokens per prefill batch, SGLang)",
-    "setting.max_prefill_tokens.help": "SGLang's max_prefill_tokens, 16384 by default: a prefill batch takes new "
-                                       "requests while their input tokens fit in it (the first one always). Only the "
-                                       "SGLang twin reads it.",
-    "setting.schedule_policy.label": "schedule_policy (waiting queue order, SGLang)",
-    "setting.schedule_policy.help": "SGLang's schedule_policy: fcfs (arrival order, SGLang's default), lpm (longest "
-                                    "cached prefix first, FCFS past 128 waiting: the one to choose for "
-                                    "prefix-aware ordering), dfs-weight (depth-first over the radix tree, heavier "
-                                    "subtrees first; prefix-aware too), lof (longest output first). Left out: SGLang's "
-                                    "random (it cannot be replayed), hrrn, shortest-prefill-first and routing-key. "
-                                    "Only the SGLang twin reads it.",
-    "setting.schedule_conservativeness.label": "schedule_conservativeness (scale of the reserve, SGLang)",
-    "setting.schedule_conservativeness.help": "SGLang's schedule_conservativeness, 1.0 by default: new_token_ratio, "
-                                              "the share of each running request's remaining max_new_tokens kept in "
-                                              "reserve when admitting, starts at 0.7 x this (at most 1) and decays "
-                                              "to 0.14 x that over 600 decode steps. Higher admits fewer and "
-                                              "retracts less. Only the SGLang twin reads it.",
-    "setting.enable_priority_scheduling.label": "enable_priority_scheduling (order by priority, SGLang)",
-    "setting.enable_priority_scheduling.help": "SGLang's --enable-priority-scheduling, off by default, with "
-                                               "schedule_policy fcfs or lof only: a request's priority orders the "
-                                               "waiting queue first (higher values first, the opposite of the "
-                                               "article's and vLLM's priority queue, unless "
-                                               "schedule_low_priority_values_first), then arrival (fcfs) or the "
-                                               "longest output (lof); and a request the full batch cannot take may "
-                                               "preempt running requests of a lower priority. Only the SGLang twin "
-                                               "reads it.",
-    "setting.schedule_low_priority_values_first.label": "schedule_low_priority_values_first (lower values first, "
-                                                        "SGLang)",
-    "setting.schedule_low_priority_values_first.help": "SGLang's --schedule-low-priority-values-first, off by "
-                                                       "default: under priority scheduling the lower priority values "
-                                                       "go first (as in the article's and vLLM's priority queue). Only "
-                                                       "the SGLang twin reads it.",
-    "setting.priority_scheduling_preemption_threshold.label": "priority_scheduling_preemption_threshold (SGLang)",
-    "setting.priority_scheduling_preemption_threshold.help": "SGLang's priority_scheduling_preemption_threshold, 10 "
-                                                             "by default: under priority scheduling a waiting request "
-                                                             "the full batch cannot take preempts running requests "
-                                                             "whose priority is lower than its by more than this, the "
-                                                             "least important first, until its KV fits. Only the "
-                                                             "SGLang twin reads it.",
-    "setting.disable_priority_preemption.label": "disable_priority_preemption (SGLang)",
-    "setting.disable_priority_preemption.help": "SGLang's --disable-priority-preemption, off by default: priority "
-                                                "scheduling then only orders the waiting queue and never preempts a "
-                                                "running request. Only the SGLang twin reads it.",
-    "setting.retraction_policy.label": "retraction_policy (whom a full decode retracts, SGLang)",
-    "setting.retraction_policy.help": "SGLang's retraction_policy: length (the default: the fewest output tokens "
-                                      "first, then the longest prompt) or priority (the least important first, "
-                                      "then as length; only under priority scheduling). Only the SGLang twin reads "
-                                      "it.",
+    "article.setting.notebook_block_bug.label": "the article notebook's block-size bug",
+    "article.setting.notebook_block_bug.help": "Runs the InfraTech notebook's rule: every prefill, recomputes "
+                                               "included, gets exactly one block whatever its length (its Sequence "
+                                               "keeps block size 256 while the pool uses 10). The grid rings a block "
+                                               "holding more tokens than it has room for.",
+    "article.setting.cache_blocks_at_allocation.label": "cache full blocks when allocated (vLLM)",
+    "article.setting.cache_blocks_at_allocation.help": "vLLM's rule: a block that this step fills with known tokens "
+                                                       "is cached when it is allocated, so requests admitted in the "
+                                                       "same step share a prefix. Off: a block is cached once its "
+                                                       "tokens are computed.",
+    "vllm.setting.long_prefill_token_threshold.label": "long-prefill cap (tokens per step, vLLM)",
+    "vllm.setting.long_prefill_token_threshold.help": "vLLM's long_prefill_token_threshold: a request computes at "
+                                                      "most this many tokens in one step while another request is "
+                                                      "waiting or running, so one long prompt cannot take the whole "
+                                                      "token budget. 0: no cap. Only the vLLM scheduler applies it.",
+    "vllm.setting.vllm_version.label": "vLLM release (vLLM twin)",
+    "vllm.setting.vllm_version.help": "The vLLM release whose decisions the vLLM twin makes: 0.32 or 0.33. They part "
+                                      "in two rules: under the priority policy a running request that preempts itself "
+                                      "ends the step's loop over running requests in 0.32, while 0.33 goes on to the "
+                                      "next one; with speculative decoding 0.33 caches the blocks that accepted draft "
+                                      "tokens complete, so they are freed to the tail of the free queue. The "
+                                      "article's scheduler ignores it.",
+    "vllm.setting.scheduler_reserve_full_isl.label": "admit only if the whole sequence fits (vLLM)",
+    "vllm.setting.scheduler_reserve_full_isl.help": "vLLM's scheduler_reserve_full_isl, on by default: a waiting "
+                                                    "request is admitted only if the free blocks hold its whole "
+                                                    "sequence (its prefix-cache hits counted). Off, as vLLM did "
+                                                    "before the option existed: once this step's chunk fits, so more "
+                                                    "requests start and preemptions come later. The article's "
+                                                    "scheduler ignores it.",
+    "vllm.setting.watermark.label": "watermark (share of blocks kept free, vLLM)",
+    "vllm.setting.watermark.help": "vLLM's watermark, 0 by default: while another request runs, a waiting request is "
+                                   "admitted only if this share of the pool (vLLM counts its null block; rounded "
+                                   "down) stays free after it, headroom for the running requests to grow without "
+                                   "preempting. From 0 up to, not including, 1. The article's scheduler ignores it.",
+    "vllm.setting.max_num_scheduled_tokens.label": "tokens scheduled per step (vLLM, 0: the token budget)",
+    "vllm.setting.max_num_scheduled_tokens.help": "vLLM's max_num_scheduled_tokens: the most tokens one step may "
+                                                  "schedule, at most max_num_batched_tokens; 0 (vLLM's default, None) "
+                                                  "means max_num_batched_tokens. The article's scheduler ignores it.",
+    "vllm.setting.max_num_active_seqs.label": "requests admitted into RUNNING (vLLM, 0: max_num_seqs)",
+    "vllm.setting.max_num_active_seqs.help": "vLLM's max_num_active_seqs: a waiting request is admitted only while "
+                                             "fewer requests than this run, at most max_num_seqs; 0 (vLLM's default, "
+                                             "None) means max_num_seqs. The article's scheduler ignores it.",
+    "sglang.setting.chunked_prefill_size.label": "chunked_prefill_size (tokens per prefill chunk, SGLang; -1: off)",
+    "sglang.setting.chunked_prefill_size.help": "SGLang's chunked_prefill_size: a prompt longer than this is "
+                                                "prefilled in chunks of this many tokens, one chunk per step, the "
+                                                "chunked request first in the next prefill batch; -1 (or 0) prefills "
+                                                "whole prompts. SGLang sizes its default from the GPU's memory (2048 "
+                                                "below 20 GB up to 16384 above 160 GB; 4096 when it cannot tell), "
+                                                "which the twin cannot know: here the default is -1. Only the SGLang "
+                                                "twin reads it.",
+    "sglang.setting.max_prefill_tokens.label": "max_prefill_tokens (input tokens per prefill batch, SGLang)",
+    "sglang.setting.max_prefill_tokens.help": "SGLang's max_prefill_tokens, 16384 by default: a prefill batch takes "
+                                              "new requests while their input tokens fit in it (the first one "
+                                              "always). Only the SGLang twin reads it.",
+    "sglang.setting.schedule_policy.label": "schedule_policy (waiting queue order, SGLang)",
+    "sglang.setting.schedule_policy.help": "SGLang's schedule_policy: fcfs (arrival order, SGLang's default), lpm "
+                                           "(longest cached prefix first, FCFS past 128 waiting: the one to choose "
+                                           "for prefix-aware ordering), dfs-weight (depth-first over the radix tree, "
+                                           "heavier subtrees first; prefix-aware too), lof (longest output first). "
+                                           "Left out: SGLang's random (it cannot be replayed), hrrn, "
+                                           "shortest-prefill-first and routing-key. Only the SGLang twin reads it.",
+    "sglang.setting.schedule_conservativeness.label": "schedule_conservativeness (scale of the reserve, SGLang)",
+    "sglang.setting.schedule_conservativeness.help": "SGLang's schedule_conservativeness, 1.0 by default: "
+                                                     "new_token_ratio, the share of each running request's remaining "
+                                                     "max_new_tokens kept in reserve when admitting, starts at 0.7 x "
+                                                     "this (at most 1) and decays to 0.14 x that over 600 decode "
+                                                     "steps. Higher admits fewer and retracts less. Only the SGLang "
+                                                     "twin reads it.",
+    "sglang.setting.enable_priority_scheduling.label": "enable_priority_scheduling (order by priority, SGLang)",
+    "sglang.setting.enable_priority_scheduling.help": "SGLang's --enable-priority-scheduling, off by default, with "
+                                                      "schedule_policy fcfs or lof only: a request's priority orders "
+                                                      "the waiting queue first (higher values first, the opposite of "
+                                                      "the article's and vLLM's priority queue, unless "
+                                                      "schedule_low_priority_values_first), then arrival (fcfs) or "
+                                                      "the longest output (lof); and a request the full batch cannot "
+                                                      "take may preempt running requests of a lower priority. Only "
+                                                      "the SGLang twin reads it.",
+    "sglang.setting.schedule_low_priority_values_first.label": "schedule_low_priority_values_first (lower values "
+                                                               "first, SGLang)",
+    "sglang.setting.schedule_low_priority_values_first.help": "SGLang's --schedule-low-priority-values-first, off by "
+                                                              "default: under priority scheduling the lower priority "
+                                                              "values go first (as in the article's and vLLM's "
+                                                              "priority queue). Only the SGLang twin reads it.",
+    "sglang.setting.priority_scheduling_preemption_threshold.label": "priority_scheduling_preemption_threshold "
+                                                                     "(SGLang)",
+    "sglang.setting.priority_scheduling_preemption_threshold.help": "SGLang's "
+                                                                    "priority_scheduling_preemption_threshold, 10 by "
+                                                                    "default: under priority scheduling a waiting "
+                                                                    "request the full batch cannot take preempts "
+                                                                    "running requests whose priority is lower than "
+                                                                    "its by more than this, the least important "
+                                                                    "first, until its KV fits. Only the SGLang twin "
+                                                                    "reads it.",
+    "sglang.setting.disable_priority_preemption.label": "disable_priority_preemption (SGLang)",
+    "sglang.setting.disable_priority_preemption.help": "SGLang's --disable-priority-preemption, off by default: "
+                                                       "priority scheduling then only orders the waiting queue and "
+                                                       "never preempts a running request. Only the SGLang twin reads "
+                                                       "it.",
+    "sglang.setting.retraction_policy.label": "retraction_policy (whom a full decode retracts, SGLang)",
+    "sglang.setting.retraction_policy.help": "SGLang's retraction_policy: length (the default: the fewest output "
+                                             "tokens first, then the longest prompt) or priority (the least important "
+                                             "first, then as length; only under priority scheduling). Only the SGLang "
+                                             "twin reads it.",
     "setting.system_label": "{name} ({system}'s name; {label})",
-    "setting.long_prefill_token_threshold_adaptive.label": "long-prefill cap at least a fair share (vLLM)",
-    "setting.long_prefill_token_threshold_adaptive.help": "vLLM's long_prefill_token_threshold_adaptive, off by "
-                                                          "default: the long-prefill cap is raised to "
-                                                          "max_num_batched_tokens divided by the requests running "
-                                                          "and waiting. Only with a cap set. The article's scheduler "
-                                                          "ignores it.",
-    "value.prefill_first": "prefill first", "value.decode_first": "decode first",
+    "vllm.setting.long_prefill_token_threshold_adaptive.label": "long-prefill cap at least a fair share (vLLM)",
+    "vllm.setting.long_prefill_token_threshold_adaptive.help": "vLLM's long_prefill_token_threshold_adaptive, off by "
+                                                               "default: the long-prefill cap is raised to "
+                                                               "max_num_batched_tokens divided by the requests "
+                                                               "running and waiting. Only with a cap set. The "
+                                                               "article's scheduler ignores it.",
+    "article.setting.prefill_first.on": "prefill first", "article.setting.prefill_first.off": "decode first",
     "value.on": "on", "value.off": "off",
     "settings.changed": "{label} {now} ({was} {before})",
     "settings.was": "was",
@@ -860,9 +870,6 @@ MESSAGES = {
     "sidebar.beyond_pool": "max_model_len = {max_model_len}, but the KV pool holds {capacity} tokens: a request can "
                            "outgrow it. vLLM refuses to start with such a config (it checks at start-up that one "
                            "request of max_model_len tokens fits). Here {what}",
-    "sidebar.beyond_pool.article": "the article's scheduler aborts a request that outgrows the pool, with the reason.",
-    "sidebar.beyond_pool.sglang": "the SGLang twin, like SGLang, refuses on arrival a prompt its pool or context "
-                                  "length cannot hold, and clips max_new_tokens to what is left.",
     "sidebar.beyond_pool.vllm": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
                                 "and the requests queued behind it with it.",
     "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
@@ -1020,8 +1027,9 @@ MESSAGES = {
     "lab.in_detail": "In detail, against the first config:",
     "lab.zero": "Zero in every config, so not drawn: {metrics}.",
     "lab.timelines": "The timelines share one step axis: the same step lines up across configs.",
-    "lab.vllm": "The same configs in vLLM",
-    "lab.vllm_adaptive": "- vLLM keeps `--max-num-seqs` fixed; the adaptive batch size has no flag there.",
+    "lab.launch": "The same configs in {systems}",
+    "lab.no_launch": "This scheduler declares no system to start.",
+    "lab.launch_adaptive": "- {system} keeps `{flag}` fixed; the adaptive batch size has no flag there.",
     "lab.building": "Building {file}",
     "lab.build_failed": "{file} could not be built here: {error}",
     "lab.take_it": "Take it with you",
@@ -1168,9 +1176,10 @@ MESSAGES = {
                  "Scheduler decisions step for step, block ids included, as `make vllm-check VLLM={version}` checks "
                  "against that release's Scheduler (serve with vLLM {version} to meet them); prefill_first, "
                  "mixed_batches and the preemption policy do not apply to it.",
-    "vllm.other_system": "This run was decided by the {system} twin, which makes {system} {version}'s decisions: the "
-                         "vLLM line is only the closest vLLM setting; the {system} line starts {system} itself "
-                         "with this run's settings.",
+    "sglang.launch.twin": "The decisions shown are SGLang's own: this run used the SGLang twin, which makes SGLang "
+                          "{version}'s Scheduler decisions step for step, as `make sglang-check` checks against that "
+                          "release (launch SGLang {version} to meet them); the article's step order, batch mixing and "
+                          "preemption policy do not apply to it.",
     "vllm.not_the_twin": "Even in its closest setting this scheduler is not vLLM's: vLLM (with "
                          "scheduler_reserve_full_isl on, its default) admits a waiting request only if its whole "
                          "sequence fits in the free blocks and reuses freed uncached blocks first, so its "
@@ -1183,8 +1192,8 @@ MESSAGES = {
     "compare.metric.throughput (tokens/s)": "throughput (tokens/s)",
     "compare.metric.mean step time (ms)": "mean step time (ms)",
     "compare.metric.mean wall step time (ms)": "mean wall step time (ms)",
-    "compare.metric.max_num_seqs (mean)": "max_num_seqs (mean)",
-    "compare.metric.max_num_seqs (range)": "max_num_seqs (range)",
+    "compare.metric.max_num_seqs (mean)": "{name} (mean)",
+    "compare.metric.max_num_seqs (range)": "{name} (range)",
     "compare.metric.preemptions": "preemptions",
     "compare.metric.recomputed tokens": "recomputed tokens",
     "compare.metric.prefix-cache hit rate (%)": "prefix-cache hit rate (%)",

@@ -169,21 +169,18 @@ MESSAGES = {
     "setting.max_model_len.label": "max_model_len（每个请求的 token 上限）",
     "setting.max_model_len.help": "一个请求最长能增长到多少，提示词与输出合计：即使还没到 max_tokens，它也在这里结束。"
                                   "修改它会重建缓存池。",
-    "setting.prefill_first.label": "步骤顺序",
-    "setting.prefill_first.help": "预填充优先：能接纳等待请求的一步只预填充它们，运行中请求的解码暂停。解码优先：运行中的"
-                                  "请求先解码，新来的请求等到没有解码的一步。",
+    "article.setting.prefill_first.label": "步骤顺序",
+    "article.setting.prefill_first.help": "预填充优先：能接纳等待请求的一步只预填充它们，运行中请求的解码暂停。解码优先：运行中的请求先解码，新来的请求等到没有解码的一步。",
     "setting.enable_prefix_caching.label": "前缀缓存",
     "setting.enable_prefix_caching.help": "满块按其 token 记住：提示词开头相同的请求复用这些块，不必再次计算。",
     "setting.chunked_prefill.label": "分块预填充",
     "setting.chunked_prefill.help": "比一步剩余 token 预算更长的提示词分几步、一段一段地预填充，而不是等待一个能容下整个"
                                     "提示词的步。",
-    "setting.mixed_batches.label": "混合批次（解码 + 预填充分段）",
-    "setting.mixed_batches.help": "一步先放入运行中请求的解码，再用剩余的 token 预算放入预填充分段（vLLM 的做法）；"
-                                  "谁的解码都不会为预填充暂停。",
-    "setting.preemption_policy.label": "抢占策略",
-    "setting.preemption_policy.help": "当一个运行中的请求需要一个块而没有空闲块时，谁让出它的块：tail = 最后被接纳的"
-                                      "（nano-vllm、vLLM）；smart = 距 max_tokens 进度最少的；priority = 最不重要、"
-                                      "最晚到达的。",
+    "article.setting.mixed_batches.label": "混合批次（解码 + 预填充分段）",
+    "article.setting.mixed_batches.help": "一步先放入运行中请求的解码，再用剩余的 token 预算放入预填充分段（vLLM 的做法）；谁的解码都不会为预填充暂停。",
+    "article.setting.preemption_policy.label": "抢占策略",
+    "article.setting.preemption_policy.help": "当一个运行中的请求需要一个块而没有空闲块时，谁让出它的块：tail = 最后被接纳的（nano-vllm、vLLM）；smart = 距 "
+                                              "max_tokens 进度最少的；priority = 最不重要、最晚到达的。",
     "setting.queue_policy.label": "队列策略",
     "setting.queue_policy.help": "fcfs：先到先服务。priority：priority 值最小的先运行，重要的新请求可以抢占不那么重要的"
                                  "运行中请求以便进入。",
@@ -194,85 +191,81 @@ MESSAGES = {
     "setting.prompt_lookup_min.help": "推测解码在请求的前文中查找它最后的 n 个 token；这是它尝试的最小 n。",
     "setting.prompt_lookup_max.label": "提示词查找：最长匹配（token 数）",
     "setting.prompt_lookup_max.help": "它首先尝试的最大 n：匹配越长，对接下来内容的猜测越可靠。",
-    "setting.notebook_block_bug.label": "文章笔记本中的块大小错误",
-    "setting.notebook_block_bug.help": "按 InfraTech 笔记本的规则运行：每次预填充（包括重新计算）不论长度都恰好分到一个块"
-                                       "（它的 Sequence 的块大小仍是 256，而缓存池用的是 10）。网格会给容纳的 token "
-                                       "多于其容量的块加上红框。",
-    "setting.cache_blocks_at_allocation.label": "分配时即缓存满块（vLLM）",
-    "setting.cache_blocks_at_allocation.help": "vLLM 的规则：本步用已知 token 填满的块在分配时就进入缓存，所以同一步被"
-                                               "接纳的请求可以共享前缀。关闭：块在其 token 计算完成后才进入缓存。",
-    "setting.long_prefill_token_threshold.label": "长预填充上限（每步 token 数，vLLM）",
-    "setting.long_prefill_token_threshold.help": "vLLM 的 long_prefill_token_threshold：只要还有别的请求在等待或运行，"
-                                                 "一个请求一步最多计算这么多 token，免得一个长提示词占满整步的 token "
-                                                 "预算。0 表示不设上限。只有 vLLM 调度器使用它。",
-    "setting.scheduler_reserve_full_isl.label": "整个序列放得下才接纳（vLLM）",
-    "setting.scheduler_reserve_full_isl.help": "vLLM 的 scheduler_reserve_full_isl，默认开启：只有空闲块放得下等待请求的"
-                                               "整个序列（计入前缀缓存命中）时才接纳它。关闭时（vLLM 加入这个选项之前的"
-                                               "做法）：只要这一步的分段放得下就接纳，于是更多请求开始运行，抢占来得更晚。"
-                                               "文章的调度器不使用它。",
-    "setting.watermark.label": "水位线（保持空闲的块比例，vLLM）",
-    "setting.watermark.help": "vLLM 的 watermark，默认 0：当有别的请求在运行时，只有接纳之后池中仍有这个比例的块"
-                              "（vLLM 把空块 0 也算进池中；向下取整）保持空闲，才接纳等待请求，给运行中的请求留出增长"
-                              "空间、少抢占。取 0 到 1（不含 1）。文章的调度器不使用它。",
-    "setting.max_num_scheduled_tokens.label": "每步调度的 token 数（vLLM，0：等于 token 预算）",
-    "setting.max_num_scheduled_tokens.help": "vLLM 的 max_num_scheduled_tokens：一步最多调度的 token 数，不超过 "
-                                             "max_num_batched_tokens；0（vLLM 的默认值 None）表示等于 "
-                                             "max_num_batched_tokens。文章的调度器不使用它。",
-    "setting.max_num_active_seqs.label": "接纳进 RUNNING 的请求数（vLLM，0：等于 max_num_seqs）",
-    "setting.max_num_active_seqs.help": "vLLM 的 max_num_active_seqs：只有运行中的请求少于这个数时才接纳等待请求，"
-                                        "不超过 max_num_seqs；0（vLLM 的默认值 None）表示等于 max_num_seqs。"
-                                        "文章的调度器不使用它。",
-    "setting.long_prefill_token_threshold_adaptive.label": "长预填充上限至少为平均份额（vLLM）",
-    "setting.long_prefill_token_threshold_adaptive.help": "vLLM 的 long_prefill_token_threshold_adaptive，默认关闭："
-                                                          "把长预填充上限提高到 max_num_batched_tokens 除以运行中和"
-                                                          "等待中的请求数。只在设了上限时生效。文章的调度器不使用它。",
-    "setting.chunked_prefill_size.label": "chunked_prefill_size（每个预填充块的 token 数，SGLang；-1：关闭）",
-    "setting.chunked_prefill_size.help": "SGLang 的 chunked_prefill_size：长于它的提示分块预填充，每步一块，被分块的请求在下一个"
-                                         "预填充批次中排第一；-1（或 0）整段预填充。SGLang 按 GPU 显存决定它的默认值"
-                                         "（低于 20 GB 为 2048，依次增大，高于 160 GB 为 16384；无法判断时为 4096），"
-                                         "孪生调度器无从得知：这里默认 -1。只有 SGLang 孪生调度器使用它。",
-    "setting.max_prefill_tokens.label": "max_prefill_tokens（每个预填充批次的输入 token 数，SGLang）",
-    "setting.max_prefill_tokens.help": "SGLang 的 max_prefill_tokens，默认 16384：预填充批次在新请求的输入 token 放得下时"
-                                       "继续接纳（第一个总被接纳）。只有 SGLang 孪生调度器使用它。",
-    "setting.schedule_policy.label": "schedule_policy（等待队列的顺序，SGLang）",
-    "setting.schedule_policy.help": "SGLang 的 schedule_policy：fcfs（按到达顺序，SGLang 的默认值）、lpm（缓存前缀最长者"
-                                    "优先，等待超过 128 个时退为 FCFS：要按缓存前缀排序就选它）、dfs-weight（在基数树上"
-                                    "深度优先，较重的子树优先；同样按缓存前缀排序）、lof（输出最长者优先）。未实现："
-                                    "SGLang 的 random（它无法重放）、hrrn、shortest-prefill-first 和 routing-key。"
-                                    "只有 SGLang 孪生调度器使用它。",
-    "setting.schedule_conservativeness.label": "schedule_conservativeness（预留的比例系数，SGLang）",
-    "setting.schedule_conservativeness.help": "SGLang 的 schedule_conservativeness，默认 1.0：new_token_ratio 即接纳时为每个"
-                                              "运行中请求剩余 max_new_tokens 预留的比例，从 0.7 × 它（至多 1）开始，在 600 个"
-                                              "解码步内衰减到其 0.14 倍。越高接纳越少、撤回越少。只有 SGLang 孪生调度器使用它。",
-    "setting.enable_priority_scheduling.label": "enable_priority_scheduling（按优先级排序，SGLang）",
-    "setting.enable_priority_scheduling.help": "SGLang 的 --enable-priority-scheduling，默认关闭，只能配合 schedule_policy "
-                                               "fcfs 或 lof：等待队列先按请求的优先级排序（数值大的优先，与文章和 vLLM 的"
-                                               "优先级队列相反，除非打开 schedule_low_priority_values_first），再按到达"
-                                               "顺序（fcfs）或输出最长者（lof）；满员批次接纳不了的请求可以抢占优先级更低"
-                                               "的运行中请求。只有 SGLang 孪生调度器使用它。",
-    "setting.schedule_low_priority_values_first.label": "schedule_low_priority_values_first（数值小的优先，SGLang）",
-    "setting.schedule_low_priority_values_first.help": "SGLang 的 --schedule-low-priority-values-first，默认关闭："
-                                                       "优先级调度下数值小的优先（与文章和 vLLM 的优先级队列相同）。"
-                                                       "只有 SGLang 孪生调度器使用它。",
-    "setting.priority_scheduling_preemption_threshold.label": "priority_scheduling_preemption_threshold（SGLang）",
-    "setting.priority_scheduling_preemption_threshold.help": "SGLang 的 priority_scheduling_preemption_threshold，默认 "
-                                                             "10：优先级调度下，满员批次接纳不了的等待请求会抢占优先级比它"
-                                                             "低超过这个值的运行中请求，从最不重要的开始，直到它的 KV 放得下。"
-                                                             "只有 SGLang 孪生调度器使用它。",
-    "setting.disable_priority_preemption.label": "disable_priority_preemption（SGLang）",
-    "setting.disable_priority_preemption.help": "SGLang 的 --disable-priority-preemption，默认关闭：打开后优先级调度只给"
-                                                "等待队列排序，从不抢占运行中的请求。只有 SGLang 孪生调度器使用它。",
-    "setting.retraction_policy.label": "retraction_policy（解码满时撤回谁，SGLang）",
-    "setting.retraction_policy.help": "SGLang 的 retraction_policy：length（默认：输出 token 最少的先撤回，其次是提示"
-                                      "最长的）或 priority（最不重要的先撤回，其次同 length；只在优先级调度下可用）。"
-                                      "只有 SGLang 孪生调度器使用它。",
+    "article.setting.notebook_block_bug.label": "文章笔记本中的块大小错误",
+    "article.setting.notebook_block_bug.help": "按 InfraTech 笔记本的规则运行：每次预填充（包括重新计算）不论长度都恰好分到一个块（它的 Sequence 的块大小仍是 "
+                                               "256，而缓存池用的是 10）。网格会给容纳的 token 多于其容量的块加上红框。",
+    "article.setting.cache_blocks_at_allocation.label": "分配时即缓存满块（vLLM）",
+    "article.setting.cache_blocks_at_allocation.help": "vLLM 的规则：本步用已知 token 填满的块在分配时就进入缓存，所以同一步被接纳的请求可以共享前缀。关闭：块在其 "
+                                                       "token 计算完成后才进入缓存。",
+    "vllm.setting.long_prefill_token_threshold.label": "长预填充上限（每步 token 数，vLLM）",
+    "vllm.setting.long_prefill_token_threshold.help": "vLLM 的 "
+                                                      "long_prefill_token_threshold：只要还有别的请求在等待或运行，一个请求一步最多计算这么多 "
+                                                      "token，免得一个长提示词占满整步的 token 预算。0 表示不设上限。只有 vLLM 调度器使用它。",
+    "vllm.setting.scheduler_reserve_full_isl.label": "整个序列放得下才接纳（vLLM）",
+    "vllm.setting.scheduler_reserve_full_isl.help": "vLLM 的 "
+                                                    "scheduler_reserve_full_isl，默认开启：只有空闲块放得下等待请求的整个序列（计入前缀缓存命中）时才接纳它。关闭时（vLLM "
+                                                    "加入这个选项之前的做法）：只要这一步的分段放得下就接纳，于是更多请求开始运行，抢占来得更晚。文章的调度器不使用它。",
+    "vllm.setting.watermark.label": "水位线（保持空闲的块比例，vLLM）",
+    "vllm.setting.watermark.help": "vLLM 的 watermark，默认 0：当有别的请求在运行时，只有接纳之后池中仍有这个比例的块（vLLM 把空块 0 "
+                                   "也算进池中；向下取整）保持空闲，才接纳等待请求，给运行中的请求留出增长空间、少抢占。取 0 到 1（不含 1）。文章的调度器不使用它。",
+    "vllm.setting.max_num_scheduled_tokens.label": "每步调度的 token 数（vLLM，0：等于 token 预算）",
+    "vllm.setting.max_num_scheduled_tokens.help": "vLLM 的 max_num_scheduled_tokens：一步最多调度的 token 数，不超过 "
+                                                  "max_num_batched_tokens；0（vLLM 的默认值 None）表示等于 "
+                                                  "max_num_batched_tokens。文章的调度器不使用它。",
+    "vllm.setting.max_num_active_seqs.label": "接纳进 RUNNING 的请求数（vLLM，0：等于 max_num_seqs）",
+    "vllm.setting.max_num_active_seqs.help": "vLLM 的 max_num_active_seqs：只有运行中的请求少于这个数时才接纳等待请求，不超过 "
+                                             "max_num_seqs；0（vLLM 的默认值 None）表示等于 max_num_seqs。文章的调度器不使用它。",
+    "vllm.setting.long_prefill_token_threshold_adaptive.label": "长预填充上限至少为平均份额（vLLM）",
+    "vllm.setting.long_prefill_token_threshold_adaptive.help": "vLLM 的 "
+                                                               "long_prefill_token_threshold_adaptive，默认关闭：把长预填充上限提高到 "
+                                                               "max_num_batched_tokens "
+                                                               "除以运行中和等待中的请求数。只在设了上限时生效。文章的调度器不使用它。",
+    "sglang.setting.chunked_prefill_size.label": "chunked_prefill_size（每个预填充块的 token 数，SGLang；-1：关闭）",
+    "sglang.setting.chunked_prefill_size.help": "SGLang 的 "
+                                                "chunked_prefill_size：长于它的提示分块预填充，每步一块，被分块的请求在下一个预填充批次中排第一；-1（或 "
+                                                "0）整段预填充。SGLang 按 GPU 显存决定它的默认值（低于 20 GB 为 2048，依次增大，高于 160 GB 为 "
+                                                "16384；无法判断时为 4096），孪生调度器无从得知：这里默认 -1。只有 SGLang 孪生调度器使用它。",
+    "sglang.setting.max_prefill_tokens.label": "max_prefill_tokens（每个预填充批次的输入 token 数，SGLang）",
+    "sglang.setting.max_prefill_tokens.help": "SGLang 的 max_prefill_tokens，默认 16384：预填充批次在新请求的输入 token "
+                                              "放得下时继续接纳（第一个总被接纳）。只有 SGLang 孪生调度器使用它。",
+    "sglang.setting.schedule_policy.label": "schedule_policy（等待队列的顺序，SGLang）",
+    "sglang.setting.schedule_policy.help": "SGLang 的 schedule_policy：fcfs（按到达顺序，SGLang 的默认值）、lpm（缓存前缀最长者优先，等待超过 128 "
+                                           "个时退为 "
+                                           "FCFS：要按缓存前缀排序就选它）、dfs-weight（在基数树上深度优先，较重的子树优先；同样按缓存前缀排序）、lof（输出最长者优先）。未实现：SGLang "
+                                           "的 random（它无法重放）、hrrn、shortest-prefill-first 和 routing-key。只有 SGLang "
+                                           "孪生调度器使用它。",
+    "sglang.setting.schedule_conservativeness.label": "schedule_conservativeness（预留的比例系数，SGLang）",
+    "sglang.setting.schedule_conservativeness.help": "SGLang 的 schedule_conservativeness，默认 1.0：new_token_ratio "
+                                                     "即接纳时为每个运行中请求剩余 max_new_tokens 预留的比例，从 0.7 × 它（至多 1）开始，在 600 "
+                                                     "个解码步内衰减到其 0.14 倍。越高接纳越少、撤回越少。只有 SGLang 孪生调度器使用它。",
+    "sglang.setting.enable_priority_scheduling.label": "enable_priority_scheduling（按优先级排序，SGLang）",
+    "sglang.setting.enable_priority_scheduling.help": "SGLang 的 --enable-priority-scheduling，默认关闭，只能配合 "
+                                                      "schedule_policy fcfs 或 lof：等待队列先按请求的优先级排序（数值大的优先，与文章和 vLLM "
+                                                      "的优先级队列相反，除非打开 "
+                                                      "schedule_low_priority_values_first），再按到达顺序（fcfs）或输出最长者（lof）；满员批次接纳不了的请求可以抢占优先级更低的运行中请求。只有 "
+                                                      "SGLang 孪生调度器使用它。",
+    "sglang.setting.schedule_low_priority_values_first.label": "schedule_low_priority_values_first（数值小的优先，SGLang）",
+    "sglang.setting.schedule_low_priority_values_first.help": "SGLang 的 "
+                                                              "--schedule-low-priority-values-first，默认关闭：优先级调度下数值小的优先（与文章和 "
+                                                              "vLLM 的优先级队列相同）。只有 SGLang 孪生调度器使用它。",
+    "sglang.setting.priority_scheduling_preemption_threshold.label": "priority_scheduling_preemption_threshold（SGLang）",
+    "sglang.setting.priority_scheduling_preemption_threshold.help": "SGLang 的 "
+                                                                    "priority_scheduling_preemption_threshold，默认 "
+                                                                    "10：优先级调度下，满员批次接纳不了的等待请求会抢占优先级比它低超过这个值的运行中请求，从最不重要的开始，直到它的 "
+                                                                    "KV 放得下。只有 SGLang 孪生调度器使用它。",
+    "sglang.setting.disable_priority_preemption.label": "disable_priority_preemption（SGLang）",
+    "sglang.setting.disable_priority_preemption.help": "SGLang 的 "
+                                                       "--disable-priority-preemption，默认关闭：打开后优先级调度只给等待队列排序，从不抢占运行中的请求。只有 "
+                                                       "SGLang 孪生调度器使用它。",
+    "sglang.setting.retraction_policy.label": "retraction_policy（解码满时撤回谁，SGLang）",
+    "sglang.setting.retraction_policy.help": "SGLang 的 retraction_policy：length（默认：输出 token 最少的先撤回，其次是提示最长的）或 "
+                                             "priority（最不重要的先撤回，其次同 length；只在优先级调度下可用）。只有 SGLang 孪生调度器使用它。",
     "setting.system_label": "{name}（{system} 的名称；{label}）",
-    "setting.vllm_version.label": "vLLM 版本（vLLM 孪生调度器）",
-    "setting.vllm_version.help": "vLLM 孪生调度器按哪个 vLLM 版本做决策：0.32 或 0.33。两者有两条规则不同：priority "
-                                 "策略下，一个正在运行的请求抢占了自己时，0.32 结束本步对运行中请求的循环，0.33 则继续"
-                                 "看下一个；开启推测解码时，0.33 会缓存被接受的草稿 token 填满的块，这些块释放后排到空闲"
-                                 "队列的末尾。文章的调度器不使用它。",
-    "value.prefill_first": "预填充优先", "value.decode_first": "解码优先",
+    "vllm.setting.vllm_version.label": "vLLM 版本（vLLM 孪生调度器）",
+    "vllm.setting.vllm_version.help": "vLLM 孪生调度器按哪个 vLLM 版本做决策：0.32 或 0.33。两者有两条规则不同：priority "
+                                      "策略下，一个正在运行的请求抢占了自己时，0.32 结束本步对运行中请求的循环，0.33 则继续看下一个；开启推测解码时，0.33 会缓存被接受的草稿 "
+                                      "token 填满的块，这些块释放后排到空闲队列的末尾。文章的调度器不使用它。",
+    "article.setting.prefill_first.on": "预填充优先", "article.setting.prefill_first.off": "解码优先",
     "value.on": "开", "value.off": "关",
     "settings.changed": "{label} {now}（{was} {before}）",
     "settings.was": "原为",
@@ -757,8 +750,6 @@ MESSAGES = {
     "sidebar.beyond_pool": "max_model_len = {max_model_len}，但 KV 缓存池只能容纳 {capacity} 个 token：一个请求可能长得比缓存池"
                            "还大。vLLM 拒绝以这样的配置启动（它在启动时检查一个 max_model_len 个 token 的请求放得下）。"
                            "在这里，{what}",
-    "sidebar.beyond_pool.article": "文章的调度器会中止长得比缓存池还大的请求，并给出原因。",
-    "sidebar.beyond_pool.sglang": "SGLang 孪生调度器和 SGLang 一样，在到达时拒绝其缓存池或上下文长度放不下的提示，并把 max_new_tokens 截到剩余的容量。",
     "sidebar.beyond_pool.vllm": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
     "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
     "sidebar.scheduler_ignores": "这个调度器不读取这些设置（{system} 没有这样的选项；它们显示为灰色，因为改动其中一个只会分支出"
@@ -904,8 +895,9 @@ MESSAGES = {
     "lab.in_detail": "详细对比（以第一种配置为基准）：",
     "lab.zero": "在每种配置中都为零，因此不绘制：{metrics}。",
     "lab.timelines": "各时间线共用一条步数轴：同一步在各配置间对齐。",
-    "lab.vllm": "在 vLLM 中的相同配置",
-    "lab.vllm_adaptive": "- vLLM 中 `--max-num-seqs` 是固定的；自适应批大小在那里没有对应的参数。",
+    "lab.launch": "在 {systems} 中的相同配置",
+    "lab.no_launch": "这个调度器没有声明要启动的系统。",
+    "lab.launch_adaptive": "- {system} 中 `{flag}` 是固定的；自适应批大小在那里没有对应的参数。",
     "lab.building": "正在生成 {file}",
     "lab.build_failed": "无法在这里生成 {file}：{error}",
     "lab.take_it": "带走结果",
@@ -1035,8 +1027,9 @@ MESSAGES = {
     "vllm.twin": "这里显示的就是 vLLM 自己的决定：本次运行用的是 vLLM 孪生调度器，它逐步做出 vLLM {version} 的 V1 调度器的"
                  "决定，连块编号都相同，`make vllm-check VLLM={version}` 拿它与该版本的调度器逐步对照检查（用 vLLM "
                  "{version} 运行才会遇到同样的决定）；prefill_first、mixed_batches 和抢占策略对它不起作用。",
-    "vllm.other_system": "本次运行由 {system} 孪生调度器决定，它做出 {system} {version} 的决定：vLLM 命令只是最接近的 vLLM "
-                         "设置；{system} 命令用本次运行的设置启动 {system} 本身。",
+    "sglang.launch.twin": "这里显示的就是 SGLang 自己的决定：本次运行用的是 SGLang 孪生调度器，它逐步做出 SGLang {version} "
+                          "的调度器的决定，`make sglang-check` 拿它与该版本逐步对照检查（用 SGLang {version} 启动才会遇到"
+                          "同样的决定）；文章的步骤顺序、批次混合和抢占策略对它不起作用。",
     "vllm.not_the_twin": "即使在最接近的设置下，这个调度器也不是 vLLM 的：vLLM（scheduler_reserve_full_isl 开启时，即它的默认值）只在等待请求的整个序列都放得进空闲块时才接纳它，"
                          "并且优先复用释放的未缓存块，所以块编号不同；vLLM 孪生调度器（scheduler \"vllm\"）做出 vLLM "
                          "自己的决定。",
@@ -1048,8 +1041,8 @@ MESSAGES = {
     "compare.metric.throughput (tokens/s)": "吞吐量（token/秒）",
     "compare.metric.mean step time (ms)": "平均单步时间（毫秒）",
     "compare.metric.mean wall step time (ms)": "平均实际单步时间（毫秒）",
-    "compare.metric.max_num_seqs (mean)": "max_num_seqs（平均）",
-    "compare.metric.max_num_seqs (range)": "max_num_seqs（范围）",
+    "compare.metric.max_num_seqs (mean)": "{name}（平均）",
+    "compare.metric.max_num_seqs (range)": "{name}（范围）",
     "compare.metric.preemptions": "抢占次数",
     "compare.metric.recomputed tokens": "重新计算的 token 数",
     "compare.metric.prefix-cache hit rate (%)": "前缀缓存命中率（%）",

@@ -1,5 +1,6 @@
-"""Pure-Python continuous-batching schedulers (no torch, no UI): the article's, in the style of nano-vllm, and the
-vLLM twin, behind one contract (scheduler/contract.py)."""
+"""Pure-Python continuous-batching schedulers (no torch, no UI): the article's, in the style of nano-vllm, the vLLM
+twin and the SGLang twin, behind one contract (scheduler/contract.py), each with its own settings
+(scheduler/settings.py)."""
 
 from scheduler.block_manager import Block, BlockManager
 from scheduler.config import Config, ConfigError

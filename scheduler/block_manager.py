@@ -4,6 +4,7 @@ from collections import OrderedDict
 
 import xxhash
 
+from scheduler.article_settings import ArticleSettings
 from scheduler.block_pool_view import NO_HASH, BlockPoolView, FreeLog
 from scheduler.config import Config
 from scheduler.sequence import Sequence
@@ -129,7 +130,7 @@ class BlockManager(BlockPoolView):
     def blocks_to_admit(self, hits: list[int], num_tokens: int) -> int:
         """Free-list entries an admission consumes: fresh blocks for `num_tokens` tokens after the cached
         prefix `hits`, plus the hits that must be revived from the free list."""
-        if self.config.notebook_block_bug:
+        if self.config.of(ArticleSettings).notebook_block_bug:
             return 1
         new_blocks = self.blocks_for(len(hits) * self.block_size + num_tokens) - len(hits)
         return new_blocks + sum(1 for b in hits if self.blocks[b].ref_count == 0)
@@ -147,7 +148,7 @@ class BlockManager(BlockPoolView):
 
     def blocks_to_grow(self, seq: Sequence, num_tokens: int) -> int:
         """Free blocks needed for a running sequence to compute `num_tokens` more tokens."""
-        if self.config.notebook_block_bug:
+        if self.config.of(ArticleSettings).notebook_block_bug:
             return self.notebook_blocks_to_grow(seq, num_tokens)
         return max(0, self.blocks_for(seq.num_computed_tokens + num_tokens) - len(seq.block_table))
 
@@ -163,8 +164,9 @@ class BlockManager(BlockPoolView):
     def grow(self, seq: Sequence, num_tokens: int):
         for _ in range(self.blocks_to_grow(seq, num_tokens)):
             seq.block_table.append(self._take_free_block())
-        if self.config.cache_blocks_at_allocation:  # vLLM's rule: a block this step fills with known tokens (never
-            # drafts) is reusable at once, by a request scheduled after it: its K/V is written before it is read
+        # vLLM's rule: a block this step fills with known tokens (never drafts) is reusable at once, by a request
+        # scheduled after it: its K/V is written before it is read
+        if self.config.of(ArticleSettings).cache_blocks_at_allocation:
             start = seq.num_computed_tokens
             self._register_full_blocks(seq, start, min(len(seq), start + num_tokens))
 

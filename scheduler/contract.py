@@ -1,10 +1,11 @@
 """The scheduler contract in code: what the engine, the recorder and the UI may ask of any scheduler and of its KV
 pool, and what each scheduler declares about itself. The article's scheduler (scheduler/scheduler.py), the vLLM
-twin (scheduler/vllm_v1/) and any later one (an SGLang twin, whose pool is a radix tree over token slots) fit it;
-`scheduler/factory.py` is the one place that names them.
+twin (scheduler/vllm_v1/), the SGLang twin (scheduler/sglang/, whose pool is a radix tree over token slots) and any
+later one fit it; `scheduler/factory.py` is the one place that names them.
 
-- `SchedulerInfo`: a scheduler's declaration (what it is, what it mirrors, which `Config` fields it reads, how
-  many KV units its runner needs, whether it queues a prompt larger than the pool). Modules outside scheduler/
+- `SchedulerInfo`: a scheduler's declaration (what it is, what it mirrors, which shared `Config` fields it reads and
+  which settings are its own, how many KV units its runner needs, whether it queues a prompt larger than the pool,
+  how its system is started). Modules outside scheduler/
   read this, never a kind's name.
 - `KVPoolView`: the read-only view of a pool a frame is recorded from, for blocks or token slots alike: its
   units, each one's holders and state (free, used, cached), the free order as the pool states it, the cached
@@ -32,8 +33,10 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from scheduler.config import CONFIG_FIELDS, Config
+from scheduler.settings import KindSettings, SettingSpec, declared
 
 if TYPE_CHECKING:
+    from i18n import Message
     from scheduler.events import Aborted, Event
     from scheduler.interface import Batch
     from scheduler.sequence import Sequence
@@ -76,19 +79,23 @@ class SchedulerInfo:
 
     `kind` is its factory key (written in links, scenario files and traces); `name` the message id of its display
     name (i18n: `sidebar.scheduler.<kind>`); `system` and `version` what it mirrors decision for decision
-    ("nano-vllm" and "" for the article's, which follows it without claiming a version); `honoured` the `Config`
-    fields it reads (the others are shown as ignored); `reserved_units` the KV units its runner holds beyond
-    `num_kvcache_blocks` (vLLM's null block: 1); `queues_oversized_prompt` whether a prompt larger than the
-    whole pool is queued (it then waits for good, as in vLLM) rather than refused on arrival; `version_setting`
-    the Config field that picks the release it mirrors, one of `versions` (the vLLM twin's `vllm_version`;
-    `version` is then that field's default), or "" when it mirrors one; `sampling` the request fields of vLLM's
-    SamplingParams it honours (`stop_token_ids`, `min_tokens`), which the add-request form offers only for it;
-    `labels` the system's own name of a Config field it reads with the same meaning (SGLang's
+    ("nano-vllm" and "" for the article's, which follows it without claiming a version); `honoured` the shared
+    `Config` fields it reads (the others are shown as ignored); `settings` its own settings (a `KindSettings` class
+    beside it, scheduler/settings.py: each field's type, range, default, command-line name and message ids), which
+    the sidebar, links, scenario files, traces, the policy lab and handouts read; `reserved_units` the KV units its
+    runner holds beyond `num_kvcache_blocks` (vLLM's null block: 1); `queues_oversized_prompt` whether a prompt larger
+    than the whole pool is queued (it then waits for good, as in vLLM) rather than refused on arrival;
+    `version_setting` its own setting that picks the release it mirrors, one of `versions` (the vLLM twin's
+    `vllm_version`; `version` is then that setting's default), or "" when it mirrors one; `sampling` the request
+    fields of vLLM's SamplingParams it honours (`stop_token_ids`, `min_tokens`), which the add-request form offers
+    only for it; `labels` the system's own name of a shared field it reads with the same meaning (SGLang's
     `max_running_requests` for `max_num_seqs`), which the sidebar and exports show; `repoints_tables` whether
     postprocess may change a request's block table in place (SGLang points a row at the tree's copy of a prefix
-    another request inserted first), so a reader must read tables again after it; `command` the shell words that
-    start the system it mirrors, other than vLLM (whose `vllm serve` line engine/analysis/vllm_args.py writes for
-    every run), with a run's config, for (config, model, overlapped scheduling).
+    another request inserted first), so a reader must read tables again after it; `launch` how a run of it starts on
+    the system it mirrors (the policy lab's export; the article's: the closest vLLM command); `start_warning` the
+    mirrored system's start-up check of a config (vLLM's: one request of max_model_len fits in the pool), the warning
+    the sidebar shows when it fails; `sidebar_note` the message id of what the sidebar says of how it picks a
+    preemption victim, where the article's choice of one is not its own.
 
     What the stage draws of it: `queues` the request queues it keeps, drawn in this order (each beyond `QUEUES` read
     from `KeepsQueues.queue`; its title is the message `player.<name>_queue`), `side_pools` its KV pools beside
@@ -107,7 +114,10 @@ class SchedulerInfo:
     sampling: frozenset[str] = frozenset()  # vLLM's SamplingParams fields it reads beyond max_tokens and ignore_eos
     labels: tuple[tuple[str, str], ...] = ()  # (Config field, the system's name for it)
     repoints_tables: bool = False
-    command: Callable[[Config, str, bool], list[str]] | None = None
+    settings: type[KindSettings] | None = None
+    launch: Launch | None = None
+    start_warning: Callable[[Config], Message | None] | None = None
+    sidebar_note: str = ""
     tour: TourInfo | None = None
     queues: tuple[str, ...] = QUEUES
     side_pools: tuple[SidePool, ...] = ()
@@ -117,7 +127,9 @@ class SchedulerInfo:
     def __post_init__(self):
         unknown = self.honoured - set(CONFIG_FIELDS)
         if unknown:
-            raise ValueError(f"{self.kind}: honours fields Config does not have: {sorted(unknown)}")
+            raise ValueError(f"{self.kind}: honours fields Config does not share: {sorted(unknown)}")
+        if self.version_setting and self.version_setting not in {s.key for s in self.own_settings}:
+            raise ValueError(f"{self.kind}: its version_setting {self.version_setting!r} is none of its settings")
         unread = {f for f, _ in self.labels} - self.honoured
         if unread:
             raise ValueError(f"{self.kind}: names fields it does not read: {sorted(unread)}")
@@ -135,8 +147,24 @@ class SchedulerInfo:
 
     @property
     def ignored(self) -> tuple[str, ...]:
-        """The Config fields it does not read, in Config's order."""
+        """The shared Config fields it does not read, in Config's order."""
         return tuple(f for f in CONFIG_FIELDS if f not in self.honoured)
+
+    def reads(self, key: str) -> bool:
+        """Whether it reads the setting `key`: a shared one it honours, or one of its own."""
+        return key in self.honoured or any(spec.key == key for spec in self.own_settings)
+
+    @property
+    def own_settings(self) -> tuple[SettingSpec, ...]:
+        """Its own settings, as its `settings` class declares them."""
+        return declared(self.settings) if self.settings is not None else ()
+
+    def as_read(self, config: Config) -> Config:
+        """`config` as this scheduler reads it: the shared fields it ignores at their defaults, no other kind's
+        settings (two configs that differ only elsewhere make one run under it)."""
+        default = Config()
+        return Config(sections=(config.of(self.settings),) if self.settings else (),
+                      **{f: getattr(default if f in self.ignored else config, f) for f in CONFIG_FIELDS})
 
     def runner_config(self, config: Config) -> Config:
         """The config a runner's KV cache is sized from: the pool's blocks and the reserved ones."""
@@ -150,7 +178,7 @@ class SchedulerInfo:
 
     def decided_under(self, config: Config) -> DecidedBy:
         """What a run started under `config` records: the release `config` picks, where the scheduler offers one."""
-        version = getattr(config, self.version_setting) if self.version_setting else self.version
+        version = config.value(self.version_setting) if self.version_setting else self.version
         return DecidedBy(self.kind, self.system, version)
 
 
@@ -169,6 +197,16 @@ class TourInfo:
         chunked prefill)."""
         where = dict(self.lines).get(decision)
         return f"{self.source}/{where}" if where else None
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How a run starts on the system a kind mirrors, as the policy lab's export writes it: the system's name (the
+    export's heading), `command(config, model, overlapped scheduling)` its shell words, and `notes(config)` why they
+    read as they do (and where the run's scheduler decides otherwise), one message each."""
+    system: str
+    command: Callable[[Config, str, bool], list[str]]
+    notes: Callable[[Config], list[Message]]
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,12 @@
 """The schedulers an engine can run, by kind: the one place that names them. Each class fits `SchedulerProtocol`
-and declares itself (`info`, scheduler/contract.py); everything outside scheduler/ reads those declarations.
+and declares itself (`info`, scheduler/contract.py), its own settings included (`info.settings`,
+scheduler/settings.py); everything outside scheduler/ reads those declarations.
 Adding a scheduler: its package, one line here, and its reference check (tools/)."""
 
-from scheduler.config import Config
+from scheduler.config import SHARED_SETTINGS, Config
 from scheduler.contract import PanelKind, SchedulerInfo, SchedulerProtocol
 from scheduler.scheduler import Scheduler
+from scheduler.settings import SettingSpec
 from scheduler.sglang.engine_adapter import SglangScheduler
 from scheduler.vllm_v1 import VllmScheduler
 
@@ -42,3 +44,23 @@ PANEL_KINDS = {panel.id: panel for cls in SCHEDULERS.values() for panel in cls.i
 def panel_kind(panel_id: str) -> PanelKind:
     """The panel of `panel_id` as a kind declares it; one no kind here declares is plain JSON data (read as it is)."""
     return PANEL_KINDS.get(panel_id) or PanelKind(panel_id)
+
+
+def settings_of(kind: str) -> tuple[SettingSpec, ...]:
+    """The settings a run of `kind` is made with, in the sidebar's order: the shared ones, then its own."""
+    return (*SHARED_SETTINGS, *scheduler_info(kind).own_settings)
+
+
+def _every_setting() -> dict[str, SettingSpec]:
+    table: dict[str, SettingSpec] = {}
+    for spec in (spec for kind in SCHEDULER_KINDS for spec in settings_of(kind)):
+        if table.setdefault(spec.key, spec) is not spec and table[spec.key].owner is not spec.owner:
+            raise TypeError(f"{spec.owner.__qualname__}.{spec.key}: {table[spec.key].owner.__qualname__} declares "
+                            f"it already (a setting's key is one across kinds)")
+    return table
+
+
+# Every setting any kind declares, by key: what a trace, a link or a scenario file may name (each key once, so
+# they stay flat), and the one table of their ranges.
+SETTINGS = _every_setting()
+CONFIG_BOUNDS = {key: spec.bounds for key, spec in SETTINGS.items() if spec.bounds is not None}

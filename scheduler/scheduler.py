@@ -21,8 +21,10 @@ from collections import deque
 from typing import ClassVar
 
 from i18n import Message
+from scheduler.article_launch import closest_vllm
+from scheduler.article_settings import ArticleSettings
 from scheduler.block_manager import BlockManager
-from scheduler.config import CONFIG_FIELDS, SGLANG_ONLY_FIELDS, VLLM_ONLY_FIELDS, Config
+from scheduler.config import CONFIG_FIELDS, Config
 from scheduler.contract import SchedulerInfo, TourInfo
 from scheduler.events import (
     Aborted,
@@ -76,12 +78,12 @@ TOUR = TourInfo(
 
 
 class Scheduler(LandsLate):
-    """The article's scheduler (`SchedulerProtocol`, scheduler/contract.py): every Config field but vLLM's own
-    (VLLM_ONLY_FIELDS: its release and SchedulerConfig knobs) and SGLang's (SGLANG_ONLY_FIELDS); a prompt larger
-    than the whole pool is refused on arrival."""
-    info: ClassVar[SchedulerInfo] = SchedulerInfo("article", "nano-vllm", "",
-                                                  frozenset(CONFIG_FIELDS) - {*VLLM_ONLY_FIELDS, *SGLANG_ONLY_FIELDS},
-                                                  words=(("queue_limit", "queue_limit.article"),), tour=TOUR)
+    """The article's scheduler (`SchedulerProtocol`, scheduler/contract.py): every shared Config field, and its own
+    policy choices (scheduler/article_settings.py); a prompt larger than the whole pool is refused on arrival. Its
+    export is the closest vLLM command, with where it decides otherwise (scheduler/article_launch.py)."""
+    info: ClassVar[SchedulerInfo] = SchedulerInfo(
+        "article", "nano-vllm", "", frozenset(CONFIG_FIELDS), settings=ArticleSettings, launch=closest_vllm,
+        words=(("queue_limit", "queue_limit.article"),), tour=TOUR)
 
     def __init__(self, config: Config):
         self.config = config
@@ -93,6 +95,11 @@ class Scheduler(LandsLate):
         self._held: set[Sequence] = set()  # every request in `waiting` or `running`
         self._chunked_before = config.chunked_prefill  # running requests may hold a partial prefill
 
+    @property
+    def own(self) -> ArticleSettings:
+        """Its own settings under the config in effect."""
+        return self.config.of(ArticleSettings)
+
     def panels(self) -> dict:
         """The stage draws no panel of its own for the article's scheduler."""
         return {}
@@ -102,9 +109,9 @@ class Scheduler(LandsLate):
     def schedule(self) -> Batch:
         """This step's batch, with the events of deciding it."""
         self._events, step = [], _Step(self.config)
-        if self.config.mixed_batches:
+        if self.own.mixed_batches:
             return self._schedule_mixed(step)
-        if not self.config.prefill_first:
+        if not self.own.prefill_first:
             return self._schedule_decode_first(step)
         self._prefill(step)
         if step.seqs:
@@ -158,7 +165,7 @@ class Scheduler(LandsLate):
         still prefilling in chunks keeps its place for a prefill step, or, `chunks_too` (mixed batches),
         takes its next chunk here. Runs first in a step, on an empty batch."""
         cfg, bm = self.config, self.block_manager
-        if cfg.preemption_policy == "priority":  # served in priority order: a victim never outranks a batched one
+        if self.own.preemption_policy == "priority":  # served in priority order: a victim never outranks a batched one
             self.running = deque(sorted(self.running, key=priority_key))
         running, bs, speculate = self.running, bm.block_size, cfg.num_speculative_tokens
         batch, counts = step.seqs, step.num_tokens
@@ -203,7 +210,7 @@ class Scheduler(LandsLate):
             self._abort(seq, Message("abort.needs_whole_pool", blocks=bm.num_blocks, size=bm.block_size))
             return False
         while bm.blocks_to_grow(seq, num_tokens) > bm.num_free_blocks:
-            victim = pick_victim(self.config.preemption_policy, self.running, seq)  # "tail": running[-1]
+            victim = pick_victim(self.own.preemption_policy, self.running, seq)  # "tail": running[-1]
             if victim is None:
                 self._preempt(seq, for_seq=seq)
                 return False
@@ -219,7 +226,7 @@ class Scheduler(LandsLate):
         seq.num_preemptions += 1
         self.num_preemptions += 1
         insert_waiting(self.waiting, seq, self.config.queue_policy, preempted=True)
-        self._events.append(Preempted(seq.seq_id, for_seq.seq_id, policy or self.config.preemption_policy, freed))
+        self._events.append(Preempted(seq.seq_id, for_seq.seq_id, policy or self.own.preemption_policy, freed))
 
     def _add_prefill(self, step: _Step, seq: Sequence, num: int):
         """Batch `num` prompt (or recomputed) tokens of an admitted request."""

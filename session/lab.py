@@ -154,9 +154,9 @@ class RunInputs:
 
 
 def runner_for(config: Config, runner: str) -> str:
-    """The runner a run opens on: the notebook's block-size bug only on the fake model (the real one needs a KV
-    slot for every token); asking for the real model later is refused with that reason."""
-    return "fake" if config.notebook_block_bug else runner
+    """The runner a run opens on: one the real model cannot run (the notebook's block-size bug: the real one needs a
+    KV slot for every token) only on the fake model; asking for the real model later is refused with that reason."""
+    return "fake" if config.real_model_refusal() is not None else runner
 
 
 def variant_summary(scenario: Scenario) -> str:

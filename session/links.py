@@ -5,7 +5,8 @@ presentation mode, `&lang=zh` in Chinese);
 `?scenario=custom&requests=8&prompts=chat&max_tokens=16&arrivals=poisson&seed=3&frame=7`
 a custom setup. Either carries what the first step runs under where it differs from the preset (a custom
 setup: from the defaults): `scheduler=vllm` (the vLLM twin; `sglang` the SGLang twin; `article` the article's),
-scheduler settings by their Config name (`max_num_seqs=2`, `prefill_first=0`, `schedule_policy=fcfs`), `overlap=1`,
+scheduler settings by their key (the shared ones, `max_num_seqs=2`, and a kind's own as it declares them,
+`prefill_first=0`, `schedule_policy=fcfs`: scheduler/settings.py), `overlap=1`,
 `adaptive=<grow below ms>-<shrink above ms>-<at least>-<at most>` or `adaptive=off`, `temperature`, and a
 preset's `seed` when it is not the preset's own. The changes made later in the run, with their frames, travel in
 `changes=` (`session/link_changes.py`), each value checked as its own parameter would be and the whole sequence as
@@ -28,16 +29,21 @@ from engine.run.overlap import check_overlap
 from engine.run.recipe import Change, ChangeError, Options, Request, checked_change
 from i18n import DEFAULT, LANGUAGES, Message, MessageError, echoed, message_of
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
+from scheduler.config import MODEL_SETTINGS
 from scheduler.factory import DEFAULT_KIND
+from scheduler.factory import SETTINGS as EVERY_SETTING
 from session.lab import ARRIVALS, CUSTOM, PROMPTS, CustomSetup, Lab, RunInputs
 from session.link_changes import pack, unpack
 
-SETTINGS = tuple(f.name for f in fields(Config) if f.name != "eos")  # eos is the model's, never the learner's
+# Every setting by its key, the shared ones and each kind's own as it declares them (scheduler/settings.py), but the
+# model's own.
+SETTINGS = tuple(key for key in EVERY_SETTING if key not in MODEL_SETTINGS)
 RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "scheduler",
             "changes", "frame", "present", "lang")
 CLASS_KEYS = ("class", "key")  # a class's code and the lecturer's secret (session/classroom.py): not the run's
 KEYS = (*RUN_KEYS, *SETTINGS, *Options._fields, *CLASS_KEYS)
-KINDS = {**{f.name: getattr(f.type, "__name__", f.type) for f in (*fields(Config), *fields(CustomSetup))},
+KINDS = {**{key: spec.kind for key, spec in EVERY_SETTING.items()},
+         **{f.name: getattr(f.type, "__name__", f.type) for f in fields(CustomSetup)},
          "seed": "int", "frame": "int", "temperature": "float", "variant": "bool", "present": "bool",
          "overlap": "bool", "adaptive": "adaptive", "lang": "str", "scheduler": "str"}
 CHOICES = {"prompts": PROMPTS, "arrivals": ARRIVALS, "lang": LANGUAGES, "scheduler": SCHEDULER_KINDS}
@@ -116,7 +122,7 @@ def link_of(lab: Lab, scenarios: Mapping[str, Scenario], present: bool = False, 
     custom = inputs.custom is not None
     base, base_options = (Config(), Options()) if custom else (inputs.config, inputs.spec.options_at(0))
     config, options = lab.config_in_effect(0), lab.options_in_effect(0)
-    settings = {f: getattr(config, f) for f in SETTINGS if getattr(config, f) != getattr(base, f)}
+    settings = {f: config.value(f) for f in SETTINGS if config.value(f) != base.value(f)}
     settings |= {f: v for f, v in options._asdict().items() if v != getattr(base_options, f)}
     scenario = scenarios.get(inputs.scenario_name)
     seed = inputs.spec.seed if custom or scenario is None or inputs.spec.seed != scenario.spec.seed else None

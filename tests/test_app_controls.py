@@ -23,9 +23,9 @@ def test_each_setting_applies_to_the_next_step(app, field, value):
     step(app)
     control(app, field).set_value(value).run()
     assert no_errors(app)
-    assert getattr(lab(app).config_in_effect(), field) == value
+    assert lab(app).config_in_effect().value(field) == value
     step(app)
-    assert no_errors(app) and getattr(lab(app).frame.config, field) == value
+    assert no_errors(app) and lab(app).frame.config.value(field) == value
 
 
 def test_an_impossible_setting_is_explained_by_the_control_and_changes_nothing(app):

@@ -66,10 +66,11 @@ def test_switching_to_the_variant_keeps_the_frame(app):
 
 
 def test_every_setting_explains_itself_and_the_stage_has_a_legend(app):
-    from ui.sidebar import CONFIG_CONTROLS
+    from scheduler.factory import settings_of
     at_frame(app, "01_prefill_first", 2)
-    for field, _, _ in CONFIG_CONTROLS:
-        assert control(app, field).help, f"{field} has no help"
+    for spec in settings_of(lab(app).scheduler):
+        if spec.declared.sidebar:
+            assert control(app, spec.key).help, f"{spec.key} has no help"
     assert "Nothing" not in app.segmented_control(key="lower_view").options
     app.segmented_control(key="lower_view").set_value("legend").run()
     legend = " ".join(m.value for m in app.markdown)

@@ -51,7 +51,7 @@ def test_each_run_is_the_same_as_a_lone_engine(prefill_vs_decode):
 def test_the_variants_differ_only_where_named():
     base = GENERATED_CONFIG
     prefill, decode = variants_for("prefill-first vs decode-first", base, "en")
-    assert prefill.config.prefill_first and not decode.config.prefill_first
+    assert prefill.config.value("prefill_first") and not decode.config.value("prefill_first")
     assert prefill.config.max_num_seqs == decode.config.max_num_seqs == base.max_num_seqs
     sizes = variants_for("block size 4 vs 16 vs 64", base, "en")
     assert [v.config.kvcache_block_size for v in sizes] == [4, 16, 64]

@@ -45,7 +45,7 @@ def test_a_custom_comparison_of_three_configs():
     at.number_input(key="num_configs").set_value(3).run()
     at.text_input(key="c0_label").input("prefill-first").run()
     at.text_input(key="c1_label").input("decode-first").run()
-    at.toggle(key="c1_prefill").set_value(False).run()
+    at.selectbox(key="c1_prefill_first").set_value(False).run()  # the article's own, as it declares it
     at.text_input(key="c2_label").input("big blocks").run()
     at.button(key="run").click().run()
     assert not at.exception and not at.error

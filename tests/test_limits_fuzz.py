@@ -14,9 +14,10 @@ from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
 from engine.traces.trace import trace_dict
 from scheduler import ConfigError
+from scheduler.factory import SETTINGS
+from scheduler.settings import SettingSpec
 from session.lab import CUSTOM, Lab, LabError, RunInputs, open_trace
 from session.links import KEYS, LinkError, open_link, parse_link
-from ui.sidebar import CONFIG_CONTROLS
 from viz.narrate import narrate
 
 SCENARIOS = {p.stem: load_scenario(p, "fake") for p in preset_paths()}
@@ -123,22 +124,20 @@ def test_any_scenario_file_loads_and_runs_or_names_the_key(tmp_path_factory, edi
     _runs(Lab(RunInputs.from_scenario(scenario, "fake")))
 
 
-def _sidebar_value(field: str, kind: str, options: dict):
-    if kind == "int":
-        low, high = BOUNDS[field]
-        return st.integers(low, high)
-    if kind == "float":
-        low, high = BOUNDS[field]
-        return st.floats(low, high)
-    if kind == "bool":
-        return st.booleans()
-    return st.sampled_from(options["options"])
+def _sidebar_value(spec: SettingSpec):
+    if spec.choices:
+        return st.sampled_from(spec.choices)
+    if spec.kind == "int":
+        return st.integers(*BOUNDS[spec.key])
+    if spec.kind == "float":
+        return st.floats(*BOUNDS[spec.key])
+    return st.booleans()
 
 
 ms, seqs = tuple(s * 1000 for s in BOUNDS["adaptive_s"]), BOUNDS["max_num_seqs"]
 adaptive_values = st.none() | st.tuples(st.floats(*ms), st.floats(*ms), st.integers(*seqs), st.integers(*seqs))
-sidebar_changes = st.one_of(*(st.tuples(st.just(field), _sidebar_value(field, kind, options))
-                              for field, kind, options in CONFIG_CONTROLS),
+sidebar_changes = st.one_of(*(st.tuples(st.just(spec.key), _sidebar_value(spec))  # every kind's, as each declares
+                              for spec in SETTINGS.values() if spec.declared.sidebar),
                             st.tuples(st.just("overlap"), st.booleans()),
                             st.tuples(st.just("adaptive"), adaptive_values))
 

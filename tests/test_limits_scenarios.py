@@ -51,7 +51,8 @@ def test_a_request_may_carry_vllms_stop_token_ids_and_min_tokens_and_the_config_
         "max_model_len = 16", "max_model_len = 16\nwatermark = 0.25\nscheduler_reserve_full_isl = false")
     scenario = _load(tmp_path, text)
     assert (scenario.spec.workload[0].stop_token_ids, scenario.spec.workload[0].min_tokens) == ((4,), 1)
-    assert (scenario.spec.config.watermark, scenario.spec.config.scheduler_reserve_full_isl) == (0.25, False)
+    config = scenario.spec.config
+    assert (config.value("watermark"), config.value("scheduler_reserve_full_isl")) == (0.25, False)
 
 
 def test_the_cli_stops_on_a_far_arrival_scenario_with_a_message(tmp_path, capsys):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from engine.analysis.vllm_args import vllm_would_start
 from engine.inputs.scenario import SCENARIOS_DIR, ScenarioError, load_scenario, preset_paths
+from scheduler.vllm_v1.launch import vllm_would_start
 from tests.helpers.engines import GOOD
 
 PRESETS = preset_paths()

@@ -8,12 +8,13 @@ from dataclasses import replace
 
 import pytest
 
+from engine.analysis.launch import launch_notes
 from engine.analysis.partings import partings
-from engine.analysis.vllm_args import vllm_notes, vllm_would_start
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario, preset_paths
 from engine.run.engine import Engine
 from engine.traces.trace import trace_dict
 from i18n import count
+from scheduler.vllm_v1.launch import vllm_would_start
 from session.lab import open_trace
 from tests.helpers.app import lab
 
@@ -48,11 +49,11 @@ def test_the_pool_preset_stalls_under_the_twin_and_the_articles_scheduler_aborts
 def test_only_the_pool_preset_asks_for_more_than_its_pool_and_the_vllm_notes_say_vllm_would_not_start():
     assert [p.stem for p in preset_paths() if not vllm_would_start(load_scenario(p).spec.config)] == [
         "vllm_pool_too_small"]
-    notes = vllm_notes(POOL.spec.config, "en", scheduler="vllm")
+    notes = launch_notes(POOL.spec.config, "vllm", "en")
     assert any("vLLM would not start" in n and "max seq len (32)" in n and "estimated maximum model length is 16" in n
                for n in notes)
-    assert any("vLLM 不会以这些参数启动" in n for n in vllm_notes(POOL.spec.config, "zh", scheduler="vllm"))
-    assert not any("would not start" in n for n in vllm_notes(RESUME.spec.config, "en", scheduler="vllm"))
+    assert any("vLLM 不会以这些参数启动" in n for n in launch_notes(POOL.spec.config, "vllm", "zh"))
+    assert not any("would not start" in n for n in launch_notes(RESUME.spec.config, "vllm", "en"))
 
 
 def test_a_trace_opens_decided_by_the_scheduler_it_records():
@@ -67,8 +68,8 @@ def test_an_opened_twin_trace_says_so_in_the_sidebar_with_the_pool_warning(app):
     app.file_uploader[0].set_value(("pool.json", data, "application/json")).run()
     assert not app.exception and lab(app).is_trace and lab(app).scheduler == "vllm"
     assert any("Decided by: vLLM V1 (as the trace records)." in c.value for c in app.sidebar.caption)
-    assert any("This scheduler does not read these settings (vLLM has no such choice" in c.value
-               for c in app.sidebar.caption)
+    assert any("Its preemption victim follows the queue policy" in c.value for c in app.sidebar.caption)
+    assert not any("does not read these settings" in c.value for c in app.sidebar.caption)  # it reads every shared one
     assert any("max_model_len = 32, but the KV pool holds 16 tokens" in w.value and "waiting for good" in w.value
                for w in app.sidebar.warning)
 
@@ -79,15 +80,17 @@ def test_the_sidebar_warns_in_both_languages_when_the_pool_cannot_hold_max_model
     assert not app.exception
     warning = next(w.value for w in app.sidebar.warning if "max_model_len = 32" in w.value)
     assert "vLLM refuses to start" in warning and "the vLLM twin" in warning
-    app.radio(key="scheduler_choice").set_value("article").run()
-    assert any("the article's scheduler aborts" in w.value for w in app.sidebar.warning)
+    app.radio(key="scheduler_choice").set_value("article").run()  # vLLM's start-up check is the vLLM twin's alone
+    assert not any("max_model_len = 32" in w.value for w in app.sidebar.warning)
+    app.radio(key="scheduler_choice").set_value("sglang").run()
+    assert not any("max_model_len = 32" in w.value for w in app.sidebar.warning)
 
 
 def test_the_pool_warning_in_chinese(app):
-    app.query_params.update(scenario="vllm_pool_too_small", scheduler="article", lang="zh")
+    app.query_params.update(scenario="vllm_pool_too_small", lang="zh")
     app.run()
     assert not app.exception
-    assert any("vLLM 拒绝以这样的配置启动" in w.value and "文章的调度器会中止" in w.value for w in app.sidebar.warning)
+    assert any("vLLM 拒绝以这样的配置启动" in w.value and "vLLM 孪生调度器" in w.value for w in app.sidebar.warning)
 
 
 def test_no_warning_where_the_pool_holds_max_model_len(app):
@@ -208,8 +211,7 @@ def test_the_lab_turns_vllms_admission_knobs_under_the_twin_and_says_the_article
     assert not page.exception and not page.error
     on, off = page.session_state.compare_runs
     assert [r.engine.spec.scheduler for r in (on, off)] == ["vllm", "vllm"]
-    assert (on.engine.spec.config.scheduler_reserve_full_isl, off.engine.spec.config.scheduler_reserve_full_isl) \
-        == (True, False)
+    assert [r.engine.spec.config.value("scheduler_reserve_full_isl") for r in (on, off)] == [True, False]
     batches = [[f.batch.seq_ids for f in r.engine.frames] for r in (on, off)]
     assert batches[0][:3] == batches[1][:3] and batches[0][3] != batches[1][3]
     page.selectbox(key="comparison").select("watermark 0 vs 0.1 (vLLM)").run()

@@ -37,8 +37,8 @@ def test_a_scenario_file_names_its_scheduler_and_a_bad_one_is_refused(tmp_path):
     path.write_text('scheduler = "sglang"\n' + GOOD.replace("[config]", '[config]\nschedule_policy = "lof"\n'
                                                                            "chunked_prefill_size = 8"))
     sglang = load_scenario(path).spec
-    assert sglang.scheduler == "sglang" and (sglang.config.schedule_policy, sglang.config.chunked_prefill_size) == \
-        ("lof", 8)
+    assert sglang.scheduler == "sglang"
+    assert [sglang.config.value(key) for key in ("schedule_policy", "chunked_prefill_size")] == ["lof", 8]
     path.write_text('scheduler = "orca"\n' + GOOD)
     with pytest.raises(ScenarioError) as refused:
         load_scenario(path)
@@ -79,23 +79,38 @@ def test_a_trace_records_its_scheduler_and_an_older_one_reads_as_the_articles(pr
         read_trace(json.dumps({**data, "scheduler": "orca"}))
 
 
-def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_each_scheduler_ignores(app):
+def controls(app) -> set[str]:
+    """The settings the sidebar offers, by key."""
+    sidebar = app.sidebar
+    return {w.key.removeprefix("cfg_") for w in (*sidebar.number_input, *sidebar.toggle, *sidebar.selectbox)
+            if w.key and w.key.startswith("cfg_")}
+
+
+def test_choosing_the_twin_restarts_the_run_from_frame_0_and_each_scheduler_shows_its_own_settings(app):
     app.run()
     radio = app.radio(key="scheduler_choice")
     assert radio.value == "article" and radio.options == ["the article's (nano-vllm)", "vLLM V1", "SGLang"]
-    note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)  # as the article's declares
-    assert "(nano-vllm has no such choice;" in note and "long-prefill cap" in note and "step order" not in note
+    shared = {"max_num_seqs", "num_kvcache_blocks", "kvcache_block_size", "max_num_batched_tokens", "max_model_len",
+              "enable_prefix_caching", "chunked_prefill", "queue_policy", "num_speculative_tokens",
+              "prompt_lookup_min", "prompt_lookup_max"}
+    assert controls(app) == shared | {"prefill_first", "mixed_batches", "preemption_policy"}  # the article's own
+    assert not any("does not read these settings" in c.value for c in app.sidebar.caption)  # every shared one
     radio.set_value("vllm").run()
     assert not app.exception and app.session_state.lab.inputs.spec.scheduler == "vllm"
     assert app.session_state.lab.cursor == 0
-    note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)
-    assert "(vLLM has no such choice;" in note and "step order" in note and "mixed batches" in note
-    assert "long-prefill cap" not in note
+    assert controls(app) == shared | {"vllm_version", "scheduler_reserve_full_isl", "watermark",
+                                      "max_num_scheduled_tokens", "max_num_active_seqs",
+                                      "long_prefill_token_threshold", "long_prefill_token_threshold_adaptive"}
+    assert any("Its preemption victim follows the queue policy" in c.value for c in app.sidebar.caption)
     app.radio(key="scheduler_choice").set_value("sglang").run()
     assert not app.exception and app.session_state.lab.inputs.spec.scheduler == "sglang"
+    assert controls(app) == shared | {"chunked_prefill_size", "max_prefill_tokens", "schedule_policy",
+                                      "schedule_conservativeness", "enable_priority_scheduling",
+                                      "schedule_low_priority_values_first", "priority_scheduling_preemption_threshold",
+                                      "disable_priority_preemption", "retraction_policy"}
     note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)
-    assert "(SGLang has no such choice;" in note and "retracts" in note and "watermark" in note
-    assert "schedule_policy" not in note
+    assert "(SGLang has no such choice;" in note and "retracts" in note and "prefix caching" in note
+    assert "schedule_policy" not in note and "watermark" not in note
     sidebar = app.sidebar
     assert sidebar.number_input(key="cfg_max_num_seqs").label.startswith("max_running_requests (SGLang's name;")
     assert sidebar.number_input(key="cfg_kvcache_block_size").label.startswith("page_size (SGLang's name;")
@@ -107,19 +122,19 @@ def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_each_sch
     policy.select("lpm").run()
     app.sidebar.toggle(key="cfg_enable_priority_scheduling").set_value(True).run()  # under lpm: SGLang refuses it
     assert not app.exception and any("fcfs, lof" in e.value for e in app.sidebar.error)
-    assert not app.session_state.lab.config_in_effect().enable_priority_scheduling
+    assert not app.session_state.lab.config_in_effect().value("enable_priority_scheduling")
     app.sidebar.toggle(key="cfg_enable_priority_scheduling").set_value(False).run()
     app.sidebar.selectbox(key="cfg_schedule_policy").select("fcfs").run()
-    assert not app.exception and app.session_state.lab.config_in_effect().schedule_policy == "fcfs"
+    assert not app.exception and app.session_state.lab.config_in_effect().value("schedule_policy") == "fcfs"
     app.sidebar.toggle(key="cfg_enable_priority_scheduling").set_value(True).run()
     assert app.sidebar.selectbox(key="cfg_retraction_policy").options == ["length", "priority"]
     app.sidebar.selectbox(key="cfg_retraction_policy").select("priority").run()
     effect = app.session_state.lab.config_in_effect()
-    assert not app.exception and (effect.enable_priority_scheduling, effect.retraction_policy) == (True, "priority")
+    assert not app.exception
+    assert [effect.value(key) for key in ("enable_priority_scheduling", "retraction_policy")] == [True, "priority"]
     app.radio(key="scheduler_choice").set_value("article").run()
     assert app.session_state.lab.inputs.spec.scheduler == "article"
-    assert app.sidebar.selectbox(key="cfg_schedule_policy").disabled
-    assert app.sidebar.toggle(key="cfg_enable_priority_scheduling").disabled
+    assert "schedule_policy" not in controls(app) and "enable_priority_scheduling" not in controls(app)
 
 
 def test_the_twin_note_is_in_chinese_too(app):
@@ -128,7 +143,7 @@ def test_the_twin_note_is_in_chinese_too(app):
     app.run()
     assert not app.exception
     assert app.radio(key="scheduler_choice").options == ["文章的（nano-vllm）", "vLLM V1", "SGLang"]
-    assert any("这个调度器不读取这些设置（vLLM 没有这样的选项" in c.value for c in app.sidebar.caption)
+    assert any("它抢占的对象由队列策略决定" in c.value for c in app.sidebar.caption)
     assert app.sidebar.selectbox(key="cfg_vllm_version").label == "vLLM 版本（vLLM 孪生调度器）"
 
 
@@ -163,14 +178,21 @@ def test_the_app_opens_a_link_under_sglang_and_narrates_its_steps(app, lang):
 
 
 def test_a_custom_comparison_runs_sglang_and_exports_its_launch_line():
-    at = run_custom_comparison("sglang", c1_policy="fcfs")
+    """Each run is exported as its own system starts it, under a heading naming both; SGLang's line has SGLang's
+    notes (none of vLLM's), and the metric table names the batch limit as each system does."""
+    at = run_custom_comparison("sglang", c1_schedule_policy="lpm")
     runs = at.session_state.compare_runs
     assert [r.engine.spec.scheduler for r in runs] == ["article", "sglang"]
-    assert runs[1].config.schedule_policy == "fcfs" and runs[1].engine.is_finished
+    assert runs[1].config.value("schedule_policy") == "lpm" and runs[1].engine.is_finished
     lines = [c.value for c in at.code]
-    assert any(line.startswith("python -m sglang.launch_server") and "--schedule-policy fcfs" in line
-               for line in lines)
-    assert sum(line.startswith("vllm serve") for line in lines) == 2
+    assert [line.split()[:3] for line in lines] == [["vllm", "serve", "HuggingFaceTB/SmolLM2-135M-Instruct"],
+                                                    ["python", "-m", "sglang.launch_server"]]
+    assert "--schedule-policy lpm" in lines[1]
+    assert "The same configs in vLLM, SGLang" in [h.value for h in at.subheader]
+    notes = [m.value for m in at.markdown if m.value.startswith("- ")]
+    assert sum("null block" in n for n in notes) == 1 and sum("SGLang's own" in n for n in notes) == 1
+    from viz.compare_words import metric_rows
+    assert "max_num_seqs / max_running_requests (mean)" in [row["metric"] for row in metric_rows(runs, lang="en")]
 
 
 def test_under_the_twin_the_vllm_release_is_a_choice_beside_the_scheduler(app):
@@ -181,7 +203,6 @@ def test_under_the_twin_the_vllm_release_is_a_choice_beside_the_scheduler(app):
     assert release.label == "vLLM release (vLLM twin)" and release.options == ["0.32", "0.33"]
     assert release.value == "0.32"
     release.select("0.33").run()
-    assert not app.exception and app.session_state.lab.config_in_effect().vllm_version == "0.33"
+    assert not app.exception and app.session_state.lab.config_in_effect().value("vllm_version") == "0.33"
     app.radio(key="scheduler_choice").set_value("article").run()
-    assert "cfg_vllm_version" not in [s.key for s in app.sidebar.selectbox]
-    assert any("vLLM release" in c.value for c in app.sidebar.caption)  # the article's declares it unread
+    assert "vllm_version" not in controls(app)  # the article's scheduler has no release to choose

@@ -5,8 +5,8 @@ from scheduler import Config, ConfigError
 
 def test_defaults_are_valid_and_named_like_the_reference():
     cfg = Config()
-    assert cfg.preemption_policy == "tail" and cfg.queue_policy == "fcfs"
-    assert not cfg.chunked_prefill and not cfg.mixed_batches
+    assert cfg.value("preemption_policy") == "tail" and cfg.queue_policy == "fcfs"
+    assert not cfg.chunked_prefill and not cfg.value("mixed_batches")
 
 
 @pytest.mark.parametrize("field, value", [

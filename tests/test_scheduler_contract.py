@@ -37,9 +37,14 @@ def test_every_kind_declares_itself_and_fits_the_protocols(kind):
     scheduler = make_scheduler(kind, Config(num_kvcache_blocks=8))
     assert info.kind == kind and SCHEDULERS[kind].info is info
     assert isinstance(scheduler, SchedulerProtocol) and isinstance(scheduler.pool, KVPoolView)
-    victim = (f"sidebar.victim.{kind}",) if "preemption_policy" in info.ignored else ()  # who it preempts instead
-    for key in (info.name, f"sidebar.beyond_pool.{kind}", f"compare.variant.{kind}", f"run.scheduler.{kind}",
-                f"narrate.sent_back.{kind}", *victim):
+    declared = [key for key in (info.sidebar_note,) if key]  # how it picks a victim, where it declares it
+    for spec in info.own_settings:  # its own settings: their words, a valid default each, a key no other kind has
+        declared += [spec.label_id, spec.help_id]
+        assert spec.owner is info.settings and spec.messages.startswith(f"{kind}.")
+        assert Config(**{spec.key: spec.default}).value(spec.key) == spec.default
+        assert spec.choices or spec.kind in ("bool", "str") or spec.bounds[0] <= spec.default <= spec.bounds[1]
+    for key in (info.name, f"compare.variant.{kind}", f"run.scheduler.{kind}", f"narrate.sent_back.{kind}",
+                *declared):
         assert text("en", key) != key and text("zh", key) != key, key  # its words, both languages
     assert info.system
     assert set(info.ignored) | info.honoured == set(CONFIG_FIELDS) and not set(info.ignored) & info.honoured
@@ -55,19 +60,24 @@ def test_every_kind_declares_itself_and_fits_the_protocols(kind):
 def test_the_declarations_say_what_each_scheduler_is():
     article, twin = scheduler_info("article"), scheduler_info("vllm")
     assert (twin.system, twin.version, twin.reserved_units, twin.queues_oversized_prompt) == ("vLLM", "0.32", 1, True)
-    sglang_only = {"chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness",
+    sglang_only = ("chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness",
                    "enable_priority_scheduling", "schedule_low_priority_values_first",
-                   "priority_scheduling_preemption_threshold", "disable_priority_preemption", "retraction_policy"}
-    assert set(twin.ignored) == {"prefill_first", "mixed_batches", "preemption_policy", "notebook_block_bug",
-                                 "cache_blocks_at_allocation", *sglang_only}
+                   "priority_scheduling_preemption_threshold", "disable_priority_preemption", "retraction_policy")
+    own = lambda info: tuple(spec.key for spec in info.own_settings)  # noqa: E731
+    assert twin.ignored == () and own(twin) == (
+        "vllm_version", "scheduler_reserve_full_isl", "watermark", "max_num_scheduled_tokens", "max_num_active_seqs",
+        "long_prefill_token_threshold", "long_prefill_token_threshold_adaptive")
     assert (article.system, article.reserved_units, article.queues_oversized_prompt) == ("nano-vllm", 0, False)
-    assert article.ignored == ("long_prefill_token_threshold", "vllm_version", "scheduler_reserve_full_isl",
-                               "watermark", "max_num_scheduled_tokens", "max_num_active_seqs",
-                               "long_prefill_token_threshold_adaptive", *sorted(sglang_only, key=CONFIG_FIELDS.index))
+    assert article.ignored == () and own(article) == ("prefill_first", "mixed_batches", "preemption_policy",
+                                                      "notebook_block_bug", "cache_blocks_at_allocation")
     sglang = scheduler_info("sglang")
     assert (sglang.system, sglang.version, sglang.reserved_units, sglang.queues_oversized_prompt) == \
         ("SGLang", "0.5.23", 1, False)
-    assert sglang_only <= sglang.honoured and not {"preemption_policy", "enable_prefix_caching"} & sglang.honoured
+    assert own(sglang) == sglang_only and sglang.ignored == (
+        "max_num_batched_tokens", "enable_prefix_caching", "chunked_prefill", "queue_policy", "num_speculative_tokens",
+        "prompt_lookup_min", "prompt_lookup_max")
+    assert sglang.reads("schedule_policy") and sglang.reads("max_num_seqs") and not sglang.reads("preemption_policy")
+    assert not twin.reads("schedule_policy") and twin.reads("watermark") and not article.reads("watermark")
     assert sglang.setting_name("max_num_seqs") == "max_running_requests" and sglang.repoints_tables
     assert twin.setting_name("max_num_seqs") == "max_num_seqs"
     with pytest.raises(ValueError, match="use one of"):

@@ -36,7 +36,7 @@ def test_a_custom_setup_round_trips_through_its_link():
     assert lab.inputs.custom == CustomSetup(5, "chat", 6, "poisson") and lab.inputs.spec.seed == 3
     assert {r.temperature for r in lab.inputs.spec.workload} == {0.5} and len(lab.inputs.spec.workload) == 5
     config, options = lab.config_in_effect(0), lab.options_in_effect(0)
-    assert (config.max_num_seqs, config.num_kvcache_blocks, config.prefill_first) == (2, 12, False)
+    assert (config.max_num_seqs, config.num_kvcache_blocks, config.value("prefill_first")) == (2, 12, False)
     assert options.overlap and options.adaptive == AdaptiveBatch(0.04, 0.15, 1, 1, 3)
     assert lab.cursor == 7
     assert link_of(lab, SCENARIOS, present=True, lang="en").params() == params
@@ -161,7 +161,7 @@ MALFORMED = [
 def test_a_link_names_the_vllm_release_the_twin_mirrors_and_reopens_it():
     params = {"scenario": "vllm_vs_article", "vllm_version": "0.33", "frame": "3"}
     lab = reopened(params)
-    assert lab.frames[3].config.vllm_version == "0.33"
+    assert lab.frames[3].config.value("vllm_version") == "0.33"
     assert lab.frames[3].decided_by.version == "0.33"
     assert link_of(lab, SCENARIOS, lang="en").params() == params
 
@@ -171,8 +171,9 @@ def test_a_link_carries_vllms_knobs_and_a_mid_run_change_of_one():
               "max_num_scheduled_tokens": "6", "changes": pack([[2, {"watermark": "0.0"}]]), "frame": "4"}
     lab = reopened(params)
     first, later = lab.frames[1].config, lab.frames[4].config
-    assert (first.scheduler_reserve_full_isl, first.watermark, first.max_num_scheduled_tokens) == (False, 0.2, 6)
-    assert later.watermark == 0.0 and not later.scheduler_reserve_full_isl
+    assert [first.value(key) for key in ("scheduler_reserve_full_isl", "watermark", "max_num_scheduled_tokens")] == \
+        [False, 0.2, 6]
+    assert later.value("watermark") == 0.0 and not later.value("scheduler_reserve_full_isl")
     assert link_of(lab, SCENARIOS, lang="en").params() == params
 
 
@@ -207,8 +208,9 @@ def test_a_link_carries_sglangs_priority_settings_and_a_mid_run_change_of_one():
               "frame": "5"}
     lab = reopened(params)
     first, later = lab.frames[1].config, lab.frames[5].config
-    assert (first.priority_scheduling_preemption_threshold, first.retraction_policy) == (6, "priority")
-    assert not first.disable_priority_preemption and later.disable_priority_preemption
+    assert [first.value(key) for key in ("priority_scheduling_preemption_threshold", "retraction_policy")] == \
+        [6, "priority"]
+    assert not first.value("disable_priority_preemption") and later.value("disable_priority_preemption")
     assert not lab.frames[3].events_of("preempted")  # 5 - 0 is not more than 6
     assert link_of(lab, SCENARIOS, lang="en").params() == params
     with pytest.raises(LinkError, match="retraction_policy"):

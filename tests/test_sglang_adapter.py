@@ -4,11 +4,11 @@ tree's copy of a prefix included), its settings under SGLang's names, in links, 
 `python -m sglang.launch_server` line."""
 
 import shlex
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 
-from engine.analysis.vllm_args import system_command, vllm_notes
+from engine.analysis.launch import launch_line, launch_notes
 from engine.cli import main
 from engine.run.engine import Engine
 from engine.run.frame import config_to_dict
@@ -16,10 +16,10 @@ from engine.run.recipe import Request, RunSpec
 from i18n import text
 from runner.fake import FakeRunner
 from scheduler import Config, ConfigError, SamplingParams, Sequence
-from scheduler.config import SGLANG_ONLY_FIELDS
 from scheduler.factory import make_scheduler, scheduler_info
 from scheduler.sglang import ServerArgs
 from scheduler.sglang.engine_adapter import server_args
+from scheduler.sglang.settings import SglangSettings
 from viz.narrate import narrate
 
 POOL = {"max_num_seqs": 4, "num_kvcache_blocks": 30, "kvcache_block_size": 1, "max_model_len": 64,
@@ -127,17 +127,21 @@ def test_the_config_maps_onto_sglangs_server_args_and_its_launch_line():
                                              max_prefill_tokens=128, max_running_requests=6,
                                              schedule_policy="dfs-weight", schedule_conservativeness=0.5,
                                              context_length=64, eos=-1)
-    words = shlex.split(system_command(config, "sglang", "my/model"))
+    words = shlex.split(launch_line(config, "sglang", "my/model"))
     assert words[:5] == ["python", "-m", "sglang.launch_server", "--model-path", "my/model"]
     flags = dict(zip(words[5:-1:2], words[6::2], strict=False))
     assert flags == {"--max-running-requests": "6", "--max-total-tokens": "80", "--page-size": "4",
                      "--chunked-prefill-size": "16", "--max-prefill-tokens": "128", "--schedule-policy": "dfs-weight",
                      "--schedule-conservativeness": "0.5", "--context-length": "64"}
     assert words[-1] == "--disable-overlap-schedule"
-    assert "--disable-overlap-schedule" not in system_command(config, "sglang", overlap=True)
-    assert system_command(config, "vllm") is None and system_command(config, "article") is None
-    notes = vllm_notes(config, "en", scheduler="sglang")
-    assert any("SGLang 0.5.23's decisions" in note for note in notes)
+    assert "--disable-overlap-schedule" not in launch_line(config, "sglang", overlap=True)
+    assert launch_line(config, "vllm").startswith("vllm serve") and launch_line(config, "article").startswith("vllm")
+    notes = launch_notes(config, "sglang", "en")  # SGLang's own notes, none of vLLM's
+    assert notes == ["The decisions shown are SGLang's own: this run used the SGLang twin, which makes SGLang 0.5.23's "
+                     "Scheduler decisions step for step, as `make sglang-check` checks against that release (launch "
+                     "SGLang 0.5.23 to meet them); the article's step order, batch mixing and preemption policy do not "
+                     "apply to it."]
+    assert "SGLang 0.5.23" in launch_notes(config, "sglang", "zh")[0]
     assert pool_unit_name(config) == "page" and pool_unit_name(replace(config, kvcache_block_size=1)) == "token slot"
 
 
@@ -158,7 +162,7 @@ def test_sglangs_settings_are_checked_and_named():
         assert refused.value.field == field and text("zh", fix.key, **fix.values) != fix.key
     with pytest.raises(ConfigError, match="kvcache_block_size=8"):  # a chunk of no whole page never prefills
         Config(kvcache_block_size=8, chunked_prefill_size=4)
-    assert Config(kvcache_block_size=8, chunked_prefill_size=8).chunked_prefill_size == 8
+    assert Config(kvcache_block_size=8, chunked_prefill_size=8).value("chunked_prefill_size") == 8
 
 
 def test_a_prompt_sglang_cannot_hold_is_refused_on_arrival_with_its_limit():
@@ -192,12 +196,12 @@ def test_a_change_of_sglangs_settings_applies_from_the_next_step_and_a_pool_chan
 def test_the_apps_sglang_settings_start_at_sglangs_defaults_and_a_policy_chosen_is_written_and_launched():
     """A frame writes schedule_policy only away from the default, fcfs (SGLang's); the launch line always names it."""
     defaults, args = Config(**POOL), ServerArgs()
-    assert {name: getattr(defaults, name) for name in SGLANG_ONLY_FIELDS} == \
-           {name: getattr(args, name) for name in SGLANG_ONLY_FIELDS}
+    own = asdict(defaults.of(SglangSettings))
+    assert own == {name: getattr(args, name) for name in own}
     lpm = replace(defaults, schedule_policy="lpm")
     assert "schedule_policy" not in config_to_dict(defaults) and config_to_dict(lpm)["schedule_policy"] == "lpm"
     for config, policy in ((defaults, "fcfs"), (lpm, "lpm")):
-        words = shlex.split(system_command(config, "sglang", "my/model"))
+        words = shlex.split(launch_line(config, "sglang", "my/model"))
         assert words[words.index("--schedule-policy") + 1] == policy
 
 
@@ -210,14 +214,14 @@ def test_priority_scheduling_maps_onto_sglangs_server_args_and_its_flags_join_th
     config = Config(**POOL, **PRIORITY)
     assert server_args(config) == ServerArgs(max_total_tokens=30, page_size=1, max_running_requests=4,
                                              context_length=64, **PRIORITY)
-    words = shlex.split(system_command(config, "sglang", "my/model"))
+    words = shlex.split(launch_line(config, "sglang", "my/model"))
     assert words[-4:] == ["--disable-overlap-schedule", "--enable-priority-scheduling",
                           "--schedule-low-priority-values-first", "--disable-priority-preemption"]
     flags = dict(zip(words[5:-4:2], words[6:-4:2], strict=True))
     assert (flags["--schedule-policy"], flags["--priority-scheduling-preemption-threshold"],
             flags["--retraction-policy"]) == ("fcfs", "3", "priority")
-    plain = system_command(Config(**POOL, schedule_policy="fcfs", priority_scheduling_preemption_threshold=3),
-                           "sglang", "my/model")
+    plain = launch_line(Config(**POOL, schedule_policy="fcfs", priority_scheduling_preemption_threshold=3),
+                        "sglang", "my/model")
     assert "priority" not in plain  # off, its settings say nothing to SGLang
 
 

@@ -48,7 +48,7 @@ def test_the_three_schedulers_part_where_the_story_says(lang, said):
 
 def test_sglangs_policies_side_by_side_turn_schedule_policy_alone_and_lpm_parts_from_fcfs_at_step_3():
     runs = runs_of(POLICIES, "en")
-    assert [r.config.schedule_policy for r in runs] == ["lpm", "dfs-weight", "fcfs", "lof"]
+    assert [r.config.value("schedule_policy") for r in runs] == ["lpm", "dfs-weight", "fcfs", "lof"]
     assert [r.label for r in runs] == [f"schedule_policy {p}" for p in ("lpm", "dfs-weight", "fcfs", "lof")]
     lpm, fcfs = runs[0], runs[2]
     assert [p.step for p in partings([lpm.frames, fcfs.frames])][0] == 3

@@ -4,7 +4,6 @@ on `vllm_versions` (a running request that preempts itself under the priority qu
 that one Config field, their decisions part, and the lab names the parting steps in both languages."""
 
 import re
-from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from engine.analysis.compare import compare, variants_for
 from engine.analysis.partings import partings
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import join_and, text
+from scheduler.factory import SETTINGS
 from viz.lockstep import parting_sentence, partings_answer
 
 PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "policy_lab.py")
@@ -34,8 +34,7 @@ def test_each_comparison_turns_one_knob_of_the_twin_and_its_decisions_part(compa
     runs = twin_runs(comparison, "en")
     assert WORKLOADS.get(comparison, PRESET).spec.scheduler == "vllm"
     assert all(run.engine.spec.scheduler == "vllm" for run in runs)
-    differ = {f.name for f in fields(runs[0].config) if getattr(runs[0].config, f.name) != getattr(runs[1].config,
-                                                                                                    f.name)}
+    differ = {key for key in SETTINGS if runs[0].config.value(key) != runs[1].config.value(key)}
     assert differ == {KNOBS[comparison]}
     assert partings([run.frames for run in runs])
 
@@ -88,7 +87,7 @@ def test_0_32_and_0_33_part_where_a_running_request_preempts_itself_and_the_lab_
     """vllm_versions' step 5: 1 preempts itself; 0.32 ends the loop over running requests (the VIP 2 sits out),
     0.33 goes on to 2's last prompt chunk. Step 6 follows from it (0.32 prefills that chunk then)."""
     v032, v033 = twin_runs("vLLM 0.32 vs 0.33", lang)
-    assert (v032.config.vllm_version, v033.config.vllm_version) == ("0.32", "0.33")
+    assert (v032.config.value("vllm_version"), v033.config.value("vllm_version")) == ("0.32", "0.33")
     assert [r.engine.frames.decided_by.version for r in (v032, v033)] == ["0.32", "0.33"]
     found = partings([v032.frames, v033.frames])
     assert [p.step for p in found] == [5, 6]

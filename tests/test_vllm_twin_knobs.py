@@ -11,6 +11,7 @@ from engine.run.recipe import Request, RunSpec
 from runner.fake import FakeRunner
 from scheduler import Config, ConfigError, SamplingParams, Sequence
 from scheduler.vllm_v1 import VllmScheduler
+from scheduler.vllm_v1.settings import VllmSettings
 from viz.narrate import narrate
 
 # 2 running requests of 4 tokens in a pool of 5 blocks of 2 tokens: 1 block free; a waiting request of 5 tokens
@@ -51,7 +52,7 @@ def test_scheduler_reserve_full_isl_on_waits_for_the_whole_sequence_off_admits_t
 
 
 def test_the_watermark_keeps_blocks_free_while_another_request_runs():
-    assert replace(BASE, watermark=0.2).watermark_blocks == 1  # int(0.2 * (5 + the null block))
+    assert replace(BASE, watermark=0.2).of(VllmSettings).watermark_blocks(5) == 1  # int(0.2 * (5 + the null block))
     kept = admitted(replace(BASE, long_prefill_token_threshold=2, scheduler_reserve_full_isl=False, watermark=0.2), 5)
     assert [(e.kind, e.reason) for e in kept if e.kind == "blocked"] == [("blocked", "watermark")]
     alone = VllmScheduler(replace(BASE, watermark=0.5))  # nobody runs: the watermark does not apply

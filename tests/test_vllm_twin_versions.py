@@ -10,8 +10,8 @@ from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
 from engine.traces.trace import trace_dict
 from scheduler import Config, SamplingParams, Sequence
-from scheduler.config import VLLM_VERSIONS
 from scheduler.vllm_v1 import VllmScheduler
+from scheduler.vllm_v1.settings import VLLM_VERSIONS
 from tools.refcheck.golden import golden_path, read_golden
 from tools.refcheck.record import first_difference
 from tools.refcheck.vllm import ADAPTER

@@ -112,11 +112,12 @@ def test_switching_the_scheduler_at_frame_9_says_the_run_restarted(app):
 
 # -- 5. settings the twin ignores cannot branch the run; the caption says what the victim follows -----------------
 
-def test_the_settings_the_twin_ignores_are_greyed_out_and_the_caption_names_the_victims_rule(app):
+def test_the_articles_own_settings_are_not_offered_under_the_twin_and_the_caption_names_the_victims_rule(app):
     app.query_params.update(scenario="vllm_resume_cached", frame="3")
     app.run()
+    keys = {w.key for w in (*app.sidebar.selectbox, *app.sidebar.toggle)}
     for field in ("prefill_first", "preemption_policy", "mixed_batches"):
-        assert field in scheduler_info("vllm").ignored and control(app, field).disabled
+        assert not scheduler_info("vllm").reads(field) and f"cfg_{field}" not in keys
     assert not control(app, "max_num_seqs").disabled and "max_num_seqs" not in scheduler_info("article").ignored
     caption = " ".join(c.value for c in app.sidebar.caption)
     assert "= smart" not in caption and "the tail of the running queue under fcfs" in caption

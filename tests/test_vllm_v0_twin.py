@@ -205,7 +205,7 @@ def test_the_settings_are_v0s_with_v0s_defaults_and_checks():
     assert V0Config(num_gpu_blocks=250).watermark_blocks == 2
     args = V0Config(preemption_mode="swap", enable_prefix_caching=True).serve_args()
     assert args[args.index("--preemption-mode") + 1] == "swap" and "--enable-prefix-caching" in args
-    words = VllmV0Scheduler.info.command(Config(num_kvcache_blocks=32, max_num_seqs=4), "SmolLM2-135M", False)
+    words = VllmV0Scheduler.info.launch.command(Config(num_kvcache_blocks=32, max_num_seqs=4), "SmolLM2-135M", False)
     assert words[:5] == ["env", "VLLM_USE_V1=0", "vllm", "serve", "SmolLM2-135M"]
     assert words[words.index("--num-gpu-blocks-override") + 1] == "32" and "--no-enable-chunked-prefill" in words
     with pytest.raises(V0SettingsError, match="smaller than max_model_len"):

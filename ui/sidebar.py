@@ -8,13 +8,12 @@ from collections.abc import Callable
 import streamlit as st
 
 from engine.analysis.export import comparison_traces
-from engine.analysis.vllm_args import vllm_would_start
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
 from i18n import Message, message_of, text
 from scheduler import SCHEDULER_KINDS
-from scheduler.config import RETRACTION_POLICIES, SCHEDULE_POLICIES
-from scheduler.factory import scheduler_info
+from scheduler.factory import scheduler_info, settings_of
+from scheduler.settings import SettingSpec
 from session.lab import (
     ARRIVALS,
     CUSTOM,
@@ -27,6 +26,7 @@ from session.lab import (
 )
 from ui.assignment import lock_note, locked
 from ui.language import current_lang, said, t
+from ui.setting_input import setting_input
 from ui.state import (
     USER_ERRORS,
     ensure_model,
@@ -37,44 +37,8 @@ from ui.state import (
     run_narrative,
     settings_in_effect,
 )
-from viz.glossary import changed_settings, input_help, model_caveat, setting, setting_value, variant_label
+from viz.glossary import changed_settings, input_help, model_caveat, setting, variant_label
 from viz.texts import branch_notice
-
-# (field, kind, options) of the scheduler settings, in the order shown; labels and help are in i18n/ (read by
-# viz.glossary.setting), a number's range in BOUNDS.
-CONFIG_CONTROLS = (
-    ("max_num_seqs", "int", {}),
-    ("num_kvcache_blocks", "int", {}),
-    ("kvcache_block_size", "int", {}),
-    ("max_num_batched_tokens", "int", {}),
-    ("max_model_len", "int", {}),
-    ("prefill_first", "choice", {"options": [True, False]}),
-    ("enable_prefix_caching", "bool", {}),
-    ("chunked_prefill", "bool", {}),
-    ("mixed_batches", "bool", {}),
-    ("preemption_policy", "choice", {"options": ["tail", "smart", "priority"]}),
-    ("queue_policy", "choice", {"options": ["fcfs", "priority"]}),
-    ("num_speculative_tokens", "int", {}),
-    ("prompt_lookup_min", "int", {}),
-    ("prompt_lookup_max", "int", {}),
-    # vLLM's own SchedulerConfig knobs (the vLLM twin reads them; greyed for a scheduler that does not)
-    ("scheduler_reserve_full_isl", "bool", {}),
-    ("watermark", "float", {"step": 0.05, "format": "%.2f"}),
-    ("max_num_scheduled_tokens", "int", {}),
-    ("max_num_active_seqs", "int", {}),
-    ("long_prefill_token_threshold", "int", {}),
-    ("long_prefill_token_threshold_adaptive", "bool", {}),
-    # SGLang's own ServerArgs (the SGLang twin reads them)
-    ("chunked_prefill_size", "int", {}),
-    ("max_prefill_tokens", "int", {}),
-    ("schedule_policy", "choice", {"options": list(SCHEDULE_POLICIES)}),
-    ("schedule_conservativeness", "float", {"step": 0.1, "format": "%.2f"}),
-    ("enable_priority_scheduling", "bool", {}),
-    ("schedule_low_priority_values_first", "bool", {}),
-    ("priority_scheduling_preemption_threshold", "int", {}),
-    ("disable_priority_preemption", "bool", {}),
-    ("retraction_policy", "choice", {"options": list(RETRACTION_POLICIES)}),
-)
 
 
 def _restart(inputs: RunInputs):
@@ -127,34 +91,37 @@ def _on_scheduler():
             _restart(current.with_scheduler(chosen))
             if frame > 0:
                 st.session_state.notice = Message("sidebar.scheduler_restarted", frame=frame,
-                                                  scheduler=Message(f"sidebar.scheduler.{chosen}"))
+                                                  scheduler=Message(scheduler_info(chosen).name))
         except USER_ERRORS as e:
             report(e)
 
 
 def scheduler_choice():
-    """The scheduler a run is decided by (a trace's as it records it) and which settings it does not read (as it
-    declares them); a warning when the pool cannot hold one request of max_model_len tokens."""
+    """The scheduler a run is decided by (a trace's as it records it), the release it mirrors where it offers a
+    choice, and what it declares for the sidebar: the shared settings it does not read, how it picks a preemption
+    victim, and the warning of its system's start-up check (vLLM's: the pool cannot hold one request of
+    max_model_len tokens)."""
     here, lang = lab(), current_lang()
     if not here.frames:  # nothing open yet
         return
     if here.is_trace:
-        st.caption(t("sidebar.trace_scheduler", name=text(lang, f"sidebar.scheduler.{here.scheduler}")))
+        st.caption(t("sidebar.trace_scheduler", name=text(lang, scheduler_info(here.scheduler).name)))
     else:
         st.session_state.scheduler_choice = here.scheduler  # what this run was built with
         st.radio(t("sidebar.scheduler"), SCHEDULER_KINDS, key="scheduler_choice", on_change=_on_scheduler,
-                 format_func=lambda kind: text(lang, f"sidebar.scheduler.{kind}"), help=t("sidebar.scheduler_help"),
+                 format_func=lambda kind: text(lang, scheduler_info(kind).name), help=t("sidebar.scheduler_help"),
                  disabled=locked("scheduler"))
-    if not vllm_would_start(config := here.config_in_effect()):
-        st.warning(t("sidebar.beyond_pool", max_model_len=config.max_model_len, capacity=config.kv_capacity_tokens,
-                     what=t(f"sidebar.beyond_pool.{here.scheduler}")))
-    info = scheduler_info(here.scheduler)
+    info, config = scheduler_info(here.scheduler), here.config_in_effect()
+    if info.start_warning and (warning := info.start_warning(config)):  # the system it mirrors would not start
+        st.warning(said(warning))
     if info.version_setting:  # the release it mirrors, a choice beside it
-        _config_control(info.version_setting, "choice", {"options": list(info.versions)}, config, lang)
-    if info.ignored:
-        names = t("list.sep").join(setting(name, lang)[0] for name in info.ignored)
-        victim = f" {t(f'sidebar.victim.{here.scheduler}')}" if "preemption_policy" in info.ignored else ""
-        st.caption(t("sidebar.scheduler_ignores", system=info.system, names=names) + victim)
+        _config_control(next(s for s in info.own_settings if s.key == info.version_setting), config, lang)
+    notes = [t("sidebar.scheduler_ignores", system=info.system,
+               names=t("list.sep").join(setting(name, lang)[0] for name in info.ignored))] if info.ignored else []
+    if info.sidebar_note:
+        notes.append(t(info.sidebar_note))
+    if notes:
+        st.caption(" ".join(notes))
 
 
 def _apply(error_key: str, change: Callable[[], None]):
@@ -266,33 +233,29 @@ def config_controls():
     config, lang = lab().config_in_effect(), current_lang()
     if lab().is_trace:
         st.caption(t("sidebar.trace_read_only"))
-    for field, kind, options in CONFIG_CONTROLS:
-        _config_control(field, kind, options, config, lang)
+    info = scheduler_info(lab().scheduler)
+    for spec in settings_of(info.kind):  # the shared settings, then the run's scheduler's own
+        if spec.declared.sidebar and spec.key != info.version_setting:  # the release: beside the scheduler
+            _config_control(spec, config, lang)
 
 
-def _config_control(field: str, kind: str, options: dict, config, lang: str):
-    """One setting's control, showing what the next step will run under; a change applies from the frame shown.
-    One the run's scheduler does not read is disabled (changing it would branch into the same run)."""
-    state = st.session_state
+def _config_control(spec: SettingSpec, config, lang: str):
+    """One setting's control, as its declaration says (a number within its bounds, a switch, a choice), showing
+    what the next step will run under; a change applies from the frame shown. A shared one the run's scheduler
+    does not read is disabled (changing it would branch into the same run)."""
+    state, field = st.session_state, spec.key
     key = f"cfg_{field}"
     if field not in state.errors:
-        state[key] = getattr(config, field)
+        state[key] = config.value(field)
     info = scheduler_info(lab().scheduler)
     label, help_text = setting(field, lang, info)
     unread = field in info.ignored
     if unread:
-        scheduler = t(f"sidebar.scheduler.{lab().scheduler}")
+        scheduler = t(info.name)
         help_text = f"{help_text}\n\n{t('sidebar.scheduler_unread', scheduler=scheduler)}"
     common = {"key": key, "on_change": _on_config, "args": (field,),
               "disabled": lab().is_trace or locked(field) or unread, "help": help_text}
-    if kind == "int":
-        st.number_input(label, *BOUNDS[field], step=1, **common)
-    elif kind == "float":
-        st.number_input(label, *map(float, BOUNDS[field]), **options, **common)
-    elif kind == "bool":
-        st.toggle(label, **common)
-    else:
-        st.selectbox(label, **options, format_func=lambda v, f=field: setting_value(f, v, lang), **common)
+    setting_input(st, spec, label, lang, **common)
     if field in state.errors:
         st.error(said(state.errors[field]))
 

@@ -23,6 +23,7 @@ from engine.analysis.compare import (
     verdicts_of,
 )
 from i18n import count, join_and, text
+from scheduler.factory import scheduler_info
 
 TIMES_FROM = 1.5  # a ratio this large is said as "3.1x", a smaller one as a percentage
 FINISH_LISTED = 4  # requests named in the finish-step answer; the rest are counted
@@ -30,21 +31,24 @@ FINISH_LISTED = 4  # requests named in the finish-step answer; the rest are coun
 
 # -- the metric table -------------------------------------------------------------------------------------
 
-def metric_label(name: str, lang: str) -> str:
-    """A metric of `metric_values` named in `lang`: "TTFT p99 steps", "TTFT p99（步）"."""
+def metric_label(name: str, lang: str, batch_limit: str = "max_num_seqs") -> str:
+    """A metric of `metric_values` named in `lang`: "TTFT p99 steps", "TTFT p99（步）"; the batch limit's rows under
+    `batch_limit`, the name (or names) the runs' systems give max_num_seqs."""
     for latency, attr in LATENCIES.items():
         if name.startswith(latency + " "):
             stat, unit = name[len(latency) + 1:].split()
             return text(lang, "compare.latency_stat", latency=text(lang, f"compare.latency.{attr}"),
                         stat=text(lang, f"compare.stat.{stat}"), unit=text(lang, f"compare.unit.{unit}"))
-    return text(lang, f"compare.metric.{name}")
+    return text(lang, f"compare.metric.{name}", name=batch_limit)
 
 
 def metric_rows(runs: Sequence[ConfigRun], digits: int = 2, *, lang: str) -> list[dict]:
     """One row per metric: {"metric": name, <label>: value, ...}, floats rounded to `digits`, names in `lang`."""
     columns = [metric_values(run) for run in runs]
     header = text(lang, "compare.metric")
-    return [{header: metric_label(name, lang), **{run.label: _rounded(col[name], digits)
+    batch_limit = " / ".join(dict.fromkeys(scheduler_info(run.engine.spec.scheduler).setting_name("max_num_seqs")
+                                           for run in runs))  # SGLang's max_running_requests
+    return [{header: metric_label(name, lang, batch_limit), **{run.label: _rounded(col[name], digits)
                                                   for run, col in zip(runs, columns, strict=True)}}
             for name in columns[0]]
 

@@ -8,7 +8,9 @@ from typing import NamedTuple
 
 from i18n import text
 from scheduler import Config
+from scheduler.config import MODEL_SETTINGS
 from scheduler.contract import SchedulerInfo
+from scheduler.factory import SETTINGS
 
 
 class Setting(NamedTuple):
@@ -16,16 +18,9 @@ class Setting(NamedTuple):
     help: str
 
 
-# Every scheduler setting, in the sidebar's order (labels and help: `setting.<field>.*` in i18n/).
-SETTING_FIELDS = ("max_num_seqs", "num_kvcache_blocks", "kvcache_block_size", "max_num_batched_tokens",
-                  "max_model_len", "prefill_first", "enable_prefix_caching", "chunked_prefill", "mixed_batches",
-                  "preemption_policy", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
-                  "prompt_lookup_max", "notebook_block_bug", "cache_blocks_at_allocation",
-                  "long_prefill_token_threshold", "vllm_version", "scheduler_reserve_full_isl", "watermark",
-                  "max_num_scheduled_tokens", "max_num_active_seqs", "long_prefill_token_threshold_adaptive",
-                  "chunked_prefill_size", "max_prefill_tokens", "schedule_policy", "schedule_conservativeness",
-                  "enable_priority_scheduling", "schedule_low_priority_values_first",
-                  "priority_scheduling_preemption_threshold", "disable_priority_preemption", "retraction_policy")
+# Every setting a learner may change, shared and each kind's own, in the factory's order (labels and help: the message
+# ids each declares, scheduler/settings.py).
+SETTING_FIELDS = tuple(key for key in SETTINGS if key not in MODEL_SETTINGS)
 LEGEND = ("request", "tokens", "budget", "progress", "shared", "colours", "computing")
 # The marks drawn beside the queues and the pool: a swatch ("sw:<kind>", drawn by player.css) or a glyph.
 TOKEN_MARKS = (("sw:cached", "cached"), ("sw:now", "now"), ("sw:pending", "pending"), ("·", "space"),
@@ -45,12 +40,13 @@ class LegendEntry(NamedTuple):
 
 
 def setting(field: str, lang: str, info: SchedulerInfo | None = None) -> Setting:
-    """A setting's label and help; under a scheduler whose system names the field otherwise (`info.labels`), the
-    label leads with that name."""
-    label = text(lang, f"setting.{field}.label")
+    """A setting's label and help, from the message ids its declaration names (scheduler/settings.py); under a
+    scheduler whose system names a shared field otherwise (`info.labels`), the label leads with that name."""
+    spec = SETTINGS[field]
+    label = text(lang, spec.label_id)
     if info is not None and info.setting_name(field) != field:
         label = text(lang, "setting.system_label", name=info.setting_name(field), system=info.system, label=label)
-    return Setting(label, text(lang, f"setting.{field}.help"))
+    return Setting(label, text(lang, spec.help_id))
 
 
 def input_help(key: str, lang: str) -> str:
@@ -92,24 +88,24 @@ def metric_definitions(lang: str) -> str:
 
 
 def setting_value(field: str, value, lang: str) -> str:
-    if field == "prefill_first":
-        return text(lang, "value.prefill_first" if value else "value.decode_first")
+    if field in SETTINGS and (value_id := SETTINGS[field].value_id(value)):
+        return text(lang, value_id)
     if isinstance(value, bool):
         return text(lang, "value.on" if value else "value.off")
     return str(value)
 
 
 def _label(field: str, lang: str) -> str:
-    return text(lang, f"setting.{field}.label") if field in SETTING_FIELDS else field
+    return text(lang, SETTINGS[field].label_id) if field in SETTINGS else field
 
 
 def changed_settings(start: Config, now: Config, was: str = "was", ignore: tuple[str, ...] = (),
                      *, lang: str) -> list[str]:
     """Each setting that differs between `start` and `now`, e.g. "KV blocks in the pool 6 (was 3)" (`was`:
     "was" or "was_scenario", "the scenario's: 3")."""
-    return [text(lang, "settings.changed", label=_label(f, lang), now=setting_value(f, getattr(now, f), lang),
-                 was=text(lang, f"settings.{was}"), before=setting_value(f, getattr(start, f), lang))
-            for f in SETTING_FIELDS if f not in ignore and getattr(start, f) != getattr(now, f)]
+    return [text(lang, "settings.changed", label=_label(f, lang), now=setting_value(f, now.value(f), lang),
+                 was=text(lang, f"settings.{was}"), before=setting_value(f, start.value(f), lang))
+            for f in SETTING_FIELDS if f not in ignore and start.value(f) != now.value(f)]
 
 
 def variant_label(changes: dict, lang: str) -> str:
@@ -123,6 +119,6 @@ def _variant_item(field: str, value, lang: str) -> str:
     关 after a bug's name reads as a double negative."""
     if field == "scheduler":
         return text(lang, "settings.variant_scheduler", name=text(lang, f"compare.variant.{value}"))
-    if isinstance(value, bool) and field != "prefill_first":
+    if isinstance(value, bool) and not (field in SETTINGS and SETTINGS[field].value_id(value)):
         return text(lang, f"settings.variant_{'on' if value else 'off'}", label=_label(field, lang))
     return text(lang, "settings.variant_item", label=_label(field, lang), value=setting_value(field, value, lang))

@@ -14,7 +14,7 @@ from engine.run.frame import Frame
 from engine.run.recipe import Change
 from i18n import text
 from scheduler import Config
-from scheduler.factory import DEFAULT_KIND, scheduler_info
+from scheduler.factory import DEFAULT_KIND, scheduler_info, settings_of
 from viz.glossary import SETTING_FIELDS, setting, setting_value
 from viz.texts import output_text, progress_text, prompt_text, status_text
 
@@ -90,9 +90,9 @@ def _settings_tables(config: Config, lang: str, kind: str) -> str:
     """The settings the scheduler of `kind` reads, by its system's names (the others decide nothing in its run), in
     two tables side by side, so that the title page holds them under a long story."""
     info = scheduler_info(kind)
-    rows = [f"<tr><th>{html.escape(setting(f, lang, info).label)}</th>"
-            f"<td>{html.escape(setting_value(f, getattr(config, f), lang))}</td></tr>"
-            for f in SETTING_FIELDS if f not in info.ignored]
+    rows = [f"<tr><th>{html.escape(setting(s.key, lang, info).label)}</th>"
+            f"<td>{html.escape(setting_value(s.key, config.value(s.key), lang))}</td></tr>"
+            for s in settings_of(kind) if s.key in SETTING_FIELDS and s.key not in info.ignored]
     half = -(-len(rows) // 2)
     return "<div class='sh-settings-pair'>" + "".join(
         f"<table class='sh-settings'>{''.join(part)}</table>" for part in (rows[:half], rows[half:])) + "</div>"
@@ -104,7 +104,7 @@ def cover_html(handout: Handout) -> str:
     lang, last = handout.lang, handout.last
     t = lambda key, **values: html.escape(text(lang, key, **values))  # noqa: E731
     facts = [t("handout.model", model=handout.model)]
-    facts.append(t("handout.scheduler", scheduler=text(lang, f"sidebar.scheduler.{handout.scheduler}")))
+    facts.append(t("handout.scheduler", scheduler=text(lang, scheduler_info(handout.scheduler).name)))
     if len(handout.frames) - 1 > last:
         facts.append(t("handout.cut", total=len(handout.frames) - 1))
     changes = "".join(f"<li>{html.escape(change_sentence(c, lang))}</li>" for c in handout.changes)

@@ -54,8 +54,8 @@ def _free_blocks(lang: str, available: int, frame: Frame, before: Frame | None) 
 
 
 def _reads(frame: Frame, field: str) -> bool:
-    """Whether the scheduler that decided `frame` reads the Config field `field` (a knob it may be named by)."""
-    return frame.decided_by is not None and field in scheduler_info(frame.decided_by.kind).honoured
+    """Whether the scheduler that decided `frame` reads the setting `field` (a knob it may be named by)."""
+    return frame.decided_by is not None and scheduler_info(frame.decided_by.kind).reads(field)
 
 
 def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -68,16 +68,17 @@ def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
     if event.reason == "blocks":
         blocks, free = count(lang, "n.block", event.needed), _free_blocks(lang, event.available, frame, before)
         if _reads(frame, "scheduler_reserve_full_isl"):  # name the knob behind the rule
-            rule = text(lang, "narrate.blocked.whole_sequence" if cfg.scheduler_reserve_full_isl
+            rule = text(lang, "narrate.blocked.whole_sequence" if cfg.value("scheduler_reserve_full_isl")
                         else "narrate.blocked.first_chunk")
             return text(lang, "narrate.blocked.blocks_rule", id=event.seq_id, blocks=blocks, rule=rule, free=free)
         return text(lang, "narrate.blocked.blocks", id=event.seq_id, blocks=blocks, free=free)
     if event.reason == "watermark":
         return text(lang, "narrate.blocked.watermark", id=event.seq_id, blocks=count(lang, "n.block", event.needed),
-                    free=_free_blocks(lang, event.available, frame, before), watermark=f"{cfg.watermark:g}",
-                    kept=count(lang, "n.block", cfg.watermark_blocks))
+                    free=_free_blocks(lang, event.available, frame, before), watermark=f"{cfg.value('watermark'):g}",
+                    kept=count(lang, "n.block", cfg.section("watermark").watermark_blocks(cfg.num_kvcache_blocks)))
     if event.reason == "max_num_active_seqs":
-        return text(lang, "narrate.blocked.max_num_active_seqs", id=event.seq_id, active=cfg.max_num_active_seqs)
+        return text(lang, "narrate.blocked.max_num_active_seqs", id=event.seq_id,
+                    active=cfg.value("max_num_active_seqs"))
     if event.reason == "token_budget":
         return text(lang, "narrate.blocked.token_budget", id=event.seq_id,
                     tokens=count(lang, "n.token", event.needed), available=event.available,
@@ -101,7 +102,8 @@ def _refused(lang, event, frame: Frame) -> str:
     cfg = frame.config
     values = {"id": event.seq_id, "needed": event.needed, "available": event.available,
               "reserve": f"{getattr(event, 'reserve', 0):.0f}", "ratio": f"{getattr(event, 'new_token_ratio', 0):.2f}",
-              "max_prefill_tokens": cfg.max_prefill_tokens, "threshold": cfg.priority_scheduling_preemption_threshold}
+              "max_prefill_tokens": cfg.value("max_prefill_tokens"),
+              "threshold": cfg.value("priority_scheduling_preemption_threshold")}
     spent = "_spent" if event.reason in ("no_token", "other") and not event.needed else ""
     if event.reason == "max_running_requests" and _priority_preemption(frame):
         spent = "_priority"
@@ -111,13 +113,13 @@ def _refused(lang, event, frame: Frame) -> str:
 def _priority_preemption(frame: Frame) -> bool:
     """Whether SGLang's priority preemption was on for this step."""
     cfg = frame.config
-    return _reads(frame, "enable_priority_scheduling") and cfg.enable_priority_scheduling and \
-        not cfg.disable_priority_preemption
+    return _reads(frame, "enable_priority_scheduling") and cfg.value("enable_priority_scheduling") and \
+        not cfg.value("disable_priority_preemption")
 
 
 def _direction(lang: str, frame: Frame) -> str:
     """Which priority values SGLang serves first under `frame`'s settings."""
-    return text(lang, "narrate.priority_first.low" if frame.config.schedule_low_priority_values_first
+    return text(lang, "narrate.priority_first.low" if frame.config.value("schedule_low_priority_values_first")
                 else "narrate.priority_first.high")
 
 
@@ -165,7 +167,7 @@ def _preempted(lang, event, frame: Frame, before: Frame | None = None) -> str:
         requests, cfg = frame.requests, frame.config
         return text(lang, "narrate.preempted.sglang", id=event.seq_id, priority=requests[event.seq_id].priority,
                     for_id=event.for_seq_id, for_priority=requests[event.for_seq_id].priority,
-                    most=cfg.max_num_seqs, threshold=cfg.priority_scheduling_preemption_threshold,
+                    most=cfg.max_num_seqs, threshold=cfg.value("priority_scheduling_preemption_threshold"),
                     direction=_direction(lang, frame), freed=freed)
     if event.for_seq_id == event.seq_id:  # the policy picked the request that needed the block (tail: it is last)
         return text(lang, "narrate.preempted.self_tail" if event.policy == "tail" else "narrate.preempted.self",
@@ -224,7 +226,7 @@ def _ordered(lang, event, frame: Frame, before: Frame | None = None) -> str:
 
 def _retracted(lang, event, frame: Frame, before: Frame | None = None) -> str:
     freed = _freed(lang, frame, event.freed_blocks)
-    by_priority = frame.config.retraction_policy == "priority"  # SGLang's retraction_policy
+    by_priority = frame.config.value("retraction_policy") == "priority"  # SGLang's retraction_policy
     return text(lang, "narrate.retracted.priority" if by_priority else "narrate.retracted", id=event.seq_id,
                 needed=count(lang, "n.slot", event.needed), free=event.free, ratio=f"{event.new_token_ratio:.2f}",
                 freed=freed, priority=frame.requests[event.seq_id].priority)

@@ -36,8 +36,8 @@ from engine.run.metrics import (
 from engine.run.recipe import CostModel, Request, RunSpec
 from i18n import MessageError, text
 from scheduler import Config
-from scheduler.config import SCHEDULE_POLICIES
 from scheduler.factory import DEFAULT_KIND, SCHEDULER_KINDS, scheduler_info
+from scheduler.settings import Sweep
 
 MAX_VARIANTS = 4
 ADAPTIVE = AdaptiveBatch()  # the controller of the "adaptive batch size off vs on" comparison
@@ -74,17 +74,19 @@ def same_capacity(base: Config, block_size: int) -> Config:
                    num_kvcache_blocks=max(1, base.kv_capacity_tokens // block_size))
 
 
-# Named comparisons: each turns a base config into its variants, labelled in a language (`compare.variant.*`).
+def _sweep(sweep: Sweep) -> Callable[..., list[Variant]]:
+    return lambda c, say: [Variant(say(label.key, **label.values), replace(c, **{sweep.key: value}))
+                           for label, value in sweep.values]
+
+
+# Named comparisons: each turns a base config into its variants, labelled in a language (`compare.variant.*`): those
+# of a kind's own settings as it declares them (`KindSettings.sweeps`), then those of the shared ones.
 COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
-    "prefill-first vs decode-first": lambda c, say: [
-        Variant(say("compare.variant.prefill_first"), replace(c, prefill_first=True)),
-        Variant(say("compare.variant.decode_first"), replace(c, prefill_first=False))],
+    **{sweep.name: _sweep(sweep) for kind in SCHEDULER_KINDS if (own := scheduler_info(kind).settings)
+       for sweep in own.sweeps},
     "whole vs chunked prefill": lambda c, say: [
         Variant(say("compare.variant.whole"), replace(c, chunked_prefill=False)),
         Variant(say("compare.variant.chunked"), replace(c, chunked_prefill=True))],
-    "tail vs smart preemption": lambda c, say: [
-        Variant(say("compare.variant.tail"), replace(c, preemption_policy="tail")),
-        Variant(say("compare.variant.smart"), replace(c, preemption_policy="smart"))],
     "block size 4 vs 16 vs 64": lambda c, say: [Variant(say("compare.variant.block_size", size=size),
                                                         same_capacity(c, size)) for size in BLOCK_SIZES],
     "fcfs vs priority": lambda c, say: [
@@ -103,18 +105,6 @@ COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
         Variant(say("compare.variant.fixed", max_num_seqs=c.max_num_seqs), c),
         Variant(say("compare.variant.adaptive", low=f"{ADAPTIVE.low_s * 1000:.0f}",
                     high=f"{ADAPTIVE.high_s * 1000:.0f}"), c, adaptive=ADAPTIVE)],
-    "whole sequence vs first chunk at admission (vLLM)": lambda c, say: [  # scheduler_reserve_full_isl
-        Variant(say("compare.variant.reserve_on"), replace(c, scheduler_reserve_full_isl=True)),
-        Variant(say("compare.variant.reserve_off"), replace(c, scheduler_reserve_full_isl=False))],
-    "watermark 0 vs 0.1 (vLLM)": lambda c, say: [
-        Variant(say("compare.variant.watermark", watermark=0), replace(c, watermark=0.0)),
-        Variant(say("compare.variant.watermark", watermark=0.1), replace(c, watermark=0.1))],
-    "vLLM 0.32 vs 0.33": lambda c, say: [  # vllm_version: the vLLM release whose decisions the twin makes
-        Variant(say("compare.variant.vllm_version", version=release), replace(c, vllm_version=release))
-        for release in ("0.32", "0.33")],
-    "lpm vs dfs-weight vs fcfs vs lof (SGLang)": lambda c, say: [  # SGLang's waiting-queue orders, side by side
-        Variant(say("compare.variant.schedule_policy", policy=policy), replace(c, schedule_policy=policy))
-        for policy in SCHEDULE_POLICIES],
 }
 
 
@@ -148,8 +138,8 @@ def alike_under(kind: str, variants: Sequence[Variant]) -> bool:
     """Whether the variants differ only in settings the scheduler of `kind` does not read (under the vLLM twin:
     prefill-first vs decode-first, tail vs smart preemption; under the article's, vLLM's own knobs), so that under
     it they are one run, repeated."""
-    unread = {name: getattr(Config(), name) for name in scheduler_info(kind).ignored}
-    return len({(replace(v.config, **unread), v.overlap, v.adaptive, v.scheduler) for v in variants}) == 1
+    info = scheduler_info(kind)
+    return len({(info.as_read(v.config), v.overlap, v.adaptive, v.scheduler) for v in variants}) == 1
 
 
 @dataclass(frozen=True)

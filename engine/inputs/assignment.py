@@ -8,13 +8,13 @@ sidebar) is named, with the frame it was changed at.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from engine.inputs.goals import GOALS, PASS, Evidence, Verdict
 from engine.run.recipe import RunSpec
 from i18n import Message
-from scheduler import Config
+from scheduler.factory import SETTINGS
 
 if TYPE_CHECKING:
     from engine.inputs.scenario import _Loader
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # the model, the seed, the temperature, and adding requests by hand. Anything else (the workload, the cost model)
 # is always locked.
 RUN_SETTINGS = ("overlap", "adaptive", "scheduler", "runner", "seed", "temperature", "requests")
-LOCKABLE = (*(f.name for f in fields(Config)), *RUN_SETTINGS)
+LOCKABLE = (*SETTINGS, *RUN_SETTINGS)
 MAX_GOALS = 12
 
 
@@ -85,7 +85,7 @@ class Assignment:
 
 def settings_of(spec: RunSpec) -> dict[str, Any]:
     """Every setting of a recipe an assignment may lock, by name; `workload` (temperatures aside) and `cost` too."""
-    return {**{f.name: getattr(spec.config, f.name) for f in fields(Config)},
+    return {**{key: spec.config.value(key) for key in SETTINGS},
             "overlap": spec.overlap, "adaptive": spec.adaptive, "scheduler": spec.scheduler, "runner": spec.runner,
             "seed": spec.seed, "temperature": tuple(sorted({r.temperature for r in spec.workload})),
             "workload": tuple(replace(r, temperature=0.0) for r in spec.workload),

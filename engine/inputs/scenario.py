@@ -25,7 +25,7 @@ from engine.run.recipe import CostModel, Request, RunSpec
 from engine.run.runner_factory import RUNNER_KINDS
 from i18n import DEFAULT, LANGUAGES, Message, MessageError, message_of
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
-from scheduler.factory import DEFAULT_KIND, scheduler_info
+from scheduler.factory import DEFAULT_KIND, SETTINGS, scheduler_info
 
 TRANSLATED = tuple(lang for lang in LANGUAGES if lang != DEFAULT)  # a text field `x` has `x_zh` beside it
 SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"
@@ -234,8 +234,8 @@ class _Loader:
             self.fail_with("adaptive", e)
 
     def config(self, table: dict, where: str = "config") -> Config:
-        spec = {f.name: {"int": int, "bool": bool, "str": str, "float": float}[getattr(f.type, "__name__", f.type)]
-                for f in fields(Config)}
+        spec = {key: {"int": int, "bool": bool, "str": str, "float": float}[setting.kind]
+                for key, setting in SETTINGS.items()}
         self.table(table, where, spec)
         try:
             return Config(**table)

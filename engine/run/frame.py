@@ -77,15 +77,14 @@ either form back.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from engine.run.overlap import StepTiming
 from scheduler import Config
-from scheduler.config import SGLANG_ONLY_FIELDS
 from scheduler.contract import DecidedBy
 from scheduler.events import Admitted, Event, event_from_dict
-from scheduler.factory import panel_kind
+from scheduler.factory import SETTINGS, panel_kind
 from scheduler.interface import BlockCopy
 from scheduler.sequence import PLACEHOLDER
 
@@ -424,12 +423,8 @@ def state_extras(queues: dict, side_pools: dict) -> dict:
     return extras
 
 
-# Config fields added since traces began, written only when set away from their default: a trace without one was
-# run at the default (as every older one was), so older traces and runs read byte for byte as they were.
-WRITTEN_WHEN_SET = ("vllm_version", "scheduler_reserve_full_isl", "watermark", "max_num_scheduled_tokens",
-                    "max_num_active_seqs", "long_prefill_token_threshold_adaptive", *SGLANG_ONLY_FIELDS)
-
-
 def config_to_dict(config: Config) -> dict:
-    return {f.name: getattr(config, f.name) for f in fields(config)
-            if f.name not in WRITTEN_WHEN_SET or getattr(config, f.name) != f.default}
+    """A config as traces and frames write it, flat, by each setting's key: the shared settings and those traces
+    held from their start always; a kind's setting added since only when set away from its default (a trace without
+    one was run at the default, as every older one was), so older traces and runs read byte for byte as they were."""
+    return {key: value for key, spec in SETTINGS.items() if spec.written(value := config.value(key))}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from engine.run.recipe import RUN_BOUNDS
-from scheduler.config import CONFIG_BOUNDS
+from scheduler.factory import CONFIG_BOUNDS
 
 # Every range an input is checked against, by name: the config's settings and the run's own numbers.
 BOUNDS = {**CONFIG_BOUNDS, **RUN_BOUNDS}

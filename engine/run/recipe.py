@@ -21,15 +21,11 @@ from engine.run.adaptive import AdaptiveBatch
 from engine.run.overlap import check_overlap
 from i18n import MessageError
 from scheduler import Config, SamplingParams
-from scheduler.config import SGLANG_ONLY_FIELDS
-from scheduler.factory import DEFAULT_KIND, scheduler_info
+from scheduler.factory import DEFAULT_KIND, SETTINGS, scheduler_info
 
-SWAPPABLE_FIELDS = ("max_num_seqs", "max_num_batched_tokens", "prefill_first", "enable_prefix_caching",
-                    "chunked_prefill", "mixed_batches", "preemption_policy", "queue_policy",
-                    "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max", "long_prefill_token_threshold",
-                    "vllm_version", "scheduler_reserve_full_isl", "watermark", "max_num_scheduled_tokens",
-                    "max_num_active_seqs", "long_prefill_token_threshold_adaptive", *SGLANG_ONLY_FIELDS)
 POOL_FIELDS = ("num_kvcache_blocks", "kvcache_block_size", "max_model_len", "eos")
+# Every setting a learner may change mid-run (each kind's own included), but the pool's: they rebuild it.
+SWAPPABLE_FIELDS = tuple(key for key, spec in SETTINGS.items() if spec.declared.sidebar and key not in POOL_FIELDS)
 OPTION_NAMES = ("cost", "overlap", "adaptive")  # the engine options a change may switch besides config fields
 DEFAULT_MAX_STEPS = 100_000
 # The range of each number a run is made of, beside the config's (scheduler/config.py): a workload's requests

@@ -12,7 +12,7 @@ import zlib
 from functools import cache
 
 from runner.fake import FakeRunner
-from scheduler import Config, ConfigError
+from scheduler import Config
 from scheduler.contract import GPU_POOL
 
 RUNNER_KINDS = ("fake", "model")
@@ -81,8 +81,8 @@ def make_runner(kind: str, config: Config, seed: int = 0, side_pools: dict[str, 
     if kind == "fake":
         return TextFakeRunner(config, seed, kv_pools)
     if kind == "model":
-        if config.notebook_block_bug:
-            raise ConfigError("notebook_block_bug", True, "config.notebook_bug_model")
+        if (refusal := config.real_model_refusal()) is not None:
+            raise refusal
         from runner import ModelRunner
         return ModelRunner(model_worker().loaded, config, seed=seed, side_pools=side_pools)
     raise ValueError(f"runner={kind!r}: use one of {RUNNER_KINDS}")

@@ -17,7 +17,7 @@ from i18n import Message, MessageError
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
 from scheduler.contract import QUEUES
 from scheduler.events import EVENT_TYPES
-from scheduler.factory import DEFAULT_KIND, scheduler_info
+from scheduler.factory import DEFAULT_KIND, SETTINGS, scheduler_info
 from scheduler.output import OUTPUT_PANEL, SchedulerOutput
 from scheduler.sequence import PLACEHOLDER
 
@@ -273,7 +273,7 @@ class _FrameChecker:
         except ConfigError as e:
             _fail(f"{where}.{e.field}", "error.value_fix", value=_shown(e.value), fix=e.fix)
         except TypeError:  # a key Config does not have
-            _fail(where, "trace.config_keys", keys=", ".join(f.name for f in fields(Config)))
+            _fail(where, "trace.config_keys", keys=", ".join(SETTINGS))
 
     def check_blocks(self, where: str, frame: dict):
         blocks = _of(f"{where}.blocks", frame["blocks"], list)

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from dataclasses import asdict
 
 from i18n import Message
-from scheduler.config import SGLANG_ONLY_FIELDS, Config
-from scheduler.contract import PanelKind, PoolChanges, SchedulerInfo, UnitState
+from scheduler.config import Config
+from scheduler.contract import Launch, PanelKind, PoolChanges, SchedulerInfo, UnitState
 from scheduler.events import (
     Aborted,
     Admitted,
@@ -40,6 +41,7 @@ from scheduler.sglang.radix_cache import RadixCache, TreeNode
 from scheduler.sglang.req import Req
 from scheduler.sglang.schedule_policy import AddReqResult, priority_sign
 from scheduler.sglang.scheduler import ScheduleBatch, Scheduler, ServerArgs
+from scheduler.sglang.settings import VERSION, SglangSettings, launch_notes
 from scheduler.sglang.tour import TOUR
 from scheduler.sglang.tree_view import VIEW_KIND, TreeView
 
@@ -49,18 +51,11 @@ PADDING_UNIT = 0  # SGLang's slot 0 (page 0): written by padded batches, never g
 
 
 def server_args(config: Config) -> ServerArgs:
-    """The `python -m sglang.launch_server` arguments `config` stands for."""
+    """The `python -m sglang.launch_server` arguments `config` stands for: the shared settings under SGLang's names,
+    and its own (scheduler/sglang/settings.py), each a ServerArgs field of its name."""
     return ServerArgs(max_total_tokens=config.num_kvcache_blocks * config.kvcache_block_size,
-                      page_size=config.kvcache_block_size, chunked_prefill_size=config.chunked_prefill_size,
-                      max_prefill_tokens=config.max_prefill_tokens, max_running_requests=config.max_num_seqs,
-                      schedule_policy=config.schedule_policy,
-                      schedule_conservativeness=config.schedule_conservativeness,
-                      context_length=config.max_model_len, eos=config.eos,
-                      enable_priority_scheduling=config.enable_priority_scheduling,
-                      schedule_low_priority_values_first=config.schedule_low_priority_values_first,
-                      priority_scheduling_preemption_threshold=config.priority_scheduling_preemption_threshold,
-                      disable_priority_preemption=config.disable_priority_preemption,
-                      retraction_policy=config.retraction_policy)
+                      page_size=config.kvcache_block_size, max_running_requests=config.max_num_seqs,
+                      context_length=config.max_model_len, eos=config.eos, **asdict(config.of(SglangSettings)))
 
 
 def launch_server_args(config: Config, model: str, overlap: bool) -> list[str]:
@@ -220,13 +215,12 @@ class SglangScheduler:
     placeholders and filled in when they land; an EOS found then ends its request a step late, its computed KV
     entering the tree."""
     info = SchedulerInfo(
-        "sglang", "SGLang", "0.5.23",
-        frozenset({"max_num_seqs", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
-                   *SGLANG_ONLY_FIELDS}),
-        reserved_units=1,
+        "sglang", "SGLang", VERSION,
+        frozenset({"max_num_seqs", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos"}),
+        reserved_units=1, settings=SglangSettings, sidebar_note="sidebar.victim.sglang",
         labels=(("max_num_seqs", "max_running_requests"), ("kvcache_block_size", "page_size"),
                 ("num_kvcache_blocks", "max_total_tokens ÷ page_size"), ("max_model_len", "context_length")),
-        repoints_tables=True, command=launch_server_args, panels=(PanelKind(VIEW_KIND),),
+        repoints_tables=True, launch=Launch("SGLang", launch_server_args, launch_notes), panels=(PanelKind(VIEW_KIND),),
         words=(("reserved_pool", "pool_reserved.sglang"), ("reserved_unit", "block_reserved.sglang"),
                ("queue_limit", "queue_limit.sglang")), tour=TOUR)
 

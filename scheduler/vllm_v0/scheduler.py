@@ -24,9 +24,10 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from operator import attrgetter
+from typing import ClassVar
 
 from scheduler.config import Config
-from scheduler.contract import SchedulerInfo
+from scheduler.contract import Launch, SchedulerInfo
 from scheduler.events import Aborted, Admitted, Blocked, ChunkScheduled, Event, Evicted, Finished, PrefixHit
 from scheduler.interface import Batch, refuse, requeue
 from scheduler.sequence import Sequence, SequenceStatus
@@ -86,11 +87,12 @@ class VllmV0Scheduler:
     """vLLM 0.10.2's V0 Scheduler for the engine. Built from the engine's `Config` (its fields under V0's names,
     V0Config.from_config) or from a `V0Config` with V0's own settings (preemption mode, CPU blocks, partial
     prefills)."""
-    info = SchedulerInfo("vllm_v0", "vLLM V0", "0.10.2", frozenset({
+    info: ClassVar[SchedulerInfo] = SchedulerInfo("vllm_v0", "vLLM V0", "0.10.2", frozenset({
         "max_num_seqs", "max_num_batched_tokens", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
         "enable_prefix_caching", "chunked_prefill", "queue_policy"}), queues_oversized_prompt=False,
         sampling=frozenset({"stop_token_ids", "min_tokens"}),
-        command=lambda config, model, overlapped: V0Config.from_config(config).serve_command(model))
+        launch=Launch("vLLM V0", lambda config, model, overlapped: V0Config.from_config(config).serve_command(model),
+                      lambda config: []))
 
     def __init__(self, config: Config | V0Config):
         self.config = config

@@ -38,7 +38,7 @@ from collections import deque
 from operator import attrgetter
 from typing import ClassVar
 
-from scheduler.config import VLLM_ONLY_FIELDS, VLLM_VERSIONS, Config
+from scheduler.config import Config
 from scheduler.contract import SchedulerInfo
 from scheduler.events import (
     Aborted,
@@ -58,7 +58,9 @@ from scheduler.output import NOT_SCHEDULED_YET, OUTPUT_PANEL, RequestCounters, S
 from scheduler.sequence import PLACEHOLDER, Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
 from scheduler.vllm_v1.kv_cache import KVCache
+from scheduler.vllm_v1.launch import vllm_launch, vllm_start_warning
 from scheduler.vllm_v1.request import Request
+from scheduler.vllm_v1.settings import VLLM_VERSIONS, VllmSettings
 from scheduler.vllm_v1.tour import TOUR
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
@@ -77,9 +79,10 @@ class VllmScheduler:
     info: ClassVar[SchedulerInfo] = SchedulerInfo("vllm", "vLLM", "0.32", frozenset({
         "max_num_seqs", "max_num_batched_tokens", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
         "enable_prefix_caching", "chunked_prefill", "queue_policy", "num_speculative_tokens", "prompt_lookup_min",
-        "prompt_lookup_max", *VLLM_ONLY_FIELDS}), reserved_units=1,
+        "prompt_lookup_max"}), reserved_units=1,
         queues_oversized_prompt=True, version_setting="vllm_version", versions=VLLM_VERSIONS,
-        sampling=frozenset({"stop_token_ids", "min_tokens"}), panels=(OUTPUT_PANEL,),
+        sampling=frozenset({"stop_token_ids", "min_tokens"}), settings=VllmSettings, launch=vllm_launch,
+        start_warning=vllm_start_warning, sidebar_note="sidebar.victim.vllm", panels=(OUTPUT_PANEL,),
         words=(("reserved_pool", "pool_reserved.vllm"), ("reserved_unit", "block_reserved.vllm"),
                ("queue_limit", "queue_limit.vllm")), tour=TOUR)
 
@@ -149,6 +152,11 @@ class VllmScheduler:
     def requeue(self, seqs: list[Sequence]) -> list[Aborted]:
         return requeue(self, seqs)
 
+    @property
+    def own(self) -> VllmSettings:
+        """vLLM's own settings under the config in effect (scheduler/vllm_v1/settings.py)."""
+        return self.config.of(VllmSettings)
+
     def reconfigure(self, config: Config):
         """Switch to `config` from the next step on, the queues and the KV cache kept."""
         check_pool_shape(self.config, config)
@@ -174,14 +182,14 @@ class VllmScheduler:
         events: list[Event] = []
         self._events = events
         num_scheduled_tokens: dict[Request, int] = {}  # in vLLM's order
-        token_budget = cfg.max_num_scheduled_tokens or cfg.max_num_batched_tokens
+        token_budget = self.own.max_num_scheduled_tokens or cfg.max_num_batched_tokens
         preempted_reqs: list[Request] = []
         num_running_scheduled = 0  # running requests scheduled (the waiting ones admitted not counted)
         prefill_scheduled = False  # a running request still in its prompt was scheduled
         # vLLM applies long_prefill_token_threshold only when another request could use the budget
         num_eligible = len(self.running) + len(self.waiting)
-        threshold = cfg.long_prefill_token_threshold if num_eligible > 1 else 0
-        if threshold and cfg.long_prefill_token_threshold_adaptive:  # at least a fair share of the budget
+        threshold = self.own.long_prefill_token_threshold if num_eligible > 1 else 0
+        if threshold and self.own.long_prefill_token_threshold_adaptive:  # at least a fair share of the budget
             threshold = max(threshold, cfg.max_num_batched_tokens // num_eligible)
 
         # First, schedule the RUNNING requests.
@@ -224,7 +232,7 @@ class VllmScheduler:
                     scheduled = False
                     break
             if not scheduled:  # it preempted itself: vLLM 0.32 ends the loop over running requests; from 0.33 on,
-                if cfg.queue_policy == "priority" and cfg.vllm_since("0.33"):  # under the priority policy, it goes
+                if cfg.queue_policy == "priority" and self.own.since("0.33"):  # under the priority policy, it goes
                     continue  # on to the next one (now at req_index)
                 if req_index < len(self.running):
                     events.append(PassEnded(request.request_id,
@@ -264,9 +272,9 @@ class VllmScheduler:
             if token_budget <= 0:
                 events.append(Blocked(request.request_id, "token_budget", len(request.seq.token_ids), 0))
                 return
-            if len(self.running) >= (cfg.max_num_active_seqs or cfg.max_num_seqs):
+            if len(self.running) >= (self.own.max_num_active_seqs or cfg.max_num_seqs):
                 events.append(Blocked(request.request_id,
-                                      "max_num_active_seqs" if cfg.max_num_active_seqs else "max_num_seqs", 1, 0))
+                                      "max_num_active_seqs" if self.own.max_num_active_seqs else "max_num_seqs", 1, 0))
                 return
             if request.num_stale:
                 req_index += 1
@@ -293,9 +301,9 @@ class VllmScheduler:
                 return
             num_new_tokens = min(num_new_tokens, token_budget)
             # the watermark holds while another request runs (vLLM's has_scheduled_reqs)
-            keep_free = cfg.watermark_blocks if self.running else 0
+            keep_free = self.own.watermark_blocks(cfg.num_kvcache_blocks) if self.running else 0
             if not kv_cache_manager.allocate_slots(request.seq, num_new_tokens, num_tokens, new_computed_blocks,
-                                                   full_sequence_must_fit=cfg.scheduler_reserve_full_isl,
+                                                   full_sequence_must_fit=self.own.scheduler_reserve_full_isl,
                                                    keep_free=keep_free):
                 events.append(self._blocked_on_blocks(request, num_new_tokens, new_computed_blocks, keep_free))
                 return
@@ -320,7 +328,7 @@ class VllmScheduler:
         watermark keeps free ("watermark")."""
         kv_cache_manager = self.kv_cache_manager
         covered = len(hits) * kv_cache_manager.block_size + num_new_tokens
-        tokens = request.num_tokens if self.config.scheduler_reserve_full_isl else covered
+        tokens = request.num_tokens if self.own.scheduler_reserve_full_isl else covered
         need = (kv_cache_manager.blocks_for(min(tokens, self.config.max_model_len)) - len(hits)
                 + sum(1 for b in hits if kv_cache_manager.blocks[b].ref_count == 0))
         free = kv_cache_manager.num_free_blocks
@@ -432,7 +440,7 @@ class VllmScheduler:
         """vLLM 0.33 on, with speculative decoding: after a step the blocks its computed tokens fill are hashed
         (0.32 hashes a block only when it is allocated full of known tokens), so blocks completed by accepted
         drafts are cached and freed to the tail of the free queue. A stop trims the tokens after it."""
-        if self.config.num_speculative_tokens and self.config.vllm_since("0.33"):
+        if self.config.num_speculative_tokens and self.own.since("0.33"):
             self.kv_cache_manager.cache_blocks(seq, seq.num_computed_tokens - num_trimmed)
 
     def _check_stop(self, seq: Sequence, token: int) -> str | None:

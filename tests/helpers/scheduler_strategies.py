@@ -5,7 +5,8 @@ for every kind through the contract); each test picks the ranges it covers."""
 from hypothesis import strategies as st
 
 from scheduler import Config, ConfigError, SamplingParams, Sequence
-from scheduler.config import PRIORITY_SCHEDULE_POLICIES, RETRACTION_POLICIES, SCHEDULE_POLICIES
+from scheduler.sglang.schedule_policy import SCHEDULE_POLICIES
+from scheduler.sglang.scheduler import PRIORITY_SCHEDULE_POLICIES, RETRACTION_POLICIES
 
 SHARED_PREFIX = list(range(100, 140))
 

@@ -2,7 +2,7 @@
 vLLM's own V1 Scheduler, per release. workloads.py draws the workloads and writes the step record, twin.py steps
 the twin, oracle.py steps vLLM (the only module that imports it)."""
 
-from scheduler.config import VLLM_VERSIONS
+from scheduler.vllm_v1.settings import VLLM_VERSIONS
 from tools.refcheck.vllm.twin import run_twin
 from tools.refcheck.vllm.workloads import FIELDS, MODES, bench_workload, random_workload, smaller
 
