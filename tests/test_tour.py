@@ -111,7 +111,7 @@ class Contrary(Scheduler):
     info: ClassVar[SchedulerInfo] = replace(Scheduler.info, kind="contrary", tour=None)
 
     def __init__(self, config):
-        super().__init__(replace(config, prefill_first=not config.prefill_first))
+        super().__init__(replace(config, prefill_first=not config.value("prefill_first")))
 
 
 def test_a_kind_registered_in_the_factory_joins_every_stop(monkeypatch):
