@@ -164,7 +164,7 @@ async def all_at(students: list[Browser], frame: int, since: float, limit_s: flo
 def most_students(room, servers: list):
     """Of the servers but the first (the lecturer's), the one with most of the class's tabs (the store names a
     process by its pid first: session/class_store.py `process_name`)."""
-    tabs = {int(process.split("-")[0]): n for process, n in room.tabs_by_process().items()}
+    tabs = {int(process.split("-")[0]): n for process, n in room.seats.tabs_by_process().items()}
     return max(servers[1:], key=lambda server: tabs.get(server.pid, 0))
 
 
@@ -179,7 +179,7 @@ def redis_commands(redis: RedisServer) -> dict[str, int]:
 
 def kept(room) -> tuple[int, int]:
     """(votes, submissions) the class holds in the store."""
-    return sum(len(poll.votes) for poll in room.polls()), len(room.submissions.of())
+    return sum(len(poll.votes) for poll in room.polls.all()), len(room.submissions.of())
 
 
 def seconds(values: list) -> str:

@@ -18,11 +18,12 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from session.class_store import ClassStore, Listener, StoreUnavailable, process_name
+from session.class_keys import heartbeat
+from session.class_store import MAX_TRIES, ClassStore, Listener, StoreUnavailable, Tx, process_name
 
 PREFIX = "schedlab:"
 CHANNEL = PREFIX + "wake"  # each message: "<class code> <what happened>"
-HEARTBEAT_S, HEARTBEAT_TTL_S = 2.0, 8.0  # a process silent for HEARTBEAT_TTL_S is gone, and its seats with it
+HEARTBEAT_S, HEARTBEAT_TTL_S = 1.0, 4.0  # a process silent for HEARTBEAT_TTL_S is gone, and its seats with it
 TIMEOUT_S = 2.0
 FAIL_FAST_S = 1.0
 DOWN = (redis.ConnectionError, redis.TimeoutError)
@@ -45,10 +46,11 @@ def _reached(method):
 
 
 class RedisStore(ClassStore):
-    def __init__(self, url: str):
+    def __init__(self, url: str, timeout_s: float = TIMEOUT_S):
+        """`timeout_s`: how long a reply is waited for before the command is sent again (once)."""
         self.process, self.url = process_name(), url
-        self._redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=TIMEOUT_S,
-                                           socket_connect_timeout=TIMEOUT_S, retry=Retry(NoBackoff(), 1))
+        self._redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=timeout_s,
+                                           socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 1))
         self._listeners: list[Listener] = []
         self._beats: list = []
         self._resumed: list = []
@@ -68,9 +70,6 @@ class RedisStore(ClassStore):
     def set(self, key, value, ttl_s=None):
         self._redis.set(PREFIX + key, value, px=None if ttl_s is None else int(ttl_s * 1000))
 
-    @_reached
-    def incr(self, key):
-        return int(self._redis.incr(PREFIX + key))
 
     @_reached
     def hget(self, key, field):
@@ -79,6 +78,10 @@ class RedisStore(ClassStore):
     @_reached
     def hgetall(self, key):
         return self._redis.hgetall(PREFIX + key)
+
+    @_reached
+    def hlen(self, key):
+        return int(self._redis.hlen(PREFIX + key))
 
     @_reached
     def hset(self, key, field, value):
@@ -104,6 +107,26 @@ class RedisStore(ClassStore):
             self._redis.delete(*keys)
 
     @_reached
+    def atomically(self, keys, change):
+        """WATCH the keys, run `change` (its reads answered at once), then its writes in MULTI/EXEC; run again while
+        a watched key changed meanwhile (a lost connection while watching counts as such: redis.WatchError)."""
+        with self._redis.pipeline() as pipe:
+            for _ in range(MAX_TRIES):
+                try:
+                    pipe.watch(*(PREFIX + key for key in keys))
+                    tx = Tx(lambda read, key, *args: getattr(pipe, read)(PREFIX + key, *args),
+                            lambda more: pipe.watch(*(PREFIX + key for key in more)))
+                    done = change(tx)
+                    pipe.multi()
+                    for write, (key, *args) in tx.writes:
+                        getattr(pipe, write)(PREFIX + key, *args)
+                    pipe.execute()
+                    return done
+                except redis.WatchError:
+                    pipe.reset()
+        raise StoreUnavailable("class.store_down")  # never settled: the store is too busy to be of use
+
+    @_reached
     def publish(self, code, what):
         self._redis.publish(CHANNEL, f"{code} {what}")
 
@@ -113,7 +136,7 @@ class RedisStore(ClassStore):
             self._redis.ping()
 
     def is_up(self, process: str) -> bool:
-        return process == self.process or self.get(f"process:{process}") is not None
+        return process == self.process or self.get(heartbeat(process)) is not None
 
     def listen(self, listener):
         self._listeners.append(listener)
@@ -132,7 +155,7 @@ class RedisStore(ClassStore):
     # -- the store's own thread: the heartbeat and the wake-ups heard ------------------------------------------
 
     def _beat(self):
-        self._redis.set(f"{PREFIX}process:{self.process}", "1", px=int(HEARTBEAT_TTL_S * 1000))
+        self._redis.set(PREFIX + heartbeat(self.process), "1", px=int(HEARTBEAT_TTL_S * 1000))
 
     def _serve(self):
         """Beat and listen until closed; while Redis is down, try again every heartbeat (subscribing anew). Once
