@@ -110,7 +110,8 @@ class RedisStore(ClassStore):
     def atomically(self, keys, change):
         """WATCH the keys, run `change` (its reads answered at once), then its writes in MULTI/EXEC; run again while
         a watched key changed meanwhile (a lost connection while watching counts as such: redis.WatchError)."""
-        with self._redis.pipeline() as pipe:
+        pipe = self._redis.pipeline()
+        try:
             for _ in range(MAX_TRIES):
                 try:
                     pipe.watch(*(PREFIX + key for key in keys))
@@ -123,7 +124,9 @@ class RedisStore(ClassStore):
                     pipe.execute()
                     return done
                 except redis.WatchError:
-                    pipe.reset()
+                    _reset(pipe)
+        finally:
+            _reset(pipe)
         raise StoreUnavailable("class.store_down")  # never settled: the store is too busy to be of use
 
     @_reached
@@ -189,6 +192,17 @@ subscribed again, the wake-ups published meanwhile are lost: `on_resume`'s calla
             except Exception:  # a listener's own failure: logged, the thread goes on
                 LOG.exception("the class store's listener failed")
         _dropped(pubsub)
+
+
+def _reset(pipe):
+    """pipe.reset(), whose UNWATCH may be answered late too: then its connection is dropped (which drops the
+    WATCH) rather than the change's own outcome lost to the late reply."""
+    try:
+        pipe.reset()
+    except DOWN:
+        pipe.connection.disconnect()
+        pipe.watching = False
+        pipe.reset()
 
 
 def _dropped(pubsub):
