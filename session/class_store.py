@@ -81,6 +81,7 @@ class ClassStore:
     """What the class logic asks of a store. `process` names this server process (its seats are filed under it)."""
 
     process: str
+    silent_after_s: float | None = None  # a process silent this long is gone, with its seats (None: one process)
 
     def get(self, key: str) -> str | None: ...
     def set(self, key: str, value: str, ttl_s: float | None = None): ...

@@ -46,6 +46,7 @@ def _reached(method):
 
 
 class RedisStore(ClassStore):
+    silent_after_s = HEARTBEAT_TTL_S
     def __init__(self, url: str, timeout_s: float = TIMEOUT_S):
         """`timeout_s`: how long a reply is waited for before the command is sent again (once)."""
         self.process, self.url = process_name(), url

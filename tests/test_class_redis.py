@@ -236,3 +236,22 @@ def test_a_class_closed_wakes_the_tabs_of_its_process_however_late_that_process_
         assert tab.woken == 1 and room.ended and registry.find(room.code) is None
     finally:
         store.close()
+
+
+def test_the_seats_of_a_silent_process_leave_by_themselves_and_the_lecturer_is_woken_to_count_again(hall):
+    """Nobody counts: the other process's beat notices the silence, drops the seats and wakes the lecturer's tab
+    (whose desk then reads the counts without the dead)."""
+    a, b = hall
+    room_a = a.start("browser-L")
+    room_a.lectern.lecture("l1", lecturer := Tab())
+    room_b = b.get(room_a.code)
+    room_b.seats.sit("s1", "browser-S", Tab())
+    room_b.seats.sit("s2", "browser-T", Tab())
+    settle(a.store, b.store)
+    woken = lecturer.woken
+    b.store.close()  # process B stops answering: its heartbeat expires
+    stopped = time.monotonic()
+    wait_until(lambda: lecturer.woken > woken, "the lecturer woken", HEARD_AGAIN_S, poll_s=0.1)
+    assert time.monotonic() - stopped < a.store.silent_after_s + 2.5  # the heartbeat's life, then a beat or two
+    assert a.store.hgetall(room_a.keys.processes) == {}  # dropped by the beat, before anyone counted
+    assert room_a.seats.counts() == (0, 0)

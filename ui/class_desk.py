@@ -45,7 +45,9 @@ def desk():
         st.markdown(f"<div class='class-code' style='font-size:2.4rem;font-weight:700;letter-spacing:.18em;"
                     f"line-height:1.1'>{html.escape(here.code)}</div>", unsafe_allow_html=True)
     cols = st.columns([5, 1.6, 1.2], vertical_alignment="center")
-    cols[0].caption(t("class.leading", code=here.code, students=named, tabs=tabs, following=following))
+    silent = here.store.silent_after_s  # a lecture hall: the tabs of a process gone leave the counts
+    cols[0].caption(t("class.leading", code=here.code, students=named, tabs=tabs, following=following),
+                    help=None if silent is None else t("class.counts_live", seconds=f"{silent:g}"))
     cols[1].button(t("class.bring_back"), on_click=here.bring_back, disabled=following == tabs, width="stretch",
                    key="class_bring_back", help=t("class.bring_back_help"))
     with cols[2].popover(t("class.end"), width="stretch"):
