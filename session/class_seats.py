@@ -130,7 +130,7 @@ class Seats:
         for process in self.store.hgetall(self.keys.processes):
             if self.store.is_up(process):
                 every += [tuple(json.loads(filed)) for filed in self.store.hgetall(self.keys.seats(process)).values()]
-            else:
+            elif self.store.settled():  # (just after Redis came back, a silent process may only not have beaten yet)
                 self.drop(process)
         return every
 
@@ -149,7 +149,7 @@ class Seats:
 
     def drop_the_silent(self) -> bool:
         """Every process's seats whose process stopped answering leave (each store beat); whether any left."""
-        return any([self.drop(process) for process in self.store.hgetall(self.keys.processes)
+        return self.store.settled() and any([self.drop(process) for process in self.store.hgetall(self.keys.processes)
                     if not self.store.is_up(process)])
 
     def tabs_by_process(self) -> dict[str, int]:

@@ -100,6 +100,8 @@ class ClassStore:
     def is_up(self, process: str) -> bool: ...  # whether that process still serves its seats (its heartbeat)
     def on_beat(self, beat: Callable[[], None]): ...  # called every few seconds from the store's thread
     def on_resume(self, resumed: Callable[[], None]): ...  # called when the store is heard again after a loss
+    def settled(self) -> bool:  # whether a process silent now has really stopped answering: not while every
+        return True  # process may still be beating again after the store came back (session/redis_store.py)
     def check(self): ...  # StoreUnavailable while the store is known to be unreachable (what a process kept of it
     # is then not served either: the page says the class cannot be reached)
     def close(self): ...

@@ -57,6 +57,7 @@ class RedisStore(ClassStore):
         self._resumed: list = []
         self._down_until = 0.0  # time.monotonic() until which calls fail at once (Redis did not answer)
         self._lost = False  # the listener's connection lost, not subscribed again yet
+        self._heard_since = time.monotonic()  # when the store was last heard again after a loss
         self._stop = threading.Event()
         with contextlib.suppress(*DOWN):  # up from the start: another process never takes its first seats for gone
             self._beat()
@@ -139,6 +140,11 @@ class RedisStore(ClassStore):
         if self._lost:  # the listener has not heard Redis since it was lost: ask it
             self._redis.ping()
 
+    def settled(self) -> bool:
+        """Not within HEARTBEAT_TTL_S of the store coming back: a restarted Redis has dropped the heartbeats that
+        expired while it was down, and every process beats again only within HEARTBEAT_S of hearing it."""
+        return not self._lost and time.monotonic() - self._heard_since >= HEARTBEAT_TTL_S
+
     def is_up(self, process: str) -> bool:
         return process == self.process or self.get(heartbeat(process)) is not None
 
@@ -173,6 +179,7 @@ subscribed again, the wake-ups published meanwhile are lost: `on_resume`'s calla
                     pubsub.get_message(timeout=TIMEOUT_S)  # the subscription confirmed: heard from now on
                 if lost:
                     lost, self._lost, self._down_until = False, False, 0.0  # heard again: no failing fast
+                    self._heard_since = time.monotonic()
                     for resumed in list(self._resumed):
                         resumed()
                 now = time.monotonic()
