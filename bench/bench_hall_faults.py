@@ -10,7 +10,8 @@ end, hands it in and follows again. What was cast is kept by the bench. Then, on
 2. Redis killed (SIGKILL) and started again from its append-only file;
 3. a process stopped (SIGSTOP) for STOP_S, one with students: the time a new page whose route cookie names it takes
    to be answered through nginx (nginx takes the process for hung and asks the next), then SIGCONT;
-4. a rolling restart: each process in turn stopped (SIGTERM) and started again, the next once it answers.
+4. a rolling restart: each process in turn stopped (SIGTERM) and started again, the next once it serves a page and
+   nginx's fail_timeout has passed (never two processes set aside at once).
 
 After each: the lecturer steps, and the time until every student shows the step; the votes and submissions the store
 holds against those cast; and both exports as the lecturer's page downloads them (the Class panel's buttons: the
@@ -39,7 +40,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.bench_class_follow import Named, NamedPage, token_of
-from bench.class_client import OPEN_TIMEOUT_S, start_server, wait_for_server
+from bench.class_client import OPEN_TIMEOUT_S, start_server, wait_for_server, warm_up
 from session.classroom import Registry
 from session.redis_store import RedisStore
 from tests.helpers.redis_server import RedisServer
@@ -436,16 +437,20 @@ async def faults(hall: Hall, count: int):
                       f"{page_s:.1f} s, then its health check HTTP {health} in {health_s:.1f} s (the limit "
                       f"{PAGE_LIMIT_S:.0f} s); its {hung} tabs left the desk's counts {after(uncounted)}")
 
-        # 4. a rolling restart: each process in turn, the next once it answers
+        # 4. a rolling restart: each process in turn, the next once this one serves pages again and nginx, which set
+        # it aside when it stopped, asks it again (fail_timeout): never two set aside at once
         started = time.perf_counter()
         for i in range(len(hall.servers)):
+            stopping = time.perf_counter()
             await hall.stop(i, signal.SIGTERM)
             await hall.start(i)
+            await warm_up(f"ws://127.0.0.1:{hall.ports[i]}/_stcore/stream", False)
+            await asyncio.sleep(max(0.0, FAIL_TIMEOUT_S + 1 - (time.perf_counter() - stopping)))
         took = time.perf_counter() - started
-        await asyncio.sleep(max(0.0, FAIL_TIMEOUT_S + 1 - (time.perf_counter() - started)))
         ws = await live(lecturer, ws, hall.ws_url)
         await checked(f"a rolling restart of the {len(hall.servers)} processes", hall, lecturer, ws, students,
-                      room, cast, 6, f"each stopped (SIGTERM) and started again in turn, {took:.0f} s in all")
+                      room, cast, 6, f"each stopped (SIGTERM) and started again in turn, the next once it served a "
+                      f"page and nginx's fail_timeout had passed, {took:.0f} s in all")
         fetched, elsewhere = hall.media_fetches()
         print(f"    the exports' files fetched through nginx: {fetched}, of which {elsewhere} were not on the process "
               "the route cookie named (404 there) and were served by the page's own process", flush=True)

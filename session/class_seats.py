@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from session.class_error import ClassError, is_open
+from session.class_error import ClassError
 from session.class_keys import CLASSES, ClassKeys, heartbeat
 from session.class_store import ClassStore, Tx
 
@@ -74,12 +74,8 @@ class Seats:
         if seat is None:
             self.store.hdel(k.seats(process), session)
             return
-
-        def change(tx: Tx):
-            if is_open(tx, k):
-                tx.hset(k.processes, process, "1")
-                tx.hset(k.seats(process), session, seat.filed())
-        self.store.atomically((CLASSES,), change)
+        self.store.hset_while((CLASSES, k.code), [(k.processes, process, "1"), (k.seats(process), session,
+                                                                                    seat.filed())])
 
     def leave(self, session: str):
         with self._lock:

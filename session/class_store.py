@@ -95,6 +95,9 @@ class ClassStore:
     def delete_prefix(self, prefix: str): ...
     def atomically(self, keys: tuple[str, ...], change: Callable[[Tx], T]) -> T: ...  # `change` over `keys`
     # watched, its writes applied together (module docstring); what it returns
+    def hset_while(self, guard: tuple[str, str], fields: list[tuple[str, str, str]]) -> bool: ...  # each (key,
+    # field, value) set, all together, only while the hash `guard[0]` has the field `guard[1]`; whether they were
+    # (one command: for a write made at every step of every tab, where a transaction's round trips would cost)
     def publish(self, code: str, what: str): ...
     def listen(self, listener: Listener): ...
     def is_up(self, process: str) -> bool: ...  # whether that process still serves its seats (its heartbeat)
@@ -174,6 +177,14 @@ class MemoryStore(ClassStore):
             for write, args in tx.writes:
                 getattr(self, write)(*args)
             return done
+
+    def hset_while(self, guard, fields):
+        with self._lock:
+            if self.hget(*guard) is None:
+                return False
+            for key, field, value in fields:
+                self.hset(key, field, value)
+            return True
 
     def publish(self, code, what):
         for listener in list(self._listeners):

@@ -28,6 +28,12 @@ TIMEOUT_S = 2.0
 FAIL_FAST_S = 1.0
 DOWN = (redis.ConnectionError, redis.TimeoutError)
 LOG = logging.getLogger("schedlab")
+# hset_while: KEYS[1] the guard hash, ARGV[1] its field; then each further key with its field and value in ARGV
+HSET_WHILE = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+for i = 2, #KEYS do redis.call('HSET', KEYS[i], ARGV[2 * i - 2], ARGV[2 * i - 1]) end
+return 1
+"""
 
 
 def _reached(method):
@@ -52,6 +58,7 @@ class RedisStore(ClassStore):
         self.process, self.url = process_name(), url
         self._redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=timeout_s,
                                            socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 1))
+        self._hset_while = self._redis.register_script(HSET_WHILE)  # sent again by the client after a restart
         self._listeners: list[Listener] = []
         self._beats: list = []
         self._resumed: list = []
@@ -130,6 +137,12 @@ class RedisStore(ClassStore):
         finally:
             _reset(pipe)
         raise StoreUnavailable("class.store_down")  # never settled: the store is too busy to be of use
+
+    @_reached
+    def hset_while(self, guard, fields):
+        keys = [PREFIX + guard[0], *(PREFIX + key for key, _, _ in fields)]
+        return bool(self._hset_while(keys=keys, args=[guard[1], *(x for _, field, value in fields
+                                                                   for x in (field, value))]))
 
     @_reached
     def publish(self, code, what):

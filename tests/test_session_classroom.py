@@ -265,3 +265,18 @@ def test_a_follower_playing_along_holds_the_frames_the_run_has_ahead():
     assert student.cursor == 4 and student.last == 14
     student.follow(lecturer.shared_run, lecturer.inputs, 18, ahead=10)
     assert student.cursor == 18 and student.last == 20  # as far as the run is computed
+
+
+def test_nothing_is_filed_under_a_class_once_it_has_ended(new_registry):
+    """Ending a class deletes its keys; a tab's page run, a name or a hand-in coming after files none again."""
+    registry = new_registry()
+    room = registry.start("browser-L")
+    room.seats.sit("a", "A", Seat())
+    registry.close(room.code)
+    room.seats.sit("b", "B", Seat())  # a page run already under way when the class ended
+    with pytest.raises(ClassError) as refused:
+        room.names.claim("B", "Bea")
+    assert refused.value.message_id == "class.unknown"
+    assert not room.lectern.publish(RUN, "inputs", 1, "05_prefix_caching", False)
+    assert room.store.hgetall(room.keys.processes) == {} and room.store.hgetall(room.keys.seats(room.store.process)) \
+        == {} and room.store.hgetall(room.keys.names) == {} and room.store.get(room.keys.lead) is None
