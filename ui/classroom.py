@@ -189,8 +189,9 @@ def publish_lead():
     Play and Pause: ui/stage.py), for the class to follow (a trace cannot be followed)."""
     here = room()
     if is_lecturer() and lab().shared_run is not None:
-        here.lectern.publish(lab().shared_run, lab().inputs, lab().cursor, st.session_state.get("scenario_choice", ""),
-                     bool(st.session_state.get("predict_mode")), st.session_state.get(PLAYING, 0.0))
+        here.lectern.publish(lab().shared_run, lab().inputs, lab().cursor,
+                             st.session_state.get("scenario_choice", ""), bool(st.session_state.get("predict_mode")),
+                             st.session_state.get(PLAYING, 0.0))
 
 
 def _set_following(on: bool):
