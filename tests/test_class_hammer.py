@@ -18,7 +18,7 @@ from tests.helpers.class_hammer import PASSED, hammer
 from tests.helpers.delay_proxy import DelayProxy
 
 N = 200  # calls per process
-TIMEOUT_S, DELAY_S, EVERY = 0.2, 0.3, 80  # through the proxy: the client's timeout, a held reply, how often
+TIMEOUT_S, DELAY_S, EVERY = 0.5, 0.8, 120  # through the proxy: the client's timeout, a held reply, how often
 START_S = 1.0  # both sides start together this long after being handed their job (each waits: one job a side)
 
 
