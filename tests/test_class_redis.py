@@ -14,6 +14,7 @@ import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import in_lang
+from session.class_keys import heartbeat
 from session.class_store import StoreUnavailable
 from session.classroom import Registry
 from session.lab import Lab, RunInputs
@@ -255,3 +256,21 @@ def test_the_seats_of_a_silent_process_leave_by_themselves_and_the_lecturer_is_w
     assert time.monotonic() - stopped < a.store.silent_after_s + 2.5  # the heartbeat's life, then a beat or two
     assert a.store.hgetall(room_a.keys.processes) == {}  # dropped by the beat, before anyone counted
     assert room_a.seats.counts() == (0, 0)
+
+
+def test_just_after_redis_came_back_a_process_not_beaten_yet_keeps_its_seats(hall, redis_server):
+    """A restarted Redis has lost the heartbeats that expired while it was down; each process beats again within a
+    second of hearing it, so for a heartbeat's life no process takes another's silence for its end."""
+    a, b = hall
+    room_a = a.start("browser-L")
+    b.get(room_a.code).seats.sit("s1", "browser-S", Tab())
+    redis_server.restart()
+    wait_until(lambda: not a.store._lost and a.store.check() is None, "A to hear Redis again", HEARD_AGAIN_S,
+               poll_s=0.1)
+    assert not a.store.settled()
+    a.store.delete(heartbeat(b.store.process))  # B has not beaten yet
+    room_a.seats.counts()  # (B's seat counted or not, as B has beaten again or not yet)
+    assert b.store.process in a.store.hgetall(room_a.keys.processes)  # not dropped
+    assert "s1" in a.store.hgetall(room_a.keys.seats(b.store.process))
+    wait_until(a.store.settled, "A's store to settle", HEARD_AGAIN_S, poll_s=0.2)
+    assert room_a.seats.counts() == (1, 1)  # B beat again meanwhile: its seat counted
