@@ -64,9 +64,11 @@ bench-class:
 	uptime
 
 # A lecture hall (bench/bench_hall.py): a Redis, 3 server processes behind nginx (all on 127.0.0.1, free ports), one
-# lecturer and 90 simulated followers on the fake model; then a process killed (kill -9) and Redis restarted under a
-# class of 30; then the model process killed under 10 students on the real model (bench/bench_model_kill.py; skipped,
-# saying so, without the model). Bounded in time (the hall at most 25 minutes); the load average printed with it.
+# lecturer and 90 simulated followers on the fake model; then the faults under a named class of 30
+# (bench/bench_hall_faults.py: the lecturer's process killed and started again, Redis killed and started again from its
+# file, a process stopped, a rolling restart; after each, the tallies and both exports against what was cast); then
+# the model process killed under 10 students on the real model (bench/bench_model_kill.py; skipped, saying so, without
+# the model). Bounded in time (the hall at most 25 minutes); the load average printed with it.
 hall:
 	uptime
 	$(PYTHON) -m bench.bench_hall 90 3 --fault-followers 30

@@ -488,6 +488,8 @@ MESSAGES = {
     "class.leave": "Leave the class",
     "class.leading": "You lead class **{code}**: {students} students named, {tabs} tabs open, {following} following "
                      "you.",
+    "class.counts_live": "The counts are the tabs open on the server processes that answer: the tabs of a process "
+                         "that stopped answering leave them {seconds} s after its last sign of life.",
     "class.following": "Following the lecturer (class {code}): the stage moves with theirs.",
     "class.break_away": "Break away",
     "class.on_your_own": "Exploring on your own (class {code}); the lecturer goes on.",

@@ -395,6 +395,7 @@ MESSAGES = {
     "class.joined": "你在课堂 {code} 中。",
     "class.leave": "离开课堂",
     "class.leading": "你在带领课堂 **{code}**：{students} 名学生已署名，{tabs} 个标签页打开，{following} 个正在跟随你。",
+    "class.counts_live": "计数只包括仍在响应的服务器进程上打开的标签页：某个进程停止响应后，它的标签页在其最后一次心跳 {seconds} 秒后不再计入。",
     "class.following": "正在跟随讲师（课堂 {code}）：舞台随讲师的一起移动。",
     "class.break_away": "自行探索",
     "class.on_your_own": "正在自行探索（课堂 {code}）；讲师在继续讲。",

@@ -3,11 +3,16 @@ stores. `MemoryStore` keeps it in this process (the default: `make run` needs no
 (session/redis_store.py) keeps it in Redis when $SCHEDLAB_REDIS_URL is set, so several server processes hold one
 class and a class outlives the process its lecturer is on.
 
-The interface is a few of Redis's own data types, so the class logic is written once over both: strings, hashes
-(a field set only where absent: `hsetnx`, how a name is claimed), counters, keys that expire (a process's
-heartbeat), and messages published on a class's channel that every process hears (`listen`), each waking its own
-tabs. What was published while a process could not hear it is lost: `on_resume` tells it to look again. Values
-are strings (the class logic writes JSON).
+The interface is a few of Redis's own data types, so the class logic is written once over both: strings, hashes,
+keys that expire (a process's heartbeat), and messages published on a class's channel that every process hears
+(`listen`), each waking its own tabs. What was published while a process could not hear it is lost: `on_resume`
+tells it to look again. Values are strings (the class logic writes JSON); session/class_keys.py names every key.
+
+A change of several keys, or one that depends on what it reads, is one function over a `Tx` run by `atomically`:
+it reads, decides, and its writes are applied together, with nothing changed in between by anyone (Redis: WATCH,
+then MULTI/EXEC, the function run again when a watched key changed; memory: under the store's lock). Each change
+is written so that running it again after it took effect changes nothing more: Redis's client sends a command
+again when its reply is late, and a transaction whose EXEC took effect but whose reply was lost is run again.
 
 A store that cannot be reached raises `StoreUnavailable`: a message the page shows as it is, in either language.
 """
@@ -19,38 +24,87 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from i18n import MessageError
 
 REDIS_ENV = "SCHEDLAB_REDIS_URL"
 
 Listener = Callable[[str, str], None]  # (class code, what happened) -> None
+T = TypeVar("T")
+MAX_TRIES = 200  # the most times a change is run again because a key it watched changed meanwhile
 
 
 class StoreUnavailable(MessageError):
     """The class's store cannot be reached (Redis down): the class waits, the lecturer's own stage goes on."""
 
 
+class Tx:
+    """One atomic change's view of the store: reads answer at once, writes are kept and applied together once the
+    change returns (as in a Redis transaction: a change decides from what it read, then writes; a change that
+    raises writes nothing). `watch` adds keys whose change meanwhile runs the change again (Redis); read only
+    keys watched, or ones whose change meanwhile does not matter to the decision."""
+
+    def __init__(self, read: Callable, watch: Callable[[tuple[str, ...]], None]):
+        self._read, self._watch = read, watch
+        self.writes: list[tuple[str, tuple]] = []
+
+    def watch(self, *keys: str):
+        self._watch(keys)
+
+    def get(self, key: str) -> str | None:
+        return self._read("get", key)
+
+    def hget(self, key: str, field: str) -> str | None:
+        return self._read("hget", key, field)
+
+    def hgetall(self, key: str) -> dict[str, str]:
+        return self._read("hgetall", key)
+
+    def hlen(self, key: str) -> int:
+        return self._read("hlen", key)
+
+    def set(self, key: str, value: str):
+        self.writes.append(("set", (key, value)))
+
+    def hset(self, key: str, field: str, value: str):
+        self.writes.append(("hset", (key, field, value)))
+
+    def hdel(self, key: str, field: str):
+        self.writes.append(("hdel", (key, field)))
+
+    def delete(self, key: str):
+        self.writes.append(("delete", (key,)))
+
+
 class ClassStore:
     """What the class logic asks of a store. `process` names this server process (its seats are filed under it)."""
 
     process: str
+    silent_after_s: float | None = None  # a process silent this long is gone, with its seats (None: one process)
 
     def get(self, key: str) -> str | None: ...
     def set(self, key: str, value: str, ttl_s: float | None = None): ...
-    def incr(self, key: str) -> int: ...
     def hget(self, key: str, field: str) -> str | None: ...
     def hgetall(self, key: str) -> dict[str, str]: ...
+    def hlen(self, key: str) -> int: ...
     def hset(self, key: str, field: str, value: str): ...
     def hsetnx(self, key: str, field: str, value: str) -> bool: ...
     def hdel(self, key: str, field: str) -> bool: ...
     def delete(self, *keys: str): ...
     def delete_prefix(self, prefix: str): ...
+    def atomically(self, keys: tuple[str, ...], change: Callable[[Tx], T]) -> T: ...  # `change` over `keys`
+    # watched, its writes applied together (module docstring); what it returns
+    def hset_while(self, guard: tuple[str, str], fields: list[tuple[str, str, str]]) -> bool: ...  # each (key,
+    # field, value) set, all together, only while the hash `guard[0]` has the field `guard[1]`; whether they were
+    # (one command: for a write made at every step of every tab, where a transaction's round trips would cost)
     def publish(self, code: str, what: str): ...
     def listen(self, listener: Listener): ...
     def is_up(self, process: str) -> bool: ...  # whether that process still serves its seats (its heartbeat)
     def on_beat(self, beat: Callable[[], None]): ...  # called every few seconds from the store's thread
     def on_resume(self, resumed: Callable[[], None]): ...  # called when the store is heard again after a loss
+    def settled(self) -> bool:  # whether a process silent now has really stopped answering: not while every
+        return True  # process may still be beating again after the store came back (session/redis_store.py)
     def check(self): ...  # StoreUnavailable while the store is known to be unreachable (what a process kept of it
     # is then not served either: the page says the class cannot be reached)
     def close(self): ...
@@ -65,7 +119,7 @@ class MemoryStore(ClassStore):
         self._strings: dict[str, tuple[str, float | None]] = {}  # key -> (value, expires at time.monotonic())
         self._hashes: dict[str, dict[str, str]] = {}
         self._listeners: list[Listener] = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # held through a change's reads and writes (`atomically`)
 
     def get(self, key):
         with self._lock:
@@ -76,12 +130,6 @@ class MemoryStore(ClassStore):
         with self._lock:
             self._strings[key] = (value, None if ttl_s is None else time.monotonic() + ttl_s)
 
-    def incr(self, key):
-        with self._lock:
-            n = int(self._strings.get(key, ("0", None))[0]) + 1
-            self._strings[key] = (str(n), None)
-            return n
-
     def hget(self, key, field):
         with self._lock:
             return self._hashes.get(key, {}).get(field)
@@ -89,6 +137,10 @@ class MemoryStore(ClassStore):
     def hgetall(self, key):
         with self._lock:
             return dict(self._hashes.get(key, {}))
+
+    def hlen(self, key):
+        with self._lock:
+            return len(self._hashes.get(key, {}))
 
     def hset(self, key, field, value):
         with self._lock:
@@ -117,6 +169,22 @@ class MemoryStore(ClassStore):
             for kept in (self._strings, self._hashes):
                 for key in [k for k in kept if k.startswith(prefix)]:
                     del kept[key]
+
+    def atomically(self, keys, change):
+        with self._lock:
+            tx = Tx(lambda read, *args: getattr(self, read)(*args), lambda keys: None)
+            done = change(tx)
+            for write, args in tx.writes:
+                getattr(self, write)(*args)
+            return done
+
+    def hset_while(self, guard, fields):
+        with self._lock:
+            if self.hget(*guard) is None:
+                return False
+            for key, field, value in fields:
+                self.hset(key, field, value)
+            return True
 
     def publish(self, code, what):
         for listener in list(self._listeners):

@@ -18,15 +18,22 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from session.class_store import ClassStore, Listener, StoreUnavailable, process_name
+from session.class_keys import heartbeat
+from session.class_store import MAX_TRIES, ClassStore, Listener, StoreUnavailable, Tx, process_name
 
 PREFIX = "schedlab:"
 CHANNEL = PREFIX + "wake"  # each message: "<class code> <what happened>"
-HEARTBEAT_S, HEARTBEAT_TTL_S = 2.0, 8.0  # a process silent for HEARTBEAT_TTL_S is gone, and its seats with it
+HEARTBEAT_S, HEARTBEAT_TTL_S = 1.0, 4.0  # a process silent for HEARTBEAT_TTL_S is gone, and its seats with it
 TIMEOUT_S = 2.0
 FAIL_FAST_S = 1.0
 DOWN = (redis.ConnectionError, redis.TimeoutError)
 LOG = logging.getLogger("schedlab")
+# hset_while: KEYS[1] the guard hash, ARGV[1] its field; then each further key with its field and value in ARGV
+HSET_WHILE = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+for i = 2, #KEYS do redis.call('HSET', KEYS[i], ARGV[2 * i - 2], ARGV[2 * i - 1]) end
+return 1
+"""
 
 
 def _reached(method):
@@ -45,15 +52,19 @@ def _reached(method):
 
 
 class RedisStore(ClassStore):
-    def __init__(self, url: str):
+    silent_after_s = HEARTBEAT_TTL_S
+    def __init__(self, url: str, timeout_s: float = TIMEOUT_S):
+        """`timeout_s`: how long a reply is waited for before the command is sent again (once)."""
         self.process, self.url = process_name(), url
-        self._redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=TIMEOUT_S,
-                                           socket_connect_timeout=TIMEOUT_S, retry=Retry(NoBackoff(), 1))
+        self._redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=timeout_s,
+                                           socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 1))
+        self._hset_while = self._redis.register_script(HSET_WHILE)  # sent again by the client after a restart
         self._listeners: list[Listener] = []
         self._beats: list = []
         self._resumed: list = []
         self._down_until = 0.0  # time.monotonic() until which calls fail at once (Redis did not answer)
         self._lost = False  # the listener's connection lost, not subscribed again yet
+        self._heard_since = time.monotonic()  # when the store was last heard again after a loss
         self._stop = threading.Event()
         with contextlib.suppress(*DOWN):  # up from the start: another process never takes its first seats for gone
             self._beat()
@@ -68,9 +79,6 @@ class RedisStore(ClassStore):
     def set(self, key, value, ttl_s=None):
         self._redis.set(PREFIX + key, value, px=None if ttl_s is None else int(ttl_s * 1000))
 
-    @_reached
-    def incr(self, key):
-        return int(self._redis.incr(PREFIX + key))
 
     @_reached
     def hget(self, key, field):
@@ -79,6 +87,10 @@ class RedisStore(ClassStore):
     @_reached
     def hgetall(self, key):
         return self._redis.hgetall(PREFIX + key)
+
+    @_reached
+    def hlen(self, key):
+        return int(self._redis.hlen(PREFIX + key))
 
     @_reached
     def hset(self, key, field, value):
@@ -104,6 +116,35 @@ class RedisStore(ClassStore):
             self._redis.delete(*keys)
 
     @_reached
+    def atomically(self, keys, change):
+        """WATCH the keys, run `change` (its reads answered at once), then its writes in MULTI/EXEC; run again while
+        a watched key changed meanwhile (a lost connection while watching counts as such: redis.WatchError)."""
+        pipe = self._redis.pipeline()
+        try:
+            for _ in range(MAX_TRIES):
+                try:
+                    pipe.watch(*(PREFIX + key for key in keys))
+                    tx = Tx(lambda read, key, *args: getattr(pipe, read)(PREFIX + key, *args),
+                            lambda more: pipe.watch(*(PREFIX + key for key in more)))
+                    done = change(tx)
+                    pipe.multi()
+                    for write, (key, *args) in tx.writes:
+                        getattr(pipe, write)(PREFIX + key, *args)
+                    pipe.execute()
+                    return done
+                except redis.WatchError:
+                    _reset(pipe)
+        finally:
+            _reset(pipe)
+        raise StoreUnavailable("class.store_down")  # never settled: the store is too busy to be of use
+
+    @_reached
+    def hset_while(self, guard, fields):
+        keys = [PREFIX + guard[0], *(PREFIX + key for key, _, _ in fields)]
+        return bool(self._hset_while(keys=keys, args=[guard[1], *(x for _, field, value in fields
+                                                                   for x in (field, value))]))
+
+    @_reached
     def publish(self, code, what):
         self._redis.publish(CHANNEL, f"{code} {what}")
 
@@ -112,8 +153,13 @@ class RedisStore(ClassStore):
         if self._lost:  # the listener has not heard Redis since it was lost: ask it
             self._redis.ping()
 
+    def settled(self) -> bool:
+        """Not within HEARTBEAT_TTL_S of the store coming back: a restarted Redis has dropped the heartbeats that
+        expired while it was down, and every process beats again only within HEARTBEAT_S of hearing it."""
+        return not self._lost and time.monotonic() - self._heard_since >= HEARTBEAT_TTL_S
+
     def is_up(self, process: str) -> bool:
-        return process == self.process or self.get(f"process:{process}") is not None
+        return process == self.process or self.get(heartbeat(process)) is not None
 
     def listen(self, listener):
         self._listeners.append(listener)
@@ -132,7 +178,7 @@ class RedisStore(ClassStore):
     # -- the store's own thread: the heartbeat and the wake-ups heard ------------------------------------------
 
     def _beat(self):
-        self._redis.set(f"{PREFIX}process:{self.process}", "1", px=int(HEARTBEAT_TTL_S * 1000))
+        self._redis.set(PREFIX + heartbeat(self.process), "1", px=int(HEARTBEAT_TTL_S * 1000))
 
     def _serve(self):
         """Beat and listen until closed; while Redis is down, try again every heartbeat (subscribing anew). Once
@@ -146,6 +192,7 @@ subscribed again, the wake-ups published meanwhile are lost: `on_resume`'s calla
                     pubsub.get_message(timeout=TIMEOUT_S)  # the subscription confirmed: heard from now on
                 if lost:
                     lost, self._lost, self._down_until = False, False, 0.0  # heard again: no failing fast
+                    self._heard_since = time.monotonic()
                     for resumed in list(self._resumed):
                         resumed()
                 now = time.monotonic()
@@ -166,6 +213,17 @@ subscribed again, the wake-ups published meanwhile are lost: `on_resume`'s calla
             except Exception:  # a listener's own failure: logged, the thread goes on
                 LOG.exception("the class store's listener failed")
         _dropped(pubsub)
+
+
+def _reset(pipe):
+    """pipe.reset(), whose UNWATCH may be answered late too: then its connection is dropped (which drops the
+    WATCH) rather than the change's own outcome lost to the late reply."""
+    try:
+        pipe.reset()
+    except DOWN:
+        pipe.connection.disconnect()
+        pipe.watching = False
+        pipe.reset()
 
 
 def _dropped(pubsub):

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from engine.inputs.assignment import Judgement
 from engine.inputs.goals import FAIL, Verdict
 from i18n import Message, MessageError, in_lang
-from session.class_store import ClassStore
+from session.class_error import class_open
+from session.class_keys import CLASSES, ClassKeys
+from session.class_store import ClassStore, Tx
 
 MAX_NAMES = 500  # per assignment in one class: a class's seats
 FORMULA_START = "=+-@\t\r"  # a spreadsheet evaluates a cell starting so
@@ -75,11 +77,11 @@ def _message(data):
 
 
 class Submissions:
-    """A class's latest submission per student and assignment, in the class's store under `key` (a hash: one
-    field per assignment and name's key)."""
+    """A class's latest submission per student and assignment, in the class's store (session/class_keys.py: a hash,
+    one field per assignment and name's key)."""
 
-    def __init__(self, store: ClassStore, key: str):
-        self._store, self._key = store, key
+    def __init__(self, store: ClassStore, keys: ClassKeys):
+        self._store, self._keys, self._key = store, keys, keys.submissions
 
     @staticmethod
     def _slot(assignment: str, key: str) -> str:
@@ -87,12 +89,16 @@ class Submissions:
 
     def submit(self, name: str, key: str, assignment: str, judgement: Judgement, link: str = "") -> Submission:
         """Keep this run as the latest of the student named `name` (compared by `key`) on `assignment`;
-        SubmissionError for a new name beyond MAX_NAMES."""
+        SubmissionError for a new name beyond MAX_NAMES, ClassError once the class has ended."""
         slot, submission = self._slot(assignment, key), Submission.of(name, key, assignment, judgement, link)
-        kept = self._store.hgetall(self._key)
-        if slot not in kept and sum(json.loads(s)[0] == assignment for s in kept) >= MAX_NAMES:
-            raise SubmissionError("assignment.too_many", most=MAX_NAMES)
-        self._store.hset(self._key, slot, submission.filed())
+
+        def change(tx: Tx):
+            class_open(tx, self._keys)  # ClassError once the class has ended
+            kept = tx.hgetall(self._key)
+            if slot not in kept and sum(json.loads(s)[0] == assignment for s in kept) >= MAX_NAMES:
+                raise SubmissionError("assignment.too_many", most=MAX_NAMES)
+            tx.hset(self._key, slot, submission.filed())
+        self._store.atomically((CLASSES, self._key), change)
         return submission
 
     def delete(self, assignment: str, key: str) -> bool:

@@ -87,11 +87,11 @@ def test_a_name_is_bound_to_its_browser_and_a_look_alike_is_refused(app, monkeyp
         assert other.error[-1].value.startswith("Alice Smith is already in this class, from another browser")
     again = student_of(room, monkeypatch, browser="a" * 32)  # Alice's reload: her browser's cookie
     assert any(c.value == "You are **Alice Smith** in this class." for c in again.caption)
-    assert room.names() == {"alicesmith": "Alice Smith"} and no_errors(alice)
+    assert room.names.all() == {"alicesmith": "Alice Smith"} and no_errors(alice)
     for name in ("प्रिया शर्मा", "สมศักดิ์ ใจดี", "محمد عَلي", "E\u0301mile"):  # every script, its marks kept
         page = student_of(room, monkeypatch, name)
         assert no_errors(page)
-    assert sorted(room.names().values()) == sorted(["Alice Smith", "प्रिया शर्मा", "สมศักดิ์ ใจดี", "محمد عَلي", "Émile"])
+    assert sorted(room.names.all().values()) == sorted(["Alice Smith", "प्रिया शर्मा", "สมศักดิ์ ใจดี", "محمد عَلي", "Émile"])
 
 
 def test_a_lecturers_reload_keeps_the_lectern_and_the_class_stays_where_it_was(app, monkeypatch):
@@ -122,7 +122,7 @@ def test_a_follower_goes_no_further_than_the_lecturer_while_a_question_is_open(a
     assert message["bound"] == 0 and message["last"] == 0 and lab(student).cursor == 0
     student.radio(key=f"class_choice_{asked.step}").set_value(0)
     button(student, "Send my answer").click().run()
-    assert room.poll_at(asked.title, asked.step).votes == {"bo": 0}
+    assert room.polls.at(asked.title, asked.step).votes == {"bo": 0}
     other_tab = student_of(room, monkeypatch)  # a second tab of no name votes nothing
     assert any("Give your name above the stage to answer." in c.value for c in other_tab.caption)
     button(app, "Reveal for everyone").click().run()
@@ -173,7 +173,7 @@ def test_a_wrong_code_is_a_message_and_a_links_values_are_echoed_inert(app, monk
 
 def test_a_roster_names_each_student_by_their_personal_link_and_refuses_other_names(app, monkeypatch):
     room = started(app)
-    codes = room.set_roster(["王小明", "Ada Lovelace"])
+    codes = room.names.set_roster(["王小明", "Ada Lovelace"])
     student = fake_model_app(monkeypatch)
     student.query_params.update({"class": room.code, "me": codes["王小明"], "lang": "zh"})
     student.run()
@@ -213,12 +213,12 @@ def test_the_lecturer_closes_a_question_and_asks_it_again(app, monkeypatch):
     student.radio(key=f"class_choice_{asked.step}").set_value(1)
     button(student, "Send my answer").click().run()
     button(app, "Close the question").click().run()
-    asked = room.poll_at(asked.title, asked.step)  # the poll as the class's store holds it now
+    asked = room.polls.at(asked.title, asked.step)  # the poll as the class's store holds it now
     assert asked.closed and asked.counts()[1] == 1  # no more answers; the counts kept
     student.run()
     assert any(c.value == "The lecturer has closed this question." for c in student.caption)
     button(app, "Ask again").click().run()
-    asked = room.poll_at(asked.title, asked.step)
+    asked = room.polls.at(asked.title, asked.step)
     assert asked.open and asked.votes == {}
     student.run()
     assert button(student, "Send my answer") is not None

@@ -21,7 +21,7 @@ def test_a_lecturers_move_during_a_followers_page_run_is_followed_without_an_err
         drawn_before_the_stage()
         lecturer, lead = lab(app), room.lead  # the lecturer's two steps, published as the lecturer's page does
         lecturer.run(2)
-        room.publish(lecturer.shared_run, lecturer.inputs, lecturer.cursor, lead.scenario, lead.predicting)
+        room.lectern.publish(lecturer.shared_run, lecturer.inputs, lecturer.cursor, lead.scenario, lead.predicting)
 
     monkeypatch.setattr(ui.server_panel, "server_panel", the_lecturer_moves_meanwhile)
     student.run()

@@ -14,6 +14,7 @@ import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import in_lang
+from session.class_keys import heartbeat
 from session.class_store import StoreUnavailable
 from session.classroom import Registry
 from session.lab import Lab, RunInputs
@@ -62,17 +63,17 @@ def test_two_processes_hold_one_class_its_names_votes_and_submissions(hall):
     room_a = a.start("browser-L")
     room_b = b.get(room_a.code)  # a student's page on the other process finds the class
     assert room_b is not room_a and room_b.secret == room_a.secret and room_b.is_lecturer("browser-L")
-    assert room_b.claim("browser-S", "Ada Lovelace") == "Ada Lovelace"
-    assert room_a.name_of("browser-S") == "Ada Lovelace" and room_a.names() == room_b.names()
+    assert room_b.names.claim("browser-S", "Ada Lovelace") == "Ada Lovelace"
+    assert room_a.names.name_of("browser-S") == "Ada Lovelace" and room_a.names.all() == room_b.names.all()
     with pytest.raises(Exception) as refused:
-        room_a.claim("browser-T", "ada lovelace")  # the look-alike, on the other process: refused as well
+        room_a.names.claim("browser-T", "ada lovelace")  # the look-alike, on the other process: refused as well
     assert refused.value.message_id == "class.name_taken"
-    room_b.sit("s1", "browser-S", Tab())
-    room_a.sit("s2", "browser-T", Tab())
-    assert room_a.seats() == room_b.seats() == (2, 2)  # every process's tabs counted
-    room_a.poll("T", 3, "?", ("x", "y"), 1)
+    room_b.seats.sit("s1", "browser-S", Tab())
+    room_a.seats.sit("s2", "browser-T", Tab())
+    assert room_a.seats.counts() == room_b.seats.counts() == (2, 2)  # every process's tabs counted
+    room_a.polls.ask("T", 3, "?", ("x", "y"), 1)
     assert room_b.vote("s1", "T", 3, 1)  # a vote on B, counted where the lecturer is
-    assert room_a.poll_at("T", 3).votes == {room_b.names().popitem()[0]: 1}
+    assert room_a.polls.at("T", 3).votes == {room_b.names.all().popitem()[0]: 1}
 
 
 def test_a_lead_published_on_one_process_reaches_a_follower_on_the_other_with_the_run_built_there(hall):
@@ -80,10 +81,10 @@ def test_a_lead_published_on_one_process_reaches_a_follower_on_the_other_with_th
     room_a = a.start("browser-L")
     room_b = b.get(room_a.code)
     follower = Tab()
-    room_b.sit("s1", "browser-S", follower)
+    room_b.seats.sit("s1", "browser-S", follower)
     lecturer = lecturer_lab(a)
     lecturer.run(7)
-    room_a.publish(lecturer.shared_run, lecturer.inputs, lecturer.cursor, "02_preemption", False)
+    room_a.lectern.publish(lecturer.shared_run, lecturer.inputs, lecturer.cursor, "02_preemption", False)
     settle(a.store, b.store)
     assert follower.woken == 1
     lead = room_b.lead
@@ -101,7 +102,7 @@ def test_a_lecturers_branch_travels_in_the_recipe(hall):
     lecturer.run(4)
     lecturer.set_config(max_num_seqs=1)  # a change mid-run: only the lecturer's run has it
     lecturer.run(3)
-    room_a.publish(lecturer.shared_run, lecturer.inputs, lecturer.cursor, "02_preemption", False)
+    room_a.lectern.publish(lecturer.shared_run, lecturer.inputs, lecturer.cursor, "02_preemption", False)
     lead = room_b.lead
     assert lead.run.spec == lecturer.shared_run.spec and same_frame(lead.run.engine.frames[7], lecturer.frame)
 
@@ -110,21 +111,21 @@ def test_redis_restarted_keeps_the_class_and_the_wake_ups_resume(hall, redis_ser
     a, b = hall
     room_a = a.start("browser-L")
     room_b = b.get(room_a.code)
-    room_b.claim("browser-S", "Ada")
-    room_b.sit("s1", "browser-S", follower := Tab())
+    room_b.names.claim("browser-S", "Ada")
+    room_b.seats.sit("s1", "browser-S", follower := Tab())
     lecturer = lecturer_lab(a)
     lecturer.run(3)
-    room_a.publish(lecturer.shared_run, lecturer.inputs, 3, "02_preemption", False)
-    room_a.poll("T", 5, "?", ("x", "y"), 0)
+    room_a.lectern.publish(lecturer.shared_run, lecturer.inputs, 3, "02_preemption", False)
+    room_a.polls.ask("T", 5, "?", ("x", "y"), 0)
     room_b.vote("s1", "T", 5, 0)
     redis_server.restart()  # its append-only file read back
-    assert a.find(room_a.code) is room_a and room_b.name_of("browser-S") == "Ada"
-    assert room_a.poll_at("T", 5).votes == {"ada": 0} and room_b.lead.frame == 3
+    assert a.find(room_a.code) is room_a and room_b.names.name_of("browser-S") == "Ada"
+    assert room_a.polls.at("T", 5).votes == {"ada": 0} and room_b.lead.frame == 3
     woken = follower.woken
     deadline = time.monotonic() + HEARD_AGAIN_S
     while follower.woken == woken and time.monotonic() < deadline:  # until B's listener has subscribed again
         lecturer.step()  # each step a new lead, published
-        room_a.publish(lecturer.shared_run, lecturer.inputs, lecturer.cursor, "02_preemption", False)
+        room_a.lectern.publish(lecturer.shared_run, lecturer.inputs, lecturer.cursor, "02_preemption", False)
         time.sleep(0.2)
     assert follower.woken > woken and room_b.lead.frame == lecturer.cursor > 3
 
@@ -135,7 +136,7 @@ def test_an_unreachable_redis_is_said_plainly_and_the_class_picks_up_when_it_is_
     lecturer = lecturer_lab(a)
     redis_server.stop()
     with pytest.raises(StoreUnavailable) as down:
-        room_a.publish(lecturer.shared_run, lecturer.inputs, 0, "02_preemption", False)
+        room_a.lectern.publish(lecturer.shared_run, lecturer.inputs, 0, "02_preemption", False)
     assert down.value.message_id == "class.store_down"
     assert "Redis" in in_lang("en", down.value.message) and "Redis" in in_lang("zh", down.value.message)
     assert in_lang("zh", down.value.message) != in_lang("en", down.value.message)
@@ -145,7 +146,7 @@ def test_an_unreachable_redis_is_said_plainly_and_the_class_picks_up_when_it_is_
     deadline = time.monotonic() + HEARD_AGAIN_S
     while time.monotonic() < deadline:  # the store fails fast for a moment after a failure, then tries again
         try:
-            room_a.publish(lecturer.shared_run, lecturer.inputs, lecturer.cursor, "02_preemption", False)
+            room_a.lectern.publish(lecturer.shared_run, lecturer.inputs, lecturer.cursor, "02_preemption", False)
             break
         except StoreUnavailable:
             time.sleep(0.2)
@@ -156,23 +157,23 @@ def test_a_process_that_dies_takes_only_its_tabs_its_students_votes_and_submissi
     a, b = hall
     room_a = a.start("browser-L")
     room_b = b.get(room_a.code)
-    room_b.claim("browser-S", "Ada")
-    room_b.sit("s1", "browser-S", Tab())
-    room_a.sit("s2", "browser-T", Tab())
-    room_a.poll("T", 5, "?", ("x", "y"), 0)
+    room_b.names.claim("browser-S", "Ada")
+    room_b.seats.sit("s1", "browser-S", Tab())
+    room_a.seats.sit("s2", "browser-T", Tab())
+    room_a.polls.ask("T", 5, "?", ("x", "y"), 0)
     assert room_b.vote("s1", "T", 5, 1)
-    assert room_a.seats() == (2, 2)
-    assert room_a.tabs_by_process() == {a.store.process: 1, b.store.process: 1}
+    assert room_a.seats.counts() == (2, 2)
+    assert room_a.seats.tabs_by_process() == {a.store.process: 1, b.store.process: 1}
     b.store.close()  # process B killed: its heartbeat stops, nothing of it is cleaned up
     # only the tabs of the process still up are counted, once B's heartbeat expires
-    wait_until(lambda: room_a.seats() == (1, 1), "B's heartbeat to expire", HEARD_AGAIN_S, poll_s=0.5)
-    assert room_a.poll_at("T", 5).votes == {"ada": 1} and room_a.name_of("browser-S") == "Ada"
+    wait_until(lambda: room_a.seats.counts() == (1, 1), "B's heartbeat to expire", HEARD_AGAIN_S, poll_s=0.5)
+    assert room_a.polls.at("T", 5).votes == {"ada": 1} and room_a.names.name_of("browser-S") == "Ada"
     reconnected = Registry(store=RedisStore(redis_server.url)).get(room_a.code)  # Ada's page, reconnected
     try:
-        reconnected.sit("s1-again", "browser-S", Tab())
+        reconnected.seats.sit("s1-again", "browser-S", Tab())
         assert reconnected.vote("s1-again", "T", 5, 0)  # the same student, from the tab on another process
-        assert room_a.poll_at("T", 5).votes == {"ada": 0}  # still one vote: their last
-        assert reconnected.name_of("browser-S") == "Ada" and room_a.seats() == (2, 2)
+        assert room_a.polls.at("T", 5).votes == {"ada": 0}  # still one vote: their last
+        assert reconnected.names.name_of("browser-S") == "Ada" and room_a.seats.counts() == (2, 2)
     finally:
         reconnected.store.close()
 
@@ -182,9 +183,9 @@ def test_once_redis_is_back_every_tab_looks_again_without_a_new_wake_up(hall, re
     followers (to read the lead) and its lecturer's tab (to publish where the lecturer stands)."""
     a, b = hall
     room_a = a.start("browser-L")
-    room_a.lecture("l1", lecturer := Tab())
+    room_a.lectern.lecture("l1", lecturer := Tab())
     room_b = b.get(room_a.code)
-    room_b.sit("s1", "browser-S", follower := Tab())
+    room_b.seats.sit("s1", "browser-S", follower := Tab())
     settle(a.store, b.store)
     woken = (lecturer.woken, follower.woken)
     redis_server.restart()  # nothing published after it
@@ -197,7 +198,7 @@ def test_a_process_reads_the_lead_once_per_change_it_hears_not_once_per_tab(hall
     room_a = a.start("browser-L")
     room_b = b.get(room_a.code)
     lecturer = lecturer_lab(a)
-    room_a.publish(lecturer.shared_run, lecturer.inputs, 1, "02_preemption", False)
+    room_a.lectern.publish(lecturer.shared_run, lecturer.inputs, 1, "02_preemption", False)
     settle(a.store, b.store)
     reads = []
     read = b.store.get
@@ -205,7 +206,7 @@ def test_a_process_reads_the_lead_once_per_change_it_hears_not_once_per_tab(hall
     assert [room_b.lead.frame for _ in range(20)] == [1] * 20  # twenty tabs' page runs
     assert reads.count(f"class:{room_a.code}:lead") == 1
     lecturer.step()
-    room_a.publish(lecturer.shared_run, lecturer.inputs, 2, "02_preemption", False)
+    room_a.lectern.publish(lecturer.shared_run, lecturer.inputs, 2, "02_preemption", False)
     settle(a.store, b.store)
     assert [room_b.lead.frame for _ in range(20)] == [2] * 20
     assert reads.count(f"class:{room_a.code}:lead") == 2
@@ -229,10 +230,47 @@ def test_a_class_closed_wakes_the_tabs_of_its_process_however_late_that_process_
     try:
         registry = Registry(store=store)
         room = registry.start()
-        room.sit("s1", "browser-S", tab := Tab())
+        room.seats.sit("s1", "browser-S", tab := Tab())
         registry.close(room.code)
         store.late.set()
         settle(store)
         assert tab.woken == 1 and room.ended and registry.find(room.code) is None
     finally:
         store.close()
+
+
+def test_the_seats_of_a_silent_process_leave_by_themselves_and_the_lecturer_is_woken_to_count_again(hall):
+    """Nobody counts: the other process's beat notices the silence, drops the seats and wakes the lecturer's tab
+    (whose desk then reads the counts without the dead)."""
+    a, b = hall
+    room_a = a.start("browser-L")
+    room_a.lectern.lecture("l1", lecturer := Tab())
+    room_b = b.get(room_a.code)
+    room_b.seats.sit("s1", "browser-S", Tab())
+    room_b.seats.sit("s2", "browser-T", Tab())
+    settle(a.store, b.store)
+    woken = lecturer.woken
+    b.store.close()  # process B stops answering: its heartbeat expires
+    stopped = time.monotonic()
+    wait_until(lambda: lecturer.woken > woken, "the lecturer woken", HEARD_AGAIN_S, poll_s=0.1)
+    assert time.monotonic() - stopped < a.store.silent_after_s + 2.5  # the heartbeat's life, then a beat or two
+    assert a.store.hgetall(room_a.keys.processes) == {}  # dropped by the beat, before anyone counted
+    assert room_a.seats.counts() == (0, 0)
+
+
+def test_just_after_redis_came_back_a_process_not_beaten_yet_keeps_its_seats(hall, redis_server):
+    """A restarted Redis has lost the heartbeats that expired while it was down; each process beats again within a
+    second of hearing it, so for a heartbeat's life no process takes another's silence for its end."""
+    a, b = hall
+    room_a = a.start("browser-L")
+    b.get(room_a.code).seats.sit("s1", "browser-S", Tab())
+    redis_server.restart()
+    wait_until(lambda: not a.store._lost and a.store.check() is None, "A to hear Redis again", HEARD_AGAIN_S,
+               poll_s=0.1)
+    assert not a.store.settled()
+    a.store.delete(heartbeat(b.store.process))  # B has not beaten yet
+    room_a.seats.counts()  # (B's seat counted or not, as B has beaten again or not yet)
+    assert b.store.process in a.store.hgetall(room_a.keys.processes)  # not dropped
+    assert "s1" in a.store.hgetall(room_a.keys.seats(b.store.process))
+    wait_until(a.store.settled, "A's store to settle", HEARD_AGAIN_S, poll_s=0.2)
+    assert room_a.seats.counts() == (1, 1)  # B beat again meanwhile: its seat counted

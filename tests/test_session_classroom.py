@@ -43,8 +43,8 @@ def test_a_class_has_a_short_code_a_lecturers_browser_and_a_secret_of_its_own(ne
     assert len(room.code) == CODE_LENGTH and set(room.code) <= set(CODE_ALPHABET) and room.code != other.code
     assert room.secret != other.secret and len(room.secret) >= 16
     assert room.is_lecturer("browser-L") and not room.is_lecturer("browser-S") and not room.is_lecturer(None)
-    assert not room.take_lectern("browser-T", "guess") and not room.is_lecturer("browser-T")
-    assert room.take_lectern("browser-T", room.secret) and room.is_lecturer("browser-T")  # another device
+    assert not room.lectern.take_lectern("browser-T", "guess") and not room.is_lecturer("browser-T")
+    assert room.lectern.take_lectern("browser-T", room.secret) and room.is_lecturer("browser-T")  # another device
     assert registry.get(room.code.lower()) is room  # typed from a projector, in any case
     with pytest.raises(ClassError) as refused:
         registry.get("NOPE9")
@@ -55,9 +55,9 @@ def test_beyond_the_bound_the_oldest_class_without_its_lecturer_closes_and_a_ful
     registry = new_registry(max_classes=2)
     first, second = registry.start(), registry.start()
     here, gone = Seat(), Seat()
-    first.lecture("L1", here, lambda: True)
-    second.lecture("L2", gone, lambda: False)  # its lecturer's tab has closed
-    registry.start().lecture("L3", Seat(), lambda: True)
+    first.lectern.lecture("L1", here, lambda: True)
+    second.lectern.lecture("L2", gone, lambda: False)  # its lecturer's tab has closed
+    registry.start().lectern.lecture("L3", Seat(), lambda: True)
     assert registry.find(second.code) is None and second.ended and registry.get(first.code) is first
     with pytest.raises(ClassError) as refused:
         registry.start()  # both classes left have their lecturer here
@@ -66,68 +66,68 @@ def test_beyond_the_bound_the_oldest_class_without_its_lecturer_closes_and_a_ful
 
 def test_a_name_is_bound_to_one_browser_and_names_that_look_the_same_are_refused(new_registry):
     room = new_registry().start()
-    assert room.claim("A", "  Alice   Smith ") == "Alice Smith"
-    assert room.claim("A", "alice smith") == "Alice Smith"  # the same browser, the same name: no change
+    assert room.names.claim("A", "  Alice   Smith ") == "Alice Smith"
+    assert room.names.claim("A", "alice smith") == "Alice Smith"  # the same browser, the same name: no change
     for look_alike in ("alice smith", "Alice\u200bSmith", "ALICE-SMITH", "\u0410lice Smith", "Ａｌｉｃｅ Smith",
                        "A1ice Smith", "Alice\u00adSmith"):
         with pytest.raises(ClassError) as refused:
-            room.claim("B", look_alike)
+            room.names.claim("B", look_alike)
         assert refused.value.message_id == "class.name_taken" and refused.value.message.values["name"] == \
             "Alice Smith"
     with pytest.raises(ClassError) as refused:
-        room.claim("A", "Bob")  # one name per browser
+        room.names.claim("A", "Bob")  # one name per browser
     assert refused.value.message_id == "class.named_already"
     with pytest.raises(ClassError):
-        room.claim("B", "**  **")
-    assert room.name_of("A") == "Alice Smith" and room.name_of("B") is None
+        room.names.claim("B", "**  **")
+    assert room.names.name_of("A") == "Alice Smith" and room.names.name_of("B") is None
 
 
 def test_a_roster_gives_each_name_a_personal_code_and_no_other_name_joins(new_registry):
     room = new_registry().start()
-    codes = room.set_roster(["王小明", "Ada", "ada", ""])  # "ada" reads as "Ada": one name
+    codes = room.names.set_roster(["王小明", "Ada", "ada", ""])  # "ada" reads as "Ada": one name
     assert sorted(codes) == ["Ada", "王小明"] and all(len(code) == 8 for code in codes.values())
-    assert room.set_roster(["Ada"]) == codes  # given again: the same codes
-    assert room.claim_code("A", codes["王小明"].lower()) == "王小明" and room.name_of("A") == "王小明"
+    assert room.names.set_roster(["Ada"]) == codes  # given again: the same codes
+    assert room.names.claim_code("A", codes["王小明"].lower()) == "王小明" and room.names.name_of("A") == "王小明"
     with pytest.raises(ClassError):
-        room.claim_code("B", codes["王小明"])  # the first browser to open it keeps it
-    assert room.claim_code("B", "NOTACODE") is None
+        room.names.claim_code("B", codes["王小明"])  # the first browser to open it keeps it
+    assert room.names.claim_code("B", "NOTACODE") is None
     with pytest.raises(ClassError) as refused:
-        room.claim("B", "Eve")
+        room.names.claim("B", "Eve")
     assert refused.value.message_id == "class.roster_only"
 
 
 def test_closed_tabs_leave_their_seats_at_the_next_count_and_the_roster_lists_each_student_once(new_registry):
     room = new_registry().start()
-    room.claim("A", "Ada")
+    room.names.claim("A", "Ada")
     tabs = {session: [True] for session in ("a1", "a2", "x")}
-    room.sit("a1", "A", Seat(), lambda: tabs["a1"][0], frame=3)
-    room.sit("a2", "A", Seat(), lambda: tabs["a2"][0], frame=5)  # Ada's second tab
-    room.sit("x", "X", Seat(), lambda: tabs["x"][0])  # a tab with no name yet
-    room.set_following("a2", False)
-    assert room.seats() == (3, 2)
+    room.seats.sit("a1", "A", Seat(), lambda: tabs["a1"][0], frame=3)
+    room.seats.sit("a2", "A", Seat(), lambda: tabs["a2"][0], frame=5)  # Ada's second tab
+    room.seats.sit("x", "X", Seat(), lambda: tabs["x"][0])  # a tab with no name yet
+    room.seats.set_following("a2", False)
+    assert room.seats.counts() == (3, 2)
     rows = room.roster()
     assert [(r.name, r.tabs, r.following, r.frame) for r in rows] == [("Ada", 2, 1, 5), (None, 1, 1, 0)]
     tabs["a2"][0] = tabs["x"][0] = False  # closed
-    assert room.seats() == (1, 1)
+    assert room.seats.counts() == (1, 1)
     assert [(r.name, r.tabs) for r in room.roster()] == [("Ada", 1)]
 
 
 def test_followers_are_woken_by_a_new_lead_and_not_by_the_same_one_nor_when_broken_away(new_registry):
     room = new_registry().start()
     following, away, gone = Seat(), Seat(), Seat()
-    room.sit("a", "A", following), room.sit("b", "B", away), room.sit("c", "C", gone)
-    room.set_following("b", False)
+    room.seats.sit("a", "A", following), room.seats.sit("b", "B", away), room.seats.sit("c", "C", gone)
+    room.seats.set_following("b", False)
     gone.gone = True
-    assert room.publish(RUN, "inputs", 3, "05_prefix_caching", False)
+    assert room.lectern.publish(RUN, "inputs", 3, "05_prefix_caching", False)
     settle(room.store)
     assert (following.woken, away.woken, gone.woken) == (1, 0, 1)
-    assert room.seats() == (2, 1)  # the closed tab left its seat
-    assert not room.publish(RUN, "inputs", 3, "05_prefix_caching", False)  # nothing new: nobody woken
-    assert room.publish(RUN, "inputs", 4, "05_prefix_caching", False)
+    assert room.seats.counts() == (2, 1)  # the closed tab left its seat
+    assert not room.lectern.publish(RUN, "inputs", 3, "05_prefix_caching", False)  # nothing new: nobody woken
+    assert room.lectern.publish(RUN, "inputs", 4, "05_prefix_caching", False)
     settle(room.store)
     assert following.woken == 2 and room.lead.version == 2 and room.lead.frame == 4
-    room.set_following("b", True)
-    room.publish(RUN, "inputs", 5, "05_prefix_caching", False)
+    room.seats.set_following("b", True)
+    room.lectern.publish(RUN, "inputs", 5, "05_prefix_caching", False)
     settle(room.store)
     assert away.woken == 1
 
@@ -153,29 +153,29 @@ def test_a_follower_shows_the_lecturers_run_itself_at_the_lecturers_frame():
 def test_a_poll_counts_one_vote_per_student_their_last_until_revealed_and_exports_as_csv(new_registry):
     room = new_registry().start()
     lecturer = Seat()
-    room.lecture("L", lecturer)
+    room.lectern.lecture("L", lecturer)
     for i in range(3):
-        room.claim(f"browser{i}", f"student {i}")
-        room.sit(f"s{i}", f"browser{i}", Seat())
-    room.sit("s0-again", "browser0", Seat())  # student 0's second tab
-    room.sit("anonymous", "browser9", Seat())  # a tab with no name
+        room.names.claim(f"browser{i}", f"student {i}")
+        room.seats.sit(f"s{i}", f"browser{i}", Seat())
+    room.seats.sit("s0-again", "browser0", Seat())  # student 0's second tab
+    room.seats.sit("anonymous", "browser9", Seat())  # a tab with no name
     settle(room.store)
     assert lecturer.woken == 8  # three names given, five seats taken: the banner counts them
-    poll = room.poll("Preemption", 7, "Which request is preempted?", ("request 1", "request 2"), 1)
-    assert room.poll("Preemption", 7, "(in another language)", ("1", "2"), 1) == poll  # one poll per question
+    poll = room.polls.ask("Preemption", 7, "Which request is preempted?", ("request 1", "request 2"), 1)
+    assert room.polls.ask("Preemption", 7, "(in another language)", ("1", "2"), 1) == poll  # one poll per question
     assert room.vote("s0", "Preemption", 7, 0) and room.vote("s1", "Preemption", 7, 1)
     assert room.vote("s0-again", "Preemption", 7, 1)  # the same student from another tab: changed their mind
     assert not room.vote("anonymous", "Preemption", 7, 0)  # no name, no vote
     assert not room.vote("s2", "Preemption", 7, 5)  # no such choice
     assert not room.vote("s2", "Other", 7, 0)  # no such question
-    room.set_following("s2", False)
+    room.seats.set_following("s2", False)
     assert not room.vote("s2", "Preemption", 7, 0)  # broken away: their vote is closed
-    poll = room.poll_at("Preemption", 7)
+    poll = room.polls.at("Preemption", 7)
     assert poll.counts() == [0, 2] and len(poll.votes) == 2 and room.vote_of("browser0", poll) == 1
-    assert room.reveal("Preemption", 7) and not room.reveal("Preemption", 7)
+    assert room.polls.reveal("Preemption", 7) and not room.polls.reveal("Preemption", 7)
     assert not room.vote("s1", "Preemption", 7, 0)  # too late
-    assert room.poll_at("Preemption", 7).counts() == [0, 2]  # the counts stay after the reveal
-    text = room.tallies_csv()
+    assert room.polls.at("Preemption", 7).counts() == [0, 2]  # the counts stay after the reveal
+    text = room.polls.tallies_csv()
     assert text.startswith("\ufeff")
     rows = list(csv.DictReader(io.StringIO(text.removeprefix("\ufeff"))))
     assert [(r["choice"], r["count"], r["answered"], r["right"]) for r in rows] == [
@@ -185,21 +185,21 @@ def test_a_poll_counts_one_vote_per_student_their_last_until_revealed_and_export
 
 def test_while_a_question_ahead_is_open_a_follower_goes_no_further_than_the_lecturer(new_registry):
     room = new_registry().start()
-    room.claim("A", "Ada")
-    room.sit("a", "A", Seat())
-    room.publish(RUN, "inputs", 2, "05_prefix_caching", predicting=False)
-    poll = room.poll("T", 3, "?", ("x", "y"), 0)
+    room.names.claim("A", "Ada")
+    room.seats.sit("a", "A", Seat())
+    room.lectern.publish(RUN, "inputs", 2, "05_prefix_caching", predicting=False)
+    poll = room.polls.ask("T", 3, "?", ("x", "y"), 0)
     assert room.bound("T") is None  # predictions are off
-    room.publish(RUN, "inputs", 2, "05_prefix_caching", predicting=True)
+    room.lectern.publish(RUN, "inputs", 2, "05_prefix_caching", predicting=True)
     assert room.bound("T") == 2 and room.bound("another run") is None
     room.close_poll("T", 3)
     assert room.bound("T") is None and not room.vote("a", "T", 3, 0)  # closed: no more answers
     room.ask_again("T", 3)
     assert room.bound("T") == 2 and room.vote("a", "T", 3, 1)
     room.ask_again("T", 3)
-    poll = room.poll_at("T", 3)
+    poll = room.polls.at("T", 3)
     assert poll.votes == {} and poll.open
-    room.reveal("T", 3)
+    room.polls.reveal("T", 3)
     assert room.bound("T") is None
 
 
@@ -207,11 +207,11 @@ def test_the_lecturer_brings_everyone_back_and_ends_the_class(new_registry):
     registry = new_registry()
     room = registry.start()
     seats = [Seat(), Seat()]
-    room.sit("a", "A", seats[0]), room.sit("b", "B", seats[1])
-    room.set_following("a", False), room.set_following("b", False)
+    room.seats.sit("a", "A", seats[0]), room.seats.sit("b", "B", seats[1])
+    room.seats.set_following("a", False), room.seats.set_following("b", False)
     room.bring_back()
     settle(room.store)
-    assert room.seats() == (2, 2) and [s.woken for s in seats] == [1, 1]  # woken to the lecturer's place
+    assert room.seats.counts() == (2, 2) and [s.woken for s in seats] == [1, 1]  # woken to the lecturer's place
     registry.close(room.code)
     settle(room.store)
     assert room.ended and registry.find(room.code) is None and [s.woken for s in seats] == [2, 2]
@@ -239,16 +239,16 @@ def test_play_and_pause_are_new_leads_and_a_follower_woken_late_starts_where_the
                                                                                             monkeypatch):
     room = new_registry().start()
     following = Seat()
-    room.sit("a", "A", following)
+    room.seats.sit("a", "A", following)
     clock = [100.0]
-    monkeypatch.setattr("session.classroom.clock", lambda: clock[0])
-    room.publish(RUN, "inputs", 3, "05_prefix_caching", False)
-    assert room.publish(RUN, "inputs", 3, "05_prefix_caching", False, playing=2.0)  # Play from frame 3
+    monkeypatch.setattr("session.class_lead.clock", lambda: clock[0])
+    room.lectern.publish(RUN, "inputs", 3, "05_prefix_caching", False)
+    assert room.lectern.publish(RUN, "inputs", 3, "05_prefix_caching", False, playing=2.0)  # Play from frame 3
     settle(room.store)
     assert following.woken == 2 and room.lead.playing == 2.0
     clock[0] += 1.6  # the lecturer's player has shown 3 more frames meanwhile (it plays on by itself)
     assert room.lead.frame_now(last=100) == 6 and room.lead.frame_now(last=5) == 5  # no further than computed
-    assert room.publish(RUN, "inputs", 3, "05_prefix_caching", False, playing=0.0)  # Pause where Play started
+    assert room.lectern.publish(RUN, "inputs", 3, "05_prefix_caching", False, playing=0.0)  # Pause where Play started
     settle(room.store)
     assert following.woken == 3 and room.lead.frame_now(last=100) == 3  # standing still
 
@@ -265,3 +265,18 @@ def test_a_follower_playing_along_holds_the_frames_the_run_has_ahead():
     assert student.cursor == 4 and student.last == 14
     student.follow(lecturer.shared_run, lecturer.inputs, 18, ahead=10)
     assert student.cursor == 18 and student.last == 20  # as far as the run is computed
+
+
+def test_nothing_is_filed_under_a_class_once_it_has_ended(new_registry):
+    """Ending a class deletes its keys; a tab's page run, a name or a hand-in coming after files none again."""
+    registry = new_registry()
+    room = registry.start("browser-L")
+    room.seats.sit("a", "A", Seat())
+    registry.close(room.code)
+    room.seats.sit("b", "B", Seat())  # a page run already under way when the class ended
+    with pytest.raises(ClassError) as refused:
+        room.names.claim("B", "Bea")
+    assert refused.value.message_id == "class.unknown"
+    assert not room.lectern.publish(RUN, "inputs", 1, "05_prefix_caching", False)
+    assert room.store.hgetall(room.keys.processes) == {} and room.store.hgetall(room.keys.seats(room.store.process)) \
+        == {} and room.store.hgetall(room.keys.names) == {} and room.store.get(room.keys.lead) is None

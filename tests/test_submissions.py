@@ -14,8 +14,7 @@ from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
 from engine.run.recipe import Change
 from session import submissions as module
-from session.class_store import MemoryStore
-from session.classroom import ClassError
+from session.classroom import ClassError, Registry
 from session.names import name_key
 from session.submissions import BOM, SubmissionError, Submissions
 from tests.helpers.class_stores import settle
@@ -40,7 +39,7 @@ def submit(kept: Submissions, name: str, assignment: str, judgement, link: str =
 
 
 def test_the_latest_submission_per_name_counts_and_the_lecturer_may_delete_one():
-    kept = Submissions(MemoryStore(), "submissions")
+    kept = Registry().start().submissions
     submit(kept, "Ada", NAME, FAILED)
     submit(kept, "Bob", NAME, FAILED)
     submit(kept, "ADA", NAME, PASSED)  # the same student (one key), again: the latest counts
@@ -53,7 +52,7 @@ def test_the_latest_submission_per_name_counts_and_the_lecturer_may_delete_one()
 
 def test_a_class_holds_a_bounded_number_of_names(monkeypatch):
     monkeypatch.setattr(module, "MAX_NAMES", 2)
-    kept = Submissions(MemoryStore(), "submissions")
+    kept = Registry().start().submissions
     submit(kept, "a", NAME, FAILED)
     submit(kept, "b", NAME, FAILED)
     submit(kept, "a", NAME, PASSED)  # a name already there may submit again
@@ -66,12 +65,12 @@ def test_a_class_holds_a_bounded_number_of_names(monkeypatch):
 def test_handing_in_is_by_the_browsers_name_wakes_the_lecturer_and_exports_every_goal(new_registry):
     room = new_registry().start()
     woken = []
-    room.lecture("lecturer", lambda: woken.append(1) or True)
+    room.lectern.lecture("lecturer", lambda: woken.append(1) or True)
     with pytest.raises(ClassError) as refused:
         room.hand_in("browser-a", NAME, PASSED)  # no name in the class yet
     assert refused.value.message_id == "class.name_first"
-    room.claim("browser-a", "Ada")
-    room.claim("browser-b", "=Bob")
+    room.names.claim("browser-a", "Ada")
+    room.names.claim("browser-b", "=Bob")
     settle(room.store)  # the claims' wake-ups heard before counting the hand-ins'
     woken.clear()
     room.hand_in("browser-a", NAME, PASSED, "http://host/?scenario=x&frame=40")
@@ -90,7 +89,7 @@ def test_handing_in_is_by_the_browsers_name_wakes_the_lecturer_and_exports_every
 
 
 def test_a_broken_rule_is_a_row_and_no_cell_starts_a_formula():
-    kept = Submissions(MemoryStore(), "submissions")
+    kept = Registry().start().submissions
     spec = replace(VIP.spec, changes=(Change.config(0, {"num_kvcache_blocks": 6}),))
     engine = Engine(spec)
     engine.run()
@@ -103,7 +102,7 @@ def test_a_broken_rule_is_a_row_and_no_cell_starts_a_formula():
 def test_the_gradebook_has_a_row_per_student_with_each_assignments_verdict_time_and_link(new_registry):
     room = new_registry().start()
     for browser, name in (("a", "王小明"), ("b", "-Ada"), ("c", "Cy")):
-        room.claim(browser, name)
+        room.names.claim(browser, name)
     room.hand_in("a", NAME, PASSED, "http://host/?scenario=assignment_1_vip_deadline&frame=40")
     room.hand_in("b", NAME, FAILED, "http://host/?b")
     room.hand_in("b", "another", PASSED)

@@ -39,13 +39,15 @@ def desk():
     if here is None or not is_lecturer():
         return
     rows = here.roster()
-    tabs, following = here.seats()
+    tabs, following = here.seats.counts()
     named = sum(row.name is not None for row in rows)
     if st.session_state.get("presentation"):  # the projector: the code is read from the back of the hall
         st.markdown(f"<div class='class-code' style='font-size:2.4rem;font-weight:700;letter-spacing:.18em;"
                     f"line-height:1.1'>{html.escape(here.code)}</div>", unsafe_allow_html=True)
     cols = st.columns([5, 1.6, 1.2], vertical_alignment="center")
-    cols[0].caption(t("class.leading", code=here.code, students=named, tabs=tabs, following=following))
+    silent = here.store.silent_after_s  # a lecture hall: the tabs of a process gone leave the counts
+    cols[0].caption(t("class.leading", code=here.code, students=named, tabs=tabs, following=following),
+                    help=None if silent is None else t("class.counts_live", seconds=f"{silent:g}"))
     cols[1].button(t("class.bring_back"), on_click=here.bring_back, disabled=following == tabs, width="stretch",
                    key="class_bring_back", help=t("class.bring_back_help"))
     with cols[2].popover(t("class.end"), width="stretch"):
@@ -110,7 +112,7 @@ def _join():
         if secret := state.get("class_join_secret"):
             who = guesser()
             key_guesses().check(who)
-            if not here.take_lectern(browser_token(), secret):
+            if not here.lectern.take_lectern(browser_token(), secret):
                 key_guesses().wrong(who)
                 raise ClassError("class.wrong_secret")
     except MessageError as e:
@@ -123,7 +125,7 @@ def _join():
 def _leave():
     here = room()
     if here is not None and (session := this_session()):
-        here.leave(session)
+        here.seats.leave(session)
     for key in (CODE, SEEN):
         st.session_state.pop(key, None)
 
@@ -180,7 +182,7 @@ def lecturer_panel(here: Classroom):
         st.caption(t("class.secret_is"))
         st.code(here.secret, language=None)
     roster_upload(here)
-    st.download_button(t("class.export"), here.tallies_csv, file_name=f"class_{here.code}_predictions.csv",
+    st.download_button(t("class.export"), here.polls.tallies_csv, file_name=f"class_{here.code}_predictions.csv",
                        mime="text/csv", key="class_export_polls", on_click="ignore")
     st.download_button(t("class.gradebook"), here.gradebook_csv, file_name=f"class_{here.code}_gradebook.csv",
                        mime="text/csv", key="class_export_grades", on_click="ignore")
@@ -192,8 +194,8 @@ def roster_upload(here: Classroom):
         st.caption(t("class.roster_help"))
         names = st.text_area(t("class.roster_names"), key="class_roster_names", height=120)
         if st.button(t("class.roster_make"), key="class_roster_make"):
-            here.set_roster(names.splitlines())
-        codes = here.roster_codes()
+            here.names.set_roster(names.splitlines())
+        codes = here.names.roster_codes()
         if codes:
             links = {name: students_link(here, me=code) for name, code in codes.items()}
             st.dataframe(pd.DataFrame({t("class.col.name"): list(codes), t("class.col.code"): list(codes.values()),

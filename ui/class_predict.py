@@ -20,7 +20,7 @@ def class_poll(question: Question) -> Poll | None:
     here = room()
     if here is None or not (is_lecturer() or is_following()):
         return None
-    return here.poll(lab().title, question.step, question.text, question.choices, question.answer)
+    return here.polls.ask(lab().title, question.step, question.text, question.choices, question.answer)
 
 
 def revealed_poll(step: int) -> Poll | None:
@@ -28,7 +28,7 @@ def revealed_poll(step: int) -> Poll | None:
     here = room()
     if here is None or not (is_lecturer() or is_following()):
         return None
-    poll = here.poll_at(lab().title, step)
+    poll = here.polls.at(lab().title, step)
     return poll if poll is not None and poll.revealed else None
 
 
@@ -51,7 +51,7 @@ def voted_right(poll: Poll) -> bool | None:
 
 def tally(poll: Poll, choices: tuple[str, ...]):
     """The counts per choice (the right one marked once revealed) and how many of those following answered."""
-    counts, (_, following) = poll.counts(), room().seats()
+    counts, (_, following) = poll.counts(), room().seats.counts()
     lines = [f"- {'✅ ' if poll.revealed and i == poll.answer else ''}{choice}: **{n}**"
              for i, (choice, n) in enumerate(zip(choices, counts, strict=True))]
     st.markdown("\n".join(lines))
@@ -73,7 +73,7 @@ def controls(poll: Poll):
 
 def _reveal(poll: Poll):
     """Reveal for everyone: the lecturer goes to the step asked about, and the class with them."""
-    room().reveal(poll.title, poll.step)
+    room().polls.reveal(poll.title, poll.step)
     lab().goto(poll.step)
     feed().moved_cursor()
 

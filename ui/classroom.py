@@ -64,13 +64,13 @@ def is_lecturer() -> bool:
 def is_following() -> bool:
     """A student of a class who has not broken away."""
     here = room()
-    return here is not None and not here.is_lecturer(browser_token()) and here.is_following(this_session() or "")
+    return here is not None and not here.is_lecturer(browser_token()) and here.seats.is_following(this_session() or "")
 
 
 def my_name() -> str | None:
     """The name this browser goes by in its class."""
     here = room()
-    return None if here is None else here.name_of(browser_token())
+    return None if here is None else here.names.name_of(browser_token())
 
 
 def find_class(code) -> Classroom:
@@ -120,15 +120,15 @@ def claim(here: Classroom, typed: str) -> str:
     """Name this browser in the class: a roster class's personal code (within the limits on wrong codes), or a
     name (ClassError when another browser holds it, or one that reads the same)."""
     token = browser_token()
-    if here.roster_codes():
+    if here.names.roster_codes():
         who = guesser()
         code_guesses().check(who)
-        name = here.claim_code(token, typed)
+        name = here.names.claim_code(token, typed)
         if name is None:
             code_guesses().wrong(who)
             raise ClassError("class.not_a_personal_code")
         return name
-    return here.claim(token, typed)
+    return here.names.claim(token, typed)
 
 
 def url_params() -> dict[str, str]:
@@ -149,9 +149,9 @@ def take_seat():
     if here is None or session is None:
         return
     if here.is_lecturer(browser_token()):
-        here.lecture(session, wake, alive())
+        here.lectern.lecture(session, wake, alive())
     else:
-        here.sit(session, browser_token(), wake, alive(), frame=lab().cursor)
+        here.seats.sit(session, browser_token(), wake, alive(), frame=lab().cursor)
 
 
 @while_reachable
@@ -189,15 +189,16 @@ def publish_lead():
     Play and Pause: ui/stage.py), for the class to follow (a trace cannot be followed)."""
     here = room()
     if is_lecturer() and lab().shared_run is not None:
-        here.publish(lab().shared_run, lab().inputs, lab().cursor, st.session_state.get("scenario_choice", ""),
-                     bool(st.session_state.get("predict_mode")), st.session_state.get(PLAYING, 0.0))
+        here.lectern.publish(lab().shared_run, lab().inputs, lab().cursor,
+                             st.session_state.get("scenario_choice", ""), bool(st.session_state.get("predict_mode")),
+                             st.session_state.get(PLAYING, 0.0))
 
 
 def _set_following(on: bool):
     """Break away, or follow again: the class keeps the seat's choice; the stage's run that follows applies the
     lecturer's place at once."""
     if (here := room()) is not None:
-        here.set_following(this_session() or "", on)
+        here.seats.set_following(this_session() or "", on)
     st.session_state.pop(SEEN, None)
     st.session_state.notice = None  # a notice of the student's own exploring is past
 
@@ -213,11 +214,11 @@ def _claim_typed():
 
 def name_line(here: Classroom):
     """A student's name in the class, or the box to give it (a roster class: the personal code)."""
-    name = here.name_of(browser_token())
+    name = here.names.name_of(browser_token())
     if name is not None:
         st.caption(t("class.you_are", name=name))
         return
-    roster = bool(here.roster_codes())
+    roster = bool(here.names.roster_codes())
     with st.form("class_name", border=False, enter_to_submit=True):
         cols = st.columns([3, 1.4], vertical_alignment="bottom")
         cols[0].text_input(t("class.personal_code" if roster else "class.your_name"), key="class_name_typed",

@@ -1,0 +1,53 @@
+"""The class store's layout in one place (session/class_store.py: the store; session/classroom.py and its parts:
+what is kept there): every key a class's state is filed under, what each holds, and the words a wake-up says.
+Values are strings; JSON where a value has parts. Redis puts its own prefix before each (session/redis_store.py).
+"""
+
+from __future__ import annotations
+
+import json
+
+CLASSES = "classes"  # hash: class code -> JSON [started (clock), the class's secret]; a class is open while here
+
+# What a wake-up published on a class's channel asks of each process: whom of its tabs to wake.
+LEAD, FOLLOWING, LECTURER, BRING_BACK, ENDED = "lead", "following", "lecturer", "bring_back", "ended"
+
+
+def heartbeat(process: str) -> str:
+    """String that expires: a server process is up while its own is there (session/redis_store.py beats it)."""
+    return f"process:{process}"
+
+
+class ClassKeys:
+    """The keys of one class, all under its prefix (ending the class deletes the prefix)."""
+
+    def __init__(self, code: str):
+        self.code = code
+        self.prefix = p = f"class:{code}:"
+        self.lecturers = p + "lecturers"  # hash: a lecturer's browser token -> "1"
+        self.lectern = p + "lectern"  # string: JSON [process, session] of the lecturer's tab
+        self.lead = p + "lead"  # string: JSON of the lead (session/class_lead.py)
+        self.version = p + "version"  # string: the last lead's version
+        self.names = p + "names"  # hash: name key -> JSON [name as shown, browser token; "" for a roster name unopened]
+        self.by_token = p + "by_token"  # hash: browser token -> name key
+        self.codes = p + "codes"  # hash: personal code -> name key (a roster class)
+        self.polls = p + "polls"  # hash: poll id -> JSON {question, choices, answer}
+        self.poll_flags = p + "poll_flags"  # hash: JSON [poll id, "revealed" or "closed"] -> "1"
+        self.submissions = p + "submissions"  # hash: JSON [assignment, name key] -> the submission's JSON
+        self.processes = p + "processes"  # hash: process -> "1", each process that has filed seats
+
+    def votes(self, poll_id: str) -> str:
+        """Hash: name key -> the choice's index."""
+        return f"{self.prefix}votes:{poll_id}"
+
+    def seats(self, process: str) -> str:
+        """Hash: session id -> JSON [token, following, frame], a process's open tabs."""
+        return f"{self.prefix}seats:{process}"
+
+
+def poll_id(title: str, step: int) -> str:
+    return json.dumps([title, step])
+
+
+def poll_flag(poll: str, flag: str) -> str:
+    return json.dumps([poll, flag])
