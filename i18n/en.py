@@ -866,9 +866,9 @@ MESSAGES = {
     "sidebar.scheduler.sglang": "SGLang",
     "sidebar.scheduler.vllm": "vLLM V1",
     "sidebar.scheduler_help": "Which scheduler decides each step: the article's (nano-vllm style, "
-                              "scheduler/scheduler.py) or the vLLM twin, which makes vLLM V1's own decisions step for "
-                              "step (scheduler/vllm_v1/). A scheduler cannot change mid-run: choosing the other one "
-                              "starts the run again from frame 0 under it.",
+                              "scheduler/article/scheduler.py) or the vLLM twin, which makes vLLM V1's own decisions "
+                              "step for step (scheduler/vllm_v1/). A scheduler cannot change mid-run: choosing the "
+                              "other one starts the run again from frame 0 under it.",
     "sidebar.beyond_pool": "max_model_len = {max_model_len}, but the KV pool holds {capacity} tokens: a request can "
                            "outgrow it. vLLM refuses to start with such a config (it checks at start-up that one "
                            "request of max_model_len tokens fits). Here {what}",

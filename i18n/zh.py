@@ -745,7 +745,7 @@ MESSAGES = {
     "sidebar.scheduler.article": "文章的（nano-vllm）",
     "sidebar.scheduler.sglang": "SGLang",
     "sidebar.scheduler.vllm": "vLLM V1",
-    "sidebar.scheduler_help": "由哪个调度器决定每一步：文章的（nano-vllm 风格，scheduler/scheduler.py），"
+    "sidebar.scheduler_help": "由哪个调度器决定每一步：文章的（nano-vllm 风格，scheduler/article/scheduler.py），"
                               "或 vLLM 孪生调度器，它逐步做出与 vLLM V1 相同的决定（scheduler/vllm_v1/）。"
                               "运行中途不能更换调度器：选择另一个会在它之下从第 0 帧重新开始运行。",
     "sidebar.beyond_pool": "max_model_len = {max_model_len}，但 KV 缓存池只能容纳 {capacity} 个 token：一个请求可能长得比缓存池"

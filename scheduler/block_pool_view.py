@@ -5,14 +5,34 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
+
+import xxhash
 
 from scheduler.contract import PoolChanges, UnitState
 
-if TYPE_CHECKING:
-    from scheduler.block_manager import Block
-
 NO_HASH = -1  # a block's hash while it holds no full, cached block
+
+
+def chain_hash(token_ids: list[int], prefix_hash: int) -> int:
+    """Hash of a full block, chained over the hash of the block before it (NO_HASH for the first)."""
+    h = xxhash.xxh64()
+    h.update(prefix_hash.to_bytes(8, "little", signed=True))
+    h.update(str(token_ids)[1:-1].replace(" ", "").encode())  # "1,2,3": as ",".join(map(str, ...)), twice as fast
+    return h.intdigest() - (1 << 63)  # a signed 64-bit int never equal to NO_HASH in practice
+
+
+class Block:
+    def __init__(self, block_id: int):
+        self.block_id = block_id
+        self.ref_count = 0
+        self.hash = NO_HASH
+        self.token_ids: list[int] = []
+
+    def reset(self):
+        self.ref_count = 1
+        self.hash = NO_HASH
+        self.token_ids = []
 
 
 class FreeLog:

@@ -1,5 +1,5 @@
 """The scheduler contract in code: what the engine, the recorder and the UI may ask of any scheduler and of its KV
-pool, and what each scheduler declares about itself. The article's scheduler (scheduler/scheduler.py), the vLLM
+pool, and what each scheduler declares about itself. The article's scheduler (scheduler/article/scheduler.py), the vLLM
 twin (scheduler/vllm_v1/), the SGLang twin (scheduler/sglang/, whose pool is a radix tree over token slots) and any
 later one fit it; `scheduler/factory.py` is the one place that names them.
 

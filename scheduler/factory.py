@@ -3,9 +3,9 @@ and declares itself (`info`, scheduler/contract.py), its own settings included (
 scheduler/settings.py); everything outside scheduler/ reads those declarations.
 Adding a scheduler: its package, one line here, and its reference check (tools/)."""
 
+from scheduler.article.scheduler import Scheduler
 from scheduler.config import SHARED_SETTINGS, Config
 from scheduler.contract import PanelKind, SchedulerInfo, SchedulerProtocol
-from scheduler.scheduler import Scheduler
 from scheduler.settings import SettingSpec
 from scheduler.sglang.engine_adapter import SglangScheduler
 from scheduler.vllm_v1 import VllmScheduler

@@ -1,6 +1,6 @@
 """A scheduler setting, declared once where it is defined: the shared `Config`'s fields (scheduler/config.py) and
 each kind's own settings (`KindSettings`, a frozen dataclass beside its scheduler: the article's
-scheduler/article_settings.py, scheduler/vllm_v1/settings.py, scheduler/sglang/settings.py).
+scheduler/article/settings.py, scheduler/vllm_v1/settings.py, scheduler/sglang/settings.py).
 
 A field is declared with `setting(default, ...)`: its type is its annotation, its default is the mirrored system's
 where it has one, and the declaration adds its range (`bounds`, for a number) or its `choices`, its name in the

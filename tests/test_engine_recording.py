@@ -9,7 +9,7 @@ from engine.run.engine import Engine
 from engine.run.recipe import Request, RunSpec
 from engine.run.recorder import request_view
 from scheduler import Config
-from scheduler.block_manager import NO_HASH
+from scheduler.block_pool_view import NO_HASH
 
 
 def live_snapshot(engine: Engine) -> dict:

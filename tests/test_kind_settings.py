@@ -13,7 +13,7 @@ from engine.run.engine import Engine
 from engine.run.frame import config_to_dict
 from engine.traces.trace import read_trace, trace_dict
 from scheduler import Config, ConfigError
-from scheduler.article_settings import ArticleSettings
+from scheduler.article.settings import ArticleSettings
 from scheduler.factory import SCHEDULER_KINDS, SETTINGS, scheduler_info, settings_of
 from scheduler.settings import KindSettings, declared, setting
 from scheduler.sglang.settings import SglangSettings

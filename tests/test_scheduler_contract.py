@@ -18,7 +18,7 @@ from engine.traces.trace import read_trace, trace_dict
 from i18n import text
 from runner.fake import FakeRunner
 from scheduler import Config, RequestRejected, SequenceStatus
-from scheduler.block_manager import BlockManager
+from scheduler.article.block_manager import BlockManager
 from scheduler.config import CONFIG_FIELDS
 from scheduler.contract import KVPoolView, PoolChanges, SchedulerProtocol, UnitState
 from scheduler.factory import SCHEDULER_KINDS, SCHEDULERS, make_scheduler, runner_config, scheduler_info

@@ -3,7 +3,7 @@
 import pytest
 
 from scheduler import Config, RequestRejected, SamplingParams, Scheduler, Sequence, SequenceStatus
-from scheduler import block_manager as bm_module
+from scheduler.article import block_manager as bm_module
 from scheduler.contract import UnitState
 from tests.helpers.scheduler_loop import run_to_end
 

@@ -12,9 +12,9 @@ from engine.analysis.partings import WHY, partings
 from engine.analysis.tour import STOPS, run_stop, tour_kinds
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import CATALOGUES, count, text
+from scheduler.article.scheduler import Scheduler
 from scheduler.contract import SchedulerInfo
 from scheduler.factory import SCHEDULERS, scheduler_info
-from scheduler.scheduler import Scheduler
 from viz.narrate import describe
 from viz.tour import REASON_SOURCE, SOURCE_ORDER, explained, kind_line
 

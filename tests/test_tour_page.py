@@ -9,9 +9,9 @@ from streamlit.testing.v1 import AppTest
 
 from engine.analysis.tour import STOPS
 from i18n import CATALOGUES
+from scheduler.article.scheduler import Scheduler
 from scheduler.contract import SchedulerInfo
 from scheduler.factory import SCHEDULERS
-from scheduler.scheduler import Scheduler
 
 PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "tour.py")
 

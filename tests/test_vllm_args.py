@@ -1,5 +1,5 @@
 """The config -> vLLM engine arguments mapping, flag by flag, and the notes on what vLLM lacks: the vLLM twin's
-launch (scheduler/vllm_v1/launch.py) and the article's closest vLLM command (scheduler/article_launch.py)."""
+launch (scheduler/vllm_v1/launch.py) and the article's closest vLLM command (scheduler/article/launch.py)."""
 
 import json
 import shlex

@@ -10,7 +10,7 @@ from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
 from engine.run.recipe import Request, RunSpec
 from scheduler import Config, SamplingParams, Sequence, make_scheduler
-from scheduler.block_manager import NO_HASH
+from scheduler.block_pool_view import NO_HASH
 from scheduler.factory import runner_config
 from scheduler.vllm_v1 import NULL_BLOCK_ID, KVCache, VllmScheduler
 from viz.narrate import narrate

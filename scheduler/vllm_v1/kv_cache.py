@@ -1,7 +1,7 @@
 """vLLM V1's KV-cache bookkeeping for one full-attention group: its block pool and the parts of its KV cache
 manager the scheduler calls (prefix-cache lookup, `allocate_slots`, `free`), so block ids are vLLM's.
 
-Where it differs from scheduler/block_manager.py (the article's pool), on purpose:
+Where it differs from scheduler/article/block_manager.py (the article's pool), on purpose:
 - block 0 is the null block, taken out of the free queue at start and never given to a request, so a pool of
   N usable blocks holds N + 1 ids and requests get ids 1..N;
 - freeing puts blocks with a prefix-cache hash at the tail of the free queue (evicted last, LRU) and blocks
@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from scheduler.block_manager import NO_HASH, Block, chain_hash
-from scheduler.block_pool_view import BlockPoolView, FreeLog
+from scheduler.block_pool_view import NO_HASH, Block, BlockPoolView, FreeLog, chain_hash
 from scheduler.sequence import Sequence
 
 NULL_BLOCK_ID = 0

@@ -1,6 +1,6 @@
 """How a run starts on vLLM: the `vllm serve` arguments of a config, its start-up check, and the notes that say why
 the arguments read as they do. The vLLM twin declares them (`SchedulerInfo.launch`, `start_warning`); the article's
-scheduler, whose closest system is vLLM, writes the same command with its own notes (scheduler/article_launch.py).
+scheduler, whose closest system is vLLM, writes the same command with its own notes (scheduler/article/launch.py).
 
     vllm_args(Config(max_num_seqs=8))  ->  ["--max-num-seqs", "8", "--max-num-batched-tokens", "512", ...]
     vllm_command(config, "HuggingFaceTB/SmolLM2-135M-Instruct", False)  ->  ["vllm", "serve", ..., "8", ...]

@@ -11,10 +11,10 @@ from dataclasses import replace
 
 from engine.run.recipe import Request
 from scheduler import Config, factory
+from scheduler.article.scheduler import Scheduler
 from scheduler.contract import GPU_POOL, QUEUES, PanelKind, SchedulerInfo, SidePool
 from scheduler.events import Admitted, Preempted
 from scheduler.interface import Batch, BlockCopy
-from scheduler.scheduler import Scheduler
 from scheduler.sequence import SequenceStatus
 
 KIND = "swap_demo"

@@ -1,4 +1,4 @@
-"""The article's scheduler's own settings (scheduler/scheduler.py): the policy choices no system it mirrors has,
+"""The article's scheduler's own settings (scheduler/article/scheduler.py): the policy choices no system it mirrors has,
 the lessons of the article. nano-vllm has no command line for them."""
 
 from __future__ import annotations

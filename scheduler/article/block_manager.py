@@ -1,36 +1,11 @@
-"""The KV-cache block pool: a free list, reference counts, and the prefix cache of full-block hashes."""
+"""The article's KV-cache block pool: a free list, reference counts, and the prefix cache of full-block hashes."""
 
 from collections import OrderedDict
 
-import xxhash
-
-from scheduler.article_settings import ArticleSettings
-from scheduler.block_pool_view import NO_HASH, BlockPoolView, FreeLog
+from scheduler.article.settings import ArticleSettings
+from scheduler.block_pool_view import NO_HASH, Block, BlockPoolView, FreeLog, chain_hash
 from scheduler.config import Config
 from scheduler.sequence import Sequence
-
-__all__ = ["NO_HASH", "Block", "BlockManager", "chain_hash"]
-
-
-def chain_hash(token_ids: list[int], prefix_hash: int) -> int:
-    """Hash of a full block, chained over the hash of the block before it (NO_HASH for the first)."""
-    h = xxhash.xxh64()
-    h.update(prefix_hash.to_bytes(8, "little", signed=True))
-    h.update(str(token_ids)[1:-1].replace(" ", "").encode())  # "1,2,3": as ",".join(map(str, ...)), twice as fast
-    return h.intdigest() - (1 << 63)  # a signed 64-bit int never equal to NO_HASH in practice
-
-
-class Block:
-    def __init__(self, block_id: int):
-        self.block_id = block_id
-        self.ref_count = 0
-        self.hash = NO_HASH
-        self.token_ids: list[int] = []
-
-    def reset(self):
-        self.ref_count = 1
-        self.hash = NO_HASH
-        self.token_ids = []
 
 
 class BlockManager(BlockPoolView):

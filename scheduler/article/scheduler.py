@@ -13,7 +13,7 @@ Each policy is a branch off that path:
 
 The Scheduler is the only owner of request state: it alone changes a sequence's status, its place in the
 queues and its blocks (`add`, `schedule`, `postprocess`, `reconfigure`, `requeue`; overlapped, `launch` and
-`land`, scheduler/overlapped.py). What it decided and why comes back as events with each batch
+`land`, scheduler/article/overlapped.py). What it decided and why comes back as events with each batch
 (`Batch.events`) and from `postprocess()`. What the engine sees of any scheduler is in scheduler/interface.py.
 """
 
@@ -21,9 +21,10 @@ from collections import deque
 from typing import ClassVar
 
 from i18n import Message
-from scheduler.article_launch import closest_vllm
-from scheduler.article_settings import ArticleSettings
-from scheduler.block_manager import BlockManager
+from scheduler.article.block_manager import BlockManager
+from scheduler.article.launch import closest_vllm
+from scheduler.article.overlapped import LandsLate
+from scheduler.article.settings import ArticleSettings
 from scheduler.config import CONFIG_FIELDS, Config
 from scheduler.contract import SchedulerInfo, TourInfo
 from scheduler.events import (
@@ -38,7 +39,6 @@ from scheduler.events import (
     Speculated,
 )
 from scheduler.interface import Batch, check_new, check_pool_shape, refuse, requeue
-from scheduler.overlapped import LandsLate
 from scheduler.policies import insert_waiting, pick_victim, priority_key, priority_victim_key
 from scheduler.sequence import Sequence, SequenceStatus
 from scheduler.speculative import NgramIndex
@@ -79,8 +79,8 @@ TOUR = TourInfo(
 
 class Scheduler(LandsLate):
     """The article's scheduler (`SchedulerProtocol`, scheduler/contract.py): every shared Config field, and its own
-    policy choices (scheduler/article_settings.py); a prompt larger than the whole pool is refused on arrival. Its
-    export is the closest vLLM command, with where it decides otherwise (scheduler/article_launch.py)."""
+    policy choices (scheduler/article/settings.py); a prompt larger than the whole pool is refused on arrival. Its
+    export is the closest vLLM command, with where it decides otherwise (scheduler/article/launch.py)."""
     info: ClassVar[SchedulerInfo] = SchedulerInfo(
         "article", "nano-vllm", "", frozenset(CONFIG_FIELDS), settings=ArticleSettings, launch=closest_vllm,
         words=(("queue_limit", "queue_limit.article"),), tour=TOUR)

@@ -1,11 +1,11 @@
 """The article's scheduler's export: nano-vllm has no server of its own, so a run's closest system is vLLM. The
-`vllm serve` line of its shared settings, and where the article's own choices (scheduler/article_settings.py) decide
+`vllm serve` line of its shared settings, and where the article's own choices (scheduler/article/settings.py) decide
 otherwise than vLLM would."""
 
 from __future__ import annotations
 
 from i18n import Message
-from scheduler.article_settings import ArticleSettings
+from scheduler.article.settings import ArticleSettings
 from scheduler.config import Config
 from scheduler.contract import Launch
 from scheduler.vllm_v1.launch import model_notes, pool_notes, vllm_command

@@ -2,7 +2,7 @@
 step goes to the model and is postprocessed ahead, a placeholder for each token it will write (`launch`); its
 real tokens land after the next step was scheduled (`land`), so a request that wrote EOS finishes one step late.
 
-A mixin of scheduler.scheduler.Scheduler, which provides `postprocess`, its queues, `config` and `_end` (a
+A mixin of scheduler.article.scheduler.Scheduler, which provides `postprocess`, its queues, `config` and `_end` (a
 request leaves, its blocks freed). The vLLM twin lands its steps its own way (scheduler/vllm_v1/scheduler.py)."""
 
 from collections import deque
