@@ -42,7 +42,7 @@ from viz.compare import (
     timelines_figure,
     zero_metrics,
 )
-from viz.compare_words import metric_rows, summary, verdicts
+from viz.compare_words import comparison_name, metric_rows, summary, verdicts
 from viz.glossary import clock, metric_definitions, variant_label
 from viz.html_export import animation_html
 from viz.lockstep import partings_answer
@@ -117,7 +117,8 @@ def choose_variants(base, column, workload: str, scheduler: str) -> list[Variant
     own_variant = [PRESET_VARIANT] if scenario is not None and scenario.variant else []
     own_ids = (CUSTOM_COMPARISON, PRESET_VARIANT)  # said by lab.<id>; a named comparison by compare.name.<name>
     comparison = column.selectbox(t("lab.compare"), [*own_variant, *COMPARISONS, CUSTOM_COMPARISON], key="comparison",
-                                  format_func=lambda c: text(lang, f"lab.{c}" if c in own_ids else f"compare.name.{c}"))
+                                  format_func=lambda c: text(lang, f"lab.{c}") if c in own_ids
+                                  else comparison_name(c, lang))
     if comparison == PRESET_VARIANT:
         return preset_variants(scenario, (text(lang, "compare.variant.preset"), text(
             lang, "compare.variant.its_variant", changes=variant_label(scenario.variant, lang))))
@@ -128,7 +129,7 @@ def choose_variants(base, column, workload: str, scheduler: str) -> list[Variant
         variants = variants_for(comparison, base, lang, chosen)
         if alike_under(chosen, variants):
             info = scheduler_info(chosen)
-            column.info(t("lab.alike_under", comparison=text(lang, f"compare.name.{comparison}"),
+            column.info(t("lab.alike_under", comparison=comparison_name(comparison, lang),
                           name=text(lang, info.name), system=info.system))
             return None
         return variants

@@ -718,9 +718,9 @@ MESSAGES = {
     "player.side_unit_free.cpu": "CPU block {unit}: free",
     "player.side_unit_held.cpu": "CPU block {unit}: holds KV of request {id}, swapped out",
     "player.queue_count": "{n} request(s)",
-    "player.queue_limit.article": "at most {n} in a step's batch ({name})",  # a prefill counts only its own
-    "player.queue_limit.vllm": "at most {n} run at once ({name})",
-    "player.queue_limit.sglang": "at most {n} run at once ({name})",
+    "article.queue_limit": "at most {n} in a step's batch ({name})",  # a prefill counts only its own
+    "vllm.queue_limit": "at most {n} run at once ({name})",
+    "sglang.queue_limit": "at most {n} run at once ({name})",
     "player.more_requests": "+{n} more requests",
     "player.empty": "empty",
     "player.priority": "priority {p}",
@@ -741,14 +741,14 @@ MESSAGES = {
     "player.pool_size.page": "{n} pages of {tokens}",
     "player.pool_units.block": "blocks", "player.pool_units.slot": "slots", "player.pool_units.page": "pages",
     "player.unit_id.block": "block {id}", "player.unit_id.slot": "slot {id}", "player.unit_id.page": "page {id}",
-    "player.pool_reserved.vllm": " (and vLLM's null block 0)",
-    "player.pool_reserved.sglang": " (and SGLang's padding {unit})",
+    "vllm.pool_reserved": " (and vLLM's null block 0)",
+    "sglang.pool_reserved": " (and SGLang's padding {unit})",
     "player.block_cached_free.blocks": "free, still in the prefix cache", "player.block_free.blocks": "empty",
     "player.block_cached_free.tree": "evictable: in the radix tree, locked by no request",
     "player.block_free.tree": "empty: in the allocator's free list",
     "player.block_shared": "shared", "player.block_in_use": "in use",
-    "player.block_reserved.vllm": "reserved: vLLM's null block, which no request uses",
-    "player.block_reserved.sglang": "reserved: SGLang's padding slot, which padded batches write and no request holds",
+    "vllm.block_reserved": "reserved: vLLM's null block, which no request uses",
+    "sglang.block_reserved": "reserved: SGLang's padding slot, which padded batches write and no request holds",
     "player.owners": "owners: {owners}", "player.owner": "request {id}", "player.none": "none",
     "player.ref_count.blocks": "ref count: {n}", "player.ref_count.tree": "requests holding it: {n}",
     "player.hash.blocks": "hash: {hash}", "player.no_hash.blocks": "none (not a full cached block)",
@@ -847,8 +847,8 @@ MESSAGES = {
     "state.computing_run": "Computing the run to its end (at most frame {bound}) for the handout",
     "run.custom": "Custom setup",
     "run.variant": "{title} · variant: {changes}",
-    "run.scheduler.article": "the article's scheduler", "run.scheduler.vllm": "the vLLM twin",
-    "run.scheduler.sglang": "the SGLang twin",
+    "article.run_name": "the article's scheduler", "vllm.run_name": "the vLLM twin",
+    "sglang.run_name": "the SGLang twin",
     "run.other_scheduler": "{title} · decided here by {scheduler}",
     "run.other_scheduler_story": "This preset's story tells the decisions of {own}; this run is decided by "
                                  "{scheduler} (the sidebar's Scheduler), so its frames may not be what the story and "
@@ -862,9 +862,9 @@ MESSAGES = {
     "sidebar.preset_broken": "Preset {file} could not be loaded: {error}",
     "sidebar.variant": "Variant: {changes}",
     "sidebar.scheduler": "Scheduler",
-    "sidebar.scheduler.article": "the article's (nano-vllm)",
-    "sidebar.scheduler.sglang": "SGLang",
-    "sidebar.scheduler.vllm": "vLLM V1",
+    "article.name": "the article's (nano-vllm)",
+    "sglang.name": "SGLang",
+    "vllm.name": "vLLM V1",
     "sidebar.scheduler_help": "Which scheduler decides each step: the article's (nano-vllm style, "
                               "scheduler/article/scheduler.py) or the vLLM twin, which makes vLLM V1's own decisions "
                               "step for step (scheduler/vllm_v1/). A scheduler cannot change mid-run: choosing the "
@@ -872,18 +872,18 @@ MESSAGES = {
     "sidebar.beyond_pool": "max_model_len = {max_model_len}, but the KV pool holds {capacity} tokens: a request can "
                            "outgrow it. vLLM refuses to start with such a config (it checks at start-up that one "
                            "request of max_model_len tokens fits). Here {what}",
-    "sidebar.beyond_pool.vllm": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
+    "vllm.beyond_pool": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
                                 "and the requests queued behind it with it.",
     "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
     "sidebar.scheduler_ignores": "This scheduler does not read these settings ({system} has no such choice; they are "
                                  "greyed out, as changing one would only branch into the same run): {names}.",
-    "sidebar.victim.sglang": "SGLang preempts only under its own priority scheduling (enable_priority_scheduling): "
+    "sglang.victim": "SGLang preempts only under its own priority scheduling (enable_priority_scheduling): "
                              "a request the full batch cannot take releases running requests of a lower priority. "
                              "When the decode needs more slots than are free, it retracts running requests (fewest "
                              "output tokens first, or the least important under retraction_policy priority) back to "
                              "the waiting queue and raises new_token_ratio, the reserve kept for running requests' "
                              "future tokens.",
-    "sidebar.victim.vllm": "Its preemption victim follows the queue policy: the tail of the running queue under fcfs, "
+    "vllm.victim": "Its preemption victim follows the queue policy: the tail of the running queue under fcfs, "
                            "the least important (then latest) running request under priority.",
     "sidebar.scheduler_unread": "Not read by {scheduler}: greyed out.",
     "sidebar.scheduler_restarted": "The scheduler is now {scheduler}: a scheduler cannot change mid-run, so the run "
@@ -1229,17 +1229,11 @@ MESSAGES = {
     "compare.variant.overlapped": "overlapped scheduling",
     "compare.variant.fixed": "fixed max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "adaptive batch size ({low}-{high} ms)",
-    "compare.variant.article": "the article's scheduler",
     "compare.variant.preset": "the preset",
     "compare.variant.its_variant": "variant: {changes}",
-    "compare.variant.sglang": "the SGLang twin",
-    "compare.variant.vllm": "the vLLM twin",
-    "compare.name.article vs vllm": "the article's scheduler vs the vLLM twin",
-    "compare.name.article vs sglang": "the article's scheduler vs the SGLang twin",
-    "compare.name.vllm vs sglang": "the vLLM twin vs the SGLang twin",
-    "compare.name.article vs vllm vs sglang": "the three schedulers: the article's, the vLLM twin, the SGLang twin",
     "compare.name.lpm vs dfs-weight vs fcfs vs lof (SGLang)": "SGLang's schedule_policy: lpm vs dfs-weight vs fcfs "
                                                               "vs lof",
+    "compare.versus": " vs ",  # between the schedulers a comparison of schedulers names
     "compare.name.prefill-first vs decode-first": "prefill-first vs decode-first",
     "compare.name.whole vs chunked prefill": "whole vs chunked prefill",
     "compare.name.tail vs smart preemption": "tail vs smart preemption",

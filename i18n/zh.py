@@ -612,9 +612,9 @@ MESSAGES = {
     "player.side_unit_free.cpu": "CPU 块 {unit}：空闲",
     "player.side_unit_held.cpu": "CPU 块 {unit}：存放请求 {id} 换出的 KV",
     "player.queue_count": "{n} 个请求",
-    "player.queue_limit.article": "每步的批次最多 {n} 个（{name}）",
-    "player.queue_limit.vllm": "最多同时运行 {n} 个（{name}）",
-    "player.queue_limit.sglang": "最多同时运行 {n} 个（{name}）",
+    "article.queue_limit": "每步的批次最多 {n} 个（{name}）",
+    "vllm.queue_limit": "最多同时运行 {n} 个（{name}）",
+    "sglang.queue_limit": "最多同时运行 {n} 个（{name}）",
     "player.more_requests": "另有 {n} 个请求",
     "player.empty": "空",
     "player.priority": "优先级 {p}",
@@ -635,13 +635,13 @@ MESSAGES = {
     "player.pool_size.page": "{n} 页，每页 {tokens}",
     "player.pool_units.block": "块", "player.pool_units.slot": "槽位", "player.pool_units.page": "页",
     "player.unit_id.block": "块 {id}", "player.unit_id.slot": "槽位 {id}", "player.unit_id.page": "页 {id}",
-    "player.pool_reserved.vllm": "（另有 vLLM 的占位块 0，null block）",
-    "player.pool_reserved.sglang": "（另有 SGLang 的填充{unit}）",
+    "vllm.pool_reserved": "（另有 vLLM 的占位块 0，null block）",
+    "sglang.pool_reserved": "（另有 SGLang 的填充{unit}）",
     "player.block_cached_free.blocks": "空闲，仍在前缀缓存中", "player.block_free.blocks": "空块",
     "player.block_cached_free.tree": "可驱逐：在基数树中，没有请求加锁", "player.block_free.tree": "空：在分配器的空闲列表中",
     "player.block_shared": "共享", "player.block_in_use": "使用中",
-    "player.block_reserved.vllm": "保留：vLLM 的占位块（null block），不属于任何请求",
-    "player.block_reserved.sglang": "保留：SGLang 的填充槽位，填充批次写入它，不属于任何请求",
+    "vllm.block_reserved": "保留：vLLM 的占位块（null block），不属于任何请求",
+    "sglang.block_reserved": "保留：SGLang 的填充槽位，填充批次写入它，不属于任何请求",
     "player.owners": "持有者：{owners}", "player.owner": "请求 {id}", "player.none": "无",
     "player.ref_count.blocks": "引用计数：{n}", "player.ref_count.tree": "持有它的请求：{n} 个",
     "player.hash.blocks": "哈希：{hash}", "player.no_hash.blocks": "无（不是已缓存的满块）",
@@ -728,8 +728,8 @@ MESSAGES = {
     "state.computing_run": "正在为讲义把这次运行计算到结束（最多到第 {bound} 帧）",
     "run.custom": "自定义设置",
     "run.variant": "{title} · 变体：{changes}",
-    "run.scheduler.article": "文章的调度器", "run.scheduler.vllm": "vLLM 孪生调度器",
-    "run.scheduler.sglang": "SGLang 孪生调度器",
+    "article.run_name": "文章的调度器", "vllm.run_name": "vLLM 孪生调度器",
+    "sglang.run_name": "SGLang 孪生调度器",
     "run.other_scheduler": "{title} · 这里由{scheduler}决定",
     "run.other_scheduler_story": "这个预设的讲解说的是{own}的决定；这次运行由{scheduler}决定（侧边栏的“调度器”），"
                                  "所以它的帧可能与讲解和关键帧说明不同（不成立的说明显示为灰色）。",
@@ -742,24 +742,24 @@ MESSAGES = {
     "sidebar.preset_broken": "无法加载预设 {file}：{error}",
     "sidebar.variant": "变体：{changes}",
     "sidebar.scheduler": "调度器",
-    "sidebar.scheduler.article": "文章的（nano-vllm）",
-    "sidebar.scheduler.sglang": "SGLang",
-    "sidebar.scheduler.vllm": "vLLM V1",
+    "article.name": "文章的（nano-vllm）",
+    "sglang.name": "SGLang",
+    "vllm.name": "vLLM V1",
     "sidebar.scheduler_help": "由哪个调度器决定每一步：文章的（nano-vllm 风格，scheduler/article/scheduler.py），"
                               "或 vLLM 孪生调度器，它逐步做出与 vLLM V1 相同的决定（scheduler/vllm_v1/）。"
                               "运行中途不能更换调度器：选择另一个会在它之下从第 0 帧重新开始运行。",
     "sidebar.beyond_pool": "max_model_len = {max_model_len}，但 KV 缓存池只能容纳 {capacity} 个 token：一个请求可能长得比缓存池"
                            "还大。vLLM 拒绝以这样的配置启动（它在启动时检查一个 max_model_len 个 token 的请求放得下）。"
                            "在这里，{what}",
-    "sidebar.beyond_pool.vllm": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
+    "vllm.beyond_pool": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
     "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
     "sidebar.scheduler_ignores": "这个调度器不读取这些设置（{system} 没有这样的选项；它们显示为灰色，因为改动其中一个只会分支出"
                                  "同样的运行）：{names}。",
-    "sidebar.victim.sglang": "SGLang 只在它自己的优先级调度（enable_priority_scheduling）下抢占：满员批次接纳不了的请求会"
+    "sglang.victim": "SGLang 只在它自己的优先级调度（enable_priority_scheduling）下抢占：满员批次接纳不了的请求会"
                              "释放优先级更低的运行中请求。解码所需的槽位多于空闲槽位时，它把运行中的请求（输出 token 最少的"
                              "优先；retraction_policy 为 priority 时最不重要的优先）撤回（retract）到等待队列，并调高 "
                              "new_token_ratio，即为运行中请求未来 token 预留的比例。",
-    "sidebar.victim.vllm": "它抢占的对象由队列策略决定：fcfs 下是运行队列的末尾，priority 下是最不重要（其次是最晚到达）的运行中请求。",
+    "vllm.victim": "它抢占的对象由队列策略决定：fcfs 下是运行队列的末尾，priority 下是最不重要（其次是最晚到达）的运行中请求。",
     "sidebar.scheduler_unread": "{scheduler} 不读取这个设置：显示为灰色。",
     "sidebar.scheduler_restarted": "调度器现在是 {scheduler}：运行中途不能更换调度器，所以运行从第 0 帧重新开始（你刚才在第 {frame} "
                                    "帧）。",
@@ -1077,17 +1077,11 @@ MESSAGES = {
     "compare.variant.overlapped": "重叠调度",
     "compare.variant.fixed": "固定 max_num_seqs={max_num_seqs}",
     "compare.variant.adaptive": "自适应批大小（{low}-{high} 毫秒）",
-    "compare.variant.article": "文章的调度器",
     "compare.variant.preset": "预设",
     "compare.variant.its_variant": "变体：{changes}",
-    "compare.variant.sglang": "SGLang 孪生调度器",
-    "compare.variant.vllm": "vLLM 孪生调度器",
-    "compare.name.article vs vllm": "文章的调度器 对比 vLLM 孪生调度器",
-    "compare.name.article vs sglang": "文章的调度器 对比 SGLang 孪生调度器",
-    "compare.name.vllm vs sglang": "vLLM 孪生调度器 对比 SGLang 孪生调度器",
-    "compare.name.article vs vllm vs sglang": "三个调度器：文章的、vLLM 孪生调度器、SGLang 孪生调度器",
     "compare.name.lpm vs dfs-weight vs fcfs vs lof (SGLang)": "SGLang 的 schedule_policy：lpm 对比 dfs-weight 对比 "
                                                               "fcfs 对比 lof",
+    "compare.versus": " 对比 ",  # between the schedulers a comparison of schedulers names
     "compare.name.prefill-first vs decode-first": "预填充优先 对比 解码优先",
     "compare.name.whole vs chunked prefill": "整体预填充 对比 分块预填充",
     "compare.name.tail vs smart preemption": "tail 抢占 对比 smart 抢占",

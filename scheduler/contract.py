@@ -78,7 +78,8 @@ class SchedulerInfo:
     """What a scheduler kind is, declared once beside its class (its `info`).
 
     `kind` is its factory key (written in links, scenario files and traces); `name` the message id of its display
-    name (i18n: `sidebar.scheduler.<kind>`); `system` and `version` what it mirrors decision for decision
+    name (i18n: `<kind>.name`, and `<kind>.run_name` for a run of it: every message of a kind lives under
+    its prefix, `message(key)`); `system` and `version` what it mirrors decision for decision
     ("nano-vllm" and "" for the article's, which follows it without claiming a version); `honoured` the shared
     `Config` fields it reads (the others are shown as ignored); `settings` its own settings (a `KindSettings` class
     beside it, scheduler/settings.py: each field's type, range, default, command-line name and message ids), which
@@ -99,7 +100,7 @@ class SchedulerInfo:
 
     What the stage draws of it: `queues` the request queues it keeps, drawn in this order (each beyond `QUEUES` read
     from `KeepsQueues.queue`; its title is the message `player.<name>_queue`), `side_pools` its KV pools beside
-    the main one, `panels` its own panels (`PanelKind`), and `words` the message ids (under `player.`) the stage
+    the main one, `panels` its own panels (`PanelKind`), and `words` the message ids (under its own prefix) the stage
     says of its pool and queues in its own terms: `reserved_pool` (its reserved units in the pool's title),
     `reserved_unit` (a reserved unit's tip), `queue_limit` (what max_num_seqs limits). `tour`: what the
     learning-path tour says of it and where its system decides (None: the tour shows its stage without them)."""
@@ -122,7 +123,7 @@ class SchedulerInfo:
     queues: tuple[str, ...] = QUEUES
     side_pools: tuple[SidePool, ...] = ()
     panels: tuple[PanelKind, ...] = ()
-    words: tuple[tuple[str, str], ...] = ()  # (what the stage says, its message id under player.)
+    words: tuple[tuple[str, str], ...] = ()  # (what the stage says, its message id under `<kind>.`)
 
     def __post_init__(self):
         unknown = self.honoured - set(CONFIG_FIELDS)
@@ -140,10 +141,19 @@ class SchedulerInfo:
         """The name this scheduler's system gives the Config field (the field's own name where it gives none)."""
         return dict(self.labels).get(field, field)
 
+    def message(self, key: str) -> str:
+        """The id of its message `key`: a kind's words live under its own prefix in the catalogues (`<kind>.`)."""
+        return f"{self.kind}.{key}"
+
     @property
     def name(self) -> str:
-        """The message id of its display name."""
-        return f"sidebar.scheduler.{self.kind}"
+        """The message id of its display name ("vLLM V1")."""
+        return self.message("name")
+
+    @property
+    def run_name(self) -> str:
+        """The message id of what a run of it is called ("the vLLM twin")."""
+        return self.message("run_name")
 
     @property
     def ignored(self) -> tuple[str, ...]:

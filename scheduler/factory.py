@@ -39,6 +39,8 @@ def runner_config(kind: str, config: Config) -> Config:
 
 
 PANEL_KINDS = {panel.id: panel for cls in SCHEDULERS.values() for panel in cls.info.panels}
+# The message ids the kinds' words on the stage are said by (SchedulerInfo.words), which the player is sent
+STAGE_WORDS = tuple(dict.fromkeys(key for cls in SCHEDULERS.values() for _, key in cls.info.words))
 
 
 def panel_kind(panel_id: str) -> PanelKind:

@@ -9,6 +9,7 @@ from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import text
 from tests.helpers.browser import ARTIFACTS, LOCKSTEP, NEEDS_CHROMIUM, lockstep_shown, open_lockstep, scroll_to, settled
 from tests.helpers.engines import preset_comparison
+from viz.compare_words import comparison_name
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -82,7 +83,7 @@ def test_three_schedulers_stand_side_by_side_at_1400_px(fake_server, browser, la
     the third under the first), each as wide as the others, each running queue's limit in its scheduler's words, a
     finished request's mark as small as its words; a screenshot for a person to look at."""
     title = load_scenario(SCENARIOS_DIR / "sglang_lpm_chat.toml").title_in(lang)
-    three = text(lang, "compare.name.article vs vllm vs sglang")
+    three = comparison_name("article vs vllm vs sglang", lang)
     page = open_lockstep(browser, fake_server, lang, title, three, 1400, 900)
     root = page.locator(LOCKSTEP)
     root.locator("[data-action=next-parting]").click()
@@ -99,7 +100,7 @@ def test_three_schedulers_stand_side_by_side_at_1400_px(fake_server, browser, la
     titles = root.locator(".sp-running .sp-qtitle").all_inner_texts()
     for title, kind, name in zip(titles, ("article", "vllm", "sglang"),
                                  ("max_num_seqs", "max_num_seqs", "max_running_requests"), strict=True):
-        assert text(lang, f"player.queue_limit.{kind}", n=3, name=name) in title.replace("\n", " "), title
+        assert text(lang, f"{kind}.queue_limit", n=3, name=name) in title.replace("\n", " "), title
     ARTIFACTS.mkdir(exist_ok=True)
     scroll_to(page.get_by_role("heading", name=text(lang, "lab.lockstep")))
     page.screenshot(path=ARTIFACTS / f"lab_lockstep_three_schedulers_{lang}_1400.png")

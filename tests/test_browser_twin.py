@@ -20,6 +20,7 @@ from tests.helpers.browser import (
     settled,
 )
 from tests.helpers.engines import preset_comparison
+from viz.compare_words import comparison_name
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -28,7 +29,7 @@ VERSUS = load_scenario(SCENARIOS_DIR / "vllm_vs_article.toml")
 
 def open_versus(browser, url: str, lang: str):
     """The lab at 1280x720 with preset vllm_vs_article compared under the article's scheduler and the twin."""
-    return open_lockstep(browser, url, lang, VERSUS.title_in(lang), text(lang, "compare.name.article vs vllm"))
+    return open_lockstep(browser, url, lang, VERSUS.title_in(lang), comparison_name("article vs vllm", lang))
 
 
 def screenshot_of_stages(page, lang: str, name: str):
@@ -88,7 +89,7 @@ def test_screenshots_of_the_twins_reasons_and_its_resume_from_cached_blocks(fake
             warning = alerts.filter(has_text="max_model_len = 32")
             scroll_to(warning)
             page.screenshot(path=ARTIFACTS / f"twin_{name}_{lang}_sidebar_warning.png")
-            assert text(lang, "sidebar.beyond_pool.vllm")[:20] in warning.inner_text()
+            assert text(lang, "vllm.beyond_pool")[:20] in warning.inner_text()
         page.close()
         if (name, frame, lang) == ("vllm_resume_cached", 9, "en"):
             assert "Request 1 found 2 blocks (8 tokens) in the prefix cache and reuses them: blocks 3, 4." in narration

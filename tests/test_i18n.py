@@ -67,7 +67,7 @@ def test_lookup_fills_placeholders_counts_and_lists():
 def test_a_chinese_message_spaces_a_filled_value_as_its_own_words(scheduler):
     # the vLLM twin's name starts with Latin letters, the article's with Chinese: "由 vLLM 孪生调度器决定" and
     # "由文章的调度器决定", whatever the template put around {scheduler}; "由vLLM" or "文章的调度器 不读取" read wrong
-    name = text("zh", f"run.scheduler.{scheduler}")
+    name = text("zh", f"{scheduler}.run_name")
     for key in ("stage.scheduler", "run.other_scheduler", "sidebar.scheduler_unread", "sidebar.scheduler_restarted"):
         said = text("zh", key, scheduler=name, title="标题", frame=3)
         assert not re.search(r"[\u4e00-\u9fff][A-Za-z0-9]|[A-Za-z0-9][\u4e00-\u9fff]", said), said

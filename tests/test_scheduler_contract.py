@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from engine.run.engine import Engine
 from engine.run.recipe import Request, RunSpec
 from engine.traces.trace import read_trace, trace_dict
-from i18n import text
+from i18n import CATALOGUES
 from runner.fake import FakeRunner
 from scheduler import Config, RequestRejected, SequenceStatus
 from scheduler.article.block_manager import BlockManager
@@ -43,9 +43,9 @@ def test_every_kind_declares_itself_and_fits_the_protocols(kind):
         assert spec.owner is info.settings and spec.messages.startswith(f"{kind}.")
         assert Config(**{spec.key: spec.default}).value(spec.key) == spec.default
         assert spec.choices or spec.kind in ("bool", "str") or spec.bounds[0] <= spec.default <= spec.bounds[1]
-    for key in (info.name, f"compare.variant.{kind}", f"run.scheduler.{kind}", f"narrate.sent_back.{kind}",
-                *declared):
-        assert text("en", key) != key and text("zh", key) != key, key  # its words, both languages
+    declared += [key for _, key in info.words]  # the stage's words for its pool and queues
+    for key in (info.name, info.run_name, f"narrate.sent_back.{kind}", *declared):
+        assert all(key in CATALOGUES[lang] for lang in ("en", "zh")), key  # its words, both languages
     assert info.system
     assert set(info.ignored) | info.honoured == set(CONFIG_FIELDS) and not set(info.ignored) & info.honoured
     assert {"max_num_seqs", "num_kvcache_blocks", "kvcache_block_size"} <= info.honoured

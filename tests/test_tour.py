@@ -117,7 +117,7 @@ class Contrary(Scheduler):
 def test_a_kind_registered_in_the_factory_joins_every_stop(monkeypatch):
     monkeypatch.setitem(SCHEDULERS, "contrary", Contrary)
     for lang, name in (("en", "contrary"), ("zh", "反着来")):
-        monkeypatch.setitem(CATALOGUES[lang], "sidebar.scheduler.contrary", name)
+        monkeypatch.setitem(CATALOGUES[lang], "contrary.name", name)
     assert tour_kinds()[-1] == "contrary"
     for stop in STOPS:
         runs = stop_runs(stop)

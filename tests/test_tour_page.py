@@ -44,6 +44,6 @@ class Refusing(Scheduler):
 def test_a_kind_that_cannot_run_a_stop_is_said_not_raised(monkeypatch):
     monkeypatch.setitem(SCHEDULERS, "refusing", Refusing)
     for lang in CATALOGUES:
-        monkeypatch.setitem(CATALOGUES[lang], "sidebar.scheduler.refusing", "refusing")
+        monkeypatch.setitem(CATALOGUES[lang], "refusing.name", "refusing")
     at = page()
     assert [e.value for e in at.error] == ["This stop cannot run under every scheduler: refusing: no config will do"]

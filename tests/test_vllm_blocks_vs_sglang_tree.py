@@ -47,7 +47,7 @@ def test_the_lab_compares_the_preset_with_its_variant_and_the_story_names_where_
     assert [r.engine.spec.scheduler for r in runs] == ["vllm", "sglang"]
     assert [p.step for p in partings([r.frames for r in runs])] == [4, 7]
     assert join_and(lang, [4, 7]) in PRESET.narrative_in(lang)
-    assert text(lang, "compare.variant.sglang") in variant_label(PRESET.variant, lang)
+    assert text(lang, "sglang.run_name") in variant_label(PRESET.variant, lang)
 
 
 def test_the_lab_page_offers_the_presets_own_comparison_first_and_runs_both_schedulers_in_lockstep():

@@ -140,7 +140,7 @@ def test_06_priority_says_when_the_twins_vip_waits_and_is_admitted():
 # -- 7. Chinese: the null block is not an "empty" block -------------------------------------------------------------
 
 def test_chinese_names_vllms_null_block_apart_from_empty_blocks():
-    null_block = [key for key in ("player.pool_reserved.vllm", "player.block_reserved.vllm", "vllm.null_block")]
+    null_block = [key for key in ("vllm.pool_reserved", "vllm.block_reserved", "vllm.null_block")]
     assert all("空块" not in CATALOGUES["zh"][key] and "占位块" in CATALOGUES["zh"][key] for key in null_block)
     title = text("zh", "player.pool_title.blocks", size="", reserved="", used=1, cached=1, empty=7,
                  units=text("zh", "player.pool_units.block"))

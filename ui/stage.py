@@ -12,6 +12,7 @@ import streamlit as st
 
 from i18n import text
 from player.assets import player_sources
+from scheduler.factory import scheduler_info
 from session.feed import Request, run_header
 from session.lab import LabError
 from ui.assignment import assignment_panel
@@ -185,7 +186,7 @@ def player(error: str | None):
 
 def model_line() -> str:
     """The stage header's second line: the model, the scheduler that decides the run, the engine's options."""
-    return f"{model_name()}{t('stage.scheduler', scheduler=t(f'run.scheduler.{lab().scheduler}'))}{modes()}"
+    return f"{model_name()}{t('stage.scheduler', scheduler=t(scheduler_info(lab().scheduler).run_name))}{modes()}"
 
 
 def modes() -> str:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from engine.analysis.compare import (
     LATENCIES,
+    OWN_SCHEDULERS,
     Against,
     ConfigRun,
     Finishes,
@@ -184,3 +185,12 @@ def verdicts(runs: Sequence[ConfigRun], lang: str) -> list[tuple[str, str]]:
         ("memory", _memory(found.memory, lang)),
     )
     return [(text(lang, f"compare.question.{question}"), answer) for question, answer in answers]
+
+
+def comparison_name(comparison: str, lang: str) -> str:
+    """A named comparison's title in `lang`: one of schedulers names them by their runs' names ("the article's
+    scheduler vs the vLLM twin"), any other is said by its message `compare.name.<name>`."""
+    if comparison in OWN_SCHEDULERS:
+        return text(lang, "compare.versus").join(text(lang, scheduler_info(kind).run_name)
+                                                 for kind in comparison.split(" vs "))
+    return text(lang, f"compare.name.{comparison}")

@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from engine.run.frame import PENDING_TEXT, Frame, RequestView
-from i18n import messages, text
+from i18n import CATALOGUES, messages, text
 from scheduler.contract import GPU_POOL, QUEUES
-from scheduler.factory import scheduler_info
+from scheduler.factory import STAGE_WORDS, scheduler_info
 from scheduler.sequence import PLACEHOLDER
 from viz.budget import PHASES, SEGMENT_FIELDS, budget_held, budget_segments, sat_out_cause
 from viz.colors import CACHED_FREE_COLOR, FREE_COLOR, REQUEST_PALETTE, RESERVED_COLOR
@@ -80,6 +80,7 @@ def player_strings(lang: str) -> dict:
     return {**messages(lang, "player."), **{f"batch.{kind}": text(lang, f"batch.{kind}") for kind in
                                             ("prefill", "decode", "mixed", "idle")},
             **{f"n.token.{form}": said for form, said in messages(lang, "n.token.").items()},
+            **{key: CATALOGUES[lang][key] for key in STAGE_WORDS},  # the kinds' words, filled by the player
             "clock_simulated": text(lang, "clock.simulated.name"), "clock_real": text(lang, "clock.real.name"),
             "legend": player_legend(lang)}
 

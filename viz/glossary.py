@@ -10,7 +10,7 @@ from i18n import text
 from scheduler import Config
 from scheduler.config import MODEL_SETTINGS
 from scheduler.contract import SchedulerInfo
-from scheduler.factory import SETTINGS
+from scheduler.factory import SETTINGS, scheduler_info
 
 
 class Setting(NamedTuple):
@@ -118,7 +118,7 @@ def _variant_item(field: str, value, lang: str) -> str:
     """"chunked prefill on"; a switch turned on or off reads as a verb in Chinese (开启……, 关闭……), since a trailing
     关 after a bug's name reads as a double negative."""
     if field == "scheduler":
-        return text(lang, "settings.variant_scheduler", name=text(lang, f"compare.variant.{value}"))
+        return text(lang, "settings.variant_scheduler", name=text(lang, scheduler_info(value).run_name))
     if isinstance(value, bool) and not (field in SETTINGS and SETTINGS[field].value_id(value)):
         return text(lang, f"settings.variant_{'on' if value else 'off'}", label=_label(field, lang))
     return text(lang, "settings.variant_item", label=_label(field, lang), value=setting_value(field, value, lang))

@@ -10,6 +10,7 @@ from engine.run.frame import Frame, RequestView, token_id_text
 from engine.run.recipe import POOL_FIELDS
 from i18n import in_lang, text
 from scheduler import Config
+from scheduler.factory import scheduler_info
 from viz.glossary import changed_settings
 from viz.narrate import pool_size
 
@@ -108,12 +109,12 @@ def scheduler_title(title: str, own: str, scheduler: str, lang: str) -> str:
     (`own`): its title and story tell that one's decisions."""
     if scheduler == own:
         return title
-    return text(lang, "run.other_scheduler", title=title, scheduler=text(lang, f"run.scheduler.{scheduler}"))
+    return text(lang, "run.other_scheduler", title=title, scheduler=text(lang, scheduler_info(scheduler).run_name))
 
 
 def scheduler_story(story: str, own: str, scheduler: str, lang: str) -> str:
     """A preset's story, told after a line saying so when another scheduler than its own decides the run."""
     if scheduler == own:
         return story
-    return text(lang, "run.other_scheduler_story", own=text(lang, f"run.scheduler.{own}"),
-                scheduler=text(lang, f"run.scheduler.{scheduler}")) + "\n\n" + story
+    return text(lang, "run.other_scheduler_story", own=text(lang, scheduler_info(own).run_name),
+                scheduler=text(lang, scheduler_info(scheduler).run_name)) + "\n\n" + story

@@ -109,7 +109,7 @@ COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
 
 
 def _under_schedulers(kinds: tuple[str, ...]) -> Callable[..., list[Variant]]:
-    return lambda c, say: [Variant(say(f"compare.variant.{kind}"), c, scheduler=kind) for kind in kinds]
+    return lambda c, say: [Variant(say(scheduler_info(kind).run_name), c, scheduler=kind) for kind in kinds]
 
 
 # The comparisons whose variants name their own scheduler, one per pair of the factory's schedulers and one of them

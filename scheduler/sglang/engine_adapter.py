@@ -217,12 +217,12 @@ class SglangScheduler:
     info = SchedulerInfo(
         "sglang", "SGLang", VERSION,
         frozenset({"max_num_seqs", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos"}),
-        reserved_units=1, settings=SglangSettings, sidebar_note="sidebar.victim.sglang",
+        reserved_units=1, settings=SglangSettings, sidebar_note="sglang.victim",
         labels=(("max_num_seqs", "max_running_requests"), ("kvcache_block_size", "page_size"),
                 ("num_kvcache_blocks", "max_total_tokens ÷ page_size"), ("max_model_len", "context_length")),
         repoints_tables=True, launch=Launch("SGLang", launch_server_args, launch_notes), panels=(PanelKind(VIEW_KIND),),
-        words=(("reserved_pool", "pool_reserved.sglang"), ("reserved_unit", "block_reserved.sglang"),
-               ("queue_limit", "queue_limit.sglang")), tour=TOUR)
+        words=(("reserved_pool", "sglang.pool_reserved"), ("reserved_unit", "sglang.block_reserved"),
+               ("queue_limit", "sglang.queue_limit")), tour=TOUR)
 
     def __init__(self, config: Config):
         self.config = config

@@ -74,7 +74,7 @@ def vllm_start_warning(config: Config) -> Message | None:
     if vllm_would_start(config):
         return None
     return Message("sidebar.beyond_pool", max_model_len=config.max_model_len, capacity=config.kv_capacity_tokens,
-                   what=Message("sidebar.beyond_pool.vllm"))
+                   what=Message("vllm.beyond_pool"))
 
 
 def pool_notes(config: Config) -> list[Message]:

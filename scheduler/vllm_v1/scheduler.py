@@ -82,9 +82,9 @@ class VllmScheduler:
         "prompt_lookup_max"}), reserved_units=1,
         queues_oversized_prompt=True, version_setting="vllm_version", versions=VLLM_VERSIONS,
         sampling=frozenset({"stop_token_ids", "min_tokens"}), settings=VllmSettings, launch=vllm_launch,
-        start_warning=vllm_start_warning, sidebar_note="sidebar.victim.vllm", panels=(OUTPUT_PANEL,),
-        words=(("reserved_pool", "pool_reserved.vllm"), ("reserved_unit", "block_reserved.vllm"),
-               ("queue_limit", "queue_limit.vllm")), tour=TOUR)
+        start_warning=vllm_start_warning, sidebar_note="vllm.victim", panels=(OUTPUT_PANEL,),
+        words=(("reserved_pool", "vllm.pool_reserved"), ("reserved_unit", "vllm.block_reserved"),
+               ("queue_limit", "vllm.queue_limit")), tour=TOUR)
 
     def __init__(self, config: Config):
         self.config = config
