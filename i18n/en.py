@@ -755,29 +755,38 @@ MESSAGES = {
     "player.hash.tree": "tree key: {hash} (the tokens from the root to it, hashed here)",
     "player.no_hash.tree": "none (not in the radix tree)",
     "player.block_tokens": "tokens: {tokens}", "player.no_tokens": "empty",
-    # the vLLM twin's view beside the stage (viz/vllm_view.py, player/vllm_view.js)
-    "player.vllm_queue_title": "Free block queue after this step, head → tail (the head is taken first)",
-    "player.vllm_queue_key": "★ still in the prefix cache: a prefix hit can take it back until it reaches the head "
-                             "and is reused (evicted)",
-    "player.vllm_queue_empty": "empty: every block is held",
-    "player.vllm_head": "head", "player.vllm_tail": "tail",
-    "player.vllm_preempted_lookups": "Preempted requests looking themselves up again are counted apart from the hit "
-                                     "rate (vLLM's PrefixCacheStats), once at every step vLLM tries to admit one: "
-                                     "{hits} of {queries} tokens found so far.",
-    "player.vllm_queue_more": "{n} more",
-    "player.vllm_evicted": "Evicted this step: {ids}.",
-    "player.vllm_evicted_one": "block {block} (taken for request {id})",
-    "player.vllm_output_title": "SchedulerOutput: the step as vLLM's schedule() hands it to the model runner",
-    "player.vllm_output_note": "num_computed_tokens: the tokens each request had computed before this step, "
-                               "prefix-cache hits included; finished_req_ids: the requests that finished since the "
-                               "last schedule() (at the step before), whose state the model runner now drops.",
-    "player.vllm_counters_title": "Each request as vLLM's Request counts it when schedule() returns",
-    "player.vllm_col_request": "request", "player.vllm_col_step": "scheduled now",
-    "player.vllm_counters_note": "num_computed_tokens already holds this step's tokens (vLLM advances it as it "
-                                 "schedules); num_cached_tokens: the prefix-cache hits of its first scheduling, -1 "
-                                 "before it.",
-    "player.vllm_log_title": "vLLM's log line (vLLM prints it every 5 s; here for this step, on the simulated clock), "
-                             "and its Prometheus counters",
+    # the SchedulerOutput panel beside the stage (viz/scheduler_output_view.py, player/scheduler_output_view.js)
+    "panel.scheduler_output.queue_title": "Free block queue after this step, head → tail (the head is taken first)",
+    "panel.scheduler_output.queue_key": "★ still in the prefix cache: a prefix hit can take it back until it reaches "
+                                        "the head and is reused (evicted)",
+    "panel.scheduler_output.queue_empty": "empty: every block is held",
+    "panel.scheduler_output.head": "head", "panel.scheduler_output.tail": "tail",
+    "panel.scheduler_output.preempted_lookups": "Preempted requests looking themselves up again are counted apart "
+                                                "from the hit rate (vLLM's PrefixCacheStats), once at every step vLLM "
+                                                "tries to admit one: {hits} of {queries} tokens found so far.",
+    "panel.scheduler_output.queue_more": "{n} more",
+    "panel.scheduler_output.evicted": "Evicted this step: {ids}.",
+    "panel.scheduler_output.evicted_one": "block {block} (taken for request {id})",
+    "panel.scheduler_output.output_title": "SchedulerOutput: the step as vLLM's schedule() hands it to the model "
+                                           "runner",
+    "panel.scheduler_output.output_note": "num_computed_tokens: the tokens each request had computed before this "
+                                          "step, prefix-cache hits included; finished_req_ids: the requests that "
+                                          "finished since the last schedule() (at the step before), whose state the "
+                                          "model runner now drops.",
+    "panel.scheduler_output.counters_title": "Each request as vLLM's Request counts it when schedule() returns",
+    "panel.scheduler_output.col_request": "request", "panel.scheduler_output.col_step": "scheduled now",
+    "panel.scheduler_output.counters_note": "num_computed_tokens already holds this step's tokens (vLLM advances it "
+                                            "as it schedules); num_cached_tokens: the prefix-cache hits of its first "
+                                            "scheduling, -1 before it.",
+    "panel.scheduler_output.log_title": "vLLM's log line (vLLM prints it every 5 s; here for this step, on the "
+                                        "simulated clock), and its Prometheus counters",
+    # the vLLM twin's words on its SchedulerOutput panel (its declaration's `words`): vLLM's log line and Prometheus
+    # counters, in English as vLLM prints them
+    "vllm.log_line": "Engine 000: Avg prompt throughput: {prompt} tokens/s, Avg generation throughput: {generation} "
+                     "tokens/s, Running: {running} reqs, Waiting: {waiting} reqs, GPU KV cache usage: {usage}%, "
+                     "Prefix cache hit rate: {hit_rate}%",
+    "vllm.counters": "vllm:num_preemptions_total {preemptions} · vllm:prefix_cache_queries_total {queries} · "
+                     "vllm:prefix_cache_hits_total {hits}",
     # SGLang's radix tree view beside the stage (scheduler/sglang/tree_view.py, viz/sched_view.py, player/tree_view.js)
     "player.tree_title": "SGLang's radix tree after this step (RadixCache: nodes keyed by token runs over KV slots)",
     "player.tree_sizes": "evictable_size {evictable} · protected_size {protected} · empty slots {empty} of {size}",

@@ -648,25 +648,31 @@ MESSAGES = {
     "player.hash.tree": "树中的键：{hash}（从根到它的 token，由本工具哈希）",
     "player.no_hash.tree": "无（不在基数树中）",
     "player.block_tokens": "token：{tokens}", "player.no_tokens": "空",
-    # vLLM 孪生调度器在舞台旁的视图（viz/vllm_view.py、player/vllm_view.js）
-    "player.vllm_queue_title": "本步之后的空闲块队列，从队首到队尾（先取队首）",
-    "player.vllm_queue_key": "★ 仍在前缀缓存中：在它到达队首并被重新使用（逐出）之前，前缀命中可以把它取回",
-    "player.vllm_queue_empty": "空：所有块都被占用",
-    "player.vllm_head": "队首", "player.vllm_tail": "队尾",
-    "player.vllm_preempted_lookups": "被抢占的请求重新查找自己时，不计入命中率（vLLM 的 PrefixCacheStats 把它们分开统计），"
-                                     "vLLM 每一步尝试接纳它时都查找一次：到目前为止 {queries} 个 token 中找到 {hits} 个。",
-    "player.vllm_queue_more": "另有 {n} 个",
-    "player.vllm_evicted": "本步逐出：{ids}。",
-    "player.vllm_evicted_one": "块 {block}（为请求 {id} 取走）",
-    "player.vllm_output_title": "SchedulerOutput：vLLM 的 schedule() 交给模型执行器的这一步",
-    "player.vllm_output_note": "num_computed_tokens：每个请求在本步之前已计算的 token 数，含前缀缓存命中的；"
-                               "finished_req_ids：自上一次 schedule() 以来（即上一步）完成的请求，模型执行器这时丢弃它们的"
-                               "状态。",
-    "player.vllm_counters_title": "schedule() 返回时 vLLM 的 Request 对每个请求的计数",
-    "player.vllm_col_request": "请求", "player.vllm_col_step": "本步调度",
-    "player.vllm_counters_note": "num_computed_tokens 已包含本步的 token（vLLM 在调度时就把它加上）；num_cached_tokens："
-                                 "它第一次被调度时的前缀缓存命中数，在此之前为 -1。",
-    "player.vllm_log_title": "vLLM 的日志行（vLLM 每 5 秒打印一次；这里是这一步的，按模拟时钟计算）以及它的 Prometheus 计数器",
+    # 舞台旁的 SchedulerOutput 面板（viz/scheduler_output_view.py、player/scheduler_output_view.js）
+    "panel.scheduler_output.queue_title": "本步之后的空闲块队列，从队首到队尾（先取队首）",
+    "panel.scheduler_output.queue_key": "★ 仍在前缀缓存中：在它到达队首并被重新使用（逐出）之前，前缀命中可以把它取回",
+    "panel.scheduler_output.queue_empty": "空：所有块都被占用",
+    "panel.scheduler_output.head": "队首", "panel.scheduler_output.tail": "队尾",
+    "panel.scheduler_output.preempted_lookups": "被抢占的请求重新查找自己时，不计入命中率（vLLM 的 PrefixCacheStats 把它们分开统计），"
+                                                "vLLM 每一步尝试接纳它时都查找一次：到目前为止 {queries} 个 token 中找到 {hits} 个。",
+    "panel.scheduler_output.queue_more": "另有 {n} 个",
+    "panel.scheduler_output.evicted": "本步逐出：{ids}。",
+    "panel.scheduler_output.evicted_one": "块 {block}（为请求 {id} 取走）",
+    "panel.scheduler_output.output_title": "SchedulerOutput：vLLM 的 schedule() 交给模型执行器的这一步",
+    "panel.scheduler_output.output_note": "num_computed_tokens：每个请求在本步之前已计算的 token 数，含前缀缓存命中的；"
+                                          "finished_req_ids：自上一次 schedule() 以来（即上一步）完成的请求，模型执行器这时丢弃它们的"
+                                          "状态。",
+    "panel.scheduler_output.counters_title": "schedule() 返回时 vLLM 的 Request 对每个请求的计数",
+    "panel.scheduler_output.col_request": "请求", "panel.scheduler_output.col_step": "本步调度",
+    "panel.scheduler_output.counters_note": "num_computed_tokens 已包含本步的 token（vLLM 在调度时就把它加上）；num_cached_tokens："
+                                            "它第一次被调度时的前缀缓存命中数，在此之前为 -1。",
+    "panel.scheduler_output.log_title": "vLLM 的日志行（vLLM 每 5 秒打印一次；这里是这一步的，按模拟时钟计算）以及它的 Prometheus 计数器",
+    # vLLM 孪生调度器在 SchedulerOutput 面板上的话（其声明的 `words`）：vLLM 的日志行和 Prometheus 计数器，照 vLLM 打印的英文
+    "vllm.log_line": "Engine 000: Avg prompt throughput: {prompt} tokens/s, Avg generation throughput: {generation} "
+                     "tokens/s, Running: {running} reqs, Waiting: {waiting} reqs, GPU KV cache usage: {usage}%, "
+                     "Prefix cache hit rate: {hit_rate}%",
+    "vllm.counters": "vllm:num_preemptions_total {preemptions} · vllm:prefix_cache_queries_total {queries} · "
+                     "vllm:prefix_cache_hits_total {hits}",
     # SGLang 基数树视图（scheduler/sglang/tree_view.py、viz/sched_view.py、player/tree_view.js）
     "player.tree_title": "这一步之后 SGLang 的基数树（RadixCache：以 token 序列为键、指向 KV 槽位的节点）",
     "player.tree_sizes": "可驱逐 evictable_size {evictable} · 受保护 protected_size {protected} · 空槽位 {empty} / {size}",

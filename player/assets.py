@@ -15,8 +15,8 @@ WIRE_SLOT = "SCHEDLAB_WIRE"  # decode.js: `const WIRE = SCHEDLAB_WIRE;`, replace
 # The stage player's files, one job each, in the order they run (player/player.js says what each does).
 PLAYER_FILES = ("decode.js", "transport.js", "follow.js", "panels.js", "render.js", "pool.js", "player.js")
 # The renderers of the schedulers' own panels, each registered under its panel's id (SchedlabPlayer.registerPanel,
-# player/panels.js): vLLM's SchedulerOutput, a radix tree.
-PANELS = ("vllm_view", "tree_view")
+# player/panels.js), each named after the panel it draws: vLLM's SchedulerOutput, a radix tree.
+PANELS = ("scheduler_output_view", "tree_view")
 
 
 def _read(name: str) -> str:

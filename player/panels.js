@@ -1,7 +1,7 @@
 /* schedlab's stage player, 4 of 7: the one registry of a scheduler's own panels: each panel id a scheduler kind declares
  * (scheduler/contract.py PanelKind: vLLM's SchedulerOutput, SGLang's radix tree) mapped to the one renderer that
  * draws it. A renderer's file registers it after the player's (SchedlabPlayer.registerPanel(id, draw), player.js's
- * header): vllm_view.js's and tree_view.js's. Every player draws a frame's panels here, below its stage, in the
+ * header): scheduler_output_view.js's and tree_view.js's. Every player draws a frame's panels here, below its stage, in the
  * order the frame lists them (the view's `panels`: [panel id, what its renderer draws], viz/panels.py), whoever
  * mounted it: the app's stage, the offline player, a handout's pages and slides, the lockstep stages. A panel the
  * frame does not list is hidden; one no renderer is registered for is not drawn.

@@ -51,9 +51,11 @@ class PanelKind:
     `SchedulerInfo.panels`. `id` is what a frame records it under (`Frame.panels`), a trace writes and the player's
     one registry of renderers (player/panels.js) draws it by; `read` turns its recorded JSON data back into what
     `SchedulerProtocol.panels` gave (None: the data is plain JSON as it is); what it gave is written with its
-    `to_dict()` where it has one."""
+    `to_dict()` where it has one. `words`: what the panel says in the kind's own terms, (what it is, its message
+    id under the kind's prefix): vLLM's log line and counters on vLLM's SchedulerOutput."""
     id: str
     read: Callable[[Any], Any] | None = None
+    words: tuple[tuple[str, str], ...] = ()
 
     def to_data(self, value) -> Any:
         """The panel's recorded value as JSON data."""

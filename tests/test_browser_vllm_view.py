@@ -29,11 +29,11 @@ pytestmark = NEEDS_CHROMIUM
 RESUMED = load_scenario(SCENARIOS_DIR / "vllm_resume_cached.toml")
 KNOBS = load_scenario(SCENARIOS_DIR / "vllm_knobs.toml")
 SHOWN = {6: ("4★", "preempted_req_ids={1}"), 9: ("5★", "resumed_req_ids={1}"), 11: ("2★", "new_block_ids=[[5]]")}
-VIEW = f"{PLAYER} [data-testid=vllm-view]"
+VIEW = f"{PLAYER} [data-testid=scheduler-output]"
 
 
 def view_texts(page, root: str = VIEW) -> dict:
-    return {name: page.locator(f"{root} [data-testid=vllm-{name}]").inner_text()
+    return {name: page.locator(f"{root} [data-testid=scheduler-output-{name}]").inner_text()
             for name in ("log", "free-queue", "output")}
 
 
@@ -49,9 +49,10 @@ def test_the_twins_view_on_frames_6_9_and_11(fake_server, browser, lang):
         assert shown["free-queue"].split()[1] == queue_head and output in shown["output"]
         if frame == 9:  # 0 finished at step 8: step 9's SchedulerOutput lists it, as vLLM's does, and says why
             assert "finished_req_ids={0}" in shown["output"]
-            assert text(lang, "player.vllm_output_note") in page.locator(VIEW).inner_text()
+            assert text(lang, "panel.scheduler_output.output_note") in page.locator(VIEW).inner_text()
         if frame == 11:
-            evicted = text(lang, "player.vllm_evicted", ids=text(lang, "player.vllm_evicted_one", block=5, id=1))
+            evicted = text(lang, "panel.scheduler_output.evicted",
+                           ids=text(lang, "panel.scheduler_output.evicted_one", block=5, id=1))
             assert evicted in page.locator(VIEW).inner_text()
         page.screenshot(path=ARTIFACTS / f"vllm_view_{lang}_frame{frame}.png")
         page.close()
@@ -79,15 +80,15 @@ def test_the_offline_player_shows_the_view_and_a_blocks_tip_lists_the_tokens_it_
     page.goto(path.as_uri())
     root = ".sh-stage"
     page.wait_for_function(f"() => document.querySelector('{root}').dataset.frame === '6'")
-    assert view_texts(page, f"{root} [data-testid=vllm-view]")["free-queue"].split()[1] == "4★"
+    assert view_texts(page, f"{root} [data-testid=scheduler-output]")["free-queue"].split()[1] == "4★"
     for _ in range(3):
         page.locator(f"{root} [data-action=step]").click()
-    assert "resumed_req_ids={1}" in view_texts(page, f"{root} [data-testid=vllm-view]")["output"]
+    assert "resumed_req_ids={1}" in view_texts(page, f"{root} [data-testid=scheduler-output]")["output"]
     # block 4 at frame 1 holds request 1's prompt tokens 25 and 26; its first output token has no K/V yet
     tip = page.evaluate(f"() => {{ const p = document.querySelector('{root}').player; "
                         "return p.blockTip(p.views[1], 4); }")
     assert tip.endswith(": 25 26") or tip.endswith("：25 26")  # not "25 26 <its first output token>"
-    page.locator(f"{root} [data-testid=vllm-view]").evaluate("e => e.scrollIntoView()")
+    page.locator(f"{root} [data-testid=scheduler-output]").evaluate("e => e.scrollIntoView()")
     page.screenshot(path=ARTIFACTS / f"vllm_view_offline_{lang}_frame9.png")
     assert not fetched
     page.close()

@@ -208,9 +208,10 @@ def test_a_small_twin_run_prints_one_page_each_for_its_cover_and_key_frames_with
     assert len(frames) == len(handout.page_steps()) == 5 and handout.page_steps()[-1] == 11
     assert all(page.startswith(title) and "num_cached_tokens" in page for page in frames)
     evicting = frames[-1]  # step 11 takes cached block 5
-    evicted = text(lang, "player.vllm_evicted", ids=text(lang, "player.vllm_evicted_one", block=5, id=1))
+    evicted = text(lang, "panel.scheduler_output.evicted",
+                   ids=text(lang, "panel.scheduler_output.evicted_one", block=5, id=1))
     assert re.sub(r"\s+", "", evicted) in evicting
-    assert re.sub(r"\s+", "", text(lang, "player.vllm_queue_key")) not in evicting
+    assert re.sub(r"\s+", "", text(lang, "panel.scheduler_output.queue_key")) not in evicting
 
 def pdf_pages_text(pdf: bytes, folder: Path) -> list[str]:
     """Each page's text as pdftotext reads it, without whitespace (a line wrapped anywhere still matches)."""

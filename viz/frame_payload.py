@@ -75,10 +75,11 @@ def player_colors() -> dict:
 
 
 def player_strings(lang: str) -> dict:
-    """Every word the player shows, in `lang`: its own (`player.*` in i18n/), the batch kinds, the clocks' names
-    and the legends (viz/glossary.py: the page's legend shows the same marks)."""
-    return {**messages(lang, "player."), **{f"batch.{kind}": text(lang, f"batch.{kind}") for kind in
-                                            ("prefill", "decode", "mixed", "idle")},
+    """Every word the player shows, in `lang`: its own (`player.*` in i18n/), its panels' (`panel.*`, under their
+    whole ids), the batch kinds, the clocks' names and the legends (viz/glossary.py: the page's legend shows the same
+    marks)."""
+    return {**messages(lang, "player."), **{f"panel.{key}": said for key, said in messages(lang, "panel.").items()},
+            **{f"batch.{kind}": text(lang, f"batch.{kind}") for kind in ("prefill", "decode", "mixed", "idle")},
             **{f"n.token.{form}": said for form, said in messages(lang, "n.token.").items()},
             **{key: CATALOGUES[lang][key] for key in STAGE_WORDS},  # the kinds' words, filled by the player
             "clock_simulated": text(lang, "clock.simulated.name"), "clock_real": text(lang, "clock.real.name"),

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from engine.run.frame import Frame
 from scheduler.output import OUTPUT_PANEL
 from viz.sched_view import RADIX_TREE, sched_view
-from viz.vllm_view import vllm_view
+from viz.scheduler_output_view import scheduler_output_view
 
 PanelBuilder = Callable[[Frame, "Frame | None", str], object]
-BUILDERS: dict[str, PanelBuilder] = {OUTPUT_PANEL.id: vllm_view, RADIX_TREE: sched_view}
+BUILDERS: dict[str, PanelBuilder] = {OUTPUT_PANEL.id: scheduler_output_view, RADIX_TREE: sched_view}
 
 
 def panel_views(frame: Frame, before: Frame | None, lang: str) -> list[list]:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from bisect import insort
 from collections import deque
+from dataclasses import replace
 from operator import attrgetter
 from typing import ClassVar
 
@@ -67,6 +68,8 @@ WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RU
                                        SequenceStatus.ABORTED)
 PAD_DRAFT = -1  # vLLM's placeholder draft token when it pads a lone decode to 1 + num_speculative_tokens
 PRIORITY_ORDER, VICTIM_ORDER = attrgetter("priority_order"), attrgetter("victim_order")
+# Its SchedulerOutput panel, with vLLM's own words on it: its log line and its Prometheus counters
+PANEL = replace(OUTPUT_PANEL, words=(("log_line", "vllm.log_line"), ("counters", "vllm.counters")))
 
 
 class VllmScheduler:
@@ -82,7 +85,7 @@ class VllmScheduler:
         "prompt_lookup_max"}), reserved_units=1,
         queues_oversized_prompt=True, version_setting="vllm_version", versions=VLLM_VERSIONS,
         sampling=frozenset({"stop_token_ids", "min_tokens"}), settings=VllmSettings, launch=vllm_launch,
-        start_warning=vllm_start_warning, sidebar_note="vllm.victim", panels=(OUTPUT_PANEL,),
+        start_warning=vllm_start_warning, sidebar_note="vllm.victim", panels=(PANEL,),
         words=(("reserved_pool", "vllm.pool_reserved"), ("reserved_unit", "vllm.block_reserved"),
                ("queue_limit", "vllm.queue_limit")), tour=TOUR)
 

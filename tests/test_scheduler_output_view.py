@@ -2,7 +2,7 @@
 its cached blocks and evictions (an event, narrated), the step as vLLM's SchedulerOutput lists it, each request's
 num_computed_tokens / num_tokens / num_cached_tokens, and vLLM's log line; all recorded from the twin right after
 schedule() (scheduler/output.py), carried by traces, drawn by the player from what the server sent
-(viz/vllm_view.py)."""
+(viz/scheduler_output_view.py)."""
 
 import json
 import re
@@ -18,11 +18,22 @@ from engine.traces.trace import trace_dict
 from scheduler import Config, Sequence, make_scheduler
 from scheduler.contract import UnitState
 from scheduler.events import Evicted
+from scheduler.factory import scheduler_info
 from scheduler.output import OUTPUT_PANEL
 from session.lab import open_trace
 from viz.frame_payload import stage_view
 from viz.narrate import narrate
-from viz.vllm_view import QUEUE_ENDS, counter_rows, free_queue, log_line, output_lines, scheduler_output, vllm_view
+from viz.scheduler_output_view import (
+    QUEUE_ENDS,
+    counter_rows,
+    counters_line,
+    free_queue,
+    kind_words,
+    log_line,
+    output_lines,
+    scheduler_output,
+    scheduler_output_view,
+)
 
 LOG = re.compile(r"Engine 000: Avg prompt throughput: [\d.]+ tokens/s, Avg generation throughput: [\d.]+ tokens/s, "
                  r"Running: (\d+) reqs, Waiting: (\d+) reqs, GPU KV cache usage: ([\d.]+)%, "
@@ -48,7 +59,7 @@ def test_step_11_evicts_cached_block_5_and_says_so(resumed):
     en, zh = narrate(frame, resumed.frames[10], lang="en"), narrate(frame, resumed.frames[10], lang="zh")
     assert "Taking a block for request 1 evicted block 5 from the prefix cache" in " ".join(en)
     assert "块 5 被逐出前缀缓存" in " ".join(zh)
-    view = vllm_view(frame, resumed.frames[10], "zh")
+    view = scheduler_output_view(frame, resumed.frames[10], "zh")
     assert view["evicted"] == [[5, 1]] and view["evicted_text"] == "本步逐出：块 5（为请求 1 取走）。"
 
 
@@ -104,13 +115,24 @@ def test_each_request_counts_its_tokens_as_vllm_does_after_schedule(resumed):
 def test_the_log_line_is_vllms_with_this_steps_queues_pool_and_hit_rate():
     knobs = run("vllm_knobs")
     frame = knobs.frames[1]  # 1 finds 16 of its 20 tokens: 16 of the 40 looked up
-    running, waiting, usage, rate = LOG.fullmatch(log_line(frame, knobs.frames[0])).groups()
+    running, waiting, usage, rate = LOG.fullmatch(log_line(frame, knobs.frames[0], "en")).groups()
     assert (int(running), int(waiting)) == (frame.metrics.num_running, frame.metrics.num_waiting)
     assert float(usage) == round(100 * (1 - frame.metrics.num_free_blocks / 16), 1)
     assert float(rate) == 40.0
-    assert vllm_view(frame, knobs.frames[0], "en")["prometheus"] == (
+    assert scheduler_output_view(frame, knobs.frames[0], "en")["counters"] == (
         "vllm:num_preemptions_total 0 · vllm:prefix_cache_queries_total 40 · vllm:prefix_cache_hits_total 16")
 
+
+def test_the_log_line_and_counters_are_the_words_the_kind_declares_on_its_panel(resumed):
+    """The twin's own words on the panel come through its declaration (`PanelKind.words`); a frame whose scheduler is
+    not known (no declaration to read) gets neither line, never another kind's."""
+    frame, before = resumed.frames[6], resumed.frames[5]
+    declared = next(p for p in scheduler_info("vllm").panels if p.id == OUTPUT_PANEL.id)
+    assert kind_words(frame) == dict(declared.words) and set(kind_words(frame)) == {"log_line", "counters"}
+    assert counters_line(frame, "zh") == counters_line(frame, "en") != ""  # as vLLM prints it, in either language
+    unknown = replace(frame, decided_by=None)
+    assert kind_words(unknown) == {} and log_line(unknown, before, "en") == counters_line(unknown, "en") == ""
+    assert scheduler_output_view(unknown, before, "en")["output"] == output_lines(frame)
 
 
 @pytest.mark.parametrize("lang, every_step", [("en", "once at every step vLLM tries to admit one"),
@@ -118,7 +140,8 @@ def test_the_log_line_is_vllms_with_this_steps_queues_pool_and_hit_rate():
 def test_a_preempted_requests_lookups_count_once_per_step_tried_and_the_view_says_so(resumed, lang, every_step):
     """1, preempted at step 6, is looked up at steps 7 and 8 (its blocks found, too few free) and 9 (admitted):
     24 of 33 tokens, three lookups of its 11, where the narration tells one prefix hit."""
-    said = [vllm_view(resumed.frames[k], resumed.frames[k - 1], lang)["preempted_text"] for k in (6, 7, 8, 9, 11)]
+    said = [scheduler_output_view(resumed.frames[k], resumed.frames[k - 1], lang)["preempted_text"]
+            for k in (6, 7, 8, 9, 11)]
     outputs = (scheduler_output(resumed.frames[k]) for k in (7, 8, 9))
     tokens = [(out.preempted_hits, out.preempted_queries) for out in outputs]
     assert not said[0] and tokens == [(8, 11), (16, 22), (24, 33)]

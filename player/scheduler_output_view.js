@@ -1,12 +1,13 @@
-/* schedlab's vLLM view: the renderer of the SchedulerOutput panel (scheduler/output.py OUTPUT_PANEL), what a vLLM
- * learner looks for beside the stage, registered in the player's one registry of panels (player/panels.js):
- * vLLM's log line and Prometheus counters, the free block queue head to tail (blocks still in the prefix cache
- * starred, this step's evictions), the step as vLLM's SchedulerOutput lists it and each request's counters.
- * Everything is what the server sent of the frame's panel (viz/vllm_view.py); nothing is worked out here. */
+/* schedlab's SchedulerOutput panel: the renderer of the panel of that id (scheduler/output.py OUTPUT_PANEL), what a
+ * vLLM learner looks for beside the stage, registered in the player's one registry of panels (player/panels.js):
+ * the system's log line and counters, the free block queue head to tail (blocks still in the prefix cache starred,
+ * this step's evictions), the step as vLLM's SchedulerOutput lists it and each request's counters. Everything is
+ * what the server sent of the frame's panel (viz/scheduler_output_view.py), its words the panel's own
+ * (panel.scheduler_output.* in i18n/); nothing is worked out here. */
 (function () {
   'use strict';
-  if (!window.SchedlabPlayer || window.SchedlabVllmView) return;
-  window.SchedlabVllmView = true;
+  if (!window.SchedlabPlayer || window.SchedlabSchedulerOutputView) return;
+  window.SchedlabSchedulerOutputView = true;
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
 
   function queueHtml(data, t) {
@@ -19,35 +20,36 @@
   }
 
   function countersHtml(data, t) {
-    const head = ['vllm_col_request', null, null, null, 'vllm_col_step'].map((key, i) =>
-      `<th>${esc(key ? t(key.slice(5)) : ['num_computed_tokens', 'num_tokens', 'num_cached_tokens'][i - 1])}</th>`).join('');
+    const head = ['col_request', null, null, null, 'col_step'].map((key, i) =>
+      `<th>${esc(key ? t(key) : ['num_computed_tokens', 'num_tokens', 'num_cached_tokens'][i - 1])}</th>`).join('');
     const rows = data.requests.map(r => `<tr>${r.map((value, i) => `<td>${value === null ? '—' : esc(value)}</td>`).join('')}</tr>`);
     return `<table class="sp-vc"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
   }
 
   const PANEL = 'scheduler_output';  // scheduler/output.py OUTPUT_PANEL
+  const WORDS = `panel.${PANEL}.`;  // its words' ids (viz/scheduler_output_view.py WORDS)
 
   function draw(player, data, panel) {
     if (!panel.className) {  // a new panel's box
-      panel.className = 'sp-vllm';
-      panel.setAttribute('data-testid', 'vllm-view');
+      panel.className = 'sp-so';
+      panel.setAttribute('data-testid', 'scheduler-output');
     }
-    const t = (key, params) => player.t('vllm_' + key, params);
+    const t = (key, params) => player.t(WORDS + key, params);
     const output = data.output.map(([name, value]) => `<div><b>${esc(name)}</b>=${esc(value)}</div>`).join('');
     const html = `<div class="sp-vtop">
 <div class="sp-vtitle">${esc(t('log_title'))}</div>
-<div class="sp-vlog" data-testid="vllm-log"><code>${esc(data.log)}</code><br><code>${esc(data.prometheus)}</code></div>
+<div class="sp-vlog" data-testid="scheduler-output-log">${[data.log, data.counters].filter(Boolean).map(line => `<code>${esc(line)}</code>`).join('<br>')}</div>
 ${data.preempted_text ? `<div class="sp-vnote">${esc(data.preempted_text)}</div>` : ''}
 <div class="sp-vgrid">
   <div>
     <div class="sp-vtitle">${esc(t('queue_title'))}</div>
-    <div class="sp-vq" data-testid="vllm-free-queue">${queueHtml(data, t)}</div>
+    <div class="sp-vq" data-testid="scheduler-output-free-queue">${queueHtml(data, t)}</div>
     <div class="sp-vnote">${esc(t('queue_key'))}</div>
     ${data.evicted_text ? `<div class="sp-vq-evicted">${esc(data.evicted_text)}</div>` : ''}
   </div>
   <div>
     <div class="sp-vtitle">${esc(t('output_title'))}</div>
-    <div class="sp-vout" data-testid="vllm-output">${output}</div>
+    <div class="sp-vout" data-testid="scheduler-output-output">${output}</div>
     <div class="sp-vnote">${esc(t('output_note'))}</div>
   </div>
 </div>

@@ -1,26 +1,38 @@
-"""What a vLLM learner looks for beside the stage, for a frame of the vLLM twin (player/vllm_view.js draws it): the
-free block queue head to tail (cached-free blocks marked, this step's evictions), the step as vLLM's SchedulerOutput
-lists it, each request's num_computed_tokens / num_tokens / num_cached_tokens, and vLLM's own log line with its
-Prometheus counters. Everything comes from what the twin recorded (the frame's SchedulerOutput panel, `OUTPUT_PANEL`,
-its free queue and events, engine/run/frame.py); the browser only draws it (the panel's renderer).
+"""The SchedulerOutput panel (scheduler/output.py `OUTPUT_PANEL`) as its renderer draws it
+(player/scheduler_output_view.js), for a frame whose scheduler declares one: the free block queue head to tail
+(cached-free blocks marked, this step's evictions), the step as vLLM's SchedulerOutput lists it, each request's
+num_computed_tokens / num_tokens / num_cached_tokens, and the system's log line with its counters, in the words its
+kind declares on the panel (`PanelKind.words`: "log_line", "counters"). Everything comes from what the scheduler
+recorded (the frame's panel, its free queue and events, engine/run/frame.py); the browser only draws it.
 
-vLLM's own texts (the field names of SchedulerOutput, its log line, the counters) stay in English, as vLLM prints
-them; what the view says about them is in the language asked for.
+The system's own texts (the field names of SchedulerOutput, its log line, the counters) stay in English, as it prints
+them; what the panel says about them is in the language asked for (`panel.scheduler_output.*`).
 """
 
 from __future__ import annotations
 
 from engine.run.frame import Frame
 from i18n import text
+from scheduler.factory import scheduler_info
 from scheduler.output import OUTPUT_PANEL, SchedulerOutput
 from viz.colors import CACHED_FREE_COLOR, FREE_COLOR
 
 QUEUE_ENDS = 24  # a free queue longer than twice this shows its head and its tail, this many blocks each
+WORDS = "panel.scheduler_output."  # the panel's own message ids (the player's renderer reads them too)
 
 
 def scheduler_output(frame: Frame) -> SchedulerOutput | None:
     """The frame's SchedulerOutput panel, or None where its scheduler keeps none."""
     return frame.panel(OUTPUT_PANEL.id)
+
+
+def kind_words(frame: Frame) -> dict[str, str]:
+    """What the frame's scheduler says on the panel in its own terms: its declaration's words, what each is -> its
+    message id ({} for a frame not known to be any kind's)."""
+    if frame.decided_by is None:
+        return {}
+    declared = [panel for panel in scheduler_info(frame.decided_by.kind).panels if panel.id == OUTPUT_PANEL.id]
+    return dict(declared[0].words) if declared else {}
 
 
 def free_queue(frame: Frame) -> list:
@@ -74,10 +86,13 @@ def counter_rows(frame: Frame) -> list[list[int | None]]:
             for r in scheduler_output(frame).requests]
 
 
-def log_line(frame: Frame, before: Frame | None) -> str:
-    """vLLM's per-interval log line, for this step on the simulated clock: throughput over the step's time (prompt
-    tokens counted when a request's first token comes, as vLLM counts them), the queues and the KV pool after the
-    step, the prefix-cache hit rate of requests never preempted so far."""
+def log_line(frame: Frame, before: Frame | None, lang: str) -> str:
+    """The system's per-interval log line, for this step on the simulated clock ("" where its kind declares none):
+    throughput over the step's time (prompt tokens counted when a request's first token comes, as vLLM counts them),
+    the queues and the KV pool after the step, the prefix-cache hit rate of requests never preempted so far."""
+    message = kind_words(frame).get("log_line")
+    if message is None:
+        return ""
     out, m = scheduler_output(frame), frame.metrics
     seconds = frame.sim_time_s - (before.sim_time_s if before is not None else 0.0)
     prompt = generation = 0
@@ -90,26 +105,31 @@ def log_line(frame: Frame, before: Frame | None) -> str:
     usage = 1 - m.num_free_blocks / frame.config.num_kvcache_blocks
     hit_rate = out.prefix_cache_hits / out.prefix_cache_queries if out.prefix_cache_queries else 0.0
     per_s = (lambda n: n / seconds) if seconds > 0 else (lambda n: 0.0)
-    return (f"Engine 000: Avg prompt throughput: {per_s(prompt):.1f} tokens/s, Avg generation throughput: "
-            f"{per_s(generation):.1f} tokens/s, Running: {m.num_running} reqs, Waiting: {m.num_waiting} reqs, "
-            f"GPU KV cache usage: {usage * 100:.1f}%, Prefix cache hit rate: {hit_rate * 100:.1f}%")
+    return text(lang, message, prompt=f"{per_s(prompt):.1f}", generation=f"{per_s(generation):.1f}",
+                running=m.num_running, waiting=m.num_waiting, usage=f"{usage * 100:.1f}",
+                hit_rate=f"{hit_rate * 100:.1f}")
 
 
-def prometheus_line(frame: Frame) -> str:
-    """vLLM's Prometheus counters the log line leaves out: preemptions and the prefix cache's tokens."""
+def counters_line(frame: Frame, lang: str) -> str:
+    """The system's counters the log line leaves out ("" where its kind declares none): preemptions and the prefix
+    cache's tokens."""
+    message = kind_words(frame).get("counters")
+    if message is None:
+        return ""
     out = scheduler_output(frame)
-    return (f"vllm:num_preemptions_total {frame.metrics.num_preemptions} · vllm:prefix_cache_queries_total "
-            f"{out.prefix_cache_queries} · vllm:prefix_cache_hits_total {out.prefix_cache_hits}")
+    return text(lang, message, preemptions=frame.metrics.num_preemptions, queries=out.prefix_cache_queries,
+                hits=out.prefix_cache_hits)
 
 
-def vllm_view(frame: Frame, before: Frame | None, lang: str) -> dict:
-    """What the renderer of the SchedulerOutput panel (player/vllm_view.js) draws of `frame`, which has one."""
+def scheduler_output_view(frame: Frame, before: Frame | None, lang: str) -> dict:
+    """What the renderer of the SchedulerOutput panel (player/scheduler_output_view.js) draws of `frame`, which has
+    one."""
     evicted = [[b, e.seq_id] for e in frame.events_of("evicted") for b in e.block_ids]
     out = scheduler_output(frame)
     return {"queue": free_queue(frame), "queue_len": frame.metrics.num_free_blocks, "evicted": evicted,
-            "output": output_lines(frame), "requests": counter_rows(frame), "log": log_line(frame, before),
-            "prometheus": prometheus_line(frame), "colors": [FREE_COLOR, CACHED_FREE_COLOR],
-            "preempted_text": text(lang, "player.vllm_preempted_lookups", hits=out.preempted_hits,
+            "output": output_lines(frame), "requests": counter_rows(frame), "log": log_line(frame, before, lang),
+            "counters": counters_line(frame, lang), "colors": [FREE_COLOR, CACHED_FREE_COLOR],
+            "preempted_text": text(lang, WORDS + "preempted_lookups", hits=out.preempted_hits,
                                    queries=out.preempted_queries) if out.preempted_queries else "",
-            "evicted_text": text(lang, "player.vllm_evicted", ids=", ".join(
-                text(lang, "player.vllm_evicted_one", block=b, id=rid) for b, rid in evicted)) if evicted else ""}
+            "evicted_text": text(lang, WORDS + "evicted", ids=", ".join(
+                text(lang, WORDS + "evicted_one", block=b, id=rid) for b, rid in evicted)) if evicted else ""}
