@@ -1612,9 +1612,9 @@ MESSAGES = {
     "vllm_v0.tour.summary": "vLLM's V0 Scheduler: three queues (waiting, running, swapped); a step is a prefill step "
                             "or a decode step, no new prefill while anything is swapped; blocks for the whole prompt "
                             "at admission, a watermark kept free; preemption by recompute or by swap to a CPU pool.",
-    "vllm_v0.narrate.phase.swapped_waiting": "No prefill: request {head} is swapped out, and V0 tries no new prefill "
-                                             "while anything is swapped; a decode step. Budget: {tokens} of {budget} "
-                                             "tokens, {seqs} of {max_seqs} sequences.",
+    "vllm_v0.narrate.phase.swapped_waiting": "No prefill: request {head} was swapped out when the step began, and "
+                                             "V0 tries no new prefill while anything is swapped; a decode step. "
+                                             "Budget: {tokens} of {budget} tokens, {seqs} of {max_seqs} sequences.",
     "vllm_v0.narrate.later.blocks": "Request {id} waits (can_allocate: LATER): its whole prompt needs {needed} "
                                     "blocks, {free} are free and {watermark} must stay free; V0 admits nothing "
                                     "behind it (head of line).",
@@ -1658,7 +1658,8 @@ MESSAGES = {
     "compare.name.article vs vllm vs vllm_v0": "the article's scheduler vs the vLLM twin vs the vLLM V0 twin",
     "compare.name.article vs sglang vs vllm_v0": "the article's scheduler vs the SGLang twin vs the vLLM V0 twin",
     "compare.name.vllm vs sglang vs vllm_v0": "the vLLM twin vs the SGLang twin vs the vLLM V0 twin",
-    "compare.name.article vs vllm vs sglang vs vllm_v0": "the four schedulers: the article's, the vLLM twin, the SGLang twin, the vLLM V0 twin",
+    "compare.name.article vs vllm vs sglang vs vllm_v0": "the four schedulers: the article's, the vLLM twin, the "
+                                                         "SGLang twin, the vLLM V0 twin",
     "vllm_v0.beyond_pool": "the V0 twin, like V0's scheduler, ignores a prompt that can never fit (can_allocate: "
                            "NEVER); a request that outgrows the pool preempts itself, and under chunked prefill may "
                            "do so forever.",

@@ -1415,7 +1415,7 @@ MESSAGES = {
     "vllm_v0.tour.summary": "vLLM 的 V0 调度器：三个队列（等待、运行、换出）；一步要么是预填充步，要么是解码步，"
                             "只要有请求被换出就不做新的预填充；接纳时为整个提示词分配块，并保留水位线的空闲块；"
                             "抢占可以重算，也可以换出到 CPU 块池。",
-    "vllm_v0.narrate.phase.swapped_waiting": "没有预填充：请求 {head} 被换出，只要有请求被换出，V0 就不尝试新的预填充；这是一个解码步。"
+    "vllm_v0.narrate.phase.swapped_waiting": "没有预填充：这一步开始时请求 {head} 处于换出状态，只要有请求被换出，V0 就不尝试新的预填充；这是一个解码步。"
                                              "预算：{budget} 个 token 中用了 {tokens} 个，{max_seqs} 个序列中 {seqs} 个。",
     "vllm_v0.narrate.later.blocks": "请求 {id} 等待（can_allocate：LATER）：它的整个提示词需要 {needed} 个块，空闲 {free} 个，"
                                     "且必须保留 {watermark} 个空闲；V0 不接纳它后面的任何请求（队头阻塞）。",

@@ -49,6 +49,10 @@ class AllocBlocked(Blocked):
     is not, else "blocks"); admission stops here (head of line)."""
     watermark: int
 
+    def said(self) -> Message:
+        return Message(f"vllm_v0.narrate.later.{self.reason}", id=self.seq_id, needed=self.needed,
+                       free=self.available, watermark=self.watermark)
+
 
 @dataclass(frozen=True)
 class Ignored(Event):

@@ -266,8 +266,9 @@ class VllmV0Scheduler:
             counts.append(chunk)
         if outputs.scheduled:
             bm.gpu.mark_computed()
-        self._view = {**self._phase.to_dict(), "evicted": list(bm.gpu.evicted)}  # taken for decodes or swap-ins
-        bm.gpu.evicted.clear()  # (admissions tell theirs as events)
+        phase = self._phase.to_dict() if self._phase else {}
+        self._view = {**phase, "evicted": list(bm.gpu.evicted)}  # taken for decodes or swap-ins (admissions tell
+        bm.gpu.evicted.clear()  # theirs as events)
         n = len(seqs)
         kind = "idle" if not n else "prefill" if num_prefills == n else "decode" if not num_prefills else "mixed"
         copies = (*(BlockCopy(CPU_POOL, c, GPU_POOL, b) for c, b in outputs.blocks_to_swap_in),
@@ -564,6 +565,10 @@ class VllmV0Scheduler:
         seq = group.seq
         seq.num_preemptions += 1
         freed = tuple(self.block_manager.block_tables[group.request_id].ids)
+        self._events.append(PreemptedV0(seq.seq_id, for_group.request_id, policy, freed,
+                                        "recompute" if recompute else "swap",
+                                        "preemption_mode" if mode else "single_sequence",
+                                        len(seq.token_ids) if recompute else 0))
         if recompute:
             group.status, seq.status = V0Status.WAITING, SequenceStatus.WAITING
             self.block_manager.free(group)
@@ -571,10 +576,6 @@ class VllmV0Scheduler:
             seq.block_table = []
         else:
             self._swap_out(group, blocks_to_swap_out)
-        self._events.append(PreemptedV0(seq.seq_id, for_group.request_id, policy, freed,
-                                        "recompute" if recompute else "swap",
-                                        "preemption_mode" if mode else "single_sequence",
-                                        len(seq.token_ids) if recompute else 0))
         return recompute
 
     def _swap_out(self, group: SequenceGroup, blocks_to_swap_out: list):
