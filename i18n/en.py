@@ -1515,9 +1515,11 @@ MESSAGES = {
     "tour.stop.basic.title": "The basic scheduler",
     "tour.stop.basic.intro": "Three requests decode; two more arrive at step 2, with max_num_seqs=3. The "
                              "article's scheduler runs a step of prefills or a step of decodes, never both: "
-                             "prefill first, the newcomers pause every decode. The real systems schedule the "
-                             "running requests first; vLLM lets a newcomer join the decodes in one batch. Step "
-                             "to the first mark: who is admitted, and why the others wait.",
+                             "prefill first, the newcomers pause every decode. vLLM's V0 too runs prefills and "
+                             "decodes in separate steps, but counts the running requests against max_num_seqs; V1 "
+                             "and SGLang schedule the running requests first, and V1 lets a newcomer join the "
+                             "decodes in one batch. Step to the first mark: who is "
+                             "admitted, and why the others wait.",
     "tour.stop.memory.title": "When the KV cache runs out",
     "tour.stop.memory.intro": "Four requests, 8 KV cache blocks of 4 tokens: they fit when admitted, not once "
                               "they grow. The article's scheduler and vLLM admit what fits now and preempt the "
