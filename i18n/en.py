@@ -1518,9 +1518,11 @@ MESSAGES = {
     "tour.stop.basic.title": "The basic scheduler",
     "tour.stop.basic.intro": "Three requests decode; two more arrive at step 2, with max_num_seqs=3. The "
                              "article's scheduler runs a step of prefills or a step of decodes, never both: "
-                             "prefill first, the newcomers pause every decode. The real systems schedule the "
-                             "running requests first; vLLM lets a newcomer join the decodes in one batch. Step "
-                             "to the first mark: who is admitted, and why the others wait.",
+                             "prefill first, the newcomers pause every decode. vLLM's V0 too runs prefills and "
+                             "decodes in separate steps, but counts the running requests against max_num_seqs; V1 "
+                             "and SGLang schedule the running requests first, and V1 lets a newcomer join the "
+                             "decodes in one batch. Step to the first mark: who is "
+                             "admitted, and why the others wait.",
     "tour.stop.memory.title": "When the KV cache runs out",
     "tour.stop.memory.intro": "Four requests, 8 KV cache blocks of 4 tokens: they fit when admitted, not once "
                               "they grow. The article's scheduler and vLLM admit what fits now and preempt the "
@@ -1567,4 +1569,95 @@ MESSAGES = {
     "sglang.tour.summary": "SGLang's Scheduler: a radix tree over token slots as the prefix cache, a prefill batch "
                            "when one can be formed, else the decode batch, room kept for the running requests' "
                            "future tokens, retraction when a decode runs out.",
+    # -- the vLLM V0 twin (scheduler/vllm_v0/) --
+    "vllm_v0.name": "vLLM V0",
+    "vllm_v0.queue_limit": "at most {n} run at once ({name})",
+    "vllm_v0.run_name": "the vLLM V0 twin",
+    "narrate.sent_back.vllm_v0": "preempted by recompute",
+    "vllm_v0.victim": "V0 preempts the tail of the running queue when the head cannot append its slots (the head "
+                      "itself when it is the last); under priority, also the least important running request while "
+                      "the head of waiting cannot be admitted. Recompute or swap: preemption_mode.",
+    "vllm_v0.setting.preemption_mode.label": "preemption_mode (recompute or swap, vLLM V0)",
+    "vllm_v0.setting.preemption_mode.help": "V0's --preemption-mode: auto (not given) recomputes a one-sequence "
+                                            "request, as every request is in 0.10.2; recompute frees its blocks and "
+                                            "computes prompt and outputs again later; swap copies its blocks to the "
+                                            "CPU pool and back (the swapped queue).",
+    "vllm_v0.setting.preemption_mode.recompute": "preemption by recompute",
+    "vllm_v0.setting.preemption_mode.swap": "preemption by swap",
+    "vllm_v0.setting.num_cpu_blocks.label": "CPU blocks (swap space, vLLM V0)",
+    "vllm_v0.setting.num_cpu_blocks.help": "The CPU pool swapped-out blocks wait in. V0 sizes it from --swap-space "
+                                           "(GiB; 4 by default, 5825 blocks of 16 tokens of this model); the export "
+                                           "writes the GiB that make these blocks. A swap-out that finds it full stops "
+                                           "V0 with its RuntimeError.",
+    "vllm_v0.setting.max_num_partial_prefills.label": "max_num_partial_prefills (prefills chunked at once, vLLM V0)",
+    "vllm_v0.setting.max_num_partial_prefills.help": "V0's --max-num-partial-prefills, 1 by default: how many prompts "
+                                                     "may be part-way through their chunked prefill at once (needs "
+                                                     "chunked prefill).",
+    "vllm_v0.setting.max_long_partial_prefills.label": "max_long_partial_prefills (long prompts among them, vLLM V0)",
+    "vllm_v0.setting.max_long_partial_prefills.help": "V0's --max-long-partial-prefills, 1 by default: how many of "
+                                                      "those may be long (over the long-prefill threshold).",
+    "vllm_v0.setting.long_prefill_token_threshold.label": "long_prefill_token_threshold (vLLM V0; 0: 4% of "
+                                                          "max_model_len with several partial prefills)",
+    "vllm_v0.setting.long_prefill_token_threshold.help": "V0's --long-prefill-token-threshold: a prompt longer is "
+                                                         "long, and its chunk is cut to this many tokens.",
+    "vllm_v0.setting.watermark.label": "watermark (GPU blocks kept free, vLLM V0)",
+    "vllm_v0.setting.watermark.help": "The block manager's watermark, 0.01 in every V0 engine (no flag): admission "
+                                      "and swap-in leave int(watermark x GPU blocks) blocks free; a prompt needing "
+                                      "more than the pool less them is ignored (NEVER).",
+    "compare.name.swap vs recompute": "swap vs recompute (vLLM V0's --preemption-mode)",
+    "config.v0_partial_prefills": "use 1 unless chunked_prefill is on (V0: chunked prefill must be enabled to set "
+                                  "max_num_partial_prefills > 1)",
+    "config.v0_long_partial_prefills": "use 1 up to max_num_partial_prefills={most}",
+    "vllm_v0.launch.swap_space": "--swap-space {gib}: the GiB that make {blocks} CPU blocks of this model's KV "
+                                 "(float32; served in bfloat16 the same GiB hold twice as many).",
+    "vllm_v0.launch.twin": "The decisions shown are V0's own: this run used the vLLM V0 twin, which makes vLLM "
+                           "0.10.2's V0 Scheduler decisions step for step, block and swap ids included, as `make "
+                           "v0-check` checks (serve with vllm 0.10.2 and VLLM_USE_V1=0 to meet them).",
+    "vllm_v0.launch.watermark": "watermark {watermark}: no flag sets it (V0's engine keeps 0.01); this run's differs.",
+    "vllm_v0.tour.summary": "vLLM's V0 Scheduler: three queues (waiting, running, swapped); a step is a prefill step "
+                            "or a decode step, no new prefill while anything is swapped; blocks for the whole prompt "
+                            "at admission, a watermark kept free; preemption by recompute or by swap to a CPU pool.",
+    "vllm_v0.narrate.phase.swapped_waiting": "No prefill: request {head} was swapped out when the step began, and "
+                                             "V0 tries no new prefill while anything is swapped; a decode step. "
+                                             "Budget: {tokens} of {budget} tokens, {seqs} of {max_seqs} sequences.",
+    "vllm_v0.narrate.later.blocks": "Request {id} waits (can_allocate: LATER): its whole prompt needs {needed} "
+                                    "blocks, {free} are free and {watermark} must stay free; V0 admits nothing "
+                                    "behind it (head of line).",
+    "vllm_v0.narrate.later.watermark": "Request {id} waits (can_allocate: LATER, the watermark): its {needed} blocks "
+                                       "are free ({free}), but taking them would leave fewer than the {watermark} "
+                                       "blocks V0 keeps free; nothing behind it is admitted.",
+    "vllm_v0.narrate.ignored.prompt_limit": "V0 ignored request {id}: its prompt of {n} tokens is over V0's prompt "
+                                            "limit, {limit} (FINISHED_IGNORED).",
+    "vllm_v0.narrate.ignored.never": "V0 ignored request {id} (can_allocate: NEVER): its prompt needs {n} blocks, "
+                                     "more than the {limit} the pool less the watermark can ever give "
+                                     "(FINISHED_IGNORED), instead of waiting for good.",
+    "vllm_v0.narrate.ignored.never_swap_in": "V0 gave up on request {id} (can_swap_in: NEVER): it needs {n} blocks "
+                                             "of a pool of {limit} (FINISHED_IGNORED).",
+    "vllm_v0.narrate.preempted.tail": "request {for_id} could not append its slots (can_append_slots: every block "
+                                      "its next token touches must be free, one block even when the token fits), "
+                                      "so V0 preempted the tail of running, request {id}",
+    "vllm_v0.narrate.preempted.priority": "request {for_id} ranks above request {id} and could not be admitted, so "
+                                          "V0's priority preemption took request {id}",
+    "vllm_v0.narrate.preempted.recompute.single_sequence": "{why}, by recompute: preemption_mode is not set and V0 "
+                                                           "recomputes a one-sequence request. Blocks {blocks} freed; "
+                                                           "its {tokens} tokens will be computed again.",
+    "vllm_v0.narrate.preempted.recompute.preemption_mode": "{why}, by recompute (--preemption-mode recompute). "
+                                                           "Blocks {blocks} freed; its {tokens} tokens will be "
+                                                           "computed again.",
+    "vllm_v0.narrate.preempted.swap.preemption_mode": "{why}, by swap (--preemption-mode swap): its {n} blocks go "
+                                                      "to the CPU pool, nothing to recompute.",
+    "vllm_v0.narrate.preempted.swap.single_sequence": "{why}, by swap: its {n} blocks go to the CPU pool.",
+    "vllm_v0.narrate.swapped_out": "Request {id} swapped out (blocks_to_swap_out): GPU blocks {gpu} copied to CPU "
+                                   "blocks {cpu}; it joins the swapped queue.",
+    "vllm_v0.narrate.swapped_in": "Request {id} swapped in (blocks_to_swap_in): CPU blocks {cpu} copied to GPU "
+                                  "blocks {gpu}; it runs on without recomputing a token.",
+    "vllm_v0.narrate.no_swap_in.preempted_this_step": "No swap-in: a request was preempted this step, and V0 swaps "
+                                                      "nothing in after a preemption (request {id} stays swapped).",
+    "vllm_v0.narrate.no_swap_in.LATER": "Request {id} stays swapped (can_swap_in: LATER): it needs {needed} GPU "
+                                        "blocks, {free} are free and {watermark} must stay free.",
+    "vllm_v0.narrate.no_swap_in.budget": "Request {id} stays swapped: its {needed} tokens do not fit the {free} left "
+                                         "in the step's budget.",
+    "vllm_v0.beyond_pool": "the V0 twin, like V0's scheduler, ignores a prompt that can never fit (can_allocate: "
+                           "NEVER); a request that outgrows the pool preempts itself, and under chunked prefill may "
+                           "do so forever.",
 }

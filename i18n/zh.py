@@ -1334,8 +1334,8 @@ MESSAGES = {
     "tour.stop_label": "{n}. {title}",
     "tour.stop.basic.title": "基础调度器",
     "tour.stop.basic.intro": "三个请求在解码；另外两个在第 2 步到达，max_num_seqs=3。文章的调度器一步只做预填充或"
-                             "只做解码，从不混合：预填充优先时，新来的请求让所有解码暂停。真实系统先调度运行中的请求；vLLM 让"
-                             "新请求与解码进入同一个批次。走到第一个标记：谁被接纳，其他请求为什么等待。",
+                             "只做解码，从不混合：预填充优先时，新来的请求让所有解码暂停。vLLM 的 V0 也把预填充和解码分在不同的步中，但把运行中的请求计入 max_num_seqs；"
+                             "V1 和 SGLang 先调度运行中的请求，V1 让新请求与解码进入同一个批次。走到第一个标记：谁被接纳，其他请求为什么等待。",
     "tour.stop.memory.title": "KV 缓存不够时",
     "tour.stop.memory.intro": "四个请求，8 个 KV 缓存块，每块 4 个 token：接纳时放得下，增长之后就放不下。文章的调度"
                               "器和 vLLM 接纳现在放得下的请求，当解码找不到块时抢占运行队列末尾的请求，它之后要重新计算自己的"
@@ -1376,4 +1376,70 @@ MESSAGES = {
                          "等待队列中的请求只有整个序列放得下时才被接纳，抢占运行队列末尾的请求并重新计算。",
     "sglang.tour.summary": "SGLang 的 Scheduler：以 token 槽位上的基数树作为前缀缓存，能组成预填充批次时先运行它，"
                            "否则运行解码批次，为运行中请求将来的 token 留出空间，解码放不下时撤回请求。",
+    # -- vLLM V0 孪生调度器（scheduler/vllm_v0/）--
+    "vllm_v0.name": "vLLM V0",
+    "vllm_v0.queue_limit": "最多同时运行 {n} 个（{name}）",
+    "vllm_v0.run_name": "vLLM V0 孪生调度器",
+    "narrate.sent_back.vllm_v0": "以重算方式抢占",
+    "vllm_v0.victim": "当运行队列头部的请求无法追加槽位时，V0 抢占运行队列的末尾（若它是最后一个，则抢占它自己）；"
+                      "priority 下，当等待队列头部无法接纳时，还会抢占最不重要的运行中请求。重算还是换出：preemption_mode。",
+    "vllm_v0.setting.preemption_mode.label": "preemption_mode（重算或换出，vLLM V0）",
+    "vllm_v0.setting.preemption_mode.help": "V0 的 --preemption-mode：auto（不指定）对单序列请求采用重算，0.10.2 中每个请求都是单序列；"
+                                            "recompute 释放它的块，之后重新计算提示词和输出；swap 把它的块复制到 CPU 块池再换回（换出队列）。",
+    "vllm_v0.setting.preemption_mode.recompute": "以重算方式抢占",
+    "vllm_v0.setting.preemption_mode.swap": "以换出方式抢占",
+    "vllm_v0.setting.num_cpu_blocks.label": "CPU 块数（交换空间，vLLM V0）",
+    "vllm_v0.setting.num_cpu_blocks.help": "换出的块在此 CPU 块池中等待。V0 按 --swap-space（GiB，默认 4，即本模型 5825 个 16 token "
+                                           "的块）确定它的大小；导出时写出得到这些块的 GiB。换出时 CPU 块池已满，V0 会以 RuntimeError 停止。",
+    "vllm_v0.setting.max_num_partial_prefills.label": "max_num_partial_prefills（同时分块预填充的提示词数，vLLM V0）",
+    "vllm_v0.setting.max_num_partial_prefills.help": "V0 的 --max-num-partial-prefills，默认 1：同时处于分块预填充中途的提示词最多几个"
+                                                     "（需要开启分块预填充）。",
+    "vllm_v0.setting.max_long_partial_prefills.label": "max_long_partial_prefills（其中的长提示词数，vLLM V0）",
+    "vllm_v0.setting.max_long_partial_prefills.help": "V0 的 --max-long-partial-prefills，默认 1：其中最多几个可以是长提示词"
+                                                      "（超过长预填充阈值）。",
+    "vllm_v0.setting.long_prefill_token_threshold.label": "long_prefill_token_threshold（vLLM V0；0：多个部分预填充时为 "
+                                                          "max_model_len 的 4%）",
+    "vllm_v0.setting.long_prefill_token_threshold.help": "V0 的 --long-prefill-token-threshold：更长的提示词算作长提示词，"
+                                                         "它的块被截到这么多 token。",
+    "vllm_v0.setting.watermark.label": "watermark（保持空闲的 GPU 块，vLLM V0）",
+    "vllm_v0.setting.watermark.help": "块管理器的水位线，每个 V0 引擎都是 0.01（没有命令行参数）：接纳和换入都要留出 "
+                                      "int(watermark x GPU 块数) 个空闲块；需要的块超过块池减去它们的提示词会被忽略（NEVER）。",
+    "compare.name.swap vs recompute": "换出 对比 重算（vLLM V0 的 --preemption-mode）",
+    "config.v0_partial_prefills": "除非开启 chunked_prefill，否则用 1（V0：必须开启分块预填充才能把 max_num_partial_prefills 设为大于 1）",
+    "config.v0_long_partial_prefills": "用 1 到 max_num_partial_prefills={most}",
+    "vllm_v0.launch.swap_space": "--swap-space {gib}：得到 {blocks} 个本模型 KV 的 CPU 块所需的 GiB"
+                                 "（float32；以 bfloat16 运行时同样的 GiB 能放两倍的块）。",
+    "vllm_v0.launch.twin": "这里显示的就是 V0 自己的决定：本次运行用的是 vLLM V0 孪生调度器，它逐步做出 vLLM 0.10.2 的 V0 调度器的决定，"
+                           "连块编号和换入换出的块都相同，`make v0-check` 对此逐步检查（用 vllm 0.10.2 并设 VLLM_USE_V1=0 运行才会遇到同样的决定）。",
+    "vllm_v0.launch.watermark": "watermark {watermark}：没有命令行参数能设置它（V0 引擎保持 0.01）；本次运行的不同。",
+    "vllm_v0.tour.summary": "vLLM 的 V0 调度器：三个队列（等待、运行、换出）；一步要么是预填充步，要么是解码步，"
+                            "只要有请求被换出就不做新的预填充；接纳时为整个提示词分配块，并保留水位线的空闲块；"
+                            "抢占可以重算，也可以换出到 CPU 块池。",
+    "vllm_v0.narrate.phase.swapped_waiting": "没有预填充：这一步开始时请求 {head} 处于换出状态，只要有请求被换出，V0 就不尝试新的预填充；这是一个解码步。"
+                                             "预算：{budget} 个 token 中用了 {tokens} 个，{max_seqs} 个序列中 {seqs} 个。",
+    "vllm_v0.narrate.later.blocks": "请求 {id} 等待（can_allocate：LATER）：它的整个提示词需要 {needed} 个块，空闲 {free} 个，"
+                                    "且必须保留 {watermark} 个空闲；V0 不接纳它后面的任何请求（队头阻塞）。",
+    "vllm_v0.narrate.later.watermark": "请求 {id} 等待（can_allocate：LATER，水位线）：它需要的 {needed} 个块是空闲的（空闲 {free} 个），"
+                                       "但占用它们后剩下的空闲块会少于 V0 保留的 {watermark} 个；它后面的请求都不被接纳。",
+    "vllm_v0.narrate.ignored.prompt_limit": "V0 忽略了请求 {id}：它的提示词有 {n} 个 token，超过 V0 的提示词上限 {limit}（FINISHED_IGNORED）。",
+    "vllm_v0.narrate.ignored.never": "V0 忽略了请求 {id}（can_allocate：NEVER）：它的提示词需要 {n} 个块，"
+                                     "超过块池减去水位线后永远能给出的 {limit} 个（FINISHED_IGNORED），而不是永远等待。",
+    "vllm_v0.narrate.ignored.never_swap_in": "V0 放弃了请求 {id}（can_swap_in：NEVER）：它需要 {n} 个块，块池只有 {limit} 个（FINISHED_IGNORED）。",
+    "vllm_v0.narrate.preempted.tail": "请求 {for_id} 无法追加槽位（can_append_slots：下一个 token 涉及的每个块都必须空闲，"
+                                      "即使 token 放得下也要一个块），所以 V0 抢占了运行队列的末尾，请求 {id}",
+    "vllm_v0.narrate.preempted.priority": "请求 {for_id} 比请求 {id} 更重要且无法被接纳，所以 V0 的优先级抢占拿走了请求 {id}",
+    "vllm_v0.narrate.preempted.recompute.single_sequence": "{why}，方式是重算：没有设置 preemption_mode，V0 对单序列请求采用重算。"
+                                                           "块 {blocks} 被释放；它的 {tokens} 个 token 之后要重新计算。",
+    "vllm_v0.narrate.preempted.recompute.preemption_mode": "{why}，方式是重算（--preemption-mode recompute）。"
+                                                           "块 {blocks} 被释放；它的 {tokens} 个 token 之后要重新计算。",
+    "vllm_v0.narrate.preempted.swap.preemption_mode": "{why}，方式是换出（--preemption-mode swap）：它的 {n} 个块移到 CPU 块池，无需重算。",
+    "vllm_v0.narrate.preempted.swap.single_sequence": "{why}，方式是换出：它的 {n} 个块移到 CPU 块池。",
+    "vllm_v0.narrate.swapped_out": "请求 {id} 被换出（blocks_to_swap_out）：GPU 块 {gpu} 复制到 CPU 块 {cpu}；它进入换出队列。",
+    "vllm_v0.narrate.swapped_in": "请求 {id} 被换入（blocks_to_swap_in）：CPU 块 {cpu} 复制到 GPU 块 {gpu}；它接着运行，不重算任何 token。",
+    "vllm_v0.narrate.no_swap_in.preempted_this_step": "没有换入：这一步有请求被抢占，V0 在抢占之后不换入任何请求（请求 {id} 仍被换出）。",
+    "vllm_v0.narrate.no_swap_in.LATER": "请求 {id} 仍被换出（can_swap_in：LATER）：它需要 {needed} 个 GPU 块，空闲 {free} 个，"
+                                        "且必须保留 {watermark} 个空闲。",
+    "vllm_v0.narrate.no_swap_in.budget": "请求 {id} 仍被换出：它的 {needed} 个 token 放不进这一步预算剩下的 {free} 个。",
+    "vllm_v0.beyond_pool": "V0 孪生调度器和 V0 的调度器一样，忽略永远放不下的提示词（can_allocate：NEVER）；"
+                           "长得比缓存池还大的请求会抢占自己，在分块预填充下可能永远如此。",
 }

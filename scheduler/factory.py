@@ -8,10 +8,11 @@ from scheduler.config import SHARED_SETTINGS, Config
 from scheduler.contract import PanelKind, SchedulerInfo, SchedulerProtocol
 from scheduler.settings import SettingSpec
 from scheduler.sglang.engine_adapter import SglangScheduler
+from scheduler.vllm_v0 import VllmV0Scheduler
 from scheduler.vllm_v1 import VllmScheduler
 
 SCHEDULERS: dict[str, type[SchedulerProtocol]] = {cls.info.kind: cls for cls in (Scheduler, VllmScheduler,
-                                                                                 SglangScheduler)}
+                                                                                 SglangScheduler, VllmV0Scheduler)}
 SCHEDULER_KINDS = tuple(SCHEDULERS)
 DEFAULT_KIND = SCHEDULER_KINDS[0]  # what a trace, a link or a scenario without one was decided by
 

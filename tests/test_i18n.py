@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = {path.stem: load_scenario(path, runner="fake") for path in preset_paths()}
 # English a Chinese sentence keeps on purpose: config and field names, policy values, units and abbreviations.
 KEPT_ENGLISH = re.compile(r"\b(?:[a-z]+_[a-z_]+|K/V|KV|token|id|EOS|E2E|TTFT|TPOT|nano-vllm|vLLM|tail|smart|"
-                          r"priority|fcfs|LRU|ms|MB|SmolLM2[-\w]*|n-gram|SGLang|NO_TOKEN|lpm|dfs-weight|lof)\b")
+                          r"priority|fcfs|LRU|ms|MB|SmolLM2[-\w]*|n-gram|SGLang|NO_TOKEN|lpm|dfs-weight|lof|"
+                          r"LATER|NEVER|FINISHED_IGNORED|CPU|GPU|preemption-mode (?:swap|recompute))\b")
 
 
 def test_every_message_exists_in_every_language_with_the_same_placeholders():

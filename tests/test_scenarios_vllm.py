@@ -158,12 +158,12 @@ def test_a_named_comparison_runs_under_the_scheduler_chosen_and_says_when_the_tw
     assert [v.scheduler for v in variants_for("article vs vllm", base, "en", "vllm")] == ["article", "vllm"]
     alike = {name for name in COMPARISONS if name not in OWN_SCHEDULERS
              and alike_under("vllm", variants_for(name, base, "en", "vllm"))}
-    sglangs_own = {"lpm vs dfs-weight vs fcfs vs lof (SGLang)"}
-    assert alike == {"prefill-first vs decode-first", "tail vs smart preemption"} | sglangs_own
+    sglangs_own, v0s_own = {"lpm vs dfs-weight vs fcfs vs lof (SGLang)"}, {"swap vs recompute"}
+    assert alike == {"prefill-first vs decode-first", "tail vs smart preemption"} | sglangs_own | v0s_own
     vllms_own = {"whole sequence vs first chunk at admission (vLLM)", "watermark 0 vs 0.1 (vLLM)",
                  "vLLM 0.32 vs 0.33"}
     assert {name for name in COMPARISONS if alike_under("article", variants_for(name, base, "en"))} \
-        == vllms_own | sglangs_own
+        == vllms_own | sglangs_own | v0s_own
 
 
 def lab_page():
@@ -182,7 +182,7 @@ def test_the_lab_runs_a_named_comparison_under_the_workloads_own_scheduler_and_t
     page = lab_page()
     page.selectbox(key="comparison").select("prefix caching on vs off").run()
     chosen = page.selectbox(key="comparison_scheduler_vllm_vs_article")
-    assert chosen.value == "vllm" and chosen.options == ["the article's (nano-vllm)", "vLLM V1", "SGLang"]
+    assert chosen.value == "vllm" and chosen.options == ["the article's (nano-vllm)", "vLLM V1", "SGLang", "vLLM V0"]
     page.button(key="run").click().run()
     assert not page.exception and not page.error
     assert [r.engine.spec.scheduler for r in page.session_state.compare_runs] == ["vllm", "vllm"]

@@ -89,7 +89,7 @@ def controls(app) -> set[str]:
 def test_choosing_the_twin_restarts_the_run_from_frame_0_and_each_scheduler_shows_its_own_settings(app):
     app.run()
     radio = app.radio(key="scheduler_choice")
-    assert radio.value == "article" and radio.options == ["the article's (nano-vllm)", "vLLM V1", "SGLang"]
+    assert radio.value == "article" and radio.options == ["the article's (nano-vllm)", "vLLM V1", "SGLang", "vLLM V0"]
     shared = {"max_num_seqs", "num_kvcache_blocks", "kvcache_block_size", "max_num_batched_tokens", "max_model_len",
               "enable_prefix_caching", "chunked_prefill", "queue_policy", "num_speculative_tokens",
               "prompt_lookup_min", "prompt_lookup_max"}
@@ -132,6 +132,15 @@ def test_choosing_the_twin_restarts_the_run_from_frame_0_and_each_scheduler_show
     effect = app.session_state.lab.config_in_effect()
     assert not app.exception
     assert [effect.value(key) for key in ("enable_priority_scheduling", "retraction_policy")] == [True, "priority"]
+    app.radio(key="scheduler_choice").set_value("vllm_v0").run()  # V0: its own settings under V0's names
+    assert not app.exception and app.session_state.lab.inputs.spec.scheduler == "vllm_v0"
+    assert controls(app) == shared | {"preemption_mode", "num_cpu_blocks", "max_num_partial_prefills",
+                                      "max_long_partial_prefills", "v0_long_prefill_token_threshold", "v0_watermark"}
+    assert app.sidebar.selectbox(key="cfg_preemption_mode").options == ["auto", "recompute", "swap"]
+    assert app.sidebar.number_input(key="cfg_num_kvcache_blocks").label.startswith("num_gpu_blocks_override")
+    assert app.sidebar.number_input(key="cfg_num_speculative_tokens").disabled  # V0's scheduler has no n-gram
+    app.sidebar.selectbox(key="cfg_preemption_mode").select("swap").run()
+    assert not app.exception and app.session_state.lab.config_in_effect().value("preemption_mode") == "swap"
     app.radio(key="scheduler_choice").set_value("article").run()
     assert app.session_state.lab.inputs.spec.scheduler == "article"
     assert "schedule_policy" not in controls(app) and "enable_priority_scheduling" not in controls(app)
@@ -142,7 +151,7 @@ def test_the_twin_note_is_in_chinese_too(app):
     app.query_params["scheduler"] = "vllm"
     app.run()
     assert not app.exception
-    assert app.radio(key="scheduler_choice").options == ["文章的（nano-vllm）", "vLLM V1", "SGLang"]
+    assert app.radio(key="scheduler_choice").options == ["文章的（nano-vllm）", "vLLM V1", "SGLang", "vLLM V0"]
     assert any("它抢占的对象由队列策略决定" in c.value for c in app.sidebar.caption)
     assert app.sidebar.selectbox(key="cfg_vllm_version").label == "vLLM 版本（vLLM 孪生调度器）"
 

@@ -6,6 +6,7 @@ import pytest
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario, preset_paths
 from engine.run.engine import Engine
 from engine.run.frame import Arrived
+from i18n import Message, text
 from scheduler.events import (
     Aborted,
     Admitted,
@@ -93,6 +94,17 @@ def test_an_unknown_event_kind_still_reads_as_a_sentence():
         kind = "swapped_out"
 
     assert describe(Swapped(4), frame(), lang="en") == "Request 4: swapped out."
+
+
+def test_an_event_that_says_itself_is_told_by_its_own_message_in_each_language():
+    class SaysItself(Event):
+        kind = "says_itself"
+
+        def said(self):
+            return Message("narrate.sent_back.vllm_v0")
+
+    assert describe(SaysItself(4), frame(), lang="en") == text("en", "narrate.sent_back.vllm_v0")
+    assert describe(SaysItself(4), frame(), lang="zh") == text("zh", "narrate.sent_back.vllm_v0")
 
 
 # -- every number belongs to a moment: the start of the step (the frame before) or its end (this frame) ------

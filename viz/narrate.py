@@ -10,7 +10,7 @@ out, and why, and which request's prompt completed in a last chunk (a step with 
 from __future__ import annotations
 
 from engine.run.frame import Frame
-from i18n import count, join_and, text
+from i18n import count, in_lang, join_and, text
 from scheduler.events import Event
 from scheduler.factory import scheduler_info
 
@@ -291,7 +291,12 @@ DESCRIBE = {"arrived": _arrived, "admitted": _admitted, "chunk": _chunk, "blocke
 
 
 def describe(event: Event, frame: Frame, before: Frame | None = None, *, lang: str) -> str:
-    """One sentence for one event of `frame`'s step (`before`: the frame the step started from)."""
+    """One sentence for one event of `frame`'s step (`before`: the frame the step started from). An event of a
+    kind's own that says itself (`said()`, its sentence as a Message under the kind's prefix, filled with the
+    numbers it carries) is told so, before any rule here."""
+    said = getattr(event, "said", None)
+    if said is not None:
+        return in_lang(lang, said())
     return DESCRIBE.get(event.kind, _other)(lang, event, frame, before)
 
 

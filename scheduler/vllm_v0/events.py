@@ -1,15 +1,23 @@
 """The V0 twin's decisions as data (the house style of scheduler/events.py, whose registry they join), each with
 the numbers V0 decided by: the step's phase and budget, a prompt V0 ignored, admission refused LATER, a preemption
-by recompute or swap and why that mode, the blocks a swap moved, a swap-in not made and why."""
+by recompute or swap and why that mode, the blocks a swap moved, a swap-in not made and why.
+
+Each says itself (`said()`: its sentence as a `Message` under `vllm_v0.narrate.`, filled with the numbers it
+carries), so the narration tells V0's reasons without knowing them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
 
+from i18n import Message
 from scheduler.events import Blocked, Event, Preempted
 
 STEP = -1  # the seq_id of an event about the whole step
+
+
+def _ids(units) -> str:
+    return ", ".join(map(str, units))
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,11 @@ class StepPhase(Event):
     num_curr_seqs: int
     max_num_seqs: int
 
+    def said(self) -> Message:
+        return Message(f"vllm_v0.narrate.phase.{self.reason}", head=self.swapped_head, tokens=self.num_batched_tokens,
+                       cached=self.num_cached_tokens, budget=self.token_budget, seqs=self.num_curr_seqs,
+                       max_seqs=self.max_num_seqs)
+
 
 @dataclass(frozen=True)
 class AllocBlocked(Blocked):
@@ -35,6 +48,10 @@ class AllocBlocked(Blocked):
     and `watermark` blocks that must stay free (reason "watermark" when the blocks are there but the watermark
     is not, else "blocks"); admission stops here (head of line)."""
     watermark: int
+
+    def said(self) -> Message:
+        return Message(f"vllm_v0.narrate.later.{self.reason}", id=self.seq_id, needed=self.needed,
+                       free=self.available, watermark=self.watermark)
 
 
 @dataclass(frozen=True)
@@ -47,6 +64,9 @@ class Ignored(Event):
     num_tokens: int
     limit: int
 
+    def said(self) -> Message:
+        return Message(f"vllm_v0.narrate.ignored.{self.reason}", id=self.seq_id, n=self.num_tokens, limit=self.limit)
+
 
 @dataclass(frozen=True)
 class PreemptedV0(Preempted):
@@ -57,6 +77,12 @@ class PreemptedV0(Preempted):
     mode_reason: str
     num_recompute_tokens: int
 
+    def said(self) -> Message:
+        why = Message(f"vllm_v0.narrate.preempted.{self.policy}", id=self.seq_id, for_id=self.for_seq_id)
+        return Message(f"vllm_v0.narrate.preempted.{self.mode}.{self.mode_reason}", why=why, id=self.seq_id,
+                       blocks=_ids(self.freed_blocks) or "-", n=len(self.freed_blocks),
+                       tokens=self.num_recompute_tokens)
+
 
 @dataclass(frozen=True)
 class SwappedOut(Event):
@@ -64,12 +90,20 @@ class SwappedOut(Event):
     kind: ClassVar[str] = "swapped_out"
     blocks: tuple[tuple[int, int], ...]
 
+    def said(self) -> Message:
+        return Message("vllm_v0.narrate.swapped_out", id=self.seq_id, n=len(self.blocks),
+                       gpu=_ids(g for g, _ in self.blocks), cpu=_ids(c for _, c in self.blocks))
+
 
 @dataclass(frozen=True)
 class SwappedIn(Event):
     """`blocks`: the (CPU block, GPU block) pairs of blocks_to_swap_in for this request."""
     kind: ClassVar[str] = "swapped_in"
     blocks: tuple[tuple[int, int], ...]
+
+    def said(self) -> Message:
+        return Message("vllm_v0.narrate.swapped_in", id=self.seq_id, n=len(self.blocks),
+                       cpu=_ids(c for c, _ in self.blocks), gpu=_ids(g for _, g in self.blocks))
 
 
 @dataclass(frozen=True)
@@ -81,3 +115,7 @@ class SwapInBlocked(Event):
     needed: int
     available: int
     watermark: int
+
+    def said(self) -> Message:
+        return Message(f"vllm_v0.narrate.no_swap_in.{self.reason}", id=self.seq_id, needed=self.needed,
+                       free=self.available, watermark=self.watermark)

@@ -63,3 +63,18 @@ class V0PoolView:
         """V0's free list and evictor move blocks inside the order: the reader reads free_order() whole."""
         return PoolChanges(reordered=True)
 
+
+
+class CpuPoolView:
+    """The CPU pool as the contract's `SidePoolView`: its units (V0's CPU block numbers) and the swapped-out request
+    each one holds (None: free), read from the swapped queue's block tables when asked."""
+
+    def __init__(self, num_units: int, holders: dict[int, int]):
+        self._num_units, self._holders = num_units, holders
+
+    @property
+    def unit_ids(self) -> range:
+        return range(self._num_units)
+
+    def holder(self, unit_id: int) -> int | None:
+        return self._holders.get(unit_id)

@@ -14,9 +14,11 @@ block, behind the engine's contract (scheduler/contract.py) as far as today's co
   one-free-block rule of `can_append_slots`, swaps, prefix caching with the LRU evictor.
 
 `schedule()` returns the engine's `Batch` (V0's scheduled order, token_chunk_size per group) and keeps V0's
-`SchedulerOutputs` (`outputs`: blocks_to_swap_out / blocks_to_swap_in, ignored, preempted...). The swapped queue
-and the CPU pool are not in today's contract: `swapped_seqs`, `cpu_pool`, `cpu_block_table(seq)` and the step's
-swap pairs are exposed here for the contract to come. The LRU stamps are the step number (V0 stamps time.time()
+`SchedulerOutputs` (`outputs`: blocks_to_swap_out / blocks_to_swap_in, ignored, preempted...); the step's swaps
+are the batch's `block_copies` (V0's worker swaps in, then out). It declares its third queue (`queue("swapped")`)
+and its CPU pool (`side_pool("cpu")`, a `SidePool`), its settings (`V0Settings`), its `vllm serve` line and its
+tour; overlapped, a step's tokens land a step late (`launch` / `land`, the engine's late landing: V0's own async
+output processor is not modelled). The LRU stamps are the step number (V0 stamps time.time()
 once per schedule(); any clock that grows between steps decides the same)."""
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ from operator import attrgetter
 from typing import ClassVar
 
 from scheduler.config import Config
-from scheduler.contract import Launch, SchedulerInfo
+from scheduler.contract import GPU_POOL, QUEUES, PanelKind, SchedulerInfo, SidePool
 from scheduler.events import Aborted, Admitted, Blocked, ChunkScheduled, Event, Evicted, Finished, PrefixHit
-from scheduler.interface import Batch, refuse, requeue
+from scheduler.interface import Batch, BlockCopy, refuse, requeue
 from scheduler.sequence import Sequence, SequenceStatus
 from scheduler.vllm_v0.block_manager import AllocStatus, BlockSpaceManager
 from scheduler.vllm_v0.budget import PartialPrefillMetadata, SchedulingBudget
@@ -43,13 +45,21 @@ from scheduler.vllm_v0.events import (
     SwappedIn,
     SwappedOut,
 )
-from scheduler.vllm_v0.pool import V0PoolView
+from scheduler.vllm_v0.launch import V0_LAUNCH, v0_start_warning
+from scheduler.vllm_v0.pool import CpuPoolView, V0PoolView
 from scheduler.vllm_v0.sequence_group import SequenceGroup, V0Status
-from scheduler.vllm_v0.settings import V0Config
+from scheduler.vllm_v0.settings import V0Config, V0Settings
+from scheduler.vllm_v0.tour import TOUR
 
 PRIORITY = attrgetter("priority_key")
+SWAPPED, CPU_POOL = "swapped", "cpu"  # its third queue and its side pool, as it declares them
+STEP_PANEL = PanelKind("v0_step")  # no renderer is registered for it in the player (plain data in frames and traces)
 CPU_SWAP_SPACE_ERROR = ("Aborted due to the lack of CPU swap space. Please increase the swap space to avoid this "
                         "error.")
+
+
+def _cpu_blocks(config: Config) -> int:
+    return V0Config.from_config(config).cpu_blocks
 
 
 class CpuSwapSpaceError(RuntimeError):
@@ -89,10 +99,13 @@ class VllmV0Scheduler:
     prefills)."""
     info: ClassVar[SchedulerInfo] = SchedulerInfo("vllm_v0", "vLLM V0", "0.10.2", frozenset({
         "max_num_seqs", "max_num_batched_tokens", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos",
-        "enable_prefix_caching", "chunked_prefill", "queue_policy"}), queues_oversized_prompt=False,
-        sampling=frozenset({"stop_token_ids", "min_tokens"}),
-        launch=Launch("vLLM V0", lambda config, model, overlapped: V0Config.from_config(config).serve_command(model),
-                      lambda config: []))
+        "enable_prefix_caching", "chunked_prefill", "queue_policy"}), queues_oversized_prompt=True,
+        start_warning=v0_start_warning,
+        sampling=frozenset({"stop_token_ids", "min_tokens"}), settings=V0Settings, launch=V0_LAUNCH,
+        labels=(("num_kvcache_blocks", "num_gpu_blocks_override"), ("kvcache_block_size", "block_size"),
+                ("chunked_prefill", "enable_chunked_prefill"), ("queue_policy", "scheduling_policy")),
+        sidebar_note="vllm_v0.victim", queues=(*QUEUES, SWAPPED), side_pools=(SidePool(CPU_POOL, _cpu_blocks),),
+        panels=(STEP_PANEL,), words=(("queue_limit", "vllm_v0.queue_limit"),), tour=TOUR)
 
     def __init__(self, config: Config | V0Config):
         self.config = config
@@ -106,6 +119,8 @@ class VllmV0Scheduler:
         self.num_cumulative_preemption = 0
         self.outputs = SchedulerOutputs()
         self._step = 0
+        self._phase: StepPhase | None = None
+        self._view: dict = {}  # the step's phase and budget, and the blocks evicted for decodes or swap-ins
         self._events: list[Event] = []
         self._pool = V0PoolView(self.block_manager.gpu)
         self._cpu_pool = V0PoolView(self.block_manager.cpu)
@@ -138,6 +153,19 @@ class VllmV0Scheduler:
         """The swapped queue, head first (the next to be swapped in)."""
         return [g.seq for g in self.swapped]
 
+    def queue(self, name: str) -> list[Sequence]:
+        """Its declared queue beyond running and waiting: swapped (KeepsQueues)."""
+        if name != SWAPPED:
+            raise KeyError(f"vllm_v0 keeps no queue {name!r}")
+        return self.swapped_seqs
+
+    def side_pool(self, name: str) -> CpuPoolView:
+        """Its declared side pool: the CPU blocks swapped-out requests wait in (KeepsSidePools)."""
+        if name != CPU_POOL:
+            raise KeyError(f"vllm_v0 keeps no side pool {name!r}")
+        return CpuPoolView(self.block_manager.cpu.num_blocks,
+                           {unit: g.request_id for g in self.swapped for unit in self.cpu_block_table(g.seq)})
+
     def cpu_block_table(self, seq: Sequence) -> list[int]:
         """A swapped-out request's blocks, by their number in the CPU pool ([] unless it is swapped out)."""
         group = self.groups.get(seq.seq_id)
@@ -158,8 +186,9 @@ class VllmV0Scheduler:
         return not (self.waiting or self.running or self.swapped)
 
     def panels(self) -> dict:
-        """No panel of its own yet: its swapped queue, CPU pool and swap pairs are what it exposes above."""
-        return {}
+        """Its step panel (`STEP_PANEL`, plain data): the step's phase and why, its budget as SchedulingBudget
+        ended, and the blocks evicted for decodes or swap-ins. (Its swaps are the batch's block copies.)"""
+        return {STEP_PANEL.id: self._view} if self._view else {}
 
     # -- requests --------------------------------------------------------------------------------------------
 
@@ -237,12 +266,14 @@ class VllmV0Scheduler:
             counts.append(chunk)
         if outputs.scheduled:
             bm.gpu.mark_computed()
-        if bm.gpu.evicted:  # taken for decodes or swap-ins (admissions tell theirs)
-            events.append(Evicted(STEP, tuple(bm.gpu.evicted)))
-            bm.gpu.evicted.clear()
+        phase = self._phase.to_dict() if self._phase else {}
+        self._view = {**phase, "evicted": list(bm.gpu.evicted)}  # taken for decodes or swap-ins (admissions tell
+        bm.gpu.evicted.clear()  # theirs as events)
         n = len(seqs)
         kind = "idle" if not n else "prefill" if num_prefills == n else "decode" if not num_prefills else "mixed"
-        return Batch(seqs, tuple(counts), kind, tuple(events))
+        copies = (*(BlockCopy(CPU_POOL, c, GPU_POOL, b) for c, b in outputs.blocks_to_swap_in),
+                  *(BlockCopy(GPU_POOL, b, CPU_POOL, c) for b, c in outputs.blocks_to_swap_out))
+        return Batch(seqs, tuple(counts), kind, tuple(events), copies)
 
     def _schedule_default(self) -> SchedulerOutputs:
         v0 = self.v0
@@ -295,9 +326,11 @@ class VllmV0Scheduler:
     def _outputs(self, budget: SchedulingBudget, scheduled, num_prefill_groups: int, running: _Part,
                  swapped_in: _Part, ignored: list[SequenceGroup], phase: str, reason: str,
                  swapped_head: int) -> SchedulerOutputs:
-        self._events.append(StepPhase(STEP, phase, reason, swapped_head, budget.num_batched_tokens,
-                                      budget.num_cached_tokens, budget.token_budget, budget.num_curr_seqs,
-                                      budget.max_num_seqs))
+        self._phase = StepPhase(swapped_head, phase, reason, swapped_head, budget.num_batched_tokens,
+                                budget.num_cached_tokens, budget.token_budget, budget.num_curr_seqs,
+                                budget.max_num_seqs)
+        if reason == "swapped_waiting":  # about the swapped head (a step-wide event has no seq_id a trace takes)
+            self._events.append(self._phase)
         for group in ignored:
             group.seq.status, group.seq.finish_reason = SequenceStatus.ABORTED, "ignored"
             del self.groups[group.request_id]
@@ -532,6 +565,10 @@ class VllmV0Scheduler:
         seq = group.seq
         seq.num_preemptions += 1
         freed = tuple(self.block_manager.block_tables[group.request_id].ids)
+        self._events.append(PreemptedV0(seq.seq_id, for_group.request_id, policy, freed,
+                                        "recompute" if recompute else "swap",
+                                        "preemption_mode" if mode else "single_sequence",
+                                        len(seq.token_ids) if recompute else 0))
         if recompute:
             group.status, seq.status = V0Status.WAITING, SequenceStatus.WAITING
             self.block_manager.free(group)
@@ -539,10 +576,6 @@ class VllmV0Scheduler:
             seq.block_table = []
         else:
             self._swap_out(group, blocks_to_swap_out)
-        self._events.append(PreemptedV0(seq.seq_id, for_group.request_id, policy, freed,
-                                        "recompute" if recompute else "swap",
-                                        "preemption_mode" if mode else "single_sequence",
-                                        len(seq.token_ids) if recompute else 0))
         return recompute
 
     def _swap_out(self, group: SequenceGroup, blocks_to_swap_out: list):
@@ -612,7 +645,37 @@ class VllmV0Scheduler:
         return None
 
     def launch(self, seqs: list[Sequence], outputs: list) -> list[Event]:
-        raise NotImplementedError("the V0 twin steps synchronously (V0's async output processor is not modelled)")
+        """Overlapped: the batch went to the model; it is postprocessed ahead, PLACEHOLDER for each token it will
+        write (None for a prefill chunk), replaced when it lands."""
+        return self.postprocess(seqs, outputs)
 
-    def land(self, landed):
-        raise NotImplementedError("the V0 twin steps synchronously (V0's async output processor is not modelled)")
+    def land(self, landed: list[tuple[Sequence, int, int]]
+             ) -> tuple[list[tuple[Sequence, tuple[int, ...]]], list[Sequence]]:
+        """The step in flight returned: each token in place of its placeholder. A request still going whose token is
+        a stop token (EOS, its stop_token_ids) finishes now, one step late: the tokens after it dropped, its
+        blocks freed (returned with it); one a length limit ended at that token takes the stop as its reason."""
+        late, at_limit = [], []
+        for seq, index, token in landed:
+            seq.token_ids[index] = token
+            params = seq.sampling_params
+            if index + 1 - seq.num_prompt_tokens < params.min_tokens:
+                continue
+            reason = "eos" if not params.ignore_eos and token == self.v0.eos else \
+                "stop_token" if token in params.stop_token_ids else None
+            if reason is None:
+                continue
+            if seq.is_done:
+                seq.finish_reason = reason
+                at_limit.append(seq)
+                continue
+            group = self.groups.pop(seq.seq_id)
+            del seq.token_ids[index + 1:]
+            queue = {V0Status.RUNNING: self.running, V0Status.SWAPPED: self.swapped}.get(group.status, self.waiting)
+            queue.remove(group)
+            freed = tuple(reversed(self.block_manager.block_tables[group.request_id].ids))
+            (self.block_manager.free_swapped if group.status is V0Status.SWAPPED else self.block_manager.free)(group)
+            group.status = V0Status.FINISHED_STOPPED
+            seq.status, seq.finish_reason, seq.num_scheduled_tokens, seq.block_table = \
+                SequenceStatus.FINISHED, reason, 0, []
+            late.append((seq, freed if queue is not self.swapped else ()))
+        return late, at_limit
