@@ -22,6 +22,7 @@ EVENT_TYPES: dict[str, list[type]] = {}  # kind -> its classes (a variant of a k
 @dataclass(frozen=True)
 class Event:
     kind: ClassVar[str] = "event"
+    step_wide: ClassVar[bool] = False  # it concerns the step, no one request: its seq_id is -1
     seq_id: int
 
     def __init_subclass__(cls, **kwargs):

@@ -48,6 +48,7 @@ def _set(path: str, value):
     (_set("frames.0.config.num_kvcache_blocks", 5000), "frames[0].config.num_kvcache_blocks"),  # #10
     (_set("frames.1.metrics.kv_usage", "full"), "frames[1].metrics.kv_usage"),
     (_set("frames.1.events", [{"kind": "exploded", "seq_id": 0}]), "frames[1].events[0].kind"),
+    (_set("frames.1.events", [{"kind": "finished", "seq_id": -1, "reason": "eos"}]), "frames[1].events[0].seq_id"),
     (_set("frames", []), "frames"),
     (_set("version", 9), "version"),
     (_set("frames.1.waiting", [3, 9, [], 0]), "frames[1].waiting[1]"),  # keeps more than the queue held
@@ -142,3 +143,23 @@ def test_a_comparison_export_over_its_size_budget_is_refused_with_the_reason(mon
     monkeypatch.setattr("engine.analysis.export.MAX_EXPORT_BYTES", 1000)
     with pytest.raises(ValueError, match="an export may take"):
         comparison_json(runs)
+
+
+def test_an_event_of_a_step_wide_kind_names_no_request_in_a_trace(preemption_preset):
+    """A kind's event that concerns the whole step (`Event.step_wide`, as a pool rebuilt does) is read back with
+    seq_id -1, where an event about a request must name one of the trace's."""
+    from dataclasses import dataclass
+
+    from scheduler.events import EVENT_TYPES, Event
+
+    @dataclass(frozen=True)
+    class PhaseChosen(Event):
+        kind = "test_phase_chosen"
+        step_wide = True
+        phase: str
+
+    try:
+        trace = _edited(preemption_preset, _set("frames.1.events", [PhaseChosen(-1, "decode").to_dict()]))
+        assert _upload(trace)
+    finally:
+        del EVENT_TYPES[PhaseChosen.kind]

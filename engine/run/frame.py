@@ -111,6 +111,7 @@ class PoolRebuilt(Event):
     this step: the requests in `requeued` (the `num_running` running ones first, then the waiting ones) lost
     their K/V and compute it again; nobody was preempted. It concerns the whole pool: `seq_id` is -1."""
     kind = "pool_rebuilt"
+    step_wide = True
     num_blocks: int
     block_size: int
     requeued: tuple[int, ...]

@@ -9,7 +9,7 @@ import json
 import math
 from dataclasses import fields
 
-from engine.run.frame import PoolRebuilt, StepMetrics
+from engine.run.frame import StepMetrics
 from engine.run.frame_store import QueueDiff, advanced_by_batch
 from engine.run.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
 from engine.traces.panels import LEGACY_VIEW, panels_from_legacy
@@ -367,8 +367,8 @@ class _FrameChecker:
             _keys(at, e, ("kind", "seq_id"))
             if type(e["kind"]) is not str or e["kind"] not in EVENT_TYPES:
                 _fail(f"{at}.kind", "trace.one_of", value=_shown(e["kind"]), choices=", ".join(EVENT_TYPES))
-            whole_pool = e["kind"] == PoolRebuilt.kind  # concerns no one request: seq_id -1
-            _int(f"{at}.seq_id", e["seq_id"], -1 if whole_pool else 0, -1 if whole_pool else self.num_requests - 1)
+            step_wide = any(cls.step_wide for cls in EVENT_TYPES[e["kind"]])  # concerns no one request: seq_id -1
+            _int(f"{at}.seq_id", e["seq_id"], -1 if step_wide else 0, -1 if step_wide else self.num_requests - 1)
             for key, value in e.items():
                 if not (value is None or isinstance(value, str | int | float) and len(str(value)) <= 1000
                         or isinstance(value, list) and all(_is_int(v, PLACEHOLDER) for v in value)):

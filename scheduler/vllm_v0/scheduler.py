@@ -105,7 +105,10 @@ class VllmV0Scheduler:
         labels=(("num_kvcache_blocks", "num_gpu_blocks_override"), ("kvcache_block_size", "block_size"),
                 ("chunked_prefill", "enable_chunked_prefill"), ("queue_policy", "scheduling_policy")),
         sidebar_note="vllm_v0.victim", queues=(*QUEUES, SWAPPED), side_pools=(SidePool(CPU_POOL, _cpu_blocks),),
-        panels=(STEP_PANEL,), words=(("queue_limit", "vllm_v0.queue_limit"),), tour=TOUR)
+        panels=(STEP_PANEL,), words=(("queue_limit", "vllm_v0.queue_limit"),), tour=TOUR,
+        # V0 livelocks under chunked prefill: a prefill needing every block preempts itself forever, and prefix
+        # caching's blocks can cut a chunk to nothing
+        stalls=lambda config: config.chunked_prefill)
 
     def __init__(self, config: Config | V0Config):
         self.config = config
