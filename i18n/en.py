@@ -43,58 +43,78 @@ MESSAGES = {
                                     "prefills wait for a step without them.",
     "narrate.blocked.preempted_this_step": "Request {id} waits: this step preempted a running request, and vLLM "
                                            "admits no waiting request in such a step.",
-    "narrate.blocked.no_token": "NO_TOKEN: the reserve for the running requests' future tokens ({reserve} slots at "
+    "sglang.narrate.blocked.no_token": "NO_TOKEN: the reserve for the running requests' future tokens ({reserve} slots at "
                                 "new_token_ratio {ratio}) leaves {available} slots, request {id} needs {needed} (its "
                                 "new tokens, its max_new_tokens and a page), and SGLang admits a request only if it "
                                 "needs fewer slots than are left: no more this step.",
-    "narrate.blocked.no_token_spent": "NO_TOKEN: this prefill pass spent the KV budget ({available} slots left after "
-                                      "the reserve for the running requests' future tokens, {reserve} at "
-                                      "new_token_ratio {ratio}); request {id} waits.",
-    "narrate.blocked.other": "OTHER: request {id}'s {needed} input tokens pass what is left of this prefill's budget, "
+    "sglang.narrate.blocked.no_token_spent": "NO_TOKEN: this prefill pass spent the KV budget ({available} slots left "
+                                             "after the reserve for the running requests' future tokens, {reserve} at "
+                                             "new_token_ratio {ratio}, and what it charged the requests it admitted: "
+                                             "their new tokens, a page each and their max_new_tokens); request {id} "
+                                             "waits.",
+    "sglang.narrate.blocked.other": "OTHER: request {id}'s {needed} input tokens pass what is left of this prefill's budget, "
                              "{available} (max_prefill_tokens={max_prefill_tokens}, or the chunk); it waits for the "
                              "next prefill.",
-    "narrate.blocked.other_spent": "OTHER: this prefill batch used its input budget (max_prefill_tokens="
+    "sglang.narrate.blocked.other_spent": "OTHER: this prefill batch used its input budget (max_prefill_tokens="
                                    "{max_prefill_tokens}, or the chunk); request {id} waits for the next prefill.",
-    "narrate.blocked.max_running_requests": "Request {id} waits: the running batch is full (max_running_requests="
+    "sglang.narrate.blocked.max_running_requests": "Request {id} waits: the running batch is full (max_running_requests="
                                             "{available}).",
-    "narrate.blocked.max_running_requests_priority": "Request {id} waits: the running batch is full "
+    "sglang.narrate.blocked.max_running_requests_priority": "Request {id} waits: the running batch is full "
                                                      "(max_running_requests={available}), and SGLang's priority "
                                                      "preemption found no running request to release for it (one "
                                                      "whose priority is lower by more than "
                                                      "priority_scheduling_preemption_threshold={threshold}, freeing "
                                                      "room enough).",
-    "narrate.blocked.batch_full": "Request {id} waits: SGLang's batch-is-full latch is set (an earlier NO_TOKEN while "
+    "sglang.narrate.blocked.batch_full": "Request {id} waits: SGLang's batch-is-full latch is set (an earlier NO_TOKEN while "
                                   "requests ran); it clears when a request leaves the running batch.",
-    "narrate.ordered.lpm": "Request {id} first (lpm): the longest cached prefix, {prefix}; request {ahead} arrived "
+    "sglang.narrate.ordered.lpm": "Request {id} first (lpm): the longest cached prefix, {prefix}; request {ahead} arrived "
                            "earlier.",
-    "narrate.ordered.lof": "Request {id} first (lof): the longest output budget, {output}; request {ahead} arrived "
+    "sglang.narrate.ordered.lof": "Request {id} first (lof): the longest output budget, {output}; request {ahead} arrived "
                            "earlier.",
-    "narrate.ordered.dfs-weight": "Request {id} first (dfs-weight): its branch of the radix tree holds the most "
+    "sglang.narrate.ordered.dfs-weight": "Request {id} first (dfs-weight): its branch of the radix tree holds the most "
                                   "waiting requests (cached prefix {prefix}); request {ahead} arrived earlier.",
-    "narrate.ordered.priority": "Request {id} first (priority scheduling): priority {priority}, the most important "
+    "sglang.narrate.ordered.priority": "Request {id} first (priority scheduling): priority {priority}, the most important "
                                 "waiting ({direction}); request {ahead}, priority {ahead_priority}, arrived earlier.",
-    "narrate.priority_first.high": "SGLang serves higher values first",
-    "narrate.priority_first.low": "lower values first, schedule_low_priority_values_first",
-    "narrate.retracted.priority": "Retracted request {id} (priority {priority}; retraction_policy=priority retracts "
+    "sglang.narrate.priority_first.high": "SGLang serves higher values first",
+    "sglang.narrate.priority_first.low": "lower values first, schedule_low_priority_values_first",
+    "sglang.narrate.retracted.priority": "Retracted request {id} (priority {priority}; retraction_policy=priority retracts "
                                   "the least important first): the decode needs {needed}, {free} free (after "
                                   "evicting what the tree could give); it goes back to the waiting queue ({freed}); "
                                   "new_token_ratio {ratio}, decaying.",
-    "narrate.retracted": "Retracted request {id}: the decode needs {needed}, {free} free (after evicting what the "
+    "sglang.narrate.retracted": "Retracted request {id}: the decode needs {needed}, {free} free (after evicting what the "
                          "tree could give); it goes back to the waiting queue ({freed}); new_token_ratio {ratio}, "
                          "decaying.",
-    "narrate.evicted_leaf.one": "For request {id}'s batch the radix tree evicted its least-recently-used leaf "
-                                "(token {tokens}): {freed}, no longer cached.",
-    "narrate.evicted_leaf.other": "For request {id}'s batch the radix tree evicted its least-recently-used leaf "
-                                  "({n} tokens: {tokens}): {freed}, no longer cached.",
+    "sglang.narrate.evicted_leaf.extend.one": "For request {id}'s prefill batch the radix tree evicted its "
+                                              "least-recently-used leaf (token {tokens}): {freed}, no longer cached.",
+    "sglang.narrate.evicted_leaf.extend.other": "For request {id}'s prefill batch the radix tree evicted its "
+                                                "least-recently-used leaf ({n} tokens: {tokens}): {freed}, no longer "
+                                                "cached.",
+    "sglang.narrate.evicted_leaf.decode.one": "For the running batch's decode (request {id} first) the radix tree "
+                                              "evicted its least-recently-used leaf (token {tokens}): {freed}, no "
+                                              "longer cached.",
+    "sglang.narrate.evicted_leaf.decode.other": "For the running batch's decode (request {id} first) the radix tree "
+                                                "evicted its least-recently-used leaf ({n} tokens: {tokens}): {freed}, "
+                                                "no longer cached.",
+    "sglang.narrate.evicted_leaf.release.one": "Sending request {id} back, SGLang's release_req kept room for the "
+                                               "decode steps of the requests still running: the radix tree evicted its "
+                                               "least-recently-used leaf (token {tokens}): {freed}, no longer cached.",
+    "sglang.narrate.evicted_leaf.release.other": "Sending request {id} back, SGLang's release_req kept room for the "
+                                                 "decode steps of the requests still running: the radix tree evicted "
+                                                 "its least-recently-used leaf ({n} tokens: {tokens}): {freed}, no "
+                                                 "longer cached.",
+    "sglang.narrate.unlocked": "Request {id} dropped its lock on its prefix in the radix tree ({units} {ids}): still "
+                               "cached, not freed; evictable once no request locks it.",
+    "sglang.narrate.kv_moments": "KV {units}: {start} empty and {start_evictable} evictable (cached, unlocked) at the "
+                                 "start of this step; {after} empty and {after_evictable} evictable after it (of "
+                                 "{total}; SGLang's available_size() and evictable_size()).",
     "narrate.admitted": "Request {id} was admitted: {tokens} prefilled this step{cached}{why}.",
     "narrate.admitted.cached": ", {n} more reused from the prefix cache",
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
     "narrate.admitted.recompute": " (it had been {sent_back}, so its K/V is computed again)",
     "narrate.admitted.recompute_rest": " (it had been {sent_back}: the rest of its K/V is computed again)",
-    "narrate.sent_back.article": "preempted",
-    "narrate.sent_back.vllm": "preempted",
-    "narrate.sent_back.sglang": "retracted",
-    "narrate.sent_back.sglang_priority": "preempted for a more important request",
+    "narrate.sent_back": "preempted",
+    "sglang.narrate.sent_back": "retracted",
+    "sglang.narrate.sent_back.priority": "preempted for a more important request",
     "narrate.evicted.one": "Taking a block for request {id} evicted block {ids} from the prefix cache: it was free "
                            "but still cached, and the head of the free queue is taken first, so its K/V can no "
                            "longer be found by a prefix hit.",
@@ -115,7 +135,7 @@ MESSAGES = {
                               "request {ids}, after it in the running queue, sits this step out.",
     "narrate.pass_ended.other": "Preempting itself, request {id} ended {scheduler}'s pass over the running requests: "
                                 "requests {ids}, after it in the running queue, sit this step out.",
-    "narrate.preempted.sglang": "Request {id} (priority {priority}) was preempted to admit request {for_id} "
+    "sglang.narrate.preempted": "Request {id} (priority {priority}) was preempted to admit request {for_id} "
                                 "(priority {for_priority}): the running batch was full (max_running_requests={most}), "
                                 "and SGLang's priority preemption releases a running request whose priority is "
                                 "lower by more than priority_scheduling_preemption_threshold={threshold} "
@@ -1300,8 +1320,9 @@ MESSAGES = {
                      "shorten the prompt or raise max_model_len above {n}",
     "abort.pool_too_small": "prompt of {n} tokens needs {blocks} KV blocks of {size} but the pool has {pool}; "
                             "add blocks, enlarge them, or shorten the prompt",
-    "abort.sglang_prompt": "a prompt of {n} tokens; SGLang takes at most {most} here (its context length and pool, "
-                           "less a margin of 6)",
+    "abort.sglang_prompt": "a prompt of {n} tokens; SGLang's scheduler takes at most {most} here (its context length "
+                           "and pool, less a margin of 6), so validate_input_length aborted it: its prompt replaced "
+                           "by one token, prefilled in this step, and reported aborted after it",
     "abort.sglang_never_fits": "its prompt, its max_new_tokens and a page need {needed} KV slots, and SGLang admits a "
                                "request only below the whole pool's {slots}: it would wait for good",
     "abort.sglang_no_room": "even alone it has no KV slot to decode into, so SGLang aborts it",

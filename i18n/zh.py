@@ -38,48 +38,63 @@ MESSAGES = {
     "narrate.blocked.first_chunk": "scheduler_reserve_full_isl 关闭时，只需这一步的分段放得下",
     "narrate.blocked.decode_first": "请求 {id} 继续等待：解码优先，本步运行的是运行队列中请求的解码；预填充要等到没有解码的一步。",
     "narrate.blocked.preempted_this_step": "请求 {id} 继续等待：本步抢占了一个运行中的请求，vLLM 在这样的一步里不接纳任何等待中的请求。",
-    "narrate.blocked.no_token": "NO_TOKEN：为运行中请求未来 token 的预留（{reserve} 个槽位，new_token_ratio {ratio}）"
+    "sglang.narrate.blocked.no_token": "NO_TOKEN：为运行中请求未来 token 的预留（{reserve} 个槽位，new_token_ratio {ratio}）"
                                 "之后只剩 {available} 个槽位，请求 {id} 需要 {needed} 个（它的新 token、它的 "
                                 "max_new_tokens 和一页），而 SGLang 只接纳所需槽位少于剩余槽位的请求：这一步不再接纳。",
-    "narrate.blocked.no_token_spent": "NO_TOKEN：这一轮预填充用完了 KV 预算（扣除为运行中请求未来 token 的预留 {reserve}"
-                                      "（new_token_ratio {ratio}）后剩 {available} 个槽位）；请求 {id} 等待。",
-    "narrate.blocked.other": "OTHER：请求 {id} 的 {needed} 个输入 token 超过本次预填充剩余的预算 {available}"
+    "sglang.narrate.blocked.no_token_spent": "NO_TOKEN：这一轮预填充用完了 KV 预算（扣除为运行中请求未来 token 的预留 "
+                                             "{reserve}（new_token_ratio {ratio}），以及为本轮接纳的请求记下的新 token、"
+                                             "每个一页和它们的 max_new_tokens 之后，剩 {available} 个槽位）；请求 {id} "
+                                             "等待。",
+    "sglang.narrate.blocked.other": "OTHER：请求 {id} 的 {needed} 个输入 token 超过本次预填充剩余的预算 {available}"
                              "（max_prefill_tokens={max_prefill_tokens}，或分块大小）；它等下一次预填充。",
-    "narrate.blocked.other_spent": "OTHER：这个预填充批次用完了输入预算（max_prefill_tokens={max_prefill_tokens}，"
+    "sglang.narrate.blocked.other_spent": "OTHER：这个预填充批次用完了输入预算（max_prefill_tokens={max_prefill_tokens}，"
                                    "或分块大小）；请求 {id} 等下一次预填充。",
-    "narrate.blocked.max_running_requests": "请求 {id} 等待：运行批次已满（max_running_requests={available}）。",
-    "narrate.blocked.max_running_requests_priority": "请求 {id} 等待：运行批次已满（max_running_requests={available}），"
+    "sglang.narrate.blocked.max_running_requests": "请求 {id} 等待：运行批次已满（max_running_requests={available}）。",
+    "sglang.narrate.blocked.max_running_requests_priority": "请求 {id} 等待：运行批次已满（max_running_requests={available}），"
                                                      "SGLang 的优先级抢占也没有找到可以为它释放的运行中请求（优先级比它低"
                                                      "超过 priority_scheduling_preemption_threshold={threshold}，并能腾出"
                                                      "足够空间）。",
-    "narrate.blocked.batch_full": "请求 {id} 等待：SGLang 的“批次已满”标志已设置（之前在有请求运行时出现过 NO_TOKEN）；"
+    "sglang.narrate.blocked.batch_full": "请求 {id} 等待：SGLang 的“批次已满”标志已设置（之前在有请求运行时出现过 NO_TOKEN）；"
                                   "有请求离开运行批次时它才清除。",
-    "narrate.ordered.lpm": "请求 {id} 排第一（lpm）：缓存前缀最长，{prefix}；请求 {ahead} 到得更早。",
-    "narrate.ordered.lof": "请求 {id} 排第一（lof）：输出预算最长，{output}；请求 {ahead} 到得更早。",
-    "narrate.ordered.dfs-weight": "请求 {id} 排第一（dfs-weight）：它在基数树上的分支有最多等待中的请求（缓存前缀 "
+    "sglang.narrate.ordered.lpm": "请求 {id} 排第一（lpm）：缓存前缀最长，{prefix}；请求 {ahead} 到得更早。",
+    "sglang.narrate.ordered.lof": "请求 {id} 排第一（lof）：输出预算最长，{output}；请求 {ahead} 到得更早。",
+    "sglang.narrate.ordered.dfs-weight": "请求 {id} 排第一（dfs-weight）：它在基数树上的分支有最多等待中的请求（缓存前缀 "
                                   "{prefix}）；请求 {ahead} 到得更早。",
-    "narrate.ordered.priority": "请求 {id} 排第一（优先级调度）：优先级 {priority}，是等待中最重要的（{direction}）；"
+    "sglang.narrate.ordered.priority": "请求 {id} 排第一（优先级调度）：优先级 {priority}，是等待中最重要的（{direction}）；"
                                 "请求 {ahead}（优先级 {ahead_priority}）到得更早。",
-    "narrate.priority_first.high": "SGLang 先服务数值较大的",
-    "narrate.priority_first.low": "先服务数值较小的，即 schedule_low_priority_values_first",
-    "narrate.retracted.priority": "撤回请求 {id}（优先级 {priority}；retraction_policy=priority 先撤回最不重要的）："
+    "sglang.narrate.priority_first.high": "SGLang 先服务数值较大的",
+    "sglang.narrate.priority_first.low": "先服务数值较小的，即 schedule_low_priority_values_first",
+    "sglang.narrate.retracted.priority": "撤回请求 {id}（优先级 {priority}；retraction_policy=priority 先撤回最不重要的）："
                                   "解码需要 {needed}，空闲 {free} 个（已驱逐基数树能让出的部分）；它回到等待队列"
                                   "（{freed}）；new_token_ratio 为 {ratio}，之后逐步衰减。",
-    "narrate.retracted": "撤回请求 {id}：解码需要 {needed}，空闲 {free} 个（已驱逐基数树能让出的部分）；它回到等待队列"
+    "sglang.narrate.retracted": "撤回请求 {id}：解码需要 {needed}，空闲 {free} 个（已驱逐基数树能让出的部分）；它回到等待队列"
                          "（{freed}）；new_token_ratio 为 {ratio}，之后逐步衰减。",
-    "narrate.evicted_leaf.one": "为请求 {id} 所在的批次，基数树驱逐了最久未用的叶子（token {tokens}）：{freed}，"
-                                "不再缓存。",
-    "narrate.evicted_leaf.other": "为请求 {id} 所在的批次，基数树驱逐了最久未用的叶子（{n} 个 token：{tokens}）："
-                                  "{freed}，不再缓存。",
+    "sglang.narrate.evicted_leaf.extend.one": "为请求 {id} 所在的预填充批次，基数树驱逐了最久未用的叶子（token {tokens}）："
+                                              "{freed}，不再缓存。",
+    "sglang.narrate.evicted_leaf.extend.other": "为请求 {id} 所在的预填充批次，基数树驱逐了最久未用的叶子（{n} 个 token："
+                                                "{tokens}）：{freed}，不再缓存。",
+    "sglang.narrate.evicted_leaf.decode.one": "为运行批次的解码（以请求 {id} 为首），基数树驱逐了最久未用的叶子（token "
+                                              "{tokens}）：{freed}，不再缓存。",
+    "sglang.narrate.evicted_leaf.decode.other": "为运行批次的解码（以请求 {id} 为首），基数树驱逐了最久未用的叶子（{n} 个 "
+                                                "token：{tokens}）：{freed}，不再缓存。",
+    "sglang.narrate.evicted_leaf.release.one": "把请求 {id} 送回等待队列时，SGLang 的 release_req 为仍在运行的请求之后的解码步"
+                                               "留出空间：基数树驱逐了最久未用的叶子（token {tokens}）：{freed}，不再缓存。",
+    "sglang.narrate.evicted_leaf.release.other": "把请求 {id} 送回等待队列时，SGLang 的 release_req 为仍在运行的请求之后的"
+                                                 "解码步留出空间：基数树驱逐了最久未用的叶子（{n} 个 token：{tokens}）："
+                                                 "{freed}，不再缓存。",
+    "sglang.narrate.unlocked": "请求 {id} 解除了它对基数树中前缀的锁（{units} {ids}）：仍然缓存，并未释放；没有请求加锁时即可"
+                               "被驱逐。",
+    "sglang.narrate.kv_moments": "KV {units}：本步开始时空闲 {start} 个、可驱逐 {start_evictable} 个（已缓存、未加锁）；本步之后"
+                                 "空闲 {after} 个、可驱逐 {after_evictable} 个（共 {total} 个；即 SGLang 的 available_size() "
+                                 "和 evictable_size()）。",
     "narrate.admitted": "请求 {id} 被接纳：本步预填充了 {tokens}{cached}{why}。",
     "narrate.admitted.cached": "，另有 {n} 个从前缀缓存复用",
     "narrate.admitted.after_rebuild": "（KV 缓存池已重建，所以它的 K/V 要在新池中重新计算）",
     "narrate.admitted.recompute": "（它曾被{sent_back}，所以它的 K/V 要重新计算）",
     "narrate.admitted.recompute_rest": "（它曾被{sent_back}：它其余的 K/V 要重新计算）",
-    "narrate.sent_back.article": "抢占",
-    "narrate.sent_back.vllm": "抢占",
-    "narrate.sent_back.sglang": "撤回",
-    "narrate.sent_back.sglang_priority": "更重要的请求抢占",
+    "narrate.sent_back": "抢占",
+    "sglang.narrate.sent_back": "撤回",
+    "sglang.narrate.sent_back.priority": "更重要的请求抢占",
     "narrate.evicted.one": "为请求 {id} 取块时，块 {ids} 被逐出前缀缓存：它空闲但仍在缓存中，而空闲队列从队首开始取块，"
                            "所以它的 K/V 再也不能被前缀命中找到。",
     "narrate.evicted.other": "为请求 {id} 取块时，块 {ids} 被逐出前缀缓存：它们空闲但仍在缓存中，而空闲队列从队首开始取块，"
@@ -96,7 +111,7 @@ MESSAGES = {
                               "本步被跳过。",
     "narrate.pass_ended.other": "请求 {id} 抢占了自己，{scheduler} 随即结束对运行中请求的这一轮遍历：运行队列中排在它后面的请求 {ids} "
                                 "本步被跳过。",
-    "narrate.preempted.sglang": "请求 {id}（优先级 {priority}）被抢占，以接纳请求 {for_id}（优先级 {for_priority}）："
+    "sglang.narrate.preempted": "请求 {id}（优先级 {priority}）被抢占，以接纳请求 {for_id}（优先级 {for_priority}）："
                                 "运行批次已满（max_running_requests={most}），而 SGLang 的优先级抢占会释放优先级比它低"
                                 "超过 priority_scheduling_preemption_threshold={threshold} 的运行中请求（{direction}）；"
                                 "它回到等待队列（{freed}），之后重新预填充。",
@@ -675,7 +690,7 @@ MESSAGES = {
     "player.tree_root": "根", "player.tree_empty": "空：尚未缓存任何内容",
     "player.tree_slot": "槽位", "player.tree_slots": "槽位", "player.tree_locked": "lock_ref {n}：受保护",
     "player.tree_unlocked": "lock_ref 0：可驱逐",
-    "player.tree_rank": "驱逐第 {n}", "player.tree_rank_title": "它在驱逐顺序中的位置：最久未使用的未加锁叶子最先被驱逐",
+    "player.tree_rank": "第 {n} 个被驱逐", "player.tree_rank_title": "它在驱逐顺序中的位置：最久未使用的未加锁叶子最先被驱逐",
     "player.tree_node_title": "节点 n{id}：{n} 个 token，位于槽位 {slots}",
     "player.tree_inserted": "新插入", "player.tree_split": "在此分裂", "player.tree_cut": "分裂后切下的部分",
     "player.tree_list_sep": "、",
@@ -1154,7 +1169,8 @@ MESSAGES = {
     "abort.empty_prompt": "提示为空；请至少给出一个 token",
     "abort.no_room": "{n} 个 token 的提示在 max_model_len={max_model_len} 之下没有生成的余地；请缩短提示，或把 max_model_len 调到 {n} 以上",
     "abort.pool_too_small": "{n} 个 token 的提示需要 {blocks} 个大小为 {size} 的 KV 缓存块，但缓存池只有 {pool} 个；请增加块数、加大块，或缩短提示",
-    "abort.sglang_prompt": "提示有 {n} 个 token；这里 SGLang 最多接受 {most} 个（由上下文长度和缓存池决定，再留出 6 个的余量）",
+    "abort.sglang_prompt": "提示有 {n} 个 token；这里 SGLang 的调度器最多接受 {most} 个（由上下文长度和缓存池决定，再留出 6 个的"
+                           "余量），所以 validate_input_length 中止了它：提示被替换为一个 token，在本步预填充，本步之后报告为已中止",
     "abort.sglang_never_fits": "它的提示、max_new_tokens 加一页共需 {needed} 个 KV 槽位，而 SGLang 只接纳低于整个缓存池 "
                                "{slots} 个槽位的请求：它会永远等待",
     "abort.sglang_no_room": "即使只剩它一个，也没有可供解码的 KV 槽位，因此 SGLang 中止了它",

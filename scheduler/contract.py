@@ -52,7 +52,9 @@ class SchedulerInfo:
     postprocess may change a request's block table in place (SGLang points a row at the tree's copy of a prefix
     another request inserted first), so a reader must read tables again after it; `command` the shell words that
     start the system it mirrors, other than vLLM (whose `vllm serve` line engine/analysis/vllm_args.py writes for
-    every run), with a run's config, for (config, model, overlapped scheduling)."""
+    every run), with a run's config, for (config, model, overlapped scheduling); `words` the prefix of the message
+    ids of the words only it says (i18n: `<words>.narrate.*`: its events' sentences, its reasons), which the
+    narration looks up through this declaration, "" when it says only the shared ones."""
     kind: str
     system: str
     version: str
@@ -65,6 +67,7 @@ class SchedulerInfo:
     labels: tuple[tuple[str, str], ...] = ()  # (Config field, the system's name for it)
     repoints_tables: bool = False
     command: Callable[[Config, str, bool], list[str]] | None = None
+    words: str = ""
 
     def __post_init__(self):
         unknown = self.honoured - set(CONFIG_FIELDS)

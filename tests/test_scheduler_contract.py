@@ -38,8 +38,9 @@ def test_every_kind_declares_itself_and_fits_the_protocols(kind):
     assert info.kind == kind and SCHEDULERS[kind].info is info
     assert isinstance(scheduler, SchedulerProtocol) and isinstance(scheduler.pool, KVPoolView)
     victim = (f"sidebar.victim.{kind}",) if "preemption_policy" in info.ignored else ()  # who it preempts instead
+    own = (f"{info.words}.narrate.sent_back",) if info.words else ()  # its own words, under its declared prefix
     for key in (info.name, f"sidebar.beyond_pool.{kind}", f"compare.variant.{kind}", f"run.scheduler.{kind}",
-                f"narrate.sent_back.{kind}", *victim):
+                *own, *victim):
         assert text("en", key) != key and text("zh", key) != key, key  # its words, both languages
     assert info.system
     assert set(info.ignored) | info.honoured == set(CONFIG_FIELDS) and not set(info.ignored) & info.honoured

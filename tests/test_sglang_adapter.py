@@ -65,14 +65,16 @@ def test_no_token_names_the_reserve_and_a_retraction_the_slots_and_the_ratio():
     events, _ = drive(Config(**POOL), prompts)
     refused = [e for step, e in events if step == 2 and e.kind == "blocked"][0]
     # request 1 needs 5 + 12 + a page; of 30 slots request 0 holds 5 and its 11 future tokens are reserved at
-    # new_token_ratio 0.7 (the prefill pass comes before the decode that decays it): 25 - 7.7 leaves 17
-    assert (refused.reason, refused.needed, refused.available) == ("no_token", 18, 17)
+    # new_token_ratio 0.7 (the prefill pass comes before the decode that decays it): 25 - 7.7 leaves 17.3
+    assert (refused.reason, refused.needed, refused.available) == ("no_token", 18, 17.3)
     assert round(refused.reserve, 2) == 7.7 and refused.new_token_ratio == 0.7
     assert not [e for _, e in events if e.kind == "retracted"]  # the reserve keeps it from retracting
     events, seqs = drive(Config(**POOL, schedule_conservativeness=0.0), prompts)  # no reserve: it over-admits
     retracted = [(step, e) for step, e in events if e.kind == "retracted"]
     assert [(step, e.seq_id, e.needed, e.free, e.new_token_ratio) for step, e in retracted] == [(13, 1, 2, 0, 1.0)]
-    assert len(retracted[0][1].freed_blocks) == 15  # its prompt and 10 outputs
+    assert len(retracted[0][1].freed_blocks) == 10  # its 10 outputs' own slots; its prompt is the tree's:
+    unlocked = [e for _, e in events if e.kind == "unlocked"]
+    assert [(e.seq_id, len(e.block_ids)) for e in unlocked] == [(1, 5)]  # unlocked, still cached
     again = [e for _, e in events if e.kind == "admitted" and e.seq_id == 1][-1]
     assert again.recompute and again.num_tokens == 16  # prompt + outputs prefilled again, its tree prefix evicted
     assert all(s.num_completion_tokens == 12 for s in seqs) and seqs[1].num_preemptions == 1
@@ -89,10 +91,10 @@ def test_the_narration_gives_sglangs_reasons(lang):
                                                                               lang=lang)]
     said = "\n".join(lines)
     if lang == "en":
-        assert "NO_TOKEN: the reserve for the running requests' future tokens (0 slots at new_token_ratio 0.00) " \
+        assert "NO_TOKEN: the reserve for the running requests' future tokens (0 slots at new_token_ratio 0) " \
                "leaves 12 slots, request 1 needs 18" in said
         assert "SGLang admits a request only if it needs fewer slots than are left" in said  # 7 of 7 does not fit
-        assert "Retracted request 1: the decode needs 2 slots, 0 free" in said and "new_token_ratio 1.00" in said
+        assert "Retracted request 1: the decode needs 2 slots, 0 free" in said and "new_token_ratio 1" in said
         assert "radix tree evicted its least-recently-used leaf" in said
     else:
         assert "NO_TOKEN：" in said and "撤回请求 1" in said and "基数树驱逐" in said
@@ -161,12 +163,22 @@ def test_sglangs_settings_are_checked_and_named():
     assert Config(kvcache_block_size=8, chunked_prefill_size=8).chunked_prefill_size == 8
 
 
-def test_a_prompt_sglang_cannot_hold_is_refused_on_arrival_with_its_limit():
-    scheduler = make_scheduler("sglang", Config(**{**POOL, "num_kvcache_blocks": 12}))
-    seq = Sequence(list(range(1, 8)), SamplingParams(max_tokens=2))
-    with pytest.raises(Exception, match="SGLang takes at most 5 here"):
-        scheduler.add(seq)
-    assert seq.is_done and scheduler.is_finished()
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_prompt_over_sglangs_input_limit_is_prefilled_as_a_stub_and_reported_aborted_after_that_step(lang):
+    """SGLang's validate_input_length (12 slots: max_req_input_len 11 - 5 = 6): queued, not refused; one token
+    prefilled beside request 0 in one batch, a slot of its own, then aborted with SGLang's limit, its token cached."""
+    config = Config(**{**POOL, "num_kvcache_blocks": 12})
+    requests = [Request(prompt_token_ids=(1, 2), max_tokens=2, arrival=0),
+                Request(prompt_token_ids=tuple(range(1, 8)), max_tokens=2, arrival=0)]
+    engine = Engine(RunSpec(config, requests, "fake", scheduler="sglang"))
+    engine.step()
+    frame = engine.frames[1]
+    assert frame.batch.seq_ids == (0, 1) and frame.batch.num_tokens == (2, 1)
+    assert [e.kind for e in frame.events if e.seq_id == 1][-2:] == ["admitted", "aborted"]
+    assert frame.requests[1].status == "aborted" and frame.requests[1].block_table == ()
+    assert [0] in [node[2] for node in frame.header.view["nodes"]]  # the stub's one token, cached in the tree
+    said = "\n".join(narrate(frame, engine.frames[0], lang=lang))
+    assert ("takes at most 5 here" if lang == "en" else "最多接受 5 个") in said
 
 
 def test_the_cli_runs_a_scenario_under_sglang(capsys):
