@@ -43,10 +43,19 @@ MESSAGES = {
                                     "prefills wait for a step without them.",
     "narrate.blocked.preempted_this_step": "Request {id} waits: this step preempted a running request, and vLLM "
                                            "admits no waiting request in such a step.",
-    "sglang.narrate.blocked.no_token": "NO_TOKEN: the reserve for the running requests' future tokens ({reserve} slots at "
-                                "new_token_ratio {ratio}) leaves {available} slots, request {id} needs {needed} (its "
-                                "new tokens, its max_new_tokens and a page), and SGLang admits a request only if it "
-                                "needs fewer slots than are left: no more this step.",
+    "sglang.narrate.blocked.no_token": "NO_TOKEN: request {id} needs {needed} slots (its new tokens, its max_new_tokens "
+                                       "and a page), and {available} are left (rem_total_tokens: the empty and "
+                                       "evictable slots less the reserve for the running requests' future tokens, "
+                                       "{reserve} at new_token_ratio {ratio}, and what this pass charged the requests "
+                                       "it admitted); SGLang admits a request only if it needs fewer slots than are "
+                                       "left: no more this step.",
+    "sglang.narrate.blocked.no_token_locked": "NO_TOKEN: request {id} needs {needed} slots (its new tokens, its "
+                                              "max_new_tokens and a page), and {available} are left (rem_total_tokens: "
+                                              "the empty and evictable slots less the reserve for the running requests' "
+                                              "future tokens, {reserve} at new_token_ratio {ratio}, and what this pass "
+                                              "charged the requests it admitted; its cached prefix, {locked}, is locked "
+                                              "while SGLang judges it, so it does not count as evictable); SGLang admits "
+                                              "a request only if it needs fewer slots than are left: no more this step.",
     "sglang.narrate.blocked.no_token_spent": "NO_TOKEN: this prefill pass spent the KV budget ({available} slots left "
                                              "after the reserve for the running requests' future tokens, {reserve} at "
                                              "new_token_ratio {ratio}, and what it charged the requests it admitted: "

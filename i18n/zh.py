@@ -38,9 +38,15 @@ MESSAGES = {
     "narrate.blocked.first_chunk": "scheduler_reserve_full_isl 关闭时，只需这一步的分段放得下",
     "narrate.blocked.decode_first": "请求 {id} 继续等待：解码优先，本步运行的是运行队列中请求的解码；预填充要等到没有解码的一步。",
     "narrate.blocked.preempted_this_step": "请求 {id} 继续等待：本步抢占了一个运行中的请求，vLLM 在这样的一步里不接纳任何等待中的请求。",
-    "sglang.narrate.blocked.no_token": "NO_TOKEN：为运行中请求未来 token 的预留（{reserve} 个槽位，new_token_ratio {ratio}）"
-                                "之后只剩 {available} 个槽位，请求 {id} 需要 {needed} 个（它的新 token、它的 "
-                                "max_new_tokens 和一页），而 SGLang 只接纳所需槽位少于剩余槽位的请求：这一步不再接纳。",
+    "sglang.narrate.blocked.no_token": "NO_TOKEN：请求 {id} 需要 {needed} 个槽位（它的新 token、它的 max_new_tokens 和一页），"
+                                       "而只剩 {available} 个（rem_total_tokens：空闲和可驱逐的槽位，减去为运行中请求未来 "
+                                       "token 的预留 {reserve}（new_token_ratio {ratio}），再减去本轮为已接纳请求记下的量）；"
+                                       "SGLang 只接纳所需槽位少于剩余槽位的请求：这一步不再接纳。",
+    "sglang.narrate.blocked.no_token_locked": "NO_TOKEN：请求 {id} 需要 {needed} 个槽位（它的新 token、它的 max_new_tokens "
+                                              "和一页），而只剩 {available} 个（rem_total_tokens：空闲和可驱逐的槽位，减去为"
+                                              "运行中请求未来 token 的预留 {reserve}（new_token_ratio {ratio}），再减去本轮为"
+                                              "已接纳请求记下的量；SGLang 判断它时锁住了它已缓存的前缀 {locked}，这些不算可驱逐）；"
+                                              "SGLang 只接纳所需槽位少于剩余槽位的请求：这一步不再接纳。",
     "sglang.narrate.blocked.no_token_spent": "NO_TOKEN：这一轮预填充用完了 KV 预算（扣除为运行中请求未来 token 的预留 "
                                              "{reserve}（new_token_ratio {ratio}），以及为本轮接纳的请求记下的新 token、"
                                              "每个一页和它们的 max_new_tokens 之后，剩 {available} 个槽位）；请求 {id} "

@@ -65,9 +65,11 @@ class BudgetBlocked(Blocked):
     """SGLang's PrefillAdder refused the head of the waiting queue (reason "no_token": `needed` tokens, its
     extend, its future tokens and a page, against the `available` left of free + evictable slots after the
     `reserve` kept for the running requests' future tokens at `new_token_ratio`; "other": the input or chunk
-    budget, `needed` input tokens against `available`)."""
+    budget, `needed` input tokens against `available`). `locked`: the slots of its cached prefix that SGLang locked
+    while it judged it, so they did not count as evictable in `available`."""
     reserve: float
     new_token_ratio: float
+    locked: int = 0
 
 
 @dataclass(frozen=True)

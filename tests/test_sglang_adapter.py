@@ -91,8 +91,9 @@ def test_the_narration_gives_sglangs_reasons(lang):
                                                                               lang=lang)]
     said = "\n".join(lines)
     if lang == "en":
-        assert "NO_TOKEN: the reserve for the running requests' future tokens (0 slots at new_token_ratio 0) " \
-               "leaves 12 slots, request 1 needs 18" in said
+        assert "NO_TOKEN: request 1 needs 18 slots (its new tokens, its max_new_tokens and a page), and 12 are left " \
+               "(rem_total_tokens: the empty and evictable slots less the reserve for the running requests' future " \
+               "tokens, 0 at new_token_ratio 0, and what this pass charged the requests it admitted)" in said
         assert "SGLang admits a request only if it needs fewer slots than are left" in said  # 7 of 7 does not fit
         assert "Retracted request 1: the decode needs 2 slots, 0 free" in said and "new_token_ratio 1" in said
         assert "radix tree evicted its least-recently-used leaf" in said

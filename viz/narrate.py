@@ -66,9 +66,10 @@ def _own(lang: str, frame: Frame, key: str) -> str | None:
     return own if words and messages(lang, own) else None
 
 
-def _number(value: float) -> str:
-    """A number as the scheduler computed it, to two places (SGLang's budgets are fractions of slots)."""
-    return f"{round(value, 2):g}"
+def _number(value: float, places: int = 2) -> str:
+    """A number as the scheduler computed it and its view shows it: to two places (SGLang's budgets are fractions
+    of slots), a ratio to four."""
+    return f"{round(value, places):g}"
 
 
 def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -111,10 +112,13 @@ def _refused(lang, key: str, event, frame: Frame) -> str:
     them. A budget spent by the requests admitted before it (no number of its own: `needed` 0) has its words."""
     cfg = frame.config
     values = {"id": event.seq_id, "needed": event.needed, "available": _number(event.available),
-              "reserve": _number(getattr(event, "reserve", 0)), "ratio": _number(getattr(event, "new_token_ratio", 0)),
-              "max_prefill_tokens": cfg.max_prefill_tokens, "threshold": cfg.priority_scheduling_preemption_threshold}
+              "reserve": _number(getattr(event, "reserve", 0)),
+              "ratio": _number(getattr(event, "new_token_ratio", 0), 4), "max_prefill_tokens": cfg.max_prefill_tokens, "threshold": cfg.priority_scheduling_preemption_threshold}
     if hasattr(event, "reserve") and not event.needed:
         key += "_spent"
+    elif getattr(event, "locked", 0):  # its cached prefix, locked while it was judged, not evictable then
+        key += "_locked"
+        values["locked"] = count(lang, "n.slot", event.locked)
     elif event.reason == "max_running_requests" and _priority_preemption(frame):
         key += "_priority"
     return text(lang, key, **values)
@@ -238,7 +242,7 @@ def _retracted(lang, event, frame: Frame, before: Frame | None = None) -> str:
     by_priority = frame.config.retraction_policy == "priority"  # SGLang's retraction_policy
     key = _own(lang, frame, "narrate.retracted.priority" if by_priority else "narrate.retracted")
     return text(lang, key, id=event.seq_id, needed=count(lang, "n.slot", event.needed), free=event.free,
-                ratio=_number(event.new_token_ratio), freed=freed, priority=frame.requests[event.seq_id].priority)
+                ratio=_number(event.new_token_ratio, 4), freed=freed, priority=frame.requests[event.seq_id].priority)
 
 
 def _unlocked(lang, event, frame: Frame, before: Frame | None = None) -> str:

@@ -173,13 +173,13 @@ class PrefillAdder:
         for r in running_batch.reqs:
             self.total_offset += self._get_running_request_total_token_offset(r)
         self.running_reserve = self.total_offset  # the running requests' part of total_offset (less the preempted)
-        self.refusal: tuple[AddReqResult, int, float] | None = None  # (result, tokens needed, tokens left)
+        self.refusal: tuple[AddReqResult, int, float, int] | None = None  # (result, needed, left, prefix locked)
 
     def refused(self, rid: int) -> BudgetBlocked:
         """The request `rid` refused by its last `add_one_req`, with the numbers that refused it."""
-        result, needed, left = self.refusal
+        result, needed, left, locked = self.refusal
         return BudgetBlocked(rid, "no_token" if result is AddReqResult.NO_TOKEN else "other", needed, round(left, 2),
-                             self.running_reserve, self.new_token_ratio)
+                             self.running_reserve, self.new_token_ratio, locked)
 
     def spent(self, rid: int) -> BudgetBlocked:
         """`rid` waits because this pass spent a budget (`budget_state`): the KV slots left (NO_TOKEN), else the
@@ -245,14 +245,16 @@ class PrefillAdder:
         max_new = min(max(req.max_new_tokens - len(req.output_ids), 0), CLIP_MAX_NEW_TOKENS)
         extend_len = len(req.fill_ids) - req.prefix_len
         total_tokens = extend_len + max_new + self.page_size
+        evictable = self.tree.evictable_size()
         self.tree.inc_lock_ref(req.last_node)  # the prefix, pinned while the request is judged, is not evictable
+        locked = evictable - self.tree.evictable_size()
         try:
             if total_tokens >= self.rem_total_tokens:
-                self.refusal = (AddReqResult.NO_TOKEN, total_tokens, self.rem_total_tokens)
+                self.refusal = (AddReqResult.NO_TOKEN, total_tokens, self.rem_total_tokens, locked)
                 return AddReqResult.NO_TOKEN
             input_tokens = self.ceil_paged_tokens(extend_len)
             if self.rem_chunk_tokens is None and self.can_run_list and input_tokens >= self.rem_input_tokens:
-                self.refusal = (AddReqResult.OTHER, input_tokens, self.rem_input_tokens)
+                self.refusal = (AddReqResult.OTHER, input_tokens, self.rem_input_tokens, 0)
                 return AddReqResult.OTHER
             admitted_max_new = min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS)
             chunked = self.rem_chunk_tokens is not None and input_tokens > self.rem_chunk_tokens
@@ -261,7 +263,7 @@ class PrefillAdder:
                     // self.page_size * self.page_size
                 extend_len = end - req.prefix_len
                 if extend_len <= 0:
-                    self.refusal = (AddReqResult.OTHER, input_tokens, self.rem_chunk_tokens)
+                    self.refusal = (AddReqResult.OTHER, input_tokens, self.rem_chunk_tokens, 0)
                     return AddReqResult.OTHER
                 admitted_max_new = 0
             req.extend_end = req.prefix_len + extend_len

@@ -51,7 +51,8 @@ from sglang.srt.server_args import PortArgs, ServerArgs  # noqa: E402
 
 from tools.refcheck.sglang.workloads import MAX_STEPS, FakeModel, step_record  # noqa: E402
 
-logging.getLogger("sglang").setLevel(logging.CRITICAL)  # its error for each over-long prompt included
+logging.getLogger("sglang").setLevel(logging.ERROR)
+logging.getLogger("sglang.srt.managers.schedule_batch").setLevel(logging.CRITICAL)  # an error per over-long prompt
 
 TINY_LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
               "intermediate_size": 128, "num_attention_heads": 2, "num_key_value_heads": 1, "num_hidden_layers": 1,
