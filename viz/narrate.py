@@ -113,7 +113,8 @@ def _refused(lang, key: str, event, frame: Frame) -> str:
     cfg = frame.config
     values = {"id": event.seq_id, "needed": event.needed, "available": _number(event.available),
               "reserve": _number(getattr(event, "reserve", 0)),
-              "ratio": _number(getattr(event, "new_token_ratio", 0), 4), "max_prefill_tokens": cfg.max_prefill_tokens, "threshold": cfg.priority_scheduling_preemption_threshold}
+              "ratio": _number(getattr(event, "new_token_ratio", 0), 4), "max_prefill_tokens": cfg.max_prefill_tokens,
+              "threshold": cfg.priority_scheduling_preemption_threshold}
     if hasattr(event, "reserve") and not event.needed:
         key += "_spent"
     elif getattr(event, "locked", 0):  # its cached prefix, locked while it was judged, not evictable then
