@@ -100,10 +100,12 @@
   function budgetHtml(data, t) {  // the bar, and its key: each part's colour and size (a thin part has no room for words)
     const b = data.budget;
     if (!b) return `<div class="sp-t-note-line">${esc(t('budget_none', {ratio: data.new_token_ratio}))}</div>`;
+    // widths capped at the bar (an over-committed pass charges more than there is); the words say PrefillAdder's own
+    // numbers (reserve + admitted = total_offset, left = rem_total_tokens, below 0 when over-committed)
     const whole = Math.max(b.available_and_evictable, 1);
     const reserve = Math.min(b.reserve, whole), taken = Math.max(Math.min(b.total_offset, whole) - reserve, 0);
     const left = Math.max(whole - reserve - taken, 0);
-    const parts = [['reserve', reserve, t('reserve', {n: b.reserve})], ['taken', taken, t('taken', {n: Math.round(taken)})],
+    const parts = [['reserve', reserve, t('reserve', {n: b.reserve})], ['taken', taken, t('taken', {n: b.admitted_offset})],
       ['left', left, t('left', {n: b.rem_total_tokens})]];
     const bar = parts.map(([part, n, said]) => (n > 0 ? `<span class="sp-t-seg sp-t-seg-${part}" style="width:${(100 * n / whole).toFixed(2)}%" title="${esc(said)}"></span>` : '')).join('');
     const key = parts.map(([part, , said]) => `<span data-part="${part}"><span class="sp-t-sw sp-t-seg-${part}"></span>${esc(said)}</span>`).join('');

@@ -36,6 +36,7 @@ def test_the_offline_player_draws_the_radix_tree(browser, tmp_path):
     assert panel.locator("[data-testid=tree-waiting] [data-rid]").count() == len(view["waiting"])
     assert panel.locator("[data-testid=tree-budget] .sp-t-seg").count() >= 2
     assert panel.locator("[data-testid=tree-pool] .sp-t-unit").count() == len(engine.frames[SPLIT_STEP].blocks)
+    assert not page.locator(".sh-stage .sp-budget").is_visible()  # SGLang reads no max_num_batched_tokens: one budget
     ARTIFACTS.mkdir(exist_ok=True)
     panel.screenshot(path=ARTIFACTS / "tree_view_offline_split.png")
     page.close()

@@ -20,6 +20,7 @@ from scheduler.config import SGLANG_ONLY_FIELDS
 from scheduler.factory import make_scheduler, scheduler_info
 from scheduler.sglang import ServerArgs
 from scheduler.sglang.engine_adapter import server_args
+from viz.frame_payload import stage_view
 from viz.narrate import narrate
 
 POOL = {"max_num_seqs": 4, "num_kvcache_blocks": 30, "kvcache_block_size": 1, "max_model_len": 64,
@@ -282,3 +283,13 @@ def test_a_retraction_by_priority_and_the_low_values_first_order_are_narrated(la
     else:
         assert "撤回请求 0（优先级 3；retraction_policy=priority 先撤回最不重要的）" in said
         assert "先服务数值较小的，即 schedule_low_priority_values_first" in ordered
+
+
+def test_the_stage_draws_no_token_budget_bar_for_a_kind_that_reads_none():
+    """SGLang's own budget is PrefillAdder's (its panel); max_num_batched_tokens, which its declaration does not
+    honour, is sent as None, so the generic bar is not drawn, and a step is never said to have spent it."""
+    requests = [Request(prompt_token_ids=(1, 2, 3), max_tokens=3, arrival=0)]
+    for kind, budget in (("sglang", None), ("vllm", 64)):
+        engine = Engine(RunSpec(Config(**POOL), requests, "fake", scheduler=kind))
+        engine.run()
+        assert stage_view(engine.frames[1], engine.frames[0], lang="en")["cfg"]["max_num_batched_tokens"] == budget

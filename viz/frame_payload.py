@@ -215,7 +215,9 @@ def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: di
                 "max_num_seqs": frame.config.max_num_seqs, "block_size": frame.config.kvcache_block_size,
                 "max_num_seqs_name": scheduler_info(kind).setting_name("max_num_seqs"),  # SGLang: max_running_requests
                 "max_model_len": frame.config.max_model_len,
-                "max_num_batched_tokens": frame.config.max_num_batched_tokens},
+                # None for a kind that declares it does not read the token budget (SGLang): no budget bar drawn
+                "max_num_batched_tokens": frame.config.max_num_batched_tokens
+                if "max_num_batched_tokens" in scheduler_info(kind).honoured else None},
         "requests": _kept(frame.requests, before and before.requests, held and held["requests"], _request_fields),
         "tokens": tokens,
         "pieces": pieces,
