@@ -43,56 +43,59 @@ MESSAGES = {
                                     "prefills wait for a step without them.",
     "narrate.blocked.preempted_this_step": "Request {id} waits: this step preempted a running request, and vLLM "
                                            "admits no waiting request in such a step.",
-    "sglang.narrate.blocked.no_token": "NO_TOKEN: request {id} needs {needed} slots (its new tokens, its max_new_tokens "
-                                       "and a page), and {available} are left (rem_total_tokens: the empty and "
-                                       "evictable slots less the reserve for the running requests' future tokens, "
-                                       "{reserve} at new_token_ratio {ratio}, and what this pass charged the requests "
-                                       "it admitted); SGLang admits a request only if it needs fewer slots than are "
-                                       "left: no more this step.",
+    "sglang.narrate.blocked.no_token": "NO_TOKEN: request {id} needs {needed} slots (its new tokens, its "
+                                       "max_new_tokens and a page), and {available} are left (rem_total_tokens: the "
+                                       "empty and evictable slots less the reserve for the running requests' future "
+                                       "tokens, {reserve} at new_token_ratio {ratio}, and what this pass charged the "
+                                       "requests it admitted); SGLang admits a request only if it needs fewer slots "
+                                       "than are left: no more this step.",
     "sglang.narrate.blocked.no_token_locked": "NO_TOKEN: request {id} needs {needed} slots (its new tokens, its "
-                                              "max_new_tokens and a page), and {available} are left (rem_total_tokens: "
-                                              "the empty and evictable slots less the reserve for the running requests' "
-                                              "future tokens, {reserve} at new_token_ratio {ratio}, and what this pass "
-                                              "charged the requests it admitted; its cached prefix, {locked}, is locked "
-                                              "while SGLang judges it, so it does not count as evictable); SGLang admits "
-                                              "a request only if it needs fewer slots than are left: no more this step.",
+                                              "max_new_tokens and a page), and {available} are left "
+                                              "(rem_total_tokens: the empty and evictable slots less the reserve for "
+                                              "the running requests' future tokens, {reserve} at new_token_ratio "
+                                              "{ratio}, and what this pass charged the requests it admitted; its "
+                                              "cached prefix, {locked}, is locked while SGLang judges it, so it does "
+                                              "not count as evictable); SGLang admits a request only if it needs "
+                                              "fewer slots than are left: no more this step.",
     "sglang.narrate.blocked.no_token_spent": "NO_TOKEN: this prefill pass spent the KV budget ({available} slots left "
                                              "after the reserve for the running requests' future tokens, {reserve} at "
                                              "new_token_ratio {ratio}, and what it charged the requests it admitted: "
                                              "their new tokens, a page each and their max_new_tokens); request {id} "
                                              "waits.",
-    "sglang.narrate.blocked.other": "OTHER: request {id}'s {needed} input tokens pass what is left of this prefill's budget, "
-                             "{available} (max_prefill_tokens={max_prefill_tokens}, or the chunk); it waits for the "
-                             "next prefill.",
+    "sglang.narrate.blocked.other": "OTHER: request {id}'s {needed} input tokens pass what is left of this prefill's "
+                                    "budget, {available} (max_prefill_tokens={max_prefill_tokens}, or the chunk); it "
+                                    "waits for the next prefill.",
     "sglang.narrate.blocked.other_spent": "OTHER: this prefill batch used its input budget (max_prefill_tokens="
                                    "{max_prefill_tokens}, or the chunk); request {id} waits for the next prefill.",
-    "sglang.narrate.blocked.max_running_requests": "Request {id} waits: the running batch is full (max_running_requests="
-                                            "{available}).",
+    "sglang.narrate.blocked.max_running_requests": "Request {id} waits: the running batch is full "
+                                                   "(max_running_requests={available}).",
     "sglang.narrate.blocked.max_running_requests_priority": "Request {id} waits: the running batch is full "
                                                      "(max_running_requests={available}), and SGLang's priority "
                                                      "preemption found no running request to release for it (one "
                                                      "whose priority is lower by more than "
                                                      "priority_scheduling_preemption_threshold={threshold}, freeing "
                                                      "room enough).",
-    "sglang.narrate.blocked.batch_full": "Request {id} waits: SGLang's batch-is-full latch is set (an earlier NO_TOKEN while "
-                                  "requests ran); it clears when a request leaves the running batch.",
-    "sglang.narrate.ordered.lpm": "Request {id} first (lpm): the longest cached prefix, {prefix}; request {ahead} arrived "
-                           "earlier.",
-    "sglang.narrate.ordered.lof": "Request {id} first (lof): the longest output budget, {output}; request {ahead} arrived "
-                           "earlier.",
+    "sglang.narrate.blocked.batch_full": "Request {id} waits: SGLang's batch-is-full latch is set (an earlier "
+                                         "NO_TOKEN while requests ran); it clears when a request leaves the running "
+                                         "batch.",
+    "sglang.narrate.ordered.lpm": "Request {id} first (lpm): the longest cached prefix, {prefix}; request {ahead} "
+                                  "arrived earlier.",
+    "sglang.narrate.ordered.lof": "Request {id} first (lof): the longest output budget, {output}; request {ahead} "
+                                  "arrived earlier.",
     "sglang.narrate.ordered.dfs-weight": "Request {id} first (dfs-weight): its branch of the radix tree holds the most "
                                   "waiting requests (cached prefix {prefix}); request {ahead} arrived earlier.",
-    "sglang.narrate.ordered.priority": "Request {id} first (priority scheduling): priority {priority}, the most important "
-                                "waiting ({direction}); request {ahead}, priority {ahead_priority}, arrived earlier.",
+    "sglang.narrate.ordered.priority": "Request {id} first (priority scheduling): priority {priority}, the most "
+                                       "important waiting ({direction}); request {ahead}, priority {ahead_priority}, "
+                                       "arrived earlier.",
     "sglang.narrate.priority_first.high": "SGLang serves higher values first",
     "sglang.narrate.priority_first.low": "lower values first, schedule_low_priority_values_first",
-    "sglang.narrate.retracted.priority": "Retracted request {id} (priority {priority}; retraction_policy=priority retracts "
-                                  "the least important first): the decode needs {needed}, {free} free (after "
-                                  "evicting what the tree could give); it goes back to the waiting queue ({freed}); "
-                                  "new_token_ratio {ratio}, decaying.",
-    "sglang.narrate.retracted": "Retracted request {id}: the decode needs {needed}, {free} free (after evicting what the "
-                         "tree could give); it goes back to the waiting queue ({freed}); new_token_ratio {ratio}, "
-                         "decaying.",
+    "sglang.narrate.retracted.priority": "Retracted request {id} (priority {priority}; retraction_policy=priority "
+                                         "retracts the least important first): the decode needs {needed}, {free} "
+                                         "free (after evicting what the tree could give); it goes back to the "
+                                         "waiting queue ({freed}); new_token_ratio {ratio}, decaying.",
+    "sglang.narrate.retracted": "Retracted request {id}: the decode needs {needed}, {free} free (after evicting what "
+                                "the tree could give); it goes back to the waiting queue ({freed}); new_token_ratio "
+                                "{ratio}, decaying.",
     "sglang.narrate.evicted_leaf.extend.one": "For request {id}'s prefill batch the radix tree evicted its "
                                               "least-recently-used leaf (token {tokens}): {freed}, no longer cached.",
     "sglang.narrate.evicted_leaf.extend.other": "For request {id}'s prefill batch the radix tree evicted its "
@@ -113,7 +116,7 @@ MESSAGES = {
                                                  "longer cached.",
     "sglang.narrate.unlocked": "Request {id} dropped its lock on its prefix in the radix tree ({units} {ids}): still "
                                "cached, not freed; evictable once no request locks it.",
-    "sglang.narrate.kv_moments": "KV {units}: {start} empty and {start_evictable} evictable (cached, unlocked) at the "
+    "sglang.narrate.kv_moments": "KV slots: {start} empty and {start_evictable} evictable (cached, unlocked) at the "
                                  "start of this step; {after} empty and {after_evictable} evictable after it (of "
                                  "{total}; SGLang's available_size() and evictable_size()).",
     "narrate.admitted": "Request {id} was admitted: {tokens} prefilled this step{cached}{why}.",

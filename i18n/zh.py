@@ -90,7 +90,7 @@ MESSAGES = {
                                                  "{freed}，不再缓存。",
     "sglang.narrate.unlocked": "请求 {id} 解除了它对基数树中前缀的锁（{units} {ids}）：仍然缓存，并未释放；没有请求加锁时即可"
                                "被驱逐。",
-    "sglang.narrate.kv_moments": "KV {units}：本步开始时空闲 {start} 个、可驱逐 {start_evictable} 个（已缓存、未加锁）；本步之后"
+    "sglang.narrate.kv_moments": "KV 槽位：本步开始时空闲 {start} 个、可驱逐 {start_evictable} 个（已缓存、未加锁）；本步之后"
                                  "空闲 {after} 个、可驱逐 {after_evictable} 个（共 {total} 个；即 SGLang 的 available_size() "
                                  "和 evictable_size()）。",
     "narrate.admitted": "请求 {id} 被接纳：本步预填充了 {tokens}{cached}{why}。",

@@ -10,6 +10,7 @@ import pytest
 
 from engine.analysis.vllm_args import system_command, vllm_notes
 from engine.cli import main
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
 from engine.run.frame import config_to_dict
 from engine.run.recipe import Request, RunSpec
@@ -293,3 +294,18 @@ def test_the_stage_draws_no_token_budget_bar_for_a_kind_that_reads_none():
         engine = Engine(RunSpec(Config(**POOL), requests, "fake", scheduler=kind))
         engine.run()
         assert stage_view(engine.frames[1], engine.frames[0], lang="en")["cfg"]["max_num_batched_tokens"] == budget
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_preempted_request_whose_blocks_stay_cached_is_not_told_it_will_recompute(lang):
+    """vllm_resume_cached's step 6 (issue 45 point 11): two of the blocks the vLLM twin frees keep their hashes, so
+    the request resumes from them when admitted again; the frame's blocks say so and the sentence counts them."""
+    engine = load_scenario(SCENARIOS_DIR / "vllm_resume_cached.toml").engine("fake")
+    engine.run(6)
+    frame = engine.frames[6]
+    preempted, = frame.events_of("preempted")
+    cached = [b for b in preempted.freed_blocks if frame.blocks[b].hash is not None]
+    assert all(frame.blocks[b].id == b for b in preempted.freed_blocks) and len(cached) == 2
+    said = "\n".join(narrate(frame, engine.frames[5], lang=lang))
+    assert ("will recompute" not in said and "2 of its freed blocks keep their K/V in the prefix cache" in said
+            if lang == "en" else "释放的块中有 2 个的 K/V 仍留在前缀缓存里" in said), said

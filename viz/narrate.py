@@ -183,11 +183,14 @@ def _preempted(lang, event, frame: Frame, before: Frame | None = None) -> str:
                     for_id=event.for_seq_id, for_priority=requests[event.for_seq_id].priority,
                     most=cfg.max_num_seqs, threshold=cfg.priority_scheduling_preemption_threshold,
                     direction=_direction(lang, frame), freed=freed)
+    cached = sum(1 for b in event.freed_blocks if b < len(frame.blocks) and frame.blocks[b].hash is not None)
+    then = text(lang, "narrate.preempted.then_cached", cached=cached) if cached else \
+        text(lang, "narrate.preempted.then")  # freed blocks that keep their K/V in the prefix cache: resumed from
     if event.for_seq_id == event.seq_id:  # the policy picked the request that needed the block (tail: it is last)
         return text(lang, "narrate.preempted.self_tail" if event.policy == "tail" else "narrate.preempted.self",
-                    id=event.seq_id, policy=event.policy, freed=freed)
+                    id=event.seq_id, policy=event.policy, freed=freed, then=then)
     return text(lang, "narrate.preempted", id=event.seq_id, policy=event.policy, for_id=event.for_seq_id,
-                freed=freed)
+                freed=freed, then=then)
 
 
 def _pass_ended(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -388,11 +391,11 @@ def prompts_completed(frame: Frame, before: Frame, lang: str) -> list[str]:
 def kv_moments(frame: Frame, before: Frame, lang: str) -> str:
     """The pool's free units at the two moments a step has: its start (the frame before) and its end; in a kind's
     own words where its view carries its own counts (SGLang: the allocator's `available_size()` and the tree's
-    `evictable_size()`, as the twin read them after each step)."""
+    `evictable_size()`, as the twin read them after each step, in token slots whatever its page size)."""
     view, was = frame.header.view or {}, before.header.view or {}
     own = _own(lang, frame, "narrate.kv_moments")
     if own is not None and "available_size" in view and "available_size" in was and not frame.events_of("pool_rebuilt"):
-        return text(lang, own, units=text(lang, f"unit.{kv_unit(frame)}.other"), start=was["available_size"],
+        return text(lang, own, start=was["available_size"],
                     start_evictable=was["evictable_size"], after=view["available_size"],
                     after_evictable=view["evictable_size"], total=view["size"])
     return text(lang, "narrate.kv_moments", units=text(lang, f"unit.{kv_unit(frame)}.other"),

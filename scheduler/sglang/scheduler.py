@@ -267,6 +267,7 @@ class Scheduler:
             self.events.append(self._rows_taken(self.waiting_queue[0], len(running.reqs)))
             return None
         earliest = min(self.waiting_queue, key=lambda r: r.rid, default=None)
+        pass_start = len(self.events)  # the queue's order is told before what its head did (a preemption)
         self.policy.calc_priority(self.waiting_queue)
         adder = PrefillAdder(self.page_size, self.tree_cache, running, self.new_token_ratio_tracker.current,
                              self.args.max_prefill_tokens, self.chunked_prefill_size,
@@ -317,22 +318,27 @@ class Scheduler:
             self.chunked_req.inflight_middle_chunks += 1
         batch = ScheduleBatch(adder.can_run_list, "extend")
         evictions = self._prepare_for_extend(batch)
-        self.events += self._admissions(batch, continuing, earliest) + told_blocked + evictions
+        ordered, admissions = self._admissions(batch, continuing, earliest)
+        self.events[pass_start:pass_start] = ordered
+        self.events += admissions + told_blocked + evictions
         return batch
 
     def _rows_taken(self, req: Req, rows: int) -> Blocked:
         """`req` waits: every row of the running batch is taken or promised (max_running_requests)."""
         return Blocked(req.rid, "max_running_requests", rows + 1, self.args.max_running_requests)
 
-    def _admissions(self, batch: ScheduleBatch, continuing: Req | None, earliest: Req | None) -> list[Event]:
-        """The extend batch told: the policy's head when its order put it before the earliest arrival, then per
+    def _admissions(self, batch: ScheduleBatch, continuing: Req | None, earliest: Req | None
+                    ) -> tuple[list[Event], list[Event]]:
+        """The extend batch told: the policy's head when its order put it before the earliest arrival; then per
         request its prefix hit, its admission (again, after a retraction or a preemption) and its chunk."""
-        events: list[Event] = []
+        ordered: list[Event] = []
         new = [r for r in batch.reqs if r is not continuing]
         if new and earliest is not None and new[0] is not earliest and not earliest.finished():
             head = new[0]
             if (why := self.policy.first_by(head, earliest)) is not None:
-                events.append(Ordered(head.rid, why, earliest.rid, head.num_matched_prefix_tokens, head.max_new_tokens))
+                ordered.append(Ordered(head.rid, why, earliest.rid, head.num_matched_prefix_tokens,
+                                       head.max_new_tokens))
+        events: list[Event] = []
         for req in batch.reqs:
             if req is not continuing:
                 if req.prefix_len:
@@ -342,7 +348,7 @@ class Scheduler:
                 req.sent_back = None
             if req.extend_end < len(req.fill_ids):
                 events.append(ChunkScheduled(req.rid, req.prefix_len, req.extend_len, len(req.fill_ids)))
-        return events
+        return ordered, events
 
     def _prepare_for_extend(self, batch: ScheduleBatch) -> list[Event]:
         """Rows for the new requests, then the extend's slots from the free list in batch order (after evicting
