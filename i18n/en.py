@@ -139,10 +139,10 @@ MESSAGES = {
     "unit.page.one": "page", "unit.page.other": "pages",
     "narrate.preempted.self_tail": "Request {id} was preempted: it needed another block, none was free, and it is "
                                    "itself the tail of the running queue, so the tail policy preempts it ({freed}); it "
-                                   "goes back to waiting and will recompute.",
+                                   "goes back to waiting{then}.",
     "narrate.preempted.self": "Request {id} was preempted ({policy} policy): it needed another block, none was free, "
-                              "and the policy picked it to give its blocks up ({freed}); it goes back to waiting and "
-                              "will recompute.",
+                              "and the policy picked it to give its blocks up ({freed}); it goes back to waiting"
+                              "{then}.",
     "narrate.pass_ended.one": "Preempting itself, request {id} ended {scheduler}'s pass over the running requests: "
                               "request {ids}, after it in the running queue, sits this step out.",
     "narrate.pass_ended.other": "Preempting itself, request {id} ended {scheduler}'s pass over the running requests: "
@@ -154,7 +154,11 @@ MESSAGES = {
                                 "({direction}); it goes back to the waiting queue ({freed}) and will be prefilled "
                                 "again.",
     "narrate.preempted": "Request {id} was preempted ({policy} policy) to make room for request {for_id}: {freed}; "
-                         "it goes back to the waiting queue and will recompute.",
+                         "it goes back to the waiting queue{then}.",
+    "narrate.preempted.then": " and will recompute",
+    "narrate.preempted.then_cached": "; {cached} of its freed blocks keep their K/V in the prefix cache, so when it "
+                                     "is admitted again it resumes from what the cache still holds and recomputes "
+                                     "only the rest",
     "narrate.arrived": "Request {id} arrived ({prompt}, priority {priority}) and joined the waiting queue.",
     "narrate.arrivals": "Requests {ids} arrived ({lens} prompt tokens{priority}) and joined the waiting queue.",
     "narrate.arrivals.priority": ", priority {priority}",

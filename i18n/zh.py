@@ -110,9 +110,9 @@ MESSAGES = {
     "unit.block.one": "缓存块", "unit.block.other": "缓存块", "unit.slot.one": "槽位", "unit.slot.other": "槽位",
     "unit.page.one": "页", "unit.page.other": "页",
     "narrate.preempted.self_tail": "请求 {id} 被抢占：它还需要一个块，但没有空闲块，而它本身就是运行队列的末尾，所以 tail 策略"
-                                   "抢占它自己（{freed}）；它回到等待队列，之后重新计算。",
+                                   "抢占它自己（{freed}）；它回到等待队列{then}。",
     "narrate.preempted.self": "请求 {id} 被抢占（{policy} 策略）：它还需要一个块，但没有空闲块，策略选中它自己让出块（{freed}）；"
-                              "它回到等待队列，之后重新计算。",
+                              "它回到等待队列{then}。",
     "narrate.pass_ended.one": "请求 {id} 抢占了自己，{scheduler} 随即结束对运行中请求的这一轮遍历：运行队列中排在它后面的请求 {ids} "
                               "本步被跳过。",
     "narrate.pass_ended.other": "请求 {id} 抢占了自己，{scheduler} 随即结束对运行中请求的这一轮遍历：运行队列中排在它后面的请求 {ids} "
@@ -121,7 +121,10 @@ MESSAGES = {
                                 "运行批次已满（max_running_requests={most}），而 SGLang 的优先级抢占会释放优先级比它低"
                                 "超过 priority_scheduling_preemption_threshold={threshold} 的运行中请求（{direction}）；"
                                 "它回到等待队列（{freed}），之后重新预填充。",
-    "narrate.preempted": "请求 {id} 被抢占（{policy} 策略），为请求 {for_id} 腾出空间：{freed}；它回到等待队列，之后重新计算。",
+    "narrate.preempted": "请求 {id} 被抢占（{policy} 策略），为请求 {for_id} 腾出空间：{freed}；它回到等待队列{then}。",
+    "narrate.preempted.then": "，之后重新计算",
+    "narrate.preempted.then_cached": "；释放的块中有 {cached} 个的 K/V 仍留在前缀缓存里，所以再次被接纳时它从缓存中仍有的部分继续，"
+                                     "只重新计算其余部分",
     "narrate.arrived": "请求 {id} 到达（{prompt}，优先级 {priority}），进入等待队列。",
     "narrate.arrivals": "请求 {ids} 到达（提示词分别为 {lens} 个 token{priority}），进入等待队列。",
     "narrate.arrivals.priority": "，优先级 {priority}",
