@@ -1,6 +1,7 @@
 """The SGLang twin behind the scheduler contract (scheduler/contract.py): the engine's `Config` read as SGLang's
-`ServerArgs`, its `Sequence`s as SGLang `Req`s, each step's decisions told as events, and the radix tree's pool
-as a `KVPoolView`. The twin (scheduler.py) decides; this module only translates, so its decisions stay SGLang's.
+`ServerArgs` (command_line.py), its `Sequence`s as SGLang `Req`s, the events the twin tells as it decides passed on
+(each request's state moved with them), and the radix tree's pool as a `KVPoolView`. The twin (scheduler.py)
+decides and tells; this module only translates, so its decisions and their numbers stay SGLang's.
 
 - A unit is one page of `page_size` (= `kvcache_block_size`) token slots, a token slot at page_size 1; SGLang's
   padding slot (page 0) is the reserved unit, so the pool has `num_kvcache_blocks` units a request may hold and
@@ -22,52 +23,15 @@ from scheduler.contract import PoolChanges, SchedulerInfo, UnitState
 from scheduler.events import Aborted, Admitted, Event, Finished, LeafEvicted, Preempted, Retracted
 from scheduler.interface import Batch, check_new, check_pool_shape, refuse, requeue
 from scheduler.sequence import Sequence, SequenceStatus
+from scheduler.sglang.command_line import launch_server_args, server_args
 from scheduler.sglang.radix_cache import RadixCache, TreeNode
 from scheduler.sglang.req import Req
-from scheduler.sglang.scheduler import ScheduleBatch, Scheduler, ServerArgs
+from scheduler.sglang.scheduler import ScheduleBatch, Scheduler
 from scheduler.sglang.tree_view import TreeView
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
 PADDING_UNIT = 0  # SGLang's slot 0 (page 0): written by padded batches, never given to a request
-
-
-def server_args(config: Config) -> ServerArgs:
-    """The `python -m sglang.launch_server` arguments `config` stands for."""
-    return ServerArgs(max_total_tokens=config.num_kvcache_blocks * config.kvcache_block_size,
-                      page_size=config.kvcache_block_size, chunked_prefill_size=config.chunked_prefill_size,
-                      max_prefill_tokens=config.max_prefill_tokens, max_running_requests=config.max_num_seqs,
-                      schedule_policy=config.schedule_policy,
-                      schedule_conservativeness=config.schedule_conservativeness,
-                      context_length=config.max_model_len, eos=config.eos,
-                      enable_priority_scheduling=config.enable_priority_scheduling,
-                      schedule_low_priority_values_first=config.schedule_low_priority_values_first,
-                      priority_scheduling_preemption_threshold=config.priority_scheduling_preemption_threshold,
-                      disable_priority_preemption=config.disable_priority_preemption,
-                      retraction_policy=config.retraction_policy)
-
-
-def launch_server_args(config: Config, model: str, overlap: bool) -> list[str]:
-    """`python -m sglang.launch_server` for `config`'s run, one list item per shell word: every ServerArgs the twin
-    reads (SGLang's own flags), the radix cache on (its default), overlap scheduling as the run had it; priority
-    scheduling's flags when it is on (a switch only when set)."""
-    args = server_args(config)
-    words = ["python", "-m", "sglang.launch_server", "--model-path", model]
-    values = ["max_running_requests", "max_total_tokens", "page_size", "chunked_prefill_size", "max_prefill_tokens",
-              "schedule_policy", "schedule_conservativeness", "context_length"]
-    switches = ["disable_overlap_schedule"] if not overlap else []
-    if args.enable_priority_scheduling:
-        values += ["priority_scheduling_preemption_threshold", "retraction_policy"]
-        switches += [name for name in ("enable_priority_scheduling", "schedule_low_priority_values_first",
-                                       "disable_priority_preemption") if getattr(args, name)]
-    for name in values:
-        value = getattr(args, name)
-        words += [_flag(name), f"{value:g}" if isinstance(value, float) else str(value)]
-    return words + [_flag(name) for name in switches]
-
-
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
 
 
 class RadixPoolView:

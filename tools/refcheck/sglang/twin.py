@@ -9,7 +9,8 @@ import time
 
 from scheduler import Config, SamplingParams, Sequence
 from scheduler.sglang import ServerArgs
-from scheduler.sglang.engine_adapter import SglangScheduler, server_args
+from scheduler.sglang.command_line import server_args
+from scheduler.sglang.engine_adapter import SglangScheduler
 from tools.refcheck.sglang.workloads import MAX_STEPS, SGLANG_RELEASE, FakeModel, step_record
 
 

@@ -1,0 +1,46 @@
+"""The command line of the system the SGLang twin mirrors: the engine's `Config` read as SGLang's `ServerArgs`
+(which the adapter builds the twin with), and `python -m sglang.launch_server` with a run's settings, as the kind
+declares it (`SchedulerInfo.command`, which the exports read)."""
+
+from __future__ import annotations
+
+from scheduler.config import Config
+from scheduler.sglang.scheduler import ServerArgs
+
+
+def server_args(config: Config) -> ServerArgs:
+    """The `python -m sglang.launch_server` arguments `config` stands for."""
+    return ServerArgs(max_total_tokens=config.num_kvcache_blocks * config.kvcache_block_size,
+                      page_size=config.kvcache_block_size, chunked_prefill_size=config.chunked_prefill_size,
+                      max_prefill_tokens=config.max_prefill_tokens, max_running_requests=config.max_num_seqs,
+                      schedule_policy=config.schedule_policy,
+                      schedule_conservativeness=config.schedule_conservativeness,
+                      context_length=config.max_model_len, eos=config.eos,
+                      enable_priority_scheduling=config.enable_priority_scheduling,
+                      schedule_low_priority_values_first=config.schedule_low_priority_values_first,
+                      priority_scheduling_preemption_threshold=config.priority_scheduling_preemption_threshold,
+                      disable_priority_preemption=config.disable_priority_preemption,
+                      retraction_policy=config.retraction_policy)
+
+
+def launch_server_args(config: Config, model: str, overlap: bool) -> list[str]:
+    """`python -m sglang.launch_server` for `config`'s run, one list item per shell word: every ServerArgs the twin
+    reads (SGLang's own flags), the radix cache on (its default), overlap scheduling as the run had it; priority
+    scheduling's flags when it is on (a switch only when set)."""
+    args = server_args(config)
+    words = ["python", "-m", "sglang.launch_server", "--model-path", model]
+    values = ["max_running_requests", "max_total_tokens", "page_size", "chunked_prefill_size", "max_prefill_tokens",
+              "schedule_policy", "schedule_conservativeness", "context_length"]
+    switches = ["disable_overlap_schedule"] if not overlap else []
+    if args.enable_priority_scheduling:
+        values += ["priority_scheduling_preemption_threshold", "retraction_policy"]
+        switches += [name for name in ("enable_priority_scheduling", "schedule_low_priority_values_first",
+                                       "disable_priority_preemption") if getattr(args, name)]
+    for name in values:
+        value = getattr(args, name)
+        words += [_flag(name), f"{value:g}" if isinstance(value, float) else str(value)]
+    return words + [_flag(name) for name in switches]
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
