@@ -323,9 +323,10 @@ MESSAGES = {
     "setting.schedule_policy.help": "SGLang's schedule_policy: fcfs (arrival order, SGLang's default), lpm (longest "
                                     "cached prefix first, FCFS past 128 waiting: the one to choose for "
                                     "prefix-aware ordering), dfs-weight (depth-first over the radix tree, heavier "
-                                    "subtrees first; prefix-aware too), lof (longest output first). Left out: SGLang's "
-                                    "random (it cannot be replayed), hrrn, shortest-prefill-first and routing-key. "
-                                    "Only the SGLang twin reads it.",
+                                    "subtrees first; prefix-aware too), lof (longest output first). Not modelled by "
+                                    "this app: SGLang's random (it cannot be replayed), priority, hrrn, "
+                                    "shortest-prefill-first and routing-key (priority scheduling itself is: "
+                                    "enable_priority_scheduling). Only the SGLang twin reads it.",
     "setting.schedule_conservativeness.label": "schedule_conservativeness (scale of the reserve, SGLang)",
     "setting.schedule_conservativeness.help": "SGLang's schedule_conservativeness, 1.0 by default: new_token_ratio, "
                                               "the share of each running request's remaining max_new_tokens kept in "
@@ -360,9 +361,9 @@ MESSAGES = {
                                                 "running request. Only the SGLang twin reads it.",
     "setting.retraction_policy.label": "retraction_policy (whom a full decode retracts, SGLang)",
     "setting.retraction_policy.help": "SGLang's retraction_policy: length (the default: the fewest output tokens "
-                                      "first, then the longest prompt) or priority (the least important first, "
-                                      "then as length; only under priority scheduling). Only the SGLang twin reads "
-                                      "it.",
+                                      "first, then the longest prompt, then the later in the running batch) or "
+                                      "priority (the least important first, then as length; only under priority "
+                                      "scheduling). Only the SGLang twin reads it.",
     "setting.system_label": "{name} ({system}'s name; {label})",
     "setting.long_prefill_token_threshold_adaptive.label": "long-prefill cap at least a fair share (vLLM)",
     "setting.long_prefill_token_threshold_adaptive.help": "vLLM's long_prefill_token_threshold_adaptive, off by "
@@ -886,9 +887,12 @@ MESSAGES = {
     "sidebar.scheduler.sglang": "SGLang",
     "sidebar.scheduler.vllm": "vLLM V1",
     "sidebar.scheduler_help": "Which scheduler decides each step: the article's (nano-vllm style, "
-                              "scheduler/scheduler.py) or the vLLM twin, which makes vLLM V1's own decisions step for "
-                              "step (scheduler/vllm_v1/). A scheduler cannot change mid-run: choosing the other one "
-                              "starts the run again from frame 0 under it.",
+                              "scheduler/scheduler.py), the vLLM twin or the SGLang twin. A twin is a pure-Python copy "
+                              "of a real system's scheduler that makes that system's own decisions step for step, "
+                              "checked against the system itself on thousands of random workloads: the vLLM twin "
+                              "vLLM V1's (scheduler/vllm_v1/), the SGLang twin SGLang 0.5.23's (scheduler/sglang/). "
+                              "A scheduler cannot change mid-run: choosing another one starts the run again from frame "
+                              "0 under it.",
     "sidebar.beyond_pool": "max_model_len = {max_model_len}, but the KV pool holds {capacity} tokens: a request can "
                            "outgrow it. vLLM refuses to start with such a config (it checks at start-up that one "
                            "request of max_model_len tokens fits). Here {what}",
@@ -898,14 +902,18 @@ MESSAGES = {
     "sidebar.beyond_pool.vllm": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
                                 "and the requests queued behind it with it.",
     "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
-    "sidebar.scheduler_ignores": "This scheduler does not read these settings ({system} has no such choice; they are "
-                                 "greyed out, as changing one would only branch into the same run): {names}.",
+    "sidebar.scheduler_ignores": "This scheduler does not read these settings (they are greyed out, as changing one "
+                                 "would only branch into the same run): {names}.",
+    "sglang.sidebar.unmodelled": "SGLang itself has some of these, not modelled by this app: turning its radix cache "
+                                 "off (--disable-radix-cache; here it is always on), mixed prefill and decode "
+                                 "batches (--enable-mixed-chunk) and speculative decoding (--speculative-algorithm "
+                                 "and the other --speculative-* flags).",
     "sidebar.victim.sglang": "SGLang preempts only under its own priority scheduling (enable_priority_scheduling): "
                              "a request the full batch cannot take releases running requests of a lower priority. "
-                             "When the decode needs more slots than are free, it retracts running requests (fewest "
-                             "output tokens first, or the least important under retraction_policy priority) back to "
-                             "the waiting queue and raises new_token_ratio, the reserve kept for running requests' "
-                             "future tokens.",
+                             "When the decode needs more slots than are free, it retracts running requests (the "
+                             "fewest output tokens first, then the longest prompt, then the later in the batch; or "
+                             "the least important first under retraction_policy priority) back to the waiting queue "
+                             "and raises new_token_ratio, the reserve kept for running requests' future tokens.",
     "sidebar.victim.vllm": "Its preemption victim follows the queue policy: the tail of the running queue under fcfs, "
                            "the least important (then latest) running request under priority.",
     "sidebar.scheduler_unread": "Not read by {scheduler}: greyed out.",
@@ -1029,11 +1037,11 @@ MESSAGES = {
                    "deterministic), measured the same way.",
     "lab.generated": "generated: 200 requests, Poisson arrivals",
     "lab.workload": "Workload",
-    "lab.scheduler_help": "Which scheduler decides every config of this comparison: the article's (nano-vllm) or "
-                          "the vLLM twin (vLLM V1's own decisions). It starts as the workload's own.",
+    "lab.scheduler_help": "Which scheduler decides every config of this comparison: the article's (nano-vllm), the "
+                          "vLLM twin or the SGLang twin (a twin makes its real system's own decisions step for step). "
+                          "It starts as the workload's own.",
     "lab.alike_under": "Under {name}, {comparison} is one run twice: this scheduler does not read the setting these "
-                       "configs differ in ({system} has no such choice). Pick another scheduler, or another "
-                       "comparison.",
+                       "configs differ in. Pick another scheduler, or another comparison.",
     "lab.compare": "Compare",
     "lab.variant": "the preset vs its variant (the preset's own comparison)",
     "lab.custom": "custom: set each config yourself",

@@ -261,9 +261,9 @@ MESSAGES = {
     "setting.schedule_policy.label": "schedule_policy（等待队列的顺序，SGLang）",
     "setting.schedule_policy.help": "SGLang 的 schedule_policy：fcfs（按到达顺序，SGLang 的默认值）、lpm（缓存前缀最长者"
                                     "优先，等待超过 128 个时退为 FCFS：要按缓存前缀排序就选它）、dfs-weight（在基数树上"
-                                    "深度优先，较重的子树优先；同样按缓存前缀排序）、lof（输出最长者优先）。未实现："
-                                    "SGLang 的 random（它无法重放）、hrrn、shortest-prefill-first 和 routing-key。"
-                                    "只有 SGLang 孪生调度器使用它。",
+                                    "深度优先，较重的子树优先；同样按缓存前缀排序）、lof（输出最长者优先）。本应用未模拟："
+                                    "SGLang 的 random（它无法重放）、priority、hrrn、shortest-prefill-first 和 routing-key"
+                                    "（优先级调度本身已模拟：enable_priority_scheduling）。只有 SGLang 孪生调度器使用它。",
     "setting.schedule_conservativeness.label": "schedule_conservativeness（预留的比例系数，SGLang）",
     "setting.schedule_conservativeness.help": "SGLang 的 schedule_conservativeness，默认 1.0：new_token_ratio 即接纳时为每个"
                                               "运行中请求剩余 max_new_tokens 预留的比例，从 0.7 × 它（至多 1）开始，在 600 个"
@@ -288,8 +288,8 @@ MESSAGES = {
                                                 "等待队列排序，从不抢占运行中的请求。只有 SGLang 孪生调度器使用它。",
     "setting.retraction_policy.label": "retraction_policy（解码满时撤回谁，SGLang）",
     "setting.retraction_policy.help": "SGLang 的 retraction_policy：length（默认：输出 token 最少的先撤回，其次是提示"
-                                      "最长的）或 priority（最不重要的先撤回，其次同 length；只在优先级调度下可用）。"
-                                      "只有 SGLang 孪生调度器使用它。",
+                                      "最长的，再其次是在运行批次中靠后的）或 priority（最不重要的先撤回，其次同 length；"
+                                      "只在优先级调度下可用）。只有 SGLang 孪生调度器使用它。",
     "setting.system_label": "{name}（{system} 的名称；{label}）",
     "setting.vllm_version.label": "vLLM 版本（vLLM 孪生调度器）",
     "setting.vllm_version.help": "vLLM 孪生调度器按哪个 vLLM 版本做决策：0.32 或 0.33。两者有两条规则不同：priority "
@@ -771,9 +771,11 @@ MESSAGES = {
     "sidebar.scheduler.article": "文章的（nano-vllm）",
     "sidebar.scheduler.sglang": "SGLang",
     "sidebar.scheduler.vllm": "vLLM V1",
-    "sidebar.scheduler_help": "由哪个调度器决定每一步：文章的（nano-vllm 风格，scheduler/scheduler.py），"
-                              "或 vLLM 孪生调度器，它逐步做出与 vLLM V1 相同的决定（scheduler/vllm_v1/）。"
-                              "运行中途不能更换调度器：选择另一个会在它之下从第 0 帧重新开始运行。",
+    "sidebar.scheduler_help": "由哪个调度器决定每一步：文章的（nano-vllm 风格，scheduler/scheduler.py）、vLLM 孪生调度器或 "
+                              "SGLang 孪生调度器。孪生调度器是真实系统调度器的纯 Python 副本，它逐步做出与该系统相同的决定，"
+                              "并在数千个随机工作负载上与系统本身对照检查过：vLLM 孪生调度器对应 vLLM V1（scheduler/vllm_v1/），"
+                              "SGLang 孪生调度器对应 SGLang 0.5.23（scheduler/sglang/）。运行中途不能更换调度器：选择另一个会"
+                              "在它之下从第 0 帧重新开始运行。",
     "sidebar.beyond_pool": "max_model_len = {max_model_len}，但 KV 缓存池只能容纳 {capacity} 个 token：一个请求可能长得比缓存池"
                            "还大。vLLM 拒绝以这样的配置启动（它在启动时检查一个 max_model_len 个 token 的请求放得下）。"
                            "在这里，{what}",
@@ -781,12 +783,14 @@ MESSAGES = {
     "sidebar.beyond_pool.sglang": "SGLang 孪生调度器和 SGLang 一样，在到达时拒绝其缓存池或上下文长度放不下的提示，并把 max_new_tokens 截到剩余的容量。",
     "sidebar.beyond_pool.vllm": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
     "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
-    "sidebar.scheduler_ignores": "这个调度器不读取这些设置（{system} 没有这样的选项；它们显示为灰色，因为改动其中一个只会分支出"
-                                 "同样的运行）：{names}。",
+    "sidebar.scheduler_ignores": "这个调度器不读取这些设置（它们显示为灰色，因为改动其中一个只会分支出同样的运行）：{names}。",
+    "sglang.sidebar.unmodelled": "其中有些 SGLang 本身是有的，只是本应用未模拟：关闭它的基数树缓存（--disable-radix-cache；"
+                                 "这里它总是开启）、预填充与解码混合的批次（--enable-mixed-chunk）以及推测解码"
+                                 "（--speculative-algorithm 和其他 --speculative-* 参数）。",
     "sidebar.victim.sglang": "SGLang 只在它自己的优先级调度（enable_priority_scheduling）下抢占：满员批次接纳不了的请求会"
                              "释放优先级更低的运行中请求。解码所需的槽位多于空闲槽位时，它把运行中的请求（输出 token 最少的"
-                             "优先；retraction_policy 为 priority 时最不重要的优先）撤回（retract）到等待队列，并调高 "
-                             "new_token_ratio，即为运行中请求未来 token 预留的比例。",
+                             "优先，其次是提示最长的，再其次是批次中靠后的；retraction_policy 为 priority 时最不重要的优先）"
+                             "撤回（retract）到等待队列，并调高 new_token_ratio，即为运行中请求未来 token 预留的比例。",
     "sidebar.victim.vllm": "它抢占的对象由队列策略决定：fcfs 下是运行队列的末尾，priority 下是最不重要（其次是最晚到达）的运行中请求。",
     "sidebar.scheduler_unread": "{scheduler} 不读取这个设置：显示为灰色。",
     "sidebar.scheduler_restarted": "调度器现在是 {scheduler}：运行中途不能更换调度器，所以运行从第 0 帧重新开始（你刚才在第 {frame} "
@@ -902,10 +906,10 @@ MESSAGES = {
     "lab.caption": "同一个工作负载，两到四种配置，每种都在自己的引擎中用模拟模型运行（即时、确定），以同样的方式度量。",
     "lab.generated": "生成的：200 个请求，泊松到达",
     "lab.workload": "工作负载",
-    "lab.scheduler_help": "由哪个调度器决定这次比较中的每种配置：文章的（nano-vllm）或 vLLM 孪生调度器（vLLM V1 自己的决定）。"
-                          "默认是该工作负载自己的调度器。",
-    "lab.alike_under": "在 {name} 下，{comparison} 只是把同一次运行跑两遍：这个调度器不读取这些配置之间不同的那项设置"
-                       "（{system} 没有这样的选项）。请选择另一个调度器，或换一种比较。",
+    "lab.scheduler_help": "由哪个调度器决定这次比较中的每种配置：文章的（nano-vllm）、vLLM 孪生调度器或 SGLang 孪生调度器"
+                          "（孪生调度器逐步做出它所对应的真实系统自己的决定）。默认是该工作负载自己的调度器。",
+    "lab.alike_under": "在 {name} 下，{comparison} 只是把同一次运行跑两遍：这个调度器不读取这些配置之间不同的那项设置。"
+                       "请选择另一个调度器，或换一种比较。",
     "lab.compare": "比较",
     "lab.variant": "预设 对比 它的变体（预设自带的比较）",
     "lab.custom": "自定义：逐个设置每种配置",

@@ -84,17 +84,18 @@ def test_choosing_the_twin_restarts_the_run_from_frame_0_and_notes_what_each_sch
     radio = app.radio(key="scheduler_choice")
     assert radio.value == "article" and radio.options == ["the article's (nano-vllm)", "vLLM V1", "SGLang"]
     note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)  # as the article's declares
-    assert "(nano-vllm has no such choice;" in note and "long-prefill cap" in note and "step order" not in note
+    assert "has no such choice" not in note and "long-prefill cap" in note and "step order" not in note
     radio.set_value("vllm").run()
     assert not app.exception and app.session_state.lab.inputs.spec.scheduler == "vllm"
     assert app.session_state.lab.cursor == 0
     note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)
-    assert "(vLLM has no such choice;" in note and "step order" in note and "mixed batches" in note
+    assert "step order" in note and "mixed batches" in note and "not modelled" not in note
     assert "long-prefill cap" not in note
     app.radio(key="scheduler_choice").set_value("sglang").run()
     assert not app.exception and app.session_state.lab.inputs.spec.scheduler == "sglang"
     note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)
-    assert "(SGLang has no such choice;" in note and "retracts" in note and "watermark" in note
+    assert "retracts" in note and "watermark" in note and "has no such choice" not in note
+    assert "not modelled by this app" in note and "--disable-radix-cache" in note and "--enable-mixed-chunk" in note
     assert "schedule_policy" not in note
     sidebar = app.sidebar
     assert sidebar.number_input(key="cfg_max_num_seqs").label.startswith("max_running_requests (SGLang's name;")
@@ -128,8 +129,10 @@ def test_the_twin_note_is_in_chinese_too(app):
     app.run()
     assert not app.exception
     assert app.radio(key="scheduler_choice").options == ["文章的（nano-vllm）", "vLLM V1", "SGLang"]
-    assert any("这个调度器不读取这些设置（vLLM 没有这样的选项" in c.value for c in app.sidebar.caption)
+    assert any("这个调度器不读取这些设置（它们显示为灰色" in c.value for c in app.sidebar.caption)
     assert app.sidebar.selectbox(key="cfg_vllm_version").label == "vLLM 版本（vLLM 孪生调度器）"
+    app.radio(key="scheduler_choice").set_value("sglang").run()
+    assert any("本应用未模拟" in c.value and "--disable-radix-cache" in c.value for c in app.sidebar.caption)
 
 
 def run_custom_comparison(scheduler: str, **selects) -> AppTest:

@@ -11,7 +11,7 @@ from engine.analysis.export import comparison_traces
 from engine.analysis.vllm_args import vllm_would_start
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
-from i18n import Message, message_of, text
+from i18n import Message, message_of, messages, text
 from scheduler import SCHEDULER_KINDS
 from scheduler.config import RETRACTION_POLICIES, SCHEDULE_POLICIES
 from scheduler.factory import scheduler_info
@@ -154,7 +154,9 @@ def scheduler_choice():
     if info.ignored:
         names = t("list.sep").join(setting(name, lang)[0] for name in info.ignored)
         victim = f" {t(f'sidebar.victim.{here.scheduler}')}" if "preemption_policy" in info.ignored else ""
-        st.caption(t("sidebar.scheduler_ignores", system=info.system, names=names) + victim)
+        unmodelled = f"{info.words}.sidebar.unmodelled"  # the kind's own word on what its system has that it lacks
+        own = f" {t(unmodelled)}" if info.words and messages(lang, unmodelled) else ""
+        st.caption(t("sidebar.scheduler_ignores", names=names) + own + victim)
 
 
 def _apply(error_key: str, change: Callable[[], None]):
