@@ -135,6 +135,7 @@ MESSAGES = {
                              "no longer be found by a prefix hit.",
     "narrate.freed": "{units} {ids} freed",
     "narrate.freed.none": "no {units} freed",
+    "narrate.page_slots": "{ids} (slots {slots})",
     "unit.block.one": "block", "unit.block.other": "blocks", "unit.slot.one": "slot", "unit.slot.other": "slots",
     "unit.page.one": "page", "unit.page.other": "pages",
     "narrate.preempted.self_tail": "Request {id} was preempted: it needed another block, none was free, and it is "
@@ -812,7 +813,7 @@ MESSAGES = {
     "player.tree_list_sep": ", ",
     "player.tree_hit": "prefix hit of {ids}", "player.tree_evicted": "evicted",
     "player.tree_key": "Solid border: locked by a running request (protected). Dashed: unlocked (evictable); "
-                       "the numbered ones are leaves, evicted in that order. Yellow: the prefix an admitted "
+                       "the numbered ones are leaves, evicted in that order. Violet: the prefix an admitted "
                        "request matched. Green ring: inserted this step; orange: a node split in two; red: evicted.",
     "player.tree_told_split": "nodes split this step: {n}",
     "player.tree_told_evicted": "leaves evicted this step: {n} ({tokens} tokens)",

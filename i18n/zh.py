@@ -107,6 +107,7 @@ MESSAGES = {
                              "所以它们的 K/V 再也不能被前缀命中找到。",
     "narrate.freed": "释放了{units} {ids}",
     "narrate.freed.none": "没有释放任何{units}",
+    "narrate.page_slots": "{ids}（槽位 {slots}）",
     "unit.block.one": "缓存块", "unit.block.other": "缓存块", "unit.slot.one": "槽位", "unit.slot.other": "槽位",
     "unit.page.one": "页", "unit.page.other": "页",
     "narrate.preempted.self_tail": "请求 {id} 被抢占：它还需要一个块，但没有空闲块，而它本身就是运行队列的末尾，所以 tail 策略"
@@ -705,7 +706,7 @@ MESSAGES = {
     "player.tree_list_sep": "、",
     "player.tree_hit": "{ids} 的前缀命中", "player.tree_evicted": "已驱逐",
     "player.tree_key": "实线框：被运行中的请求加锁（受保护）。虚线框：未加锁（可驱逐）；带编号的是叶子，按编号顺序驱逐。"
-                       "黄色：被接纳请求匹配到的前缀。绿圈：这一步插入；橙圈：一个节点分裂为两个；红色：被驱逐。",
+                       "紫色：被接纳请求匹配到的前缀。绿圈：这一步插入；橙圈：一个节点分裂为两个；红色：被驱逐。",
     "player.tree_told_split": "这一步有 {n} 个节点分裂", "player.tree_told_evicted": "驱逐了 {n} 个叶子（{tokens} 个 token）",
     "player.tree_told_retracted": "{ids} 被撤回（retract）到等待队列；new_token_ratio {ratio}",
     "player.tree_waiting_title": "按调度策略排序的等待队列（schedule_policy={policy}）",

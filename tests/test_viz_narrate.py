@@ -224,6 +224,8 @@ def test_a_radix_trees_pool_is_told_in_slots_and_keeps_a_finished_requests_kv():
     assert narrate(paged.frames[1], paged.frames[0], lang="en")[1] == (
         "KV slots: 36 empty and 0 evictable (cached, unlocked) at the start of this step; 24 empty and 0 evictable "
         "after it (of 36; SGLang's available_size() and evictable_size()).")  # SGLang counts slots, pages of 4
+    hit = " ".join(narrate(paged.frames[10], paged.frames[9], lang="en"))  # pages named with the slots the tree shows
+    assert "reuses them: pages 1, 2 (slots 4–11)." in hit
 
 
 def test_a_prefix_hit_in_a_radix_tree_is_told_in_its_pools_units():

@@ -168,11 +168,28 @@ def pool_size(lang: str, frame: Frame, num_units: int, tokens_per_unit: int) -> 
                 tokens=count(lang, "n.token", tokens_per_unit))
 
 
+def _unit_ids(lang: str, frame: Frame, units) -> str:
+    """Units by id; pages with the token slots they hold, as the radix tree beside them names its nodes' slots
+    ("pages 1, 2, 3 (slots 4–15)")."""
+    said = _ids(lang, units)
+    if kv_unit(frame) != "page":
+        return said
+    page = frame.header.view["page_size"]
+    runs: list[list[int]] = []
+    for unit in units:
+        if runs and unit * page == runs[-1][1] + 1:
+            runs[-1][1] = unit * page + page - 1
+        else:
+            runs.append([unit * page, unit * page + page - 1])
+    slots = text(lang, "list.sep").join(f"{a}–{b}" for a, b in runs)
+    return text(lang, "narrate.page_slots", ids=said, slots=slots)
+
+
 def _freed(lang: str, frame: Frame, units) -> str:
     noun = kv_unit(frame)
     if not units:
         return text(lang, "narrate.freed.none", units=text(lang, f"unit.{noun}.other"))
-    return text(lang, "narrate.freed", units=count(lang, f"unit.{noun}", len(units)), ids=_ids(lang, units))
+    return text(lang, "narrate.freed", units=count(lang, f"unit.{noun}", len(units)), ids=_unit_ids(lang, frame, units))
 
 
 def _preempted(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -218,7 +235,7 @@ def _prefix_hit(lang, event, frame: Frame, before: Frame | None = None) -> str:
     n = len(event.block_ids)
     unit = text(lang, f"unit.{kv_unit(frame)}.{'one' if n == 1 else 'other'}")
     return count(lang, "narrate.prefix_hit", n, id=event.seq_id, tokens=event.num_tokens, unit=unit,
-                 ids=_ids(lang, event.block_ids))
+                 ids=_unit_ids(lang, frame, event.block_ids))
 
 
 def _evicted(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -253,7 +270,7 @@ def _unlocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
     """A request left and dropped its lock on its prefix in the radix tree: the units stay cached."""
     units = count(lang, f"unit.{kv_unit(frame)}", len(event.block_ids))
     return text(lang, _own(lang, frame, "narrate.unlocked"), id=event.seq_id, units=units,
-                ids=_ids(lang, event.block_ids))
+                ids=_unit_ids(lang, frame, event.block_ids))
 
 
 def _finished(lang, event, frame: Frame, before: Frame | None = None) -> str:
