@@ -442,7 +442,7 @@ MESSAGES = {
     "mark.tree.cached_free": "evictable: in the radix tree, locked by no request (a later prefix hit reuses it)",
     "mark.overfull": "more tokens than a block holds (the notebook's bug)",
     "mark.hint": "Hover a token, a block or the token budget bar for details.",
-    "mark.tree.hint": "Hover a token, a KV slot (or page) or the token budget bar for details.",
+    "mark.tree.hint": "Hover a token, a KV slot (or page) or a node of the radix tree for details.",
     "legend.line": "**{shown}**: {meaning}.",
     "legend.clocks": "The two clocks: {simulated}; {real}. {metrics}",
 

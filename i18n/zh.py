@@ -359,7 +359,7 @@ MESSAGES = {
     "mark.tree.cached_free": "可驱逐：在基数树中，没有请求加锁（之后的前缀命中可复用）",
     "mark.overfull": "token 多于块的容量（笔记本的错误）",
     "mark.hint": "把鼠标悬停在 token、块或 token 预算条上可查看详情。",
-    "mark.tree.hint": "把鼠标悬停在 token、KV 槽位（或页）或 token 预算条上可查看详情。",
+    "mark.tree.hint": "把鼠标悬停在 token、KV 槽位（或页）或基数树的节点上可查看详情。",
     "legend.line": "**{shown}**：{meaning}。",
     "legend.clocks": "两个时钟：{simulated}；{real}。{metrics}",
 

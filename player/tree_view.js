@@ -117,7 +117,10 @@
   }
 
   function draw(player, view, box) {
-    let panel = box.querySelector('.sp-tree');
+    // under the queues, beside the narration, rather than below the whole stage: at 1280x720 the tree, the policy's
+    // queue and the budget start in view instead of a screen and more below it
+    const host = (box.closest('.sp') && box.closest('.sp').querySelector('.sp-queues')) || box;
+    let panel = host.querySelector('.sp-tree');
     const data = view.sched_view;
     if (!data || data.kind !== KIND) {
       if (panel) panel.hidden = true;
@@ -127,7 +130,7 @@
       panel = document.createElement('div');
       panel.className = 'sp-tree';
       panel.setAttribute('data-testid', 'tree-view');
-      box.appendChild(panel);
+      host.appendChild(panel);
     }
     panel.hidden = false;
     const t = (key, params) => player.t('tree_' + key, params);
