@@ -117,10 +117,13 @@
   }
 
   function draw(player, view, box) {
-    // under the queues, beside the narration, rather than below the whole stage: at 1280x720 the tree, the policy's
-    // queue and the budget start in view instead of a screen and more below it
-    const host = (box.closest('.sp') && box.closest('.sp').querySelector('.sp-queues')) || box;
-    let panel = host.querySelector('.sp-tree');
+    // under the queues, beside the narration, where the stage has the queues beside it (at 1280x720 the tree, the
+    // policy's queue and the budget then start in view, not a screen below); below the stage in a narrow one (a
+    // lockstep column), where the narration comes first
+    const stage = box.closest('.sp'), main = stage && stage.querySelector('.sp-main');
+    const beside = main && getComputedStyle(main).gridTemplateColumns.trim().split(/\s+/).length > 1;
+    const host = beside ? stage.querySelector('.sp-queues') : box;
+    let panel = stage ? stage.querySelector('.sp-tree') : box.querySelector('.sp-tree');
     const data = view.sched_view;
     if (!data || data.kind !== KIND) {
       if (panel) panel.hidden = true;
@@ -132,6 +135,7 @@
       panel.setAttribute('data-testid', 'tree-view');
       host.appendChild(panel);
     }
+    if (panel.parentElement !== host) host.appendChild(panel);
     panel.hidden = false;
     const t = (key, params) => player.t('tree_' + key, params);
     const told = [];

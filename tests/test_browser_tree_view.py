@@ -217,3 +217,18 @@ def hovered_tip(page, stage, wanted: str) -> str:
         if first == wanted:
             break
     return first
+
+
+def test_the_tree_starts_in_view_of_a_laptops_stepper(fake_server, browser):
+    """sglang_retraction's step 10 on the stepper at 1280x720: the radix tree panel sits under the queues, beside the
+    narration, and starts within the first screen (it sat about 900 px below the fold, under the stage)."""
+    from tests.helpers.browser import PLAYER, open_page
+
+    page = open_page(browser, f"{fake_server}/?lang=en&scenario=sglang_retraction&frame=10", 1280, 720)
+    tree = page.locator(PLAYER).locator("[data-testid=tree-view]")
+    tree.wait_for()
+    assert page.locator(PLAYER).locator(".sp-queues [data-testid=tree-view]").count() == 1
+    top = tree.evaluate("e => e.getBoundingClientRect().top"
+                        " - document.querySelector('.sp').getBoundingClientRect().top")
+    assert top < 620, top  # from the top of the stage: its head, the queues, then the tree
+    page.close()
