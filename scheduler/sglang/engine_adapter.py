@@ -234,9 +234,8 @@ class SglangScheduler:
         params = seq.sampling_params
         max_new = max(params.max_tokens - seq.num_completion_tokens, 0)
         req = twin.add_request(seq.seq_id, seq.token_ids, max_new, params.ignore_eos, seq.priority)
-        needed = len(req.origin_input_ids) + req.max_new_tokens + twin.page_size
-        if needed >= twin.max_total_num_tokens:  # PrefillAdder answers NO_TOKEN even with the pool empty: SGLang
-            twin.waiting_queue.remove(req)  # would keep it waiting for good, and every request behind it
+        if (needed := twin.never_admitted(req)) is not None:  # NO_TOKEN even with the pool empty: SGLang would
+            twin.waiting_queue.remove(req)  # keep it waiting for good, and every request behind it
             refuse(seq, "abort.sglang_never_fits", needed=needed, slots=twin.max_total_num_tokens)
         self._reqs[seq.seq_id] = req
         self._seqs[seq.seq_id] = seq

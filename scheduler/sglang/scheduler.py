@@ -209,6 +209,12 @@ class Scheduler:
         self._add_request_to_queue(req)
         return req
 
+    def never_admitted(self, req: Req) -> int | None:
+        """The slots `req` asks of PrefillAdder with the pool empty (its prompt, its max_new_tokens and a page) when
+        they are not below max_total_tokens: NO_TOKEN for good, SGLang would keep it waiting forever; else None."""
+        needed = len(req.origin_input_ids) + req.max_new_tokens + self.page_size
+        return needed if needed >= self.max_total_num_tokens else None
+
     def _add_request_to_queue(self, req: Req):
         """Into the waiting queue (an arrival, or a request retracted or preempted), its entry counted: priority
         scheduling's fcfs order and preemption's order among equals read it."""

@@ -13,6 +13,7 @@ import random
 from collections.abc import Iterator
 
 from runner.fake import FakeRunner
+from scheduler.sglang.scheduler import Scheduler, ServerArgs
 from tools.refcheck.bench_trace import bench_requests
 from tools.refcheck.shrink import fewer_or_shorter
 
@@ -97,10 +98,22 @@ def random_workload(rng: random.Random, mode: str) -> dict:
     requests.sort(key=lambda r: r["arrival"])  # request ids in arrival order, as a server numbers them
     seed = rng.randint(0, 2**31)
     oversize(random.Random(seed), config, requests, vocab)
+    admissible(config, requests)
     return {"mode": mode, "config": config, "requests": requests, "seed": seed, "vocab": vocab}
 
 
 OVERSIZED = 0.08  # the share of requests whose prompt is over SGLang's input limit
+
+
+def admissible(config: dict, requests: list[dict]):
+    """Halve the prompt of a request SGLang could never admit, even with the pool empty (its prompt, its clipped
+    max_new_tokens and a page not below max_total_tokens: SGLang keeps it waiting for good, the app refuses it on
+    arrival, so the two would differ by design), until it could; as the twin judges it (`never_admitted`)."""
+    twin = Scheduler(ServerArgs(**config))
+    for i, request in enumerate(requests):
+        while len(request["prompt"]) > 1 and twin.never_admitted(
+                twin.add_request(i, request["prompt"], request["max_new_tokens"])) is not None:
+            request["prompt"] = request["prompt"][:len(request["prompt"]) // 2]
 
 
 def oversize(rng: random.Random, config: dict, requests: list[dict], vocab: int):
