@@ -898,8 +898,10 @@ MESSAGES = {
                            "outgrow it. vLLM refuses to start with such a config (it checks at start-up that one "
                            "request of max_model_len tokens fits). Here {what}",
     "sidebar.beyond_pool.article": "the article's scheduler aborts a request that outgrows the pool, with the reason.",
-    "sidebar.beyond_pool.sglang": "the SGLang twin, like SGLang, refuses on arrival a prompt its pool or context "
-                                  "length cannot hold, and clips max_new_tokens to what is left.",
+    "sidebar.beyond_pool.sglang": "the SGLang twin, like SGLang, does not refuse at arrival a prompt its pool or "
+                                  "context length cannot hold: its scheduler aborts it (validate_input_length), "
+                                  "prefills a one-token stub in its place and reports it aborted after that step; "
+                                  "max_new_tokens is clipped to what is left.",
     "sidebar.beyond_pool.vllm": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
                                 "and the requests queued behind it with it.",
     "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",

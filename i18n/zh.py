@@ -781,7 +781,9 @@ MESSAGES = {
                            "还大。vLLM 拒绝以这样的配置启动（它在启动时检查一个 max_model_len 个 token 的请求放得下）。"
                            "在这里，{what}",
     "sidebar.beyond_pool.article": "文章的调度器会中止长得比缓存池还大的请求，并给出原因。",
-    "sidebar.beyond_pool.sglang": "SGLang 孪生调度器和 SGLang 一样，在到达时拒绝其缓存池或上下文长度放不下的提示，并把 max_new_tokens 截到剩余的容量。",
+    "sidebar.beyond_pool.sglang": "SGLang 孪生调度器和 SGLang 一样，不在到达时拒绝其缓存池或上下文长度放不下的提示：它的调度器中止"
+                                  "该请求（validate_input_length），用一个 token 的替身代它预填充，并在那一步之后报告它已中止；"
+                                  "max_new_tokens 会被截到剩余的容量。",
     "sidebar.beyond_pool.vllm": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
     "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
     "sidebar.scheduler_ignores": "这个调度器不读取这些设置（它们显示为灰色，因为改动其中一个只会分支出同样的运行）：{names}。",
