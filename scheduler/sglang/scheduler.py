@@ -11,7 +11,11 @@ Memory pressure is met by retraction (`retract_decode`): requests leave the deco
 their slots freed, and `new_token_ratio` jumps; it decays again by one step per decode.
 Under priority scheduling (`enable_priority_scheduling`, fcfs or lof) the waiting queue is ordered by priority first,
 and a request the full batch cannot take may preempt running requests of a lower priority (`preempt_to_schedule`),
-released as a retraction releases them; `retraction_policy="priority"` retracts the least important first."""
+released as a retraction releases them; `retraction_policy="priority"` retracts the least important first.
+Each decision is told as it is taken, with the numbers it used (`events`, one step's: scheduler/events.py), so a
+reader never works one out again: the prefill pass's stop with PrefillAdder's budgets at that moment, the policy's
+head, admissions, retractions and preemptions with what they freed and what stays cached, each eviction with what it
+made room for. A prompt over the input limit is queued aborted, as a one-token stub (`validate_input_length`)."""
 
 from __future__ import annotations
 
