@@ -86,8 +86,8 @@ def test_the_optimisation_comparisons_show_their_effect():
     at.button(key="run").click().run()
     table = at.dataframe[0].value.set_index("metric")
     fixed, adaptive = table.columns
-    assert table.loc["max_num_seqs (range)", fixed] == "16 - 16"
-    assert table.loc["max_num_seqs (range)", adaptive] != "16 - 16"
+    assert table.loc["max_num_seqs / max_running_requests (range)", fixed] == "16 - 16"
+    assert table.loc["max_num_seqs / max_running_requests (range)", adaptive] != "16 - 16"
     assert "ran under max_num_seqs from" in at.info[0].value
 
 

@@ -67,7 +67,7 @@ def test_an_opened_twin_trace_says_so_in_the_sidebar_with_the_pool_warning(app):
     app.file_uploader[0].set_value(("pool.json", data, "application/json")).run()
     assert not app.exception and lab(app).is_trace and lab(app).scheduler == "vllm"
     assert any("Decided by: vLLM V1 (as the trace records)." in c.value for c in app.sidebar.caption)
-    assert any("This scheduler does not read these settings (vLLM has no such choice" in c.value
+    assert any("This scheduler does not read these settings (they are greyed out" in c.value
                for c in app.sidebar.caption)
     assert any("max_model_len = 32, but the KV pool holds 16 tokens" in w.value and "waiting for good" in w.value
                for w in app.sidebar.warning)
