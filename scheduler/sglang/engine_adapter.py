@@ -319,6 +319,7 @@ class SglangScheduler:
         reqs = [self._reqs[seq.seq_id] for seq in seqs]
         outputs = [len(r.output_ids) for r in reqs]
         tokens = [0 if t is None else t for t in token_ids]
+        extend = self._batch.forward_mode == "extend"
         self.twin.process_batch_result(ScheduleBatch(reqs, self._batch.forward_mode), tokens)
         self._pool.stale()
         events = []
@@ -335,8 +336,8 @@ class SglangScheduler:
                 reason = self._finish_reason(seq, req)
                 self._end(seq, FINISHED, reason)
                 events.append(Finished(seq.seq_id, reason))
-            else:
-                seq.block_table = self._pool.units(req.req_to_token)  # the tree's copy of its prefix, maybe
+            elif extend:  # its prefill entered the tree: its row may now point at the tree's copy of its prefix
+                seq.block_table = self._pool.units(req.req_to_token)
         return events
 
     def _finish_reason(self, seq: Sequence, req: Req) -> str:
