@@ -157,9 +157,8 @@ MESSAGES = {
     "narrate.preempted": "Request {id} was preempted ({policy} policy) to make room for request {for_id}: {freed}; "
                          "it goes back to the waiting queue{then}.",
     "narrate.preempted.then": " and will recompute",
-    "narrate.preempted.then_cached": "; {cached} of its freed blocks keep their K/V in the prefix cache, so when it "
-                                     "is admitted again it resumes from what the cache still holds and recomputes "
-                                     "only the rest",
+    "narrate.preempted.then_cached": "; {cached} of its freed blocks stay in the prefix cache: admitted again, it "
+                                     "resumes from them",
     "narrate.arrived": "Request {id} arrived ({prompt}, priority {priority}) and joined the waiting queue.",
     "narrate.arrivals": "Requests {ids} arrived ({lens} prompt tokens{priority}) and joined the waiting queue.",
     "narrate.arrivals.priority": ", priority {priority}",

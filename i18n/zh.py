@@ -124,8 +124,7 @@ MESSAGES = {
                                 "它回到等待队列（{freed}），之后重新预填充。",
     "narrate.preempted": "请求 {id} 被抢占（{policy} 策略），为请求 {for_id} 腾出空间：{freed}；它回到等待队列{then}。",
     "narrate.preempted.then": "，之后重新计算",
-    "narrate.preempted.then_cached": "；释放的块中有 {cached} 个的 K/V 仍留在前缀缓存里，所以再次被接纳时它从缓存中仍有的部分继续，"
-                                     "只重新计算其余部分",
+    "narrate.preempted.then_cached": "；释放的块中有 {cached} 个仍在前缀缓存里：再次被接纳时它从这些块继续",
     "narrate.arrived": "请求 {id} 到达（{prompt}，优先级 {priority}），进入等待队列。",
     "narrate.arrivals": "请求 {ids} 到达（提示词分别为 {lens} 个 token{priority}），进入等待队列。",
     "narrate.arrivals.priority": "，优先级 {priority}",

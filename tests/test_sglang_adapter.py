@@ -307,5 +307,5 @@ def test_a_preempted_request_whose_blocks_stay_cached_is_not_told_it_will_recomp
     cached = [b for b in preempted.freed_blocks if frame.blocks[b].hash is not None]
     assert all(frame.blocks[b].id == b for b in preempted.freed_blocks) and len(cached) == 2
     said = "\n".join(narrate(frame, engine.frames[5], lang=lang))
-    assert ("will recompute" not in said and "2 of its freed blocks keep their K/V in the prefix cache" in said
-            if lang == "en" else "释放的块中有 2 个的 K/V 仍留在前缀缓存里" in said), said
+    assert ("will recompute" not in said and "2 of its freed blocks stay in the prefix cache: admitted again, it "
+            "resumes from them" in said if lang == "en" else "释放的块中有 2 个仍在前缀缓存里" in said), said
