@@ -309,3 +309,15 @@ def test_a_preempted_request_whose_blocks_stay_cached_is_not_told_it_will_recomp
     said = "\n".join(narrate(frame, engine.frames[5], lang=lang))
     assert ("will recompute" not in said and "2 of its freed blocks stay in the prefix cache: admitted again, it "
             "resumes from them" in said if lang == "en" else "释放的块中有 2 个仍在前缀缓存里" in said), said
+
+
+def test_an_over_long_prompts_stub_keeps_no_token_when_its_step_lands_overlapped():
+    """Overlapped, the engine hands a placeholder for the stub's one-token prefill; SGLang aborts the request at
+    that result and streams nothing, so nothing lands in it (here every prompt is over the limit: 3 slots leave
+    max_req_input_len below 1)."""
+    config = Config(**{**POOL, "max_num_seqs": 1, "max_model_len": 4, "num_kvcache_blocks": 3})
+    engine = Engine(RunSpec(config, [Request(prompt_token_ids=(7,), max_tokens=2, arrival=0)], "fake",
+                            scheduler="sglang", overlap=True))
+    engine.run()
+    last = engine.frames[len(engine.frames) - 1]
+    assert last.requests[0].status == "aborted" and last.requests[0].num_tokens == 1

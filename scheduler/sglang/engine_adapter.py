@@ -364,8 +364,10 @@ class SglangScheduler:
              ) -> tuple[list[tuple[Sequence, tuple[int, ...]]], list[Sequence]]:
         """The step in flight returned: its tokens replace the placeholders (in the Req too, before any enters
         the tree). A request whose token is EOS ends now, one step late, with the KV it computed entering the
-        tree; one a length limit ended already takes "eos" as its reason."""
+        tree; one a length limit ended already takes "eos" as its reason. An over-long prompt's stub, aborted at
+        its result, keeps no token (SGLang streams nothing of it)."""
         late, eos_at_limit = [], []
+        landed = [item for item in landed if item[0].status is not ABORTED]  # an over-long prompt's stub kept none
         for seq, index, token in landed:
             seq.token_ids[index] = token
             req = self._reqs.get(seq.seq_id)
