@@ -43,58 +43,90 @@ MESSAGES = {
                                     "prefills wait for a step without them.",
     "narrate.blocked.preempted_this_step": "Request {id} waits: this step preempted a running request, and vLLM "
                                            "admits no waiting request in such a step.",
-    "narrate.blocked.no_token": "NO_TOKEN: the reserve for the running requests' future tokens ({reserve} slots at "
-                                "new_token_ratio {ratio}) leaves {available} slots, request {id} needs {needed} (its "
-                                "new tokens, its max_new_tokens and a page), and SGLang admits a request only if it "
-                                "needs fewer slots than are left: no more this step.",
-    "narrate.blocked.no_token_spent": "NO_TOKEN: this prefill pass spent the KV budget ({available} slots left after "
-                                      "the reserve for the running requests' future tokens, {reserve} at "
-                                      "new_token_ratio {ratio}); request {id} waits.",
-    "narrate.blocked.other": "OTHER: request {id}'s {needed} input tokens pass what is left of this prefill's budget, "
-                             "{available} (max_prefill_tokens={max_prefill_tokens}, or the chunk); it waits for the "
-                             "next prefill.",
-    "narrate.blocked.other_spent": "OTHER: this prefill batch used its input budget (max_prefill_tokens="
+    "sglang.narrate.blocked.no_token": "NO_TOKEN: request {id} needs {needed} slots (its new tokens, its "
+                                       "max_new_tokens and a page), and {available} are left (rem_total_tokens: the "
+                                       "empty and evictable slots less the reserve for the running requests' future "
+                                       "tokens, {reserve} at new_token_ratio {ratio}, and what this pass charged the "
+                                       "requests it admitted); SGLang admits a request only if it needs fewer slots "
+                                       "than are left: no more this step.",
+    "sglang.narrate.blocked.no_token_locked": "NO_TOKEN: request {id} needs {needed} slots (its new tokens, its "
+                                              "max_new_tokens and a page), and {available} are left "
+                                              "(rem_total_tokens: the empty and evictable slots less the reserve for "
+                                              "the running requests' future tokens, {reserve} at new_token_ratio "
+                                              "{ratio}, and what this pass charged the requests it admitted; its "
+                                              "cached prefix, {locked}, is locked while SGLang judges it, so it does "
+                                              "not count as evictable); SGLang admits a request only if it needs "
+                                              "fewer slots than are left: no more this step.",
+    "sglang.narrate.blocked.no_token_spent": "NO_TOKEN: this prefill pass spent the KV budget ({available} slots left "
+                                             "after the reserve for the running requests' future tokens, {reserve} at "
+                                             "new_token_ratio {ratio}, and what it charged the requests it admitted: "
+                                             "their new tokens, a page each and their max_new_tokens); request {id} "
+                                             "waits.",
+    "sglang.narrate.blocked.other": "OTHER: request {id}'s {needed} input tokens pass what is left of this prefill's "
+                                    "budget, {available} (max_prefill_tokens={max_prefill_tokens}, or the chunk); it "
+                                    "waits for the next prefill.",
+    "sglang.narrate.blocked.other_spent": "OTHER: this prefill batch used its input budget (max_prefill_tokens="
                                    "{max_prefill_tokens}, or the chunk); request {id} waits for the next prefill.",
-    "narrate.blocked.max_running_requests": "Request {id} waits: the running batch is full (max_running_requests="
-                                            "{available}).",
-    "narrate.blocked.max_running_requests_priority": "Request {id} waits: the running batch is full "
+    "sglang.narrate.blocked.max_running_requests": "Request {id} waits: the running batch is full "
+                                                   "(max_running_requests={available}).",
+    "sglang.narrate.blocked.max_running_requests_priority": "Request {id} waits: the running batch is full "
                                                      "(max_running_requests={available}), and SGLang's priority "
                                                      "preemption found no running request to release for it (one "
                                                      "whose priority is lower by more than "
                                                      "priority_scheduling_preemption_threshold={threshold}, freeing "
                                                      "room enough).",
-    "narrate.blocked.batch_full": "Request {id} waits: SGLang's batch-is-full latch is set (an earlier NO_TOKEN while "
-                                  "requests ran); it clears when a request leaves the running batch.",
-    "narrate.ordered.lpm": "Request {id} first (lpm): the longest cached prefix, {prefix}; request {ahead} arrived "
-                           "earlier.",
-    "narrate.ordered.lof": "Request {id} first (lof): the longest output budget, {output}; request {ahead} arrived "
-                           "earlier.",
-    "narrate.ordered.dfs-weight": "Request {id} first (dfs-weight): its branch of the radix tree holds the most "
+    "sglang.narrate.blocked.batch_full": "Request {id} waits: SGLang's batch-is-full latch is set (an earlier "
+                                         "NO_TOKEN while requests ran); it clears when a request leaves the running "
+                                         "batch.",
+    "sglang.narrate.ordered.lpm": "Request {id} first (lpm): the longest cached prefix, {prefix}; request {ahead} "
+                                  "arrived earlier.",
+    "sglang.narrate.ordered.lof": "Request {id} first (lof): the longest output budget, {output}; request {ahead} "
+                                  "arrived earlier.",
+    "sglang.narrate.ordered.dfs-weight": "Request {id} first (dfs-weight): its branch of the radix tree holds the most "
                                   "waiting requests (cached prefix {prefix}); request {ahead} arrived earlier.",
-    "narrate.ordered.priority": "Request {id} first (priority scheduling): priority {priority}, the most important "
-                                "waiting ({direction}); request {ahead}, priority {ahead_priority}, arrived earlier.",
-    "narrate.priority_first.high": "SGLang serves higher values first",
-    "narrate.priority_first.low": "lower values first, schedule_low_priority_values_first",
-    "narrate.retracted.priority": "Retracted request {id} (priority {priority}; retraction_policy=priority retracts "
-                                  "the least important first): the decode needs {needed}, {free} free (after "
-                                  "evicting what the tree could give); it goes back to the waiting queue ({freed}); "
-                                  "new_token_ratio {ratio}, decaying.",
-    "narrate.retracted": "Retracted request {id}: the decode needs {needed}, {free} free (after evicting what the "
-                         "tree could give); it goes back to the waiting queue ({freed}); new_token_ratio {ratio}, "
-                         "decaying.",
-    "narrate.evicted_leaf.one": "For request {id}'s batch the radix tree evicted its least-recently-used leaf "
-                                "(token {tokens}): {freed}, no longer cached.",
-    "narrate.evicted_leaf.other": "For request {id}'s batch the radix tree evicted its least-recently-used leaf "
-                                  "({n} tokens: {tokens}): {freed}, no longer cached.",
+    "sglang.narrate.ordered.priority": "Request {id} first (priority scheduling): priority {priority}, the most "
+                                       "important waiting ({direction}); request {ahead}, priority {ahead_priority}, "
+                                       "arrived earlier.",
+    "sglang.narrate.priority_first.high": "SGLang serves higher values first",
+    "sglang.narrate.priority_first.low": "lower values first, schedule_low_priority_values_first",
+    "sglang.narrate.retracted.priority": "Retracted request {id} (priority {priority}; retraction_policy=priority "
+                                         "retracts the least important first): the decode needs {needed}, {free} "
+                                         "free (after evicting what the tree could give); it goes back to the "
+                                         "waiting queue ({freed}); new_token_ratio {ratio}, decaying.",
+    "sglang.narrate.retracted": "Retracted request {id}: the decode needs {needed}, {free} free (after evicting what "
+                                "the tree could give); it goes back to the waiting queue ({freed}); new_token_ratio "
+                                "{ratio}, decaying.",
+    "sglang.narrate.evicted_leaf.extend.one": "For request {id}'s prefill batch the radix tree evicted its "
+                                              "least-recently-used leaf (token {tokens}): {freed}, no longer cached.",
+    "sglang.narrate.evicted_leaf.extend.other": "For request {id}'s prefill batch the radix tree evicted its "
+                                                "least-recently-used leaf ({n} tokens: {tokens}): {freed}, no longer "
+                                                "cached.",
+    "sglang.narrate.evicted_leaf.decode.one": "For the running batch's decode (request {id} first) the radix tree "
+                                              "evicted its least-recently-used leaf (token {tokens}): {freed}, no "
+                                              "longer cached.",
+    "sglang.narrate.evicted_leaf.decode.other": "For the running batch's decode (request {id} first) the radix tree "
+                                                "evicted its least-recently-used leaf ({n} tokens: {tokens}): {freed}, "
+                                                "no longer cached.",
+    "sglang.narrate.evicted_leaf.release.one": "Sending request {id} back, SGLang's release_req kept room for the "
+                                               "decode steps of the requests still running: the radix tree evicted its "
+                                               "least-recently-used leaf (token {tokens}): {freed}, no longer cached.",
+    "sglang.narrate.evicted_leaf.release.other": "Sending request {id} back, SGLang's release_req kept room for the "
+                                                 "decode steps of the requests still running: the radix tree evicted "
+                                                 "its least-recently-used leaf ({n} tokens: {tokens}): {freed}, no "
+                                                 "longer cached.",
+    "sglang.narrate.unlocked": "Request {id} dropped its lock on its prefix in the radix tree ({units} {ids}): still "
+                               "cached, not freed; evictable once no request locks it.",
+    "sglang.narrate.kv_moments": "KV slots: {start} empty and {start_evictable} evictable (cached, unlocked) at the "
+                                 "start of this step; {after} empty and {after_evictable} evictable after it (of "
+                                 "{total}; SGLang's available_size() and evictable_size()).",
     "narrate.admitted": "Request {id} was admitted: {tokens} prefilled this step{cached}{why}.",
     "narrate.admitted.cached": ", {n} more reused from the prefix cache",
     "narrate.admitted.after_rebuild": " (the KV pool was rebuilt, so its K/V is computed again in the new pool)",
     "narrate.admitted.recompute": " (it had been {sent_back}, so its K/V is computed again)",
     "narrate.admitted.recompute_rest": " (it had been {sent_back}: the rest of its K/V is computed again)",
-    "narrate.sent_back.article": "preempted",
-    "narrate.sent_back.vllm": "preempted",
-    "narrate.sent_back.sglang": "retracted",
-    "narrate.sent_back.sglang_priority": "preempted for a more important request",
+    "narrate.sent_back": "preempted",
+    "sglang.narrate.sent_back": "retracted",
+    "sglang.narrate.sent_back.priority": "preempted for a more important request",
     "narrate.evicted.one": "Taking a block for request {id} evicted block {ids} from the prefix cache: it was free "
                            "but still cached, and the head of the free queue is taken first, so its K/V can no "
                            "longer be found by a prefix hit.",
@@ -103,26 +135,30 @@ MESSAGES = {
                              "no longer be found by a prefix hit.",
     "narrate.freed": "{units} {ids} freed",
     "narrate.freed.none": "no {units} freed",
+    "narrate.page_slots": "{ids} (slots {slots})",
     "unit.block.one": "block", "unit.block.other": "blocks", "unit.slot.one": "slot", "unit.slot.other": "slots",
     "unit.page.one": "page", "unit.page.other": "pages",
     "narrate.preempted.self_tail": "Request {id} was preempted: it needed another block, none was free, and it is "
                                    "itself the tail of the running queue, so the tail policy preempts it ({freed}); it "
-                                   "goes back to waiting and will recompute.",
+                                   "goes back to waiting{then}.",
     "narrate.preempted.self": "Request {id} was preempted ({policy} policy): it needed another block, none was free, "
-                              "and the policy picked it to give its blocks up ({freed}); it goes back to waiting and "
-                              "will recompute.",
+                              "and the policy picked it to give its blocks up ({freed}); it goes back to waiting"
+                              "{then}.",
     "narrate.pass_ended.one": "Preempting itself, request {id} ended {scheduler}'s pass over the running requests: "
                               "request {ids}, after it in the running queue, sits this step out.",
     "narrate.pass_ended.other": "Preempting itself, request {id} ended {scheduler}'s pass over the running requests: "
                                 "requests {ids}, after it in the running queue, sit this step out.",
-    "narrate.preempted.sglang": "Request {id} (priority {priority}) was preempted to admit request {for_id} "
+    "sglang.narrate.preempted": "Request {id} (priority {priority}) was preempted to admit request {for_id} "
                                 "(priority {for_priority}): the running batch was full (max_running_requests={most}), "
                                 "and SGLang's priority preemption releases a running request whose priority is "
                                 "lower by more than priority_scheduling_preemption_threshold={threshold} "
                                 "({direction}); it goes back to the waiting queue ({freed}) and will be prefilled "
                                 "again.",
     "narrate.preempted": "Request {id} was preempted ({policy} policy) to make room for request {for_id}: {freed}; "
-                         "it goes back to the waiting queue and will recompute.",
+                         "it goes back to the waiting queue{then}.",
+    "narrate.preempted.then": " and will recompute",
+    "narrate.preempted.then_cached": "; {cached} of its freed blocks stay in the prefix cache: admitted again, it "
+                                     "resumes from them",
     "narrate.arrived": "Request {id} arrived ({prompt}, priority {priority}) and joined the waiting queue.",
     "narrate.arrivals": "Requests {ids} arrived ({lens} prompt tokens{priority}) and joined the waiting queue.",
     "narrate.arrivals.priority": ", priority {priority}",
@@ -293,8 +329,10 @@ MESSAGES = {
                                            "(longest cached prefix first, FCFS past 128 waiting: the one to choose "
                                            "for prefix-aware ordering), dfs-weight (depth-first over the radix tree, "
                                            "heavier subtrees first; prefix-aware too), lof (longest output first). "
-                                           "Left out: SGLang's random (it cannot be replayed), hrrn, "
-                                           "shortest-prefill-first and routing-key. Only the SGLang twin reads it.",
+                                           "Not modelled by this app: SGLang's random (it cannot be replayed), "
+                                           "priority, hrrn, shortest-prefill-first and routing-key (priority "
+                                           "scheduling itself is: enable_priority_scheduling). Only the SGLang twin "
+                                           "reads it.",
     "sglang.setting.schedule_conservativeness.label": "schedule_conservativeness (scale of the reserve, SGLang)",
     "sglang.setting.schedule_conservativeness.help": "SGLang's schedule_conservativeness, 1.0 by default: "
                                                      "new_token_ratio, the share of each running request's remaining "
@@ -334,9 +372,9 @@ MESSAGES = {
                                                        "it.",
     "sglang.setting.retraction_policy.label": "retraction_policy (whom a full decode retracts, SGLang)",
     "sglang.setting.retraction_policy.help": "SGLang's retraction_policy: length (the default: the fewest output "
-                                             "tokens first, then the longest prompt) or priority (the least important "
-                                             "first, then as length; only under priority scheduling). Only the SGLang "
-                                             "twin reads it.",
+                                             "tokens first, then the longest prompt, then the later in the running "
+                                             "batch) or priority (the least important first, then as length; only "
+                                             "under priority scheduling). Only the SGLang twin reads it.",
     "setting.system_label": "{name} ({system}'s name; {label})",
     "vllm.setting.long_prefill_token_threshold_adaptive.label": "long-prefill cap at least a fair share (vLLM)",
     "vllm.setting.long_prefill_token_threshold_adaptive.help": "vLLM's long_prefill_token_threshold_adaptive, off by "
@@ -414,7 +452,7 @@ MESSAGES = {
     "mark.tree.cached_free": "evictable: in the radix tree, locked by no request (a later prefix hit reuses it)",
     "mark.overfull": "more tokens than a block holds (the notebook's bug)",
     "mark.hint": "Hover a token, a block or the token budget bar for details.",
-    "mark.tree.hint": "Hover a token, a KV slot (or page) or the token budget bar for details.",
+    "mark.tree.hint": "Hover a token, a KV slot (or page) or a node of the radix tree for details.",
     "legend.line": "**{shown}**: {meaning}.",
     "legend.clocks": "The two clocks: {simulated}; {real}. {metrics}",
 
@@ -800,7 +838,7 @@ MESSAGES = {
     "player.tree_list_sep": ", ",
     "player.tree_hit": "prefix hit of {ids}", "player.tree_evicted": "evicted",
     "player.tree_key": "Solid border: locked by a running request (protected). Dashed: unlocked (evictable); "
-                       "the numbered ones are leaves, evicted in that order. Yellow: the prefix an admitted "
+                       "the numbered ones are leaves, evicted in that order. Violet: the prefix an admitted "
                        "request matched. Green ring: inserted this step; orange: a node split in two; red: evicted.",
     "player.tree_told_split": "nodes split this step: {n}",
     "player.tree_told_evicted": "leaves evicted this step: {n} ({tokens} tokens)",
@@ -875,25 +913,32 @@ MESSAGES = {
     "sglang.name": "SGLang",
     "vllm.name": "vLLM V1",
     "sidebar.scheduler_help": "Which scheduler decides each step: the article's (nano-vllm style, "
-                              "scheduler/article/scheduler.py) or the vLLM twin, which makes vLLM V1's own decisions "
-                              "step for step (scheduler/vllm_v1/). A scheduler cannot change mid-run: choosing the "
-                              "other one starts the run again from frame 0 under it.",
+                              "scheduler/article/scheduler.py), the vLLM twin or the SGLang twin. A twin is a "
+                              "pure-Python copy of a real system's scheduler that makes that system's own decisions "
+                              "step for step, checked against the system itself on thousands of random workloads: the "
+                              "vLLM twin vLLM V1's (scheduler/vllm_v1/), the SGLang twin SGLang 0.5.23's "
+                              "(scheduler/sglang/). A scheduler cannot change mid-run: choosing another one starts "
+                              "the run again from frame 0 under it.",
     "sidebar.beyond_pool": "max_model_len = {max_model_len}, but the KV pool holds {capacity} tokens: a request can "
                            "outgrow it. vLLM refuses to start with such a config (it checks at start-up that one "
                            "request of max_model_len tokens fits). Here {what}",
-    "vllm.beyond_pool": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, "
-                                "and the requests queued behind it with it.",
+    "vllm.beyond_pool": "the vLLM twin, like vLLM's scheduler itself, leaves such a request waiting for good, and the "
+                        "requests queued behind it with it.",
     "sidebar.trace_scheduler": "Decided by: {name} (as the trace records).",
-    "sidebar.scheduler_ignores": "This scheduler does not read these settings ({system} has no such choice; they are "
-                                 "greyed out, as changing one would only branch into the same run): {names}.",
-    "sglang.victim": "SGLang preempts only under its own priority scheduling (enable_priority_scheduling): "
-                             "a request the full batch cannot take releases running requests of a lower priority. "
-                             "When the decode needs more slots than are free, it retracts running requests (fewest "
-                             "output tokens first, or the least important under retraction_policy priority) back to "
-                             "the waiting queue and raises new_token_ratio, the reserve kept for running requests' "
-                             "future tokens.",
-    "vllm.victim": "Its preemption victim follows the queue policy: the tail of the running queue under fcfs, "
-                           "the least important (then latest) running request under priority.",
+    "sidebar.scheduler_ignores": "This scheduler does not read these settings (they are greyed out, as changing one "
+                                 "would only branch into the same run): {names}.",
+    "sglang.victim": "SGLang preempts only under its own priority scheduling (enable_priority_scheduling): a request "
+                     "the full batch cannot take releases running requests of a lower priority. When the decode needs "
+                     "more slots than are free, it retracts running requests (the fewest output tokens first, then "
+                     "the longest prompt, then the later in the batch; or the least important first under "
+                     "retraction_policy priority) back to the waiting queue and raises new_token_ratio, the reserve "
+                     "kept for running requests' future tokens.",
+    "vllm.victim": "Its preemption victim follows the queue policy: the tail of the running queue under fcfs, the "
+                   "least important (then latest) running request under priority.",
+    "sglang.sidebar.unmodelled": "SGLang itself has some of these, not modelled by this app: turning its radix cache "
+                                 "off (--disable-radix-cache; here it is always on), mixed prefill and decode batches "
+                                 "(--enable-mixed-chunk) and speculative decoding (--speculative-algorithm and the "
+                                 "other --speculative-* flags).",
     "sidebar.scheduler_unread": "Not read by {scheduler}: greyed out.",
     "sidebar.scheduler_restarted": "The scheduler is now {scheduler}: a scheduler cannot change mid-run, so the run "
                                    "started again from frame 0 (you were at frame {frame}).",
@@ -1015,11 +1060,11 @@ MESSAGES = {
                    "deterministic), measured the same way.",
     "lab.generated": "generated: 200 requests, Poisson arrivals",
     "lab.workload": "Workload",
-    "lab.scheduler_help": "Which scheduler decides every config of this comparison: the article's (nano-vllm) or "
-                          "the vLLM twin (vLLM V1's own decisions). It starts as the workload's own.",
+    "lab.scheduler_help": "Which scheduler decides every config of this comparison: the article's (nano-vllm), the "
+                          "vLLM twin or the SGLang twin (a twin makes its real system's own decisions step for step). "
+                          "It starts as the workload's own.",
     "lab.alike_under": "Under {name}, {comparison} is one run twice: this scheduler does not read the setting these "
-                       "configs differ in ({system} has no such choice). Pick another scheduler, or another "
-                       "comparison.",
+                       "configs differ in. Pick another scheduler, or another comparison.",
     "lab.compare": "Compare",
     "lab.variant": "the preset vs its variant (the preset's own comparison)",
     "lab.custom": "custom: set each config yourself",
@@ -1319,8 +1364,9 @@ MESSAGES = {
                      "shorten the prompt or raise max_model_len above {n}",
     "abort.pool_too_small": "prompt of {n} tokens needs {blocks} KV blocks of {size} but the pool has {pool}; "
                             "add blocks, enlarge them, or shorten the prompt",
-    "abort.sglang_prompt": "a prompt of {n} tokens; SGLang takes at most {most} here (its context length and pool, "
-                           "less a margin of 6)",
+    "abort.sglang_prompt": "a prompt of {n} tokens; SGLang's scheduler takes at most {most} here (its context length "
+                           "and pool, less a margin of 6), so validate_input_length aborted it: its prompt replaced "
+                           "by one token, prefilled in this step, and reported aborted after it",
     "abort.sglang_never_fits": "its prompt, its max_new_tokens and a page need {needed} KV slots, and SGLang admits a "
                                "request only below the whole pool's {slots}: it would wait for good",
     "abort.sglang_no_room": "even alone it has no KV slot to decode into, so SGLang aborts it",

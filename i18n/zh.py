@@ -38,69 +38,93 @@ MESSAGES = {
     "narrate.blocked.first_chunk": "scheduler_reserve_full_isl 关闭时，只需这一步的分段放得下",
     "narrate.blocked.decode_first": "请求 {id} 继续等待：解码优先，本步运行的是运行队列中请求的解码；预填充要等到没有解码的一步。",
     "narrate.blocked.preempted_this_step": "请求 {id} 继续等待：本步抢占了一个运行中的请求，vLLM 在这样的一步里不接纳任何等待中的请求。",
-    "narrate.blocked.no_token": "NO_TOKEN：为运行中请求未来 token 的预留（{reserve} 个槽位，new_token_ratio {ratio}）"
-                                "之后只剩 {available} 个槽位，请求 {id} 需要 {needed} 个（它的新 token、它的 "
-                                "max_new_tokens 和一页），而 SGLang 只接纳所需槽位少于剩余槽位的请求：这一步不再接纳。",
-    "narrate.blocked.no_token_spent": "NO_TOKEN：这一轮预填充用完了 KV 预算（扣除为运行中请求未来 token 的预留 {reserve}"
-                                      "（new_token_ratio {ratio}）后剩 {available} 个槽位）；请求 {id} 等待。",
-    "narrate.blocked.other": "OTHER：请求 {id} 的 {needed} 个输入 token 超过本次预填充剩余的预算 {available}"
+    "sglang.narrate.blocked.no_token": "NO_TOKEN：请求 {id} 需要 {needed} 个槽位（它的新 token、它的 max_new_tokens 和一页），"
+                                       "而只剩 {available} 个（rem_total_tokens：空闲和可驱逐的槽位，减去为运行中请求未来 "
+                                       "token 的预留 {reserve}（new_token_ratio {ratio}），再减去本轮为已接纳请求记下的量）；"
+                                       "SGLang 只接纳所需槽位少于剩余槽位的请求：这一步不再接纳。",
+    "sglang.narrate.blocked.no_token_locked": "NO_TOKEN：请求 {id} 需要 {needed} 个槽位（它的新 token、它的 max_new_tokens "
+                                              "和一页），而只剩 {available} 个（rem_total_tokens：空闲和可驱逐的槽位，减去为"
+                                              "运行中请求未来 token 的预留 {reserve}（new_token_ratio {ratio}），再减去本轮为"
+                                              "已接纳请求记下的量；SGLang 判断它时锁住了它已缓存的前缀 {locked}，这些不算可驱逐）；"
+                                              "SGLang 只接纳所需槽位少于剩余槽位的请求：这一步不再接纳。",
+    "sglang.narrate.blocked.no_token_spent": "NO_TOKEN：这一轮预填充用完了 KV 预算（扣除为运行中请求未来 token 的预留 "
+                                             "{reserve}（new_token_ratio {ratio}），以及为本轮接纳的请求记下的新 token、"
+                                             "每个一页和它们的 max_new_tokens 之后，剩 {available} 个槽位）；请求 {id} "
+                                             "等待。",
+    "sglang.narrate.blocked.other": "OTHER：请求 {id} 的 {needed} 个输入 token 超过本次预填充剩余的预算 {available}"
                              "（max_prefill_tokens={max_prefill_tokens}，或分块大小）；它等下一次预填充。",
-    "narrate.blocked.other_spent": "OTHER：这个预填充批次用完了输入预算（max_prefill_tokens={max_prefill_tokens}，"
+    "sglang.narrate.blocked.other_spent": "OTHER：这个预填充批次用完了输入预算（max_prefill_tokens={max_prefill_tokens}，"
                                    "或分块大小）；请求 {id} 等下一次预填充。",
-    "narrate.blocked.max_running_requests": "请求 {id} 等待：运行批次已满（max_running_requests={available}）。",
-    "narrate.blocked.max_running_requests_priority": "请求 {id} 等待：运行批次已满（max_running_requests={available}），"
+    "sglang.narrate.blocked.max_running_requests": "请求 {id} 等待：运行批次已满（max_running_requests={available}）。",
+    "sglang.narrate.blocked.max_running_requests_priority": "请求 {id} 等待：运行批次已满（max_running_requests={available}），"
                                                      "SGLang 的优先级抢占也没有找到可以为它释放的运行中请求（优先级比它低"
                                                      "超过 priority_scheduling_preemption_threshold={threshold}，并能腾出"
                                                      "足够空间）。",
-    "narrate.blocked.batch_full": "请求 {id} 等待：SGLang 的“批次已满”标志已设置（之前在有请求运行时出现过 NO_TOKEN）；"
+    "sglang.narrate.blocked.batch_full": "请求 {id} 等待：SGLang 的“批次已满”标志已设置（之前在有请求运行时出现过 NO_TOKEN）；"
                                   "有请求离开运行批次时它才清除。",
-    "narrate.ordered.lpm": "请求 {id} 排第一（lpm）：缓存前缀最长，{prefix}；请求 {ahead} 到得更早。",
-    "narrate.ordered.lof": "请求 {id} 排第一（lof）：输出预算最长，{output}；请求 {ahead} 到得更早。",
-    "narrate.ordered.dfs-weight": "请求 {id} 排第一（dfs-weight）：它在基数树上的分支有最多等待中的请求（缓存前缀 "
+    "sglang.narrate.ordered.lpm": "请求 {id} 排第一（lpm）：缓存前缀最长，{prefix}；请求 {ahead} 到得更早。",
+    "sglang.narrate.ordered.lof": "请求 {id} 排第一（lof）：输出预算最长，{output}；请求 {ahead} 到得更早。",
+    "sglang.narrate.ordered.dfs-weight": "请求 {id} 排第一（dfs-weight）：它在基数树上的分支有最多等待中的请求（缓存前缀 "
                                   "{prefix}）；请求 {ahead} 到得更早。",
-    "narrate.ordered.priority": "请求 {id} 排第一（优先级调度）：优先级 {priority}，是等待中最重要的（{direction}）；"
+    "sglang.narrate.ordered.priority": "请求 {id} 排第一（优先级调度）：优先级 {priority}，是等待中最重要的（{direction}）；"
                                 "请求 {ahead}（优先级 {ahead_priority}）到得更早。",
-    "narrate.priority_first.high": "SGLang 先服务数值较大的",
-    "narrate.priority_first.low": "先服务数值较小的，即 schedule_low_priority_values_first",
-    "narrate.retracted.priority": "撤回请求 {id}（优先级 {priority}；retraction_policy=priority 先撤回最不重要的）："
+    "sglang.narrate.priority_first.high": "SGLang 先服务数值较大的",
+    "sglang.narrate.priority_first.low": "先服务数值较小的，即 schedule_low_priority_values_first",
+    "sglang.narrate.retracted.priority": "撤回请求 {id}（优先级 {priority}；retraction_policy=priority 先撤回最不重要的）："
                                   "解码需要 {needed}，空闲 {free} 个（已驱逐基数树能让出的部分）；它回到等待队列"
                                   "（{freed}）；new_token_ratio 为 {ratio}，之后逐步衰减。",
-    "narrate.retracted": "撤回请求 {id}：解码需要 {needed}，空闲 {free} 个（已驱逐基数树能让出的部分）；它回到等待队列"
+    "sglang.narrate.retracted": "撤回请求 {id}：解码需要 {needed}，空闲 {free} 个（已驱逐基数树能让出的部分）；它回到等待队列"
                          "（{freed}）；new_token_ratio 为 {ratio}，之后逐步衰减。",
-    "narrate.evicted_leaf.one": "为请求 {id} 所在的批次，基数树驱逐了最久未用的叶子（token {tokens}）：{freed}，"
-                                "不再缓存。",
-    "narrate.evicted_leaf.other": "为请求 {id} 所在的批次，基数树驱逐了最久未用的叶子（{n} 个 token：{tokens}）："
-                                  "{freed}，不再缓存。",
+    "sglang.narrate.evicted_leaf.extend.one": "为请求 {id} 所在的预填充批次，基数树驱逐了最久未用的叶子（token {tokens}）："
+                                              "{freed}，不再缓存。",
+    "sglang.narrate.evicted_leaf.extend.other": "为请求 {id} 所在的预填充批次，基数树驱逐了最久未用的叶子（{n} 个 token："
+                                                "{tokens}）：{freed}，不再缓存。",
+    "sglang.narrate.evicted_leaf.decode.one": "为运行批次的解码（以请求 {id} 为首），基数树驱逐了最久未用的叶子（token "
+                                              "{tokens}）：{freed}，不再缓存。",
+    "sglang.narrate.evicted_leaf.decode.other": "为运行批次的解码（以请求 {id} 为首），基数树驱逐了最久未用的叶子（{n} 个 "
+                                                "token：{tokens}）：{freed}，不再缓存。",
+    "sglang.narrate.evicted_leaf.release.one": "把请求 {id} 送回等待队列时，SGLang 的 release_req 为仍在运行的请求之后的解码步"
+                                               "留出空间：基数树驱逐了最久未用的叶子（token {tokens}）：{freed}，不再缓存。",
+    "sglang.narrate.evicted_leaf.release.other": "把请求 {id} 送回等待队列时，SGLang 的 release_req 为仍在运行的请求之后的"
+                                                 "解码步留出空间：基数树驱逐了最久未用的叶子（{n} 个 token：{tokens}）："
+                                                 "{freed}，不再缓存。",
+    "sglang.narrate.unlocked": "请求 {id} 解除了它对基数树中前缀的锁（{units} {ids}）：仍然缓存，并未释放；没有请求加锁时即可"
+                               "被驱逐。",
+    "sglang.narrate.kv_moments": "KV 槽位：本步开始时空闲 {start} 个、可驱逐 {start_evictable} 个（已缓存、未加锁）；本步之后"
+                                 "空闲 {after} 个、可驱逐 {after_evictable} 个（共 {total} 个；即 SGLang 的 available_size() "
+                                 "和 evictable_size()）。",
     "narrate.admitted": "请求 {id} 被接纳：本步预填充了 {tokens}{cached}{why}。",
     "narrate.admitted.cached": "，另有 {n} 个从前缀缓存复用",
     "narrate.admitted.after_rebuild": "（KV 缓存池已重建，所以它的 K/V 要在新池中重新计算）",
     "narrate.admitted.recompute": "（它曾被{sent_back}，所以它的 K/V 要重新计算）",
     "narrate.admitted.recompute_rest": "（它曾被{sent_back}：它其余的 K/V 要重新计算）",
-    "narrate.sent_back.article": "抢占",
-    "narrate.sent_back.vllm": "抢占",
-    "narrate.sent_back.sglang": "撤回",
-    "narrate.sent_back.sglang_priority": "更重要的请求抢占",
+    "narrate.sent_back": "抢占",
+    "sglang.narrate.sent_back": "撤回",
+    "sglang.narrate.sent_back.priority": "更重要的请求抢占",
     "narrate.evicted.one": "为请求 {id} 取块时，块 {ids} 被逐出前缀缓存：它空闲但仍在缓存中，而空闲队列从队首开始取块，"
                            "所以它的 K/V 再也不能被前缀命中找到。",
     "narrate.evicted.other": "为请求 {id} 取块时，块 {ids} 被逐出前缀缓存：它们空闲但仍在缓存中，而空闲队列从队首开始取块，"
                              "所以它们的 K/V 再也不能被前缀命中找到。",
     "narrate.freed": "释放了{units} {ids}",
     "narrate.freed.none": "没有释放任何{units}",
+    "narrate.page_slots": "{ids}（槽位 {slots}）",
     "unit.block.one": "缓存块", "unit.block.other": "缓存块", "unit.slot.one": "槽位", "unit.slot.other": "槽位",
     "unit.page.one": "页", "unit.page.other": "页",
     "narrate.preempted.self_tail": "请求 {id} 被抢占：它还需要一个块，但没有空闲块，而它本身就是运行队列的末尾，所以 tail 策略"
-                                   "抢占它自己（{freed}）；它回到等待队列，之后重新计算。",
+                                   "抢占它自己（{freed}）；它回到等待队列{then}。",
     "narrate.preempted.self": "请求 {id} 被抢占（{policy} 策略）：它还需要一个块，但没有空闲块，策略选中它自己让出块（{freed}）；"
-                              "它回到等待队列，之后重新计算。",
+                              "它回到等待队列{then}。",
     "narrate.pass_ended.one": "请求 {id} 抢占了自己，{scheduler} 随即结束对运行中请求的这一轮遍历：运行队列中排在它后面的请求 {ids} "
                               "本步被跳过。",
     "narrate.pass_ended.other": "请求 {id} 抢占了自己，{scheduler} 随即结束对运行中请求的这一轮遍历：运行队列中排在它后面的请求 {ids} "
                                 "本步被跳过。",
-    "narrate.preempted.sglang": "请求 {id}（优先级 {priority}）被抢占，以接纳请求 {for_id}（优先级 {for_priority}）："
+    "sglang.narrate.preempted": "请求 {id}（优先级 {priority}）被抢占，以接纳请求 {for_id}（优先级 {for_priority}）："
                                 "运行批次已满（max_running_requests={most}），而 SGLang 的优先级抢占会释放优先级比它低"
                                 "超过 priority_scheduling_preemption_threshold={threshold} 的运行中请求（{direction}）；"
                                 "它回到等待队列（{freed}），之后重新预填充。",
-    "narrate.preempted": "请求 {id} 被抢占（{policy} 策略），为请求 {for_id} 腾出空间：{freed}；它回到等待队列，之后重新计算。",
+    "narrate.preempted": "请求 {id} 被抢占（{policy} 策略），为请求 {for_id} 腾出空间：{freed}；它回到等待队列{then}。",
+    "narrate.preempted.then": "，之后重新计算",
+    "narrate.preempted.then_cached": "；释放的块中有 {cached} 个仍在前缀缓存里：再次被接纳时它从这些块继续",
     "narrate.arrived": "请求 {id} 到达（{prompt}，优先级 {priority}），进入等待队列。",
     "narrate.arrivals": "请求 {ids} 到达（提示词分别为 {lens} 个 token{priority}），进入等待队列。",
     "narrate.arrivals.priority": "，优先级 {priority}",
@@ -192,74 +216,39 @@ MESSAGES = {
     "setting.prompt_lookup_max.label": "提示词查找：最长匹配（token 数）",
     "setting.prompt_lookup_max.help": "它首先尝试的最大 n：匹配越长，对接下来内容的猜测越可靠。",
     "article.setting.notebook_block_bug.label": "文章笔记本中的块大小错误",
-    "article.setting.notebook_block_bug.help": "按 InfraTech 笔记本的规则运行：每次预填充（包括重新计算）不论长度都恰好分到一个块（它的 Sequence 的块大小仍是 "
-                                               "256，而缓存池用的是 10）。网格会给容纳的 token 多于其容量的块加上红框。",
+    "article.setting.notebook_block_bug.help": "按 InfraTech 笔记本的规则运行：每次预填充（包括重新计算）不论长度都恰好分到一个块（它的 Sequence 的块大小仍是 256，而缓存池用的是 10）。网格会给容纳的 token 多于其容量的块加上红框。",
     "article.setting.cache_blocks_at_allocation.label": "分配时即缓存满块（vLLM）",
-    "article.setting.cache_blocks_at_allocation.help": "vLLM 的规则：本步用已知 token 填满的块在分配时就进入缓存，所以同一步被接纳的请求可以共享前缀。关闭：块在其 "
-                                                       "token 计算完成后才进入缓存。",
+    "article.setting.cache_blocks_at_allocation.help": "vLLM 的规则：本步用已知 token 填满的块在分配时就进入缓存，所以同一步被接纳的请求可以共享前缀。关闭：块在其 token 计算完成后才进入缓存。",
     "vllm.setting.long_prefill_token_threshold.label": "长预填充上限（每步 token 数，vLLM）",
-    "vllm.setting.long_prefill_token_threshold.help": "vLLM 的 "
-                                                      "long_prefill_token_threshold：只要还有别的请求在等待或运行，一个请求一步最多计算这么多 "
-                                                      "token，免得一个长提示词占满整步的 token 预算。0 表示不设上限。只有 vLLM 调度器使用它。",
+    "vllm.setting.long_prefill_token_threshold.help": "vLLM 的 long_prefill_token_threshold：只要还有别的请求在等待或运行，一个请求一步最多计算这么多 token，免得一个长提示词占满整步的 token 预算。0 表示不设上限。只有 vLLM 调度器使用它。",
     "vllm.setting.scheduler_reserve_full_isl.label": "整个序列放得下才接纳（vLLM）",
-    "vllm.setting.scheduler_reserve_full_isl.help": "vLLM 的 "
-                                                    "scheduler_reserve_full_isl，默认开启：只有空闲块放得下等待请求的整个序列（计入前缀缓存命中）时才接纳它。关闭时（vLLM "
-                                                    "加入这个选项之前的做法）：只要这一步的分段放得下就接纳，于是更多请求开始运行，抢占来得更晚。文章的调度器不使用它。",
+    "vllm.setting.scheduler_reserve_full_isl.help": "vLLM 的 scheduler_reserve_full_isl，默认开启：只有空闲块放得下等待请求的整个序列（计入前缀缓存命中）时才接纳它。关闭时（vLLM 加入这个选项之前的做法）：只要这一步的分段放得下就接纳，于是更多请求开始运行，抢占来得更晚。文章的调度器不使用它。",
     "vllm.setting.watermark.label": "水位线（保持空闲的块比例，vLLM）",
-    "vllm.setting.watermark.help": "vLLM 的 watermark，默认 0：当有别的请求在运行时，只有接纳之后池中仍有这个比例的块（vLLM 把空块 0 "
-                                   "也算进池中；向下取整）保持空闲，才接纳等待请求，给运行中的请求留出增长空间、少抢占。取 0 到 1（不含 1）。文章的调度器不使用它。",
+    "vllm.setting.watermark.help": "vLLM 的 watermark，默认 0：当有别的请求在运行时，只有接纳之后池中仍有这个比例的块（vLLM 把空块 0 也算进池中；向下取整）保持空闲，才接纳等待请求，给运行中的请求留出增长空间、少抢占。取 0 到 1（不含 1）。文章的调度器不使用它。",
     "vllm.setting.max_num_scheduled_tokens.label": "每步调度的 token 数（vLLM，0：等于 token 预算）",
-    "vllm.setting.max_num_scheduled_tokens.help": "vLLM 的 max_num_scheduled_tokens：一步最多调度的 token 数，不超过 "
-                                                  "max_num_batched_tokens；0（vLLM 的默认值 None）表示等于 "
-                                                  "max_num_batched_tokens。文章的调度器不使用它。",
+    "vllm.setting.max_num_scheduled_tokens.help": "vLLM 的 max_num_scheduled_tokens：一步最多调度的 token 数，不超过 max_num_batched_tokens；0（vLLM 的默认值 None）表示等于 max_num_batched_tokens。文章的调度器不使用它。",
     "vllm.setting.max_num_active_seqs.label": "接纳进 RUNNING 的请求数（vLLM，0：等于 max_num_seqs）",
-    "vllm.setting.max_num_active_seqs.help": "vLLM 的 max_num_active_seqs：只有运行中的请求少于这个数时才接纳等待请求，不超过 "
-                                             "max_num_seqs；0（vLLM 的默认值 None）表示等于 max_num_seqs。文章的调度器不使用它。",
+    "vllm.setting.max_num_active_seqs.help": "vLLM 的 max_num_active_seqs：只有运行中的请求少于这个数时才接纳等待请求，不超过 max_num_seqs；0（vLLM 的默认值 None）表示等于 max_num_seqs。文章的调度器不使用它。",
     "vllm.setting.long_prefill_token_threshold_adaptive.label": "长预填充上限至少为平均份额（vLLM）",
-    "vllm.setting.long_prefill_token_threshold_adaptive.help": "vLLM 的 "
-                                                               "long_prefill_token_threshold_adaptive，默认关闭：把长预填充上限提高到 "
-                                                               "max_num_batched_tokens "
-                                                               "除以运行中和等待中的请求数。只在设了上限时生效。文章的调度器不使用它。",
+    "vllm.setting.long_prefill_token_threshold_adaptive.help": "vLLM 的 long_prefill_token_threshold_adaptive，默认关闭：把长预填充上限提高到 max_num_batched_tokens 除以运行中和等待中的请求数。只在设了上限时生效。文章的调度器不使用它。",
     "sglang.setting.chunked_prefill_size.label": "chunked_prefill_size（每个预填充块的 token 数，SGLang；-1：关闭）",
-    "sglang.setting.chunked_prefill_size.help": "SGLang 的 "
-                                                "chunked_prefill_size：长于它的提示分块预填充，每步一块，被分块的请求在下一个预填充批次中排第一；-1（或 "
-                                                "0）整段预填充。SGLang 按 GPU 显存决定它的默认值（低于 20 GB 为 2048，依次增大，高于 160 GB 为 "
-                                                "16384；无法判断时为 4096），孪生调度器无从得知：这里默认 -1。只有 SGLang 孪生调度器使用它。",
+    "sglang.setting.chunked_prefill_size.help": "SGLang 的 chunked_prefill_size：长于它的提示分块预填充，每步一块，被分块的请求在下一个预填充批次中排第一；-1（或 0）整段预填充。SGLang 按 GPU 显存决定它的默认值（低于 20 GB 为 2048，依次增大，高于 160 GB 为 16384；无法判断时为 4096），孪生调度器无从得知：这里默认 -1。只有 SGLang 孪生调度器使用它。",
     "sglang.setting.max_prefill_tokens.label": "max_prefill_tokens（每个预填充批次的输入 token 数，SGLang）",
-    "sglang.setting.max_prefill_tokens.help": "SGLang 的 max_prefill_tokens，默认 16384：预填充批次在新请求的输入 token "
-                                              "放得下时继续接纳（第一个总被接纳）。只有 SGLang 孪生调度器使用它。",
+    "sglang.setting.max_prefill_tokens.help": "SGLang 的 max_prefill_tokens，默认 16384：预填充批次在新请求的输入 token 放得下时继续接纳（第一个总被接纳）。只有 SGLang 孪生调度器使用它。",
     "sglang.setting.schedule_policy.label": "schedule_policy（等待队列的顺序，SGLang）",
-    "sglang.setting.schedule_policy.help": "SGLang 的 schedule_policy：fcfs（按到达顺序，SGLang 的默认值）、lpm（缓存前缀最长者优先，等待超过 128 "
-                                           "个时退为 "
-                                           "FCFS：要按缓存前缀排序就选它）、dfs-weight（在基数树上深度优先，较重的子树优先；同样按缓存前缀排序）、lof（输出最长者优先）。未实现：SGLang "
-                                           "的 random（它无法重放）、hrrn、shortest-prefill-first 和 routing-key。只有 SGLang "
-                                           "孪生调度器使用它。",
+    "sglang.setting.schedule_policy.help": "SGLang 的 schedule_policy：fcfs（按到达顺序，SGLang 的默认值）、lpm（缓存前缀最长者优先，等待超过 128 个时退为 FCFS：要按缓存前缀排序就选它）、dfs-weight（在基数树上深度优先，较重的子树优先；同样按缓存前缀排序）、lof（输出最长者优先）。本应用未模拟：SGLang 的 random（它无法重放）、priority、hrrn、shortest-prefill-first 和 routing-key（优先级调度本身已模拟：enable_priority_scheduling）。只有 SGLang 孪生调度器使用它。",
     "sglang.setting.schedule_conservativeness.label": "schedule_conservativeness（预留的比例系数，SGLang）",
-    "sglang.setting.schedule_conservativeness.help": "SGLang 的 schedule_conservativeness，默认 1.0：new_token_ratio "
-                                                     "即接纳时为每个运行中请求剩余 max_new_tokens 预留的比例，从 0.7 × 它（至多 1）开始，在 600 "
-                                                     "个解码步内衰减到其 0.14 倍。越高接纳越少、撤回越少。只有 SGLang 孪生调度器使用它。",
+    "sglang.setting.schedule_conservativeness.help": "SGLang 的 schedule_conservativeness，默认 1.0：new_token_ratio 即接纳时为每个运行中请求剩余 max_new_tokens 预留的比例，从 0.7 × 它（至多 1）开始，在 600 个解码步内衰减到其 0.14 倍。越高接纳越少、撤回越少。只有 SGLang 孪生调度器使用它。",
     "sglang.setting.enable_priority_scheduling.label": "enable_priority_scheduling（按优先级排序，SGLang）",
-    "sglang.setting.enable_priority_scheduling.help": "SGLang 的 --enable-priority-scheduling，默认关闭，只能配合 "
-                                                      "schedule_policy fcfs 或 lof：等待队列先按请求的优先级排序（数值大的优先，与文章和 vLLM "
-                                                      "的优先级队列相反，除非打开 "
-                                                      "schedule_low_priority_values_first），再按到达顺序（fcfs）或输出最长者（lof）；满员批次接纳不了的请求可以抢占优先级更低的运行中请求。只有 "
-                                                      "SGLang 孪生调度器使用它。",
+    "sglang.setting.enable_priority_scheduling.help": "SGLang 的 --enable-priority-scheduling，默认关闭，只能配合 schedule_policy fcfs 或 lof：等待队列先按请求的优先级排序（数值大的优先，与文章和 vLLM 的优先级队列相反，除非打开 schedule_low_priority_values_first），再按到达顺序（fcfs）或输出最长者（lof）；满员批次接纳不了的请求可以抢占优先级更低的运行中请求。只有 SGLang 孪生调度器使用它。",
     "sglang.setting.schedule_low_priority_values_first.label": "schedule_low_priority_values_first（数值小的优先，SGLang）",
-    "sglang.setting.schedule_low_priority_values_first.help": "SGLang 的 "
-                                                              "--schedule-low-priority-values-first，默认关闭：优先级调度下数值小的优先（与文章和 "
-                                                              "vLLM 的优先级队列相同）。只有 SGLang 孪生调度器使用它。",
+    "sglang.setting.schedule_low_priority_values_first.help": "SGLang 的 --schedule-low-priority-values-first，默认关闭：优先级调度下数值小的优先（与文章和 vLLM 的优先级队列相同）。只有 SGLang 孪生调度器使用它。",
     "sglang.setting.priority_scheduling_preemption_threshold.label": "priority_scheduling_preemption_threshold（SGLang）",
-    "sglang.setting.priority_scheduling_preemption_threshold.help": "SGLang 的 "
-                                                                    "priority_scheduling_preemption_threshold，默认 "
-                                                                    "10：优先级调度下，满员批次接纳不了的等待请求会抢占优先级比它低超过这个值的运行中请求，从最不重要的开始，直到它的 "
-                                                                    "KV 放得下。只有 SGLang 孪生调度器使用它。",
+    "sglang.setting.priority_scheduling_preemption_threshold.help": "SGLang 的 priority_scheduling_preemption_threshold，默认 10：优先级调度下，满员批次接纳不了的等待请求会抢占优先级比它低超过这个值的运行中请求，从最不重要的开始，直到它的 KV 放得下。只有 SGLang 孪生调度器使用它。",
     "sglang.setting.disable_priority_preemption.label": "disable_priority_preemption（SGLang）",
-    "sglang.setting.disable_priority_preemption.help": "SGLang 的 "
-                                                       "--disable-priority-preemption，默认关闭：打开后优先级调度只给等待队列排序，从不抢占运行中的请求。只有 "
-                                                       "SGLang 孪生调度器使用它。",
+    "sglang.setting.disable_priority_preemption.help": "SGLang 的 --disable-priority-preemption，默认关闭：打开后优先级调度只给等待队列排序，从不抢占运行中的请求。只有 SGLang 孪生调度器使用它。",
     "sglang.setting.retraction_policy.label": "retraction_policy（解码满时撤回谁，SGLang）",
-    "sglang.setting.retraction_policy.help": "SGLang 的 retraction_policy：length（默认：输出 token 最少的先撤回，其次是提示最长的）或 "
-                                             "priority（最不重要的先撤回，其次同 length；只在优先级调度下可用）。只有 SGLang 孪生调度器使用它。",
+    "sglang.setting.retraction_policy.help": "SGLang 的 retraction_policy：length（默认：输出 token 最少的先撤回，其次是提示最长的，再其次是在运行批次中靠后的）或 priority（最不重要的先撤回，其次同 length；只在优先级调度下可用）。只有 SGLang 孪生调度器使用它。",
     "setting.system_label": "{name}（{system} 的名称；{label}）",
     "vllm.setting.vllm_version.label": "vLLM 版本（vLLM 孪生调度器）",
     "vllm.setting.vllm_version.help": "vLLM 孪生调度器按哪个 vLLM 版本做决策：0.32 或 0.33。两者有两条规则不同：priority "
@@ -327,7 +316,7 @@ MESSAGES = {
     "mark.tree.cached_free": "可驱逐：在基数树中，没有请求加锁（之后的前缀命中可复用）",
     "mark.overfull": "token 多于块的容量（笔记本的错误）",
     "mark.hint": "把鼠标悬停在 token、块或 token 预算条上可查看详情。",
-    "mark.tree.hint": "把鼠标悬停在 token、KV 槽位（或页）或 token 预算条上可查看详情。",
+    "mark.tree.hint": "把鼠标悬停在 token、KV 槽位（或页）或基数树的节点上可查看详情。",
     "legend.line": "**{shown}**：{meaning}。",
     "legend.clocks": "两个时钟：{simulated}；{real}。{metrics}",
 
@@ -679,13 +668,13 @@ MESSAGES = {
     "player.tree_root": "根", "player.tree_empty": "空：尚未缓存任何内容",
     "player.tree_slot": "槽位", "player.tree_slots": "槽位", "player.tree_locked": "lock_ref {n}：受保护",
     "player.tree_unlocked": "lock_ref 0：可驱逐",
-    "player.tree_rank": "驱逐第 {n}", "player.tree_rank_title": "它在驱逐顺序中的位置：最久未使用的未加锁叶子最先被驱逐",
+    "player.tree_rank": "第 {n} 个被驱逐", "player.tree_rank_title": "它在驱逐顺序中的位置：最久未使用的未加锁叶子最先被驱逐",
     "player.tree_node_title": "节点 n{id}：{n} 个 token，位于槽位 {slots}",
     "player.tree_inserted": "新插入", "player.tree_split": "在此分裂", "player.tree_cut": "分裂后切下的部分",
     "player.tree_list_sep": "、",
     "player.tree_hit": "{ids} 的前缀命中", "player.tree_evicted": "已驱逐",
     "player.tree_key": "实线框：被运行中的请求加锁（受保护）。虚线框：未加锁（可驱逐）；带编号的是叶子，按编号顺序驱逐。"
-                       "黄色：被接纳请求匹配到的前缀。绿圈：这一步插入；橙圈：一个节点分裂为两个；红色：被驱逐。",
+                       "紫色：被接纳请求匹配到的前缀。绿圈：这一步插入；橙圈：一个节点分裂为两个；红色：被驱逐。",
     "player.tree_told_split": "这一步有 {n} 个节点分裂", "player.tree_told_evicted": "驱逐了 {n} 个叶子（{tokens} 个 token）",
     "player.tree_told_retracted": "{ids} 被撤回（retract）到等待队列；new_token_ratio {ratio}",
     "player.tree_waiting_title": "按调度策略排序的等待队列（schedule_policy={policy}）",
@@ -751,21 +740,14 @@ MESSAGES = {
     "article.name": "文章的（nano-vllm）",
     "sglang.name": "SGLang",
     "vllm.name": "vLLM V1",
-    "sidebar.scheduler_help": "由哪个调度器决定每一步：文章的（nano-vllm 风格，scheduler/article/scheduler.py），"
-                              "或 vLLM 孪生调度器，它逐步做出与 vLLM V1 相同的决定（scheduler/vllm_v1/）。"
-                              "运行中途不能更换调度器：选择另一个会在它之下从第 0 帧重新开始运行。",
-    "sidebar.beyond_pool": "max_model_len = {max_model_len}，但 KV 缓存池只能容纳 {capacity} 个 token：一个请求可能长得比缓存池"
-                           "还大。vLLM 拒绝以这样的配置启动（它在启动时检查一个 max_model_len 个 token 的请求放得下）。"
-                           "在这里，{what}",
+    "sidebar.scheduler_help": "由哪个调度器决定每一步：文章的（nano-vllm 风格，scheduler/article/scheduler.py）、vLLM 孪生调度器或 SGLang 孪生调度器。孪生调度器是真实系统调度器的纯 Python 副本，它逐步做出与该系统相同的决定，并在数千个随机工作负载上与系统本身对照检查过：vLLM 孪生调度器对应 vLLM V1（scheduler/vllm_v1/），SGLang 孪生调度器对应 SGLang 0.5.23（scheduler/sglang/）。运行中途不能更换调度器：选择另一个会在它之下从第 0 帧重新开始运行。",
+    "sidebar.beyond_pool": "max_model_len = {max_model_len}，但 KV 缓存池只能容纳 {capacity} 个 token：一个请求可能长得比缓存池还大。vLLM 拒绝以这样的配置启动（它在启动时检查一个 max_model_len 个 token 的请求放得下）。在这里，{what}",
     "vllm.beyond_pool": "vLLM 孪生调度器和 vLLM 的调度器本身一样，让这样的请求永远等待，排在它后面的请求也一起等待。",
     "sidebar.trace_scheduler": "决定者：{name}（按轨迹的记录）。",
-    "sidebar.scheduler_ignores": "这个调度器不读取这些设置（{system} 没有这样的选项；它们显示为灰色，因为改动其中一个只会分支出"
-                                 "同样的运行）：{names}。",
-    "sglang.victim": "SGLang 只在它自己的优先级调度（enable_priority_scheduling）下抢占：满员批次接纳不了的请求会"
-                             "释放优先级更低的运行中请求。解码所需的槽位多于空闲槽位时，它把运行中的请求（输出 token 最少的"
-                             "优先；retraction_policy 为 priority 时最不重要的优先）撤回（retract）到等待队列，并调高 "
-                             "new_token_ratio，即为运行中请求未来 token 预留的比例。",
+    "sidebar.scheduler_ignores": "这个调度器不读取这些设置（它们显示为灰色，因为改动其中一个只会分支出同样的运行）：{names}。",
+    "sglang.victim": "SGLang 只在它自己的优先级调度（enable_priority_scheduling）下抢占：满员批次接纳不了的请求会释放优先级更低的运行中请求。解码所需的槽位多于空闲槽位时，它把运行中的请求（输出 token 最少的优先，其次是提示最长的，再其次是批次中靠后的；retraction_policy 为 priority 时最不重要的优先）撤回（retract）到等待队列，并调高 new_token_ratio，即为运行中请求未来 token 预留的比例。",
     "vllm.victim": "它抢占的对象由队列策略决定：fcfs 下是运行队列的末尾，priority 下是最不重要（其次是最晚到达）的运行中请求。",
+    "sglang.sidebar.unmodelled": "其中有些 SGLang 本身是有的，只是本应用未模拟：关闭它的基数树缓存（--disable-radix-cache；这里它总是开启）、预填充与解码混合的批次（--enable-mixed-chunk）以及推测解码（--speculative-algorithm 和其他 --speculative-* 参数）。",
     "sidebar.scheduler_unread": "{scheduler} 不读取这个设置：显示为灰色。",
     "sidebar.scheduler_restarted": "调度器现在是 {scheduler}：运行中途不能更换调度器，所以运行从第 0 帧重新开始（你刚才在第 {frame} "
                                    "帧）。",
@@ -880,10 +862,10 @@ MESSAGES = {
     "lab.caption": "同一个工作负载，两到四种配置，每种都在自己的引擎中用模拟模型运行（即时、确定），以同样的方式度量。",
     "lab.generated": "生成的：200 个请求，泊松到达",
     "lab.workload": "工作负载",
-    "lab.scheduler_help": "由哪个调度器决定这次比较中的每种配置：文章的（nano-vllm）或 vLLM 孪生调度器（vLLM V1 自己的决定）。"
-                          "默认是该工作负载自己的调度器。",
-    "lab.alike_under": "在 {name} 下，{comparison} 只是把同一次运行跑两遍：这个调度器不读取这些配置之间不同的那项设置"
-                       "（{system} 没有这样的选项）。请选择另一个调度器，或换一种比较。",
+    "lab.scheduler_help": "由哪个调度器决定这次比较中的每种配置：文章的（nano-vllm）、vLLM 孪生调度器或 SGLang 孪生调度器"
+                          "（孪生调度器逐步做出它所对应的真实系统自己的决定）。默认是该工作负载自己的调度器。",
+    "lab.alike_under": "在 {name} 下，{comparison} 只是把同一次运行跑两遍：这个调度器不读取这些配置之间不同的那项设置。"
+                       "请选择另一个调度器，或换一种比较。",
     "lab.compare": "比较",
     "lab.variant": "预设 对比 它的变体（预设自带的比较）",
     "lab.custom": "自定义：逐个设置每种配置",
@@ -1153,7 +1135,8 @@ MESSAGES = {
     "abort.empty_prompt": "提示为空；请至少给出一个 token",
     "abort.no_room": "{n} 个 token 的提示在 max_model_len={max_model_len} 之下没有生成的余地；请缩短提示，或把 max_model_len 调到 {n} 以上",
     "abort.pool_too_small": "{n} 个 token 的提示需要 {blocks} 个大小为 {size} 的 KV 缓存块，但缓存池只有 {pool} 个；请增加块数、加大块，或缩短提示",
-    "abort.sglang_prompt": "提示有 {n} 个 token；这里 SGLang 最多接受 {most} 个（由上下文长度和缓存池决定，再留出 6 个的余量）",
+    "abort.sglang_prompt": "提示有 {n} 个 token；这里 SGLang 的调度器最多接受 {most} 个（由上下文长度和缓存池决定，再留出 6 个的"
+                           "余量），所以 validate_input_length 中止了它：提示被替换为一个 token，在本步预填充，本步之后报告为已中止",
     "abort.sglang_never_fits": "它的提示、max_new_tokens 加一页共需 {needed} 个 KV 槽位，而 SGLang 只接纳低于整个缓存池 "
                                "{slots} 个槽位的请求：它会永远等待",
     "abort.sglang_no_room": "即使只剩它一个，也没有可供解码的 KV 槽位，因此 SGLang 中止了它",

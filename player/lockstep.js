@@ -15,7 +15,7 @@
   if (window.SchedlabLockstep) return;
 
   const SPEEDS = [1, 2, 5, 10, 20];
-  const MIN_COLUMN_PX = 300;  // narrower than this, four stages go two by two (three: two, then one); three fit at 1400 px
+  const MIN_COLUMN_PX = 260;  // narrower than this, four stages go two by two (three: two, then one); three fit at 1280 px
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
   const fill = (template, params) => String(template).replace(/\{(\w+)\}/g, (all, name) => (name in params ? params[name] : all));
 

@@ -16,23 +16,26 @@
    * `element` the panel's own box below the stage (kept from frame to frame); its words: player.t. */
   function registerPanel(id, draw) { RENDERERS.set(id, draw); }
 
-  /* The frame's panels in `box` (the stage's `.sp-panels`), each in a box of its own. */
+  /* The frame's panels in `box` (the stage's `.sp-panels`), each in a box of its own, made there and kept by id (a
+   * renderer may move its box elsewhere on the stage: the radix tree beside the narration). */
   function drawPanels(player, view, box) {
+    const elements = box.panelElements || (box.panelElements = new Map());
     const shown = new Set();
     for (const [id, data] of view.panels) {
       const draw = RENDERERS.get(id);
       if (!draw) continue;
-      let element = [...box.children].find(child => child.dataset.panel === id);
+      let element = elements.get(id);
       if (!element) {
         element = document.createElement('div');
         element.dataset.panel = id;
         box.appendChild(element);
+        elements.set(id, element);
       }
       if (element.hidden) element.hidden = false;
       draw(player, data, element);
       shown.add(element);
     }
-    for (const element of box.children) if (!shown.has(element) && !element.hidden) element.hidden = true;
+    for (const element of elements.values()) if (!shown.has(element) && !element.hidden) element.hidden = true;
   }
 
   Object.assign(parts, {registerPanel, drawPanels});

@@ -279,6 +279,9 @@
     /* The token budget bar: one segment per request in the batch, in its colour (a prefill chunk hatched, its
      * speculative lookahead pale), the unused rest, the sum, and the requests the budget held back. */
     renderBudget(v) {
+      const box = this.$('.sp-budget');
+      box.hidden = v.cfg.max_num_batched_tokens === null;  // a scheduler that reads no token budget: no bar
+      if (box.hidden) return;
       const budget = v.cfg.max_num_batched_tokens, used = v.batch.reduce((sum, s) => sum + s[S.tokens], 0);
       const scale = Math.max(budget, used), bar = this.$('.sp-bbar'), width = this.measured().bar;
       const px = width / scale;  // a segment labels its tokens where they fit

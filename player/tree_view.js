@@ -99,10 +99,12 @@
   function budgetHtml(data, t) {  // the bar, and its key: each part's colour and size (a thin part has no room for words)
     const b = data.budget;
     if (!b) return `<div class="sp-t-note-line">${esc(t('budget_none', {ratio: data.new_token_ratio}))}</div>`;
+    // widths capped at the bar (an over-committed pass charges more than there is); the words say PrefillAdder's own
+    // numbers (reserve + admitted = total_offset, left = rem_total_tokens, below 0 when over-committed)
     const whole = Math.max(b.available_and_evictable, 1);
     const reserve = Math.min(b.reserve, whole), taken = Math.max(Math.min(b.total_offset, whole) - reserve, 0);
     const left = Math.max(whole - reserve - taken, 0);
-    const parts = [['reserve', reserve, t('reserve', {n: b.reserve})], ['taken', taken, t('taken', {n: Math.round(taken)})],
+    const parts = [['reserve', reserve, t('reserve', {n: b.reserve})], ['taken', taken, t('taken', {n: b.admitted_offset})],
       ['left', left, t('left', {n: b.rem_total_tokens})]];
     const bar = parts.map(([part, n, said]) => (n > 0 ? `<span class="sp-t-seg sp-t-seg-${part}" style="width:${(100 * n / whole).toFixed(2)}%" title="${esc(said)}"></span>` : '')).join('');
     const key = parts.map(([part, , said]) => `<span data-part="${part}"><span class="sp-t-sw sp-t-seg-${part}"></span>${esc(said)}</span>`).join('');
@@ -114,6 +116,13 @@
   }
 
   function draw(player, data, panel) {
+    // under the queues, beside the narration, where the stage has the queues beside it (at 1280x720 the tree, the
+    // policy's queue and the budget then start in view, not a screen below); below the stage in a narrow one (a
+    // lockstep column), where the narration comes first
+    const stage = panel.closest('.sp'), main = stage && stage.querySelector('.sp-main');
+    const beside = main && getComputedStyle(main).gridTemplateColumns.trim().split(/\s+/).length > 1;
+    const host = stage && stage.querySelector(beside ? '.sp-queues' : '.sp-panels');
+    if (host && panel.parentElement !== host) host.appendChild(panel);
     if (!panel.className) {  // a new panel's box
       panel.className = 'sp-tree';
       panel.setAttribute('data-testid', 'tree-view');

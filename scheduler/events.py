@@ -5,7 +5,7 @@ Every Event subclass, here or in the engine (engine/run/frame.py: arrived, finis
 one registry, `EVENT_TYPES`, under its kind when it is defined; `event_from_dict` reads any of them back.
 """
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from functools import cache
 from typing import ClassVar
 
@@ -66,9 +66,11 @@ class BudgetBlocked(Blocked):
     """SGLang's PrefillAdder refused the head of the waiting queue (reason "no_token": `needed` tokens, its
     extend, its future tokens and a page, against the `available` left of free + evictable slots after the
     `reserve` kept for the running requests' future tokens at `new_token_ratio`; "other": the input or chunk
-    budget, `needed` input tokens against `available`)."""
+    budget, `needed` input tokens against `available`). `locked`: the slots of its cached prefix that SGLang locked
+    while it judged it, so they did not count as evictable in `available`."""
     reserve: float
     new_token_ratio: float
+    locked: int = 0
 
 
 @dataclass(frozen=True)
@@ -134,11 +136,25 @@ class Evicted(Event):
     block_ids: tuple[int, ...]
 
 
+EVICTION_TRIGGERS = ("extend", "decode", "release")  # what a radix tree's eviction made room for (LeafEvicted)
+
+
 @dataclass(frozen=True)
 class LeafEvicted(Evicted):
-    """A least-recently-used leaf of SGLang's radix tree evicted for the batch `seq_id` heads: its `tokens` and its
-    units (`block_ids`, freed to be reused), no longer cached."""
+    """A least-recently-used leaf of SGLang's radix tree evicted: its `tokens` and its units (`block_ids`, freed to
+    be reused), no longer cached. `trigger` (EVICTION_TRIGGERS) says for what: "extend", the slots of the prefill
+    batch `seq_id` heads; "decode", a decode's slots (`seq_id` heads the batch); "release", the room SGLang's
+    `release_req` keeps for the decode steps of the requests left running after `seq_id` was sent back."""
     tokens: tuple[int, ...]
+    trigger: str = "extend"
+
+
+@dataclass(frozen=True)
+class Unlocked(Event):
+    """A request left (sent back or finished) and dropped its lock on its prefix in SGLang's radix tree: the
+    units `block_ids` stay cached, now evictable, not freed."""
+    kind: ClassVar[str] = "unlocked"
+    block_ids: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -167,10 +183,20 @@ def _field_names(cls: type) -> frozenset[str]:
     return frozenset(f.name for f in fields(cls))
 
 
+@cache
+def _required_names(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING)
+
+
 def event_from_dict(data: dict) -> Event:
-    """The event of any registered kind whose fields `data` holds (lists read back as tuples)."""
+    """The event of any registered kind whose fields `data` holds (lists read back as tuples); an event written
+    before a field with a default was added takes the default."""
     values = {k: tuple(v) if type(v) is list else v for k, v in data.items() if k != "kind"}
-    for cls in EVENT_TYPES[data["kind"]]:
+    classes = EVENT_TYPES[data["kind"]]
+    for cls in classes:
         if _field_names(cls) == values.keys():
+            return cls(**values)
+    for cls in classes:
+        if _required_names(cls) <= values.keys() <= _field_names(cls):
             return cls(**values)
     raise ValueError(f"no {data['kind']} event has the fields {sorted(values)}")

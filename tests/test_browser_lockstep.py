@@ -114,3 +114,18 @@ def test_three_schedulers_stand_side_by_side_at_1400_px(fake_server, browser, la
     assert len(marks) == 2 and all(mark < row / 2 for mark, row in marks), marks
     assert page.locator("[data-testid=stException]").count() == 0
     page.close()
+
+
+def test_three_schedulers_stand_side_by_side_at_1280_px_and_sglangs_tree_follows_its_narration(fake_server, browser):
+    """At a laptop's 1280 px (the sidebar open) the three stages of sglang_retraction stay in one row (they wrapped
+    two, then one); in a column that narrow SGLang's radix tree comes below its narration, as the other stages'
+    tables do."""
+    title = load_scenario(SCENARIOS_DIR / "sglang_retraction.toml").title_in("en")
+    three = text("en", "compare.name.article vs vllm vs sglang")
+    page = open_lockstep(browser, fake_server, "en", title, three, 1280, 720)
+    root = page.locator(LOCKSTEP)
+    boxes = [stage.bounding_box() for stage in root.locator(".sp-ls-column").all()]
+    assert len(boxes) == 3 and len({round(box["y"]) for box in boxes}) == 1
+    sglang = root.locator(".sp-ls-column").nth(2)
+    assert sglang.locator(".sp-panels .sp-tree").count() == 1 and sglang.locator(".sp-queues .sp-tree").count() == 0
+    page.close()

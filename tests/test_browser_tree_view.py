@@ -36,6 +36,7 @@ def test_the_offline_player_draws_the_radix_tree(browser, tmp_path):
     assert panel.locator("[data-testid=tree-waiting] [data-rid]").count() == len(view["waiting"])
     assert panel.locator("[data-testid=tree-budget] .sp-t-seg").count() >= 2
     assert panel.locator("[data-testid=tree-pool] .sp-t-unit").count() == len(engine.frames[SPLIT_STEP].blocks)
+    assert not page.locator(".sh-stage .sp-budget").is_visible()  # SGLang reads no max_num_batched_tokens: one budget
     ARTIFACTS.mkdir(exist_ok=True)
     panel.screenshot(path=ARTIFACTS / "tree_view_offline_split.png")
     page.close()
@@ -217,3 +218,18 @@ def hovered_tip(page, stage, wanted: str) -> str:
         if first == wanted:
             break
     return first
+
+
+def test_the_tree_starts_in_view_of_a_laptops_stepper(fake_server, browser):
+    """sglang_retraction's step 10 on the stepper at 1280x720: the radix tree panel sits under the queues, beside the
+    narration, and starts within the first screen (it sat about 900 px below the fold, under the stage)."""
+    from tests.helpers.browser import PLAYER, open_page
+
+    page = open_page(browser, f"{fake_server}/?lang=en&scenario=sglang_retraction&frame=10", 1280, 720)
+    tree = page.locator(PLAYER).locator("[data-testid=tree-view]")
+    tree.wait_for()
+    assert page.locator(PLAYER).locator(".sp-queues [data-testid=tree-view]").count() == 1
+    top = tree.evaluate("e => e.getBoundingClientRect().top"
+                        " - document.querySelector('.sp').getBoundingClientRect().top")
+    assert top < 620, top  # from the top of the stage: its head, the queues, then the tree
+    page.close()

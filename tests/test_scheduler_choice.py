@@ -109,7 +109,8 @@ def test_choosing_the_twin_restarts_the_run_from_frame_0_and_each_scheduler_show
                                       "schedule_low_priority_values_first", "priority_scheduling_preemption_threshold",
                                       "disable_priority_preemption", "retraction_policy"}
     note = next(c.value for c in app.sidebar.caption if "does not read" in c.value)
-    assert "(SGLang has no such choice;" in note and "retracts" in note and "prefix caching" in note
+    assert "retracts" in note and "prefix caching" in note and "has no such choice" not in note
+    assert "not modelled by this app" in note and "--disable-radix-cache" in note and "--enable-mixed-chunk" in note
     assert "schedule_policy" not in note and "watermark" not in note
     sidebar = app.sidebar
     assert sidebar.number_input(key="cfg_max_num_seqs").label.startswith("max_running_requests (SGLang's name;")
@@ -154,6 +155,8 @@ def test_the_twin_note_is_in_chinese_too(app):
     assert app.radio(key="scheduler_choice").options == ["文章的（nano-vllm）", "vLLM V1", "SGLang", "vLLM V0"]
     assert any("它抢占的对象由队列策略决定" in c.value for c in app.sidebar.caption)
     assert app.sidebar.selectbox(key="cfg_vllm_version").label == "vLLM 版本（vLLM 孪生调度器）"
+    app.radio(key="scheduler_choice").set_value("sglang").run()
+    assert any("本应用未模拟" in c.value and "--disable-radix-cache" in c.value for c in app.sidebar.caption)
 
 
 def run_custom_comparison(scheduler: str, **selects) -> AppTest:

@@ -44,7 +44,7 @@ def test_every_kind_declares_itself_and_fits_the_protocols(kind):
         assert Config(**{spec.key: spec.default}).value(spec.key) == spec.default
         assert spec.choices or spec.kind in ("bool", "str") or spec.bounds[0] <= spec.default <= spec.bounds[1]
     declared += [key for _, key in info.words]  # the stage's words for its pool and queues
-    for key in (info.name, info.run_name, f"narrate.sent_back.{kind}", *declared):
+    for key in (info.name, info.run_name, *declared):
         assert all(key in CATALOGUES[lang] for lang in ("en", "zh")), key  # its words, both languages
     assert info.system
     assert set(info.ignored) | info.honoured == set(CONFIG_FIELDS) and not set(info.ignored) & info.honoured

@@ -10,6 +10,7 @@ import pytest
 
 from engine.analysis.launch import launch_line, launch_notes
 from engine.cli import main
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
 from engine.run.frame import config_to_dict
 from engine.run.recipe import Request, RunSpec
@@ -20,6 +21,7 @@ from scheduler.factory import make_scheduler, scheduler_info
 from scheduler.sglang import ServerArgs
 from scheduler.sglang.engine_adapter import server_args
 from scheduler.sglang.settings import SglangSettings
+from viz.frame_payload import stage_view
 from viz.narrate import narrate
 
 POOL = {"max_num_seqs": 4, "num_kvcache_blocks": 30, "kvcache_block_size": 1, "max_model_len": 64,
@@ -65,14 +67,16 @@ def test_no_token_names_the_reserve_and_a_retraction_the_slots_and_the_ratio():
     events, _ = drive(Config(**POOL), prompts)
     refused = [e for step, e in events if step == 2 and e.kind == "blocked"][0]
     # request 1 needs 5 + 12 + a page; of 30 slots request 0 holds 5 and its 11 future tokens are reserved at
-    # new_token_ratio 0.7 (the prefill pass comes before the decode that decays it): 25 - 7.7 leaves 17
-    assert (refused.reason, refused.needed, refused.available) == ("no_token", 18, 17)
+    # new_token_ratio 0.7 (the prefill pass comes before the decode that decays it): 25 - 7.7 leaves 17.3
+    assert (refused.reason, refused.needed, refused.available) == ("no_token", 18, 17.3)
     assert round(refused.reserve, 2) == 7.7 and refused.new_token_ratio == 0.7
     assert not [e for _, e in events if e.kind == "retracted"]  # the reserve keeps it from retracting
     events, seqs = drive(Config(**POOL, schedule_conservativeness=0.0), prompts)  # no reserve: it over-admits
     retracted = [(step, e) for step, e in events if e.kind == "retracted"]
     assert [(step, e.seq_id, e.needed, e.free, e.new_token_ratio) for step, e in retracted] == [(13, 1, 2, 0, 1.0)]
-    assert len(retracted[0][1].freed_blocks) == 15  # its prompt and 10 outputs
+    assert len(retracted[0][1].freed_blocks) == 10  # its 10 outputs' own slots; its prompt is the tree's:
+    unlocked = [e for _, e in events if e.kind == "unlocked"]
+    assert [(e.seq_id, len(e.block_ids)) for e in unlocked] == [(1, 5)]  # unlocked, still cached
     again = [e for _, e in events if e.kind == "admitted" and e.seq_id == 1][-1]
     assert again.recompute and again.num_tokens == 16  # prompt + outputs prefilled again, its tree prefix evicted
     assert all(s.num_completion_tokens == 12 for s in seqs) and seqs[1].num_preemptions == 1
@@ -89,10 +93,11 @@ def test_the_narration_gives_sglangs_reasons(lang):
                                                                               lang=lang)]
     said = "\n".join(lines)
     if lang == "en":
-        assert "NO_TOKEN: the reserve for the running requests' future tokens (0 slots at new_token_ratio 0.00) " \
-               "leaves 12 slots, request 1 needs 18" in said
+        assert "NO_TOKEN: request 1 needs 18 slots (its new tokens, its max_new_tokens and a page), and 12 are left " \
+               "(rem_total_tokens: the empty and evictable slots less the reserve for the running requests' future " \
+               "tokens, 0 at new_token_ratio 0, and what this pass charged the requests it admitted)" in said
         assert "SGLang admits a request only if it needs fewer slots than are left" in said  # 7 of 7 does not fit
-        assert "Retracted request 1: the decode needs 2 slots, 0 free" in said and "new_token_ratio 1.00" in said
+        assert "Retracted request 1: the decode needs 2 slots, 0 free" in said and "new_token_ratio 1" in said
         assert "radix tree evicted its least-recently-used leaf" in said
     else:
         assert "NO_TOKEN：" in said and "撤回请求 1" in said and "基数树驱逐" in said
@@ -165,12 +170,22 @@ def test_sglangs_settings_are_checked_and_named():
     assert Config(kvcache_block_size=8, chunked_prefill_size=8).value("chunked_prefill_size") == 8
 
 
-def test_a_prompt_sglang_cannot_hold_is_refused_on_arrival_with_its_limit():
-    scheduler = make_scheduler("sglang", Config(**{**POOL, "num_kvcache_blocks": 12}))
-    seq = Sequence(list(range(1, 8)), SamplingParams(max_tokens=2))
-    with pytest.raises(Exception, match="SGLang takes at most 5 here"):
-        scheduler.add(seq)
-    assert seq.is_done and scheduler.is_finished()
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_prompt_over_sglangs_input_limit_is_prefilled_as_a_stub_and_reported_aborted_after_that_step(lang):
+    """SGLang's validate_input_length (12 slots: max_req_input_len 11 - 5 = 6): queued, not refused; one token
+    prefilled beside request 0 in one batch, a slot of its own, then aborted with SGLang's limit, its token cached."""
+    config = Config(**{**POOL, "num_kvcache_blocks": 12})
+    requests = [Request(prompt_token_ids=(1, 2), max_tokens=2, arrival=0),
+                Request(prompt_token_ids=tuple(range(1, 8)), max_tokens=2, arrival=0)]
+    engine = Engine(RunSpec(config, requests, "fake", scheduler="sglang"))
+    engine.step()
+    frame = engine.frames[1]
+    assert frame.batch.seq_ids == (0, 1) and frame.batch.num_tokens == (2, 1)
+    assert [e.kind for e in frame.events if e.seq_id == 1][-2:] == ["admitted", "aborted"]
+    assert frame.requests[1].status == "aborted" and frame.requests[1].block_table == ()
+    assert [0] in [node[2] for node in frame.panel("radix_tree")["nodes"]]  # the stub's one token, cached in the tree
+    said = "\n".join(narrate(frame, engine.frames[0], lang=lang))
+    assert ("takes at most 5 here" if lang == "en" else "最多接受 5 个") in said
 
 
 def test_the_cli_runs_a_scenario_under_sglang(capsys):
@@ -273,3 +288,40 @@ def test_a_retraction_by_priority_and_the_low_values_first_order_are_narrated(la
     else:
         assert "撤回请求 0（优先级 3；retraction_policy=priority 先撤回最不重要的）" in said
         assert "先服务数值较小的，即 schedule_low_priority_values_first" in ordered
+
+
+def test_the_stage_draws_no_token_budget_bar_for_a_kind_that_reads_none():
+    """SGLang's own budget is PrefillAdder's (its panel); max_num_batched_tokens, which its declaration does not
+    honour, is sent as None, so the generic bar is not drawn, and a step is never said to have spent it."""
+    requests = [Request(prompt_token_ids=(1, 2, 3), max_tokens=3, arrival=0)]
+    for kind, budget in (("sglang", None), ("vllm", 64)):
+        engine = Engine(RunSpec(Config(**POOL), requests, "fake", scheduler=kind))
+        engine.run()
+        assert stage_view(engine.frames[1], engine.frames[0], lang="en")["cfg"]["max_num_batched_tokens"] == budget
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_preempted_request_whose_blocks_stay_cached_is_not_told_it_will_recompute(lang):
+    """vllm_resume_cached's step 6 (issue 45 point 11): two of the blocks the vLLM twin frees keep their hashes, so
+    the request resumes from them when admitted again; the frame's blocks say so and the sentence counts them."""
+    engine = load_scenario(SCENARIOS_DIR / "vllm_resume_cached.toml").engine("fake")
+    engine.run(6)
+    frame = engine.frames[6]
+    preempted, = frame.events_of("preempted")
+    cached = [b for b in preempted.freed_blocks if frame.blocks[b].hash is not None]
+    assert all(frame.blocks[b].id == b for b in preempted.freed_blocks) and len(cached) == 2
+    said = "\n".join(narrate(frame, engine.frames[5], lang=lang))
+    assert ("will recompute" not in said and "2 of its freed blocks stay in the prefix cache: admitted again, it "
+            "resumes from them" in said if lang == "en" else "释放的块中有 2 个仍在前缀缓存里" in said), said
+
+
+def test_an_over_long_prompts_stub_keeps_no_token_when_its_step_lands_overlapped():
+    """Overlapped, the engine hands a placeholder for the stub's one-token prefill; SGLang aborts the request at
+    that result and streams nothing, so nothing lands in it (here every prompt is over the limit: 3 slots leave
+    max_req_input_len below 1)."""
+    config = Config(**{**POOL, "max_num_seqs": 1, "max_model_len": 4, "num_kvcache_blocks": 3})
+    engine = Engine(RunSpec(config, [Request(prompt_token_ids=(7,), max_tokens=2, arrival=0)], "fake",
+                            scheduler="sglang", overlap=True))
+    engine.run()
+    last = engine.frames[len(engine.frames) - 1]
+    assert last.requests[0].status == "aborted" and last.requests[0].num_tokens == 1

@@ -35,11 +35,11 @@ def test_a_locked_path_is_protected_and_eviction_takes_the_least_recent_unlocked
     _, node = tree.match_prefix([1, 2, 3, 9])
     tree.inc_lock_ref(node)
     assert (tree.evictable_size(), tree.protected_size()) == (4, 4)
-    assert tree.evict(3) == 3
+    assert tree.evict(3) == [([7, 8], [10, 11]), ([5], [5])]  # the least recent leaves first, what each held
     assert tree.allocator.available_size() == 59
     assert tree.snapshot() == [[0, [1, 2, 3], [1, 2, 3], 1], [1, [4], [4], 0], [1, [9], [9], 1]]
     tree.dec_lock_ref(node)
-    assert tree.evict(100) == 5 and tree.snapshot() == []
+    assert sum(len(slots) for _, slots in tree.evict(100)) == 5 and tree.snapshot() == []
 
 
 def test_pages_freed_last_are_reused_first_and_a_free_group_keeps_its_order():
@@ -85,10 +85,22 @@ def test_settings_below_1_are_refused_by_name(field):
         ServerArgs(**{field: 0})
 
 
-def test_a_prompt_sglang_would_refuse_is_refused_at_arrival():
-    scheduler = Scheduler(ServerArgs(max_total_tokens=32))
-    with pytest.raises(ValueError, match="1 to 25"):
-        scheduler.add_request(0, list(range(1, 30)), 4)
+def test_a_prompt_over_the_input_limit_is_prefilled_as_a_one_token_stub_then_aborted_leaving_its_token_cached():
+    """SGLang's validate_input_length (max_req_input_len = 31 - 5 here): the prompt becomes one token, the stub goes
+    through PrefillAdder beside a real request, takes a row and a slot, ends aborted at its result, and its token
+    enters the tree."""
+    twin = Scheduler(ServerArgs(max_total_tokens=32))
+    twin.add_request(0, [5, 6, 7], 4)
+    stub = twin.add_request(1, list(range(1, 27)), 4)
+    assert (stub.origin_input_ids, stub.to_finish, stub.max_new_tokens) == ([0], "abort", 4)
+    batch = twin.get_next_batch_to_run()
+    assert [(r.rid, r.extend_len) for r in batch.reqs] == [(0, 3), (1, 1)]
+    assert [e.kind for e in twin.events] == ["admitted", "admitted"]
+    twin.process_batch_result(batch, [9, 9])
+    twin.step_done(batch)
+    assert [r.finished_reason for r in batch.reqs] == [None, "abort"]
+    assert [0] in [key for _, key, _, _ in twin.tree_cache.snapshot()]
+    assert [r.rid for r in twin.get_next_batch_to_run().reqs] == [0]  # the stub left with the next step's filter
 
 
 PRIORITY = {"max_total_tokens": 128, "max_running_requests": 2, "schedule_policy": "fcfs",

@@ -2,7 +2,8 @@
 SGLANG_CHECK_ARGS="--workloads 30 --seed 7 --record"`): every step's batch kind and rows, waiting order, running
 batch, retractions, finishes, each request's KV slots, the radix tree (keys, slots, lock counts), the pool's sizes
 and new_token_ratio, for random workloads under lpm, fcfs, dfs-weight and lof, chunked prefill, small pools that
-retract, page_size 2 to 16, arrivals over time, EOS stops, shared prompts and priority scheduling. Replayed through
+retract, page_size 2 to 16, arrivals over time, EOS stops, shared prompts, priority scheduling and prompts over SGLang's
+input limit. The twin is driven through the adapter the engine uses (tools/refcheck/sglang/twin.py). Replayed through
 the reference-check harness (tools/refcheck/golden.py), as vLLM's are."""
 
 from collections import Counter
@@ -30,7 +31,7 @@ def test_the_twin_makes_sglangs_decisions_on_every_recorded_workload():
     assert not differing, f"{len(differing)} differ from SGLang; first (workload, mode, step, field): {differing[0]}"
 
 
-def test_the_recorded_workloads_retract_stop_at_eos_and_share_prefixes_in_the_tree():
+def test_the_recorded_workloads_retract_stop_at_eos_share_prefixes_and_abort_over_long_prompts():
     traces = golden().traces
     records = [step for t in traces for step in t["steps"]]
     assert sum(1 for r in records if r[RETRACTED]) >= 15
@@ -39,6 +40,8 @@ def test_the_recorded_workloads_retract_stop_at_eos_and_share_prefixes_in_the_tr
     assert jumps >= 10  # new_token_ratio set high again after a retraction
     assert sum(1 for r in records if any(reason == "eos" for _, reason in r[FINISHED])) > 300
     assert sum(1 for r in records if any(depth > 0 for depth, *_ in r[TREE])) > 1000  # shared prefixes, split
+    aborted = [rid for r in records for rid, reason in r[FINISHED] if reason == "abort"]
+    assert len(aborted) >= 20  # over-long prompts: a one-token stub prefilled, then aborted, as SGLang does
 
 
 def _by_mode(mode):

@@ -222,7 +222,8 @@ def test_a_radix_trees_pool_is_told_in_slots_and_keeps_a_finished_requests_kv():
     tree, unlocked; the narration once said "its blocks were freed" and "units 1, ... freed"."""
     frames = frames_of("sglang_evicted_prefix")
     finished = narrate(frames[2], frames[1], lang="en")
-    assert finished[1].startswith("KV slots free: 24 at the start of this step")
+    assert finished[1].startswith("KV slots: 24 empty and 0 evictable (cached, unlocked) at the start of this step; "
+                                  "23 empty and 13 evictable after it")  # 0's 13 slots stay in the tree
     assert ("Request 0 finished: it reached its max_tokens (2); its KV stays in the radix tree, unlocked: a later "
             "request may hit it as a prefix, or it is evicted when the pool runs short.") in finished
     evicted = " ".join(narrate(frames[5], frames[4], lang="zh"))
@@ -232,8 +233,11 @@ def test_a_radix_trees_pool_is_told_in_slots_and_keeps_a_finished_requests_kv():
     spec = load_scenario(SCENARIOS_DIR / "sglang_evicted_prefix.toml", runner="fake").spec
     paged = Engine(replace(spec, config=replace(spec.config, kvcache_block_size=4, num_kvcache_blocks=9)))
     paged.run()
-    assert narrate(paged.frames[1], paged.frames[0], lang="en")[1] == ("KV pages free: 9 at the start of this step, "
-                                                                      "6 after it (of 9).")
+    assert narrate(paged.frames[1], paged.frames[0], lang="en")[1] == (
+        "KV slots: 36 empty and 0 evictable (cached, unlocked) at the start of this step; 24 empty and 0 evictable "
+        "after it (of 36; SGLang's available_size() and evictable_size()).")  # SGLang counts slots, pages of 4
+    hit = " ".join(narrate(paged.frames[10], paged.frames[9], lang="en"))  # pages named with the slots the tree shows
+    assert "reuses them: pages 1, 2 (slots 4–11)." in hit
 
 
 def test_a_prefix_hit_in_a_radix_tree_is_told_in_its_pools_units():
@@ -258,7 +262,9 @@ def test_sglangs_priority_scheduling_is_told_with_its_priorities_threshold_and_d
     assert ("Request 1 (priority 0) was preempted to admit request 3 (priority 5): the running batch was full "
             "(max_running_requests=2), and SGLang's priority preemption releases a running request whose priority "
             "is lower by more than priority_scheduling_preemption_threshold=2 (SGLang serves higher values first); "
-            "it goes back to the waiting queue (slots 5, 6, 7, 8, 10 freed) and will be prefilled again.") in step3
+            "it goes back to the waiting queue (slot 10 freed) and will be prefilled again.") in step3
+    assert ("Request 1 dropped its lock on its prefix in the radix tree (slots 5, 6, 7, 8): still cached, not freed; "
+            "evictable once no request locks it.") in step3  # issue 45 point 3: they were told "freed"
     assert step3.index(next(line for line in step3 if "first (priority" in line)) < \
         step3.index(next(line for line in step3 if "preempted" in line))  # sorted, then its head preempts
     waits = narrate(frames[2], frames[1], lang="en")

@@ -10,7 +10,7 @@ import streamlit as st
 from engine.analysis.export import comparison_traces
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.limits import BOUNDS
-from i18n import Message, message_of, text
+from i18n import Message, message_of, messages, text
 from scheduler import SCHEDULER_KINDS
 from scheduler.factory import scheduler_info, settings_of
 from scheduler.settings import SettingSpec
@@ -118,6 +118,9 @@ def scheduler_choice():
         _config_control(next(s for s in info.own_settings if s.key == info.version_setting), config, lang)
     notes = [t("sidebar.scheduler_ignores", system=info.system,
                names=t("list.sep").join(setting(name, lang)[0] for name in info.ignored))] if info.ignored else []
+    unmodelled = info.message("sidebar.unmodelled")  # the kind's own word on what its system has that it lacks
+    if messages(lang, unmodelled):
+        notes.append(t(unmodelled))
     if info.sidebar_note:
         notes.append(t(info.sidebar_note))
     if notes:

@@ -10,6 +10,7 @@ zeros dropped: a plain decode is `[request, tokens]`, as the batch always travel
 from __future__ import annotations
 
 from engine.run.frame import Frame
+from scheduler.factory import scheduler_info
 
 SEGMENT_FIELDS = ("request", "tokens", "phase", "computed", "of", "drafts", "accepted")
 # What a segment's tokens are; "tokens": a trace written before batches kept where each request's chunk starts.
@@ -53,7 +54,9 @@ def sat_out_cause(frame: Frame) -> str:
         return "batch_full"
     if batch.kind == "prefill":
         return "prefill"
-    if batch.total_tokens >= config.max_num_batched_tokens:
+    decided_by = frame.decided_by  # a kind that reads no token budget never spends it
+    reads_budget = decided_by is None or "max_num_batched_tokens" in scheduler_info(decided_by.kind).honoured
+    if reads_budget and batch.total_tokens >= config.max_num_batched_tokens:
         return "token_budget"
     return "other"
 

@@ -222,7 +222,9 @@ def stage_view(frame: Frame, before: Frame | None = None, *, lang: str, held: di
                 # SGLang: max_running_requests
                 "max_num_seqs_name": info.setting_name("max_num_seqs") if info else "max_num_seqs",
                 "max_model_len": frame.config.max_model_len,
-                "max_num_batched_tokens": frame.config.max_num_batched_tokens,
+                # None for a kind that declares it does not read the token budget (SGLang): no budget bar drawn
+                "max_num_batched_tokens": frame.config.max_num_batched_tokens
+                if info is None or "max_num_batched_tokens" in info.honoured else None,
                 **_declared(info)},
         "queues": {name: list(ids) for name, ids in frame.queues.items()},
         "side": {name: list(units) for name, units in frame.side_pools.items()},

@@ -10,7 +10,7 @@ out, and why, and which request's prompt completed in a last chunk (a step with 
 from __future__ import annotations
 
 from engine.run.frame import Frame
-from i18n import count, in_lang, join_and, text
+from i18n import count, in_lang, join_and, messages, text
 from scheduler.events import Event
 from scheduler.factory import scheduler_info
 
@@ -58,6 +58,21 @@ def _reads(frame: Frame, field: str) -> bool:
     return frame.decided_by is not None and scheduler_info(frame.decided_by.kind).reads(field)
 
 
+def _own(lang: str, frame: Frame, key: str) -> str | None:
+    """The id of the words the kind that decided `frame` has of its own for `key` (under its prefix, found through
+    its declaration: `SchedulerInfo.message`), or None when it has none."""
+    if frame.decided_by is None:
+        return None
+    own = scheduler_info(frame.decided_by.kind).message(key)
+    return own if messages(lang, own) else None
+
+
+def _number(value: float, places: int = 2) -> str:
+    """A number as the scheduler computed it and its view shows it: to two places (SGLang's budgets are fractions
+    of slots), a ratio to four."""
+    return f"{round(value, places):g}"
+
+
 def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
     cfg = frame.config
     tokens = frame.requests[event.seq_id].num_tokens if event.seq_id < len(frame.requests) else 0
@@ -87,27 +102,30 @@ def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
         return text(lang, "narrate.blocked.max_num_seqs", id=event.seq_id, max_num_seqs=frame.config.max_num_seqs)
     if event.reason == "preempted_this_step":
         return text(lang, "narrate.blocked.preempted_this_step", id=event.seq_id)
-    if event.reason in SGLANG_REFUSALS:
-        return _refused(lang, event, frame)
+    if (own := _own(lang, frame, f"narrate.blocked.{event.reason}")) is not None:
+        return _refused(lang, own, event, frame)
     return text(lang, "narrate.blocked.decode_first", id=event.seq_id)
 
 
-SGLANG_REFUSALS = ("no_token", "other", "max_running_requests", "batch_full")  # SGLang's PrefillAdder and latch
-
-
-def _refused(lang, event, frame: Frame) -> str:
-    """SGLang's reasons, with its numbers: NO_TOKEN (the KV slots left after the reserve for the running
-    requests' future tokens), OTHER (the input or chunk budget), max_running_requests (under priority preemption:
-    none running it could preempt), the batch-is-full latch."""
+def _refused(lang, key: str, event, frame: Frame) -> str:
+    """A kind's own reason (`key`: SGLang's NO_TOKEN, the KV slots left after the reserve for the running requests'
+    future tokens; OTHER, the input or chunk budget; max_running_requests, under priority preemption none running
+    it could preempt; the batch-is-full latch), with the numbers its event carries as the scheduler computed
+    them. A budget spent by the requests admitted before it (no number of its own: `needed` 0) has its words."""
     cfg = frame.config
-    values = {"id": event.seq_id, "needed": event.needed, "available": event.available,
-              "reserve": f"{getattr(event, 'reserve', 0):.0f}", "ratio": f"{getattr(event, 'new_token_ratio', 0):.2f}",
+    values = {"id": event.seq_id, "needed": event.needed, "available": _number(event.available),
+              "reserve": _number(getattr(event, "reserve", 0)),
+              "ratio": _number(getattr(event, "new_token_ratio", 0), 4),
               "max_prefill_tokens": cfg.value("max_prefill_tokens"),
               "threshold": cfg.value("priority_scheduling_preemption_threshold")}
-    spent = "_spent" if event.reason in ("no_token", "other") and not event.needed else ""
-    if event.reason == "max_running_requests" and _priority_preemption(frame):
-        spent = "_priority"
-    return text(lang, f"narrate.blocked.{event.reason}{spent}", **values)
+    if hasattr(event, "reserve") and not event.needed:
+        key += "_spent"
+    elif getattr(event, "locked", 0):  # its cached prefix, locked while it was judged, not evictable then
+        key += "_locked"
+        values["locked"] = count(lang, "n.slot", event.locked)
+    elif event.reason == "max_running_requests" and _priority_preemption(frame):
+        key += "_priority"
+    return text(lang, key, **values)
 
 
 def _priority_preemption(frame: Frame) -> bool:
@@ -118,9 +136,9 @@ def _priority_preemption(frame: Frame) -> bool:
 
 
 def _direction(lang: str, frame: Frame) -> str:
-    """Which priority values SGLang serves first under `frame`'s settings."""
-    return text(lang, "narrate.priority_first.low" if frame.config.value("schedule_low_priority_values_first")
-                else "narrate.priority_first.high")
+    """Which priority values the kind serves first under `frame`'s settings (SGLang's)."""
+    low_first = frame.config.value("schedule_low_priority_values_first")
+    return text(lang, _own(lang, frame, "narrate.priority_first.low" if low_first else "narrate.priority_first.high"))
 
 
 def _admitted(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -129,11 +147,10 @@ def _admitted(lang, event, frame: Frame, before: Frame | None = None) -> str:
     if getattr(event, "after_rebuild", False):
         why = text(lang, "narrate.admitted.after_rebuild")
     elif event.recompute:  # with a prefix-cache hit, only what the cache no longer held is computed again
-        kind = frame.decided_by.kind if frame.decided_by else "article"
-        sent_back = text(lang, "narrate.sent_back.sglang_priority" if getattr(event, "after_preemption", False)
-                         else f"narrate.sent_back.{kind}")
+        key = "narrate.sent_back.priority" if getattr(event, "after_preemption", False) else "narrate.sent_back"
+        sent_back = text(lang, _own(lang, frame, key) or "narrate.sent_back")  # SGLang's word: retracted
         why = text(lang, "narrate.admitted.recompute_rest" if event.num_cached_tokens else "narrate.admitted.recompute",
-                   sent_back=sent_back)  # SGLang's word: retracted
+                   sent_back=sent_back)
     return text(lang, "narrate.admitted", id=event.seq_id, tokens=count(lang, "n.token", event.num_tokens),
                 cached=cached, why=why)
 
@@ -154,26 +171,46 @@ def pool_size(lang: str, frame: Frame, num_units: int, tokens_per_unit: int) -> 
                 tokens=count(lang, "n.token", tokens_per_unit))
 
 
+def _unit_ids(lang: str, frame: Frame, units) -> str:
+    """Units by id; pages with the token slots they hold, as the radix tree beside them names its nodes' slots
+    ("pages 1, 2, 3 (slots 4–15)")."""
+    said = _ids(lang, units)
+    if kv_unit(frame) != "page":
+        return said
+    page = frame.panel("radix_tree")["page_size"]
+    runs: list[list[int]] = []
+    for unit in units:
+        if runs and unit * page == runs[-1][1] + 1:
+            runs[-1][1] = unit * page + page - 1
+        else:
+            runs.append([unit * page, unit * page + page - 1])
+    slots = text(lang, "list.sep").join(f"{a}–{b}" for a, b in runs)
+    return text(lang, "narrate.page_slots", ids=said, slots=slots)
+
+
 def _freed(lang: str, frame: Frame, units) -> str:
     noun = kv_unit(frame)
     if not units:
         return text(lang, "narrate.freed.none", units=text(lang, f"unit.{noun}.other"))
-    return text(lang, "narrate.freed", units=count(lang, f"unit.{noun}", len(units)), ids=_ids(lang, units))
+    return text(lang, "narrate.freed", units=count(lang, f"unit.{noun}", len(units)), ids=_unit_ids(lang, frame, units))
 
 
 def _preempted(lang, event, frame: Frame, before: Frame | None = None) -> str:
     freed = _freed(lang, frame, event.freed_blocks)
-    if _reads(frame, "enable_priority_scheduling"):  # SGLang's priority preemption, its numbers
+    if (own := _own(lang, frame, "narrate.preempted")) is not None:  # SGLang's priority preemption, its numbers
         requests, cfg = frame.requests, frame.config
-        return text(lang, "narrate.preempted.sglang", id=event.seq_id, priority=requests[event.seq_id].priority,
+        return text(lang, own, id=event.seq_id, priority=requests[event.seq_id].priority,
                     for_id=event.for_seq_id, for_priority=requests[event.for_seq_id].priority,
                     most=cfg.max_num_seqs, threshold=cfg.value("priority_scheduling_preemption_threshold"),
                     direction=_direction(lang, frame), freed=freed)
+    cached = sum(1 for b in event.freed_blocks if b < len(frame.blocks) and frame.blocks[b].hash is not None)
+    then = text(lang, "narrate.preempted.then_cached", cached=cached) if cached else \
+        text(lang, "narrate.preempted.then")  # freed blocks that keep their K/V in the prefix cache: resumed from
     if event.for_seq_id == event.seq_id:  # the policy picked the request that needed the block (tail: it is last)
         return text(lang, "narrate.preempted.self_tail" if event.policy == "tail" else "narrate.preempted.self",
-                    id=event.seq_id, policy=event.policy, freed=freed)
+                    id=event.seq_id, policy=event.policy, freed=freed, then=then)
     return text(lang, "narrate.preempted", id=event.seq_id, policy=event.policy, for_id=event.for_seq_id,
-                freed=freed)
+                freed=freed, then=then)
 
 
 def _pass_ended(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -201,14 +238,14 @@ def _prefix_hit(lang, event, frame: Frame, before: Frame | None = None) -> str:
     n = len(event.block_ids)
     unit = text(lang, f"unit.{kv_unit(frame)}.{'one' if n == 1 else 'other'}")
     return count(lang, "narrate.prefix_hit", n, id=event.seq_id, tokens=event.num_tokens, unit=unit,
-                 ids=_ids(lang, event.block_ids))
+                 ids=_unit_ids(lang, frame, event.block_ids))
 
 
 def _evicted(lang, event, frame: Frame, before: Frame | None = None) -> str:
-    if hasattr(event, "tokens"):  # a radix tree's leaf (SGLang): the tokens it cached
+    if hasattr(event, "tokens"):  # a radix tree's leaf (SGLang): the tokens it cached, and for what it went
         shown = _ids(lang, event.tokens[:LEAF_TOKENS_SHOWN]) + ("…" if len(event.tokens) > LEAF_TOKENS_SHOWN else "")
-        return count(lang, "narrate.evicted_leaf", len(event.tokens), id=event.seq_id, tokens=shown,
-                     freed=_freed(lang, frame, event.block_ids))
+        return count(lang, _own(lang, frame, f"narrate.evicted_leaf.{event.trigger}"), len(event.tokens),
+                     id=event.seq_id, tokens=shown, freed=_freed(lang, frame, event.block_ids))
     return count(lang, "narrate.evicted", len(event.block_ids), id=event.seq_id, ids=_ids(lang, event.block_ids))
 
 
@@ -218,7 +255,7 @@ LEAF_TOKENS_SHOWN = 6
 def _ordered(lang, event, frame: Frame, before: Frame | None = None) -> str:
     """Why the queue's policy put this request first (SGLang's schedule_policy, or its priority scheduling)."""
     requests = frame.requests
-    return text(lang, f"narrate.ordered.{event.policy}", id=event.seq_id, ahead=event.ahead_of,
+    return text(lang, _own(lang, frame, f"narrate.ordered.{event.policy}"), id=event.seq_id, ahead=event.ahead_of,
                 prefix=count(lang, "n.token", event.num_prefix_tokens),
                 output=count(lang, "n.token", event.max_new_tokens), priority=requests[event.seq_id].priority,
                 ahead_priority=requests[event.ahead_of].priority, direction=_direction(lang, frame))
@@ -227,9 +264,16 @@ def _ordered(lang, event, frame: Frame, before: Frame | None = None) -> str:
 def _retracted(lang, event, frame: Frame, before: Frame | None = None) -> str:
     freed = _freed(lang, frame, event.freed_blocks)
     by_priority = frame.config.value("retraction_policy") == "priority"  # SGLang's retraction_policy
-    return text(lang, "narrate.retracted.priority" if by_priority else "narrate.retracted", id=event.seq_id,
-                needed=count(lang, "n.slot", event.needed), free=event.free, ratio=f"{event.new_token_ratio:.2f}",
-                freed=freed, priority=frame.requests[event.seq_id].priority)
+    key = _own(lang, frame, "narrate.retracted.priority" if by_priority else "narrate.retracted")
+    return text(lang, key, id=event.seq_id, needed=count(lang, "n.slot", event.needed), free=event.free,
+                ratio=_number(event.new_token_ratio, 4), freed=freed, priority=frame.requests[event.seq_id].priority)
+
+
+def _unlocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
+    """A request left and dropped its lock on its prefix in the radix tree: the units stay cached."""
+    units = count(lang, f"unit.{kv_unit(frame)}", len(event.block_ids))
+    return text(lang, _own(lang, frame, "narrate.unlocked"), id=event.seq_id, units=units,
+                ids=_unit_ids(lang, frame, event.block_ids))
 
 
 def _finished(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -287,7 +331,8 @@ def _other(lang, event, frame: Frame, before: Frame | None = None) -> str:
 DESCRIBE = {"arrived": _arrived, "admitted": _admitted, "chunk": _chunk, "blocked": _blocked,
             "preempted": _preempted, "prefix_hit": _prefix_hit, "finished": _finished, "aborted": _aborted,
             "speculated": _speculated, "finished_late": _finished_late, "evicted": _evicted,
-            "pool_rebuilt": _pool_rebuilt, "ordered": _ordered, "retracted": _retracted, "pass_ended": _pass_ended}
+            "pool_rebuilt": _pool_rebuilt, "ordered": _ordered, "retracted": _retracted, "pass_ended": _pass_ended,
+            "unlocked": _unlocked}
 
 
 def describe(event: Event, frame: Frame, before: Frame | None = None, *, lang: str) -> str:
@@ -328,6 +373,8 @@ def left_out(frame: Frame, before: Frame, lang: str) -> str | None:
     late = len(frame.events_of("finished_late"))
     if len(frame.batch.seq_ids) + late >= config.max_num_seqs:
         return count(lang, "narrate.sat_out.max_num_seqs", n, ids=ids, max_num_seqs=config.max_num_seqs)
+    if not _reads(frame, "max_num_batched_tokens"):  # no token budget, no chunk rule of the article's to name
+        return count(lang, "narrate.sat_out.other", n, ids=ids)
     if frame.batch.total_tokens >= config.max_num_batched_tokens:
         return count(lang, "narrate.sat_out.token_budget", n, ids=ids, budget=config.max_num_batched_tokens)
     waiting_for_blocks = [_chunk_lacks_blocks(rid, frame, before, lang) for rid in paused]
@@ -367,7 +414,15 @@ def prompts_completed(frame: Frame, before: Frame, lang: str) -> list[str]:
 
 
 def kv_moments(frame: Frame, before: Frame, lang: str) -> str:
-    """The pool's free units at the two moments a step has: its start (the frame before) and its end."""
+    """The pool's free units at the two moments a step has: its start (the frame before) and its end; in a kind's
+    own words where its view carries its own counts (SGLang: the allocator's `available_size()` and the tree's
+    `evictable_size()`, as the twin read them after each step, in token slots whatever its page size)."""
+    view, was = frame.panel("radix_tree") or {}, before.panel("radix_tree") or {}
+    own = _own(lang, frame, "narrate.kv_moments")
+    if own is not None and "available_size" in view and "available_size" in was and not frame.events_of("pool_rebuilt"):
+        return text(lang, own, start=was["available_size"],
+                    start_evictable=was["evictable_size"], after=view["available_size"],
+                    after_evictable=view["evictable_size"], total=view["size"])
     return text(lang, "narrate.kv_moments", units=text(lang, f"unit.{kv_unit(frame)}.other"),
                 start=free_at_start(frame, before), after=frame.metrics.num_free_blocks,
                 total=frame.config.num_kvcache_blocks)  # a reserved unit (vLLM's null block) is not one of them

@@ -37,9 +37,9 @@ def _needs_block(frame: Frame, before: Frame) -> list[int]:
 
 
 def _freed(frame: Frame, before: Frame) -> list[int]:
-    """Blocks given back this step: by preemptions and late finishes (their events name them), and by the
+    """Blocks given back this step: by preemptions, retractions and late finishes (their events name them), and by the
     requests that finished or were aborted (the blocks they held when the step started)."""
-    freed = {b for e in frame.events if e.kind in ("preempted", "finished_late") for b in e.freed_blocks}
+    freed = {b for e in frame.events if e.kind in ("preempted", "retracted", "finished_late") for b in e.freed_blocks}
     for e in frame.events:
         if e.kind in ("finished", "aborted") and e.seq_id < len(before.requests):
             freed.update(before.requests[e.seq_id].block_table)

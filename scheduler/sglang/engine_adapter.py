@@ -1,6 +1,7 @@
 """The SGLang twin behind the scheduler contract (scheduler/contract.py): the engine's `Config` read as SGLang's
-`ServerArgs`, its `Sequence`s as SGLang `Req`s, each step's decisions told as events, and the radix tree's pool
-as a `KVPoolView`. The twin (scheduler.py) decides; this module only translates, so its decisions stay SGLang's.
+`ServerArgs` (command_line.py), its `Sequence`s as SGLang `Req`s, the events the twin tells as it decides passed on
+(each request's state moved with them), and the radix tree's pool as a `KVPoolView`. The twin (scheduler.py)
+decides and tells; this module only translates, so its decisions and their numbers stay SGLang's.
 
 - A unit is one page of `page_size` (= `kvcache_block_size`) token slots, a token slot at page_size 1; SGLang's
   padding slot (page 0) is the reserved unit, so the pool has `num_kvcache_blocks` units a request may hold and
@@ -15,32 +16,17 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from dataclasses import asdict
 
 from i18n import Message
 from scheduler.config import Config
 from scheduler.contract import Launch, PanelKind, PoolChanges, SchedulerInfo, UnitState
-from scheduler.events import (
-    Aborted,
-    Admitted,
-    AdmittedAfterPreemption,
-    Blocked,
-    BudgetBlocked,
-    ChunkScheduled,
-    Event,
-    Finished,
-    LeafEvicted,
-    Ordered,
-    Preempted,
-    PrefixHit,
-    Retracted,
-)
+from scheduler.events import Aborted, Admitted, Event, Finished, LeafEvicted, Preempted, Retracted
 from scheduler.interface import Batch, check_new, check_pool_shape, refuse, requeue
 from scheduler.sequence import Sequence, SequenceStatus
+from scheduler.sglang.command_line import launch_server_args, server_args
 from scheduler.sglang.radix_cache import RadixCache, TreeNode
 from scheduler.sglang.req import Req
-from scheduler.sglang.schedule_policy import AddReqResult, priority_sign
-from scheduler.sglang.scheduler import ScheduleBatch, Scheduler, ServerArgs
+from scheduler.sglang.scheduler import ScheduleBatch, Scheduler
 from scheduler.sglang.settings import VERSION, SglangSettings, launch_notes
 from scheduler.sglang.tour import TOUR
 from scheduler.sglang.tree_view import VIEW_KIND, TreeView
@@ -48,37 +34,6 @@ from scheduler.sglang.tree_view import VIEW_KIND, TreeView
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
 PADDING_UNIT = 0  # SGLang's slot 0 (page 0): written by padded batches, never given to a request
-
-
-def server_args(config: Config) -> ServerArgs:
-    """The `python -m sglang.launch_server` arguments `config` stands for: the shared settings under SGLang's names,
-    and its own (scheduler/sglang/settings.py), each a ServerArgs field of its name."""
-    return ServerArgs(max_total_tokens=config.num_kvcache_blocks * config.kvcache_block_size,
-                      page_size=config.kvcache_block_size, max_running_requests=config.max_num_seqs,
-                      context_length=config.max_model_len, eos=config.eos, **asdict(config.of(SglangSettings)))
-
-
-def launch_server_args(config: Config, model: str, overlap: bool) -> list[str]:
-    """`python -m sglang.launch_server` for `config`'s run, one list item per shell word: every ServerArgs the twin
-    reads (SGLang's own flags), the radix cache on (its default), overlap scheduling as the run had it; priority
-    scheduling's flags when it is on (a switch only when set)."""
-    args = server_args(config)
-    words = ["python", "-m", "sglang.launch_server", "--model-path", model]
-    values = ["max_running_requests", "max_total_tokens", "page_size", "chunked_prefill_size", "max_prefill_tokens",
-              "schedule_policy", "schedule_conservativeness", "context_length"]
-    switches = ["disable_overlap_schedule"] if not overlap else []
-    if args.enable_priority_scheduling:
-        values += ["priority_scheduling_preemption_threshold", "retraction_policy"]
-        switches += [name for name in ("enable_priority_scheduling", "schedule_low_priority_values_first",
-                                       "disable_priority_preemption") if getattr(args, name)]
-    for name in values:
-        value = getattr(args, name)
-        words += [_flag(name), f"{value:g}" if isinstance(value, float) else str(value)]
-    return words + [_flag(name) for name in switches]
-
-
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
 
 
 class RadixPoolView:
@@ -208,10 +163,12 @@ class SglangScheduler:
     """SGLang 0.5.23's Scheduler (the twin, scheduler/sglang/scheduler.py) as the engine drives a scheduler.
     SGLang has no preemption policy, priority queue, step order or batch mixing of the article's (its own priority
     scheduling has SGLang's settings), no prefix caching switch (the radix tree is always on), no speculative
-    decoding or vLLM knobs: those Config fields are not read. A request's `priority` is SGLang's. A prompt
-    SGLang's limits refuse (its context length or pool, less SGLang's margin) is refused on arrival, and so is one
-    its admission could never take even with the pool empty (its prompt, its clipped max_new_tokens and a page not
-    below max_total_tokens), which SGLang would keep waiting for good. Overlapped, a step's tokens are appended as
+    decoding or vLLM knobs: those Config fields are not read. A request's `priority` is SGLang's. A prompt of
+    max_model_len tokens or more is refused on arrival (SGLang's tokenizer manager refuses it before its scheduler
+    sees it); one over the scheduler's input limit (its context length or pool, less SGLang's margin) is queued as
+    SGLang's one-token stub and aborted after its prefill; one its admission could never take even with the pool
+    empty (its prompt, its clipped max_new_tokens and a page not below max_total_tokens), which SGLang would keep
+    waiting for good, is refused on arrival. Overlapped, a step's tokens are appended as
     placeholders and filled in when they land; an EOS found then ends its request a step late, its computed KV
     entering the tree."""
     info = SchedulerInfo(
@@ -229,7 +186,6 @@ class SglangScheduler:
         self.twin = Scheduler(server_args(config))
         self.num_preemptions = 0
         self._reqs: dict[int, Req] = {}  # seq id -> its Req, for every request waiting or running
-        self._preempted: set[int] = set()  # seq ids a priority preemption sent back, until admitted again
         self._seqs: dict[int, Sequence] = {}
         self._batch: ScheduleBatch | None = None  # the last schedule()'s
         self._pool = RadixPoolView(self)
@@ -270,17 +226,15 @@ class SglangScheduler:
     # -- requests ----------------------------------------------------------------------------------------
 
     def add(self, seq: Sequence):
-        """Queue a new request (SGLang's `handle_generate_request`); one its limits refuse ends ABORTED."""
+        """Queue a new request (SGLang's `handle_generate_request`; a prompt over its input limit is queued as a
+        one-token stub, aborted after its prefill); one SGLang could never admit ends ABORTED now."""
         check_new(seq, self.config, held=seq.seq_id in self._reqs)
         twin = self.twin
-        if not len(seq.token_ids) < twin.max_req_input_len:
-            refuse(seq, "abort.sglang_prompt", n=len(seq.token_ids), most=max(twin.max_req_input_len - 1, 0))
         params = seq.sampling_params
         max_new = max(params.max_tokens - seq.num_completion_tokens, 0)
         req = twin.add_request(seq.seq_id, seq.token_ids, max_new, params.ignore_eos, seq.priority)
-        needed = len(req.origin_input_ids) + req.max_new_tokens + twin.page_size
-        if needed >= twin.max_total_num_tokens:  # PrefillAdder answers NO_TOKEN even with the pool empty: SGLang
-            twin.waiting_queue.remove(req)  # would keep it waiting for good, and every request behind it
+        if (needed := twin.never_admitted(req)) is not None:  # NO_TOKEN even with the pool empty: SGLang would
+            twin.waiting_queue.remove(req)  # keep it waiting for good, and every request behind it
             refuse(seq, "abort.sglang_never_fits", needed=needed, slots=twin.max_total_num_tokens)
         self._reqs[seq.seq_id] = req
         self._seqs[seq.seq_id] = seq
@@ -304,24 +258,16 @@ class SglangScheduler:
     # -- one step ------------------------------------------------------------------------------------------
 
     def schedule(self) -> Batch:
-        """SGLang's `get_next_batch_to_run`, its decisions told as events."""
-        twin, events = self.twin, []
-        arrival_head = min((r.rid for r in twin.waiting_queue), default=-1)
+        """SGLang's `get_next_batch_to_run`: the events the twin told as it decided, each request's state moved
+        with them."""
+        twin = self.twin
         batch = twin.get_next_batch_to_run()
         if batch is None:
             twin.on_idle()
         twin.step_done(batch)
         self._batch = batch
         self._pool.stale()
-        self._tell_retractions(events)
-        extend = batch is not None and batch.forward_mode == "extend"
-        if extend:
-            self._tell_order(batch, arrival_head, events)  # the queue's order, then whom its head preempted
-        self._tell_preemptions(events)
-        if extend:
-            self._tell_admissions(batch, events)
-        self._tell_blocked(events)
-        self._tell_evictions(batch, events)
+        events = [self._follow(event) for event in twin.events]
         if batch is None:
             return Batch([], (), "idle", tuple(events))
         extend = batch.forward_mode == "extend"
@@ -335,107 +281,30 @@ class SglangScheduler:
             counts.append(n)
         return Batch(seqs, tuple(counts), "prefill" if extend else "decode", tuple(events))
 
-    def _tell_retractions(self, events: list[Event]):
-        twin = self.twin
-        needed, free = twin.decode_mem or (0, 0)
-        for req in twin.retracted:
-            self._preempted.discard(req.rid)
-            events.append(Retracted(req.rid, needed, free, twin.new_token_ratio_tracker.current,
-                                    self._sent_back(req)))
-        for req in list(self._reqs.values()):  # the last request, which even alone could not decode
-            if req.finished_reason == "abort":
-                reason = Message("abort.sglang_no_room")
-                self._end(self._seqs[req.rid], ABORTED, reason)
-                events.append(Aborted(req.rid, reason))
+    def _follow(self, event: Event) -> Event:
+        """A request's state as the twin's event leaves it (sent back, admitted, aborted); the event as told."""
+        seq = self._seqs.get(event.seq_id)
+        if isinstance(event, (Retracted, Preempted)):
+            self._send_back(seq)
+        elif isinstance(event, Admitted):
+            req, page = self._reqs[event.seq_id], self.twin.page_size
+            seq.status, seq.num_cached_tokens = RUNNING, event.num_cached_tokens
+            self._pool.num_prefix_queries += (len(req.fill_ids) - 1) // page
+            self._pool.num_prefix_hits += event.num_cached_tokens // page
+        elif isinstance(event, LeafEvicted):
+            self._pool.evicted += event.block_ids
+        elif isinstance(event, Aborted):
+            reason = Message(event.reason)
+            self._end(seq, ABORTED, reason)
+            return Aborted(event.seq_id, reason)
+        return event
 
-    def _sent_back(self, req: Req) -> tuple[int, ...]:
-        """A running request sent back to the waiting queue (retracted or preempted): its units freed (returned)."""
-        seq = self._seqs[req.rid]
-        freed = tuple(seq.block_table)
+    def _send_back(self, seq: Sequence):
+        """A running request sent back to the waiting queue (retracted or preempted)."""
         seq.status, seq.block_table = WAITING, []
         seq.num_computed_tokens = seq.num_scheduled_tokens = 0
         seq.num_preemptions += 1
         self.num_preemptions += 1
-        return freed
-
-    def _tell_preemptions(self, events: list[Event]):
-        """SGLang's priority preemption: who was released to make room for whom."""
-        adder = self.twin.last_adder
-        for req, for_req in adder.preemptions if adder is not None else ():
-            self._preempted.add(req.rid)
-            events.append(Preempted(req.rid, for_req.rid, "priority", self._sent_back(req)))
-
-    def _tell_order(self, batch: ScheduleBatch, arrival_head: int, events: list[Event]):
-        """The policy's head of the queue, when its key put it before the earliest arrival (priority scheduling: a
-        more important request, lpm: a longer cached prefix, lof: a longer output budget, dfs-weight: a heavier
-        subtree); not for a tie kept in queue order."""
-        new = [r for r in batch.reqs if self._seqs[r.rid].status is WAITING]
-        if not new or new[0].rid == arrival_head or arrival_head not in self._reqs:
-            return
-        head, earliest, policy = new[0], self._reqs[arrival_head], self.twin.policy.policy
-        args = self.twin.args
-        if args.enable_priority_scheduling and head.priority != earliest.priority:
-            policy = "priority"
-        more_important = (head.priority - earliest.priority) * -priority_sign(args.schedule_low_priority_values_first)
-        beats = {"lpm": head.num_matched_prefix_tokens > earliest.num_matched_prefix_tokens,
-                 "lof": head.max_new_tokens > earliest.max_new_tokens, "dfs-weight": True,
-                 "priority": more_important > 0}.get(policy, False)
-        if beats:
-            events.append(Ordered(head.rid, policy, arrival_head, head.num_matched_prefix_tokens,
-                                  head.max_new_tokens))
-
-    def _tell_admissions(self, batch: ScheduleBatch, events: list[Event]):
-        pool = self._pool
-        for req in batch.reqs:
-            seq = self._seqs[req.rid]
-            total = len(req.fill_ids)
-            if seq.status is WAITING:
-                seq.status = RUNNING
-                seq.num_cached_tokens = req.prefix_len
-                pool.num_prefix_queries += (total - 1) // self.twin.page_size
-                pool.num_prefix_hits += req.prefix_len // self.twin.page_size
-                if req.prefix_len:
-                    prefix_units = pool.units(req.req_to_token[:req.prefix_len])
-                    events.append(PrefixHit(req.rid, tuple(prefix_units), req.prefix_len))
-                admitted = AdmittedAfterPreemption if req.rid in self._preempted else Admitted
-                self._preempted.discard(req.rid)
-                events.append(admitted(req.rid, req.extend_len, req.prefix_len, seq.num_preemptions > 0))
-            if req.extend_end < total:
-                events.append(ChunkScheduled(req.rid, req.prefix_len, req.extend_len, total))
-
-    def _tell_blocked(self, events: list[Event]):
-        """Why the head of the waiting queue stayed: PrefillAdder's NO_TOKEN or OTHER with its numbers, every row
-        of the running batch taken (max_running_requests), or the batch-is-full latch."""
-        twin = self.twin
-        adder = twin.last_adder
-        sent_back = {*twin.retracted, *(adder.preempt_list if adder is not None else ())}  # told by their events
-        head = next((r for r in twin.waiting_queue if r.rid in self._reqs and r not in sent_back), None)
-        if head is None:
-            return
-        ratio = adder.new_token_ratio if adder is not None else 0.0  # the ratio its reserve was taken at
-        state = adder.budget_state() if adder is not None else None
-        if adder is not None and adder.refusal is not None:
-            result, needed, available = adder.refusal
-            events.append(BudgetBlocked(head.rid, "no_token" if result is AddReqResult.NO_TOKEN else "other",
-                                        needed, int(available), adder.running_reserve, ratio))
-        elif state is AddReqResult.NO_TOKEN:
-            events.append(BudgetBlocked(head.rid, "no_token", 0, int(adder.rem_total_tokens), adder.running_reserve,
-                                        ratio))
-        elif state is AddReqResult.OTHER:
-            events.append(BudgetBlocked(head.rid, "other", 0, adder.rem_input_tokens, adder.running_reserve, ratio))
-        elif twin.running_batch.reqs or adder is not None:
-            rows = len(twin.running_batch.reqs) + (len(adder.can_run_list) if adder is not None else 0)
-            most = twin.args.max_running_requests
-            events.append(Blocked(head.rid, "max_running_requests", rows + 1, most) if rows >= most
-                          else Blocked(head.rid, "batch_full", 0, 0))
-
-    def _tell_evictions(self, batch: ScheduleBatch | None, events: list[Event]):
-        log = self.twin.tree_cache.evicted_log
-        for key, slots in log:
-            units = self._pool.units(slots)
-            self._pool.evicted += units
-            events.append(LeafEvicted(batch.reqs[0].rid if batch is not None else -1, tuple(units), tuple(key)))
-        log.clear()
 
     # -- after the model ---------------------------------------------------------------------------------
 
@@ -449,19 +318,25 @@ class SglangScheduler:
         reqs = [self._reqs[seq.seq_id] for seq in seqs]
         outputs = [len(r.output_ids) for r in reqs]
         tokens = [0 if t is None else t for t in token_ids]
+        extend = self._batch.forward_mode == "extend"
         self.twin.process_batch_result(ScheduleBatch(reqs, self._batch.forward_mode), tokens)
         self._pool.stale()
         events = []
         for seq, req, before in zip(seqs, reqs, outputs, strict=True):
             seq.num_computed_tokens, seq.num_scheduled_tokens = req.kv_committed_len, 0
+            if req.finished_reason == "abort":  # an over-long prompt's stub, prefilled (validate_input_length)
+                reason = Message("abort.sglang_prompt", n=len(seq.token_ids), most=self.twin.max_req_input_len - 1)
+                self._end(seq, ABORTED, reason)
+                events.append(Aborted(seq.seq_id, reason))
+                continue
             if len(req.output_ids) > before:
                 seq.token_ids.append(req.output_ids[-1])
             if req.finished():
                 reason = self._finish_reason(seq, req)
                 self._end(seq, FINISHED, reason)
                 events.append(Finished(seq.seq_id, reason))
-            else:
-                seq.block_table = self._pool.units(req.req_to_token)  # the tree's copy of its prefix, maybe
+            elif extend:  # its prefill entered the tree: its row may now point at the tree's copy of its prefix
+                seq.block_table = self._pool.units(req.req_to_token)
         return events
 
     def _finish_reason(self, seq: Sequence, req: Req) -> str:
@@ -488,8 +363,10 @@ class SglangScheduler:
              ) -> tuple[list[tuple[Sequence, tuple[int, ...]]], list[Sequence]]:
         """The step in flight returned: its tokens replace the placeholders (in the Req too, before any enters
         the tree). A request whose token is EOS ends now, one step late, with the KV it computed entering the
-        tree; one a length limit ended already takes "eos" as its reason."""
+        tree; one a length limit ended already takes "eos" as its reason. An over-long prompt's stub, aborted at
+        its result, keeps no token (SGLang streams nothing of it)."""
         late, eos_at_limit = [], []
+        landed = [item for item in landed if item[0].status is not ABORTED]  # an over-long prompt's stub kept none
         for seq, index, token in landed:
             seq.token_ids[index] = token
             req = self._reqs.get(seq.seq_id)

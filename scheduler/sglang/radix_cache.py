@@ -44,7 +44,6 @@ class RadixCache:
         self.root_node.lock_ref = 1
         self.evictable_size_ = self.protected_size_ = 0
         self.evictable_leaves: set[TreeNode] = set()
-        self.evicted_log: list[tuple[list[int], list[int]]] = []  # (key, slots) of each leaf evicted, for its reader
 
     def child_key(self, key: list[int], offset: int = 0):
         return key[offset] if self.page_size == 1 else tuple(key[offset:offset + self.page_size])
@@ -149,18 +148,18 @@ class RadixCache:
             self._update_leaf(node)
             node = node.parent
 
-    def evict(self, num_tokens: int) -> int:
+    def evict(self, num_tokens: int) -> list[tuple[list[int], list[int]]]:
         """Free at least `num_tokens` slots (or all there are) by deleting unlocked leaves, least recent first;
-        a parent left a leaf joins the candidates."""
+        a parent left a leaf joins the candidates. Returns (key, slots) of each leaf evicted, in order."""
         heap = [(leaf.last_access_time, leaf) for leaf in self.evictable_leaves]
         heapq.heapify(heap)
-        evicted = 0
+        evicted, leaves = 0, []
         while evicted < num_tokens and heap:
             _, leaf = heapq.heappop(heap)
             if leaf not in self.evictable_leaves:
                 continue
             self.allocator.free(leaf.value)
-            self.evicted_log.append((leaf.key, leaf.value))
+            leaves.append((leaf.key, leaf.value))
             evicted += len(leaf.value)
             parent = leaf.parent
             del parent.children[self.child_key(leaf.key)]
@@ -169,13 +168,12 @@ class RadixCache:
             self._update_leaf(parent)
             if parent in self.evictable_leaves:
                 heapq.heappush(heap, (parent.last_access_time, parent))
-        return evicted
+        return leaves
 
-    def evict_to_free(self, num_tokens: int):
-        """Evict what `num_tokens` free slots still lack (SGLang's `evict_to_free_tokens`)."""
+    def evict_to_free(self, num_tokens: int) -> list[tuple[list[int], list[int]]]:
+        """Evict what `num_tokens` free slots still lack (SGLang's `evict_to_free_tokens`); the leaves evicted."""
         shortfall = num_tokens - self.allocator.available_size()
-        if shortfall > 0:
-            self.evict(shortfall)
+        return self.evict(shortfall) if shortfall > 0 else []
 
     def _update_leaf(self, node: TreeNode):
         if node is not self.root_node and node.lock_ref == 0 and not node.children:

@@ -30,7 +30,9 @@ class Req:
     cache_protected_len: int = 0  # the row's leading slots that are the tree's
     inflight_middle_chunks: int = 0
     is_retracted: bool = False
+    sent_back: str | None = None  # "retracted" or "preempted" (by priority) while it waits to be prefilled again
     finished_reason: str | None = None  # "eos", "length" or "abort"
+    to_finish: str | None = None  # "abort": the finish its next result takes (an over-long prompt's stub)
 
     @property
     def extend_len(self) -> int:
@@ -46,10 +48,19 @@ class Req:
     def refresh_fill_ids(self):
         self.fill_ids = self.origin_input_ids + self.output_ids
 
+    def set_finish_with_abort(self):
+        """SGLang's answer to a prompt over its input limit: the prompt replaced by one token (0) to skip the long
+        prefill, the request aborted at its first result."""
+        self.origin_input_ids = [0]
+        self.to_finish = "abort"
+
     def update_finish_state(self):
-        """EOS (unless ignore_eos) before the length limit, as SGLang checks them; an EOS past max_new_tokens (one
-        clipped to 0 at arrival) is a length finish (SGLang's `_cap_finished_len_at_max_new_tokens`)."""
-        if not self.ignore_eos and self.output_ids[-1] == self.eos_token_id:
+        """A finish set ahead (`to_finish`) first; then EOS (unless ignore_eos) before the length limit, as SGLang
+        checks them; an EOS past max_new_tokens (one clipped to 0 at arrival) is a length finish (SGLang's
+        `_cap_finished_len_at_max_new_tokens`)."""
+        if self.to_finish is not None:
+            self.finished_reason, self.to_finish = self.to_finish, None
+        elif not self.ignore_eos and self.output_ids[-1] == self.eos_token_id:
             self.finished_reason = "eos" if len(self.output_ids) <= self.max_new_tokens else "length"
         elif len(self.output_ids) >= self.max_new_tokens:
             self.finished_reason = "length"

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from enum import Enum, auto
 from typing import TYPE_CHECKING
 
+from scheduler.events import BudgetBlocked
 from scheduler.sglang.radix_cache import RadixCache
 from scheduler.sglang.req import CLIP_MAX_NEW_TOKENS, Req
 
@@ -70,6 +71,19 @@ class SchedulePolicy:
         self.enable_priority_scheduling = enable_priority_scheduling
         self.priority_sign = priority_sign(schedule_low_priority_values_first)
         self.waiting_prefix_refresh_calls = 0
+        self.applied = policy  # the policy the last calc_priority sorted by (lpm falls back to fcfs)
+        self.deprioritized: set[int] = set()  # lpm's requests put last in the last calc_priority
+
+    def _priority_key(self, req: Req) -> int:
+        """Priority scheduling's key: the more important first."""
+        return req.priority * self.priority_sign
+
+    def _policy_key(self, req: Req) -> float:
+        """The key of the policy applied (lpm: the longest cached prefix, those deprioritised last; lof: the longest
+        output budget); 0 for fcfs, which keeps the queue's order."""
+        if self.applied == "lpm":
+            return float("inf") if req.rid in self.deprioritized else -req.num_matched_prefix_tokens
+        return -req.max_new_tokens if self.applied == "lof" else 0
 
     def calc_priority(self, waiting_queue: list[Req]):
         """Sort `waiting_queue` in place by the policy (stable, as SGLang's sorts are). Under priority scheduling
@@ -78,22 +92,32 @@ class SchedulePolicy:
         policy = self.policy
         if policy == "lpm" and len(waiting_queue) > WAITING_QUEUE_PREFIX_MATCH_MAX:
             policy = "fcfs"
+        self.applied, self.deprioritized = policy, set()
         if self.policy == "fcfs" and self.enable_priority_scheduling:
-            waiting_queue.sort(key=lambda r: (r.priority * self.priority_sign, r.wait_queue_entry_time))
+            waiting_queue.sort(key=lambda r: (self._priority_key(r), r.wait_queue_entry_time))
         if policy in CACHE_AWARE:
-            deprioritized = self._compute_prefix_matches(waiting_queue)
+            self.deprioritized = self._compute_prefix_matches(waiting_queue)
             if policy == "lpm":
-                waiting_queue.sort(key=lambda r: float("inf") if r.rid in deprioritized
-                                   else -r.num_matched_prefix_tokens)
+                waiting_queue.sort(key=self._policy_key)
             else:
                 order = self.tree.dfs_weight_order([r.last_node for r in waiting_queue])
                 waiting_queue[:] = [waiting_queue[i] for i in order]
             return
         if policy == "lof" and self.enable_priority_scheduling:
-            waiting_queue.sort(key=lambda r: (r.priority * self.priority_sign, -r.max_new_tokens))
+            waiting_queue.sort(key=lambda r: (self._priority_key(r), self._policy_key(r)))
         elif policy == "lof":
-            waiting_queue.sort(key=lambda r: -r.max_new_tokens)
+            waiting_queue.sort(key=self._policy_key)
         self._touch_waiting_prefixes(waiting_queue)
+
+    def first_by(self, head: Req, other: Req) -> str | None:
+        """Which part of the last calc_priority's order put `head` before `other`: "priority" (priority
+        scheduling), the policy's key ("lpm", "lof"), "dfs-weight" (the tree's order); None when they tie on
+        them all (the queue's order kept)."""
+        if self.enable_priority_scheduling and self._priority_key(head) != self._priority_key(other):
+            return "priority" if self._priority_key(head) < self._priority_key(other) else None
+        if self.applied == "dfs-weight":
+            return "dfs-weight"
+        return self.applied if self._policy_key(head) < self._policy_key(other) else None
 
     def _compute_prefix_matches(self, waiting_queue: list[Req]) -> set[int]:
         """Match every waiting request against the tree; of those with a short cached prefix that share 32+
@@ -135,7 +159,7 @@ class PrefillAdder:
 
     def __init__(self, page_size: int, tree: RadixCache, running_batch: ScheduleBatch, new_token_ratio: float,
                  rem_input_tokens: int, rem_chunk_tokens: int | None, priority_scheduling_preemption_threshold: int,
-                 schedule_low_priority_values_first: bool, release_req: Callable[[Req, int], None]):
+                 schedule_low_priority_values_first: bool, release_req: Callable[[Req, int, Req], None]):
         self.page_size, self.tree, self.new_token_ratio = page_size, tree, new_token_ratio
         self.running_batch = running_batch
         self.rem_input_tokens, self.rem_chunk_tokens = rem_input_tokens, rem_chunk_tokens
@@ -148,8 +172,23 @@ class PrefillAdder:
         self.total_offset = self.current_offset = 0
         for r in running_batch.reqs:
             self.total_offset += self._get_running_request_total_token_offset(r)
-        self.running_reserve = self.total_offset  # kept for the narration, as is `refusal`
-        self.refusal: tuple[AddReqResult, int, float] | None = None  # (result, tokens needed, tokens left)
+        self.running_reserve = self.total_offset  # the running requests' part of total_offset (less the preempted)
+        self.refusal: tuple[AddReqResult, int, float, int] | None = None  # (result, needed, left, prefix locked)
+
+    def refused(self, rid: int) -> BudgetBlocked:
+        """The request `rid` refused by its last `add_one_req`, with the numbers that refused it."""
+        result, needed, left, locked = self.refusal
+        return BudgetBlocked(rid, "no_token" if result is AddReqResult.NO_TOKEN else "other", needed, round(left, 2),
+                             self.running_reserve, self.new_token_ratio, locked)
+
+    def spent(self, rid: int) -> BudgetBlocked:
+        """`rid` waits because this pass spent a budget (`budget_state`): the KV slots left (NO_TOKEN), else the
+        input or chunk tokens left (OTHER), as they stand now."""
+        if self.budget_state() is AddReqResult.NO_TOKEN:
+            return BudgetBlocked(rid, "no_token", 0, round(self.rem_total_tokens, 2),
+                                 self.running_reserve, self.new_token_ratio)
+        left = self.rem_input_tokens if self.rem_input_tokens <= 0 else self.rem_chunk_tokens
+        return BudgetBlocked(rid, "other", 0, left, self.running_reserve, self.new_token_ratio)
 
     @property
     def preempt_list(self) -> list[Req]:
@@ -206,14 +245,16 @@ class PrefillAdder:
         max_new = min(max(req.max_new_tokens - len(req.output_ids), 0), CLIP_MAX_NEW_TOKENS)
         extend_len = len(req.fill_ids) - req.prefix_len
         total_tokens = extend_len + max_new + self.page_size
+        evictable = self.tree.evictable_size()
         self.tree.inc_lock_ref(req.last_node)  # the prefix, pinned while the request is judged, is not evictable
+        locked = evictable - self.tree.evictable_size()
         try:
             if total_tokens >= self.rem_total_tokens:
-                self.refusal = (AddReqResult.NO_TOKEN, total_tokens, self.rem_total_tokens)
+                self.refusal = (AddReqResult.NO_TOKEN, total_tokens, self.rem_total_tokens, locked)
                 return AddReqResult.NO_TOKEN
             input_tokens = self.ceil_paged_tokens(extend_len)
             if self.rem_chunk_tokens is None and self.can_run_list and input_tokens >= self.rem_input_tokens:
-                self.refusal = (AddReqResult.OTHER, input_tokens, self.rem_input_tokens)
+                self.refusal = (AddReqResult.OTHER, input_tokens, self.rem_input_tokens, 0)
                 return AddReqResult.OTHER
             admitted_max_new = min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS)
             chunked = self.rem_chunk_tokens is not None and input_tokens > self.rem_chunk_tokens
@@ -222,7 +263,7 @@ class PrefillAdder:
                     // self.page_size * self.page_size
                 extend_len = end - req.prefix_len
                 if extend_len <= 0:
-                    self.refusal = (AddReqResult.OTHER, input_tokens, self.rem_chunk_tokens)
+                    self.refusal = (AddReqResult.OTHER, input_tokens, self.rem_chunk_tokens, 0)
                     return AddReqResult.OTHER
                 admitted_max_new = 0
             req.extend_end = req.prefix_len + extend_len
@@ -259,7 +300,8 @@ class PrefillAdder:
         batch = self.running_batch
         for released, running_req in enumerate([r for r in batch.reqs if r in preemptible], 1):
             self.total_offset -= self._get_running_request_total_token_offset(running_req)
-            self.release_req(running_req, len(batch.reqs) - released)
+            self.running_reserve -= self._get_running_request_total_token_offset(running_req)
+            self.release_req(running_req, len(batch.reqs) - released, req)
         batch.reqs = [r for r in batch.reqs if r not in preemptible]
         self.preemptions += [(preempted, req) for preempted in preemptible]
         return True

@@ -11,13 +11,31 @@ Memory pressure is met by retraction (`retract_decode`): requests leave the deco
 their slots freed, and `new_token_ratio` jumps; it decays again by one step per decode.
 Under priority scheduling (`enable_priority_scheduling`, fcfs or lof) the waiting queue is ordered by priority first,
 and a request the full batch cannot take may preempt running requests of a lower priority (`preempt_to_schedule`),
-released as a retraction releases them; `retraction_policy="priority"` retracts the least important first."""
+released as a retraction releases them; `retraction_policy="priority"` retracts the least important first.
+Each decision is told as it is taken, with the numbers it used (`events`, one step's: scheduler/events.py), so a
+reader never works one out again: the prefill pass's stop with PrefillAdder's budgets at that moment, the policy's
+head, admissions, retractions and preemptions with what they freed and what stays cached, each eviction with what it
+made room for. A prompt over the input limit is queued aborted, as a one-token stub (`validate_input_length`)."""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from scheduler.events import (
+    Aborted,
+    Admitted,
+    AdmittedAfterPreemption,
+    Blocked,
+    ChunkScheduled,
+    Event,
+    LeafEvicted,
+    Ordered,
+    Preempted,
+    PrefixHit,
+    Retracted,
+    Unlocked,
+)
 from scheduler.sglang.allocator import make_allocator
 from scheduler.sglang.radix_cache import RadixCache
 from scheduler.sglang.req import Req
@@ -35,6 +53,7 @@ RETRACTION_POLICIES = ("length", "priority")
 PRIORITY_SCHEDULE_POLICIES = ("fcfs", "lof")  # the policies SGLang allows priority scheduling with
 POLICY_ARGS = ("schedule_policy", "enable_priority_scheduling", "schedule_low_priority_values_first")  # its policy's
 INIT_NEW_TOKEN_RATIO, MIN_NEW_TOKEN_RATIO_FACTOR, NEW_TOKEN_RATIO_DECAY_STEPS = 0.7, 0.14, 600
+NO_ROOM = "abort.sglang_no_room"  # the reason of the last request a retraction aborts (a message id)
 
 
 @dataclass(frozen=True)
@@ -138,8 +157,8 @@ class Scheduler:
         self.chunked_req: Req | None = None
         self.retracted: list[Req] = []  # this step's, for the caller
         self.last_adder: PrefillAdder | None = None  # this step's prefill pass, for the caller (its budgets)
-        self.decode_mem: tuple[int, int] | None = None  # this step's failed decode check: (slots needed, free)
         self.prefill_budget: dict | None = None  # this step's pass's budgets at its end (tree_view.prefill_budget)
+        self.events: list[Event] = []  # this step's decisions, told as they are taken with the numbers they used
 
     def apply_args(self, args: ServerArgs):
         """Run the next steps under `args` with the same pool (SGLang sets its ServerArgs once; the app may change
@@ -166,20 +185,39 @@ class Scheduler:
         self.max_req_input_len = self.max_req_len - 5
         self.chunked_prefill_size = args.chunked_prefill_size if args.chunked_prefill_size > 0 else None
 
+    def units(self, slots: list[int]) -> tuple[int, ...]:
+        """The KV units (slots, or pages at page_size > 1) of a page-aligned run of slots."""
+        page = self.page_size
+        return tuple(slots) if page == 1 else tuple(slot // page for slot in slots[::page])
+
+    def _evict_to_free(self, num_tokens: int, trigger: str, rid: int) -> list[Event]:
+        """The tree's `evict_to_free`, each leaf it evicts told (LeafEvicted: for what, `trigger`, and whom)."""
+        return [LeafEvicted(rid, self.units(slots), tuple(key), trigger)
+                for key, slots in self.tree_cache.evict_to_free(num_tokens)]
+
     # ---------------------------------------------------------------- arrival
     def add_request(self, rid: int, prompt: list[int], max_new_tokens: int, ignore_eos: bool = False,
                     priority: int | None = None) -> Req:
         """Queue a request; max_new_tokens is clipped to the context length and the pool (init_req_max_new_tokens).
-        Under priority scheduling one without a priority is the least important (`_set_or_validate_priority`)."""
-        if not 0 < len(prompt) < self.max_req_input_len:
-            raise ValueError(f"request {rid}: a prompt of {len(prompt)} tokens; SGLang takes 1 to "
-                             f"{self.max_req_input_len - 1} here")
+        A prompt of max_req_input_len tokens or more is queued too, aborted (`validate_input_length`): its prompt
+        replaced by one token, it is prefilled like any request and reported aborted after that step. Under
+        priority scheduling one without a priority is the least important (`_set_or_validate_priority`)."""
+        if not prompt:
+            raise ValueError(f"request {rid}: an empty prompt")
         clipped = max(0, min(max_new_tokens, self.max_req_len - len(prompt) - 1))
         paged_input = -(-len(prompt) // self.page_size) * self.page_size
         clipped = max(0, min(clipped, self.max_total_num_tokens - paged_input - self.page_size - 1))
         req = Req(rid, list(prompt), clipped, ignore_eos, self.args.eos, priority)
+        if len(prompt) >= self.max_req_input_len:
+            req.set_finish_with_abort()
         self._add_request_to_queue(req)
         return req
+
+    def never_admitted(self, req: Req) -> int | None:
+        """The slots `req` asks of PrefillAdder with the pool empty (its prompt, its max_new_tokens and a page) when
+        they are not below max_total_tokens: NO_TOKEN for good, SGLang would keep it waiting forever; else None."""
+        needed = len(req.origin_input_ids) + req.max_new_tokens + self.page_size
+        return needed if needed >= self.max_total_num_tokens else None
 
     def _add_request_to_queue(self, req: Req):
         """Into the waiting queue (an arrival, or a request retracted or preempted), its entry counted: priority
@@ -197,7 +235,7 @@ class Scheduler:
 
     # ---------------------------------------------------------------- scheduling
     def get_next_batch_to_run(self) -> ScheduleBatch | None:
-        self.retracted, self.last_adder, self.decode_mem = [], None, None
+        self.retracted, self.last_adder, self.events = [], None, []
         running = self.running_batch
         if self.chunked_req is not None and self.chunked_req.extend_end > self.chunked_req.prefix_len:
             self._checkpoint(self.chunked_req)  # stash_chunked_request
@@ -228,32 +266,47 @@ class Scheduler:
         if running.is_empty() or preemption:  # under priority preemption every pass may try to preempt
             running.batch_is_full = False
         if (running.batch_is_full or not self.waiting_queue) and self.chunked_req is None:
+            if self.waiting_queue:  # the latch, set when the rows ran out or an earlier NO_TOKEN
+                head = self.waiting_queue[0]
+                self.events.append(self._rows_taken(head, len(running.reqs))
+                                   if self.get_num_allocatable_reqs(len(running.reqs)) <= 0
+                                   else Blocked(head.rid, "batch_full", 0, 0))
             return None
         if self.get_num_allocatable_reqs(len(running.reqs)) <= 0 and self.chunked_req is None and not preemption:
             running.batch_is_full = True
+            self.events.append(self._rows_taken(self.waiting_queue[0], len(running.reqs)))
             return None
+        earliest = min(self.waiting_queue, key=lambda r: r.rid, default=None)
+        pass_start = len(self.events)  # the queue's order is told before what its head did (a preemption)
         self.policy.calc_priority(self.waiting_queue)
         adder = PrefillAdder(self.page_size, self.tree_cache, running, self.new_token_ratio_tracker.current,
                              self.args.max_prefill_tokens, self.chunked_prefill_size,
                              self.args.priority_scheduling_preemption_threshold,
-                             self.args.schedule_low_priority_values_first, self.release_req)
+                             self.args.schedule_low_priority_values_first, self._preempt)
         self.last_adder = adder
+        continuing = self.chunked_req
         if self.chunked_req is not None:
             init_next_round_input(self.chunked_req, None)
             self.chunked_req = adder.add_chunked_req(self.chunked_req)
+        stop = None  # why the pass stopped, as it stopped: (the request it stopped at or None: the next, the event)
         for req in self.waiting_queue:
             if adder.budget_state() == AddReqResult.OTHER:
+                stop = req, adder.spent(req.rid)
                 break
             held = sum(r.holds_kv for r in adder.can_run_list)
-            if len(adder.can_run_list) >= self.get_num_allocatable_reqs(len(running.reqs), held):
+            rows_full = len(adder.can_run_list) >= self.get_num_allocatable_reqs(len(running.reqs), held)
+            if rows_full:
                 running.batch_is_full = True
             if running.batch_is_full and not (preemption and adder.preempt_to_schedule(req)):
+                stop = req, (self._rows_taken(req, len(running.reqs) + len(adder.can_run_list)) if rows_full
+                             else Blocked(req.rid, "batch_full", 0, 0))
                 break
             init_next_round_input(req, self.tree_cache)
             res = adder.add_one_req(req)
             if res != AddReqResult.CONTINUE:
                 if res == AddReqResult.NO_TOKEN:
                     running.batch_is_full = bool(adder.can_run_list) or not running.is_empty()
+                stop = (req, adder.refused(req.rid)) if req not in adder.can_run_list else (None, adder.spent(-1))
                 break
         self.prefill_budget = prefill_budget(adder, self.args.max_prefill_tokens, self.chunked_prefill_size)
         if adder.can_run_list:
@@ -261,25 +314,62 @@ class Scheduler:
             self.waiting_queue = [r for r in self.waiting_queue if r not in admitted]
         for req in adder.preempt_list:  # queued again even when the request they made room for was not admitted
             self._add_request_to_queue(req)
+        head, blocked = stop or (None, None)
+        if blocked is not None and head is None:  # the budget ran out with a request admitted: the next one waits
+            head = next((r for r in self.waiting_queue if r not in adder.preempt_list), None)
+            blocked = blocked if head is None else replace(blocked, seq_id=head.rid)
+        told_blocked = [blocked] if head is not None else []
         if not adder.can_run_list:
+            self.events += told_blocked
             return None
         if adder.new_chunked_req is not None:
             self.chunked_req = adder.new_chunked_req
         if self.chunked_req is not None:
             self.chunked_req.inflight_middle_chunks += 1
         batch = ScheduleBatch(adder.can_run_list, "extend")
-        self._prepare_for_extend(batch)
+        evictions = self._prepare_for_extend(batch)
+        ordered, admissions = self._admissions(batch, continuing, earliest)
+        self.events[pass_start:pass_start] = ordered
+        self.events += admissions + told_blocked + evictions
         return batch
 
-    def _prepare_for_extend(self, batch: ScheduleBatch):
+    def _rows_taken(self, req: Req, rows: int) -> Blocked:
+        """`req` waits: every row of the running batch is taken or promised (max_running_requests)."""
+        return Blocked(req.rid, "max_running_requests", rows + 1, self.args.max_running_requests)
+
+    def _admissions(self, batch: ScheduleBatch, continuing: Req | None, earliest: Req | None
+                    ) -> tuple[list[Event], list[Event]]:
+        """The extend batch told: the policy's head when its order put it before the earliest arrival; then per
+        request its prefix hit, its admission (again, after a retraction or a preemption) and its chunk."""
+        ordered: list[Event] = []
+        new = [r for r in batch.reqs if r is not continuing]
+        if new and earliest is not None and new[0] is not earliest and not earliest.finished():
+            head = new[0]
+            if (why := self.policy.first_by(head, earliest)) is not None:
+                ordered.append(Ordered(head.rid, why, earliest.rid, head.num_matched_prefix_tokens,
+                                       head.max_new_tokens))
+        events: list[Event] = []
+        for req in batch.reqs:
+            if req is not continuing:
+                if req.prefix_len:
+                    events.append(PrefixHit(req.rid, self.units(req.req_to_token[:req.prefix_len]), req.prefix_len))
+                admitted = AdmittedAfterPreemption if req.sent_back == "preempted" else Admitted
+                events.append(admitted(req.rid, req.extend_len, req.prefix_len, req.sent_back is not None))
+                req.sent_back = None
+            if req.extend_end < len(req.fill_ids):
+                events.append(ChunkScheduled(req.rid, req.prefix_len, req.extend_len, len(req.fill_ids)))
+        return ordered, events
+
+    def _prepare_for_extend(self, batch: ScheduleBatch) -> list[Event]:
         """Rows for the new requests, then the extend's slots from the free list in batch order (after evicting
-        for a new page per request more than the tokens need: SGLang's conservative estimate)."""
+        for a new page per request more than the tokens need: SGLang's conservative estimate). The evictions."""
         for req in batch.reqs:
             if not req.holds_kv:
                 self.free_rows -= 1
                 req.req_to_token = self.tree_cache.path_slots(req.last_node)[:req.prefix_len]
         num_tokens = sum(r.extend_len for r in batch.reqs)
-        self.tree_cache.evict_to_free(num_tokens + (len(batch.reqs) * self.page_size if self.page_size > 1 else 0))
+        evictions = self._evict_to_free(num_tokens + (len(batch.reqs) * self.page_size if self.page_size > 1 else 0),
+                                        "extend", batch.reqs[0].rid)
         spans = [(r.prefix_len, r.extend_end, r.req_to_token[r.prefix_len - 1] if r.prefix_len else -1)
                  for r in batch.reqs]
         for req, slots in zip(batch.reqs, self.allocator.alloc_extend(spans), strict=True):
@@ -287,18 +377,24 @@ class Scheduler:
             req.req_to_token.extend(slots)
             req.kv_committed_len = req.extend_end
             req.is_retracted = False
+        return evictions
 
     def update_running_batch(self, batch: ScheduleBatch) -> ScheduleBatch:
         initial_bs = len(batch.reqs)
         if batch.is_empty():
             batch.batch_is_full = False
             return batch
-        if not self._check_decode_mem(batch.reqs):
-            self.decode_mem = self._decode_need(batch.reqs), self.allocator.available_size()
-            retracted = self.retract_decode(batch)
-            self.new_token_ratio_tracker.current = NewTokenRatioTracker.estimate_after_retract(batch.reqs)
-            self.retracted = retracted
-            for req in retracted:
+        fits, evictions = self._check_decode_mem(batch.reqs)
+        self.events += evictions
+        if not fits:
+            needed, free = self._decode_need(batch.reqs), self.allocator.available_size()
+            told = self.retract_decode(batch)
+            ratio = NewTokenRatioTracker.estimate_after_retract(batch.reqs)
+            self.new_token_ratio_tracker.current = ratio
+            self.retracted = [item[0] for item in told if type(item) is tuple]
+            self.events += [Retracted(item[0].rid, needed, free, ratio, item[1]) if type(item) is tuple else item
+                             for item in told]
+            for req in self.retracted:
                 self._add_request_to_queue(req)
         else:
             self.new_token_ratio_tracker.decay_step()
@@ -309,35 +405,43 @@ class Scheduler:
         self._prepare_for_decode(batch)
         return batch
 
-    def _check_decode_mem(self, reqs: list[Req]) -> bool:
+    def _check_decode_mem(self, reqs: list[Req]) -> tuple[bool, list[Event]]:
         """Whether one more token each fits (a new page for those at a page boundary), after evicting what the
-        tree can give."""
+        tree can give; the evictions."""
         num_tokens = self._decode_need(reqs)
-        self.tree_cache.evict_to_free(num_tokens)
-        return self.allocator.available_size() >= num_tokens
+        evictions = self._evict_to_free(num_tokens, "decode", reqs[0].rid if reqs else -1)
+        return self.allocator.available_size() >= num_tokens, evictions
 
     def _decode_need(self, reqs: list[Req]) -> int:
         return sum(1 for r in reqs if r.kv_committed_len % self.page_size == 0) * self.page_size
 
-    def retract_decode(self, batch: ScheduleBatch) -> list[Req]:
+    def retract_decode(self, batch: ScheduleBatch) -> list:
         """Send requests back to the waiting queue until the decode fits, in `_get_decode_retraction_order`; at
-        least one stays. The batch keeps SGLang's keep-order."""
+        least one stays. The batch keeps SGLang's keep-order. Returns what happened in order: (request, its units
+        freed) for each retracted, the events of what its release did (and of the decode checks) after it."""
         order = self._get_decode_retraction_order(batch.reqs)
-        retracted, first = [], True
-        while first or not self._check_decode_mem([batch.reqs[i] for i in order]):
+        told: list = []
+
+        def fits() -> bool:
+            fit, evictions = self._check_decode_mem([batch.reqs[i] for i in order])
+            told.extend(evictions)
+            return fit
+        first = True
+        while first or not fits():
             if len(order) == 1:
                 break
             first = False
             req = batch.reqs[order.pop()]
-            self.release_req(req, len(order))
-            retracted.append(req)
-        if len(order) <= 1 and not self._check_decode_mem([batch.reqs[i] for i in order]):
+            freed, after = self.release_req(req, len(order), "retracted")
+            told += [(req, freed), *after]
+        if len(order) <= 1 and not fits():
             last = batch.reqs[order.pop()]
             last.finished_reason = "abort"  # even alone it cannot decode
             self._release_kv_cache(last, checkpoint=False)
+            told.append(Aborted(last.rid, NO_ROOM))
         if len(order) < len(batch.reqs):
             batch.reqs = [batch.reqs[i] for i in order]
-        return retracted
+        return told
 
     def _get_decode_retraction_order(self, reqs: list[Req]) -> list[int]:
         """Indices of `reqs`, the one to keep longest first (a retraction takes from the end): most output tokens
@@ -351,16 +455,28 @@ class Scheduler:
             return (req.priority * -sign, *length) if by_priority else length
         return sorted(range(len(reqs)), key=lambda i: keep_key(reqs[i]), reverse=True)
 
-    def release_req(self, req: Req, remaining_req_count: int):
-        """A running request leaves the batch for the waiting queue (a retraction or a priority preemption): its own
-        KV freed (not put in the tree), and the tree evicted for the decode steps of the `remaining_req_count` left."""
+    def release_req(self, req: Req, remaining_req_count: int, why: str) -> tuple[tuple[int, ...], list[Event]]:
+        """A running request leaves the batch for the waiting queue (`why`: "retracted", or "preempted" by priority):
+        its own KV freed (not put in the tree), its lock on its prefix in the tree dropped (the prefix stays
+        cached), and the tree evicted for the decode steps of the `remaining_req_count` left. Returns its own units
+        freed and the events of the rest (Unlocked, LeafEvicted)."""
+        row, protected = req.req_to_token, req.cache_protected_len
+        freed, kept = self.units(row[protected:req.kv_committed_len]), self.units(row[:protected])
         self._release_kv_cache(req, checkpoint=False)
-        self.tree_cache.evict_to_free(remaining_req_count * RETRACT_DECODE_STEPS)
+        after: list[Event] = [Unlocked(req.rid, kept)] if kept else []
+        after += self._evict_to_free(remaining_req_count * RETRACT_DECODE_STEPS, "release", req.rid)
         req.reset_for_retract()
+        req.sent_back = why
+        return freed, after
+
+    def _preempt(self, req: Req, remaining_req_count: int, for_req: Req):
+        """PrefillAdder's priority preemption released `req` to make room for `for_req` (told)."""
+        freed, after = self.release_req(req, remaining_req_count, "preempted")
+        self.events += [Preempted(req.rid, for_req.rid, "priority", freed), *after]
 
     def _prepare_for_decode(self, batch: ScheduleBatch):
         batch.forward_mode = "decode"
-        self.tree_cache.evict_to_free(len(batch.reqs) * self.page_size)
+        self.events += self._evict_to_free(len(batch.reqs) * self.page_size, "decode", batch.reqs[0].rid)
         spans = [(r.kv_committed_len, r.req_to_token[r.kv_committed_len - 1]) for r in batch.reqs]
         for req, slot in zip(batch.reqs, self.allocator.alloc_decode(spans), strict=True):
             req.req_to_token.append(slot)

@@ -24,11 +24,14 @@ VIEW_KIND = "radix_tree"  # what the stage's panel for it looks for (player/tree
 
 def prefill_budget(adder, max_prefill_tokens: int, chunked_prefill_size: int | None) -> dict:
     """PrefillAdder's budgets at the end of its pass, under SGLang's names: `available_and_evictable` (free slots
-    plus the tree's evictable ones), `reserve` (the running requests' future tokens x new_token_ratio),
-    `total_offset` (the reserve plus what this pass admitted), `rem_total_tokens`, `rem_input_tokens` of
+    plus the tree's evictable ones), `reserve` (the running requests' future tokens x new_token_ratio, less those
+    of the requests a priority preemption released), `admitted_offset` (what this pass charged for the requests it
+    admitted: their new tokens, a page each and their max_new_tokens), `total_offset` (the two together),
+    `rem_total_tokens`, `rem_input_tokens` of
     `max_prefill_tokens`, `rem_chunk_tokens` of `chunked_prefill_size` (None: no chunking) and `new_token_ratio`."""
     available = adder.tree.allocator.available_size() + adder.tree.evictable_size()
     return {"available_and_evictable": available, "reserve": round(adder.running_reserve, 2),
+            "admitted_offset": round(adder.total_offset - adder.running_reserve, 2),
             "total_offset": round(adder.total_offset, 2), "rem_total_tokens": round(available - adder.total_offset, 2),
             "rem_input_tokens": adder.rem_input_tokens, "max_prefill_tokens": max_prefill_tokens,
             "rem_chunk_tokens": adder.rem_chunk_tokens, "chunked_prefill_size": chunked_prefill_size,

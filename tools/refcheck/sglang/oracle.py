@@ -38,7 +38,7 @@ os.environ["SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND"] = "python"
 import torch  # noqa: E402
 from sglang.srt.managers import schedule_policy  # noqa: E402
 from sglang.srt.managers.io_struct import TokenizedGenerateReqInput  # noqa: E402
-from sglang.srt.managers.schedule_batch import FINISH_MATCHED_TOKEN, ScheduleBatch  # noqa: E402
+from sglang.srt.managers.schedule_batch import FINISH_ABORT, FINISH_MATCHED_TOKEN, ScheduleBatch  # noqa: E402
 from sglang.srt.managers.schedule_policy import SchedulePolicy  # noqa: E402
 from sglang.srt.managers.scheduler import Scheduler  # noqa: E402
 from sglang.srt.managers.scheduler_components.new_token_ratio_tracker import NewTokenRatioTracker  # noqa: E402
@@ -52,6 +52,7 @@ from sglang.srt.server_args import PortArgs, ServerArgs  # noqa: E402
 from tools.refcheck.sglang.workloads import MAX_STEPS, FakeModel, step_record  # noqa: E402
 
 logging.getLogger("sglang").setLevel(logging.ERROR)
+logging.getLogger("sglang.srt.managers.schedule_batch").setLevel(logging.CRITICAL)  # an error per over-long prompt
 
 TINY_LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
               "intermediate_size": 128, "num_attention_heads": 2, "num_key_value_heads": 1, "num_hidden_layers": 1,
@@ -81,6 +82,8 @@ PRIORITY_DEFAULTS = {"enable_priority_scheduling": False, "schedule_low_priority
 
 
 def _reason(req) -> str:
+    if isinstance(req.finished_reason, FINISH_ABORT):
+        return "abort"
     return "eos" if isinstance(req.finished_reason, FINISH_MATCHED_TOKEN) else "length"
 
 

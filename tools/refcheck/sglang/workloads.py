@@ -3,8 +3,9 @@ record both drivers write (tools/refcheck/sglang/twin.py, oracle.py).
 
 A workload is plain data (JSON-able): SGLang's settings under SGLang's names, the requests (arrival step, prompt,
 max_new_tokens, ignore_eos; a priority in the priority mode) and the fake model's seed and vocabulary. Every mode
-has arrivals over time, EOS stops, prompts sharing stems and prompts repeated; each mode leans on one part of the
-scheduler. Pure Python: the golden-trace test replays these without SGLang."""
+has arrivals over time, EOS stops, prompts sharing stems, prompts repeated and now and then a prompt over SGLang's
+input limit (`oversize`); each mode leans on one part of the scheduler. Pure Python: the golden-trace test
+replays these without SGLang."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import random
 from collections.abc import Iterator
 
 from runner.fake import FakeRunner
+from scheduler.sglang.scheduler import Scheduler, ServerArgs
 from tools.refcheck.bench_trace import bench_requests
 from tools.refcheck.shrink import fewer_or_shorter
 
@@ -94,7 +96,38 @@ def random_workload(rng: random.Random, mode: str) -> dict:
         if levels:  # a request sent without a priority now and then
             requests[-1]["priority"] = rng.choice(levels) if rng.random() < 0.9 else None
     requests.sort(key=lambda r: r["arrival"])  # request ids in arrival order, as a server numbers them
-    return {"mode": mode, "config": config, "requests": requests, "seed": rng.randint(0, 2**31), "vocab": vocab}
+    seed = rng.randint(0, 2**31)
+    oversize(random.Random(seed), config, requests, vocab)
+    admissible(config, requests)
+    return {"mode": mode, "config": config, "requests": requests, "seed": seed, "vocab": vocab}
+
+
+OVERSIZED = 0.08  # the share of requests whose prompt is over SGLang's input limit
+
+
+def admissible(config: dict, requests: list[dict]):
+    """Halve the prompt of a request SGLang could never admit, even with the pool empty (its prompt, its clipped
+    max_new_tokens and a page not below max_total_tokens: SGLang keeps it waiting for good, the app refuses it on
+    arrival, so the two would differ by design), until it could; as the twin judges it (`never_admitted`)."""
+    twin = Scheduler(ServerArgs(**config))
+    for i, request in enumerate(requests):
+        while len(request["prompt"]) > 1 and twin.never_admitted(
+                twin.add_request(i, request["prompt"], request["max_new_tokens"])) is not None:
+            request["prompt"] = request["prompt"][:len(request["prompt"]) // 2]
+
+
+def oversize(rng: random.Random, config: dict, requests: list[dict], vocab: int):
+    """Make about one request in twelve's prompt too long for SGLang's scheduler: max_req_input_len tokens (its
+    context length or pool less SGLang's margin of 5) up to 8 more, below context_length (the tokenizer manager
+    refuses a longer one before the scheduler sees it). SGLang aborts such a request as it queues it
+    (`validate_input_length`) and prefills a one-token stub. Drawn from the workload's own seed, so every other
+    draw of the workload is as it was."""
+    max_req_len = min(config["context_length"] - 1, config["max_total_tokens"] - 1)
+    limit = max_req_len - 5
+    for request in requests:
+        if rng.random() < OVERSIZED and 0 < limit < config["context_length"]:
+            n = rng.randint(limit, min(config["context_length"] - 1, limit + 8))
+            request["prompt"] = [rng.randint(1, vocab) for _ in range(n)]
 
 
 def priority_settings(rng: random.Random) -> dict:
