@@ -120,7 +120,7 @@ def open_lockstep(browser, url: str, lang: str, preset_title: str, comparison: s
         boxes.nth(i).click()
         page.keyboard.type(name[:25])  # the list draws only the options in view: filter it down to this one
         with reran(page, connected.value):  # the page runs again with that choice
-            page.get_by_role("option", name=name).click()
+            page.get_by_role("option", name=name, exact=True).click()
     page.locator("[data-testid=stButton] button[kind=primary]").click()
     page.locator(LOCKSTEP).wait_for(timeout=120_000)
     return page
