@@ -1364,12 +1364,12 @@ MESSAGES = {
                      "shorten the prompt or raise max_model_len above {n}",
     "abort.pool_too_small": "prompt of {n} tokens needs {blocks} KV blocks of {size} but the pool has {pool}; "
                             "add blocks, enlarge them, or shorten the prompt",
-    "abort.sglang_prompt": "a prompt of {n} tokens; SGLang's scheduler takes at most {most} here (its context length "
+    "sglang.abort.prompt": "a prompt of {n} tokens; SGLang's scheduler takes at most {most} here (its context length "
                            "and pool, less a margin of 6), so validate_input_length aborted it: its prompt replaced "
                            "by one token, prefilled in this step, and reported aborted after it",
-    "abort.sglang_never_fits": "its prompt, its max_new_tokens and a page need {needed} KV slots, and SGLang admits a "
+    "sglang.abort.never_fits": "its prompt, its max_new_tokens and a page need {needed} KV slots, and SGLang admits a "
                                "request only below the whole pool's {slots}: it would wait for good",
-    "abort.sglang_no_room": "even alone it has no KV slot to decode into, so SGLang aborts it",
+    "sglang.abort.no_room": "even alone it has no KV slot to decode into, so SGLang aborts it",
     "abort.outgrew_pool": "grew to {n} tokens, more than the whole KV pool can hold",
     "abort.needs_whole_pool": "needs more than the whole KV pool ({blocks} blocks of {size})",
     "texts.status_because": "{status} ({reason})",
@@ -1619,7 +1619,7 @@ MESSAGES = {
     "vllm_v0.name": "vLLM V0",
     "vllm_v0.queue_limit": "at most {n} run at once ({name})",
     "vllm_v0.run_name": "the vLLM V0 twin",
-    "narrate.sent_back.vllm_v0": "preempted by recompute",
+    "vllm_v0.narrate.sent_back": "preempted by recompute",
     "vllm_v0.victim": "V0 preempts the tail of the running queue when the head cannot append its slots (the head "
                       "itself when it is the last); under priority, also the least important running request while "
                       "the head of waiting cannot be admitted. Recompute or swap: preemption_mode.",

@@ -1135,11 +1135,11 @@ MESSAGES = {
     "abort.empty_prompt": "提示为空；请至少给出一个 token",
     "abort.no_room": "{n} 个 token 的提示在 max_model_len={max_model_len} 之下没有生成的余地；请缩短提示，或把 max_model_len 调到 {n} 以上",
     "abort.pool_too_small": "{n} 个 token 的提示需要 {blocks} 个大小为 {size} 的 KV 缓存块，但缓存池只有 {pool} 个；请增加块数、加大块，或缩短提示",
-    "abort.sglang_prompt": "提示有 {n} 个 token；这里 SGLang 的调度器最多接受 {most} 个（由上下文长度和缓存池决定，再留出 6 个的"
+    "sglang.abort.prompt": "提示有 {n} 个 token；这里 SGLang 的调度器最多接受 {most} 个（由上下文长度和缓存池决定，再留出 6 个的"
                            "余量），所以 validate_input_length 中止了它：提示被替换为一个 token，在本步预填充，本步之后报告为已中止",
-    "abort.sglang_never_fits": "它的提示、max_new_tokens 加一页共需 {needed} 个 KV 槽位，而 SGLang 只接纳低于整个缓存池 "
+    "sglang.abort.never_fits": "它的提示、max_new_tokens 加一页共需 {needed} 个 KV 槽位，而 SGLang 只接纳低于整个缓存池 "
                                "{slots} 个槽位的请求：它会永远等待",
-    "abort.sglang_no_room": "即使只剩它一个，也没有可供解码的 KV 槽位，因此 SGLang 中止了它",
+    "sglang.abort.no_room": "即使只剩它一个，也没有可供解码的 KV 槽位，因此 SGLang 中止了它",
     "abort.outgrew_pool": "增长到 {n} 个 token，超过了整个 KV 缓存池的容量",
     "abort.needs_whole_pool": "需要的比整个 KV 缓存池（{blocks} 个大小为 {size} 的块）还多",
     "texts.status_because": "{status}（{reason}）",
@@ -1363,7 +1363,7 @@ MESSAGES = {
     "vllm_v0.name": "vLLM V0",
     "vllm_v0.queue_limit": "最多同时运行 {n} 个（{name}）",
     "vllm_v0.run_name": "vLLM V0 孪生调度器",
-    "narrate.sent_back.vllm_v0": "以重算方式抢占",
+    "vllm_v0.narrate.sent_back": "以重算方式抢占",
     "vllm_v0.victim": "当运行队列头部的请求无法追加槽位时，V0 抢占运行队列的末尾（若它是最后一个，则抢占它自己）；"
                       "priority 下，当等待队列头部无法接纳时，还会抢占最不重要的运行中请求。重算还是换出：preemption_mode。",
     "vllm_v0.setting.preemption_mode.label": "preemption_mode（重算或换出，vLLM V0）",

@@ -101,10 +101,10 @@ def test_an_event_that_says_itself_is_told_by_its_own_message_in_each_language()
         kind = "says_itself"
 
         def said(self):
-            return Message("narrate.sent_back.vllm_v0")
+            return Message("vllm_v0.narrate.sent_back")
 
-    assert describe(SaysItself(4), frame(), lang="en") == text("en", "narrate.sent_back.vllm_v0")
-    assert describe(SaysItself(4), frame(), lang="zh") == text("zh", "narrate.sent_back.vllm_v0")
+    assert describe(SaysItself(4), frame(), lang="en") == text("en", "vllm_v0.narrate.sent_back")
+    assert describe(SaysItself(4), frame(), lang="zh") == text("zh", "vllm_v0.narrate.sent_back")
 
 
 # -- every number belongs to a moment: the start of the step (the frame before) or its end (this frame) ------

@@ -235,7 +235,7 @@ class SglangScheduler:
         req = twin.add_request(seq.seq_id, seq.token_ids, max_new, params.ignore_eos, seq.priority)
         if (needed := twin.never_admitted(req)) is not None:  # NO_TOKEN even with the pool empty: SGLang would
             twin.waiting_queue.remove(req)  # keep it waiting for good, and every request behind it
-            refuse(seq, "abort.sglang_never_fits", needed=needed, slots=twin.max_total_num_tokens)
+            refuse(seq, "sglang.abort.never_fits", needed=needed, slots=twin.max_total_num_tokens)
         self._reqs[seq.seq_id] = req
         self._seqs[seq.seq_id] = seq
         seq.status = WAITING
@@ -325,7 +325,7 @@ class SglangScheduler:
         for seq, req, before in zip(seqs, reqs, outputs, strict=True):
             seq.num_computed_tokens, seq.num_scheduled_tokens = req.kv_committed_len, 0
             if req.finished_reason == "abort":  # an over-long prompt's stub, prefilled (validate_input_length)
-                reason = Message("abort.sglang_prompt", n=len(seq.token_ids), most=self.twin.max_req_input_len - 1)
+                reason = Message("sglang.abort.prompt", n=len(seq.token_ids), most=self.twin.max_req_input_len - 1)
                 self._end(seq, ABORTED, reason)
                 events.append(Aborted(seq.seq_id, reason))
                 continue

@@ -53,7 +53,7 @@ RETRACTION_POLICIES = ("length", "priority")
 PRIORITY_SCHEDULE_POLICIES = ("fcfs", "lof")  # the policies SGLang allows priority scheduling with
 POLICY_ARGS = ("schedule_policy", "enable_priority_scheduling", "schedule_low_priority_values_first")  # its policy's
 INIT_NEW_TOKEN_RATIO, MIN_NEW_TOKEN_RATIO_FACTOR, NEW_TOKEN_RATIO_DECAY_STEPS = 0.7, 0.14, 600
-NO_ROOM = "abort.sglang_no_room"  # the reason of the last request a retraction aborts (a message id)
+NO_ROOM = "sglang.abort.no_room"  # the reason of the last request a retraction aborts (a message id)
 
 
 @dataclass(frozen=True)
