@@ -132,3 +132,20 @@ def test_the_bench_prints_each_timed_part_against_the_system_or_says_it_is_skipp
     adapter.installed = False
     bench(adapter, num_requests=4, repeats=1)
     assert "toy: skipped, its oracle cannot be imported here (No module named 'toy')" in capsys.readouterr().out
+
+
+def test_every_systems_adapter_names_an_oracle_class_its_package_defines():
+    """An adapter's oracle is imported only in its system's environment: here, its "module:Class" is checked to name
+    a class of that module's source, so `make <system>-check` does not fail on a misspelt name."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    from tools.refcheck.adapter import SYSTEMS
+
+    for system, package in SYSTEMS.items():
+        adapter = importlib.import_module(package).ADAPTER
+        module, name = adapter.oracle.split(":")
+        source = Path(*module.split(".")).with_suffix(".py").read_text()
+        assert adapter.system == system and name in {node.name for node in ast.walk(ast.parse(source))
+                                                     if isinstance(node, ast.ClassDef)}, adapter.oracle

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import importlib
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Protocol
 
 # system name -> the package whose ADAPTER checks that system's twin
@@ -65,3 +66,25 @@ def load(system: str) -> Adapter:
     if system not in SYSTEMS:
         raise SystemExit(f"unknown system {system!r}: use one of {', '.join(SYSTEMS)}")
     return importlib.import_module(SYSTEMS[system]).ADAPTER
+
+
+@dataclass(frozen=True)
+class SystemAdapter:
+    """An `Adapter` as plain data, what each system's package declares: its workloads' and twin's functions, and
+    where its oracle is, "module:Class", imported only when opened (the system is installed in its environment
+    alone)."""
+    system: str
+    releases: tuple[str, ...]
+    modes: tuple[str, ...]
+    fields: tuple[str, ...]
+    timed: tuple[str, str]
+    pressure_field: str
+    random_workload: Callable[[random.Random, str], dict]
+    smaller: Callable[[dict], Iterator[dict]]
+    run_twin: Callable[..., list[list]]
+    bench_workload: Callable[..., dict]
+    oracle: str
+
+    def open_oracle(self) -> Oracle:
+        module, name = self.oracle.split(":")
+        return getattr(importlib.import_module(module), name)()

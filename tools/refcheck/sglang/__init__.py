@@ -4,25 +4,10 @@ the twin, oracle.py steps SGLang (the only module that imports it; stub_modules.
 imports and never calls, constraints.txt keeps the CPU torch in its environment, which `make sglang-check`
 builds)."""
 
+from tools.refcheck.adapter import SystemAdapter
 from tools.refcheck.sglang.twin import run_twin
 from tools.refcheck.sglang.workloads import FIELDS, MODES, SGLANG_RELEASE, bench_workload, random_workload, smaller
 
-
-class SglangAdapter:
-    system = "sglang"
-    releases = (SGLANG_RELEASE,)
-    modes = MODES
-    fields = FIELDS
-    timed = ("get_next_batch_to_run", "process_batch_result")
-    pressure_field = "retracted"
-    random_workload = staticmethod(random_workload)
-    smaller = staticmethod(smaller)
-    run_twin = staticmethod(run_twin)
-    bench_workload = staticmethod(bench_workload)
-
-    def open_oracle(self):
-        from tools.refcheck.sglang.oracle import SglangOracle  # SGLang is installed in the oracle environment only
-        return SglangOracle()
-
-
-ADAPTER = SglangAdapter()
+ADAPTER = SystemAdapter("sglang", (SGLANG_RELEASE,), MODES, FIELDS, ("get_next_batch_to_run", "process_batch_result"),
+                        "retracted", random_workload, smaller, run_twin, bench_workload,
+                        "tools.refcheck.sglang.oracle:SglangOracle")
