@@ -121,7 +121,7 @@ def test_three_schedulers_stand_side_by_side_at_1280_px_and_sglangs_tree_follows
     two, then one); in a column that narrow SGLang's radix tree comes below its narration, as the other stages'
     tables do."""
     title = load_scenario(SCENARIOS_DIR / "sglang_retraction.toml").title_in("en")
-    three = text("en", "compare.name.article vs vllm vs sglang")
+    three = comparison_name("article vs vllm vs sglang", "en")
     page = open_lockstep(browser, fake_server, "en", title, three, 1280, 720)
     root = page.locator(LOCKSTEP)
     boxes = [stage.bounding_box() for stage in root.locator(".sp-ls-column").all()]
