@@ -1667,7 +1667,7 @@ MESSAGES = {
                                              "V0 tries no new prefill while anything is swapped; a decode step. "
                                              "Budget: {tokens} of {budget} tokens, {seqs} of {max_seqs} sequences.",
     "vllm_v0.narrate.later.blocks": "Request {id} waits (can_allocate: LATER): its whole prompt needs {needed} "
-                                    "blocks, {free} are free and {watermark} must stay free; V0 admits nothing "
+                                    "blocks; free: {free}, of which {watermark} must stay free; V0 admits nothing "
                                     "behind it (head of line).",
     "vllm_v0.narrate.later.watermark": "Request {id} waits (can_allocate: LATER, the watermark): its {needed} blocks "
                                        "are free ({free}), but taking them would leave fewer than the {watermark} "
@@ -1700,7 +1700,7 @@ MESSAGES = {
     "vllm_v0.narrate.no_swap_in.preempted_this_step": "No swap-in: a request was preempted this step, and V0 swaps "
                                                       "nothing in after a preemption (request {id} stays swapped).",
     "vllm_v0.narrate.no_swap_in.LATER": "Request {id} stays swapped (can_swap_in: LATER): it needs {needed} GPU "
-                                        "blocks, {free} are free and {watermark} must stay free.",
+                                        "blocks; free: {free}, of which {watermark} must stay free.",
     "vllm_v0.narrate.no_swap_in.budget": "Request {id} stays swapped: its {needed} tokens do not fit the {free} left "
                                          "in the step's budget.",
     "vllm_v0.beyond_pool": "the V0 twin, like V0's scheduler, ignores a prompt that can never fit (can_allocate: "
