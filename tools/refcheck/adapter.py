@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from scheduler import SamplingParams, Sequence
+
 # system name -> the package whose ADAPTER checks that system's twin
 SYSTEMS = {"vllm": "tools.refcheck.vllm", "sglang": "tools.refcheck.sglang", "vllm_v0": "tools.refcheck.vllm_v0"}
 
@@ -88,3 +90,14 @@ class SystemAdapter:
     def open_oracle(self) -> Oracle:
         module, name = self.oracle.split(":")
         return getattr(importlib.import_module(module), name)()
+
+
+def workload_sequences(workload: dict) -> list[Sequence]:
+    """The requests a workload lists (`workload["requests"]`: prompt, max_tokens, ignore_eos, optional
+    stop_token_ids and min_tokens, priority, arrival), as the engine's Sequences, ids in order: the request format
+    the vLLM adapters (V1 and V0) share."""
+    return [Sequence(r["prompt"], SamplingParams(max_tokens=r["max_tokens"], ignore_eos=r["ignore_eos"],
+                                                 stop_token_ids=tuple(r.get("stop_token_ids", ())),
+                                                 min_tokens=r.get("min_tokens", 0)),
+                     priority=r["priority"], arrival=r["arrival"], seq_id=i)
+            for i, r in enumerate(workload["requests"])]

@@ -5,20 +5,13 @@ from __future__ import annotations
 
 import time
 
-from scheduler import Config, SamplingParams, Sequence
+from scheduler import Config
 from scheduler.sequence import PLACEHOLDER
 from scheduler.vllm_v1 import VllmScheduler
+from tools.refcheck.adapter import workload_sequences
 from tools.refcheck.vllm.workloads import MAX_STEPS, FakeModel, step_record
 
 LENGTH = ("max_tokens", "max_model_len")  # vLLM reports both as "length"
-
-
-def _sequences(workload: dict) -> list[Sequence]:
-    return [Sequence(r["prompt"], SamplingParams(max_tokens=r["max_tokens"], ignore_eos=r["ignore_eos"],
-                                                 stop_token_ids=tuple(r.get("stop_token_ids", ())),
-                                                 min_tokens=r.get("min_tokens", 0)),
-                     priority=r["priority"], arrival=r["arrival"], seq_id=i)
-            for i, r in enumerate(workload["requests"])]
 
 
 def _scheduler(workload: dict, release: str) -> VllmScheduler:
@@ -32,7 +25,7 @@ def run_twin(workload: dict, release: str, max_steps: int = MAX_STEPS, timings: 
     if workload["mode"] == "async":
         return run_twin_async(workload, release, max_steps)
     sched = _scheduler(workload, release)
-    model, seqs = FakeModel(workload), _sequences(workload)
+    model, seqs = FakeModel(workload), workload_sequences(workload)
     pending, records, idle = list(seqs), [], 0
     for step in range(1, max_steps + 1):
         while pending and pending[0].arrival < step:
@@ -74,7 +67,7 @@ def run_twin_async(workload: dict, release: str, max_steps: int = MAX_STEPS) -> 
     """As the engine's overlapped scheduling steps it (engine/run/overlap.py): schedule step k, land step k - 1's
     tokens (requests that stop leave step k's batch), hand step k to the model with placeholders."""
     sched = _scheduler(workload, release)
-    model, seqs = FakeModel(workload), _sequences(workload)
+    model, seqs = FakeModel(workload), workload_sequences(workload)
     pending, records, idle, in_flight = list(seqs), [], 0, None  # (sequence, index) of the step in flight
     for step in range(1, max_steps + 1):
         while pending and pending[0].arrival < step:

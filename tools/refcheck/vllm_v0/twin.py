@@ -5,19 +5,11 @@ from __future__ import annotations
 
 import time
 
-from scheduler import SamplingParams, Sequence
 from scheduler.vllm_v0 import V0Config, V0Status, VllmV0Scheduler
+from tools.refcheck.adapter import workload_sequences
 from tools.refcheck.vllm_v0.workloads import MAX_STEPS, FakeModel, error_record, step_record
 
 STOPPED = ("eos", "stop_token")  # V0's FINISHED_STOPPED; the other reasons are FINISHED_LENGTH_CAPPED
-
-
-def _sequences(workload: dict) -> list[Sequence]:
-    return [Sequence(r["prompt"], SamplingParams(max_tokens=r["max_tokens"], ignore_eos=r["ignore_eos"],
-                                                 stop_token_ids=tuple(r.get("stop_token_ids", ())),
-                                                 min_tokens=r.get("min_tokens", 0)),
-                     priority=r["priority"], arrival=r["arrival"], seq_id=i)
-            for i, r in enumerate(workload["requests"])]
 
 
 def _tables(sched: VllmV0Scheduler) -> tuple[list, list]:
@@ -32,7 +24,7 @@ def run_twin(workload: dict, release: str = "0.10.2", max_steps: int = MAX_STEPS
     raised what V0 raises (its last record names it). `timings` gets each step's seconds in schedule() and in
     postprocess()."""
     sched = VllmV0Scheduler(V0Config(**workload["config"]))
-    model, pending, records, idle = FakeModel(workload), _sequences(workload), [], 0
+    model, pending, records, idle = FakeModel(workload), workload_sequences(workload), [], 0
     bm = sched.block_manager
     for step in range(1, max_steps + 1):
         while pending and pending[0].arrival < step:
