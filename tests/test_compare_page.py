@@ -2,22 +2,12 @@
 an impossible config is a plain message, never a traceback."""
 
 import json
-from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
-
-PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "policy_lab.py")
-
-
-def page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
-    assert not at.exception
-    return at
+from tests.helpers.app import opened_page
 
 
 def test_a_named_comparison_runs_and_shows_the_table_and_summary():
-    at = page()
+    at = opened_page("policy_lab")
     at.selectbox(key="workload_choice").select("02_preemption").run()
     at.selectbox(key="comparison").select("tail vs smart preemption").run()
     assert not at.dataframe and not at.info  # nothing before the run
@@ -39,7 +29,7 @@ def test_a_named_comparison_runs_and_shows_the_table_and_summary():
 
 
 def test_a_custom_comparison_of_three_configs():
-    at = page()
+    at = opened_page("policy_lab")
     at.selectbox(key="workload_choice").select("01_prefill_first").run()
     at.selectbox(key="comparison").select("custom").run()
     at.number_input(key="num_configs").set_value(3).run()
@@ -54,7 +44,7 @@ def test_a_custom_comparison_of_three_configs():
 
 
 def test_an_impossible_config_is_a_plain_error():
-    at = page()
+    at = opened_page("policy_lab")
     at.selectbox(key="comparison").select("custom").run()
     at.number_input(key="c0_tokens").set_value(8).run()  # below max_num_seqs and max_model_len, no chunking
     assert not at.exception
@@ -65,7 +55,7 @@ def test_an_impossible_config_is_a_plain_error():
 
 
 def test_two_configs_with_one_name_are_refused_in_words():
-    at = page()
+    at = opened_page("policy_lab")
     at.selectbox(key="comparison").select("custom").run()
     at.text_input(key="c1_label").input("config 1").run()
     at.button(key="run").click().run()
@@ -73,7 +63,7 @@ def test_two_configs_with_one_name_are_refused_in_words():
 
 
 def test_the_optimisation_comparisons_show_their_effect():
-    at = page()
+    at = opened_page("policy_lab")
     at.selectbox(key="comparison").select("overlap off vs on").run()
     at.button(key="run").click().run()
     assert not at.exception and not at.error
@@ -92,7 +82,7 @@ def test_the_optimisation_comparisons_show_their_effect():
 
 
 def test_a_custom_comparison_sets_overlap_and_adaptive_per_config():
-    at = page()
+    at = opened_page("policy_lab")
     at.selectbox(key="comparison").select("custom").run()
     at.toggle(key="c1_overlap").set_value(True).run()
     at.toggle(key="c1_adaptive").set_value(True).run()
@@ -104,7 +94,7 @@ def test_a_custom_comparison_sets_overlap_and_adaptive_per_config():
 
 
 def test_the_summary_is_a_verdict_per_question_then_the_table():
-    at = page()
+    at = opened_page("policy_lab")
     at.selectbox(key="comparison").select("prefill-first vs decode-first").run()
     at.button(key="run").click().run()
     assert not at.exception and not at.error
@@ -114,7 +104,7 @@ def test_the_summary_is_a_verdict_per_question_then_the_table():
 
 
 def test_a_chart_that_would_draw_only_flat_lines_says_so_in_one_line():
-    at = page()
+    at = opened_page("policy_lab")
     at.selectbox(key="comparison").select("prefill-first vs decode-first").run()
     at.button(key="run").click().run()
     assert any(c.value == "max_num_seqs stayed at 16 in every step of every config." for c in at.caption)
@@ -128,7 +118,7 @@ def test_the_lab_shows_a_short_comparison_at_once_and_a_long_one_when_asked(monk
     builds them, once, and the next rerun keeps them."""
     import ui.lockstep
 
-    at = page()
+    at = opened_page("policy_lab")
     at.selectbox(key="workload_choice").select("07_smart_preemption").run()
     at.selectbox(key="comparison").select("tail vs smart preemption").run()
     at.button(key="run").click().run()

@@ -3,7 +3,6 @@ sidebar and the policy lab. A scheduler cannot change mid-run: choosing the othe
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -12,8 +11,8 @@ from engine.inputs.scenario import ScenarioError, load_scenario, preset_paths
 from engine.run.engine import Engine
 from engine.traces.trace import read_trace, trace_dict
 from session.links import LinkError, link_of, open_link, parse_link
+from tests.helpers.app import page_app
 
-PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "policy_lab.py")
 GOOD = """title = "t"
 narrative = "n"
 [config]
@@ -161,7 +160,7 @@ def test_the_twin_note_is_in_chinese_too(app):
 
 def run_custom_comparison(scheduler: str, **selects) -> AppTest:
     """The lab's custom comparison run with its second config under `scheduler` (and `selects`: key -> option)."""
-    at = AppTest.from_file(PAGE, default_timeout=60)
+    at = page_app("policy_lab")
     at.run()
     at.selectbox(key="comparison").select("custom").run()
     for key, option in {"c1_scheduler": scheduler, **selects}.items():

@@ -2,29 +2,18 @@
 cannot run a stop is a plain message, never a traceback."""
 
 from dataclasses import replace
-from pathlib import Path
 from typing import ClassVar
-
-from streamlit.testing.v1 import AppTest
 
 from engine.analysis.tour import STOPS
 from i18n import CATALOGUES
 from scheduler.article.scheduler import Scheduler
 from scheduler.contract import SchedulerInfo
 from scheduler.factory import SCHEDULERS
-
-PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "tour.py")
-
-
-def page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
-    assert not at.exception
-    return at
+from tests.helpers.app import opened_page
 
 
 def test_every_stop_tells_its_partings_with_links_to_the_source():
-    at = page()
+    at = opened_page("tour")
     for stop in STOPS:
         at.segmented_control(key="tour_stop").set_value(stop.id).run()
         assert not at.exception and not at.error
@@ -46,5 +35,5 @@ def test_a_kind_that_cannot_run_a_stop_is_said_not_raised(monkeypatch):
     monkeypatch.setitem(SCHEDULERS, "refusing", Refusing)
     for lang in CATALOGUES:
         monkeypatch.setitem(CATALOGUES[lang], "refusing.name", "refusing")
-    at = page()
+    at = opened_page("tour")
     assert [e.value for e in at.error] == ["This stop cannot run under every scheduler: refusing: no config will do"]

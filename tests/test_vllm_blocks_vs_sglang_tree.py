@@ -2,10 +2,8 @@
 preset's variant, under the SGLang twin's radix tree; the variant names its scheduler, the lab compares the preset
 with its variant in lockstep, and links and lead recipes reopen the variant under the SGLang twin."""
 
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from engine.analysis.compare import compare, preset_variants
 from engine.analysis.partings import partings
@@ -15,12 +13,11 @@ from session.lab import Lab, RunInputs
 from session.lead_recipe import LeadRecipes
 from session.links import link_of, open_link, parse_link
 from session.run_cache import RunCache
-from tests.helpers.app import fake_model_app, player_message
+from tests.helpers.app import fake_model_app, page_app, player_message
 from tests.helpers.engines import GOOD
 from viz.glossary import variant_label
 
 PRESET = load_scenario(SCENARIOS_DIR / "vllm_blocks_vs_sglang_tree.toml")
-PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "policy_lab.py")
 
 
 def hits(engine) -> list[tuple[int, int]]:
@@ -51,7 +48,7 @@ def test_the_lab_compares_the_preset_with_its_variant_and_the_story_names_where_
 
 
 def test_the_lab_page_offers_the_presets_own_comparison_first_and_runs_both_schedulers_in_lockstep():
-    at = AppTest.from_file(PAGE, default_timeout=60)
+    at = page_app("policy_lab")
     at.query_params["lang"] = "zh"
     at.run()
     at.selectbox(key="workload_choice").select("vllm_blocks_vs_sglang_tree").run()

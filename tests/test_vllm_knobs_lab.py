@@ -4,19 +4,17 @@ on `vllm_versions` (a running request that preempts itself under the priority qu
 that one Config field, their decisions part, and the lab names the parting steps in both languages."""
 
 import re
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from engine.analysis.compare import compare, variants_for
 from engine.analysis.partings import partings
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import join_and, text
 from scheduler.factory import SETTINGS
+from tests.helpers.app import page_app
 from viz.lockstep import parting_sentence, partings_answer
 
-PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "policy_lab.py")
 PRESET = load_scenario(SCENARIOS_DIR / "vllm_knobs.toml")
 VERSIONS = load_scenario(SCENARIOS_DIR / "vllm_versions.toml")
 KNOBS = {"fcfs vs priority": "queue_policy", "whole vs chunked prefill": "chunked_prefill",
@@ -68,7 +66,7 @@ def test_runs_that_never_part_say_so():
 
 
 def test_the_lab_page_names_where_the_twins_fcfs_and_priority_runs_part():
-    at = AppTest.from_file(PAGE, default_timeout=60)
+    at = page_app("policy_lab")
     at.run()
     at.selectbox(key="workload_choice").select("vllm_knobs").run()
     at.selectbox(key="comparison").select("fcfs vs priority").run()
@@ -98,7 +96,7 @@ def test_0_32_and_0_33_part_where_a_running_request_preempts_itself_and_the_lab_
 
 
 def test_the_lab_page_runs_0_32_against_0_33_under_the_twin_and_says_the_article_does_not_read_the_release():
-    at = AppTest.from_file(PAGE, default_timeout=60)
+    at = page_app("policy_lab")
     at.run()
     at.selectbox(key="workload_choice").select("vllm_versions").run()
     at.selectbox(key="comparison").select("vLLM 0.32 vs 0.33").run()

@@ -10,12 +10,26 @@ from streamlit.testing.v1 import AppTest
 from viz.frame_payload import EMPTY_VIEW, decode
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
+PAGES = Path(__file__).resolve().parents[2] / "app_pages"
 
 
 def fake_model_app(monkeypatch) -> AppTest:
     """The app, defaulting to the fake model (fast); each test module wraps this in its `app` fixture."""
     monkeypatch.setenv("SCHEDLAB_RUNNER", "fake")
     return AppTest.from_file(APP, default_timeout=60)
+
+
+def page_app(name: str) -> AppTest:
+    """A page of app_pages/ by its file's name ("policy_lab", "tour"), for AppTest (not yet run)."""
+    return AppTest.from_file(str(PAGES / f"{name}.py"), default_timeout=60)
+
+
+def opened_page(name: str) -> AppTest:
+    """A page of app_pages/ run once, with no exception."""
+    at = page_app(name)
+    at.run()
+    assert not at.exception
+    return at
 
 
 def figures(at: AppTest) -> list[dict]:
