@@ -41,18 +41,18 @@ class FakeTokenizer:
 
 class TextFakeRunner(FakeRunner):
     """FakeRunner plus the text methods of ModelRunner."""
+    tokenizer: FakeTokenizer
 
     def __init__(self, config: Config, seed: int = 0, kv_pools: dict[str, int] | None = None):
         super().__init__(config.max_model_len, eos=config.eos, seed=seed, block_size=config.kvcache_block_size,
                          kv_pools=kv_pools or {GPU_POOL: config.num_kvcache_blocks})
-        self.text = FakeTokenizer()
-        self.tokenizer = self.text
+        self.tokenizer = FakeTokenizer()
 
     def encode_prompt(self, prompt: str, chat: bool = True) -> list[int]:
-        return self.text.encode(prompt)
+        return self.tokenizer.encode(prompt)
 
     def token_pieces(self, token_ids: list[int]) -> list[str]:
-        return self.text.pieces(token_ids)
+        return self.tokenizer.pieces(token_ids)
 
 
 @cache
