@@ -7,7 +7,7 @@ else
 PYTHON ?= .venv/bin/python
 endif
 
-.PHONY: install test test-fast run warm bench bench-class hall gpu-check vllm-venv vllm-check sglang-check v0-venv v0-check
+.PHONY: install test test-fast run warm bench bench-class hall gpu-check vllm-venv vllm-check sglang-venv sglang-check v0-venv v0-check
 
 .venv/bin/python:  # Debian and Ubuntu ship venv's pip bootstrap apart, in python3-venv
 	python3 -m venv .venv || { rm -rf .venv && apt-get update -qq && apt-get install -y -qq python3-venv \
@@ -149,6 +149,8 @@ $(SGLANG_VENV)/.installed:
 	PIP_CONSTRAINT=tools/refcheck/sglang/constraints.txt $(SGLANG_VENV)/bin/python -m pip install -q $(SGLANG_DEPS) \
 		$$(grep -i "^xxhash" requirements.txt)
 	touch $@
+
+sglang-venv: $(SGLANG_VENV)/.installed
 
 sglang-check: $(SGLANG_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(SGLANG_VENV)/bin/python -m tools.refcheck sglang --release $(SGLANG) $(SGLANG_CHECK_ARGS)
