@@ -36,6 +36,7 @@ class Req:
 
     @property
     def extend_len(self) -> int:
+        assert self.extend_end is not None  # set when a prefill pass admits it
         return self.extend_end - self.prefix_len
 
     @property
