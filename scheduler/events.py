@@ -59,7 +59,7 @@ class Blocked(Event):
     kind: ClassVar[str] = "blocked"
     reason: str
     needed: int
-    available: int
+    available: float  # a count, but SGLang's budget (BudgetBlocked) is fractional
 
 
 @dataclass(frozen=True)
