@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from typing import ClassVar
 
 from i18n import Message
 from scheduler.config import Config
@@ -172,7 +173,7 @@ class SglangScheduler:
     waiting for good, is refused on arrival. Overlapped, a step's tokens are appended as
     placeholders and filled in when they land; an EOS found then ends its request a step late, its computed KV
     entering the tree."""
-    info = SchedulerInfo(
+    info: ClassVar[SchedulerInfo] = SchedulerInfo(
         "sglang", "SGLang", VERSION,
         frozenset({"max_num_seqs", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos"}),
         reserved_units=1, settings=SglangSettings, sidebar_note="sglang.victim",
