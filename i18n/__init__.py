@@ -92,6 +92,8 @@ def echoed(value) -> str:
 class Message(str):
     """The message `key` filled from `values`: its English text, which remembers how to say itself in another
     language (`in_lang`). Values may be Messages themselves (a reason inside a sentence)."""
+    key: str
+    values: dict[str, object]
 
     def __new__(cls, key: str, /, **values):
         message = super().__new__(cls, text(DEFAULT, key, **values))

@@ -266,7 +266,9 @@ class KVPoolView(Protocol):
     unit's owners are the requests whose `block_table` lists it, in the scheduler's queues (a frame's
     `block_owners`); `unit_state` counts them. The free order is the pool's own: its head is the unit taken (or
     evicted) next; a radix tree's is its eviction order over the units no request holds."""
-    unit_name: ClassVar[str]  # "block" or "token slot"
+    @property
+    def unit_name(self) -> str:
+        """What a unit is called: "block", "page" or "token slot" (a class's constant, or the pool's own)."""
 
     @property
     def tokens_per_unit(self) -> int: ...
@@ -340,9 +342,12 @@ class SchedulerProtocol(Protocol):
     once added."""
     info: ClassVar[SchedulerInfo]
     config: Config
-    num_preemptions: int
 
     def __init__(self, config: Config): ...
+
+    @property
+    def num_preemptions(self) -> int:
+        """Preemptions so far (read, never set, by the engine)."""
 
     @property
     def pool(self) -> KVPoolView: ...

@@ -5,6 +5,7 @@ Every Event subclass, here or in the engine (engine/run/frame.py: arrived, finis
 one registry, `EVENT_TYPES`, under its kind when it is defined; `event_from_dict` reads any of them back.
 """
 
+from collections.abc import Sequence
 from dataclasses import MISSING, asdict, dataclass, fields
 from functools import cache
 from typing import ClassVar
@@ -16,7 +17,7 @@ BLOCKED_REASONS = ("token_budget", "blocks", "max_num_seqs", "decode_first", "pr
 FINISH_REASONS = ("eos", "max_tokens", "max_model_len", "stop_token")
 
 
-EVENT_TYPES: dict[str, list[type]] = {}  # kind -> its classes (a variant of a kind carries a field more)
+EVENT_TYPES: dict[str, list[type["Event"]]] = {}  # kind -> its classes (a variant of a kind carries a field more)
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class Blocked(Event):
     kind: ClassVar[str] = "blocked"
     reason: str
     needed: int
-    available: int
+    available: float  # a count, but SGLang's budget (BudgetBlocked) is fractional
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,8 @@ def event_from_dict(data: dict) -> Event:
     """The event of any registered kind whose fields `data` holds (lists read back as tuples); an event written
     before a field with a default was added takes the default."""
     values = {k: tuple(v) if type(v) is list else v for k, v in data.items() if k != "kind"}
-    classes = EVENT_TYPES[data["kind"]]
+    # read as plain classes: mypy takes a type[Event] argument of an @cache function for unhashable
+    classes: Sequence[type] = EVENT_TYPES[data["kind"]]
     for cls in classes:
         if _field_names(cls) == values.keys():
             return cls(**values)

@@ -164,7 +164,7 @@ class ConfigRun:
 def run_variant(variant: Variant, workload: Sequence[Request], runner: str = "fake", seed: int = 0,
                 cost: CostModel = DEFAULT_COST, max_steps: int = 10_000) -> ConfigRun:
     start = time.perf_counter()
-    engine = Engine(RunSpec(variant.config, workload, runner, seed, cost, variant.adaptive, variant.overlap,
+    engine = Engine(RunSpec(variant.config, tuple(workload), runner, seed, cost, variant.adaptive, variant.overlap,
                             variant.scheduler, max_steps=max_steps))
     reason = engine.run()
     frames = list(engine.frames)
@@ -215,10 +215,10 @@ def span_stats(spans: Sequence[Span | None]) -> dict[str, float | None]:
 LATENCIES = {"TTFT": "ttft", "TPOT": "tpot", "end-to-end latency": "e2e", "queueing delay": "queueing"}
 
 
-def metric_values(run: ConfigRun) -> dict[str, float | int | None]:
-    """Every compared number of one run, by display name (units in the name)."""
+def metric_values(run: ConfigRun) -> dict[str, float | int | str | None]:
+    """Every compared number of one run, by display name (units in the name; a count pair or range as text)."""
     r, limits = run.run, batch_limits(run)
-    values = {"steps to finish": r.num_steps, "simulated time (s)": r.sim_time_s,
+    values: dict[str, float | int | str | None] = {"steps to finish": r.num_steps, "simulated time (s)": r.sim_time_s,
               "finished / aborted": f"{r.num_finished} / {r.num_aborted}",
               "throughput (tokens/step)": r.throughput_tokens_per_step,
               "throughput (tokens/s)": r.throughput_tokens_per_s, "mean step time (ms)": mean_step_ms(run),
@@ -324,7 +324,7 @@ def _against(run: ConfigRun, base: ConfigRun) -> Against:
     (low, high), (base_low, base_high) = _span_of(limits), _span_of(batch_limits(base))
     ttft, base_ttft = _mean_steps(run, "ttft"), _mean_steps(base, "ttft")
     tpot, base_tpot = _mean_steps(run, "tpot"), _mean_steps(base, "tpot")
-    counts = [Moved(new, old) if new != old else None for new, old in (
+    preemptions, recomputed = [Moved(new, old) if new != old else None for new, old in (
         (run.run.num_preemptions, base.run.num_preemptions), (run.recomputed_tokens, base.recomputed_tokens))]
     hit, base_hit = run.run.prefix_hit_rate, base.run.prefix_hit_rate
     frag, base_frag = run.mean_fragmentation, base.mean_fragmentation
@@ -334,7 +334,7 @@ def _against(run: ConfigRun, base: ConfigRun) -> Against:
         Limits(low, high, fmean(limits), base_low, base_high) if differ else None,
         _moved(ttft, base_ttft) if ttft is not None and base_ttft is not None else None,
         _moved(tpot, base_tpot) if tpot is not None and base_tpot is not None else None,
-        *counts, Moved(hit, base_hit) if abs(hit - base_hit) >= 0.05 else None,
+        preemptions, recomputed, Moved(hit, base_hit) if abs(hit - base_hit) >= 0.05 else None,
         Moved(frag, base_frag) if abs(frag - base_frag) >= 0.02 else None)
 
 
@@ -441,13 +441,13 @@ def _finishes(runs: Sequence[ConfigRun]) -> list[Finishes]:
     """Where runs alike on the averages still part: the requests that finished at another step than under the first
     config, e.g. preset 07's short requests."""
     base = runs[0]
-    finish = {q.id: q.finish_step for q in base.requests}
+    finish = {q.id: q.finish_step for q in base.requests if q.finish_step is not None}
     each = []
     for run in runs[1:]:
-        moved = sorted((q for q in run.requests if q.finish_step is not None and finish.get(q.id) is not None
-                        and q.finish_step != finish[q.id]), key=lambda q: (q.num_output_tokens, q.id))
-        each.append(Finishes(run.label, base.label, [Finish(q.id, q.num_output_tokens, q.finish_step, finish[q.id])
-                                                     for q in moved], len(run.requests)))
+        moved = [Finish(q.id, q.num_output_tokens, step, finish[q.id]) for q in run.requests
+                 if (step := q.finish_step) is not None and q.id in finish and step != finish[q.id]]
+        each.append(Finishes(run.label, base.label, sorted(moved, key=lambda f: (f.tokens, f.id)),
+                             len(run.requests)))
     return each
 
 

@@ -11,7 +11,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import NoReturn
+from typing import ClassVar, NoReturn
 
 from engine.inputs.article import notebook_requests
 from engine.inputs.assignment import Assignment, read_assignment
@@ -198,7 +198,7 @@ class _Loader:
         translated = self.translated(texts)
         translations = {lang: {"title": data[f"title_{lang}"], "narrative": data[f"narrative_{lang}"].strip()}
                         for lang in translated}
-        spec = RunSpec(config, workload, runner, seed, cost, adaptive, overlap, scheduler, max_steps=max_steps)
+        spec = RunSpec(config, tuple(workload), runner, seed, cost, adaptive, overlap, scheduler, max_steps=max_steps)
         return Scenario(self.path, data["title"], data["narrative"].strip(), spec, key_frames, variant,
                         translations, assignment)
 
@@ -269,16 +269,16 @@ class _Loader:
         except (ValueError, TypeError) as e:
             self.fail_with(where, e)
 
-    GENERATORS = {
+    GENERATORS: ClassVar[dict[str, dict[str, type]]] = {
         "random_tokens": {"min_len": int, "max_len": int},
         "chat": {"system_only": bool, "names": list},
         "lengths": {"input": str, "output": str, "low": int, "high": int, "output_low": int, "output_high": int,
                     "scale": float},
         "article": {"demo": int},
     }
-    COMMON = {"kind": str, "count": int, "seed": int, "arrival": int, "arrivals": str, "rate": float,
-              "burst_size": int, "every": int, "max_tokens": int, "ignore_eos": bool, "priority": int,
-              "temperature": float}
+    COMMON: ClassVar[dict[str, type]] = {
+        "kind": str, "count": int, "seed": int, "arrival": int, "arrivals": str, "rate": float, "burst_size": int,
+        "every": int, "max_tokens": int, "ignore_eos": bool, "priority": int, "temperature": float}
 
     def generate(self, table: dict, where: str, seed: int) -> list[Request]:
         kind = table.get("kind")

@@ -52,7 +52,7 @@ from engine.run.recipe import POOL_FIELDS, Change, CostModel, Options, Request, 
 from engine.run.recorder import Recorder, RequestRecord, batch_view
 from engine.run.runner_factory import make_runner
 from scheduler import Batch, Config, RequestRejected, Sequence, make_scheduler
-from scheduler.events import Aborted
+from scheduler.events import Aborted, Event
 from scheduler.factory import runner_config, runner_pools
 
 PROGRESS = (FinishedLate.kind, "preempted", "aborted")  # events by which a step that ran nothing still moved on
@@ -256,6 +256,7 @@ class Engine:
         return time.perf_counter() - self._clock_origin
 
     def _land(self, next_batch: Batch | None) -> Landed:
+        assert self._pipeline is not None  # a step lands only after one was launched
         landed = self._pipeline.land(self.scheduler, next_batch)
         self._recorder.touch(seq.seq_id for seq in landed.eos_at_limit)  # finish reason now "eos"
         return landed
@@ -324,12 +325,12 @@ class Engine:
 
     # -- internals -------------------------------------------------------------------------------------
 
-    def _admit_arrivals(self, through: int) -> list:
+    def _admit_arrivals(self, through: int) -> list[Event]:
         """Queue the requests whose arrival step is `through` or earlier; one that can never run is aborted with
         the reason (by the scheduler), never lost. A request arriving at step a joins the waiting queue at the end
         of step a (frame a shows it waiting, as the InfraTech notebook's frames do) and can run from step a + 1;
         one added by hand after frame k joins at the start of step k + 1."""
-        events = []
+        events: list[Event] = []
         while self._pending and self._pending[0].arrival <= through:
             seq = self._new_sequence(self._pending.popleft())
             events.append(Arrived(seq.seq_id, seq.num_prompt_tokens, seq.priority))
@@ -344,6 +345,7 @@ class Engine:
         if request.prompt is not None:
             token_ids = self.runner.encode_prompt(request.prompt, chat=request.chat)
         else:
+            assert request.prompt_token_ids is not None  # a request has one of them (Request.__post_init__)
             token_ids = list(request.prompt_token_ids)
         seq = Sequence(token_ids, request.sampling_params(), priority=request.priority, arrival=request.arrival,
                        seq_id=rid)
@@ -359,7 +361,9 @@ class Engine:
             return
         size = self.config.max_num_seqs
         if len(self.adaptive_sizes) < len(self._adaptive_script):
-            size = self._adaptive_script[len(self.adaptive_sizes)]
+            scripted = self._adaptive_script[len(self.adaptive_sizes)]
+            assert scripted is not None  # the run it replays had the controller on at this step too
+            size = scripted
         elif batch.seqs:
             size = min(self.adaptive.next_max_num_seqs(size, latency_s, len(batch.seqs)),
                        self.config.max_num_batched_tokens)

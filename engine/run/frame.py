@@ -76,7 +76,7 @@ either form back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -396,7 +396,8 @@ class Frame:
         }
 
     @classmethod
-    def from_dict(cls, data: dict, histories: Mapping[int, TokenHistory] | None = None) -> Frame:
+    def from_dict(cls, data: dict, histories: Sequence[TokenHistory] | Mapping[int, TokenHistory] | None = None
+                  ) -> Frame:
         """`histories` maps request id to its tokens (a trace's `requests` list); without it the frame's own
         per-request `token_ids` / `pieces` are used."""
         requests = []

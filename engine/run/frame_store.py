@@ -13,7 +13,7 @@ the server.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from itertools import chain
 from typing import NamedTuple
 
@@ -81,7 +81,7 @@ class StepRecord(NamedTuple):
 PAGE_SIZE = 64  # small pages: a keyframe copies only the pages a step dirtied, so large pools stay cheap
 
 
-def paged(items: list, previous: tuple[tuple, ...] = (), dirty: set[int] = frozenset()) -> tuple[tuple, ...]:
+def paged(items: Sequence, previous: tuple[tuple, ...] = (), dirty: Set[int] = frozenset()) -> tuple[tuple, ...]:
     """`items` cut into pages of PAGE_SIZE, reusing each page of `previous` that holds no `dirty` index: a
     keyframe then costs only the pages that changed since the last one, not the whole pool."""
     dirty_pages = {i // PAGE_SIZE for i in dirty}
@@ -187,6 +187,7 @@ class FrameStore:
     def append_frame(self, frame: Frame):
         """Record a complete frame (e.g. read from a trace), storing only what differs from the previous one."""
         last = self._last_frame
+        blocks: dict[int, BlockView] | tuple[BlockView, ...]
         if last is None or len(last.blocks) != len(frame.blocks):
             blocks = frame.blocks
         else:
@@ -217,16 +218,16 @@ class FrameStore:
         progress: dict[int, list[int]] = {}
         for rec in self._records[first:k + 1]:
             _advance(rec, requests, progress)
-            if rec.requests:
-                requests.extend([None] * (max(rec.requests) + 1 - len(requests)))  # arrivals of this step
+            if rec.requests:  # arrivals of this step
+                requests.extend(rec.requests[rid] for rid in range(len(requests), max(rec.requests) + 1))
             for rid, view in rec.requests.items():
                 requests[rid] = view
                 progress.pop(rid, None)
             if isinstance(rec.blocks, tuple):
                 blocks = list(rec.blocks)
             else:
-                for bid, view in rec.blocks.items():
-                    blocks[bid] = view
+                for bid, block in rec.blocks.items():
+                    blocks[bid] = block
             if rec.waiting is not None:
                 waiting = rec.waiting.apply(waiting)
             if rec.running is not None:

@@ -83,7 +83,9 @@ class Recorder:
         for rid, view in enumerate(self._views):
             if view is not None and view.block_table:
                 self._views[rid] = view._replace(block_table=())
-                self._progress[rid][2] = 0
+                progress = self._progress[rid]
+                assert progress is not None  # _update sets a request's view and progress together
+                progress[2] = 0
                 self._changed_requests.add(rid)
         self._blocks = [BlockView(bid, pool.unit_state(bid)[0], None, bid)  # a reserved unit is held
                         for bid in pool.unit_ids]
@@ -121,6 +123,7 @@ class Recorder:
                 changed[rid] = self._update(seq)  # recorded, so readers do not apply the batch rule
                 continue
             progress = progress_of[rid]  # the hot path: no view is built
+            assert progress is not None  # set when it arrived (its arrived event is recorded)
             num_tokens, old_computed, table_len = progress
             now = len(seq.token_ids), seq.num_computed_tokens  # as the scheduler left it
             if now != advanced_by_batch(num_tokens, old_computed, n):  # the store's rule would not rebuild it
@@ -176,8 +179,9 @@ class Recorder:
     def snapshot(self) -> Paged:
         """Every request's and block's view now, for the store's keyframes, without replaying records."""
         for rid in self._advanced:
-            num_tokens, num_computed, _ = self._progress[rid]
-            self._views[rid] = self._views[rid].progressed(num_tokens, num_computed)
+            view, progress = self._views[rid], self._progress[rid]
+            assert view is not None and progress is not None  # an advanced request was recorded before
+            self._views[rid] = view.progressed(progress[0], progress[1])
         self._pages = Paged(paged(self._views, self._pages.requests, self._advanced | self._changed_requests),
                             paged(self._blocks, self._pages.blocks, self._changed_blocks))
         self._advanced.clear()

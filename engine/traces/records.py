@@ -40,6 +40,7 @@ def record_data(record: StepRecord, previous: StepRecord | None) -> dict:
             "timing": header.timing and header.timing.to_dict(), **header.extras_dict()}
     if previous is None or header.config != previous.header.config:
         data["config"] = config_to_dict(header.config)
+    blocks: Sequence[BlockView]
     if isinstance(record.blocks, tuple):
         data["num_blocks"], blocks = len(record.blocks), record.blocks
     else:
@@ -69,6 +70,7 @@ def store_data(store: FrameStore) -> list[dict]:
 def _header(data: dict, config: Config | None) -> tuple[Config, StepHeader, StepMetrics]:
     if "config" in data:
         config = Config(**data["config"])
+    assert config is not None  # the schema asks the first step for its config
     return config, StepHeader.from_dict(data, config), StepMetrics.from_dict(data["metrics"])
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import fields
+from typing import NoReturn
 
 from engine.run.frame import StepMetrics
 from engine.run.frame_store import QueueDiff, advanced_by_batch
@@ -36,16 +37,16 @@ class TraceError(MessageError):
         super().__init__("error.trace", where=where, problem=problem)
 
 
-def _fail(where: str, problem: str, **values):
+def _fail(where: str, problem: str, **values) -> NoReturn:
     """Refuse the file at `where`: the message `problem` filled from `values`."""
     raise TraceError(where, Message(problem, **values))
 
 
-def _is_int(value, low: int = 0, high: int = MAX_COUNT) -> bool:
+def _is_int(value, low: int = 0, high: float = MAX_COUNT) -> bool:
     return type(value) is int and low <= value <= high
 
 
-def _int(where: str, value, low: int = 0, high: int = MAX_COUNT) -> int:
+def _int(where: str, value, low: int = 0, high: float = MAX_COUNT) -> int:
     if not _is_int(value, low, high):
         _fail(where, "trace.whole_number", value=_shown(value), low=low, high=high)
     return value
@@ -65,7 +66,7 @@ def _of(where: str, value, kind: type, optional: bool = False):
     return value
 
 
-def _ints(where: str, value, low: int, high: int, most: int) -> list:
+def _ints(where: str, value, low: int, high: float, most: float) -> list:
     _of(where, value, list)
     if len(value) > most:
         _fail(where, "trace.too_many", n=len(value), most=most)

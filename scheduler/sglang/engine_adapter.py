@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from typing import ClassVar
 
 from i18n import Message
 from scheduler.config import Config
@@ -25,7 +26,7 @@ from scheduler.interface import Batch, check_new, check_pool_shape, refuse, requ
 from scheduler.sequence import Sequence, SequenceStatus
 from scheduler.sglang.command_line import launch_server_args, server_args
 from scheduler.sglang.radix_cache import RadixCache, TreeNode
-from scheduler.sglang.req import Req
+from scheduler.sglang.req import Req, row_of
 from scheduler.sglang.scheduler import ScheduleBatch, Scheduler
 from scheduler.sglang.settings import VERSION, SglangSettings, launch_notes
 from scheduler.sglang.tour import TOUR
@@ -82,7 +83,7 @@ class RadixPoolView:
         """(holders per unit, cache key per cached unit, free order), taken once per change."""
         if self._snapshot is None:
             holders = Counter(unit for req in self._owner.live_reqs() if req.holds_kv
-                              for unit in self.units(req.req_to_token))
+                              for unit in self.units(row_of(req)))
             holders[PADDING_UNIT] += 1
             twin = self._twin
             free = list(twin.allocator.free_slots if twin.page_size == 1 else twin.allocator.free_pages)
@@ -119,6 +120,7 @@ class RadixPoolView:
             _, _, leaf = heapq.heappop(heap)
             order += self.units(leaf.value)
             parent = leaf.parent
+            assert parent is not None  # an evictable leaf is never the root
             children[parent] -= 1
             if parent is not tree.root_node and parent.lock_ref == 0 and not children[parent]:
                 heapq.heappush(heap, (parent.last_access_time, id(parent), parent))
@@ -171,7 +173,7 @@ class SglangScheduler:
     waiting for good, is refused on arrival. Overlapped, a step's tokens are appended as
     placeholders and filled in when they land; an EOS found then ends its request a step late, its computed KV
     entering the tree."""
-    info = SchedulerInfo(
+    info: ClassVar[SchedulerInfo] = SchedulerInfo(
         "sglang", "SGLang", VERSION,
         frozenset({"max_num_seqs", "max_model_len", "num_kvcache_blocks", "kvcache_block_size", "eos"}),
         reserved_units=1, settings=SglangSettings, sidebar_note="sglang.victim",
@@ -276,18 +278,17 @@ class SglangScheduler:
             seq, n = self._seqs[req.rid], req.extend_len if extend else 1
             seq.num_scheduled_tokens = n
             seq.num_computed_tokens = req.kv_committed_len - n
-            seq.block_table = self._pool.units(req.req_to_token)
+            seq.block_table = self._pool.units(row_of(req))
             seqs.append(seq)
             counts.append(n)
         return Batch(seqs, tuple(counts), "prefill" if extend else "decode", tuple(events))
 
     def _follow(self, event: Event) -> Event:
         """A request's state as the twin's event leaves it (sent back, admitted, aborted); the event as told."""
-        seq = self._seqs.get(event.seq_id)
         if isinstance(event, (Retracted, Preempted)):
-            self._send_back(seq)
+            self._send_back(self._seqs[event.seq_id])
         elif isinstance(event, Admitted):
-            req, page = self._reqs[event.seq_id], self.twin.page_size
+            seq, req, page = self._seqs[event.seq_id], self._reqs[event.seq_id], self.twin.page_size
             seq.status, seq.num_cached_tokens = RUNNING, event.num_cached_tokens
             self._pool.num_prefix_queries += (len(req.fill_ids) - 1) // page
             self._pool.num_prefix_hits += event.num_cached_tokens // page
@@ -295,7 +296,7 @@ class SglangScheduler:
             self._pool.evicted += event.block_ids
         elif isinstance(event, Aborted):
             reason = Message(event.reason)
-            self._end(seq, ABORTED, reason)
+            self._end(self._seqs[event.seq_id], ABORTED, reason)
             return Aborted(event.seq_id, reason)
         return event
 
@@ -318,16 +319,18 @@ class SglangScheduler:
         reqs = [self._reqs[seq.seq_id] for seq in seqs]
         outputs = [len(r.output_ids) for r in reqs]
         tokens = [0 if t is None else t for t in token_ids]
-        extend = self._batch.forward_mode == "extend"
-        self.twin.process_batch_result(ScheduleBatch(reqs, self._batch.forward_mode), tokens)
+        batch = self._batch
+        assert batch is not None  # `seqs` are the last schedule()'s batch
+        extend = batch.forward_mode == "extend"
+        self.twin.process_batch_result(ScheduleBatch(reqs, batch.forward_mode), tokens)
         self._pool.stale()
-        events = []
+        events: list[Event] = []
         for seq, req, before in zip(seqs, reqs, outputs, strict=True):
             seq.num_computed_tokens, seq.num_scheduled_tokens = req.kv_committed_len, 0
             if req.finished_reason == "abort":  # an over-long prompt's stub, prefilled (validate_input_length)
-                reason = Message("sglang.abort.prompt", n=len(seq.token_ids), most=self.twin.max_req_input_len - 1)
-                self._end(seq, ABORTED, reason)
-                events.append(Aborted(seq.seq_id, reason))
+                message = Message("sglang.abort.prompt", n=len(seq.token_ids), most=self.twin.max_req_input_len - 1)
+                self._end(seq, ABORTED, message)
+                events.append(Aborted(seq.seq_id, message))
                 continue
             if len(req.output_ids) > before:
                 seq.token_ids.append(req.output_ids[-1])
@@ -336,7 +339,7 @@ class SglangScheduler:
                 self._end(seq, FINISHED, reason)
                 events.append(Finished(seq.seq_id, reason))
             elif extend:  # its prefill entered the tree: its row may now point at the tree's copy of its prefix
-                seq.block_table = self._pool.units(req.req_to_token)
+                seq.block_table = self._pool.units(row_of(req))
         return events
 
     def _finish_reason(self, seq: Sequence, req: Req) -> str:

@@ -17,7 +17,7 @@ class TreeNode:
 
     def __init__(self, cache: RadixCache, parent: TreeNode | None, key: list[int], value: list[int]):
         self.children: dict[int, TreeNode] = {}
-        self.parent, self.key, self.value, self.lock_ref = parent, key, value, 0
+        self.parent, self.key, self.value, self.lock_ref = parent, key, value, 0  # parent: None for the root alone
         self.last_access_time = cache.tick()
         cache.tick()  # SGLang's creation_time takes a tick too
 
@@ -75,7 +75,7 @@ class RadixCache:
                 break
             node = child
         now = self.tick()
-        stamp = node
+        stamp: TreeNode | None = node
         while stamp is not None:
             stamp.last_access_time = now
             now -= 0.00001
@@ -113,10 +113,12 @@ class RadixCache:
 
     def _split_node(self, child: TreeNode, split_len: int) -> TreeNode:
         """Cut `child` after `split_len` tokens; the new node (the head) takes its place under the parent."""
-        head = TreeNode(self, child.parent, child.key[:split_len], child.value[:split_len])
+        parent = child.parent
+        assert parent is not None  # a node split is a child, never the root
+        head = TreeNode(self, parent, child.key[:split_len], child.value[:split_len])
         head.lock_ref = child.lock_ref
         head.children = {self.child_key(child.key, split_len): child}
-        child.parent.children[self.child_key(child.key)] = head
+        parent.children[self.child_key(child.key)] = head
         child.parent, child.key, child.value = head, child.key[split_len:], child.value[split_len:]
         child.last_access_time = self.tick()
         self._update_leaf(head)
@@ -125,13 +127,13 @@ class RadixCache:
 
     def path_slots(self, node: TreeNode) -> list[int]:
         pieces = []
-        while node is not self.root_node:
+        while node.parent is not None:  # up to the root
             pieces.append(node.value)
             node = node.parent
         return [slot for piece in reversed(pieces) for slot in piece]
 
     def inc_lock_ref(self, node: TreeNode):
-        while node is not self.root_node:
+        while node.parent is not None:  # up to the root
             if node.lock_ref == 0:
                 self.evictable_size_ -= len(node.key)
                 self.protected_size_ += len(node.key)
@@ -140,7 +142,7 @@ class RadixCache:
             node = node.parent
 
     def dec_lock_ref(self, node: TreeNode):
-        while node is not self.root_node:
+        while node.parent is not None:  # up to the root
             if node.lock_ref == 1:
                 self.evictable_size_ += len(node.key)
                 self.protected_size_ -= len(node.key)
@@ -162,6 +164,7 @@ class RadixCache:
             leaves.append((leaf.key, leaf.value))
             evicted += len(leaf.value)
             parent = leaf.parent
+            assert parent is not None  # an evictable leaf is never the root
             del parent.children[self.child_key(leaf.key)]
             self.evictable_size_ -= len(leaf.key)
             self.evictable_leaves.discard(leaf)

@@ -36,7 +36,7 @@ class Req:
 
     @property
     def extend_len(self) -> int:
-        return self.extend_end - self.prefix_len
+        return extend_end_of(self) - self.prefix_len
 
     @property
     def holds_kv(self) -> bool:
@@ -70,3 +70,36 @@ class Req:
         self.cache_protected_len = self.kv_committed_len = self.num_matched_prefix_tokens = 0
         self.inflight_middle_chunks = 0
         self.is_retracted = True
+
+
+# The fields a request holds for part of its life only (None before and after), read where it holds them
+
+def matched_node(req: Req) -> TreeNode:
+    """`last_node`: the tree node its cached prefix ends at, as `match_kv_cache` found it."""
+    assert req.last_node is not None, f"request {req.rid} was not matched against the tree"
+    return req.last_node
+
+
+def extend_end_of(req: Req) -> int:
+    """`extend_end`: where the prefill pass that admitted it computes up to."""
+    assert req.extend_end is not None, f"request {req.rid} was not admitted to a prefill"
+    return req.extend_end
+
+
+def row_of(req: Req) -> list[int]:
+    """`req_to_token`: its row's KV slots, held from its first prefill until it is released."""
+    assert req.req_to_token is not None, f"request {req.rid} holds no row"
+    return req.req_to_token
+
+
+def lock_of(req: Req) -> TreeNode:
+    """`lock`: the node its lock on the tree is held on, taken with its admission and dropped with its row."""
+    assert req.lock is not None, f"request {req.rid} holds no lock on the tree"
+    return req.lock
+
+
+def priority_of(req: Req) -> int:
+    """`priority`, which priority scheduling gives every request it queues (`_set_or_validate_priority`: the least
+    important value where it had none)."""
+    assert req.priority is not None, f"request {req.rid} has no priority"
+    return req.priority

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from scheduler.events import BudgetBlocked
 from scheduler.sglang.radix_cache import RadixCache
-from scheduler.sglang.req import CLIP_MAX_NEW_TOKENS, Req
+from scheduler.sglang.req import CLIP_MAX_NEW_TOKENS, Req, matched_node, priority_of
 
 if TYPE_CHECKING:
     from scheduler.sglang.scheduler import ScheduleBatch
@@ -76,7 +76,7 @@ class SchedulePolicy:
 
     def _priority_key(self, req: Req) -> int:
         """Priority scheduling's key: the more important first."""
-        return req.priority * self.priority_sign
+        return priority_of(req) * self.priority_sign
 
     def _policy_key(self, req: Req) -> float:
         """The key of the policy applied (lpm: the longest cached prefix, those deprioritised last; lof: the longest
@@ -100,7 +100,7 @@ class SchedulePolicy:
             if policy == "lpm":
                 waiting_queue.sort(key=self._policy_key)
             else:
-                order = self.tree.dfs_weight_order([r.last_node for r in waiting_queue])
+                order = self.tree.dfs_weight_order([matched_node(r) for r in waiting_queue])
                 waiting_queue[:] = [waiting_queue[i] for i in order]
             return
         if policy == "lof" and self.enable_priority_scheduling:
@@ -169,7 +169,8 @@ class PrefillAdder:
         self.can_run_list: list[Req] = []
         self.preemptions: list[tuple[Req, Req]] = []  # (the preempted request, the one it made room for)
         self.new_chunked_req: Req | None = None
-        self.total_offset = self.current_offset = 0
+        self.total_offset: float = 0  # the running requests' part is fractional (at new_token_ratio)
+        self.current_offset = 0
         for r in running_batch.reqs:
             self.total_offset += self._get_running_request_total_token_offset(r)
         self.running_reserve = self.total_offset  # the running requests' part of total_offset (less the preempted)
@@ -177,6 +178,7 @@ class PrefillAdder:
 
     def refused(self, rid: int) -> BudgetBlocked:
         """The request `rid` refused by its last `add_one_req`, with the numbers that refused it."""
+        assert self.refusal is not None, "refused() before add_one_req refused"
         result, needed, left, locked = self.refusal
         return BudgetBlocked(rid, "no_token" if result is AddReqResult.NO_TOKEN else "other", needed, round(left, 2),
                              self.running_reserve, self.new_token_ratio, locked)
@@ -188,6 +190,7 @@ class PrefillAdder:
             return BudgetBlocked(rid, "no_token", 0, round(self.rem_total_tokens, 2),
                                  self.running_reserve, self.new_token_ratio)
         left = self.rem_input_tokens if self.rem_input_tokens <= 0 else self.rem_chunk_tokens
+        assert left is not None  # OTHER: the input tokens are spent, else the chunk's
         return BudgetBlocked(rid, "other", 0, left, self.running_reserve, self.new_token_ratio)
 
     @property
@@ -231,9 +234,11 @@ class PrefillAdder:
 
     def add_chunked_req(self, req: Req) -> Req | None:
         """The next chunk of the request being prefilled in chunks; returns it while chunks remain."""
-        rem_tokens = min(self.rem_chunk_tokens, int(self.rem_total_tokens))
+        rem_chunk = self.rem_chunk_tokens
+        assert rem_chunk is not None  # a request is prefilled in chunks only where there is a chunk
+        rem_tokens = min(rem_chunk, int(self.rem_total_tokens))
         if rem_tokens <= 0:
-            rem_tokens = self.rem_chunk_tokens  # a continuing chunk must make progress to free its KV
+            rem_tokens = rem_chunk  # a continuing chunk must make progress to free its KV
         extend_input_len = len(req.fill_ids) - req.prefix_len
         truncated = extend_input_len > rem_tokens
         req.extend_end = req.prefix_len + min(extend_input_len, rem_tokens)
@@ -246,7 +251,8 @@ class PrefillAdder:
         extend_len = len(req.fill_ids) - req.prefix_len
         total_tokens = extend_len + max_new + self.page_size
         evictable = self.tree.evictable_size()
-        self.tree.inc_lock_ref(req.last_node)  # the prefix, pinned while the request is judged, is not evictable
+        last_node = matched_node(req)
+        self.tree.inc_lock_ref(last_node)  # the prefix, pinned while the request is judged, is not evictable
         locked = evictable - self.tree.evictable_size()
         try:
             if total_tokens >= self.rem_total_tokens:
@@ -259,6 +265,7 @@ class PrefillAdder:
             admitted_max_new = min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS)
             chunked = self.rem_chunk_tokens is not None and input_tokens > self.rem_chunk_tokens
             if chunked:
+                assert self.rem_chunk_tokens is not None  # chunked: there is a chunk budget, and the input is past it
                 end = (req.prefix_len + self.rem_chunk_tokens // self.page_size * self.page_size) \
                     // self.page_size * self.page_size
                 extend_len = end - req.prefix_len
@@ -267,14 +274,14 @@ class PrefillAdder:
                     return AddReqResult.OTHER
                 admitted_max_new = 0
             req.extend_end = req.prefix_len + extend_len
-            req.lock = req.last_node
-            self.tree.inc_lock_ref(req.lock)
+            req.lock = last_node
+            self.tree.inc_lock_ref(last_node)
             self.can_run_list.append(req)
             if chunked:
                 self.new_chunked_req = req
             self._update_prefill_budget(extend_len, admitted_max_new)
         finally:
-            self.tree.dec_lock_ref(req.last_node)
+            self.tree.dec_lock_ref(last_node)
         return self.budget_state()
 
     def preempt_to_schedule(self, req: Req) -> bool:
@@ -284,12 +291,12 @@ class PrefillAdder:
         `req` was last judged: a request not judged yet counts no fill ids). True when that is met: they are
         released now, their KV freed, and queued again after this pass."""
         sign = self.priority_sign
-        candidates = sorted(self.running_batch.reqs, key=lambda r: (r.priority * -sign, -r.wait_queue_entry_time))
+        candidates = sorted(self.running_batch.reqs, key=lambda r: (priority_of(r) * -sign, -r.wait_queue_entry_time))
         preemptible = []
         min_tokens_to_remove = (len(req.fill_ids) - req.prefix_len + min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS)
                                 - self.rem_total_tokens)
         for running_req in candidates:
-            if (req.priority - running_req.priority) * -sign <= self.priority_scheduling_preemption_threshold:
+            if (priority_of(req) - priority_of(running_req)) * -sign <= self.priority_scheduling_preemption_threshold:
                 break
             preemptible.append(running_req)
             min_tokens_to_remove -= self._get_running_request_total_token_offset(running_req)

@@ -38,7 +38,7 @@ from scheduler.events import (
 )
 from scheduler.sglang.allocator import make_allocator
 from scheduler.sglang.radix_cache import RadixCache
-from scheduler.sglang.req import Req
+from scheduler.sglang.req import Req, extend_end_of, lock_of, matched_node, priority_of, row_of
 from scheduler.sglang.schedule_policy import (
     AddReqResult,
     PrefillAdder,
@@ -237,7 +237,7 @@ class Scheduler:
     def get_next_batch_to_run(self) -> ScheduleBatch | None:
         self.retracted, self.last_adder, self.events = [], None, []
         running = self.running_batch
-        if self.chunked_req is not None and self.chunked_req.extend_end > self.chunked_req.prefix_len:
+        if self.chunked_req is not None and extend_end_of(self.chunked_req) > self.chunked_req.prefix_len:
             self._checkpoint(self.chunked_req)  # stash_chunked_request
         last = self.last_batch
         if last is not None and last.forward_mode == "extend":
@@ -267,10 +267,10 @@ class Scheduler:
             running.batch_is_full = False
         if (running.batch_is_full or not self.waiting_queue) and self.chunked_req is None:
             if self.waiting_queue:  # the latch, set when the rows ran out or an earlier NO_TOKEN
-                head = self.waiting_queue[0]
-                self.events.append(self._rows_taken(head, len(running.reqs))
+                first = self.waiting_queue[0]
+                self.events.append(self._rows_taken(first, len(running.reqs))
                                    if self.get_num_allocatable_reqs(len(running.reqs)) <= 0
-                                   else Blocked(head.rid, "batch_full", 0, 0))
+                                   else Blocked(first.rid, "batch_full", 0, 0))
             return None
         if self.get_num_allocatable_reqs(len(running.reqs)) <= 0 and self.chunked_req is None and not preemption:
             running.batch_is_full = True
@@ -288,7 +288,8 @@ class Scheduler:
         if self.chunked_req is not None:
             init_next_round_input(self.chunked_req, None)
             self.chunked_req = adder.add_chunked_req(self.chunked_req)
-        stop = None  # why the pass stopped, as it stopped: (the request it stopped at or None: the next, the event)
+        # why the pass stopped, as it stopped: (the request it stopped at or None: the next, the event)
+        stop: tuple[Req | None, Blocked] | None = None
         for req in self.waiting_queue:
             if adder.budget_state() == AddReqResult.OTHER:
                 stop = req, adder.spent(req.rid)
@@ -318,7 +319,7 @@ class Scheduler:
         if blocked is not None and head is None:  # the budget ran out with a request admitted: the next one waits
             head = next((r for r in self.waiting_queue if r not in adder.preempt_list), None)
             blocked = blocked if head is None else replace(blocked, seq_id=head.rid)
-        told_blocked = [blocked] if head is not None else []
+        told_blocked: list[Event] = [blocked] if head is not None and blocked is not None else []
         if not adder.can_run_list:
             self.events += told_blocked
             return None
@@ -352,11 +353,11 @@ class Scheduler:
         for req in batch.reqs:
             if req is not continuing:
                 if req.prefix_len:
-                    events.append(PrefixHit(req.rid, self.units(req.req_to_token[:req.prefix_len]), req.prefix_len))
+                    events.append(PrefixHit(req.rid, self.units(row_of(req)[:req.prefix_len]), req.prefix_len))
                 admitted = AdmittedAfterPreemption if req.sent_back == "preempted" else Admitted
                 events.append(admitted(req.rid, req.extend_len, req.prefix_len, req.sent_back is not None))
                 req.sent_back = None
-            if req.extend_end < len(req.fill_ids):
+            if extend_end_of(req) < len(req.fill_ids):
                 events.append(ChunkScheduled(req.rid, req.prefix_len, req.extend_len, len(req.fill_ids)))
         return ordered, events
 
@@ -366,16 +367,17 @@ class Scheduler:
         for req in batch.reqs:
             if not req.holds_kv:
                 self.free_rows -= 1
-                req.req_to_token = self.tree_cache.path_slots(req.last_node)[:req.prefix_len]
+                req.req_to_token = self.tree_cache.path_slots(matched_node(req))[:req.prefix_len]
         num_tokens = sum(r.extend_len for r in batch.reqs)
         evictions = self._evict_to_free(num_tokens + (len(batch.reqs) * self.page_size if self.page_size > 1 else 0),
                                         "extend", batch.reqs[0].rid)
-        spans = [(r.prefix_len, r.extend_end, r.req_to_token[r.prefix_len - 1] if r.prefix_len else -1)
+        spans = [(r.prefix_len, extend_end_of(r), row_of(r)[r.prefix_len - 1] if r.prefix_len else -1)
                  for r in batch.reqs]
         for req, slots in zip(batch.reqs, self.allocator.alloc_extend(spans), strict=True):
-            del req.req_to_token[req.prefix_len:]
-            req.req_to_token.extend(slots)
-            req.kv_committed_len = req.extend_end
+            row = row_of(req)
+            del row[req.prefix_len:]
+            row.extend(slots)
+            req.kv_committed_len = extend_end_of(req)
             req.is_retracted = False
         return evictions
 
@@ -452,7 +454,7 @@ class Scheduler:
 
         def keep_key(req: Req) -> tuple[int, ...]:
             length = len(req.output_ids), -len(req.origin_input_ids)
-            return (req.priority * -sign, *length) if by_priority else length
+            return (priority_of(req) * -sign, *length) if by_priority else length
         return sorted(range(len(reqs)), key=lambda i: keep_key(reqs[i]), reverse=True)
 
     def release_req(self, req: Req, remaining_req_count: int, why: str) -> tuple[tuple[int, ...], list[Event]]:
@@ -460,7 +462,7 @@ class Scheduler:
         its own KV freed (not put in the tree), its lock on its prefix in the tree dropped (the prefix stays
         cached), and the tree evicted for the decode steps of the `remaining_req_count` left. Returns its own units
         freed and the events of the rest (Unlocked, LeafEvicted)."""
-        row, protected = req.req_to_token, req.cache_protected_len
+        row, protected = row_of(req), req.cache_protected_len
         freed, kept = self.units(row[protected:req.kv_committed_len]), self.units(row[:protected])
         self._release_kv_cache(req, checkpoint=False)
         after: list[Event] = [Unlocked(req.rid, kept)] if kept else []
@@ -477,9 +479,9 @@ class Scheduler:
     def _prepare_for_decode(self, batch: ScheduleBatch):
         batch.forward_mode = "decode"
         self.events += self._evict_to_free(len(batch.reqs) * self.page_size, "decode", batch.reqs[0].rid)
-        spans = [(r.kv_committed_len, r.req_to_token[r.kv_committed_len - 1]) for r in batch.reqs]
+        spans = [(r.kv_committed_len, row_of(r)[r.kv_committed_len - 1]) for r in batch.reqs]
         for req, slot in zip(batch.reqs, self.allocator.alloc_decode(spans), strict=True):
-            req.req_to_token.append(slot)
+            row_of(req).append(slot)
             req.kv_committed_len += 1
 
     # ---------------------------------------------------------------- results
@@ -514,12 +516,13 @@ class Scheduler:
     def _checkpoint(self, req: Req):
         """checkpoint_kv_cache: the computed part of a running request enters the tree; its row and lock move
         onto the tree's copy."""
-        self._insert_into_tree(req, req.extend_end)
-        req.prefix_len = req.extend_end
+        end = extend_end_of(req)
+        self._insert_into_tree(req, end)
+        req.prefix_len = end
 
     def _insert_into_tree(self, req: Req, up_to: int):
         tree = self.tree_cache
-        key, row = req.fill_ids[:up_to], req.req_to_token
+        key, row = req.fill_ids[:up_to], row_of(req)
         prefix_len, last_node = tree.insert(key, row[:up_to], req.cache_protected_len)
         prompt = req.origin_input_ids
         page = self.page_size
@@ -528,7 +531,7 @@ class Scheduler:
             tree.insert(prompt, row[:len(prompt)], len(prompt))
         path = tree.path_slots(last_node)
         row[req.cache_protected_len:len(path)] = path[req.cache_protected_len:]
-        tree.dec_lock_ref(req.lock)
+        tree.dec_lock_ref(lock_of(req))
         req.lock = last_node
         tree.inc_lock_ref(last_node)
         req.cache_protected_len = len(path)
@@ -551,8 +554,8 @@ class Scheduler:
         if checkpoint:
             req.refresh_fill_ids()
             self._insert_into_tree(req, owned if up_to is None else up_to)
-        self.allocator.free(req.req_to_token[req.cache_protected_len:owned])
-        self.tree_cache.dec_lock_ref(req.lock)
+        self.allocator.free(row_of(req)[req.cache_protected_len:owned])
+        self.tree_cache.dec_lock_ref(lock_of(req))
         req.lock = None
         req.req_to_token = None
         self.free_rows += 1

@@ -110,8 +110,11 @@ class VllmV0Scheduler:
         # caching's blocks can cut a chunk to nothing
         stalls=lambda config: config.chunked_prefill)
 
+    config: Config  # the engine's, where it was built from one (not from a V0Config alone: V0's own checks)
+
     def __init__(self, config: Config | V0Config):
-        self.config = config
+        if isinstance(config, Config):
+            self.config = config
         v0 = self.v0 = config if isinstance(config, V0Config) else V0Config.from_config(config)
         self.block_manager = BlockSpaceManager(v0.block_size, v0.num_gpu_blocks, v0.cpu_blocks, v0.watermark,
                                                v0.enable_prefix_caching)
@@ -235,7 +238,9 @@ class VllmV0Scheduler:
                    if getattr(v0, f) != getattr(self.v0, f)]
         if changed:
             raise ValueError(f"{changed} change V0's block pools: build a new scheduler and requeue() its requests")
-        self.config, self.v0 = config, v0
+        if isinstance(config, Config):
+            self.config = config
+        self.v0 = v0
 
     @property
     def _budget_lookup(self) -> list[int]:
