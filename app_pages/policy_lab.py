@@ -115,7 +115,7 @@ def choose_variants(base, column, workload: str, scheduler: str) -> list[Variant
     lang = current_lang()
     scenario = presets()[0].get(workload)
     own_variant = [PRESET_VARIANT] if scenario is not None and scenario.variant else []
-    own_ids = (CUSTOM_COMPARISON, PRESET_VARIANT)  # said by lab.<id>; a named comparison by compare.name.<name>
+    own_ids = (CUSTOM_COMPARISON, PRESET_VARIANT)  # said by lab.<id>; a named comparison by its title
     comparison = column.selectbox(t("lab.compare"), [*own_variant, *COMPARISONS, CUSTOM_COMPARISON], key="comparison",
                                   format_func=lambda c: text(lang, f"lab.{c}") if c in own_ids
                                   else comparison_name(c, lang))

@@ -1055,7 +1055,7 @@ MESSAGES = {
     "compare.variant.reserve_on": "scheduler_reserve_full_isl 开（整个序列）",
     "compare.variant.reserve_off": "scheduler_reserve_full_isl 关（第一段）",
     "compare.variant.watermark": "水位线 {watermark}",
-    "compare.variant.vllm_version": "vLLM {version}",
+    "vllm.sweep.version": "vLLM {version}",
     "compare.variant.schedule_policy": "schedule_policy {policy}",
     "compare.variant.fcfs": "fcfs 队列",
     "compare.variant.priority": "priority 队列",
@@ -1067,18 +1067,17 @@ MESSAGES = {
     "compare.variant.adaptive": "自适应批大小（{low}-{high} 毫秒）",
     "compare.variant.preset": "预设",
     "compare.variant.its_variant": "变体：{changes}",
-    "compare.name.lpm vs dfs-weight vs fcfs vs lof (SGLang)": "SGLang 的 schedule_policy：lpm 对比 dfs-weight 对比 "
-                                                              "fcfs 对比 lof",
+    "sglang.sweep.schedule_policy": "SGLang 的 schedule_policy：lpm 对比 dfs-weight 对比 fcfs 对比 lof",
     "compare.versus": " 对比 ",  # between the schedulers a comparison of schedulers names
-    "compare.name.prefill-first vs decode-first": "预填充优先 对比 解码优先",
+    "article.sweep.prefill_first": "预填充优先 对比 解码优先",
     "compare.name.whole vs chunked prefill": "整体预填充 对比 分块预填充",
-    "compare.name.tail vs smart preemption": "tail 抢占 对比 smart 抢占",
+    "article.sweep.preemption_policy": "tail 抢占 对比 smart 抢占",
     "compare.name.block size 4 vs 16 vs 64": "块大小 4 对比 16 对比 64",
     "compare.name.prefix caching on vs off": "前缀缓存 开 对比 关",
-    "compare.name.whole sequence vs first chunk at admission (vLLM)": "接纳：整个序列 对比 第一段"
-                                                                      "（vLLM 的 scheduler_reserve_full_isl）",
-    "compare.name.watermark 0 vs 0.1 (vLLM)": "水位线 0 对比 0.1（vLLM 接纳时保持空闲的块）",
-    "compare.name.vLLM 0.32 vs 0.33": "vLLM 0.32 对比 0.33（vLLM 孪生调度器所模仿的版本）",
+    "vllm.sweep.scheduler_reserve_full_isl": "接纳：整个序列 对比 第一段"
+                                             "（vLLM 的 scheduler_reserve_full_isl）",
+    "vllm.sweep.watermark": "水位线 0 对比 0.1（vLLM 接纳时保持空闲的块）",
+    "vllm.sweep.vllm_version": "vLLM 0.32 对比 0.33（vLLM 孪生调度器所模仿的版本）",
     "compare.name.fcfs vs priority": "fcfs 对比 priority 队列（vLLM 的 --scheduling-policy）",
     "compare.name.speculation off vs on": "推测解码 关 对比 开",
     "compare.name.overlap off vs on": "重叠调度 关 对比 开",
@@ -1387,7 +1386,7 @@ MESSAGES = {
     "vllm_v0.setting.watermark.label": "watermark（保持空闲的 GPU 块，vLLM V0）",
     "vllm_v0.setting.watermark.help": "块管理器的水位线，每个 V0 引擎都是 0.01（没有命令行参数）：接纳和换入都要留出 "
                                       "int(watermark x GPU 块数) 个空闲块；需要的块超过块池减去它们的提示词会被忽略（NEVER）。",
-    "compare.name.swap vs recompute": "换出 对比 重算（vLLM V0 的 --preemption-mode）",
+    "vllm_v0.sweep.preemption_mode": "换出 对比 重算（vLLM V0 的 --preemption-mode）",
     "config.v0_partial_prefills": "除非开启 chunked_prefill，否则用 1（V0：必须开启分块预填充才能把 max_num_partial_prefills 设为大于 1）",
     "config.v0_long_partial_prefills": "用 1 到 max_num_partial_prefills={most}",
     "vllm_v0.launch.swap_space": "--swap-space {gib}：得到 {blocks} 个本模型 KV 的 CPU 块所需的 GiB"

@@ -98,7 +98,10 @@ class SchedulerInfo:
     the system it mirrors (the policy lab's export; the article's: the closest vLLM command); `start_warning` the
     mirrored system's start-up check of a config (vLLM's: one request of max_model_len fits in the pool), the warning
     the sidebar shows when it fails; `sidebar_note` the message id of what the sidebar says of how it picks a
-    preemption victim, where the article's choice of one is not its own.
+    preemption victim, where the article's choice of one is not its own; `workload` the name of a scenario
+    file's workload generator that is its own (the requests its system's source ran: the article's, "notebook",
+    the InfraTech notebook's demos, engine/inputs/notebook.py), which a scenario file may also name by the kind's
+    id (older files do), "" for none.
 
     What the stage draws of it: `queues` the request queues it keeps, drawn in this order (each beyond `QUEUES` read
     from `KeepsQueues.queue`; its title is the message `player.<name>_queue`), `side_pools` its KV pools beside
@@ -125,6 +128,7 @@ class SchedulerInfo:
     # its twin then does the same, and the contract's tests do not ask such a run to end.
     stalls: Callable[[Config], bool] | None = None
     tour: TourInfo | None = None
+    workload: str = ""
     queues: tuple[str, ...] = QUEUES
     side_pools: tuple[SidePool, ...] = ()
     panels: tuple[PanelKind, ...] = ()

@@ -134,11 +134,13 @@ def check_types(obj) -> None:
 
 @dataclass(frozen=True)
 class Sweep:
-    """A comparison a kind offers in the policy lab (engine/analysis/compare.py): `name` (its message
-    `compare.name.<name>`) runs the workload with its setting `key` at each value, labelled by its message."""
+    """A comparison a kind offers in the policy lab (engine/analysis/compare.py): `name` (what the lab's choice of
+    comparison keeps) runs the workload with its setting `key` at each value, labelled by its message; `title` is
+    the message id of its title, under the kind's own prefix (`<kind>.sweep.<key>`)."""
     name: str
     key: str
     values: tuple[tuple[Message, Any], ...]  # (label, value)
+    title: str
 
 
 _SECTIONS: dict[str, tuple[type[KindSettings], str]] = {}  # a kind's setting's key -> its class and field

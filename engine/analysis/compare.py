@@ -79,11 +79,12 @@ def _sweep(sweep: Sweep) -> Callable[..., list[Variant]]:
                            for label, value in sweep.values]
 
 
-# Named comparisons: each turns a base config into its variants, labelled in a language (`compare.variant.*`): those
-# of a kind's own settings as it declares them (`KindSettings.sweeps`), then those of the shared ones.
+# The comparisons of a kind's own settings, as it declares them (`KindSettings.sweeps`)
+KIND_SWEEPS = tuple(sweep for kind in SCHEDULER_KINDS if (own := scheduler_info(kind).settings) for sweep in own.sweeps)
+# Named comparisons: each turns a base config into its variants, labelled in a language (`compare.variant.*`): the
+# kinds' sweeps, then those of the shared settings.
 COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
-    **{sweep.name: _sweep(sweep) for kind in SCHEDULER_KINDS if (own := scheduler_info(kind).settings)
-       for sweep in own.sweeps},
+    **{sweep.name: _sweep(sweep) for sweep in KIND_SWEEPS},
     "whole vs chunked prefill": lambda c, say: [
         Variant(say("compare.variant.whole"), replace(c, chunked_prefill=False)),
         Variant(say("compare.variant.chunked"), replace(c, chunked_prefill=True))],
@@ -117,6 +118,12 @@ def _under_schedulers(kinds: tuple[str, ...]) -> Callable[..., list[Variant]]:
 OWN_SCHEDULERS = tuple(" vs ".join(kinds) for n in range(2, min(len(SCHEDULER_KINDS), MAX_VARIANTS) + 1)
                        for kinds in combinations(SCHEDULER_KINDS, n))
 COMPARISONS.update({name: _under_schedulers(tuple(name.split(" vs "))) for name in OWN_SCHEDULERS})
+
+
+def title_id(comparison: str) -> str:
+    """The message id of a named comparison's title (but one of OWN_SCHEDULERS, named by its schedulers): a kind's
+    sweep's is its declared title, under the kind's prefix; a shared one's is `compare.name.<name>`."""
+    return next((sweep.title for sweep in KIND_SWEEPS if sweep.name == comparison), f"compare.name.{comparison}")
 
 
 def variants_for(comparison: str, base: Config, lang: str, scheduler: str = DEFAULT_KIND) -> list[Variant]:

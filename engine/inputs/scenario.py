@@ -13,9 +13,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import NoReturn
 
-from engine.inputs.article import notebook_requests
 from engine.inputs.assignment import Assignment, read_assignment
 from engine.inputs.key_frames import EXPECTATIONS, KeyFrame
+from engine.inputs.notebook import NOTEBOOK, notebook_requests
 from engine.inputs.workload import bursty_arrivals, chat_prompts, lengths, poisson_arrivals, random_token_prompts
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.engine import Engine
@@ -25,7 +25,7 @@ from engine.run.recipe import CostModel, Request, RunSpec
 from engine.run.runner_factory import RUNNER_KINDS
 from i18n import DEFAULT, LANGUAGES, Message, MessageError, message_of
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
-from scheduler.factory import DEFAULT_KIND, SETTINGS, scheduler_info
+from scheduler.factory import DEFAULT_KIND, OWN_WORKLOADS, SETTINGS, scheduler_info
 
 TRANSLATED = tuple(lang for lang in LANGUAGES if lang != DEFAULT)  # a text field `x` has `x_zh` beside it
 SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"
@@ -274,7 +274,7 @@ class _Loader:
         "chat": {"system_only": bool, "names": list},
         "lengths": {"input": str, "output": str, "low": int, "high": int, "output_low": int, "output_high": int,
                     "scale": float},
-        "article": {"demo": int},
+        NOTEBOOK: {"demo": int},
     }
     COMMON = {"kind": str, "count": int, "seed": int, "arrival": int, "arrivals": str, "rate": float,
               "burst_size": int, "every": int, "max_tokens": int, "ignore_eos": bool, "priority": int,
@@ -282,11 +282,12 @@ class _Loader:
 
     def generate(self, table: dict, where: str, seed: int) -> list[Request]:
         kind = table.get("kind")
+        kind = OWN_WORKLOADS.get(kind, kind) if isinstance(kind, str) else kind  # a kind's own, by the kind's id
         if kind not in self.GENERATORS:
             self.fail(f"{where}.kind", "scenario.unknown_generator", kind=repr(kind),
                       kinds=", ".join(self.GENERATORS))
-        if kind == "article":
-            return self.article_demo(table, where)
+        if kind == NOTEBOOK:
+            return self.notebook_demo(table, where)
         self.table(table, where, {**self.COMMON, **self.GENERATORS[kind]}, required=("count",))
         n, seed = table["count"], table.get("seed", seed)
         if n < 1:
@@ -317,10 +318,10 @@ class _Loader:
         except ValueError as e:
             self.fail_with(where, e)
 
-    def article_demo(self, table: dict, where: str) -> list[Request]:
-        """The InfraTech notebook's own requests for one of its demos (engine/inputs/article.py): it fixes their
+    def notebook_demo(self, table: dict, where: str) -> list[Request]:
+        """The InfraTech notebook's own requests for one of its demos (engine/inputs/notebook.py): it fixes their
         count, prompts, arrivals and lengths, so nothing else may be set."""
-        self.table(table, where, {"kind": str, **self.GENERATORS["article"]}, required=("demo",))
+        self.table(table, where, {"kind": str, **self.GENERATORS[NOTEBOOK]}, required=("demo",))
         try:
             return notebook_requests(table["demo"])
         except ValueError as e:
