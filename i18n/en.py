@@ -1420,6 +1420,8 @@ MESSAGES = {
     "scenario.too_many_requests": "{n} requests; a scenario holds at most {most}",
     "scenario.token_ids": "use 1 to {most} whole numbers from {low} to {high}",
     "scenario.unknown_generator": "{kind}: use one of {kinds}",
+    "scenario.not_declared": "{name}: the scheduler {scheduler} declares no such queue or pool here (it declares: "
+                             "{names})",
     "scenario.arrivals": "arrivals={how}: use at_once, poisson or bursty",
     "scenario.unknown_prompts": "unknown prompt(s) {names}; built-in: {builtin}",
     "scenario.never_fits": "its prompt of {n} tokens can never run (max_model_len={max_model_len}, KV pool of "

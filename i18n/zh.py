@@ -1189,6 +1189,7 @@ MESSAGES = {
     "scenario.too_many_requests": "{n} 个请求；一个场景最多容纳 {most} 个",
     "scenario.token_ids": "请使用 1 到 {most} 个取值在 {low} 到 {high} 之间的整数",
     "scenario.unknown_generator": "{kind}：请使用以下之一：{kinds}",
+    "scenario.not_declared": "{name}：调度器 {scheduler} 没有声明这样的队列或块池（它声明的是：{names}）",
     "scenario.arrivals": "arrivals={how}：请使用 at_once、poisson 或 bursty",
     "scenario.unknown_prompts": "未知的提示 {names}；内置的有：{builtin}",
     "scenario.never_fits": "它 {n} 个 token 的提示永远无法运行（max_model_len={max_model_len}，KV 缓存池共 {capacity} 个 token）；请缩短提示或调大这两项",

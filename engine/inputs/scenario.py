@@ -25,6 +25,7 @@ from engine.run.recipe import CostModel, Request, RunSpec
 from engine.run.runner_factory import RUNNER_KINDS
 from i18n import DEFAULT, LANGUAGES, Message, MessageError, message_of
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
+from scheduler.contract import QUEUES
 from scheduler.factory import DEFAULT_KIND, OWN_WORKLOADS, SETTINGS, scheduler_info
 
 TRANSLATED = tuple(lang for lang in LANGUAGES if lang != DEFAULT)  # a text field `x` has `x_zh` beside it
@@ -191,7 +192,8 @@ class _Loader:
         if late := [i for i, r in enumerate(workload) if r.arrival >= max_steps]:
             self.fail(Message("scenario.request_n", i=late[0]), "scenario.arrives_late",
                       arrival=workload[late[0]].arrival, max_steps=max_steps)
-        key_frames = tuple(self.key_frame(kf, i) for i, kf in enumerate(data.get("key_frames", [])))
+        key_frames = tuple(self.key_frame(kf, i, variant_scheduler if kf.get("variant") else scheduler)
+                           for i, kf in enumerate(data.get("key_frames", [])))
         assignment = read_assignment(self, data["assignment"], len(workload)) if "assignment" in data else None
         texts = [("title", data), ("narrative", data), *((f"key_frames[{i}].note", kf)
                                                          for i, kf in enumerate(data.get("key_frames", [])))]
@@ -364,12 +366,21 @@ class _Loader:
                 self.fail(Message("scenario.request_n", i=i), "scenario.never_fits", n=n,
                           max_model_len=config.max_model_len, capacity=capacity)
 
-    def key_frame(self, table: dict, i: int) -> KeyFrame:
+    def key_frame(self, table: dict, i: int, scheduler: str) -> KeyFrame:
+        """Key frame `i`, observed in a run of `scheduler` (the variant's where it says `variant`)."""
         where = f"key_frames[{i}]"
         self.table(table, where, {"step": int, "note": str, "expect": dict, "needs_model": bool, "variant": bool,
                                   **{f"note_{lang}": str for lang in TRANSLATED}},
                    required=("step", "note", "expect"))
         self.table(table["expect"], f"{where}.expect", {k: t for k, (t, _) in EXPECTATIONS.items()})
+        info = scheduler_info(scheduler)
+        declared = {"queues": [q for q in info.queues if q not in QUEUES],
+                    "side_pools": [pool.name for pool in info.side_pools]}
+        for key, names in declared.items():
+            for name in table["expect"].get(key, {}):
+                if name not in names:
+                    self.fail(f"{where}.expect.{key}.{name}", "scenario.not_declared", name=repr(name),
+                              scheduler=scheduler, names=", ".join(names) or "-")
         return KeyFrame(table["step"], table["note"], dict(table["expect"]), table.get("needs_model", False),
                         table.get("variant", False),
                         {lang: table[f"note_{lang}"] for lang in TRANSLATED if f"note_{lang}" in table})
