@@ -1056,7 +1056,7 @@ MESSAGES = {
     "lab.verdict": "- **{question}**: {answer}.",
     "export.model": "recorded run",
     "export.end_note": "The recorded run ends here.",
-    "lab.caption": "One workload, two to four configs, each run in its own engine on the fake model (instant, "
+    "lab.caption": "One workload, {least} to {most} configs, each run in its own engine on the fake model (instant, "
                    "deterministic), measured the same way.",
     "lab.generated": "generated: 200 requests, Poisson arrivals",
     "lab.workload": "Workload",
@@ -1510,7 +1510,7 @@ MESSAGES = {
     "trace.not_utf8": "not JSON: byte {byte} is not UTF-8 text",
 
     # -- more errors and progress --------------------------------------------------------------------------------------
-    "compare.count": "compare two to {most} configs, not {n}",
+    "compare.count": "compare {least} to {most} configs, not {n}",
     "compare.names": "give each config its own name; got {labels}",
     "export.too_big": "the comparison is {mb} MB as JSON, over the {most} MB an export may take; compare fewer "
                       "steps (a shorter workload)",

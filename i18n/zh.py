@@ -859,7 +859,7 @@ MESSAGES = {
     "lab.verdict": "- **{question}**：{answer}。",
     "export.model": "录制的运行",
     "export.end_note": "录制的运行在这里结束。",
-    "lab.caption": "同一个工作负载，两到四种配置，每种都在自己的引擎中用模拟模型运行（即时、确定），以同样的方式度量。",
+    "lab.caption": "同一个工作负载，{least} 到 {most} 种配置，每种都在自己的引擎中用模拟模型运行（即时、确定），以同样的方式度量。",
     "lab.generated": "生成的：200 个请求，泊松到达",
     "lab.workload": "工作负载",
     "lab.scheduler_help": "由哪个调度器决定这次比较中的每种配置：文章的（nano-vllm）、vLLM 孪生调度器或 SGLang 孪生调度器"
@@ -1268,7 +1268,7 @@ MESSAGES = {
     "trace.not_utf8": "不是 JSON：第 {byte} 字节不是 UTF-8 文本",
 
     # -- more errors and progress --------------------------------------------------------------------------------------
-    "compare.count": "请比较 2 到 {most} 个配置，而不是 {n} 个",
+    "compare.count": "请比较 {least} 到 {most} 个配置，而不是 {n} 个",
     "compare.names": "请给每个配置起不同的名字；现在是：{labels}",
     "export.too_big": "这次比较的 JSON 有 {mb} MB，超过了一次导出允许的 {most} MB；请比较更少的步（更短的工作负载）",
     "export.no_browser": "没有浏览器来绘制：{path} 处没有安装 Chromium（apt install chromium）",

@@ -1,4 +1,5 @@
-"""Policy comparison: one workload run under two to four configs, each in its own engine, measured alike.
+"""Policy comparison: one workload run under two to six configs (RUN_BOUNDS["variants"]), each in its own engine,
+measured alike.
 
     runs = compare(variants_for("prefill-first vs decode-first", base, "en"), workload)
     values = metric_values(runs[0])  # every compared number of a run, by name
@@ -33,13 +34,13 @@ from engine.run.metrics import (
     recomputed_tokens,
     run_metrics,
 )
-from engine.run.recipe import CostModel, Request, RunSpec
+from engine.run.recipe import RUN_BOUNDS, CostModel, Request, RunSpec
 from i18n import MessageError, text
 from scheduler import Config
 from scheduler.factory import DEFAULT_KIND, SCHEDULER_KINDS, scheduler_info
 from scheduler.settings import Sweep
 
-MAX_VARIANTS = 4
+MIN_VARIANTS, MAX_VARIANTS = RUN_BOUNDS["variants"]  # the runs one comparison holds (a tour's: one per kind)
 ADAPTIVE = AdaptiveBatch()  # the controller of the "adaptive batch size off vs on" comparison
 DEFAULT_COST = CostModel()
 BLOCK_SIZES = (4, 16, 64)
@@ -195,8 +196,8 @@ def compare(variants: Sequence[Variant], workload: Sequence[Request], runner: st
             cost: CostModel = DEFAULT_COST, max_steps: int = 10_000,
             on_progress: Callable[[int, str], None] | None = None) -> list[ConfigRun]:
     """Run the workload under each variant; `on_progress(i, label)` is called before run i starts."""
-    if not 2 <= len(variants) <= MAX_VARIANTS:
-        raise MessageError("compare.count", most=MAX_VARIANTS, n=len(variants))
+    if not MIN_VARIANTS <= len(variants) <= MAX_VARIANTS:
+        raise MessageError("compare.count", least=MIN_VARIANTS, most=MAX_VARIANTS, n=len(variants))
     labels = [v.label for v in variants]
     if len(set(labels)) != len(labels):
         raise MessageError("compare.names", labels=", ".join(labels))
