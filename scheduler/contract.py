@@ -1,7 +1,8 @@
 """The scheduler contract in code: what the engine, the recorder and the UI may ask of any scheduler and of its KV
-pool, and what each scheduler declares about itself. The article's scheduler (scheduler/article/scheduler.py), the vLLM
-twin (scheduler/vllm_v1/), the SGLang twin (scheduler/sglang/, whose pool is a radix tree over token slots) and any
-later one fit it; `scheduler/factory.py` is the one place that names them.
+pool, and what each scheduler declares about itself. The article's scheduler (scheduler/article/), the vLLM V1 twin
+(scheduler/vllm_v1/), the SGLang twin (scheduler/sglang/, whose pool is a radix tree over token slots) and the vLLM
+V0 twin (scheduler/vllm_v0/, with a swapped queue and a CPU pool) fit it, each a package of its own;
+`scheduler/factory.py` is the one place that names them (one line each), docs/schedulers.md how to add one.
 
 - `SchedulerInfo`: a scheduler's declaration (what it is, what it mirrors, which shared `Config` fields it reads and
   which settings are its own, how many KV units its runner needs, whether it queues a prompt larger than the pool,

@@ -1,6 +1,6 @@
 """A scheduler setting, declared once where it is defined: the shared `Config`'s fields (scheduler/config.py) and
-each kind's own settings (`KindSettings`, a frozen dataclass beside its scheduler: the article's
-scheduler/article/settings.py, scheduler/vllm_v1/settings.py, scheduler/sglang/settings.py).
+each kind's own settings (`KindSettings`, a frozen dataclass beside its scheduler: scheduler/<its package>/settings.py,
+the article's, the vLLM V1 twin's, the SGLang twin's and the V0 twin's).
 
 A field is declared with `setting(default, ...)`: its type is its annotation, its default is the mirrored system's
 where it has one, and the declaration adds its range (`bounds`, for a number) or its `choices`, its name in the
