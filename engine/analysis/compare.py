@@ -116,7 +116,7 @@ def _under_schedulers(kinds: tuple[str, ...]) -> Callable[..., list[Variant]]:
 
 # The comparisons whose variants name their own scheduler, one per pair of the factory's schedulers and one of them
 # all ("article vs vllm", ..., "article vs vllm vs sglang"); every other is run by the scheduler chosen for it.
-OWN_SCHEDULERS = tuple(" vs ".join(kinds) for n in range(2, min(len(SCHEDULER_KINDS), MAX_VARIANTS) + 1)
+OWN_SCHEDULERS = tuple(" vs ".join(kinds) for n in range(MIN_VARIANTS, min(len(SCHEDULER_KINDS), MAX_VARIANTS) + 1)
                        for kinds in combinations(SCHEDULER_KINDS, n))
 COMPARISONS.update({name: _under_schedulers(tuple(name.split(" vs "))) for name in OWN_SCHEDULERS})
 
