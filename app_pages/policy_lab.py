@@ -1,5 +1,6 @@
-"""The policy lab: one workload under two to four configs, side by side. A thin page: engine.analysis.compare
-runs and measures, viz.compare draws and viz.compare_words says it; this file only wires widgets to them."""
+"""The policy lab: one workload under two to six configs (RUN_BOUNDS["variants"]), side by side. A thin page:
+engine.analysis.compare runs and measures, viz.compare draws and viz.compare_words says it; this file only wires
+widgets to them."""
 
 from dataclasses import replace
 
@@ -10,6 +11,7 @@ from engine.analysis.compare import (
     COMPARISONS,
     GENERATED_CONFIG,
     MAX_VARIANTS,
+    MIN_VARIANTS,
     OWN_SCHEDULERS,
     Variant,
     alike_under,
@@ -51,6 +53,7 @@ from viz.metrics_table import as_table
 GENERATED = "generated"
 CUSTOM_COMPARISON = "custom"  # a comparison of configs set by hand (not a custom scenario: session.lab.CUSTOM)
 PRESET_VARIANT = "variant"  # a preset's run against its variant's, offered first for a preset that has one
+CONFIGS_IN_A_ROW = 4  # configs set by hand side by side; more go in two rows
 # Every chart keeps one toolbar button: the camera, which saves it as a PNG (drawn by plotly.js in the browser).
 PLOT_CONFIG = {"displayModeBar": True, "displaylogo": False, "modeBarButtons": [["toImage"]],
                "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -115,7 +118,7 @@ def choose_variants(base, column, workload: str, scheduler: str) -> list[Variant
     lang = current_lang()
     scenario = presets()[0].get(workload)
     own_variant = [PRESET_VARIANT] if scenario is not None and scenario.variant else []
-    own_ids = (CUSTOM_COMPARISON, PRESET_VARIANT)  # said by lab.<id>; a named comparison by compare.name.<name>
+    own_ids = (CUSTOM_COMPARISON, PRESET_VARIANT)  # said by lab.<id>; a named comparison by its title
     comparison = column.selectbox(t("lab.compare"), [*own_variant, *COMPARISONS, CUSTOM_COMPARISON], key="comparison",
                                   format_func=lambda c: text(lang, f"lab.{c}") if c in own_ids
                                   else comparison_name(c, lang))
@@ -133,9 +136,12 @@ def choose_variants(base, column, workload: str, scheduler: str) -> list[Variant
                           name=text(lang, info.name), system=info.system))
             return None
         return variants
-    count = int(st.columns(4)[0].number_input(t("lab.how_many"), 2, MAX_VARIANTS, 2, key="num_configs"))
+    count = int(st.columns(4)[0].number_input(t("lab.how_many"), MIN_VARIANTS, MAX_VARIANTS, MIN_VARIANTS,
+                                              key="num_configs"))
     variants = []
-    for i, column in enumerate(st.columns(count)):
+    per_row = count if count <= CONFIGS_IN_A_ROW else -(-count // 2)  # more: two rows, as even as they go
+    columns = [column for first in range(0, count, per_row) for column in st.columns(per_row)[:count - first]]
+    for i, column in enumerate(columns):
         with column:
             try:
                 variants.append(custom_variant(i, base))
@@ -233,7 +239,7 @@ def exports(runs, title: str):
 
 
 st.title(t("lab.title"))
-st.caption(t("lab.caption"))
+st.caption(t("lab.caption", least=MIN_VARIANTS, most=MAX_VARIANTS))
 scenarios, _ = presets()
 titles = {GENERATED: t("lab.generated")} | {n: s.title_in(current_lang()) for n, s in scenarios.items()}
 workload_col, compare_col = st.columns(2)

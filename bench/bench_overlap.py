@@ -14,7 +14,8 @@ import sys
 from engine.inputs.workload import random_token_prompts
 from engine.run.overlap import LoopResult, run_loop
 from engine.run.runner_factory import make_runner
-from scheduler import Config, SamplingParams, Scheduler, Sequence
+from scheduler import Config, SamplingParams, Sequence
+from scheduler.article import Scheduler
 
 QUESTIONS = ["Why is the sky blue?", "Write a haiku about the sea.", "What does a CPU do?",
              "Give me a tip for learning Python."]

@@ -22,7 +22,8 @@ from runner import default_model
 from runner.model_loading import load_model, stock_attention
 from runner.model_runner import ModelRunner
 from runner.paged_attention import GATHER_LABEL
-from scheduler import Config, SamplingParams, Scheduler, Sequence
+from scheduler import Config, SamplingParams, Sequence
+from scheduler.article import Scheduler
 
 NEW_TOKENS = 64
 MAX_BATCHED_TOKENS = 512

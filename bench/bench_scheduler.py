@@ -36,7 +36,8 @@ from pathlib import Path
 
 from bench import before as before_rev
 from runner.fake import FakeRunner
-from scheduler import Config, SamplingParams, Scheduler, Sequence
+from scheduler import Config, SamplingParams, Sequence
+from scheduler.article import Scheduler
 
 MAX_NUM_SEQS, BUDGET, BLOCK_SIZE, MAX_MODEL_LEN = 512, 16384, 256, 4096
 MODES = {"basic": {}, "chunked + mixed": {"chunked_prefill": True, "mixed_batches": True}}

@@ -1056,7 +1056,7 @@ MESSAGES = {
     "lab.verdict": "- **{question}**: {answer}.",
     "export.model": "recorded run",
     "export.end_note": "The recorded run ends here.",
-    "lab.caption": "One workload, two to four configs, each run in its own engine on the fake model (instant, "
+    "lab.caption": "One workload, {least} to {most} configs, each run in its own engine on the fake model (instant, "
                    "deterministic), measured the same way.",
     "lab.generated": "generated: 200 requests, Poisson arrivals",
     "lab.workload": "Workload",
@@ -1273,7 +1273,7 @@ MESSAGES = {
     "compare.variant.reserve_on": "scheduler_reserve_full_isl on (whole sequence)",
     "compare.variant.reserve_off": "scheduler_reserve_full_isl off (first chunk)",
     "compare.variant.watermark": "watermark {watermark}",
-    "compare.variant.vllm_version": "vLLM {version}",
+    "vllm.sweep.version": "vLLM {version}",
     "compare.variant.schedule_policy": "schedule_policy {policy}",
     "compare.variant.fcfs": "fcfs queue",
     "compare.variant.priority": "priority queue",
@@ -1285,18 +1285,17 @@ MESSAGES = {
     "compare.variant.adaptive": "adaptive batch size ({low}-{high} ms)",
     "compare.variant.preset": "the preset",
     "compare.variant.its_variant": "variant: {changes}",
-    "compare.name.lpm vs dfs-weight vs fcfs vs lof (SGLang)": "SGLang's schedule_policy: lpm vs dfs-weight vs fcfs "
-                                                              "vs lof",
+    "sglang.sweep.schedule_policy": "SGLang's schedule_policy: lpm vs dfs-weight vs fcfs vs lof",
     "compare.versus": " vs ",  # between the schedulers a comparison of schedulers names
-    "compare.name.prefill-first vs decode-first": "prefill-first vs decode-first",
+    "article.sweep.prefill_first": "prefill-first vs decode-first",
     "compare.name.whole vs chunked prefill": "whole vs chunked prefill",
-    "compare.name.tail vs smart preemption": "tail vs smart preemption",
+    "article.sweep.preemption_policy": "tail vs smart preemption",
     "compare.name.block size 4 vs 16 vs 64": "block size 4 vs 16 vs 64",
     "compare.name.prefix caching on vs off": "prefix caching on vs off",
-    "compare.name.whole sequence vs first chunk at admission (vLLM)": "admission: whole sequence vs first chunk "
-                                                                      "(vLLM's scheduler_reserve_full_isl)",
-    "compare.name.watermark 0 vs 0.1 (vLLM)": "watermark 0 vs 0.1 (vLLM's blocks kept free at admission)",
-    "compare.name.vLLM 0.32 vs 0.33": "vLLM 0.32 vs 0.33 (the release the vLLM twin mirrors)",
+    "vllm.sweep.scheduler_reserve_full_isl": "admission: whole sequence vs first chunk "
+                                             "(vLLM's scheduler_reserve_full_isl)",
+    "vllm.sweep.watermark": "watermark 0 vs 0.1 (vLLM's blocks kept free at admission)",
+    "vllm.sweep.vllm_version": "vLLM 0.32 vs 0.33 (the release the vLLM twin mirrors)",
     "compare.name.fcfs vs priority": "fcfs vs priority queue (vLLM's --scheduling-policy)",
     "compare.name.speculation off vs on": "speculation off vs on",
     "compare.name.overlap off vs on": "overlap off vs on",
@@ -1421,6 +1420,8 @@ MESSAGES = {
     "scenario.too_many_requests": "{n} requests; a scenario holds at most {most}",
     "scenario.token_ids": "use 1 to {most} whole numbers from {low} to {high}",
     "scenario.unknown_generator": "{kind}: use one of {kinds}",
+    "scenario.not_declared": "{name}: the scheduler {scheduler} declares no such queue or pool here (it declares: "
+                             "{names})",
     "scenario.arrivals": "arrivals={how}: use at_once, poisson or bursty",
     "scenario.unknown_prompts": "unknown prompt(s) {names}; built-in: {builtin}",
     "scenario.never_fits": "its prompt of {n} tokens can never run (max_model_len={max_model_len}, KV pool of "
@@ -1509,7 +1510,7 @@ MESSAGES = {
     "trace.not_utf8": "not JSON: byte {byte} is not UTF-8 text",
 
     # -- more errors and progress --------------------------------------------------------------------------------------
-    "compare.count": "compare two to {most} configs, not {n}",
+    "compare.count": "compare {least} to {most} configs, not {n}",
     "compare.names": "give each config its own name; got {labels}",
     "export.too_big": "the comparison is {mb} MB as JSON, over the {most} MB an export may take; compare fewer "
                       "steps (a shorter workload)",
@@ -1650,7 +1651,7 @@ MESSAGES = {
     "vllm_v0.setting.watermark.help": "The block manager's watermark, 0.01 in every V0 engine (no flag): admission "
                                       "and swap-in leave int(watermark x GPU blocks) blocks free; a prompt needing "
                                       "more than the pool less them is ignored (NEVER).",
-    "compare.name.swap vs recompute": "swap vs recompute (vLLM V0's --preemption-mode)",
+    "vllm_v0.sweep.preemption_mode": "swap vs recompute (vLLM V0's --preemption-mode)",
     "config.v0_partial_prefills": "use 1 unless chunked_prefill is on (V0: chunked prefill must be enabled to set "
                                   "max_num_partial_prefills > 1)",
     "config.v0_long_partial_prefills": "use 1 up to max_num_partial_prefills={most}",

@@ -859,7 +859,7 @@ MESSAGES = {
     "lab.verdict": "- **{question}**：{answer}。",
     "export.model": "录制的运行",
     "export.end_note": "录制的运行在这里结束。",
-    "lab.caption": "同一个工作负载，两到四种配置，每种都在自己的引擎中用模拟模型运行（即时、确定），以同样的方式度量。",
+    "lab.caption": "同一个工作负载，{least} 到 {most} 种配置，每种都在自己的引擎中用模拟模型运行（即时、确定），以同样的方式度量。",
     "lab.generated": "生成的：200 个请求，泊松到达",
     "lab.workload": "工作负载",
     "lab.scheduler_help": "由哪个调度器决定这次比较中的每种配置：文章的（nano-vllm）、vLLM 孪生调度器或 SGLang 孪生调度器"
@@ -1055,7 +1055,7 @@ MESSAGES = {
     "compare.variant.reserve_on": "scheduler_reserve_full_isl 开（整个序列）",
     "compare.variant.reserve_off": "scheduler_reserve_full_isl 关（第一段）",
     "compare.variant.watermark": "水位线 {watermark}",
-    "compare.variant.vllm_version": "vLLM {version}",
+    "vllm.sweep.version": "vLLM {version}",
     "compare.variant.schedule_policy": "schedule_policy {policy}",
     "compare.variant.fcfs": "fcfs 队列",
     "compare.variant.priority": "priority 队列",
@@ -1067,18 +1067,17 @@ MESSAGES = {
     "compare.variant.adaptive": "自适应批大小（{low}-{high} 毫秒）",
     "compare.variant.preset": "预设",
     "compare.variant.its_variant": "变体：{changes}",
-    "compare.name.lpm vs dfs-weight vs fcfs vs lof (SGLang)": "SGLang 的 schedule_policy：lpm 对比 dfs-weight 对比 "
-                                                              "fcfs 对比 lof",
+    "sglang.sweep.schedule_policy": "SGLang 的 schedule_policy：lpm 对比 dfs-weight 对比 fcfs 对比 lof",
     "compare.versus": " 对比 ",  # between the schedulers a comparison of schedulers names
-    "compare.name.prefill-first vs decode-first": "预填充优先 对比 解码优先",
+    "article.sweep.prefill_first": "预填充优先 对比 解码优先",
     "compare.name.whole vs chunked prefill": "整体预填充 对比 分块预填充",
-    "compare.name.tail vs smart preemption": "tail 抢占 对比 smart 抢占",
+    "article.sweep.preemption_policy": "tail 抢占 对比 smart 抢占",
     "compare.name.block size 4 vs 16 vs 64": "块大小 4 对比 16 对比 64",
     "compare.name.prefix caching on vs off": "前缀缓存 开 对比 关",
-    "compare.name.whole sequence vs first chunk at admission (vLLM)": "接纳：整个序列 对比 第一段"
-                                                                      "（vLLM 的 scheduler_reserve_full_isl）",
-    "compare.name.watermark 0 vs 0.1 (vLLM)": "水位线 0 对比 0.1（vLLM 接纳时保持空闲的块）",
-    "compare.name.vLLM 0.32 vs 0.33": "vLLM 0.32 对比 0.33（vLLM 孪生调度器所模仿的版本）",
+    "vllm.sweep.scheduler_reserve_full_isl": "接纳：整个序列 对比 第一段"
+                                             "（vLLM 的 scheduler_reserve_full_isl）",
+    "vllm.sweep.watermark": "水位线 0 对比 0.1（vLLM 接纳时保持空闲的块）",
+    "vllm.sweep.vllm_version": "vLLM 0.32 对比 0.33（vLLM 孪生调度器所模仿的版本）",
     "compare.name.fcfs vs priority": "fcfs 对比 priority 队列（vLLM 的 --scheduling-policy）",
     "compare.name.speculation off vs on": "推测解码 关 对比 开",
     "compare.name.overlap off vs on": "重叠调度 关 对比 开",
@@ -1190,6 +1189,7 @@ MESSAGES = {
     "scenario.too_many_requests": "{n} 个请求；一个场景最多容纳 {most} 个",
     "scenario.token_ids": "请使用 1 到 {most} 个取值在 {low} 到 {high} 之间的整数",
     "scenario.unknown_generator": "{kind}：请使用以下之一：{kinds}",
+    "scenario.not_declared": "{name}：调度器 {scheduler} 没有声明这样的队列或块池（它声明的是：{names}）",
     "scenario.arrivals": "arrivals={how}：请使用 at_once、poisson 或 bursty",
     "scenario.unknown_prompts": "未知的提示 {names}；内置的有：{builtin}",
     "scenario.never_fits": "它 {n} 个 token 的提示永远无法运行（max_model_len={max_model_len}，KV 缓存池共 {capacity} 个 token）；请缩短提示或调大这两项",
@@ -1268,7 +1268,7 @@ MESSAGES = {
     "trace.not_utf8": "不是 JSON：第 {byte} 字节不是 UTF-8 文本",
 
     # -- more errors and progress --------------------------------------------------------------------------------------
-    "compare.count": "请比较 2 到 {most} 个配置，而不是 {n} 个",
+    "compare.count": "请比较 {least} 到 {most} 个配置，而不是 {n} 个",
     "compare.names": "请给每个配置起不同的名字；现在是：{labels}",
     "export.too_big": "这次比较的 JSON 有 {mb} MB，超过了一次导出允许的 {most} MB；请比较更少的步（更短的工作负载）",
     "export.no_browser": "没有浏览器来绘制：{path} 处没有安装 Chromium（apt install chromium）",
@@ -1387,7 +1387,7 @@ MESSAGES = {
     "vllm_v0.setting.watermark.label": "watermark（保持空闲的 GPU 块，vLLM V0）",
     "vllm_v0.setting.watermark.help": "块管理器的水位线，每个 V0 引擎都是 0.01（没有命令行参数）：接纳和换入都要留出 "
                                       "int(watermark x GPU 块数) 个空闲块；需要的块超过块池减去它们的提示词会被忽略（NEVER）。",
-    "compare.name.swap vs recompute": "换出 对比 重算（vLLM V0 的 --preemption-mode）",
+    "vllm_v0.sweep.preemption_mode": "换出 对比 重算（vLLM V0 的 --preemption-mode）",
     "config.v0_partial_prefills": "除非开启 chunked_prefill，否则用 1（V0：必须开启分块预填充才能把 max_num_partial_prefills 设为大于 1）",
     "config.v0_long_partial_prefills": "用 1 到 max_num_partial_prefills={most}",
     "vllm_v0.launch.swap_space": "--swap-space {gib}：得到 {blocks} 个本模型 KV 的 CPU 块所需的 GiB"

@@ -1,4 +1,5 @@
-/* schedlab's lockstep stages: two to four stage players (player.js) driven by one bar (Back, Step, Play, a slider),
+/* schedlab's lockstep stages: two or more stage players (player.js; the server caps how many: RUN_BOUNDS["variants"]
+ * in engine/run/recipe.py) driven by one bar (Back, Step, Play, a slider),
  * every stage showing its run's frame at the same step. The steps where the runs' decisions part are marked under
  * the slider and told in words (viz/lockstep.py computes them and their sentences; this file only shows them).
  *
@@ -15,7 +16,7 @@
   if (window.SchedlabLockstep) return;
 
   const SPEEDS = [1, 2, 5, 10, 20];
-  const MIN_COLUMN_PX = 260;  // narrower than this, four stages go two by two (three: two, then one); three fit at 1280 px
+  const MIN_COLUMN_PX = 260;  // narrower than this, the stages take another row (four: two by two; five: three, then two)
   const esc = s => String(s).replace(/[&<>"']/g, ch => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[ch]));
   const fill = (template, params) => String(template).replace(/\{(\w+)\}/g, (all, name) => (name in params ? params[name] : all));
 
@@ -195,12 +196,13 @@
       if (here !== undefined) this.root.querySelectorAll(marked).forEach(e => e.classList.add('sp-here'));
     }
 
-    /* Stages side by side while each keeps MIN_COLUMN_PX; else two by two, or one under another. (A stage whose
-       width changed draws its frame again itself: its rows hold as many token cells as fit.) */
+    /* Stages side by side while each keeps MIN_COLUMN_PX; else in as few rows as let each keep it, as even as they
+       go (four: two by two; five or six: three a row), or one under another. (A stage whose width changed draws its
+       frame again itself: its rows hold as many token cells as fit.) */
     layout() {
       const stages = this.$('.sp-ls-stages'), n = this.players.length, width = stages.clientWidth || 1200;
-      let columns = n;
-      while (columns > 1 && width / columns < MIN_COLUMN_PX) columns = columns === 4 ? 2 : columns - 1;
+      let rows = 1, columns = n;
+      while (columns > 1 && width / columns < MIN_COLUMN_PX) columns = Math.ceil(n / ++rows);
       stages.style.gridTemplateColumns = `repeat(${columns}, minmax(0, 1fr))`;
     }
 
@@ -230,7 +232,7 @@
       document.addEventListener('keydown', this.onKey);
       this.resize = new ResizeObserver(() => this.layout());
       this.resize.observe(this.$('.sp-ls-stages'));
-      // A stage off the screen (the lower two of four at 1280x720) is not drawn while Play runs: it catches up
+      // A stage off the screen (the lower row at 1280x720) is not drawn while Play runs: it catches up
       // when it comes into view, and when Play stops.
       this.offScreen = new Set();
       this.watch = new IntersectionObserver(entries => {

@@ -1,7 +1,8 @@
 """The scheduler contract in code: what the engine, the recorder and the UI may ask of any scheduler and of its KV
-pool, and what each scheduler declares about itself. The article's scheduler (scheduler/article/scheduler.py), the vLLM
-twin (scheduler/vllm_v1/), the SGLang twin (scheduler/sglang/, whose pool is a radix tree over token slots) and any
-later one fit it; `scheduler/factory.py` is the one place that names them.
+pool, and what each scheduler declares about itself. The article's scheduler (scheduler/article/), the vLLM V1 twin
+(scheduler/vllm_v1/), the SGLang twin (scheduler/sglang/, whose pool is a radix tree over token slots) and the vLLM
+V0 twin (scheduler/vllm_v0/, with a swapped queue and a CPU pool) fit it, each a package of its own;
+`scheduler/factory.py` is the one place that names them (one line each), docs/schedulers.md how to add one.
 
 - `SchedulerInfo`: a scheduler's declaration (what it is, what it mirrors, which shared `Config` fields it reads and
   which settings are its own, how many KV units its runner needs, whether it queues a prompt larger than the pool,
@@ -98,7 +99,10 @@ class SchedulerInfo:
     the system it mirrors (the policy lab's export; the article's: the closest vLLM command); `start_warning` the
     mirrored system's start-up check of a config (vLLM's: one request of max_model_len fits in the pool), the warning
     the sidebar shows when it fails; `sidebar_note` the message id of what the sidebar says of how it picks a
-    preemption victim, where the article's choice of one is not its own.
+    preemption victim, where the article's choice of one is not its own; `workload` the name of a scenario
+    file's workload generator that is its own (the requests its system's source ran: the article's, "notebook",
+    the InfraTech notebook's demos, engine/inputs/notebook.py), which a scenario file may also name by the kind's
+    id (older files do), "" for none.
 
     What the stage draws of it: `queues` the request queues it keeps, drawn in this order (each beyond `QUEUES` read
     from `KeepsQueues.queue`; its title is the message `player.<name>_queue`), `side_pools` its KV pools beside
@@ -125,6 +129,7 @@ class SchedulerInfo:
     # its twin then does the same, and the contract's tests do not ask such a run to end.
     stalls: Callable[[Config], bool] | None = None
     tour: TourInfo | None = None
+    workload: str = ""
     queues: tuple[str, ...] = QUEUES
     side_pools: tuple[SidePool, ...] = ()
     panels: tuple[PanelKind, ...] = ()

@@ -1,18 +1,32 @@
-"""The schedulers an engine can run, by kind: the one place that names them. Each class fits `SchedulerProtocol`
-and declares itself (`info`, scheduler/contract.py), its own settings included (`info.settings`,
-scheduler/settings.py); everything outside scheduler/ reads those declarations.
-Adding a scheduler: its package, one line here, and its reference check (tools/)."""
+"""The schedulers an engine can run, by kind: the one place that names them. Each kind is a package of scheduler/
+whose `SCHEDULER` is its class: it fits `SchedulerProtocol` and declares itself (`info`, scheduler/contract.py), its
+own settings included (`info.settings`, scheduler/settings.py); everything outside scheduler/ reads those
+declarations. Adding a scheduler: its package, one line in `PACKAGES` here, its words in the catalogues, and its
+reference check (tools/refcheck/); docs/schedulers.md walks through it."""
 
-from scheduler.article.scheduler import Scheduler
+from importlib import import_module
+
 from scheduler.config import SHARED_SETTINGS, Config
 from scheduler.contract import PanelKind, SchedulerInfo, SchedulerProtocol
 from scheduler.settings import SettingSpec
-from scheduler.sglang.engine_adapter import SglangScheduler
-from scheduler.vllm_v0 import VllmV0Scheduler
-from scheduler.vllm_v1 import VllmScheduler
 
-SCHEDULERS: dict[str, type[SchedulerProtocol]] = {cls.info.kind: cls for cls in (Scheduler, VllmScheduler,
-                                                                                 SglangScheduler, VllmV0Scheduler)}
+# The kinds' packages, in the order the app offers them (the first decides what names no scheduler): one line each
+PACKAGES = (
+    "scheduler.article",
+    "scheduler.vllm_v1",
+    "scheduler.sglang",
+    "scheduler.vllm_v0",
+)
+
+
+def _scheduler_of(package: str) -> type[SchedulerProtocol]:
+    cls = import_module(package).SCHEDULER
+    if not isinstance(getattr(cls, "info", None), SchedulerInfo):
+        raise TypeError(f"{package}.SCHEDULER: {cls!r} declares no SchedulerInfo (its `info`)")
+    return cls
+
+
+SCHEDULERS: dict[str, type[SchedulerProtocol]] = {cls.info.kind: cls for cls in map(_scheduler_of, PACKAGES)}
 SCHEDULER_KINDS = tuple(SCHEDULERS)
 DEFAULT_KIND = SCHEDULER_KINDS[0]  # what a trace, a link or a scenario without one was decided by
 
@@ -42,6 +56,10 @@ def runner_config(kind: str, config: Config) -> Config:
 PANEL_KINDS = {panel.id: panel for cls in SCHEDULERS.values() for panel in cls.info.panels}
 # The message ids the kinds' words on the stage are said by (SchedulerInfo.words), which the player is sent
 STAGE_WORDS = tuple(dict.fromkeys(key for cls in SCHEDULERS.values() for _, key in cls.info.words))
+
+
+# The workload generators the kinds declare their own (`SchedulerInfo.workload`), by the kind's id
+OWN_WORKLOADS = {kind: cls.info.workload for kind, cls in SCHEDULERS.items() if cls.info.workload}
 
 
 def panel_kind(panel_id: str) -> PanelKind:

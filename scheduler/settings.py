@@ -1,6 +1,6 @@
 """A scheduler setting, declared once where it is defined: the shared `Config`'s fields (scheduler/config.py) and
-each kind's own settings (`KindSettings`, a frozen dataclass beside its scheduler: the article's
-scheduler/article/settings.py, scheduler/vllm_v1/settings.py, scheduler/sglang/settings.py).
+each kind's own settings (`KindSettings`, a frozen dataclass beside its scheduler: scheduler/<its package>/settings.py,
+the article's, the vLLM V1 twin's, the SGLang twin's and the V0 twin's).
 
 A field is declared with `setting(default, ...)`: its type is its annotation, its default is the mirrored system's
 where it has one, and the declaration adds its range (`bounds`, for a number) or its `choices`, its name in the
@@ -134,11 +134,13 @@ def check_types(obj) -> None:
 
 @dataclass(frozen=True)
 class Sweep:
-    """A comparison a kind offers in the policy lab (engine/analysis/compare.py): `name` (its message
-    `compare.name.<name>`) runs the workload with its setting `key` at each value, labelled by its message."""
+    """A comparison a kind offers in the policy lab (engine/analysis/compare.py): `name` (what the lab's choice of
+    comparison keeps) runs the workload with its setting `key` at each value, labelled by its message; `title` is
+    the message id of its title, under the kind's own prefix (`<kind>.sweep.<key>`)."""
     name: str
     key: str
     values: tuple[tuple[Message, Any], ...]  # (label, value)
+    title: str
 
 
 _SECTIONS: dict[str, tuple[type[KindSettings], str]] = {}  # a kind's setting's key -> its class and field

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.inputs import article
-from engine.inputs.article import DEMOS, NotebookDraws, notebook_config, notebook_panels, notebook_prompts
+from engine.inputs import notebook
+from engine.inputs.notebook import DEMOS, NotebookDraws, notebook_config, notebook_panels, notebook_prompts
 from engine.inputs.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
 from engine.run.runner_factory import make_runner
-from scheduler import Config, ConfigError, SamplingParams, Scheduler, Sequence
+from scheduler import Config, ConfigError, SamplingParams, Sequence
+from scheduler.article import Scheduler
 
 DATA = Path(__file__).parent / "data"
 NOTEBOOK = json.loads((DATA / "notebook_frames.json").read_text())
@@ -35,10 +36,10 @@ def test_the_draws_replay_what_the_notebook_printed():
 
 def test_the_replay_steps_each_engine_as_often_as_the_notebook():
     """Each demo's prompts depend on how many tokens the engines before it drew, so on these counts."""
-    assert NOTEBOOK["static_figure_steps"] == article.STATIC_FIGURE_STEPS
+    assert NOTEBOOK["static_figure_steps"] == notebook.STATIC_FIGURE_STEPS
     for demo in NOTEBOOK["demos"].values():
-        assert demo["engine_steps"] == len(demo["frames"]) == article.STEPS_PER_ANIMATION
-        assert [row["frame"] for row in demo["frames"]] == list(range(1, article.STEPS_PER_ANIMATION + 1))
+        assert demo["engine_steps"] == len(demo["frames"]) == notebook.STEPS_PER_ANIMATION
+        assert [row["frame"] for row in demo["frames"]] == list(range(1, notebook.STEPS_PER_ANIMATION + 1))
 
 
 @pytest.mark.parametrize("demo", PRESETS)
@@ -170,15 +171,27 @@ def test_the_bug_is_refused_on_the_real_model():
         make_runner("model", _bug_config())
 
 
+def _notebook_scenario(tmp_path, kind: str, extra: str) -> Path:
+    path = tmp_path / "s.toml"
+    path.write_text('title = "t"\nnarrative = "n"\n[config]\nmax_model_len = 16\nmax_num_batched_tokens = 64\n'
+                    f'[[workload.generate]]\nkind = "{kind}"\n{extra}\n')
+    return path
+
+
 @pytest.mark.parametrize("extra, key, fix", [("demo = 4", "workload.generate[0].demo", "demos 1, 2, 3"),
                                              ("demo = 1\ncount = 3", "workload.generate[0].count", "unknown key")])
-def test_a_bad_article_workload_names_the_key(tmp_path, extra, key, fix):
-    path = tmp_path / "bad.toml"
-    path.write_text('title = "t"\nnarrative = "n"\n[config]\nmax_model_len = 16\nmax_num_batched_tokens = 64\n'
-                    f'[[workload.generate]]\nkind = "article"\n{extra}\n')
+def test_a_bad_notebook_workload_names_the_key(tmp_path, extra, key, fix):
+    path = _notebook_scenario(tmp_path, "notebook", extra)
     with pytest.raises(ScenarioError) as error:
         load_scenario(path)
     assert error.value.key == key and fix in str(error.value)
+
+
+def test_a_file_naming_the_notebooks_workload_by_the_articles_kind_still_opens(tmp_path):
+    """Files written before the workload had its own name (`kind = "article"`, the kind that declares it) open
+    with the same requests."""
+    old, new = (load_scenario(_notebook_scenario(tmp_path, kind, "demo = 2")) for kind in ("article", "notebook"))
+    assert old.spec_for().workload == new.spec_for().workload == tuple(notebook.notebook_requests(2))
 
 
 def test_the_player_is_told_of_the_overfull_block_only_with_the_bug():

@@ -17,7 +17,7 @@ pytestmark = NEEDS_CHROMIUM
 def open_comparison(browser, url: str, lang: str, width: int, height: int):
     """The lab with preset 07 compared under tail and smart preemption, its stages drawn."""
     return open_lockstep(browser, url, lang, load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml").title_in(lang),
-                         text(lang, "compare.name.tail vs smart preemption"), width, height)
+                         comparison_name("tail vs smart preemption", lang), width, height)
 
 
 def test_one_bar_steps_every_stage_of_the_lab_together(fake_server, browser):

@@ -9,6 +9,8 @@ import pytest
 from engine.analysis.compare import (
     COMPARISONS,
     GENERATED_CONFIG,
+    MAX_VARIANTS,
+    MIN_VARIANTS,
     ConfigRun,
     Variant,
     compare,
@@ -21,7 +23,7 @@ from engine.analysis.compare import (
 )
 from engine.run.engine import Engine
 from engine.run.metrics import Span, run_metrics
-from engine.run.recipe import RunSpec
+from engine.run.recipe import RUN_BOUNDS, RunSpec
 from i18n import text
 from scheduler import ConfigError
 from viz.compare_words import metric_rows, summary, verdicts
@@ -73,12 +75,13 @@ def test_an_impossible_variant_is_a_config_error():
         variants_for("whole vs chunked prefill", tight, "en")
 
 
-def test_compare_wants_two_to_four_distinct_configs():
+def test_compare_wants_as_many_distinct_configs_as_the_table_of_bounds_allows():
     one = Variant("a", GENERATED_CONFIG)
-    with pytest.raises(ValueError, match="two to 4"):
+    assert (MIN_VARIANTS, MAX_VARIANTS) == RUN_BOUNDS["variants"] == (2, 6)
+    with pytest.raises(ValueError, match="compare 2 to 6 configs, not 1"):
         compare([one], WORKLOAD)
-    with pytest.raises(ValueError, match="two to 4"):
-        compare([one] * 5, WORKLOAD)
+    with pytest.raises(ValueError, match="compare 2 to 6 configs, not 7"):
+        compare([one] * 7, WORKLOAD)
     with pytest.raises(ValueError, match="its own name"):
         compare([one, one], WORKLOAD)
 

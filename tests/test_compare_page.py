@@ -3,6 +3,7 @@ an impossible config is a plain message, never a traceback."""
 
 import json
 
+from engine.analysis.compare import MAX_VARIANTS
 from tests.helpers.app import opened_page
 
 
@@ -26,6 +27,20 @@ def test_a_named_comparison_runs_and_shows_the_table_and_summary():
     at.button(key="build_json").click().run()
     data = json.loads(at.session_state.exports["json"])
     assert [r["label"] for r in data["runs"]] == ["tail preemption", "smart preemption"]
+
+
+def test_a_custom_comparison_of_as_many_configs_as_a_comparison_holds():
+    """Six configs (RUN_BOUNDS["variants"]): set by hand in two rows of three, run side by side."""
+    at = opened_page("policy_lab")
+    at.selectbox(key="workload_choice").select("01_prefill_first").run()
+    at.selectbox(key="comparison").select("custom").run()
+    at.number_input(key="num_configs").set_value(MAX_VARIANTS).run()
+    assert at.number_input(key="num_configs").max == MAX_VARIANTS == 6
+    for i in range(MAX_VARIANTS):
+        at.text_input(key=f"c{i}_label").input(f"config {i}").run()
+    at.button(key="run").click().run()
+    assert not at.exception and not at.error
+    assert list(at.dataframe[0].value.columns) == ["metric", *(f"config {i}" for i in range(MAX_VARIANTS))]
 
 
 def test_a_custom_comparison_of_three_configs():

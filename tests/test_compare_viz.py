@@ -2,8 +2,9 @@
 
 import pytest
 
-from engine.analysis.compare import GENERATED_CONFIG, compare, generated_workload, variants_for
+from engine.analysis.compare import GENERATED_CONFIG, MAX_VARIANTS, compare, generated_workload, variants_for
 from viz.compare import (
+    CONFIG_COLORS,
     config_color,
     flat_charts,
     flat_sentence,
@@ -84,3 +85,7 @@ def test_a_key_metric_zero_everywhere_gets_no_panel():
     assert "preemptions" in zero_metrics(quiet, lang="en")
     titles = [a.text for a in key_metrics_figure(quiet, lang="en").layout.annotations]
     assert "preemptions" not in titles and "TTFT (steps)" in titles
+
+
+def test_every_config_a_comparison_holds_has_a_colour_of_its_own():
+    assert len(set(CONFIG_COLORS)) == len(CONFIG_COLORS) >= MAX_VARIANTS

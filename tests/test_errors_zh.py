@@ -14,7 +14,8 @@ from engine.inputs.scenario import ScenarioError, load_scenario, preset_paths
 from engine.traces.schema import TraceError
 from engine.traces.trace import read_trace, trace_dict
 from i18n import CATALOGUES, DEFAULT, Message, MessageError, in_lang
-from scheduler import Config, ConfigError, Scheduler
+from scheduler import Config, ConfigError
+from scheduler.article import Scheduler
 from scheduler.sequence import SamplingParams, Sequence
 from tests.helpers.app import lab, player_message
 from tests.helpers.language import chinese_only

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from engine.inputs.key_frames import KeyFrame
-from engine.inputs.scenario import SCENARIOS_DIR, load_scenario, preset_paths
+from engine.inputs.scenario import SCENARIOS_DIR, ScenarioError, load_scenario, preset_paths
 
 # Words of a note -> the `expect` keys, one of which must state that claim.
 CLAIM_WORDS = {
@@ -16,6 +16,8 @@ CLAIM_WORDS = {
     r"first token|completes the prompt": ("first_token",),
     r"\bfinish(es)?\b": ("finished", "finished_late"),
     r"\bpauses?\b": ("paused",),
+    r"\bswapped queue\b": ("queues",),  # a declared queue, claimed by its name
+    r"\bCPU blocks?\b": ("side_pools", "block_copies"),  # a declared side pool, and the copies into and out of it
 }
 
 
@@ -78,3 +80,33 @@ def test_a_claim_about_the_start_of_the_step_needs_the_frame_before():
     problems = step2.mismatches(engine.frames[2])
     assert problems and all("frame before" in p for p in problems)
     assert not KeyFrame(2, "n", {"preempted_for": [[2, 2]]}).mismatches(engine.frames[2])
+
+
+def test_a_claim_on_a_declared_queue_pool_or_block_copy_is_checked_by_its_name():
+    """V0's swapped queue, CPU pool and swaps as the swap preset's step 4 claims them; a claim that misstates any of
+    them fails, and one naming a queue or pool its scheduler does not declare is refused on loading."""
+    scenario, engine = preset("vllm_v0_swap_vs_recompute")
+    frame, before = engine.frames[4], engine.frames[3]
+    claim = {"queues": {"swapped": [2]}, "side_pools": {"cpu": {"2": [0, 1]}},
+             "block_copies": [["gpu", 4, "cpu", 0], ["gpu", 5, "cpu", 1]]}
+    assert not KeyFrame(4, "n", claim).mismatches(frame, before)
+    for wrong in ({"queues": {"swapped": []}}, {"side_pools": {"cpu": {"2": [0]}}},
+                  {"block_copies": [["gpu", 5, "cpu", 1], ["gpu", 4, "cpu", 0]]},  # in order
+                  {"queues": {"parked": [2]}}):
+        assert KeyFrame(4, "n", wrong).mismatches(frame, before), wrong
+    assert not KeyFrame(7, "n", {"queues": {"swapped": []}, "side_pools": {"cpu": {}}}).mismatches(engine.frames[7])
+
+
+@pytest.mark.parametrize("scheduler, expect, key", [
+    ("vllm_v0", 'queues = { parked = [2] }', "key_frames[0].expect.queues.parked"),
+    ("vllm_v0", 'side_pools = { disk = {} }', "key_frames[0].expect.side_pools.disk"),
+    ("vllm", 'queues = { swapped = [] }', "key_frames[0].expect.queues.swapped")])
+def test_a_key_frame_naming_a_queue_or_pool_its_scheduler_does_not_declare_is_refused(tmp_path, scheduler, expect,
+                                                                                      key):
+    path = tmp_path / "s.toml"
+    path.write_text(f'title = "t"\nnarrative = "n"\nscheduler = "{scheduler}"\n[config]\n'
+                    '[[workload.requests]]\nprompt_token_ids = [1, 2]\n'
+                    f'[[key_frames]]\nstep = 1\nnote = "n"\nexpect = {{ {expect} }}\n')
+    with pytest.raises(ScenarioError) as error:
+        load_scenario(path)
+    assert error.value.key == key and "declares no such queue or pool" in str(error.value)

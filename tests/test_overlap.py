@@ -8,7 +8,8 @@ import pytest
 
 from engine.run.overlap import run_loop
 from runner.fake import FakeRunner
-from scheduler import Config, SamplingParams, Scheduler, Sequence
+from scheduler import Config, SamplingParams, Sequence
+from scheduler.article import Scheduler
 from viz.overlap import overlap_timeline_figure
 
 CONFIG = Config(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=48, num_kvcache_blocks=14,

@@ -8,7 +8,8 @@ import pytest
 
 from engine.run.overlap import LoopResult, run_loop
 from runner.model_runner import ModelRunner
-from scheduler import Config, SamplingParams, Scheduler, Sequence
+from scheduler import Config, SamplingParams, Sequence
+from scheduler.article import Scheduler
 from tests.helpers.tiny_model import random_prompts, tiny_model
 
 CONFIG = Config(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=64, num_kvcache_blocks=16,

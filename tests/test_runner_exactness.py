@@ -7,7 +7,8 @@ import torch
 from transformers import MistralConfig, Qwen2Config, Qwen3Config
 
 from runner.model_runner import EMPTY_SLOT, ModelRunner
-from scheduler import SamplingParams, Scheduler, Sequence
+from scheduler import SamplingParams, Sequence
+from scheduler.article import Scheduler
 from scheduler.events import ChunkScheduled, Preempted, PrefixHit, Speculated
 from tests.helpers.tiny_model import (
     DEVICES,

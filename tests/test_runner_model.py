@@ -11,7 +11,8 @@ from transformers import Gemma2Config, LlamaConfig, MistralConfig, Qwen2Config, 
 from runner import default_model
 from runner.model_loading import DEVICE_ENV, UnsupportedModelError, check_supported, choose_device, load_model
 from runner.model_runner import ModelRunner
-from scheduler import Config, SamplingParams, Scheduler, Sequence
+from scheduler import Config, SamplingParams, Sequence
+from scheduler.article import Scheduler
 from scheduler.events import ChunkScheduled, PrefixHit
 from tests.helpers.tiny_model import chat_run, random_prompts, reference_completion, run_with_arrivals, tiny_model
 

@@ -21,7 +21,8 @@ from runner.model_loading import load_model
 from runner.model_process import ModelProcess, ModelProcessError
 from runner.model_runner import ModelRunner
 from runner.paged_attention import KVCache, cache_shape
-from scheduler import Config, SamplingParams, Scheduler, Sequence
+from scheduler import Config, SamplingParams, Sequence
+from scheduler.article import Scheduler
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.model

@@ -13,7 +13,8 @@ import torch
 from runner.model_runner import ModelRunner, Part, pieces
 from runner.share import PassBudget, Share, asking
 from runner.worker import ModelWorker, Step, fair_pass
-from scheduler import Config, SamplingParams, Scheduler, Sequence
+from scheduler import Config, SamplingParams, Sequence
+from scheduler.article import Scheduler
 from tests.helpers.tiny_model import TINY_EOS, random_prompts, tiny_model
 from tests.helpers.waiting import wait_until
 

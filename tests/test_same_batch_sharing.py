@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
-from scheduler import Config, ConfigError, SamplingParams, Scheduler, Sequence
+from scheduler import Config, ConfigError, SamplingParams, Sequence
+from scheduler.article import Scheduler
 from scheduler.events import PrefixHit
 from tests.helpers.tiny_model import random_prompts, run_and_compare, tiny_config, tiny_model
 

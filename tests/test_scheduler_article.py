@@ -2,7 +2,8 @@
 
 import random
 
-from scheduler import Config, SamplingParams, Scheduler, Sequence, SequenceStatus
+from scheduler import Config, SamplingParams, Sequence, SequenceStatus
+from scheduler.article import Scheduler
 from tests.helpers.scheduler_loop import run_to_end
 
 

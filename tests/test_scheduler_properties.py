@@ -5,7 +5,8 @@ from collections import Counter
 
 from hypothesis import HealthCheck, event, given, settings
 
-from scheduler import Scheduler, Sequence, SequenceStatus
+from scheduler import Sequence, SequenceStatus
+from scheduler.article import Scheduler
 from tests.helpers.scheduler_loop import run_to_end
 from tests.helpers.scheduler_strategies import configs, requests
 

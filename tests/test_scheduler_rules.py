@@ -2,7 +2,8 @@
 
 import pytest
 
-from scheduler import Config, RequestRejected, SamplingParams, Scheduler, Sequence, SequenceStatus
+from scheduler import Config, RequestRejected, SamplingParams, Sequence, SequenceStatus
+from scheduler.article import Scheduler
 from scheduler.article import block_manager as bm_module
 from scheduler.contract import UnitState
 from tests.helpers.scheduler_loop import run_to_end

@@ -5,7 +5,8 @@ import random
 import pytest
 
 from runner.fake import FakeRunner
-from scheduler import Config, SamplingParams, Scheduler, Sequence
+from scheduler import Config, SamplingParams, Sequence
+from scheduler.article import Scheduler
 from scheduler.speculative import NgramIndex
 
 

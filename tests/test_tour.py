@@ -1,10 +1,9 @@
 """The guided tour's content (engine/analysis/tour.py, viz/tour.py): every stop parts, every parting is told in both
 languages from what each scheduler recorded, with the source lines its kind declares, and the tour runs every kind
-the factory holds (a kind registered in a test-local factory joins every stop by itself)."""
+the factory holds (a fifth kind registered in the factory by a test joins every stop by itself), up to the most runs
+a comparison holds."""
 
 import re
-from dataclasses import replace
-from typing import ClassVar
 
 import pytest
 
@@ -12,9 +11,8 @@ from engine.analysis.partings import WHY, partings
 from engine.analysis.tour import STOPS, run_stop, tour_kinds
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import CATALOGUES, count, text
-from scheduler.article.scheduler import Scheduler
-from scheduler.contract import SchedulerInfo
 from scheduler.factory import SCHEDULERS, scheduler_info
+from tests.helpers.fifth_kind import KIND, register
 from viz.narrate import describe
 from viz.tour import REASON_SOURCE, SOURCE_ORDER, explained, kind_line
 
@@ -106,20 +104,10 @@ def test_a_kind_declares_its_tour_words_and_pinned_source_lines(kind):
     assert all(kind_line(kind, lang).count(text(lang, tour.summary)) == 1 for lang in LANGS)
 
 
-class Contrary(Scheduler):
-    """A kind for this test only: the article's scheduler with the step order turned round, declaring no tour."""
-    info: ClassVar[SchedulerInfo] = replace(Scheduler.info, kind="contrary", tour=None)
-
-    def __init__(self, config):
-        super().__init__(replace(config, prefill_first=not config.value("prefill_first")))
-
-
-def test_a_kind_registered_in_the_factory_joins_every_stop(monkeypatch):
-    monkeypatch.delitem(SCHEDULERS, "vllm_v0")  # a lockstep holds at most MAX_VARIANTS (4) stages
-    monkeypatch.setitem(SCHEDULERS, "contrary", Contrary)
-    for lang, name in (("en", "contrary"), ("zh", "反着来")):
-        monkeypatch.setitem(CATALOGUES[lang], "contrary.name", name)
-    assert tour_kinds()[-1] == "contrary"
+def test_a_fifth_kind_registered_in_the_factory_joins_every_stop(monkeypatch):
+    """A kind for this test only (tests/helpers/fifth_kind.py), the fifth: its stage runs beside the four others."""
+    register(monkeypatch.setitem)
+    assert len(tour_kinds()) == 5 and tour_kinds()[-1] == KIND
     for stop in STOPS:
         runs = stop_runs(stop)
         assert [run.label for run in runs] == list(SCHEDULERS)
@@ -127,7 +115,7 @@ def test_a_kind_registered_in_the_factory_joins_every_stop(monkeypatch):
             told = explained([(run.label, run.frames) for run in runs], lang=lang)
             assert told and all(len(t.runs) == len(SCHEDULERS) for t in told)
             assert all(t.runs[-1].links == () for t in told)  # it declares no source lines
-        assert kind_line("contrary", "zh").count(text("zh", "tour.no_summary")) == 1
+        assert kind_line(KIND, "zh").count(text("zh", "tour.no_summary")) == 1
     basic = stop_runs(STOPS[0])  # decode first, the contrary kind parts from the article's at the newcomers
     assert any(p.own[0] != p.own[-1] for p in partings([basic[0].frames, basic[-1].frames]))
 

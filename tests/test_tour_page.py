@@ -4,6 +4,7 @@ cannot run a stop is a plain message, never a traceback."""
 from dataclasses import replace
 from typing import ClassVar
 
+from engine.analysis.compare import MAX_VARIANTS
 from engine.analysis.tour import STOPS
 from i18n import CATALOGUES
 from scheduler.article.scheduler import Scheduler
@@ -31,9 +32,20 @@ class Refusing(Scheduler):
 
 
 def test_a_kind_that_cannot_run_a_stop_is_said_not_raised(monkeypatch):
-    monkeypatch.delitem(SCHEDULERS, "vllm_v0")  # a lockstep holds at most MAX_VARIANTS (4) stages
     monkeypatch.setitem(SCHEDULERS, "refusing", Refusing)
     for lang in CATALOGUES:
         monkeypatch.setitem(CATALOGUES[lang], "refusing.name", "refusing")
     at = opened_page("tour")
     assert [e.value for e in at.error] == ["This stop cannot run under every scheduler: refusing: no config will do"]
+
+
+def test_more_kinds_than_a_comparison_holds_are_said_not_raised(monkeypatch):
+    """Past the bound of runs one comparison holds (RUN_BOUNDS["variants"]), the stop says so; the page stays."""
+    for n in range(len(SCHEDULERS), MAX_VARIANTS + 1):
+        kind = f"copy{n}"
+        monkeypatch.setitem(SCHEDULERS, kind, type(kind, (Scheduler,), {"info": replace(Scheduler.info, kind=kind)}))
+        for lang in CATALOGUES:
+            monkeypatch.setitem(CATALOGUES[lang], f"{kind}.name", kind)
+    at = opened_page("tour")
+    assert [e.value for e in at.error] == [
+        f"This stop cannot run under every scheduler: compare 2 to {MAX_VARIANTS} configs, not {MAX_VARIANTS + 1}"]

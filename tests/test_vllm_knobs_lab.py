@@ -13,6 +13,7 @@ from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import join_and, text
 from scheduler.factory import SETTINGS
 from tests.helpers.app import page_app
+from viz.compare_words import comparison_name
 from viz.lockstep import parting_sentence, partings_answer
 
 PRESET = load_scenario(SCENARIOS_DIR / "vllm_knobs.toml")
@@ -56,7 +57,7 @@ def test_the_presets_story_tells_its_pool_and_names_its_comparisons_as_the_lab_d
     story = PRESET.narrative_in(lang)
     assert pool.format(n=PRESET.spec.config.num_kvcache_blocks) in story
     quoted = [a or b for a, b in re.findall(r'"([^"]+)"|“([^”]+)”', story)]
-    for name in (text(lang, f"compare.name.{name}") for name in KNOBS if name not in WORKLOADS):
+    for name in (comparison_name(name, lang) for name in KNOBS if name not in WORKLOADS):
         assert any(name.startswith(q) for q in quoted), name
 
 def test_runs_that_never_part_say_so():

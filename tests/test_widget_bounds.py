@@ -12,8 +12,8 @@ from engine.run.limits import BOUNDS
 ROOT = Path(__file__).resolve().parents[1]
 
 MS = tuple(s * 1000 for s in BOUNDS["adaptive_s"])  # the sidebar shows the controller's band in ms
-# The bound each number input's key reads (the policy lab's `c<i>_` prefix dropped); the counts of the page's
-# own machinery (steps per Run N click, configs compared) bound no setting.
+# The bound each number input's key reads (the policy lab's `c<i>_` prefix dropped; the configs compared read the
+# table's too); the steps per Run N click bound no setting.
 WIDGET_BOUNDS = {"custom_requests": BOUNDS["requests"], "custom_max_tokens": BOUNDS["max_tokens"],
                  "temperature": BOUNDS["temperature"], "seed": BOUNDS["seed"],
                  "opt_low_ms": MS, "opt_high_ms": MS, "opt_min_seqs": BOUNDS["max_num_seqs"],
@@ -21,8 +21,8 @@ WIDGET_BOUNDS = {"custom_requests": BOUNDS["requests"], "custom_max_tokens": BOU
                  "request_priority": BOUNDS["priority"], "request_min_tokens": BOUNDS["min_tokens"],
                  "seqs": BOUNDS["max_num_seqs"],
                  "tokens": BOUNDS["max_num_batched_tokens"], "size": BOUNDS["kvcache_block_size"],
-                 **{f"cfg_{name}": BOUNDS[name] for name in BOUNDS}}
-NOT_SETTINGS = {"run_n", "num_configs"}
+                 "num_configs": BOUNDS["variants"], **{f"cfg_{name}": BOUNDS[name] for name in BOUNDS}}
+NOT_SETTINGS = {"run_n"}
 
 
 def check_ranges(at: AppTest) -> set[str]:
@@ -51,4 +51,4 @@ def test_every_number_in_the_policy_lab_has_the_tables_range():
     at = AppTest.from_file(str(ROOT / "app_pages" / "policy_lab.py"), default_timeout=60)
     at.run()
     at.selectbox(key="comparison").select("custom").run()
-    assert check_ranges(at) == {"seqs", "tokens", "size"}
+    assert check_ranges(at) == {"seqs", "tokens", "size", "num_configs"}

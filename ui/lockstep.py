@@ -14,7 +14,7 @@ from player.assets import lockstep_sources
 from ui.language import current_lang, t
 from viz.html_export import lockstep_message
 
-LAST_STEP = 2000  # the stages hold steps 0..LAST_STEP: four long runs stay a few MB
+LAST_STEP = 2000  # the stages hold steps 0..LAST_STEP: the most runs a comparison holds stay a few MB
 AT_ONCE_FRAMES = 1000  # a comparison with more frames than this builds its stages when asked (a button)
 
 

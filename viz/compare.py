@@ -12,7 +12,8 @@ from i18n import text
 from viz.charts import LEGEND_BELOW
 from viz.timeline import timeline_figure
 
-CONFIG_COLORS = ("#2E91E5", "#E15F99", "#1CA71C", "#B68100")  # one per config, in the comparison's order
+# One per config, in the comparison's order: as many as a comparison holds (engine/run/recipe.py RUN_BOUNDS["variants"])
+CONFIG_COLORS = ("#2E91E5", "#E15F99", "#1CA71C", "#B68100", "#7E57C2", "#00897B")
 # The bars of the key-metrics figure: (panel, metric names from engine.analysis.compare.metric_values); a panel's
 # title is compare.panel.<panel> in i18n/.
 KEY_METRICS = (("throughput", ("throughput (tokens/step)",)),

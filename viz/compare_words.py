@@ -21,6 +21,7 @@ from engine.analysis.compare import (
     Ranking,
     metric_values,
     summary_of,
+    title_id,
     verdicts_of,
 )
 from i18n import count, join_and, text
@@ -189,8 +190,8 @@ def verdicts(runs: Sequence[ConfigRun], lang: str) -> list[tuple[str, str]]:
 
 def comparison_name(comparison: str, lang: str) -> str:
     """A named comparison's title in `lang`: one of schedulers names them by their runs' names ("the article's
-    scheduler vs the vLLM twin"), any other is said by its message `compare.name.<name>`."""
+    scheduler vs the vLLM twin"), any other by its title's message (engine/analysis/compare.py `title_id`)."""
     if comparison in OWN_SCHEDULERS:
         return text(lang, "compare.versus").join(text(lang, scheduler_info(kind).run_name)
                                                  for kind in comparison.split(" vs "))
-    return text(lang, f"compare.name.{comparison}")
+    return text(lang, title_id(comparison))

@@ -64,7 +64,7 @@ def _page(title: str, lang: str, js: str, css: str, body: str, mount: str) -> st
 
 def animation_html(runs: Sequence[tuple[str, Sequence[Frame]]], title: str = "schedlab run",
                    *, lang: str) -> str:
-    """One offline HTML page that plays each (label, frames), its words in `lang`: one player, or two to four
+    """One offline HTML page that plays each (label, frames), its words in `lang`: one player, or two or more
     stages in lockstep."""
     js, css = lockstep_sources()
     message = lockstep_message(runs, lang=lang)

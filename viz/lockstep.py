@@ -1,4 +1,4 @@
-"""The words and marks of the lockstep stages (player/lockstep.js): two to four runs of one workload stepped on one
+"""The words and marks of the lockstep stages (player/lockstep.js): two to six runs of one workload stepped on one
 slider, the steps where their decisions part (engine/analysis/partings.py) marked on it and told in `lang`:
 "Step 7: tail preemption preempts request 4; smart preemption preempts request 2."
 """

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from engine.run.frame import Frame
 from i18n import count, in_lang, join_and, messages, text
+from scheduler.contract import DecidedBy
 from scheduler.events import Event
-from scheduler.factory import scheduler_info
+from scheduler.factory import DEFAULT_KIND, scheduler_info
 
 
 def _ids(lang: str, ids) -> str:
@@ -213,10 +214,16 @@ def _preempted(lang, event, frame: Frame, before: Frame | None = None) -> str:
                 freed=freed, then=then)
 
 
+def _decided_by(frame: Frame) -> DecidedBy:
+    """The scheduler that decided `frame`; for an old trace that does not say, the one a trace without it was
+    decided by (the factory's default kind, as its declaration states its system)."""
+    return frame.decided_by or scheduler_info(DEFAULT_KIND).decided_by
+
+
 def _pass_ended(lang, event, frame: Frame, before: Frame | None = None) -> str:
-    decided_by = frame.decided_by
+    decided_by = _decided_by(frame)
     return count(lang, "narrate.pass_ended", len(event.skipped), id=event.seq_id, ids=join_and(lang, event.skipped),
-                 scheduler=f"{decided_by.system} {decided_by.version}" if decided_by else "vLLM")
+                 scheduler=f"{decided_by.system} {decided_by.version}".strip())
 
 
 def _arrived(lang, event, frame: Frame, before: Frame | None = None) -> str:
@@ -364,8 +371,7 @@ def left_out(frame: Frame, before: Frame, lang: str) -> str | None:
         return None
     config, n, ids = frame.config, len(paused), join_and(lang, paused)
     if frame.batch.kind == "prefill":
-        system = frame.decided_by.system if frame.decided_by else "nano-vllm"  # an old trace: the article's
-        sentence = count(lang, "narrate.sat_out.prefill", n, ids=ids, system=system)
+        sentence = count(lang, "narrate.sat_out.prefill", n, ids=ids, system=_decided_by(frame).system)
         if len(frame.running) > config.max_num_seqs:
             sentence += text(lang, "narrate.sat_out.prefill_extra", max_num_seqs=config.max_num_seqs,
                              running=len(frame.running))

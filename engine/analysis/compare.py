@@ -1,4 +1,5 @@
-"""Policy comparison: one workload run under two to four configs, each in its own engine, measured alike.
+"""Policy comparison: one workload run under two to six configs (RUN_BOUNDS["variants"]), each in its own engine,
+measured alike.
 
     runs = compare(variants_for("prefill-first vs decode-first", base, "en"), workload)
     values = metric_values(runs[0])  # every compared number of a run, by name
@@ -33,13 +34,13 @@ from engine.run.metrics import (
     recomputed_tokens,
     run_metrics,
 )
-from engine.run.recipe import CostModel, Request, RunSpec
+from engine.run.recipe import RUN_BOUNDS, CostModel, Request, RunSpec
 from i18n import MessageError, text
 from scheduler import Config
 from scheduler.factory import DEFAULT_KIND, SCHEDULER_KINDS, scheduler_info
 from scheduler.settings import Sweep
 
-MAX_VARIANTS = 4
+MIN_VARIANTS, MAX_VARIANTS = RUN_BOUNDS["variants"]  # the runs one comparison holds (a tour's: one per kind)
 ADAPTIVE = AdaptiveBatch()  # the controller of the "adaptive batch size off vs on" comparison
 DEFAULT_COST = CostModel()
 BLOCK_SIZES = (4, 16, 64)
@@ -79,11 +80,12 @@ def _sweep(sweep: Sweep) -> Callable[..., list[Variant]]:
                            for label, value in sweep.values]
 
 
-# Named comparisons: each turns a base config into its variants, labelled in a language (`compare.variant.*`): those
-# of a kind's own settings as it declares them (`KindSettings.sweeps`), then those of the shared ones.
+# The comparisons of a kind's own settings, as it declares them (`KindSettings.sweeps`)
+KIND_SWEEPS = tuple(sweep for kind in SCHEDULER_KINDS if (own := scheduler_info(kind).settings) for sweep in own.sweeps)
+# Named comparisons: each turns a base config into its variants, labelled in a language (`compare.variant.*`): the
+# kinds' sweeps, then those of the shared settings.
 COMPARISONS: dict[str, Callable[..., list[Variant]]] = {
-    **{sweep.name: _sweep(sweep) for kind in SCHEDULER_KINDS if (own := scheduler_info(kind).settings)
-       for sweep in own.sweeps},
+    **{sweep.name: _sweep(sweep) for sweep in KIND_SWEEPS},
     "whole vs chunked prefill": lambda c, say: [
         Variant(say("compare.variant.whole"), replace(c, chunked_prefill=False)),
         Variant(say("compare.variant.chunked"), replace(c, chunked_prefill=True))],
@@ -114,9 +116,15 @@ def _under_schedulers(kinds: tuple[str, ...]) -> Callable[..., list[Variant]]:
 
 # The comparisons whose variants name their own scheduler, one per pair of the factory's schedulers and one of them
 # all ("article vs vllm", ..., "article vs vllm vs sglang"); every other is run by the scheduler chosen for it.
-OWN_SCHEDULERS = tuple(" vs ".join(kinds) for n in range(2, min(len(SCHEDULER_KINDS), MAX_VARIANTS) + 1)
+OWN_SCHEDULERS = tuple(" vs ".join(kinds) for n in range(MIN_VARIANTS, min(len(SCHEDULER_KINDS), MAX_VARIANTS) + 1)
                        for kinds in combinations(SCHEDULER_KINDS, n))
 COMPARISONS.update({name: _under_schedulers(tuple(name.split(" vs "))) for name in OWN_SCHEDULERS})
+
+
+def title_id(comparison: str) -> str:
+    """The message id of a named comparison's title (but one of OWN_SCHEDULERS, named by its schedulers): a kind's
+    sweep's is its declared title, under the kind's prefix; a shared one's is `compare.name.<name>`."""
+    return next((sweep.title for sweep in KIND_SWEEPS if sweep.name == comparison), f"compare.name.{comparison}")
 
 
 def variants_for(comparison: str, base: Config, lang: str, scheduler: str = DEFAULT_KIND) -> list[Variant]:
@@ -188,8 +196,8 @@ def compare(variants: Sequence[Variant], workload: Sequence[Request], runner: st
             cost: CostModel = DEFAULT_COST, max_steps: int = 10_000,
             on_progress: Callable[[int, str], None] | None = None) -> list[ConfigRun]:
     """Run the workload under each variant; `on_progress(i, label)` is called before run i starts."""
-    if not 2 <= len(variants) <= MAX_VARIANTS:
-        raise MessageError("compare.count", most=MAX_VARIANTS, n=len(variants))
+    if not MIN_VARIANTS <= len(variants) <= MAX_VARIANTS:
+        raise MessageError("compare.count", least=MIN_VARIANTS, most=MAX_VARIANTS, n=len(variants))
     labels = [v.label for v in variants]
     if len(set(labels)) != len(labels):
         raise MessageError("compare.names", labels=", ".join(labels))

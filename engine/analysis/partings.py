@@ -1,4 +1,4 @@
-"""Where the decisions of runs on one workload part: the steps at which two to four configs, stepped side by side
+"""Where the decisions of runs on one workload part: the steps at which two to six configs, stepped side by side
 (the policy lab's lockstep stages), decided differently, and what each of them did there.
 
 A step's decisions are read from its frame's events and batch: which requests it preempted or retracted (SGLang's

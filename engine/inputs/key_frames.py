@@ -2,7 +2,11 @@
 against the recorded frames so a note never says what the run does not show.
 
 A claim is read off the step's decision events and the frames before and after the step (`before` is the frame
-the step started from); `EXPECTATIONS` names every claim a scenario file may make and how to read it.
+the step started from); `EXPECTATIONS` names every claim a scenario file may make and how to read it. What a kind
+declares beyond every scheduler's queues and pool is claimed by its declared name, whatever the kind: `queues`
+(V0's `swapped`: `queues = { swapped = [2] }`), `side_pools` (V0's `cpu`: who holds which of its units,
+`side_pools = { cpu = { "2" = [0, 1] } }`) and `block_copies` (the step's copies between pools, in order:
+`[["gpu", 4, "cpu", 0], ...]`); a claim on `queues` or `side_pools` checks the names it states.
 """
 
 from __future__ import annotations
@@ -44,6 +48,18 @@ def _freed(frame: Frame, before: Frame) -> list[int]:
         if e.kind in ("finished", "aborted") and e.seq_id < len(before.requests):
             freed.update(before.requests[e.seq_id].block_table)
     return sorted(freed)
+
+
+def _side_pool_tables(frame: Frame) -> dict[str, dict[str, list[int]]]:
+    """{side pool: {request id: the units it holds there, by id}} for every pool the scheduler declares beside its
+    main one (TOML table keys are strings)."""
+    tables: dict[str, dict[str, list[int]]] = {}
+    for name, holders in frame.side_pools.items():
+        table = tables[name] = {}
+        for unit, holder in enumerate(holders):
+            if holder is not None:
+                table.setdefault(str(holder), []).append(unit)
+    return tables
 
 
 def _first_token(frame: Frame, before: Frame) -> list[int]:
@@ -96,8 +112,12 @@ EXPECTATIONS = {
     "block_tables": (dict, lambda f, b: _block_tables(f)),
     "free_queue": (list, lambda f, b: _free_queue(f)),
     "cached_blocks": (list, lambda f, b: sorted(blk.id for blk in f.blocks if blk.hash is not None)),
+    "queues": (dict, lambda f, b: {name: list(ids) for name, ids in f.queues.items()}),  # each head first
+    "side_pools": (dict, lambda f, b: _side_pool_tables(f)),
+    "block_copies": (list, lambda f, b: [list(copy) for copy in f.block_copies]),
 }
-IN_ORDER = ("batch", "running", "waiting", "free_queue")
+IN_ORDER = ("batch", "running", "waiting", "free_queue", "block_copies")
+BY_NAME = ("queues", "side_pools")  # a claim states the declared queues or pools it names, not every one
 NEEDS_BEFORE = ("free_blocks_before", "needs_block", "freed", "first_token", "paused")
 
 
@@ -123,6 +143,8 @@ class KeyFrame:
                 problems.append(f"step {self.step}: {key} is read off the frame before the step; pass it")
                 continue
             actual = EXPECTATIONS[key][1](frame, before)
+            if key in BY_NAME:
+                actual = {name: actual.get(name) for name in wanted}
             if isinstance(wanted, list) and key not in IN_ORDER:
                 wanted = sorted(wanted)
             if actual != wanted:

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import ClassVar, NoReturn
 
-from engine.inputs.article import notebook_requests
 from engine.inputs.assignment import Assignment, read_assignment
 from engine.inputs.key_frames import EXPECTATIONS, KeyFrame
+from engine.inputs.notebook import NOTEBOOK, notebook_requests
 from engine.inputs.workload import bursty_arrivals, chat_prompts, lengths, poisson_arrivals, random_token_prompts
 from engine.run.adaptive import AdaptiveBatch
 from engine.run.engine import Engine
@@ -25,7 +25,8 @@ from engine.run.recipe import CostModel, Request, RunSpec
 from engine.run.runner_factory import RUNNER_KINDS
 from i18n import DEFAULT, LANGUAGES, Message, MessageError, message_of
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
-from scheduler.factory import DEFAULT_KIND, SETTINGS, scheduler_info
+from scheduler.contract import QUEUES
+from scheduler.factory import DEFAULT_KIND, OWN_WORKLOADS, SETTINGS, scheduler_info
 
 TRANSLATED = tuple(lang for lang in LANGUAGES if lang != DEFAULT)  # a text field `x` has `x_zh` beside it
 SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"
@@ -191,7 +192,8 @@ class _Loader:
         if late := [i for i, r in enumerate(workload) if r.arrival >= max_steps]:
             self.fail(Message("scenario.request_n", i=late[0]), "scenario.arrives_late",
                       arrival=workload[late[0]].arrival, max_steps=max_steps)
-        key_frames = tuple(self.key_frame(kf, i) for i, kf in enumerate(data.get("key_frames", [])))
+        key_frames = tuple(self.key_frame(kf, i, variant_scheduler if kf.get("variant") else scheduler)
+                           for i, kf in enumerate(data.get("key_frames", [])))
         assignment = read_assignment(self, data["assignment"], len(workload)) if "assignment" in data else None
         texts = [("title", data), ("narrative", data), *((f"key_frames[{i}].note", kf)
                                                          for i, kf in enumerate(data.get("key_frames", [])))]
@@ -274,7 +276,7 @@ class _Loader:
         "chat": {"system_only": bool, "names": list},
         "lengths": {"input": str, "output": str, "low": int, "high": int, "output_low": int, "output_high": int,
                     "scale": float},
-        "article": {"demo": int},
+        NOTEBOOK: {"demo": int},
     }
     COMMON: ClassVar[dict[str, type]] = {
         "kind": str, "count": int, "seed": int, "arrival": int, "arrivals": str, "rate": float, "burst_size": int,
@@ -282,11 +284,12 @@ class _Loader:
 
     def generate(self, table: dict, where: str, seed: int) -> list[Request]:
         kind = table.get("kind")
+        kind = OWN_WORKLOADS.get(kind, kind) if isinstance(kind, str) else kind  # a kind's own, by the kind's id
         if kind not in self.GENERATORS:
             self.fail(f"{where}.kind", "scenario.unknown_generator", kind=repr(kind),
                       kinds=", ".join(self.GENERATORS))
-        if kind == "article":
-            return self.article_demo(table, where)
+        if kind == NOTEBOOK:
+            return self.notebook_demo(table, where)
         self.table(table, where, {**self.COMMON, **self.GENERATORS[kind]}, required=("count",))
         n, seed = table["count"], table.get("seed", seed)
         if n < 1:
@@ -317,10 +320,10 @@ class _Loader:
         except ValueError as e:
             self.fail_with(where, e)
 
-    def article_demo(self, table: dict, where: str) -> list[Request]:
-        """The InfraTech notebook's own requests for one of its demos (engine/inputs/article.py): it fixes their
+    def notebook_demo(self, table: dict, where: str) -> list[Request]:
+        """The InfraTech notebook's own requests for one of its demos (engine/inputs/notebook.py): it fixes their
         count, prompts, arrivals and lengths, so nothing else may be set."""
-        self.table(table, where, {"kind": str, **self.GENERATORS["article"]}, required=("demo",))
+        self.table(table, where, {"kind": str, **self.GENERATORS[NOTEBOOK]}, required=("demo",))
         try:
             return notebook_requests(table["demo"])
         except ValueError as e:
@@ -363,12 +366,21 @@ class _Loader:
                 self.fail(Message("scenario.request_n", i=i), "scenario.never_fits", n=n,
                           max_model_len=config.max_model_len, capacity=capacity)
 
-    def key_frame(self, table: dict, i: int) -> KeyFrame:
+    def key_frame(self, table: dict, i: int, scheduler: str) -> KeyFrame:
+        """Key frame `i`, observed in a run of `scheduler` (the variant's where it says `variant`)."""
         where = f"key_frames[{i}]"
         self.table(table, where, {"step": int, "note": str, "expect": dict, "needs_model": bool, "variant": bool,
                                   **{f"note_{lang}": str for lang in TRANSLATED}},
                    required=("step", "note", "expect"))
         self.table(table["expect"], f"{where}.expect", {k: t for k, (t, _) in EXPECTATIONS.items()})
+        info = scheduler_info(scheduler)
+        declared = {"queues": [q for q in info.queues if q not in QUEUES],
+                    "side_pools": [pool.name for pool in info.side_pools]}
+        for key, names in declared.items():
+            for name in table["expect"].get(key, {}):
+                if name not in names:
+                    self.fail(f"{where}.expect.{key}.{name}", "scenario.not_declared", name=repr(name),
+                              scheduler=scheduler, names=", ".join(names) or "-")
         return KeyFrame(table["step"], table["note"], dict(table["expect"]), table.get("needs_model", False),
                         table.get("variant", False),
                         {lang: table[f"note_{lang}"] for lang in TRANSLATED if f"note_{lang}" in table})

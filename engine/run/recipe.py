@@ -30,13 +30,14 @@ OPTION_NAMES = ("cost", "overlap", "adaptive")  # the engine options a change ma
 DEFAULT_MAX_STEPS = 100_000
 # The range of each number a run is made of, beside the config's (scheduler/config.py): a workload's requests
 # (a scenario file's, a custom setup's), their tokens, arrivals and sampling, the steps a run may take, its seed,
-# cost model and adaptive controller; a frame a link opens at.
+# cost model and adaptive controller; a frame a link opens at; the runs one comparison (the policy lab's, a tour's
+# stop: one per scheduler kind) steps side by side.
 RUN_BOUNDS = {"workload_requests": (1, 2000), "requests": (1, 200), "max_tokens": (1, 2048), "arrival": (0, 100_000),
               "max_steps": (1, 100_000), "frame": (0, DEFAULT_MAX_STEPS), "token_id": (0, 2**31 - 1),
               "prompt_tokens": (1, 8192), "priority": (-1_000_000, 1_000_000), "temperature": (0.0, 2.0),
               "min_tokens": (0, 2048), "stop_token_ids": (0, 16),
               "seed": (0, 2**31 - 1), "cost_s": (0.0, 3600.0), "adaptive_s": (0.0, 10.0), "rate": (0.0, 1000.0),
-              "scale": (0.0, 1000.0)}
+              "scale": (0.0, 1000.0), "variants": (2, 6)}
 
 
 class ChangeError(MessageError):

@@ -83,7 +83,7 @@ class Scheduler(LandsLate):
     export is the closest vLLM command, with where it decides otherwise (scheduler/article/launch.py)."""
     info: ClassVar[SchedulerInfo] = SchedulerInfo(
         "article", "nano-vllm", "", frozenset(CONFIG_FIELDS), settings=ArticleSettings, launch=closest_vllm,
-        words=(("queue_limit", "article.queue_limit"),), tour=TOUR)
+        words=(("queue_limit", "article.queue_limit"),), tour=TOUR, workload="notebook")
 
     def __init__(self, config: Config):
         self.config = config

@@ -16,9 +16,10 @@ class ArticleSettings(KindSettings):
     messages = "article.setting"
     sweeps = (Sweep("prefill-first vs decode-first", "prefill_first",
                     ((Message("compare.variant.prefill_first"), True),
-                     (Message("compare.variant.decode_first"), False))),
+                     (Message("compare.variant.decode_first"), False)), "article.sweep.prefill_first"),
               Sweep("tail vs smart preemption", "preemption_policy",
-                    ((Message("compare.variant.tail"), "tail"), (Message("compare.variant.smart"), "smart"))))
+                    ((Message("compare.variant.tail"), "tail"), (Message("compare.variant.smart"), "smart")),
+                    "article.sweep.preemption_policy"))
 
     # Prefill first: a step that can admit waiting requests prefills only them (nano-vllm's order); off, decodes first.
     prefill_first: bool = setting(True, choices=(True, False), always_written=True)

@@ -25,7 +25,8 @@ class SglangSettings(KindSettings):
     fewest output tokens first). Each field is the ServerArgs field of its name."""
     messages = "sglang.setting"
     sweeps = (Sweep("lpm vs dfs-weight vs fcfs vs lof (SGLang)", "schedule_policy",  # its waiting-queue orders
-                    tuple((Message("compare.variant.schedule_policy", policy=p), p) for p in SCHEDULE_POLICIES)),)
+                    tuple((Message("compare.variant.schedule_policy", policy=p), p) for p in SCHEDULE_POLICIES),
+                    "sglang.sweep.schedule_policy"),)
 
     chunked_prefill_size: int = setting(ServerArgs.chunked_prefill_size, bounds=(-1, 65536),
                                         flag="--chunked-prefill-size")

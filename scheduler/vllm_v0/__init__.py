@@ -3,10 +3,13 @@ manager), step for step and block for block, for the same engine; `make v0-check
 Scheduler. Its package: `scheduler.py` (V0's Scheduler), `sequence_group.py` (its SequenceGroup), `budget.py`
 (SchedulingBudget, PartialPrefillMetadata), `block_manager.py` (the block space manager and its allocators),
 `evictor.py` (the LRU evictor), `pool.py` (the pools' read-only views), `events.py` (its decisions as data),
-`settings.py` (its settings under V0's names)."""
+`settings.py` (its settings under V0's names). `SCHEDULER` is what scheduler/factory.py makes of it."""
 
 from scheduler.vllm_v0.scheduler import CpuSwapSpaceError, SchedulerOutputs, VllmV0Scheduler
 from scheduler.vllm_v0.sequence_group import SequenceGroup, V0Status
 from scheduler.vllm_v0.settings import V0Config
 
-__all__ = ["CpuSwapSpaceError", "SchedulerOutputs", "SequenceGroup", "V0Config", "V0Status", "VllmV0Scheduler"]
+SCHEDULER = VllmV0Scheduler
+
+__all__ = ["SCHEDULER", "CpuSwapSpaceError", "SchedulerOutputs", "SequenceGroup", "V0Config", "V0Status",
+           "VllmV0Scheduler"]

@@ -1,5 +1,5 @@
-"""`KVPoolView` (scheduler/contract.py) over one of V0's block allocators: the GPU pool the engine's contract reads
-today, and the CPU pool swapped-out blocks wait in (for the contract's declared pools to come). Units are numbered
+"""`KVPoolView` (scheduler/contract.py) over one of V0's block allocators: the GPU pool (the scheduler's `pool`), and
+the CPU pool swapped-out blocks wait in (its declared side pool, `SidePool("cpu", ...)`). Units are numbered
 in their pool (CPU block G + k is the CPU pool's unit k, V0's physical id). The free order is V0's: the hashless
 free list head first, then the evictor's blocks in the order it evicts them (least recently used, deepest,
 lowest id; a block touched again while free has lost its place in V0's heap and is listed by its stamp)."""

@@ -36,7 +36,8 @@ class V0Settings(KindSettings):
     (V0 sizes it from --swap-space GiB: `serve_args` writes the GiB that make as many blocks of the app's model)."""
     messages = "vllm_v0.setting"
     sweeps = (Sweep("swap vs recompute", "preemption_mode", tuple(
-        (Message(f"vllm_v0.setting.preemption_mode.{mode}"), mode) for mode in ("swap", "recompute"))),)
+        (Message(f"vllm_v0.setting.preemption_mode.{mode}"), mode) for mode in ("swap", "recompute")),
+        "vllm_v0.sweep.preemption_mode"),)
 
     # --preemption-mode: "auto" (V0's None) recomputes a one-sequence group, as every group is in 0.10.2.
     preemption_mode: str = setting(AUTO, choices=(AUTO, "recompute", "swap"), flag="--preemption-mode")

@@ -15,11 +15,14 @@ VLLM_VERSIONS = ("0.32", "0.33")  # the vLLM releases whose decisions the twin m
 class VllmSettings(KindSettings):
     messages = "vllm.setting"
     sweeps = (Sweep("whole sequence vs first chunk at admission (vLLM)", "scheduler_reserve_full_isl",
-                    ((Message("compare.variant.reserve_on"), True), (Message("compare.variant.reserve_off"), False))),
+                    ((Message("compare.variant.reserve_on"), True), (Message("compare.variant.reserve_off"), False)),
+                    "vllm.sweep.scheduler_reserve_full_isl"),
               Sweep("watermark 0 vs 0.1 (vLLM)", "watermark",
-                    tuple((Message("compare.variant.watermark", watermark=w), float(w)) for w in (0, 0.1))),
+                    tuple((Message("compare.variant.watermark", watermark=w), float(w)) for w in (0, 0.1)),
+                    "vllm.sweep.watermark"),
               Sweep("vLLM 0.32 vs 0.33", "vllm_version",
-                    tuple((Message("compare.variant.vllm_version", version=v), v) for v in VLLM_VERSIONS)))
+                    tuple((Message("vllm.sweep.version", version=v), v) for v in VLLM_VERSIONS),
+                    "vllm.sweep.vllm_version"))
 
     # The vLLM release the twin mirrors (offered beside the scheduler: SchedulerInfo.version_setting).
     vllm_version: str = setting(VLLM_VERSIONS[0], choices=VLLM_VERSIONS)

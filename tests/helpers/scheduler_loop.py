@@ -2,7 +2,8 @@
 SGLang twin on its own."""
 
 from runner.fake import FakeRunner
-from scheduler import RequestRejected, Scheduler, Sequence
+from scheduler import RequestRejected, Sequence
+from scheduler.article import Scheduler
 from scheduler.sglang import ScheduleBatch
 from scheduler.sglang import Scheduler as SglangTwin
 

@@ -9,7 +9,8 @@ from transformers import AutoModelForCausalLM, LlamaConfig
 
 from runner.model_loading import LoadedModel, prepare_model, stock_attention
 from runner.model_runner import ModelRunner
-from scheduler import Config, SamplingParams, Scheduler, Sequence
+from scheduler import Config, SamplingParams, Sequence
+from scheduler.article import Scheduler
 
 TINY_VOCAB = 97
 TINY_EOS = TINY_VOCAB - 1

@@ -38,7 +38,12 @@ import numpy as np
 from engine.run.frame import Frame
 from engine.run.recipe import Request
 from i18n import MessageError
-from scheduler import Config, SamplingParams, Scheduler, Sequence
+from scheduler import Config, SamplingParams, Sequence, make_scheduler
+from scheduler.factory import OWN_WORKLOADS
+
+NOTEBOOK = "notebook"  # this workload's name in a scenario file (`kind = "notebook"` under [[workload.generate]])
+# The scheduler the notebook ran: the kind that declares this workload its own (SchedulerInfo.workload)
+NOTEBOOK_KIND = next(kind for kind, workload in OWN_WORKLOADS.items() if workload == NOTEBOOK)
 
 NOTEBOOK_SEED = 0
 EOS = -1
@@ -88,7 +93,7 @@ class NotebookDraws:
     def run_demo(self, demo: NotebookDemo, steps: int) -> list[list[int]]:
         """Draw a demo's prompts, then the tokens of its first `steps` steps; returns the prompts."""
         prompts = [self.prompt() for _ in range(demo.num_requests)]
-        scheduler = Scheduler(notebook_config(demo))
+        scheduler = make_scheduler(NOTEBOOK_KIND, notebook_config(demo))
         params = SamplingParams(temperature=0.0, max_tokens=NOTEBOOK_MAX_TOKENS)
         seqs = [Sequence(p, params, seq_id=i) for i, p in enumerate(prompts)]
         for seq in seqs[:INITIAL_REQUESTS]:
