@@ -40,7 +40,7 @@ from scheduler import Config
 from scheduler.factory import DEFAULT_KIND, SCHEDULER_KINDS, scheduler_info
 from scheduler.settings import Sweep
 
-MIN_VARIANTS, MAX_VARIANTS = RUN_BOUNDS["variants"]  # the runs one comparison holds (a tour's: one per kind)
+MIN_VARIANTS, MAX_VARIANTS = map(int, RUN_BOUNDS["variants"])  # the runs one comparison holds (a tour's: one per kind)
 ADAPTIVE = AdaptiveBatch()  # the controller of the "adaptive batch size off vs on" comparison
 DEFAULT_COST = CostModel()
 BLOCK_SIZES = (4, 16, 64)
