@@ -14,7 +14,7 @@
   }
 
   function drawCard(player, data, panel) {
-    window.SchedlabPlayer.placeBeside(panel);
+    window.SchedlabPlayer.placeBeside(panel, true);
     if (!panel.className) {  // a new panel's box
       panel.className = 'sp-card';
       panel.setAttribute('data-testid', 'panel-card');

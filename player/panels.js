@@ -47,12 +47,14 @@
 
   /* Where a panel that reads with the narration goes: under the queues, beside the narration, where the stage has the
    * queues beside it (at 1280x720 it then starts in view, not a screen below); below the stage in a narrow one (a
-   * lockstep column), where the narration comes first. Its box is moved there (SGLang's radix tree, a card). */
-  function placeBeside(panel) {
+   * lockstep column), where the narration comes first. Its box is moved there (SGLang's radix tree, a card);
+   * `aboveLegend`: beside the narration, between the queues and their legend (a short card then starts in view). */
+  function placeBeside(panel, aboveLegend = false) {
     const stage = panel.closest('.sp'), main = stage && stage.querySelector('.sp-main');
     const beside = main && getComputedStyle(main).gridTemplateColumns.trim().split(/\s+/).length > 1;
     const host = stage && stage.querySelector(beside ? '.sp-queues' : '.sp-panels');
-    if (host && panel.parentElement !== host) host.appendChild(panel);
+    if (!host || panel.parentElement === host) return;
+    host.insertBefore(panel, (beside && aboveLegend && host.querySelector(':scope > .sp-legend')) || null);
   }
 
   const share = (n, of) => `${(100 * Math.min(Math.max(n, 0), of) / Math.max(of, 1)).toFixed(2)}%`;  // of a bar, capped

@@ -19,8 +19,8 @@
  *   SchedlabPlayer.registerShape(shape, draw)  the renderer of every panel of a generic `shape` (a card: any kind's,
  *                                  scheduler/panel_shapes.py), the same arguments (player/panel_shapes.js)
  *   SchedlabPlayer.barHtml(used, limit, marks)  a bar's markup, `used` of `limit` with marks [at, label] (a meter's)
- *   SchedlabPlayer.placeBeside(element)  a panel's box moved under the queues, beside the narration (below the stage
- *                                  where the stage is too narrow for the two side by side)
+ *   SchedlabPlayer.placeBeside(element, aboveLegend)  a panel's box moved under the queues, beside the narration
+ *                                  (below the stage where the stage is too narrow for the two side by side)
  *   window.schedlabStagePlayer     the app's stage player (one a page), once mounted
  *   element.player, data-frame, data-last on the root: for tests and the GIF export
  *
