@@ -70,10 +70,11 @@ def _drawn_as_sent(stage, frame, before, lang: str):
     assert box.locator(".sp-card-title").inner_text() == card["title"]
     assert box.locator(".sp-card-line").all_inner_texts() == card["lines"]
     assert box.locator(".sp-meter-label").all_inner_texts() == [label for label, *_ in card["meters"]]
-    assert box.locator(".sp-bar").evaluate_all("bars => bars.map(b => [Number(b.dataset.used), Number(b.dataset.limit)])") \
-        == [[used, limit] for _, used, limit, _ in card["meters"]]
+    bars = "bars => bars.map(b => [Number(b.dataset.used), Number(b.dataset.limit)])"
+    assert box.locator(".sp-bar").evaluate_all(bars) == [[used, limit] for _, used, limit, _ in card["meters"]]
     gauge = stage.locator(".sp-pmarks")
-    assert gauge.locator(".sp-bar-mark").evaluate_all("ms => ms.map(m => Number(m.dataset.at))") == [at for at, _ in marks]
+    positions = "marks => marks.map(m => Number(m.dataset.at))"
+    assert gauge.locator(".sp-bar-mark").evaluate_all(positions) == [at for at, _ in marks]
     assert gauge.locator(".sp-bar-note").all_inner_texts() == [said for _, said in marks]
     used = len(frame.blocks) - frame.metrics.num_free_blocks
     assert gauge.locator(".sp-bar").get_attribute("data-used") == str(used)  # the pool title's number in use
