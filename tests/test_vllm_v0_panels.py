@@ -12,6 +12,7 @@ import pytest
 import scheduler.vllm_v0.scheduler as v0_scheduler
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
+from engine.run.recipe import Change
 from engine.traces.trace import TraceError, read_trace, trace_dict
 from i18n import text
 from scheduler.contract import GPU_POOL
@@ -125,6 +126,15 @@ def test_chunked_prefill_says_its_one_budget_and_marks_each_partial_prefills_sha
         assert card.lines[1] == Said("vllm_v0.panel.partial", {"n": partial, "max": 2})
         marks = card.meters[0].marks
         assert [m.at for m in marks] == ([budget.token_budget // partial] if partial >= 2 else [])
+
+
+def test_a_step_after_chunked_prefill_is_turned_off_says_no_partial_prefills():
+    engine = _run("vllm_v0_swap_vs_recompute", 2, chunked_prefill=True, max_num_batched_tokens=8)
+    engine.change(Change.config(2, {"chunked_prefill": False, "max_num_batched_tokens": 64}))
+    engine.run(3)
+    keys = [[line.key for line in engine.frames[k].panel(STEP_PANEL.id).lines] for k in (2, 3)]
+    assert "vllm_v0.panel.partial" in keys[0] and not any(key.endswith("partial") for key in keys[1])
+    assert engine.frames[3].panel(STEP_PANEL.id).title.key == "vllm_v0.panel.title.default"
 
 
 def test_the_watermark_is_the_block_managers_on_every_frame():

@@ -252,7 +252,7 @@ class VllmV0Scheduler:
         cached this step marked computed. Raises CpuSwapSpaceError as V0 raises its RuntimeError."""
         self._step += 1
         events: list[Event] = []
-        self._events = events
+        self._events, self._partial = events, None  # (a step without chunked prefill has no partial prefills)
         outputs = self.outputs = self._schedule_chunked_prefill() if self.v0.enable_chunked_prefill \
             else self._schedule_default()
         bm = self.block_manager
