@@ -159,7 +159,8 @@ def test_no_watermark_no_mark():
 
 
 def test_only_v0_declares_shaped_panels_today():
-    """vLLM V1 and SGLang keep their own renderers (and V1 has no watermark, SGLang's budget is in its tree panel)."""
+    """vLLM V1 and SGLang keep their own renderers and mark no pool (V1's watermark, 0 by default, is told in its
+    narration when it holds a request back; SGLang's budget is in its tree panel)."""
     shaped = {kind: [p.shape for p in cls.info.panels if p.shape] for kind, cls in SCHEDULERS.items()}
     assert {kind for kind, shapes in shaped.items() if shapes} == {"vllm_v0"}
     assert shaped["vllm_v0"] == [Card, PoolMarks]
