@@ -15,12 +15,13 @@ from engine.run.engine import Engine
 from engine.run.recipe import Change
 from engine.traces.trace import TraceError, read_trace, trace_dict
 from i18n import text
+from player.assets import PLAYER_DIR
 from scheduler.contract import GPU_POOL
 from scheduler.factory import SCHEDULERS
 from scheduler.panel_shapes import Card, Mark, PoolMarks, Said
 from scheduler.vllm_v0.budget import PartialPrefillMetadata, SchedulingBudget
 from scheduler.vllm_v0.panels import STEP_PANEL, WATERMARK_PANEL
-from viz.panels import panel_views
+from viz.panels import BUILDERS, panel_views
 
 PRESETS = ("vllm_v0_swap_vs_recompute", "vllm_v0_watermark", "vllm_v0_one_free_block_vs_v1",
            "vllm_v0_priority_inversion")
@@ -164,6 +165,15 @@ def test_only_v0_declares_shaped_panels_today():
     shaped = {kind: [p.shape for p in cls.info.panels if p.shape] for kind, cls in SCHEDULERS.items()}
     assert {kind for kind, shapes in shaped.items() if shapes} == {"vllm_v0"}
     assert shaped["vllm_v0"] == [Card, PoolMarks]
+
+
+def test_v0s_panels_have_no_code_of_their_own_outside_its_package():
+    """Issue 42's "a kind owns its panel": V0's are drawn by the generic shapes; no builder in viz/panels.py, no
+    renderer or word of player/ names them (their words are the catalogues' `vllm_v0.panel.*`)."""
+    player_files = [path.read_text() for path in PLAYER_DIR.iterdir() if path.suffix in (".js", ".css", ".py")]
+    for panel in SCHEDULERS["vllm_v0"].info.panels:
+        assert panel.shape is not None and panel.id not in BUILDERS
+        assert not any(panel.id in source for source in player_files)
 
 
 def test_a_trace_with_a_card_that_is_not_one_or_says_unknown_words_is_refused():
