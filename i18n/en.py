@@ -1459,6 +1459,8 @@ MESSAGES = {
     "trace.batch_rule": "this batch would take request {rid} to {n} tokens, {computed} of them computed; it has {most}",
     "trace.pair": "must be [request id, [block ids]]",
     "trace.counters": "must be [request id, num_computed_tokens, num_tokens, num_cached_tokens]",
+    "trace.panel_shape": "is not a panel of the shape {shape} (scheduler/panel_shapes.py)",
+    "trace.panel_words": "says {key}, which is no message of the catalogues or is not filled by its values",
     "trace.block_copy": "must be [source pool, source block, destination pool, destination block]",
     "trace.queue_name": "is not a queue a scheduler declares beside waiting and running (a name of at most 40 "
                         "characters)",
@@ -1704,6 +1706,25 @@ MESSAGES = {
                                         "blocks; free: {free}, of which {watermark} must stay free.",
     "vllm_v0.narrate.no_swap_in.budget": "Request {id} stays swapped: its {needed} tokens do not fit the {free} left "
                                          "in the step's budget.",
+    "vllm_v0.panel.title.default": "V0's step and its SchedulingBudget (_schedule_default)",
+    "vllm_v0.panel.title.chunked": "V0's step and its SchedulingBudget (_schedule_chunked_prefill)",
+    "vllm_v0.panel.phase.prefills_admitted": "Prefill step ({n} admitted): no request decodes in it; V0 runs "
+                                             "prefills and decodes in separate steps.",
+    "vllm_v0.panel.phase.no_prefill_admitted": "Decode step: no prompt was admitted, so the running requests decode "
+                                               "(_schedule_running), then swapped ones may swap in.",
+    "vllm_v0.panel.phase.swapped_waiting": "Decode step. No prefill: request {head} is swapped, and V0 tries no new "
+                                           "prefill while anything is swapped.",
+    "vllm_v0.panel.phase.one_budget": "One budget for the whole step: decodes first, then swap-ins, then prefills, "
+                                      "a prompt's prefill in chunks (prefill chunks this step: {n}).",
+    "vllm_v0.panel.partial": "Partial prefills at once this step: {n}, at most {max} (max_num_partial_prefills).",
+    "vllm_v0.panel.no_swap_in": "No swap-in: a request was preempted this step (request {id} stays swapped).",
+    "vllm_v0.panel.cached": "{n} prompt tokens from the prefix cache, outside the token budget (num_cached_tokens).",
+    "vllm_v0.panel.evicted": "Evicted from the prefix cache for decodes or swap-ins: blocks {blocks}.",
+    "vllm_v0.panel.tokens": "num_batched_tokens: {used} of {limit} (token_budget)",
+    "vllm_v0.panel.seqs": "num_curr_seqs: {used} of {limit} (max_num_seqs)",
+    "vllm_v0.panel.prefill_slot": "{n} tokens: each of the {prefills} partial prefills' share",
+    "vllm_v0.panel.watermark": "watermark: admission and swap-in leave {n} of {total} blocks free (the line: {at} in "
+                               "use)",
     "vllm_v0.beyond_pool": "the V0 twin, like V0's scheduler, ignores a prompt that can never fit (can_allocate: "
                            "NEVER); a request that outgrows the pool preempts itself, and under chunked prefill may "
                            "do so forever.",

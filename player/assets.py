@@ -14,9 +14,10 @@ PLAYER_DIR = Path(__file__).resolve().parent
 WIRE_SLOT = "SCHEDLAB_WIRE"  # decode.js: `const WIRE = SCHEDLAB_WIRE;`, replaced by viz.frame_payload.WIRE
 # The stage player's files, one job each, in the order they run (player/player.js says what each does).
 PLAYER_FILES = ("decode.js", "transport.js", "follow.js", "panels.js", "render.js", "pool.js", "player.js")
-# The renderers of the schedulers' own panels, each registered under its panel's id (SchedlabPlayer.registerPanel,
+# The renderers of the schedulers' own panels: the generic shapes' for any kind's (SchedlabPlayer.registerShape:
+# a card of facts and meters), then those registered under their panel's id (SchedlabPlayer.registerPanel,
 # player/panels.js), each named after the panel it draws: vLLM's SchedulerOutput, a radix tree.
-PANELS = ("scheduler_output_view", "tree_view")
+PANELS = ("panel_shapes", "scheduler_output_view", "tree_view")
 
 
 def _read(name: str) -> str:

@@ -16,6 +16,11 @@
  *   SchedlabPlayer.registerPanel(id, draw)  the renderer of a scheduler's panel `id` (player/panels.js, the one
  *                                  registry): draw(player, data, element) for every frame that has that panel, `data`
  *                                  what the server sent of it, `element` its box below the stage; words: player.t
+ *   SchedlabPlayer.registerShape(shape, draw)  the renderer of every panel of a generic `shape` (a card: any kind's,
+ *                                  scheduler/panel_shapes.py), the same arguments (player/panel_shapes.js)
+ *   SchedlabPlayer.barHtml(used, limit, marks)  a bar's markup, `used` of `limit` with marks [at, label] (a meter's)
+ *   SchedlabPlayer.placeBeside(element, aboveLegend)  a panel's box moved under the queues, beside the narration
+ *                                  (below the stage where the stage is too narrow for the two side by side)
  *   window.schedlabStagePlayer     the app's stage player (one a page), once mounted
  *   element.player, data-frame, data-last on the root: for tests and the GIF export
  *
@@ -40,7 +45,7 @@
 (function () {
   'use strict';
   if (window.SchedlabPlayer) return;
-  const parts = window.SchedlabPlayerParts, {EMPTY, ANSWER_TIMEOUT_MS, HTML, decode, condense, showTogether, registerPanel} = parts;
+  const parts = window.SchedlabPlayerParts, {EMPTY, ANSWER_TIMEOUT_MS, HTML, decode, condense, showTogether, registerPanel, registerShape, barHtml, placeBeside} = parts;
 
   class Player {
     constructor(root, options) {
@@ -209,5 +214,5 @@
     return player;
   }
 
-  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic, mountStill, showTogether, registerPanel};
+  window.SchedlabPlayer = {Player, decode, condense, mount, mountStatic, mountStill, showTogether, registerPanel, registerShape, barHtml, placeBeside};
 })();

@@ -6,7 +6,7 @@
 (function () {
   'use strict';
   if (window.SchedlabPlayer) return;
-  const parts = window.SchedlabPlayerParts, {WIRE, F, B, M, COLORS, color, esc, setHtml, condense, joinHeld, markHtml} = parts;
+  const parts = window.SchedlabPlayerParts, {WIRE, F, B, M, COLORS, color, esc, setHtml, condense, joinHeld, markHtml, barHtml} = parts;
   const MOVE_MIN_MS = 450;  // a block's flight between pools lasts at least this: long enough to be followed
   const poolWords = v => (v.cfg.unit === 'block' ? 'blocks' : 'tree');  // a block pool's words, or a radix tree's
 
@@ -71,9 +71,23 @@
       Object.assign(this.drawn, {owners, refs: v.blocks.map(b => b[B.ref_count]),
         cached_free: v.blocks.flatMap((b, i) => b[B.ref_count] === 0 && b[B.hash] !== null ? [i] : []),
         copied_in: v.moves.filter(([, , pool]) => pool === WIRE.main_pool).map(([, , , unit]) => unit)});
+      this.renderMarks(this.$('.sp-pmarks'), this.poolMarks(v, WIRE.main_pool), n - m[M.num_free_blocks], n);
       const overfullKey = this.$('.sp-overfull-key');  // a block pool's only: the notebook's bug
       if (overfullKey) overfullKey.hidden = !(v.overfull || []).length;
       this.renderSidePools(v);
+    }
+
+    /* The marks the scheduler puts on pool `pool` this frame ([at, label] each: its panels of shape "pool_marks",
+     * viz/panels.py: V0's watermark on the GPU pool). */
+    poolMarks(v, pool) {
+      return v.panels.flatMap(([, data]) => (data && data.shape === 'pool_marks' && data.pool === pool ? data.marks : []));
+    }
+
+    /* A pool's marks in `box`: a gauge of its units in use (`used` of `n`, the pool title's numbers) with a line at
+     * each mark, its label under it; hidden where the pool has none. */
+    renderMarks(box, marks, used, n) {
+      if (box.hidden !== !marks.length) box.hidden = !marks.length;
+      if (marks.length) setHtml(box, barHtml(used, n, marks));
     }
 
     /* The pools the scheduler declares beside the main one, a cell per unit in the colour of the request holding it;
@@ -87,8 +101,9 @@
         const cells = units.map((holder, unit) => `<span class="sp-scell${holder === null ? ' sp-sfree' : ''}${copiedTo.has(`${name}:${unit}`) ? ' sp-copied' : ''}" ` +
           `data-unit="${unit}" style="background:${holder === null ? COLORS.free : color(holder)}" ` +
           `title="${esc(this.t(`${holder === null ? 'side_unit_free' : 'side_unit_held'}.${name}`, {unit, id: holder}))}">${unit}</span>`).join('');
+        const marks = this.poolMarks(v, name);
         return `<div class="sp-spool" data-pool="${esc(name)}"><div class="sp-sptitle">${esc(this.t(`side_pool.${name}`, {n: units.length, used}))}</div>` +
-          `<div class="sp-scells">${cells}</div></div>`;
+          `<div class="sp-scells">${cells}</div>${marks.length ? `<div class="sp-pmarks">${barHtml(used, units.length, marks)}</div>` : ''}</div>`;
       }).join(''));
     }
 
@@ -155,6 +170,7 @@
         canvas.height = rows * cell * ratio;
         canvas.style.width = columns * cell + 'px';
         canvas.style.height = rows * cell + 'px';
+        this.$('.sp-pmarks').style.width = canvas.style.width;  // the gauge of its marks as wide as its cells
       }
       this.cell = cell;
       const ctx = canvas.getContext('2d');

@@ -113,7 +113,7 @@
 </div>
 <div class="sp-lower">
   <div class="sp-pool"><div class="sp-ptitle"></div><div class="sp-canvas-box"><canvas class="sp-grid"></canvas></div>
-    <div class="sp-side" hidden></div><div class="sp-plegend"></div></div>
+    <div class="sp-pmarks" hidden></div><div class="sp-side" hidden></div><div class="sp-plegend"></div></div>
   <div class="sp-tables"><div class="sp-ttitle"></div><div class="sp-trows"></div></div>
 </div>
 <div class="sp-panels"></div>

@@ -116,13 +116,7 @@
   }
 
   function draw(player, data, panel) {
-    // under the queues, beside the narration, where the stage has the queues beside it (at 1280x720 the tree, the
-    // policy's queue and the budget then start in view, not a screen below); below the stage in a narrow one (a
-    // lockstep column), where the narration comes first
-    const stage = panel.closest('.sp'), main = stage && stage.querySelector('.sp-main');
-    const beside = main && getComputedStyle(main).gridTemplateColumns.trim().split(/\s+/).length > 1;
-    const host = stage && stage.querySelector(beside ? '.sp-queues' : '.sp-panels');
-    if (host && panel.parentElement !== host) host.appendChild(panel);
+    window.SchedlabPlayer.placeBeside(panel);  // the tree, the policy's queue and the budget start in view at 1280x720
     if (!panel.className) {  // a new panel's box
       panel.className = 'sp-tree';
       panel.setAttribute('data-testid', 'tree-view');

@@ -12,8 +12,9 @@ V0 twin (scheduler/vllm_v0/, with a swapped queue and a CPU pool) fit it, each a
   units, each one's holders and state (free, used, cached), the free order as the pool states it, the cached
   units' keys, and the changes to the free order since the last look (`recent_changes`).
 - `PanelKind`: a panel of the scheduler's own a kind declares (`SchedulerInfo.panels`: vLLM's SchedulerOutput, SGLang's
-  radix tree), recorded in a frame's one slot for them (`Frame.panels`) and drawn by the renderer the player
-  registers under its id (player/panels.js).
+  radix tree, V0's phase and budget card and its watermark on the pool), recorded in a frame's one slot for them
+  (`Frame.panels`) and drawn by the renderer the player registers under its id (player/panels.js), or, for a panel
+  of one of the generic shapes (scheduler/panel_shapes.py), by that shape's.
 - `SidePool`: a KV pool a kind declares beside its main one (`SchedulerInfo.side_pools`: V0's CPU pool), whose units
   a step's `Batch.block_copies` may copy blocks into and out of; a kind that declares queues or side pools beyond
   the ones every scheduler has also fits `KeepsQueues` or `KeepsSidePools`.
@@ -34,6 +35,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from scheduler.config import CONFIG_FIELDS, Config
+from scheduler.panel_shapes import Shape
 from scheduler.settings import KindSettings, SettingSpec, declared
 
 if TYPE_CHECKING:
@@ -53,17 +55,23 @@ class PanelKind:
     one registry of renderers (player/panels.js) draws it by; `read` turns its recorded JSON data back into what
     `SchedulerProtocol.panels` gave (None: the data is plain JSON as it is); what it gave is written with its
     `to_dict()` where it has one. `words`: what the panel says in the kind's own terms, (what it is, its message
-    id under the kind's prefix): vLLM's log line and counters on vLLM's SchedulerOutput."""
+    id under the kind's prefix): vLLM's log line and counters on vLLM's SchedulerOutput.
+
+    `shape`: one of the shapes every player draws for any kind (scheduler/panel_shapes.py: a `Card` of facts and
+    meters, `PoolMarks` on a pool), where the panel is one: the kind then ships no renderer and no builder of its
+    own (its data is read back by the shape, its words said by viz/panels.py)."""
     id: str
     read: Callable[[Any], Any] | None = None
     words: tuple[tuple[str, str], ...] = ()
+    shape: Shape | None = None
 
     def to_data(self, value) -> Any:
         """The panel's recorded value as JSON data."""
         return value.to_dict() if hasattr(value, "to_dict") else value
 
     def from_data(self, data) -> Any:
-        return data if self.read is None else self.read(data)
+        read = self.read or (self.shape.from_dict if self.shape else None)
+        return data if read is None else read(data)
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,13 @@ from engine.run.frame import StepMetrics
 from engine.run.frame_store import QueueDiff, advanced_by_batch
 from engine.run.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
 from engine.traces.panels import LEGACY_VIEW, panels_from_legacy
-from i18n import Message, MessageError
+from i18n import DEFAULT, Message, MessageError, text
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
 from scheduler.contract import QUEUES
 from scheduler.events import EVENT_TYPES
-from scheduler.factory import DEFAULT_KIND, SETTINGS, scheduler_info
+from scheduler.factory import DEFAULT_KIND, SETTINGS, panel_kind, scheduler_info
 from scheduler.output import OUTPUT_PANEL, SchedulerOutput
+from scheduler.panel_shapes import Shape
 from scheduler.sequence import PLACEHOLDER
 
 DECIDED_BY = ("kind", "system", "version")
@@ -213,8 +214,23 @@ class _FrameChecker:
                 _fail(where, "trace.too_long", value=_shown(panel_id), most=40)
             if panel_id == OUTPUT_PANEL.id:
                 self.check_output(f"{where}.{panel_id}", data)
+            elif (shape := panel_kind(panel_id).shape) is not None:
+                self.check_shaped(f"{where}.{panel_id}", shape, data)
             else:
                 _of(f"{where}.{panel_id}", data, dict)
+
+    def check_shaped(self, where: str, shape: Shape, data):
+        """A panel of a generic shape (scheduler/panel_shapes.py): its shape's fields, and words the catalogues
+        hold, each filled by the values it carries."""
+        try:
+            panel = shape.from_dict(_of(where, data, dict))
+        except (KeyError, TypeError, ValueError):
+            _fail(where, "trace.panel_shape", shape=shape.SHAPE)
+        for said in panel.words():
+            try:
+                text(DEFAULT, said.key, **said.values)
+            except (KeyError, IndexError, ValueError, AttributeError):
+                _fail(where, "trace.panel_words", key=_shown(said.key))
 
     def check_declared(self, where: str, frame: dict):
         """What a scheduler declares beyond the queues and the pool every one has: its other queues (a version 4

@@ -3,7 +3,8 @@ manager), step for step and block for block, for the same engine; `make v0-check
 Scheduler. Its package: `scheduler.py` (V0's Scheduler), `sequence_group.py` (its SequenceGroup), `budget.py`
 (SchedulingBudget, PartialPrefillMetadata), `block_manager.py` (the block space manager and its allocators),
 `evictor.py` (the LRU evictor), `pool.py` (the pools' read-only views), `events.py` (its decisions as data),
-`settings.py` (its settings under V0's names). `SCHEDULER` is what scheduler/factory.py makes of it."""
+`panels.py` (its step's phase and budget card and its watermark, in the generic panel shapes), `settings.py` (its
+settings under V0's names). `SCHEDULER` is what scheduler/factory.py makes of it."""
 
 from scheduler.vllm_v0.scheduler import CpuSwapSpaceError, SchedulerOutputs, VllmV0Scheduler
 from scheduler.vllm_v0.sequence_group import SequenceGroup, V0Status

@@ -29,7 +29,7 @@ from operator import attrgetter
 from typing import ClassVar
 
 from scheduler.config import Config
-from scheduler.contract import GPU_POOL, QUEUES, PanelKind, SchedulerInfo, SidePool
+from scheduler.contract import GPU_POOL, QUEUES, SchedulerInfo, SidePool
 from scheduler.events import Aborted, Admitted, Blocked, ChunkScheduled, Event, Evicted, Finished, PrefixHit
 from scheduler.interface import Batch, BlockCopy, refuse, requeue
 from scheduler.sequence import Sequence, SequenceStatus
@@ -46,6 +46,7 @@ from scheduler.vllm_v0.events import (
     SwappedOut,
 )
 from scheduler.vllm_v0.launch import V0_LAUNCH, v0_start_warning
+from scheduler.vllm_v0.panels import STEP_PANEL, WATERMARK_PANEL, step_card, watermark_marks
 from scheduler.vllm_v0.pool import CpuPoolView, V0PoolView
 from scheduler.vllm_v0.sequence_group import SequenceGroup, V0Status
 from scheduler.vllm_v0.settings import V0Config, V0Settings
@@ -53,7 +54,6 @@ from scheduler.vllm_v0.tour import TOUR
 
 PRIORITY = attrgetter("priority_key")
 SWAPPED, CPU_POOL = "swapped", "cpu"  # its third queue and its side pool, as it declares them
-STEP_PANEL = PanelKind("v0_step")  # no renderer is registered for it in the player (plain data in frames and traces)
 CPU_SWAP_SPACE_ERROR = ("Aborted due to the lack of CPU swap space. Please increase the swap space to avoid this "
                         "error.")
 
@@ -105,7 +105,7 @@ class VllmV0Scheduler:
         labels=(("num_kvcache_blocks", "num_gpu_blocks_override"), ("kvcache_block_size", "block_size"),
                 ("chunked_prefill", "enable_chunked_prefill"), ("queue_policy", "scheduling_policy")),
         sidebar_note="vllm_v0.victim", queues=(*QUEUES, SWAPPED), side_pools=(SidePool(CPU_POOL, _cpu_blocks),),
-        panels=(STEP_PANEL,), words=(("queue_limit", "vllm_v0.queue_limit"),), tour=TOUR,
+        panels=(STEP_PANEL, WATERMARK_PANEL), words=(("queue_limit", "vllm_v0.queue_limit"),), tour=TOUR,
         # V0 livelocks under chunked prefill: a prefill needing every block preempts itself forever, and prefix
         # caching's blocks can cut a chunk to nothing
         stalls=lambda config: config.chunked_prefill)
@@ -126,7 +126,8 @@ class VllmV0Scheduler:
         self.outputs = SchedulerOutputs()
         self._step = 0
         self._phase: StepPhase | None = None
-        self._view: dict = {}  # the step's phase and budget, and the blocks evicted for decodes or swap-ins
+        self._partial: tuple[int, int, int] | None = None  # chunked prefill's partial prefills this step
+        self._panels: dict = {}  # the last step's panels (panels.py), by id
         self._events: list[Event] = []
         self._pool = V0PoolView(self.block_manager.gpu)
         self._cpu_pool = V0PoolView(self.block_manager.cpu)
@@ -192,9 +193,10 @@ class VllmV0Scheduler:
         return not (self.waiting or self.running or self.swapped)
 
     def panels(self) -> dict:
-        """Its step panel (`STEP_PANEL`, plain data): the step's phase and why, its budget as SchedulingBudget
-        ended, and the blocks evicted for decodes or swap-ins. (Its swaps are the batch's block copies.)"""
-        return {STEP_PANEL.id: self._view} if self._view else {}
+        """Its panels after a step (panels.py, in the generic shapes): the step's card (its phase and why, its
+        SchedulingBudget as it ended, the blocks evicted for decodes or swap-ins) and the watermark on the GPU pool.
+        (Its swaps are the batch's block copies.)"""
+        return self._panels
 
     # -- requests --------------------------------------------------------------------------------------------
 
@@ -255,7 +257,7 @@ class VllmV0Scheduler:
         cached this step marked computed. Raises CpuSwapSpaceError as V0 raises its RuntimeError."""
         self._step += 1
         events: list[Event] = []
-        self._events = events
+        self._events, self._partial = events, None  # (a step without chunked prefill has no partial prefills)
         outputs = self.outputs = self._schedule_chunked_prefill() if self.v0.enable_chunked_prefill \
             else self._schedule_default()
         bm = self.block_manager
@@ -274,14 +276,26 @@ class VllmV0Scheduler:
             counts.append(chunk)
         if outputs.scheduled:
             bm.gpu.mark_computed()
-        phase = self._phase.to_dict() if self._phase else {}
-        self._view = {**phase, "evicted": list(bm.gpu.evicted)}  # taken for decodes or swap-ins (admissions tell
-        bm.gpu.evicted.clear()  # theirs as events)
+        self._panels = self._step_panels(outputs.num_prefill_groups)
+        bm.gpu.evicted.clear()
         n = len(seqs)
         kind = "idle" if not n else "prefill" if num_prefills == n else "decode" if not num_prefills else "mixed"
         copies = (*(BlockCopy(CPU_POOL, c, GPU_POOL, b) for c, b in outputs.blocks_to_swap_in),
                   *(BlockCopy(GPU_POOL, b, CPU_POOL, c) for b, c in outputs.blocks_to_swap_out))
         return Batch(seqs, tuple(counts), kind, tuple(events), copies)
+
+    def _step_panels(self, num_prefills: int) -> dict:
+        """The step's panels, from what it decided with: its phase and budget, the blocks evicted for decodes or
+        swap-ins (admissions tell theirs as events), the watermark."""
+        bm = self.block_manager
+        panels: dict = {}
+        if self._phase is not None:
+            panels[STEP_PANEL.id] = step_card(self._phase, num_prefills, self._partial, self._events,
+                                              list(bm.gpu.evicted))
+        marks = watermark_marks(bm.watermark_blocks, bm.num_total_gpu_blocks)
+        if marks is not None:
+            panels[WATERMARK_PANEL.id] = marks
+        return panels
 
     def _schedule_default(self) -> SchedulerOutputs:
         v0 = self.v0
@@ -314,6 +328,8 @@ class VllmV0Scheduler:
         budget = SchedulingBudget(v0.batched_tokens, v0.max_num_seqs)
         metadata = PartialPrefillMetadata(self.running, self.waiting, v0.prefill_threshold,
                                           v0.max_num_partial_prefills, v0.max_long_partial_prefills)
+        partial = metadata.schedulable_prefills
+        self._partial = (partial, v0.max_num_partial_prefills, self._budget_lookup[partial])
         running = self._schedule_running(budget, enable_chunking=True, metadata=metadata)
         swapped_in = self._schedule_swapped_unless_preempted(running, budget)
         prefills = self._schedule_prefills(budget, enable_chunking=True, metadata=metadata)
