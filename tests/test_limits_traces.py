@@ -129,7 +129,7 @@ def test_a_trace_grows_with_what_changes_per_step_not_with_the_pool():
                     kvcache_block_size=4)
     engine = Engine(RunSpec(config, random_workload(8, 0, max_tokens=40)))
     engine.run(40)
-    assert TRACE_VERSION == 4
+    assert TRACE_VERSION >= 3  # records of what changed
     per_frame = len(trace_json(engine)) / len(engine.frames)
     full_frame = len(json.dumps(engine.frames[20].to_dict(tokens=False)))
     assert full_frame > 300_000 and per_frame < full_frame / 20  # the first frame holds the pool once

@@ -13,7 +13,7 @@ import scheduler.vllm_v0.scheduler as v0_scheduler
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
 from engine.run.recipe import Change
-from engine.traces.trace import TraceError, read_trace, trace_dict
+from engine.traces.trace import TRACE_VERSION, TraceError, read_trace, trace_dict
 from i18n import text
 from player.assets import PLAYER_DIR
 from scheduler.contract import GPU_POOL
@@ -192,3 +192,15 @@ def test_a_trace_with_a_card_that_is_not_one_or_says_unknown_words_is_refused():
     data["frames"][3]["panels"][WATERMARK_PANEL.id]["marks"][0][2] = {"total": 200}  # a value the words lack
     with pytest.raises(TraceError, match="v0_watermark"):
         read_trace(json.dumps(data))
+
+
+def test_a_version_4_trace_with_v0s_plain_step_data_opens_without_it():
+    """Before the card, V0 recorded its step as plain data under `v0_step` (drawn by no player), in version 4."""
+    engine = _run("vllm_v0_watermark")
+    data = trace_dict(engine)
+    assert data["version"] == TRACE_VERSION == 5
+    data["version"] = 4
+    data["frames"][3]["panels"] = {STEP_PANEL.id: {"phase": "prefill", "num_batched_tokens": 12}}
+    store, _ = read_trace(json.dumps(data))
+    assert STEP_PANEL.id not in store[3].panels
+    assert store[4].panels == {}  # nor a later frame's: a version 4 trace had no shaped panel

@@ -2,10 +2,12 @@
 of their own, `output` (vLLM's SchedulerOutput) and `view` (a scheduler's view as plain data, its `kind` naming it:
 SGLang's radix tree); version 4 writes every declared panel in one slot, `panels`, by its id (scheduler/contract.py
 `PanelKind`). `panels_from_legacy` reads an older frame's into that slot; `panels_as_legacy` writes a frame's back
-into the older keys, for digests pinned before the slot existed (tools/golden_runs.py)."""
+into the older keys, for digests pinned before the slot existed (tools/golden_runs.py). Version 5 adds panels of a
+generic shape (scheduler/panel_shapes.py): `panels_before_shapes` drops what an older trace held under their ids."""
 
 from __future__ import annotations
 
+from scheduler.factory import panel_kind
 from scheduler.output import OUTPUT_PANEL
 
 LEGACY_OUTPUT, LEGACY_VIEW = "output", "view"  # the keys of a frame's panels before version 4
@@ -24,6 +26,15 @@ def panels_from_legacy(frame: dict) -> dict:
     if view is not None:
         panels[view["kind"]] = view
     return {**moved, "panels": panels}
+
+
+def panels_before_shapes(frame: dict) -> dict:
+    """A version 1-4 frame's JSON data without the panels that now have a generic shape (scheduler/panel_shapes.py):
+    what such a panel held then (V0's `v0_step`, before its card) was plain data no player drew."""
+    panels = frame.get("panels") if isinstance(frame, dict) else None
+    if not isinstance(panels, dict):
+        return frame
+    return {**frame, "panels": {key: data for key, data in panels.items() if panel_kind(key).shape is None}}
 
 
 def panels_as_legacy(frame: dict) -> dict:

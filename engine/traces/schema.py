@@ -13,7 +13,7 @@ from typing import NoReturn
 from engine.run.frame import StepMetrics
 from engine.run.frame_store import QueueDiff, advanced_by_batch
 from engine.run.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
-from engine.traces.panels import LEGACY_VIEW, panels_from_legacy
+from engine.traces.panels import LEGACY_VIEW, panels_before_shapes, panels_from_legacy
 from i18n import DEFAULT, Message, MessageError, text
 from scheduler import SCHEDULER_KINDS, Config, ConfigError
 from scheduler.contract import QUEUES
@@ -115,7 +115,7 @@ def checked_trace(data: bytes | str) -> dict:
         raise TraceError("file", Message("trace.not_json", line=e.lineno, column=e.colno)) from None
     _keys("trace", trace, ("requests", "frames"))
     version = trace.get("version", 1)
-    if version not in (1, 2, 3, 4):
+    if version not in (1, 2, 3, 4, 5):
         _fail("version", "trace.version", value=_shown(version))
     trace["version"] = version
     _of("title", trace.get("title"), str, optional=True)
@@ -129,6 +129,8 @@ def checked_trace(data: bytes | str) -> dict:
         _fail("frames", "trace.frames", n=len(frames), most=MAX_TRACE_FRAMES)
     if version < 4:  # their panels under keys of their own
         frames = trace["frames"] = [_legacy_panels(f"frames[{k}]", f) for k, f in enumerate(frames)]
+    if version < 5:  # no panel had a generic shape yet
+        frames = trace["frames"] = [panels_before_shapes(f) for f in frames]
     _FrameChecker(histories, version).check_all(frames)
     return trace
 

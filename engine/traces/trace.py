@@ -36,7 +36,7 @@ from i18n import Message
 from scheduler.contract import DecidedBy
 from scheduler.factory import DEFAULT_KIND
 
-TRACE_VERSION = 4
+TRACE_VERSION = 5
 
 __all__ = ["TRACE_VERSION", "TraceError", "load_trace", "read_trace", "request_summaries", "trace_dict",
            "trace_json", "write_trace"]
