@@ -125,4 +125,4 @@ def read_version_1(store: FrameStore, frames: Iterable[dict], histories: Sequenc
         store.append_frame(Frame.from_dict(data, histories))
 
 
-READERS = {1: read_version_1, 2: read_version_2, 3: read_records, 4: read_records, 5: read_records}  # by a trace's version
+READERS = {1: read_version_1, 2: read_version_2, **dict.fromkeys((3, 4, 5), read_records)}  # by a trace's version

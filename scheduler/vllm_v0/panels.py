@@ -21,8 +21,8 @@ WATERMARK_PANEL = PanelKind("v0_watermark", shape=PoolMarks)
 WORDS = "vllm_v0.panel."  # its words' ids in the catalogues
 
 
-def step_card(phase: StepPhase, num_prefills: int, partial: tuple[int, int, int] | None, events: list[Event],
-              evicted: list[int]) -> Card:
+def step_card(phase: StepPhase, num_prefills: int, partial: tuple[int, int, int] | None, events: tuple[Event, ...],
+              evicted: tuple[int, ...]) -> Card:
     """The step's card: `phase` as the step's schedule ended, `num_prefills` the prompts it admitted (or prefill
     chunks it scheduled), `partial` under chunked prefill (prefills that may be partial at once, the most there may
     be, the tokens each may take: V0's budget lookup), `events` the step's decisions so far, `evicted` the blocks

@@ -127,7 +127,7 @@ class VllmV0Scheduler:
         self._step = 0
         self._phase: StepPhase | None = None
         self._partial: tuple[int, int, int] | None = None  # chunked prefill's partial prefills this step
-        self._panels: dict = {}  # the last step's panels (panels.py), by id
+        self._decided_with: tuple | None = None  # what the last step decided with, for its card (panels())
         self._events: list[Event] = []
         self._pool = V0PoolView(self.block_manager.gpu)
         self._cpu_pool = V0PoolView(self.block_manager.cpu)
@@ -195,8 +195,16 @@ class VllmV0Scheduler:
     def panels(self) -> dict:
         """Its panels after a step (panels.py, in the generic shapes): the step's card (its phase and why, its
         SchedulingBudget as it ended, the blocks evicted for decodes or swap-ins) and the watermark on the GPU pool.
-        (Its swaps are the batch's block copies.)"""
-        return self._panels
+        (Its swaps are the batch's block copies.) Built when asked, from what schedule() kept: a step's scheduling
+        pays for no card."""
+        bm = self.block_manager
+        panels: dict = {}
+        if self._decided_with is not None:
+            panels[STEP_PANEL.id] = step_card(*self._decided_with)
+        marks = watermark_marks(bm.watermark_blocks, bm.num_total_gpu_blocks)
+        if marks is not None:
+            panels[WATERMARK_PANEL.id] = marks
+        return panels
 
     # -- requests --------------------------------------------------------------------------------------------
 
@@ -276,26 +284,14 @@ class VllmV0Scheduler:
             counts.append(chunk)
         if outputs.scheduled:
             bm.gpu.mark_computed()
-        self._panels = self._step_panels(outputs.num_prefill_groups)
+        self._decided_with = None if self._phase is None else (
+            self._phase, outputs.num_prefill_groups, self._partial, tuple(self._events), tuple(bm.gpu.evicted))
         bm.gpu.evicted.clear()
         n = len(seqs)
         kind = "idle" if not n else "prefill" if num_prefills == n else "decode" if not num_prefills else "mixed"
         copies = (*(BlockCopy(CPU_POOL, c, GPU_POOL, b) for c, b in outputs.blocks_to_swap_in),
                   *(BlockCopy(GPU_POOL, b, CPU_POOL, c) for b, c in outputs.blocks_to_swap_out))
         return Batch(seqs, tuple(counts), kind, tuple(events), copies)
-
-    def _step_panels(self, num_prefills: int) -> dict:
-        """The step's panels, from what it decided with: its phase and budget, the blocks evicted for decodes or
-        swap-ins (admissions tell theirs as events), the watermark."""
-        bm = self.block_manager
-        panels: dict = {}
-        if self._phase is not None:
-            panels[STEP_PANEL.id] = step_card(self._phase, num_prefills, self._partial, self._events,
-                                              list(bm.gpu.evicted))
-        marks = watermark_marks(bm.watermark_blocks, bm.num_total_gpu_blocks)
-        if marks is not None:
-            panels[WATERMARK_PANEL.id] = marks
-        return panels
 
     def _schedule_default(self) -> SchedulerOutputs:
         v0 = self.v0
