@@ -150,8 +150,10 @@ def take_seat():
         return
     if here.is_lecturer(browser_token()):
         here.lectern.lecture(session, wake, alive())
-    else:
-        here.seats.sit(session, browser_token(), wake, alive(), frame=lab().cursor)
+        return
+    here.seats.sit(session, browser_token(), wake, alive(), frame=lab().cursor)
+    if not here.seats.is_following(session):  # on its own while a question is (now) open: it may show the answer
+        here.close_votes(browser_token())
 
 
 @while_reachable
@@ -183,6 +185,16 @@ def stage_bound() -> int | None:
     return here.bound(lab().title) if here is not None and is_following() else None
 
 
+def keep_within_bound() -> int | None:
+    """A follower's stage while a question is open shows no frame past the lecturer's, whatever moved it there (a
+    control, a crafted message): every view drawn on the server draws from the frame shown. The bound, if any."""
+    bound = stage_bound()
+    if bound is not None and lab().cursor > bound:
+        lab().goto(min(bound, lab().last))
+        feed().moved_cursor(playing=0)
+    return bound
+
+
 @while_reachable
 def publish_lead():
     """The lecturer's run and frame, and the speed their player plays at (0 standing still; the player reports
@@ -198,7 +210,7 @@ def _set_following(on: bool):
     """Break away, or follow again: the class keeps the seat's choice; the stage's run that follows applies the
     lecturer's place at once."""
     if (here := room()) is not None:
-        here.seats.set_following(this_session() or "", on)
+        here.set_following(this_session() or "", browser_token(), on)
     st.session_state.pop(SEEN, None)
     st.session_state.notice = None  # a notice of the student's own exploring is past
 
