@@ -13,20 +13,24 @@ message any marker (its raw bytes, and the JSON it carries decoded, for words no
 from __future__ import annotations
 
 import json
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from google.protobuf import text_format
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench.bench_class_follow import NamedPage
+from bench.bench_class_follow import Named, NamedPage, token_of
+from bench.class_client import OPEN_TIMEOUT_S
 from engine.inputs.goals import gather
 from engine.inputs.scenario import load_scenario
-from i18n import in_lang
+from i18n import in_lang, text
 from viz.frame_payload import stage_view
 from viz.predict import question_for
 
 ROOT = Path(__file__).resolve().parent.parent
+SCENARIO, K, ASKED = "assignment_1_vip_deadline", 3, 5  # the lecturer's frame, the step the question asks about
 PLAYER = "schedlab_stage_player"
 SHORTEST_MARKER = 16  # shorter strings of a frame ("running", "ID:3") are no fact of that frame alone
 
@@ -155,6 +159,7 @@ class WatchedPage(NamedPage):
         self.peek, self.judged = peek, judged
         self.downloads: set[str] = set()
         self.words: list[str] = []  # every markdown and alert's words, as shown
+        self.options: list[str] = []  # the last radio's choices, as shown (its state is the choice's words)
 
     def read(self, msg: ForwardMsg):
         self.peek.read(msg.SerializeToString(), msg, self.judged())
@@ -165,7 +170,76 @@ class WatchedPage(NamedPage):
         kind = element.WhichOneof("type")
         if kind in ("markdown", "alert"):
             self.words.append(getattr(element, kind).body)
+        elif kind == "radio":
+            self.options = list(element.radio.options)
         elif kind == "button_group":
             self.widgets[element.button_group.label] = (element.button_group.id, msg.delta.fragment_id)
         elif kind == "download_button" and element.download_button.url:
             self.downloads.add(element.download_button.url)
+
+
+class Follower(Named):
+    """A student's tab in `lang` (its browser's token `token`), reading every message into a WatchedPage of `peek`,
+    that sends with every rerun the predictions toggle as its page shows it, switched on by the lecturer's (a
+    browser sends every widget's state; one left out reads as its default, off)."""
+
+    def __init__(self, number: int, code: str, lang: str, token: str, peek: Peek, judged=lambda: True):
+        super().__init__(number, f"class={code}&lang={lang}", token)
+        self.lang, self.page = lang, WatchedPage(peek, judged)
+
+    async def answer(self, ws, choice: int):
+        """Pick the choice `choice` (modulo the choices) of the question and send it."""
+        radio, fragment = self.page.widgets[text(self.lang, "predict.choice")]
+        widgets, _ = self.click(text(self.lang, "class.send"))
+        picked = WidgetState(id=radio, string_value=self.page.options[choice % len(self.page.options)])
+        await self.rerun(ws, [picked, *widgets, *self._component_state()], fragment)
+
+    def _component_state(self) -> list[WidgetState]:
+        toggle = self.page.widgets.get(text(self.lang, "predict.toggle"))
+        return [*super()._component_state(), *([WidgetState(id=toggle[0], bool_value=True)] if toggle else [])]
+
+
+async def start_class(url: str) -> tuple[Named, object]:
+    """The lecturer opens assignment 1, starts a class, stands at frame K and switches predictions on (the question
+    about step ASKED opens); the lecturer and their open websocket."""
+    lecturer = Named(0, f"scenario={SCENARIO}", token_of(900))
+    ws = await lecturer.connect(url).__aenter__()
+    await lecturer.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+    await lecturer.press(ws, text("en", "class.start"))
+    await lecturer.rerun(ws, lecturer._component_state(), timeout_s=OPEN_TIMEOUT_S)
+    lecturer.query = f"scenario={SCENARIO}&class={lecturer.page.code}"
+    await lecturer.request(ws, K)
+    await lecturer.tell(ws, K, 0)
+    await lecturer.settle(ws, lambda page: True)
+    toggle, fragment = lecturer.page.widgets[text("en", "predict.toggle")]
+    await lecturer.rerun(ws, [WidgetState(id=toggle, bool_value=True), *lecturer._component_state()], fragment)
+    return lecturer, ws
+
+
+async def name_tab(tab: Named, ws, lang: str, name: str):
+    """The class's link opened in `lang`, the student's name given (a second tab of a named browser needs none)."""
+    await tab.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
+    box = text(lang, "class.your_name")
+    if box in tab.page.widgets:
+        widgets, _ = tab.click(text(lang, "class.use_name"))
+        await tab.rerun(ws, [WidgetState(id=tab.page.widgets[box][0], string_value=name), *widgets,
+                             *tab._component_state()], tab.page.widgets[box][1])
+
+
+async def try_to_peek(tab: Named, ws, lang: str, url: str):
+    """Everything a following tab may try to see past the lecturer's frame."""
+    page = tab.page
+    await tab.rerun(ws, [tab._request(40), *tab._component_state()], page.player_fragment)
+    tab.state = {"frame": 40}
+    await tab.rerun(ws, tab._component_state(), page.player_fragment)
+    if text(lang, "assignment.run_to_end") in page.widgets:  # offered to a follower before issue 47
+        await tab.press(ws, text(lang, "assignment.run_to_end"))
+    below = page.widgets[text(lang, "stage.below")]
+    for view in ("charts", "metrics", "legend", "handout", "text"):
+        await tab.rerun(ws, [WidgetState(id=below[0], string_array_value={"data": [text(lang, f"stage.view.{view}")]}),
+                             *tab._component_state()], below[1])
+        if view == "handout":
+            await tab.press(ws, text(lang, "handout.build_html"))
+    for address in page.downloads:
+        with urllib.request.urlopen(url + address, timeout=30) as reply:
+            page.peek.read_download(reply.read())
