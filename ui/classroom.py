@@ -215,6 +215,15 @@ def _set_following(on: bool):
     st.session_state.notice = None  # a notice of the student's own exploring is past
 
 
+@while_reachable
+def left_the_stage():
+    """This tab shows another page of the app (the policy lab, the tour: either runs a preset to its end): a
+    follower there breaks away (with a question open, that closes the browser's vote); the stage then offers
+    "Follow again"."""
+    if is_following():
+        _set_following(False)
+
+
 def _claim_typed():
     here = room()
     try:
