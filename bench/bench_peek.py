@@ -78,7 +78,8 @@ def report(students: int, result: dict):
     past = [said for p in peeks.values() for said in p.past]
     print(f"{students} followers ({' and '.join(LANGS)}) of a class on {SCENARIO}, the lecturer at frame {K} with the "
           f"question on step {ASKED} open: {messages} messages and downloads read, {size / 2**20:.1f} MB; "
-          f"{len(past)} said anything past frame {K}; {result['taken']} answers taken; {result['seconds']:.1f} s")
+          f"{sum(p.peeking for p in peeks.values())} said anything past frame {K} ({len(set(past))} distinct "
+          f"things); {result['taken']} answers taken; {result['seconds']:.1f} s")
     for said in sorted(set(past))[:10]:
         print(f"    {said}")
     print(f"    markers planted: {', '.join(f'{lang} {len(p.markers)}' for lang, p in peeks.items())}; the control "

@@ -99,11 +99,12 @@ def _chart_steps(spec: dict) -> list[float]:
 @dataclass
 class Peek:
     """Reads a follower's messages while the lecturer is at frame `k` with a question open: how many messages and
-    bytes, and each thing said past k (`past`)."""
+    bytes, how many of them said anything past k (`peeking`), and each thing said past k (`past`)."""
     k: int
     markers: dict[str, str]
     messages: int = 0
     bytes: int = 0
+    peeking: int = 0  # messages (and downloads) that said anything past k
     past: list[str] = field(default_factory=list)
     markers_seen: set[str] = field(default_factory=set)  # every marker read (a control that must see some)
 
@@ -118,6 +119,7 @@ class Peek:
         said += self._structure(msg)
         if judged:
             self.past += said
+            self.peeking += bool(said)
         return said
 
     def read_download(self, body: bytes) -> list[str]:
@@ -127,6 +129,7 @@ class Peek:
         found = body.decode("utf-8", "replace")
         said = [f"{what} (in a download): {marker[:80]!r}" for marker, what in self.markers.items() if marker in found]
         self.past += said
+        self.peeking += bool(said)
         return said
 
     def _structure(self, msg: ForwardMsg) -> list[str]:
