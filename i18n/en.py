@@ -666,8 +666,7 @@ MESSAGES = {
     "assignment.not_ended": "The run has not finished yet: it is judged at its end. Step on, or run it to the end.",
     "assignment.rules_broken": "The run breaks the assignment's rules, so it cannot pass:",
     "assignment.run_to_end": "Run to the end",
-    "assignment.not_ended_following": "The run has not finished yet: it is judged at its end. The lecturer moves "
-                                      "your stage; break away to run it to the end yourself.",
+    "assignment.not_ended_following": "The run has not finished yet: it is judged at its end.",
     "assignment.submit": "Submit to the lecturer",
     "assignment.name_first": "Give your name above the stage to submit.",
     "assignment.submit_as": "You submit as {name}.",

@@ -516,7 +516,7 @@ MESSAGES = {
     "assignment.not_ended": "运行还没有结束：作业在运行结束时判定。继续单步执行，或一直运行到结束。",
     "assignment.rules_broken": "这次运行违反了作业的规则，因此不能通过：",
     "assignment.run_to_end": "运行到结束",
-    "assignment.not_ended_following": "运行还没有结束：作业在运行结束时判定。讲师在带动你的舞台；选择“自行探索”后可自己运行到结束。",
+    "assignment.not_ended_following": "运行还没有结束：作业在运行结束时判定。",
     "assignment.submit": "提交给讲师",
     "assignment.name_first": "请在舞台上方给出你的名字再提交。",
     "assignment.submit_as": "你以 {name} 的名字提交。",
