@@ -242,6 +242,7 @@ def test_a_follower_at_an_open_question_has_no_run_to_the_end_nor_a_later_key_fr
     message = player_message(student)  # the key frame at step 5's note (its button's hover text) is the answer
     assert [k[0] for k in message["key_frames"]] == [3] and all(start <= 3 for start, _ in message["titles"])
     assert "Run to the end" not in {b.label for b in student.button}  # breaking away first closes the vote
+    assert "This server" not in [e.label for e in student.expander]  # other sessions' frames, the runs' lengths
     lab(student).run(40)  # whatever moved the follower's stage on (a control, a crafted message)
     student.run()
     assert lab(student).cursor == 3 and player_message(student)["cursor"] == 3
