@@ -562,7 +562,7 @@ MESSAGES = {
     "class.close_question": "Close the question",
     "class.ask_again": "Ask again",
     "class.closed": "The lecturer has closed this question.",
-    "class.vote_closed": "A tab of this browser broke away from the lecturer while this question was open: your "
+    "class.vote_closed": "A tab of this browser is on its own, or broke away while this question was open: your "
                          "answer to it is closed.",
     "class.closed_lecturer": "Closed: no more answers.",
     "class.send": "Send my answer",

@@ -120,10 +120,10 @@ class Classroom:
     def vote(self, session: str, title: str, step: int, choice: int) -> bool:
         """A following student's answer (their last before the reveal counts, one per name whatever the tabs);
         the lecturer is woken to see the count. Whether it counted; ClassError when the browser's vote on it is
-        closed (`vote_closed`)."""
+        closed (`vote_closed`), or a tab of it is on its own now."""
         seat = self.seats.seat(session)
         key = None if seat is None or not seat.following else self.names.key_of(seat.token)
-        if key is not None and self.vote_closed(seat.token, title, step):
+        if key is not None and (self.vote_closed(seat.token, title, step) or self._away_now(seat.token)):
             raise ClassError("class.vote_closed")
         if key is None or not self.polls.vote(key, title, step, choice):
             return False
@@ -147,12 +147,16 @@ class Classroom:
 
     def vote_closed(self, token: str, title: str, step: int) -> bool:
         """Whether this browser's student may no longer answer the question on (`title`, `step`): a tab of the
-        browser, or of another browser under the same name, broke away while it was open or is away now (the
-        breaking away of any tab closes the browser's vote: its other tabs follow, that one may show the answer)."""
-        key = self.names.key_of(token)
-        if any(self.store.hget(self.keys.away, away_mark(title, step, w)) for w in concerned(token, key)):
-            return True
-        by_token = self.store.hgetall(self.keys.by_token)
+        browser, or of another browser under the same name, broke away while it was open (the breaking away of any
+        tab closes the browser's vote: its other tabs follow, that one may show the answer). Two reads: the page
+        asks it before drawing the question; a vote also asks `_away_now`."""
+        return any(self.store.hget(self.keys.away, away_mark(title, step, w))
+                   for w in concerned(token, self.names.key_of(token)))
+
+    def _away_now(self, token: str) -> bool:
+        """Whether a tab of this browser, or of another browser under the same name, is on its own now (on any
+        process): one that broke away before the question was asked may show its answer already."""
+        key, by_token = self.names.key_of(token), self.store.hgetall(self.keys.by_token)
         return any(not following and (seat_token == token or (key is not None and by_token.get(seat_token) == key))
                    for seat_token, following, _ in self.seats.every())
 
