@@ -248,8 +248,8 @@ def titles() -> list[list]:
     from step k + 1): the player titles each frame it holds by the settings that frame ran under."""
     if lab().is_trace:
         return [[0, run_title()]]
-    starts = sorted({0, *(at + 1 for at, _ in lab().engine.config_changes)})
-    return [[start, title(lab().frames[start])] for start in starts if start <= furthest()]
+    starts, last = sorted({0, *(at + 1 for at, _ in lab().engine.config_changes)}), furthest()
+    return [[start, title(lab().frames[start])] for start in starts if start <= last]
 
 
 def settings_notice():
