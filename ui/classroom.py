@@ -185,14 +185,14 @@ def stage_bound() -> int | None:
     return here.bound(lab().title) if here is not None and is_following() else None
 
 
-def keep_within_bound() -> int | None:
+@while_reachable
+def keep_within_bound():
     """A follower's stage while a question is open shows no frame past the lecturer's, whatever moved it there (a
-    control, a crafted message): every view drawn on the server draws from the frame shown. The bound, if any."""
+    control, a crafted message): every view drawn on the server draws from the frame shown."""
     bound = stage_bound()
     if bound is not None and lab().cursor > bound:
         lab().goto(min(bound, lab().last))
         feed().moved_cursor(playing=0)
-    return bound
 
 
 @while_reachable
