@@ -3,8 +3,8 @@ tests/test_browser_class_peek.py and bench/bench_peek.py.
 
 `later_facts` plants the markers: computed from the lecturer's run itself (the preset on the fake model, as the
 server runs it), every fact of its frames after the lecturer's frame k that no frame up to k states: the key
-frames' notes after k (a key-frame button's hover text), the strings of the stage's frames after k (narration,
-outputs, queues: the player's data and the server-drawn text view) and the assignment's verdicts at the run's end
+frames' notes after k (a key-frame button's hover text), the strings of the stage's frames after k (their
+narration and every other word of the player's data) and the assignment's verdicts at the run's end
 ("Request 3 finished at step 29"). A `Peek` reads every ForwardMsg the follower's websocket receives: the player's
 data must hold no frame after k (frames, `last`, `cursor`, key frames, titles), no chart a step after k, and no
 message any marker (its raw bytes, and the JSON it carries decoded, for words not in ASCII).
@@ -114,9 +114,9 @@ class Peek:
         self.messages += judged
         self.bytes += len(raw) * judged
         texts = [raw.decode("utf-8", "replace"), text_format.MessageToString(msg, as_utf8=True), *_json_texts(msg)]
-        said = [f"{what}: {marker[:80]!r}" for marker, what in self.markers.items()
-                if any(marker in t for t in texts) and not self.markers_seen.add(marker)]
-        said += self._structure(msg)
+        found = [marker for marker in self.markers if any(marker in t for t in texts)]
+        self.markers_seen.update(found)
+        said = [f"{self.markers[marker]}: {marker[:80]!r}" for marker in found] + self._structure(msg)
         if judged:
             self.past += said
             self.peeking += bool(said)
