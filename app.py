@@ -6,7 +6,7 @@ import streamlit as st
 
 from ui import browser_states
 from ui.class_desk import class_panel
-from ui.classroom import follow_lead, join_from_url
+from ui.classroom import follow_lead, join_from_url, left_the_stage
 from ui.errors import logged
 from ui.language import language_switch, t
 from ui.server_panel import server_panel
@@ -43,4 +43,7 @@ pages = [st.Page(stepper, title=t("app.stepper"), icon=":material/skip_next:", d
 language_switch()  # every page speaks the language chosen, and shares the page's CSS
 st.markdown("<style>.block-container{padding-top:2.6rem;padding-bottom:1rem}</style>", unsafe_allow_html=True)
 with logged("drawing the page"):
-    st.navigation(pages).run()
+    page = st.navigation(pages)
+    if page is not pages[0]:
+        left_the_stage()  # a follower on another page is on their own
+    page.run()

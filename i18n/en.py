@@ -562,6 +562,8 @@ MESSAGES = {
     "class.close_question": "Close the question",
     "class.ask_again": "Ask again",
     "class.closed": "The lecturer has closed this question.",
+    "class.vote_closed": "A tab of this browser is on its own, or broke away while this question was open: your "
+                         "answer to it is closed.",
     "class.closed_lecturer": "Closed: no more answers.",
     "class.send": "Send my answer",
     "class.sent": "Your answer: {answer}. The lecturer reveals it to the class (you may change it until then).",
@@ -664,6 +666,7 @@ MESSAGES = {
     "assignment.not_ended": "The run has not finished yet: it is judged at its end. Step on, or run it to the end.",
     "assignment.rules_broken": "The run breaks the assignment's rules, so it cannot pass:",
     "assignment.run_to_end": "Run to the end",
+    "assignment.not_ended_following": "The run has not finished yet: it is judged at its end.",
     "assignment.submit": "Submit to the lecturer",
     "assignment.name_first": "Give your name above the stage to submit.",
     "assignment.submit_as": "You submit as {name}.",

@@ -35,6 +35,9 @@ class ClassKeys:
         self.poll_flags = p + "poll_flags"  # hash: JSON [poll id, "revealed" or "closed"] -> "1"
         self.submissions = p + "submissions"  # hash: JSON [assignment, name key] -> the submission's JSON
         self.processes = p + "processes"  # hash: process -> "1", each process that has filed seats
+        # hash: JSON [poll id, "browser" or "name", token or key] -> "1": broke away while the poll was open (the vote
+        # on it closed)
+        self.away = p + "away"
 
     def votes(self, poll_id: str) -> str:
         """Hash: name key -> the choice's index."""

@@ -14,8 +14,9 @@ What needs several of them is here: a vote (a following tab's student's name), t
 is asked now and how far a follower may go, handing in, and the wake-ups: published on the store (`Registry`
 hears them, in every process), each process wakes its own tabs.
 
-With predict-then-reveal only a following student votes (breaking away closes their vote), and while a question
-about a frame ahead is open a follower's stage goes no further than the lecturer's frame (`bound`).
+With predict-then-reveal only a following student votes, and while a question about a frame ahead is open a
+follower's stage goes no further than the lecturer's frame (`bound`); breaking away from any tab closes that
+browser's, and its student's, vote on the questions open then, for good (`close_votes`, `vote_closed`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import time
 from dataclasses import dataclass
 
 from session.class_error import ClassError
-from session.class_keys import BRING_BACK, CLASSES, ENDED, FOLLOWING, LEAD, LECTURER, ClassKeys
+from session.class_keys import BRING_BACK, CLASSES, ENDED, FOLLOWING, LEAD, LECTURER, ClassKeys, poll_id
 from session.class_lead import Lead, Lectern, Recipes, clock, play_ahead
 from session.class_names import CODE_ALPHABET, MAX_NAMES, Names, drawn_code
 from session.class_polls import Poll, Polls
@@ -118,13 +119,46 @@ class Classroom:
 
     def vote(self, session: str, title: str, step: int, choice: int) -> bool:
         """A following student's answer (their last before the reveal counts, one per name whatever the tabs);
-        the lecturer is woken to see the count. Whether it counted."""
+        the lecturer is woken to see the count. Whether it counted; ClassError when the browser's vote on it is
+        closed (`vote_closed`), or a tab of it is on its own now."""
         seat = self.seats.seat(session)
         key = None if seat is None or not seat.following else self.names.key_of(seat.token)
+        if key is not None and (self.vote_closed(seat.token, title, step) or self._away_now(seat.token)):
+            raise ClassError("class.vote_closed")
         if key is None or not self.polls.vote(key, title, step, choice):
             return False
         self._wake_lecturer()
         return True
+
+    def set_following(self, session: str, token: str, on: bool):
+        """A tab breaks away (its browser's votes on the questions open now close: `close_votes`) or follows
+        again. The votes close before the tab is free to go on: a vote checked before then was sent unseen."""
+        if not on:
+            self.close_votes(token)
+        self.seats.set_following(session, on)
+
+    def close_votes(self, token: str):
+        """A tab of this browser is on its own: its browser's, and its student's, votes on every question open now
+        are closed for good (following again does not unsee what it showed)."""
+        who = concerned(token, self.names.key_of(token))
+        marks = [(self.keys.away, away_mark(p.title, p.step, w), "1") for p in self.polls.all() if p.open for w in who]
+        if marks:
+            self.store.hset_while((CLASSES, self.code), marks)
+
+    def vote_closed(self, token: str, title: str, step: int) -> bool:
+        """Whether this browser's student may no longer answer the question on (`title`, `step`): a tab of the
+        browser, or of another browser under the same name, broke away while it was open (the breaking away of any
+        tab closes the browser's vote: its other tabs follow, that one may show the answer). Two reads: the page
+        asks it before drawing the question; a vote also asks `_away_now`."""
+        return any(self.store.hget(self.keys.away, away_mark(title, step, w))
+                   for w in concerned(token, self.names.key_of(token)))
+
+    def _away_now(self, token: str) -> bool:
+        """Whether a tab of this browser, or of another browser under the same name, is on its own now (on any
+        process): one that broke away before the question was asked may show its answer already."""
+        key, by_token = self.names.key_of(token), self.store.hgetall(self.keys.by_token)
+        return any(not following and (seat_token == token or (key is not None and by_token.get(seat_token) == key))
+                   for seat_token, following, _ in self.seats.every())
 
     def vote_of(self, token: str | None, poll: Poll) -> int | None:
         """This browser's student's answer on `poll`."""
@@ -308,6 +342,17 @@ def _opened(tx: Tx, code: str, info: str, lecturer_token: str) -> str | None:
     if lecturer_token:
         tx.hset(ClassKeys(code).lecturers, lecturer_token, "1")
     return code
+
+
+def concerned(token: str, key: str | None) -> list[tuple[str, str]]:
+    """Whom a browser's breaking away concerns: the browser, and the student its name (`key`) is."""
+    return [("browser", token), *([("name", key)] if key else [])]
+
+
+def away_mark(title: str, step: int, who: tuple[str, str]) -> str:
+    """The field of `away` saying that `who` (("browser", its token) or ("name", its key)) broke away while the
+    question on (`title`, `step`) was open."""
+    return json.dumps([poll_id(title, step), *who])
 
 
 def server_lecturer_key() -> str | None:

@@ -153,10 +153,11 @@ def end_note(lab: Lab, lang: str) -> str:
     return text(lang, "feed.trace_ends" if lab.is_trace else "feed.run_over")
 
 
-def run_header(lab: Lab, model: str, title: str, lang: str) -> dict:
+def run_header(lab: Lab, model: str, title: str, lang: str, upto: int | None = None) -> dict:
     """The run's title (naming the settings in effect where they differ), model and key frames: [step, note in
     `lang`, whether it holds on this run] (viz.frame_payload.KEY_FRAME_FIELDS); a branched run may no longer show
-    what a note says, one not reached yet is taken to hold."""
+    what a note says, one not reached yet is taken to hold. None after `upto` (a class's follower while a question
+    is open: a later key frame's note, its button's hover text, may be the answer)."""
     return {"title": title, "model": model,
             "key_frames": [[k.step, k.note_in(lang), k.step > lab.last or k.holds(lab.frames)]
-                           for k in lab.key_frames]}
+                           for k in lab.key_frames if upto is None or k.step <= upto]}

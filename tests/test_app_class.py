@@ -231,3 +231,22 @@ def test_the_limit_is_said_in_chinese_too(app, monkeypatch):
         app.text_input(key="class_join_code").set_value(f"ZZZZ{n}")
         button(app, "加入课堂").click().run()
     assert app.error[-1].value.startswith("来自这个浏览器或其所在网络的错误课堂代码太多：请等待")
+
+
+def test_a_follower_at_an_open_question_has_no_run_to_the_end_nor_a_later_key_frame(app, monkeypatch):
+    room = classes().get(start_class(app, "assignment_1_vip_deadline"))
+    show(app, 3)
+    app.toggle(key="predict_mode").set_value(True).run()  # "Step 5: which running request is preempted?"
+    student = student_of(room, monkeypatch, "Bo")
+    assert room.open_poll().step == 5 and lab(student).cursor == 3
+    message = player_message(student)  # the key frame at step 5's note (its button's hover text) is the answer
+    assert [k[0] for k in message["key_frames"]] == [3] and all(start <= 3 for start, _ in message["titles"])
+    assert "Run to the end" not in {b.label for b in student.button}  # breaking away first closes the vote
+    assert "This server" not in [e.label for e in student.expander]  # other sessions' frames, the runs' lengths
+    lab(student).run(40)  # whatever moved the follower's stage on (a control, a crafted message)
+    student.run()
+    assert lab(student).cursor == 3 and player_message(student)["cursor"] == 3
+    assert not any("finished at step" in m.value for m in student.markdown)
+    student.switch_page("app_pages/policy_lab.py").run()  # another page runs any preset to its end: breaking away
+    (token, following, _), = room.seats.every()
+    assert not following and room.vote_closed(token, room.open_poll().title, 5)

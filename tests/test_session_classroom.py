@@ -280,3 +280,32 @@ def test_nothing_is_filed_under_a_class_once_it_has_ended(new_registry):
     assert not room.lectern.publish(RUN, "inputs", 1, "05_prefix_caching", False)
     assert room.store.hgetall(room.keys.processes) == {} and room.store.hgetall(room.keys.seats(room.store.process)) \
         == {} and room.store.hgetall(room.keys.names) == {} and room.store.get(room.keys.lead) is None
+
+
+def test_breaking_away_from_any_tab_closes_the_browsers_vote_for_good(new_registry):
+    room = new_registry().start()
+    room.names.claim("B", "Bo"), room.names.claim("C", "Cy")
+    for session, token in (("b1", "B"), ("b2", "B"), ("c1", "C"), ("c2", "C")):
+        room.seats.sit(session, token, Seat())
+    room.lectern.publish(RUN, "inputs", 2, "05_prefix_caching", predicting=True)
+    room.polls.ask("T", 3, "?", ("x", "y"), 0)
+    assert room.vote("b1", "T", 3, 0)  # sent before any tab broke away: it stays
+    room.set_following("b2", "B", False)  # another tab of Bo's browser breaks away: it may run on to step 3
+    with pytest.raises(ClassError) as refused:
+        room.vote("b1", "T", 3, 1)
+    assert refused.value.message_id == "class.vote_closed"
+    room.set_following("b2", "B", True)  # following again does not unsee what it showed
+    with pytest.raises(ClassError):
+        room.vote("b1", "T", 3, 1)
+    assert room.vote("c1", "T", 3, 1) and room.polls.at("T", 3).votes == {"bo": 0, "cy": 1}  # another's untouched
+    room.polls.reveal("T", 3)
+    room.set_following("c2", "C", False)  # no question open: nothing to close
+    room.polls.ask("T", 4, "?", ("x", "y"), 0)
+    with pytest.raises(ClassError):  # a tab of Cy's browser is away while it is asked
+        room.vote("c1", "T", 4, 0)
+    room.set_following("c2", "C", True)  # back before that tab showed anything since: it saw what anyone could
+    assert room.vote("c1", "T", 4, 0)
+    room.set_following("c2", "C", False)  # away while it is open: closed for good
+    room.set_following("c2", "C", True)
+    with pytest.raises(ClassError):
+        room.vote("c1", "T", 4, 1)

@@ -82,6 +82,8 @@ def summary(passed: bool, met: int, n: int) -> str:
 
 
 def _run_to_end():
+    if is_following():  # not offered to a follower (the lecturer moves their stage); a script may send the click
+        return
     try:
         with st.spinner(t("assignment.run_to_end")):
             lab().run(min(RUN_TO_END_STEPS, MAX_APP_STEPS - lab().cursor))
@@ -109,6 +111,8 @@ def assignment_panel():
         if judged.ended:
             (st.success if judged.passed else st.warning)(summary(judged.passed, judged.count(PASS),
                                                                   len(judged.verdicts)))
+        elif is_following():  # running on is breaking away first (which closes the vote on an open question)
+            st.caption(t("assignment.not_ended_following"))
         else:
             cols = st.columns([4, 1.4], vertical_alignment="center")
             cols[0].caption(t("assignment.not_ended"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from session.classroom import Poll
+from session.classroom import ClassError, Poll
 from ui.class_identity import browser_token
 from ui.classroom import is_following, is_lecturer, my_name, room
 from ui.language import t
@@ -81,12 +81,18 @@ def _reveal(poll: Poll):
 def _send(poll: Poll, key: str):
     choice = st.session_state.get(key)
     if choice is not None and (session := this_session()):
-        room().vote(session, poll.title, poll.step, int(choice))
+        try:
+            room().vote(session, poll.title, poll.step, int(choice))
+        except ClassError as e:  # a tab of this browser broke away meanwhile: refused, and said so
+            st.session_state.notice = e.message
 
 
 def vote(poll: Poll, question: Question):
     if my_name() is None:
         st.caption(t("class.name_to_answer"))
+        return
+    if room().vote_closed(browser_token(), poll.title, poll.step):
+        st.caption(t("class.vote_closed"))
         return
     key = f"class_choice_{poll.step}"
     st.radio(t("predict.choice"), range(len(question.choices)), index=None, key=key, horizontal=True,

@@ -150,8 +150,10 @@ def take_seat():
         return
     if here.is_lecturer(browser_token()):
         here.lectern.lecture(session, wake, alive())
-    else:
-        here.seats.sit(session, browser_token(), wake, alive(), frame=lab().cursor)
+        return
+    here.seats.sit(session, browser_token(), wake, alive(), frame=lab().cursor)
+    if not here.seats.is_following(session):  # on its own while a question is (now) open: it may show the answer
+        here.close_votes(browser_token())
 
 
 @while_reachable
@@ -184,6 +186,16 @@ def stage_bound() -> int | None:
 
 
 @while_reachable
+def keep_within_bound():
+    """A follower's stage while a question is open shows no frame past the lecturer's, whatever moved it there (a
+    control, a crafted message): every view drawn on the server draws from the frame shown."""
+    bound = stage_bound()
+    if bound is not None and lab().cursor > bound:
+        lab().goto(min(bound, lab().last))
+        feed().moved_cursor(playing=0)
+
+
+@while_reachable
 def publish_lead():
     """The lecturer's run and frame, and the speed their player plays at (0 standing still; the player reports
     Play and Pause: ui/stage.py), for the class to follow (a trace cannot be followed)."""
@@ -198,9 +210,18 @@ def _set_following(on: bool):
     """Break away, or follow again: the class keeps the seat's choice; the stage's run that follows applies the
     lecturer's place at once."""
     if (here := room()) is not None:
-        here.seats.set_following(this_session() or "", on)
+        here.set_following(this_session() or "", browser_token(), on)
     st.session_state.pop(SEEN, None)
     st.session_state.notice = None  # a notice of the student's own exploring is past
+
+
+@while_reachable
+def left_the_stage():
+    """This tab shows another page of the app (the policy lab, the tour: either runs a preset to its end): a
+    follower there breaks away (with a question open, that closes the browser's vote); the stage then offers
+    "Follow again"."""
+    if is_following():
+        _set_following(False)
 
 
 def _claim_typed():

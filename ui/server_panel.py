@@ -11,6 +11,7 @@ from i18n import MessageError
 from session.classroom import server_lecturer_key
 from session.run_cache import shared_run_cache
 from ui.class_desk import check_server_key
+from ui.classroom import stage_bound
 from ui.language import said, t
 from ui.state import lab, note_attendance, open_sessions, precomputed
 
@@ -19,6 +20,8 @@ SHOWN_PASSES, DETAILED_PASSES = 20, 5
 
 def server_panel():
     note_attendance(lab())  # this session as it is now, on its own first page too
+    if stage_bound() is not None:  # a follower at an open question: the sessions' frames (a classmate's who broke
+        return  # away and ran on) and the runs' lengths are past the lecturer's frame
     cache, sessions = shared_run_cache(), open_sessions()
     stats = cache.stats()
     with st.sidebar.expander(t("server.title"), icon=":material/dns:"):

@@ -23,6 +23,7 @@ from ui.classroom import (
     follow_lead,
     is_following,
     is_lecturer,
+    keep_within_bound,
     publish_lead,
     stage_bound,
     take_seat,
@@ -166,8 +167,7 @@ def serve_player() -> str | None:
                 error = t("stage.compute_failed", error=e)
             attendee().waits.append(time.perf_counter() - asked)
     frame = st.session_state.pop("player_frame", None)
-    furthest = lab().last if feed().bound is None else min(lab().last, feed().bound)
-    if isinstance(frame, int) and 0 <= frame <= furthest and frame != lab().cursor:
+    if isinstance(frame, int) and 0 <= frame <= furthest() and frame != lab().cursor:
         lab().goto(frame)
         st.session_state.notice = None  # what a notice said ("Branched at frame 8", "Stopped after 49 steps") is past
         if settings_in_effect() != st.session_state.get("sidebar_settings"):
@@ -175,9 +175,17 @@ def serve_player() -> str | None:
     return error
 
 
+def furthest() -> int:
+    """The furthest frame the page draws from: the last stepped to; a follower's, while a question is open, no
+    further than the lecturer's (ui/classroom.py `stage_bound`)."""
+    bound = stage_bound()
+    return lab().last if bound is None else min(lab().last, bound)
+
+
 def player(error: str | None):
     feed().bound = stage_bound()  # the lecturer's place may have moved since the request was served
-    message = feed().message(lab(), run_header(lab(), model_line(), title(lab().frame), current_lang()))
+    message = feed().message(lab(), run_header(lab(), model_line(), title(lab().frame), current_lang(),
+                                               upto=feed().bound))
     message.update(present=bool(st.session_state.presentation), error=error, titles=titles(), leads=is_lecturer(),
                    bound_note=t("class.bound_note"))
     _player()(data=message, key=PLAYER_KEY, on_request_change=_on_player_request,
@@ -218,10 +226,11 @@ def handout(whole: bool = False) -> Handout:
     follower's, while a question is open, no further than the lecturer's frame."""
     here, lang, bound = lab(), current_lang(), stage_bound()
     last = here.last if bound is not None or not whole else max(here.last, compute_whole_run(here, MAX_HANDOUT_FRAMES))
+    changes = () if here.is_trace else here.shared_run.spec.changes
     return Handout(run_title(), "" if here.is_trace else run_narrative(), model_line(),
                    FirstFrames(here.frames, last if bound is None else min(last, bound)), lang,
-                   run_header(here, "", "", lang)["key_frames"], titles(),
-                   () if here.is_trace else here.shared_run.spec.changes, here.cursor,
+                   run_header(here, "", "", lang, upto=bound)["key_frames"], titles(),
+                   tuple(c for c in changes if bound is None or c.step <= bound), here.cursor,
                    here.scheduler,  # a trace's as it records it
                    not here.is_trace and here.inputs.runner == "model")
 
@@ -239,8 +248,8 @@ def titles() -> list[list]:
     from step k + 1): the player titles each frame it holds by the settings that frame ran under."""
     if lab().is_trace:
         return [[0, run_title()]]
-    starts = sorted({0, *(at + 1 for at, _ in lab().engine.config_changes)})
-    return [[start, title(lab().frames[start])] for start in starts if start <= lab().last]
+    starts, last = sorted({0, *(at + 1 for at, _ in lab().engine.config_changes)}), furthest()
+    return [[start, title(lab().frames[start])] for start in starts if start <= last]
 
 
 def settings_notice():
@@ -328,6 +337,7 @@ def stage():
             error = serve_player()
             take_seat()
             follow_lead(in_fragment=True)
+            keep_within_bound()  # while a question is open, nothing below draws from a frame past the lecturer's
             publish_lead()  # the lecturer's step reaches the class before the lecturer's own page is drawn
             # A follower's stage is what the lecturer moves it to: no Run N, Reset or link of its own (breaking away
             # gives them back); it is redrawn at every move of the lecturer's, for every student, so it stays light.
