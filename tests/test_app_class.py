@@ -20,6 +20,7 @@ def fresh_limits(monkeypatch):
     """Each test counts wrong guesses from nothing (the counts are the process's)."""
     monkeypatch.setattr(limits, "_codes", limits.Guesses("codes"))
     monkeypatch.setattr(limits, "_keys", limits.Guesses("keys"))
+    monkeypatch.setattr(limits, "_names", limits.Guesses("names", limits.NEW_NAMES, limits.NEW_NAMES))
 
 
 def started(app):
@@ -69,7 +70,7 @@ def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(a
     student.run()
     assert lab(student).cursor == 1  # on their own: the lecturer's steps leave them where they are
     app.run()
-    assert any("1 students named, 1 tabs open, 0 following you" in c.value for c in app.caption)
+    assert any("1 students named, 1 tabs open, 0 students following you" in c.value for c in app.caption)
     button(app, "Bring everyone back").click().run()
     student.run()
     assert lab(student).cursor == 6

@@ -94,7 +94,8 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     zh = join(chromium, url, code, "&lang=zh", "王小明", ("你的名字", "使用这个名字"))
     projector = join(chromium, url, code, "&present=1", "प्रिया शर्मा")
     students = [en, zh, projector]
-    lecturer.get_by_text(re.compile(r"3 students named, 3 tabs open, 3 following you")).wait_for(timeout=WAIT_MS)
+    lecturer.get_by_text(re.compile(r"3 students named, 3 tabs open, 3 students following you")).wait_for(
+        timeout=WAIT_MS)
     step(lecturer, 3)
     wait_for_frame(lecturer, 3)
     for page in students:
@@ -144,7 +145,7 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     for page, send in ((en, "Send my answer"), (zh, "提交我的答案"), (projector, "Send my answer")):
         page.locator("[data-testid=stRadio]").last.locator("[role=radiogroup] label").first.click()
         page.get_by_role("button", name=send).click()
-    lecturer.get_by_text("3 of 3 students following have answered.").wait_for(timeout=WAIT_MS)
+    lecturer.get_by_text("3 of 3 named students following have answered.").wait_for(timeout=WAIT_MS)
     counts = lecturer.locator("[data-testid=stMain] li").filter(has_text=re.compile(r": \d+$")).all_inner_texts()
     assert sum(int(c.rsplit(": ", 1)[1]) for c in counts) == 3 and counts[0].endswith(": 3")
     zh.screenshot(path=ARTIFACTS / "class_follower_zh_1280x720.png")
