@@ -8,8 +8,9 @@ websocket protocol as browsers do (bench/class_client.py's way):
   (20 sessions x 5); each guessing session also sends an X-Forwarded-For of its own (a client's word: ignored);
 - the same through the trusted-proxy path: the server told SCHEDLAB_TRUSTED_PROXIES=127.0.0.1 and every connection
   carrying the X-Forwarded-For a proxy sets (one hall address, 198.51.100.7, for students and guessers alike);
-- a flood: fresh browsers of one address each naming themselves in the class, as fast as the server answers,
-  for at most FLOOD_S or FLOOD_MOST names: the distinct names accepted in that minute.
+- a flood: fresh browsers of one address each naming themselves in a class (its lecturer set the most names it
+  takes to 500), as fast as the server answers, for FLOOD_S (at most FLOOD_MOST tries): the distinct names
+  accepted in that minute.
 
 Printed: legitimate refusals (must be 0), guesses checked (answered "no such class" / "not the server key")
 against the allowed few (PER_IDENTITY each for codes and keys within the window), and the flood's names.
@@ -20,6 +21,7 @@ Run: python -m bench.bench_guesses [--before main]
 
 import argparse
 import asyncio
+import functools
 import os
 import secrets
 import time
@@ -34,6 +36,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.before import THIS_TREE, add_argument, tree_at
 from bench.class_client import CLASS_CACHE_MB, start_server, wait_for_server
+from engine.run.limits import BOUNDS
 from i18n.en import MESSAGES
 from session.limits import PER_IDENTITY
 from tools.app_server import ROOT, free_port
@@ -41,7 +44,7 @@ from tools.app_server import ROOT, free_port
 STUDENTS, GUESSERS, GUESSES, LECTURER_RELOADS = 30, 40, 5, 3
 SERVER_KEY = "bench-key-12"  # 12 characters: a key short enough to be found is limited by identity
 HALL = "198.51.100.7"  # the address a declared proxy names for every connection of the hall
-FLOOD_S, FLOOD_MOST = 60.0, 150
+FLOOD_S, FLOOD_MOST = 60.0, 600
 CONCURRENT, RUN_TIMEOUT_S, PHASE_LIMIT_S = 12, 60, 240
 COOKIE = "schedlab_browser"
 WAIT = "Too many"  # how a refusal for waiting begins (limit.codes, limit.keys, limit.names)
@@ -57,6 +60,7 @@ class Page:
     forwarded: str | None = None
     texts: list[str] = field(default_factory=list)
     widgets: dict[str, str] = field(default_factory=dict)
+    numbers: dict[str, str] = field(default_factory=dict)  # number inputs' ids by label
     shown_query: str = ""
 
     async def open(self, gate: asyncio.Semaphore):
@@ -105,6 +109,8 @@ class Page:
         elif kind in ("button", "text_input"):
             widget = getattr(element, kind)
             self.widgets[widget.label] = widget.id
+        elif kind == "number_input":
+            self.numbers[element.number_input.label] = element.number_input.id
 
     async def submit(self, typed: dict[str, str], button: str):
         """Type into text inputs (by label) and click a button (a form's too)."""
@@ -126,7 +132,8 @@ class Tally:
     def legitimate(self, ok: bool, page: Page, what: str):
         self.legit += 1
         if not ok:
-            self.refused.append(f"{what}: {' | '.join(t[:80] for t in page.texts if t)[:200]}")
+            told = [text for text in page.texts if any(word in text for word in (WAIT, NO_CLASS, "has ended"))]
+            self.refused.append(f"{what}: {told[-1] if told else 'not in the class'}")
 
     def guessed(self, kind: str, page: Page):
         if page.says(WAIT):
@@ -141,12 +148,15 @@ def token() -> str:
     return secrets.token_urlsafe(24)
 
 
-async def lecturer_starts(url: str, gate, forwarded: str | None) -> tuple[str, str]:
-    """(the lecturer's token, the class's code)."""
+async def lecturer_starts(url: str, gate, forwarded: str | None, most_names: int = 0) -> tuple[str, str]:
+    """(the lecturer's token, the class's code); `most_names`: the lecturer sets the most names the class takes
+    (where the app has that setting)."""
     mine = token()
     page = await Page(url, cookie=mine, forwarded=forwarded).open(gate)
     await page.submit({MESSAGES["class.lecturer_key"]: SERVER_KEY}, "class.start")
     code = urllib.parse.parse_qs(page.shown_query).get("class", [""])[0]
+    if most_names and MESSAGES.get("class.most_names") in page.numbers:
+        await page.run([WidgetState(id=page.numbers[MESSAGES["class.most_names"]], int_value=most_names)])
     await page.close()
     if not code:
         raise RuntimeError(f"the lecturer could not start a class: {page.texts}")
@@ -218,7 +228,7 @@ async def class_under_guessing(url: str, forwarded: str | None) -> tuple[Tally, 
 async def flood(url: str) -> tuple[int, int, float]:
     """(names accepted, refused for waiting, seconds) of fresh browsers of one address naming themselves."""
     gate = asyncio.Semaphore(CONCURRENT)
-    _, code = await lecturer_starts(url, gate, None)
+    _, code = await lecturer_starts(url, gate, None, most_names=BOUNDS["class_names"][1])
     accepted = waited = 0
     start = time.perf_counter()
 
@@ -254,28 +264,33 @@ def report(label: str, tally: Tally, failed: list, seconds: float):
         print(f"    {len(failed)} clients failed: {sorted({repr(f)[:120] for f in failed})[:3]}")
 
 
+def server_env(trusted: str) -> dict:
+    return dict(os.environ, SCHEDLAB_RUNNER="fake", SCHEDLAB_RUN_CACHE_MB=CLASS_CACHE_MB,
+                SCHEDLAB_LECTURER_KEY=SERVER_KEY, SCHEDLAB_TRUSTED_PROXIES=trusted)
+
+
+async def on_server(root: Path, trusted: str, measure):
+    """`measure(url)` against a server of its own (the counts of guesses start from nothing), stopped after."""
+    port = free_port()
+    server = start_server(server_env(trusted), port, root)
+    try:
+        await wait_for_server(port)
+        return await measure(f"ws://127.0.0.1:{port}/_stcore/stream")
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
 async def side(root: Path, name: str):
     print(f"{name}:")
     for label, trusted, forwarded in (("straight to the server (each guesser claims an X-Forwarded-For of its own)",
                                        "", None),
                                       (f"behind a declared proxy (SCHEDLAB_TRUSTED_PROXIES=127.0.0.1, X-Forwarded-For "
                                        f"{HALL} on every connection)", "127.0.0.1", HALL)):
-        port = free_port()
-        env = dict(os.environ, SCHEDLAB_RUNNER="fake", SCHEDLAB_RUN_CACHE_MB=CLASS_CACHE_MB,
-                   SCHEDLAB_LECTURER_KEY=SERVER_KEY, SCHEDLAB_TRUSTED_PROXIES=trusted)
-        server = start_server(env, port, root)
-        try:
-            await wait_for_server(port)
-            url = f"ws://127.0.0.1:{port}/_stcore/stream"
-            tally, failed, seconds = await class_under_guessing(url, forwarded)
-            report(label, tally, failed, seconds)
-            if not trusted:
-                accepted, waited, seconds = await flood(url)
-                print(f"  flood from one address: {accepted} distinct names accepted in {seconds:.0f} s "
-                      f"({accepted * 60 / max(seconds, 1):.0f} a minute), {waited} told to wait")
-        finally:
-            server.terminate()
-            server.wait(30)
+        report(label, *await on_server(root, trusted, functools.partial(class_under_guessing, forwarded=forwarded)))
+    accepted, waited, seconds = await on_server(root, "", flood)
+    print(f"  flood from one address: {accepted} distinct names accepted in {seconds:.0f} s, {waited} told to "
+          f"wait")
 
 
 async def main():
