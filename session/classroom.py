@@ -199,7 +199,7 @@ class Classroom:
         self.store.publish(self.code, FOLLOWING)
 
     def roster(self) -> list[RosterRow]:
-        """Every student named and every tab open (unnamed tabs last), for the lecturer."""
+        """Every student named (by name) and every tab open (unnamed tabs last), for the lecturer."""
         asking = self.open_poll()
         by_token = self.store.hgetall(self.keys.by_token)
         tabs: dict[str | None, list[tuple[str, bool, int]]] = {}
@@ -211,7 +211,7 @@ class Classroom:
         rows = [RosterRow(name, len(tabs.get(key, [])), sum(s[1] for s in tabs.get(key, [])),
                           max((s[2] for s in tabs.get(key, [])), default=0),
                           None if asking is None else key in asking.votes, verdicts.get(key, {}))
-                for key, name in sorted(self.names.all().items())]
+                for key, name in sorted(self.names.all().items(), key=lambda kept: kept[1].casefold())]
         rows += [RosterRow(None, 1, int(following), frame, None, {}) for _, following, frame in tabs.get(None, [])]
         return rows
 

@@ -73,10 +73,11 @@ def roster_page(rows: list) -> list:
     if len(rows) <= ROSTER_PAGE:
         return rows
     pages = -(-len(rows) // ROSTER_PAGE)
-    page = st.number_input(t("class.roster_page"), 1, pages, key="class_roster_page")
+    cols = st.columns([1, 3], vertical_alignment="bottom")
+    page = cols[0].number_input(t("class.roster_page"), 1, pages, key="class_roster_page")
     first = (min(page, pages) - 1) * ROSTER_PAGE
     shown = rows[first:first + ROSTER_PAGE]
-    st.caption(t("class.roster_rows", first=first + 1, last=first + len(shown), n=len(rows)))
+    cols[1].caption(t("class.roster_rows", first=first + 1, last=first + len(shown), n=len(rows)))
     return shown
 
 
@@ -89,7 +90,8 @@ def roster_table(rows) -> pd.DataFrame:
         if row.following == row.tabs else t("class.col.exploring"),
         t("class.col.tabs"): row.tabs, t("class.col.frame"): row.frame if row.tabs else None,
         t("class.col.answered"): MARK[row.answered] if row.answered is not None else "",
-        **{a: MARK[row.assignments.get(a)] for a in assignments}} for row in rows])
+        **{a: MARK[row.assignments.get(a)] for a in assignments}} for row in rows]).astype(
+        {t("class.col.frame"): "Int64"})  # a whole number, blank where no tab is open
 
 
 def _end():
@@ -177,7 +179,8 @@ def reachable(link: str) -> bool:
 def class_panel():
     """The sidebar's "Class" section."""
     here = room()
-    with st.sidebar.expander(t("class.title"), icon=":material/school:", expanded=here is not None):
+    shown = here is not None or ENDED in st.session_state  # (a class ended here: what it had, to export)
+    with st.sidebar.expander(t("class.title"), icon=":material/school:", expanded=shown):
         if error := st.session_state.get("class_error"):
             st.error(said(error))
         if here is None and (ended := st.session_state.get(ENDED)):
@@ -215,7 +218,8 @@ def lecturer_panel(here: Classroom):
         st.code(here.secret, language=None)
     roster_upload(here)
     low, high = BOUNDS["class_names"]
-    st.number_input(t("class.most_names"), low, high, value=here.names.most(), key="class_most_names",
+    st.session_state.class_most_names = here.names.most()  # as the class keeps it (a roster given sets it)
+    st.number_input(t("class.most_names"), low, high, key="class_most_names",
                     on_change=lambda: here.names.set_most(st.session_state.class_most_names),
                     help=t("class.most_names_help", default=DEFAULT_NAMES, most=high))
     exports(here.code, here.polls.tallies_csv, here.gradebook_csv)
