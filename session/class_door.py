@@ -64,7 +64,7 @@ def take_lectern(here: Classroom, token: str, secret: str, guesser: Guesser):
     others guessed; TooManyGuesses, ClassError)."""
     key_guesses().check(guesser, shared=False)
     if not here.lectern.take_lectern(token, secret):
-        key_guesses().wrong(guesser, here.code)
+        key_guesses().wrong(guesser)
         raise ClassError("class.wrong_secret")
 
 

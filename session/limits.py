@@ -1,9 +1,9 @@
 """Limits on guessing (no Streamlit): wrong class codes and wrong keys, counted per browser session, per client
-identity (its address as the deployment sees it: session/client_identity.py) and, for what belongs to one class
-(a personal code, the class's secret), per class. A few wrong guesses a minute pass; the one that uses up the
-allowance makes that session, identity or class wait, and each time it is used up again the wait doubles (back-off,
-up to MAX_WAIT_S; forgotten after QUIET_S without a wrong guess). While waiting, a guess is refused unchecked (a
-script learns nothing) and the refusal says how long to wait. A right guess is never counted.
+identity (its address as the deployment sees it: session/client_identity.py) and, for a personal code (it belongs
+to one class), per class. A few wrong guesses a minute pass; the one that uses up the allowance makes that
+session, identity or class wait, and each time it is used up again the wait doubles (back-off, up to MAX_WAIT_S;
+forgotten after QUIET_S without a wrong guess). While waiting, a guess is refused unchecked (a script learns
+nothing) and the refusal says how long to wait. A right guess is never counted.
 
 The shared counts (identity, class) stop a script that opens a new session per guess, but a class behind one
 address shares them: who must never wait because others guessed is decided by the callers (session/class_door.py)

@@ -253,3 +253,13 @@ def test_after_the_end_the_sidebar_says_so_and_keeps_what_the_class_had(app, mon
     assert kept[0] == room.code and kept[2] == gradebook and "Ada" in kept[2]
     button(app, "Close").click().run()
     assert not any(w.value.startswith(f"Class {room.code}") for w in app.warning)
+
+
+def test_the_lecturer_sets_the_most_names_in_the_class_panel(app, monkeypatch):
+    room = started(app)
+    assert app.number_input(key="class_most_names").value == room.names.most()
+    app.number_input(key="class_most_names").set_value(1).run()
+    assert room.names.most() == 1
+    named(student_of(room, monkeypatch), "Ada")
+    late = named(student_of(room, monkeypatch), "Bo")
+    assert late.error[-1].value == "This class already has 1 names, as many as its lecturer expects."
