@@ -11,8 +11,7 @@ from session import class_door, limits
 from session.class_error import ClassError
 from session.classroom import LECTURER_ENV, Registry, classes
 from session.client_identity import LOOPBACK, client_identity, trusted_proxies
-from tests.helpers.app import button, fake_model_app, no_errors, start_class
-from tests.test_app_class import named, started, student_of
+from tests.helpers.app import button, fake_model_app, named, no_errors, start_class, started, student_of
 
 pytestmark = pytest.mark.usefixtures("own_sessions")
 OUTSIDE = "203.0.113.7"
