@@ -69,7 +69,7 @@ MAX_STUDENTS = 60
 LED_STEPS, STEP_EVERY_S, LEFT_BEHIND_S, ANSWER_LIMIT_S = 12, 1.5, 10.0, 30.0
 PLAY_SPEED, SAMPLE_S = 2, 0.05  # the player's default speed (steps per second); the lag's sampling
 CODE = re.compile(r"Class code: \*\*(\w+)\*\*")
-ANSWERED = re.compile(r"(\d+) of (\d+) students following have answered")
+ANSWERED = re.compile(r"(\d+) of (\d+) named students following have answered")
 TALLY = re.compile(r"^- (?:✅ )?(.+): \*\*(\d+)\*\*$", re.M)
 
 
@@ -449,7 +449,7 @@ async def before_after(args, count: int, what: str):
 NAMED_SESSIONS, NAMES, LOOK_ALIKES, WRONG_CODES, CLOSED = 60, ("Alice Smith", "王小明", "प्रिया शर्मा"), 100, 200, 30
 ASSIGNMENT = "scenario=assignment_1_vip_deadline"
 DESK_EVERY_S, HEADCOUNT_LIMIT_S, NAMES_LIMIT_S = 5.0, 30.0, 1200
-LEADING = re.compile(r"(\d+) students named, (\d+) tabs open, (\d+) following you")
+LEADING = re.compile(r"(\d+) students named, (\d+) tabs open, (\d+) students following you")
 SUBMITTED = re.compile(r"Submissions: (\d+) students, (\d+) passed")
 
 

@@ -14,7 +14,7 @@ import time
 
 from session.classroom import Registry
 from session.redis_store import RedisStore
-from tests.helpers.class_hammer import hammer
+from tests.helpers.class_hammer import big_class, hammer
 from tests.helpers.delay_proxy import DelayProxy
 from tests.helpers.redis_server import RedisServer, installed
 
@@ -51,7 +51,7 @@ def hammered(pool, url: str, timeout_s: float, main: Registry, job: str, n: int)
     totals, errors, took = [0, 0, 0], 0, 0.0
     for first in range(0, n, PER_CLASS):
         count = min(PER_CLASS, n - first)
-        room = main.start()
+        room = big_class(main)
         if prepare is not None:
             prepare(room, count)
         start_at, began = time.time() + START_S, time.perf_counter()

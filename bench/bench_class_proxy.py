@@ -96,7 +96,8 @@ def main():
             page.goto(link)
             wait_for_frame(page, 0)
             pages.append(page)
-        lecturer.get_by_text(re.compile(rf"{students} students, {students} following you")).wait_for(timeout=WAIT_MS)
+        lecturer.get_by_text(re.compile(rf"{students} tabs open, {students} students following you")).wait_for(
+            timeout=WAIT_MS)
         for _ in range(STEPS):
             lecturer.locator(f"{PLAYER} [data-action=step]").click()
         followed = 0

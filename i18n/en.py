@@ -524,8 +524,8 @@ MESSAGES = {
     "class.gradebook": "Export the gradebook (CSV)",
     "class.joined": "You are in class {code}.",
     "class.leave": "Leave the class",
-    "class.leading": "You lead class **{code}**: {students} students named, {tabs} tabs open, {following} following "
-                     "you.",
+    "class.leading": "You lead class **{code}**: {students} students named, {tabs} tabs open, {following} students "
+                     "following you.",
     "class.counts_live": "The counts are the tabs open on the server processes that answer: the tabs of a process "
                          "that stopped answering leave them {seconds} s after its last sign of life.",
     "class.following": "Following the lecturer (class {code}): the stage moves with theirs.",
@@ -554,10 +554,10 @@ MESSAGES = {
     "class.named_already": "This browser is {name} in this class already.",
     "class.roster_only": "This class has a roster: open your personal link, or type your personal code.",
     "class.not_a_personal_code": "That is not a personal code of this class.",
-    "class.too_many_names": "This class already has {most} names.",
+    "class.too_many_names": "This class already has {most} names, as many as its lecturer expects.",
     "class.name_first": "Give your name in the class first (above the stage).",
     "class.name_to_answer": "Give your name above the stage to answer.",
-    "class.answered": "{answered} of {students} students following have answered.",
+    "class.answered": "{answered} of {students} named students following have answered.",
     "class.reveal": "Reveal for everyone",
     "class.close_question": "Close the question",
     "class.ask_again": "Ask again",
@@ -588,6 +588,14 @@ MESSAGES = {
     "class.roster_export": "Export the personal links (CSV)",
     "limit.codes": "Too many wrong class codes from this browser or its network: wait {seconds} s, then try again.",
     "limit.keys": "Too many wrong keys from this browser or its network: wait {seconds} s, then try again.",
+    "limit.names": "Too many new names from this network lately: wait {seconds} s, then try again.",
+    "class.most_names": "Names this class takes",
+    "class.most_names_help": "A name beyond this is refused (a flood of made-up names stops here). A roster's size "
+                             "by default, else {default}; at most {most}.",
+    "class.roster_page": "Page of the roster",
+    "class.roster_rows": "Students {first}–{last} of {n}",
+    "class.ended_kept": "Class {code} has ended. What it had is kept here until you close this: export it now.",
+    "class.ended_forget": "Close",
 
     # -- charts (viz/charts.py, viz/timeline.py, viz/adaptive.py, viz/overlap.py) ---------------------------
     "chart.step": "step",

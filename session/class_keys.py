@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 CLASSES = "classes"  # hash: class code -> JSON [started (clock), the class's secret]; a class is open while here
+ENDED_CLASSES = "ended_classes"  # hash: code of a class ended lately -> when (clock): its link is no wrong guess
 
 # What a wake-up published on a class's channel asks of each process: whom of its tabs to wake.
 LEAD, FOLLOWING, LECTURER, BRING_BACK, ENDED = "lead", "following", "lecturer", "bring_back", "ended"
@@ -38,6 +39,8 @@ class ClassKeys:
         # hash: JSON [poll id, "browser" or "name", token or key] -> "1": broke away while the poll was open (the vote
         # on it closed)
         self.away = p + "away"
+        self.identities = p + "identities"  # hash: client identity the class was entered from -> "1" (the room)
+        self.most_names = p + "most_names"  # string: the most names the lecturer expects (a roster's size, or set)
 
     def votes(self, poll_id: str) -> str:
         """Hash: name key -> the choice's index."""

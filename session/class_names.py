@@ -16,6 +16,7 @@ import json
 import secrets
 from collections.abc import Callable
 
+from engine.run.limits import BOUNDS
 from session.class_error import ClassError, class_open
 from session.class_keys import CLASSES, ClassKeys
 from session.class_store import ClassStore, Tx
@@ -23,11 +24,18 @@ from session.names import name_key, shown_name
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I: a code is read off a projector
 PERSONAL_CODE_LENGTH = 8  # a roster name's code: a student types it, a script cannot guess it under the limits
-MAX_NAMES = 500  # students named per class
+MAX_NAMES = BOUNDS["class_names"][1]  # students named per class, at most
+DEFAULT_NAMES = 120  # names a class takes when its lecturer set no number and gave no roster
 
 
 def drawn_code(length: int) -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(length))
+
+
+def _most(tx: Tx, k: ClassKeys) -> int:
+    """The most names the class takes: the lecturer's number, else its roster's size, else DEFAULT_NAMES."""
+    filed = tx.get(k.most_names)
+    return int(filed) if filed else tx.hlen(k.codes) or DEFAULT_NAMES
 
 
 def _filed(filed: str) -> tuple[str, str]:
@@ -46,7 +54,7 @@ class Names:
     def claim(self, token: str, raw_name) -> str:
         """Bind a name to this browser (its token) for the class; the name as shown. ClassError: no usable
         name, one that reads as a name another browser holds, a second name for this browser, a roster class
-        (names come with personal codes), or a class with MAX_NAMES names."""
+        (names come with personal codes), or a class with as many names as its lecturer expects (`most`)."""
         name = shown_name(raw_name)
         if name is None:
             raise ClassError("class.bad_name")
@@ -63,12 +71,12 @@ class Names:
             if (taken := tx.hget(k.names, key)) is not None:
                 if _filed(taken)[1] != token:
                     raise ClassError("class.name_taken", name=_filed(taken)[0])
-            elif tx.hlen(k.names) >= MAX_NAMES:
-                raise ClassError("class.too_many_names", most=MAX_NAMES)
+            elif tx.hlen(k.names) >= (most := _most(tx, k)):
+                raise ClassError("class.too_many_names", most=most)
             tx.hset(k.names, key, json.dumps([name, token]))
             tx.hset(k.by_token, token, key)
             return name
-        claimed = self.store.atomically((CLASSES, k.names, k.by_token, k.codes), change)
+        claimed = self.store.atomically((CLASSES, k.names, k.by_token, k.codes, k.most_names), change)
         self._named()
         return claimed
 
@@ -97,6 +105,21 @@ class Names:
                     tx.hset(k.names, key, json.dumps([name, ""]))
         self.store.atomically((CLASSES, k.codes, k.names), change)
         return self.roster_codes()
+
+    def most(self) -> int:
+        """The most names the class takes (`_most`)."""
+        return self.store.atomically((self.keys.most_names, self.keys.codes), lambda tx: _most(tx, self.keys))
+
+    def set_most(self, most: int):
+        """The lecturer's number of names the class takes (within BOUNDS["class_names"]; names already taken
+        stay)."""
+        low, high = BOUNDS["class_names"]
+        k = self.keys
+
+        def change(tx: Tx):
+            class_open(tx, k)
+            tx.set(k.most_names, str(min(high, max(low, int(most)))))
+        self.store.atomically((CLASSES, k.most_names), change)
 
     def roster_codes(self) -> dict[str, str]:
         names = self.all()

@@ -30,7 +30,8 @@ import time
 from dataclasses import dataclass
 
 from session.class_error import ClassError
-from session.class_keys import BRING_BACK, CLASSES, ENDED, FOLLOWING, LEAD, LECTURER, ClassKeys, poll_id
+from session.class_keys import (BRING_BACK, CLASSES, ENDED, ENDED_CLASSES, FOLLOWING, LEAD, LECTURER, ClassKeys,
+                                poll_id)
 from session.class_lead import Lead, Lectern, Recipes, clock, play_ahead
 from session.class_names import CODE_ALPHABET, MAX_NAMES, Names, drawn_code
 from session.class_polls import Poll, Polls
@@ -46,6 +47,9 @@ MAX_CLASSES = 50  # classes whose lecturer has gone are closed beyond it, the ol
 # The longest a process keeps what it read of whether a class is still open without looking again: a page run asks
 # it many times over, once per tab each is enough.
 FACTS_KEPT_S = 1.0
+ENDED_KEPT_S = 12 * 3600.0  # an ended class's code is known as ended so long (its link is no wrong guess)
+MAX_ENDED = 1000  # ended codes kept; the oldest are forgotten beyond
+MAX_IDENTITIES = MAX_SEATS  # client identities a class remembers having been entered from
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,23 @@ class RosterRow:
     frame: int
     answered: bool | None
     assignments: dict[str, bool]
+
+
+@dataclass(frozen=True)
+class Heads:
+    """People, not tabs: students with a tab open, of which following the lecturer, of which named (those who can
+    answer a question)."""
+    here: int
+    following: int
+    following_named: int
+
+
+def heads_of(rows: list[RosterRow]) -> Heads:
+    """The students of a roster who are here, each counted once whatever their tabs (a tab not named yet counts
+    as one)."""
+    here = [row for row in rows if row.tabs]
+    return Heads(len(here), sum(row.following > 0 for row in here),
+                 sum(row.following > 0 and row.name is not None for row in here))
 
 
 class Classroom:
@@ -110,10 +131,35 @@ class Classroom:
         """The class is over, at once for every change of its state (session/class_error.py `is_open`); every
         seat is woken to leave it; its keys are deleted (the registry forgets it: Registry.close)."""
         self.store.hdel(CLASSES, self.code)
+        self._file_ended()
         with self._lock:
             self._ended = True
         self.store.publish(self.code, ENDED)
         self.store.delete_prefix(self.keys.prefix)
+
+    def _file_ended(self):
+        """The code is known as ended (ENDED_KEPT_S; the oldest forgotten beyond MAX_ENDED)."""
+        self.store.hset(ENDED_CLASSES, self.code, json.dumps(clock()))
+        if self.store.hlen(ENDED_CLASSES) > MAX_ENDED:
+            ended = self.store.hgetall(ENDED_CLASSES)
+            self.store.hdel(ENDED_CLASSES, min(ended, key=lambda code: json.loads(ended[code])))
+
+    def knows(self, token: str | None) -> bool:
+        """Whether this browser is the class's already: a lecturer's, or a student's named here (a reload is no
+        guess)."""
+        return self.is_lecturer(token) or self.names.key_of(token) is not None
+
+    def knows_identity(self, identity: str) -> bool:
+        """Whether the class has been entered from this client identity (the room: the code is on its projector)."""
+        return self.store.hget(self.keys.identities, identity) is not None
+
+    def met(self, identity: str):
+        """The class was entered from this client identity (the first MAX_IDENTITIES are remembered)."""
+        if not self.knows_identity(identity) and self.store.hlen(self.keys.identities) < MAX_IDENTITIES:
+            self.store.hset(self.keys.identities, identity, "1")
+
+    def heads(self) -> Heads:
+        return heads_of(self.roster())
 
     # -- what needs several rooms --------------------------------------------------------------------------------
 
@@ -188,7 +234,7 @@ class Classroom:
         self.store.publish(self.code, FOLLOWING)
 
     def roster(self) -> list[RosterRow]:
-        """Every student named and every tab open (unnamed tabs last), for the lecturer."""
+        """Every student named (by name) and every tab open (unnamed tabs last), for the lecturer."""
         asking = self.open_poll()
         by_token = self.store.hgetall(self.keys.by_token)
         tabs: dict[str | None, list[tuple[str, bool, int]]] = {}
@@ -200,7 +246,7 @@ class Classroom:
         rows = [RosterRow(name, len(tabs.get(key, [])), sum(s[1] for s in tabs.get(key, [])),
                           max((s[2] for s in tabs.get(key, [])), default=0),
                           None if asking is None else key in asking.votes, verdicts.get(key, {}))
-                for key, name in sorted(self.names.all().items())]
+                for key, name in sorted(self.names.all().items(), key=lambda kept: kept[1].casefold())]
         rows += [RosterRow(None, 1, int(following), frame, None, {}) for _, following, frame in tabs.get(None, [])]
         return rows
 
@@ -262,8 +308,9 @@ class Registry:
         self.store.on_beat(self._sweep)
         self.store.on_resume(self._resumed)
 
-    def start(self, lecturer_token: str = "") -> Classroom:
-        """A new class under a fresh code, led by the browser of `lecturer_token`, with a secret of its own.
+    def start(self, lecturer_token: str = "", identity: str = "") -> Classroom:
+        """A new class under a fresh code, led by the browser of `lecturer_token` (entered from the client
+        `identity`: the room), with a secret of its own.
         Beyond max_classes the oldest class whose lecturer's tab has closed is closed; ClassError when every class
         still has its lecturer."""
         started = self.store.hgetall(CLASSES)
@@ -276,7 +323,15 @@ class Registry:
         while (code := self.store.atomically((CLASSES,), functools.partial(
                 _opened, code=drawn_code(CODE_LENGTH), info=info, lecturer_token=lecturer_token))) is None:
             pass
-        return self.get(code)
+        here = self.get(code)
+        if identity:
+            here.met(identity)
+        return here
+
+    def ended_lately(self, code: str | None) -> bool:
+        """Whether `code` is a class's that ended within ENDED_KEPT_S."""
+        filed = self.store.hget(ENDED_CLASSES, (code or "").strip().upper()) if code else None
+        return filed is not None and clock() - json.loads(filed) < ENDED_KEPT_S
 
     def find(self, code: str | None) -> Classroom | None:
         code = (code or "").strip().upper()

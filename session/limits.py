@@ -1,8 +1,14 @@
-"""Limits on guessing (no Streamlit): wrong class codes and wrong keys, counted per browser session and per client
-address. A few wrong guesses a minute pass; beyond, every guess is refused unchecked until the oldest leaves the
-window, and the refusal says how long to wait. The address allows more than a session (a class behind one NAT
-address shares it: one student's typos must not lock out the room), enough to stop a script that opens a new
-session per guess. A right guess is never counted; a refused one is not checked, so a script learns nothing.
+"""Limits on guessing (no Streamlit): wrong class codes and wrong keys, counted per browser session, per client
+identity (its address as the deployment sees it: session/client_identity.py) and, for a personal code (it belongs
+to one class), per class. A few wrong guesses a minute pass; the one that uses up the allowance makes that
+session, identity or class wait, and each time it is used up again the wait doubles (back-off, up to MAX_WAIT_S;
+forgotten after QUIET_S without a wrong guess). While waiting, a guess is refused unchecked (a script learns
+nothing) and the refusal says how long to wait. A right guess is never counted.
+
+The shared counts (identity, class) stop a script that opens a new session per guess, but a class behind one
+address shares them: who must never wait because others guessed is decided by the callers (session/class_door.py)
+before the shared counts are read: a browser the class knows, an identity the class already has (the room: its
+code is on the projector) and a secret too strong to be found by guessing.
 """
 
 from __future__ import annotations
@@ -10,13 +16,15 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from i18n import MessageError
 
 WINDOW_S = 60.0
-PER_SESSION, PER_ADDRESS = 5, 20  # wrong guesses within WINDOW_S before a wait
-MAX_TRACKED = 10_000  # sessions and addresses remembered; the least recently wrong are forgotten beyond
+PER_SESSION, PER_IDENTITY, PER_CLASS = 5, 20, 30  # wrong guesses within WINDOW_S before a wait
+MAX_WAIT_S = 15 * 60.0  # the longest wait, however often the allowance is used up
+QUIET_S = 10 * 60.0  # without a wrong guess for so long, the back-off starts again from one window
+MAX_TRACKED = 10_000  # sessions, identities and classes remembered; the least recently wrong are forgotten beyond
 
 
 class TooManyGuesses(MessageError):
@@ -25,60 +33,80 @@ class TooManyGuesses(MessageError):
 
 @dataclass(frozen=True)
 class Guesser:
-    """Who guesses: a browser session and the address its connection comes from (None where unknown)."""
+    """Who guesses: a browser session and the client identity its connection comes from."""
     session: str
-    address: str | None = None
+    identity: str
+
+
+@dataclass
+class _Record:
+    """One session's, identity's or class's wrong guesses: their times in the window, how often the allowance
+    was used up lately (`strikes`), and until when it waits."""
+    times: deque = field(default_factory=deque)
+    strikes: int = 0
+    until: float = 0.0
+    last: float = 0.0
 
 
 class Guesses:
-    """Wrong guesses of one kind (class codes, or keys) within the last `window_s` seconds, per session and per
-    address."""
+    """Wrong guesses of one kind (class codes, or keys), per session, per identity and per class."""
 
-    def __init__(self, kind: str, per_session: int = PER_SESSION, per_address: int = PER_ADDRESS,
-                 window_s: float = WINDOW_S):
+    def __init__(self, kind: str, per_session: int = PER_SESSION, per_identity: int = PER_IDENTITY,
+                 per_class: int = PER_CLASS, window_s: float = WINDOW_S):
         self.kind, self.window_s = kind, window_s
-        self._most = {"session": per_session, "address": per_address}
-        self._wrong: OrderedDict[tuple[str, str], deque[float]] = OrderedDict()
+        self._most = {"session": per_session, "identity": per_identity, "class": per_class}
+        self._records: OrderedDict[tuple[str, str], _Record] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _whos(self, guesser: Guesser) -> list[tuple[str, str]]:
-        return [("session", guesser.session), *([("address", guesser.address)] if guesser.address else [])]
+    @staticmethod
+    def _whos(guesser: Guesser, room: str | None, shared: bool) -> list[tuple[str, str]]:
+        whos = [("session", guesser.session)]
+        if shared:
+            whos.append(("identity", guesser.identity))
+            if room is not None:
+                whos.append(("class", room))
+        return whos
 
-    def wait_s(self, guesser: Guesser) -> float:
-        """Seconds until this guesser may guess again (0: now)."""
-        now, wait = time.monotonic(), 0.0
-        with self._lock:
-            for who in self._whos(guesser):
-                times = self._wrong.get(who)
-                if times is None:
-                    continue
-                while times and times[0] <= now - self.window_s:
-                    times.popleft()
-                if len(times) >= self._most[who[0]]:
-                    wait = max(wait, times[0] + self.window_s - now)
-        return wait
-
-    def check(self, guesser: Guesser):
-        """Raise TooManyGuesses while this guesser must wait."""
-        if (wait := self.wait_s(guesser)) > 0:
-            raise TooManyGuesses(f"limit.{self.kind}", seconds=max(1, round(wait)))
-
-    def wrong(self, guesser: Guesser):
-        """A wrong guess, counted for the session and the address."""
+    def wait_s(self, guesser: Guesser, room: str | None = None, shared: bool = True) -> float:
+        """Seconds until this guesser (its session; with `shared`, its identity and the class `room`) may guess
+        again (0: now)."""
         now = time.monotonic()
         with self._lock:
-            for who in self._whos(guesser):
-                self._wrong.setdefault(who, deque()).append(now)
-                self._wrong.move_to_end(who)
-            while len(self._wrong) > MAX_TRACKED:
-                self._wrong.popitem(last=False)
+            return max([0.0, *(record.until - now for who in self._whos(guesser, room, shared)
+                               if (record := self._records.get(who)) is not None)])
+
+    def check(self, guesser: Guesser, room: str | None = None, shared: bool = True):
+        """Raise TooManyGuesses while this guesser must wait (`shared` False: only its own session's guesses)."""
+        if (wait := self.wait_s(guesser, room, shared)) > 0:
+            raise TooManyGuesses(f"limit.{self.kind}", seconds=max(1, round(wait)))
+
+    def wrong(self, guesser: Guesser, room: str | None = None):
+        """A wrong guess, counted for the session, the identity and the class `room`."""
+        now = time.monotonic()
+        with self._lock:
+            for who in self._whos(guesser, room, shared=True):
+                record = self._records.setdefault(who, _Record())
+                self._records.move_to_end(who)
+                if now - record.last > QUIET_S:
+                    record.strikes = 0
+                record.last = now
+                while record.times and record.times[0] <= now - self.window_s:
+                    record.times.popleft()
+                record.times.append(now)
+                if len(record.times) >= self._most[who[0]]:
+                    record.strikes += 1
+                    record.until = now + min(MAX_WAIT_S, self.window_s * 2 ** (record.strikes - 1))
+                    record.times.clear()
+            while len(self._records) > MAX_TRACKED:
+                self._records.popitem(last=False)
 
 
-_codes, _keys = Guesses("codes"), Guesses("keys")
+NEW_NAMES = 60  # new names a minute from one client identity: a class behind one address names itself at once
+_codes, _keys, _names = Guesses("codes"), Guesses("keys"), Guesses("names", NEW_NAMES, NEW_NAMES)
 
 
 def code_guesses() -> Guesses:
-    """The process's count of wrong class codes."""
+    """The process's count of wrong class codes and personal codes."""
     return _codes
 
 
@@ -86,3 +114,9 @@ def key_guesses() -> Guesses:
     """The process's count of wrong keys: the server's (starting a class, pinning a run) and a class's lecturer
     secret."""
     return _keys
+
+
+def new_names() -> Guesses:
+    """The process's count of new names taken in a class: each counts as a guess would (a flood of made-up names
+    from one identity waits as a guesser does)."""
+    return _names

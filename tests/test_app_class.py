@@ -10,7 +10,18 @@ import pytest
 
 from session import limits
 from session.classroom import LECTURER_ENV, classes
-from tests.helpers.app import button, control, fake_model_app, lab, no_errors, player_message, show, start_class
+from tests.helpers.app import (
+    button,
+    control,
+    fake_model_app,
+    lab,
+    named,
+    no_errors,
+    player_message,
+    show,
+    started,
+    student_of,
+)
 
 pytestmark = pytest.mark.usefixtures("own_sessions")
 
@@ -20,29 +31,7 @@ def fresh_limits(monkeypatch):
     """Each test counts wrong guesses from nothing (the counts are the process's)."""
     monkeypatch.setattr(limits, "_codes", limits.Guesses("codes"))
     monkeypatch.setattr(limits, "_keys", limits.Guesses("keys"))
-
-
-def started(app):
-    return classes().get(start_class(app))
-
-
-def student_of(room, monkeypatch, name: str | None = None, browser: str | None = None):
-    """A student's page on the class's link (`browser`: the token its cookie carries), named `name`."""
-    if browser is not None:
-        monkeypatch.setattr("ui.class_identity._cookies", lambda: {"schedlab_browser": browser})
-    page = fake_model_app(monkeypatch)
-    page.query_params["class"] = room.code
-    page.run()
-    monkeypatch.setattr("ui.class_identity._cookies", lambda: {})
-    if name is not None:
-        named(page, name)
-    return page
-
-
-def named(page, name: str):
-    page.text_input(key="class_name_typed").set_value(name)
-    page.button[[b.label for b in page.button].index("Use this name")].click().run()
-    return page
+    monkeypatch.setattr(limits, "_names", limits.Guesses("names", limits.NEW_NAMES, limits.NEW_NAMES))
 
 
 def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(app, monkeypatch):
@@ -69,7 +58,7 @@ def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(a
     student.run()
     assert lab(student).cursor == 1  # on their own: the lecturer's steps leave them where they are
     app.run()
-    assert any("1 students named, 1 tabs open, 0 following you" in c.value for c in app.caption)
+    assert any("1 students named, 1 tabs open, 0 students following you" in c.value for c in app.caption)
     button(app, "Bring everyone back").click().run()
     student.run()
     assert lab(student).cursor == 6

@@ -101,7 +101,8 @@ def test_one_student_passes_another_fails_and_the_lecturer_sees_both_by_name(fak
     ada, li = (opened(browser, f"{fake_server}/?class={code}{lang}") for lang in ("", "&lang=zh"))
     named(ada, "Ada", ("Your name", "Use this name"))
     named(li, "李雷", ("你的名字", "使用这个名字"))
-    lecturer.get_by_text(re.compile(r"2 students named, 2 tabs open, 2 following you")).wait_for(timeout=WAIT_MS)
+    lecturer.get_by_text(re.compile(r"2 students named, 2 tabs open, 2 students following you")).wait_for(
+        timeout=WAIT_MS)
     for page, break_away in ((ada, "Break away"), (li, "自行探索")):
         page.get_by_role("button", name=break_away).click()
     ada.get_by_role("button", name="Follow again").wait_for(timeout=WAIT_MS)

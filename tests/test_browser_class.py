@@ -94,7 +94,8 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     zh = join(chromium, url, code, "&lang=zh", "王小明", ("你的名字", "使用这个名字"))
     projector = join(chromium, url, code, "&present=1", "प्रिया शर्मा")
     students = [en, zh, projector]
-    lecturer.get_by_text(re.compile(r"3 students named, 3 tabs open, 3 following you")).wait_for(timeout=WAIT_MS)
+    lecturer.get_by_text(re.compile(r"3 students named, 3 tabs open, 3 students following you")).wait_for(
+        timeout=WAIT_MS)
     step(lecturer, 3)
     wait_for_frame(lecturer, 3)
     for page in students:
@@ -144,7 +145,7 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     for page, send in ((en, "Send my answer"), (zh, "提交我的答案"), (projector, "Send my answer")):
         page.locator("[data-testid=stRadio]").last.locator("[role=radiogroup] label").first.click()
         page.get_by_role("button", name=send).click()
-    lecturer.get_by_text("3 of 3 students following have answered.").wait_for(timeout=WAIT_MS)
+    lecturer.get_by_text("3 of 3 named students following have answered.").wait_for(timeout=WAIT_MS)
     counts = lecturer.locator("[data-testid=stMain] li").filter(has_text=re.compile(r": \d+$")).all_inner_texts()
     assert sum(int(c.rsplit(": ", 1)[1]) for c in counts) == 3 and counts[0].endswith(": 3")
     zh.screenshot(path=ARTIFACTS / "class_follower_zh_1280x720.png")
@@ -159,7 +160,7 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     settled(lecturer)
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_roster_en_1920x1080.png")
     lecturer.locator("[data-testid=stSidebar]").get_by_text("中文").click()  # the lecturer's words, not the class's
-    lecturer.get_by_text("正在跟随的 3 名学生中已有 3 名作答。").wait_for(timeout=WAIT_MS)
+    lecturer.get_by_text("正在跟随的 3 名已署名学生中已有 3 名作答。").wait_for(timeout=WAIT_MS)
     lecturer.mouse.wheel(0, -5000)
     open_roster(lecturer)  # its title is in the other language now: a new expander, closed
     lecturer.locator("[data-testid=stExpander] [data-testid=stTable]").first.wait_for(timeout=WAIT_MS)
@@ -167,7 +168,7 @@ def test_named_students_follow_answer_once_and_the_lecturer_keeps_the_class(brow
     lecturer.set_viewport_size({"width": 1280, "height": 720})
     settled(lecturer)
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_roster_zh_1280x720.png")
-    lecturer.get_by_text("正在跟随的 3 名学生中已有 3 名作答。").scroll_into_view_if_needed()
+    lecturer.get_by_text("正在跟随的 3 名已署名学生中已有 3 名作答。").scroll_into_view_if_needed()
     lecturer.screenshot(path=ARTIFACTS / "class_lecturer_zh_1280x720.png")
     lecturer.get_by_role("button", name="向全班揭晓").click()
     for page in (en, projector):
@@ -199,7 +200,7 @@ def test_students_play_along_while_the_lecturer_plays_and_land_on_the_lecturers_
     ARTIFACTS.mkdir(exist_ok=True)
     lecturer, code = start_class(chromium, url)
     students = [join(chromium, url, code), join(chromium, url, code, "&lang=zh")]
-    lecturer.get_by_text(re.compile(r"2 tabs open, 2 following you")).wait_for(timeout=WAIT_MS)
+    lecturer.get_by_text(re.compile(r"2 tabs open, 2 students following you")).wait_for(timeout=WAIT_MS)
     lecturer.locator(f"{PLAYER} .sp-speed").select_option("1")  # 20 frames: time to look before the run ends
     lecturer.locator(f"{PLAYER} [data-action=play]").click()
     for page in students:  # each plays by itself, at the lecturer's speed: frames pass with no step of the lecturer

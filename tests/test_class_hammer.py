@@ -14,7 +14,7 @@ import redis
 from session.classroom import Registry
 from session.names import name_key
 from session.redis_store import PREFIX, RedisStore
-from tests.helpers.class_hammer import PASSED, hammer
+from tests.helpers.class_hammer import PASSED, big_class, hammer
 from tests.helpers.delay_proxy import DelayProxy
 
 N = 200  # calls per process
@@ -65,7 +65,7 @@ def both(hall, code: str, job: str, n: int = N) -> tuple[list, list]:
 
 
 def test_the_same_browser_claiming_its_name_from_two_processes_keeps_it(hall):
-    room = hall[2].start()
+    room = big_class(hall[2])
     a, b = both(hall, room.code, "claim_same")
     assert a == b == [f"Student {i}" for i in range(N)]  # every call, on both sides, got the name
     assert room.names.all() == {name_key(f"Student {i}"): f"Student {i}" for i in range(N)}
@@ -73,7 +73,7 @@ def test_the_same_browser_claiming_its_name_from_two_processes_keeps_it(hall):
 
 
 def test_two_browsers_wanting_one_name_one_gets_it_the_other_is_told(hall):
-    room = hall[2].start()
+    room = big_class(hall[2])
     a, b = both(hall, room.code, "claim_rival")
     for i, got in enumerate(zip(a, b, strict=True)):
         assert sorted(got, key=str) == sorted([f"Rival {i}", "class.name_taken"], key=str)
@@ -85,7 +85,7 @@ def test_two_browsers_wanting_one_name_one_gets_it_the_other_is_told(hall):
 
 def test_no_vote_lands_after_the_reveal_returned_and_every_vote_that_counted_is_kept(hall):
     main = hall[2]
-    room = main.start()
+    room = big_class(main)
     for side in "ab":
         for i in range(N):
             room.names.claim(f"{side}-browser{i}", f"{side} student {i}")
@@ -114,7 +114,7 @@ def test_two_lecturer_devices_revealing_and_closing_at_once_lose_no_flag(hall):
 
 
 def test_hand_ins_from_two_processes_are_all_kept_once(hall):
-    room = hall[2].start()
+    room = big_class(hall[2])
     for side in "ab":
         for i in range(N):
             room.names.claim(f"{side}-browser{i}", f"{side} {i}")
@@ -147,7 +147,7 @@ def test_roster_codes_given_from_two_processes_one_per_name(hall):
 
 def test_a_class_ended_while_both_processes_name_students_keeps_nothing_filed_after(hall):
     main = hall[2]
-    room = main.start()
+    room = big_class(main)
     sides = started(hall, room.code, "claim_many")
     while len(main.store.hgetall(room.keys.names)) < N // 2 and not all(s.done() for s in sides):
         time.sleep(0.005)

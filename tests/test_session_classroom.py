@@ -217,10 +217,10 @@ def test_the_lecturer_brings_everyone_back_and_ends_the_class(new_registry):
     assert room.ended and registry.find(room.code) is None and [s.woken for s in seats] == [2, 2]
 
 
-def test_wrong_guesses_are_limited_per_session_and_per_address_and_a_right_one_is_never_counted(monkeypatch):
+def test_wrong_guesses_are_limited_per_session_and_per_identity_and_a_right_one_is_never_counted(monkeypatch):
     clock = [1000.0]
     monkeypatch.setattr("session.limits.time.monotonic", lambda: clock[0])
-    guesses = limits.Guesses("codes", per_session=3, per_address=5, window_s=60)
+    guesses = limits.Guesses("codes", per_session=3, per_identity=5, window_s=60)
     one, other = limits.Guesser("s1", "10.0.0.1"), limits.Guesser("s2", "10.0.0.1")
     for _ in range(3):
         guesses.check(one)

@@ -19,10 +19,10 @@ WIDGET_BOUNDS = {"custom_requests": BOUNDS["requests"], "custom_max_tokens": BOU
                  "opt_low_ms": MS, "opt_high_ms": MS, "opt_min_seqs": BOUNDS["max_num_seqs"],
                  "opt_max_seqs": BOUNDS["max_num_seqs"], "request_max_tokens": BOUNDS["max_tokens"],
                  "request_priority": BOUNDS["priority"], "request_min_tokens": BOUNDS["min_tokens"],
-                 "seqs": BOUNDS["max_num_seqs"],
+                 "seqs": BOUNDS["max_num_seqs"], "class_most_names": BOUNDS["class_names"],
                  "tokens": BOUNDS["max_num_batched_tokens"], "size": BOUNDS["kvcache_block_size"],
                  "num_configs": BOUNDS["variants"], **{f"cfg_{name}": BOUNDS[name] for name in BOUNDS}}
-NOT_SETTINGS = {"run_n"}
+NOT_SETTINGS = {"run_n", "class_roster_page"}
 
 
 def check_ranges(at: AppTest) -> set[str]:

@@ -5,7 +5,6 @@ of personal codes and the exports (session/classroom.py holds it all; ui/classro
 
 from __future__ import annotations
 
-import hmac
 import html
 import os
 from urllib.parse import urlencode, urlsplit
@@ -13,9 +12,11 @@ from urllib.parse import urlencode, urlsplit
 import pandas as pd
 import streamlit as st
 
+from engine.run.limits import BOUNDS
 from i18n import MessageError
-from session.classroom import ClassError, Classroom, classes, server_lecturer_key
-from session.limits import key_guesses
+from session import class_door
+from session.class_names import DEFAULT_NAMES
+from session.classroom import Classroom, classes, heads_of, server_lecturer_key
 from session.submissions import csv_text
 from ui.class_identity import browser_token, guesser, keep_token
 from ui.classroom import CODE, SEEN, enter, find_class, is_lecturer, room, while_reachable
@@ -24,6 +25,8 @@ from ui.wake import this_session
 
 ROSTER_EVERY_S = 5  # the desk is redrawn so often: a closed tab leaves the counts within that (and a sweep)
 ROSTER_ROWS = 8  # rows the roster shows before it scrolls
+ROSTER_PAGE = 25  # rows of one page of the roster
+ENDED = "class_ended"  # session-state key: (code, predictions CSV, gradebook CSV) of the class this lecturer ended
 WRAPPED_TABLES = ("<style>[data-testid=stTable] :is(th, td){white-space:normal;overflow-wrap:anywhere}"
                   "[data-testid=stTable] tbody th{max-width:11rem}</style>")  # a long name wraps in its column
 PUBLIC_URL_ENV = "SCHEDLAB_PUBLIC_URL"  # the address students reach this process at (the students' link)
@@ -39,27 +42,43 @@ def desk():
     if here is None or not is_lecturer():
         return
     rows = here.roster()
-    tabs, following = here.seats.counts()
-    named = sum(row.name is not None for row in rows)
+    tabs, tabs_following = here.seats.counts()
+    named, heads = sum(row.name is not None for row in rows), heads_of(rows)
     if st.session_state.get("presentation"):  # the projector: the code is read from the back of the hall
         st.markdown(f"<div class='class-code' style='font-size:2.4rem;font-weight:700;letter-spacing:.18em;"
                     f"line-height:1.1'>{html.escape(here.code)}</div>", unsafe_allow_html=True)
     cols = st.columns([5, 1.6, 1.2], vertical_alignment="center")
     silent = here.store.silent_after_s  # a lecture hall: the tabs of a process gone leave the counts
-    cols[0].caption(t("class.leading", code=here.code, students=named, tabs=tabs, following=following),
+    cols[0].caption(t("class.leading", code=here.code, students=named, tabs=tabs, following=heads.following),
                     help=None if silent is None else t("class.counts_live", seconds=f"{silent:g}"))
-    cols[1].button(t("class.bring_back"), on_click=here.bring_back, disabled=following == tabs, width="stretch",
+    cols[1].button(t("class.bring_back"), on_click=here.bring_back, disabled=tabs_following == tabs, width="stretch",
                    key="class_bring_back", help=t("class.bring_back_help"))
     with cols[2].popover(t("class.end"), width="stretch"):
         st.caption(t("class.end_help"))
-        st.button(t("class.end_confirm"), on_click=_end, type="primary", key="class_end")
+        if st.button(t("class.end_confirm"), type="primary", key="class_end"):
+            _end()
+            st.rerun()  # the whole page: the sidebar says the class ended (the desk is a fragment)
     with st.expander(t("class.roster", n=named, tabs=tabs)):
         if rows:
+            shown = roster_page(rows)
             st.markdown(WRAPPED_TABLES, unsafe_allow_html=True)
-            with st.container(height=min(len(rows), ROSTER_ROWS) * 38 + 48, border=False):
-                st.table(roster_table(rows).set_index(t("class.col.name")))  # text in the page: every script's font
+            with st.container(height=min(len(shown), ROSTER_ROWS) * 38 + 48, border=False):
+                st.table(roster_table(shown).set_index(t("class.col.name")))  # text in the page: every script's font
         else:
             st.caption(t("class.roster_empty"))
+
+
+def roster_page(rows: list) -> list:
+    """The rows of the roster's page the lecturer picked (ROSTER_PAGE a page; every row when they fit one)."""
+    if len(rows) <= ROSTER_PAGE:
+        return rows
+    pages = -(-len(rows) // ROSTER_PAGE)
+    cols = st.columns([1, 3], vertical_alignment="bottom")
+    page = cols[0].number_input(t("class.roster_page"), 1, pages, key="class_roster_page")
+    first = (min(page, pages) - 1) * ROSTER_PAGE
+    shown = rows[first:first + ROSTER_PAGE]
+    cols[1].caption(t("class.roster_rows", first=first + 1, last=first + len(shown), n=len(rows)))
+    return shown
 
 
 def roster_table(rows) -> pd.DataFrame:
@@ -71,26 +90,43 @@ def roster_table(rows) -> pd.DataFrame:
         if row.following == row.tabs else t("class.col.exploring"),
         t("class.col.tabs"): row.tabs, t("class.col.frame"): row.frame if row.tabs else None,
         t("class.col.answered"): MARK[row.answered] if row.answered is not None else "",
-        **{a: MARK[row.assignments.get(a)] for a in assignments}} for row in rows])
+        **{a: MARK[row.assignments.get(a)] for a in assignments}} for row in rows]).astype(
+        {t("class.col.frame"): "Int64"})  # a whole number, blank where no tab is open
 
 
 def _end():
+    """End the class; what it had (both exports) is kept in this lecturer's page until they close it: ending
+    deletes the class's store."""
     if (here := room()) is not None:
+        st.session_state[ENDED] = (here.code, here.polls.tallies_csv(), here.gradebook_csv())
         classes().close(here.code)
     for key in (CODE, SEEN):
         st.session_state.pop(key, None)
+
+
+def ended_panel(code: str, predictions: str, gradebook: str):
+    """In the sidebar after the lecturer ended the class: it has ended, and what it had, to export."""
+    st.warning(t("class.ended_kept", code=code))
+    exports(code, lambda: predictions, lambda: gradebook)
+    if st.button(t("class.ended_forget"), key="class_ended_forget"):
+        st.session_state.pop(ENDED, None)
+        st.rerun()
+
+
+def exports(code: str, predictions, gradebook):
+    """The class's two exports (each a callable: read when downloaded)."""
+    st.download_button(t("class.export"), predictions, file_name=f"class_{code}_predictions.csv",
+                       mime="text/csv", key="class_export_polls", on_click="ignore")
+    st.download_button(t("class.gradebook"), gradebook, file_name=f"class_{code}_gradebook.csv",
+                       mime="text/csv", key="class_export_grades", on_click="ignore")
 
 
 # -- the sidebar -----------------------------------------------------------------------------------------------
 
 
 def check_server_key(given: str | None, server_key: str):
-    """The server's key, within the limits on wrong keys (TooManyGuesses, ClassError)."""
-    who = guesser()
-    key_guesses().check(who)
-    if not hmac.compare_digest((given or "").encode(), server_key.encode()):
-        key_guesses().wrong(who)
-        raise ClassError("class.wrong_key")
+    """The server's key, within the limits on wrong keys (session/class_door.py; TooManyGuesses, ClassError)."""
+    class_door.check_server_key(given, server_key, guesser())
 
 
 def _start(given_key: str | None):
@@ -98,7 +134,7 @@ def _start(given_key: str | None):
     try:
         if (server_key := server_lecturer_key()) is not None:
             check_server_key(given_key, server_key)
-        here = classes().start(browser_token())
+        here = classes().start(browser_token(), guesser().identity)
     except MessageError as e:
         state.class_error = e.message
         return
@@ -110,11 +146,7 @@ def _join():
     try:
         here = find_class(state.get("class_join_code"))
         if secret := state.get("class_join_secret"):
-            who = guesser()
-            key_guesses().check(who)
-            if not here.lectern.take_lectern(browser_token(), secret):
-                key_guesses().wrong(who)
-                raise ClassError("class.wrong_secret")
+            class_door.take_lectern(here, browser_token(), secret, guesser())
     except MessageError as e:
         state.class_error = e.message
         return
@@ -147,9 +179,12 @@ def reachable(link: str) -> bool:
 def class_panel():
     """The sidebar's "Class" section."""
     here = room()
-    with st.sidebar.expander(t("class.title"), icon=":material/school:", expanded=here is not None):
+    shown = here is not None or ENDED in st.session_state  # (a class ended here: what it had, to export)
+    with st.sidebar.expander(t("class.title"), icon=":material/school:", expanded=shown):
         if error := st.session_state.get("class_error"):
             st.error(said(error))
+        if here is None and (ended := st.session_state.get(ENDED)):
+            ended_panel(*ended)
         if here is None:
             with st.form("class_start", border=False):
                 key = st.text_input(t("class.lecturer_key"), type="password", key="class_key_given") \
@@ -182,10 +217,12 @@ def lecturer_panel(here: Classroom):
         st.caption(t("class.secret_is"))
         st.code(here.secret, language=None)
     roster_upload(here)
-    st.download_button(t("class.export"), here.polls.tallies_csv, file_name=f"class_{here.code}_predictions.csv",
-                       mime="text/csv", key="class_export_polls", on_click="ignore")
-    st.download_button(t("class.gradebook"), here.gradebook_csv, file_name=f"class_{here.code}_gradebook.csv",
-                       mime="text/csv", key="class_export_grades", on_click="ignore")
+    low, high = BOUNDS["class_names"]
+    st.session_state.class_most_names = here.names.most()  # as the class keeps it (a roster given sets it)
+    st.number_input(t("class.most_names"), low, high, key="class_most_names",
+                    on_change=lambda: here.names.set_most(st.session_state.class_most_names),
+                    help=t("class.most_names_help", default=DEFAULT_NAMES, most=high))
+    exports(here.code, here.polls.tallies_csv, here.gradebook_csv)
 
 
 def roster_upload(here: Classroom):

@@ -14,6 +14,7 @@ import secrets
 
 import streamlit as st
 
+from session.client_identity import client_identity, trusted_proxies
 from session.limits import Guesser
 from ui.wake import this_session
 
@@ -49,12 +50,14 @@ def keep_token():
 
 
 def guesser() -> Guesser:
-    """This session and the address its connection comes from (behind a proxy: the proxy's)."""
+    """This session and the client identity its connection comes from (behind a proxy the operator declared
+    trusted, the client's address the proxy names: session/client_identity.py)."""
     try:
-        address = st.context.ip_address
+        address, forwarded = st.context.ip_address, st.context.headers.get_all("x-forwarded-for")
     except (AttributeError, RuntimeError):
-        address = None
-    return Guesser(this_session() or "", address)
+        address, forwarded = None, []
+    address = address if isinstance(address, str) else None  # (AppTest's context is a stand-in)
+    return Guesser(this_session() or "", client_identity(address, forwarded, trusted_proxies()))
 
 
 def _cookies() -> dict[str, str]:

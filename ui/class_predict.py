@@ -51,7 +51,7 @@ def voted_right(poll: Poll) -> bool | None:
 
 def tally(poll: Poll, choices: tuple[str, ...]):
     """The counts per choice (the right one marked once revealed) and how many of those following answered."""
-    counts, (_, following) = poll.counts(), room().seats.counts()
+    counts, following = poll.counts(), room().heads().following_named
     lines = [f"- {'✅ ' if poll.revealed and i == poll.answer else ''}{choice}: **{n}**"
              for i, (choice, n) in enumerate(zip(choices, counts, strict=True))]
     st.markdown("\n".join(lines))

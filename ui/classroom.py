@@ -14,9 +14,9 @@ import functools
 import streamlit as st
 
 from i18n import Message, MessageError
+from session import class_door
 from session.class_store import StoreUnavailable
-from session.classroom import ClassError, Classroom, classes, play_ahead
-from session.limits import code_guesses
+from session.classroom import Classroom, classes, play_ahead
 from ui.class_identity import browser_token, guesser
 from ui.language import said, t
 from ui.state import feed, lab, settings_in_effect
@@ -74,14 +74,9 @@ def my_name() -> str | None:
 
 
 def find_class(code) -> Classroom:
-    """The class of a code typed or linked, within the limits on wrong codes (TooManyGuesses, ClassError)."""
-    who = guesser()
-    code_guesses().check(who)
-    here = classes().find(code)
-    if here is None:
-        code_guesses().wrong(who)
-        raise ClassError("class.unknown")
-    return here
+    """The class of a code typed or linked, within the limits on wrong codes (session/class_door.py;
+    TooManyGuesses, ClassError)."""
+    return class_door.find_class(classes(), code, guesser(), browser_token())
 
 
 def join_from_url():
@@ -118,17 +113,11 @@ def enter(here: Classroom):
 
 def claim(here: Classroom, typed: str) -> str:
     """Name this browser in the class: a roster class's personal code (within the limits on wrong codes), or a
-    name (ClassError when another browser holds it, or one that reads the same)."""
-    token = browser_token()
+    name (within the limits on new names; ClassError when another browser holds it, or one that reads the
+    same)."""
     if here.names.roster_codes():
-        who = guesser()
-        code_guesses().check(who)
-        name = here.names.claim_code(token, typed)
-        if name is None:
-            code_guesses().wrong(who)
-            raise ClassError("class.not_a_personal_code")
-        return name
-    return here.names.claim(token, typed)
+        return class_door.claim_personal_code(here, browser_token(), typed, guesser())
+    return class_door.claim_name(here, browser_token(), typed, guesser())
 
 
 def url_params() -> dict[str, str]:

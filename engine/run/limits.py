@@ -10,8 +10,9 @@ import math
 from engine.run.recipe import RUN_BOUNDS
 from scheduler.factory import CONFIG_BOUNDS
 
-# Every range an input is checked against, by name: the config's settings and the run's own numbers.
-BOUNDS = {**CONFIG_BOUNDS, **RUN_BOUNDS}
+# Every range an input is checked against, by name: the config's settings, the run's own numbers, and the most
+# names a class's lecturer may expect (session/class_names.py).
+BOUNDS = {**CONFIG_BOUNDS, **RUN_BOUNDS, "class_names": (1, 500)}
 # A trace file the app opens: its bytes (also the server's upload limit, .streamlit/config.toml) and frames.
 MAX_TRACE_BYTES = 20 * 2**20
 MAX_TRACE_FRAMES = 100_000

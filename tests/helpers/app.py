@@ -7,6 +7,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from session.classroom import classes
 from viz.frame_payload import EMPTY_VIEW, decode
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -86,6 +87,30 @@ def start_class(at: AppTest, scenario: str = "02_preemption") -> str:
     at.run()
     button(at, "Start a class").click().run()
     return at.query_params["class"]
+
+
+def started(app: AppTest):
+    """The class the lecturer's page `app` started (`start_class`)."""
+    return classes().get(start_class(app))
+
+
+def student_of(room, monkeypatch, name: str | None = None, browser: str | None = None):
+    """A student's page on the class's link (`browser`: the token its cookie carries), named `name`."""
+    if browser is not None:
+        monkeypatch.setattr("ui.class_identity._cookies", lambda: {"schedlab_browser": browser})
+    page = fake_model_app(monkeypatch)
+    page.query_params["class"] = room.code
+    page.run()
+    monkeypatch.setattr("ui.class_identity._cookies", lambda: {})
+    if name is not None:
+        named(page, name)
+    return page
+
+
+def named(page, name: str):
+    page.text_input(key="class_name_typed").set_value(name)
+    page.button[[b.label for b in page.button].index("Use this name")].click().run()
+    return page
 
 
 def step(at: AppTest, times: int = 1) -> AppTest:
