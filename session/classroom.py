@@ -30,8 +30,7 @@ import time
 from dataclasses import dataclass
 
 from session.class_error import ClassError
-from session.class_keys import (BRING_BACK, CLASSES, ENDED, ENDED_CLASSES, FOLLOWING, LEAD, LECTURER, ClassKeys,
-                                poll_id)
+from session.class_keys import BRING_BACK, CLASSES, ENDED, ENDED_CLASSES, FOLLOWING, LEAD, LECTURER, ClassKeys, poll_id
 from session.class_lead import Lead, Lectern, Recipes, clock, play_ahead
 from session.class_names import CODE_ALPHABET, MAX_NAMES, Names, drawn_code
 from session.class_polls import Poll, Polls

@@ -19,6 +19,7 @@ from tests.helpers.app import (
     no_errors,
     player_message,
     show,
+    start_class,
     started,
     student_of,
 )
