@@ -406,6 +406,10 @@ MESSAGES = {
     "class.name_taken": "{name} 已在这堂课中（来自另一个浏览器）：请用你自己的名字（看起来相同的名字算作同一个）。",
     "class.named_already": "这个浏览器在这堂课中已经是 {name}。",
     "class.roster_only": "这堂课有名单：请打开你的个人链接，或输入你的个人代码。",
+    "class.lost_to_roster": "讲师的名单把 {name} 给了在另一个浏览器中打开其个人链接的学生：这个浏览器在这里不再是 {name}。"
+                            "如果你是 {name}，请打开你的个人链接；如果不是，请向讲师索取你自己的链接。",
+    "class.name_released": "讲师已把名字 {name} 从这个浏览器释放：请向讲师索取你的个人链接，或输入你自己的名字。",
+    "class.name_removed": "讲师已把 {name} 移出这堂课：如果这是误操作，请告诉讲师。",
     "class.not_a_personal_code": "这不是这堂课的个人代码。",
     "class.too_many_names": "这堂课已有 {most} 个名字。",
     "class.name_first": "请先在课堂中给出你的名字（舞台上方）。",
@@ -435,6 +439,15 @@ MESSAGES = {
     "class.roster_names": "名字",
     "class.roster_make": "为每人生成个人链接",
     "class.roster_export": "导出个人链接（CSV）",
+    "class.names_manage": "释放或移除名字",
+    "class.names_manage_help": "名字属于先使用它的浏览器。释放它，好把它交给别人（名单上的名字会得到新的个人链接，旧链接不再有效），"
+                               "或把它移出这堂课。那个浏览器会收到通知，它以这个名字提交的答案和作业也随之移除。",
+    "class.name_release": "释放",
+    "class.name_remove": "移出这堂课",
+    "class.name_released_now": "{name} 已释放；学生输入它即可使用。",
+    "class.name_new_code": "{name} 的新个人代码：{code}（链接见名单的个人链接）。",
+    "class.name_removed_now": "{name} 已移出这堂课。",
+    "class.name_escaped": "{name}（其他文字的字母：{letters}）",
     "limit.codes": "来自这个浏览器或其所在网络的错误课堂代码太多：请等待 {seconds} 秒后再试。",
     "limit.keys": "来自这个浏览器或其所在网络的错误密钥太多：请等待 {seconds} 秒后再试。",
 

@@ -14,6 +14,7 @@ from session.classroom import CODE_ALPHABET, CODE_LENGTH, ClassError
 from session.lab import Lab, RunInputs
 from session.run_cache import RunCache
 from tests.helpers.class_stores import settle
+from tests.test_submissions import PASSED
 
 
 class Run:
@@ -94,6 +95,50 @@ def test_a_roster_gives_each_name_a_personal_code_and_no_other_name_joins(new_re
     with pytest.raises(ClassError) as refused:
         room.names.claim("B", "Eve")
     assert refused.value.message_id == "class.roster_only"
+
+
+def test_a_name_taken_before_the_roster_goes_to_its_personal_link_and_the_squatter_is_told(new_registry):
+    room = new_registry().start()
+    assert room.names.claim("squatter", "bob jones") == "bob jones"
+    room.lectern.publish(RUN, "inputs", 2, "02_preemption", predicting=True)
+    room.polls.ask("T", 3, "?", ("x", "y"), 0)
+    room.seats.sit("s", "squatter", Seat())
+    assert room.vote("s", "T", 3, 1)
+    room.hand_in("squatter", "vip", PASSED)
+    codes = room.names.set_roster(["Bob Jones", "Ann Lee", "BOB JONES"])
+    assert sorted(codes) == ["Ann Lee", "Bob Jones"]  # the roster's spelling; no look-alike twice
+    assert room.names.name_of("squatter") == "Bob Jones"  # until the personal link is opened
+    assert room.names.claim_code("bob", codes["Bob Jones"]) == "Bob Jones"  # the personal link wins
+    assert room.names.name_of("bob") == "Bob Jones" and room.names.name_of("squatter") is None
+    lost = room.names.dropped("squatter")
+    assert lost.key == "class.lost_to_roster" and lost.values["name"] == "Bob Jones"
+    assert room.polls.at("T", 3).votes == {} and room.submissions.of() == []  # the squatter's, not Bob's
+    with pytest.raises(ClassError) as refused:
+        room.names.claim_code("squatter", codes["Bob Jones"])  # opened by its student: kept
+    assert refused.value.message_id == "class.name_taken"
+    assert room.names.claim_code("squatter", codes["Ann Lee"]) == "Ann Lee"  # a leaked link: the lecturer frees it
+    assert room.names.dropped("squatter") is None
+
+
+def test_the_lecturer_frees_or_removes_any_name_and_its_browser_is_told(new_registry):
+    room = new_registry().start()
+    room.names.claim("A", "Ada")
+    room.names.claim("E", "Eve")
+    room.hand_in("E", "vip", PASSED)
+    assert room.names.release("ada") is None  # no roster: the name leaves, whoever types it next takes it
+    assert room.names.name_of("A") is None and room.names.dropped("A").key == "class.name_released"
+    assert room.names.claim("B", "Ada") == "Ada"
+    assert room.names.remove("eve") and not room.names.remove("eve")
+    assert room.names.dropped("E").key == "class.name_removed" and room.submissions.of() == []
+    roster = new_registry().start()
+    codes = roster.names.set_roster(["Ada", "Bob"])
+    roster.names.claim_code("mallory", codes["Ada"])  # Ada's link, opened by the wrong browser
+    new_code = roster.names.release("ada")
+    assert new_code not in (None, codes["Ada"]) and roster.names.roster_codes()["Ada"] == new_code
+    assert roster.names.claim_code("ada", codes["Ada"]) is None  # the old link opens nothing
+    assert roster.names.claim_code("ada", new_code) == "Ada" and roster.names.name_of("mallory") is None
+    assert roster.names.remove("bob") and "Bob" not in roster.names.roster_codes()
+    assert roster.names.claim_code("x", codes["Bob"]) is None and sorted(roster.names.all().values()) == ["Ada"]
 
 
 def test_closed_tabs_leave_their_seats_at_the_next_count_and_the_roster_lists_each_student_once(new_registry):
