@@ -494,6 +494,8 @@ MESSAGES = {
     "predict.ahead": "(That is {n} steps after frame {frame}, the one shown.)",
     "predict.toggle": "Predict, then reveal",
     "predict.toggle_help": "Before each key frame, guess what the scheduler will do; then see the answer.",
+    "predict.toggle_lecturers": "Following the lecturer: the lecturer switches predictions on and off for the class "
+                                "(break away to predict on your own).",
     "predict.score": "Your predictions in this scenario: {right} of {total} right.",
     "predict.nothing_left": "Nothing left to predict in this run.",
     "predict.ask": "**Predict:** {question}",

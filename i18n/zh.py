@@ -355,6 +355,7 @@ MESSAGES = {
     "predict.ahead": "（那是当前显示的第 {frame} 帧之后 {n} 步。）",
     "predict.toggle": "先预测，再揭晓",
     "predict.toggle_help": "在每个关键帧之前，猜猜调度器会怎么做；然后查看答案。",
+    "predict.toggle_lecturers": "正在跟随讲师：由讲师为全班打开或关闭预测（脱离跟随后可以自己预测）。",
     "predict.score": "你在这个场景中的预测：{total} 次中答对 {right} 次。",
     "predict.nothing_left": "本次运行已没有可预测的内容。",
     "predict.ask": "**预测**：{question}",

@@ -116,11 +116,25 @@ class Classroom:
 
     # -- what needs several rooms --------------------------------------------------------------------------------
 
+    def question(self, token: str | None, title: str, step: int, question: str, choices: tuple[str, ...],
+                 answer: int) -> Poll | None:
+        """The class's poll on this question, while the lecturer's predictions are on: the lecturer's page opens
+        it (its words in the lecturer's language); a student's page only finds the one the lecturer opened (a
+        student's browser asks the class nothing). None otherwise."""
+        lead = self.lead
+        if lead is None or not lead.predicting:
+            return None
+        if self.is_lecturer(token):
+            return self.polls.ask(title, step, question, choices, answer)
+        return self.polls.at(title, step)
+
     def vote(self, session: str, title: str, step: int, choice: int) -> bool:
-        """A following student's answer (their last before the reveal counts, one per name whatever the tabs);
-        the lecturer is woken to see the count. Whether it counted."""
-        seat = self.seats.seat(session)
-        key = None if seat is None or not seat.following else self.names.key_of(seat.token)
+        """A following student's answer (their last before the reveal counts, one per name whatever the tabs) on a
+        question the lecturer asks about a frame ahead of theirs, while their predictions are on; the lecturer is
+        woken to see the count. Whether it counted."""
+        seat, lead = self.seats.seat(session), self.lead
+        asking = lead is not None and lead.predicting and step > lead.frame
+        key = None if seat is None or not seat.following or not asking else self.names.key_of(seat.token)
         if key is None or not self.polls.vote(key, title, step, choice):
             return False
         self._wake_lecturer()

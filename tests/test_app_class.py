@@ -10,6 +10,7 @@ import pytest
 
 from session import limits
 from session.classroom import LECTURER_ENV, classes
+from session.names import name_key
 from tests.helpers.app import button, control, fake_model_app, lab, no_errors, player_message, show, start_class
 
 pytestmark = pytest.mark.usefixtures("own_sessions")
@@ -87,7 +88,7 @@ def test_a_name_is_bound_to_its_browser_and_a_look_alike_is_refused(app, monkeyp
         assert other.error[-1].value.startswith("Alice Smith is already in this class, from another browser")
     again = student_of(room, monkeypatch, browser="a" * 32)  # Alice's reload: her browser's cookie
     assert any(c.value == "You are **Alice Smith** in this class." for c in again.caption)
-    assert room.names.all() == {"alicesmith": "Alice Smith"} and no_errors(alice)
+    assert room.names.all() == {name_key("Alice Smith"): "Alice Smith"} and no_errors(alice)
     for name in ("प्रिया शर्मा", "สมศักดิ์ ใจดี", "محمد عَلي", "E\u0301mile"):  # every script, its marks kept
         page = student_of(room, monkeypatch, name)
         assert no_errors(page)
@@ -202,6 +203,20 @@ def test_another_device_leads_with_the_classs_secret_and_the_lecturer_ends_the_c
     student.run()
     assert any(w.value == f"Class {room.code} has ended." for w in student.warning)
     assert "class" not in student.query_params
+
+
+def test_a_followers_predictions_toggle_is_the_lecturers_and_a_student_asks_the_class_nothing(app, monkeypatch):
+    room = started(app)
+    student = student_of(room, monkeypatch, "Bo")
+    assert student.toggle(key="predict_mode").disabled and not student.toggle(key="predict_mode").value
+    student.session_state["predict_mode"] = True  # sent all the same, as a crafted page would
+    student.run()
+    assert room.polls.all() == [] and not student.toggle(key="predict_mode").value
+    assert "Send my answer" not in {b.label for b in student.button} and room.polls.tallies_csv().count("\n") == 1
+    app.toggle(key="predict_mode").set_value(True).run()  # the lecturer's switch
+    student.run()
+    assert student.toggle(key="predict_mode").value and len(room.polls.all()) == 1
+    assert "Send my answer" in {b.label for b in student.button}
 
 
 def test_the_lecturer_closes_a_question_and_asks_it_again(app, monkeypatch):

@@ -12,6 +12,7 @@ from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session import limits
 from session.classroom import CODE_ALPHABET, CODE_LENGTH, ClassError
 from session.lab import Lab, RunInputs
+from session.names import name_key
 from session.run_cache import RunCache
 from tests.helpers.class_stores import settle
 from tests.test_submissions import PASSED
@@ -206,6 +207,7 @@ def test_a_poll_counts_one_vote_per_student_their_last_until_revealed_and_export
     room.seats.sit("anonymous", "browser9", Seat())  # a tab with no name
     settle(room.store)
     assert lecturer.woken == 8  # three names given, five seats taken: the banner counts them
+    room.lectern.publish(RUN, "inputs", 6, "02_preemption", predicting=True)
     poll = room.polls.ask("Preemption", 7, "Which request is preempted?", ("request 1", "request 2"), 1)
     assert room.polls.ask("Preemption", 7, "(in another language)", ("1", "2"), 1) == poll  # one poll per question
     assert room.vote("s0", "Preemption", 7, 0) and room.vote("s1", "Preemption", 7, 1)
@@ -246,6 +248,25 @@ def test_while_a_question_ahead_is_open_a_follower_goes_no_further_than_the_lect
     assert poll.votes == {} and poll.open
     room.polls.reveal("T", 3)
     assert room.bound("T") is None
+
+
+def test_only_the_lecturer_asks_and_a_vote_counts_only_while_the_lecturers_predictions_are_on(new_registry):
+    room = new_registry().start("L")
+    room.names.claim("S", "Sam")
+    room.seats.sit("s", "S", Seat())
+    asked = ("T", 3, "Which request is preempted?", ("x", "y"), 0)
+    room.lectern.publish(RUN, "inputs", 2, "02_preemption", predicting=False)
+    assert room.question("S", *asked) is None and not room.vote("s", "T", 3, 0)  # a student switched them on
+    room.lectern.publish(RUN, "inputs", 2, "02_preemption", predicting=True)
+    assert room.question("S", *asked) is None and not room.vote("s", "T", 3, 0)  # not asked by the lecturer yet
+    assert room.polls.all() == [] and room.polls.tallies_csv().count("\n") == 1  # the header alone
+    poll = room.question("L", *asked)
+    assert room.question("S", "T", 3, "(in the student's language)", ("1", "2"), 0) == poll
+    assert room.vote("s", "T", 3, 1)
+    room.lectern.publish(RUN, "inputs", 2, "02_preemption", predicting=False)  # the lecturer switched them off
+    assert room.question("S", *asked) is None and not room.vote("s", "T", 3, 0)
+    room.lectern.publish(RUN, "inputs", 3, "02_preemption", predicting=True)  # on, at the step asked about
+    assert not room.vote("s", "T", 3, 0) and room.polls.at("T", 3).votes == {name_key("Sam"): 1}
 
 
 def test_the_lecturer_brings_everyone_back_and_ends_the_class(new_registry):
