@@ -184,19 +184,21 @@ class Classroom:
         rows += [RosterRow(None, 1, int(following), frame, None, {}) for _, following, frame in tabs.get(None, [])]
         return rows
 
-    def hand_in(self, token: str, assignment: str, judgement, link: str = "") -> Submission:
-        """The named student's judged run (ClassError: this browser has no name in the class; SubmissionError: too
-        many names); the lecturer is woken to see it."""
+    def hand_in(self, token: str, assignment: str, judgement, run: dict[str, str] | None = None) -> Submission:
+        """The named student's judged run, with its link's parameters as the server built them from the run judged
+        (ClassError: this browser has no name in the class; SubmissionError: too many names); the lecturer is woken
+        to see it."""
         key = self.names.key_of(token)
         name = None if key is None else self.names.name(key)
         if name is None:
             raise ClassError("class.name_first")
-        submission = self.submissions.submit(name, key, assignment, judgement, link)
+        submission = self.submissions.submit(name, key, assignment, judgement, run)
         self._wake_lecturer()
         return submission
 
-    def gradebook_csv(self) -> str:
-        return self.submissions.gradebook(self.code, self.names.all())
+    def gradebook_csv(self, address: str) -> str:
+        """The gradebook, each run's link under the class's `address` (the lecturer's desk's: ui/class_desk.py)."""
+        return self.submissions.gradebook(self.code, self.names.all(), address)
 
     # -- waking: published on the store, each process wakes its own tabs ------------------------------------
 

@@ -130,12 +130,16 @@ def _leave():
         st.session_state.pop(key, None)
 
 
+def class_address() -> str:
+    """The address students reach the class at: $SCHEDLAB_PUBLIC_URL where it is set, else the lecturer's page's
+    own: behind a proxy that serves several server processes, each under its own path (README, "Running a class"),
+    it leads to the process that holds the class."""
+    return (os.environ.get(PUBLIC_URL_ENV) or (st.context.url or "").split("?")[0]).rstrip("/")
+
+
 def students_link(here: Classroom, **extra) -> str:
-    """The class's link: under $SCHEDLAB_PUBLIC_URL (the address students reach this process at) where it is set,
-    else under this page's own address: behind a proxy that serves several server processes, each under its own
-    path (README, "Running a class"), it leads to the process that holds the class."""
-    base = os.environ.get(PUBLIC_URL_ENV) or (st.context.url or "").split("?")[0]
-    return f"{base.rstrip('/')}/?{urlencode({'class': here.code, **extra})}"
+    """The class's link, under the class's address."""
+    return f"{class_address()}/?{urlencode({'class': here.code, **extra})}"
 
 
 def reachable(link: str) -> bool:
@@ -184,8 +188,10 @@ def lecturer_panel(here: Classroom):
     roster_upload(here)
     st.download_button(t("class.export"), here.polls.tallies_csv, file_name=f"class_{here.code}_predictions.csv",
                        mime="text/csv", key="class_export_polls", on_click="ignore")
-    st.download_button(t("class.gradebook"), here.gradebook_csv, file_name=f"class_{here.code}_gradebook.csv",
-                       mime="text/csv", key="class_export_grades", on_click="ignore")
+    address = class_address()  # read in the page's run: the export is made later, outside it
+    st.download_button(t("class.gradebook"), lambda: here.gradebook_csv(address),
+                       file_name=f"class_{here.code}_gradebook.csv", mime="text/csv", key="class_export_grades",
+                       on_click="ignore")
 
 
 def roster_upload(here: Classroom):
