@@ -40,6 +40,10 @@ SMALL_CAPITAL = "LATIN LETTER SMALL CAPITAL "
 # Drawn alike where the skeleton keeps them apart: two ASCII letters for one (read with case kept: "Cl" is not
 # "D"), and Cyrillic "ц", a "u" with a tail.
 DRAWN_ALIKE = (("vv", "w"), ("VV", "W"), ("cl", "d"), ("ц", "u"))
+# Scripts one word of a name may mix (Japanese, Chinese with bopomofo, Korean), as UTS #39's highly restrictive
+# level allows; Common and Inherited (digits, marks) belong to every script.
+ONE_SCRIPT = {"Hira": "Hani", "Kana": "Hani", "Bopo": "Hani", "Hang": "Hani"}
+ANY_SCRIPT = ("Zyyy", "Zinh")
 DOT_ABOVE = re.compile("(?<=[ij])\u0307")  # "i̇" (case-folded "İ"): the dot of a dotted letter, drawn as one
 _SPOOF = icu.SpoofChecker()  # its skeleton is thread safe (ICU: uspoof_getSkeleton)
 
@@ -121,3 +125,19 @@ def alike_keys(name: str) -> frozenset[str]:
     letters = _letters(name)
     return frozenset({name_key(name), _skeleton(letters, drawn=True),
                       *([name_key(letters.replace("1", "i"))] if "1" in letters else [])})
+
+
+def _script(c: str) -> str:
+    code = icu.Script.getScript(ord(c)).getShortName()
+    return ONE_SCRIPT.get(code, code)
+
+
+def odd_letters(name: str) -> list[str]:
+    """The letters of a name written in another script than the rest of their word ("Аlice": the Cyrillic А), so
+    that a roster can show them: two names that differ by them never look the same there."""
+    odd = []
+    for word in name.split():
+        scripts = [script for c in word if (script := _script(c)) not in ANY_SCRIPT]
+        most = max(sorted(set(scripts)), key=scripts.count, default=None)
+        odd += [c for c in word if _script(c) not in (most, *ANY_SCRIPT)]
+    return odd

@@ -219,6 +219,35 @@ def test_a_followers_predictions_toggle_is_the_lecturers_and_a_student_asks_the_
     assert "Send my answer" in {b.label for b in student.button}
 
 
+def test_the_lecturer_frees_and_removes_names_from_the_desk_and_their_students_are_told(app, monkeypatch):
+    room = started(app)
+    bo = student_of(room, monkeypatch, "Bo")
+    cyrillic = student_of(room, monkeypatch, "\u0410da")  # Cyrillic А: shown spelled out on the desk
+    app.run()
+    assert "Аda (letters of other scripts: А U+0410)" in list(app.table[0].value.index)
+    app.selectbox(key="class_name_managed").set_value(name_key("Bo"))
+    button(app, "Free it").click().run()
+    assert any(c.value == "Bo is free; a student takes it by typing it." for c in app.caption)
+    bo.run()
+    assert bo.warning[-1].value.startswith("The lecturer freed the name Bo from this browser")
+    named(bo, "Bo")  # typed again: theirs again, the notice gone
+    assert room.names.name_of(bo.session_state["browser_token"]) == "Bo" and not bo.warning
+    app.selectbox(key="class_name_managed").set_value(name_key("\u0410da"))
+    button(app, "Remove from the class").click().run()
+    assert sorted(room.names.all().values()) == ["Bo"]
+    cyrillic.run()
+    assert cyrillic.warning[-1].value.startswith("The lecturer removed Аda from this class")
+    codes = room.names.set_roster(["Bo", "Cy"])
+    app.run()
+    assert list(app.table[0].value["personal code"]) == [codes["Bo"], codes["Cy"], ""]  # and the tab without a name
+    app.selectbox(key="class_name_managed").set_value(name_key("Bo"))
+    button(app, "Free it").click().run()
+    new_code = room.names.roster_codes()["Bo"]
+    assert new_code != codes["Bo"] and any(c.value.startswith(f"Bo's new personal code: {new_code}")
+                                           for c in app.caption)
+    assert list(app.table[0].value["personal code"]) == [new_code, codes["Cy"], "", ""]  # Bo's tab: no name now
+
+
 def test_the_lecturer_closes_a_question_and_asks_it_again(app, monkeypatch):
     room = started(app)
     student = student_of(room, monkeypatch, "Bo")

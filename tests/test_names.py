@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from session.classroom import ClassError, Registry
-from session.names import MAX_NAME, name_key, shown_name
+from session.names import MAX_NAME, name_key, odd_letters, shown_name
 
 
 @pytest.mark.parametrize("raw, shown", [
@@ -65,3 +65,11 @@ def test_distinct_real_names_of_every_script_are_all_accepted_in_one_class():
 def test_a_letter_written_as_a_symbol_is_shown_as_that_letter_not_dropped():
     assert shown_name("\u24b6lice Smith") == "Alice Smith"  # circled A: before, "lice Smith"
     assert shown_name("Alice\u2122") == "Alice"  # ™ is two letters: a symbol, not a name's
+
+
+@pytest.mark.parametrize("name, odd", [("\u0410lice Smith", ["\u0410"]), ("Alice Smith", []),
+                                       ("\u13aalice", ["\u13aa"]), ("\u0418\u0432\u043be\u0432", ["e"]),
+                                       ("田中さくら", []), ("王小明 Li", []), ("प्रिया शर्मा", []),
+                                       ("Nguyễn Văn An", [])])
+def test_the_letters_of_another_script_than_their_word_are_the_ones_a_roster_spells_out(name, odd):
+    assert odd_letters(name) == odd

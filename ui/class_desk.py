@@ -13,9 +13,10 @@ from urllib.parse import urlencode, urlsplit
 import pandas as pd
 import streamlit as st
 
-from i18n import MessageError
+from i18n import Message, MessageError
 from session.classroom import ClassError, Classroom, classes, server_lecturer_key
 from session.limits import key_guesses
+from session.names import odd_letters
 from session.submissions import csv_text
 from ui.class_identity import browser_token, guesser, keep_token
 from ui.classroom import CODE, SEEN, enter, find_class, is_lecturer, room, while_reachable
@@ -56,22 +57,68 @@ def desk():
     with st.expander(t("class.roster", n=named, tabs=tabs)):
         if rows:
             st.markdown(WRAPPED_TABLES, unsafe_allow_html=True)
+            table = roster_table(rows, here.names.roster_codes()).set_index(t("class.col.name"))
             with st.container(height=min(len(rows), ROSTER_ROWS) * 38 + 48, border=False):
-                st.table(roster_table(rows).set_index(t("class.col.name")))  # text in the page: every script's font
+                st.table(table)  # text in the page: every script's font
+            names_control(here)
         else:
             st.caption(t("class.roster_empty"))
 
 
-def roster_table(rows) -> pd.DataFrame:
-    """One row per student (and per tab not named yet): their place in the class and each assignment's verdict."""
+def shown_apart(name: str) -> str:
+    """A name as the lecturer's desk shows it: letters of another script than the rest of their word spelled out
+    beside it (session/names.py `odd_letters`), so two names never look the same there."""
+    odd = odd_letters(name)
+    return t("class.name_escaped", name=name, letters=t("list.sep").join(f"{c} U+{ord(c):04X}" for c in odd)) \
+        if odd else name
+
+
+def roster_table(rows, codes: dict[str, str]) -> pd.DataFrame:
+    """One row per student (and per tab not named yet): their place in the class and each assignment's verdict;
+    in a roster class, each name's personal code beside it (`codes`: by name)."""
     assignments = sorted({a for row in rows for a in row.assignments})
     return pd.DataFrame([{
-        t("class.col.name"): row.name or t("class.unnamed"),
+        t("class.col.name"): shown_apart(row.name) if row.name else t("class.unnamed"),
+        **({t("class.col.code"): codes.get(row.name, "")} if codes else {}),
         t("class.col.where"): t("class.col.gone") if not row.tabs else t("class.col.following")
         if row.following == row.tabs else t("class.col.exploring"),
         t("class.col.tabs"): row.tabs, t("class.col.frame"): row.frame if row.tabs else None,
         t("class.col.answered"): MARK[row.answered] if row.answered is not None else "",
         **{a: MARK[row.assignments.get(a)] for a in assignments}} for row in rows])
+
+
+def names_control(here: Classroom):
+    """The lecturer frees a name from its browser (a roster name gets a new personal link) or removes it from the
+    class; that browser is told (session/class_names.py)."""
+    names = here.names.all()
+    if not names:
+        return
+    with st.popover(t("class.names_manage"), icon=":material/manage_accounts:"):
+        st.caption(t("class.names_manage_help"))
+        st.selectbox(t("class.col.name"), sorted(names), format_func=lambda key: shown_apart(names[key]),
+                     key="class_name_managed")
+        cols = st.columns(2)
+        cols[0].button(t("class.name_release"), key="class_name_release", on_click=_free_name, args=(here, False),
+                       width="stretch")
+        cols[1].button(t("class.name_remove"), key="class_name_remove", on_click=_free_name, args=(here, True),
+                       width="stretch")
+        if done := st.session_state.get("class_name_done"):
+            st.caption(said(done))
+
+
+def _free_name(here: Classroom, remove: bool):
+    key = st.session_state.get("class_name_managed")
+    name = here.names.name(key or "")
+    if not is_lecturer() or name is None:  # a name gone meanwhile (another lecturer device)
+        return
+    if remove:
+        here.names.remove(key)
+        done = Message("class.name_removed_now", name=name)
+    elif code := here.names.release(key):
+        done = Message("class.name_new_code", name=name, code=code)
+    else:
+        done = Message("class.name_released_now", name=name)
+    st.session_state.class_name_done = done
 
 
 def _end():
