@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from i18n import Message
 from session.class_error import ClassError, class_open
-from session.class_keys import CLASSES, ClassKeys
+from session.class_keys import CLASSES, FOLLOWING, ClassKeys
 from session.class_store import ClassStore, Tx
 from session.names import alike_keys, name_key, shown_name
 
@@ -142,7 +142,9 @@ class Names:
             tx.hset(k.codes, code := _new_code(codes), key)
             tx.hset(k.names, key, json.dumps([name, ""]))
             return code
-        return self.store.atomically((CLASSES, k.codes, k.names, k.by_token, k.submissions, k.polls), change)
+        code = self.store.atomically((CLASSES, k.codes, k.names, k.by_token, k.submissions, k.polls), change)
+        self._tell()
+        return code
 
     def remove(self, key: str) -> bool:
         """The lecturer removes a name from the class and its roster (its browser told so); whether it was there."""
@@ -160,7 +162,13 @@ class Names:
                     tx.hdel(k.codes, code)
             tx.hdel(k.names, key)
             return True
-        return self.store.atomically((CLASSES, k.codes, k.names, k.by_token, k.submissions, k.polls), change)
+        removed = self.store.atomically((CLASSES, k.codes, k.names, k.by_token, k.submissions, k.polls), change)
+        self._tell()
+        return removed
+
+    def _tell(self):
+        """Wake the tabs following: a browser that lost its name says so (one that broke away, at its next run)."""
+        self.store.publish(self.keys.code, FOLLOWING)
 
     def _unbind(self, tx: Tx, key: str, name: str, holder: str, why: str):
         """The browser `holder` loses the name `key` (told `why`), and what it did under it leaves with it: its
@@ -212,6 +220,7 @@ class Names:
         name = self.store.atomically((CLASSES, k.codes, k.names, k.by_token, k.submissions, k.polls), change)
         if name is not None:
             self._named()
+            self._tell()  # a browser that had typed the name, if any
         return name
 
     def key_of(self, token: str | None) -> str | None:
