@@ -565,6 +565,7 @@ MESSAGES = {
     "class.too_many_names": "This class already has {most} names.",
     "class.name_first": "Give your name in the class first (above the stage).",
     "class.name_to_answer": "Give your name above the stage to answer.",
+    "class.not_asked_yet": "The lecturer's page has not asked this question yet: it comes here when it does.",
     "class.answered": "{answered} of {students} students following have answered.",
     "class.reveal": "Reveal for everyone",
     "class.close_question": "Close the question",

@@ -415,6 +415,7 @@ MESSAGES = {
     "class.too_many_names": "这堂课已有 {most} 个名字。",
     "class.name_first": "请先在课堂中给出你的名字（舞台上方）。",
     "class.name_to_answer": "请在舞台上方给出你的名字再作答。",
+    "class.not_asked_yet": "讲师的页面还没有提出这个问题：提出后会出现在这里。",
     "class.answered": "正在跟随的 {students} 名学生中已有 {answered} 名作答。",
     "class.reveal": "向全班揭晓",
     "class.close_question": "关闭这个问题",

@@ -202,7 +202,7 @@ class Names:
         code that is no roster name's."""
         code, k = (code or "").strip().upper(), self.keys
 
-        def change(tx: Tx) -> str | None:
+        def change(tx: Tx) -> tuple[str, bool] | None:
             class_open(tx, k)
             if (key := tx.hget(k.codes, code)) is None:
                 return None
@@ -211,17 +211,19 @@ class Names:
                 raise ClassError("class.name_taken", name=name)
             if (mine := tx.hget(k.by_token, token)) not in (None, key):
                 raise ClassError("class.named_already", name=_filed(tx.hget(k.names, mine))[0])
-            if holder and holder != token:  # typed before the roster was given: the personal link wins
+            if displaced := holder not in ("", token):  # typed before the roster was given: the personal link wins
                 self._unbind(tx, key, name, holder, LOST_TO_ROSTER)
             tx.hset(k.names, key, json.dumps([name, token, 1]))
             tx.hset(k.by_token, token, key)
             tx.hdel(k.dropped, token)
-            return name
-        name = self.store.atomically((CLASSES, k.codes, k.names, k.by_token, k.submissions, k.polls), change)
-        if name is not None:
-            self._named()
-            self._tell()  # a browser that had typed the name, if any
-        return name
+            return name, displaced
+        opened = self.store.atomically((CLASSES, k.codes, k.names, k.by_token, k.submissions, k.polls), change)
+        if opened is None:
+            return None
+        self._named()
+        if opened[1]:
+            self._tell()
+        return opened[0]
 
     def key_of(self, token: str | None) -> str | None:
         """The key of this browser's name in the class, if it has one."""

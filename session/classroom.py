@@ -124,9 +124,11 @@ class Classroom:
         lead = self.lead
         if lead is None or not lead.predicting:
             return None
-        if self.is_lecturer(token):
-            return self.polls.ask(title, step, question, choices, answer)
-        return self.polls.at(title, step)
+        if (known := self.polls.at(title, step)) is not None or not self.is_lecturer(token):
+            return known
+        poll = self.polls.ask(title, step, question, choices, answer)
+        self.store.publish(self.code, FOLLOWING)  # asked now: the followers' pages show it
+        return poll
 
     def vote(self, session: str, title: str, step: int, choice: int) -> bool:
         """A following student's answer (their last before the reveal counts, one per name whatever the tabs) on a

@@ -14,8 +14,8 @@ from session.classroom import CODE_ALPHABET, CODE_LENGTH, ClassError
 from session.lab import Lab, RunInputs
 from session.names import name_key
 from session.run_cache import RunCache
+from tests.helpers.class_hammer import PASSED
 from tests.helpers.class_stores import settle
-from tests.test_submissions import PASSED
 
 
 class Run:
@@ -253,14 +253,18 @@ def test_while_a_question_ahead_is_open_a_follower_goes_no_further_than_the_lect
 def test_only_the_lecturer_asks_and_a_vote_counts_only_while_the_lecturers_predictions_are_on(new_registry):
     room = new_registry().start("L")
     room.names.claim("S", "Sam")
-    room.seats.sit("s", "S", Seat())
+    room.seats.sit("s", "S", follower := Seat())
     asked = ("T", 3, "Which request is preempted?", ("x", "y"), 0)
     room.lectern.publish(RUN, "inputs", 2, "02_preemption", predicting=False)
     assert room.question("S", *asked) is None and not room.vote("s", "T", 3, 0)  # a student switched them on
     room.lectern.publish(RUN, "inputs", 2, "02_preemption", predicting=True)
     assert room.question("S", *asked) is None and not room.vote("s", "T", 3, 0)  # not asked by the lecturer yet
     assert room.polls.all() == [] and room.polls.tallies_csv().count("\n") == 1  # the header alone
+    settle(room.store)
+    woken = follower.woken
     poll = room.question("L", *asked)
+    settle(room.store)
+    assert follower.woken == woken + 1  # asked: the follower's page shows it
     assert room.question("S", "T", 3, "(in the student's language)", ("1", "2"), 0) == poll
     assert room.vote("s", "T", 3, 1)
     room.lectern.publish(RUN, "inputs", 2, "02_preemption", predicting=False)  # the lecturer switched them off

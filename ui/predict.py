@@ -114,6 +114,9 @@ def _ask():
         if (poll := class_poll(question)) is not None:
             before_reveal(poll, question)
             return
+        if lecturers_predictions():  # following: the lecturer's question, once their page asks it
+            st.caption(t("class.not_asked_yet"))
+            return
         st.radio(t("predict.choice"), question.choices, index=None, key=f"predict_choice_{step}",
                  label_visibility="collapsed", horizontal=True)
         st.button(t("predict.reveal"), key=f"predict_reveal_{step}", on_click=_check, args=(question,),
