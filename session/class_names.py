@@ -80,12 +80,13 @@ class Names:
             if tx.hlen(k.codes):
                 raise ClassError("class.roster_only")
             names = tx.hgetall(k.names)
-            if (taken := _alike(names, name)) is not None:
+            if (taken := _alike(names, name)) is not None and _filed(names[taken])[1] != token:
                 raise ClassError("class.name_taken", name=_filed(names[taken])[0])
-            if len(names) >= MAX_NAMES:
+            if taken is None and len(names) >= MAX_NAMES:
                 raise ClassError("class.too_many_names", most=MAX_NAMES)
-            tx.hset(k.names, key, json.dumps([name, token]))
-            tx.hset(k.by_token, token, key)
+            filed_as = taken or key  # taken: by this browser, this claim sent again after it took effect
+            tx.hset(k.names, filed_as, json.dumps([name, token]))
+            tx.hset(k.by_token, token, filed_as)
             tx.hdel(k.dropped, token)
             return name
         claimed = self.store.atomically((CLASSES, k.names, k.by_token, k.codes), change)
