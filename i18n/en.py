@@ -494,6 +494,8 @@ MESSAGES = {
     "predict.ahead": "(That is {n} steps after frame {frame}, the one shown.)",
     "predict.toggle": "Predict, then reveal",
     "predict.toggle_help": "Before each key frame, guess what the scheduler will do; then see the answer.",
+    "predict.toggle_lecturers": "Following the lecturer: the lecturer switches predictions on and off for the class "
+                                "(break away to predict on your own).",
     "predict.score": "Your predictions in this scenario: {right} of {total} right.",
     "predict.nothing_left": "Nothing left to predict in this run.",
     "predict.ask": "**Predict:** {question}",
@@ -553,10 +555,17 @@ MESSAGES = {
                         "look the same count as the same).",
     "class.named_already": "This browser is {name} in this class already.",
     "class.roster_only": "This class has a roster: open your personal link, or type your personal code.",
+    "class.lost_to_roster": "The lecturer's roster gives {name} to the student who opened its personal link, in "
+                            "another browser: this browser is no longer {name} here. If you are {name}, open your "
+                            "personal link; if not, ask the lecturer for yours.",
+    "class.name_released": "The lecturer freed the name {name} from this browser: ask the lecturer for your "
+                           "personal link, or type your own name.",
+    "class.name_removed": "The lecturer removed {name} from this class: ask the lecturer if that is a mistake.",
     "class.not_a_personal_code": "That is not a personal code of this class.",
     "class.too_many_names": "This class already has {most} names, as many as its lecturer expects.",
     "class.name_first": "Give your name in the class first (above the stage).",
     "class.name_to_answer": "Give your name above the stage to answer.",
+    "class.not_asked_yet": "The lecturer's page has not asked this question yet: it comes here when it does.",
     "class.answered": "{answered} of {students} named students following have answered.",
     "class.reveal": "Reveal for everyone",
     "class.close_question": "Close the question",
@@ -586,6 +595,17 @@ MESSAGES = {
     "class.roster_names": "Names",
     "class.roster_make": "Give each a personal link",
     "class.roster_export": "Export the personal links (CSV)",
+    "class.names_manage": "Free or remove a name",
+    "class.names_manage_help": "A name stays with the browser that took it. Free it to give it to someone else (a "
+                               "roster name gets a new personal link; its old one opens nothing), or remove it from "
+                               "the class. That browser is told, and its answers and hand-ins under the name go "
+                               "with it.",
+    "class.name_release": "Free it",
+    "class.name_remove": "Remove from the class",
+    "class.name_released_now": "{name} is free; a student takes it by typing it.",
+    "class.name_new_code": "{name}'s new personal code: {code} (its link is in the roster's personal links).",
+    "class.name_removed_now": "{name} was removed from the class.",
+    "class.name_escaped": "{name} (letters of other scripts: {letters})",
     "limit.codes": "Too many wrong class codes from this browser or its network: wait {seconds} s, then try again.",
     "limit.keys": "Too many wrong keys from this browser or its network: wait {seconds} s, then try again.",
     "limit.names": "Too many new names from this network lately: wait {seconds} s, then try again.",

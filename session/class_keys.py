@@ -29,9 +29,11 @@ class ClassKeys:
         self.lectern = p + "lectern"  # string: JSON [process, session] of the lecturer's tab
         self.lead = p + "lead"  # string: JSON of the lead (session/class_lead.py)
         self.version = p + "version"  # string: the last lead's version
-        self.names = p + "names"  # hash: name key -> JSON [name as shown, browser token; "" for a roster name unopened]
+        self.names = p + "names"  # hash: name key -> JSON [name as shown, browser token ("" for a roster name
+        # unopened), 1 when that browser opened the name's personal code]
         self.by_token = p + "by_token"  # hash: browser token -> name key
         self.codes = p + "codes"  # hash: personal code -> name key (a roster class)
+        self.dropped = p + "dropped"  # hash: browser token -> JSON [name it lost, why: a message id]
         self.polls = p + "polls"  # hash: poll id -> JSON {question, choices, answer}
         self.poll_flags = p + "poll_flags"  # hash: JSON [poll id, "revealed" or "closed"] -> "1"
         self.submissions = p + "submissions"  # hash: JSON [assignment, name key] -> the submission's JSON

@@ -162,12 +162,28 @@ class Classroom:
 
     # -- what needs several rooms --------------------------------------------------------------------------------
 
+    def question(self, token: str | None, title: str, step: int, question: str, choices: tuple[str, ...],
+                 answer: int) -> Poll | None:
+        """The class's poll on this question, while the lecturer's predictions are on: the lecturer's page opens
+        it (its words in the lecturer's language); a student's page only finds the one the lecturer opened (a
+        student's browser asks the class nothing). None otherwise."""
+        lead = self.lead
+        if lead is None or not lead.predicting:
+            return None
+        if (known := self.polls.at(title, step)) is not None or not self.is_lecturer(token):
+            return known
+        poll = self.polls.ask(title, step, question, choices, answer)
+        self.store.publish(self.code, FOLLOWING)  # asked now: the followers' pages show it
+        return poll
+
     def vote(self, session: str, title: str, step: int, choice: int) -> bool:
-        """A following student's answer (their last before the reveal counts, one per name whatever the tabs);
-        the lecturer is woken to see the count. Whether it counted; ClassError when the browser's vote on it is
-        closed (`vote_closed`), or a tab of it is on its own now."""
-        seat = self.seats.seat(session)
-        key = None if seat is None or not seat.following else self.names.key_of(seat.token)
+        """A following student's answer (their last before the reveal counts, one per name whatever the tabs) on a
+        question the lecturer asks about a frame ahead of theirs, while their predictions are on; the lecturer is
+        woken to see the count. Whether it counted; ClassError when the browser's vote on it is closed
+        (`vote_closed`), or a tab of it is on its own now."""
+        seat, lead = self.seats.seat(session), self.lead
+        asking = lead is not None and lead.predicting and step > lead.frame
+        key = None if seat is None or not seat.following or not asking else self.names.key_of(seat.token)
         if key is not None and (self.vote_closed(seat.token, title, step) or self._away_now(seat.token)):
             raise ClassError("class.vote_closed")
         if key is None or not self.polls.vote(key, title, step, choice):
@@ -249,19 +265,21 @@ class Classroom:
         rows += [RosterRow(None, 1, int(following), frame, None, {}) for _, following, frame in tabs.get(None, [])]
         return rows
 
-    def hand_in(self, token: str, assignment: str, judgement, link: str = "") -> Submission:
-        """The named student's judged run (ClassError: this browser has no name in the class; SubmissionError: too
-        many names); the lecturer is woken to see it."""
+    def hand_in(self, token: str, assignment: str, judgement, run: dict[str, str] | None = None) -> Submission:
+        """The named student's judged run, with its link's parameters as the server built them from the run judged
+        (ClassError: this browser has no name in the class; SubmissionError: too many names); the lecturer is woken
+        to see it."""
         key = self.names.key_of(token)
         name = None if key is None else self.names.name(key)
         if name is None:
             raise ClassError("class.name_first")
-        submission = self.submissions.submit(name, key, assignment, judgement, link)
+        submission = self.submissions.submit(name, key, assignment, judgement, run)
         self._wake_lecturer()
         return submission
 
-    def gradebook_csv(self) -> str:
-        return self.submissions.gradebook(self.code, self.names.all())
+    def gradebook_csv(self, address: str) -> str:
+        """The gradebook, each run's link under the class's `address` (the lecturer's desk's: ui/class_desk.py)."""
+        return self.submissions.gradebook(self.code, self.names.all(), address)
 
     # -- waking: published on the store, each process wakes its own tabs ------------------------------------
 

@@ -1,7 +1,8 @@
 """A class's handed-in assignments (no Streamlit): each student's latest judged run per assignment, under the name
 the class knows them by (session/classroom.py binds it to their browser; session/names.py: how it is shown and
-compared), with the link that reopens the run; the export as CSV (one row per goal) and as a gradebook (one row
-per student). Both CSVs start with a byte-order mark (Excel then reads UTF-8: 王小明, not mojibake) and neutralise a
+compared), with the link that reopens the run (built by the server from the run it judged: its parameters, put under
+the class's address when the gradebook is exported); the export as CSV (one row per goal) and as a gradebook (one
+row per student). Both CSVs start with a byte-order mark (Excel then reads UTF-8: 王小明, not mojibake) and neutralise a
 cell a spreadsheet would run as a formula. A class holds at most MAX_NAMES names per assignment.
 """
 
@@ -12,6 +13,7 @@ import io
 import json
 import time
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from engine.inputs.assignment import Judgement
 from engine.inputs.goals import FAIL, Verdict
@@ -39,12 +41,16 @@ class Submission:
     broken: tuple[Message, ...]
     passed: bool
     at: float  # time.time()
-    link: str = ""  # the address that reopens the run handed in, at its last frame
+    run: str = ""  # the query string that reopens the run handed in, at its last frame (session/links.py)
 
     @classmethod
-    def of(cls, name: str, key: str, assignment: str, judgement: Judgement, link: str = "") -> Submission:
+    def of(cls, name: str, key: str, assignment: str, judgement: Judgement, run: dict[str, str]) -> Submission:
         return cls(name, key, assignment, tuple((goal.words, verdict) for goal, verdict in judgement.verdicts),
-                   judgement.broken, judgement.passed, time.time(), link)
+                   judgement.broken, judgement.passed, time.time(), urlencode(run))
+
+    def link(self, address: str) -> str:
+        """The address that reopens the run handed in, under the class's `address` ("" without a run)."""
+        return f"{address.rstrip('/')}/?{self.run}" if self.run else ""
 
 
     def filed(self) -> str:
@@ -53,14 +59,14 @@ class Submission:
                            "goals": [[_data(goal), verdict.state, _data(verdict.reason)]
                                      for goal, verdict in self.goals],
                            "broken": [_data(rule) for rule in self.broken], "passed": self.passed, "at": self.at,
-                           "link": self.link}, ensure_ascii=False)
+                           "run": self.run}, ensure_ascii=False)
 
     @classmethod
     def read(cls, filed: str) -> Submission:
         d = json.loads(filed)
         return cls(d["name"], d["key"], d["assignment"],
                    tuple((_message(goal), Verdict(state, _message(reason))) for goal, state, reason in d["goals"]),
-                   tuple(_message(rule) for rule in d["broken"]), d["passed"], d["at"], d["link"])
+                   tuple(_message(rule) for rule in d["broken"]), d["passed"], d["at"], d.get("run", ""))
 
 
 def _data(value):
@@ -87,10 +93,12 @@ class Submissions:
     def _slot(assignment: str, key: str) -> str:
         return json.dumps([assignment, key], ensure_ascii=False)
 
-    def submit(self, name: str, key: str, assignment: str, judgement: Judgement, link: str = "") -> Submission:
-        """Keep this run as the latest of the student named `name` (compared by `key`) on `assignment`;
-        SubmissionError for a new name beyond MAX_NAMES, ClassError once the class has ended."""
-        slot, submission = self._slot(assignment, key), Submission.of(name, key, assignment, judgement, link)
+    def submit(self, name: str, key: str, assignment: str, judgement: Judgement, run: dict[str, str] | None = None
+               ) -> Submission:
+        """Keep this run (`run`: the parameters of its link, as session/links.py builds them from the run judged)
+        as the latest of the student named `name` (compared by `key`) on `assignment`; SubmissionError for a new
+        name beyond MAX_NAMES, ClassError once the class has ended."""
+        slot, submission = self._slot(assignment, key), Submission.of(name, key, assignment, judgement, run or {})
 
         def change(tx: Tx):
             class_open(tx, self._keys)  # ClassError once the class has ended
@@ -122,10 +130,10 @@ class Submissions:
                                                   in_lang(lang, reason))])
         return out.getvalue()
 
-    def gradebook(self, code: str, students: dict[str, str]) -> str:
+    def gradebook(self, code: str, students: dict[str, str], address: str) -> str:
         """One row per student (`students`: name by key, each the class knows; and each who handed in): for each
         assignment handed in by anyone, whether theirs met every goal (1, 0, or empty: nothing handed in), when
-        (UTC), and the link that reopens the very run."""
+        (UTC), and the link that reopens the very run, under the class's `address`."""
         latest = self.of()
         assignments = sorted({s.assignment for s in latest})
         by = {(s.assignment, s.key): s for s in latest}
@@ -137,7 +145,7 @@ class Submissions:
             cells = []
             for assignment in assignments:
                 s = by.get((assignment, key))
-                cells += ["", "", ""] if s is None else [int(s.passed), _utc(s.at), s.link]
+                cells += ["", "", ""] if s is None else [int(s.passed), _utc(s.at), s.link(address)]
             rows.writerow([_cell(v) for v in (code, name, *cells)])
         return out.getvalue()
 

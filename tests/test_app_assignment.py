@@ -98,9 +98,29 @@ def test_a_student_hands_in_under_their_name_and_the_lecturer_filters_sorts_and_
     app.selectbox(key="assignment_delete_who").set_value("bob")
     button(app, "Delete it").click().run()
     assert [s.name for s in room.submissions.of(VIP)] == ["Ada Lovelace", "Cy " + "x" * 37]
-    link = room.submissions.of(VIP)[0].link
-    assert f"scenario={VIP}" in link and "frame=" in link  # reopens the very run handed in
+    run = room.submissions.of(VIP)[0].run
+    assert f"scenario={VIP}" in run and "frame=" in run  # reopens the very run handed in
     assert room.submissions.csv(room.code, "en").count("Ada Lovelace") == 2  # a row per goal
+
+
+def test_the_gradebook_link_is_built_by_the_server_never_from_the_address_a_page_reports(app, monkeypatch):
+    opened(app)
+    button(app, "Start a class").click().run()
+    room = classes().get(app.query_params["class"])
+    student = fake_model_app(monkeypatch)
+    student.query_params["class"] = room.code
+    student.run()
+    student.text_input(key="class_name_typed").set_value("Mallory")
+    button(student, "Use this name").click().run()
+    button(student, "Break away").click().run()
+    button(student, "Run to the end").click().run()
+    reported = "https://phish.example/login"  # the page address a crafted page reports (st.context.url)
+    monkeypatch.setattr("streamlit.runtime.context._context_info_field",
+                        lambda field: reported if field == "url" else None)
+    button(student, "Submit to the lecturer").click().run()
+    assert no_errors(student) and "phish" not in room.submissions.of(VIP)[0].run
+    row = room.gradebook_csv("http://10.0.0.5:8501").splitlines()[-1]
+    assert f"http://10.0.0.5:8501/?scenario={VIP}&" in row and "frame=" in row and "phish" not in row
 
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from session import limits
 from session.classroom import LECTURER_ENV, classes
+from session.names import name_key
 from tests.helpers.app import (
     button,
     control,
@@ -77,7 +78,7 @@ def test_a_name_is_bound_to_its_browser_and_a_look_alike_is_refused(app, monkeyp
         assert other.error[-1].value.startswith("Alice Smith is already in this class, from another browser")
     again = student_of(room, monkeypatch, browser="a" * 32)  # Alice's reload: her browser's cookie
     assert any(c.value == "You are **Alice Smith** in this class." for c in again.caption)
-    assert room.names.all() == {"alicesmith": "Alice Smith"} and no_errors(alice)
+    assert room.names.all() == {name_key("Alice Smith"): "Alice Smith"} and no_errors(alice)
     for name in ("प्रिया शर्मा", "สมศักดิ์ ใจดี", "محمد عَلي", "E\u0301mile"):  # every script, its marks kept
         page = student_of(room, monkeypatch, name)
         assert no_errors(page)
@@ -192,6 +193,49 @@ def test_another_device_leads_with_the_classs_secret_and_the_lecturer_ends_the_c
     student.run()
     assert any(w.value == f"Class {room.code} has ended." for w in student.warning)
     assert "class" not in student.query_params
+
+
+def test_a_followers_predictions_toggle_is_the_lecturers_and_a_student_asks_the_class_nothing(app, monkeypatch):
+    room = started(app)
+    student = student_of(room, monkeypatch, "Bo")
+    assert student.toggle(key="predict_mode").disabled and not student.toggle(key="predict_mode").value
+    student.session_state["predict_mode"] = True  # sent all the same, as a crafted page would
+    student.run()
+    assert room.polls.all() == [] and not student.toggle(key="predict_mode").value
+    assert "Send my answer" not in {b.label for b in student.button} and room.polls.tallies_csv().count("\n") == 1
+    app.toggle(key="predict_mode").set_value(True).run()  # the lecturer's switch
+    student.run()
+    assert student.toggle(key="predict_mode").value and len(room.polls.all()) == 1
+    assert "Send my answer" in {b.label for b in student.button}
+
+
+def test_the_lecturer_frees_and_removes_names_from_the_desk_and_their_students_are_told(app, monkeypatch):
+    room = started(app)
+    bo = student_of(room, monkeypatch, "Bo")
+    cyrillic = student_of(room, monkeypatch, "\u0410da")  # Cyrillic А: shown spelled out on the desk
+    app.run()
+    assert "Аda (letters of other scripts: А U+0410)" in list(app.table[0].value.index)
+    app.selectbox(key="class_name_managed").set_value(name_key("Bo"))
+    button(app, "Free it").click().run()
+    assert any(c.value == "Bo is free; a student takes it by typing it." for c in app.caption)
+    bo.run()
+    assert bo.warning[-1].value.startswith("The lecturer freed the name Bo from this browser")
+    named(bo, "Bo")  # typed again: theirs again, the notice gone
+    assert room.names.name_of(bo.session_state["browser_token"]) == "Bo" and not bo.warning
+    app.selectbox(key="class_name_managed").set_value(name_key("\u0410da"))
+    button(app, "Remove from the class").click().run()
+    assert sorted(room.names.all().values()) == ["Bo"]
+    cyrillic.run()
+    assert cyrillic.warning[-1].value.startswith("The lecturer removed Аda from this class")
+    codes = room.names.set_roster(["Bo", "Cy"])
+    app.run()
+    assert list(app.table[0].value["personal code"]) == [codes["Bo"], codes["Cy"], ""]  # and the tab without a name
+    app.selectbox(key="class_name_managed").set_value(name_key("Bo"))
+    button(app, "Free it").click().run()
+    new_code = room.names.roster_codes()["Bo"]
+    assert new_code != codes["Bo"] and any(c.value.startswith(f"Bo's new personal code: {new_code}")
+                                           for c in app.caption)
+    assert list(app.table[0].value["personal code"]) == [new_code, codes["Cy"], "", ""]  # Bo's tab: no name now
 
 
 def test_the_lecturer_closes_a_question_and_asks_it_again(app, monkeypatch):

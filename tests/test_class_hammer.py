@@ -7,6 +7,7 @@ it). Each test counts exactly: nothing lost, nothing counted twice, no exception
 import concurrent.futures
 import multiprocessing
 import time
+from types import SimpleNamespace
 
 import pytest
 import redis
@@ -89,6 +90,7 @@ def test_no_vote_lands_after_the_reveal_returned_and_every_vote_that_counted_is_
     for side in "ab":
         for i in range(N):
             room.names.claim(f"{side}-browser{i}", f"{side} student {i}")
+    room.lectern.publish(SimpleNamespace(address="run"), "inputs", 0, "T", predicting=True)  # the class votes then
     room.polls.ask("T", 1, "?", ("x", "y"), 0)
     sides = started(hall, room.code, "vote")
     while len(room.polls.at("T", 1).votes) < N // 2 and not all(s.done() for s in sides):

@@ -71,6 +71,8 @@ def test_two_processes_hold_one_class_its_names_votes_and_submissions(hall):
     room_b.seats.sit("s1", "browser-S", Tab())
     room_a.seats.sit("s2", "browser-T", Tab())
     assert room_a.seats.counts() == room_b.seats.counts() == (2, 2)  # every process's tabs counted
+    lecturer = lecturer_lab(a)
+    room_a.lectern.publish(lecturer.shared_run, lecturer.inputs, 0, "02_preemption", predicting=True)
     room_a.polls.ask("T", 3, "?", ("x", "y"), 1)
     assert room_b.vote("s1", "T", 3, 1)  # a vote on B, counted where the lecturer is
     assert room_a.polls.at("T", 3).votes == {room_b.names.all().popitem()[0]: 1}
@@ -115,9 +117,9 @@ def test_redis_restarted_keeps_the_class_and_the_wake_ups_resume(hall, redis_ser
     room_b.seats.sit("s1", "browser-S", follower := Tab())
     lecturer = lecturer_lab(a)
     lecturer.run(3)
-    room_a.lectern.publish(lecturer.shared_run, lecturer.inputs, 3, "02_preemption", False)
+    room_a.lectern.publish(lecturer.shared_run, lecturer.inputs, 3, "02_preemption", predicting=True)
     room_a.polls.ask("T", 5, "?", ("x", "y"), 0)
-    room_b.vote("s1", "T", 5, 0)
+    assert room_b.vote("s1", "T", 5, 0)
     redis_server.restart()  # its append-only file read back
     assert a.find(room_a.code) is room_a and room_b.names.name_of("browser-S") == "Ada"
     assert room_a.polls.at("T", 5).votes == {"ada": 0} and room_b.lead.frame == 3
@@ -160,6 +162,8 @@ def test_a_process_that_dies_takes_only_its_tabs_its_students_votes_and_submissi
     room_b.names.claim("browser-S", "Ada")
     room_b.seats.sit("s1", "browser-S", Tab())
     room_a.seats.sit("s2", "browser-T", Tab())
+    lecturer = lecturer_lab(a)
+    room_a.lectern.publish(lecturer.shared_run, lecturer.inputs, 0, "02_preemption", predicting=True)
     room_a.polls.ask("T", 5, "?", ("x", "y"), 0)
     assert room_b.vote("s1", "T", 5, 1)
     assert room_a.seats.counts() == (2, 2)

@@ -12,7 +12,9 @@ from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session import limits
 from session.classroom import CODE_ALPHABET, CODE_LENGTH, ClassError
 from session.lab import Lab, RunInputs
+from session.names import name_key
 from session.run_cache import RunCache
+from tests.helpers.class_hammer import PASSED
 from tests.helpers.class_stores import settle
 
 
@@ -96,6 +98,50 @@ def test_a_roster_gives_each_name_a_personal_code_and_no_other_name_joins(new_re
     assert refused.value.message_id == "class.roster_only"
 
 
+def test_a_name_taken_before_the_roster_goes_to_its_personal_link_and_the_squatter_is_told(new_registry):
+    room = new_registry().start()
+    assert room.names.claim("squatter", "bob jones") == "bob jones"
+    room.lectern.publish(RUN, "inputs", 2, "02_preemption", predicting=True)
+    room.polls.ask("T", 3, "?", ("x", "y"), 0)
+    room.seats.sit("s", "squatter", Seat())
+    assert room.vote("s", "T", 3, 1)
+    room.hand_in("squatter", "vip", PASSED)
+    codes = room.names.set_roster(["Bob Jones", "Ann Lee", "BOB JONES"])
+    assert sorted(codes) == ["Ann Lee", "Bob Jones"]  # the roster's spelling; no look-alike twice
+    assert room.names.name_of("squatter") == "Bob Jones"  # until the personal link is opened
+    assert room.names.claim_code("bob", codes["Bob Jones"]) == "Bob Jones"  # the personal link wins
+    assert room.names.name_of("bob") == "Bob Jones" and room.names.name_of("squatter") is None
+    lost = room.names.dropped("squatter")
+    assert lost.key == "class.lost_to_roster" and lost.values["name"] == "Bob Jones"
+    assert room.polls.at("T", 3).votes == {} and room.submissions.of() == []  # the squatter's, not Bob's
+    with pytest.raises(ClassError) as refused:
+        room.names.claim_code("squatter", codes["Bob Jones"])  # opened by its student: kept
+    assert refused.value.message_id == "class.name_taken"
+    assert room.names.claim_code("squatter", codes["Ann Lee"]) == "Ann Lee"  # a leaked link: the lecturer frees it
+    assert room.names.dropped("squatter") is None
+
+
+def test_the_lecturer_frees_or_removes_any_name_and_its_browser_is_told(new_registry):
+    room = new_registry().start()
+    room.names.claim("A", "Ada")
+    room.names.claim("E", "Eve")
+    room.hand_in("E", "vip", PASSED)
+    assert room.names.release("ada") is None  # no roster: the name leaves, whoever types it next takes it
+    assert room.names.name_of("A") is None and room.names.dropped("A").key == "class.name_released"
+    assert room.names.claim("B", "Ada") == "Ada"
+    assert room.names.remove("eve") and not room.names.remove("eve")
+    assert room.names.dropped("E").key == "class.name_removed" and room.submissions.of() == []
+    roster = new_registry().start()
+    codes = roster.names.set_roster(["Ada", "Bob"])
+    roster.names.claim_code("mallory", codes["Ada"])  # Ada's link, opened by the wrong browser
+    new_code = roster.names.release("ada")
+    assert new_code not in (None, codes["Ada"]) and roster.names.roster_codes()["Ada"] == new_code
+    assert roster.names.claim_code("ada", codes["Ada"]) is None  # the old link opens nothing
+    assert roster.names.claim_code("ada", new_code) == "Ada" and roster.names.name_of("mallory") is None
+    assert roster.names.remove("bob") and "Bob" not in roster.names.roster_codes()
+    assert roster.names.claim_code("x", codes["Bob"]) is None and sorted(roster.names.all().values()) == ["Ada"]
+
+
 def test_closed_tabs_leave_their_seats_at_the_next_count_and_the_roster_lists_each_student_once(new_registry):
     room = new_registry().start()
     room.names.claim("A", "Ada")
@@ -161,6 +207,7 @@ def test_a_poll_counts_one_vote_per_student_their_last_until_revealed_and_export
     room.seats.sit("anonymous", "browser9", Seat())  # a tab with no name
     settle(room.store)
     assert lecturer.woken == 8  # three names given, five seats taken: the banner counts them
+    room.lectern.publish(RUN, "inputs", 6, "02_preemption", predicting=True)
     poll = room.polls.ask("Preemption", 7, "Which request is preempted?", ("request 1", "request 2"), 1)
     assert room.polls.ask("Preemption", 7, "(in another language)", ("1", "2"), 1) == poll  # one poll per question
     assert room.vote("s0", "Preemption", 7, 0) and room.vote("s1", "Preemption", 7, 1)
@@ -201,6 +248,29 @@ def test_while_a_question_ahead_is_open_a_follower_goes_no_further_than_the_lect
     assert poll.votes == {} and poll.open
     room.polls.reveal("T", 3)
     assert room.bound("T") is None
+
+
+def test_only_the_lecturer_asks_and_a_vote_counts_only_while_the_lecturers_predictions_are_on(new_registry):
+    room = new_registry().start("L")
+    room.names.claim("S", "Sam")
+    room.seats.sit("s", "S", follower := Seat())
+    asked = ("T", 3, "Which request is preempted?", ("x", "y"), 0)
+    room.lectern.publish(RUN, "inputs", 2, "02_preemption", predicting=False)
+    assert room.question("S", *asked) is None and not room.vote("s", "T", 3, 0)  # a student switched them on
+    room.lectern.publish(RUN, "inputs", 2, "02_preemption", predicting=True)
+    assert room.question("S", *asked) is None and not room.vote("s", "T", 3, 0)  # not asked by the lecturer yet
+    assert room.polls.all() == [] and room.polls.tallies_csv().count("\n") == 1  # the header alone
+    settle(room.store)
+    woken = follower.woken
+    poll = room.question("L", *asked)
+    settle(room.store)
+    assert follower.woken == woken + 1  # asked: the follower's page shows it
+    assert room.question("S", "T", 3, "(in the student's language)", ("1", "2"), 0) == poll
+    assert room.vote("s", "T", 3, 1)
+    room.lectern.publish(RUN, "inputs", 2, "02_preemption", predicting=False)  # the lecturer switched them off
+    assert room.question("S", *asked) is None and not room.vote("s", "T", 3, 0)
+    room.lectern.publish(RUN, "inputs", 3, "02_preemption", predicting=True)  # on, at the step asked about
+    assert not room.vote("s", "T", 3, 0) and room.polls.at("T", 3).votes == {name_key("Sam"): 1}
 
 
 def test_the_lecturer_brings_everyone_back_and_ends_the_class(new_registry):

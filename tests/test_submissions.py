@@ -73,7 +73,7 @@ def test_handing_in_is_by_the_browsers_name_wakes_the_lecturer_and_exports_every
     room.names.claim("browser-b", "=Bob")
     settle(room.store)  # the claims' wake-ups heard before counting the hand-ins'
     woken.clear()
-    room.hand_in("browser-a", NAME, PASSED, "http://host/?scenario=x&frame=40")
+    room.hand_in("browser-a", NAME, PASSED, {"scenario": NAME, "frame": "40"})
     room.hand_in("browser-b", NAME, FAILED)
     settle(room.store)
     assert len(woken) == 2
@@ -103,15 +103,17 @@ def test_the_gradebook_has_a_row_per_student_with_each_assignments_verdict_time_
     room = new_registry().start()
     for browser, name in (("a", "王小明"), ("b", "-Ada"), ("c", "Cy")):
         room.names.claim(browser, name)
-    room.hand_in("a", NAME, PASSED, "http://host/?scenario=assignment_1_vip_deadline&frame=40")
-    room.hand_in("b", NAME, FAILED, "http://host/?b")
+    room.hand_in("a", NAME, PASSED, {"scenario": NAME, "frame": "40"})  # the run the server judged
+    room.hand_in("b", NAME, FAILED, {"scenario": NAME, "frame": "7"})
     room.hand_in("b", "another", PASSED)
-    text = room.gradebook_csv()
+    text = room.gradebook_csv("https://class.example/p1/")  # the class's address, as the lecturer's desk has it
     assert text.startswith(BOM)
     rows = list(csv.DictReader(io.StringIO(text.removeprefix(BOM))))
     assert [r["name"] for r in rows] == ["'-Ada", "Cy", "王小明"]  # one row each, Cy with nothing handed in
     by = {r["name"]: r for r in rows}
-    assert by["王小明"][f"{NAME}_passed"] == "1" and by["王小明"][f"{NAME}_link"].endswith("&frame=40")
+    assert by["王小明"][f"{NAME}_passed"] == "1"
+    assert by["王小明"][f"{NAME}_link"] == f"https://class.example/p1/?scenario={NAME}&frame=40"
     assert by["'-Ada"][f"{NAME}_passed"] == "0" and by["'-Ada"]["another_passed"] == "1"
+    assert by["'-Ada"]["another_link"] == ""  # no run to reopen
     assert by["Cy"][f"{NAME}_passed"] == "" and by["Cy"][f"{NAME}_submitted_utc"] == ""
     assert by["王小明"]["another_passed"] == "" and len(by["王小明"][f"{NAME}_submitted_utc"]) == 19

@@ -2,8 +2,9 @@
 with each one's verdict on the run up to the frame shown and the reason, the rules the run broke, and what may be
 changed; the sidebar greys out the locked settings and says why (`locked`, `lock_note`). In a class a student
 hands in the ended run under the name the class knows them by (bound to their browser: session/classroom.py), with
-the link that reopens it; the lecturer sees each name's latest verdicts (filtered, sorted, in pages), deletes one,
-and exports them (session/submissions.py)."""
+the link that reopens it (the server's, built from the run judged: never the page's address its browser reports);
+the lecturer sees each name's latest verdicts (filtered, sorted, in pages), deletes one, and exports them
+(session/submissions.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from ui.class_desk import WRAPPED_TABLES
 from ui.class_identity import browser_token
 from ui.classroom import is_following, is_lecturer, my_name, room
 from ui.language import current_lang, said, t
-from ui.state import USER_ERRORS, feed, lab, link_here, presets, report
+from ui.state import USER_ERRORS, feed, lab, presets, report, url_params
 from viz.glossary import setting
 
 ICONS = {PASS: ":green[:material/check_circle:]", FAIL: ":red[:material/cancel:]",
@@ -135,7 +136,7 @@ def _hand_in(assignment_name: str, judged: Judgement):
         st.session_state.assignment_sent = (assignment_name, Message(blocked))
         return
     try:
-        submission = room().hand_in(browser_token(), assignment_name, judged, link_here())
+        submission = room().hand_in(browser_token(), assignment_name, judged, url_params())  # the run judged here
         st.session_state.assignment_sent = (assignment_name, submission)
     except MessageError as e:
         st.session_state.assignment_sent = (assignment_name, e.message)

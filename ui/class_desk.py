@@ -13,10 +13,11 @@ import pandas as pd
 import streamlit as st
 
 from engine.run.limits import BOUNDS
-from i18n import MessageError
+from i18n import Message, MessageError
 from session import class_door
 from session.class_names import DEFAULT_NAMES
 from session.classroom import Classroom, classes, heads_of, server_lecturer_key
+from session.names import odd_letters
 from session.submissions import csv_text
 from ui.class_identity import browser_token, guesser, keep_token
 from ui.classroom import CODE, SEEN, enter, find_class, is_lecturer, room, while_reachable
@@ -62,8 +63,10 @@ def desk():
         if rows:
             shown = roster_page(rows)
             st.markdown(WRAPPED_TABLES, unsafe_allow_html=True)
+            table = roster_table(shown, here.names.roster_codes()).set_index(t("class.col.name"))
             with st.container(height=min(len(shown), ROSTER_ROWS) * 38 + 48, border=False):
-                st.table(roster_table(shown).set_index(t("class.col.name")))  # text in the page: every script's font
+                st.table(table)  # text in the page: every script's font
+            names_control(here)
         else:
             st.caption(t("class.roster_empty"))
 
@@ -81,11 +84,21 @@ def roster_page(rows: list) -> list:
     return shown
 
 
-def roster_table(rows) -> pd.DataFrame:
-    """One row per student (and per tab not named yet): their place in the class and each assignment's verdict."""
+def shown_apart(name: str) -> str:
+    """A name as the lecturer's desk shows it: letters of another script than the rest of their word spelled out
+    beside it (session/names.py `odd_letters`), so two names never look the same there."""
+    odd = odd_letters(name)
+    return t("class.name_escaped", name=name, letters=t("list.sep").join(f"{c} U+{ord(c):04X}" for c in odd)) \
+        if odd else name
+
+
+def roster_table(rows, codes: dict[str, str]) -> pd.DataFrame:
+    """One row per student (and per tab not named yet): their place in the class and each assignment's verdict;
+    in a roster class, each name's personal code beside it (`codes`: by name)."""
     assignments = sorted({a for row in rows for a in row.assignments})
     return pd.DataFrame([{
-        t("class.col.name"): row.name or t("class.unnamed"),
+        t("class.col.name"): shown_apart(row.name) if row.name else t("class.unnamed"),
+        **({t("class.col.code"): codes.get(row.name, "")} if codes else {}),
         t("class.col.where"): t("class.col.gone") if not row.tabs else t("class.col.following")
         if row.following == row.tabs else t("class.col.exploring"),
         t("class.col.tabs"): row.tabs, t("class.col.frame"): row.frame if row.tabs else None,
@@ -94,11 +107,45 @@ def roster_table(rows) -> pd.DataFrame:
         {t("class.col.frame"): "Int64"})  # a whole number, blank where no tab is open
 
 
+def names_control(here: Classroom):
+    """The lecturer frees a name from its browser (a roster name gets a new personal link) or removes it from the
+    class; that browser is told (session/class_names.py)."""
+    names = here.names.all()
+    if not names:
+        return
+    with st.popover(t("class.names_manage"), icon=":material/manage_accounts:"):
+        st.caption(t("class.names_manage_help"))
+        st.selectbox(t("class.col.name"), sorted(names), format_func=lambda key: shown_apart(names[key]),
+                     key="class_name_managed")
+        cols = st.columns(2)
+        cols[0].button(t("class.name_release"), key="class_name_release", on_click=_free_name, args=(here, False),
+                       width="stretch")
+        cols[1].button(t("class.name_remove"), key="class_name_remove", on_click=_free_name, args=(here, True),
+                       width="stretch")
+        if done := st.session_state.get("class_name_done"):
+            st.caption(said(done))
+
+
+def _free_name(here: Classroom, remove: bool):
+    key = st.session_state.get("class_name_managed")
+    name = here.names.name(key or "")
+    if not is_lecturer() or name is None:  # a name gone meanwhile (another lecturer device)
+        return
+    if remove:
+        here.names.remove(key)
+        done = Message("class.name_removed_now", name=name)
+    elif code := here.names.release(key):
+        done = Message("class.name_new_code", name=name, code=code)
+    else:
+        done = Message("class.name_released_now", name=name)
+    st.session_state.class_name_done = done
+
+
 def _end():
     """End the class; what it had (both exports) is kept in this lecturer's page until they close it: ending
     deletes the class's store."""
     if (here := room()) is not None:
-        st.session_state[ENDED] = (here.code, here.polls.tallies_csv(), here.gradebook_csv())
+        st.session_state[ENDED] = (here.code, here.polls.tallies_csv(), here.gradebook_csv(class_address()))
         classes().close(here.code)
     for key in (CODE, SEEN):
         st.session_state.pop(key, None)
@@ -162,12 +209,16 @@ def _leave():
         st.session_state.pop(key, None)
 
 
+def class_address() -> str:
+    """The address students reach the class at: $SCHEDLAB_PUBLIC_URL where it is set, else the lecturer's page's
+    own: behind a proxy that serves several server processes, each under its own path (README, "Running a class"),
+    it leads to the process that holds the class."""
+    return (os.environ.get(PUBLIC_URL_ENV) or (st.context.url or "").split("?")[0]).rstrip("/")
+
+
 def students_link(here: Classroom, **extra) -> str:
-    """The class's link: under $SCHEDLAB_PUBLIC_URL (the address students reach this process at) where it is set,
-    else under this page's own address: behind a proxy that serves several server processes, each under its own
-    path (README, "Running a class"), it leads to the process that holds the class."""
-    base = os.environ.get(PUBLIC_URL_ENV) or (st.context.url or "").split("?")[0]
-    return f"{base.rstrip('/')}/?{urlencode({'class': here.code, **extra})}"
+    """The class's link, under the class's address."""
+    return f"{class_address()}/?{urlencode({'class': here.code, **extra})}"
 
 
 def reachable(link: str) -> bool:
@@ -222,7 +273,8 @@ def lecturer_panel(here: Classroom):
     st.number_input(t("class.most_names"), low, high, key="class_most_names",
                     on_change=lambda: here.names.set_most(st.session_state.class_most_names),
                     help=t("class.most_names_help", default=DEFAULT_NAMES, most=high))
-    exports(here.code, here.polls.tallies_csv, here.gradebook_csv)
+    address = class_address()  # read in the page's run: the export is made later, outside it
+    exports(here.code, here.polls.tallies_csv, lambda: here.gradebook_csv(address))
 
 
 def roster_upload(here: Classroom):

@@ -16,11 +16,23 @@ from viz.predict import Question
 
 
 def class_poll(question: Question) -> Poll | None:
-    """The class's poll on this question, for its lecturer and the students following; None otherwise."""
+    """The class's poll on this question, for its lecturer (who opens it) and the students following (who find the
+    lecturer's), while the lecturer's predictions are on; None otherwise."""
     here = room()
     if here is None or not (is_lecturer() or is_following()):
         return None
-    return here.polls.ask(lab().title, question.step, question.text, question.choices, question.answer)
+    return here.question(browser_token(), lab().title, question.step, question.text, question.choices,
+                         question.answer)
+
+
+def lecturers_predictions() -> bool | None:
+    """For a student following: whether the lecturer's predictions are on (their toggle shows it, and only the
+    lecturer's switches it); None for anyone else."""
+    here = room()
+    if here is None or is_lecturer() or not is_following():
+        return None
+    lead = here.lead
+    return lead is not None and lead.predicting
 
 
 def revealed_poll(step: int) -> Poll | None:

@@ -228,6 +228,8 @@ def name_line(here: Classroom):
     if name is not None:
         st.caption(t("class.you_are", name=name))
         return
+    if (lost := here.names.dropped(browser_token())) is not None:  # a roster's personal link, or the lecturer
+        st.warning(said(lost))
     roster = bool(here.names.roster_codes())
     with st.form("class_name", border=False, enter_to_submit=True):
         cols = st.columns([3, 1.4], vertical_alignment="bottom")

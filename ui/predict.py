@@ -8,7 +8,7 @@ import streamlit as st
 
 from i18n import Message
 from session.classroom import Poll
-from ui.class_predict import before_reveal, class_poll, revealed_poll, tally, voted_right
+from ui.class_predict import before_reveal, class_poll, lecturers_predictions, revealed_poll, tally, voted_right
 from ui.classroom import is_lecturer
 from ui.language import current_lang, t
 from ui.state import USER_ERRORS, feed, lab, report
@@ -81,7 +81,10 @@ def _revealed(step: int, right: bool | None, poll: Poll | None):
 def predict():
     """The toggle and, while it is on, the question about the next key frame (after the answer about the frame
     shown, when it was asked about)."""
-    if not st.toggle(t("predict.toggle"), key="predict_mode", help=t("predict.toggle_help")):
+    if (lecturers := lecturers_predictions()) is not None:
+        st.session_state.predict_mode = lecturers
+    if not st.toggle(t("predict.toggle"), key="predict_mode", disabled=lecturers is not None,
+                     help=t("predict.toggle_lecturers" if lecturers is not None else "predict.toggle_help")):
         return
     answers, cursor = _scores().setdefault(lab().title, {}), lab().cursor
     score = st.empty()  # filled last: a class's reveal, read below, adds this learner's answer
@@ -110,6 +113,9 @@ def _ask():
         st.markdown(t("predict.ask", question=question.text))
         if (poll := class_poll(question)) is not None:
             before_reveal(poll, question)
+            return
+        if lecturers_predictions():  # following: the lecturer's question, once their page asks it
+            st.caption(t("class.not_asked_yet"))
             return
         st.radio(t("predict.choice"), question.choices, index=None, key=f"predict_choice_{step}",
                  label_visibility="collapsed", horizontal=True)
