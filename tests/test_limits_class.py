@@ -12,6 +12,7 @@ from session.class_error import ClassError
 from session.classroom import LECTURER_ENV, Registry, classes
 from session.client_identity import LOOPBACK, client_identity, trusted_proxies
 from tests.helpers.app import button, fake_model_app, named, no_errors, start_class, started, student_of
+from ui.class_desk import PUBLIC_URL_ENV
 
 pytestmark = pytest.mark.usefixtures("own_sessions")
 OUTSIDE = "203.0.113.7"
@@ -244,7 +245,8 @@ def test_after_the_end_the_sidebar_says_so_and_keeps_what_the_class_had(app, mon
     """Finding 10: after "End the class" the sidebar kept the code and exported a header only."""
     room = started(app)
     named(student_of(room, monkeypatch), "Ada")
-    gradebook = room.gradebook_csv()
+    monkeypatch.setenv(PUBLIC_URL_ENV, "https://class.example")
+    gradebook = room.gradebook_csv("https://class.example")
     button(app, "End it now").click().run()
     assert any(w.value.startswith(f"Class {room.code} has ended.") for w in app.warning)
     assert not any(room.code in m.value for m in app.markdown)  # the code is no longer offered
