@@ -31,7 +31,8 @@ def warnings(at) -> list[str]:
 
 def test_an_unreachable_redis_is_said_plainly_the_lecturers_stage_goes_on_and_the_class_picks_up(
         app, monkeypatch, hall_registry, redis_server):
-    monkeypatch.setattr("ui.class_identity._cookies", lambda: {"schedlab_browser": "L" * 32})
+    lecturers = hall_registry.tokens.issue()
+    monkeypatch.setattr("ui.class_identity._cookies", lambda: {"schedlab_browser": lecturers})
     room = hall_registry.get(start_class(app))
     show(app, 2)
     monkeypatch.setattr("ui.class_identity._cookies", lambda: {})

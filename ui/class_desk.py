@@ -8,16 +8,18 @@ from __future__ import annotations
 import hmac
 import html
 import os
+import time
 from urllib.parse import urlencode, urlsplit
 
 import pandas as pd
 import streamlit as st
 
-from i18n import MessageError
+from i18n import Message, MessageError
 from session.classroom import ClassError, Classroom, classes, server_lecturer_key
 from session.limits import key_guesses
 from session.submissions import csv_text
-from ui.class_identity import browser_token, guesser, keep_token
+from session.tokens import device_id
+from ui.class_identity import browser_token, device, guesser, keep_token, use_token
 from ui.classroom import CODE, SEEN, enter, find_class, is_lecturer, room, while_reachable
 from ui.language import said, t
 from ui.wake import this_session
@@ -75,8 +77,13 @@ def roster_table(rows) -> pd.DataFrame:
 
 
 def _end():
-    if (here := room()) is not None:
-        classes().close(here.code)
+    """Only a device with the lecturer's rights now (read from the store, not as kept) ends the class."""
+    if (here := room()) is None:
+        return
+    if not here.lectern.is_lecturer(browser_token(), fresh=True):
+        st.session_state.class_error = Message("class.end_refused")
+        return
+    classes().close(here.code)
     for key in (CODE, SEEN):
         st.session_state.pop(key, None)
 
@@ -98,7 +105,7 @@ def _start(given_key: str | None):
     try:
         if (server_key := server_lecturer_key()) is not None:
             check_server_key(given_key, server_key)
-        here = classes().start(browser_token())
+        here = classes().start(browser_token(), device())
     except MessageError as e:
         state.class_error = e.message
         return
@@ -112,7 +119,7 @@ def _join():
         if secret := state.get("class_join_secret"):
             who = guesser()
             key_guesses().check(who)
-            if not here.lectern.take_lectern(browser_token(), secret):
+            if not here.lectern.take_lectern(browser_token(), secret, device()):
                 key_guesses().wrong(who)
                 raise ClassError("class.wrong_secret")
     except MessageError as e:
@@ -181,11 +188,40 @@ def lecturer_panel(here: Classroom):
     if st.toggle(t("class.show_secret"), key="class_show_secret"):
         st.caption(t("class.secret_is"))
         st.code(here.secret, language=None)
+    lecturer_devices(here)
     roster_upload(here)
     st.download_button(t("class.export"), here.polls.tallies_csv, file_name=f"class_{here.code}_predictions.csv",
                        mime="text/csv", key="class_export_polls", on_click="ignore")
     st.download_button(t("class.gradebook"), here.gradebook_csv, file_name=f"class_{here.code}_gradebook.csv",
                        mime="text/csv", key="class_export_grades", on_click="ignore")
+
+
+def lecturer_devices(here: Classroom):
+    """The browsers with the lecturer's rights: each but this one can be revoked; rotating the secret takes the
+    rights from all the others (and from any copy of this browser's token: it is given a new one)."""
+    devices, mine = here.lectern.devices(), device_id(browser_token())
+    with st.popover(t("class.devices", n=len(devices)), width="stretch"):
+        st.caption(t("class.devices_help"))
+        for n, (id_, found) in enumerate(devices.items()):
+            row = st.columns([4, 1.4], vertical_alignment="center")
+            row[0].markdown(t("class.device_row", agent=found.agent or t("class.device_unknown"),
+                              since=time.strftime("%H:%M", time.localtime(found.since)),
+                              how=t(f"class.how.{found.how}")) + (f" — **{t('class.device_this')}**" if id_ == mine
+                                                                   else ""))
+            if id_ != mine:
+                row[1].button(t("class.revoke"), key=f"class_revoke_{n}", on_click=here.lectern.revoke,
+                              args=(browser_token(), id_))
+        st.button(t("class.rotate"), key="class_rotate", on_click=_rotate, help=t("class.rotate_help"))
+
+
+def _rotate():
+    """A new secret for the class, this browser the only lecturer's, under a token issued now."""
+    if (here := room()) is None:
+        return
+    fresh = classes().tokens.issue()
+    if here.lectern.rotate(browser_token(), fresh, device()) is not None:
+        use_token(fresh)
+        st.session_state.notice = Message("class.rotated")
 
 
 def roster_upload(here: Classroom):
