@@ -523,7 +523,7 @@ MESSAGES = {
     "class.devices": "Lecturer devices ({n})",
     "class.devices_help": "Every browser that can lead this class. Revoke one you do not know. Rotating the "
                           "secret takes the rights from every other device, and from any copy of this browser's "
-                          "pass; the class gets a new secret. Students keep their seats and names.",
+                          "cookie; the class gets a new secret. Students keep their seats and names.",
     "class.device_row": "{agent}, since {since} ({how})",
     "class.device_this": "this device",
     "class.device_unknown": "unknown browser",
