@@ -35,6 +35,12 @@ def _signature(secret: bytes, body: str) -> str:
     return base64.urlsafe_b64encode(mac).decode().rstrip("=")
 
 
+def signed(secret: str, body: str) -> str:
+    """The token of `body` (24 of [A-Za-z0-9_-]) under `secret`: what a server given $SCHEDLAB_TOKEN_SECRET issues
+    for it (a bench's simulated browsers carry tokens made so)."""
+    return f"{body}.{_signature(secret.encode(), body)}"
+
+
 def device_id(token: str) -> str:
     """A short name for a token that says nothing of it (the lecturer's desk lists devices by it: the page never
     holds a token)."""
@@ -61,8 +67,7 @@ class Tokens:
             return self._secret
 
     def issue(self) -> str:
-        body = secrets.token_urlsafe(18)
-        return f"{body}.{_signature(self._key(), body)}"
+        return signed(self._key().decode(), secrets.token_urlsafe(18))
 
     def issued(self, token: str | None) -> bool:
         """Whether the server issued `token` (its signature is the server's)."""
