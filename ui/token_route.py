@@ -35,10 +35,15 @@ MAX_TICKET_BYTES = 64
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def route_path() -> str:
-    """The route's path, under Streamlit's server.baseUrlPath (as each process behind a proxy has its own)."""
+def base_path() -> str:
+    """Streamlit's server.baseUrlPath as a path: "/", or "/p1/" (each process behind a path-routing proxy has its
+    own, and its own cookie: its own classes and tokens)."""
     base = (config.get_option("server.baseUrlPath") or "").strip("/")
-    return f"/{base}/{ROUTE}" if base else f"/{ROUTE}"
+    return f"/{base}/" if base else "/"
+
+
+def route_path() -> str:
+    return base_path() + ROUTE
 
 
 def origin_of(url: str) -> tuple[str, str, int] | None:
@@ -78,8 +83,8 @@ async def set_token_cookie(request: Request) -> Response:
     if token is None:
         return Response(status_code=410)
     reply = Response(status_code=204, headers={"Cache-Control": "no-store"})
-    reply.set_cookie(TOKEN_COOKIE, token, max_age=TOKEN_DAYS * 86400, path="/", httponly=True, samesite="strict",
-                     secure=request.url.scheme == "https")
+    reply.set_cookie(TOKEN_COOKIE, token, max_age=TOKEN_DAYS * 86400, path=base_path(), httponly=True,
+                     samesite="strict", secure=request.url.scheme == "https")
     return reply
 
 
