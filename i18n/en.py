@@ -535,6 +535,8 @@ MESSAGES = {
     "class.rotate_help": "A new secret for the class; only this device keeps the lecturer's rights.",
     "class.rotated": "The class has a new secret: only this device leads it now.",
     "class.end_refused": "This device no longer has the lecturer's rights: it cannot end the class.",
+    "class.needs_serve": "This server was started with `streamlit run app.py`: a reload will not find this browser "
+                         "in the class. Start it with `streamlit run serve.py` (or `make run`).",
     "class.export": "Export the class's predictions (CSV)",
     "class.gradebook": "Export the gradebook (CSV)",
     "class.joined": "You are in class {code}.",

@@ -393,6 +393,8 @@ MESSAGES = {
     "class.rotate_help": "为这堂课换一个新口令；只有本设备保留讲师权限。",
     "class.rotated": "这堂课有了新口令：现在只有本设备带领它。",
     "class.end_refused": "本设备已没有讲师权限，不能结束这堂课。",
+    "class.needs_serve": "这个服务器是用 `streamlit run app.py` 启动的：刷新后会认不出这个浏览器在课堂中的身份。"
+                         "请用 `streamlit run serve.py`（或 `make run`）启动。",
     "class.export": "导出全班的预测（CSV）",
     "class.gradebook": "导出成绩册（CSV）",
     "class.joined": "你在课堂 {code} 中。",

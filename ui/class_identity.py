@@ -13,10 +13,12 @@ No password: the token is the proof, unguessable, never in an address nor in a p
 from __future__ import annotations
 
 import streamlit as st
+from streamlit import runtime
 
 from session.classroom import classes
 from session.limits import Guesser
-from ui.token_route import TOKEN_COOKIE, route_path
+from ui.language import t
+from ui.token_route import TOKEN_COOKIE, mounted, route_path
 from ui.wake import this_session
 
 SEND_TICKET_JS = """
@@ -54,6 +56,9 @@ def keep_token():
     token, state = browser_token(), st.session_state
     if state.get("token_sent"):
         return
+    if not mounted() and _served():  # `streamlit run app.py`: nothing would set the cookie
+        st.warning(t("class.needs_serve"))
+        return
     if state.get("token_ticket", ("",))[0] != token:
         state.token_ticket = (token, classes().tokens.ticket(token))
     sender = st.components.v2.component("schedlab_browser_token", js=SEND_TICKET_JS, isolate_styles=False)
@@ -82,6 +87,11 @@ def _cookies() -> dict[str, str]:
         return dict(st.context.cookies or {})
     except (AttributeError, RuntimeError):  # AppTest's context has no request
         return {}
+
+
+def _served() -> bool:
+    """Whether this page is served by a Streamlit server (not AppTest's stand-in runtime)."""
+    return runtime.exists() and hasattr(runtime.get_instance(), "_session_mgr")
 
 
 def _user_agent() -> str:

@@ -33,6 +33,7 @@ ROUTE = "_schedlab/token"
 ORIGINS_ENV = "SCHEDLAB_ALLOWED_ORIGINS"  # e.g. "https://class.example.org,https://class.example.org:8443"
 MAX_TICKET_BYTES = 64
 DEFAULT_PORTS = {"http": 80, "https": 443}
+_mounted = False  # whether this process serves the route (serve.py): `streamlit run app.py` does not
 
 
 def base_path() -> str:
@@ -106,4 +107,11 @@ class WebsocketOrigin:
 
 
 def routes() -> list[Route]:
+    global _mounted
+    _mounted = True
     return [Route(route_path(), set_token_cookie, methods=["POST"])]
+
+
+def mounted() -> bool:
+    """Whether this process serves the route (started by `streamlit run serve.py`)."""
+    return _mounted
