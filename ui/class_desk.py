@@ -204,11 +204,12 @@ def lecturer_devices(here: Classroom):
         st.caption(t("class.devices_help"))
         for n, (id_, found) in enumerate(devices.items()):
             row = st.columns([4, 1.4], vertical_alignment="center")
-            row[0].markdown(t("class.device_row", agent=found.agent or t("class.device_unknown"),
-                              since=time.strftime("%H:%M", time.localtime(found.since)),
-                              how=t(f"class.how.{found.how}")) + (f" — **{t('class.device_this')}**" if id_ == mine
-                                                                   else ""))
-            if id_ != mine:
+            said_row = t("class.device_row", agent=found.agent or t("class.device_unknown"),
+                         since=time.strftime("%H:%M", time.localtime(found.since)), how=t(f"class.how.{found.how}"))
+            if id_ == mine:
+                row[0].markdown(f"{said_row} — **{t('class.device_this')}**")
+            else:
+                row[0].markdown(said_row)
                 row[1].button(t("class.revoke"), key=f"class_revoke_{n}", on_click=here.lectern.revoke,
                               args=(browser_token(), id_))
         st.button(t("class.rotate"), key="class_rotate", on_click=_rotate, help=t("class.rotate_help"))
