@@ -4,7 +4,7 @@ classes in a Redis of the test's own, which this test reads too, as another serv
 https, only for a request of the app's own origin; a page on another port of 127.0.0.1 cannot read it, nor open the
 app's websocket with it; a websocket whose Origin has another port is refused; a student's reload keeps their name
 through the cookie the server set. The lecturer's desk lists its devices (screenshots in both languages, 1280x720,
-to artifacts/)."""
+to artifacts/), revokes one, and rotates the secret: the new token's cookie keeps the desk across a reload."""
 
 import asyncio
 import http.server
@@ -184,6 +184,7 @@ def test_the_desk_lists_the_lecturers_devices_and_revokes_one(hall, chromium, la
     page.locator("[data-testid=stSidebar]").get_by_text(words[0], exact=True).click()
     page.get_by_role("button", name=words[1]).click()
     page.get_by_role("button", name=re.compile(f"^{words[2]} ?[(（]1[)）]")).wait_for(timeout=WAIT_MS)
+    assert cookie_of(context) is not None  # set by the server: the reload below is the lecturer's
     room = registry.get(re.search(r"class=([A-Z2-9]+)", page.url)[1])
     tablet = registry.tokens.issue()
     assert room.lectern.take_lectern(tablet, room.secret, "Safari · iPadOS")  # a second device, on another process
@@ -199,4 +200,16 @@ def test_the_desk_lists_the_lecturers_devices_and_revokes_one(hall, chromium, la
     page.get_by_role("button", name={"en": "Revoke", "zh": "撤销"}[lang]).click()
     page.get_by_role("button", name=re.compile(f"^{words[2]} ?[(（]1[)）]")).wait_for(timeout=WAIT_MS)
     assert not room.lectern.is_lecturer(tablet, fresh=True)
+    old = cookie_of(context)["value"]
+    rotate = page.get_by_role("button", name={"en": "Rotate the secret", "zh": "更换口令"}[lang])
+    if not rotate.is_visible():  # the popover closed with the rerun
+        page.get_by_role("button", name=re.compile(f"^{words[2]}")).click()
+    rotate.click()
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while cookie_of(context)["value"] == old and time.monotonic() < deadline:  # the server sets the new token's
+        time.sleep(0.2)
+    new = cookie_of(context)["value"]
+    assert new != old and room.lectern.is_lecturer(new, fresh=True) and not room.lectern.is_lecturer(old, fresh=True)
+    page.reload()  # the rotated lecturer's reload keeps the desk, through the new cookie
+    page.get_by_role("button", name=re.compile(f"^{words[2]} ?[(（]1[)）]")).wait_for(timeout=WAIT_MS)
     context.close()

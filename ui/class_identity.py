@@ -22,9 +22,12 @@ from ui.token_route import TOKEN_COOKIE, mounted, route_path
 from ui.wake import this_session
 
 SEND_TICKET_JS = """
+const sent = new Set();  // each ticket once per page (the page's runs draw it again until a reload)
 export default function ({data}) {
-  if (!data || !data.ticket) return;
-  fetch(data.route, {method: 'POST', credentials: 'same-origin', body: data.ticket});
+  if (!data || !data.ticket || sent.has(data.ticket)) return;
+  sent.add(data.ticket);
+  fetch(data.route, {method: 'POST', credentials: 'same-origin', body: data.ticket})
+    .catch(() => sent.delete(data.ticket));  // not reached: sent again on the next run
 }
 """
 BROWSERS = (("Edg/", "Edge"), ("Firefox/", "Firefox"), ("Chrome/", "Chrome"), ("Chromium/", "Chromium"),
