@@ -9,7 +9,7 @@ import pytest
 
 from session.class_store import MemoryStore
 from session.classroom import Registry, classes
-from session.tokens import SECRET_ENV, Tokens, device_id
+from session.tokens import SECRET_ENV, TICKET_S, Tokens, device_id
 from tests.helpers.app import button, fake_model_app, start_class
 from tests.helpers.class_stores import store_of
 
@@ -56,6 +56,20 @@ def test_a_ticket_hands_its_token_to_one_page_once(new_registry):
     assert tokens.redeem(ticket) == token
     assert tokens.redeem(ticket) is None  # used
     assert tokens.redeem("x" * 32) is None and tokens.redeem(None) is None and tokens.redeem("../" * 20) is None
+
+
+def test_tickets_not_redeemed_expire_and_leave_the_memory_store(monkeypatch):
+    store = MemoryStore()
+    tokens = Tokens(store)
+    now = [1000.0]
+    monkeypatch.setattr("session.class_store.time.monotonic", lambda: now[0])
+    late = tokens.ticket(tokens.issue())
+    for _ in range(50):
+        tokens.ticket(tokens.issue())
+    now[0] += TICKET_S + 1
+    fresh = tokens.ticket(tokens.issue())
+    assert tokens.redeem(late) is None and tokens.redeem(fresh) is not None
+    assert len(store._strings) == 0  # the 50 unredeemed, expired, went with the next ticket; the fresh one redeemed
 
 
 def test_a_revoked_device_loses_the_lecturers_rights(new_registry):
