@@ -37,7 +37,7 @@ test-fast:
 		status=$$?; echo "make test-fast: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
 run: install
-	$(PYTHON) -m streamlit run app.py $(ARGS)
+	$(PYTHON) -m streamlit run serve.py $(ARGS)
 
 # Before a class: open a page on each server process and wait (at most 10 minutes) until the presets its
 # $SCHEDLAB_PRECOMPUTE names are computed, e.g. make warm URLS="http://127.0.0.1:8501/p1 http://127.0.0.1:8502/p2"

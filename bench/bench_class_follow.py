@@ -56,6 +56,7 @@ from bench.class_client import (
     PRESET,
     Page,
     Student,
+    bench_token,
     start_server,
     wait_for_server,
     warm_up,
@@ -531,16 +532,12 @@ class Named(Member):
         await self.rerun(ws, [*widgets, *self._component_state()], fragment, timeout_s=OPEN_TIMEOUT_S)
 
 
-def token_of(i: int) -> str:
-    return f"{i:032d}"  # the cookie's shape: 32 of [A-Za-z0-9_-]
-
-
 async def students_vote_and_hand_in(url: str, lecturer: Named, ws) -> tuple[list[Named], list]:
     """NAMED_SESSIONS tabs in len(NAMES) browsers join, name themselves and vote; each browser's first tab hands in
     its run. The tabs (kept open) and their websockets."""
     tabs, sockets = [], []
     for i in range(NAMED_SESSIONS):
-        tab = Named(i, f"{ASSIGNMENT}&class={lecturer.page.code}", token_of(1 + i % len(NAMES)))
+        tab = Named(i, f"{ASSIGNMENT}&class={lecturer.page.code}", bench_token(1 + i % len(NAMES)))
         tab.page.choices = 0
         socket = await tab.connect(url).__aenter__()
         await tab.rerun(socket, timeout_s=OPEN_TIMEOUT_S)
@@ -570,7 +567,7 @@ async def attack(url: str, code: str, students: list[Named]) -> int:
     accepted = 0
     variants = [v for name in NAMES for v in look_alikes(name, LOOK_ALIKES // len(NAMES) + 1)][:LOOK_ALIKES]
     for i, variant in enumerate(variants):
-        mallory = Named(1000 + i, f"{ASSIGNMENT}&class={code}", token_of(1000 + i))
+        mallory = Named(1000 + i, f"{ASSIGNMENT}&class={code}", bench_token(1000 + i))
         async with mallory.connect(url) as ws:
             await mallory.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
             await mallory.name_as(ws, variant)
@@ -582,7 +579,7 @@ async def attack(url: str, code: str, students: list[Named]) -> int:
 async def guess_codes(url: str, code: str) -> dict:
     """One client sends WRONG_CODES - 1 wrong codes and then the real one through the join form; meanwhile a real
     student opens the class's link. What was checked, refused, and whether the student got in."""
-    guesser, counts = Named(-2, "", token_of(5000)), {"wrong": 0, "limited": 0, "real_code_joined": False}
+    guesser, counts = Named(-2, "", bench_token(5000)), {"wrong": 0, "limited": 0, "real_code_joined": False}
     async with guesser.connect(url) as ws:
         await guesser.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
         box_id, _ = guesser.page.widgets["Class code"]
@@ -595,7 +592,7 @@ async def guess_codes(url: str, code: str) -> dict:
             counts["wrong"] += "There is no class with this code" in said
             counts["limited"] += "Too many wrong class codes" in said
             if i == WRONG_CODES // 2:  # a real student meanwhile, from the same address
-                student = Named(-3, f"class={code}", token_of(5001))
+                student = Named(-3, f"class={code}", bench_token(5001))
                 async with student.connect(url) as other:
                     await student.rerun(other, timeout_s=OPEN_TIMEOUT_S)
                     counts["student_joined"] = "Your name (the lecturer sees it; you keep it in this browser)" in \
@@ -619,7 +616,7 @@ async def head_count(lecturer: Named, ws, sockets: list, open_tabs: int) -> floa
 
 
 async def names_class(url: str):
-    lecturer = Named(-1, ASSIGNMENT, token_of(9999))
+    lecturer = Named(-1, ASSIGNMENT, bench_token(9999))
     async with lecturer.connect(url) as ws:
         await lecturer.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
         await lecturer.press(ws, "Start a class")

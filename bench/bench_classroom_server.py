@@ -1,7 +1,7 @@
 """The classroom against a real server: simulated students speaking Streamlit's own websocket protocol to the
 stage player's component.
 
-Starts `streamlit run app.py` on 127.0.0.1, then connects N students as protocol-level clients (no browser:
+Starts `streamlit run serve.py` on 127.0.0.1, then connects N students as protocol-level clients (no browser:
 each sends the BackMsg protobufs a browser sends, from the installed streamlit package, and reads the
 ForwardMsgs back). The stage is the browser-side player (player/player.js, an `st.components.v2` component
 keyed "stage_player"): Step, Back and Play act in the browser on frames already sent, and the player asks the
@@ -122,7 +122,7 @@ async def main():
         print(f"{count} websocket students, {model_name} model: fewer than two requests answered; lost {lost}; "
               f"failures: {sorted({repr(r) for r in failed})[:3]}")
         return
-    print(f"{count} websocket students, {what}, {model_name} model, stage player, `streamlit run app.py` on "
+    print(f"{count} websocket students, {what}, {model_name} model, stage player, `streamlit run serve.py` on "
           f"127.0.0.1: {len(latencies)} steps waiting for the server, until their frame came {spread(latencies)}; "
           f"lost {lost} (steps, frame reports, branches); "
           f"{local} steps answered in the player; server peak RSS {rss + model_rss:.0f} MB (the web server "

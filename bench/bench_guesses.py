@@ -1,4 +1,4 @@
-"""Issue 47's guess and flood figures: a real `streamlit run app.py` on 127.0.0.1 (fake model, the README's class
+"""Issue 47's guess and flood figures: a real `streamlit run serve.py` on 127.0.0.1 (fake model, the README's class
 command, a server key of 12 characters: short enough that its guesses are limited), spoken to over Streamlit's
 websocket protocol as browsers do (bench/class_client.py's way):
 

@@ -1,7 +1,7 @@
 """A lecture hall (issue 34): one class across several server processes through Redis, behind nginx, and its faults.
 
 Starts a Redis of its own (tests/helpers/redis_server.py: a free port, append-only file on, bounded in time), N
-`streamlit run app.py` processes on the fake model with $SCHEDLAB_REDIS_URL set, and nginx as this user on a free
+`streamlit run serve.py` processes on the fake model with $SCHEDLAB_REDIS_URL set, and nginx as this user on a free
 port of 127.0.0.1 with tools/nginx_schedlab_hall.conf (any process serves any student; a browser keeps to one by a
 route cookie, and a process that does not answer is skipped). Everything is on 127.0.0.1, and the whole bench is
 bounded (LIMIT_S; Redis and nginx run under `timeout`).

@@ -39,8 +39,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench.bench_class_follow import Named, NamedPage, token_of
-from bench.class_client import OPEN_TIMEOUT_S, start_server, wait_for_server, warm_up
+from bench.bench_class_follow import Named, NamedPage
+from bench.class_client import OPEN_TIMEOUT_S, bench_token, start_server, wait_for_server, warm_up
 from session.classroom import Registry
 from session.redis_store import RedisStore
 from tests.helpers.redis_server import RedisServer
@@ -77,7 +77,7 @@ class Browser(Named):
     closes, it reconnects (through nginx) as Streamlit's page does."""
 
     def __init__(self, number: int, query: str):
-        super().__init__(number, query, token_of(100 + number))
+        super().__init__(number, query, bench_token(100 + number))
         self.page = HallPage()
         self.route = f"browser-{number}"
         self.dropped: float | None = None  # when its websocket closed

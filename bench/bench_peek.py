@@ -1,6 +1,6 @@
 """The peek bench (issue 47 point 2): a class's followers at an open question, every message they are sent read.
 
-Starts `streamlit run app.py` on 127.0.0.1 on the fake model (the README's class command), the lecturer opens
+Starts `streamlit run serve.py` on 127.0.0.1 on the fake model (the README's class command), the lecturer opens
 assignment 1, starts a class, stands at frame 3 and switches predictions on ("Step 5: which running request is
 preempted?" opens). N students (half in English, half in Chinese) open the class's link, each in a browser of its
 own, name themselves and try every way to see further while following (bench/peek_client.py `try_to_peek`: the

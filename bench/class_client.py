@@ -1,6 +1,6 @@
 """A simulated student of bench/bench_classroom_server.py: Streamlit's websocket protocol, spoken to the stage
 player's component as a browser does (the BackMsg protobufs a browser sends, the ForwardMsgs read back), and the
-server it talks to (`streamlit run app.py` as the README's class command starts it)."""
+server it talks to (`streamlit run serve.py` as the README's class command starts it)."""
 
 import asyncio
 import json
@@ -17,6 +17,8 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from session.tokens import SECRET_ENV, signed
 
 ROOT = Path(__file__).resolve().parent.parent
 PRESET = "scenario=05_prefix_caching"
@@ -248,6 +250,12 @@ class Student:
 # paths after its reruns).
 CLASS_OPTIONS = ("--server.fileWatcherType", "none")
 CLASS_CACHE_MB = "2048"  # the run cache's budget in the README's class command
+BENCH_TOKEN_SECRET = "schedlab bench"  # $SCHEDLAB_TOKEN_SECRET of the bench's servers
+
+
+def bench_token(i: int) -> str:
+    """Simulated browser `i`'s token, as the bench's servers issue it (a made-up one they refuse)."""
+    return signed(BENCH_TOKEN_SECRET, f"{i:024d}")
 
 
 async def wait_for_server(port: int):
@@ -280,9 +288,12 @@ async def warm_up(url: str, precompute: bool) -> float:
 
 
 def start_server(env: dict, port: int, root: Path = ROOT) -> subprocess.Popen:
-    """`streamlit run app.py` on 127.0.0.1:`port` as the README's class command starts it, with `env`; the app of
-    the tree at `root` (another version's, bench/before.py)."""
-    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    """`streamlit run serve.py` on 127.0.0.1:`port` as the README's class command starts it, with `env` and the
+    bench's token secret (its simulated browsers carry tokens signed with it: `bench_token`); the app of the tree at
+    `root` (another version's, bench/before.py: app.py where it has no serve.py)."""
+    script = "serve.py" if (root / "serve.py").exists() else "app.py"
+    env = {SECRET_ENV: BENCH_TOKEN_SECRET, **env}
+    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
                              "--server.address", "127.0.0.1", "--server.port", str(port),
                              "--browser.gatherUsageStats", "false", *CLASS_OPTIONS], cwd=root, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -522,6 +522,23 @@ MESSAGES = {
     "class.show_secret": "Show the class's lecturer secret",
     "class.secret_is": "To lead from another device, type this under Join the class there (this browser keeps the "
                        "lectern across a reload by itself; keep the secret off the projector):",
+    "class.devices": "Lecturer devices ({n})",
+    "class.devices_help": "Every browser that can lead this class. Revoke one you do not know. Rotating the "
+                          "secret takes the rights from every other device, and from any copy of this browser's "
+                          "cookie; the class gets a new secret. Students keep their seats and names.",
+    "class.device_row": "{agent}, since {since} ({how})",
+    "class.device_this": "this device",
+    "class.device_unknown": "unknown browser",
+    "class.how.started": "started the class",
+    "class.how.secret": "gave the secret",
+    "class.how.rotated": "rotated the secret",
+    "class.revoke": "Revoke",
+    "class.rotate": "Rotate the secret",
+    "class.rotate_help": "A new secret for the class; only this device keeps the lecturer's rights.",
+    "class.rotated": "The class has a new secret: only this device leads it now.",
+    "class.end_refused": "This device no longer has the lecturer's rights: it cannot end the class.",
+    "class.needs_serve": "This server was started with `streamlit run app.py`: a reload will not find this browser "
+                         "in the class. Start it with `streamlit run serve.py` (or `make run`).",
     "class.export": "Export the class's predictions (CSV)",
     "class.gradebook": "Export the gradebook (CSV)",
     "class.joined": "You are in class {code}.",

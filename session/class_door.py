@@ -59,11 +59,11 @@ def claim_name(here: Classroom, token: str, typed: str, guesser: Guesser) -> str
     return name
 
 
-def take_lectern(here: Classroom, token: str, secret: str, guesser: Guesser):
-    """This browser becomes a lecturer's with the class's secret (drawn by the server: strong, so checked whatever
-    others guessed; TooManyGuesses, ClassError)."""
+def take_lectern(here: Classroom, token: str, secret: str, guesser: Guesser, agent: str = ""):
+    """This browser (`agent`: its browser and system, for the desk's devices) becomes a lecturer's with the class's
+    secret (drawn by the server: strong, so checked whatever others guessed; TooManyGuesses, ClassError)."""
     key_guesses().check(guesser, shared=False)
-    if not here.lectern.take_lectern(token, secret):
+    if not here.lectern.take_lectern(token, secret, agent):
         key_guesses().wrong(guesser)
         raise ClassError("class.wrong_secret")
 

@@ -9,6 +9,8 @@ import json
 
 CLASSES = "classes"  # hash: class code -> JSON [started (clock), the class's secret]; a class is open while here
 ENDED_CLASSES = "ended_classes"  # hash: code of a class ended lately -> when (clock): its link is no wrong guess
+SERVER = "server"  # hash: what every server process shares outside any class
+TOKEN_SECRET_FIELD = "token_secret"  # in SERVER: the secret browser tokens are signed with (session/tokens.py)
 
 # What a wake-up published on a class's channel asks of each process: whom of its tabs to wake.
 LEAD, FOLLOWING, LECTURER, BRING_BACK, ENDED = "lead", "following", "lecturer", "bring_back", "ended"
@@ -19,13 +21,18 @@ def heartbeat(process: str) -> str:
     return f"process:{process}"
 
 
+def ticket_key(nonce: str) -> str:
+    """String that expires: the browser token a ticket hands to its page (session/tokens.py)."""
+    return f"ticket:{nonce}"
+
+
 class ClassKeys:
     """The keys of one class, all under its prefix (ending the class deletes the prefix)."""
 
     def __init__(self, code: str):
         self.code = code
         self.prefix = p = f"class:{code}:"
-        self.lecturers = p + "lecturers"  # hash: a lecturer's browser token -> "1"
+        self.lecturers = p + "lecturers"  # hash: a lecturer's browser token -> JSON of its device (class_lead.py)
         self.lectern = p + "lectern"  # string: JSON [process, session] of the lecturer's tab
         self.lead = p + "lead"  # string: JSON of the lead (session/class_lead.py)
         self.version = p + "version"  # string: the last lead's version

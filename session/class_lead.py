@@ -1,18 +1,21 @@
 """The lecturer of a class and what they show (no Streamlit).
 
 The lecturer: the browser that started the class (its token), or one that gives the class's own secret (drawn for
-each class; never the server's $SCHEDLAB_LECTURER_KEY, which only starts classes and pins runs). What the lecturer
-shows is a `Lead`: the shared run (session/run_cache.py: a follower holds the very run, nothing is recomputed),
-the frame, the scenario picked and whether the lecturer's player is playing (followers then play along); each new
-one gets the next version, and every seat following is woken. A lecturer's reload finds the lead where it was and
-takes it up (the class does not move). In a lecture hall a lead carries its run's recipe (`Recipes`): the other
-processes build the run from it.
+each class; never the server's $SCHEDLAB_LECTURER_KEY, which only starts classes and pins runs). Each such browser
+is a `Device` on the lecturer's desk: a lecturer revokes one, or rotates the secret (every other device loses its
+rights, and this one is given a new token: a copy of its old one is worth nothing; students keep seats and names).
+What the lecturer shows is a `Lead`: the shared run (session/run_cache.py: a follower holds the very run, nothing is
+recomputed), the frame, the scenario picked and whether the lecturer's player is playing (followers then play
+along); each new one gets the next version, and every seat following is woken. A lecturer's reload finds the lead
+where it was and takes it up (the class does not move). In a lecture hall a lead carries its run's recipe
+(`Recipes`): the other processes build the run from it.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import secrets
 import threading
 import time
 from dataclasses import dataclass, field
@@ -21,10 +24,11 @@ from typing import Any
 from session.class_error import is_open
 from session.class_keys import CLASSES, LEAD, ClassKeys
 from session.class_store import ClassStore, Tx
+from session.tokens import device_id
 
 LEAD_KEPT_S = 2.0  # the longest a process keeps the lead it read without looking again
-# The longest a process keeps what it read of whether a browser is not a lecturer's without looking again: a page
-# run asks it many times over, once per tab each is enough.
+# The longest a process keeps what it read of whether a browser is a lecturer's without looking again: a page run
+# asks it many times over, once per tab each is enough; a device revoked loses its rights within it.
 FACTS_KEPT_S = 1.0
 MAX_KEPT = 500  # browsers whose answer is kept
 
@@ -35,6 +39,22 @@ def play_ahead(speed: float) -> int:
     """The frames a follower playing along is sent ahead of the lecturer's, when the run holds them: as many as
     its player asks for ahead while playing (player.js `lookahead`), so Play starts without a round trip."""
     return max(10, int(3 * speed)) if speed else 0
+
+
+@dataclass(frozen=True)
+class Device:
+    """A browser with the lecturer's rights, as the desk lists it: `id` (session/tokens.py `device_id`: the page
+    never holds a token), `agent` (its browser and system as it said when it got them), `since` (`clock`), `how`
+    it got them ("started", "secret", "rotated")."""
+    id: str
+    agent: str
+    since: float
+    how: str
+
+
+def device_entry(agent: str, how: str) -> str:
+    """What the class's lecturers hash files for a device getting the rights now."""
+    return json.dumps({"agent": agent[:80], "since": clock(), "how": how})
 
 
 class Recipes:
@@ -80,10 +100,10 @@ class Lead:
 class Lectern:
     """Who leads a class, their tab on this process, and the lead (read from the store once per change heard)."""
 
-    def __init__(self, store: ClassStore, keys: ClassKeys, secret: str, recipes: Recipes):
-        self.store, self.keys, self.secret, self._recipes = store, keys, secret, recipes
+    def __init__(self, store: ClassStore, keys: ClassKeys, recipes: Recipes):
+        self.store, self.keys, self._recipes = store, keys, recipes
         self._lecturer: tuple[str, Any, Any] | None = None  # (session, wake, alive) of the lecturer's tab here
-        self._lecturers: dict[str, bool | float] = {}  # token -> True (a lecturer's), or when read as not
+        self._lecturers: dict[str, tuple[bool, float]] = {}  # token -> (whether a lecturer's, when read)
         self._runs: dict[str, tuple[Any, Any]] = {}  # address -> (run, inputs): the lead's run this process holds
         self._built: set[str] = set()  # of those, built here from the lead's recipe (another process's run)
         # The lead as last read from the store, kept until a lead change is heard (or LEAD_KEPT_S): every tab of the
@@ -92,30 +112,86 @@ class Lectern:
         self._generation = 0  # counts the lead changes heard
         self._lock = threading.Lock()
 
-    def is_lecturer(self, token: str | None) -> bool:
-        """Whether this browser is a lecturer's (for good once it is; not, read again after FACTS_KEPT_S)."""
+    @property
+    def secret(self) -> str:
+        """The class's secret as filed now (a lecturer may rotate it, on any process); "" once the class is over."""
+        filed = self.store.hget(CLASSES, self.keys.code)
+        return "" if filed is None else json.loads(filed)[1]
+
+    def is_lecturer(self, token: str | None, fresh: bool = False) -> bool:
+        """Whether this browser is a lecturer's: read again after FACTS_KEPT_S (a device revoked loses its rights
+        within that), or now when `fresh` (ending the class)."""
         if not token:
             return False
         self.store.check()
         with self._lock:
             known = self._lecturers.get(token)
-        if known is True or (known is not None and time.monotonic() - known < FACTS_KEPT_S):
-            return known is True
+        if not fresh and known is not None and time.monotonic() - known[1] < FACTS_KEPT_S:
+            return known[0]
         lecturer = self.store.hget(self.keys.lecturers, token) is not None
         with self._lock:
-            self._lecturers[token] = True if lecturer else time.monotonic()
+            self._lecturers[token] = (lecturer, time.monotonic())
             if len(self._lecturers) > MAX_KEPT:  # bounded: the oldest answers go
                 self._lecturers.pop(next(iter(self._lecturers)))
         return lecturer
 
-    def take_lectern(self, token: str, given_secret: str | None) -> bool:
+    def take_lectern(self, token: str, given_secret: str | None, agent: str = "") -> bool:
         """A browser that gives the class's secret becomes a lecturer's too; whether the secret was right."""
-        if not given_secret or not hmac.compare_digest(given_secret.encode(), self.secret.encode()):
+        secret = self.secret
+        if not given_secret or not secret or not hmac.compare_digest(given_secret.encode(), secret.encode()):
             return False
-        self.store.hset(self.keys.lecturers, token, "1")
-        with self._lock:
-            self._lecturers[token] = True
+        self.store.hset(self.keys.lecturers, token, device_entry(agent, "secret"))
+        self._forget()
         return True
+
+    def devices(self) -> dict[str, Device]:
+        """Every browser with the lecturer's rights, by device id, oldest first."""
+        devices = []
+        for token, filed in self.store.hgetall(self.keys.lecturers).items():
+            entry = json.loads(filed) if filed.startswith("{") else {}
+            devices.append(Device(device_id(token), entry.get("agent", ""), entry.get("since", 0.0),
+                                  entry.get("how", "started")))
+        return {device.id: device for device in sorted(devices, key=lambda d: d.since)}
+
+    def revoke(self, by: str, device: str) -> bool:
+        """The lecturer of `by` (a token) takes the rights of another device away; whether it had them."""
+        k = self.keys
+
+        def change(tx: Tx) -> bool:
+            lecturers = tx.hgetall(k.lecturers)
+            if by not in lecturers:
+                return False
+            gone = [token for token in lecturers if device_id(token) == device and token != by]
+            for token in gone:
+                tx.hdel(k.lecturers, token)
+            return bool(gone)
+        revoked = self.store.atomically((CLASSES, k.lecturers), change)
+        self._forget()
+        return revoked
+
+    def rotate(self, by: str, new_token: str, agent: str = "") -> str | None:
+        """The lecturer of `by` draws a new secret for the class: every device loses the lecturer's rights, and
+        this browser keeps them under `new_token` (its old token, should it have been copied, is worth nothing).
+        The new secret; None when `by` is no lecturer's (or the class is over)."""
+        k, secret = self.keys, secrets.token_urlsafe(12)
+
+        def change(tx: Tx) -> str | None:
+            filed = tx.hget(CLASSES, k.code)
+            if filed is None or tx.hget(k.lecturers, by) is None:
+                return None
+            tx.hset(CLASSES, k.code, json.dumps([json.loads(filed)[0], secret]))
+            tx.delete(k.lecturers)
+            tx.hset(k.lecturers, new_token, device_entry(agent, "rotated"))
+            return secret
+        rotated = self.store.atomically((CLASSES, k.lecturers), change)
+        self._forget()
+        return rotated
+
+    def _forget(self):
+        """What this process kept of who is a lecturer's is read again (the other processes: within
+        FACTS_KEPT_S)."""
+        with self._lock:
+            self._lecturers.clear()
 
     def lecture(self, session: str, wake, alive=lambda: True):
         """The lecturer's session (woken when the class answers a poll, a seat is taken or hands in)."""

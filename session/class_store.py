@@ -128,7 +128,11 @@ class MemoryStore(ClassStore):
 
     def set(self, key, value, ttl_s=None):
         with self._lock:
-            self._strings[key] = (value, None if ttl_s is None else time.monotonic() + ttl_s)
+            now = time.monotonic()
+            if ttl_s is not None:  # what expired goes (as Redis drops it): bounded by those set within a ttl
+                for gone in [k for k, (_, expires) in self._strings.items() if expires is not None and expires < now]:
+                    del self._strings[gone]
+            self._strings[key] = (value, None if ttl_s is None else now + ttl_s)
 
     def hget(self, key, field):
         with self._lock:

@@ -31,12 +31,13 @@ from dataclasses import dataclass
 
 from session.class_error import ClassError
 from session.class_keys import BRING_BACK, CLASSES, ENDED, ENDED_CLASSES, FOLLOWING, LEAD, LECTURER, ClassKeys, poll_id
-from session.class_lead import Lead, Lectern, Recipes, clock, play_ahead
+from session.class_lead import Lead, Lectern, Recipes, clock, device_entry, play_ahead
 from session.class_names import CODE_ALPHABET, MAX_NAMES, Names, drawn_code
 from session.class_polls import Poll, Polls
 from session.class_seats import MAX_SEATS, Alive, Seats, Wake
 from session.class_store import ClassStore, MemoryStore, Tx, store_from_env
 from session.submissions import Submission, Submissions
+from session.tokens import Tokens
 
 __all__ = ["CODE_ALPHABET", "MAX_NAMES", "MAX_SEATS", "Alive", "ClassError", "Lead", "Poll", "Wake", "play_ahead"]
 
@@ -82,11 +83,11 @@ def heads_of(rows: list[RosterRow]) -> Heads:
 
 
 class Classroom:
-    def __init__(self, code: str, store: ClassStore, secret: str, started: float, recipes: Recipes | None = None):
+    def __init__(self, code: str, store: ClassStore, started: float, recipes: Recipes | None = None):
         self.code, self.started, self.store = code, started, store
         self.keys = ClassKeys(code)
         self.names = Names(store, self.keys, self._wake_lecturer)
-        self.lectern = Lectern(store, self.keys, secret, recipes or Recipes())
+        self.lectern = Lectern(store, self.keys, recipes or Recipes())
         self.polls = Polls(store, self.keys)
         self.submissions = Submissions(store, self.keys)
         self.seats = Seats(store, self.keys, self._wake_lecturer)
@@ -112,7 +113,7 @@ class Classroom:
 
     @property
     def secret(self) -> str:
-        """The class's own lecturer secret (shown to the lecturer only, for another device)."""
+        """The class's own lecturer secret (shown to the lecturer only, for another device; rotated by a lecturer)."""
         return self.lectern.secret
 
     @property
@@ -319,15 +320,16 @@ class Registry:
     def __init__(self, max_classes: int = MAX_CLASSES, store: ClassStore | None = None,
                  recipes: Recipes | None = None):
         self.max_classes, self.store, self.recipes = max_classes, store or MemoryStore(), recipes
+        self.tokens = Tokens(self.store)  # the browser tokens this server issues (its processes share the store's)
         self._rooms: dict[str, Classroom] = {}
         self._lock = threading.Lock()
         self.store.listen(self._heard)
         self.store.on_beat(self._sweep)
         self.store.on_resume(self._resumed)
 
-    def start(self, lecturer_token: str = "", identity: str = "") -> Classroom:
-        """A new class under a fresh code, led by the browser of `lecturer_token` (entered from the client
-        `identity`: the room), with a secret of its own.
+    def start(self, lecturer_token: str = "", agent: str = "", identity: str = "") -> Classroom:
+        """A new class under a fresh code, led by the browser of `lecturer_token` (`agent`: its browser and system,
+        for the desk's devices; entered from the client `identity`: the room), with a secret of its own.
         Beyond max_classes the oldest class whose lecturer's tab has closed is closed; ClassError when every class
         still has its lecturer."""
         started = self.store.hgetall(CLASSES)
@@ -337,8 +339,9 @@ class Registry:
                 raise ClassError("class.server_full", most=self.max_classes)
             self.close(min(idle, key=lambda code: json.loads(started[code])[0]))
         info = json.dumps([clock(), secrets.token_urlsafe(12)])
+        lecturer = (lecturer_token, device_entry(agent, "started"))
         while (code := self.store.atomically((CLASSES,), functools.partial(
-                _opened, code=drawn_code(CODE_LENGTH), info=info, lecturer_token=lecturer_token))) is None:
+                _opened, code=drawn_code(CODE_LENGTH), info=info, lecturer=lecturer))) is None:
             pass
         here = self.get(code)
         if identity:
@@ -363,8 +366,7 @@ class Registry:
                 self._rooms.pop(code, None)
                 return None
             if code not in self._rooms:
-                started, secret = json.loads(filed)
-                self._rooms[code] = Classroom(code, self.store, secret, started, self.recipes)
+                self._rooms[code] = Classroom(code, self.store, json.loads(filed)[0], self.recipes)
             return self._rooms[code]
 
     def get(self, code: str | None) -> Classroom:
@@ -406,13 +408,14 @@ class Registry:
             room.beat()
 
 
-def _opened(tx: Tx, code: str, info: str, lecturer_token: str) -> str | None:
-    """A new class under `code` (None: the code is another class's), led by the browser of `lecturer_token`."""
+def _opened(tx: Tx, code: str, info: str, lecturer: tuple[str, str]) -> str | None:
+    """A new class under `code` (None: the code is another class's), led by the browser of `lecturer`: (its
+    token, its device's entry)."""
     if (filed := tx.hget(CLASSES, code)) is not None:
         return code if filed == info else None  # this very class (the change sent again) or another
     tx.hset(CLASSES, code, info)
-    if lecturer_token:
-        tx.hset(ClassKeys(code).lecturers, lecturer_token, "1")
+    if lecturer[0]:
+        tx.hset(ClassKeys(code).lecturers, *lecturer)
     return code
 
 

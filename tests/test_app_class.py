@@ -72,11 +72,12 @@ def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(a
 
 def test_a_name_is_bound_to_its_browser_and_a_look_alike_is_refused(app, monkeypatch):
     room = started(app)
-    alice = student_of(room, monkeypatch, "Alice Smith", browser="a" * 32)
+    alices = classes().tokens.issue()  # her browser's token, as the server issued it
+    alice = student_of(room, monkeypatch, "Alice Smith", browser=alices)
     for look_alike in ("alice smith", "Alice\u200bSmith", "\u0410lice Smith", "Ａｌｉｃｅ Smith"):
         other = named(student_of(room, monkeypatch), look_alike)
         assert other.error[-1].value.startswith("Alice Smith is already in this class, from another browser")
-    again = student_of(room, monkeypatch, browser="a" * 32)  # Alice's reload: her browser's cookie
+    again = student_of(room, monkeypatch, browser=alices)  # Alice's reload: her browser's cookie
     assert any(c.value == "You are **Alice Smith** in this class." for c in again.caption)
     assert room.names.all() == {name_key("Alice Smith"): "Alice Smith"} and no_errors(alice)
     for name in ("प्रिया शर्मा", "สมศักดิ์ ใจดี", "محمد عَلي", "E\u0301mile"):  # every script, its marks kept
@@ -86,7 +87,8 @@ def test_a_name_is_bound_to_its_browser_and_a_look_alike_is_refused(app, monkeyp
 
 
 def test_a_lecturers_reload_keeps_the_lectern_and_the_class_stays_where_it_was(app, monkeypatch):
-    monkeypatch.setattr("ui.class_identity._cookies", lambda: {"schedlab_browser": "L" * 32})
+    lecturers = classes().tokens.issue()
+    monkeypatch.setattr("ui.class_identity._cookies", lambda: {"schedlab_browser": lecturers})
     room = started(app)
     show(app, 5)
     app.toggle(key="predict_mode").set_value(True).run()

@@ -1,6 +1,5 @@
-"""`streamlit run app.py` on a free port of 127.0.0.1, for the browser tests and bench/bench_stage.py: started,
-waited for, and stopped (it never outlives the `with`)."""
-
+"""`streamlit run serve.py` (the app with schedlab's server hooks) on a free port of 127.0.0.1, for the browser
+tests and bench/bench_stage.py: started, waited for, and stopped (it never outlives the `with`)."""
 from __future__ import annotations
 
 import os
@@ -42,7 +41,7 @@ def app_server(runner: str = "fake", start_timeout_s: float = 60, port: int = 0,
     base = f"http://127.0.0.1:{port}" + (f"/{base_path.strip('/')}" if base_path else "")
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+            [sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true", "--server.port",
              str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
              "--server.fileWatcherType", "none", "--server.baseUrlPath", base_path], cwd=root,
             env=dict(os.environ, SCHEDLAB_RUNNER=runner, **(env or {})), stdout=log, stderr=subprocess.STDOUT)

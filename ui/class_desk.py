@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import os
+import time
 from urllib.parse import urlencode, urlsplit
 
 import pandas as pd
@@ -19,7 +20,8 @@ from session.class_names import DEFAULT_NAMES
 from session.classroom import Classroom, classes, heads_of, server_lecturer_key
 from session.names import odd_letters
 from session.submissions import csv_text
-from ui.class_identity import browser_token, guesser, keep_token
+from session.tokens import device_id
+from ui.class_identity import browser_token, device, guesser, keep_token, use_token
 from ui.classroom import CODE, SEEN, enter, find_class, is_lecturer, room, while_reachable
 from ui.language import said, t
 from ui.wake import this_session
@@ -142,11 +144,15 @@ def _free_name(here: Classroom, remove: bool):
 
 
 def _end():
-    """End the class; what it had (both exports) is kept in this lecturer's page until they close it: ending
-    deletes the class's store."""
-    if (here := room()) is not None:
-        st.session_state[ENDED] = (here.code, here.polls.tallies_csv(), here.gradebook_csv(class_address()))
-        classes().close(here.code)
+    """End the class, only from a device with the lecturer's rights now (read from the store, not as kept); what it
+    had (both exports) is kept in this lecturer's page until they close it: ending deletes the class's store."""
+    if (here := room()) is None:
+        return
+    if not here.lectern.is_lecturer(browser_token(), fresh=True):
+        st.session_state.class_error = Message("class.end_refused")
+        return
+    st.session_state[ENDED] = (here.code, here.polls.tallies_csv(), here.gradebook_csv(class_address()))
+    classes().close(here.code)
     for key in (CODE, SEEN):
         st.session_state.pop(key, None)
 
@@ -181,7 +187,7 @@ def _start(given_key: str | None):
     try:
         if (server_key := server_lecturer_key()) is not None:
             check_server_key(given_key, server_key)
-        here = classes().start(browser_token(), guesser().identity)
+        here = classes().start(browser_token(), device(), guesser().identity)
     except MessageError as e:
         state.class_error = e.message
         return
@@ -193,7 +199,7 @@ def _join():
     try:
         here = find_class(state.get("class_join_code"))
         if secret := state.get("class_join_secret"):
-            class_door.take_lectern(here, browser_token(), secret, guesser())
+            class_door.take_lectern(here, browser_token(), secret, guesser(), device())
     except MessageError as e:
         state.class_error = e.message
         return
@@ -267,6 +273,7 @@ def lecturer_panel(here: Classroom):
     if st.toggle(t("class.show_secret"), key="class_show_secret"):
         st.caption(t("class.secret_is"))
         st.code(here.secret, language=None)
+    lecturer_devices(here)
     roster_upload(here)
     low, high = BOUNDS["class_names"]
     st.session_state.class_most_names = here.names.most()  # as the class keeps it (a roster given sets it)
@@ -275,6 +282,35 @@ def lecturer_panel(here: Classroom):
                     help=t("class.most_names_help", default=DEFAULT_NAMES, most=high))
     address = class_address()  # read in the page's run: the export is made later, outside it
     exports(here.code, here.polls.tallies_csv, lambda: here.gradebook_csv(address))
+
+
+def lecturer_devices(here: Classroom):
+    """The browsers with the lecturer's rights: each but this one can be revoked; rotating the secret takes the
+    rights from all the others (and from any copy of this browser's token: it is given a new one)."""
+    devices, mine = here.lectern.devices(), device_id(browser_token())
+    with st.popover(t("class.devices", n=len(devices)), width="stretch"):
+        st.caption(t("class.devices_help"))
+        for n, (id_, found) in enumerate(devices.items()):
+            row = st.columns([4, 1.4], vertical_alignment="center")
+            said_row = t("class.device_row", agent=found.agent or t("class.device_unknown"),
+                         since=time.strftime("%H:%M", time.localtime(found.since)), how=t(f"class.how.{found.how}"))
+            if id_ == mine:
+                row[0].markdown(f"{said_row} — **{t('class.device_this')}**")
+            else:
+                row[0].markdown(said_row)
+                row[1].button(t("class.revoke"), key=f"class_revoke_{n}", on_click=here.lectern.revoke,
+                              args=(browser_token(), id_))
+        st.button(t("class.rotate"), key="class_rotate", on_click=_rotate, help=t("class.rotate_help"))
+
+
+def _rotate():
+    """A new secret for the class, this browser the only lecturer's, under a token issued now."""
+    if (here := room()) is None:
+        return
+    fresh = classes().tokens.issue()
+    if here.lectern.rotate(browser_token(), fresh, device()) is not None:
+        use_token(fresh)
+        st.session_state.notice = Message("class.rotated")
 
 
 def roster_upload(here: Classroom):

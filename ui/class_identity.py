@@ -1,52 +1,80 @@
-"""Who this browser is in a class: a token kept in a cookie, so a reload (a new Streamlit session) is the same
-student, or the same lecturer; and who is guessing, for the limits on wrong codes and keys (session/limits.py).
+"""Who this browser is in a class: a token the server issued (session/tokens.py), kept in a cookie, so a reload (a
+new Streamlit session) is the same student, or the same lecturer; and who is guessing, for the limits on wrong codes
+and keys (session/limits.py).
 
-Streamlit reads the cookies a browser sent when its page connected (`st.context.cookies`) but cannot set one; a
-one-line component sets it in the page (`document.cookie`). The token is drawn on the server; a browser without
-the cookie yet gets a new one, written by the page. No password: the token is the proof, unguessable (24 random
-bytes), and never in an address.
+Streamlit reads the cookies a browser sent when its page connected (`st.context.cookies`) but cannot set one, and
+a cookie set by the page itself (`document.cookie`) is one every page of the host can read, whatever its port. So
+the server sets it: a browser without an issued token gets a fresh one, and the page is handed a one-use ticket
+for it, which a one-line component sends to the server's route (ui/token_route.py); its answer sets the cookie
+HttpOnly (no page reads it), SameSite=Strict, Secure behind HTTPS. A token the server never issued is refused.
+No password: the token is the proof, unguessable, never in an address nor in a page.
 """
 
 from __future__ import annotations
 
-import re
-import secrets
-
 import streamlit as st
+from streamlit import runtime
 
+from session.classroom import classes
 from session.client_identity import client_identity, trusted_proxies
 from session.limits import Guesser
+from ui.language import t
+from ui.token_route import TOKEN_COOKIE, mounted, route_path
 from ui.wake import this_session
 
-TOKEN_COOKIE = "schedlab_browser"
-TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{32}")
-TOKEN_DAYS = 180
-WRITE_COOKIE_JS = """
+SEND_TICKET_JS = """
+const sent = new Set();  // each ticket once per page (the page's runs draw it again until a reload)
 export default function ({data}) {
-  if (!data || !data.name) return;
-  const secure = location.protocol === 'https:' ? '; Secure' : '';
-  document.cookie = `${data.name}=${data.value}; path=/; max-age=${data.max_age}; SameSite=Lax${secure}`;
+  if (!data || !data.ticket || sent.has(data.ticket)) return;
+  sent.add(data.ticket);
+  fetch(data.route, {method: 'POST', credentials: 'same-origin', body: data.ticket})
+    .catch(() => sent.delete(data.ticket));  // not reached: sent again on the next run
 }
 """
+BROWSERS = (("Edg/", "Edge"), ("Firefox/", "Firefox"), ("Chrome/", "Chrome"), ("Chromium/", "Chromium"),
+            ("Safari/", "Safari"))  # the first a browser's User-Agent names (Chrome's names Safari too)
+SYSTEMS = (("Android", "Android"), ("iPhone", "iOS"), ("iPad", "iPadOS"), ("Windows", "Windows"),
+           ("Macintosh", "macOS"), ("CrOS", "ChromeOS"), ("Linux", "Linux"))
 
 
 def browser_token() -> str:
-    """This browser's token: its cookie's, or one drawn now (written by `keep_token`)."""
+    """This browser's token: its cookie's when the server issued it, else one issued now (sent by `keep_token`)."""
     state = st.session_state
     if "browser_token" not in state:
         sent = _cookies().get(TOKEN_COOKIE, "")
-        state.browser_token = sent if TOKEN_SHAPE.fullmatch(sent) else secrets.token_urlsafe(24)
-        state.token_sent = state.browser_token == sent
+        issued = classes().tokens.issued(sent)
+        state.browser_token = sent if issued else classes().tokens.issue()
+        state.token_sent = issued
     return state.browser_token
 
 
+def use_token(token: str):
+    """This browser goes by `token` from now on (issued now: the lecturer's, when the class's secret is rotated);
+    `keep_token` has its cookie set."""
+    st.session_state.update(browser_token=token, token_sent=False)
+
+
 def keep_token():
-    """Write the token's cookie in this browser, until its page connects with it (drawn on full page runs)."""
-    token = browser_token()
-    if st.session_state.get("token_sent"):
+    """Have the server set the token's cookie in this browser, until its page connects with it (drawn on full page
+    runs): the page sends a ticket, never the token."""
+    token, state = browser_token(), st.session_state
+    if state.get("token_sent"):
         return
-    writer = st.components.v2.component("schedlab_browser_token", js=WRITE_COOKIE_JS, isolate_styles=False)
-    writer(data={"name": TOKEN_COOKIE, "value": token, "max_age": TOKEN_DAYS * 86400}, key="browser_token_cookie")
+    if not mounted() and _served():  # `streamlit run app.py`: nothing would set the cookie
+        st.warning(t("class.needs_serve"))
+        return
+    if state.get("token_ticket", ("",))[0] != token:
+        state.token_ticket = (token, classes().tokens.ticket(token))
+    sender = st.components.v2.component("schedlab_browser_token", js=SEND_TICKET_JS, isolate_styles=False)
+    sender(data={"route": route_path(), "ticket": state.token_ticket[1]}, key="browser_token_cookie")
+
+
+def device() -> str:
+    """This browser and its system as its User-Agent names them ("Chrome · Linux"; "" when it names neither): the
+    lecturer's desk lists its devices so."""
+    agent = _user_agent()
+    found = [next((name for mark, name in marks if mark in agent), None) for marks in (BROWSERS, SYSTEMS)]
+    return " · ".join(name for name in found if name)
 
 
 def guesser() -> Guesser:
@@ -65,3 +93,15 @@ def _cookies() -> dict[str, str]:
         return dict(st.context.cookies or {})
     except (AttributeError, RuntimeError):  # AppTest's context has no request
         return {}
+
+
+def _served() -> bool:
+    """Whether this page is served by a Streamlit server (not AppTest's stand-in runtime)."""
+    return runtime.exists() and hasattr(runtime.get_instance(), "_session_mgr")
+
+
+def _user_agent() -> str:
+    try:
+        return st.context.headers.get("User-Agent") or ""
+    except (AttributeError, RuntimeError):
+        return ""
