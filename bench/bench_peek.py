@@ -18,8 +18,7 @@ import asyncio
 import os
 import time
 
-from bench.bench_class_follow import token_of
-from bench.class_client import start_server, wait_for_server, warm_up
+from bench.class_client import bench_token, start_server, wait_for_server, warm_up
 from bench.peek_client import ASKED, SCENARIO, Follower, K, Peek, later_facts, name_tab, start_class, try_to_peek
 from i18n import text
 from tools.app_server import free_port
@@ -30,7 +29,7 @@ LANGS = ("en", "zh")
 
 async def follower(number: int, url: str, base: str, code: str, lang: str, peek: Peek) -> bool:
     """One student's browser: joins, tries to peek, answers; whether its answer was taken (the page says so)."""
-    tab = Follower(number, code, lang, token_of(1000 + number), peek)
+    tab = Follower(number, code, lang, bench_token(1000 + number), peek)
     async with tab.connect(url) as ws:
         await name_tab(tab, ws, lang, f"Student {number}")
         await tab.settle(ws, lambda page: text(lang, "class.send") in page.widgets)
@@ -42,7 +41,7 @@ async def follower(number: int, url: str, base: str, code: str, lang: str, peek:
 
 async def control(url: str, code: str, peek: Peek):
     """A browser that breaks away and runs to the end: what it reads is not judged, only the markers it shows."""
-    tab = Follower(999, code, "en", token_of(999), peek, judged=lambda: False)
+    tab = Follower(999, code, "en", bench_token(999), peek, judged=lambda: False)
     async with tab.connect(url) as ws:
         await name_tab(tab, ws, "en", "Control")
         await tab.press(ws, text("en", "class.break_away"))

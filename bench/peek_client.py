@@ -21,8 +21,8 @@ from google.protobuf import text_format
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench.bench_class_follow import Named, NamedPage, token_of
-from bench.class_client import OPEN_TIMEOUT_S
+from bench.bench_class_follow import Named, NamedPage
+from bench.class_client import OPEN_TIMEOUT_S, bench_token
 from engine.inputs.goals import gather
 from engine.inputs.scenario import load_scenario
 from i18n import in_lang, text
@@ -205,7 +205,7 @@ class Follower(Named):
 async def start_class(url: str) -> tuple[Named, object]:
     """The lecturer opens assignment 1, starts a class, stands at frame K and switches predictions on (the question
     about step ASKED opens); the lecturer and their open websocket."""
-    lecturer = Named(0, f"scenario={SCENARIO}", token_of(900))
+    lecturer = Named(0, f"scenario={SCENARIO}", bench_token(900))
     ws = await lecturer.connect(url).__aenter__()
     await lecturer.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
     await lecturer.press(ws, text("en", "class.start"))

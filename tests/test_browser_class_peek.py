@@ -11,11 +11,20 @@ import asyncio
 
 import pytest
 
-from bench.bench_class_follow import token_of
+from bench.class_client import BENCH_TOKEN_SECRET, bench_token
 from bench.peek_client import ASKED, SCENARIO, Follower, K, Peek, later_facts, name_tab, start_class, try_to_peek
 from i18n import text
+from session.tokens import SECRET_ENV
+from tools.app_server import app_server
 
 pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def bench_server():
+    """The fake model's server with the bench's token secret: the protocol clients' browsers carry tokens it signed."""
+    with app_server("fake", env={SECRET_ENV: BENCH_TOKEN_SECRET}) as (url, _process):
+        yield url
 
 
 async def peek_at_an_open_question(base: str, lang: str) -> dict:
@@ -24,9 +33,9 @@ async def peek_at_an_open_question(base: str, lang: str) -> dict:
     url = base.replace("http", "ws", 1) + "/_stcore/stream"
     lecturer, lecturer_ws = await start_class(url)
     code, peek = lecturer.page.code, Peek(K, later_facts(SCENARIO, K, lang, ASKED))
-    following = Follower(1, code, lang, token_of(901), peek)
+    following = Follower(1, code, lang, bench_token(901), peek)
     # another tab of the same browser, on its own: what it reads only shows that the markers are real
-    away = Follower(2, code, lang, token_of(901), peek, judged=lambda: False)
+    away = Follower(2, code, lang, bench_token(901), peek, judged=lambda: False)
     async with following.connect(url) as ws, away.connect(url) as away_ws:
         await name_tab(following, ws, lang, "Peek Student")
         await following.settle(ws, lambda page: text(lang, "class.send") in page.widgets)
@@ -44,8 +53,8 @@ async def peek_at_an_open_question(base: str, lang: str) -> dict:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_follower_at_an_open_question_is_sent_nothing_past_the_lecturers_frame(fake_server, lang):
-    found = asyncio.run(peek_at_an_open_question(fake_server, lang))
+def test_a_follower_at_an_open_question_is_sent_nothing_past_the_lecturers_frame(bench_server, lang):
+    found = asyncio.run(peek_at_an_open_question(bench_server, lang))
     peek: Peek = found["peek"]
     assert found["shown"] == K and peek.messages > 20 and len(peek.markers) > 20
     assert peek.past == [], "\n".join(sorted(set(peek.past)))
