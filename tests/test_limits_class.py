@@ -104,7 +104,8 @@ def test_each_time_the_allowance_is_used_up_again_the_wait_doubles(monkeypatch):
 def test_guessers_behind_the_class_address_lock_out_neither_the_lecturer_nor_the_class(app, monkeypatch):
     """Finding 1: 20 wrong codes from one address refused every join and reload there."""
     room = started(app)  # the lecturer's browser, on this machine (the room)
-    known = student_of(room, monkeypatch, "Ada", browser="B" * 32)
+    adas = classes().tokens.issue()  # her browser's token, as the server issued it
+    known = student_of(room, monkeypatch, "Ada", browser=adas)
     codes = room.names.set_roster(["Bo Li"])
     pages = guessers(monkeypatch, [f"ZZZ{n:02}" for n in range(limits.PER_IDENTITY + 5)])
     assert "Too many wrong class codes" in told(pages[-1])  # the guessers wait (finding 2: none did on loopback)
@@ -115,7 +116,7 @@ def test_guessers_behind_the_class_address_lock_out_neither_the_lecturer_nor_the
     reload.run()
     assert no_errors(reload) and any(f"You lead class **{room.code}**" in c.value for c in reload.caption)
     monkeypatch.setattr("ui.class_identity._cookies", lambda: {})
-    again = student_of(room, monkeypatch, browser="B" * 32)  # a named student's reload
+    again = student_of(room, monkeypatch, browser=adas)  # a named student's reload
     assert no_errors(again) and any(c.value == "You are **Ada** in this class." for c in again.caption)
     linked = fake_model_app(monkeypatch)  # a student's personal link, a new browser in the room
     linked.query_params.update({"class": room.code, "me": codes["Bo Li"]})
@@ -215,9 +216,10 @@ def test_new_names_from_one_identity_wait_after_the_allowance(monkeypatch):
 def test_students_are_people_and_tabs_are_tabs(app, monkeypatch):
     """Finding 10: "3 of 60 students following have answered" counted tabs."""
     room = started(app)
-    ada = student_of(room, monkeypatch, "Ada", browser="A" * 32)
+    adas = classes().tokens.issue()  # her browser's token, as the server issued it
+    ada = student_of(room, monkeypatch, "Ada", browser=adas)
     for _ in range(2):  # Ada's two more tabs
-        student_of(room, monkeypatch, browser="A" * 32)
+        student_of(room, monkeypatch, browser=adas)
     app.run()
     assert any("1 students named, 3 tabs open, 1 students following you" in c.value for c in app.caption)
     app.toggle(key="predict_mode").set_value(True).run()

@@ -35,12 +35,15 @@ WRAPPED_TABLES = ("<style>[data-testid=stTable] :is(th, td){white-space:normal;o
 PUBLIC_URL_ENV = "SCHEDLAB_PUBLIC_URL"  # the address students reach this process at (the students' link)
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 MARK = {True: "✓", False: "✗", None: ""}
+END_PRESSED = "class_end_pressed"  # "End it now" was pressed: the desk's fragment reruns the whole page
 
 
 @st.fragment(run_every=ROSTER_EVERY_S)
 @while_reachable
 def desk():
     """Above the lecturer's stage (a fragment inside the stage's: its own redraws cost only itself)."""
+    if st.session_state.pop(END_PRESSED, False):
+        st.rerun()  # the whole page: the sidebar says the class ended, or why it did not
     here = room()
     if here is None or not is_lecturer():
         return
@@ -58,9 +61,7 @@ def desk():
                    key="class_bring_back", help=t("class.bring_back_help"))
     with cols[2].popover(t("class.end"), width="stretch"):
         st.caption(t("class.end_help"))
-        if st.button(t("class.end_confirm"), type="primary", key="class_end"):
-            _end()
-            st.rerun()  # the whole page: the sidebar says the class ended (the desk is a fragment)
+        st.button(t("class.end_confirm"), on_click=_end, type="primary", key="class_end")
     with st.expander(t("class.roster", n=named, tabs=tabs)):
         if rows:
             shown = roster_page(rows)
@@ -145,7 +146,9 @@ def _free_name(here: Classroom, remove: bool):
 
 def _end():
     """End the class, only from a device with the lecturer's rights now (read from the store, not as kept); what it
-    had (both exports) is kept in this lecturer's page until they close it: ending deletes the class's store."""
+    had (both exports) is kept in this lecturer's page until they close it: ending deletes the class's store. A
+    callback: it runs even where this run no longer draws the desk (a device whose rights were revoked)."""
+    st.session_state[END_PRESSED] = True
     if (here := room()) is None:
         return
     if not here.lectern.is_lecturer(browser_token(), fresh=True):
