@@ -37,7 +37,11 @@ from pathlib import Path
 from bench import before as before_rev
 from runner.fake import FakeRunner
 from scheduler import Config, SamplingParams, Sequence
-from scheduler.article import Scheduler
+
+try:
+    from scheduler.article import Scheduler
+except ImportError:  # a tree from before the article's package, measured with --before (bench/before.py)
+    from scheduler import Scheduler  # type: ignore[attr-defined, no-redef]
 
 MAX_NUM_SEQS, BUDGET, BLOCK_SIZE, MAX_MODEL_LEN = 512, 16384, 256, 4096
 MODES = {"basic": {}, "chunked + mixed": {"chunked_prefill": True, "mixed_batches": True}}
