@@ -19,6 +19,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from session.tokens import SECRET_ENV, signed
+from tools.app_server import app_script
 
 ROOT = Path(__file__).resolve().parent.parent
 PRESET = "scenario=05_prefix_caching"
@@ -291,9 +292,8 @@ def start_server(env: dict, port: int, root: Path = ROOT) -> subprocess.Popen:
     """`streamlit run serve.py` on 127.0.0.1:`port` as the README's class command starts it, with `env` and the
     bench's token secret (its simulated browsers carry tokens signed with it: `bench_token`); the app of the tree at
     `root` (another version's, bench/before.py: app.py where it has no serve.py)."""
-    script = "serve.py" if (root / "serve.py").exists() else "app.py"
     env = {SECRET_ENV: BENCH_TOKEN_SECRET, **env}
-    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
+    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", app_script(root), "--server.headless", "true",
                              "--server.address", "127.0.0.1", "--server.port", str(port),
                              "--browser.gatherUsageStats", "false", *CLASS_OPTIONS], cwd=root, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

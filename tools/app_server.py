@@ -30,6 +30,12 @@ def free_port() -> int:
     raise OSError(f"no free port in ${PORTS_ENV}={os.environ[PORTS_ENV]}")
 
 
+def app_script(root: Path = ROOT) -> str:
+    """The script `streamlit run` starts in the tree at `root`: serve.py (the app with schedlab's server hooks), or
+    app.py in a tree from before it (a bench's other version, bench/before.py)."""
+    return "serve.py" if (root / "serve.py").exists() else "app.py"
+
+
 @contextmanager
 def app_server(runner: str = "fake", start_timeout_s: float = 60, port: int = 0, root: Path = ROOT,
                base_path: str = "", env: dict[str, str] | None = None):
@@ -41,7 +47,7 @@ def app_server(runner: str = "fake", start_timeout_s: float = 60, port: int = 0,
     base = f"http://127.0.0.1:{port}" + (f"/{base_path.strip('/')}" if base_path else "")
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true", "--server.port",
+            [sys.executable, "-m", "streamlit", "run", app_script(root), "--server.headless", "true", "--server.port",
              str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
              "--server.fileWatcherType", "none", "--server.baseUrlPath", base_path], cwd=root,
             env=dict(os.environ, SCHEDLAB_RUNNER=runner, **(env or {})), stdout=log, stderr=subprocess.STDOUT)
