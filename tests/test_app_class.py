@@ -9,7 +9,7 @@ tests/test_browser_class.py.)"""
 import pytest
 
 from session import limits
-from session.classroom import LECTURER_ENV, classes
+from session.classroom import LECTURER_ENV, Registry, classes
 from session.names import name_key
 from tests.helpers.app import (
     button,
@@ -30,10 +30,8 @@ pytestmark = pytest.mark.usefixtures("own_sessions")
 
 @pytest.fixture(autouse=True)
 def fresh_limits(monkeypatch):
-    """Each test counts wrong guesses from nothing (the counts are the process's)."""
-    monkeypatch.setattr(limits, "_codes", limits.Guesses("codes"))
-    monkeypatch.setattr(limits, "_keys", limits.Guesses("keys"))
-    monkeypatch.setattr(limits, "_names", limits.Guesses("names", limits.NEW_NAMES, limits.NEW_NAMES))
+    """Each test's classes, and its counts of wrong guesses (kept in the classes' store), from nothing."""
+    monkeypatch.setattr("session.classroom._registry", Registry())
 
 
 def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(app, monkeypatch):

@@ -10,6 +10,7 @@ import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session import limits
+from session.class_store import MemoryStore
 from session.classroom import CODE_ALPHABET, CODE_LENGTH, ClassError
 from session.lab import Lab, RunInputs
 from session.names import name_key
@@ -289,8 +290,8 @@ def test_the_lecturer_brings_everyone_back_and_ends_the_class(new_registry):
 
 def test_wrong_guesses_are_limited_per_session_and_per_identity_and_a_right_one_is_never_counted(monkeypatch):
     clock = [1000.0]
-    monkeypatch.setattr("session.limits.time.monotonic", lambda: clock[0])
-    guesses = limits.Guesses("codes", per_session=3, per_identity=5, window_s=60)
+    monkeypatch.setattr("session.limits.clock", lambda: clock[0])
+    guesses = limits.Guesses("codes", MemoryStore(), per_session=3, per_identity=5, window_s=60)
     one, other = limits.Guesser("s1", "10.0.0.1"), limits.Guesser("s2", "10.0.0.1")
     for _ in range(3):
         guesses.check(one)
