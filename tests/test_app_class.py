@@ -238,6 +238,28 @@ def test_the_lecturer_frees_and_removes_names_from_the_desk_and_their_students_a
     assert list(app.table[0].value["personal code"]) == [new_code, codes["Cy"], "", ""]  # Bo's tab: no name now
 
 
+def test_a_tab_that_ran_ahead_and_followed_again_before_the_question_cannot_answer_it(app, monkeypatch):
+    """Issue 47's peek edge, through the pages: one tab of Ada's browser breaks away, steps on (its last page
+    run's steps reach its player after that run), and follows again before the lecturer asks; her other tab's
+    answer is refused and said."""
+    room = started(app)
+    adas = classes().tokens.issue()  # her browser's token, as the server issued it
+    answering = student_of(room, monkeypatch, "Ada", browser=adas)
+    ahead = student_of(room, monkeypatch, browser=adas)
+    button(ahead, "Break away").click().run()
+    lab(ahead).run(20)
+    button(ahead, "Follow again").click().run()
+    assert all(following for _, following, _ in room.seats.every())
+    app.toggle(key="predict_mode").set_value(True).run()
+    answering.run()
+    asked = room.open_poll()
+    assert asked.step <= 20 < lab(ahead).last + 1
+    answering.radio(key=f"class_choice_{asked.step}").set_value(0)
+    button(answering, "Send my answer").click().run()
+    assert room.polls.at(asked.title, asked.step).votes == {}
+    assert any("went past the lecturer's frame on its own" in w.value for w in answering.warning)
+
+
 def test_the_lecturer_closes_a_question_and_asks_it_again(app, monkeypatch):
     room = started(app)
     student = student_of(room, monkeypatch, "Bo")

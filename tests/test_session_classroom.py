@@ -353,6 +353,30 @@ def test_nothing_is_filed_under_a_class_once_it_has_ended(new_registry):
         == {} and room.store.hgetall(room.keys.names) == {} and room.store.get(room.keys.lead) is None
 
 
+def test_a_tab_that_ran_ahead_on_its_own_before_the_question_closes_its_browsers_vote(new_registry):
+    """Issue 47's peek edge: a tab broke away before the question was asked, ran on, and followed again before its
+    page ran once more: it is not away when the question is asked, yet it showed the answer's frames."""
+    room = new_registry().start()
+    room.names.claim("B", "Bo"), room.names.claim("C", "Cy")
+    for session, token in (("b1", "B"), ("b2", "B"), ("c1", "C")):
+        room.seats.sit(session, token, Seat())
+    room.set_following("b2", "B", False)  # no question open: nothing to close
+    room.saw_alone("B", "T", 30)  # its page ran to frame 30 on its own
+    room.saw_alone("B", "T", 12)  # an earlier page run's word, late: the furthest is kept
+    room.saw_alone("B", "Other run", 90)
+    room.set_following("b2", "B", True)
+    room.lectern.publish(RUN, "inputs", 2, "05_prefix_caching", predicting=True)
+    room.polls.ask("T", 3, "?", ("x", "y"), 0)
+    with pytest.raises(ClassError) as refused:
+        room.vote("b1", "T", 3, 0)
+    assert refused.value.message_id == "class.vote_closed"
+    assert room.vote("c1", "T", 3, 1) and room.polls.at("T", 3).votes == {"cy": 1}  # another's untouched
+    room.polls.reveal("T", 3)
+    room.lectern.publish(RUN, "inputs", 30, "05_prefix_caching", predicting=True)  # the lecturer is there now
+    room.polls.ask("T", 31, "?", ("x", "y"), 0)
+    assert room.vote("b1", "T", 31, 0)  # frames up to the lecturer's are no peeking
+
+
 def test_breaking_away_from_any_tab_closes_the_browsers_vote_for_good(new_registry):
     room = new_registry().start()
     room.names.claim("B", "Bo"), room.names.claim("C", "Cy")
