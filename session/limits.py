@@ -3,7 +3,7 @@ identity (its address as the deployment sees it: session/client_identity.py) and
 to one class), per class. A few wrong guesses a minute pass; the one that uses up the allowance makes that
 session, identity or class wait, and each time it is used up again the wait doubles (back-off, up to MAX_WAIT_S;
 forgotten after QUIET_S without a wrong guess). While waiting, a guess is refused unchecked (a script learns
-nothing) and the refusal says how long to wait. A right guess is never counted.
+nothing) and the refusal says how long to wait. A right guess is taken back: it is never counted.
 
 The shared counts (identity, class) stop a script that opens a new session per guess, but a class behind one
 address shares them: who must never wait because others guessed is decided by the callers (session/class_door.py)
@@ -48,30 +48,41 @@ class Guesser:
     identity: str
 
 
+@dataclass(frozen=True)
+class Taken:
+    """A guess let through to be checked: the counts it was counted in (their keys) and its id."""
+    keys: tuple[str, ...]
+    guess: str
+
+
 @dataclass
 class _Record:
-    """One session's, identity's or class's wrong guesses: their times in the window, how often the allowance
-    was used up lately (`strikes`), until when it waits, when it last guessed wrong (wall clock: the processes of
-    a lecture hall share it) and that guess's id. Filed as JSON in a string of the store that expires once it no
-    longer matters."""
-    times: list[float] = field(default_factory=list)
+    """One session's, identity's or class's guesses: those in the window ([time, id] each, wall clock: the
+    processes of a lecture hall share it), how often the allowance was used up lately (`strikes`), until when it
+    waits, when it last guessed and that guess's id, and `undo`: [id, strikes, until, times] before the guess
+    that used up the allowance (if it was right after all, as it was). Filed as JSON in a string of the store that
+    expires once it no longer matters."""
+    times: list[list] = field(default_factory=list)
     strikes: int = 0
     until: float = 0.0
     last: float = 0.0
     guess: str = ""
+    undo: list | None = None
 
     @classmethod
     def filed(cls, value: str | None) -> _Record:
         return cls() if value is None else cls(*json.loads(value))
 
     def value(self) -> str:
-        return json.dumps([self.times, self.strikes, self.until, self.last, self.guess])
+        return json.dumps([self.times, self.strikes, self.until, self.last, self.guess, self.undo])
 
 
 class Guesses:
-    """Wrong guesses of one kind (class codes, keys, new names), per session, per identity and per class, counted
-    in the class store: a lecture hall's processes share one allowance (Redis), a single server keeps it in its
-    memory; each wrong guess is one atomic change of the store."""
+    """Guesses of one kind (class codes, keys, new names), per session, per identity and per class, counted in the
+    class store: a lecture hall's processes share one allowance (Redis), a single server keeps it in its memory.
+    A guess is counted as it is let through, in the same atomic change that sees whether the guesser must wait
+    (`take`), so guessers at once on several processes get no more checked than the allowance; a right one is then
+    taken back (`forgive`)."""
 
     def __init__(self, kind: str, store: ClassStore, per_session: int = PER_SESSION,
                  per_identity: int = PER_IDENTITY, per_class: int = PER_CLASS, window_s: float = WINDOW_S):
@@ -96,29 +107,63 @@ class Guesses:
 
     def check(self, guesser: Guesser, room: str | None = None, shared: bool = True):
         """Raise TooManyGuesses while this guesser must wait (`shared` False: only its own session's guesses)."""
-        if (wait := self.wait_s(guesser, room, shared)) > 0:
+        self._refuse_while(self.wait_s(guesser, room, shared))
+
+    def _refuse_while(self, wait: float):
+        if wait > 0:
             raise TooManyGuesses(f"limit.{self.kind}", seconds=max(1, round(wait)))
 
-    def wrong(self, guesser: Guesser, room: str | None = None):
-        """A wrong guess, counted for the session, the identity and the class `room`."""
-        whos, now, guess = self._whos(guesser, room, shared=True), clock(), secrets.token_hex(8)
-        self.store.atomically(tuple(key for _, key in whos), lambda tx: self._counted(tx, whos, now, guess))
+    def take(self, guesser: Guesser, room: str | None = None, shared: bool = True) -> Taken:
+        """Let a guess through to be checked, counted at once for the session, the identity and the class `room`:
+        TooManyGuesses (nothing counted) while this guesser must wait (`shared` False: only its own session's
+        guesses decide). The guess that uses up an allowance makes that count wait; `forgive` a right one."""
+        whos, now = self._whos(guesser, room, shared=True), clock()
+        checked = {key for _, key in self._whos(guesser, room, shared)}
+        taken = Taken(tuple(key for _, key in whos), secrets.token_hex(8))
+        self._refuse_while(self.store.atomically(taken.keys, lambda tx: self._counted(tx, whos, checked, now,
+                                                                                      taken.guess)))
+        return taken
 
-    def _counted(self, tx: Tx, whos: list[tuple[str, str]], now: float, guess: str):
+    def _counted(self, tx: Tx, whos: list[tuple[str, str]], checked: set[str], now: float, guess: str) -> float:
+        """The guess counted in each record (0), or the wait of one it is checked against (nothing written)."""
+        records = {key: _Record.filed(tx.get(key)) for _, key in whos}
+        if any(record.guess == guess for record in records.values()):
+            return 0.0  # this very guess, its change run again (session/class_store.py): counted once
+        if (wait := max(records[key].until - now for key in checked)) > 0:
+            return wait
         for who, key in whos:
-            record = _Record.filed(tx.get(key))
-            if record.guess == guess:
-                continue  # this very guess, its change run again (session/class_store.py): counted once
+            record = records[key]
             if now - record.last > QUIET_S:
                 record.strikes = 0
-            record.last, record.guess = now, guess
-            record.times = [t for t in record.times if t > now - self.window_s] + [now]
+            before = [guess, record.strikes, record.until, [t for t in record.times if t[0] > now - self.window_s]]
+            record.last, record.guess, record.times = now, guess, [*before[3], [now, guess]]
             if len(record.times) >= self._most[who]:
                 record.strikes += 1
                 record.until = now + min(MAX_WAIT_S, self.window_s * 2 ** (record.strikes - 1))
-                record.times = []
-            # kept while it still matters: its wait, its strikes (QUIET_S) and its window
-            tx.set(key, record.value(), ttl_s=max(record.until - now, QUIET_S, self.window_s))
+                record.times, record.undo = [], before
+            self._file(tx, key, record, now)
+        return 0.0
+
+    def forgive(self, taken: Taken):
+        """The guess was right: taken back from every count (and the wait it started, if it used one up)."""
+        now = clock()
+
+        def change(tx: Tx):
+            for key in taken.keys:
+                record = _Record.filed(tx.get(key))
+                if record.undo is not None and record.undo[0] == taken.guess:
+                    _, record.strikes, record.until, record.times = record.undo
+                    record.undo = None
+                elif any(t[1] == taken.guess for t in record.times):
+                    record.times = [t for t in record.times if t[1] != taken.guess]
+                else:
+                    continue  # not counted there any more (or taken back already)
+                self._file(tx, key, record, now)
+        self.store.atomically(taken.keys, change)
+
+    def _file(self, tx: Tx, key: str, record: _Record, now: float):
+        """Kept while it still matters: its wait, its strikes (QUIET_S) and its window."""
+        tx.set(key, record.value(), ttl_s=max(record.until - now, QUIET_S, self.window_s))
 
 
 NEW_NAMES = 60  # new names a minute from one client identity: a class behind one address names itself at once

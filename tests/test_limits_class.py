@@ -92,12 +92,12 @@ def test_each_time_the_allowance_is_used_up_again_the_wait_doubles(monkeypatch):
     who = limits.Guesser("s", "10.0.0.1")
     waits = []
     for _ in range(4):
-        guesses.wrong(who), guesses.wrong(who)
+        guesses.take(who), guesses.take(who)
         waits.append(guesses.wait_s(who, shared=False))
         clock[0] += waits[-1]
     assert waits == [60, 120, 240, 480]
     clock[0] += limits.QUIET_S + 1  # quiet for long: from one window again
-    guesses.wrong(who), guesses.wrong(who)
+    guesses.take(who), guesses.take(who)
     assert guesses.wait_s(who, shared=False) == 60
 
 

@@ -3,6 +3,8 @@ and new names live in the classes' store, so N server processes on one Redis giv
 (two registries on a Redis of the test's own stand for two processes); each count expires once it no longer
 matters; the same back-off, waits and counts on the memory store of a single server."""
 
+import contextlib
+import threading
 import time
 
 import pytest
@@ -65,6 +67,37 @@ def test_wrong_server_keys_on_two_processes_share_one_allowance_and_a_strong_key
         class_door.check_server_key(registry, strong, strong, limits.Guesser("new", "10.0.0.1"))
 
 
+def test_guessers_at_once_on_two_processes_get_no_more_checked_than_the_allowance(hall):
+    """Counted as it is let through, in the change that sees the wait: were the wait read first and the guess
+    counted after its check, guessers at once on two processes got a few more than the allowance checked."""
+    counts = [limits.Guesses("codes", registry.store) for registry in hall]
+    let_through = []
+
+    def guesser(n: int):
+        for _ in range(limits.PER_SESSION):
+            with contextlib.suppress(limits.TooManyGuesses):
+                let_through.append(counts[n % 2].take(limits.Guesser(f"s{n}", "203.0.113.7")))
+    threads = [threading.Thread(target=guesser, args=(n,)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(let_through) == limits.PER_IDENTITY  # of 80 tried
+
+
+def test_a_right_guess_is_taken_back_even_the_one_that_used_up_the_allowance(new_registry):
+    guesses = limits.Guesses("keys", new_registry().store, per_session=3, per_identity=3)
+    who = limits.Guesser("s", "10.0.0.1")
+    guesses.take(who)
+    guesses.forgive(guesses.take(who))  # a right one: as if never counted
+    guesses.take(who)
+    assert guesses.wait_s(who) == 0
+    guesses.forgive(guesses.take(who))  # the third counted, which started the wait: right after all
+    assert guesses.wait_s(who) == 0
+    guesses.take(who)
+    assert guesses.wait_s(who) > 0  # the third wrong one
+
+
 def test_the_back_off_doubles_and_is_told_alike_on_either_store(new_registry, monkeypatch):
     clock = [1000.0]
     monkeypatch.setattr("session.limits.clock", lambda: clock[0])
@@ -72,12 +105,12 @@ def test_the_back_off_doubles_and_is_told_alike_on_either_store(new_registry, mo
     who = limits.Guesser("s", "10.0.0.1")
     waits = []
     for _ in range(3):
-        guesses.wrong(who), guesses.wrong(who)
+        guesses.take(who), guesses.take(who)
         waits.append(guesses.wait_s(who, shared=False))
         clock[0] += waits[-1]
     assert waits == [60, 120, 240]
     for n in range(3):  # three sessions of that identity within a window: its allowance used up
-        guesses.wrong(limits.Guesser(f"other{n}", "10.0.0.1"))
+        guesses.take(limits.Guesser(f"other{n}", "10.0.0.1"))
     with pytest.raises(limits.TooManyGuesses) as refused:
         guesses.check(limits.Guesser("fresh", "10.0.0.1"))
     assert refused.value.message.values["seconds"] == 60
@@ -89,7 +122,7 @@ def test_each_count_expires_once_it_no_longer_matters(new_registry, monkeypatch)
     store = new_registry().store
     guesses = limits.Guesses("codes", store, per_session=2, window_s=0.2)
     who = limits.Guesser("s", "10.0.0.1")
-    guesses.wrong(who), guesses.wrong(who)
+    guesses.take(who), guesses.take(who)
     keys = [guesses_key("codes", "session", "s"), guesses_key("codes", "identity", "10.0.0.1")]
     assert all(store.get(key) is not None for key in keys) and guesses.wait_s(who) > 0
     if isinstance(store, RedisStore):

@@ -295,12 +295,12 @@ def test_wrong_guesses_are_limited_per_session_and_per_identity_and_a_right_one_
     one, other = limits.Guesser("s1", "10.0.0.1"), limits.Guesser("s2", "10.0.0.1")
     for _ in range(3):
         guesses.check(one)
-        guesses.wrong(one)
+        guesses.take(one)
     with pytest.raises(limits.TooManyGuesses) as refused:
         guesses.check(one)
     assert refused.value.message_id == "limit.codes" and refused.value.message.values["seconds"] == 60
     guesses.check(other)  # another session at that address may still guess
-    guesses.wrong(other), guesses.wrong(other)
+    guesses.take(other), guesses.take(other)
     with pytest.raises(limits.TooManyGuesses):
         guesses.check(limits.Guesser("s3", "10.0.0.1"))  # a script opening a new session per guess
     guesses.check(limits.Guesser("s4", "10.0.0.2"))
