@@ -181,12 +181,12 @@ class Classroom:
         """A following student's answer (their last before the reveal counts, one per name whatever the tabs) on a
         question the lecturer asks about a frame ahead of theirs, while their predictions are on; the lecturer is
         woken to see the count. Whether it counted; ClassError when the browser's vote on it is closed
-        (`vote_closed`), a tab of it is on its own now, or one has shown frames past the lecturer's on its own."""
+        (`vote_closed`: a tab of it also went past the lecturer's frame on its own), or a tab of it is on its own
+        now."""
         seat, lead = self.seats.seat(session), self.lead
         asking = lead is not None and lead.predicting and step > lead.frame
         key = None if seat is None or not seat.following or not asking else self.names.key_of(seat.token)
-        if key is not None and (self.vote_closed(seat.token, title, step) or self._away_now(seat.token)
-                                or self._ran_ahead(seat.token, title, lead.frame)):
+        if key is not None and (self.vote_closed(seat.token, title, step) or self._away_now(seat.token)):
             raise ClassError("class.vote_closed")
         if key is None or not self.polls.vote(key, title, step, choice):
             return False
@@ -225,10 +225,14 @@ class Classroom:
     def vote_closed(self, token: str, title: str, step: int) -> bool:
         """Whether this browser's student may no longer answer the question on (`title`, `step`): a tab of the
         browser, or of another browser under the same name, broke away while it was open (the breaking away of any
-        tab closes the browser's vote: its other tabs follow, that one may show the answer). Two reads: the page
-        asks it before drawing the question; a vote also asks `_away_now`."""
-        return any(self.store.hget(self.keys.away, away_mark(title, step, w))
-                   for w in concerned(token, self.names.key_of(token)))
+        tab closes the browser's vote: its other tabs follow, that one may show the answer), or went past the
+        lecturer's frame on its own (`_ran_ahead`). A few reads: the page asks it before drawing the question; a
+        vote also asks `_away_now`."""
+        if any(self.store.hget(self.keys.away, away_mark(title, step, w))
+               for w in concerned(token, self.names.key_of(token))):
+            return True
+        lead = self.lead
+        return lead is not None and self._ran_ahead(token, title, lead.frame)
 
     def _away_now(self, token: str) -> bool:
         """Whether a tab of this browser, or of another browser under the same name, is on its own now (on any

@@ -9,6 +9,7 @@ tests/test_browser_class.py.)"""
 import pytest
 
 from session import limits
+from session.class_error import ClassError
 from session.classroom import LECTURER_ENV, Registry, classes
 from session.names import name_key
 from tests.helpers.app import (
@@ -240,8 +241,8 @@ def test_the_lecturer_frees_and_removes_names_from_the_desk_and_their_students_a
 
 def test_a_tab_that_ran_ahead_and_followed_again_before_the_question_cannot_answer_it(app, monkeypatch):
     """Issue 47's peek edge, through the pages: one tab of Ada's browser breaks away, steps on (its last page
-    run's steps reach its player after that run), and follows again before the lecturer asks; her other tab's
-    answer is refused and said."""
+    run's steps reach its player after that run), and follows again before the lecturer asks; her other tab is
+    told its answer is closed, and the server refuses one sent all the same."""
     room = started(app)
     adas = classes().tokens.issue()  # her browser's token, as the server issued it
     answering = student_of(room, monkeypatch, "Ada", browser=adas)
@@ -254,10 +255,11 @@ def test_a_tab_that_ran_ahead_and_followed_again_before_the_question_cannot_answ
     answering.run()
     asked = room.open_poll()
     assert asked.step <= 20 < lab(ahead).last + 1
-    answering.radio(key=f"class_choice_{asked.step}").set_value(0)
-    button(answering, "Send my answer").click().run()
-    assert room.polls.at(asked.title, asked.step).votes == {}
-    assert any("went past the lecturer's frame on its own" in w.value for w in answering.warning)
+    assert any("went past the lecturer's frame on its own" in c.value for c in answering.caption)
+    assert "Send my answer" not in {b.label for b in answering.button}
+    with pytest.raises(ClassError) as refused:  # sent all the same (a crafted message)
+        room.vote(answering.session_state["test_session_id"], asked.title, asked.step, 0)
+    assert refused.value.message_id == "class.vote_closed" and room.polls.at(asked.title, asked.step).votes == {}
 
 
 def test_the_lecturer_closes_a_question_and_asks_it_again(app, monkeypatch):
