@@ -14,18 +14,23 @@ websocket protocol as browsers do (bench/class_client.py's way):
 
 Printed: legitimate refusals (must be 0), guesses checked (answered "no such class" / "not the server key")
 against the allowed few (PER_IDENTITY each for codes and keys within the window), and the flood's names.
-`--before REV` runs the same against REV's tree first. Bounded: every phase under PHASE_LIMIT_S, at most
-CONCURRENT connections at once; the servers are stopped at the end.
-Run: python -m bench.bench_guesses [--before main]
+`--processes N` runs it all against a lecture hall instead: N server processes sharing a Redis of the bench's own
+(the README's recipe, each page and each reload opened on the next process in turn): the guesses checked across
+all of them must still be at most the allowance of one. `--before REV` runs the same against REV's tree first.
+Bounded: every phase under PHASE_LIMIT_S, at most CONCURRENT connections at once; the servers are stopped at the end.
+Run: python -m bench.bench_guesses [--processes 2] [--before main]
 """
 
 import argparse
 import asyncio
+import contextlib
 import functools
+import itertools
 import os
 import secrets
 import time
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,10 +40,12 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.before import THIS_TREE, add_argument, tree_at
-from bench.class_client import CLASS_CACHE_MB, start_server, wait_for_server
+from bench.class_client import BENCH_TOKEN_SECRET, CLASS_CACHE_MB, start_server, wait_for_server
 from engine.run.limits import BOUNDS
 from i18n.en import MESSAGES
 from session.limits import PER_IDENTITY
+from session.tokens import signed
+from tests.helpers.redis_server import RedisServer, installed
 from tools.app_server import ROOT, free_port
 
 STUDENTS, GUESSERS, GUESSES, LECTURER_RELOADS = 30, 40, 5, 3
@@ -145,14 +152,15 @@ class Tally:
 
 
 def token() -> str:
-    return secrets.token_urlsafe(24)
+    """A new browser's token, signed as the bench's servers issue them (a made-up one they refuse)."""
+    return signed(BENCH_TOKEN_SECRET, secrets.token_hex(12))
 
 
-async def lecturer_starts(url: str, gate, forwarded: str | None, most_names: int = 0) -> tuple[str, str]:
+async def lecturer_starts(urls: Iterator[str], gate, forwarded: str | None, most_names: int = 0) -> tuple[str, str]:
     """(the lecturer's token, the class's code); `most_names`: the lecturer sets the most names the class takes
     (where the app has that setting)."""
     mine = token()
-    page = await Page(url, cookie=mine, forwarded=forwarded).open(gate)
+    page = await Page(next(urls), cookie=mine, forwarded=forwarded).open(gate)
     await page.submit({MESSAGES["class.lecturer_key"]: SERVER_KEY}, "class.start")
     code = urllib.parse.parse_qs(page.shown_query).get("class", [""])[0]
     if most_names and MESSAGES.get("class.most_names") in page.numbers:
@@ -163,23 +171,23 @@ async def lecturer_starts(url: str, gate, forwarded: str | None, most_names: int
     return mine, code
 
 
-async def student(url, gate, code, n, tally: Tally, forwarded):
+async def student(urls, gate, code, n, tally: Tally, forwarded):
     mine, query, name = token(), f"class={code}", f"Student {n}"
-    page = await Page(url, query, mine, forwarded).open(gate)
+    page = await Page(next(urls), query, mine, forwarded).open(gate)
     tally.legitimate(page.says(f"Following the lecturer (class {code})"), page, "join")
     if MESSAGES["class.your_name"] in page.widgets:
         await page.submit({MESSAGES["class.your_name"]: name}, "class.use_name")
     tally.legitimate(page.says(f"You are **{name}** in this class."), page, "name")
     await page.close()
     for _ in range(2):
-        page = await Page(url, query, mine, forwarded).open(gate)
+        page = await Page(next(urls), query, mine, forwarded).open(gate)
         tally.legitimate(page.says(f"You are **{name}** in this class."), page, "reload")
         await page.close()
 
 
-async def lecturer_reloads(url, gate, code, mine, tally: Tally, forwarded):
+async def lecturer_reloads(urls, gate, code, mine, tally: Tally, forwarded):
     for _ in range(LECTURER_RELOADS):
-        page = await Page(url, f"class={code}", mine, forwarded).open(gate)
+        page = await Page(next(urls), f"class={code}", mine, forwarded).open(gate)
         tally.legitimate(page.says(f"You lead class **{code}**"), page, "lecturer's reload")
         await page.close()
         await asyncio.sleep(1.0)
@@ -189,8 +197,8 @@ def wrong_code() -> str:
     return "".join(secrets.choice("ABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(5))
 
 
-async def code_guesser(url, gate, n, tally: Tally, forwarded):
-    page = await Page(url, f"class={wrong_code()}", token(), forwarded or f"10.66.{n}.1").open(gate)
+async def code_guesser(urls, gate, n, tally: Tally, forwarded):
+    page = await Page(next(urls), f"class={wrong_code()}", token(), forwarded or f"10.66.{n}.1").open(gate)
     tally.guessed("codes", page)
     for _ in range(GUESSES - 1):
         await page.submit({MESSAGES["class.code"]: wrong_code()}, "class.join")
@@ -198,8 +206,8 @@ async def code_guesser(url, gate, n, tally: Tally, forwarded):
     await page.close()
 
 
-async def key_guesser(url, gate, n, tally: Tally, forwarded):
-    page = await Page(url, "", token(), forwarded or f"10.77.{n}.1").open(gate)
+async def key_guesser(urls, gate, n, tally: Tally, forwarded):
+    page = await Page(next(urls), "", token(), forwarded or f"10.77.{n}.1").open(gate)
     for guess in range(GUESSES):
         await page.submit({MESSAGES["class.lecturer_key"]: f"guess-{n}-{guess}"}, "class.start")
         tally.guessed("keys", page)
@@ -214,21 +222,21 @@ async def bounded(tasks) -> list:
         [TimeoutError(f"unfinished after {PHASE_LIMIT_S} s")] * len(unfinished)
 
 
-async def class_under_guessing(url: str, forwarded: str | None) -> tuple[Tally, list, float]:
+async def class_under_guessing(urls: Iterator[str], forwarded: str | None) -> tuple[Tally, list, float]:
     gate, tally = asyncio.Semaphore(CONCURRENT), Tally()
-    mine, code = await lecturer_starts(url, gate, forwarded)
+    mine, code = await lecturer_starts(urls, gate, forwarded)
     start = time.perf_counter()
-    failed = await bounded([*(student(url, gate, code, n, tally, forwarded) for n in range(STUDENTS)),
-                            lecturer_reloads(url, gate, code, mine, tally, forwarded),
-                            *(code_guesser(url, gate, n, tally, forwarded) for n in range(GUESSERS // 2)),
-                            *(key_guesser(url, gate, n, tally, forwarded) for n in range(GUESSERS // 2))])
+    failed = await bounded([*(student(urls, gate, code, n, tally, forwarded) for n in range(STUDENTS)),
+                            lecturer_reloads(urls, gate, code, mine, tally, forwarded),
+                            *(code_guesser(urls, gate, n, tally, forwarded) for n in range(GUESSERS // 2)),
+                            *(key_guesser(urls, gate, n, tally, forwarded) for n in range(GUESSERS // 2))])
     return tally, failed, time.perf_counter() - start
 
 
-async def flood(url: str) -> tuple[int, int, float]:
+async def flood(urls: Iterator[str]) -> tuple[int, int, float]:
     """(names accepted, refused for waiting, seconds) of fresh browsers of one address naming themselves."""
     gate = asyncio.Semaphore(CONCURRENT)
-    _, code = await lecturer_starts(url, gate, None, most_names=BOUNDS["class_names"][1])
+    _, code = await lecturer_starts(urls, gate, None, most_names=BOUNDS["class_names"][1])
     accepted = waited = 0
     start = time.perf_counter()
 
@@ -236,7 +244,7 @@ async def flood(url: str) -> tuple[int, int, float]:
         nonlocal accepted, waited
         if time.perf_counter() - start > FLOOD_S:
             return
-        page = await Page(url, f"class={code}", token()).open(gate)
+        page = await Page(next(urls), f"class={code}", token()).open(gate)
         if MESSAGES["class.your_name"] in page.widgets and time.perf_counter() - start <= FLOOD_S:
             await page.submit({MESSAGES["class.your_name"]: f"Flood {n}"}, "class.use_name")
             accepted += page.says(f"You are **Flood {n}** in this class.")
@@ -264,31 +272,40 @@ def report(label: str, tally: Tally, failed: list, seconds: float):
         print(f"    {len(failed)} clients failed: {sorted({repr(f)[:120] for f in failed})[:3]}")
 
 
-def server_env(trusted: str) -> dict:
+def server_env(trusted: str, redis_url: str | None) -> dict:
     return dict(os.environ, SCHEDLAB_RUNNER="fake", SCHEDLAB_RUN_CACHE_MB=CLASS_CACHE_MB,
-                SCHEDLAB_LECTURER_KEY=SERVER_KEY, SCHEDLAB_TRUSTED_PROXIES=trusted)
+                SCHEDLAB_LECTURER_KEY=SERVER_KEY, SCHEDLAB_TRUSTED_PROXIES=trusted,
+                **({"SCHEDLAB_REDIS_URL": redis_url} if redis_url else {}))
 
 
-async def on_server(root: Path, trusted: str, measure):
-    """`measure(url)` against a server of its own (the counts of guesses start from nothing), stopped after."""
-    port = free_port()
-    server = start_server(server_env(trusted), port, root)
-    try:
-        await wait_for_server(port)
-        return await measure(f"ws://127.0.0.1:{port}/_stcore/stream")
-    finally:
-        server.terminate()
-        server.wait(30)
+async def on_servers(root: Path, processes: int, trusted: str, measure):
+    """`measure(urls)` against servers of their own (the counts of guesses start from nothing), stopped after:
+    one, or a lecture hall of `processes` sharing a Redis of the bench's own, each page (each reload) opened on the
+    next process in turn, as a proxy without sticky sessions hands them out."""
+    with contextlib.ExitStack() as stack:
+        redis_url = stack.enter_context(RedisServer()).url if processes > 1 else None
+        ports = [free_port() for _ in range(processes)]
+        servers = [start_server(server_env(trusted, redis_url), port, root) for port in ports]
+        try:
+            for port in ports:
+                await wait_for_server(port)
+            return await measure(itertools.cycle([f"ws://127.0.0.1:{port}/_stcore/stream" for port in ports]))
+        finally:
+            for server in servers:
+                server.terminate()
+            for server in servers:
+                server.wait(30)
 
 
-async def side(root: Path, name: str):
-    print(f"{name}:")
+async def side(root: Path, name: str, processes: int):
+    print(f"{name}" + (f", a lecture hall of {processes} processes sharing one Redis:" if processes > 1 else ":"))
+    on_server = functools.partial(on_servers, root, processes)
     for label, trusted, forwarded in (("straight to the server (each guesser claims an X-Forwarded-For of its own)",
                                        "", None),
                                       (f"behind a declared proxy (SCHEDLAB_TRUSTED_PROXIES=127.0.0.1, X-Forwarded-For "
                                        f"{HALL} on every connection)", "127.0.0.1", HALL)):
-        report(label, *await on_server(root, trusted, functools.partial(class_under_guessing, forwarded=forwarded)))
-    accepted, waited, seconds = await on_server(root, "", flood)
+        report(label, *await on_server(trusted, functools.partial(class_under_guessing, forwarded=forwarded)))
+    accepted, waited, seconds = await on_server("", flood)
     print(f"  flood from one address: {accepted} distinct names accepted in {seconds:.0f} s, {waited} told to "
           f"wait")
 
@@ -296,11 +313,15 @@ async def side(root: Path, name: str):
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argument(parser)
+    parser.add_argument("--processes", type=int, default=1,
+                        help="server processes sharing a Redis of the bench's own (the README's lecture hall)")
     args = parser.parse_args()
+    if args.processes > 1 and not installed():
+        parser.error("--processes needs Debian's redis-server (make test installs it)")
     if args.before:
         with tree_at(args.before) as tree:
-            await side(tree, args.before)
-    await side(ROOT, THIS_TREE)
+            await side(tree, args.before, args.processes)
+    await side(ROOT, THIS_TREE, args.processes)
 
 
 if __name__ == "__main__":

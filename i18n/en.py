@@ -588,8 +588,8 @@ MESSAGES = {
     "class.close_question": "Close the question",
     "class.ask_again": "Ask again",
     "class.closed": "The lecturer has closed this question.",
-    "class.vote_closed": "A tab of this browser is on its own, or broke away while this question was open: your "
-                         "answer to it is closed.",
+    "class.vote_closed": "A tab of this browser is on its own, broke away while this question was open, or went "
+                         "past the lecturer's frame on its own: your answer to it is closed.",
     "class.closed_lecturer": "Closed: no more answers.",
     "class.send": "Send my answer",
     "class.sent": "Your answer: {answer}. The lecturer reveals it to the class (you may change it until then).",

@@ -9,6 +9,8 @@ client identity's, the class's), which others can use up:
 - a secret too strong to be found by guessing (the class's secret, a server key of STRONG_KEY_CHARS or more) is
   checked whatever others guessed: the right one is never refused because others guessed.
 Everything else waits while its session, identity or class must (refused unchecked: a script learns nothing).
+A guess is counted as it is let through to be checked (`Guesses.take`: guessers at once on several processes get
+no more checked than the allowance), and taken back when it was right (`Guesses.forgive`).
 """
 
 from __future__ import annotations
@@ -24,27 +26,29 @@ STRONG_KEY_CHARS = 20  # a server key this long (the README's is drawn: 32 chara
 
 def find_class(registry: Registry, code: str | None, guesser: Guesser, token: str) -> Classroom:
     """The class of a code typed or linked (TooManyGuesses, ClassError)."""
-    code_guesses().check(guesser, shared=False)
+    guesses = code_guesses(registry.store)
+    guesses.check(guesser, shared=False)
     here = registry.find(code)
     if here is not None and (here.knows(token) or here.knows_identity(guesser.identity)):
         return here
     if here is None and registry.ended_lately(code):
         raise ClassError("class.ended", code=(code or "").strip().upper())
-    code_guesses().check(guesser)
+    taken = guesses.take(guesser)
     if here is None:
-        code_guesses().wrong(guesser)
         raise ClassError("class.unknown")
+    guesses.forgive(taken)
     here.met(guesser.identity)
     return here
 
 
 def claim_personal_code(here: Classroom, token: str, typed: str, guesser: Guesser) -> str:
     """The roster name of a personal code, bound to this browser (TooManyGuesses, ClassError)."""
-    code_guesses().check(guesser, here.code, shared=not here.knows_identity(guesser.identity))
+    guesses = code_guesses(here.store)
+    taken = guesses.take(guesser, here.code, shared=not here.knows_identity(guesser.identity))
     name = here.names.claim_code(token, typed)
     if name is None:
-        code_guesses().wrong(guesser, here.code)
         raise ClassError("class.not_a_personal_code")
+    guesses.forgive(taken)
     return name
 
 
@@ -53,24 +57,30 @@ def claim_name(here: Classroom, token: str, typed: str, guesser: Guesser) -> str
     flood of made-up names waits as a guesser does: TooManyGuesses, ClassError)."""
     if here.knows(token):
         return here.names.claim(token, typed)
-    new_names().check(guesser)
-    name = here.names.claim(token, typed)
-    new_names().wrong(guesser)  # counted: one more name from this identity
-    return name
+    names = new_names(here.store)
+    taken = names.take(guesser)  # counted: one more name from this identity
+    try:
+        return here.names.claim(token, typed)
+    except ClassError:
+        names.forgive(taken)  # no new name (taken, a look-alike, the class full)
+        raise
 
 
 def take_lectern(here: Classroom, token: str, secret: str, guesser: Guesser, agent: str = ""):
     """This browser (`agent`: its browser and system, for the desk's devices) becomes a lecturer's with the class's
     secret (drawn by the server: strong, so checked whatever others guessed; TooManyGuesses, ClassError)."""
-    key_guesses().check(guesser, shared=False)
+    guesses = key_guesses(here.store)
+    taken = guesses.take(guesser, shared=False)
     if not here.lectern.take_lectern(token, secret, agent):
-        key_guesses().wrong(guesser)
         raise ClassError("class.wrong_secret")
+    guesses.forgive(taken)
 
 
-def check_server_key(given: str | None, server_key: str, guesser: Guesser):
-    """The server's key (TooManyGuesses, ClassError): a short key waits while others of the identity guessed."""
-    key_guesses().check(guesser, shared=len(server_key) < STRONG_KEY_CHARS)
+def check_server_key(registry: Registry, given: str | None, server_key: str, guesser: Guesser):
+    """The server's key (TooManyGuesses, ClassError): a short key waits while others of the identity guessed
+    (counted in the store of `registry`, the server's classes)."""
+    guesses = key_guesses(registry.store)
+    taken = guesses.take(guesser, shared=len(server_key) < STRONG_KEY_CHARS)
     if not hmac.compare_digest((given or "").encode(), server_key.encode()):
-        key_guesses().wrong(guesser)
         raise ClassError("class.wrong_key")
+    guesses.forgive(taken)

@@ -26,6 +26,12 @@ def ticket_key(nonce: str) -> str:
     return f"ticket:{nonce}"
 
 
+def guesses_key(kind: str, who: str, name: str) -> str:
+    """String that expires: JSON of the wrong guesses of a `kind` ("codes", "keys", "names") by one `who`
+    ("session", "identity" or "class") named `name` (session/limits.py)."""
+    return f"guesses:{kind}:{who}:{name}"
+
+
 class ClassKeys:
     """The keys of one class, all under its prefix (ending the class deletes the prefix)."""
 
@@ -48,6 +54,9 @@ class ClassKeys:
         # hash: JSON [poll id, "browser" or "name", token or key] -> "1": broke away while the poll was open (the vote
         # on it closed)
         self.away = p + "away"
+        # hash: JSON [run title, browser token] -> the furthest frame of that run a tab of the browser showed (or its
+        # player held) while on its own: its student may not answer a question that frame is past (classroom.py)
+        self.seen_alone = p + "seen_alone"
         self.identities = p + "identities"  # hash: client identity the class was entered from -> "1" (the room)
         self.most_names = p + "most_names"  # string: the most names the lecturer expects (a roster's size, or set)
 

@@ -64,8 +64,8 @@ class Tx:
     def hlen(self, key: str) -> int:
         return self._read("hlen", key)
 
-    def set(self, key: str, value: str):
-        self.writes.append(("set", (key, value)))
+    def set(self, key: str, value: str, ttl_s: float | None = None):
+        self.writes.append(("set", (key, value, ttl_s)))
 
     def hset(self, key: str, field: str, value: str):
         self.writes.append(("hset", (key, field, value)))

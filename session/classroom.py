@@ -29,7 +29,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from session.class_error import ClassError
+from session.class_error import ClassError, is_open
 from session.class_keys import BRING_BACK, CLASSES, ENDED, ENDED_CLASSES, FOLLOWING, LEAD, LECTURER, ClassKeys, poll_id
 from session.class_lead import Lead, Lectern, Recipes, clock, device_entry, play_ahead
 from session.class_names import CODE_ALPHABET, MAX_NAMES, Names, drawn_code
@@ -181,7 +181,8 @@ class Classroom:
         """A following student's answer (their last before the reveal counts, one per name whatever the tabs) on a
         question the lecturer asks about a frame ahead of theirs, while their predictions are on; the lecturer is
         woken to see the count. Whether it counted; ClassError when the browser's vote on it is closed
-        (`vote_closed`), or a tab of it is on its own now."""
+        (`vote_closed`: a tab of it also went past the lecturer's frame on its own), or a tab of it is on its own
+        now."""
         seat, lead = self.seats.seat(session), self.lead
         asking = lead is not None and lead.predicting and step > lead.frame
         key = None if seat is None or not seat.following or not asking else self.names.key_of(seat.token)
@@ -207,13 +208,31 @@ class Classroom:
         if marks:
             self.store.hset_while((CLASSES, self.code), marks)
 
+    def saw_alone(self, token: str, title: str, frame: int):
+        """A tab of this browser, on its own, has shown `title`'s run up to `frame` (or sent its player frames so
+        far): kept, the furthest, while the class lasts. A tab that broke away before a question was asked and
+        follows again before its page ran once more is not away when the question is asked, yet it ran ahead:
+        its browser's student may not answer a question on a frame it has passed (`vote`)."""
+        k, field = self.keys, json.dumps([title, token])
+        if int(self.store.hget(k.seen_alone, field) or -1) >= frame:
+            return  # known already (a page run of a tab on its own asks at each run)
+
+        def change(tx: Tx):
+            if is_open(tx, k) and int(tx.hget(k.seen_alone, field) or -1) < frame:
+                tx.hset(k.seen_alone, field, str(frame))
+        self.store.atomically((CLASSES, k.seen_alone), change)
+
     def vote_closed(self, token: str, title: str, step: int) -> bool:
         """Whether this browser's student may no longer answer the question on (`title`, `step`): a tab of the
         browser, or of another browser under the same name, broke away while it was open (the breaking away of any
-        tab closes the browser's vote: its other tabs follow, that one may show the answer). Two reads: the page
-        asks it before drawing the question; a vote also asks `_away_now`."""
-        return any(self.store.hget(self.keys.away, away_mark(title, step, w))
-                   for w in concerned(token, self.names.key_of(token)))
+        tab closes the browser's vote: its other tabs follow, that one may show the answer), or went past the
+        lecturer's frame on its own (`_ran_ahead`). A few reads: the page asks it before drawing the question; a
+        vote also asks `_away_now`."""
+        if any(self.store.hget(self.keys.away, away_mark(title, step, w))
+               for w in concerned(token, self.names.key_of(token))):
+            return True
+        lead = self.lead
+        return lead is not None and self._ran_ahead(token, title, lead.frame)
 
     def _away_now(self, token: str) -> bool:
         """Whether a tab of this browser, or of another browser under the same name, is on its own now (on any
@@ -221,6 +240,14 @@ class Classroom:
         key, by_token = self.names.key_of(token), self.store.hgetall(self.keys.by_token)
         return any(not following and (seat_token == token or (key is not None and by_token.get(seat_token) == key))
                    for seat_token, following, _ in self.seats.every())
+
+    def _ran_ahead(self, token: str, title: str, frame: int) -> bool:
+        """Whether a tab of this browser, or of another browser under the same name, has shown `title`'s run past
+        `frame` (the lecturer's) while on its own (`saw_alone`)."""
+        key = self.names.key_of(token)
+        by_token = self.store.hgetall(self.keys.by_token) if key is not None else {}
+        tokens = {token, *(other for other, its_key in by_token.items() if its_key == key)}
+        return any(int(self.store.hget(self.keys.seen_alone, json.dumps([title, t])) or -1) > frame for t in tokens)
 
     def vote_of(self, token: str | None, poll: Poll) -> int | None:
         """This browser's student's answer on `poll`."""

@@ -77,7 +77,7 @@ class RedisStore(ClassStore):
 
     @_reached
     def set(self, key, value, ttl_s=None):
-        self._redis.set(PREFIX + key, value, px=None if ttl_s is None else int(ttl_s * 1000))
+        self._redis.set(PREFIX + key, value, px=_px(ttl_s))
 
 
     @_reached
@@ -129,7 +129,10 @@ class RedisStore(ClassStore):
                     done = change(tx)
                     pipe.multi()
                     for write, (key, *args) in tx.writes:
-                        getattr(pipe, write)(PREFIX + key, *args)
+                        if write == "set":  # its time to live in milliseconds, as `set` has it
+                            pipe.set(PREFIX + key, args[0], px=_px(args[1]))
+                        else:
+                            getattr(pipe, write)(PREFIX + key, *args)
                     pipe.execute()
                     return done
                 except redis.WatchError:
@@ -213,6 +216,10 @@ subscribed again, the wake-ups published meanwhile are lost: `on_resume`'s calla
             except Exception:  # a listener's own failure: logged, the thread goes on
                 LOG.exception("the class store's listener failed")
         _dropped(pubsub)
+
+
+def _px(ttl_s: float | None) -> int | None:
+    return None if ttl_s is None else max(1, int(ttl_s * 1000))
 
 
 def _reset(pipe):

@@ -9,7 +9,8 @@ tests/test_browser_class.py.)"""
 import pytest
 
 from session import limits
-from session.classroom import LECTURER_ENV, classes
+from session.class_error import ClassError
+from session.classroom import LECTURER_ENV, Registry, classes
 from session.names import name_key
 from tests.helpers.app import (
     button,
@@ -30,10 +31,8 @@ pytestmark = pytest.mark.usefixtures("own_sessions")
 
 @pytest.fixture(autouse=True)
 def fresh_limits(monkeypatch):
-    """Each test counts wrong guesses from nothing (the counts are the process's)."""
-    monkeypatch.setattr(limits, "_codes", limits.Guesses("codes"))
-    monkeypatch.setattr(limits, "_keys", limits.Guesses("keys"))
-    monkeypatch.setattr(limits, "_names", limits.Guesses("names", limits.NEW_NAMES, limits.NEW_NAMES))
+    """Each test's classes, and its counts of wrong guesses (kept in the classes' store), from nothing."""
+    monkeypatch.setattr("session.classroom._registry", Registry())
 
 
 def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(app, monkeypatch):
@@ -238,6 +237,29 @@ def test_the_lecturer_frees_and_removes_names_from_the_desk_and_their_students_a
     assert new_code != codes["Bo"] and any(c.value.startswith(f"Bo's new personal code: {new_code}")
                                            for c in app.caption)
     assert list(app.table[0].value["personal code"]) == [new_code, codes["Cy"], "", ""]  # Bo's tab: no name now
+
+
+def test_a_tab_that_ran_ahead_and_followed_again_before_the_question_cannot_answer_it(app, monkeypatch):
+    """Issue 47's peek edge, through the pages: one tab of Ada's browser breaks away, steps on (its last page
+    run's steps reach its player after that run), and follows again before the lecturer asks; her other tab is
+    told its answer is closed, and the server refuses one sent all the same."""
+    room = started(app)
+    adas = classes().tokens.issue()  # her browser's token, as the server issued it
+    answering = student_of(room, monkeypatch, "Ada", browser=adas)
+    ahead = student_of(room, monkeypatch, browser=adas)
+    button(ahead, "Break away").click().run()
+    lab(ahead).run(20)
+    button(ahead, "Follow again").click().run()
+    assert all(following for _, following, _ in room.seats.every())
+    app.toggle(key="predict_mode").set_value(True).run()
+    answering.run()
+    asked = room.open_poll()
+    assert asked.step <= 20 < lab(ahead).last + 1
+    assert any("went past the lecturer's frame on its own" in c.value for c in answering.caption)
+    assert "Send my answer" not in {b.label for b in answering.button}
+    with pytest.raises(ClassError) as refused:  # sent all the same (a crafted message)
+        room.vote(answering.session_state["test_session_id"], asked.title, asked.step, 0)
+    assert refused.value.message_id == "class.vote_closed" and room.polls.at(asked.title, asked.step).votes == {}
 
 
 def test_the_lecturer_closes_a_question_and_asks_it_again(app, monkeypatch):

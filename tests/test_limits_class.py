@@ -9,6 +9,7 @@ import pytest
 
 from session import class_door, limits
 from session.class_error import ClassError
+from session.class_store import MemoryStore
 from session.classroom import LECTURER_ENV, Registry, classes
 from session.client_identity import LOOPBACK, client_identity, trusted_proxies
 from tests.helpers.app import button, fake_model_app, named, no_errors, start_class, started, student_of
@@ -21,10 +22,8 @@ STRONG_KEY = "k" * class_door.STRONG_KEY_CHARS
 
 @pytest.fixture(autouse=True)
 def fresh_limits(monkeypatch):
-    """Each test counts from nothing (the counts are the process's)."""
-    monkeypatch.setattr(limits, "_codes", limits.Guesses("codes"))
-    monkeypatch.setattr(limits, "_keys", limits.Guesses("keys"))
-    monkeypatch.setattr(limits, "_names", limits.Guesses("names", limits.NEW_NAMES, limits.NEW_NAMES))
+    """Each test's classes, and its counts of wrong guesses (kept in the classes' store), from nothing."""
+    monkeypatch.setattr("session.classroom._registry", Registry())
 
 
 def from_identity(monkeypatch, identity: str):
@@ -88,16 +87,17 @@ def test_the_nginx_configs_set_the_forwarded_address_from_the_connection():
 
 def test_each_time_the_allowance_is_used_up_again_the_wait_doubles(monkeypatch):
     clock = [1000.0]
-    monkeypatch.setattr("session.limits.time.monotonic", lambda: clock[0])
-    guesses, who = limits.Guesses("codes", per_session=2, window_s=60), limits.Guesser("s", "10.0.0.1")
+    monkeypatch.setattr("session.limits.clock", lambda: clock[0])
+    guesses = limits.Guesses("codes", MemoryStore(), per_session=2, window_s=60)
+    who = limits.Guesser("s", "10.0.0.1")
     waits = []
     for _ in range(4):
-        guesses.wrong(who), guesses.wrong(who)
+        guesses.take(who), guesses.take(who)
         waits.append(guesses.wait_s(who, shared=False))
         clock[0] += waits[-1]
     assert waits == [60, 120, 240, 480]
     clock[0] += limits.QUIET_S + 1  # quiet for long: from one window again
-    guesses.wrong(who), guesses.wrong(who)
+    guesses.take(who), guesses.take(who)
     assert guesses.wait_s(who, shared=False) == 60
 
 
@@ -127,7 +127,7 @@ def test_guessers_behind_the_class_address_lock_out_neither_the_lecturer_nor_the
 
 def test_a_guesser_elsewhere_waits_even_with_the_right_code_and_is_told_how_long(app, monkeypatch):
     room = started(app)
-    monkeypatch.setattr("session.limits.time.monotonic", lambda: 1000.0)  # the waits said are exact
+    monkeypatch.setattr("session.limits.clock", lambda: 1000.0)  # the waits said are exact
     from_identity(monkeypatch, OUTSIDE)
     guessers(monkeypatch, [f"ZZZ{n:02}" for n in range(limits.PER_IDENTITY)])
     right = guessers(monkeypatch, [room.code])[0]

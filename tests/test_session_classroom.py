@@ -10,6 +10,7 @@ import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from session import limits
+from session.class_store import MemoryStore
 from session.classroom import CODE_ALPHABET, CODE_LENGTH, ClassError
 from session.lab import Lab, RunInputs
 from session.names import name_key
@@ -289,17 +290,17 @@ def test_the_lecturer_brings_everyone_back_and_ends_the_class(new_registry):
 
 def test_wrong_guesses_are_limited_per_session_and_per_identity_and_a_right_one_is_never_counted(monkeypatch):
     clock = [1000.0]
-    monkeypatch.setattr("session.limits.time.monotonic", lambda: clock[0])
-    guesses = limits.Guesses("codes", per_session=3, per_identity=5, window_s=60)
+    monkeypatch.setattr("session.limits.clock", lambda: clock[0])
+    guesses = limits.Guesses("codes", MemoryStore(), per_session=3, per_identity=5, window_s=60)
     one, other = limits.Guesser("s1", "10.0.0.1"), limits.Guesser("s2", "10.0.0.1")
     for _ in range(3):
         guesses.check(one)
-        guesses.wrong(one)
+        guesses.take(one)
     with pytest.raises(limits.TooManyGuesses) as refused:
         guesses.check(one)
     assert refused.value.message_id == "limit.codes" and refused.value.message.values["seconds"] == 60
     guesses.check(other)  # another session at that address may still guess
-    guesses.wrong(other), guesses.wrong(other)
+    guesses.take(other), guesses.take(other)
     with pytest.raises(limits.TooManyGuesses):
         guesses.check(limits.Guesser("s3", "10.0.0.1"))  # a script opening a new session per guess
     guesses.check(limits.Guesser("s4", "10.0.0.2"))
@@ -350,6 +351,30 @@ def test_nothing_is_filed_under_a_class_once_it_has_ended(new_registry):
     assert not room.lectern.publish(RUN, "inputs", 1, "05_prefix_caching", False)
     assert room.store.hgetall(room.keys.processes) == {} and room.store.hgetall(room.keys.seats(room.store.process)) \
         == {} and room.store.hgetall(room.keys.names) == {} and room.store.get(room.keys.lead) is None
+
+
+def test_a_tab_that_ran_ahead_on_its_own_before_the_question_closes_its_browsers_vote(new_registry):
+    """Issue 47's peek edge: a tab broke away before the question was asked, ran on, and followed again before its
+    page ran once more: it is not away when the question is asked, yet it showed the answer's frames."""
+    room = new_registry().start()
+    room.names.claim("B", "Bo"), room.names.claim("C", "Cy")
+    for session, token in (("b1", "B"), ("b2", "B"), ("c1", "C")):
+        room.seats.sit(session, token, Seat())
+    room.set_following("b2", "B", False)  # no question open: nothing to close
+    room.saw_alone("B", "T", 30)  # its page ran to frame 30 on its own
+    room.saw_alone("B", "T", 12)  # an earlier page run's word, late: the furthest is kept
+    room.saw_alone("B", "Other run", 90)
+    room.set_following("b2", "B", True)
+    room.lectern.publish(RUN, "inputs", 2, "05_prefix_caching", predicting=True)
+    room.polls.ask("T", 3, "?", ("x", "y"), 0)
+    with pytest.raises(ClassError) as refused:
+        room.vote("b1", "T", 3, 0)
+    assert refused.value.message_id == "class.vote_closed"
+    assert room.vote("c1", "T", 3, 1) and room.polls.at("T", 3).votes == {"cy": 1}  # another's untouched
+    room.polls.reveal("T", 3)
+    room.lectern.publish(RUN, "inputs", 30, "05_prefix_caching", predicting=True)  # the lecturer is there now
+    room.polls.ask("T", 31, "?", ("x", "y"), 0)
+    assert room.vote("b1", "T", 31, 0)  # frames up to the lecturer's are no peeking
 
 
 def test_breaking_away_from_any_tab_closes_the_browsers_vote_for_good(new_registry):

@@ -182,7 +182,7 @@ def exports(code: str, predictions, gradebook):
 
 def check_server_key(given: str | None, server_key: str):
     """The server's key, within the limits on wrong keys (session/class_door.py; TooManyGuesses, ClassError)."""
-    class_door.check_server_key(given, server_key, guesser())
+    class_door.check_server_key(classes(), given, server_key, guesser())
 
 
 def _start(given_key: str | None):

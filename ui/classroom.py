@@ -195,10 +195,23 @@ def publish_lead():
                              st.session_state.get(PLAYING, 0.0))
 
 
+@while_reachable
+def note_seen():
+    """A tab on its own, once its page run has sent its player the frames: the class keeps the furthest it may
+    show (its lab's last), so its browser's student cannot answer a question on a frame it ran past, even once
+    it follows again (session/classroom.py `saw_alone`)."""
+    here = room()
+    if here is not None and not is_following() and not here.is_lecturer(browser_token()):
+        here.saw_alone(browser_token(), lab().title, lab().last)
+
+
 def _set_following(on: bool):
     """Break away, or follow again: the class keeps the seat's choice; the stage's run that follows applies the
-    lecturer's place at once."""
+    lecturer's place at once. A tab following again first leaves word of how far it went on its own (the frames
+    its last page run stepped to were sent after that run's `note_seen`)."""
     if (here := room()) is not None:
+        if on:
+            note_seen()
         here.set_following(this_session() or "", browser_token(), on)
     st.session_state.pop(SEEN, None)
     st.session_state.notice = None  # a notice of the student's own exploring is past

@@ -24,6 +24,7 @@ from ui.classroom import (
     is_following,
     is_lecturer,
     keep_within_bound,
+    note_seen,
     publish_lead,
     stage_bound,
     take_seat,
@@ -354,6 +355,7 @@ def stage():
                 kept_out_notice()
                 settings_notice()
                 player(error)
+                note_seen()  # a tab on its own: how far the frames just sent go
             predict()
             assignment_panel()
             if not following:
