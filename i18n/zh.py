@@ -1248,7 +1248,8 @@ MESSAGES = {
     "trace.version": "{value}：这个 schedlab 能读取第 1、2、3 版的轨迹",
     "trace.decided_by": "{value} 不是这份轨迹写明的调度器（{kind}）",
     "trace.too_long": "{value} 超过 {most} 个字符",
-    "trace.scheduler": "{value} 不是调度器；轨迹应写明以下之一：{kinds}",
+    "trace.scheduler": "这份轨迹由 {value} 决定，本应用没有这个调度器（它有 {kinds}）：从文件加载的调度器只在加载它的地方可用"
+                       "（python -m engine run --scheduler FILE.py:CLASS）",
     "trace.frames": "{n} 帧；一份轨迹包含 1 到 {most} 帧",
     "trace.requests": "{n} 个请求；一份轨迹最多包含 {most} 个",
     "trace.request_ids": "{value}：请求 id 按顺序为 0、1、2……",
@@ -1506,4 +1507,17 @@ MESSAGES = {
     "check.abort": "中止请求 {seq} 后它是 {status}，还持有 {units} 个单元",
     "check.outside": "第 {step} 步有请求在调度器之外被改动（模型运行时）",
     "check.starved": "运行在 {steps} 步内没有结束：请求 {seqs} 一直没有完成",
+    "learner.spec": "{spec}：请用 path/to/mine.py:MyScheduler 的形式写出文件里的调度器类",
+    "learner.no_file": "{path}：没有这个文件",
+    "learner.not_python": "{path}：不是 Python 文件（请写一个 .py 文件）",
+    "learner.no_class": "{path} 里没有 {name}；它定义的类：{found}",
+    "learner.not_class": "{name} 是 {what}，不是调度器类",
+    "learner.no_info": "{name} 没有自己的 `info` 声明：加一行，例如 info = Scheduler.info.derive(\"mine\")（见 docs/schedulers.md）",
+    "learner.kind_id": "{name} 声明的类别 {kind!r} 不合规：类别 id 只能用小写字母、数字和 _，以字母开头，最多 40 个字符",
+    "learner.kind_taken": "{name} 声明的类别 {kind!r} 已经是本应用的调度器了：给它起一个自己的，例如 info = Scheduler.info.derive(\"mine\")",
+    "learner.not_scheduler": "{name} 不是调度器：它缺少 {missing}（可以继承内置的调度器，"
+                             "例如 scheduler.article.Scheduler，或看 scheduler/contract.py 的 SchedulerProtocol）",
+    "learner.unknown_kind": "{value} 既不是本应用的调度器（{kinds}），也不是文件里的类"
+                            "（path/to/mine.py:MyScheduler）",
+    "check.freed_twice": "{unit} {id} 被释放的次数比被分配的多（缓存池数到 {counted} 个持有者）",
 }

@@ -23,7 +23,9 @@ MOST_STEPS = 600  # the stated bound: every request ends within this many steps 
 
 
 class Broken(MessageError):
-    """An invariant the scheduler broke, in plain words (a message id under "check.")."""
+    """An invariant the scheduler broke, in plain words (a message id under "check."); `step`, the step it broke at
+    (set by `drive`)."""
+    step = 0
 
 
 def holds(condition: bool, key: str, **values):
@@ -54,6 +56,7 @@ def check_pool(scheduler):
         if len(owners) > 1:  # shared (a cached prefix): the pool must count every holder
             holds(counted == len(owners), "held_twice", seq=owners[-1], other=owners[0], unit=unit, id=u,
                   counted=counted)
+        holds(counted >= 0, "freed_twice", unit=unit, id=u, counted=counted)
         holds(counted == len(owners) + (u in reserved), "holders", unit=unit, id=u, counted=counted,
               owners=len(owners), seqs=", ".join(map(str, owners)) or "-")
         state = pool.state(u)
@@ -117,34 +120,42 @@ def drive(kind: str, config: Config, workload) -> None:
     after every call, until every request ended; `workload`: (arrival step, sequence, abort step or None)."""
     scheduler = make_scheduler(kind, config)
     runner = FakeRunner(config.max_model_len, eos=config.eos)
-    every_seq = [seq for _, seq, _ in workload]
     statuses: dict[int, SequenceStatus] = {}
-    ends = must_end(kind, config)
-    for step in range(1, (MOST_STEPS if ends else 100) + 1):
-        for arrival, seq, abort_at in workload:
-            if arrival == step:
-                try:
-                    scheduler.add(seq)
-                    statuses[seq.seq_id] = seq.status
-                except RequestRejected:
-                    holds(seq.status is ABORTED and bool(seq.finish_reason), "refused", seq=seq.seq_id,
-                          status=seq.status.name)
-            if abort_at == step and seq.seq_id in statuses and not seq.is_done:
-                event = scheduler.abort(seq, "by the checker")
-                holds((event.seq_id, seq.status, seq.block_table) == (seq.seq_id, ABORTED, []), "abort",
-                      seq=seq.seq_id, status=seq.status.name, units=len(seq.block_table))
-        check_requests(scheduler, every_seq, statuses)
-        batch = scheduler.schedule()
-        check_batch(batch, config)
-        check_pool(scheduler)
-        before = [(seq.status, len(seq.token_ids), seq.num_computed_tokens) for seq in every_seq]
-        outputs = runner.run(batch.seqs)
-        holds([(seq.status, len(seq.token_ids), seq.num_computed_tokens) for seq in every_seq] == before,
-              "outside", step=step)
-        scheduler.postprocess(batch.seqs, outputs)
-        check_requests(scheduler, every_seq, statuses)
-        check_pool(scheduler)
+    most = MOST_STEPS if must_end(kind, config) else 100
+    for step in range(1, most + 1):
+        try:
+            one_step(scheduler, runner, config, step, workload, statuses)
+        except Broken as e:
+            e.step = step  # where it broke, for the reader
+            raise
         if step >= max(arrival for arrival, _, _ in workload) and scheduler.is_finished():
             return
-    left = [s.seq_id for s in every_seq if not s.is_done]
-    holds(not ends, "starved", steps=MOST_STEPS, seqs=", ".join(map(str, left)))
+    left = [seq.seq_id for _, seq, _ in workload if not seq.is_done]
+    holds(most < MOST_STEPS, "starved", steps=MOST_STEPS, seqs=", ".join(map(str, left)))
+
+
+def one_step(scheduler, runner, config: Config, step: int, workload, statuses: dict):
+    every_seq = [seq for _, seq, _ in workload]
+    for arrival, seq, abort_at in workload:
+        if arrival == step:
+            try:
+                scheduler.add(seq)
+                statuses[seq.seq_id] = seq.status
+            except RequestRejected:
+                holds(seq.status is ABORTED and bool(seq.finish_reason), "refused", seq=seq.seq_id,
+                      status=seq.status.name)
+        if abort_at == step and seq.seq_id in statuses and not seq.is_done:
+            event = scheduler.abort(seq, "by the checker")
+            holds((event.seq_id, seq.status, seq.block_table) == (seq.seq_id, ABORTED, []), "abort",
+                  seq=seq.seq_id, status=seq.status.name, units=len(seq.block_table))
+    check_requests(scheduler, every_seq, statuses)
+    batch = scheduler.schedule()
+    check_batch(batch, config)
+    check_pool(scheduler)
+    before = [(seq.status, len(seq.token_ids), seq.num_computed_tokens) for seq in every_seq]
+    outputs = runner.run(batch.seqs)
+    holds([(seq.status, len(seq.token_ids), seq.num_computed_tokens) for seq in every_seq] == before,
+          "outside", step=step)
+    scheduler.postprocess(batch.seqs, outputs)
+    check_requests(scheduler, every_seq, statuses)
+    check_pool(scheduler)

@@ -15,10 +15,10 @@ from engine.run.frame_store import QueueDiff, advanced_by_batch
 from engine.run.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
 from engine.traces.panels import LEGACY_VIEW, panels_before_shapes, panels_from_legacy
 from i18n import DEFAULT, Message, MessageError, text
-from scheduler import SCHEDULER_KINDS, Config, ConfigError
+from scheduler import Config, ConfigError
 from scheduler.contract import QUEUES
 from scheduler.events import EVENT_TYPES
-from scheduler.factory import DEFAULT_KIND, SETTINGS, panel_kind, scheduler_info
+from scheduler.factory import DEFAULT_KIND, SCHEDULERS, SETTINGS, panel_kind, scheduler_info
 from scheduler.output import OUTPUT_PANEL, SchedulerOutput
 from scheduler.panel_shapes import Shape
 from scheduler.sequence import PLACEHOLDER
@@ -120,8 +120,8 @@ def checked_trace(data: bytes | str) -> dict:
     trace["version"] = version
     _of("title", trace.get("title"), str, optional=True)
     trace["scheduler"] = trace.get("scheduler", DEFAULT_KIND)  # older traces were all the default's
-    if trace["scheduler"] not in SCHEDULER_KINDS:
-        _fail("scheduler", "trace.scheduler", value=_shown(trace["scheduler"]), kinds=", ".join(SCHEDULER_KINDS))
+    if trace["scheduler"] not in SCHEDULERS:  # the registry as it is now: a kind loaded from a file (engine/learner.py)
+        _fail("scheduler", "trace.scheduler", value=_shown(trace["scheduler"]), kinds=", ".join(SCHEDULERS))
     trace["decided_by"] = _decided_by(trace.get("decided_by"), trace["scheduler"])
     histories = _check_requests(_of("requests", trace["requests"], list))
     frames = _of("frames", trace["frames"], list)
