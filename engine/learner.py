@@ -19,6 +19,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 from i18n import CATALOGUES, MessageError
 from scheduler.contract import SchedulerInfo, SchedulerProtocol
@@ -68,7 +69,7 @@ def load(spec: str) -> Loaded:
     return Loaded(register(cls, name), path)
 
 
-def register(cls, name: str) -> str:
+def register(cls: Any, name: str) -> str:
     """`cls` in the factory's registry under its declared kind, and its names in the catalogues; its kind id."""
     if not inspect.isclass(cls):
         raise LearnerError("learner.not_class", name=name, what=type(cls).__name__)
@@ -82,7 +83,7 @@ def register(cls, name: str) -> str:
     missing = [member for member in MEMBERS if not hasattr(cls, member)]
     if missing:
         raise LearnerError("learner.not_scheduler", name=name, missing=", ".join(missing))
-    SCHEDULERS[info.kind] = cls
+    SCHEDULERS[info.kind] = cast("type[SchedulerProtocol]", cls)  # its members are there, as checked
     names = getattr(cls, "names", None) or {}
     for lang, catalogue in CATALOGUES.items():
         for key in (info.name, info.run_name):

@@ -23,7 +23,8 @@ V0 twin (scheduler/vllm_v0/, with a swapped queue and a CPU pool) fit it, each a
   `is_finished`, and its panels after a step (`panels()`).
 
 Only the scheduler changes a request once it is added (its status, queue, units and computed tokens); everything
-else reads. The invariants every kind keeps are checked over the factory in tests/test_scheduler_contract.py.
+else reads. The invariants every kind keeps are checked in engine/check/invariants.py (`python -m engine check`), over
+the factory in tests/test_scheduler_contract.py.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from __future__ import annotations
 from contextlib import suppress
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, Verbosity, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 
 from engine.check.invariants import drive
 from engine.check.strategies import configs, workloads
@@ -24,7 +24,7 @@ class Verdict:
     """How many workloads were tried and, where one broke an invariant or raised, the smallest such: its config,
     its requests (arrival step, sequence as drawn, abort step or None) and the error."""
     tried: int = 0
-    config: Config | None = None
+    config: Config = field(default_factory=Config)
     workload: list = field(default_factory=list)
     error: Exception | None = None
 
@@ -33,7 +33,8 @@ def search(kind: str, examples: int = 200) -> Verdict:
     verdict = Verdict()
 
     @settings(max_examples=examples, deadline=None, database=None, derandomize=True, report_multiple_bugs=False,
-              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
+              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False,
+              phases=[p for p in Phase if p is not Phase.explain])  # no notes of the app's lines on the error
     @given(config=CONFIGS, workload=workloads())
     def keeps_them(config, workload):
         verdict.tried += 1
