@@ -15,6 +15,7 @@ from engine.learner import LearnerError, load
 from engine.traces.trace import read_trace
 from i18n import CATALOGUES
 from scheduler.factory import SCHEDULERS
+from tests.helpers.real_model import NEEDS_MODEL
 from tests.helpers.source import ROOT
 
 SMART = str(ROOT / "starters/smart_victim.py") + ":SmartVictim"
@@ -85,6 +86,16 @@ def test_run_of_ones_own_scheduler_writes_a_trace_naming_it_and_its_choice_diffe
     assert data["scheduler"] == "smart_victim" and data["decided_by"]["kind"] == "smart_victim"
     assert store[len(store) - 1].decided_by.kind == "smart_victim" and len(store) == len(data["frames"])
     assert CATALOGUES["zh"]["smart_victim.name"] == "聪明的牺牲者"
+
+
+@NEEDS_MODEL[0]
+@NEEDS_MODEL[1]
+def test_ones_own_scheduler_runs_on_the_real_model_too(tmp_path):
+    trace = tmp_path / "real.json"
+    assert main(["run", SMART_PRESET, "--runner", "model", "--scheduler", SMART, "--json", str(trace)]) == 0
+    store, data = read_trace(trace.read_bytes())
+    assert (data["runner"], data["scheduler"]) == ("model", "smart_victim")
+    assert all(r["output_text"] for r in data["requests"]) and store[len(store) - 1].decided_by.kind == "smart_victim"
 
 
 def test_a_trace_of_a_kind_this_process_has_not_loaded_says_so(tmp_path):
