@@ -1531,6 +1531,7 @@ MESSAGES = {
     "lab.token_ids": "stop_token_ids {typed!r}: type up to {most} token ids (whole numbers), separated by commas or "
                      "spaces.",
     "lab.request_refused": "This request cannot be added: {reason}.",
+    "lab.trace_scheduler_missing": "{name} cannot be opened here: {error}.",
     "lab.not_a_trace": "{name} is not a trace written by `python -m engine run ... --json`: {error}.",
     "lab.trace_title": "Trace: {title}",
     "link.unknown_param": "This link's parameter {name} is not one schedlab knows: remove it (a link can hold "

@@ -1286,6 +1286,7 @@ MESSAGES = {
     "lab.empty_prompt": "请先输入提示：请求至少需要一个 token。",
     "lab.token_ids": "stop_token_ids {typed!r}：请输入最多 {most} 个 token id（整数），用逗号或空格分隔。",
     "lab.request_refused": "无法添加这个请求：{reason}。",
+    "lab.trace_scheduler_missing": "{name} 无法在这里打开：{error}。",
     "lab.not_a_trace": "{name} 不是由 `python -m engine run ... --json` 写出的轨迹：{error}。",
     "lab.trace_title": "轨迹：{title}",
     "link.unknown_param": "这个链接的参数 {name} 不是 schedlab 认识的：请删除它（链接可以包含 {keys}，以及按名称给出的调度器设置）。",

@@ -13,8 +13,9 @@ from engine.cli import main
 from engine.inputs.scenario import SCENARIOS_DIR
 from engine.learner import LearnerError, load
 from engine.traces.trace import read_trace
-from i18n import CATALOGUES
+from i18n import CATALOGUES, in_lang
 from scheduler.factory import SCHEDULERS
+from session.lab import LabError, open_trace
 from tests.helpers.real_model import NEEDS_MODEL
 from tests.helpers.source import ROOT
 
@@ -104,6 +105,10 @@ def test_a_trace_of_a_kind_this_process_has_not_loaded_says_so(tmp_path):
     del SCHEDULERS["smart_victim"]  # as in the app, which never loaded the file
     with pytest.raises(ValueError, match="'smart_victim' decided this trace, a scheduler this app does not have"):
         read_trace(trace.read_bytes())
+    with pytest.raises(LabError) as refused:  # what the app's "Open a trace" says, in either language
+        open_trace(trace.read_bytes(), "mine.json")
+    assert in_lang("en", refused.value.message).startswith("mine.json cannot be opened here: scheduler: 'smart_victim'")
+    assert "本应用没有这个调度器" in in_lang("zh", refused.value.message)
 
 
 @pytest.mark.parametrize("body, spec, words", [

@@ -38,6 +38,10 @@ class TraceError(MessageError):
         super().__init__("error.trace", where=where, problem=problem)
 
 
+class UnknownScheduler(TraceError):
+    """A trace decided by a scheduler this process does not have (one loaded from a file elsewhere)."""
+
+
 def _fail(where: str, problem: str, **values) -> NoReturn:
     """Refuse the file at `where`: the message `problem` filled from `values`."""
     raise TraceError(where, Message(problem, **values))
@@ -121,7 +125,8 @@ def checked_trace(data: bytes | str) -> dict:
     _of("title", trace.get("title"), str, optional=True)
     trace["scheduler"] = trace.get("scheduler", DEFAULT_KIND)  # older traces were all the default's
     if trace["scheduler"] not in SCHEDULERS:  # the registry as it is now: a kind loaded from a file (engine/learner.py)
-        _fail("scheduler", "trace.scheduler", value=_shown(trace["scheduler"]), kinds=", ".join(SCHEDULERS))
+        raise UnknownScheduler("scheduler", Message("trace.scheduler", value=_shown(trace["scheduler"]),
+                                                    kinds=", ".join(SCHEDULERS)))
     trace["decided_by"] = _decided_by(trace.get("decided_by"), trace["scheduler"])
     histories = _check_requests(_of("requests", trace["requests"], list))
     frames = _of("frames", trace["frames"], list)
