@@ -1488,7 +1488,9 @@ MESSAGES = {
     "trace.version": "{value}: this schedlab reads trace versions 1, 2 and 3",
     "trace.decided_by": "{value} is not the scheduler this trace names ({kind})",
     "trace.too_long": "{value} is longer than {most} characters",
-    "trace.scheduler": "{value} is not a scheduler; a trace names one of {kinds}",
+    "trace.scheduler": "{value} decided this trace, a scheduler this app does not have (it has {kinds}): a "
+                       "scheduler loaded from a file is known only where it was loaded (python -m engine run "
+                       "--scheduler FILE.py:CLASS)",
     "trace.frames": "{n} frames; a trace holds 1 to {most}",
     "trace.requests": "{n} requests; a trace holds at most {most}",
     "trace.request_ids": "{value}: request ids go 0, 1, 2... in order",
@@ -1529,6 +1531,7 @@ MESSAGES = {
     "lab.token_ids": "stop_token_ids {typed!r}: type up to {most} token ids (whole numbers), separated by commas or "
                      "spaces.",
     "lab.request_refused": "This request cannot be added: {reason}.",
+    "lab.trace_scheduler_missing": "{name} cannot be opened here: {error}.",
     "lab.not_a_trace": "{name} is not a trace written by `python -m engine run ... --json`: {error}.",
     "lab.trace_title": "Trace: {title}",
     "link.unknown_param": "This link's parameter {name} is not one schedlab knows: remove it (a link can hold "
@@ -1776,4 +1779,45 @@ MESSAGES = {
     "vllm_v0.beyond_pool": "the V0 twin, like V0's scheduler, ignores a prompt that can never fit (can_allocate: "
                            "NEVER); a request that outgrows the pool preempts itself, and under chunked prefill may "
                            "do so forever.",
+    "check.listed_twice": "request {seq} lists {unit} {id} twice in its table",
+    "check.reserved": "request {seq} holds {unit} {id}, which is reserved",
+    "check.free_twice": "the free list holds {unit} {id} twice",
+    "check.free_count": "the free list has {n} units, but the pool says {free} are free",
+    "check.held_twice": "request {seq} holds {unit} {id}, which request {other} also holds, but the pool "
+                        "counts {counted} holder(s)",
+    "check.holders": "{unit} {id}: the pool counts {counted} holder(s), but {owners} request(s) hold it ({seqs})",
+    "check.state": "{unit} {id} is {state} in the pool with {counted} holder(s)",
+    "check.cached_key": "{unit} {id} is cached but has no cache key",
+    "check.free_set": "the free list and {unit} {id}'s state ({state}) disagree",
+    "check.counts": "free {free} + used {used} + cached {cached} is not the pool's {units} units",
+    "check.free_units": "{free} free and {cached} cached units, but the pool says {n} can be taken",
+    "check.cache_keys": "{unit} {id} has two different cache keys (cached_keys and unit_state)",
+    "check.queued_twice": "request {seq} is queued twice",
+    "check.queue_status": "request {seq} is in the {queue} queue, but its status is {status}",
+    "check.status_move": "request {seq} went from {before} to {after}",
+    "check.lost": "request {seq} is in no queue, yet it has not ended ({status})",
+    "check.computed": "request {seq} has computed {computed} tokens but knows only {known}",
+    "check.batch_entry": "request {seq} is batched for {n} tokens, but it is {status} with {scheduled} scheduled",
+    "check.batch_beyond": "request {seq} is batched past its known tokens ({computed} + {n} > {known})",
+    "check.batch_seqs": "the batch holds {n} requests; max_num_seqs is {most}",
+    "check.refused": "request {seq} was refused, but it is {status} without a reason",
+    "check.abort": "aborting request {seq} left it {status}, holding {units} units",
+    "check.outside": "a request changed outside the scheduler at step {step} (while the model ran)",
+    "check.starved": "the run did not end within {steps} steps: requests {seqs} never finished",
+    "learner.spec": "{spec}: name a scheduler class in a file as path/to/mine.py:MyScheduler",
+    "learner.no_file": "{path}: no such file",
+    "learner.not_python": "{path}: not a Python file (name a .py file)",
+    "learner.no_class": "{path} has no {name}; the classes it defines: {found}",
+    "learner.not_class": "{name} is a {what}, not a scheduler class",
+    "learner.no_info": "{name} declares no `info` of its own: add one, e.g. info = "
+                       "Scheduler.info.derive(\"mine\") (docs/schedulers.md)",
+    "learner.kind_id": "{name} declares the kind {kind!r}: a kind id is lower-case letters, digits and _, "
+                       "starting with a letter, at most 40 characters",
+    "learner.kind_taken": "{name} declares the kind {kind!r}, which a scheduler of this app has already: give "
+                          "it its own, e.g. info = Scheduler.info.derive(\"mine\")",
+    "learner.not_scheduler": "{name} is not a scheduler: it lacks {missing} (subclass a built-in one, e.g. "
+                             "scheduler.article.Scheduler, or see scheduler/contract.py SchedulerProtocol)",
+    "learner.unknown_kind": "{value} is neither a scheduler of this app ({kinds}) nor a class in a file "
+                            "(path/to/mine.py:MyScheduler)",
+    "check.freed_twice": "{unit} {id} was freed more times than it was taken (the pool counts {counted} holders)",
 }

@@ -23,7 +23,8 @@ V0 twin (scheduler/vllm_v0/, with a swapped queue and a CPU pool) fit it, each a
   `is_finished`, and its panels after a step (`panels()`).
 
 Only the scheduler changes a request once it is added (its status, queue, units and computed tokens); everything
-else reads. The invariants every kind keeps are checked over the factory in tests/test_scheduler_contract.py.
+else reads. The invariants every kind keeps are checked in engine/check/invariants.py (`python -m engine check`), over
+the factory in tests/test_scheduler_contract.py.
 """
 
 from __future__ import annotations
@@ -154,6 +155,13 @@ class SchedulerInfo:
             raise ValueError(f"{self.kind}: names fields it does not read: {sorted(unread)}")
         if not set(QUEUES) <= set(self.queues):
             raise ValueError(f"{self.kind}: declares queues {self.queues}, without {QUEUES}")
+
+    def derive(self, kind: str, system: str = "", **changes) -> SchedulerInfo:
+        """The declaration of a kind of one's own built on this one (its class a subclass of this kind's): its id,
+        the system it names (its id where none is given), no version, tour or workload of this kind's, the rest
+        (settings, queues, panels...) as declared here unless `changes` says otherwise. The least a scheduler of
+        one's own declares: `info = Scheduler.info.derive("mine")` (docs/schedulers.md)."""
+        return replace(self, kind=kind, system=system or kind, version="", tour=None, workload="", **changes)
 
     def setting_name(self, field: str) -> str:
         """The name this scheduler's system gives the Config field (the field's own name where it gives none)."""

@@ -29,7 +29,7 @@ from engine.run.metrics import (
     speculation_metrics,
 )
 from engine.run.recipe import DEFAULT_MAX_STEPS, Change, Options, Request, RunSpec, checked_change
-from engine.traces.trace import read_trace
+from engine.traces.trace import UnknownScheduler, read_trace
 from i18n import DEFAULT, Message, MessageError, message_of
 from scheduler import Config
 from scheduler.factory import DEFAULT_KIND
@@ -427,6 +427,8 @@ def open_trace(data: bytes, name: str = "trace") -> Lab:
     """A read-only lab over a JSON trace written by `python -m engine run ... --json` (or the policy lab)."""
     try:
         store, trace = read_trace(data)
+    except UnknownScheduler as e:  # written by a process that had it: what the file needs, not what is wrong in it
+        raise LabError("lab.trace_scheduler_missing", name=name, error=message_of(e)) from None
     except ValueError as e:  # TraceError: the schema's sentence, naming where the file does not fit
         raise LabError("lab.not_a_trace", name=name, error=message_of(e)) from None
     return Lab(trace_frames=store, trace_title=Message("lab.trace_title", title=trace.get("title") or name),

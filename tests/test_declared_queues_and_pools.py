@@ -12,7 +12,6 @@ import pytest
 from engine.run.engine import Engine
 from engine.run.frame_store import FrameStore
 from engine.run.recipe import RunSpec
-from engine.traces import schema
 from engine.traces.trace import TraceError, read_trace, trace_dict
 from runner.kv_pools import EMPTY_SLOT
 from scheduler import factory
@@ -24,7 +23,6 @@ from scheduler.contract import (
     SchedulerProtocol,
     SidePoolView,
 )
-from scheduler.factory import SCHEDULER_KINDS
 from scheduler.interface import BlockCopy
 from tests.helpers import swap_demo
 from tests.helpers.node_decode import NODE, decoded_in_node
@@ -43,9 +41,8 @@ from viz.frame_payload import EMPTY_VIEW, decode, encode, player_views
 
 
 @pytest.fixture
-def swap_kind(monkeypatch):
-    monkeypatch.setattr(schema, "SCHEDULER_KINDS", (*SCHEDULER_KINDS, KIND))  # a trace of it opens
-    with swap_demo.registered():
+def swap_kind():
+    with swap_demo.registered():  # in the factory's registry: a trace of it opens too
         yield
 
 

@@ -74,7 +74,7 @@ def test_a_trace_records_its_scheduler_and_an_older_one_reads_as_the_articles(pr
     old = trace_dict(preemption_preset, "old")
     assert "scheduler" not in old  # the article's traces stay as they were
     assert read_trace(json.dumps(old))[1]["scheduler"] == "article"
-    with pytest.raises(ValueError, match="'orca' is not a scheduler"):
+    with pytest.raises(ValueError, match="'orca' decided this trace, a scheduler this app does not have"):
         read_trace(json.dumps({**data, "scheduler": "orca"}))
 
 

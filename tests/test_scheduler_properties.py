@@ -5,10 +5,10 @@ from collections import Counter
 
 from hypothesis import HealthCheck, event, given, settings
 
+from engine.check.strategies import configs, requests
 from scheduler import Sequence, SequenceStatus
 from scheduler.article import Scheduler
 from tests.helpers.scheduler_loop import run_to_end
-from tests.helpers.scheduler_strategies import configs, requests
 
 CONFIGS = configs(block_sizes=(1, 2, 3, 4, 8, 16), speculative=(0, 0, 1, 4))
 WORKLOADS = requests(most=12, lengths=(0, 50), most_tokens=30, last_arrival=12)

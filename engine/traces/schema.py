@@ -15,10 +15,10 @@ from engine.run.frame_store import QueueDiff, advanced_by_batch
 from engine.run.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
 from engine.traces.panels import LEGACY_VIEW, panels_before_shapes, panels_from_legacy
 from i18n import DEFAULT, Message, MessageError, text
-from scheduler import SCHEDULER_KINDS, Config, ConfigError
+from scheduler import Config, ConfigError
 from scheduler.contract import QUEUES
 from scheduler.events import EVENT_TYPES
-from scheduler.factory import DEFAULT_KIND, SETTINGS, panel_kind, scheduler_info
+from scheduler.factory import DEFAULT_KIND, SCHEDULERS, SETTINGS, panel_kind, scheduler_info
 from scheduler.output import OUTPUT_PANEL, SchedulerOutput
 from scheduler.panel_shapes import Shape
 from scheduler.sequence import PLACEHOLDER
@@ -36,6 +36,10 @@ class TraceError(MessageError):
 
     def __init__(self, where: str, problem: str):
         super().__init__("error.trace", where=where, problem=problem)
+
+
+class UnknownScheduler(TraceError):
+    """A trace decided by a scheduler this process does not have (one loaded from a file elsewhere)."""
 
 
 def _fail(where: str, problem: str, **values) -> NoReturn:
@@ -120,8 +124,9 @@ def checked_trace(data: bytes | str) -> dict:
     trace["version"] = version
     _of("title", trace.get("title"), str, optional=True)
     trace["scheduler"] = trace.get("scheduler", DEFAULT_KIND)  # older traces were all the default's
-    if trace["scheduler"] not in SCHEDULER_KINDS:
-        _fail("scheduler", "trace.scheduler", value=_shown(trace["scheduler"]), kinds=", ".join(SCHEDULER_KINDS))
+    if trace["scheduler"] not in SCHEDULERS:  # the registry as it is now: a kind loaded from a file (engine/learner.py)
+        raise UnknownScheduler("scheduler", Message("trace.scheduler", value=_shown(trace["scheduler"]),
+                                                    kinds=", ".join(SCHEDULERS)))
     trace["decided_by"] = _decided_by(trace.get("decided_by"), trace["scheduler"])
     histories = _check_requests(_of("requests", trace["requests"], list))
     frames = _of("frames", trace["frames"], list)

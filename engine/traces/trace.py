@@ -31,15 +31,15 @@ from engine.run.frame import Frame, TokenHistory, config_to_dict
 from engine.run.frame_store import FrameStore
 from engine.run.metrics import request_metrics
 from engine.traces.records import READERS, store_data
-from engine.traces.schema import TraceError, checked_trace
+from engine.traces.schema import TraceError, UnknownScheduler, checked_trace
 from i18n import Message
 from scheduler.contract import DecidedBy
 from scheduler.factory import DEFAULT_KIND
 
 TRACE_VERSION = 5
 
-__all__ = ["TRACE_VERSION", "TraceError", "load_trace", "read_trace", "request_summaries", "trace_dict",
-           "trace_json", "write_trace"]
+__all__ = ["TRACE_VERSION", "TraceError", "UnknownScheduler", "load_trace", "read_trace", "request_summaries",
+           "trace_dict", "trace_json", "write_trace"]
 
 
 def request_summaries(engine: Engine, frames: Sequence[Frame] | None = None) -> list[dict]:

@@ -210,7 +210,7 @@ class Scheduler(LandsLate):
             self._abort(seq, Message("abort.needs_whole_pool", blocks=bm.num_blocks, size=bm.block_size))
             return False
         while bm.blocks_to_grow(seq, num_tokens) > bm.num_free_blocks:
-            victim = pick_victim(self.own.preemption_policy, self.running, seq)  # "tail": running[-1]
+            victim = self.choose_victim(seq)
             if victim is None:
                 self._preempt(seq, for_seq=seq)
                 return False
@@ -218,6 +218,11 @@ class Scheduler(LandsLate):
             self._preempt(victim, for_seq=seq)
         bm.grow(seq, num_tokens)
         return True
+
+    def choose_victim(self, requester: Sequence) -> Sequence | None:
+        """The running request to preempt so that `requester` can grow (None: it leaves itself), by the
+        preemption policy ("tail": running[-1]). A scheduler of one's own may override it (docs/schedulers.md)."""
+        return pick_victim(self.own.preemption_policy, self.running, requester)
 
     def _preempt(self, seq: Sequence, for_seq: Sequence, policy: str | None = None):
         """Recompute-style preemption: free its blocks and queue it again for a fresh prefill."""

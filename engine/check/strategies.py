@@ -1,14 +1,29 @@
-"""Hypothesis strategies the scheduler's property tests share: valid random configs and workloads of requests
-sharing prefixes (tests/test_scheduler_properties.py for the article's scheduler, tests/test_scheduler_contract.py
-for every kind through the contract); each test picks the ranges it covers."""
+"""Hypothesis strategies of valid random configs and workloads of requests sharing prefixes: what the contract's
+invariants are checked on (`python -m engine check`, tests/test_scheduler_contract.py for every kind), and the article
+scheduler's property tests (tests/test_scheduler_properties.py); each caller picks the ranges it covers. A kind's own
+settings are drawn from their declarations (scheduler/factory.py SETTINGS)."""
 
 from hypothesis import strategies as st
 
 from scheduler import Config, ConfigError, SamplingParams, Sequence
-from scheduler.sglang.schedule_policy import SCHEDULE_POLICIES
-from scheduler.sglang.scheduler import PRIORITY_SCHEDULE_POLICIES, RETRACTION_POLICIES
+from scheduler.factory import SETTINGS
 
 SHARED_PREFIX = list(range(100, 140))
+SCHEDULE_POLICIES = SETTINGS["schedule_policy"].declared.choices
+RETRACTION_POLICIES = SETTINGS["retraction_policy"].declared.choices
+
+
+def _valid(**values) -> bool:
+    try:
+        Config(**values)
+    except ConfigError:
+        return False
+    return True
+
+
+# The schedule policies SGLang allows priority scheduling with, as its settings' own check says
+PRIORITY_SCHEDULE_POLICIES = tuple(p for p in SCHEDULE_POLICIES
+                                   if _valid(schedule_policy=p, enable_priority_scheduling=True))
 
 
 @st.composite
@@ -61,3 +76,10 @@ def requests(draw, most: int, lengths: tuple[int, int], most_tokens: int, last_a
         drawn.append((arrival, Sequence(tokens, params, priority=draw(st.integers(0, 3)), arrival=arrival,
                                         seq_id=i)))
     return drawn
+
+
+@st.composite
+def workloads(draw, most: int = 10):
+    """(arrival step, sequence, step at which the checker aborts it or None) for up to `most` requests."""
+    return [(arrival, seq, draw(st.one_of(st.none(), st.integers(arrival, arrival + 10))))
+            for arrival, seq in draw(requests(most=most, lengths=(1, 40), most_tokens=20, last_arrival=8))]

@@ -1,0 +1,24 @@
+"""The article's scheduler with a victim of your own choosing: the exercise of the article's section on
+optimisations ("choose the preemption victim by progress, waiting time and priority"). The article's scheduler
+(scheduler/article/, nano-vllm's algorithm) does everything else; this class changes one decision.
+
+    python -m engine check starters/smart_victim.py:SmartVictim
+    python -m engine run scenarios/04_preemption.toml --scheduler starters/smart_victim.py:SmartVictim --json t.json
+"""
+
+from scheduler.article import Scheduler
+
+
+class SmartVictim(Scheduler):
+    # Your kind: its id (in traces and links) and, optionally, its name in each language
+    info = Scheduler.info.derive("smart_victim")
+    names = {"en": "smart victim", "zh": "聪明的牺牲者"}
+
+    def choose_victim(self, requester):
+        """Which running request gives up its blocks so that `requester` can grow (None: `requester` itself
+        leaves). The article's default is the tail of the running queue; here, the one that has made the least
+        progress toward its max_tokens (least work lost when it is recomputed), then the least urgent (largest
+        priority value), then the latest to arrive."""
+        def lost_if_preempted(seq):
+            return (seq.num_completion_tokens / seq.sampling_params.max_tokens, -seq.priority, -seq.arrival)
+        return min(self.running, key=lost_if_preempted, default=None)
