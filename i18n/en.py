@@ -567,6 +567,7 @@ MESSAGES = {
     "class.personal_code": "Your personal code (from the lecturer)",
     "class.name_why": "to answer and hand in",
     "class.use_name": "Use this name",
+    "class.use_code": "Use this code",
     "class.bad_name": "Type your name (letters of any script, digits, spaces; at most 40 characters).",
     "class.name_taken": "{name} is already in this class, from another browser: use your own name (names that "
                         "look the same count as the same).",

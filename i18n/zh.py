@@ -419,6 +419,7 @@ MESSAGES = {
     "class.personal_code": "你的个人代码（讲师发给你的）",
     "class.name_why": "用于作答和提交",
     "class.use_name": "使用这个名字",
+    "class.use_code": "使用这个代码",
     "class.bad_name": "请输入你的名字（任何文字的字母、数字、空格；最多 40 个字符）。",
     "class.name_taken": "{name} 已在这堂课中（来自另一个浏览器）：请用你自己的名字（看起来相同的名字算作同一个）。",
     "class.named_already": "这个浏览器在这堂课中已经是 {name}。",

@@ -172,7 +172,10 @@ def test_a_roster_names_each_student_by_their_personal_link_and_refuses_other_na
     student.run()
     assert any(c.value == "你在这堂课中的名字是 **王小明**。" for c in student.caption)
     assert "me" not in student.query_params  # the personal code leaves the address bar
-    other = named(student_of(room, monkeypatch), "Eve")  # no personal code: in a roster class, refused
+    assert not student.warning  # a personal link is the class's, no unknown parameter of a run's link
+    other = student_of(room, monkeypatch)
+    assert [b.label for b in other.button if b.label.startswith("Use this")] == ["Use this code"]  # not a name
+    other = named(other, "Eve")  # no personal code: in a roster class, refused
     assert other.error[-1].value.startswith("That is not a personal code of this class.")
     app.run()
     assert any("2 students named" in c.value for c in app.caption)  # the roster's names, given or not yet

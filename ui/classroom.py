@@ -235,7 +235,8 @@ def name_line(here: Classroom):
         cols = st.columns([3, 1.4], vertical_alignment="bottom")
         cols[0].text_input(t("class.personal_code" if roster else "class.your_name"), key="class_name_typed",
                            max_chars=40, placeholder=t("class.name_why"))
-        cols[1].form_submit_button(t("class.use_name"), on_click=_claim_typed, width="stretch")
+        cols[1].form_submit_button(t("class.use_code" if roster else "class.use_name"), on_click=_claim_typed,
+                                   width="stretch")
     if error := st.session_state.get("class_name_error"):
         st.error(said(error))
 
