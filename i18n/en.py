@@ -578,6 +578,8 @@ MESSAGES = {
                             "personal link; if not, ask the lecturer for yours.",
     "class.name_released": "The lecturer freed the name {name} from this browser: ask the lecturer for your "
                            "personal link, or type your own name.",
+    "class.name_released_roster": "The lecturer freed the name {name} from this browser: this class takes names "
+                                  "from its roster only, so ask the lecturer for your personal link or code.",
     "class.name_removed": "The lecturer removed {name} from this class: ask the lecturer if that is a mistake.",
     "class.not_a_personal_code": "That is not a personal code of this class.",
     "class.too_many_names": "This class already has {most} names, as many as its lecturer expects.",

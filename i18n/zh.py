@@ -427,6 +427,7 @@ MESSAGES = {
     "class.lost_to_roster": "讲师的名单把 {name} 给了在另一个浏览器中打开其个人链接的学生：这个浏览器在这里不再是 {name}。"
                             "如果你是 {name}，请打开你的个人链接；如果不是，请向讲师索取你自己的链接。",
     "class.name_released": "讲师已把名字 {name} 从这个浏览器释放：请向讲师索取你的个人链接，或输入你自己的名字。",
+    "class.name_released_roster": "讲师已把名字 {name} 从这个浏览器释放：这堂课只接受名单上的名字，请向讲师索取你的个人链接或个人代码。",
     "class.name_removed": "讲师已把 {name} 移出这堂课：如果这是误操作，请告诉讲师。",
     "class.not_a_personal_code": "这不是这堂课的个人代码。",
     "class.too_many_names": "这堂课已有 {most} 个名字，已达讲师预计的人数。",

@@ -241,6 +241,9 @@ def test_the_lecturer_frees_and_removes_names_from_the_desk_and_their_students_a
     assert new_code != codes["Bo"] and any(c.value.startswith(f"Bo's new personal code: {new_code}")
                                            for c in app.caption)
     assert list(app.table[0].value["personal code"]) == [new_code, codes["Cy"], "", ""]  # Bo's tab: no name now
+    bo.run()
+    assert bo.warning[-1].value.startswith("The lecturer freed the name Bo from this browser: this class takes names "
+                                           "from its roster only")  # not "type your own name": none can be typed
 
 
 def test_the_lecturer_closes_a_question_and_asks_it_again(app, monkeypatch):

@@ -142,6 +142,16 @@ def test_the_lecturer_frees_or_removes_any_name_and_its_browser_is_told(new_regi
     assert roster.names.claim_code("x", codes["Bob"]) is None and sorted(roster.names.all().values()) == ["Ada"]
 
 
+def test_a_name_taken_before_the_roster_and_freed_after_it_gets_a_personal_code(new_registry):
+    """In a roster class nobody can type a name: a name taken before the roster, freed, could be nobody's again."""
+    room = new_registry().start()
+    room.names.claim("A", "Alice Smith")
+    room.names.set_roster(["Bob Jones"])
+    code = room.names.release(name_key("Alice Smith"))
+    assert code is not None and room.names.roster_codes()["Alice Smith"] == code
+    assert room.names.name_of("A") is None and room.names.claim_code("A", code) == "Alice Smith"
+
+
 def test_closed_tabs_leave_their_seats_at_the_next_count_and_the_roster_lists_each_student_once(new_registry):
     room = new_registry().start()
     room.names.claim("A", "Ada")
