@@ -5,6 +5,8 @@ MESSAGES = {
     "list.sep": ", ",
     "list.and": "{head} and {last}",
     "n.request.one": "{n} request", "n.request.other": "{n} requests",
+    "n.student.one": "{n} student", "n.student.other": "{n} students",
+    "n.tab.one": "{n} tab", "n.tab.other": "{n} tabs",
     "n.token.one": "{n} token", "n.token.other": "{n} tokens",
     "n.slot.one": "{n} slot", "n.slot.other": "{n} slots",
     "n.block.one": "{n} block", "n.block.other": "{n} blocks",
@@ -543,8 +545,7 @@ MESSAGES = {
     "class.gradebook": "Export the gradebook (CSV)",
     "class.joined": "You are in class {code}.",
     "class.leave": "Leave the class",
-    "class.leading": "You lead class **{code}**: {students} students named, {tabs} tabs open, {following} students "
-                     "following you.",
+    "class.leading": "You lead class **{code}**: {students} named, {tabs} open, {following} following you.",
     "class.counts_live": "The counts are the tabs open on the server processes that answer: the tabs of a process "
                          "that stopped answering leave them {seconds} s after its last sign of life.",
     "class.following": "Following the lecturer (class {code}): the stage moves with theirs.",
@@ -603,7 +604,7 @@ MESSAGES = {
     "class.end": "End the class",
     "class.end_help": "Every student's page leaves the class; the code stops working. Export what you need first.",
     "class.end_confirm": "End it now",
-    "class.roster": "Roster: {n} students, {tabs} tabs",
+    "class.roster": "Roster: {students}, {tabs}",
     "class.roster_empty": "Nobody has joined yet.",
     "class.unnamed": "(no name yet)",
     "class.col.name": "name", "class.col.where": "where", "class.col.tabs": "tabs", "class.col.frame": "frame",
@@ -731,7 +732,7 @@ MESSAGES = {
                                    "submit it.",
     "assignment.submitted": "Submitted as {name} at {time}: {verdict}",
     "assignment.too_many": "This class already has {most} names on this assignment.",
-    "assignment.submissions": "Submissions: {n} students, {passed} passed",
+    "assignment.submissions": "Submissions: {students}, {passed} passed",
     "assignment.none_yet": "No submissions yet: each student's run is judged when they submit it, the latest one "
                            "per name counts.",
     "assignment.export": "Export the submissions (CSV)",

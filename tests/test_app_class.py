@@ -60,7 +60,7 @@ def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(a
     student.run()
     assert lab(student).cursor == 1  # on their own: the lecturer's steps leave them where they are
     app.run()
-    assert any("1 students named, 1 tabs open, 0 students following you" in c.value for c in app.caption)
+    assert any("1 student named, 1 tab open, 0 students following you" in c.value for c in app.caption)
     button(app, "Bring everyone back").click().run()
     student.run()
     assert lab(student).cursor == 6

@@ -221,7 +221,7 @@ def test_students_are_people_and_tabs_are_tabs(app, monkeypatch):
     for _ in range(2):  # Ada's two more tabs
         student_of(room, monkeypatch, browser=adas)
     app.run()
-    assert any("1 students named, 3 tabs open, 1 students following you" in c.value for c in app.caption)
+    assert any("1 student named, 3 tabs open, 1 student following you" in c.value for c in app.caption)
     app.toggle(key="predict_mode").set_value(True).run()
     ada.run()
     app.run()

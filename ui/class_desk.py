@@ -23,7 +23,7 @@ from session.submissions import csv_text
 from session.tokens import device_id
 from ui.class_identity import browser_token, device, guesser, keep_token, use_token
 from ui.classroom import CODE, SEEN, enter, find_class, is_lecturer, room, while_reachable
-from ui.language import said, t
+from ui.language import counted, said, t
 from ui.wake import this_session
 
 ROSTER_EVERY_S = 5  # the desk is redrawn so often: a closed tab leaves the counts within that (and a sweep)
@@ -55,14 +55,15 @@ def desk():
                     f"line-height:1.1'>{html.escape(here.code)}</div>", unsafe_allow_html=True)
     cols = st.columns([5, 1.6, 1.2], vertical_alignment="center")
     silent = here.store.silent_after_s  # a lecture hall: the tabs of a process gone leave the counts
-    cols[0].caption(t("class.leading", code=here.code, students=named, tabs=tabs, following=heads.following),
+    cols[0].caption(t("class.leading", code=here.code, students=counted("n.student", named),
+                      tabs=counted("n.tab", tabs), following=counted("n.student", heads.following)),
                     help=None if silent is None else t("class.counts_live", seconds=f"{silent:g}"))
     cols[1].button(t("class.bring_back"), on_click=here.bring_back, disabled=tabs_following == tabs, width="stretch",
                    key="class_bring_back", help=t("class.bring_back_help"))
     with cols[2].popover(t("class.end"), width="stretch"):
         st.caption(t("class.end_help"))
         st.button(t("class.end_confirm"), on_click=_end, type="primary", key="class_end")
-    with st.expander(t("class.roster", n=named, tabs=tabs)):
+    with st.expander(t("class.roster", students=counted("n.student", named), tabs=counted("n.tab", tabs))):
         if rows:
             shown = roster_page(rows)
             st.markdown(WRAPPED_TABLES, unsafe_allow_html=True)
