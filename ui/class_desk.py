@@ -30,8 +30,10 @@ ROSTER_EVERY_S = 5  # the desk is redrawn so often: a closed tab leaves the coun
 ROSTER_ROWS = 8  # rows the roster shows before it scrolls
 ROSTER_PAGE = 25  # rows of one page of the roster
 ENDED = "class_ended"  # session-state key: (code, predictions CSV, gradebook CSV) of the class this lecturer ended
+# A long name wraps in its column; a short one (王小明 beside a verdict's long words) is not broken into lines.
 WRAPPED_TABLES = ("<style>[data-testid=stTable] :is(th, td){white-space:normal;overflow-wrap:anywhere}"
-                  "[data-testid=stTable] tbody th{max-width:11rem}</style>")  # a long name wraps in its column
+                  "[data-testid=stTable] tbody th{max-width:11rem}"
+                  "[data-testid=stTable] tr > :first-child{min-width:6rem}</style>")
 PUBLIC_URL_ENV = "SCHEDLAB_PUBLIC_URL"  # the address students reach this process at (the students' link)
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 MARK = {True: "✓", False: "✗", None: ""}
