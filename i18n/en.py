@@ -592,8 +592,8 @@ MESSAGES = {
     "class.close_question": "Close the question",
     "class.ask_again": "Ask again",
     "class.closed": "The lecturer has closed this question.",
-    "class.vote_closed": "A tab of this browser is on its own, or broke away while this question was open: your "
-                         "answer to it is closed.",
+    "class.vote_closed": "A tab of this browser is on its own, or broke away while this question was open: you "
+                         "can no longer answer it (an answer sent before stays as sent).",
     "class.closed_lecturer": "Closed: no more answers.",
     "class.send": "Send my answer",
     "class.sent": "Your answer: {answer}. The lecturer reveals it to the class (you may change it until then).",

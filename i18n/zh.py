@@ -441,7 +441,7 @@ MESSAGES = {
     "class.close_question": "关闭这个问题",
     "class.ask_again": "重新提问",
     "class.closed": "讲师已关闭这个问题。",
-    "class.vote_closed": "这个浏览器的一个标签页正在自行探索，或在这个问题开放时选择过自行探索：你对它的作答已关闭。",
+    "class.vote_closed": "这个浏览器的一个标签页正在自行探索，或在这个问题开放时选择过自行探索：你不能再回答这个问题（之前提交的答案保持不变）。",
     "class.closed_lecturer": "已关闭：不再接受作答。",
     "class.send": "提交我的答案",
     "class.sent": "你的答案：{answer}。讲师会向全班揭晓（揭晓前可以修改）。",
