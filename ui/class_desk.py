@@ -38,6 +38,7 @@ PUBLIC_URL_ENV = "SCHEDLAB_PUBLIC_URL"  # the address students reach this proces
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 MARK = {True: "✓", False: "✗", None: ""}
 END_PRESSED = "class_end_pressed"  # "End it now" was pressed: the desk's fragment reruns the whole page
+ROTATED = "class_rotated"  # the secret was rotated: the devices' fragment reruns the whole page
 
 
 @st.fragment(run_every=ROSTER_EVERY_S)
@@ -290,9 +291,13 @@ def lecturer_panel(here: Classroom):
     exports(here.code, here.polls.tallies_csv, lambda: here.gradebook_csv(address))
 
 
+@st.fragment(run_every=ROSTER_EVERY_S)
 def lecturer_devices(here: Classroom):
     """The browsers with the lecturer's rights: each but this one can be revoked; rotating the secret takes the
-    rights from all the others (and from any copy of this browser's token: it is given a new one)."""
+    rights from all the others (and from any copy of this browser's token: it is given a new one). Redrawn as the
+    desk is, so a device that took the lectern meanwhile is listed (the sidebar is drawn on the page's whole runs)."""
+    if st.session_state.pop(ROTATED, False):
+        st.rerun()  # the whole page: the new token's cookie is set there (ui/class_identity.py `keep_token`)
     devices, mine = here.lectern.devices(), device_id(browser_token())
     with st.popover(t("class.devices", n=len(devices)), width="stretch"):
         st.caption(t("class.devices_help"))
@@ -317,6 +322,7 @@ def _rotate():
     if here.lectern.rotate(browser_token(), fresh, device()) is not None:
         use_token(fresh)
         st.session_state.notice = Message("class.rotated")
+        st.session_state[ROTATED] = True
 
 
 def roster_upload(here: Classroom):
