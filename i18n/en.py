@@ -583,7 +583,8 @@ MESSAGES = {
                                   "from its roster only, so ask the lecturer for your personal link or code.",
     "class.name_removed": "The lecturer removed {name} from this class: ask the lecturer if that is a mistake.",
     "class.not_a_personal_code": "That is not a personal code of this class.",
-    "class.too_many_names": "This class already has {most} names, as many as its lecturer expects.",
+    "class.too_many_names": "This class takes no more names (its lecturer expects {most}): ask the lecturer to "
+                            "raise “Names this class takes”.",
     "class.name_first": "Give your name in the class first (above the stage).",
     "class.name_to_answer": "Give your name above the stage to answer.",
     "class.not_asked_yet": "The lecturer's page has not asked this question yet: it comes here when it does.",

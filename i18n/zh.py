@@ -432,7 +432,7 @@ MESSAGES = {
     "class.name_released_roster": "讲师已把名字 {name} 从这个浏览器释放：这堂课只接受名单上的名字，请向讲师索取你的个人链接或个人代码。",
     "class.name_removed": "讲师已把 {name} 移出这堂课：如果这是误操作，请告诉讲师。",
     "class.not_a_personal_code": "这不是这堂课的个人代码。",
-    "class.too_many_names": "这堂课已有 {most} 个名字，已达讲师预计的人数。",
+    "class.too_many_names": "这堂课不再接受新名字（讲师预计 {most} 人）：请讲师调高“这堂课接受的名字数”。",
     "class.name_first": "请先在课堂中给出你的名字（舞台上方）。",
     "class.name_to_answer": "请在舞台上方给出你的名字再作答。",
     "class.not_asked_yet": "讲师的页面还没有提出这个问题：提出后会出现在这里。",

@@ -265,4 +265,5 @@ def test_the_lecturer_sets_the_most_names_in_the_class_panel(app, monkeypatch):
     assert room.names.most() == 1
     named(student_of(room, monkeypatch), "Ada")
     late = named(student_of(room, monkeypatch), "Bo")
-    assert late.error[-1].value == "This class already has 1 names, as many as its lecturer expects."
+    assert late.error[-1].value == ("This class takes no more names (its lecturer expects 1): ask the lecturer to "
+                                    "raise “Names this class takes”.")  # what to do, in the control's own words
