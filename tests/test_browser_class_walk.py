@@ -124,7 +124,7 @@ def test_a_class_from_start_to_end_with_names_a_roster_a_question_a_hand_in_devi
         mallory.get_by_text(re.compile("^Alice Smith is already in this class, from another browser")).wait_for(
             timeout=WAIT_MS)
         typed(mallory, "Eve Adams")  # a fourth name: the lecturer expects three
-        mallory.get_by_text("This class already has 3 names, as many as its lecturer expects.").wait_for(
+        mallory.get_by_text(re.compile(r"^This class takes no more names \(its lecturer expects 3\): ask")).wait_for(
             timeout=WAIT_MS)
         shoot(mallory, "class_walk_name_refused_en_1280x720.png")
         mallory.context.close()
@@ -233,10 +233,13 @@ def test_a_class_from_start_to_end_with_names_a_roster_a_question_a_hand_in_devi
         wait_for_frame(lecturer, frame)
 
         sidebar(lecturer).get_by_text("中文").click()
+        desk = lecturer.get_by_text(re.compile(f"^你在带领课堂 {code}：4 名学生已署名"))
+        desk.wait_for(timeout=WAIT_MS)
+        shoot(lecturer, "class_walk_desk_zh_1280x720.png", desk)
         popover(lecturer, "结束这堂课").get_by_role("button", name="现在结束").click()
         ended = sidebar(lecturer).get_by_text(f"课堂 {code} 已结束。", exact=False)
         ended.wait_for(timeout=WAIT_MS)
-        shoot(lecturer, "class_walk_ended_zh_1280x720.png")
+        shoot(lecturer, "class_walk_ended_zh_1280x720.png", ended)
         alice.get_by_text(f"Class {code} has ended.").wait_for(timeout=WAIT_MS)
         sidebar(lecturer).get_by_text("English").click()
         sidebar(lecturer).get_by_text(re.compile(f"^Class {code} has ended. What it had is kept here")).wait_for(
