@@ -389,3 +389,12 @@ def test_breaking_away_from_any_tab_closes_the_browsers_vote_for_good(new_regist
     room.set_following("c2", "C", True)
     with pytest.raises(ClassError):
         room.vote("c1", "T", 4, 1)
+
+
+def test_the_roster_lists_names_by_their_key_a_look_alike_beside_its_likeness(new_registry):
+    """A Cyrillic А sorts with the Latin A it looks like (in order of the names as written it came after every Latin
+    name)."""
+    room = new_registry().start()
+    for token, name in (("1", "Bob"), ("2", "\u0410nna Lee"), ("3", "Zoe")):
+        room.names.claim(token, name)
+    assert [row.name for row in room.roster()] == ["\u0410nna Lee", "Bob", "Zoe"]
