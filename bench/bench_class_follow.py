@@ -450,8 +450,8 @@ async def before_after(args, count: int, what: str):
 NAMED_SESSIONS, NAMES, LOOK_ALIKES, WRONG_CODES, CLOSED = 60, ("Alice Smith", "王小明", "प्रिया शर्मा"), 100, 200, 30
 ASSIGNMENT = "scenario=assignment_1_vip_deadline"
 DESK_EVERY_S, HEADCOUNT_LIMIT_S, NAMES_LIMIT_S = 5.0, 30.0, 1200
-LEADING = re.compile(r"(\d+) students named, (\d+) tabs open, (\d+) students following you")
-SUBMITTED = re.compile(r"Submissions: (\d+) students, (\d+) passed")
+LEADING = re.compile(r"(\d+) students? named, (\d+) tabs? open, (\d+) students? following you")
+SUBMITTED = re.compile(r"Submissions: (\d+) students?, (\d+) passed")
 
 
 def look_alikes(name: str, n: int) -> list[str]:

@@ -5,6 +5,8 @@ MESSAGES = {
     "list.sep": ", ",
     "list.and": "{head} and {last}",
     "n.request.one": "{n} request", "n.request.other": "{n} requests",
+    "n.student.one": "{n} student", "n.student.other": "{n} students",
+    "n.tab.one": "{n} tab", "n.tab.other": "{n} tabs",
     "n.token.one": "{n} token", "n.token.other": "{n} tokens",
     "n.slot.one": "{n} slot", "n.slot.other": "{n} slots",
     "n.block.one": "{n} block", "n.block.other": "{n} blocks",
@@ -543,8 +545,7 @@ MESSAGES = {
     "class.gradebook": "Export the gradebook (CSV)",
     "class.joined": "You are in class {code}.",
     "class.leave": "Leave the class",
-    "class.leading": "You lead class **{code}**: {students} students named, {tabs} tabs open, {following} students "
-                     "following you.",
+    "class.leading": "You lead class **{code}**: {students} named, {tabs} open, {following} following you.",
     "class.counts_live": "The counts are the tabs open on the server processes that answer: the tabs of a process "
                          "that stopped answering leave them {seconds} s after its last sign of life.",
     "class.following": "Following the lecturer (class {code}): the stage moves with theirs.",
@@ -567,6 +568,7 @@ MESSAGES = {
     "class.personal_code": "Your personal code (from the lecturer)",
     "class.name_why": "to answer and hand in",
     "class.use_name": "Use this name",
+    "class.use_code": "Use this code",
     "class.bad_name": "Type your name (letters of any script, digits, spaces; at most 40 characters).",
     "class.name_taken": "{name} is already in this class, from another browser: use your own name (names that "
                         "look the same count as the same).",
@@ -577,9 +579,12 @@ MESSAGES = {
                             "personal link; if not, ask the lecturer for yours.",
     "class.name_released": "The lecturer freed the name {name} from this browser: ask the lecturer for your "
                            "personal link, or type your own name.",
+    "class.name_released_roster": "The lecturer freed the name {name} from this browser: this class takes names "
+                                  "from its roster only, so ask the lecturer for your personal link or code.",
     "class.name_removed": "The lecturer removed {name} from this class: ask the lecturer if that is a mistake.",
     "class.not_a_personal_code": "That is not a personal code of this class.",
-    "class.too_many_names": "This class already has {most} names, as many as its lecturer expects.",
+    "class.too_many_names": "This class takes no more names (its lecturer expects {most}): ask the lecturer to "
+                            "raise “Names this class takes”.",
     "class.name_first": "Give your name in the class first (above the stage).",
     "class.name_to_answer": "Give your name above the stage to answer.",
     "class.not_asked_yet": "The lecturer's page has not asked this question yet: it comes here when it does.",
@@ -589,7 +594,8 @@ MESSAGES = {
     "class.ask_again": "Ask again",
     "class.closed": "The lecturer has closed this question.",
     "class.vote_closed": "A tab of this browser is on its own, broke away while this question was open, or went "
-                         "past the lecturer's frame on its own: your answer to it is closed.",
+                         "past the lecturer's frame on its own: you can no longer answer it (an answer sent before "
+                         "stays as sent).",
     "class.closed_lecturer": "Closed: no more answers.",
     "class.send": "Send my answer",
     "class.sent": "Your answer: {answer}. The lecturer reveals it to the class (you may change it until then).",
@@ -600,7 +606,7 @@ MESSAGES = {
     "class.end": "End the class",
     "class.end_help": "Every student's page leaves the class; the code stops working. Export what you need first.",
     "class.end_confirm": "End it now",
-    "class.roster": "Roster: {n} students, {tabs} tabs",
+    "class.roster": "Roster: {students}, {tabs}",
     "class.roster_empty": "Nobody has joined yet.",
     "class.unnamed": "(no name yet)",
     "class.col.name": "name", "class.col.where": "where", "class.col.tabs": "tabs", "class.col.frame": "frame",
@@ -728,7 +734,7 @@ MESSAGES = {
                                    "submit it.",
     "assignment.submitted": "Submitted as {name} at {time}: {verdict}",
     "assignment.too_many": "This class already has {most} names on this assignment.",
-    "assignment.submissions": "Submissions: {n} students, {passed} passed",
+    "assignment.submissions": "Submissions: {students}, {passed} passed",
     "assignment.none_yet": "No submissions yet: each student's run is judged when they submit it, the latest one "
                            "per name counts.",
     "assignment.export": "Export the submissions (CSV)",

@@ -145,8 +145,9 @@ class Names:
         self.store.atomically((CLASSES, k.most_names), change)
 
     def release(self, key: str) -> str | None:
-        """The lecturer frees a name from its browser (told so): a roster name gets a new personal code (its old
-        link opens nothing; returned), a name without one leaves the class (whoever types it next takes it)."""
+        """The lecturer frees a name from its browser (told so): in a class with a roster it gets a new personal
+        code (a roster name's old link opens nothing; a name taken before the roster joins it, since nobody can type
+        a name there; returned), in a class without one it leaves the class (whoever types it next takes it)."""
         k = self.keys
 
         def change(tx: Tx) -> str | None:
@@ -158,7 +159,7 @@ class Names:
             if holder:
                 self._unbind(tx, key, name, holder, RELEASED)
             old = [code for code, coded in codes.items() if coded == key]
-            if not old:
+            if not codes:
                 tx.hdel(k.names, key)
                 return None
             for code in old:

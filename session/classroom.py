@@ -289,7 +289,7 @@ class Classroom:
         rows = [RosterRow(name, len(tabs.get(key, [])), sum(s[1] for s in tabs.get(key, [])),
                           max((s[2] for s in tabs.get(key, [])), default=0),
                           None if asking is None else key in asking.votes, verdicts.get(key, {}))
-                for key, name in sorted(self.names.all().items(), key=lambda kept: kept[1].casefold())]
+                for key, name in sorted(self.names.all().items())]  # by name's key: a look-alike beside its likeness
         rows += [RosterRow(None, 1, int(following), frame, None, {}) for _, following, frame in tabs.get(None, [])]
         return rows
 

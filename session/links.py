@@ -40,7 +40,8 @@ from session.link_changes import pack, unpack
 SETTINGS = tuple(key for key in EVERY_SETTING if key not in MODEL_SETTINGS)
 RUN_KEYS = ("scenario", *(f.name for f in fields(CustomSetup)), "seed", "variant", "temperature", "scheduler",
             "changes", "frame", "present", "lang")
-CLASS_KEYS = ("class", "key")  # a class's code and the lecturer's secret (session/classroom.py): not the run's
+CLASS_KEYS = ("class", "key", "me")  # a class's code, the lecturer's secret, a student's personal code
+# (session/classroom.py, ui/classroom.py): not the run's
 KEYS = (*RUN_KEYS, *SETTINGS, *Options._fields, *CLASS_KEYS)
 KINDS = {**{key: spec.kind for key, spec in EVERY_SETTING.items()},
          **{f.name: getattr(f.type, "__name__", f.type) for f in fields(CustomSetup)},

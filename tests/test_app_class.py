@@ -59,7 +59,7 @@ def test_the_lecturer_starts_a_class_and_a_student_follows_their_run_and_frame(a
     student.run()
     assert lab(student).cursor == 1  # on their own: the lecturer's steps leave them where they are
     app.run()
-    assert any("1 students named, 1 tabs open, 0 students following you" in c.value for c in app.caption)
+    assert any("1 student named, 1 tab open, 0 students following you" in c.value for c in app.caption)
     button(app, "Bring everyone back").click().run()
     student.run()
     assert lab(student).cursor == 6
@@ -171,7 +171,10 @@ def test_a_roster_names_each_student_by_their_personal_link_and_refuses_other_na
     student.run()
     assert any(c.value == "你在这堂课中的名字是 **王小明**。" for c in student.caption)
     assert "me" not in student.query_params  # the personal code leaves the address bar
-    other = named(student_of(room, monkeypatch), "Eve")  # no personal code: in a roster class, refused
+    assert not student.warning  # a personal link is the class's, no unknown parameter of a run's link
+    other = student_of(room, monkeypatch)
+    assert [b.label for b in other.button if b.label.startswith("Use this")] == ["Use this code"]  # not a name
+    other = named(other, "Eve")  # no personal code: in a roster class, refused
     assert other.error[-1].value.startswith("That is not a personal code of this class.")
     app.run()
     assert any("2 students named" in c.value for c in app.caption)  # the roster's names, given or not yet
@@ -237,6 +240,9 @@ def test_the_lecturer_frees_and_removes_names_from_the_desk_and_their_students_a
     assert new_code != codes["Bo"] and any(c.value.startswith(f"Bo's new personal code: {new_code}")
                                            for c in app.caption)
     assert list(app.table[0].value["personal code"]) == [new_code, codes["Cy"], "", ""]  # Bo's tab: no name now
+    bo.run()
+    assert bo.warning[-1].value.startswith("The lecturer freed the name Bo from this browser: this class takes names "
+                                           "from its roster only")  # not "type your own name": none can be typed
 
 
 def test_a_tab_that_ran_ahead_and_followed_again_before_the_question_cannot_answer_it(app, monkeypatch):

@@ -221,7 +221,7 @@ def test_students_are_people_and_tabs_are_tabs(app, monkeypatch):
     for _ in range(2):  # Ada's two more tabs
         student_of(room, monkeypatch, browser=adas)
     app.run()
-    assert any("1 students named, 3 tabs open, 1 students following you" in c.value for c in app.caption)
+    assert any("1 student named, 3 tabs open, 1 student following you" in c.value for c in app.caption)
     app.toggle(key="predict_mode").set_value(True).run()
     ada.run()
     app.run()
@@ -265,4 +265,5 @@ def test_the_lecturer_sets_the_most_names_in_the_class_panel(app, monkeypatch):
     assert room.names.most() == 1
     named(student_of(room, monkeypatch), "Ada")
     late = named(student_of(room, monkeypatch), "Bo")
-    assert late.error[-1].value == "This class already has 1 names, as many as its lecturer expects."
+    assert late.error[-1].value == ("This class takes no more names (its lecturer expects 1): ask the lecturer to "
+                                    "raise “Names this class takes”.")  # what to do, in the control's own words

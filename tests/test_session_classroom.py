@@ -143,6 +143,16 @@ def test_the_lecturer_frees_or_removes_any_name_and_its_browser_is_told(new_regi
     assert roster.names.claim_code("x", codes["Bob"]) is None and sorted(roster.names.all().values()) == ["Ada"]
 
 
+def test_a_name_taken_before_the_roster_and_freed_after_it_gets_a_personal_code(new_registry):
+    """In a roster class nobody can type a name: a name taken before the roster, freed, could be nobody's again."""
+    room = new_registry().start()
+    room.names.claim("A", "Alice Smith")
+    room.names.set_roster(["Bob Jones"])
+    code = room.names.release(name_key("Alice Smith"))
+    assert code is not None and room.names.roster_codes()["Alice Smith"] == code
+    assert room.names.name_of("A") is None and room.names.claim_code("A", code) == "Alice Smith"
+
+
 def test_closed_tabs_leave_their_seats_at_the_next_count_and_the_roster_lists_each_student_once(new_registry):
     room = new_registry().start()
     room.names.claim("A", "Ada")
@@ -404,3 +414,12 @@ def test_breaking_away_from_any_tab_closes_the_browsers_vote_for_good(new_regist
     room.set_following("c2", "C", True)
     with pytest.raises(ClassError):
         room.vote("c1", "T", 4, 1)
+
+
+def test_the_roster_lists_names_by_their_key_a_look_alike_beside_its_likeness(new_registry):
+    """A Cyrillic А sorts with the Latin A it looks like (in order of the names as written it came after every Latin
+    name)."""
+    room = new_registry().start()
+    for token, name in (("1", "Bob"), ("2", "\u0410nna Lee"), ("3", "Zoe")):
+        room.names.claim(token, name)
+    assert [row.name for row in room.roster()] == ["\u0410nna Lee", "Bob", "Zoe"]

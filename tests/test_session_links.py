@@ -8,7 +8,7 @@ from engine.run.adaptive import AdaptiveBatch
 from scheduler import Config
 from session.lab import CustomSetup, Lab, RunInputs
 from session.link_changes import pack
-from session.links import Link, LinkError, link_of, open_link, parse_link, replay
+from session.links import Link, LinkError, link_of, open_link, parse_link, parse_link_or_fallback, replay
 from session.run_cache import RunCache
 
 SCENARIOS = {path.stem: load_scenario(path) for path in preset_paths()}
@@ -106,6 +106,14 @@ def test_old_links_still_open_and_read_back_the_same():
         assert lab.inputs.scenario_name == params["scenario"] and lab.cursor == int(params["frame"])
         assert link_of(lab, SCENARIOS, present="present" in params, lang="en").params() == params
     assert parse_link({}, SCENARIOS) == Link(next(iter(SCENARIOS)))
+
+
+def test_a_class_link_and_a_roster_students_personal_link_open_the_preset_they_name():
+    """`?class=` and `&me=` are the class's (ui/classroom.py reads them): a personal link is no unknown parameter
+    (it was, and opened the first preset, saying so to the student the roster names)."""
+    for params in ({"class": "ABCDE"}, {"class": "ABCDE", "me": "MX93EF77", "scenario": "02_preemption"}):
+        link, problem = parse_link_or_fallback(params, SCENARIOS)
+        assert problem is None and link.scenario == params.get("scenario", next(iter(SCENARIOS)))
 
 
 def test_a_preset_with_its_options_switched_at_frame_0():

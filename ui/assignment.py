@@ -23,7 +23,7 @@ from session.submissions import Submission
 from ui.class_desk import WRAPPED_TABLES
 from ui.class_identity import browser_token
 from ui.classroom import is_following, is_lecturer, my_name, room
-from ui.language import current_lang, said, t
+from ui.language import counted, current_lang, said, t
 from ui.state import USER_ERRORS, feed, lab, presets, report, url_params
 from viz.glossary import setting
 
@@ -187,7 +187,9 @@ def submissions(assignment_name: str, assignment: Assignment):
     class's CSV."""
     here = room()
     handed = here.submissions.of(assignment_name)
-    st.markdown(f"**{t('assignment.submissions', n=len(handed), passed=sum(s.passed for s in handed))}**")
+    heading = t("assignment.submissions", students=counted("n.student", len(handed)),
+                passed=sum(s.passed for s in handed))
+    st.markdown(f"**{heading}**")
     if not handed:
         st.caption(t("assignment.none_yet"))
     else:

@@ -23,19 +23,22 @@ from session.submissions import csv_text
 from session.tokens import device_id
 from ui.class_identity import browser_token, device, guesser, keep_token, use_token
 from ui.classroom import CODE, SEEN, enter, find_class, is_lecturer, room, while_reachable
-from ui.language import said, t
+from ui.language import counted, said, t
 from ui.wake import this_session
 
 ROSTER_EVERY_S = 5  # the desk is redrawn so often: a closed tab leaves the counts within that (and a sweep)
 ROSTER_ROWS = 8  # rows the roster shows before it scrolls
 ROSTER_PAGE = 25  # rows of one page of the roster
 ENDED = "class_ended"  # session-state key: (code, predictions CSV, gradebook CSV) of the class this lecturer ended
+# A long name wraps in its column; a short one (王小明 beside a verdict's long words) is not broken into lines.
 WRAPPED_TABLES = ("<style>[data-testid=stTable] :is(th, td){white-space:normal;overflow-wrap:anywhere}"
-                  "[data-testid=stTable] tbody th{max-width:11rem}</style>")  # a long name wraps in its column
+                  "[data-testid=stTable] tbody th{max-width:11rem}"
+                  "[data-testid=stTable] tr > :first-child{min-width:6rem}</style>")
 PUBLIC_URL_ENV = "SCHEDLAB_PUBLIC_URL"  # the address students reach this process at (the students' link)
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 MARK = {True: "✓", False: "✗", None: ""}
 END_PRESSED = "class_end_pressed"  # "End it now" was pressed: the desk's fragment reruns the whole page
+ROTATED = "class_rotated"  # the secret was rotated: the devices' fragment reruns the whole page
 
 
 @st.fragment(run_every=ROSTER_EVERY_S)
@@ -55,14 +58,15 @@ def desk():
                     f"line-height:1.1'>{html.escape(here.code)}</div>", unsafe_allow_html=True)
     cols = st.columns([5, 1.6, 1.2], vertical_alignment="center")
     silent = here.store.silent_after_s  # a lecture hall: the tabs of a process gone leave the counts
-    cols[0].caption(t("class.leading", code=here.code, students=named, tabs=tabs, following=heads.following),
+    cols[0].caption(t("class.leading", code=here.code, students=counted("n.student", named),
+                      tabs=counted("n.tab", tabs), following=counted("n.student", heads.following)),
                     help=None if silent is None else t("class.counts_live", seconds=f"{silent:g}"))
     cols[1].button(t("class.bring_back"), on_click=here.bring_back, disabled=tabs_following == tabs, width="stretch",
                    key="class_bring_back", help=t("class.bring_back_help"))
     with cols[2].popover(t("class.end"), width="stretch"):
         st.caption(t("class.end_help"))
         st.button(t("class.end_confirm"), on_click=_end, type="primary", key="class_end")
-    with st.expander(t("class.roster", n=named, tabs=tabs)):
+    with st.expander(t("class.roster", students=counted("n.student", named), tabs=counted("n.tab", tabs))):
         if rows:
             shown = roster_page(rows)
             st.markdown(WRAPPED_TABLES, unsafe_allow_html=True)
@@ -287,9 +291,13 @@ def lecturer_panel(here: Classroom):
     exports(here.code, here.polls.tallies_csv, lambda: here.gradebook_csv(address))
 
 
+@st.fragment(run_every=ROSTER_EVERY_S)
 def lecturer_devices(here: Classroom):
     """The browsers with the lecturer's rights: each but this one can be revoked; rotating the secret takes the
-    rights from all the others (and from any copy of this browser's token: it is given a new one)."""
+    rights from all the others (and from any copy of this browser's token: it is given a new one). Redrawn as the
+    desk is, so a device that took the lectern meanwhile is listed (the sidebar is drawn on the page's whole runs)."""
+    if st.session_state.pop(ROTATED, False):
+        st.rerun()  # the whole page: the new token's cookie is set there (ui/class_identity.py `keep_token`)
     devices, mine = here.lectern.devices(), device_id(browser_token())
     with st.popover(t("class.devices", n=len(devices)), width="stretch"):
         st.caption(t("class.devices_help"))
@@ -314,6 +322,7 @@ def _rotate():
     if here.lectern.rotate(browser_token(), fresh, device()) is not None:
         use_token(fresh)
         st.session_state.notice = Message("class.rotated")
+        st.session_state[ROTATED] = True
 
 
 def roster_upload(here: Classroom):

@@ -15,6 +15,7 @@ import streamlit as st
 
 from i18n import Message, MessageError
 from session import class_door
+from session.class_names import RELEASED
 from session.class_store import StoreUnavailable
 from session.classroom import Classroom, classes, play_ahead
 from ui.class_identity import browser_token, guesser
@@ -241,14 +242,17 @@ def name_line(here: Classroom):
     if name is not None:
         st.caption(t("class.you_are", name=name))
         return
-    if (lost := here.names.dropped(browser_token())) is not None:  # a roster's personal link, or the lecturer
-        st.warning(said(lost))
     roster = bool(here.names.roster_codes())
+    if (lost := here.names.dropped(browser_token())) is not None:  # a roster's personal link, or the lecturer
+        if roster and lost.key == RELEASED:  # no name can be typed here: only a personal code
+            lost = Message("class.name_released_roster", **lost.values)
+        st.warning(said(lost))
     with st.form("class_name", border=False, enter_to_submit=True):
         cols = st.columns([3, 1.4], vertical_alignment="bottom")
         cols[0].text_input(t("class.personal_code" if roster else "class.your_name"), key="class_name_typed",
                            max_chars=40, placeholder=t("class.name_why"))
-        cols[1].form_submit_button(t("class.use_name"), on_click=_claim_typed, width="stretch")
+        cols[1].form_submit_button(t("class.use_code" if roster else "class.use_name"), on_click=_claim_typed,
+                                   width="stretch")
     if error := st.session_state.get("class_name_error"):
         st.error(said(error))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from i18n import LANGUAGES, in_lang, language, text
+from i18n import LANGUAGES, count, in_lang, language, text
 
 KEY = "lang"  # the session-state key, which is also the switch's widget key
 
@@ -20,6 +20,11 @@ def current_lang() -> str:
 def t(key: str, **values) -> str:
     """A message in this session's language."""
     return text(current_lang(), key, **values)
+
+
+def counted(key: str, n: int) -> str:
+    """`n` things in this session's language ("1 student", "3 students": the message's `.one` or `.other` form)."""
+    return count(current_lang(), key, n)
 
 
 def said(message) -> str:
