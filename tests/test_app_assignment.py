@@ -7,7 +7,7 @@ from engine.inputs.goals import gather
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.engine import Engine
 from session.classroom import classes
-from tests.helpers.app import button, control, fake_model_app, lab, no_errors, show
+from tests.helpers.app import button, control, lab, named, no_errors, show, start_class, student_of
 
 VIP = "assignment_1_vip_deadline"
 
@@ -63,16 +63,11 @@ def test_no_panel_without_an_assignment(app):
 
 
 def test_a_student_hands_in_under_their_name_and_the_lecturer_filters_sorts_and_deletes(app, monkeypatch):
-    opened(app)
-    button(app, "Start a class").click().run()
-    room = classes().get(app.query_params["class"])
-    student = fake_model_app(monkeypatch)
-    student.query_params["class"] = room.code
-    student.run()
+    room = classes().get(start_class(app, VIP))
+    student = student_of(room, monkeypatch)
     assert button(student, "Submit to the lecturer").disabled  # no name yet
     assert any(c.value == "Give your name above the stage to submit." for c in student.caption)
-    student.text_input(key="class_name_typed").set_value("  Ada\tLovelace ")
-    button(student, "Use this name").click().run()
+    named(student, "  Ada\tLovelace ")
     assert button(student, "Submit to the lecturer").disabled  # following: the lecturer's run is not theirs
     assert any(c.value.startswith("You are following the lecturer") for c in student.caption)
     button(student, "Break away").click().run()
@@ -104,14 +99,8 @@ def test_a_student_hands_in_under_their_name_and_the_lecturer_filters_sorts_and_
 
 
 def test_the_gradebook_link_is_built_by_the_server_never_from_the_address_a_page_reports(app, monkeypatch):
-    opened(app)
-    button(app, "Start a class").click().run()
-    room = classes().get(app.query_params["class"])
-    student = fake_model_app(monkeypatch)
-    student.query_params["class"] = room.code
-    student.run()
-    student.text_input(key="class_name_typed").set_value("Mallory")
-    button(student, "Use this name").click().run()
+    room = classes().get(start_class(app, VIP))
+    student = student_of(room, monkeypatch, "Mallory")
     button(student, "Break away").click().run()
     button(student, "Run to the end").click().run()
     reported = "https://phish.example/login"  # the page address a crafted page reports (st.context.url)

@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from bench.browser import chromium as started_chromium
 from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, settled, wait_for_frame
 from tools.app_server import app_server
 
@@ -28,16 +29,8 @@ pytestmark = [pytest.mark.slow, *NEEDS_CHROMIUM]
 
 @pytest.fixture(scope="module")
 def chromium():
-    from playwright.sync_api import sync_playwright
-
-    from render.chromium import CHROMIUM, CHROMIUM_ARGS
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with started_chromium() as browser:
+        yield browser
 
 
 def sidebar(page):

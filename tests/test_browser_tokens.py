@@ -18,7 +18,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from render.chromium import CHROMIUM, CHROMIUM_ARGS
+from bench.browser import chromium as started_chromium
+from render.chromium import CHROMIUM
 from session.classroom import Registry
 from session.redis_store import RedisStore
 from tests.helpers.browser import ARTIFACTS, PLAYER, settled
@@ -45,14 +46,8 @@ def hall():
 
 @pytest.fixture(scope="module")
 def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with started_chromium() as browser:
+        yield browser
 
 
 @contextmanager
