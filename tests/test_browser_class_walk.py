@@ -167,7 +167,7 @@ def test_a_class_from_start_to_end_with_names_a_roster_a_question_a_hand_in_devi
         second_tab.get_by_role("button", name="Break away").click()
         second_tab.get_by_role("button", name="Follow again").wait_for(timeout=WAIT_MS)
         alice.reload()  # her first tab: no answer to change now, and told why
-        alice.get_by_text(re.compile("^A tab of this browser is on its own, or broke away while this question was "
+        alice.get_by_text(re.compile("^A tab of this browser is on its own, broke away while this question was "
                                      "open")).first.wait_for(timeout=WAIT_MS)
         assert alice.get_by_role("button", name="Send my answer").count() == 0
         shoot(alice, "class_walk_vote_closed_en_1280x720.png",
