@@ -13,6 +13,7 @@ from session.class_store import MemoryStore
 from session.classroom import LECTURER_ENV, Registry, classes
 from session.client_identity import LOOPBACK, client_identity, trusted_proxies
 from tests.helpers.app import button, fake_model_app, named, no_errors, start_class, started, student_of
+from tests.helpers.guesses import waits_as_used_up
 from ui.class_desk import PUBLIC_URL_ENV
 
 pytestmark = pytest.mark.usefixtures("own_sessions")
@@ -90,12 +91,7 @@ def test_each_time_the_allowance_is_used_up_again_the_wait_doubles(monkeypatch):
     monkeypatch.setattr("session.limits.clock", lambda: clock[0])
     guesses = limits.Guesses("codes", MemoryStore(), per_session=2, window_s=60)
     who = limits.Guesser("s", "10.0.0.1")
-    waits = []
-    for _ in range(4):
-        guesses.take(who), guesses.take(who)
-        waits.append(guesses.wait_s(who, shared=False))
-        clock[0] += waits[-1]
-    assert waits == [60, 120, 240, 480]
+    assert waits_as_used_up(guesses, who, clock, allowance=2, rounds=4) == [60, 120, 240, 480]
     clock[0] += limits.QUIET_S + 1  # quiet for long: from one window again
     guesses.take(who), guesses.take(who)
     assert guesses.wait_s(who, shared=False) == 60

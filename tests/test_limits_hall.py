@@ -14,6 +14,7 @@ from session.class_error import ClassError
 from session.class_keys import guesses_key
 from session.classroom import Registry
 from session.redis_store import RedisStore
+from tests.helpers.guesses import waits_as_used_up
 
 
 @pytest.fixture
@@ -103,12 +104,7 @@ def test_the_back_off_doubles_and_is_told_alike_on_either_store(new_registry, mo
     monkeypatch.setattr("session.limits.clock", lambda: clock[0])
     guesses = limits.Guesses("codes", new_registry().store, per_session=2, per_identity=3, window_s=60)
     who = limits.Guesser("s", "10.0.0.1")
-    waits = []
-    for _ in range(3):
-        guesses.take(who), guesses.take(who)
-        waits.append(guesses.wait_s(who, shared=False))
-        clock[0] += waits[-1]
-    assert waits == [60, 120, 240]
+    assert waits_as_used_up(guesses, who, clock, allowance=2, rounds=3) == [60, 120, 240]
     for n in range(3):  # three sessions of that identity within a window: its allowance used up
         guesses.take(limits.Guesser(f"other{n}", "10.0.0.1"))
     with pytest.raises(limits.TooManyGuesses) as refused:
