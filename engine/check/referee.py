@@ -25,7 +25,6 @@ run stopped at max_steps to its steps. `trace` is what `checked_trace` returned 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 
 from engine.check.invariants import (
     Broken,
@@ -38,9 +37,9 @@ from engine.check.invariants import (
     pool_counted,
     status_moved,
 )
+from engine.check.recipe_check import RecipeCheck
 from engine.run.frame import Frame, RequestView
 from engine.run.recipe import RunSpec
-from engine.run.runner_factory import FakeTokenizer
 from engine.traces.trace import trace_store
 from runner.fake import FakeRunner
 from scheduler import Config, SamplingParams, Sequence, SequenceStatus
@@ -75,12 +74,16 @@ class _Referee:
         self.finish: dict[int, int] = {}
 
     def check(self, spec: RunSpec | None):
-        if spec is not None:
-            self.check_recipe(spec)
+        recipe = None if spec is None else RecipeCheck(spec, self.replays)
+        if recipe is not None:
+            last = self.frames[-1]
+            recipe.check_run(self.trace, [self.made(rid, r, last) for rid, r in enumerate(self.summaries)])
         before = None
         for k, frame in enumerate(self.frames):
             try:
                 self.check_frame(before, frame)
+                if recipe is not None:
+                    recipe.check_frame(frame)
             except Broken as e:
                 e.step = k
                 raise
@@ -97,14 +100,16 @@ class _Referee:
         if before is None or any(e.kind == "pool_rebuilt" for e in frame.events):
             # a fresh pool: a unit counted held by no request is one it reserves (vLLM's null block)
             self.reserved = frozenset(b.id for b in frame.blocks if b.ref_count and not frame.block_owners(b.id))
-        self.check_pool(frame)
-        self.check_queues(frame)
+        # each request's own story first (its status, tokens and end), then what the frame says of them together
         if before is not None:
-            self.check_batch(before, frame)
             for old, new in zip(before.requests, frame.requests[:len(before.requests)], strict=True):
                 self.check_request(frame, old, new)
         for view in frame.requests[len(before.requests) if before else 0:]:
             self.check_request(frame, None, view)
+        if before is not None:
+            self.check_batch(before, frame)
+        self.check_queues(frame)
+        self.check_pool(frame)
         self.check_metrics(frame)
 
     def check_pool(self, frame: Frame):
@@ -153,19 +158,27 @@ class _Referee:
                 continue
             computed, drafts = batch.num_computed[i], batch.num_drafts[i]
             entry_within(rid, n, computed, old.num_tokens + drafts)
-            sampled = computed + n >= old.num_tokens + drafts
+            # a token when its entry reaches its known tokens (one to drafts + 1 with drafts), none for one aborted
+            sampled = computed + n >= old.num_tokens + drafts and new.status != "aborted"
             grown = new.num_tokens - old.num_tokens
             holds(grown in (range(1, drafts + 2) if sampled else (0,)), "progress", seq=rid, n=n, computed=computed,
                   known=old.num_tokens, before=old.num_tokens, after=new.num_tokens)
+            if new.status == "running":  # its chunk computed, less the drafts the model rejected
+                expected = computed + n - (drafts + 1 - grown if sampled and drafts else 0)
+                holds(new.num_computed_tokens == expected, "computed_moved", seq=rid, after=new.num_computed_tokens,
+                      n=n, computed=computed, expected=expected)
 
     def check_request(self, frame: Frame, old: RequestView | None, new: RequestView):
         rid, step = new.id, frame.step
         computed_within(rid, new.num_computed_tokens, new.num_tokens)
         if old is not None:
             status_moved(rid, STATUS[old.status], STATUS[new.status])
-            if rid not in frame.batch.seq_ids and new.num_tokens > old.num_tokens:
-                holds(False, "progress", seq=rid, n=0, computed=old.num_computed_tokens, known=old.num_tokens,
-                      before=old.num_tokens, after=new.num_tokens)
+            if rid not in frame.batch.seq_ids:  # no token and nothing computed outside the batch
+                holds(new.num_tokens <= old.num_tokens, "progress", seq=rid, n=0, computed=old.num_computed_tokens,
+                      known=old.num_tokens, before=old.num_tokens, after=new.num_tokens)
+                holds(new.num_computed_tokens <= old.num_computed_tokens, "computed_moved", seq=rid,
+                      after=new.num_computed_tokens, n=0, computed=old.num_computed_tokens,
+                      expected=old.num_computed_tokens)
         start = old.num_tokens if old is not None else new.num_prompt_tokens
         holds(new.num_prompt_tokens == self.seqs[rid].num_prompt_tokens, "prompt", seq=rid,
               n=new.num_prompt_tokens, prompt=self.seqs[rid].num_prompt_tokens)
@@ -248,34 +261,11 @@ class _Referee:
                 holds(len(self.tokens[rid]) == last.requests[rid].num_tokens, "summary", seq=rid, field="tokens",
                       claimed=len(self.tokens[rid]), actual=last.requests[rid].num_tokens)
 
-    def check_recipe(self, spec: RunSpec):
-        """The trace is of the run the server asked for: its seed, runner, first config and workload."""
-        first = self.frames[0].config
-        for field, claimed, actual in (("seed", self.trace["seed"], spec.seed), ("runner", self.trace["runner"],
-                                                                                  spec.runner)):
-            holds(claimed == actual, "recipe", field=field, claimed=claimed, actual=actual)
-        config = spec.config if spec.runner == "fake" else replace(spec.config, eos=first.eos)
-        holds(first == config, "recipe", field="config", claimed=_shown(first), actual=_shown(config))
-        asked = sorted(map(self._asked, [*spec.workload, *(c.payload for c in spec.changes if c.kind == "request")]))
-        made = sorted(self._made(rid, summary) for rid, summary in enumerate(self.summaries))
-        holds(len(made) == len(asked), "recipe", field="requests", claimed=len(made), actual=len(asked))
-        for got, wanted in zip(made, asked, strict=True):
-            holds(got == wanted, "recipe", field="request", claimed=_shown(got), actual=_shown(wanted))
-
-    def _asked(self, request) -> tuple:
-        """A workload's request as its trace must record it."""
-        prompt = request.prompt_token_ids
-        if prompt is None:
-            prompt = tuple(FakeTokenizer().encode(request.prompt)) if self.replays else request.prompt
-        params = request.sampling_params()
-        return request.arrival, prompt, request.max_tokens, params.ignore_eos, params.stop_token_ids, \
-            params.min_tokens, request.priority
-
-    def _made(self, rid: int, summary: dict) -> tuple:
-        seq, view = self.seqs[rid], self.frames[-1].requests[rid] if rid < len(self.frames[-1].requests) else None
+    def made(self, rid: int, summary: dict, last: Frame) -> tuple:
+        """A request as the trace records it, in the shape RecipeCheck.asked gives the recipe's."""
+        params, view = self.seqs[rid].sampling_params, last.requests[rid] if rid < len(last.requests) else None
         prompt = tuple(summary["prompt_token_ids"]) if self.replays or summary.get("prompt") is None \
             else summary["prompt"]
-        params = seq.sampling_params
         return (summary.get("arrival"), prompt, view and view.max_tokens, params.ignore_eos, params.stop_token_ids,
                 params.min_tokens, view and view.priority)
 
@@ -288,8 +278,3 @@ def _sequence(summary: dict) -> Sequence:
                             stop_token_ids=tuple(sampling.get("stop_token_ids", ())),
                             min_tokens=sampling.get("min_tokens", 0))
     return Sequence(summary["prompt_token_ids"], params, seq_id=summary["id"])
-
-
-def _shown(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 120 else text[:117] + "..."
