@@ -227,8 +227,10 @@ class _Referee:
 
     @staticmethod
     def limit(config: Config, view: RequestView) -> bool:
-        """Whether the request has reached a length it must end at: its max_tokens, or max_model_len."""
-        return view.num_tokens - view.num_prompt_tokens >= view.max_tokens or view.num_tokens >= config.max_model_len
+        """Whether the request has reached a length it must end at: its max_tokens, or max_model_len with an output
+        written (V0 prefills a prompt of max_model_len tokens, then ends it)."""
+        outputs = view.num_tokens - view.num_prompt_tokens
+        return outputs >= view.max_tokens or outputs > 0 and view.num_tokens >= config.max_model_len
 
     def check_metrics(self, frame: Frame):
         free = [b for b in frame.blocks if not b.ref_count]
