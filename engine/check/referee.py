@@ -25,6 +25,7 @@ run stopped at max_steps to its steps. `trace` is what `checked_trace` returned 
 from __future__ import annotations
 
 from collections import Counter
+from itertools import chain
 
 from engine.check.invariants import (
     Broken,
@@ -70,6 +71,7 @@ class _Referee:
         self.clips = trace["decided_by"]["system"] == SGLANG
         self._runners: dict[tuple[int, int], FakeRunner] = {}
         self.reserved: frozenset[int] = frozenset()
+        self._units: tuple[Config | None, int] = (None, 0)
         self.first_token: dict[int, int] = {}
         self.finish: dict[int, int] = {}
 
@@ -103,7 +105,10 @@ class _Referee:
         # each request's own story first (its status, tokens and end), then what the frame says of them together
         if before is not None:
             for old, new in zip(before.requests, frame.requests[:len(before.requests)], strict=True):
-                self.check_request(frame, old, new)
+                if old is new or old == new:  # unchanged: only an end reached at the frame before may be due
+                    self.check_end_due(frame, old, new)
+                else:
+                    self.check_request(frame, old, new)
         for view in frame.requests[len(before.requests) if before else 0:]:
             self.check_request(frame, None, view)
         if before is not None:
@@ -113,35 +118,47 @@ class _Referee:
         self.check_metrics(frame)
 
     def check_pool(self, frame: Frame):
-        owners: dict[int, list[int]] = {}
-        for view in frame.requests:
-            listed_once(view.id, view.block_table, UNIT)
-            holds(view.status not in DONE or not view.block_table, "done_holds", seq=view.id, status=view.status,
-                  units=len(view.block_table))
-            for u in view.block_table:
-                holds(u not in self.reserved, "reserved", seq=view.id, unit=UNIT, id=u)
-                owners.setdefault(u, []).append(view.id)
-        states: Counter[str] = Counter()
+        """The invariants' pool rules over the frame's tables and blocks; where a count is as it must be, the rule
+        is not asked (the fast path of every frame), where it is not, the rule says what broke."""
+        tables = [view for view in frame.requests if view.block_table]
+        for view in tables:
+            if len(set(view.block_table)) != len(view.block_table):
+                listed_once(view.id, view.block_table, UNIT)
+            holds(view.status not in DONE, "done_holds", seq=view.id, status=view.status, units=len(view.block_table))
+        counted = Counter(chain.from_iterable(view.block_table for view in tables))
+        for u in counted.keys() & self.reserved:
+            holds(False, "reserved", seq=next(v.id for v in tables if u in v.block_table), unit=UNIT, id=u)
         for block in frame.blocks:
-            holders_counted(UNIT, block.id, block.ref_count, owners.get(block.id, []), block.id in self.reserved)
-            if block.id not in self.reserved:
-                states["used" if block.ref_count else "free" if block.hash is None else "cached"] += 1
-        pool_counted(states["free"], states["used"], states["cached"], self._pool_units(frame.config))
+            reserved = block.id in self.reserved
+            if block.ref_count != counted[block.id] + reserved:
+                owners = [view.id for view in tables if block.id in view.block_table]
+                holders_counted(UNIT, block.id, block.ref_count, owners, reserved)
+        free = [b for b in frame.blocks if not b.ref_count]
+        cached = sum(b.hash is not None for b in free)
+        used = len(frame.blocks) - len(free) - len(self.reserved)
+        pool_counted(len(free) - cached, used, cached, self._pool_units(frame.config))
 
     def _pool_units(self, config: Config) -> int:
-        """The units a pool under `config` has for requests: the runner's, less those its kind reserves."""
-        return runner_config(self.kind, config).num_kvcache_blocks - len(self.reserved)
+        """The units a pool under `config` has for requests: the runner's, less those its kind reserves (the last
+        config's kept: frames share their config until it changes)."""
+        if self._units[0] is not config:
+            self._units = (config, runner_config(self.kind, config).num_kvcache_blocks)
+        return self._units[1] - len(self.reserved)
 
     def check_queues(self, frame: Frame):
+        """Each request queued once, in the queue of its status; none that has not ended in no queue."""
         queued = Counter([*frame.waiting, *frame.running, *(i for q in frame.queues.values() for i in q)])
-        for rid, n in queued.items():
-            holds(n == 1, "queued_twice", seq=rid)
+        if len(queued) != len(frame.waiting) + len(frame.running) + sum(map(len, frame.queues.values())):
+            for rid, n in queued.items():
+                holds(n == 1, "queued_twice", seq=rid)
+        requests = frame.requests
         for queue in ("waiting", "running"):
             for rid in frame.queue(queue):
-                status = frame.requests[rid].status
-                holds(status == queue, "queue_status", seq=rid, queue=queue, status=status.upper())
-        for view in frame.requests:
-            holds(view.id in queued or view.status in DONE, "lost", seq=view.id, status=view.status.upper())
+                if requests[rid].status != queue:
+                    holds(False, "queue_status", seq=rid, queue=queue, status=requests[rid].status.upper())
+        for view in requests:
+            if view.id not in queued and view.status not in DONE:
+                holds(False, "lost", seq=view.id, status=view.status.upper())
 
     def check_batch(self, before: Frame, frame: Frame):
         """The step's batch, against the requests as the frame before left them (the batch records where each
@@ -192,11 +209,17 @@ class _Referee:
             if new.status == "finished":
                 holds(self.stops(frame.config, new) or self.limit(frame.config, new) or self.clips, "finish_early",
                       seq=rid, tokens=new.num_tokens - new.num_prompt_tokens, reason=new.finish_reason or "-")
-        # an end known only after the next step was scheduled (overlapped: an EOS, or V1's limits) comes a step late
-        holds(ended or old is None or old.status in DONE or not self.at_end(frame.config, old), "unfinished",
-              seq=rid, status=new.status.upper(), tokens=new.num_tokens - new.num_prompt_tokens)
+        if old is not None:
+            self.check_end_due(frame, old, new)
         holds(new.num_tokens - new.num_prompt_tokens <= new.max_tokens, "too_long", seq=rid,
               tokens=new.num_tokens - new.num_prompt_tokens, most=new.max_tokens)
+
+    def check_end_due(self, frame: Frame, old: RequestView, new: RequestView):
+        """A request at its end at the frame before has ended by this one: an end known only after the next step
+        was scheduled (overlapped: an EOS, or V1's limits) comes a step late."""
+        if new.status not in DONE and old.status not in DONE and self.at_end(frame.config, old):
+            holds(False, "unfinished", seq=new.id, status=new.status.upper(),
+                  tokens=new.num_tokens - new.num_prompt_tokens)
 
     def check_tokens(self, config: Config, rid: int, start: int, end: int):
         """The tokens a frame adds to request `rid` ([start, end)) are the fake model's."""
