@@ -16,6 +16,7 @@ from engine import load_scenario, preset_paths
 from engine.check.invariants import Broken
 from engine.check.referee import referee
 from engine.check.strategies import configs, requests
+from engine.learner import load
 from engine.run.engine import Engine
 from engine.run.recipe import Request, RunSpec
 from engine.traces.schema import checked_trace
@@ -24,6 +25,7 @@ from i18n import MessageError
 from runner.fake import FakeRunner
 from scheduler import Config
 from scheduler.factory import SCHEDULERS
+from tests.helpers.source import ROOT
 from tools.golden_runs import random_change, random_config
 
 PRESETS = [(path, variant) for path in preset_paths()
@@ -263,3 +265,50 @@ def test_a_run_said_finished_with_requests_left(preemption):
     stopped = trace_of(run(engine.spec, steps=5))
     e = broken({**stopped, "ended": "finished"})
     assert (e.message.key, e.step) == ("check.unended", 5)
+
+
+# -- a learner's scheduler, and a run on the real model ------------------------------------------------------
+
+IMPATIENT = """from scheduler.article import Scheduler
+from scheduler.sequence import SequenceStatus
+
+
+class Impatient(Scheduler):
+    info = Scheduler.info.derive("impatient")
+
+    def postprocess(self, seqs, token_ids):
+        events = super().postprocess(seqs, token_ids)
+        for seq in seqs:
+            if not seq.is_done and seq.num_completion_tokens >= 2:  # two tokens are enough: a run that looks fast
+                self.running.remove(seq)
+                self._end(seq, SequenceStatus.FINISHED, "max_tokens")
+        return events
+"""
+
+
+@pytest.mark.usefixtures("kinds_restored")
+def test_a_learners_scheduler_passes_and_one_ending_requests_early_is_caught(tmp_path):
+    """The smart victim starter runs as a kind of its own and passes; one that ends every request after two tokens
+    (the contract's invariants do not see it) is caught at the first end."""
+    (tmp_path / "impatient.py").write_text(IMPATIENT)
+    workload = tuple(Request(arrival=a, prompt_token_ids=(1, 2, 3, a + 4), max_tokens=5) for a in range(4))
+    for file, verdict in ((ROOT / "starters/smart_victim.py:SmartVictim", None),
+                          (tmp_path / "impatient.py:Impatient", "check.finish_early")):
+        spec = RunSpec(Config(num_kvcache_blocks=6, kvcache_block_size=2), workload, scheduler=load(str(file)).kind)
+        engine = run(spec)
+        if verdict is None:
+            referee(trace_of(engine), spec)
+            continue
+        e = broken(trace_of(engine), spec)
+        first_end = frame_where(engine, lambda f: any(r.status == "finished" for r in f.requests))
+        assert (e.message.key, e.step) == (verdict, first_end)
+
+
+def test_on_the_real_model_tokens_are_not_replayed_but_the_frames_are_checked(preemption):
+    engine, trace = preemption
+    model = copy.deepcopy(trace) | {"runner": "model"}
+    model["requests"][2]["output_token_ids"][1] += 1
+    referee(checked_trace(json.dumps(model)))  # a token the server cannot replay cheaply
+    k = frame_where(engine, lambda f: f.step and f.requests[0].status == "running")
+    e = broken(with_view(model, k, 0, num_computed_tokens=engine.frames[k].requests[0].num_tokens))
+    assert (e.message.key, e.step) == ("check.computed_moved", k)

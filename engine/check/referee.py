@@ -39,6 +39,7 @@ from engine.check.invariants import (
     status_moved,
 )
 from engine.check.recipe_check import RecipeCheck
+from engine.run.engine import PROGRESS
 from engine.run.frame import Frame, RequestView
 from engine.run.recipe import RunSpec
 from engine.traces.trace import trace_store
@@ -48,6 +49,7 @@ from scheduler.factory import runner_config, scheduler_info
 
 STATUS = {status.name.lower(): status for status in SequenceStatus}
 DONE = ("finished", "aborted")
+FIXED = ("num_prompt_tokens", "arrival", "max_tokens", "priority")  # what a request's views never change
 UNIT = "block"
 SGLANG = scheduler_info("sglang").decided_by.system
 
@@ -196,9 +198,13 @@ class _Referee:
                 holds(new.num_computed_tokens <= old.num_computed_tokens, "computed_moved", seq=rid,
                       after=new.num_computed_tokens, n=0, computed=old.num_computed_tokens,
                       expected=old.num_computed_tokens)
+            for field in FIXED:
+                if getattr(new, field) != getattr(old, field):
+                    holds(False, "request_changed", seq=rid, field=field, before=getattr(old, field),
+                          after=getattr(new, field))
+        else:
+            self.check_arrival(step, new)
         start = old.num_tokens if old is not None else new.num_prompt_tokens
-        holds(new.num_prompt_tokens == self.seqs[rid].num_prompt_tokens, "prompt", seq=rid,
-              n=new.num_prompt_tokens, prompt=self.seqs[rid].num_prompt_tokens)
         if self.replays:
             self.check_tokens(frame.config, rid, start, new.num_tokens)
         if new.num_tokens > new.num_prompt_tokens:
@@ -213,6 +219,16 @@ class _Referee:
             self.check_end_due(frame, old, new)
         holds(new.num_tokens - new.num_prompt_tokens <= new.max_tokens, "too_long", seq=rid,
               tokens=new.num_tokens - new.num_prompt_tokens, most=new.max_tokens)
+
+    def check_arrival(self, step: int, view: RequestView):
+        """A request shows first at the frame of its arrival (one of the workload's, queued at the end of that step)
+        or the next (one added by hand after that frame), with the prompt and arrival its summary records."""
+        summary = self.summaries[view.id]
+        holds(view.num_prompt_tokens == self.seqs[view.id].num_prompt_tokens, "prompt", seq=view.id,
+              n=view.num_prompt_tokens, prompt=self.seqs[view.id].num_prompt_tokens)
+        holds(summary.get("arrival", view.arrival) == view.arrival, "summary", seq=view.id, field="arrival",
+              claimed=summary.get("arrival"), actual=view.arrival)
+        holds(step - 1 <= view.arrival <= step, "arrival", seq=view.id, arrival=view.arrival, step=step)
 
     def check_end_due(self, frame: Frame, old: RequestView, new: RequestView):
         """A request at its end at the frame before has ended by this one: an end known only after the next step
@@ -274,8 +290,9 @@ class _Referee:
         left += range(len(last.requests), len(self.summaries))  # never arrived
         if ended == "finished":
             holds(not left, "unended", ended=ended, seqs=", ".join(map(str, left)))
-        elif ended == "stalled":  # a stall: the last step ran nothing, and nothing was left to arrive
-            holds(not last.batch.seq_ids and len(last.requests) == len(self.summaries), "stall", step=last.step)
+        elif ended == "stalled":  # the last step ran nothing and moved nothing on, and nothing was left to arrive
+            holds(not last.batch.seq_ids and not any(e.kind in PROGRESS for e in last.events)
+                  and len(last.requests) == len(self.summaries), "stall", step=last.step)
         elif ended == "max_steps" and spec is not None:
             holds(last.step == spec.max_steps, "recipe", field="max_steps", claimed=last.step, actual=spec.max_steps)
         for rid, summary in enumerate(self.summaries):
