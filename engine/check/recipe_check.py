@@ -14,6 +14,7 @@ from engine.run.frame import Frame
 from engine.run.overlap import StepClock
 from engine.run.recipe import Options, RunSpec, checked_change
 from engine.run.runner_factory import FakeTokenizer
+from engine.traces.trace import config_changes
 from scheduler import Config
 
 
@@ -28,8 +29,9 @@ class RecipeCheck:
     def check_run(self, trace: dict, requests: list[tuple]):
         """The trace's seed and runner, and its requests (as `asked` gives them) those the recipe asked for."""
         spec = self.spec
-        for field, claimed, actual in (("seed", trace["seed"], spec.seed), ("runner", trace["runner"], spec.runner)):
-            holds(claimed == actual, "recipe", field=field, claimed=claimed, actual=actual)
+        for field, claimed, actual in (("seed", trace["seed"], spec.seed), ("runner", trace["runner"], spec.runner),
+                                       ("config_changes", trace.get("config_changes"), config_changes(spec))):
+            holds(claimed == actual, "recipe", field=field, claimed=shown(claimed), actual=shown(actual))
         asked = sorted(map(self.asked, [*spec.workload, *(c.payload for c in spec.changes if c.kind == "request")]))
         holds(len(requests) == len(asked), "recipe", field="requests", claimed=len(requests), actual=len(asked))
         for got, wanted in zip(sorted(requests), asked, strict=True):

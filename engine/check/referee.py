@@ -18,9 +18,13 @@ scheduler looks sound or a slow one fast; `referee(trace)` re-checks on the serv
   with the one a fresh runner on the server gives. On the real model the tokens cannot be replayed cheaply: there
   only the frames' consistency above is checked.
 
-`referee(trace, spec)` also holds the trace to the recipe the server sent (engine/run/recipe.py RunSpec): its seed,
-runner, first config and every request of the workload (a request dropped, or a shorter prompt, is caught), and a
-run stopped at max_steps to its steps. `trace` is what `checked_trace` returned (its shape checked there)."""
+SGLang's kinds are not held to their limits for a length end: SGLang clips a request's output budget to its context
+and pool as it arrives, which the frames do not record.
+
+`referee(trace, spec)` also holds the trace to the recipe the server sent (engine/check/recipe_check.py): its seed,
+runner, config changes and every request (a request dropped, a shorter prompt is caught), each frame's config as the
+changes and the adaptive controller make it, the simulated clock on the fake model, and a run stopped at max_steps to
+its steps. `trace` is what `checked_trace` returned (its shape checked there)."""
 
 from __future__ import annotations
 
@@ -135,10 +139,14 @@ class _Referee:
             if block.ref_count != counted[block.id] + reserved:
                 owners = [view.id for view in tables if block.id in view.block_table]
                 holders_counted(UNIT, block.id, block.ref_count, owners, reserved)
+        free, cached, used = self._counts(frame)
+        pool_counted(free - cached, used, cached, self._pool_units(frame.config))
+
+    def _counts(self, frame: Frame) -> tuple[int, int, int]:
+        """The frame's free blocks (cached ones among them), its cached free blocks and its used ones (the reserved
+        aside)."""
         free = [b for b in frame.blocks if not b.ref_count]
-        cached = sum(b.hash is not None for b in free)
-        used = len(frame.blocks) - len(free) - len(self.reserved)
-        pool_counted(len(free) - cached, used, cached, self._pool_units(frame.config))
+        return len(free), sum(b.hash is not None for b in free), len(frame.blocks) - len(free) - len(self.reserved)
 
     def _pool_units(self, config: Config) -> int:
         """The units a pool under `config` has for requests: the runner's, less those its kind reserves (the last
@@ -272,14 +280,12 @@ class _Referee:
         return outputs >= view.max_tokens or outputs > 0 and view.num_tokens >= config.max_model_len
 
     def check_metrics(self, frame: Frame):
-        free = [b for b in frame.blocks if not b.ref_count]
-        metrics, units = frame.metrics, len(frame.blocks) - len(self.reserved)
-        used = units - len(free)
+        """The frame's metrics (the stage's and the lab's figures) as its queues, batch and blocks give them."""
+        free, cached, used = self._counts(frame)
         for name, actual in (("num_waiting", len(frame.waiting)), ("num_running", len(frame.running)),
-                             ("num_batched_tokens", sum(frame.batch.num_tokens)), ("num_free_blocks", len(free)),
-                             ("num_cached_free_blocks", sum(b.hash is not None for b in free)),
-                             ("kv_usage", used / units)):
-            claimed = getattr(metrics, name)
+                             ("num_batched_tokens", sum(frame.batch.num_tokens)), ("num_free_blocks", free),
+                             ("num_cached_free_blocks", cached), ("kv_usage", used / (used + free))):
+            claimed = getattr(frame.metrics, name)
             holds(abs(claimed - actual) < 1e-9, "metric", name=name, claimed=claimed, actual=actual)
 
     # -- the run as a whole ------------------------------------------------------------------------------
@@ -313,10 +319,10 @@ class _Referee:
 
 
 def _sequence(summary: dict) -> Sequence:
-    """A request's prompt and sampling as its summary records them (an older trace's: the defaults), to replay it."""
+    """A request's prompt and sampling as its summary records them (an older trace's: the defaults), to replay it by;
+    its max_tokens is its frames' (any that allows its min_tokens here)."""
     sampling = summary.get("sampling") or {}
-    params = SamplingParams(max_tokens=max(sampling.get("min_tokens", 0), 1), ignore_eos=sampling.get("ignore_eos",
-                                                                                                      False),
-                            stop_token_ids=tuple(sampling.get("stop_token_ids", ())),
-                            min_tokens=sampling.get("min_tokens", 0))
+    least = sampling.get("min_tokens", 0)
+    params = SamplingParams(max_tokens=max(least, 1), ignore_eos=sampling.get("ignore_eos", False),
+                            stop_token_ids=tuple(sampling.get("stop_token_ids", ())), min_tokens=least)
     return Sequence(summary["prompt_token_ids"], params, seq_id=summary["id"])
