@@ -189,6 +189,16 @@ def test_a_finish_moved_earlier(preemption):
     assert e.step == len(engine.frames) - 1
 
 
+def test_a_finish_narrated_that_the_frame_does_not_show(preemption):
+    """The stage narrates a frame's events: "request 0 finished" while it still runs is forged."""
+    engine, trace = preemption
+    k = frame_where(engine, lambda f: f.step and f.requests[0].status == "running")
+    tampered = copy.deepcopy(trace)
+    tampered["frames"][k]["events"].append({"kind": "finished", "seq_id": 0, "reason": "eos"})
+    e = broken(tampered)
+    assert (e.message.key, e.step, e.message.values["status"]) == ("check.end_event", k, "RUNNING")
+
+
 def test_a_batch_over_max_num_seqs(preemption):
     engine, trace = preemption
     k = frame_where(engine, lambda f: f.step and len(f.batch.seq_ids) >= 2)

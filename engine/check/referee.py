@@ -123,6 +123,10 @@ class _Referee:
                     self.check_request(frame, old, new)
         for view in frame.requests[len(before.requests) if before else 0:]:
             self.check_request(frame, None, view)
+        for event in frame.events:  # what the stage narrates of an end is what the frame shows
+            if event.ends is not None:
+                status = frame.requests[event.seq_id].status
+                holds(status == event.ends, "end_event", seq=event.seq_id, status=status.upper(), event=event.kind)
         if before is not None:
             self.check_batch(before, frame)
         self.check_queues(frame)
@@ -230,6 +234,8 @@ class _Referee:
             if new.status == "finished":
                 holds(self.at_end(frame.config, new), "finish_early", seq=rid,
                       tokens=new.num_tokens - new.num_prompt_tokens, reason=new.finish_reason or "-")
+            said = any(e.seq_id == rid and e.ends == new.status for e in frame.events)
+            holds(said, "end_event", seq=rid, status=new.status.upper(), event="-")
         if old is not None:
             self.check_end_due(frame, old, new)
         holds(new.num_tokens - new.num_prompt_tokens <= new.max_tokens, "too_long", seq=rid,
