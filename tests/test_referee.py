@@ -147,6 +147,23 @@ def test_a_request_ending_by_eos_and_a_run_stopped_early_pass():
     referee(stopped, spec)
 
 
+@pytest.mark.parametrize("kind, outputs", [("vllm", 3), ("article", 6)])
+def test_stop_tokens_end_a_request_only_where_its_kind_reads_them(kind, outputs):
+    """The fake model's third output of request 0 as its stop token, under min_tokens 2: the vLLM twin reads stop
+    tokens and ends it there, the article's scheduler does not and runs it to its max_tokens; both pass."""
+    prompt = (5, 6, 7)
+    stop = FakeRunner(64).next_token(0, len(prompt) + 2)
+    spec = RunSpec(Config(), (Request(prompt_token_ids=prompt, max_tokens=6, stop_token_ids=(stop,), min_tokens=2),),
+                   scheduler=kind)
+    engine = run(spec)
+    assert len(engine.requests[0].seq.completion_token_ids) == outputs
+    referee(trace_of(engine), spec)
+    if kind == "vllm":  # without its stop token in the trace, its end at that token comes early
+        trace = trace_of(engine)
+        trace["requests"][0]["sampling"]["stop_token_ids"] = []
+        assert broken(trace).message.key == "check.finish_early"
+
+
 # -- tampered traces fail, naming the rule and the frame -----------------------------------------------------
 
 def test_a_block_given_to_two_requests(preemption):
@@ -277,6 +294,17 @@ def test_a_run_said_finished_with_requests_left(preemption):
     stopped = trace_of(run(engine.spec, steps=5))
     e = broken({**stopped, "ended": "finished"})
     assert (e.message.key, e.step) == ("check.unended", 5)
+
+
+def test_a_run_said_finished_before_its_last_request_arrived():
+    """Every request that arrived has ended, but the recipe has one arriving later: only the recipe shows it."""
+    spec = RunSpec(Config(), (Request(prompt_token_ids=(1, 2), max_tokens=2),
+                              Request(arrival=9, prompt_token_ids=(3, 4), max_tokens=2)))
+    early = trace_of(run(spec, steps=4))
+    assert early["ended"] == "steps" and [r["finish_reason"] for r in early["requests"]] == ["max_tokens"]
+    referee(early, spec)
+    e = broken({**early, "ended": "finished"}, spec)
+    assert (e.message.key, e.message.values["field"], e.step) == ("check.recipe", "requests", 4)
 
 
 # -- a learner's scheduler, and a run on the real model ------------------------------------------------------

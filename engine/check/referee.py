@@ -86,8 +86,7 @@ class _Referee:
     def check(self, spec: RunSpec | None):
         recipe = None if spec is None else RecipeCheck(spec, self.replays)
         if recipe is not None:
-            last = self.frames[-1]
-            recipe.check_run(self.trace, [self.made(rid, r, last) for rid, r in enumerate(self.summaries)])
+            recipe.check_run(self.trace, [seq.sampling_params for seq in self.seqs], self.frames[-1])
         before = None
         for k, frame in enumerate(self.frames):
             try:
@@ -307,30 +306,24 @@ class _Referee:
 
     def check_end(self, last: Frame, spec: RunSpec | None):
         ended = self.trace.get("ended", "finished")
+        for rid in range(len(last.requests), len(self.summaries)):  # a request no frame shows
+            holds(False, "summary", seq=rid, field="arrival", claimed=self.summaries[rid].get("arrival"), actual="-")
         left = [view.id for view in last.requests if view.status not in DONE]
-        left += range(len(last.requests), len(self.summaries))  # never arrived
         if ended == "finished":
             holds(not left, "unended", ended=ended, seqs=", ".join(map(str, left)))
-        elif ended == "stalled":  # the last step ran nothing and moved nothing on, and nothing was left to arrive
-            holds(not last.batch.seq_ids and not any(e.kind in PROGRESS for e in last.events)
-                  and len(last.requests) == len(self.summaries), "stall", step=last.step)
+        elif ended == "stalled":  # the last step ran nothing and moved nothing on
+            holds(not last.batch.seq_ids and not any(e.kind in PROGRESS for e in last.events), "stall", step=last.step)
         elif ended == "max_steps" and spec is not None:
             holds(last.step == spec.max_steps, "recipe", field="max_steps", claimed=last.step, actual=spec.max_steps)
+        if ended in ("finished", "stalled") and spec is not None:  # nothing was left to arrive
+            asked = len(spec.workload) + sum(c.kind == "request" for c in spec.changes)
+            holds(len(self.summaries) == asked, "recipe", field="requests", claimed=len(self.summaries), actual=asked)
         for rid, summary in enumerate(self.summaries):
             for field, steps in (("first_token_step", self.first_token), ("finish_step", self.finish)):
                 if summary.get(field, steps.get(rid)) != steps.get(rid):
                     holds(False, "summary", seq=rid, field=field, claimed=summary[field], actual=steps.get(rid))
-            if rid < len(last.requests):
-                holds(len(self.tokens[rid]) == last.requests[rid].num_tokens, "summary", seq=rid, field="tokens",
-                      claimed=len(self.tokens[rid]), actual=last.requests[rid].num_tokens)
-
-    def made(self, rid: int, summary: dict, last: Frame) -> tuple:
-        """A request as the trace records it, in the shape RecipeCheck.asked gives the recipe's."""
-        params, view = self.seqs[rid].sampling_params, last.requests[rid] if rid < len(last.requests) else None
-        prompt = tuple(summary["prompt_token_ids"]) if self.replays or summary.get("prompt") is None \
-            else summary["prompt"]
-        return (summary.get("arrival"), prompt, view and view.max_tokens, params.ignore_eos, params.stop_token_ids,
-                params.min_tokens, view and view.priority)
+            holds(len(self.tokens[rid]) == last.requests[rid].num_tokens, "summary", seq=rid, field="tokens",
+                  claimed=len(self.tokens[rid]), actual=last.requests[rid].num_tokens)
 
 
 def _sequence(summary: dict) -> Sequence:
