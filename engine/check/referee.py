@@ -129,10 +129,11 @@ class _Referee:
         if before is not None:
             self.check_batch(before, frame)
         self.check_queues(frame)
-        self.check_pool(frame)
-        self.check_metrics(frame)
+        counts = self._counts(frame)
+        self.check_pool(frame, counts)
+        self.check_metrics(frame, counts)
 
-    def check_pool(self, frame: Frame):
+    def check_pool(self, frame: Frame, counts: tuple[int, int, int]):
         """The invariants' pool rules over the frame's tables and blocks; where a count is as it must be, the rule
         is not asked (the fast path of every frame), where it is not, the rule says what broke."""
         tables = [view for view in frame.requests if view.block_table]
@@ -148,7 +149,7 @@ class _Referee:
             if block.ref_count != counted[block.id] + reserved:
                 owners = [view.id for view in tables if block.id in view.block_table]
                 holders_counted(UNIT, block.id, block.ref_count, owners, reserved)
-        free, cached, used = self._counts(frame)
+        free, cached, used = counts
         pool_counted(free - cached, used, cached, self._pool_units(frame.config))
 
     def _counts(self, frame: Frame) -> tuple[int, int, int]:
@@ -293,9 +294,9 @@ class _Referee:
         return outputs >= params.min_tokens and (last == config.eos and not params.ignore_eos
                                                  or self.reads_stop_tokens and last in params.stop_token_ids)
 
-    def check_metrics(self, frame: Frame):
+    def check_metrics(self, frame: Frame, counts: tuple[int, int, int]):
         """The frame's metrics (the stage's and the lab's figures) as its queues, batch and blocks give them."""
-        free, cached, used = self._counts(frame)
+        free, cached, used = counts
         for name, actual in (("num_waiting", len(frame.waiting)), ("num_running", len(frame.running)),
                              ("num_batched_tokens", sum(frame.batch.num_tokens)), ("num_free_blocks", free),
                              ("num_cached_free_blocks", cached), ("kv_usage", used / (used + free))):
