@@ -31,32 +31,28 @@ its steps. `trace` is what `checked_trace` returned (its shape checked there).""
 from __future__ import annotations
 
 from collections import Counter
-from itertools import chain
 
+from engine.check.frame_pool import FramePool
 from engine.check.invariants import (
     Broken,
     batch_within,
     computed_within,
     entry_within,
-    holders_counted,
     holds,
-    listed_once,
-    pool_counted,
     status_moved,
 )
 from engine.check.recipe_check import RecipeCheck
 from engine.run.engine import PROGRESS
 from engine.run.frame import Frame, PoolRebuilt, RequestView
+from engine.run.metrics import DONE
 from engine.run.recipe import RunSpec
 from engine.traces.trace import trace_store
 from runner.fake import FakeRunner
 from scheduler import Config, SamplingParams, Sequence, SequenceStatus
-from scheduler.factory import runner_config, scheduler_info
+from scheduler.factory import scheduler_info
 
 STATUS = {status.name.lower(): status for status in SequenceStatus}
-DONE = ("finished", "aborted")
 FIXED = ("num_prompt_tokens", "arrival", "max_tokens", "priority")  # what a request's views never change
-UNIT = "block"
 
 
 def referee(trace: dict, spec: RunSpec | None = None) -> None:
@@ -78,8 +74,7 @@ class _Referee:
         self.output_budget = info.output_budget
         self.budget: dict[int, int] = {}  # the outputs each request may write, as its kind lets it
         self._runners: dict[tuple[int, int], FakeRunner] = {}
-        self.reserved: frozenset[int] = frozenset()
-        self._units: tuple[Config | None, int] = (None, 0)
+        self.pool = FramePool(self.kind)
         self.first_token: dict[int, int] = {}
         self.finish: dict[int, int] = {}
 
@@ -106,22 +101,23 @@ class _Referee:
     # -- one frame ---------------------------------------------------------------------------------------
 
     def check_frame(self, before: Frame | None, frame: Frame):
-        rebuilt = [event for event in frame.events if isinstance(event, PoolRebuilt)]
-        if before is None or rebuilt:
-            # a fresh pool: a unit counted held by no request is one it reserves (vLLM's null block)
-            self.reserved = frozenset(b.id for b in frame.blocks if b.ref_count and not frame.block_owners(b.id))
         if before is not None:
-            for rid in (rid for event in rebuilt for rid in event.requeued):  # they arrive again in the new pool
-                self.set_budget(frame.config, before.requests[rid])
+            for event in frame.events:  # requests requeued into a rebuilt pool arrive again
+                if isinstance(event, PoolRebuilt):
+                    for rid in event.requeued:
+                        self.set_budget(frame.config, before.requests[rid])
         # each request's own story first (its status, tokens and end), then what the frame says of them together
+        changed: list[tuple[RequestView | None, RequestView]] = []
         if before is not None:
             for old, new in zip(before.requests, frame.requests[:len(before.requests)], strict=True):
                 if old is new or old == new:  # unchanged: only an end reached at the frame before may be due
                     self.check_end_due(frame, old, new)
                 else:
                     self.check_request(frame, old, new)
+                    changed.append((old, new))
         for view in frame.requests[len(before.requests) if before else 0:]:
             self.check_request(frame, None, view)
+            changed.append((None, view))
         for event in frame.events:  # what the stage narrates of an end is what the frame shows
             if event.ends is not None:
                 status = frame.requests[event.seq_id].status
@@ -129,41 +125,8 @@ class _Referee:
         if before is not None:
             self.check_batch(before, frame)
         self.check_queues(frame)
-        counts = self._counts(frame)
-        self.check_pool(frame, counts)
-        self.check_metrics(frame, counts)
-
-    def check_pool(self, frame: Frame, counts: tuple[int, int, int]):
-        """The invariants' pool rules over the frame's tables and blocks; where a count is as it must be, the rule
-        is not asked (the fast path of every frame), where it is not, the rule says what broke."""
-        tables = [view for view in frame.requests if view.block_table]
-        for view in tables:
-            if len(set(view.block_table)) != len(view.block_table):
-                listed_once(view.id, view.block_table, UNIT)
-            holds(view.status not in DONE, "done_holds", seq=view.id, status=view.status, units=len(view.block_table))
-        counted = Counter(chain.from_iterable(view.block_table for view in tables))
-        for u in counted.keys() & self.reserved:
-            holds(False, "reserved", seq=next(v.id for v in tables if u in v.block_table), unit=UNIT, id=u)
-        for block in frame.blocks:
-            reserved = block.id in self.reserved
-            if block.ref_count != counted[block.id] + reserved:
-                owners = [view.id for view in tables if block.id in view.block_table]
-                holders_counted(UNIT, block.id, block.ref_count, owners, reserved)
-        free, cached, used = counts
-        pool_counted(free - cached, used, cached, self._pool_units(frame.config))
-
-    def _counts(self, frame: Frame) -> tuple[int, int, int]:
-        """The frame's free blocks (cached ones among them), its cached free blocks and its used ones (the reserved
-        aside)."""
-        free = [b for b in frame.blocks if not b.ref_count]
-        return len(free), sum(b.hash is not None for b in free), len(frame.blocks) - len(free) - len(self.reserved)
-
-    def _pool_units(self, config: Config) -> int:
-        """The units a pool under `config` has for requests: the runner's, less those its kind reserves (the last
-        config's kept: frames share their config until it changes)."""
-        if self._units[0] is not config:
-            self._units = (config, runner_config(self.kind, config).num_kvcache_blocks)
-        return self._units[1] - len(self.reserved)
+        self.pool.check(before, frame, changed)
+        self.check_metrics(frame)
 
     def check_queues(self, frame: Frame):
         """Each request queued once, in the queue of its status; none that has not ended in no queue."""
@@ -294,9 +257,9 @@ class _Referee:
         return outputs >= params.min_tokens and (last == config.eos and not params.ignore_eos
                                                  or self.reads_stop_tokens and last in params.stop_token_ids)
 
-    def check_metrics(self, frame: Frame, counts: tuple[int, int, int]):
+    def check_metrics(self, frame: Frame):
         """The frame's metrics (the stage's and the lab's figures) as its queues, batch and blocks give them."""
-        free, cached, used = counts
+        free, cached, used = self.pool.free, self.pool.cached, self.pool.used
         for name, actual in (("num_waiting", len(frame.waiting)), ("num_running", len(frame.running)),
                              ("num_batched_tokens", sum(frame.batch.num_tokens)), ("num_free_blocks", free),
                              ("num_cached_free_blocks", cached), ("kv_usage", used / (used + free))):
