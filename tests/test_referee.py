@@ -321,6 +321,17 @@ def test_progress_no_batch_gives(preemption):
     assert (e.message.key, e.step) == ("check.progress", k)
 
 
+def test_a_batch_that_hides_where_its_chunks_start(preemption):
+    """Without num_computed the progress a batch gives cannot be checked: a trace of this writer must keep it."""
+    engine, trace = preemption
+    tampered = copy.deepcopy(trace)
+    for frame in tampered["frames"]:
+        del frame["batch"]["num_computed"], frame["batch"]["num_drafts"]
+    e = broken(tampered)
+    assert (e.message.key, e.step) == ("check.batch_fields", 1)
+    referee(checked_trace(json.dumps({k: v for k, v in tampered.items() if k != "ended"})))  # an older trace's
+
+
 def test_a_run_said_finished_with_requests_left(preemption):
     engine, _ = preemption
     stopped = trace_of(run(engine.spec, steps=5))

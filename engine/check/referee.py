@@ -149,12 +149,17 @@ class _Referee:
         batch = frame.batch
         if not set(batch.seq_ids) <= set(before.running):  # a limit lowered mid-run stops admissions, not decodes:
             batch_within(len(batch.seq_ids), frame.config)  # V0 keeps decoding what runs, as vLLM V0 does
+        # a trace written since traces say why they stopped records where each entry's chunk starts
+        holds(bool(batch.num_computed) or not batch.seq_ids or "ended" not in self.trace, "batch_fields")
         for i, (rid, n) in enumerate(zip(batch.seq_ids, batch.num_tokens, strict=True)):
-            old, new = before.requests[rid] if rid < len(before.requests) else None, frame.requests[rid]
+            new = frame.requests[rid]
+            # one added by hand is batched in the step it joins: as it arrived, no token computed
+            old = before.requests[rid] if rid < len(before.requests) else new._replace(
+                status="waiting", num_tokens=new.num_prompt_tokens, num_computed_tokens=0, block_table=())
             # after its step: running, or ended by it (SGLang aborts an over-long prompt's stub once prefilled)
             holds(n > 0 and new.status != "waiting", "batch_entry", seq=rid, n=n, status=new.status.upper(),
                   scheduled=n)
-            if not batch.num_computed or old is None:  # a trace from before the batch kept them
+            if not batch.num_computed:  # an older trace's
                 continue
             computed, drafts = batch.num_computed[i], batch.num_drafts[i]
             entry_within(rid, n, computed, old.num_tokens + drafts)
