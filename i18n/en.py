@@ -1810,6 +1810,12 @@ MESSAGES = {
     "check.abort": "aborting request {seq} left it {status}, holding {units} units",
     "check.outside": "a request changed outside the scheduler at step {step} (while the model ran)",
     "check.starved": "the run did not end within {steps} steps: requests {seqs} never finished",
+    "article.hook.number": "{hook} returned {answer}; it must return a whole number from {low} to {high}",
+    "article.hook.number_from": "{hook} returned {answer}; it must return a whole number, {low} or more",
+    "article.hook.victim": "choose_victim returned {answer} for request {requester}; return None (request "
+                           "{requester} itself leaves) or one of the running requests not batched yet: {running}",
+    "article.hook.unordered": "{hook} returned keys that cannot be compared, {a} and {b}: return numbers, or "
+                              "tuples of numbers, for every request",
     "starter.victim.title": "The preemption victim",
     "starter.victim.task": "When a running request needs a KV block and none is free, the article's scheduler preempts "
                            "the tail of the running queue, however close it is to finishing. Write choose_victim: "

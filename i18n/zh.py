@@ -1513,6 +1513,11 @@ MESSAGES = {
     "check.abort": "中止请求 {seq} 后它是 {status}，还持有 {units} 个单元",
     "check.outside": "第 {step} 步有请求在调度器之外被改动（模型运行时）",
     "check.starved": "运行在 {steps} 步内没有结束：请求 {seqs} 一直没有完成",
+    "article.hook.number": "{hook} 返回了 {answer}；它必须返回 {low} 到 {high} 之间的整数",
+    "article.hook.number_from": "{hook} 返回了 {answer}；它必须返回不小于 {low} 的整数",
+    "article.hook.victim": "choose_victim 为请求 {requester} 返回了 {answer}；请返回 None（请求 {requester} "
+                           "自己被抢占）或尚未进入本步批次的运行中请求之一：{running}",
+    "article.hook.unordered": "{hook} 返回的键无法相互比较：{a} 和 {b}；请为每个请求返回数字或由数字组成的元组",
     "starter.victim.title": "抢占对象",
     "starter.victim.task": "当运行中的请求需要一个 KV 块而没有空闲块时，文章的调度器会抢占运行队列末尾的请求，"
                            "不管它离完成有多近。写出 choose_victim：选出被抢占损失最小的请求（看它的进度、到达时间和优先级）。",
