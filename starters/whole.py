@@ -16,7 +16,8 @@ BASE = "Scheduler"  # the article's class, in its module and as the learner's so
 CLASS_NAME, KIND = "MyWhole", "my_whole"
 HEADER = ("# The article's scheduler whole (scheduler/article/scheduler.py), yours to change anywhere. Your class\n"
           "# subclasses it only for its declaration (`info`); every method it runs is written below.\n")
-DECLARATION = (f'    info: ClassVar[SchedulerInfo] = {BASE}.info.derive("{KIND}")  # your kind\'s id, in traces and links\n'
+DECLARATION = (f'    info: ClassVar[SchedulerInfo] = {BASE}.info.derive("{KIND}")'
+               "  # your kind's id, in traces and links\n"
                '    names = {"en": "my whole scheduler", "zh": "我的完整调度器"}\n')
 
 

@@ -13,8 +13,8 @@ from i18n import MessageError
 from runner.fake import FakeRunner
 from scheduler import Config, RequestRejected, SequenceStatus
 from scheduler.contract import UnitState
-from scheduler.interface import BadDecision
 from scheduler.factory import make_scheduler, scheduler_info
+from scheduler.interface import BadDecision
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
