@@ -38,3 +38,14 @@ def test_the_victim_starter_as_it_is_measures_as_the_tail(tmp_path):
     scenario = load_scenario(PRESET, runner="fake")
     kind = load(written(BY_ID["victim"], tmp_path)).kind
     assert measured(scenario, Variant(kind, scenario.spec.config, scheduler=kind)) == (149, 54.0)
+
+
+def test_the_stage_tells_whose_choice_a_victim_was():
+    """The narration names the chooser of a victim: the tail policy for the article, the kind of one's own whose
+    choose_victim chose it."""
+    scenario = load_scenario(PRESET, runner="fake")
+    solution, _ = BY_ID["victim"].solution
+    smart = load(f"{solution}:SmartVictim").kind
+    for kind, chooser in (("article", "tail"), (smart, smart)):
+        run = run_variant(Variant(kind, scenario.spec.config, scheduler=kind), scenario.spec.workload, "fake")
+        assert {e.policy for f in run.frames for e in f.events_of("preempted")} == {chooser}
