@@ -1864,5 +1864,26 @@ MESSAGES = {
                              "scheduler.article.Scheduler, or see scheduler/contract.py SchedulerProtocol)",
     "learner.unknown_kind": "{value} is neither a scheduler of this app ({kinds}) nor a class in a file "
                             "(path/to/mine.py:MyScheduler)",
+    "check.done_holds": "request {seq} has ended ({status}) but still holds {units} block(s)",
+    "check.progress": "request {seq} went from {before} to {after} tokens, but its batch entry ({n} tokens from "
+                      "{computed} computed, {known} known) does not give that",
+    "check.prompt": "request {seq} has a prompt of {n} tokens in the frames, but of {prompt} in its summary",
+    "check.token": "request {seq}'s output token {index} is {token}, but the model writes {expected}",
+    "check.finish_early": "request {seq} finished ({reason}) after {tokens} output tokens, without a stop token and "
+                          "below its limits",
+    "check.unfinished": "request {seq} reached its end after {tokens} output tokens, yet it is still {status}",
+    "check.metric": "the frame says {name} is {claimed}, but its requests and blocks give {actual}",
+    "check.unended": "the run says it stopped {ended}, but requests {seqs} never ended",
+    "check.stall": "the run says it stalled at step {step}, but that step ran a batch or requests were still to "
+                   "arrive",
+    "check.recipe": "the trace's {field} is {claimed}, but the run asked for {actual}",
+    "check.summary": "request {seq}'s summary says its {field} is {claimed}, but the frames give {actual}",
+    "check.too_long": "request {seq} has {tokens} output tokens, beyond its max_tokens of {most}",
+    "check.computed_moved": "request {seq} has {after} computed tokens after its step, but its batch entry ({n} "
+                            "tokens from {computed}) gives {expected}",
+    "check.clock": "the frame's simulated clock says {claimed} s, but its batch under the cost model gives {actual} s",
+    "check.request_changed": "request {seq}'s {field} changed from {before} to {after}",
+    "check.arrival": "request {seq} arrives at step {arrival}, but first shows at frame {step}",
+    "check.end_event": "request {seq} is {status}, but the frame's event for it says {event}",
     "check.freed_twice": "{unit} {id} was freed more times than it was taken (the pool counts {counted} holders)",
 }

@@ -16,13 +16,15 @@ from engine.traces.trace import read_trace
 from i18n import CATALOGUES, in_lang
 from scheduler.factory import SCHEDULERS
 from session.lab import LabError, open_trace
-from tests.helpers.learner_files import registry  # noqa: F401 (a fixture)
 from tests.helpers.real_model import NEEDS_MODEL
 from tests.helpers.source import ROOT
 
 SMART = str(ROOT / "starters/smart_victim.py") + ":SmartVictim"
 DOUBLE_FREE = str(ROOT / "starters/double_free.py") + ":DoubleFree"
 SMART_PRESET = str(SCENARIOS_DIR / "07_smart_preemption.toml")
+
+
+pytestmark = pytest.mark.usefixtures("kinds_restored")  # each test's kinds loaded from files leave no trace
 
 
 def own_file(tmp_path: Path, body: str, name: str = "mine.py") -> Path:

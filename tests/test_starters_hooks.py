@@ -15,8 +15,9 @@ from engine.run.engine import Engine
 from engine.run.recipe import Request, RunSpec
 from i18n import in_lang
 from scheduler import Config, SamplingParams, Sequence
-from tests.helpers.learner_files import registry  # noqa: F401 (a fixture)
 from viz.narrate import narrate
+
+pytestmark = pytest.mark.usefixtures("kinds_restored")  # each test's kinds loaded from files leave no trace
 
 # A pool of 8 blocks of 4 for three 10-token prompts writing 20 each (one fits alone), a budget of 8 under chunked
 # prefill: every hook is asked (the waiting queue holds several, prompts go in chunks, decodes run out of blocks).

@@ -2,11 +2,15 @@
 (scenarios/smart_victim_long_prompt.toml): both run on the fake model, measured by engine/analysis, and the figures
 its narrative states in both languages are the measured ones."""
 
+import pytest
+
 from engine.analysis.compare import Variant, metric_values, preset_variants, run_variant
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.learner import load
 from starters import BY_ID, source
-from tests.helpers.learner_files import registry, written  # noqa: F401 (a fixture)
+from tests.helpers.learner_files import written
+
+pytestmark = pytest.mark.usefixtures("kinds_restored")  # each test's kinds loaded from files leave no trace
 
 PRESET = SCENARIOS_DIR / "smart_victim_long_prompt.toml"
 MEASURES = ("recomputed tokens", "end-to-end latency mean steps")
