@@ -1846,5 +1846,20 @@ MESSAGES = {
     "sandbox.kinds_full": "This server holds {most} students' schedulers already: ask your teacher to restart it.",
     "sandbox.declaration_only": "A student's scheduler runs only in the sandbox (sandbox.run_learner).",
     "sandbox.bad_declaration": "The sandbox's worker declared a scheduler that is not a built-in one derived.",
+    "check.done_holds": "request {seq} has ended ({status}) but still holds {units} block(s)",
+    "check.progress": "request {seq} went from {before} to {after} tokens, but its batch entry ({n} tokens from "
+                      "{computed} computed, {known} known) does not give that",
+    "check.prompt": "request {seq} has a prompt of {n} tokens in the frames, but of {prompt} in its summary",
+    "check.token": "request {seq}'s output token {index} is {token}, but the model writes {expected}",
+    "check.finish_early": "request {seq} finished ({reason}) after {tokens} output tokens, without a stop token and "
+                          "below its limits",
+    "check.unfinished": "request {seq} reached its end after {tokens} output tokens, yet it is still {status}",
+    "check.metric": "the frame says {name} is {claimed}, but its requests and blocks give {actual}",
+    "check.unended": "the run says it stopped {ended}, but requests {seqs} never ended",
+    "check.stall": "the run says it stalled at step {step}, but that step ran a batch or requests were still to "
+                   "arrive",
+    "check.recipe": "the trace's {field} is {claimed}, but the run asked for {actual}",
+    "check.summary": "request {seq}'s summary says its {field} is {claimed}, but the frames give {actual}",
+    "check.too_long": "request {seq} has {tokens} output tokens, beyond its max_tokens of {most}",
     "check.freed_twice": "{unit} {id} was freed more times than it was taken (the pool counts {counted} holders)",
 }

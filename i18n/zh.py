@@ -1544,5 +1544,18 @@ MESSAGES = {
     "sandbox.kinds_full": "这台服务器已经保存了 {most} 个同学的调度器：请老师重启它。",
     "sandbox.declaration_only": "同学的调度器只在沙箱中运行（sandbox.run_learner）。",
     "sandbox.bad_declaration": "沙箱的工作进程声明的调度器不是由内置调度器派生的。",
+    "check.done_holds": "请求 {seq} 已经结束（{status}），却还持有 {units} 个块",
+    "check.progress": "请求 {seq} 的 token 从 {before} 个变成了 {after} 个，它的批次条目（已计算 {computed} 个、"
+                      "已知 {known} 个，再算 {n} 个）却不是这样",
+    "check.prompt": "请求 {seq} 的提示词在帧里有 {n} 个 token，在它的摘要里却有 {prompt} 个",
+    "check.token": "请求 {seq} 的第 {index} 个输出 token 是 {token}，模型写的却是 {expected}",
+    "check.finish_early": "请求 {seq} 输出 {tokens} 个 token 后就完成了（{reason}），既没有停止 token，也没到上限",
+    "check.unfinished": "请求 {seq} 输出 {tokens} 个 token 后已经到了终点，却还是 {status}",
+    "check.metric": "这一帧说 {name} 是 {claimed}，它的请求和块给出的却是 {actual}",
+    "check.unended": "运行说它停下的原因是 {ended}，请求 {seqs} 却一直没有结束",
+    "check.stall": "运行说它在第 {step} 步卡住了，那一步却运行了批次，或者还有请求要到达",
+    "check.recipe": "trace 里的 {field} 是 {claimed}，这次运行要的却是 {actual}",
+    "check.summary": "请求 {seq} 的摘要说它的 {field} 是 {claimed}，帧给出的却是 {actual}",
+    "check.too_long": "请求 {seq} 有 {tokens} 个输出 token，超过了它的 max_tokens（{most}）",
     "check.freed_twice": "{unit} {id} 被释放的次数比被分配的多（缓存池数到 {counted} 个持有者）",
 }
