@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 
 from engine.check.invariants import Broken
+from engine.check.referee import referee
 from engine.run.limits import SANDBOXES
 from engine.run.recipe import RunSpec
 from engine.traces.schema import TraceError, checked_trace
@@ -72,8 +73,9 @@ def run_learner(source: str, class_name: str, spec: RunSpec, limits: Limits = DE
     if result is None:
         return Outcome(stopped=stopped)
     try:
-        return outcome(result)
-    except (Malformed, TraceError, kinds.DeclarationError, ValueError, TypeError, KeyError, RecursionError) as e:
+        return outcome(result, spec, limits)
+    except (Malformed, TraceError, kinds.DeclarationError, ValueError, TypeError, KeyError, IndexError, AttributeError,
+            RecursionError) as e:  # a worker that lies may send what fits no reader
         return Outcome(stopped=Message("sandbox.malformed", detail=str(e)[:200]))
 
 
@@ -152,8 +154,9 @@ def _kill(process: subprocess.Popen):
             stream.close()
 
 
-def outcome(result: dict) -> Outcome:
-    """The Outcome of a worker's result message, every part of it checked as a claim."""
+def outcome(result: dict, spec: RunSpec, limits: Limits) -> Outcome:
+    """The Outcome of a worker's result message, every part of it checked as a claim: its trace by the schema
+    and then by the referee (engine/check/referee.py), whose verdict stands over the worker's."""
     prints = result.get("prints", "")
     if not isinstance(prints, str):
         raise Malformed("prints")
@@ -164,9 +167,10 @@ def outcome(result: dict) -> Outcome:
         return Outcome(fault=_fault(result["fault"]), prints=prints)
     try:
         kind = kinds.register(result.get("declaration"))
-    except kinds.DeclarationError as e:
-        return Outcome(fault=Fault(str(e), None, e.message), prints=prints)
+    except kinds.DeclarationError as e:  # the worker claims a declaration of no built-in kind, or the server is full
+        return Outcome(stopped=e.message, prints=prints)
     trace = _own_trace(result.get("trace"), kind)
+    _hold(trace is not None or result.get("fault") is not None, "a run without its trace")
     broken = None
     if result.get("broken") is not None:
         data = result["broken"]
@@ -176,7 +180,19 @@ def outcome(result: dict) -> Outcome:
             raise Malformed("broken.step")
         broken.step = step
     fault = None if result.get("fault") is None else _fault(result["fault"])
+    if trace is not None:
+        if broken is None and fault is None and trace.get("ended") == "steps":
+            _hold(len(trace["frames"]) == limits.steps + 1, "a run stopped early")  # at the steps it was given
+        try:
+            referee(trace, spec)
+        except Broken as e:
+            broken = e
     return Outcome(trace=trace, kind=kind, broken=broken, fault=fault, prints=prints)
+
+
+def _hold(condition: bool, what: str):
+    if not condition:
+        raise Malformed(what)
 
 
 def _own_trace(trace, kind: str) -> dict | None:

@@ -94,20 +94,19 @@ def run(job: dict) -> dict:
     except BaseException as e:  # raised by their code (SystemExit too) or by loading it
         result["fault"] = fault(e)
     if engine is not None:
-        result["trace"] = frames_before(engine, job.get("title"), engine.step_count + 1 if result["broken"] is None
-                                        else result["broken"]["step"])
+        result["trace"] = trace_of(engine, job.get("title"), whole=result["broken"] is None and
+                                   result["fault"] is None and result["stopped"] is None)
     return result
 
 
-def frames_before(engine, title, step: int) -> dict | None:
-    """The run as a trace of its frames before `step` (a frame recorded as an invariant broke may hold what no
-    trace can, a block freed twice), or None where a step their code broke off left it unwritable."""
+def trace_of(engine, title, whole: bool) -> dict | None:
+    """The run as a trace: the whole of it, or, for a run that broke off in a step, its frames before that step
+    replayed (the step's own frame may hold what no trace can: a block freed twice), or None where even the
+    replay breaks (their code deciding otherwise the second time)."""
     try:
-        trace = trace_dict(engine, title)
+        return trace_dict(engine if whole else engine.replay(engine.step_count - 1), title)
     except Exception:
         return None
-    trace["frames"] = trace["frames"][:step]
-    return trace
 
 
 def main():
