@@ -1845,6 +1845,8 @@ MESSAGES = {
                              "info = Scheduler.info.derive(\"mine\") and nothing else.",
     "sandbox.kinds_full": "This server holds {most} students' schedulers already: ask your teacher to restart it.",
     "sandbox.declaration_only": "A student's scheduler runs only in the sandbox (sandbox.run_learner).",
+    "sandbox.batch_refused": "Your scheduler's run was stopped: the server refused a batch it sent to the model "
+                             "({detail}).",
     "sandbox.bad_declaration": "The sandbox's worker declared a scheduler that is not a built-in one derived.",
     "check.done_holds": "request {seq} has ended ({status}) but still holds {units} block(s)",
     "check.progress": "request {seq} went from {before} to {after} tokens, but its batch entry ({n} tokens from "

@@ -20,9 +20,10 @@ from engine.check.referee import referee
 from engine.run.limits import SANDBOXES
 from engine.run.recipe import RunSpec
 from engine.traces.schema import TraceError, checked_trace
-from i18n import CATALOGUES, DEFAULT, Message
+from i18n import CATALOGUES, DEFAULT, Message, MessageError
 from sandbox import jail, kinds, protocol
 from sandbox.limits import MAX_SOURCE, PRINTS_KEPT, Limits
+from sandbox.model_host import ModelHost
 from sandbox.seccomp import exec_filter
 
 _slots = threading.BoundedSemaphore(SANDBOXES)
@@ -67,7 +68,7 @@ def run_learner(source: str, class_name: str, spec: RunSpec, limits: Limits = DE
     try:
         job = {"source": source, "class_name": class_name, "spec": spec.to_dict(), "limits": limits.to_dict(),
                "exec_filter": jail.filter_program(exec_filter).hex()}
-        result, stopped = exchange(job, limits)
+        result, stopped = exchange(job, limits, ModelHost(spec) if spec.runner == "model" else None)
     finally:
         _slots.release()
     if result is None:
@@ -79,16 +80,18 @@ def run_learner(source: str, class_name: str, spec: RunSpec, limits: Limits = DE
         return Outcome(stopped=Message("sandbox.malformed", detail=str(e)[:200]))
 
 
-def exchange(job: dict, limits: Limits) -> tuple[dict | None, Message | None]:
-    """Start a worker, give it `job`, and read its result: (result, None), or (None, why it was stopped)."""
+def exchange(job: dict, limits: Limits, host: ModelHost | None) -> tuple[dict | None, Message | None]:
+    """Start a worker, give it `job`, serve its model requests on `host` (a run on the real model), and read its
+    result: (result, None), or (None, why it was stopped)."""
     process = jail.start(limits)
     try:
-        return _converse(process, protocol.frame(job), limits)
+        return _converse(process, protocol.frame(job), limits, host)
     finally:
         _kill(process)
 
 
-def _converse(process: subprocess.Popen, job: bytes, limits: Limits) -> tuple[dict | None, Message | None]:
+def _converse(process: subprocess.Popen, job: bytes, limits: Limits,
+              host: ModelHost | None) -> tuple[dict | None, Message | None]:
     deadline = time.monotonic() + limits.wall_s
     reader = protocol.Reader(limits.output_bytes)
     assert process.stdin and process.stdout and process.stderr
@@ -126,6 +129,15 @@ def _converse(process: subprocess.Popen, job: bytes, limits: Limits) -> tuple[di
             for message in messages:
                 if message.get("type") == "result":
                     return message, None
+                if host is None:
+                    return None, Message("sandbox.malformed", detail="a model request on the fake model")
+                try:
+                    reply = host.serve(message)
+                except MessageError as e:  # refused, or a config the real model cannot run
+                    return None, e.message
+                if not pending:
+                    selector.register(process.stdin, selectors.EVENT_WRITE)
+                pending = memoryview(bytes(pending) + protocol.frame(reply))
     return None, _why_ended(process, deadline, limits)
 
 
