@@ -1847,6 +1847,7 @@ MESSAGES = {
     "sandbox.declaration_only": "A student's scheduler runs only in the sandbox (sandbox.run_learner).",
     "sandbox.batch_refused": "Your scheduler's run was stopped: the server refused a batch it sent to the model "
                              "({detail}).",
+    "sandbox.unavailable": "This server cannot run students' code: its sandbox (bubblewrap) is not installed.",
     "sandbox.bad_declaration": "The sandbox's worker declared a scheduler that is not a built-in one derived.",
     "check.done_holds": "request {seq} has ended ({status}) but still holds {units} block(s)",
     "check.progress": "request {seq} went from {before} to {after} tokens, but its batch entry ({n} tokens from "

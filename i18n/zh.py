@@ -1544,6 +1544,7 @@ MESSAGES = {
     "sandbox.kinds_full": "这台服务器已经保存了 {most} 个同学的调度器：请老师重启它。",
     "sandbox.declaration_only": "同学的调度器只在沙箱中运行（sandbox.run_learner）。",
     "sandbox.batch_refused": "你的调度器的运行被停止了：服务器拒绝了它发给模型的一个批次（{detail}）。",
+    "sandbox.unavailable": "这台服务器不能运行同学的代码：它的沙箱（bubblewrap）没有安装。",
     "sandbox.bad_declaration": "沙箱的工作进程声明的调度器不是由内置调度器派生的。",
     "check.done_holds": "请求 {seq} 已经结束（{status}），却还持有 {units} 个块",
     "check.progress": "请求 {seq} 的 token 从 {before} 个变成了 {after} 个，它的批次条目（已计算 {computed} 个、"

@@ -61,6 +61,8 @@ class Malformed(Exception):
 def run_learner(source: str, class_name: str, spec: RunSpec, limits: Limits = DEFAULT_LIMITS) -> Outcome:
     """Run the class `class_name` of the learner's `source` on `spec` in the sandbox; never raises for anything
     their code does. At most SANDBOXES at once: past that, at once, `stopped` says to try again."""
+    if not jail.available():
+        return Outcome(stopped=Message("sandbox.unavailable"))
     if len(source) > MAX_SOURCE:
         return Outcome(stopped=Message("sandbox.too_long", kb=MAX_SOURCE // 1024))
     if not _slots.acquire(blocking=False):

@@ -12,10 +12,10 @@ from i18n import in_lang
 from sandbox import Limits, run_learner
 from sandbox.kinds import DeclarationError
 from scheduler.factory import SCHEDULERS, make_scheduler, scheduler_info
-from tests.helpers.sandboxed import learner, preset_spec, registry  # noqa: F401 - a fixture
+from tests.helpers.sandboxed import NEEDS_JAIL, learner, preset_spec, registry  # noqa: F401 - a fixture
 from tests.helpers.source import ROOT
 
-pytestmark = pytest.mark.usefixtures("registry")
+pytestmark = [NEEDS_JAIL, pytest.mark.usefixtures("registry")]
 
 
 def starter(name: str) -> str:

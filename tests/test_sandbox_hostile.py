@@ -11,10 +11,10 @@ import pytest
 
 from sandbox import Limits, run_learner
 from sandbox import run as sandbox_run
-from tests.helpers.sandboxed import learner, preset_spec, registry  # noqa: F401 - a fixture
+from tests.helpers.sandboxed import NEEDS_JAIL, learner, preset_spec, registry  # noqa: F401 - a fixture
 from tests.helpers.source import ROOT
 
-pytestmark = pytest.mark.usefixtures("registry")
+pytestmark = [NEEDS_JAIL, pytest.mark.usefixtures("registry")]
 QUICK = Limits(cpu_s=2, wall_s=10, steps=50)
 HOOK = "    def choose_victim(self, requester):\n"  # called when the preset's pool runs out: their code mid-run
 

@@ -8,10 +8,10 @@ import pytest
 from engine.traces.trace import read_trace
 from sandbox import Limits, run_learner
 from tests.helpers.real_model import NEEDS_MODEL
-from tests.helpers.sandboxed import learner, preset_spec, registry  # noqa: F401 - a fixture
+from tests.helpers.sandboxed import NEEDS_JAIL, learner, preset_spec, registry  # noqa: F401 - a fixture
 from tests.helpers.source import ROOT
 
-pytestmark = [*NEEDS_MODEL, pytest.mark.usefixtures("registry")]
+pytestmark = [*NEEDS_MODEL, NEEDS_JAIL, pytest.mark.usefixtures("registry")]
 ON_MODEL = Limits(wall_s=300, steps=12)
 FORGE_IN_INIT = ("    def __init__(self, config):\n"
                  "        super().__init__(config)\n"
