@@ -28,6 +28,7 @@ from sandbox.seccomp import exec_filter
 
 _slots = threading.BoundedSemaphore(SANDBOXES)
 DEFAULT_LIMITS = Limits()
+BROKEN = ("check.", "article.hook.")  # the words of an invariant broken, or of a hook's unusable answer
 MAX_FAULT_TEXT = 20_000  # characters of a traceback handed out
 
 
@@ -188,7 +189,7 @@ def outcome(result: dict, spec: RunSpec, limits: Limits) -> Outcome:
     broken = None
     if result.get("broken") is not None:
         data = result["broken"]
-        broken = Broken(_message(data, ("check.",)).key, **data["values"])
+        broken = Broken(_message(data, BROKEN).key, **data["values"])
         step = data.get("step")
         if type(step) is not int or step < 0:
             raise Malformed("broken.step")
