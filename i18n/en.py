@@ -34,6 +34,8 @@ MESSAGES = {
                                   "{system}'s scheduler keeps it in its place in the waiting queue, so no request "
                                   "queued behind it is admitted.",
     "narrate.blocked.max_num_seqs": "Request {id} waits: the batch is full (max_num_seqs={max_num_seqs}).",
+    "narrate.blocked.max_num_seqs_now": "Request {id} waits: the batch is full ({limit} this step, the "
+                                        "scheduler's own limit below max_num_seqs={max_num_seqs}).",
     "narrate.blocked.max_num_active_seqs": "Request {id} waits: {active} requests run, as many as vLLM admits into "
                                            "RUNNING (max_num_active_seqs={active}).",
     "narrate.blocked.watermark": "Request {id} waits: it needs {blocks} and {free}, but with watermark={watermark} "

@@ -32,6 +32,8 @@ MESSAGES = {
     "narrate.blocked.never_fits": "请求 {id} 将永远等待：它需要 {blocks}，比整个缓存池（{pool}）还多。{system} 的调度器让它留在等待队列中原来的位置，"
                                   "所以排在它后面的请求都不会被接纳。",
     "narrate.blocked.max_num_seqs": "请求 {id} 继续等待：批次已满（max_num_seqs={max_num_seqs}）。",
+    "narrate.blocked.max_num_seqs_now": "请求 {id} 继续等待：批次已满（本步 {limit}，是调度器自己定的、低于 "
+                                        "max_num_seqs={max_num_seqs} 的上限）。",
     "narrate.blocked.max_num_active_seqs": "请求 {id} 继续等待：已有 {active} 个请求在运行，达到 vLLM 接纳进 RUNNING "
                                            "的上限（max_num_active_seqs={active}）。",
     "narrate.blocked.watermark": "请求 {id} 继续等待：它需要 {blocks}，{free}，但 watermark={watermark} 时，vLLM 只在"
