@@ -1870,6 +1870,8 @@ MESSAGES = {
     "sandbox.busy": "The sandbox is busy with other students' runs: try again in a moment.",
     "sandbox.malformed": "The sandbox's worker answered something it never sends ({detail}): nothing of it was used.",
     "sandbox.wall": "Your scheduler was stopped: the run took longer than {s} s.",
+    "sandbox.wall_busy": "The server was too busy to finish your run within {s} s (your code had used {cpu} s of its "
+                         "{most} s of CPU time): try again in a moment.",
     "sandbox.cpu": "Your scheduler was stopped: it used up its {s} s of CPU time (an endless loop?).",
     "sandbox.memory": "Your scheduler was stopped: it asked for more than its {mb} MB of memory.",
     "sandbox.output": "Your scheduler was stopped: it printed or sent more than {mb} MB.",

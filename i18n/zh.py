@@ -1561,6 +1561,8 @@ MESSAGES = {
     "sandbox.busy": "沙箱正忙于其他同学的运行：请稍后再试。",
     "sandbox.malformed": "沙箱的工作进程给出了它从不发送的内容（{detail}）：其中的任何内容都没有被采用。",
     "sandbox.wall": "你的调度器被停止了：运行时间超过了 {s} 秒。",
+    "sandbox.wall_busy": "服务器太忙，没能在 {s} 秒内跑完你的运行（你的代码只用了 {cpu} 秒，它的 CPU 时间上限是 {most} 秒）："
+                         "请稍后再试。",
     "sandbox.cpu": "你的调度器被停止了：它用完了 {s} 秒的 CPU 时间（是死循环吗？）。",
     "sandbox.memory": "你的调度器被停止了：它申请的内存超过了 {mb} MB。",
     "sandbox.output": "你的调度器被停止了：它打印或发送的内容超过了 {mb} MB。",

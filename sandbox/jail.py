@@ -81,6 +81,21 @@ def command(limits: Limits, seccomp_fd: int) -> list[str]:
             str(python), "-I", "-S", "-B", "-c", BOOT]
 
 
+def tree_times(pid: int) -> tuple[float, float]:
+    """Seconds the process `pid` and every process under it (bubblewrap, the jail's init, the worker) have run on a
+    CPU, and waited for one while runnable (/proc/<pid>/schedstat); what cannot be read counts as 0."""
+    ran = waited = 0.0
+    pending = [pid]
+    while pending:
+        process = pending.pop()
+        with contextlib.suppress(OSError, ValueError):
+            on_cpu, on_queue, _ = Path(f"/proc/{process}/schedstat").read_text().split()
+            ran, waited = ran + int(on_cpu) / 1e9, waited + int(on_queue) / 1e9
+            for task in Path(f"/proc/{process}/task").iterdir():
+                pending += map(int, (task / "children").read_text().split())
+    return ran, waited
+
+
 def start(limits: Limits) -> subprocess.Popen:
     """A worker started in the jail, in a session of its own (no terminal: its fds are pipes, and what it could do
     with one, `--new-session` would guard), its stdin, stdout and stderr pipes to us. A new session is a new

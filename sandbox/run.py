@@ -121,7 +121,7 @@ def _pump(process, selector, job: bytes, limits: Limits, host: ModelHost | None)
     while open_streams:
         left = deadline - time.monotonic()
         if left <= 0:
-            return None, Message("sandbox.wall", s=limits.wall_s)
+            return None, late(limits, *jail.tree_times(process.pid))
         for key, _ in selector.select(left):
             if key.fileobj is process.stdin:
                 try:
@@ -154,6 +154,14 @@ def _pump(process, selector, job: bytes, limits: Limits, host: ModelHost | None)
                 except (ValueError, TypeError, KeyError, IndexError, RuntimeError) as e:  # the model's own error
                     return None, Message("sandbox.batch_refused", detail=str(e)[:200])
     return None, _why_ended(process, deadline, limits)
+
+
+def late(limits: Limits, ran_s: float, waited_s: float) -> Message:
+    """Why the wall-clock deadline passed: their code ran or slept that long, or, where the worker spent most of it
+    waiting for a CPU (it yields to everything else: a busy server), the server, with the CPU time their code had."""
+    if waited_s > limits.wall_s / 2:
+        return Message("sandbox.wall_busy", s=limits.wall_s, cpu=f"{ran_s:.1f}", most=limits.cpu_s)
+    return Message("sandbox.wall", s=limits.wall_s)
 
 
 def _why_ended(process: subprocess.Popen, deadline: float, limits: Limits) -> Message:

@@ -1,11 +1,15 @@
 """A learner's kind on the server (sandbox/kinds.py): registered from the worker's declaration as data, under an id
 the server makes, with names cleaned; data that is no declaration is refused, and so is a kind past the bound."""
 
+import os
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
-from i18n import Message
+from i18n import Message, in_lang
 from sandbox import Limits, jail, kinds
 from sandbox import run as sandbox_run
 from scheduler.factory import SCHEDULERS, scheduler_info
@@ -58,6 +62,26 @@ def test_a_servers_workers_yield_the_cpu_to_its_class(monkeypatch):
         assert not autogroup.exists() or autogroup.read_text().split()[-1] == "19"
     finally:
         sandbox_run._kill(process)
+
+
+def test_a_run_past_its_deadline_is_told_whose_doing_it_was():
+    """Their code's, where it ran or slept; the server's, where the worker mostly waited for a CPU."""
+    limits = Limits(cpu_s=20, wall_s=40)
+    assert sandbox_run.late(limits, 3.0, 1.0).key == "sandbox.wall"  # slept
+    assert sandbox_run.late(limits, 19.0, 5.0).key == "sandbox.wall"  # ran
+    busy = sandbox_run.late(limits, 0.4, 35.0)
+    assert busy.key == "sandbox.wall_busy" and "0.4 s of its 20 s" in busy and "服务器太忙" in in_lang("zh", busy)
+
+
+def test_the_time_a_process_tree_ran_counts_its_children():
+    shell = subprocess.Popen(["sh", "-c", "while :; do :; done & wait"], start_new_session=True)
+    try:
+        time.sleep(0.6)
+        ran, waited = jail.tree_times(shell.pid)
+        assert ran > 0.1 and waited >= 0  # the busy loop is the shell's child: the shell itself only waits
+    finally:
+        os.killpg(shell.pid, signal.SIGKILL)
+        shell.wait()
 
 
 def test_a_server_without_bubblewrap_says_so(monkeypatch):
