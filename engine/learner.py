@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import linecache
 import re
 import sys
 import traceback
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from i18n import CATALOGUES, MessageError
 from scheduler.contract import SchedulerInfo, SchedulerProtocol
-from scheduler.factory import SCHEDULERS
+from scheduler.factory import DECLARED, SCHEDULERS
 
 KIND_ID = re.compile(r"[a-z][a-z0-9_]{0,39}")  # written in traces and links (a trace keeps 40 characters)
 # What a scheduler offers the engine (the protocol's calls and queues; `num_preemptions` may be set in __init__)
@@ -62,15 +64,33 @@ def load(spec: str) -> Loaded:
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[module_name] = module  # dataclasses in the file look their module up
     module_spec.loader.exec_module(module)
+    return Loaded(register(_class_in(module, name, where), name), path)
+
+
+def load_source(source: str, name: str, path: Path) -> Loaded:
+    """The class `name` of a file's `source` text (given as the file at `path`, which need not exist: its frames
+    in a traceback and its lines, for `their_traceback`), registered as a kind; as `load`, for the sandbox's worker
+    (sandbox/worker.py), which gets the source and no file."""
+    module_name = f"schedlab_own.{path.stem}"
+    module = types.ModuleType(module_name)
+    module.__file__ = str(path)
+    linecache.cache[str(path)] = (len(source), None, source.splitlines(keepends=True), str(path))
+    sys.modules[module_name] = module
+    exec(compile(source, str(path), "exec"), vars(module))  # the learner's code, in the sandbox only
+    return Loaded(register(_class_in(module, name, path.name), name), path)
+
+
+def _class_in(module, name: str, where: str):
     cls = getattr(module, name, None)
     if cls is None:
-        found = [n for n, v in vars(module).items() if inspect.isclass(v) and v.__module__ == module_name]
+        found = [n for n, v in vars(module).items() if inspect.isclass(v) and v.__module__ == module.__name__]
         raise LearnerError("learner.no_class", name=name, path=where, found=", ".join(found) or "-")
-    return Loaded(register(cls, name), path)
+    return cls
 
 
-def register(cls: Any, name: str) -> str:
-    """`cls` in the factory's registry under its declared kind, and its names in the catalogues; its kind id."""
+def register(cls: Any, name: str, registry: dict | None = None) -> str:
+    """`cls` in the factory's registry (or `registry`: the declared kinds, for the sandbox) under its declared kind,
+    and its names in the catalogues; its kind id."""
     if not inspect.isclass(cls):
         raise LearnerError("learner.not_class", name=name, what=type(cls).__name__)
     info = vars(cls).get("info")
@@ -78,12 +98,13 @@ def register(cls: Any, name: str) -> str:
         raise LearnerError("learner.no_info", name=name)
     if not KIND_ID.fullmatch(info.kind):
         raise LearnerError("learner.kind_id", name=name, kind=info.kind)
-    if SCHEDULERS.get(info.kind, cls).__module__ != cls.__module__:  # the same file loaded again may replace it
+    taken = SCHEDULERS.get(info.kind) or DECLARED.get(info.kind) or cls
+    if taken.__module__ != cls.__module__:  # the same file loaded again may replace it
         raise LearnerError("learner.kind_taken", name=name, kind=info.kind)
     missing = [member for member in MEMBERS if not hasattr(cls, member)]
     if missing:
         raise LearnerError("learner.not_scheduler", name=name, missing=", ".join(missing))
-    SCHEDULERS[info.kind] = cast("type[SchedulerProtocol]", cls)  # its members are there, as checked
+    (SCHEDULERS if registry is None else registry)[info.kind] = cast("type[SchedulerProtocol]", cls)  # as checked
     names = getattr(cls, "names", None) or {}
     for lang, catalogue in CATALOGUES.items():
         for key in (info.name, info.run_name):

@@ -1555,6 +1555,29 @@ MESSAGES = {
                              "例如 scheduler.article.Scheduler，或看 scheduler/contract.py 的 SchedulerProtocol）",
     "learner.unknown_kind": "{value} 既不是本应用的调度器（{kinds}），也不是文件里的类"
                             "（path/to/mine.py:MyScheduler）",
+    # -- 沙箱（sandbox/）----------------------------------------------------------------------------------
+    "sandbox.limit": "沙箱的限制 {name} 不能是 {value}",
+    "sandbox.too_long": "你的文件超过 {kb} KB：沙箱只运行不超过这个大小的文件。",
+    "sandbox.busy": "沙箱正忙于其他同学的运行：请稍后再试。",
+    "sandbox.malformed": "沙箱的工作进程给出了它从不发送的内容（{detail}）：其中的任何内容都没有被采用。",
+    "sandbox.wall": "你的调度器被停止了：运行时间超过了 {s} 秒。",
+    "sandbox.wall_busy": "服务器太忙，没能在 {s} 秒内跑完你的运行（你的代码只用了 {cpu} 秒，它的 CPU 时间上限是 {most} 秒）："
+                         "请稍后再试。",
+    "sandbox.cpu": "你的调度器被停止了：它用完了 {s} 秒的 CPU 时间（是死循环吗？）。",
+    "sandbox.memory": "你的调度器被停止了：它申请的内存超过了 {mb} MB。",
+    "sandbox.output": "你的调度器被停止了：它打印或发送的内容超过了 {mb} MB。",
+    "sandbox.syscall": "你的调度器被停止了：它尝试了沙箱不允许的操作（启动进程、打开网络连接或其他操作系统调用）。",
+    "sandbox.crashed": "你的调度器所在的进程崩溃了（退出状态 {code}），例如深度递归造成的 C 栈溢出或错误的 ctypes 调用。",
+    "sandbox.raised": "你的代码抛出了 {error}（第 {line} 行）。",
+    "sandbox.raised_no_line": "你的代码导致了 {error}。",
+    "sandbox.no_base": "你的类不是从本应用的调度器派生的：请继承 {kinds} 之一。",
+    "sandbox.declares_more": "你的类的 info 改动超出了派生类型所允许的范围（{fields}）：请写成 "
+                             "info = Scheduler.info.derive(\"mine\")，不要改动其他内容。",
+    "sandbox.kinds_full": "这台服务器已经保存了 {most} 个同学的调度器：请老师重启它。",
+    "sandbox.declaration_only": "同学的调度器只在沙箱中运行（sandbox.run_learner）。",
+    "sandbox.batch_refused": "你的调度器的运行被停止了：服务器拒绝了它发给模型的一个批次（{detail}）。",
+    "sandbox.unavailable": "这台服务器不能运行同学的代码：它的沙箱（bubblewrap）没有安装。",
+    "sandbox.bad_declaration": "沙箱的工作进程声明的调度器不是由内置调度器派生的。",
     "check.done_holds": "请求 {seq} 已经结束（{status}），却还持有 {units} 个块",
     "check.progress": "请求 {seq} 的 token 从 {before} 个变成了 {after} 个，它的批次条目（已计算 {computed} 个、"
                       "已知 {known} 个，再算 {n} 个）却不是这样",
