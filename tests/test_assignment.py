@@ -132,7 +132,8 @@ def test_throughput_is_judged_at_the_end(vip):
 def test_every_goal_kind_has_words_in_both_languages():
     examples = {"finish_by": {"request": 3, "step": 20}, "all_finish_by": {"step": 45}, "no_preemption": {},
                 "latency": {"metric": "ttft", "stat": "p95", "at_most": 5.0}, "peak_blocks": {"at_most": 40},
-                "throughput": {"at_least": 1.5}}
+                "throughput": {"at_least": 1.5}, "contract": {},
+                "latency_vs": {"metric": "ttft", "stat": "p95", "baseline": "article"}}
     assert set(examples) == set(GOALS)
     for kind, params in examples.items():
         words = Goal(kind, tuple(params.items())).words
