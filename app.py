@@ -7,6 +7,7 @@ import streamlit as st
 from ui import browser_states
 from ui.class_desk import class_panel
 from ui.classroom import follow_lead, join_from_url, left_the_stage
+from ui.coding import open_from_url
 from ui.errors import logged
 from ui.language import language_switch, t
 from ui.server_panel import server_panel
@@ -20,6 +21,7 @@ def stepper():
     with as_this_session():  # the model steps of this page run (a link's, a branch in the sidebar) are this session's
         init_session()
         join_from_url()
+        open_from_url()  # a gradebook's link to a hand-in: after the class is entered
         follow_lead()  # before the sidebar, which shows the lecturer's scenario and settings
         if st.session_state.presentation:  # projector: larger text everywhere, not only in the figures
             st.markdown("<style>[data-testid=stMain] [data-testid=stMarkdownContainer] :is(p, li){font-size:1.3rem}"

@@ -197,6 +197,18 @@ class Coding:
                 tx.hset(k.grading, hand.key, json.dumps([hand.id, now.since, message_data(why)], ensure_ascii=False))
         self._store.atomically((CLASSES, k.grading), change)
 
+    def drop(self, assignment: str, key: str) -> bool:
+        """The lecturer drops a student's graded submission on `assignment`, and its code; whether there was one."""
+        k, slot = self._keys, self._submissions.slot(assignment, key)
+
+        def change(tx: Tx) -> bool:
+            graded = self._graded_id(tx, assignment, key)
+            if graded is not None:
+                tx.hdel(k.handed, graded)
+            tx.hdel(k.submissions, slot)
+            return tx.hget(k.submissions, slot) is not None
+        return self._store.atomically((k.submissions, k.handed), change)
+
     def _graded_id(self, tx: Tx, assignment: str, key: str) -> str | None:
         """The hand-in id of the student's graded submission on `assignment` (None: none)."""
         filed = tx.hget(self._keys.submissions, self._submissions.slot(assignment, key))
