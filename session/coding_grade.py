@@ -14,6 +14,7 @@ import contextlib
 import functools
 import json
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -23,9 +24,11 @@ from engine.run.engine import Engine
 from engine.run.recipe import RunSpec
 from engine.traces.trace import read_trace
 from i18n import Message, MessageError
-from session.coding import CodingAssignment, HandIn
+from session.coding import CodingAssignment, CodingError, HandIn
 
 GRADERS = 2  # gradings at once in one process
+BUSY = "sandbox.busy"  # the sandbox's answer while all its workers are taken: asked again, not a grade
+BUSY_WAITS_S = (1, 2, 4, 8, 15, 30, 60)  # the waits before asking again; then the student is told to hand in again
 log = logging.getLogger(__name__)
 
 
@@ -77,23 +80,35 @@ def judged(assignment: CodingAssignment, name: str, outcome) -> list[tuple[Messa
     return [(Message("coding.on_workload", workload=name, goal=goal.words), verdict) for goal, verdict in verdicts]
 
 
-def grade(assignment: CodingAssignment, source: str, run=run_learner) -> tuple[tuple[Message, Verdict], ...]:
+def sandboxed(run, source: str, class_name: str, spec: RunSpec, sleep=time.sleep):
+    """`run`'s outcome, asked again while the sandbox is busy (BUSY_WAITS_S); CodingError once it stays busy."""
+    for wait in (*BUSY_WAITS_S, None):
+        outcome = run(source, class_name, spec)
+        if outcome.stopped is None or outcome.stopped.key != BUSY:
+            return outcome
+        if wait is not None:
+            sleep(wait)
+    raise CodingError("coding.busy")
+
+
+def grade(assignment: CodingAssignment, source: str, run=run_learner, sleep=time.sleep
+          ) -> tuple[tuple[Message, Verdict], ...]:
     """Every goal's verdict on every workload of `assignment` for the code `source` (`run`: the sandbox's)."""
-    return tuple(verdict for name in assignment.workloads
-                 for verdict in judged(assignment, name, run(source, assignment.class_name, workload(name).spec)))
+    return tuple(verdict for name in assignment.workloads for verdict in judged(
+        assignment, name, sandboxed(run, source, assignment.class_name, workload(name).spec, sleep)))
 
 
-def trace_of(assignment: CodingAssignment, hand: HandIn, name: str, run=run_learner) -> dict | None:
-    """The hand-in's code run again in the sandbox on the workload `name`: its refereed trace (None: it did not
-    run), for the stage."""
-    return run(hand.source, assignment.class_name, workload(name).spec).trace
+def run_again(assignment: CodingAssignment, hand: HandIn, name: str, run=run_learner):
+    """The hand-in's code run again in the sandbox on the workload `name`, for the stage: the sandbox's outcome
+    (its refereed trace, and why it stopped short)."""
+    return sandboxed(run, hand.source, assignment.class_name, workload(name).spec)
 
 
 class Grader:
     """This process's gradings, each on one of GRADERS threads."""
 
-    def __init__(self, run=run_learner, workers: int = GRADERS):
-        self._run = run
+    def __init__(self, run=run_learner, workers: int = GRADERS, sleep=time.sleep):
+        self._run, self._sleep = run, sleep
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="grader")
 
     def start(self, coding, hand: HandIn, done=lambda: None):
@@ -107,7 +122,7 @@ class Grader:
             if assignment is None:
                 coding.failed(hand, Message("coding.no_assignment", name=hand.assignment))
             else:
-                coding.file(hand, grade(assignment, hand.source, self._run))
+                coding.file(hand, grade(assignment, hand.source, self._run, self._sleep))
         except MessageError as e:  # the class ended, too many names: the student is told (when they can be)
             _quietly(coding.failed, hand, e.message)
         except Exception:  # a fault of the server's own: logged, and the student may hand in again

@@ -19,7 +19,7 @@ from i18n import Message, in_lang
 from session import coding as module
 from session.class_error import ClassError
 from session.coding import CodingAssignment, CodingError, checked
-from session.coding_grade import baseline, judged, workload
+from session.coding_grade import BUSY, BUSY_WAITS_S, baseline, grade, judged, workload
 from tests.helpers.class_stores import settle
 
 WORKLOAD = "07_smart_preemption"  # tail preemption evicts the short requests about to finish
@@ -203,3 +203,13 @@ def test_a_run_stopped_short_fails_the_contract_and_says_why():
     said = judged(ASSIGNMENT, WORKLOAD, outcome(fault=fault))  # nothing ran: every goal fails, saying why
     assert {v.state for _, v in said} == {FAIL} and {str(v.reason) for _, v in said} == {
         "Your code raised an error at line 7: The code did not run."}
+
+
+def test_a_busy_sandbox_is_asked_again_and_never_graded_as_a_failure():
+    busy = outcome(stopped=SimpleNamespace(key=BUSY))  # the sandbox's words are its own
+    answers, waits = [busy, busy, outcome(workload(WORKLOAD).spec)], []
+    said = grade(ASSIGNMENT, "code", run=lambda *job: answers.pop(0), sleep=waits.append)
+    assert waits == [1, 2] and [v.state for _, v in said] == [PASS, PASS, PASS]
+    with pytest.raises(CodingError) as refused:
+        grade(ASSIGNMENT, "code", run=lambda *job: busy, sleep=waits.append)
+    assert refused.value.message_id == "coding.busy" and waits[2:] == list(BUSY_WAITS_S)

@@ -235,19 +235,21 @@ def _grading(here: Classroom, assignment: CodingAssignment, hand_id: str):
 def open_hand_in(hand_id: str, workload: str | None = None):
     """The hand-in run again in the sandbox on `workload` (its assignment's first by default), its trace on this
     page's stage; for the lecturer and its author only (anyone else is told why, in words)."""
-    from session.coding_grade import trace_of  # the sandbox: only once a hand-in is opened
+    from session.coding_grade import run_again, why_stopped  # the sandbox: only once a hand-in is opened
     here = room()
     try:
         if here is None:
             raise MessageError("coding.no_class")
         hand, assignment = here.opened(browser_token(), hand_id)
         workload = workload if workload in assignment.workloads else assignment.workloads[0]
-        trace = trace_of(assignment, hand, workload)
-        if trace is None:
-            raise MessageError("coding.no_trace")
+        ran = run_again(assignment, hand, workload)
+        if ran.trace is None:
+            raise MessageError("coding.not_opened", why=why_stopped(ran) or Message("coding.no_trace"))
         title = t("coding.trace_title", assignment=assignment.name, name=hand.name, workload=workload)
-        st.session_state.lab = open_trace(json.dumps({**trace, "title": title}).encode(), title)
-        st.session_state.notice = Message("coding.opened", name=hand.name, workload=workload)
+        st.session_state.lab = open_trace(json.dumps({**ran.trace, "title": title}).encode(), title)
+        stopped = why_stopped(ran)
+        st.session_state.notice = Message("coding.opened", name=hand.name, workload=workload) if stopped is None \
+            else Message("coding.opened_stopped", name=hand.name, workload=workload, why=stopped)
     except MessageError as e:
         st.session_state.notice = e.message
 
