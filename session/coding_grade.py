@@ -18,7 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from engine.inputs.goals import FAIL, Evidence, Verdict, gather
+from engine.inputs.goals import FAIL, OPEN, Evidence, Verdict, gather
 from engine.inputs.scenario import SCENARIOS_DIR, Scenario, load_scenario
 from engine.run.engine import Engine
 from engine.run.recipe import RunSpec
@@ -58,26 +58,30 @@ def baseline(name: str, kind: str) -> Evidence:
 
 def why_stopped(outcome) -> Message | None:
     """Why a sandboxed run stopped short of its end, in words: the invariant it broke (and the frame), the error
-    their code raised (and its line), the limit it reached; None when it ran to its end."""
+    their code raised (its words name the line), the limit it reached; None when it ran to its end."""
     if outcome.broken is not None:
         return Message("coding.broken_at", step=outcome.broken.step, what=outcome.broken.message)
-    if outcome.fault is not None:
-        return outcome.fault.message if outcome.fault.line is None else \
-            Message("coding.fault_at", line=outcome.fault.line, what=outcome.fault.message)
-    return outcome.stopped
+    return outcome.fault.message if outcome.fault is not None else outcome.stopped
 
 
 def judged(assignment: CodingAssignment, name: str, outcome) -> list[tuple[Message, Verdict]]:
-    """Each goal's verdict on the workload `name`, from the sandbox's `outcome` of the learner's run of it."""
+    """Each goal's verdict on the workload `name`, from the sandbox's `outcome` of the learner's run of it. A run
+    that stopped short meets no goal its end would decide (the frames before may already decide one: a preemption)."""
     stopped = why_stopped(outcome)
     if outcome.trace is None:  # nothing ran: every goal fails for that reason
         verdicts = [(goal, Verdict(FAIL, stopped or Message("coding.no_trace"))) for goal in assignment.goals]
     else:
         frames, _ = read_trace(json.dumps(outcome.trace))
         kinds = {value for goal in assignment.goals for key, value in goal.params if key == "baseline"}
-        evidence = gather(frames, ended=True, stopped=stopped, baselines={k: baseline(name, k) for k in kinds})
-        verdicts = [(goal, goal.check(evidence)) for goal in assignment.goals]
+        evidence = gather(frames, ended=stopped is None, stopped=stopped,
+                          baselines={k: baseline(name, k) for k in kinds})
+        verdicts = [(goal, _decided(goal.check(evidence))) for goal in assignment.goals]
     return [(Message("coding.on_workload", workload=name, goal=goal.words), verdict) for goal, verdict in verdicts]
+
+
+def _decided(verdict: Verdict) -> Verdict:
+    """A goal left open by a run that stopped short: not met, saying how it stood."""
+    return Verdict(FAIL, Message("coding.cut_short", reason=verdict.reason)) if verdict.state == OPEN else verdict
 
 
 def sandboxed(run, source: str, class_name: str, spec: RunSpec, sleep=time.sleep):

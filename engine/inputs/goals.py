@@ -218,7 +218,8 @@ def kind_name(kind: str) -> Message:
       words=lambda metric, stat, baseline: Message("goal.latency_vs", what=latency_name(metric, stat),
                                                    baseline=kind_name(baseline)))
 def latency_vs(ev: Evidence, metric: str, stat: str, baseline: str) -> Verdict:
-    """At most the built-in kind `baseline`'s on the same workload (its run: `Evidence.baselines`)."""
+    """Below the built-in kind `baseline`'s on the same workload (its run: `Evidence.baselines`): a learner's
+    change of the baseline's scheduler must improve on it, not merely leave it as it was."""
     what, theirs = latency_name(metric, stat), ev.baselines.get(baseline)
     if theirs is None:  # a run judged without the baseline's (a scenario's assignment): nothing to compare with
         return Verdict(FAIL, Message("goal.no_baseline", baseline=kind_name(baseline)))
@@ -228,6 +229,6 @@ def latency_vs(ev: Evidence, metric: str, stat: str, baseline: str) -> Verdict:
         return Verdict(FAIL, said) if ev.ended else _not_yet(ev, said)
     if not ev.ended:
         return _not_yet(ev, Message("goal.latency_so_far", what=what, value=f"{value:.1f}"))
-    state = PASS if value <= limit else FAIL
+    state = PASS if value < limit else FAIL
     return Verdict(state, Message(f"goal.latency_vs_{state}", what=what, value=f"{value:.1f}", limit=f"{limit:.1f}",
                                   baseline=kind_name(baseline)))
