@@ -15,7 +15,7 @@ import time
 import streamlit as st
 
 from engine.inputs.assignment import Goal
-from engine.inputs.goals import PASS, STATS
+from engine.inputs.goals import MOST_STEPS, PASS, STATS
 from engine.run.metrics import LATENCY_SPANS
 from i18n import Message, MessageError
 from scheduler.factory import DEFAULT_KIND, SCHEDULER_KINDS
@@ -30,7 +30,8 @@ from ui.state import presets
 
 GRADING_POLL_S = 2  # a student's page looks for its grade so often while its hand-in is being graded
 SENT = "coding_sent"  # session-state key: {assignment: Message} what the last hand-in click was told
-WAIT_LIMITS = (1, 1000)  # "no request waits more than N steps"
+CODE_FONT = ("<style>[class*=st-key-coding_source_] textarea{font-family:'Source Code Pro',monospace;"
+             "font-size:.85rem}</style>")  # code is read in a fixed-width font
 
 
 def _starters():
@@ -43,16 +44,14 @@ def coding_panel():
     here = room()
     if here is None:
         return
-    lecturer, assignments = is_lecturer(), here.coding.all()
-    if not assignments and not lecturer:
+    lecturer = is_lecturer()
+    if not lecturer and not here.coding.all():
         return
     with st.container(border=True):
-        st.markdown(f"**{t('coding.title')}**")
+        st.markdown(f"**{t('coding.title')}**" + CODE_FONT, unsafe_allow_html=True)
         if lecturer:
-            set_form(here)
-        elif not assignments:
-            return
-        for assignment in assignments:
+            set_form(here)  # first: an assignment it sets is listed below in the same run
+        for assignment in here.coding.all():
             with st.expander(t("coding.assignment", name=assignment.name), expanded=True):
                 describe(assignment)
                 if lecturer:
@@ -89,7 +88,7 @@ def set_form(here: Classroom):
     starters, _, _ = _starters()
     scenarios = presets()[0]
     lang = current_lang()
-    with st.popover(t("coding.set"), icon=":material/assignment_add:"), st.form("coding_set", border=False):
+    with st.expander(t("coding.set"), icon=":material/assignment_add:"), st.form("coding_set", border=False):
         st.text_input(t("coding.name"), key="coding_name", max_chars=60)
         st.selectbox(t("coding.starter"), [s.id for s in starters], key="coding_starter",
                      format_func=lambda i: t(next(s for s in starters if s.id == i).title))
@@ -103,7 +102,7 @@ def set_form(here: Classroom):
         cols[1].selectbox(t("coding.stat"), STATS, index=STATS.index("p95"), key="coding_stat")
         cols[2].selectbox(t("coding.baseline"), SCHEDULER_KINDS, index=SCHEDULER_KINDS.index(DEFAULT_KIND),
                           key="coding_baseline", format_func=lambda k: t(f"{k}.run_name"))
-        st.number_input(t("coding.max_wait"), 0, WAIT_LIMITS[1], 0, key="coding_max_wait",
+        st.number_input(t("coding.max_wait"), 0, MOST_STEPS, 0, key="coding_max_wait",
                         help=t("coding.max_wait_help"))
         if st.form_submit_button(t("coding.set_confirm"), type="primary"):
             _set(here)
