@@ -196,6 +196,9 @@ def test_a_shipped_assignment_fails_as_set_and_passes_solved(scenario, solution,
 
 @pytest.mark.parametrize("assignment, key, problem", [
     ('goals = [{ kind = "finsh_by", request = 0, step = 5 }]', "assignment.goals[0].kind", "is not a goal kind"),
+    ('goals = [{ kind = "contract" }]', "assignment.goals[0].kind",  # a coding assignment's only
+     "'contract' is not a goal kind; use one of: finish_by, all_finish_by, no_preemption, latency, peak_blocks, "
+     "throughput"),
     ('goals = [{ kind = "finish_by", step = 5 }]', "assignment.goals[0].request", "missing"),
     ('goals = [{ kind = "finish_by", request = 1, step = 5 }]', "assignment.goals[0].request",
      "out of range: use a number from 0 to 0"),

@@ -86,6 +86,7 @@ class GoalKind:
     params: dict[str, Param]
     check: Callable[..., Verdict]
     words: Callable[..., Message]  # what the goal asks, from its parameters
+    coding: bool = False  # judged only on a learner's sandboxed run (why it stopped, the baselines' runs)
 
 
 GOALS: dict[str, GoalKind] = {}  # kind -> its parameters, checker and words (by default `goal.<kind>` in i18n/)
@@ -93,10 +94,11 @@ STATS = ("p50", "p90", "p95", "p99", "mean", "max")
 MOST_STEPS = 100_000
 
 
-def goal(kind: str, words: Callable[..., Message] | None = None, **params: Param):
-    """Register `check` as the checker of goals of `kind`, said by `words(**params)`."""
+def goal(kind: str, words: Callable[..., Message] | None = None, coding: bool = False, **params: Param):
+    """Register `check` as the checker of goals of `kind`, said by `words(**params)` (`coding`: a coding
+    assignment's only)."""
     def register(check):
-        GOALS[kind] = GoalKind(params, check, words or (lambda **values: Message(f"goal.{kind}", **values)))
+        GOALS[kind] = GoalKind(params, check, words or (lambda **values: Message(f"goal.{kind}", **values)), coding)
         return check
     return register
 
@@ -199,7 +201,7 @@ def throughput(ev: Evidence, at_least: float) -> Verdict:
     return Verdict(state, Message(f"goal.throughput_{state}", value=value, limit=f"{at_least:g}"))
 
 
-@goal("contract")
+@goal("contract", coding=True)
 def contract(ev: Evidence) -> Verdict:
     """Every invariant held after every step, and the code ran to the end within its limits."""
     if ev.stopped is not None:
@@ -213,7 +215,7 @@ def kind_name(kind: str) -> Message:
     return Message(scheduler_info(kind).run_name)
 
 
-@goal("latency_vs", metric=Param(str, choices=LATENCY_SPANS), stat=Param(str, choices=STATS),
+@goal("latency_vs", coding=True, metric=Param(str, choices=LATENCY_SPANS), stat=Param(str, choices=STATS),
       baseline=Param(str, choices=SCHEDULER_KINDS),
       words=lambda metric, stat, baseline: Message("goal.latency_vs", what=latency_name(metric, stat),
                                                    baseline=kind_name(baseline)))
