@@ -67,7 +67,8 @@ def gather(frames: Iterable[Frame], ended: bool, stopped: Message | None = None,
             yield frame
 
     run, requests = run_metrics(noting(frames))
-    return Evidence(run.num_steps, ended, run, tuple(requests), tuple(preemptions), *peak, stopped, baselines or {})
+    return Evidence(run.num_steps, ended, run, tuple(requests), tuple(preemptions), peak[0], peak[1], stopped,
+                    baselines or {})
 
 
 @dataclass(frozen=True)
