@@ -699,7 +699,8 @@ MESSAGES = {
     "goal.throughput_so_far": "{value} output tokens per step.",
     "goal.throughput_pass": "{value} output tokens per step, at least {limit}.",
     "goal.throughput_fail": "{value} output tokens per step, under {limit}.",
-    "goal.contract": "Every invariant of the scheduler contract holds after every step, and the code runs to the end within its limits.",
+    "goal.contract": "Every invariant of the scheduler contract holds after every step, and the code runs to the end "
+                     "within its limits.",
     "goal.contract_held": "Every invariant held after each of the {step} steps.",
     "goal.latency_vs": "{what} is below that of {baseline} on the same workload.",
     "goal.latency_vs_pass": "{what} was {value} steps, below {baseline}'s {limit}.",
@@ -722,7 +723,8 @@ MESSAGES = {
     "coding.grading_failed": "The server could not grade this hand-in (its fault, not your code's): hand in again.",
     "coding.busy": "The sandbox stayed busy with other students' code: hand in again in a minute.",
     "coding.not_opened": "This hand-in cannot be shown on the stage: {why}",
-    "coding.opened_stopped": "{name}'s code on {workload}, as the server ran it in the sandbox (read-only), up to where it stopped: {why}",
+    "coding.opened_stopped": "{name}'s code on {workload}, as the server ran it in the sandbox (read-only), up to "
+                             "where it stopped: {why}",
     "coding.title": "Coding assignments",
     "coding.assignment": "Coding assignment: {name}",
     "coding.your_code": "Your code (its scheduler class is {name})",
@@ -736,7 +738,8 @@ MESSAGES = {
     "coding.stat": "Statistic",
     "coding.baseline": "Compared with",
     "coding.max_wait": "No request waits more than this many steps (0: no such goal)",
-    "coding.max_wait_help": "Judged on each request's queueing delay: the steps from its arrival to its first step in a batch.",
+    "coding.max_wait_help": "Judged on each request's queueing delay: the steps from its arrival to its first step in "
+                            "a batch.",
     "coding.set_confirm": "Set it",
     "coding.set_refused": "Only the lecturer sets coding assignments, from one of the starters.",
     "coding.set_done": "The coding assignment {name} is set: the students see it under their stage.",
