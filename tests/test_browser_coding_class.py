@@ -8,21 +8,20 @@ languages, go to artifacts/."""
 import re
 
 from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM
-from tests.test_browser_assignment import (  # noqa: F401 (browser: a fixture)
+from tests.helpers.browser_class import (  # noqa: F401 (browser: a fixture)
     WAIT_MS,
     browser,
+    downloaded,
     named,
     opened,
     shoot,
     start_class,
     switch_language,
 )
-from tests.test_browser_class_walk import downloaded
-from tests.test_coding_sandbox import DOUBLE_FREE, SOLUTION
+from tests.helpers.coding import DOUBLE_FREE, SOLUTION, WORKLOAD
 
 pytestmark = NEEDS_CHROMIUM
 GRADE_MS = 120_000  # a hand-in's runs in the sandbox
-WORKLOAD = "07_smart_preemption"
 
 
 def set_assignment(page):
@@ -67,7 +66,7 @@ def hand_in(page, code: str, words: dict[str, str]):
 
 def test_a_lecturer_sets_a_coding_assignment_one_student_passes_one_fails(fake_server, browser):  # noqa: F811
     ARTIFACTS.mkdir(exist_ok=True)
-    lecturer, code = start_class(browser, fake_server)
+    lecturer, code = start_class(browser, fake_server, WORKLOAD)
     set_assignment(lecturer)
     ada, li = (opened(browser, f"{fake_server}/?class={code}{lang}") for lang in ("", "&lang=zh"))
     named(ada, "Ada", ("Your name", "Use this name"))

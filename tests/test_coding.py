@@ -11,32 +11,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from engine.inputs.assignment import Goal
 from engine.inputs.goals import FAIL, PASS, Verdict
 from engine.run.engine import Engine
 from engine.traces.trace import trace_dict
 from i18n import Message, in_lang
 from session import coding as module
 from session.class_error import ClassError
-from session.coding import CodingAssignment, CodingError, checked
+from session.coding import CodingError, checked
 from session.coding_grade import BUSY, BUSY_WAITS_S, baseline, grade, judged, workload
 from tests.helpers.class_stores import settle
-
-WORKLOAD = "07_smart_preemption"  # tail preemption evicts the short requests about to finish
-CONTRACT = Goal("contract", ())
-E2E_VS = Goal("latency_vs", (("metric", "e2e"), ("stat", "mean"), ("baseline", "article")))
-WAITS = Goal("latency", (("metric", "queueing"), ("stat", "max"), ("at_most", 20.0)))
-ASSIGNMENT = CodingAssignment("Victim", "victim", "MyVictim", (WORKLOAD,), (CONTRACT, E2E_VS, WAITS))
-
-
-class Recorded:
-    """A grader that grades nothing: what was handed to it (a hand-in stays 'being graded')."""
-
-    def __init__(self):
-        self.started = []
-
-    def start(self, coding, hand, done=lambda: None):
-        self.started.append(hand)
+from tests.helpers.coding import ASSIGNMENT, CONTRACT, E2E_VS, WAITS, WORKLOAD, Recorded
 
 
 def outcome(spec=None, **why):

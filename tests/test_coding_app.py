@@ -11,7 +11,7 @@ from i18n import Message
 from session.classroom import classes
 from starters import BY_ID, source
 from tests.helpers.app import button, no_errors, start_class, student_of
-from tests.test_coding import WORKLOAD, Recorded
+from tests.helpers.coding import WORKLOAD, Recorded
 
 VICTIM = BY_ID["victim"]
 

@@ -5,27 +5,12 @@ in both languages, its exports too."""
 
 import csv
 import io
-from pathlib import Path
 
 from engine.inputs.goals import FAIL, PASS
 from i18n import in_lang
 from session.coding_grade import Grader
-from starters import BY_ID
+from tests.helpers.coding import ASSIGNMENT, DOUBLE_FREE, SOLUTION, WORST_FIRST
 from tests.helpers.sandboxed import registry  # noqa: F401 (a fixture: the kinds the sandbox registers are undone)
-from tests.test_coding import ASSIGNMENT
-
-SOLUTION_PATH, SOLUTION_CLASS = BY_ID["victim"].solution
-
-
-def as_starter(path: Path, class_name: str) -> str:
-    """A file's scheduler under the starter's class name (the one the assignment runs)."""
-    return path.read_text().replace(f"class {class_name}(", f"class {ASSIGNMENT.class_name}(")
-
-
-SOLUTION = as_starter(SOLUTION_PATH, SOLUTION_CLASS)
-DOUBLE_FREE = as_starter(BY_ID["double_free"].path, BY_ID["double_free"].class_name)
-WORST_FIRST = SOLUTION.replace("return min(self.running, key=lost_if_preempted", "return max(self.running, "
-                                                                                  "key=lost_if_preempted")
 
 
 class Waited(Grader):
