@@ -712,6 +712,7 @@ MESSAGES = {
     "coding.goal_count": "{n} goals: an assignment has 1 to {most}.",
     "coding.too_many": "This class already has {most} coding assignments; remove one first.",
     "coding.too_big": "Your code is {kb} KB; a hand-in takes at most {most} KB.",
+    "coding.bad_class": "{name} is not the name of a class: name your scheduler's class.",
     "coding.no_assignment": "The assignment {name} is no longer set in this class.",
     "coding.still_grading": "Your previous hand-in is still being graded: hand in again once it is.",
     "coding.gone": "This hand-in is no longer kept: a later one replaced it, or the class removed it.",

@@ -554,6 +554,7 @@ MESSAGES = {
     "coding.goal_count": "{n} 个目标：一份作业有 1 到 {most} 个目标。",
     "coding.too_many": "这个班已经有 {most} 份编程作业；请先删除一份。",
     "coding.too_big": "你的代码有 {kb} KB；一次提交最多 {most} KB。",
+    "coding.bad_class": "{name} 不是类名：请写出你的调度器类的名字。",
     "coding.no_assignment": "作业 {name} 已不再布置在这个班里。",
     "coding.still_grading": "你上一次提交的代码还在评分：评完之后再提交。",
     "coding.gone": "这次提交已不再保留：后来的提交替换了它，或者班级删除了它。",

@@ -308,15 +308,17 @@ class Classroom:
         self._wake_lecturer()
         return submission
 
-    def hand_in_code(self, token: str, assignment: str, source: str, grader=None) -> HandIn:
-        """The named student's code on the coding `assignment`, graded by the server off this call (`grader`:
-        session/coding_grade.py's, by default the process's); the lecturer is woken when it is graded. ClassError:
-        no name in the class; CodingError: see `Coding.hand_in`."""
+    def hand_in_code(self, token: str, assignment: str, source: str, class_name: str | None = None,
+                     grader=None) -> HandIn:
+        """The named student's code on the coding `assignment` (its scheduler the class `class_name`, by default the
+        starter's), graded by the server off this call (`grader`: session/coding_grade.py's, by default the
+        process's); the lecturer is woken when it is graded. ClassError: no name in the class; CodingError: see
+        `Coding.hand_in`."""
         key = self.names.key_of(token)
         name = None if key is None else self.names.name(key)
         if name is None:
             raise ClassError("class.name_first")
-        hand = self.coding.hand_in(name, key, assignment, source)
+        hand = self.coding.hand_in(name, key, assignment, source, class_name)
         if grader is None:
             from session.coding_grade import grader as process_grader  # the sandbox: once a class grades code
             grader = process_grader()

@@ -33,6 +33,7 @@ MAX_ASSIGNMENTS = 20  # coding assignments a class holds
 MAX_WORKLOADS = 4  # workloads one assignment grades on (each a sandboxed run per hand-in)
 MAX_SOURCE_BYTES = 64 * 1024  # a hand-in's code, UTF-8
 MAX_TITLE = 60  # characters of an assignment's name
+MAX_CLASS_NAME = 100  # characters of the class a hand-in names
 GRADING_STALE_S = 600.0  # a grading mark this old is a process that stopped mid-grading
 SUBMISSION_PARAM = "submission"  # the link's parameter naming a hand-in
 
@@ -85,6 +86,7 @@ class HandIn:
     name: str  # as shown
     key: str  # the name's key
     source: str
+    class_name: str  # the scheduler class in `source` that is run
     at: float
 
     def filed(self) -> str:
@@ -136,26 +138,32 @@ class Coding:
 
     # -- a student's ---------------------------------------------------------------------------------------------
 
-    def hand_in(self, name: str, key: str, assignment: str, source: str) -> HandIn:
-        """Keep `source` as the student's hand-in on `assignment`, to be graded now: CodingError when the code is
-        too big, the assignment is gone, or their previous hand-in is still being graded."""
+    def hand_in(self, name: str, key: str, assignment: str, source: str, class_name: str | None = None) -> HandIn:
+        """Keep `source` as the student's hand-in on `assignment`, to be graded now, its scheduler the class
+        `class_name` (by default the assignment's starter's): CodingError when the code is too big, the class name
+        is none, the assignment is gone, or their previous hand-in is still being graded."""
         if len(source.encode()) > MAX_SOURCE_BYTES:
             raise CodingError("coding.too_big", kb=len(source.encode()) // 1024, most=MAX_SOURCE_BYTES // 1024)
-        k, hand = self._keys, HandIn(secrets.token_urlsafe(12), assignment, name, key, source, clock())
+        if class_name is not None and not (class_name.isidentifier() and len(class_name) <= MAX_CLASS_NAME):
+            raise CodingError("coding.bad_class", name=class_name[:MAX_CLASS_NAME])
+        k, hand_id, at = self._keys, secrets.token_urlsafe(12), clock()
 
-        def change(tx: Tx):
+        def change(tx: Tx) -> HandIn:
             class_open(tx, k)
-            if tx.hget(k.coding, assignment) is None:
+            filed = tx.hget(k.coding, assignment)
+            if filed is None:
                 raise CodingError("coding.no_assignment", name=assignment)
             if (now := _grading(tx.hget(k.grading, key))) is not None and now.error is None \
                     and clock() - now.since < GRADING_STALE_S:
                 raise CodingError("coding.still_grading")
             if now is not None and now.id != self._graded_id(tx, assignment, key):
                 tx.hdel(k.handed, now.id)  # a hand-in never graded (its process stopped, or its grading failed)
+            hand = HandIn(hand_id, assignment, name, key, source, class_name or CodingAssignment.read(filed).class_name,
+                          at)
             tx.hset(k.handed, hand.id, hand.filed())
             tx.hset(k.grading, key, json.dumps([hand.id, hand.at, None]))
-        self._store.atomically((CLASSES, k.coding, k.grading, k.handed, k.submissions), change)
-        return hand
+            return hand
+        return self._store.atomically((CLASSES, k.coding, k.grading, k.handed, k.submissions), change)
 
     def grading(self, key: str | None) -> Grading | None:
         """The student's hand-in being graded, or why the last one could not be (None: neither)."""

@@ -95,17 +95,17 @@ def sandboxed(run, source: str, class_name: str, spec: RunSpec, sleep=time.sleep
     raise CodingError("coding.busy")
 
 
-def grade(assignment: CodingAssignment, source: str, run=run_learner, sleep=time.sleep
+def grade(assignment: CodingAssignment, hand: HandIn, run=run_learner, sleep=time.sleep
           ) -> tuple[tuple[Message, Verdict], ...]:
-    """Every goal's verdict on every workload of `assignment` for the code `source` (`run`: the sandbox's)."""
+    """Every goal's verdict on every workload of `assignment` for the code handed in (`run`: the sandbox's)."""
     return tuple(verdict for name in assignment.workloads for verdict in judged(
-        assignment, name, sandboxed(run, source, assignment.class_name, workload(name).spec, sleep)))
+        assignment, name, sandboxed(run, hand.source, hand.class_name, workload(name).spec, sleep)))
 
 
 def run_again(assignment: CodingAssignment, hand: HandIn, name: str, run=run_learner):
     """The hand-in's code run again in the sandbox on the workload `name`, for the stage: the sandbox's outcome
     (its refereed trace, and why it stopped short)."""
-    return sandboxed(run, hand.source, assignment.class_name, workload(name).spec)
+    return sandboxed(run, hand.source, hand.class_name, workload(name).spec)
 
 
 class Grader:
@@ -126,7 +126,7 @@ class Grader:
             if assignment is None:
                 coding.failed(hand, Message("coding.no_assignment", name=hand.assignment))
             else:
-                coding.file(hand, grade(assignment, hand.source, self._run, self._sleep))
+                coding.file(hand, grade(assignment, hand, self._run, self._sleep))
         except MessageError as e:  # the class ended, too many names: the student is told (when they can be)
             _quietly(coding.failed, hand, e.message)
         except Exception:  # a fault of the server's own: logged, and the student may hand in again

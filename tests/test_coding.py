@@ -17,7 +17,7 @@ from engine.traces.trace import trace_dict
 from i18n import Message, in_lang
 from session import coding as module
 from session.class_error import ClassError
-from session.coding import CodingError, checked
+from session.coding import CodingError, HandIn, checked
 from session.coding_grade import BUSY, BUSY_WAITS_S, baseline, grade, judged, workload
 from tests.helpers.class_stores import settle
 from tests.helpers.coding import ASSIGNMENT, CONTRACT, E2E_VS, WAITS, WORKLOAD, Recorded
@@ -80,24 +80,28 @@ def test_the_goals_say_what_they_ask_in_both_languages():
 def test_a_hand_in_is_named_capped_and_one_at_a_time_per_student(new_registry, monkeypatch):
     room, grader = class_with_students(new_registry), Recorded()
     with pytest.raises(ClassError) as refused:
-        room.hand_in_code("browser-x", "Victim", "code", grader)  # no name in the class
+        room.hand_in_code("browser-x", "Victim", "code", grader=grader)  # no name in the class
     assert refused.value.message_id == "class.name_first"
     with pytest.raises(CodingError) as refused:
-        room.hand_in_code("browser-a", "Victim", "x" * (module.MAX_SOURCE_BYTES + 1), grader)
+        room.hand_in_code("browser-a", "Victim", "x" * (module.MAX_SOURCE_BYTES + 1), grader=grader)
     assert refused.value.message == "Your code is 64 KB; a hand-in takes at most 64 KB."
     with pytest.raises(CodingError) as refused:
-        room.hand_in_code("browser-a", "Another", "code", grader)
+        room.hand_in_code("browser-a", "Another", "code", grader=grader)
     assert refused.value.message_id == "coding.no_assignment"
-    first = room.hand_in_code("browser-a", "Victim", "first", grader)
+    first = room.hand_in_code("browser-a", "Victim", "first", grader=grader)
     with pytest.raises(CodingError) as refused:  # the first is still being graded
-        room.hand_in_code("browser-a", "Victim", "second", grader)
+        room.hand_in_code("browser-a", "Victim", "second", grader=grader)
     assert in_lang("zh", refused.value.message) == "你上一次提交的代码还在评分：评完之后再提交。"
-    room.hand_in_code("browser-b", "Victim", "Bob's", grader)  # another student meanwhile
-    assert [(h.name, h.source) for h in grader.started] == [("Ada", "first"), ("Bob", "Bob's")]
+    with pytest.raises(CodingError) as refused:
+        room.hand_in_code("browser-b", "Victim", "Bob's", "not a class", grader=grader)
+    assert refused.value.message == "not a class is not the name of a class: name your scheduler's class."
+    room.hand_in_code("browser-b", "Victim", "Bob's", "BobsVictim", grader=grader)  # another student meanwhile
+    assert [(h.name, h.source, h.class_name) for h in grader.started] == [
+        ("Ada", "first", "MyVictim"), ("Bob", "Bob's", "BobsVictim")]  # the starter's class, where none is named
     assert room.coding.grading("ada").id == first.id and room.coding.handed(first.id).source == "first"
     later = module.clock() + module.GRADING_STALE_S + 1  # the process grading it stopped: it counts no more
     monkeypatch.setattr(module, "clock", lambda: later)
-    again = room.hand_in_code("browser-a", "Victim", "second", grader)
+    again = room.hand_in_code("browser-a", "Victim", "second", grader=grader)
     assert room.coding.handed(first.id) is None and room.coding.handed(again.id).source == "second"
 
 
@@ -107,7 +111,7 @@ def test_the_page_sends_code_never_a_verdict():
 
     from session.classroom import Classroom
     assert list(inspect.signature(Classroom.hand_in_code).parameters) == ["self", "token", "assignment", "source",
-                                                                          "grader"]
+                                                                          "class_name", "grader"]
 
 
 # -- the grade is filed, the link opens it for its author and the lecturer ------------------------------------------
@@ -122,10 +126,10 @@ def test_a_graded_hand_in_is_the_latest_submission_and_its_link_is_its_authors_a
     room = class_with_students(new_registry)
     woken = []
     room.lectern.lecture("lecturer", lambda: woken.append(1) or True)
-    first = room.hand_in_code("browser-a", "Victim", "first", Recorded())
+    first = room.hand_in_code("browser-a", "Victim", "first", grader=Recorded())
     filed = room.coding.file(first, verdicts(FAIL))
     assert room.coding.grading("ada") is None and not filed.passed
-    second = room.hand_in_code("browser-a", "Victim", "second", Recorded())
+    second = room.hand_in_code("browser-a", "Victim", "second", grader=Recorded())
     room.coding.file(second, verdicts(PASS))
     (latest,) = room.submissions.of("Victim")
     assert (latest.name, latest.passed, latest.run) == ("Ada", True, f"class={room.code}&submission={second.id}")
@@ -151,10 +155,10 @@ def test_a_graded_hand_in_is_the_latest_submission_and_its_link_is_its_authors_a
 
 def test_a_failed_grading_is_told_and_frees_the_student(new_registry):
     room = class_with_students(new_registry)
-    hand = room.hand_in_code("browser-a", "Victim", "code", Recorded())
+    hand = room.hand_in_code("browser-a", "Victim", "code", grader=Recorded())
     room.coding.failed(hand, Message("coding.grading_failed"))
     assert room.coding.grading("ada").error.key == "coding.grading_failed"
-    room.hand_in_code("browser-a", "Victim", "again", Recorded())  # free to hand in again
+    room.hand_in_code("browser-a", "Victim", "again", grader=Recorded())  # free to hand in again
     assert room.coding.handed(hand.id) is None
 
 
@@ -195,8 +199,9 @@ def test_a_run_stopped_short_fails_the_contract_and_says_why():
 def test_a_busy_sandbox_is_asked_again_and_never_graded_as_a_failure():
     busy = outcome(stopped=SimpleNamespace(key=BUSY))  # the sandbox's words are its own
     answers, waits = [busy, busy, outcome(workload(WORKLOAD).spec)], []
-    said = grade(ASSIGNMENT, "code", run=lambda *job: answers.pop(0), sleep=waits.append)
+    hand = HandIn("id", "Victim", "Ada", "ada", "code", "MyVictim", 0.0)
+    said = grade(ASSIGNMENT, hand, run=lambda *job: answers.pop(0), sleep=waits.append)
     assert waits == [1, 2] and [v.state for _, v in said] == [PASS, FAIL, PASS]  # the article's run, graded
     with pytest.raises(CodingError) as refused:
-        grade(ASSIGNMENT, "code", run=lambda *job: busy, sleep=waits.append)
+        grade(ASSIGNMENT, hand, run=lambda *job: busy, sleep=waits.append)
     assert refused.value.message_id == "coding.busy" and waits[2:] == list(BUSY_WAITS_S)

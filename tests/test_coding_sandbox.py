@@ -1,7 +1,7 @@
 """A coding assignment graded for real (issue 44 point 5), over both class stores: a lecturer sets the victim
-exercise on the smart-preemption preset, three students hand in code — the reference solution, a block freed twice,
-a victim chosen worst-first — the server runs each in the sandbox and grades it, and the gradebook says so per goal
-in both languages, its exports too."""
+exercise on the smart-preemption preset, three students hand in code — the reference solution's file (naming its
+class), a block freed twice, a victim chosen worst-first (these two under the starter's class) — the server runs each
+in the sandbox and grades it, and the gradebook says so per goal in both languages, its exports too."""
 
 import csv
 import io
@@ -9,7 +9,7 @@ import io
 from engine.inputs.goals import FAIL, PASS
 from i18n import in_lang
 from session.coding_grade import Grader
-from tests.helpers.coding import ASSIGNMENT, DOUBLE_FREE, SOLUTION, WORST_FIRST
+from tests.helpers.coding import ASSIGNMENT, DOUBLE_FREE, SOLUTION, SOLUTION_CLASS, SOLUTION_PATH, WORST_FIRST
 from tests.helpers.sandboxed import registry  # noqa: F401 (a fixture: the kinds the sandbox registers are undone)
 
 
@@ -25,13 +25,14 @@ class Waited(Grader):
 
 
 def test_two_students_hand_in_one_passes_one_fails_and_the_gradebook_says_so(new_registry, registry):  # noqa: F811
-    assert WORST_FIRST != SOLUTION
+    assert WORST_FIRST != SOLUTION  # Ada hands in the solution's file as it is, naming its class
     room = new_registry().start("lecturer")
     room.coding.set(ASSIGNMENT)
     grader = Waited()
-    for browser, name, code in (("a", "Ada", SOLUTION), ("b", "Bob", DOUBLE_FREE), ("c", "王小明", WORST_FIRST)):
+    for browser, name, code, class_name in (("a", "Ada", SOLUTION_PATH.read_text(), SOLUTION_CLASS),
+                                            ("b", "Bob", DOUBLE_FREE, None), ("c", "王小明", WORST_FIRST, None)):
         room.names.claim(browser, name)
-        room.hand_in_code(browser, ASSIGNMENT.name, code, grader)
+        room.hand_in_code(browser, ASSIGNMENT.name, code, class_name, grader)
     for grading in grader.gradings:
         grading.result(timeout=300)
     by_name = {s.name: s for s in room.submissions.of(ASSIGNMENT.name)}

@@ -164,34 +164,36 @@ def _hand_in_id(submission) -> str:
 # -- a student's ---------------------------------------------------------------------------------------------
 
 
-def hand_in_block(source: str):
-    """For the Workbench: in a class with coding assignments, hand in `source` (the editor's code) on the one picked,
-    and see its grade. Nothing outside a class."""
+def hand_in_block(source: str, class_name: str):
+    """For the Workbench: in a class with coding assignments, hand in `source` (the editor's code; its scheduler the
+    class `class_name`) on the one picked, and see its grade. Nothing outside a class."""
     here = room()
     assignments = [] if here is None else here.coding.all()
     if not assignments:
         return
     by_name = {a.name: a for a in assignments}
     picked = st.selectbox(t("coding.hand_in_on"), list(by_name), key="coding_hand_in_on")
-    hand_in_controls(here, by_name[picked], source)
+    hand_in_controls(here, by_name[picked], source, class_name)
 
 
-def hand_in_controls(here: Classroom, assignment: CodingAssignment, source: str):
-    """Hand in (under the name the class knows this browser by), what the click was told, and the grade."""
+def hand_in_controls(here: Classroom, assignment: CodingAssignment, source: str, class_name: str | None = None):
+    """Hand in (under the name the class knows this browser by; `class_name`: the class to run, by default the
+    starter's), what the click was told, and the grade."""
     name = my_name()
     cols = st.columns([3, 2], vertical_alignment="center")
     cols[0].caption(t("coding.hand_in_as", name=name) if name else t("assignment.name_first"))
     cols[1].button(t("coding.hand_in"), type="primary", disabled=name is None, width="stretch",
-                   key=f"coding_hand_in_{assignment.name}", on_click=_hand_in, args=(here, assignment.name, source))
+                   key=f"coding_hand_in_{assignment.name}", on_click=_hand_in,
+                   args=(here, assignment.name, source, class_name))
     if sent := st.session_state.get(SENT, {}).get(assignment.name):
         st.error(said(sent))
     grade_view(here, assignment)
 
 
-def _hand_in(here: Classroom, assignment: str, source: str):
+def _hand_in(here: Classroom, assignment: str, source: str, class_name: str | None):
     sent = st.session_state.setdefault(SENT, {})
     try:
-        here.hand_in_code(browser_token(), assignment, source)
+        here.hand_in_code(browser_token(), assignment, source, class_name)
         sent.pop(assignment, None)
     except MessageError as e:
         sent[assignment] = e.message
