@@ -1810,6 +1810,13 @@ MESSAGES = {
     "check.abort": "aborting request {seq} left it {status}, holding {units} units",
     "check.outside": "a request changed outside the scheduler at step {step} (while the model ran)",
     "check.starved": "the run did not end within {steps} steps: requests {seqs} never finished",
+    "starter.victim.title": "The preemption victim",
+    "starter.victim.task": "When a running request needs a KV block and none is free, the article's scheduler preempts "
+                           "the tail of the running queue, however close it is to finishing. Write choose_victim: "
+                           "pick the request whose loss costs least (its progress, its arrival, its priority).",
+    "starter.double_free.title": "A broken scheduler: find its bug",
+    "starter.double_free.task": "This scheduler frees a finished request's blocks twice. Run it and read which "
+                                "invariant breaks at which step, then fix _end.",
     "learner.spec": "{spec}: name a scheduler class in a file as path/to/mine.py:MyScheduler",
     "learner.no_file": "{path}: no such file",
     "learner.not_python": "{path}: not a Python file (name a .py file)",

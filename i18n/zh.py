@@ -1513,6 +1513,11 @@ MESSAGES = {
     "check.abort": "中止请求 {seq} 后它是 {status}，还持有 {units} 个单元",
     "check.outside": "第 {step} 步有请求在调度器之外被改动（模型运行时）",
     "check.starved": "运行在 {steps} 步内没有结束：请求 {seqs} 一直没有完成",
+    "starter.victim.title": "抢占对象",
+    "starter.victim.task": "当运行中的请求需要一个 KV 块而没有空闲块时，文章的调度器会抢占运行队列末尾的请求，"
+                           "不管它离完成有多近。写出 choose_victim：选出被抢占损失最小的请求（看它的进度、到达时间和优先级）。",
+    "starter.double_free.title": "有缺陷的调度器：找出它的 bug",
+    "starter.double_free.task": "这个调度器把已完成请求的块释放了两次。运行它，看哪一条不变量在哪一步被破坏，然后修好 _end。",
     "learner.spec": "{spec}：请用 path/to/mine.py:MyScheduler 的形式写出文件里的调度器类",
     "learner.no_file": "{path}：没有这个文件",
     "learner.not_python": "{path}：不是 Python 文件（请写一个 .py 文件）",
