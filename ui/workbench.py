@@ -82,8 +82,9 @@ def uploader():
 
 @st.fragment
 def editor_pane():
-    """The editor, the class that is the scheduler and the download of the text: a fragment, so the learner's edits
-    rerun only this."""
+    """The editor, the class that is the scheduler, the file down or up, what to run it on and Run: one fragment, so
+    the learner's edits rerun only this, and Run, pressed as the editor sends its last edit (leaving it), is seen by
+    the run that edit starts (a click outside the fragment would be lost to it)."""
     here, own = bench(), own_scheduler()
     if editor_built():
         code_editor(own.source, here.doc_id, here.markers, here.marker_id, t("workbench.editor_label"), _on_edit)
@@ -108,6 +109,7 @@ def editor_pane():
                             mime="text/x-python", width="stretch", icon=":material/download:")
     with cols[2].popover(t("workbench.upload_short"), icon=":material/upload_file:", width="stretch"):
         uploader()
+    run_button()
 
 
 def run_button():
@@ -115,8 +117,11 @@ def run_button():
     spec = target_spec()
     pressed = st.button(t("workbench.run"), type="primary", disabled=spec is None, icon=":material/play_arrow:",
                         width="stretch")
-    if pressed and spec is not None and not start(bench(), own_scheduler(), spec):
-        st.warning(t("workbench.busy"))
+    if pressed and spec is not None:
+        if not start(bench(), own_scheduler(), spec):
+            st.warning(t("workbench.busy"))
+            return
+        st.rerun()  # the whole page: the run's status below, looked at until it ends
 
 
 def outcome_view(run: Run):
@@ -139,9 +144,9 @@ def outcome_view(run: Run):
         st.warning(t("workbench.stopped", why=said(outcome.stopped)), icon=":material/timer_off:")
     if outcome.ok:
         st.success(t("workbench.ok", steps=run.lab.last if run.lab else 0), icon=":material/check_circle:")
-    if outcome.output:
-        with st.expander(t("workbench.prints", n=len(outcome.output))):
-            st.code(outcome.output[:PRINTS_SHOWN], language=None)
+    if outcome.prints:
+        with st.expander(t("workbench.prints", n=len(outcome.prints))):
+            st.code(outcome.prints[:PRINTS_SHOWN], language=None)
 
 
 def run_status():
@@ -167,7 +172,6 @@ def workbench_page():
     st.caption(t("workbench.intro"))
     starter_picker()
     editor_pane()
-    run_button()
     run_status()
     if isinstance(here.run, Run) and here.run.lab is not None and lab() is here.run.lab:
         st.session_state.sidebar_settings = settings_in_effect()  # as the sidebar does: the stage compares them
