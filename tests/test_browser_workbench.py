@@ -13,7 +13,7 @@ import pytest
 
 from i18n import CATALOGUES, LANGUAGES, text
 from starters import BY_ID, source
-from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, settled
+from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, scroll_to, settled
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -57,7 +57,7 @@ def said_as(lang: str, key: str) -> tuple[re.Pattern, list[str]]:
     its placeholders' names, in the order of the groups."""
     parsed = list(string.Formatter().parse(CATALOGUES[lang][key]))
     pattern = "".join(re.escape(literal) + (r"\s?(.+?)\s?" if name else "") for literal, name, _, _ in parsed)
-    return re.compile(pattern + "$", re.S), [name for _, name, _, _ in parsed if name]
+    return re.compile(pattern, re.S), [name for _, name, _, _ in parsed if name]
 
 
 def run(page, lang: str, outcome: str) -> dict[str, str]:
@@ -70,7 +70,10 @@ def run(page, lang: str, outcome: str) -> dict[str, str]:
     return dict(zip(names, pattern.search(alert.inner_text()).groups(), strict=True))
 
 
-def shot(page, name: str):
+def shot(page, name: str, seen: str, block: str = "start"):
+    """A screenshot with `seen` (a selector) at the window's top (`block`: or "end", its bottom), as the learner
+    scrolls to it."""
+    scroll_to(page.locator(seen).first, block)
     settled(page)
     page.screenshot(path=str(ARTIFACTS / f"workbench_{name}.png"))
 
@@ -98,7 +101,7 @@ def test_a_learner_writes_the_smart_victim_and_sees_it_on_the_stage(fake_server,
     assert int(ran["steps"]) > 0
     header = page.locator(PLAYER).inner_text()
     assert "我的抢占对象选择" in header if lang == "zh" else "my victim choice" in header  # the learner's kind's name
-    shot(page, f"smart_victim_{lang}")
+    shot(page, f"smart_victim_{lang}", "[data-testid=stAlert]")
     (ARTIFACTS / f"workbench_walk_{lang}.txt").write_text(
         f"the smart-victim exercise from the starter to its run on the stage: {seconds:.1f} s (typed by Playwright)\n")
     # The text stays through a visit to another page and back, and a switch of language (a server that had lost it
@@ -124,10 +127,12 @@ def test_a_double_free_stops_at_its_frame_with_the_invariant_named(fake_server, 
                            timeout=30_000)
     page.keyboard.press("Escape")
     broken = run(page, lang, "workbench.broken")
-    page.locator(PLAYER).wait_for(timeout=30_000)
-    page.wait_for_function(f"() => document.querySelector('{PLAYER}').dataset.frame === '{broken['frame']}'")
     assert ("释放" if lang == "zh" else "freed") in broken["what"]  # the invariant, in the learner's words
-    shot(page, f"double_free_{lang}")
+    pattern, _ = said_as(lang, "workbench.at_frame")
+    frame = int(pattern.search(page.locator("[data-testid=stAlert]").filter(has_text=pattern).inner_text())[1])
+    assert frame == int(broken["step"]) - 1  # the trace's last frame: the step that broke could not be recorded
+    page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.dataset.frame === '{frame}'")
+    shot(page, f"double_free_{lang}", "[data-testid=stAlert]")
     page.close()
 
 
@@ -141,11 +146,12 @@ def test_a_syntax_error_is_marked_at_its_line(fake_server, browser):
     page.get_by_role("button", name=text("en", "workbench.run"), exact=True).click()
     marker = page.locator(".cm-gutter-lint .cm-gutterElement").filter(has=page.locator(".cm-lint-marker-error"))
     marker.first.wait_for(timeout=30_000)
-    assert page.get_by_text(f"Line {number}:").count() >= 1
+    fault = page.locator("[data-testid=stAlert]").filter(has_text="SyntaxError").inner_text()
+    assert f"(line {number})" in fault
     gutter_line = page.evaluate("""() => { const v = window.schedlabEditor.view;
       const marker = document.querySelector('.cm-lint-marker-error').getBoundingClientRect();
       return v.state.doc.lineAt(v.posAtCoords({x: marker.right + 40, y: marker.top + marker.height / 2})).number; }""")
     assert gutter_line == number
-    shot(page, "syntax_error_en")
+    shot(page, "syntax_error_en", "[data-testid=stAlert]", "end")
     page.close()
 

@@ -64,7 +64,7 @@ def test_the_learners_text_stays_through_a_language_switch_and_a_starter_replace
     at.session_state["lang"] = "zh"  # the sidebar's switch (app.py draws it) sets this
     at.run()
     assert at.session_state[OWN_KEY] == mine and at.session_state[BENCH_KEY].doc_id == doc_id
-    assert text("zh", "workbench.title") in [t.value for t in at.title]
+    assert text("zh", "workbench.title") in [h.value for h in at.subheader]
     at.session_state[BENCH_KEY].mark((Marker(3, "boom"),))
     at.selectbox(key="workbench_starter").set_value("double_free").run()
     next(b for b in at.button if b.label == text("zh", "workbench.load_starter")).click().run()
