@@ -60,20 +60,23 @@ def said_as(lang: str, key: str) -> tuple[re.Pattern, list[str]]:
     return re.compile(pattern, re.S), [name for _, name, _, _ in parsed if name]
 
 
+def alert(page, said: re.Pattern | str):
+    return page.locator("[data-testid=stAlert]").filter(has_text=said).first
+
+
 def run(page, lang: str, outcome: str) -> dict[str, str]:
     """Press Run (the click takes the focus from the editor, which sends its text) and wait for the message
     `outcome` (a message id); its values, by name."""
     page.get_by_role("button", name=text(lang, "workbench.run"), exact=True).click()
     pattern, names = said_as(lang, outcome)
-    alert = page.locator("[data-testid=stAlert]").filter(has_text=pattern).first
-    alert.wait_for(timeout=120_000)
-    return dict(zip(names, pattern.search(alert.inner_text()).groups(), strict=True))
+    alert(page, pattern).wait_for(timeout=120_000)
+    return dict(zip(names, pattern.search(alert(page, pattern).inner_text()).groups(), strict=True))
 
 
-def shot(page, name: str, seen: str, block: str = "start"):
-    """A screenshot with `seen` (a selector) at the window's top (`block`: or "end", its bottom), as the learner
+def shot(page, name: str, seen, block: str = "start"):
+    """A screenshot with `seen` (a locator) at the window's top (`block`: or "end", its bottom), as the learner
     scrolls to it."""
-    scroll_to(page.locator(seen).first, block)
+    scroll_to(seen.first, block)
     settled(page)
     page.screenshot(path=str(ARTIFACTS / f"workbench_{name}.png"))
 
@@ -101,7 +104,7 @@ def test_a_learner_writes_the_smart_victim_and_sees_it_on_the_stage(fake_server,
     assert int(ran["steps"]) > 0
     header = page.locator(PLAYER).inner_text()
     assert "我的抢占对象选择" in header if lang == "zh" else "my victim choice" in header  # the learner's kind's name
-    shot(page, f"smart_victim_{lang}", "[data-testid=stAlert]")
+    shot(page, f"smart_victim_{lang}", alert(page, said_as(lang, "workbench.ok")[0]))
     (ARTIFACTS / f"workbench_walk_{lang}.txt").write_text(
         f"the smart-victim exercise from the starter to its run on the stage: {seconds:.1f} s (typed by Playwright)\n")
     # The text stays through a visit to another page and back, and a switch of language (a server that had lost it
@@ -129,10 +132,10 @@ def test_a_double_free_stops_at_its_frame_with_the_invariant_named(fake_server, 
     broken = run(page, lang, "workbench.broken")
     assert ("释放" if lang == "zh" else "freed") in broken["what"]  # the invariant, in the learner's words
     pattern, _ = said_as(lang, "workbench.at_frame")
-    frame = int(pattern.search(page.locator("[data-testid=stAlert]").filter(has_text=pattern).inner_text())[1])
+    frame = int(pattern.search(alert(page, pattern).inner_text())[1])
     assert frame == int(broken["step"]) - 1  # the trace's last frame: the step that broke could not be recorded
     page.wait_for_function(f"() => document.querySelector('{PLAYER}')?.dataset.frame === '{frame}'")
-    shot(page, f"double_free_{lang}", "[data-testid=stAlert]")
+    shot(page, f"double_free_{lang}", alert(page, pattern))
     page.close()
 
 
@@ -146,12 +149,12 @@ def test_a_syntax_error_is_marked_at_its_line(fake_server, browser):
     page.get_by_role("button", name=text("en", "workbench.run"), exact=True).click()
     marker = page.locator(".cm-gutter-lint .cm-gutterElement").filter(has=page.locator(".cm-lint-marker-error"))
     marker.first.wait_for(timeout=30_000)
-    fault = page.locator("[data-testid=stAlert]").filter(has_text="SyntaxError").inner_text()
+    fault = alert(page, "SyntaxError").inner_text()
     assert f"(line {number})" in fault
     gutter_line = page.evaluate("""() => { const v = window.schedlabEditor.view;
       const marker = document.querySelector('.cm-lint-marker-error').getBoundingClientRect();
       return v.state.doc.lineAt(v.posAtCoords({x: marker.right + 40, y: marker.top + marker.height / 2})).number; }""")
     assert gutter_line == number
-    shot(page, "syntax_error_en", "[data-testid=stAlert]", "end")
+    shot(page, "syntax_error_en", alert(page, "SyntaxError"), "end")
     page.close()
 

@@ -1,6 +1,7 @@
 """The Workbench's server side: the classes a learner's file defines (parsed, never run), a trace's workload read
 back as a run's recipe, the page under AppTest (a starter's text, kept through a language switch, replaced by
-Load starter; one run at a time per session) and the editor's bundle built by `make install`."""
+Load starter; one run at a time per session; each way a run in the real sandbox can end, said on the page) and the
+editor's bundle built by `make install`."""
 
 from concurrent.futures import Future
 
@@ -9,10 +10,11 @@ import pytest
 from editor import BUNDLE, Marker
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.traces.trace import trace_json
-from i18n import text
+from i18n import in_lang, text
 from session.own_scheduler import OwnScheduler
 from starters import BY_ID, STARTERS, source
 from tests.helpers.app import page_app
+from tests.helpers.sandboxed import NEEDS_JAIL, learner, registry  # noqa: F401 (registry: a fixture)
 from ui.workbench import classes_in
 from ui.workbench_run import Run, start
 from ui.workbench_state import BENCH_KEY, OWN_KEY, Bench
@@ -43,6 +45,59 @@ def opened():
     at.run()
     assert not at.exception
     return at
+
+
+def ran(monkeypatch, code: str, class_name: str = "Mine"):
+    """The page after Run on `code` (the first scenario offered, the fake model) and the run's end."""
+    monkeypatch.setenv("SCHEDLAB_RUNNER", "fake")
+    at = opened()
+    at.session_state[OWN_KEY] = OwnScheduler(code, class_name)
+    at.run()
+    next(b for b in at.button if b.label == text("en", "workbench.run")).click().run()
+    at.session_state[BENCH_KEY].run.future.result(timeout=120)
+    at.run()
+    assert not at.exception
+    return at
+
+
+@NEEDS_JAIL
+def test_a_run_that_keeps_every_invariant_opens_on_the_stage_with_its_prints(monkeypatch, registry):
+    at = ran(monkeypatch, learner(before="print('hello from the sandbox')\n"))
+    run = at.session_state[BENCH_KEY].run
+    assert run.outcome.ok and at.session_state["lab"] is run.lab and run.lab.is_trace
+    assert [s.value for s in at.success] == [text("en", "workbench.ok", steps=run.lab.last)]
+    assert run.lab.scheduler == run.outcome.kind  # the learner's kind, as the server registered it
+    assert any("hello from the sandbox" in c.value for c in at.code)
+
+
+@NEEDS_JAIL
+def test_a_syntax_error_is_marked_at_its_line_with_their_traceback(monkeypatch, registry):
+    at = ran(monkeypatch, learner("    def choose_victim(self, requester)\n        return None\n"))
+    line = learner().count("\n") + 1
+    assert at.session_state[BENCH_KEY].markers[0].line == line
+    assert "SyntaxError" in at.error[0].value and f"(line {line})" in at.error[0].value
+    assert "SyntaxError" in at.code[0].value and "ui/" not in at.code[0].value  # their frames only
+    assert at.session_state["lab"] is not at.session_state[BENCH_KEY].run.lab
+
+
+@NEEDS_JAIL
+def test_a_forbidden_act_says_which_limit_stopped_it(monkeypatch, registry):
+    at = ran(monkeypatch, learner(before="import os\nos.system('true')\n"))
+    stopped = at.session_state[BENCH_KEY].run.outcome.stopped
+    assert stopped is not None
+    assert [w.value for w in at.warning] == [text("en", "workbench.stopped", why=text("en", stopped.key,
+                                                                                     **stopped.values))]
+
+
+@NEEDS_JAIL
+def test_a_broken_invariant_stands_the_stage_before_its_step(monkeypatch, registry):
+    double_free = BY_ID["double_free"]
+    at = ran(monkeypatch, source(double_free), double_free.class_name)
+    run = at.session_state[BENCH_KEY].run
+    step = run.outcome.broken.step
+    assert run.lab.cursor == run.lab.last == step - 1
+    assert at.error[0].value == text("en", "workbench.broken", step=step, what=in_lang("en", run.outcome.broken)) + \
+        "\n\n" + text("en", "workbench.at_frame", frame=step - 1)
 
 
 def test_the_page_opens_on_the_first_starter_with_its_task(monkeypatch):

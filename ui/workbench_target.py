@@ -19,7 +19,7 @@ from ui.state import USER_ERRORS, ensure_model, inputs_for, presets
 from viz.glossary import input_help
 
 SOURCES = ("scenario", "custom", "trace")
-FIRST_PRESET = "07_smart_preemption"  # where a preemption victim of one's own shows: offered first
+FIRST_PRESET = "smart_victim_long_prompt"  # where a preemption victim of one's own beats the tail: offered first
 
 
 def trace_workload(data: bytes) -> RunSpec:
