@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from i18n import CATALOGUES, LANGUAGES, text
 from starters import BY_ID, source
 from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, scroll_to, settled
@@ -24,6 +25,7 @@ ANSWER = ["        def lost_if_preempted(seq):",
           "            return (done, -seq.priority, -seq.arrival)",
           "        return min(self.running, key=lost_if_preempted, default=None)"]
 DEFAULT = "return self.running[-1] if self.running else None"  # the starter's line the answer replaces
+PRESET = "07_smart_preemption"  # short requests at the running queue's tail when the KV cache runs out
 LINE_INDENT = """(() => { const s = window.schedlabEditor.view.state;
   const line = s.doc.lineAt(s.selection.main.head).text; return line.length - line.trimStart().length; })()"""
 
@@ -64,6 +66,18 @@ def alert(page, said: re.Pattern | str):
     return page.locator("[data-testid=stAlert]").filter(has_text=said).first
 
 
+def pick_preset(page, lang: str, name: str):
+    """The preset `name` chosen in the Workbench's scenario box, by its title, as a person picks it."""
+    title = load_scenario(SCENARIOS_DIR / f"{name}.toml").title_in(lang)
+    box = page.get_by_role("combobox", name=text(lang, "sidebar.scenario"))
+    box.click()
+    page.keyboard.type(title[:20])  # the box filters its options as one types
+    page.get_by_role("option").filter(has_text=title).first.click()
+    page.wait_for_function("([label, title]) => [...document.querySelectorAll('input[role=combobox]')].some("
+                           "box => box.getAttribute('aria-label') === label && box.value === title)",
+                           arg=[text(lang, "sidebar.scenario"), title])
+
+
 def run(page, lang: str, outcome: str) -> dict[str, str]:
     """Press Run (the click takes the focus from the editor, which sends its text) and wait for the message
     `outcome` (a message id); its values, by name."""
@@ -73,8 +87,8 @@ def run(page, lang: str, outcome: str) -> dict[str, str]:
     return dict(zip(names, pattern.search(alert(page, pattern).inner_text()).groups(), strict=True))
 
 
-def shot(page, name: str, seen, block: str = "start"):
-    """A screenshot with `seen` (a locator) at the window's top (`block`: or "end", its bottom), as the learner
+def shot(page, name: str, seen, block: str = "center"):
+    """A screenshot with `seen` (a locator) amid the window (`block`: or "end", at its bottom), as the learner
     scrolls to it."""
     scroll_to(seen.first, block)
     settled(page)
@@ -98,6 +112,7 @@ def test_a_learner_writes_the_smart_victim_and_sees_it_on_the_stage(fake_server,
         type_line(page, line)
     typed = editor_text(page)
     assert "\n".join(ANSWER) in typed and DEFAULT not in typed
+    pick_preset(page, lang, PRESET)
     ran = run(page, lang, "workbench.ok")
     seconds = time.monotonic() - started
     page.locator(PLAYER).wait_for(timeout=30_000)
@@ -129,6 +144,7 @@ def test_a_double_free_stops_at_its_frame_with_the_invariant_named(fake_server, 
     page.wait_for_function("() => window.schedlabEditor.view.state.doc.toString().includes('class DoubleFree')",
                            timeout=30_000)
     page.keyboard.press("Escape")
+    pick_preset(page, lang, PRESET)
     broken = run(page, lang, "workbench.broken")
     assert ("释放" if lang == "zh" else "freed") in broken["what"]  # the invariant, in the learner's words
     pattern, _ = said_as(lang, "workbench.at_frame")
