@@ -14,7 +14,7 @@ from i18n import in_lang, text
 from session.own_scheduler import OwnScheduler
 from starters import BY_ID, STARTERS, source
 from tests.helpers.app import page_app
-from tests.helpers.sandboxed import NEEDS_JAIL, learner, registry  # noqa: F401 (registry: a fixture)
+from tests.helpers.sandboxed import NEEDS_JAIL, learner, registry  # noqa: F401 - a fixture
 from ui.workbench import classes_in
 from ui.workbench_run import Run, start
 from ui.workbench_state import BENCH_KEY, OWN_KEY, Bench
@@ -40,6 +40,12 @@ def test_a_traces_workload_is_the_run_it_recorded():
         trace_workload(b'{"version": 5}')
 
 
+def in_the_sandbox(test):
+    """A test that runs a learner's code: in the jail (skipped without bubblewrap), the kinds it registers on the
+    server unregistered after."""
+    return NEEDS_JAIL(pytest.mark.usefixtures("registry")(test))
+
+
 def opened():
     at = page_app("workbench")
     at.run()
@@ -48,11 +54,11 @@ def opened():
 
 
 def ran(monkeypatch, code: str, class_name: str = "Mine"):
-    """The page after Run on `code` (the first scenario offered, the fake model) and the run's end."""
+    """The page after Run on `code` (preset 07_smart_preemption, the fake model) and the run's end."""
     monkeypatch.setenv("SCHEDLAB_RUNNER", "fake")
     at = opened()
     at.session_state[OWN_KEY] = OwnScheduler(code, class_name)
-    at.run()
+    at.selectbox(key="workbench_scenario").set_value("07_smart_preemption").run()
     next(b for b in at.button if b.label == text("en", "workbench.run")).click().run()
     at.session_state[BENCH_KEY].run.future.result(timeout=120)
     at.run()
@@ -60,8 +66,8 @@ def ran(monkeypatch, code: str, class_name: str = "Mine"):
     return at
 
 
-@NEEDS_JAIL
-def test_a_run_that_keeps_every_invariant_opens_on_the_stage_with_its_prints(monkeypatch, registry):
+@in_the_sandbox
+def test_a_run_that_keeps_every_invariant_opens_on_the_stage_with_its_prints(monkeypatch):
     at = ran(monkeypatch, learner(before="print('hello from the sandbox')\n"))
     run = at.session_state[BENCH_KEY].run
     assert run.outcome.ok and at.session_state["lab"] is run.lab and run.lab.is_trace
@@ -70,8 +76,8 @@ def test_a_run_that_keeps_every_invariant_opens_on_the_stage_with_its_prints(mon
     assert any("hello from the sandbox" in c.value for c in at.code)
 
 
-@NEEDS_JAIL
-def test_a_syntax_error_is_marked_at_its_line_with_their_traceback(monkeypatch, registry):
+@in_the_sandbox
+def test_a_syntax_error_is_marked_at_its_line_with_their_traceback(monkeypatch):
     at = ran(monkeypatch, learner("    def choose_victim(self, requester)\n        return None\n"))
     line = learner().count("\n") + 1
     assert at.session_state[BENCH_KEY].markers[0].line == line
@@ -80,8 +86,8 @@ def test_a_syntax_error_is_marked_at_its_line_with_their_traceback(monkeypatch, 
     assert at.session_state["lab"] is not at.session_state[BENCH_KEY].run.lab
 
 
-@NEEDS_JAIL
-def test_a_forbidden_act_says_which_limit_stopped_it(monkeypatch, registry):
+@in_the_sandbox
+def test_a_forbidden_act_says_which_limit_stopped_it(monkeypatch):
     at = ran(monkeypatch, learner(before="import os\nos.system('true')\n"))
     stopped = at.session_state[BENCH_KEY].run.outcome.stopped
     assert stopped is not None
@@ -89,8 +95,8 @@ def test_a_forbidden_act_says_which_limit_stopped_it(monkeypatch, registry):
                                                                                      **stopped.values))]
 
 
-@NEEDS_JAIL
-def test_a_broken_invariant_stands_the_stage_before_its_step(monkeypatch, registry):
+@in_the_sandbox
+def test_a_broken_invariant_stands_the_stage_before_its_step(monkeypatch):
     double_free = BY_ID["double_free"]
     at = ran(monkeypatch, source(double_free), double_free.class_name)
     run = at.session_state[BENCH_KEY].run
