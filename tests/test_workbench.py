@@ -59,6 +59,11 @@ def ran(monkeypatch, code: str, class_name: str = "Mine"):
     at = opened()
     at.session_state[OWN_KEY] = OwnScheduler(code, class_name)
     at.selectbox(key="workbench_scenario").set_value("07_smart_preemption").run()
+    return pressed_run(at)
+
+
+def pressed_run(at):
+    """The page after Run and the run's end (AppTest does not wait for the page's poll)."""
     next(b for b in at.button if b.label == text("en", "workbench.run")).click().run()
     at.session_state[BENCH_KEY].run.future.result(timeout=120)
     at.run()
@@ -146,3 +151,16 @@ def test_one_run_at_a_time_per_session():
 def test_the_editors_bundle_is_built():
     """`make install` builds it (npm, esbuild); without it the page falls back to a text box, said so."""
     assert BUNDLE.is_file() and "export" in BUNDLE.read_text()[-200:]
+
+
+@in_the_sandbox
+def test_a_custom_workload_runs_as_set(monkeypatch):
+    monkeypatch.setenv("SCHEDLAB_RUNNER", "fake")
+    at = opened()
+    at.session_state[OWN_KEY] = OwnScheduler(learner(), "Mine")
+    at.segmented_control(key="workbench_source").set_value("custom").run()
+    at.number_input(key="workbench_requests").set_value(3).run()
+    at.number_input(key="workbench_max_tokens").set_value(5).run()
+    run = pressed_run(at).session_state[BENCH_KEY].run
+    assert run.outcome.ok
+    assert [(r.id, r.max_tokens) for r in run.lab.frames[run.lab.last].requests] == [(0, 5), (1, 5), (2, 5)]
