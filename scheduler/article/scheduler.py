@@ -214,15 +214,20 @@ class Scheduler(LandsLate):
             self._abort(seq, Message("abort.needs_whole_pool", blocks=bm.num_blocks, size=bm.block_size))
             return False
         while bm.blocks_to_grow(seq, num_tokens) > bm.num_free_blocks:
-            victim = answers.victim(self.choose_victim(seq), self.running, seq)
+            victim, chose = answers.victim(self.choose_victim(seq), self.running, seq), self._victim_chooser()
             if victim is None:
-                self._preempt(seq, for_seq=seq)
+                self._preempt(seq, for_seq=seq, policy=chose)
                 return False
             self.running.remove(victim)
-            self._preempt(victim, for_seq=seq)
+            self._preempt(victim, for_seq=seq, policy=chose)
         bm.grow(seq, num_tokens)
         self._preallocate(seq, seq.num_computed_tokens + num_tokens)
         return True
+
+    def _victim_chooser(self) -> str:
+        """Who chose a victim, as the narration names it (`Preempted.policy`): the preemption policy, or a scheduler
+        of one's own that overrides `choose_victim` (its kind id)."""
+        return self.own.preemption_policy if type(self).choose_victim is Scheduler.choose_victim else self.info.kind
 
     def _chunk(self, seq: Sequence, to_compute: int, budget: int) -> int:
         """chunked_prefill: the tokens `seq` prefills this step, `chunk_size`'s answer within both bounds."""
