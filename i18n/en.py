@@ -1669,6 +1669,47 @@ MESSAGES = {
     "model.checking": "Checking the model cache",
     "model.ready": "Model cache ready",
     "app.tour": "Guided tour",
+    # -- the Workbench (ui/workbench*.py): a scheduler of one's own ----------------------------------------------
+    "workbench.page": "Workbench",
+    "workbench.page_title": "schedlab: write a scheduler of your own",
+    "workbench.title": "Workbench: a scheduler of your own",
+    "workbench.intro": "Begin from a starter, change the scheduler in the editor and press Run: it runs in a sandbox "
+                       "on the workload you pick, the contract's invariants checked after every step, and its run "
+                       "opens on the same stage as the built-in schedulers'.",
+    "workbench.starter": "Starter",
+    "workbench.load_starter": "Load starter",
+    "workbench.load_starter_help": "Replaces the editor's text with the starter's. Download yours first to keep it.",
+    "workbench.editor_label": "Your scheduler (Python)",
+    "workbench.no_editor": "The code editor is not built on this server (`make install` builds it with npm): a plain "
+                           "text box stands in for it.",
+    "workbench.too_long": "Your text is longer than {kb} kB, more than the sandbox runs: the last edits are kept in "
+                          "the editor only. Shorten it.",
+    "workbench.class": "The scheduler class to run",
+    "workbench.no_class": "No class found: the file does not parse yet (Run says where) or defines none.",
+    "workbench.download": "Download .py",
+    "workbench.upload_short": "Open a .py file",
+    "workbench.upload": "Open a .py file of yours (replaces the editor's text)",
+    "workbench.upload_too_big": "{name} is larger than {kb} kB: a scheduler fits in far less. Nothing was loaded.",
+    "workbench.upload_not_text": "{name} is not UTF-8 text: nothing was loaded.",
+    "workbench.run_on": "Run it on",
+    "workbench.source.scenario": "a scenario", "workbench.source.custom": "a custom workload",
+    "workbench.source.trace": "a trace's workload",
+    "workbench.trace_upload": "A JSON trace whose workload to run (its requests, arrivals and config)",
+    "workbench.trace_none": "Open a trace to run your scheduler on its requests.",
+    "workbench.trace_too_big": "This trace is larger than {mb} MB.",
+    "workbench.trace_refused": "{name} cannot be used: {error}",
+    "workbench.trace_read": "{name}: {n} requests, under the config its first step ran with, sampled greedily.",
+    "workbench.trace_unknown_kind": "it was decided by a scheduler this server does not have; its workload cannot "
+                                    "be read here",
+    "workbench.run": "Run",
+    "workbench.busy": "Your last run is still going on: one run at a time. Wait for it to end, then press Run again.",
+    "workbench.running": "Running in the sandbox… {s} s",
+    "workbench.ok": "Every invariant held after each of its {steps} steps. The stage below shows the run.",
+    "workbench.broken": "Step {step} broke an invariant: {what}.",
+    "workbench.at_frame": "The stage below stands at frame {frame}, just before that step.",
+    "workbench.stopped": "Stopped: {why}",
+    "workbench.prints": "What your code printed ({n} characters)",
+    "workbench.sandbox_failed": "The sandbox could not run it (a fault of the server's, not of your code): {error}",
     "tour.page_title": "schedlab: the learning path, scheduler by scheduler",
     "tour.title": "Guided tour: the learning path, every scheduler side by side",
     "tour.caption": "The article ends with a learning path: understand the basic scheduler, read vLLM's V0 "
@@ -1866,10 +1907,40 @@ MESSAGES = {
     "check.abort": "aborting request {seq} left it {status}, holding {units} units",
     "check.outside": "a request changed outside the scheduler at step {step} (while the model ran)",
     "check.starved": "the run did not end within {steps} steps: requests {seqs} never finished",
+    "article.hook.number": "{hook} returned {answer}; it must return a whole number from {low} to {high}",
+    "article.hook.number_from": "{hook} returned {answer}; it must return a whole number, {low} or more",
+    "article.hook.victim": "choose_victim returned {answer} for request {requester}; return None (request "
+                           "{requester} itself leaves) or one of the running requests not batched yet: {running}",
+    "article.hook.unordered": "{hook} returned keys that cannot be compared, {a} and {b}: return numbers, or "
+                              "tuples of numbers, for every request",
     "starter.victim.title": "The preemption victim",
     "starter.victim.task": "When a running request needs a KV block and none is free, the article's scheduler preempts "
                            "the tail of the running queue, however close it is to finishing. Write choose_victim: "
                            "pick the request whose loss costs least (its progress, its arrival, its priority).",
+    "starter.queue_order.title": "The waiting queue's order",
+    "starter.queue_order.task": "The article's scheduler admits waiting requests first come, first served: one long "
+                                "prompt at the head holds every short one behind it. Write waiting_key, the key the "
+                                "waiting queue is sorted by (e.g. shortest job first), and watch who waits.",
+    "starter.batch_size.title": "max_num_seqs per step",
+    "starter.batch_size.task": "A large batch fills the KV cache until requests are preempted; a small one wastes the "
+                               "GPU. Write max_num_seqs_now: each step, how many requests the batch may hold, from "
+                               "the queues, the free blocks and the steps before (e.g. back off after a preemption).",
+    "starter.preallocate.title": "Pre-allocate blocks",
+    "starter.preallocate.task": "The article's scheduler gives a request a new block only when its last one is full. "
+                                "Write extra_blocks: how many blocks beyond what it needs now a request gets when it "
+                                "is admitted or grows, and weigh fewer preemptions against requests left waiting.",
+    "starter.chunk_size.title": "A chunk size per request",
+    "starter.chunk_size.task": "Under chunked prefill the article's scheduler gives each prompt all the budget left, "
+                               "so one long prompt takes the whole step. Write chunk_size: how many prompt tokens a "
+                               "request prefills this step (the scheduler clamps it to the budget).",
+    "starter.whole.title": "The article's scheduler, whole",
+    "starter.whole.task": "All of the article's scheduler, yours to change anywhere: admission, decoding, "
+                          "preemption, chunked prefill, the hooks. Change one decision, run it, and compare it with "
+                          "the original on the same workload.",
+    "starter.skeleton.title": "A scheduler of your own, from the contract",
+    "starter.skeleton.task": "A whole scheduler in the plainest way that keeps every invariant: first come, first "
+                             "served, blocks for a request's whole life reserved on admission, nobody preempted. "
+                             "Follow its TODOs: grow blocks on demand, preempt, order the queues.",
     "starter.double_free.title": "A broken scheduler: find its bug",
     "starter.double_free.task": "This scheduler frees a finished request's blocks twice. Run it and read which "
                                 "invariant breaks at which step, then fix _end.",
@@ -1908,6 +1979,9 @@ MESSAGES = {
                              "info = Scheduler.info.derive(\"mine\") and nothing else.",
     "sandbox.kinds_full": "This server holds {most} students' schedulers already: ask your teacher to restart it.",
     "sandbox.declaration_only": "A student's scheduler runs only in the sandbox (sandbox.run_learner).",
+    "sandbox.batch_refused": "Your scheduler's run was stopped: the server refused a batch it sent to the model "
+                             "({detail}).",
+    "sandbox.unavailable": "This server cannot run students' code: its sandbox (bubblewrap) is not installed.",
     "sandbox.bad_declaration": "The sandbox's worker declared a scheduler that is not a built-in one derived.",
     "check.done_holds": "request {seq} has ended ({status}) but still holds {units} block(s)",
     "check.progress": "request {seq} went from {before} to {after} tokens, but its batch entry ({n} tokens from "
@@ -1924,5 +1998,10 @@ MESSAGES = {
     "check.recipe": "the trace's {field} is {claimed}, but the run asked for {actual}",
     "check.summary": "request {seq}'s summary says its {field} is {claimed}, but the frames give {actual}",
     "check.too_long": "request {seq} has {tokens} output tokens, beyond its max_tokens of {most}",
+    "check.computed_moved": "request {seq} has {after} computed tokens after its step, but its batch entry ({n} "
+                            "tokens from {computed}) gives {expected}",
+    "check.clock": "the frame's simulated clock says {claimed} s, but its batch under the cost model gives {actual} s",
+    "check.request_changed": "request {seq}'s {field} changed from {before} to {after}",
+    "check.arrival": "request {seq} arrives at step {arrival}, but first shows at frame {step}",
     "check.freed_twice": "{unit} {id} was freed more times than it was taken (the pool counts {counted} holders)",
 }

@@ -1411,6 +1411,44 @@ MESSAGES = {
     "model.checking": "正在检查模型缓存",
     "model.ready": "模型缓存已就绪",
     "app.tour": "导览",
+    # -- 工作台（ui/workbench*.py）：自己的调度器 --------------------------------------------------------------
+    "workbench.page": "工作台",
+    "workbench.page_title": "schedlab：编写你自己的调度器",
+    "workbench.title": "工作台：你自己的调度器",
+    "workbench.intro": "从一个起始代码开始，在编辑器里修改调度器，然后点“运行”：它在沙箱中运行你选择的工作负载，每一步之后都检查"
+                       "调度器契约的不变量，运行结果在与内置调度器相同的舞台上打开。",
+    "workbench.starter": "起始代码",
+    "workbench.load_starter": "载入起始代码",
+    "workbench.load_starter_help": "用起始代码替换编辑器里的文本。想保留你的代码，请先下载。",
+    "workbench.editor_label": "你的调度器（Python）",
+    "workbench.no_editor": "本服务器没有构建代码编辑器（`make install` 用 npm 构建它）：暂用普通文本框代替。",
+    "workbench.too_long": "你的代码超过 {kb} kB，超出沙箱能运行的长度：最近的修改只保存在编辑器里。"
+                          "请把它改短。",
+    "workbench.class": "要运行的调度器类",
+    "workbench.no_class": "没有找到类：文件还不能解析（点“运行”会指出位置），或者没有定义类。",
+    "workbench.download": "下载 .py",
+    "workbench.upload_short": "打开 .py 文件",
+    "workbench.upload": "打开你的 .py 文件（替换编辑器里的文本）",
+    "workbench.upload_too_big": "{name} 超过 {kb} kB：调度器用不了这么多。没有载入任何内容。",
+    "workbench.upload_not_text": "{name} 不是 UTF-8 文本：没有载入任何内容。",
+    "workbench.run_on": "运行在",
+    "workbench.source.scenario": "场景", "workbench.source.custom": "自定义工作负载",
+    "workbench.source.trace": "轨迹的工作负载",
+    "workbench.trace_upload": "用一个 JSON 轨迹的工作负载（它的请求、到达时间和配置）",
+    "workbench.trace_none": "打开一个轨迹，让你的调度器处理它的请求。",
+    "workbench.trace_too_big": "这个轨迹超过 {mb} MB。",
+    "workbench.trace_refused": "{name} 无法使用：{error}",
+    "workbench.trace_read": "{name}：{n} 个请求，使用它第一步的配置，贪心采样。",
+    "workbench.trace_unknown_kind": "它由本服务器没有的调度器决定；这里无法读取它的工作负载",
+    "workbench.run": "运行",
+    "workbench.busy": "你上一次的运行还没有结束：一次只能运行一个。等它结束后再点“运行”。",
+    "workbench.running": "正在沙箱中运行… {s} 秒",
+    "workbench.ok": "全部 {steps} 步中，每一步之后所有不变量都成立。下方舞台展示这次运行。",
+    "workbench.broken": "第 {step} 步破坏了一条不变量：{what}。",
+    "workbench.at_frame": "下方舞台停在第 {frame} 帧，也就是这一步之前。",
+    "workbench.stopped": "已停止：{why}",
+    "workbench.prints": "你的代码打印的内容（{n} 个字符）",
+    "workbench.sandbox_failed": "沙箱无法运行它（这是服务器的故障，不是你的代码的问题）：{error}",
     "tour.page_title": "schedlab：学习路径，一个调度器接一个调度器",
     "tour.title": "导览：沿着学习路径，把每个调度器并排运行",
     "tour.caption": "文章最后给出了建议的学习路径：充分理解基础调度器，阅读 vLLM 的 Scheduler V0 版本代码，逐步研究 "
@@ -1566,9 +1604,32 @@ MESSAGES = {
     "check.abort": "中止请求 {seq} 后它是 {status}，还持有 {units} 个单元",
     "check.outside": "第 {step} 步有请求在调度器之外被改动（模型运行时）",
     "check.starved": "运行在 {steps} 步内没有结束：请求 {seqs} 一直没有完成",
+    "article.hook.number": "{hook} 返回了 {answer}；它必须返回 {low} 到 {high} 之间的整数",
+    "article.hook.number_from": "{hook} 返回了 {answer}；它必须返回不小于 {low} 的整数",
+    "article.hook.victim": "choose_victim 为请求 {requester} 返回了 {answer}；请返回 None（请求 {requester} "
+                           "自己被抢占）或尚未进入本步批次的运行中请求之一：{running}",
+    "article.hook.unordered": "{hook} 返回的键无法相互比较：{a} 和 {b}；请为每个请求返回数字或由数字组成的元组",
     "starter.victim.title": "抢占对象",
     "starter.victim.task": "当运行中的请求需要一个 KV 块而没有空闲块时，文章的调度器会抢占运行队列末尾的请求，"
                            "不管它离完成有多近。写出 choose_victim：选出被抢占损失最小的请求（看它的进度、到达时间和优先级）。",
+    "starter.queue_order.title": "等待队列的顺序",
+    "starter.queue_order.task": "文章的调度器按先来先服务从等待队列接纳请求：队首一个长提示词会挡住后面所有的短请求。"
+                                "写出 waiting_key，即等待队列排序所用的键（例如最短作业优先），看看谁在等待。",
+    "starter.batch_size.title": "每一步的 max_num_seqs",
+    "starter.batch_size.task": "批次太大会占满 KV 缓存，直到请求被抢占；太小又浪费 GPU。写出 max_num_seqs_now："
+                               "根据队列、空闲块和之前的步骤，决定每一步的批次最多容纳多少个请求（例如发生抢占后就减小）。",
+    "starter.preallocate.title": "预分配块",
+    "starter.preallocate.task": "文章的调度器只在请求的最后一个块写满时才给它一个新块。写出 extra_blocks："
+                                "请求被接纳或增长时，在当前所需之外再给它几个块；权衡更少的抢占与仍在等待的请求。",
+    "starter.chunk_size.title": "每个请求的分块大小",
+    "starter.chunk_size.task": "在分块预填充下，文章的调度器把剩余的全部预算都给一个提示词，于是一个长提示词就占满整步。"
+                               "写出 chunk_size：一个请求在这一步预填充多少个提示词 token（调度器会把它限制在预算之内）。",
+    "starter.whole.title": "完整的文章调度器",
+    "starter.whole.task": "文章调度器的全部代码，任你修改：接纳、解码、抢占、分块预填充以及各个钩子。改掉一个决策，"
+                          "运行它，并在同一个工作负载上与原版比较。",
+    "starter.skeleton.title": "从调度器契约开始写自己的调度器",
+    "starter.skeleton.task": "一个以最朴素方式遵守所有不变量的完整调度器：先来先服务，接纳请求时为它整个生命周期预留块，"
+                             "从不抢占。按照其中的 TODO 继续：按需增长块、抢占、给队列排序。",
     "starter.double_free.title": "有缺陷的调度器：找出它的 bug",
     "starter.double_free.task": "这个调度器把已完成请求的块释放了两次。运行它，看哪一条不变量在哪一步被破坏，然后修好 _end。",
     "learner.spec": "{spec}：请用 path/to/mine.py:MyScheduler 的形式写出文件里的调度器类",
@@ -1601,6 +1662,8 @@ MESSAGES = {
                              "info = Scheduler.info.derive(\"mine\")，不要改动其他内容。",
     "sandbox.kinds_full": "这台服务器已经保存了 {most} 个同学的调度器：请老师重启它。",
     "sandbox.declaration_only": "同学的调度器只在沙箱中运行（sandbox.run_learner）。",
+    "sandbox.batch_refused": "你的调度器的运行被停止了：服务器拒绝了它发给模型的一个批次（{detail}）。",
+    "sandbox.unavailable": "这台服务器不能运行同学的代码：它的沙箱（bubblewrap）没有安装。",
     "sandbox.bad_declaration": "沙箱的工作进程声明的调度器不是由内置调度器派生的。",
     "check.done_holds": "请求 {seq} 已经结束（{status}），却还持有 {units} 个块",
     "check.progress": "请求 {seq} 的 token 从 {before} 个变成了 {after} 个，它的批次条目（已计算 {computed} 个、"
@@ -1615,5 +1678,10 @@ MESSAGES = {
     "check.recipe": "trace 里的 {field} 是 {claimed}，这次运行要的却是 {actual}",
     "check.summary": "请求 {seq} 的摘要说它的 {field} 是 {claimed}，帧给出的却是 {actual}",
     "check.too_long": "请求 {seq} 有 {tokens} 个输出 token，超过了它的 max_tokens（{most}）",
+    "check.computed_moved": "请求 {seq} 这一步之后有 {after} 个已计算 token，它的批次条目（从 {computed} 起算 {n} 个）"
+                            "给出的却是 {expected}",
+    "check.clock": "这一帧的模拟时钟是 {claimed} 秒，按成本模型算它的批次却是 {actual} 秒",
+    "check.request_changed": "请求 {seq} 的 {field} 从 {before} 变成了 {after}",
+    "check.arrival": "请求 {seq} 在第 {arrival} 步到达，却在第 {step} 帧才第一次出现",
     "check.freed_twice": "{unit} {id} 被释放的次数比被分配的多（缓存池数到 {counted} 个持有者）",
 }

@@ -24,16 +24,7 @@ DOUBLE_FREE = str(ROOT / "starters/double_free.py") + ":DoubleFree"
 SMART_PRESET = str(SCENARIOS_DIR / "07_smart_preemption.toml")
 
 
-@pytest.fixture(autouse=True)
-def registry():
-    """Each test's kinds loaded from files leave the factory's registry and the catalogues as they were."""
-    saved = dict(SCHEDULERS), {lang: dict(c) for lang, c in CATALOGUES.items()}
-    yield
-    SCHEDULERS.clear()
-    SCHEDULERS.update(saved[0])
-    for lang, catalogue in CATALOGUES.items():
-        catalogue.clear()
-        catalogue.update(saved[1][lang])
+pytestmark = pytest.mark.usefixtures("kinds_restored")  # each test's kinds loaded from files leave no trace
 
 
 def own_file(tmp_path: Path, body: str, name: str = "mine.py") -> Path:
