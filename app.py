@@ -7,7 +7,7 @@ import streamlit as st
 from ui import browser_states
 from ui.class_desk import class_panel
 from ui.classroom import follow_lead, join_from_url, left_the_stage
-from ui.coding import open_from_url
+from ui.coding import coding_panel, open_from_url
 from ui.errors import logged
 from ui.language import language_switch, t
 from ui.server_panel import server_panel
@@ -32,6 +32,7 @@ def stepper():
         server_panel()
         class_panel()
         stage()
+        coding_panel()  # outside the stage's fragment: a follower's step does not read the class's hand-ins
 
 
 browser_states.install()  # every widget state a browser sends is checked before Streamlit reads it

@@ -728,7 +728,7 @@ MESSAGES = {
                              "where it stopped: {why}",
     "coding.title": "Coding assignments",
     "coding.assignment": "Coding assignment: {name}",
-    "coding.your_code": "Your code (its scheduler class is {name})",
+    "coding.to_workbench": "Write your scheduler and hand it in on the Workbench",
     "coding.workloads": "Graded on the workloads: {names}.",
     "coding.set": "Set a coding assignment",
     "coding.name": "Name of the assignment",

@@ -569,7 +569,7 @@ MESSAGES = {
     "coding.opened_stopped": "{name} 的代码在 {workload} 上的运行，由服务器在沙箱中运行（只读），直到它停止之处：{why}",
     "coding.title": "编程作业",
     "coding.assignment": "编程作业：{name}",
-    "coding.your_code": "你的代码（调度器类名为 {name}）",
+    "coding.to_workbench": "在工作台上编写你的调度器并提交",
     "coding.workloads": "在这些负载上评分：{names}。",
     "coding.set": "布置编程作业",
     "coding.name": "作业名称",

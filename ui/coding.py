@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -23,6 +24,7 @@ from session.classroom import Classroom
 from session.coding import SUBMISSION_PARAM, CodingAssignment, checked, hand_in_id
 from session.lab import open_trace
 from ui.assignment import ICONS, submissions, summary
+from ui.class_desk import ROSTER_EVERY_S
 from ui.class_identity import browser_token
 from ui.classroom import is_lecturer, my_name, room
 from ui.language import current_lang, said, t
@@ -30,8 +32,8 @@ from ui.state import presets
 
 GRADING_POLL_S = 2  # a student's page looks for its grade so often while its hand-in is being graded
 SENT = "coding_sent"  # session-state key: {assignment: Message} what the last hand-in click was told
-CODE_FONT = ("<style>[class*=st-key-coding_source_] textarea{font-family:'Source Code Pro',monospace;"
-             "font-size:.85rem}</style>")  # code is read in a fixed-width font
+OPENED = "coding_opened_now"  # session-state key: a hand-in was opened from a fragment: the whole page reruns
+WORKBENCH = "app_pages/workbench.py"  # where a student writes and hands in their code
 
 
 def _starters():
@@ -40,7 +42,9 @@ def _starters():
 
 
 def coding_panel():
-    """Under the stage, in a class: its coding assignments (the lecturer's form to set one)."""
+    """Under the stepper's stage, in a class: its coding assignments; the lecturer's form to set one, and the
+    hand-ins (redrawn every ROSTER_EVERY_S); a student's grade, and the way to the Workbench to write and hand in."""
+    st.session_state.pop(OPENED, None)  # this whole run draws the stage it opened on
     here = room()
     if here is None:
         return
@@ -48,25 +52,30 @@ def coding_panel():
     if not lecturer and not here.coding.all():
         return
     with st.container(border=True):
-        st.markdown(f"**{t('coding.title')}**" + CODE_FONT, unsafe_allow_html=True)
+        st.markdown(f"**{t('coding.title')}**")
         if lecturer:
-            set_form(here)  # first: an assignment it sets is listed below in the same run
+            set_form(here)
+            hand_ins()
+            return
         for assignment in here.coding.all():
             with st.expander(t("coding.assignment", name=assignment.name), expanded=True):
                 describe(assignment)
-                if lecturer:
-                    lecturer_view(here, assignment)
-                else:
-                    source = st.text_area(t("coding.your_code", name=assignment.class_name),
-                                          _starter_source(assignment), height=320,
-                                          key=f"coding_source_{assignment.name}")
-                    hand_in_controls(here, assignment, source)
+                st.page_link(WORKBENCH, label=t("coding.to_workbench"), icon=":material/code:")
+                grade_view(here, assignment)
 
 
-def _starter_source(assignment: CodingAssignment) -> str:
-    _, by_id, source = _starters()
-    starter = by_id.get(assignment.starter)
-    return "" if starter is None else source(starter)
+@st.fragment(run_every=ROSTER_EVERY_S)
+def hand_ins():
+    """The lecturer's view of each assignment, redrawn as the desk is: a hand-in graded meanwhile is counted."""
+    if st.session_state.pop(OPENED, False):
+        st.rerun()  # the whole page: its stage shows the hand-in opened
+    here = room()
+    if here is None or not is_lecturer():
+        return
+    for assignment in here.coding.all():
+        with st.expander(t("coding.assignment", name=assignment.name), expanded=True):
+            describe(assignment)
+            lecturer_view(here, assignment)
 
 
 def describe(assignment: CodingAssignment):
@@ -152,9 +161,8 @@ def lecturer_view(here: Classroom, assignment: CodingAssignment):
         workload = cols[1].selectbox(t("coding.workload"), assignment.workloads, key=f"{key}_open_workload")
         cols[2].button(t("coding.open"), key=f"{key}_open", on_click=open_hand_in,
                        args=(_hand_in_id(names.get(who)), workload), width="stretch")
-    if st.button(t("coding.remove"), key=f"{key}_remove", icon=":material/delete:"):
-        here.coding.remove(assignment.name)
-        st.rerun()
+    st.button(t("coding.remove"), key=f"{key}_remove", icon=":material/delete:", on_click=here.coding.remove,
+              args=(assignment.name,))
 
 
 def _hand_in_id(submission) -> str:
@@ -164,43 +172,39 @@ def _hand_in_id(submission) -> str:
 # -- a student's ---------------------------------------------------------------------------------------------
 
 
-def hand_in_block(source: str, class_name: str):
-    """For the Workbench: in a class with coding assignments, hand in `source` (the editor's code; its scheduler the
-    class `class_name`) on the one picked, and see its grade. Nothing outside a class."""
+def hand_in_block(code: Callable[[], tuple[str, str]]):
+    """For the Workbench: in a class with coding assignments, hand in the editor's code (`code()`: its source and
+    the class that is the scheduler, read when Hand in is clicked) on the assignment picked, and see its grade.
+    Nothing outside a class."""
     here = room()
     assignments = [] if here is None else here.coding.all()
     if not assignments:
         return
     by_name = {a.name: a for a in assignments}
-    picked = st.selectbox(t("coding.hand_in_on"), list(by_name), key="coding_hand_in_on")
-    hand_in_controls(here, by_name[picked], source, class_name)
+    with st.container(border=True):
+        picked = by_name[st.selectbox(t("coding.hand_in_on"), list(by_name), key="coding_hand_in_on")]
+        name = my_name()
+        cols = st.columns([3, 2], vertical_alignment="center")
+        cols[0].caption(t("coding.hand_in_as", name=name) if name else t("assignment.name_first"))
+        cols[1].button(t("coding.hand_in"), type="primary", disabled=name is None, width="stretch",
+                       key="coding_hand_in", on_click=_hand_in, args=(here, picked.name, code))
+        if sent := st.session_state.get(SENT, {}).get(picked.name):
+            st.error(said(sent))
+        grade_view(here, picked, opens=False)  # the stage showing it is the stepper's
 
 
-def hand_in_controls(here: Classroom, assignment: CodingAssignment, source: str, class_name: str | None = None):
-    """Hand in (under the name the class knows this browser by; `class_name`: the class to run, by default the
-    starter's), what the click was told, and the grade."""
-    name = my_name()
-    cols = st.columns([3, 2], vertical_alignment="center")
-    cols[0].caption(t("coding.hand_in_as", name=name) if name else t("assignment.name_first"))
-    cols[1].button(t("coding.hand_in"), type="primary", disabled=name is None, width="stretch",
-                   key=f"coding_hand_in_{assignment.name}", on_click=_hand_in,
-                   args=(here, assignment.name, source, class_name))
-    if sent := st.session_state.get(SENT, {}).get(assignment.name):
-        st.error(said(sent))
-    grade_view(here, assignment)
-
-
-def _hand_in(here: Classroom, assignment: str, source: str, class_name: str | None):
+def _hand_in(here: Classroom, assignment: str, code: Callable[[], tuple[str, str]]):
     sent = st.session_state.setdefault(SENT, {})
     try:
-        here.hand_in_code(browser_token(), assignment, source, class_name)
+        here.hand_in_code(browser_token(), assignment, *code())
         sent.pop(assignment, None)
     except MessageError as e:
         sent[assignment] = e.message
 
 
-def grade_view(here: Classroom, assignment: CodingAssignment):
-    """Being graded (the page looks again every GRADING_POLL_S), why it could not be, or the latest grade."""
+def grade_view(here: Classroom, assignment: CodingAssignment, opens: bool = True):
+    """Being graded (the page looks again every GRADING_POLL_S), why it could not be, or the latest grade (`opens`:
+    with a way to open it on this page's stage)."""
     key = here.names.key_of(browser_token())
     grading = here.coding.grading(key)
     if grading is not None and grading.error is None:
@@ -216,6 +220,8 @@ def grade_view(here: Classroom, assignment: CodingAssignment):
         "%H:%M:%S", time.localtime(mine.at)), verdict=summary(mine.passed, met, len(mine.goals))))
     for goal, verdict in mine.goals:
         st.markdown(f"{ICONS[verdict.state]} **{said(goal)}** {said(verdict.reason)}")
+    if not opens:
+        return
     cols = st.columns([2, 1.4], vertical_alignment="bottom")
     workload = cols[0].selectbox(t("coding.workload"), assignment.workloads, key=f"coding_mine_{assignment.name}")
     cols[1].button(t("coding.open"), key=f"coding_open_mine_{assignment.name}", on_click=open_hand_in,
@@ -251,6 +257,7 @@ def open_hand_in(hand_id: str, workload: str | None = None):
         stopped = why_stopped(ran)
         st.session_state.notice = Message("coding.opened", name=hand.name, workload=workload) if stopped is None \
             else Message("coding.opened_stopped", name=hand.name, workload=workload, why=stopped)
+        st.session_state[OPENED] = True
     except MessageError as e:
         st.session_state.notice = e.message
 

@@ -30,7 +30,6 @@ from ui.classroom import (
     take_seat,
     url_params,
 )
-from ui.coding import coding_panel
 from ui.errors import LOG, logged
 from ui.handout import handout_view, print_layout
 from ui.language import current_lang, said, t
@@ -359,7 +358,6 @@ def stage():
                 note_seen()  # a tab on its own: how far the frames just sent go
             predict()
             assignment_panel()
-            coding_panel()
             if not following:
                 copy_link(url_params())
             lower_views()

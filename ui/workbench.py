@@ -14,6 +14,7 @@ from i18n import text
 from sandbox.limits import MAX_SOURCE
 from session.own_scheduler import OwnScheduler
 from starters import BY_ID, STARTERS, source
+from ui.coding import hand_in_block
 from ui.language import current_lang, said, t
 from ui.stage import stage
 from ui.state import init_session, lab, settings_in_effect
@@ -115,6 +116,7 @@ def editor_pane():
     with cols[2].popover(t("workbench.upload_short"), icon=":material/upload_file:", width="stretch"):
         uploader()
     run_button()
+    hand_in_block(lambda: (own_scheduler().source, own_scheduler().class_name))  # in a class: for marks
 
 
 def run_button():
