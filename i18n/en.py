@@ -719,7 +719,7 @@ MESSAGES = {
     "coding.not_yours": "This hand-in is another student's: only its author and the lecturer can open it.",
     "coding.broken_at": "Stopped at step {step}: {what}",
     "coding.no_trace": "The code did not run.",
-    "coding.cut_short": "Not met: the run stopped before its end. {reason}",
+    "coding.cut_short": "The run stopped before its end. {reason}",
     "coding.on_workload": "On {workload}: {goal}",
     "coding.grading_failed": "The server could not grade this hand-in (its fault, not your code's): hand in again.",
     "coding.busy": "The sandbox stayed busy with other students' code: hand in again in a minute.",

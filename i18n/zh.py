@@ -561,7 +561,7 @@ MESSAGES = {
     "coding.not_yours": "这是另一位学生的提交：只有它的作者和讲师可以打开。",
     "coding.broken_at": "在第 {step} 步停止：{what}",
     "coding.no_trace": "代码没有运行。",
-    "coding.cut_short": "未达成：运行在结束之前停止了。{reason}",
+    "coding.cut_short": "运行在结束之前停止了。{reason}",
     "coding.on_workload": "在 {workload} 上：{goal}",
     "coding.grading_failed": "服务器无法为这次提交评分（是服务器的问题，不是你的代码的问题）：请再提交一次。",
     "coding.busy": "沙箱一直忙于运行其他学生的代码：请过一分钟再提交。",

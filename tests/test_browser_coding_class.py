@@ -95,6 +95,10 @@ def test_a_lecturer_sets_a_coding_assignment_one_student_passes_one_fails(fake_s
     shoot(ada, "Graded at", "coding_workbench_pass_en_1280x720.png")
     shoot(li, "评分：", "coding_workbench_fail_zh_1280x720.png")
     shoot(lecturer, "Submissions: 2 students, 1 passed", "coding_lecturer_en_1280x720.png")
+    switch_language(lecturer, "中文", "提交：2 名学生，1 名通过")
+    assert "在第 8 步停止" in lecturer.locator("[data-testid=stTable]").last.inner_text()  # in the lecturer's language
+    shoot(lecturer, "提交：2 名学生，1 名通过", "coding_lecturer_zh_1280x720.png")
+    switch_language(lecturer, "English", "Submissions: 2 students, 1 passed")
 
     links = {row["name"]: row["Victim_link"] for row in downloaded(lecturer, "Export the gradebook (CSV)")}
     assert [r for r in links] == ["Ada", "李雷"] and all(f"class={code}&submission=" in v for v in links.values())

@@ -189,7 +189,7 @@ def test_a_run_stopped_short_fails_the_contract_and_says_why():
     said = judged(ASSIGNMENT, WORKLOAD, outcome(replace(spec, max_steps=12), broken=broken))
     assert [v.state for _, v in said] == [FAIL, FAIL, FAIL]  # what its end decides is not met
     assert str(said[0][1].reason).startswith("Stopped at step 12: block ")
-    assert str(said[2][1].reason) == ("Not met: the run stopped before its end. Not decided yet: the run has not "
+    assert str(said[2][1].reason) == ("The run stopped before its end. Not decided yet: the run has not "
                                       "finished (step 12). So far: longest queueing delay is 0.0 steps.")
     fault = SimpleNamespace(line=7, message=Message("coding.no_trace"), text="Traceback")
     said = judged(ASSIGNMENT, WORKLOAD, outcome(fault=fault))  # nothing ran: every goal fails, saying why

@@ -10,7 +10,9 @@ from engine.inputs.goals import FAIL, PASS
 from i18n import in_lang
 from session.coding_grade import Grader
 from tests.helpers.coding import ASSIGNMENT, DOUBLE_FREE, SOLUTION, SOLUTION_CLASS, SOLUTION_PATH, WORST_FIRST
-from tests.helpers.sandboxed import registry  # noqa: F401 (a fixture: the kinds the sandbox registers are undone)
+from tests.helpers.sandboxed import NEEDS_JAIL, registry  # noqa: F401 (a fixture: the kinds registered are undone)
+
+pytestmark = NEEDS_JAIL
 
 
 class Waited(Grader):
