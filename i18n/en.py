@@ -1651,6 +1651,7 @@ MESSAGES = {
     "workbench.ok": "Every invariant held after each of its {steps} steps. The stage below shows the run.",
     "workbench.broken": "Step {step} broke an invariant: {what}.",
     "workbench.at_frame": "The stage below stands at frame {frame}, just before that step.",
+    "workbench.ended_at": "The stage below stands at frame {frame}, the last the run reached.",
     "workbench.stopped": "Stopped: {why}",
     "workbench.prints": "What your code printed ({n} characters)",
     "workbench.sandbox_failed": "The sandbox could not run it (a fault of the server's, not of your code): {error}",

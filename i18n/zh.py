@@ -1393,6 +1393,7 @@ MESSAGES = {
     "workbench.ok": "全部 {steps} 步中，每一步之后所有不变量都成立。下方舞台展示这次运行。",
     "workbench.broken": "第 {step} 步破坏了一条不变量：{what}。",
     "workbench.at_frame": "下方舞台停在第 {frame} 帧，也就是这一步之前。",
+    "workbench.ended_at": "下方舞台停在第 {frame} 帧，即这次运行到达的最后一帧。",
     "workbench.stopped": "已停止：{why}",
     "workbench.prints": "你的代码打印的内容（{n} 个字符）",
     "workbench.sandbox_failed": "沙箱无法运行它（这是服务器的故障，不是你的代码的问题）：{error}",
