@@ -34,6 +34,8 @@ MESSAGES = {
                                   "{system}'s scheduler keeps it in its place in the waiting queue, so no request "
                                   "queued behind it is admitted.",
     "narrate.blocked.max_num_seqs": "Request {id} waits: the batch is full (max_num_seqs={max_num_seqs}).",
+    "narrate.blocked.max_num_seqs_now": "Request {id} waits: the batch is full ({limit} this step, the "
+                                        "scheduler's own limit below max_num_seqs={max_num_seqs}).",
     "narrate.blocked.max_num_active_seqs": "Request {id} waits: {active} requests run, as many as vLLM admits into "
                                            "RUNNING (max_num_active_seqs={active}).",
     "narrate.blocked.watermark": "Request {id} waits: it needs {blocks} and {free}, but with watermark={watermark} "
@@ -1707,6 +1709,7 @@ MESSAGES = {
     "workbench.ok": "Every invariant held after each of its {steps} steps. The stage below shows the run.",
     "workbench.broken": "Step {step} broke an invariant: {what}.",
     "workbench.at_frame": "The stage below stands at frame {frame}, just before that step.",
+    "workbench.ended_at": "The stage below stands at frame {frame}, the last the run reached.",
     "workbench.stopped": "Stopped: {why}",
     "workbench.prints": "What your code printed ({n} characters)",
     "workbench.sandbox_failed": "The sandbox could not run it (a fault of the server's, not of your code): {error}",
@@ -2003,5 +2006,7 @@ MESSAGES = {
     "check.clock": "the frame's simulated clock says {claimed} s, but its batch under the cost model gives {actual} s",
     "check.request_changed": "request {seq}'s {field} changed from {before} to {after}",
     "check.arrival": "request {seq} arrives at step {arrival}, but first shows at frame {step}",
+    "check.end_event": "request {seq} is {status}, but the frame's event for it says {event}",
+    "check.batch_fields": "the batch does not say where each entry's chunk starts (num_computed, num_drafts)",
     "check.freed_twice": "{unit} {id} was freed more times than it was taken (the pool counts {counted} holders)",
 }

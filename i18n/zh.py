@@ -32,6 +32,8 @@ MESSAGES = {
     "narrate.blocked.never_fits": "请求 {id} 将永远等待：它需要 {blocks}，比整个缓存池（{pool}）还多。{system} 的调度器让它留在等待队列中原来的位置，"
                                   "所以排在它后面的请求都不会被接纳。",
     "narrate.blocked.max_num_seqs": "请求 {id} 继续等待：批次已满（max_num_seqs={max_num_seqs}）。",
+    "narrate.blocked.max_num_seqs_now": "请求 {id} 继续等待：批次已满（本步 {limit}，是调度器自己定的、低于 "
+                                        "max_num_seqs={max_num_seqs} 的上限）。",
     "narrate.blocked.max_num_active_seqs": "请求 {id} 继续等待：已有 {active} 个请求在运行，达到 vLLM 接纳进 RUNNING "
                                            "的上限（max_num_active_seqs={active}）。",
     "narrate.blocked.watermark": "请求 {id} 继续等待：它需要 {blocks}，{free}，但 watermark={watermark} 时，vLLM 只在"
@@ -1446,6 +1448,7 @@ MESSAGES = {
     "workbench.ok": "全部 {steps} 步中，每一步之后所有不变量都成立。下方舞台展示这次运行。",
     "workbench.broken": "第 {step} 步破坏了一条不变量：{what}。",
     "workbench.at_frame": "下方舞台停在第 {frame} 帧，也就是这一步之前。",
+    "workbench.ended_at": "下方舞台停在第 {frame} 帧，即这次运行到达的最后一帧。",
     "workbench.stopped": "已停止：{why}",
     "workbench.prints": "你的代码打印的内容（{n} 个字符）",
     "workbench.sandbox_failed": "沙箱无法运行它（这是服务器的故障，不是你的代码的问题）：{error}",
@@ -1683,5 +1686,7 @@ MESSAGES = {
     "check.clock": "这一帧的模拟时钟是 {claimed} 秒，按成本模型算它的批次却是 {actual} 秒",
     "check.request_changed": "请求 {seq} 的 {field} 从 {before} 变成了 {after}",
     "check.arrival": "请求 {seq} 在第 {arrival} 步到达，却在第 {step} 帧才第一次出现",
+    "check.end_event": "请求 {seq} 是 {status}，这一帧关于它的事件却是 {event}",
+    "check.batch_fields": "批次没有说明每个条目的块从哪里开始（num_computed、num_drafts）",
     "check.freed_twice": "{unit} {id} 被释放的次数比被分配的多（缓存池数到 {counted} 个持有者）",
 }

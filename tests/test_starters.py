@@ -13,8 +13,10 @@ from engine.learner import load
 from engine.run.engine import Engine
 from i18n import CATALOGUES
 from starters import BY_ID, STARTERS, source, whole
-from tests.helpers.learner_files import registry, written  # noqa: F401 (a fixture)
+from tests.helpers.learner_files import written
 from tools.golden_runs import digest, whole_frames
+
+pytestmark = pytest.mark.usefixtures("kinds_restored")  # each test's kinds loaded from files leave no trace
 
 PRESET = "scenarios/07_smart_preemption.toml"
 

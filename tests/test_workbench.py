@@ -92,6 +92,17 @@ def test_a_syntax_error_is_marked_at_its_line_with_their_traceback(monkeypatch):
 
 
 @in_the_sandbox
+def test_an_exception_mid_run_marks_its_line_and_stands_the_stage_where_it_ended(monkeypatch):
+    body = "    def choose_victim(self, requester):\n        return 1 / 0\n"
+    at = ran(monkeypatch, learner(body))
+    run, line = at.session_state[BENCH_KEY].run, learner(body).splitlines().index("        return 1 / 0") + 1
+    assert [m.line for m in at.session_state[BENCH_KEY].markers] == [line]
+    assert "ZeroDivisionError" in at.code[0].value
+    assert run.lab.last > 0 and run.lab.cursor == run.lab.last and at.session_state["lab"] is run.lab
+    assert text("en", "workbench.ended_at", frame=run.lab.last) in [c.value for c in at.caption]
+
+
+@in_the_sandbox
 def test_a_forbidden_act_says_which_limit_stopped_it(monkeypatch):
     at = ran(monkeypatch, learner(before="import os\nos.system('true')\n"))
     stopped = at.session_state[BENCH_KEY].run.outcome.stopped

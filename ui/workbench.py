@@ -150,6 +150,8 @@ def outcome_view(run: Run):
                  icon=":material/report:")
     if outcome.stopped is not None:
         st.warning(t("workbench.stopped", why=said(outcome.stopped)), icon=":material/timer_off:")
+    if outcome.broken is None and not outcome.ok and run.lab is not None:
+        st.caption(t("workbench.ended_at", frame=run.lab.cursor))
     if outcome.ok:
         st.success(t("workbench.ok", steps=run.lab.last if run.lab else 0), icon=":material/check_circle:")
     if outcome.prints:

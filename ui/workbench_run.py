@@ -1,7 +1,8 @@
 """A learner's run in the sandbox (`sandbox.run_learner`), off the page's script thread: the page stays drawn while
 the worker runs (the learner reads, edits, and is told a second Run must wait), one run at a time per browser
-session. When it ends, its trace opens as the stepper opens a trace file (session/lab.py `open_trace`), at the frame
-where an invariant broke, and becomes this session's run on the stage."""
+session. When it ends, its trace opens as the stepper opens a trace file (session/lab.py `open_trace`), at its last
+frame where the run ended early (an invariant broken, their code raising, a limit), and becomes this session's run on
+the stage."""
 
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ def _open(run: Run):
     except LabError as e:  # the server checks every trace as it checks a file: one that fails is said
         run.error = e.message
         return
-    if run.outcome.broken is not None:
-        run.lab.goto(min(run.outcome.broken.step, run.lab.last))
+    if not run.outcome.ok:  # it ended early: the stage stands where it ended (before the step that broke or raised)
+        run.lab.goto(run.lab.last)
     st.session_state.lab = run.lab
     feed().moved_cursor()

@@ -10,7 +10,8 @@ scheduler looks sound or a slow one fast; `referee(trace)` re-checks on the serv
   a request's life allows, the queues and statuses agreeing, no request lost, computed tokens never beyond known
   ones; the frame's metrics as its requests and blocks give them;
 - the progress the batches give: a request grows by a token exactly when its entry reaches its known tokens (by one
-  to its drafts + 1 with drafts), and only then; it ends only by a stop token or a limit, and ends at its limit;
+  to its drafts + 1 with drafts), and only then; it ends only by a stop token or a limit, and ends at either (a step
+  late at most: overlapped, an end lands after the next step was scheduled);
   every request ends unless the trace says the run stopped early (and it did: a stall ran nothing); the request
   summaries' first-token and finish steps are the frames';
 - on the fake model (runner "fake"), every token: the fake model is deterministic given the request, its position,
@@ -18,8 +19,9 @@ scheduler looks sound or a slow one fast; `referee(trace)` re-checks on the serv
   with the one a fresh runner on the server gives. On the real model the tokens cannot be replayed cheaply: there
   only the frames' consistency above is checked.
 
-SGLang's kinds are not held to their limits for a length end: SGLang clips a request's output budget to its context
-and pool as it arrives, which the frames do not record.
+A length end is held to the outputs a request may write as its kind declares them (`SchedulerInfo.output_budget`:
+SGLang clips them to its context and pool as a request arrives), and stop tokens end a request only in the kinds
+that read them (`SchedulerInfo.sampling`).
 
 `referee(trace, spec)` also holds the trace to the recipe the server sent (engine/check/recipe_check.py): its seed,
 runner, config changes and every request (a request dropped, a shorter prompt is caught), each frame's config as the
@@ -29,33 +31,28 @@ its steps. `trace` is what `checked_trace` returned (its shape checked there).""
 from __future__ import annotations
 
 from collections import Counter
-from itertools import chain
 
+from engine.check.frame_pool import FramePool
 from engine.check.invariants import (
     Broken,
     batch_within,
     computed_within,
     entry_within,
-    holders_counted,
     holds,
-    listed_once,
-    pool_counted,
     status_moved,
 )
 from engine.check.recipe_check import RecipeCheck
 from engine.run.engine import PROGRESS
-from engine.run.frame import Frame, RequestView
+from engine.run.frame import Frame, PoolRebuilt, RequestView
+from engine.run.metrics import DONE
 from engine.run.recipe import RunSpec
 from engine.traces.trace import trace_store
 from runner.fake import FakeRunner
 from scheduler import Config, SamplingParams, Sequence, SequenceStatus
-from scheduler.factory import runner_config, scheduler_info
+from scheduler.factory import scheduler_info
 
 STATUS = {status.name.lower(): status for status in SequenceStatus}
-DONE = ("finished", "aborted")
 FIXED = ("num_prompt_tokens", "arrival", "max_tokens", "priority")  # what a request's views never change
-UNIT = "block"
-SGLANG = scheduler_info("sglang").decided_by.system
 
 
 def referee(trace: dict, spec: RunSpec | None = None) -> None:
@@ -72,20 +69,19 @@ class _Referee:
         self.seqs = [_sequence(r) for r in self.summaries]  # each request's prompt and sampling, to replay it by
         self.tokens = [r["prompt_token_ids"] + r["output_token_ids"] for r in self.summaries]
         self.replays = trace["runner"] == "fake"
-        # SGLang clips a request's max_new_tokens to its context and its pool as it arrives (scheduler/sglang/
-        # scheduler.py add_request), below what the frames record: such a kind's length ends are not held to them
-        self.clips = trace["decided_by"]["system"] == SGLANG
+        info = scheduler_info(self.kind)
+        self.reads_stop_tokens = "stop_token_ids" in info.sampling  # the others end only at EOS and their limits
+        self.output_budget = info.output_budget
+        self.budget: dict[int, int] = {}  # the outputs each request may write, as its kind lets it
         self._runners: dict[tuple[int, int], FakeRunner] = {}
-        self.reserved: frozenset[int] = frozenset()
-        self._units: tuple[Config | None, int] = (None, 0)
+        self.pool = FramePool(self.kind)
         self.first_token: dict[int, int] = {}
         self.finish: dict[int, int] = {}
 
     def check(self, spec: RunSpec | None):
         recipe = None if spec is None else RecipeCheck(spec, self.replays)
         if recipe is not None:
-            last = self.frames[-1]
-            recipe.check_run(self.trace, [self.made(rid, r, last) for rid, r in enumerate(self.summaries)])
+            recipe.check_run(self.trace, [seq.sampling_params for seq in self.seqs], self.frames[-1])
         before = None
         for k, frame in enumerate(self.frames):
             try:
@@ -105,55 +101,32 @@ class _Referee:
     # -- one frame ---------------------------------------------------------------------------------------
 
     def check_frame(self, before: Frame | None, frame: Frame):
-        if before is None or any(e.kind == "pool_rebuilt" for e in frame.events):
-            # a fresh pool: a unit counted held by no request is one it reserves (vLLM's null block)
-            self.reserved = frozenset(b.id for b in frame.blocks if b.ref_count and not frame.block_owners(b.id))
+        if before is not None:
+            for event in frame.events:  # requests requeued into a rebuilt pool arrive again
+                if isinstance(event, PoolRebuilt):
+                    for rid in event.requeued:
+                        self.set_budget(frame.config, before.requests[rid])
         # each request's own story first (its status, tokens and end), then what the frame says of them together
+        changed: list[tuple[RequestView | None, RequestView]] = []
         if before is not None:
             for old, new in zip(before.requests, frame.requests[:len(before.requests)], strict=True):
                 if old is new or old == new:  # unchanged: only an end reached at the frame before may be due
                     self.check_end_due(frame, old, new)
                 else:
                     self.check_request(frame, old, new)
+                    changed.append((old, new))
         for view in frame.requests[len(before.requests) if before else 0:]:
             self.check_request(frame, None, view)
+            changed.append((None, view))
+        for event in frame.events:  # what the stage narrates of an end is what the frame shows
+            if event.ends is not None:
+                status = frame.requests[event.seq_id].status
+                holds(status == event.ends, "end_event", seq=event.seq_id, status=status.upper(), event=event.kind)
         if before is not None:
             self.check_batch(before, frame)
         self.check_queues(frame)
-        self.check_pool(frame)
+        self.pool.check(before, frame, changed)
         self.check_metrics(frame)
-
-    def check_pool(self, frame: Frame):
-        """The invariants' pool rules over the frame's tables and blocks; where a count is as it must be, the rule
-        is not asked (the fast path of every frame), where it is not, the rule says what broke."""
-        tables = [view for view in frame.requests if view.block_table]
-        for view in tables:
-            if len(set(view.block_table)) != len(view.block_table):
-                listed_once(view.id, view.block_table, UNIT)
-            holds(view.status not in DONE, "done_holds", seq=view.id, status=view.status, units=len(view.block_table))
-        counted = Counter(chain.from_iterable(view.block_table for view in tables))
-        for u in counted.keys() & self.reserved:
-            holds(False, "reserved", seq=next(v.id for v in tables if u in v.block_table), unit=UNIT, id=u)
-        for block in frame.blocks:
-            reserved = block.id in self.reserved
-            if block.ref_count != counted[block.id] + reserved:
-                owners = [view.id for view in tables if block.id in view.block_table]
-                holders_counted(UNIT, block.id, block.ref_count, owners, reserved)
-        free, cached, used = self._counts(frame)
-        pool_counted(free - cached, used, cached, self._pool_units(frame.config))
-
-    def _counts(self, frame: Frame) -> tuple[int, int, int]:
-        """The frame's free blocks (cached ones among them), its cached free blocks and its used ones (the reserved
-        aside)."""
-        free = [b for b in frame.blocks if not b.ref_count]
-        return len(free), sum(b.hash is not None for b in free), len(frame.blocks) - len(free) - len(self.reserved)
-
-    def _pool_units(self, config: Config) -> int:
-        """The units a pool under `config` has for requests: the runner's, less those its kind reserves (the last
-        config's kept: frames share their config until it changes)."""
-        if self._units[0] is not config:
-            self._units = (config, runner_config(self.kind, config).num_kvcache_blocks)
-        return self._units[1] - len(self.reserved)
 
     def check_queues(self, frame: Frame):
         """Each request queued once, in the queue of its status; none that has not ended in no queue."""
@@ -176,12 +149,17 @@ class _Referee:
         batch = frame.batch
         if not set(batch.seq_ids) <= set(before.running):  # a limit lowered mid-run stops admissions, not decodes:
             batch_within(len(batch.seq_ids), frame.config)  # V0 keeps decoding what runs, as vLLM V0 does
+        # a trace written since traces say why they stopped records where each entry's chunk starts
+        holds(bool(batch.num_computed) or not batch.seq_ids or "ended" not in self.trace, "batch_fields")
         for i, (rid, n) in enumerate(zip(batch.seq_ids, batch.num_tokens, strict=True)):
-            old, new = before.requests[rid] if rid < len(before.requests) else None, frame.requests[rid]
+            new = frame.requests[rid]
+            # one added by hand is batched in the step it joins: as it arrived, no token computed
+            old = before.requests[rid] if rid < len(before.requests) else new._replace(
+                status="waiting", num_tokens=new.num_prompt_tokens, num_computed_tokens=0, block_table=())
             # after its step: running, or ended by it (SGLang aborts an over-long prompt's stub once prefilled)
             holds(n > 0 and new.status != "waiting", "batch_entry", seq=rid, n=n, status=new.status.upper(),
                   scheduled=n)
-            if not batch.num_computed or old is None:  # a trace from before the batch kept them
+            if not batch.num_computed:  # an older trace's
                 continue
             computed, drafts = batch.num_computed[i], batch.num_drafts[i]
             entry_within(rid, n, computed, old.num_tokens + drafts)
@@ -212,6 +190,7 @@ class _Referee:
                           after=getattr(new, field))
         else:
             self.check_arrival(step, new)
+            self.set_budget(frame.config, new)
         start = old.num_tokens if old is not None else new.num_prompt_tokens
         if self.replays:
             self.check_tokens(frame.config, rid, start, new.num_tokens)
@@ -221,8 +200,10 @@ class _Referee:
         if ended and (old is None or old.status not in DONE):
             self.finish[rid] = step
             if new.status == "finished":
-                holds(self.stops(frame.config, new) or self.limit(frame.config, new) or self.clips, "finish_early",
-                      seq=rid, tokens=new.num_tokens - new.num_prompt_tokens, reason=new.finish_reason or "-")
+                holds(self.at_end(frame.config, new), "finish_early", seq=rid,
+                      tokens=new.num_tokens - new.num_prompt_tokens, reason=new.finish_reason or "-")
+            said = any(e.seq_id == rid and e.ends == new.status for e in frame.events)
+            holds(said, "end_event", seq=rid, status=new.status.upper(), event="-")
         if old is not None:
             self.check_end_due(frame, old, new)
         holds(new.num_tokens - new.num_prompt_tokens <= new.max_tokens, "too_long", seq=rid,
@@ -259,29 +240,31 @@ class _Referee:
             self._runners[key] = FakeRunner(config.max_model_len, eos=config.eos, seed=self.trace["seed"])
         return self._runners[key]
 
-    def stops(self, config: Config, view: RequestView, eos_only: bool = False) -> bool:
-        """Whether the request's last token is one it stops at: EOS (unless it ignores it), or one of its stop
-        tokens (not with `eos_only`: not every kind reads them), once it has its min_tokens."""
-        params, outputs = self.seqs[view.id].sampling_params, view.num_tokens - view.num_prompt_tokens
-        if outputs < max(params.min_tokens, 1):
-            return False
-        last = self.tokens[view.id][view.num_tokens - 1]
-        return last == config.eos and not params.ignore_eos or not eos_only and last in params.stop_token_ids
+    def set_budget(self, config: Config, view: RequestView):
+        """The outputs the request may write in all, from now: its max_tokens, or what its kind clips them to as it
+        arrives (SchedulerInfo.output_budget), counting those it has written."""
+        written = view.num_tokens - view.num_prompt_tokens
+        budget = self.output_budget
+        self.budget[view.id] = view.max_tokens if budget is None else \
+            written + budget(config, view.num_tokens, max(view.max_tokens - written, 0))
 
     def at_end(self, config: Config, view: RequestView) -> bool:
-        """Whether the request has reached an end it must stop at: EOS, or a limit."""
-        return self.stops(config, view, eos_only=True) or self.limit(config, view)
-
-    @staticmethod
-    def limit(config: Config, view: RequestView) -> bool:
-        """Whether the request has reached a length it must end at: its max_tokens, or max_model_len with an output
-        written (V0 prefills a prompt of max_model_len tokens, then ends it)."""
-        outputs = view.num_tokens - view.num_prompt_tokens
-        return outputs >= view.max_tokens or outputs > 0 and view.num_tokens >= config.max_model_len
+        """Whether the request has reached an end it must stop at, once it has written a token: its last token one
+        it stops at (EOS unless it ignores it, its stop tokens where its kind reads them, once it has its
+        min_tokens), or a limit (its output budget, max_model_len; V0 prefills a prompt of max_model_len tokens,
+        then ends it)."""
+        params, outputs = self.seqs[view.id].sampling_params, view.num_tokens - view.num_prompt_tokens
+        if outputs < 1:
+            return False
+        if outputs >= self.budget[view.id] or view.num_tokens >= config.max_model_len:
+            return True
+        last = self.tokens[view.id][view.num_tokens - 1]
+        return outputs >= params.min_tokens and (last == config.eos and not params.ignore_eos
+                                                 or self.reads_stop_tokens and last in params.stop_token_ids)
 
     def check_metrics(self, frame: Frame):
         """The frame's metrics (the stage's and the lab's figures) as its queues, batch and blocks give them."""
-        free, cached, used = self._counts(frame)
+        free, cached, used = self.pool.free, self.pool.cached, self.pool.used
         for name, actual in (("num_waiting", len(frame.waiting)), ("num_running", len(frame.running)),
                              ("num_batched_tokens", sum(frame.batch.num_tokens)), ("num_free_blocks", free),
                              ("num_cached_free_blocks", cached), ("kv_usage", used / (used + free))):
@@ -292,30 +275,24 @@ class _Referee:
 
     def check_end(self, last: Frame, spec: RunSpec | None):
         ended = self.trace.get("ended", "finished")
+        for rid in range(len(last.requests), len(self.summaries)):  # a request no frame shows
+            holds(False, "summary", seq=rid, field="arrival", claimed=self.summaries[rid].get("arrival"), actual="-")
         left = [view.id for view in last.requests if view.status not in DONE]
-        left += range(len(last.requests), len(self.summaries))  # never arrived
         if ended == "finished":
             holds(not left, "unended", ended=ended, seqs=", ".join(map(str, left)))
-        elif ended == "stalled":  # the last step ran nothing and moved nothing on, and nothing was left to arrive
-            holds(not last.batch.seq_ids and not any(e.kind in PROGRESS for e in last.events)
-                  and len(last.requests) == len(self.summaries), "stall", step=last.step)
+        elif ended == "stalled":  # the last step ran nothing and moved nothing on
+            holds(not last.batch.seq_ids and not any(e.kind in PROGRESS for e in last.events), "stall", step=last.step)
         elif ended == "max_steps" and spec is not None:
             holds(last.step == spec.max_steps, "recipe", field="max_steps", claimed=last.step, actual=spec.max_steps)
+        if ended in ("finished", "stalled") and spec is not None:  # nothing was left to arrive
+            asked = len(spec.workload) + sum(c.kind == "request" for c in spec.changes)
+            holds(len(self.summaries) == asked, "recipe", field="requests", claimed=len(self.summaries), actual=asked)
         for rid, summary in enumerate(self.summaries):
             for field, steps in (("first_token_step", self.first_token), ("finish_step", self.finish)):
                 if summary.get(field, steps.get(rid)) != steps.get(rid):
                     holds(False, "summary", seq=rid, field=field, claimed=summary[field], actual=steps.get(rid))
-            if rid < len(last.requests):
-                holds(len(self.tokens[rid]) == last.requests[rid].num_tokens, "summary", seq=rid, field="tokens",
-                      claimed=len(self.tokens[rid]), actual=last.requests[rid].num_tokens)
-
-    def made(self, rid: int, summary: dict, last: Frame) -> tuple:
-        """A request as the trace records it, in the shape RecipeCheck.asked gives the recipe's."""
-        params, view = self.seqs[rid].sampling_params, last.requests[rid] if rid < len(last.requests) else None
-        prompt = tuple(summary["prompt_token_ids"]) if self.replays or summary.get("prompt") is None \
-            else summary["prompt"]
-        return (summary.get("arrival"), prompt, view and view.max_tokens, params.ignore_eos, params.stop_token_ids,
-                params.min_tokens, view and view.priority)
+            holds(len(self.tokens[rid]) == last.requests[rid].num_tokens, "summary", seq=rid, field="tokens",
+                  claimed=len(self.tokens[rid]), actual=last.requests[rid].num_tokens)
 
 
 def _sequence(summary: dict) -> Sequence:

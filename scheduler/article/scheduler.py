@@ -51,13 +51,14 @@ WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RU
 class _Step:
     """The batch schedule() is building: its sequences, their token counts, the budget left."""
 
-    __slots__ = ("seqs", "num_tokens", "num_prefills", "tokens_left", "seqs_left")
+    __slots__ = ("seqs", "num_tokens", "num_prefills", "tokens_left", "seqs_left", "max_num_seqs")
 
-    def __init__(self, tokens_left: int, seqs_left: int):
+    def __init__(self, tokens_left: int, max_num_seqs: int):
         self.seqs: list[Sequence] = []
         self.num_tokens: list[int] = []
         self.num_prefills = 0
-        self.tokens_left, self.seqs_left = tokens_left, seqs_left
+        self.tokens_left, self.seqs_left = tokens_left, max_num_seqs
+        self.max_num_seqs = max_num_seqs  # this step's, as max_num_seqs_now answered
 
     def batch(self, events: list[Event]) -> Batch:
         n = len(self.seqs)
@@ -137,7 +138,8 @@ class Scheduler(LandsLate):
                 self._abort(seq, Message("abort.outgrew_pool", n=len(seq)))
                 continue
             if not step.seqs_left:
-                self._events.append(Blocked(seq.seq_id, "max_num_seqs", 1, 0))
+                self._events.append(Blocked(seq.seq_id, "max_num_seqs", 1, 0) if step.max_num_seqs == cfg.max_num_seqs
+                                    else Blocked(seq.seq_id, "max_num_seqs_now", step.max_num_seqs, 0))
                 return
             hits = bm.find_cached_prefix(seq)
             num = len(seq.token_ids) - len(hits) * bm.block_size
