@@ -1,12 +1,13 @@
-"""schedlab's front door: `streamlit run app.py`. Three pages: the stepper (the sidebar's controls and the stage,
-wired to this session's engine), the policy lab and the guided tour (the article's learning path). Everything
-drawn is a pure function in viz/."""
+"""schedlab's front door: `streamlit run app.py`. Four pages: the stepper (the sidebar's controls and the stage,
+wired to this session's engine), the policy lab, the guided tour (the article's learning path) and the Workbench (a
+scheduler of one's own, written in the browser). Everything drawn is a pure function in viz/."""
 
 import streamlit as st
 
 from ui import browser_states
 from ui.class_desk import class_panel
 from ui.classroom import follow_lead, join_from_url, left_the_stage
+from ui.coding import coding_panel, open_from_url
 from ui.errors import logged
 from ui.language import language_switch, t
 from ui.server_panel import server_panel
@@ -20,6 +21,7 @@ def stepper():
     with as_this_session():  # the model steps of this page run (a link's, a branch in the sidebar) are this session's
         init_session()
         join_from_url()
+        open_from_url()  # a gradebook's link to a hand-in: after the class is entered
         follow_lead()  # before the sidebar, which shows the lecturer's scenario and settings
         if st.session_state.presentation:  # projector: larger text everywhere, not only in the figures
             st.markdown("<style>[data-testid=stMain] [data-testid=stMarkdownContainer] :is(p, li){font-size:1.3rem}"
@@ -30,6 +32,7 @@ def stepper():
         server_panel()
         class_panel()
         stage()
+        coding_panel()  # outside the stage's fragment: a follower's step does not read the class's hand-ins
 
 
 browser_states.install()  # every widget state a browser sends is checked before Streamlit reads it
@@ -39,7 +42,8 @@ keep_widget_state()
 TOUR = st.Page("app_pages/tour.py", title=t("app.tour"), icon=":material/route:", url_path="Tour")
 pages = [st.Page(stepper, title=t("app.stepper"), icon=":material/skip_next:", default=True),
          st.Page("app_pages/policy_lab.py", title=t("app.policy_lab"), icon=":material/balance:",
-                 url_path="Policy_lab"), TOUR]
+                 url_path="Policy_lab"), TOUR,
+         st.Page("app_pages/workbench.py", title=t("workbench.page"), icon=":material/code:", url_path="Workbench")]
 language_switch()  # every page speaks the language chosen, and shares the page's CSS
 st.markdown("<style>.block-container{padding-top:2.6rem;padding-bottom:1rem}</style>", unsafe_allow_html=True)
 with logged("drawing the page"):

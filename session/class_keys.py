@@ -50,6 +50,9 @@ class ClassKeys:
         self.polls = p + "polls"  # hash: poll id -> JSON {question, choices, answer}
         self.poll_flags = p + "poll_flags"  # hash: JSON [poll id, "revealed" or "closed"] -> "1"
         self.submissions = p + "submissions"  # hash: JSON [assignment, name key] -> the submission's JSON
+        self.coding = p + "coding"  # hash: coding assignment's name -> its JSON (session/coding.py)
+        self.handed = p + "handed"  # hash: hand-in id -> JSON of the code a student handed in (graded or being graded)
+        self.grading = p + "grading"  # hash: name key -> JSON [hand-in id, since (clock), error or null]
         self.processes = p + "processes"  # hash: process -> "1", each process that has filed seats
         # hash: JSON [poll id, "browser" or "name", token or key] -> "1": broke away while the poll was open (the vote
         # on it closed)

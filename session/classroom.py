@@ -9,6 +9,7 @@ state one atomic change of the store:
 - `lectern` (session/class_lead.py): the lecturer's browsers and tab, and the `Lead` (what the lecturer shows);
 - `polls` (session/class_polls.py): predict-then-reveal's questions and votes, the predictions' CSV;
 - `submissions` (session/submissions.py): the assignments handed in, the gradebook;
+- `coding` (session/coding.py): the coding assignments, the code handed in on them (graded: session/coding_grade.py);
 - `seats` (session/class_seats.py): the open tabs, this process's and every process's as filed.
 What needs several of them is here: a vote (a following tab's student's name), the roster, the question the class
 is asked now and how far a follower may go, handing in, and the wake-ups: published on the store (`Registry`
@@ -36,6 +37,7 @@ from session.class_names import CODE_ALPHABET, MAX_NAMES, Names, drawn_code
 from session.class_polls import Poll, Polls
 from session.class_seats import MAX_SEATS, Alive, Seats, Wake
 from session.class_store import ClassStore, MemoryStore, Tx, store_from_env
+from session.coding import Coding, CodingAssignment, CodingError, HandIn
 from session.submissions import Submission, Submissions
 from session.tokens import Tokens
 
@@ -90,6 +92,7 @@ class Classroom:
         self.lectern = Lectern(store, self.keys, recipes or Recipes())
         self.polls = Polls(store, self.keys)
         self.submissions = Submissions(store, self.keys)
+        self.coding = Coding(store, self.keys, self.submissions)
         self.seats = Seats(store, self.keys, self._wake_lecturer)
         self._ended: bool | float | None = None  # True: over; a time.monotonic(): open when read then (FACTS_KEPT_S)
         self._lock = threading.Lock()
@@ -304,6 +307,36 @@ class Classroom:
         submission = self.submissions.submit(name, key, assignment, judgement, run)
         self._wake_lecturer()
         return submission
+
+    def hand_in_code(self, token: str, assignment: str, source: str, class_name: str | None = None,
+                     grader=None) -> HandIn:
+        """The named student's code on the coding `assignment` (its scheduler the class `class_name`, by default the
+        starter's), graded by the server off this call (`grader`: session/coding_grade.py's, by default the
+        process's); the lecturer is woken when it is graded. ClassError: no name in the class; CodingError: see
+        `Coding.hand_in`."""
+        key = self.names.key_of(token)
+        name = None if key is None else self.names.name(key)
+        if name is None:
+            raise ClassError("class.name_first")
+        hand = self.coding.hand_in(name, key, assignment, source, class_name)
+        if grader is None:
+            from session.coding_grade import grader as process_grader  # the sandbox: once a class grades code
+            grader = process_grader()
+        grader.start(self.coding, hand, self._wake_lecturer)
+        return hand
+
+    def opened(self, token: str | None, hand_id: str) -> tuple[HandIn, CodingAssignment]:
+        """The hand-in a gradebook's link names, for the lecturer or its author only (CodingError in words for
+        anyone else, and for a hand-in replaced since or an assignment removed)."""
+        hand = self.coding.handed(hand_id)
+        if hand is None:
+            raise CodingError("coding.gone")
+        if not self.is_lecturer(token) and self.names.key_of(token) != hand.key:
+            raise CodingError("coding.not_yours")
+        assignment = self.coding.get(hand.assignment)
+        if assignment is None:
+            raise CodingError("coding.no_assignment", name=hand.assignment)
+        return hand, assignment
 
     def gradebook_csv(self, address: str) -> str:
         """The gradebook, each run's link under the class's `address` (the lecturer's desk's: ui/class_desk.py)."""

@@ -56,29 +56,30 @@ class Submission:
     def filed(self) -> str:
         """As the class's store keeps it: JSON, each Message by its id and values (read again in any language)."""
         return json.dumps({"name": self.name, "key": self.key, "assignment": self.assignment,
-                           "goals": [[_data(goal), verdict.state, _data(verdict.reason)]
+                           "goals": [[message_data(goal), verdict.state, message_data(verdict.reason)]
                                      for goal, verdict in self.goals],
-                           "broken": [_data(rule) for rule in self.broken], "passed": self.passed, "at": self.at,
+                           "broken": [message_data(rule) for rule in self.broken], "passed": self.passed, "at": self.at,
                            "run": self.run}, ensure_ascii=False)
 
     @classmethod
     def read(cls, filed: str) -> Submission:
         d = json.loads(filed)
         return cls(d["name"], d["key"], d["assignment"],
-                   tuple((_message(goal), Verdict(state, _message(reason))) for goal, state, reason in d["goals"]),
-                   tuple(_message(rule) for rule in d["broken"]), d["passed"], d["at"], d.get("run", ""))
+                   tuple((message_from(goal), Verdict(state, message_from(reason)))
+                         for goal, state, reason in d["goals"]),
+                   tuple(message_from(rule) for rule in d["broken"]), d["passed"], d["at"], d.get("run", ""))
 
 
-def _data(value):
+def message_data(value):
     """A Message (its values may be Messages) as plain JSON data; any other value as it is."""
     if isinstance(value, Message):
-        return {"message": value.key, "values": {k: _data(v) for k, v in value.values.items()}}
+        return {"message": value.key, "values": {k: message_data(v) for k, v in value.values.items()}}
     return value
 
 
-def _message(data):
+def message_from(data):
     if isinstance(data, dict) and "message" in data:
-        return Message(data["message"], **{k: _message(v) for k, v in data["values"].items()})
+        return Message(data["message"], **{k: message_from(v) for k, v in data["values"].items()})
     return data
 
 
@@ -90,7 +91,8 @@ class Submissions:
         self._store, self._keys, self._key = store, keys, keys.submissions
 
     @staticmethod
-    def _slot(assignment: str, key: str) -> str:
+    def slot(assignment: str, key: str) -> str:
+        """The field of the student's (by name's `key`) latest submission on `assignment`."""
         return json.dumps([assignment, key], ensure_ascii=False)
 
     def submit(self, name: str, key: str, assignment: str, judgement: Judgement, run: dict[str, str] | None = None
@@ -98,20 +100,22 @@ class Submissions:
         """Keep this run (`run`: the parameters of its link, as session/links.py builds them from the run judged)
         as the latest of the student named `name` (compared by `key`) on `assignment`; SubmissionError for a new
         name beyond MAX_NAMES, ClassError once the class has ended."""
-        slot, submission = self._slot(assignment, key), Submission.of(name, key, assignment, judgement, run or {})
-
-        def change(tx: Tx):
-            class_open(tx, self._keys)  # ClassError once the class has ended
-            kept = tx.hgetall(self._key)
-            if slot not in kept and sum(json.loads(s)[0] == assignment for s in kept) >= MAX_NAMES:
-                raise SubmissionError("assignment.too_many", most=MAX_NAMES)
-            tx.hset(self._key, slot, submission.filed())
-        self._store.atomically((CLASSES, self._key), change)
+        submission = Submission.of(name, key, assignment, judgement, run or {})
+        self._store.atomically((CLASSES, self._key), lambda tx: self.filing(tx, submission))
         return submission
+
+    def filing(self, tx: Tx, submission: Submission):
+        """Within a change watching CLASSES and the submissions: `submission` filed as its student's latest on its
+        assignment (SubmissionError for a new name beyond MAX_NAMES, ClassError once the class has ended)."""
+        class_open(tx, self._keys)
+        slot, kept = self.slot(submission.assignment, submission.key), tx.hgetall(self._key)
+        if slot not in kept and sum(json.loads(s)[0] == submission.assignment for s in kept) >= MAX_NAMES:
+            raise SubmissionError("assignment.too_many", most=MAX_NAMES)
+        tx.hset(self._key, slot, submission.filed())
 
     def delete(self, assignment: str, key: str) -> bool:
         """The lecturer drops a student's submission on `assignment`; whether there was one."""
-        return self._store.hdel(self._key, self._slot(assignment, key))
+        return self._store.hdel(self._key, self.slot(assignment, key))
 
     def of(self, assignment: str | None = None) -> list[Submission]:
         """The latest submission of each name (on `assignment`, or on every one), by assignment and name."""

@@ -132,7 +132,8 @@ def test_throughput_is_judged_at_the_end(vip):
 def test_every_goal_kind_has_words_in_both_languages():
     examples = {"finish_by": {"request": 3, "step": 20}, "all_finish_by": {"step": 45}, "no_preemption": {},
                 "latency": {"metric": "ttft", "stat": "p95", "at_most": 5.0}, "peak_blocks": {"at_most": 40},
-                "throughput": {"at_least": 1.5}}
+                "throughput": {"at_least": 1.5}, "contract": {},
+                "latency_vs": {"metric": "ttft", "stat": "p95", "baseline": "article"}}
     assert set(examples) == set(GOALS)
     for kind, params in examples.items():
         words = Goal(kind, tuple(params.items())).words
@@ -195,6 +196,9 @@ def test_a_shipped_assignment_fails_as_set_and_passes_solved(scenario, solution,
 
 @pytest.mark.parametrize("assignment, key, problem", [
     ('goals = [{ kind = "finsh_by", request = 0, step = 5 }]', "assignment.goals[0].kind", "is not a goal kind"),
+    ('goals = [{ kind = "contract" }]', "assignment.goals[0].kind",  # a coding assignment's only
+     "'contract' is not a goal kind; use one of: finish_by, all_finish_by, no_preemption, latency, peak_blocks, "
+     "throughput"),
     ('goals = [{ kind = "finish_by", step = 5 }]', "assignment.goals[0].request", "missing"),
     ('goals = [{ kind = "finish_by", request = 1, step = 5 }]', "assignment.goals[0].request",
      "out of range: use a number from 0 to 0"),

@@ -6,74 +6,21 @@ panel and of the lecturer's view at 1280x720, in both languages, go to artifacts
 
 import re
 
-import pytest
-
-from render.chromium import CHROMIUM, CHROMIUM_ARGS
-from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, settled, wait_for_frame
+from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM
+from tests.helpers.browser_class import (  # noqa: F401 (browser: a fixture)
+    WAIT_MS,
+    browser,
+    choose,
+    named,
+    opened,
+    shoot,
+    sidebar,
+    start_class,
+    switch_language,
+)
 
 pytestmark = NEEDS_CHROMIUM
-WAIT_MS = 30_000
 VIP = "assignment_1_vip_deadline"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Chromium itself: each page it opens is a browser of its own (its cookies: who is who in the class)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-def opened(browser, url: str):
-    page = browser.new_page()
-    page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(url)
-    page.wait_for_selector(PLAYER, timeout=WAIT_MS)
-    return page
-
-
-def sidebar(page):
-    return page.locator("[data-testid=stSidebar]")
-
-
-def start_class(browser, url: str):
-    """The lecturer's page on assignment 1, a class started in the sidebar: (page, code)."""
-    page = opened(browser, f"{url}/?scenario={VIP}")
-    wait_for_frame(page, 0)
-    sidebar(page).get_by_text("Class", exact=True).click()
-    page.get_by_role("button", name="Start a class").click()
-    code_line = page.get_by_text(re.compile(r"^Class code: "))
-    code_line.wait_for(timeout=WAIT_MS)
-    return page, code_line.inner_text().split(": ")[1].strip()
-
-
-def choose(page, box, option: str, done: str):
-    """Pick `option` in the select `box` until the page says `done` (a rerun meanwhile may close the list)."""
-    from playwright.sync_api import TimeoutError as NotYet
-
-    for _ in range(5):
-        try:
-            box.scroll_into_view_if_needed()
-            box.click()
-            page.get_by_role("option", name=option).click(timeout=5_000)
-            page.get_by_text(done).wait_for(timeout=5_000)
-            return
-        except NotYet:
-            page.keyboard.press("Escape")
-    raise AssertionError(f"{option} could not be picked")
-
-
-def named(page, name: str, words: tuple[str, str]):
-    """A student names themselves in the class (`words`: the name box's and its button's, in the page's language)."""
-    page.get_by_role("textbox", name=re.compile(f"^{words[0]}")).fill(name)
-    page.get_by_role("button", name=words[1]).click()
-    page.get_by_text(re.compile(f"(You are {name} in this class|你在这堂课中的名字是 {name})")).wait_for(
-        timeout=WAIT_MS)
 
 
 def work(page, words: dict[str, str]):
@@ -84,20 +31,9 @@ def work(page, words: dict[str, str]):
     page.get_by_text(words["sent"]).wait_for(timeout=WAIT_MS)
 
 
-def shoot(page, anchor: str, file: str):
-    page.get_by_text(anchor).first.scroll_into_view_if_needed(timeout=WAIT_MS)
-    settled(page)
-    page.screenshot(path=ARTIFACTS / file)
-
-
-def switch_language(page, to: str, shown: str):
-    sidebar(page).get_by_text(to, exact=True).click()
-    page.get_by_text(shown).first.wait_for(timeout=WAIT_MS)
-
-
-def test_one_student_passes_another_fails_and_the_lecturer_sees_both_by_name(fake_server, browser):
+def test_one_student_passes_another_fails_and_the_lecturer_sees_both_by_name(fake_server, browser):  # noqa: F811
     ARTIFACTS.mkdir(exist_ok=True)
-    lecturer, code = start_class(browser, fake_server)
+    lecturer, code = start_class(browser, fake_server, VIP)
     ada, li = (opened(browser, f"{fake_server}/?class={code}{lang}") for lang in ("", "&lang=zh"))
     named(ada, "Ada", ("Your name", "Use this name"))
     named(li, "李雷", ("你的名字", "使用这个名字"))

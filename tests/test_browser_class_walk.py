@@ -10,7 +10,6 @@ the lecturer's reload keeps the desk; the class ends, the sidebar says so and th
 Screenshots of each part, in both languages, go to artifacts/."""
 
 import csv
-import io
 import re
 from urllib.parse import parse_qs, urlsplit
 
@@ -18,6 +17,7 @@ import pytest
 
 from bench.browser import chromium as started_chromium
 from tests.helpers.browser import ARTIFACTS, NEEDS_CHROMIUM, PLAYER, settled, wait_for_frame
+from tests.helpers.browser_class import downloaded
 from tools.app_server import app_server
 
 WAIT_MS = 30_000
@@ -60,13 +60,6 @@ def shoot(page, file: str, anchor=None):
         anchor.scroll_into_view_if_needed(timeout=WAIT_MS)
     settled(page)
     page.screenshot(path=ARTIFACTS / file)
-
-
-def downloaded(page, button: str) -> list[dict]:
-    with page.expect_download() as download:
-        sidebar(page).get_by_role("button", name=button).click()
-    with open(download.value.path(), encoding="utf-8-sig") as f:
-        return list(csv.DictReader(io.StringIO(f.read())))
 
 
 def popover(page, button: str, scope=None):

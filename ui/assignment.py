@@ -120,7 +120,7 @@ def assignment_panel():
             cols[1].button(t("assignment.run_to_end"), on_click=_run_to_end, width="stretch",
                            key="assignment_run_to_end")
         if room() is not None and is_lecturer():
-            submissions(scenario.name, assignment)
+            submissions(scenario.name, [goal.words for goal in assignment.goals])
         elif room() is not None:
             hand_in(scenario.name, judged)
 
@@ -171,20 +171,20 @@ ORDERS = {"name": lambda s: s.key, "passed": lambda s: (not s.passed, s.key), "f
 PAGE_ROWS = 20  # rows of the table at once: a class of 124 is pages, not a 36,000-pixel page
 
 
-def shown_submissions(handed: list[Submission]) -> list[Submission]:
+def shown_submissions(handed: list[Submission], key: str) -> list[Submission]:
     """The table's rows: those whose name holds the filter typed (compared as names are), in the order picked, the
-    page picked."""
-    typed = st.session_state.get("assignment_filter") or ""
+    page picked (the widgets under `key`)."""
+    typed = st.session_state.get(f"{key}_filter") or ""
     wanted = name_key(typed) if shown_name(typed) else ""
-    kept = sorted((s for s in handed if wanted in s.key), key=ORDERS[st.session_state.get("assignment_order")
-                                                                      or "name"])
-    page = int(st.session_state.get("assignment_page") or 1)
+    kept = sorted((s for s in handed if wanted in s.key), key=ORDERS[st.session_state.get(f"{key}_order") or "name"])
+    page = int(st.session_state.get(f"{key}_page") or 1)
     return kept[(page - 1) * PAGE_ROWS:page * PAGE_ROWS]
 
 
-def submissions(assignment_name: str, assignment: Assignment):
-    """The lecturer's view: each name's latest verdict per goal (filtered, sorted, in pages), deleting one, and the
-    class's CSV."""
+def submissions(assignment_name: str, goals: list[Message], key: str = "assignment", drop=None):
+    """The lecturer's view: each name's latest verdict per goal (`goals`: their words, in order; filtered, sorted,
+    in pages), deleting one (`drop(assignment, name key)`: by default the submission), and the class's CSV. Its
+    widgets' keys start with `key` (a coding assignment's table beside a scenario's)."""
     here = room()
     handed = here.submissions.of(assignment_name)
     heading = t("assignment.submissions", students=counted("n.student", len(handed)),
@@ -193,35 +193,34 @@ def submissions(assignment_name: str, assignment: Assignment):
     if not handed:
         st.caption(t("assignment.none_yet"))
     else:
-        st.caption("  \n".join(t("assignment.goal_is", i=i + 1, goal=said(goal.words))
-                               for i, goal in enumerate(assignment.goals)))
+        st.caption("  \n".join(t("assignment.goal_is", i=i + 1, goal=said(goal)) for i, goal in enumerate(goals)))
         cols = st.columns([2.4, 1.6, 1], vertical_alignment="bottom")
-        cols[0].text_input(t("assignment.filter"), key="assignment_filter", max_chars=40)
-        cols[1].selectbox(t("assignment.order"), list(ORDERS), key="assignment_order",
+        cols[0].text_input(t("assignment.filter"), key=f"{key}_filter", max_chars=40)
+        cols[1].selectbox(t("assignment.order"), list(ORDERS), key=f"{key}_order",
                           format_func=lambda o: t(f"assignment.order.{o}"))
-        cols[2].number_input(t("assignment.page"), 1, max(1, -(-len(handed) // PAGE_ROWS)), key="assignment_page")
+        cols[2].number_input(t("assignment.page"), 1, max(1, -(-len(handed) // PAGE_ROWS)), key=f"{key}_page")
         rows = [{t("assignment.col.name"): s.name,
                  t("assignment.col.passed"): MARKS[PASS if s.passed else FAIL] + " " +
                  t("assignment.yes" if s.passed else "assignment.no"),
                  **{t("assignment.col.goal", i=i + 1): _mark(v.state, v.reason) for i, (_, v) in enumerate(s.goals)},
                  t("assignment.col.rules"): "; ".join(map(said, s.broken)) or t("assignment.rules_kept"),
                  t("assignment.col.time"): time.strftime("%H:%M:%S", time.localtime(s.at))}
-                for s in shown_submissions(handed)]
+                for s in shown_submissions(handed, key)]
         if rows:
             st.markdown(WRAPPED_TABLES, unsafe_allow_html=True)
             st.table(pd.DataFrame(rows).set_index(t("assignment.col.name")))  # text in the page, not a canvas
         else:
             st.caption(t("assignment.none_match"))
-        delete_one(here, assignment_name, handed)
+        delete_one(assignment_name, handed, key, drop or here.submissions.delete)
     st.download_button(t("assignment.export"), lambda: here.submissions.csv(here.code, current_lang()),
                        file_name=f"class_{here.code}_assignments.csv", mime="text/csv", on_click="ignore",
-                       disabled=not handed, key="assignment_export")
+                       disabled=not handed, key=f"{key}_export")
 
 
-def delete_one(here, assignment_name: str, handed: list[Submission]):
+def delete_one(assignment_name: str, handed: list[Submission], key: str, drop):
     """The lecturer drops one student's submission (a test run, a mistake): they may hand in again."""
     with st.popover(t("assignment.delete"), icon=":material/delete:"):
         names = {s.key: s.name for s in handed}
-        st.selectbox(t("assignment.col.name"), list(names), format_func=names.get, key="assignment_delete_who")
-        st.button(t("assignment.delete_confirm"), type="primary", key="assignment_delete", on_click=lambda: (
-            here.submissions.delete(assignment_name, st.session_state.get("assignment_delete_who") or "")))
+        st.selectbox(t("assignment.col.name"), list(names), format_func=names.get, key=f"{key}_delete_who")
+        st.button(t("assignment.delete_confirm"), type="primary", key=f"{key}_delete", on_click=lambda: (
+            drop(assignment_name, st.session_state.get(f"{key}_delete_who") or "")))

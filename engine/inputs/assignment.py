@@ -112,8 +112,9 @@ def read_assignment(loader: _Loader, table: dict, num_requests: int) -> Assignme
 
 def _goal(loader: _Loader, table, where: str, num_requests: int) -> Goal:
     kind = table.get("kind") if isinstance(table, dict) else None
-    if kind not in GOALS:
-        loader.fail(f"{where}.kind", "assignment.unknown_goal", kind=repr(kind), kinds=", ".join(GOALS))
+    if kind not in GOALS or GOALS[kind].coding:  # a coding assignment's goal reads what only its grading has
+        loader.fail(f"{where}.kind", "assignment.unknown_goal", kind=repr(kind),
+                    kinds=", ".join(k for k, g in GOALS.items() if not g.coding))
     params = GOALS[kind].params
     loader.table(table, where, {"kind": str, **{name: p.type for name, p in params.items()}},
                  required=tuple(name for name, p in params.items() if p.required))

@@ -7,16 +7,22 @@ reason is a `Message`, so it reads in the student's language ("request 3 finishe
 
 A kind declares its parameters (`Param`: type, range, the words of a choice) and its check
 `check(evidence, **params) -> Verdict`; engine/inputs/assignment.py reads them from a scenario file.
+
+A coding assignment (session/coding.py) judges a learner's scheduler run in the sandbox: its evidence says why the
+run stopped short (`stopped`: an invariant broken, their code raised, a limit reached: the `contract` goal), and
+carries the runs of built-in kinds on the same workload (`baselines`, run in-process by the grader) that a goal
+relative to one (`latency_vs`) reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.run.frame import Frame
 from engine.run.metrics import LATENCY_SPANS, RequestMetrics, RunMetrics, percentile, run_metrics
 from i18n import Message
+from scheduler.factory import SCHEDULER_KINDS, scheduler_info
 
 PASS, FAIL, OPEN = "pass", "fail", "open"
 
@@ -38,14 +44,18 @@ class Evidence:
     preemptions: tuple[tuple[int, int], ...]  # (step, request preempted), in order
     peak_blocks: int  # blocks held by requests (a free cached block is not held)
     peak_step: int
+    stopped: Message | None = None  # why the run stopped before its end (a learner's run: session/coding.py)
+    baselines: dict[str, Evidence] = field(default_factory=dict)  # built-in kind -> its run on the same workload
 
     def request(self, rid: int) -> RequestMetrics | None:
         """Request `rid`'s metrics; None before it arrives."""
         return self.requests[rid] if rid < len(self.requests) else None
 
 
-def gather(frames: Iterable[Frame], ended: bool) -> Evidence:
-    """The evidence of `frames` (0..n, in order) in one pass; `ended` says the run is over at frame n."""
+def gather(frames: Iterable[Frame], ended: bool, stopped: Message | None = None,
+           baselines: dict[str, Evidence] | None = None) -> Evidence:
+    """The evidence of `frames` (0..n, in order) in one pass; `ended` says the run is over at frame n (`stopped`:
+    why it stopped there short of its end); `baselines`: the evidence of built-in kinds' runs of the workload."""
     preemptions, peak = [], [0, 0]
 
     def noting(frames):
@@ -57,7 +67,8 @@ def gather(frames: Iterable[Frame], ended: bool) -> Evidence:
             yield frame
 
     run, requests = run_metrics(noting(frames))
-    return Evidence(run.num_steps, ended, run, tuple(requests), tuple(preemptions), *peak)
+    return Evidence(run.num_steps, ended, run, tuple(requests), tuple(preemptions), peak[0], peak[1], stopped,
+                    baselines or {})
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,7 @@ class GoalKind:
     params: dict[str, Param]
     check: Callable[..., Verdict]
     words: Callable[..., Message]  # what the goal asks, from its parameters
+    coding: bool = False  # judged only on a learner's sandboxed run (why it stopped, the baselines' runs)
 
 
 GOALS: dict[str, GoalKind] = {}  # kind -> its parameters, checker and words (by default `goal.<kind>` in i18n/)
@@ -83,10 +95,11 @@ STATS = ("p50", "p90", "p95", "p99", "mean", "max")
 MOST_STEPS = 100_000
 
 
-def goal(kind: str, words: Callable[..., Message] | None = None, **params: Param):
-    """Register `check` as the checker of goals of `kind`, said by `words(**params)`."""
+def goal(kind: str, words: Callable[..., Message] | None = None, coding: bool = False, **params: Param):
+    """Register `check` as the checker of goals of `kind`, said by `words(**params)` (`coding`: a coding
+    assignment's only)."""
     def register(check):
-        GOALS[kind] = GoalKind(params, check, words or (lambda **values: Message(f"goal.{kind}", **values)))
+        GOALS[kind] = GoalKind(params, check, words or (lambda **values: Message(f"goal.{kind}", **values)), coding)
         return check
     return register
 
@@ -151,12 +164,17 @@ def latency_name(metric: str, stat: str) -> Message:
     return Message(f"goal.stat.{stat}", metric=Message(f"compare.latency.{metric}"))
 
 
+def latency_of(ev: Evidence, metric: str, stat: str) -> float | None:
+    """A statistic of a latency span over the requests that had one (None: none had)."""
+    return stat_of([span.steps for r in ev.requests if (span := getattr(r, metric)) is not None], stat)
+
+
 @goal("latency", metric=Param(str, choices=LATENCY_SPANS), stat=Param(str, choices=STATS),
       at_most=Param(float, 0, MOST_STEPS),
       words=lambda metric, stat, at_most: Message("goal.latency", what=latency_name(metric, stat),
                                                   at_most=f"{at_most:g}"))
 def latency(ev: Evidence, metric: str, stat: str, at_most: float) -> Verdict:
-    value = stat_of([span.steps for r in ev.requests if (span := getattr(r, metric)) is not None], stat)
+    value = latency_of(ev, metric, stat)
     what = latency_name(metric, stat)
     if value is None:
         said = Message("goal.no_latency", what=what)
@@ -182,3 +200,38 @@ def throughput(ev: Evidence, at_least: float) -> Verdict:
         return _not_yet(ev, Message("goal.throughput_so_far", value=value))
     state = PASS if ev.run.throughput_tokens_per_step >= at_least else FAIL
     return Verdict(state, Message(f"goal.throughput_{state}", value=value, limit=f"{at_least:g}"))
+
+
+@goal("contract", coding=True)
+def contract(ev: Evidence) -> Verdict:
+    """Every invariant held after every step, and the code ran to the end within its limits."""
+    if ev.stopped is not None:
+        return Verdict(FAIL, ev.stopped)
+    said = Message("goal.contract_held", step=ev.step)
+    return Verdict(PASS, said) if ev.ended else _not_yet(ev, said)
+
+
+def kind_name(kind: str) -> Message:
+    """"the article's scheduler"."""
+    return Message(scheduler_info(kind).run_name)
+
+
+@goal("latency_vs", coding=True, metric=Param(str, choices=LATENCY_SPANS), stat=Param(str, choices=STATS),
+      baseline=Param(str, choices=SCHEDULER_KINDS),
+      words=lambda metric, stat, baseline: Message("goal.latency_vs", what=latency_name(metric, stat),
+                                                   baseline=kind_name(baseline)))
+def latency_vs(ev: Evidence, metric: str, stat: str, baseline: str) -> Verdict:
+    """Below the built-in kind `baseline`'s on the same workload (its run: `Evidence.baselines`): a learner's
+    change of the baseline's scheduler must improve on it, not merely leave it as it was."""
+    what, theirs = latency_name(metric, stat), ev.baselines.get(baseline)
+    if theirs is None:  # a run judged without the baseline's (a scenario's assignment): nothing to compare with
+        return Verdict(FAIL, Message("goal.no_baseline", baseline=kind_name(baseline)))
+    value, limit = latency_of(ev, metric, stat), latency_of(theirs, metric, stat)
+    if value is None or limit is None:
+        said = Message("goal.no_latency", what=what)
+        return Verdict(FAIL, said) if ev.ended else _not_yet(ev, said)
+    if not ev.ended:
+        return _not_yet(ev, Message("goal.latency_so_far", what=what, value=f"{value:.1f}"))
+    state = PASS if value < limit else FAIL
+    return Verdict(state, Message(f"goal.latency_vs_{state}", what=what, value=f"{value:.1f}", limit=f"{limit:.1f}",
+                                  baseline=kind_name(baseline)))
