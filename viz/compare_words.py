@@ -48,7 +48,7 @@ def metric_rows(runs: Sequence[ConfigRun], digits: int = 2, *, lang: str) -> lis
     """One row per metric: {"metric": name, <label>: value, ...}, floats rounded to `digits`, names in `lang`."""
     columns = [metric_values(run) for run in runs]
     header = text(lang, "compare.metric")
-    batch_limit = " / ".join(dict.fromkeys(scheduler_info(run.engine.spec.scheduler).setting_name("max_num_seqs")
+    batch_limit = " / ".join(dict.fromkeys(scheduler_info(run.scheduler).setting_name("max_num_seqs")
                                            for run in runs))  # SGLang's max_running_requests
     return [{header: metric_label(name, lang, batch_limit), **{run.label: _rounded(col[name], digits)
                                                   for run, col in zip(runs, columns, strict=True)}}

@@ -47,13 +47,14 @@ def _script_json(data) -> str:
 
 
 def lockstep_message(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str, last_step: int | None = None,
-                     told: Sequence[tuple[int, str]] | None = None) -> dict:
+                     told: Sequence[tuple[int, str]] | None = None, stopped: Sequence[str | None] = ()) -> dict:
     """What the lockstep stages (player/lockstep.js) play: every run's player message (its frames up to
-    `last_step`, when given) and the marks between them (`told`: the partings in the caller's words)."""
+    `last_step`, when given) and the marks between them (`told`: the partings in the caller's words; `stopped`: per
+    run, what stopped it early, shown on its stage from its last frame on, or None)."""
     if last_step is not None:
         runs = [(label, list(frames)[:last_step + 1]) for label, frames in runs]
     return {"runs": [run_message(label, frames, lang=lang) for label, frames in runs],
-            **lockstep_marks(runs, lang=lang, told=told)}
+            **lockstep_marks(runs, lang=lang, told=told), "stopped": list(stopped)}
 
 
 def _page(title: str, lang: str, js: str, css: str, body: str, mount: str) -> str:

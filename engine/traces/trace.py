@@ -39,7 +39,7 @@ from scheduler.factory import DEFAULT_KIND
 TRACE_VERSION = 5
 
 __all__ = ["TRACE_VERSION", "TraceError", "UnknownScheduler", "load_trace", "read_trace", "request_summaries",
-           "trace_dict", "trace_json", "write_trace"]
+           "trace_dict", "trace_store", "trace_json", "write_trace"]
 
 
 def request_summaries(engine: Engine, frames: Sequence[Frame] | None = None) -> list[dict]:
@@ -109,6 +109,12 @@ def read_trace(data: bytes | str) -> tuple[FrameStore, dict]:
     """The frames of a trace's JSON text, and the trace's other fields (title, requests...); raises TraceError
     (a ValueError) naming what does not fit the schema."""
     trace = checked_trace(data)
+    return trace_store(trace), trace
+
+
+def trace_store(trace: dict) -> FrameStore:
+    """The frames of a trace already checked (`checked_trace`'s: a file read, a run made elsewhere); raises
+    TraceError naming the first frame that cannot be read."""
     histories = [TokenHistory(r["prompt_token_ids"] + r["output_token_ids"], pieces=r["pieces"])
                  for r in trace["requests"]]
     store = FrameStore(decided_by=DecidedBy(**trace["decided_by"]))
@@ -116,7 +122,7 @@ def read_trace(data: bytes | str) -> tuple[FrameStore, dict]:
         READERS[trace["version"]](store, trace["frames"], histories)
     except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
         raise TraceError(f"frames[{len(store)}]", Message("trace.unreadable_frame", detail=repr(e))) from None
-    return store, trace
+    return store
 
 
 def load_trace(path: str | Path) -> tuple[FrameStore, list[dict]]:
