@@ -163,7 +163,7 @@ def own_choice(column, variants: list[Variant] | None) -> OwnScheduler | None:
         column.caption(t("lab.own_none"))
         return None
     full = variants is not None and len(variants) >= MAX_VARIANTS
-    added = column.toggle(t("lab.own_add", name=own.class_name), key="own_stage", disabled=full,
+    added = column.toggle(t("lab.own_add", name=own.class_name), key="own_add", disabled=full,
                           help=t("lab.own_add_help"))
     if full:
         column.caption(t("lab.own_full", most=MAX_VARIANTS))

@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from engine.analysis.compare import ConfigRun, recorded_run
 from engine.run.recipe import RunSpec
 from engine.traces.trace import trace_store
 from i18n import Message, text
+from sandbox import Outcome, run_learner
 from scheduler.factory import scheduler_info
 from session.own_scheduler import OwnScheduler
 from session.run_cache import RunCache, frames_bytes, shared_run_cache
-
-if TYPE_CHECKING:
-    from sandbox import Outcome
 
 
 @dataclass(frozen=True)
@@ -52,8 +49,6 @@ def own_stage(own: OwnScheduler, spec: RunSpec, lang: str, labels: list[str],
               cache: RunCache | None = None) -> OwnStage:
     """The learner's stage on `spec` (run in the sandbox unless the cache holds it), named by its kind's run name
     in `lang`, told apart from the other stages' `labels`."""
-    from sandbox import run_learner  # the sandbox starts workers: imported where a learner's run is asked for
-
     outcome = (cache or shared_run_cache()).made(own_address(own, spec),
                                                   lambda: run_learner(own.source, own.class_name, spec),
                                                   outcome_bytes)
@@ -61,24 +56,19 @@ def own_stage(own: OwnScheduler, spec: RunSpec, lang: str, labels: list[str],
 
 
 def stopped_by(outcome: Outcome) -> Message | None:
-    """What stopped the run before its end, in words: an invariant broken at its step, their code's error, or a
-    limit; None when it ran to its end."""
+    """What stopped the run before its end, in words: the invariant it broke and at which step, their code's error
+    (at its line), or the limit it reached; None when it ran to its end."""
     if outcome.broken is not None:
         return Message("lab.own_broken", step=outcome.broken.step, what=outcome.broken.message)
-    if outcome.fault is not None:
-        where = Message("lab.own_line", line=outcome.fault.line) if outcome.fault.line else ""
-        return Message("lab.own_fault", what=outcome.fault.message, where=where)
-    if outcome.stopped is not None:
-        return Message("lab.own_stopped", what=outcome.stopped)
-    return None
+    return outcome.fault.message if outcome.fault is not None else outcome.stopped
 
 
 def stage_of(outcome: Outcome, lang: str, labels: list[str]) -> OwnStage:
     """The lab's stage of a sandboxed run's outcome (see `OwnStage`)."""
     said = stopped_by(outcome)
     traceback = outcome.fault.text if outcome.fault is not None else None
-    if outcome.trace is None or outcome.kind is None:
-        return OwnStage(None, said or Message("lab.own_no_frames"), traceback)
+    if outcome.trace is None or outcome.kind is None:  # then something stopped it: `said` says what
+        return OwnStage(None, said, traceback)
     name = text(lang, scheduler_info(outcome.kind).run_name)
     label = name if name not in labels else text(lang, "lab.own_label", name=name)
     run = recorded_run(label, outcome.trace, trace_store(outcome.trace), ended=said)

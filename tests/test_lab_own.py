@@ -1,153 +1,117 @@
-"""The learner's own scheduler as a stage of the policy lab (session/own_stage.py): a stage whose frames were made
-elsewhere (engine/analysis/compare.py recorded_run) is shown, measured and told as the same run made here; one that
-broke an invariant, raised or hit a limit ends at its frame saying so, or is said instead of a stage; its run is
-made once per code and spec, kept in the run cache like a run."""
+"""The learner's own scheduler as a stage of the policy lab (session/own_stage.py), run in the real sandbox: a stage
+whose frames were made elsewhere (engine/analysis/compare.py recorded_run) is shown, measured and told as the same
+run made here, under its kind's names; one that broke an invariant, raised or hit a limit ends at its frame saying
+so, or is said instead of a stage with their traceback; its run is made once per code and spec, kept in the run
+cache like a run."""
 
-import subprocess
-import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import pytest
 
 from engine.analysis.compare import Variant, compare, metric_values, run_variant, summary_of, variant_spec
-from engine.check.invariants import Broken
-from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.learner import load
-from engine.traces.schema import checked_trace
-from i18n import Message, in_lang
+from i18n import in_lang
+from sandbox import Limits, run_learner
 from session.own_scheduler import OwnScheduler
-from session.own_stage import own_address, stage_of
+from session.own_stage import own_address, own_stage, stage_of
 from session.run_cache import RunCache
-from tests.helpers.registry import registry_kept
+from tests.helpers.sandboxed import learner, preset_spec, registry  # noqa: F401 - a fixture
 from tests.helpers.source import ROOT
 from viz.html_export import lockstep_message
 from viz.lockstep import lockstep_marks
 
-SMART = str(ROOT / "starters/smart_victim.py") + ":SmartVictim"
-PRESET = "07_smart_preemption"
+pytestmark = pytest.mark.usefixtures("registry")
+BUILT_IN = ("article", "vllm", "sglang", "vllm_v0")
+SMART = OwnScheduler((ROOT / "starters/smart_victim.py").read_text(), "SmartVictim")
+DOUBLE_FREE = OwnScheduler((ROOT / "starters/double_free.py").read_text(), "DoubleFree")
+WALL = ("mean wall step time (ms)",)  # measured, so never the same twice
 
 
-@dataclass(frozen=True)
-class Fault:
-    text: str
-    line: int | None
-    message: Message
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What sandbox.run_learner hands back (its fields as the shared design names them)."""
-    trace: dict | None
-    kind: str | None
-    broken: Broken | None = None
-    fault: Fault | None = None
-    stopped: Message | None = None
-
-
-@pytest.fixture(autouse=True)
-def registry():
-    """The learner's kind, as the sandbox registers its declaration on the server; gone after each test."""
-    with registry_kept():
-        load(SMART)
-        yield
-
-
-@pytest.fixture(scope="module")
-def made_elsewhere(tmp_path_factory) -> dict:
-    """The smart victim's run of the preset, made by another process (the command line), as its trace, checked."""
-    path = tmp_path_factory.mktemp("own") / "smart.json"
-    subprocess.run([sys.executable, "-m", "engine", "run", str(SCENARIOS_DIR / f"{PRESET}.toml"), "--scheduler",
-                    SMART, "--json", str(path)], cwd=ROOT, check=True, capture_output=True)
-    return path.read_text()
-
-
-def preset_spec():
-    return load_scenario(SCENARIOS_DIR / f"{PRESET}.toml").spec
+def lab_spec():
+    """The spec the lab runs every stage of the smart-victim preset on (its kind is the learner's in the sandbox)."""
+    spec = preset_spec()
+    return variant_spec(Variant("", spec.config), spec.workload, seed=spec.seed, cost=spec.cost)
 
 
 def built_ins(lang: str = "en"):
-    spec = preset_spec()
-    variants = [Variant(kind, spec.config, scheduler=kind) for kind in ("article", "vllm", "sglang", "vllm_v0")]
-    return compare(variants, spec.workload, seed=spec.seed, cost=spec.cost)
+    spec = lab_spec()
+    return compare([Variant(kind, spec.config, scheduler=kind) for kind in BUILT_IN], spec.workload, seed=spec.seed,
+                   cost=spec.cost)
 
 
-def cut(trace: dict, last: int) -> dict:
-    """The trace's frames 0..last: a run that stopped there."""
-    return {**trace, "frames": trace["frames"][:last + 1]}
-
-
-def test_a_stage_made_elsewhere_is_measured_and_told_as_the_same_run_made_here(made_elsewhere):
-    stage = stage_of(Outcome(checked_trace(made_elsewhere), "smart_victim"), "en", ["article"])
-    spec = preset_spec()
-    here = run_variant(Variant("smart victim", spec.config, scheduler="smart_victim"), spec.workload,
-                       seed=spec.seed, cost=spec.cost)
+def test_the_learners_stage_is_the_run_made_here_measured_and_told_alike():
+    spec = lab_spec()
+    stage = own_stage(SMART, spec, "en", list(BUILT_IN), RunCache(2**30))
     own = stage.run
-    assert stage.said is None and own.label == "smart victim" and own.scheduler == "smart_victim"
-    assert own.stop_reason == here.stop_reason == "finished" and own.ended is None
+    assert stage.said is None and stage.traceback is None and own.label == "smart victim"
+    assert own.scheduler.startswith("own_") and own.stop_reason == "finished" and own.ended is None
+    here = run_variant(Variant("smart victim", spec.config, scheduler=load(
+        str(ROOT / "starters/smart_victim.py") + ":SmartVictim").kind), spec.workload, seed=spec.seed, cost=spec.cost)
     assert len(own.frames) == len(here.frames) > 10
-    walls = ("mean wall step time (ms)",)
-    assert {k: v for k, v in metric_values(own).items() if k not in walls} == \
-        {k: v for k, v in metric_values(here).items() if k not in walls}
+    assert {k: v for k, v in metric_values(own).items() if k not in WALL} == \
+        {k: v for k, v in metric_values(here).items() if k not in WALL}
     article = built_ins()[0]
-    assert lockstep_marks([(article.label, article.frames), ("smart victim", own.frames)], lang="en") == \
-        lockstep_marks([(article.label, article.frames), ("smart victim", here.frames)], lang="en")
+    assert lockstep_marks([(article.label, article.frames), (own.label, own.frames)], lang="en") == \
+        lockstep_marks([(article.label, article.frames), (own.label, here.frames)], lang="en")
     assert own.trace_dict("lab: mine")["title"] == "lab: mine"  # exported as the trace it was read from
 
 
-def test_the_partings_and_the_table_name_the_learners_kind_in_both_languages(made_elsewhere):
+def test_beside_the_four_built_in_kinds_the_partings_name_it_in_both_languages_run_once():
+    cache = RunCache(2**30)
     for lang, name in (("en", "smart victim"), ("zh", "聪明的牺牲者")):
         runs = built_ins(lang)
-        stage = stage_of(Outcome(checked_trace(made_elsewhere), "smart_victim"), lang, [r.label for r in runs])
-        runs = [*runs, stage.run]
+        runs.append(own_stage(SMART, lab_spec(), lang, [r.label for r in runs], cache).run)
+        assert runs[-1].label == name
         marks = lockstep_marks([(r.label, r.frames) for r in runs], lang=lang)
-        assert marks["partings"] and all(name in sentence for _, sentence in marks["partings"]), marks["partings"]
+        assert marks["partings"] and all(name in sentence for _, sentence in marks["partings"])
         assert len(marks["colors"]) == 5
-        mean_e2e = "end-to-end latency mean steps"  # the preset's requests finish sooner under the smart victim
-        assert metric_values(stage.run)[mean_e2e] < metric_values(runs[0])[mean_e2e]
+        mean_e2e = "end-to-end latency mean steps"  # the preset's requests finish sooner than under tail preemption
+        assert metric_values(runs[-1])[mean_e2e] < metric_values(runs[0])[mean_e2e]
+    assert (cache.stats()["misses"], cache.stats()["hits"]) == (1, 1)  # the sandbox ran once for both
 
 
-def test_a_name_a_built_in_stage_has_already_is_told_apart(made_elsewhere):
-    stage = stage_of(Outcome(checked_trace(made_elsewhere), "smart_victim"), "en", ["smart victim"])
+def test_a_name_another_stage_has_already_is_told_apart():
+    stage = own_stage(SMART, lab_spec(), "en", ["smart victim"], RunCache(2**30))
     assert stage.run.label == "smart victim (yours)"
 
 
-def test_a_run_that_broke_an_invariant_ends_its_stage_at_that_frame_saying_what_broke(made_elsewhere):
-    broken = Broken("check.freed_twice", unit="block", id=5, counted=-1)
-    broken.step = 9
-    stage = stage_of(Outcome(cut(checked_trace(made_elsewhere), 9), "smart_victim", broken=broken), "en", [])
-    run = stage.run
-    assert len(run.frames) == 10 and run.stop_reason == "ended"
-    assert run.ended == stage.said
-    assert in_lang("en", stage.said) == ("It stopped at step 9: an invariant broke: block 5 was freed more times "
-                                         "than it was taken (the pool counts -1 holders)")
-    assert "第 9 步" in in_lang("zh", stage.said) and "块 5" not in in_lang("en", stage.said)
+def test_a_block_freed_twice_ends_its_stage_before_the_step_that_broke_saying_what_broke():
+    stage = own_stage(DOUBLE_FREE, lab_spec(), "en", [], RunCache(2**30))
+    run, said = stage.run, stage.said
+    assert run.stop_reason == "stopped" and run.ended == said and stage.traceback is None
+    step = len(run.frames)  # its frames are those before the step that broke
+    assert in_lang("en", said).startswith(f"It stopped at step {step}: an invariant broke: block ")
+    assert "was freed more times than it was taken" in in_lang("en", said)
+    assert in_lang("zh", said).startswith(f"它在第 {step} 步停下")
     runs = [*built_ins(), run]
-    assert summary_of(runs).unfinished == ["smart victim"]  # the summary says it did not finish
+    assert summary_of(runs).unfinished == [run.label]
     message = lockstep_message([(r.label, r.frames) for r in runs], lang="en",
                                stopped=[None] * 4 + [in_lang("en", run.ended)])
-    assert message["stopped"][-1].startswith("It stopped at step 9") and message["runs"][-1]["last"] == 9
-    assert max(p[0] for p in message["partings"]) <= 9  # the others go on; no parting past its end
+    assert message["stopped"][-1].startswith("It stopped at step") and message["runs"][-1]["last"] == step - 1
+    assert all(parting <= step - 1 for parting, _ in message["partings"])  # the others go on alone
 
 
-def test_code_that_raised_before_its_first_frame_has_no_stage_and_shows_their_traceback():
-    fault = Fault('Traceback (your code only):\n  File "mine.py", line 7, in schedule\nZeroDivisionError: x\n', 7,
-                  Message("learner.not_class", name="Mine", what="module"))
-    stage = stage_of(Outcome(None, None, fault=fault), "en", [])
-    assert stage.run is None and stage.traceback == fault.text
-    assert in_lang("en", stage.said) == "Your code raised an error at line 7: Mine is a module, not a scheduler class"
-    assert in_lang("zh", stage.said).startswith("你的代码在第 7 行抛出了错误")
+def test_code_that_raised_mid_run_is_a_stage_up_to_there_and_a_syntax_error_is_said_instead():
+    raised = learner("    def choose_victim(self, requester):\n        return {}['victim']\n")
+    stage = own_stage(OwnScheduler(raised, "Mine"), lab_spec(), "en", [], RunCache(2**30))
+    assert stage.run is not None and stage.run.stop_reason == "stopped"
+    assert in_lang("en", stage.said) == "Your code raised KeyError: 'victim' (line 7)."
+    assert stage.traceback.rstrip().endswith("KeyError: 'victim'") and "scheduler/" not in stage.traceback
+    broken = learner("    def choose_victim(self, requester)\n        return None\n")
+    stage = own_stage(OwnScheduler(broken, "Mine"), lab_spec(), "zh", [], RunCache(2**30))
+    assert stage.run is None and "SyntaxError" in stage.traceback and "6" in in_lang("zh", stage.said)
 
 
-def test_a_run_stopped_by_a_limit_says_which(made_elsewhere):
-    limit = Message("learner.no_file", path="cpu")  # any Message stands for the sandbox's words of the limit
-    stage = stage_of(Outcome(cut(checked_trace(made_elsewhere), 3), "smart_victim", stopped=limit), "en", [])
-    assert len(stage.run.frames) == 4 and in_lang("en", stage.said) == f"It was stopped by a limit: {limit}"
-    assert stage_of(Outcome(None, None, stopped=limit), "en", []).run is None
+def test_a_run_stopped_by_a_limit_says_which():
+    endless = learner("    def choose_victim(self, requester):\n        while True:\n            pass\n")
+    stage = stage_of(run_learner(endless, "Mine", lab_spec(), Limits(cpu_s=1, wall_s=4)), "en", [])
+    assert stage.run is None and stage.traceback is None
+    assert in_lang("en", stage.said) == "Your scheduler was stopped: it used up its 1 s of CPU time (an endless loop?)."
 
 
 def test_the_outcome_is_made_once_per_code_and_spec_and_kept_within_the_budget():
     cache, made = RunCache(budget_bytes=10 * 2**20, share_bytes=6 * 2**20), []
-    own, spec = OwnScheduler("class A: pass\n", "A"), variant_spec(Variant("", preset_spec().config), [])
+    own, spec = OwnScheduler("class A: pass\n", "A"), lab_spec()
 
     def make(label, mb):
         return lambda: made.append(label) or label, lambda value: mb * 2**20

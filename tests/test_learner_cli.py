@@ -17,7 +17,6 @@ from i18n import CATALOGUES, in_lang
 from scheduler.factory import SCHEDULERS
 from session.lab import LabError, open_trace
 from tests.helpers.real_model import NEEDS_MODEL
-from tests.helpers.registry import registry_kept
 from tests.helpers.source import ROOT
 
 SMART = str(ROOT / "starters/smart_victim.py") + ":SmartVictim"
@@ -28,8 +27,13 @@ SMART_PRESET = str(SCENARIOS_DIR / "07_smart_preemption.toml")
 @pytest.fixture(autouse=True)
 def registry():
     """Each test's kinds loaded from files leave the factory's registry and the catalogues as they were."""
-    with registry_kept():
-        yield
+    saved = dict(SCHEDULERS), {lang: dict(c) for lang, c in CATALOGUES.items()}
+    yield
+    SCHEDULERS.clear()
+    SCHEDULERS.update(saved[0])
+    for lang, catalogue in CATALOGUES.items():
+        catalogue.clear()
+        catalogue.update(saved[1][lang])
 
 
 def own_file(tmp_path: Path, body: str, name: str = "mine.py") -> Path:

@@ -35,6 +35,7 @@ from engine.run.metrics import (
     run_metrics,
 )
 from engine.run.recipe import RUN_BOUNDS, CostModel, Request, RunSpec
+from engine.traces.schema import ENDINGS
 from engine.traces.trace import trace_dict
 from i18n import Message, MessageError, text
 from scheduler import Config
@@ -212,12 +213,9 @@ def run_variant(variant: Variant, workload: Sequence[Request], runner: str = "fa
 def recorded_run(label: str, trace: dict, frames: Sequence[Frame], ended: Message | None = None) -> ConfigRun:
     """A stage of the comparison whose frames were made elsewhere (a learner's scheduler, run in the sandbox on the
     comparison's workload): `trace` as checked, `frames` read from it (engine/traces/trace.py trace_store). Its
-    stop reason: "ended" where `ended` says why it stopped early, else "finished" when every request ended, else
-    "stalled"."""
+    stop reason: "stopped" where `ended` says why it stopped early, else the trace's own (Engine.run's)."""
     start, frames = time.perf_counter(), list(frames)
-    ended_requests = sum(r.status in ("finished", "aborted") for r in frames[-1].requests)
-    done = ended_requests == len(trace["requests"])  # a request that never arrived is in the trace, not the frame
-    reason = "ended" if ended is not None else "finished" if done else "stalled"
+    reason = "stopped" if ended is not None else trace.get("ended", ENDINGS[0])  # a trace written before: finished
     return _measured(label, frames[0].config, frames, start, stop_reason=reason, scheduler=trace["scheduler"],
                      overlap=trace.get("overlap", False), adaptive=None, trace=trace, ended=ended)
 
