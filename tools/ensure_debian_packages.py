@@ -3,9 +3,10 @@ a Playwright-downloaded browser), a CJK font (without one, Chinese text renders 
 and GIFs), Noto's other scripts (a class's names in Devanagari, Thai, Arabic... in the screenshots), Redis (the
 tests start `redis-server` on a free port: tests/helpers/redis_server.py), nginx (the benches put it in front of
 server processes: bench/bench_class_proxy.py, bench/bench_half_open.py), node (tests/test_player_decode.py runs
-the player's decoder in it) and poppler-utils (the handout tests read the printed PDF's text with `pdftotext`); and
-what pip needs to build pyicu (requirements.txt: ICU's confusable skeleton compares a class's names), ICU's
-headers, pkg-config and a C++ compiler, so `make install` runs this before pip. The app needs none of the others.
+the player's decoder in it), npm (`make install` builds the Workbench's editor with it: editor/) and poppler-utils
+(the handout tests read the printed PDF's text with `pdftotext`); and what pip needs to build pyicu
+(requirements.txt: ICU's confusable skeleton compares a class's names), ICU's headers, pkg-config and a C++ compiler,
+so `make install` runs this before pip. The app needs none of the others.
 Only the programs are used: neither service is started by the install (each test or bench starts its own, on a free
 port, and stops it). Quick and silent when all are there.
 """
@@ -22,7 +23,7 @@ NEEDED = {"/usr/bin/chromium": "chromium",
           "/usr/bin/redis-server": "redis-server",
           "/usr/bin/pdftotext": "poppler-utils",
           "/usr/sbin/nginx": "nginx-light",
-          "/usr/bin/node": "nodejs",
+          "/usr/bin/node": "nodejs", "/usr/bin/npm": "npm",
           "/usr/include/unicode/uspoof.h": "libicu-dev", "/usr/bin/pkg-config": "pkg-config", "/usr/bin/g++": "g++",
           "/usr/bin/bwrap": "bubblewrap"}  # the sandbox's jail (sandbox/jail.py)
 SERVICES = {"redis-server": "redis-server", "nginx-light": "nginx"}  # package -> the service Debian would start
