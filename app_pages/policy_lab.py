@@ -212,7 +212,8 @@ def results(runs, title: str):
     own_said(st.session_state.get("own_stage"))
     lockstep_stages(runs)
     st.caption(t("lab.metrics_caption", metrics=metric_definitions(lang), clock=clock("simulated", lang)))
-    st.dataframe(as_table(metric_rows(runs, lang=lang)), hide_index=True, width="stretch", height=420)
+    st.dataframe(as_table(metric_rows(runs, lang=lang)), hide_index=True, width="stretch", height=420,
+                 column_config={t("compare.metric"): st.column_config.Column(pinned=True)})  # named as it scrolls
     st.caption(t("lab.in_detail"))
     st.info(summary(runs, lang))
     st.plotly_chart(key_metrics_figure(runs, lang=lang), config=PLOT_CONFIG, key="key_metrics")
