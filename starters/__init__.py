@@ -7,8 +7,11 @@ one, is for the tests and the lecturer (starters/solutions/, docs/schedulers.md)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from starters import whole
 
 HERE = Path(__file__).resolve().parent
 SOLUTIONS = HERE / "solutions"
@@ -22,19 +25,22 @@ class Starter:
     title: str  # message ids: what it is, and the task
     task: str
     solution: tuple[Path, str] | None = None  # a reference solution: its file and class
-
-    @property
-    def spec(self) -> str:
-        """`path:class`, as `python -m engine run --scheduler` and `python -m engine check` take it."""
-        return f"{self.path}:{self.class_name}"
+    build: Callable[[str], str] | None = None  # its source from the file's text (None: the text as it is)
 
 
-def _starter(id: str, file: str, class_name: str, solution: tuple[Path, str] | None = None) -> Starter:
-    return Starter(id, HERE / file, class_name, f"starter.{id}.title", f"starter.{id}.task", solution)
+def _starter(id: str, file: str | Path, class_name: str, solution: tuple[Path, str] | None = None,
+             build: Callable[[str], str] | None = None) -> Starter:
+    return Starter(id, HERE / file, class_name, f"starter.{id}.title", f"starter.{id}.task", solution, build)
 
 
 STARTERS: tuple[Starter, ...] = (
     _starter("victim", "victim.py", "MyVictim", (HERE / "smart_victim.py", "SmartVictim")),
+    _starter("queue_order", "queue_order.py", "MyQueueOrder", (SOLUTIONS / "queue_order.py", "ShortestFirst")),
+    _starter("batch_size", "batch_size.py", "MyBatchSize", (SOLUTIONS / "batch_size.py", "BackOff")),
+    _starter("preallocate", "preallocate.py", "MyPreallocation", (SOLUTIONS / "preallocate.py", "BlockAhead")),
+    _starter("chunk_size", "chunk_size.py", "MyChunkSize", (SOLUTIONS / "chunk_size.py", "QuarterChunks")),
+    _starter("whole", whole.PATH, whole.CLASS_NAME, build=whole.whole_source),
+    _starter("skeleton", "skeleton.py", "MyScheduler"),
     _starter("double_free", "double_free.py", "DoubleFree"),
 )
 BY_ID = {starter.id: starter for starter in STARTERS}
@@ -42,4 +48,5 @@ BY_ID = {starter.id: starter for starter in STARTERS}
 
 def source(starter: Starter) -> str:
     """The starter's source, as the learner first sees it."""
-    return starter.path.read_text(encoding="utf-8")
+    text = starter.path.read_text(encoding="utf-8")
+    return starter.build(text) if starter.build else text
