@@ -3,7 +3,8 @@
 Its run is made in the sandbox (`sandbox.run_learner`), never in this process, on the very RunSpec the lab's other
 stages run, and comes back as a refereed trace; the lab then shows, measures and tells it as any stage made from a
 trace (engine/analysis/compare.py `recorded_run`). It is made once per code and spec: the outcome is kept in the run
-cache under their digest, bounded like the runs. A run that broke an invariant, raised, or hit a limit after some
+cache under their digest, bounded like the runs; not one a limit stopped, or that found the sandbox busy: that says
+what one try met, and the next tries again. A run that broke an invariant, raised, or hit a limit after some
 steps is a stage up to its last frame, ended by what stopped it; one with no frame to show (it did not compile, named
 no scheduler, or was stopped before its first step) is said instead of a stage, with their traceback where it
 raised.
@@ -49,9 +50,10 @@ def own_stage(own: OwnScheduler, spec: RunSpec, lang: str, labels: list[str],
               cache: RunCache | None = None) -> OwnStage:
     """The learner's stage on `spec` (run in the sandbox unless the cache holds it), named by its kind's run name
     in `lang`, told apart from the other stages' `labels`."""
-    outcome = (cache or shared_run_cache()).made(own_address(own, spec),
-                                                  lambda: run_learner(own.source, own.class_name, spec),
-                                                  outcome_bytes)
+    cache, address = cache or shared_run_cache(), own_address(own, spec)
+    outcome = cache.made(address, lambda: run_learner(own.source, own.class_name, spec), outcome_bytes)
+    if outcome.stopped is not None:  # a limit met, or the sandbox busy: what this try met, not kept for the next
+        cache.forget(address)
     return stage_of(outcome, lang, labels)
 
 

@@ -236,6 +236,12 @@ class RunCache:
             return Made(address, value, nbytes(value))
         return self._find_or_build(address, None, build).value
 
+    def forget(self, address: str):
+        """Drop what is filed at `address`, unless pinned (a result made elsewhere that says only what one try met)."""
+        with self._lock:
+            if address not in self.pinned:
+                self._runs.pop(address, None)
+
     def hold(self, run: SharedRun, holder) -> SharedRun:
         """Hold `run` as it is, found by another session (a class following its lecturer's run)."""
         with self._lock:

@@ -12,6 +12,7 @@ from engine.analysis.compare import Variant, compare, metric_values, run_variant
 from engine.learner import load
 from i18n import in_lang
 from sandbox import Limits, run_learner
+from sandbox.limits import MAX_SOURCE
 from session.own_scheduler import OwnScheduler
 from session.own_stage import own_address, own_stage, stage_of
 from session.run_cache import RunCache
@@ -102,11 +103,16 @@ def test_code_that_raised_mid_run_is_a_stage_up_to_there_and_a_syntax_error_is_s
     assert stage.run is None and "SyntaxError" in stage.traceback and "6" in in_lang("zh", stage.said)
 
 
-def test_a_run_stopped_by_a_limit_says_which():
+def test_a_run_stopped_by_a_limit_says_which_and_is_not_kept_for_the_next_try():
     endless = learner("    def choose_victim(self, requester):\n        while True:\n            pass\n")
-    stage = stage_of(run_learner(endless, "Mine", lab_spec(), Limits(cpu_s=1, wall_s=4)), "en", [])
+    stage = stage_of(run_learner(endless, "Mine", lab_spec(), Limits(cpu_s=1, wall_s=30)), "en", [])
     assert stage.run is None and stage.traceback is None
     assert in_lang("en", stage.said) == "Your scheduler was stopped: it used up its 1 s of CPU time (an endless loop?)."
+    too_long, cache = OwnScheduler(learner(before="#" * MAX_SOURCE + "\n"), "Mine"), RunCache(2**30)
+    for tries in (1, 2):
+        stage = own_stage(too_long, lab_spec(), "en", [], cache)
+        assert stage.run is None and in_lang("en", stage.said).startswith("Your file is longer than")
+        assert own_address(too_long, lab_spec()) not in cache and cache.stats()["misses"] == tries
 
 
 def test_the_outcome_is_made_once_per_code_and_spec_and_kept_within_the_budget():
