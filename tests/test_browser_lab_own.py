@@ -1,8 +1,8 @@
 """The learner's own scheduler as a stage of the policy lab, in headless Chromium as a learner uses it (en, zh,
 1280x720): the smart victim opened on the Workbench page, then, in the same session, added beside the article's
-scheduler, V0, V1 and SGLang on the smart-victim preset; its stage steps with theirs on one bar, the partings name
-it, and a scheduler that frees a block twice has its stage end there, saying what broke. Screenshots go to
-artifacts/ for a person to look at."""
+scheduler, V0, V1 and SGLang on the smart-victim preset (smart_victim_long_prompt); its stage steps with theirs on
+one bar, the partings name it, and a scheduler that frees a block twice has its stage end there, saying what broke.
+Screenshots go to artifacts/ for a person to look at."""
 
 import pytest
 
@@ -21,7 +21,7 @@ from tests.helpers.source import ROOT
 from viz.compare_words import comparison_name
 
 pytestmark = NEEDS_CHROMIUM
-PRESET = load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml")
+PRESET = load_scenario(SCENARIOS_DIR / "smart_victim_long_prompt.toml")
 ALL_KINDS = "article vs vllm vs sglang vs vllm_v0"
 NAMES = {"en": "smart victim", "zh": "聪明的牺牲者"}
 

@@ -17,7 +17,7 @@ from ui.workbench_state import OWN_KEY
 
 pytestmark = pytest.mark.usefixtures("registry", "fresh_cache")
 SMART = OwnScheduler((ROOT / "starters/smart_victim.py").read_text(), "SmartVictim", "victim")
-PRESET, ALL_KINDS = "07_smart_preemption", "article vs vllm vs sglang vs vllm_v0"
+PRESET, ALL_KINDS = "smart_victim_long_prompt", "article vs vllm vs sglang vs vllm_v0"
 
 
 @pytest.fixture
