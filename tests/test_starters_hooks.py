@@ -15,7 +15,9 @@ from engine.run.engine import Engine
 from engine.run.recipe import Request, RunSpec
 from i18n import in_lang
 from scheduler import Config, SamplingParams, Sequence
-from tests.helpers.learner_files import registry  # noqa: F401 (a fixture)
+from viz.narrate import narrate
+
+pytestmark = pytest.mark.usefixtures("kinds_restored")  # each test's kinds loaded from files leave no trace
 
 # A pool of 8 blocks of 4 for three 10-token prompts writing 20 each (one fits alone), a budget of 8 under chunked
 # prefill: every hook is asked (the waiting queue holds several, prompts go in chunks, decodes run out of blocks).
@@ -117,3 +119,13 @@ def test_blocks_ahead_stop_at_what_a_request_can_ever_fill_and_keep_every_invari
     frames = frames_of(greedy)
     assert max(len(r.block_table) for f in frames for r in f.requests) == 8  # 10 + 20 tokens: 8 blocks of 4
     drive(greedy, CONFIG, workload())
+
+
+def test_a_request_held_back_by_a_lower_batch_limit_is_told_that_limit(tmp_path):
+    frames = frames_of(kind_of(tmp_path, "def max_num_seqs_now(self):\n        return 1"))
+    k, event = next((k, e) for k, f in enumerate(frames) for e in f.events_of("blocked") if e.reason != "token_budget")
+    assert (event.reason, event.needed) == ("max_num_seqs_now", 1)
+    told = {lang: narrate(frames[k], frames[k - 1], lang=lang) for lang in ("en", "zh")}
+    assert any("the batch is full (1 request this step, the scheduler's own limit below max_num_seqs=4)" in line
+               for line in told["en"])
+    assert any("本步 1 个请求" in line and "max_num_seqs=4" in line for line in told["zh"])

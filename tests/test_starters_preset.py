@@ -2,11 +2,15 @@
 (scenarios/smart_victim_long_prompt.toml): both run on the fake model, measured by engine/analysis, and the figures
 its narrative states in both languages are the measured ones."""
 
+import pytest
+
 from engine.analysis.compare import Variant, metric_values, preset_variants, run_variant
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.learner import load
-from starters import BY_ID
-from tests.helpers.learner_files import registry, written  # noqa: F401 (a fixture)
+from starters import BY_ID, source
+from tests.helpers.learner_files import written
+
+pytestmark = pytest.mark.usefixtures("kinds_restored")  # each test's kinds loaded from files leave no trace
 
 PRESET = SCENARIOS_DIR / "smart_victim_long_prompt.toml"
 MEASURES = ("recomputed tokens", "end-to-end latency mean steps")
@@ -38,3 +42,15 @@ def test_the_victim_starter_as_it_is_measures_as_the_tail(tmp_path):
     scenario = load_scenario(PRESET, runner="fake")
     kind = load(written(BY_ID["victim"], tmp_path)).kind
     assert measured(scenario, Variant(kind, scenario.spec.config, scheduler=kind)) == (149, 54.0)
+    assert "as it is, it recomputes 149 tokens" in source(BY_ID["victim"])  # what its task says
+
+
+def test_the_stage_tells_whose_choice_a_victim_was():
+    """The narration names the chooser of a victim: the tail policy for the article, the kind of one's own whose
+    choose_victim chose it."""
+    scenario = load_scenario(PRESET, runner="fake")
+    solution, _ = BY_ID["victim"].solution
+    smart = load(f"{solution}:SmartVictim").kind
+    for kind, chooser in (("article", "tail"), (smart, smart)):
+        run = run_variant(Variant(kind, scenario.spec.config, scheduler=kind), scenario.spec.workload, "fake")
+        assert {e.policy for f in run.frames for e in f.events_of("preempted")} == {chooser}
