@@ -1174,7 +1174,7 @@ MESSAGES = {
     "lab.own_full": "The lab holds at most {most} stages: compare fewer configs to add yours.",
     "lab.own_running": "Running your scheduler in the sandbox",
     "lab.own_label": "{name} (yours)",
-    "lab.own_broken": "It stopped at step {step}: an invariant broke: {what}",
+    "lab.own_broken": "Step {step} broke an invariant: {what}",
     "lab.own_ended": "{label}: {said}",
     "lab.own_no_stage": "Your scheduler has no stage: {said}",
     "lab.own_traceback": "Your code's traceback (your frames only):",

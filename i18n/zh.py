@@ -962,7 +962,7 @@ MESSAGES = {
     "lab.own_full": "实验室最多容纳 {most} 个舞台：少比较几个配置，才能加入你的调度器。",
     "lab.own_running": "正在沙箱中运行你的调度器",
     "lab.own_label": "{name}（你的）",
-    "lab.own_broken": "它在第 {step} 步停下：一个不变量被打破：{what}",
+    "lab.own_broken": "第 {step} 步打破了一个不变量：{what}",
     "lab.own_ended": "{label}：{said}",
     "lab.own_no_stage": "你的调度器没有舞台：{said}",
     "lab.own_traceback": "你的代码的回溯（只有你的代码的帧）：",

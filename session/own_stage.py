@@ -69,9 +69,11 @@ def stage_of(outcome: Outcome, lang: str, labels: list[str]) -> OwnStage:
     """The lab's stage of a sandboxed run's outcome (see `OwnStage`)."""
     said = stopped_by(outcome)
     traceback = outcome.fault.text if outcome.fault is not None else None
-    if outcome.trace is None or outcome.kind is None:  # then something stopped it: `said` says what
+    trace = outcome.trace
+    if trace is not None and outcome.broken is not None:  # the frames before the step that broke (the worker cut
+        trace = {**trace, "frames": trace["frames"][:outcome.broken.step]}  # them; the referee's verdict may not)
+    if trace is None or not trace["frames"] or outcome.kind is None:  # then something stopped it: `said` says what
         return OwnStage(None, said, traceback)
     name = text(lang, scheduler_info(outcome.kind).run_name)
     label = name if name not in labels else text(lang, "lab.own_label", name=name)
-    run = recorded_run(label, outcome.trace, trace_store(outcome.trace), ended=said)
-    return OwnStage(run, said, traceback)
+    return OwnStage(recorded_run(label, trace, trace_store(trace), ended=said), said, traceback)

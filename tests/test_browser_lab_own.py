@@ -97,14 +97,14 @@ def test_the_smart_victim_steps_beside_the_four_kinds_and_the_partings_name_it(f
 def test_a_block_freed_twice_ends_its_stage_there_saying_what_broke(fake_server, browser):
     page = own_in_the_lab(browser, fake_server, "en", "double_free.py", "DoubleFree")
     root = page.locator(LOCKSTEP)
-    warning = page.locator("[data-testid=stAlert]").filter(has_text="It stopped at step")
+    warning = page.locator("[data-testid=stAlert]").filter(has_text="broke an invariant")
     assert "was freed more times than it was taken" in warning.inner_text()
     last = root.evaluate("root => root.querySelectorAll('[data-testid=stage-player]')[4].player.lastFrame()")
     root.locator(".sp-ls-slider").fill(str(last + 3))
     step, frames = lockstep_shown(page)
     assert step == last + 3 and frames == [step] * 4 + [last]  # the others go on; it stays where it stopped
     ended = root.locator(".sp-ls-column").nth(4).locator(".sp-ls-ended").inner_text()
-    assert ended.startswith(f"It stopped at step {last + 1}: an invariant broke: block ")
+    assert ended.startswith(f"Step {last + 1} broke an invariant: block ")
     below_the_bar(root.locator(".sp-ls-column").nth(4))
     page.screenshot(path=ARTIFACTS / "lab_own_broken_en_1280x720.png")
     page.close()

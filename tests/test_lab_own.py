@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from engine.analysis.compare import Variant, compare, metric_values, run_variant, summary_of, variant_spec
+from engine.check.invariants import Broken
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.learner import load
 from i18n import in_lang
@@ -83,15 +84,28 @@ def test_a_block_freed_twice_ends_its_stage_before_the_step_that_broke_saying_wh
     run, said = stage.run, stage.said
     assert run.stop_reason == "stopped" and run.ended == said and stage.traceback is None
     step = len(run.frames)  # its frames are those before the step that broke
-    assert in_lang("en", said).startswith(f"It stopped at step {step}: an invariant broke: block ")
+    assert in_lang("en", said).startswith(f"Step {step} broke an invariant: block ")
     assert "was freed more times than it was taken" in in_lang("en", said)
-    assert in_lang("zh", said).startswith(f"它在第 {step} 步停下")
+    assert in_lang("zh", said).startswith(f"第 {step} 步打破了一个不变量：")
     runs = [*built_ins(), run]
     assert summary_of(runs).unfinished == [run.label]
     message = lockstep_message([(r.label, r.frames) for r in runs], lang="en",
                                stopped=[None] * 4 + [in_lang("en", run.ended)])
-    assert message["stopped"][-1].startswith("It stopped at step") and message["runs"][-1]["last"] == step - 1
+    assert message["stopped"][-1].startswith(f"Step {step} broke") and message["runs"][-1]["last"] == step - 1
     assert all(parting <= step - 1 for parting, _ in message["partings"])  # the others go on alone
+
+
+def test_a_verdict_of_the_referee_past_the_workers_frames_ends_the_stage_before_its_step():
+    """The worker may have written frames a broken scheduler never made: the referee's verdict at frame 5 leaves
+    frames 0 to 4 on the stage, the learner told what the referee found."""
+    sound = run_learner(SMART.source, SMART.class_name, lab_spec())
+    forged = Broken("check.batch_seqs", n=9, most=8)
+    forged.step = 5
+    stage = stage_of(replace(sound, broken=forged), "en", [])
+    assert len(stage.run.frames) == 5 and stage.run.stop_reason == "stopped"
+    assert in_lang("en", stage.said) == "Step 5 broke an invariant: the batch holds 9 requests; max_num_seqs is 8"
+    forged.step = 0
+    assert stage_of(replace(sound, broken=forged), "en", []).run is None  # no frame to show: said instead
 
 
 def test_code_that_raised_mid_run_is_a_stage_up_to_there_and_a_syntax_error_is_said_instead():

@@ -65,10 +65,10 @@ def test_the_smart_victim_runs_as_a_fifth_stage_in_the_table_and_the_partings(la
 def test_a_broken_scheduler_ends_its_stage_saying_what_broke_and_the_others_go_on():
     double_free = OwnScheduler((ROOT / "starters/double_free.py").read_text(), "DoubleFree")
     at = run_with_own(lab_with(double_free))
-    assert not at.error and at.warning[0].value.startswith("double_free: It stopped at step ")
+    assert not at.error and at.warning[0].value.startswith("double_free: Step ")
     assert "was freed more times than it was taken" in at.warning[0].value
     message = json.loads(at.session_state.lockstep_messages["en"])
-    assert message["stopped"][-1].startswith("It stopped at step ") and message["stopped"][:4] == [None] * 4
+    assert " broke an invariant: " in message["stopped"][-1] and message["stopped"][:4] == [None] * 4
     assert message["runs"][-1]["last"] < min(run["last"] for run in message["runs"][:4])
 
 
