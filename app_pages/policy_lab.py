@@ -34,7 +34,7 @@ from session.own_scheduler import OwnScheduler
 from session.own_stage import OwnStage, own_stage
 from ui.downloads import built_on_request
 from ui.language import current_lang, said, t
-from ui.lockstep import lockstep_stages
+from ui.lockstep import lockstep_stages, stopped_notes
 from ui.setting_input import setting_input
 from ui.state import USER_ERRORS, presets
 from ui.workbench_state import own_scheduler
@@ -270,7 +270,8 @@ def exports(runs, title: str):
                      t("lab.download_json"), "comparison.json", "application/json")
     csv_col.download_button(t("lab.csv"), requests_csv(runs), "requests.csv", "text/csv", key="download_csv")
     built_on_request(html_col, store, "html",
-                     lambda: animation_html([(r.label, r.frames) for r in runs], title, lang=lang), t("lab.build_html"),
+                     lambda: animation_html([(r.label, r.frames) for r in runs], title, lang=lang,
+                                           stopped=stopped_notes(runs, lang)), t("lab.build_html"),
                      t("lab.download_html"), "comparison.html", "text/html")
     pick, build = st.columns([2, 1], vertical_alignment="bottom")
     labels = [run.label for run in runs]

@@ -70,6 +70,8 @@ def test_a_broken_scheduler_ends_its_stage_saying_what_broke_and_the_others_go_o
     message = json.loads(at.session_state.lockstep_messages["en"])
     assert " broke an invariant: " in message["stopped"][-1] and message["stopped"][:4] == [None] * 4
     assert message["runs"][-1]["last"] < min(run["last"] for run in message["runs"][:4])
+    at.button(key="build_html").click().run()  # the offline animation says it too
+    assert not at.exception and message["stopped"][-1] in at.session_state.exports["html"]
 
 
 def test_a_file_that_does_not_compile_has_no_stage_and_shows_its_traceback():

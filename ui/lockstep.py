@@ -35,6 +35,11 @@ def _built(runs) -> dict:
     return built
 
 
+def stopped_notes(runs, lang: str) -> list[str | None]:
+    """Per run, what stopped it before its end (a scheduler of one's own that broke an invariant), or None."""
+    return [in_lang(lang, run.ended) if run.ended else None for run in runs]
+
+
 def lockstep_stages(runs, told: Callable[[str], tuple[list[str], list[tuple[int, str]]]] | None = None,
                     heading: bool = True, key: str | None = None):
     """Every run's stage at the same step, on one slider, with the steps where their decisions part. A long
@@ -59,9 +64,8 @@ def lockstep_stages(runs, told: Callable[[str], tuple[list[str], list[tuple[int,
         with st.spinner(t("lab.lockstep_preparing")):
             labels, partings = told(lang) if told else ([r.label for r in runs], None)
             named = [(label, run.frames) for label, run in zip(labels, runs, strict=True)]
-            stopped = [in_lang(lang, run.ended) if run.ended else None for run in runs]
             built[lang] = json.dumps(lockstep_message(named, lang=lang, last_step=LAST_STEP, told=partings,
-                                                      stopped=stopped) | {"key": key})
+                                                      stopped=stopped_notes(runs, lang)) | {"key": key})
     js, css = _component_sources()
     component = st.components.v2.component("schedlab_lockstep", js=js, css=css, isolate_styles=False)
     component(data=built[lang], key="lockstep")

@@ -64,11 +64,11 @@ def _page(title: str, lang: str, js: str, css: str, body: str, mount: str) -> st
 
 
 def animation_html(runs: Sequence[tuple[str, Sequence[Frame]]], title: str = "schedlab run",
-                   *, lang: str) -> str:
+                   *, lang: str, stopped: Sequence[str | None] = ()) -> str:
     """One offline HTML page that plays each (label, frames), its words in `lang`: one player, or two or more
-    stages in lockstep."""
+    stages in lockstep (`stopped`: as `lockstep_message` says them)."""
     js, css = lockstep_sources()
-    message = lockstep_message(runs, lang=lang)
+    message = lockstep_message(runs, lang=lang, stopped=stopped)
     runs_json, marks = _script_json(message.pop("runs")), _script_json(message)
     mount = ("SchedlabPlayer.mountStatic(document.getElementById('stages'), RUNS[0]);" if len(runs) == 1 else
              "SchedlabLockstep.mountStatic(document.getElementById('stages'), {runs: RUNS, ...MARKS});")
