@@ -1258,6 +1258,8 @@ MESSAGES = {
                             "{requests}{more}; {same} at the same step",
     "compare.finish.request": "request {id} ({tokens} tokens) at step {step} against {base_step}",
     "compare.finish.more": " and {n} more",
+    "compare.finish.same_finished": "every request that finished with {run} finished at the same step as with {base}",
+    "compare.finish.unfinished": ", and {n} that finished with {base} did not finish with {run}",
     "compare.finish.sep": "; ",
     "compare.memory.other": "{n} ({tokens} tokens recomputed) for {label}",
     "compare.memory.least.one": "{label} ran out of KV blocks least: {n} preemption ({tokens} tokens recomputed), "

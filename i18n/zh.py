@@ -1040,6 +1040,8 @@ MESSAGES = {
                             "{same} 个在同一步完成",
     "compare.finish.request": "请求 {id}（{tokens} 个 token）在第 {step} 步完成，对比第 {base_step} 步",
     "compare.finish.more": "，另有 {n} 个",
+    "compare.finish.same_finished": "{run} 下完成的每个请求都与 {base} 下在同一步完成",
+    "compare.finish.unfinished": "，另有 {n} 个在 {base} 下完成的请求在 {run} 下没有完成",
     "compare.finish.sep": "；",
     "compare.memory.other": "{label} 为 {n} 次（重新计算 {tokens} 个 token）",
     "compare.memory.least.one": "{label} 因 KV 缓存块不足而抢占得最少：抢占 {n} 次（重新计算 {tokens} 个 token），而 {others}",

@@ -99,6 +99,8 @@ def test_a_block_freed_twice_ends_its_stage_there_saying_what_broke(fake_server,
     root = page.locator(LOCKSTEP)
     warning = page.locator("[data-testid=stAlert]").filter(has_text="broke an invariant")
     assert "was freed more times than it was taken" in warning.inner_text()
+    scroll_to(warning, "center")
+    page.screenshot(path=ARTIFACTS / "lab_own_broken_said_en_1280x720.png")
     last = root.evaluate("root => root.querySelectorAll('[data-testid=stage-player]')[4].player.lastFrame()")
     root.locator(".sp-ls-slider").fill(str(last + 3))
     step, frames = lockstep_shown(page)

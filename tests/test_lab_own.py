@@ -8,11 +8,19 @@ from dataclasses import replace
 
 import pytest
 
-from engine.analysis.compare import Variant, compare, metric_values, run_variant, summary_of, variant_spec
+from engine.analysis.compare import (
+    Variant,
+    compare,
+    metric_values,
+    run_variant,
+    summary_of,
+    variant_spec,
+    verdicts_of,
+)
 from engine.check.invariants import Broken
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.learner import load
-from i18n import in_lang
+from i18n import in_lang, text
 from sandbox import Limits, run_learner
 from sandbox.limits import MAX_SOURCE
 from session.own_scheduler import OwnScheduler
@@ -20,6 +28,7 @@ from session.own_stage import own_address, own_stage, stage_of
 from session.run_cache import RunCache
 from tests.helpers.sandboxed import learner, registry  # noqa: F401 - a fixture
 from tests.helpers.source import ROOT
+from viz.compare_words import verdicts
 from viz.html_export import lockstep_message
 from viz.lockstep import lockstep_marks
 
@@ -89,6 +98,10 @@ def test_a_block_freed_twice_ends_its_stage_before_the_step_that_broke_saying_wh
     assert in_lang("zh", said).startswith(f"第 {step} 步打破了一个不变量：")
     runs = [*built_ins(), run]
     assert summary_of(runs).unfinished == [run.label]
+    each_request = dict(verdicts(runs, "en"))[text("en", "compare.question.each_request")]
+    unfinished = verdicts_of(runs).each_request[-1].unfinished
+    assert unfinished > 0 and each_request.endswith(  # not "every request finished at the same step"
+        f"{unfinished} that finished with {runs[0].label} did not finish with {run.label}")
     message = lockstep_message([(r.label, r.frames) for r in runs], lang="en",
                                stopped=[None] * 4 + [in_lang("en", run.ended)])
     assert message["stopped"][-1].startswith(f"Step {step} broke") and message["runs"][-1]["last"] == step - 1

@@ -438,11 +438,13 @@ class Finish:
 
 @dataclass(frozen=True)
 class Finishes:
-    """Where a run's requests finished against the first run's: the moved ones, the shortest first."""
+    """Where a run's requests finished against the first run's: the moved ones, the shortest first, and how many
+    that finished under the first did not under this one (a run that stopped early)."""
     label: str
     base: str
     moved: list[Finish]
     requests: int
+    unfinished: int = 0
 
     @property
     def sooner(self) -> int:
@@ -493,8 +495,9 @@ def _finishes(runs: Sequence[ConfigRun]) -> list[Finishes]:
     for run in runs[1:]:
         moved = [Finish(q.id, q.num_output_tokens, step, finish[q.id]) for q in run.requests
                  if (step := q.finish_step) is not None and q.id in finish and step != finish[q.id]]
+        finished = {q.id for q in run.requests if q.finish_step is not None}
         each.append(Finishes(run.label, base.label, sorted(moved, key=lambda f: (f.tokens, f.id)),
-                             len(run.requests)))
+                             len(run.requests), len(finish.keys() - finished)))
     return each
 
 
