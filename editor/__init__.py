@@ -44,7 +44,7 @@ def _component():
 
 
 def code_editor(source: str, doc_id: str, markers: tuple[Marker, ...], marker_id: str, label: str,
-                on_change: Callable[[], None], height: int = 440):
+                on_change: Callable[[], None], height: int):
     """The editor, showing `source` when `doc_id` is new and `markers` when `marker_id` is new."""
     _component()(data={"source": source, "doc_id": doc_id, "markers": [m.__dict__ for m in markers],
                        "marker_id": marker_id, "height": height, "label": label},

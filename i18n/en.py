@@ -1642,7 +1642,8 @@ MESSAGES = {
     "workbench.editor_label": "Your scheduler (Python)",
     "workbench.no_editor": "The code editor is not built on this server (`make install` builds it with npm): a plain "
                            "text box stands in for it.",
-    "workbench.marked": "Line {line}: {message}",
+    "workbench.too_long": "Your text is longer than {kb} kB, more than the sandbox runs: the last edits are kept in "
+                          "the editor only. Shorten it.",
     "workbench.class": "The scheduler class to run",
     "workbench.no_class": "No class found: the file does not parse yet (Run says where) or defines none.",
     "workbench.download": "Download .py",
@@ -1664,7 +1665,8 @@ MESSAGES = {
     "workbench.busy": "Your last run is still going on: one run at a time. Wait for it to end, then press Run again.",
     "workbench.running": "Running in the sandbox… {s} s",
     "workbench.ok": "Every invariant held after each of its {steps} steps. The stage below shows the run.",
-    "workbench.broken": "Stopped at frame {frame}: {what}. The stage below stands at that frame.",
+    "workbench.broken": "Step {step} broke an invariant: {what}.",
+    "workbench.at_frame": "The stage below stands at frame {frame}, just before that step.",
     "workbench.stopped": "Stopped: {why}",
     "workbench.prints": "What your code printed ({n} characters)",
     "workbench.sandbox_failed": "The sandbox could not run it (a fault of the server's, not of your code): {error}",

@@ -11,6 +11,7 @@ import streamlit as st
 
 from editor import code_editor, edited_source, editor_built
 from i18n import text
+from sandbox.limits import MAX_SOURCE
 from session.own_scheduler import OwnScheduler
 from starters import BY_ID, STARTERS, source
 from ui.language import current_lang, said, t
@@ -20,9 +21,8 @@ from ui.workbench_run import Run, collect, start
 from ui.workbench_state import bench, edited, load, own_scheduler
 from ui.workbench_target import target_spec
 
-MAX_SOURCE_BYTES = 200_000  # a learner's file: far more than any scheduler needs
 POLL_S = 0.5  # how often the page looks whether the run has ended
-PRINTS_SHOWN = 20_000  # characters of what their code printed shown on the page
+EDITOR_HEIGHT = 400  # pixels: about 20 lines, with Run in sight at 1280x720
 
 
 def classes_in(code: str) -> list[str]:
@@ -36,8 +36,12 @@ def classes_in(code: str) -> list[str]:
 
 
 def _on_edit():
-    if (code := edited_source()) is not None:
-        edited(source=code[:MAX_SOURCE_BYTES])
+    """The editor's text kept as the learner's; one longer than the sandbox runs is not kept (the editor still holds
+    it), said under the editor until it is short enough."""
+    code = edited_source()
+    bench().too_long = code is not None and len(code) > MAX_SOURCE
+    if code is not None and not bench().too_long:
+        edited(source=code)
 
 
 def _on_starter():
@@ -67,13 +71,13 @@ def uploader():
     if upload is None or upload.file_id == here.upload_id:
         return
     here.upload_id = upload.file_id
-    if upload.size > MAX_SOURCE_BYTES:
-        st.error(t("workbench.upload_too_big", name=upload.name, kb=MAX_SOURCE_BYTES // 1000))
-        return
     try:
         code = upload.getvalue().decode("utf-8")
     except UnicodeDecodeError:
         st.error(t("workbench.upload_not_text", name=upload.name))
+        return
+    if len(code) > MAX_SOURCE:
+        st.error(t("workbench.upload_too_big", name=upload.name, kb=MAX_SOURCE // 1024))
         return
     found = classes_in(code)
     load(OwnScheduler(code, found[-1] if found else own_scheduler().class_name))
@@ -82,18 +86,20 @@ def uploader():
 
 @st.fragment
 def editor_pane():
-    """The editor, the class that is the scheduler and the download of the text: a fragment, so the learner's edits
-    rerun only this."""
+    """The editor, the class that is the scheduler, the file down or up, what to run it on and Run: one fragment, so
+    the learner's edits rerun only this, and Run, pressed as the editor sends its last edit (leaving it), is seen by
+    the run that edit starts (a click outside the fragment would be lost to it)."""
     here, own = bench(), own_scheduler()
     if editor_built():
-        code_editor(own.source, here.doc_id, here.markers, here.marker_id, t("workbench.editor_label"), _on_edit)
+        code_editor(own.source, here.doc_id, here.markers, here.marker_id, t("workbench.editor_label"), _on_edit,
+                    EDITOR_HEIGHT)
     else:  # a checkout where `make install` did not build the editor: a plain text area, said why
         st.caption(t("workbench.no_editor"))
-        code = st.text_area(t("workbench.editor_label"), own.source, height=440, max_chars=MAX_SOURCE_BYTES)
+        code = st.text_area(t("workbench.editor_label"), own.source, height=EDITOR_HEIGHT, max_chars=MAX_SOURCE)
         if code != own.source:
             edited(source=code)
-    for marker in here.markers:
-        st.error(t("workbench.marked", line=marker.line, message=marker.message), icon=":material/error:")
+    if here.too_long:
+        st.error(t("workbench.too_long", kb=MAX_SOURCE // 1024))
     own = own_scheduler()
     found = classes_in(own.source)
     cols = st.columns([2, 1, 2], vertical_alignment="bottom")
@@ -108,6 +114,7 @@ def editor_pane():
                             mime="text/x-python", width="stretch", icon=":material/download:")
     with cols[2].popover(t("workbench.upload_short"), icon=":material/upload_file:", width="stretch"):
         uploader()
+    run_button()
 
 
 def run_button():
@@ -115,8 +122,11 @@ def run_button():
     spec = target_spec()
     pressed = st.button(t("workbench.run"), type="primary", disabled=spec is None, icon=":material/play_arrow:",
                         width="stretch")
-    if pressed and spec is not None and not start(bench(), own_scheduler(), spec):
-        st.warning(t("workbench.busy"))
+    if pressed and spec is not None:
+        if not start(bench(), own_scheduler(), spec):
+            st.warning(t("workbench.busy"))
+            return
+        st.rerun()  # the whole page: the run's status below, looked at until it ends
 
 
 def outcome_view(run: Run):
@@ -133,15 +143,16 @@ def outcome_view(run: Run):
         st.error(said(outcome.fault.message), icon=":material/bug_report:")
         st.code(outcome.fault.text, language="python")
     if outcome.broken is not None:
-        st.error(t("workbench.broken", frame=outcome.broken.step, what=said(outcome.broken)),
+        where = [t("workbench.at_frame", frame=run.lab.cursor)] if run.lab is not None else []
+        st.error("\n\n".join([t("workbench.broken", step=outcome.broken.step, what=said(outcome.broken)), *where]),
                  icon=":material/report:")
     if outcome.stopped is not None:
         st.warning(t("workbench.stopped", why=said(outcome.stopped)), icon=":material/timer_off:")
     if outcome.ok:
         st.success(t("workbench.ok", steps=run.lab.last if run.lab else 0), icon=":material/check_circle:")
-    if outcome.output:
-        with st.expander(t("workbench.prints", n=len(outcome.output))):
-            st.code(outcome.output[:PRINTS_SHOWN], language=None)
+    if outcome.prints:
+        with st.expander(t("workbench.prints", n=len(outcome.prints))):
+            st.code(outcome.prints, language=None)
 
 
 def run_status():
@@ -163,11 +174,10 @@ def run_status():
 def workbench_page():
     init_session()  # this session's lab and the stage's own state, as the stepper has them
     here = bench()
-    st.title(t("workbench.title"))
+    st.subheader(t("workbench.title"))
     st.caption(t("workbench.intro"))
     starter_picker()
     editor_pane()
-    run_button()
     run_status()
     if isinstance(here.run, Run) and here.run.lab is not None and lab() is here.run.lab:
         st.session_state.sidebar_settings = settings_in_effect()  # as the sidebar does: the stage compares them

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from editor import Marker
+from engine.run.limits import SANDBOXES
 from engine.run.recipe import RunSpec
 from i18n import Message, message_of
 from sandbox import Outcome, run_learner
@@ -23,10 +24,9 @@ from ui.language import said
 from ui.state import feed
 from ui.workbench_state import Bench
 
-# Runs waiting for the sandbox at once in this process: each runs in its own worker process, bounded by the
-# sandbox's limits; more wait their turn here (the page says so).
-RUNS_AT_ONCE = 4
-_POOL = ThreadPoolExecutor(max_workers=RUNS_AT_ONCE, thread_name_prefix="workbench-run")
+# As many runs at once as the sandbox takes (engine/run/limits.py SANDBOXES); more wait their turn here, their page
+# saying "running" meanwhile (the sandbox would refuse them as busy).
+_POOL = ThreadPoolExecutor(max_workers=SANDBOXES, thread_name_prefix="workbench-run")
 
 
 @dataclass

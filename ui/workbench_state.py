@@ -28,6 +28,7 @@ class Bench:
     marker_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     run: object = None  # ui.workbench_run.Run: the run going on, or the last one
     upload_id: str | None = None  # the uploaded file last loaded (an upload is loaded once)
+    too_long: bool = False  # the editor's last text was longer than the sandbox runs: not kept
 
     def mark(self, markers: tuple[Marker, ...]):
         self.markers, self.marker_id = markers, uuid.uuid4().hex

@@ -19,7 +19,7 @@ from ui.state import USER_ERRORS, ensure_model, inputs_for, presets
 from viz.glossary import input_help
 
 SOURCES = ("scenario", "custom", "trace")
-FIRST_PRESET = "07_smart_preemption"  # where a preemption victim of one's own shows: offered first
+FIRST_PRESET = "smart_victim_long_prompt"  # where a preemption victim of one's own beats the tail: offered first
 
 
 def trace_workload(data: bytes) -> RunSpec:
@@ -82,14 +82,13 @@ def _trace_spec(runner: str) -> RunSpec | None:
 def target_spec() -> RunSpec | None:
     """The run the learner chose (None where it cannot be built yet, the reason shown)."""
     lang = current_lang()
-    cols = st.columns([3, 2])
+    cols = st.columns([5, 3], vertical_alignment="bottom")
     source = cols[0].segmented_control(t("workbench.run_on"), SOURCES, key="workbench_source", default="scenario",
                                        format_func=lambda s: text(lang, f"workbench.source.{s}"))
     runners = ["model", "fake"] if real_model_installed() else ["fake"]
     usual = st.session_state.get("runner")  # the stepper's model, where the app offers it
-    runner = cols[1].radio(t("sidebar.model"), runners, runners.index(usual) if usual in runners else 0,
-                           key="workbench_runner", horizontal=True,
-                           format_func=lambda r: text(lang, f"sidebar.runner.{r}"))
+    runner = cols[1].selectbox(t("sidebar.model"), runners, runners.index(usual) if usual in runners else 0,
+                               key="workbench_runner", format_func=lambda r: text(lang, f"sidebar.runner.{r}"))
     runner, _ = ensure_model(runner)
     try:
         build = {"scenario": _scenario_spec, "custom": _custom_spec, "trace": _trace_spec}[source or "scenario"]
