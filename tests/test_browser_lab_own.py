@@ -4,6 +4,9 @@ scheduler, V0, V1 and SGLang on the smart-victim preset (smart_victim_long_promp
 one bar, the partings name it, and a scheduler that frees a block twice has its stage end there, saying what broke.
 Screenshots go to artifacts/ for a person to look at."""
 
+import os
+from pathlib import Path
+
 import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
@@ -24,6 +27,17 @@ pytestmark = NEEDS_CHROMIUM
 PRESET = load_scenario(SCENARIOS_DIR / "smart_victim_long_prompt.toml")
 ALL_KINDS = "article vs vllm vs sglang vs vllm_v0"
 NAMES = {"en": "smart victim", "zh": "聪明的牺牲者"}
+
+
+@pytest.fixture(scope="module")
+def peer_server():
+    """The app on the fake model, its sandbox workers run as the tests' peers (tests/helpers/peer_sandbox_site/)."""
+    from tools.app_server import app_server
+
+    site = Path(__file__).parent / "helpers" / "peer_sandbox_site"
+    path = os.pathsep.join(filter(None, (str(site), str(ROOT), os.environ.get("PYTHONPATH"))))
+    with app_server("fake", env={"PYTHONPATH": path}) as (url, _process):
+        yield url
 
 
 def own_in_the_lab(browser, url: str, lang: str, file: str, class_name: str):
@@ -69,8 +83,8 @@ def below_the_bar(column):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_smart_victim_steps_beside_the_four_kinds_and_the_partings_name_it(fake_server, browser, lang):
-    page = own_in_the_lab(browser, fake_server, lang, "smart_victim.py", "SmartVictim")
+def test_the_smart_victim_steps_beside_the_four_kinds_and_the_partings_name_it(peer_server, browser, lang):
+    page = own_in_the_lab(browser, peer_server, lang, "smart_victim.py", "SmartVictim")
     root, name = page.locator(LOCKSTEP), NAMES[lang]
     titles = root.locator("[data-testid=stage-player] .sp-title").all_inner_texts()
     assert len(titles) == 5 and titles[-1] == name
@@ -94,8 +108,8 @@ def test_the_smart_victim_steps_beside_the_four_kinds_and_the_partings_name_it(f
     page.close()
 
 
-def test_a_block_freed_twice_ends_its_stage_there_saying_what_broke(fake_server, browser):
-    page = own_in_the_lab(browser, fake_server, "en", "double_free.py", "DoubleFree")
+def test_a_block_freed_twice_ends_its_stage_there_saying_what_broke(peer_server, browser):
+    page = own_in_the_lab(browser, peer_server, "en", "double_free.py", "DoubleFree")
     root = page.locator(LOCKSTEP)
     warning = page.locator("[data-testid=stAlert]").filter(has_text="broke an invariant")
     assert "was freed more times than it was taken" in warning.inner_text()
