@@ -21,7 +21,7 @@ def declared(**changes):
 def test_a_declaration_is_registered_once_under_the_servers_own_id_with_its_names_cleaned():
     kind = kinds.register(declared(names={"en": " my\x00  sched\u202euler\n" + "x" * 80, "xx": "ignored"}))
     assert kind == kinds.register(declared(names={"en": " my\x00  sched\u202euler\n" + "x" * 80}))
-    assert kind.startswith("own_") and SCHEDULERS[kind].info == SCHEDULERS["article"].info.derive(kind, system="mine")
+    assert kind.startswith("own_") and scheduler_info(kind) == SCHEDULERS["article"].info.derive(kind, system="mine")
     name = str(Message(scheduler_info(kind).name))
     assert name.startswith("my sched uler xxx") and len(name) == kinds.MAX_NAME
     assert str(Message(scheduler_info(kinds.register(declared(names={}))).name)) == "mine"  # its kind id
