@@ -18,6 +18,7 @@ from engine.analysis.compare import (
     compare,
     generated_workload,
     preset_variants,
+    variant_spec,
     variants_for,
 )
 from engine.analysis.export import comparison_json, requests_csv
@@ -29,11 +30,14 @@ from render.images import run_gif
 from scheduler import SCHEDULER_KINDS
 from scheduler.config import ConfigError
 from scheduler.factory import CONFIG_BOUNDS, DEFAULT_KIND, scheduler_info
+from session.own_scheduler import OwnScheduler
+from session.own_stage import OwnStage, own_stage
 from ui.downloads import built_on_request
 from ui.language import current_lang, said, t
-from ui.lockstep import lockstep_stages
+from ui.lockstep import lockstep_stages, stopped_notes
 from ui.setting_input import setting_input
 from ui.state import USER_ERRORS, presets
+from ui.workbench_state import own_scheduler
 from viz.compare import (
     batch_limits_figure,
     clock_figure,
@@ -151,15 +155,52 @@ def choose_variants(base, column, workload: str, scheduler: str) -> list[Variant
     return None if None in variants else variants
 
 
-def run_comparison(variants, workload, seed, cost, title: str):
-    bar, n = st.progress(0.0, t("lab.starting")), len(variants)
+def own_choice(column, variants: list[Variant] | None) -> OwnScheduler | None:
+    """The learner's scheduler (the Workbench's) as one more stage, when the session has one and the learner adds
+    it; where it has none, where to write one."""
+    own = own_scheduler()
+    if own is None:
+        column.caption(t("lab.own_none"))
+        return None
+    full = variants is not None and len(variants) >= MAX_VARIANTS
+    added = column.toggle(t("lab.own_add", name=own.class_name), key="own_add", disabled=full,
+                          help=t("lab.own_add_help"))
+    if full:
+        column.caption(t("lab.own_full", most=MAX_VARIANTS))
+    return own if added and not full else None
+
+
+def run_comparison(variants, workload, base, seed, cost, title: str, own: OwnScheduler | None):
+    """The variants' runs and, with `own`, the learner's scheduler's stage on the same workload, config, seed and
+    model (made in the sandbox: session/own_stage.py), kept in the session with what stopped it early."""
+    bar, n = st.progress(0.0, t("lab.starting")), len(variants) + (own is not None)
+    stage = None
     try:
         runs = compare(variants, workload, seed=seed, cost=cost,
                        on_progress=lambda i, label: bar.progress(i / n, t("lab.running", label=label, i=i + 1, n=n)))
+        if own is not None:
+            bar.progress(len(variants) / n, t("lab.own_running"))
+            stage = own_stage(own, variant_spec(Variant("", base), workload, seed=seed, cost=cost), current_lang(),
+                              [run.label for run in runs])
+            runs += [stage.run] if stage.run is not None else []
     finally:
         bar.empty()
     st.session_state.compare_runs, st.session_state.compare_title = runs, title
+    st.session_state.own_stage = stage
     st.session_state.exports = {}  # heavy exports, built on request (see built_on_request)
+
+
+def own_said(stage: OwnStage | None):
+    """What stopped the learner's scheduler early (on its stage, or instead of one), and their code's traceback."""
+    if stage is None or stage.said is None:
+        return
+    if stage.run is None:
+        st.error(t("lab.own_no_stage", said=said(stage.said)))
+    else:
+        st.warning(t("lab.own_ended", label=stage.run.label, said=said(stage.said)))
+    if stage.traceback:
+        st.caption(t("lab.own_traceback"))
+        st.code(stage.traceback, language="python")
 
 
 def results(runs, title: str):
@@ -168,9 +209,11 @@ def results(runs, title: str):
     answers = [*verdicts(runs, lang), (t("lockstep.question"),
                                        partings_answer([(r.label, r.frames) for r in runs], lang=lang))]
     st.markdown("\n".join(t("lab.verdict", question=question, answer=answer) for question, answer in answers))
+    own_said(st.session_state.get("own_stage"))
     lockstep_stages(runs)
     st.caption(t("lab.metrics_caption", metrics=metric_definitions(lang), clock=clock("simulated", lang)))
-    st.dataframe(as_table(metric_rows(runs, lang=lang)), hide_index=True, width="stretch", height=420)
+    st.dataframe(as_table(metric_rows(runs, lang=lang)), hide_index=True, width="stretch", height=420,
+                 column_config={t("compare.metric"): st.column_config.Column(pinned=True)})  # named as it scrolls
     st.caption(t("lab.in_detail"))
     st.info(summary(runs, lang))
     st.plotly_chart(key_metrics_figure(runs, lang=lang), config=PLOT_CONFIG, key="key_metrics")
@@ -199,20 +242,20 @@ def chart_or_sentence(column, flat: str | None, figure, key: str):
 
 def launch_commands(runs):
     """Each run's config as the command that starts the system its scheduler mirrors, under a heading naming them."""
-    kinds = [run.engine.spec.scheduler for run in runs]
+    kinds = [run.scheduler for run in runs]
     systems = [system for system in dict.fromkeys(map(launch_system, kinds)) if system is not None]
     if not systems:
         return
     st.subheader(t("lab.launch", systems=t("list.sep").join(systems)))
     for tab, run, kind in zip(st.tabs([run.label for run in runs]), runs, kinds, strict=True):
-        line = launch_line(run.config, kind, overlap=run.engine.overlap)
+        line = launch_line(run.config, kind, overlap=run.overlap)
         if line is None:
             tab.caption(t("lab.no_launch"))
             continue
         tab.code(line, language="bash", wrap_lines=True)
         for note in launch_notes(run.config, kind, current_lang()):
             tab.markdown(f"- {note}")
-        if run.engine.adaptive is not None:
+        if run.adaptive is not None:
             info = scheduler_info(kind)
             tab.markdown(t("lab.launch_adaptive", system=info.launch.system,
                            flag="--" + info.setting_name("max_num_seqs").replace("_", "-")))
@@ -227,7 +270,8 @@ def exports(runs, title: str):
                      t("lab.download_json"), "comparison.json", "application/json")
     csv_col.download_button(t("lab.csv"), requests_csv(runs), "requests.csv", "text/csv", key="download_csv")
     built_on_request(html_col, store, "html",
-                     lambda: animation_html([(r.label, r.frames) for r in runs], title, lang=lang), t("lab.build_html"),
+                     lambda: animation_html([(r.label, r.frames) for r in runs], title, lang=lang,
+                                           stopped=stopped_notes(runs, lang)), t("lab.build_html"),
                      t("lab.download_html"), "comparison.html", "text/html")
     pick, build = st.columns([2, 1], vertical_alignment="bottom")
     labels = [run.label for run in runs]
@@ -245,15 +289,16 @@ titles = {GENERATED: t("lab.generated")} | {n: s.title_in(current_lang()) for n,
 workload_col, compare_col = st.columns(2)
 choice = workload_col.selectbox(t("lab.workload"), list(titles), key="workload_choice", format_func=titles.get,
                                 on_change=lambda: st.session_state.pop("comparison", None))  # its own first
-workload, base, seed, cost, own_scheduler = workload_inputs(choice)
+workload, base, seed, cost, workload_scheduler = workload_inputs(choice)
 try:
-    variants = choose_variants(base, compare_col, choice, own_scheduler)
+    variants = choose_variants(base, compare_col, choice, workload_scheduler)
 except USER_ERRORS as e:
     st.error(t("lab.impossible", error=e))
     variants = None
+own = own_choice(compare_col, variants)
 if variants is not None and st.button(t("lab.run"), type="primary", key="run"):
     try:
-        run_comparison(variants, workload, seed, cost, titles[choice])
+        run_comparison(variants, workload, base, seed, cost, titles[choice], own)
     except USER_ERRORS as e:
         st.error(said(e))
 if st.session_state.get("compare_runs"):

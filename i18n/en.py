@@ -1222,6 +1222,18 @@ MESSAGES = {
                           "whole runs.",
     "lab.lockstep_show": "Show the stages ({frames} frames to prepare, a few seconds)",
     "lab.lockstep_preparing": "Preparing the stages",
+    # -- the learner's own scheduler as a stage (app_pages/policy_lab.py, session/own_stage.py) ----------------
+    "lab.own_add": "Add your scheduler ({name}) as a stage",
+    "lab.own_add_help": "Your scheduler as the Workbench holds it, run in the sandbox on this workload with the same "
+                        "config, seed and model as the other stages; run once for each version of your code.",
+    "lab.own_none": "Your own scheduler can be a stage here, beside these: write one on the Workbench page.",
+    "lab.own_full": "The lab holds at most {most} stages: compare fewer configs to add yours.",
+    "lab.own_running": "Running your scheduler in the sandbox",
+    "lab.own_label": "{name} (yours)",
+    "lab.own_broken": "Step {step} broke an invariant: {what}",
+    "lab.own_ended": "{label}: {said}",
+    "lab.own_no_stage": "Your scheduler has no stage: {said}",
+    "lab.own_traceback": "Your code's traceback (your frames only):",
     "lockstep.sentence": "Step {step}: {runs}.",
     "lockstep.run_sep": "; ",
     "lockstep.run": "{label} {did}",
@@ -1302,6 +1314,8 @@ MESSAGES = {
                             "{requests}{more}; {same} at the same step",
     "compare.finish.request": "request {id} ({tokens} tokens) at step {step} against {base_step}",
     "compare.finish.more": " and {n} more",
+    "compare.finish.same_finished": "every request that finished with {run} finished at the same step as with {base}",
+    "compare.finish.unfinished": ", and {n} that finished with {base} did not finish with {run}",
     "compare.finish.sep": "; ",
     "compare.memory.other": "{n} ({tokens} tokens recomputed) for {label}",
     "compare.memory.least.one": "{label} ran out of KV blocks least: {n} preemption ({tokens} tokens recomputed), "

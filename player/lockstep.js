@@ -4,10 +4,11 @@
  * the slider and told in words (viz/lockstep.py computes them and their sentences; this file only shows them).
  *
  * The message: {runs: [a player message with every frame, as the offline export embeds it], partings:
- * [[step, sentence]...], colors: [one per run], lang, strings, key (optional: which stages, see mount)}. Its words
+ * [[step, sentence]...], colors: [one per run], stopped: [per run, what stopped it early (a learner's scheduler
+ * that broke an invariant), or null], lang, strings, key (optional: which stages, see mount)}. Its words
  * are the server's: the shared buttons
  * reuse the players' own (`runs[0].strings`), the rest are `strings` (lockstep.ui.* in i18n/). A run shorter than
- * the others stays on its last frame, marked as ended. Each player keeps its own drawing; its controls are hidden
+ * the others stays on its last frame, marked as ended (a stopped one says why from its last frame on). Each player keeps its own drawing; its controls are hidden
  * and its keys are this bar's. Of a player this file uses only the API player.js lists at its top: every stage is
  * drawn by one SchedlabPlayer.showTogether, so a step lays the page out once, not once per stage.
  */
@@ -65,6 +66,7 @@
         return player;
       });
       this.ended = this.columns.map(column => column.querySelector('.sp-ls-ended'));
+      this.stopped = message.stopped || [];
       this.last = Math.max(...this.players.map(p => p.lastFrame()));
       this.$('.sp-ls-legend').innerHTML = this.players[0].legendHtml();  // the stages' legends, once for all of them
       this.words();
@@ -83,7 +85,8 @@
         .filter(([player, frame, column]) => player.shownFrame() !== frame && !(this.playing && this.offScreen.has(column)));
       window.SchedlabPlayer.showTogether(moves, this.playing ? Number(this.$('.sp-ls-speed').value) : null);
       this.players.forEach((player, i) => {
-        const last = player.lastFrame(), ended = k > last ? this.t('ended', {last}) : '';
+        const last = player.lastFrame(), stopped = this.stopped[i] && k >= last;
+        const ended = stopped ? this.stopped[i] : k > last ? this.t('ended', {last}) : '';
         this.columns[i].classList.toggle('sp-ls-over', k > last);
         if (this.ended[i].textContent !== ended) this.ended[i].textContent = ended;
       });

@@ -20,6 +20,9 @@ used; a run evicted while sessions hold it lives on for them, only later session
 at most a share of the budget (`share_bytes`, a quarter by default): a larger one (a 4096-block pool, a run of
 tens of thousands of frames) is kept out of the cache, computed for its sessions alone (`SharedRun.kept_out`, which
 the page tells its student), so it cannot push the class's runs out.
+
+Beside the runs, the cache keeps results made elsewhere once per recipe (`made`: a learner's scheduler run in the
+sandbox, as its outcome and trace), filed by an address of their own inputs, under the same budget and share.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TypeVar
 
 from engine.run.engine import Engine
 from engine.run.recipe import Change
@@ -47,13 +51,27 @@ FRAME_BYTES, FRAME_BYTES_PER_REQUEST = 2048, 128
 # are made only while they fit in the cache's budget. On the fake model a replay is instant: no copies.
 CHECKPOINT_EVERY, CHECKPOINTS_KEPT, CHECKPOINT_RUNNERS = 8, 2, frozenset({"model"})
 LOG = logging.getLogger("schedlab")
+T = TypeVar("T")
+
+
+def frames_bytes(frames: int, requests: int) -> int:
+    """An estimate of what `frames` frames of a run of `requests` requests hold."""
+    return frames * (FRAME_BYTES + FRAME_BYTES_PER_REQUEST * requests)
 
 
 def engine_bytes(engine: Engine) -> int:
     """An estimate of what an engine holds: its frames and its runner's KV cache."""
     kv = getattr(engine.runner, "kv_cache", None)
     kv_bytes = sum(t.nbytes for t in (*kv.keys, *kv.values)) if kv is not None else 0
-    return len(engine.frames) * (FRAME_BYTES + FRAME_BYTES_PER_REQUEST * len(engine.requests)) + kv_bytes
+    return frames_bytes(len(engine.frames), len(engine.requests)) + kv_bytes
+
+
+class Made:
+    """A result made elsewhere (`RunCache.made`), filed like a run: no engine steps it, no session holds it."""
+
+    def __init__(self, address: str, value, nbytes: int):
+        self.address, self.value, self.nbytes = address, value, nbytes
+        self.kept_out = False
 
 
 class SharedRun:
@@ -210,6 +228,20 @@ class RunCache:
             shared = run.address in self.pinned or run.nbytes + engine_bytes(engine) <= self.share_bytes
         return shared and used + engine_bytes(engine) <= self.budget_bytes
 
+    def made(self, address: str, make: Callable[[], T], nbytes: Callable[[T], int]) -> T:
+        """What `make()` returns for `address` (the digest of everything it is made from), made once: a second
+        session asking meanwhile waits for the first; kept (and evicted) like a run of `nbytes(value)` bytes."""
+        def build() -> Made:
+            value = make()
+            return Made(address, value, nbytes(value))
+        return self._find_or_build(address, None, build).value
+
+    def forget(self, address: str):
+        """Drop what is filed at `address`, unless pinned (a result made elsewhere that says only what one try met)."""
+        with self._lock:
+            if address not in self.pinned:
+                self._runs.pop(address, None)
+
     def hold(self, run: SharedRun, holder) -> SharedRun:
         """Hold `run` as it is, found by another session (a class following its lecturer's run)."""
         with self._lock:
@@ -279,7 +311,8 @@ class RunCache:
         return run
 
     def _hold_run(self, run: SharedRun, holder):
-        run.holders.add(holder)
+        if holder is not None:  # a result made elsewhere has no holders
+            run.holders.add(holder)
 
     def _file(self, run: SharedRun):
         """Keep `run` as the most recently used, then evict the least recently used beyond the budget (pinned runs

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from i18n import in_lang
 from player.assets import lockstep_sources
 from ui.language import current_lang, t
 from viz.html_export import lockstep_message
@@ -34,12 +35,18 @@ def _built(runs) -> dict:
     return built
 
 
+def stopped_notes(runs, lang: str) -> list[str | None]:
+    """Per run, what stopped it before its end (a scheduler of one's own that broke an invariant), or None."""
+    return [in_lang(lang, run.ended) if run.ended else None for run in runs]
+
+
 def lockstep_stages(runs, told: Callable[[str], tuple[list[str], list[tuple[int, str]]]] | None = None,
                     heading: bool = True, key: str | None = None):
     """Every run's stage at the same step, on one slider, with the steps where their decisions part. A long
     comparison builds them when asked: encoding its frames takes about three times as long as the comparison.
     `told(lang)`: the stages' names and the partings ([(step, sentence)]) in the caller's words (the tour's); by
-    default the runs' labels and viz/lockstep.py's sentences. `heading`: the lab's title and caption above. `key`:
+    default the runs' labels and viz/lockstep.py's sentences; a run that stopped early (`ConfigRun.ended`) says why
+    on its stage. `heading`: the lab's title and caption above. `key`:
     which stages these are: stages sent with another key start at step 0 (a tour's stop), the same ones sent again
     (in another language) keep their step."""
     lang, built = current_lang(), _built(runs)
@@ -57,8 +64,8 @@ def lockstep_stages(runs, told: Callable[[str], tuple[list[str], list[tuple[int,
         with st.spinner(t("lab.lockstep_preparing")):
             labels, partings = told(lang) if told else ([r.label for r in runs], None)
             named = [(label, run.frames) for label, run in zip(labels, runs, strict=True)]
-            built[lang] = json.dumps(lockstep_message(named, lang=lang, last_step=LAST_STEP, told=partings)
-                                     | {"key": key})
+            built[lang] = json.dumps(lockstep_message(named, lang=lang, last_step=LAST_STEP, told=partings,
+                                                      stopped=stopped_notes(runs, lang)) | {"key": key})
     js, css = _component_sources()
     component = st.components.v2.component("schedlab_lockstep", js=js, css=css, isolate_styles=False)
     component(data=built[lang], key="lockstep")

@@ -48,7 +48,7 @@ def metric_rows(runs: Sequence[ConfigRun], digits: int = 2, *, lang: str) -> lis
     """One row per metric: {"metric": name, <label>: value, ...}, floats rounded to `digits`, names in `lang`."""
     columns = [metric_values(run) for run in runs]
     header = text(lang, "compare.metric")
-    batch_limit = " / ".join(dict.fromkeys(scheduler_info(run.engine.spec.scheduler).setting_name("max_num_seqs")
+    batch_limit = " / ".join(dict.fromkeys(scheduler_info(run.scheduler).setting_name("max_num_seqs")
                                            for run in runs))  # SGLang's max_running_requests
     return [{header: metric_label(name, lang, batch_limit), **{run.label: _rounded(col[name], digits)
                                                   for run, col in zip(runs, columns, strict=True)}}
@@ -163,15 +163,19 @@ def _finish_steps(each: Sequence[Finishes], lang: str) -> str:
     output length), run by run."""
     sep, parts = text(lang, "list.sep"), []
     for run in each:
+        unfinished = text(lang, "compare.finish.unfinished", n=run.unfinished, run=run.label, base=run.base) \
+            if run.unfinished else ""  # a run that stopped early: its requests past its end are not the same
         if not run.moved:
-            parts.append(text(lang, "compare.finish.same", run=run.label, base=run.base))
+            same = "compare.finish.same_finished" if run.unfinished else "compare.finish.same"
+            parts.append(text(lang, same, run=run.label, base=run.base) + unfinished)
             continue
         shown = sep.join(text(lang, "compare.finish.request", id=f.id, tokens=f.tokens, step=f.step,
                               base_step=f.base_step) for f in run.moved[:FINISH_LISTED])
         parts.append(text(lang, "compare.finish.moved", run=run.label, base=run.base, requests=shown,
-                          sooner=run.sooner, later=len(run.moved) - run.sooner, same=run.requests - len(run.moved),
+                          sooner=run.sooner, later=len(run.moved) - run.sooner,
+                          same=run.requests - len(run.moved) - run.unfinished,
                           more=text(lang, "compare.finish.more", n=len(run.moved) - FINISH_LISTED)
-                          if len(run.moved) > FINISH_LISTED else ""))
+                          if len(run.moved) > FINISH_LISTED else "") + unfinished)
     return text(lang, "compare.finish.sep").join(parts)  # one clause per run after the first
 
 

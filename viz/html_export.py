@@ -47,13 +47,14 @@ def _script_json(data) -> str:
 
 
 def lockstep_message(runs: Sequence[tuple[str, Sequence[Frame]]], *, lang: str, last_step: int | None = None,
-                     told: Sequence[tuple[int, str]] | None = None) -> dict:
+                     told: Sequence[tuple[int, str]] | None = None, stopped: Sequence[str | None] = ()) -> dict:
     """What the lockstep stages (player/lockstep.js) play: every run's player message (its frames up to
-    `last_step`, when given) and the marks between them (`told`: the partings in the caller's words)."""
+    `last_step`, when given) and the marks between them (`told`: the partings in the caller's words; `stopped`: per
+    run, what stopped it early, shown on its stage from its last frame on, or None)."""
     if last_step is not None:
         runs = [(label, list(frames)[:last_step + 1]) for label, frames in runs]
     return {"runs": [run_message(label, frames, lang=lang) for label, frames in runs],
-            **lockstep_marks(runs, lang=lang, told=told)}
+            **lockstep_marks(runs, lang=lang, told=told), "stopped": list(stopped)}
 
 
 def _page(title: str, lang: str, js: str, css: str, body: str, mount: str) -> str:
@@ -63,11 +64,11 @@ def _page(title: str, lang: str, js: str, css: str, body: str, mount: str) -> st
 
 
 def animation_html(runs: Sequence[tuple[str, Sequence[Frame]]], title: str = "schedlab run",
-                   *, lang: str) -> str:
+                   *, lang: str, stopped: Sequence[str | None] = ()) -> str:
     """One offline HTML page that plays each (label, frames), its words in `lang`: one player, or two or more
-    stages in lockstep."""
+    stages in lockstep (`stopped`: as `lockstep_message` says them)."""
     js, css = lockstep_sources()
-    message = lockstep_message(runs, lang=lang)
+    message = lockstep_message(runs, lang=lang, stopped=stopped)
     runs_json, marks = _script_json(message.pop("runs")), _script_json(message)
     mount = ("SchedlabPlayer.mountStatic(document.getElementById('stages'), RUNS[0]);" if len(runs) == 1 else
              "SchedlabLockstep.mountStatic(document.getElementById('stages'), {runs: RUNS, ...MARKS});")

@@ -35,7 +35,9 @@ from engine.run.metrics import (
     run_metrics,
 )
 from engine.run.recipe import RUN_BOUNDS, CostModel, Request, RunSpec
-from i18n import MessageError, text
+from engine.traces.schema import ENDINGS
+from engine.traces.trace import trace_dict
+from i18n import Message, MessageError, text
 from scheduler import Config
 from scheduler.factory import DEFAULT_KIND, SCHEDULER_KINDS, scheduler_info
 from scheduler.settings import Sweep
@@ -43,6 +45,7 @@ from scheduler.settings import Sweep
 MIN_VARIANTS, MAX_VARIANTS = map(int, RUN_BOUNDS["variants"])  # the runs one comparison holds (a tour's: one per kind)
 ADAPTIVE = AdaptiveBatch()  # the controller of the "adaptive batch size off vs on" comparison
 DEFAULT_COST = CostModel()
+MAX_STEPS = 10_000  # the most steps a run of a comparison takes
 BLOCK_SIZES = (4, 16, 64)
 
 # A workload generated on the spot: 200 requests of 8-96 prompt tokens and 4-64 output tokens arriving about
@@ -152,33 +155,69 @@ def alike_under(kind: str, variants: Sequence[Variant]) -> bool:
 
 @dataclass(frozen=True)
 class ConfigRun:
-    """One config's run of the workload, with everything the comparison shows."""
+    """One config's run of the workload, with everything the comparison shows: run here by its own engine, or made
+    elsewhere and handed in as a trace (`recorded_run`), shown and measured alike."""
     label: str
     config: Config  # the config it started with (an adaptive controller changes max_num_seqs as it goes)
-    stop_reason: str
-    engine: Engine  # for exports (engine.traces.trace); its frames are `frames`
+    stop_reason: str  # Engine.run's, or a recorded run's (`recorded_run`)
+    scheduler: str  # the kind that decided it (scheduler.factory)
+    overlap: bool
+    adaptive: AdaptiveBatch | None
     frames: list[Frame]
     run: RunMetrics
     requests: list[RequestMetrics]
     recomputed_tokens: int
     fragmentation: list[float]  # internal fragmentation after each step 1..n
     elapsed_s: float  # real time this run took, recording and measuring included
+    engine: Engine | None = None  # the run's engine; None for a recorded run (`trace` holds it)
+    trace: dict | None = None  # a recorded run's trace, as checked (engine/traces/schema.py)
+    ended: Message | None = None  # why a recorded run ended before its requests did (a broken invariant), or None
 
     @property
     def mean_fragmentation(self) -> float:
         return fmean(self.fragmentation) if self.fragmentation else 0.0
 
+    def trace_dict(self, title: str | None = None) -> dict:
+        """The run as a trace (engine/traces/trace.py) titled `title`: its engine's, or the one it was read from."""
+        if self.trace is not None:
+            return {**self.trace, "title": title}
+        assert self.engine is not None  # a run has one or the other
+        return trace_dict(self.engine, title, self.frames)
+
+
+def _measured(label: str, config: Config, frames: list[Frame], started: float, **made) -> ConfigRun:
+    """A run's frames measured as a comparison shows them; `made`: the ConfigRun's fields of how it was made."""
+    run, requests = run_metrics(frames)
+    return ConfigRun(label, config, frames=frames, run=run, requests=requests,
+                     recomputed_tokens=recomputed_tokens(frames),
+                     fragmentation=[internal_fragmentation(f) for f in frames[1:]],
+                     elapsed_s=time.perf_counter() - started, **made)
+
+
+def variant_spec(variant: Variant, workload: Sequence[Request], runner: str = "fake", seed: int = 0,
+                 cost: CostModel = DEFAULT_COST, max_steps: int = MAX_STEPS) -> RunSpec:
+    """The recipe of a variant's run of the workload (a stage made elsewhere is made from the very same)."""
+    return RunSpec(variant.config, tuple(workload), runner, seed, cost, variant.adaptive, variant.overlap,
+                   variant.scheduler, max_steps=max_steps)
+
 
 def run_variant(variant: Variant, workload: Sequence[Request], runner: str = "fake", seed: int = 0,
-                cost: CostModel = DEFAULT_COST, max_steps: int = 10_000) -> ConfigRun:
+                cost: CostModel = DEFAULT_COST, max_steps: int = MAX_STEPS) -> ConfigRun:
     start = time.perf_counter()
-    engine = Engine(RunSpec(variant.config, tuple(workload), runner, seed, cost, variant.adaptive, variant.overlap,
-                            variant.scheduler, max_steps=max_steps))
+    engine = Engine(variant_spec(variant, workload, runner, seed, cost, max_steps))
     reason = engine.run()
-    frames = list(engine.frames)
-    run, requests = run_metrics(frames)
-    return ConfigRun(variant.label, variant.config, reason, engine, frames, run, requests, recomputed_tokens(frames),
-                     [internal_fragmentation(f) for f in frames[1:]], time.perf_counter() - start)
+    return _measured(variant.label, variant.config, list(engine.frames), start, stop_reason=reason,
+                     scheduler=variant.scheduler, overlap=engine.overlap, adaptive=variant.adaptive, engine=engine)
+
+
+def recorded_run(label: str, trace: dict, frames: Sequence[Frame], ended: Message | None = None) -> ConfigRun:
+    """A stage of the comparison whose frames were made elsewhere (a learner's scheduler, run in the sandbox on the
+    comparison's workload): `trace` as checked, `frames` read from it (engine/traces/trace.py trace_store). Its
+    stop reason: "stopped" where `ended` says why it stopped early, else the trace's own (Engine.run's)."""
+    start, frames = time.perf_counter(), list(frames)
+    reason = "stopped" if ended is not None else trace.get("ended", ENDINGS[0])  # a trace written before: finished
+    return _measured(label, frames[0].config, frames, start, stop_reason=reason, scheduler=trace["scheduler"],
+                     overlap=trace.get("overlap", False), adaptive=None, trace=trace, ended=ended)
 
 
 def mean_step_ms(run: ConfigRun, wall: bool = False) -> float:
@@ -193,7 +232,7 @@ def batch_limits(run: ConfigRun) -> list[int]:
 
 
 def compare(variants: Sequence[Variant], workload: Sequence[Request], runner: str = "fake", seed: int = 0,
-            cost: CostModel = DEFAULT_COST, max_steps: int = 10_000,
+            cost: CostModel = DEFAULT_COST, max_steps: int = MAX_STEPS,
             on_progress: Callable[[int, str], None] | None = None) -> list[ConfigRun]:
     """Run the workload under each variant; `on_progress(i, label)` is called before run i starts."""
     if not MIN_VARIANTS <= len(variants) <= MAX_VARIANTS:
@@ -347,7 +386,7 @@ def _against(run: ConfigRun, base: ConfigRun) -> Against:
 
 
 def _overlapped(run: ConfigRun) -> Overlapped | None:
-    if not run.engine.overlap:
+    if not run.overlap:
         return None
     return Overlapped(sum(1 for f in run.frames if f.timing and f.timing.overlapped), run.run.num_steps,
                       sum(len(f.events_of("finished_late")) for f in run.frames))
@@ -399,11 +438,13 @@ class Finish:
 
 @dataclass(frozen=True)
 class Finishes:
-    """Where a run's requests finished against the first run's: the moved ones, the shortest first."""
+    """Where a run's requests finished against the first run's: the moved ones, the shortest first, and how many
+    that finished under the first did not under this one (a run that stopped early)."""
     label: str
     base: str
     moved: list[Finish]
     requests: int
+    unfinished: int = 0
 
     @property
     def sooner(self) -> int:
@@ -454,8 +495,9 @@ def _finishes(runs: Sequence[ConfigRun]) -> list[Finishes]:
     for run in runs[1:]:
         moved = [Finish(q.id, q.num_output_tokens, step, finish[q.id]) for q in run.requests
                  if (step := q.finish_step) is not None and q.id in finish and step != finish[q.id]]
+        finished = {q.id for q in run.requests if q.finish_step is not None}
         each.append(Finishes(run.label, base.label, sorted(moved, key=lambda f: (f.tokens, f.id)),
-                             len(run.requests)))
+                             len(run.requests), len(finish.keys() - finished)))
     return each
 
 

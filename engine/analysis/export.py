@@ -17,7 +17,6 @@ from pathlib import Path
 
 from engine.analysis.compare import ConfigRun, metric_values
 from engine.run.metrics import RequestMetrics, Span
-from engine.traces.trace import trace_dict
 from i18n import MessageError
 
 COMPARISON_VERSION = 1
@@ -28,7 +27,7 @@ SPAN_UNITS = tuple(f.name for f in fields(Span))  # steps, s, wall_s
 def comparison_dict(runs: Sequence[ConfigRun], title: str | None = None) -> dict:
     return {"version": COMPARISON_VERSION, "title": title,
             "runs": [{"label": run.label, "stop_reason": run.stop_reason, "metrics": metric_values(run),
-                      "trace": trace_dict(run.engine, f"{title}: {run.label}" if title else run.label, run.frames)}
+                      "trace": run.trace_dict(f"{title}: {run.label}" if title else run.label)}
                      for run in runs]}
 
 
