@@ -59,6 +59,9 @@ def test_the_lecturer_sets_one_and_a_student_hands_in_code_and_sees_the_servers_
     assert button(bench, "Hand in the code").disabled  # no name yet
     named(student, "Ada")
     bench.run()
+    sent = {w.key for kind in ("button", "selectbox", "text_input", "number_input", "checkbox", "radio")
+            for w in getattr(bench, kind) if (w.key or "").startswith("coding_")}
+    assert sent == {"coding_hand_in_on", "coding_hand_in"}  # what the page sends: which assignment, and the click
     button(bench, "Hand in the code").click().run()
     assert no_errors(bench) and [(h.source, h.class_name) for h in recorded.started] == [("my code", "MySmartVictim")]
     assert any(i.value.startswith("Your code is being graded") for i in bench.info)
