@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import linecache
 import re
 import sys
 import traceback
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -62,11 +64,28 @@ def load(spec: str) -> Loaded:
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[module_name] = module  # dataclasses in the file look their module up
     module_spec.loader.exec_module(module)
+    return Loaded(register(_class_in(module, name, where), name), path)
+
+
+def load_source(source: str, name: str, path: Path) -> Loaded:
+    """The class `name` of a file's `source` text (given as the file at `path`, which need not exist: its frames
+    in a traceback and its lines, for `their_traceback`), registered as a kind; as `load`, for the sandbox's worker
+    (sandbox/worker.py), which gets the source and no file."""
+    module_name = f"schedlab_own.{path.stem}"
+    module = types.ModuleType(module_name)
+    module.__file__ = str(path)
+    linecache.cache[str(path)] = (len(source), None, source.splitlines(keepends=True), str(path))
+    sys.modules[module_name] = module
+    exec(compile(source, str(path), "exec"), vars(module))  # the learner's code, in the sandbox only
+    return Loaded(register(_class_in(module, name, path.name), name), path)
+
+
+def _class_in(module, name: str, where: str):
     cls = getattr(module, name, None)
     if cls is None:
-        found = [n for n, v in vars(module).items() if inspect.isclass(v) and v.__module__ == module_name]
+        found = [n for n, v in vars(module).items() if inspect.isclass(v) and v.__module__ == module.__name__]
         raise LearnerError("learner.no_class", name=name, path=where, found=", ".join(found) or "-")
-    return Loaded(register(cls, name), path)
+    return cls
 
 
 def register(cls: Any, name: str) -> str:

@@ -1825,5 +1825,41 @@ MESSAGES = {
                              "scheduler.article.Scheduler, or see scheduler/contract.py SchedulerProtocol)",
     "learner.unknown_kind": "{value} is neither a scheduler of this app ({kinds}) nor a class in a file "
                             "(path/to/mine.py:MyScheduler)",
+    # -- the sandbox (sandbox/) ----------------------------------------------------------------------------
+    "sandbox.limit": "the sandbox's limit {name} cannot be {value}",
+    "sandbox.too_long": "Your file is longer than {kb} KB: the sandbox runs files up to that size.",
+    "sandbox.busy": "The sandbox is busy with other students' runs: try again in a moment.",
+    "sandbox.malformed": "The sandbox's worker answered something it never sends ({detail}): nothing of it was used.",
+    "sandbox.wall": "Your scheduler was stopped: the run took longer than {s} s.",
+    "sandbox.cpu": "Your scheduler was stopped: it used up its {s} s of CPU time (an endless loop?).",
+    "sandbox.memory": "Your scheduler was stopped: it asked for more than its {mb} MB of memory.",
+    "sandbox.output": "Your scheduler was stopped: it printed or sent more than {mb} MB.",
+    "sandbox.syscall": "Your scheduler was stopped: it tried something the sandbox does not allow (starting a "
+                       "process, opening a network connection, or another call of the operating system).",
+    "sandbox.crashed": "Your scheduler's process crashed (exit status {code}), e.g. a C stack overflow from deep "
+                       "recursion or a bad ctypes call.",
+    "sandbox.raised": "Your code raised {error} (line {line}).",
+    "sandbox.raised_no_line": "Your code led to {error}.",
+    "sandbox.no_base": "Your class does not derive from a scheduler of this app: subclass one of {kinds}.",
+    "sandbox.declares_more": "Your class's info changes more than a derived kind may ({fields}): declare it as "
+                             "info = Scheduler.info.derive(\"mine\") and nothing else.",
+    "sandbox.kinds_full": "This server holds {most} students' schedulers already: ask your teacher to restart it.",
+    "sandbox.declaration_only": "A student's scheduler runs only in the sandbox (sandbox.run_learner).",
+    "sandbox.bad_declaration": "The sandbox's worker declared a scheduler that is not a built-in one derived.",
+    "check.done_holds": "request {seq} has ended ({status}) but still holds {units} block(s)",
+    "check.progress": "request {seq} went from {before} to {after} tokens, but its batch entry ({n} tokens from "
+                      "{computed} computed, {known} known) does not give that",
+    "check.prompt": "request {seq} has a prompt of {n} tokens in the frames, but of {prompt} in its summary",
+    "check.token": "request {seq}'s output token {index} is {token}, but the model writes {expected}",
+    "check.finish_early": "request {seq} finished ({reason}) after {tokens} output tokens, without a stop token and "
+                          "below its limits",
+    "check.unfinished": "request {seq} reached its end after {tokens} output tokens, yet it is still {status}",
+    "check.metric": "the frame says {name} is {claimed}, but its requests and blocks give {actual}",
+    "check.unended": "the run says it stopped {ended}, but requests {seqs} never ended",
+    "check.stall": "the run says it stalled at step {step}, but that step ran a batch or requests were still to "
+                   "arrive",
+    "check.recipe": "the trace's {field} is {claimed}, but the run asked for {actual}",
+    "check.summary": "request {seq}'s summary says its {field} is {claimed}, but the frames give {actual}",
+    "check.too_long": "request {seq} has {tokens} output tokens, beyond its max_tokens of {most}",
     "check.freed_twice": "{unit} {id} was freed more times than it was taken (the pool counts {counted} holders)",
 }

@@ -53,14 +53,15 @@ class FakeRunner:
             if seq.num_computed_tokens + seq.num_scheduled_tokens < len(seq) + len(seq.draft_token_ids):
                 outputs.append(None)
             elif seq.draft_token_ids:  # the fake model's token at a position does not depend on those before
-                model_tokens = [self._sampled(seq, len(seq) + j) for j in range(len(seq.draft_token_ids) + 1)]
+                model_tokens = [self.sampled(seq, len(seq) + j) for j in range(len(seq.draft_token_ids) + 1)]
                 outputs.append(accept_drafts(seq.draft_token_ids, model_tokens))
             else:
-                outputs.append(self._sampled(seq, len(seq)))
+                outputs.append(self.sampled(seq, len(seq)))
         return outputs
 
-    def _sampled(self, seq, length: int) -> int:
-        """`token_at`, but never a token the request's min_tokens bans: then the first id of the range it allows."""
+    def sampled(self, seq, length: int) -> int:
+        """`token_at`, but never a token the request's min_tokens bans: then the first id of the range it allows (the
+        token `seq` gets after `length` tokens; the referee replays a trace by it, engine/check/referee.py)."""
         token = self.token_at(seq.seq_id, length)
         banned = seq.sampling_params.banned_tokens(length - seq.num_prompt_tokens, self.eos)
         if token in banned:

@@ -23,7 +23,8 @@ NEEDED = {"/usr/bin/chromium": "chromium",
           "/usr/bin/pdftotext": "poppler-utils",
           "/usr/sbin/nginx": "nginx-light",
           "/usr/bin/node": "nodejs",
-          "/usr/include/unicode/uspoof.h": "libicu-dev", "/usr/bin/pkg-config": "pkg-config", "/usr/bin/g++": "g++"}
+          "/usr/include/unicode/uspoof.h": "libicu-dev", "/usr/bin/pkg-config": "pkg-config", "/usr/bin/g++": "g++",
+          "/usr/bin/bwrap": "bubblewrap"}  # the sandbox's jail (sandbox/jail.py)
 SERVICES = {"redis-server": "redis-server", "nginx-light": "nginx"}  # package -> the service Debian would start
 POLICY = "/usr/sbin/policy-rc.d"  # asked by invoke-rc.d and deb-systemd-invoke before they start a service
 

@@ -36,8 +36,9 @@ from session.lab import Lab, RunInputs  # noqa: E402
 from session.run_cache import RunCache  # noqa: E402
 
 # Left out of a digest: wall times, and the record of which scheduler decided a run (its kind is in the trace's own
-# `scheduler` field, which the digest covers; the record itself came after the digests were taken and decides nothing).
-WALL = ("wall_schedule_s", "wall_model_s", "decided_by")
+# `scheduler` field, which the digest covers; the record itself came after the digests were taken and decides nothing),
+# and the trace's records for its referee, which came after them too: why the run stopped, each request's sampling.
+WALL = ("wall_schedule_s", "wall_model_s", "decided_by", "ended", "sampling")
 
 
 def _without_wall(value):

@@ -33,14 +33,61 @@ def holds(condition: bool, key: str, **values):
         raise Broken(f"check.{key}", **values)
 
 
+# -- the rules, over plain values: read here from the scheduler's objects, and from a trace's frames by the referee
+# (engine/check/referee.py) --------------------------------------------------------------------------------------
+
+def listed_once(seq_id: int, table, unit: str):
+    """A request lists each unit of its table once."""
+    for u, n in Counter(table).items():
+        holds(n == 1, "listed_twice", seq=seq_id, unit=unit, id=u)
+
+
+def holders_counted(unit: str, u: int, counted: int, owners: list[int], reserved: bool):
+    """The pool counts each unit's holders: every request holding it (a shared cached prefix has several), one more
+    for a reserved unit."""
+    if len(owners) > 1:  # shared (a cached prefix): the pool must count every holder
+        holds(counted == len(owners), "held_twice", seq=owners[-1], other=owners[0], unit=unit, id=u,
+              counted=counted)
+    holds(counted >= 0, "freed_twice", unit=unit, id=u, counted=counted)
+    holds(counted == len(owners) + reserved, "holders", unit=unit, id=u, counted=counted, owners=len(owners),
+          seqs=", ".join(map(str, owners)) or "-")
+
+
+def pool_counted(free: int, used: int, cached: int, units: int):
+    """Free + used + cached units are the pool's (reserved ones aside)."""
+    holds(free + used + cached == units, "counts", free=free, used=used, cached=cached, units=units)
+
+
+def status_moved(seq_id: int, before: SequenceStatus, after: SequenceStatus):
+    """A status moves only as a request's life allows (ALLOWED)."""
+    holds(after in ALLOWED[before], "status_move", seq=seq_id, before=before.name, after=after.name)
+
+
+def computed_within(seq_id: int, computed: int, known: int):
+    """Computed tokens never beyond known ones."""
+    holds(computed <= known, "computed", seq=seq_id, computed=computed, known=known)
+
+
+def entry_within(seq_id: int, n: int, computed: int, known: int):
+    """A batch entry computes within its request's known (and drafted) tokens."""
+    holds(computed + n <= known, "batch_beyond", seq=seq_id, n=n, computed=computed, known=known)
+
+
+def batch_within(n: int, config: Config):
+    """A batch within max_num_seqs (every kind reads it)."""
+    holds(n <= config.max_num_seqs, "batch_seqs", n=n, most=config.max_num_seqs)
+
+
+# -- the checks over a scheduler's objects ------------------------------------------------------------------------
+
 def check_pool(scheduler):
     """No unit owned twice, free + used + cached = pool, each unit's holders as its state says."""
     pool, held = scheduler.pool, [*scheduler.running_seqs, *scheduler.waiting_seqs]
     unit = pool.unit_name
     holders_of: dict[int, list[int]] = {}
     for seq in held:
-        for u, n in Counter(seq.block_table).items():
-            holds(n == 1, "listed_twice", seq=seq.seq_id, unit=unit, id=u)
+        listed_once(seq.seq_id, seq.block_table, unit)
+        for u in seq.block_table:
             holders_of.setdefault(u, []).append(seq.seq_id)
     reserved = set(pool.reserved_unit_ids)
     for u in holders_of.keys() & reserved:
@@ -52,13 +99,7 @@ def check_pool(scheduler):
     states = Counter()
     for u in pool.unit_ids:
         counted, key = pool.unit_state(u)
-        owners = holders_of.get(u, [])
-        if len(owners) > 1:  # shared (a cached prefix): the pool must count every holder
-            holds(counted == len(owners), "held_twice", seq=owners[-1], other=owners[0], unit=unit, id=u,
-                  counted=counted)
-        holds(counted >= 0, "freed_twice", unit=unit, id=u, counted=counted)
-        holds(counted == len(owners) + (u in reserved), "holders", unit=unit, id=u, counted=counted,
-              owners=len(owners), seqs=", ".join(map(str, owners)) or "-")
+        holders_counted(unit, u, counted, holders_of.get(u, []), u in reserved)
         state = pool.state(u)
         holds((state is UnitState.USED) == (counted > 0), "state", unit=unit, id=u, state=state.value,
               counted=counted)
@@ -68,8 +109,7 @@ def check_pool(scheduler):
     for u in set(free) ^ {u for u in pool.unit_ids if pool.state(u) is not UnitState.USED}:
         holds(False, "free_set", unit=unit, id=u, state=pool.state(u).value)
     free_n, used, cached = (states[s] for s in (UnitState.FREE, UnitState.USED, UnitState.CACHED))
-    holds(free_n + used + cached == pool.num_units, "counts", free=free_n, used=used, cached=cached,
-          units=pool.num_units)
+    pool_counted(free_n, used, cached, pool.num_units)
     holds(free_n + cached == pool.num_free_units, "free_units", free=free_n, cached=cached, n=pool.num_free_units)
     for u, key in pool.cached_keys().items():
         holds(pool.unit_state(u)[1] == key, "cache_keys", unit=unit, id=u)
@@ -85,13 +125,10 @@ def check_requests(scheduler, every_seq, statuses: dict):
             holds(seq.status is status, "queue_status", seq=seq.seq_id, queue=queue, status=seq.status.name)
     for seq in every_seq:
         if seq.seq_id in statuses:
-            before = statuses[seq.seq_id]
-            holds(seq.status in ALLOWED[before], "status_move", seq=seq.seq_id, before=before.name,
-                  after=seq.status.name)
+            status_moved(seq.seq_id, statuses[seq.seq_id], seq.status)
             holds(seq.seq_id in queued or seq.is_done, "lost", seq=seq.seq_id, status=seq.status.name)
             statuses[seq.seq_id] = seq.status
-        holds(seq.num_computed_tokens <= len(seq.token_ids), "computed", seq=seq.seq_id,
-              computed=seq.num_computed_tokens, known=len(seq.token_ids))
+        computed_within(seq.seq_id, seq.num_computed_tokens, len(seq.token_ids))
 
 
 def check_batch(batch, config: Config):
@@ -101,10 +138,8 @@ def check_batch(batch, config: Config):
     for seq, n in zip(batch.seqs, batch.num_scheduled_tokens, strict=True):
         holds(seq.status is RUNNING and 0 < n == seq.num_scheduled_tokens, "batch_entry", seq=seq.seq_id, n=n,
               status=seq.status.name, scheduled=seq.num_scheduled_tokens)
-        known = len(seq.token_ids) + len(seq.draft_token_ids)
-        holds(seq.num_computed_tokens + n <= known, "batch_beyond", seq=seq.seq_id, n=n,
-              computed=seq.num_computed_tokens, known=known)
-    holds(len(batch.seqs) <= config.max_num_seqs, "batch_seqs", n=len(batch.seqs), most=config.max_num_seqs)
+        entry_within(seq.seq_id, n, seq.num_computed_tokens, len(seq.token_ids) + len(seq.draft_token_ids))
+    batch_within(len(batch.seqs), config)
 
 
 def must_end(kind: str, config: Config) -> bool:

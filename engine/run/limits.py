@@ -12,7 +12,14 @@ from scheduler.factory import CONFIG_BOUNDS
 
 # Every range an input is checked against, by name: the config's settings, the run's own numbers, and the most
 # names a class's lecturer may expect (session/class_names.py).
-BOUNDS = {**CONFIG_BOUNDS, **RUN_BOUNDS, "class_names": (1, 500)}
+# A learner's scheduler run in the sandbox (sandbox/limits.py): the bounds of each of its limits, and its default.
+SANDBOX_BOUNDS = {"sandbox_cpu_s": (1, 120), "sandbox_memory_mb": (256, 4096), "sandbox_wall_s": (2, 300),
+                  "sandbox_output_mb": (1, 64), "sandbox_steps": (1, 100_000)}
+SANDBOX_DEFAULTS = {"sandbox_cpu_s": 20, "sandbox_memory_mb": 1024, "sandbox_wall_s": 40, "sandbox_output_mb": 16,
+                    "sandbox_steps": 2000}
+SANDBOXES = 4  # sandboxes one server process runs at once (more: "busy, try again in a moment")
+SANDBOX_KINDS = 500  # learners' kinds one server process registers (sandbox/kinds.py), until it restarts
+BOUNDS = {**CONFIG_BOUNDS, **RUN_BOUNDS, **SANDBOX_BOUNDS, "class_names": (1, 500)}
 # A trace file the app opens: its bytes (also the server's upload limit, .streamlit/config.toml) and frames.
 MAX_TRACE_BYTES = 20 * 2**20
 MAX_TRACE_FRAMES = 100_000

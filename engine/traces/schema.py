@@ -13,6 +13,7 @@ from typing import NoReturn
 from engine.run.frame import StepMetrics
 from engine.run.frame_store import QueueDiff, advanced_by_batch
 from engine.run.limits import CONFIG_BOUNDS, MAX_TRACE_BYTES, MAX_TRACE_FRAMES, within
+from engine.run.recipe import RUN_BOUNDS
 from engine.traces.panels import LEGACY_VIEW, panels_before_shapes, panels_from_legacy
 from i18n import DEFAULT, Message, MessageError, text
 from scheduler import Config, ConfigError
@@ -24,6 +25,8 @@ from scheduler.panel_shapes import Shape
 from scheduler.sequence import PLACEHOLDER
 
 DECIDED_BY = ("kind", "system", "version")
+ENDINGS = ("finished", "stalled", "max_steps", "steps")  # why a run stopped (engine/traces/trace.py `ended`)
+SAMPLING = ("ignore_eos", "stop_token_ids", "min_tokens")
 BATCH_KINDS = ("prefill", "decode", "mixed", "idle")
 STATUSES = ("waiting", "running", "finished", "aborted")
 MAX_REQUESTS = 2000
@@ -80,6 +83,11 @@ def _ints(where: str, value, low: int, high: float, most: float) -> list:
     return value
 
 
+def _is_pair(value) -> bool:
+    """A pair of whole numbers (an event's block pairs: V0's swaps, GPU block and CPU block)."""
+    return isinstance(value, list) and len(value) == 2 and all(_is_int(v) for v in value)
+
+
 def _shown(value) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -123,6 +131,8 @@ def checked_trace(data: bytes | str) -> dict:
         _fail("version", "trace.version", value=_shown(version))
     trace["version"] = version
     _of("title", trace.get("title"), str, optional=True)
+    if trace.get("ended", ENDINGS[0]) not in ENDINGS:
+        _fail("ended", "trace.one_of", value=_shown(trace["ended"]), choices=", ".join(ENDINGS))
     trace["scheduler"] = trace.get("scheduler", DEFAULT_KIND)  # older traces were all the default's
     if trace["scheduler"] not in SCHEDULERS:  # the registry as it is now: a kind loaded from a file (engine/learner.py)
         raise UnknownScheduler("scheduler", Message("trace.scheduler", value=_shown(trace["scheduler"]),
@@ -166,8 +176,19 @@ def _check_requests(requests: list) -> list[int]:
             _fail(f"{where}.pieces", "trace.pieces")
         for key in ("prompt", "output_text", "finish_reason"):
             _of(f"{where}.{key}", r.get(key), str, optional=True)
+        if r.get("sampling") is not None:
+            _check_sampling(f"{where}.sampling", r["sampling"])
         lengths.append(len(tokens))
     return lengths
+
+
+def _check_sampling(where: str, sampling):
+    """A request's sampling as a trace records it (engine/traces/trace.py `stopping`)."""
+    _keys(where, sampling, SAMPLING)
+    _of(f"{where}.ignore_eos", sampling["ignore_eos"], bool)
+    _ints(f"{where}.stop_token_ids", sampling["stop_token_ids"], -MAX_COUNT, MAX_COUNT,
+          RUN_BOUNDS["stop_token_ids"][1])
+    _int(f"{where}.min_tokens", sampling["min_tokens"], 0, RUN_BOUNDS["min_tokens"][1])
 
 
 class _FrameChecker:
@@ -395,7 +416,7 @@ class _FrameChecker:
             _int(f"{at}.seq_id", e["seq_id"], -1 if step_wide else 0, -1 if step_wide else self.num_requests - 1)
             for key, value in e.items():
                 if not (value is None or isinstance(value, str | int | float) and len(str(value)) <= 1000
-                        or isinstance(value, list) and all(_is_int(v, PLACEHOLDER) for v in value)):
+                        or isinstance(value, list) and all(_is_int(v, PLACEHOLDER) or _is_pair(v) for v in value)):
                     _fail(f"{at}.{key}", "trace.event_value", value=_shown(value))
 
     def check_timing(self, where: str, timing):

@@ -6,7 +6,10 @@ request. Traces load back into a FrameStore, so the UI can open a recorded run w
 it applies from step k + 1, as each frame's own `config` shows. `scheduler` names the kind that decided the run
 when it is not the factory's default (a trace without it was decided by the default, as every older one was);
 `decided_by` records that scheduler's kind and the system and version it mirrored (scheduler/contract.py), read
-back onto every frame (an older trace without it is taken as decided by its kind as declared now).
+back onto every frame (an older trace without it is taken as decided by its kind as declared now). `ended` says why
+the run stopped ("finished", "stalled", "max_steps" or "steps") and each request summary's `sampling` what decides
+its tokens on the fake model and its end (ignore_eos, stop_token_ids, min_tokens): the referee replays a run by
+them (engine/check/referee.py); an older trace without them is taken as finished, each request at the defaults.
 
 Version 4 writes a frame's scheduler panels in one slot, `panels`, by their declared ids, and a scheduler's declared
 queues beyond waiting and running, side pools and block copies where it has them (engine/traces/panels.py reads the
@@ -33,13 +36,14 @@ from engine.run.metrics import request_metrics
 from engine.traces.records import READERS, store_data
 from engine.traces.schema import TraceError, UnknownScheduler, checked_trace
 from i18n import Message
+from scheduler import SamplingParams
 from scheduler.contract import DecidedBy
 from scheduler.factory import DEFAULT_KIND
 
 TRACE_VERSION = 5
 
 __all__ = ["TRACE_VERSION", "TraceError", "UnknownScheduler", "load_trace", "read_trace", "request_summaries",
-           "trace_dict", "trace_json", "write_trace"]
+           "trace_dict", "trace_json", "trace_store", "write_trace"]
 
 
 def request_summaries(engine: Engine, frames: Sequence[Frame] | None = None) -> list[dict]:
@@ -58,11 +62,29 @@ def request_summaries(engine: Engine, frames: Sequence[Frame] | None = None) -> 
             "output_text": None if pieces is None else "".join(pieces[seq.num_prompt_tokens:]),
             "pieces": None if pieces is None else list(pieces),
             "finish_reason": seq.finish_reason,
+            "sampling": stopping(seq.sampling_params),
             "arrival": seq.arrival,
             "first_token_step": steps[rid].first_token_step if rid in steps else None,
             "finish_step": steps[rid].finish_step if rid in steps else None,
         })
     return summaries
+
+
+def stopping(params: SamplingParams) -> dict:
+    """What of a request's sampling decides its tokens on the fake model and when it ends, beside the max_tokens
+    its frames carry: the referee replays a run by it (engine/check/referee.py)."""
+    return {"ignore_eos": params.ignore_eos, "stop_token_ids": list(params.stop_token_ids),
+            "min_tokens": params.min_tokens}
+
+
+def ended(engine: Engine) -> str:
+    """Why the run stopped where it did, as `Engine.run` says it: "finished" (every request ended), "stalled",
+    "max_steps", or "steps" (its caller stopped stepping)."""
+    if engine.is_finished:
+        return "finished"
+    if engine.stalled:
+        return "stalled"
+    return "max_steps" if engine.step_count >= engine.spec.max_steps else "steps"
 
 
 def _plain(value):
@@ -88,6 +110,7 @@ def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame]
         "runner": engine.runner_kind,
         "seed": engine.spec.seed,
         "overlap": engine.overlap,
+        "ended": ended(engine),
         **kind,
         "decided_by": decided_by.to_dict(),
         "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
@@ -109,6 +132,11 @@ def read_trace(data: bytes | str) -> tuple[FrameStore, dict]:
     """The frames of a trace's JSON text, and the trace's other fields (title, requests...); raises TraceError
     (a ValueError) naming what does not fit the schema."""
     trace = checked_trace(data)
+    return trace_store(trace), trace
+
+
+def trace_store(trace: dict) -> FrameStore:
+    """The frames of a trace `checked_trace` gave; raises TraceError naming a frame that does not read."""
     histories = [TokenHistory(r["prompt_token_ids"] + r["output_token_ids"], pieces=r["pieces"])
                  for r in trace["requests"]]
     store = FrameStore(decided_by=DecidedBy(**trace["decided_by"]))
@@ -116,7 +144,7 @@ def read_trace(data: bytes | str) -> tuple[FrameStore, dict]:
         READERS[trace["version"]](store, trace["frames"], histories)
     except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
         raise TraceError(f"frames[{len(store)}]", Message("trace.unreadable_frame", detail=repr(e))) from None
-    return store, trace
+    return store
 
 
 def load_trace(path: str | Path) -> tuple[FrameStore, list[dict]]:

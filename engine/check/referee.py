@@ -1,0 +1,295 @@
+"""The referee: what the server trusts of a run a learner's scheduler made in the sandbox, checked from its trace
+alone. The worker that ran it could have patched the checks inside it, or written the trace itself, so that a broken
+scheduler looks sound or a slow one fast; `referee(trace)` re-checks on the server, frame by frame, and raises
+`Broken` (engine/check/invariants.py: a message under "check." and `.step`, the frame it broke at):
+
+- the invariants readable from frames, by the very rules `drive` checks a scheduler's objects by: no block listed
+  twice or held by two requests unless the pool counts both, every block's holders counted, free + used + cached =
+  the pool the config gives, a finished request holding no block; each batch within max_num_seqs of the config in
+  effect at its frame, each entry computing within its request's known (and drafted) tokens; a status moving only as
+  a request's life allows, the queues and statuses agreeing, no request lost, computed tokens never beyond known
+  ones; the frame's metrics as its requests and blocks give them;
+- the progress the batches give: a request grows by a token exactly when its entry reaches its known tokens (by one
+  to its drafts + 1 with drafts), and only then; it ends only by a stop token or a limit, and ends at its limit;
+  every request ends unless the trace says the run stopped early (and it did: a stall ran nothing); the request
+  summaries' first-token and finish steps are the frames';
+- on the fake model (runner "fake"), every token: the fake model is deterministic given the request, its position,
+  the trace's seed and the config's max_model_len and eos (runner/fake.py), so each token a frame adds is compared
+  with the one a fresh runner on the server gives. On the real model the tokens cannot be replayed cheaply: there
+  only the frames' consistency above is checked.
+
+`referee(trace, spec)` also holds the trace to the recipe the server sent (engine/run/recipe.py RunSpec): its seed,
+runner, first config and every request of the workload (a request dropped, or a shorter prompt, is caught), and a
+run stopped at max_steps to its steps. `trace` is what `checked_trace` returned (its shape checked there)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from engine.check.invariants import (
+    Broken,
+    batch_within,
+    computed_within,
+    entry_within,
+    holders_counted,
+    holds,
+    listed_once,
+    pool_counted,
+    status_moved,
+)
+from engine.run.frame import Frame, RequestView
+from engine.run.recipe import RunSpec
+from engine.run.runner_factory import FakeTokenizer
+from engine.traces.trace import trace_store
+from runner.fake import FakeRunner
+from scheduler import Config, SamplingParams, Sequence, SequenceStatus
+from scheduler.factory import runner_config, scheduler_info
+
+STATUS = {status.name.lower(): status for status in SequenceStatus}
+DONE = ("finished", "aborted")
+UNIT = "block"
+SGLANG = scheduler_info("sglang").decided_by.system
+
+
+def referee(trace: dict, spec: RunSpec | None = None) -> None:
+    """Raise `Broken` at the first frame the trace's run breaks a rule at (see the module's docstring); `spec`: the
+    recipe the run was made from, to hold the trace to."""
+    _Referee(trace).check(spec)
+
+
+class _Referee:
+    def __init__(self, trace: dict):
+        self.trace, self.kind = trace, trace["scheduler"]
+        self.frames = trace_store(trace)
+        self.summaries = trace["requests"]
+        self.seqs = [_sequence(r) for r in self.summaries]  # each request's prompt and sampling, to replay it by
+        self.tokens = [r["prompt_token_ids"] + r["output_token_ids"] for r in self.summaries]
+        self.replays = trace["runner"] == "fake"
+        # SGLang clips a request's max_new_tokens to its context and its pool as it arrives (scheduler/sglang/
+        # scheduler.py add_request), below what the frames record: such a kind's length ends are not held to them
+        self.clips = trace["decided_by"]["system"] == SGLANG
+        self._runners: dict[tuple[int, int], FakeRunner] = {}
+        self.reserved: frozenset[int] = frozenset()
+        self.first_token: dict[int, int] = {}
+        self.finish: dict[int, int] = {}
+
+    def check(self, spec: RunSpec | None):
+        if spec is not None:
+            self.check_recipe(spec)
+        before = None
+        for k, frame in enumerate(self.frames):
+            try:
+                self.check_frame(before, frame)
+            except Broken as e:
+                e.step = k
+                raise
+            before = frame
+        try:
+            self.check_end(frame, spec)
+        except Broken as e:
+            e.step = frame.step
+            raise
+
+    # -- one frame ---------------------------------------------------------------------------------------
+
+    def check_frame(self, before: Frame | None, frame: Frame):
+        if before is None or any(e.kind == "pool_rebuilt" for e in frame.events):
+            # a fresh pool: a unit counted held by no request is one it reserves (vLLM's null block)
+            self.reserved = frozenset(b.id for b in frame.blocks if b.ref_count and not frame.block_owners(b.id))
+        self.check_pool(frame)
+        self.check_queues(frame)
+        if before is not None:
+            self.check_batch(before, frame)
+            for old, new in zip(before.requests, frame.requests[:len(before.requests)], strict=True):
+                self.check_request(frame, old, new)
+        for view in frame.requests[len(before.requests) if before else 0:]:
+            self.check_request(frame, None, view)
+        self.check_metrics(frame)
+
+    def check_pool(self, frame: Frame):
+        owners: dict[int, list[int]] = {}
+        for view in frame.requests:
+            listed_once(view.id, view.block_table, UNIT)
+            holds(view.status not in DONE or not view.block_table, "done_holds", seq=view.id, status=view.status,
+                  units=len(view.block_table))
+            for u in view.block_table:
+                holds(u not in self.reserved, "reserved", seq=view.id, unit=UNIT, id=u)
+                owners.setdefault(u, []).append(view.id)
+        states: Counter[str] = Counter()
+        for block in frame.blocks:
+            holders_counted(UNIT, block.id, block.ref_count, owners.get(block.id, []), block.id in self.reserved)
+            if block.id not in self.reserved:
+                states["used" if block.ref_count else "free" if block.hash is None else "cached"] += 1
+        pool_counted(states["free"], states["used"], states["cached"], self._pool_units(frame.config))
+
+    def _pool_units(self, config: Config) -> int:
+        """The units a pool under `config` has for requests: the runner's, less those its kind reserves."""
+        return runner_config(self.kind, config).num_kvcache_blocks - len(self.reserved)
+
+    def check_queues(self, frame: Frame):
+        queued = Counter([*frame.waiting, *frame.running, *(i for q in frame.queues.values() for i in q)])
+        for rid, n in queued.items():
+            holds(n == 1, "queued_twice", seq=rid)
+        for queue in ("waiting", "running"):
+            for rid in frame.queue(queue):
+                status = frame.requests[rid].status
+                holds(status == queue, "queue_status", seq=rid, queue=queue, status=status.upper())
+        for view in frame.requests:
+            holds(view.id in queued or view.status in DONE, "lost", seq=view.id, status=view.status.upper())
+
+    def check_batch(self, before: Frame, frame: Frame):
+        """The step's batch, against the requests as the frame before left them (the batch records where each
+        entry's chunk started, and its drafts)."""
+        batch = frame.batch
+        if not set(batch.seq_ids) <= set(before.running):  # a limit lowered mid-run stops admissions, not decodes:
+            batch_within(len(batch.seq_ids), frame.config)  # V0 keeps decoding what runs, as vLLM V0 does
+        for i, (rid, n) in enumerate(zip(batch.seq_ids, batch.num_tokens, strict=True)):
+            old, new = before.requests[rid] if rid < len(before.requests) else None, frame.requests[rid]
+            # after its step: running, or ended by it (SGLang aborts an over-long prompt's stub once prefilled)
+            holds(n > 0 and new.status != "waiting", "batch_entry", seq=rid, n=n, status=new.status.upper(),
+                  scheduled=n)
+            if not batch.num_computed or old is None:  # a trace from before the batch kept them
+                continue
+            computed, drafts = batch.num_computed[i], batch.num_drafts[i]
+            entry_within(rid, n, computed, old.num_tokens + drafts)
+            sampled = computed + n >= old.num_tokens + drafts
+            grown = new.num_tokens - old.num_tokens
+            holds(grown in (range(1, drafts + 2) if sampled else (0,)), "progress", seq=rid, n=n, computed=computed,
+                  known=old.num_tokens, before=old.num_tokens, after=new.num_tokens)
+
+    def check_request(self, frame: Frame, old: RequestView | None, new: RequestView):
+        rid, step = new.id, frame.step
+        computed_within(rid, new.num_computed_tokens, new.num_tokens)
+        if old is not None:
+            status_moved(rid, STATUS[old.status], STATUS[new.status])
+            if rid not in frame.batch.seq_ids and new.num_tokens > old.num_tokens:
+                holds(False, "progress", seq=rid, n=0, computed=old.num_computed_tokens, known=old.num_tokens,
+                      before=old.num_tokens, after=new.num_tokens)
+        start = old.num_tokens if old is not None else new.num_prompt_tokens
+        holds(new.num_prompt_tokens == self.seqs[rid].num_prompt_tokens, "prompt", seq=rid,
+              n=new.num_prompt_tokens, prompt=self.seqs[rid].num_prompt_tokens)
+        if self.replays:
+            self.check_tokens(frame.config, rid, start, new.num_tokens)
+        if new.num_tokens > new.num_prompt_tokens:
+            self.first_token.setdefault(rid, step)
+        ended = new.status in DONE
+        if ended and (old is None or old.status not in DONE):
+            self.finish[rid] = step
+            if new.status == "finished":
+                holds(self.stops(frame.config, new) or self.limit(frame.config, new) or self.clips, "finish_early",
+                      seq=rid, tokens=new.num_tokens - new.num_prompt_tokens, reason=new.finish_reason or "-")
+        # an end known only after the next step was scheduled (overlapped: an EOS, or V1's limits) comes a step late
+        holds(ended or old is None or old.status in DONE or not self.at_end(frame.config, old), "unfinished",
+              seq=rid, status=new.status.upper(), tokens=new.num_tokens - new.num_prompt_tokens)
+        holds(new.num_tokens - new.num_prompt_tokens <= new.max_tokens, "too_long", seq=rid,
+              tokens=new.num_tokens - new.num_prompt_tokens, most=new.max_tokens)
+
+    def check_tokens(self, config: Config, rid: int, start: int, end: int):
+        """The tokens a frame adds to request `rid` ([start, end)) are the fake model's."""
+        runner, seq, tokens = self._runner(config), self.seqs[rid], self.tokens[rid]
+        for position in range(start, end):
+            expected = runner.sampled(seq, position)
+            holds(tokens[position] == expected, "token", seq=rid, index=position - seq.num_prompt_tokens,
+                  token=tokens[position], expected=expected)
+
+    def _runner(self, config: Config) -> FakeRunner:
+        key = (config.max_model_len, config.eos)
+        if key not in self._runners:
+            self._runners[key] = FakeRunner(config.max_model_len, eos=config.eos, seed=self.trace["seed"])
+        return self._runners[key]
+
+    def stops(self, config: Config, view: RequestView, eos_only: bool = False) -> bool:
+        """Whether the request's last token is one it stops at: EOS (unless it ignores it), or one of its stop
+        tokens (not with `eos_only`: not every kind reads them), once it has its min_tokens."""
+        params, outputs = self.seqs[view.id].sampling_params, view.num_tokens - view.num_prompt_tokens
+        if outputs < max(params.min_tokens, 1):
+            return False
+        last = self.tokens[view.id][view.num_tokens - 1]
+        return last == config.eos and not params.ignore_eos or not eos_only and last in params.stop_token_ids
+
+    def at_end(self, config: Config, view: RequestView) -> bool:
+        """Whether the request has reached an end it must stop at: EOS, or a limit."""
+        return self.stops(config, view, eos_only=True) or self.limit(config, view)
+
+    @staticmethod
+    def limit(config: Config, view: RequestView) -> bool:
+        """Whether the request has reached a length it must end at: its max_tokens, or max_model_len."""
+        return view.num_tokens - view.num_prompt_tokens >= view.max_tokens or view.num_tokens >= config.max_model_len
+
+    def check_metrics(self, frame: Frame):
+        free = [b for b in frame.blocks if not b.ref_count]
+        metrics, units = frame.metrics, len(frame.blocks) - len(self.reserved)
+        used = units - len(free)
+        for name, actual in (("num_waiting", len(frame.waiting)), ("num_running", len(frame.running)),
+                             ("num_batched_tokens", sum(frame.batch.num_tokens)), ("num_free_blocks", len(free)),
+                             ("num_cached_free_blocks", sum(b.hash is not None for b in free)),
+                             ("kv_usage", used / units)):
+            claimed = getattr(metrics, name)
+            holds(abs(claimed - actual) < 1e-9, "metric", name=name, claimed=claimed, actual=actual)
+
+    # -- the run as a whole ------------------------------------------------------------------------------
+
+    def check_end(self, last: Frame, spec: RunSpec | None):
+        ended = self.trace.get("ended", "finished")
+        left = [view.id for view in last.requests if view.status not in DONE]
+        left += range(len(last.requests), len(self.summaries))  # never arrived
+        if ended == "finished":
+            holds(not left, "unended", ended=ended, seqs=", ".join(map(str, left)))
+        elif ended == "stalled":  # a stall: the last step ran nothing, and nothing was left to arrive
+            holds(not last.batch.seq_ids and len(last.requests) == len(self.summaries), "stall", step=last.step)
+        elif ended == "max_steps" and spec is not None:
+            holds(last.step == spec.max_steps, "recipe", field="max_steps", claimed=last.step, actual=spec.max_steps)
+        for rid, summary in enumerate(self.summaries):
+            for field, steps in (("first_token_step", self.first_token), ("finish_step", self.finish)):
+                if summary.get(field, steps.get(rid)) != steps.get(rid):
+                    holds(False, "summary", seq=rid, field=field, claimed=summary[field], actual=steps.get(rid))
+            if rid < len(last.requests):
+                holds(len(self.tokens[rid]) == last.requests[rid].num_tokens, "summary", seq=rid, field="tokens",
+                      claimed=len(self.tokens[rid]), actual=last.requests[rid].num_tokens)
+
+    def check_recipe(self, spec: RunSpec):
+        """The trace is of the run the server asked for: its seed, runner, first config and workload."""
+        first = self.frames[0].config
+        for field, claimed, actual in (("seed", self.trace["seed"], spec.seed), ("runner", self.trace["runner"],
+                                                                                  spec.runner)):
+            holds(claimed == actual, "recipe", field=field, claimed=claimed, actual=actual)
+        config = spec.config if spec.runner == "fake" else replace(spec.config, eos=first.eos)
+        holds(first == config, "recipe", field="config", claimed=_shown(first), actual=_shown(config))
+        asked = sorted(map(self._asked, [*spec.workload, *(c.payload for c in spec.changes if c.kind == "request")]))
+        made = sorted(self._made(rid, summary) for rid, summary in enumerate(self.summaries))
+        holds(len(made) == len(asked), "recipe", field="requests", claimed=len(made), actual=len(asked))
+        for got, wanted in zip(made, asked, strict=True):
+            holds(got == wanted, "recipe", field="request", claimed=_shown(got), actual=_shown(wanted))
+
+    def _asked(self, request) -> tuple:
+        """A workload's request as its trace must record it."""
+        prompt = request.prompt_token_ids
+        if prompt is None:
+            prompt = tuple(FakeTokenizer().encode(request.prompt)) if self.replays else request.prompt
+        params = request.sampling_params()
+        return request.arrival, prompt, request.max_tokens, params.ignore_eos, params.stop_token_ids, \
+            params.min_tokens, request.priority
+
+    def _made(self, rid: int, summary: dict) -> tuple:
+        seq, view = self.seqs[rid], self.frames[-1].requests[rid] if rid < len(self.frames[-1].requests) else None
+        prompt = tuple(summary["prompt_token_ids"]) if self.replays or summary.get("prompt") is None \
+            else summary["prompt"]
+        params = seq.sampling_params
+        return (summary.get("arrival"), prompt, view and view.max_tokens, params.ignore_eos, params.stop_token_ids,
+                params.min_tokens, view and view.priority)
+
+
+def _sequence(summary: dict) -> Sequence:
+    """A request's prompt and sampling as its summary records them (an older trace's: the defaults), to replay it."""
+    sampling = summary.get("sampling") or {}
+    params = SamplingParams(max_tokens=max(sampling.get("min_tokens", 0), 1), ignore_eos=sampling.get("ignore_eos",
+                                                                                                      False),
+                            stop_token_ids=tuple(sampling.get("stop_token_ids", ())),
+                            min_tokens=sampling.get("min_tokens", 0))
+    return Sequence(summary["prompt_token_ids"], params, seq_id=summary["id"])
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -1,0 +1,39 @@
+"""Running a learner's file in the sandbox for the tests (tests/test_sandbox*.py): a small preset's spec, a
+learner's file made of a body under the article's scheduler, and the server's registry of kinds restored after."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
+from i18n import CATALOGUES
+from sandbox import kinds
+from scheduler.factory import SCHEDULERS
+
+SMART_PRESET = SCENARIOS_DIR / "07_smart_preemption.toml"
+HEADER = "from scheduler.article import Scheduler\n\n\n"
+DECLARED = 'class Mine(Scheduler):\n    info = Scheduler.info.derive("mine")\n'
+
+
+def preset_spec(runner: str = "fake"):
+    return load_scenario(SMART_PRESET, runner=runner).spec
+
+
+def learner(body: str = "", *, before: str = "") -> str:
+    """A learner's file: `before` at its top (after the import of the article's scheduler), then the class Mine
+    with `body` (indented lines) under its declaration."""
+    return HEADER + before + DECLARED + body
+
+
+@pytest.fixture
+def registry():
+    """The kinds the sandbox registers on the server leave the factory's registry and the catalogues as they were."""
+    saved = dict(SCHEDULERS), {lang: dict(c) for lang, c in CATALOGUES.items()}, set(kinds._registered)
+    yield
+    SCHEDULERS.clear()
+    SCHEDULERS.update(saved[0])
+    for lang, catalogue in CATALOGUES.items():
+        catalogue.clear()
+        catalogue.update(saved[1][lang])
+    kinds._registered.clear()
+    kinds._registered.update(saved[2])
