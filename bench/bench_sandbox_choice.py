@@ -4,11 +4,12 @@ Pyodide under node (CPython compiled to WebAssembly, from the npm registry), sid
 Both run the same program (RUN): the article's scheduler on a 50-request workload with the fake model (prompts of
 16..200 tokens, half sharing a 64-token prefix, 16..96 outputs each), stepped to its end through the engine, as a
 sandbox's worker does.
-- bubblewrap: `python -` (this interpreter) in a jail: user, pid, net, ipc and uts namespaces, read-only binds of the
-  interpreter, its packages and the app's packages the run imports (PACKAGES), a tmpfs /tmp, rlimits (LIMITS).
+- bubblewrap: the sandbox's own jail (sandbox/jail.py: namespaces, read-only binds of the interpreter and of the
+  app's files its worker needs, jail.APP, its seccomp filters, rlimits, niced) around this interpreter, which does
+  what the sandbox's worker does before a learner's code (its path, the filter that refuses exec) and then the run.
 - Pyodide: node runs bench/bench_sandbox_pyodide.mjs, which starts Pyodide from the npm package (installed by this
   bench into .bench-cache/pyodide with `npm install --prefix`; skipped, saying so, where npm cannot reach the
-  registry), writes the same packages' files into its in-memory file system (nothing of the host's is mounted) and
+  registry), writes the same files (jail.APP) into its in-memory file system (nothing of the host's is mounted) and
   runs the program. The npm package ships neither numpy nor xxhash (Pyodide's own wheels of them come from its
   release, which only the registry's files reach here): bench/pyodide_shims/ stands for them (a pure-Python XXH64,
   digest for digest; numpy imported, never called), so the run decides exactly as the native one (digest checked).
@@ -34,7 +35,6 @@ import gzip
 import io
 import json
 import os
-import resource
 import shutil
 import signal
 import socket
@@ -47,6 +47,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.stats import p50
+from sandbox import jail
+from sandbox.limits import Limits
+from sandbox.seccomp import exec_filter, jail_filter
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".bench-cache"
@@ -54,19 +57,18 @@ PYODIDE_VERSION = "314.0.8"
 PYODIDE_DIR = CACHE / "pyodide" / "node_modules" / "pyodide"
 DRIVER = Path(__file__).with_name("bench_sandbox_pyodide.mjs")
 SHIMS = Path(__file__).with_name("pyodide_shims")
-PACKAGES = ("scheduler", "engine", "runner", "i18n")  # the app's packages the run imports
 BROWSER_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 FIRST_STEP = "first step done"
-RUN_DEADLINE_S, PROBE_DEADLINE_S, OUTPUT_CAP = 120.0, 10.0, 1 << 20
-# The jail's rlimits (soft, hard): CPU seconds (SIGXCPU at the soft one), address space, file size, open files (a
-# fork bomb is not tried here: the sandbox's own suite tries it, under its seccomp filter).
-LIMITS = {resource.RLIMIT_CPU: (3, 4), resource.RLIMIT_AS: (2 << 30,) * 2, resource.RLIMIT_FSIZE: (1 << 20,) * 2,
-          resource.RLIMIT_NOFILE: (64, 64)}
+RUN_DEADLINE_S, PROBE_DEADLINE_S, OUTPUT_CAP = 120.0, 30.0, 1 << 20
+JAIL_LIMITS = Limits(cpu_s=3, memory_mb=1024)  # the jail's rlimits (CPU seconds: SIGXCPU, then SIGKILL a second on)
+JAIL_BOOT = ("import sys; sys.path[:0] = ['/app', '/site']; from sandbox.seccomp_load import install; "
+             f"install(bytes.fromhex({jail.filter_program(exec_filter).hex()!r})); exec(sys.stdin.read())")
 JAIL, WASM, WASM_CLOSED, CONTROL = ("bubblewrap", "Pyodide under node", "Pyodide, node's permission model",
                                     "control: CPython, no jail, the shims")
 NAME_WIDTH = 36
 ESCAPED_FILE = CACHE / "escaped"  # a probe that reaches the host's files writes it
-SIGNALS = {signal.SIGXCPU: "CPU limit (SIGXCPU)", signal.SIGKILL: "SIGKILL", signal.SIGSEGV: "SIGSEGV"}
+SIGNALS = {signal.SIGXCPU: "CPU limit (SIGXCPU)", signal.SIGKILL: "SIGKILL", signal.SIGSYS: "seccomp (SIGSYS)",
+           signal.SIGSEGV: "SIGSEGV"}
 
 RUN = f"""
 import hashlib, json, random, time
@@ -114,26 +116,24 @@ class Ran:
 @dataclass
 class Candidate:
     name: str
-    command: list[str]
+    command: object  # () -> (its command line, the descriptors it inherits), made anew for each process
     stdin: object  # program -> the bytes the process reads on its standard input
-    limits: dict = field(default_factory=dict)
     env: dict = field(default_factory=dict)
 
     def run(self, program: str, deadline_s: float) -> Ran:
-        return run_process(self.command, self.stdin(program), deadline_s, self.limits, self.env)
+        return run_process(*self.command(), self.stdin(program), deadline_s, self.env)
 
 
-def run_process(command: list[str], stdin: bytes, deadline_s: float, limits: dict, env: dict) -> Ran:
-    """Start `command` (a session of its own, `limits` set before it starts), feed it `stdin`, read its output (at
-    most OUTPUT_CAP bytes), kill its group at the deadline or the cap; the peak RSS of its tree from wait4."""
+def run_process(command: list[str], fds: tuple[int, ...], stdin: bytes, deadline_s: float, env: dict) -> Ran:
+    """Start `command` (a session of its own, inheriting `fds`, closed here then), feed it `stdin`, read its output
+    (at most OUTPUT_CAP bytes), kill its group at the deadline or the cap; the peak RSS of its tree from wait4."""
     ran, start = Ran(), time.perf_counter()
-
-    def set_limits():
-        for which, values in limits.items():
-            resource.setrlimit(which, values)
-
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               start_new_session=True, preexec_fn=set_limits, env={**os.environ, **env})
+    try:
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   start_new_session=True, pass_fds=fds, env={**os.environ, **env})
+    finally:
+        for fd in fds:
+            os.close(fd)
 
     def feed():
         try:
@@ -181,23 +181,23 @@ def stop(process: subprocess.Popen):
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def jail_command(python: str) -> list[str]:
-    """bubblewrap around `python -` (the program on standard input): the interpreter and its packages, the app's
-    PACKAGES at /app, all read-only, a tmpfs /tmp, no network, its own pids, ipc and hostname."""
-    prefixes = {sys.base_prefix, sys.prefix}
-    binds = [arg for path in sorted(prefixes) for arg in ("--ro-bind", path, path)]
-    binds += [arg for package in PACKAGES for arg in ("--ro-bind", str(ROOT / package), f"/app/{package}")]
-    return ["bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-            "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
-            "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", *binds, "--proc", "/proc",
-            "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/app", "--setenv", "PYTHONPATH", "/app",
-            "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--", python, "-"]
+def in_jail() -> tuple[list[str], tuple[int, ...]]:
+    """The sandbox's own jail (sandbox/jail.py: bubblewrap, its seccomp filter on a pipe, prlimit, nice) around the
+    interpreter, which then does what the sandbox's worker does before a learner's code (its path, the filter that
+    refuses exec) and runs the program read from standard input."""
+    read, write = os.pipe()
+    os.write(write, jail.filter_program(jail_filter))
+    os.close(write)
+    command = jail.command(JAIL_LIMITS, read)
+    assert command[-2:] == ["-c", jail.BOOT], "sandbox/jail.py's command no longer ends with its boot line"
+    return [*command[:-1], JAIL_BOOT], (read,)
 
 
 def app_files() -> dict[str, str]:
-    """What Pyodide's file system gets: the app's PACKAGES' sources and the shims, under /app."""
-    files = {f"/app/{path.relative_to(ROOT)}": path.read_text() for package in PACKAGES
-             for path in sorted((ROOT / package).rglob("*.py"))}
+    """What Pyodide's file system gets: the Python files the jail binds (jail.APP), and the shims, under /app."""
+    paths = [path for part in jail.APP for path in ((ROOT / part).rglob("*.py") if (ROOT / part).is_dir()
+                                                    else [ROOT / part])]
+    files = {f"/app/{path.relative_to(ROOT)}": path.read_text() for path in sorted(paths)}
     return files | {f"/app/{path.name}": path.read_text() for path in sorted(SHIMS.glob("*.py"))}
 
 
@@ -218,19 +218,20 @@ def candidates() -> tuple[list[Candidate], list[str]]:
     """The candidates this machine has, and a line for each one it has not."""
     found, missing = [], []
     if shutil.which("bwrap"):
-        found.append(Candidate(JAIL, jail_command(sys.executable), str.encode, LIMITS))
+        found.append(Candidate(JAIL, in_jail, str.encode))
     else:
         missing.append(f"{JAIL}: skipped, bwrap is not installed (Debian's bubblewrap: make install)")
     ready, why = pyodide_ready()
     if ready:
         files = app_files()
         stdin = lambda program: json.dumps({"files": files, "program": program}).encode()  # noqa: E731
-        found.append(Candidate(WASM, ["node", str(DRIVER), str(PYODIDE_DIR)], stdin))
-        found.append(Candidate(WASM_CLOSED, ["node", "--experimental-permission", f"--allow-fs-read={PYODIDE_DIR}/*",
-                                             f"--allow-fs-read={DRIVER}", str(DRIVER), str(PYODIDE_DIR)], stdin))
+        found.append(Candidate(WASM, lambda: (["node", str(DRIVER), str(PYODIDE_DIR)], ()), stdin))
+        found.append(Candidate(WASM_CLOSED, lambda: (["node", "--experimental-permission", f"--allow-fs-read="
+                                                      f"{PYODIDE_DIR}/*", f"--allow-fs-read={DRIVER}", str(DRIVER),
+                                                      str(PYODIDE_DIR)], ()), stdin))
     else:
         missing.append(f"{WASM}: skipped, {why}")
-    found.append(Candidate(CONTROL, [sys.executable, "-"], str.encode,
+    found.append(Candidate(CONTROL, lambda: ([sys.executable, "-"], ()), str.encode,
                            env={"PYTHONPATH": os.pathsep.join((str(SHIMS), str(ROOT)))}))
     return found, missing
 
@@ -289,6 +290,7 @@ PROBES = {
     "the JS bridge: node's child_process": "import js; js.process.getBuiltinModule('child_process')"
                                            f".execSync('touch {ESCAPED_FILE}')",
     "allocate 10 GB": "block = bytearray(10 << 30)",
+    "a fork bomb": "import os\n    while True: os.fork()",
     "an infinite loop": "while True: pass",
     "50 MB of output": "print('x' * (50 << 20))",
 }
