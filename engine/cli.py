@@ -20,6 +20,7 @@ from engine.traces.trace import write_trace
 from i18n import text
 from scheduler import SCHEDULER_KINDS, ConfigError
 from scheduler.factory import SCHEDULERS, scheduler_info
+from scheduler.interface import BadDecision
 
 
 def describe_event(e) -> str:
@@ -171,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         if shown is not None:  # the scheduler's own code raised: its frames, never the app's
             print(shown, end="", file=sys.stderr)
             return 3
-        if not isinstance(e, ScenarioError | ConfigError | LearnerError | OSError):
+        if not isinstance(e, ScenarioError | ConfigError | LearnerError | BadDecision | OSError):
             raise
         print(f"error: {e}", file=sys.stderr)
         return 2

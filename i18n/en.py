@@ -1810,6 +1810,43 @@ MESSAGES = {
     "check.abort": "aborting request {seq} left it {status}, holding {units} units",
     "check.outside": "a request changed outside the scheduler at step {step} (while the model ran)",
     "check.starved": "the run did not end within {steps} steps: requests {seqs} never finished",
+    "article.hook.number": "{hook} returned {answer}; it must return a whole number from {low} to {high}",
+    "article.hook.number_from": "{hook} returned {answer}; it must return a whole number, {low} or more",
+    "article.hook.victim": "choose_victim returned {answer} for request {requester}; return None (request "
+                           "{requester} itself leaves) or one of the running requests not batched yet: {running}",
+    "article.hook.unordered": "{hook} returned keys that cannot be compared, {a} and {b}: return numbers, or "
+                              "tuples of numbers, for every request",
+    "starter.victim.title": "The preemption victim",
+    "starter.victim.task": "When a running request needs a KV block and none is free, the article's scheduler preempts "
+                           "the tail of the running queue, however close it is to finishing. Write choose_victim: "
+                           "pick the request whose loss costs least (its progress, its arrival, its priority).",
+    "starter.queue_order.title": "The waiting queue's order",
+    "starter.queue_order.task": "The article's scheduler admits waiting requests first come, first served: one long "
+                                "prompt at the head holds every short one behind it. Write waiting_key, the key the "
+                                "waiting queue is sorted by (e.g. shortest job first), and watch who waits.",
+    "starter.batch_size.title": "max_num_seqs per step",
+    "starter.batch_size.task": "A large batch fills the KV cache until requests are preempted; a small one wastes the "
+                               "GPU. Write max_num_seqs_now: each step, how many requests the batch may hold, from "
+                               "the queues, the free blocks and the steps before (e.g. back off after a preemption).",
+    "starter.preallocate.title": "Pre-allocate blocks",
+    "starter.preallocate.task": "The article's scheduler gives a request a new block only when its last one is full. "
+                                "Write extra_blocks: how many blocks beyond what it needs now a request gets when it "
+                                "is admitted or grows, and weigh fewer preemptions against requests left waiting.",
+    "starter.chunk_size.title": "A chunk size per request",
+    "starter.chunk_size.task": "Under chunked prefill the article's scheduler gives each prompt all the budget left, "
+                               "so one long prompt takes the whole step. Write chunk_size: how many prompt tokens a "
+                               "request prefills this step (the scheduler clamps it to the budget).",
+    "starter.whole.title": "The article's scheduler, whole",
+    "starter.whole.task": "All of the article's scheduler, yours to change anywhere: admission, decoding, "
+                          "preemption, chunked prefill, the hooks. Change one decision, run it, and compare it with "
+                          "the original on the same workload.",
+    "starter.skeleton.title": "A scheduler of your own, from the contract",
+    "starter.skeleton.task": "A whole scheduler in the plainest way that keeps every invariant: first come, first "
+                             "served, blocks for a request's whole life reserved on admission, nobody preempted. "
+                             "Follow its TODOs: grow blocks on demand, preempt, order the queues.",
+    "starter.double_free.title": "A broken scheduler: find its bug",
+    "starter.double_free.task": "This scheduler frees a finished request's blocks twice. Run it and read which "
+                                "invariant breaks at which step, then fix _end.",
     "learner.spec": "{spec}: name a scheduler class in a file as path/to/mine.py:MyScheduler",
     "learner.no_file": "{path}: no such file",
     "learner.not_python": "{path}: not a Python file (name a .py file)",
@@ -1845,6 +1882,9 @@ MESSAGES = {
                              "info = Scheduler.info.derive(\"mine\") and nothing else.",
     "sandbox.kinds_full": "This server holds {most} students' schedulers already: ask your teacher to restart it.",
     "sandbox.declaration_only": "A student's scheduler runs only in the sandbox (sandbox.run_learner).",
+    "sandbox.batch_refused": "Your scheduler's run was stopped: the server refused a batch it sent to the model "
+                             "({detail}).",
+    "sandbox.unavailable": "This server cannot run students' code: its sandbox (bubblewrap) is not installed.",
     "sandbox.bad_declaration": "The sandbox's worker declared a scheduler that is not a built-in one derived.",
     "check.done_holds": "request {seq} has ended ({status}) but still holds {units} block(s)",
     "check.progress": "request {seq} went from {before} to {after} tokens, but its batch entry ({n} tokens from "

@@ -1513,6 +1513,34 @@ MESSAGES = {
     "check.abort": "中止请求 {seq} 后它是 {status}，还持有 {units} 个单元",
     "check.outside": "第 {step} 步有请求在调度器之外被改动（模型运行时）",
     "check.starved": "运行在 {steps} 步内没有结束：请求 {seqs} 一直没有完成",
+    "article.hook.number": "{hook} 返回了 {answer}；它必须返回 {low} 到 {high} 之间的整数",
+    "article.hook.number_from": "{hook} 返回了 {answer}；它必须返回不小于 {low} 的整数",
+    "article.hook.victim": "choose_victim 为请求 {requester} 返回了 {answer}；请返回 None（请求 {requester} "
+                           "自己被抢占）或尚未进入本步批次的运行中请求之一：{running}",
+    "article.hook.unordered": "{hook} 返回的键无法相互比较：{a} 和 {b}；请为每个请求返回数字或由数字组成的元组",
+    "starter.victim.title": "抢占对象",
+    "starter.victim.task": "当运行中的请求需要一个 KV 块而没有空闲块时，文章的调度器会抢占运行队列末尾的请求，"
+                           "不管它离完成有多近。写出 choose_victim：选出被抢占损失最小的请求（看它的进度、到达时间和优先级）。",
+    "starter.queue_order.title": "等待队列的顺序",
+    "starter.queue_order.task": "文章的调度器按先来先服务从等待队列接纳请求：队首一个长提示词会挡住后面所有的短请求。"
+                                "写出 waiting_key，即等待队列排序所用的键（例如最短作业优先），看看谁在等待。",
+    "starter.batch_size.title": "每一步的 max_num_seqs",
+    "starter.batch_size.task": "批次太大会占满 KV 缓存，直到请求被抢占；太小又浪费 GPU。写出 max_num_seqs_now："
+                               "根据队列、空闲块和之前的步骤，决定每一步的批次最多容纳多少个请求（例如发生抢占后就减小）。",
+    "starter.preallocate.title": "预分配块",
+    "starter.preallocate.task": "文章的调度器只在请求的最后一个块写满时才给它一个新块。写出 extra_blocks："
+                                "请求被接纳或增长时，在当前所需之外再给它几个块；权衡更少的抢占与仍在等待的请求。",
+    "starter.chunk_size.title": "每个请求的分块大小",
+    "starter.chunk_size.task": "在分块预填充下，文章的调度器把剩余的全部预算都给一个提示词，于是一个长提示词就占满整步。"
+                               "写出 chunk_size：一个请求在这一步预填充多少个提示词 token（调度器会把它限制在预算之内）。",
+    "starter.whole.title": "完整的文章调度器",
+    "starter.whole.task": "文章调度器的全部代码，任你修改：接纳、解码、抢占、分块预填充以及各个钩子。改掉一个决策，"
+                          "运行它，并在同一个工作负载上与原版比较。",
+    "starter.skeleton.title": "从调度器契约开始写自己的调度器",
+    "starter.skeleton.task": "一个以最朴素方式遵守所有不变量的完整调度器：先来先服务，接纳请求时为它整个生命周期预留块，"
+                             "从不抢占。按照其中的 TODO 继续：按需增长块、抢占、给队列排序。",
+    "starter.double_free.title": "有缺陷的调度器：找出它的 bug",
+    "starter.double_free.task": "这个调度器把已完成请求的块释放了两次。运行它，看哪一条不变量在哪一步被破坏，然后修好 _end。",
     "learner.spec": "{spec}：请用 path/to/mine.py:MyScheduler 的形式写出文件里的调度器类",
     "learner.no_file": "{path}：没有这个文件",
     "learner.not_python": "{path}：不是 Python 文件（请写一个 .py 文件）",
@@ -1543,6 +1571,8 @@ MESSAGES = {
                              "info = Scheduler.info.derive(\"mine\")，不要改动其他内容。",
     "sandbox.kinds_full": "这台服务器已经保存了 {most} 个同学的调度器：请老师重启它。",
     "sandbox.declaration_only": "同学的调度器只在沙箱中运行（sandbox.run_learner）。",
+    "sandbox.batch_refused": "你的调度器的运行被停止了：服务器拒绝了它发给模型的一个批次（{detail}）。",
+    "sandbox.unavailable": "这台服务器不能运行同学的代码：它的沙箱（bubblewrap）没有安装。",
     "sandbox.bad_declaration": "沙箱的工作进程声明的调度器不是由内置调度器派生的。",
     "check.done_holds": "请求 {seq} 已经结束（{status}），却还持有 {units} 个块",
     "check.progress": "请求 {seq} 的 token 从 {before} 个变成了 {after} 个，它的批次条目（已计算 {computed} 个、"

@@ -1,12 +1,14 @@
 """An engine that checks the contract's invariants (engine/check/invariants.py) as it steps: the batch and the
 pool once the scheduler has decided a step, before the model runs it; the queues, statuses and the pool again once
-the step is recorded. A broken one raises `Broken` with the step it broke at."""
+the step is recorded. A broken one raises `Broken` with the step it broke at, as does a hook's answer the scheduler
+could not use (`BadDecision`)."""
 
 from __future__ import annotations
 
 from engine.check.invariants import Broken, check_batch, check_pool, check_requests
 from engine.run.engine import Engine
 from scheduler import SequenceStatus
+from scheduler.interface import BadDecision
 
 
 class CheckedEngine(Engine):
@@ -17,7 +19,10 @@ class CheckedEngine(Engine):
 
     def step(self):
         try:
-            super().step()
+            try:
+                super().step()
+            except BadDecision as e:  # a hook's answer the scheduler could not use: as the checker reports it
+                raise Broken(e.message_id, **e.message.values) from e
             seqs = [record.seq for record in self.requests]
             check_requests(self.scheduler, seqs, self._statuses)
             check_pool(self.scheduler)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,11 @@ BOOT = "import sys; sys.path[:0] = ['/app', '/site']; from sandbox.worker import
 TMP_BYTES = 16 * 2**20
 NICE = 10
 NOBODY = 65534
+
+
+def available() -> bool:
+    """Whether this machine can jail a worker: bubblewrap and prlimit installed (`make install` installs them)."""
+    return all(shutil.which(program) for program in ("bwrap", "prlimit", "nice"))
 
 
 @cache

@@ -16,16 +16,19 @@ import time
 from dataclasses import dataclass
 
 from engine.check.invariants import Broken
+from engine.check.referee import referee
 from engine.run.limits import SANDBOXES
 from engine.run.recipe import RunSpec
 from engine.traces.schema import TraceError, checked_trace
-from i18n import CATALOGUES, DEFAULT, Message
+from i18n import CATALOGUES, DEFAULT, Message, MessageError
 from sandbox import jail, kinds, protocol
 from sandbox.limits import MAX_SOURCE, PRINTS_KEPT, Limits
+from sandbox.model_host import ModelHost
 from sandbox.seccomp import exec_filter
 
 _slots = threading.BoundedSemaphore(SANDBOXES)
 DEFAULT_LIMITS = Limits()
+BROKEN = ("check.", "article.hook.")  # the words of an invariant broken, or of a hook's unusable answer
 MAX_FAULT_TEXT = 20_000  # characters of a traceback handed out
 
 
@@ -59,6 +62,8 @@ class Malformed(Exception):
 def run_learner(source: str, class_name: str, spec: RunSpec, limits: Limits = DEFAULT_LIMITS) -> Outcome:
     """Run the class `class_name` of the learner's `source` on `spec` in the sandbox; never raises for anything
     their code does. At most SANDBOXES at once: past that, at once, `stopped` says to try again."""
+    if not jail.available():
+        return Outcome(stopped=Message("sandbox.unavailable"))
     if len(source) > MAX_SOURCE:
         return Outcome(stopped=Message("sandbox.too_long", kb=MAX_SOURCE // 1024))
     if not _slots.acquire(blocking=False):
@@ -66,27 +71,30 @@ def run_learner(source: str, class_name: str, spec: RunSpec, limits: Limits = DE
     try:
         job = {"source": source, "class_name": class_name, "spec": spec.to_dict(), "limits": limits.to_dict(),
                "exec_filter": jail.filter_program(exec_filter).hex()}
-        result, stopped = exchange(job, limits)
+        result, stopped = exchange(job, limits, ModelHost(spec) if spec.runner == "model" else None)
     finally:
         _slots.release()
     if result is None:
         return Outcome(stopped=stopped)
     try:
-        return outcome(result)
-    except (Malformed, TraceError, kinds.DeclarationError, ValueError, TypeError, KeyError, RecursionError) as e:
+        return outcome(result, spec, limits)
+    except (Malformed, TraceError, kinds.DeclarationError, ValueError, TypeError, KeyError, IndexError, AttributeError,
+            RecursionError) as e:  # a worker that lies may send what fits no reader
         return Outcome(stopped=Message("sandbox.malformed", detail=str(e)[:200]))
 
 
-def exchange(job: dict, limits: Limits) -> tuple[dict | None, Message | None]:
-    """Start a worker, give it `job`, and read its result: (result, None), or (None, why it was stopped)."""
+def exchange(job: dict, limits: Limits, host: ModelHost | None) -> tuple[dict | None, Message | None]:
+    """Start a worker, give it `job`, serve its model requests on `host` (a run on the real model), and read its
+    result: (result, None), or (None, why it was stopped)."""
     process = jail.start(limits)
     try:
-        return _converse(process, protocol.frame(job), limits)
+        return _converse(process, protocol.frame(job), limits, host)
     finally:
         _kill(process)
 
 
-def _converse(process: subprocess.Popen, job: bytes, limits: Limits) -> tuple[dict | None, Message | None]:
+def _converse(process: subprocess.Popen, job: bytes, limits: Limits,
+              host: ModelHost | None) -> tuple[dict | None, Message | None]:
     deadline = time.monotonic() + limits.wall_s
     reader = protocol.Reader(limits.output_bytes)
     assert process.stdin and process.stdout and process.stderr
@@ -124,6 +132,15 @@ def _converse(process: subprocess.Popen, job: bytes, limits: Limits) -> tuple[di
             for message in messages:
                 if message.get("type") == "result":
                     return message, None
+                if host is None:
+                    return None, Message("sandbox.malformed", detail="a model request on the fake model")
+                try:
+                    reply = host.serve(message)
+                except MessageError as e:  # refused, or a config the real model cannot run
+                    return None, e.message
+                if not pending:
+                    selector.register(process.stdin, selectors.EVENT_WRITE)
+                pending = memoryview(bytes(pending) + protocol.frame(reply))
     return None, _why_ended(process, deadline, limits)
 
 
@@ -152,8 +169,9 @@ def _kill(process: subprocess.Popen):
             stream.close()
 
 
-def outcome(result: dict) -> Outcome:
-    """The Outcome of a worker's result message, every part of it checked as a claim."""
+def outcome(result: dict, spec: RunSpec, limits: Limits) -> Outcome:
+    """The Outcome of a worker's result message, every part of it checked as a claim: its trace by the schema
+    and then by the referee (engine/check/referee.py), whose verdict stands over the worker's."""
     prints = result.get("prints", "")
     if not isinstance(prints, str):
         raise Malformed("prints")
@@ -164,19 +182,32 @@ def outcome(result: dict) -> Outcome:
         return Outcome(fault=_fault(result["fault"]), prints=prints)
     try:
         kind = kinds.register(result.get("declaration"))
-    except kinds.DeclarationError as e:
-        return Outcome(fault=Fault(str(e), None, e.message), prints=prints)
+    except kinds.DeclarationError as e:  # the worker claims a declaration of no built-in kind, or the server is full
+        return Outcome(stopped=e.message, prints=prints)
     trace = _own_trace(result.get("trace"), kind)
+    _hold(trace is not None or result.get("fault") is not None, "a run without its trace")
     broken = None
     if result.get("broken") is not None:
         data = result["broken"]
-        broken = Broken(_message(data, ("check.",)).key, **data["values"])
+        broken = Broken(_message(data, BROKEN).key, **data["values"])
         step = data.get("step")
         if type(step) is not int or step < 0:
             raise Malformed("broken.step")
         broken.step = step
     fault = None if result.get("fault") is None else _fault(result["fault"])
+    if trace is not None:
+        if broken is None and fault is None and trace.get("ended") == "steps":
+            _hold(len(trace["frames"]) == limits.steps + 1, "a run stopped early")  # at the steps it was given
+        try:
+            referee(trace, spec)
+        except Broken as e:
+            broken = e
     return Outcome(trace=trace, kind=kind, broken=broken, fault=fault, prints=prints)
+
+
+def _hold(condition: bool, what: str):
+    if not condition:
+        raise Malformed(what)
 
 
 def _own_trace(trace, kind: str) -> dict | None:

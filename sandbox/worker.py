@@ -4,7 +4,8 @@ after every step (sandbox/checked.py) and writes back one result message (sandbo
 the run as a trace (the CLI's writer), with the invariant it broke or the fault its code raised, the learner's
 declaration (sandbox/kinds.py) and prints. The protocol keeps the stdout the worker was started with; fd 1 is then
 pointed at stderr and `print` at a capped buffer, before the learner's code is read, so nothing it prints or writes
-can look like a message. Nothing here is trusted by the server: it checks everything it gets again."""
+can look like a message. On the real model the engine's runner is a proxy that asks the server for each step's
+outputs (sandbox/model_proxy.py). Nothing here is trusted by the server: it checks everything it gets again."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from sandbox import protocol
 from sandbox.checked import CheckedEngine
 from sandbox.kinds import declaration
 from sandbox.limits import PRINTS_KEPT
-from sandbox.seccomp_load import install
+from sandbox.model_proxy import Ask, install
+from sandbox.seccomp_load import install as install_filter
 from scheduler.factory import SCHEDULERS
 
 THEIR_FILE = Path("/learner/mine.py")  # the name their frames and lines are shown under
@@ -74,7 +76,7 @@ def fault(error: BaseException) -> dict:
                                             line=line or 0))}
 
 
-def run(job: dict) -> dict:
+def run(job: dict, ask: Ask) -> dict:
     """The result of `job`: the run's trace (up to where it ended, broke or raised), and what happened."""
     result: dict = {"type": "result", "declaration": None, "trace": None, "broken": None, "fault": None,
                     "stopped": None}
@@ -83,6 +85,8 @@ def run(job: dict) -> dict:
         loaded = load_source(job["source"], job["class_name"], THEIR_FILE)
         result["declaration"] = declaration(SCHEDULERS[loaded.kind])
         spec = RunSpec.from_dict({**job["spec"], "scheduler": loaded.kind})
+        if spec.runner == "model":
+            install(ask, result["declaration"])
         engine = CheckedEngine(spec)
         engine.run(job["limits"]["steps"])
     except Broken as e:
@@ -94,20 +98,19 @@ def run(job: dict) -> dict:
     except BaseException as e:  # raised by their code (SystemExit too) or by loading it
         result["fault"] = fault(e)
     if engine is not None:
-        result["trace"] = frames_before(engine, job.get("title"), engine.step_count + 1 if result["broken"] is None
-                                        else result["broken"]["step"])
+        result["trace"] = trace_of(engine, job.get("title"), whole=result["broken"] is None and
+                                   result["fault"] is None and result["stopped"] is None)
     return result
 
 
-def frames_before(engine, title, step: int) -> dict | None:
-    """The run as a trace of its frames before `step` (a frame recorded as an invariant broke may hold what no
-    trace can, a block freed twice), or None where a step their code broke off left it unwritable."""
+def trace_of(engine, title, whole: bool) -> dict | None:
+    """The run as a trace: the whole of it, or, for a run that broke off in a step, its frames before that step
+    replayed (the step's own frame may hold what no trace can: a block freed twice), or None where even the
+    replay breaks (their code deciding otherwise the second time)."""
     try:
-        trace = trace_dict(engine, title)
+        return trace_dict(engine if whole else engine.replay(engine.step_count - 1), title)
     except Exception:
         return None
-    trace["frames"] = trace["frames"][:step]
-    return trace
 
 
 def main():
@@ -116,10 +119,14 @@ def main():
     job = protocol.receive(0)
     prints = Prints(job["limits"]["output_mb"] * 2**20)
     sys.stdout = sys.stderr = prints
-    install(bytes.fromhex(job["exec_filter"]))  # no exec from here on (sandbox/seccomp.py)
+    install_filter(bytes.fromhex(job["exec_filter"]))  # no exec from here on (sandbox/seccomp.py)
+
+    def ask(message: dict) -> dict:
+        protocol.send(channel, message)
+        return protocol.receive(0)
 
     try:
-        result = run(job)
+        result = run(job, ask)
     except TooMuchOutput:
         result = {"type": "result", "stopped": message_data(Message("sandbox.output", mb=job["limits"]["output_mb"]))}
     result["prints"] = prints.text

@@ -24,6 +24,12 @@ class RequestRejected(MessageError):
     """A request that could never run under this configuration."""
 
 
+class BadDecision(MessageError):
+    """A decision a scheduler leaves to a method a scheduler of one's own overrides (a hook) came back unusable: the
+    hook, what it returned and what it may return, in words. The checker reports it as the invariant it breaks
+    (engine/check/invariants.py)."""
+
+
 def refuse(seq: Sequence, reason: str, **values):
     """End `seq` ABORTED for `reason` (a message key) and raise the refusal."""
     rejected = RequestRejected("abort.refused", id=seq.seq_id, reason=Message(reason, **values))

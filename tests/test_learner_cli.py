@@ -17,6 +17,7 @@ from i18n import CATALOGUES, in_lang
 from scheduler.factory import SCHEDULERS
 from session.lab import LabError, open_trace
 from tests.helpers.real_model import NEEDS_MODEL
+from tests.helpers.registry import kinds_restored
 from tests.helpers.source import ROOT
 
 SMART = str(ROOT / "starters/smart_victim.py") + ":SmartVictim"
@@ -27,13 +28,8 @@ SMART_PRESET = str(SCENARIOS_DIR / "07_smart_preemption.toml")
 @pytest.fixture(autouse=True)
 def registry():
     """Each test's kinds loaded from files leave the factory's registry and the catalogues as they were."""
-    saved = dict(SCHEDULERS), {lang: dict(c) for lang, c in CATALOGUES.items()}
-    yield
-    SCHEDULERS.clear()
-    SCHEDULERS.update(saved[0])
-    for lang, catalogue in CATALOGUES.items():
-        catalogue.clear()
-        catalogue.update(saved[1][lang])
+    with kinds_restored():
+        yield
 
 
 def own_file(tmp_path: Path, body: str, name: str = "mine.py") -> Path:

@@ -12,10 +12,11 @@ from i18n import in_lang
 from sandbox import Limits, run_learner
 from sandbox.kinds import DeclarationError
 from scheduler.factory import SCHEDULERS, make_scheduler, scheduler_info
-from tests.helpers.sandboxed import learner, preset_spec, registry  # noqa: F401 - a fixture
+from starters import STARTERS, source
+from tests.helpers.sandboxed import NEEDS_JAIL, learner, preset_spec, registry  # noqa: F401 - a fixture
 from tests.helpers.source import ROOT
 
-pytestmark = pytest.mark.usefixtures("registry")
+pytestmark = [NEEDS_JAIL, pytest.mark.usefixtures("registry")]
 
 
 def starter(name: str) -> str:
@@ -34,6 +35,20 @@ def test_smart_victim_runs_to_the_end_and_its_trace_opens_as_a_declared_kind():
     assert all(r["finish_reason"] for r in trace["requests"])  # every request ended
     with pytest.raises(DeclarationError):  # a declaration only: no learner code on the server
         make_scheduler(outcome.kind, store[0].config)
+
+
+@pytest.mark.parametrize("starter", [s for s in STARTERS if s.id != "double_free"], ids=lambda s: s.id)
+def test_every_sound_starter_runs_in_the_sandbox(starter):
+    outcome = run_learner(source(starter), starter.class_name, preset_spec())
+    assert outcome.ok, (outcome.fault, outcome.stopped, outcome.broken)
+    assert outcome.trace["ended"] == "finished"
+
+
+def test_a_hooks_unusable_answer_is_the_invariant_it_breaks():
+    outcome = run_learner(learner("    def choose_victim(self, requester):\n        return 'the oldest'\n"), "Mine",
+                          preset_spec())
+    assert outcome.broken is not None and outcome.broken.message_id == "article.hook.victim", outcome
+    assert outcome.broken.step == len(outcome.trace["frames"])
 
 
 def _name(kind):

@@ -14,6 +14,7 @@ from runner.fake import FakeRunner
 from scheduler import Config, RequestRejected, SequenceStatus
 from scheduler.contract import UnitState
 from scheduler.factory import make_scheduler, scheduler_info
+from scheduler.interface import BadDecision
 
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
@@ -23,8 +24,8 @@ MOST_STEPS = 600  # the stated bound: every request ends within this many steps 
 
 
 class Broken(MessageError):
-    """An invariant the scheduler broke, in plain words (a message id under "check."); `step`, the step it broke at
-    (set by `drive`)."""
+    """An invariant the scheduler broke, in plain words (a message id under "check.", or a `BadDecision`'s: a hook's
+    answer it could not use); `step`, the step it broke at (set by `drive`)."""
     step = 0
 
 
@@ -170,6 +171,14 @@ def drive(kind: str, config: Config, workload) -> None:
 
 
 def one_step(scheduler, runner, config: Config, step: int, workload, statuses: dict):
+    """One step of `drive`; a decision of one's own that came back unusable (`BadDecision`) is a `Broken` too."""
+    try:
+        _one_step(scheduler, runner, config, step, workload, statuses)
+    except BadDecision as e:
+        raise Broken(e.message_id, **e.message.values) from e
+
+
+def _one_step(scheduler, runner, config: Config, step: int, workload, statuses: dict):
     every_seq = [seq for _, seq, _ in workload]
     for arrival, seq, abort_at in workload:
         if arrival == step:

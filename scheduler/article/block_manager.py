@@ -136,9 +136,13 @@ class BlockManager(BlockPoolView):
         start = seq.num_computed_tokens
         return sum(1 for position in range(start, start + num_tokens) if position % self.block_size == 0)
 
-    def grow(self, seq: Sequence, num_tokens: int):
-        for _ in range(self.blocks_to_grow(seq, num_tokens)):
+    def take_blocks(self, seq: Sequence, n: int):
+        """Append `n` free blocks to `seq`'s table (none where `n` is not positive)."""
+        for _ in range(n):
             seq.block_table.append(self._take_free_block())
+
+    def grow(self, seq: Sequence, num_tokens: int):
+        self.take_blocks(seq, self.blocks_to_grow(seq, num_tokens))
         # vLLM's rule: a block this step fills with known tokens (never drafts) is reusable at once, by a request
         # scheduled after it: its K/V is written before it is read
         if self.config.of(ArticleSettings).cache_blocks_at_allocation:

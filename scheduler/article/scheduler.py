@@ -21,6 +21,7 @@ from collections import deque
 from typing import ClassVar
 
 from i18n import Message
+from scheduler.article import answers
 from scheduler.article.block_manager import BlockManager
 from scheduler.article.launch import closest_vllm
 from scheduler.article.overlapped import LandsLate
@@ -52,11 +53,11 @@ class _Step:
 
     __slots__ = ("seqs", "num_tokens", "num_prefills", "tokens_left", "seqs_left")
 
-    def __init__(self, config: Config):
+    def __init__(self, tokens_left: int, seqs_left: int):
         self.seqs: list[Sequence] = []
         self.num_tokens: list[int] = []
         self.num_prefills = 0
-        self.tokens_left, self.seqs_left = config.max_num_batched_tokens, config.max_num_seqs
+        self.tokens_left, self.seqs_left = tokens_left, seqs_left
 
     def batch(self, events: list[Event]) -> Batch:
         n = len(self.seqs)
@@ -108,7 +109,8 @@ class Scheduler(LandsLate):
 
     def schedule(self) -> Batch:
         """This step's batch, with the events of deciding it."""
-        self._events, step = [], _Step(self.config)
+        max_num_seqs = answers.whole_number("max_num_seqs_now", self.max_num_seqs_now(), 1, self.config.max_num_seqs)
+        self._events, step = [], _Step(self.config.max_num_batched_tokens, max_num_seqs)
         if self.own.mixed_batches:
             return self._schedule_mixed(step)
         if not self.own.prefill_first:
@@ -125,6 +127,8 @@ class Scheduler(LandsLate):
         part-way through a chunked prefill go first (`chunks_first`)."""
         if chunks_first and self._chunked_before and not self._continue_chunked_prefills(step):
             return
+        if len(self.waiting) > 1:
+            self.waiting = deque(answers.in_key_order("waiting_key", self.waiting, self.waiting_key))
         bm, cfg, waiting = self.block_manager, self.config, self.waiting
         while waiting:
             seq = waiting[0]
@@ -137,11 +141,11 @@ class Scheduler(LandsLate):
                 return
             hits = bm.find_cached_prefix(seq)
             num = len(seq.token_ids) - len(hits) * bm.block_size
-            if num > step.tokens_left:
-                if not cfg.chunked_prefill or not step.tokens_left:
-                    self._events.append(Blocked(seq.seq_id, "token_budget", num, step.tokens_left))
-                    return
-                num = step.tokens_left
+            if num > step.tokens_left and (not cfg.chunked_prefill or not step.tokens_left):
+                self._events.append(Blocked(seq.seq_id, "token_budget", num, step.tokens_left))
+                return
+            if cfg.chunked_prefill:
+                num = self._chunk(seq, num, step.tokens_left)
             need = bm.blocks_to_admit(hits, num)
             if need > bm.num_free_blocks:
                 if cfg.queue_policy == "priority" and self._preempt_for_priority(seq, need):
@@ -181,7 +185,7 @@ class Scheduler(LandsLate):
                 if speculate:
                     num += self._draft(seq, tokens_left - 1)
             elif chunks_too:  # mixed batches: the next chunk of a chunked prefill
-                num = min(n - computed, tokens_left)
+                num = self._chunk(seq, n - computed, tokens_left)
                 if computed + num > len(seq.block_table) * bs and not self._grow(seq, num):
                     continue
                 step.num_prefills += 1
@@ -210,19 +214,68 @@ class Scheduler(LandsLate):
             self._abort(seq, Message("abort.needs_whole_pool", blocks=bm.num_blocks, size=bm.block_size))
             return False
         while bm.blocks_to_grow(seq, num_tokens) > bm.num_free_blocks:
-            victim = self.choose_victim(seq)
+            victim = answers.victim(self.choose_victim(seq), self.running, seq)
             if victim is None:
                 self._preempt(seq, for_seq=seq)
                 return False
             self.running.remove(victim)
             self._preempt(victim, for_seq=seq)
         bm.grow(seq, num_tokens)
+        self._preallocate(seq, seq.num_computed_tokens + num_tokens)
         return True
 
+    def _chunk(self, seq: Sequence, to_compute: int, budget: int) -> int:
+        """chunked_prefill: the tokens `seq` prefills this step, `chunk_size`'s answer within both bounds."""
+        answer = answers.whole_number("chunk_size", self.chunk_size(seq, to_compute, budget), 1)
+        return min(answer, to_compute, budget)
+
+    def _preallocate(self, seq: Sequence, num_tokens: int):
+        """Top `seq`'s blocks up to those its first `num_tokens` tokens fill plus `extra_blocks`' answer, as far
+        as free blocks allow (nobody is preempted for them) and never past the most it can ever fill."""
+        bm = self.block_manager
+        extra = answers.whole_number("extra_blocks", self.extra_blocks(seq), 0)
+        if not extra:
+            return
+        longest = min(seq.num_prompt_tokens + seq.sampling_params.max_tokens, self.config.max_model_len)
+        wanted = min(bm.blocks_for(num_tokens) + extra, bm.blocks_for(longest)) - len(seq.block_table)
+        bm.take_blocks(seq, min(wanted, bm.num_free_blocks))
+
+    # -- the hooks: decisions a scheduler of one's own overrides (starters/, docs/schedulers.md) ------------------
+
     def choose_victim(self, requester: Sequence) -> Sequence | None:
-        """The running request to preempt so that `requester` can grow (None: it leaves itself), by the
-        preemption policy ("tail": running[-1]). A scheduler of one's own may override it (docs/schedulers.md)."""
+        """The running request to preempt so that `requester` can grow; None: `requester` itself leaves. Default:
+        the preemption policy's ("tail": running[-1], the request admitted last). `self.running` then holds the
+        running requests not batched yet this step, `requester` not among them; the scheduler asks again while
+        blocks are still short, and refuses an answer that is neither None nor one of them."""
         return pick_victim(self.own.preemption_policy, self.running, requester)
+
+    def waiting_key(self, seq: Sequence) -> object:
+        """The waiting queue's order: before admitting, the scheduler sorts `waiting` by this key, smallest first,
+        and admits from its head while the budget and the blocks allow (the head that does not fit waits, and the
+        queue with it). Equal keys keep their order, so the default, one key for all, leaves the queue as the
+        queue policy built it: arrivals at the tail, preempted requests back at the head (fcfs), or by priority.
+        Keys must compare with each other (numbers, or tuples of numbers)."""
+        return 0
+
+    def max_num_seqs_now(self) -> int:
+        """How many requests this step's batch may hold, prefills and decodes alike: the article's "adjust
+        max_num_seqs to what you observe" (the queues, the free blocks, what you keep of earlier steps). Default:
+        config.max_num_seqs. The scheduler takes a whole number from 1 to config.max_num_seqs (the runner's
+        limit)."""
+        return self.config.max_num_seqs
+
+    def extra_blocks(self, seq: Sequence) -> int:
+        """How many blocks beyond those its tokens need now `seq` is given when it is admitted or grows: the
+        article's "pre-allocate blocks", so that it asks (and may preempt) less often. Default: 0. The scheduler
+        gives them only while free blocks are left, never preempts for them and never past the blocks `seq` can
+        ever fill; they are freed with its others (and, under speculative decoding, after each step)."""
+        return 0
+
+    def chunk_size(self, seq: Sequence, to_compute: int, budget: int) -> int:
+        """Under chunked_prefill, how many of the `to_compute` tokens `seq` still has to prefill it computes this
+        step, `budget` being the step's tokens left. Default: as many as fit, min(to_compute, budget). The
+        scheduler takes a whole number from 1, clamped to both."""
+        return min(to_compute, budget)
 
     def _preempt(self, seq: Sequence, for_seq: Sequence, policy: str | None = None):
         """Recompute-style preemption: free its blocks and queue it again for a fresh prefill."""
@@ -236,6 +289,7 @@ class Scheduler(LandsLate):
     def _add_prefill(self, step: _Step, seq: Sequence, num: int):
         """Batch `num` prompt (or recomputed) tokens of an admitted request."""
         self.block_manager.grow(seq, num)
+        self._preallocate(seq, seq.num_computed_tokens + num)
         seq.num_scheduled_tokens = num
         if seq.num_computed_tokens + num < len(seq.token_ids):
             self._events.append(ChunkScheduled(seq.seq_id, seq.num_computed_tokens, num, len(seq.token_ids)))
@@ -400,7 +454,7 @@ class Scheduler(LandsLate):
         for seq in self.running:
             if not seq.is_prefilling or not step.seqs_left or not step.tokens_left:
                 continue
-            num = min(len(seq) - seq.num_computed_tokens, step.tokens_left)
+            num = self._chunk(seq, len(seq) - seq.num_computed_tokens, step.tokens_left)
             if bm.blocks_to_grow(seq, num) > bm.num_free_blocks:
                 return False
             self._add_prefill(step, seq, num)

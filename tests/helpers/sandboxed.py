@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
-from i18n import CATALOGUES
-from sandbox import kinds
-from scheduler.factory import SCHEDULERS
+from sandbox import jail, kinds
+from tests.helpers.registry import kinds_restored
 
 SMART_PRESET = SCENARIOS_DIR / "07_smart_preemption.toml"
+NEEDS_JAIL = pytest.mark.skipif(not jail.available(), reason="bubblewrap is absent (make install installs it)")
 HEADER = "from scheduler.article import Scheduler\n\n\n"
 DECLARED = 'class Mine(Scheduler):\n    info = Scheduler.info.derive("mine")\n'
 
@@ -28,12 +28,8 @@ def learner(body: str = "", *, before: str = "") -> str:
 @pytest.fixture
 def registry():
     """The kinds the sandbox registers on the server leave the factory's registry and the catalogues as they were."""
-    saved = dict(SCHEDULERS), {lang: dict(c) for lang, c in CATALOGUES.items()}, set(kinds._registered)
-    yield
-    SCHEDULERS.clear()
-    SCHEDULERS.update(saved[0])
-    for lang, catalogue in CATALOGUES.items():
-        catalogue.clear()
-        catalogue.update(saved[1][lang])
+    registered = set(kinds._registered)
+    with kinds_restored():
+        yield
     kinds._registered.clear()
-    kinds._registered.update(saved[2])
+    kinds._registered.update(registered)
