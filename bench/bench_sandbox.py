@@ -4,10 +4,11 @@ The server is the app's (serve.py, as the README's class command starts it: benc
 through this module (`--serve FOLDER`: Streamlit's command line in this process, after a thread that waits for the
 bench's word), so that the learners' runs go through `run_learner` in the server's own process, as a learner's Run
 on the Workbench page does. When told (FOLDER/go), LEARNERS threads (at most the server's SANDBOXES slots) share
-the hostile programs (HOSTILE: the issue's list; learner i runs programs i, i + LEARNERS, ...) and run their share
-over and over, on a small preset with the fake model and the sandbox's default limits, until told to stop
-(FOLDER/stop): each then finishes its pass through its share (so every program runs at least once; each run within
-its wall-clock limit) and the server says so (FOLDER/done). Each run's outcome, when it started, and the seconds
+the sandbox's hostile suite (tests/helpers/hostile.py HOSTILE: each program with its limits and how it must end;
+its socket aimed at the server's own port here; learner i runs programs i, i + LEARNERS, ...) and run their share
+over and over on the suite's preset with the fake model, until told to stop (FOLDER/stop): each then finishes its
+pass through its share (so every program runs at least once; each run within its wall-clock limit) and the server
+says so (FOLDER/done). Each run's outcome, whether it ended as the suite says, when it started, and the seconds
 `run_learner` took (the time until it was contained) go to FOLDER/runs.jsonl.
 
 The class is bench/bench_class_follow.py's lecture, unchanged (`lead`: the lecturer starts a class on preset 05,
@@ -15,10 +16,10 @@ steps LED_STEPS frames, plays, pauses and asks; N followers over websockets). Ro
 then the class while the learners run, the order reversed every other round, all on one server. Printed: each
 class's report (bench_class_follow.report), the steps' arrival p50 and p95 with the learners over alone, the server
 process's own CPU seconds per class (the jails' processes are not in it), its RSS before the first class and after
-the last, and each hostile program's outcomes and time until contained (p50, max), and how many runs started while
-a class was stepping (the others finished a learner's pass after it). A program that was not contained
-(its run ended ok, or took longer than its wall-clock limit and a margin) is flagged. Bounded: 127.0.0.1 only, each
-round's class bounded by the lecture's own limits, the learners stopped with their class.
+the last, each hostile program's outcomes and time until contained (p50, max), and how many runs started while a
+class was stepping (the others finished a learner's pass after it). A run that did not end as the suite says, or
+took longer than its wall-clock limit and a margin, is flagged. Bounded: 127.0.0.1 only, each round's class bounded
+by the lecture's own limits, the learners stopped with their class.
 
 Run: python -m bench.bench_sandbox [students] [--learners 4] [--rounds 1]
 """
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from bench import before as alternate
@@ -40,75 +42,14 @@ from bench.bench_class_follow import Member, arrivals, lead, report
 from bench.class_client import CLASS_CACHE_MB, MAX_STUDENTS, start_server, wait_for_server, warm_up
 from bench.process_stats import cpu_seconds, peak_rss_mb, rss_mb
 from bench.stats import p50, percentiles
-from engine.check.invariants import Broken
-from engine.check.referee import referee
-from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from engine.run.limits import SANDBOXES
-from sandbox import Limits, run_learner
+from sandbox import run_learner
+from tests.helpers.hostile import HOSTILE, Hostile, socket_to
+from tests.helpers.sandboxed import preset_spec
 from tools.app_server import free_port
 
 LEARNERS, DONE_MARGIN_S = 4, 10.0
-WALL_S = Limits().wall_s  # a learner's run's wall-clock limit, the sandbox's default
 ALONE, WITH_LEARNERS = "the class alone", "the class while learners run hostile code"
-OUTSIDE = "/etc/passwd"  # a host file a learner must not read
-HEADER = "from scheduler.article import Scheduler\n"
-
-
-def learner(before: str = "", body: str = "        return super().schedule()\n", name: str = "Mine") -> str:
-    """A learner's file: `before` under the import of the article's scheduler, then a class deriving from it whose
-    schedule() is `body`."""
-    return (f"{HEADER}{before}\n\n\nclass {name}(Scheduler):\n    info = Scheduler.info.derive({name.lower()!r})\n\n"
-            f"    def schedule(self):\n{body}")
-
-
-def then_schedule(*lines: str) -> str:
-    """schedule()'s body: `lines`, then the article's own decision."""
-    return "".join(f"        {line}\n" for line in (*lines, "return super().schedule()"))
-
-
-# starters/double_free.py's bug (a finished request's blocks freed twice), with the contract's checks patched out
-DOUBLE_FREE = f"""{HEADER}
-
-class Mine(Scheduler):
-    info = Scheduler.info.derive("mine")
-
-    def _end(self, seq, status, reason):
-        table = list(seq.block_table)
-        freed = super()._end(seq, status, reason)
-        seq.block_table = table
-        self.block_manager.deallocate(seq)
-        return freed
-"""
-PATCH = """import engine.check.invariants as invariants
-import sandbox.checked as checked
-
-for module in (invariants, checked):
-    for name in dir(module):
-        if name.startswith(("check", "holds")):
-            setattr(module, name, lambda *args, **kwargs: None)
-"""
-
-
-# The issue's hostile list, each a learner's file whose class is Mine ({port}: the server's own port; {records}: the
-# learners' records on the host, as another student's submission would be).
-HOSTILE = {
-    "an infinite loop": learner(body="        while True:\n            pass\n"),
-    "a fork bomb": learner("import os", "        while True:\n            os.fork()\n"),
-    "a 10 GB allocation": learner(body=then_schedule("self.hoard = bytearray(10 << 30)")),
-    "deep recursion": learner("import sys\n\nsys.setrecursionlimit(10**7)\n\n\ndef down(n):\n    return down(n + 1)",
-                              "        return down(0)\n"),
-    "open('/etc/passwd')": learner(body=then_schedule(f"print(open({OUTSIDE!r}).read())")),
-    "a socket to the server's port": learner("import socket", then_schedule(
-        "socket.create_connection(('127.0.0.1', {port}), timeout=2)")),
-    "os.system": learner("import os", then_schedule("os.system('id')")),
-    "ctypes: a raw fork syscall": learner("import ctypes", then_schedule("ctypes.CDLL(None).syscall(57)")),
-    "import the app's session modules": learner("import session.classroom"),
-    "read another student's submission": learner(body=then_schedule("print(open({records!r}).read())")),
-    "patch the checker to pass": DOUBLE_FREE.replace("class Mine", PATCH + "\n\nclass Mine"),
-    "megabytes of output": learner(body=then_schedule("print('x' * (50 << 20))")),
-}
-
-
 # -- the server's side: `--serve FOLDER run serve.py ...` -------------------------------------------------------------
 
 def serve(folder: Path, streamlit: list[str]):
@@ -121,10 +62,9 @@ def serve(folder: Path, streamlit: list[str]):
 
 
 def learners_when_told(folder: Path):
-    """Each time FOLDER/go appears ({"learners": n, "port": p}), n learners run HOSTILE until FOLDER/stop appears;
-    then FOLDER/done."""
-    spec = load_scenario(SCENARIOS_DIR / "07_smart_preemption.toml", runner="fake").spec
-    records, lock = folder / "runs.jsonl", threading.Lock()
+    """Each time FOLDER/go appears ({"learners": n, "port": p}), n learners share the hostile programs and run them
+    until FOLDER/stop appears; then FOLDER/done."""
+    spec, records, lock = preset_spec(), folder / "runs.jsonl", threading.Lock()
     while True:
         go = folder / "go"
         if not go.exists():
@@ -132,9 +72,8 @@ def learners_when_told(folder: Path):
             continue
         told = json.loads(go.read_text())
         go.unlink()
-        programs = {name: source.format(port=told["port"], records=str(records)) for name, source in HOSTILE.items()}
-        stop = threading.Event()
-        names, count = list(programs), told["learners"]
+        programs, count, stop = aimed_at(told["port"]), told["learners"], threading.Event()
+        names = list(programs)
         threads = [threading.Thread(target=run_hostile, args=({n: programs[n] for n in names[number::count]}, number,
                                                               spec, stop, records, lock)) for number in range(count)]
         for thread in threads:
@@ -148,35 +87,45 @@ def learners_when_told(folder: Path):
         tell(folder, "done")
 
 
-def run_hostile(programs: dict[str, str], number: int, spec, stop: threading.Event, records: Path,
+def aimed_at(port: int) -> dict[str, Hostile]:
+    """The hostile suite's programs, its socket aimed at the server's own port."""
+    return {**HOSTILE, "socket": replace(HOSTILE["socket"], source=socket_to(port))}
+
+
+def run_hostile(programs: dict[str, Hostile], number: int, spec, stop: threading.Event, records: Path,
                 lock: threading.Lock):
     """Learner `number`: passes through its `programs` until `stop` (the pass under way finished); each run recorded
     (when it started: the epoch's seconds, as the bench's clock reads them)."""
     while not stop.is_set():
-        for name, source in programs.items():
+        for name, hostile in programs.items():
             started, clock = time.time(), time.perf_counter()
-            outcome = run_learner(source, "Mine", spec)
-            record = {"learner": number, "program": name, "started": started,
-                      "seconds": time.perf_counter() - clock, **described(outcome, spec)}
+            outcome = run_learner(hostile.source, hostile.class_name, spec, hostile.limits)
+            record = {"learner": number, "program": name, "started": started, "seconds": time.perf_counter() - clock,
+                      "wall_s": hostile.limits.wall_s, "as_told": ended_as_told(hostile, outcome), **described(outcome)}
             with lock, records.open("a") as out:
                 out.write(json.dumps(record) + "\n")
 
 
-def described(outcome, spec) -> dict:
-    """An Outcome as data: how it ended (ok, stopped, fault, broken) and its words (English); a run that ended ok is
-    refereed as grades and the lab referee it (engine/check/referee.py): "refused" where the referee breaks it."""
+def ended_as_told(hostile: Hostile, outcome) -> bool:
+    """Whether the run ended as the hostile suite says it must (tests/test_sandbox_hostile.py): stopped with its
+    message, their own exception with its words, or else the invariant the referee found broken."""
+    if hostile.stopped:
+        return outcome.stopped is not None and outcome.stopped.key == hostile.stopped
+    if hostile.raised:
+        return outcome.fault is not None and hostile.raised in outcome.fault.text
+    return outcome.broken is not None
+
+
+def described(outcome) -> dict:
+    """An Outcome as data: how it ended (ok, stopped, fault, broken) and its words (English)."""
     if outcome.stopped is not None:
         return {"ended": "stopped", "key": outcome.stopped.key, "words": str(outcome.stopped)}
     if outcome.fault is not None:
         error = (outcome.fault.text.strip().splitlines() or [""])[-1]
         return {"ended": "fault", "key": outcome.fault.message.key, "words": error}
     if outcome.broken is not None:
-        return {"ended": "broken", "key": outcome.broken.message.key, "words": str(outcome.broken)}
-    try:
-        referee(outcome.trace, spec)
-    except Broken as broken:
-        return {"ended": "refused by the referee", "key": broken.message_id, "words": str(broken)}
-    return {"ended": "ok", "key": "", "words": "ran to its end, the referee found nothing"}
+        return {"ended": "broken", "key": outcome.broken.message_id, "words": str(outcome.broken)}
+    return {"ended": "ok", "key": "", "words": "ran to its end"}
 
 
 # -- the bench's side -------------------------------------------------------------------------------------------------
@@ -199,7 +148,7 @@ async def one_class(url: str, count: int, server_pid: int, folder: Path, port: i
     cpu, window = cpu_seconds(server_pid) - cpu_start, (began, time.time())
     if learners:
         tell(folder, "stop")
-        bound = -(-len(HOSTILE) // learners) * (WALL_S + DONE_MARGIN_S)  # a pass through a learner's share, at worst
+        bound = sum(h.limits.wall_s + DONE_MARGIN_S for h in HOSTILE.values())  # a pass through all, at worst
         deadline = time.perf_counter() + bound
         while not (folder / "done").exists() and time.perf_counter() < deadline:
             await asyncio.sleep(0.2)
@@ -210,13 +159,13 @@ async def one_class(url: str, count: int, server_pid: int, folder: Path, port: i
 
 
 def report_hostile(records: Path, windows: list[tuple[float, float]]):
-    """Each program's outcomes (how many of each) and its time until contained; the runs not contained flagged; how
-    many started while a class stepped (in one of `windows`)."""
+    """Each program's outcomes (how many of each) and its time until contained; flagged: the runs that did not end as
+    the hostile suite says, or took longer than their wall-clock limit and a margin; how many started while a class
+    stepped (in one of `windows`)."""
     runs = [json.loads(line) for line in records.read_text().splitlines()] if records.exists() else []
     if not runs:
         print("    no learner's run ended (none recorded)")
         return
-    limit = WALL_S + DONE_MARGIN_S
     during = sum(1 for r in runs if any(start <= r["started"] <= end for start, end in windows))
     print(f"    {len(runs)} runs by the learners ({during} started while the class stepped, the others finished a "
           f"learner's pass after it); each program's outcomes and seconds until run_learner returned:")
@@ -229,11 +178,11 @@ def report_hostile(records: Path, windows: list[tuple[float, float]]):
         for run in mine:
             said = f"{run['ended']} ({run['key']}: {run['words'][:70]})" if run["key"] else run["ended"]
             ends[said] = ends.get(said, 0) + 1
-        loose = sum(1 for r in mine if r["ended"] == "ok" or r["seconds"] > limit)
+        loose = sum(1 for r in mine if not r["as_told"] or r["seconds"] > r["wall_s"] + DONE_MARGIN_S)
         seconds = [r["seconds"] for r in mine]
         print(f"      {name}: {len(mine)} runs, contained in p50 {p50(seconds):.1f} s, max {max(seconds):.1f} s; "
               + "; ".join(f"{n}x {said}" for said, n in ends.items())
-              + (f"  <- {loose} NOT CONTAINED" if loose else ""))
+              + (f"  <- {loose} NOT AS THE SUITE SAYS" if loose else ""))
 
 
 async def bench(args) -> None:

@@ -1,6 +1,6 @@
 """Stands for the xxhash package in Pyodide from the npm package, which ships no xxhash wheel: XXH64 in pure Python,
 written from the algorithm's specification, with the two calls the run makes (`xxh64().update/intdigest`,
-`xxh64_intdigest`), digest for digest as the C package (bench/bench_sandbox_choice.py checks it before measuring)."""
+`xxh64_intdigest`), digest for digest as the C package (tests/test_bench_sandbox.py)."""
 
 MASK = (1 << 64) - 1
 P1, P2, P3, P4, P5 = (11400714785074694791, 14029467366897019727, 1609587929392839161, 9650029242287828579,
