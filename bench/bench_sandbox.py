@@ -138,8 +138,9 @@ def tell(folder: Path, word: str, data: dict | None = None):
 
 
 async def one_class(url: str, count: int, server_pid: int, folder: Path, port: int, learners: int) -> dict:
-    """A lecture of `count` followers; with `learners`, those learners run HOSTILE meanwhile (stopped after it, their
-    runs in flight waited for). The followers, the lecture, the server's own CPU seconds for it."""
+    """A lecture of `count` followers; with `learners`, those learners run the hostile programs meanwhile (stopped
+    after it, their passes waited for). The followers, the lecture, the server's own CPU seconds for it and when it
+    ran."""
     students = [Member(i, "") for i in range(count)]
     if learners:
         tell(folder, "go", {"learners": learners, "port": port})
@@ -147,15 +148,21 @@ async def one_class(url: str, count: int, server_pid: int, folder: Path, port: i
     result = await lead(url, students)
     cpu, window = cpu_seconds(server_pid) - cpu_start, (began, time.time())
     if learners:
-        tell(folder, "stop")
-        bound = sum(h.limits.wall_s + DONE_MARGIN_S for h in HOSTILE.values())  # a pass through all, at worst
-        deadline = time.perf_counter() + bound
-        while not (folder / "done").exists() and time.perf_counter() < deadline:
-            await asyncio.sleep(0.2)
-        if not (folder / "done").exists():
-            print(f"    the learners' passes did NOT all end within {bound:.0f} s of the stop")
-        (folder / "done").unlink(missing_ok=True)
+        await learners_stopped(folder)
     return {"students": students, "result": result, "cpu": cpu, "window": window}
+
+
+async def learners_stopped(folder: Path):
+    """Tell the learners to stop and wait for their passes to end (bounded: a pass through every program, each to its
+    wall-clock limit and a margin)."""
+    tell(folder, "stop")
+    deadline = time.perf_counter() + sum(h.limits.wall_s + DONE_MARGIN_S for h in HOSTILE.values())
+    while not (folder / "done").exists():
+        if time.perf_counter() > deadline:
+            print("    the learners' passes did NOT end in time after the stop")
+            return
+        await asyncio.sleep(0.2)
+    (folder / "done").unlink()
 
 
 def report_hostile(records: Path, windows: list[tuple[float, float]]):
