@@ -19,7 +19,9 @@ sandbox's worker does.
 
 Figures per candidate, the median of --rounds runs (the candidates in turn, the order reversed every other round):
 cold start (the process started until the program's first step is read back), the run's time per step (timed in
-the program), peak RSS (the largest process of its tree, from wait4). Then the hostile acts (PROBES), each tried in
+the program), the CPU seconds of the whole process tree (from wait4: start, import and run), peak RSS (its largest
+process, from wait4). Every candidate runs at the jail's niceness (sandbox/jail.py NICE), so that a loaded machine
+slows them alike. Then the hostile acts (PROBES), each tried in
 each candidate, and what held it: refused (and by what), done but only inside (no effect on the host), stopped by a
 limit, or ESCAPED (seen on the host: a file written, a connection accepted, the host's /etc/passwd read). Then what
 a browser would download to run Pyodide in the learner's page, and a verdict line.
@@ -65,7 +67,8 @@ JAIL_BOOT = ("import sys; sys.path[:0] = ['/app', '/site']; from sandbox.seccomp
              f"install(bytes.fromhex({jail.filter_program(exec_filter).hex()!r})); exec(sys.stdin.read())")
 JAIL, WASM, WASM_CLOSED, CONTROL = ("bubblewrap", "Pyodide under node", "Pyodide, node's permission model",
                                     "control: CPython, no jail, the shims")
-NAME_WIDTH = 36
+NAME_WIDTH = 38
+NICE = ("nice", "-n", str(jail.NICE))  # every candidate at the jail's niceness: their times compare under load
 ESCAPED_FILE = CACHE / "escaped"  # a probe that reaches the host's files writes it
 SIGNALS = {signal.SIGXCPU: "CPU limit (SIGXCPU)", signal.SIGKILL: "SIGKILL", signal.SIGSYS: "seccomp (SIGSYS)",
            signal.SIGSEGV: "SIGSEGV"}
@@ -106,6 +109,7 @@ class Ran:
     first_step_s: float | None = None
     wall_s: float = 0.0
     peak_rss_mb: float = 0.0
+    cpu_s: float = 0.0  # user + system, the whole process tree's (wait4)
     stopped: str = ""  # "" (it ended by itself), or what stopped it: the deadline, the output cap, a signal
     output_bytes: int = 0
 
@@ -169,7 +173,7 @@ def run_process(command: list[str], fds: tuple[int, ...], stdin: bytes, deadline
     process.returncode = os.waitstatus_to_exitcode(status)
     for thread in threads:
         thread.join(5)
-    ran.peak_rss_mb = usage.ru_maxrss / 1024
+    ran.peak_rss_mb, ran.cpu_s = usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
     killed = -process.returncode if process.returncode < 0 else process.returncode - 128  # bwrap's: 128 + signal
     if killed in SIGNALS and not ran.stopped:
         ran.stopped = SIGNALS[killed]
@@ -225,13 +229,13 @@ def candidates() -> tuple[list[Candidate], list[str]]:
     if ready:
         files = app_files()
         stdin = lambda program: json.dumps({"files": files, "program": program}).encode()  # noqa: E731
-        found.append(Candidate(WASM, lambda: (["node", str(DRIVER), str(PYODIDE_DIR)], ()), stdin))
-        found.append(Candidate(WASM_CLOSED, lambda: (["node", "--experimental-permission", f"--allow-fs-read="
+        found.append(Candidate(WASM, lambda: ([*NICE, "node", str(DRIVER), str(PYODIDE_DIR)], ()), stdin))
+        found.append(Candidate(WASM_CLOSED, lambda: ([*NICE, "node", "--experimental-permission", f"--allow-fs-read="
                                                       f"{PYODIDE_DIR}/*", f"--allow-fs-read={DRIVER}", str(DRIVER),
                                                       str(PYODIDE_DIR)], ()), stdin))
     else:
         missing.append(f"{WASM}: skipped, {why}")
-    found.append(Candidate(CONTROL, lambda: ([sys.executable, "-"], ()), str.encode,
+    found.append(Candidate(CONTROL, lambda: ([*NICE, sys.executable, "-"], ()), str.encode,
                            env={"PYTHONPATH": os.pathsep.join((str(SHIMS), str(ROOT)))}))
     return found, missing
 
@@ -255,16 +259,19 @@ def measure(found: list[Candidate], rounds: int) -> tuple[dict[str, list[Ran]], 
 
 
 def report_runs(runs: dict[str, list[Ran]], failed: dict[str, str]) -> dict[str, dict]:
-    print(f"{'candidate':{NAME_WIDTH}} {'cold start':>11} {'per step':>10} {'peak RSS':>9}  run digest")
+    print(f"{'candidate':{NAME_WIDTH}} {'cold start':>11} {'per step':>10} {'CPU, all':>9} {'peak RSS':>9}  "
+          "run digest")
     figures = {}
     for name, each in runs.items():
         results = [ran.result() for ran in each]
         figure = {"cold_s": p50(r.first_step_s for r in each), "step_ms": p50(r["step_s"] * 1e3 for r in results),
-                  "rss_mb": p50(r.peak_rss_mb for r in each), "digests": {r["digest"] for r in results},
+                  "rss_mb": p50(r.peak_rss_mb for r in each), "cpu_s": p50(r.cpu_s for r in each),
+                  "digests": {r["digest"] for r in results},
                   "steps": results[0]["steps"]}
         figures[name] = figure
         print(f"{name:{NAME_WIDTH}} {figure['cold_s'] * 1e3:>8.0f} ms {figure['step_ms']:>7.3f} ms "
-              f"{figure['rss_mb']:>6.0f} MB  {', '.join(sorted(figure['digests']))} ({figure['steps']} steps)")
+              f"{figure['cpu_s']:>7.2f} s {figure['rss_mb']:>6.0f} MB  {', '.join(sorted(figure['digests']))} "
+              f"({figure['steps']} steps)")
     for name, why in failed.items():
         print(f"{name:{NAME_WIDTH}} does not run: {why}")
     digests = set().union(*(f["digests"] for f in figures.values()))
@@ -386,8 +393,8 @@ def verdict(figures: dict[str, dict], escapes: dict[str, list[str]]) -> str:
     choice = min((JAIL, WASM), key=lambda name: (len(escapes[name]), figures[name]["cold_s"]))
     times = lambda key, other=jail: f"{wasm[key] / other[key]:.1f}x"  # noqa: E731
     return (f"verdict: {choice}. Pyodide under node against bubblewrap: cold start {times('cold_s')}, time per step "
-            f"{times('step_ms')} ({times('step_ms', control)} the same code with the same shims natively), peak RSS "
-            f"{times('rss_mb')}; acts "
+            f"{times('step_ms')} ({times('step_ms', control)} the same code with the same shims natively), CPU for the "
+            f"whole run {times('cpu_s')}, peak RSS {times('rss_mb')}; acts "
             f"seen on the host: bubblewrap {len(escapes[JAIL])}, Pyodide under node {len(escapes[WASM])} "
             f"({'; '.join(escapes[WASM]) or 'none'})")
 
