@@ -1901,5 +1901,10 @@ MESSAGES = {
     "check.recipe": "the trace's {field} is {claimed}, but the run asked for {actual}",
     "check.summary": "request {seq}'s summary says its {field} is {claimed}, but the frames give {actual}",
     "check.too_long": "request {seq} has {tokens} output tokens, beyond its max_tokens of {most}",
+    "check.computed_moved": "request {seq} has {after} computed tokens after its step, but its batch entry ({n} "
+                            "tokens from {computed}) gives {expected}",
+    "check.clock": "the frame's simulated clock says {claimed} s, but its batch under the cost model gives {actual} s",
+    "check.request_changed": "request {seq}'s {field} changed from {before} to {after}",
+    "check.arrival": "request {seq} arrives at step {arrival}, but first shows at frame {step}",
     "check.freed_twice": "{unit} {id} was freed more times than it was taken (the pool counts {counted} holders)",
 }

@@ -1587,5 +1587,10 @@ MESSAGES = {
     "check.recipe": "trace 里的 {field} 是 {claimed}，这次运行要的却是 {actual}",
     "check.summary": "请求 {seq} 的摘要说它的 {field} 是 {claimed}，帧给出的却是 {actual}",
     "check.too_long": "请求 {seq} 有 {tokens} 个输出 token，超过了它的 max_tokens（{most}）",
+    "check.computed_moved": "请求 {seq} 这一步之后有 {after} 个已计算 token，它的批次条目（从 {computed} 起算 {n} 个）"
+                            "给出的却是 {expected}",
+    "check.clock": "这一帧的模拟时钟是 {claimed} 秒，按成本模型算它的批次却是 {actual} 秒",
+    "check.request_changed": "请求 {seq} 的 {field} 从 {before} 变成了 {after}",
+    "check.arrival": "请求 {seq} 在第 {arrival} 步到达，却在第 {step} 帧才第一次出现",
     "check.freed_twice": "{unit} {id} 被释放的次数比被分配的多（缓存池数到 {counted} 个持有者）",
 }

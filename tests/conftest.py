@@ -42,6 +42,21 @@ def preemption_preset() -> Engine:
     return engine
 
 
+@pytest.fixture
+def kinds_restored():
+    """The kinds a test loads from files leave the factory's registry and the catalogues as they were."""
+    from i18n import CATALOGUES
+    from scheduler.factory import SCHEDULERS
+
+    saved = dict(SCHEDULERS), {lang: dict(c) for lang, c in CATALOGUES.items()}
+    yield
+    SCHEDULERS.clear()
+    SCHEDULERS.update(saved[0])
+    for lang, catalogue in CATALOGUES.items():
+        catalogue.clear()
+        catalogue.update(saved[1][lang])
+
+
 @pytest.fixture(scope="module")
 def fake_server():
     """`streamlit run app.py` on the fake model on a free port, for a module's browser tests; yields its URL."""

@@ -17,7 +17,6 @@ from i18n import CATALOGUES, in_lang
 from scheduler.factory import SCHEDULERS
 from session.lab import LabError, open_trace
 from tests.helpers.real_model import NEEDS_MODEL
-from tests.helpers.registry import kinds_restored
 from tests.helpers.source import ROOT
 
 SMART = str(ROOT / "starters/smart_victim.py") + ":SmartVictim"
@@ -25,11 +24,7 @@ DOUBLE_FREE = str(ROOT / "starters/double_free.py") + ":DoubleFree"
 SMART_PRESET = str(SCENARIOS_DIR / "07_smart_preemption.toml")
 
 
-@pytest.fixture(autouse=True)
-def registry():
-    """Each test's kinds loaded from files leave the factory's registry and the catalogues as they were."""
-    with kinds_restored():
-        yield
+pytestmark = pytest.mark.usefixtures("kinds_restored")  # each test's kinds loaded from files leave no trace
 
 
 def own_file(tmp_path: Path, body: str, name: str = "mine.py") -> Path:

@@ -18,14 +18,18 @@ scheduler looks sound or a slow one fast; `referee(trace)` re-checks on the serv
   with the one a fresh runner on the server gives. On the real model the tokens cannot be replayed cheaply: there
   only the frames' consistency above is checked.
 
-`referee(trace, spec)` also holds the trace to the recipe the server sent (engine/run/recipe.py RunSpec): its seed,
-runner, first config and every request of the workload (a request dropped, or a shorter prompt, is caught), and a
-run stopped at max_steps to its steps. `trace` is what `checked_trace` returned (its shape checked there)."""
+SGLang's kinds are not held to their limits for a length end: SGLang clips a request's output budget to its context
+and pool as it arrives, which the frames do not record.
+
+`referee(trace, spec)` also holds the trace to the recipe the server sent (engine/check/recipe_check.py): its seed,
+runner, config changes and every request (a request dropped, a shorter prompt is caught), each frame's config as the
+changes and the adaptive controller make it, the simulated clock on the fake model, and a run stopped at max_steps to
+its steps. `trace` is what `checked_trace` returned (its shape checked there)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
+from itertools import chain
 
 from engine.check.invariants import (
     Broken,
@@ -38,9 +42,10 @@ from engine.check.invariants import (
     pool_counted,
     status_moved,
 )
+from engine.check.recipe_check import RecipeCheck
+from engine.run.engine import PROGRESS
 from engine.run.frame import Frame, RequestView
 from engine.run.recipe import RunSpec
-from engine.run.runner_factory import FakeTokenizer
 from engine.traces.trace import trace_store
 from runner.fake import FakeRunner
 from scheduler import Config, SamplingParams, Sequence, SequenceStatus
@@ -48,6 +53,7 @@ from scheduler.factory import runner_config, scheduler_info
 
 STATUS = {status.name.lower(): status for status in SequenceStatus}
 DONE = ("finished", "aborted")
+FIXED = ("num_prompt_tokens", "arrival", "max_tokens", "priority")  # what a request's views never change
 UNIT = "block"
 SGLANG = scheduler_info("sglang").decided_by.system
 
@@ -71,16 +77,21 @@ class _Referee:
         self.clips = trace["decided_by"]["system"] == SGLANG
         self._runners: dict[tuple[int, int], FakeRunner] = {}
         self.reserved: frozenset[int] = frozenset()
+        self._units: tuple[Config | None, int] = (None, 0)
         self.first_token: dict[int, int] = {}
         self.finish: dict[int, int] = {}
 
     def check(self, spec: RunSpec | None):
-        if spec is not None:
-            self.check_recipe(spec)
+        recipe = None if spec is None else RecipeCheck(spec, self.replays)
+        if recipe is not None:
+            last = self.frames[-1]
+            recipe.check_run(self.trace, [self.made(rid, r, last) for rid, r in enumerate(self.summaries)])
         before = None
         for k, frame in enumerate(self.frames):
             try:
                 self.check_frame(before, frame)
+                if recipe is not None:
+                    recipe.check_frame(frame)
             except Broken as e:
                 e.step = k
                 raise
@@ -97,46 +108,67 @@ class _Referee:
         if before is None or any(e.kind == "pool_rebuilt" for e in frame.events):
             # a fresh pool: a unit counted held by no request is one it reserves (vLLM's null block)
             self.reserved = frozenset(b.id for b in frame.blocks if b.ref_count and not frame.block_owners(b.id))
-        self.check_pool(frame)
-        self.check_queues(frame)
+        # each request's own story first (its status, tokens and end), then what the frame says of them together
         if before is not None:
-            self.check_batch(before, frame)
             for old, new in zip(before.requests, frame.requests[:len(before.requests)], strict=True):
-                self.check_request(frame, old, new)
+                if old is new or old == new:  # unchanged: only an end reached at the frame before may be due
+                    self.check_end_due(frame, old, new)
+                else:
+                    self.check_request(frame, old, new)
         for view in frame.requests[len(before.requests) if before else 0:]:
             self.check_request(frame, None, view)
+        if before is not None:
+            self.check_batch(before, frame)
+        self.check_queues(frame)
+        self.check_pool(frame)
         self.check_metrics(frame)
 
     def check_pool(self, frame: Frame):
-        owners: dict[int, list[int]] = {}
-        for view in frame.requests:
-            listed_once(view.id, view.block_table, UNIT)
-            holds(view.status not in DONE or not view.block_table, "done_holds", seq=view.id, status=view.status,
-                  units=len(view.block_table))
-            for u in view.block_table:
-                holds(u not in self.reserved, "reserved", seq=view.id, unit=UNIT, id=u)
-                owners.setdefault(u, []).append(view.id)
-        states: Counter[str] = Counter()
+        """The invariants' pool rules over the frame's tables and blocks; where a count is as it must be, the rule
+        is not asked (the fast path of every frame), where it is not, the rule says what broke."""
+        tables = [view for view in frame.requests if view.block_table]
+        for view in tables:
+            if len(set(view.block_table)) != len(view.block_table):
+                listed_once(view.id, view.block_table, UNIT)
+            holds(view.status not in DONE, "done_holds", seq=view.id, status=view.status, units=len(view.block_table))
+        counted = Counter(chain.from_iterable(view.block_table for view in tables))
+        for u in counted.keys() & self.reserved:
+            holds(False, "reserved", seq=next(v.id for v in tables if u in v.block_table), unit=UNIT, id=u)
         for block in frame.blocks:
-            holders_counted(UNIT, block.id, block.ref_count, owners.get(block.id, []), block.id in self.reserved)
-            if block.id not in self.reserved:
-                states["used" if block.ref_count else "free" if block.hash is None else "cached"] += 1
-        pool_counted(states["free"], states["used"], states["cached"], self._pool_units(frame.config))
+            reserved = block.id in self.reserved
+            if block.ref_count != counted[block.id] + reserved:
+                owners = [view.id for view in tables if block.id in view.block_table]
+                holders_counted(UNIT, block.id, block.ref_count, owners, reserved)
+        free, cached, used = self._counts(frame)
+        pool_counted(free - cached, used, cached, self._pool_units(frame.config))
+
+    def _counts(self, frame: Frame) -> tuple[int, int, int]:
+        """The frame's free blocks (cached ones among them), its cached free blocks and its used ones (the reserved
+        aside)."""
+        free = [b for b in frame.blocks if not b.ref_count]
+        return len(free), sum(b.hash is not None for b in free), len(frame.blocks) - len(free) - len(self.reserved)
 
     def _pool_units(self, config: Config) -> int:
-        """The units a pool under `config` has for requests: the runner's, less those its kind reserves."""
-        return runner_config(self.kind, config).num_kvcache_blocks - len(self.reserved)
+        """The units a pool under `config` has for requests: the runner's, less those its kind reserves (the last
+        config's kept: frames share their config until it changes)."""
+        if self._units[0] is not config:
+            self._units = (config, runner_config(self.kind, config).num_kvcache_blocks)
+        return self._units[1] - len(self.reserved)
 
     def check_queues(self, frame: Frame):
+        """Each request queued once, in the queue of its status; none that has not ended in no queue."""
         queued = Counter([*frame.waiting, *frame.running, *(i for q in frame.queues.values() for i in q)])
-        for rid, n in queued.items():
-            holds(n == 1, "queued_twice", seq=rid)
+        if len(queued) != len(frame.waiting) + len(frame.running) + sum(map(len, frame.queues.values())):
+            for rid, n in queued.items():
+                holds(n == 1, "queued_twice", seq=rid)
+        requests = frame.requests
         for queue in ("waiting", "running"):
             for rid in frame.queue(queue):
-                status = frame.requests[rid].status
-                holds(status == queue, "queue_status", seq=rid, queue=queue, status=status.upper())
-        for view in frame.requests:
-            holds(view.id in queued or view.status in DONE, "lost", seq=view.id, status=view.status.upper())
+                if requests[rid].status != queue:
+                    holds(False, "queue_status", seq=rid, queue=queue, status=requests[rid].status.upper())
+        for view in requests:
+            if view.id not in queued and view.status not in DONE:
+                holds(False, "lost", seq=view.id, status=view.status.upper())
 
     def check_batch(self, before: Frame, frame: Frame):
         """The step's batch, against the requests as the frame before left them (the batch records where each
@@ -153,22 +185,34 @@ class _Referee:
                 continue
             computed, drafts = batch.num_computed[i], batch.num_drafts[i]
             entry_within(rid, n, computed, old.num_tokens + drafts)
-            sampled = computed + n >= old.num_tokens + drafts
+            # a token when its entry reaches its known tokens (one to drafts + 1 with drafts), none for one aborted
+            sampled = computed + n >= old.num_tokens + drafts and new.status != "aborted"
             grown = new.num_tokens - old.num_tokens
             holds(grown in (range(1, drafts + 2) if sampled else (0,)), "progress", seq=rid, n=n, computed=computed,
                   known=old.num_tokens, before=old.num_tokens, after=new.num_tokens)
+            if new.status == "running":  # its chunk computed, less the drafts the model rejected
+                expected = computed + n - (drafts + 1 - grown if sampled and drafts else 0)
+                holds(new.num_computed_tokens == expected, "computed_moved", seq=rid, after=new.num_computed_tokens,
+                      n=n, computed=computed, expected=expected)
 
     def check_request(self, frame: Frame, old: RequestView | None, new: RequestView):
         rid, step = new.id, frame.step
         computed_within(rid, new.num_computed_tokens, new.num_tokens)
         if old is not None:
             status_moved(rid, STATUS[old.status], STATUS[new.status])
-            if rid not in frame.batch.seq_ids and new.num_tokens > old.num_tokens:
-                holds(False, "progress", seq=rid, n=0, computed=old.num_computed_tokens, known=old.num_tokens,
-                      before=old.num_tokens, after=new.num_tokens)
+            if rid not in frame.batch.seq_ids:  # no token and nothing computed outside the batch
+                holds(new.num_tokens <= old.num_tokens, "progress", seq=rid, n=0, computed=old.num_computed_tokens,
+                      known=old.num_tokens, before=old.num_tokens, after=new.num_tokens)
+                holds(new.num_computed_tokens <= old.num_computed_tokens, "computed_moved", seq=rid,
+                      after=new.num_computed_tokens, n=0, computed=old.num_computed_tokens,
+                      expected=old.num_computed_tokens)
+            for field in FIXED:
+                if getattr(new, field) != getattr(old, field):
+                    holds(False, "request_changed", seq=rid, field=field, before=getattr(old, field),
+                          after=getattr(new, field))
+        else:
+            self.check_arrival(step, new)
         start = old.num_tokens if old is not None else new.num_prompt_tokens
-        holds(new.num_prompt_tokens == self.seqs[rid].num_prompt_tokens, "prompt", seq=rid,
-              n=new.num_prompt_tokens, prompt=self.seqs[rid].num_prompt_tokens)
         if self.replays:
             self.check_tokens(frame.config, rid, start, new.num_tokens)
         if new.num_tokens > new.num_prompt_tokens:
@@ -179,11 +223,27 @@ class _Referee:
             if new.status == "finished":
                 holds(self.stops(frame.config, new) or self.limit(frame.config, new) or self.clips, "finish_early",
                       seq=rid, tokens=new.num_tokens - new.num_prompt_tokens, reason=new.finish_reason or "-")
-        # an end known only after the next step was scheduled (overlapped: an EOS, or V1's limits) comes a step late
-        holds(ended or old is None or old.status in DONE or not self.at_end(frame.config, old), "unfinished",
-              seq=rid, status=new.status.upper(), tokens=new.num_tokens - new.num_prompt_tokens)
+        if old is not None:
+            self.check_end_due(frame, old, new)
         holds(new.num_tokens - new.num_prompt_tokens <= new.max_tokens, "too_long", seq=rid,
               tokens=new.num_tokens - new.num_prompt_tokens, most=new.max_tokens)
+
+    def check_arrival(self, step: int, view: RequestView):
+        """A request shows first at the frame of its arrival (one of the workload's, queued at the end of that step)
+        or the next (one added by hand after that frame), with the prompt and arrival its summary records."""
+        summary = self.summaries[view.id]
+        holds(view.num_prompt_tokens == self.seqs[view.id].num_prompt_tokens, "prompt", seq=view.id,
+              n=view.num_prompt_tokens, prompt=self.seqs[view.id].num_prompt_tokens)
+        holds(summary.get("arrival", view.arrival) == view.arrival, "summary", seq=view.id, field="arrival",
+              claimed=summary.get("arrival"), actual=view.arrival)
+        holds(step - 1 <= view.arrival <= step, "arrival", seq=view.id, arrival=view.arrival, step=step)
+
+    def check_end_due(self, frame: Frame, old: RequestView, new: RequestView):
+        """A request at its end at the frame before has ended by this one: an end known only after the next step
+        was scheduled (overlapped: an EOS, or V1's limits) comes a step late."""
+        if new.status not in DONE and old.status not in DONE and self.at_end(frame.config, old):
+            holds(False, "unfinished", seq=new.id, status=new.status.upper(),
+                  tokens=new.num_tokens - new.num_prompt_tokens)
 
     def check_tokens(self, config: Config, rid: int, start: int, end: int):
         """The tokens a frame adds to request `rid` ([start, end)) are the fake model's."""
@@ -214,18 +274,18 @@ class _Referee:
 
     @staticmethod
     def limit(config: Config, view: RequestView) -> bool:
-        """Whether the request has reached a length it must end at: its max_tokens, or max_model_len."""
-        return view.num_tokens - view.num_prompt_tokens >= view.max_tokens or view.num_tokens >= config.max_model_len
+        """Whether the request has reached a length it must end at: its max_tokens, or max_model_len with an output
+        written (V0 prefills a prompt of max_model_len tokens, then ends it)."""
+        outputs = view.num_tokens - view.num_prompt_tokens
+        return outputs >= view.max_tokens or outputs > 0 and view.num_tokens >= config.max_model_len
 
     def check_metrics(self, frame: Frame):
-        free = [b for b in frame.blocks if not b.ref_count]
-        metrics, units = frame.metrics, len(frame.blocks) - len(self.reserved)
-        used = units - len(free)
+        """The frame's metrics (the stage's and the lab's figures) as its queues, batch and blocks give them."""
+        free, cached, used = self._counts(frame)
         for name, actual in (("num_waiting", len(frame.waiting)), ("num_running", len(frame.running)),
-                             ("num_batched_tokens", sum(frame.batch.num_tokens)), ("num_free_blocks", len(free)),
-                             ("num_cached_free_blocks", sum(b.hash is not None for b in free)),
-                             ("kv_usage", used / units)):
-            claimed = getattr(metrics, name)
+                             ("num_batched_tokens", sum(frame.batch.num_tokens)), ("num_free_blocks", free),
+                             ("num_cached_free_blocks", cached), ("kv_usage", used / (used + free))):
+            claimed = getattr(frame.metrics, name)
             holds(abs(claimed - actual) < 1e-9, "metric", name=name, claimed=claimed, actual=actual)
 
     # -- the run as a whole ------------------------------------------------------------------------------
@@ -236,8 +296,9 @@ class _Referee:
         left += range(len(last.requests), len(self.summaries))  # never arrived
         if ended == "finished":
             holds(not left, "unended", ended=ended, seqs=", ".join(map(str, left)))
-        elif ended == "stalled":  # a stall: the last step ran nothing, and nothing was left to arrive
-            holds(not last.batch.seq_ids and len(last.requests) == len(self.summaries), "stall", step=last.step)
+        elif ended == "stalled":  # the last step ran nothing and moved nothing on, and nothing was left to arrive
+            holds(not last.batch.seq_ids and not any(e.kind in PROGRESS for e in last.events)
+                  and len(last.requests) == len(self.summaries), "stall", step=last.step)
         elif ended == "max_steps" and spec is not None:
             holds(last.step == spec.max_steps, "recipe", field="max_steps", claimed=last.step, actual=spec.max_steps)
         for rid, summary in enumerate(self.summaries):
@@ -248,48 +309,20 @@ class _Referee:
                 holds(len(self.tokens[rid]) == last.requests[rid].num_tokens, "summary", seq=rid, field="tokens",
                       claimed=len(self.tokens[rid]), actual=last.requests[rid].num_tokens)
 
-    def check_recipe(self, spec: RunSpec):
-        """The trace is of the run the server asked for: its seed, runner, first config and workload."""
-        first = self.frames[0].config
-        for field, claimed, actual in (("seed", self.trace["seed"], spec.seed), ("runner", self.trace["runner"],
-                                                                                  spec.runner)):
-            holds(claimed == actual, "recipe", field=field, claimed=claimed, actual=actual)
-        config = spec.config if spec.runner == "fake" else replace(spec.config, eos=first.eos)
-        holds(first == config, "recipe", field="config", claimed=_shown(first), actual=_shown(config))
-        asked = sorted(map(self._asked, [*spec.workload, *(c.payload for c in spec.changes if c.kind == "request")]))
-        made = sorted(self._made(rid, summary) for rid, summary in enumerate(self.summaries))
-        holds(len(made) == len(asked), "recipe", field="requests", claimed=len(made), actual=len(asked))
-        for got, wanted in zip(made, asked, strict=True):
-            holds(got == wanted, "recipe", field="request", claimed=_shown(got), actual=_shown(wanted))
-
-    def _asked(self, request) -> tuple:
-        """A workload's request as its trace must record it."""
-        prompt = request.prompt_token_ids
-        if prompt is None:
-            prompt = tuple(FakeTokenizer().encode(request.prompt)) if self.replays else request.prompt
-        params = request.sampling_params()
-        return request.arrival, prompt, request.max_tokens, params.ignore_eos, params.stop_token_ids, \
-            params.min_tokens, request.priority
-
-    def _made(self, rid: int, summary: dict) -> tuple:
-        seq, view = self.seqs[rid], self.frames[-1].requests[rid] if rid < len(self.frames[-1].requests) else None
+    def made(self, rid: int, summary: dict, last: Frame) -> tuple:
+        """A request as the trace records it, in the shape RecipeCheck.asked gives the recipe's."""
+        params, view = self.seqs[rid].sampling_params, last.requests[rid] if rid < len(last.requests) else None
         prompt = tuple(summary["prompt_token_ids"]) if self.replays or summary.get("prompt") is None \
             else summary["prompt"]
-        params = seq.sampling_params
         return (summary.get("arrival"), prompt, view and view.max_tokens, params.ignore_eos, params.stop_token_ids,
                 params.min_tokens, view and view.priority)
 
 
 def _sequence(summary: dict) -> Sequence:
-    """A request's prompt and sampling as its summary records them (an older trace's: the defaults), to replay it."""
+    """A request's prompt and sampling as its summary records them (an older trace's: the defaults), to replay it by;
+    its max_tokens is its frames' (any that allows its min_tokens here)."""
     sampling = summary.get("sampling") or {}
-    params = SamplingParams(max_tokens=max(sampling.get("min_tokens", 0), 1), ignore_eos=sampling.get("ignore_eos",
-                                                                                                      False),
-                            stop_token_ids=tuple(sampling.get("stop_token_ids", ())),
-                            min_tokens=sampling.get("min_tokens", 0))
+    least = sampling.get("min_tokens", 0)
+    params = SamplingParams(max_tokens=max(least, 1), ignore_eos=sampling.get("ignore_eos", False),
+                            stop_token_ids=tuple(sampling.get("stop_token_ids", ())), min_tokens=least)
     return Sequence(summary["prompt_token_ids"], params, seq_id=summary["id"])
-
-
-def _shown(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 120 else text[:117] + "..."

@@ -33,6 +33,7 @@ from engine.run.engine import Engine
 from engine.run.frame import Frame, TokenHistory, config_to_dict
 from engine.run.frame_store import FrameStore
 from engine.run.metrics import request_metrics
+from engine.run.recipe import RunSpec
 from engine.traces.records import READERS, store_data
 from engine.traces.schema import TraceError, UnknownScheduler, checked_trace
 from i18n import Message
@@ -91,10 +92,11 @@ def _plain(value):
     return asdict(value) if is_dataclass(value) else value
 
 
-def config_changes(engine: Engine) -> list[dict]:
-    """The run's mid-run changes as JSON data, in the order they were made."""
-    return [{"after_step": step, "changes": {k: _plain(v) for k, v in changes.items()}}
-            for step, changes in engine.config_changes]
+def config_changes(spec: RunSpec) -> list[dict]:
+    """The mid-run changes of a run's recipe as JSON data, in the order they were made (the referee holds a trace's to
+    the recipe the server sent)."""
+    return [{"after_step": c.step, "changes": {k: _plain(v) for k, v in c.settings.items()}}
+            for c in spec.changes if c.kind == "config"]
 
 
 def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame] | None = None) -> dict:
@@ -114,7 +116,7 @@ def trace_dict(engine: Engine, title: str | None = None, frames: Sequence[Frame]
         **kind,
         "decided_by": decided_by.to_dict(),
         "config": config_to_dict(engine.frames[0].config),  # the first config; the frames carry the rest
-        "config_changes": config_changes(engine),
+        "config_changes": config_changes(engine.spec),
         "requests": request_summaries(engine, frames),
         "frames": store_data(engine.frames),
     }

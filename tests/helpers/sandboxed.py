@@ -7,7 +7,6 @@ import pytest
 
 from engine.inputs.scenario import SCENARIOS_DIR, load_scenario
 from sandbox import jail, kinds
-from tests.helpers.registry import kinds_restored
 
 SMART_PRESET = SCENARIOS_DIR / "07_smart_preemption.toml"
 NEEDS_JAIL = pytest.mark.skipif(not jail.available(), reason="bubblewrap is absent (make install installs it)")
@@ -26,10 +25,10 @@ def learner(body: str = "", *, before: str = "") -> str:
 
 
 @pytest.fixture
-def registry():
-    """The kinds the sandbox registers on the server leave the factory's registry and the catalogues as they were."""
+def registry(kinds_restored):
+    """The kinds the sandbox registers on the server leave the factory's registry and the catalogues as they were
+    (tests/conftest.py `kinds_restored`), and the sandbox's own count of them."""
     registered = set(kinds._registered)
-    with kinds_restored():
-        yield
+    yield
     kinds._registered.clear()
     kinds._registered.update(registered)
