@@ -17,14 +17,14 @@ sandbox's worker does.
   what would close node's own doors (files, child processes) from inside node.
 - control: this interpreter, no jail, with the same shims: the share of the pure-Python XXH64 in Pyodide's step.
 
-Figures per candidate, the median of --rounds runs (the candidates in turn, the order reversed every other round):
-cold start (the process started until the program's first step is read back), the run's time per step (timed in
-the program), the CPU seconds of the whole process tree (from wait4: start, import and run), peak RSS (its largest
-process, from wait4). Every candidate runs at the jail's niceness (sandbox/jail.py NICE), so that a loaded machine
-slows them alike. Then the hostile acts (PROBES), each tried in
-each candidate, and what held it: refused (and by what), done but only inside (no effect on the host), stopped by a
-limit, or ESCAPED (seen on the host: a file written, a connection accepted, the host's /etc/passwd read). Then what
-a browser would download to run Pyodide in the learner's page, and a verdict line.
+Figures per candidate, the median of --rounds runs (the candidates in turn, the order reversed every other round): cold
+start (the process started until the program's first step is read back), the run's time per step (timed in the program),
+the CPU seconds of the whole run (start, import and run: the interpreter's own process_time() in the jail and the
+control, node's from wait4), peak RSS (the largest process of its tree, from wait4). Every candidate runs at the jail's
+niceness (sandbox/jail.py NICE), so that a loaded machine slows them alike. Then the hostile acts (PROBES), each tried
+in each candidate, and what held it: refused (and by what), done but only inside (no effect on the host), stopped by a
+limit, or ESCAPED (seen on the host: a file written, a connection accepted, the host's /etc/passwd read). Then what a
+browser would download to run Pyodide in the learner's page, and a verdict line.
 
 Run: python -m bench.bench_sandbox_choice [--rounds 3]
 """
@@ -95,7 +95,7 @@ first = time.perf_counter()
 while not engine.is_finished:
     engine.step()
 summaries = json.dumps(request_summaries(engine), sort_keys=True, default=repr).encode()
-print(json.dumps({{"import_s": imported - started, "steps": engine.step_count,
+print(json.dumps({{"import_s": imported - started, "steps": engine.step_count, "cpu_s": time.process_time(),
                   "step_s": (time.perf_counter() - first) / (engine.step_count - 1),
                   "digest": hashlib.sha256(summaries).hexdigest()[:12]}}))
 """
@@ -109,7 +109,7 @@ class Ran:
     first_step_s: float | None = None
     wall_s: float = 0.0
     peak_rss_mb: float = 0.0
-    cpu_s: float = 0.0  # user + system, the whole process tree's (wait4)
+    cpu_s: float = 0.0  # user + system of the whole process tree (wait4; see Candidate.cpu_inside)
     stopped: str = ""  # "" (it ended by itself), or what stopped it: the deadline, the output cap, a signal
     output_bytes: int = 0
 
@@ -123,6 +123,9 @@ class Candidate:
     command: object  # () -> (its command line, the descriptors it inherits), made anew for each process
     stdin: object  # program -> the bytes the process reads on its standard input
     env: dict = field(default_factory=dict)
+    # Whose CPU seconds the program's own process_time() tells: bubblewrap's wait4 never sees the interpreter's (the
+    # jail's pid 1 is not reaped by the bubblewrap we wait for), and Pyodide's process_time() is wall time
+    cpu_inside: bool = False
 
     def run(self, program: str, deadline_s: float) -> Ran:
         return run_process(*self.command(), self.stdin(program), deadline_s, self.env)
@@ -222,7 +225,7 @@ def candidates() -> tuple[list[Candidate], list[str]]:
     """The candidates this machine has, and a line for each one it has not."""
     found, missing = [], []
     if shutil.which("bwrap"):
-        found.append(Candidate(JAIL, in_jail, str.encode))
+        found.append(Candidate(JAIL, in_jail, str.encode, cpu_inside=True))
     else:
         missing.append(f"{JAIL}: skipped, bwrap is not installed (Debian's bubblewrap: make install)")
     ready, why = pyodide_ready()
@@ -236,7 +239,7 @@ def candidates() -> tuple[list[Candidate], list[str]]:
     else:
         missing.append(f"{WASM}: skipped, {why}")
     found.append(Candidate(CONTROL, lambda: ([*NICE, sys.executable, "-"], ()), str.encode,
-                           env={"PYTHONPATH": os.pathsep.join((str(SHIMS), str(ROOT)))}))
+                           env={"PYTHONPATH": os.pathsep.join((str(SHIMS), str(ROOT)))}, cpu_inside=True))
     return found, missing
 
 
@@ -254,6 +257,8 @@ def measure(found: list[Candidate], rounds: int) -> tuple[dict[str, list[Ran]], 
                 failed[candidate.name] = ran.stopped or next((x for x in lines if "Error" in x), lines[-1])[:100]
                 runs.pop(candidate.name)
             else:
+                if candidate.cpu_inside:
+                    ran.cpu_s = ran.result()["cpu_s"]
                 runs[candidate.name].append(ran)
     return runs, failed
 
