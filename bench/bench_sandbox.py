@@ -204,9 +204,9 @@ async def bench(args) -> None:
             url = f"ws://127.0.0.1:{port}/_stcore/stream"
             await warm_up(url, False)
             rss_start = rss_mb(server.pid)
-            print(f"{count} followers of a lecturer (preset 05, fake model); {learners} learners running the "
-                  f"{len(HOSTILE)} hostile programs in the same server process meanwhile; server RSS "
-                  f"{rss_start:.0f} MB after warming up")
+            print(f"{count} followers of a lecturer (preset 05, fake model); {learners} learner"
+                  f"{'s' * (learners != 1)} running the {len(HOSTILE)} hostile programs in the same server process "
+                  f"meanwhile; server RSS {rss_start:.0f} MB after warming up")
             classes: dict[str, list[dict]] = {ALONE: [], WITH_LEARNERS: []}
             for number, what, hostile in alternate.rounds({ALONE: 0, WITH_LEARNERS: learners}, args.rounds):
                 done = await one_class(url, count, server.pid, folder, port, hostile)
