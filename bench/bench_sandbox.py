@@ -21,7 +21,10 @@ class was stepping (the others finished a learner's pass after it). A run that d
 took longer than its wall-clock limit and a margin, is flagged. Bounded: 127.0.0.1 only, each round's class bounded
 by the lecture's own limits, the learners stopped with their class.
 
-Run: python -m bench.bench_sandbox [students] [--learners 4] [--rounds 1]
+With --before REV, the same on REV's tree (bench/before.py: its sandbox and suite, this tree's bench), one server
+each, REV's first; then the ratios this/REV of the arrivals with the learners and of the slowdown (with over alone).
+
+Run: python -m bench.bench_sandbox [students] [--learners 4] [--rounds 1] [--before REV]
 """
 
 from __future__ import annotations
@@ -176,11 +179,8 @@ def report_hostile(records: Path, windows: list[tuple[float, float]]):
     during = sum(1 for r in runs if any(start <= r["started"] <= end for start, end in windows))
     print(f"    {len(runs)} runs by the learners ({during} started while the class stepped, the others finished a "
           f"learner's pass after it); each program's outcomes and seconds until run_learner returned:")
-    for name in HOSTILE:
+    for name in dict.fromkeys(r["program"] for r in runs):  # the server's suite (another tree's, with --before)
         mine = [r for r in runs if r["program"] == name]
-        if not mine:
-            print(f"      {name}: not run")
-            continue
         ends = {}
         for run in mine:
             said = f"{run['ended']} ({run['key']}: {run['words'][:70]})" if run["key"] else run["ended"]
@@ -193,22 +193,45 @@ def report_hostile(records: Path, windows: list[tuple[float, float]]):
 
 
 async def bench(args) -> None:
-    count = min(args.students, MAX_STUDENTS)
-    learners = min(args.learners, SANDBOXES)
+    count, learners = min(args.students, MAX_STUDENTS), min(args.learners, SANDBOXES)
+    if not args.before:
+        await on_tree(alternate.ROOT, count, learners, args.rounds)
+        return
+    arrivals_with, slowdown = {}, {}
+    with alternate.tree_at(args.before) as old:
+        for name, root in ((args.before, old), (alternate.THIS_TREE, alternate.ROOT)):
+            print(f"== {name}")
+            latencies = await on_tree(root, count, learners, args.rounds)
+            arrivals_with[name] = latencies[WITH_LEARNERS]
+            slowdown[name] = [percentiles(latencies[WITH_LEARNERS], q)[0] / percentiles(latencies[ALONE], q)[0]
+                              for q in (50, 95)]
+    now, rev = alternate.THIS_TREE, args.before
+    print(f"this tree against {rev}:")
+    for i, q in enumerate((50, 95)):
+        with_now, with_rev = (percentiles(arrivals_with[side], q)[0] for side in (now, rev))
+        print("  " + alternate.ratio_line(f"a lecturer's step until a follower shows it with the learners, p{q} (s)",
+                                          with_now, with_rev, rev))
+        print("  " + alternate.ratio_line(f"p{q} with the learners over alone", slowdown[now][i], slowdown[rev][i],
+                                          rev))
+
+
+async def on_tree(root: Path, count: int, learners: int, rounds: int) -> dict[str, list[float]]:
+    """A server of the app at `root` (its sandbox, its hostile suite), warmed; `rounds` of its class alone and with
+    the learners, each reported, then compared and the learners' runs reported. The arrivals, alone and with them."""
     with tempfile.TemporaryDirectory(prefix="schedlab-bench-sandbox-") as name:
         folder, port = Path(name), free_port()
         env = dict(os.environ, SCHEDLAB_RUNNER="fake", SCHEDLAB_RUN_CACHE_MB=CLASS_CACHE_MB, SCHEDLAB_PRECOMPUTE="")
-        server = start_server(env, port, launcher=("-m", "bench.bench_sandbox", "--serve", str(folder)))
+        server = start_server(env, port, root, launcher=("-m", "bench.bench_sandbox", "--serve", str(folder)))
         try:
             await wait_for_server(port)
             url = f"ws://127.0.0.1:{port}/_stcore/stream"
             await warm_up(url, False)
             rss_start = rss_mb(server.pid)
             print(f"{count} followers of a lecturer (preset 05, fake model); {learners} learner"
-                  f"{'s' * (learners != 1)} running the {len(HOSTILE)} hostile programs in the same server process "
-                  f"meanwhile; server RSS {rss_start:.0f} MB after warming up")
+                  f"{'s' * (learners != 1)} running the hostile programs in the same server process meanwhile; "
+                  f"server RSS {rss_start:.0f} MB after warming up")
             classes: dict[str, list[dict]] = {ALONE: [], WITH_LEARNERS: []}
-            for number, what, hostile in alternate.rounds({ALONE: 0, WITH_LEARNERS: learners}, args.rounds):
+            for number, what, hostile in alternate.rounds({ALONE: 0, WITH_LEARNERS: learners}, rounds):
                 done = await one_class(url, count, server.pid, folder, port, hostile)
                 print(f"[round {number + 1}, {what}, load average {os.getloadavg()[0]:.1f}] ", end="")
                 report(done["students"], done["result"], "preset 05, fake model", done["cpu"])
@@ -217,12 +240,14 @@ async def bench(args) -> None:
         finally:
             server.terminate()
             server.wait(30)
-        compare(classes, rss_start, rss_end, rss_peak)
+        latencies = compare(classes, rss_start, rss_end, rss_peak)
         report_hostile(folder / "runs.jsonl", [done["window"] for done in classes[WITH_LEARNERS]])
+    return latencies
 
 
-def compare(classes: dict[str, list[dict]], rss_start: float, rss_end: float, rss_peak: float):
-    """The steps' arrival p50 and p95 and the server's CPU per class, with the learners over alone."""
+def compare(classes: dict[str, list[dict]], rss_start: float, rss_end: float, rss_peak: float
+            ) -> dict[str, list[float]]:
+    """The steps' arrival p50 and p95 and the server's CPU per class, with the learners over alone; the arrivals."""
     latencies = {what: [x for done in each for x in arrivals(done["students"], done["result"])[0]]
                  for what, each in classes.items()}
     cpu = {what: p50(done["cpu"] for done in each) for what, each in classes.items()}
@@ -235,6 +260,7 @@ def compare(classes: dict[str, list[dict]], rss_start: float, rss_end: float, rs
           f"{cpu[WITH_LEARNERS] / cpu[ALONE] if cpu[ALONE] else float('nan'):.2f}x")
     print(f"    server RSS: {rss_start:.0f} MB before the first class, {rss_end:.0f} MB after the last (its peak "
           f"{rss_peak:.0f} MB)")
+    return latencies
 
 
 def main():
@@ -246,6 +272,7 @@ def main():
     parser.add_argument("--learners", type=int, default=LEARNERS, help="learners running hostile code at once "
                         "(at most the server's sandbox slots)")
     parser.add_argument("--rounds", type=int, default=1, help="classes alone and with learners, alternating")
+    alternate.add_argument(parser)
     asyncio.run(bench(parser.parse_args()))
 
 
