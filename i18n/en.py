@@ -34,6 +34,8 @@ MESSAGES = {
                                   "{system}'s scheduler keeps it in its place in the waiting queue, so no request "
                                   "queued behind it is admitted.",
     "narrate.blocked.max_num_seqs": "Request {id} waits: the batch is full (max_num_seqs={max_num_seqs}).",
+    "narrate.blocked.max_num_seqs_now": "Request {id} waits: the batch is full ({limit} this step, the "
+                                        "scheduler's own limit below max_num_seqs={max_num_seqs}).",
     "narrate.blocked.max_num_active_seqs": "Request {id} waits: {active} requests run, as many as vLLM admits into "
                                            "RUNNING (max_num_active_seqs={active}).",
     "narrate.blocked.watermark": "Request {id} waits: it needs {blocks} and {free}, but with watermark={watermark} "
@@ -1906,5 +1908,6 @@ MESSAGES = {
     "check.clock": "the frame's simulated clock says {claimed} s, but its batch under the cost model gives {actual} s",
     "check.request_changed": "request {seq}'s {field} changed from {before} to {after}",
     "check.arrival": "request {seq} arrives at step {arrival}, but first shows at frame {step}",
+    "check.end_event": "request {seq} is {status}, but the frame's event for it says {event}",
     "check.freed_twice": "{unit} {id} was freed more times than it was taken (the pool counts {counted} holders)",
 }

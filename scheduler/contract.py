@@ -111,7 +111,10 @@ class SchedulerInfo:
     preemption victim, where the article's choice of one is not its own; `workload` the name of a scenario
     file's workload generator that is its own (the requests its system's source ran: the article's, "notebook",
     the InfraTech notebook's demos, engine/inputs/notebook.py), which a scenario file may also name by the kind's
-    id (older files do), "" for none.
+    id (older files do), "" for none. `output_budget` the outputs a request may still write, where its system clips
+    what it asks as it arrives (`output_budget(config, num_tokens, max_new_tokens)`: SGLang's
+    init_req_max_new_tokens, to the context length and the pool; a request requeued into a rebuilt pool arrives
+    again), which the referee holds a trace's length ends to (engine/check/referee.py); None: its max_tokens.
 
     What the stage draws of it: `queues` the request queues it keeps, drawn in this order (each beyond `QUEUES` read
     from `KeepsQueues.queue`; its title is the message `player.<name>_queue`), `side_pools` its KV pools beside
@@ -137,6 +140,7 @@ class SchedulerInfo:
     # The configs under which the system it mirrors may itself never end a run (V0's chunked-prefill livelocks):
     # its twin then does the same, and the contract's tests do not ask such a run to end.
     stalls: Callable[[Config], bool] | None = None
+    output_budget: Callable[[Config, int, int], int] | None = None
     tour: TourInfo | None = None
     workload: str = ""
     queues: tuple[str, ...] = QUEUES

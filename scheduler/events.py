@@ -24,6 +24,7 @@ EVENT_TYPES: dict[str, list[type["Event"]]] = {}  # kind -> its classes (a varia
 class Event:
     kind: ClassVar[str] = "event"
     step_wide: ClassVar[bool] = False  # it concerns the step, no one request: its seq_id is -1
+    ends: ClassVar[str | None] = None  # the status it ends its request in ("finished", "aborted"), if it ends one
     seq_id: int
 
     def __init_subclass__(cls, **kwargs):
@@ -161,12 +162,14 @@ class Unlocked(Event):
 @dataclass(frozen=True)
 class Finished(Event):
     kind: ClassVar[str] = "finished"
+    ends: ClassVar[str | None] = "finished"
     reason: str
 
 
 @dataclass(frozen=True)
 class Aborted(Event):
     kind: ClassVar[str] = "aborted"
+    ends: ClassVar[str | None] = "aborted"
     reason: str
 
 

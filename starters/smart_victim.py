@@ -1,9 +1,10 @@
 """The article's scheduler with a victim of your own choosing: the exercise of the article's section on
-optimisations ("choose the preemption victim by progress, waiting time and priority"). The article's scheduler
-(scheduler/article/, nano-vllm's algorithm) does everything else; this class changes one decision.
+optimisations ("choose the preemption victim by progress, waiting time and priority"), solved (starters/victim.py is
+the exercise). The article's scheduler (scheduler/article/, nano-vllm's algorithm) does everything else; this class
+changes one decision. On scenarios/smart_victim_long_prompt.toml it recomputes 76 tokens where the tail recomputes 149.
 
     python -m engine check starters/smart_victim.py:SmartVictim
-    python -m engine run scenarios/04_preemption.toml --scheduler starters/smart_victim.py:SmartVictim --json t.json
+    python -m engine run scenarios/smart_victim_long_prompt.toml --scheduler starters/smart_victim.py:SmartVictim
 """
 
 from scheduler.article import Scheduler

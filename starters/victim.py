@@ -1,7 +1,8 @@
 """Exercise: choose the preemption victim (the article's optimisation "choose the victim by progress, waiting time
 and priority"). The article's scheduler (scheduler/article/scheduler.py) does everything else; you write one method.
+Try it on scenarios/smart_victim_long_prompt.toml: as it is, it recomputes 149 tokens; a good victim, about half.
 
-    python -m engine run scenarios/07_smart_preemption.toml --scheduler starters/victim.py:MyVictim
+    python -m engine run scenarios/smart_victim_long_prompt.toml --scheduler starters/victim.py:MyVictim
     python -m engine check starters/victim.py:MyVictim
 """
 

@@ -29,9 +29,13 @@ def whole_source(text: str) -> str:
     info = next(n for n in cls.body if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "info")
     tour = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "TOUR")
     edits = {cls.lineno: f"class {CLASS_NAME}({BASE}):\n", info.lineno: DECLARATION}
-    dropped = set(range(info.lineno, info.end_lineno + 1)) | _with_comments_above(lines, tour)
+    dropped = _lines_of(info) | _with_comments_above(lines, tour)
     kept = [edits.get(i, "" if i in dropped else line) for i, line in enumerate(lines, start=1)]
     return HEADER + _imports_as_used("".join(kept))
+
+
+def _lines_of(node: ast.stmt) -> set[int]:
+    return set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
 
 
 def _with_comments_above(lines: list[str], node: ast.stmt) -> set[int]:
@@ -39,7 +43,7 @@ def _with_comments_above(lines: list[str], node: ast.stmt) -> set[int]:
     first = node.lineno
     while first > 1 and lines[first - 2].lstrip().startswith("#"):
         first -= 1
-    return set(range(first, node.end_lineno + 1))
+    return set(range(first, node.lineno)) | _lines_of(node)
 
 
 def _imports_as_used(text: str) -> str:
@@ -54,5 +58,5 @@ def _imports_as_used(text: str) -> str:
             names = sorted([*names, ast.alias(BASE)], key=lambda a: (a.name.islower(), a.name))
         if names != node.names:
             new = [ast.unparse(ast.ImportFrom(node.module, names, 0)) + "\n"] if names else []
-            lines[node.lineno - 1:node.end_lineno] = new
+            lines[node.lineno - 1:node.end_lineno or node.lineno] = new
     return "".join(lines)

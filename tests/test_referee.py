@@ -76,6 +76,14 @@ def with_view(trace: dict, k: int, rid: int, **changes) -> dict:
     return trace
 
 
+def with_block(trace: dict, k: int, block, **changes) -> dict:
+    """A copy of `trace` whose frame k records `block` (a BlockView) with `changes`."""
+    trace = copy.deepcopy(trace)
+    record = trace["frames"][k]
+    record["blocks"] = [b for b in record["blocks"] if b["id"] != block.id] + [block.to_dict() | changes]
+    return trace
+
+
 def frame_where(engine: Engine, test) -> int:
     return next(k for k, frame in enumerate(engine.frames) if test(frame))
 
@@ -154,10 +162,7 @@ def test_a_shared_block_counted_once(shared):
     engine, trace = shared
     k = frame_where(engine, lambda f: any(len(f.block_owners(b.id)) > 1 for b in f.blocks))
     block = next(b for b in engine.frames[k].blocks if len(engine.frames[k].block_owners(b.id)) > 1)
-    tampered = copy.deepcopy(trace)
-    record = tampered["frames"][k]
-    record["blocks"] = [b for b in record["blocks"] if b["id"] != block.id] + [{**block.to_dict(), "ref_count": 1}]
-    e = broken(tampered)
+    e = broken(with_block(trace, k, block, ref_count=1))
     assert (e.message.key, e.step) == ("check.held_twice", k)
 
 
@@ -182,6 +187,16 @@ def test_a_finish_moved_earlier(preemption):
     e = broken(summary)
     assert (e.message.key, e.message.values["field"]) == ("check.summary", "finish_step")
     assert e.step == len(engine.frames) - 1
+
+
+def test_a_finish_narrated_that_the_frame_does_not_show(preemption):
+    """The stage narrates a frame's events: "request 0 finished" while it still runs is forged."""
+    engine, trace = preemption
+    k = frame_where(engine, lambda f: f.step and f.requests[0].status == "running")
+    tampered = copy.deepcopy(trace)
+    tampered["frames"][k]["events"].append({"kind": "finished", "seq_id": 0, "reason": "eos"})
+    e = broken(tampered)
+    assert (e.message.key, e.step, e.message.values["status"]) == ("check.end_event", k, "RUNNING")
 
 
 def test_a_batch_over_max_num_seqs(preemption):
@@ -221,10 +236,7 @@ def test_a_pool_count_off_by_one(preemption):
     e = broken(metrics)
     assert (e.message.key, e.message.values["name"], e.step) == ("check.metric", "num_free_blocks", k)
     held = next(b for b in engine.frames[k].blocks if b.ref_count)
-    counted = copy.deepcopy(trace)
-    record = counted["frames"][k]
-    record["blocks"] = [b for b in record["blocks"] if b["id"] != held.id] + [{**held.to_dict(), "ref_count": 2}]
-    e = broken(counted)
+    e = broken(with_block(trace, k, held, ref_count=2))
     assert (e.message.key, e.step) == ("check.holders", k)
 
 

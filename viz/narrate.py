@@ -101,6 +101,9 @@ def _blocked(lang, event, frame: Frame, before: Frame | None = None) -> str:
                     budget=frame.config.max_num_batched_tokens)
     if event.reason == "max_num_seqs":
         return text(lang, "narrate.blocked.max_num_seqs", id=event.seq_id, max_num_seqs=frame.config.max_num_seqs)
+    if event.reason == "max_num_seqs_now":  # a limit below max_num_seqs for this step, the scheduler's own (`needed`)
+        return text(lang, "narrate.blocked.max_num_seqs_now", id=event.seq_id,
+                    limit=count(lang, "n.request", event.needed), max_num_seqs=frame.config.max_num_seqs)
     if event.reason == "preempted_this_step":
         return text(lang, "narrate.blocked.preempted_this_step", id=event.seq_id)
     if (own := _own(lang, frame, f"narrate.blocked.{event.reason}")) is not None:

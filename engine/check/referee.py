@@ -10,7 +10,8 @@ scheduler looks sound or a slow one fast; `referee(trace)` re-checks on the serv
   a request's life allows, the queues and statuses agreeing, no request lost, computed tokens never beyond known
   ones; the frame's metrics as its requests and blocks give them;
 - the progress the batches give: a request grows by a token exactly when its entry reaches its known tokens (by one
-  to its drafts + 1 with drafts), and only then; it ends only by a stop token or a limit, and ends at its limit;
+  to its drafts + 1 with drafts), and only then; it ends only by a stop token or a limit, and ends at either (a step
+  late at most: overlapped, an end lands after the next step was scheduled);
   every request ends unless the trace says the run stopped early (and it did: a stall ran nothing); the request
   summaries' first-token and finish steps are the frames';
 - on the fake model (runner "fake"), every token: the fake model is deterministic given the request, its position,
@@ -18,8 +19,9 @@ scheduler looks sound or a slow one fast; `referee(trace)` re-checks on the serv
   with the one a fresh runner on the server gives. On the real model the tokens cannot be replayed cheaply: there
   only the frames' consistency above is checked.
 
-SGLang's kinds are not held to their limits for a length end: SGLang clips a request's output budget to its context
-and pool as it arrives, which the frames do not record.
+A length end is held to the outputs a request may write as its kind declares them (`SchedulerInfo.output_budget`:
+SGLang clips them to its context and pool as a request arrives), and stop tokens end a request only in the kinds
+that read them (`SchedulerInfo.sampling`).
 
 `referee(trace, spec)` also holds the trace to the recipe the server sent (engine/check/recipe_check.py): its seed,
 runner, config changes and every request (a request dropped, a shorter prompt is caught), each frame's config as the
@@ -44,7 +46,7 @@ from engine.check.invariants import (
 )
 from engine.check.recipe_check import RecipeCheck
 from engine.run.engine import PROGRESS
-from engine.run.frame import Frame, RequestView
+from engine.run.frame import Frame, PoolRebuilt, RequestView
 from engine.run.recipe import RunSpec
 from engine.traces.trace import trace_store
 from runner.fake import FakeRunner
@@ -55,7 +57,6 @@ STATUS = {status.name.lower(): status for status in SequenceStatus}
 DONE = ("finished", "aborted")
 FIXED = ("num_prompt_tokens", "arrival", "max_tokens", "priority")  # what a request's views never change
 UNIT = "block"
-SGLANG = scheduler_info("sglang").decided_by.system
 
 
 def referee(trace: dict, spec: RunSpec | None = None) -> None:
@@ -72,9 +73,10 @@ class _Referee:
         self.seqs = [_sequence(r) for r in self.summaries]  # each request's prompt and sampling, to replay it by
         self.tokens = [r["prompt_token_ids"] + r["output_token_ids"] for r in self.summaries]
         self.replays = trace["runner"] == "fake"
-        # SGLang clips a request's max_new_tokens to its context and its pool as it arrives (scheduler/sglang/
-        # scheduler.py add_request), below what the frames record: such a kind's length ends are not held to them
-        self.clips = trace["decided_by"]["system"] == SGLANG
+        info = scheduler_info(self.kind)
+        self.reads_stop_tokens = "stop_token_ids" in info.sampling  # the others end only at EOS and their limits
+        self.output_budget = info.output_budget
+        self.budget: dict[int, int] = {}  # the outputs each request may write, as its kind lets it
         self._runners: dict[tuple[int, int], FakeRunner] = {}
         self.reserved: frozenset[int] = frozenset()
         self._units: tuple[Config | None, int] = (None, 0)
@@ -105,9 +107,13 @@ class _Referee:
     # -- one frame ---------------------------------------------------------------------------------------
 
     def check_frame(self, before: Frame | None, frame: Frame):
-        if before is None or any(e.kind == "pool_rebuilt" for e in frame.events):
+        rebuilt = [event for event in frame.events if isinstance(event, PoolRebuilt)]
+        if before is None or rebuilt:
             # a fresh pool: a unit counted held by no request is one it reserves (vLLM's null block)
             self.reserved = frozenset(b.id for b in frame.blocks if b.ref_count and not frame.block_owners(b.id))
+        if before is not None:
+            for rid in (rid for event in rebuilt for rid in event.requeued):  # they arrive again in the new pool
+                self.set_budget(frame.config, before.requests[rid])
         # each request's own story first (its status, tokens and end), then what the frame says of them together
         if before is not None:
             for old, new in zip(before.requests, frame.requests[:len(before.requests)], strict=True):
@@ -117,6 +123,10 @@ class _Referee:
                     self.check_request(frame, old, new)
         for view in frame.requests[len(before.requests) if before else 0:]:
             self.check_request(frame, None, view)
+        for event in frame.events:  # what the stage narrates of an end is what the frame shows
+            if event.ends is not None:
+                status = frame.requests[event.seq_id].status
+                holds(status == event.ends, "end_event", seq=event.seq_id, status=status.upper(), event=event.kind)
         if before is not None:
             self.check_batch(before, frame)
         self.check_queues(frame)
@@ -212,6 +222,7 @@ class _Referee:
                           after=getattr(new, field))
         else:
             self.check_arrival(step, new)
+            self.set_budget(frame.config, new)
         start = old.num_tokens if old is not None else new.num_prompt_tokens
         if self.replays:
             self.check_tokens(frame.config, rid, start, new.num_tokens)
@@ -221,8 +232,10 @@ class _Referee:
         if ended and (old is None or old.status not in DONE):
             self.finish[rid] = step
             if new.status == "finished":
-                holds(self.stops(frame.config, new) or self.limit(frame.config, new) or self.clips, "finish_early",
-                      seq=rid, tokens=new.num_tokens - new.num_prompt_tokens, reason=new.finish_reason or "-")
+                holds(self.at_end(frame.config, new), "finish_early", seq=rid,
+                      tokens=new.num_tokens - new.num_prompt_tokens, reason=new.finish_reason or "-")
+            said = any(e.seq_id == rid and e.ends == new.status for e in frame.events)
+            holds(said, "end_event", seq=rid, status=new.status.upper(), event="-")
         if old is not None:
             self.check_end_due(frame, old, new)
         holds(new.num_tokens - new.num_prompt_tokens <= new.max_tokens, "too_long", seq=rid,
@@ -259,25 +272,27 @@ class _Referee:
             self._runners[key] = FakeRunner(config.max_model_len, eos=config.eos, seed=self.trace["seed"])
         return self._runners[key]
 
-    def stops(self, config: Config, view: RequestView, eos_only: bool = False) -> bool:
-        """Whether the request's last token is one it stops at: EOS (unless it ignores it), or one of its stop
-        tokens (not with `eos_only`: not every kind reads them), once it has its min_tokens."""
-        params, outputs = self.seqs[view.id].sampling_params, view.num_tokens - view.num_prompt_tokens
-        if outputs < max(params.min_tokens, 1):
-            return False
-        last = self.tokens[view.id][view.num_tokens - 1]
-        return last == config.eos and not params.ignore_eos or not eos_only and last in params.stop_token_ids
+    def set_budget(self, config: Config, view: RequestView):
+        """The outputs the request may write in all, from now: its max_tokens, or what its kind clips them to as it
+        arrives (SchedulerInfo.output_budget), counting those it has written."""
+        written = view.num_tokens - view.num_prompt_tokens
+        budget = self.output_budget
+        self.budget[view.id] = view.max_tokens if budget is None else \
+            written + budget(config, view.num_tokens, max(view.max_tokens - written, 0))
 
     def at_end(self, config: Config, view: RequestView) -> bool:
-        """Whether the request has reached an end it must stop at: EOS, or a limit."""
-        return self.stops(config, view, eos_only=True) or self.limit(config, view)
-
-    @staticmethod
-    def limit(config: Config, view: RequestView) -> bool:
-        """Whether the request has reached a length it must end at: its max_tokens, or max_model_len with an output
-        written (V0 prefills a prompt of max_model_len tokens, then ends it)."""
-        outputs = view.num_tokens - view.num_prompt_tokens
-        return outputs >= view.max_tokens or outputs > 0 and view.num_tokens >= config.max_model_len
+        """Whether the request has reached an end it must stop at, once it has written a token: its last token one
+        it stops at (EOS unless it ignores it, its stop tokens where its kind reads them, once it has its
+        min_tokens), or a limit (its output budget, max_model_len; V0 prefills a prompt of max_model_len tokens,
+        then ends it)."""
+        params, outputs = self.seqs[view.id].sampling_params, view.num_tokens - view.num_prompt_tokens
+        if outputs < 1:
+            return False
+        if outputs >= self.budget[view.id] or view.num_tokens >= config.max_model_len:
+            return True
+        last = self.tokens[view.id][view.num_tokens - 1]
+        return outputs >= params.min_tokens and (last == config.eos and not params.ignore_eos
+                                                 or self.reads_stop_tokens and last in params.stop_token_ids)
 
     def check_metrics(self, frame: Frame):
         """The frame's metrics (the stage's and the lab's figures) as its queues, batch and blocks give them."""

@@ -102,6 +102,7 @@ class FinishedLate(Event):
     """Overlapped scheduling: the request's EOS came back from the previous step only after this step was
     scheduled, so it finished one step late and was dropped from this batch before it ran."""
     kind = "finished_late"
+    ends = "finished"
     freed_blocks: tuple[int, ...]
 
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from scheduler.interface import BadDecision
 from scheduler.sequence import Sequence
@@ -32,13 +33,14 @@ def whole_number(hook: str, answer: object, low: int, high: int | None = None) -
 def victim(answer: object, running: Iterable[Sequence], requester: Sequence) -> Sequence | None:
     """`answer` if it is None or a request of `running` other than `requester`."""
     running = list(running)
-    if answer is not None and (answer is requester or not any(seq is answer for seq in running)):
+    chosen = next((seq for seq in running if seq is answer and seq is not requester), None)
+    if answer is not None and chosen is None:
         raise BadDecision("article.hook.victim", answer=shown(answer), requester=requester.seq_id,
                           running=", ".join(str(seq.seq_id) for seq in running) or "-")
-    return answer
+    return chosen
 
 
-def in_key_order(hook: str, seqs: Iterable[Sequence], key: Callable[[Sequence], object]) -> list[Sequence]:
+def in_key_order(hook: str, seqs: Iterable[Sequence], key: Callable[[Sequence], Any]) -> list[Sequence]:
     """`seqs` sorted by `key` (stable: equal keys keep their order); keys that cannot be compared are a bad answer."""
     seqs = list(seqs)
     keys = [key(seq) for seq in seqs]

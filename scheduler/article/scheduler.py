@@ -51,13 +51,14 @@ WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RU
 class _Step:
     """The batch schedule() is building: its sequences, their token counts, the budget left."""
 
-    __slots__ = ("seqs", "num_tokens", "num_prefills", "tokens_left", "seqs_left")
+    __slots__ = ("seqs", "num_tokens", "num_prefills", "tokens_left", "seqs_left", "max_num_seqs")
 
-    def __init__(self, tokens_left: int, seqs_left: int):
+    def __init__(self, tokens_left: int, max_num_seqs: int):
         self.seqs: list[Sequence] = []
         self.num_tokens: list[int] = []
         self.num_prefills = 0
-        self.tokens_left, self.seqs_left = tokens_left, seqs_left
+        self.tokens_left, self.seqs_left = tokens_left, max_num_seqs
+        self.max_num_seqs = max_num_seqs  # this step's, as max_num_seqs_now answered
 
     def batch(self, events: list[Event]) -> Batch:
         n = len(self.seqs)
@@ -137,7 +138,8 @@ class Scheduler(LandsLate):
                 self._abort(seq, Message("abort.outgrew_pool", n=len(seq)))
                 continue
             if not step.seqs_left:
-                self._events.append(Blocked(seq.seq_id, "max_num_seqs", 1, 0))
+                self._events.append(Blocked(seq.seq_id, "max_num_seqs", 1, 0) if step.max_num_seqs == cfg.max_num_seqs
+                                    else Blocked(seq.seq_id, "max_num_seqs_now", step.max_num_seqs, 0))
                 return
             hits = bm.find_cached_prefix(seq)
             num = len(seq.token_ids) - len(hits) * bm.block_size
@@ -214,15 +216,20 @@ class Scheduler(LandsLate):
             self._abort(seq, Message("abort.needs_whole_pool", blocks=bm.num_blocks, size=bm.block_size))
             return False
         while bm.blocks_to_grow(seq, num_tokens) > bm.num_free_blocks:
-            victim = answers.victim(self.choose_victim(seq), self.running, seq)
+            victim, chose = answers.victim(self.choose_victim(seq), self.running, seq), self._victim_chooser()
             if victim is None:
-                self._preempt(seq, for_seq=seq)
+                self._preempt(seq, for_seq=seq, policy=chose)
                 return False
             self.running.remove(victim)
-            self._preempt(victim, for_seq=seq)
+            self._preempt(victim, for_seq=seq, policy=chose)
         bm.grow(seq, num_tokens)
         self._preallocate(seq, seq.num_computed_tokens + num_tokens)
         return True
+
+    def _victim_chooser(self) -> str:
+        """Who chose a victim, as the narration names it (`Preempted.policy`): the preemption policy, or a scheduler
+        of one's own that overrides `choose_victim` (its kind id)."""
+        return self.own.preemption_policy if type(self).choose_victim is Scheduler.choose_victim else self.info.kind
 
     def _chunk(self, seq: Sequence, to_compute: int, budget: int) -> int:
         """chunked_prefill: the tokens `seq` prefills this step, `chunk_size`'s answer within both bounds."""

@@ -27,7 +27,7 @@ from scheduler.sequence import Sequence, SequenceStatus
 from scheduler.sglang.command_line import launch_server_args, server_args
 from scheduler.sglang.radix_cache import RadixCache, TreeNode
 from scheduler.sglang.req import Req, row_of
-from scheduler.sglang.scheduler import ScheduleBatch, Scheduler
+from scheduler.sglang.scheduler import ScheduleBatch, Scheduler, clipped_new_tokens, max_request_len
 from scheduler.sglang.settings import VERSION, SglangSettings, launch_notes
 from scheduler.sglang.tour import TOUR
 from scheduler.sglang.tree_view import VIEW_KIND, TreeView
@@ -35,6 +35,14 @@ from scheduler.sglang.tree_view import VIEW_KIND, TreeView
 WAITING, RUNNING, FINISHED, ABORTED = (SequenceStatus.WAITING, SequenceStatus.RUNNING, SequenceStatus.FINISHED,
                                        SequenceStatus.ABORTED)
 PADDING_UNIT = 0  # SGLang's slot 0 (page 0): written by padded batches, never given to a request
+
+
+def output_budget(config: Config, num_tokens: int, max_new_tokens: int) -> int:
+    """What a request holding `num_tokens` tokens and asking `max_new_tokens` may write, as SGLang clips it on
+    arrival (`SchedulerInfo.output_budget`)."""
+    args = server_args(config)
+    return clipped_new_tokens(max_new_tokens, num_tokens, max_request_len(args), args.max_total_tokens,
+                              args.page_size)
 
 
 class RadixPoolView:
@@ -181,7 +189,7 @@ class SglangScheduler:
                 ("num_kvcache_blocks", "max_total_tokens ÷ page_size"), ("max_model_len", "context_length")),
         repoints_tables=True, launch=Launch("SGLang", launch_server_args, launch_notes), panels=(PanelKind(VIEW_KIND),),
         words=(("reserved_pool", "sglang.pool_reserved"), ("reserved_unit", "sglang.block_reserved"),
-               ("queue_limit", "sglang.queue_limit")), tour=TOUR)
+               ("queue_limit", "sglang.queue_limit")), tour=TOUR, output_budget=output_budget)
 
     def __init__(self, config: Config):
         self.config = config

@@ -139,6 +139,20 @@ class ScheduleBatch:
         return shrank
 
 
+def max_request_len(args: ServerArgs) -> int:
+    """The most tokens a request may hold: the context length and the pool, each less one."""
+    return min(args.context_length - 1, args.max_total_tokens - 1)
+
+
+def clipped_new_tokens(max_new_tokens: int, prompt_len: int, max_req_len: int, max_total_num_tokens: int,
+                       page_size: int) -> int:
+    """A request's max_new_tokens clipped to the context length and the pool as it arrives
+    (init_req_max_new_tokens): what it may write at most."""
+    clipped = max(0, min(max_new_tokens, max_req_len - prompt_len - 1))
+    paged_input = -(-prompt_len // page_size) * page_size
+    return max(0, min(clipped, max_total_num_tokens - paged_input - page_size - 1))
+
+
 class Scheduler:
     def __init__(self, args: ServerArgs):
         self.args = args
@@ -181,7 +195,7 @@ class Scheduler:
                               args.schedule_low_priority_values_first)
 
     def _set_limits(self, args: ServerArgs):
-        self.max_req_len = min(args.context_length - 1, args.max_total_tokens - 1)
+        self.max_req_len = max_request_len(args)
         self.max_req_input_len = self.max_req_len - 5
         self.chunked_prefill_size = args.chunked_prefill_size if args.chunked_prefill_size > 0 else None
 
@@ -204,9 +218,8 @@ class Scheduler:
         priority scheduling one without a priority is the least important (`_set_or_validate_priority`)."""
         if not prompt:
             raise ValueError(f"request {rid}: an empty prompt")
-        clipped = max(0, min(max_new_tokens, self.max_req_len - len(prompt) - 1))
-        paged_input = -(-len(prompt) // self.page_size) * self.page_size
-        clipped = max(0, min(clipped, self.max_total_num_tokens - paged_input - self.page_size - 1))
+        clipped = clipped_new_tokens(max_new_tokens, len(prompt), self.max_req_len, self.max_total_num_tokens,
+                                     self.page_size)
         req = Req(rid, list(prompt), clipped, ignore_eos, self.args.eos, priority)
         if len(prompt) >= self.max_req_input_len:
             req.set_finish_with_abort()

@@ -60,6 +60,7 @@ class Ignored(Event):
     limit) or "never" (can_allocate NEVER: `num_tokens` need more blocks than the pool less the watermark,
     `limit`, can ever give), or "never_swap_in" (can_swap_in NEVER)."""
     kind: ClassVar[str] = "ignored"
+    ends: ClassVar[str | None] = "aborted"
     reason: str
     num_tokens: int
     limit: int
