@@ -25,7 +25,7 @@ from typing import Any, cast
 
 from i18n import CATALOGUES, MessageError
 from scheduler.contract import SchedulerInfo, SchedulerProtocol
-from scheduler.factory import SCHEDULERS
+from scheduler.factory import DECLARED, SCHEDULERS
 
 KIND_ID = re.compile(r"[a-z][a-z0-9_]{0,39}")  # written in traces and links (a trace keeps 40 characters)
 # What a scheduler offers the engine (the protocol's calls and queues; `num_preemptions` may be set in __init__)
@@ -88,8 +88,9 @@ def _class_in(module, name: str, where: str):
     return cls
 
 
-def register(cls: Any, name: str) -> str:
-    """`cls` in the factory's registry under its declared kind, and its names in the catalogues; its kind id."""
+def register(cls: Any, name: str, registry: dict | None = None) -> str:
+    """`cls` in the factory's registry (or `registry`: the declared kinds, for the sandbox) under its declared kind,
+    and its names in the catalogues; its kind id."""
     if not inspect.isclass(cls):
         raise LearnerError("learner.not_class", name=name, what=type(cls).__name__)
     info = vars(cls).get("info")
@@ -97,12 +98,13 @@ def register(cls: Any, name: str) -> str:
         raise LearnerError("learner.no_info", name=name)
     if not KIND_ID.fullmatch(info.kind):
         raise LearnerError("learner.kind_id", name=name, kind=info.kind)
-    if SCHEDULERS.get(info.kind, cls).__module__ != cls.__module__:  # the same file loaded again may replace it
+    taken = SCHEDULERS.get(info.kind) or DECLARED.get(info.kind) or cls
+    if taken.__module__ != cls.__module__:  # the same file loaded again may replace it
         raise LearnerError("learner.kind_taken", name=name, kind=info.kind)
     missing = [member for member in MEMBERS if not hasattr(cls, member)]
     if missing:
         raise LearnerError("learner.not_scheduler", name=name, missing=", ".join(missing))
-    SCHEDULERS[info.kind] = cast("type[SchedulerProtocol]", cls)  # its members are there, as checked
+    (SCHEDULERS if registry is None else registry)[info.kind] = cast("type[SchedulerProtocol]", cls)  # as checked
     names = getattr(cls, "names", None) or {}
     for lang, catalogue in CATALOGUES.items():
         for key in (info.name, info.run_name):

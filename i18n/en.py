@@ -1909,5 +1909,6 @@ MESSAGES = {
     "check.request_changed": "request {seq}'s {field} changed from {before} to {after}",
     "check.arrival": "request {seq} arrives at step {arrival}, but first shows at frame {step}",
     "check.end_event": "request {seq} is {status}, but the frame's event for it says {event}",
+    "check.batch_fields": "the batch does not say where each entry's chunk starts (num_computed, num_drafts)",
     "check.freed_twice": "{unit} {id} was freed more times than it was taken (the pool counts {counted} holders)",
 }

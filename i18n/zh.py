@@ -1595,5 +1595,6 @@ MESSAGES = {
     "check.request_changed": "请求 {seq} 的 {field} 从 {before} 变成了 {after}",
     "check.arrival": "请求 {seq} 在第 {arrival} 步到达，却在第 {step} 帧才第一次出现",
     "check.end_event": "请求 {seq} 是 {status}，这一帧关于它的事件却是 {event}",
+    "check.batch_fields": "批次没有说明每个条目的块从哪里开始（num_computed、num_drafts）",
     "check.freed_twice": "{unit} {id} 被释放的次数比被分配的多（缓存池数到 {counted} 个持有者）",
 }

@@ -1,7 +1,8 @@
 """A learner's kind on the server: a declaration only. The worker reports the learner's class as data
 (`declaration`): the built-in kind whose declaration it derives, its own kind id and its names per language. The
 server (`register`) checks that data again, as a claim, and registers under an id it makes itself (`own_<digest>`
-of the declaration) a class of the built-in kind's declaration derived under that id, whose names are the learner's,
+of the declaration), among the kinds known by id only (scheduler/factory.py DECLARED: no list of kinds shows it), a
+class of the built-in kind's declaration derived under that id, whose names are the learner's,
 and which refuses to run: no learner code ever reaches the server, yet a trace of the kind opens wherever the
 built-in kinds' traces open (stage, lab, handouts). At most SANDBOX_KINDS kinds per server process."""
 
@@ -16,7 +17,7 @@ from engine.learner import KIND_ID
 from engine.learner import register as register_class
 from engine.run.limits import SANDBOX_KINDS
 from i18n import CATALOGUES, MessageError
-from scheduler.factory import SCHEDULER_KINDS, SCHEDULERS
+from scheduler.factory import DECLARED, SCHEDULER_KINDS, SCHEDULERS
 
 MAX_NAME = 40  # characters of a kind's name in one language
 _lock = threading.Lock()
@@ -57,7 +58,7 @@ def register(data) -> str:
             cls = type(f"Own_{digest}", (built_in,), {"info": built_in.info.derive(own, system=kind),
                                                         "names": names, "__init__": _refuse,
                                                         "__module__": __name__})
-            register_class(cls, cls.__name__)
+            register_class(cls, cls.__name__, DECLARED)  # found by its id, never listed
             _registered.add(own)
     return own
 

@@ -95,16 +95,29 @@ def exchange(job: dict, limits: Limits, host: ModelHost | None) -> tuple[dict | 
 
 def _converse(process: subprocess.Popen, job: bytes, limits: Limits,
               host: ModelHost | None) -> tuple[dict | None, Message | None]:
+    with selectors.DefaultSelector() as selector:
+        assert process.stdin and process.stdout and process.stderr
+        for stream in (process.stdin, process.stdout, process.stderr):
+            os.set_blocking(stream.fileno(), False)
+        selector.register(process.stdout, selectors.EVENT_READ)
+        selector.register(process.stderr, selectors.EVENT_READ)
+        return _pump(process, selector, job, limits, host)
+
+
+def _pump(process, selector, job: bytes, limits: Limits, host: ModelHost | None) -> tuple[dict | None, Message | None]:
+    """Write the job and each reply to the worker's stdin as it takes them, read its stdout (messages) and stderr
+    (counted), until its result, its end, the deadline or the output cap."""
     deadline = time.monotonic() + limits.wall_s
     reader = protocol.Reader(limits.output_bytes)
-    assert process.stdin and process.stdout and process.stderr
-    selector = selectors.DefaultSelector()
-    for stream in (process.stdin, process.stdout, process.stderr):
-        os.set_blocking(stream.fileno(), False)
-    selector.register(process.stdin, selectors.EVENT_WRITE)
-    selector.register(process.stdout, selectors.EVENT_READ)
-    selector.register(process.stderr, selectors.EVENT_READ)
-    pending, open_streams = memoryview(job), 2
+    pending, open_streams = memoryview(b""), 2
+
+    def send(data: bytes):
+        nonlocal pending
+        if not pending:
+            selector.register(process.stdin, selectors.EVENT_WRITE)
+        pending = memoryview(bytes(pending) + data)
+
+    send(job)
     while open_streams:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -135,12 +148,11 @@ def _converse(process: subprocess.Popen, job: bytes, limits: Limits,
                 if host is None:
                     return None, Message("sandbox.malformed", detail="a model request on the fake model")
                 try:
-                    reply = host.serve(message)
+                    send(protocol.frame(host.serve(message)))
                 except MessageError as e:  # refused, or a config the real model cannot run
                     return None, e.message
-                if not pending:
-                    selector.register(process.stdin, selectors.EVENT_WRITE)
-                pending = memoryview(bytes(pending) + protocol.frame(reply))
+                except (ValueError, TypeError, KeyError, IndexError, RuntimeError) as e:  # the model's own error
+                    return None, Message("sandbox.batch_refused", detail=str(e)[:200])
     return None, _why_ended(process, deadline, limits)
 
 

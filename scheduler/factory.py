@@ -31,16 +31,26 @@ SCHEDULER_KINDS = tuple(SCHEDULERS)
 DEFAULT_KIND = SCHEDULER_KINDS[0]  # what a trace, a link or a scenario without one was decided by
 
 
+# Kinds known by their id only, never listed with SCHEDULERS: a learner's kind the sandbox declared on the server
+# (sandbox/kinds.py), whose traces open as any kind's, while no choice of kinds offers it
+DECLARED: dict[str, type[SchedulerProtocol]] = {}
+
+
+def is_kind(kind) -> bool:
+    """Whether `kind` names a kind this process knows: listed (SCHEDULERS) or declared only (DECLARED)."""
+    return kind in SCHEDULERS or kind in DECLARED
+
+
 def scheduler_info(kind: str) -> SchedulerInfo:
     """The declaration of the scheduler of `kind`."""
-    if kind not in SCHEDULERS:
+    if not is_kind(kind):
         raise ValueError(f"scheduler={kind!r}: use one of {SCHEDULER_KINDS}")
-    return SCHEDULERS[kind].info
+    return (SCHEDULERS.get(kind) or DECLARED[kind]).info
 
 
 def make_scheduler(kind: str, config: Config) -> SchedulerProtocol:
-    """A new scheduler of `kind` for `config`."""
-    return SCHEDULERS[scheduler_info(kind).kind](config)
+    """A new scheduler of `kind` for `config` (a declared kind's class refuses)."""
+    return (SCHEDULERS.get(kind) or DECLARED[scheduler_info(kind).kind])(config)
 
 
 def runner_pools(kind: str, config: Config) -> dict[str, int]:

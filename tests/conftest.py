@@ -44,14 +44,17 @@ def preemption_preset() -> Engine:
 
 @pytest.fixture
 def kinds_restored():
-    """The kinds a test loads from files leave the factory's registry and the catalogues as they were."""
+    """The kinds a test loads from files (or the sandbox declares) leave the factory's registries and the catalogues
+    as they were."""
     from i18n import CATALOGUES
-    from scheduler.factory import SCHEDULERS
+    from scheduler.factory import DECLARED, SCHEDULERS
 
-    saved = dict(SCHEDULERS), {lang: dict(c) for lang, c in CATALOGUES.items()}
+    saved = dict(SCHEDULERS), {lang: dict(c) for lang, c in CATALOGUES.items()}, dict(DECLARED)
     yield
     SCHEDULERS.clear()
     SCHEDULERS.update(saved[0])
+    DECLARED.clear()
+    DECLARED.update(saved[2])
     for lang, catalogue in CATALOGUES.items():
         catalogue.clear()
         catalogue.update(saved[1][lang])

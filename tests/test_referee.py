@@ -24,7 +24,7 @@ from engine.traces.trace import trace_dict, trace_store
 from i18n import MessageError
 from runner.fake import FakeRunner
 from scheduler import Config
-from scheduler.factory import SCHEDULERS
+from scheduler.factory import SCHEDULERS, scheduler_info
 from tests.helpers.source import ROOT
 from tools.golden_runs import random_change, random_config
 
@@ -147,6 +147,40 @@ def test_a_request_ending_by_eos_and_a_run_stopped_early_pass():
     referee(stopped, spec)
 
 
+@pytest.mark.parametrize("kind", list(SCHEDULERS)[:4])
+def test_aborts_pass_refused_at_arrival_and_by_a_smaller_pool(kind):
+    """A prompt larger than the pool (refused on arrival, or queued for good where the kind waits, as vLLM does),
+    then the pool rebuilt smaller mid-run: the requests that no longer fit end aborted."""
+    spec = RunSpec(Config(num_kvcache_blocks=12, kvcache_block_size=2, max_model_len=64), (
+        Request(prompt_token_ids=tuple(range(1, 31)), max_tokens=4),
+        *(Request(arrival=a, prompt_token_ids=tuple(range(40, 40 + 3 * a + 2)), max_tokens=8) for a in range(4))),
+        scheduler=kind)
+    engine = Engine(spec)
+    engine.run(steps=4)
+    engine.set_config(num_kvcache_blocks=4)
+    engine.run(steps=60)
+    aborted = any(r.seq.status.name == "ABORTED" for r in engine.requests)
+    assert aborted or scheduler_info(kind).queues_oversized_prompt  # vLLM keeps it waiting
+    referee(trace_of(engine), engine.spec)
+
+
+@pytest.mark.parametrize("kind, outputs", [("vllm", 3), ("article", 6)])
+def test_stop_tokens_end_a_request_only_where_its_kind_reads_them(kind, outputs):
+    """The fake model's third output of request 0 as its stop token, under min_tokens 2: the vLLM twin reads stop
+    tokens and ends it there, the article's scheduler does not and runs it to its max_tokens; both pass."""
+    prompt = (5, 6, 7)
+    stop = FakeRunner(64).next_token(0, len(prompt) + 2)
+    spec = RunSpec(Config(), (Request(prompt_token_ids=prompt, max_tokens=6, stop_token_ids=(stop,), min_tokens=2),),
+                   scheduler=kind)
+    engine = run(spec)
+    assert len(engine.requests[0].seq.completion_token_ids) == outputs
+    referee(trace_of(engine), spec)
+    if kind == "vllm":  # without its stop token in the trace, its end at that token comes early
+        trace = trace_of(engine)
+        trace["requests"][0]["sampling"]["stop_token_ids"] = []
+        assert broken(trace).message.key == "check.finish_early"
+
+
 # -- tampered traces fail, naming the rule and the frame -----------------------------------------------------
 
 def test_a_block_given_to_two_requests(preemption):
@@ -173,6 +207,21 @@ def test_a_requests_tokens_edited(preemption):
     e = broken(tampered)
     step = frame_where(engine, lambda f: len(f.requests) > 2 and f.requests[2].num_output_tokens >= 2)
     assert (e.message.key, e.step, e.message.values["seq"]) == ("check.token", step, 2)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_any_token_edited_is_caught_where_it_was_written(preemption, data):
+    engine, trace = preemption
+    last = engine.frames[-1].requests
+    rid = data.draw(st.sampled_from([r.id for r in last if r.num_output_tokens]))
+    index = data.draw(st.integers(0, last[rid].num_output_tokens - 1))
+    tampered = copy.deepcopy(trace)
+    tampered["requests"][rid]["output_token_ids"][index] += 1
+    written = frame_where(engine, lambda f: len(f.requests) > rid and f.requests[rid].num_output_tokens > index)
+    e = broken(tampered)
+    assert (e.message.key, e.step, e.message.values["seq"], e.message.values["index"]) == ("check.token", written,
+                                                                                             rid, index)
 
 
 def test_a_finish_moved_earlier(preemption):
@@ -272,11 +321,33 @@ def test_progress_no_batch_gives(preemption):
     assert (e.message.key, e.step) == ("check.progress", k)
 
 
+def test_a_batch_that_hides_where_its_chunks_start(preemption):
+    """Without num_computed the progress a batch gives cannot be checked: a trace of this writer must keep it."""
+    engine, trace = preemption
+    tampered = copy.deepcopy(trace)
+    for frame in tampered["frames"]:
+        del frame["batch"]["num_computed"], frame["batch"]["num_drafts"]
+    e = broken(tampered)
+    assert (e.message.key, e.step) == ("check.batch_fields", 1)
+    referee(checked_trace(json.dumps({k: v for k, v in tampered.items() if k != "ended"})))  # an older trace's
+
+
 def test_a_run_said_finished_with_requests_left(preemption):
     engine, _ = preemption
     stopped = trace_of(run(engine.spec, steps=5))
     e = broken({**stopped, "ended": "finished"})
     assert (e.message.key, e.step) == ("check.unended", 5)
+
+
+def test_a_run_said_finished_before_its_last_request_arrived():
+    """Every request that arrived has ended, but the recipe has one arriving later: only the recipe shows it."""
+    spec = RunSpec(Config(), (Request(prompt_token_ids=(1, 2), max_tokens=2),
+                              Request(arrival=9, prompt_token_ids=(3, 4), max_tokens=2)))
+    early = trace_of(run(spec, steps=4))
+    assert early["ended"] == "steps" and [r["finish_reason"] for r in early["requests"]] == ["max_tokens"]
+    referee(early, spec)
+    e = broken({**early, "ended": "finished"}, spec)
+    assert (e.message.key, e.message.values["field"], e.step) == ("check.recipe", "requests", 4)
 
 
 # -- a learner's scheduler, and a run on the real model ------------------------------------------------------

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from engine.analysis.tour import tour_kinds
 from engine.traces.trace import read_trace
 from i18n import in_lang
 from sandbox import Limits, run_learner
@@ -23,8 +24,10 @@ def starter(name: str) -> str:
     return (ROOT / "starters" / name).read_text()
 
 
-def test_smart_victim_runs_to_the_end_and_its_trace_opens_as_a_declared_kind():
+def test_smart_victim_runs_to_the_end_and_its_trace_opens_as_a_declared_kind_that_no_list_of_kinds_shows():
+    listed = list(SCHEDULERS), tour_kinds()
     outcome = run_learner(starter("smart_victim.py"), "SmartVictim", preset_spec())
+    assert (list(SCHEDULERS), tour_kinds()) == listed  # no choice of kinds offers another session's
     assert outcome.ok, (outcome.fault, outcome.stopped, outcome.broken)
     assert outcome.kind is not None and outcome.kind.startswith("own_") and outcome.trace["scheduler"] == outcome.kind
     info = scheduler_info(outcome.kind)

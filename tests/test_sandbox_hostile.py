@@ -25,9 +25,10 @@ def run(source: str, limits: Limits = QUICK):
 
 
 @pytest.fixture(autouse=True)
-def server_unharmed():
+def server_unharmed(request):
     """After each: the server's memory has not grown by the learner's, its files are as they were, and a sound
-    learner's run still works."""
+    learner's run still works (its kind gone with the test's: `registry` ends after this)."""
+    request.getfixturevalue("registry")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     yield
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200 * 1024  # KiB

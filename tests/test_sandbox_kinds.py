@@ -1,10 +1,12 @@
 """A learner's kind on the server (sandbox/kinds.py): registered from the worker's declaration as data, under an id
 the server makes, with names cleaned; data that is no declaration is refused, and so is a kind past the bound."""
 
+from pathlib import Path
+
 import pytest
 
 from i18n import Message
-from sandbox import kinds
+from sandbox import Limits, jail, kinds
 from sandbox import run as sandbox_run
 from scheduler.factory import SCHEDULERS, scheduler_info
 from tests.helpers.sandboxed import preset_spec, registry  # noqa: F401 - a fixture
@@ -19,7 +21,7 @@ def declared(**changes):
 def test_a_declaration_is_registered_once_under_the_servers_own_id_with_its_names_cleaned():
     kind = kinds.register(declared(names={"en": " my\x00  sched\u202euler\n" + "x" * 80, "xx": "ignored"}))
     assert kind == kinds.register(declared(names={"en": " my\x00  sched\u202euler\n" + "x" * 80}))
-    assert kind.startswith("own_") and SCHEDULERS[kind].info == SCHEDULERS["article"].info.derive(kind, system="mine")
+    assert kind.startswith("own_") and scheduler_info(kind) == SCHEDULERS["article"].info.derive(kind, system="mine")
     name = str(Message(scheduler_info(kind).name))
     assert name.startswith("my sched uler xxx") and len(name) == kinds.MAX_NAME
     assert str(Message(scheduler_info(kinds.register(declared(names={}))).name)) == "mine"  # its kind id
@@ -41,6 +43,21 @@ def test_the_server_holds_a_bounded_number_of_kinds(monkeypatch):
     with pytest.raises(kinds.DeclarationError) as full:
         kinds.register(declared(kind="three"))
     assert full.value.message_id == "sandbox.kinds_full"
+
+
+def test_a_servers_workers_yield_the_cpu_to_its_class(monkeypatch):
+    """SCHED_IDLE and nice 19 for the worker, and nice 19 for its autogroup (its session would otherwise be weighed
+    as the equal of the server's whole session)."""
+    monkeypatch.setattr(jail, "YIELDING", True)
+    command = jail.command(Limits(), 3)
+    start = command.index("chrt")
+    assert command[start:start + 7] == ["chrt", "--idle", "0", "nice", "-n", "19", "bwrap"]
+    process = jail.start(Limits())
+    try:
+        autogroup = Path(f"/proc/{process.pid}/autogroup")
+        assert not autogroup.exists() or autogroup.read_text().split()[-1] == "19"
+    finally:
+        sandbox_run._kill(process)
 
 
 def test_a_server_without_bubblewrap_says_so(monkeypatch):

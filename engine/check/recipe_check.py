@@ -10,12 +10,12 @@ import math
 from dataclasses import replace
 
 from engine.check.invariants import holds
-from engine.run.frame import Frame
+from engine.run.frame import Frame, RequestView
 from engine.run.overlap import StepClock
 from engine.run.recipe import Options, RunSpec, checked_change
 from engine.run.runner_factory import FakeTokenizer
 from engine.traces.trace import config_changes
-from scheduler import Config
+from scheduler import Config, SamplingParams
 
 
 class RecipeCheck:
@@ -26,15 +26,21 @@ class RecipeCheck:
         self.config, self.options, self.cost = spec.config, Options(spec.overlap, spec.adaptive), spec.cost
         self.clock, self.sim_time_s, self.latency = StepClock(), 0.0, 0.0
 
-    def check_run(self, trace: dict, requests: list[tuple]):
-        """The trace's seed and runner, and its requests (as `asked` gives them) those the recipe asked for."""
+    def check_run(self, trace: dict, sampling: list[SamplingParams], last: Frame):
+        """The trace's seed, runner and config changes, and its requests (each summary with its `sampling` and its
+        view in the `last` frame) those the recipe asked for that arrived by then (one of the workload's by its
+        arrival's frame, one added by hand by the frame after it was added)."""
         spec = self.spec
         for field, claimed, actual in (("seed", trace["seed"], spec.seed), ("runner", trace["runner"], spec.runner),
                                        ("config_changes", trace.get("config_changes"), config_changes(spec))):
             holds(claimed == actual, "recipe", field=field, claimed=shown(claimed), actual=shown(actual))
-        asked = sorted(map(self.asked, [*spec.workload, *(c.payload for c in spec.changes if c.kind == "request")]))
-        holds(len(requests) == len(asked), "recipe", field="requests", claimed=len(requests), actual=len(asked))
-        for got, wanted in zip(sorted(requests), asked, strict=True):
+        arrived = [*(r for r in spec.workload if r.arrival <= last.step),
+                   *(c.payload for c in spec.changes if c.kind == "request" and c.step < last.step)]
+        asked = sorted(map(self.asked, arrived))
+        made = sorted(self.recorded(summary, params, view) for summary, params, view  # a summary beyond the
+                      in zip(trace["requests"], sampling, last.requests, strict=False))  # frames: the referee's
+        holds(len(made) == len(asked), "recipe", field="requests", claimed=len(made), actual=len(asked))
+        for got, wanted in zip(made, asked, strict=True):
             holds(got == wanted, "recipe", field="request", claimed=shown(got), actual=shown(wanted))
 
     def asked(self, request) -> tuple:
@@ -46,6 +52,13 @@ class RecipeCheck:
         params = request.sampling_params()
         return (request.arrival, prompt, request.max_tokens, params.ignore_eos, params.stop_token_ids,
                 params.min_tokens, request.priority)
+
+    def recorded(self, summary: dict, params: SamplingParams, view: RequestView) -> tuple:
+        """A request as the trace records it (its summary, its sampling and its last view), in `asked`'s shape."""
+        prompt = tuple(summary["prompt_token_ids"]) if self.replays or summary.get("prompt") is None \
+            else summary["prompt"]
+        return (summary.get("arrival"), prompt, view.max_tokens, params.ignore_eos, params.stop_token_ids,
+                params.min_tokens, view.priority)
 
     def check_frame(self, frame: Frame):
         """Frame k's config is the recipe's after the changes made up to frame k - 1 (and the adaptive controller's

@@ -31,32 +31,28 @@ its steps. `trace` is what `checked_trace` returned (its shape checked there).""
 from __future__ import annotations
 
 from collections import Counter
-from itertools import chain
 
+from engine.check.frame_pool import FramePool
 from engine.check.invariants import (
     Broken,
     batch_within,
     computed_within,
     entry_within,
-    holders_counted,
     holds,
-    listed_once,
-    pool_counted,
     status_moved,
 )
 from engine.check.recipe_check import RecipeCheck
 from engine.run.engine import PROGRESS
 from engine.run.frame import Frame, PoolRebuilt, RequestView
+from engine.run.metrics import DONE
 from engine.run.recipe import RunSpec
 from engine.traces.trace import trace_store
 from runner.fake import FakeRunner
 from scheduler import Config, SamplingParams, Sequence, SequenceStatus
-from scheduler.factory import runner_config, scheduler_info
+from scheduler.factory import scheduler_info
 
 STATUS = {status.name.lower(): status for status in SequenceStatus}
-DONE = ("finished", "aborted")
 FIXED = ("num_prompt_tokens", "arrival", "max_tokens", "priority")  # what a request's views never change
-UNIT = "block"
 
 
 def referee(trace: dict, spec: RunSpec | None = None) -> None:
@@ -78,16 +74,14 @@ class _Referee:
         self.output_budget = info.output_budget
         self.budget: dict[int, int] = {}  # the outputs each request may write, as its kind lets it
         self._runners: dict[tuple[int, int], FakeRunner] = {}
-        self.reserved: frozenset[int] = frozenset()
-        self._units: tuple[Config | None, int] = (None, 0)
+        self.pool = FramePool(self.kind)
         self.first_token: dict[int, int] = {}
         self.finish: dict[int, int] = {}
 
     def check(self, spec: RunSpec | None):
         recipe = None if spec is None else RecipeCheck(spec, self.replays)
         if recipe is not None:
-            last = self.frames[-1]
-            recipe.check_run(self.trace, [self.made(rid, r, last) for rid, r in enumerate(self.summaries)])
+            recipe.check_run(self.trace, [seq.sampling_params for seq in self.seqs], self.frames[-1])
         before = None
         for k, frame in enumerate(self.frames):
             try:
@@ -107,22 +101,23 @@ class _Referee:
     # -- one frame ---------------------------------------------------------------------------------------
 
     def check_frame(self, before: Frame | None, frame: Frame):
-        rebuilt = [event for event in frame.events if isinstance(event, PoolRebuilt)]
-        if before is None or rebuilt:
-            # a fresh pool: a unit counted held by no request is one it reserves (vLLM's null block)
-            self.reserved = frozenset(b.id for b in frame.blocks if b.ref_count and not frame.block_owners(b.id))
         if before is not None:
-            for rid in (rid for event in rebuilt for rid in event.requeued):  # they arrive again in the new pool
-                self.set_budget(frame.config, before.requests[rid])
+            for event in frame.events:  # requests requeued into a rebuilt pool arrive again
+                if isinstance(event, PoolRebuilt):
+                    for rid in event.requeued:
+                        self.set_budget(frame.config, before.requests[rid])
         # each request's own story first (its status, tokens and end), then what the frame says of them together
+        changed: list[tuple[RequestView | None, RequestView]] = []
         if before is not None:
             for old, new in zip(before.requests, frame.requests[:len(before.requests)], strict=True):
                 if old is new or old == new:  # unchanged: only an end reached at the frame before may be due
                     self.check_end_due(frame, old, new)
                 else:
                     self.check_request(frame, old, new)
+                    changed.append((old, new))
         for view in frame.requests[len(before.requests) if before else 0:]:
             self.check_request(frame, None, view)
+            changed.append((None, view))
         for event in frame.events:  # what the stage narrates of an end is what the frame shows
             if event.ends is not None:
                 status = frame.requests[event.seq_id].status
@@ -130,40 +125,8 @@ class _Referee:
         if before is not None:
             self.check_batch(before, frame)
         self.check_queues(frame)
-        self.check_pool(frame)
+        self.pool.check(before, frame, changed)
         self.check_metrics(frame)
-
-    def check_pool(self, frame: Frame):
-        """The invariants' pool rules over the frame's tables and blocks; where a count is as it must be, the rule
-        is not asked (the fast path of every frame), where it is not, the rule says what broke."""
-        tables = [view for view in frame.requests if view.block_table]
-        for view in tables:
-            if len(set(view.block_table)) != len(view.block_table):
-                listed_once(view.id, view.block_table, UNIT)
-            holds(view.status not in DONE, "done_holds", seq=view.id, status=view.status, units=len(view.block_table))
-        counted = Counter(chain.from_iterable(view.block_table for view in tables))
-        for u in counted.keys() & self.reserved:
-            holds(False, "reserved", seq=next(v.id for v in tables if u in v.block_table), unit=UNIT, id=u)
-        for block in frame.blocks:
-            reserved = block.id in self.reserved
-            if block.ref_count != counted[block.id] + reserved:
-                owners = [view.id for view in tables if block.id in view.block_table]
-                holders_counted(UNIT, block.id, block.ref_count, owners, reserved)
-        free, cached, used = self._counts(frame)
-        pool_counted(free - cached, used, cached, self._pool_units(frame.config))
-
-    def _counts(self, frame: Frame) -> tuple[int, int, int]:
-        """The frame's free blocks (cached ones among them), its cached free blocks and its used ones (the reserved
-        aside)."""
-        free = [b for b in frame.blocks if not b.ref_count]
-        return len(free), sum(b.hash is not None for b in free), len(frame.blocks) - len(free) - len(self.reserved)
-
-    def _pool_units(self, config: Config) -> int:
-        """The units a pool under `config` has for requests: the runner's, less those its kind reserves (the last
-        config's kept: frames share their config until it changes)."""
-        if self._units[0] is not config:
-            self._units = (config, runner_config(self.kind, config).num_kvcache_blocks)
-        return self._units[1] - len(self.reserved)
 
     def check_queues(self, frame: Frame):
         """Each request queued once, in the queue of its status; none that has not ended in no queue."""
@@ -186,12 +149,17 @@ class _Referee:
         batch = frame.batch
         if not set(batch.seq_ids) <= set(before.running):  # a limit lowered mid-run stops admissions, not decodes:
             batch_within(len(batch.seq_ids), frame.config)  # V0 keeps decoding what runs, as vLLM V0 does
+        # a trace written since traces say why they stopped records where each entry's chunk starts
+        holds(bool(batch.num_computed) or not batch.seq_ids or "ended" not in self.trace, "batch_fields")
         for i, (rid, n) in enumerate(zip(batch.seq_ids, batch.num_tokens, strict=True)):
-            old, new = before.requests[rid] if rid < len(before.requests) else None, frame.requests[rid]
+            new = frame.requests[rid]
+            # one added by hand is batched in the step it joins: as it arrived, no token computed
+            old = before.requests[rid] if rid < len(before.requests) else new._replace(
+                status="waiting", num_tokens=new.num_prompt_tokens, num_computed_tokens=0, block_table=())
             # after its step: running, or ended by it (SGLang aborts an over-long prompt's stub once prefilled)
             holds(n > 0 and new.status != "waiting", "batch_entry", seq=rid, n=n, status=new.status.upper(),
                   scheduled=n)
-            if not batch.num_computed or old is None:  # a trace from before the batch kept them
+            if not batch.num_computed:  # an older trace's
                 continue
             computed, drafts = batch.num_computed[i], batch.num_drafts[i]
             entry_within(rid, n, computed, old.num_tokens + drafts)
@@ -296,7 +264,7 @@ class _Referee:
 
     def check_metrics(self, frame: Frame):
         """The frame's metrics (the stage's and the lab's figures) as its queues, batch and blocks give them."""
-        free, cached, used = self._counts(frame)
+        free, cached, used = self.pool.free, self.pool.cached, self.pool.used
         for name, actual in (("num_waiting", len(frame.waiting)), ("num_running", len(frame.running)),
                              ("num_batched_tokens", sum(frame.batch.num_tokens)), ("num_free_blocks", free),
                              ("num_cached_free_blocks", cached), ("kv_usage", used / (used + free))):
@@ -307,30 +275,24 @@ class _Referee:
 
     def check_end(self, last: Frame, spec: RunSpec | None):
         ended = self.trace.get("ended", "finished")
+        for rid in range(len(last.requests), len(self.summaries)):  # a request no frame shows
+            holds(False, "summary", seq=rid, field="arrival", claimed=self.summaries[rid].get("arrival"), actual="-")
         left = [view.id for view in last.requests if view.status not in DONE]
-        left += range(len(last.requests), len(self.summaries))  # never arrived
         if ended == "finished":
             holds(not left, "unended", ended=ended, seqs=", ".join(map(str, left)))
-        elif ended == "stalled":  # the last step ran nothing and moved nothing on, and nothing was left to arrive
-            holds(not last.batch.seq_ids and not any(e.kind in PROGRESS for e in last.events)
-                  and len(last.requests) == len(self.summaries), "stall", step=last.step)
+        elif ended == "stalled":  # the last step ran nothing and moved nothing on
+            holds(not last.batch.seq_ids and not any(e.kind in PROGRESS for e in last.events), "stall", step=last.step)
         elif ended == "max_steps" and spec is not None:
             holds(last.step == spec.max_steps, "recipe", field="max_steps", claimed=last.step, actual=spec.max_steps)
+        if ended in ("finished", "stalled") and spec is not None:  # nothing was left to arrive
+            asked = len(spec.workload) + sum(c.kind == "request" for c in spec.changes)
+            holds(len(self.summaries) == asked, "recipe", field="requests", claimed=len(self.summaries), actual=asked)
         for rid, summary in enumerate(self.summaries):
             for field, steps in (("first_token_step", self.first_token), ("finish_step", self.finish)):
                 if summary.get(field, steps.get(rid)) != steps.get(rid):
                     holds(False, "summary", seq=rid, field=field, claimed=summary[field], actual=steps.get(rid))
-            if rid < len(last.requests):
-                holds(len(self.tokens[rid]) == last.requests[rid].num_tokens, "summary", seq=rid, field="tokens",
-                      claimed=len(self.tokens[rid]), actual=last.requests[rid].num_tokens)
-
-    def made(self, rid: int, summary: dict, last: Frame) -> tuple:
-        """A request as the trace records it, in the shape RecipeCheck.asked gives the recipe's."""
-        params, view = self.seqs[rid].sampling_params, last.requests[rid] if rid < len(last.requests) else None
-        prompt = tuple(summary["prompt_token_ids"]) if self.replays or summary.get("prompt") is None \
-            else summary["prompt"]
-        return (summary.get("arrival"), prompt, view and view.max_tokens, params.ignore_eos, params.stop_token_ids,
-                params.min_tokens, view and view.priority)
+            holds(len(self.tokens[rid]) == last.requests[rid].num_tokens, "summary", seq=rid, field="tokens",
+                  claimed=len(self.tokens[rid]), actual=last.requests[rid].num_tokens)
 
 
 def _sequence(summary: dict) -> Sequence:

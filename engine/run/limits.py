@@ -6,6 +6,7 @@ memory and every value a widget shows fits it; and the sizes of what a session m
 from __future__ import annotations
 
 import math
+import os
 
 from engine.run.recipe import RUN_BOUNDS
 from scheduler.factory import CONFIG_BOUNDS
@@ -17,7 +18,9 @@ SANDBOX_BOUNDS = {"sandbox_cpu_s": (1, 120), "sandbox_memory_mb": (256, 4096), "
                   "sandbox_output_mb": (1, 64), "sandbox_steps": (1, 100_000)}
 SANDBOX_DEFAULTS = {"sandbox_cpu_s": 20, "sandbox_memory_mb": 1024, "sandbox_wall_s": 40, "sandbox_output_mb": 16,
                     "sandbox_steps": 2000}
-SANDBOXES = 4  # sandboxes one server process runs at once (more: "busy, try again in a moment")
+# Sandboxes one server process runs at once (more: "busy, try again in a moment"): one per two cores, so learners'
+# code never takes more than half the machine from a class's stepping
+SANDBOXES = max(1, (os.cpu_count() or 2) // 2)
 SANDBOX_KINDS = 500  # learners' kinds one server process registers (sandbox/kinds.py), until it restarts
 BOUNDS = {**CONFIG_BOUNDS, **RUN_BOUNDS, **SANDBOX_BOUNDS, "class_names": (1, 500)}
 # A trace file the app opens: its bytes (also the server's upload limit, .streamlit/config.toml) and frames.

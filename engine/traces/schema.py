@@ -19,7 +19,7 @@ from i18n import DEFAULT, Message, MessageError, text
 from scheduler import Config, ConfigError
 from scheduler.contract import QUEUES
 from scheduler.events import EVENT_TYPES
-from scheduler.factory import DEFAULT_KIND, SCHEDULERS, SETTINGS, panel_kind, scheduler_info
+from scheduler.factory import DEFAULT_KIND, SCHEDULERS, SETTINGS, is_kind, panel_kind, scheduler_info
 from scheduler.output import OUTPUT_PANEL, SchedulerOutput
 from scheduler.panel_shapes import Shape
 from scheduler.sequence import PLACEHOLDER
@@ -134,7 +134,7 @@ def checked_trace(data: bytes | str) -> dict:
     if trace.get("ended", ENDINGS[0]) not in ENDINGS:
         _fail("ended", "trace.one_of", value=_shown(trace["ended"]), choices=", ".join(ENDINGS))
     trace["scheduler"] = trace.get("scheduler", DEFAULT_KIND)  # older traces were all the default's
-    if trace["scheduler"] not in SCHEDULERS:  # the registry as it is now: a kind loaded from a file (engine/learner.py)
+    if not is_kind(trace["scheduler"]):  # the registry as it is now: a kind loaded from a file or declared
         raise UnknownScheduler("scheduler", Message("trace.scheduler", value=_shown(trace["scheduler"]),
                                                     kinds=", ".join(SCHEDULERS)))
     trace["decided_by"] = _decided_by(trace.get("decided_by"), trace["scheduler"])

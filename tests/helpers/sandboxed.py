@@ -25,9 +25,11 @@ def learner(body: str = "", *, before: str = "") -> str:
 
 
 @pytest.fixture
-def registry(kinds_restored):
+def registry(kinds_restored, monkeypatch):
     """The kinds the sandbox registers on the server leave the factory's registry and the catalogues as they were
-    (tests/conftest.py `kinds_restored`), and the sandbox's own count of them."""
+    (tests/conftest.py `kinds_restored`), and the sandbox's own count of them. Its workers run as the tests' peers
+    (sandbox/jail.py YIELDING): on a machine busy with other tests, a yielding worker waits past its deadline."""
+    monkeypatch.setattr(jail, "YIELDING", False)
     registered = set(kinds._registered)
     yield
     kinds._registered.clear()
