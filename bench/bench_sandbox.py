@@ -3,7 +3,8 @@
 The server is the app's (serve.py, as the README's class command starts it: bench/class_client.py start_server), run
 through this module (`--serve FOLDER`: Streamlit's command line in this process, after a thread that waits for the
 bench's word), so that the learners' runs go through `run_learner` in the server's own process, as a learner's Run
-on the Workbench page does. When told (FOLDER/go), LEARNERS threads (at most the server's SANDBOXES slots) share
+on the Workbench page does. When told (FOLDER/go), LEARNERS threads (past the server's SANDBOXES slots a Run is
+told "busy", and clicked again BUSY_AGAIN_S later, not counted among the runs) share
 the sandbox's hostile suite (tests/helpers/hostile.py HOSTILE: each program with its limits and how it must end;
 its socket aimed at the server's own port here; learner i runs programs i, i + LEARNERS, ...) and run their share
 over and over on the suite's preset with the fake model, until told to stop (FOLDER/stop): each then finishes its
@@ -45,13 +46,13 @@ from bench.bench_class_follow import Member, arrivals, lead, report
 from bench.class_client import CLASS_CACHE_MB, MAX_STUDENTS, start_server, wait_for_server, warm_up
 from bench.process_stats import cpu_seconds, peak_rss_mb, rss_mb
 from bench.stats import p50, percentiles
-from engine.run.limits import SANDBOXES
 from sandbox import run_learner
 from tests.helpers.hostile import HOSTILE, Hostile, socket_to
 from tests.helpers.sandboxed import preset_spec
 from tools.app_server import free_port
 
 LEARNERS, DONE_MARGIN_S = 4, 10.0
+BUSY, BUSY_AGAIN_S = "sandbox.busy", 1.0  # the server's slots all taken: "try again in a moment"
 ALONE, WITH_LEARNERS = "the class alone", "the class while learners run hostile code"
 # -- the server's side: `--serve FOLDER run serve.py ...` -------------------------------------------------------------
 
@@ -97,16 +98,23 @@ def aimed_at(port: int) -> dict[str, Hostile]:
 
 def run_hostile(programs: dict[str, Hostile], number: int, spec, stop: threading.Event, records: Path,
                 lock: threading.Lock):
-    """Learner `number`: passes through its `programs` until `stop` (the pass under way finished); each run recorded
-    (when it started: the epoch's seconds, as the bench's clock reads them)."""
+    """Learner `number`: passes through its `programs` until `stop` (the pass under way finished), each program run
+    again a moment later while the sandbox is busy; each Run recorded (when it started: the epoch's seconds, as the
+    bench's clock reads them)."""
     while not stop.is_set():
         for name, hostile in programs.items():
-            started, clock = time.time(), time.perf_counter()
-            outcome = run_learner(hostile.source, hostile.class_name, spec, hostile.limits)
-            record = {"learner": number, "program": name, "started": started, "seconds": time.perf_counter() - clock,
-                      "wall_s": hostile.limits.wall_s, "as_told": ended_as_told(hostile, outcome), **described(outcome)}
-            with lock, records.open("a") as out:
-                out.write(json.dumps(record) + "\n")
+            busy = True
+            while busy:
+                started, clock = time.time(), time.perf_counter()
+                outcome = run_learner(hostile.source, hostile.class_name, spec, hostile.limits)
+                record = {"learner": number, "program": name, "started": started, "wall_s": hostile.limits.wall_s,
+                          "seconds": time.perf_counter() - clock, "as_told": ended_as_told(hostile, outcome),
+                          **described(outcome)}
+                with lock, records.open("a") as out:
+                    out.write(json.dumps(record) + "\n")
+                busy = record["key"] == BUSY
+                if busy:
+                    time.sleep(BUSY_AGAIN_S)  # the learner clicks Run again a moment later
 
 
 def ended_as_told(hostile: Hostile, outcome) -> bool:
@@ -173,12 +181,15 @@ def report_hostile(records: Path, windows: list[tuple[float, float]]):
     the hostile suite says, or took longer than their wall-clock limit and a margin; how many started while a class
     stepped (in one of `windows`)."""
     runs = [json.loads(line) for line in records.read_text().splitlines()] if records.exists() else []
+    busy = sum(1 for r in runs if r["key"] == BUSY)
+    runs = [r for r in runs if r["key"] != BUSY]
     if not runs:
         print("    no learner's run ended (none recorded)")
         return
     during = sum(1 for r in runs if any(start <= r["started"] <= end for start, end in windows))
     print(f"    {len(runs)} runs by the learners ({during} started while the class stepped, the others finished a "
-          f"learner's pass after it); each program's outcomes and seconds until run_learner returned:")
+          f"learner's pass after it; besides, {busy} Runs told the sandbox was busy, each clicked again "
+          f"{BUSY_AGAIN_S:.0f} s later); each program's outcomes and seconds until run_learner returned:")
     for name in dict.fromkeys(r["program"] for r in runs):  # the server's suite (another tree's, with --before)
         mine = [r for r in runs if r["program"] == name]
         ends = {}
@@ -193,7 +204,7 @@ def report_hostile(records: Path, windows: list[tuple[float, float]]):
 
 
 async def bench(args) -> None:
-    count, learners = min(args.students, MAX_STUDENTS), min(args.learners, SANDBOXES)
+    count, learners = min(args.students, MAX_STUDENTS), args.learners
     if not args.before:
         await on_tree(alternate.ROOT, count, learners, args.rounds)
         return
@@ -270,7 +281,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("students", nargs="?", type=int, default=30)
     parser.add_argument("--learners", type=int, default=LEARNERS, help="learners running hostile code at once "
-                        "(at most the server's sandbox slots)")
+                        "(past the server's sandbox slots, a Run is told 'busy' and clicked again a moment later)")
     parser.add_argument("--rounds", type=int, default=1, help="classes alone and with learners, alternating")
     alternate.add_argument(parser)
     asyncio.run(bench(parser.parse_args()))
