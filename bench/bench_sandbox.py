@@ -2,15 +2,15 @@
 
 The server is the app's (serve.py, as the README's class command starts it: bench/class_client.py start_server), run
 through this module (`--serve FOLDER`: Streamlit's command line in this process, after a thread that waits for the
-bench's word), so that the learners' runs go through `run_learner` in the server's own process, as a learner's Run
-on the Workbench page does. When told (FOLDER/go), LEARNERS threads (past the server's SANDBOXES slots a Run is
-told "busy", and clicked again BUSY_AGAIN_S later, not counted among the runs) share
-the sandbox's hostile suite (tests/helpers/hostile.py HOSTILE: each program with its limits and how it must end;
-its socket aimed at the server's own port here; learner i runs programs i, i + LEARNERS, ...) and run their share
-over and over on the suite's preset with the fake model, until told to stop (FOLDER/stop): each then finishes its
-pass through its share (so every program runs at least once; each run within its wall-clock limit) and the server
-says so (FOLDER/done). Each run's outcome, whether it ended as the suite says, when it started, and the seconds
-`run_learner` took (the time until it was contained) go to FOLDER/runs.jsonl.
+bench's word), so that the learners' runs go through `run_learner` in the server's own process, as a learner's Run on
+the Workbench page does. When told (FOLDER/go), LEARNERS threads (past the server's SANDBOXES slots a Run is told
+"busy", and clicked again BUSY_AGAIN_S later, not counted among the runs) share the sandbox's hostile suite
+(tests/helpers/hostile.py HOSTILE: each program with its limits and how it must end; its socket aimed at the server's
+own port here; learner i runs programs i, i + LEARNERS, ...) and run their share over and over on the suite's preset
+with the fake model, until told to stop (FOLDER/stop): each then finishes its pass through its share (so every program
+runs at least once; each run within its wall-clock limit) and the server says so (FOLDER/done). Each run's outcome,
+whether it ended as the suite says, when it started, and the seconds `run_learner` took (the time until it was
+contained) go to FOLDER/runs.jsonl.
 
 The class is bench/bench_class_follow.py's lecture, unchanged (`lead`: the lecturer starts a class on preset 05,
 steps LED_STEPS frames, plays, pauses and asks; N followers over websockets). Rounds (--rounds): the class alone,
@@ -54,6 +54,8 @@ from tools.app_server import free_port
 LEARNERS, DONE_MARGIN_S = 4, 10.0
 BUSY, BUSY_AGAIN_S = "sandbox.busy", 1.0  # the server's slots all taken: "try again in a moment"
 ALONE, WITH_LEARNERS = "the class alone", "the class while learners run hostile code"
+
+
 # -- the server's side: `--serve FOLDER run serve.py ...` -------------------------------------------------------------
 
 def serve(folder: Path, streamlit: list[str]):
