@@ -288,12 +288,15 @@ async def warm_up(url: str, precompute: bool) -> float:
 
 
 
-def start_server(env: dict, port: int, root: Path = ROOT) -> subprocess.Popen:
+def start_server(env: dict, port: int, root: Path = ROOT, launcher: tuple[str, ...] = ("-m", "streamlit")
+                 ) -> subprocess.Popen:
     """`streamlit run serve.py` on 127.0.0.1:`port` as the README's class command starts it, with `env` and the
     bench's token secret (its simulated browsers carry tokens signed with it: `bench_token`); the app of the tree at
-    `root` (another version's, bench/before.py: app.py where it has no serve.py)."""
+    `root` (another version's, bench/before.py: app.py where it has no serve.py). `launcher`: the interpreter's
+    arguments before Streamlit's `run ...` (a bench's module that runs Streamlit's command line in its own process:
+    bench/bench_sandbox.py)."""
     env = {SECRET_ENV: BENCH_TOKEN_SECRET, **env}
-    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", app_script(root), "--server.headless", "true",
+    return subprocess.Popen([sys.executable, *launcher, "run", app_script(root), "--server.headless", "true",
                              "--server.address", "127.0.0.1", "--server.port", str(port),
                              "--browser.gatherUsageStats", "false", *CLASS_OPTIONS], cwd=root, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -11,12 +11,22 @@ def child_pids(pid: int) -> list[int]:
     return children
 
 
-def peak_rss_mb(pid: int) -> float:
-    """Peak resident memory (VmHWM) of one process."""
+def _status_mb(pid: int, field: str) -> float:
+    """A memory figure of /proc/PID/status (in kB there) in MB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def peak_rss_mb(pid: int) -> float:
+    """Peak resident memory (VmHWM) of one process."""
+    return _status_mb(pid, "VmHWM")
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory (VmRSS) of one process now."""
+    return _status_mb(pid, "VmRSS")
 
 
 def cpu_seconds(pid: int) -> float:
