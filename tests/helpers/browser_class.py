@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from render.chromium import CHROMIUM, CHROMIUM_ARGS
+from bench.browser import chromium as started_chromium
 from tests.helpers.browser import ARTIFACTS, PLAYER, settled, wait_for_frame
 
 WAIT_MS = 30_000
@@ -17,14 +17,8 @@ WAIT_MS = 30_000
 @pytest.fixture(scope="module")
 def browser():
     """Chromium itself: each page it opens is a browser of its own (its cookies: who is who in the class)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with started_chromium() as chromium:
+        yield chromium
 
 
 def opened(browser, url: str):
