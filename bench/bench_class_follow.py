@@ -208,8 +208,16 @@ async def start_class(lecturer: Member, ws) -> str:
     return lecturer.page.code
 
 
+def student_address(number: int) -> str:
+    """A loopback address of the student's own (Linux answers on all of 127.0.0.0/8), so that each student is a
+    client of their own to the server, as in a lecture hall, and not one client naming a whole class: the server
+    counts new names per client (session/limits.py NEW_NAMES), and rounds of 30 would run into it."""
+    return f"127.0.{1 + number // 250}.{1 + number % 250}"
+
+
 async def follow(student: Member, url: str, seated: asyncio.Event, done: asyncio.Event, count: list[int]):
-    async with websockets.connect(url, subprotocols=["streamlit"], max_size=2**27) as ws:
+    async with websockets.connect(url, subprotocols=["streamlit"], max_size=2**27,
+                                  local_addr=(student_address(student.number), 0)) as ws:
         await student.rerun(ws, timeout_s=OPEN_TIMEOUT_S)
         await student.name_as(ws, f"Student {student.number}")  # only a named student's answer counts (issue 33)
         count[0] += 1
