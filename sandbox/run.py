@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from engine.check.invariants import Broken
+from engine.check.invariants import Broken, must_end
 from engine.check.referee import referee
 from engine.run.limits import SANDBOXES
 from engine.run.recipe import RunSpec
@@ -222,7 +222,20 @@ def outcome(result: dict, spec: RunSpec, limits: Limits) -> Outcome:
             referee(trace, spec)
         except Broken as e:
             broken = e
+        broken = broken or (None if fault else starved(trace, kind, spec))
     return Outcome(trace=trace, kind=kind, broken=broken, fault=fault, prints=prints)
+
+
+def starved(trace: dict, kind: str, spec: RunSpec) -> Broken | None:
+    """The contract's bound on waiting, held on the server: a run that stalled (no step could change anything any
+    more, as the referee confirmed) with requests never finished starved them, unless its system itself may wait
+    for good under this config (engine/check/invariants.py `must_end`: a prompt larger than the pool...)."""
+    left = [str(r["id"]) for r in trace["requests"] if r.get("finish_step") is None and not r.get("finish_reason")]
+    if trace.get("ended") != "stalled" or not left or not must_end(kind, spec.config):
+        return None
+    broken = Broken("check.stalled", step=len(trace["frames"]) - 1, seqs=", ".join(left))
+    broken.step = len(trace["frames"]) - 1
+    return broken
 
 
 def _hold(condition: bool, what: str):

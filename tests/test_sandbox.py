@@ -76,6 +76,26 @@ def test_double_free_stops_at_the_frame_where_the_invariant_broke_named():
     read_trace(json.dumps(outcome.trace))
 
 
+STARVES_REQUEST_0 = """
+    def schedule(self):
+        held = [seq for seq in self.waiting if seq.seq_id == 0]  # request 0 never considered
+        for seq in held:
+            self.waiting.remove(seq)
+        try:
+            return super().schedule()
+        finally:
+            self.waiting.extendleft(held)
+"""
+
+
+def test_a_scheduler_that_starves_a_request_is_told_so_at_the_frame_its_run_stalled():
+    outcome = run_learner(learner(STARVES_REQUEST_0), "Mine", preset_spec())
+    assert outcome.broken is not None and outcome.fault is None and outcome.stopped is None
+    assert outcome.broken.message_id == "check.stalled" and outcome.broken.message.values["seqs"] == "0"
+    assert outcome.trace["ended"] == "stalled" and outcome.broken.step == len(outcome.trace["frames"]) - 1
+    assert "starved" in in_lang("en", outcome.broken.message) and "饿死" in in_lang("zh", outcome.broken.message)
+
+
 def test_a_syntax_error_gives_its_line():
     source = learner("    def choose_victim(self, requester)\n        return None\n")
     outcome = run_learner(source, "Mine", preset_spec())
