@@ -1924,7 +1924,8 @@ MESSAGES = {
     "check.abort": "aborting request {seq} left it {status}, holding {units} units",
     "check.outside": "a request changed outside the scheduler at step {step} (while the model ran)",
     "check.starved": "the run did not end within {steps} steps: requests {seqs} never finished",
-    "check.stalled": "the run stalled at step {step} with requests {seqs} never finished: no step could change anything any more, so your scheduler starved them (the contract: every request ends)",
+    "check.stalled": ("the run stalled at step {step} with requests {seqs} never finished: no step could change "
+                      "anything any more, so your scheduler starved them (the contract: every request ends)"),
     "article.hook.number": "{hook} returned {answer}; it must return a whole number from {low} to {high}",
     "article.hook.number_from": "{hook} returned {answer}; it must return a whole number, {low} or more",
     "article.hook.victim": "choose_victim returned {answer} for request {requester}; return None (request "

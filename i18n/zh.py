@@ -1619,7 +1619,8 @@ MESSAGES = {
     "check.abort": "中止请求 {seq} 后它是 {status}，还持有 {units} 个单元",
     "check.outside": "第 {step} 步有请求在调度器之外被改动（模型运行时）",
     "check.starved": "运行在 {steps} 步内没有结束：请求 {seqs} 一直没有完成",
-    "check.stalled": "运行在第 {step} 步停滞，请求 {seqs} 一直没有完成：之后的任何一步都改变不了什么，你的调度器让它们饿死了（契约：每个请求都要结束）",
+    "check.stalled": ("运行在第 {step} 步停滞，请求 {seqs} 一直没有完成：之后的任何一步都改变不了什么，"
+                      "你的调度器让它们饿死了（契约：每个请求都要结束）"),
     "article.hook.number": "{hook} 返回了 {answer}；它必须返回 {low} 到 {high} 之间的整数",
     "article.hook.number_from": "{hook} 返回了 {answer}；它必须返回不小于 {low} 的整数",
     "article.hook.victim": "choose_victim 为请求 {requester} 返回了 {answer}；请返回 None（请求 {requester} "
