@@ -54,6 +54,14 @@ class Outcome:
     def ok(self) -> bool:
         return self.broken is None and self.fault is None and self.stopped is None
 
+    def stopped_short(self, broken_at: str) -> Message | None:
+        """Why the run stopped before its end, in words: the invariant it broke, said by the message `broken_at`
+        (its {step} and {what}), the error their code raised (at its line), or the limit it reached; None when it
+        ran to its end."""
+        if self.broken is not None:
+            return Message(broken_at, step=self.broken.step, what=self.broken.message)
+        return self.fault.message if self.fault is not None else self.stopped
+
 
 class Malformed(Exception):
     """A worker's answer that is not what a worker sends."""

@@ -57,11 +57,8 @@ def baseline(name: str, kind: str) -> Evidence:
 
 
 def why_stopped(outcome) -> Message | None:
-    """Why a sandboxed run stopped short of its end, in words: the invariant it broke (and the frame), the error
-    their code raised (its words name the line), the limit it reached; None when it ran to its end."""
-    if outcome.broken is not None:
-        return Message("coding.broken_at", step=outcome.broken.step, what=outcome.broken.message)
-    return outcome.fault.message if outcome.fault is not None else outcome.stopped
+    """Why a sandboxed run stopped short of its end, as a grade says it (sandbox Outcome.stopped_short)."""
+    return outcome.stopped_short("coding.broken_at")
 
 
 def judged(assignment: CodingAssignment, name: str, outcome) -> list[tuple[Message, Verdict]]:

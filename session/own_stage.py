@@ -57,17 +57,9 @@ def own_stage(own: OwnScheduler, spec: RunSpec, lang: str, labels: list[str],
     return stage_of(outcome, lang, labels)
 
 
-def stopped_by(outcome: Outcome) -> Message | None:
-    """What stopped the run before its end, in words: the invariant it broke and at which step, their code's error
-    (at its line), or the limit it reached; None when it ran to its end."""
-    if outcome.broken is not None:
-        return Message("lab.own_broken", step=outcome.broken.step, what=outcome.broken.message)
-    return outcome.fault.message if outcome.fault is not None else outcome.stopped
-
-
 def stage_of(outcome: Outcome, lang: str, labels: list[str]) -> OwnStage:
     """The lab's stage of a sandboxed run's outcome (see `OwnStage`)."""
-    said = stopped_by(outcome)
+    said = outcome.stopped_short("lab.own_broken")
     traceback = outcome.fault.text if outcome.fault is not None else None
     trace = outcome.trace
     if trace is not None and outcome.broken is not None:  # the frames before the step that broke (the worker cut

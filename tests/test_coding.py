@@ -15,6 +15,7 @@ from engine.inputs.goals import FAIL, PASS, Verdict
 from engine.run.engine import Engine
 from engine.traces.trace import trace_dict
 from i18n import Message, in_lang
+from sandbox import Outcome
 from session import coding as module
 from session.class_error import ClassError
 from session.coding import CodingError, HandIn, checked
@@ -30,7 +31,7 @@ def outcome(spec=None, **why):
         engine = Engine(spec)
         engine.run()
         trace = trace_dict(engine)
-    return SimpleNamespace(trace=trace, **{"broken": None, "fault": None, "stopped": None, **why})
+    return Outcome(trace=trace, **why)
 
 
 def class_with_students(new_registry):
